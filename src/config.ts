@@ -1,0 +1,221 @@
+// Every environment variable the server reads is parsed here, once, at start.
+// A bad value stops start-up with a message naming every offending variable.
+import { isAbsolute, resolve } from 'node:path';
+
+export interface OidcProviderConfig {
+  slug: string;
+  name: string;
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  scopes: string;
+}
+
+export interface RateLimitRule {
+  /** Requests allowed per window. */
+  limit: number;
+  windowMs: number;
+}
+
+export interface RateLimits {
+  registerPerIp: RateLimitRule;
+  loginPerIp: RateLimitRule;
+  loginPerEmail: RateLimitRule;
+  verifyRequestPerPhone: RateLimitRule;
+  verifyRequestPerUser: RateLimitRule;
+  verifyRequestPerIp: RateLimitRule;
+  verifySubmitPerUser: RateLimitRule;
+  twoFactorPerUser: RateLimitRule;
+  resetRequestPerIp: RateLimitRule;
+  resetRequestPerEmail: RateLimitRule;
+  resetSubmitPerIp: RateLimitRule;
+}
+
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  host: string;
+  port: number;
+  dataDir: string;
+  databaseUrl: string | null;
+  /** Base64 32-byte key, or null to use (or create) DATA_DIR/master.key. */
+  masterKey: string | null;
+  jwtSecret: string | null;
+  publicUrl: string;
+  /** Origins a returnTo / returnUrl may point at. */
+  returnUrlOrigins: string[];
+  allowSandbox: boolean;
+  logLevel: string;
+  trustProxy: boolean;
+  bodyLimitBytes: number;
+  objectContentLimitBytes: number;
+  sessionTtlSeconds: number;
+  rememberTtlSeconds: number;
+  twoFactorPendingTtlSeconds: number;
+  passwordHash: { memoryCost: number; timeCost: number };
+  twilio: { accountSid: string; authToken: string; from: string; apiBase: string } | null;
+  smtp: { url: string; from: string } | null;
+  emailFrom: string;
+  oidcProviders: OidcProviderConfig[];
+  rateLimits: RateLimits;
+}
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+export const defaultRateLimits: RateLimits = {
+  registerPerIp: { limit: 10, windowMs: HOUR },
+  loginPerIp: { limit: 30, windowMs: 15 * MINUTE },
+  loginPerEmail: { limit: 10, windowMs: 15 * MINUTE },
+  verifyRequestPerPhone: { limit: 1, windowMs: MINUTE },
+  verifyRequestPerUser: { limit: 5, windowMs: HOUR },
+  verifyRequestPerIp: { limit: 20, windowMs: HOUR },
+  verifySubmitPerUser: { limit: 20, windowMs: HOUR },
+  twoFactorPerUser: { limit: 10, windowMs: 15 * MINUTE },
+  resetRequestPerIp: { limit: 10, windowMs: HOUR },
+  resetRequestPerEmail: { limit: 3, windowMs: HOUR },
+  resetSubmitPerIp: { limit: 20, windowMs: HOUR },
+};
+
+export class ConfigError extends Error {
+  constructor(public readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Parses the environment; throws ConfigError listing every bad variable. */
+export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
+  const problems: string[] = [];
+  const str = (name: string, fallback: string) => (env[name] ?? '').trim() || fallback;
+  const opt = (name: string) => (env[name] ?? '').trim() || null;
+  const int = (name: string, fallback: number, min: number, max: number) => {
+    const raw = opt(name);
+    if (raw === null) return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return n;
+  };
+  const bool = (name: string) => {
+    const raw = opt(name);
+    if (raw === null) return false;
+    if (['1', 'true', 'yes'].includes(raw.toLowerCase())) return true;
+    if (['0', 'false', 'no'].includes(raw.toLowerCase())) return false;
+    problems.push(`${name} must be 1/true/yes or 0/false/no (got "${raw}")`);
+    return false;
+  };
+  const url = (name: string, value: string, protocols: string[]) => {
+    try {
+      const u = new URL(value);
+      if (!protocols.includes(u.protocol)) throw new Error();
+      return u;
+    } catch {
+      problems.push(`${name} must be a ${protocols.join(' or ')} URL (got "${value}")`);
+      return null;
+    }
+  };
+
+  const nodeEnv = str('NODE_ENV', 'development');
+  if (!['development', 'production', 'test'].includes(nodeEnv)) {
+    problems.push(`NODE_ENV must be development, production or test (got "${nodeEnv}")`);
+  }
+  const port = int('PORT', 3000, 0, 65535);
+  const host = str('HOST', '127.0.0.1');
+  const dataDirRaw = str('DATA_DIR', './data');
+  const dataDir = isAbsolute(dataDirRaw) ? dataDirRaw : resolve(cwd, dataDirRaw);
+
+  const databaseUrl = opt('DATABASE_URL');
+  if (databaseUrl) url('DATABASE_URL', databaseUrl, ['postgres:', 'postgresql:']);
+
+  const masterKey = opt('MASTER_KEY');
+  if (masterKey && Buffer.from(masterKey, 'base64').length !== 32) {
+    problems.push('MASTER_KEY must be 32 bytes, base64-encoded (openssl rand -base64 32)');
+  }
+  const jwtSecret = opt('JWT_SECRET');
+  if (jwtSecret && jwtSecret.length < 32) problems.push('JWT_SECRET must be at least 32 characters');
+  if (databaseUrl && !masterKey) problems.push('MASTER_KEY is required with DATABASE_URL (every instance must share it)');
+  if (databaseUrl && !jwtSecret) problems.push('JWT_SECRET is required with DATABASE_URL (every instance must share it)');
+
+  const publicUrl = str('PUBLIC_URL', `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/$/, '');
+  url('PUBLIC_URL', publicUrl, ['http:', 'https:']);
+  const returnUrlOrigins = (opt('RETURN_URL_ORIGINS') ?? publicUrl)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((o) => url('RETURN_URL_ORIGINS', o, ['http:', 'https:'])?.origin ?? o);
+
+  const twilioSid = opt('TWILIO_ACCOUNT_SID');
+  const twilioToken = opt('TWILIO_AUTH_TOKEN');
+  const twilioFrom = opt('TWILIO_FROM');
+  let twilio: Config['twilio'] = null;
+  if (twilioSid || twilioToken || twilioFrom) {
+    if (!twilioSid || !twilioToken || !twilioFrom) {
+      problems.push('TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM must be set together');
+    } else {
+      const apiBase = str('TWILIO_API_BASE', 'https://api.twilio.com');
+      url('TWILIO_API_BASE', apiBase, ['http:', 'https:']);
+      twilio = { accountSid: twilioSid, authToken: twilioToken, from: twilioFrom, apiBase: apiBase.replace(/\/$/, '') };
+    }
+  }
+
+  const emailFrom = str('EMAIL_FROM', 'Workspace <no-reply@localhost>');
+  const smtpUrl = opt('SMTP_URL');
+  let smtp: Config['smtp'] = null;
+  if (smtpUrl && url('SMTP_URL', smtpUrl, ['smtp:', 'smtps:'])) smtp = { url: smtpUrl, from: emailFrom };
+
+  const oidcProviders: OidcProviderConfig[] = [];
+  for (const slug of (opt('OIDC_PROVIDERS') ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    if (!/^[a-z0-9][a-z0-9-]{0,31}$/.test(slug)) {
+      problems.push(`OIDC_PROVIDERS: "${slug}" must be lower-case letters, digits and dashes`);
+      continue;
+    }
+    const key = slug.toUpperCase().replace(/-/g, '_');
+    const issuer = opt(`OIDC_${key}_ISSUER`);
+    const clientId = opt(`OIDC_${key}_CLIENT_ID`);
+    const clientSecret = opt(`OIDC_${key}_CLIENT_SECRET`);
+    if (!issuer || !clientId || !clientSecret) {
+      problems.push(`OIDC_${key}_ISSUER, OIDC_${key}_CLIENT_ID and OIDC_${key}_CLIENT_SECRET are required for provider "${slug}"`);
+      continue;
+    }
+    url(`OIDC_${key}_ISSUER`, issuer, ['http:', 'https:']);
+    oidcProviders.push({
+      slug,
+      name: str(`OIDC_${key}_NAME`, slug),
+      issuer,
+      clientId,
+      clientSecret,
+      scopes: str(`OIDC_${key}_SCOPES`, 'openid email profile'),
+    });
+  }
+
+  const config: Config = {
+    env: nodeEnv as Config['env'],
+    host,
+    port,
+    dataDir,
+    databaseUrl,
+    masterKey,
+    jwtSecret,
+    publicUrl,
+    returnUrlOrigins,
+    allowSandbox: bool('ALLOW_SANDBOX'),
+    logLevel: str('LOG_LEVEL', nodeEnv === 'test' ? 'warn' : 'info'),
+    trustProxy: bool('TRUST_PROXY'),
+    bodyLimitBytes: int('BODY_LIMIT_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    objectContentLimitBytes: int('OBJECT_CONTENT_LIMIT_BYTES', 8 * 1024 * 1024, 16, 512 * 1024 * 1024),
+    sessionTtlSeconds: int('SESSION_TTL_SECONDS', 24 * 3600, 60, 365 * 24 * 3600),
+    rememberTtlSeconds: int('REMEMBER_TTL_SECONDS', 30 * 24 * 3600, 60, 365 * 24 * 3600),
+    twoFactorPendingTtlSeconds: 10 * 60,
+    passwordHash: { memoryCost: 19 * 1024, timeCost: 2 },
+    twilio,
+    smtp,
+    emailFrom,
+    oidcProviders,
+    rateLimits: defaultRateLimits,
+  };
+  if (problems.length) throw new ConfigError(problems);
+  return config;
+}

@@ -1,0 +1,66 @@
+// Opens the database named by the config: SQLite (better-sqlite3, WAL) under
+// DATA_DIR by default, PostgreSQL when DATABASE_URL is set. Both run the same
+// migrations and are used through the same Kysely interface.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface DatabaseHandle {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  /** The PostgreSQL pool, for LISTEN/NOTIFY; null on SQLite. */
+  pgPool: pg.Pool | null;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+// int8 (bigint) columns hold epoch milliseconds and counters well inside
+// Number's safe range; parse them as numbers instead of strings.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export interface OpenOptions {
+  databaseUrl: string | null;
+  dataDir: string;
+  sqliteFile?: string;
+  /** PostgreSQL schema to use instead of the default (tests isolate themselves this way). */
+  pgSchema?: string;
+  pgPoolSize?: number;
+}
+
+export function openDatabase(options: OpenOptions): DatabaseHandle {
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.pgPoolSize ?? 20,
+      ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),
+    });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return {
+      db,
+      dialect: 'postgres',
+      pgPool: pool,
+      ping: async () => void (await sql`select 1`.execute(db)),
+      close: () => db.destroy(),
+    };
+  }
+  mkdirSync(options.dataDir, { recursive: true });
+  const file = options.sqliteFile ?? join(options.dataDir, 'workspace.sqlite');
+  const sqlite = new SQLite(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    pgPool: null,
+    ping: async () => void sqlite.prepare('select 1').get(),
+    close: () => db.destroy(),
+  };
+}

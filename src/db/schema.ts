@@ -1,0 +1,7 @@
+// The whole database as Kysely sees it: each module declares its own tables
+// in its tables.ts and they are joined here.
+import type { ApiKeyTables } from '../modules/api-keys/tables.js';
+import type { AccountTables } from '../modules/auth/tables.js';
+import type { PlatformTables } from '../modules/platform/tables.js';
+
+export interface Database extends PlatformTables, AccountTables, ApiKeyTables {}

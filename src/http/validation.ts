@@ -1,0 +1,34 @@
+// Two validators: query strings, params and headers are text on the wire and
+// are coerced to the schema's types; JSON bodies are not, so `"password": 5`
+// is a 400 rather than silently becoming "5".
+import { Ajv, type Options } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+const base: Options = { allErrors: false, removeAdditional: false, useDefaults: true, strict: false, allowUnionTypes: true };
+
+function build(coerceTypes: Options['coerceTypes']): Ajv {
+  const ajv = new Ajv({ ...base, coerceTypes });
+  addFormats(ajv);
+  ajv.addKeyword({ keyword: 'example' });
+  return ajv;
+}
+
+export function createValidatorCompiler(sharedSchemas: () => Record<string, unknown>): FastifySchemaCompiler<any> {
+  const bodyAjv = build(false);
+  const textAjv = build('array');
+  let loaded = false;
+  return ({ schema, httpPart }) => {
+    if (!loaded) {
+      for (const s of Object.values(sharedSchemas())) {
+        bodyAjv.addSchema(s as object);
+        textAjv.addSchema(s as object);
+      }
+      loaded = true;
+    }
+    const ajv = httpPart === 'body' ? bodyAjv : textAjv;
+    return ajv.compile(schema as object) as any;
+  };
+}

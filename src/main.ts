@@ -1,0 +1,61 @@
+// Entry point: config → storage → app → listen, with graceful shutdown.
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { openDatabase } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { describeProviders } from './providers/index.js';
+import { loadSecrets } from './secrets.js';
+
+async function main() {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const secrets = loadSecrets(config);
+  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  await migrateToLatest(database.db, database.dialect);
+  const app = await buildApp({ config, database, secrets });
+
+  const providerLines = describeProviders(app.services.providers);
+  const sandboxed = Object.values(app.services.providers).some((p) => p.sandbox);
+  if (config.env === 'production' && sandboxed && !config.allowSandbox) {
+    console.error(`refusing to start in production with sandbox providers (set ALLOW_SANDBOX=1 to allow):\n  ${providerLines.join('\n  ')}`);
+    await database.close();
+    process.exit(2);
+  }
+  app.log.info(`database: ${database.dialect === 'sqlite' ? `SQLite in ${config.dataDir}` : 'PostgreSQL'}`);
+  for (const line of providerLines) app.log.info(`provider ${line}`);
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info(`${signal}: finishing in-flight requests`);
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    try {
+      await app.close();
+      await database.close();
+      process.exit(0);
+    } catch (err) {
+      app.log.error({ err }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  await app.listen({ port: config.port, host: config.host });
+  app.log.info(`docs at ${config.publicUrl}/api/docs`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,36 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { ApiKeysTable } from './tables.js';
+
+export class ApiKeyStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(row: ApiKeysTable): Promise<void> {
+    await this.db.insertInto('api_keys').values(row).execute();
+  }
+
+  listByUser(userId: string) {
+    return this.db.selectFrom('api_keys').selectAll().where('user_id', '=', userId).orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
+  }
+
+  /** Deletes a key of the user; false when no such key is theirs. */
+  async delete(userId: string, id: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('api_keys').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    return Number(result.numDeletedRows) === 1;
+  }
+
+  /** The key with this hash and its owner, in one query. */
+  findWithOwner(keyHash: string) {
+    return this.db
+      .selectFrom('api_keys')
+      .innerJoin('users', 'users.id', 'api_keys.user_id')
+      .selectAll('users')
+      .select(['api_keys.id as key_id', 'api_keys.last_used_at as key_last_used_at'])
+      .where('api_keys.key_hash', '=', keyHash)
+      .executeTakeFirst();
+  }
+
+  async touch(id: string, now: number): Promise<void> {
+    await this.db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', id).execute();
+  }
+}

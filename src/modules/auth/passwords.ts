@@ -1,0 +1,28 @@
+// argon2id password hashing. The spec's bare SHA-256 is not safe storage; we
+// keep its input rules and store an argon2id PHC string instead.
+import { type Algorithm, hash, verify } from '@node-rs/argon2';
+
+// Algorithm is an ambient const enum; 2 is Argon2id.
+const ARGON2ID = 2 as Algorithm;
+
+export const PASSWORD_MIN = 8;
+export const PASSWORD_MAX = 1024;
+
+export class PasswordHasher {
+  private dummyHash: Promise<string> | null = null;
+  constructor(private readonly params: { memoryCost: number; timeCost: number }) {}
+
+  hash(password: string): Promise<string> {
+    return hash(password, { algorithm: ARGON2ID, memoryCost: this.params.memoryCost, timeCost: this.params.timeCost, parallelism: 1 });
+  }
+
+  async verify(phc: string | null, password: string): Promise<boolean> {
+    if (!phc) {
+      // Same work as a real check, so unknown accounts answer in the same time.
+      this.dummyHash ??= this.hash('dummy password for timing');
+      await verify(await this.dummyHash, password).catch(() => false);
+      return false;
+    }
+    return verify(phc, password).catch(() => false);
+  }
+}

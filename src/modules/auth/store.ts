@@ -1,0 +1,57 @@
+// SQL for users and session revocation.
+import type { Kysely, Updateable } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { UsersTable } from './tables.js';
+
+export type UserRow = UsersTable;
+
+export class UserStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  findById(id: string) {
+    return this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  findByEmail(email: string) {
+    return this.db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+  }
+
+  /** The user of a session token and whether the token's id was revoked, in one query. */
+  async findForSession(userId: string, jti: string): Promise<{ user: UserRow; revoked: boolean } | undefined> {
+    const row = await this.db
+      .selectFrom('users')
+      .selectAll('users')
+      .select((eb) => eb.exists(eb.selectFrom('revoked_tokens').select('jti').where('jti', '=', jti)).as('revoked'))
+      .where('id', '=', userId)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const { revoked, ...user } = row;
+    return { user, revoked: Boolean(revoked) };
+  }
+
+  /** Inserts a user; returns false when the email is taken. */
+  async insert(user: UserRow): Promise<boolean> {
+    const result = await this.db
+      .insertInto('users')
+      .values(user)
+      .onConflict((oc) => oc.column('email').doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+  }
+
+  async update(id: string, changes: Updateable<UsersTable>): Promise<void> {
+    await this.db.updateTable('users').set(changes).where('id', '=', id).execute();
+  }
+
+  async revokeToken(jti: string, userId: string, expiresAt: number): Promise<void> {
+    await this.db
+      .insertInto('revoked_tokens')
+      .values({ jti, user_id: userId, expires_at: expiresAt })
+      .onConflict((oc) => oc.column('jti').doNothing())
+      .execute();
+  }
+
+  async deleteExpiredRevocations(now: number): Promise<void> {
+    await this.db.deleteFrom('revoked_tokens').where('expires_at', '<', now).execute();
+  }
+}

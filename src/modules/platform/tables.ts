@@ -1,0 +1,36 @@
+import type { Generated } from 'kysely';
+
+export interface AuditLogTable {
+  id: Generated<number>;
+  user_id: string | null;
+  action: string;
+  success: number;
+  ip: string | null;
+  user_agent: string | null;
+  /** JSON text with action-specific details (never secrets). */
+  detail: string | null;
+  created_at: number;
+}
+
+export interface RateLimitsTable {
+  key: string;
+  window_start: number;
+  count: number;
+}
+
+export interface SandboxOutboxTable {
+  id: string;
+  channel: 'sms' | 'email';
+  recipient: string;
+  subject: string | null;
+  body: string;
+  /** JSON text: the machine-readable part (code, token, url). */
+  data: string;
+  created_at: number;
+}
+
+export interface PlatformTables {
+  audit_log: AuditLogTable;
+  rate_limits: RateLimitsTable;
+  sandbox_outbox: SandboxOutboxTable;
+}

@@ -1,0 +1,50 @@
+// The composition root: builds every store, provider and service once, and
+// hands each service only what it uses.
+import type { Config } from './config.js';
+import type { DatabaseHandle } from './db/database.js';
+import type { Clock } from './lib/clock.js';
+import { type SecretBox, createSecretBox } from './lib/secret-box.js';
+import { ApiKeyService } from './modules/api-keys/service.js';
+import { ApiKeyStore } from './modules/api-keys/store.js';
+import { CredentialAuthenticator } from './modules/auth/authenticator.js';
+import { PasswordHasher } from './modules/auth/passwords.js';
+import { AuthService } from './modules/auth/service.js';
+import { UserStore } from './modules/auth/store.js';
+import { TokenService } from './modules/auth/tokens.js';
+import { AuditLog } from './modules/platform/audit.js';
+import { RateLimiter } from './modules/platform/rate-limiter.js';
+import { PlatformStore } from './modules/platform/store.js';
+import { type Providers, createProviders } from './providers/index.js';
+import { Outbox } from './providers/outbox.js';
+import type { Secrets } from './secrets.js';
+
+export interface ServiceDeps {
+  config: Config;
+  database: DatabaseHandle;
+  secrets: Secrets;
+  clock: Clock;
+  /** Replaces individual providers (tests point real clients at local fakes through config instead). */
+  providers?: Partial<Providers>;
+}
+
+export function createServices(deps: ServiceDeps) {
+  const { config, database, secrets, clock } = deps;
+  const db = database.db;
+  const platformStore = new PlatformStore(db);
+  const audit = new AuditLog(platformStore, clock);
+  const limiter = new RateLimiter(platformStore, clock);
+  const outbox = new Outbox(platformStore, clock);
+  const providers: Providers = { ...createProviders(config, outbox), ...deps.providers };
+  const secretBox: SecretBox = createSecretBox(secrets.masterKey);
+
+  const users = new UserStore(db);
+  const tokens = new TokenService(secrets.jwtSecret, clock);
+  const passwords = new PasswordHasher(config.passwordHash);
+  const apiKeys = new ApiKeyService(new ApiKeyStore(db), audit, clock);
+  const authenticator = new CredentialAuthenticator(tokens, users, apiKeys);
+  const auth = new AuthService(config, users, tokens, passwords, limiter, audit, clock);
+
+  return { config, database, clock, secretBox, platformStore, audit, limiter, outbox, providers, users, tokens, passwords, apiKeys, authenticator, auth };
+}
+
+export type Services = ReturnType<typeof createServices>;
