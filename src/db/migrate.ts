@@ -3,7 +3,7 @@
 import { readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
 import type { Dialect } from './database.js';
 
 export interface DialectMigration {
@@ -25,7 +25,11 @@ class FolderMigrationProvider implements MigrationProvider {
 }
 
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {
-  const migrator = new Migrator({ db, provider: new FolderMigrationProvider(dialect) });
+  // On PostgreSQL the migrator's bookkeeping tables must live in the schema
+  // this connection uses; otherwise it finds another schema's tables and skips creating its own.
+  const migrationTableSchema =
+    dialect === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema : undefined;
+  const migrator = new Migrator({ db, provider: new FolderMigrationProvider(dialect), migrationTableSchema });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {

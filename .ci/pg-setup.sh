@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs and starts a local PostgreSQL 15 with a role and database for tests.
+# Idempotent; needs root (no systemd on these machines).
+set -euo pipefail
+if ! command -v pg_ctlcluster >/dev/null 2>&1; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+fi
+version=$(ls /etc/postgresql | sort -n | tail -1)
+if ! pg_lsclusters -h | awk '{print $4}' | grep -q online; then
+  pg_ctlcluster "$version" main start
+fi
+for _ in $(seq 1 30); do
+  su postgres -c "psql -qtAc 'select 1'" >/dev/null 2>&1 && break
+  sleep 0.5
+done
+su postgres -c "psql -qtAc \"select 1 from pg_roles where rolname='workspace'\"" | grep -q 1 ||
+  su postgres -c "psql -qc \"create role workspace login password 'workspace'\""
+su postgres -c "psql -qtAc \"select 1 from pg_database where datname='workspace_test'\"" | grep -q 1 ||
+  su postgres -c "psql -qc 'create database workspace_test owner workspace'"
+echo "postgres://workspace:workspace@127.0.0.1:5432/workspace_test"

@@ -1,0 +1,72 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+const problemsOf = (env: Record<string, string>) => {
+  try {
+    loadConfig(env, '/srv');
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+};
+
+describe('loadConfig', () => {
+  it('gives working defaults for an empty environment', () => {
+    const config = loadConfig({}, '/srv');
+    expect(config).toMatchObject({ port: 3000, host: '127.0.0.1', dataDir: '/srv/data', databaseUrl: null, publicUrl: 'http://127.0.0.1:3000', twilio: null, smtp: null });
+    expect(config.returnUrlOrigins).toEqual(['http://127.0.0.1:3000']);
+  });
+
+  it('reports every bad variable together, by name', () => {
+    const problems = problemsOf({ PORT: 'eighty', MASTER_KEY: 'short', TWILIO_ACCOUNT_SID: 'AC1', DATABASE_URL: 'mysql://x' });
+    expect(problems.join('\n')).toMatch(/PORT/);
+    expect(problems.join('\n')).toMatch(/MASTER_KEY must be 32 bytes/);
+    expect(problems.join('\n')).toMatch(/TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM must be set together/);
+    expect(problems.join('\n')).toMatch(/DATABASE_URL must be a postgres: or postgresql: URL/);
+  });
+
+  it('requires shared secrets with PostgreSQL', () => {
+    const problems = problemsOf({ DATABASE_URL: 'postgres://u:p@localhost/db' });
+    expect(problems).toEqual(expect.arrayContaining([expect.stringMatching(/^MASTER_KEY is required/), expect.stringMatching(/^JWT_SECRET is required/)]));
+  });
+
+  it('parses OIDC providers and names the missing variables of one', () => {
+    const config = loadConfig({ OIDC_PROVIDERS: 'corp-sso', OIDC_CORP_SSO_ISSUER: 'https://id.example.com', OIDC_CORP_SSO_CLIENT_ID: 'c', OIDC_CORP_SSO_CLIENT_SECRET: 's' });
+    expect(config.oidcProviders).toEqual([{ slug: 'corp-sso', name: 'corp-sso', issuer: 'https://id.example.com', clientId: 'c', clientSecret: 's', scopes: 'openid email profile' }]);
+    expect(problemsOf({ OIDC_PROVIDERS: 'google' })[0]).toMatch(/OIDC_GOOGLE_ISSUER, OIDC_GOOGLE_CLIENT_ID and OIDC_GOOGLE_CLIENT_SECRET are required/);
+  });
+});
+
+describe('start-up (src/main.ts)', () => {
+  const run = (env: Record<string, string>) => {
+    const dir = mkdtempSync(join(tmpdir(), 'wsapi-main-'));
+    try {
+      const { DATABASE_URL: _ignored, ...parent } = process.env;
+      return spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        env: { ...parent, DATA_DIR: dir, PORT: '0', ...env },
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  it('stops with exit 2 and names the variable when the configuration is bad', () => {
+    const result = run({ PORT: 'not-a-port' });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('PORT must be a whole number');
+  });
+
+  it('refuses to start in production with sandbox providers unless ALLOW_SANDBOX=1', () => {
+    const result = run({ NODE_ENV: 'production' });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('refusing to start in production with sandbox providers');
+    expect(result.stderr).toContain('sms: sandbox');
+  });
+});
