@@ -14,7 +14,13 @@ import { createValidatorCompiler } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { newId } from './lib/ids.js';
 import { apiKeyRoutes } from './modules/api-keys/routes.js';
+import { externalRoutes } from './modules/auth/external-routes.js';
 import { authRoutes } from './modules/auth/routes.js';
+import { dataRoutes } from './modules/data/routes.js';
+import { eventRoutes } from './modules/events/routes.js';
+import { resetRoutes } from './modules/auth/reset-routes.js';
+import { verificationRoutes } from './modules/auth/verification-routes.js';
+import { twoFactorRoutes } from './modules/auth/two-factor-routes.js';
 import { healthRoutes } from './modules/platform/health-routes.js';
 import { sandboxRoutes } from './modules/platform/sandbox-routes.js';
 import type { Providers } from './providers/index.js';
@@ -33,7 +39,7 @@ export interface AppDeps {
 type RouteModule = (app: App, services: Services) => void | Promise<void>;
 
 /** Every area's routes, in the order they appear in the OpenAPI document. */
-const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, apiKeyRoutes];
+const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes];
 
 export async function buildApp(deps: AppDeps): Promise<App & { services: Services }> {
   const { config } = deps;
@@ -41,6 +47,8 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   const app = Fastify({
     logger: deps.logger ?? { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] },
     bodyLimit: config.bodyLimitBytes,
+    // Path parameters up to 200 characters (publish relatedId, ids); the router's default is 100 (then 414).
+    routerOptions: { maxParamLength: 256 },
     trustProxy: config.trustProxy,
     genReqId: () => newId(),
     requestIdHeader: false,

@@ -29,6 +29,8 @@ export interface RateLimits {
   resetRequestPerIp: RateLimitRule;
   resetRequestPerEmail: RateLimitRule;
   resetSubmitPerIp: RateLimitRule;
+  /** Started external sign-in flows (each writes a row) per IP. */
+  externalInitPerIp: RateLimitRule;
 }
 
 export interface Config {
@@ -57,6 +59,23 @@ export interface Config {
   emailFrom: string;
   oidcProviders: OidcProviderConfig[];
   rateLimits: RateLimits;
+  events: EventStreamConfig;
+}
+
+/** Live event streams (GET /api/events/{type}); see docs/decisions/events.md. */
+export interface EventStreamConfig {
+  /** Open streams one user may hold on one instance; past it, 429. */
+  maxStreamsPerUser: number;
+  /** Interval of the `: keep-alive` comment. */
+  keepAliveMs: number;
+  /** Unsent bytes a stream may queue; past it the stream stops queueing and catches up from the log once the client has read them. */
+  maxBufferedBytes: number;
+  /** A stream whose backlog does not drain within this is ended as too slow (the client resumes with Last-Event-ID). */
+  slowClientTimeoutMs: number;
+  /** Safety poll of the event log, for wake-ups that were lost (e.g. a dropped LISTEN connection). */
+  pollIntervalMs: number;
+  /** How often an open stream re-checks its credential (revoked keys and logged-out sessions stop streaming). */
+  reauthIntervalMs: number;
 }
 
 const MINUTE = 60_000;
@@ -74,6 +93,7 @@ export const defaultRateLimits: RateLimits = {
   resetRequestPerIp: { limit: 10, windowMs: HOUR },
   resetRequestPerEmail: { limit: 3, windowMs: HOUR },
   resetSubmitPerIp: { limit: 20, windowMs: HOUR },
+  externalInitPerIp: { limit: 60, windowMs: 15 * MINUTE },
 };
 
 export class ConfigError extends Error {
@@ -172,6 +192,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       problems.push(`OIDC_PROVIDERS: "${slug}" must be lower-case letters, digits and dashes`);
       continue;
     }
+    if (slug === 'providers' || slug === 'register') {
+      problems.push(`OIDC_PROVIDERS: "${slug}" is reserved (it names a route under /api/auth/external)`);
+      continue;
+    }
     const key = slug.toUpperCase().replace(/-/g, '_');
     const issuer = opt(`OIDC_${key}_ISSUER`);
     const clientId = opt(`OIDC_${key}_CLIENT_ID`);
@@ -215,6 +239,14 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     emailFrom,
     oidcProviders,
     rateLimits: defaultRateLimits,
+    events: {
+      maxStreamsPerUser: int('EVENTS_MAX_STREAMS_PER_USER', 20, 1, 10_000),
+      keepAliveMs: int('EVENTS_KEEPALIVE_SECONDS', 15, 1, 3600) * 1000,
+      maxBufferedBytes: int('EVENTS_MAX_BUFFERED_BYTES', 4 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
+      slowClientTimeoutMs: int('EVENTS_SLOW_CLIENT_SECONDS', 30, 1, 3600) * 1000,
+      pollIntervalMs: int('EVENTS_POLL_MS', 2000, 50, 600_000),
+      reauthIntervalMs: int('EVENTS_REAUTH_SECONDS', 60, 1, 86_400) * 1000,
+    },
   };
   if (problems.length) throw new ConfigError(problems);
   return config;

@@ -7,14 +7,26 @@ import { type SecretBox, createSecretBox } from './lib/secret-box.js';
 import { ApiKeyService } from './modules/api-keys/service.js';
 import { ApiKeyStore } from './modules/api-keys/store.js';
 import { CredentialAuthenticator } from './modules/auth/authenticator.js';
+import { createDataServices } from './modules/data/create-services.js';
+import { ExternalSignInService } from './modules/auth/external-service.js';
+import { ExternalIdentityStore } from './modules/auth/external-store.js';
 import { PasswordHasher } from './modules/auth/passwords.js';
+import { PasswordResetService } from './modules/auth/reset-service.js';
+import { PasswordResetStore } from './modules/auth/reset-store.js';
 import { AuthService } from './modules/auth/service.js';
 import { UserStore } from './modules/auth/store.js';
 import { TokenService } from './modules/auth/tokens.js';
+import { PhoneVerificationService } from './modules/auth/verification-service.js';
+import { PhoneCodeStore } from './modules/auth/verification-store.js';
+import { TwoFactorService } from './modules/auth/two-factor-service.js';
+import { TwoFactorStore } from './modules/auth/two-factor-store.js';
+import { EventRecorder } from './modules/events/recorder.js';
+import { createEventStreams } from './modules/events/service.js';
 import { AuditLog } from './modules/platform/audit.js';
 import { RateLimiter } from './modules/platform/rate-limiter.js';
 import { PlatformStore } from './modules/platform/store.js';
 import { type Providers, createProviders } from './providers/index.js';
+import { createIdentityProviders } from './providers/oauth/oidc.js';
 import { Outbox } from './providers/outbox.js';
 import type { Secrets } from './secrets.js';
 
@@ -43,8 +55,15 @@ export function createServices(deps: ServiceDeps) {
   const apiKeys = new ApiKeyService(new ApiKeyStore(db), audit, clock);
   const authenticator = new CredentialAuthenticator(tokens, users, apiKeys);
   const auth = new AuthService(config, users, tokens, passwords, limiter, audit, clock);
+  const externalSignIn = new ExternalSignInService(config, createIdentityProviders(config.oidcProviders), new ExternalIdentityStore(db), users, auth, limiter, audit, clock);
+  const phoneVerification = new PhoneVerificationService(config, users, new PhoneCodeStore(db), auth, providers.sms, limiter, audit, clock, secrets.masterKey);
+  const passwordReset = new PasswordResetService(config, users, new PasswordResetStore(db), auth, passwords, providers.email, limiter, audit, clock);
+  const twoFactor = new TwoFactorService(config, new TwoFactorStore(db), secretBox, auth, limiter, audit, clock);
+  const eventRecorder = new EventRecorder(clock, database.dialect);
+  const eventStreams = createEventStreams(database, eventRecorder, config.events);
+  const data = createDataServices({ db, dialect: database.dialect, secretBox, eventRecorder, clock, objectContentLimitBytes: config.objectContentLimitBytes });
 
-  return { config, database, clock, secretBox, platformStore, audit, limiter, outbox, providers, users, tokens, passwords, apiKeys, authenticator, auth };
+  return { config, database, clock, secretBox, platformStore, audit, limiter, outbox, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -27,15 +27,18 @@ export interface TestAppOptions {
   config?: Partial<Config>;
   providers?: Partial<Providers>;
   clock?: ManualClock;
+  /** Another test app whose database (PostgreSQL schema or SQLite file) and secrets this one uses, like a second instance. */
+  shareDatabaseWith?: { dir: string; pgSchema: string | undefined; secrets: { masterKey: Buffer; jwtSecret: string } };
 }
 
 export type TestApp = Awaited<ReturnType<typeof createTestApp>>;
 
 export async function createTestApp(options: TestAppOptions = {}) {
-  const dir = mkdtempSync(join(tmpdir(), 'wsapi-test-'));
+  const shared = options.shareDatabaseWith;
+  const dir = shared?.dir ?? mkdtempSync(join(tmpdir(), 'wsapi-test-'));
   const databaseUrl = process.env.DATABASE_URL ?? null;
-  const pgSchema = databaseUrl ? `t_${randomBytes(6).toString('hex')}` : undefined;
-  if (databaseUrl && pgSchema) {
+  const pgSchema = shared ? shared.pgSchema : databaseUrl ? `t_${randomBytes(6).toString('hex')}` : undefined;
+  if (databaseUrl && pgSchema && !shared) {
     const client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();
     await client.query(`create schema ${pgSchema}`);
@@ -46,13 +49,14 @@ export async function createTestApp(options: TestAppOptions = {}) {
   const database = openDatabase({ databaseUrl, dataDir: dir, pgSchema, pgPoolSize: 5 });
   await migrateToLatest(database.db, database.dialect);
   const clock = options.clock ?? new ManualClock();
-  const secrets = { masterKey: randomBytes(32), jwtSecret: randomBytes(32).toString('hex') };
+  const secrets = shared?.secrets ?? { masterKey: randomBytes(32), jwtSecret: randomBytes(32).toString('hex') };
   const app = await buildApp({ config, database, secrets, clock, providers: options.providers, logger: false });
   await app.ready();
 
   const close = async () => {
     await app.close();
     await database.close();
+    if (shared) return; // the app that created the database removes it
     if (databaseUrl && pgSchema) {
       const client = new pg.Client({ connectionString: databaseUrl });
       await client.connect();
@@ -61,5 +65,5 @@ export async function createTestApp(options: TestAppOptions = {}) {
     }
     rmSync(dir, { recursive: true, force: true });
   };
-  return { app, services: app.services, config, database, clock, dir, close };
+  return { app, services: app.services, config, database, clock, dir, pgSchema, secrets, close };
 }

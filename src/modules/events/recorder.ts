@@ -2,7 +2,8 @@
 // events with the same transaction as the change (so a rolled-back write
 // leaves no event and a committed one never loses its event), then calls
 // announce() after commit so subscribers on every instance look for them.
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 
@@ -17,13 +18,41 @@ export interface NewEvent {
 
 type AnnounceListener = () => void;
 
+/** Namespace (first key) of the advisory locks that order one user's events on PostgreSQL ('EVNT'). */
+const EVENT_LOCK_NAMESPACE = 0x45564e54;
+
 export class EventRecorder {
   private readonly listeners = new Set<AnnounceListener>();
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    private readonly dialect: Dialect = 'sqlite',
+  ) {}
 
-  /** Appends events through `db`: pass the transaction of the write they describe. */
+  /**
+   * Appends events through `db`: pass the transaction of the write they describe,
+   * and call this as the transaction's last statement (see below).
+   *
+   * On PostgreSQL, ids come from a sequence and are assigned at insert time, so two
+   * concurrent transactions can commit out of id order; a stream that had already
+   * sent id 7 would then never send id 6. A transaction-scoped advisory lock per
+   * user makes each user's events commit in id order (a user only ever sees their
+   * own events, so that is the order that matters for Last-Event-ID). The lock is
+   * held from here to commit, which is why this should be the last statement.
+   * SQLite serialises writers, so ids are always committed in order there.
+   */
   async record(db: Kysely<Database>, events: NewEvent[]): Promise<void> {
     if (events.length === 0) return;
+    if (this.dialect === 'postgres' && !db.isTransaction) {
+      // The lock must live until commit: outside a transaction, make one.
+      await db.transaction().execute((trx) => this.record(trx, events));
+      return;
+    }
+    if (this.dialect === 'postgres') {
+      // Sorted, so two transactions locking the same users never deadlock on each other.
+      for (const userId of [...new Set(events.map((e) => e.userId))].sort()) {
+        await sql`select pg_advisory_xact_lock(${EVENT_LOCK_NAMESPACE}::int, hashtext(${userId}))`.execute(db);
+      }
+    }
     const now = this.clock.now();
     await db
       .insertInto('events')

@@ -1,0 +1,30 @@
+// Event names and payloads of the stream (spec 6). Server-sent events are not
+// described by the OpenAPI document, so these are written by hand; the
+// ciphertext fields reuse the object types generated from it, and the SDK's
+// tests check a real stream's payloads against these names.
+import type { StoredObject } from './data.js';
+
+export const EVENT_TYPES = ['key_created', 'key_deleted', 'object_created', 'object_updated', 'object_deleted', 'publish', 'unpublish'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface EventPayloads {
+  key_created: { key_id: string; user_id: string; created_at: string };
+  key_deleted: { key_id: string; user_id: string; deleted_at: string };
+  /** Carries the ciphertext as GET /api/objects/{id} would (hex), so it can be decrypted right away. */
+  object_created: {
+    id: string;
+    key_id: string | null;
+    related_object_id?: string;
+    content: StoredObject['content'];
+    auth_tag: StoredObject['auth_tag'];
+    iv: StoredObject['iv'];
+    metadata: StoredObject['metadata'];
+  };
+  object_updated: { object_id: string; key_id: string | null; updated_at: string; version?: number };
+  object_deleted: { object_id: string; deleted_at: string };
+  publish: { type: string; related_id: string; object_id?: string; timestamp: string };
+  unpublish: { type: string; related_id: string; object_id?: string; timestamp: string };
+}
+
+/** The payload of one or several event types. */
+export type PayloadOf<E extends EventType> = EventPayloads[E];

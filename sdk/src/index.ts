@@ -1,0 +1,42 @@
+// @workspace/sdk: typed client of the Workspace API with end-to-end
+// encryption helpers. Browser and Node 20+ (fetch, WebCrypto, streams only).
+export { WorkspaceClient, type WorkspaceClientOptions } from './client.js';
+export { HttpCore, WorkspaceApiError, type FetchLike, type HttpOptions } from './http.js';
+export { AuthApi, TwoFactorApi, ExternalApi, ApiKeysApi, type Session, type RegisterInput, type LoginInput } from './auth.js';
+export {
+  KeysApi,
+  ObjectsApi,
+  ServersApi,
+  STORE_NAMES,
+  objectInput,
+  type ObjectInput,
+  type RootObject,
+  type StoreKey,
+  type StoreName,
+  type StoredObject,
+  type UsableKey,
+  type Version,
+} from './data.js';
+export { StoreClient, type StoreInfo, type StoreRecord } from './store.js';
+export { EventsApi, type EventSelector } from './events-api.js';
+export { EventSubscription, type SubscribeOptions, type WorkspaceEvent } from './events.js';
+export { EVENT_TYPES, type EventPayloads, type EventType, type PayloadOf } from './event-types.js';
+export { SseParser, type SseFrame, type SseHandlers } from './sse.js';
+export {
+  DecryptionError,
+  IV_BYTES,
+  TAG_BYTES,
+  decrypt,
+  decryptJson,
+  decryptText,
+  encrypt,
+  encryptJson,
+  generateKeyBytes,
+  importKey,
+  payloadToStored,
+  type EncryptedPayload,
+  type KeyMaterial,
+  type StoredCiphertext,
+} from './crypto.js';
+export { base64ToBytes, bytesToBase64, bytesToHex, hexToBytes } from './encoding.js';
+export type { Answer, ApiPath, Body, Query, Schemas, components, paths } from './api-types.js';

@@ -1,0 +1,127 @@
+// External identity providers (spec 4.5): OpenID Connect sign-in, sign-up and attach.
+import { Type } from 'typebox';
+import { credentialOf } from '../../http/auth.js';
+import { errors } from '../../http/schemas.js';
+import { sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
+import { type App, metaOf } from '../../http/types.js';
+import type { Services } from '../../services.js';
+
+const ProviderParams = Type.Object({ provider: Type.String({ minLength: 1, maxLength: 64, description: 'Provider slug' }) });
+
+const ProviderSummary = Type.Object({
+  slug: Type.String({ description: 'Names the provider in the other /api/auth/external routes' }),
+  name: Type.String({ description: 'Display name' }),
+});
+
+const ProviderMetadata = Type.Object({
+  slug: Type.String(),
+  name: Type.String(),
+  issuer: Type.String({ format: 'uri', description: 'OpenID Connect issuer' }),
+});
+
+export function externalRoutes(app: App, services: Services) {
+  const { externalSignIn, config } = services;
+
+  app.get(
+    '/api/auth/external/providers',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'The external sign-in providers configured on this server',
+        response: { 200: Type.Array(ProviderSummary) },
+      },
+    },
+    async () => externalSignIn.listProviders(),
+  );
+
+  app.get(
+    '/api/auth/external/:provider',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Metadata of an external sign-in provider',
+        params: ProviderParams,
+        response: { 200: ProviderMetadata, ...errors(404) },
+      },
+    },
+    async (request) => externalSignIn.describe(request.params.provider),
+  );
+
+  app.get(
+    '/api/auth/external/:provider/init',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Start external sign-in: the authorization URL to send the browser to',
+        description:
+          'Authorization code flow with S256 PKCE, state and nonce; the flow expires after 10 minutes. When the caller is signed in (bearer token, API key or cookie), the provider is attached to their account instead. ' +
+          'With `returnTo` (its origin must be in RETURN_URL_ORIGINS) the browser comes back there with `externalToken` (complete it with GET /api/auth/external/register/{token}) or `error`; without it the callback answers the session JSON itself.',
+        security: [{ bearerAuth: [] }, { cookieAuth: [] }, {}],
+        params: ProviderParams,
+        querystring: Type.Object({ returnTo: Type.Optional(Type.String({ maxLength: 2048, description: 'Absolute URL on an allowed origin' })) }),
+        response: { 200: Type.Object({ url: Type.String({ format: 'uri' }) }), ...errors(400, 403, 404, 429, 502) },
+      },
+    },
+    async (request, reply) => {
+      const credential = credentialOf(request);
+      const caller = credential ? await services.authenticator.authenticate(credential) : null;
+      reply.header('cache-control', 'no-store');
+      return externalSignIn.init(request.params.provider, { returnTo: request.query.returnTo, caller }, metaOf(request));
+    },
+  );
+
+  app.get(
+    '/api/auth/external/:provider/redirect',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: "The provider's callback (redirect_uri); not called by clients",
+        description:
+          'Redirects (302) to the flow\'s returnTo with `externalToken` added, or `error` when the provider or the code exchange failed; without returnTo it completes the flow and answers like GET /api/auth/external/register/{token}.',
+        querystring: Type.Object(
+          {
+            state: Type.Optional(Type.String({ maxLength: 512 })),
+            code: Type.Optional(Type.String({ maxLength: 4096 })),
+            error: Type.Optional(Type.String({ maxLength: 256 })),
+            error_description: Type.Optional(Type.String({ maxLength: 2048 })),
+          },
+          { additionalProperties: true },
+        ),
+        params: ProviderParams,
+        response: {
+          200: Type.Ref('LoginResponse'),
+          302: Type.Null({ description: 'To returnTo with externalToken or error in its query' }),
+          ...errors(400, 404, 409, 502),
+        },
+      },
+    },
+    async (request, reply) => {
+      const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
+      const outcome = await externalSignIn.handleCallback(request.params.provider, query, metaOf(request));
+      reply.header('cache-control', 'no-store');
+      if (outcome.kind === 'redirect') return reply.redirect(outcome.location, 302);
+      writeSessionCookie(reply, config, outcome.session);
+      return sessionBody(outcome.session);
+    },
+  );
+
+  app.get(
+    '/api/auth/external/register/:token',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Complete external sign-in, sign-up or attach with the externalToken of the callback',
+        description:
+          'Single use, valid 10 minutes. A linked identity signs its user in; a flow started signed in attaches the provider (409 identity_conflict when it is linked to someone else); an existing account with the same email is linked only when the provider verified the email (else 409 identity_conflict); otherwise a user is created without password or phone (status phone_not_verified: set a phone with POST /api/auth/verify/request).',
+        params: Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) }),
+        response: { 200: Type.Ref('LoginResponse'), ...errors(400, 409) },
+      },
+    },
+    async (request, reply) => {
+      const session = await externalSignIn.complete(request.params.token, metaOf(request));
+      reply.header('cache-control', 'no-store');
+      writeSessionCookie(reply, config, session);
+      return sessionBody(session);
+    },
+  );
+}

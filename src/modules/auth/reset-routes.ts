@@ -1,0 +1,70 @@
+// Password reset routes (spec 4.3). No credentials: the emailed token is the proof.
+import { Type } from 'typebox';
+import { Email, errors } from '../../http/schemas.js';
+import { sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
+import { type App, metaOf } from '../../http/types.js';
+import type { Services } from '../../services.js';
+
+const ResetRequestBody = Type.Object({
+  email: Email,
+  returnUrl: Type.Optional(
+    Type.String({
+      maxLength: 2048,
+      description: 'Page the emailed link opens, with ?token=… appended; its origin must be in RETURN_URL_ORIGINS. Default PUBLIC_URL/reset-password.',
+    }),
+  ),
+});
+
+const ResetRequested = Type.Object({
+  status: Type.Literal('requested'),
+  message: Type.String(),
+});
+
+const ResetSubmitBody = Type.Object({
+  token: Type.String({ minLength: 1, maxLength: 512, description: 'The token from the emailed link' }),
+  password: Type.String({ maxLength: 1024 }),
+  confirmPassword: Type.String({ maxLength: 1024 }),
+});
+
+export function resetRoutes(app: App, services: Services) {
+  const { passwordReset, config } = services;
+  app.addHook('onClose', () => passwordReset.drain());
+
+  app.post(
+    '/api/auth/reset-password/request',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Email a single-use password reset link (valid 30 minutes)',
+        description:
+          'Answers the same whether or not the email has an account. 400 `invalid_return_url` when returnUrl points outside the allowed origins; 429 when rate limited (per IP and per email).',
+        body: ResetRequestBody,
+        response: { 200: ResetRequested, ...errors(400, 429) },
+      },
+    },
+    async (request) => {
+      const { answer, delivery } = await passwordReset.request(request.body, metaOf(request));
+      delivery.catch((err) => request.log.error({ err }, 'password reset email could not be sent'));
+      return answer;
+    },
+  );
+
+  app.post(
+    '/api/auth/reset-password/submit',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Set a new password with the emailed token; ends every other session and signs in',
+        description:
+          'Errors: 400 `invalid_token` (unknown, used or expired), `invalid_input` / `passwords_mismatch` for the password. A user with 2FA gets status 2fa_required and a limited token (no cookie).',
+        body: ResetSubmitBody,
+        response: { 200: Type.Ref('LoginResponse'), ...errors(400, 429) },
+      },
+    },
+    async (request, reply) => {
+      const session = await passwordReset.submit(request.body, metaOf(request));
+      writeSessionCookie(reply, config, session);
+      return sessionBody(session);
+    },
+  );
+}

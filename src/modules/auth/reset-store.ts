@@ -1,0 +1,50 @@
+// SQL for password reset tokens (table password_resets) and for setting the
+// new password.
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { UserRow } from './store.js';
+import type { PasswordResetsTable } from './tables.js';
+
+export class PasswordResetStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(row: PasswordResetsTable): Promise<void> {
+    await this.db.insertInto('password_resets').values(row).execute();
+  }
+
+  findByHash(tokenHash: string) {
+    return this.db.selectFrom('password_resets').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+  }
+
+  /**
+   * In one transaction: uses the token (unused and unexpired at `now`), sets
+   * the password hash, bumps token_version (every earlier session JWT stops
+   * working) and deletes the user's other reset tokens. Returns the updated
+   * user, or null when the token was not usable (used meanwhile, expired).
+   */
+  async complete(tokenHash: string, passwordHash: string, now: number): Promise<UserRow | null> {
+    return this.db.transaction().execute(async (trx) => {
+      const used = await trx
+        .updateTable('password_resets')
+        .set({ used_at: now })
+        .where('token_hash', '=', tokenHash)
+        .where('used_at', 'is', null)
+        .where('expires_at', '>', now)
+        .returning('user_id')
+        .executeTakeFirst();
+      if (!used) return null;
+      await trx
+        .updateTable('users')
+        .set({ password_hash: passwordHash, token_version: sql`token_version + 1`, updated_at: now })
+        .where('id', '=', used.user_id)
+        .execute();
+      await trx.deleteFrom('password_resets').where('user_id', '=', used.user_id).where('token_hash', '!=', tokenHash).execute();
+      return (await trx.selectFrom('users').selectAll().where('id', '=', used.user_id).executeTakeFirst()) ?? null;
+    });
+  }
+
+  /** Removes reset tokens past their expiry, used or not. */
+  async deleteExpired(now: number): Promise<void> {
+    await this.db.deleteFrom('password_resets').where('expires_at', '<=', now).execute();
+  }
+}

@@ -1,0 +1,137 @@
+// Cross-instance wake-ups on PostgreSQL: after a commit that recorded events,
+// NOTIFY carries the log's new highest id; every instance LISTENs on a
+// dedicated connection and wakes its broker. A notification is only a hint:
+// the broker reads the log itself, and a slow poll covers lost notifications.
+import pg from 'pg';
+
+export interface ChannelHandlers {
+  /** A notification arrived carrying this id (the log's end when it was sent). */
+  onHint(id: number): void;
+  /** The LISTEN connection is (re)established: notifications may have been missed. */
+  onConnected(): void;
+}
+
+/** The broker's view of cross-instance signalling (null on SQLite, where one process is all there is). */
+export interface EventChannel {
+  listen(handlers: ChannelHandlers): Promise<void>;
+  /** Tells every instance (this one too) that new events are committed. Never throws; coalesces bursts. */
+  notify(): void;
+  close(): Promise<void>;
+}
+
+export interface PgChannelOptions {
+  channel: string;
+  /** First reconnect delay; doubles up to maxReconnectDelayMs. */
+  reconnectDelayMs: number;
+  maxReconnectDelayMs: number;
+  onError: (err: unknown) => void;
+}
+
+export class PgEventChannel implements EventChannel {
+  private readonly options: PgChannelOptions;
+  private client: pg.Client | null = null;
+  private handlers: ChannelHandlers | null = null;
+  private closed = false;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private attempt = 0;
+  private notifying: Promise<void> | null = null;
+  private notifyAgain = false;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    options: Partial<PgChannelOptions> = {},
+  ) {
+    this.options = { channel: 'workspace_events', reconnectDelayMs: 500, maxReconnectDelayMs: 30_000, onError: () => {}, ...options };
+  }
+
+  /** The server process id of the LISTEN connection while it is up (tests use it to cut the connection). */
+  get listenerPid(): number | null {
+    return this.client ? ((this.client as unknown as { processID?: number }).processID ?? null) : null;
+  }
+
+  async listen(handlers: ChannelHandlers): Promise<void> {
+    this.handlers = handlers;
+    await this.connect();
+  }
+
+  notify(): void {
+    if (this.closed) return;
+    if (this.notifying) {
+      this.notifyAgain = true; // one more NOTIFY after this one, so the last commit's id is always sent
+      return;
+    }
+    this.notifying = this.pool
+      .query('select pg_notify($1, (select coalesce(max(id), 0) from events)::text)', [this.options.channel])
+      .then(
+        () => {},
+        (err) => {
+          if (!this.closed) this.options.onError(err);
+        },
+      )
+      .finally(() => {
+        this.notifying = null;
+        if (this.notifyAgain) {
+          this.notifyAgain = false;
+          this.notify();
+        }
+      });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    await this.notifying;
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => {});
+  }
+
+  /** Opens the LISTEN connection; on failure, schedules a retry and returns (the poll keeps delivering meanwhile). */
+  private async connect(): Promise<void> {
+    if (this.closed) return;
+    // Same server, credentials and search_path as the pool, but outside it: LISTEN holds its connection forever.
+    const client = new pg.Client({ connectionTimeoutMillis: 5000, ...this.pool.options, application_name: 'workspace-events-listener' } as pg.ClientConfig);
+    let dropped = false;
+    const onDrop = (err?: unknown) => {
+      if (dropped) return;
+      dropped = true;
+      if (this.client === client) this.client = null;
+      client.removeAllListeners('notification');
+      client.end().catch(() => {});
+      if (err && !this.closed) this.options.onError(err);
+      this.scheduleReconnect();
+    };
+    client.on('error', onDrop);
+    client.on('end', () => onDrop());
+    client.on('notification', (message) => {
+      if (message.channel !== this.options.channel) return;
+      const id = Number(message.payload);
+      this.handlers?.onHint(Number.isFinite(id) ? id : Number.MAX_SAFE_INTEGER);
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${client.escapeIdentifier(this.options.channel)}`);
+    } catch (err) {
+      onDrop(err);
+      return;
+    }
+    if (this.closed || dropped) {
+      await client.end().catch(() => {});
+      return;
+    }
+    this.client = client;
+    this.attempt = 0;
+    this.handlers?.onConnected();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.reconnectTimer) return;
+    const delay = Math.min(this.options.maxReconnectDelayMs, this.options.reconnectDelayMs * 2 ** this.attempt);
+    this.attempt += 1;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      void this.connect();
+    }, delay);
+    this.reconnectTimer.unref();
+  }
+}

@@ -1,0 +1,92 @@
+// What one stream asks for: event types (the path) and payload filters (the
+// query string). Parsed once when the stream opens, applied to every event.
+import { invalidInput } from '../../http/errors.js';
+import { EVENT_TYPES, type EventType } from './recorder.js';
+import type { StreamEvent } from './stream-event.js';
+
+/** Path values that select every event type. */
+export const ALL_TYPES = ['all', '*'] as const;
+/** Query parameters that are not payload filters. */
+export const RESERVED_QUERY = ['lastEventId'] as const;
+
+const MAX_FILTERS = 20;
+const MAX_VALUES = 20;
+const MAX_VALUE_LENGTH = 256;
+const FIELD_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
+
+interface FieldFilter {
+  field: string;
+  /** The event matches when the field's value matches any of these. */
+  patterns: Array<string | RegExp>;
+}
+
+export interface EventSelection {
+  /** null: every type. */
+  types: readonly EventType[] | null;
+  filters: FieldFilter[];
+}
+
+/** `object_created`, `object_created,object_deleted`, or `all` / `*`. */
+export function parseTypes(param: string): readonly EventType[] | null {
+  if ((ALL_TYPES as readonly string[]).includes(param)) return null;
+  const names = [...new Set(param.split(',').map((s) => s.trim()))];
+  const unknown = names.filter((n) => !(EVENT_TYPES as readonly string[]).includes(n));
+  if (unknown.length || names.length === 0) {
+    throw invalidInput(`unknown event type "${unknown[0] ?? param}": use one of ${EVENT_TYPES.join(', ')} (or several, comma-separated), or "all"`);
+  }
+  return names as EventType[];
+}
+
+/** Every query parameter except the reserved ones filters a payload field: exact text, `*` matching any run of characters. */
+export function parseFilters(query: Record<string, unknown>): FieldFilter[] {
+  const filters: FieldFilter[] = [];
+  for (const [field, raw] of Object.entries(query)) {
+    if ((RESERVED_QUERY as readonly string[]).includes(field)) continue;
+    if (!FIELD_NAME.test(field)) throw invalidInput(`filter "${field.slice(0, 100)}": a field name is letters, digits, "_", "-" or "." (for nested fields)`);
+    const values = Array.isArray(raw) ? raw : [raw];
+    if (values.length > MAX_VALUES) throw invalidInput(`filter "${field}": at most ${MAX_VALUES} values`);
+    const patterns = values.map((value) => {
+      if (typeof value !== 'string' || value.length > MAX_VALUE_LENGTH) throw invalidInput(`filter "${field}": a value is text of at most ${MAX_VALUE_LENGTH} characters`);
+      return compilePattern(value);
+    });
+    filters.push({ field, patterns });
+  }
+  if (filters.length > MAX_FILTERS) throw invalidInput(`at most ${MAX_FILTERS} filters`);
+  return filters;
+}
+
+function compilePattern(value: string): string | RegExp {
+  if (!value.includes('*')) return value;
+  const body = value.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*');
+  return new RegExp(`^${body}$`, 's');
+}
+
+/**
+ * The field's value as filter text: strings as they are, numbers and booleans
+ * as written in JSON. A missing field, null, an object or an array has no text,
+ * so a filter on it never matches. `a.b` reaches into nested objects when the
+ * payload has no field literally named `a.b`.
+ */
+function fieldText(payload: Record<string, unknown>, field: string): string | null {
+  let value: unknown = payload[field];
+  if (value === undefined && field.includes('.')) {
+    value = field.split('.').reduce<unknown>((node, key) => (node && typeof node === 'object' && !Array.isArray(node) ? (node as Record<string, unknown>)[key] : undefined), payload);
+  }
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return null;
+}
+
+export function matchesType(selection: EventSelection, type: string): boolean {
+  return selection.types === null || (selection.types as readonly string[]).includes(type);
+}
+
+export function matchesPayload(selection: EventSelection, event: StreamEvent): boolean {
+  if (selection.filters.length === 0) return true;
+  const payload = event.payload;
+  return selection.filters.every(({ field, patterns }) => {
+    const text = fieldText(payload, field);
+    if (text === null) return false;
+    return patterns.some((p) => (typeof p === 'string' ? p === text : p.test(text)));
+  });
+}

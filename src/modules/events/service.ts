@@ -1,0 +1,115 @@
+// Opens event streams: checks the request, applies the per-user cap, works out
+// where the stream starts, and subscribes it to the broker. The route then
+// hands it the HTTP response (attach) — this file never sees HTTP.
+import type { EventStreamConfig } from '../../config.js';
+import type { DatabaseHandle } from '../../db/database.js';
+import { AppError, invalidInput } from '../../http/errors.js';
+import { EventBroker } from './broker.js';
+import { type ConnectionOptions, EventConnection } from './connection.js';
+import { PgEventChannel } from './pg-channel.js';
+import type { EventRecorder } from './recorder.js';
+import { parseFilters, parseTypes } from './selection.js';
+import { EventStore } from './store.js';
+
+type ErrorReporter = (err: unknown, context: string) => void;
+
+/**
+ * The delivery side of events for one instance: store, broker (woken by the
+ * recorder's announce(), and on PostgreSQL by NOTIFY from every instance) and
+ * the stream service. Nothing runs until the first stream opens.
+ */
+export function createEventStreams(database: DatabaseHandle, recorder: EventRecorder, config: EventStreamConfig): EventStreamService {
+  let report: ErrorReporter = () => {};
+  const store = new EventStore(database.db);
+  const channel = database.pgPool ? new PgEventChannel(database.pgPool, { onError: (err) => report(err, 'event LISTEN/NOTIFY') }) : null;
+  const broker = new EventBroker(store, recorder, channel, { pollIntervalMs: config.pollIntervalMs, onError: (err) => report(err, 'event broker') });
+  return new EventStreamService(store, broker, config, (reporter) => (report = reporter));
+}
+
+export interface OpenStreamInput {
+  userId: string;
+  /** The path's {type}. */
+  type: string;
+  /** The query string: every parameter except lastEventId filters a payload field. */
+  query: Record<string, unknown>;
+  /** The Last-Event-ID header, else ?lastEventId=, else null. */
+  lastEventId: string | null;
+  stillAuthorized: () => Promise<boolean>;
+}
+
+export class EventStreamService {
+  private readonly connections = new Set<EventConnection>();
+  private readonly connectionOptions: ConnectionOptions;
+
+  constructor(
+    private readonly store: EventStore,
+    readonly broker: EventBroker,
+    private readonly config: EventStreamConfig,
+    private readonly setReporter: (reporter: ErrorReporter) => void = () => {},
+  ) {
+    this.connectionOptions = {
+      keepAliveMs: config.keepAliveMs,
+      maxBufferedBytes: config.maxBufferedBytes,
+      slowClientTimeoutMs: config.slowClientTimeoutMs,
+      reauthIntervalMs: config.reauthIntervalMs,
+      retryMs: 2000,
+      replayBatch: 200,
+      maxHeldEvents: 1000,
+    };
+  }
+
+  /**
+   * A subscribed stream, holding live events until attach(). Without a
+   * Last-Event-ID it starts after the user's newest event, so an event
+   * committed after this call is never missed (a user's events commit in id
+   * order, see EventRecorder.record).
+   */
+  async open(input: OpenStreamInput): Promise<EventConnection> {
+    const types = parseTypes(input.type);
+    const filters = parseFilters(input.query);
+    const after = parseEventId(input.lastEventId);
+    await this.broker.start();
+    // An id past the user's newest event cannot have come from their stream (the log was reset, or
+    // it is made up): start at the present rather than stay silent until ids catch up with it.
+    const newest = await this.store.latestIdForUser(input.userId);
+    const startAfter = after === null ? newest : Math.min(after, newest);
+    // Checked and counted with no await in between, so a burst of connects cannot overshoot.
+    const max = this.config.maxStreamsPerUser;
+    if (this.broker.subscriberCount(input.userId) >= max) {
+      throw new AppError('rate_limited', `at most ${max} event streams may be open at once per user: close one first`);
+    }
+    const connection = new EventConnection(input.userId, { types, filters }, startAfter, this.store, this.connectionOptions, input.stillAuthorized);
+    connection.bindSubscription(this.broker.subscribe(connection));
+    this.connections.add(connection);
+    connection.onClose(() => this.connections.delete(connection));
+    return connection;
+  }
+
+  /** Where the broker and the LISTEN connection report failures they recover from (the app's logger). */
+  reportErrorsTo(reporter: ErrorReporter): void {
+    this.setReporter(reporter);
+  }
+
+  /** Open streams on this instance (for benchmarks and health). */
+  get openCount(): number {
+    return this.connections.size;
+  }
+
+  /** Ends every stream (graceful shutdown must not wait for clients that never hang up). */
+  closeAll(): void {
+    for (const connection of [...this.connections]) connection.close('shutdown');
+  }
+
+  /** Stops the broker after the streams are closed. */
+  async stop(): Promise<void> {
+    this.closeAll();
+    await this.broker.stop();
+  }
+}
+
+function parseEventId(raw: string | null): number | null {
+  if (raw === null || raw.trim() === '') return null;
+  const text = raw.trim();
+  if (!/^\d{1,15}$/.test(text)) throw invalidInput('Last-Event-ID / lastEventId must be an event id (a whole number)');
+  return Number(text);
+}
