@@ -40,6 +40,7 @@ async function main() {
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
     try {
+      app.services.housekeeping.stop();
       await app.close();
       await database.close();
       process.exit(0);
@@ -52,6 +53,7 @@ async function main() {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
   await app.listen({ port: config.port, host: config.host });
+  app.services.housekeeping.start(15 * 60_000, app.log);
   app.log.info(`docs at ${config.publicUrl}/api/docs`);
 }
 

@@ -23,6 +23,7 @@ import { TwoFactorStore } from './modules/auth/two-factor-store.js';
 import { EventRecorder } from './modules/events/recorder.js';
 import { createEventStreams } from './modules/events/service.js';
 import { AuditLog } from './modules/platform/audit.js';
+import { Housekeeping } from './modules/platform/housekeeping.js';
 import { RateLimiter } from './modules/platform/rate-limiter.js';
 import { PlatformStore } from './modules/platform/store.js';
 import { type Providers, createProviders } from './providers/index.js';
@@ -55,15 +56,30 @@ export function createServices(deps: ServiceDeps) {
   const apiKeys = new ApiKeyService(new ApiKeyStore(db), audit, clock);
   const authenticator = new CredentialAuthenticator(tokens, users, apiKeys);
   const auth = new AuthService(config, users, tokens, passwords, limiter, audit, clock);
-  const externalSignIn = new ExternalSignInService(config, createIdentityProviders(config.oidcProviders), new ExternalIdentityStore(db), users, auth, limiter, audit, clock);
-  const phoneVerification = new PhoneVerificationService(config, users, new PhoneCodeStore(db), auth, providers.sms, limiter, audit, clock, secrets.masterKey);
-  const passwordReset = new PasswordResetService(config, users, new PasswordResetStore(db), auth, passwords, providers.email, limiter, audit, clock);
+  const externalStore = new ExternalIdentityStore(db);
+  const phoneCodes = new PhoneCodeStore(db);
+  const resetStore = new PasswordResetStore(db);
+  const externalSignIn = new ExternalSignInService(config, createIdentityProviders(config.oidcProviders), externalStore, users, auth, limiter, audit, clock);
+  const phoneVerification = new PhoneVerificationService(config, users, phoneCodes, auth, providers.sms, limiter, audit, clock, secrets.masterKey);
+  const passwordReset = new PasswordResetService(config, users, resetStore, auth, passwords, providers.email, limiter, audit, clock);
   const twoFactor = new TwoFactorService(config, new TwoFactorStore(db), secretBox, auth, limiter, audit, clock);
   const eventRecorder = new EventRecorder(clock, database.dialect);
   const eventStreams = createEventStreams(database, eventRecorder, config.events);
   const data = createDataServices({ db, dialect: database.dialect, secretBox, eventRecorder, clock, objectContentLimitBytes: config.objectContentLimitBytes });
 
-  return { config, database, clock, secretBox, platformStore, audit, limiter, outbox, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data };
+  // The longest rate-limit window is an hour; a day-old window can only restart.
+  const housekeeping = new Housekeeping(
+    {
+      revokedTokens: (now) => users.deleteExpiredRevocations(now),
+      rateLimits: (now) => platformStore.deleteStaleRateLimits(now - 24 * 3600_000),
+      phoneCodes: (now) => phoneCodes.deleteExpired(now),
+      passwordResets: (now) => resetStore.deleteExpired(now),
+      externalFlows: (now) => externalStore.deleteExpired(now),
+    },
+    clock,
+  );
+
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data };
 }
 
 export type Services = ReturnType<typeof createServices>;

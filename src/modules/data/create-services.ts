@@ -1,0 +1,38 @@
+// Builds the data plane's services over one DataStore. Other modules reach
+// the data plane through these (services.data.*), never through its tables.
+import type { Kysely } from 'kysely';
+import type { Dialect } from '../../db/database.js';
+import type { Database } from '../../db/schema.js';
+import type { Clock } from '../../lib/clock.js';
+import type { SecretBox } from '../../lib/secret-box.js';
+import type { EventRecorder } from '../events/recorder.js';
+import { KeyService } from './keys-service.js';
+import { ObjectService } from './objects-service.js';
+import { PublishService } from './publish-service.js';
+import { RootService } from './root-service.js';
+import { ServiceKeyring } from './server-keys.js';
+import { ServerService } from './server-service.js';
+import { DataStore } from './store.js';
+
+export interface DataServiceDeps {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  secretBox: SecretBox;
+  eventRecorder: EventRecorder;
+  clock: Clock;
+  objectContentLimitBytes: number;
+}
+
+export function createDataServices(deps: DataServiceDeps) {
+  const { secretBox, eventRecorder, clock } = deps;
+  const store = new DataStore(deps.db, deps.dialect);
+  const serviceKeys = new ServiceKeyring(store, secretBox, clock);
+  const servers = new ServerService(store, serviceKeys, clock);
+  const keys = new KeyService(store, servers, secretBox, eventRecorder, clock);
+  const objects = new ObjectService(store, eventRecorder, clock, deps.objectContentLimitBytes);
+  const publish = new PublishService(store, eventRecorder, clock);
+  const root = new RootService(store, serviceKeys, keys, eventRecorder, clock);
+  return { serviceKeys, servers, keys, objects, publish, root };
+}
+
+export type DataServices = ReturnType<typeof createDataServices>;

@@ -1,0 +1,104 @@
+// Encrypted objects (spec 4.8). GET, PUT and PATCH answer an ETag of the
+// object's version; PATCH honours If-Match.
+import { Type } from 'typebox';
+import { IdParams, errors } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import type { Services } from '../../services.js';
+import { etagOf } from './encoding.js';
+import { IfMatchHeaders, ObjectBody, ObjectResponse, RelatedQuery } from './schemas.js';
+
+export function objectRoutes(app: App, services: Services) {
+  const { objects } = services.data;
+  const { config } = services;
+  // Content travels as base64 (4/3 of its size) inside JSON: let an object at
+  // the content limit through even when the general body limit is lower.
+  const bodyLimit = Math.max(config.bodyLimitBytes, Math.ceil(config.objectContentLimitBytes / 3) * 4 + 64 * 1024);
+
+  app.put(
+    '/api/objects',
+    {
+      bodyLimit,
+      config: { auth: 'verified' },
+      schema: {
+        tags: ['data'],
+        summary: 'Store an encrypted object (base64 in); answers it hex-encoded, with its version as ETag',
+        description: '400 invalid base64, wrong tag or iv length; 400 invalid_key when keyId is not one of your keys; 404 unknown relatedId; 413 content over the limit.',
+        body: ObjectBody,
+        response: { 200: ObjectResponse, ...errors(400, 401, 403, 404, 413) },
+      },
+    },
+    async (request, reply) => {
+      const object = await objects.createObject(request.auth!.userId, request.body);
+      reply.header('etag', etagOf(object.version));
+      return object;
+    },
+  );
+
+  app.get(
+    '/api/objects/:id',
+    {
+      config: { auth: 'verified' },
+      schema: { tags: ['data'], summary: 'An object: content, auth_tag and iv hex-encoded', params: IdParams, response: { 200: ObjectResponse, ...errors(401, 403, 404) } },
+    },
+    async (request, reply) => {
+      const object = await objects.getObject(request.auth!.userId, request.params.id);
+      reply.header('etag', etagOf(object.version));
+      return object;
+    },
+  );
+
+  app.patch(
+    '/api/objects/:id',
+    {
+      bodyLimit,
+      config: { auth: 'verified' },
+      schema: {
+        tags: ['data'],
+        summary: 'Replace the ciphertext in place; with If-Match only if the object is still at that version',
+        description: '412 version_mismatch when If-Match names a stale version; 409 for the root and store containers; 400 when relatedId would create a cycle.',
+        params: IdParams,
+        headers: IfMatchHeaders,
+        body: ObjectBody,
+        response: { 200: ObjectResponse, ...errors(400, 401, 403, 404, 409, 412, 413) },
+      },
+    },
+    async (request, reply) => {
+      const object = await objects.updateObject(request.auth!.userId, request.params.id, request.body, request.headers['if-match']);
+      reply.header('etag', etagOf(object.version));
+      return object;
+    },
+  );
+
+  app.delete(
+    '/api/objects/:id',
+    {
+      config: { auth: 'verified' },
+      schema: {
+        tags: ['data'],
+        summary: 'Delete an object and its publications; its children are detached (relatedId cleared), not deleted',
+        description: '409 for the root and store containers.',
+        params: IdParams,
+        response: { 204: Type.Null({ description: 'Deleted' }), ...errors(401, 403, 404, 409) },
+      },
+    },
+    async (request, reply) => {
+      await objects.deleteObject(request.auth!.userId, request.params.id);
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.get(
+    '/api/objects/:id/related',
+    {
+      config: { auth: 'verified' },
+      schema: {
+        tags: ['data'],
+        summary: 'The children of an object (relatedId = id), oldest first, hex-encoded like GET',
+        params: IdParams,
+        querystring: RelatedQuery,
+        response: { 200: Type.Array(ObjectResponse), ...errors(400, 401, 403, 404) },
+      },
+    },
+    async (request) => objects.listRelated(request.auth!.userId, request.params.id, request.query),
+  );
+}

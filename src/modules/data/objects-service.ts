@@ -1,0 +1,184 @@
+// Encrypted objects (spec 2.8, 4.8): ciphertext the service stores but cannot
+// read, parent/child relations through relatedId, and optimistic concurrency
+// through a version that every write bumps.
+import { AppError, invalidInput, notFound } from '../../http/errors.js';
+import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import type { EventRecorder, NewEvent } from '../events/recorder.js';
+import { decodeBase64, iso, parseIfMatch, versionMismatch } from './encoding.js';
+import type { ObjectRow } from './objects-store.js';
+import { type ObjectView, objectCreatedEvent, objectUpdatedEvent, toObjectView } from './objects-view.js';
+import { isForeignKeyViolation, type DataStore } from './store.js';
+
+export const TAG_BYTES = 16;
+export const OBJECT_IV_BYTES = 12;
+
+/** An object as sent over HTTP: ciphertext, tag and iv in base64. */
+export interface ObjectInput {
+  keyId: string;
+  content: string;
+  authTag: string;
+  iv?: string | null;
+  /** Create: the parent. Update: omitted keeps the parent, null detaches, an id re-parents. */
+  relatedId?: string | null;
+}
+
+/** An object as the service's own writers (connector ingestion) produce it. */
+export interface ObjectBytesInput {
+  keyId: string;
+  content: Buffer;
+  authTag: Buffer;
+  iv: Buffer | null;
+  relatedId?: string | null;
+}
+
+export class ObjectService {
+  constructor(
+    private readonly store: DataStore,
+    private readonly events: EventRecorder,
+    private readonly clock: Clock,
+    private readonly contentLimitBytes: number,
+  ) {}
+
+  /** Creates an object from base64 input (PUT /api/objects). */
+  createObject(userId: string, input: ObjectInput): Promise<ObjectView> {
+    return this.createObjectFromBytes(userId, this.decode(input));
+  }
+
+  /** Creates an object from raw bytes; the same rules and events as the HTTP route. */
+  async createObjectFromBytes(userId: string, input: ObjectBytesInput): Promise<ObjectView> {
+    this.checkBytes(input);
+    const now = this.clock.now();
+    const row: ObjectRow = {
+      id: newId(now),
+      user_id: userId,
+      key_id: input.keyId,
+      related_id: input.relatedId ?? null,
+      kind: 'object',
+      store: null,
+      content: input.content,
+      auth_tag: input.authTag,
+      iv: input.iv,
+      version: 1,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.inTransaction(async (tx) => {
+      await this.checkKey(tx, userId, input.keyId);
+      if (row.related_id !== null && !(await tx.objects.find(userId, row.related_id))) throw notFound('related object');
+      await tx.objects.insert([row]);
+      await this.events.record(tx.db, [objectCreatedEvent(row)]);
+    });
+    return toObjectView(row);
+  }
+
+  async getObject(userId: string, id: string): Promise<ObjectView> {
+    const row = await this.store.objects.find(userId, id);
+    if (!row) throw notFound('object');
+    return toObjectView(row);
+  }
+
+  /** Children attached through relatedId, oldest first; `after` is the id of the last child already seen. */
+  async listRelated(userId: string, id: string, page: { limit?: number; after?: string } = {}): Promise<ObjectView[]> {
+    if (!(await this.store.objects.find(userId, id))) throw notFound('object');
+    let after: ObjectRow | undefined;
+    if (page.after !== undefined) {
+      after = await this.store.objects.find(userId, page.after);
+      if (!after || after.related_id !== id) throw invalidInput('after must be the id of a child of this object');
+    }
+    const rows = await this.store.objects.listChildren(userId, id, { limit: page.limit, after });
+    return rows.map(toObjectView);
+  }
+
+  /**
+   * Replaces the ciphertext (PATCH). With `ifMatch` only a write based on the
+   * current version succeeds; the version check and the write are one
+   * conditional UPDATE, so concurrent writers cannot both win.
+   */
+  async updateObject(userId: string, id: string, input: ObjectInput, ifMatch?: string): Promise<ObjectView> {
+    const versions = parseIfMatch(ifMatch);
+    const bytes = this.decode(input);
+    this.checkBytes(bytes);
+    const now = this.clock.now();
+    const updated = await this.inTransaction(async (tx) => {
+      const current = await tx.objects.find(userId, id);
+      if (!current) throw notFound('object');
+      if (current.kind !== 'object') throw new AppError('conflict', `the ${current.kind} container is managed by the service and cannot be replaced`);
+      if (versions !== null && !versions.includes(Number(current.version))) throw versionMismatch(Number(current.version));
+      await this.checkKey(tx, userId, bytes.keyId);
+      const relatedId = input.relatedId === undefined ? current.related_id : input.relatedId;
+      if (relatedId !== null && relatedId !== current.related_id) {
+        if (!(await tx.objects.find(userId, relatedId))) throw notFound('related object');
+        await tx.objects.lockTree(userId);
+        if (await tx.objects.isSelfOrAncestor(userId, id, relatedId)) {
+          throw invalidInput('relatedId would make the object its own ancestor');
+        }
+      }
+      const change = { key_id: bytes.keyId, content: bytes.content, auth_tag: bytes.authTag, iv: bytes.iv, related_id: relatedId, updated_at: now };
+      const row = await tx.objects.update(userId, id, change, versions);
+      if (!row) {
+        // Another writer changed (or removed) the object after it was read.
+        const latest = await tx.objects.find(userId, id);
+        throw latest ? versionMismatch(Number(latest.version)) : notFound('object');
+      }
+      await this.events.record(tx.db, [objectUpdatedEvent(userId, row, now)]);
+      return row;
+    });
+    return toObjectView(updated);
+  }
+
+  /**
+   * Deletes an object, its publications and its relations: children are
+   * detached (relatedId cleared, version bumped), not deleted. The root and
+   * the store containers cannot be deleted.
+   */
+  async deleteObject(userId: string, id: string): Promise<void> {
+    const now = this.clock.now();
+    await this.inTransaction(async (tx) => {
+      const row = await tx.objects.find(userId, id);
+      if (!row) throw notFound('object');
+      if (row.kind !== 'object') throw new AppError('conflict', `the ${row.kind} container cannot be deleted`);
+      const events: NewEvent[] = [];
+      for (const p of await tx.publications.deleteByObject(userId, id)) {
+        events.push({ userId, type: 'unpublish', payload: { type: p.type, related_id: p.related_id, object_id: p.object_id, timestamp: iso(now) } });
+      }
+      for (const child of await tx.objects.detachChildren(userId, id, now)) events.push(objectUpdatedEvent(userId, child, now));
+      await tx.objects.delete(userId, id);
+      events.push({ userId, type: 'object_deleted', payload: { object_id: id, deleted_at: iso(now) } });
+      await this.events.record(tx.db, events);
+    });
+  }
+
+  /** Runs a write transaction, announces its events after commit, and maps a lost parent race to 404. */
+  private async inTransaction<T>(work: (tx: DataStore) => Promise<T>): Promise<T> {
+    let result: T;
+    try {
+      result = await this.store.transaction(work);
+    } catch (err) {
+      if (isForeignKeyViolation(err)) throw notFound('related object');
+      throw err;
+    }
+    this.events.announce();
+    return result;
+  }
+
+  private async checkKey(tx: DataStore, userId: string, keyId: string): Promise<void> {
+    if (!(await tx.keys.exists(userId, keyId))) throw new AppError('invalid_key', 'keyId is not one of your keys (unknown or deleted)');
+  }
+
+  private decode(input: ObjectInput): ObjectBytesInput {
+    return {
+      keyId: input.keyId,
+      content: decodeBase64(input.content, 'content', this.contentLimitBytes),
+      authTag: decodeBase64(input.authTag, 'authTag'),
+      iv: input.iv === undefined || input.iv === null ? null : decodeBase64(input.iv, 'iv'),
+      relatedId: input.relatedId,
+    };
+  }
+
+  private checkBytes(input: ObjectBytesInput): void {
+    if (input.content.length > this.contentLimitBytes) throw new AppError('payload_too_large', `content is larger than ${this.contentLimitBytes} bytes`);
+    if (input.authTag.length !== TAG_BYTES) throw invalidInput(`authTag must be ${TAG_BYTES} bytes (an AES-GCM tag); got ${input.authTag.length}`);
+    if (input.iv !== null && input.iv.length !== OBJECT_IV_BYTES) throw invalidInput(`iv must be ${OBJECT_IV_BYTES} bytes; got ${input.iv.length}`);
+  }
+}

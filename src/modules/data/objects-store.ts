@@ -1,0 +1,121 @@
+// SQL for encrypted objects and their parent/child relations.
+import { type Kysely, sql } from 'kysely';
+import type { Dialect } from '../../db/database.js';
+import type { Database } from '../../db/schema.js';
+import type { ObjectsTable } from './tables.js';
+
+export type ObjectRow = ObjectsTable;
+
+export interface CiphertextChange {
+  key_id: string;
+  content: Buffer;
+  auth_tag: Buffer;
+  iv: Buffer | null;
+  related_id: string | null;
+  updated_at: number;
+}
+
+export class ObjectStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+  ) {}
+
+  async insert(rows: ObjectRow[]): Promise<void> {
+    if (rows.length) await this.db.insertInto('objects').values(rows).execute();
+  }
+
+  find(userId: string, id: string) {
+    return this.db.selectFrom('objects').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  }
+
+  /** The user's children of `parentId`, oldest first, optionally after a cursor row (exclusive). */
+  listChildren(userId: string, parentId: string, options: { limit?: number; after?: { created_at: number; id: string } } = {}) {
+    let q = this.db
+      .selectFrom('objects')
+      .selectAll()
+      .where('related_id', '=', parentId)
+      .where('user_id', '=', userId)
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc');
+    const after = options.after;
+    if (after) {
+      q = q.where((eb) => eb.or([eb('created_at', '>', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '>', after.id)])]));
+    }
+    if (options.limit !== undefined) q = q.limit(options.limit);
+    return q.execute();
+  }
+
+  /** The user's store containers (children of the root). */
+  listStores(userId: string) {
+    return this.db.selectFrom('objects').select(['id', 'store', 'key_id']).where('user_id', '=', userId).where('kind', '=', 'store').execute();
+  }
+
+  /** Whether some store container of the user uses this key as its default key. */
+  async isStoreDefaultKey(userId: string, keyId: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('objects')
+      .select('store')
+      .where('user_id', '=', userId)
+      .where('kind', '=', 'store')
+      .where('key_id', '=', keyId)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /**
+   * Whether `objectId` is `startId` or one of its ancestors. One recursive
+   * query walks the parent chain; UNION (not UNION ALL) stops on a repeat.
+   */
+  async isSelfOrAncestor(userId: string, objectId: string, startId: string): Promise<boolean> {
+    const result = await sql<{ id: string }>`
+      with recursive chain(id, related_id) as (
+        select id, related_id from objects where id = ${startId} and user_id = ${userId}
+        union
+        select o.id, o.related_id from objects o join chain c on o.id = c.related_id where o.user_id = ${userId}
+      )
+      select id from chain where id = ${objectId} limit 1`.execute(this.db);
+    return result.rows.length > 0;
+  }
+
+  /**
+   * Serialises re-parenting per user for the rest of the transaction, so two
+   * concurrent PATCHes cannot each pass the cycle check and close a loop
+   * together. SQLite already runs one write transaction at a time.
+   */
+  async lockTree(userId: string): Promise<void> {
+    if (this.dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(${`data-tree:${userId}`}))`.execute(this.db);
+  }
+
+  /**
+   * Replaces the ciphertext and bumps the version in one conditional UPDATE:
+   * with `versions` set, only a row still at one of those versions changes, so
+   * of many concurrent writers holding the same version exactly one wins.
+   */
+  update(userId: string, id: string, change: CiphertextChange, versions: number[] | null) {
+    let q = this.db
+      .updateTable('objects')
+      .set((eb) => ({ ...change, version: eb('version', '+', 1) }))
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .where('kind', '=', 'object');
+    if (versions !== null) q = versions.length ? q.where('version', 'in', versions) : q.where(sql<boolean>`1 = 0`);
+    return q.returningAll().executeTakeFirst();
+  }
+
+  /** Clears relatedId on the children of `parentId` (bumping their version); returns them. */
+  detachChildren(userId: string, parentId: string, now: number) {
+    return this.db
+      .updateTable('objects')
+      .set((eb) => ({ related_id: null, updated_at: now, version: eb('version', '+', 1) }))
+      .where('related_id', '=', parentId)
+      .where('user_id', '=', userId)
+      .returning(['id', 'key_id', 'version'])
+      .execute();
+  }
+
+  async delete(userId: string, id: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('objects').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    return Number(result.numDeletedRows) === 1;
+  }
+}

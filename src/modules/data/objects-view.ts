@@ -1,0 +1,67 @@
+// How an object row is shown: over HTTP (hex ciphertext, camelCase) and in
+// the object_created event (spec 6 field names).
+import type { NewEvent } from '../events/recorder.js';
+import { hex, iso } from './encoding.js';
+import type { ObjectKind, ObjectsTable } from './tables.js';
+
+export interface ObjectMetadata {
+  /** Ciphertext length in bytes. */
+  size: number;
+  /** root, store (one of the eight store containers) or object. */
+  kind: ObjectKind;
+  /** The store's name, on store containers only. */
+  store?: string;
+}
+
+export interface ObjectView {
+  id: string;
+  keyId: string | null;
+  relatedId: string | null;
+  content: string;
+  auth_tag: string;
+  iv: string | null;
+  version: number;
+  metadata: ObjectMetadata;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function metadataOf(row: ObjectsTable): ObjectMetadata {
+  const metadata: ObjectMetadata = { size: row.content.length, kind: row.kind };
+  if (row.store) metadata.store = row.store;
+  return metadata;
+}
+
+export function toObjectView(row: ObjectsTable): ObjectView {
+  return {
+    id: row.id,
+    keyId: row.key_id,
+    relatedId: row.related_id,
+    content: hex(Buffer.from(row.content))!,
+    auth_tag: hex(Buffer.from(row.auth_tag))!,
+    iv: row.iv === null ? null : hex(Buffer.from(row.iv)),
+    version: Number(row.version),
+    metadata: metadataOf(row),
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
+}
+
+/** object_created: spec fields, plus `iv` (hex or null) without which the content cannot be decrypted. */
+export function objectCreatedEvent(row: ObjectsTable): NewEvent {
+  const payload: Record<string, unknown> = { id: row.id, key_id: row.key_id };
+  if (row.related_id !== null) payload.related_object_id = row.related_id;
+  Object.assign(payload, {
+    content: row.content.toString('hex'),
+    auth_tag: row.auth_tag.toString('hex'),
+    iv: row.iv === null ? null : row.iv.toString('hex'),
+    metadata: metadataOf(row),
+  });
+  return { userId: row.user_id, type: 'object_created', payload };
+}
+
+export const objectUpdatedEvent = (userId: string, row: { id: string; key_id: string | null; version: number }, updatedAt: number): NewEvent => ({
+  userId,
+  type: 'object_updated',
+  payload: { object_id: row.id, key_id: row.key_id, updated_at: iso(updatedAt), version: Number(row.version) },
+});
