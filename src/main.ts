@@ -20,7 +20,13 @@ async function main() {
   const secrets = loadSecrets(config);
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrateToLatest(database.db, database.dialect);
-  const app = await buildApp({ config, database, secrets });
+  // Structured JSON logs; human-readable ones when a person watches a terminal.
+  const logger = {
+    level: config.logLevel,
+    redact: ['req.headers.authorization', 'req.headers.cookie'],
+    ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss', ignore: 'pid,hostname' } } } : {}),
+  };
+  const app = await buildApp({ config, database, secrets, logger });
 
   const providerLines = describeProviders(app.services.providers);
   const sandboxed = Object.values(app.services.providers).some((p) => p.sandbox);
@@ -31,6 +37,8 @@ async function main() {
   }
   app.log.info(`database: ${database.dialect === 'sqlite' ? `SQLite in ${config.dataDir}` : 'PostgreSQL'}`);
   for (const line of providerLines) app.log.info(`provider ${line}`);
+  const oidc = config.oidcProviders.map((p) => `${p.slug} (${p.issuer})`).join(', ');
+  app.log.info(`external sign-in: ${oidc || 'none configured (set OIDC_PROVIDERS)'}`);
 
   let closing = false;
   const shutdown = async (signal: string) => {

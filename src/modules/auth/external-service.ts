@@ -14,7 +14,7 @@ import type { AuditLog, RequestMeta } from '../platform/audit.js';
 import type { RateLimiter } from '../platform/rate-limiter.js';
 import type { ExternalIdentityStore } from './external-store.js';
 import { type AuthService, type SessionResult, normalizeEmail } from './service.js';
-import type { UserRow, UserStore } from './store.js';
+import { type UserRow, type UserStore, newUserRow } from './store.js';
 import type { ExternalPendingTable } from './tables.js';
 
 /** Lifetime of a started flow (oauth_states) and of a callback's one-time token (external_pending). */
@@ -217,22 +217,7 @@ export class ExternalSignInService {
 
   private async createUser(pending: ExternalPendingTable): Promise<UserRow> {
     const now = this.clock.now();
-    const user: UserRow = {
-      id: newId(),
-      email: pending.email!,
-      first_name: pending.first_name,
-      last_name: pending.last_name,
-      phone: null,
-      phone_verified: 0,
-      password_hash: null,
-      totp_secret: null,
-      totp_pending_secret: null,
-      two_factor_enabled: 0,
-      totp_last_step: null,
-      token_version: 0,
-      created_at: now,
-      updated_at: now,
-    };
+    const user = newUserRow({ email: pending.email!, firstName: pending.first_name, lastName: pending.last_name, phone: null, passwordHash: null }, now);
     const identity = { id: newId(), user_id: user.id, provider: pending.provider, subject: pending.subject, email: pending.email, created_at: now };
     const outcome = await this.store.createUserWithIdentity(user, identity);
     if (outcome !== 'created') throw new AppError('identity_conflict', 'an account for this email or provider account was created at the same time; sign in again');

@@ -5,11 +5,10 @@ import type { Config } from '../../config.js';
 import type { AuthContext } from '../../http/auth.js';
 import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
-import { newId } from '../../lib/ids.js';
 import type { AuditLog, RequestMeta } from '../platform/audit.js';
 import type { RateLimiter } from '../platform/rate-limiter.js';
 import { PASSWORD_MAX, PASSWORD_MIN, type PasswordHasher } from './passwords.js';
-import type { UserRow, UserStore } from './store.js';
+import { type UserRow, type UserStore, newUserRow } from './store.js';
 import type { TokenService } from './tokens.js';
 
 export type AuthStatus = 'ok' | 'phone_not_verified' | '2fa_required';
@@ -115,23 +114,10 @@ export class AuthService {
     const phone = normalizePhone(input.phone);
     if (!phone) throw new AppError('invalid_input', 'phone must be an international number such as +14155550123');
     checkNewPassword(input.password, input.confirmPassword);
-    const now = this.clock.now();
-    const user: UserRow = {
-      id: newId(),
-      email,
-      first_name: (input.firstName ?? '').trim(),
-      last_name: (input.lastName ?? '').trim(),
-      phone,
-      phone_verified: 0,
-      password_hash: await this.passwords.hash(input.password),
-      totp_secret: null,
-      totp_pending_secret: null,
-      two_factor_enabled: 0,
-      totp_last_step: null,
-      token_version: 0,
-      created_at: now,
-      updated_at: now,
-    };
+    const user = newUserRow(
+      { email, firstName: (input.firstName ?? '').trim(), lastName: (input.lastName ?? '').trim(), phone, passwordHash: await this.passwords.hash(input.password) },
+      this.clock.now(),
+    );
     if (!(await this.users.insert(user))) {
       await this.audit.record({ userId: null, action: 'register', success: false, meta, detail: { reason: 'email_taken' } });
       throw new AppError('email_taken', 'an account with this email already exists');

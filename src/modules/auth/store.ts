@@ -1,9 +1,33 @@
 // SQL for users and session revocation.
 import type { Kysely, Updateable } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { newId } from '../../lib/ids.js';
 import type { UsersTable } from './tables.js';
 
 export type UserRow = UsersTable;
+
+/** A new user row with every security flag at its starting value. */
+export function newUserRow(
+  fields: { email: string; firstName: string; lastName: string; phone: string | null; passwordHash: string | null; phoneVerified?: boolean },
+  now: number,
+): UserRow {
+  return {
+    id: newId(),
+    email: fields.email,
+    first_name: fields.firstName,
+    last_name: fields.lastName,
+    phone: fields.phone,
+    phone_verified: fields.phoneVerified ? 1 : 0,
+    password_hash: fields.passwordHash,
+    totp_secret: null,
+    totp_pending_secret: null,
+    two_factor_enabled: 0,
+    totp_last_step: null,
+    token_version: 0,
+    created_at: now,
+    updated_at: now,
+  };
+}
 
 export class UserStore {
   constructor(private readonly db: Kysely<Database>) {}
