@@ -55,12 +55,36 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return {
     db,
     dialect: 'sqlite',
     pgPool: null,
     ping: async () => void sqlite.prepare('select 1').get(),
     close: () => db.destroy(),
+  };
+}
+
+/**
+ * Kysely's SQLite driver calls prepare(sql) for every query; preparing costs
+ * as much as running a point query. Statements are reused by SQL text (the
+ * driver runs them synchronously, one at a time), keeping the most recently
+ * used ones: queries with variable-length IN lists make new texts.
+ */
+export function withStatementCache(sqlite: SQLite.Database, capacity = 500) {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      let statement = cache.get(sql);
+      if (statement) {
+        cache.delete(sql);
+      } else {
+        statement = sqlite.prepare(sql);
+        if (cache.size >= capacity) cache.delete(cache.keys().next().value as string);
+      }
+      cache.set(sql, statement);
+      return statement;
+    },
   };
 }

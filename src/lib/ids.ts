@@ -1,7 +1,22 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 let lastMs = 0;
 let seq = 0;
+
+// Random bytes are drawn in blocks: one randomFillSync per 256 ids instead of one each.
+const POOL_IDS = 256;
+const pool = Buffer.alloc(16 * POOL_IDS);
+let poolOffset = pool.length;
+
+function randomBlock(): Buffer {
+  if (poolOffset >= pool.length) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  const block = Buffer.from(pool.subarray(poolOffset, poolOffset + 16));
+  poolOffset += 16;
+  return block;
+}
 
 /**
  * UUIDv7 (RFC 9562): 48-bit millisecond time, then random bits, so ids sort
@@ -17,7 +32,7 @@ export function newId(now = Date.now()): string {
     lastMs = now;
     seq = 0;
   }
-  const b = randomBytes(16);
+  const b = randomBlock();
   b.writeUIntBE(now, 0, 6);
   b[6] = 0x70 | (seq >> 8);
   b[7] = seq & 0xff;

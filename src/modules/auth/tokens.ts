@@ -20,8 +20,12 @@ export interface IssuedToken {
   ttlSeconds: number;
 }
 
+/** Signature checks remembered per token string; a token's claims never change, only its expiry passes. */
+const VERIFIED_CACHE_SIZE = 10_000;
+
 export class TokenService {
   private readonly key: Uint8Array;
+  private readonly verified = new Map<string, SessionClaims>();
   constructor(
     secret: string,
     private readonly clock: Clock,
@@ -45,6 +49,21 @@ export class TokenService {
 
   /** The claims of a valid, unexpired token; null otherwise. */
   async verify(token: string): Promise<SessionClaims | null> {
+    const known = this.verified.get(token);
+    if (known) {
+      if (known.exp * 1000 > this.clock.now()) return known;
+      this.verified.delete(token);
+      return null;
+    }
+    const claims = await this.verifySignature(token);
+    if (claims) {
+      if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value as string);
+      this.verified.set(token, claims);
+    }
+    return claims;
+  }
+
+  private async verifySignature(token: string): Promise<SessionClaims | null> {
     try {
       const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], currentDate: new Date(this.clock.now()) });
       if (typeof payload.sub !== 'string' || typeof payload.jti !== 'string' || typeof payload.exp !== 'number') return null;

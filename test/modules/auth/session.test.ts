@@ -144,6 +144,15 @@ describe('GET /api/auth and logout', () => {
     expect(res.statusCode).toBe(401);
   });
 
+  it('refuses a token that expired after it was last accepted (remembered signature checks still expire)', async () => {
+    const user = await registerUser(t);
+    expect((await t.app.inject({ method: 'GET', url: '/api/auth', headers: bearer(user.token) })).statusCode).toBe(200);
+    t.clock.advance((t.config.sessionTtlSeconds - 1) * 1000);
+    expect((await t.app.inject({ method: 'GET', url: '/api/auth', headers: bearer(user.token) })).statusCode).toBe(200);
+    t.clock.advance(2000);
+    expect((await t.app.inject({ method: 'GET', url: '/api/auth', headers: bearer(user.token) })).statusCode).toBe(401);
+  });
+
   it('logout answers logout, clears the cookie and revokes the token', async () => {
     const user = await registerUser(t);
     const res = await t.app.inject({ method: 'GET', url: '/api/auth/logout', headers: bearer(user.token) });
