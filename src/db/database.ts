@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import { type CheckpointResult, WalCheckpointer } from './checkpointer.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -16,6 +17,8 @@ export interface DatabaseHandle {
   /** The PostgreSQL pool, for LISTEN/NOTIFY; null on SQLite. */
   pgPool: pg.Pool | null;
   ping(): Promise<void>;
+  /** Checkpoints SQLite's WAL now (it otherwise happens every second in the background); null on PostgreSQL. */
+  checkpoint(): Promise<CheckpointResult | null>;
   close(): Promise<void>;
 }
 
@@ -45,6 +48,7 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
       dialect: 'postgres',
       pgPool: pool,
       ping: async () => void (await sql`select 1`.execute(db)),
+      checkpoint: async () => null,
       close: () => db.destroy(),
     };
   }
@@ -55,13 +59,20 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
+  // Checkpoints run in a worker thread, not inside request commits (see checkpointer.ts).
+  sqlite.pragma('wal_autocheckpoint = 0');
+  const checkpointer = new WalCheckpointer(file);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return {
     db,
     dialect: 'sqlite',
     pgPool: null,
     ping: async () => void sqlite.prepare('select 1').get(),
-    close: () => db.destroy(),
+    checkpoint: () => checkpointer.checkpointNow(),
+    close: async () => {
+      await db.destroy();
+      await checkpointer.close();
+    },
   };
 }
 

@@ -1,6 +1,16 @@
 import type { Kysely } from 'kysely';
+import { prepareQuery } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
 import type { ApiKeysTable } from './tables.js';
+
+const keyWithOwner = prepareQuery((db, p) =>
+  db
+    .selectFrom('api_keys')
+    .innerJoin('users', 'users.id', 'api_keys.user_id')
+    .selectAll('users')
+    .select(['api_keys.id as key_id', 'api_keys.last_used_at as key_last_used_at'])
+    .where('api_keys.key_hash', '=', p(0)),
+);
 
 export class ApiKeyStore {
   constructor(private readonly db: Kysely<Database>) {}
@@ -20,14 +30,8 @@ export class ApiKeyStore {
   }
 
   /** The key with this hash and its owner, in one query. */
-  findWithOwner(keyHash: string) {
-    return this.db
-      .selectFrom('api_keys')
-      .innerJoin('users', 'users.id', 'api_keys.user_id')
-      .selectAll('users')
-      .select(['api_keys.id as key_id', 'api_keys.last_used_at as key_last_used_at'])
-      .where('api_keys.key_hash', '=', keyHash)
-      .executeTakeFirst();
+  async findWithOwner(keyHash: string) {
+    return (await keyWithOwner.rows(this.db, [keyHash]))[0];
   }
 
   async touch(id: string, now: number): Promise<void> {

@@ -149,9 +149,20 @@ export class AuthService {
     await this.audit.record({ userId: auth.userId, action: 'logout', success: true, meta });
   }
 
-  async status(auth: AuthContext): Promise<{ status: AuthStatus; auth: AuthInfo }> {
-    const user = await this.users.findById(auth.userId);
-    if (!user) throw new AppError('unauthenticated', 'the user no longer exists');
-    return { status: statusOf(user, auth.twoFactorPassed), auth: authInfoOf(user, auth.twoFactorPassed) };
+  /** The caller's state as the guard just read it from the database (no second read). */
+  status(auth: AuthContext): { status: AuthStatus; auth: AuthInfo } {
+    const flags = { phone_verified: auth.phoneVerified ? 1 : 0, two_factor_enabled: auth.twoFactorConfigured ? 1 : 0 };
+    return {
+      status: statusOf(flags, auth.twoFactorPassed),
+      auth: {
+        id: auth.userId,
+        email: auth.email,
+        firstName: auth.firstName,
+        lastName: auth.lastName,
+        phoneVerified: auth.phoneVerified,
+        twoFactorPassed: auth.twoFactorConfigured && auth.twoFactorPassed,
+        twoFactorConfigured: auth.twoFactorConfigured,
+      },
+    };
   }
 }

@@ -2,6 +2,7 @@
 import type { Kysely, Updateable } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
+import { prepareQuery } from '../../db/prepared.js';
 import type { UsersTable } from './tables.js';
 
 export type UserRow = UsersTable;
@@ -29,11 +30,20 @@ export function newUserRow(
   };
 }
 
+const userById = prepareQuery((db, p) => db.selectFrom('users').selectAll().where('id', '=', p(0)));
+const userForSession = prepareQuery((db, p) =>
+  db
+    .selectFrom('users')
+    .selectAll('users')
+    .select((eb) => eb.exists(eb.selectFrom('revoked_tokens').select('jti').where('jti', '=', p(0))).as('revoked'))
+    .where('id', '=', p(1)),
+);
+
 export class UserStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  findById(id: string) {
-    return this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  async findById(id: string): Promise<UserRow | undefined> {
+    return (await userById.rows(this.db, [id]))[0];
   }
 
   findByEmail(email: string) {
@@ -42,12 +52,7 @@ export class UserStore {
 
   /** The user of a session token and whether the token's id was revoked, in one query. */
   async findForSession(userId: string, jti: string): Promise<{ user: UserRow; revoked: boolean } | undefined> {
-    const row = await this.db
-      .selectFrom('users')
-      .selectAll('users')
-      .select((eb) => eb.exists(eb.selectFrom('revoked_tokens').select('jti').where('jti', '=', jti)).as('revoked'))
-      .where('id', '=', userId)
-      .executeTakeFirst();
+    const row = (await userForSession.rows(this.db, [jti, userId]))[0] as (UserRow & { revoked: unknown }) | undefined;
     if (!row) return undefined;
     const { revoked, ...user } = row;
     return { user, revoked: Boolean(revoked) };

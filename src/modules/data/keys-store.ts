@@ -1,5 +1,6 @@
 // SQL for the service's key pairs, registered servers and store keys.
 import type { Kysely } from 'kysely';
+import { prepareQuery } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
 import type { ServersTable, ServiceKeysTable, StoreKeysTable } from './tables.js';
 
@@ -52,6 +53,8 @@ export class ServerStore {
   }
 }
 
+const keyOfUser = prepareQuery((db, p) => db.selectFrom('store_keys').select('id').where('id', '=', p(0)).where('user_id', '=', p(1)));
+
 export class KeyStore {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -64,8 +67,7 @@ export class KeyStore {
   }
 
   async exists(userId: string, id: string): Promise<boolean> {
-    const row = await this.db.selectFrom('store_keys').select('id').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
-    return row !== undefined;
+    return (await keyOfUser.rows(this.db, [id, userId])).length > 0;
   }
 
   /** Deletes a key of the user; false when no such key is theirs. */

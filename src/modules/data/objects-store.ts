@@ -1,6 +1,7 @@
 // SQL for encrypted objects and their parent/child relations.
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
+import { prepareQuery } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
 import type { ObjectsTable } from './tables.js';
 
@@ -15,6 +16,12 @@ export interface CiphertextChange {
   updated_at: number;
 }
 
+const objectOfUser = prepareQuery((db, p) => db.selectFrom('objects').selectAll().where('id', '=', p(0)).where('user_id', '=', p(1)));
+const OBJECT_COLUMNS = ['id', 'user_id', 'key_id', 'related_id', 'kind', 'store', 'content', 'auth_tag', 'iv', 'version', 'created_at', 'updated_at'] as const;
+const insertOneObject = prepareQuery((db, p) =>
+  db.insertInto('objects').values(Object.fromEntries(OBJECT_COLUMNS.map((column, i) => [column, p(i)])) as unknown as ObjectsTable),
+);
+
 export class ObjectStore {
   constructor(
     private readonly db: Kysely<Database>,
@@ -22,11 +29,12 @@ export class ObjectStore {
   ) {}
 
   async insert(rows: ObjectRow[]): Promise<void> {
-    if (rows.length) await this.db.insertInto('objects').values(rows).execute();
+    if (rows.length === 1) await insertOneObject.write(this.db, OBJECT_COLUMNS.map((column) => rows[0][column]));
+    else if (rows.length) await this.db.insertInto('objects').values(rows).execute();
   }
 
-  find(userId: string, id: string) {
-    return this.db.selectFrom('objects').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  async find(userId: string, id: string): Promise<ObjectRow | undefined> {
+    return (await objectOfUser.rows(this.db, [id, userId]))[0];
   }
 
   /** The user's children of `parentId`, oldest first, optionally after a cursor row (exclusive). */

@@ -4,6 +4,7 @@
 // announce() after commit so subscribers on every instance look for them.
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
+import { prepareQuery } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 
@@ -17,6 +18,10 @@ export interface NewEvent {
 }
 
 type AnnounceListener = () => void;
+
+const insertOneEvent = prepareQuery((db, p) =>
+  db.insertInto('events').values({ user_id: p(0), type: p(1), payload: p(2), created_at: p<number>(3) }),
+);
 
 /** Namespace (first key) of the advisory locks that order one user's events on PostgreSQL ('EVNT'). */
 const EVENT_LOCK_NAMESPACE = 0x45564e54;
@@ -54,6 +59,11 @@ export class EventRecorder {
       }
     }
     const now = this.clock.now();
+    if (events.length === 1) {
+      const [e] = events;
+      await insertOneEvent.write(db, [e.userId, e.type, JSON.stringify(e.payload), now]);
+      return;
+    }
     await db
       .insertInto('events')
       .values(events.map((e) => ({ user_id: e.userId, type: e.type, payload: JSON.stringify(e.payload), created_at: now })))

@@ -1,0 +1,25 @@
+// The issue's targets, checked against one run's results.
+import type { Check, Results } from './report.js';
+
+export function checkTargets(results: Results, topSubscribers: number): Check[] {
+  const out: Check[] = [];
+  const add = (name: string, value: number | null, target: string, met: boolean, unit = '') => out.push({ name, value: value === null ? '–' : `${value}${unit}`, target, met: value !== null && met });
+  const addRatio = (name: string, ratio: number | null, min: number) => add(name, ratio === null ? null : Math.round(ratio * 100), `≥ ${min * 100}%`, (ratio ?? 0) >= min, '%');
+  for (const s of results.startup) {
+    add(`${s.backend}: spawn → first request`, s.startMs, '< 1500 ms', s.startMs < 1500, ' ms');
+    add(`${s.backend}: idle RSS`, s.idleRssMb, '< 120 MB', (s.idleRssMb ?? Infinity) < 120, ' MB');
+  }
+  for (const o of results.objects) {
+    if (o.scenario.startsWith('PUT')) addRatio(`${o.backend}: object create vs floor`, o.ratio, 0.6);
+    if (o.scenario.startsWith('GET /api/objects')) addRatio(`${o.backend}: object read vs floor`, o.ratio, 0.7);
+    add(`${o.backend}: ${o.scenario} p99`, o.figures?.p99 ?? null, '< 25 ms', (o.figures?.p99 ?? Infinity) < 25, ' ms');
+  }
+  for (const f of results.fanout.filter((x) => x.subscribers === topSubscribers)) {
+    const label = `${f.backend}: fan-out ${f.subscribers} ${f.mode === 'shared' ? 'streams of one user' : 'users'}`;
+    const complete = f.connected === f.subscribers && f.subscribersComplete === f.subscribers && f.writesFailed === 0 && f.eventsWritten > 0;
+    out.push({ name: `${label}: every subscriber got every event`, value: `${f.deliveriesReceived}/${f.deliveriesExpected}`, target: 'all', met: complete && !f.aborted });
+    add(`${label}: delivery p99`, f.p99, '< 100 ms', (f.p99 ?? Infinity) < 100, ' ms');
+    add(`${label}: server peak RSS`, f.rssPeakMb, '< 500 MB', f.rssPeakMb < 500, ' MB');
+  }
+  return out;
+}

@@ -1,0 +1,155 @@
+// Event fan-out: N SSE subscribers (N users with one stream each, or one user
+// with N streams) held open by separate processes, one writer at a steady
+// rate. Checks that every subscriber got every event of its user and reports
+// write-to-receipt latency and the server's RSS.
+import type { ChildProcess } from 'node:child_process';
+import type { SeededUser } from '../seed.js';
+import type { WriterJob } from '../workers/writer.js';
+import { type Histogram, merge, newHistogram, percentileMs } from './histogram.js';
+import { forkTs, request, rssMb, sleep, stop, watchRss, withCpu } from './proc.js';
+import { startRealServer } from './server.js';
+import { createStoreKey, mapLimit } from './setup.js';
+
+export type FanoutMode = 'distinct' | 'shared';
+
+export interface FanoutOptions {
+  dataDir: string;
+  env: Record<string, string>;
+  users: SeededUser[];
+  subscribers: number;
+  mode: FanoutMode;
+  rate: number;
+  seconds: number;
+  contentBytes: number;
+  /** Abort the writes when the server's RSS passes this (protects a shared machine). */
+  rssLimitMb: number;
+  /** How long to wait for write answers and for deliveries after the last write. */
+  graceMs: number;
+  /** Run the server under node --cpu-prof, writing the profile here. */
+  cpuProfDir?: string;
+}
+
+export interface FanoutResult {
+  mode: FanoutMode;
+  subscribers: number;
+  connected: number;
+  connectFailures: string[];
+  eventsWritten: number;
+  writeFailures: string[];
+  writesFailed: number;
+  achievedRate: number;
+  putP50: number | null;
+  putP99: number | null;
+  deliveriesExpected: number;
+  deliveriesReceived: number;
+  subscribersComplete: number;
+  duplicates: number;
+  streamsClosed: number;
+  p50: number | null;
+  p99: number | null;
+  max: number | null;
+  rssIdleMb: number | null;
+  rssConnectedMb: number | null;
+  rssPeakMb: number;
+  clientCpuPct: number[];
+  /** The server's CPU while the writer ran, percent of one core. */
+  serverCpuPct: number | null;
+  aborted: string | null;
+}
+
+const PER_PROCESS = 2500;
+
+export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
+  const server = await startRealServer({ dataDir: o.dataDir, env: o.env, cpuProfDir: o.cpuProfDir });
+  const rss = watchRss(server.pid, 250);
+  const clients: ChildProcess[] = [];
+  try {
+    const rssIdleMb = rssMb(server.pid);
+    const port = Number(new URL(server.base).port);
+    // Who streams and who is written to: subscriber i belongs to user userOf[i].
+    const userOf = Array.from({ length: o.subscribers }, (_, i) => (o.mode === 'shared' ? 0 : i));
+    const targetCount = o.mode === 'shared' ? 1 : Math.min(o.subscribers, Math.round(o.rate * o.seconds));
+    const targets = await mapLimit(o.users.slice(0, targetCount), 16, async (u) => ({ token: u.token, keyId: await createStoreKey(server.base, u.token) }));
+
+    const subs = userOf.map((u) => ({ token: o.users[u].token }));
+    const groups: (typeof subs)[] = [];
+    for (let i = 0; i < subs.length; i += PER_PROCESS) groups.push(subs.slice(i, i + PER_PROCESS));
+    const connected = await Promise.all(
+      groups.map((group) => {
+        const child = forkTs('bench/workers/sse-clients.ts');
+        clients.push(child);
+        return request<{ ok: number; failures: string[] }>(child, { type: 'connect', port, path: '/api/events/object_created', subscribers: group }, 'connected', 180_000);
+      }),
+    );
+    await sleep(500);
+    const rssConnectedMb = rssMb(server.pid);
+    await Promise.all(clients.map((c) => request(c, { type: 'reset' }, 'reset', 10_000)));
+    rss.reset();
+
+    const writer = forkTs('bench/workers/writer.ts');
+    let aborted: string | null = null;
+    const guard = setInterval(() => {
+      if (rss.peak() > o.rssLimitMb && !aborted) {
+        aborted = `server RSS passed ${o.rssLimitMb} MB; writes stopped`;
+        writer.kill('SIGKILL');
+      }
+    }, 250);
+    const job: WriterJob = { type: 'run', port, targets, rate: o.rate, seconds: o.seconds, size: o.contentBytes, answerWaitMs: o.graceMs };
+    type Written = { written: number[]; failed: number; failureSamples: string[]; achievedRate: number; putP50: number | null; putP99: number | null };
+    const { value: written, cpuPct: serverCpuPct } = await withCpu(server.pid, () =>
+      request<Written>(writer, job, 'done', o.seconds * 1000 + o.graceMs + 15_000).catch((err): Written => {
+        aborted ??= String(err);
+        return { written: new Array<number>(targets.length).fill(0), failed: 0, failureSamples: [], achievedRate: 0, putP50: null, putP99: null };
+      }),
+    );
+    clearInterval(guard);
+    aborted ??= server.crash();
+
+    // Every subscriber of a written user expects each of that user's events.
+    const expected = userOf.map((u) => (u < written.written.length ? written.written[u] : 0));
+    const expectedTotal = expected.reduce((a, b) => a + b, 0);
+    const graceEnd = performance.now() + o.graceMs;
+    while (!aborted && performance.now() < graceEnd) {
+      const stats = await Promise.all(clients.map((c) => request<{ received: number }>(c, { type: 'stats' }, 'stats', 10_000)));
+      if (stats.reduce((n, s) => n + s.received, 0) >= expectedTotal) break;
+      await sleep(200);
+    }
+    const rssPeakMb = rss.peak();
+    const reports = await Promise.all(
+      clients.map((c) => request<{ counts: number[]; duplicates: number; closed: number; cpuPct: number; histogram: Histogram }>(c, { type: 'report' }, 'report', 30_000)),
+    );
+    const counts = reports.flatMap((r) => r.counts);
+    const histogram = reports.reduce((h, r) => merge(h, r.histogram), newHistogram());
+    return {
+      mode: o.mode,
+      subscribers: o.subscribers,
+      connected: connected.reduce((n, c) => n + c.ok, 0),
+      connectFailures: connected.flatMap((c) => c.failures).slice(0, 3),
+      eventsWritten: written.written.reduce((a, b) => a + b, 0),
+      writeFailures: written.failureSamples,
+      writesFailed: written.failed,
+      achievedRate: written.achievedRate,
+      putP50: written.putP50,
+      putP99: written.putP99,
+      deliveriesExpected: expectedTotal,
+      deliveriesReceived: counts.reduce((n, c) => n + Math.max(0, c), 0),
+      // At least: a write whose answer never came (counted as failed) may still have been committed and delivered.
+      subscribersComplete: counts.filter((c, i) => c >= expected[i]).length,
+      duplicates: reports.reduce((n, r) => n + r.duplicates, 0),
+      streamsClosed: reports.reduce((n, r) => n + r.closed, 0),
+      p50: percentileMs(histogram, 50),
+      p99: percentileMs(histogram, 99),
+      max: percentileMs(histogram, 100),
+      rssIdleMb,
+      rssConnectedMb,
+      rssPeakMb,
+      clientCpuPct: reports.map((r) => r.cpuPct),
+      serverCpuPct,
+      aborted,
+    };
+  } finally {
+    rss.close();
+    await Promise.all(clients.map((c) => stop(c, 2000)));
+    await server.stop();
+  }
+}

@@ -1,0 +1,70 @@
+// Starts the real server exactly as in production (node dist/src/main.js) or
+// the floor server, and measures the time from spawn to the first answered
+// GET /api/health.
+import { request as httpRequest } from 'node:http';
+import { freePort, sleep, spawnNode, stop } from './proc.js';
+
+export interface RunningServer {
+  name: string;
+  pid: number;
+  base: string;
+  /** Milliseconds from spawn to the first 200 from /api/health. */
+  startMs: number;
+  /** Why the process ended before stop() was called (exit code and last output), or null while it runs. */
+  crash(): string | null;
+  stop(): Promise<void>;
+}
+
+export interface ServerOptions {
+  dataDir: string;
+  /** Extra environment (secrets, DATABASE_URL, stream caps). */
+  env?: Record<string, string>;
+  /** Directory for a V8 CPU profile written when the server exits. */
+  cpuProfDir?: string;
+  timeoutMs?: number;
+}
+
+function healthOnce(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path: '/api/health', agent: false, timeout: 1000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => req.destroy());
+    req.end();
+  });
+}
+
+async function launch(name: string, args: string[], options: ServerOptions): Promise<RunningServer> {
+  const port = await freePort();
+  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: options.dataDir, NODE_ENV: 'development', LOG_LEVEL: 'warn', ...options.env };
+  const profArgs = options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : [];
+  const started = performance.now();
+  const child = spawnNode([...profArgs, ...args], env);
+  const deadline = started + (options.timeoutMs ?? 20_000);
+  while (!(await healthOnce(port))) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}: ${child.outputTail()}`);
+    if (performance.now() > deadline) {
+      await stop(child);
+      throw new Error(`${name} did not answer /api/health within ${options.timeoutMs ?? 20_000} ms: ${child.outputTail()}`);
+    }
+    await sleep(5);
+  }
+  const startMs = Math.round(performance.now() - started);
+  let stopping = false;
+  return {
+    name,
+    pid: child.pid!,
+    base: `http://127.0.0.1:${port}`,
+    startMs,
+    crash: () => (!stopping && (child.exitCode !== null || child.signalCode !== null) ? `${name} exited (${child.exitCode ?? child.signalCode}) during the run: ${child.outputTail().slice(-1500)}` : null),
+    stop: () => {
+      stopping = true;
+      return stop(child, 15_000);
+    },
+  };
+}
+
+export const startRealServer = (options: ServerOptions) => launch('server', ['dist/src/main.js'], options);
+export const startFloorServer = (options: ServerOptions) => launch('floor', ['--import', 'tsx', 'bench/floor-server.ts'], options);

@@ -1,0 +1,287 @@
+// npm run bench [-- --quick] [--profile] [--no-build] [--only=objects,fanout,profiles]
+// Builds the server, then measures in one run: the floor server, the real
+// server on SQLite (and PostgreSQL when DATABASE_URL is set, full mode), SSE
+// fan-out, start-up time and RSS. Writes bench/results/latest.json and
+// BENCHMARKS.md. Every scenario is bounded in time; every child is stopped.
+import { type ChildProcess, execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import type { SeededUser } from './seed.js';
+import type { LoadJob, LoadResult } from './workers/load.js';
+import { type FanoutMode, runFanout } from './lib/fanout.js';
+import { findProfile, summarizeProfile } from './lib/profile.js';
+import { ROOT, forkTs, killAll, request, rssMb, rssParts, sleep, stop, withCpu } from './lib/proc.js';
+import { checkTargets } from './lib/checks.js';
+import { type LoadFigures, type Results, writeResults } from './lib/report.js';
+import { type RunningServer, startFloorServer, startRealServer } from './lib/server.js';
+import { createBenchUser, objectBody, prefillObjects } from './lib/setup.js';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+/** --only=objects,fanout,profiles runs a subset (BENCHMARKS.md then holds only that subset). */
+const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['objects', 'fanout', 'profiles'];
+const plan = quick
+  ? { warmup: 1, seconds: 3, prefill: 300, fanoutSeconds: 2, graceMs: 4000, subscriberCounts: [1000], profile: args.includes('--profile'), hardLimitS: 170 }
+  : { warmup: 3, seconds: 10, prefill: 2000, fanoutSeconds: 10, graceMs: 15_000, subscriberCounts: [1000, 5000], profile: true, hardLimitS: 1500 };
+const CONNECTIONS = 50;
+const FANOUT_RATE = 100;
+const CONTENT_BYTES = 1024;
+
+/** Opening thousands of sockets needs a higher open-file limit: re-run under a raised `ulimit -n` when allowed. */
+function ensureFileLimit(needed: number): void {
+  if (process.env.BENCH_FD_RAISED) return;
+  const [soft, hard] = execFileSync('sh', ['-c', 'ulimit -Sn; ulimit -Hn']).toString().trim().split('\n').map((v) => (v === 'unlimited' ? Infinity : Number(v)));
+  if (soft >= needed) return;
+  const target = Math.min(hard, 65_536);
+  if (target <= soft) return console.warn(`open-file limit ${soft} is below ${needed} and cannot be raised; fan-out may fail`);
+  console.log(`bench: raising the open-file limit from ${soft} to ${target}`);
+  const rerun = spawnSync('sh', ['-c', `ulimit -n ${target} && exec "$0" "$@"`, process.execPath, '--import', 'tsx', 'bench/run.ts', ...args], {
+    cwd: ROOT,
+    stdio: 'inherit',
+    env: { ...process.env, BENCH_FD_RAISED: '1' },
+  });
+  process.exit(rerun.status ?? 1);
+}
+
+function codeVersion(): Results['code'] {
+  const git = (...a: string[]) => spawnSync('git', a, { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() ?? '';
+  return { commit: git('rev-parse', '--short', 'HEAD') || 'unknown', changedSrcFiles: git('status', '--porcelain', '--', 'src').split('\n').filter(Boolean).length };
+}
+
+interface Backend {
+  name: 'sqlite' | 'postgres';
+  env: Record<string, string>;
+  drop?: () => Promise<void>;
+}
+
+/** A fresh PostgreSQL schema for this run, dropped at the end. */
+async function postgresBackend(url: string): Promise<Backend> {
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query(sql);
+    await client.end();
+  };
+  await admin(`create schema ${schema}`);
+  const withSchema = new URL(url);
+  withSchema.searchParams.set('options', `-c search_path=${schema}`);
+  return { name: 'postgres', env: { DATABASE_URL: withSchema.toString() }, drop: () => admin(`drop schema ${schema} cascade`) };
+}
+
+let loadWorker: ChildProcess | null = null;
+
+/** One measurement in the (long-lived) load generator process. */
+async function load(server: RunningServer, job: Omit<LoadJob, 'type' | 'connections' | 'warmupSeconds' | 'seconds'>): Promise<LoadFigures> {
+  if (!loadWorker || loadWorker.exitCode !== null) loadWorker = forkTs('bench/workers/load.ts');
+  const child = loadWorker;
+  const full: LoadJob = { type: 'run', connections: CONNECTIONS, warmupSeconds: plan.warmup, seconds: plan.seconds, ...job };
+  const { value: r, cpuPct } = await withCpu(server.pid, () => request<LoadResult>(child, full, 'result', (plan.warmup + plan.seconds + 30) * 1000));
+  if (r.non2xx + r.errors + r.timeouts > 0) results.failures.push(`${server.name} ${job.method} ${job.url}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
+  return { rps: r.rps, p50: r.p50, p99: r.p99, errors: r.non2xx + r.errors + r.timeouts, serverCpuPct: cpuPct };
+}
+
+const started = Date.now();
+const tmp = mkdtempSync(join(tmpdir(), 'wsapi-bench-'));
+const dir = (name: string) => {
+  const path = join(tmp, `${name}-${randomBytes(3).toString('hex')}`);
+  mkdirSync(path, { recursive: true });
+  return path;
+};
+const secrets = { MASTER_KEY: randomBytes(32).toString('base64'), JWT_SECRET: randomBytes(48).toString('base64url') };
+const results: Results = {
+  date: new Date().toISOString(),
+  code: codeVersion(),
+  mode: quick ? 'quick' : 'full',
+  durationSeconds: 0,
+  machine: { cores: cpus().length, cpu: cpus()[0]?.model.trim() ?? 'unknown', node: process.version, os: `${process.platform} ${process.arch}`, memoryGb: Math.round(totalmem() / 2 ** 30), loadAverageAtStart: loadavg().map((l) => Math.round(l * 100) / 100) },
+  settings: { connections: CONNECTIONS, secondsPerScenario: plan.seconds, warmupSeconds: plan.warmup, objectBytes: CONTENT_BYTES, fanoutRatePerSecond: FANOUT_RATE, fanoutSeconds: plan.fanoutSeconds, subscribers: plan.subscriberCounts },
+  startup: [],
+  objects: [],
+  fanout: [],
+  profiles: {},
+  checks: [],
+  failures: [],
+};
+
+/** Floor and real server side by side, each real scenario right after its floor. */
+async function objectScenarios(backend: Backend, floor: RunningServer) {
+  const server = await startRealServer({ dataDir: dir(`${backend.name}-objects`), env: { ...secrets, ...backend.env } });
+  try {
+    await sleep(1000);
+    const parts = rssParts(server.pid);
+    results.startup.push({ backend: backend.name, startMs: server.startMs, idleRssMb: rssMb(server.pid), anonMb: parts?.anonMb ?? null, fileMb: parts?.fileMb ?? null });
+    const user = await createBenchUser(server.base);
+    const body = objectBody(user.keyId, CONTENT_BYTES);
+    const ids = await prefillObjects(server.base, user.jwt, body, plan.prefill);
+    const floorIds = await prefillObjects(floor.base, 'none', body, plan.prefill);
+    const json = { 'content-type': 'application/json' };
+    const pairs: { scenario: string; floor: () => Promise<LoadFigures>; real: () => Promise<LoadFigures> }[] = [
+      {
+        scenario: 'PUT /api/objects (1 KiB, API key)',
+        floor: () => load(floor, { url: `${floor.base}/api/objects`, method: 'PUT', headers: json, body }),
+        real: () => load(server, { url: `${server.base}/api/objects`, method: 'PUT', headers: { ...json, authorization: `Bearer ${user.apiKey}` }, body }),
+      },
+      {
+        scenario: 'GET /api/objects/{id} (JWT)',
+        floor: () => load(floor, { url: floor.base, method: 'GET', headers: {}, paths: floorIds.map((id) => `/api/objects/${id}`) }),
+        real: () => load(server, { url: server.base, method: 'GET', headers: { authorization: `Bearer ${user.jwt}` }, paths: ids.map((id) => `/api/objects/${id}`) }),
+      },
+    ];
+    let floorRead: LoadFigures | null = null;
+    for (const pair of pairs) {
+      const floorFigures = await pair.floor().catch((err) => {
+        results.failures.push(`floor ${pair.scenario}: ${err}`);
+        return null;
+      });
+      if (pair.scenario.startsWith('GET')) floorRead = floorFigures;
+      await record(backend.name, pair.scenario, pair.real, floorFigures);
+    }
+    await record(backend.name, 'GET /api/auth (JWT; floor = point read)', () => load(server, { url: `${server.base}/api/auth`, method: 'GET', headers: { authorization: `Bearer ${user.jwt}` } }), floorRead);
+  } finally {
+    noteCrash(server);
+    noteCrash(floor);
+    await server.stop();
+  }
+}
+
+function noteCrash(server: RunningServer) {
+  const crash = server.crash();
+  if (crash) results.failures.push(crash);
+}
+
+async function record(backend: string, scenario: string, run: () => Promise<LoadFigures>, floor: LoadFigures | null) {
+  try {
+    const figures = await run();
+    results.objects.push({ backend, scenario, figures, floor, ratio: floor ? Math.round((figures.rps / floor.rps) * 100) / 100 : null });
+  } catch (err) {
+    results.objects.push({ backend, scenario, figures: null, floor, ratio: null, error: String(err).slice(0, 200) });
+  }
+}
+
+/** Phone-verified users with session JWTs, written straight into the database before the server starts (bench/seed.ts). */
+async function seedUsers(dataDir: string, env: Record<string, string>, count: number): Promise<SeededUser[]> {
+  const seeder = forkTs('bench/seed.ts', [], { PATH: process.env.PATH, NODE_ENV: 'development', DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...env });
+  return (await request<{ users: SeededUser[] }>(seeder, { type: 'seed', count }, 'seeded', 120_000)).users;
+}
+
+async function fanoutScenarios(backend: Backend) {
+  const dataDir = dir(`${backend.name}-fanout`);
+  const env = { ...secrets, ...backend.env };
+  const count = Math.max(...plan.subscriberCounts);
+  const users = await seedUsers(dataDir, env, count);
+  for (const subscribers of plan.subscriberCounts) {
+    for (const mode of ['distinct', 'shared'] as FanoutMode[]) {
+      try {
+        const r = await runFanout({
+          dataDir,
+          env: { ...env, EVENTS_MAX_STREAMS_PER_USER: String(Math.max(20, subscribers)) },
+          users,
+          subscribers,
+          mode,
+          rate: FANOUT_RATE,
+          seconds: plan.fanoutSeconds,
+          contentBytes: CONTENT_BYTES,
+          rssLimitMb: 1500,
+          graceMs: plan.graceMs,
+        });
+        results.fanout.push({ backend: backend.name, ...r });
+      } catch (err) {
+        results.failures.push(`fan-out ${backend.name} ${subscribers} ${mode}: ${String(err).slice(0, 300)}`);
+      }
+    }
+  }
+}
+
+/** One server per scenario under node --cpu-prof, loaded as in the measured run. */
+async function profiles() {
+  for (const route of ['PUT /api/objects', 'GET /api/objects/{id}']) {
+    const profDir = dir('profile');
+    const server = await startRealServer({ dataDir: dir('profile-data'), env: secrets, cpuProfDir: profDir });
+    try {
+      const user = await createBenchUser(server.base);
+      const body = objectBody(user.keyId, CONTENT_BYTES);
+      if (route.startsWith('PUT')) await load(server, { url: `${server.base}/api/objects`, method: 'PUT', headers: { 'content-type': 'application/json', authorization: `Bearer ${user.apiKey}` }, body });
+      else {
+        const ids = await prefillObjects(server.base, user.jwt, body, plan.prefill);
+        await load(server, { url: server.base, method: 'GET', headers: { authorization: `Bearer ${user.jwt}` }, paths: ids.map((id) => `/api/objects/${id}`) });
+      }
+    } finally {
+      noteCrash(server);
+      await server.stop();
+    }
+    results.profiles[route] = summarizeProfile(findProfile(profDir));
+  }
+  const subscribers = Math.min(...plan.subscriberCounts);
+  const profDir = dir('profile');
+  const dataDir = dir('profile-fanout');
+  const users = await seedUsers(dataDir, secrets, 1);
+  const env = { ...secrets, EVENTS_MAX_STREAMS_PER_USER: String(subscribers) };
+  await runFanout({ dataDir, env, users, subscribers, mode: 'shared', rate: FANOUT_RATE, seconds: plan.fanoutSeconds, contentBytes: CONTENT_BYTES, rssLimitMb: 1500, graceMs: plan.graceMs, cpuProfDir: profDir });
+  results.profiles[`fan-out: ${subscribers} streams of one user, ${FANOUT_RATE} events/s`] = summarizeProfile(findProfile(profDir));
+}
+
+async function main() {
+  ensureFileLimit(Math.max(...plan.subscriberCounts) * 2 + 1000);
+  const hardStop = setTimeout(() => {
+    console.error(`bench: hard time limit of ${plan.hardLimitS} s reached; stopping`);
+    killAll();
+    process.exit(1);
+  }, plan.hardLimitS * 1000);
+  hardStop.unref();
+  if (!args.includes('--no-build')) {
+    const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+    if (build.status !== 0) throw new Error('npm run build failed (use --no-build to measure the existing dist/)');
+  }
+
+  const backends: Backend[] = [{ name: 'sqlite', env: {} }];
+  if (process.env.DATABASE_URL && !quick) backends.push(await postgresBackend(process.env.DATABASE_URL));
+  else if (process.env.DATABASE_URL) console.log('bench: --quick measures SQLite only; run without --quick for PostgreSQL');
+  try {
+    if (only.includes('objects')) {
+      const floor = await startFloorServer({ dataDir: dir('floor') });
+      try {
+        for (const backend of backends) await step(`objects on ${backend.name}`, () => objectScenarios(backend, floor));
+      } finally {
+        await floor.stop();
+      }
+    }
+    if (only.includes('fanout')) for (const backend of backends) await step(`fan-out on ${backend.name}`, () => fanoutScenarios(backend));
+    if (plan.profile && only.includes('profiles')) await step('profiles', profiles);
+  } finally {
+    for (const backend of backends) await backend.drop?.().catch(() => {});
+  }
+  if (loadWorker) await stop(loadWorker, 2000);
+  results.checks = checkTargets(results, Math.max(...plan.subscriberCounts));
+  results.durationSeconds = Math.round((Date.now() - started) / 1000);
+  writeResults(ROOT, results);
+  console.log(`bench: wrote BENCHMARKS.md and bench/results/latest.json in ${results.durationSeconds} s`);
+  for (const c of results.checks) console.log(`  ${c.met ? 'ok  ' : 'MISS'} ${c.name}: ${c.value} (target ${c.target})`);
+  for (const f of results.failures) console.log(`  failure: ${f}`);
+}
+
+async function step(name: string, fn: () => Promise<void>) {
+  const t0 = Date.now();
+  console.log(`bench: ${name}…`);
+  try {
+    await fn();
+  } catch (err) {
+    results.failures.push(`${name}: ${err instanceof Error ? err.message : String(err)}`.slice(0, 500));
+  }
+  console.log(`bench: ${name} done in ${Math.round((Date.now() - t0) / 1000)} s`);
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => (killAll(), process.exit(130)));
+// Runs on every exit (done, failed, hard limit, Ctrl-C): no child or temp dir outlives the run.
+process.on('exit', () => {
+  killAll();
+  rmSync(tmp, { recursive: true, force: true });
+});
+main().catch((err) => {
+  console.error(err);
+  killAll();
+  process.exit(1);
+});

@@ -1,0 +1,59 @@
+// Hot-path queries built and compiled once, then run with new parameters.
+// Building and compiling a Kysely query costs more than running a point query
+// on SQLite (measured ~15–35 µs against ~8 µs), so the few queries every request
+// makes (session, API key, object read and write) skip that work.
+import { type Compilable, CompiledQuery, type InferResult, type Kysely } from 'kysely';
+import type { Database } from './schema.js';
+
+const SENTINEL = '\u0000param-';
+
+/** A placeholder for the i-th argument, used while building the query once. */
+export type Param = <T = string>(index: number) => T;
+
+type Slot = number | { value: unknown };
+
+export interface PreparedQuery<Row> {
+  /** Runs the query on `db` (the handle or a transaction) with the arguments in param order; returns its rows. */
+  rows(db: Kysely<any>, args: unknown[]): Promise<Row[]>;
+  /** Runs an insert, update or delete; returns how many rows it changed. */
+  write(db: Kysely<any>, args: unknown[]): Promise<number>;
+}
+
+/**
+ * Declares a query once: `build(db, param)` is compiled the first time it
+ * runs on a dialect, each `param(i)` becoming the i-th argument; values written
+ * literally in the builder stay constant.
+ */
+export function prepareQuery<Q extends Compilable<any>>(
+  build: (db: Kysely<Database>, param: Param) => Q,
+): PreparedQuery<InferResult<Q> extends (infer R)[] ? R : never> {
+  // One compiled form per dialect adapter (SQLite and PostgreSQL differ in placeholders).
+  const byAdapter = new Map<unknown, { sql: string; slots: Slot[] }>();
+  const param: Param = (<T>(i: number) => `${SENTINEL}${i}` as T) as Param;
+
+  const toQuery = (db: Kysely<any>, args: unknown[]) => {
+    const adapter = db.getExecutor().adapter.constructor;
+    let compiled = byAdapter.get(adapter);
+    if (!compiled) {
+      const query = build(db as Kysely<Database>, param).compile();
+      const slots = query.parameters.map((value): Slot =>
+        typeof value === 'string' && value.startsWith(SENTINEL) ? Number(value.slice(SENTINEL.length)) : { value },
+      );
+      compiled = { sql: query.sql, slots };
+      byAdapter.set(adapter, compiled);
+    }
+    return CompiledQuery.raw(
+      compiled.sql,
+      compiled.slots.map((slot) => (typeof slot === 'number' ? args[slot] : slot.value)),
+    );
+  };
+
+  return {
+    async rows(db, args) {
+      return (await db.executeQuery(toQuery(db, args))).rows as any[];
+    },
+    async write(db, args) {
+      return Number((await db.executeQuery(toQuery(db, args))).numAffectedRows ?? 0);
+    },
+  };
+}
