@@ -5,7 +5,7 @@ set -euo pipefail
 dir=$(mktemp -d)
 port=$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
 npm run build --silent
-PORT=$port DATA_DIR=$dir node dist/src/main.js >"$dir/server.log" 2>&1 &
+PORT=$port DATA_DIR=$dir node --max-semi-space-size=4 dist/src/main.js >"$dir/server.log" 2>&1 &
 pid=$!
 cleanup() { kill "$pid" 2>/dev/null || true; rm -rf "$dir"; }
 trap cleanup EXIT

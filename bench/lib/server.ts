@@ -2,6 +2,8 @@
 // the floor server, and measures the time from spawn to the first answered
 // GET /api/health.
 import { request as httpRequest } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { freePort, sleep, spawnNode, stop } from './proc.js';
 
 export interface RunningServer {
@@ -66,5 +68,12 @@ async function launch(name: string, args: string[], options: ServerOptions): Pro
   };
 }
 
-export const startRealServer = (options: ServerOptions) => launch('server', ['dist/src/main.js'], options);
+/** The node flags of `npm start` (package.json), so the bench runs the server exactly as production does. */
+function productionNodeFlags(): string[] {
+  const start: string = JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')).scripts.start;
+  const match = /\bnode\s+((?:--\S+\s+)*)dist\/src\/main\.js/.exec(start);
+  return match ? match[1].trim().split(/\s+/).filter(Boolean) : [];
+}
+
+export const startRealServer = (options: ServerOptions) => launch('server', [...productionNodeFlags(), 'dist/src/main.js'], options);
 export const startFloorServer = (options: ServerOptions) => launch('floor', ['--import', 'tsx', 'bench/floor-server.ts'], options);

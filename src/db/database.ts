@@ -5,7 +5,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
+import { loadPg } from './load-pg.js';
 import { type CheckpointResult, WalCheckpointer } from './checkpointer.js';
 import type { Database } from './schema.js';
 
@@ -22,9 +23,6 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-// int8 (bigint) columns hold epoch milliseconds and counters well inside
-// Number's safe range; parse them as numbers instead of strings.
-pg.types.setTypeParser(20, (v) => Number(v));
 
 export interface OpenOptions {
   databaseUrl: string | null;
@@ -37,7 +35,7 @@ export interface OpenOptions {
 
 export function openDatabase(options: OpenOptions): DatabaseHandle {
   if (options.databaseUrl) {
-    const pool = new pg.Pool({
+    const pool = new (loadPg().Pool)({
       connectionString: options.databaseUrl,
       max: options.pgPoolSize ?? 20,
       ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),

@@ -56,7 +56,7 @@ export class ObjectStore {
 
   /** The user's store containers (children of the root). */
   listStores(userId: string) {
-    return this.db.selectFrom('objects').select(['id', 'store', 'key_id']).where('user_id', '=', userId).where('kind', '=', 'store').execute();
+    return this.db.selectFrom('objects').select(['id', 'store', 'key_id']).where('user_id', '=', userId).where('kind', '=', sql.lit('store')).execute();
   }
 
   /** Whether some store container of the user uses this key as its default key. */
@@ -65,7 +65,7 @@ export class ObjectStore {
       .selectFrom('objects')
       .select('store')
       .where('user_id', '=', userId)
-      .where('kind', '=', 'store')
+      .where('kind', '=', sql.lit('store'))
       .where('key_id', '=', keyId)
       .executeTakeFirst();
     return row !== undefined;

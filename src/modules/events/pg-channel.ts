@@ -2,7 +2,8 @@
 // NOTIFY carries the log's new highest id; every instance LISTENs on a
 // dedicated connection and wakes its broker. A notification is only a hint:
 // the broker reads the log itself, and a slow poll covers lost notifications.
-import pg from 'pg';
+import type pg from 'pg';
+import { loadPg } from '../../db/load-pg.js';
 
 export interface ChannelHandlers {
   /** A notification arrived carrying this id (the log's end when it was sent). */
@@ -90,7 +91,7 @@ export class PgEventChannel implements EventChannel {
   private async connect(): Promise<void> {
     if (this.closed) return;
     // Same server, credentials and search_path as the pool, but outside it: LISTEN holds its connection forever.
-    const client = new pg.Client({ connectionTimeoutMillis: 5000, ...this.pool.options, application_name: 'workspace-events-listener' } as pg.ClientConfig);
+    const client = new (loadPg().Client)({ connectionTimeoutMillis: 5000, ...this.pool.options, application_name: 'workspace-events-listener' } as pg.ClientConfig);
     let dropped = false;
     const onDrop = (err?: unknown) => {
       if (dropped) return;

@@ -1,4 +1,6 @@
-import nodemailer, { type Transporter } from 'nodemailer';
+import { createRequire } from 'node:module';
+import type { Transporter } from 'nodemailer';
+import type nodemailerModule from 'nodemailer';
 import { AppError } from '../../http/errors.js';
 import type { EmailMessage, EmailProvider } from './interface.js';
 
@@ -11,6 +13,8 @@ export class SmtpEmailProvider implements EmailProvider {
     url: string,
     private readonly from: string,
   ) {
+    // Loaded only when SMTP is configured: the sandbox default never needs it.
+    const nodemailer = createRequire(import.meta.url)('nodemailer') as typeof nodemailerModule;
     this.transport = nodemailer.createTransport(url);
   }
 
