@@ -18,7 +18,7 @@ import { StreamEvent } from './stream-event.js';
 /** Where frames go: the HTTP response, seen without Fastify or node:http. */
 export interface StreamSink {
   /** Queues text; false when the transport would like us to wait for drain. */
-  write(chunk: string): boolean;
+  write(chunk: string | Buffer): boolean;
   /** Bytes queued and not yet handed to the network. */
   readonly bufferedBytes: number;
   readonly closed: boolean;

@@ -8,7 +8,7 @@ export class StreamEvent {
   readonly type: string;
   private readonly payloadText: string;
   private parsed: Record<string, unknown> | undefined;
-  private framed: string | undefined;
+  private framed: Buffer | undefined;
 
   constructor(row: EventRow) {
     this.id = row.id;
@@ -31,11 +31,13 @@ export class StreamEvent {
   }
 
   /**
-   * The server-sent event frame. The stored payload is JSON.stringify output,
-   * which never holds a raw line break, so it is one `data:` line as it is.
+   * The server-sent event frame, encoded once: every stream writes the same
+   * bytes instead of encoding the text again. The stored payload is
+   * JSON.stringify output, which never holds a raw line break, so it is one
+   * `data:` line as it is.
    */
-  get frame(): string {
-    this.framed ??= `id: ${this.id}\nevent: ${this.type}\ndata: ${this.payloadText}\n\n`;
+  get frame(): Buffer {
+    this.framed ??= Buffer.from(`id: ${this.id}\nevent: ${this.type}\ndata: ${this.payloadText}\n\n`);
     return this.framed;
   }
 }

@@ -32,7 +32,7 @@ function stallingSink(stallAt: number) {
   let stalled = false;
   const sink: StreamSink = {
     write(chunk) {
-      const id = /^id: (\d+)$/m.exec(chunk);
+      const id = /^id: (\d+)$/m.exec(chunk.toString());
       if (!id) return true;
       ids.push(Number(id[1]));
       if (ids.length === stallAt) stalled = true;
