@@ -7,8 +7,7 @@ import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { systemClock } from '../src/lib/clock.js';
-import { newId } from '../src/lib/ids.js';
-import { UserStore } from '../src/modules/auth/store.js';
+import { UserStore, newUserRow } from '../src/modules/auth/store.js';
 import { TokenService } from '../src/modules/auth/tokens.js';
 import { loadSecrets } from '../src/secrets.js';
 
@@ -28,22 +27,10 @@ async function seed(count: number): Promise<SeededUser[]> {
     const seeded: SeededUser[] = [];
     const now = Date.now();
     for (let i = 0; i < count; i++) {
-      const row = {
-        id: newId(),
-        email: `bench-${i}@bench.invalid`,
-        first_name: 'Bench',
-        last_name: String(i),
-        phone: `+1555${String(i).padStart(7, '0')}`,
-        phone_verified: 1,
-        password_hash: null,
-        totp_secret: null,
-        totp_pending_secret: null,
-        two_factor_enabled: 0,
-        totp_last_step: null,
-        token_version: 0,
-        created_at: now,
-        updated_at: now,
-      };
+      const row = newUserRow(
+        { email: `bench-${i}@bench.invalid`, firstName: 'Bench', lastName: String(i), phone: `+1555${String(i).padStart(7, '0')}`, passwordHash: null, phoneVerified: true },
+        now,
+      );
       if (!(await users.insert(row))) throw new Error(`seed user ${row.email} already exists`);
       const issued = await tokens.issue(row, { ttlSeconds: 6 * 3600, twoFactorPassed: false });
       seeded.push({ id: row.id, token: issued.token });
