@@ -1,6 +1,7 @@
 // Where sandbox providers put what they would have sent. Read back through
 // GET /api/sandbox/outbox by people trying the API and by tests.
 import { newId } from '../lib/ids.js';
+import { iso } from '../lib/time.js';
 import type { Clock } from '../lib/clock.js';
 import type { PlatformStore } from '../modules/platform/store.js';
 
@@ -42,7 +43,7 @@ export class Outbox {
       ...(r.subject ? { subject: r.subject } : {}),
       body: r.body,
       data: JSON.parse(r.data) as Record<string, unknown>,
-      createdAt: new Date(Number(r.created_at)).toISOString(),
+      createdAt: iso(r.created_at),
     }));
   }
 }

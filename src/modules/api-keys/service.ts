@@ -3,6 +3,7 @@
 import { notFound } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { randomToken, sha256Hex } from '../../lib/crypto.js';
+import { iso } from '../../lib/time.js';
 import { newId } from '../../lib/ids.js';
 import type { UserRow } from '../auth/store.js';
 import type { AuditLog, RequestMeta } from '../platform/audit.js';
@@ -22,7 +23,6 @@ export interface ApiKeyView {
   lastUsedAt: string | null;
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
 export class ApiKeyService {
   constructor(
@@ -37,12 +37,12 @@ export class ApiKeyService {
     const row = { id: newId(), user_id: userId, name, key_hash: sha256Hex(key), last4: key.slice(-4), created_at: now, last_used_at: null };
     await this.store.insert(row);
     await this.audit.record({ userId, action: 'api_key.create', success: true, meta, detail: { keyId: row.id, name } });
-    return { id: row.id, name, key, createdAt: iso(now)!, lastUsedAt: null };
+    return { id: row.id, name, key, createdAt: iso(now), lastUsedAt: null };
   }
 
   async list(userId: string): Promise<ApiKeyView[]> {
     const rows = await this.store.listByUser(userId);
-    return rows.map((r) => ({ id: r.id, name: r.name, key: `${API_KEY_PREFIX}…${r.last4}`, createdAt: iso(r.created_at)!, lastUsedAt: iso(r.last_used_at) }));
+    return rows.map((r) => ({ id: r.id, name: r.name, key: `${API_KEY_PREFIX}…${r.last4}`, createdAt: iso(r.created_at), lastUsedAt: r.last_used_at === null ? null : iso(r.last_used_at) }));
   }
 
   async delete(userId: string, id: string, meta: RequestMeta): Promise<void> {

@@ -7,6 +7,7 @@ import type { AuthContext } from '../../http/auth.js';
 import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { hmacHex, randomDigits, safeEqual } from '../../lib/crypto.js';
+import { iso } from '../../lib/time.js';
 import { newId } from '../../lib/ids.js';
 import type { SmsProvider } from '../../providers/sms/interface.js';
 import type { AuditLog, RequestMeta } from '../platform/audit.js';
@@ -105,7 +106,7 @@ export class PhoneVerificationService {
       throw err instanceof AppError ? err : new AppError('provider_error', 'the SMS could not be sent');
     }
     await this.audit.record({ userId: user.id, action: 'phone.verify_request', success: true, meta, detail: { phone: maskPhone(phone) } });
-    return { status: 'sent', phone: maskPhone(phone), expiresAt: new Date(row.expires_at).toISOString() };
+    return { status: 'sent', phone: maskPhone(phone), expiresAt: iso(row.expires_at) };
   }
 
   /** Checks the code; on success the phone is verified and the caller gets a refreshed session. */

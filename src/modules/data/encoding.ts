@@ -40,8 +40,6 @@ export function decodeBase64Url(value: string, field: string): Buffer {
 
 export const hex = (bytes: Buffer | null) => (bytes === null ? null : bytes.toString('hex'));
 
-export const iso = (ms: number) => new Date(Number(ms)).toISOString();
-
 export const etagOf = (version: number) => `"${version}"`;
 
 /**

@@ -1,7 +1,8 @@
 // How an object row is shown: over HTTP (hex ciphertext, camelCase) and in
 // the object_created event (spec 6 field names).
 import type { NewEvent } from '../events/recorder.js';
-import { hex, iso } from './encoding.js';
+import { iso } from '../../lib/time.js';
+import { hex } from './encoding.js';
 import type { ObjectKind, ObjectsTable } from './tables.js';
 
 export interface ObjectMetadata {

@@ -3,7 +3,7 @@
 import { notFound } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import type { EventRecorder } from '../events/recorder.js';
-import { iso } from './encoding.js';
+import { iso } from '../../lib/time.js';
 import type { DataStore } from './store.js';
 
 export interface PublicationView {

@@ -5,7 +5,7 @@
 import { newId } from '../../lib/ids.js';
 import type { Clock } from '../../lib/clock.js';
 import type { EventRecorder, NewEvent } from '../events/recorder.js';
-import { iso } from './encoding.js';
+import { iso } from '../../lib/time.js';
 import { type KeyService, keyCreatedEvent } from './keys-service.js';
 import type { ObjectRow } from './objects-store.js';
 import { objectCreatedEvent } from './objects-view.js';

@@ -5,7 +5,8 @@ import { type KeyObject, createPublicKey, generateKeyPairSync } from 'node:crypt
 import { AppError, invalidInput } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import { decodeBase64Url, iso } from './encoding.js';
+import { iso } from '../../lib/time.js';
+import { decodeBase64Url } from './encoding.js';
 import { SERVICE_SERVER_NAME, type ServiceKeyring, type ServiceServer } from './server-keys.js';
 import type { DataStore } from './store.js';
 
