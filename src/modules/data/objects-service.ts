@@ -64,13 +64,14 @@ export class ObjectService {
       created_at: now,
       updated_at: now,
     };
+    const view = toObjectView(row);
     await this.inTransaction(async (tx) => {
       await this.checkKey(tx, userId, input.keyId);
       if (row.related_id !== null && !(await tx.objects.find(userId, row.related_id))) throw notFound('related object');
       await tx.objects.insert([row]);
-      await this.events.record(tx.db, [objectCreatedEvent(row)]);
+      await this.events.record(tx.db, [objectCreatedEvent(row, view)]);
     });
-    return toObjectView(row);
+    return view;
   }
 
   async getObject(userId: string, id: string): Promise<ObjectView> {

@@ -38,9 +38,9 @@ export function toObjectView(row: ObjectsTable): ObjectView {
     id: row.id,
     keyId: row.key_id,
     relatedId: row.related_id,
-    content: hex(Buffer.from(row.content))!,
-    auth_tag: hex(Buffer.from(row.auth_tag))!,
-    iv: row.iv === null ? null : hex(Buffer.from(row.iv)),
+    content: hex(row.content)!,
+    auth_tag: hex(row.auth_tag)!,
+    iv: hex(row.iv),
     version: Number(row.version),
     metadata: metadataOf(row),
     createdAt: iso(row.created_at),
@@ -48,16 +48,15 @@ export function toObjectView(row: ObjectsTable): ObjectView {
   };
 }
 
-/** object_created: spec fields, plus `iv` (hex or null) without which the content cannot be decrypted. */
-export function objectCreatedEvent(row: ObjectsTable): NewEvent {
-  const payload: Record<string, unknown> = { id: row.id, key_id: row.key_id };
-  if (row.related_id !== null) payload.related_object_id = row.related_id;
-  Object.assign(payload, {
-    content: row.content.toString('hex'),
-    auth_tag: row.auth_tag.toString('hex'),
-    iv: row.iv === null ? null : row.iv.toString('hex'),
-    metadata: metadataOf(row),
-  });
+/**
+ * object_created: spec fields, plus `iv` (hex or null) without which the
+ * content cannot be decrypted. Pass the row's view when there is one, so the
+ * ciphertext is hex-encoded once.
+ */
+export function objectCreatedEvent(row: ObjectsTable, view: ObjectView = toObjectView(row)): NewEvent {
+  const payload: Record<string, unknown> = { id: view.id, key_id: view.keyId };
+  if (view.relatedId !== null) payload.related_object_id = view.relatedId;
+  Object.assign(payload, { content: view.content, auth_tag: view.auth_tag, iv: view.iv, metadata: view.metadata });
   return { userId: row.user_id, type: 'object_created', payload };
 }
 

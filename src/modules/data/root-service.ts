@@ -79,7 +79,7 @@ export class RootService {
       const objects = [container(rootId, 'root', null, null, null), ...STORE_NAMES.map((name, i) => container(newId(now), 'store', name, keyRows[i].id, rootId))];
       await tx.keys.insert(keyRows);
       await tx.objects.insert(objects);
-      const events: NewEvent[] = [...keyRows.map(keyCreatedEvent), ...objects.map(objectCreatedEvent)];
+      const events: NewEvent[] = [...keyRows.map(keyCreatedEvent), ...objects.map((row) => objectCreatedEvent(row))];
       await this.events.record(tx.db, events);
       return true;
     });
