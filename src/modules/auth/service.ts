@@ -55,22 +55,23 @@ export function checkNewPassword(password: string, confirmPassword: string): voi
   if (password !== confirmPassword) throw new AppError('passwords_mismatch', 'password and confirmPassword do not match');
 }
 
-export function statusOf(user: Pick<UserRow, 'phone_verified' | 'two_factor_enabled'>, twoFactorPassed: boolean): AuthStatus {
-  if (!user.phone_verified) return 'phone_not_verified';
-  if (user.two_factor_enabled && !twoFactorPassed) return '2fa_required';
+export function statusOf(info: AuthInfo): AuthStatus {
+  if (!info.phoneVerified) return 'phone_not_verified';
+  if (info.twoFactorConfigured && !info.twoFactorPassed) return '2fa_required';
   return 'ok';
 }
 
+/** 2FA counts as passed only where it is configured. */
+function authInfo(fields: Omit<AuthInfo, 'twoFactorPassed'>, twoFactorPassed: boolean): AuthInfo {
+  return { ...fields, twoFactorPassed: fields.twoFactorConfigured && twoFactorPassed };
+}
+
 export function authInfoOf(user: UserRow, twoFactorPassed: boolean): AuthInfo {
-  return {
-    id: user.id,
-    email: user.email,
-    firstName: user.first_name,
-    lastName: user.last_name,
-    phoneVerified: Boolean(user.phone_verified),
-    twoFactorPassed: Boolean(user.two_factor_enabled) && twoFactorPassed,
-    twoFactorConfigured: Boolean(user.two_factor_enabled),
-  };
+  const { id, email } = user;
+  return authInfo(
+    { id, email, firstName: user.first_name, lastName: user.last_name, phoneVerified: Boolean(user.phone_verified), twoFactorConfigured: Boolean(user.two_factor_enabled) },
+    twoFactorPassed,
+  );
 }
 
 export class AuthService {
@@ -90,12 +91,13 @@ export class AuthService {
    * only /api/auth, /api/auth/2fa/verify and logout.
    */
   async startSession(user: UserRow, options: { remember?: boolean; twoFactorPassed?: boolean } = {}): Promise<SessionResult> {
-    const twoFactorPassed = Boolean(user.two_factor_enabled) && options.twoFactorPassed === true;
-    const status = statusOf(user, twoFactorPassed);
+    const info = authInfoOf(user, options.twoFactorPassed === true);
+    const { twoFactorPassed } = info;
+    const status = statusOf(info);
     const ttlSeconds =
       status === '2fa_required' ? this.config.twoFactorPendingTtlSeconds : options.remember ? this.config.rememberTtlSeconds : this.config.sessionTtlSeconds;
     const issued = await this.tokens.issue(user, { ttlSeconds, twoFactorPassed });
-    return { status, token: issued.token, auth: authInfoOf(user, twoFactorPassed), cookieMaxAge: status === '2fa_required' ? null : ttlSeconds };
+    return { status, token: issued.token, auth: info, cookieMaxAge: status === '2fa_required' ? null : ttlSeconds };
   }
 
   /** Re-issues the caller's session after a state change (phone verified, 2FA passed), keeping its remember lifetime. */
@@ -151,18 +153,8 @@ export class AuthService {
 
   /** The caller's state as the guard just read it from the database (no second read). */
   status(auth: AuthContext): { status: AuthStatus; auth: AuthInfo } {
-    const flags = { phone_verified: auth.phoneVerified ? 1 : 0, two_factor_enabled: auth.twoFactorConfigured ? 1 : 0 };
-    return {
-      status: statusOf(flags, auth.twoFactorPassed),
-      auth: {
-        id: auth.userId,
-        email: auth.email,
-        firstName: auth.firstName,
-        lastName: auth.lastName,
-        phoneVerified: auth.phoneVerified,
-        twoFactorPassed: auth.twoFactorConfigured && auth.twoFactorPassed,
-        twoFactorConfigured: auth.twoFactorConfigured,
-      },
-    };
+    const { userId: id, email, firstName, lastName, phoneVerified, twoFactorConfigured } = auth;
+    const info = authInfo({ id, email, firstName, lastName, phoneVerified, twoFactorConfigured }, auth.twoFactorPassed);
+    return { status: statusOf(info), auth: info };
   }
 }
