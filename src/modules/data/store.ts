@@ -3,6 +3,7 @@
 // (and hand the same transaction to the event recorder).
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../../db/database.js';
+import { GroupCommit } from '../../db/group-commit.js';
 import type { Database } from '../../db/schema.js';
 import { KeyStore, ServerStore, ServiceKeyStore } from './keys-store.js';
 import { ObjectStore } from './objects-store.js';
@@ -15,6 +16,7 @@ export class DataStore {
   readonly serviceKeys: ServiceKeyStore;
   readonly publications: PublicationStore;
   readonly roots: RootStore;
+  private groupCommit: GroupCommit | null = null;
 
   constructor(
     /** The handle (or transaction) these stores use; services pass it to the event recorder only. */
@@ -29,9 +31,15 @@ export class DataStore {
     this.roots = new RootStore(db);
   }
 
-  /** Runs `work` in one transaction with stores bound to it. */
+  /**
+   * Runs `work` in one transaction with stores bound to it. On SQLite,
+   * concurrent writes share one commit (see db/group-commit.ts); PostgreSQL
+   * commits each on its own connection and groups commits itself.
+   */
   transaction<T>(work: (tx: DataStore) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => work(new DataStore(trx, this.dialect)));
+    const bound = (trx: Kysely<Database>) => work(new DataStore(trx, this.dialect));
+    if (this.dialect === 'sqlite') return (this.groupCommit ??= new GroupCommit(this.db)).run(bound);
+    return this.db.transaction().execute(bound);
   }
 }
 
