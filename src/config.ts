@@ -51,6 +51,8 @@ export interface Config {
   bodyLimitBytes: number;
   objectContentLimitBytes: number;
   sessionTtlSeconds: number;
+  /** How long an instance trusts a session or API-key lookup before reading it again; 0 = never. */
+  authCacheMs: number;
   rememberTtlSeconds: number;
   twoFactorPendingTtlSeconds: number;
   passwordHash: { memoryCost: number; timeCost: number };
@@ -231,6 +233,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     objectContentLimitBytes: int('OBJECT_CONTENT_LIMIT_BYTES', 8 * 1024 * 1024, 16, 512 * 1024 * 1024),
     sessionTtlSeconds: int('SESSION_TTL_SECONDS', 24 * 3600, 60, 365 * 24 * 3600),
+    authCacheMs: int('AUTH_CACHE_MS', 1000, 0, 60_000),
     rememberTtlSeconds: int('REMEMBER_TTL_SECONDS', 30 * 24 * 3600, 60, 365 * 24 * 3600),
     twoFactorPendingTtlSeconds: 10 * 60,
     passwordHash: { memoryCost: 19 * 1024, timeCost: 2 },

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { prepareQuery } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
 import type { ApiKeysTable } from './tables.js';
+import { noUserChangeListener, type UserChangeListener } from '../auth/credential-cache.js';
 
 const keyWithOwner = prepareQuery((db, p) =>
   db
@@ -13,7 +14,10 @@ const keyWithOwner = prepareQuery((db, p) =>
 );
 
 export class ApiKeyStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly changes: UserChangeListener = noUserChangeListener,
+  ) {}
 
   async insert(row: ApiKeysTable): Promise<void> {
     await this.db.insertInto('api_keys').values(row).execute();
@@ -26,6 +30,7 @@ export class ApiKeyStore {
   /** Deletes a key of the user; false when no such key is theirs. */
   async delete(userId: string, id: string): Promise<boolean> {
     const result = await this.db.deleteFrom('api_keys').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    this.changes.userChanged(userId);
     return Number(result.numDeletedRows) === 1;
   }
 

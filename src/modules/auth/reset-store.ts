@@ -2,11 +2,15 @@
 // new password.
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { noUserChangeListener, type UserChangeListener } from './credential-cache.js';
 import type { UserRow } from './store.js';
 import type { PasswordResetsTable } from './tables.js';
 
 export class PasswordResetStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly changes: UserChangeListener = noUserChangeListener,
+  ) {}
 
   async insert(row: PasswordResetsTable): Promise<void> {
     await this.db.insertInto('password_resets').values(row).execute();
@@ -23,7 +27,7 @@ export class PasswordResetStore {
    * user, or null when the token was not usable (used meanwhile, expired).
    */
   async complete(tokenHash: string, passwordHash: string, now: number): Promise<UserRow | null> {
-    return this.db.transaction().execute(async (trx) => {
+    const user = await this.db.transaction().execute(async (trx) => {
       const used = await trx
         .updateTable('password_resets')
         .set({ used_at: now })
@@ -41,6 +45,8 @@ export class PasswordResetStore {
       await trx.deleteFrom('password_resets').where('user_id', '=', used.user_id).where('token_hash', '!=', tokenHash).execute();
       return (await trx.selectFrom('users').selectAll().where('id', '=', used.user_id).executeTakeFirst()) ?? null;
     });
+    if (user) this.changes.userChanged(user.id);
+    return user;
   }
 
   /** Removes reset tokens past their expiry, used or not. */

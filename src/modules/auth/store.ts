@@ -1,6 +1,7 @@
 // SQL for users and session revocation.
 import type { Kysely, Updateable } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { noUserChangeListener, type UserChangeListener } from './credential-cache.js';
 import { newId } from '../../lib/ids.js';
 import { prepareQuery } from '../../db/prepared.js';
 import type { UsersTable } from './tables.js';
@@ -40,7 +41,10 @@ const userForSession = prepareQuery((db, p) =>
 );
 
 export class UserStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly changes: UserChangeListener = noUserChangeListener,
+  ) {}
 
   async findById(id: string): Promise<UserRow | undefined> {
     return (await userById.rows(this.db, [id]))[0];
@@ -70,6 +74,7 @@ export class UserStore {
 
   async update(id: string, changes: Updateable<UsersTable>): Promise<void> {
     await this.db.updateTable('users').set(changes).where('id', '=', id).execute();
+    this.changes.userChanged(id);
   }
 
   async revokeToken(jti: string, userId: string, expiresAt: number): Promise<void> {
@@ -78,6 +83,7 @@ export class UserStore {
       .values({ jti, user_id: userId, expires_at: expiresAt })
       .onConflict((oc) => oc.column('jti').doNothing())
       .execute();
+    this.changes.userChanged(userId);
   }
 
   async deleteExpiredRevocations(now: number): Promise<void> {

@@ -2,6 +2,7 @@
 // `recovery_codes` table. Writes that must not race are conditional updates.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { noUserChangeListener, type UserChangeListener } from './credential-cache.js';
 import type { RecoveryCodesTable } from './tables.js';
 
 export interface TwoFactorUser {
@@ -14,7 +15,10 @@ export interface TwoFactorUser {
 }
 
 export class TwoFactorStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly changes: UserChangeListener = noUserChangeListener,
+  ) {}
 
   findUser(userId: string): Promise<TwoFactorUser | undefined> {
     return this.db
@@ -50,7 +54,7 @@ export class TwoFactorStore {
    * confirmation or a newer enable/request won).
    */
   async confirmPendingSecret(userId: string, pendingSealed: string, lastStep: number, codes: RecoveryCodesTable[], now: number): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    const confirmed = await this.db.transaction().execute(async (trx) => {
       const result = await trx
         .updateTable('users')
         .set({ totp_secret: pendingSealed, totp_pending_secret: null, two_factor_enabled: 1, totp_last_step: lastStep, updated_at: now })
@@ -62,6 +66,8 @@ export class TwoFactorStore {
       await trx.insertInto('recovery_codes').values(codes).execute();
       return true;
     });
+    if (confirmed) this.changes.userChanged(userId);
+    return confirmed;
   }
 
   listUnusedRecoveryCodes(userId: string) {

@@ -2,12 +2,16 @@
 // user's phone verified.
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { noUserChangeListener, type UserChangeListener } from './credential-cache.js';
 import type { PhoneCodesTable } from './tables.js';
 
 export type PhoneCodeRow = PhoneCodesTable;
 
 export class PhoneCodeStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly changes: UserChangeListener = noUserChangeListener,
+  ) {}
 
   /** Stores a new code and deletes every earlier code of the user: a new request supersedes them. */
   async replace(row: PhoneCodeRow): Promise<void> {
@@ -55,7 +59,7 @@ export class PhoneCodeStore {
    * transaction. False when the code was used or superseded meanwhile.
    */
   async consumeAndVerify(code: PhoneCodeRow, now: number): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    const verified = await this.db.transaction().execute(async (trx) => {
       const used = await trx
         .updateTable('phone_codes')
         .set({ consumed_at: now })
@@ -66,6 +70,8 @@ export class PhoneCodeStore {
       await trx.updateTable('users').set({ phone: code.phone, phone_verified: 1, updated_at: now }).where('id', '=', code.user_id).execute();
       return true;
     });
+    if (verified) this.changes.userChanged(code.user_id);
+    return verified;
   }
 
   /** Removes codes past their expiry, used or not. */
