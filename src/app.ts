@@ -55,8 +55,9 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('services', services);
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
   // An empty body sent with Content-Type: application/json reads as no body,
   // so routes without a body accept what curl -H 'content-type: …' sends.

@@ -34,6 +34,7 @@ export function metadataOf(row: ObjectsTable): ObjectMetadata {
 }
 
 export function toObjectView(row: ObjectsTable): ObjectView {
+  const createdAt = iso(row.created_at);
   return {
     id: row.id,
     keyId: row.key_id,
@@ -43,8 +44,9 @@ export function toObjectView(row: ObjectsTable): ObjectView {
     iv: hex(row.iv),
     version: Number(row.version),
     metadata: metadataOf(row),
-    createdAt: iso(row.created_at),
-    updatedAt: iso(row.updated_at),
+    createdAt,
+    // Equal until the first update: format once (it shows in read profiles).
+    updatedAt: row.updated_at === row.created_at ? createdAt : iso(row.updated_at),
   };
 }
 
