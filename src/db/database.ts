@@ -7,6 +7,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { loadPg } from './load-pg.js';
+import { statementNames } from './prepared.js';
 import { type CheckpointResult, WalCheckpointer } from './checkpointer.js';
 import type { Database } from './schema.js';
 
@@ -40,6 +41,7 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
       max: options.pgPoolSize ?? 20,
       ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),
     });
+    pool.on('connect', namePreparedStatements);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return {
       db,
@@ -72,6 +74,19 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
       await checkpointer.close();
     },
   };
+}
+
+/**
+ * Sends the hot queries (prepared.ts) of this connection as named prepared
+ * statements: PostgreSQL parses and plans them on first use only. Kysely's
+ * driver calls client.query(text, values); everything else passes unchanged.
+ */
+function namePreparedStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  client.query = ((text: unknown, values?: unknown, callback?: unknown) => {
+    const name = typeof text === 'string' ? statementNames.get(text) : undefined;
+    return name ? query({ name, text, values }, callback) : query(text, values, callback);
+  }) as typeof client.query;
 }
 
 /**

@@ -7,6 +7,15 @@ import type { Database } from './schema.js';
 
 const SENTINEL = '\u0000param-';
 
+/**
+ * The SQL text of every compiled hot query, with a statement name. On
+ * PostgreSQL the pool's clients send these as named prepared statements
+ * (see namePreparedStatements in database.ts), so the server parses and plans
+ * each once per connection instead of on every request. A fixed set: only
+ * queries declared with prepareQuery are in it.
+ */
+export const statementNames = new Map<string, string>();
+
 /** A placeholder for the i-th argument, used while building the query once. */
 export type Param = <T = string>(index: number) => T;
 
@@ -41,6 +50,7 @@ export function prepareQuery<Q extends Compilable<any>>(
       );
       compiled = { sql: query.sql, slots };
       byAdapter.set(adapter, compiled);
+      if (!statementNames.has(query.sql)) statementNames.set(query.sql, `ws_hot_${statementNames.size + 1}`);
     }
     return CompiledQuery.raw(
       compiled.sql,

@@ -35,3 +35,22 @@ describe('prepareQuery', () => {
     expect(await limitsBetween.rows(t.database.db, ['prep:rolled%', 0])).toEqual([]);
   });
 });
+
+describe.runIf(Boolean(process.env.DATABASE_URL))('prepareQuery on PostgreSQL', () => {
+  it('sends hot queries as named prepared statements, planned once per connection', async () => {
+    const { sql } = await import('kysely');
+    // One connection, so the session that runs the queries is the one asked.
+    const { openDatabase } = await import('../../src/db/database.js');
+    const database = openDatabase({ databaseUrl: process.env.DATABASE_URL!, dataDir: t.dir, pgSchema: t.pgSchema, pgPoolSize: 1 });
+    try {
+      for (let i = 0; i < 3; i++) await limitsBetween.rows(database.db, ['prep:%', i]);
+      const prepared = await sql<{ statement: string; generic_plans: number; custom_plans: number }>`
+        select statement, generic_plans, custom_plans from pg_prepared_statements where name like 'ws_hot_%'`.execute(database.db);
+      const mine = prepared.rows.filter((r) => r.statement.includes('"rate_limits"') && r.statement.includes('like'));
+      expect(mine).toHaveLength(1);
+      expect(Number(mine[0].generic_plans) + Number(mine[0].custom_plans)).toBe(3);
+    } finally {
+      await database.close();
+    }
+  });
+});
