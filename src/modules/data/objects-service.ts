@@ -66,9 +66,9 @@ export class ObjectService {
     };
     const view = toObjectView(row);
     await this.inTransaction(async (tx) => {
-      await this.checkKey(tx, userId, input.keyId);
+      if (!(await tx.objects.insertWithKey(row))) throw invalidKey();
+      // A parent that does not exist already failed the insert (foreign key); this also refuses another user's.
       if (row.related_id !== null && !(await tx.objects.find(userId, row.related_id))) throw notFound('related object');
-      await tx.objects.insert([row]);
       await this.events.record(tx.db, [objectCreatedEvent(row, view)]);
     });
     return view;
@@ -165,7 +165,7 @@ export class ObjectService {
   }
 
   private async checkKey(tx: DataStore, userId: string, keyId: string): Promise<void> {
-    if (!(await tx.keys.exists(userId, keyId))) throw new AppError('invalid_key', 'keyId is not one of your keys (unknown or deleted)');
+    if (!(await tx.keys.exists(userId, keyId))) throw invalidKey();
   }
 
   private decode(input: ObjectInput): ObjectBytesInput {
@@ -184,3 +184,5 @@ export class ObjectService {
     if (input.iv !== null && input.iv.length !== OBJECT_IV_BYTES) throw invalidInput(`iv must be ${OBJECT_IV_BYTES} bytes; got ${input.iv.length}`);
   }
 }
+
+const invalidKey = () => new AppError('invalid_key', 'keyId is not one of your keys (unknown or deleted)');

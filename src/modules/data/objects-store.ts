@@ -21,6 +21,25 @@ const OBJECT_COLUMNS = ['id', 'user_id', 'key_id', 'related_id', 'kind', 'store'
 const insertOneObject = prepareQuery((db, p) =>
   db.insertInto('objects').values(Object.fromEntries(OBJECT_COLUMNS.map((column, i) => [column, p(i)])) as unknown as ObjectsTable),
 );
+/** The insert only when the row's key_id is a store key of its user: one statement instead of a check and an insert. */
+const insertObjectWithKey = prepareQuery((db, p) =>
+  db
+    .insertInto('objects')
+    .columns([...OBJECT_COLUMNS])
+    .expression(
+      db
+        .selectNoFrom((eb) => OBJECT_COLUMNS.map((column, i) => eb.val(p(i)).as(column)))
+        .where((eb) =>
+          eb.exists(
+            eb
+              .selectFrom('store_keys')
+              .select('id')
+              .where('id', '=', p(OBJECT_COLUMNS.indexOf('key_id')))
+              .where('user_id', '=', p(OBJECT_COLUMNS.indexOf('user_id'))),
+          ),
+        ),
+    ),
+);
 
 export class ObjectStore {
   constructor(
@@ -31,6 +50,11 @@ export class ObjectStore {
   async insert(rows: ObjectRow[]): Promise<void> {
     if (rows.length === 1) await insertOneObject.write(this.db, OBJECT_COLUMNS.map((column) => rows[0][column]));
     else if (rows.length) await this.db.insertInto('objects').values(rows).execute();
+  }
+
+  /** Inserts one object if its key_id names a store key of its user_id; false (nothing written) when not. */
+  async insertWithKey(row: ObjectRow): Promise<boolean> {
+    return (await insertObjectWithKey.write(this.db, OBJECT_COLUMNS.map((column) => row[column]))) === 1;
   }
 
   async find(userId: string, id: string): Promise<ObjectRow | undefined> {
