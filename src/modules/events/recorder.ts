@@ -19,12 +19,27 @@ export interface NewEvent {
 
 type AnnounceListener = () => void;
 
+/** Namespace (first key) of the advisory locks that order one user's events on PostgreSQL ('EVNT'). */
+const EVENT_LOCK_NAMESPACE = 0x45564e54;
+
 const insertOneEvent = prepareQuery((db, p) =>
   db.insertInto('events').values({ user_id: p(0), type: p(1), payload: p(2), created_at: p<number>(3) }),
 );
 
-/** Namespace (first key) of the advisory locks that order one user's events on PostgreSQL ('EVNT'). */
-const EVENT_LOCK_NAMESPACE = 0x45564e54;
+/**
+ * PostgreSQL: takes the user's event lock (see record()) and inserts the event
+ * in one round trip. The insert reads its row from the lock's CTE, and a CTE
+ * calling a volatile function is never inlined, so the lock is held before the
+ * id is drawn from the sequence.
+ */
+const lockAndInsertOneEvent = prepareQuery((db, p) =>
+  db
+    .with('user_lock', (qb) => qb.selectNoFrom(sql<number>`pg_advisory_xact_lock(${sql.lit(EVENT_LOCK_NAMESPACE)}::int, hashtext(${p(0)}))`.as('locked')))
+    .insertInto('events')
+    .columns(['user_id', 'type', 'payload', 'created_at'])
+    .expression((eb) => eb.selectFrom('user_lock').select([eb.val(p(0)).as('user_id'), eb.val(p(1)).as('type'), eb.val(p(2)).as('payload'), eb.val(p<number>(3)).as('created_at')])),
+);
+
 
 export class EventRecorder {
   private readonly listeners = new Set<AnnounceListener>();
@@ -52,13 +67,18 @@ export class EventRecorder {
       await db.transaction().execute((trx) => this.record(trx, events));
       return;
     }
+    const now = this.clock.now();
+    if (this.dialect === 'postgres' && events.length === 1) {
+      const [e] = events;
+      await lockAndInsertOneEvent.write(db, [e.userId, e.type, JSON.stringify(e.payload), now]);
+      return;
+    }
     if (this.dialect === 'postgres') {
       // Sorted, so two transactions locking the same users never deadlock on each other.
       for (const userId of [...new Set(events.map((e) => e.userId))].sort()) {
         await sql`select pg_advisory_xact_lock(${EVENT_LOCK_NAMESPACE}::int, hashtext(${userId}))`.execute(db);
       }
     }
-    const now = this.clock.now();
     if (events.length === 1) {
       const [e] = events;
       await insertOneEvent.write(db, [e.userId, e.type, JSON.stringify(e.payload), now]);
