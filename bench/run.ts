@@ -1,4 +1,5 @@
 // npm run bench [-- --quick] [--profile] [--no-build] [--only=objects,fanout,profiles]
+//   fan-out iteration: [--subscribers=1000,5000] [--fanout-mode=one-user,one-each] [--fanout-seconds=N] [--rate=N] [--backend=sqlite,postgres]
 // Builds the server, then measures in one run: the floor server, the real
 // server on SQLite (and PostgreSQL when DATABASE_URL is set, full mode), SSE
 // fan-out, start-up time and RSS. Writes bench/results/latest.json and
@@ -23,11 +24,21 @@ const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 /** --only=objects,fanout,profiles runs a subset (BENCHMARKS.md then holds only that subset). */
 const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['objects', 'fanout', 'profiles'];
-const plan = quick
+const plan: { warmup: number; seconds: number; prefill: number; fanoutSeconds: number; graceMs: number; subscriberCounts: number[]; profile: boolean; hardLimitS: number } = quick
   ? { warmup: 1, seconds: 3, prefill: 300, fanoutSeconds: 2, graceMs: 4000, subscriberCounts: [1000], profile: args.includes('--profile'), hardLimitS: 170 }
   : { warmup: 3, seconds: 10, prefill: 2000, fanoutSeconds: 10, graceMs: 15_000, subscriberCounts: [1000, 5000], profile: true, hardLimitS: 1500 };
+const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const numbers = (text: string | undefined) => text?.split(',').map(Number).filter((n) => Number.isFinite(n) && n > 0);
+plan.subscriberCounts = numbers(flag('subscribers')) ?? plan.subscriberCounts;
+plan.fanoutSeconds = numbers(flag('fanout-seconds'))?.[0] ?? plan.fanoutSeconds;
+/** --fanout-mode=one-user (one user, many streams) and/or one-each (one user each); both by default. */
+const fanoutModes: FanoutMode[] = (flag('fanout-mode')?.split(',') ?? ['one-each', 'one-user']).map((m) => (m === 'one-user' ? 'shared' : 'distinct'));
+/** --backend=sqlite,postgres (PostgreSQL needs DATABASE_URL); default: SQLite, plus PostgreSQL in full mode. */
+const backendNames = flag('backend')?.split(',');
+/** --server-env=EVENTS_COALESCE_MS=40,… passes settings to the fan-out servers (for trying them out). */
+const serverEnv: Record<string, string> = Object.fromEntries((flag('server-env')?.split(',') ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 const CONNECTIONS = 50;
-const FANOUT_RATE = 100;
+const FANOUT_RATE = numbers(flag('rate'))?.[0] ?? 100;
 const CONTENT_BYTES = 1024;
 
 /** Opening thousands of sockets needs a higher open-file limit: re-run under a raised `ulimit -n` when allowed. */
@@ -174,11 +185,11 @@ async function fanoutScenarios(backend: Backend) {
   const count = Math.max(...plan.subscriberCounts);
   const users = await seedUsers(dataDir, env, count);
   for (const subscribers of plan.subscriberCounts) {
-    for (const mode of ['distinct', 'shared'] as FanoutMode[]) {
+    for (const mode of fanoutModes) {
       try {
         const r = await runFanout({
           dataDir,
-          env: { ...env, EVENTS_MAX_STREAMS_PER_USER: String(Math.max(20, subscribers)) },
+          env: { ...env, EVENTS_MAX_STREAMS_PER_USER: String(Math.max(20, subscribers)), ...serverEnv },
           users,
           subscribers,
           mode,
@@ -187,6 +198,7 @@ async function fanoutScenarios(backend: Backend) {
           contentBytes: CONTENT_BYTES,
           rssLimitMb: 1500,
           graceMs: plan.graceMs,
+          clientProfDir: flag('client-profile'),
         });
         results.fanout.push({ backend: backend.name, ...r });
       } catch (err) {
@@ -198,7 +210,9 @@ async function fanoutScenarios(backend: Backend) {
 
 /** One server per scenario under node --cpu-prof, loaded as in the measured run. */
 async function profiles() {
-  for (const route of ['PUT /api/objects', 'GET /api/objects/{id}']) {
+  /** --profiles=fanout profiles only the fan-out (while iterating on it). */
+  const routes = flag('profiles') === 'fanout' ? [] : ['PUT /api/objects', 'GET /api/objects/{id}'];
+  for (const route of routes) {
     const profDir = dir('profile');
     const server = await startRealServer({ dataDir: dir('profile-data'), env: secrets, cpuProfDir: profDir });
     try {
@@ -219,7 +233,7 @@ async function profiles() {
   const profDir = dir('profile');
   const dataDir = dir('profile-fanout');
   const users = await seedUsers(dataDir, secrets, 1);
-  const env = { ...secrets, EVENTS_MAX_STREAMS_PER_USER: String(subscribers) };
+  const env = { ...secrets, EVENTS_MAX_STREAMS_PER_USER: String(subscribers), ...serverEnv };
   await runFanout({ dataDir, env, users, subscribers, mode: 'shared', rate: FANOUT_RATE, seconds: plan.fanoutSeconds, contentBytes: CONTENT_BYTES, rssLimitMb: 1500, graceMs: plan.graceMs, cpuProfDir: profDir });
   results.profiles[`fan-out: ${subscribers} streams of one user, ${FANOUT_RATE} events/s`] = summarizeProfile(findProfile(profDir));
 }
@@ -237,9 +251,12 @@ async function main() {
     if (build.status !== 0) throw new Error('npm run build failed (use --no-build to measure the existing dist/)');
   }
 
-  const backends: Backend[] = [{ name: 'sqlite', env: {} }];
-  if (process.env.DATABASE_URL && !quick) backends.push(await postgresBackend(process.env.DATABASE_URL));
-  else if (process.env.DATABASE_URL) console.log('bench: --quick measures SQLite only; run without --quick for PostgreSQL');
+  const backends: Backend[] = [];
+  if (!backendNames || backendNames.includes('sqlite')) backends.push({ name: 'sqlite', env: {} });
+  const wantPostgres = backendNames ? backendNames.includes('postgres') : !quick;
+  if (process.env.DATABASE_URL && wantPostgres) backends.push(await postgresBackend(process.env.DATABASE_URL));
+  else if (wantPostgres && backendNames) throw new Error('--backend=postgres needs DATABASE_URL');
+  else if (process.env.DATABASE_URL) console.log('bench: --quick measures SQLite only; run without --quick (or with --backend=postgres) for PostgreSQL');
   try {
     if (only.includes('objects')) {
       const floor = await startFloorServer({ dataDir: dir('floor') });

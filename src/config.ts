@@ -72,6 +72,12 @@ export interface EventStreamConfig {
   keepAliveMs: number;
   /** Unsent bytes a stream may queue; past it the stream stops queueing and catches up from the log once the client has read them. */
   maxBufferedBytes: number;
+  /** Unsent bytes all streams of the instance may queue together; past it streams with a backlog stop queueing and catch up. */
+  maxBufferedTotalBytes: number;
+  /** Recent events kept in memory (bytes) so streams that fell behind catch up without reading the log. */
+  recentBytes: number;
+  /** A stream that wrote within this many ms gathers what arrives meanwhile into one write (0: write every batch at once). */
+  coalesceMs: number;
   /** A stream whose backlog does not drain within this is ended as too slow (the client resumes with Last-Event-ID). */
   slowClientTimeoutMs: number;
   /** Safety poll of the event log, for wake-ups that were lost (e.g. a dropped LISTEN connection). */
@@ -246,6 +252,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       maxStreamsPerUser: int('EVENTS_MAX_STREAMS_PER_USER', 20, 1, 10_000),
       keepAliveMs: int('EVENTS_KEEPALIVE_SECONDS', 15, 1, 3600) * 1000,
       maxBufferedBytes: int('EVENTS_MAX_BUFFERED_BYTES', 4 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
+      maxBufferedTotalBytes: int('EVENTS_MAX_BUFFERED_TOTAL_BYTES', 128 * 1024 * 1024, 1024 * 1024, 64 * 1024 * 1024 * 1024),
+      recentBytes: int('EVENTS_RECENT_BYTES', 16 * 1024 * 1024, 0, 4 * 1024 * 1024 * 1024),
+      coalesceMs: int('EVENTS_COALESCE_MS', 40, 0, 1000),
       slowClientTimeoutMs: int('EVENTS_SLOW_CLIENT_SECONDS', 30, 1, 3600) * 1000,
       pollIntervalMs: int('EVENTS_POLL_MS', 2000, 50, 600_000),
       reauthIntervalMs: int('EVENTS_REAUTH_SECONDS', 60, 1, 86_400) * 1000,

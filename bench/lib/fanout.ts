@@ -3,7 +3,7 @@
 // rate. Checks that every subscriber got every event of its user and reports
 // write-to-receipt latency and the server's RSS.
 import type { ChildProcess } from 'node:child_process';
-import type { SeededUser } from '../seed.js';
+import type { LogCounts, SeededUser } from '../seed.js';
 import type { WriterJob } from '../workers/writer.js';
 import { type Histogram, merge, newHistogram, percentileMs } from './histogram.js';
 import { forkTs, request, rssMb, sleep, stop, watchRss, withCpu } from './proc.js';
@@ -27,6 +27,8 @@ export interface FanoutOptions {
   graceMs: number;
   /** Run the server under node --cpu-prof, writing the profile here. */
   cpuProfDir?: string;
+  /** Run the SSE client processes under node --cpu-prof, writing their profiles here (--client-profile=DIR). */
+  clientProfDir?: string;
 }
 
 export interface FanoutResult {
@@ -42,7 +44,10 @@ export interface FanoutResult {
   putP99: number | null;
   deliveriesExpected: number;
   deliveriesReceived: number;
+  /** Subscribers that received exactly their user's committed events (count and id sum checked against the log). */
   subscribersComplete: number;
+  /** object_created events the log holds for the written users after the writes began (answered or not at the writer). */
+  eventsCommitted: number;
   duplicates: number;
   streamsClosed: number;
   p50: number | null;
@@ -73,10 +78,12 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
 
     const subs = userOf.map((u) => ({ token: o.users[u].token }));
     const groups: (typeof subs)[] = [];
-    for (let i = 0; i < subs.length; i += PER_PROCESS) groups.push(subs.slice(i, i + PER_PROCESS));
+    // As even as possible (3,000 streams: 1,500 + 1,500): a client process is single-threaded.
+    const perProcess = Math.ceil(subs.length / Math.ceil(subs.length / PER_PROCESS));
+    for (let i = 0; i < subs.length; i += perProcess) groups.push(subs.slice(i, i + perProcess));
     const connected = await Promise.all(
       groups.map((group) => {
-        const child = forkTs('bench/workers/sse-clients.ts');
+        const child = forkTs('bench/workers/sse-clients.ts', [], process.env, o.clientProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.clientProfDir}`] : []);
         clients.push(child);
         return request<{ ok: number; failures: string[] }>(child, { type: 'connect', port, path: '/api/events/object_created', subscribers: group }, 'connected', 180_000);
       }),
@@ -85,6 +92,12 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
     const rssConnectedMb = rssMb(server.pid);
     await Promise.all(clients.map((c) => request(c, { type: 'reset' }, 'reset', 10_000)));
     rss.reset();
+    // The truth: the log's own count (and id sum) of each written user's object_created events after this point.
+    const logReader = forkTs('bench/seed.ts', [], { PATH: process.env.PATH, NODE_ENV: 'development', DATA_DIR: o.dataDir, LOG_LEVEL: 'warn', ...o.env });
+    clients.push(logReader);
+    const targetUsers = o.users.slice(0, targetCount).map((u) => u.id);
+    const readLog = (afterId: number) => request<LogCounts>(logReader, { type: 'log', userIds: targetUsers, afterId }, 'log', 30_000);
+    const baseline = (await readLog(0)).latestId;
 
     const writer = forkTs('bench/workers/writer.ts');
     let aborted: string | null = null;
@@ -105,20 +118,28 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
     clearInterval(guard);
     aborted ??= server.crash();
 
-    // Every subscriber of a written user expects each of that user's events.
-    const expected = userOf.map((u) => (u < written.written.length ? written.written[u] : 0));
-    const expectedTotal = expected.reduce((a, b) => a + b, 0);
+    // Every subscriber of a written user expects each of that user's committed events (the log says which).
+    const expectedOf = (log: LogCounts) => userOf.map((u) => (u < log.perUser.length ? log.perUser[u] : { count: 0, idSum: 0 }));
+    const sseClients = clients.filter((c) => c !== logReader);
     const graceEnd = performance.now() + o.graceMs;
     while (!aborted && performance.now() < graceEnd) {
-      const stats = await Promise.all(clients.map((c) => request<{ received: number }>(c, { type: 'stats' }, 'stats', 10_000)));
-      if (stats.reduce((n, s) => n + s.received, 0) >= expectedTotal) break;
+      const stats = await Promise.all(sseClients.map((c) => request<{ received: number }>(c, { type: 'stats' }, 'stats', 10_000)));
+      const expectedNow = expectedOf(await readLog(baseline)).reduce((n, e) => n + e.count, 0);
+      if (stats.reduce((n, s) => n + s.received, 0) >= expectedNow) break;
       await sleep(200);
     }
     const rssPeakMb = rss.peak();
     const reports = await Promise.all(
-      clients.map((c) => request<{ counts: number[]; duplicates: number; closed: number; cpuPct: number; histogram: Histogram }>(c, { type: 'report' }, 'report', 30_000)),
+      sseClients.map((c) =>
+        request<{ counts: number[]; idSums: number[]; duplicates: number; closed: number; cpuPct: number; histogram: Histogram }>(c, { type: 'report' }, 'report', 30_000),
+      ),
     );
+    // Read after the reports: an event committed in between can only make a subscriber look incomplete, never complete.
+    const committed = await readLog(baseline);
+    const expected = expectedOf(committed);
+    const expectedTotal = expected.reduce((a, b) => a + b.count, 0);
     const counts = reports.flatMap((r) => r.counts);
+    const idSums = reports.flatMap((r) => r.idSums);
     const histogram = reports.reduce((h, r) => merge(h, r.histogram), newHistogram());
     return {
       mode: o.mode,
@@ -133,8 +154,9 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
       putP99: written.putP99,
       deliveriesExpected: expectedTotal,
       deliveriesReceived: counts.reduce((n, c) => n + Math.max(0, c), 0),
-      // At least: a write whose answer never came (counted as failed) may still have been committed and delivered.
-      subscribersComplete: counts.filter((c, i) => c >= expected[i]).length,
+      // Exactly the committed events: same count and same sum of ids (ids arrive strictly increasing, repeats are counted apart).
+      subscribersComplete: counts.filter((c, i) => c === expected[i].count && idSums[i] === expected[i].idSum).length,
+      eventsCommitted: committed.perUser.reduce((n, e) => n + e.count, 0),
       duplicates: reports.reduce((n, r) => n + r.duplicates, 0),
       streamsClosed: reports.reduce((n, r) => n + r.closed, 0),
       p50: percentileMs(histogram, 50),

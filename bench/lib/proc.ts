@@ -15,8 +15,8 @@ function track(child: ChildProcess): ChildProcess {
 }
 
 /** Runs a TypeScript file under tsx in its own process, with an IPC channel. */
-export function forkTs(file: string, args: string[] = [], env: NodeJS.ProcessEnv = process.env): ChildProcess {
-  return track(fork(join(ROOT, file), args, { cwd: ROOT, env, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+export function forkTs(file: string, args: string[] = [], env: NodeJS.ProcessEnv = process.env, nodeFlags: string[] = []): ChildProcess {
+  return track(fork(join(ROOT, file), args, { cwd: ROOT, env, execArgv: [...nodeFlags, '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
 }
 
 /** Spawns a plain process (the built server); the tail of its output (logs at warn and above, crashes) is kept for reports. */

@@ -70,14 +70,14 @@ function objectTable(rows: ObjectRow[]): string[] {
 
 function fanoutTable(rows: Results['fanout']): string[] {
   const out = [
-    '| backend | subscribers | users | connected | events written (sent/s) | writer PUT p50 / p99 ms | deliveries received / expected | subscribers complete | delivery p50 ms | p99 ms | max ms | server RSS idle / connected / peak MB | server CPU % | client CPU % | note |',
-    '|---|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---|---:|---|---|',
+    '| backend | subscribers | users | connected | events written (sent/s) | committed (log) | writer PUT p50 / p99 ms | deliveries received / expected | subscribers complete | delivery p50 ms | p99 ms | max ms | server RSS idle / connected / peak MB | server CPU % | client CPU % | note |',
+    '|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---:|---|---|',
   ];
   for (const r of rows) {
     const users = r.mode === 'shared' ? 'one user, many streams' : 'one user each';
-    const note = [r.aborted, ...r.connectFailures, ...r.writeFailures].filter(Boolean).join('; ').replace(/\|/g, '/').slice(0, 200);
+    const note = [r.aborted, r.duplicates ? `${r.duplicates} repeated or out-of-order ids` : null, ...r.connectFailures, ...r.writeFailures].filter(Boolean).join('; ').replace(/\|/g, '/').slice(0, 200);
     out.push(
-      `| ${r.backend} | ${r.subscribers} | ${users} | ${r.connected} | ${r.eventsWritten}${r.writesFailed ? ` + ${r.writesFailed} failed` : ''} (${r.achievedRate}) | ${fmt(r.putP50)} / ${fmt(r.putP99)} | ${r.deliveriesReceived} / ${r.deliveriesExpected} | ${r.subscribersComplete} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.max)} | ${fmt(r.rssIdleMb)} / ${fmt(r.rssConnectedMb)} / ${fmt(r.rssPeakMb)} | ${fmt(r.serverCpuPct)} | ${r.clientCpuPct.join(', ')} | ${note} |`,
+      `| ${r.backend} | ${r.subscribers} | ${users} | ${r.connected} | ${r.eventsWritten}${r.writesFailed ? ` + ${r.writesFailed} failed` : ''} (${r.achievedRate}) | ${r.eventsCommitted ?? '–'} | ${fmt(r.putP50)} / ${fmt(r.putP99)} | ${r.deliveriesReceived} / ${r.deliveriesExpected} | ${r.subscribersComplete} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.max)} | ${fmt(r.rssIdleMb)} / ${fmt(r.rssConnectedMb)} / ${fmt(r.rssPeakMb)} | ${fmt(r.serverCpuPct)} | ${r.clientCpuPct.join(', ')} | ${note} |`,
     );
   }
   return out;
@@ -137,7 +137,7 @@ export function renderMarkdown(r: Results): string {
     lines.push(
       '## Event fan-out',
       '',
-      'One writer creates objects at a steady rate (JWT, PUT /api/objects); subscribers hold GET /api/events/object_created open from separate processes. Latency is from just before the writer sends the PUT to the moment a subscriber has the whole event (the send time travels inside the ciphertext). "one user each": the writer goes round-robin over the users, so each subscriber expects its own user\'s events; "one user, many streams": every subscriber expects every event.',
+      'One writer creates objects at a steady rate (JWT, PUT /api/objects); subscribers hold GET /api/events/object_created open from separate processes. Latency is from just before the writer sends the PUT to the moment a subscriber has the whole event (the send time travels inside the ciphertext). "Deliveries expected" and "subscribers complete" are checked against the event log: a subscriber is complete when its count and the sum of its ids equal its user\'s committed object_created events, so a write that timed out at the writer but committed is expected too. "one user each": the writer goes round-robin over the users, so each subscriber expects its own user\'s events; "one user, many streams": every subscriber expects every event.',
       '',
       ...fanoutTable(r.fanout),
       '',

@@ -2,6 +2,8 @@
 // subscriber computes write-to-receipt latency from the event alone. The clock
 // is process.hrtime (CLOCK_MONOTONIC), shared by every process on the machine.
 const MAGIC = 0x424e4348; // "BNCH"
+/** The magic as the hex text it becomes in an event's content. */
+export const STAMP_MAGIC_HEX = MAGIC.toString(16);
 
 /** A ciphertext of `size` bytes whose first 16 bytes carry the current time. */
 export function stampedContent(size: number, filler: Buffer): Buffer {
@@ -20,3 +22,4 @@ export function readStamp(content: string): bigint | null {
   }
   return null;
 }
+

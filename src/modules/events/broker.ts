@@ -4,8 +4,16 @@
 // announce() from this instance, on NOTIFY from other instances (PostgreSQL),
 // and on a slow safety poll. Delivery is synchronous and never waits on a
 // socket: a slow subscriber buffers (and is ended by its own limit), it never
-// holds up the loop, writers or other subscribers.
+// holds up the loop, writers or other subscribers. Every event read is kept in
+// the recent events (for streams catching up) before it is delivered, and the
+// write scheduler is flushed after each batch (coalesced writes).
+//
+// While nobody is subscribed on this instance the loop reads nothing (a write
+// costs no query here); the first stream to open re-syncs the cursor the way
+// start() does before it subscribes.
+import type { WriteScheduler } from './delivery.js';
 import type { EventChannel } from './pg-channel.js';
+import type { RecentEvents } from './recent.js';
 import type { EventRecorder } from './recorder.js';
 import type { EventStore } from './store.js';
 import { StreamEvent } from './stream-event.js';
@@ -13,6 +21,8 @@ import { StreamEvent } from './stream-event.js';
 /** One open stream as the broker sees it. */
 export interface EventSubscriber {
   readonly userId: string;
+  /** Subscribers with equal keys accept the same events: `accepts` is asked once per key and event. */
+  readonly selectionKey: string;
   /** Whether this subscriber wants the event (its types and payload filters). */
   accepts(event: StreamEvent): boolean;
   /** Takes the event without blocking. Called only with events of `userId`, in increasing id order. */
@@ -25,8 +35,12 @@ export interface BrokerOptions {
   pollIntervalMs: number;
   /** How long an id skipped by the sequence is waited for (PostgreSQL: a transaction still in flight, or rolled back). */
   gapRetentionMs: number;
-  /** Ids below the log's end inspected at start for such gaps. */
+  /** Ids below the log's end inspected at start (and at a re-sync) for such gaps. */
   startLookback: number;
+  /** Where every event read is kept for streams catching up. */
+  recent: RecentEvents | null;
+  /** Flushed after each batch read. */
+  scheduler: WriteScheduler | null;
   now: () => number;
   onError: (err: unknown) => void;
 }
@@ -35,7 +49,9 @@ const MAX_TRACKED_GAPS = 10_000;
 const MAX_GAP_IDS_PER_QUERY = 500;
 
 export class EventBroker {
-  private readonly byUser = new Map<string, Set<EventSubscriber>>();
+  /** Per user, subscribers grouped by selection. */
+  private readonly byUser = new Map<string, Map<string, Set<EventSubscriber>>>();
+  private readonly countByUser = new Map<string, number>();
   private total = 0;
   /** Bumped on every subscribe: an ids-only read that overlapped a subscribe is not trusted. */
   private generation = 0;
@@ -44,8 +60,11 @@ export class EventBroker {
   /** Ids below the cursor not seen yet, with when they were first missed. */
   private readonly gaps = new Map<number, number>();
   private starting: Promise<void> | null = null;
-  private ready = false;
+  private started = false;
   private running: Promise<void> | null = null;
+  /** Wake-ups were skipped while nobody was subscribed: the cursor may be far behind the log. */
+  private behind = false;
+  private resyncing: Promise<void> | null = null;
   private wakeAgain = false;
   private stopped = false;
   private pollTimer: NodeJS.Timeout | null = null;
@@ -63,6 +82,8 @@ export class EventBroker {
       pollIntervalMs: 2000,
       gapRetentionMs: 60_000,
       startLookback: 1000,
+      recent: null,
+      scheduler: null,
       now: Date.now,
       onError: () => {},
       ...options,
@@ -82,11 +103,7 @@ export class EventBroker {
    */
   start(): Promise<void> {
     this.starting ??= (async () => {
-      const latest = await this.store.latestId();
-      this.cursor = Math.max(0, latest - this.options.startLookback);
-      while (await this.readOnce()) {
-        // nobody can be subscribed yet: these reads are ids only
-      }
+      await this.sync();
       await this.channel?.listen({
         onHint: (id) => {
           if (id > this.cursor || this.gaps.size > 0) this.wake();
@@ -95,41 +112,85 @@ export class EventBroker {
       });
       this.pollTimer = setInterval(() => this.wake(), this.options.pollIntervalMs);
       this.pollTimer.unref();
-      this.ready = true;
+      this.started = true;
       this.wake(); // commits announced while starting
     })();
     // A failed start (database unreachable) is retried by the next stream instead of failing every one after it.
     this.starting.catch(() => {
-      if (!this.ready) this.starting = null;
+      if (!this.started) this.starting = null;
     });
     return this.starting;
   }
 
-  /** Adds a subscriber; it receives events read from now on (call start() first). */
+  /**
+   * Call before subscribe(): starts the loop, and when reads were skipped while
+   * nobody was subscribed, moves the cursor to the log's end first (as start()
+   * does), so the new stream's events are read with their payloads and not a
+   * backlog nobody wants.
+   */
+  async ready(): Promise<void> {
+    await this.start();
+    if (this.total > 0 || !this.behind) return;
+    this.resyncing ??= (async () => {
+      while (this.running) await this.running;
+      await this.sync();
+    })().finally(() => {
+      this.resyncing = null;
+    });
+    await this.resyncing;
+  }
+
+  /**
+   * Moves the cursor to just below the log's end and reads the ids from there
+   * (so events still uncommitted are waited for instead of skipped). Ids only:
+   * nobody is subscribed. A subscribe meanwhile stops it where it is, and the
+   * payload reads go on from there.
+   */
+  private async sync(): Promise<void> {
+    const generation = this.generation;
+    const latest = await this.store.latestId();
+    if (generation !== this.generation) return;
+    this.cursor = Math.max(this.cursor, latest - this.options.startLookback);
+    this.options.recent?.reset(this.cursor);
+    while (await this.readIds()) {
+      // more ids
+    }
+    if (generation === this.generation) this.behind = false;
+  }
+
+  /** Adds a subscriber; it receives events read from now on (call ready() first). */
   subscribe(subscriber: EventSubscriber): () => void {
-    let set = this.byUser.get(subscriber.userId);
-    if (!set) this.byUser.set(subscriber.userId, (set = new Set()));
-    set.add(subscriber);
+    const { userId, selectionKey } = subscriber;
+    let groups = this.byUser.get(userId);
+    if (!groups) this.byUser.set(userId, (groups = new Map()));
+    let group = groups.get(selectionKey);
+    if (!group) groups.set(selectionKey, (group = new Set()));
+    group.add(subscriber);
+    this.countByUser.set(userId, (this.countByUser.get(userId) ?? 0) + 1);
     this.total += 1;
     this.generation += 1;
     let subscribed = true;
     return () => {
       if (!subscribed) return;
       subscribed = false;
-      set.delete(subscriber);
+      group.delete(subscriber);
       this.total -= 1;
-      if (set.size === 0 && this.byUser.get(subscriber.userId) === set) this.byUser.delete(subscriber.userId);
+      const left = (this.countByUser.get(userId) ?? 1) - 1;
+      if (left > 0) this.countByUser.set(userId, left);
+      else this.countByUser.delete(userId);
+      if (group.size === 0 && groups.get(selectionKey) === group) groups.delete(selectionKey);
+      if (groups.size === 0 && this.byUser.get(userId) === groups) this.byUser.delete(userId);
     };
   }
 
   /** Open subscriptions of one user on this instance, or of everyone. */
   subscriberCount(userId?: string): number {
-    return userId === undefined ? this.total : (this.byUser.get(userId)?.size ?? 0);
+    return userId === undefined ? this.total : (this.countByUser.get(userId) ?? 0);
   }
 
   /** Asks the loop to read new rows; calls during a read coalesce into one more read. */
   wake(): void {
-    if (!this.ready || this.stopped) return;
+    if (!this.started || this.stopped) return;
     if (this.running) {
       this.wakeAgain = true;
       return;
@@ -146,6 +207,7 @@ export class EventBroker {
     await this.starting?.catch(() => {});
     if (this.pollTimer) clearInterval(this.pollTimer);
     await this.running;
+    this.options.scheduler?.stop();
     await this.channel?.close();
   }
 
@@ -163,23 +225,38 @@ export class EventBroker {
 
   /** One batch; true when there may be more to read right away. */
   private async readOnce(): Promise<boolean> {
+    if (this.total === 0) {
+      // Nobody to deliver to: no query at all (the next stream's ready() re-syncs).
+      this.behind = true;
+      return false;
+    }
     this.expireGaps();
     const gapIds = [...this.gaps.keys()].slice(0, MAX_GAP_IDS_PER_QUERY);
     const limit = this.options.batchSize;
-    if (this.total === 0) {
-      // Nobody to deliver to: move the cursor (and track gaps) without reading payloads.
-      const generation = this.generation;
-      const ids = await this.store.listIdsAfter(this.cursor, gapIds, limit * 10);
-      if (generation !== this.generation) return true; // someone subscribed meanwhile: read these again, with payloads
-      for (const id of ids) this.advance(id);
-      return ids.length === limit * 10;
-    }
     const rows = await this.store.listAfter(this.cursor, gapIds, limit);
+    const { recent, scheduler } = this.options;
     for (const row of rows) {
       this.advance(row.id);
-      this.fanOut(new StreamEvent(row));
+      const event = new StreamEvent(row);
+      recent?.add(event); // before delivery: a stream catching up finds it there
+      this.fanOut(event);
     }
+    scheduler?.flush();
     return rows.length === limit;
+  }
+
+  /** Ids only, while nobody is subscribed (start, re-sync); false when done or someone subscribed meanwhile. */
+  private async readIds(): Promise<boolean> {
+    this.expireGaps();
+    const gapIds = [...this.gaps.keys()].slice(0, MAX_GAP_IDS_PER_QUERY);
+    const limit = this.options.batchSize * 10;
+    const generation = this.generation;
+    const ids = await this.store.listIdsAfter(this.cursor, gapIds, limit);
+    if (generation !== this.generation) return false; // someone subscribed: the payload reads go on from the cursor
+    for (const id of ids) this.advance(id);
+    // Not kept: the recent events start after these.
+    this.options.recent?.reset(this.cursor);
+    return ids.length === limit;
   }
 
   private advance(id: number): void {
@@ -206,13 +283,19 @@ export class EventBroker {
   }
 
   private fanOut(event: StreamEvent): void {
-    const subscribers = this.byUser.get(event.userId);
-    if (!subscribers) return;
-    for (const subscriber of [...subscribers]) {
-      try {
-        if (subscriber.userId === event.userId && subscriber.accepts(event)) subscriber.deliver(event);
-      } catch (err) {
-        this.options.onError(err);
+    const groups = this.byUser.get(event.userId);
+    if (!groups) return;
+    for (const group of groups.values()) {
+      let accepted: boolean | undefined;
+      // A Set may lose members while it is iterated (a stream closing); they are then skipped.
+      for (const subscriber of group) {
+        try {
+          accepted ??= subscriber.userId === event.userId && subscriber.accepts(event);
+          if (!accepted) break;
+          subscriber.deliver(event);
+        } catch (err) {
+          this.options.onError(err);
+        }
       }
     }
   }

@@ -1,24 +1,35 @@
-// One open event stream. It subscribes BEFORE it replays, holds live events
-// while replaying, and drops every id it has already passed (a user's events
-// reach it in increasing id order), so nothing is missed or sent twice across
-// the replay/live boundary.
+// One open event stream. It subscribes BEFORE it replays, and drops every id it
+// has already passed (a user's events reach it in increasing id order), so
+// nothing is missed or sent twice across the replay/live boundary.
 //
-// Memory stays bounded however slow the client: live frames are queued only
-// while the socket's backlog is under maxBufferedBytes. Past it, the stream
-// stops queueing and "catches up": once the client has read the backlog it
-// pages the missed events from the log (paced by the socket), then goes live
-// again. A client that does not drain within slowClientTimeoutMs is ended; it
-// resumes with Last-Event-ID. A burst to a fast client costs a short replay,
-// never a disconnect.
+// Live: events the broker delivers wait in `pending` until the write scheduler
+// flushes them (at once when the stream has been quiet, else after a short
+// window, all in one write).
+//
+// Catching up (at open, and whenever the stream fell behind): live events are
+// not kept; the stream reads what it has not sent from the broker's recent
+// events, or from the log when those do not reach back far enough, paced by
+// the socket, and goes live again in the same synchronous step that finds
+// nothing more to send. Every event the broker reads is added to the recent
+// events before it is delivered, so the step from catching up to live loses
+// nothing.
+//
+// Memory stays bounded however slow the client: frames are queued only while
+// the socket's backlog is under maxBufferedBytes and, when the instance's total
+// is over its limit, only by streams with no backlog. A stream that stopped
+// queueing catches up once the client has read its backlog; a client that does
+// not drain within slowClientTimeoutMs is ended and resumes with Last-Event-ID.
 import type { EventSubscriber } from './broker.js';
-import { type EventSelection, matchesPayload, matchesType } from './selection.js';
+import type { BufferBudget, Flushable, JoinCache, Slots, WriteScheduler } from './delivery.js';
+import type { RecentEvents } from './recent.js';
+import { type EventSelection, matchesPayload, matchesType, selectionKey } from './selection.js';
 import type { EventStore } from './store.js';
-import { StreamEvent } from './stream-event.js';
+import { Frames, StreamEvent } from './stream-event.js';
 
 /** Where frames go: the HTTP response, seen without Fastify or node:http. */
 export interface StreamSink {
-  /** Queues text; false when the transport would like us to wait for drain. */
-  write(chunk: string | Buffer): boolean;
+  /** Queues bytes; false when the transport would like us to wait for drain. */
+  write(data: Frames | string): boolean;
   /** Bytes queued and not yet handed to the network. */
   readonly bufferedBytes: number;
   readonly closed: boolean;
@@ -27,6 +38,8 @@ export interface StreamSink {
   /** graceful: flush and end; otherwise drop the connection and what it still holds. */
   end(graceful: boolean): void;
   onClose(listener: () => void): void;
+  /** Called when everything queued has been handed to the network. */
+  onDrain?(listener: () => void): void;
 }
 
 export interface ConnectionOptions {
@@ -36,35 +49,58 @@ export interface ConnectionOptions {
   reauthIntervalMs: number;
   /** The `retry:` hint sent first: how long a client waits before reconnecting. */
   retryMs: number;
+  /** Rows per log read when catching up. */
   replayBatch: number;
-  /** Live events held while catching up; past it they are dropped and read from the log instead. */
-  maxHeldEvents: number;
+  /** Bytes written from the recent events before the stream waits for the socket. */
+  catchUpWriteBytes: number;
+  /** While the instance's total is over its limit, a stream's own limit shrinks to this. */
+  pressureBytes: number;
+}
+
+/** What every stream of an instance shares (see delivery.ts, recent.ts). */
+export interface DeliveryContext {
+  store: EventStore;
+  recent: RecentEvents;
+  scheduler: WriteScheduler;
+  budget: BufferBudget;
+  /** Concurrent log reads for catching up (each holds a page of rows until the socket took it). */
+  logSlots: Slots;
+  /** Shared concatenations of recent events for streams catching up. */
+  joins: JoinCache;
+  options: ConnectionOptions;
 }
 
 export type CloseReason = 'client' | 'slow' | 'shutdown' | 'unauthorized' | 'error';
 
-export class EventConnection implements EventSubscriber {
+export class EventConnection implements EventSubscriber, Flushable {
   private state: 'opened' | 'catching-up' | 'live' | 'closed' = 'opened';
   /** Everything of this user up to this id is handled (sent, or filtered out). */
   private lastId: number;
-  private held: StreamEvent[] = [];
-  private heldOverflowed = false;
+  private pending: StreamEvent[] = [];
+  lastWriteAt = -Infinity;
+  /** The recent events' epoch in which this stream knows they hold everything it has not sent; -1: not known. */
+  private syncedEpoch = -1;
+  /** This stream's share of the budget's total. */
+  private accounted = 0;
   private sink: StreamSink | null = null;
   private timers: NodeJS.Timeout[] = [];
   private unsubscribe: () => void = () => {};
   private readonly closeListeners: Array<(reason: CloseReason) => void> = [];
+  private readonly options: ConnectionOptions;
+  readonly selectionKey: string;
 
   constructor(
     readonly userId: string,
     private readonly selection: EventSelection,
     /** Send events after this id. */
     startAfter: number,
-    private readonly store: EventStore,
-    private readonly options: ConnectionOptions,
+    private readonly context: DeliveryContext,
     /** Re-checks the caller's credential; false ends the stream. */
     private readonly stillAuthorized: () => Promise<boolean>,
   ) {
     this.lastId = startAfter;
+    this.options = context.options;
+    this.selectionKey = selectionKey(selection);
   }
 
   get isClosed(): boolean {
@@ -84,9 +120,13 @@ export class EventConnection implements EventSubscriber {
     return matchesType(this.selection, event.type) && matchesPayload(this.selection, event);
   }
 
+  /** Live: queued for the scheduler. Otherwise dropped: the catch-up reads it from the recent events (or the log). */
   deliver(event: StreamEvent): void {
-    if (this.state === 'live') this.send(event);
-    else if (this.state !== 'closed') this.hold(event);
+    if (this.state !== 'live' || event.id <= this.lastId) return;
+    // Never out of order (Last-Event-ID would then repeat events): one user's events arrive in id order.
+    if (this.pending.length && event.id <= this.pending[this.pending.length - 1].id) return;
+    this.pending.push(event);
+    if (this.pending.length === 1) this.context.scheduler.mark(this);
   }
 
   /** Starts writing to the client: preamble, replay after the start id, then live events. */
@@ -95,6 +135,9 @@ export class EventConnection implements EventSubscriber {
     this.sink = sink;
     sink.onClose(() => this.close('client'));
     if (sink.closed) return this.close('client');
+    sink.onDrain?.(() => {
+      if (this.state !== 'closed') this.account(sink.bufferedBytes);
+    });
     sink.write(`retry: ${this.options.retryMs}\n: connected\n\n`);
     this.timers.push(setInterval(() => this.keepAlive(), this.options.keepAliveMs));
     this.timers.push(setInterval(() => void this.reauthorize(), this.options.reauthIntervalMs));
@@ -106,53 +149,88 @@ export class EventConnection implements EventSubscriber {
     if (this.state === 'closed') return;
     this.state = 'closed';
     this.unsubscribe();
+    this.context.scheduler.forget(this);
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
-    this.held = [];
+    this.pending = [];
+    this.account(0);
     // A slow client's queued bytes go with its socket; it resumes with Last-Event-ID.
     this.sink?.end(reason !== 'slow' && reason !== 'error');
     for (const listener of this.closeListeners) listener(reason);
   }
 
-  private hold(event: StreamEvent): void {
-    if (this.held.length < this.options.maxHeldEvents) {
-      this.held.push(event);
-      return;
-    }
-    // Too many to hold: forget them; the replay reads them from the log.
-    this.held = [];
-    this.heldOverflowed = true;
-  }
-
-  private send(event: StreamEvent): void {
-    if (event.id <= this.lastId) return; // already sent by a replay (or filtered out there)
-    if (this.sink!.bufferedBytes > this.options.maxBufferedBytes) {
-      // The client is behind: stop queueing; this event and later ones come from the log once it has read.
+  /** Called by the scheduler: one write for everything pending, unless the client is behind. */
+  flush(now: number, shared: Map<string, Frames>): void {
+    const pending = this.pending;
+    this.pending = [];
+    if (this.state !== 'live' || pending.length === 0) return;
+    if (this.overLimit()) {
+      // Behind: these and later events come from the recent events (or the log) once the client has read.
       void this.catchUp();
       return;
     }
-    this.lastId = event.id;
-    this.sink!.write(event.frame);
+    let frames: Frames;
+    if (pending.length === 1) frames = pending[0].frames;
+    else {
+      const key = pending.map((e) => e.id).join(',');
+      frames = shared.get(key) ?? Frames.join(pending.map((e) => e.frames));
+      shared.set(key, frames);
+    }
+    this.lastId = pending[pending.length - 1].id;
+    this.lastWriteAt = now;
+    this.sink!.write(frames);
+    this.account(this.sink!.bufferedBytes);
   }
 
-  /** Waits out the backlog, replays from lastId, then goes live with the held events. */
+  /** Refreshes the socket's backlog in the budget; true when this stream must not queue more now. */
+  private overLimit(): boolean {
+    const buffered = this.sink!.bufferedBytes;
+    this.account(buffered);
+    const limit = this.context.budget.exceeded ? Math.min(this.options.maxBufferedBytes, this.options.pressureBytes) : this.options.maxBufferedBytes;
+    return buffered > limit;
+  }
+
+  private account(bytes: number): void {
+    this.context.budget.total += bytes - this.accounted;
+    this.accounted = bytes;
+  }
+
+  /** Waits out the backlog, sends what was missed (recent events, else the log), then goes live. */
   private async catchUp(): Promise<void> {
     if (this.state === 'closed' || this.state === 'catching-up') return;
     this.state = 'catching-up';
-    this.held = [];
-    this.heldOverflowed = false;
+    this.pending = [];
+    this.context.scheduler.forget(this);
+    const { recent } = this.context;
     try {
       for (;;) {
-        if (this.sink!.bufferedBytes > this.options.maxBufferedBytes && !(await this.drained())) return;
-        if (!(await this.replay())) return;
-        if (this.sink!.bufferedBytes > this.options.maxBufferedBytes) continue;
-        const held = this.held;
-        this.held = [];
-        this.state = 'live';
-        for (const event of held) {
-          this.send(event);
-          if (this.state !== 'live') return; // fell behind again: a new catch-up has started
+        if (this.overLimit()) {
+          if (!(await this.drained())) return;
+          continue;
         }
+        if (this.syncedEpoch !== recent.epoch && this.lastId >= recent.floorFor(this.userId)) this.syncedEpoch = recent.epoch;
+        if (this.syncedEpoch !== recent.epoch || this.lastId < recent.evictedFloorFor(this.userId)) {
+          // The recent events do not reach back to lastId: read the log up to its end first.
+          if (!(await this.replayLog())) return;
+          continue;
+        }
+        // From the recent events, synchronously up to a byte budget; live in the same step when nothing is left.
+        const events = recent.after(this.userId, this.lastId, this.options.catchUpWriteBytes);
+        const wanted: StreamEvent[] = [];
+        for (const event of events) {
+          this.lastId = event.id;
+          if (this.accepts(event)) wanted.push(event);
+        }
+        if (wanted.length) {
+          this.sink!.write(this.context.joins.get(wanted));
+          this.lastWriteAt = performance.now();
+        }
+        this.account(this.sink!.bufferedBytes);
+        if (events.length && recent.after(this.userId, this.lastId, 1).length) {
+          if (!(await this.drained())) return;
+          continue;
+        }
+        this.state = 'live';
         return;
       }
     } catch {
@@ -160,32 +238,64 @@ export class EventConnection implements EventSubscriber {
     }
   }
 
-  /** Pages through the log after lastId, paced by the socket; false when the stream ended meanwhile. */
-  private async replay(): Promise<boolean> {
-    do {
-      this.heldOverflowed = false;
-      for (;;) {
-        const rows = await this.store.listForUser(this.userId, this.lastId, this.selection.types, this.options.replayBatch);
+  /**
+   * Pages through the log after lastId up to its end, paced by the socket; false
+   * when the stream ended meanwhile. Each page holds a log slot until the socket
+   * has taken it, so at most that many pages of rows are in memory at once.
+   * Afterwards the recent events hold everything this stream has not sent
+   * (it subscribed before the reads), unless they evict it.
+   */
+  private async replayLog(): Promise<boolean> {
+    const { store, recent, logSlots } = this.context;
+    for (;;) {
+      const release = await logSlots.acquire();
+      try {
         if (this.state !== 'catching-up') return false;
+        const epoch = recent.epoch;
+        const evictedBefore = recent.evictedFloorFor(this.userId);
+        const rows = await store.listForUser(this.userId, this.lastId, this.selection.types, this.options.replayBatch);
+        if (this.state !== 'catching-up') return false;
+        const frames: Frames[] = [];
         for (const row of rows) {
           const event = new StreamEvent(row);
           if (event.id <= this.lastId) continue;
           this.lastId = event.id;
-          if (!matchesPayload(this.selection, event)) continue;
-          if (!this.sink!.write(event.frame) && !(await this.drained())) return false;
+          if (matchesPayload(this.selection, event)) frames.push(event.frames);
         }
-        if (rows.length < this.options.replayBatch) break;
+        if (frames.length) {
+          this.sink!.write(Frames.join(frames));
+          this.lastWriteAt = performance.now();
+        }
+        this.account(this.sink!.bufferedBytes);
+        if (!(await this.drained())) return false;
+        if (rows.length < this.options.replayBatch) {
+          // Evicted events were read, so committed, before this query: it has handled them (sent, or not of our types).
+          this.lastId = Math.max(this.lastId, evictedBefore);
+          this.syncedEpoch = epoch;
+          return true;
+        }
+      } finally {
+        release();
       }
-    } while (this.heldOverflowed);
-    return true;
+    }
   }
 
   /** Waits for the client to read what is queued; ends the stream as slow when it does not in time. */
   private async drained(): Promise<boolean> {
+    const before = this.sink!.bufferedBytes;
     const ok = await this.sink!.waitForDrain(this.options.slowClientTimeoutMs);
     if (this.state !== 'catching-up') return false;
-    if (!ok) this.close(this.sink!.closed ? 'client' : 'slow');
-    return ok;
+    if (!ok) {
+      this.close(this.sink!.closed ? 'client' : 'slow');
+      return false;
+    }
+    // No drain was due (the backlog is under the transport's mark) and nothing moved: give the socket a turn.
+    if (before > 0 && this.sink!.bufferedBytes >= before) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (this.state !== 'catching-up') return false;
+    }
+    this.account(this.sink!.bufferedBytes);
+    return true;
   }
 
   private keepAlive(): void {

@@ -90,3 +90,10 @@ export function matchesPayload(selection: EventSelection, event: StreamEvent): b
     return patterns.some((p) => (typeof p === 'string' ? p === text : p.test(text)));
   });
 }
+
+/** Equal for selections that accept the same events (the broker tests such streams once per event). */
+export function selectionKey(selection: EventSelection): string {
+  const types = selection.types ? [...selection.types].sort() : null;
+  const filters = selection.filters.map((f) => [f.field, f.patterns.map((p) => (typeof p === 'string' ? `=${p}` : `~${p.source}`))]);
+  return JSON.stringify([types, filters]);
+}

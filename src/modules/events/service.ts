@@ -5,13 +5,19 @@ import type { EventStreamConfig } from '../../config.js';
 import type { DatabaseHandle } from '../../db/database.js';
 import { AppError, invalidInput } from '../../http/errors.js';
 import { EventBroker } from './broker.js';
-import { type ConnectionOptions, EventConnection } from './connection.js';
+import { type DeliveryContext, EventConnection } from './connection.js';
+import { BufferBudget, JoinCache, Slots, WriteScheduler } from './delivery.js';
 import { PgEventChannel } from './pg-channel.js';
+import { RecentEvents } from './recent.js';
 import type { EventRecorder } from './recorder.js';
 import { parseFilters, parseTypes } from './selection.js';
 import { EventStore } from './store.js';
+import { Frames } from './stream-event.js';
 
 type ErrorReporter = (err: unknown, context: string) => void;
+
+/** Log reads for streams catching up at once per instance (each holds a page of up to 200 rows until its socket took it). */
+const LOG_READ_SLOTS = 8;
 
 /**
  * The delivery side of events for one instance: store, broker (woken by the
@@ -22,8 +28,10 @@ export function createEventStreams(database: DatabaseHandle, recorder: EventReco
   let report: ErrorReporter = () => {};
   const store = new EventStore(database.db);
   const channel = database.pgPool ? new PgEventChannel(database.pgPool, { onError: (err) => report(err, 'event LISTEN/NOTIFY') }) : null;
-  const broker = new EventBroker(store, recorder, channel, { pollIntervalMs: config.pollIntervalMs, onError: (err) => report(err, 'event broker') });
-  return new EventStreamService(store, broker, config, (reporter) => (report = reporter));
+  const recent = new RecentEvents(config.recentBytes);
+  const scheduler = new WriteScheduler(config.coalesceMs);
+  const broker = new EventBroker(store, recorder, channel, { pollIntervalMs: config.pollIntervalMs, recent, scheduler, onError: (err) => report(err, 'event broker') });
+  return new EventStreamService(store, broker, config, (reporter) => (report = reporter), { recent, scheduler });
 }
 
 export interface OpenStreamInput {
@@ -39,22 +47,32 @@ export interface OpenStreamInput {
 
 export class EventStreamService {
   private readonly connections = new Set<EventConnection>();
-  private readonly connectionOptions: ConnectionOptions;
+  /** Shared by every stream of this instance. */
+  readonly delivery: DeliveryContext;
 
   constructor(
     private readonly store: EventStore,
     readonly broker: EventBroker,
     private readonly config: EventStreamConfig,
     private readonly setReporter: (reporter: ErrorReporter) => void = () => {},
+    shared: { recent: RecentEvents; scheduler: WriteScheduler } = { recent: new RecentEvents(config.recentBytes), scheduler: new WriteScheduler(config.coalesceMs) },
   ) {
-    this.connectionOptions = {
-      keepAliveMs: config.keepAliveMs,
-      maxBufferedBytes: config.maxBufferedBytes,
-      slowClientTimeoutMs: config.slowClientTimeoutMs,
-      reauthIntervalMs: config.reauthIntervalMs,
-      retryMs: 2000,
-      replayBatch: 200,
-      maxHeldEvents: 1000,
+    this.delivery = {
+      store,
+      ...shared,
+      budget: new BufferBudget(config.maxBufferedTotalBytes),
+      logSlots: new Slots(LOG_READ_SLOTS),
+      joins: new JoinCache(Frames.join),
+      options: {
+        keepAliveMs: config.keepAliveMs,
+        maxBufferedBytes: config.maxBufferedBytes,
+        slowClientTimeoutMs: config.slowClientTimeoutMs,
+        reauthIntervalMs: config.reauthIntervalMs,
+        retryMs: 2000,
+        replayBatch: 200,
+        catchUpWriteBytes: 64 * 1024,
+        pressureBytes: 64 * 1024,
+      },
     };
   }
 
@@ -68,7 +86,7 @@ export class EventStreamService {
     const types = parseTypes(input.type);
     const filters = parseFilters(input.query);
     const after = parseEventId(input.lastEventId);
-    await this.broker.start();
+    await this.broker.ready();
     // An id past the user's newest event cannot have come from their stream (the log was reset, or
     // it is made up): start at the present rather than stay silent until ids catch up with it.
     const newest = await this.store.latestIdForUser(input.userId);
@@ -78,7 +96,7 @@ export class EventStreamService {
     if (this.broker.subscriberCount(input.userId) >= max) {
       throw new AppError('rate_limited', `at most ${max} event streams may be open at once per user: close one first`);
     }
-    const connection = new EventConnection(input.userId, { types, filters }, startAfter, this.store, this.connectionOptions, input.stillAuthorized);
+    const connection = new EventConnection(input.userId, { types, filters }, startAfter, this.delivery, input.stillAuthorized);
     connection.bindSubscription(this.broker.subscribe(connection));
     this.connections.add(connection);
     connection.onClose(() => this.connections.delete(connection));

@@ -2,13 +2,56 @@
 // instance, however many subscribers receive it.
 import type { EventRow } from './store.js';
 
+/**
+ * Bytes for the wire: one or more server-sent event frames, built once and
+ * shared by every stream that sends them. `chunked` is the same bytes as one
+ * HTTP/1.1 chunk (size line, frames, CRLF), so a stream on a chunked response
+ * writes them to its socket as they are; `raw` is a view into the same memory.
+ */
+export class Frames {
+  readonly chunked: Buffer;
+  readonly raw: Buffer;
+
+  private constructor(length: number, fill: (into: Buffer, at: number) => void) {
+    const head = `${length.toString(16)}\r\n`;
+    const buf = Buffer.allocUnsafe(head.length + length + 2);
+    buf.write(head, 0, 'latin1');
+    fill(buf, head.length);
+    buf.write('\r\n', head.length + length, 'latin1');
+    this.chunked = buf;
+    this.raw = buf.subarray(head.length, head.length + length);
+  }
+
+  static text(text: string): Frames {
+    return new Frames(Buffer.byteLength(text), (into, at) => into.write(text, at, 'utf8'));
+  }
+
+  /** Several frames as one write (one chunk). */
+  static join(list: readonly Frames[]): Frames {
+    if (list.length === 1) return list[0];
+    let length = 0;
+    for (const f of list) length += f.raw.length;
+    return new Frames(length, (into, at) => {
+      for (const f of list) at += f.raw.copy(into, at);
+    });
+  }
+
+  get byteLength(): number {
+    return this.chunked.length;
+  }
+
+  toString(): string {
+    return this.raw.toString('utf8');
+  }
+}
+
 export class StreamEvent {
   readonly id: number;
   readonly userId: string;
   readonly type: string;
   private readonly payloadText: string;
   private parsed: Record<string, unknown> | undefined;
-  private framed: Buffer | undefined;
+  private framed: Frames | undefined;
 
   constructor(row: EventRow) {
     this.id = row.id;
@@ -36,8 +79,17 @@ export class StreamEvent {
    * JSON.stringify output, which never holds a raw line break, so it is one
    * `data:` line as it is.
    */
-  get frame(): Buffer {
-    this.framed ??= Buffer.from(`id: ${this.id}\nevent: ${this.type}\ndata: ${this.payloadText}\n\n`);
+  get frames(): Frames {
+    this.framed ??= Frames.text(`id: ${this.id}\nevent: ${this.type}\ndata: ${this.payloadText}\n\n`);
     return this.framed;
+  }
+
+  get frame(): Buffer {
+    return this.frames.raw;
+  }
+
+  /** Roughly what keeping this event costs (its frame, its payload text, the object). */
+  get retainedBytes(): number {
+    return this.frames.byteLength + this.payloadText.length + 160;
   }
 }

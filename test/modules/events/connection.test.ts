@@ -2,8 +2,7 @@
 // StreamSink interface) stalls the replay at a chosen frame while new events
 // are committed and delivered by the real broker, over a real database.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConnectionOptions, EventConnection, type StreamSink } from '../../../src/modules/events/connection.js';
-import { EventStore } from '../../../src/modules/events/store.js';
+import { EventConnection, type StreamSink } from '../../../src/modules/events/connection.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { createVerifiedUser } from '../../support/factories.js';
 import { emit, eventually } from './support.js';
@@ -14,17 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const options: ConnectionOptions = {
-  keepAliveMs: 60_000,
-  maxBufferedBytes: 1024 * 1024,
-  slowClientTimeoutMs: 10_000,
-  reauthIntervalMs: 60_000,
-  retryMs: 2000,
-  replayBatch: 200,
-  maxHeldEvents: 1000,
-};
-
-/** A sink whose `stallAt`-th event frame reports a full buffer until release() is called. */
+/** A sink whose write holding the `stallAt`-th event frame reports a full buffer until release() is called. */
 function stallingSink(stallAt: number) {
   const ids: number[] = [];
   let release!: () => void;
@@ -32,11 +21,13 @@ function stallingSink(stallAt: number) {
   let stalled = false;
   const sink: StreamSink = {
     write(chunk) {
-      const id = /^id: (\d+)$/m.exec(chunk.toString());
-      if (!id) return true;
-      ids.push(Number(id[1]));
-      if (ids.length === stallAt) stalled = true;
-      return ids.length !== stallAt;
+      const found = [...chunk.toString().matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+      if (!found.length) return true;
+      const before = ids.length;
+      ids.push(...found);
+      const stalls = before < stallAt && ids.length >= stallAt;
+      if (stalls) stalled = true;
+      return !stalls;
     },
     bufferedBytes: 0,
     closed: false,
@@ -52,8 +43,11 @@ const deletions = (n: number, tag: string) =>
 
 async function openConnection(userId: string) {
   const broker = t.services.eventStreams.broker;
-  await broker.start();
-  const connection = new EventConnection(userId, { types: null, filters: [] }, 0, new EventStore(t.database.db), options, async () => true);
+  await broker.ready();
+  const delivery = t.services.eventStreams.delivery;
+  // A small replay page, so the log replay takes several pages.
+  const context = { ...delivery, options: { ...delivery.options, replayBatch: 200 } };
+  const connection = new EventConnection(userId, { types: null, filters: [] }, 0, context, async () => true);
   connection.bindSubscription(broker.subscribe(connection));
   return connection;
 }

@@ -1,0 +1,173 @@
+// What the streams of one instance share for delivery: the write scheduler
+// (coalescing), the bound on everyone's queued bytes, and the slots for log
+// replays. See docs/decisions/events.md ("Delivery at scale").
+import type { Frames } from './stream-event.js';
+
+/** A stream with frames waiting to be written. */
+export interface Flushable {
+  /** When this stream last wrote frames (performance.now()). */
+  readonly lastWriteAt: number;
+  /** Writes what is pending; `shared` holds the concatenations built in this pass, by the ids they hold. */
+  flush(now: number, shared: Map<string, Frames>): void;
+}
+
+/**
+ * Coalesces writes: a stream that has not written for the window writes at the
+ * end of the broker's batch; one that has waits until the window has passed
+ * since its last write, and everything that arrived meanwhile goes out as one
+ * write (one syscall instead of one per event). Streams at the same position
+ * share the concatenated Buffer. One timer for the whole instance.
+ *
+ * Under load the window widens to twice the time a full pass of writes took
+ * (up to maxWindowMs): with thousands of streams, each write costs a syscall,
+ * and a fixed window would have the instance writing all the time, falling
+ * further behind. A pass yields to the event loop every sliceMs so requests
+ * (the writes that create the events) are not held up behind it.
+ */
+export class WriteScheduler {
+  private readonly dirty = new Set<Flushable>();
+  private timer: NodeJS.Timeout | null = null;
+  private timerDue = Infinity;
+  private continuing = false;
+  /** CPU time of the current pass so far, and a smoothed figure of the last passes. */
+  private passMs = 0;
+  private passMsAverage = 0;
+
+  constructor(
+    readonly windowMs: number,
+    /** 0 turns gathering off altogether. */
+    readonly maxWindowMs = windowMs === 0 ? 0 : Math.max(windowMs, 250),
+    readonly sliceMs = 10,
+  ) {}
+
+  /** The window now in force (widened under load). */
+  get currentWindowMs(): number {
+    return Math.min(this.maxWindowMs, Math.max(this.windowMs, 2 * this.passMsAverage));
+  }
+
+  mark(stream: Flushable): void {
+    this.dirty.add(stream);
+  }
+
+  forget(stream: Flushable): void {
+    this.dirty.delete(stream);
+  }
+
+  /** Writes every stream whose window has passed; arms the timer for the rest. */
+  flush(): void {
+    if (this.continuing || this.dirty.size === 0) return; // a pass in progress picks the new ones up
+    const started = performance.now();
+    const window = this.currentWindowMs;
+    const shared = new Map<string, Frames>();
+    let nextDue = Infinity;
+    let now = started;
+    let count = 0;
+    for (const stream of this.dirty) {
+      const due = stream.lastWriteAt + window;
+      if (due <= now) {
+        this.dirty.delete(stream);
+        stream.flush(now, shared);
+        if (++count % 64 === 0) {
+          now = performance.now();
+          if (now - started > this.sliceMs) {
+            // Let requests in, then go on with this pass.
+            this.passMs += now - started;
+            this.continuing = true;
+            setImmediate(() => {
+              this.continuing = false;
+              this.flush();
+            });
+            return;
+          }
+        }
+      } else if (due < nextDue) nextDue = due;
+    }
+    this.passMs += performance.now() - started;
+    if (count > 0 || this.passMs > 0) {
+      this.passMsAverage = this.passMsAverage * 0.7 + this.passMs * 0.3;
+      this.passMs = 0;
+    }
+    if (nextDue === Infinity || (this.timer && this.timerDue <= nextDue)) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerDue = nextDue;
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        this.timerDue = Infinity;
+        this.flush();
+      },
+      Math.max(1, nextDue - performance.now()),
+    );
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.dirty.clear();
+  }
+}
+
+/**
+ * The sum of every stream's unsent bytes on this instance, as last seen by each
+ * stream (refreshed on every write and on drain). Past `limit`, a stream with a
+ * backlog stops queueing and catches up once it has drained.
+ */
+export class BufferBudget {
+  total = 0;
+  constructor(readonly limit: number) {}
+
+  get exceeded(): boolean {
+    return this.total > this.limit;
+  }
+}
+
+/** At most `size` holders at once, first come first served. */
+export class Slots {
+  private free: number;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(size: number) {
+    this.free = Math.max(1, size);
+  }
+
+  async acquire(): Promise<() => void> {
+    if (this.free > 0) this.free -= 1;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free += 1;
+    };
+  }
+}
+
+/**
+ * Concatenations of recent events for streams catching up, kept for a while by
+ * the ids they hold: streams at the same position (the usual case when many
+ * streams of one user fell behind together) write the same Buffer.
+ */
+export class JoinCache {
+  private readonly entries = new Map<string, Frames>();
+
+  constructor(
+    private readonly join: (list: readonly Frames[]) => Frames,
+    private readonly maxEntries = 64,
+  ) {}
+
+  get(events: readonly { id: number; frames: Frames }[]): Frames {
+    if (events.length === 1) return events[0].frames;
+    const key = events.map((e) => e.id).join(',');
+    let frames = this.entries.get(key);
+    if (frames) {
+      this.entries.delete(key); // most recently used last
+    } else {
+      frames = this.join(events.map((e) => e.frames));
+      if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    }
+    this.entries.set(key, frames);
+    return frames;
+  }
+}
