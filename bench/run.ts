@@ -16,7 +16,7 @@ import { type FanoutMode, runFanout } from './lib/fanout.js';
 import { findProfile, summarizeProfile } from './lib/profile.js';
 import { ROOT, forkTs, killAll, request, rssMb, rssParts, sleep, stop, withCpu } from './lib/proc.js';
 import { checkTargets } from './lib/checks.js';
-import { type LoadFigures, type Results, writeResults } from './lib/report.js';
+import { type LoadFigures, type ObjectRow, type Results, writeResults } from './lib/report.js';
 import { type RunningServer, startFloorServer, startRealServer } from './lib/server.js';
 import { createBenchUser, objectBody, prefillObjects } from './lib/setup.js';
 
@@ -120,6 +120,8 @@ const results: Results = {
 
 /** Floor and real server side by side, each real scenario right after its floor. */
 async function objectScenarios(backend: Backend, floor: RunningServer) {
+  // PostgreSQL is also compared with the floor on PostgreSQL (report.ts explains why).
+  const pgFloor = backend.name === 'postgres' ? await startFloorServer({ dataDir: dir('floor-pg'), env: { DATABASE_URL: backend.env.DATABASE_URL } }) : null;
   const server = await startRealServer({ dataDir: dir(`${backend.name}-objects`), env: { ...secrets, ...backend.env } });
   try {
     await sleep(1000);
@@ -129,33 +131,43 @@ async function objectScenarios(backend: Backend, floor: RunningServer) {
     const body = objectBody(user.keyId, CONTENT_BYTES);
     const ids = await prefillObjects(server.base, user.jwt, body, plan.prefill);
     const floorIds = await prefillObjects(floor.base, 'none', body, plan.prefill);
+    const pgFloorIds = pgFloor ? await prefillObjects(pgFloor.base, 'none', body, plan.prefill) : [];
     const json = { 'content-type': 'application/json' };
-    const pairs: { scenario: string; floor: () => Promise<LoadFigures>; real: () => Promise<LoadFigures> }[] = [
+    const floorPut = (f: RunningServer) => () => load(f, { url: `${f.base}/api/objects`, method: 'PUT', headers: json, body });
+    const floorGet = (f: RunningServer, fIds: string[]) => () => load(f, { url: f.base, method: 'GET', headers: {}, paths: fIds.map((id) => `/api/objects/${id}`) });
+    const pairs: { scenario: string; floor: () => Promise<LoadFigures>; pgFloor: (() => Promise<LoadFigures>) | null; real: () => Promise<LoadFigures> }[] = [
       {
         scenario: 'PUT /api/objects (1 KiB, API key)',
-        floor: () => load(floor, { url: `${floor.base}/api/objects`, method: 'PUT', headers: json, body }),
+        floor: floorPut(floor),
+        pgFloor: pgFloor && floorPut(pgFloor),
         real: () => load(server, { url: `${server.base}/api/objects`, method: 'PUT', headers: { ...json, authorization: `Bearer ${user.apiKey}` }, body }),
       },
       {
         scenario: 'GET /api/objects/{id} (JWT)',
-        floor: () => load(floor, { url: floor.base, method: 'GET', headers: {}, paths: floorIds.map((id) => `/api/objects/${id}`) }),
+        floor: floorGet(floor, floorIds),
+        pgFloor: pgFloor && floorGet(pgFloor, pgFloorIds),
         real: () => load(server, { url: server.base, method: 'GET', headers: { authorization: `Bearer ${user.jwt}` }, paths: ids.map((id) => `/api/objects/${id}`) }),
       },
     ];
-    let floorRead: LoadFigures | null = null;
-    for (const pair of pairs) {
-      const floorFigures = await pair.floor().catch((err) => {
-        results.failures.push(`floor ${pair.scenario}: ${err}`);
+    const measureFloor = (name: string, run: () => Promise<LoadFigures>) =>
+      run().catch((err) => {
+        results.failures.push(`${name} ${err}`);
         return null;
       });
+    let floorRead: LoadFigures | null = null;
+    for (const pair of pairs) {
+      const floorFigures = await measureFloor(`floor ${pair.scenario}:`, pair.floor);
+      const pgFloorFigures = pair.pgFloor ? await measureFloor(`PostgreSQL floor ${pair.scenario}:`, pair.pgFloor) : undefined;
       if (pair.scenario.startsWith('GET')) floorRead = floorFigures;
-      await record(backend.name, pair.scenario, pair.real, floorFigures);
+      await record(backend.name, pair.scenario, pair.real, floorFigures, pgFloorFigures);
     }
     await record(backend.name, 'GET /api/auth (JWT; floor = point read)', () => load(server, { url: `${server.base}/api/auth`, method: 'GET', headers: { authorization: `Bearer ${user.jwt}` } }), floorRead);
   } finally {
     noteCrash(server);
     noteCrash(floor);
+    if (pgFloor) noteCrash(pgFloor);
     await server.stop();
+    await pgFloor?.stop();
   }
 }
 
@@ -164,10 +176,13 @@ function noteCrash(server: RunningServer) {
   if (crash) results.failures.push(crash);
 }
 
-async function record(backend: string, scenario: string, run: () => Promise<LoadFigures>, floor: LoadFigures | null) {
+async function record(backend: string, scenario: string, run: () => Promise<LoadFigures>, floor: LoadFigures | null, pgFloor?: LoadFigures | null) {
+  const ratio = (figures: LoadFigures, to: LoadFigures | null | undefined) => (to ? Math.round((figures.rps / to.rps) * 100) / 100 : null);
   try {
     const figures = await run();
-    results.objects.push({ backend, scenario, figures, floor, ratio: floor ? Math.round((figures.rps / floor.rps) * 100) / 100 : null });
+    const row: ObjectRow = { backend, scenario, figures, floor, ratio: ratio(figures, floor) };
+    if (pgFloor !== undefined) Object.assign(row, { pgFloor, pgRatio: ratio(figures, pgFloor) });
+    results.objects.push(row);
   } catch (err) {
     results.objects.push({ backend, scenario, figures: null, floor, ratio: null, error: String(err).slice(0, 200) });
   }

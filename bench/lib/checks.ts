@@ -12,6 +12,10 @@ export function checkTargets(results: Results, topSubscribers: number): Check[] 
   for (const o of results.objects) {
     if (o.scenario.startsWith('PUT')) addRatio(`${o.backend}: object create vs floor`, o.ratio, 0.6);
     if (o.scenario.startsWith('GET /api/objects')) addRatio(`${o.backend}: object read vs floor`, o.ratio, 0.7);
+    if (o.pgFloor !== undefined) {
+      if (o.scenario.startsWith('PUT')) addRatio(`${o.backend}: object create vs PostgreSQL floor`, o.pgRatio ?? null, 0.6);
+      if (o.scenario.startsWith('GET /api/objects')) addRatio(`${o.backend}: object read vs PostgreSQL floor`, o.pgRatio ?? null, 0.7);
+    }
     add(`${o.backend}: ${o.scenario} p99`, o.figures?.p99 ?? null, '< 25 ms', (o.figures?.p99 ?? Infinity) < 25, ' ms');
   }
   for (const f of results.fanout.filter((x) => x.subscribers === topSubscribers)) {

@@ -20,6 +20,9 @@ export interface ObjectRow {
   figures: LoadFigures | null;
   floor: LoadFigures | null;
   ratio: number | null;
+  /** PostgreSQL rows: the same floor on PostgreSQL, and the ratio to it (the database's own cost left out). */
+  pgFloor?: LoadFigures | null;
+  pgRatio?: number | null;
   error?: string;
 }
 
@@ -51,6 +54,18 @@ const pct = (r: number | null) => (r === null ? '–' : `${Math.round(r * 100)}%
 
 /** Server CPU time per answered request, in microseconds: less sensitive to a busy machine than req/s. */
 const cpuPerRequest = (f: LoadFigures | null) => (f?.serverCpuPct == null || !f.rps ? '–' : String(Math.round((f.serverCpuPct / 100 / f.rps) * 1e6)));
+
+function pgFloorTable(rows: ObjectRow[]): string[] {
+  const out = [
+    '| scenario | req/s | CPU µs/req | PostgreSQL floor req/s | floor p99 ms | floor CPU µs/req | ratio to the PostgreSQL floor |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const r of rows) {
+    if (r.backend !== 'postgres' || !r.figures) continue;
+    out.push(`| ${r.scenario} | ${r.figures.rps} | ${cpuPerRequest(r.figures)} | ${r.pgFloor?.rps ?? '–'} | ${fmt(r.pgFloor?.p99)} | ${cpuPerRequest(r.pgFloor ?? null)} | ${pct(r.pgRatio ?? null)} |`);
+  }
+  return out.length > 2 ? out : [];
+}
 
 function objectTable(rows: ObjectRow[]): string[] {
   const out = [
@@ -133,6 +148,17 @@ export function renderMarkdown(r: Results): string {
     );
   }
   if (r.objects.length) lines.push('## Objects and auth (50 connections)', '', ...objectTable(r.objects), '');
+  const pgFloor = pgFloorTable(r.objects);
+  if (pgFloor.length) {
+    lines.push(
+      '### PostgreSQL against a PostgreSQL floor',
+      '',
+      'The issue\'s floor is SQLite, so the ratios above for PostgreSQL include the database\'s own round trips and CPU (on the same two cores). Here the same floor server runs on PostgreSQL (`DATABASE_URL`, a pool of 20, one autocommitted insert per PUT, one point read per GET), measured right before the real scenario.',
+      '',
+      ...pgFloor,
+      '',
+    );
+  }
   if (r.fanout.length) {
     lines.push(
       '## Event fan-out',
