@@ -160,7 +160,7 @@ export class EventConnection implements EventSubscriber, Flushable {
   }
 
   /** Called by the scheduler: one write for everything pending, unless the client is behind. */
-  flush(now: number, shared: Map<string, Frames>): void {
+  flush(now: number): void {
     const pending = this.pending;
     this.pending = [];
     if (this.state !== 'live' || pending.length === 0) return;
@@ -169,13 +169,8 @@ export class EventConnection implements EventSubscriber, Flushable {
       void this.catchUp();
       return;
     }
-    let frames: Frames;
-    if (pending.length === 1) frames = pending[0].frames;
-    else {
-      const key = pending.map((e) => e.id).join(',');
-      frames = shared.get(key) ?? Frames.join(pending.map((e) => e.frames));
-      shared.set(key, frames);
-    }
+    // Streams at the same position write the same concatenation.
+    const frames = this.context.joins.get(pending);
     this.lastId = pending[pending.length - 1].id;
     this.lastWriteAt = now;
     this.sink!.write(frames);

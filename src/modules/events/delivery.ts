@@ -7,8 +7,8 @@ import type { Frames } from './stream-event.js';
 export interface Flushable {
   /** When this stream last wrote frames (performance.now()). */
   readonly lastWriteAt: number;
-  /** Writes what is pending; `shared` holds the concatenations built in this pass, by the ids they hold. */
-  flush(now: number, shared: Map<string, Frames>): void;
+  /** Writes what is pending. */
+  flush(now: number): void;
 }
 
 /**
@@ -16,7 +16,7 @@ export interface Flushable {
  * end of the broker's batch; one that has waits until the window has passed
  * since its last write, and everything that arrived meanwhile goes out as one
  * write (one syscall instead of one per event). Streams at the same position
- * share the concatenated Buffer. One timer for the whole instance.
+ * share the concatenated Buffer (JoinCache). One timer for the whole instance.
  *
  * Under load the window widens to twice the time a full pass of writes took
  * (up to maxWindowMs): with thousands of streams, each write costs a syscall,
@@ -58,7 +58,6 @@ export class WriteScheduler {
     if (this.continuing || this.dirty.size === 0) return; // a pass in progress picks the new ones up
     const started = performance.now();
     const window = this.currentWindowMs;
-    const shared = new Map<string, Frames>();
     let nextDue = Infinity;
     let now = started;
     let count = 0;
@@ -66,7 +65,7 @@ export class WriteScheduler {
       const due = stream.lastWriteAt + window;
       if (due <= now) {
         this.dirty.delete(stream);
-        stream.flush(now, shared);
+        stream.flush(now);
         if (++count % 64 === 0) {
           now = performance.now();
           if (now - started > this.sliceMs) {
@@ -145,9 +144,9 @@ export class Slots {
 }
 
 /**
- * Concatenations of recent events for streams catching up, kept for a while by
- * the ids they hold: streams at the same position (the usual case when many
- * streams of one user fell behind together) write the same Buffer.
+ * Concatenations of events, kept for a while by the ids they hold: streams at
+ * the same position (live streams flushed with the same pending events, or
+ * many streams of one user catching up together) write the same Buffer.
  */
 export class JoinCache {
   private readonly entries = new Map<string, Frames>();

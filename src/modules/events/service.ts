@@ -55,7 +55,8 @@ export class EventStreamService {
     readonly broker: EventBroker,
     private readonly config: EventStreamConfig,
     private readonly setReporter: (reporter: ErrorReporter) => void = () => {},
-    shared: { recent: RecentEvents; scheduler: WriteScheduler } = { recent: new RecentEvents(config.recentBytes), scheduler: new WriteScheduler(config.coalesceMs) },
+    /** The broker's: it adds every event it reads to `recent` and flushes `scheduler` after each batch. */
+    shared: { recent: RecentEvents; scheduler: WriteScheduler },
   ) {
     this.delivery = {
       store,

@@ -84,10 +84,6 @@ export class StreamEvent {
     return this.framed;
   }
 
-  get frame(): Buffer {
-    return this.frames.raw;
-  }
-
   /** Roughly what keeping this event costs (its frame, its payload text, the object). */
   get retainedBytes(): number {
     return this.frames.byteLength + this.payloadText.length + 160;
