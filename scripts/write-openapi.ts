@@ -1,13 +1,14 @@
 // Writes openapi.json from the route schemas, or with --check fails when the
 // committed file differs from what the code generates (CI runs the check).
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import { writeOrCheck } from './generated-file.js';
 
 const file = join(process.cwd(), 'openapi.json');
 const dir = mkdtempSync(join(tmpdir(), 'openapi-'));
@@ -22,22 +23,10 @@ try {
   await app.close();
   await database.close();
 
-  if (process.argv.includes('--check')) {
-    let committed = '';
-    try {
-      committed = readFileSync(file, 'utf8');
-    } catch {
-      /* missing counts as different */
-    }
-    if (committed !== generated) {
-      console.error('openapi.json differs from the document the code generates: run `npm run openapi` and commit it.');
-      process.exit(1);
-    }
-    console.log('openapi.json matches the code');
-  } else {
-    writeFileSync(file, generated);
-    console.log(`wrote ${file}`);
-  }
+  writeOrCheck(file, generated, {
+    stale: 'openapi.json differs from the document the code generates: run `npm run openapi` and commit it.',
+    fresh: 'openapi.json matches the code',
+  });
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

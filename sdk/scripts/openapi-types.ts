@@ -6,9 +6,10 @@
 //
 // openapi-typescript is pinned to 6.x: 7.x drives the TypeScript 5 compiler
 // API, which the project's TypeScript 7 (native compiler) does not provide.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import openapiTS, { type OpenAPI3 } from 'openapi-typescript';
+import { writeOrCheck } from '../../scripts/generated-file.js';
 
 const root = process.cwd();
 const source = join(root, 'openapi.json');
@@ -24,19 +25,7 @@ const header = `/**
 const document = JSON.parse(readFileSync(source, 'utf8')) as OpenAPI3;
 const generated = await openapiTS(document, { commentHeader: header });
 
-if (process.argv.includes('--check')) {
-  let committed = '';
-  try {
-    committed = readFileSync(target, 'utf8');
-  } catch {
-    /* missing counts as stale */
-  }
-  if (committed !== generated) {
-    console.error('sdk/src/openapi-types.ts is stale against openapi.json: run `npm run sdk:types` and commit it.');
-    process.exit(1);
-  }
-  console.log('sdk/src/openapi-types.ts matches openapi.json');
-} else {
-  writeFileSync(target, generated);
-  console.log(`wrote ${target}`);
-}
+writeOrCheck(target, generated, {
+  stale: 'sdk/src/openapi-types.ts is stale against openapi.json: run `npm run sdk:types` and commit it.',
+  fresh: 'sdk/src/openapi-types.ts matches openapi.json',
+});
