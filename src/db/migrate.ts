@@ -1,38 +1,68 @@
 // Runs every migration in src/db/migrations (files sorted by name) at start.
 // Each migration receives the dialect so it can pick column types that differ.
+//
+// Not Kysely's Migrator: on PostgreSQL it finds its tables by introspecting
+// every schema in the database, and that catalog scan fails with "schema …
+// does not exist" when another schema is dropped at the same moment (parallel
+// test files, or other tenants of a shared database). This one looks only at
+// the connection's own schema, keeps Kysely's bookkeeping table
+// (kysely_migration), and runs all pending migrations in one transaction under
+// a lock, so instances starting together apply each migration once.
 import { readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Dialect } from './database.js';
 
 export interface DialectMigration {
   up(db: Kysely<any>, dialect: Dialect): Promise<void>;
 }
 
-class FolderMigrationProvider implements MigrationProvider {
-  constructor(private readonly dialect: Dialect) {}
-  async getMigrations(): Promise<Record<string, Migration>> {
-    const folder = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
-    const files = (await readdir(folder)).filter((f) => /^\d.*\.(ts|js)$/.test(f) && !f.endsWith('.d.ts')).sort();
-    const migrations: Record<string, Migration> = {};
-    for (const file of files) {
-      const mod = (await import(pathToFileURL(join(folder, file)).href)) as DialectMigration;
-      migrations[file.replace(/\.(ts|js)$/, '')] = { up: (db) => mod.up(db, this.dialect) };
-    }
-    return migrations;
+const TABLE = 'kysely_migration';
+
+async function loadMigrations(): Promise<Array<{ name: string; migration: DialectMigration }>> {
+  const folder = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
+  const files = (await readdir(folder)).filter((f) => /^\d.*\.(ts|js)$/.test(f) && !f.endsWith('.d.ts')).sort();
+  const loaded = [];
+  for (const file of files) {
+    const migration = (await import(pathToFileURL(join(folder, file)).href)) as DialectMigration;
+    loaded.push({ name: file.replace(/\.(ts|js)$/, ''), migration });
   }
+  return loaded;
 }
 
-export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {
-  // On PostgreSQL the migrator's bookkeeping tables must live in the schema
-  // this connection uses; otherwise it finds another schema's tables and skips creating its own.
-  const migrationTableSchema =
-    dialect === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema : undefined;
-  const migrator = new Migrator({ db, provider: new FolderMigrationProvider(dialect), migrationTableSchema });
-  const { error, results } = await migrator.migrateToLatest();
-  const failed = results?.find((r) => r.status === 'Error');
-  if (error || failed) {
-    throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);
-  }
+/** Applies the migrations not yet recorded; returns the names it applied. */
+export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<string[]> {
+  const migrations = await loadMigrations();
+  return db.connection().execute(async (conn) => {
+    // SQLite: take the write lock up front so a second process waits instead of failing on upgrade.
+    await sql.raw(dialect === 'sqlite' ? 'begin immediate' : 'begin').execute(conn);
+    try {
+      // PostgreSQL: one migrator per schema at a time; the lock ends with the transaction.
+      if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext('wsapi-migrate:' || current_schema()))`.execute(conn);
+      await conn.schema
+        .createTable(TABLE)
+        .ifNotExists()
+        .addColumn('name', 'varchar(255)', (col) => col.notNull().primaryKey())
+        .addColumn('timestamp', 'varchar(255)', (col) => col.notNull())
+        .execute();
+      const done = new Set((await conn.selectFrom(TABLE).select('name').execute()).map((r) => r.name as string));
+      const applied: string[] = [];
+      for (const { name, migration } of migrations) {
+        if (done.has(name)) continue;
+        try {
+          await migration.up(conn, dialect);
+        } catch (error) {
+          throw new Error(`migration ${name} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+        }
+        await conn.insertInto(TABLE).values({ name, timestamp: new Date().toISOString() }).execute();
+        applied.push(name);
+      }
+      await sql.raw('commit').execute(conn);
+      return applied;
+    } catch (error) {
+      await sql.raw('rollback').execute(conn);
+      throw error;
+    }
+  });
 }
