@@ -3,6 +3,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import { prepareQuery } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
+import { userEventLock } from '../events/recorder.js';
 import type { ObjectsTable } from './tables.js';
 
 export type ObjectRow = ObjectsTable;
@@ -41,6 +42,43 @@ const insertObjectWithKey = prepareQuery((db, p) =>
     ),
 );
 
+/**
+ * PostgreSQL, one statement (and so its own transaction, without BEGIN and
+ * COMMIT round trips): take the user's event lock, insert the object when its
+ * key is the user's store key and its parent (if any) is the user's object,
+ * and append its event (argument 12: payload JSON) the way EventRecorder.record()
+ * does. The object insert reads from the lock's CTE and the event insert from
+ * the object's, so the lock is held before the event id is drawn, and no object
+ * means no event. Changes one row (the event) or none.
+ */
+const insertObjectAndEvent = prepareQuery((db, p) =>
+  db
+    .with('user_lock', (qb) => qb.selectNoFrom(userEventLock(p(1)).as('locked')))
+    .with('created', (qb) =>
+      qb
+        .insertInto('objects')
+        .columns([...OBJECT_COLUMNS])
+        .expression((eb) =>
+          eb
+            .selectFrom('user_lock')
+            .select(OBJECT_COLUMNS.map((column, i) => eb.val(p(i)).as(column)))
+            .where((w) => w.exists(w.selectFrom('store_keys').select('id').where('id', '=', p(2)).where('user_id', '=', p(1))))
+            .where((w) =>
+              w.or([
+                w(w.cast(w.val(p(3)), 'text'), 'is', null),
+                w.exists(w.selectFrom('objects as parent').select('parent.id').where('parent.id', '=', p(3)).where('parent.user_id', '=', p(1))),
+              ]),
+            ),
+        )
+        .returning('id'),
+    )
+    .insertInto('events')
+    .columns(['user_id', 'type', 'payload', 'created_at'])
+    .expression((eb) =>
+      eb.selectFrom('created').select([eb.val(p(1)).as('user_id'), eb.val('object_created').as('type'), eb.val(p(12)).as('payload'), eb.val(p<number>(10)).as('created_at')]),
+    ),
+);
+
 export class ObjectStore {
   constructor(
     private readonly db: Kysely<Database>,
@@ -55,6 +93,16 @@ export class ObjectStore {
   /** Inserts one object if its key_id names a store key of its user_id; false (nothing written) when not. */
   async insertWithKey(row: ObjectRow): Promise<boolean> {
     return (await insertObjectWithKey.write(this.db, OBJECT_COLUMNS.map((column) => row[column]))) === 1;
+  }
+
+  /**
+   * PostgreSQL only: inserts the object and its object_created event in one
+   * statement (see insertObjectAndEvent); false, with nothing written, when the
+   * key is not the user's store key or the parent not the user's object.
+   */
+  async insertWithKeyAndEvent(row: ObjectRow, payloadJson: string): Promise<boolean> {
+    if (this.dialect !== 'postgres') throw new Error('insertWithKeyAndEvent is PostgreSQL only');
+    return (await insertObjectAndEvent.write(this.db, [...OBJECT_COLUMNS.map((column) => row[column]), payloadJson])) === 1;
   }
 
   async find(userId: string, id: string): Promise<ObjectRow | undefined> {

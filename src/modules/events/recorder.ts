@@ -22,6 +22,9 @@ type AnnounceListener = () => void;
 /** Namespace (first key) of the advisory locks that order one user's events on PostgreSQL ('EVNT'). */
 const EVENT_LOCK_NAMESPACE = 0x45564e54;
 
+/** The expression that takes `userId`'s event lock (see record()); for statements that write events themselves. */
+export const userEventLock = (userId: unknown) => sql<number>`pg_advisory_xact_lock(${sql.lit(EVENT_LOCK_NAMESPACE)}::int, hashtext(${userId}))`;
+
 const insertOneEvent = prepareQuery((db, p) =>
   db.insertInto('events').values({ user_id: p(0), type: p(1), payload: p(2), created_at: p<number>(3) }),
 );
@@ -34,7 +37,7 @@ const insertOneEvent = prepareQuery((db, p) =>
  */
 const lockAndInsertOneEvent = prepareQuery((db, p) =>
   db
-    .with('user_lock', (qb) => qb.selectNoFrom(sql<number>`pg_advisory_xact_lock(${sql.lit(EVENT_LOCK_NAMESPACE)}::int, hashtext(${p(0)}))`.as('locked')))
+    .with('user_lock', (qb) => qb.selectNoFrom(userEventLock(p(0)).as('locked')))
     .insertInto('events')
     .columns(['user_id', 'type', 'payload', 'created_at'])
     .expression((eb) => eb.selectFrom('user_lock').select([eb.val(p(0)).as('user_id'), eb.val(p(1)).as('type'), eb.val(p(2)).as('payload'), eb.val(p<number>(3)).as('created_at')])),

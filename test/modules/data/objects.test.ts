@@ -95,8 +95,9 @@ describe('PUT and GET /api/objects', () => {
     expect(await t.database.db.selectFrom('objects').select('id').where('key_id', '=', keyId).execute()).toHaveLength(0);
   });
 
-  it('answers 400 invalid_key for an unknown keyId and 404 for an unknown relatedId', async () => {
-    const api = client(t, await createVerifiedUser(t));
+  it('answers 400 invalid_key for an unknown keyId and 404 for an unknown relatedId, writing neither object nor event', async () => {
+    const user = await createVerifiedUser(t);
+    const api = client(t, user);
     const badKey = await api.put('/api/objects', sampleObject('no-such-key'));
     expect(badKey.statusCode).toBe(400);
     expect(badKey.json().code).toBe('invalid_key');
@@ -104,6 +105,10 @@ describe('PUT and GET /api/objects', () => {
     expect(badParent.statusCode).toBe(404);
     expect(badParent.json().code).toBe('not_found');
     expect((await api.get('/api/objects/no-such-object')).statusCode).toBe(404);
+    const written = (table: 'objects' | 'events') =>
+      t.database.db.selectFrom(table).select('user_id').where('user_id', '=', user.id).where(table === 'objects' ? 'kind' : 'type', '=', table === 'objects' ? 'object' : 'object_created').execute();
+    expect(await written('objects')).toHaveLength(0);
+    expect(await written('events')).toHaveLength(0);
   });
 });
 
