@@ -224,26 +224,11 @@ async function fanoutScenarios(backend: Backend) {
 }
 
 /** One server per scenario under node --cpu-prof, loaded as in the measured run. */
-async function profiles() {
-  /** --profiles=fanout profiles only the fan-out (while iterating on it). */
+async function profiles(backends: Backend[]) {
+  /** --profiles=fanout profiles only the fan-out, --profiles=objects only the object routes (while iterating on one). */
   const routes = flag('profiles') === 'fanout' ? [] : ['PUT /api/objects', 'GET /api/objects/{id}'];
-  for (const route of routes) {
-    const profDir = dir('profile');
-    const server = await startRealServer({ dataDir: dir('profile-data'), env: secrets, cpuProfDir: profDir });
-    try {
-      const user = await createBenchUser(server.base);
-      const body = objectBody(user.keyId, CONTENT_BYTES);
-      if (route.startsWith('PUT')) await load(server, { url: `${server.base}/api/objects`, method: 'PUT', headers: { 'content-type': 'application/json', authorization: `Bearer ${user.apiKey}` }, body });
-      else {
-        const ids = await prefillObjects(server.base, user.jwt, body, plan.prefill);
-        await load(server, { url: server.base, method: 'GET', headers: { authorization: `Bearer ${user.jwt}` }, paths: ids.map((id) => `/api/objects/${id}`) });
-      }
-    } finally {
-      noteCrash(server);
-      await server.stop();
-    }
-    results.profiles[route] = summarizeProfile(findProfile(profDir));
-  }
+  for (const backend of backends) for (const route of routes) await profileRoute(backend, route);
+  if (flag('profiles') === 'objects') return;
   const subscribers = Math.min(...plan.subscriberCounts);
   const profDir = dir('profile');
   const dataDir = dir('profile-fanout');
@@ -251,6 +236,25 @@ async function profiles() {
   const env = { ...secrets, EVENTS_MAX_STREAMS_PER_USER: String(subscribers), ...serverEnv };
   await runFanout({ dataDir, env, users, subscribers, mode: 'shared', rate: FANOUT_RATE, seconds: plan.fanoutSeconds, contentBytes: CONTENT_BYTES, rssLimitMb: 1500, graceMs: plan.graceMs, cpuProfDir: profDir });
   results.profiles[`fan-out: ${subscribers} streams of one user, ${FANOUT_RATE} events/s`] = summarizeProfile(findProfile(profDir));
+}
+
+/** One object route under node --cpu-prof on one backend, loaded as in the measured run. */
+async function profileRoute(backend: Backend, route: string) {
+  const profDir = dir('profile');
+  const server = await startRealServer({ dataDir: dir('profile-data'), env: { ...secrets, ...backend.env }, cpuProfDir: profDir });
+  try {
+    const user = await createBenchUser(server.base);
+    const body = objectBody(user.keyId, CONTENT_BYTES);
+    if (route.startsWith('PUT')) await load(server, { url: `${server.base}/api/objects`, method: 'PUT', headers: { 'content-type': 'application/json', authorization: `Bearer ${user.apiKey}` }, body });
+    else {
+      const ids = await prefillObjects(server.base, user.jwt, body, plan.prefill);
+      await load(server, { url: server.base, method: 'GET', headers: { authorization: `Bearer ${user.jwt}` }, paths: ids.map((id) => `/api/objects/${id}`) });
+    }
+  } finally {
+    noteCrash(server);
+    await server.stop();
+  }
+  results.profiles[backend.name === 'sqlite' ? route : `${backend.name}: ${route}`] = summarizeProfile(findProfile(profDir));
 }
 
 async function main() {
@@ -282,7 +286,7 @@ async function main() {
       }
     }
     if (only.includes('fanout')) for (const backend of backends) await step(`fan-out on ${backend.name}`, () => fanoutScenarios(backend));
-    if (plan.profile && only.includes('profiles')) await step('profiles', profiles);
+    if (plan.profile && only.includes('profiles')) await step('profiles', () => profiles(backends));
   } finally {
     for (const backend of backends) await backend.drop?.().catch(() => {});
   }

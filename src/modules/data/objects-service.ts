@@ -85,8 +85,10 @@ export class ObjectService {
     try {
       created = await this.store.objects.insertWithKeyAndEvent(row, JSON.stringify(event.payload));
     } catch (err) {
-      if (isForeignKeyViolation(err)) throw notFound('related object'); // the parent was deleted meanwhile
-      throw err;
+      if (!isForeignKeyViolation(err)) throw err;
+      // The parent was deleted meanwhile. The event id drawn is now never coming: tell the brokers, so they stop waiting for it.
+      this.events.announce();
+      throw notFound('related object');
     }
     if (!created) throw (await this.store.keys.exists(row.user_id, row.key_id!)) ? notFound('related object') : invalidKey();
     this.events.announce();

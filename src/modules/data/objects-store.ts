@@ -3,7 +3,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import { prepareQuery } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
-import { userEventLock } from '../events/recorder.js';
+import { transactionId } from '../events/recorder.js';
 import type { ObjectsTable } from './tables.js';
 
 export type ObjectRow = ObjectsTable;
@@ -44,23 +44,23 @@ const insertObjectWithKey = prepareQuery((db, p) =>
 
 /**
  * PostgreSQL, one statement (and so its own transaction, without BEGIN and
- * COMMIT round trips): take the user's event lock, insert the object when its
- * key is the user's store key and its parent (if any) is the user's object,
- * and append its event (argument 12: payload JSON) the way EventRecorder.record()
- * does. The object insert reads from the lock's CTE and the event insert from
- * the object's, so the lock is held before the event id is drawn, and no object
- * means no event. Changes one row (the event) or none.
+ * COMMIT round trips): insert the object when its key is the user's store key
+ * and its parent (if any) is the user's object, and append its event
+ * (argument 12: payload JSON) the way EventRecorder.record() does, the
+ * transaction id taken before the event id is drawn (see recorder.ts). The
+ * event insert reads from the object insert, so no object means no event.
+ * Changes one row (the event) or none.
  */
 const insertObjectAndEvent = prepareQuery((db, p) =>
   db
-    .with('user_lock', (qb) => qb.selectNoFrom(userEventLock(p(1)).as('locked')))
+    .with((cte) => cte('xact').materialized(), (qb) => qb.selectNoFrom(transactionId().as('xid')))
     .with('created', (qb) =>
       qb
         .insertInto('objects')
         .columns([...OBJECT_COLUMNS])
         .expression((eb) =>
           eb
-            .selectFrom('user_lock')
+            .selectFrom('xact')
             .select(OBJECT_COLUMNS.map((column, i) => eb.val(p(i)).as(column)))
             .where((w) => w.exists(w.selectFrom('store_keys').select('id').where('id', '=', p(2)).where('user_id', '=', p(1))))
             .where((w) =>

@@ -11,11 +11,24 @@
 // While nobody is subscribed on this instance the loop reads nothing (a write
 // costs no query here); the first stream to open re-syncs the cursor the way
 // start() does before it subscribes.
+//
+// Order (PostgreSQL). Ids come from a sequence when the event is inserted, so
+// they may commit out of order: id 7 can be visible while the transaction that
+// drew 6 is still running. Streams must send one user's events in id order
+// (Last-Event-ID is a position), so the loop RELEASES events only in id order:
+// an event waits while a lower id is missing and may still come. A missing id
+// was drawn by a transaction that already had its transaction id (the
+// recorder makes sure of that) and, because a higher id was visible, before the
+// snapshot of that read: so its owner was then finished or among the snapshot's
+// in-progress transactions. The id is given up once all of those have finished
+// in a later read's snapshot (the owner rolled back), or after gapRetentionMs
+// (an unrelated long transaction among them). Writers never wait for each
+// other. SQLite commits ids in order, so a missing id there is never coming.
 import type { WriteScheduler } from './delivery.js';
 import type { EventChannel } from './pg-channel.js';
 import type { RecentEvents } from './recent.js';
 import type { EventRecorder } from './recorder.js';
-import type { EventStore } from './store.js';
+import type { EventStore, Snapshot } from './store.js';
 import { StreamEvent } from './stream-event.js';
 
 /** One open stream as the broker sees it. */
@@ -33,7 +46,11 @@ export interface BrokerOptions {
   /** Rows read per query. */
   batchSize: number;
   pollIntervalMs: number;
-  /** How long an id skipped by the sequence is waited for (PostgreSQL: a transaction still in flight, or rolled back). */
+  /**
+   * Longest wait for a missing id whose possible owners have not all finished
+   * (PostgreSQL). Past it the id is given up, and if it commits later, streams
+   * already past it do not get it live (a replay from the log does).
+   */
   gapRetentionMs: number;
   /** Ids below the log's end inspected at start (and at a re-sync) for such gaps. */
   startLookback: number;
@@ -46,6 +63,20 @@ export interface BrokerOptions {
 }
 
 const MAX_TRACKED_GAPS = 10_000;
+
+/** A missing id: since when, and the transactions that may still commit it (null until the read that found it is settled). */
+interface Gap {
+  since: number;
+  owners: Set<number> | null;
+}
+
+/** Whether every transaction of `owners` had finished when `snapshot` was taken. */
+function allFinished(owners: Set<number>, snapshot: Snapshot): boolean {
+  for (const xid of owners) {
+    if (xid >= snapshot.xmin && (xid >= snapshot.xmax || snapshot.inProgress.has(xid))) return false;
+  }
+  return true;
+}
 const MAX_GAP_IDS_PER_QUERY = 500;
 
 export class EventBroker {
@@ -57,8 +88,12 @@ export class EventBroker {
   private generation = 0;
   /** Highest id read so far. */
   private cursor = 0;
-  /** Ids below the cursor not seen yet, with when they were first missed. */
-  private readonly gaps = new Map<number, number>();
+  /** Ids below the cursor not seen yet. */
+  private readonly gaps = new Map<number, Gap>();
+  /** Read but not released (a lower id is missing), in increasing id order; ids only when read while nobody was subscribed. */
+  private held: Array<StreamEvent | number> = [];
+  /** Every id up to here has been released or will never come. */
+  private released = 0;
   private starting: Promise<void> | null = null;
   private started = false;
   private running: Promise<void> | null = null;
@@ -80,7 +115,7 @@ export class EventBroker {
     this.options = {
       batchSize: 200,
       pollIntervalMs: 2000,
-      gapRetentionMs: 60_000,
+      gapRetentionMs: 10_000,
       startLookback: 1000,
       recent: null,
       scheduler: null,
@@ -150,12 +185,29 @@ export class EventBroker {
     const generation = this.generation;
     const latest = await this.store.latestId();
     if (generation !== this.generation) return;
-    this.cursor = Math.max(this.cursor, latest - this.options.startLookback);
-    this.options.recent?.reset(this.cursor);
+    this.rewind();
+    this.cursor = this.released = Math.max(this.cursor, latest - this.options.startLookback);
     while (await this.readIds()) {
       // more ids
     }
+    this.options.recent?.reset(this.released);
     if (generation === this.generation) this.behind = false;
+  }
+
+  /** Forgets what was read above `released`, to read it again (with payloads): held events, missing ids. */
+  private rewind(): void {
+    this.cursor = this.released;
+    this.held = [];
+    this.gaps.clear();
+  }
+
+  /**
+   * Every event up to this id has been released to the streams (or will never
+   * come). A stream starts and replays the log only up to here; later events
+   * reach it live, in order.
+   */
+  get releasedUpTo(): number {
+    return this.released;
   }
 
   /** Adds a subscriber; it receives events read from now on (call ready() first). */
@@ -230,56 +282,82 @@ export class EventBroker {
       this.behind = true;
       return false;
     }
-    this.expireGaps();
-    const gapIds = [...this.gaps.keys()].slice(0, MAX_GAP_IDS_PER_QUERY);
+    if (this.held.length && typeof this.held[0] === 'number') this.rewind(); // held while nobody listened: read them again with payloads
     const limit = this.options.batchSize;
-    const rows = await this.store.listAfter(this.cursor, gapIds, limit);
-    const { recent, scheduler } = this.options;
-    for (const row of rows) {
-      this.advance(row.id);
-      const event = new StreamEvent(row);
-      recent?.add(event); // before delivery: a stream catching up finds it there
-      this.fanOut(event);
-    }
-    scheduler?.flush();
+    const { rows, snapshot } = await this.store.listAfter(this.cursor, this.gapIds(), limit);
+    for (const row of rows) this.take(row.id, () => new StreamEvent(row));
+    this.settle(snapshot);
+    this.options.scheduler?.flush();
     return rows.length === limit;
   }
 
   /** Ids only, while nobody is subscribed (start, re-sync); false when done or someone subscribed meanwhile. */
   private async readIds(): Promise<boolean> {
-    this.expireGaps();
-    const gapIds = [...this.gaps.keys()].slice(0, MAX_GAP_IDS_PER_QUERY);
     const limit = this.options.batchSize * 10;
     const generation = this.generation;
-    const ids = await this.store.listIdsAfter(this.cursor, gapIds, limit);
-    if (generation !== this.generation) return false; // someone subscribed: the payload reads go on from the cursor
-    for (const id of ids) this.advance(id);
-    // Not kept: the recent events start after these.
-    this.options.recent?.reset(this.cursor);
+    const { rows: ids, snapshot } = await this.store.listIdsAfter(this.cursor, this.gapIds(), limit);
+    if (generation !== this.generation) return false; // someone subscribed: the payload reads go on from `released`
+    for (const id of ids) this.take(id, () => id);
+    this.settle(snapshot);
     return ids.length === limit;
   }
 
-  private advance(id: number): void {
-    if (id <= this.cursor) {
-      this.gaps.delete(id);
-      return;
-    }
-    const firstMissing = Math.max(this.cursor + 1, id - MAX_TRACKED_GAPS);
-    const now = this.options.now();
-    for (let missing = firstMissing; missing < id; missing++) this.gaps.set(missing, now);
-    this.cursor = id;
-    if (this.gaps.size > MAX_TRACKED_GAPS) {
-      for (const old of this.gaps.keys()) {
-        this.gaps.delete(old);
-        if (this.gaps.size <= MAX_TRACKED_GAPS) break;
-      }
-    }
+  private gapIds(): number[] {
+    return [...this.gaps.keys()].slice(0, MAX_GAP_IDS_PER_QUERY);
   }
 
-  private expireGaps(): void {
-    if (this.gaps.size === 0) return;
-    const oldest = this.options.now() - this.options.gapRetentionMs;
-    for (const [id, since] of this.gaps) if (since < oldest) this.gaps.delete(id);
+  /** Notes one id read (rows come in increasing id order): new ids above the cursor, or a missing one that arrived. */
+  private take(id: number, item: () => StreamEvent | number): void {
+    if (id > this.cursor) {
+      const firstMissing = Math.max(this.cursor + 1, id - MAX_TRACKED_GAPS);
+      const since = this.options.now();
+      for (let missing = firstMissing; missing < id; missing++) this.gaps.set(missing, { since, owners: null });
+      this.cursor = id;
+      this.held.push(item());
+      return;
+    }
+    if (!this.gaps.delete(id)) return; // already read
+    const entry = item();
+    let at = this.held.length;
+    while (at > 0 && heldId(this.held[at - 1]) > id) at -= 1;
+    this.held.splice(at, 0, entry);
+  }
+
+  /**
+   * After a read: gives up missing ids that cannot come any more, then releases
+   * the held events below the lowest missing id that still may, in id order.
+   */
+  private settle(snapshot: Snapshot | null): void {
+    if (this.gaps.size) {
+      const now = this.options.now();
+      const giveUpBefore = now - this.options.gapRetentionMs;
+      for (const [id, gap] of this.gaps) {
+        if (gap.owners === null) {
+          // First seen missing in this read: its owner is finished or one of the read's running transactions.
+          if (snapshot && snapshot.inProgress.size > 0) gap.owners = snapshot.inProgress;
+          else this.gaps.delete(id);
+        } else if (!snapshot || allFinished(gap.owners, snapshot) || gap.since < giveUpBefore) this.gaps.delete(id);
+      }
+      if (this.gaps.size > MAX_TRACKED_GAPS) {
+        for (const old of this.gaps.keys()) {
+          this.gaps.delete(old);
+          if (this.gaps.size <= MAX_TRACKED_GAPS) break;
+        }
+      }
+    }
+    let frontier = Number.POSITIVE_INFINITY;
+    for (const id of this.gaps.keys()) if (id < frontier) frontier = id;
+    let count = 0;
+    const { recent } = this.options;
+    for (const entry of this.held) {
+      if (heldId(entry) >= frontier) break;
+      count += 1;
+      if (typeof entry === 'number') continue;
+      recent?.add(entry); // before delivery: a stream catching up finds it there
+      this.fanOut(entry);
+    }
+    if (count) this.held = count === this.held.length ? [] : this.held.slice(count);
+    this.released = Number.isFinite(frontier) ? frontier - 1 : this.cursor;
   }
 
   private fanOut(event: StreamEvent): void {
@@ -300,3 +378,5 @@ export class EventBroker {
     }
   }
 }
+
+const heldId = (entry: StreamEvent | number): number => (typeof entry === 'number' ? entry : entry.id);

@@ -67,6 +67,8 @@ export interface DeliveryContext {
   logSlots: Slots;
   /** Shared concatenations of recent events for streams catching up. */
   joins: JoinCache;
+  /** The broker's releasedUpTo: the log is replayed only up to it, later events come live and in order. */
+  releasedUpTo: () => number;
   options: ConnectionOptions;
 }
 
@@ -248,7 +250,7 @@ export class EventConnection implements EventSubscriber, Flushable {
         if (this.state !== 'catching-up') return false;
         const epoch = recent.epoch;
         const evictedBefore = recent.evictedFloorFor(this.userId);
-        const rows = await store.listForUser(this.userId, this.lastId, this.selection.types, this.options.replayBatch);
+        const rows = await store.listForUser(this.userId, this.lastId, this.selection.types, this.options.replayBatch, this.context.releasedUpTo());
         if (this.state !== 'catching-up') return false;
         const frames: Frames[] = [];
         for (const row of rows) {

@@ -5,10 +5,10 @@
 // no query and no re-framing. When the ring no longer reaches back far enough
 // for a stream, that stream reads the log instead.
 //
-// Completeness: from `reset(floor)` on, the tail loop adds every event it reads
-// (ids above the floor, and late ids below it, see the broker's gaps). So for a
+// Completeness: from `reset(floor)` on, the tail loop adds every event it
+// releases (ids above the floor; see the broker's release order). So for a
 // user, every event read since the reset with an id above floorFor(user) is
-// here, in increasing id order (one user's events commit in id order).
+// here, in increasing id order (the broker releases events in id order).
 import type { StreamEvent } from './stream-event.js';
 
 interface UserEvents {
@@ -50,7 +50,7 @@ export class RecentEvents {
     const entry = this.entry(event.userId);
     const { events } = entry;
     if (events.length > entry.head && events[events.length - 1].id > event.id) {
-      // A late, lower id (not expected: one user's events commit in id order): keep the list sorted.
+      // A late, lower id (not expected: the broker releases events in id order): keep the list sorted.
       let at = events.length - 1;
       while (at > entry.head && events[at - 1].id > event.id) at -= 1;
       events.splice(at, 0, event);

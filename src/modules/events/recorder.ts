@@ -19,30 +19,28 @@ export interface NewEvent {
 
 type AnnounceListener = () => void;
 
-/** Namespace (first key) of the advisory locks that order one user's events on PostgreSQL ('EVNT'). */
-const EVENT_LOCK_NAMESPACE = 0x45564e54;
-
-/** The expression that takes `userId`'s event lock (see record()); for statements that write events themselves. */
-export const userEventLock = (userId: unknown) => sql<number>`pg_advisory_xact_lock(${sql.lit(EVENT_LOCK_NAMESPACE)}::int, hashtext(${userId}))`;
-
 const insertOneEvent = prepareQuery((db, p) =>
   db.insertInto('events').values({ user_id: p(0), type: p(1), payload: p(2), created_at: p<number>(3) }),
 );
 
 /**
- * PostgreSQL: takes the user's event lock (see record()) and inserts the event
- * in one round trip. The insert reads its row from the lock's CTE, and a CTE
- * calling a volatile function is never inlined, so the lock is held before the
- * id is drawn from the sequence.
+ * PostgreSQL: an event insert whose id is drawn only after the transaction has
+ * its transaction id. The broker relies on that (see broker.ts, "Order"): a
+ * missing id's owner must be among the in-progress transactions of any later
+ * snapshot in which a higher id is visible. A materialized CTE runs before the
+ * rows that read from it are produced, so pg_current_xact_id() (which assigns
+ * the id if the transaction has none yet) runs before the sequence is called.
  */
-const lockAndInsertOneEvent = prepareQuery((db, p) =>
+const insertOneEventAfterXact = prepareQuery((db, p) =>
   db
-    .with('user_lock', (qb) => qb.selectNoFrom(userEventLock(p(0)).as('locked')))
+    .with((cte) => cte('xact').materialized(), (qb) => qb.selectNoFrom(transactionId().as('xid')))
     .insertInto('events')
     .columns(['user_id', 'type', 'payload', 'created_at'])
-    .expression((eb) => eb.selectFrom('user_lock').select([eb.val(p(0)).as('user_id'), eb.val(p(1)).as('type'), eb.val(p(2)).as('payload'), eb.val(p<number>(3)).as('created_at')])),
+    .expression((eb) => eb.selectFrom('xact').select([eb.val(p(0)).as('user_id'), eb.val(p(1)).as('type'), eb.val(p(2)).as('payload'), eb.val(p<number>(3)).as('created_at')])),
 );
 
+/** PostgreSQL: the current transaction's id, assigning one if it has none; for statements that write events themselves (see above). */
+export const transactionId = () => sql<string>`pg_current_xact_id()`;
 
 export class EventRecorder {
   private readonly listeners = new Set<AnnounceListener>();
@@ -52,36 +50,25 @@ export class EventRecorder {
   ) {}
 
   /**
-   * Appends events through `db`: pass the transaction of the write they describe,
-   * and call this as the transaction's last statement (see below).
-   *
-   * On PostgreSQL, ids come from a sequence and are assigned at insert time, so two
-   * concurrent transactions can commit out of id order; a stream that had already
-   * sent id 7 would then never send id 6. A transaction-scoped advisory lock per
-   * user makes each user's events commit in id order (a user only ever sees their
-   * own events, so that is the order that matters for Last-Event-ID). The lock is
-   * held from here to commit, which is why this should be the last statement.
-   * SQLite serialises writers, so ids are always committed in order there.
+   * Appends events through `db`: pass the transaction of the write they
+   * describe. Best as the transaction's last statement: on PostgreSQL, events
+   * with higher ids wait (in the broker, not in the database) until this
+   * transaction ends, so a long transaction after its event delays delivery.
    */
   async record(db: Kysely<Database>, events: NewEvent[]): Promise<void> {
     if (events.length === 0) return;
-    if (this.dialect === 'postgres' && !db.isTransaction) {
-      // The lock must live until commit: outside a transaction, make one.
-      await db.transaction().execute((trx) => this.record(trx, events));
-      return;
-    }
     const now = this.clock.now();
     if (this.dialect === 'postgres' && events.length === 1) {
       const [e] = events;
-      await lockAndInsertOneEvent.write(db, [e.userId, e.type, JSON.stringify(e.payload), now]);
+      await insertOneEventAfterXact.write(db, [e.userId, e.type, JSON.stringify(e.payload), now]);
       return;
     }
-    if (this.dialect === 'postgres') {
-      // Sorted, so two transactions locking the same users never deadlock on each other.
-      for (const userId of [...new Set(events.map((e) => e.userId))].sort()) {
-        await sql`select pg_advisory_xact_lock(${EVENT_LOCK_NAMESPACE}::int, hashtext(${userId}))`.execute(db);
-      }
+    if (this.dialect === 'postgres' && !db.isTransaction) {
+      // The transaction id must be taken before the ids are drawn, by the same transaction.
+      await db.transaction().execute((trx) => this.record(trx, events));
+      return;
     }
+    if (this.dialect === 'postgres') await sql`select ${transactionId()}`.execute(db);
     if (events.length === 1) {
       const [e] = events;
       await insertOneEvent.write(db, [e.userId, e.type, JSON.stringify(e.payload), now]);

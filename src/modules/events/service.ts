@@ -26,7 +26,7 @@ const LOG_READ_SLOTS = 8;
  */
 export function createEventStreams(database: DatabaseHandle, recorder: EventRecorder, config: EventStreamConfig): EventStreamService {
   let report: ErrorReporter = () => {};
-  const store = new EventStore(database.db);
+  const store = new EventStore(database.db, database.dialect);
   const channel = database.pgPool ? new PgEventChannel(database.pgPool, { onError: (err) => report(err, 'event LISTEN/NOTIFY') }) : null;
   const recent = new RecentEvents(config.recentBytes);
   const scheduler = new WriteScheduler(config.coalesceMs);
@@ -64,6 +64,7 @@ export class EventStreamService {
       budget: new BufferBudget(config.maxBufferedTotalBytes),
       logSlots: new Slots(LOG_READ_SLOTS),
       joins: new JoinCache(Frames.join),
+      releasedUpTo: () => broker.releasedUpTo,
       options: {
         keepAliveMs: config.keepAliveMs,
         maxBufferedBytes: config.maxBufferedBytes,
@@ -79,9 +80,9 @@ export class EventStreamService {
 
   /**
    * A subscribed stream, holding live events until attach(). Without a
-   * Last-Event-ID it starts after the user's newest event, so an event
-   * committed after this call is never missed (a user's events commit in id
-   * order, see EventRecorder.record).
+   * Last-Event-ID it starts after the user's newest event (or the broker's
+   * release point when that is lower), so an event committed after this call
+   * is never missed.
    */
   async open(input: OpenStreamInput): Promise<EventConnection> {
     const types = parseTypes(input.type);
@@ -91,7 +92,8 @@ export class EventStreamService {
     // An id past the user's newest event cannot have come from their stream (the log was reset, or
     // it is made up): start at the present rather than stay silent until ids catch up with it.
     const newest = await this.store.latestIdForUser(input.userId);
-    const startAfter = after === null ? newest : Math.min(after, newest);
+    // Never past what the broker has released: a lower id may still commit, and it comes live (in order).
+    const startAfter = Math.min(after ?? newest, newest, this.broker.releasedUpTo);
     // Checked and counted with no await in between, so a burst of connects cannot overshoot.
     const max = this.config.maxStreamsPerUser;
     if (this.broker.subscriberCount(input.userId) >= max) {

@@ -1,5 +1,6 @@
 // Reads of the event log (the writes are in recorder.ts, inside writers' transactions).
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { EventType } from './recorder.js';
 
@@ -12,44 +13,73 @@ export interface EventRow {
   created_at: number;
 }
 
+/**
+ * PostgreSQL: the snapshot a read saw (pg_current_snapshot). Transactions with
+ * ids below `xmin` are finished; of those below `xmax`, the ones in `inProgress`
+ * were still running.
+ */
+export interface Snapshot {
+  xmin: number;
+  xmax: number;
+  inProgress: Set<number>;
+}
+
+/** What the tail loop read: rows (or ids) and, on PostgreSQL, the snapshot they were read in. */
+export interface TailRead<T> {
+  rows: T[];
+  snapshot: Snapshot | null;
+}
+
 export class EventStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect = 'sqlite',
+  ) {}
 
   /**
    * Every user's events after `afterId`, plus the listed older ids (ids the tail
-   * loop saw skipped and is still waiting for), oldest first. The shared tail
-   * loop of the broker is the only caller: one query per wake-up per instance.
+   * loop saw skipped and is still waiting for), oldest first, and the snapshot
+   * they were read in. The shared tail loop of the broker is the only caller:
+   * one query per wake-up per instance.
    */
-  async listAfter(afterId: number, alsoIds: number[], limit: number): Promise<EventRow[]> {
-    const rows = await this.db
-      .selectFrom('events')
-      .select(['id', 'user_id', 'type', 'payload', 'created_at'])
-      .where((eb) => (alsoIds.length ? eb.or([eb('id', '>', afterId), eb('id', 'in', alsoIds)]) : eb('id', '>', afterId)))
-      .orderBy('id', 'asc')
-      .limit(limit)
-      .execute();
-    return rows.map(normalise);
+  async listAfter(afterId: number, alsoIds: number[], limit: number): Promise<TailRead<EventRow>> {
+    const { rows, snapshot } = await this.tail(afterId, alsoIds, limit, ['id', 'user_id', 'type', 'payload', 'created_at']);
+    return { rows: rows.map(normalise), snapshot };
   }
 
   /** Like listAfter, ids only: what the tail loop reads while nobody is subscribed. */
-  async listIdsAfter(afterId: number, alsoIds: number[], limit: number): Promise<number[]> {
-    const rows = await this.db
-      .selectFrom('events')
-      .select('id')
-      .where((eb) => (alsoIds.length ? eb.or([eb('id', '>', afterId), eb('id', 'in', alsoIds)]) : eb('id', '>', afterId)))
-      .orderBy('id', 'asc')
-      .limit(limit)
-      .execute();
-    return rows.map((r) => Number(r.id));
+  async listIdsAfter(afterId: number, alsoIds: number[], limit: number): Promise<TailRead<number>> {
+    const { rows, snapshot } = await this.tail(afterId, alsoIds, limit, ['id']);
+    return { rows: rows.map((r) => Number(r.id)), snapshot };
   }
 
-  /** One user's events after `afterId`, optionally of some types, oldest first (replay). Uses the (user_id, id) index. */
-  async listForUser(userId: string, afterId: number, types: readonly EventType[] | null, limit: number): Promise<EventRow[]> {
+  private async tail<C extends 'id' | 'user_id' | 'type' | 'payload' | 'created_at'>(afterId: number, alsoIds: number[], limit: number, columns: C[]) {
+    const query = this.db
+      .selectFrom('events')
+      .select(columns)
+      .where((eb) => (alsoIds.length ? eb.or([eb('id', '>', afterId), eb('id', 'in', alsoIds)]) : eb('id', '>', afterId)))
+      .orderBy('id', 'asc')
+      .limit(limit);
+    if (this.dialect !== 'postgres') return { rows: await query.execute(), snapshot: null };
+    // The rows and the snapshot in one statement, so they come from the same snapshot (one row of nulls when no rows).
+    const result = await sql<Pick<EventRow, C | 'id'> & { snapshot: string }>`
+      select s.snapshot, page.* from (select pg_current_snapshot()::text as snapshot) s
+      left join lateral (${query}) page on true order by page.id`.execute(this.db);
+    const rows = result.rows.filter((row) => row.id !== null);
+    return { rows, snapshot: parseSnapshot(result.rows[0]!.snapshot) };
+  }
+
+  /**
+   * One user's events after `afterId` up to `upToId`, optionally of some types,
+   * oldest first (replay; the bound is what the broker has released). Uses the (user_id, id) index.
+   */
+  async listForUser(userId: string, afterId: number, types: readonly EventType[] | null, limit: number, upToId = Number.MAX_SAFE_INTEGER): Promise<EventRow[]> {
     let query = this.db
       .selectFrom('events')
       .select(['id', 'user_id', 'type', 'payload', 'created_at'])
       .where('user_id', '=', userId)
-      .where('id', '>', afterId);
+      .where('id', '>', afterId)
+      .where('id', '<=', upToId);
     if (types) query = query.where('type', 'in', types);
     const rows = await query.orderBy('id', 'asc').limit(limit).execute();
     return rows.map(normalise);
@@ -70,6 +100,12 @@ export class EventStore {
       .executeTakeFirst();
     return Number(row?.id ?? 0);
   }
+}
+
+/** pg_snapshot text: `xmin:xmax:xip,xip,…` (64-bit transaction ids; far below 2^53 in practice). */
+export function parseSnapshot(text: string): Snapshot {
+  const [xmin, xmax, list] = text.split(':');
+  return { xmin: Number(xmin), xmax: Number(xmax), inProgress: new Set(list ? list.split(',').map(Number) : []) };
 }
 
 // bigserial ids arrive as numbers (the pg int8 parser is set in db/database.ts); be explicit anyway.

@@ -4,7 +4,7 @@
 // wake-ups only), so these run only when DATABASE_URL is set.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
-import type { PgEventChannel } from '../../../src/modules/events/pg-channel.js';
+import { PgEventChannel } from '../../../src/modules/events/pg-channel.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { createVerifiedUser } from '../../support/factories.js';
 import { emit, eventually, sleep, stream } from './support.js';
@@ -78,27 +78,96 @@ describe.skipIf(!onPostgres)('events across instances (PostgreSQL only: skipped 
     sse.close();
   });
 
-  it("orders one user's events by commit: a second writer waits for the first", async () => {
+  it("one user's writers do not wait for each other, and a lower id committed last still reaches every stream first", async () => {
     const user = await createVerifiedUser(a);
+    const before = await stream(b, user.token, 'object_deleted');
+    const [previous] = await emit(a, user.id, [['object_deleted', { object_id: '0' }]]);
+    await before.waitForEvents(1, 3000);
     let commit!: () => void;
     const gate = new Promise<void>((r) => (commit = r));
     let firstRecorded!: () => void;
     const recorded = new Promise<void>((r) => (firstRecorded = r));
-    const first = a.database.db.transaction().execute(async (trx) => {
-      await a.services.eventRecorder.record(trx, [{ userId: user.id, type: 'object_deleted', payload: { object_id: '1' } }]);
-      firstRecorded();
-      await gate;
-    });
-    await recorded;
-    let secondDone = false;
-    const second = b.services.eventRecorder.record(b.database.db, [{ userId: user.id, type: 'object_deleted', payload: { object_id: '2' } }]).then(() => {
-      secondDone = true;
-    });
-    await sleep(200);
-    expect(secondDone).toBe(false);
+    const first = a.database.db
+      .transaction()
+      .execute(async (trx) => {
+        await a.services.eventRecorder.record(trx, [{ userId: user.id, type: 'object_deleted', payload: { object_id: '1' } }]);
+        firstRecorded();
+        await gate;
+      })
+      .then(() => a.services.eventRecorder.announce());
+    await recorded; // id drawn, not committed
+    // The second writer of the same user commits while the first is open: no lock between them.
+    await b.services.eventRecorder.record(b.database.db, [{ userId: user.id, type: 'object_deleted', payload: { object_id: '2' } }]);
+    b.services.eventRecorder.announce();
+    // Opened while the lower id is in flight: from the present (no Last-Event-ID), and by replay from the last id seen.
+    const fresh = await stream(a, user.token, 'object_deleted');
+    const resumed = await stream(b, user.token, 'object_deleted', { headers: { 'last-event-id': String(previous) } });
+    await sleep(300);
+    expect(before.events.length).toBe(1); // '2' waits for '1'
+    expect(fresh.events).toEqual([]);
+    expect(resumed.events).toEqual([]);
     commit();
-    await Promise.all([first, second]);
-    const rows = await a.database.db.selectFrom('events').select(['id', 'payload']).where('user_id', '=', user.id).orderBy('id').execute();
-    expect(rows.map((r) => JSON.parse(r.payload).object_id)).toEqual(['1', '2']);
+    await first;
+    for (const [sse, offset] of [[before, 1], [fresh, 0], [resumed, 0]] as const) {
+      const events = (await sse.waitForEvents(offset + 2, 3000)).slice(offset);
+      expect(events.map((e) => JSON.parse(e.data).object_id)).toEqual(['1', '2']);
+      expect(Number(events[0].id)).toBeLessThan(Number(events[1].id));
+      sse.close();
+    }
+  });
+
+  it('an id whose transaction rolled back holds nothing up once that transaction has ended', async () => {
+    const user = await createVerifiedUser(a);
+    const sse = await stream(b, user.token, 'object_deleted');
+    let rollBack!: () => void;
+    const gate = new Promise<void>((r) => (rollBack = r));
+    let recorded!: () => void;
+    const drawn = new Promise<void>((r) => (recorded = r));
+    const doomed = a.database.db
+      .transaction()
+      .execute(async (trx) => {
+        await a.services.eventRecorder.record(trx, [{ userId: user.id, type: 'object_deleted', payload: { object_id: 'never' } }]);
+        recorded();
+        await gate;
+        throw new Error('roll back');
+      })
+      .catch(() => a.services.eventRecorder.announce());
+    await drawn;
+    await emit(a, user.id, [['object_deleted', { object_id: 'kept' }]]);
+    await sleep(300);
+    expect(sse.events).toEqual([]); // the lower id may still commit
+    const rolledBackAt = Date.now();
+    rollBack();
+    await doomed;
+    const [event] = await sse.waitForEvents(1, 3000);
+    expect(JSON.parse(event.data).object_id).toBe('kept');
+    expect(Date.now() - rolledBackAt).toBeLessThan(2000); // not the 10 s given to a transaction that may still commit
+    sse.close();
+  });
+
+  it('spaces NOTIFYs under a burst: the first at once, then one per interval carrying the newest id', async () => {
+    const channel = new PgEventChannel(a.database.pgPool!, { channel: 'spacing_test', minNotifyIntervalMs: 200 });
+    const received: Array<{ id: number; at: number }> = [];
+    const listener = new PgEventChannel(a.database.pgPool!, { channel: 'spacing_test' });
+    await listener.listen({ onHint: (id) => received.push({ id, at: Date.now() }), onConnected: () => {} });
+    try {
+      const user = await createVerifiedUser(a);
+      const started = Date.now();
+      channel.notify();
+      let newest = 0;
+      for (let i = 0; i < 20; i++) {
+        [newest] = await emit(a, user.id, [['object_deleted', { object_id: String(i) }]]);
+        channel.notify();
+      }
+      await eventually(() => received.some((r) => r.id === newest), 3000, 'the newest id');
+      await sleep(300);
+      expect(received[0].at - started).toBeLessThan(150);
+      expect(received.length).toBeLessThanOrEqual(1 + Math.ceil((Date.now() - started) / 200));
+      expect(received.length).toBeLessThan(10);
+      expect(received.at(-1)!.id).toBe(newest);
+    } finally {
+      await channel.close();
+      await listener.close();
+    }
   });
 });

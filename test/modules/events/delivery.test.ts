@@ -73,7 +73,7 @@ afterEach(async () => {
 
 /** A second delivery side on the test app's database (its own broker, recent events, scheduler and budget). */
 async function instance(settings: { recentBytes?: number; coalesceMs?: number; totalLimit?: number } = {}) {
-  const store = new EventStore(t.database.db);
+  const store = new EventStore(t.database.db, t.database.dialect);
   const recent = new RecentEvents(settings.recentBytes ?? 4 * MB);
   const scheduler = new WriteScheduler(settings.coalesceMs ?? 0);
   const broker = new EventBroker(store, t.services.eventRecorder, null, { recent, scheduler, pollIntervalMs: 600_000 });
@@ -85,6 +85,7 @@ async function instance(settings: { recentBytes?: number; coalesceMs?: number; t
     budget: new BufferBudget(settings.totalLimit ?? 64 * MB),
     logSlots: new Slots(2),
     joins: new JoinCache(Frames.join),
+    releasedUpTo: () => broker.releasedUpTo,
     options,
   };
   const open = async (userId: string, startAfter = 0) => {
