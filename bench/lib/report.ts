@@ -170,7 +170,7 @@ export function renderMarkdown(r: Results): string {
     );
   }
   if (Object.keys(r.profiles).length) {
-    lines.push('## CPU profiles of the server (SQLite, node --cpu-prof, self time)', '');
+    lines.push('## CPU profiles of the server (node --cpu-prof, self time; SQLite unless the heading names postgres)', '');
     for (const [name, p] of Object.entries(r.profiles)) lines.push(...profileSection(name, p));
   }
   if (r.failures.length) lines.push('## Failures in this run', '', ...r.failures.map((f) => `- ${f.replace(/\n/g, ' ')}`), '');
