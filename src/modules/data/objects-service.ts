@@ -1,13 +1,14 @@
 // Encrypted objects (spec 2.8, 4.8): ciphertext the service stores but cannot
 // read, parent/child relations through relatedId, and optimistic concurrency
 // through a version that every write bumps.
+import { Batcher, type Outcome } from '../../db/batcher.js';
 import { AppError, invalidInput, notFound } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { EventRecorder, NewEvent } from '../events/recorder.js';
 import { iso } from '../../lib/time.js';
 import { decodeBase64, parseIfMatch, versionMismatch } from './encoding.js';
-import type { ObjectRow } from './objects-store.js';
+import type { NewObjectWithEvent, ObjectRow } from './objects-store.js';
 import { type ObjectView, objectCreatedEvent, objectUpdatedEvent, toObjectView } from './objects-view.js';
 import { isForeignKeyViolation, type DataStore } from './store.js';
 
@@ -34,12 +35,17 @@ export interface ObjectBytesInput {
 }
 
 export class ObjectService {
+  /** PostgreSQL: creates arriving together are written by one statement (see db/batcher.ts). */
+  private readonly pgCreates: Batcher<NewObjectWithEvent, boolean> | null;
+
   constructor(
     private readonly store: DataStore,
     private readonly events: EventRecorder,
     private readonly clock: Clock,
     private readonly contentLimitBytes: number,
-  ) {}
+  ) {
+    this.pgCreates = store.dialect === 'postgres' ? new Batcher((items) => this.writeCreates(items)) : null;
+  }
 
   /** Creates an object from base64 input (PUT /api/objects). */
   createObject(userId: string, input: ObjectInput): Promise<ObjectView> {
@@ -79,19 +85,46 @@ export class ObjectService {
     return view;
   }
 
-  /** PostgreSQL: the object and its event in one statement; the reason is looked up only when nothing was written. */
+  /**
+   * PostgreSQL: the object and its event in one statement, shared with the
+   * creates that arrived with it; the reason for a refusal is looked up only
+   * when nothing was written.
+   */
   private async createInOneStatement(row: ObjectRow, event: NewEvent): Promise<void> {
     let created: boolean;
     try {
-      created = await this.store.objects.insertWithKeyAndEvent(row, JSON.stringify(event.payload));
+      created = await this.pgCreates!.run({ row, payloadJson: JSON.stringify(event.payload) });
     } catch (err) {
-      if (!isForeignKeyViolation(err)) throw err;
-      // The parent was deleted meanwhile. The event id drawn is now never coming: tell the brokers, so they stop waiting for it.
-      this.events.announce();
-      throw notFound('related object');
+      if (isForeignKeyViolation(err)) throw notFound('related object'); // the parent was deleted meanwhile
+      throw err;
     }
     if (!created) throw (await this.store.keys.exists(row.user_id, row.key_id!)) ? notFound('related object') : invalidKey();
-    this.events.announce();
+  }
+
+  /** One batch of PostgreSQL creates: one statement, or one each when that statement failed; then one announce. */
+  private async writeCreates(items: NewObjectWithEvent[]): Promise<Array<Outcome<boolean>>> {
+    try {
+      if (items.length > 1) {
+        try {
+          const written = await this.store.objects.insertManyWithKeyAndEvent(items);
+          return items.map((item) => ({ ok: true, value: written.has(item.row.id) }));
+        } catch {
+          // One item failed the statement for all (a parent deleted meanwhile): each on its own, for its own answer.
+        }
+      }
+      return await Promise.all(
+        items.map(async (item): Promise<Outcome<boolean>> => {
+          try {
+            return { ok: true, value: await this.store.objects.insertWithKeyAndEvent(item.row, item.payloadJson) };
+          } catch (error) {
+            return { ok: false, error };
+          }
+        }),
+      );
+    } finally {
+      // Also after a failure: the event ids it drew are never coming, and brokers stop waiting for them.
+      this.events.announce();
+    }
   }
 
   async getObject(userId: string, id: string): Promise<ObjectView> {

@@ -1,5 +1,5 @@
 // SQL for encrypted objects and their parent/child relations.
-import { type Kysely, sql } from 'kysely';
+import { type Compilable, type Kysely, sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import { prepareQuery } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
@@ -79,6 +79,43 @@ const insertObjectAndEvent = prepareQuery((db, p) =>
     ),
 );
 
+/**
+ * PostgreSQL: insertObjectAndEvent for many plain objects at once (concurrent
+ * creates gathered by the service), the rows passed as arrays, one per column.
+ * Rows whose key or parent is not their user's are skipped (each has its own
+ * checks); returns the ids written. One statement, so one failure (a foreign
+ * key: a parent deleted meanwhile) fails them all, and the caller retries
+ * them one by one.
+ */
+const insertObjectsAndEvents = prepareQuery((db, p) => {
+  const query = sql<{ id: string }>`
+    with xact as materialized (select ${transactionId()} as xid),
+    input as (
+      select * from unnest(${p(0)}::text[], ${p(1)}::text[], ${p(2)}::text[], ${p(3)}::text[], ${p(4)}::bytea[], ${p(5)}::bytea[], ${p(6)}::bytea[], ${p(7)}::bigint[], ${p(8)}::text[])
+        with ordinality as i(id, user_id, key_id, related_id, content, auth_tag, iv, created_at, payload, ord)
+    ),
+    created as (
+      insert into objects (id, user_id, key_id, related_id, kind, store, content, auth_tag, iv, version, created_at, updated_at)
+      select i.id, i.user_id, i.key_id, i.related_id, 'object', null, i.content, i.auth_tag, i.iv, 1, i.created_at, i.created_at
+      from xact cross join input i
+      where exists (select 1 from store_keys k where k.id = i.key_id and k.user_id = i.user_id)
+        and (i.related_id is null or exists (select 1 from objects parent where parent.id = i.related_id and parent.user_id = i.user_id))
+      returning id
+    ),
+    recorded as (
+      insert into events (user_id, type, payload, created_at)
+      select i.user_id, 'object_created', i.payload, i.created_at from input i join created c on c.id = i.id order by i.ord
+    )
+    select id from created`;
+  return { compile: () => query.compile(db) } as Compilable<{ id: string }>;
+});
+
+/** A plain object (kind 'object', version 1) and its object_created payload, for insertManyWithKeyAndEvent. */
+export interface NewObjectWithEvent {
+  row: ObjectRow;
+  payloadJson: string;
+}
+
 export class ObjectStore {
   constructor(
     private readonly db: Kysely<Database>,
@@ -103,6 +140,24 @@ export class ObjectStore {
   async insertWithKeyAndEvent(row: ObjectRow, payloadJson: string): Promise<boolean> {
     if (this.dialect !== 'postgres') throw new Error('insertWithKeyAndEvent is PostgreSQL only');
     return (await insertObjectAndEvent.write(this.db, [...OBJECT_COLUMNS.map((column) => row[column]), payloadJson])) === 1;
+  }
+
+  /** PostgreSQL only: insertWithKeyAndEvent for many new plain objects in one statement; the ids written. */
+  async insertManyWithKeyAndEvent(items: NewObjectWithEvent[]): Promise<Set<string>> {
+    if (this.dialect !== 'postgres') throw new Error('insertManyWithKeyAndEvent is PostgreSQL only');
+    const column = <T>(pick: (item: NewObjectWithEvent) => T) => items.map(pick);
+    const rows = await insertObjectsAndEvents.rows(this.db, [
+      column((x) => x.row.id),
+      column((x) => x.row.user_id),
+      column((x) => x.row.key_id),
+      column((x) => x.row.related_id),
+      column((x) => x.row.content),
+      column((x) => x.row.auth_tag),
+      column((x) => x.row.iv),
+      column((x) => x.row.created_at),
+      column((x) => x.payloadJson),
+    ]);
+    return new Set(rows.map((r) => r.id));
   }
 
   async find(userId: string, id: string): Promise<ObjectRow | undefined> {

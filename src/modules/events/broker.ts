@@ -63,6 +63,9 @@ export interface BrokerOptions {
 }
 
 const MAX_TRACKED_GAPS = 10_000;
+/** While ids are missing, the log is read again after this long, doubling up to the max: their owners end without telling us. */
+const GAP_RECHECK_FIRST_MS = 10;
+const GAP_RECHECK_MAX_MS = 1000;
 
 /** A missing id: since when, and the transactions that may still commit it (null until the read that found it is settled). */
 interface Gap {
@@ -103,6 +106,8 @@ export class EventBroker {
   private wakeAgain = false;
   private stopped = false;
   private pollTimer: NodeJS.Timeout | null = null;
+  private recheckTimer: NodeJS.Timeout | null = null;
+  private recheckDelayMs = GAP_RECHECK_FIRST_MS;
   private readonly options: BrokerOptions;
   private readonly unhookRecorder: () => void;
 
@@ -258,6 +263,7 @@ export class EventBroker {
     this.unhookRecorder();
     await this.starting?.catch(() => {});
     if (this.pollTimer) clearInterval(this.pollTimer);
+    if (this.recheckTimer) clearTimeout(this.recheckTimer);
     await this.running;
     this.options.scheduler?.stop();
     await this.channel?.close();
@@ -358,6 +364,26 @@ export class EventBroker {
     }
     if (count) this.held = count === this.held.length ? [] : this.held.slice(count);
     this.released = Number.isFinite(frontier) ? frontier - 1 : this.cursor;
+    this.scheduleRecheck();
+  }
+
+  /**
+   * A missing id is settled by a later read, but the transactions it waits for
+   * may end without a commit of events (a rollback, an unrelated transaction),
+   * so nothing would wake the loop: read again soon, backing off while they run.
+   */
+  private scheduleRecheck(): void {
+    if (this.gaps.size === 0) {
+      this.recheckDelayMs = GAP_RECHECK_FIRST_MS;
+      return;
+    }
+    if (this.recheckTimer || this.stopped) return;
+    this.recheckTimer = setTimeout(() => {
+      this.recheckTimer = null;
+      this.wake();
+    }, this.recheckDelayMs);
+    this.recheckTimer.unref();
+    this.recheckDelayMs = Math.min(GAP_RECHECK_MAX_MS, this.recheckDelayMs * 2);
   }
 
   private fanOut(event: StreamEvent): void {

@@ -108,4 +108,18 @@ describe('EventBroker release order', () => {
     await read();
     expect(delivered).toEqual([1, 2, 5]);
   });
+
+  it('reads again by itself while an id is missing: the owner may end without any commit to wake the loop', async () => {
+    const log = new ScriptedLog();
+    const { delivered, read, broker } = await setUp(log);
+    log.commit(1, 3);
+    log.running(150);
+    await read();
+    expect(delivered).toEqual([1]);
+    log.ended(); // rolled back: no announce, no NOTIFY
+    const deadline = Date.now() + 2000;
+    while (delivered.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    expect(delivered).toEqual([1, 3]);
+    await broker.stop();
+  });
 });
