@@ -37,6 +37,8 @@ export interface ObjectBytesInput {
 export class ObjectService {
   /** PostgreSQL: creates arriving together are written by one statement (see db/batcher.ts). */
   private readonly pgCreates: Batcher<NewObjectWithEvent, boolean> | null;
+  /** PostgreSQL: reads arriving together are one query. */
+  private readonly pgReads: Batcher<{ userId: string; id: string }, ObjectRow | undefined> | null;
 
   constructor(
     private readonly store: DataStore,
@@ -45,6 +47,7 @@ export class ObjectService {
     private readonly contentLimitBytes: number,
   ) {
     this.pgCreates = store.dialect === 'postgres' ? new Batcher((items) => this.writeCreates(items)) : null;
+    this.pgReads = store.dialect === 'postgres' ? new Batcher((items) => this.readObjects(items)) : null;
   }
 
   /** Creates an object from base64 input (PUT /api/objects). */
@@ -127,8 +130,19 @@ export class ObjectService {
     }
   }
 
+  /** One batch of PostgreSQL reads: one query; each caller gets its row only if it is the owner's. */
+  private async readObjects(items: Array<{ userId: string; id: string }>): Promise<Array<Outcome<ObjectRow | undefined>>> {
+    if (items.length === 1) return [{ ok: true, value: await this.store.objects.find(items[0].userId, items[0].id) }];
+    const rows = await this.store.objects.findManyById([...new Set(items.map((item) => item.id))]);
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return items.map(({ userId, id }) => {
+      const row = byId.get(id);
+      return { ok: true, value: row?.user_id === userId ? row : undefined };
+    });
+  }
+
   async getObject(userId: string, id: string): Promise<ObjectView> {
-    const row = await this.store.objects.find(userId, id);
+    const row = this.pgReads ? await this.pgReads.run({ userId, id }) : await this.store.objects.find(userId, id);
     if (!row) throw notFound('object');
     return toObjectView(row);
   }

@@ -18,6 +18,8 @@ export interface CiphertextChange {
 }
 
 const objectOfUser = prepareQuery((db, p) => db.selectFrom('objects').selectAll().where('id', '=', p(0)).where('user_id', '=', p(1)));
+/** PostgreSQL: many objects by id in one query (the ids as one array parameter, so one statement text for any count). */
+const objectsById = prepareQuery((db, p) => db.selectFrom('objects').selectAll().where('id', '=', sql<string>`any(${p(0)}::text[])`));
 const OBJECT_COLUMNS = ['id', 'user_id', 'key_id', 'related_id', 'kind', 'store', 'content', 'auth_tag', 'iv', 'version', 'created_at', 'updated_at'] as const;
 const insertOneObject = prepareQuery((db, p) =>
   db.insertInto('objects').values(Object.fromEntries(OBJECT_COLUMNS.map((column, i) => [column, p(i)])) as unknown as ObjectsTable),
@@ -162,6 +164,12 @@ export class ObjectStore {
 
   async find(userId: string, id: string): Promise<ObjectRow | undefined> {
     return (await objectOfUser.rows(this.db, [id, userId]))[0];
+  }
+
+  /** PostgreSQL only: the objects with these ids, whoever owns them (the caller checks user_id). */
+  async findManyById(ids: string[]): Promise<ObjectRow[]> {
+    if (this.dialect !== 'postgres') throw new Error('findManyById is PostgreSQL only');
+    return objectsById.rows(this.db, [ids]);
   }
 
   /** The user's children of `parentId`, oldest first, optionally after a cursor row (exclusive). */

@@ -1,13 +1,14 @@
-// Creates that arrive together (written by one statement on PostgreSQL, one
-// commit on SQLite) still get their own answers: the good ones are stored with
-// their event, the bad ones get their own error and leave nothing behind.
+// Requests that arrive together (on PostgreSQL one statement for the creates,
+// one query for the reads; on SQLite one commit) still get their own answers:
+// good creates are stored with their event, bad ones get their own error and
+// leave nothing behind; a read sees only its own user's object.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/lib/ids.js';
 import type { NewObjectWithEvent } from '../../../src/modules/data/objects-store.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { createVerifiedUser } from '../../support/factories.js';
-import { client, createKey, createObject, eventsOf, sampleObject } from './support.js';
+import { type Client, client, createKey, createObject, eventsOf, sampleObject } from './support.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -85,5 +86,23 @@ describe('concurrent creates', () => {
     expect(outcomes[2]).toEqual({ ok: true, value: true });
     const events = await eventsOf(t, user.id, 'object_created');
     expect(events.map((e) => e.payload.id).sort()).toEqual([id, other].sort());
+  });
+
+  it("reads: each gets its own object, and another user's or a missing id is 404", async () => {
+    const alice = await createVerifiedUser(t);
+    const bob = await createVerifiedUser(t);
+    const a = client(t, alice);
+    const b = client(t, bob);
+    const mine = await Promise.all(Array.from({ length: 5 }, async () => createObject(a, await createKey(a))));
+    const bobs = await createObject(b, await createKey(b));
+    type Ask = [Client, string, number];
+    const asks: Ask[] = [...mine.map((o): Ask => [a, o.id, 200]), [a, bobs.id, 404], [b, bobs.id, 200], [a, mine[0].id, 200], [a, newId(Date.now()), 404], [b, mine[1].id, 404]];
+    const responses = await Promise.all(asks.map(([api, id]) => api.get(`/api/objects/${id}`)));
+    responses.forEach((res, i) => {
+      const [, id, status] = asks[i];
+      expect(res.statusCode, `${i}: ${res.body}`).toBe(status);
+      if (status === 200) expect(res.json().id).toBe(id);
+      else expect(res.json().code).toBe('not_found');
+    });
   });
 });
