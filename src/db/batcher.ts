@@ -1,8 +1,9 @@
 // Gathers calls that arrive in the same event-loop turn and runs them as one
-// batch (PostgreSQL's counterpart of SQLite's group commit, see
+// batch (for writes, PostgreSQL's counterpart of SQLite's group commit, see
 // group-commit.ts): under load one network poll brings many requests, and one
 // statement for all of them costs one socket write and one round trip instead
-// of one each. A lone call waits one turn (setImmediate) and runs alone.
+// of one each (on SQLite, one statement run instead of many). A lone call
+// waits one turn (setImmediate) and runs alone.
 
 /** What a batch says about one of its items. */
 export type Outcome<O> = { ok: true; value: O } | { ok: false; error: unknown };

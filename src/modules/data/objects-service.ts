@@ -37,8 +37,8 @@ export interface ObjectBytesInput {
 export class ObjectService {
   /** PostgreSQL: creates arriving together are written by one statement (see db/batcher.ts). */
   private readonly pgCreates: Batcher<NewObjectWithEvent, boolean> | null;
-  /** PostgreSQL: reads arriving together are one query. */
-  private readonly pgReads: Batcher<{ userId: string; id: string }, ObjectRow | undefined> | null;
+  /** Reads arriving together are one query (on SQLite too: it measured 71% → 144–159% of the floor). */
+  private readonly reads: Batcher<{ userId: string; id: string }, ObjectRow | undefined>;
 
   constructor(
     private readonly store: DataStore,
@@ -47,7 +47,7 @@ export class ObjectService {
     private readonly contentLimitBytes: number,
   ) {
     this.pgCreates = store.dialect === 'postgres' ? new Batcher((items) => this.writeCreates(items)) : null;
-    this.pgReads = store.dialect === 'postgres' ? new Batcher((items) => this.readObjects(items)) : null;
+    this.reads = new Batcher((items) => this.readObjects(items));
   }
 
   /** Creates an object from base64 input (PUT /api/objects). */
@@ -130,7 +130,7 @@ export class ObjectService {
     }
   }
 
-  /** One batch of PostgreSQL reads: one query; each caller gets its row only if it is the owner's. */
+  /** One batch of reads: one query; each caller gets its row only if it is the owner's. */
   private async readObjects(items: Array<{ userId: string; id: string }>): Promise<Array<Outcome<ObjectRow | undefined>>> {
     if (items.length === 1) return [{ ok: true, value: await this.store.objects.find(items[0].userId, items[0].id) }];
     const rows = await this.store.objects.findManyById([...new Set(items.map((item) => item.id))]);
@@ -142,7 +142,7 @@ export class ObjectService {
   }
 
   async getObject(userId: string, id: string): Promise<ObjectView> {
-    const row = this.pgReads ? await this.pgReads.run({ userId, id }) : await this.store.objects.find(userId, id);
+    const row = await this.reads.run({ userId, id });
     if (!row) throw notFound('object');
     return toObjectView(row);
   }

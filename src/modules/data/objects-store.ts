@@ -18,8 +18,9 @@ export interface CiphertextChange {
 }
 
 const objectOfUser = prepareQuery((db, p) => db.selectFrom('objects').selectAll().where('id', '=', p(0)).where('user_id', '=', p(1)));
-/** PostgreSQL: many objects by id in one query (the ids as one array parameter, so one statement text for any count). */
+/** Many objects by id in one query: the ids are one parameter (a PostgreSQL array, a JSON array on SQLite), so one statement text for any count. */
 const objectsById = prepareQuery((db, p) => db.selectFrom('objects').selectAll().where('id', '=', sql<string>`any(${p(0)}::text[])`));
+const objectsByIdSqlite = prepareQuery((db, p) => db.selectFrom('objects').selectAll().where('id', 'in', sql<string>`(select value from json_each(${p(0)}))`));
 const OBJECT_COLUMNS = ['id', 'user_id', 'key_id', 'related_id', 'kind', 'store', 'content', 'auth_tag', 'iv', 'version', 'created_at', 'updated_at'] as const;
 const insertOneObject = prepareQuery((db, p) =>
   db.insertInto('objects').values(Object.fromEntries(OBJECT_COLUMNS.map((column, i) => [column, p(i)])) as unknown as ObjectsTable),
@@ -166,10 +167,10 @@ export class ObjectStore {
     return (await objectOfUser.rows(this.db, [id, userId]))[0];
   }
 
-  /** PostgreSQL only: the objects with these ids, whoever owns them (the caller checks user_id). */
+  /** The objects with these ids, whoever owns them (the caller checks user_id). */
   async findManyById(ids: string[]): Promise<ObjectRow[]> {
-    if (this.dialect !== 'postgres') throw new Error('findManyById is PostgreSQL only');
-    return objectsById.rows(this.db, [ids]);
+    if (this.dialect === 'postgres') return objectsById.rows(this.db, [ids]);
+    return objectsByIdSqlite.rows(this.db, [JSON.stringify(ids)]);
   }
 
   /** The user's children of `parentId`, oldest first, optionally after a cursor row (exclusive). */
