@@ -80,6 +80,11 @@ export interface EventStreamConfig {
   coalesceMs: number;
   /** A stream whose backlog does not drain within this is ended as too slow (the client resumes with Last-Event-ID). */
   slowClientTimeoutMs: number;
+  /**
+   * PostgreSQL: longest wait for a missing event id while transactions that may
+   * own it still run (later events wait with it; see docs/decisions/events.md).
+   */
+  gapWaitMs: number;
   /** Safety poll of the event log, for wake-ups that were lost (e.g. a dropped LISTEN connection). */
   pollIntervalMs: number;
   /** How often an open stream re-checks its credential (revoked keys and logged-out sessions stop streaming). */
@@ -257,6 +262,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       coalesceMs: int('EVENTS_COALESCE_MS', 40, 0, 1000),
       slowClientTimeoutMs: int('EVENTS_SLOW_CLIENT_SECONDS', 30, 1, 3600) * 1000,
       pollIntervalMs: int('EVENTS_POLL_MS', 2000, 50, 600_000),
+      gapWaitMs: int('EVENTS_GAP_WAIT_MS', 10_000, 100, 600_000),
       reauthIntervalMs: int('EVENTS_REAUTH_SECONDS', 60, 1, 86_400) * 1000,
     },
   };

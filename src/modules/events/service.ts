@@ -30,7 +30,13 @@ export function createEventStreams(database: DatabaseHandle, recorder: EventReco
   const channel = database.pgPool ? new PgEventChannel(database.pgPool, { onError: (err) => report(err, 'event LISTEN/NOTIFY') }) : null;
   const recent = new RecentEvents(config.recentBytes);
   const scheduler = new WriteScheduler(config.coalesceMs);
-  const broker = new EventBroker(store, recorder, channel, { pollIntervalMs: config.pollIntervalMs, recent, scheduler, onError: (err) => report(err, 'event broker') });
+  const broker = new EventBroker(store, recorder, channel, {
+    pollIntervalMs: config.pollIntervalMs,
+    gapRetentionMs: config.gapWaitMs,
+    recent,
+    scheduler,
+    onError: (err) => report(err, 'event broker'),
+  });
   return new EventStreamService(store, broker, config, (reporter) => (report = reporter), { recent, scheduler });
 }
 
