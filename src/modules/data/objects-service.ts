@@ -118,7 +118,7 @@ export class ObjectService {
       return await Promise.all(
         items.map(async (item): Promise<Outcome<boolean>> => {
           try {
-            return { ok: true, value: await this.store.objects.insertWithKeyAndEvent(item.row, item.payloadJson) };
+            return { ok: true, value: (await this.store.objects.insertManyWithKeyAndEvent([item])).has(item.row.id) };
           } catch (error) {
             return { ok: false, error };
           }

@@ -47,48 +47,15 @@ const insertObjectWithKey = prepareQuery((db, p) =>
 
 /**
  * PostgreSQL, one statement (and so its own transaction, without BEGIN and
- * COMMIT round trips): insert the object when its key is the user's store key
- * and its parent (if any) is the user's object, and append its event
- * (argument 12: payload JSON) the way EventRecorder.record() does, the
- * transaction id taken before the event id is drawn (see recorder.ts). The
- * event insert reads from the object insert, so no object means no event.
- * Changes one row (the event) or none.
- */
-const insertObjectAndEvent = prepareQuery((db, p) =>
-  db
-    .with((cte) => cte('xact').materialized(), (qb) => qb.selectNoFrom(transactionId().as('xid')))
-    .with('created', (qb) =>
-      qb
-        .insertInto('objects')
-        .columns([...OBJECT_COLUMNS])
-        .expression((eb) =>
-          eb
-            .selectFrom('xact')
-            .select(OBJECT_COLUMNS.map((column, i) => eb.val(p(i)).as(column)))
-            .where((w) => w.exists(w.selectFrom('store_keys').select('id').where('id', '=', p(2)).where('user_id', '=', p(1))))
-            .where((w) =>
-              w.or([
-                w(w.cast(w.val(p(3)), 'text'), 'is', null),
-                w.exists(w.selectFrom('objects as parent').select('parent.id').where('parent.id', '=', p(3)).where('parent.user_id', '=', p(1))),
-              ]),
-            ),
-        )
-        .returning('id'),
-    )
-    .insertInto('events')
-    .columns(['user_id', 'type', 'payload', 'created_at'])
-    .expression((eb) =>
-      eb.selectFrom('created').select([eb.val(p(1)).as('user_id'), eb.val('object_created').as('type'), eb.val(p(12)).as('payload'), eb.val(p<number>(10)).as('created_at')]),
-    ),
-);
-
-/**
- * PostgreSQL: insertObjectAndEvent for many plain objects at once (concurrent
- * creates gathered by the service), the rows passed as arrays, one per column.
- * Rows whose key or parent is not their user's are skipped (each has its own
- * checks); returns the ids written. One statement, so one failure (a foreign
- * key: a parent deleted meanwhile) fails them all, and the caller retries
- * them one by one.
+ * COMMIT round trips) for one or many new plain objects (concurrent creates
+ * gathered by the service), the rows passed as arrays, one per column. Each
+ * row is inserted when its key is its user's store key and its parent (if
+ * any) its user's object, and its event appended the way EventRecorder.record()
+ * does, the transaction id taken before the event ids are drawn (see
+ * recorder.ts). The event insert reads from the object insert, so no object
+ * means no event. Returns the ids written. One failure (a foreign key: a
+ * parent deleted meanwhile) fails every row, and the caller retries them one
+ * by one.
  */
 const insertObjectsAndEvents = prepareQuery((db, p) => {
   const query = sql<{ id: string }>`
@@ -136,16 +103,11 @@ export class ObjectStore {
   }
 
   /**
-   * PostgreSQL only: inserts the object and its object_created event in one
-   * statement (see insertObjectAndEvent); false, with nothing written, when the
-   * key is not the user's store key or the parent not the user's object.
+   * PostgreSQL only: new plain objects and their object_created events in one
+   * statement (see insertObjectsAndEvents); the ids written. A row whose key is
+   * not its user's store key, or whose parent is not its user's object, is not
+   * written (nor its event).
    */
-  async insertWithKeyAndEvent(row: ObjectRow, payloadJson: string): Promise<boolean> {
-    if (this.dialect !== 'postgres') throw new Error('insertWithKeyAndEvent is PostgreSQL only');
-    return (await insertObjectAndEvent.write(this.db, [...OBJECT_COLUMNS.map((column) => row[column]), payloadJson])) === 1;
-  }
-
-  /** PostgreSQL only: insertWithKeyAndEvent for many new plain objects in one statement; the ids written. */
   async insertManyWithKeyAndEvent(items: NewObjectWithEvent[]): Promise<Set<string>> {
     if (this.dialect !== 'postgres') throw new Error('insertManyWithKeyAndEvent is PostgreSQL only');
     const column = <T>(pick: (item: NewObjectWithEvent) => T) => items.map(pick);

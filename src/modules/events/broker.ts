@@ -63,6 +63,7 @@ export interface BrokerOptions {
 }
 
 const MAX_TRACKED_GAPS = 10_000;
+const MAX_GAP_IDS_PER_QUERY = 500;
 /** While ids are missing, the log is read again after this long, doubling up to the max: their owners end without telling us. */
 const GAP_RECHECK_FIRST_MS = 10;
 const GAP_RECHECK_MAX_MS = 1000;
@@ -80,7 +81,6 @@ function allFinished(owners: Set<number>, snapshot: Snapshot): boolean {
   }
   return true;
 }
-const MAX_GAP_IDS_PER_QUERY = 500;
 
 export class EventBroker {
   /** Per user, subscribers grouped by selection. */
