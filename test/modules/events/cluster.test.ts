@@ -13,6 +13,39 @@ const onPostgres = !!process.env.DATABASE_URL;
 // A safety poll far longer than any test: delivery below is by NOTIFY (or announce) alone.
 const noPoll = { ...loadConfig({ NODE_ENV: 'test' }).events, pollIntervalMs: 600_000 };
 
+class RollBack extends Error {}
+
+/**
+ * Records one object_deleted event through `app` in a transaction that stays
+ * open (its id drawn, not committed) until commit() or rollBack(); either one
+ * announces afterwards, as the data-plane services do.
+ */
+async function heldWrite(app: TestApp, userId: string, objectId: string) {
+  let decide!: (commit: boolean) => void;
+  const decided = new Promise<boolean>((r) => (decide = r));
+  let drawn!: () => void;
+  const recorded = new Promise<void>((r) => (drawn = r));
+  const done = app.database.db
+    .transaction()
+    .execute(async (trx) => {
+      await app.services.eventRecorder.record(trx, [{ userId, type: 'object_deleted', payload: { object_id: objectId } }]);
+      drawn();
+      if (!(await decided)) throw new RollBack();
+    })
+    .then(
+      () => app.services.eventRecorder.announce(),
+      (err) => {
+        app.services.eventRecorder.announce();
+        if (!(err instanceof RollBack)) throw err;
+      },
+    );
+  await recorded;
+  return {
+    commit: () => (decide(true), done),
+    rollBack: () => (decide(false), done),
+  };
+}
+
 describe.skipIf(!onPostgres)('events across instances (PostgreSQL only: skipped without DATABASE_URL, SQLite has no second instance)', () => {
   let a: TestApp;
   let b: TestApp;
@@ -56,22 +89,10 @@ describe.skipIf(!onPostgres)('events across instances (PostgreSQL only: skipped 
     const slowWriter = await createVerifiedUser(a);
     const other = await createVerifiedUser(a);
     const sse = await stream(b, slowWriter.token, 'object_deleted');
-    let commit!: () => void;
-    const gate = new Promise<void>((r) => (commit = r));
-    const recorded = new Promise<void>((resolveRecorded) => {
-      void a.database.db
-        .transaction()
-        .execute(async (trx) => {
-          await a.services.eventRecorder.record(trx, [{ userId: slowWriter.id, type: 'object_deleted', payload: { object_id: 'late' } }]);
-          resolveRecorded();
-          await gate;
-        })
-        .then(() => a.services.eventRecorder.announce());
-    });
-    await recorded; // its id is taken, not committed
+    const late = await heldWrite(a, slowWriter.id, 'late'); // its id is taken, not committed
     const [laterId] = await emit(a, other.id, [['object_deleted', { object_id: 'early' }]]);
     await sleep(200); // both instances have read past the uncommitted id by now
-    commit();
+    await late.commit();
     const [event] = await sse.waitForEvents(1, 3000);
     expect(JSON.parse(event.data).object_id).toBe('late');
     expect(Number(event.id)).toBeLessThan(laterId);
@@ -83,19 +104,7 @@ describe.skipIf(!onPostgres)('events across instances (PostgreSQL only: skipped 
     const before = await stream(b, user.token, 'object_deleted');
     const [previous] = await emit(a, user.id, [['object_deleted', { object_id: '0' }]]);
     await before.waitForEvents(1, 3000);
-    let commit!: () => void;
-    const gate = new Promise<void>((r) => (commit = r));
-    let firstRecorded!: () => void;
-    const recorded = new Promise<void>((r) => (firstRecorded = r));
-    const first = a.database.db
-      .transaction()
-      .execute(async (trx) => {
-        await a.services.eventRecorder.record(trx, [{ userId: user.id, type: 'object_deleted', payload: { object_id: '1' } }]);
-        firstRecorded();
-        await gate;
-      })
-      .then(() => a.services.eventRecorder.announce());
-    await recorded; // id drawn, not committed
+    const first = await heldWrite(a, user.id, '1'); // id drawn, not committed
     // The second writer of the same user commits while the first is open: no lock between them.
     await b.services.eventRecorder.record(b.database.db, [{ userId: user.id, type: 'object_deleted', payload: { object_id: '2' } }]);
     b.services.eventRecorder.announce();
@@ -106,8 +115,7 @@ describe.skipIf(!onPostgres)('events across instances (PostgreSQL only: skipped 
     expect(before.events.length).toBe(1); // '2' waits for '1'
     expect(fresh.events).toEqual([]);
     expect(resumed.events).toEqual([]);
-    commit();
-    await first;
+    await first.commit();
     for (const [sse, offset] of [[before, 1], [fresh, 0], [resumed, 0]] as const) {
       const events = (await sse.waitForEvents(offset + 2, 3000)).slice(offset);
       expect(events.map((e) => JSON.parse(e.data).object_id)).toEqual(['1', '2']);
@@ -119,26 +127,12 @@ describe.skipIf(!onPostgres)('events across instances (PostgreSQL only: skipped 
   it('an id whose transaction rolled back holds nothing up once that transaction has ended', async () => {
     const user = await createVerifiedUser(a);
     const sse = await stream(b, user.token, 'object_deleted');
-    let rollBack!: () => void;
-    const gate = new Promise<void>((r) => (rollBack = r));
-    let recorded!: () => void;
-    const drawn = new Promise<void>((r) => (recorded = r));
-    const doomed = a.database.db
-      .transaction()
-      .execute(async (trx) => {
-        await a.services.eventRecorder.record(trx, [{ userId: user.id, type: 'object_deleted', payload: { object_id: 'never' } }]);
-        recorded();
-        await gate;
-        throw new Error('roll back');
-      })
-      .catch(() => a.services.eventRecorder.announce());
-    await drawn;
+    const doomed = await heldWrite(a, user.id, 'never');
     await emit(a, user.id, [['object_deleted', { object_id: 'kept' }]]);
     await sleep(300);
     expect(sse.events).toEqual([]); // the lower id may still commit
     const rolledBackAt = Date.now();
-    rollBack();
-    await doomed;
+    await doomed.rollBack();
     const [event] = await sse.waitForEvents(1, 3000);
     expect(JSON.parse(event.data).object_id).toBe('kept');
     expect(Date.now() - rolledBackAt).toBeLessThan(2000); // not the 10 s given to a transaction that may still commit
