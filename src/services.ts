@@ -78,6 +78,7 @@ export function createServices(deps: ServiceDeps) {
       phoneCodes: (now) => phoneCodes.deleteExpired(now),
       passwordResets: (now) => resetStore.deleteExpired(now),
       externalFlows: (now) => externalStore.deleteExpired(now),
+      signedPayloadUses: (now) => data.signedPayloads.purgeExpired(now),
     },
     clock,
   );
