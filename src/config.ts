@@ -62,6 +62,10 @@ export interface Config {
   oidcProviders: OidcProviderConfig[];
   rateLimits: RateLimits;
   events: EventStreamConfig;
+  /** ElevenLabs voices for personas; null: local speech only. */
+  elevenlabs: { apiKey: string; apiBase: string } | null;
+  /** Calendly API for integrations; null: the sandbox stand-in (never in production). */
+  calendly: { apiBase: string } | null;
 }
 
 /** Live event streams (GET /api/events/{type}); see docs/decisions/events.md. */
@@ -228,6 +232,15 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     });
   }
 
+  const elevenlabsKey = opt('ELEVENLABS_API_KEY');
+  const elevenlabsBase = str('ELEVENLABS_API_BASE', 'https://api.elevenlabs.io').replace(/\/$/, '');
+  url('ELEVENLABS_API_BASE', elevenlabsBase, ['http:', 'https:']);
+  // Calendly needs no credentials of the operator (tokens are the users'): the
+  // real API is used in production, or anywhere CALENDLY_API_BASE is set.
+  const calendlyBaseRaw = opt('CALENDLY_API_BASE');
+  const calendlyBase = (calendlyBaseRaw ?? 'https://api.calendly.com').replace(/\/$/, '');
+  if (calendlyBaseRaw) url('CALENDLY_API_BASE', calendlyBase, ['http:', 'https:']);
+
   const config: Config = {
     env: nodeEnv as Config['env'],
     host,
@@ -265,6 +278,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       gapWaitMs: int('EVENTS_GAP_WAIT_MS', 10_000, 100, 600_000),
       reauthIntervalMs: int('EVENTS_REAUTH_SECONDS', 60, 1, 86_400) * 1000,
     },
+    elevenlabs: elevenlabsKey ? { apiKey: elevenlabsKey, apiBase: elevenlabsBase } : null,
+    calendly: calendlyBaseRaw || nodeEnv === 'production' ? { apiBase: calendlyBase } : null,
   };
   if (problems.length) throw new ConfigError(problems);
   return config;

@@ -33,6 +33,11 @@ const JWE_ENC = 'A256GCM';
 export interface VerifyOptions {
   /** When set, the payload's `use` claim must equal it (e.g. "persona-preview"). */
   use?: string;
+  /**
+   * Checks the claims after the signature and before the jti is consumed, so a
+   * payload refused for its content can be corrected and sent again. Throws.
+   */
+  validate?: (claims: JWTPayload & Record<string, unknown>) => void;
 }
 
 export interface VerifiedPayload {
@@ -95,6 +100,7 @@ export class SignedPayloads {
     const jti = claims.jti;
     if (typeof jti !== 'string' || jti.length === 0 || jti.length > MAX_JTI_LENGTH) throw invalidToken(`jwt jti must be a string of 1–${MAX_JTI_LENGTH} characters`);
     if (options.use !== undefined && claims.use !== options.use) throw invalidToken(`jwt use must be "${options.use}"`);
+    options.validate?.(claims as VerifiedPayload['claims']);
 
     const accepted = await this.uses.insertIfAbsent({
       user_id: userId,
