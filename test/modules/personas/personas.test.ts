@@ -104,6 +104,13 @@ describe('POST /api/persona/{id}/play (local speech)', () => {
     expect(again.json().code).toBe('invalid_token');
   });
 
+  it('plays one of several concurrent requests carrying the same jwt; the others are invalid_token', async () => {
+    const jwt = await preview({ textBase64: b64('Only one of you.') });
+    const answers = await Promise.all(Array.from({ length: 6 }, () => play('local-amy', { server: server.name, jwt })));
+    expect(answers.map((r) => r.statusCode).sort()).toEqual([200, 400, 400, 400, 400, 400]);
+    expect(answers.filter((r) => r.statusCode === 400).every((r) => r.json().code === 'invalid_token')).toBe(true);
+  });
+
   it('refuses expired, too-far, unsigned, wrong-use and forged jwts with 400 invalid_token', async () => {
     const other = await registerServer(t, user);
     const cases = {
