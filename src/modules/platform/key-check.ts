@@ -32,7 +32,7 @@ export async function verifyKeys(store: PlatformStore, secrets: Secrets, clock: 
   const master = keyCheckValue(secrets.masterKey, MASTER_KEY_CHECK);
   if ((await store.claimSetting(MASTER_KEY_CHECK, master, now)) !== master) {
     throw new KeyMismatchError(
-      'the master key (MASTER_KEY or DATA_DIR/master.key) is not the one this database was set up with: restore the original key from your backup; with another key the secrets stored in the database (2FA) cannot be read',
+      'the master key (MASTER_KEY or DATA_DIR/master.key) is not the one this database was set up with: restore the original key from your backup; with another key the secrets stored in the database (2FA secrets, store keys) cannot be read',
     );
   }
   const jwt = keyCheckValue(secrets.jwtSecret, JWT_SECRET_CHECK);
