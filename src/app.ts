@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/database.js';
 import { installAuth } from './http/auth.js';
 import { installErrorHandler } from './http/error-handler.js';
+import { installInputGuard } from './http/input-guard.js';
 import { registerOpenApi } from './http/openapi.js';
 import { ErrorResponse } from './http/schemas.js';
 import type { App } from './http/types.js';
@@ -75,6 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
 
   app.setValidatorCompiler(createValidatorCompiler(() => app.getSchemas()));
   installErrorHandler(app);
+  installInputGuard(app);
   await app.register(cookie);
   await registerOpenApi(app);
   app.addSchema(ErrorResponse);
