@@ -6,8 +6,9 @@ import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/database.js';
 import { installAuth } from './http/auth.js';
-import { installErrorHandler } from './http/error-handler.js';
+import { frameworkErrorOptions, installErrorHandler } from './http/error-handler.js';
 import { installInputGuard } from './http/input-guard.js';
+import { installJsonBodyParser } from './http/json-body.js';
 import { registerOpenApi } from './http/openapi.js';
 import { ErrorResponse } from './http/schemas.js';
 import type { App } from './http/types.js';
@@ -53,6 +54,7 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
     trustProxy: config.trustProxy,
     genReqId: () => newId(),
     requestIdHeader: false,
+    ...frameworkErrorOptions,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('services', services);
@@ -60,19 +62,7 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
     reply.header('x-request-id', request.id);
     done();
   });
-  // An empty body sent with Content-Type: application/json reads as no body,
-  // so routes without a body accept what curl -H 'content-type: …' sends.
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = String(body);
-    if (text.trim() === '') return done(null, undefined);
-    try {
-      done(null, JSON.parse(text));
-    } catch {
-      const err = Object.assign(new Error('request body is not valid JSON'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' });
-      done(err, undefined);
-    }
-  });
+  installJsonBodyParser(app);
 
   app.setValidatorCompiler(createValidatorCompiler(() => app.getSchemas()));
   installErrorHandler(app);

@@ -805,6 +805,7 @@ export interface paths {
       requestBody: {
         content: {
           "application/json": {
+            /** @description Stored trimmed; must contain a non-space character */
             name: string;
           };
         };

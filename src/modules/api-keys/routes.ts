@@ -31,11 +31,11 @@ export function apiKeyRoutes(app: App, services: Services) {
       schema: {
         tags: ['api-keys'],
         summary: 'Create an API key; the clear key is in this answer only',
-        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }),
+        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: 'Stored trimmed; must contain a non-space character' }) }),
         response: { 200: ApiKey, ...errors(400, 401, 403) },
       },
     },
-    async (request) => apiKeys.create(request.auth!.userId, request.body.name.trim(), metaOf(request)),
+    async (request) => apiKeys.create(request.auth!.userId, request.body.name, metaOf(request)),
   );
 
   app.delete(
