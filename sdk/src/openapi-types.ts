@@ -946,6 +946,17 @@ export interface operations {
         };
       };
       /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
        * @description Unauthenticated.
        *
        * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
@@ -972,6 +983,26 @@ export interface operations {
        * - `conflict`: the request conflicts with the current state
        */
       409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -1697,6 +1728,7 @@ export interface operations {
       /**
        * @description Bad request.
        *
+       * - `invalid_json`: the body is not valid JSON
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
@@ -1736,11 +1768,31 @@ export interface operations {
         };
       };
       /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
        * @description URI too long.
        *
        * - `uri_too_long`: a path parameter is longer than the router accepts
        */
       414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -2235,6 +2287,7 @@ export interface operations {
       /**
        * @description Bad request.
        *
+       * - `invalid_json`: the body is not valid JSON
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
@@ -2284,11 +2337,31 @@ export interface operations {
         };
       };
       /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
        * @description URI too long.
        *
        * - `uri_too_long`: a path parameter is longer than the router accepts
        */
       414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -2426,6 +2499,7 @@ export interface operations {
       /**
        * @description Bad request.
        *
+       * - `invalid_json`: the body is not valid JSON
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
@@ -2465,11 +2539,31 @@ export interface operations {
         };
       };
       /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
        * @description URI too long.
        *
        * - `uri_too_long`: a path parameter is longer than the router accepts
        */
       414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -2710,6 +2804,7 @@ export interface operations {
       /**
        * @description Bad request.
        *
+       * - `invalid_json`: the body is not valid JSON
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
@@ -2759,11 +2854,31 @@ export interface operations {
         };
       };
       /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
        * @description URI too long.
        *
        * - `uri_too_long`: a path parameter is longer than the router accepts
        */
       414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };

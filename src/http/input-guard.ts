@@ -2,7 +2,8 @@
 // (values and keys), for every route, before validation. PostgreSQL cannot
 // store NUL in text (`invalid byte sequence for encoding "UTF8": 0x00`, a 500)
 // while SQLite can; refusing it here answers 400 alike on both databases, and
-// no route or store needs its own check.
+// no route or store needs its own check. The query string is checked where the
+// route declares one; other routes never read it.
 import type { FastifyInstance } from 'fastify';
 import { AppError } from './errors.js';
 
@@ -34,7 +35,9 @@ export function holdsNul(value: unknown): boolean {
 
 export function installInputGuard(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
-    const part = holdsNul(request.params) ? 'path' : holdsNul(request.query) ? 'query string' : holdsNul(request.body) ? 'body' : null;
+    // The query string only where the route reads one (declares a schema for it): elsewhere it is ignored, and its 400 would be undocumented.
+    const readsQuery = Boolean(request.routeOptions.schema?.querystring);
+    const part = holdsNul(request.params) ? 'path' : readsQuery && holdsNul(request.query) ? 'query string' : holdsNul(request.body) ? 'body' : null;
     if (part) throw new AppError('invalid_input', `${part}: text may not contain the NUL character (U+0000)`);
   });
 }

@@ -4,7 +4,8 @@
 // Routes declare their success answer (with a description and an example) and
 // the error codes their service throws (`errorResponses(...)`). Everything a
 // route's shape implies is added here, so new routes get it for free:
-//   - a JSON body: 400 invalid_json, 413 payload_too_large, 415 unsupported_media_type
+//   - a method with a body (POST, PUT, PATCH, DELETE), declared or not: 400
+//     invalid_json, 413 payload_too_large, 415 unsupported_media_type
 //   - any parameter or body: 400 invalid_input (validation, NUL refused)
 //   - a path parameter: 414 uri_too_long (longer than the router accepts)
 //   - `config.auth`: the security requirement, 401 unauthenticated, and 403
@@ -92,6 +93,7 @@ const statusName: Record<number, string> = {
 type Json = Record<string, any>;
 const ERROR_REF = '#/components/schemas/ErrorResponse';
 const METHODS = ['get', 'put', 'post', 'patch', 'delete', 'head', 'options'];
+const BODY_METHODS = ['put', 'post', 'patch', 'delete', 'options'];
 
 /** The codes an error response declares through its examples (errorResponses puts one per code). */
 function declaredCodes(response: Json): string[] {
@@ -122,7 +124,7 @@ function exampleFromComponent(media: Json | undefined, components: Json): void {
 }
 
 /** Completes one operation's security and error answers from its shape (see the file comment). */
-export function completeOperation(op: Json, components: Json = {}): void {
+export function completeOperation(op: Json, components: Json = {}, method = 'post'): void {
   for (const response of Object.values<Json>(op.responses ?? {})) exampleFromComponent(response?.content?.['application/json'], components);
   const codes = new Map<number, Set<string>>();
   /** A declared code is documented under the status it was declared with (login answers invalid_credentials as 400). */
@@ -146,12 +148,13 @@ export function completeOperation(op: Json, components: Json = {}): void {
 
   const params: Json[] = op.parameters ?? [];
   const body = op.requestBody?.content;
-  if (body) {
+  // Fastify reads a body on these methods whether or not the route declares one.
+  if (body || BODY_METHODS.includes(method)) {
     add('payload_too_large');
     add('unsupported_media_type');
-    if (body['application/json']) add('invalid_json');
+    if (!body || body['application/json']) add('invalid_json');
   }
-  if (body || params.length) add('invalid_input');
+  if (body || BODY_METHODS.includes(method) || params.length) add('invalid_input');
   if (params.some((p) => p.in === 'path')) add('uri_too_long');
 
   const level = op['x-auth-level'];
@@ -188,7 +191,7 @@ export function completeDocument(doc: Json): Json {
     for (const method of METHODS) {
       const op = item[method];
       if (!op) continue;
-      completeOperation(op, doc.components);
+      completeOperation(op, doc.components, method);
       for (const tag of op.tags ?? []) used.add(tag);
     }
   }
