@@ -4,11 +4,14 @@
 // lone surrogates), odd content types, prototype keys, long ids, duplicated
 // query parameters, broken percent-encoding. Every answer must be below 500;
 // every error `{ message, code }` with a known code and no stack trace; every
-// status one the operation declares.
+// status one the operation declares; every JSON answer valid against its
+// documented schema.
 //
 // Fixed seed. To rerun one failure: FUZZ_SEED=<seed> FUZZ_PATH='<METHOD /path>'
 // (a substring is enough); FUZZ_RUNS=<n> sets the requests per operation.
 import type { AddressInfo } from 'node:net';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorStatus } from '../../src/http/errors.js';
@@ -156,6 +159,29 @@ function requestArb(operation: Operation): fc.Arbitrary<FuzzRequest> {
 
 // ---- sending and checking -----------------------------------------------------
 
+/** Validators of the documented JSON answers, by "METHOD path status". */
+const answerSchemas = (() => {
+  const ajv = new Ajv2020({ strict: false, allErrors: false });
+  (addFormatsModule as unknown as (a: Ajv2020) => void)(ajv);
+  ajv.addSchema({ $id: 'doc', components: document.components });
+  const rewrite = (node: unknown): unknown =>
+    Array.isArray(node)
+      ? node.map(rewrite)
+      : node && typeof node === 'object'
+        ? Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' ? v.replace('#/components', 'doc#/components') : rewrite(v)]))
+        : node;
+  const cache = new Map<string, ((data: unknown) => boolean) & { errors?: unknown }>();
+  return (operation: Operation, status: number) => {
+    const key = `${operation.name} ${status}`;
+    if (!cache.has(key)) {
+      const schema = operation.op.responses[status]?.content?.['application/json']?.schema;
+      if (!schema) return null;
+      cache.set(key, ajv.compile(rewrite(schema) as object));
+    }
+    return cache.get(key)!;
+  };
+})();
+
 interface Answer {
   status: number;
   body: string;
@@ -180,6 +206,10 @@ function check(operation: Operation, request: FuzzRequest, answer: Answer): void
   const where = `${operation.name} ← ${request.url} ${request.headers['content-type'] ?? ''} ${(request.payload ?? '').slice(0, 200)}`;
   expect(answer.status, `${where}: ${answer.body.slice(0, 300)}`).toBeLessThan(500);
   expect(Object.keys(operation.op.responses), `${where}: status ${answer.status} not declared (${answer.body.slice(0, 200)})`).toContain(String(answer.status));
+  const validate = answerSchemas(operation, answer.status);
+  if (validate) {
+    expect(validate(JSON.parse(answer.body)), `${where}: the answer does not match the documented schema: ${JSON.stringify(validate.errors)} ${answer.body.slice(0, 300)}`).toBe(true);
+  }
   if (answer.status < 400) return;
   let body: Json;
   try {
