@@ -6,8 +6,10 @@ import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/database.js';
 import { installAuth } from './http/auth.js';
-import { installErrorHandler } from './http/error-handler.js';
 import { installIdempotency } from './http/idempotency.js';
+import { frameworkErrorOptions, installErrorHandler } from './http/error-handler.js';
+import { installInputGuard } from './http/input-guard.js';
+import { installJsonBodyParser } from './http/json-body.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerBrowserSecurity } from './http/security.js';
 import { ErrorResponse } from './http/schemas.js';
@@ -63,6 +65,7 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
     // A caller's X-Request-Id (e.g. from a proxy) is kept when well-formed, so logs line up across hops.
     genReqId: (request) => acceptedRequestId(request.headers['x-request-id']) ?? newId(),
     requestIdHeader: false,
+    ...frameworkErrorOptions,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('services', services);
@@ -70,22 +73,11 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
     reply.header('x-request-id', request.id);
     done();
   });
-  // An empty body sent with Content-Type: application/json reads as no body,
-  // so routes without a body accept what curl -H 'content-type: …' sends.
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = String(body);
-    if (text.trim() === '') return done(null, undefined);
-    try {
-      done(null, JSON.parse(text));
-    } catch {
-      const err = Object.assign(new Error('request body is not valid JSON'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' });
-      done(err, undefined);
-    }
-  });
+  installJsonBodyParser(app);
 
   app.setValidatorCompiler(createValidatorCompiler(() => app.getSchemas()));
   installErrorHandler(app);
+  installInputGuard(app);
   await app.register(cookie);
   await registerBrowserSecurity(app, config);
   await registerOpenApi(app);

@@ -6,1753 +6,251 @@
 
 export interface paths {
   "/api/health": {
-    /** Liveness and database reachability, for load balancers */
-    get: {
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              /** @enum {string} */
-              status: "ok";
-              database: string;
-            };
-          };
-        };
-        /** @description Error answer */
-        503: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    /**
+     * Liveness and database reachability, for load balancers
+     * @description Answers 200 while the server runs and its database answers a ping; 503 `not_ready` otherwise. No credentials.
+     */
+    get: operations["getHealth"];
   };
   "/api/sandbox/outbox": {
-    /** Messages the sandbox SMS and email providers would have sent, newest first */
-    get: {
-      parameters: {
-        query: {
-          /** @description Only messages to this phone number or email address */
-          to?: string;
-          limit: number;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": ({
-                id: string;
-                channel: "sms" | "email";
-                to: string;
-                subject?: string;
-                body: string;
-                /** @description Machine-readable part: code, token, url */
-                data: {
-                  [key: string]: unknown;
-                };
-                /** Format: date-time */
-                createdAt: string;
-              })[];
-          };
-        };
-      };
-    };
+    /**
+     * Messages the sandbox SMS and email providers would have sent, newest first
+     * @description Present only while a sandbox provider is active and NODE_ENV is not production, so a walkthrough or test can read the code or link a real user would receive. No credentials.
+     */
+    get: operations["listSandboxOutbox"];
   };
   "/api/auth": {
-    /** The signed-in user and their authentication status */
-    get: {
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              status: "ok" | "phone_not_verified" | "2fa_required";
-              auth: components["schemas"]["AuthInfo"] | null;
-            };
-          };
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    /**
+     * The signed-in user and their authentication status
+     * @description Works with any valid credential, even while two-factor verification is pending, so a client can tell what the user must do next (`status`).
+     */
+    get: operations["getAuthStatus"];
   };
   "/api/auth/register": {
-    /** Create an account; the phone is verified next (status phone_not_verified) */
-    post: {
-      requestBody: {
-        content: {
-          "application/json": {
-            firstName?: string;
-            lastName?: string;
-            /** Format: email */
-            email: string;
-            /** @description International format, e.g. +14155550123 */
-            phone: string;
-            password: string;
-            confirmPassword: string;
-            /** @default false */
-            remember?: boolean;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": components["schemas"]["LoginResponse"];
-          };
-        };
-        /** @description Error answer */
-        400: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        429: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    /**
+     * Create an account; the phone is verified next (status phone_not_verified)
+     * @description Creates the account and signs it in (the `token` cookie is written). The answer has status `phone_not_verified`: POST /api/auth/verify/request next. Rate limited per IP.
+     */
+    post: operations["register"];
   };
   "/api/auth/login": {
     /**
      * Sign in with email and password
-     * @description Outcomes: ok, phone_not_verified (cookie set), 2fa_required (limited token, no cookie), or 400 { status: error, message }.
+     * @description Outcomes: ok, phone_not_verified (cookie set), 2fa_required (limited token, no cookie: POST /api/auth/2fa/verify next), or 400 { status: error, message, code: invalid_credentials }. Wrong email and wrong password answer alike. Rate limited per IP and per account.
      */
-    post: {
-      requestBody: {
-        content: {
-          "application/json": {
-            /** Format: email */
-            email: string;
-            password: string;
-            /** @default false */
-            remember: boolean;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": components["schemas"]["LoginResponse"];
-          };
-        };
-        /** @description Login failure (spec 7): { status: error, message } for refused credentials, { message, code } for invalid input */
-        400: {
-          content: {
-            "application/json": components["schemas"]["LoginFailure"];
-          };
-        };
-        /** @description Error answer */
-        429: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    post: operations["login"];
   };
   "/api/auth/logout": {
-    /** Sign out: the session token is revoked and the cookie cleared */
-    get: {
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              /** @enum {string} */
-              status: "logout";
-            };
-          };
-        };
-      };
-    };
+    /**
+     * Sign out: the session token is revoked and the cookie cleared
+     * @description Credentials are optional: without a valid one it only clears the cookie. Always answers 200.
+     */
+    get: operations["logout"];
   };
   "/api/auth/verify/request": {
     /**
      * Send a 6-digit verification code by SMS
      * @description The body is optional. The code expires after 10 minutes, allows 5 tries and is superseded by the next request. One code per number per minute (429 with Retry-After). 400 `no_phone` when there is no number on record and none is given; 502 `provider_error` when the SMS provider refuses.
      */
-    post: {
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description International number to verify (e.g. +14155550123). It replaces the number on record once the code is confirmed. Omit to use the number on record. */
-            phone?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              /** @enum {string} */
-              status: "sent";
-              /** @description The number the code was sent to, masked */
-              phone: string;
-              /**
-               * Format: date-time
-               * @description When the code stops working (10 minutes)
-               */
-              expiresAt: string;
-            };
-          };
-        };
-        /** @description Error answer */
-        400: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        429: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        502: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    post: operations["requestPhoneVerification"];
   };
   "/api/auth/verify/submit": {
     /**
      * Confirm the SMS code; the phone becomes verified and a refreshed token is returned
      * @description Errors: 400 `invalid_code`, `code_expired` or `too_many_attempts` (the code is dead after 5 tries). Writes the `token` cookie.
      */
-    post: {
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description The 6-digit code from the SMS */
-            code: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": components["schemas"]["LoginResponse"];
-          };
-        };
-        /** @description Error answer */
-        400: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        429: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    post: operations["submitPhoneVerification"];
   };
   "/api/auth/reset-password/request": {
     /**
      * Email a single-use password reset link (valid 30 minutes)
      * @description Answers the same whether or not the email has an account. 400 `invalid_return_url` when returnUrl points outside the allowed origins; 429 when rate limited (per IP and per email).
      */
-    post: {
-      requestBody: {
-        content: {
-          "application/json": {
-            /** Format: email */
-            email: string;
-            /** @description Page the emailed link opens, with ?token=… appended; its origin must be in RETURN_URL_ORIGINS. Default PUBLIC_URL/reset-password. */
-            returnUrl?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              /** @enum {string} */
-              status: "requested";
-              message: string;
-            };
-          };
-        };
-        /** @description Error answer */
-        400: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        429: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    post: operations["requestPasswordReset"];
   };
   "/api/auth/reset-password/submit": {
     /**
      * Set a new password with the emailed token; ends every other session and signs in
      * @description Errors: 400 `invalid_token` (unknown, used or expired), `invalid_input` / `passwords_mismatch` for the password. A user with 2FA gets status 2fa_required and a limited token (no cookie).
      */
-    post: {
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description The token from the emailed link */
-            token: string;
-            password: string;
-            confirmPassword: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": components["schemas"]["LoginResponse"];
-          };
-        };
-        /** @description Error answer */
-        400: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        429: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    post: operations["submitPasswordReset"];
   };
   "/api/auth/2fa/enable/request": {
     /**
      * Start TOTP set-up: a new secret to scan, confirmed with enable/submit
      * @description Answers 409 when 2FA is already configured: POST /api/auth/2fa/reset replaces the secret.
      */
-    post: {
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              /** @enum {string} */
-              status: "2fa_setup";
-              /** @description otpauth://totp/… URL for a QR code (issuer Workspace, SHA1, 6 digits, 30 s) */
-              otpauthUrl: string;
-              /** @description The secret in Base32, for manual entry */
-              base32: string;
-            };
-          };
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        409: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    post: operations["requestTwoFactorSetup"];
   };
   "/api/auth/2fa/enable/submit": {
     /**
      * Confirm the pending secret with a code from it; turns 2FA on and issues recovery codes
      * @description Also confirms the new secret handed out by /api/auth/2fa/reset, which then replaces the old one.
      */
-    post: {
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description A 6-digit TOTP code, or (verify and reset only) an unused recovery code such as abcde-12345 */
-            token: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              status: "ok" | "phone_not_verified" | "2fa_required";
-              /** @description Re-issued JWT with 2FA passed; also written to the `token` cookie. The calling token is revoked. */
-              token: string;
-              auth: components["schemas"]["AuthInfo"];
-              /** @description Ten single-use recovery codes, shown only here; they replace any earlier ones */
-              recoveryCodes: string[];
-            };
-          };
-        };
-        /** @description Error answer */
-        400: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        409: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        429: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    post: operations["confirmTwoFactorSetup"];
   };
   "/api/auth/2fa/verify": {
     /**
      * Pass 2FA after login answered 2fa_required, with a TOTP code or a recovery code
      * @description Answers a re-issued JWT with 2FA passed and writes the cookie; the limited token is revoked.
      */
-    post: {
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description A 6-digit TOTP code, or (verify and reset only) an unused recovery code such as abcde-12345 */
-            token: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": components["schemas"]["LoginResponse"];
-          };
-        };
-        /** @description Error answer */
-        400: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        429: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    post: operations["verifyTwoFactor"];
   };
   "/api/auth/2fa/reset": {
     /**
      * Replace the TOTP secret: checks a current code, answers a new secret to confirm with enable/submit
      * @description The current secret keeps working until the new one is confirmed, and the caller stays signed in.
      */
-    post: {
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description A 6-digit TOTP code, or (verify and reset only) an unused recovery code such as abcde-12345 */
-            token: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              /** @enum {string} */
-              status: "2fa_setup";
-              /** @description otpauth://totp/… URL for a QR code (issuer Workspace, SHA1, 6 digits, 30 s) */
-              otpauthUrl: string;
-              /** @description The secret in Base32, for manual entry */
-              base32: string;
-            };
-          };
-        };
-        /** @description Error answer */
-        400: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        429: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    post: operations["resetTwoFactor"];
   };
   "/api/auth/external/providers": {
-    /** The external sign-in providers configured on this server */
-    get: {
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-                /** @description Names the provider in the other /api/auth/external routes */
-                slug: string;
-                /** @description Display name */
-                name: string;
-              }[];
-          };
-        };
-      };
-    };
+    /**
+     * The external sign-in providers configured on this server
+     * @description Empty when no provider is configured (EXTERNAL_PROVIDERS). No credentials.
+     */
+    get: operations["listExternalProviders"];
   };
   "/api/auth/external/{provider}": {
-    /** Metadata of an external sign-in provider */
-    get: {
-      parameters: {
-        path: {
-          /** @description Provider slug */
-          provider: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              slug: string;
-              name: string;
-              /**
-               * Format: uri
-               * @description OpenID Connect issuer
-               */
-              issuer: string;
-            };
-          };
-        };
-        /** @description Error answer */
-        404: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    /**
+     * Metadata of an external sign-in provider
+     * @description The display name and OpenID Connect issuer of one configured provider. No credentials.
+     */
+    get: operations["getExternalProvider"];
   };
   "/api/auth/external/{provider}/init": {
     /**
      * Start external sign-in: the authorization URL to send the browser to
      * @description Authorization code flow with S256 PKCE, state and nonce; the flow expires after 10 minutes. When the caller is signed in (bearer token, API key or cookie), the provider is attached to their account instead. With `returnTo` (its origin must be in RETURN_URL_ORIGINS) the browser comes back there with `externalToken` (complete it with GET /api/auth/external/register/{token}) or `error`; without it the callback answers the session JSON itself.
      */
-    get: {
-      parameters: {
-        query?: {
-          /** @description Absolute URL on an allowed origin */
-          returnTo?: string;
-        };
-        path: {
-          /** @description Provider slug */
-          provider: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              /** Format: uri */
-              url: string;
-            };
-          };
-        };
-        /** @description Error answer */
-        400: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        404: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        429: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        502: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    get: operations["startExternalSignIn"];
   };
   "/api/auth/external/{provider}/redirect": {
     /**
      * The provider's callback (redirect_uri); not called by clients
      * @description Redirects (302) to the flow's returnTo with `externalToken` added, or `error` when the provider or the code exchange failed; without returnTo it completes the flow and answers like GET /api/auth/external/register/{token}.
      */
-    get: {
-      parameters: {
-        query?: {
-          state?: string;
-          code?: string;
-          error?: string;
-          error_description?: string;
-        };
-        path: {
-          /** @description Provider slug */
-          provider: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": components["schemas"]["LoginResponse"];
-          };
-        };
-        /** @description To returnTo with externalToken or error in its query */
-        302: {
-          content: never;
-        };
-        /** @description Error answer */
-        400: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        404: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        409: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        502: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    get: operations["externalSignInCallback"];
   };
   "/api/auth/external/register/{token}": {
     /**
      * Complete external sign-in, sign-up or attach with the externalToken of the callback
      * @description Single use, valid 10 minutes. A linked identity signs its user in; a flow started signed in attaches the provider (409 identity_conflict when it is linked to someone else); an existing account with the same email is linked only when the provider verified the email (else 409 identity_conflict); otherwise a user is created without password or phone (status phone_not_verified: set a phone with POST /api/auth/verify/request).
      */
-    get: {
-      parameters: {
-        path: {
-          token: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": components["schemas"]["LoginResponse"];
-          };
-        };
-        /** @description Error answer */
-        400: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        409: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    get: operations["completeExternalSignIn"];
   };
   "/api/api-keys": {
-    /** The caller's API keys, masked */
-    get: {
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": ({
-                id: string;
-                name: string;
-                /** @description Masked (wsk_…abcd) in listings; the clear key only in the creation answer */
-                key: string;
-                /** Format: date-time */
-                createdAt: string;
-                lastUsedAt: string | null;
-              })[];
-          };
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
-    /** Create an API key; the clear key is in this answer only */
-    put: {
-      requestBody: {
-        content: {
-          "application/json": {
-            name: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              id: string;
-              name: string;
-              /** @description Masked (wsk_…abcd) in listings; the clear key only in the creation answer */
-              key: string;
-              /** Format: date-time */
-              createdAt: string;
-              lastUsedAt: string | null;
-            };
-          };
-        };
-        /** @description Error answer */
-        400: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    /**
+     * The caller's API keys, masked
+     * @description Oldest first; each key shows only its last four characters.
+     */
+    get: operations["listApiKeys"];
+    /**
+     * Create an API key; the clear key is in this answer only
+     * @description The key authenticates as you wherever a session token does (send it as a bearer token), until you delete it. Store it now: only a hash is kept.
+     */
+    put: operations["createApiKey"];
   };
   "/api/api-keys/{id}": {
-    /** Revoke an API key (phone-verified owner only) */
-    delete: {
-      parameters: {
-        path: {
-          id: string;
-        };
-      };
-      responses: {
-        /** @description Revoked */
-        204: {
-          content: never;
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        404: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    /**
+     * Revoke an API key (phone-verified owner only)
+     * @description The key stops working at once, on every instance.
+     */
+    delete: operations["deleteApiKey"];
   };
   "/api/root": {
-    /** The root object: the eight stores with their default keys and the current server; created on first call */
-    get: {
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              /** @description The root container object */
-              id: string;
-              stores: {
-                contacts: {
-                  /** @description The store container object */
-                  id: string;
-                  /** @description The store default key */
-                  keyId: string;
-                };
-                calls: {
-                  /** @description The store container object */
-                  id: string;
-                  /** @description The store default key */
-                  keyId: string;
-                };
-                agents: {
-                  /** @description The store container object */
-                  id: string;
-                  /** @description The store default key */
-                  keyId: string;
-                };
-                tasks: {
-                  /** @description The store container object */
-                  id: string;
-                  /** @description The store default key */
-                  keyId: string;
-                };
-                "conversational-pathways": {
-                  /** @description The store container object */
-                  id: string;
-                  /** @description The store default key */
-                  keyId: string;
-                };
-                campaigns: {
-                  /** @description The store container object */
-                  id: string;
-                  /** @description The store default key */
-                  keyId: string;
-                };
-                "sms-messages": {
-                  /** @description The store container object */
-                  id: string;
-                  /** @description The store default key */
-                  keyId: string;
-                };
-                "performance-metrics": {
-                  /** @description The store container object */
-                  id: string;
-                  /** @description The store default key */
-                  keyId: string;
-                };
-              };
-              server: {
-                /** @description The service's active server name */
-                current: string;
-                keys: {
-                  /** @description base64url DER SubjectPublicKeyInfo (P-256) */
-                  spki: string;
-                  /** @description The same public key as a JWK, for JWE ECDH-ES+A256KW */
-                  jwk: {
-                    kty: string;
-                    crv: string;
-                    x: string;
-                    y: string;
-                    /** @description The server name */
-                    kid: string;
-                    use: string;
-                    alg: string;
-                  };
-                };
-              };
-              /** Format: date-time */
-              createdAt: string;
-            };
-          };
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    /**
+     * The root object: the eight stores with their default keys and the current server; created on first call
+     * @description The first call creates the root container, one container object per store and each store's default key; later calls answer the same ids.
+     */
+    get: operations["getRoot"];
   };
   "/api/server": {
-    /** The service's current server name and public key (SPKI and JWK) */
-    get: {
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              /** @description The service's active server name */
-              current: string;
-              keys: {
-                /** @description base64url DER SubjectPublicKeyInfo (P-256) */
-                spki: string;
-                /** @description The same public key as a JWK, for JWE ECDH-ES+A256KW */
-                jwk: {
-                  kty: string;
-                  crv: string;
-                  x: string;
-                  y: string;
-                  /** @description The server name */
-                  kid: string;
-                  use: string;
-                  alg: string;
-                };
-              };
-            };
-          };
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    /**
+     * The service's current server name and public key (SPKI and JWK)
+     * @description Encrypt store keys to this public key (ECDH-ES+A256KW) so the service can use them; the name changes when the service rotates its key.
+     */
+    get: operations["getCurrentServer"];
   };
   "/api/servers": {
-    /** Your registered servers */
-    get: {
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-                name: string;
-                /** @description base64url SPKI */
-                publicKey: string;
-                /** Format: date-time */
-                createdAt: string;
-              }[];
-          };
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    /**
+     * Your registered servers
+     * @description The servers you registered with POST /api/servers, oldest first; private keys are never stored.
+     */
+    get: operations["listServers"];
     /**
      * Register a server: generate a P-256 key pair (private key returned once) or upload a P-256 public key
      * @description 400 for invalid input (bad name, missing or non-P-256 publicKey); 409 conflict when you already have a server of that name.
      */
-    post: {
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description Unique among your servers; letters, digits, ".", "-", "_" */
-            name: string;
-            mode: "generate" | "upload_public";
-            /** @description base64url DER SPKI of a P-256 key; required with upload_public, ignored with generate */
-            publicKey?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              name: string;
-              /** @description base64url SPKI */
-              publicKey: string;
-              /** @description base64url PKCS#8; mode generate only, returned once and never stored */
-              privateKey?: string;
-              /** Format: date-time */
-              createdAt: string;
-            };
-          };
-        };
-        /** @description Error answer */
-        400: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        409: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    post: operations["registerServer"];
   };
   "/api/keys": {
-    /** Create a store key bound to a server: random, or bring your own (base64 key of 32 bytes and iv of 12) */
-    put: {
-      requestBody: {
-        content: {
-          "application/json": {
-            /** @description A registered server name or the service current server */
-            server: string;
-            /** @description base64, 32 bytes (AES-256); random when omitted */
-            key?: string;
-            /** @description base64, 12 bytes; random when omitted. Kept for compatibility: use a fresh per-object iv */
-            iv?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              /** @description The new key id */
-              id: string;
-            };
-          };
-        };
-        /** @description Error answer */
-        400: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    /**
+     * Create a store key bound to a server: random, or bring your own (base64 key of 32 bytes and iv of 12)
+     * @description The server is one of your registered servers or the service's current server (GET /api/server). 400 `invalid_input` for an unknown server or a key or iv of the wrong length.
+     */
+    put: operations["createKey"];
   };
   "/api/keys/{id}": {
-    /** A store key, hex-encoded */
-    get: {
-      parameters: {
-        path: {
-          id: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              id: string;
-              server: string;
-              /** @description AES key */
-              key: string;
-              /** @description Key IV (compatibility only) */
-              iv: string;
-              /** Format: date-time */
-              created_at: string;
-              deprecated: boolean;
-            };
-          };
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        404: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    /**
+     * A store key, hex-encoded
+     * @description Only your own keys; another user's key answers 404 like a missing one.
+     */
+    get: operations["getKey"];
     /**
      * Delete a store key's metadata; objects encrypted with it stay
      * @description 409 for a store's default key.
      */
-    delete: {
-      parameters: {
-        path: {
-          id: string;
-        };
-      };
-      responses: {
-        /** @description Deleted */
-        204: {
-          content: never;
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        404: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        409: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    delete: operations["deleteKey"];
   };
   "/api/objects/publish/{type}/{relatedId}": {
-    /** Publish one of your objects under a type and relatedId (replaces what was published there) */
-    put: {
-      parameters: {
-        path: {
-          /** @description Logical type, e.g. calls, contacts */
-          type: string;
-          relatedId: string;
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            objectId: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              type: string;
-              relatedId: string;
-              objectId: string;
-              /** Format: date-time */
-              publishedAt: string;
-            };
-          };
-        };
-        /** @description Error answer */
-        400: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        404: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
-    /** Unpublish; the object and its ciphertext stay */
-    delete: {
-      parameters: {
-        path: {
-          /** @description Logical type, e.g. calls, contacts */
-          type: string;
-          relatedId: string;
-        };
-      };
-      responses: {
-        /** @description Unpublished */
-        204: {
-          content: never;
-        };
-        /** @description Error answer */
-        400: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        404: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    /**
+     * Publish one of your objects under a type and relatedId (replaces what was published there)
+     * @description Records that the object is what `type`/`relatedId` shows (e.g. the agent a call uses); a publish event goes to your event streams.
+     */
+    put: operations["publishObject"];
+    /**
+     * Unpublish; the object and its ciphertext stay
+     * @description 404 when nothing is published under this type and relatedId; an unpublish event goes to your event streams.
+     */
+    delete: operations["unpublishObject"];
   };
   "/api/objects": {
     /**
      * Store an encrypted object (base64 in); answers it hex-encoded, with its version as ETag
      * @description 400 invalid base64, wrong tag or iv length; 400 invalid_key when keyId is not one of your keys; 404 unknown relatedId; 413 content over the limit.
      */
-    put: {
-      requestBody: {
-        content: {
-          "application/json": {
-            keyId: string;
-            /** @description base64 ciphertext */
-            content: string;
-            /** @description base64 AES-GCM tag, 16 bytes */
-            authTag: string;
-            /** @description base64 12-byte nonce of this ciphertext */
-            iv?: string | null;
-            /** @description Parent object. On PATCH: omitted keeps the parent, null detaches */
-            relatedId?: string | null;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              id: string;
-              /** @description null only on the root container */
-              keyId: string | null;
-              relatedId: string | null;
-              /** @description Ciphertext */
-              content: string;
-              /** @description GCM tag */
-              auth_tag: string;
-              iv: string | null;
-              /** @description Also sent as the ETag; PATCH accepts If-Match */
-              version: number;
-              metadata: {
-                /** @description Ciphertext bytes */
-                size: number;
-                kind: "root" | "store" | "object";
-                /** @description Store name, on store containers */
-                store?: string;
-              };
-              /** Format: date-time */
-              createdAt: string;
-              /** Format: date-time */
-              updatedAt: string;
-            };
-          };
-        };
-        /** @description Error answer */
-        400: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        404: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        413: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    put: operations["createObject"];
   };
   "/api/objects/{id}": {
-    /** An object: content, auth_tag and iv hex-encoded */
-    get: {
-      parameters: {
-        path: {
-          id: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              id: string;
-              /** @description null only on the root container */
-              keyId: string | null;
-              relatedId: string | null;
-              /** @description Ciphertext */
-              content: string;
-              /** @description GCM tag */
-              auth_tag: string;
-              iv: string | null;
-              /** @description Also sent as the ETag; PATCH accepts If-Match */
-              version: number;
-              metadata: {
-                /** @description Ciphertext bytes */
-                size: number;
-                kind: "root" | "store" | "object";
-                /** @description Store name, on store containers */
-                store?: string;
-              };
-              /** Format: date-time */
-              createdAt: string;
-              /** Format: date-time */
-              updatedAt: string;
-            };
-          };
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        404: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    /**
+     * An object: content, auth_tag and iv hex-encoded
+     * @description Only your own objects; another user's object answers 404 like a missing one. The version is also the ETag.
+     */
+    get: operations["getObject"];
     /**
      * Delete an object and its publications; its children are detached (relatedId cleared), not deleted
      * @description 409 for the root and store containers.
      */
-    delete: {
-      parameters: {
-        path: {
-          id: string;
-        };
-      };
-      responses: {
-        /** @description Deleted */
-        204: {
-          content: never;
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        404: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        409: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    delete: operations["deleteObject"];
     /**
      * Replace the ciphertext in place; with If-Match only if the object is still at that version
      * @description 412 version_mismatch when If-Match names a stale version; 409 for the root and store containers; 400 when relatedId would create a cycle.
      */
-    patch: {
-      parameters: {
-        header?: {
-          /** @description The version you read: "3" (or 3). A stale version answers 412 */
-          "if-match"?: string;
-        };
-        path: {
-          id: string;
-        };
-      };
-      requestBody: {
-        content: {
-          "application/json": {
-            keyId: string;
-            /** @description base64 ciphertext */
-            content: string;
-            /** @description base64 AES-GCM tag, 16 bytes */
-            authTag: string;
-            /** @description base64 12-byte nonce of this ciphertext */
-            iv?: string | null;
-            /** @description Parent object. On PATCH: omitted keeps the parent, null detaches */
-            relatedId?: string | null;
-          };
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              id: string;
-              /** @description null only on the root container */
-              keyId: string | null;
-              relatedId: string | null;
-              /** @description Ciphertext */
-              content: string;
-              /** @description GCM tag */
-              auth_tag: string;
-              iv: string | null;
-              /** @description Also sent as the ETag; PATCH accepts If-Match */
-              version: number;
-              metadata: {
-                /** @description Ciphertext bytes */
-                size: number;
-                kind: "root" | "store" | "object";
-                /** @description Store name, on store containers */
-                store?: string;
-              };
-              /** Format: date-time */
-              createdAt: string;
-              /** Format: date-time */
-              updatedAt: string;
-            };
-          };
-        };
-        /** @description Error answer */
-        400: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        404: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        409: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        412: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        413: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    patch: operations["updateObject"];
   };
   "/api/objects/{id}/related": {
-    /** The children of an object (relatedId = id), oldest first, hex-encoded like GET */
-    get: {
-      parameters: {
-        query?: {
-          /** @description At most this many children; all when omitted */
-          limit?: number;
-          /** @description Id of the last child of the previous page */
-          after?: string;
-        };
-        path: {
-          id: string;
-        };
-      };
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": ({
-                id: string;
-                /** @description null only on the root container */
-                keyId: string | null;
-                relatedId: string | null;
-                /** @description Ciphertext */
-                content: string;
-                /** @description GCM tag */
-                auth_tag: string;
-                iv: string | null;
-                /** @description Also sent as the ETag; PATCH accepts If-Match */
-                version: number;
-                metadata: {
-                  /** @description Ciphertext bytes */
-                  size: number;
-                  kind: "root" | "store" | "object";
-                  /** @description Store name, on store containers */
-                  store?: string;
-                };
-                /** Format: date-time */
-                createdAt: string;
-                /** Format: date-time */
-                updatedAt: string;
-              })[];
-          };
-        };
-        /** @description Error answer */
-        400: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        404: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    /**
+     * The children of an object (relatedId = id), oldest first, hex-encoded like GET
+     * @description Pages with `limit` and `after` (the id of the last child of the previous page); all children when `limit` is omitted.
+     */
+    get: operations["listRelatedObjects"];
   };
   "/api/events/{type}": {
     /**
      * Live stream of your events (server-sent events), with replay from Last-Event-ID
      * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated. Other query parameters filter on payload fields, exact text with `*` matching any run of characters (`?type=calls`, `?object_id=0193*`; repeat a parameter for any of several values; `a.b` reaches a nested field); a filter on a field the event lacks does not match. At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream.
      */
-    get: {
-      parameters: {
-        query?: {
-          /**
-           * @description Replay events after this id first (the Last-Event-ID header, when sent, takes precedence)
-           * @example 1042
-           */
-          lastEventId?: string;
-        };
-        header?: {
-          /** @description Sent by EventSource on reconnect: replay events after this id */
-          "last-event-id"?: string;
-        };
-        path: {
-          /** @description One of key_created, key_deleted, object_created, object_updated, object_deleted, publish, unpublish; several, comma-separated; or `all` (also `*`) for every type */
-          type: string;
-        };
-      };
-      responses: {
-        /** @description The stream */
-        200: {
-          content: {
-            "text/event-stream": string;
-          };
-        };
-        /** @description Error answer */
-        400: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        401: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        403: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-        /** @description Error answer */
-        429: {
-          content: {
-            "application/json": components["schemas"]["ErrorResponse"];
-          };
-        };
-      };
-    };
+    get: operations["streamEvents"];
   };
   "/api/credits": {
     /**
@@ -1886,6 +384,7 @@ export interface components {
       twoFactorPassed: boolean;
       twoFactorConfigured: boolean;
     };
+    /** @description A session */
     LoginResponse: {
       status: "ok" | "phone_not_verified" | "2fa_required";
       /** @description JWT; also written to the `token` cookie unless 2FA is pending */
@@ -1917,6 +416,2927 @@ export type external = Record<string, never>;
 export interface operations {
 
   /**
+   * Liveness and database reachability, for load balancers
+   * @description Answers 200 while the server runs and its database answers a ping; 503 `not_ready` otherwise. No credentials.
+   */
+  getHealth: {
+    responses: {
+      /** @description Serving */
+      200: {
+        content: {
+          "application/json": {
+            /** @enum {string} */
+            status: "ok";
+            /** @description sqlite or postgres */
+            database: string;
+          };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Messages the sandbox SMS and email providers would have sent, newest first
+   * @description Present only while a sandbox provider is active and NODE_ENV is not production, so a walkthrough or test can read the code or link a real user would receive. No credentials.
+   */
+  listSandboxOutbox: {
+    parameters: {
+      query?: {
+        /** @description Only messages to this phone number or email address */
+        to?: string;
+        /** @description At most this many messages (default 50) */
+        limit?: number;
+      };
+    };
+    responses: {
+      /** @description The messages, newest first */
+      200: {
+        content: {
+          "application/json": ({
+              id: string;
+              channel: "sms" | "email";
+              to: string;
+              subject?: string;
+              body: string;
+              /** @description Machine-readable part: code, token, url */
+              data: {
+                [key: string]: unknown;
+              };
+              /** Format: date-time */
+              createdAt: string;
+            })[];
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * The signed-in user and their authentication status
+   * @description Works with any valid credential, even while two-factor verification is pending, so a client can tell what the user must do next (`status`).
+   */
+  getAuthStatus: {
+    responses: {
+      /** @description The caller and their status */
+      200: {
+        content: {
+          "application/json": {
+            status: "ok" | "phone_not_verified" | "2fa_required";
+            auth: components["schemas"]["AuthInfo"] | null;
+          };
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Create an account; the phone is verified next (status phone_not_verified)
+   * @description Creates the account and signs it in (the `token` cookie is written). The answer has status `phone_not_verified`: POST /api/auth/verify/request next. Rate limited per IP.
+   */
+  register: {
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "firstName": "Ada",
+         *   "lastName": "Lovelace",
+         *   "email": "ada@example.com",
+         *   "phone": "+14155550123",
+         *   "password": "correct horse battery staple",
+         *   "confirmPassword": "correct horse battery staple"
+         * }
+         */
+        "application/json": {
+          firstName?: string;
+          lastName?: string;
+          /** Format: email */
+          email: string;
+          /** @description International format, e.g. +14155550123 */
+          phone: string;
+          password: string;
+          confirmPassword: string;
+          /** @default false */
+          remember?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Signed in, phone not verified yet */
+      200: {
+        content: {
+          "application/json": components["schemas"]["LoginResponse"];
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Too many requests.
+       *
+       * - `rate_limited`: too many requests: wait and retry (see Retry-After)
+       */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Sign in with email and password
+   * @description Outcomes: ok, phone_not_verified (cookie set), 2fa_required (limited token, no cookie: POST /api/auth/2fa/verify next), or 400 { status: error, message, code: invalid_credentials }. Wrong email and wrong password answer alike. Rate limited per IP and per account.
+   */
+  login: {
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "email": "ada@example.com",
+         *   "password": "correct horse battery staple",
+         *   "remember": true
+         * }
+         */
+        "application/json": {
+          /** Format: email */
+          email: string;
+          password: string;
+          /**
+           * @description A longer session: 30 days (REMEMBER_TTL_SECONDS) instead of 24 hours (SESSION_TTL_SECONDS)
+           * @default false
+           */
+          remember?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Signed in (or two-factor verification pending) */
+      200: {
+        content: {
+          "application/json": components["schemas"]["LoginResponse"];
+        };
+      };
+      /**
+       * @description Login failure (spec 7): { status: error, message } for refused credentials, { message, code } for invalid input
+       *
+       * Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["LoginFailure"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Too many requests.
+       *
+       * - `rate_limited`: too many requests: wait and retry (see Retry-After)
+       */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Sign out: the session token is revoked and the cookie cleared
+   * @description Credentials are optional: without a valid one it only clears the cookie. Always answers 200.
+   */
+  logout: {
+    responses: {
+      /** @description Signed out */
+      200: {
+        content: {
+          "application/json": {
+            /** @enum {string} */
+            status: "logout";
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Send a 6-digit verification code by SMS
+   * @description The body is optional. The code expires after 10 minutes, allows 5 tries and is superseded by the next request. One code per number per minute (429 with Retry-After). 400 `no_phone` when there is no number on record and none is given; 502 `provider_error` when the SMS provider refuses.
+   */
+  requestPhoneVerification: {
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "phone": "+14155550123"
+         * }
+         */
+        "application/json": {
+          /** @description International number to verify (e.g. +14155550123). It replaces the number on record once the code is confirmed. Omit to use the number on record. */
+          phone?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The code was sent */
+      200: {
+        content: {
+          "application/json": {
+            /** @enum {string} */
+            status: "sent";
+            /** @description The number the code was sent to, masked */
+            phone: string;
+            /**
+             * Format: date-time
+             * @description When the code stops working (10 minutes)
+             */
+            expiresAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Too many requests.
+       *
+       * - `rate_limited`: too many requests: wait and retry (see Retry-After)
+       */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Confirm the SMS code; the phone becomes verified and a refreshed token is returned
+   * @description Errors: 400 `invalid_code`, `code_expired` or `too_many_attempts` (the code is dead after 5 tries). Writes the `token` cookie.
+   */
+  submitPhoneVerification: {
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "code": "123456"
+         * }
+         */
+        "application/json": {
+          /** @description The 6-digit code from the SMS */
+          code: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Phone verified; the refreshed session */
+      200: {
+        content: {
+          "application/json": components["schemas"]["LoginResponse"];
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Too many requests.
+       *
+       * - `rate_limited`: too many requests: wait and retry (see Retry-After)
+       */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Email a single-use password reset link (valid 30 minutes)
+   * @description Answers the same whether or not the email has an account. 400 `invalid_return_url` when returnUrl points outside the allowed origins; 429 when rate limited (per IP and per email).
+   */
+  requestPasswordReset: {
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "email": "ada@example.com",
+         *   "returnUrl": "http://localhost:3000/reset-password"
+         * }
+         */
+        "application/json": {
+          /** Format: email */
+          email: string;
+          /** @description Page the emailed link opens, with ?token=… appended; its origin must be in RETURN_URL_ORIGINS. Default PUBLIC_URL/reset-password. */
+          returnUrl?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Requested (whether or not the account exists) */
+      200: {
+        content: {
+          "application/json": {
+            /** @enum {string} */
+            status: "requested";
+            message: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Too many requests.
+       *
+       * - `rate_limited`: too many requests: wait and retry (see Retry-After)
+       */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Set a new password with the emailed token; ends every other session and signs in
+   * @description Errors: 400 `invalid_token` (unknown, used or expired), `invalid_input` / `passwords_mismatch` for the password. A user with 2FA gets status 2fa_required and a limited token (no cookie).
+   */
+  submitPasswordReset: {
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "token": "q8Xr2mZ0bWQ4YjU1NDRkZTQ",
+         *   "password": "correct horse battery staple",
+         *   "confirmPassword": "correct horse battery staple"
+         * }
+         */
+        "application/json": {
+          /** @description The token from the emailed link */
+          token: string;
+          password: string;
+          confirmPassword: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Password changed; signed in */
+      200: {
+        content: {
+          "application/json": components["schemas"]["LoginResponse"];
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Too many requests.
+       *
+       * - `rate_limited`: too many requests: wait and retry (see Retry-After)
+       */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Start TOTP set-up: a new secret to scan, confirmed with enable/submit
+   * @description Answers 409 when 2FA is already configured: POST /api/auth/2fa/reset replaces the secret.
+   */
+  requestTwoFactorSetup: {
+    responses: {
+      /** @description A new secret, pending confirmation */
+      200: {
+        content: {
+          "application/json": {
+            /** @enum {string} */
+            status: "2fa_setup";
+            /** @description otpauth://totp/… URL for a QR code (issuer Workspace, SHA1, 6 digits, 30 s) */
+            otpauthUrl: string;
+            /** @description The secret in Base32, for manual entry */
+            base32: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `conflict`: the request conflicts with the current state
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Confirm the pending secret with a code from it; turns 2FA on and issues recovery codes
+   * @description Also confirms the new secret handed out by /api/auth/2fa/reset, which then replaces the old one.
+   */
+  confirmTwoFactorSetup: {
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "token": "123456"
+         * }
+         */
+        "application/json": {
+          /** @description A 6-digit TOTP code, or (verify and reset only) an unused recovery code such as abcde-12345 */
+          token: string;
+        };
+      };
+    };
+    responses: {
+      /** @description 2FA on; a re-issued session and the recovery codes */
+      200: {
+        content: {
+          "application/json": {
+            status: "ok" | "phone_not_verified" | "2fa_required";
+            /** @description Re-issued JWT with 2FA passed; also written to the `token` cookie. The calling token is revoked. */
+            token: string;
+            auth: components["schemas"]["AuthInfo"];
+            /** @description Ten single-use recovery codes, shown only here; they replace any earlier ones */
+            recoveryCodes: string[];
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `conflict`: the request conflicts with the current state
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Too many requests.
+       *
+       * - `rate_limited`: too many requests: wait and retry (see Retry-After)
+       */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Pass 2FA after login answered 2fa_required, with a TOTP code or a recovery code
+   * @description Answers a re-issued JWT with 2FA passed and writes the cookie; the limited token is revoked.
+   */
+  verifyTwoFactor: {
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "token": "123456"
+         * }
+         */
+        "application/json": {
+          /** @description A 6-digit TOTP code, or (verify and reset only) an unused recovery code such as abcde-12345 */
+          token: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Two-factor verification passed; the full session */
+      200: {
+        content: {
+          "application/json": components["schemas"]["LoginResponse"];
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Too many requests.
+       *
+       * - `rate_limited`: too many requests: wait and retry (see Retry-After)
+       */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Replace the TOTP secret: checks a current code, answers a new secret to confirm with enable/submit
+   * @description The current secret keeps working until the new one is confirmed, and the caller stays signed in.
+   */
+  resetTwoFactor: {
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "token": "123456"
+         * }
+         */
+        "application/json": {
+          /** @description A 6-digit TOTP code, or (verify and reset only) an unused recovery code such as abcde-12345 */
+          token: string;
+        };
+      };
+    };
+    responses: {
+      /** @description A new secret, pending confirmation */
+      200: {
+        content: {
+          "application/json": {
+            /** @enum {string} */
+            status: "2fa_setup";
+            /** @description otpauth://totp/… URL for a QR code (issuer Workspace, SHA1, 6 digits, 30 s) */
+            otpauthUrl: string;
+            /** @description The secret in Base32, for manual entry */
+            base32: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Too many requests.
+       *
+       * - `rate_limited`: too many requests: wait and retry (see Retry-After)
+       */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * The external sign-in providers configured on this server
+   * @description Empty when no provider is configured (EXTERNAL_PROVIDERS). No credentials.
+   */
+  listExternalProviders: {
+    responses: {
+      /** @description The providers */
+      200: {
+        content: {
+          "application/json": {
+              /** @description Names the provider in the other /api/auth/external routes */
+              slug: string;
+              /** @description Display name */
+              name: string;
+            }[];
+        };
+      };
+    };
+  };
+  /**
+   * Metadata of an external sign-in provider
+   * @description The display name and OpenID Connect issuer of one configured provider. No credentials.
+   */
+  getExternalProvider: {
+    parameters: {
+      path: {
+        /** @description Provider slug */
+        provider: string;
+      };
+    };
+    responses: {
+      /** @description The provider */
+      200: {
+        content: {
+          "application/json": {
+            slug: string;
+            name: string;
+            /**
+             * Format: uri
+             * @description OpenID Connect issuer
+             */
+            issuer: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Start external sign-in: the authorization URL to send the browser to
+   * @description Authorization code flow with S256 PKCE, state and nonce; the flow expires after 10 minutes. When the caller is signed in (bearer token, API key or cookie), the provider is attached to their account instead. With `returnTo` (its origin must be in RETURN_URL_ORIGINS) the browser comes back there with `externalToken` (complete it with GET /api/auth/external/register/{token}) or `error`; without it the callback answers the session JSON itself.
+   */
+  startExternalSignIn: {
+    parameters: {
+      query?: {
+        /** @description Absolute URL on an allowed origin */
+        returnTo?: string;
+      };
+      path: {
+        /** @description Provider slug */
+        provider: string;
+      };
+    };
+    responses: {
+      /** @description Where to send the browser */
+      200: {
+        content: {
+          "application/json": {
+            /** Format: uri */
+            url: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Too many requests.
+       *
+       * - `rate_limited`: too many requests: wait and retry (see Retry-After)
+       */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * The provider's callback (redirect_uri); not called by clients
+   * @description Redirects (302) to the flow's returnTo with `externalToken` added, or `error` when the provider or the code exchange failed; without returnTo it completes the flow and answers like GET /api/auth/external/register/{token}.
+   */
+  externalSignInCallback: {
+    parameters: {
+      query?: {
+        state?: string;
+        code?: string;
+        error?: string;
+        error_description?: string;
+      };
+      path: {
+        /** @description Provider slug */
+        provider: string;
+      };
+    };
+    responses: {
+      /** @description Signed in (flows started without returnTo) */
+      200: {
+        content: {
+          "application/json": components["schemas"]["LoginResponse"];
+        };
+      };
+      /** @description To returnTo with externalToken or error in its query */
+      302: {
+        content: never;
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `conflict`: the request conflicts with the current state
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Complete external sign-in, sign-up or attach with the externalToken of the callback
+   * @description Single use, valid 10 minutes. A linked identity signs its user in; a flow started signed in attaches the provider (409 identity_conflict when it is linked to someone else); an existing account with the same email is linked only when the provider verified the email (else 409 identity_conflict); otherwise a user is created without password or phone (status phone_not_verified: set a phone with POST /api/auth/verify/request).
+   */
+  completeExternalSignIn: {
+    parameters: {
+      path: {
+        token: string;
+      };
+    };
+    responses: {
+      /** @description Signed in, signed up or attached */
+      200: {
+        content: {
+          "application/json": components["schemas"]["LoginResponse"];
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `conflict`: the request conflicts with the current state
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * The caller's API keys, masked
+   * @description Oldest first; each key shows only its last four characters.
+   */
+  listApiKeys: {
+    responses: {
+      /** @description Your keys, masked */
+      200: {
+        content: {
+          "application/json": ({
+              id: string;
+              name: string;
+              /** @description Masked (wsk_…abcd) in listings; the clear key only in the creation answer */
+              key: string;
+              /** Format: date-time */
+              createdAt: string;
+              lastUsedAt: string | null;
+            })[];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Create an API key; the clear key is in this answer only
+   * @description The key authenticates as you wherever a session token does (send it as a bearer token), until you delete it. Store it now: only a hash is kept.
+   */
+  createApiKey: {
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "name": "deploy"
+         * }
+         */
+        "application/json": {
+          /** @description Stored trimmed; must contain a non-space character */
+          name: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The new key, in clear this once */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            name: string;
+            /** @description Masked (wsk_…abcd) in listings; the clear key only in the creation answer */
+            key: string;
+            /** Format: date-time */
+            createdAt: string;
+            lastUsedAt: string | null;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Revoke an API key (phone-verified owner only)
+   * @description The key stops working at once, on every instance.
+   */
+  deleteApiKey: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Revoked */
+      204: {
+        content: never;
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * The root object: the eight stores with their default keys and the current server; created on first call
+   * @description The first call creates the root container, one container object per store and each store's default key; later calls answer the same ids.
+   */
+  getRoot: {
+    responses: {
+      /** @description The root and its stores */
+      200: {
+        content: {
+          "application/json": {
+            /** @description The root container object */
+            id: string;
+            stores: {
+              contacts: {
+                /** @description The store container object */
+                id: string;
+                /** @description The store default key */
+                keyId: string;
+              };
+              calls: {
+                /** @description The store container object */
+                id: string;
+                /** @description The store default key */
+                keyId: string;
+              };
+              agents: {
+                /** @description The store container object */
+                id: string;
+                /** @description The store default key */
+                keyId: string;
+              };
+              tasks: {
+                /** @description The store container object */
+                id: string;
+                /** @description The store default key */
+                keyId: string;
+              };
+              "conversational-pathways": {
+                /** @description The store container object */
+                id: string;
+                /** @description The store default key */
+                keyId: string;
+              };
+              campaigns: {
+                /** @description The store container object */
+                id: string;
+                /** @description The store default key */
+                keyId: string;
+              };
+              "sms-messages": {
+                /** @description The store container object */
+                id: string;
+                /** @description The store default key */
+                keyId: string;
+              };
+              "performance-metrics": {
+                /** @description The store container object */
+                id: string;
+                /** @description The store default key */
+                keyId: string;
+              };
+            };
+            server: {
+              /** @description The service's active server name */
+              current: string;
+              keys: {
+                /** @description base64url DER SubjectPublicKeyInfo (P-256) */
+                spki: string;
+                /** @description The same public key as a JWK, for JWE ECDH-ES+A256KW */
+                jwk: {
+                  kty: string;
+                  crv: string;
+                  x: string;
+                  y: string;
+                  /** @description The server name */
+                  kid: string;
+                  use: string;
+                  alg: string;
+                };
+              };
+            };
+            /** Format: date-time */
+            createdAt: string;
+          };
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * The service's current server name and public key (SPKI and JWK)
+   * @description Encrypt store keys to this public key (ECDH-ES+A256KW) so the service can use them; the name changes when the service rotates its key.
+   */
+  getCurrentServer: {
+    responses: {
+      /** @description The current server */
+      200: {
+        content: {
+          "application/json": {
+            /** @description The service's active server name */
+            current: string;
+            keys: {
+              /** @description base64url DER SubjectPublicKeyInfo (P-256) */
+              spki: string;
+              /** @description The same public key as a JWK, for JWE ECDH-ES+A256KW */
+              jwk: {
+                kty: string;
+                crv: string;
+                x: string;
+                y: string;
+                /** @description The server name */
+                kid: string;
+                use: string;
+                alg: string;
+              };
+            };
+          };
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Your registered servers
+   * @description The servers you registered with POST /api/servers, oldest first; private keys are never stored.
+   */
+  listServers: {
+    responses: {
+      /** @description Your servers */
+      200: {
+        content: {
+          "application/json": {
+              name: string;
+              /** @description base64url SPKI */
+              publicKey: string;
+              /** Format: date-time */
+              createdAt: string;
+            }[];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Register a server: generate a P-256 key pair (private key returned once) or upload a P-256 public key
+   * @description 400 for invalid input (bad name, missing or non-P-256 publicKey); 409 conflict when you already have a server of that name.
+   */
+  registerServer: {
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "name": "backend-1",
+         *   "mode": "generate"
+         * }
+         */
+        "application/json": {
+          /** @description Unique among your servers; letters, digits, ".", "-", "_" */
+          name: string;
+          mode: "generate" | "upload_public";
+          /** @description base64url DER SPKI of a P-256 key; required with upload_public, ignored with generate */
+          publicKey?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The registered server (with its private key in mode generate) */
+      200: {
+        content: {
+          "application/json": {
+            name: string;
+            /** @description base64url SPKI */
+            publicKey: string;
+            /** @description base64url PKCS#8; mode generate only, returned once and never stored */
+            privateKey?: string;
+            /** Format: date-time */
+            createdAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `conflict`: the request conflicts with the current state
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Create a store key bound to a server: random, or bring your own (base64 key of 32 bytes and iv of 12)
+   * @description The server is one of your registered servers or the service's current server (GET /api/server). 400 `invalid_input` for an unknown server or a key or iv of the wrong length.
+   */
+  createKey: {
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "server": "backend-1"
+         * }
+         */
+        "application/json": {
+          /** @description A registered server name or the service current server */
+          server: string;
+          /** @description base64, 32 bytes (AES-256); random when omitted */
+          key?: string;
+          /** @description base64, 12 bytes; random when omitted. Kept for compatibility: use a fresh per-object iv */
+          iv?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The new key */
+      200: {
+        content: {
+          "application/json": {
+            /** @description The new key id */
+            id: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * A store key, hex-encoded
+   * @description Only your own keys; another user's key answers 404 like a missing one.
+   */
+  getKey: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description The key */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            server: string;
+            /** @description AES key */
+            key: string;
+            /** @description Key IV (compatibility only) */
+            iv: string;
+            /** Format: date-time */
+            created_at: string;
+            deprecated: boolean;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Delete a store key's metadata; objects encrypted with it stay
+   * @description 409 for a store's default key.
+   */
+  deleteKey: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Deleted */
+      204: {
+        content: never;
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `conflict`: the request conflicts with the current state
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Publish one of your objects under a type and relatedId (replaces what was published there)
+   * @description Records that the object is what `type`/`relatedId` shows (e.g. the agent a call uses); a publish event goes to your event streams.
+   */
+  publishObject: {
+    parameters: {
+      path: {
+        /** @description Logical type, e.g. calls, contacts */
+        type: string;
+        relatedId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "objectId": "01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40"
+         * }
+         */
+        "application/json": {
+          objectId: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Published */
+      200: {
+        content: {
+          "application/json": {
+            type: string;
+            relatedId: string;
+            objectId: string;
+            /** Format: date-time */
+            publishedAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Unpublish; the object and its ciphertext stay
+   * @description 404 when nothing is published under this type and relatedId; an unpublish event goes to your event streams.
+   */
+  unpublishObject: {
+    parameters: {
+      path: {
+        /** @description Logical type, e.g. calls, contacts */
+        type: string;
+        relatedId: string;
+      };
+    };
+    responses: {
+      /** @description Unpublished */
+      204: {
+        content: never;
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Store an encrypted object (base64 in); answers it hex-encoded, with its version as ETag
+   * @description 400 invalid base64, wrong tag or iv length; 400 invalid_key when keyId is not one of your keys; 404 unknown relatedId; 413 content over the limit.
+   */
+  createObject: {
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "keyId": "01936b2e-9a10-7b22-8c3d-4e5f60718293",
+         *   "content": "jyphwNM=",
+         *   "authTag": "XUFAKrxLKna5cZ2REBfFkg==",
+         *   "iv": "ChssPU5fYHGCk6S1",
+         *   "relatedId": "01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f42"
+         * }
+         */
+        "application/json": {
+          keyId: string;
+          /** @description base64 ciphertext */
+          content: string;
+          /** @description base64 AES-GCM tag, 16 bytes */
+          authTag: string;
+          /** @description base64 12-byte nonce of this ciphertext */
+          iv?: string | null;
+          /** @description Parent object. On PATCH: omitted keeps the parent, null detaches */
+          relatedId?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description The stored object */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            /** @description null only on the root container */
+            keyId: string | null;
+            relatedId: string | null;
+            /** @description Ciphertext */
+            content: string;
+            /** @description GCM tag */
+            auth_tag: string;
+            iv: string | null;
+            /** @description Also sent as the ETag; PATCH accepts If-Match */
+            version: number;
+            metadata: {
+              /** @description Ciphertext bytes */
+              size: number;
+              kind: "root" | "store" | "object";
+              /** @description Store name, on store containers */
+              store?: string;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * An object: content, auth_tag and iv hex-encoded
+   * @description Only your own objects; another user's object answers 404 like a missing one. The version is also the ETag.
+   */
+  getObject: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description The object */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            /** @description null only on the root container */
+            keyId: string | null;
+            relatedId: string | null;
+            /** @description Ciphertext */
+            content: string;
+            /** @description GCM tag */
+            auth_tag: string;
+            iv: string | null;
+            /** @description Also sent as the ETag; PATCH accepts If-Match */
+            version: number;
+            metadata: {
+              /** @description Ciphertext bytes */
+              size: number;
+              kind: "root" | "store" | "object";
+              /** @description Store name, on store containers */
+              store?: string;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Delete an object and its publications; its children are detached (relatedId cleared), not deleted
+   * @description 409 for the root and store containers.
+   */
+  deleteObject: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Deleted */
+      204: {
+        content: never;
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `conflict`: the request conflicts with the current state
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Replace the ciphertext in place; with If-Match only if the object is still at that version
+   * @description 412 version_mismatch when If-Match names a stale version; 409 for the root and store containers; 400 when relatedId would create a cycle.
+   */
+  updateObject: {
+    parameters: {
+      header?: {
+        /** @description The version you read: "3" (or 3). A stale version answers 412 */
+        "if-match"?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "keyId": "01936b2e-9a10-7b22-8c3d-4e5f60718293",
+         *   "content": "jyphwNM=",
+         *   "authTag": "XUFAKrxLKna5cZ2REBfFkg==",
+         *   "iv": "ChssPU5fYHGCk6S1",
+         *   "relatedId": "01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f42"
+         * }
+         */
+        "application/json": {
+          keyId: string;
+          /** @description base64 ciphertext */
+          content: string;
+          /** @description base64 AES-GCM tag, 16 bytes */
+          authTag: string;
+          /** @description base64 12-byte nonce of this ciphertext */
+          iv?: string | null;
+          /** @description Parent object. On PATCH: omitted keeps the parent, null detaches */
+          relatedId?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description The updated object (version + 1) */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            /** @description null only on the root container */
+            keyId: string | null;
+            relatedId: string | null;
+            /** @description Ciphertext */
+            content: string;
+            /** @description GCM tag */
+            auth_tag: string;
+            iv: string | null;
+            /** @description Also sent as the ETag; PATCH accepts If-Match */
+            version: number;
+            metadata: {
+              /** @description Ciphertext bytes */
+              size: number;
+              kind: "root" | "store" | "object";
+              /** @description Store name, on store containers */
+              store?: string;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `conflict`: the request conflicts with the current state
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Precondition failed.
+       *
+       * - `version_mismatch`: the object changed since the version you sent
+       */
+      412: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * The children of an object (relatedId = id), oldest first, hex-encoded like GET
+   * @description Pages with `limit` and `after` (the id of the last child of the previous page); all children when `limit` is omitted.
+   */
+  listRelatedObjects: {
+    parameters: {
+      query?: {
+        /** @description At most this many children; all when omitted */
+        limit?: number;
+        /** @description Id of the last child of the previous page */
+        after?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description The children, oldest first */
+      200: {
+        content: {
+          "application/json": ({
+              id: string;
+              /** @description null only on the root container */
+              keyId: string | null;
+              relatedId: string | null;
+              /** @description Ciphertext */
+              content: string;
+              /** @description GCM tag */
+              auth_tag: string;
+              iv: string | null;
+              /** @description Also sent as the ETag; PATCH accepts If-Match */
+              version: number;
+              metadata: {
+                /** @description Ciphertext bytes */
+                size: number;
+                kind: "root" | "store" | "object";
+                /** @description Store name, on store containers */
+                store?: string;
+              };
+              /** Format: date-time */
+              createdAt: string;
+              /** Format: date-time */
+              updatedAt: string;
+            })[];
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Live stream of your events (server-sent events), with replay from Last-Event-ID
+   * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated. Other query parameters filter on payload fields, exact text with `*` matching any run of characters (`?type=calls`, `?object_id=0193*`; repeat a parameter for any of several values; `a.b` reaches a nested field); a filter on a field the event lacks does not match. At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream.
+   */
+  streamEvents: {
+    parameters: {
+      query?: {
+        /**
+         * @description Replay events after this id first (the Last-Event-ID header, when sent, takes precedence)
+         * @example 1042
+         */
+        lastEventId?: string;
+      };
+      header?: {
+        /** @description Sent by EventSource on reconnect: replay events after this id */
+        "last-event-id"?: string;
+      };
+      path: {
+        /** @description One of key_created, key_deleted, object_created, object_updated, object_deleted, publish, unpublish; several, comma-separated; or `all` (also `*`) for every type */
+        type: string;
+      };
+    };
+    responses: {
+      /** @description The stream */
+      200: {
+        content: {
+          "text/event-stream": string;
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Too many requests.
+       *
+       * - `rate_limited`: too many requests: wait and retry (see Retry-After)
+       */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
    * Prepaid credit balance
    * @description The sum of the caller's credit ledger. May be up to 60 seconds old when it changed on another instance; a change made through this instance shows at once.
    */
@@ -1936,13 +3356,22 @@ export interface operations {
           };
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
       401: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       */
       403: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -1976,25 +3405,64 @@ export interface operations {
           };
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
       400: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
       401: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
       403: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
       502: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -2070,13 +3538,22 @@ export interface operations {
           };
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
       401: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       */
       403: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -2118,31 +3595,74 @@ export interface operations {
           };
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
       400: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
       401: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
       403: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Conflict.
+       *
+       * - `conflict`: the request conflicts with the current state
+       */
       409: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
       502: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -2174,25 +3694,42 @@ export interface operations {
           };
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
       400: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
       401: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       */
       403: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
       502: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -2222,13 +3759,22 @@ export interface operations {
             }[];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
       401: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       */
       403: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -2264,13 +3810,22 @@ export interface operations {
             }[];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
       401: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       */
       403: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -2306,19 +3861,32 @@ export interface operations {
             }[];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
       401: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       */
       403: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
       502: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -2359,25 +3927,62 @@ export interface operations {
           };
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
       401: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       */
       403: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
       404: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
       502: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -2431,37 +4036,94 @@ export interface operations {
           };
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
       400: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
       401: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
       403: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
       404: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Too many requests.
+       *
+       * - `rate_limited`: too many requests: wait and retry (see Retry-After)
+       */
       429: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
       502: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -2497,13 +4159,22 @@ export interface operations {
             }[];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
       401: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       */
       403: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -2551,25 +4222,64 @@ export interface operations {
           };
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
       400: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
       401: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
       403: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
       502: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -2592,20 +4302,75 @@ export interface operations {
       204: {
         content: never;
       };
-      /** @description Error answer */
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
       401: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
       403: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
       404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -2629,10 +4394,36 @@ export interface operations {
           "text/html": string;
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Error answer
+       *
+       * Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
       404: {
         content: {
           "text/html": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
     };
@@ -2658,16 +4449,69 @@ export interface operations {
       303: {
         content: never;
       };
-      /** @description Error answer */
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Error answer
+       *
+       * Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
       404: {
         content: {
           "text/html": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Error answer
+       *
+       * Conflict.
+       *
+       * - `conflict`: the request conflicts with the current state
+       */
       409: {
         content: {
           "text/html": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
     };
@@ -2689,10 +4533,36 @@ export interface operations {
           "text/html": string;
         };
       };
-      /** @description Error answer */
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Error answer
+       *
+       * Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
       404: {
         content: {
           "text/html": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
     };

@@ -75,7 +75,8 @@ export function installAuth(app: FastifyInstance, authenticator: Authenticator):
   app.addHook('onRoute', (route) => {
     const level = route.config?.auth;
     if (!level) return;
-    route.schema = { ...route.schema, security: [{ bearerAuth: [] }, { cookieAuth: [] }] };
+    // x-auth-level tells the OpenAPI transform which 401/403 codes the guard can answer.
+    route.schema = { ...route.schema, security: [{ bearerAuth: [] }, { cookieAuth: [] }], 'x-auth-level': level } as typeof route.schema;
     const existing = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
     route.onRequest = [guard(level, authenticator), ...existing];
   });

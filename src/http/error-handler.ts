@@ -1,15 +1,65 @@
-// Maps every error to { message, code } with the right status. Unknown errors
+// Maps every error to { message, code } with the right status: our AppErrors,
+// validation failures, Fastify's and its plugins' errors, the router's
+// (bad URL, parameter too long) and Node's own answers to requests it cannot
+// parse (malformed HTTP, headers too large, timeouts). Framework messages are
+// replaced by our own, so no answer echoes the request back. Unknown errors
 // become a generic 500 carrying the request id; their cause goes to the log only.
-import type { FastifyError, FastifyInstance } from 'fastify';
-import { AppError } from './errors.js';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import { AppError, type ErrorCode, errorStatus } from './errors.js';
 
-const fastifyCodes: Record<string, { status: number; code: string; message?: string }> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'payload_too_large', message: 'request body is too large' },
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'unsupported_media_type' },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'invalid_input' },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'invalid_json', message: 'request body is empty but content-type is application/json' },
-  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'invalid_json', message: 'request body is not valid JSON' },
+interface Answer {
+  code: ErrorCode;
+  message: string;
+}
+
+/** Fastify's, the router's and the body plugins' error codes. */
+const frameworkCodes: Record<string, Answer> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: { code: 'payload_too_large', message: 'request body is too large' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: 'unsupported_media_type', message: 'unsupported content-type: send application/json' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'invalid_input', message: 'the content-length header does not match the body' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'invalid_json', message: 'request body is empty but content-type is application/json' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { code: 'invalid_json', message: 'request body is not valid JSON' },
+  FST_ERR_BAD_URL: { code: 'invalid_input', message: 'the URL is not valid (bad percent-encoding)' },
+  FST_ERR_MAX_PARAM_LENGTH: { code: 'uri_too_long', message: 'a path parameter is too long' },
+  // @fastify/multipart
+  FST_INVALID_MULTIPART_CONTENT_TYPE: { code: 'unsupported_media_type', message: 'the request is not multipart/form-data' },
+  FST_REQ_FILE_TOO_LARGE: { code: 'payload_too_large', message: 'an uploaded file is too large' },
+  FST_PARTS_LIMIT: { code: 'payload_too_large', message: 'too many parts in the multipart body' },
+  FST_FILES_LIMIT: { code: 'payload_too_large', message: 'too many files in the multipart body' },
+  FST_FIELDS_LIMIT: { code: 'payload_too_large', message: 'too many fields in the multipart body' },
+  FST_PROTO_VIOLATION: { code: 'invalid_input', message: 'the multipart body may not contain a "__proto__" field' },
+  FST_INVALID_JSON_FIELD_ERROR: { code: 'invalid_json', message: 'a multipart JSON field is not valid JSON' },
 };
+
+/** Any other client error, by the status its library gave it. */
+const byStatus: Record<number, Answer> = {
+  404: { code: 'route_not_found', message: 'no such route' },
+  408: { code: 'request_timeout', message: 'the request took too long to arrive' },
+  413: { code: 'payload_too_large', message: 'request body is too large' },
+  414: { code: 'uri_too_long', message: 'the URL is too long' },
+  415: { code: 'unsupported_media_type', message: 'unsupported content-type' },
+  429: { code: 'rate_limited', message: 'too many requests: try again later' },
+  431: { code: 'headers_too_large', message: 'request headers are too large' },
+};
+const badRequest: Answer = { code: 'invalid_input', message: 'the request is not valid' };
+
+/** The answer for an error that is not an AppError, or null when it is a server fault. */
+export function answerFor(err: FastifyError): Answer | null {
+  if (err.validation) {
+    const where = err.validationContext ?? 'body';
+    return { code: 'invalid_input', message: `${where}${err.message.replace(/^(body|querystring|params|headers)/, '')}` };
+  }
+  const known = err.code ? frameworkCodes[err.code] : undefined;
+  if (known) return known;
+  const status = err.statusCode ?? 500;
+  if (status < 400 || status >= 500) return null;
+  return byStatus[status] ?? badRequest;
+}
+
+function send(reply: FastifyReply, { code, message }: Answer): FastifyReply {
+  return reply.status(errorStatus[code]).send({ message, code });
+}
 
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
@@ -17,25 +67,45 @@ export function installErrorHandler(app: FastifyInstance): void {
       if (err.headers) reply.headers(err.headers);
       return reply.status(err.status).send({ ...err.extra, message: err.message, code: err.code });
     }
-    const fe = err as FastifyError;
-    if (fe.validation) {
-      const where = fe.validationContext ?? 'body';
-      return reply.status(400).send({ message: `${where}${fe.message.replace(/^(body|querystring|params|headers)/, '')}`, code: 'invalid_input' });
-    }
-    const known = fe.code ? fastifyCodes[fe.code] : undefined;
-    if (known) return reply.status(known.status).send({ message: known.message ?? fe.message, code: known.code });
-    if (err instanceof SyntaxError || (fe.statusCode === 400 && /JSON/i.test(fe.message))) {
-      return reply.status(400).send({ message: 'request body is not valid JSON', code: 'invalid_json' });
-    }
-    const status = fe.statusCode ?? 500;
-    if (status >= 400 && status < 500) {
-      return reply.status(status).send({ message: fe.message, code: status === 429 ? 'rate_limited' : 'invalid_input' });
-    }
+    const answer = answerFor(err);
+    if (answer) return send(reply, answer);
     request.log.error({ err }, 'unhandled error');
-    return reply.status(500).send({ message: `internal error (request ${request.id})`, code: 'internal_error' });
+    return send(reply, { code: 'internal_error', message: `internal error (request ${request.id})` });
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    reply.status(404).send({ message: `no route ${request.method} ${request.url.split('?')[0]}`, code: 'route_not_found' }),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    const shown = path.length > 100 ? `${path.slice(0, 100)}…` : path;
+    return reply.status(404).send({ message: `no route ${request.method} ${shown}`, code: 'route_not_found' });
+  });
 }
+
+/**
+ * Fastify options for the errors raised before a route is found (a URL that
+ * does not decode, a path parameter over the router's maxParamLength) and for
+ * requests Node cannot parse: both answer { message, code } too.
+ */
+export const frameworkErrorOptions: Pick<FastifyServerOptions, 'frameworkErrors' | 'clientErrorHandler'> = {
+  frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+    reply.header('x-request-id', request.id);
+    const answer = answerFor(err);
+    if (answer) return send(reply, answer);
+    request.log.error({ err }, 'router error');
+    return send(reply, { code: 'internal_error', message: `internal error (request ${request.id})` });
+  },
+  clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket) {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    const answer: Answer =
+      err.code === 'HPE_HEADER_OVERFLOW' ? byStatus[431] : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? byStatus[408] : { code: 'invalid_input', message: 'malformed HTTP request' };
+    const status = errorStatus[answer.code];
+    const body = JSON.stringify(answer);
+    if (socket.writable) {
+      socket.write(
+        `HTTP/1.1 ${status} ${statusText[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    }
+    socket.destroy(err);
+  },
+};
+
+const statusText: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };

@@ -1,29 +1,239 @@
 // OpenAPI 3.1 document generated from the route schemas, served at
 // /api/openapi.json, with a docs UI at /api/docs.
+//
+// Routes declare their success answer (with a description and an example) and
+// the error codes their service throws (`errorResponses(...)`). Everything a
+// route's shape implies is added here, so new routes get it for free:
+//   - a method with a body (POST, PUT, PATCH, DELETE), declared or not: 400
+//     invalid_json, 413 payload_too_large, 415 unsupported_media_type
+//   - any parameter or body: 400 invalid_input (validation, NUL refused)
+//   - a path parameter: 414 uri_too_long (longer than the router accepts)
+//   - `config.auth`: the security requirement, 401 unauthenticated, and 403
+//     two_factor_required / phone_not_verified by level; a public route: `security: []`
+// Each error answer is then written once: the status, a line per code, and an
+// example per code. See docs/decisions/api-docs.md.
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { describeCode } from './error-docs.js';
+import { type ErrorCode, errorStatus } from './errors.js';
 
 export const openapiInfo = {
   title: 'Workspace API',
   version: '1.0.0',
-  description:
-    'Account access, an end-to-end encrypted object store with change streams, telephony, knowledge, personas, integrations and billing. Errors answer `{ message, code }`.',
+  description: [
+    'Account access, an end-to-end encrypted object store with change streams, telephony, knowledge, personas, integrations and billing.',
+    '',
+    'Authenticate with `Authorization: Bearer <token>`, where the token is a session JWT from sign-in or an API key (`wsk_…`); browsers may use the `token` cookie set at sign-in instead.',
+    '',
+    'Every error answers `{ message, code }` with a stable `code`; each operation lists the codes it can return.',
+  ].join('\n'),
+  // package.json is private with no licence: no rights are granted until the owner picks one.
+  license: { name: 'UNLICENSED' },
 };
+
+/** Tags in the order the docs show them. Add yours when you add an area: the docs test fails for a tag without a description. */
+export const openapiTags: Array<{ name: string; description: string }> = [
+  { name: 'health', description: 'Liveness and database reachability, for load balancers and container health checks.' },
+  { name: 'sandbox', description: 'What the sandbox providers sent instead of real email and SMS (development and tests only).' },
+  { name: 'auth', description: 'Accounts and sessions: register, sign in, phone verification, password reset, two-factor authentication, external (OpenID Connect) sign-in.' },
+  { name: 'api-keys', description: 'Long-lived `wsk_` keys that authenticate like a session token, for servers and scripts.' },
+  { name: 'data', description: 'The end-to-end encrypted object store: root and server keys, objects, their children, and publishing.' },
+  { name: 'events', description: 'A server-sent event stream of changes to your objects, with replay from `Last-Event-ID`.' },
+  { name: 'connect', description: 'Connector jobs: records streamed from a connector backend into your encrypted stores, with lead credits for `/get-leads`.' },
+  { name: 'phone-numbers', description: 'Search, buy and manage phone numbers and the addresses regulated numbers need.' },
+  { name: 'inbound-configurations', description: 'What answers a phone number: an agent, human agents and a campaign source, attached to your numbers.' },
+  { name: 'sms', description: 'Outbound SMS from your numbers, with delivery status reported back by the telephony provider.' },
+  { name: 'calls', description: 'Call sessions started by a signed request and carried out by the audio server, and temporary test calls.' },
+  { name: 'knowledge', description: 'Knowledge bases: uploaded files and crawled pages, cut into passages and searched by full text and, when configured, embeddings.' },
+  { name: 'personas', description: 'Voices for agents: the built-in catalog, external voices, and encrypted audio previews.' },
+  { name: 'integrations', description: 'Scheduling integrations (Calendly) whose functions agents can call during a call.' },
+  { name: 'billing', description: 'Credit balance and top-ups, plans, usage, the customer portal and per-country voice pricing.' },
+  { name: 'webhooks', description: 'Callbacks from payment, telephony and audio providers (signed), and the secret that signs the webhooks we send you.' },
+];
+
+const securitySchemes = {
+  bearerAuth: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT or API key (wsk_…)',
+    description: 'A session token from sign-in (`token` in the answer) or an API key from PUT /api/api-keys.',
+  },
+  cookieAuth: { type: 'apiKey', in: 'cookie', name: 'token', description: 'The HTTP-only `token` cookie set by sign-in, for browsers on the same site.' },
+};
+
+/** The code documented for an error status a route declared without codes (`errors(404)`). */
+const defaultCodeOf: Record<number, ErrorCode> = {
+  400: 'invalid_input',
+  401: 'unauthenticated',
+  402: 'insufficient_funds',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+  412: 'version_mismatch',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  422: 'idempotency_mismatch',
+  429: 'rate_limited',
+  500: 'internal_error',
+  502: 'provider_error',
+  503: 'not_ready',
+};
+
+const statusName: Record<number, string> = {
+  400: 'Bad request',
+  401: 'Unauthenticated',
+  402: 'Payment required',
+  403: 'Forbidden',
+  404: 'Not found',
+  408: 'Request timeout',
+  409: 'Conflict',
+  412: 'Precondition failed',
+  413: 'Payload too large',
+  414: 'URI too long',
+  415: 'Unsupported media type',
+  422: 'Unprocessable',
+  429: 'Too many requests',
+  431: 'Headers too large',
+  500: 'Internal error',
+  502: 'Provider error',
+  503: 'Not ready',
+};
+
+type Json = Record<string, any>;
+const ERROR_REF = '#/components/schemas/ErrorResponse';
+const METHODS = ['get', 'put', 'post', 'patch', 'delete', 'head', 'options'];
+const BODY_METHODS = ['put', 'post', 'patch', 'delete', 'options'];
+
+/** The codes an error response declares through its examples (errorResponses puts one per code). */
+function declaredCodes(response: Json): string[] {
+  const media = response?.content?.['application/json'];
+  if (!media) return [];
+  const values = [media.example, ...Object.values<Json>(media.examples ?? {}).map((e) => e?.value)];
+  return values.map((v) => v?.code).filter((c): c is string => typeof c === 'string');
+}
+
+function errorResponse(status: number, codes: string[]) {
+  return {
+    description: [`${statusName[status] ?? `Error ${status}`}.`, '', ...codes.map((c) => `- \`${c}\`: ${describeCode(c)}`)].join('\n'),
+    content: {
+      'application/json': {
+        schema: { $ref: ERROR_REF },
+        examples: Object.fromEntries(codes.map((code) => [code, { summary: describeCode(code), value: { message: describeCode(code), code } }])),
+      },
+    },
+  };
+}
+
+/** A media object whose schema is a shared one ($ref) shows that schema's example. */
+function exampleFromComponent(media: Json | undefined, components: Json): void {
+  const ref: unknown = media?.schema?.$ref;
+  if (!media || media.example !== undefined || media.examples || typeof ref !== 'string') return;
+  const example = components?.schemas?.[ref.replace('#/components/schemas/', '')]?.examples?.[0];
+  if (example !== undefined) media.example = example;
+}
+
+/** Completes one operation's security and error answers from its shape (see the file comment). */
+export function completeOperation(op: Json, components: Json = {}, method = 'post'): void {
+  for (const response of Object.values<Json>(op.responses ?? {})) exampleFromComponent(response?.content?.['application/json'], components);
+  const codes = new Map<number, Set<string>>();
+  /** A declared code is documented under the status it was declared with (login answers invalid_credentials as 400). */
+  const add = (code: string, status: number = errorStatus[code as ErrorCode] ?? 500) => {
+    if (!codes.has(status)) codes.set(status, new Set());
+    codes.get(status)!.add(code);
+  };
+  const responses: Json = op.responses ?? {};
+  /** Error answers with a route's own shape (login's LoginFailure): kept, their codes added to them. */
+  const ownShape = new Map<number, Json>();
+  for (const [key, response] of Object.entries<Json>(responses)) {
+    const status = Number(key);
+    if (!(status >= 400)) continue;
+    const schemaRef = response?.content?.['application/json']?.schema?.$ref;
+    if (response.content && schemaRef !== ERROR_REF) ownShape.set(status, response);
+    const declared = declaredCodes(response);
+    if (declared.length) for (const code of declared) add(code, status);
+    else add(defaultCodeOf[status] ?? (Object.keys(errorStatus) as ErrorCode[]).find((c) => errorStatus[c] === status) ?? 'internal_error');
+    delete responses[key];
+  }
+
+  const params: Json[] = op.parameters ?? [];
+  const body = op.requestBody?.content;
+  // Fastify reads a body on these methods whether or not the route declares one.
+  if (body || BODY_METHODS.includes(method)) {
+    add('payload_too_large');
+    add('unsupported_media_type');
+    if (!body || body['application/json']) add('invalid_json');
+  }
+  if (body || BODY_METHODS.includes(method) || params.length) add('invalid_input');
+  if (params.some((p) => p.in === 'path')) add('uri_too_long');
+
+  const level = op['x-auth-level'];
+  delete op['x-auth-level'];
+  const optional = op.security?.some((r: Json) => Object.keys(r).length === 0); // `{}`: credentials optional
+  if (op.security?.length && !optional) {
+    add('unauthenticated');
+    if (level === 'user' || level === 'verified') add('two_factor_required');
+    if (level === 'verified') add('phone_not_verified');
+  } else if (!op.security) {
+    op.security = [];
+  }
+
+  for (const [status, set] of codes) {
+    const standard = errorResponse(status, [...set]);
+    const own = ownShape.get(status);
+    if (!own) {
+      responses[status] = standard;
+      continue;
+    }
+    const media = own.content?.['application/json'];
+    if (!media) {
+      // A non-JSON answer of the route's own (an HTML page): keep it, name the codes.
+      responses[status] = { ...own, description: `${own.description}\n\n${standard.description}` };
+      continue;
+    }
+    const { example, examples } = media;
+    delete media.example;
+    media.examples = { ...(example ? { example: { value: example } } : {}), ...examples, ...standard.content['application/json'].examples };
+    responses[status] = { ...own, description: `${own.description}\n\n${standard.description}` };
+  }
+  op.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** The whole document: every operation completed, tags limited to those in use. */
+export function completeDocument(doc: Json): Json {
+  const used = new Set<string>();
+  for (const item of Object.values<Json>(doc.paths ?? {})) {
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!op) continue;
+      completeOperation(op, doc.components, method);
+      for (const tag of op.tags ?? []) used.add(tag);
+    }
+  }
+  const known = openapiTags.filter((t) => used.has(t.name));
+  const unknown = [...used].filter((name) => !openapiTags.some((t) => t.name === name)).map((name) => ({ name }));
+  return {
+    openapi: doc.openapi,
+    info: doc.info,
+    servers: doc.servers,
+    security: [{ bearerAuth: [] }, { cookieAuth: [] }],
+    tags: [...known, ...unknown],
+    paths: doc.paths,
+    components: doc.components,
+    ...Object.fromEntries(Object.entries(doc).filter(([k]) => !['openapi', 'info', 'servers', 'tags', 'paths', 'components', 'security'].includes(k))),
+  };
+}
 
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: openapiInfo,
-      components: {
-        securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT or API key (wsk_…)' },
-          cookieAuth: { type: 'apiKey', in: 'cookie', name: 'token' },
-        },
-      },
+      servers: [{ url: '/', description: 'The server that serves this document' }],
+      components: { securitySchemes: securitySchemes as any },
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transformObject: (document) => completeDocument((document as { openapiObject: Json }).openapiObject) as any,
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());

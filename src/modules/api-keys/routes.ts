@@ -1,6 +1,6 @@
 // API keys (spec 4.6).
 import { Type } from 'typebox';
-import { errors, IdParams } from '../../http/schemas.js';
+import { errorResponses, IdParams, ok } from '../../http/schemas.js';
 import { type App, metaOf } from '../../http/types.js';
 import type { Services } from '../../services.js';
 
@@ -12,6 +12,14 @@ const ApiKey = Type.Object({
   lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 });
 
+const keyExample = {
+  id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40',
+  name: 'deploy',
+  key: 'wsk_3q2-7w9Z1bq0kS5xW8yD4vL6nH2mJ0pR7tY9uI1oQx3v',
+  createdAt: '2026-11-23T12:00:00.000Z',
+  lastUsedAt: null,
+};
+
 export function apiKeyRoutes(app: App, services: Services) {
   const { apiKeys } = services;
 
@@ -19,7 +27,13 @@ export function apiKeyRoutes(app: App, services: Services) {
     '/api/api-keys',
     {
       config: { auth: 'user' },
-      schema: { tags: ['api-keys'], summary: "The caller's API keys, masked", response: { 200: Type.Array(ApiKey), ...errors(401, 403) } },
+      schema: {
+        tags: ['api-keys'],
+        operationId: 'listApiKeys',
+        summary: "The caller's API keys, masked",
+        description: 'Oldest first; each key shows only its last four characters.',
+        response: { 200: ok(Type.Array(ApiKey), 'Your keys, masked', [{ ...keyExample, key: 'wsk_…Qx3v', lastUsedAt: '2026-11-23T13:05:00.000Z' }]) },
+      },
     },
     async (request) => apiKeys.list(request.auth!.userId),
   );
@@ -30,12 +44,14 @@ export function apiKeyRoutes(app: App, services: Services) {
       config: { auth: 'user' },
       schema: {
         tags: ['api-keys'],
+        operationId: 'createApiKey',
         summary: 'Create an API key; the clear key is in this answer only',
-        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }),
-        response: { 200: ApiKey, ...errors(400, 401, 403) },
+        description: 'The key authenticates as you wherever a session token does (send it as a bearer token), until you delete it. Store it now: only a hash is kept.',
+        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: 'Stored trimmed; must contain a non-space character' }) }, { examples: [{ name: 'deploy' }] }),
+        response: { 200: ok(ApiKey, 'The new key, in clear this once', keyExample) },
       },
     },
-    async (request) => apiKeys.create(request.auth!.userId, request.body.name.trim(), metaOf(request)),
+    async (request) => apiKeys.create(request.auth!.userId, request.body.name, metaOf(request)),
   );
 
   app.delete(
@@ -44,9 +60,11 @@ export function apiKeyRoutes(app: App, services: Services) {
       config: { auth: 'verified' },
       schema: {
         tags: ['api-keys'],
+        operationId: 'deleteApiKey',
         summary: 'Revoke an API key (phone-verified owner only)',
+        description: 'The key stops working at once, on every instance.',
         params: IdParams,
-        response: { 204: Type.Null({ description: 'Revoked' }), ...errors(401, 403, 404) },
+        response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses('not_found') },
       },
     },
     async (request, reply) => {

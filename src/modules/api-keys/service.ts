@@ -1,6 +1,6 @@
 // Long-lived API keys: `wsk_` + 32 random bytes (base64url). Only a SHA-256 of
 // the key is stored; the clear key is returned once, at creation.
-import { notFound } from '../../http/errors.js';
+import { invalidInput, notFound } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { randomToken, sha256Hex } from '../../lib/crypto.js';
 import { iso } from '../../lib/time.js';
@@ -31,7 +31,10 @@ export class ApiKeyService {
     private readonly clock: Clock,
   ) {}
 
-  async create(userId: string, name: string, meta: RequestMeta): Promise<ApiKeyView> {
+  /** The name is stored trimmed; a name of only spaces is refused rather than stored empty. */
+  async create(userId: string, rawName: string, meta: RequestMeta): Promise<ApiKeyView> {
+    const name = rawName.trim();
+    if (!name) throw invalidInput('name may not be blank');
     const key = API_KEY_PREFIX + randomToken(32);
     const now = this.clock.now();
     const row = { id: newId(), user_id: userId, name, key_hash: sha256Hex(key), last4: key.slice(-4), created_at: now, last_used_at: null };

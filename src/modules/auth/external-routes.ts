@@ -1,7 +1,7 @@
 // External identity providers (spec 4.5): OpenID Connect sign-in, sign-up and attach.
 import { Type } from 'typebox';
 import { credentialOf } from '../../http/auth.js';
-import { errors } from '../../http/schemas.js';
+import { errorResponses, ok } from '../../http/schemas.js';
 import { sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
 import { type App, metaOf } from '../../http/types.js';
 import type { Services } from '../../services.js';
@@ -27,8 +27,10 @@ export function externalRoutes(app: App, services: Services) {
     {
       schema: {
         tags: ['auth'],
+        operationId: 'listExternalProviders',
         summary: 'The external sign-in providers configured on this server',
-        response: { 200: Type.Array(ProviderSummary) },
+        description: 'Empty when no provider is configured (EXTERNAL_PROVIDERS). No credentials.',
+        response: { 200: ok(Type.Array(ProviderSummary), 'The providers', [{ slug: 'google', name: 'Google' }]) },
       },
     },
     async () => externalSignIn.listProviders(),
@@ -39,9 +41,14 @@ export function externalRoutes(app: App, services: Services) {
     {
       schema: {
         tags: ['auth'],
+        operationId: 'getExternalProvider',
         summary: 'Metadata of an external sign-in provider',
+        description: 'The display name and OpenID Connect issuer of one configured provider. No credentials.',
         params: ProviderParams,
-        response: { 200: ProviderMetadata, ...errors(404) },
+        response: {
+          200: ok(ProviderMetadata, 'The provider', { slug: 'google', name: 'Google', issuer: 'https://accounts.google.com' }),
+          ...errorResponses('provider_not_found'),
+        },
       },
     },
     async (request) => externalSignIn.describe(request.params.provider),
@@ -52,6 +59,7 @@ export function externalRoutes(app: App, services: Services) {
     {
       schema: {
         tags: ['auth'],
+        operationId: 'startExternalSignIn',
         summary: 'Start external sign-in: the authorization URL to send the browser to',
         description:
           'Authorization code flow with S256 PKCE, state and nonce; the flow expires after 10 minutes. When the caller is signed in (bearer token, API key or cookie), the provider is attached to their account instead. ' +
@@ -59,7 +67,12 @@ export function externalRoutes(app: App, services: Services) {
         security: [{ bearerAuth: [] }, { cookieAuth: [] }, {}],
         params: ProviderParams,
         querystring: Type.Object({ returnTo: Type.Optional(Type.String({ maxLength: 2048, description: 'Absolute URL on an allowed origin' })) }),
-        response: { 200: Type.Object({ url: Type.String({ format: 'uri' }) }), ...errors(400, 403, 404, 429, 502) },
+        response: {
+          200: ok(Type.Object({ url: Type.String({ format: 'uri' }) }), 'Where to send the browser', {
+            url: 'https://accounts.google.com/o/oauth2/v2/auth?client_id=abc&response_type=code&code_challenge_method=S256&state=xyz',
+          }),
+          ...errorResponses('invalid_return_url', 'two_factor_required', 'provider_not_found', 'rate_limited', 'provider_error'),
+        },
       },
     },
     async (request, reply) => {
@@ -75,6 +88,7 @@ export function externalRoutes(app: App, services: Services) {
     {
       schema: {
         tags: ['auth'],
+        operationId: 'externalSignInCallback',
         summary: "The provider's callback (redirect_uri); not called by clients",
         description:
           'Redirects (302) to the flow\'s returnTo with `externalToken` added, or `error` when the provider or the code exchange failed; without returnTo it completes the flow and answers like GET /api/auth/external/register/{token}.',
@@ -89,9 +103,9 @@ export function externalRoutes(app: App, services: Services) {
         ),
         params: ProviderParams,
         response: {
-          200: Type.Ref('LoginResponse'),
+          200: Type.Ref('LoginResponse', { description: 'Signed in (flows started without returnTo)' }),
           302: Type.Null({ description: 'To returnTo with externalToken or error in its query' }),
-          ...errors(400, 404, 409, 502),
+          ...errorResponses('invalid_token', 'provider_refused', 'provider_not_found', 'identity_conflict', 'provider_error'),
         },
       },
     },
@@ -110,11 +124,15 @@ export function externalRoutes(app: App, services: Services) {
     {
       schema: {
         tags: ['auth'],
+        operationId: 'completeExternalSignIn',
         summary: 'Complete external sign-in, sign-up or attach with the externalToken of the callback',
         description:
           'Single use, valid 10 minutes. A linked identity signs its user in; a flow started signed in attaches the provider (409 identity_conflict when it is linked to someone else); an existing account with the same email is linked only when the provider verified the email (else 409 identity_conflict); otherwise a user is created without password or phone (status phone_not_verified: set a phone with POST /api/auth/verify/request).',
         params: Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) }),
-        response: { 200: Type.Ref('LoginResponse'), ...errors(400, 409) },
+        response: {
+          200: Type.Ref('LoginResponse', { description: 'Signed in, signed up or attached' }),
+          ...errorResponses('invalid_token', 'provider_refused', 'identity_conflict'),
+        },
       },
     },
     async (request, reply) => {

@@ -1,6 +1,6 @@
 // Password reset routes (spec 4.3). No credentials: the emailed token is the proof.
 import { Type } from 'typebox';
-import { Email, errors } from '../../http/schemas.js';
+import { Email, errorResponses, ok } from '../../http/schemas.js';
 import { sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
 import { type App, metaOf } from '../../http/types.js';
 import type { Services } from '../../services.js';
@@ -35,11 +35,15 @@ export function resetRoutes(app: App, services: Services) {
     {
       schema: {
         tags: ['auth'],
+        operationId: 'requestPasswordReset',
         summary: 'Email a single-use password reset link (valid 30 minutes)',
         description:
           'Answers the same whether or not the email has an account. 400 `invalid_return_url` when returnUrl points outside the allowed origins; 429 when rate limited (per IP and per email).',
-        body: ResetRequestBody,
-        response: { 200: ResetRequested, ...errors(400, 429) },
+        body: Type.Object(ResetRequestBody.properties, { examples: [{ email: 'ada@example.com', returnUrl: 'http://localhost:3000/reset-password' }] }),
+        response: {
+          200: ok(ResetRequested, 'Requested (whether or not the account exists)', { status: 'requested', message: 'if an account exists for this email, a reset link has been sent' }),
+          ...errorResponses('invalid_return_url', 'rate_limited'),
+        },
       },
     },
     async (request) => {
@@ -54,11 +58,15 @@ export function resetRoutes(app: App, services: Services) {
     {
       schema: {
         tags: ['auth'],
+        operationId: 'submitPasswordReset',
         summary: 'Set a new password with the emailed token; ends every other session and signs in',
         description:
           'Errors: 400 `invalid_token` (unknown, used or expired), `invalid_input` / `passwords_mismatch` for the password. A user with 2FA gets status 2fa_required and a limited token (no cookie).',
-        body: ResetSubmitBody,
-        response: { 200: Type.Ref('LoginResponse'), ...errors(400, 429) },
+        body: Type.Object(ResetSubmitBody.properties, { examples: [{ token: 'q8Xr2mZ0bWQ4YjU1NDRkZTQ', password: 'correct horse battery staple', confirmPassword: 'correct horse battery staple' }] }),
+        response: {
+          200: Type.Ref('LoginResponse', { description: 'Password changed; signed in' }),
+          ...errorResponses('invalid_token', 'passwords_mismatch', 'rate_limited'),
+        },
       },
     },
     async (request, reply) => {

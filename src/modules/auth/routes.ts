@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import { credentialOf } from '../../http/auth.js';
 import { AppError } from '../../http/errors.js';
-import { errors } from '../../http/schemas.js';
+import { errorResponses, ok } from '../../http/schemas.js';
 import { clearSessionCookie, sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
 import { type App, metaOf } from '../../http/types.js';
 import type { Services } from '../../services.js';
@@ -18,7 +18,18 @@ export function authRoutes(app: App, services: Services) {
     '/api/auth',
     {
       config: { auth: 'any' },
-      schema: { tags: ['auth'], summary: 'The signed-in user and their authentication status', response: { 200: StatusResponse, ...errors(401) } },
+      schema: {
+        tags: ['auth'],
+        operationId: 'getAuthStatus',
+        summary: 'The signed-in user and their authentication status',
+        description: 'Works with any valid credential, even while two-factor verification is pending, so a client can tell what the user must do next (`status`).',
+        response: {
+          200: ok(StatusResponse, 'The caller and their status', {
+            status: 'ok',
+            auth: { id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40', email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', phoneVerified: true, twoFactorPassed: false, twoFactorConfigured: false },
+          }),
+        },
+      },
     },
     async (request) => auth.status(request.auth!),
   );
@@ -28,9 +39,11 @@ export function authRoutes(app: App, services: Services) {
     {
       schema: {
         tags: ['auth'],
+        operationId: 'register',
         summary: 'Create an account; the phone is verified next (status phone_not_verified)',
+        description: 'Creates the account and signs it in (the `token` cookie is written). The answer has status `phone_not_verified`: POST /api/auth/verify/request next. Rate limited per IP.',
         body: RegisterBody,
-        response: { 200: Type.Ref('LoginResponse'), ...errors(400, 429) },
+        response: { 200: Type.Ref('LoginResponse', { description: 'Signed in, phone not verified yet' }), ...errorResponses('email_taken', 'passwords_mismatch', 'rate_limited') },
       },
     },
     async (request, reply) => {
@@ -45,10 +58,15 @@ export function authRoutes(app: App, services: Services) {
     {
       schema: {
         tags: ['auth'],
+        operationId: 'login',
         summary: 'Sign in with email and password',
-        description: 'Outcomes: ok, phone_not_verified (cookie set), 2fa_required (limited token, no cookie), or 400 { status: error, message }.',
+        description: 'Outcomes: ok, phone_not_verified (cookie set), 2fa_required (limited token, no cookie: POST /api/auth/2fa/verify next), or 400 { status: error, message, code: invalid_credentials }. Wrong email and wrong password answer alike. Rate limited per IP and per account.',
         body: LoginBody,
-        response: { 200: Type.Ref('LoginResponse'), 400: Type.Ref('LoginFailure'), ...errors(429) },
+        response: {
+          200: Type.Ref('LoginResponse', { description: 'Signed in (or two-factor verification pending)' }),
+          400: Type.Ref('LoginFailure', { examples: [{ status: 'error', message: 'invalid email or password', code: 'invalid_credentials' }] }),
+          ...errorResponses('rate_limited'),
+        },
       },
     },
     async (request, reply) => {
@@ -70,9 +88,11 @@ export function authRoutes(app: App, services: Services) {
     {
       schema: {
         tags: ['auth'],
+        operationId: 'logout',
         summary: 'Sign out: the session token is revoked and the cookie cleared',
+        description: 'Credentials are optional: without a valid one it only clears the cookie. Always answers 200.',
         security: [{ bearerAuth: [] }, { cookieAuth: [] }, {}],
-        response: { 200: Type.Object({ status: Type.Literal('logout') }) },
+        response: { 200: ok(Type.Object({ status: Type.Literal('logout') }), 'Signed out', { status: 'logout' }) },
       },
     },
     async (request, reply) => {

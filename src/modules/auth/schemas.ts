@@ -24,7 +24,17 @@ export const LoginResponse = Type.Object(
     token: Type.String({ description: 'JWT; also written to the `token` cookie unless 2FA is pending' }),
     auth: Type.Ref('AuthInfo'),
   },
-  { $id: 'LoginResponse' },
+  {
+    $id: 'LoginResponse',
+    description: 'A session',
+    examples: [
+      {
+        status: 'ok',
+        token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIwMTkzNmIyZSJ9.c2lnbmF0dXJl',
+        auth: { id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40', email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', phoneVerified: true, twoFactorPassed: false, twoFactorConfigured: false },
+      },
+    ],
+  },
 );
 
 export const LoginFailure = Type.Object(
@@ -44,12 +54,14 @@ export const RegisterBody = Type.Object({
   password: Type.String({ maxLength: 1024 }),
   confirmPassword: Type.String({ maxLength: 1024 }),
   remember: Type.Optional(Type.Boolean({ default: false })),
+}, {
+  examples: [{ firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', phone: '+14155550123', password: 'correct horse battery staple', confirmPassword: 'correct horse battery staple' }],
 });
 
 export const LoginBody = Type.Object({
   email: Email,
   password: Type.String({ maxLength: 1024 }),
-  remember: Type.Boolean({ default: false }),
-});
+  remember: Type.Optional(Type.Boolean({ default: false, description: 'A longer session: 30 days (REMEMBER_TTL_SECONDS) instead of 24 hours (SESSION_TTL_SECONDS)' })),
+}, { examples: [{ email: 'ada@example.com', password: 'correct horse battery staple', remember: true }] });
 
 export const StatusResponse = Type.Object({ status: AuthStatus, auth: Type.Union([Type.Ref('AuthInfo'), Type.Null()]) });

@@ -2,15 +2,18 @@
 // user who has passed 2FA where configured; verify is reachable with the
 // limited token that login answers with 2fa_required.
 import { Type } from 'typebox';
-import { errors } from '../../http/schemas.js';
+import { errorResponses, ok } from '../../http/schemas.js';
 import { sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
 import { type App, metaOf } from '../../http/types.js';
 import type { Services } from '../../services.js';
 import { AuthStatus } from './schemas.js';
 
-const CodeBody = Type.Object({
-  token: Type.String({ maxLength: 64, description: 'A 6-digit TOTP code, or (verify and reset only) an unused recovery code such as abcde-12345' }),
-});
+const CodeBody = Type.Object(
+  { token: Type.String({ maxLength: 64, description: 'A 6-digit TOTP code, or (verify and reset only) an unused recovery code such as abcde-12345' }) },
+  { examples: [{ token: '123456' }] },
+);
+
+const setupExample = { status: '2fa_setup' as const, otpauthUrl: 'otpauth://totp/Workspace:ada%40example.com?secret=JBSWY3DPEHPK3PXP&issuer=Workspace', base32: 'JBSWY3DPEHPK3PXP' };
 
 const SetupResponse = Type.Object({
   status: Type.Literal('2fa_setup'),
@@ -34,9 +37,10 @@ export function twoFactorRoutes(app: App, services: Services) {
       config: { auth: 'verified' },
       schema: {
         tags: ['auth'],
+        operationId: 'requestTwoFactorSetup',
         summary: 'Start TOTP set-up: a new secret to scan, confirmed with enable/submit',
         description: 'Answers 409 when 2FA is already configured: POST /api/auth/2fa/reset replaces the secret.',
-        response: { 200: SetupResponse, ...errors(401, 403, 409) },
+        response: { 200: ok(SetupResponse, 'A new secret, pending confirmation', setupExample), ...errorResponses('conflict') },
       },
     },
     async (request) => twoFactor.requestEnable(request.auth!, metaOf(request)),
@@ -48,10 +52,19 @@ export function twoFactorRoutes(app: App, services: Services) {
       config: { auth: 'verified' },
       schema: {
         tags: ['auth'],
+        operationId: 'confirmTwoFactorSetup',
         summary: 'Confirm the pending secret with a code from it; turns 2FA on and issues recovery codes',
         description: 'Also confirms the new secret handed out by /api/auth/2fa/reset, which then replaces the old one.',
         body: CodeBody,
-        response: { 200: EnableResponse, ...errors(400, 401, 403, 409, 429) },
+        response: {
+          200: ok(EnableResponse, '2FA on; a re-issued session and the recovery codes', {
+            status: 'ok',
+            token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIwMTkzNmIyZSJ9.c2lnbmF0dXJl',
+            auth: { id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40', email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', phoneVerified: true, twoFactorPassed: true, twoFactorConfigured: true },
+            recoveryCodes: ['abcde-12345', 'fghij-67890'],
+          }),
+          ...errorResponses('invalid_code', 'two_factor_setup_missing', 'conflict', 'rate_limited'),
+        },
       },
     },
     async (request, reply) => {
@@ -67,10 +80,14 @@ export function twoFactorRoutes(app: App, services: Services) {
       config: { auth: 'any' },
       schema: {
         tags: ['auth'],
+        operationId: 'verifyTwoFactor',
         summary: 'Pass 2FA after login answered 2fa_required, with a TOTP code or a recovery code',
         description: 'Answers a re-issued JWT with 2FA passed and writes the cookie; the limited token is revoked.',
         body: CodeBody,
-        response: { 200: Type.Ref('LoginResponse'), ...errors(400, 401, 429) },
+        response: {
+          200: Type.Ref('LoginResponse', { description: 'Two-factor verification passed; the full session' }),
+          ...errorResponses('invalid_code', 'two_factor_not_configured', 'rate_limited'),
+        },
       },
     },
     async (request, reply) => {
@@ -86,10 +103,11 @@ export function twoFactorRoutes(app: App, services: Services) {
       config: { auth: 'verified' },
       schema: {
         tags: ['auth'],
+        operationId: 'resetTwoFactor',
         summary: 'Replace the TOTP secret: checks a current code, answers a new secret to confirm with enable/submit',
         description: 'The current secret keeps working until the new one is confirmed, and the caller stays signed in.',
         body: CodeBody,
-        response: { 200: SetupResponse, ...errors(400, 401, 403, 429) },
+        response: { 200: ok(SetupResponse, 'A new secret, pending confirmation', setupExample), ...errorResponses('invalid_code', 'two_factor_not_configured', 'rate_limited') },
       },
     },
     async (request) => twoFactor.reset(request.auth!, request.body.token, metaOf(request)),

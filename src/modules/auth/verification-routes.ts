@@ -1,7 +1,7 @@
 // Phone verification routes (spec 4.2). Both need a signed-in user whose
 // phone is not necessarily verified yet.
 import { Type } from 'typebox';
-import { errors } from '../../http/schemas.js';
+import { errorResponses, ok } from '../../http/schemas.js';
 import { sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
 import { type App, metaOf } from '../../http/types.js';
 import type { Services } from '../../services.js';
@@ -39,11 +39,15 @@ export function verificationRoutes(app: App, services: Services) {
       },
       schema: {
         tags: ['auth'],
+        operationId: 'requestPhoneVerification',
         summary: 'Send a 6-digit verification code by SMS',
         description:
           'The body is optional. The code expires after 10 minutes, allows 5 tries and is superseded by the next request. One code per number per minute (429 with Retry-After). 400 `no_phone` when there is no number on record and none is given; 502 `provider_error` when the SMS provider refuses.',
-        body: VerifyRequestBody,
-        response: { 200: VerificationSent, ...errors(400, 401, 403, 429, 502) },
+        body: Type.Object(VerifyRequestBody.properties, { examples: [{ phone: '+14155550123' }] }),
+        response: {
+          200: ok(VerificationSent, 'The code was sent', { status: 'sent', phone: '+1415•••0123', expiresAt: '2026-11-23T12:10:00.000Z' }),
+          ...errorResponses('no_phone', 'provider_refused', 'rate_limited', 'provider_error'),
+        },
       },
     },
     async (request) => phoneVerification.request(request.auth!, request.body, metaOf(request)),
@@ -55,10 +59,14 @@ export function verificationRoutes(app: App, services: Services) {
       config: { auth: 'user' },
       schema: {
         tags: ['auth'],
+        operationId: 'submitPhoneVerification',
         summary: 'Confirm the SMS code; the phone becomes verified and a refreshed token is returned',
         description: 'Errors: 400 `invalid_code`, `code_expired` or `too_many_attempts` (the code is dead after 5 tries). Writes the `token` cookie.',
-        body: VerifySubmitBody,
-        response: { 200: Type.Ref('LoginResponse'), ...errors(400, 401, 403, 429) },
+        body: Type.Object(VerifySubmitBody.properties, { examples: [{ code: '123456' }] }),
+        response: {
+          200: Type.Ref('LoginResponse', { description: 'Phone verified; the refreshed session' }),
+          ...errorResponses('invalid_code', 'code_expired', 'too_many_attempts', 'rate_limited'),
+        },
       },
     },
     async (request, reply) => {

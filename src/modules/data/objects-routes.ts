@@ -1,7 +1,8 @@
 // Encrypted objects (spec 4.8). GET, PUT and PATCH answer an ETag of the
 // object's version; PATCH honours If-Match.
 import { Type } from 'typebox';
-import { IdParams, errors } from '../../http/schemas.js';
+import { IdParams, errorResponses, ok } from '../../http/schemas.js';
+import { exampleObject, exampleObjectBody } from './examples.js';
 import type { App } from '../../http/types.js';
 import type { Services } from '../../services.js';
 import { etagOf } from './encoding.js';
@@ -21,10 +22,11 @@ export function objectRoutes(app: App, services: Services) {
       config: { auth: 'verified' },
       schema: {
         tags: ['data'],
+        operationId: 'createObject',
         summary: 'Store an encrypted object (base64 in); answers it hex-encoded, with its version as ETag',
         description: '400 invalid base64, wrong tag or iv length; 400 invalid_key when keyId is not one of your keys; 404 unknown relatedId; 413 content over the limit.',
-        body: ObjectBody,
-        response: { 200: ObjectResponse, ...errors(400, 401, 403, 404, 413) },
+        body: Type.Object(ObjectBody.properties, { examples: [exampleObjectBody] }),
+        response: { 200: ok(ObjectResponse, 'The stored object', exampleObject), ...errorResponses('invalid_key', 'not_found', 'payload_too_large') },
       },
     },
     async (request, reply) => {
@@ -38,7 +40,14 @@ export function objectRoutes(app: App, services: Services) {
     '/api/objects/:id',
     {
       config: { auth: 'verified' },
-      schema: { tags: ['data'], summary: 'An object: content, auth_tag and iv hex-encoded', params: IdParams, response: { 200: ObjectResponse, ...errors(401, 403, 404) } },
+      schema: {
+        tags: ['data'],
+        operationId: 'getObject',
+        summary: 'An object: content, auth_tag and iv hex-encoded',
+        description: 'Only your own objects; another user\'s object answers 404 like a missing one. The version is also the ETag.',
+        params: IdParams,
+        response: { 200: ok(ObjectResponse, 'The object', exampleObject), ...errorResponses('not_found') },
+      },
     },
     async (request, reply) => {
       const object = await objects.getObject(request.auth!.userId, request.params.id);
@@ -54,12 +63,16 @@ export function objectRoutes(app: App, services: Services) {
       config: { auth: 'verified' },
       schema: {
         tags: ['data'],
+        operationId: 'updateObject',
         summary: 'Replace the ciphertext in place; with If-Match only if the object is still at that version',
         description: '412 version_mismatch when If-Match names a stale version; 409 for the root and store containers; 400 when relatedId would create a cycle.',
         params: IdParams,
         headers: IfMatchHeaders,
-        body: ObjectBody,
-        response: { 200: ObjectResponse, ...errors(400, 401, 403, 404, 409, 412, 413) },
+        body: Type.Object(ObjectBody.properties, { examples: [exampleObjectBody] }),
+        response: {
+          200: ok(ObjectResponse, 'The updated object (version + 1)', { ...exampleObject, version: 2 }),
+          ...errorResponses('invalid_key', 'not_found', 'conflict', 'version_mismatch', 'payload_too_large'),
+        },
       },
     },
     async (request, reply) => {
@@ -75,10 +88,11 @@ export function objectRoutes(app: App, services: Services) {
       config: { auth: 'verified' },
       schema: {
         tags: ['data'],
+        operationId: 'deleteObject',
         summary: 'Delete an object and its publications; its children are detached (relatedId cleared), not deleted',
         description: '409 for the root and store containers.',
         params: IdParams,
-        response: { 204: Type.Null({ description: 'Deleted' }), ...errors(401, 403, 404, 409) },
+        response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses('not_found', 'conflict') },
       },
     },
     async (request, reply) => {
@@ -93,10 +107,12 @@ export function objectRoutes(app: App, services: Services) {
       config: { auth: 'verified' },
       schema: {
         tags: ['data'],
+        operationId: 'listRelatedObjects',
         summary: 'The children of an object (relatedId = id), oldest first, hex-encoded like GET',
+        description: 'Pages with `limit` and `after` (the id of the last child of the previous page); all children when `limit` is omitted.',
         params: IdParams,
         querystring: RelatedQuery,
-        response: { 200: Type.Array(ObjectResponse), ...errors(400, 401, 403, 404) },
+        response: { 200: ok(Type.Array(ObjectResponse), 'The children, oldest first', [exampleObject]), ...errorResponses('not_found') },
       },
     },
     async (request) => objects.listRelated(request.auth!.userId, request.params.id, request.query),

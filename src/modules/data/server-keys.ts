@@ -15,7 +15,7 @@ export interface ServicePublicKeys {
   /** base64url SPKI DER. */
   spki: string;
   /** The same key as a JWK, with kid = server name, for ECDH-ES+A256KW. */
-  jwk: Record<string, string>;
+  jwk: { kty: string; crv: string; x: string; y: string; kid: string; use: string; alg: string };
 }
 
 export interface ServiceServer {
@@ -93,6 +93,6 @@ export class ServiceKeyring {
 
 function publicKeysOf(row: ServiceKeysTable): ServicePublicKeys {
   const key = createPublicKey({ key: Buffer.from(row.public_key, 'base64url'), format: 'der', type: 'spki' });
-  const jwk = key.export({ format: 'jwk' }) as Record<string, string>;
+  const jwk = key.export({ format: 'jwk' }) as { kty: string; crv: string; x: string; y: string };
   return { spki: row.public_key, jwk: { ...jwk, kid: row.name, use: 'enc', alg: 'ECDH-ES+A256KW' } };
 }

@@ -1,6 +1,6 @@
 // The live event stream (spec 4.9 and 6): GET /api/events/{type}.
 import { credentialOf, isTwoFactorPending } from '../../http/auth.js';
-import { errors } from '../../http/schemas.js';
+import { errorResponses } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { Services } from '../../services.js';
 import { responseSink } from './http-sink.js';
@@ -26,13 +26,14 @@ export function eventRoutes(app: App, services: Services) {
       config: { auth: 'verified' },
       schema: {
         tags: ['events'],
+        operationId: 'streamEvents',
         summary: 'Live stream of your events (server-sent events), with replay from Last-Event-ID',
         description:
           'Frames carry `id`, `event` (the type) and `data` (the JSON payload). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated. Other query parameters filter on payload fields, exact text with `*` matching any run of characters (`?type=calls`, `?object_id=0193*`; repeat a parameter for any of several values; `a.b` reaches a nested field); a filter on a field the event lacks does not match. At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream.',
         params: EventStreamParams,
         querystring: EventStreamQuery,
         headers: EventStreamHeaders,
-        response: { 200: { description: 'The stream', content: { 'text/event-stream': { schema: EventStreamBody } } }, ...errors(400, 401, 403, 429) },
+        response: { 200: { description: 'The stream', content: { 'text/event-stream': { schema: EventStreamBody } } }, ...errorResponses('rate_limited') },
       },
     },
     async (request, reply) => {

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { errors } from '../../http/schemas.js';
+import { errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { Services } from '../../services.js';
 
@@ -9,8 +9,13 @@ export function healthRoutes(app: App, services: Services) {
     {
       schema: {
         tags: ['health'],
+        operationId: 'getHealth',
         summary: 'Liveness and database reachability, for load balancers',
-        response: { 200: Type.Object({ status: Type.Literal('ok'), database: Type.String() }), ...errors(503) },
+        description: 'Answers 200 while the server runs and its database answers a ping; 503 `not_ready` otherwise. No credentials.',
+        response: {
+          200: ok(Type.Object({ status: Type.Literal('ok'), database: Type.String({ description: 'sqlite or postgres' }) }), 'Serving', { status: 'ok', database: 'sqlite' }),
+          ...errorResponses('not_ready'),
+        },
       },
     },
     async (_request, reply) => {

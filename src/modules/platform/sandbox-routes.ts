@@ -1,6 +1,7 @@
 // GET /api/sandbox/outbox: what the sandbox providers would have sent. Mounted
 // only while a sandbox provider is active and never in production.
 import { Type } from 'typebox';
+import { ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { anySandbox } from '../../providers/index.js';
 import type { Services } from '../../services.js';
@@ -29,12 +30,18 @@ export function sandboxRoutes(app: App, services: Services) {
     {
       schema: {
         tags: ['sandbox'],
+        operationId: 'listSandboxOutbox',
         summary: 'Messages the sandbox SMS and email providers would have sent, newest first',
+        description: 'Present only while a sandbox provider is active and NODE_ENV is not production, so a walkthrough or test can read the code or link a real user would receive. No credentials.',
         querystring: Type.Object({
           to: Type.Optional(Type.String({ description: 'Only messages to this phone number or email address' })),
-          limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'At most this many messages (default 50)' })),
         }),
-        response: { 200: Type.Array(OutboxItem) },
+        response: {
+          200: ok(Type.Array(OutboxItem), 'The messages, newest first', [
+            { id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40', channel: 'sms', to: '+14155550123', body: 'Your Workspace code is 123456', data: { code: '123456' }, createdAt: '2026-11-23T12:00:00.000Z' },
+          ]),
+        },
       },
     },
     async (request) => services.outbox.list(normalizeRecipient(request.query.to), request.query.limit),

@@ -1,6 +1,7 @@
 // Type and payload-filter parsing and matching (pure functions).
 import { describe, expect, it } from 'vitest';
 import { matchesPayload, parseFilters, parseTypes } from '../../../src/modules/events/selection.js';
+import { WildcardPattern } from '../../../src/lib/wildcard.js';
 import { StreamEvent } from '../../../src/modules/events/stream-event.js';
 
 const event = (payload: unknown) => new StreamEvent({ id: 1, user_id: 'u', type: 'publish', payload: JSON.stringify(payload), created_at: 0 });
@@ -24,6 +25,12 @@ describe('event selection', () => {
     expect(matches({ object_id: '(a|b)+' }, { object_id: '(a|b)+' })).toBe(true);
     expect(matches({ object_id: 'ABC' }, { object_id: 'abc' })).toBe(false);
     expect(matches({ object_id: '*' }, { object_id: '' })).toBe(true);
+  });
+
+  it('compiles * into the linear-time matcher, never a regular expression (nine stars froze the event loop)', () => {
+    const [filter] = parseFilters({ id: '*********!' });
+    expect(filter.patterns[0]).toBeInstanceOf(WildcardPattern);
+    expect(matches({ id: '*********!' }, { id: 'a'.repeat(36) })).toBe(false);
   });
 
   it('compares numbers and booleans as their JSON text; missing, null, objects and arrays never match', () => {

@@ -1,0 +1,48 @@
+// What each error code means, for the OpenAPI document: the description of an
+// error answer lists its codes with these lines, and each code gets an example.
+// A code without a line here is documented by its name alone; add a line when
+// you add a code to errors.ts.
+import type { ErrorCode } from './errors.js';
+
+export const errorMeaning: Partial<Record<ErrorCode, string>> = {
+  invalid_input: 'a parameter or body field is missing, malformed or out of range (the message names it)',
+  invalid_json: 'the body is not valid JSON',
+  email_taken: 'an account with this email exists',
+  passwords_mismatch: 'password and passwordConfirmation differ',
+  invalid_code: 'the one-time code is wrong',
+  two_factor_not_configured: 'two-factor authentication is not enabled for this account',
+  two_factor_setup_missing: 'no two-factor setup is pending: request one first',
+  code_expired: 'the one-time code has expired: request a new one',
+  too_many_attempts: 'too many wrong codes: request a new one',
+  invalid_token: 'the link or token is invalid, used or expired',
+  invalid_return_url: 'the return URL is not on an allowed origin',
+  provider_refused: 'the provider refused the request (e.g. an invalid phone number)',
+  no_phone: 'the account has no phone number',
+  invalid_key: 'a key is malformed',
+  unauthenticated: 'no credential, or an invalid, expired or revoked token or API key',
+  invalid_credentials: 'wrong email or password',
+  phone_not_verified: 'the phone number must be verified first',
+  two_factor_required: 'two-factor verification is pending for this session',
+  forbidden: 'the caller may not do this',
+  not_found: 'no such resource for this caller',
+  route_not_found: 'no such route',
+  provider_not_found: 'no such external sign-in provider',
+  conflict: 'the request conflicts with the current state',
+  identity_conflict: 'the external identity belongs to another account',
+  payment_method_required: 'a payment method is required first',
+  idempotency_in_progress: 'a request with this idempotency key is still running',
+  insufficient_funds: 'the balance does not cover this',
+  idempotency_mismatch: 'this idempotency key was used with a different request',
+  version_mismatch: 'the object changed since the version you sent',
+  payload_too_large: 'the body is larger than the limit',
+  unsupported_media_type: 'the content-type is not accepted here',
+  rate_limited: 'too many requests: wait and retry (see Retry-After)',
+  request_timeout: 'the request took too long to arrive',
+  uri_too_long: 'a path parameter is longer than the router accepts',
+  headers_too_large: 'the request headers are too large',
+  internal_error: 'an unexpected server fault (the message carries the request id)',
+  provider_error: 'an outside provider failed or could not be reached',
+  not_ready: 'the server is not ready (e.g. the database is unreachable)',
+};
+
+export const describeCode = (code: string) => errorMeaning[code as ErrorCode] ?? code.replace(/_/g, ' ');

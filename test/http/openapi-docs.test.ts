@@ -1,0 +1,98 @@
+// The OpenAPI document says what people need and what the server answers:
+// every operation named, described and tagged, success answers named with an
+// example, every error answer listing known codes, and the statuses a route's
+// shape implies (400/413/414/415/401) declared. New routes join automatically.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorStatus } from '../../src/http/errors.js';
+import { type TestApp, createTestApp } from '../support/app.js';
+
+type Json = Record<string, any>;
+let t: TestApp;
+let doc: Json;
+const operations: Array<{ name: string; op: Json }> = [];
+
+beforeAll(async () => {
+  t = await createTestApp();
+  doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+  for (const [path, item] of Object.entries<Json>(doc.paths)) {
+    for (const [method, op] of Object.entries<Json>(item)) operations.push({ name: `${method.toUpperCase()} ${path}`, op });
+  }
+});
+afterAll(() => t.close());
+
+const mediaExamples = (media: Json | undefined) => (media ? [media.example, ...Object.values<Json>(media.examples ?? {}).map((e) => e.value)].filter((v) => v !== undefined) : []);
+
+describe('the OpenAPI document', () => {
+  it('has a licence, a server, the security schemes described and every tag described', () => {
+    expect(doc.info.license.name).toBeTruthy();
+    expect(doc.servers.length).toBeGreaterThan(0);
+    for (const scheme of Object.values<Json>(doc.components.securitySchemes)) expect(scheme.description).toBeTruthy();
+    const described = new Map(doc.tags.map((tag: Json) => [tag.name, tag.description]));
+    for (const { name, op } of operations) for (const tag of op.tags ?? []) expect(described.get(tag), `${name}: tag ${tag} needs a description in openapiTags`).toBeTruthy();
+  });
+
+  it('names, summarizes, describes and tags every operation, with unique operationIds', () => {
+    const ids = new Set<string>();
+    for (const { name, op } of operations) {
+      expect(op.operationId, `${name}: operationId`).toMatch(/^[a-z][A-Za-z0-9]+$/);
+      expect(ids.has(op.operationId), `${name}: duplicate operationId ${op.operationId}`).toBe(false);
+      ids.add(op.operationId);
+      expect(op.summary, `${name}: summary`).toBeTruthy();
+      expect(op.description, `${name}: description`).toBeTruthy();
+      expect(op.tags?.length, `${name}: tags`).toBe(1);
+    }
+  });
+
+  it('names every success answer and gives JSON bodies and answers an example', () => {
+    for (const { name, op } of operations) {
+      const success = Object.entries<Json>(op.responses).filter(([status]) => status.startsWith('2'));
+      expect(success.length, `${name}: a success answer`).toBeGreaterThan(0);
+      for (const [status, response] of success) {
+        expect(response.description, `${name} ${status}`).not.toBe('Default Response');
+        const json = response.content?.['application/json'];
+        if (json) expect(mediaExamples(json).length, `${name} ${status}: example`).toBeGreaterThan(0);
+      }
+      const body = op.requestBody?.content?.['application/json'];
+      if (body) expect(mediaExamples(body).length, `${name}: request example`).toBeGreaterThan(0);
+    }
+  });
+
+  it('lists known codes with an example each on every error answer', () => {
+    for (const { name, op } of operations) {
+      for (const [status, response] of Object.entries<Json>(op.responses)) {
+        if (Number(status) < 400) continue;
+        const codes = mediaExamples(response.content?.['application/json']).map((v) => v.code);
+        expect(codes.length, `${name} ${status}: codes`).toBeGreaterThan(0);
+        for (const code of codes) {
+          expect(Object.keys(errorStatus), `${name} ${status}`).toContain(code);
+          expect(response.description, `${name} ${status}`).toContain(`\`${code}\``);
+        }
+      }
+    }
+  });
+
+  it('declares the statuses the route shape implies, and security: [] on public operations', () => {
+    for (const { name, op } of operations) {
+      const codesAt = (status: number) => mediaExamples(op.responses[status]?.content?.['application/json']).map((v) => v.code);
+      const params: Json[] = op.parameters ?? [];
+      if (op.requestBody || /^(POST|PUT|PATCH|DELETE) /.test(name)) {
+        expect(codesAt(413), name).toContain('payload_too_large');
+        expect(codesAt(415), name).toContain('unsupported_media_type');
+      }
+      if (op.requestBody || /^(POST|PUT|PATCH|DELETE) /.test(name) || params.length) expect(codesAt(400), name).toContain('invalid_input');
+      if (params.some((p) => p.in === 'path')) expect(codesAt(414), name).toContain('uri_too_long');
+      expect(Array.isArray(op.security), `${name}: security`).toBe(true);
+      const optional = op.security.some((s: Json) => Object.keys(s).length === 0);
+      if (op.security.length && !optional) expect(codesAt(401), name).toContain('unauthenticated');
+    }
+    expect(doc.paths['/api/health'].get.security).toEqual([]);
+    expect(doc.paths['/api/objects/{id}'].get.responses['403'].description).toContain('phone_not_verified');
+  });
+
+  it('marks as optional what the server does not require (login remember, outbox limit)', () => {
+    const login = doc.paths['/api/auth/login'].post.requestBody.content['application/json'].schema;
+    expect(login.required).not.toContain('remember');
+    const outbox = doc.paths['/api/sandbox/outbox'].get.parameters.find((p: Json) => p.name === 'limit');
+    expect(outbox.required).toBe(false);
+  });
+});
