@@ -31,6 +31,8 @@ export interface RateLimits {
   resetSubmitPerIp: RateLimitRule;
   /** Started external sign-in flows (each writes a row) per IP. */
   externalInitPerIp: RateLimitRule;
+  /** SMS sent through POST /api/sms/messages, per user. */
+  smsSendPerUser: RateLimitRule;
 }
 
 export interface Config {
@@ -62,6 +64,8 @@ export interface Config {
   oidcProviders: OidcProviderConfig[];
   rateLimits: RateLimits;
   events: EventStreamConfig;
+  /** Pause before each status callback of the sandbox telephony provider (tests shorten it). */
+  sandboxCallbackDelayMs: number;
 }
 
 /** Live event streams (GET /api/events/{type}); see docs/decisions/events.md. */
@@ -107,6 +111,7 @@ export const defaultRateLimits: RateLimits = {
   resetRequestPerEmail: { limit: 3, windowMs: HOUR },
   resetSubmitPerIp: { limit: 20, windowMs: HOUR },
   externalInitPerIp: { limit: 60, windowMs: 15 * MINUTE },
+  smsSendPerUser: { limit: 60, windowMs: MINUTE },
 };
 
 export class ConfigError extends Error {
@@ -265,6 +270,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       gapWaitMs: int('EVENTS_GAP_WAIT_MS', 10_000, 100, 600_000),
       reauthIntervalMs: int('EVENTS_REAUTH_SECONDS', 60, 1, 86_400) * 1000,
     },
+    sandboxCallbackDelayMs: 500,
   };
   if (problems.length) throw new ConfigError(problems);
   return config;

@@ -34,6 +34,9 @@ import { type Providers, createProviders } from './providers/index.js';
 import { createIdentityProviders } from './providers/oauth/oidc.js';
 import { Outbox } from './providers/outbox.js';
 import type { Secrets } from './secrets.js';
+import { AppError } from './http/errors.js';
+import type { BillingAccount } from './modules/billing/account.js';
+import { createTelephonyServices } from './modules/telephony/create-services.js';
 
 export interface ServiceDeps {
   config: Config;
@@ -42,7 +45,21 @@ export interface ServiceDeps {
   clock: Clock;
   /** Replaces individual providers (tests point real clients at local fakes through config instead). */
   providers?: Partial<Providers>;
+  /** Replaces the billing account (tests inject an in-memory one of our own interface). */
+  billing?: BillingAccount;
 }
+
+// MERGE: billing is built on its own branch. Until it is merged this stand-in
+// answers 503 for everything, so buying numbers is refused honestly; after the
+// merge pass billing's real BillingAccount below instead of it.
+const billingNotReady = new Proxy({} as BillingAccount, {
+  get: (_target, property) =>
+    property === 'then'
+      ? undefined
+      : async () => {
+          throw new AppError('not_ready', 'billing is not available on this server yet');
+        },
+});
 
 export function createServices(deps: ServiceDeps) {
   const { config, database, secrets, clock } = deps;
@@ -52,7 +69,7 @@ export function createServices(deps: ServiceDeps) {
   const limiter = new RateLimiter(platformStore, clock);
   const outbox = new Outbox(platformStore, clock);
   const idempotency = new IdempotencyService(new IdempotencyStore(db), clock);
-  const providers: Providers = { ...createProviders(config, outbox), ...deps.providers };
+  const providers: Providers = { ...createProviders(config, outbox, secrets.masterKey), ...deps.providers };
   const secretBox: SecretBox = createSecretBox(secrets.masterKey);
 
   const credentialCache = new CredentialCache<AuthContext>(clock, config.authCacheMs);
@@ -72,6 +89,10 @@ export function createServices(deps: ServiceDeps) {
   const eventRecorder = new EventRecorder(clock, database.dialect);
   const eventStreams = createEventStreams(database, eventRecorder, config.events);
   const data = createDataServices({ db, dialect: database.dialect, secretBox, eventRecorder, clock, objectContentLimitBytes: config.objectContentLimitBytes });
+  // MERGE: billing's BillingAccount goes here (deps.billing ?? <billing's account>).
+  const billing = deps.billing ?? billingNotReady;
+  // knowledge: the knowledge area's KnowledgeBaseLookup once it exists (null refuses knowledge_base_id).
+  const telephony = createTelephonyServices({ db, providers: providers.telephony, billing, data, knowledge: null, eventRecorder, limiter, clock, publicUrl: config.publicUrl, smsSendPerUser: config.rateLimits.smsSendPerUser });
 
   // The longest rate-limit window is an hour; a day-old window can only restart.
   const housekeeping = new Housekeeping(
@@ -82,11 +103,12 @@ export function createServices(deps: ServiceDeps) {
       passwordResets: (now) => resetStore.deleteExpired(now),
       externalFlows: (now) => externalStore.deleteExpired(now),
       idempotencyKeys: (now) => idempotency.purgeExpired(now),
+      phonePriceTokens: (now) => telephony.purgeExpiredPriceTokens(now),
     },
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, telephony };
 }
 
 export type Services = ReturnType<typeof createServices>;

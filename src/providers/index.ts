@@ -6,18 +6,32 @@ import { SandboxEmailProvider } from './email/sandbox.js';
 import { SmtpEmailProvider } from './email/smtp.js';
 import type { Outbox } from './outbox.js';
 import type { SmsProvider } from './sms/interface.js';
+import { TelephonyProviders } from './telephony/interface.js';
+import { SandboxTelephonyProvider } from './telephony/sandbox.js';
+import { TwilioTelephonyProvider } from './telephony/twilio.js';
+import { createHmac } from 'node:crypto';
 import { SandboxSmsProvider } from './sms/sandbox.js';
 import { TwilioSmsProvider } from './sms/twilio.js';
 
 export interface Providers {
   sms: SmsProvider;
   email: EmailProvider;
+  telephony: TelephonyProviders;
 }
 
-export function createProviders(config: Config, outbox: Outbox): Providers {
+/** The auth token that signs the sandbox's Twilio-style callbacks: derived from the master key, so every instance agrees and nobody outside can sign. */
+export const sandboxTwilioToken = (masterKey: Buffer): string => createHmac('sha256', masterKey).update('sandbox twilio auth token').digest('hex');
+
+export function createProviders(config: Config, outbox: Outbox, masterKey: Buffer): Providers {
+  const telephony = [
+    ...(config.twilio ? [new TwilioTelephonyProvider(config.twilio)] : []),
+    // The sandbox is always offered, except in production next to a real provider.
+    ...(config.env !== 'production' || !config.twilio ? [new SandboxTelephonyProvider(outbox, sandboxTwilioToken(masterKey), { callbackDelayMs: config.sandboxCallbackDelayMs })] : []),
+  ];
   return {
     sms: config.twilio ? new TwilioSmsProvider(config.twilio) : new SandboxSmsProvider(outbox),
     email: config.smtp ? new SmtpEmailProvider(config.smtp.url, config.smtp.from) : new SandboxEmailProvider(outbox),
+    telephony: new TelephonyProviders(telephony),
   };
 }
 
