@@ -210,7 +210,8 @@ export class InboundConfigurationService {
 
   /** Each must be in the caller's contacts; duplicates (same id) are removed, the first kept. */
   private async checkHumanAgents(userId: string, refs: Reference[]): Promise<Reference[]> {
-    const unique = [...new Map(refs.map((r) => [r.id, r] as const)).values()];
+    const seen = new Set<string>();
+    const unique = refs.filter((r) => !seen.has(r.id) && seen.add(r.id));
     for (const ref of unique) await this.checkReference(userId, ref, 'contacts', 'humanAgents[]');
     return unique;
   }
