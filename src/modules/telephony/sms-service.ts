@@ -165,7 +165,8 @@ function toView(row: SmsMessagesTable, statuses: SmsStatusesTable[]): SmsView {
     errorCode: row.error_code,
     provider: row.provider,
     providerSid: row.provider_sid,
-    statuses: statuses.map((s) => ({ status: s.status, errorCode: s.error_code, at: iso(s.at) })),
+    // By time; statuses of the same millisecond in the order they happen.
+    statuses: [...statuses].sort((a, b) => Number(a.at) - Number(b.at) || (STATUS_RANK[a.status] ?? 0) - (STATUS_RANK[b.status] ?? 0)).map((s) => ({ status: s.status, errorCode: s.error_code, at: iso(s.at) })),
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };
