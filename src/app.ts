@@ -15,6 +15,7 @@ import { createValidatorCompiler } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { newId } from './lib/ids.js';
 import { apiKeyRoutes } from './modules/api-keys/routes.js';
+import { billingRoutes } from './modules/billing/routes.js';
 import { externalRoutes } from './modules/auth/external-routes.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { dataRoutes } from './modules/data/routes.js';
@@ -44,7 +45,7 @@ export interface AppDeps {
 type RouteModule = (app: App, services: Services) => void | Promise<void>;
 
 /** Every area's routes, in the order they appear in the OpenAPI document. */
-const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, telephonyRoutes];
+const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, billingRoutes, telephonyRoutes];
 
 export async function buildApp(deps: AppDeps): Promise<App & { services: Services }> {
   const { config } = deps;

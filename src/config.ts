@@ -64,8 +64,21 @@ export interface Config {
   oidcProviders: OidcProviderConfig[];
   rateLimits: RateLimits;
   events: EventStreamConfig;
+  billing: BillingSettings;
   /** Pause before each status callback of the sandbox telephony provider (tests shorten it). */
   sandboxCallbackDelayMs: number;
+}
+
+/** Payments and billing data (docs/decisions/billing.md). */
+export interface BillingSettings {
+  /** Real Stripe when set; otherwise the sandbox payment provider. */
+  stripe: { secretKey: string; webhookSecret: string; apiBase: string } | null;
+  plansFile: string | null;
+  voicePricingFile: string | null;
+  /** Default top-up of POST /api/credits/add, in US dollars (5 to 1,000). */
+  topupDefaultUsd: number;
+  /** How long GET /api/credits may answer from this instance's memory (spec 8: 60 s). */
+  balanceCacheMs: number;
 }
 
 /** Live event streams (GET /api/events/{type}); see docs/decisions/events.md. */
@@ -233,6 +246,26 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     });
   }
 
+  const stripeKey = opt('STRIPE_SECRET_KEY');
+  const stripeWebhookSecret = opt('STRIPE_WEBHOOK_SECRET');
+  let stripe: BillingSettings['stripe'] = null;
+  if (stripeKey) {
+    if (!/^(sk|rk)_(test|live)_/.test(stripeKey)) problems.push('STRIPE_SECRET_KEY must be a Stripe secret or restricted key (sk_… or rk_…)');
+    if (!stripeWebhookSecret) problems.push('STRIPE_WEBHOOK_SECRET (whsec_…) is required with STRIPE_SECRET_KEY');
+    const apiBase = str('STRIPE_API_BASE', 'https://api.stripe.com').replace(/\/$/, '');
+    url('STRIPE_API_BASE', apiBase, ['http:', 'https:']);
+    stripe = { secretKey: stripeKey, webhookSecret: stripeWebhookSecret ?? '', apiBase };
+  }
+  const dataFile = (name: string) => {
+    const raw = opt(name);
+    return raw === null ? null : isAbsolute(raw) ? raw : resolve(cwd, raw);
+  };
+  const topupRaw = opt('CREDITS_TOPUP_USD');
+  const topupDefaultUsd = topupRaw === null ? 20 : Number(topupRaw);
+  if (!(topupDefaultUsd >= 5 && topupDefaultUsd <= 1000) || Math.round(topupDefaultUsd * 100) !== topupDefaultUsd * 100) {
+    problems.push(`CREDITS_TOPUP_USD must be 5 to 1000 US dollars in whole cents (got "${topupRaw}")`);
+  }
+
   const config: Config = {
     env: nodeEnv as Config['env'],
     host,
@@ -271,6 +304,13 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       reauthIntervalMs: int('EVENTS_REAUTH_SECONDS', 60, 1, 86_400) * 1000,
     },
     sandboxCallbackDelayMs: 500,
+    billing: {
+      stripe,
+      plansFile: dataFile('PLANS_FILE'),
+      voicePricingFile: dataFile('VOICE_PRICING_FILE'),
+      topupDefaultUsd,
+      balanceCacheMs: 60_000,
+    },
   };
   if (problems.length) throw new ConfigError(problems);
   return config;

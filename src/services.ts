@@ -10,6 +10,7 @@ import { CredentialAuthenticator } from './modules/auth/authenticator.js';
 import type { AuthContext } from './http/auth.js';
 import { CredentialCache } from './modules/auth/credential-cache.js';
 import { createDataServices } from './modules/data/create-services.js';
+import { createBillingServices } from './modules/billing/create-services.js';
 import { ExternalSignInService } from './modules/auth/external-service.js';
 import { ExternalIdentityStore } from './modules/auth/external-store.js';
 import { PasswordHasher } from './modules/auth/passwords.js';
@@ -34,7 +35,6 @@ import { type Providers, createProviders } from './providers/index.js';
 import { createIdentityProviders } from './providers/oauth/oidc.js';
 import { Outbox } from './providers/outbox.js';
 import type { Secrets } from './secrets.js';
-import { AppError } from './http/errors.js';
 import type { BillingAccount } from './modules/billing/account.js';
 import { createTelephonyServices } from './modules/telephony/create-services.js';
 
@@ -49,17 +49,6 @@ export interface ServiceDeps {
   billing?: BillingAccount;
 }
 
-// MERGE: billing is built on its own branch. Until it is merged this stand-in
-// answers 503 for everything, so buying numbers is refused honestly; after the
-// merge pass billing's real BillingAccount below instead of it.
-const billingNotReady = new Proxy({} as BillingAccount, {
-  get: (_target, property) =>
-    property === 'then'
-      ? undefined
-      : async () => {
-          throw new AppError('not_ready', 'billing is not available on this server yet');
-        },
-});
 
 export function createServices(deps: ServiceDeps) {
   const { config, database, secrets, clock } = deps;
@@ -89,10 +78,20 @@ export function createServices(deps: ServiceDeps) {
   const eventRecorder = new EventRecorder(clock, database.dialect);
   const eventStreams = createEventStreams(database, eventRecorder, config.events);
   const data = createDataServices({ db, dialect: database.dialect, secretBox, eventRecorder, clock, objectContentLimitBytes: config.objectContentLimitBytes });
-  // MERGE: billing's BillingAccount goes here (deps.billing ?? <billing's account>).
-  const billing = deps.billing ?? billingNotReady;
+  const billing = createBillingServices({
+    db,
+    dialect: database.dialect,
+    settings: config.billing,
+    publicUrl: config.publicUrl,
+    returnUrlOrigins: config.returnUrlOrigins,
+    payments: providers.payments,
+    users: (userId) => users.findById(userId),
+    clock,
+  });
+  // The caller's billing account (tests may replace it with an in-memory one of the same interface).
+  const billingAccount = deps.billing ?? billing.account;
   // knowledge: the knowledge area's KnowledgeBaseLookup once it exists (null refuses knowledge_base_id).
-  const telephony = createTelephonyServices({ db, providers: providers.telephony, billing, data, knowledge: null, eventRecorder, limiter, clock, publicUrl: config.publicUrl, smsSendPerUser: config.rateLimits.smsSendPerUser });
+  const telephony = createTelephonyServices({ db, providers: providers.telephony, billing: billingAccount, data, knowledge: null, eventRecorder, limiter, clock, publicUrl: config.publicUrl, smsSendPerUser: config.rateLimits.smsSendPerUser });
 
   // The longest rate-limit window is an hour; a day-old window can only restart.
   const housekeeping = new Housekeeping(
@@ -108,7 +107,7 @@ export function createServices(deps: ServiceDeps) {
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, telephony };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, telephony };
 }
 
 export type Services = ReturnType<typeof createServices>;

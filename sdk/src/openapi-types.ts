@@ -1754,6 +1754,67 @@ export interface paths {
       };
     };
   };
+  "/api/credits": {
+    /**
+     * Prepaid credit balance
+     * @description The sum of the caller's credit ledger. May be up to 60 seconds old when it changed on another instance; a change made through this instance shows at once.
+     */
+    get: operations["getCredits"];
+  };
+  "/api/credits/add": {
+    /**
+     * Open a checkout to top up the prepaid balance
+     * @description Answers `{ url }` of a payment page (Stripe Checkout, or the sandbox page). Paying it credits the balance once, through the payment webhook; the card is kept on file.
+     */
+    post: operations["addCredits"];
+  };
+  "/api/billing/state": {
+    /**
+     * Plan, usage this period, card on file and balance
+     * @description Usage counts in the current billing period. `usage` is clamped to the plan's included quantities (spec 2.17); `usageRaw` is not.
+     */
+    get: operations["getBillingState"];
+  };
+  "/api/billing/plan": {
+    /**
+     * Subscribe to a plan, or change the subscription to another plan
+     * @description Without `mode`: a subscription checkout (409 when a plan is already active). With `mode: "upgrade"`: a confirmation page that moves the existing subscription to the new plan's price; never a second subscription (409 when there is none).
+     */
+    post: operations["choosePlan"];
+  };
+  "/api/billing/portal": {
+    /**
+     * Open the customer portal
+     * @description Answers `{ url }` of a Stripe Billing Portal session (sandbox: a page showing plan, card, balance and ledger).
+     */
+    get: operations["openBillingPortal"];
+  };
+  "/api/pricing/voice-countries": {
+    /**
+     * Per-country voice rates per minute
+     * @description Built in, or from VOICE_PRICING_FILE. Cacheable for an hour (`Cache-Control: public, s-maxage=3600`).
+     */
+    get: operations["listVoicePricing"];
+  };
+  "/api/sandbox/checkout/{id}": {
+    /**
+     * Sandbox checkout page
+     * @description The page a top-up, card or plan `{ url }` points at while the sandbox payment provider is active: what is bought and a button that POSTs to the same URL.
+     */
+    get: operations["sandboxCheckoutPage"];
+    /**
+     * Complete a sandbox checkout as if the customer paid
+     * @description Completes the session through the same handler as the Stripe webhook (balance credited, card on file, plan active), then redirects (303) to the returnTo URL given when the session was opened. Submitting twice changes nothing more.
+     */
+    post: operations["sandboxCheckoutComplete"];
+  };
+  "/api/sandbox/portal/{id}": {
+    /**
+     * Sandbox customer portal
+     * @description The page GET /api/billing/portal points at while the sandbox payment provider is active: plan, card on file, balance and recent ledger entries.
+     */
+    get: operations["sandboxPortalPage"];
+  };
 }
 
 export type webhooks = Record<string, never>;
@@ -1806,4 +1867,411 @@ export type $defs = Record<string, never>;
 
 export type external = Record<string, never>;
 
-export type operations = Record<string, never>;
+export interface operations {
+
+  /**
+   * Prepaid credit balance
+   * @description The sum of the caller's credit ledger. May be up to 60 seconds old when it changed on another instance; a change made through this instance shows at once.
+   */
+  getCredits: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description In currency units (12.5 is $12.50) */
+            amount: number;
+            /**
+             * @description Lower-case ISO 4217
+             * @enum {string}
+             */
+            currency: "usd";
+          };
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Open a checkout to top up the prepaid balance
+   * @description Answers `{ url }` of a payment page (Stripe Checkout, or the sandbox page). Paying it credits the balance once, through the payment webhook; the card is kept on file.
+   */
+  addCredits: {
+    parameters: {
+      query?: {
+        /** @description Where the payment page sends the customer afterwards; its origin must be in RETURN_URL_ORIGINS */
+        returnTo?: string;
+        /** @description US dollars in whole cents; default CREDITS_TOPUP_USD (20) */
+        amount?: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /**
+             * Format: uri
+             * @description The page to send the customer to
+             */
+            url: string;
+          };
+        };
+      };
+      /** @description Error answer */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Plan, usage this period, card on file and balance
+   * @description Usage counts in the current billing period. `usage` is clamped to the plan's included quantities (spec 2.17); `usageRaw` is not.
+   */
+  getBillingState: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            plan: {
+              key: string;
+              name: string;
+              /** @description Per month */
+              priceUsd: number;
+              /** @description The subscription's status: active, trialing or past_due */
+              status: string;
+              included: {
+                seconds_inbound: number;
+                seconds_outbound: number;
+                calls_inbound: number;
+                calls_outbound: number;
+                leads: number;
+              };
+            } | null;
+            /** @description This period's usage, each number clamped to the plan's included quantity (0 without a plan) */
+            usage: {
+              seconds_inbound: number;
+              seconds_outbound: number;
+              calls_inbound: number;
+              calls_outbound: number;
+              leads: number;
+            };
+            /** @description This period's usage, unclamped */
+            usageRaw: {
+              seconds_inbound: number;
+              seconds_outbound: number;
+              calls_inbound: number;
+              calls_outbound: number;
+              leads: number;
+            };
+            /** @description A default payment method is on file */
+            hasCard: boolean;
+            /**
+             * @example {
+             *   "amount": 20,
+             *   "currency": "usd"
+             * }
+             */
+            balance: {
+              /** @description In currency units (12.5 is $12.50) */
+              amount: number;
+              /**
+               * @description Lower-case ISO 4217
+               * @enum {string}
+               */
+              currency: "usd";
+            };
+            /** @description The billing period usage counts in: the subscription's, else the calendar month (UTC) */
+            period: {
+              /** Format: date-time */
+              start: string;
+              /** Format: date-time */
+              end: string;
+            };
+          };
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Subscribe to a plan, or change the subscription to another plan
+   * @description Without `mode`: a subscription checkout (409 when a plan is already active). With `mode: "upgrade"`: a confirmation page that moves the existing subscription to the new plan's price; never a second subscription (409 when there is none).
+   */
+  choosePlan: {
+    parameters: {
+      query?: {
+        /** @description Where the payment page sends the customer afterwards; its origin must be in RETURN_URL_ORIGINS */
+        returnTo?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description A plan key: starter, growth or scale (or those of PLANS_FILE) */
+          plan: string;
+          /** @enum {string} */
+          mode?: "upgrade";
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /**
+             * Format: uri
+             * @description The page to send the customer to
+             */
+            url: string;
+          };
+        };
+      };
+      /** @description Error answer */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Open the customer portal
+   * @description Answers `{ url }` of a Stripe Billing Portal session (sandbox: a page showing plan, card, balance and ledger).
+   */
+  openBillingPortal: {
+    parameters: {
+      query?: {
+        /** @description Where the payment page sends the customer afterwards; its origin must be in RETURN_URL_ORIGINS */
+        returnTo?: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /**
+             * Format: uri
+             * @description The page to send the customer to
+             */
+            url: string;
+          };
+        };
+      };
+      /** @description Error answer */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Per-country voice rates per minute
+   * @description Built in, or from VOICE_PRICING_FILE. Cacheable for an hour (`Cache-Control: public, s-maxage=3600`).
+   */
+  listVoicePricing: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+              /** @description ISO 3166-1 alpha-2 */
+              country: string;
+              name: string;
+              /** @description US dollars per minute received on a local number */
+              inboundPerMinute: number;
+              /** @description US dollars per minute called to this country */
+              outboundPerMinute: number;
+              /** @enum {string} */
+              currency: "usd";
+            }[];
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Sandbox checkout page
+   * @description The page a top-up, card or plan `{ url }` points at while the sandbox payment provider is active: what is bought and a button that POSTs to the same URL.
+   */
+  sandboxCheckoutPage: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description An HTML page */
+      200: {
+        content: {
+          "text/html": string;
+        };
+      };
+      /** @description Error answer */
+      404: {
+        content: {
+          "text/html": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Complete a sandbox checkout as if the customer paid
+   * @description Completes the session through the same handler as the Stripe webhook (balance credited, card on file, plan active), then redirects (303) to the returnTo URL given when the session was opened. Submitting twice changes nothing more.
+   */
+  sandboxCheckoutComplete: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description An HTML page */
+      200: {
+        content: {
+          "text/html": string;
+        };
+      };
+      /** @description Redirect to the returnTo URL */
+      303: {
+        content: never;
+      };
+      /** @description Error answer */
+      404: {
+        content: {
+          "text/html": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      409: {
+        content: {
+          "text/html": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Sandbox customer portal
+   * @description The page GET /api/billing/portal points at while the sandbox payment provider is active: plan, card on file, balance and recent ledger entries.
+   */
+  sandboxPortalPage: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description An HTML page */
+      200: {
+        content: {
+          "text/html": string;
+        };
+      };
+      /** @description Error answer */
+      404: {
+        content: {
+          "text/html": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+}

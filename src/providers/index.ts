@@ -5,6 +5,8 @@ import type { EmailProvider } from './email/interface.js';
 import { SandboxEmailProvider } from './email/sandbox.js';
 import { SmtpEmailProvider } from './email/smtp.js';
 import type { Outbox } from './outbox.js';
+import type { PaymentsProvider } from './payments/interface.js';
+import { SandboxPaymentsProvider } from './payments/sandbox.js';
 import type { SmsProvider } from './sms/interface.js';
 import { TelephonyProviders } from './telephony/interface.js';
 import { SandboxTelephonyProvider } from './telephony/sandbox.js';
@@ -16,6 +18,7 @@ import { TwilioSmsProvider } from './sms/twilio.js';
 export interface Providers {
   sms: SmsProvider;
   email: EmailProvider;
+  payments: PaymentsProvider;
   telephony: TelephonyProviders;
 }
 
@@ -31,6 +34,7 @@ export function createProviders(config: Config, outbox: Outbox, masterKey: Buffe
   return {
     sms: config.twilio ? new TwilioSmsProvider(config.twilio) : new SandboxSmsProvider(outbox),
     email: config.smtp ? new SmtpEmailProvider(config.smtp.url, config.smtp.from) : new SandboxEmailProvider(outbox),
+    payments: new SandboxPaymentsProvider(config.publicUrl),
     telephony: new TelephonyProviders(telephony),
   };
 }
@@ -39,4 +43,6 @@ export function createProviders(config: Config, outbox: Outbox, masterKey: Buffe
 export const anySandbox = (providers: Providers): boolean => Object.values(providers).some((p) => p.sandbox);
 
 export const describeProviders = (providers: Providers): string[] =>
-  Object.entries(providers).map(([kind, p]) => `${kind}: ${p.name}${p.sandbox ? ' (sandbox stand-in; messages go to GET /api/sandbox/outbox)' : ''}`);
+  Object.entries(providers).map(([kind, p]) => `${kind}: ${p.name}${p.sandbox ? ` (sandbox stand-in; ${sandboxNotes[kind] ?? 'messages go to GET /api/sandbox/outbox'})` : ''}`);
+
+const sandboxNotes: Record<string, string> = { payments: 'checkout and portal pages are served at /api/sandbox/…' };

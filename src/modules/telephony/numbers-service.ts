@@ -202,7 +202,11 @@ export class PhoneNumberService {
     try {
       ({ subscriptionId } = await this.billing.startSubscription(userId, { ref: `phone-number:${id}`, description: `Phone number ${claims.phoneNumber}`, monthlyCents: claims.monthlyCents }));
     } catch (err) {
-      const failure = asProviderError(err, 'the monthly subscription for the number could not be started');
+      // The card went away since step (1): the same 409 as there; anything else is the provider's failure (502).
+      const failure =
+        err instanceof AppError && err.code === 'payment_method_required'
+          ? new AppError('payment_method_required', err.message, { checkoutUrl: err.extra?.url ?? err.extra?.checkoutUrl ?? (await this.billing.cardCheckoutUrl(userId)) })
+          : asProviderError(err, 'the monthly subscription for the number could not be started');
       try {
         await provider.releaseNumber(sid);
       } catch {

@@ -20,12 +20,17 @@ export interface TelephonyTestApp extends TestApp {
   publicUrl: string;
 }
 
-/** A test app with fake billing, listening on 127.0.0.1 at PUBLIC_URL so provider callbacks (sandbox or fake Twilio) reach it. */
-export async function createTelephonyApp(options: TestAppOptions = {}): Promise<TelephonyTestApp> {
+/**
+ * A test app listening on 127.0.0.1 at PUBLIC_URL, so provider callbacks
+ * (sandbox or fake Twilio) reach it. Billing is the in-memory account (to
+ * steer subscription failures) unless `realBilling` asks for billing's own,
+ * with its sandbox checkout.
+ */
+export async function createTelephonyApp(options: TestAppOptions = {}, { realBilling = false } = {}): Promise<TelephonyTestApp> {
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;
   const billing = new FakeBillingAccount(`${publicUrl}/api/sandbox/checkout`);
-  const t = await createTestApp({ ...options, env: { PUBLIC_URL: publicUrl, ...options.env }, config: { sandboxCallbackDelayMs: 5, ...options.config }, billing });
+  const t = await createTestApp({ ...options, env: { PUBLIC_URL: publicUrl, ...options.env }, config: { sandboxCallbackDelayMs: 5, ...options.config }, billing: realBilling ? undefined : billing });
   await t.app.listen({ port, host: '127.0.0.1' });
   return Object.assign(t, { billing, publicUrl });
 }
