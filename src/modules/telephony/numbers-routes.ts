@@ -104,7 +104,7 @@ export function numberRoutes(app: App, telephony: TelephonyServices) {
         description:
           'In this order: (1) a card on file, else 409 `payment_method_required` with `checkoutUrl`; (2) the number is reserved with the provider (400 without a matching `addressSid` when one is required; 409 `conflict` when it was taken meanwhile); (3) its monthly subscription starts — if that fails the number is released again and the answer is 502; (4) `{ id }`. A forged, expired, foreign or already used `jwt` is 400 `invalid_token`. Send an `Idempotency-Key` to retry safely.',
         body: PurchaseBody,
-        response: { 200: IdResult, ...errors(400, 401, 403, 409, 502, 503) },
+        response: { 200: IdResult, ...errors(400, 401, 403, 409, 502) },
       },
     },
     async (request) => numbers.purchase(request.auth!.userId, request.body),
