@@ -1894,6 +1894,11 @@ export interface paths {
   };
   "/api/sms/messages": {
     /**
+     * Messages you sent, newest first, with their status histories
+     * @description Optional `phoneNumberId` filter; page with `before` = the id of the last message already seen.
+     */
+    get: operations["listSms"];
+    /**
      * Send an SMS from one of your numbers
      * @description The sender must be your number and able to send SMS (404 / 409 otherwise); `to` in E.164; body 1–1,600 characters; at most 60 messages a minute per user (429). The answer mirrors the provider's; delivery updates arrive at the service (`sms_status` events, GET /api/sms/messages/{id}). Send an `Idempotency-Key` to retry without sending twice.
      */
@@ -3391,6 +3396,67 @@ export interface operations {
       };
       /** @description Error answer */
       404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Messages you sent, newest first, with their status histories
+   * @description Optional `phoneNumberId` filter; page with `before` = the id of the last message already seen.
+   */
+  listSms: {
+    parameters: {
+      query: {
+        phoneNumberId?: string;
+        before?: string;
+        limit: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": ({
+              id: string;
+              phoneNumberId: string;
+              from: string;
+              to: string;
+              body: string;
+              /** @description Furthest status reached (Twilio's: queued, sending, sent, delivered, undelivered, failed, …) */
+              status: string;
+              errorCode: string | null;
+              provider: string;
+              providerSid: string | null;
+              /** @description Every status in the order they happened, starting with the provider’s answer to the send */
+              statuses: ({
+                  status: string;
+                  errorCode: string | null;
+                  /** Format: date-time */
+                  at: string;
+                })[];
+              /** Format: date-time */
+              createdAt: string;
+              /** Format: date-time */
+              updatedAt: string;
+            })[];
+        };
+      };
+      /** @description Error answer */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };

@@ -45,4 +45,7 @@ export const anySandbox = (providers: Providers): boolean => Object.values(provi
 export const describeProviders = (providers: Providers): string[] =>
   Object.entries(providers).map(([kind, p]) => `${kind}: ${p.name}${p.sandbox ? ` (sandbox stand-in; ${sandboxNotes[kind] ?? 'messages go to GET /api/sandbox/outbox'})` : ''}`);
 
-const sandboxNotes: Record<string, string> = { payments: 'checkout and portal pages are served at /api/sandbox/…' };
+const sandboxNotes: Record<string, string> = {
+  payments: 'checkout and portal pages are served at /api/sandbox/…',
+  telephony: 'offline numbers; SMS go to GET /api/sandbox/outbox and their delivery callbacks to PUBLIC_URL',
+};

@@ -27,6 +27,26 @@ export async function smsRoutes(app: App, telephony: TelephonyServices) {
   );
 
   app.get(
+    '/api/sms/messages',
+    {
+      config: { auth: 'verified' },
+      schema: {
+        tags: ['sms'],
+        operationId: 'listSms',
+        summary: 'Messages you sent, newest first, with their status histories',
+        description: 'Optional `phoneNumberId` filter; page with `before` = the id of the last message already seen.',
+        querystring: Type.Object({
+          phoneNumberId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
+        }),
+        response: { 200: Type.Array(SmsMessage), ...errors(400, 401, 403) },
+      },
+    },
+    async (request) => sms.list(request.auth!.userId, request.query),
+  );
+
+  app.get(
     '/api/sms/messages/:id',
     {
       config: { auth: 'verified' },

@@ -103,6 +103,18 @@ export class SmsService {
     return toView(row, statuses);
   }
 
+  /** The caller's messages, newest first (ids are time-ordered), each with its history. */
+  async list(userId: string, page: { limit: number; phoneNumberId?: string; before?: string }): Promise<SmsView[]> {
+    const rows = await this.store.listMessages(userId, page);
+    const statuses = await this.store.listStatusesOf(rows.map((r) => r.id));
+    return rows.map((row) =>
+      toView(
+        row,
+        statuses.filter((s) => s.message_id === row.id),
+      ),
+    );
+  }
+
   /**
    * A status callback for message `id` (POST /api/webhooks/twilio/sms/{id}).
    * The signature is checked first, against every provider's token; the

@@ -143,6 +143,20 @@ export class TelephonyStore {
     return this.db.selectFrom('sms_messages').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
+  /** The user's messages, newest first; `before` is the id of the last one already seen. */
+  listMessages(userId: string, page: { limit: number; phoneNumberId?: string; before?: string }) {
+    let query = this.db.selectFrom('sms_messages').selectAll().where('user_id', '=', userId);
+    if (page.phoneNumberId) query = query.where('phone_number_id', '=', page.phoneNumberId);
+    if (page.before) query = query.where('id', '<', page.before);
+    return query.orderBy('id', 'desc').limit(page.limit).execute();
+  }
+
+  /** The status histories of several messages. */
+  listStatusesOf(messageIds: string[]) {
+    if (messageIds.length === 0) return Promise.resolve([]);
+    return this.db.selectFrom('sms_statuses').selectAll().where('message_id', 'in', messageIds).execute();
+  }
+
   listStatuses(messageId: string) {
     return this.db.selectFrom('sms_statuses').selectAll().where('message_id', '=', messageId).orderBy('at', 'asc').execute();
   }

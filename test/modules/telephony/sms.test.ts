@@ -68,6 +68,21 @@ describe('POST /api/sms/messages (sandbox)', () => {
     expect((await send(owner, { phoneNumberId: numberId, to: '+14155550123', body: 'x'.repeat(1600) })).statusCode).toBe(200);
   });
 
+  it('lists the caller’s messages newest first, by number, in pages', async () => {
+    const user = await createVerifiedUser(t);
+    const other = await createVerifiedUser(t);
+    const first = await buyNumber(t, user);
+    const second = await buyNumber(t, user);
+    const ids: string[] = [];
+    for (const [numberId, body] of [[first, 'a'], [second, 'b'], [first, 'c']]) ids.push((await send(user, { phoneNumberId: numberId, to: '+14155550128', body })).json().id);
+    const all = (await json(t, 'GET', '/api/sms/messages', user)).json();
+    expect(all.map((m: { id: string }) => m.id)).toEqual([...ids].reverse());
+    expect(all[0].statuses.length).toBeGreaterThan(0);
+    expect((await json(t, 'GET', `/api/sms/messages?phoneNumberId=${first}`, user)).json().map((m: { body: string }) => m.body)).toEqual(['c', 'a']);
+    expect((await json(t, 'GET', `/api/sms/messages?limit=1&before=${ids[2]}`, user)).json().map((m: { id: string }) => m.id)).toEqual([ids[1]]);
+    expect((await json(t, 'GET', '/api/sms/messages', other)).json()).toEqual([]);
+  });
+
   it("another user's message is 404", async () => {
     const owner = await createVerifiedUser(t);
     const other = await createVerifiedUser(t);
