@@ -3,6 +3,7 @@
 // configuration → attach → send SMS → delivered → delete (subscription cancelled).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVerifiedUser } from '../../support/factories.js';
+import { openSse } from '../../support/sse-client.js';
 import { type TelephonyTestApp, createTelephonyApp, eventually, json, search, storeObject } from './helpers.js';
 
 let t: TelephonyTestApp;
@@ -34,10 +35,18 @@ describe('telephony end to end (sandbox providers, real billing)', () => {
     const attached = await json(t, 'POST', `/api/inbound-configurations/${config.json().id}`, user, { action: 'attach', phone_number_id: numberId });
     expect(attached.json().inboundConfigurationId).toBe(config.json().id);
 
+    const stream = await openSse(`${t.publicUrl}/api/events/sms_status`, { headers: { authorization: `Bearer ${user.token}` } });
+    expect(stream.status).toBe(200);
     const sms = await json(t, 'POST', '/api/sms/messages', user, { phoneNumberId: numberId, to: '+14155550123', body: 'Hello from the sandbox' }, { 'idempotency-key': 'e2e-sms' });
     expect(sms.statusCode).toBe(200);
     const delivered = await eventually(async () => (await json(t, 'GET', `/api/sms/messages/${sms.json().id}`, user)).json(), (m) => m.status === 'delivered', 'delivered');
     expect(delivered.statuses.map((s: { status: string }) => s.status)).toEqual(['queued', 'sent', 'delivered']);
+    // The stream carried every status as an sms_status event.
+    const events = await stream.waitForEvents(3, 10_000);
+    stream.close();
+    expect(events.map((e) => e.event)).toEqual(['sms_status', 'sms_status', 'sms_status']);
+    expect(events.map((e) => JSON.parse(e.data).status).sort()).toEqual(['delivered', 'queued', 'sent']);
+    expect(JSON.parse(events[0].data)).toMatchObject({ message_id: sms.json().id, phone_number_id: numberId, to: '+14155550123' });
     const outbox = (await t.app.inject({ method: 'GET', url: '/api/sandbox/outbox?to=%2B14155550123' })).json();
     expect(outbox[0]).toMatchObject({ channel: 'sms', body: 'Hello from the sandbox' });
 
