@@ -11,6 +11,8 @@ import type { AuthContext } from './http/auth.js';
 import { CredentialCache } from './modules/auth/credential-cache.js';
 import { createDataServices } from './modules/data/create-services.js';
 import { createBillingServices } from './modules/billing/create-services.js';
+import { createPersonaServices } from './modules/personas/create-services.js';
+import { createIntegrationServices } from './modules/integrations/create-services.js';
 import { ExternalSignInService } from './modules/auth/external-service.js';
 import { ExternalIdentityStore } from './modules/auth/external-store.js';
 import { PasswordHasher } from './modules/auth/passwords.js';
@@ -92,6 +94,8 @@ export function createServices(deps: ServiceDeps) {
   const billingAccount = deps.billing ?? billing.account;
   // knowledge: the knowledge area's KnowledgeBaseLookup once it exists (null refuses knowledge_base_id).
   const telephony = createTelephonyServices({ db, providers: providers.telephony, billing: billingAccount, data, knowledge: null, eventRecorder, limiter, clock, publicUrl: config.publicUrl, smsSendPerUser: config.rateLimits.smsSendPerUser });
+  const personas = createPersonaServices({ voice: providers.voice, signedPayloads: data.signedPayloads, clock });
+  const integrations = createIntegrationServices({ db, scheduling: providers.scheduling, secretBox, clock });
 
   // The longest rate-limit window is an hour; a day-old window can only restart.
   const housekeeping = new Housekeeping(
@@ -103,11 +107,12 @@ export function createServices(deps: ServiceDeps) {
       externalFlows: (now) => externalStore.deleteExpired(now),
       idempotencyKeys: (now) => idempotency.purgeExpired(now),
       phonePriceTokens: (now) => telephony.purgeExpiredPriceTokens(now),
+      signedPayloadUses: (now) => data.signedPayloads.purgeExpired(now),
     },
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, telephony };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -1,7 +1,8 @@
 // @workspace/sdk: typed client of the Workspace API with end-to-end
 // encryption helpers. Browser and Node 20+ (fetch, WebCrypto, streams only).
 export { WorkspaceClient, type WorkspaceClientOptions } from './client.js';
-export { HttpCore, WorkspaceApiError, type FetchLike, type HttpOptions } from './http.js';
+export { HttpCore, WorkspaceApiError, WorkspaceNetworkError, type FetchLike, type HttpOptions } from './http.js';
+export { DEFAULT_STORAGE_KEY, SessionState, defaultTokenStorage, memoryStorage, type TokenListener, type TokenStorage } from './session.js';
 export { AuthApi, TwoFactorApi, ExternalApi, ApiKeysApi, type Session, type RegisterInput, type LoginInput } from './auth.js';
 export {
   KeysApi,
@@ -34,9 +35,23 @@ export {
   generateKeyBytes,
   importKey,
   payloadToStored,
+  type Ciphertext,
   type EncryptedPayload,
   type KeyMaterial,
   type StoredCiphertext,
 } from './crypto.js';
+export {
+  IntegrationsApi,
+  PersonasApi,
+  decryptPersonaAudio,
+  signPreviewRequest,
+  type EncryptedPersonaAudio,
+  type Integration,
+  type Persona,
+  type PersonaAudio,
+  type ServerPrivateKey,
+  type ServiceKey,
+  type SignPreviewOptions,
+} from './personas.js';
 export { base64ToBytes, bytesToBase64, bytesToHex, hexToBytes } from './encoding.js';
 export type { Answer, ApiPath, Body, Query, Schemas, components, paths } from './api-types.js';

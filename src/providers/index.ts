@@ -7,11 +7,17 @@ import { SmtpEmailProvider } from './email/smtp.js';
 import type { Outbox } from './outbox.js';
 import type { PaymentsProvider } from './payments/interface.js';
 import { SandboxPaymentsProvider } from './payments/sandbox.js';
+import { CalendlySchedulingProvider } from './scheduling/calendly.js';
+import type { SchedulingProvider } from './scheduling/interface.js';
+import { SandboxSchedulingProvider } from './scheduling/sandbox.js';
+import { ElevenLabsVoiceProvider } from './voice/elevenlabs.js';
+import type { VoiceProviders } from './voice/interface.js';
+import { LocalSpeechProvider, locateEspeakNg } from './voice/local.js';
 import type { SmsProvider } from './sms/interface.js';
 import { TelephonyProviders } from './telephony/interface.js';
 import { SandboxTelephonyProvider } from './telephony/sandbox.js';
 import { TwilioTelephonyProvider } from './telephony/twilio.js';
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { SandboxSmsProvider } from './sms/sandbox.js';
 import { TwilioSmsProvider } from './sms/twilio.js';
 
@@ -20,12 +26,15 @@ export interface Providers {
   email: EmailProvider;
   payments: PaymentsProvider;
   telephony: TelephonyProviders;
+  voice: VoiceProviders;
+  scheduling: SchedulingProvider;
 }
 
 /** The auth token that signs the sandbox's Twilio-style callbacks: derived from the master key, so every instance agrees and nobody outside can sign. */
 export const sandboxTwilioToken = (masterKey: Buffer): string => createHmac('sha256', masterKey).update('sandbox twilio auth token').digest('hex');
 
-export function createProviders(config: Config, outbox: Outbox, masterKey: Buffer): Providers {
+/** `masterKey` keys the sandbox telephony's callback signatures; without it (tools, tests) a random one lives as long as these providers. */
+export function createProviders(config: Config, outbox: Outbox, masterKey: Buffer = randomBytes(32)): Providers {
   const telephony = [
     ...(config.twilio ? [new TwilioTelephonyProvider(config.twilio)] : []),
     // The sandbox is always offered, except in production next to a real provider.
@@ -36,6 +45,25 @@ export function createProviders(config: Config, outbox: Outbox, masterKey: Buffe
     email: config.smtp ? new SmtpEmailProvider(config.smtp.url, config.smtp.from) : new SandboxEmailProvider(outbox),
     payments: new SandboxPaymentsProvider(config.publicUrl),
     telephony: new TelephonyProviders(telephony),
+    voice: createVoiceProviders(config.elevenlabs),
+    scheduling: config.calendly ? new CalendlySchedulingProvider(config.calendly.apiBase) : new SandboxSchedulingProvider(),
+  };
+}
+
+/** Local speech (espeak-ng) always; ElevenLabs too when its key is set. Neither is a stand-in. */
+export function createVoiceProviders(elevenlabs: Config['elevenlabs']): VoiceProviders {
+  const external = elevenlabs ? new ElevenLabsVoiceProvider(elevenlabs) : null;
+  let local = 'espeak-ng (local, WebAssembly)';
+  try {
+    locateEspeakNg();
+  } catch {
+    local = 'espeak-ng MISSING (run npm install: local personas cannot speak)';
+  }
+  return {
+    name: `${local}${external ? ' + elevenlabs' : '; set ELEVENLABS_API_KEY for ElevenLabs voices'}`,
+    sandbox: false,
+    local: new LocalSpeechProvider(),
+    external,
   };
 }
 
@@ -43,9 +71,12 @@ export function createProviders(config: Config, outbox: Outbox, masterKey: Buffe
 export const anySandbox = (providers: Providers): boolean => Object.values(providers).some((p) => p.sandbox);
 
 export const describeProviders = (providers: Providers): string[] =>
-  Object.entries(providers).map(([kind, p]) => `${kind}: ${p.name}${p.sandbox ? ` (sandbox stand-in; ${sandboxNotes[kind] ?? 'messages go to GET /api/sandbox/outbox'})` : ''}`);
+  Object.entries(providers).map(([kind, p]) => `${kind}: ${p.name}${p.sandbox ? ` (sandbox stand-in${sandboxNotes[kind] ? `; ${sandboxNotes[kind]}` : ''})` : ''}`);
 
+/** Where people trying the API see what a stand-in did. */
 const sandboxNotes: Record<string, string> = {
+  sms: 'messages go to GET /api/sandbox/outbox',
+  email: 'messages go to GET /api/sandbox/outbox',
   payments: 'checkout and portal pages are served at /api/sandbox/…',
   telephony: 'offline numbers; SMS go to GET /api/sandbox/outbox and their delivery callbacks to PUBLIC_URL',
 };
