@@ -267,4 +267,14 @@ describe('list, get, patch, delete', () => {
     expect((await json(t, 'GET', `/api/phone-numbers/${id}`, user)).statusCode).toBe(404);
     expect((await json(t, 'DELETE', `/api/phone-numbers/${id}`, user)).statusCode).toBe(404);
   });
+
+  it('concurrent deletes release once and leave nothing behind', async () => {
+    const user = await createVerifiedUser(t);
+    const id = await buyNumber(t, user);
+    const answers = await Promise.all(Array.from({ length: 4 }, () => json(t, 'DELETE', `/api/phone-numbers/${id}`, user)));
+    expect(answers.every((a) => a.statusCode === 204 || a.statusCode === 404)).toBe(true);
+    expect(answers.some((a) => a.statusCode === 204)).toBe(true);
+    expect(await rows(user.id)).toEqual([]);
+    expect(t.billing.activeFor(user.id)).toEqual([]);
+  });
 });
