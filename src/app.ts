@@ -31,6 +31,8 @@ import { twoFactorRoutes } from './modules/auth/two-factor-routes.js';
 import { healthRoutes } from './modules/platform/health-routes.js';
 import { sandboxRoutes } from './modules/platform/sandbox-routes.js';
 import type { Providers } from './providers/index.js';
+import type { BillingAccount } from './modules/billing/account.js';
+import { telephonyRoutes } from './modules/telephony/routes.js';
 import type { Secrets } from './secrets.js';
 import { type Services, createServices } from './services.js';
 
@@ -40,13 +42,15 @@ export interface AppDeps {
   secrets: Secrets;
   clock?: Clock;
   providers?: Partial<Providers>;
+  /** Replaces the billing account (tests). */
+  billing?: BillingAccount;
   logger?: FastifyServerOptions['logger'];
 }
 
 type RouteModule = (app: App, services: Services) => void | Promise<void>;
 
 /** Every area's routes, in the order they appear in the OpenAPI document. */
-const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, billingRoutes, personaRoutes, integrationRoutes];
+const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, billingRoutes, personaRoutes, integrationRoutes, telephonyRoutes];
 
 /** An incoming X-Request-Id worth keeping: 1–128 visible characters from a safe set (no spaces, quotes or control characters). */
 export function acceptedRequestId(header: string | string[] | undefined): string | null {

@@ -32,6 +32,8 @@ export interface RateLimits {
   resetSubmitPerIp: RateLimitRule;
   /** Started external sign-in flows (each writes a row) per IP. */
   externalInitPerIp: RateLimitRule;
+  /** SMS sent through POST /api/sms/messages, per user. */
+  smsSendPerUser: RateLimitRule;
 }
 
 export interface Config {
@@ -74,6 +76,8 @@ export interface Config {
   corsOrigins: string[];
   /** Settings that work but deserve a line in the start-up log. */
   warnings: string[];
+  /** Pause before each status callback of the sandbox telephony provider (tests shorten it). */
+  sandboxCallbackDelayMs: number;
 }
 
 /** Payments and billing data (docs/decisions/billing.md). */
@@ -131,6 +135,7 @@ export const defaultRateLimits: RateLimits = {
   resetRequestPerEmail: { limit: 3, windowMs: HOUR },
   resetSubmitPerIp: { limit: 20, windowMs: HOUR },
   externalInitPerIp: { limit: 60, windowMs: 15 * MINUTE },
+  smsSendPerUser: { limit: 60, windowMs: MINUTE },
 };
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -338,6 +343,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       gapWaitMs: int('EVENTS_GAP_WAIT_MS', 10_000, 100, 600_000),
       reauthIntervalMs: int('EVENTS_REAUTH_SECONDS', 60, 1, 86_400) * 1000,
     },
+    sandboxCallbackDelayMs: 500,
     billing: {
       stripe,
       plansFile: dataFile('PLANS_FILE'),

@@ -37,6 +37,8 @@ import { type Providers, createProviders } from './providers/index.js';
 import { createIdentityProviders } from './providers/oauth/oidc.js';
 import { Outbox } from './providers/outbox.js';
 import type { Secrets } from './secrets.js';
+import type { BillingAccount } from './modules/billing/account.js';
+import { createTelephonyServices } from './modules/telephony/create-services.js';
 
 export interface ServiceDeps {
   config: Config;
@@ -45,7 +47,10 @@ export interface ServiceDeps {
   clock: Clock;
   /** Replaces individual providers (tests point real clients at local fakes through config instead). */
   providers?: Partial<Providers>;
+  /** Replaces the billing account (tests inject an in-memory one of our own interface). */
+  billing?: BillingAccount;
 }
+
 
 export function createServices(deps: ServiceDeps) {
   const { config, database, secrets, clock } = deps;
@@ -55,7 +60,7 @@ export function createServices(deps: ServiceDeps) {
   const limiter = new RateLimiter(platformStore, clock);
   const outbox = new Outbox(platformStore, clock);
   const idempotency = new IdempotencyService(new IdempotencyStore(db), clock);
-  const providers: Providers = { ...createProviders(config, outbox), ...deps.providers };
+  const providers: Providers = { ...createProviders(config, outbox, secrets.masterKey), ...deps.providers };
   const secretBox: SecretBox = createSecretBox(secrets.masterKey);
 
   const credentialCache = new CredentialCache<AuthContext>(clock, config.authCacheMs);
@@ -85,6 +90,10 @@ export function createServices(deps: ServiceDeps) {
     users: (userId) => users.findById(userId),
     clock,
   });
+  // The caller's billing account (tests may replace it with an in-memory one of the same interface).
+  const billingAccount = deps.billing ?? billing.account;
+  // knowledge: the knowledge area's KnowledgeBaseLookup once it exists (null refuses knowledge_base_id).
+  const telephony = createTelephonyServices({ db, providers: providers.telephony, billing: billingAccount, data, knowledge: null, eventRecorder, limiter, clock, publicUrl: config.publicUrl, smsSendPerUser: config.rateLimits.smsSendPerUser });
   const personas = createPersonaServices({ voice: providers.voice, signedPayloads: data.signedPayloads, clock });
   const integrations = createIntegrationServices({ db, scheduling: providers.scheduling, secretBox, clock });
 
@@ -97,12 +106,13 @@ export function createServices(deps: ServiceDeps) {
       passwordResets: (now) => resetStore.deleteExpired(now),
       externalFlows: (now) => externalStore.deleteExpired(now),
       idempotencyKeys: (now) => idempotency.purgeExpired(now),
+      phonePriceTokens: (now) => telephony.purgeExpiredPriceTokens(now),
       signedPayloadUses: (now) => data.signedPayloads.purgeExpired(now),
     },
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -341,6 +341,121 @@ export interface paths {
      */
     delete: operations["deleteIntegration"];
   };
+  "/api/phone-numbers/search": {
+    /**
+     * Telephony providers to search
+     * @description `twilio` when Twilio credentials are configured; `sandbox` (offline numbers) except in production next to a real provider.
+     */
+    get: operations["listTelephonyProviders"];
+  };
+  "/api/phone-numbers/search/{provider}/countries": {
+    /**
+     * Countries with the number types on sale there
+     * @description Only countries and types the provider offers and the pricing data prices. 404 `provider_not_found` for an unknown slug; 502 when the provider fails.
+     */
+    get: operations["listPhoneNumberCountries"];
+  };
+  "/api/phone-numbers/search/{provider}": {
+    /**
+     * Available numbers with their monthly price and a signed price jwt
+     * @description Entries per spec 2.10. `price.jwt` is a JWS (ES256) signed by the service, bound to you, naming the number, its type, capabilities, address requirement and monthly price; valid 15 minutes and accepted by one purchase. `type` defaults to `local`. An empty list when nothing matches or the country/type is not priced.
+     */
+    get: operations["searchPhoneNumbers"];
+  };
+  "/api/phone-numbers/address": {
+    /**
+     * Register an address with the provider for regulated numbers
+     * @description Answers the provider address id (`addressSid`) to send with a purchase whose search entry says `addressRequirements: local` (an address in the number's country) or `foreign` (outside it). 400 `provider_refused` when the provider rejects the address; 502 when it fails.
+     */
+    put: operations["createPhoneNumberAddress"];
+  };
+  "/api/phone-numbers": {
+    /**
+     * Your numbers
+     * @description Oldest first.
+     */
+    get: operations["listPhoneNumbers"];
+    /**
+     * Buy a number found by search
+     * @description In this order: (1) a card on file, else 409 `payment_method_required` with `checkoutUrl`; (2) the number is reserved with the provider (400 without a matching `addressSid` when one is required; 409 `conflict` when it was taken meanwhile); (3) its monthly subscription starts — if that fails the number is released again and the answer is 502; (4) `{ id }`. A forged, expired, foreign or already used `jwt` is 400 `invalid_token`. Send an `Idempotency-Key` to retry safely.
+     */
+    put: operations["purchasePhoneNumber"];
+  };
+  "/api/phone-numbers/{id}": {
+    /**
+     * One of your numbers
+     * @description 404 when it is not yours.
+     */
+    get: operations["getPhoneNumber"];
+    /**
+     * Cancel the subscription and release the number
+     * @description The subscription is cancelled first: if that fails the answer is 502 and the number stays active. Then the provider releases the number (if that fails: 502, status `releasing`, DELETE again) and the record is gone.
+     */
+    delete: operations["deletePhoneNumber"];
+    /**
+     * Rename a number or change its description
+     * @description Only `name` and `description` change; `description: null` clears it.
+     */
+    patch: operations["updatePhoneNumber"];
+  };
+  "/api/inbound-configurations": {
+    /**
+     * Your inbound configurations
+     * @description Oldest first, each with its human agents and attached numbers.
+     */
+    get: operations["listInboundConfigurations"];
+    /**
+     * Create an inbound configuration
+     * @description `agent` must be an object in your `agents` store, each of `humanAgents` one in `contacts` (duplicates removed), `source` one in `campaigns` or `{ "type": "manual" }` (404 otherwise); `knowledge_base_id` must be one of your knowledge bases.
+     */
+    put: operations["createInboundConfiguration"];
+  };
+  "/api/inbound-configurations/{id}": {
+    /**
+     * One inbound configuration
+     * @description 404 when it is not yours.
+     */
+    get: operations["getInboundConfiguration"];
+    /**
+     * Replace an inbound configuration
+     * @description Every field as on create; optional fields left out are cleared. `agent` must be an object in your `agents` store, each of `humanAgents` one in `contacts` (duplicates removed), `source` one in `campaigns` or `{ "type": "manual" }` (404 otherwise); `knowledge_base_id` must be one of your knowledge bases.
+     */
+    put: operations["replaceInboundConfiguration"];
+    /**
+     * Attach a number to this configuration, or detach it
+     * @description Spec 3.3. `attach`: the number must be of type `inbound` or `both` (else 409 `conflict`) and not attached elsewhere (409: detach it there first); attaching again is a no-op. `detach`: the number must be attached to this configuration (else 409 `conflict`). With a real provider, attach points the number's voice webhook at the service and detach clears it (502 if the provider fails; nothing changes). Answers the number.
+     */
+    post: operations["attachPhoneNumber"];
+    /**
+     * Delete an inbound configuration
+     * @description Its numbers are detached first (their voice webhooks cleared); 502 if the provider fails, and the configuration stays.
+     */
+    delete: operations["deleteInboundConfiguration"];
+    /**
+     * Change some fields of an inbound configuration
+     * @description Any of name, description, source, humanAgents, knowledge_base_id; the agent changes through PUT. `agent` must be an object in your `agents` store, each of `humanAgents` one in `contacts` (duplicates removed), `source` one in `campaigns` or `{ "type": "manual" }` (404 otherwise); `knowledge_base_id` must be one of your knowledge bases.
+     */
+    patch: operations["updateInboundConfiguration"];
+  };
+  "/api/sms/messages": {
+    /**
+     * Messages you sent, newest first, with their status histories
+     * @description Optional `phoneNumberId` filter; page with `before` = the id of the last message already seen.
+     */
+    get: operations["listSms"];
+    /**
+     * Send an SMS from one of your numbers
+     * @description The sender must be your number and able to send SMS (404 / 409 otherwise); `to` in E.164; body 1–1,600 characters; at most 60 messages a minute per user (429). The answer mirrors the provider's; delivery updates arrive at the service (`sms_status` events, GET /api/sms/messages/{id}). Send an `Idempotency-Key` to retry without sending twice.
+     */
+    post: operations["sendSms"];
+  };
+  "/api/sms/messages/{id}": {
+    /**
+     * One message you sent, with its status history
+     * @description 404 when it is not yours.
+     */
+    get: operations["getSms"];
+  };
   "/api/sandbox/checkout/{id}": {
     /**
      * Sandbox checkout page
@@ -359,6 +474,13 @@ export interface paths {
      * @description The page GET /api/billing/portal points at while the sandbox payment provider is active: plan, card on file, balance and recent ledger entries.
      */
     get: operations["sandboxPortalPage"];
+  };
+  "/api/webhooks/twilio/sms/{id}": {
+    /**
+     * Twilio status callback for a message (called by the provider)
+     * @description Checked before anything else: `X-Twilio-Signature` (HMAC-SHA1 with the provider's auth token over PUBLIC_URL plus the request URI as received and the sorted parameters); a bad signature is 400 `invalid_signature` and changes nothing. Each status is recorded once per message (repeats are no-ops) and emitted as an `sms_status` event.
+     */
+    post: operations["twilioSmsStatusCallback"];
   };
 }
 
@@ -3272,7 +3394,7 @@ export interface operations {
         "last-event-id"?: string;
       };
       path: {
-        /** @description One of key_created, key_deleted, object_created, object_updated, object_deleted, publish, unpublish; several, comma-separated; or `all` (also `*`) for every type */
+        /** @description One of key_created, key_deleted, object_created, object_updated, object_deleted, publish, unpublish, sms_status; several, comma-separated; or `all` (also `*`) for every type */
         type: string;
       };
     };
@@ -4378,6 +4500,2043 @@ export interface operations {
     };
   };
   /**
+   * Telephony providers to search
+   * @description `twilio` when Twilio credentials are configured; `sandbox` (offline numbers) except in production next to a real provider.
+   */
+  listTelephonyProviders: {
+    responses: {
+      /** @description Telephony provider slugs */
+      200: {
+        content: {
+          "application/json": string[];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Countries with the number types on sale there
+   * @description Only countries and types the provider offers and the pricing data prices. 404 `provider_not_found` for an unknown slug; 502 when the provider fails.
+   */
+  listPhoneNumberCountries: {
+    parameters: {
+      path: {
+        /**
+         * @description A slug from GET /api/phone-numbers/search
+         * @example sandbox
+         */
+        provider: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": ({
+              /** @description ISO 3166-1 alpha-2 */
+              country: string;
+              name: string;
+              types: ("local" | "mobile" | "tollFree")[];
+            })[];
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Available numbers with their monthly price and a signed price jwt
+   * @description Entries per spec 2.10. `price.jwt` is a JWS (ES256) signed by the service, bound to you, naming the number, its type, capabilities, address requirement and monthly price; valid 15 minutes and accepted by one purchase. `type` defaults to `local`. An empty list when nothing matches or the country/type is not priced.
+   */
+  searchPhoneNumbers: {
+    parameters: {
+      query: {
+        /**
+         * @description ISO 3166-1 alpha-2 country code
+         * @example US
+         */
+        country: string;
+        type?: "local" | "mobile" | "tollFree";
+        /** @description Digits the number must contain */
+        contains?: string;
+        limit: number;
+      };
+      path: {
+        /**
+         * @description A slug from GET /api/phone-numbers/search
+         * @example sandbox
+         */
+        provider: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": ({
+              /** @description The provider's display name of the number */
+              name: string;
+              /** @description E.164 */
+              phoneNumber: string;
+              country: string;
+              type: "local" | "mobile" | "tollFree";
+              locality: string | null;
+              region: string | null;
+              capabilities: {
+                voice: boolean;
+                sms: boolean;
+                mms: boolean;
+              };
+              addressRequirements: "none" | "local" | "foreign";
+              price: {
+                currency: string;
+                /** @description Monthly price in currency units */
+                amount: number;
+                /** @description Signed offer, bound to you, valid 15 minutes, accepted by one purchase */
+                jwt: string;
+              };
+            })[];
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Register an address with the provider for regulated numbers
+   * @description Answers the provider address id (`addressSid`) to send with a purchase whose search entry says `addressRequirements: local` (an address in the number's country) or `foreign` (outside it). 400 `provider_refused` when the provider rejects the address; 502 when it fails.
+   */
+  createPhoneNumberAddress: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Defaults to your first and last name */
+          customerName?: string;
+          street: string;
+          streetSecondary?: string;
+          city: string;
+          /** @description State, province or county */
+          region: string;
+          postalCode: string;
+          /** @description ISO 3166-1 alpha-2 */
+          isoCountry: string;
+          friendlyName?: string;
+          /** @description Provider slug; default: the real provider when configured, else the sandbox */
+          provider?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            addressSid: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Your numbers
+   * @description Oldest first.
+   */
+  listPhoneNumbers: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": ({
+              id: string;
+              phoneNumber: string;
+              name: string;
+              description: string | null;
+              /** @description `both` (takes calls and sends SMS; attaches to inbound configurations) or `outbound` (SMS only) */
+              type: string;
+              numberType: "local" | "mobile" | "tollFree";
+              country: string;
+              capabilities: {
+                voice: boolean;
+                sms: boolean;
+                mms: boolean;
+              };
+              provider: string;
+              monthlyPrice: {
+                /** @description In currency units */
+                amount: number;
+                /** @description Lower-case ISO 4217 */
+                currency: string;
+              };
+              inboundConfigurationId: string | null;
+              /** @description `active`; `pending` while a purchase runs; `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again) */
+              status: string;
+              /** Format: date-time */
+              createdAt: string;
+              /** Format: date-time */
+              updatedAt: string;
+            })[];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Buy a number found by search
+   * @description In this order: (1) a card on file, else 409 `payment_method_required` with `checkoutUrl`; (2) the number is reserved with the provider (400 without a matching `addressSid` when one is required; 409 `conflict` when it was taken meanwhile); (3) its monthly subscription starts — if that fails the number is released again and the answer is 502; (4) `{ id }`. A forged, expired, foreign or already used `jwt` is 400 `invalid_token`. Send an `Idempotency-Key` to retry safely.
+   */
+  purchasePhoneNumber: {
+    parameters: {
+      header?: {
+        /**
+         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
+         * @example 7f9c2a4e-topup-2026-11-23
+         */
+        "idempotency-key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description price.jwt of a search result */
+          jwt: string;
+          /** @description Display name (default: the number) */
+          name?: string;
+          description?: string;
+          /** @description Needed when addressRequirements is not none */
+          addressSid?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `conflict`: the request conflicts with the current state
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unprocessable.
+       *
+       * - `idempotency_mismatch`: this idempotency key was used with a different request
+       */
+      422: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * One of your numbers
+   * @description 404 when it is not yours.
+   */
+  getPhoneNumber: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            phoneNumber: string;
+            name: string;
+            description: string | null;
+            /** @description `both` (takes calls and sends SMS; attaches to inbound configurations) or `outbound` (SMS only) */
+            type: string;
+            numberType: "local" | "mobile" | "tollFree";
+            country: string;
+            capabilities: {
+              voice: boolean;
+              sms: boolean;
+              mms: boolean;
+            };
+            provider: string;
+            monthlyPrice: {
+              /** @description In currency units */
+              amount: number;
+              /** @description Lower-case ISO 4217 */
+              currency: string;
+            };
+            inboundConfigurationId: string | null;
+            /** @description `active`; `pending` while a purchase runs; `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again) */
+            status: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Cancel the subscription and release the number
+   * @description The subscription is cancelled first: if that fails the answer is 502 and the number stays active. Then the provider releases the number (if that fails: 502, status `releasing`, DELETE again) and the record is gone.
+   */
+  deletePhoneNumber: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Released */
+      204: {
+        content: never;
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Rename a number or change its description
+   * @description Only `name` and `description` change; `description: null` clears it.
+   */
+  updatePhoneNumber: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          name?: string;
+          description?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            phoneNumber: string;
+            name: string;
+            description: string | null;
+            /** @description `both` (takes calls and sends SMS; attaches to inbound configurations) or `outbound` (SMS only) */
+            type: string;
+            numberType: "local" | "mobile" | "tollFree";
+            country: string;
+            capabilities: {
+              voice: boolean;
+              sms: boolean;
+              mms: boolean;
+            };
+            provider: string;
+            monthlyPrice: {
+              /** @description In currency units */
+              amount: number;
+              /** @description Lower-case ISO 4217 */
+              currency: string;
+            };
+            inboundConfigurationId: string | null;
+            /** @description `active`; `pending` while a purchase runs; `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again) */
+            status: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Your inbound configurations
+   * @description Oldest first, each with its human agents and attached numbers.
+   */
+  listInboundConfigurations: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": ({
+              id: string;
+              name: string;
+              description: string | null;
+              /** @description The agent: an object in your `agents` store; further fields are kept as sent */
+              agent: {
+                id: string;
+                /** @enum {string} */
+                type: "agents";
+                [key: string]: unknown;
+              };
+              source: {
+                [key: string]: unknown;
+              };
+              humanAgents: {
+                  id: string;
+                  /** @enum {string} */
+                  type: "contacts";
+                  [key: string]: unknown;
+                }[];
+              knowledge_base_id: string | null;
+              /** @description Numbers attached to this configuration */
+              phoneNumberIds: string[];
+              /** Format: date-time */
+              createdAt: string;
+              /** Format: date-time */
+              updatedAt: string;
+            })[];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Create an inbound configuration
+   * @description `agent` must be an object in your `agents` store, each of `humanAgents` one in `contacts` (duplicates removed), `source` one in `campaigns` or `{ "type": "manual" }` (404 otherwise); `knowledge_base_id` must be one of your knowledge bases.
+   */
+  createInboundConfiguration: {
+    requestBody: {
+      content: {
+        "application/json": {
+          name: string;
+          description?: string | null;
+          /** @description The agent: an object in your `agents` store; further fields are kept as sent */
+          agent: {
+            id: string;
+            /** @enum {string} */
+            type: "agents";
+            [key: string]: unknown;
+          };
+          /** @description An object in your `campaigns` store, or `{ "type": "manual" }` */
+          source: {
+            /** @enum {string} */
+            type: "campaigns";
+            id: string;
+            [key: string]: unknown;
+          } | {
+            /** @enum {string} */
+            type: "manual";
+            [key: string]: unknown;
+          };
+          /** @description Duplicates (same id) are removed */
+          humanAgents?: {
+              id: string;
+              /** @enum {string} */
+              type: "contacts";
+              [key: string]: unknown;
+            }[];
+          knowledge_base_id?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            name: string;
+            description: string | null;
+            /** @description The agent: an object in your `agents` store; further fields are kept as sent */
+            agent: {
+              id: string;
+              /** @enum {string} */
+              type: "agents";
+              [key: string]: unknown;
+            };
+            source: {
+              [key: string]: unknown;
+            };
+            humanAgents: {
+                id: string;
+                /** @enum {string} */
+                type: "contacts";
+                [key: string]: unknown;
+              }[];
+            knowledge_base_id: string | null;
+            /** @description Numbers attached to this configuration */
+            phoneNumberIds: string[];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * One inbound configuration
+   * @description 404 when it is not yours.
+   */
+  getInboundConfiguration: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            name: string;
+            description: string | null;
+            /** @description The agent: an object in your `agents` store; further fields are kept as sent */
+            agent: {
+              id: string;
+              /** @enum {string} */
+              type: "agents";
+              [key: string]: unknown;
+            };
+            source: {
+              [key: string]: unknown;
+            };
+            humanAgents: {
+                id: string;
+                /** @enum {string} */
+                type: "contacts";
+                [key: string]: unknown;
+              }[];
+            knowledge_base_id: string | null;
+            /** @description Numbers attached to this configuration */
+            phoneNumberIds: string[];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Replace an inbound configuration
+   * @description Every field as on create; optional fields left out are cleared. `agent` must be an object in your `agents` store, each of `humanAgents` one in `contacts` (duplicates removed), `source` one in `campaigns` or `{ "type": "manual" }` (404 otherwise); `knowledge_base_id` must be one of your knowledge bases.
+   */
+  replaceInboundConfiguration: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          name: string;
+          description?: string | null;
+          /** @description The agent: an object in your `agents` store; further fields are kept as sent */
+          agent: {
+            id: string;
+            /** @enum {string} */
+            type: "agents";
+            [key: string]: unknown;
+          };
+          /** @description An object in your `campaigns` store, or `{ "type": "manual" }` */
+          source: {
+            /** @enum {string} */
+            type: "campaigns";
+            id: string;
+            [key: string]: unknown;
+          } | {
+            /** @enum {string} */
+            type: "manual";
+            [key: string]: unknown;
+          };
+          /** @description Duplicates (same id) are removed */
+          humanAgents?: {
+              id: string;
+              /** @enum {string} */
+              type: "contacts";
+              [key: string]: unknown;
+            }[];
+          knowledge_base_id?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            name: string;
+            description: string | null;
+            /** @description The agent: an object in your `agents` store; further fields are kept as sent */
+            agent: {
+              id: string;
+              /** @enum {string} */
+              type: "agents";
+              [key: string]: unknown;
+            };
+            source: {
+              [key: string]: unknown;
+            };
+            humanAgents: {
+                id: string;
+                /** @enum {string} */
+                type: "contacts";
+                [key: string]: unknown;
+              }[];
+            knowledge_base_id: string | null;
+            /** @description Numbers attached to this configuration */
+            phoneNumberIds: string[];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Attach a number to this configuration, or detach it
+   * @description Spec 3.3. `attach`: the number must be of type `inbound` or `both` (else 409 `conflict`) and not attached elsewhere (409: detach it there first); attaching again is a no-op. `detach`: the number must be attached to this configuration (else 409 `conflict`). With a real provider, attach points the number's voice webhook at the service and detach clears it (502 if the provider fails; nothing changes). Answers the number.
+   */
+  attachPhoneNumber: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          action: "attach" | "detach";
+          phone_number_id: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            phoneNumber: string;
+            name: string;
+            description: string | null;
+            /** @description `both` (takes calls and sends SMS; attaches to inbound configurations) or `outbound` (SMS only) */
+            type: string;
+            numberType: "local" | "mobile" | "tollFree";
+            country: string;
+            capabilities: {
+              voice: boolean;
+              sms: boolean;
+              mms: boolean;
+            };
+            provider: string;
+            monthlyPrice: {
+              /** @description In currency units */
+              amount: number;
+              /** @description Lower-case ISO 4217 */
+              currency: string;
+            };
+            inboundConfigurationId: string | null;
+            /** @description `active`; `pending` while a purchase runs; `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again) */
+            status: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `conflict`: the request conflicts with the current state
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Delete an inbound configuration
+   * @description Its numbers are detached first (their voice webhooks cleared); 502 if the provider fails, and the configuration stays.
+   */
+  deleteInboundConfiguration: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Deleted */
+      204: {
+        content: never;
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Change some fields of an inbound configuration
+   * @description Any of name, description, source, humanAgents, knowledge_base_id; the agent changes through PUT. `agent` must be an object in your `agents` store, each of `humanAgents` one in `contacts` (duplicates removed), `source` one in `campaigns` or `{ "type": "manual" }` (404 otherwise); `knowledge_base_id` must be one of your knowledge bases.
+   */
+  updateInboundConfiguration: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          name?: string;
+          description?: string | null;
+          /** @description An object in your `campaigns` store, or `{ "type": "manual" }` */
+          source?: {
+            /** @enum {string} */
+            type: "campaigns";
+            id: string;
+            [key: string]: unknown;
+          } | {
+            /** @enum {string} */
+            type: "manual";
+            [key: string]: unknown;
+          };
+          /** @description Duplicates (same id) are removed */
+          humanAgents?: {
+              id: string;
+              /** @enum {string} */
+              type: "contacts";
+              [key: string]: unknown;
+            }[];
+          knowledge_base_id?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            name: string;
+            description: string | null;
+            /** @description The agent: an object in your `agents` store; further fields are kept as sent */
+            agent: {
+              id: string;
+              /** @enum {string} */
+              type: "agents";
+              [key: string]: unknown;
+            };
+            source: {
+              [key: string]: unknown;
+            };
+            humanAgents: {
+                id: string;
+                /** @enum {string} */
+                type: "contacts";
+                [key: string]: unknown;
+              }[];
+            knowledge_base_id: string | null;
+            /** @description Numbers attached to this configuration */
+            phoneNumberIds: string[];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Messages you sent, newest first, with their status histories
+   * @description Optional `phoneNumberId` filter; page with `before` = the id of the last message already seen.
+   */
+  listSms: {
+    parameters: {
+      query: {
+        phoneNumberId?: string;
+        before?: string;
+        limit: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": ({
+              id: string;
+              phoneNumberId: string;
+              from: string;
+              to: string;
+              body: string;
+              /** @description Furthest status reached (Twilio's: queued, sending, sent, delivered, undelivered, failed, …) */
+              status: string;
+              errorCode: string | null;
+              provider: string;
+              providerSid: string | null;
+              /** @description Every status in the order they happened, starting with the provider’s answer to the send */
+              statuses: ({
+                  status: string;
+                  errorCode: string | null;
+                  /** Format: date-time */
+                  at: string;
+                })[];
+              /** Format: date-time */
+              createdAt: string;
+              /** Format: date-time */
+              updatedAt: string;
+            })[];
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Send an SMS from one of your numbers
+   * @description The sender must be your number and able to send SMS (404 / 409 otherwise); `to` in E.164; body 1–1,600 characters; at most 60 messages a minute per user (429). The answer mirrors the provider's; delivery updates arrive at the service (`sms_status` events, GET /api/sms/messages/{id}). Send an `Idempotency-Key` to retry without sending twice.
+   */
+  sendSms: {
+    parameters: {
+      header?: {
+        /**
+         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
+         * @example 7f9c2a4e-topup-2026-11-23
+         */
+        "idempotency-key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description One of your numbers that can send SMS */
+          phoneNumberId: string;
+          /** @description E.164 */
+          to: string;
+          body: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            phoneNumberId: string;
+            from: string;
+            to: string;
+            body: string;
+            /** @description Furthest status reached (Twilio's: queued, sending, sent, delivered, undelivered, failed, …) */
+            status: string;
+            errorCode: string | null;
+            provider: string;
+            providerSid: string | null;
+            /** @description Every status in the order they happened, starting with the provider’s answer to the send */
+            statuses: ({
+                status: string;
+                errorCode: string | null;
+                /** Format: date-time */
+                at: string;
+              })[];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `conflict`: the request conflicts with the current state
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unprocessable.
+       *
+       * - `idempotency_mismatch`: this idempotency key was used with a different request
+       */
+      422: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Too many requests.
+       *
+       * - `rate_limited`: too many requests: wait and retry (see Retry-After)
+       */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * One message you sent, with its status history
+   * @description 404 when it is not yours.
+   */
+  getSms: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            phoneNumberId: string;
+            from: string;
+            to: string;
+            body: string;
+            /** @description Furthest status reached (Twilio's: queued, sending, sent, delivered, undelivered, failed, …) */
+            status: string;
+            errorCode: string | null;
+            provider: string;
+            providerSid: string | null;
+            /** @description Every status in the order they happened, starting with the provider’s answer to the send */
+            statuses: ({
+                status: string;
+                errorCode: string | null;
+                /** Format: date-time */
+                at: string;
+              })[];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
    * Sandbox checkout page
    * @description The page a top-up, card or plan `{ url }` points at while the sandbox payment provider is active: what is bought and a button that POSTs to the same URL.
    */
@@ -4561,6 +6720,84 @@ export interface operations {
        * - `uri_too_long`: a path parameter is longer than the router accepts
        */
       414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Twilio status callback for a message (called by the provider)
+   * @description Checked before anything else: `X-Twilio-Signature` (HMAC-SHA1 with the provider's auth token over PUBLIC_URL plus the request URI as received and the sorted parameters); a bad signature is 400 `invalid_signature` and changes nothing. Each status is recorded once per message (repeats are no-ops) and emitted as an `sms_status` event.
+   */
+  twilioSmsStatusCallback: {
+    parameters: {
+      header?: {
+        "x-twilio-signature"?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    /** @description Twilio's status callback parameters, form-encoded (MessageSid, MessageStatus, ErrorCode, …) */
+    requestBody: {
+      content: {
+        "application/x-www-form-urlencoded": {
+          [key: string]: string | string[];
+        };
+      };
+    };
+    responses: {
+      /** @description Recorded (or already recorded) */
+      204: {
+        content: never;
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };

@@ -14,6 +14,10 @@ import { ElevenLabsVoiceProvider } from './voice/elevenlabs.js';
 import type { VoiceProviders } from './voice/interface.js';
 import { LocalSpeechProvider, locateEspeakNg } from './voice/local.js';
 import type { SmsProvider } from './sms/interface.js';
+import { TelephonyProviders } from './telephony/interface.js';
+import { SandboxTelephonyProvider } from './telephony/sandbox.js';
+import { TwilioTelephonyProvider } from './telephony/twilio.js';
+import { createHmac, randomBytes } from 'node:crypto';
 import { SandboxSmsProvider } from './sms/sandbox.js';
 import { TwilioSmsProvider } from './sms/twilio.js';
 
@@ -21,15 +25,26 @@ export interface Providers {
   sms: SmsProvider;
   email: EmailProvider;
   payments: PaymentsProvider;
+  telephony: TelephonyProviders;
   voice: VoiceProviders;
   scheduling: SchedulingProvider;
 }
 
-export function createProviders(config: Config, outbox: Outbox): Providers {
+/** The auth token that signs the sandbox's Twilio-style callbacks: derived from the master key, so every instance agrees and nobody outside can sign. */
+export const sandboxTwilioToken = (masterKey: Buffer): string => createHmac('sha256', masterKey).update('sandbox twilio auth token').digest('hex');
+
+/** `masterKey` keys the sandbox telephony's callback signatures; without it (tools, tests) a random one lives as long as these providers. */
+export function createProviders(config: Config, outbox: Outbox, masterKey: Buffer = randomBytes(32)): Providers {
+  const telephony = [
+    ...(config.twilio ? [new TwilioTelephonyProvider(config.twilio)] : []),
+    // The sandbox is always offered, except in production next to a real provider.
+    ...(config.env !== 'production' || !config.twilio ? [new SandboxTelephonyProvider(outbox, sandboxTwilioToken(masterKey), { callbackDelayMs: config.sandboxCallbackDelayMs })] : []),
+  ];
   return {
     sms: config.twilio ? new TwilioSmsProvider(config.twilio) : new SandboxSmsProvider(outbox),
     email: config.smtp ? new SmtpEmailProvider(config.smtp.url, config.smtp.from) : new SandboxEmailProvider(outbox),
     payments: new SandboxPaymentsProvider(config.publicUrl),
+    telephony: new TelephonyProviders(telephony),
     voice: createVoiceProviders(config.elevenlabs),
     scheduling: config.calendly ? new CalendlySchedulingProvider(config.calendly.apiBase) : new SandboxSchedulingProvider(),
   };
@@ -63,4 +78,5 @@ const sandboxNotes: Record<string, string> = {
   sms: 'messages go to GET /api/sandbox/outbox',
   email: 'messages go to GET /api/sandbox/outbox',
   payments: 'checkout and portal pages are served at /api/sandbox/…',
+  telephony: 'offline numbers; SMS go to GET /api/sandbox/outbox and their delivery callbacks to PUBLIC_URL',
 };

@@ -1,40 +1,35 @@
 // Twilio Messages REST API: POST /2010-04-01/Accounts/{sid}/Messages.json,
 // form-encoded, HTTP Basic auth with the account SID and auth token.
 import { AppError } from '../../http/errors.js';
+import { type TwilioCredentials, TwilioRestClient } from '../twilio-rest.js';
 import type { SmsMessage, SmsProvider, SmsResult } from './interface.js';
 
-export interface TwilioConfig {
-  accountSid: string;
-  authToken: string;
+export interface TwilioConfig extends TwilioCredentials {
   from: string;
-  /** https://api.twilio.com, or a local server in tests. */
-  apiBase: string;
 }
 
 export class TwilioSmsProvider implements SmsProvider {
   readonly name = 'twilio';
   readonly sandbox = false;
-  constructor(private readonly config: TwilioConfig) {}
+  private readonly client: TwilioRestClient;
+  constructor(private readonly config: TwilioConfig) {
+    this.client = new TwilioRestClient(config);
+  }
 
   async send(message: SmsMessage): Promise<SmsResult> {
-    const form = new URLSearchParams({ To: message.to, From: message.from ?? this.config.from, Body: message.body });
-    if (message.statusCallbackUrl) form.set('StatusCallback', message.statusCallbackUrl);
-    const auth = Buffer.from(`${this.config.accountSid}:${this.config.authToken}`).toString('base64');
-    let res: Response;
+    let body: { sid?: string; status?: string };
     try {
-      res = await fetch(`${this.config.apiBase}/2010-04-01/Accounts/${encodeURIComponent(this.config.accountSid)}/Messages.json`, {
-        method: 'POST',
-        headers: { authorization: `Basic ${auth}`, 'content-type': 'application/x-www-form-urlencoded' },
-        body: form,
-        signal: AbortSignal.timeout(10_000),
+      body = await this.client.request('POST', '/Messages.json', {
+        To: message.to,
+        From: message.from ?? this.config.from,
+        Body: message.body,
+        StatusCallback: message.statusCallbackUrl,
       });
     } catch (err) {
-      throw new AppError('provider_error', `SMS provider unreachable: ${(err as Error).message}`);
+      const reason = (err as Error).message;
+      throw new AppError('provider_error', reason.startsWith('Twilio unreachable') ? `SMS provider unreachable: ${reason}` : `SMS provider refused the message: ${reason}`);
     }
-    const body = (await res.json().catch(() => ({}))) as { sid?: string; status?: string; message?: string; code?: number };
-    if (!res.ok || !body.sid) {
-      throw new AppError('provider_error', `SMS provider refused the message: ${body.message ?? `HTTP ${res.status}`}`);
-    }
+    if (!body.sid) throw new AppError('provider_error', 'SMS provider refused the message: no message sid in its answer');
     return { id: body.sid, status: body.status ?? 'queued' };
   }
 }

@@ -1,0 +1,248 @@
+// TypeBox schemas of the telephony routes (spec 2.10–2.13, 4.11–4.13).
+import { Type } from 'typebox';
+
+const ID_EXAMPLE = '0193a5c2-7d1e-7b42-9f10-3c5d2e8a4b61';
+
+export const Capabilities = Type.Object({ voice: Type.Boolean(), sms: Type.Boolean(), mms: Type.Boolean() });
+export const NumberTypeSchema = Type.Union([Type.Literal('local'), Type.Literal('mobile'), Type.Literal('tollFree')]);
+const Money = Type.Object({ amount: Type.Number({ description: 'In currency units' }), currency: Type.String({ description: 'Lower-case ISO 4217' }) });
+
+export const ProviderParams = Type.Object({ provider: Type.String({ minLength: 1, maxLength: 40, description: 'A slug from GET /api/phone-numbers/search', examples: ['sandbox'] }) });
+
+export const ProviderList = Type.Array(Type.String(), { description: 'Telephony provider slugs', examples: [['twilio', 'sandbox']] });
+
+export const CountryList = Type.Array(
+  Type.Object({ country: Type.String({ description: 'ISO 3166-1 alpha-2' }), name: Type.String(), types: Type.Array(NumberTypeSchema) }),
+  { examples: [[{ country: 'US', name: 'United States', types: ['local', 'tollFree'] }]] },
+);
+
+export const SearchQuery = Type.Object({
+  country: Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2 country code', examples: ['US'] }),
+  type: Type.Optional(NumberTypeSchema),
+  contains: Type.Optional(Type.String({ pattern: '^[0-9]{1,10}$', description: 'Digits the number must contain' })),
+  limit: Type.Integer({ minimum: 1, maximum: 50, default: 20 }),
+});
+
+export const SearchEntry = Type.Object({
+  name: Type.String({ description: "The provider's display name of the number" }),
+  phoneNumber: Type.String({ description: 'E.164' }),
+  country: Type.String(),
+  type: NumberTypeSchema,
+  locality: Type.Union([Type.String(), Type.Null()]),
+  region: Type.Union([Type.String(), Type.Null()]),
+  capabilities: Capabilities,
+  addressRequirements: Type.Union([Type.Literal('none'), Type.Literal('local'), Type.Literal('foreign')]),
+  price: Type.Object({
+    currency: Type.String(),
+    amount: Type.Number({ description: 'Monthly price in currency units' }),
+    jwt: Type.String({ description: 'Signed offer, bound to you, valid 15 minutes, accepted by one purchase' }),
+  }),
+});
+
+export const SearchResult = Type.Array(SearchEntry, {
+  examples: [
+    [
+      {
+        name: '(415) 555-0100',
+        phoneNumber: '+14155550100',
+        country: 'US',
+        type: 'local',
+        locality: 'San Francisco',
+        region: 'CA',
+        capabilities: { voice: true, sms: true, mms: true },
+        addressRequirements: 'none',
+        price: { currency: 'usd', amount: 1.15, jwt: 'eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6IndvcmtzcGFjZS0xIn0.…' },
+      },
+    ],
+  ],
+});
+
+export const AddressBody = Type.Object({
+  customerName: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Defaults to your first and last name' })),
+  street: Type.String({ minLength: 1, maxLength: 200 }),
+  streetSecondary: Type.Optional(Type.String({ maxLength: 200 })),
+  city: Type.String({ minLength: 1, maxLength: 100 }),
+  region: Type.String({ minLength: 1, maxLength: 100, description: 'State, province or county' }),
+  postalCode: Type.String({ minLength: 1, maxLength: 20 }),
+  isoCountry: Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2' }),
+  friendlyName: Type.Optional(Type.String({ maxLength: 100 })),
+  provider: Type.Optional(Type.String({ maxLength: 40, description: 'Provider slug; default: the real provider when configured, else the sandbox' })),
+});
+
+export const AddressResult = Type.Object({ addressSid: Type.String() }, { examples: [{ addressSid: 'AD5d3c0f6b0e8a4c1f9a2b7e6d4c3b2a19' }] });
+
+export const PurchaseBody = Type.Object({
+  jwt: Type.String({ minLength: 1, maxLength: 8192, description: 'price.jwt of a search result' }),
+  name: Type.Optional(Type.String({ maxLength: 200, description: 'Display name (default: the number)' })),
+  description: Type.Optional(Type.String({ maxLength: 2000 })),
+  addressSid: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Needed when addressRequirements is not none' })),
+});
+
+export const IdResult = Type.Object({ id: Type.String() }, { examples: [{ id: ID_EXAMPLE }] });
+
+export const PhoneNumber = Type.Object(
+  {
+    id: Type.String(),
+    phoneNumber: Type.String(),
+    name: Type.String(),
+    description: Type.Union([Type.String(), Type.Null()]),
+    type: Type.String({ description: '`both` (takes calls and sends SMS; attaches to inbound configurations) or `outbound` (SMS only)' }),
+    numberType: NumberTypeSchema,
+    country: Type.String(),
+    capabilities: Capabilities,
+    provider: Type.String(),
+    monthlyPrice: Money,
+    inboundConfigurationId: Type.Union([Type.String(), Type.Null()]),
+    status: Type.String({ description: '`active`; `pending` while a purchase runs; `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again)' }),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+  },
+  {
+    examples: [
+      {
+        id: ID_EXAMPLE,
+        phoneNumber: '+14155550100',
+        name: 'Support line',
+        description: null,
+        type: 'both',
+        numberType: 'local',
+        country: 'US',
+        capabilities: { voice: true, sms: true, mms: true },
+        provider: 'sandbox',
+        monthlyPrice: { amount: 1.15, currency: 'usd' },
+        inboundConfigurationId: null,
+        status: 'active',
+        createdAt: '2026-11-23T20:00:00.000Z',
+        updatedAt: '2026-11-23T20:00:00.000Z',
+      },
+    ],
+  },
+);
+
+export const PhoneNumberList = Type.Array(PhoneNumber);
+
+export const PhoneNumberPatch = Type.Object({
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
+});
+
+const reference = (type: string, what: string) =>
+  Type.Object(
+    { id: Type.String({ minLength: 1, maxLength: 200 }), type: Type.Literal(type) },
+    { additionalProperties: true, description: `${what}: an object in your \`${type}\` store; further fields are kept as sent` },
+  );
+
+export const AgentReference = reference('agents', 'The agent');
+export const HumanAgentReference = reference('contacts', 'A human agent');
+export const SourceReference = Type.Union(
+  [
+    Type.Object({ type: Type.Literal('campaigns'), id: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: true }),
+    Type.Object({ type: Type.Literal('manual') }, { additionalProperties: true }),
+  ],
+  { description: 'An object in your `campaigns` store, or `{ "type": "manual" }`' },
+);
+
+const inboundFields = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
+  agent: AgentReference,
+  source: SourceReference,
+  humanAgents: Type.Optional(Type.Array(HumanAgentReference, { maxItems: 50, description: 'Duplicates (same id) are removed' })),
+  knowledge_base_id: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()])),
+};
+
+export const InboundBody = Type.Object(inboundFields);
+export const InboundPatchBody = Type.Object({
+  name: Type.Optional(inboundFields.name),
+  description: inboundFields.description,
+  source: Type.Optional(SourceReference),
+  humanAgents: inboundFields.humanAgents,
+  knowledge_base_id: inboundFields.knowledge_base_id,
+});
+
+export const InboundConfiguration = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    description: Type.Union([Type.String(), Type.Null()]),
+    agent: AgentReference,
+    source: Type.Object({}, { additionalProperties: true }),
+    humanAgents: Type.Array(HumanAgentReference),
+    knowledge_base_id: Type.Union([Type.String(), Type.Null()]),
+    phoneNumberIds: Type.Array(Type.String(), { description: 'Numbers attached to this configuration' }),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+  },
+  {
+    examples: [
+      {
+        id: ID_EXAMPLE,
+        name: 'Front desk',
+        description: null,
+        agent: { id: '0193a5c2-0000-7000-8000-00000000a001', type: 'agents' },
+        source: { type: 'manual' },
+        humanAgents: [{ id: '0193a5c2-0000-7000-8000-00000000c001', type: 'contacts' }],
+        knowledge_base_id: null,
+        phoneNumberIds: [],
+        createdAt: '2026-11-23T20:00:00.000Z',
+        updatedAt: '2026-11-23T20:00:00.000Z',
+      },
+    ],
+  },
+);
+
+export const AttachBody = Type.Object({
+  action: Type.Union([Type.Literal('attach'), Type.Literal('detach')]),
+  phone_number_id: Type.String({ minLength: 1, maxLength: 200 }),
+});
+
+export const SmsBody = Type.Object({
+  phoneNumberId: Type.String({ minLength: 1, maxLength: 200, description: 'One of your numbers that can send SMS' }),
+  to: Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164', examples: ['+14155550123'] }),
+  body: Type.String({ minLength: 1, maxLength: 1600 }),
+});
+
+export const SmsMessage = Type.Object(
+  {
+    id: Type.String(),
+    phoneNumberId: Type.String(),
+    from: Type.String(),
+    to: Type.String(),
+    body: Type.String(),
+    status: Type.String({ description: "Furthest status reached (Twilio's: queued, sending, sent, delivered, undelivered, failed, …)" }),
+    errorCode: Type.Union([Type.String(), Type.Null()]),
+    provider: Type.String(),
+    providerSid: Type.Union([Type.String(), Type.Null()]),
+    statuses: Type.Array(Type.Object({ status: Type.String(), errorCode: Type.Union([Type.String(), Type.Null()]), at: Type.String({ format: 'date-time' }) }), {
+      description: 'Every status in the order they happened, starting with the provider’s answer to the send',
+    }),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+  },
+  {
+    examples: [
+      {
+        id: ID_EXAMPLE,
+        phoneNumberId: '0193a5c2-0000-7000-8000-0000000000p1',
+        from: '+14155550100',
+        to: '+14155550123',
+        body: 'Your table is ready',
+        status: 'delivered',
+        errorCode: null,
+        provider: 'sandbox',
+        providerSid: 'SM5d3c0f6b0e8a4c1f9a2b7e6d4c3b2a19',
+        statuses: [
+          { status: 'queued', errorCode: null, at: '2026-11-23T20:00:00.000Z' },
+          { status: 'sent', errorCode: null, at: '2026-11-23T20:00:00.500Z' },
+          { status: 'delivered', errorCode: null, at: '2026-11-23T20:00:01.000Z' },
+        ],
+        createdAt: '2026-11-23T20:00:00.000Z',
+        updatedAt: '2026-11-23T20:00:01.000Z',
+      },
+    ],
+  },
+);
+
+export const StatusCallbackBody = Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]), {
+  description: "Twilio's status callback parameters, form-encoded (MessageSid, MessageStatus, ErrorCode, …)",
+});

@@ -1,0 +1,97 @@
+// Phone numbers, addresses and outbound messages at a telephony provider
+// (Twilio, or the sandbox stand-in). Adapters throw AppError: `conflict` when a
+// number is no longer available, `provider_refused` (400) when the provider
+// refuses what the user sent, `provider_error` (502) when it fails or is
+// unreachable.
+
+export type NumberType = 'local' | 'mobile' | 'tollFree';
+export const NUMBER_TYPES: readonly NumberType[] = ['local', 'mobile', 'tollFree'];
+
+/** Spec 2.10. Twilio's `any` is shown as `local` (the stricter of the two; see docs/decisions/telephony.md). */
+export type AddressRequirement = 'none' | 'local' | 'foreign';
+
+export interface Capabilities {
+  voice: boolean;
+  sms: boolean;
+  mms: boolean;
+}
+
+export interface AvailableNumber {
+  phoneNumber: string;
+  /** Display name from the provider, e.g. "(415) 555-0100". */
+  friendlyName: string;
+  country: string;
+  type: NumberType;
+  capabilities: Capabilities;
+  addressRequirements: AddressRequirement;
+  locality: string | null;
+  region: string | null;
+}
+
+export interface NumberSearch {
+  country: string;
+  type: NumberType;
+  /** Digits the number must contain. */
+  contains?: string;
+  limit: number;
+}
+
+export interface AddressInput {
+  customerName: string;
+  street: string;
+  streetSecondary?: string;
+  city: string;
+  region: string;
+  postalCode: string;
+  isoCountry: string;
+  friendlyName?: string;
+}
+
+export interface OutboundMessage {
+  from: string;
+  to: string;
+  body: string;
+  /** Where the provider reports delivery updates (signed with X-Twilio-Signature). */
+  statusCallbackUrl: string;
+}
+
+export interface TelephonyProvider {
+  /** Provider slug of the search routes: `twilio` or `sandbox`. */
+  readonly slug: 'twilio' | 'sandbox';
+  readonly sandbox: boolean;
+  /** The auth token that signs this provider's callbacks (X-Twilio-Signature). */
+  readonly callbackSigningToken: string;
+
+  /** Countries with the number types the provider offers there (ISO 3166 alpha-2). */
+  listCountries(): Promise<Array<{ country: string; types: NumberType[] }>>;
+  searchNumbers(search: NumberSearch): Promise<AvailableNumber[]>;
+  /** Registers an address (regulated numbers need one); returns its sid. */
+  createAddress(address: AddressInput): Promise<{ addressSid: string }>;
+  /** Buys the number for the account; returns the provider's number sid. */
+  buyNumber(request: { phoneNumber: string; addressSid?: string; friendlyName: string }): Promise<{ sid: string }>;
+  /** Points the number's incoming calls at `url`, or clears it with null. */
+  setVoiceUrl(sid: string, url: string | null): Promise<void>;
+  /** Releases the number; a number the provider no longer has counts as released. */
+  releaseNumber(sid: string): Promise<void>;
+  sendMessage(message: OutboundMessage): Promise<{ sid: string; status: string }>;
+  /** Stops background work (the sandbox's scheduled callbacks). */
+  stop(): void;
+}
+
+/** The telephony providers of this server: the sandbox (unless production with Twilio) and Twilio when configured. */
+export class TelephonyProviders {
+  readonly sandbox: boolean;
+  readonly name: string;
+  constructor(readonly list: TelephonyProvider[]) {
+    this.sandbox = list.some((p) => p.sandbox);
+    this.name = list.map((p) => p.slug).join(' + ');
+  }
+
+  get(slug: string): TelephonyProvider | undefined {
+    return this.list.find((p) => p.slug === slug);
+  }
+
+  stop(): void {
+    for (const p of this.list) p.stop();
+  }
+}

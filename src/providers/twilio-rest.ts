@@ -1,0 +1,55 @@
+// The one Twilio REST client every Twilio adapter uses (SMS codes, telephony):
+// form-encoded requests under /2010-04-01/Accounts/{AccountSid}, HTTP Basic
+// auth with the account SID and auth token, Twilio's error JSON turned into
+// TwilioApiError. Credentials come from config.twilio (TWILIO_* variables).
+
+export interface TwilioCredentials {
+  accountSid: string;
+  authToken: string;
+  /** https://api.twilio.com, or a local server in tests (TWILIO_API_BASE). */
+  apiBase: string;
+}
+
+/** A refusal answered by Twilio (`status` HTTP, `code` Twilio's error code), or `status` 0 when unreachable. */
+export class TwilioApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: number | null,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'TwilioApiError';
+  }
+}
+
+export type TwilioParams = Record<string, string | undefined>;
+
+export class TwilioRestClient {
+  private readonly authorization: string;
+  constructor(private readonly credentials: TwilioCredentials) {
+    this.authorization = `Basic ${Buffer.from(`${credentials.accountSid}:${credentials.authToken}`).toString('base64')}`;
+  }
+
+  /** Calls `{apiBase}/2010-04-01/Accounts/{sid}{path}`; GET parameters go in the query, POST parameters in the form body. */
+  async request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, params: TwilioParams = {}): Promise<T> {
+    const form = new URLSearchParams();
+    for (const [key, value] of Object.entries(params)) if (value !== undefined) form.append(key, value);
+    let url = `${this.credentials.apiBase}/2010-04-01/Accounts/${encodeURIComponent(this.credentials.accountSid)}${path}`;
+    if (method !== 'POST' && [...form.keys()].length) url += `?${form}`;
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method,
+        headers: { authorization: this.authorization, ...(method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+        body: method === 'POST' ? form : undefined,
+        signal: AbortSignal.timeout(10_000),
+      });
+    } catch (err) {
+      throw new TwilioApiError(0, null, `Twilio unreachable: ${(err as Error).message}`);
+    }
+    if (res.status === 204) return undefined as T;
+    const body = (await res.json().catch(() => ({}))) as { message?: string; code?: number };
+    if (!res.ok) throw new TwilioApiError(res.status, typeof body.code === 'number' ? body.code : null, body.message ?? `HTTP ${res.status}`);
+    return body as T;
+  }
+}
