@@ -119,7 +119,7 @@ export function createOutboundHttp(options: OutboundHttpOptions = {}): OutboundH
     for (let hop = 0; ; hop += 1) {
       let response: Response;
       try {
-        response = (await undiciFetch(url, { ...init, method, body, headers, signal, dispatcher: agent, redirect: 'manual' })) as unknown as Response;
+        response = (await undiciFetch(url, { ...init, method, body, headers: Object.fromEntries(headers), signal, dispatcher: agent, redirect: 'manual' })) as unknown as Response;
       } catch (error) {
         throw wrapFailure(error, timeout);
       }
