@@ -23,6 +23,7 @@ import { verificationRoutes } from './modules/auth/verification-routes.js';
 import { twoFactorRoutes } from './modules/auth/two-factor-routes.js';
 import { healthRoutes } from './modules/platform/health-routes.js';
 import { sandboxRoutes } from './modules/platform/sandbox-routes.js';
+import { knowledgeRoutes } from './modules/knowledge/routes.js';
 import type { Providers } from './providers/index.js';
 import type { Secrets } from './secrets.js';
 import { type Services, createServices } from './services.js';
@@ -39,7 +40,7 @@ export interface AppDeps {
 type RouteModule = (app: App, services: Services) => void | Promise<void>;
 
 /** Every area's routes, in the order they appear in the OpenAPI document. */
-const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes];
+const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, knowledgeRoutes];
 
 export async function buildApp(deps: AppDeps): Promise<App & { services: Services }> {
   const { config } = deps;
@@ -81,5 +82,6 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   installAuth(app, services.authenticator);
 
   for (const register of routeModules) await register(app, services);
+  app.addHook('onClose', () => services.knowledge.close());
   return app as unknown as App & { services: Services };
 }

@@ -62,6 +62,21 @@ export interface Config {
   oidcProviders: OidcProviderConfig[];
   rateLimits: RateLimits;
   events: EventStreamConfig;
+  knowledge: KnowledgeConfig;
+  /** OpenAI-compatible embeddings endpoint; null: knowledge search is full-text only. */
+  embeddings: { url: string; model: string; apiKey: string | null } | null;
+}
+
+/** Knowledge bases (spec 4.15, 8); see docs/decisions/knowledge.md. */
+export interface KnowledgeConfig {
+  /** Files per upload request. */
+  maxFiles: number;
+  /** Bytes per uploaded file. */
+  maxFileBytes: number;
+  /** Let the link crawler reach loopback, private and link-local addresses (never in production unless you mean it). */
+  crawlAllowPrivate: boolean;
+  /** Bytes per downloaded page or file. */
+  crawlMaxBytes: number;
 }
 
 /** Live event streams (GET /api/events/{type}); see docs/decisions/events.md. */
@@ -228,6 +243,11 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     });
   }
 
+  const embeddingsUrl = opt('EMBEDDINGS_URL');
+  const embeddings = embeddingsUrl && url('EMBEDDINGS_URL', embeddingsUrl, ['http:', 'https:'])
+    ? { url: embeddingsUrl, model: str('EMBEDDINGS_MODEL', 'text-embedding-3-small'), apiKey: opt('EMBEDDINGS_API_KEY') }
+    : null;
+
   const config: Config = {
     env: nodeEnv as Config['env'],
     host,
@@ -265,6 +285,13 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       gapWaitMs: int('EVENTS_GAP_WAIT_MS', 10_000, 100, 600_000),
       reauthIntervalMs: int('EVENTS_REAUTH_SECONDS', 60, 1, 86_400) * 1000,
     },
+    knowledge: {
+      maxFiles: int('KNOWLEDGE_MAX_FILES', 25, 1, 1000),
+      maxFileBytes: int('KNOWLEDGE_MAX_FILE_BYTES', 50 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      crawlAllowPrivate: bool('CRAWL_ALLOW_PRIVATE'),
+      crawlMaxBytes: int('CRAWL_MAX_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    },
+    embeddings,
   };
   if (problems.length) throw new ConfigError(problems);
   return config;

@@ -32,6 +32,8 @@ import { type Providers, createProviders } from './providers/index.js';
 import { createIdentityProviders } from './providers/oauth/oidc.js';
 import { Outbox } from './providers/outbox.js';
 import type { Secrets } from './secrets.js';
+import { createKnowledgeServices } from './modules/knowledge/create-services.js';
+import { createEmbeddingsProvider } from './providers/embeddings/index.js';
 
 export interface ServiceDeps {
   config: Config;
@@ -70,6 +72,8 @@ export function createServices(deps: ServiceDeps) {
   const eventStreams = createEventStreams(database, eventRecorder, config.events);
   const data = createDataServices({ db, dialect: database.dialect, secretBox, eventRecorder, clock, objectContentLimitBytes: config.objectContentLimitBytes });
 
+  const knowledge = createKnowledgeServices({ db, dialect: database.dialect, clock, config: config.knowledge, embeddings: createEmbeddingsProvider(config) });
+
   // The longest rate-limit window is an hour; a day-old window can only restart.
   const housekeeping = new Housekeeping(
     {
@@ -82,7 +86,7 @@ export function createServices(deps: ServiceDeps) {
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, knowledge };
 }
 
 export type Services = ReturnType<typeof createServices>;

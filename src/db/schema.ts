@@ -5,5 +5,6 @@ import type { AccountTables } from '../modules/auth/tables.js';
 import type { DataTables } from '../modules/data/tables.js';
 import type { EventTables } from '../modules/events/tables.js';
 import type { PlatformTables } from '../modules/platform/tables.js';
+import type { KnowledgeTables } from '../modules/knowledge/tables.js';
 
-export interface Database extends PlatformTables, AccountTables, ApiKeyTables, EventTables, DataTables {}
+export interface Database extends PlatformTables, AccountTables, ApiKeyTables, EventTables, DataTables, KnowledgeTables {}
