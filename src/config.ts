@@ -77,6 +77,8 @@ export interface KnowledgeConfig {
   crawlAllowPrivate: boolean;
   /** Bytes per downloaded page or file. */
   crawlMaxBytes: number;
+  /** Deadline per download (spec 8: 15 s). */
+  crawlTimeoutMs: number;
 }
 
 /** Live event streams (GET /api/events/{type}); see docs/decisions/events.md. */
@@ -290,6 +292,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       maxFileBytes: int('KNOWLEDGE_MAX_FILE_BYTES', 50 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       crawlAllowPrivate: bool('CRAWL_ALLOW_PRIVATE'),
       crawlMaxBytes: int('CRAWL_MAX_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      crawlTimeoutMs: 15_000,
     },
     embeddings,
   };

@@ -21,8 +21,8 @@ export interface KnowledgeServiceDeps {
 
 export function createKnowledgeServices(deps: KnowledgeServiceDeps) {
   const store = new KnowledgeStore(deps.db, deps.dialect);
-  // Spec 8: 15 s per download, 4 at a time.
-  const http = createOutboundHttp({ allowPrivate: deps.config.crawlAllowPrivate, timeoutMs: 15_000, maxBytes: deps.config.crawlMaxBytes, maxRedirects: 5, userAgent: 'workspace-api knowledge crawler' });
+  // Spec 8: 4 downloads at a time, 15 s each.
+  const http = createOutboundHttp({ allowPrivate: deps.config.crawlAllowPrivate, timeoutMs: deps.config.crawlTimeoutMs, maxBytes: deps.config.crawlMaxBytes, maxRedirects: 5, userAgent: 'workspace-api knowledge crawler' });
   const crawler = new LinkCrawler(http, 4);
   const knowledge = new KnowledgeService(store, crawler, deps.embeddings, deps.clock);
   return {
