@@ -56,6 +56,8 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
   } else {
     await sql`create virtual table knowledge_chunks_fts using fts5(
       title, text, content='knowledge_chunks', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2')`.execute(db);
+    // Ranking by bm25 with the document name weighted over the text; `order by rank` uses it.
+    await sql`insert into knowledge_chunks_fts (knowledge_chunks_fts, rank) values ('rank', 'bm25(2.0, 1.0)')`.execute(db);
     await sql`create trigger knowledge_chunks_fts_insert after insert on knowledge_chunks begin
       insert into knowledge_chunks_fts (rowid, title, text) values (new.id, new.title, new.text); end`.execute(db);
     await sql`create trigger knowledge_chunks_fts_delete after delete on knowledge_chunks begin

@@ -114,7 +114,7 @@ export class KnowledgeStore {
       const { rows } = await sql<RankedChunk>`
         select c.id as id from knowledge_chunks_fts f join knowledge_chunks c on c.id = f.rowid
         where knowledge_chunks_fts match ${match} and c.knowledge_base_id = ${baseId}
-        order by bm25(knowledge_chunks_fts, 2.0, 1.0) limit ${limit}`.execute(this.db);
+        order by f.rank limit ${limit}`.execute(this.db);
       return rows;
     }
     const query = terms.join(' | ');
