@@ -104,7 +104,8 @@ export class KnowledgeStore {
 
   /**
    * Full-text candidates, best first: FTS5 bm25 (title weighted over text) on
-   * SQLite; ts_rank_cd over the weighted tsvector on PostgreSQL. Any term may
+   * SQLite; on PostgreSQL the sum over terms of idf × ts_rank over the weighted
+   * tsvector (name A, text B), a BM25-like score. Any term may
    * match (OR); ranking rewards passages with more and rarer terms.
    */
   async searchText(baseId: string, terms: string[], limit: number): Promise<RankedChunk[]> {
@@ -117,11 +118,20 @@ export class KnowledgeStore {
         order by f.rank limit ${limit}`.execute(this.db);
       return rows;
     }
+    // ts_rank knows nothing of how rare a term is: weight each term's rank by
+    // its BM25 idf within the base (document frequencies from the GIN index).
     const query = terms.join(' | ');
+    const { rows: counts } = await sql<{ term: string; df: number; total: number }>`
+      select t as term,
+        (select count(*) from knowledge_chunks where knowledge_base_id = ${baseId} and search @@ to_tsquery('english', t)) as df,
+        (select count(*) from knowledge_chunks where knowledge_base_id = ${baseId}) as total
+      from unnest(${terms}::text[]) as t`.execute(this.db);
+    const weights = counts.map(({ df, total }) => Math.log(1 + (Number(total) - Number(df) + 0.5) / (Number(df) + 0.5)));
     const { rows } = await sql<RankedChunk>`
       select id from knowledge_chunks, to_tsquery('english', ${query}) q
       where knowledge_base_id = ${baseId} and search @@ q
-      order by ts_rank_cd(search, q, 1) desc, id limit ${limit}`.execute(this.db);
+      order by (select sum(w * ts_rank(search, to_tsquery('english', t), 1)) from unnest(${counts.map((c) => c.term)}::text[], ${weights}::float8[]) as x(t, w)) desc, id
+      limit ${limit}`.execute(this.db);
     return rows;
   }
 
