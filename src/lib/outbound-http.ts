@@ -79,7 +79,7 @@ export function createOutboundHttp(options: OutboundHttpOptions = {}): OutboundH
   const resolve = options.lookup ?? dnsLookup;
 
   const blocked = (host: string, address: string) =>
-    new OutboundHttpError('blocked_address', `${host} resolves to ${address}, which is not a public address`);
+    new OutboundHttpError('blocked_address', host === address ? `${address} is not a public address` : `${host} resolves to ${address}, which is not a public address`);
 
   // Resolves like dns.lookup, but fails when any address of the name is not public,
   // so the socket can only ever connect to an address that was checked.
@@ -100,7 +100,7 @@ export function createOutboundHttp(options: OutboundHttpOptions = {}): OutboundH
     connect: (opts, callback) => {
       // Literal addresses never reach the resolver: check them here.
       const host = opts.hostname.startsWith('[') ? opts.hostname.slice(1, -1) : opts.hostname;
-      if (isIP(host) && !allowed(host)) return callback(blocked(opts.hostname, host), null);
+      if (isIP(host) && !allowed(host)) return callback(blocked(host, host), null);
       return connector(opts, callback);
     },
     headersTimeout: timeoutMs,

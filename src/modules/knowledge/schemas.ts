@@ -72,7 +72,7 @@ export const LinksResult = Type.Object(
   },
   {
     description: 'Created documents and the skipped URLs',
-    examples: [{ documents: [{ ...documentExample, name: 'Pricing', mimeType: 'text/html', source: 'link', url: 'https://example.com/pricing' }], skipped: [{ url: 'http://10.0.0.5/', reason: '10.0.0.5 resolves to 10.0.0.5, which is not a public address' }] }],
+    examples: [{ documents: [{ ...documentExample, name: 'Pricing', mimeType: 'text/html', source: 'link', url: 'https://example.com/pricing' }], skipped: [{ url: 'http://intranet.example/', reason: 'intranet.example resolves to 10.0.0.5, which is not a public address' }] }],
   },
 );
 
