@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [--profile] [--no-build] [--only=objects,fanout,profiles]
+// npm run bench [-- --quick] [--profile] [--no-build] [--only=objects,fanout,profiles,knowledge]
 //   fan-out iteration: [--subscribers=1000,5000] [--fanout-mode=one-user,one-each] [--fanout-seconds=N] [--rate=N] [--backend=sqlite,postgres]
 // Builds the server, then measures in one run: the floor server, the real
 // server on SQLite (and PostgreSQL when DATABASE_URL is set, full mode), SSE
@@ -19,11 +19,12 @@ import { checkTargets } from './lib/checks.js';
 import { type LoadFigures, type ObjectRow, type Results, writeResults } from './lib/report.js';
 import { type RunningServer, startFloorServer, startRealServer } from './lib/server.js';
 import { createBenchUser, objectBody, prefillObjects } from './lib/setup.js';
+import { runKnowledgeBench } from './lib/knowledge.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-/** --only=objects,fanout,profiles runs a subset (BENCHMARKS.md then holds only that subset). */
-const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['objects', 'fanout', 'profiles'];
+/** --only=objects,fanout,profiles,knowledge runs a subset (BENCHMARKS.md then holds only that subset). */
+const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['objects', 'fanout', 'profiles', 'knowledge'];
 const plan: { warmup: number; seconds: number; prefill: number; fanoutSeconds: number; graceMs: number; subscriberCounts: number[]; profile: boolean; hardLimitS: number } = quick
   ? { warmup: 1, seconds: 3, prefill: 300, fanoutSeconds: 2, graceMs: 4000, subscriberCounts: [1000], profile: args.includes('--profile'), hardLimitS: 170 }
   : { warmup: 3, seconds: 10, prefill: 2000, fanoutSeconds: 10, graceMs: 15_000, subscriberCounts: [1000, 5000], profile: true, hardLimitS: 1500 };
@@ -114,6 +115,7 @@ const results: Results = {
   objects: [],
   fanout: [],
   profiles: {},
+  knowledge: [],
   checks: [],
   failures: [],
 };
@@ -223,6 +225,18 @@ async function fanoutScenarios(backend: Backend) {
   }
 }
 
+/** Knowledge retrieval quality and speed (bench/lib/knowledge.ts) on one backend. */
+async function knowledgeScenarios(backend: Backend) {
+  const server = await startRealServer({ dataDir: dir(`${backend.name}-knowledge`), env: { ...secrets, ...backend.env } });
+  try {
+    const user = await createBenchUser(server.base);
+    results.knowledge.push(await runKnowledgeBench({ backend: backend.name, base: server.base, apiKey: user.apiKey, seconds: quick ? 6 : 15 }));
+  } finally {
+    noteCrash(server);
+    await server.stop();
+  }
+}
+
 /** One server per scenario under node --cpu-prof, loaded as in the measured run. */
 async function profiles(backends: Backend[]) {
   /** --profiles=fanout profiles only the fan-out, --profiles=objects only the object routes (while iterating on one). */
@@ -286,6 +300,7 @@ async function main() {
       }
     }
     if (only.includes('fanout')) for (const backend of backends) await step(`fan-out on ${backend.name}`, () => fanoutScenarios(backend));
+    if (only.includes('knowledge')) for (const backend of backends) await step(`knowledge on ${backend.name}`, () => knowledgeScenarios(backend));
     if (plan.profile && only.includes('profiles')) await step('profiles', () => profiles(backends));
   } finally {
     for (const backend of backends) await backend.drop?.().catch(() => {});

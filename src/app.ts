@@ -30,6 +30,7 @@ import { verificationRoutes } from './modules/auth/verification-routes.js';
 import { twoFactorRoutes } from './modules/auth/two-factor-routes.js';
 import { healthRoutes } from './modules/platform/health-routes.js';
 import { sandboxRoutes } from './modules/platform/sandbox-routes.js';
+import { knowledgeRoutes } from './modules/knowledge/routes.js';
 import type { Providers } from './providers/index.js';
 import type { BillingAccount } from './modules/billing/account.js';
 import { telephonyRoutes } from './modules/telephony/routes.js';
@@ -50,7 +51,7 @@ export interface AppDeps {
 type RouteModule = (app: App, services: Services) => void | Promise<void>;
 
 /** Every area's routes, in the order they appear in the OpenAPI document. */
-const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, billingRoutes, personaRoutes, integrationRoutes, telephonyRoutes];
+const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, billingRoutes, personaRoutes, integrationRoutes, telephonyRoutes, knowledgeRoutes];
 
 /** An incoming X-Request-Id worth keeping: 1–128 visible characters from a safe set (no spaces, quotes or control characters). */
 export function acceptedRequestId(header: string | string[] | undefined): string | null {
@@ -90,5 +91,6 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   installIdempotency(app, services.idempotency);
 
   for (const register of routeModules) await register(app, services);
+  app.addHook('onClose', () => services.knowledge.close());
   return app as unknown as App & { services: Services };
 }

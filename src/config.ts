@@ -78,6 +78,9 @@ export interface Config {
   warnings: string[];
   /** Pause before each status callback of the sandbox telephony provider (tests shorten it). */
   sandboxCallbackDelayMs: number;
+  knowledge: KnowledgeConfig;
+  /** OpenAI-compatible embeddings endpoint; null: knowledge search is full-text only. */
+  embeddings: { url: string; model: string; apiKey: string | null } | null;
 }
 
 /** Payments and billing data (docs/decisions/billing.md). */
@@ -90,6 +93,20 @@ export interface BillingSettings {
   topupDefaultUsd: number;
   /** How long GET /api/credits may answer from this instance's memory (spec 8: 60 s). */
   balanceCacheMs: number;
+}
+
+/** Knowledge bases (spec 4.15, 8); see docs/decisions/knowledge.md. */
+export interface KnowledgeConfig {
+  /** Files per upload request. */
+  maxFiles: number;
+  /** Bytes per uploaded file. */
+  maxFileBytes: number;
+  /** Let the link crawler reach loopback, private and link-local addresses (never in production unless you mean it). */
+  crawlAllowPrivate: boolean;
+  /** Bytes per downloaded page or file. */
+  crawlMaxBytes: number;
+  /** Deadline per download (spec 8: 15 s). */
+  crawlTimeoutMs: number;
 }
 
 /** Live event streams (GET /api/events/{type}); see docs/decisions/events.md. */
@@ -305,6 +322,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     if (parsed.pathname !== '/' || parsed.search || parsed.hash || (anyPort && parsed.port)) problems.push(`CORS_ORIGINS: "${entry}" must be an origin (scheme://host[:port], or scheme://host:* for any port)`);
     else corsOrigins.push(anyPort ? `${parsed.origin}:*` : parsed.origin);
   }
+  const embeddingsUrl = opt('EMBEDDINGS_URL');
+  const embeddings = embeddingsUrl && url('EMBEDDINGS_URL', embeddingsUrl, ['http:', 'https:'])
+    ? { url: embeddingsUrl, model: str('EMBEDDINGS_MODEL', 'text-embedding-3-small'), apiKey: opt('EMBEDDINGS_API_KEY') }
+    : null;
 
   const config: Config = {
     env: nodeEnv as Config['env'],
@@ -356,6 +377,14 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     databaseConnectTimeoutMs: int('DATABASE_CONNECT_TIMEOUT_SECONDS', 30, 0, 3600) * 1000,
     corsOrigins,
     warnings,
+    knowledge: {
+      maxFiles: int('KNOWLEDGE_MAX_FILES', 25, 1, 1000),
+      maxFileBytes: int('KNOWLEDGE_MAX_FILE_BYTES', 50 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      crawlAllowPrivate: bool('CRAWL_ALLOW_PRIVATE'),
+      crawlMaxBytes: int('CRAWL_MAX_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      crawlTimeoutMs: 15_000,
+    },
+    embeddings,
   };
   if (problems.length) throw new ConfigError(problems);
   return config;

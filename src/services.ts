@@ -39,6 +39,8 @@ import { Outbox } from './providers/outbox.js';
 import type { Secrets } from './secrets.js';
 import type { BillingAccount } from './modules/billing/account.js';
 import { createTelephonyServices } from './modules/telephony/create-services.js';
+import { createKnowledgeServices } from './modules/knowledge/create-services.js';
+import { createEmbeddingsProvider } from './providers/embeddings/index.js';
 
 export interface ServiceDeps {
   config: Config;
@@ -97,6 +99,8 @@ export function createServices(deps: ServiceDeps) {
   const personas = createPersonaServices({ voice: providers.voice, signedPayloads: data.signedPayloads, clock });
   const integrations = createIntegrationServices({ db, scheduling: providers.scheduling, secretBox, clock });
 
+  const knowledge = createKnowledgeServices({ db, dialect: database.dialect, clock, config: config.knowledge, embeddings: createEmbeddingsProvider(config) });
+
   // The longest rate-limit window is an hour; a day-old window can only restart.
   const housekeeping = new Housekeeping(
     {
@@ -112,7 +116,7 @@ export function createServices(deps: ServiceDeps) {
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony, knowledge };
 }
 
 export type Services = ReturnType<typeof createServices>;

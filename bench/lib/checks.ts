@@ -28,5 +28,10 @@ export function checkTargets(results: Results, topSubscribers: number): Check[] 
     add(`${label}: delivery p99`, f.p99, '< 100 ms', (f.p99 ?? Infinity) < 100, ' ms');
     add(`${label}: server peak RSS`, f.rssPeakMb, '< 500 MB', f.rssPeakMb < 500, ' MB');
   }
+  for (const k of results.knowledge ?? []) {
+    add(`${k.backend}: knowledge recall@5`, k.service.recallAt5, '≥ 0.85', k.service.recallAt5 >= 0.85);
+    out.push({ name: `${k.backend}: knowledge recall@5 vs MiniSearch`, value: `${k.service.recallAt5} vs ${k.minisearch.recallAt5}`, target: '≥ MiniSearch', met: k.service.recallAt5 >= k.minisearch.recallAt5 });
+    add(`${k.backend}: knowledge search p99 (${k.search.chunks} chunks, ${k.search.concurrency} concurrent)`, k.search.p99, '< 50 ms', k.search.p99 < 50 && k.search.errors === 0, ' ms');
+  }
   return out;
 }

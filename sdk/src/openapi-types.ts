@@ -482,6 +482,61 @@ export interface paths {
      */
     post: operations["twilioSmsStatusCallback"];
   };
+  "/api/knowledge-bases": {
+    /**
+     * List knowledge bases
+     * @description The caller's knowledge bases, oldest first, without their documents.
+     */
+    get: operations["listKnowledgeBases"];
+    /**
+     * Create a knowledge base
+     * @description Creates an empty knowledge base with empty metadata.
+     */
+    put: operations["createKnowledgeBase"];
+  };
+  "/api/knowledge-bases/{id}": {
+    /**
+     * Read a knowledge base and its documents
+     * @description Documents have numeric ids, oldest first.
+     */
+    get: operations["getKnowledgeBase"];
+    /**
+     * Upload files as documents
+     * @description multipart/form-data with one part per file, each named `files` (at most 25 files of 52428800 bytes). Text, Markdown, CSV, JSON, HTML, PDF (text layer) and DOCX; the type is sniffed from the content. A file that cannot be read refuses the whole upload (415 unsupported type, 400 unreadable; the answer names the file) and nothing is added. Text over about 200 KB becomes several documents of about 200 KB, cut at paragraph boundaries and named "name (2/3)".
+     */
+    post: operations["uploadKnowledgeDocuments"];
+    /**
+     * Delete a knowledge base
+     * @description Removes every document from the search indexes (full-text and vectors), then the documents, then the base.
+     */
+    delete: operations["deleteKnowledgeBase"];
+    /**
+     * Rename or describe a knowledge base
+     * @description Updates the base's own fields (name, description); its documents are unchanged.
+     */
+    patch: operations["updateKnowledgeBase"];
+  };
+  "/api/knowledge-bases/{id}/links": {
+    /**
+     * Crawl links into documents
+     * @description Downloads each URL (http or https; 4 at a time, 15 s and 10 MB each, at most 5 redirects) and creates a document from its readable text, in batches of 5. Addresses that are not public (loopback, private, link-local, metadata) are refused after DNS resolution and on every redirect. URLs that fail are listed in `skipped` with the reason.
+     */
+    post: operations["crawlKnowledgeLinks"];
+  };
+  "/api/knowledge-bases/{id}/search": {
+    /**
+     * Search a knowledge base
+     * @description Up to 5 passages, best first. Full-text search, fused by reciprocal rank fusion with vector search when an embeddings provider is configured (EMBEDDINGS_URL).
+     */
+    post: operations["searchKnowledgeBase"];
+  };
+  "/api/knowledge-bases/{id}/{documentId}": {
+    /**
+     * Delete a document
+     * @description Removes the document from the search indexes, then the document.
+     */
+    delete: operations["deleteKnowledgeDocument"];
+  };
 }
 
 export type webhooks = Record<string, never>;
@@ -6758,6 +6813,906 @@ export interface operations {
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * List knowledge bases
+   * @description The caller's knowledge bases, oldest first, without their documents.
+   */
+  listKnowledgeBases: {
+    responses: {
+      /** @description The caller's knowledge bases, oldest first */
+      200: {
+        content: {
+          "application/json": {
+              id: string;
+              name: string;
+              description: string;
+              /** @description Free-form metadata; created empty */
+              metadata: {
+                [key: string]: unknown;
+              };
+              /** Format: date-time */
+              createdAt: string;
+              /** Format: date-time */
+              updatedAt: string;
+            }[];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Create a knowledge base
+   * @description Creates an empty knowledge base with empty metadata.
+   */
+  createKnowledgeBase: {
+    requestBody: {
+      content: {
+        "application/json": {
+          name: string;
+          description?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description A knowledge base */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            name: string;
+            description: string;
+            /** @description Free-form metadata; created empty */
+            metadata: {
+              [key: string]: unknown;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Read a knowledge base and its documents
+   * @description Documents have numeric ids, oldest first.
+   */
+  getKnowledgeBase: {
+    parameters: {
+      path: {
+        /** @description Knowledge base id */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description A knowledge base and its documents */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            name: string;
+            description: string;
+            /** @description Free-form metadata; created empty */
+            metadata: {
+              [key: string]: unknown;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            documents: ({
+                /** @description Numeric document id */
+                id: number;
+                /** @description File name, page title or URL; slices of a large text are named "name (2/3)" */
+                name: string;
+                /** @description The type sniffed from the content */
+                mimeType: string;
+                /** @description Bytes of the file, download or slice */
+                size: number;
+                source: "upload" | "link";
+                /** @description The crawled URL (links only) */
+                url?: string;
+                /** Format: date-time */
+                createdAt: string;
+              })[];
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Upload files as documents
+   * @description multipart/form-data with one part per file, each named `files` (at most 25 files of 52428800 bytes). Text, Markdown, CSV, JSON, HTML, PDF (text layer) and DOCX; the type is sniffed from the content. A file that cannot be read refuses the whole upload (415 unsupported type, 400 unreadable; the answer names the file) and nothing is added. Text over about 200 KB becomes several documents of about 200 KB, cut at paragraph boundaries and named "name (2/3)".
+   */
+  uploadKnowledgeDocuments: {
+    parameters: {
+      path: {
+        /** @description Knowledge base id */
+        id: string;
+      };
+    };
+    /** @description multipart/form-data */
+    requestBody: {
+      content: {
+        "multipart/form-data": {
+          /** @description One part per file, each named "files" */
+          files: string[];
+        };
+      };
+    };
+    responses: {
+      /** @description The created documents */
+      200: {
+        content: {
+          "application/json": ({
+              /** @description Numeric document id */
+              id: number;
+              /** @description File name, page title or URL; slices of a large text are named "name (2/3)" */
+              name: string;
+              /** @description The type sniffed from the content */
+              mimeType: string;
+              /** @description Bytes of the file, download or slice */
+              size: number;
+              source: "upload" | "link";
+              /** @description The crawled URL (links only) */
+              url?: string;
+              /** Format: date-time */
+              createdAt: string;
+            })[];
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Delete a knowledge base
+   * @description Removes every document from the search indexes (full-text and vectors), then the documents, then the base.
+   */
+  deleteKnowledgeBase: {
+    parameters: {
+      path: {
+        /** @description Knowledge base id */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Deleted */
+      204: {
+        content: never;
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Rename or describe a knowledge base
+   * @description Updates the base's own fields (name, description); its documents are unchanged.
+   */
+  updateKnowledgeBase: {
+    parameters: {
+      path: {
+        /** @description Knowledge base id */
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          name?: string;
+          description?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description A knowledge base */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            name: string;
+            description: string;
+            /** @description Free-form metadata; created empty */
+            metadata: {
+              [key: string]: unknown;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Crawl links into documents
+   * @description Downloads each URL (http or https; 4 at a time, 15 s and 10 MB each, at most 5 redirects) and creates a document from its readable text, in batches of 5. Addresses that are not public (loopback, private, link-local, metadata) are refused after DNS resolution and on every redirect. URLs that fail are listed in `skipped` with the reason.
+   */
+  crawlKnowledgeLinks: {
+    parameters: {
+      path: {
+        /** @description Knowledge base id */
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description http(s) URLs to crawl */
+          urls: string[];
+        };
+      };
+    };
+    responses: {
+      /** @description Created documents and the skipped URLs */
+      200: {
+        content: {
+          "application/json": {
+            documents: ({
+                /** @description Numeric document id */
+                id: number;
+                /** @description File name, page title or URL; slices of a large text are named "name (2/3)" */
+                name: string;
+                /** @description The type sniffed from the content */
+                mimeType: string;
+                /** @description Bytes of the file, download or slice */
+                size: number;
+                source: "upload" | "link";
+                /** @description The crawled URL (links only) */
+                url?: string;
+                /** Format: date-time */
+                createdAt: string;
+              })[];
+            /** @description URLs that could not be downloaded or read */
+            skipped: {
+                url: string;
+                reason: string;
+              }[];
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Search a knowledge base
+   * @description Up to 5 passages, best first. Full-text search, fused by reciprocal rank fusion with vector search when an embeddings provider is configured (EMBEDDINGS_URL).
+   */
+  searchKnowledgeBase: {
+    parameters: {
+      path: {
+        /** @description Knowledge base id */
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The question or keywords */
+          text: string;
+        };
+      };
+    };
+    responses: {
+      /** @description At most 5 matches, best first */
+      200: {
+        content: {
+          "application/json": ({
+              /** @description Higher is better; 1 means first in every retrieval list */
+              score: number;
+              /** @description The matching passage (about 1,000 characters) */
+              text: string;
+              document: {
+                id: number;
+                name: string;
+                source: "upload" | "link";
+                url?: string;
+              };
+            })[];
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Delete a document
+   * @description Removes the document from the search indexes, then the document.
+   */
+  deleteKnowledgeDocument: {
+    parameters: {
+      path: {
+        /** @description Knowledge base id */
+        id: string;
+        /** @description Numeric document id */
+        documentId: number;
+      };
+    };
+    responses: {
+      /** @description Deleted */
+      204: {
+        content: never;
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };

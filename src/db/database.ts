@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type pg from 'pg';
+import * as sqliteVec from 'sqlite-vec';
 import { loadPg } from './load-pg.js';
 import { statementNames } from './prepared.js';
 import { type CheckpointResult, WalCheckpointer } from './checkpointer.js';
@@ -60,6 +61,8 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
+  // Vector functions (vec_distance_cosine, …) for knowledge search.
+  sqliteVec.load(sqlite);
   // Checkpoints run in a worker thread, not inside request commits (see checkpointer.ts).
   sqlite.pragma('wal_autocheckpoint = 0');
   const checkpointer = new WalCheckpointer(file);

@@ -8,5 +8,6 @@ import type { EventTables } from '../modules/events/tables.js';
 import type { PlatformTables } from '../modules/platform/tables.js';
 import type { TelephonyTables } from '../modules/telephony/tables.js';
 import type { IntegrationTables } from '../modules/integrations/tables.js';
+import type { KnowledgeTables } from '../modules/knowledge/tables.js';
 
-export interface Database extends PlatformTables, AccountTables, ApiKeyTables, EventTables, DataTables, BillingTables, SignedPayloadTables, IntegrationTables, TelephonyTables {}
+export interface Database extends PlatformTables, AccountTables, ApiKeyTables, EventTables, DataTables, BillingTables, SignedPayloadTables, IntegrationTables, TelephonyTables, KnowledgeTables {}

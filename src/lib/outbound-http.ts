@@ -1,0 +1,216 @@
+// The service's one client for outbound HTTP (crawler, connectors,
+// integrations, voice, embeddings, webhooks). SSRF-safe by construction:
+// every address a connection goes to is checked at connect time (after DNS,
+// so names that resolve to private addresses and odd spellings such as 127.1
+// or [::ffff:127.0.0.1] are refused alike), redirects are followed here and
+// each hop is checked again, and every response has a deadline and a size cap.
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { Agent, buildConnector, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from 'undici';
+
+/** Why an outbound request did not produce a response. */
+export type OutboundErrorReason = 'blocked_address' | 'invalid_url' | 'too_many_redirects' | 'timeout' | 'too_large' | 'network';
+
+export class OutboundHttpError extends Error {
+  constructor(
+    readonly reason: OutboundErrorReason,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'OutboundHttpError';
+  }
+}
+
+export interface OutboundHttpOptions {
+  /** Allow loopback, private, link-local and other non-public addresses (operator-configured endpoints, tests). */
+  allowPrivate?: boolean;
+  /** Replaces the address policy (an operator's allow-list); by default only public addresses unless allowPrivate. */
+  allowAddress?: (address: string) => boolean;
+  /** Deadline for the whole exchange, redirects and body included. */
+  timeoutMs?: number;
+  /** Largest response body; reading past it fails with reason `too_large`. */
+  maxBytes?: number;
+  /** Redirects followed (each re-checked); 0 returns the 3xx response itself. */
+  maxRedirects?: number;
+  /** Sent when the caller sets none. */
+  userAgent?: string;
+  /** Resolver, replaceable in tests; defaults to the system resolver. */
+  lookup?: typeof dnsLookup;
+}
+
+export type OutboundInit = Omit<UndiciRequestInit, 'dispatcher' | 'redirect'>;
+
+/** A fetch-like function; the Response's `url` is the address that answered after redirects. */
+export interface OutboundHttp {
+  (url: string | URL, init?: OutboundInit): Promise<Response>;
+  /** Closes pooled connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * Whether an address may be contacted without `allowPrivate`: only public
+ * unicast. IPv4-mapped IPv6 (::ffff:a.b.c.d) is judged as the IPv4 address it
+ * carries; NAT64, 6to4 and Teredo, which embed IPv4 addresses, are refused.
+ */
+export function isPublicAddress(address: string): boolean {
+  const bare = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
+  // Zone ids (fe80::1%eth0) are link-local by definition.
+  if (bare.includes('%')) return false;
+  if (!ipaddr.isValid(bare)) return false;
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    parsed = ipaddr.process(bare);
+  } catch {
+    return false;
+  }
+  return parsed.range() === 'unicast';
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const NULL_BODY = new Set([101, 204, 205, 304]);
+
+export function createOutboundHttp(options: OutboundHttpOptions = {}): OutboundHttp {
+  const allowed = options.allowAddress ?? (options.allowPrivate ? () => true : isPublicAddress);
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  const maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
+  const maxRedirects = options.maxRedirects ?? 5;
+  const resolve = options.lookup ?? dnsLookup;
+
+  const blocked = (host: string, address: string) =>
+    new OutboundHttpError('blocked_address', host === address ? `${address} is not a public address` : `${host} resolves to ${address}, which is not a public address`);
+
+  // Resolves like dns.lookup, but fails when any address of the name is not public,
+  // so the socket can only ever connect to an address that was checked.
+  const checkedLookup = (hostname: string, opts: LookupOptions, callback: (err: Error | null, address: string | LookupAddress[], family?: number) => void) => {
+    resolve(hostname, { ...opts, all: true }, (err, addresses) => {
+      if (err) return callback(err, []);
+      const list = addresses as LookupAddress[];
+      const bad = list.find((a) => !allowed(a.address));
+      if (bad) return callback(blocked(hostname, bad.address), []);
+      if (opts.all) return callback(null, list);
+      if (list.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
+      return callback(null, list[0].address, list[0].family);
+    });
+  };
+
+  const connector = buildConnector({ lookup: checkedLookup as never, timeout: timeoutMs });
+  const agent = new Agent({
+    connect: (opts, callback) => {
+      // Literal addresses never reach the resolver: check them here.
+      const host = opts.hostname.startsWith('[') ? opts.hostname.slice(1, -1) : opts.hostname;
+      if (isIP(host) && !allowed(host)) return callback(blocked(host, host), null);
+      return connector(opts, callback);
+    },
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+
+  const outbound = async (input: string | URL, init: OutboundInit = {}): Promise<Response> => {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = init.signal ? AbortSignal.any([init.signal as AbortSignal, timeout]) : timeout;
+    let url = parseHttpUrl(String(input));
+    let method = (init.method ?? 'GET').toUpperCase();
+    let body = init.body;
+    const headers = new Headers(init.headers as HeadersInit | undefined);
+    if (!headers.has('user-agent')) headers.set('user-agent', options.userAgent ?? 'workspace-api');
+
+    for (let hop = 0; ; hop += 1) {
+      let response: Response;
+      try {
+        response = (await undiciFetch(url, { ...init, method, body, headers: Object.fromEntries(headers), signal, dispatcher: agent, redirect: 'manual' })) as unknown as Response;
+      } catch (error) {
+        throw wrapFailure(error, timeout);
+      }
+      const location = response.headers.get('location');
+      if (REDIRECTS.has(response.status) && location && maxRedirects > 0) {
+        await response.body?.cancel().catch(() => {});
+        if (hop >= maxRedirects) throw new OutboundHttpError('too_many_redirects', `more than ${maxRedirects} redirects`);
+        const next = parseHttpUrl(new URL(location, url).href);
+        // 303, and 301/302 after POST, continue as GET without a body (what browsers and fetch do).
+        if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
+          method = method === 'HEAD' ? 'HEAD' : 'GET';
+          body = undefined;
+          headers.delete('content-type');
+          headers.delete('content-length');
+        }
+        // Credentials are for the origin they were given to.
+        if (next.origin !== url.origin) {
+          headers.delete('authorization');
+          headers.delete('cookie');
+        }
+        url = next;
+        continue;
+      }
+      return capResponse(response, url.href, maxBytes, timeout);
+    }
+  };
+  return Object.assign(outbound, { close: () => agent.close() });
+}
+
+function parseHttpUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new OutboundHttpError('invalid_url', `not a valid URL: ${text.slice(0, 200)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundHttpError('invalid_url', `only http and https URLs are fetched (got ${url.protocol})`);
+  if (url.username || url.password) throw new OutboundHttpError('invalid_url', 'URLs with credentials are not fetched');
+  return url;
+}
+
+/** The first OutboundHttpError in an error's cause chain, or a network / timeout error. */
+function wrapFailure(error: unknown, timeout: AbortSignal): OutboundHttpError {
+  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth += 1) {
+    if (e instanceof OutboundHttpError) return e;
+  }
+  if (timeout.aborted) return new OutboundHttpError('timeout', 'the request timed out', { cause: error });
+  if (error instanceof Error && error.name === 'AbortError') return new OutboundHttpError('network', 'the request was aborted', { cause: error });
+  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
+  const detail = cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+  return new OutboundHttpError('network', `the request failed (${detail})`, { cause: error });
+}
+
+/** The response with a body that fails once more than maxBytes arrive (or at once when Content-Length says so). */
+function capResponse(response: Response, finalUrl: string, maxBytes: number, timeout: AbortSignal): Response {
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    void response.body?.cancel().catch(() => {});
+    throw new OutboundHttpError('too_large', `the response is larger than ${maxBytes} bytes`);
+  }
+  let body: ReadableStream<Uint8Array> | null = null;
+  if (response.body) {
+    let received = 0;
+    const reader = response.body.getReader();
+    body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        let chunk: ReadableStreamReadResult<Uint8Array>;
+        try {
+          chunk = await reader.read();
+        } catch (error) {
+          controller.error(wrapFailure(error, timeout));
+          return;
+        }
+        if (chunk.done) return controller.close();
+        received += chunk.value.byteLength;
+        if (received > maxBytes) {
+          void reader.cancel().catch(() => {});
+          controller.error(new OutboundHttpError('too_large', `the response is larger than ${maxBytes} bytes`));
+          return;
+        }
+        controller.enqueue(chunk.value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    });
+  }
+  const capped = new Response(NULL_BODY.has(response.status) ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  Object.defineProperty(capped, 'url', { value: finalUrl });
+  return capped;
+}
+
+/** Reads a capped response body; the size and timeout failures surface as OutboundHttpError. */
+export async function readBody(response: Response): Promise<Buffer> {
+  return Buffer.from(await response.arrayBuffer());
+}

@@ -1,0 +1,39 @@
+// Builds the knowledge area's services: the store, the link crawler on the
+// shared SSRF-safe client, and the embeddings provider when one is configured.
+import type { Kysely } from 'kysely';
+import type { KnowledgeConfig } from '../../config.js';
+import type { Dialect } from '../../db/database.js';
+import type { Database } from '../../db/schema.js';
+import type { Clock } from '../../lib/clock.js';
+import { createOutboundHttp } from '../../lib/outbound-http.js';
+import type { EmbeddingsProvider } from '../../providers/embeddings/interface.js';
+import { LinkCrawler } from './crawler.js';
+import { KnowledgeService } from './service.js';
+import { KnowledgeStore } from './store.js';
+
+export interface KnowledgeServiceDeps {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  clock: Clock;
+  config: KnowledgeConfig;
+  embeddings: EmbeddingsProvider | null;
+}
+
+export function createKnowledgeServices(deps: KnowledgeServiceDeps) {
+  const store = new KnowledgeStore(deps.db, deps.dialect);
+  // Spec 8: 4 downloads at a time, 15 s each.
+  const http = createOutboundHttp({ allowPrivate: deps.config.crawlAllowPrivate, timeoutMs: deps.config.crawlTimeoutMs, maxBytes: deps.config.crawlMaxBytes, maxRedirects: 5, userAgent: 'workspace-api knowledge crawler' });
+  const crawler = new LinkCrawler(http, 4);
+  const knowledge = new KnowledgeService(store, crawler, deps.embeddings, deps.clock);
+  return {
+    knowledge,
+    limits: { maxFiles: deps.config.maxFiles, maxFileBytes: deps.config.maxFileBytes },
+    embeddings: deps.embeddings,
+    close: async () => {
+      await http.close();
+      await deps.embeddings?.close?.();
+    },
+  };
+}
+
+export type KnowledgeServices = ReturnType<typeof createKnowledgeServices>;

@@ -1,0 +1,128 @@
+// Reads the text of a file with the field's own extractors. The type comes
+// from the bytes (file-type for binary formats; UTF-8 text is then told apart
+// by its content, and by its name only where content cannot tell: CSV and
+// Markdown), never from what the client claims.
+import { Readability } from '@mozilla/readability';
+import { fileTypeFromBuffer } from 'file-type';
+import { parseHTML } from 'linkedom';
+import mammoth from 'mammoth';
+import { extractText as extractPdfText, getDocumentProxy } from 'unpdf';
+import { normalizeText } from './text.js';
+
+export const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+
+/** Why a file could not be read: `unsupported` (415) or `unreadable` (400). */
+export class ExtractionError extends Error {
+  constructor(
+    readonly kind: 'unsupported' | 'unreadable',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface ExtractedText {
+  mimeType: string;
+  text: string;
+  /** A title found in the content (HTML <title>), if any. */
+  title?: string;
+}
+
+/** The text of a file; `declaredType` (a Content-Type header) only helps classify text, never binaries. */
+export async function extractText(name: string, bytes: Buffer, declaredType = ''): Promise<ExtractedText> {
+  const detected = await fileTypeFromBuffer(bytes);
+  if (detected?.mime === 'application/pdf') return { mimeType: 'application/pdf', text: await pdfText(bytes) };
+  if (detected?.mime === DOCX) return { mimeType: DOCX, text: await docxText(bytes) };
+  if (detected) throw new ExtractionError('unsupported', `${detected.mime} is not a supported type (text, Markdown, CSV, JSON, HTML, PDF, DOCX)`);
+
+  if (bytes.includes(0)) throw new ExtractionError('unsupported', 'binary content of an unknown type');
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw new ExtractionError('unsupported', 'not UTF-8 text');
+  }
+  const lowerName = name.toLowerCase();
+  const extension = lowerName.includes('.') ? lowerName.slice(lowerName.lastIndexOf('.') + 1) : '';
+  const start = text.trimStart().slice(0, 512).toLowerCase();
+
+  if (/^(<!doctype html|<html[\s>]|<head[\s>]|<body[\s>])/.test(start) || ((extension === 'html' || extension === 'htm' || declaredType.includes('html')) && start.startsWith('<'))) {
+    const html = htmlText(text);
+    return { mimeType: 'text/html', text: requireText(html.text), title: html.title };
+  }
+  if (extension === 'json' || declaredType.includes('json') || /^[[{]/.test(start)) {
+    try {
+      JSON.parse(text);
+      return { mimeType: 'application/json', text: requireText(text) };
+    } catch {
+      if (extension === 'json') throw new ExtractionError('unreadable', 'not valid JSON');
+    }
+  }
+  if (extension === 'csv' || declaredType.includes('csv')) return { mimeType: 'text/csv', text: requireText(text) };
+  if (extension === 'md' || extension === 'markdown' || declaredType.includes('markdown')) return { mimeType: 'text/markdown', text: requireText(text) };
+  return { mimeType: 'text/plain', text: requireText(text) };
+}
+
+function requireText(text: string): string {
+  const normalized = normalizeText(text);
+  if (!normalized) throw new ExtractionError('unreadable', 'contains no text');
+  return normalized;
+}
+
+async function pdfText(bytes: Buffer): Promise<string> {
+  let text: string;
+  try {
+    const pdf = await getDocumentProxy(new Uint8Array(bytes));
+    const pages = await extractPdfText(pdf, { mergePages: false });
+    text = pages.text.join('\n\n');
+    await pdf.destroy();
+  } catch (error) {
+    throw new ExtractionError('unreadable', `not a readable PDF (${error instanceof Error ? error.message : 'parse error'})`);
+  }
+  const normalized = normalizeText(text);
+  if (!normalized) throw new ExtractionError('unreadable', 'a PDF without a text layer (scanned pages are not read)');
+  return normalized;
+}
+
+async function docxText(bytes: Buffer): Promise<string> {
+  let text: string;
+  try {
+    text = (await mammoth.extractRawText({ buffer: bytes })).value;
+  } catch (error) {
+    throw new ExtractionError('unreadable', `not a readable DOCX (${error instanceof Error ? error.message : 'parse error'})`);
+  }
+  return requireText(text);
+}
+
+const BLOCKS = new Set(['P', 'DIV', 'SECTION', 'ARTICLE', 'LI', 'UL', 'OL', 'PRE', 'BLOCKQUOTE', 'TABLE', 'TR', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'HEADER', 'FOOTER', 'DL', 'DT', 'DD', 'FIGURE', 'MAIN']);
+const SKIPPED = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'SVG', 'IFRAME']);
+
+/** The readable text of a page: Readability's article when it finds one, else the body; paragraphs kept apart. */
+export function htmlText(html: string): { text: string; title?: string } {
+  const { document } = parseHTML(html);
+  const title = document.title?.trim() || undefined;
+  let article: { content?: string | null; title?: string | null } | null = null;
+  try {
+    article = new Readability(document as unknown as Document).parse();
+  } catch {
+    article = null;
+  }
+  const root = article?.content ? parseHTML(`<!doctype html><html><body>${article.content}</body></html>`).document.body : parseHTML(html).document.body;
+  const out: string[] = [];
+  const walk = (node: Node) => {
+    if (node.nodeType === 3) {
+      out.push(node.textContent ?? '');
+      return;
+    }
+    if (node.nodeType !== 1) return;
+    const tag = (node as Element).tagName.toUpperCase();
+    if (SKIPPED.has(tag)) return;
+    if (tag === 'BR') out.push('\n');
+    const block = BLOCKS.has(tag);
+    if (block) out.push('\n\n');
+    for (const child of Array.from(node.childNodes)) walk(child);
+    if (block) out.push('\n\n');
+  };
+  if (root) walk(root as unknown as Node);
+  return { text: out.join('').replace(/[ \t]*\n[ \t]*/g, '\n'), title: article?.title?.trim() || title };
+}

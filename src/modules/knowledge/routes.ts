@@ -1,0 +1,233 @@
+// Knowledge bases (spec 4.15); every route needs a phone-verified user.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import multipart, { type MultipartFile } from '@fastify/multipart';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { AppError } from '../../http/errors.js';
+import { errors } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import { createValidatorCompiler } from '../../http/validation.js';
+import type { Services } from '../../services.js';
+import {
+  CreateKnowledgeBaseBody,
+  DocumentList,
+  DocumentParams,
+  KnowledgeBase,
+  KnowledgeBaseList,
+  KnowledgeBaseParams,
+  KnowledgeBaseWithDocuments,
+  LinksBody,
+  LinksResult,
+  SearchBody,
+  SearchMatches,
+  UpdateKnowledgeBaseBody,
+  UploadBody,
+} from './schemas.js';
+import type { UploadedFile } from './service.js';
+
+const tags = ['knowledge'];
+const deleted = Type.Null({ description: 'Deleted' });
+
+export async function knowledgeRoutes(app: App, services: Services) {
+  const { knowledge, limits } = services.knowledge;
+
+  app.get(
+    '/api/knowledge-bases',
+    {
+      config: { auth: 'verified' },
+      schema: {
+        tags,
+        operationId: 'listKnowledgeBases',
+        summary: 'List knowledge bases',
+        description: "The caller's knowledge bases, oldest first, without their documents.",
+        response: { 200: KnowledgeBaseList, ...errors(401, 403) },
+      },
+    },
+    async (request) => knowledge.list(request.auth!.userId),
+  );
+
+  app.put(
+    '/api/knowledge-bases',
+    {
+      config: { auth: 'verified' },
+      schema: {
+        tags,
+        operationId: 'createKnowledgeBase',
+        summary: 'Create a knowledge base',
+        description: 'Creates an empty knowledge base with empty metadata.',
+        body: CreateKnowledgeBaseBody,
+        response: { 200: KnowledgeBase, ...errors(400, 401, 403) },
+      },
+    },
+    async (request) => knowledge.create(request.auth!.userId, request.body),
+  );
+
+  app.get(
+    '/api/knowledge-bases/:id',
+    {
+      config: { auth: 'verified' },
+      schema: {
+        tags,
+        operationId: 'getKnowledgeBase',
+        summary: 'Read a knowledge base and its documents',
+        description: 'Documents have numeric ids, oldest first.',
+        params: KnowledgeBaseParams,
+        response: { 200: KnowledgeBaseWithDocuments, ...errors(401, 403, 404) },
+      },
+    },
+    async (request) => knowledge.get(request.auth!.userId, request.params.id),
+  );
+
+  app.patch(
+    '/api/knowledge-bases/:id',
+    {
+      config: { auth: 'verified' },
+      schema: {
+        tags,
+        operationId: 'updateKnowledgeBase',
+        summary: "Rename or describe a knowledge base",
+        description: "Updates the base's own fields (name, description); its documents are unchanged.",
+        params: KnowledgeBaseParams,
+        body: UpdateKnowledgeBaseBody,
+        response: { 200: KnowledgeBase, ...errors(400, 401, 403, 404) },
+      },
+    },
+    async (request) => knowledge.update(request.auth!.userId, request.params.id, request.body),
+  );
+
+  app.delete(
+    '/api/knowledge-bases/:id',
+    {
+      config: { auth: 'verified' },
+      schema: {
+        tags,
+        operationId: 'deleteKnowledgeBase',
+        summary: 'Delete a knowledge base',
+        description: 'Removes every document from the search indexes (full-text and vectors), then the documents, then the base.',
+        params: KnowledgeBaseParams,
+        response: { 204: deleted, ...errors(401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await knowledge.delete(request.auth!.userId, request.params.id);
+      return reply.status(204).send(null);
+    },
+  );
+
+  // Multipart parsing only where uploads are accepted.
+  await app.register(async (plugin) => {
+    await plugin.register(multipart);
+    const scope = plugin.withTypeProvider<TypeBoxTypeProvider>();
+    const validators = createValidatorCompiler(() => app.getSchemas());
+    scope.post(
+      '/api/knowledge-bases/:id',
+      {
+        config: { auth: 'verified' },
+        // The multipart body is read as a stream below; its schema documents it.
+        validatorCompiler: (route) => (route.httpPart === 'body' ? () => true : validators(route)),
+        schema: {
+          tags,
+          operationId: 'uploadKnowledgeDocuments',
+          summary: 'Upload files as documents',
+          description:
+            `multipart/form-data with one part per file, each named \`files\` (at most ${limits.maxFiles} files of ${limits.maxFileBytes} bytes). ` +
+            'Text, Markdown, CSV, JSON, HTML, PDF (text layer) and DOCX; the type is sniffed from the content. ' +
+            'A file that cannot be read refuses the whole upload (415 unsupported type, 400 unreadable; the answer names the file) and nothing is added. ' +
+            'Text over about 200 KB becomes several documents of about 200 KB, cut at paragraph boundaries and named "name (2/3)".',
+          consumes: ['multipart/form-data'],
+          params: KnowledgeBaseParams,
+          body: UploadBody,
+          response: { 200: DocumentList, ...errors(400, 401, 403, 404, 413, 415, 502) },
+        },
+      },
+      async (request) => {
+        if (!request.isMultipart()) throw new AppError('unsupported_media_type', 'send multipart/form-data with file parts named "files"');
+        return knowledge.addFiles(request.auth!.userId, request.params.id, uploadedFiles(request, limits));
+      },
+    );
+  });
+
+  app.post(
+    '/api/knowledge-bases/:id/links',
+    {
+      config: { auth: 'verified' },
+      schema: {
+        tags,
+        operationId: 'crawlKnowledgeLinks',
+        summary: 'Crawl links into documents',
+        description:
+          'Downloads each URL (http or https; 4 at a time, 15 s and 10 MB each, at most 5 redirects) and creates a document from its readable text, in batches of 5. ' +
+          'Addresses that are not public (loopback, private, link-local, metadata) are refused after DNS resolution and on every redirect. ' +
+          'URLs that fail are listed in `skipped` with the reason.',
+        params: KnowledgeBaseParams,
+        body: LinksBody,
+        response: { 200: LinksResult, ...errors(400, 401, 403, 404, 502) },
+      },
+    },
+    async (request) => knowledge.addLinks(request.auth!.userId, request.params.id, request.body.urls),
+  );
+
+  app.post(
+    '/api/knowledge-bases/:id/search',
+    {
+      config: { auth: 'verified' },
+      schema: {
+        tags,
+        operationId: 'searchKnowledgeBase',
+        summary: 'Search a knowledge base',
+        description:
+          'Up to 5 passages, best first. Full-text search, fused by reciprocal rank fusion with vector search when an embeddings provider is configured (EMBEDDINGS_URL).',
+        params: KnowledgeBaseParams,
+        body: SearchBody,
+        response: { 200: SearchMatches, ...errors(400, 401, 403, 404) },
+      },
+    },
+    async (request) => knowledge.search(request.auth!.userId, request.params.id, request.body.text),
+  );
+
+  app.delete(
+    '/api/knowledge-bases/:id/:documentId',
+    {
+      config: { auth: 'verified' },
+      schema: {
+        tags,
+        operationId: 'deleteKnowledgeDocument',
+        summary: 'Delete a document',
+        description: 'Removes the document from the search indexes, then the document.',
+        params: DocumentParams,
+        response: { 204: deleted, ...errors(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await knowledge.deleteDocument(request.auth!.userId, request.params.id, request.params.documentId);
+      return reply.status(204).send(null);
+    },
+  );
+}
+
+/** The request's file parts, with multipart limit errors turned into answers that name the limit and the file. */
+async function* uploadedFiles(request: FastifyRequest, limits: { maxFiles: number; maxFileBytes: number }): AsyncGenerator<UploadedFile> {
+  const parts = request.parts({ limits: { files: limits.maxFiles, fileSize: limits.maxFileBytes, fields: 20, parts: limits.maxFiles + 20 } });
+  try {
+    for await (const part of parts) {
+      if (part.type !== 'file') continue;
+      if (part.fieldname !== 'files') throw new AppError('invalid_input', `unexpected file part "${part.fieldname}": name every file part "files"`);
+      const file = part as MultipartFile;
+      yield {
+        filename: file.filename,
+        mimetype: file.mimetype,
+        read: () => file.toBuffer().catch((error: unknown) => Promise.reject(limitError(error, file.filename, limits))),
+      };
+    }
+  } catch (error) {
+    throw limitError(error, undefined, limits);
+  }
+}
+
+function limitError(error: unknown, filename: string | undefined, limits: { maxFiles: number; maxFileBytes: number }): unknown {
+  const code = (error as { code?: string })?.code;
+  if (code === 'FST_REQ_FILE_TOO_LARGE') return new AppError('payload_too_large', `${filename ?? 'a file'} is larger than ${limits.maxFileBytes} bytes; nothing was added`, filename ? { file: filename } : undefined);
+  if (code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT') return new AppError('payload_too_large', `at most ${limits.maxFiles} files per upload; nothing was added`);
+  if (code === 'FST_FIELDS_LIMIT') return new AppError('invalid_input', 'too many form fields');
+  return error;
+}

@@ -1,0 +1,182 @@
+// SQL of knowledge bases: records, documents, chunks, and the two retrieval
+// queries (full-text and vector) over one base's chunks.
+import { type Kysely, sql } from 'kysely';
+import type { Dialect } from '../../db/database.js';
+import type { Database } from '../../db/schema.js';
+import type { KnowledgeBasesTable, KnowledgeDocumentsTable } from './tables.js';
+
+export type DocumentRow = Omit<KnowledgeDocumentsTable, 'id'> & { id: number };
+
+export interface NewDocument {
+  document: Omit<KnowledgeDocumentsTable, 'id' | 'knowledge_base_id'>;
+  chunks: Array<{ title: string; text: string; embedding: number[] | null }>;
+}
+
+/** A chunk id with its rank in one retrieval list (best first). */
+export interface RankedChunk {
+  id: number;
+}
+
+export interface ChunkWithDocument {
+  id: number;
+  text: string;
+  document_id: number;
+  name: string;
+  source: string;
+  url: string | null;
+}
+
+export class KnowledgeStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+  ) {}
+
+  async insertBase(row: KnowledgeBasesTable): Promise<void> {
+    await this.db.insertInto('knowledge_bases').values(row).execute();
+  }
+
+  listBases(userId: string) {
+    return this.db.selectFrom('knowledge_bases').selectAll().where('user_id', '=', userId).orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
+  }
+
+  findBase(userId: string, id: string) {
+    return this.db.selectFrom('knowledge_bases').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  }
+
+  async updateBase(userId: string, id: string, changes: Partial<Pick<KnowledgeBasesTable, 'name' | 'description' | 'updated_at'>>): Promise<boolean> {
+    const result = await this.db.updateTable('knowledge_bases').set(changes).where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /** Deletes the base's chunks (and so its full-text and vector entries) first, then its documents, then the base. */
+  async deleteBase(userId: string, id: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const base = await trx.selectFrom('knowledge_bases').select('id').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+      if (!base) return false;
+      await trx.deleteFrom('knowledge_chunks').where('knowledge_base_id', '=', id).execute();
+      await trx.deleteFrom('knowledge_documents').where('knowledge_base_id', '=', id).execute();
+      await trx.deleteFrom('knowledge_bases').where('id', '=', id).execute();
+      return true;
+    });
+  }
+
+  listDocuments(baseId: string): Promise<DocumentRow[]> {
+    return this.db.selectFrom('knowledge_documents').selectAll().where('knowledge_base_id', '=', baseId).orderBy('id', 'asc').execute();
+  }
+
+  /** Deletes one document of a base, its chunks first; false when the base has no such document. */
+  async deleteDocument(baseId: string, documentId: number): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const doc = await trx.selectFrom('knowledge_documents').select('id').where('id', '=', documentId).where('knowledge_base_id', '=', baseId).executeTakeFirst();
+      if (!doc) return false;
+      await trx.deleteFrom('knowledge_chunks').where('document_id', '=', documentId).execute();
+      await trx.deleteFrom('knowledge_documents').where('id', '=', documentId).execute();
+      return true;
+    });
+  }
+
+  /** Inserts documents and their chunks in one transaction; all or nothing. */
+  async insertDocuments(baseId: string, docs: NewDocument[]): Promise<DocumentRow[]> {
+    return this.db.transaction().execute(async (trx) => {
+      const created: DocumentRow[] = [];
+      for (const { document, chunks } of docs) {
+        const row = await trx
+          .insertInto('knowledge_documents')
+          .values({ ...document, knowledge_base_id: baseId })
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        created.push(row);
+        const rows = chunks.map((chunk, position) => ({
+          document_id: row.id,
+          knowledge_base_id: baseId,
+          position,
+          title: chunk.title,
+          text: chunk.text,
+          embedding: chunk.embedding ? this.encodeVector(chunk.embedding) : null,
+        }));
+        // Bounded statements: SQLite allows 32,766 parameters per statement.
+        for (let i = 0; i < rows.length; i += 500) await trx.insertInto('knowledge_chunks').values(rows.slice(i, i + 500)).execute();
+      }
+      return created;
+    });
+  }
+
+  /**
+   * Full-text candidates, best first: FTS5 bm25 (title weighted over text) on
+   * SQLite; on PostgreSQL the sum over terms of idf × ts_rank over the weighted
+   * tsvector (name A, text B), a BM25-like score. Any term may
+   * match (OR); ranking rewards passages with more and rarer terms.
+   */
+  async searchText(baseId: string, terms: string[], limit: number): Promise<RankedChunk[]> {
+    if (terms.length === 0) return [];
+    if (this.dialect === 'sqlite') {
+      const match = terms.map((t) => `"${t}"`).join(' OR ');
+      const { rows } = await sql<RankedChunk>`
+        select c.id as id from knowledge_chunks_fts f join knowledge_chunks c on c.id = f.rowid
+        where knowledge_chunks_fts match ${match} and c.knowledge_base_id = ${baseId}
+        order by f.rank limit ${limit}`.execute(this.db);
+      return rows;
+    }
+    // ts_rank knows nothing of how rare a term is: weight each term's rank by
+    // its BM25 idf within the base (document frequencies from the GIN index).
+    const query = terms.join(' | ');
+    const { rows: counts } = await sql<{ term: string; df: number; total: number }>`
+      select t as term,
+        (select count(*) from knowledge_chunks where knowledge_base_id = ${baseId} and search @@ to_tsquery('english', t)) as df,
+        (select count(*) from knowledge_chunks where knowledge_base_id = ${baseId}) as total
+      from unnest(${terms}::text[]) as t`.execute(this.db);
+    const weights = counts.map(({ df, total }) => Math.log(1 + (Number(total) - Number(df) + 0.5) / (Number(df) + 0.5)));
+    const { rows } = await sql<RankedChunk>`
+      select id from knowledge_chunks, to_tsquery('english', ${query}) q
+      where knowledge_base_id = ${baseId} and search @@ q
+      order by (select sum(w * ts_rank(search, to_tsquery('english', t), 1)) from unnest(${counts.map((c) => c.term)}::text[], ${weights}::float8[]) as x(t, w)) desc, id
+      limit ${limit}`.execute(this.db);
+    return rows;
+  }
+
+  /**
+   * Nearest chunks by cosine similarity, exact scan over the base's chunks of
+   * the same dimension: sqlite-vec's vec_distance_cosine on SQLite; a dot
+   * product of unit vectors over real[] on PostgreSQL.
+   */
+  async searchVector(baseId: string, vector: number[], limit: number): Promise<RankedChunk[]> {
+    if (this.dialect === 'sqlite') {
+      const { rows } = await sql<RankedChunk>`
+        select id from knowledge_chunks
+        where knowledge_base_id = ${baseId} and embedding is not null and vec_length(embedding) = ${vector.length}
+        order by vec_distance_cosine(embedding, ${this.encodeVector(vector)}) limit ${limit}`.execute(this.db);
+      return rows;
+    }
+    const { rows } = await sql<RankedChunk>`
+      select id from knowledge_chunks
+      where knowledge_base_id = ${baseId} and embedding is not null and cardinality(embedding) = ${vector.length}
+      order by (select sum(a * b) from unnest(embedding, ${vector}::real[]) as t(a, b)) desc, id limit ${limit}`.execute(this.db);
+    return rows;
+  }
+
+  async chunksWithDocuments(ids: number[]): Promise<ChunkWithDocument[]> {
+    if (ids.length === 0) return [];
+    return this.db
+      .selectFrom('knowledge_chunks as c')
+      .innerJoin('knowledge_documents as d', 'd.id', 'c.document_id')
+      .select(['c.id as id', 'c.text as text', 'c.document_id as document_id', 'd.name as name', 'd.source as source', 'd.url as url'])
+      .where('c.id', 'in', ids)
+      .execute();
+  }
+
+  countChunks(baseId: string) {
+    return this.db
+      .selectFrom('knowledge_chunks')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('knowledge_base_id', '=', baseId)
+      .executeTakeFirstOrThrow()
+      .then((r) => Number(r.n));
+  }
+
+  private encodeVector(vector: number[]): Buffer | number[] {
+    if (this.dialect === 'postgres') return vector;
+    const floats = Float32Array.from(vector);
+    return Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength);
+  }
+}
