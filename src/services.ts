@@ -11,6 +11,7 @@ import type { AuthContext } from './http/auth.js';
 import { CredentialCache } from './modules/auth/credential-cache.js';
 import { createDataServices } from './modules/data/create-services.js';
 import { createBillingServices } from './modules/billing/create-services.js';
+import { loadCatalog } from './modules/billing/catalog.js';
 import { ExternalSignInService } from './modules/auth/external-service.js';
 import { ExternalIdentityStore } from './modules/auth/external-store.js';
 import { PasswordHasher } from './modules/auth/passwords.js';
@@ -50,7 +51,8 @@ export function createServices(deps: ServiceDeps) {
   const audit = new AuditLog(platformStore, clock);
   const limiter = new RateLimiter(platformStore, clock);
   const outbox = new Outbox(platformStore, clock);
-  const providers: Providers = { ...createProviders(config, outbox), ...deps.providers };
+  const billingCatalog = loadCatalog(config.billing);
+  const providers: Providers = { ...createProviders(config, outbox, billingCatalog.plans), ...deps.providers };
   const secretBox: SecretBox = createSecretBox(secrets.masterKey);
 
   const credentialCache = new CredentialCache<AuthContext>(clock, config.authCacheMs);
@@ -74,6 +76,7 @@ export function createServices(deps: ServiceDeps) {
     db,
     dialect: database.dialect,
     settings: config.billing,
+    catalog: billingCatalog,
     publicUrl: config.publicUrl,
     returnUrlOrigins: config.returnUrlOrigins,
     payments: providers.payments,

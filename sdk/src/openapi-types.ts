@@ -1796,6 +1796,13 @@ export interface paths {
      */
     get: operations["listVoicePricing"];
   };
+  "/api/webhooks/stripe": {
+    /**
+     * Stripe webhook endpoint
+     * @description Point a Stripe webhook endpoint here (events: checkout.session.completed, checkout.session.async_payment_succeeded, invoice.paid, customer.subscription.created, .updated, .deleted) and set its signing secret as STRIPE_WEBHOOK_SECRET. `Stripe-Signature` is verified on the raw body with a 300-second tolerance; each event id is applied once. 404 while the sandbox payment provider is active.
+     */
+    post: operations["receiveStripeWebhook"];
+  };
   "/api/sandbox/checkout/{id}": {
     /**
      * Sandbox checkout page
@@ -2183,6 +2190,40 @@ export interface operations {
       };
       /** @description Error answer */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Stripe webhook endpoint
+   * @description Point a Stripe webhook endpoint here (events: checkout.session.completed, checkout.session.async_payment_succeeded, invoice.paid, customer.subscription.created, .updated, .deleted) and set its signing secret as STRIPE_WEBHOOK_SECRET. `Stripe-Signature` is verified on the raw body with a 300-second tolerance; each event id is applied once. 404 while the sandbox payment provider is active.
+   */
+  receiveStripeWebhook: {
+    parameters: {
+      header?: {
+        "stripe-signature"?: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            received: boolean;
+            outcome: "handled" | "duplicate" | "ignored";
+          };
+        };
+      };
+      /** @description Error answer */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      404: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };

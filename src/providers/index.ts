@@ -5,8 +5,9 @@ import type { EmailProvider } from './email/interface.js';
 import { SandboxEmailProvider } from './email/sandbox.js';
 import { SmtpEmailProvider } from './email/smtp.js';
 import type { Outbox } from './outbox.js';
-import type { PaymentsProvider } from './payments/interface.js';
+import type { PaymentsProvider, PlanPrice } from './payments/interface.js';
 import { SandboxPaymentsProvider } from './payments/sandbox.js';
+import { StripePaymentsProvider } from './payments/stripe.js';
 import type { SmsProvider } from './sms/interface.js';
 import { SandboxSmsProvider } from './sms/sandbox.js';
 import { TwilioSmsProvider } from './sms/twilio.js';
@@ -17,11 +18,12 @@ export interface Providers {
   payments: PaymentsProvider;
 }
 
-export function createProviders(config: Config, outbox: Outbox): Providers {
+/** `plans`: the billing plans, so the payment provider can name the plan of a subscription's price. */
+export function createProviders(config: Config, outbox: Outbox, plans: PlanPrice[] = []): Providers {
   return {
     sms: config.twilio ? new TwilioSmsProvider(config.twilio) : new SandboxSmsProvider(outbox),
     email: config.smtp ? new SmtpEmailProvider(config.smtp.url, config.smtp.from) : new SandboxEmailProvider(outbox),
-    payments: new SandboxPaymentsProvider(config.publicUrl),
+    payments: config.billing.stripe ? new StripePaymentsProvider(config.billing.stripe, plans) : new SandboxPaymentsProvider(config.publicUrl),
   };
 }
 

@@ -7,7 +7,7 @@ import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import type { PaymentsProvider } from '../../providers/payments/interface.js';
 import type { BillingAccount } from './account.js';
-import { loadCatalog } from './catalog.js';
+import type { Catalog } from './catalog.js';
 import { CreditLedger } from './ledger.js';
 import { BillingService, type UserLookup } from './service.js';
 import { BillingStore } from './store.js';
@@ -16,6 +16,7 @@ export interface BillingServiceDeps {
   db: Kysely<Database>;
   dialect: Dialect;
   settings: BillingSettings;
+  catalog: Catalog;
   publicUrl: string;
   returnUrlOrigins: string[];
   payments: PaymentsProvider;
@@ -25,7 +26,7 @@ export interface BillingServiceDeps {
 
 export function createBillingServices(deps: BillingServiceDeps) {
   const store = new BillingStore(deps.db, deps.dialect);
-  const catalog = loadCatalog(deps.settings);
+  const { catalog } = deps;
   const ledger = new CreditLedger(store, deps.clock, deps.settings.balanceCacheMs);
   const billing = new BillingService(
     { publicUrl: deps.publicUrl, returnUrlOrigins: deps.returnUrlOrigins, topupDefaultUsd: deps.settings.topupDefaultUsd },

@@ -5,6 +5,7 @@ import { errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { Services } from '../../services.js';
 import { billingSandboxRoutes } from './sandbox-routes.js';
+import { billingWebhookRoutes } from './webhook-routes.js';
 import { TOPUP_MAX_USD, TOPUP_MIN_USD } from './service.js';
 
 const Money = Type.Object(
@@ -200,5 +201,6 @@ export function billingRoutes(app: App, services: Services) {
     },
   );
 
+  billingWebhookRoutes(app, services.billing);
   billingSandboxRoutes(app, services.billing, services.config.env === 'production');
 }
