@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/database.js';
 import { installAuth } from './http/auth.js';
 import { installErrorHandler } from './http/error-handler.js';
+import { installIdempotency } from './http/idempotency.js';
 import { registerOpenApi } from './http/openapi.js';
 import { ErrorResponse } from './http/schemas.js';
 import type { App } from './http/types.js';
@@ -80,6 +81,7 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   await registerOpenApi(app);
   app.addSchema(ErrorResponse);
   installAuth(app, services.authenticator);
+  installIdempotency(app, services.idempotency);
 
   for (const register of routeModules) await register(app, services);
   return app as unknown as App & { services: Services };

@@ -28,6 +28,8 @@ import { EventRecorder } from './modules/events/recorder.js';
 import { createEventStreams } from './modules/events/service.js';
 import { AuditLog } from './modules/platform/audit.js';
 import { Housekeeping } from './modules/platform/housekeeping.js';
+import { IdempotencyService } from './modules/platform/idempotency.js';
+import { IdempotencyStore } from './modules/platform/idempotency-store.js';
 import { RateLimiter } from './modules/platform/rate-limiter.js';
 import { PlatformStore } from './modules/platform/store.js';
 import { type Providers, createProviders } from './providers/index.js';
@@ -51,6 +53,7 @@ export function createServices(deps: ServiceDeps) {
   const audit = new AuditLog(platformStore, clock);
   const limiter = new RateLimiter(platformStore, clock);
   const outbox = new Outbox(platformStore, clock);
+  const idempotency = new IdempotencyService(new IdempotencyStore(db), clock);
   const billingCatalog = loadCatalog(config.billing);
   const providers: Providers = { ...createProviders(config, outbox, billingCatalog.plans), ...deps.providers };
   const secretBox: SecretBox = createSecretBox(secrets.masterKey);
@@ -92,11 +95,12 @@ export function createServices(deps: ServiceDeps) {
       phoneCodes: (now) => phoneCodes.deleteExpired(now),
       passwordResets: (now) => resetStore.deleteExpired(now),
       externalFlows: (now) => externalStore.deleteExpired(now),
+      idempotencyKeys: (now) => idempotency.purgeExpired(now),
     },
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -29,8 +29,21 @@ export interface SandboxOutboxTable {
   created_at: number;
 }
 
+export interface IdempotencyKeysTable {
+  user_id: string;
+  key: string;
+  fingerprint: string;
+  state: 'running' | 'done';
+  status_code: number | null;
+  content_type: string | null;
+  body: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface PlatformTables {
   audit_log: AuditLogTable;
   rate_limits: RateLimitsTable;
   sandbox_outbox: SandboxOutboxTable;
+  idempotency_keys: IdempotencyKeysTable;
 }

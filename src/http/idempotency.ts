@@ -1,0 +1,82 @@
+// The Idempotency-Key route option. A route that spends money or sends
+// something declares `config: { auth: …, idempotent: true }`; this plugin then
+// documents the header, claims the key before the handler runs (after
+// authentication and validation), replays a stored answer instead of running
+// again, and stores the answer when it is sent. Rules: IdempotencyService.
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler, preHandlerHookHandler } from 'fastify';
+import { Type } from 'typebox';
+import { IDEMPOTENCY_KEY_PATTERN, type IdempotencyService } from '../modules/platform/idempotency.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Accept an Idempotency-Key header (needs `auth`: keys are per user). */
+    idempotent?: boolean;
+  }
+  interface FastifyRequest {
+    /** Set while this request owns an Idempotency-Key and its answer is not stored yet. */
+    idempotency: { userId: string; key: string } | null;
+  }
+}
+
+const HEADER = 'idempotency-key';
+
+const keyHeaderSchema = Type.String({
+  pattern: IDEMPOTENCY_KEY_PATTERN,
+  description:
+    'Makes a retry safe: the first successful answer is stored for 24 h and replayed (with `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.',
+  examples: ['7f9c2a4e-topup-2026-11-23'],
+});
+
+function withKeyHeader(headers: unknown): unknown {
+  const base = (headers as { properties?: Record<string, unknown> } | undefined) ?? { type: 'object', properties: {} };
+  return { ...base, type: 'object', properties: { ...(base.properties ?? {}), [HEADER]: keyHeaderSchema } };
+}
+
+/** Must run before routes are registered. */
+export function installIdempotency(app: FastifyInstance, service: IdempotencyService): void {
+  app.decorateRequest('idempotency', null);
+
+  const begin: preHandlerHookHandler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const key = request.headers[HEADER];
+    if (typeof key !== 'string' || !request.auth) return;
+    const userId = request.auth.userId;
+    const outcome = await service.begin(userId, key, service.fingerprint(request.method, request.url, request.body));
+    if (outcome.kind === 'run') {
+      request.idempotency = { userId, key };
+      return;
+    }
+    reply.header('idempotent-replayed', 'true');
+    if (outcome.contentType) reply.type(outcome.contentType);
+    return reply.status(outcome.statusCode).send(outcome.body === '' ? null : outcome.body);
+  };
+
+  const store: onSendHookHandler = async (request, reply, payload) => {
+    const owned = request.idempotency;
+    if (!owned) return payload;
+    request.idempotency = null;
+    if (payload === null || payload === undefined || typeof payload === 'string' || Buffer.isBuffer(payload)) {
+      const body = payload === null || payload === undefined ? '' : payload.toString();
+      const contentType = (reply.getHeader('content-type') as string | undefined) ?? null;
+      await service.finish(owned.userId, owned.key, { statusCode: reply.statusCode, contentType, body });
+    } else {
+      await service.release(owned.userId, owned.key);
+    }
+    return payload;
+  };
+
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.idempotent) return;
+    if (!route.config.auth) throw new Error(`${route.method} ${route.url}: idempotent routes need authentication (keys are per user)`);
+    const schema = route.schema ?? {};
+    const response = schema.response as Record<string, unknown> | undefined;
+    route.schema = {
+      ...schema,
+      headers: withKeyHeader(schema.headers),
+      ...(response ? { response: { ...response, 409: Type.Ref('ErrorResponse'), 422: Type.Ref('ErrorResponse') } } : {}),
+    };
+    const pre = route.preHandler ? (Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]) : [];
+    route.preHandler = [begin, ...pre];
+    const send = route.onSend ? (Array.isArray(route.onSend) ? route.onSend : [route.onSend]) : [];
+    route.onSend = [...send, store];
+  });
+}
