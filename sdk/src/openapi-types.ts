@@ -1922,6 +1922,13 @@ export interface operations {
         /** @description US dollars in whole cents; default CREDITS_TOPUP_USD (20) */
         amount?: number;
       };
+      header?: {
+        /**
+         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
+         * @example 7f9c2a4e-topup-2026-11-23
+         */
+        "idempotency-key"?: string;
+      };
     };
     responses: {
       /** @description Default Response */
@@ -1950,6 +1957,18 @@ export interface operations {
       };
       /** @description Error answer */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      422: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -2054,6 +2073,13 @@ export interface operations {
         /** @description Where the payment page sends the customer afterwards; its origin must be in RETURN_URL_ORIGINS */
         returnTo?: string;
       };
+      header?: {
+        /**
+         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
+         * @example 7f9c2a4e-topup-2026-11-23
+         */
+        "idempotency-key"?: string;
+      };
     };
     requestBody: {
       content: {
@@ -2098,6 +2124,12 @@ export interface operations {
       };
       /** @description Error answer */
       409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      422: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };

@@ -107,7 +107,7 @@ export function billingRoutes(app: App, services: Services) {
   app.post(
     '/api/credits/add',
     {
-      config: { auth: 'verified' },
+      config: { auth: 'verified', idempotent: true },
       schema: {
         tags: ['billing'],
         operationId: 'addCredits',
@@ -144,7 +144,7 @@ export function billingRoutes(app: App, services: Services) {
   app.post(
     '/api/billing/plan',
     {
-      config: { auth: 'verified' },
+      config: { auth: 'verified', idempotent: true },
       schema: {
         tags: ['billing'],
         operationId: 'choosePlan',

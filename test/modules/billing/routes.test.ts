@@ -1,0 +1,194 @@
+// The billing routes of spec 4.18 in sandbox mode, end to end: top-up →
+// balance, plan → active with card, upgrade → same subscription at the new
+// price, portal, pricing; auth levels, returnTo, Idempotency-Key.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CheckoutInput } from '../../../src/providers/payments/interface.js';
+import { SandboxPaymentsProvider } from '../../../src/providers/payments/sandbox.js';
+import { type TestApp, createTestApp } from '../../support/app.js';
+import { type TestUser, bearer, createVerifiedUser, registerUser } from '../../support/factories.js';
+
+/** The sandbox provider whose checkout creation can be held open (an in-flight request). */
+class GatedSandbox extends SandboxPaymentsProvider {
+  gate: Promise<void> | null = null;
+  override async createCheckout(input: CheckoutInput) {
+    if (this.gate) await this.gate;
+    return super.createCheckout(input);
+  }
+}
+
+const PUBLIC_URL = 'http://127.0.0.1:3000';
+const payments = new GatedSandbox(PUBLIC_URL);
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp({ env: { PUBLIC_URL, RETURN_URL_ORIGINS: 'https://app.example.com' }, providers: { payments } });
+});
+afterAll(() => t.close());
+
+const get = (url: string, user: TestUser) => t.app.inject({ method: 'GET', url, headers: bearer(user.token) });
+const post = (url: string, user: TestUser, payload?: object, headers: Record<string, string> = {}) =>
+  t.app.inject({ method: 'POST', url, headers: { ...bearer(user.token), ...headers }, ...(payload ? { payload } : {}) });
+const pathOf = (url: string) => new URL(url).pathname;
+
+describe('credits', () => {
+  it('top-up walkthrough: balance 0 → checkout page → Pay → redirect to returnTo → balance 20', async () => {
+    const user = await createVerifiedUser(t);
+    expect((await get('/api/credits', user)).json()).toEqual({ amount: 0, currency: 'usd' });
+    const returnTo = 'https://app.example.com/billing?done=1';
+    const res = await post(`/api/credits/add?returnTo=${encodeURIComponent(returnTo)}`, user);
+    expect(res.statusCode).toBe(200);
+    const { url } = res.json();
+    expect(url.startsWith(`${PUBLIC_URL}/api/sandbox/checkout/bs_`)).toBe(true);
+    const page = await t.app.inject({ method: 'GET', url: pathOf(url) });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('Pay $20.00');
+    expect(page.body).toContain('<form method="post">');
+    const paid = await t.app.inject({ method: 'POST', url: pathOf(url), headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: '' });
+    expect(paid.statusCode).toBe(303);
+    expect(paid.headers.location).toBe(returnTo);
+    expect((await get('/api/credits', user)).json()).toEqual({ amount: 20, currency: 'usd' });
+    expect((await t.app.inject({ method: 'GET', url: pathOf(url) })).body).toContain('This checkout is complete');
+  });
+
+  it('amount: 5 to 1000 dollars in whole cents', async () => {
+    const user = await createVerifiedUser(t);
+    for (const bad of ['4.99', '1000.01', '12.345', 'abc']) expect((await post(`/api/credits/add?amount=${bad}`, user)).statusCode).toBe(400);
+    const ok = await post('/api/credits/add?amount=12.34', user);
+    expect((await t.app.inject({ method: 'GET', url: pathOf(ok.json().url) })).body).toContain('Pay $12.34');
+  });
+
+  it('returnTo must be on an allowed origin', async () => {
+    const user = await createVerifiedUser(t);
+    for (const bad of ['https://evil.example.net/x', 'javascript:alert(1)', '/relative', 'https://user:pw@app.example.com/']) {
+      const res = await post(`/api/credits/add?returnTo=${encodeURIComponent(bad)}`, user);
+      expect(res.statusCode).toBe(400);
+      expect(res.json().code).toBe('invalid_return_url');
+    }
+  });
+
+  it('reads need a valid credential; writes need a verified phone', async () => {
+    const unverified = await registerUser(t);
+    expect((await t.app.inject({ method: 'GET', url: '/api/credits' })).statusCode).toBe(401);
+    expect((await get('/api/credits', unverified)).statusCode).toBe(200);
+    expect((await get('/api/billing/state', unverified)).statusCode).toBe(200);
+    expect((await get('/api/pricing/voice-countries', unverified)).statusCode).toBe(200);
+    expect((await get('/api/billing/portal', unverified)).statusCode).toBe(200);
+    for (const res of [await post('/api/credits/add', unverified), await post('/api/billing/plan', unverified, { plan: 'starter' })]) {
+      expect(res.statusCode).toBe(403);
+      expect(res.json().code).toBe('phone_not_verified');
+    }
+  });
+});
+
+describe('Idempotency-Key on POST /api/credits/add and /api/billing/plan', () => {
+  const sessions = (userId: string) => t.database.db.selectFrom('billing_sessions').select('id').where('user_id', '=', userId).execute();
+
+  it('a retry with the same key replays the first answer and opens no second checkout', async () => {
+    const user = await createVerifiedUser(t);
+    const first = await post('/api/credits/add?amount=20', user, undefined, { 'idempotency-key': 'topup-1' });
+    const again = await post('/api/credits/add?amount=20', user, undefined, { 'idempotency-key': 'topup-1' });
+    expect(again.statusCode).toBe(200);
+    expect(again.json()).toEqual(first.json());
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(await sessions(user.id)).toHaveLength(1);
+    const plan1 = await post('/api/billing/plan', user, { plan: 'growth' }, { 'idempotency-key': 'plan-1' });
+    const plan2 = await post('/api/billing/plan', user, { plan: 'growth' }, { 'idempotency-key': 'plan-1' });
+    expect(plan2.json()).toEqual(plan1.json());
+    expect(await sessions(user.id)).toHaveLength(2);
+  });
+
+  it('the same key with a different request is 422', async () => {
+    const user = await createVerifiedUser(t);
+    await post('/api/credits/add?amount=20', user, undefined, { 'idempotency-key': 'k' });
+    const other = await post('/api/credits/add?amount=30', user, undefined, { 'idempotency-key': 'k' });
+    expect(other.statusCode).toBe(422);
+    expect(other.json().code).toBe('idempotency_mismatch');
+    await post('/api/billing/plan', user, { plan: 'starter' }, { 'idempotency-key': 'p' });
+    const otherPlan = await post('/api/billing/plan', user, { plan: 'scale' }, { 'idempotency-key': 'p' });
+    expect(otherPlan.statusCode).toBe(422);
+  });
+
+  it('a retry while the first is still running is 409', async () => {
+    const user = await createVerifiedUser(t);
+    let open!: () => void;
+    payments.gate = new Promise((resolve) => (open = resolve));
+    try {
+      const first = post('/api/credits/add?amount=50', user, undefined, { 'idempotency-key': 'slow' });
+      // Wait until the first request holds the key (its session row exists once it reaches the provider).
+      while ((await sessions(user.id)).length === 0) await new Promise((r) => setTimeout(r, 5));
+      const retry = await post('/api/credits/add?amount=50', user, undefined, { 'idempotency-key': 'slow' });
+      expect(retry.statusCode).toBe(409);
+      expect(retry.json().code).toBe('idempotency_in_progress');
+      open();
+      expect((await first).statusCode).toBe(200);
+    } finally {
+      payments.gate = null;
+      open?.();
+    }
+    expect(await sessions(user.id)).toHaveLength(1);
+  });
+});
+
+describe('plans', () => {
+  it('plan → active with card; upgrade → the same subscription at the new price; no second subscription', async () => {
+    const user = await createVerifiedUser(t);
+    const before = (await get('/api/billing/state', user)).json();
+    expect(before).toMatchObject({ plan: null, hasCard: false, balance: { amount: 0, currency: 'usd' } });
+    expect(before.usage).toEqual({ seconds_inbound: 0, seconds_outbound: 0, calls_inbound: 0, calls_outbound: 0, leads: 0 });
+
+    const checkout = await post('/api/billing/plan', user, { plan: 'starter' });
+    expect(checkout.statusCode).toBe(200);
+    const page = await t.app.inject({ method: 'GET', url: pathOf(checkout.json().url) });
+    expect(page.body).toContain('Subscribe for $29.00/month');
+    await t.app.inject({ method: 'POST', url: pathOf(checkout.json().url) });
+    const active = (await get('/api/billing/state', user)).json();
+    expect(active).toMatchObject({ plan: { key: 'starter', priceUsd: 29, status: 'active' }, hasCard: true });
+
+    expect((await post('/api/billing/plan', user, { plan: 'growth' })).statusCode).toBe(409);
+    expect((await post('/api/billing/plan', user, { plan: 'starter', mode: 'upgrade' })).statusCode).toBe(409);
+    const [sub] = await t.database.db.selectFrom('billing_subscriptions').selectAll().where('user_id', '=', user.id).execute();
+
+    const upgrade = await post('/api/billing/plan', user, { plan: 'growth', mode: 'upgrade' });
+    expect(upgrade.statusCode).toBe(200);
+    const confirm = await t.app.inject({ method: 'GET', url: pathOf(upgrade.json().url) });
+    expect(confirm.body).toContain('Change plan to Growth');
+    expect((await get('/api/billing/state', user)).json().plan.key).toBe('starter'); // not before confirming
+    await t.app.inject({ method: 'POST', url: pathOf(upgrade.json().url) });
+    expect((await get('/api/billing/state', user)).json().plan).toMatchObject({ key: 'growth', priceUsd: 99 });
+    const rows = await t.database.db.selectFrom('billing_subscriptions').selectAll().where('user_id', '=', user.id).execute();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ id: sub.id, provider_subscription_id: sub.provider_subscription_id, plan_key: 'growth', monthly_cents: 9900 });
+  });
+
+  it('an unknown plan or mode is 400', async () => {
+    const user = await createVerifiedUser(t);
+    expect((await post('/api/billing/plan', user, { plan: 'platinum' })).statusCode).toBe(400);
+    expect((await post('/api/billing/plan', user, { plan: 'growth', mode: 'downgrade' })).statusCode).toBe(400);
+  });
+});
+
+describe('portal and pricing', () => {
+  it('the sandbox portal shows plan, card, balance and ledger', async () => {
+    const user = await createVerifiedUser(t);
+    const topUp = await post('/api/credits/add?amount=15', user);
+    await t.app.inject({ method: 'POST', url: pathOf(topUp.json().url) });
+    const res = await get(`/api/billing/portal?returnTo=${encodeURIComponent('https://app.example.com/account')}`, user);
+    expect(res.statusCode).toBe(200);
+    const page = await t.app.inject({ method: 'GET', url: pathOf(res.json().url) });
+    expect(page.body).toContain('visa ending 4242');
+    expect(page.body).toContain('Balance: $15.00');
+    expect(page.body).toContain('topup');
+    expect(page.body).toContain('href="https://app.example.com/account"');
+    // A portal page is not a checkout: it cannot be "paid".
+    expect((await t.app.inject({ method: 'POST', url: pathOf(res.json().url).replace('portal', 'checkout') })).statusCode).toBe(404);
+  });
+
+  it('voice pricing: at least 30 countries, per-minute rates, cacheable for an hour', async () => {
+    const user = await registerUser(t);
+    const res = await get('/api/pricing/voice-countries', user);
+    expect(res.headers['cache-control']).toBe('public, s-maxage=3600');
+    const rates = res.json();
+    expect(rates.length).toBeGreaterThanOrEqual(30);
+    expect(rates).toContainEqual({ country: 'US', name: 'United States', inboundPerMinute: 0.0085, outboundPerMinute: 0.014, currency: 'usd' });
+    for (const r of rates) expect(r.outboundPerMinute).toBeGreaterThan(0);
+  });
+});
