@@ -37,6 +37,9 @@ import { createIdentityProviders } from './providers/oauth/oidc.js';
 import { Outbox } from './providers/outbox.js';
 import type { Secrets } from './secrets.js';
 
+/** Age after which housekeeping returns a credit hold nobody settled (longer than any call or purchase runs). */
+const ABANDONED_HOLD_MS = 24 * 3600_000;
+
 export interface ServiceDeps {
   config: Config;
   database: DatabaseHandle;
@@ -95,6 +98,8 @@ export function createServices(deps: ServiceDeps) {
       phoneCodes: (now) => phoneCodes.deleteExpired(now),
       passwordResets: (now) => resetStore.deleteExpired(now),
       externalFlows: (now) => externalStore.deleteExpired(now),
+      // Holds no caller closed within a day (it crashed or forgot): returned whole to the balance.
+      abandonedHolds: async () => void (await billing.account.settleAbandoned(ABANDONED_HOLD_MS)),
       idempotencyKeys: (now) => idempotency.purgeExpired(now),
     },
     clock,

@@ -8,11 +8,15 @@ import { type SignedWebhook, StripeFake } from '../../support/stripe-fake.js';
 
 let fake: StripeFake;
 let t: TestApp;
+let t2: TestApp;
 beforeAll(async () => {
   fake = await StripeFake.start();
-  t = await createTestApp({ env: { ...fake.env(), PUBLIC_URL: 'https://app.example.com' } });
+  const env = { ...fake.env(), PUBLIC_URL: 'https://app.example.com' };
+  t = await createTestApp({ env });
+  t2 = await createTestApp({ env, shareDatabaseWith: t, clock: t.clock });
 });
 afterAll(async () => {
+  await t2.close();
   await t.close();
   await fake.close();
 });
@@ -70,6 +74,19 @@ describe('Stripe payments provider', () => {
     expect(answers.map((a) => a.statusCode)).toEqual(Array(6).fill(200));
     expect(answers.filter((a) => a.json().outcome === 'handled')).toHaveLength(1);
     expect(await t.services.billing.account.balanceCents(user.id)).toBe(4000);
+  });
+
+  it('two instances receiving the same event (concurrently on PostgreSQL) credit once', async () => {
+    const user = await createVerifiedUser(t);
+    const session = await openTopUp(user, 60);
+    const webhook = fake.signed(fake.pay(session.id));
+    // Two SQLite connections in one process cannot overlap transactions (see account.test.ts): in turn there.
+    const answers = process.env.DATABASE_URL
+      ? await Promise.all([deliver(webhook), deliver(webhook, t2.app), deliver(webhook), deliver(webhook, t2.app)])
+      : [await deliver(webhook, t2.app), await deliver(webhook), await deliver(webhook, t2.app)];
+    expect(answers.filter((a) => a.json().outcome === 'handled')).toHaveLength(1);
+    expect(answers.every((a) => a.statusCode === 200)).toBe(true);
+    expect(await t.services.billing.account.balanceCents(user.id)).toBe(6000);
   });
 
   it('bad signatures are 400 and change nothing; the genuine event still applies afterwards', async () => {
