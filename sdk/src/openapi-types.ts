@@ -1882,7 +1882,7 @@ export interface operations {
    */
   getCredits: {
     responses: {
-      /** @description Default Response */
+      /** @description The prepaid balance */
       200: {
         content: {
           "application/json": {
@@ -1931,7 +1931,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The payment page */
       200: {
         content: {
           "application/json": {
@@ -1987,7 +1987,7 @@ export interface operations {
    */
   getBillingState: {
     responses: {
-      /** @description Default Response */
+      /** @description Billing state (spec 2.17) */
       200: {
         content: {
           "application/json": {
@@ -2025,6 +2025,7 @@ export interface operations {
             /** @description A default payment method is on file */
             hasCard: boolean;
             /**
+             * @description An amount of money
              * @example {
              *   "amount": 20,
              *   "currency": "usd"
@@ -2092,7 +2093,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The payment page */
       200: {
         content: {
           "application/json": {
@@ -2154,7 +2155,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The payment page */
       200: {
         content: {
           "application/json": {
@@ -2198,7 +2199,7 @@ export interface operations {
    */
   listVoicePricing: {
     responses: {
-      /** @description Default Response */
+      /** @description Voice rates per country */
       200: {
         content: {
           "application/json": {
@@ -2239,7 +2240,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description Acknowledged: applied now, applied before (duplicate), or not a billing event (ignored) */
       200: {
         content: {
           "application/json": {
@@ -2273,7 +2274,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description An HTML page */
+      /** @description The checkout page */
       200: {
         content: {
           "text/html": string;
@@ -2282,7 +2283,7 @@ export interface operations {
       /** @description Error answer */
       404: {
         content: {
-          "text/html": components["schemas"]["ErrorResponse"];
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
     };
@@ -2298,26 +2299,26 @@ export interface operations {
       };
     };
     responses: {
-      /** @description An HTML page */
+      /** @description Payment complete (when no returnTo was given) */
       200: {
         content: {
           "text/html": string;
         };
       };
-      /** @description Redirect to the returnTo URL */
+      /** @description Completed: redirect to the returnTo URL */
       303: {
         content: never;
       };
       /** @description Error answer */
       404: {
         content: {
-          "text/html": components["schemas"]["ErrorResponse"];
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
       /** @description Error answer */
       409: {
         content: {
-          "text/html": components["schemas"]["ErrorResponse"];
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
     };
@@ -2333,7 +2334,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description An HTML page */
+      /** @description The portal page */
       200: {
         content: {
           "text/html": string;
@@ -2342,7 +2343,7 @@ export interface operations {
       /** @description Error answer */
       404: {
         content: {
-          "text/html": components["schemas"]["ErrorResponse"];
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
     };

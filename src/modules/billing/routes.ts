@@ -13,12 +13,12 @@ const Money = Type.Object(
     amount: Type.Number({ description: 'In currency units (12.5 is $12.50)' }),
     currency: Type.Literal('usd', { description: 'Lower-case ISO 4217' }),
   },
-  { example: { amount: 20, currency: 'usd' } },
+  { description: 'An amount of money', example: { amount: 20, currency: 'usd' } },
 );
 
 const Url = Type.Object(
   { url: Type.String({ format: 'uri', description: 'The page to send the customer to' }) },
-  { example: { url: 'https://checkout.stripe.com/c/pay/cs_test_a1b2c3' } },
+  { description: 'The payment page', example: { url: 'https://checkout.stripe.com/c/pay/cs_test_a1b2c3' } },
 );
 
 const usageOf = (description?: string) =>
@@ -58,6 +58,7 @@ const BillingState = Type.Object(
     ),
   },
   {
+    description: 'Billing state (spec 2.17)',
     example: {
       plan: {
         key: 'starter',
@@ -98,7 +99,7 @@ export function billingRoutes(app: App, services: Services) {
         summary: 'Prepaid credit balance',
         description:
           "The sum of the caller's credit ledger. May be up to 60 seconds old when it changed on another instance; a change made through this instance shows at once.",
-        response: { 200: Money, ...errors(401, 403) },
+        response: { 200: Type.Unsafe<{ amount: number; currency: 'usd' }>({ ...Money, description: 'The prepaid balance' }), ...errors(401, 403) },
       },
     },
     async (request) => billing.credits(request.auth!.userId),
@@ -189,6 +190,7 @@ export function billingRoutes(app: App, services: Services) {
         description: 'Built in, or from VOICE_PRICING_FILE. Cacheable for an hour (`Cache-Control: public, s-maxage=3600`).',
         response: {
           200: Type.Array(VoiceRate, {
+            description: 'Voice rates per country',
             example: [{ country: 'US', name: 'United States', inboundPerMinute: 0.0085, outboundPerMinute: 0.014, currency: 'usd' }],
           }),
           ...errors(401, 403),

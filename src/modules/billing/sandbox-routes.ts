@@ -13,7 +13,7 @@ import { sandboxCheckoutPage, sandboxDonePage, sandboxPortalPage } from './sandb
 import type { BillingServices } from './create-services.js';
 
 const SessionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
-const Html = Type.String({ description: 'An HTML page', example: '<!doctype html><html>…</html>' });
+const html = (description: string) => ({ description, content: { 'text/html': { schema: Type.String({ example: '<!doctype html><html>…</html>' }) } } });
 
 export function billingSandboxRoutes(app: App, services: BillingServices, production: boolean) {
   const payments = services.payments;
@@ -35,8 +35,7 @@ export function billingSandboxRoutes(app: App, services: BillingServices, produc
           description:
             'The page a top-up, card or plan `{ url }` points at while the sandbox payment provider is active: what is bought and a button that POSTs to the same URL.',
           params: SessionParams,
-          produces: ['text/html'],
-          response: { 200: Html, ...errors(404) },
+          response: { 200: html('The checkout page'), ...errors(404) },
         },
       },
       async (request, reply) => {
@@ -55,8 +54,7 @@ export function billingSandboxRoutes(app: App, services: BillingServices, produc
           description:
             'Completes the session through the same handler as the Stripe webhook (balance credited, card on file, plan active), then redirects (303) to the returnTo URL given when the session was opened. Submitting twice changes nothing more.',
           params: SessionParams,
-          produces: ['text/html'],
-          response: { 200: Html, 303: Type.Null({ description: 'Redirect to the returnTo URL' }), ...errors(404, 409) },
+          response: { 200: html('Payment complete (when no returnTo was given)'), 303: Type.Null({ description: 'Completed: redirect to the returnTo URL' }), ...errors(404, 409) },
         },
       },
       async (request, reply) => {
@@ -76,8 +74,7 @@ export function billingSandboxRoutes(app: App, services: BillingServices, produc
           summary: 'Sandbox customer portal',
           description: 'The page GET /api/billing/portal points at while the sandbox payment provider is active: plan, card on file, balance and recent ledger entries.',
           params: SessionParams,
-          produces: ['text/html'],
-          response: { 200: Html, ...errors(404) },
+          response: { 200: html('The portal page'), ...errors(404) },
         },
       },
       async (request, reply) => {

@@ -28,7 +28,7 @@ export function billingWebhookRoutes(app: App, services: BillingServices) {
           response: {
             200: Type.Object(
               { received: Type.Boolean(), outcome: Type.Union([Type.Literal('handled'), Type.Literal('duplicate'), Type.Literal('ignored')]) },
-              { example: { received: true, outcome: 'handled' } },
+              { description: 'Acknowledged: applied now, applied before (duplicate), or not a billing event (ignored)', example: { received: true, outcome: 'handled' } },
             ),
             ...errors(400, 404),
           },
