@@ -1,6 +1,7 @@
 // Entry point: config → storage → app → listen, with graceful shutdown.
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { CatalogError } from './modules/billing/catalog.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { describeProviders } from './providers/index.js';
@@ -66,6 +67,11 @@ async function main() {
 }
 
 main().catch((err) => {
+  // A bad PLANS_FILE / VOICE_PRICING_FILE is a configuration problem: its message says which and why.
+  if (err instanceof CatalogError) {
+    console.error(err.message);
+    process.exit(2);
+  }
   console.error(err);
   process.exit(1);
 });

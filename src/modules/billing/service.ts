@@ -237,7 +237,8 @@ export class BillingService implements BillingAccount {
       if (event.type === 'ignored') return 'ignored' as const;
       if (event.type === 'checkout.completed') {
         const session = await s.session(event.sessionId);
-        if (!session) return 'ignored' as const;
+        // Only the provider session opened for this row completes it (its id was recorded when it was opened).
+        if (!session || (session.provider_session_id !== null && session.provider_session_id !== event.providerSessionId)) return 'ignored' as const;
         touched.push(session.user_id);
         await s.completeSession(session.id, now);
         if (event.card) await s.setCard(session.user_id, event.card, now);
@@ -254,7 +255,8 @@ export class BillingService implements BillingAccount {
       const userId = known?.user_id ?? (await this.ownerOf(s, sub));
       if (!userId) return 'ignored' as const;
       if (event.type === 'subscription.deleted') sub.status = 'canceled';
-      await this.recordSubscription(s, userId, known?.kind ?? (sub.metadata.ref ? 'item' : 'plan'), sub, known?.plan_key ?? null, now);
+      const kind = known?.kind ?? (sub.metadata.kind === 'item' || sub.metadata.ref ? 'item' : 'plan');
+      await this.recordSubscription(s, userId, kind, sub, known?.plan_key ?? null, now);
       return 'handled' as const;
     });
     for (const userId of touched) this.ledger.forget(userId);

@@ -59,6 +59,8 @@ export type PaymentEvent =
       type: 'checkout.completed';
       /** Our session id. */
       sessionId: string;
+      /** The provider's session id (what createCheckout returned for it). */
+      providerSessionId: string;
       /** Money was collected (top-ups), or nothing had to be (setup, subscriptions with a trial). */
       paid: boolean;
       amountCents: number | null;

@@ -89,6 +89,7 @@ export class SandboxPaymentsProvider implements PaymentsProvider {
       id,
       type: 'checkout.completed',
       sessionId: session.id,
+      providerSessionId: `cs_sandbox_${session.id}`,
       paid: true,
       amountCents: session.purpose === 'topup' ? session.amountCents : session.purpose === 'plan' ? (session.plan?.monthlyCents ?? null) : 0,
       customerId: session.customerId,

@@ -181,6 +181,7 @@ export class StripePaymentsProvider implements PaymentsProvider {
       id: eventId,
       type: 'checkout.completed',
       sessionId,
+      providerSessionId: session.id,
       paid: session.status === 'complete' && (session.payment_status === 'paid' || session.payment_status === 'no_payment_required'),
       amountCents: typeof session.amount_total === 'number' ? session.amount_total : null,
       customerId: idOf(session.customer),

@@ -1,6 +1,7 @@
 // The Stripe adapter end to end: the official SDK talks to a local
 // Stripe-speaking server (test/support/stripe-fake.ts); webhooks arrive signed
 // as Stripe signs them and are verified on the raw body.
+import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { bearer, createVerifiedUser, type TestUser } from '../../support/factories.js';
@@ -108,6 +109,24 @@ describe('Stripe payments provider', () => {
     expect(await t.services.billing.account.hasCard(user.id)).toBe(false);
     expect((await deliver(genuine)).json().outcome).toBe('handled');
     expect(await t.services.billing.account.balanceCents(user.id)).toBe(3000);
+  });
+
+  it('a Stripe session that names one of our sessions without being the one opened for it credits nothing', async () => {
+    const user = await createVerifiedUser(t);
+    const ours = await openTopUp(user, 10);
+    const url = new URL(fake.apiBase);
+    const client = new Stripe(fake.secretKey, { host: url.hostname, port: url.port, protocol: 'http' });
+    const forged = await client.checkout.sessions.create({
+      mode: 'payment',
+      customer: ours.customer,
+      success_url: 'https://app.example.com/',
+      metadata: { ...ours.metadata },
+      line_items: [{ quantity: 1, price_data: { currency: 'usd', unit_amount: 100_000, product_data: { name: 'x' } } }],
+    });
+    expect((await deliver(fake.signed(fake.pay(forged.id)))).json().outcome).toBe('ignored');
+    expect(await t.services.billing.account.balanceCents(user.id)).toBe(0);
+    expect((await deliver(fake.signed(fake.pay(ours.id)))).json().outcome).toBe('handled');
+    expect(await t.services.billing.account.balanceCents(user.id)).toBe(1000);
   });
 
   it('an event for a session this service did not open, or of another type, is acknowledged and ignored', async () => {
