@@ -180,6 +180,10 @@ describe('portal and pricing', () => {
     expect(page.body).toContain('href="https://app.example.com/account"');
     // A portal page is not a checkout: it cannot be "paid".
     expect((await t.app.inject({ method: 'POST', url: pathOf(res.json().url).replace('portal', 'checkout') })).statusCode).toBe(404);
+    // While the sandbox is active, Stripe's webhook endpoint does not accept events.
+    const hook = await t.app.inject({ method: 'POST', url: '/api/webhooks/stripe', headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=x' }, payload: '{}' });
+    expect(hook.statusCode).toBe(404);
+    expect(hook.json().code).toBe('not_found');
   });
 
   it('voice pricing: at least 30 countries, per-minute rates, cacheable for an hour', async () => {
@@ -190,5 +194,18 @@ describe('portal and pricing', () => {
     expect(rates.length).toBeGreaterThanOrEqual(30);
     expect(rates).toContainEqual({ country: 'US', name: 'United States', inboundPerMinute: 0.0085, outboundPerMinute: 0.014, currency: 'usd' });
     for (const r of rates) expect(r.outboundPerMinute).toBeGreaterThan(0);
+  });
+});
+
+describe('sandbox pages in production', () => {
+  it('are never mounted, even with the sandbox payment provider allowed', async () => {
+    const prod = await createTestApp({ config: { env: 'production', allowSandbox: true } });
+    try {
+      expect(prod.services.providers.payments.sandbox).toBe(true);
+      const res = await prod.app.inject({ method: 'GET', url: '/api/sandbox/checkout/bs_x' });
+      expect(res.json().code).toBe('route_not_found');
+    } finally {
+      await prod.close();
+    }
   });
 });

@@ -44,7 +44,11 @@ async function subscribe(user: TestUser, plan = 'starter') {
 describe('Stripe payments provider', () => {
   it('is the active provider; the sandbox pages are not mounted', async () => {
     expect(t.services.providers.payments.name).toBe('stripe');
-    expect((await t.app.inject({ method: 'GET', url: '/api/sandbox/checkout/x' })).statusCode).toBe(404);
+    for (const url of ['/api/sandbox/checkout/x', '/api/sandbox/portal/x']) {
+      const res = await t.app.inject({ method: 'GET', url });
+      expect(res.statusCode).toBe(404);
+      expect(res.json().code).toBe('route_not_found');
+    }
   });
 
   it('top-up: a payment-mode Checkout Session; the signed webhook credits once and keeps the card', async () => {
