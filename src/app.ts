@@ -19,6 +19,8 @@ import { billingRoutes } from './modules/billing/routes.js';
 import { externalRoutes } from './modules/auth/external-routes.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { dataRoutes } from './modules/data/routes.js';
+import { personaRoutes } from './modules/personas/routes.js';
+import { integrationRoutes } from './modules/integrations/routes.js';
 import { eventRoutes } from './modules/events/routes.js';
 import { resetRoutes } from './modules/auth/reset-routes.js';
 import { verificationRoutes } from './modules/auth/verification-routes.js';
@@ -41,7 +43,7 @@ export interface AppDeps {
 type RouteModule = (app: App, services: Services) => void | Promise<void>;
 
 /** Every area's routes, in the order they appear in the OpenAPI document. */
-const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, billingRoutes];
+const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, billingRoutes, personaRoutes, integrationRoutes];
 
 export async function buildApp(deps: AppDeps): Promise<App & { services: Services }> {
   const { config } = deps;

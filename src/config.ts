@@ -63,6 +63,10 @@ export interface Config {
   rateLimits: RateLimits;
   events: EventStreamConfig;
   billing: BillingSettings;
+  /** ElevenLabs voices for personas; null: local speech only. */
+  elevenlabs: { apiKey: string; apiBase: string } | null;
+  /** Calendly API for integrations; null: the sandbox stand-in (never in production). */
+  calendly: { apiBase: string } | null;
 }
 
 /** Payments and billing data (docs/decisions/billing.md). */
@@ -260,6 +264,14 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   if (!(topupDefaultUsd >= 5 && topupDefaultUsd <= 1000) || Math.round(topupDefaultUsd * 100) !== topupDefaultUsd * 100) {
     problems.push(`CREDITS_TOPUP_USD must be 5 to 1000 US dollars in whole cents (got "${topupRaw}")`);
   }
+  const elevenlabsKey = opt('ELEVENLABS_API_KEY');
+  const elevenlabsBase = str('ELEVENLABS_API_BASE', 'https://api.elevenlabs.io').replace(/\/$/, '');
+  url('ELEVENLABS_API_BASE', elevenlabsBase, ['http:', 'https:']);
+  // Calendly needs no credentials of the operator (tokens are the users'): the
+  // real API is used in production, or anywhere CALENDLY_API_BASE is set.
+  const calendlyBaseRaw = opt('CALENDLY_API_BASE');
+  const calendlyBase = (calendlyBaseRaw ?? 'https://api.calendly.com').replace(/\/$/, '');
+  if (calendlyBaseRaw) url('CALENDLY_API_BASE', calendlyBase, ['http:', 'https:']);
 
   const config: Config = {
     env: nodeEnv as Config['env'],
@@ -305,6 +317,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       topupDefaultUsd,
       balanceCacheMs: 60_000,
     },
+    elevenlabs: elevenlabsKey ? { apiKey: elevenlabsKey, apiBase: elevenlabsBase } : null,
+    calendly: calendlyBaseRaw || nodeEnv === 'production' ? { apiBase: calendlyBase } : null,
   };
   if (problems.length) throw new ConfigError(problems);
   return config;

@@ -12,6 +12,8 @@ import { CredentialCache } from './modules/auth/credential-cache.js';
 import { createDataServices } from './modules/data/create-services.js';
 import { createBillingServices } from './modules/billing/create-services.js';
 import { loadCatalog } from './modules/billing/catalog.js';
+import { createPersonaServices } from './modules/personas/create-services.js';
+import { createIntegrationServices } from './modules/integrations/create-services.js';
 import { ExternalSignInService } from './modules/auth/external-service.js';
 import { ExternalIdentityStore } from './modules/auth/external-store.js';
 import { PasswordHasher } from './modules/auth/passwords.js';
@@ -89,6 +91,8 @@ export function createServices(deps: ServiceDeps) {
     users: (userId) => users.findById(userId),
     clock,
   });
+  const personas = createPersonaServices({ voice: providers.voice, signedPayloads: data.signedPayloads, clock });
+  const integrations = createIntegrationServices({ db, scheduling: providers.scheduling, secretBox, clock });
 
   // The longest rate-limit window is an hour; a day-old window can only restart.
   const housekeeping = new Housekeeping(
@@ -101,11 +105,12 @@ export function createServices(deps: ServiceDeps) {
       // Holds no caller closed within a day (it crashed or forgot): returned whole to the balance.
       abandonedHolds: async () => void (await billing.account.settleAbandoned(ABANDONED_HOLD_MS)),
       idempotencyKeys: (now) => idempotency.purgeExpired(now),
+      signedPayloadUses: (now) => data.signedPayloads.purgeExpired(now),
     },
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -1796,6 +1796,53 @@ export interface paths {
      */
     get: operations["listVoicePricing"];
   };
+  "/api/personas": {
+    /**
+     * Every persona: the built-in voices, then ElevenLabs voices when configured
+     * @description An addition to the spec. Built-in personas are spoken locally by espeak-ng; ElevenLabs voices appear when ELEVENLABS_API_KEY is set and accepted.
+     */
+    get: operations["listPersonas"];
+  };
+  "/api/persona/list-external": {
+    /**
+     * The external voice provider's voices as personas
+     * @description ElevenLabs voices (GET /v1/voices) converted to personas. An empty list when no ElevenLabs key is configured or ElevenLabs refuses it; 502 when ElevenLabs cannot be reached.
+     */
+    get: operations["listExternalPersonas"];
+  };
+  "/api/persona/{id}": {
+    /**
+     * One persona
+     * @description A built-in persona (`local-amy`, …) or an ElevenLabs voice (`elevenlabs-<voiceId>`); 404 for an unknown id.
+     */
+    get: operations["getPersona"];
+  };
+  "/api/persona/{id}/play": {
+    /**
+     * Speak a preview, encrypted to your server's public key
+     * @description The `jwt` is verified with the public key of your registered server `server` and its `jti` is consumed. The text (textBase64, or the persona description) is spoken by the provider the persona's settings.type selects, and answered as a compact JWE to that server. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned, for another use or more than 10 minutes ahead; 400 `invalid_input` for bad textBase64; 404 for an unknown persona or a server you have not registered; 502 when the speech provider fails.
+     */
+    post: operations["playPersona"];
+  };
+  "/api/integrations": {
+    /**
+     * Your integrations, tokens masked
+     * @description Oldest first. Token-like fields are masked (abcd…wxyz); the clear token is never shown again.
+     */
+    get: operations["listIntegrations"];
+    /**
+     * Add an integration: credentials validated with the provider, then stored
+     * @description Calendly: the token is checked with GET /users/me and the event type found among GET /event_types of that user, by URL, API uri or slug. The token is stored encrypted with the master key. 400 `invalid_input` for an unknown type, missing fields, non-string values or an unknown event type; 400 `provider_refused` for a token Calendly refuses; 502 when Calendly cannot be reached.
+     */
+    put: operations["createIntegration"];
+  };
+  "/api/integrations/{id}": {
+    /**
+     * Revoke an integration
+     * @description Deletes the integration and its stored token at once; 404 when it is not yours.
+     */
+    delete: operations["deleteIntegration"];
+  };
   "/api/webhooks/stripe": {
     /**
      * Stripe webhook endpoint
@@ -2223,6 +2270,382 @@ export interface operations {
       };
       /** @description Error answer */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Every persona: the built-in voices, then ElevenLabs voices when configured
+   * @description An addition to the spec. Built-in personas are spoken locally by espeak-ng; ElevenLabs voices appear when ELEVENLABS_API_KEY is set and accepted.
+   */
+  listPersonas: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+              /** @description `local-…` for built-in voices, `elevenlabs-<voiceId>` for ElevenLabs voices */
+              id: string;
+              name: string;
+              /** @description Spoken by a preview when the payload has no textBase64 */
+              description: string;
+              /** @description Voice and behaviour instructions for an agent using this persona */
+              instructions: string;
+              /** @description Provider-specific settings (local: speed in words per minute, pitch 0–99) */
+              settings: {
+                /** @description The speech provider: `local` (espeak-ng, WAV) or `elevenlabs` (MP3) */
+                type: string;
+                /** @description The provider voice: an espeak-ng voice name (`en-us+f3`) or an ElevenLabs voice id */
+                voiceId: string;
+                [key: string]: unknown;
+              };
+            }[];
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * The external voice provider's voices as personas
+   * @description ElevenLabs voices (GET /v1/voices) converted to personas. An empty list when no ElevenLabs key is configured or ElevenLabs refuses it; 502 when ElevenLabs cannot be reached.
+   */
+  listExternalPersonas: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+              /** @description `local-…` for built-in voices, `elevenlabs-<voiceId>` for ElevenLabs voices */
+              id: string;
+              name: string;
+              /** @description Spoken by a preview when the payload has no textBase64 */
+              description: string;
+              /** @description Voice and behaviour instructions for an agent using this persona */
+              instructions: string;
+              /** @description Provider-specific settings (local: speed in words per minute, pitch 0–99) */
+              settings: {
+                /** @description The speech provider: `local` (espeak-ng, WAV) or `elevenlabs` (MP3) */
+                type: string;
+                /** @description The provider voice: an espeak-ng voice name (`en-us+f3`) or an ElevenLabs voice id */
+                voiceId: string;
+                [key: string]: unknown;
+              };
+            }[];
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * One persona
+   * @description A built-in persona (`local-amy`, …) or an ElevenLabs voice (`elevenlabs-<voiceId>`); 404 for an unknown id.
+   */
+  getPersona: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description `local-…` for built-in voices, `elevenlabs-<voiceId>` for ElevenLabs voices */
+            id: string;
+            name: string;
+            /** @description Spoken by a preview when the payload has no textBase64 */
+            description: string;
+            /** @description Voice and behaviour instructions for an agent using this persona */
+            instructions: string;
+            /** @description Provider-specific settings (local: speed in words per minute, pitch 0–99) */
+            settings: {
+              /** @description The speech provider: `local` (espeak-ng, WAV) or `elevenlabs` (MP3) */
+              type: string;
+              /** @description The provider voice: an espeak-ng voice name (`en-us+f3`) or an ElevenLabs voice id */
+              voiceId: string;
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Speak a preview, encrypted to your server's public key
+   * @description The `jwt` is verified with the public key of your registered server `server` and its `jti` is consumed. The text (textBase64, or the persona description) is spoken by the provider the persona's settings.type selects, and answered as a compact JWE to that server. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned, for another use or more than 10 minutes ahead; 400 `invalid_input` for bad textBase64; 404 for an unknown persona or a server you have not registered; 502 when the speech provider fails.
+   */
+  playPersona: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The name of your registered server that signed `jwt` (POST /api/servers) */
+          server: string;
+          /** @description Compact JWS (ES256) signed with that server's private key, optionally nested in a compact JWE (ECDH-ES+A256KW, A256GCM, cty "JWT") to the key of GET /api/server. Claims: `use: "persona-preview"`, optional `textBase64` (base64 of at most 1,000 characters), `exp` (at most 10 minutes ahead) and a single-use `jti`. */
+          jwt: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description The JWE's protected header plus contentType */
+            header: {
+              alg: string;
+              enc: string;
+              /** @description The audio media type */
+              cty: string;
+              /** @description The server the audio is encrypted to */
+              kid?: string;
+              /** @description Ephemeral public key (JWK) */
+              epk: {
+                [key: string]: unknown;
+              };
+              /** @description `audio/wav` (local) or `audio/mpeg` (ElevenLabs) */
+              contentType: string;
+              [key: string]: unknown;
+            };
+            /** @description Compact JWE of the audio, encrypted to your server's public key: decrypt it with the server's private key */
+            content: string;
+          };
+        };
+      };
+      /** @description Error answer */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Your integrations, tokens masked
+   * @description Oldest first. Token-like fields are masked (abcd…wxyz); the clear token is never shown again.
+   */
+  listIntegrations: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+              id: string;
+              /** @description Only `calendly` */
+              type: string;
+              /** @description The sanitized payload (spec 2.16) */
+              data: {
+                eventTypeUri: string;
+                eventTypeSlug: string;
+                eventTypeName: string;
+                userUri: string;
+                schedulingUrl?: string;
+                /** @description Masked: first and last four characters around an ellipsis (abcd…wxyz) */
+                accessToken: string;
+              };
+              /** Format: date-time */
+              createdAt: string;
+            }[];
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Add an integration: credentials validated with the provider, then stored
+   * @description Calendly: the token is checked with GET /users/me and the event type found among GET /event_types of that user, by URL, API uri or slug. The token is stored encrypted with the master key. 400 `invalid_input` for an unknown type, missing fields, non-string values or an unknown event type; 400 `provider_refused` for a token Calendly refuses; 502 when Calendly cannot be reached.
+   */
+  createIntegration: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description `calendly` */
+          type: string;
+          /** @description Strings only. The token under accessToken, apiKey, token or pat; the event type under eventTypeUrl, eventType (URL, API uri or slug) or eventTypeSlug. Other keys are ignored. */
+          data: {
+            [key: string]: string;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            /** @description Only `calendly` */
+            type: string;
+            /** @description The sanitized payload (spec 2.16) */
+            data: {
+              eventTypeUri: string;
+              eventTypeSlug: string;
+              eventTypeName: string;
+              userUri: string;
+              schedulingUrl?: string;
+              /** @description Masked: first and last four characters around an ellipsis (abcd…wxyz) */
+              accessToken: string;
+            };
+            /** Format: date-time */
+            createdAt: string;
+          };
+        };
+      };
+      /** @description Error answer */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Revoke an integration
+   * @description Deletes the integration and its stored token at once; 404 when it is not yours.
+   */
+  deleteIntegration: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Revoked */
+      204: {
+        content: never;
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      404: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };

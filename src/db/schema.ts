@@ -3,8 +3,9 @@
 import type { ApiKeyTables } from '../modules/api-keys/tables.js';
 import type { BillingTables } from '../modules/billing/tables.js';
 import type { AccountTables } from '../modules/auth/tables.js';
-import type { DataTables } from '../modules/data/tables.js';
+import type { DataTables, SignedPayloadTables } from '../modules/data/tables.js';
 import type { EventTables } from '../modules/events/tables.js';
 import type { PlatformTables } from '../modules/platform/tables.js';
+import type { IntegrationTables } from '../modules/integrations/tables.js';
 
-export interface Database extends PlatformTables, AccountTables, ApiKeyTables, EventTables, DataTables, BillingTables {}
+export interface Database extends PlatformTables, AccountTables, ApiKeyTables, EventTables, DataTables, BillingTables, SignedPayloadTables, IntegrationTables {}

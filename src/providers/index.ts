@@ -8,6 +8,12 @@ import type { Outbox } from './outbox.js';
 import type { PaymentsProvider, PlanPrice } from './payments/interface.js';
 import { SandboxPaymentsProvider } from './payments/sandbox.js';
 import { StripePaymentsProvider } from './payments/stripe.js';
+import { CalendlySchedulingProvider } from './scheduling/calendly.js';
+import type { SchedulingProvider } from './scheduling/interface.js';
+import { SandboxSchedulingProvider } from './scheduling/sandbox.js';
+import { ElevenLabsVoiceProvider } from './voice/elevenlabs.js';
+import type { VoiceProviders } from './voice/interface.js';
+import { LocalSpeechProvider, locateEspeakNg } from './voice/local.js';
 import type { SmsProvider } from './sms/interface.js';
 import { SandboxSmsProvider } from './sms/sandbox.js';
 import { TwilioSmsProvider } from './sms/twilio.js';
@@ -16,6 +22,8 @@ export interface Providers {
   sms: SmsProvider;
   email: EmailProvider;
   payments: PaymentsProvider;
+  voice: VoiceProviders;
+  scheduling: SchedulingProvider;
 }
 
 /** `plans`: the billing plans, so the payment provider can name the plan of a subscription's price. */
@@ -24,6 +32,25 @@ export function createProviders(config: Config, outbox: Outbox, plans: PlanPrice
     sms: config.twilio ? new TwilioSmsProvider(config.twilio) : new SandboxSmsProvider(outbox),
     email: config.smtp ? new SmtpEmailProvider(config.smtp.url, config.smtp.from) : new SandboxEmailProvider(outbox),
     payments: config.billing.stripe ? new StripePaymentsProvider(config.billing.stripe, plans) : new SandboxPaymentsProvider(config.publicUrl),
+    voice: createVoiceProviders(config.elevenlabs),
+    scheduling: config.calendly ? new CalendlySchedulingProvider(config.calendly.apiBase) : new SandboxSchedulingProvider(),
+  };
+}
+
+/** Local speech (espeak-ng) always; ElevenLabs too when its key is set. Neither is a stand-in. */
+export function createVoiceProviders(elevenlabs: Config['elevenlabs']): VoiceProviders {
+  const external = elevenlabs ? new ElevenLabsVoiceProvider(elevenlabs) : null;
+  let local = 'espeak-ng (local, WebAssembly)';
+  try {
+    locateEspeakNg();
+  } catch {
+    local = 'espeak-ng MISSING (run npm install: local personas cannot speak)';
+  }
+  return {
+    name: `${local}${external ? ' + elevenlabs' : '; set ELEVENLABS_API_KEY for ElevenLabs voices'}`,
+    sandbox: false,
+    local: new LocalSpeechProvider(),
+    external,
   };
 }
 
@@ -31,6 +58,11 @@ export function createProviders(config: Config, outbox: Outbox, plans: PlanPrice
 export const anySandbox = (providers: Providers): boolean => Object.values(providers).some((p) => p.sandbox);
 
 export const describeProviders = (providers: Providers): string[] =>
-  Object.entries(providers).map(([kind, p]) => `${kind}: ${p.name}${p.sandbox ? ` (sandbox stand-in; ${sandboxNotes[kind] ?? 'messages go to GET /api/sandbox/outbox'})` : ''}`);
+  Object.entries(providers).map(([kind, p]) => `${kind}: ${p.name}${p.sandbox ? ` (sandbox stand-in${sandboxNotes[kind] ? `; ${sandboxNotes[kind]}` : ''})` : ''}`);
 
-const sandboxNotes: Record<string, string> = { payments: 'checkout and portal pages are served at /api/sandbox/…' };
+/** Where people trying the API see what a stand-in did. */
+const sandboxNotes: Record<string, string> = {
+  sms: 'messages go to GET /api/sandbox/outbox',
+  email: 'messages go to GET /api/sandbox/outbox',
+  payments: 'checkout and portal pages are served at /api/sandbox/…',
+};
