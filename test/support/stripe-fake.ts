@@ -139,6 +139,16 @@ export class StripeFake {
     return this.event('customer.subscription.deleted', sub);
   }
 
+  /** The customer removes a card (e.g. in the portal); returns payment_method.detached. */
+  detach(paymentMethodId: string): Obj {
+    const pm = this.get(paymentMethodId);
+    const customer = pm.customer;
+    pm.customer = null;
+    const event = this.event('payment_method.detached', pm);
+    event.data.previous_attributes = { customer };
+    return event;
+  }
+
   event(type: string, object: Obj): Obj {
     return { id: newId('evt'), object: 'event', api_version: '2026-10-28.endive', created: nowSeconds(), livemode: false, type, data: { object: structuredClone(object) }, pending_webhooks: 1 };
   }

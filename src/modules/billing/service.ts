@@ -250,6 +250,10 @@ export class BillingService implements BillingAccount {
         }
         return 'handled' as const;
       }
+      if (event.type === 'card.removed') {
+        const userId = await s.removeCard(this.payments.name, event.customerId, event.paymentMethodId, now);
+        return userId ? ('handled' as const) : ('ignored' as const);
+      }
       const sub = event.subscription;
       const known = await s.subscriptionByProviderId(sub.id);
       const userId = known?.user_id ?? (await this.ownerOf(s, sub));

@@ -69,6 +69,8 @@ export type PaymentEvent =
       subscription: ProviderSubscription | null;
     }
   | { id: string; type: 'subscription.changed' | 'subscription.deleted'; subscription: ProviderSubscription }
+  /** A card was removed from the customer (in the portal, or by the provider): it is no longer on file. */
+  | { id: string; type: 'card.removed'; customerId: string; paymentMethodId: string }
   | { id: string; type: 'ignored'; providerType: string };
 
 export interface PaymentsProvider {

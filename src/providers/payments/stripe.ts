@@ -154,6 +154,11 @@ export class StripePaymentsProvider implements PaymentsProvider {
         return { id: event.id, type: 'subscription.changed', subscription: this.normalizeSubscription(object) };
       case 'customer.subscription.deleted':
         return { id: event.id, type: 'subscription.deleted', subscription: this.normalizeSubscription(object) };
+      case 'payment_method.detached': {
+        const customerId = idOf((event.data.previous_attributes as Obj | undefined)?.customer);
+        if (!customerId) return { id: event.id, type: 'ignored', providerType: event.type };
+        return { id: event.id, type: 'card.removed', customerId, paymentMethodId: object.id };
+      }
       case 'invoice.paid': {
         // A renewal: the subscription (re-read, so the period is current) moves on.
         const subscriptionId = idOf(object.parent?.subscription_details?.subscription) ?? idOf(object.subscription);

@@ -71,6 +71,21 @@ describe('Stripe payments provider', () => {
     expect(customer).toMatchObject({ provider: 'stripe', card_brand: 'mastercard', card_last4: '4444' });
   });
 
+  it('a card removed at Stripe is no longer on file; removing another card changes nothing', async () => {
+    const user = await createVerifiedUser(t);
+    const first = await openTopUp(user, 10);
+    await deliver(fake.signed(fake.pay(first.id)));
+    const second = await openTopUp(user, 10);
+    await deliver(fake.signed(fake.pay(second.id, { brand: 'amex', last4: '0005' })));
+    const onFile = fake.get(fake.get(second.id).payment_intent).payment_method;
+    const older = fake.get(fake.get(first.id).payment_intent).payment_method;
+    expect((await deliver(fake.signed(fake.detach(older)))).json().outcome).toBe('ignored');
+    expect(await t.services.billing.account.hasCard(user.id)).toBe(true);
+    expect((await deliver(fake.signed(fake.detach(onFile)))).json().outcome).toBe('handled');
+    expect(await t.services.billing.account.hasCard(user.id)).toBe(false);
+    expect((await state(user)).hasCard).toBe(false);
+  });
+
   it('concurrent deliveries of one event credit once', async () => {
     const user = await createVerifiedUser(t);
     const session = await openTopUp(user, 40);
