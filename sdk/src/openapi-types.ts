@@ -1862,6 +1862,13 @@ export interface paths {
      */
     post: operations["sandboxCheckoutComplete"];
   };
+  "/api/sandbox/portal/{id}/{action}": {
+    /**
+     * Cancel the plan or remove the card in the sandbox portal
+     * @description What the Stripe Billing Portal lets a customer do: `cancel-plan` ends the plan subscription, `remove-card` forgets the card on file. Reported through the same handler as Stripe's `customer.subscription.deleted` and `payment_method.detached` webhooks; then redirects (303) back to the portal page.
+     */
+    post: operations["sandboxPortalAction"];
+  };
   "/api/sandbox/portal/{id}": {
     /**
      * Sandbox customer portal
@@ -2731,6 +2738,42 @@ export interface operations {
       /** @description Completed: redirect to the returnTo URL */
       303: {
         content: never;
+      };
+      /** @description Error answer */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Cancel the plan or remove the card in the sandbox portal
+   * @description What the Stripe Billing Portal lets a customer do: `cancel-plan` ends the plan subscription, `remove-card` forgets the card on file. Reported through the same handler as Stripe's `customer.subscription.deleted` and `payment_method.detached` webhooks; then redirects (303) back to the portal page.
+   */
+  sandboxPortalAction: {
+    parameters: {
+      path: {
+        id: string;
+        action: "cancel-plan" | "remove-card";
+      };
+    };
+    responses: {
+      /** @description Done: back to the portal page */
+      303: {
+        content: never;
+      };
+      /** @description Error answer */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
       };
       /** @description Error answer */
       404: {

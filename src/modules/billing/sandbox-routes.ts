@@ -65,6 +65,25 @@ export function billingSandboxRoutes(app: App, services: BillingServices, produc
       },
     );
 
+    scope.post(
+      '/api/sandbox/portal/:id/:action',
+      {
+        schema: {
+          tags: ['sandbox'],
+          operationId: 'sandboxPortalAction',
+          summary: 'Cancel the plan or remove the card in the sandbox portal',
+          description:
+            'What the Stripe Billing Portal lets a customer do: `cancel-plan` ends the plan subscription, `remove-card` forgets the card on file. Reported through the same handler as Stripe\'s `customer.subscription.deleted` and `payment_method.detached` webhooks; then redirects (303) back to the portal page.',
+          params: Type.Object({ id: SessionParams.properties.id, action: Type.Union([Type.Literal('cancel-plan'), Type.Literal('remove-card')]) }),
+          response: { 303: Type.Null({ description: 'Done: back to the portal page' }), ...errors(400, 404, 409) },
+        },
+      },
+      async (request, reply) => {
+        await billing.sandboxPortalAction(request.params.id, request.params.action, payments);
+        return reply.redirect(`/api/sandbox/portal/${encodeURIComponent(request.params.id)}`, 303);
+      },
+    );
+
     scope.get(
       '/api/sandbox/portal/:id',
       {
@@ -80,7 +99,7 @@ export function billingSandboxRoutes(app: App, services: BillingServices, produc
       async (request, reply) => {
         const { session } = await billing.sandboxSession(request.params.id, 'portal');
         const portal = await billing.sandboxPortal(session.user_id);
-        return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(sandboxPortalPage({ ...portal, returnTo: session.return_to }));
+        return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(sandboxPortalPage({ ...portal, returnTo: session.return_to, self: `/api/sandbox/portal/${encodeURIComponent(session.id)}` }));
       },
     );
   });

@@ -33,6 +33,12 @@ const LIVE_STATES = new Set(['active', 'trialing', 'past_due']);
 export const TOPUP_MIN_USD = 5;
 export const TOPUP_MAX_USD = 1000;
 
+/** The sandbox provider's event builders for portal actions. */
+export interface SandboxPortalEvents {
+  cancellation(subscription: ProviderSubscription): PaymentEvent;
+  cardRemoval(customerId: string, paymentMethodId: string): PaymentEvent;
+}
+
 export const money = (cents: number) => ({ amount: cents / 100, currency: 'usd' as const });
 
 export class BillingService implements BillingAccount {
@@ -282,6 +288,22 @@ export class BillingService implements BillingAccount {
   async sandboxPortal(userId: string) {
     const [state, customer, entries] = await Promise.all([this.state(userId), this.store.customer(userId), this.store.listEntries(userId, 50)]);
     return { state, customer, entries };
+  }
+
+  /** A sandbox portal action: cancel the plan or remove the card, reported through handleEvent as Stripe would report it. */
+  async sandboxPortalAction(id: string, action: 'cancel-plan' | 'remove-card', events: SandboxPortalEvents): Promise<void> {
+    const { session, expired } = await this.sandboxSession(id, 'portal');
+    if (expired) throw new AppError('conflict', 'this portal session has expired');
+    const customer = await this.store.customer(session.user_id);
+    if (!customer) throw notFound('customer');
+    if (action === 'remove-card') {
+      if (!customer.payment_method_id) throw new AppError('conflict', 'there is no card on file');
+      await this.handleEvent(events.cardRemoval(customer.customer_id, customer.payment_method_id));
+      return;
+    }
+    const live = await this.store.livePlan(session.user_id);
+    if (!live) throw new AppError('conflict', 'there is no plan to cancel');
+    await this.handleEvent(events.cancellation(this.asProviderSubscription(live, customer.customer_id)));
   }
 
   /** Completes a sandbox checkout as if the customer paid, through handleEvent (a second submit is a duplicate). */

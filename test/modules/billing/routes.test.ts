@@ -186,6 +186,31 @@ describe('portal and pricing', () => {
     expect(hook.json().code).toBe('not_found');
   });
 
+  it('the sandbox portal cancels the plan and removes the card, as Stripe\'s portal does', async () => {
+    const user = await createVerifiedUser(t);
+    const checkout = await post('/api/billing/plan', user, { plan: 'scale' });
+    await t.app.inject({ method: 'POST', url: pathOf(checkout.json().url) });
+    const portal = pathOf((await get('/api/billing/portal', user)).json().url);
+    const page = (await t.app.inject({ method: 'GET', url: portal })).body;
+    expect(page).toContain(`action="${portal}/cancel-plan"`);
+    expect(page).toContain(`action="${portal}/remove-card"`);
+
+    const removed = await t.app.inject({ method: 'POST', url: `${portal}/remove-card` });
+    expect(removed.statusCode).toBe(303);
+    expect(removed.headers.location).toBe(portal);
+    expect((await get('/api/billing/state', user)).json().hasCard).toBe(false);
+    expect((await t.app.inject({ method: 'POST', url: `${portal}/remove-card` })).statusCode).toBe(409);
+
+    expect((await t.app.inject({ method: 'POST', url: `${portal}/cancel-plan` })).statusCode).toBe(303);
+    expect((await get('/api/billing/state', user)).json().plan).toBeNull();
+    expect((await t.app.inject({ method: 'POST', url: `${portal}/cancel-plan` })).statusCode).toBe(409);
+    expect((await t.app.inject({ method: 'POST', url: `${portal}/delete-account` })).statusCode).toBe(400);
+    const [row] = await t.database.db.selectFrom('billing_subscriptions').selectAll().where('user_id', '=', user.id).execute();
+    expect(row.status).toBe('canceled');
+    // A new plan may be chosen after cancelling.
+    expect((await post('/api/billing/plan', user, { plan: 'starter' })).statusCode).toBe(200);
+  });
+
   it('voice pricing: at least 30 countries, per-minute rates, cacheable for an hour', async () => {
     const user = await registerUser(t);
     const res = await get('/api/pricing/voice-countries', user);
