@@ -1,5 +1,6 @@
-// Billing, credits and pricing (spec 4.18). Reads need general
-// authentication, writes a verified phone (DESIGN.md "Decisions").
+// Billing, credits and pricing (spec 4.18). Reads (credits, state, pricing)
+// need general authentication; writes, and the portal where billing is
+// changed, a verified phone (DESIGN.md "Decisions").
 import { Type } from 'typebox';
 import { errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
@@ -166,7 +167,8 @@ export function billingRoutes(app: App, services: Services) {
   app.get(
     '/api/billing/portal',
     {
-      config: { auth: 'user' },
+      // The portal changes billing (cancel, card): a write, so a verified phone (DESIGN.md lists the reads).
+      config: { auth: 'verified' },
       schema: {
         tags: ['billing'],
         operationId: 'openBillingPortal',
