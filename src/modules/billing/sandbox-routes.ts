@@ -6,7 +6,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { errors } from '../../http/schemas.js';
-import type { App } from '../../http/types.js';
+import type { App, FastifyReply } from '../../http/types.js';
 import { SandboxPaymentsProvider } from '../../providers/payments/sandbox.js';
 import { formatUsd } from './ledger.js';
 import { sandboxCheckoutPage, sandboxDonePage, sandboxPortalPage } from './sandbox-pages.js';
@@ -14,6 +14,19 @@ import type { BillingServices } from './create-services.js';
 
 const SessionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 const html = (description: string) => ({ description, content: { 'text/html': { schema: Type.String({ example: '<!doctype html><html>…</html>' }) } } });
+
+/**
+ * Browsers apply the page's CSP `form-action` to where a submitted form is
+ * redirected, and the service's policy allows only itself: a checkout page may
+ * also send the customer on to its returnTo origin (already checked against
+ * RETURN_URL_ORIGINS when the session was opened).
+ */
+function allowFormRedirectTo(reply: FastifyReply, returnTo: string | null): void {
+  const policy = reply.getHeader('content-security-policy');
+  if (!returnTo || typeof policy !== 'string') return;
+  const origin = new URL(returnTo).origin;
+  reply.header('content-security-policy', policy.replace(/form-action ([^;]*)/, (_all, sources: string) => `form-action ${sources} ${origin}`));
+}
 
 export function billingSandboxRoutes(app: App, services: BillingServices, production: boolean) {
   const payments = services.payments;
@@ -40,6 +53,7 @@ export function billingSandboxRoutes(app: App, services: BillingServices, produc
       },
       async (request, reply) => {
         const { session, plan, expired } = await billing.sandboxSession(request.params.id, 'checkout');
+        allowFormRedirectTo(reply, session.return_to);
         return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(sandboxCheckoutPage({ session, plan, expired }));
       },
     );

@@ -42,6 +42,8 @@ describe('credits', () => {
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('Pay $20.00');
     expect(page.body).toContain('<form method="post">');
+    // The page's form may be redirected on to the returnTo origin (CSP form-action), nowhere else.
+    expect(page.headers['content-security-policy']).toMatch(/form-action 'self' https:\/\/app\.example\.com(;|$)/);
     const paid = await t.app.inject({ method: 'POST', url: pathOf(url), headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: '' });
     expect(paid.statusCode).toBe(303);
     expect(paid.headers.location).toBe(returnTo);
