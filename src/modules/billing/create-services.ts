@@ -6,9 +6,12 @@ import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import type { PaymentsProvider } from '../../providers/payments/interface.js';
+import { SandboxPaymentsProvider } from '../../providers/payments/sandbox.js';
 import type { BillingAccount } from './account.js';
 import type { Catalog } from './catalog.js';
 import { CreditLedger } from './ledger.js';
+import { PaymentEventHandler } from './payment-events.js';
+import { SandboxBilling } from './sandbox-service.js';
 import { BillingService, type UserLookup } from './service.js';
 import { BillingStore } from './store.js';
 
@@ -38,7 +41,10 @@ export function createBillingServices(deps: BillingServiceDeps) {
     deps.clock,
   );
   const account: BillingAccount = billing;
-  return { billing, account, catalog, payments: deps.payments };
+  const events = new PaymentEventHandler(store, ledger, catalog, deps.payments.name, deps.clock);
+  // The sandbox pages exist only while the sandbox provider is active.
+  const sandbox = deps.payments instanceof SandboxPaymentsProvider ? new SandboxBilling(store, events, billing, catalog, deps.payments, deps.clock) : null;
+  return { billing, account, catalog, payments: deps.payments, events, sandbox };
 }
 
 export type BillingServices = ReturnType<typeof createBillingServices>;

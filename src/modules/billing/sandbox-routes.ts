@@ -7,7 +7,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { errors } from '../../http/schemas.js';
 import type { App, FastifyReply } from '../../http/types.js';
-import { SandboxPaymentsProvider } from '../../providers/payments/sandbox.js';
 import { formatUsd } from './ledger.js';
 import { sandboxCheckoutPage, sandboxDonePage, sandboxPortalPage } from './sandbox-pages.js';
 import type { BillingServices } from './create-services.js';
@@ -29,9 +28,8 @@ function allowFormRedirectTo(reply: FastifyReply, returnTo: string | null): void
 }
 
 export function billingSandboxRoutes(app: App, services: BillingServices, production: boolean) {
-  const payments = services.payments;
-  if (!(payments instanceof SandboxPaymentsProvider) || production) return;
-  const { billing } = services;
+  const { sandbox } = services;
+  if (!sandbox || production) return;
 
   app.register(async (plugin) => {
     const scope = plugin.withTypeProvider<TypeBoxTypeProvider>();
@@ -52,7 +50,7 @@ export function billingSandboxRoutes(app: App, services: BillingServices, produc
         },
       },
       async (request, reply) => {
-        const { session, plan, expired } = await billing.sandboxSession(request.params.id, 'checkout');
+        const { session, plan, expired } = await sandbox.session(request.params.id, 'checkout');
         allowFormRedirectTo(reply, session.return_to);
         return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(sandboxCheckoutPage({ session, plan, expired }));
       },
@@ -72,7 +70,7 @@ export function billingSandboxRoutes(app: App, services: BillingServices, produc
         },
       },
       async (request, reply) => {
-        const session = await billing.completeSandboxSession(request.params.id, (s, now) => payments.completion(s, now));
+        const session = await sandbox.complete(request.params.id);
         if (session.return_to) return reply.redirect(session.return_to, 303);
         const what = session.purpose === 'topup' ? `${formatUsd(Number(session.amount_cents))} added to your balance` : 'Done';
         return reply.type('text/html; charset=utf-8').send(sandboxDonePage(what));
@@ -93,7 +91,7 @@ export function billingSandboxRoutes(app: App, services: BillingServices, produc
         },
       },
       async (request, reply) => {
-        await billing.sandboxPortalAction(request.params.id, request.params.action, payments);
+        await sandbox.portalAction(request.params.id, request.params.action);
         return reply.redirect(`/api/sandbox/portal/${encodeURIComponent(request.params.id)}`, 303);
       },
     );
@@ -111,8 +109,8 @@ export function billingSandboxRoutes(app: App, services: BillingServices, produc
         },
       },
       async (request, reply) => {
-        const { session } = await billing.sandboxSession(request.params.id, 'portal');
-        const portal = await billing.sandboxPortal(session.user_id);
+        const { session } = await sandbox.session(request.params.id, 'portal');
+        const portal = await sandbox.portal(session.user_id);
         return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(sandboxPortalPage({ ...portal, returnTo: session.return_to, self: `/api/sandbox/portal/${encodeURIComponent(session.id)}` }));
       },
     );

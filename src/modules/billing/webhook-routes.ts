@@ -8,7 +8,7 @@ import type { App } from '../../http/types.js';
 import type { BillingServices } from './create-services.js';
 
 export function billingWebhookRoutes(app: App, services: BillingServices) {
-  const { billing, payments } = services;
+  const { events, payments } = services;
   app.register(async (plugin) => {
     const scope = plugin.withTypeProvider<TypeBoxTypeProvider>();
     // The signature covers the exact bytes Stripe sent: keep them unparsed here.
@@ -37,7 +37,7 @@ export function billingWebhookRoutes(app: App, services: BillingServices) {
       async (request) => {
         const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         const event = await payments.parseWebhook(raw, request.headers['stripe-signature']);
-        const outcome = await billing.handleEvent(event);
+        const outcome = await events.handle(event);
         request.log.info({ eventId: event.id, type: event.type, outcome }, 'stripe webhook');
         return { received: true, outcome };
       },
