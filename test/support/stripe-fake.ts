@@ -88,7 +88,16 @@ export class StripeFake {
     const customer = session.customer as string;
     const pm = this.put({ id: newId('pm'), object: 'payment_method', type: 'card', customer, card: { ...card, exp_month: 12, exp_year: 2030 } });
     if (session.mode === 'payment') {
-      const pi = this.put({ id: newId('pi'), object: 'payment_intent', amount: session.amount_total, currency: 'usd', status: 'succeeded', customer, payment_method: pm.id });
+      const pi = this.put({
+        id: newId('pi'),
+        object: 'payment_intent',
+        amount: session.amount_total,
+        currency: 'usd',
+        status: 'succeeded',
+        customer,
+        payment_method: pm.id,
+        metadata: session.payment_intent_data?.metadata ?? {},
+      });
       Object.assign(session, { payment_intent: pi.id, payment_status: 'paid' });
     } else if (session.mode === 'setup') {
       const seti = this.put({ id: newId('seti'), object: 'setup_intent', status: 'succeeded', customer, payment_method: pm.id });
@@ -137,6 +146,20 @@ export class StripeFake {
     const sub = this.get(subscriptionId);
     sub.status = 'canceled';
     return this.event('customer.subscription.deleted', sub);
+  }
+
+  /** The merchant refunds (part of) a paid top-up; returns refund.created (status succeeded, or pending to be settled later). */
+  refund(sessionId: string, amount: number, status: 'succeeded' | 'pending' = 'succeeded'): Obj {
+    const session = this.get(sessionId);
+    const refund = this.put({ id: newId('re'), object: 'refund', amount, currency: 'usd', payment_intent: session.payment_intent, status });
+    return this.event('refund.created', refund);
+  }
+
+  /** A pending refund completes; returns refund.updated. */
+  settleRefund(refundId: string): Obj {
+    const refund = this.get(refundId);
+    refund.status = 'succeeded';
+    return this.event('refund.updated', refund);
   }
 
   /** The customer removes a card (e.g. in the portal); returns payment_method.detached. */
@@ -293,6 +316,7 @@ export class StripeFake {
         currency: 'usd',
         line_items: items,
         subscription_data: p.subscription_data ?? null,
+        payment_intent_data: p.payment_intent_data ?? null,
         payment_intent: null,
         setup_intent: null,
         subscription: null,
@@ -301,6 +325,7 @@ export class StripeFake {
       });
     }
     if (method === 'GET' && (m = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(path))) return expand(find(m[1]));
+    if (method === 'GET' && (m = /^\/v1\/payment_intents\/([^/]+)$/.exec(path))) return expand(find(m[1]));
     if (method === 'POST' && path === '/v1/billing_portal/sessions') {
       find(p.customer);
       if (p.flow_data?.type === 'subscription_update_confirm') {

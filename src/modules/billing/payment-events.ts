@@ -44,6 +44,14 @@ export class PaymentEventHandler {
         }
         return 'handled';
       }
+      if (event.type === 'topup.refunded') {
+        const session = await s.session(event.sessionId);
+        if (!session || session.purpose !== 'topup' || !(event.amountCents > 0)) return 'ignored';
+        touched.push(session.user_id);
+        // The refund's own id is the ref: each refund (partial ones too) is taken off once. The balance may go below zero.
+        await s.append({ userId: session.user_id, cents: -event.amountCents, reason: 'topup_refund', ref: `topup_refund:${event.refundId}`, now });
+        return 'handled';
+      }
       if (event.type === 'card.removed') {
         const userId = await s.removeCard(this.providerName, event.customerId, event.paymentMethodId, now);
         return userId ? 'handled' : 'ignored';

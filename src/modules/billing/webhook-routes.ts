@@ -23,7 +23,7 @@ export function billingWebhookRoutes(app: App, services: BillingServices) {
           operationId: 'receiveStripeWebhook',
           summary: 'Stripe webhook endpoint',
           description:
-            'Point a Stripe webhook endpoint here (events: checkout.session.completed, checkout.session.async_payment_succeeded, invoice.paid, customer.subscription.created, .updated, .deleted, payment_method.detached) and set its signing secret as STRIPE_WEBHOOK_SECRET. `Stripe-Signature` is verified on the raw body with a 300-second tolerance; each event id is applied once. 404 while the sandbox payment provider is active.',
+            'Point a Stripe webhook endpoint here (events: checkout.session.completed, checkout.session.async_payment_succeeded, invoice.paid, customer.subscription.created, .updated, .deleted, payment_method.detached, refund.created, refund.updated) and set its signing secret as STRIPE_WEBHOOK_SECRET. `Stripe-Signature` is verified on the raw body with a 300-second tolerance; each event id is applied once. 404 while the sandbox payment provider is active.',
           headers: Type.Object({ 'stripe-signature': Type.Optional(Type.String()) }),
           response: {
             200: Type.Object(

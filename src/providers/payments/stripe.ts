@@ -154,6 +154,16 @@ export class StripePaymentsProvider implements PaymentsProvider {
         return { id: event.id, type: 'subscription.changed', subscription: this.normalizeSubscription(object) };
       case 'customer.subscription.deleted':
         return { id: event.id, type: 'subscription.deleted', subscription: this.normalizeSubscription(object) };
+      case 'refund.created':
+      case 'refund.updated': {
+        // Applied once the money is on its way back; the top-up is named by its payment's metadata.
+        const paymentIntentId = idOf(object.payment_intent);
+        if (object.status !== 'succeeded' || !paymentIntentId) return { id: event.id, type: 'ignored', providerType: event.type };
+        const intent = await this.call(() => this.stripe.paymentIntents.retrieve(paymentIntentId));
+        const sessionId = intent.metadata?.sessionId;
+        if (intent.metadata?.purpose !== 'topup' || !sessionId) return { id: event.id, type: 'ignored', providerType: event.type };
+        return { id: event.id, type: 'topup.refunded', sessionId, refundId: object.id, amountCents: object.amount };
+      }
       case 'payment_method.detached': {
         const customerId = idOf((event.data.previous_attributes as Obj | undefined)?.customer);
         if (!customerId) return { id: event.id, type: 'ignored', providerType: event.type };

@@ -86,6 +86,25 @@ describe('Stripe payments provider', () => {
     expect((await state(user)).hasCard).toBe(false);
   });
 
+  it('refunds of a top-up made at Stripe take the money off once each, when they succeed', async () => {
+    const user = await createVerifiedUser(t);
+    const session = await openTopUp(user, 50);
+    await deliver(fake.signed(fake.pay(session.id)));
+    const partial = fake.signed(fake.refund(session.id, 1500));
+    expect((await deliver(partial)).json().outcome).toBe('handled');
+    expect((await deliver(partial)).json().outcome).toBe('duplicate');
+    expect(await t.services.billing.account.balanceCents(user.id)).toBe(3500);
+    const pending = fake.refund(session.id, 1000, 'pending');
+    expect((await deliver(fake.signed(pending))).json().outcome).toBe('ignored');
+    expect(await t.services.billing.account.balanceCents(user.id)).toBe(3500);
+    const settled = fake.settleRefund(pending.data.object.id);
+    expect((await deliver(fake.signed(settled))).json().outcome).toBe('handled');
+    // The same refund reported again under another event id is still taken off once.
+    expect((await deliver(fake.signed(fake.event('refund.updated', fake.get(pending.data.object.id))))).json().outcome).toBe('handled');
+    expect(await t.services.billing.account.balanceCents(user.id)).toBe(2500);
+    expect((await t.app.inject({ method: 'GET', url: '/api/credits', headers: bearer(user.token) })).json().amount).toBe(25);
+  });
+
   it('concurrent deliveries of one event credit once', async () => {
     const user = await createVerifiedUser(t);
     const session = await openTopUp(user, 40);
