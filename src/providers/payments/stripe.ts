@@ -262,5 +262,7 @@ export const lookupKey = (plan: PlanPrice) => `workspace_plan_${plan.key}_${plan
 function providerError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const message = err instanceof Error ? err.message : String(err);
+  // A declined card is the customer's to fix (another card), not an outage: 400, not 502.
+  if (err instanceof Stripe.errors.StripeCardError) return new AppError('provider_refused', `the card was declined: ${message}`);
   return new AppError('provider_error', `payment provider: ${message}`);
 }

@@ -234,6 +234,11 @@ describe('Stripe payments provider', () => {
     expect(atStripe.items.data[0].price.unit_amount).toBe(150);
     expect(atStripe.default_payment_method).toMatch(/^pm_/);
 
+    // A declined card is 400 provider_refused (the customer's to fix), nothing recorded.
+    fake.failNext(/^\/v1\/subscriptions$/, 402, 'Your card was declined.');
+    await expect(account.startSubscription(user.id, { ...item, ref: `${item.ref}:2` })).rejects.toMatchObject({ code: 'provider_refused', status: 400 });
+    expect(await t.database.db.selectFrom('billing_subscriptions').select('id').where('ref', '=', `${item.ref}:2`).execute()).toEqual([]);
+
     fake.failNext(/^\/v1\/subscriptions\//, 500, 'Stripe is having a bad day');
     fake.failNext(/^\/v1\/subscriptions\//, 500, 'Stripe is having a bad day');
     fake.failNext(/^\/v1\/subscriptions\//, 500, 'Stripe is having a bad day');
