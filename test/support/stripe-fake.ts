@@ -183,6 +183,13 @@ export class StripeFake {
     return { event, body, headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': signature, 'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)' } };
   }
 
+  /** Delivers an event as Stripe does: an HTTP POST of the signed JSON to the endpoint; answers the endpoint's status and body. */
+  async send(event: Obj, endpoint: string): Promise<{ status: number; body: string }> {
+    const { body, headers } = this.signed(event);
+    const res = await fetch(endpoint, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) });
+    return { status: res.status, body: await res.text() };
+  }
+
   get(id: string): Obj {
     const object = this.objects.get(id);
     if (!object) throw new Error(`no such object ${id}`);

@@ -105,6 +105,15 @@ describe('Stripe payments provider', () => {
     expect((await t.app.inject({ method: 'GET', url: '/api/credits', headers: bearer(user.token) })).json().amount).toBe(25);
   });
 
+  it('webhooks arrive over HTTP as Stripe sends them', async () => {
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const user = await createVerifiedUser(t);
+    const session = await openTopUp(user, 12);
+    const event = fake.pay(session.id);
+    expect(await fake.send(event, `${address}/api/webhooks/stripe`)).toEqual({ status: 200, body: JSON.stringify({ received: true, outcome: 'handled' }) });
+    expect(await t.services.billing.account.balanceCents(user.id)).toBe(1200);
+  });
+
   it('concurrent deliveries of one event credit once', async () => {
     const user = await createVerifiedUser(t);
     const session = await openTopUp(user, 40);
