@@ -32,6 +32,8 @@ export interface RateLimits {
   resetSubmitPerIp: RateLimitRule;
   /** Started external sign-in flows (each writes a row) per IP. */
   externalInitPerIp: RateLimitRule;
+  /** Payment pages opened (checkouts, portal sessions: each calls the payment provider) per user. */
+  billingSessionsPerUser: RateLimitRule;
 }
 
 export interface Config {
@@ -131,6 +133,7 @@ export const defaultRateLimits: RateLimits = {
   resetRequestPerEmail: { limit: 3, windowMs: HOUR },
   resetSubmitPerIp: { limit: 20, windowMs: HOUR },
   externalInitPerIp: { limit: 60, windowMs: 15 * MINUTE },
+  billingSessionsPerUser: { limit: 30, windowMs: HOUR },
 };
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

@@ -89,6 +89,8 @@ export function createServices(deps: ServiceDeps) {
     returnUrlOrigins: config.returnUrlOrigins,
     payments: providers.payments,
     users: (userId) => users.findById(userId),
+    limiter,
+    sessionsPerUser: config.rateLimits.billingSessionsPerUser,
     clock,
   });
   const personas = createPersonaServices({ voice: providers.voice, signedPayloads: data.signedPayloads, clock });

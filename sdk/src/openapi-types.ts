@@ -2028,6 +2028,12 @@ export interface operations {
         };
       };
       /** @description Error answer */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
       502: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -2190,6 +2196,12 @@ export interface operations {
         };
       };
       /** @description Error answer */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
       502: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -2235,6 +2247,12 @@ export interface operations {
       };
       /** @description Error answer */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      429: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };

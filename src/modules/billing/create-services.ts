@@ -1,12 +1,13 @@
 // Builds billing's services. Other areas reach billing through
 // `services.billing.account` (the BillingAccount interface), never its tables.
 import type { Kysely } from 'kysely';
-import type { BillingSettings } from '../../config.js';
+import type { BillingSettings, RateLimitRule } from '../../config.js';
 import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import type { PaymentsProvider } from '../../providers/payments/interface.js';
 import { SandboxPaymentsProvider } from '../../providers/payments/sandbox.js';
+import type { RateLimiter } from '../platform/rate-limiter.js';
 import type { BillingAccount } from './account.js';
 import type { Catalog } from './catalog.js';
 import { CreditLedger } from './ledger.js';
@@ -24,6 +25,8 @@ export interface BillingServiceDeps {
   returnUrlOrigins: string[];
   payments: PaymentsProvider;
   users: UserLookup;
+  limiter: RateLimiter;
+  sessionsPerUser: RateLimitRule;
   clock: Clock;
 }
 
@@ -32,12 +35,13 @@ export function createBillingServices(deps: BillingServiceDeps) {
   const { catalog } = deps;
   const ledger = new CreditLedger(store, deps.clock, deps.settings.balanceCacheMs);
   const billing = new BillingService(
-    { publicUrl: deps.publicUrl, returnUrlOrigins: deps.returnUrlOrigins, topupDefaultUsd: deps.settings.topupDefaultUsd },
+    { publicUrl: deps.publicUrl, returnUrlOrigins: deps.returnUrlOrigins, sessionsPerUser: deps.sessionsPerUser, topupDefaultUsd: deps.settings.topupDefaultUsd },
     store,
     ledger,
     catalog,
     deps.payments,
     deps.users,
+    deps.limiter,
     deps.clock,
   );
   const account: BillingAccount = billing;

@@ -5,7 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import { AppError, invalidInput, notFound } from '../../http/errors.js';
 import { checkReturnUrl } from '../../http/return-url.js';
+import type { RateLimitRule } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
+import type { RateLimiter } from '../platform/rate-limiter.js';
 import { newId } from '../../lib/ids.js';
 import { addMonthsUtc, monthStartUtc } from '../../lib/time.js';
 import type { PaymentsProvider } from '../../providers/payments/interface.js';
@@ -18,6 +20,8 @@ import type { BillingSubscriptionsTable } from './tables.js';
 export interface BillingConfig {
   publicUrl: string;
   returnUrlOrigins: string[];
+  /** Payment pages a user may open (each calls the payment provider). */
+  sessionsPerUser: RateLimitRule;
   /** Default top-up in US dollars (CREDITS_TOPUP_USD). */
   topupDefaultUsd: number;
 }
@@ -41,6 +45,7 @@ export class BillingService implements BillingAccount {
     readonly catalog: Catalog,
     readonly payments: PaymentsProvider,
     private readonly users: UserLookup,
+    private readonly limiter: RateLimiter,
     private readonly clock: Clock,
   ) {}
 
@@ -282,6 +287,7 @@ export class BillingService implements BillingAccount {
   }
 
   private async openSession(userId: string, purpose: string, what: { amountCents?: number; plan?: Plan }, returnUrl: string | null): Promise<string> {
+    await this.limiter.consume(`billing-session:user:${userId}`, this.config.sessionsPerUser);
     const now = this.clock.now();
     // The id is the capability in a sandbox page's URL: 192 random bits, as unguessable as a Stripe Checkout URL.
     const id = `bs_${randomBytes(24).toString('base64url')}`;

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CheckoutInput } from '../../../src/providers/payments/interface.js';
 import { SandboxPaymentsProvider } from '../../../src/providers/payments/sandbox.js';
-import { type TestApp, createTestApp } from '../../support/app.js';
+import { type TestApp, createTestApp, relaxedIpLimits } from '../../support/app.js';
 import { type TestUser, bearer, createVerifiedUser, registerUser } from '../../support/factories.js';
 
 /** The sandbox provider whose checkout creation can be held open (an in-flight request). */
@@ -236,6 +236,25 @@ describe('sandbox pages in production', () => {
       expect(res.json().code).toBe('route_not_found');
     } finally {
       await prod.close();
+    }
+  });
+});
+
+describe('payment pages per user', () => {
+  it('are rate limited (RATE_LIMIT_BILLING_SESSIONS_PER_USER): 429 with Retry-After, other users unaffected', async () => {
+    const limited = await createTestApp({ config: { rateLimits: { ...relaxedIpLimits, billingSessionsPerUser: { limit: 2, windowMs: 3600_000 } } } });
+    try {
+      const [user, other] = [await createVerifiedUser(limited), await createVerifiedUser(limited)];
+      const open = (u: TestUser, url: string) => limited.app.inject({ method: url.includes('portal') ? 'GET' : 'POST', url, headers: bearer(u.token) });
+      expect((await open(user, '/api/credits/add')).statusCode).toBe(200);
+      expect((await open(user, '/api/billing/portal')).statusCode).toBe(200);
+      const third = await open(user, '/api/credits/add');
+      expect(third.statusCode).toBe(429);
+      expect(third.json().code).toBe('rate_limited');
+      expect(Number(third.headers['retry-after'])).toBeGreaterThan(0);
+      expect((await open(other, '/api/credits/add')).statusCode).toBe(200);
+    } finally {
+      await limited.close();
     }
   });
 });
