@@ -34,6 +34,8 @@ export interface RateLimits {
   externalInitPerIp: RateLimitRule;
   /** SMS sent through POST /api/sms/messages, per user. */
   smsSendPerUser: RateLimitRule;
+  /** Payment pages opened (checkouts, portal sessions: each calls the payment provider) per user. */
+  billingSessionsPerUser: RateLimitRule;
 }
 
 export interface Config {
@@ -153,6 +155,7 @@ export const defaultRateLimits: RateLimits = {
   resetSubmitPerIp: { limit: 20, windowMs: HOUR },
   externalInitPerIp: { limit: 60, windowMs: 15 * MINUTE },
   smsSendPerUser: { limit: 60, windowMs: MINUTE },
+  billingSessionsPerUser: { limit: 30, windowMs: HOUR },
 };
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

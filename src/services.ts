@@ -11,6 +11,7 @@ import type { AuthContext } from './http/auth.js';
 import { CredentialCache } from './modules/auth/credential-cache.js';
 import { createDataServices } from './modules/data/create-services.js';
 import { createBillingServices } from './modules/billing/create-services.js';
+import { loadCatalog } from './modules/billing/catalog.js';
 import { createPersonaServices } from './modules/personas/create-services.js';
 import { createIntegrationServices } from './modules/integrations/create-services.js';
 import { ExternalSignInService } from './modules/auth/external-service.js';
@@ -42,6 +43,9 @@ import { createTelephonyServices } from './modules/telephony/create-services.js'
 import { createKnowledgeServices } from './modules/knowledge/create-services.js';
 import { createEmbeddingsProvider } from './providers/embeddings/index.js';
 
+/** Age after which housekeeping returns a credit hold nobody settled (longer than any call or purchase runs). */
+const ABANDONED_HOLD_MS = 24 * 3600_000;
+
 export interface ServiceDeps {
   config: Config;
   database: DatabaseHandle;
@@ -62,7 +66,8 @@ export function createServices(deps: ServiceDeps) {
   const limiter = new RateLimiter(platformStore, clock);
   const outbox = new Outbox(platformStore, clock);
   const idempotency = new IdempotencyService(new IdempotencyStore(db), clock);
-  const providers: Providers = { ...createProviders(config, outbox, secrets.masterKey), ...deps.providers };
+  const billingCatalog = loadCatalog(config.billing);
+  const providers: Providers = { ...createProviders(config, outbox, secrets.masterKey, billingCatalog.plans), ...deps.providers };
   const secretBox: SecretBox = createSecretBox(secrets.masterKey);
 
   const credentialCache = new CredentialCache<AuthContext>(clock, config.authCacheMs);
@@ -86,10 +91,13 @@ export function createServices(deps: ServiceDeps) {
     db,
     dialect: database.dialect,
     settings: config.billing,
+    catalog: billingCatalog,
     publicUrl: config.publicUrl,
     returnUrlOrigins: config.returnUrlOrigins,
     payments: providers.payments,
     users: (userId) => users.findById(userId),
+    limiter,
+    sessionsPerUser: config.rateLimits.billingSessionsPerUser,
     clock,
   });
   // The caller's billing account (tests may replace it with an in-memory one of the same interface).
@@ -109,6 +117,8 @@ export function createServices(deps: ServiceDeps) {
       phoneCodes: (now) => phoneCodes.deleteExpired(now),
       passwordResets: (now) => resetStore.deleteExpired(now),
       externalFlows: (now) => externalStore.deleteExpired(now),
+      // Holds no caller closed within a day (it crashed or forgot): returned whole to the balance.
+      abandonedHolds: async () => void (await billing.account.settleAbandoned(ABANDONED_HOLD_MS)),
       idempotencyKeys: (now) => idempotency.purgeExpired(now),
       phonePriceTokens: (now) => telephony.purgeExpiredPriceTokens(now),
       signedPayloadUses: (now) => data.signedPayloads.purgeExpired(now),

@@ -456,6 +456,13 @@ export interface paths {
      */
     get: operations["getSms"];
   };
+  "/api/webhooks/stripe": {
+    /**
+     * Stripe webhook endpoint
+     * @description Point a Stripe webhook endpoint here (events: checkout.session.completed, checkout.session.async_payment_succeeded, invoice.paid, customer.subscription.created, .updated, .deleted, payment_method.detached, refund.created, refund.updated) and set its signing secret as STRIPE_WEBHOOK_SECRET. `Stripe-Signature` is verified on the raw body with a 300-second tolerance; each event id is applied once. 404 while the sandbox payment provider is active.
+     */
+    post: operations["receiveStripeWebhook"];
+  };
   "/api/sandbox/checkout/{id}": {
     /**
      * Sandbox checkout page
@@ -467,6 +474,13 @@ export interface paths {
      * @description Completes the session through the same handler as the Stripe webhook (balance credited, card on file, plan active), then redirects (303) to the returnTo URL given when the session was opened. Submitting twice changes nothing more.
      */
     post: operations["sandboxCheckoutComplete"];
+  };
+  "/api/sandbox/portal/{id}/{action}": {
+    /**
+     * Cancel the plan or remove the card in the sandbox portal
+     * @description What the Stripe Billing Portal lets a customer do: `cancel-plan` ends the plan subscription, `remove-card` forgets the card on file. Reported through the same handler as Stripe's `customer.subscription.deleted` and `payment_method.detached` webhooks; then redirects (303) back to the portal page.
+     */
+    post: operations["sandboxPortalAction"];
   };
   "/api/sandbox/portal/{id}": {
     /**
@@ -3519,7 +3533,7 @@ export interface operations {
    */
   getCredits: {
     responses: {
-      /** @description Default Response */
+      /** @description The prepaid balance */
       200: {
         content: {
           "application/json": {
@@ -3568,199 +3582,16 @@ export interface operations {
         /** @description US dollars in whole cents; default CREDITS_TOPUP_USD (20) */
         amount?: number;
       };
-    };
-    responses: {
-      /** @description Default Response */
-      200: {
-        content: {
-          "application/json": {
-            /**
-             * Format: uri
-             * @description The page to send the customer to
-             */
-            url: string;
-          };
-        };
-      };
-      /**
-       * @description Bad request.
-       *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
-       * - `invalid_json`: the body is not valid JSON
-       */
-      400: {
-        content: {
-          "application/json": components["schemas"]["ErrorResponse"];
-        };
-      };
-      /**
-       * @description Unauthenticated.
-       *
-       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
-       */
-      401: {
-        content: {
-          "application/json": components["schemas"]["ErrorResponse"];
-        };
-      };
-      /**
-       * @description Forbidden.
-       *
-       * - `forbidden`: the caller may not do this
-       * - `two_factor_required`: two-factor verification is pending for this session
-       * - `phone_not_verified`: the phone number must be verified first
-       */
-      403: {
-        content: {
-          "application/json": components["schemas"]["ErrorResponse"];
-        };
-      };
-      /**
-       * @description Payload too large.
-       *
-       * - `payload_too_large`: the body is larger than the limit
-       */
-      413: {
-        content: {
-          "application/json": components["schemas"]["ErrorResponse"];
-        };
-      };
-      /**
-       * @description Unsupported media type.
-       *
-       * - `unsupported_media_type`: the content-type is not accepted here
-       */
-      415: {
-        content: {
-          "application/json": components["schemas"]["ErrorResponse"];
-        };
-      };
-      /**
-       * @description Provider error.
-       *
-       * - `provider_error`: an outside provider failed or could not be reached
-       */
-      502: {
-        content: {
-          "application/json": components["schemas"]["ErrorResponse"];
-        };
-      };
-    };
-  };
-  /**
-   * Plan, usage this period, card on file and balance
-   * @description Usage counts in the current billing period. `usage` is clamped to the plan's included quantities (spec 2.17); `usageRaw` is not.
-   */
-  getBillingState: {
-    responses: {
-      /** @description Default Response */
-      200: {
-        content: {
-          "application/json": {
-            plan: {
-              key: string;
-              name: string;
-              /** @description Per month */
-              priceUsd: number;
-              /** @description The subscription's status: active, trialing or past_due */
-              status: string;
-              included: {
-                seconds_inbound: number;
-                seconds_outbound: number;
-                calls_inbound: number;
-                calls_outbound: number;
-                leads: number;
-              };
-            } | null;
-            /** @description This period's usage, each number clamped to the plan's included quantity (0 without a plan) */
-            usage: {
-              seconds_inbound: number;
-              seconds_outbound: number;
-              calls_inbound: number;
-              calls_outbound: number;
-              leads: number;
-            };
-            /** @description This period's usage, unclamped */
-            usageRaw: {
-              seconds_inbound: number;
-              seconds_outbound: number;
-              calls_inbound: number;
-              calls_outbound: number;
-              leads: number;
-            };
-            /** @description A default payment method is on file */
-            hasCard: boolean;
-            /**
-             * @example {
-             *   "amount": 20,
-             *   "currency": "usd"
-             * }
-             */
-            balance: {
-              /** @description In currency units (12.5 is $12.50) */
-              amount: number;
-              /**
-               * @description Lower-case ISO 4217
-               * @enum {string}
-               */
-              currency: "usd";
-            };
-            /** @description The billing period usage counts in: the subscription's, else the calendar month (UTC) */
-            period: {
-              /** Format: date-time */
-              start: string;
-              /** Format: date-time */
-              end: string;
-            };
-          };
-        };
-      };
-      /**
-       * @description Unauthenticated.
-       *
-       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
-       */
-      401: {
-        content: {
-          "application/json": components["schemas"]["ErrorResponse"];
-        };
-      };
-      /**
-       * @description Forbidden.
-       *
-       * - `forbidden`: the caller may not do this
-       * - `two_factor_required`: two-factor verification is pending for this session
-       */
-      403: {
-        content: {
-          "application/json": components["schemas"]["ErrorResponse"];
-        };
-      };
-    };
-  };
-  /**
-   * Subscribe to a plan, or change the subscription to another plan
-   * @description Without `mode`: a subscription checkout (409 when a plan is already active). With `mode: "upgrade"`: a confirmation page that moves the existing subscription to the new plan's price; never a second subscription (409 when there is none).
-   */
-  choosePlan: {
-    parameters: {
-      query?: {
-        /** @description Where the payment page sends the customer afterwards; its origin must be in RETURN_URL_ORIGINS */
-        returnTo?: string;
-      };
-    };
-    requestBody: {
-      content: {
-        "application/json": {
-          /** @description A plan key: starter, growth or scale (or those of PLANS_FILE) */
-          plan: string;
-          /** @enum {string} */
-          mode?: "upgrade";
-        };
+      header?: {
+        /**
+         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
+         * @example 7f9c2a4e-topup-2026-11-23
+         */
+        "idempotency-key"?: string;
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The payment page */
       200: {
         content: {
           "application/json": {
@@ -3836,6 +3667,254 @@ export interface operations {
         };
       };
       /**
+       * @description Unprocessable.
+       *
+       * - `idempotency_mismatch`: this idempotency key was used with a different request
+       */
+      422: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Too many requests.
+       *
+       * - `rate_limited`: too many requests: wait and retry (see Retry-After)
+       */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Plan, usage this period, card on file and balance
+   * @description Usage counts in the current billing period. `usage` is clamped to the plan's included quantities (spec 2.17); `usageRaw` is not.
+   */
+  getBillingState: {
+    responses: {
+      /** @description Billing state (spec 2.17) */
+      200: {
+        content: {
+          "application/json": {
+            plan: {
+              key: string;
+              name: string;
+              /** @description Per month */
+              priceUsd: number;
+              /** @description The subscription's status: active, trialing or past_due */
+              status: string;
+              included: {
+                seconds_inbound: number;
+                seconds_outbound: number;
+                calls_inbound: number;
+                calls_outbound: number;
+                leads: number;
+              };
+            } | null;
+            /** @description This period's usage, each number clamped to the plan's included quantity (0 without a plan) */
+            usage: {
+              seconds_inbound: number;
+              seconds_outbound: number;
+              calls_inbound: number;
+              calls_outbound: number;
+              leads: number;
+            };
+            /** @description This period's usage, unclamped */
+            usageRaw: {
+              seconds_inbound: number;
+              seconds_outbound: number;
+              calls_inbound: number;
+              calls_outbound: number;
+              leads: number;
+            };
+            /** @description A default payment method is on file */
+            hasCard: boolean;
+            /**
+             * @description An amount of money
+             * @example {
+             *   "amount": 20,
+             *   "currency": "usd"
+             * }
+             */
+            balance: {
+              /** @description In currency units (12.5 is $12.50) */
+              amount: number;
+              /**
+               * @description Lower-case ISO 4217
+               * @enum {string}
+               */
+              currency: "usd";
+            };
+            /** @description The billing period usage counts in: the subscription's, else the calendar month (UTC) */
+            period: {
+              /** Format: date-time */
+              start: string;
+              /** Format: date-time */
+              end: string;
+            };
+          };
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Subscribe to a plan, or change the subscription to another plan
+   * @description Without `mode`: a subscription checkout (409 when a plan is already active). With `mode: "upgrade"`: a confirmation page that moves the existing subscription to the new plan's price; never a second subscription (409 when there is none).
+   */
+  choosePlan: {
+    parameters: {
+      query?: {
+        /** @description Where the payment page sends the customer afterwards; its origin must be in RETURN_URL_ORIGINS */
+        returnTo?: string;
+      };
+      header?: {
+        /**
+         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
+         * @example 7f9c2a4e-topup-2026-11-23
+         */
+        "idempotency-key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description A plan key: starter, growth or scale (or those of PLANS_FILE) */
+          plan: string;
+          /** @enum {string} */
+          mode?: "upgrade";
+        };
+      };
+    };
+    responses: {
+      /** @description The payment page */
+      200: {
+        content: {
+          "application/json": {
+            /**
+             * Format: uri
+             * @description The page to send the customer to
+             */
+            url: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `conflict`: the request conflicts with the current state
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unprocessable.
+       *
+       * - `idempotency_mismatch`: this idempotency key was used with a different request
+       */
+      422: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Too many requests.
+       *
+       * - `rate_limited`: too many requests: wait and retry (see Retry-After)
+       */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
        * @description Provider error.
        *
        * - `provider_error`: an outside provider failed or could not be reached
@@ -3859,7 +3938,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The payment page */
       200: {
         content: {
           "application/json": {
@@ -3896,8 +3975,19 @@ export interface operations {
        *
        * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
        */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Too many requests.
+       *
+       * - `rate_limited`: too many requests: wait and retry (see Retry-After)
+       */
+      429: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -3920,7 +4010,7 @@ export interface operations {
    */
   listVoicePricing: {
     responses: {
-      /** @description Default Response */
+      /** @description Voice rates per country */
       200: {
         content: {
           "application/json": {
@@ -6592,6 +6682,69 @@ export interface operations {
     };
   };
   /**
+   * Stripe webhook endpoint
+   * @description Point a Stripe webhook endpoint here (events: checkout.session.completed, checkout.session.async_payment_succeeded, invoice.paid, customer.subscription.created, .updated, .deleted, payment_method.detached, refund.created, refund.updated) and set its signing secret as STRIPE_WEBHOOK_SECRET. `Stripe-Signature` is verified on the raw body with a 300-second tolerance; each event id is applied once. 404 while the sandbox payment provider is active.
+   */
+  receiveStripeWebhook: {
+    parameters: {
+      header?: {
+        "stripe-signature"?: string;
+      };
+    };
+    responses: {
+      /** @description Acknowledged: applied now, applied before (duplicate), or not a billing event (ignored) */
+      200: {
+        content: {
+          "application/json": {
+            received: boolean;
+            outcome: "handled" | "duplicate" | "ignored";
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
    * Sandbox checkout page
    * @description The page a top-up, card or plan `{ url }` points at while the sandbox payment provider is active: what is bought and a button that POSTs to the same URL.
    */
@@ -6602,7 +6755,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description An HTML page */
+      /** @description The checkout page */
       200: {
         content: {
           "text/html": string;
@@ -6619,15 +6772,13 @@ export interface operations {
         };
       };
       /**
-       * @description Error answer
-       *
-       * Not found.
+       * @description Not found.
        *
        * - `not_found`: no such resource for this caller
        */
       404: {
         content: {
-          "text/html": components["schemas"]["ErrorResponse"];
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
       /**
@@ -6653,13 +6804,13 @@ export interface operations {
       };
     };
     responses: {
-      /** @description An HTML page */
+      /** @description Payment complete (when no returnTo was given) */
       200: {
         content: {
           "text/html": string;
         };
       };
-      /** @description Redirect to the returnTo URL */
+      /** @description Completed: redirect to the returnTo URL */
       303: {
         content: never;
       };
@@ -6675,27 +6826,102 @@ export interface operations {
         };
       };
       /**
-       * @description Error answer
-       *
-       * Not found.
+       * @description Not found.
        *
        * - `not_found`: no such resource for this caller
        */
       404: {
         content: {
-          "text/html": components["schemas"]["ErrorResponse"];
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
       /**
-       * @description Error answer
-       *
-       * Conflict.
+       * @description Conflict.
        *
        * - `conflict`: the request conflicts with the current state
        */
       409: {
         content: {
-          "text/html": components["schemas"]["ErrorResponse"];
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Cancel the plan or remove the card in the sandbox portal
+   * @description What the Stripe Billing Portal lets a customer do: `cancel-plan` ends the plan subscription, `remove-card` forgets the card on file. Reported through the same handler as Stripe's `customer.subscription.deleted` and `payment_method.detached` webhooks; then redirects (303) back to the portal page.
+   */
+  sandboxPortalAction: {
+    parameters: {
+      path: {
+        id: string;
+        action: "cancel-plan" | "remove-card";
+      };
+    };
+    responses: {
+      /** @description Done: back to the portal page */
+      303: {
+        content: never;
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `conflict`: the request conflicts with the current state
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
       /**
@@ -6741,7 +6967,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description An HTML page */
+      /** @description The portal page */
       200: {
         content: {
           "text/html": string;
@@ -6758,15 +6984,13 @@ export interface operations {
         };
       };
       /**
-       * @description Error answer
-       *
-       * Not found.
+       * @description Not found.
        *
        * - `not_found`: no such resource for this caller
        */
       404: {
         content: {
-          "text/html": components["schemas"]["ErrorResponse"];
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
       /**

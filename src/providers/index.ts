@@ -5,8 +5,9 @@ import type { EmailProvider } from './email/interface.js';
 import { SandboxEmailProvider } from './email/sandbox.js';
 import { SmtpEmailProvider } from './email/smtp.js';
 import type { Outbox } from './outbox.js';
-import type { PaymentsProvider } from './payments/interface.js';
+import type { PaymentsProvider, PlanPrice } from './payments/interface.js';
 import { SandboxPaymentsProvider } from './payments/sandbox.js';
+import { StripePaymentsProvider } from './payments/stripe.js';
 import { CalendlySchedulingProvider } from './scheduling/calendly.js';
 import type { SchedulingProvider } from './scheduling/interface.js';
 import { SandboxSchedulingProvider } from './scheduling/sandbox.js';
@@ -33,8 +34,11 @@ export interface Providers {
 /** The auth token that signs the sandbox's Twilio-style callbacks: derived from the master key, so every instance agrees and nobody outside can sign. */
 export const sandboxTwilioToken = (masterKey: Buffer): string => createHmac('sha256', masterKey).update('sandbox twilio auth token').digest('hex');
 
-/** `masterKey` keys the sandbox telephony's callback signatures; without it (tools, tests) a random one lives as long as these providers. */
-export function createProviders(config: Config, outbox: Outbox, masterKey: Buffer = randomBytes(32)): Providers {
+/**
+ * `masterKey` keys the sandbox telephony's callback signatures; without it (tools, tests) a random one lives as long as these providers.
+ * `plans`: the billing plans, so the payment provider can name the plan of a subscription's price.
+ */
+export function createProviders(config: Config, outbox: Outbox, masterKey: Buffer = randomBytes(32), plans: PlanPrice[] = []): Providers {
   const telephony = [
     ...(config.twilio ? [new TwilioTelephonyProvider(config.twilio)] : []),
     // The sandbox is always offered, except in production next to a real provider.
@@ -43,7 +47,7 @@ export function createProviders(config: Config, outbox: Outbox, masterKey: Buffe
   return {
     sms: config.twilio ? new TwilioSmsProvider(config.twilio) : new SandboxSmsProvider(outbox),
     email: config.smtp ? new SmtpEmailProvider(config.smtp.url, config.smtp.from) : new SandboxEmailProvider(outbox),
-    payments: new SandboxPaymentsProvider(config.publicUrl),
+    payments: config.billing.stripe ? new StripePaymentsProvider(config.billing.stripe, plans) : new SandboxPaymentsProvider(config.publicUrl),
     telephony: new TelephonyProviders(telephony),
     voice: createVoiceProviders(config.elevenlabs),
     scheduling: config.calendly ? new CalendlySchedulingProvider(config.calendly.apiBase) : new SandboxSchedulingProvider(),

@@ -23,7 +23,8 @@ export interface BillingAccount {
   /**
    * Starts a monthly subscription for something the user bought (a phone number).
    * Idempotent by `ref`: the same ref returns the same subscription.
-   * Throws AppError `provider_error` when the payment provider refuses or fails.
+   * Throws AppError `payment_method_required` (409, with a checkout `url`) without a card on file,
+   * `provider_refused` (400) when the card is declined, `provider_error` (502) when the provider fails.
    */
   startSubscription(userId: string, item: { ref: string; description: string; monthlyCents: number }): Promise<{ subscriptionId: string }>;
   /** Cancels it; AppError `provider_error` when the provider fails (the caller then keeps the item). Cancelling twice is a no-op. */

@@ -2,6 +2,7 @@
 // JSON file named by PLANS_FILE / VOICE_PRICING_FILE, checked at start-up so a
 // bad file stops the server instead of billing wrongly.
 import { readFileSync } from 'node:fs';
+import type { PlanPrice } from '../../providers/payments/interface.js';
 import type { UsageKind } from './account.js';
 import { defaultPlans } from './data/plans.js';
 import { defaultVoiceRates } from './data/voice-pricing.js';
@@ -29,6 +30,14 @@ export interface VoiceRateDefinition {
   inbound: number;
   outbound: number;
 }
+
+/** What a payment provider needs of a plan. */
+export const priceOf = (plan: Plan): PlanPrice => ({
+  key: plan.key,
+  name: plan.name,
+  monthlyCents: plan.monthlyCents,
+  ...(plan.stripePriceId ? { stripePriceId: plan.stripePriceId } : {}),
+});
 
 export class CatalogError extends Error {}
 

@@ -1,10 +1,12 @@
-// Billing, credits and pricing (spec 4.18). Reads need general
-// authentication, writes a verified phone (DESIGN.md "Decisions").
+// Billing, credits and pricing (spec 4.18). Reads (credits, state, pricing)
+// need general authentication; writes, and the portal where billing is
+// changed, a verified phone (DESIGN.md "Decisions").
 import { Type } from 'typebox';
 import { errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { Services } from '../../services.js';
 import { billingSandboxRoutes } from './sandbox-routes.js';
+import { billingWebhookRoutes } from './webhook-routes.js';
 import { TOPUP_MAX_USD, TOPUP_MIN_USD } from './service.js';
 
 const Money = Type.Object(
@@ -12,12 +14,12 @@ const Money = Type.Object(
     amount: Type.Number({ description: 'In currency units (12.5 is $12.50)' }),
     currency: Type.Literal('usd', { description: 'Lower-case ISO 4217' }),
   },
-  { example: { amount: 20, currency: 'usd' } },
+  { description: 'An amount of money', example: { amount: 20, currency: 'usd' } },
 );
 
 const Url = Type.Object(
   { url: Type.String({ format: 'uri', description: 'The page to send the customer to' }) },
-  { example: { url: 'https://checkout.stripe.com/c/pay/cs_test_a1b2c3' } },
+  { description: 'The payment page', example: { url: 'https://checkout.stripe.com/c/pay/cs_test_a1b2c3' } },
 );
 
 const usageOf = (description?: string) =>
@@ -57,6 +59,7 @@ const BillingState = Type.Object(
     ),
   },
   {
+    description: 'Billing state (spec 2.17)',
     example: {
       plan: {
         key: 'starter',
@@ -97,7 +100,7 @@ export function billingRoutes(app: App, services: Services) {
         summary: 'Prepaid credit balance',
         description:
           "The sum of the caller's credit ledger. May be up to 60 seconds old when it changed on another instance; a change made through this instance shows at once.",
-        response: { 200: Money, ...errors(401, 403) },
+        response: { 200: Type.Unsafe<{ amount: number; currency: 'usd' }>({ ...Money, description: 'The prepaid balance' }), ...errors(401, 403) },
       },
     },
     async (request) => billing.credits(request.auth!.userId),
@@ -106,7 +109,7 @@ export function billingRoutes(app: App, services: Services) {
   app.post(
     '/api/credits/add',
     {
-      config: { auth: 'verified' },
+      config: { auth: 'verified', idempotent: true },
       schema: {
         tags: ['billing'],
         operationId: 'addCredits',
@@ -119,7 +122,7 @@ export function billingRoutes(app: App, services: Services) {
             Type.Number({ minimum: TOPUP_MIN_USD, maximum: TOPUP_MAX_USD, description: 'US dollars in whole cents; default CREDITS_TOPUP_USD (20)' }),
           ),
         }),
-        response: { 200: Url, ...errors(400, 401, 403, 502) },
+        response: { 200: Url, ...errors(400, 401, 403, 429, 502) },
       },
     },
     async (request) => billing.addCredits(request.auth!.userId, { amountUsd: request.query.amount, returnTo: request.query.returnTo }),
@@ -143,7 +146,7 @@ export function billingRoutes(app: App, services: Services) {
   app.post(
     '/api/billing/plan',
     {
-      config: { auth: 'verified' },
+      config: { auth: 'verified', idempotent: true },
       schema: {
         tags: ['billing'],
         operationId: 'choosePlan',
@@ -155,7 +158,7 @@ export function billingRoutes(app: App, services: Services) {
           plan: Type.String({ minLength: 1, maxLength: 64, description: 'A plan key: starter, growth or scale (or those of PLANS_FILE)' }),
           mode: Type.Optional(Type.Literal('upgrade')),
         }),
-        response: { 200: Url, ...errors(400, 401, 403, 409, 502) },
+        response: { 200: Url, ...errors(400, 401, 403, 409, 429, 502) },
       },
     },
     async (request) => billing.choosePlan(request.auth!.userId, { ...request.body, returnTo: request.query.returnTo }),
@@ -164,14 +167,15 @@ export function billingRoutes(app: App, services: Services) {
   app.get(
     '/api/billing/portal',
     {
-      config: { auth: 'user' },
+      // The portal changes billing (cancel, card): a write, so a verified phone (DESIGN.md lists the reads).
+      config: { auth: 'verified' },
       schema: {
         tags: ['billing'],
         operationId: 'openBillingPortal',
         summary: 'Open the customer portal',
         description: 'Answers `{ url }` of a Stripe Billing Portal session (sandbox: a page showing plan, card, balance and ledger).',
         querystring: Type.Object({ returnTo: Type.Optional(ReturnTo) }),
-        response: { 200: Url, ...errors(400, 401, 403, 502) },
+        response: { 200: Url, ...errors(400, 401, 403, 429, 502) },
       },
     },
     async (request) => billing.portal(request.auth!.userId, request.query.returnTo),
@@ -188,6 +192,7 @@ export function billingRoutes(app: App, services: Services) {
         description: 'Built in, or from VOICE_PRICING_FILE. Cacheable for an hour (`Cache-Control: public, s-maxage=3600`).',
         response: {
           200: Type.Array(VoiceRate, {
+            description: 'Voice rates per country',
             example: [{ country: 'US', name: 'United States', inboundPerMinute: 0.0085, outboundPerMinute: 0.014, currency: 'usd' }],
           }),
           ...errors(401, 403),
@@ -200,5 +205,6 @@ export function billingRoutes(app: App, services: Services) {
     },
   );
 
+  billingWebhookRoutes(app, services.billing);
   billingSandboxRoutes(app, services.billing, services.config.env === 'production');
 }

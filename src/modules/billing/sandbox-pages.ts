@@ -52,7 +52,7 @@ export function sandboxCheckoutPage(input: { session: BillingSessionsTable; plan
       ? '<p><strong>This checkout is complete.</strong></p>'
       : expired
         ? '<p><strong>This checkout has expired.</strong></p>'
-        : `<form method="post"><button type="submit">${escape(button)}</button></form>`;
+        : `<form method="post"><button type="submit">${escape(button)}</button></form>${session.return_to ? `\n<p><a href="${escape(session.return_to)}">Cancel and go back</a></p>` : ''}`;
   return page(heading, `<h1>${escape(heading)}</h1>\n<p>${escape(detail)}</p>\n${state}`);
 }
 
@@ -65,8 +65,10 @@ export function sandboxPortalPage(input: {
   customer: BillingCustomersTable | undefined;
   entries: Array<Pick<CreditLedgerTable, 'created_at' | 'reason' | 'cents'>>;
   returnTo: string | null;
+  /** The portal page's own path, for its action forms. */
+  self: string;
 }): string {
-  const { state, customer, entries, returnTo } = input;
+  const { state, customer, entries, returnTo, self } = input;
   const plan = state.plan ? `${escape(state.plan.name)}, $${state.plan.priceUsd.toFixed(2)}/month (${escape(state.plan.status)})` : 'No plan';
   const card = customer?.payment_method_id ? `${escape(customer.card_brand ?? 'card')} ending ${escape(customer.card_last4 ?? '????')}` : 'No card on file';
   const rows = entries
@@ -77,7 +79,9 @@ export function sandboxPortalPage(input: {
     'Billing',
     `<h1>Billing</h1>
 <p>Plan: ${plan}</p>
+${state.plan ? `<form method="post" action="${escape(self)}/cancel-plan"><button type="submit">Cancel plan</button></form>` : ''}
 <p>Card: ${card}</p>
+${customer?.payment_method_id ? `<form method="post" action="${escape(self)}/remove-card"><button type="submit">Remove card</button></form>` : ''}
 <p>Balance: ${formatUsd(Math.round(state.balance.amount * 100))}</p>
 <h2>Ledger</h2>
 <table><tr><th>When</th><th>What</th><th>Amount</th></tr>

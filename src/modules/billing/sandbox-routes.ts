@@ -6,19 +6,30 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { errors } from '../../http/schemas.js';
-import type { App } from '../../http/types.js';
-import { SandboxPaymentsProvider } from '../../providers/payments/sandbox.js';
+import type { App, FastifyReply } from '../../http/types.js';
 import { formatUsd } from './ledger.js';
 import { sandboxCheckoutPage, sandboxDonePage, sandboxPortalPage } from './sandbox-pages.js';
 import type { BillingServices } from './create-services.js';
 
 const SessionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
-const Html = Type.String({ description: 'An HTML page', example: '<!doctype html><html>…</html>' });
+const html = (description: string) => ({ description, content: { 'text/html': { schema: Type.String({ example: '<!doctype html><html>…</html>' }) } } });
+
+/**
+ * Browsers apply the page's CSP `form-action` to where a submitted form is
+ * redirected, and the service's policy allows only itself: a checkout page may
+ * also send the customer on to its returnTo origin (already checked against
+ * RETURN_URL_ORIGINS when the session was opened).
+ */
+function allowFormRedirectTo(reply: FastifyReply, returnTo: string | null): void {
+  const policy = reply.getHeader('content-security-policy');
+  if (!returnTo || typeof policy !== 'string') return;
+  const origin = new URL(returnTo).origin;
+  reply.header('content-security-policy', policy.replace(/form-action ([^;]*)/, (_all, sources: string) => `form-action ${sources} ${origin}`));
+}
 
 export function billingSandboxRoutes(app: App, services: BillingServices, production: boolean) {
-  const payments = services.payments;
-  if (!(payments instanceof SandboxPaymentsProvider) || production) return;
-  const { billing } = services;
+  const { sandbox } = services;
+  if (!sandbox || production) return;
 
   app.register(async (plugin) => {
     const scope = plugin.withTypeProvider<TypeBoxTypeProvider>();
@@ -35,12 +46,12 @@ export function billingSandboxRoutes(app: App, services: BillingServices, produc
           description:
             'The page a top-up, card or plan `{ url }` points at while the sandbox payment provider is active: what is bought and a button that POSTs to the same URL.',
           params: SessionParams,
-          produces: ['text/html'],
-          response: { 200: Html, ...errors(404) },
+          response: { 200: html('The checkout page'), ...errors(404) },
         },
       },
       async (request, reply) => {
-        const { session, plan, expired } = await billing.sandboxSession(request.params.id, 'checkout');
+        const { session, plan, expired } = await sandbox.session(request.params.id, 'checkout');
+        allowFormRedirectTo(reply, session.return_to);
         return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(sandboxCheckoutPage({ session, plan, expired }));
       },
     );
@@ -55,15 +66,33 @@ export function billingSandboxRoutes(app: App, services: BillingServices, produc
           description:
             'Completes the session through the same handler as the Stripe webhook (balance credited, card on file, plan active), then redirects (303) to the returnTo URL given when the session was opened. Submitting twice changes nothing more.',
           params: SessionParams,
-          produces: ['text/html'],
-          response: { 200: Html, 303: Type.Null({ description: 'Redirect to the returnTo URL' }), ...errors(404, 409) },
+          response: { 200: html('Payment complete (when no returnTo was given)'), 303: Type.Null({ description: 'Completed: redirect to the returnTo URL' }), ...errors(404, 409) },
         },
       },
       async (request, reply) => {
-        const session = await billing.completeSandboxSession(request.params.id, (s, now) => payments.completion(s, now));
+        const session = await sandbox.complete(request.params.id);
         if (session.return_to) return reply.redirect(session.return_to, 303);
         const what = session.purpose === 'topup' ? `${formatUsd(Number(session.amount_cents))} added to your balance` : 'Done';
         return reply.type('text/html; charset=utf-8').send(sandboxDonePage(what));
+      },
+    );
+
+    scope.post(
+      '/api/sandbox/portal/:id/:action',
+      {
+        schema: {
+          tags: ['sandbox'],
+          operationId: 'sandboxPortalAction',
+          summary: 'Cancel the plan or remove the card in the sandbox portal',
+          description:
+            'What the Stripe Billing Portal lets a customer do: `cancel-plan` ends the plan subscription, `remove-card` forgets the card on file. Reported through the same handler as Stripe\'s `customer.subscription.deleted` and `payment_method.detached` webhooks; then redirects (303) back to the portal page.',
+          params: Type.Object({ id: SessionParams.properties.id, action: Type.Union([Type.Literal('cancel-plan'), Type.Literal('remove-card')]) }),
+          response: { 303: Type.Null({ description: 'Done: back to the portal page' }), ...errors(400, 404, 409) },
+        },
+      },
+      async (request, reply) => {
+        await sandbox.portalAction(request.params.id, request.params.action);
+        return reply.redirect(`/api/sandbox/portal/${encodeURIComponent(request.params.id)}`, 303);
       },
     );
 
@@ -76,14 +105,13 @@ export function billingSandboxRoutes(app: App, services: BillingServices, produc
           summary: 'Sandbox customer portal',
           description: 'The page GET /api/billing/portal points at while the sandbox payment provider is active: plan, card on file, balance and recent ledger entries.',
           params: SessionParams,
-          produces: ['text/html'],
-          response: { 200: Html, ...errors(404) },
+          response: { 200: html('The portal page'), ...errors(404) },
         },
       },
       async (request, reply) => {
-        const { session } = await billing.sandboxSession(request.params.id, 'portal');
-        const portal = await billing.sandboxPortal(session.user_id);
-        return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(sandboxPortalPage({ ...portal, returnTo: session.return_to }));
+        const { session } = await sandbox.session(request.params.id, 'portal');
+        const portal = await sandbox.portal(session.user_id);
+        return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(sandboxPortalPage({ ...portal, returnTo: session.return_to, self: `/api/sandbox/portal/${encodeURIComponent(session.id)}` }));
       },
     );
   });

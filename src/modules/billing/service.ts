@@ -1,18 +1,18 @@
 // Billing rules: checkouts for top-ups, cards and plans, the customer portal,
-// subscriptions for bought items, usage and periods, and the one handler that
-// applies payment events, whether they come from Stripe's webhook or a
-// submitted sandbox page. Implements BillingAccount for telephony, connect and
-// calls, so those areas never touch billing tables.
+// subscriptions for bought items, usage and periods. Implements BillingAccount
+// for telephony, connect and calls, so those areas never touch billing tables.
+// Payment events are applied by PaymentEventHandler (payment-events.ts).
 import { randomBytes } from 'node:crypto';
 import { AppError, invalidInput, notFound } from '../../http/errors.js';
 import { checkReturnUrl } from '../../http/return-url.js';
+import type { RateLimitRule } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
+import type { RateLimiter } from '../platform/rate-limiter.js';
 import { newId } from '../../lib/ids.js';
 import { addMonthsUtc, monthStartUtc } from '../../lib/time.js';
-import type { PaymentEvent, PaymentsProvider, ProviderSubscription } from '../../providers/payments/interface.js';
-import type { SandboxSession } from '../../providers/payments/sandbox.js';
+import type { PaymentsProvider } from '../../providers/payments/interface.js';
 import type { BillingAccount, BillingPeriod, UsageKind } from './account.js';
-import { type Catalog, type Plan, usageKinds } from './catalog.js';
+import { type Catalog, type Plan, priceOf, usageKinds } from './catalog.js';
 import type { CreditLedger } from './ledger.js';
 import type { BillingStore } from './store.js';
 import type { BillingSubscriptionsTable } from './tables.js';
@@ -20,6 +20,8 @@ import type { BillingSubscriptionsTable } from './tables.js';
 export interface BillingConfig {
   publicUrl: string;
   returnUrlOrigins: string[];
+  /** Payment pages a user may open (each calls the payment provider). */
+  sessionsPerUser: RateLimitRule;
   /** Default top-up in US dollars (CREDITS_TOPUP_USD). */
   topupDefaultUsd: number;
 }
@@ -43,6 +45,7 @@ export class BillingService implements BillingAccount {
     readonly catalog: Catalog,
     readonly payments: PaymentsProvider,
     private readonly users: UserLookup,
+    private readonly limiter: RateLimiter,
     private readonly clock: Clock,
   ) {}
 
@@ -174,7 +177,7 @@ export class BillingService implements BillingAccount {
       sessionId: id,
       customerId: customer.customer_id,
       returnUrl: this.providerReturnUrl(returnUrl),
-      upgrade: { subscriptionId: live.provider_subscription_id, plan: this.priceOf(plan) },
+      upgrade: { subscriptionId: live.provider_subscription_id, plan: priceOf(plan) },
     });
     await this.store.setProviderSession(id, portal.providerSessionId);
     return { url: portal.url };
@@ -226,79 +229,6 @@ export class BillingService implements BillingAccount {
     }));
   }
 
-  // ---- payment events (Stripe webhooks and sandbox pages)
-
-  /** Applies a provider event once: a replay, a retry or a second instance handling it changes nothing. */
-  async handleEvent(event: PaymentEvent): Promise<'handled' | 'duplicate' | 'ignored'> {
-    const now = this.clock.now();
-    const touched: string[] = [];
-    const outcome = await this.store.transaction(async (s) => {
-      if (!(await s.markEvent(event.id, event.type, now))) return 'duplicate' as const;
-      if (event.type === 'ignored') return 'ignored' as const;
-      if (event.type === 'checkout.completed') {
-        const session = await s.session(event.sessionId);
-        if (!session) return 'ignored' as const;
-        touched.push(session.user_id);
-        await s.completeSession(session.id, now);
-        if (event.card) await s.setCard(session.user_id, event.card, now);
-        if (session.purpose === 'topup' && event.paid && event.amountCents && event.amountCents > 0) {
-          await s.append({ userId: session.user_id, cents: event.amountCents, reason: 'topup', ref: `topup:${session.id}`, now });
-        }
-        if (session.purpose === 'plan' && event.subscription) {
-          await this.recordSubscription(s, session.user_id, 'plan', event.subscription, session.plan_key, now);
-        }
-        return 'handled' as const;
-      }
-      const sub = event.subscription;
-      const known = await s.subscriptionByProviderId(sub.id);
-      const userId = known?.user_id ?? (await this.ownerOf(s, sub));
-      if (!userId) return 'ignored' as const;
-      if (event.type === 'subscription.deleted') sub.status = 'canceled';
-      await this.recordSubscription(s, userId, known?.kind ?? (sub.metadata.ref ? 'item' : 'plan'), sub, known?.plan_key ?? null, now);
-      return 'handled' as const;
-    });
-    for (const userId of touched) this.ledger.forget(userId);
-    return outcome;
-  }
-
-  // ---- sandbox pages
-
-  /** What a sandbox checkout or portal page shows. */
-  async sandboxSession(id: string, page: 'checkout' | 'portal') {
-    const session = await this.store.session(id);
-    if (!session || (page === 'portal') !== (session.purpose === 'portal')) throw notFound('session');
-    const plan = session.plan_key ? (this.catalog.plan(session.plan_key) ?? null) : null;
-    const expired = session.status === 'open' && session.expires_at <= this.clock.now();
-    return { session, plan, expired };
-  }
-
-  /** The sandbox portal's contents: plan, card, balance and recent ledger entries. */
-  async sandboxPortal(userId: string) {
-    const [state, customer, entries] = await Promise.all([this.state(userId), this.store.customer(userId), this.store.listEntries(userId, 50)]);
-    return { state, customer, entries };
-  }
-
-  /** Completes a sandbox checkout as if the customer paid, through handleEvent (a second submit is a duplicate). */
-  async completeSandboxSession(id: string, complete: (session: SandboxSession, now: number) => PaymentEvent) {
-    const { session, plan, expired } = await this.sandboxSession(id, 'checkout');
-    if (expired) throw new AppError('conflict', 'this checkout session has expired');
-    const customer = await this.store.customer(session.user_id);
-    if (!customer) throw notFound('session');
-    const live = session.purpose === 'upgrade' ? await this.store.livePlan(session.user_id) : undefined;
-    const event = complete({
-      id: session.id,
-      userId: session.user_id,
-      customerId: customer.customer_id,
-      purpose: session.purpose as 'topup' | 'card' | 'plan' | 'upgrade',
-      amountCents: session.amount_cents,
-      plan: plan ? this.priceOf(plan) : null,
-      subscription: live ? this.asProviderSubscription(live, customer.customer_id) : null,
-    }, this.clock.now());
-    await this.handleEvent(event);
-    if (session.purpose === 'upgrade') await this.store.completeSession(session.id, this.clock.now());
-    return session;
-  }
-
   // ---- internals
 
   private async planAndPeriod(userId: string): Promise<{ plan: Plan | null; period: BillingPeriod; subscription: BillingSubscriptionsTable | null }> {
@@ -330,10 +260,6 @@ export class BillingService implements BillingAccount {
     return returnTo ?? `${this.config.publicUrl}/`;
   }
 
-  private priceOf(plan: Plan) {
-    return { key: plan.key, name: plan.name, monthlyCents: plan.monthlyCents, ...(plan.stripePriceId ? { stripePriceId: plan.stripePriceId } : {}) };
-  }
-
   /** The user's payment customer, created at the provider on first use. */
   private async ensureCustomer(userId: string) {
     const existing = await this.store.customer(userId);
@@ -361,6 +287,7 @@ export class BillingService implements BillingAccount {
   }
 
   private async openSession(userId: string, purpose: string, what: { amountCents?: number; plan?: Plan }, returnUrl: string | null): Promise<string> {
+    await this.limiter.consume(`billing-session:user:${userId}`, this.config.sessionsPerUser);
     const now = this.clock.now();
     // The id is the capability in a sandbox page's URL: 192 random bits, as unguessable as a Stripe Checkout URL.
     const id = `bs_${randomBytes(24).toString('base64url')}`;
@@ -390,67 +317,12 @@ export class BillingService implements BillingAccount {
       customerId: customer.customer_id,
       purpose,
       amountCents: what.amountCents,
-      plan: what.plan ? this.priceOf(what.plan) : undefined,
+      plan: what.plan ? priceOf(what.plan) : undefined,
       successUrl: this.providerReturnUrl(returnUrl),
       cancelUrl: this.providerReturnUrl(returnUrl),
       expiresAt: this.clock.now() + SESSION_TTL_MS,
     });
     await this.store.setProviderSession(id, checkout.providerSessionId);
     return checkout.url;
-  }
-
-  /** The user a provider subscription belongs to: its metadata names the user, and the customer must be theirs. */
-  private async ownerOf(s: BillingStore, sub: ProviderSubscription): Promise<string | null> {
-    const userId = sub.metadata.userId;
-    if (!userId) return null;
-    const customer = await s.customer(userId);
-    return customer && customer.customer_id === sub.customerId ? userId : null;
-  }
-
-  private async recordSubscription(s: BillingStore, userId: string, kind: string, sub: ProviderSubscription, planKey: string | null, now: number) {
-    const key = kind === 'plan' ? (sub.planKey ?? planKey) : null;
-    const plan = key ? this.catalog.plan(key) : undefined;
-    const monthly = sub.monthlyCents ?? plan?.monthlyCents ?? 0;
-    const known = await s.subscriptionByProviderId(sub.id);
-    if (known) {
-      await s.updateSubscription(known.id, {
-        status: sub.status,
-        plan_key: kind === 'plan' ? (key ?? known.plan_key) : known.plan_key,
-        description: plan?.name ?? known.description,
-        monthly_cents: monthly || Number(known.monthly_cents),
-        period_start: sub.periodStart ?? known.period_start,
-        period_end: sub.periodEnd ?? known.period_end,
-        updated_at: now,
-      });
-      return;
-    }
-    await s.insertSubscription({
-      id: newId(now),
-      user_id: userId,
-      kind,
-      ref: kind === 'item' ? (sub.metadata.ref ?? null) : null,
-      provider_subscription_id: sub.id,
-      plan_key: key,
-      description: plan?.name ?? sub.metadata.description ?? 'Subscription',
-      monthly_cents: monthly,
-      status: sub.status,
-      period_start: sub.periodStart,
-      period_end: sub.periodEnd,
-      created_at: now,
-      updated_at: now,
-    });
-  }
-
-  private asProviderSubscription(row: BillingSubscriptionsTable, customerId: string): ProviderSubscription {
-    return {
-      id: row.provider_subscription_id,
-      customerId,
-      status: row.status,
-      planKey: row.plan_key,
-      monthlyCents: Number(row.monthly_cents),
-      periodStart: row.period_start,
-      periodEnd: row.period_end,
-      metadata: { userId: row.user_id },
-    };
   }
 }

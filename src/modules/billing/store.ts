@@ -134,6 +134,19 @@ export class BillingStore {
     await this.db.updateTable('billing_customers').set(rest).where('user_id', '=', user_id).execute();
   }
 
+  /** Forgets the card on file when it is this payment method; the user whose card it was, or null. */
+  async removeCard(provider: string, customerId: string, paymentMethodId: string, now: number): Promise<string | null> {
+    const row = await this.db
+      .updateTable('billing_customers')
+      .set({ payment_method_id: null, card_brand: null, card_last4: null, updated_at: now })
+      .where('provider', '=', provider)
+      .where('customer_id', '=', customerId)
+      .where('payment_method_id', '=', paymentMethodId)
+      .returning('user_id')
+      .executeTakeFirst();
+    return row?.user_id ?? null;
+  }
+
   async setCard(userId: string, card: { id: string; brand: string | null; last4: string | null }, now: number): Promise<void> {
     await this.db
       .updateTable('billing_customers')

@@ -11,7 +11,7 @@ export interface CreditLedgerTable {
   user_id: string;
   /** Signed integer cents: credits positive, holds and charges negative. */
   cents: number;
-  /** topup | hold | release | adjustment */
+  /** topup | topup_refund | hold | release | refund (a hold returned whole) */
   reason: string;
   ref: string;
   created_at: number;

@@ -59,6 +59,8 @@ export type PaymentEvent =
       type: 'checkout.completed';
       /** Our session id. */
       sessionId: string;
+      /** The provider's session id (what createCheckout returned for it). */
+      providerSessionId: string;
       /** Money was collected (top-ups), or nothing had to be (setup, subscriptions with a trial). */
       paid: boolean;
       amountCents: number | null;
@@ -67,6 +69,10 @@ export type PaymentEvent =
       subscription: ProviderSubscription | null;
     }
   | { id: string; type: 'subscription.changed' | 'subscription.deleted'; subscription: ProviderSubscription }
+  /** Money of a top-up was given back to the customer (a refund made at the provider, e.g. in its dashboard). */
+  | { id: string; type: 'topup.refunded'; sessionId: string; refundId: string; amountCents: number }
+  /** A card was removed from the customer (in the portal, or by the provider): it is no longer on file. */
+  | { id: string; type: 'card.removed'; customerId: string; paymentMethodId: string }
   | { id: string; type: 'ignored'; providerType: string };
 
 export interface PaymentsProvider {

@@ -4,7 +4,7 @@
 // through the same code. Ids are derived from the inputs, so retries of the
 // same request give the same customer and subscription, as Stripe's
 // idempotency keys do.
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { AppError } from '../../http/errors.js';
 import { addMonthsUtc } from '../../lib/time.js';
 import type { CheckoutInput, PaymentCard, PaymentEvent, PaymentsProvider, PlanPrice, PortalInput, ProviderSubscription } from './interface.js';
@@ -65,6 +65,16 @@ export class SandboxPaymentsProvider implements PaymentsProvider {
     return { id: `pm_sandbox_${digest(`card:${userId}`)}`, brand: 'visa', last4: '4242' };
   }
 
+  /** What the sandbox portal's "Cancel plan" reports, as Stripe reports a cancellation made in its portal. */
+  cancellation(subscription: ProviderSubscription): PaymentEvent {
+    return { id: `evt_sandbox_cancel_${subscription.id}`, type: 'subscription.deleted', subscription: { ...subscription, status: 'canceled' } };
+  }
+
+  /** What the sandbox portal's "Remove card" reports (payment_method.detached at Stripe). */
+  cardRemoval(customerId: string, paymentMethodId: string): PaymentEvent {
+    return { id: `evt_sandbox_detach_${randomUUID()}`, type: 'card.removed', customerId, paymentMethodId };
+  }
+
   /** The event that submitting a sandbox page produces; its id is the session's, so a second submit is a duplicate. */
   completion(session: SandboxSession, now: number): PaymentEvent {
     const id = `evt_sandbox_${session.id}`;
@@ -89,6 +99,7 @@ export class SandboxPaymentsProvider implements PaymentsProvider {
       id,
       type: 'checkout.completed',
       sessionId: session.id,
+      providerSessionId: `cs_sandbox_${session.id}`,
       paid: true,
       amountCents: session.purpose === 'topup' ? session.amountCents : session.purpose === 'plan' ? (session.plan?.monthlyCents ?? null) : 0,
       customerId: session.customerId,

@@ -219,3 +219,21 @@ describe('plans, periods and usage', () => {
     expect(state).toMatchObject({ plan: { key: 'starter', priceUsd: 29 }, usage: { leads: 100 }, usageRaw: { leads: 120 }, hasCard: true });
   });
 });
+
+describe('GET /api/credits cache (spec 8: 60 s)', () => {
+  it('a change made on this instance shows at once; another instance may answer from memory for up to 60 s', async () => {
+    const user = await createVerifiedUser(t);
+    const credits = async (app: TestApp) => (await app.app.inject({ method: 'GET', url: '/api/credits', headers: bearer(user.token) })).json().amount;
+    expect(await credits(t2)).toBe(0); // t2 remembers 0
+    await topUp(user.token, 20); // paid through t
+    expect(await credits(t)).toBe(20);
+    expect(await credits(t2)).toBe(0);
+    t.clock.advance(59_000);
+    expect(await credits(t2)).toBe(0);
+    t.clock.advance(1_000);
+    expect(await credits(t2)).toBe(20);
+    // Money decisions never use the cache.
+    await account().reserve(user.id, 500, `cache-${user.id}`);
+    expect(await t2.services.billing.account.balanceCents(user.id)).toBe(1500);
+  });
+});
