@@ -18,6 +18,8 @@ import { apiKeyRoutes } from './modules/api-keys/routes.js';
 import { externalRoutes } from './modules/auth/external-routes.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { dataRoutes } from './modules/data/routes.js';
+import type { BillingAccount } from './modules/billing/account.js';
+import { connectRoutes } from './modules/connect/routes.js';
 import { eventRoutes } from './modules/events/routes.js';
 import { resetRoutes } from './modules/auth/reset-routes.js';
 import { verificationRoutes } from './modules/auth/verification-routes.js';
@@ -34,13 +36,14 @@ export interface AppDeps {
   secrets: Secrets;
   clock?: Clock;
   providers?: Partial<Providers>;
+  billing?: BillingAccount;
   logger?: FastifyServerOptions['logger'];
 }
 
 type RouteModule = (app: App, services: Services) => void | Promise<void>;
 
 /** Every area's routes, in the order they appear in the OpenAPI document. */
-const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes];
+const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, connectRoutes];
 
 export async function buildApp(deps: AppDeps): Promise<App & { services: Services }> {
   const { config } = deps;

@@ -62,6 +62,18 @@ export interface Config {
   oidcProviders: OidcProviderConfig[];
   rateLimits: RateLimits;
   events: EventStreamConfig;
+  connector: ConnectorConfig;
+}
+
+/** Connector ingestion (POST /api/connect); see docs/decisions/connect.md. */
+export interface ConnectorConfig {
+  /** CONNECTOR_URL without a trailing slash; null: the sandbox connector. */
+  url: string | null;
+  token: string | null;
+  /** Longest silence of a connector (before its headers, or between pieces of its stream). */
+  idleTimeoutMs: number;
+  /** Price of one paid lead (`/get-leads`), from LEAD_PRICE_USD. */
+  leadPriceCents: number;
 }
 
 /** Live event streams (GET /api/events/{type}); see docs/decisions/events.md. */
@@ -228,6 +240,14 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     });
   }
 
+  const connectorUrl = opt('CONNECTOR_URL');
+  if (connectorUrl) url('CONNECTOR_URL', connectorUrl, ['http:', 'https:']);
+  const leadPriceRaw = str('LEAD_PRICE_USD', '0.50');
+  const leadPriceCents = Math.round(Number(leadPriceRaw) * 100);
+  if (!/^\d+(\.\d{1,2})?$/.test(leadPriceRaw) || leadPriceCents < 1 || leadPriceCents > 100_000) {
+    problems.push(`LEAD_PRICE_USD must be an amount in USD from 0.01 to 1000 with at most two decimals (got "${leadPriceRaw}")`);
+  }
+
   const config: Config = {
     env: nodeEnv as Config['env'],
     host,
@@ -264,6 +284,12 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       pollIntervalMs: int('EVENTS_POLL_MS', 2000, 50, 600_000),
       gapWaitMs: int('EVENTS_GAP_WAIT_MS', 10_000, 100, 600_000),
       reauthIntervalMs: int('EVENTS_REAUTH_SECONDS', 60, 1, 86_400) * 1000,
+    },
+    connector: {
+      url: connectorUrl ? connectorUrl.replace(/\/$/, '') : null,
+      token: opt('CONNECTOR_TOKEN'),
+      idleTimeoutMs: int('CONNECTOR_IDLE_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
+      leadPriceCents: Number.isFinite(leadPriceCents) ? leadPriceCents : 50,
     },
   };
   if (problems.length) throw new ConfigError(problems);

@@ -60,6 +60,14 @@ async function main() {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
+  // Lead credits held by connector jobs that a stopped instance left running: charge what they delivered, return the rest.
+  try {
+    const settled = await app.services.connect.jobs.recoverAbandoned();
+    if (settled > 0) app.log.info(`connect: settled ${settled} abandoned lead job(s)`);
+  } catch (err) {
+    app.log.error({ err }, 'connect: settling abandoned lead jobs failed; the next start tries again');
+  }
+
   await app.listen({ port: config.port, host: config.host });
   app.services.housekeeping.start(15 * 60_000, app.log);
   app.log.info(`docs at ${config.publicUrl}/api/docs`);

@@ -10,6 +10,8 @@ import { CredentialAuthenticator } from './modules/auth/authenticator.js';
 import type { AuthContext } from './http/auth.js';
 import { CredentialCache } from './modules/auth/credential-cache.js';
 import { createDataServices } from './modules/data/create-services.js';
+import type { BillingAccount } from './modules/billing/account.js';
+import { createConnectServices } from './modules/connect/create-services.js';
 import { ExternalSignInService } from './modules/auth/external-service.js';
 import { ExternalIdentityStore } from './modules/auth/external-store.js';
 import { PasswordHasher } from './modules/auth/passwords.js';
@@ -42,6 +44,8 @@ export interface ServiceDeps {
   clock: Clock;
   /** Replaces individual providers (tests point real clients at local fakes through config instead). */
   providers?: Partial<Providers>;
+  /** Replaces the billing account (tests use an in-memory one). */
+  billing?: BillingAccount;
 }
 
 export function createServices(deps: ServiceDeps) {
@@ -73,6 +77,10 @@ export function createServices(deps: ServiceDeps) {
   const eventStreams = createEventStreams(database, eventRecorder, config.events);
   const data = createDataServices({ db, dialect: database.dialect, secretBox, eventRecorder, clock, objectContentLimitBytes: config.objectContentLimitBytes });
 
+  // MERGE: pass the real BillingAccount here (deps.billing ?? <billing's implementation>); until then /get-leads grants nothing.
+  const billing: BillingAccount | null = deps.billing ?? null;
+  const connect = createConnectServices({ db, data, connector: providers.connector, billing, clock, config: config.connector });
+
   // The longest rate-limit window is an hour; a day-old window can only restart.
   const housekeeping = new Housekeeping(
     {
@@ -86,7 +94,7 @@ export function createServices(deps: ServiceDeps) {
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, connect };
 }
 
 export type Services = ReturnType<typeof createServices>;

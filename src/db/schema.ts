@@ -4,6 +4,7 @@ import type { ApiKeyTables } from '../modules/api-keys/tables.js';
 import type { AccountTables } from '../modules/auth/tables.js';
 import type { DataTables } from '../modules/data/tables.js';
 import type { EventTables } from '../modules/events/tables.js';
+import type { ConnectTables } from '../modules/connect/tables.js';
 import type { PlatformTables } from '../modules/platform/tables.js';
 
-export interface Database extends PlatformTables, AccountTables, ApiKeyTables, EventTables, DataTables {}
+export interface Database extends PlatformTables, AccountTables, ApiKeyTables, EventTables, DataTables, ConnectTables {}
