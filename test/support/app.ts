@@ -11,6 +11,7 @@ import { openDatabase } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import type { Providers } from '../../src/providers/index.js';
+import type { BillingAccount } from '../../src/modules/billing/account.js';
 
 /** Per-IP limits high enough that a test file's many sign-ups from 127.0.0.1 pass; per-account limits as in production. */
 export const relaxedIpLimits: RateLimits = {
@@ -26,6 +27,8 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   config?: Partial<Config>;
   providers?: Partial<Providers>;
+  /** The billing account connect (and later areas) charge; test/support/billing-memory.ts until billing is merged. */
+  billing?: BillingAccount;
   clock?: ManualClock;
   /** Another test app whose database (PostgreSQL schema or SQLite file) and secrets this one uses, like a second instance. */
   shareDatabaseWith?: { dir: string; pgSchema: string | undefined; secrets: { masterKey: Buffer; jwtSecret: string } };
@@ -50,7 +53,7 @@ export async function createTestApp(options: TestAppOptions = {}) {
   await migrateToLatest(database.db, database.dialect);
   const clock = options.clock ?? new ManualClock();
   const secrets = shared?.secrets ?? { masterKey: randomBytes(32), jwtSecret: randomBytes(32).toString('hex') };
-  const app = await buildApp({ config, database, secrets, clock, providers: options.providers, logger: false });
+  const app = await buildApp({ config, database, secrets, clock, providers: options.providers, billing: options.billing, logger: false });
   await app.ready();
 
   const close = async () => {
