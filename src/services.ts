@@ -79,7 +79,7 @@ export function createServices(deps: ServiceDeps) {
 
   // MERGE: pass the real BillingAccount here (deps.billing ?? <billing's implementation>); until then /get-leads grants nothing.
   const billing: BillingAccount | null = deps.billing ?? null;
-  const connect = createConnectServices({ db, data, connector: providers.connector, billing, clock, config: config.connector });
+  const connect = createConnectServices({ db, dialect: database.dialect, data, connector: providers.connector, billing, clock, config: config.connector });
 
   // The longest rate-limit window is an hour; a day-old window can only restart.
   const housekeeping = new Housekeeping(

@@ -86,7 +86,7 @@ export class ConnectService {
       const failure = await this.ingest(userId, { relatedId: target.id, keyId: target.keyId }, material.key, frames, cap, progress, onBatch);
       return { ...progress, credits: job ? job.granted : null, failure };
     } finally {
-      if (job) await this.settle(job.id, progress.written);
+      if (job) await this.settle(job, progress.written);
     }
   }
 
@@ -99,7 +99,7 @@ export class ConnectService {
     const before = this.clock.now() - this.settings.abandonedAfterMs;
     let settled = 0;
     for (const job of await this.jobs.listAbandoned(before)) {
-      if (await this.settle(job.id, null)) settled++;
+      if (await this.settle(job, null)) settled++;
     }
     await this.billing?.settleAbandoned(this.settings.abandonedAfterMs);
     return settled;
@@ -116,33 +116,39 @@ export class ConnectService {
       throw invalidInput('params.credits must be a whole number of leads (0 or more) for /get-leads');
     }
     if (!this.billing || requested === 0) return null;
+    const billing = this.billing;
     const price = this.settings.leadPriceCents;
-    // Free credits already promised to this user's running jobs are not in the allowance's usage yet.
-    const allowance = Math.max(0, (await this.billing.remainingAllowance(userId, 'leads')) - (await this.jobs.freeCreditsInFlight(userId)));
-    const buyable = Math.floor(Math.max(0, await this.billing.balanceCents(userId)) / price);
-    const granted = Math.min(requested, allowance + buyable);
-    if (granted === 0) return null;
-    const free = Math.min(granted, allowance);
-    const now = this.clock.now();
-    const job: ConnectJobsTable = {
-      id: newId(now),
-      user_id: userId,
-      repository,
-      path: LEADS_PATH,
-      state: 'running',
-      granted,
-      free_credits: free,
-      price_cents: price,
-      reserved_cents: (granted - free) * price,
-      delivered: 0,
-      created_at: now,
-      updated_at: now,
-    };
-    // The job row first: a crash after the reservation leaves a row that recovery finds.
-    await this.jobs.insert(job);
+    // One grant per user at a time, so two requests cannot both spend the same allowance.
+    const job = await this.jobs.serializedForUser(userId, async (jobs) => {
+      // Free credits already promised to this user's running jobs are not in the allowance's usage yet.
+      const allowance = Math.max(0, (await billing.remainingAllowance(userId, 'leads')) - (await jobs.freeCreditsInFlight(userId)));
+      const buyable = Math.floor(Math.max(0, await billing.balanceCents(userId)) / price);
+      const granted = Math.min(requested, allowance + buyable);
+      if (granted === 0) return null;
+      const free = Math.min(granted, allowance);
+      const now = this.clock.now();
+      const row: ConnectJobsTable = {
+        id: newId(now),
+        user_id: userId,
+        repository,
+        path: LEADS_PATH,
+        state: 'running',
+        granted,
+        free_credits: free,
+        price_cents: price,
+        reserved_cents: (granted - free) * price,
+        delivered: 0,
+        created_at: now,
+        updated_at: now,
+      };
+      // The job row before the reservation: a crash after reserving leaves a row that recovery finds.
+      await jobs.insert(row);
+      return row;
+    });
+    if (!job) return null;
     if (job.reserved_cents > 0) {
       try {
-        await this.billing.reserve(userId, job.reserved_cents, reservationRef(job.id));
+        await billing.reserve(userId, job.reserved_cents, reservationRef(job.id));
       } catch (err) {
         // No hold was made (the balance fell meanwhile): the job ends here, nothing to settle.
         if (err instanceof AppError && err.code === 'insufficient_funds') await this.jobs.claimSettlement(job.id, this.clock.now());
@@ -157,18 +163,24 @@ export class ConnectService {
    * returns the rest of the hold, records `leads` usage. `delivered` null: the
    * count the job last recorded (recovery). False when someone else settled it.
    */
-  private async settle(jobId: string, delivered: number | null): Promise<boolean> {
-    const job = await this.jobs.claimSettlement(jobId, this.clock.now());
-    if (!job || !this.billing) return false;
-    const count = Math.min(delivered ?? Number(job.delivered), Number(job.granted));
-    const paid = Math.max(0, count - Number(job.free_credits));
-    const ref = reservationRef(job.id);
-    if (Number(job.reserved_cents) > 0) {
-      if (paid > 0) await this.billing.settle(ref, Math.min(paid * Number(job.price_cents), Number(job.reserved_cents)));
-      else await this.billing.refund(ref);
-    }
-    if (count > 0) await this.billing.recordUsage(job.user_id, 'leads', count, ref);
-    return true;
+  private async settle(job: Pick<ConnectJobsTable, 'id' | 'user_id'>, delivered: number | null): Promise<boolean> {
+    const billing = this.billing;
+    if (!billing) return false;
+    // Under the user's grant lock: usage is recorded before the next grant reads the allowance. On
+    // PostgreSQL a failing billing call rolls the claim back, and recovery tries again later.
+    return this.jobs.serializedForUser(job.user_id, async (jobs) => {
+      const claimed = await jobs.claimSettlement(job.id, this.clock.now());
+      if (!claimed) return false;
+      const count = Math.min(delivered ?? Number(claimed.delivered), Number(claimed.granted));
+      const paid = Math.max(0, count - Number(claimed.free_credits));
+      const ref = reservationRef(claimed.id);
+      if (Number(claimed.reserved_cents) > 0) {
+        if (paid > 0) await billing.settle(ref, Math.min(paid * Number(claimed.price_cents), Number(claimed.reserved_cents)));
+        else await billing.refund(ref);
+      }
+      if (count > 0) await billing.recordUsage(claimed.user_id, 'leads', count, ref);
+      return true;
+    });
   }
 
   /**

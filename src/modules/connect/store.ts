@@ -1,10 +1,43 @@
 // SQL for connector jobs that hold lead credits.
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { ConnectJobsTable } from './tables.js';
 
 export class ConnectJobStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  /** SQLite (one instance): the tail of each user's queue of grants. */
+  private readonly userQueues = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /**
+   * Runs `work` while no other grant of the same user runs, with a store whose
+   * writes commit when `work` ends: so the next grant sees this one's job (and
+   * its free credits). PostgreSQL: a transaction holding a per-user advisory
+   * lock (every instance); SQLite: a per-user queue in this process.
+   */
+  async serializedForUser<T>(userId: string, work: (store: ConnectJobStore) => Promise<T>): Promise<T> {
+    if (this.dialect === 'postgres') {
+      return this.db.transaction().execute(async (trx) => {
+        await sql`select pg_advisory_xact_lock(hashtext(${`connect-grant:${userId}`}))`.execute(trx);
+        return work(new ConnectJobStore(trx, this.dialect));
+      });
+    }
+    const previous = this.userQueues.get(userId) ?? Promise.resolve();
+    const run = previous.then(
+      () => work(this),
+      () => work(this),
+    );
+    const tail = run.catch(() => {});
+    this.userQueues.set(userId, tail);
+    void tail.then(() => {
+      if (this.userQueues.get(userId) === tail) this.userQueues.delete(userId);
+    });
+    return run;
+  }
 
   async insert(row: ConnectJobsTable): Promise<void> {
     await this.db.insertInto('connect_jobs').values(row).execute();
