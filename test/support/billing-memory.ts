@@ -21,7 +21,14 @@ export class MemoryBillingAccount implements BillingAccount {
   private readonly included = new Map<string, Partial<Record<UsageKind, number>>>();
   private readonly subscriptions = new Map<string, { userId: string; active: boolean }>();
 
+  /** When set, every read yields to the event loop first, as a database round trip does (lets concurrent callers interleave). */
+  slowReads = false;
+
   constructor(private readonly clock: Clock) {}
+
+  private async roundTrip(): Promise<void> {
+    if (this.slowReads) await new Promise((resolve) => setTimeout(resolve, 2));
+  }
 
   /** Test set-up: prepaid credit. */
   fund(userId: string, cents: number, ref = `fund:${userId}:${this.ledger.length}`): void {
@@ -58,13 +65,19 @@ export class MemoryBillingAccount implements BillingAccount {
   }
 
   async balanceCents(userId: string): Promise<number> {
+    await this.roundTrip();
+    return this.balanceNow(userId);
+  }
+
+  private balanceNow(userId: string): number {
     return this.ledger.filter((e) => e.userId === userId).reduce((sum, e) => sum + e.cents, 0);
   }
 
   async reserve(userId: string, cents: number, ref: string): Promise<void> {
     if (this.holds.has(ref)) return;
     if (!Number.isInteger(cents) || cents <= 0) throw new Error(`reserve: cents must be a positive whole number (got ${cents})`);
-    if ((await this.balanceCents(userId)) < cents) throw new AppError('insufficient_funds', 'the prepaid balance does not cover this');
+    // Checked and debited without yielding: atomic, as billing's ledger statement is.
+    if (this.balanceNow(userId) < cents) throw new AppError('insufficient_funds', 'the prepaid balance does not cover this');
     this.holds.set(ref, { userId, cents, createdAt: this.clock.now(), state: 'open', keptCents: 0 });
     this.append(userId, -cents, `hold:${ref}`);
   }
@@ -108,6 +121,7 @@ export class MemoryBillingAccount implements BillingAccount {
   }
 
   async remainingAllowance(userId: string, kind: UsageKind): Promise<number> {
+    await this.roundTrip();
     return Math.max(0, (this.included.get(userId)?.[kind] ?? 0) - this.usedOf(userId, kind));
   }
 

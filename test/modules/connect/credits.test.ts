@@ -127,11 +127,27 @@ describe('POST /api/connect on /get-leads', () => {
   it('concurrent requests share one allowance: together they never get more free leads than it has', async () => {
     const user = await createVerifiedUser(t);
     billing.include(user.id, 'leads', 5);
-    const answers = await Promise.all([1, 2, 3].map(() => leads(user, { credits: 5 })));
+    billing.slowReads = true; // reads take a turn of the event loop, so the requests' grants overlap
+    const answers = await Promise.all([1, 2, 3].map(() => leads(user, { credits: 5 }))).finally(() => (billing.slowReads = false));
     const granted = answers.map((a) => Number(a.headers['x-credits-granted']));
     expect(granted.reduce((a, b) => a + b, 0)).toBe(5);
     expect(billing.usedOf(user.id, 'leads')).toBe(5);
     expect((await recordsOf(client(t, user), 'contacts')).children).toHaveLength(5);
+  });
+
+  it('concurrent paid requests never hold more than the balance: a late one gets fewer credits or 402', async () => {
+    const user = await createVerifiedUser(t);
+    billing.fund(user.id, 5 * PRICE);
+    billing.slowReads = true;
+    const answers = await Promise.all([1, 2, 3].map(() => leads(user, { credits: 5 }))).finally(() => (billing.slowReads = false));
+    for (const a of answers) expect([204, 402]).toContain(a.statusCode);
+    const written = answers.filter((a) => a.statusCode === 204).reduce((n, a) => n + Number(a.headers['x-objects-written']), 0);
+    expect(written).toBe(5);
+    for (const a of answers.filter((x) => x.statusCode === 402)) expect(a.json().code).toBe('insufficient_funds');
+    expect(await billing.balanceCents(user.id)).toBe(0);
+    expect(billing.usedOf(user.id, 'leads')).toBe(5);
+    // A refused request's job is closed: nothing left for recovery.
+    expect(await t.database.db.selectFrom('connect_jobs').select('id').where('user_id', '=', user.id).where('state', '=', 'running').execute()).toHaveLength(0);
   });
 
   it('Idempotency-Key: a retried /get-leads is not streamed or charged twice', async () => {
