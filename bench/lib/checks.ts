@@ -28,5 +28,9 @@ export function checkTargets(results: Results, topSubscribers: number): Check[] 
     add(`${label}: delivery p99`, f.p99, '< 100 ms', (f.p99 ?? Infinity) < 100, ' ms');
     add(`${label}: server peak RSS`, f.rssPeakMb, '< 500 MB', f.rssPeakMb < 500, ' MB');
   }
+  for (const i of results.ingest ?? []) {
+    addRatio(`${i.backend}: connector ingestion vs PUT /api/objects`, i.ratio, 0.7);
+    out.push({ name: `${i.backend}: connector ingestion: every object_created delivered`, value: `${i.eventsDelivered}/${i.records}`, target: 'all', met: i.eventsDelivered === i.records && i.written === i.records });
+  }
   return out;
 }

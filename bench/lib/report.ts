@@ -3,6 +3,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FanoutResult } from './fanout.js';
+import type { IngestResult } from './ingest.js';
 import type { ProfileSummary } from './profile.js';
 
 export interface LoadFigures {
@@ -44,6 +45,8 @@ export interface Results {
   startup: { backend: string; startMs: number; idleRssMb: number | null; anonMb: number | null; fileMb: number | null }[];
   objects: ObjectRow[];
   fanout: (FanoutResult & { backend: string })[];
+  /** Connector ingestion (POST /api/connect); absent in results written before it existed. */
+  ingest: IngestResult[];
   profiles: Record<string, ProfileSummary>;
   checks: Check[];
   failures: string[];
@@ -166,6 +169,18 @@ export function renderMarkdown(r: Results): string {
       'One writer creates objects at a steady rate (JWT, PUT /api/objects); subscribers hold GET /api/events/object_created open from separate processes. Latency is from just before the writer sends the PUT to the moment a subscriber has the whole event (the send time travels inside the ciphertext). "Deliveries expected" and "subscribers complete" are checked against the event log: a subscriber is complete when its count and the sum of its ids equal its user\'s committed object_created events, so a write that timed out at the writer but committed is expected too. "one user each": the writer goes round-robin over the users, so each subscriber expects its own user\'s events; "one user, many streams": every subscriber expects every event.',
       '',
       ...fanoutTable(r.fanout),
+      '',
+    );
+  }
+  if (r.ingest?.length) {
+    lines.push(
+      '## Connector ingestion',
+      '',
+      'A local connector (in the bench process) streams NDJSON records of about the object size as fast as they are read; one `POST /api/connect` (API key) ingests them into the contacts store: each record encrypted by the server and written in batches, one object_created event each. records/s runs from sending the POST to its 204. A subscriber on `GET /api/events/object_created` (filtered on the store) counts the events; "all events in" is when the last arrived, from the same start. PUT /api/objects is measured on the same server right after (50 connections, as above); the ratio is records/s ÷ PUT req/s.',
+      '',
+      '| backend | records | seconds | records/s | server CPU % | PUT /api/objects req/s | ratio | events delivered | all events in (ms) |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ...r.ingest.map((i) => `| ${i.backend} | ${i.written ?? '–'} of ${i.records} | ${fmt(i.seconds, 2)} | ${i.recordsPerSecond ?? '–'} | ${i.serverCpuPct ?? '–'} | ${i.put ? Math.round(i.put.rps) : '–'} | ${pct(i.ratio)} | ${i.eventsDelivered} | ${i.lastEventMs ?? '–'} |`),
       '',
     );
   }
