@@ -21,6 +21,8 @@ export interface FakeRequest {
 export interface ConnectorFake {
   url: string;
   requests: FakeRequest[];
+  /** Responses still open (a hanging stream the client has not closed). */
+  openResponses(): number;
   /** Ends every response left hanging (hangAfter) and stops the server. */
   close(): Promise<void>;
 }
@@ -74,6 +76,7 @@ export async function startConnectorFake(): Promise<ConnectorFake> {
   return {
     url,
     requests,
+    openResponses: () => open.size,
     close: async () => {
       for (const res of open) res.destroy();
       server.closeAllConnections();

@@ -1,12 +1,13 @@
 // POST /api/connect against the sandbox connector and a real local connector
 // (SSE and NDJSON, slow, broken off): records land encrypted with the store's
 // default key, one object_created event each, counts in the answer.
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { type ConnectorFake, fakeRecord, startConnectorFake } from '../../support/connector-fake.js';
 import { bearer, createVerifiedUser } from '../../support/factories.js';
 import { client } from '../data/support.js';
-import { stream } from '../events/support.js';
+import { eventually, originOf, stream } from '../events/support.js';
 import { decrypt, recordsOf, storeOf } from './support.js';
 
 describe('POST /api/connect with the sandbox connector', () => {
@@ -79,7 +80,7 @@ describe('POST /api/connect with a real connector over HTTP', () => {
   let fake: ConnectorFake;
   beforeAll(async () => {
     fake = await startConnectorFake();
-    t = await createTestApp({ env: { CONNECTOR_URL: `${fake.url}/`, CONNECTOR_TOKEN: 'conn-secret', CONNECTOR_IDLE_TIMEOUT_SECONDS: '5' } });
+    t = await createTestApp({ env: { CONNECTOR_URL: `${fake.url}/`, CONNECTOR_TOKEN: 'conn-secret', CONNECTOR_IDLE_TIMEOUT_SECONDS: '30' } });
   });
   afterAll(async () => {
     await t.close();
@@ -137,6 +138,22 @@ describe('POST /api/connect with a real connector over HTTP', () => {
     expect((await recordsOf(api, 'calls')).records).toEqual([...[0, 1, 2, 3], ...[0, 1, 2, 3]].map((i) => fakeRecord(i, '/broken')));
   });
 
+  it('the client going away closes the connector stream; what was written stays', async () => {
+    const user = await createVerifiedUser(t);
+    const api = client(t, user);
+    const store = await storeOf(api, 'campaigns');
+    const origin = await originOf(t);
+    const req = httpRequest(`${origin}/api/connect`, { method: 'POST', headers: { ...bearer(user.token), 'content-type': 'application/json' } });
+    req.on('error', () => {});
+    req.end(JSON.stringify({ repository: 'campaigns', path: '/endless', params: { format: 'ndjson', count: 1000, hangAfter: 3 } }));
+    await eventually(async () => (await api.get(`/api/objects/${store.id}/related`)).json().length === 3, 5000, 'three records written');
+    expect(fake.openResponses()).toBe(1);
+    req.destroy();
+    // The idle timeout here is 30 s: only the client's leaving can close it within 10 s.
+    await eventually(() => fake.openResponses() === 0, 10_000, 'the connector connection closed');
+    expect((await api.get(`/api/objects/${store.id}/related`)).json()).toHaveLength(3);
+  });
+
   it('a connector that refuses is 502 with nothing written', async () => {
     const api = client(t, await createVerifiedUser(t));
     const res = await api.post('/api/connect', { repository: 'calls', path: '/refuse', params: {} });
@@ -163,4 +180,28 @@ describe('POST /api/connect with a real connector over HTTP', () => {
     expect(other.json().code).toBe('idempotency_mismatch');
     expect(fake.requests.length).toBe(calls + 1);
   });
+});
+
+describe('POST /api/connect: a silent connector', () => {
+  let t: TestApp;
+  let fake: ConnectorFake;
+  beforeAll(async () => {
+    fake = await startConnectorFake();
+    t = await createTestApp({ env: { CONNECTOR_URL: fake.url, CONNECTOR_IDLE_TIMEOUT_SECONDS: '1' } });
+  });
+  afterAll(async () => {
+    await t.close();
+    await fake.close();
+  });
+
+  it('a connector silent for CONNECTOR_IDLE_TIMEOUT_SECONDS ends the job: 502, what arrived is written', async () => {
+    const api = client(t, await createVerifiedUser(t));
+    const res = await api.post('/api/connect', { repository: 'tasks', path: '/quiet', params: { format: 'sse', count: 5, hangAfter: 2 } });
+    expect(res.statusCode).toBe(502);
+    expect(res.json()).toMatchObject({ code: 'provider_error', written: 2 });
+    expect(res.json().message).toContain('sent nothing for 1000 ms');
+    expect((await recordsOf(api, 'tasks')).records).toEqual([0, 1].map((i) => fakeRecord(i, '/quiet')));
+    await eventually(() => fake.openResponses() === 0, 5000, 'the connector connection closed');
+  });
+
 });
