@@ -15,9 +15,12 @@ import { createValidatorCompiler } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { newId } from './lib/ids.js';
 import { apiKeyRoutes } from './modules/api-keys/routes.js';
+import { billingRoutes } from './modules/billing/routes.js';
 import { externalRoutes } from './modules/auth/external-routes.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { dataRoutes } from './modules/data/routes.js';
+import { personaRoutes } from './modules/personas/routes.js';
+import { integrationRoutes } from './modules/integrations/routes.js';
 import type { BillingAccount } from './modules/billing/account.js';
 import { connectRoutes } from './modules/connect/routes.js';
 import { eventRoutes } from './modules/events/routes.js';
@@ -43,7 +46,7 @@ export interface AppDeps {
 type RouteModule = (app: App, services: Services) => void | Promise<void>;
 
 /** Every area's routes, in the order they appear in the OpenAPI document. */
-const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, connectRoutes];
+const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, billingRoutes, personaRoutes, integrationRoutes, connectRoutes];
 
 export async function buildApp(deps: AppDeps): Promise<App & { services: Services }> {
   const { config } = deps;

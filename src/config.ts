@@ -62,7 +62,24 @@ export interface Config {
   oidcProviders: OidcProviderConfig[];
   rateLimits: RateLimits;
   events: EventStreamConfig;
+  billing: BillingSettings;
+  /** ElevenLabs voices for personas; null: local speech only. */
+  elevenlabs: { apiKey: string; apiBase: string } | null;
+  /** Calendly API for integrations; null: the sandbox stand-in (never in production). */
+  calendly: { apiBase: string } | null;
   connector: ConnectorConfig;
+}
+
+/** Payments and billing data (docs/decisions/billing.md). */
+export interface BillingSettings {
+  /** Real Stripe when set; otherwise the sandbox payment provider. */
+  stripe: { secretKey: string; webhookSecret: string; apiBase: string } | null;
+  plansFile: string | null;
+  voicePricingFile: string | null;
+  /** Default top-up of POST /api/credits/add, in US dollars (5 to 1,000). */
+  topupDefaultUsd: number;
+  /** How long GET /api/credits may answer from this instance's memory (spec 8: 60 s). */
+  balanceCacheMs: number;
 }
 
 /** Connector ingestion (POST /api/connect); see docs/decisions/connect.md. */
@@ -240,6 +257,33 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     });
   }
 
+  const stripeKey = opt('STRIPE_SECRET_KEY');
+  const stripeWebhookSecret = opt('STRIPE_WEBHOOK_SECRET');
+  let stripe: BillingSettings['stripe'] = null;
+  if (stripeKey) {
+    if (!/^(sk|rk)_(test|live)_/.test(stripeKey)) problems.push('STRIPE_SECRET_KEY must be a Stripe secret or restricted key (sk_… or rk_…)');
+    if (!stripeWebhookSecret) problems.push('STRIPE_WEBHOOK_SECRET (whsec_…) is required with STRIPE_SECRET_KEY');
+    const apiBase = str('STRIPE_API_BASE', 'https://api.stripe.com').replace(/\/$/, '');
+    url('STRIPE_API_BASE', apiBase, ['http:', 'https:']);
+    stripe = { secretKey: stripeKey, webhookSecret: stripeWebhookSecret ?? '', apiBase };
+  }
+  const dataFile = (name: string) => {
+    const raw = opt(name);
+    return raw === null ? null : isAbsolute(raw) ? raw : resolve(cwd, raw);
+  };
+  const topupRaw = opt('CREDITS_TOPUP_USD');
+  const topupDefaultUsd = topupRaw === null ? 20 : Number(topupRaw);
+  if (!(topupDefaultUsd >= 5 && topupDefaultUsd <= 1000) || Math.round(topupDefaultUsd * 100) !== topupDefaultUsd * 100) {
+    problems.push(`CREDITS_TOPUP_USD must be 5 to 1000 US dollars in whole cents (got "${topupRaw}")`);
+  }
+  const elevenlabsKey = opt('ELEVENLABS_API_KEY');
+  const elevenlabsBase = str('ELEVENLABS_API_BASE', 'https://api.elevenlabs.io').replace(/\/$/, '');
+  url('ELEVENLABS_API_BASE', elevenlabsBase, ['http:', 'https:']);
+  // Calendly needs no credentials of the operator (tokens are the users'): the
+  // real API is used in production, or anywhere CALENDLY_API_BASE is set.
+  const calendlyBaseRaw = opt('CALENDLY_API_BASE');
+  const calendlyBase = (calendlyBaseRaw ?? 'https://api.calendly.com').replace(/\/$/, '');
+  if (calendlyBaseRaw) url('CALENDLY_API_BASE', calendlyBase, ['http:', 'https:']);
   const connectorUrl = opt('CONNECTOR_URL');
   if (connectorUrl) url('CONNECTOR_URL', connectorUrl, ['http:', 'https:']);
   const leadPriceRaw = str('LEAD_PRICE_USD', '0.50');
@@ -285,6 +329,15 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       gapWaitMs: int('EVENTS_GAP_WAIT_MS', 10_000, 100, 600_000),
       reauthIntervalMs: int('EVENTS_REAUTH_SECONDS', 60, 1, 86_400) * 1000,
     },
+    billing: {
+      stripe,
+      plansFile: dataFile('PLANS_FILE'),
+      voicePricingFile: dataFile('VOICE_PRICING_FILE'),
+      topupDefaultUsd,
+      balanceCacheMs: 60_000,
+    },
+    elevenlabs: elevenlabsKey ? { apiKey: elevenlabsKey, apiBase: elevenlabsBase } : null,
+    calendly: calendlyBaseRaw || nodeEnv === 'production' ? { apiBase: calendlyBase } : null,
     connector: {
       url: connectorUrl ? connectorUrl.replace(/\/$/, '') : null,
       token: opt('CONNECTOR_TOKEN'),

@@ -10,6 +10,9 @@ import { CredentialAuthenticator } from './modules/auth/authenticator.js';
 import type { AuthContext } from './http/auth.js';
 import { CredentialCache } from './modules/auth/credential-cache.js';
 import { createDataServices } from './modules/data/create-services.js';
+import { createBillingServices } from './modules/billing/create-services.js';
+import { createPersonaServices } from './modules/personas/create-services.js';
+import { createIntegrationServices } from './modules/integrations/create-services.js';
 import type { BillingAccount } from './modules/billing/account.js';
 import { createConnectServices } from './modules/connect/create-services.js';
 import { ExternalSignInService } from './modules/auth/external-service.js';
@@ -76,10 +79,20 @@ export function createServices(deps: ServiceDeps) {
   const eventRecorder = new EventRecorder(clock, database.dialect);
   const eventStreams = createEventStreams(database, eventRecorder, config.events);
   const data = createDataServices({ db, dialect: database.dialect, secretBox, eventRecorder, clock, objectContentLimitBytes: config.objectContentLimitBytes });
+  const billing = createBillingServices({
+    db,
+    dialect: database.dialect,
+    settings: config.billing,
+    publicUrl: config.publicUrl,
+    returnUrlOrigins: config.returnUrlOrigins,
+    payments: providers.payments,
+    users: (userId) => users.findById(userId),
+    clock,
+  });
+  const personas = createPersonaServices({ voice: providers.voice, signedPayloads: data.signedPayloads, clock });
+  const integrations = createIntegrationServices({ db, scheduling: providers.scheduling, secretBox, clock });
 
-  // MERGE: pass the real BillingAccount here (deps.billing ?? <billing's implementation>); until then /get-leads grants nothing.
-  const billing: BillingAccount | null = deps.billing ?? null;
-  const connect = createConnectServices({ db, dialect: database.dialect, data, connector: providers.connector, billing, clock, config: config.connector });
+  const connect = createConnectServices({ db, dialect: database.dialect, data, connector: providers.connector, billing: deps.billing ?? billing.account, clock, config: config.connector });
 
   // The longest rate-limit window is an hour; a day-old window can only restart.
   const housekeeping = new Housekeeping(
@@ -90,11 +103,12 @@ export function createServices(deps: ServiceDeps) {
       passwordResets: (now) => resetStore.deleteExpired(now),
       externalFlows: (now) => externalStore.deleteExpired(now),
       idempotencyKeys: (now) => idempotency.purgeExpired(now),
+      signedPayloadUses: (now) => data.signedPayloads.purgeExpired(now),
     },
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, connect };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, connect };
 }
 
 export type Services = ReturnType<typeof createServices>;

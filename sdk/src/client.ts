@@ -5,6 +5,7 @@ import { ApiKeysApi, AuthApi } from './auth.js';
 import { KeysApi, ObjectsApi, type RootObject, ServersApi, type StoreName } from './data.js';
 import { EventsApi } from './events-api.js';
 import { HttpCore, type HttpOptions } from './http.js';
+import { IntegrationsApi, PersonasApi } from './personas.js';
 import { StoreClient } from './store.js';
 
 export interface WorkspaceClientOptions extends HttpOptions {
@@ -20,6 +21,8 @@ export class WorkspaceClient {
   readonly keys: KeysApi;
   readonly objects: ObjectsApi;
   readonly events: EventsApi;
+  readonly personas: PersonasApi;
+  readonly integrations: IntegrationsApi;
   private readonly stores = new Map<StoreName, StoreClient<unknown>>();
   private rootOnce: Promise<RootObject> | null = null;
 
@@ -31,6 +34,8 @@ export class WorkspaceClient {
     this.keys = new KeysApi(this.http);
     this.objects = new ObjectsApi(this.http, this.keys);
     this.events = new EventsApi(this.http);
+    this.personas = new PersonasApi(this.http);
+    this.integrations = new IntegrationsApi(this.http);
   }
 
   /** The credential sent as Authorization: Bearer (a session JWT or an API key), or null. */

@@ -38,5 +38,18 @@ export {
   type KeyMaterial,
   type StoredCiphertext,
 } from './crypto.js';
+export {
+  IntegrationsApi,
+  PersonasApi,
+  decryptPersonaAudio,
+  signPreviewRequest,
+  type EncryptedPersonaAudio,
+  type Integration,
+  type Persona,
+  type PersonaAudio,
+  type ServerPrivateKey,
+  type ServiceKey,
+  type SignPreviewOptions,
+} from './personas.js';
 export { base64ToBytes, bytesToBase64, bytesToHex, hexToBytes } from './encoding.js';
 export type { Answer, ApiPath, Body, Query, Schemas, components, paths } from './api-types.js';

@@ -1754,12 +1754,113 @@ export interface paths {
       };
     };
   };
-  "/api/connect": {
+  "/api/credits": {
     /**
-     * Ingest records from the connector into an encrypted store
-     * @description Streams `POST {CONNECTOR_URL}{path}` (SSE or NDJSON); each frame that is a JSON object is encrypted with the store's default key (AES-256-GCM, a fresh 12-byte IV) and created as a child of the store, emitting `object_created`. Answers 204 when the stream ends, with `X-Objects-Written`, `X-Frames-Skipped` and (for `/get-leads`) `X-Credits-Granted`. `/get-leads` clamps `params.credits` to the plan's remaining lead allowance plus what the prepaid balance buys (`LEAD_PRICE_USD` each), reserves the paid part, charges only delivered leads and returns the rest; no allowance: 204 at once. 400 unknown repository (the message lists the eight); 402 when the balance fell before the reservation; 502 when the connector fails (written objects stay, counts in the body).
+     * Prepaid credit balance
+     * @description The sum of the caller's credit ledger. May be up to 60 seconds old when it changed on another instance; a change made through this instance shows at once.
      */
-    post: operations["runConnectorJob"];
+    get: operations["getCredits"];
+  };
+  "/api/credits/add": {
+    /**
+     * Open a checkout to top up the prepaid balance
+     * @description Answers `{ url }` of a payment page (Stripe Checkout, or the sandbox page). Paying it credits the balance once, through the payment webhook; the card is kept on file.
+     */
+    post: operations["addCredits"];
+  };
+  "/api/billing/state": {
+    /**
+     * Plan, usage this period, card on file and balance
+     * @description Usage counts in the current billing period. `usage` is clamped to the plan's included quantities (spec 2.17); `usageRaw` is not.
+     */
+    get: operations["getBillingState"];
+  };
+  "/api/billing/plan": {
+    /**
+     * Subscribe to a plan, or change the subscription to another plan
+     * @description Without `mode`: a subscription checkout (409 when a plan is already active). With `mode: "upgrade"`: a confirmation page that moves the existing subscription to the new plan's price; never a second subscription (409 when there is none).
+     */
+    post: operations["choosePlan"];
+  };
+  "/api/billing/portal": {
+    /**
+     * Open the customer portal
+     * @description Answers `{ url }` of a Stripe Billing Portal session (sandbox: a page showing plan, card, balance and ledger).
+     */
+    get: operations["openBillingPortal"];
+  };
+  "/api/pricing/voice-countries": {
+    /**
+     * Per-country voice rates per minute
+     * @description Built in, or from VOICE_PRICING_FILE. Cacheable for an hour (`Cache-Control: public, s-maxage=3600`).
+     */
+    get: operations["listVoicePricing"];
+  };
+  "/api/personas": {
+    /**
+     * Every persona: the built-in voices, then ElevenLabs voices when configured
+     * @description An addition to the spec. Built-in personas are spoken locally by espeak-ng; ElevenLabs voices appear when ELEVENLABS_API_KEY is set and accepted.
+     */
+    get: operations["listPersonas"];
+  };
+  "/api/persona/list-external": {
+    /**
+     * The external voice provider's voices as personas
+     * @description ElevenLabs voices (GET /v1/voices) converted to personas. An empty list when no ElevenLabs key is configured or ElevenLabs refuses it; 502 when ElevenLabs cannot be reached.
+     */
+    get: operations["listExternalPersonas"];
+  };
+  "/api/persona/{id}": {
+    /**
+     * One persona
+     * @description A built-in persona (`local-amy`, …) or an ElevenLabs voice (`elevenlabs-<voiceId>`); 404 for an unknown id.
+     */
+    get: operations["getPersona"];
+  };
+  "/api/persona/{id}/play": {
+    /**
+     * Speak a preview, encrypted to your server's public key
+     * @description The `jwt` is verified with the public key of your registered server `server` and its `jti` is consumed. The text (textBase64, or the persona description) is spoken by the provider the persona's settings.type selects, and answered as a compact JWE to that server. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned, for another use or more than 10 minutes ahead; 400 `invalid_input` for bad textBase64; 404 for an unknown persona or a server you have not registered; 502 when the speech provider fails.
+     */
+    post: operations["playPersona"];
+  };
+  "/api/integrations": {
+    /**
+     * Your integrations, tokens masked
+     * @description Oldest first. Token-like fields are masked (abcd…wxyz); the clear token is never shown again.
+     */
+    get: operations["listIntegrations"];
+    /**
+     * Add an integration: credentials validated with the provider, then stored
+     * @description Calendly: the token is checked with GET /users/me and the event type found among GET /event_types of that user, by URL, API uri or slug. The token is stored encrypted with the master key. 400 `invalid_input` for an unknown type, missing fields, non-string values or an unknown event type; 400 `provider_refused` for a token Calendly refuses; 502 when Calendly cannot be reached.
+     */
+    put: operations["createIntegration"];
+  };
+  "/api/integrations/{id}": {
+    /**
+     * Revoke an integration
+     * @description Deletes the integration and its stored token at once; 404 when it is not yours.
+     */
+    delete: operations["deleteIntegration"];
+  };
+  "/api/sandbox/checkout/{id}": {
+    /**
+     * Sandbox checkout page
+     * @description The page a top-up, card or plan `{ url }` points at while the sandbox payment provider is active: what is bought and a button that POSTs to the same URL.
+     */
+    get: operations["sandboxCheckoutPage"];
+    /**
+     * Complete a sandbox checkout as if the customer paid
+     * @description Completes the session through the same handler as the Stripe webhook (balance credited, card on file, plan active), then redirects (303) to the returnTo URL given when the session was opened. Submitting twice changes nothing more.
+     */
+    post: operations["sandboxCheckoutComplete"];
+  };
+  "/api/sandbox/portal/{id}": {
+    /**
+     * Sandbox customer portal
+     * @description The page GET /api/billing/portal points at while the sandbox payment provider is active: plan, card on file, balance and recent ledger entries.
+     */
+    get: operations["sandboxPortalPage"];
   };
 }
 
@@ -1816,54 +1917,64 @@ export type external = Record<string, never>;
 export interface operations {
 
   /**
-   * Ingest records from the connector into an encrypted store
-   * @description Streams `POST {CONNECTOR_URL}{path}` (SSE or NDJSON); each frame that is a JSON object is encrypted with the store's default key (AES-256-GCM, a fresh 12-byte IV) and created as a child of the store, emitting `object_created`. Answers 204 when the stream ends, with `X-Objects-Written`, `X-Frames-Skipped` and (for `/get-leads`) `X-Credits-Granted`. `/get-leads` clamps `params.credits` to the plan's remaining lead allowance plus what the prepaid balance buys (`LEAD_PRICE_USD` each), reserves the paid part, charges only delivered leads and returns the rest; no allowance: 204 at once. 400 unknown repository (the message lists the eight); 402 when the balance fell before the reservation; 502 when the connector fails (written objects stay, counts in the body).
+   * Prepaid credit balance
+   * @description The sum of the caller's credit ledger. May be up to 60 seconds old when it changed on another instance; a change made through this instance shows at once.
    */
-  runConnectorJob: {
-    parameters: {
-      header?: {
-        /**
-         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
-         * @example 7f9c2a4e-topup-2026-11-23
-         */
-        "idempotency-key"?: string;
-      };
-    };
-    requestBody: {
-      content: {
-        /**
-         * @example {
-         *   "repository": "contacts",
-         *   "path": "/get-leads",
-         *   "params": {
-         *     "credits": 25
-         *   }
-         * }
-         */
-        "application/json": {
-          /** @description The store the records go to: one of contacts, calls, agents, tasks, conversational-pathways, campaigns, sms-messages, performance-metrics */
-          repository: string;
-          /** @description Connector path (`/get-leads` spends lead credits) */
-          path: string;
-          /** @description Forwarded to the connector as its JSON body. `/get-leads`: `credits` (whole number, clamped); sandbox: `limit` (default 10, at most 1,000) */
-          params?: {
-            [key: string]: unknown;
+  getCredits: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description In currency units (12.5 is $12.50) */
+            amount: number;
+            /**
+             * @description Lower-case ISO 4217
+             * @enum {string}
+             */
+            currency: "usd";
           };
         };
       };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Open a checkout to top up the prepaid balance
+   * @description Answers `{ url }` of a payment page (Stripe Checkout, or the sandbox page). Paying it credits the balance once, through the payment webhook; the card is kept on file.
+   */
+  addCredits: {
+    parameters: {
+      query?: {
+        /** @description Where the payment page sends the customer afterwards; its origin must be in RETURN_URL_ORIGINS */
+        returnTo?: string;
+        /** @description US dollars in whole cents; default CREDITS_TOPUP_USD (20) */
+        amount?: number;
+      };
     };
     responses: {
-      /** @description The stream ended (or `/get-leads` had no allowance: nothing streamed). Counts in the headers. */
-      204: {
-        headers: {
-          /** @description Records written as objects (each announced by an object_created event) */
-          "x-objects-written"?: number;
-          /** @description Frames skipped because they were not a JSON object */
-          "x-frames-skipped"?: number;
-          /** @description `/get-leads` only: the credits granted after clamping to allowance plus balance */
-          "x-credits-granted"?: number;
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /**
+             * Format: uri
+             * @description The page to send the customer to
+             */
+            url: string;
+          };
         };
-        content: never;
       };
       /** @description Error answer */
       400: {
@@ -1878,7 +1989,143 @@ export interface operations {
         };
       };
       /** @description Error answer */
-      402: {
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Plan, usage this period, card on file and balance
+   * @description Usage counts in the current billing period. `usage` is clamped to the plan's included quantities (spec 2.17); `usageRaw` is not.
+   */
+  getBillingState: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            plan: {
+              key: string;
+              name: string;
+              /** @description Per month */
+              priceUsd: number;
+              /** @description The subscription's status: active, trialing or past_due */
+              status: string;
+              included: {
+                seconds_inbound: number;
+                seconds_outbound: number;
+                calls_inbound: number;
+                calls_outbound: number;
+                leads: number;
+              };
+            } | null;
+            /** @description This period's usage, each number clamped to the plan's included quantity (0 without a plan) */
+            usage: {
+              seconds_inbound: number;
+              seconds_outbound: number;
+              calls_inbound: number;
+              calls_outbound: number;
+              leads: number;
+            };
+            /** @description This period's usage, unclamped */
+            usageRaw: {
+              seconds_inbound: number;
+              seconds_outbound: number;
+              calls_inbound: number;
+              calls_outbound: number;
+              leads: number;
+            };
+            /** @description A default payment method is on file */
+            hasCard: boolean;
+            /**
+             * @example {
+             *   "amount": 20,
+             *   "currency": "usd"
+             * }
+             */
+            balance: {
+              /** @description In currency units (12.5 is $12.50) */
+              amount: number;
+              /**
+               * @description Lower-case ISO 4217
+               * @enum {string}
+               */
+              currency: "usd";
+            };
+            /** @description The billing period usage counts in: the subscription's, else the calendar month (UTC) */
+            period: {
+              /** Format: date-time */
+              start: string;
+              /** Format: date-time */
+              end: string;
+            };
+          };
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Subscribe to a plan, or change the subscription to another plan
+   * @description Without `mode`: a subscription checkout (409 when a plan is already active). With `mode: "upgrade"`: a confirmation page that moves the existing subscription to the new plan's price; never a second subscription (409 when there is none).
+   */
+  choosePlan: {
+    parameters: {
+      query?: {
+        /** @description Where the payment page sends the customer afterwards; its origin must be in RETURN_URL_ORIGINS */
+        returnTo?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description A plan key: starter, growth or scale (or those of PLANS_FILE) */
+          plan: string;
+          /** @enum {string} */
+          mode?: "upgrade";
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /**
+             * Format: uri
+             * @description The page to send the customer to
+             */
+            url: string;
+          };
+        };
+      };
+      /** @description Error answer */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      401: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -1896,24 +2143,556 @@ export interface operations {
         };
       };
       /** @description Error answer */
-      422: {
+      502: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description The connector could not be reached or broke off mid-stream; what was written stays and is counted */
-      502: {
+    };
+  };
+  /**
+   * Open the customer portal
+   * @description Answers `{ url }` of a Stripe Billing Portal session (sandbox: a page showing plan, card, balance and ledger).
+   */
+  openBillingPortal: {
+    parameters: {
+      query?: {
+        /** @description Where the payment page sends the customer afterwards; its origin must be in RETURN_URL_ORIGINS */
+        returnTo?: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
         content: {
           "application/json": {
-            message: string;
-            /** @enum {string} */
-            code: "provider_error";
-            /** @description Records written before the failure; they stay */
-            written: number;
-            skipped: number;
-            /** @description `/get-leads`: credits granted; only the written ones are charged */
-            credits?: number;
+            /**
+             * Format: uri
+             * @description The page to send the customer to
+             */
+            url: string;
           };
+        };
+      };
+      /** @description Error answer */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Per-country voice rates per minute
+   * @description Built in, or from VOICE_PRICING_FILE. Cacheable for an hour (`Cache-Control: public, s-maxage=3600`).
+   */
+  listVoicePricing: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+              /** @description ISO 3166-1 alpha-2 */
+              country: string;
+              name: string;
+              /** @description US dollars per minute received on a local number */
+              inboundPerMinute: number;
+              /** @description US dollars per minute called to this country */
+              outboundPerMinute: number;
+              /** @enum {string} */
+              currency: "usd";
+            }[];
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Every persona: the built-in voices, then ElevenLabs voices when configured
+   * @description An addition to the spec. Built-in personas are spoken locally by espeak-ng; ElevenLabs voices appear when ELEVENLABS_API_KEY is set and accepted.
+   */
+  listPersonas: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+              /** @description `local-…` for built-in voices, `elevenlabs-<voiceId>` for ElevenLabs voices */
+              id: string;
+              name: string;
+              /** @description Spoken by a preview when the payload has no textBase64 */
+              description: string;
+              /** @description Voice and behaviour instructions for an agent using this persona */
+              instructions: string;
+              /** @description Provider-specific settings (local: speed in words per minute, pitch 0–99) */
+              settings: {
+                /** @description The speech provider: `local` (espeak-ng, WAV) or `elevenlabs` (MP3) */
+                type: string;
+                /** @description The provider voice: an espeak-ng voice name (`en-us+f3`) or an ElevenLabs voice id */
+                voiceId: string;
+                [key: string]: unknown;
+              };
+            }[];
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * The external voice provider's voices as personas
+   * @description ElevenLabs voices (GET /v1/voices) converted to personas. An empty list when no ElevenLabs key is configured or ElevenLabs refuses it; 502 when ElevenLabs cannot be reached.
+   */
+  listExternalPersonas: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+              /** @description `local-…` for built-in voices, `elevenlabs-<voiceId>` for ElevenLabs voices */
+              id: string;
+              name: string;
+              /** @description Spoken by a preview when the payload has no textBase64 */
+              description: string;
+              /** @description Voice and behaviour instructions for an agent using this persona */
+              instructions: string;
+              /** @description Provider-specific settings (local: speed in words per minute, pitch 0–99) */
+              settings: {
+                /** @description The speech provider: `local` (espeak-ng, WAV) or `elevenlabs` (MP3) */
+                type: string;
+                /** @description The provider voice: an espeak-ng voice name (`en-us+f3`) or an ElevenLabs voice id */
+                voiceId: string;
+                [key: string]: unknown;
+              };
+            }[];
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * One persona
+   * @description A built-in persona (`local-amy`, …) or an ElevenLabs voice (`elevenlabs-<voiceId>`); 404 for an unknown id.
+   */
+  getPersona: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description `local-…` for built-in voices, `elevenlabs-<voiceId>` for ElevenLabs voices */
+            id: string;
+            name: string;
+            /** @description Spoken by a preview when the payload has no textBase64 */
+            description: string;
+            /** @description Voice and behaviour instructions for an agent using this persona */
+            instructions: string;
+            /** @description Provider-specific settings (local: speed in words per minute, pitch 0–99) */
+            settings: {
+              /** @description The speech provider: `local` (espeak-ng, WAV) or `elevenlabs` (MP3) */
+              type: string;
+              /** @description The provider voice: an espeak-ng voice name (`en-us+f3`) or an ElevenLabs voice id */
+              voiceId: string;
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Speak a preview, encrypted to your server's public key
+   * @description The `jwt` is verified with the public key of your registered server `server` and its `jti` is consumed. The text (textBase64, or the persona description) is spoken by the provider the persona's settings.type selects, and answered as a compact JWE to that server. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned, for another use or more than 10 minutes ahead; 400 `invalid_input` for bad textBase64; 404 for an unknown persona or a server you have not registered; 502 when the speech provider fails.
+   */
+  playPersona: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The name of your registered server that signed `jwt` (POST /api/servers) */
+          server: string;
+          /** @description Compact JWS (ES256) signed with that server's private key, optionally nested in a compact JWE (ECDH-ES+A256KW, A256GCM, cty "JWT") to the key of GET /api/server. Claims: `use: "persona-preview"`, optional `textBase64` (base64 of at most 1,000 characters), `exp` (at most 10 minutes ahead) and a single-use `jti`. */
+          jwt: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description The JWE's protected header plus contentType */
+            header: {
+              alg: string;
+              enc: string;
+              /** @description The audio media type */
+              cty: string;
+              /** @description The server the audio is encrypted to */
+              kid?: string;
+              /** @description Ephemeral public key (JWK) */
+              epk: {
+                [key: string]: unknown;
+              };
+              /** @description `audio/wav` (local) or `audio/mpeg` (ElevenLabs) */
+              contentType: string;
+              [key: string]: unknown;
+            };
+            /** @description Compact JWE of the audio, encrypted to your server's public key: decrypt it with the server's private key */
+            content: string;
+          };
+        };
+      };
+      /** @description Error answer */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Your integrations, tokens masked
+   * @description Oldest first. Token-like fields are masked (abcd…wxyz); the clear token is never shown again.
+   */
+  listIntegrations: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+              id: string;
+              /** @description Only `calendly` */
+              type: string;
+              /** @description The sanitized payload (spec 2.16) */
+              data: {
+                eventTypeUri: string;
+                eventTypeSlug: string;
+                eventTypeName: string;
+                userUri: string;
+                schedulingUrl?: string;
+                /** @description Masked: first and last four characters around an ellipsis (abcd…wxyz) */
+                accessToken: string;
+              };
+              /** Format: date-time */
+              createdAt: string;
+            }[];
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Add an integration: credentials validated with the provider, then stored
+   * @description Calendly: the token is checked with GET /users/me and the event type found among GET /event_types of that user, by URL, API uri or slug. The token is stored encrypted with the master key. 400 `invalid_input` for an unknown type, missing fields, non-string values or an unknown event type; 400 `provider_refused` for a token Calendly refuses; 502 when Calendly cannot be reached.
+   */
+  createIntegration: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description `calendly` */
+          type: string;
+          /** @description Strings only. The token under accessToken, apiKey, token or pat; the event type under eventTypeUrl, eventType (URL, API uri or slug) or eventTypeSlug. Other keys are ignored. */
+          data: {
+            [key: string]: string;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            /** @description Only `calendly` */
+            type: string;
+            /** @description The sanitized payload (spec 2.16) */
+            data: {
+              eventTypeUri: string;
+              eventTypeSlug: string;
+              eventTypeName: string;
+              userUri: string;
+              schedulingUrl?: string;
+              /** @description Masked: first and last four characters around an ellipsis (abcd…wxyz) */
+              accessToken: string;
+            };
+            /** Format: date-time */
+            createdAt: string;
+          };
+        };
+      };
+      /** @description Error answer */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Revoke an integration
+   * @description Deletes the integration and its stored token at once; 404 when it is not yours.
+   */
+  deleteIntegration: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Revoked */
+      204: {
+        content: never;
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Sandbox checkout page
+   * @description The page a top-up, card or plan `{ url }` points at while the sandbox payment provider is active: what is bought and a button that POSTs to the same URL.
+   */
+  sandboxCheckoutPage: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description An HTML page */
+      200: {
+        content: {
+          "text/html": string;
+        };
+      };
+      /** @description Error answer */
+      404: {
+        content: {
+          "text/html": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Complete a sandbox checkout as if the customer paid
+   * @description Completes the session through the same handler as the Stripe webhook (balance credited, card on file, plan active), then redirects (303) to the returnTo URL given when the session was opened. Submitting twice changes nothing more.
+   */
+  sandboxCheckoutComplete: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description An HTML page */
+      200: {
+        content: {
+          "text/html": string;
+        };
+      };
+      /** @description Redirect to the returnTo URL */
+      303: {
+        content: never;
+      };
+      /** @description Error answer */
+      404: {
+        content: {
+          "text/html": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      409: {
+        content: {
+          "text/html": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Sandbox customer portal
+   * @description The page GET /api/billing/portal points at while the sandbox payment provider is active: plan, card on file, balance and recent ledger entries.
+   */
+  sandboxPortalPage: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description An HTML page */
+      200: {
+        content: {
+          "text/html": string;
+        };
+      };
+      /** @description Error answer */
+      404: {
+        content: {
+          "text/html": components["schemas"]["ErrorResponse"];
         };
       };
     };

@@ -1,10 +1,12 @@
 // The whole database as Kysely sees it: each module declares its own tables
 // in its tables.ts and they are joined here.
 import type { ApiKeyTables } from '../modules/api-keys/tables.js';
+import type { BillingTables } from '../modules/billing/tables.js';
 import type { AccountTables } from '../modules/auth/tables.js';
-import type { DataTables } from '../modules/data/tables.js';
+import type { DataTables, SignedPayloadTables } from '../modules/data/tables.js';
 import type { EventTables } from '../modules/events/tables.js';
 import type { ConnectTables } from '../modules/connect/tables.js';
 import type { PlatformTables } from '../modules/platform/tables.js';
+import type { IntegrationTables } from '../modules/integrations/tables.js';
 
-export interface Database extends PlatformTables, AccountTables, ApiKeyTables, EventTables, DataTables, ConnectTables {}
+export interface Database extends PlatformTables, AccountTables, ApiKeyTables, EventTables, DataTables, BillingTables, SignedPayloadTables, IntegrationTables, ConnectTables {}

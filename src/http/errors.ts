@@ -17,6 +17,7 @@ export const errorStatus = {
   provider_refused: 400,
   no_phone: 400,
   invalid_key: 400,
+  invalid_signature: 400,
   unauthenticated: 401,
   invalid_credentials: 401,
   phone_not_verified: 403,

@@ -25,3 +25,17 @@ const LAST_FOUR_DIGIT_YEAR_MS = 253_402_300_800_000;
 let cachedDay = -1;
 let cachedDayPrefix = '';
 const two = (n: number) => (n < 10 ? `0${n}` : `${n}`);
+
+/** The same instant `months` calendar months later (UTC), the day clamped to the month's end, as monthly billing counts. */
+export function addMonthsUtc(ms: number, months: number): number {
+  const d = new Date(ms);
+  const target = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + months, 1));
+  const lastDay = new Date(Date.UTC(target.getUTCFullYear(), target.getUTCMonth() + 1, 0)).getUTCDate();
+  return Date.UTC(target.getUTCFullYear(), target.getUTCMonth(), Math.min(d.getUTCDate(), lastDay), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds());
+}
+
+/** Start of the calendar month (UTC) that contains `ms`. */
+export function monthStartUtc(ms: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}

@@ -8,6 +8,14 @@ import type { EmailProvider } from './email/interface.js';
 import { SandboxEmailProvider } from './email/sandbox.js';
 import { SmtpEmailProvider } from './email/smtp.js';
 import type { Outbox } from './outbox.js';
+import type { PaymentsProvider } from './payments/interface.js';
+import { SandboxPaymentsProvider } from './payments/sandbox.js';
+import { CalendlySchedulingProvider } from './scheduling/calendly.js';
+import type { SchedulingProvider } from './scheduling/interface.js';
+import { SandboxSchedulingProvider } from './scheduling/sandbox.js';
+import { ElevenLabsVoiceProvider } from './voice/elevenlabs.js';
+import type { VoiceProviders } from './voice/interface.js';
+import { LocalSpeechProvider, locateEspeakNg } from './voice/local.js';
 import type { SmsProvider } from './sms/interface.js';
 import { SandboxSmsProvider } from './sms/sandbox.js';
 import { TwilioSmsProvider } from './sms/twilio.js';
@@ -15,6 +23,9 @@ import { TwilioSmsProvider } from './sms/twilio.js';
 export interface Providers {
   sms: SmsProvider;
   email: EmailProvider;
+  payments: PaymentsProvider;
+  voice: VoiceProviders;
+  scheduling: SchedulingProvider;
   connector: ConnectorProvider;
 }
 
@@ -22,9 +33,29 @@ export function createProviders(config: Config, outbox: Outbox): Providers {
   return {
     sms: config.twilio ? new TwilioSmsProvider(config.twilio) : new SandboxSmsProvider(outbox),
     email: config.smtp ? new SmtpEmailProvider(config.smtp.url, config.smtp.from) : new SandboxEmailProvider(outbox),
+    payments: new SandboxPaymentsProvider(config.publicUrl),
+    voice: createVoiceProviders(config.elevenlabs),
+    scheduling: config.calendly ? new CalendlySchedulingProvider(config.calendly.apiBase) : new SandboxSchedulingProvider(),
     connector: config.connector.url
       ? new HttpConnectorProvider({ url: config.connector.url, token: config.connector.token, idleTimeoutMs: config.connector.idleTimeoutMs, maxFrameChars: config.objectContentLimitBytes })
       : new SandboxConnectorProvider(),
+  };
+}
+
+/** Local speech (espeak-ng) always; ElevenLabs too when its key is set. Neither is a stand-in. */
+export function createVoiceProviders(elevenlabs: Config['elevenlabs']): VoiceProviders {
+  const external = elevenlabs ? new ElevenLabsVoiceProvider(elevenlabs) : null;
+  let local = 'espeak-ng (local, WebAssembly)';
+  try {
+    locateEspeakNg();
+  } catch {
+    local = 'espeak-ng MISSING (run npm install: local personas cannot speak)';
+  }
+  return {
+    name: `${local}${external ? ' + elevenlabs' : '; set ELEVENLABS_API_KEY for ElevenLabs voices'}`,
+    sandbox: false,
+    local: new LocalSpeechProvider(),
+    external,
   };
 }
 
@@ -32,4 +63,12 @@ export function createProviders(config: Config, outbox: Outbox): Providers {
 export const anySandbox = (providers: Providers): boolean => Object.values(providers).some((p) => p.sandbox);
 
 export const describeProviders = (providers: Providers): string[] =>
-  Object.entries(providers).map(([kind, p]) => `${kind}: ${p.name}${!p.sandbox ? '' : kind === 'connector' ? ' (sandbox stand-in; streams sample records, set CONNECTOR_URL)' : ' (sandbox stand-in; messages go to GET /api/sandbox/outbox)'}`);
+  Object.entries(providers).map(([kind, p]) => `${kind}: ${p.name}${p.sandbox ? ` (sandbox stand-in${sandboxNotes[kind] ? `; ${sandboxNotes[kind]}` : ''})` : ''}`);
+
+/** Where people trying the API see what a stand-in did. */
+const sandboxNotes: Record<string, string> = {
+  sms: 'messages go to GET /api/sandbox/outbox',
+  email: 'messages go to GET /api/sandbox/outbox',
+  payments: 'checkout and portal pages are served at /api/sandbox/…',
+  connector: 'streams sample records; set CONNECTOR_URL',
+};

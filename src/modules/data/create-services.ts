@@ -12,6 +12,8 @@ import { PublishService } from './publish-service.js';
 import { RootService } from './root-service.js';
 import { ServiceKeyring } from './server-keys.js';
 import { ServerService } from './server-service.js';
+import { SignedPayloads } from './signed-payloads.js';
+import { SignedPayloadUseStore } from './signed-payloads-store.js';
 import { DataStore } from './store.js';
 
 export interface DataServiceDeps {
@@ -32,7 +34,8 @@ export function createDataServices(deps: DataServiceDeps) {
   const objects = new ObjectService(store, eventRecorder, clock, deps.objectContentLimitBytes);
   const publish = new PublishService(store, eventRecorder, clock);
   const root = new RootService(store, serviceKeys, keys, eventRecorder, clock);
-  return { serviceKeys, servers, keys, objects, publish, root };
+  const signedPayloads = new SignedPayloads(servers, serviceKeys, new SignedPayloadUseStore(deps.db), clock);
+  return { serviceKeys, servers, keys, objects, publish, root, signedPayloads };
 }
 
 export type DataServices = ReturnType<typeof createDataServices>;

@@ -1,0 +1,204 @@
+// Billing, credits and pricing (spec 4.18). Reads need general
+// authentication, writes a verified phone (DESIGN.md "Decisions").
+import { Type } from 'typebox';
+import { errors } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import type { Services } from '../../services.js';
+import { billingSandboxRoutes } from './sandbox-routes.js';
+import { TOPUP_MAX_USD, TOPUP_MIN_USD } from './service.js';
+
+const Money = Type.Object(
+  {
+    amount: Type.Number({ description: 'In currency units (12.5 is $12.50)' }),
+    currency: Type.Literal('usd', { description: 'Lower-case ISO 4217' }),
+  },
+  { example: { amount: 20, currency: 'usd' } },
+);
+
+const Url = Type.Object(
+  { url: Type.String({ format: 'uri', description: 'The page to send the customer to' }) },
+  { example: { url: 'https://checkout.stripe.com/c/pay/cs_test_a1b2c3' } },
+);
+
+const usageOf = (description?: string) =>
+  Type.Object(
+    {
+      seconds_inbound: Type.Integer(),
+      seconds_outbound: Type.Integer(),
+      calls_inbound: Type.Integer(),
+      calls_outbound: Type.Integer(),
+      leads: Type.Integer(),
+    },
+    description ? { description } : {},
+  );
+const Usage = usageOf();
+
+const usageExample = { seconds_inbound: 120, seconds_outbound: 3000, calls_inbound: 2, calls_outbound: 40, leads: 15 };
+
+const BillingState = Type.Object(
+  {
+    plan: Type.Union([
+      Type.Object({
+        key: Type.String(),
+        name: Type.String(),
+        priceUsd: Type.Number({ description: 'Per month' }),
+        status: Type.String({ description: "The subscription's status: active, trialing or past_due" }),
+        included: Usage,
+      }),
+      Type.Null(),
+    ]),
+    usage: usageOf("This period's usage, each number clamped to the plan's included quantity (0 without a plan)"),
+    usageRaw: usageOf("This period's usage, unclamped"),
+    hasCard: Type.Boolean({ description: 'A default payment method is on file' }),
+    balance: Money,
+    period: Type.Object(
+      { start: Type.String({ format: 'date-time' }), end: Type.String({ format: 'date-time' }) },
+      { description: "The billing period usage counts in: the subscription's, else the calendar month (UTC)" },
+    ),
+  },
+  {
+    example: {
+      plan: {
+        key: 'starter',
+        name: 'Starter',
+        priceUsd: 29,
+        status: 'active',
+        included: { seconds_inbound: 3000, seconds_outbound: 3000, calls_inbound: 100, calls_outbound: 100, leads: 100 },
+      },
+      usage: { ...usageExample, seconds_outbound: 3000 },
+      usageRaw: { ...usageExample, seconds_outbound: 3600 },
+      hasCard: true,
+      balance: { amount: 20, currency: 'usd' },
+      period: { start: '2026-11-01T00:00:00.000Z', end: '2026-12-01T00:00:00.000Z' },
+    },
+  },
+);
+
+const VoiceRate = Type.Object({
+  country: Type.String({ description: 'ISO 3166-1 alpha-2' }),
+  name: Type.String(),
+  inboundPerMinute: Type.Number({ description: 'US dollars per minute received on a local number' }),
+  outboundPerMinute: Type.Number({ description: 'US dollars per minute called to this country' }),
+  currency: Type.Literal('usd'),
+});
+
+const ReturnTo = Type.String({ maxLength: 2048, description: 'Where the payment page sends the customer afterwards; its origin must be in RETURN_URL_ORIGINS' });
+
+export function billingRoutes(app: App, services: Services) {
+  const { billing } = services.billing;
+
+  app.get(
+    '/api/credits',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags: ['billing'],
+        operationId: 'getCredits',
+        summary: 'Prepaid credit balance',
+        description:
+          "The sum of the caller's credit ledger. May be up to 60 seconds old when it changed on another instance; a change made through this instance shows at once.",
+        response: { 200: Money, ...errors(401, 403) },
+      },
+    },
+    async (request) => billing.credits(request.auth!.userId),
+  );
+
+  app.post(
+    '/api/credits/add',
+    {
+      config: { auth: 'verified' },
+      schema: {
+        tags: ['billing'],
+        operationId: 'addCredits',
+        summary: 'Open a checkout to top up the prepaid balance',
+        description:
+          'Answers `{ url }` of a payment page (Stripe Checkout, or the sandbox page). Paying it credits the balance once, through the payment webhook; the card is kept on file.',
+        querystring: Type.Object({
+          returnTo: Type.Optional(ReturnTo),
+          amount: Type.Optional(
+            Type.Number({ minimum: TOPUP_MIN_USD, maximum: TOPUP_MAX_USD, description: 'US dollars in whole cents; default CREDITS_TOPUP_USD (20)' }),
+          ),
+        }),
+        response: { 200: Url, ...errors(400, 401, 403, 502) },
+      },
+    },
+    async (request) => billing.addCredits(request.auth!.userId, { amountUsd: request.query.amount, returnTo: request.query.returnTo }),
+  );
+
+  app.get(
+    '/api/billing/state',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags: ['billing'],
+        operationId: 'getBillingState',
+        summary: 'Plan, usage this period, card on file and balance',
+        description: "Usage counts in the current billing period. `usage` is clamped to the plan's included quantities (spec 2.17); `usageRaw` is not.",
+        response: { 200: BillingState, ...errors(401, 403) },
+      },
+    },
+    async (request) => billing.state(request.auth!.userId),
+  );
+
+  app.post(
+    '/api/billing/plan',
+    {
+      config: { auth: 'verified' },
+      schema: {
+        tags: ['billing'],
+        operationId: 'choosePlan',
+        summary: 'Subscribe to a plan, or change the subscription to another plan',
+        description:
+          'Without `mode`: a subscription checkout (409 when a plan is already active). With `mode: "upgrade"`: a confirmation page that moves the existing subscription to the new plan\'s price; never a second subscription (409 when there is none).',
+        querystring: Type.Object({ returnTo: Type.Optional(ReturnTo) }),
+        body: Type.Object({
+          plan: Type.String({ minLength: 1, maxLength: 64, description: 'A plan key: starter, growth or scale (or those of PLANS_FILE)' }),
+          mode: Type.Optional(Type.Literal('upgrade')),
+        }),
+        response: { 200: Url, ...errors(400, 401, 403, 409, 502) },
+      },
+    },
+    async (request) => billing.choosePlan(request.auth!.userId, { ...request.body, returnTo: request.query.returnTo }),
+  );
+
+  app.get(
+    '/api/billing/portal',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags: ['billing'],
+        operationId: 'openBillingPortal',
+        summary: 'Open the customer portal',
+        description: 'Answers `{ url }` of a Stripe Billing Portal session (sandbox: a page showing plan, card, balance and ledger).',
+        querystring: Type.Object({ returnTo: Type.Optional(ReturnTo) }),
+        response: { 200: Url, ...errors(400, 401, 403, 502) },
+      },
+    },
+    async (request) => billing.portal(request.auth!.userId, request.query.returnTo),
+  );
+
+  app.get(
+    '/api/pricing/voice-countries',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags: ['billing'],
+        operationId: 'listVoicePricing',
+        summary: 'Per-country voice rates per minute',
+        description: 'Built in, or from VOICE_PRICING_FILE. Cacheable for an hour (`Cache-Control: public, s-maxage=3600`).',
+        response: {
+          200: Type.Array(VoiceRate, {
+            example: [{ country: 'US', name: 'United States', inboundPerMinute: 0.0085, outboundPerMinute: 0.014, currency: 'usd' }],
+          }),
+          ...errors(401, 403),
+        },
+      },
+    },
+    async (_request, reply) => {
+      reply.header('cache-control', 'public, s-maxage=3600');
+      return billing.voicePricing();
+    },
+  );
+
+  billingSandboxRoutes(app, services.billing, services.config.env === 'production');
+}

@@ -1,0 +1,22 @@
+// Builds the integrations area's service. Call sessions reach integrations
+// through it (functionsFor, invoke), never through its table.
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { Clock } from '../../lib/clock.js';
+import type { SecretBox } from '../../lib/secret-box.js';
+import type { SchedulingProvider } from '../../providers/scheduling/interface.js';
+import { IntegrationService } from './service.js';
+import { IntegrationStore } from './store.js';
+
+export interface IntegrationServiceDeps {
+  db: Kysely<Database>;
+  scheduling: SchedulingProvider;
+  secretBox: SecretBox;
+  clock: Clock;
+}
+
+export function createIntegrationServices(deps: IntegrationServiceDeps) {
+  return { integrations: new IntegrationService(new IntegrationStore(deps.db), deps.scheduling, deps.secretBox, deps.clock) };
+}
+
+export type IntegrationServices = ReturnType<typeof createIntegrationServices>;

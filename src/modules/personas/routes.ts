@@ -1,0 +1,139 @@
+// Personas (spec 4.16): the catalog, external voices and encrypted previews.
+import { Type } from 'typebox';
+import { errors } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import type { PersonaServices } from './create-services.js';
+
+const example = {
+  id: 'local-amy',
+  name: 'Amy',
+  description: 'Hi, I am Amy. I answer the phone for your team, warmly and to the point.',
+  instructions: 'You are Amy, a friendly front-desk assistant.',
+  settings: { type: 'local', voiceId: 'en-us+f3', speed: 165, pitch: 60, language: 'en-US', gender: 'female' },
+};
+
+const Persona = Type.Object(
+  {
+    id: Type.String({ description: '`local-…` for built-in voices, `elevenlabs-<voiceId>` for ElevenLabs voices' }),
+    name: Type.String(),
+    description: Type.String({ description: 'Spoken by a preview when the payload has no textBase64' }),
+    instructions: Type.String({ description: 'Voice and behaviour instructions for an agent using this persona' }),
+    settings: Type.Object(
+      {
+        type: Type.String({ description: 'The speech provider: `local` (espeak-ng, WAV) or `elevenlabs` (MP3)' }),
+        voiceId: Type.String({ description: 'The provider voice: an espeak-ng voice name (`en-us+f3`) or an ElevenLabs voice id' }),
+      },
+      { additionalProperties: true, description: 'Provider-specific settings (local: speed in words per minute, pitch 0–99)' },
+    ),
+  },
+  { title: 'Persona', examples: [example] },
+);
+
+const PersonaList = Type.Array(Persona, { title: 'PersonaList', examples: [[example]] });
+
+const PlayBody = Type.Object({
+  server: Type.String({ minLength: 1, maxLength: 64, description: 'The name of your registered server that signed `jwt` (POST /api/servers)' }),
+  jwt: Type.String({
+    minLength: 1,
+    maxLength: 65536,
+    description:
+      'Compact JWS (ES256) signed with that server\'s private key, optionally nested in a compact JWE (ECDH-ES+A256KW, A256GCM, cty "JWT") to the key of GET /api/server. Claims: `use: "persona-preview"`, optional `textBase64` (base64 of at most 1,000 characters), `exp` (at most 10 minutes ahead) and a single-use `jti`.',
+  }),
+});
+
+const EncryptedAudio = Type.Object(
+  {
+    header: Type.Object(
+      {
+        alg: Type.String(),
+        enc: Type.String(),
+        cty: Type.String({ description: 'The audio media type' }),
+        kid: Type.Optional(Type.String({ description: 'The server the audio is encrypted to' })),
+        epk: Type.Object({}, { additionalProperties: true, description: 'Ephemeral public key (JWK)' }),
+        contentType: Type.String({ description: '`audio/wav` (local) or `audio/mpeg` (ElevenLabs)' }),
+      },
+      { additionalProperties: true, description: "The JWE's protected header plus contentType" },
+    ),
+    content: Type.String({ description: "Compact JWE of the audio, encrypted to your server's public key: decrypt it with the server's private key" }),
+  },
+  {
+    title: 'EncryptedPersonaAudio',
+    examples: [
+      {
+        header: { alg: 'ECDH-ES+A256KW', enc: 'A256GCM', cty: 'audio/wav', kid: 'my-server', epk: { kty: 'EC', crv: 'P-256', x: '…', y: '…' }, contentType: 'audio/wav' },
+        content: 'eyJhbGciOiJFQ0RILUVTK0EyNTZLVyIs….….….….…',
+      },
+    ],
+  },
+);
+
+const PersonaParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
+
+export function personaRoutes(app: App, services: { personas: PersonaServices }) {
+  const { personas } = services.personas;
+  app.addHook('onClose', () => personas.close());
+
+  app.get(
+    '/api/personas',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags: ['personas'],
+        operationId: 'listPersonas',
+        summary: 'Every persona: the built-in voices, then ElevenLabs voices when configured',
+        description: 'An addition to the spec. Built-in personas are spoken locally by espeak-ng; ElevenLabs voices appear when ELEVENLABS_API_KEY is set and accepted.',
+        response: { 200: PersonaList, ...errors(401, 403) },
+      },
+    },
+    async () => personas.list(),
+  );
+
+  app.get(
+    '/api/persona/list-external',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags: ['personas'],
+        operationId: 'listExternalPersonas',
+        summary: "The external voice provider's voices as personas",
+        description: 'ElevenLabs voices (GET /v1/voices) converted to personas. An empty list when no ElevenLabs key is configured or ElevenLabs refuses it; 502 when ElevenLabs cannot be reached.',
+        response: { 200: PersonaList, ...errors(401, 403, 502) },
+      },
+    },
+    async () => personas.listExternal(),
+  );
+
+  app.get(
+    '/api/persona/:id',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags: ['personas'],
+        operationId: 'getPersona',
+        summary: 'One persona',
+        description: 'A built-in persona (`local-amy`, …) or an ElevenLabs voice (`elevenlabs-<voiceId>`); 404 for an unknown id.',
+        params: PersonaParams,
+        response: { 200: Persona, ...errors(401, 403, 404, 502) },
+      },
+    },
+    async (request) => personas.get(request.params.id),
+  );
+
+  app.post(
+    '/api/persona/:id/play',
+    {
+      config: { auth: 'verified' },
+      schema: {
+        tags: ['personas'],
+        operationId: 'playPersona',
+        summary: "Speak a preview, encrypted to your server's public key",
+        description:
+          'The `jwt` is verified with the public key of your registered server `server` and its `jti` is consumed. The text (textBase64, or the persona description) is spoken by the provider the persona\'s settings.type selects, and answered as a compact JWE to that server. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned, for another use or more than 10 minutes ahead; 400 `invalid_input` for bad textBase64; 404 for an unknown persona or a server you have not registered; 502 when the speech provider fails.',
+        params: PersonaParams,
+        body: PlayBody,
+        response: { 200: EncryptedAudio, ...errors(400, 401, 403, 404, 429, 502) },
+      },
+    },
+    async (request) => personas.play(request.auth!.userId, request.params.id, request.body),
+  );
+}

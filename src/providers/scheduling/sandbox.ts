@@ -1,0 +1,70 @@
+// Offline stand-in for Calendly with the same rules: a token beginning with
+// "invalid" is refused (so refusals can be tried), every other token owns a
+// consistent sandbox user (derived from the token) with three event types
+// (15min, 30min, 60min). Available times are weekday slots, 09:00–17:00 UTC,
+// the same for the same event type and day on every instance; booking links
+// are single-use-looking links under the reserved .invalid domain, so nothing
+// ever leaves the machine.
+import { createHash, randomBytes } from 'node:crypto';
+import { AppError } from '../../http/errors.js';
+import type { AvailableSlot, BookingLink, EventType, SchedulingProvider, SchedulingUser } from './interface.js';
+
+export const SANDBOX_SCHEDULING_HOST = 'https://calendly.sandbox.invalid';
+const API = 'https://api.calendly.sandbox.invalid';
+const EVENT_TYPES = [
+  { slug: '15min', name: '15 Minute Meeting', duration: 15 },
+  { slug: '30min', name: '30 Minute Meeting', duration: 30 },
+  { slug: '60min', name: '60 Minute Meeting', duration: 60 },
+];
+
+const digest = (value: string, length = 12) => createHash('sha256').update(value).digest('hex').slice(0, length);
+
+export class SandboxSchedulingProvider implements SchedulingProvider {
+  readonly name = 'calendly sandbox';
+  readonly sandbox = true;
+
+  async currentUser(token: string): Promise<SchedulingUser> {
+    this.check(token);
+    const id = digest(`user:${token}`);
+    return { uri: `${API}/users/${id}`, name: 'Sandbox Scheduler', schedulingUrl: `${SANDBOX_SCHEDULING_HOST}/sandbox-${id.slice(0, 8)}`, timezone: 'UTC' };
+  }
+
+  async listEventTypes(token: string, userUri: string): Promise<EventType[]> {
+    const user = await this.currentUser(token);
+    if (user.uri !== userUri) return [];
+    return EVENT_TYPES.map((t) => ({
+      uri: `${API}/event_types/${digest(`${user.uri}/${t.slug}`)}`,
+      name: t.name,
+      slug: t.slug,
+      schedulingUrl: `${user.schedulingUrl}/${t.slug}`,
+      durationMinutes: t.duration,
+      active: true,
+    }));
+  }
+
+  async availableTimes(token: string, eventTypeUri: string, start: Date, end: Date): Promise<AvailableSlot[]> {
+    this.check(token);
+    const slots: AvailableSlot[] = [];
+    const first = new Date(start);
+    first.setUTCMinutes(first.getUTCMinutes() > 0 || first.getUTCSeconds() > 0 || first.getUTCMilliseconds() > 0 ? 60 : 0, 0, 0);
+    for (let t = first.getTime(); t < end.getTime(); t += 3600_000) {
+      const at = new Date(t);
+      const day = at.getUTCDay();
+      const hour = at.getUTCHours();
+      if (day === 0 || day === 6 || hour < 9 || hour >= 17) continue;
+      // About one slot in four is taken, the same ones everywhere.
+      if (parseInt(digest(`${eventTypeUri}@${at.toISOString()}`, 2), 16) % 4 === 0) continue;
+      slots.push({ startTime: at.toISOString(), schedulingUrl: `${SANDBOX_SCHEDULING_HOST}/slot/${digest(eventTypeUri, 8)}/${at.toISOString()}` });
+    }
+    return slots;
+  }
+
+  async createBookingLink(token: string, eventTypeUri: string): Promise<BookingLink> {
+    this.check(token);
+    return { bookingUrl: `${SANDBOX_SCHEDULING_HOST}/d/${randomBytes(6).toString('hex')}/${digest(eventTypeUri, 8)}` };
+  }
+
+  private check(token: string): void {
+    if (token.toLowerCase().startsWith('invalid')) throw new AppError('provider_refused', 'Calendly refused the access token (sandbox: tokens beginning with "invalid" are refused)');
+  }
+}

@@ -1,0 +1,79 @@
+// ElevenLabs: GET /v1/voices (the account's voices) and
+// POST /v1/text-to-speech/{voice_id} (MP3), authenticated with the
+// `xi-api-key` header. ELEVENLABS_API_BASE points it at a local server in tests.
+import { AppError } from '../../http/errors.js';
+import type { ExternalVoice, ExternalVoiceProvider, SynthesizedAudio, VoiceSettings } from './interface.js';
+
+export interface ElevenLabsConfig {
+  apiKey: string;
+  /** https://api.elevenlabs.io, or a local server in tests. */
+  apiBase: string;
+}
+
+export const DEFAULT_ELEVENLABS_MODEL = 'eleven_multilingual_v2';
+const OUTPUT_FORMAT = 'mp3_44100_128';
+
+interface VoiceResource {
+  voice_id?: unknown;
+  name?: unknown;
+  description?: unknown;
+  category?: unknown;
+  labels?: unknown;
+  preview_url?: unknown;
+}
+
+const text = (value: unknown): string | null => (typeof value === 'string' && value.trim() ? value : null);
+
+export class ElevenLabsVoiceProvider implements ExternalVoiceProvider {
+  readonly name = 'elevenlabs';
+  constructor(private readonly config: ElevenLabsConfig) {}
+
+  async listVoices(): Promise<ExternalVoice[] | null> {
+    const res = await this.request('GET', '/v1/voices', undefined, 'application/json');
+    if (res.status === 401 || res.status === 403) return null;
+    if (!res.ok) throw new AppError('provider_error', `ElevenLabs answered HTTP ${res.status} to the voice list`);
+    const body = (await res.json().catch(() => null)) as { voices?: VoiceResource[] } | null;
+    if (!body || !Array.isArray(body.voices)) throw new AppError('provider_error', 'ElevenLabs answered the voice list with an unexpected body');
+    const voices: ExternalVoice[] = [];
+    for (const v of body.voices) {
+      const voiceId = text(v.voice_id);
+      if (!voiceId || !/^[A-Za-z0-9_-]{1,64}$/.test(voiceId)) continue;
+      const labels: Record<string, string> = {};
+      if (v.labels && typeof v.labels === 'object') for (const [k, l] of Object.entries(v.labels)) if (typeof l === 'string') labels[k] = l;
+      voices.push({ voiceId, name: text(v.name) ?? voiceId, description: text(v.description), category: text(v.category), labels, previewUrl: text(v.preview_url) });
+    }
+    return voices;
+  }
+
+  async synthesize(input: string, settings: VoiceSettings): Promise<SynthesizedAudio> {
+    const modelId = typeof settings.modelId === 'string' ? settings.modelId : DEFAULT_ELEVENLABS_MODEL;
+    const res = await this.request(
+      'POST',
+      `/v1/text-to-speech/${encodeURIComponent(settings.voiceId)}?output_format=${OUTPUT_FORMAT}`,
+      JSON.stringify({ text: input, model_id: modelId }),
+      'audio/mpeg',
+    );
+    if (!res.ok) {
+      const detail = (await res.json().catch(() => null)) as { detail?: { message?: string } | string } | null;
+      const message = typeof detail?.detail === 'string' ? detail.detail : detail?.detail?.message;
+      throw new AppError('provider_error', `ElevenLabs refused the speech request (HTTP ${res.status}${message ? `: ${message}` : ''})`);
+    }
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    if (bytes.length === 0) throw new AppError('provider_error', 'ElevenLabs answered with no audio');
+    return { bytes, contentType: 'audio/mpeg' };
+  }
+
+  /** The one HTTP call of this adapter (kept in one place so the outbound client can be swapped). */
+  private async request(method: 'GET' | 'POST', path: string, body: string | undefined, accept: string): Promise<Response> {
+    try {
+      return await fetch(`${this.config.apiBase}${path}`, {
+        method,
+        headers: { 'xi-api-key': this.config.apiKey, accept, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body,
+        signal: AbortSignal.timeout(30_000),
+      });
+    } catch (err) {
+      throw new AppError('provider_error', `ElevenLabs unreachable: ${(err as Error).message}`);
+    }
+  }
+}
