@@ -104,6 +104,7 @@ export function createServices(deps: ServiceDeps) {
       externalFlows: (now) => externalStore.deleteExpired(now),
       idempotencyKeys: (now) => idempotency.purgeExpired(now),
       signedPayloadUses: (now) => data.signedPayloads.purgeExpired(now),
+      abandonedLeadJobs: async () => void (await connect.jobs.recoverAbandoned()),
     },
     clock,
   );

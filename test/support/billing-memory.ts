@@ -82,8 +82,12 @@ export class MemoryBillingAccount implements BillingAccount {
     this.append(userId, -cents, `hold:${ref}`);
   }
 
+  /** When set, the next settle or refund fails as an unreachable billing database would (nothing changes). */
+  failNextClose = false;
+
   async settle(ref: string, usedCents: number): Promise<void> {
     const hold = this.openHold(ref);
+    if (!hold) return; // closed before: settling twice changes nothing, as billing's ledger does
     if (!Number.isInteger(usedCents) || usedCents < 0 || usedCents > hold.cents) throw new Error(`settle ${ref}: ${usedCents} is not within the hold of ${hold.cents}`);
     hold.state = 'settled';
     hold.keptCents = usedCents;
@@ -92,6 +96,7 @@ export class MemoryBillingAccount implements BillingAccount {
 
   async refund(ref: string): Promise<void> {
     const hold = this.openHold(ref);
+    if (!hold) return;
     hold.state = 'refunded';
     this.append(hold.userId, hold.cents, `release:${ref}`);
   }
@@ -125,11 +130,15 @@ export class MemoryBillingAccount implements BillingAccount {
     return Math.max(0, (this.included.get(userId)?.[kind] ?? 0) - this.usedOf(userId, kind));
   }
 
-  private openHold(ref: string): Hold {
+  /** The open hold of `ref`; null when it was closed before; throws for an unknown ref or an injected failure. */
+  private openHold(ref: string): Hold | null {
+    if (this.failNextClose) {
+      this.failNextClose = false;
+      throw new Error('billing database unreachable (injected)');
+    }
     const hold = this.holds.get(ref);
     if (!hold) throw new Error(`no hold under ${ref}`);
-    if (hold.state !== 'open') throw new Error(`hold ${ref} was already ${hold.state}`);
-    return hold;
+    return hold.state === 'open' ? hold : null;
   }
 
   private append(userId: string, cents: number, ref: string): void {

@@ -10,7 +10,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('user_id', 'text', (c) => c.notNull())
     .addColumn('repository', 'text', (c) => c.notNull())
     .addColumn('path', 'text', (c) => c.notNull())
-    /** 'running' until settled ('settled'): the one conditional update from running claims the settlement. */
+    /** 'running', then 'settling' (claimed by one conditional update; the charge is under way), then 'settled'. */
     .addColumn('state', 'text', (c) => c.notNull())
     .addColumn('granted', 'integer', (c) => c.notNull())
     /** Of the granted credits, those covered by the plan's allowance (not charged). */

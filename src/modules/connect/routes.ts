@@ -65,6 +65,7 @@ export function connectRoutes(app: App, services: { connect: ConnectServices }) 
       };
       reply.raw.once('close', onClose);
       const result = await jobs.run(request.auth!.userId, { ...request.body, params: request.body.params ?? {} }, controller.signal).finally(() => reply.raw.off('close', onClose));
+      if (result.settlementError) request.log.error({ err: result.settlementError }, 'connect: settling lead credits failed; recovery will finish it');
       const headers = countsOf(result);
       if (result.failure !== null) {
         const extra: Record<string, unknown> = { written: result.written, skipped: result.skipped };

@@ -20,6 +20,8 @@ import type { ConnectJobsTable } from './tables.js';
 export const LEADS_PATH = '/get-leads';
 /** Records per batch create (one transaction, on PostgreSQL one statement). */
 const BATCH = 500;
+/** Billing's own recovery of holds nobody claimed: older than any live hold of any area. */
+const BILLING_BACKSTOP_MS = 24 * 3600_000;
 /** Records encrypted ahead of the writer before the stream is read further. */
 const MAX_QUEUED = 4 * BATCH;
 /** A connector path: starts with `/`, URL path characters only, no `.`/`..` segments. */
@@ -40,6 +42,8 @@ export interface ConnectResult {
   credits: number | null;
   /** Why the connector stream ended early; null when it ended normally (or the credits were used up). */
   failure: string | null;
+  /** Settling the credits failed (billing unreachable); the job is settled later by recovery. */
+  settlementError?: unknown;
 }
 
 export interface ConnectSettings {
@@ -77,23 +81,34 @@ export class ConnectService {
       params = { ...params, credits: job.granted };
     }
     const progress = { written: 0, skipped: 0 };
+    let failure: string | null = null;
+    let settlementError: unknown = null;
     try {
       const target = await this.data.root.getStore(userId, repository);
       const material = await this.data.keys.readKeyMaterial(userId, target.keyId);
       if (!material) throw new Error(`default key of store ${repository} of user ${userId} is missing`);
       const onBatch = job ? (written: number) => this.jobs.recordProgress(job.id, written, this.clock.now()) : async () => {};
       const frames = this.connector.stream({ path: input.path, params, repository, signal });
-      const failure = await this.ingest(userId, { relatedId: target.id, keyId: target.keyId }, material.key, frames, cap, progress, onBatch);
-      return { ...progress, credits: job ? job.granted : null, failure };
+      failure = await this.ingest(userId, { relatedId: target.id, keyId: target.keyId }, material.key, frames, cap, progress, onBatch);
     } finally {
-      if (job) await this.settle(job, progress.written);
+      if (job) {
+        try {
+          await this.settle(job, progress.written);
+        } catch (err) {
+          // The records are written: the answer stands. Recovery (at start and in housekeeping) finishes the charge.
+          settlementError = err;
+        }
+      }
     }
+    return { ...progress, credits: job ? job.granted : null, failure, settlementError };
   }
 
   /**
    * Start-up recovery: settles lead jobs whose instance stopped mid-stream
-   * (charging only what they delivered), then asks billing to return holds
-   * left by anything else. Returns the number of jobs settled here.
+   * (charging only what they delivered) and finishes settlements whose charge
+   * failed; then asks billing to return holds older than a day that nothing
+   * claimed (billing's own backstop; no live hold of any area is that old).
+   * Returns the number of jobs settled here.
    */
   async recoverAbandoned(): Promise<number> {
     const before = this.clock.now() - this.settings.abandonedAfterMs;
@@ -101,7 +116,7 @@ export class ConnectService {
     for (const job of await this.jobs.listAbandoned(before)) {
       if (await this.settle(job, null)) settled++;
     }
-    await this.billing?.settleAbandoned(this.settings.abandonedAfterMs);
+    await this.billing?.settleAbandoned(BILLING_BACKSTOP_MS);
     return settled;
   }
 
@@ -151,7 +166,7 @@ export class ConnectService {
         await billing.reserve(userId, job.reserved_cents, reservationRef(job.id));
       } catch (err) {
         // No hold was made (the balance fell meanwhile): the job ends here, nothing to settle.
-        if (err instanceof AppError && err.code === 'insufficient_funds') await this.jobs.claimSettlement(job.id, this.clock.now());
+        if (err instanceof AppError && err.code === 'insufficient_funds') await this.jobs.markSettled(job.id, this.clock.now());
         throw err;
       }
     }
@@ -166,12 +181,14 @@ export class ConnectService {
   private async settle(job: Pick<ConnectJobsTable, 'id' | 'user_id'>, delivered: number | null): Promise<boolean> {
     const billing = this.billing;
     if (!billing) return false;
-    // Under the user's grant lock: usage is recorded before the next grant reads the allowance. On
-    // PostgreSQL a failing billing call rolls the claim back, and recovery tries again later.
+    // Under the user's grant lock: usage is recorded before the next grant reads the allowance.
     return this.jobs.serializedForUser(job.user_id, async (jobs) => {
-      const claimed = await jobs.claimSettlement(job.id, this.clock.now());
+      const now = this.clock.now();
+      // A running job is claimed with its final count; one left settling (its charge failed) is charged again
+      // by recovery: billing's settle, refund and usage are idempotent by ref, so a repeat changes nothing.
+      const claimed = (await jobs.claimSettlement(job.id, delivered, now)) ?? (delivered === null ? await jobs.findSettling(job.id) : undefined);
       if (!claimed) return false;
-      const count = Math.min(delivered ?? Number(claimed.delivered), Number(claimed.granted));
+      const count = Math.min(Number(claimed.delivered), Number(claimed.granted));
       const paid = Math.max(0, count - Number(claimed.free_credits));
       const ref = reservationRef(claimed.id);
       if (Number(claimed.reserved_cents) > 0) {
@@ -179,6 +196,7 @@ export class ConnectService {
         else await billing.refund(ref);
       }
       if (count > 0) await billing.recordUsage(claimed.user_id, 'leads', count, ref);
+      await jobs.markSettled(claimed.id, this.clock.now());
       return true;
     });
   }

@@ -49,17 +49,34 @@ export class ConnectJobStore {
   }
 
   /**
-   * Moves a running job to settled and returns it as it was; undefined when it
-   * is no longer running. Of the finishing request and start-up recovery (on
-   * any instance) exactly one wins, and only the winner settles the credits.
+   * Moves a running job to settling with its final delivered count (null: the
+   * count it last recorded) and returns it; undefined when it is no longer
+   * running. Of the finishing request and start-up recovery (on any instance)
+   * exactly one wins, and only the winner charges.
    */
-  async claimSettlement(id: string, now: number): Promise<ConnectJobsTable | undefined> {
-    return this.db.updateTable('connect_jobs').set({ state: 'settled', updated_at: now }).where('id', '=', id).where('state', '=', 'running').returningAll().executeTakeFirst();
+  async claimSettlement(id: string, delivered: number | null, now: number): Promise<ConnectJobsTable | undefined> {
+    return this.db
+      .updateTable('connect_jobs')
+      .set((eb) => ({ state: 'settling', delivered: delivered ?? eb.ref('delivered'), updated_at: now }))
+      .where('id', '=', id)
+      .where('state', '=', 'running')
+      .returningAll()
+      .executeTakeFirst();
   }
 
-  /** Running jobs not touched since `before` (their instance stopped). */
+  /** A job still settling (its charge may not have reached billing), or undefined. */
+  findSettling(id: string): Promise<ConnectJobsTable | undefined> {
+    return this.db.selectFrom('connect_jobs').selectAll().where('id', '=', id).where('state', '=', 'settling').executeTakeFirst();
+  }
+
+  /** Marks a job settled (from running or settling): billing has what it owes. */
+  async markSettled(id: string, now: number): Promise<void> {
+    await this.db.updateTable('connect_jobs').set({ state: 'settled', updated_at: now }).where('id', '=', id).where('state', '!=', 'settled').execute();
+  }
+
+  /** Jobs not touched since `before` that are still running (their instance stopped) or settling (their charge failed). */
   listAbandoned(before: number): Promise<ConnectJobsTable[]> {
-    return this.db.selectFrom('connect_jobs').selectAll().where('state', '=', 'running').where('updated_at', '<', before).orderBy('created_at').execute();
+    return this.db.selectFrom('connect_jobs').selectAll().where('state', 'in', ['running', 'settling']).where('updated_at', '<', before).orderBy('created_at').execute();
   }
 
   /** Free credits the user's running jobs still hold (granted from the allowance, usage not yet recorded). */
@@ -68,7 +85,7 @@ export class ConnectJobStore {
       .selectFrom('connect_jobs')
       .select((eb) => eb.fn.sum<string | number | null>('free_credits').as('total'))
       .where('user_id', '=', userId)
-      .where('state', '=', 'running')
+      .where('state', 'in', ['running', 'settling'])
       .executeTakeFirst();
     return Number(row?.total ?? 0);
   }

@@ -3,7 +3,8 @@ export interface ConnectJobsTable {
   user_id: string;
   repository: string;
   path: string;
-  state: 'running' | 'settled';
+  /** running → settling (final count fixed, charge under way) → settled. */
+  state: 'running' | 'settling' | 'settled';
   granted: number;
   free_credits: number;
   price_cents: number;

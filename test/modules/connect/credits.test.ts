@@ -103,6 +103,29 @@ describe('POST /api/connect on /get-leads', () => {
     expect(billing.usedOf(user.id, 'leads')).toBe(0);
   });
 
+  it('a charge that fails keeps the answer; recovery finishes it later, once', async () => {
+    const user = await createVerifiedUser(t);
+    billing.fund(user.id, 1000);
+    billing.failNextClose = true;
+    const res = await leads(user, { credits: 4 });
+    expect(res.statusCode).toBe(204);
+    expect(res.headers['x-objects-written']).toBe('4');
+    const [[ref, hold]] = holdOf(user.id);
+    expect(hold.state).toBe('open');
+    const job = await t.database.db.selectFrom('connect_jobs').selectAll().where('user_id', '=', user.id).executeTakeFirstOrThrow();
+    // SQLite keeps the claim (settling); on PostgreSQL the claim rolled back with the failed charge (running).
+    expect(job).toMatchObject({ state: t.database.dialect === 'sqlite' ? 'settling' : 'running', delivered: 4 });
+    // Not yet abandoned: recovery leaves it; later it charges the 4 delivered, and a second pass changes nothing.
+    expect(await t.services.connect.jobs.recoverAbandoned()).toBe(0);
+    clock.advance(11 * 60_000);
+    expect(await t.services.connect.jobs.recoverAbandoned()).toBe(1);
+    expect(billing.holds.get(ref)).toMatchObject({ state: 'settled', keptCents: 4 * PRICE });
+    expect(await t.services.connect.jobs.recoverAbandoned()).toBe(0);
+    expect(await billing.balanceCents(user.id)).toBe(1000 - 4 * PRICE);
+    expect(billing.usedOf(user.id, 'leads')).toBe(4);
+    expect((await t.database.db.selectFrom('connect_jobs').select('state').where('id', '=', job.id).executeTakeFirstOrThrow()).state).toBe('settled');
+  });
+
   it('no allowance and no balance: 204 at once, nothing streamed, nothing held', async () => {
     const user = await createVerifiedUser(t);
     billing.fund(user.id, PRICE - 1); // not enough for one lead
