@@ -9,6 +9,7 @@ import { installAuth } from './http/auth.js';
 import { installErrorHandler } from './http/error-handler.js';
 import { installIdempotency } from './http/idempotency.js';
 import { registerOpenApi } from './http/openapi.js';
+import { registerBrowserSecurity } from './http/security.js';
 import { ErrorResponse } from './http/schemas.js';
 import type { App } from './http/types.js';
 import { createValidatorCompiler } from './http/validation.js';
@@ -48,6 +49,11 @@ type RouteModule = (app: App, services: Services) => void | Promise<void>;
 /** Every area's routes, in the order they appear in the OpenAPI document. */
 const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, billingRoutes, personaRoutes, integrationRoutes, connectRoutes];
 
+/** An incoming X-Request-Id worth keeping: 1–128 visible characters from a safe set (no spaces, quotes or control characters). */
+export function acceptedRequestId(header: string | string[] | undefined): string | null {
+  return typeof header === 'string' && /^[A-Za-z0-9._:\-]{1,128}$/.test(header) ? header : null;
+}
+
 export async function buildApp(deps: AppDeps): Promise<App & { services: Services }> {
   const { config } = deps;
   const services = createServices({ ...deps, clock: deps.clock ?? systemClock });
@@ -57,7 +63,8 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
     // Path parameters up to 200 characters (publish relatedId, ids); the router's default is 100 (then 414).
     routerOptions: { maxParamLength: 256 },
     trustProxy: config.trustProxy,
-    genReqId: () => newId(),
+    // A caller's X-Request-Id (e.g. from a proxy) is kept when well-formed, so logs line up across hops.
+    genReqId: (request) => acceptedRequestId(request.headers['x-request-id']) ?? newId(),
     requestIdHeader: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -83,6 +90,7 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   app.setValidatorCompiler(createValidatorCompiler(() => app.getSchemas()));
   installErrorHandler(app);
   await app.register(cookie);
+  await registerBrowserSecurity(app, config);
   await registerOpenApi(app);
   app.addSchema(ErrorResponse);
   installAuth(app, services.authenticator);

@@ -1,6 +1,7 @@
 // Every environment variable the server reads is parsed here, once, at start.
 // A bad value stops start-up with a message naming every offending variable.
 import { isAbsolute, resolve } from 'node:path';
+import { developmentRateLimits, parseRateLimits } from './rate-limit-config.js';
 
 export interface OidcProviderConfig {
   slug: string;
@@ -67,6 +68,12 @@ export interface Config {
   elevenlabs: { apiKey: string; apiBase: string } | null;
   /** Calendly API for integrations; null: the sandbox stand-in (never in production). */
   calendly: { apiBase: string } | null;
+  /** How long start-up keeps retrying an unreachable PostgreSQL before giving up. */
+  databaseConnectTimeoutMs: number;
+  /** Origins allowed to call the API from a browser: exact origins, or `scheme://host:*` for any port. */
+  corsOrigins: string[];
+  /** Settings that work but deserve a line in the start-up log. */
+  warnings: string[];
   connector: ConnectorConfig;
 }
 
@@ -138,6 +145,8 @@ export const defaultRateLimits: RateLimits = {
   externalInitPerIp: { limit: 60, windowMs: 15 * MINUTE },
 };
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
 export class ConfigError extends Error {
   constructor(public readonly problems: string[]) {
     super(`invalid configuration:\n  ${problems.join('\n  ')}`);
@@ -186,6 +195,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   }
   const port = int('PORT', 3000, 0, 65535);
   const host = str('HOST', '127.0.0.1');
+  const warnings: string[] = [];
   const dataDirRaw = str('DATA_DIR', './data');
   const dataDir = isAbsolute(dataDirRaw) ? dataDirRaw : resolve(cwd, dataDirRaw);
 
@@ -201,7 +211,13 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   if (databaseUrl && !masterKey) problems.push('MASTER_KEY is required with DATABASE_URL (every instance must share it)');
   if (databaseUrl && !jwtSecret) problems.push('JWT_SECRET is required with DATABASE_URL (every instance must share it)');
 
-  const publicUrl = str('PUBLIC_URL', `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/$/, '');
+  // Listening on every interface says nothing about the address clients use: links say localhost until PUBLIC_URL says otherwise.
+  const wildcardHost = ['0.0.0.0', '::', '[::]'].includes(host);
+  if (wildcardHost && !opt('PUBLIC_URL')) {
+    warnings.push(`HOST=${host} without PUBLIC_URL: links and redirect URIs use http://localhost:${port}; set PUBLIC_URL to the address clients reach`);
+  }
+  const defaultHost = wildcardHost ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  const publicUrl = str('PUBLIC_URL', `http://${defaultHost}:${port}`).replace(/\/$/, '');
   url('PUBLIC_URL', publicUrl, ['http:', 'https:']);
   const returnUrlOrigins = (opt('RETURN_URL_ORIGINS') ?? publicUrl)
     .split(',')
@@ -284,6 +300,19 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   const calendlyBaseRaw = opt('CALENDLY_API_BASE');
   const calendlyBase = (calendlyBaseRaw ?? 'https://api.calendly.com').replace(/\/$/, '');
   if (calendlyBaseRaw) url('CALENDLY_API_BASE', calendlyBase, ['http:', 'https:']);
+  const logLevel = str('LOG_LEVEL', nodeEnv === 'test' ? 'warn' : 'info');
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
+
+  const corsOrigins: string[] = [];
+  const corsDefault = nodeEnv === 'production' ? '' : [publicUrl, 'http://localhost:*', 'http://127.0.0.1:*'].join(',');
+  for (const entry of (opt('CORS_ORIGINS') ?? corsDefault).split(',').map((s) => s.trim()).filter(Boolean)) {
+    const anyPort = entry.endsWith(':*');
+    const parsed = url('CORS_ORIGINS', anyPort ? entry.slice(0, -2) : entry, ['http:', 'https:']);
+    if (!parsed) continue;
+    if (parsed.pathname !== '/' || parsed.search || parsed.hash || (anyPort && parsed.port)) problems.push(`CORS_ORIGINS: "${entry}" must be an origin (scheme://host[:port], or scheme://host:* for any port)`);
+    else corsOrigins.push(anyPort ? `${parsed.origin}:*` : parsed.origin);
+  }
+
   const connectorUrl = opt('CONNECTOR_URL');
   if (connectorUrl) url('CONNECTOR_URL', connectorUrl, ['http:', 'https:']);
   const leadPriceRaw = str('LEAD_PRICE_USD', '0.50');
@@ -303,7 +332,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     publicUrl,
     returnUrlOrigins,
     allowSandbox: bool('ALLOW_SANDBOX'),
-    logLevel: str('LOG_LEVEL', nodeEnv === 'test' ? 'warn' : 'info'),
+    logLevel,
     trustProxy: bool('TRUST_PROXY'),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     objectContentLimitBytes: int('OBJECT_CONTENT_LIMIT_BYTES', 8 * 1024 * 1024, 16, 512 * 1024 * 1024),
@@ -316,7 +345,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     smtp,
     emailFrom,
     oidcProviders,
-    rateLimits: defaultRateLimits,
+    rateLimits: parseRateLimits(env, nodeEnv === 'development' ? developmentRateLimits(defaultRateLimits) : defaultRateLimits, problems),
     events: {
       maxStreamsPerUser: int('EVENTS_MAX_STREAMS_PER_USER', 20, 1, 10_000),
       keepAliveMs: int('EVENTS_KEEPALIVE_SECONDS', 15, 1, 3600) * 1000,
@@ -338,6 +367,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     },
     elevenlabs: elevenlabsKey ? { apiKey: elevenlabsKey, apiBase: elevenlabsBase } : null,
     calendly: calendlyBaseRaw || nodeEnv === 'production' ? { apiBase: calendlyBase } : null,
+    databaseConnectTimeoutMs: int('DATABASE_CONNECT_TIMEOUT_SECONDS', 30, 0, 3600) * 1000,
+    corsOrigins,
+    warnings,
     connector: {
       url: connectorUrl ? connectorUrl.replace(/\/$/, '') : null,
       token: opt('CONNECTOR_TOKEN'),

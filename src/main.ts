@@ -1,25 +1,50 @@
-// Entry point: config → storage → app → listen, with graceful shutdown.
+// Entry point: config → storage → key checks → app → listen, with graceful
+// shutdown. Problems a self-hoster can fix (configuration, database, port,
+// keys) print one line and exit with code 2; see startup.ts.
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
-import { openDatabase } from './db/database.js';
+import { type DatabaseHandle, openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { systemClock } from './lib/clock.js';
+import { KeyMismatchError, hasMasterKeyCheck, verifyKeys } from './modules/platform/key-check.js';
+import { PlatformStore } from './modules/platform/store.js';
 import { describeProviders } from './providers/index.js';
-import { loadSecrets } from './secrets.js';
+import { SecretsError, loadSecrets } from './secrets.js';
+import { StartupError, describeListenError, waitForPostgres } from './startup.js';
+
+/** Ends start-up with one line on stderr and exit code 2. */
+class FatalStartup extends Error {}
 
 async function main() {
   let config;
   try {
     config = loadConfig();
   } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(2);
-    }
+    if (err instanceof ConfigError) throw new FatalStartup(err.message);
     throw err;
   }
-  const secrets = loadSecrets(config);
-  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const early = (message: string) => console.error(message);
+  for (const warning of config.warnings) early(`warning: ${warning}`);
+
+  if (config.databaseUrl) {
+    await waitForPostgres(config.databaseUrl, config.databaseConnectTimeoutMs, (problem, delay) =>
+      early(`database not reachable yet (${problem}); retrying in ${(delay / 1000).toFixed(1)} s`),
+    );
+  }
+  let database: DatabaseHandle;
+  try {
+    database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  } catch (err) {
+    throw new FatalStartup(`cannot open the SQLite database in ${config.dataDir} (DATA_DIR): ${err instanceof Error ? err.message : String(err)}`);
+  }
   await migrateToLatest(database.db, database.dialect);
+
+  // The key files are created only on a first start: a database that already
+  // knows a master key must get that key back, not a new one.
+  const platformStore = new PlatformStore(database.db);
+  const secrets = loadSecrets(config, { createMasterKey: !(await hasMasterKeyCheck(platformStore)) });
+  const { jwtSecretChanged } = await verifyKeys(platformStore, secrets, systemClock);
+
   // Structured JSON logs; human-readable ones when a person watches a terminal.
   const logger = {
     level: config.logLevel,
@@ -31,10 +56,13 @@ async function main() {
   const providerLines = describeProviders(app.services.providers);
   const sandboxed = Object.values(app.services.providers).some((p) => p.sandbox);
   if (config.env === 'production' && sandboxed && !config.allowSandbox) {
-    console.error(`refusing to start in production with sandbox providers (set ALLOW_SANDBOX=1 to allow):\n  ${providerLines.join('\n  ')}`);
     await database.close();
-    process.exit(2);
+    throw new FatalStartup(`refusing to start in production with sandbox providers (set ALLOW_SANDBOX=1 to allow):\n  ${providerLines.join('\n  ')}`);
   }
+  if (config.env === 'production' && sandboxed) {
+    app.log.warn(`ALLOW_SANDBOX=1 in production: sandbox providers do not reach the outside world (${providerLines.filter((l) => l.includes('sandbox')).join('; ')})`);
+  }
+  if (jwtSecretChanged) app.log.warn('JWT_SECRET differs from the previous start: every existing session has ended and users sign in again');
   app.log.info(`database: ${database.dialect === 'sqlite' ? `SQLite in ${config.dataDir}` : 'PostgreSQL'}`);
   for (const line of providerLines) app.log.info(`provider ${line}`);
   const oidc = config.oidcProviders.map((p) => `${p.slug} (${p.issuer})`).join(', ');
@@ -59,6 +87,15 @@ async function main() {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGHUP', () => void shutdown('SIGHUP'));
+  // Started by `npm start`: should npm itself be killed without passing the
+  // signal on (SIGKILL), the server notices it lost its parent and stops too.
+  if (process.env.npm_lifecycle_event === 'start') {
+    const parent = process.ppid;
+    setInterval(() => {
+      if (process.ppid !== parent) void shutdown('parent process ended');
+    }, 1000).unref();
+  }
 
   // Lead credits held by connector jobs that a stopped instance left running: charge what they delivered, return the rest.
   try {
@@ -68,12 +105,24 @@ async function main() {
     app.log.error({ err }, 'connect: settling abandoned lead jobs failed; the next start tries again');
   }
 
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    const problem = describeListenError(err, config.host, config.port);
+    if (!problem) throw err;
+    await app.close().catch(() => {});
+    await database.close().catch(() => {});
+    throw new FatalStartup(problem);
+  }
   app.services.housekeeping.start(15 * 60_000, app.log);
   app.log.info(`docs at ${config.publicUrl}/api/docs`);
 }
 
 main().catch((err) => {
+  if (err instanceof FatalStartup || err instanceof StartupError || err instanceof SecretsError || err instanceof KeyMismatchError) {
+    console.error(err.message);
+    process.exit(2);
+  }
   console.error(err);
   process.exit(1);
 });

@@ -10,22 +10,33 @@ export interface Secrets {
   jwtSecret: string;
 }
 
-function readOrCreate(file: string, create: () => string): string {
+/** A key file that cannot be used; the message names the file and what to do. */
+export class SecretsError extends Error {}
+
+function readOrCreate(file: string, create: (() => string) | null): string {
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  if (!create) throw new SecretsError(`${file} is missing, but this database was set up with a master key: restore master.key from your backup (or set MASTER_KEY); a new key cannot read the secrets stored in the database`);
   const value = create();
   writeFileSync(file, `${value}\n`, { mode: 0o600, flag: 'wx' });
   chmodSync(file, 0o600);
   return value;
 }
 
-export function loadSecrets(config: Config): Secrets {
+export interface LoadSecretsOptions {
+  /** False once the database holds a master key check: a missing master.key is then an error, not a first start. */
+  createMasterKey?: boolean;
+}
+
+export function loadSecrets(config: Config, options: LoadSecretsOptions = {}): Secrets {
   if (config.masterKey && config.jwtSecret) {
     return { masterKey: Buffer.from(config.masterKey, 'base64'), jwtSecret: config.jwtSecret };
   }
-  mkdirSync(config.dataDir, { recursive: true });
-  const masterKey = config.masterKey ?? readOrCreate(join(config.dataDir, 'master.key'), () => randomBytes(32).toString('base64'));
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const keyFile = join(config.dataDir, 'master.key');
+  const newKey = () => randomBytes(32).toString('base64');
+  const masterKey = config.masterKey ?? readOrCreate(keyFile, options.createMasterKey === false ? null : newKey);
   const jwtSecret = config.jwtSecret ?? readOrCreate(join(config.dataDir, 'jwt.secret'), () => randomBytes(48).toString('base64url'));
   const key = Buffer.from(masterKey, 'base64');
-  if (key.length !== 32) throw new Error(`${join(config.dataDir, 'master.key')} does not hold a 32-byte base64 key`);
+  if (key.length !== 32) throw new SecretsError(`${keyFile} does not hold a 32-byte base64 key`);
   return { masterKey: key, jwtSecret };
 }

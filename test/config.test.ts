@@ -70,3 +70,35 @@ describe('start-up (src/main.ts)', () => {
     expect(result.stderr).toContain('sms: sandbox');
   });
 });
+
+describe('loadConfig: operations', () => {
+  it('uses localhost in links when listening on every interface without PUBLIC_URL, and says so', () => {
+    for (const host of ['0.0.0.0', '::']) {
+      const config = loadConfig({ HOST: host, PORT: '8080' }, '/srv');
+      expect(config.publicUrl).toBe('http://localhost:8080');
+      expect(config.returnUrlOrigins).toEqual(['http://localhost:8080']);
+      expect(config.warnings).toEqual([expect.stringContaining(`HOST=${host} without PUBLIC_URL`)]);
+    }
+    const config = loadConfig({ HOST: '0.0.0.0', PUBLIC_URL: 'https://ws.example.com' }, '/srv');
+    expect(config.publicUrl).toBe('https://ws.example.com');
+    expect(config.warnings).toEqual([]);
+    expect(loadConfig({ HOST: '::1' }, '/srv').publicUrl).toBe('http://[::1]:3000');
+  });
+
+  it('checks LOG_LEVEL against the pino levels', () => {
+    expect(problemsOf({ LOG_LEVEL: 'verbose' })).toEqual([expect.stringMatching(/^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/)]);
+    expect(loadConfig({ LOG_LEVEL: 'debug' }).logLevel).toBe('debug');
+  });
+
+  it('reads DATABASE_CONNECT_TIMEOUT_SECONDS', () => {
+    expect(loadConfig({}).databaseConnectTimeoutMs).toBe(30_000);
+    expect(loadConfig({ DATABASE_CONNECT_TIMEOUT_SECONDS: '90' }).databaseConnectTimeoutMs).toBe(90_000);
+    expect(problemsOf({ DATABASE_CONNECT_TIMEOUT_SECONDS: 'soon' })[0]).toMatch(/DATABASE_CONNECT_TIMEOUT_SECONDS/);
+  });
+
+  it('checks CORS_ORIGINS entries are origins', () => {
+    expect(loadConfig({ CORS_ORIGINS: 'https://a.example.com, http://localhost:*' }).corsOrigins).toEqual(['https://a.example.com', 'http://localhost:*']);
+    expect(problemsOf({ CORS_ORIGINS: 'https://a.example.com/app' })[0]).toMatch(/CORS_ORIGINS: "https:\/\/a.example.com\/app" must be an origin/);
+    expect(problemsOf({ CORS_ORIGINS: 'a.example.com' })[0]).toMatch(/CORS_ORIGINS must be a http: or https: URL/);
+  });
+});

@@ -38,6 +38,14 @@ export class WorkspaceClient {
     this.integrations = new IntegrationsApi(this.http);
   }
 
+  /**
+   * Calls `listener` whenever the session token changes: sign-in, a refreshed
+   * token, logout (null). Returns the function that stops listening.
+   */
+  onTokenChange(listener: (token: string | null) => void): () => void {
+    return this.http.onTokenChange(listener);
+  }
+
   /** The credential sent as Authorization: Bearer (a session JWT or an API key), or null. */
   get token(): string | null {
     return this.http.token;

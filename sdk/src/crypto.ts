@@ -75,25 +75,33 @@ export async function encryptJson(key: KeyMaterial, value: unknown): Promise<Enc
   return encrypt(key, text);
 }
 
-function decodeHex(field: string, value: string): Bytes {
+function decodeField(field: string, value: string, encoding: 'hex' | 'base64'): Bytes {
   try {
-    return hexToBytes(value);
+    return encoding === 'hex' ? hexToBytes(value) : base64ToBytes(value);
   } catch {
-    throw new DecryptionError(`${field} is not hex`);
+    throw new DecryptionError(`${field} is not ${encoding}`);
   }
 }
 
+/** What decrypt accepts: the service's hex read form, or encrypt's own base64 output (so the two round-trip). */
+export type Ciphertext = StoredCiphertext | EncryptedPayload;
+
 /**
- * Decrypts what the service returns. `fallbackIv` (hex, the key's own `iv`)
- * is used only for objects stored without an IV of their own.
+ * Decrypts what the service returns (hex: `content`, `auth_tag`, `iv`) or
+ * what `encrypt` returned (base64: `content`, `authTag`, `iv`). `fallbackIv`
+ * (hex, the key's own `iv`) is used only for objects stored without an IV of
+ * their own.
  */
-export async function decrypt(key: KeyMaterial, stored: StoredCiphertext, fallbackIv?: string | null): Promise<Bytes> {
-  const ivHex = stored.iv ?? fallbackIv;
-  if (!ivHex) throw new DecryptionError('the object has no IV and no fallback IV was given');
-  const iv = decodeHex('iv', ivHex);
-  const tag = decodeHex('auth_tag', stored.auth_tag);
-  if (tag.length !== TAG_BYTES) throw new DecryptionError(`auth_tag must be ${TAG_BYTES} bytes, got ${tag.length}`);
-  const content = decodeHex('content', stored.content);
+export async function decrypt(key: KeyMaterial, stored: Ciphertext, fallbackIv?: string | null): Promise<Bytes> {
+  const fromEncrypt = 'authTag' in stored;
+  const encoding = fromEncrypt ? 'base64' : 'hex';
+  const ivText = stored.iv ?? fallbackIv;
+  if (!ivText) throw new DecryptionError('the object has no IV and no fallback IV was given');
+  const iv = stored.iv ? decodeField('iv', stored.iv, encoding) : decodeField('iv', ivText, 'hex');
+  const tagField = fromEncrypt ? 'authTag' : 'auth_tag';
+  const tag = decodeField(tagField, fromEncrypt ? stored.authTag : stored.auth_tag, encoding);
+  if (tag.length !== TAG_BYTES) throw new DecryptionError(`${tagField} must be ${TAG_BYTES} bytes, got ${tag.length}`);
+  const content = decodeField('content', stored.content, encoding);
   const sealed = new Uint8Array(content.length + TAG_BYTES);
   sealed.set(content);
   sealed.set(tag, content.length);
@@ -105,7 +113,7 @@ export async function decrypt(key: KeyMaterial, stored: StoredCiphertext, fallba
   }
 }
 
-export async function decryptText(key: KeyMaterial, stored: StoredCiphertext, fallbackIv?: string | null): Promise<string> {
+export async function decryptText(key: KeyMaterial, stored: Ciphertext, fallbackIv?: string | null): Promise<string> {
   const bytes = await decrypt(key, stored, fallbackIv);
   try {
     return utf8.decode(bytes);
@@ -114,7 +122,7 @@ export async function decryptText(key: KeyMaterial, stored: StoredCiphertext, fa
   }
 }
 
-export async function decryptJson<T = unknown>(key: KeyMaterial, stored: StoredCiphertext, fallbackIv?: string | null): Promise<T> {
+export async function decryptJson<T = unknown>(key: KeyMaterial, stored: Ciphertext, fallbackIv?: string | null): Promise<T> {
   const text = await decryptText(key, stored, fallbackIv);
   try {
     return JSON.parse(text) as T;

@@ -3,6 +3,7 @@
 // every non-2xx answer into a WorkspaceApiError carrying the service's
 // `{ message, code }`.
 import type { ApiPath, MethodOf, Operation, RequestParts, SuccessOf } from './api-types.js';
+import { DEFAULT_STORAGE_KEY, SessionState, type TokenListener, type TokenStorage, defaultTokenStorage } from './session.js';
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
@@ -17,6 +18,14 @@ export interface HttpOptions {
   headers?: Record<string, string>;
   /** Passed to fetch; in a browser `include` also sends the `token` cookie. */
   credentials?: RequestCredentials;
+  /**
+   * Where the session token is kept across page loads: localStorage in
+   * browsers and memory elsewhere by default; pass memoryStorage() to keep it
+   * out of localStorage, or an adapter of your own.
+   */
+  storage?: TokenStorage;
+  /** The storage key; default `workspace-api.token`. */
+  storageKey?: string;
 }
 
 /** A non-2xx answer. `code` is the service's stable error code (`http_<status>` when the body had none). */
@@ -31,6 +40,31 @@ export class WorkspaceApiError extends Error {
     this.name = 'WorkspaceApiError';
   }
 }
+
+/**
+ * The service could not be reached (refused, unknown host, TLS, offline, CORS
+ * refusal in a browser): no HTTP answer at all. `url` is the request's URL;
+ * `cause` is what fetch threw.
+ */
+export class WorkspaceNetworkError extends Error {
+  readonly code = 'network_error';
+  constructor(
+    readonly url: string,
+    override readonly cause: unknown,
+  ) {
+    super(`cannot reach ${url}: ${describeFetchFailure(cause)}`);
+    this.name = 'WorkspaceNetworkError';
+  }
+}
+
+function describeFetchFailure(error: unknown): string {
+  const inner = (error as { cause?: { code?: string; message?: string } } | null)?.cause;
+  if (inner?.code) return `${inner.code}${inner.message && !inner.message.includes(inner.code) ? ` (${inner.message})` : ''}`;
+  if (inner?.message) return inner.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+const isAbort = (error: unknown) => (error as { name?: string } | null)?.name === 'AbortError' || (error as { name?: string } | null)?.name === 'TimeoutError';
 
 function fillPath(template: string, params: Record<string, unknown> | undefined): string {
   return template.replace(/\{([^}]+)\}/g, (_match, name: string) => {
@@ -68,7 +102,7 @@ export async function errorFromResponse(response: Response): Promise<WorkspaceAp
 
 export class HttpCore {
   readonly baseUrl: string;
-  token: string | null;
+  readonly session: SessionState;
   private readonly fetchImpl: FetchLike;
   private readonly headers: Record<string, string>;
   private readonly credentials: RequestCredentials | undefined;
@@ -76,12 +110,26 @@ export class HttpCore {
   constructor(options: HttpOptions) {
     if (!options.baseUrl) throw new TypeError('baseUrl is required, e.g. http://127.0.0.1:3000');
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.token = options.token ?? null;
+    this.session = new SessionState(options.storage ?? defaultTokenStorage(), options.storageKey ?? DEFAULT_STORAGE_KEY, options.token);
     const fetchImpl = options.fetch ?? globalThis.fetch;
     if (!fetchImpl) throw new Error('no fetch available: pass options.fetch');
     this.fetchImpl = (input, init) => fetchImpl(input, init);
     this.headers = options.headers ?? {};
     this.credentials = options.credentials;
+  }
+
+  /** The credential sent as Authorization: Bearer; setting it stores it and tells the listeners. */
+  get token(): string | null {
+    return this.session.token;
+  }
+
+  set token(value: string | null) {
+    this.session.token = value;
+  }
+
+  /** Listens for token changes (sign-in, refresh, logout); returns the function that stops listening. */
+  onTokenChange(listener: TokenListener): () => void {
+    return this.session.onChange(listener);
   }
 
   /** The absolute URL of a route of the OpenAPI document. */
@@ -93,7 +141,13 @@ export class HttpCore {
   async send(url: string, init: Omit<RequestInit, 'headers'> & { headers?: Record<string, string> } = {}): Promise<Response> {
     const headers: Record<string, string> = { accept: 'application/json', ...this.headers, ...init.headers };
     if (this.token && !Object.keys(headers).some((h) => h.toLowerCase() === 'authorization')) headers.authorization = `Bearer ${this.token}`;
-    return this.fetchImpl(url, { ...init, headers, ...(this.credentials ? { credentials: this.credentials } : {}) });
+    try {
+      return await this.fetchImpl(url, { ...init, headers, ...(this.credentials ? { credentials: this.credentials } : {}) });
+    } catch (error) {
+      // An aborted request stays an AbortError; anything else fetch throws means no answer came.
+      if (isAbort(error)) throw error;
+      throw new WorkspaceNetworkError(url, error);
+    }
   }
 
   /** Calls a route of the OpenAPI document and returns its typed success body; throws WorkspaceApiError otherwise. */

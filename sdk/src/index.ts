@@ -1,7 +1,8 @@
 // @workspace/sdk: typed client of the Workspace API with end-to-end
 // encryption helpers. Browser and Node 20+ (fetch, WebCrypto, streams only).
 export { WorkspaceClient, type WorkspaceClientOptions } from './client.js';
-export { HttpCore, WorkspaceApiError, type FetchLike, type HttpOptions } from './http.js';
+export { HttpCore, WorkspaceApiError, WorkspaceNetworkError, type FetchLike, type HttpOptions } from './http.js';
+export { DEFAULT_STORAGE_KEY, SessionState, defaultTokenStorage, memoryStorage, type TokenListener, type TokenStorage } from './session.js';
 export { AuthApi, TwoFactorApi, ExternalApi, ApiKeysApi, type Session, type RegisterInput, type LoginInput } from './auth.js';
 export {
   KeysApi,
@@ -34,6 +35,7 @@ export {
   generateKeyBytes,
   importKey,
   payloadToStored,
+  type Ciphertext,
   type EncryptedPayload,
   type KeyMaterial,
   type StoredCiphertext,

@@ -1,7 +1,7 @@
 // Opens the database named by the config: SQLite (better-sqlite3, WAL) under
 // DATA_DIR by default, PostgreSQL when DATABASE_URL is set. Both run the same
 // migrations and are used through the same Kysely interface.
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
@@ -52,8 +52,9 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
       close: () => db.destroy(),
     };
   }
-  mkdirSync(options.dataDir, { recursive: true });
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const file = options.sqliteFile ?? join(options.dataDir, 'workspace.sqlite');
+  restrictToOwner(file);
   const sqlite = new SQLite(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
@@ -74,6 +75,18 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
       await checkpointer.close();
     },
   };
+}
+
+/**
+ * The database holds account data: only its owner may read it. SQLite gives
+ * the -wal and -shm files the mode of the database file, so creating that file
+ * 0600 covers all three; files of an older install are narrowed here too.
+ */
+function restrictToOwner(file: string): void {
+  if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) {
+    if (existsSync(path) && (statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+  }
 }
 
 /**

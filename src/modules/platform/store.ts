@@ -67,4 +67,20 @@ export class PlatformStore {
     if (recipient) q = q.where('recipient', '=', recipient);
     return q.execute();
   }
+
+  /** Stores `value` under `name` unless a value is there already; answers the stored value (the first writer's, when instances start together). */
+  async claimSetting(name: string, value: string, now: number): Promise<string> {
+    await this.db.insertInto('server_settings').values({ name, value, updated_at: now }).onConflict((oc) => oc.column('name').doNothing()).execute();
+    const row = await this.db.selectFrom('server_settings').select('value').where('name', '=', name).executeTakeFirstOrThrow();
+    return row.value;
+  }
+
+  async readSetting(name: string): Promise<string | null> {
+    const row = await this.db.selectFrom('server_settings').select('value').where('name', '=', name).executeTakeFirst();
+    return row?.value ?? null;
+  }
+
+  async replaceSetting(name: string, value: string, now: number): Promise<void> {
+    await this.db.updateTable('server_settings').set({ value, updated_at: now }).where('name', '=', name).execute();
+  }
 }

@@ -41,9 +41,17 @@ export interface IdempotencyKeysTable {
   expires_at: number;
 }
 
+/** Server-wide values (e.g. the master key check); see key-check.ts. */
+export interface ServerSettingsTable {
+  name: string;
+  value: string;
+  updated_at: number;
+}
+
 export interface PlatformTables {
   audit_log: AuditLogTable;
   rate_limits: RateLimitsTable;
   sandbox_outbox: SandboxOutboxTable;
   idempotency_keys: IdempotencyKeysTable;
+  server_settings: ServerSettingsTable;
 }
