@@ -1,4 +1,6 @@
-// npm run bench [-- --quick] [--profile] [--no-build] [--only=objects,fanout,profiles,knowledge]
+// npm run bench [-- --quick] [--profile] [--no-build] [--only=objects,fanout,connect,knowledge,profiles]
+//   connector ingestion alone: npm run bench -- --quick --only=connect [--backend=sqlite,postgres]
+//   knowledge retrieval alone: npm run bench -- --only=knowledge [--backend=sqlite,postgres]
 //   fan-out iteration: [--subscribers=1000,5000] [--fanout-mode=one-user,one-each] [--fanout-seconds=N] [--rate=N] [--backend=sqlite,postgres]
 // Builds the server, then measures in one run: the floor server, the real
 // server on SQLite (and PostgreSQL when DATABASE_URL is set, full mode), SSE
@@ -20,11 +22,14 @@ import { type LoadFigures, type ObjectRow, type Results, writeResults } from './
 import { type RunningServer, startFloorServer, startRealServer } from './lib/server.js';
 import { createBenchUser, objectBody, prefillObjects } from './lib/setup.js';
 import { runKnowledgeBench } from './lib/knowledge.js';
+import { runIngest } from './lib/ingest.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-/** --only=objects,fanout,profiles,knowledge runs a subset (BENCHMARKS.md then holds only that subset). */
-const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['objects', 'fanout', 'profiles', 'knowledge'];
+/** --only=objects,fanout,connect,knowledge,profiles runs a subset (BENCHMARKS.md then holds only that subset). */
+const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['objects', 'fanout', 'connect', 'knowledge', 'profiles'];
+/** Records streamed through POST /api/connect in the ingestion scenario (issue 14: 10,000, in both modes). */
+const INGEST_RECORDS = 10_000;
 const plan: { warmup: number; seconds: number; prefill: number; fanoutSeconds: number; graceMs: number; subscriberCounts: number[]; profile: boolean; hardLimitS: number } = quick
   ? { warmup: 1, seconds: 3, prefill: 300, fanoutSeconds: 2, graceMs: 4000, subscriberCounts: [1000], profile: args.includes('--profile'), hardLimitS: 170 }
   : { warmup: 3, seconds: 10, prefill: 2000, fanoutSeconds: 10, graceMs: 15_000, subscriberCounts: [1000, 5000], profile: true, hardLimitS: 1500 };
@@ -114,6 +119,7 @@ const results: Results = {
   startup: [],
   objects: [],
   fanout: [],
+  ingest: [],
   profiles: {},
   knowledge: [],
   checks: [],
@@ -194,6 +200,21 @@ async function record(backend: string, scenario: string, run: () => Promise<Load
 async function seedUsers(dataDir: string, env: Record<string, string>, count: number): Promise<SeededUser[]> {
   const seeder = forkTs('bench/seed.ts', [], { PATH: process.env.PATH, NODE_ENV: 'development', DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...env });
   return (await request<{ users: SeededUser[] }>(seeder, { type: 'seed', count }, 'seeded', 120_000)).users;
+}
+
+/** Connector ingestion on one backend: 10,000 records through POST /api/connect, then PUT /api/objects on the same server. */
+async function ingestScenario(backend: Backend) {
+  const putBody = (keyId: string) => objectBody(keyId, CONTENT_BYTES);
+  const r = await runIngest({
+    backend: backend.name,
+    dataDir: dir(`${backend.name}-connect`),
+    env: { ...secrets, ...backend.env },
+    records: INGEST_RECORDS,
+    recordBytes: CONTENT_BYTES,
+    measurePut: (server, user) => load(server, { url: `${server.base}/api/objects`, method: 'PUT', headers: { 'content-type': 'application/json', authorization: `Bearer ${user.apiKey}` }, body: putBody(user.keyId) }),
+  });
+  results.ingest.push(r);
+  if (r.error) results.failures.push(`connect ${backend.name}: ${r.error}`);
 }
 
 async function fanoutScenarios(backend: Backend) {
@@ -301,6 +322,7 @@ async function main() {
     }
     if (only.includes('fanout')) for (const backend of backends) await step(`fan-out on ${backend.name}`, () => fanoutScenarios(backend));
     if (only.includes('knowledge')) for (const backend of backends) await step(`knowledge on ${backend.name}`, () => knowledgeScenarios(backend));
+    if (only.includes('connect')) for (const backend of backends) await step(`connector ingestion on ${backend.name}`, () => ingestScenario(backend));
     if (plan.profile && only.includes('profiles')) await step('profiles', () => profiles(backends));
   } finally {
     for (const backend of backends) await backend.drop?.().catch(() => {});

@@ -24,6 +24,8 @@ import { authRoutes } from './modules/auth/routes.js';
 import { dataRoutes } from './modules/data/routes.js';
 import { personaRoutes } from './modules/personas/routes.js';
 import { integrationRoutes } from './modules/integrations/routes.js';
+import type { BillingAccount } from './modules/billing/account.js';
+import { connectRoutes } from './modules/connect/routes.js';
 import { eventRoutes } from './modules/events/routes.js';
 import { resetRoutes } from './modules/auth/reset-routes.js';
 import { verificationRoutes } from './modules/auth/verification-routes.js';
@@ -32,7 +34,6 @@ import { healthRoutes } from './modules/platform/health-routes.js';
 import { sandboxRoutes } from './modules/platform/sandbox-routes.js';
 import { knowledgeRoutes } from './modules/knowledge/routes.js';
 import type { Providers } from './providers/index.js';
-import type { BillingAccount } from './modules/billing/account.js';
 import { telephonyRoutes } from './modules/telephony/routes.js';
 import type { Secrets } from './secrets.js';
 import { type Services, createServices } from './services.js';
@@ -51,7 +52,7 @@ export interface AppDeps {
 type RouteModule = (app: App, services: Services) => void | Promise<void>;
 
 /** Every area's routes, in the order they appear in the OpenAPI document. */
-const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, billingRoutes, personaRoutes, integrationRoutes, telephonyRoutes, knowledgeRoutes];
+const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, billingRoutes, personaRoutes, integrationRoutes, telephonyRoutes, knowledgeRoutes, connectRoutes];
 
 /** An incoming X-Request-Id worth keeping: 1–128 visible characters from a safe set (no spaces, quotes or control characters). */
 export function acceptedRequestId(header: string | string[] | undefined): string | null {

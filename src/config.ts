@@ -83,6 +83,7 @@ export interface Config {
   knowledge: KnowledgeConfig;
   /** OpenAI-compatible embeddings endpoint; null: knowledge search is full-text only. */
   embeddings: { url: string; model: string; apiKey: string | null } | null;
+  connector: ConnectorConfig;
 }
 
 /** Payments and billing data (docs/decisions/billing.md). */
@@ -109,6 +110,17 @@ export interface KnowledgeConfig {
   crawlMaxBytes: number;
   /** Deadline per download (spec 8: 15 s). */
   crawlTimeoutMs: number;
+}
+
+/** Connector ingestion (POST /api/connect); see docs/decisions/connect.md. */
+export interface ConnectorConfig {
+  /** CONNECTOR_URL without a trailing slash; null: the sandbox connector. */
+  url: string | null;
+  token: string | null;
+  /** Longest silence of a connector (before its headers, or between pieces of its stream). */
+  idleTimeoutMs: number;
+  /** Price of one paid lead (`/get-leads`), from LEAD_PRICE_USD. */
+  leadPriceCents: number;
 }
 
 /** Live event streams (GET /api/events/{type}); see docs/decisions/events.md. */
@@ -330,6 +342,14 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     ? { url: embeddingsUrl, model: str('EMBEDDINGS_MODEL', 'text-embedding-3-small'), apiKey: opt('EMBEDDINGS_API_KEY') }
     : null;
 
+  const connectorUrl = opt('CONNECTOR_URL');
+  if (connectorUrl) url('CONNECTOR_URL', connectorUrl, ['http:', 'https:']);
+  const leadPriceRaw = str('LEAD_PRICE_USD', '0.50');
+  const leadPriceCents = Math.round(Number(leadPriceRaw) * 100);
+  if (!/^\d+(\.\d{1,2})?$/.test(leadPriceRaw) || leadPriceCents < 1 || leadPriceCents > 100_000) {
+    problems.push(`LEAD_PRICE_USD must be an amount in USD from 0.01 to 1000 with at most two decimals (got "${leadPriceRaw}")`);
+  }
+
   const config: Config = {
     env: nodeEnv as Config['env'],
     host,
@@ -388,6 +408,12 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       crawlTimeoutMs: 15_000,
     },
     embeddings,
+    connector: {
+      url: connectorUrl ? connectorUrl.replace(/\/$/, '') : null,
+      token: opt('CONNECTOR_TOKEN'),
+      idleTimeoutMs: int('CONNECTOR_IDLE_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
+      leadPriceCents: Number.isFinite(leadPriceCents) ? leadPriceCents : 50,
+    },
   };
   if (problems.length) throw new ConfigError(problems);
   return config;

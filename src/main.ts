@@ -99,6 +99,14 @@ async function main() {
     }, 1000).unref();
   }
 
+  // Lead credits held by connector jobs that a stopped instance left running: charge what they delivered, return the rest.
+  try {
+    const settled = await app.services.connect.jobs.recoverAbandoned();
+    if (settled > 0) app.log.info(`connect: settled ${settled} abandoned lead job(s)`);
+  } catch (err) {
+    app.log.error({ err }, 'connect: settling abandoned lead jobs failed; the next start tries again');
+  }
+
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {

@@ -14,6 +14,8 @@ import { createBillingServices } from './modules/billing/create-services.js';
 import { loadCatalog } from './modules/billing/catalog.js';
 import { createPersonaServices } from './modules/personas/create-services.js';
 import { createIntegrationServices } from './modules/integrations/create-services.js';
+import type { BillingAccount } from './modules/billing/account.js';
+import { createConnectServices } from './modules/connect/create-services.js';
 import { ExternalSignInService } from './modules/auth/external-service.js';
 import { ExternalIdentityStore } from './modules/auth/external-store.js';
 import { PasswordHasher } from './modules/auth/passwords.js';
@@ -38,7 +40,6 @@ import { type Providers, createProviders } from './providers/index.js';
 import { createIdentityProviders } from './providers/oauth/oidc.js';
 import { Outbox } from './providers/outbox.js';
 import type { Secrets } from './secrets.js';
-import type { BillingAccount } from './modules/billing/account.js';
 import { createTelephonyServices } from './modules/telephony/create-services.js';
 import { createKnowledgeServices } from './modules/knowledge/create-services.js';
 import { createEmbeddingsProvider } from './providers/embeddings/index.js';
@@ -108,6 +109,7 @@ export function createServices(deps: ServiceDeps) {
   const integrations = createIntegrationServices({ db, scheduling: providers.scheduling, secretBox, clock });
 
   const knowledge = createKnowledgeServices({ db, dialect: database.dialect, clock, config: config.knowledge, embeddings: createEmbeddingsProvider(config) });
+  const connect = createConnectServices({ db, dialect: database.dialect, data, connector: providers.connector, billing: deps.billing ?? billing.account, clock, config: config.connector });
 
   // The longest rate-limit window is an hour; a day-old window can only restart.
   const housekeeping = new Housekeeping(
@@ -122,11 +124,12 @@ export function createServices(deps: ServiceDeps) {
       idempotencyKeys: (now) => idempotency.purgeExpired(now),
       phonePriceTokens: (now) => telephony.purgeExpiredPriceTokens(now),
       signedPayloadUses: (now) => data.signedPayloads.purgeExpired(now),
+      abandonedLeadJobs: async () => void (await connect.jobs.recoverAbandoned()),
     },
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony, knowledge };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony, knowledge, connect };
 }
 
 export type Services = ReturnType<typeof createServices>;

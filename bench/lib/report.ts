@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FanoutResult } from './fanout.js';
 import type { KnowledgeResults } from './knowledge.js';
+import type { IngestResult } from './ingest.js';
 import type { ProfileSummary } from './profile.js';
 
 export interface LoadFigures {
@@ -45,6 +46,8 @@ export interface Results {
   startup: { backend: string; startMs: number; idleRssMb: number | null; anonMb: number | null; fileMb: number | null }[];
   objects: ObjectRow[];
   fanout: (FanoutResult & { backend: string })[];
+  /** Connector ingestion (POST /api/connect); absent in results written before it existed. */
+  ingest: IngestResult[];
   profiles: Record<string, ProfileSummary>;
   knowledge: KnowledgeResults[];
   checks: Check[];
@@ -186,6 +189,18 @@ export function renderMarkdown(r: Results): string {
       ),
       '',
       ...(k0.misses.length ? ['Questions the service missed (SQLite run):', '', ...k0.misses.map((m) => `- ${m}`), ''] : []),
+    );
+  }
+  if (r.ingest?.length) {
+    lines.push(
+      '## Connector ingestion',
+      '',
+      'A local connector (in the bench process) streams NDJSON records of about the object size as fast as they are read; one `POST /api/connect` (API key) ingests them into the contacts store: each record encrypted by the server and written in batches, one object_created event each. records/s runs from sending the POST to its 204. A subscriber on `GET /api/events/object_created` (filtered on the store) counts the events; "all events in" is when the last arrived, from the same start. PUT /api/objects is measured on the same server right after (50 connections, as above); the ratio is records/s ÷ PUT req/s.',
+      '',
+      '| backend | records | seconds | records/s | server CPU % | PUT /api/objects req/s | ratio | events delivered | all events in (ms) |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ...r.ingest.map((i) => `| ${i.backend} | ${i.written ?? '–'} of ${i.records} | ${fmt(i.seconds, 2)} | ${i.recordsPerSecond ?? '–'} | ${i.serverCpuPct ?? '–'} | ${i.put ? Math.round(i.put.rps) : '–'} | ${pct(i.ratio)} | ${i.eventsDelivered} | ${i.lastEventMs ?? '–'} |`),
+      '',
     );
   }
   if (Object.keys(r.profiles).length) {

@@ -551,6 +551,13 @@ export interface paths {
      */
     delete: operations["deleteKnowledgeDocument"];
   };
+  "/api/connect": {
+    /**
+     * Ingest records from the connector into an encrypted store
+     * @description Streams `POST {CONNECTOR_URL}{path}` (SSE or NDJSON); each frame that is a JSON object is encrypted with the store's default key (AES-256-GCM, a fresh 12-byte IV) and created as a child of the store, emitting `object_created`. Answers 204 when the stream ends, with `X-Objects-Written`, `X-Frames-Skipped` and (for `/get-leads`) `X-Credits-Granted`. `/get-leads` clamps `params.credits` to the plan's remaining lead allowance plus what the prepaid balance buys (`LEAD_PRICE_USD` each), reserves the paid part, charges only delivered leads and returns the rest; no allowance: 204 at once. 400 unknown repository (the message lists the eight); 402 when the balance fell before the reservation; 502 when the connector fails (written objects stay, counts in the body).
+     */
+    post: operations["runConnectorJob"];
+  };
 }
 
 export type webhooks = Record<string, never>;
@@ -7979,6 +7986,162 @@ export interface operations {
       415: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Ingest records from the connector into an encrypted store
+   * @description Streams `POST {CONNECTOR_URL}{path}` (SSE or NDJSON); each frame that is a JSON object is encrypted with the store's default key (AES-256-GCM, a fresh 12-byte IV) and created as a child of the store, emitting `object_created`. Answers 204 when the stream ends, with `X-Objects-Written`, `X-Frames-Skipped` and (for `/get-leads`) `X-Credits-Granted`. `/get-leads` clamps `params.credits` to the plan's remaining lead allowance plus what the prepaid balance buys (`LEAD_PRICE_USD` each), reserves the paid part, charges only delivered leads and returns the rest; no allowance: 204 at once. 400 unknown repository (the message lists the eight); 402 when the balance fell before the reservation; 502 when the connector fails (written objects stay, counts in the body).
+   */
+  runConnectorJob: {
+    parameters: {
+      header?: {
+        /**
+         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
+         * @example 7f9c2a4e-topup-2026-11-23
+         */
+        "idempotency-key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "repository": "contacts",
+         *   "path": "/get-leads",
+         *   "params": {
+         *     "credits": 25
+         *   }
+         * }
+         */
+        "application/json": {
+          /** @description The store the records go to: one of contacts, calls, agents, tasks, conversational-pathways, campaigns, sms-messages, performance-metrics */
+          repository: string;
+          /** @description Connector path (`/get-leads` spends lead credits) */
+          path: string;
+          /** @description Forwarded to the connector as its JSON body. `/get-leads`: `credits` (whole number, clamped); sandbox: `limit` (default 10, at most 1,000) */
+          params?: {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description The stream ended (or `/get-leads` had no allowance: nothing streamed). Counts in the headers. */
+      204: {
+        headers: {
+          /** @description Records written as objects (each announced by an object_created event) */
+          "x-objects-written"?: number;
+          /** @description Frames skipped because they were not a JSON object */
+          "x-frames-skipped"?: number;
+          /** @description `/get-leads` only: the credits granted after clamping to allowance plus balance */
+          "x-credits-granted"?: number;
+        };
+        content: never;
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payment required.
+       *
+       * - `insufficient_funds`: the balance does not cover this
+       */
+      402: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `conflict`: the request conflicts with the current state
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unprocessable.
+       *
+       * - `idempotency_mismatch`: this idempotency key was used with a different request
+       */
+      422: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description The connector could not be reached or broke off mid-stream; what was written stays and is counted
+       *
+       * Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
+      502: {
+        content: {
+          "application/json": {
+            message: string;
+            /** @enum {string} */
+            code: "provider_error";
+            /** @description Records written before the failure; they stay */
+            written: number;
+            skipped: number;
+            /** @description `/get-leads`: credits granted; only the written ones are charged */
+            credits?: number;
+          };
         };
       };
     };

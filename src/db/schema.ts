@@ -5,9 +5,10 @@ import type { BillingTables } from '../modules/billing/tables.js';
 import type { AccountTables } from '../modules/auth/tables.js';
 import type { DataTables, SignedPayloadTables } from '../modules/data/tables.js';
 import type { EventTables } from '../modules/events/tables.js';
+import type { ConnectTables } from '../modules/connect/tables.js';
 import type { PlatformTables } from '../modules/platform/tables.js';
 import type { TelephonyTables } from '../modules/telephony/tables.js';
 import type { IntegrationTables } from '../modules/integrations/tables.js';
 import type { KnowledgeTables } from '../modules/knowledge/tables.js';
 
-export interface Database extends PlatformTables, AccountTables, ApiKeyTables, EventTables, DataTables, BillingTables, SignedPayloadTables, IntegrationTables, TelephonyTables, KnowledgeTables {}
+export interface Database extends PlatformTables, AccountTables, ApiKeyTables, EventTables, DataTables, BillingTables, SignedPayloadTables, IntegrationTables, TelephonyTables, KnowledgeTables, ConnectTables {}

@@ -1,6 +1,9 @@
 // Picks each provider: real when its credentials are configured, otherwise
 // the sandbox stand-in. Start-up logs one line per provider.
 import type { Config } from '../config.js';
+import type { ConnectorProvider } from './connector/interface.js';
+import { HttpConnectorProvider } from './connector/http.js';
+import { SandboxConnectorProvider } from './connector/sandbox.js';
 import type { EmailProvider } from './email/interface.js';
 import { SandboxEmailProvider } from './email/sandbox.js';
 import { SmtpEmailProvider } from './email/smtp.js';
@@ -29,6 +32,7 @@ export interface Providers {
   telephony: TelephonyProviders;
   voice: VoiceProviders;
   scheduling: SchedulingProvider;
+  connector: ConnectorProvider;
 }
 
 /** The auth token that signs the sandbox's Twilio-style callbacks: derived from the master key, so every instance agrees and nobody outside can sign. */
@@ -51,6 +55,9 @@ export function createProviders(config: Config, outbox: Outbox, masterKey: Buffe
     telephony: new TelephonyProviders(telephony),
     voice: createVoiceProviders(config.elevenlabs),
     scheduling: config.calendly ? new CalendlySchedulingProvider(config.calendly.apiBase) : new SandboxSchedulingProvider(),
+    connector: config.connector.url
+      ? new HttpConnectorProvider({ url: config.connector.url, token: config.connector.token, idleTimeoutMs: config.connector.idleTimeoutMs, maxFrameChars: config.objectContentLimitBytes })
+      : new SandboxConnectorProvider(),
   };
 }
 
@@ -83,4 +90,5 @@ const sandboxNotes: Record<string, string> = {
   email: 'messages go to GET /api/sandbox/outbox',
   payments: 'checkout and portal pages are served at /api/sandbox/…',
   telephony: 'offline numbers; SMS go to GET /api/sandbox/outbox and their delivery callbacks to PUBLIC_URL',
+  connector: 'streams sample records; set CONNECTOR_URL',
 };

@@ -25,12 +25,16 @@ export interface ObjectInput {
   relatedId?: string | null;
 }
 
-/** An object as the service's own writers (connector ingestion) produce it. */
-export interface ObjectBytesInput {
-  keyId: string;
+/** Ciphertext, tag and iv as bytes. */
+export interface CiphertextBytes {
   content: Buffer;
   authTag: Buffer;
   iv: Buffer | null;
+}
+
+/** An object as the service's own writers (connector ingestion) produce it. */
+export interface ObjectBytesInput extends CiphertextBytes {
+  keyId: string;
   relatedId?: string | null;
 }
 
@@ -86,6 +90,58 @@ export class ObjectService {
       await this.events.record(tx.db, [event]);
     });
     return view;
+  }
+
+  /**
+   * Creates several children of one parent, all with the same key, in one
+   * transaction (on PostgreSQL one statement), one object_created event per
+   * object: the service's own bulk writers (connector ingestion). All or
+   * nothing: an unknown key or parent refuses the whole batch.
+   */
+  async createChildrenFromBytes(userId: string, parent: { keyId: string; relatedId: string }, items: CiphertextBytes[]): Promise<ObjectView[]> {
+    if (items.length === 0) return [];
+    const now = this.clock.now();
+    const rows: ObjectRow[] = items.map((item) => {
+      this.checkBytes({ ...item, keyId: parent.keyId });
+      return {
+        id: newId(now),
+        user_id: userId,
+        key_id: parent.keyId,
+        related_id: parent.relatedId,
+        kind: 'object',
+        store: null,
+        content: item.content,
+        auth_tag: item.authTag,
+        iv: item.iv,
+        version: 1,
+        created_at: now,
+        updated_at: now,
+      };
+    });
+    const views = rows.map((row) => toObjectView(row));
+    const events = rows.map((row, i) => objectCreatedEvent(row, views[i]));
+    if (this.store.dialect === 'postgres') {
+      let written: Set<string>;
+      try {
+        written = await this.store.objects.insertManyWithKeyAndEvent(rows.map((row, i) => ({ row, payloadJson: JSON.stringify(events[i].payload) })));
+      } catch (err) {
+        if (isForeignKeyViolation(err)) throw notFound('related object');
+        throw err;
+      } finally {
+        this.events.announce();
+      }
+      // One key and one parent for every row: the statement wrote all of them or none.
+      if (written.size === 0) throw (await this.store.keys.exists(userId, parent.keyId)) ? notFound('related object') : invalidKey();
+      if (written.size !== rows.length) throw new Error(`batch create wrote ${written.size} of ${rows.length} rows`);
+      return views;
+    }
+    await this.inTransaction(async (tx) => {
+      await this.checkKey(tx, userId, parent.keyId);
+      if (!(await tx.objects.find(userId, parent.relatedId))) throw notFound('related object');
+      await tx.objects.insert(rows);
+      await this.events.record(tx.db, events);
+    });
+    return views;
   }
 
   /**

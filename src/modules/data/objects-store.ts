@@ -80,6 +80,9 @@ const insertObjectsAndEvents = prepareQuery((db, p) => {
   return { compile: () => query.compile(db) } as Compilable<{ id: string }>;
 });
 
+/** Rows per multi-row INSERT. */
+const INSERT_CHUNK_ROWS = 1000;
+
 /** A plain object (kind 'object', version 1) and its object_created payload, for insertManyWithKeyAndEvent. */
 export interface NewObjectWithEvent {
   row: ObjectRow;
@@ -94,7 +97,8 @@ export class ObjectStore {
 
   async insert(rows: ObjectRow[]): Promise<void> {
     if (rows.length === 1) await insertOneObject.write(this.db, OBJECT_COLUMNS.map((column) => rows[0][column]));
-    else if (rows.length) await this.db.insertInto('objects').values(rows).execute();
+    // 12 parameters a row: chunks stay far below SQLite's 32,766 bound parameters.
+    else for (let i = 0; i < rows.length; i += INSERT_CHUNK_ROWS) await this.db.insertInto('objects').values(rows.slice(i, i + INSERT_CHUNK_ROWS)).execute();
   }
 
   /** Inserts one object if its key_id names a store key of its user_id; false (nothing written) when not. */

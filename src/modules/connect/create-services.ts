@@ -1,0 +1,32 @@
+// Builds the connect area's services from what it is given.
+import type { Kysely } from 'kysely';
+import type { ConnectorConfig } from '../../config.js';
+import type { Dialect } from '../../db/database.js';
+import type { Database } from '../../db/schema.js';
+import type { Clock } from '../../lib/clock.js';
+import type { ConnectorProvider } from '../../providers/connector/interface.js';
+import type { BillingAccount } from '../billing/account.js';
+import type { DataServices } from '../data/create-services.js';
+import { ConnectService } from './service.js';
+import { ConnectJobStore } from './store.js';
+
+export interface ConnectServiceDeps {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  data: DataServices;
+  connector: ConnectorProvider;
+  billing: BillingAccount | null;
+  clock: Clock;
+  config: ConnectorConfig;
+}
+
+export function createConnectServices(deps: ConnectServiceDeps) {
+  const jobs = new ConnectService(deps.data, deps.connector, deps.billing, new ConnectJobStore(deps.db, deps.dialect), deps.clock, {
+    leadPriceCents: deps.config.leadPriceCents,
+    // Longer than any live job stays silent (the connector idle timeout), with room for slow writes.
+    abandonedAfterMs: Math.max(10 * 60_000, 2 * deps.config.idleTimeoutMs),
+  });
+  return { jobs };
+}
+
+export type ConnectServices = ReturnType<typeof createConnectServices>;
