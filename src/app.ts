@@ -27,6 +27,8 @@ import { sandboxRoutes } from './modules/platform/sandbox-routes.js';
 import type { Providers } from './providers/index.js';
 import type { Secrets } from './secrets.js';
 import { type Services, createServices } from './services.js';
+import { webhookRoutes } from './modules/webhooks/routes.js';
+import { callRoutes } from './modules/calls/routes.js';
 
 export interface AppDeps {
   config: Config;
@@ -40,7 +42,7 @@ export interface AppDeps {
 type RouteModule = (app: App, services: Services) => void | Promise<void>;
 
 /** Every area's routes, in the order they appear in the OpenAPI document. */
-const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes];
+const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, webhookRoutes, callRoutes];
 
 export async function buildApp(deps: AppDeps): Promise<App & { services: Services }> {
   const { config } = deps;

@@ -62,6 +62,28 @@ export interface Config {
   oidcProviders: OidcProviderConfig[];
   rateLimits: RateLimits;
   events: EventStreamConfig;
+  webhooks: WebhookConfig;
+  audio: AudioConfig;
+}
+
+/** Outbound webhook deliveries (call progress); see docs/decisions/calls.md. */
+export interface WebhookConfig {
+  /** Loopback and private targets allowed: always outside production, and with WEBHOOK_ALLOW_PRIVATE=1. */
+  allowPrivate: boolean;
+  /** One delivery attempt's time limit; past it the attempt counts as failed and is retried. */
+  timeoutMs: number;
+  /** How often the delivery worker looks for due deliveries besides being woken by new ones. */
+  pollIntervalMs: number;
+}
+
+/** The audio server that carries out calls: real when AUDIO_SERVER_URL is set, else the in-process sandbox. */
+export interface AudioConfig {
+  /** null: the in-process sandbox. */
+  url: string | null;
+  /** Standard Webhooks secret (`whsec_<base64>`) shared with the audio server; null in sandbox mode (a random one per process). */
+  secret: string | null;
+  /** Sandbox: time between the call's status steps. */
+  sandboxStepMs: number;
 }
 
 /** Live event streams (GET /api/events/{type}); see docs/decisions/events.md. */
@@ -228,6 +250,14 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     });
   }
 
+  const audioUrl = opt('AUDIO_SERVER_URL');
+  const audioSecret = opt('AUDIO_SERVER_SECRET');
+  if (audioUrl) url('AUDIO_SERVER_URL', audioUrl, ['http:', 'https:']);
+  if (audioUrl && !audioSecret) problems.push('AUDIO_SERVER_SECRET is required with AUDIO_SERVER_URL');
+  if (audioSecret && !/^whsec_[A-Za-z0-9+/]{22,}={0,2}$/.test(audioSecret)) {
+    problems.push('AUDIO_SERVER_SECRET must be whsec_ followed by a base64 key of at least 16 bytes');
+  }
+
   const config: Config = {
     env: nodeEnv as Config['env'],
     host,
@@ -264,6 +294,16 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       pollIntervalMs: int('EVENTS_POLL_MS', 2000, 50, 600_000),
       gapWaitMs: int('EVENTS_GAP_WAIT_MS', 10_000, 100, 600_000),
       reauthIntervalMs: int('EVENTS_REAUTH_SECONDS', 60, 1, 86_400) * 1000,
+    },
+    webhooks: {
+      allowPrivate: bool('WEBHOOK_ALLOW_PRIVATE') || nodeEnv !== 'production',
+      timeoutMs: int('WEBHOOK_TIMEOUT_SECONDS', 10, 1, 300) * 1000,
+      pollIntervalMs: int('WEBHOOK_POLL_MS', 1000, 10, 600_000),
+    },
+    audio: {
+      url: audioUrl ? audioUrl.replace(/\/$/, '') : null,
+      secret: audioSecret,
+      sandboxStepMs: int('AUDIO_SANDBOX_STEP_MS', 1500, 1, 60_000),
     },
   };
   if (problems.length) throw new ConfigError(problems);

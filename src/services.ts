@@ -34,6 +34,9 @@ import { type Providers, createProviders } from './providers/index.js';
 import { createIdentityProviders } from './providers/oauth/oidc.js';
 import { Outbox } from './providers/outbox.js';
 import type { Secrets } from './secrets.js';
+import { generateWebhookSecret } from './lib/standard-webhooks.js';
+import { createWebhookServices } from './modules/webhooks/create-services.js';
+import { createCallServices } from './modules/calls/create-services.js';
 
 export interface ServiceDeps {
   config: Config;
@@ -52,7 +55,8 @@ export function createServices(deps: ServiceDeps) {
   const limiter = new RateLimiter(platformStore, clock);
   const outbox = new Outbox(platformStore, clock);
   const idempotency = new IdempotencyService(new IdempotencyStore(db), clock);
-  const providers: Providers = { ...createProviders(config, outbox), ...deps.providers };
+  const audioSecret = config.audio.secret ?? generateWebhookSecret();
+  const providers: Providers = { ...createProviders(config, outbox, clock, audioSecret), ...deps.providers };
   const secretBox: SecretBox = createSecretBox(secrets.masterKey);
 
   const credentialCache = new CredentialCache<AuthContext>(clock, config.authCacheMs);
@@ -72,6 +76,9 @@ export function createServices(deps: ServiceDeps) {
   const eventRecorder = new EventRecorder(clock, database.dialect);
   const eventStreams = createEventStreams(database, eventRecorder, config.events);
   const data = createDataServices({ db, dialect: database.dialect, secretBox, eventRecorder, clock, objectContentLimitBytes: config.objectContentLimitBytes });
+  const webhooks = createWebhookServices({ db, dialect: database.dialect, secretBox, clock, config: config.webhooks });
+  // MERGE: usage is billing's BillingAccount (services.billing) once the billing branch is merged.
+  const calls = createCallServices({ db, eventRecorder, webhooks: webhooks.webhooks, audio: providers.audio, data, usage: null, clock, audioSecret, publicUrl: config.publicUrl });
 
   // The longest rate-limit window is an hour; a day-old window can only restart.
   const housekeeping = new Housekeeping(
@@ -86,7 +93,7 @@ export function createServices(deps: ServiceDeps) {
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, webhooks, calls };
 }
 
 export type Services = ReturnType<typeof createServices>;

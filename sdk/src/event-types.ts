@@ -4,7 +4,7 @@
 // tests check a real stream's payloads against these names.
 import type { StoredObject } from './data.js';
 
-export const EVENT_TYPES = ['key_created', 'key_deleted', 'object_created', 'object_updated', 'object_deleted', 'publish', 'unpublish'] as const;
+export const EVENT_TYPES = ['key_created', 'key_deleted', 'object_created', 'object_updated', 'object_deleted', 'publish', 'unpublish', 'call_status'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface EventPayloads {
@@ -24,6 +24,14 @@ export interface EventPayloads {
   object_deleted: { object_id: string; deleted_at: string };
   publish: { type: string; related_id: string; object_id?: string; timestamp: string };
   unpublish: { type: string; related_id: string; object_id?: string; timestamp: string };
+  /** Progress of a call session; also delivered to the session's webhook as `data` of `{ type: "call_status", timestamp, data }`. */
+  call_status: {
+    session_id: string;
+    status: 'queued' | 'ringing' | 'in_progress' | 'completed' | 'failed' | 'busy' | 'no_answer' | 'canceled';
+    at: string;
+    duration_seconds?: number;
+    transcript?: Array<{ role: 'agent' | 'contact'; text: string }>;
+  };
 }
 
 /** The payload of one or several event types. */

@@ -5,5 +5,7 @@ import type { AccountTables } from '../modules/auth/tables.js';
 import type { DataTables } from '../modules/data/tables.js';
 import type { EventTables } from '../modules/events/tables.js';
 import type { PlatformTables } from '../modules/platform/tables.js';
+import type { WebhookTables } from '../modules/webhooks/tables.js';
+import type { CallTables } from '../modules/calls/tables.js';
 
-export interface Database extends PlatformTables, AccountTables, ApiKeyTables, EventTables, DataTables {}
+export interface Database extends PlatformTables, AccountTables, ApiKeyTables, EventTables, DataTables, WebhookTables, CallTables {}
