@@ -75,6 +75,11 @@ export class WebhookWorker {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    await this.whenIdle();
+  }
+
+  /** Resolves once no claim is being made and every attempt under way has been recorded. */
+  async whenIdle(): Promise<void> {
     while (this.inFlight.size > 0 || this.running) {
       await Promise.allSettled([...this.inFlight]);
       if (this.running) await new Promise((r) => setTimeout(r, 5));
