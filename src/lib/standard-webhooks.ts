@@ -56,8 +56,8 @@ export function signWebhook(secrets: readonly string[], id: string, timestampMs:
 
 type HeaderBag = Record<string, string | string[] | undefined>;
 
-const header = (headers: HeaderBag, name: string): string | undefined => {
-  const value = headers[name] ?? headers[name.toLowerCase()];
+const header = (headers: HeaderBag | WebhookHeaders, name: string): string | undefined => {
+  const value = (headers as HeaderBag)[name];
   return Array.isArray(value) ? value[0] : value;
 };
 
@@ -67,7 +67,7 @@ const header = (headers: HeaderBag, name: string): string | undefined => {
  * WebhookSignatureError when a header is missing, the timestamp is outside
  * the tolerance, or no v1 signature matches (constant-time comparison).
  */
-export function verifyWebhook(secret: string, headers: HeaderBag, body: string | Buffer, nowMs: number): string {
+export function verifyWebhook(secret: string, headers: HeaderBag | WebhookHeaders, body: string | Buffer, nowMs: number): string {
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');
