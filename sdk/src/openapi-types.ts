@@ -1700,7 +1700,7 @@ export interface paths {
   "/api/events/{type}": {
     /**
      * Live stream of your events (server-sent events), with replay from Last-Event-ID
-     * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated. Other query parameters filter on payload fields, exact text with `*` matching any run of characters (`?type=calls`, `?object_id=0193*`; repeat a parameter for any of several values; `a.b` reaches a nested field); a filter on a field the event lacks does not match. At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream.
+     * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated. Other query parameters filter on payload fields, exact text with `*` matching any run of characters (`?type=calls`, `?object_id=0193*`; repeat a parameter for any of several values; `a.b` reaches a nested field); a filter on a field the event lacks does not match. At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream. Besides the spec's data-plane types, `call_status` reports the progress of a call session: `{ session_id, status (queued, ringing, in_progress, completed, failed, busy, no_answer, canceled), at, duration_seconds? (when it ended), transcript? ([{ role: agent | contact, text }], when completed) }`; follow one call with `GET /api/events/call_status?session_id=<id>`.
      */
     get: {
       parameters: {
@@ -1716,7 +1716,7 @@ export interface paths {
           "last-event-id"?: string;
         };
         path: {
-          /** @description One of key_created, key_deleted, object_created, object_updated, object_deleted, publish, unpublish; several, comma-separated; or `all` (also `*`) for every type */
+          /** @description One of key_created, key_deleted, object_created, object_updated, object_deleted, publish, unpublish, call_status; several, comma-separated; or `all` (also `*`) for every type */
           type: string;
         };
       };
@@ -1753,6 +1753,27 @@ export interface paths {
         };
       };
     };
+  };
+  "/api/webhooks/secret": {
+    /**
+     * Your webhook signing secret (created on first use)
+     * @description Call progress sent to a session's `webhook` URL is signed as Standard Webhooks specifies: headers `webhook-id` (the message id, the same on every retry: deduplicate on it), `webhook-timestamp` (seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the base64 part of this secret). Body: `{ "type": "call_status", "timestamp", "data": <the call_status event payload> }`. Any 2xx answer ends a delivery; anything else, or no answer within 10 s, is retried with exponential backoff (5 s doubling to 1 h, with jitter) for 24 h.
+     */
+    get: operations["getWebhookSecret"];
+  };
+  "/api/webhooks/secret/rotate": {
+    /**
+     * Replace your webhook signing secret; the previous one keeps signing beside it for 24 h
+     * @description Answers the new secret. For 24 hours every delivery carries two signatures (new and previous secret, space-separated in `webhook-signature`), so a receiver can switch to the new secret without rejecting anything; then the previous secret stops signing.
+     */
+    post: operations["rotateWebhookSecret"];
+  };
+  "/api/webhooks/audio/{sessionId}": {
+    /**
+     * The audio server's progress report for one call session
+     * @description Called by the audio server (`AUDIO_SERVER_URL`), not by API users. Signed with `AUDIO_SERVER_SECRET` as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`), checked on the raw body before anything else; a bad signature is 400 and changes nothing. A report is applied once per `webhook-id`, and only when it moves the session forward (queued → ringing → in_progress → a final status); it then emits a `call_status` event and queues the session's webhook.
+     */
+    post: operations["receiveAudioReport"];
   };
 }
 
@@ -1806,4 +1827,150 @@ export type $defs = Record<string, never>;
 
 export type external = Record<string, never>;
 
-export type operations = Record<string, never>;
+export interface operations {
+
+  /**
+   * Your webhook signing secret (created on first use)
+   * @description Call progress sent to a session's `webhook` URL is signed as Standard Webhooks specifies: headers `webhook-id` (the message id, the same on every retry: deduplicate on it), `webhook-timestamp` (seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the base64 part of this secret). Body: `{ "type": "call_status", "timestamp", "data": <the call_status event payload> }`. Any 2xx answer ends a delivery; anything else, or no answer within 10 s, is retried with exponential backoff (5 s doubling to 1 h, with jitter) for 24 h.
+   */
+  getWebhookSecret: {
+    responses: {
+      /** @description The signing secret */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Standard Webhooks secret (`whsec_<base64>`): verify `webhook-signature` with it */
+            secret: string;
+            /**
+             * Format: date-time
+             * @description When this secret was made (first use or last rotation)
+             */
+            createdAt: string;
+            /** @description After a rotation: until then deliveries also carry a signature made with the previous secret */
+            previousSecretValidUntil: string | null;
+          };
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Replace your webhook signing secret; the previous one keeps signing beside it for 24 h
+   * @description Answers the new secret. For 24 hours every delivery carries two signatures (new and previous secret, space-separated in `webhook-signature`), so a receiver can switch to the new secret without rejecting anything; then the previous secret stops signing.
+   */
+  rotateWebhookSecret: {
+    responses: {
+      /** @description The signing secret */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Standard Webhooks secret (`whsec_<base64>`): verify `webhook-signature` with it */
+            secret: string;
+            /**
+             * Format: date-time
+             * @description When this secret was made (first use or last rotation)
+             */
+            createdAt: string;
+            /** @description After a rotation: until then deliveries also carry a signature made with the previous secret */
+            previousSecretValidUntil: string | null;
+          };
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * The audio server's progress report for one call session
+   * @description Called by the audio server (`AUDIO_SERVER_URL`), not by API users. Signed with `AUDIO_SERVER_SECRET` as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`), checked on the raw body before anything else; a bad signature is 400 and changes nothing. A report is applied once per `webhook-id`, and only when it moves the session forward (queued → ringing → in_progress → a final status); it then emits a `call_status` event and queues the session's webhook.
+   */
+  receiveAudioReport: {
+    parameters: {
+      header?: {
+        "webhook-id"?: string;
+        "webhook-timestamp"?: string;
+        "webhook-signature"?: string;
+      };
+      path: {
+        sessionId: string;
+      };
+    };
+    /** @description One status change of the call at the audio server */
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "status": "completed",
+         *   "at": "2026-11-23T10:00:42.000Z",
+         *   "duration_seconds": 38,
+         *   "transcript": [
+         *     {
+         *       "role": "agent",
+         *       "text": "Hello Grace, this is Amy from the clinic."
+         *     },
+         *     {
+         *       "role": "contact",
+         *       "text": "Hi Amy."
+         *     }
+         *   ]
+         * }
+         */
+        "application/json": {
+          status: "queued" | "ringing" | "in_progress" | "completed" | "failed" | "busy" | "no_answer" | "canceled";
+          /** Format: date-time */
+          at: string;
+          duration_seconds?: number;
+          transcript?: ({
+              role: "agent" | "contact";
+              text: string;
+            })[];
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted (also for a report seen before) */
+      204: {
+        content: never;
+      };
+      /** @description Error answer */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+}

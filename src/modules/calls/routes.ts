@@ -12,6 +12,9 @@ const AudioReport = Type.Object({
   at: Type.String({ format: 'date-time' }),
   duration_seconds: Type.Optional(Type.Integer({ minimum: 0 })),
   transcript: Type.Optional(Type.Array(Type.Object({ role: Type.Union([Type.Literal('agent'), Type.Literal('contact')]), text: Type.String() }))),
+}, {
+  description: 'One status change of the call at the audio server',
+  examples: [{ status: 'completed', at: '2026-11-23T10:00:42.000Z', duration_seconds: 38, transcript: [{ role: 'agent', text: 'Hello Grace, this is Amy from the clinic.' }, { role: 'contact', text: 'Hi Amy.' }] }],
 });
 
 export function callRoutes(app: App, services: Services) {

@@ -14,7 +14,7 @@ const WebhookSecret = Type.Object(
     }),
   },
   {
-    $id: 'WebhookSecret',
+    description: 'The signing secret',
     examples: [{ secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw3Q8GxZLzoPk=', createdAt: '2026-11-23T10:00:00.000Z', previousSecretValidUntil: null }],
   },
 );
