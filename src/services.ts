@@ -89,6 +89,7 @@ export function createServices(deps: ServiceDeps) {
       passwordResets: (now) => resetStore.deleteExpired(now),
       externalFlows: (now) => externalStore.deleteExpired(now),
       idempotencyKeys: (now) => idempotency.purgeExpired(now),
+      abandonedCalls: async () => void (await calls.calls.finishAbandoned()),
     },
     clock,
   );

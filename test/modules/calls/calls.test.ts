@@ -198,3 +198,23 @@ describe('progress reports: replays, duplicates, order and forgeries', () => {
     }
   });
 });
+
+describe('calls that ended while their process stopped', () => {
+  it('finishAbandoned() accounts for them once: usage, record and mark', async () => {
+    const user = await createVerifiedUser(t);
+    const id = randomUUID();
+    const ended = t.clock.now() - 10 * 60_000;
+    const summary = JSON.stringify({ to: '+14155550123', from: null, agent: { name: 'Amy' }, contact: { name: 'Grace' } });
+    await t.database.db.insertInto('call_sessions').values({ id, user_id: user.id, status: 'completed', webhook_url: null, summary, provider_call_id: null, duration_seconds: 61, finished_at: null, record_object_id: null, created_at: ended - 70_000, updated_at: ended }).execute();
+    const transcript = [{ role: 'agent', text: 'Hello.' }];
+    await t.database.db.insertInto('call_progress').values({ id: 'evt_abandoned', session_id: id, status: 'completed', payload: JSON.stringify({ session_id: id, status: 'completed', at: new Date(ended).toISOString(), duration_seconds: 61, transcript }), received_at: ended }).execute();
+    expect(await calls.finishAbandoned()).toBeGreaterThanOrEqual(1);
+    expect(await calls.finishAbandoned()).toBe(0);
+    expect(usage.calls.filter((u) => u.ref.startsWith(`call:${id}`)).map((u) => [u.kind, u.quantity])).toEqual([
+      ['calls_outbound', 1],
+      ['seconds_outbound', 61],
+    ]);
+    expect(await callRecords(t, user)).toMatchObject([{ session_id: id, status: 'completed', duration_seconds: 61, transcript }]);
+    expect((await session(id)).finished_at).not.toBeNull();
+  });
+});

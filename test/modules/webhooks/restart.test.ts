@@ -72,6 +72,31 @@ describe('restarts', () => {
   });
 });
 
+describe('an instance that dies during an attempt', () => {
+  it('leaves the delivery claimed until its lease ends; then another instance sends it', async () => {
+    const user = await createVerifiedUser(holder);
+    await holder.services.webhooks.webhooks.getSecret(user.id);
+    receiver.setResponder(() => 204);
+    const [id] = await enqueue(holder, [{ userId: user.id, url: `${receiver.url}/lease`, type: 'call_status', data: data(3) }]);
+    // What a worker does before sending; its process then disappears without recording anything.
+    const now = holder.clock.now();
+    const claimed = await holder.services.webhooks.webhookStore.claimDue(now, now + 30_000, 100);
+    expect(claimed.map((d) => d.id)).toContain(id);
+    const other = await instance();
+    try {
+      other.services.webhooks.webhooks.wake();
+      await other.services.webhooks.webhookWorker.whenIdle();
+      expect(receiver.received.filter((r) => r.path === '/lease')).toHaveLength(0);
+      holder.clock.advance(30_000);
+      await eventually(async () => (await deliveryRow(holder, id)).status === 'delivered', 5000, 'delivered after the lease');
+      expect(receiver.received.filter((r) => r.path === '/lease')).toHaveLength(1);
+      expect((await deliveryRow(holder, id)).attempts).toBe(2);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
 describe('several instances', () => {
   it('two apps working one queue send each of 200 deliveries exactly once', async () => {
     // A generous time limit: on a busy machine 200 requests at once can take a while to answer, and a late answer is retried.
