@@ -78,7 +78,7 @@ export function createServices(deps: ServiceDeps) {
   const data = createDataServices({ db, dialect: database.dialect, secretBox, eventRecorder, clock, objectContentLimitBytes: config.objectContentLimitBytes });
   const webhooks = createWebhookServices({ db, dialect: database.dialect, secretBox, clock, config: config.webhooks });
   // MERGE: usage is billing's BillingAccount (services.billing) once the billing branch is merged.
-  const calls = createCallServices({ db, eventRecorder, webhooks: webhooks.webhooks, audio: providers.audio, data, usage: null, clock, audioSecret, publicUrl: config.publicUrl });
+  const calls = createCallServices({ db, dialect: database.dialect, eventRecorder, webhooks: webhooks.webhooks, audio: providers.audio, data, usage: null, clock, audioSecret, publicUrl: config.publicUrl });
 
   // The longest rate-limit window is an hour; a day-old window can only restart.
   const housekeeping = new Housekeeping(

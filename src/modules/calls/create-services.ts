@@ -1,5 +1,6 @@
 // Builds the calls area's services. Route modules receive these, not the whole composition root.
 import type { Kysely } from 'kysely';
+import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import type { AudioProvider } from '../../providers/audio/interface.js';
@@ -12,6 +13,7 @@ import type { UsageRecorder } from './usage.js';
 
 export interface CallServiceDepsIn {
   db: Kysely<Database>;
+  dialect: Dialect;
   eventRecorder: EventRecorder;
   webhooks: WebhookService;
   audio: AudioProvider;
@@ -23,7 +25,7 @@ export interface CallServiceDepsIn {
 }
 
 export function createCallServices(deps: CallServiceDepsIn) {
-  const calls = new CallService({ ...deps, store: new CallStore(deps.db), events: deps.eventRecorder });
+  const calls = new CallService({ ...deps, store: new CallStore(deps.db, deps.dialect), events: deps.eventRecorder });
   // The in-process audio server reports through the same handler as the webhook route.
   deps.audio.connect?.((sessionId, body, headers) => calls.handleAudioReport(sessionId, body, headers));
   return { calls };

@@ -19,6 +19,7 @@ const AudioReport = Type.Object({
 
 export function callRoutes(app: App, services: Services) {
   const { calls } = services.calls;
+  services.providers.audio.reportErrorsTo?.(app.log);
   app.addHook('onClose', async () => services.providers.audio.close?.());
 
   // The signature covers the body exactly as sent: this scope keeps JSON bodies as raw bytes.

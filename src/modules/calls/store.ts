@@ -1,14 +1,27 @@
 // SQL of call sessions and their progress reports.
 import type { Kysely } from 'kysely';
+import type { Dialect } from '../../db/database.js';
+import { GroupCommit } from '../../db/group-commit.js';
 import type { Database } from '../../db/schema.js';
 import type { CallProgressTable, CallSessionsTable } from './tables.js';
 
 export class CallStore {
-  constructor(readonly db: Kysely<Database>) {}
+  private groupCommit: GroupCommit | null = null;
 
-  /** Runs `work` in one transaction with a store bound to it (its `db` goes to the event recorder and webhook queue). */
+  constructor(
+    readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /**
+   * Runs `work` in one transaction with a store bound to it (its `db` goes to
+   * the event recorder and webhook queue). On SQLite, reports arriving
+   * together share one commit, as data-plane writes do (db/group-commit.ts).
+   */
   transaction<T>(work: (tx: CallStore) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => work(new CallStore(trx)));
+    const bound = (trx: Kysely<Database>) => work(new CallStore(trx, this.dialect));
+    if (this.dialect === 'sqlite') return (this.groupCommit ??= new GroupCommit(this.db)).run(bound);
+    return this.db.transaction().execute(bound);
   }
 
   async insertSession(row: CallSessionsTable): Promise<void> {

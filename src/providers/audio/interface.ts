@@ -61,4 +61,6 @@ export interface AudioProvider {
   connect?(sink: ProgressSink): void;
   /** Stops calls under way in this process (the app is closing). */
   close?(): void;
+  /** In-process audio servers only: where failures to deliver a report are logged. */
+  reportErrorsTo?(log: { error(obj: unknown, msg: string): void }): void;
 }

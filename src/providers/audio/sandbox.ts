@@ -21,8 +21,14 @@ export class SandboxAudioProvider implements AudioProvider {
     private readonly secret: string,
     private readonly stepMs: number,
     private readonly clock: Clock,
-    private readonly onError: (err: unknown) => void = () => undefined,
   ) {}
+
+  private log: { error(obj: unknown, msg: string): void } | null = null;
+
+  /** Where a report the service failed to handle is logged (the call then stops where it was). */
+  reportErrorsTo(log: { error(obj: unknown, msg: string): void }): void {
+    this.log = log;
+  }
 
   /** Where reports go: the calls service's handler of POST /api/webhooks/audio/{sessionId}. */
   connect(sink: ProgressSink): void {
@@ -80,7 +86,7 @@ export class SandboxAudioProvider implements AudioProvider {
       try {
         await this.sink!(sessionId, body, { ...headers });
       } catch (err) {
-        this.onError(err);
+        this.log?.error({ err, sessionId }, 'sandbox audio server: the service refused a progress report');
         return;
       }
     }

@@ -45,6 +45,7 @@ export function callsWithUsage(t: TestApp, usage: UsageRecorder) {
   const s = t.services;
   return createCallServices({
     db: t.database.db,
+    dialect: t.database.dialect,
     eventRecorder: s.eventRecorder,
     webhooks: s.webhooks.webhooks,
     audio: s.providers.audio,
