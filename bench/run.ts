@@ -22,8 +22,8 @@ import { createBenchUser, objectBody, prefillObjects } from './lib/setup.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-/** --only=objects,fanout,profiles runs a subset (BENCHMARKS.md then holds only that subset). */
-const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['objects', 'fanout', 'profiles'];
+/** --only=objects,fanout,profiles,calls runs a subset (BENCHMARKS.md then holds only that subset; calls write bench/results/calls-<backend>.json). */
+const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['objects', 'fanout', 'profiles', 'calls'];
 const plan: { warmup: number; seconds: number; prefill: number; fanoutSeconds: number; graceMs: number; subscriberCounts: number[]; profile: boolean; hardLimitS: number } = quick
   ? { warmup: 1, seconds: 3, prefill: 300, fanoutSeconds: 2, graceMs: 4000, subscriberCounts: [1000], profile: args.includes('--profile'), hardLimitS: 170 }
   : { warmup: 3, seconds: 10, prefill: 2000, fanoutSeconds: 10, graceMs: 15_000, subscriberCounts: [1000, 5000], profile: true, hardLimitS: 1500 };
@@ -287,6 +287,11 @@ async function main() {
     }
     if (only.includes('fanout')) for (const backend of backends) await step(`fan-out on ${backend.name}`, () => fanoutScenarios(backend));
     if (plan.profile && only.includes('profiles')) await step('profiles', () => profiles(backends));
+    // Call progress (bench/calls.ts, also runnable alone): 100 concurrent sandbox calls in one process.
+    if (only.includes('calls')) for (const backend of backends) await step(`calls on ${backend.name}`, async () => {
+      const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/calls.ts', `--backend=${backend.name}`], { cwd: ROOT, stdio: 'inherit', env: process.env, timeout: 200_000 });
+      if (run.status !== 0) throw new Error(`bench/calls.ts on ${backend.name} did not pass (its output above; figures in bench/results/calls-${backend.name}.json)`);
+    });
   } finally {
     for (const backend of backends) await backend.drop?.().catch(() => {});
   }
