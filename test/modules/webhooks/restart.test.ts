@@ -20,7 +20,7 @@ afterAll(async () => {
   await receiver.close();
 });
 
-const instance = (timeoutMs = 500) => webhookApp({ shareDatabaseWith: holder, clock: holder.clock, config: fastWebhooks({ timeoutMs }) });
+const instance = (timeoutMs = 2000) => webhookApp({ shareDatabaseWith: holder, clock: holder.clock, config: fastWebhooks({ timeoutMs }) });
 const data = (n: number) => ({ session_id: `r${n}`, status: 'completed', at: '2026-11-23T10:00:00.000Z' });
 
 describe('restarts', () => {
@@ -57,7 +57,7 @@ describe('restarts', () => {
     receiver.setResponder((r) => (r.path === '/closing' && held.length === 0 ? (held.push(() => undefined), 'hang') : 204));
     const [id] = await enqueue(first, [{ userId: user.id, url: `${receiver.url}/closing`, type: 'call_status', data: data(2) }]);
     await receiver.waitFor((all) => all.some((r) => r.path === '/closing'));
-    await first.close(); // the hanging attempt times out (500 ms) and is recorded as a failure first
+    await first.close(); // the hanging attempt times out (2 s) and is recorded as a failure first
     expect((await deliveryRow(holder, id))).toMatchObject({ status: 'pending', attempts: 1, last_error: 'timed out' });
 
     holder.clock.advance(60_000);

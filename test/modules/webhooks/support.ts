@@ -7,7 +7,7 @@ import { type TestApp, type TestAppOptions, createTestApp } from '../../support/
 import type { ReceivedWebhook } from '../../support/webhook-receiver.js';
 
 export const fastWebhooks = (overrides: Partial<Config['webhooks']> = {}): Partial<Config> => ({
-  webhooks: { allowPrivate: true, timeoutMs: 500, pollIntervalMs: 20, ...overrides },
+  webhooks: { allowPrivate: true, timeoutMs: 2000, pollIntervalMs: 20, ...overrides },
 });
 
 export function webhookApp(options: TestAppOptions = {}): Promise<TestApp> {
