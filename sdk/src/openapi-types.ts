@@ -1761,6 +1761,13 @@ export interface paths {
      */
     get: operations["getWebhookSecret"];
   };
+  "/api/webhooks/deliveries": {
+    /**
+     * Your most recent webhook deliveries and how they went, newest first
+     * @description For finding out why a receiver did not get something: each delivery with its attempts, the last answer or error, and when a pending one is tried next.
+     */
+    get: operations["listWebhookDeliveries"];
+  };
   "/api/webhooks/secret/rotate": {
     /**
      * Replace your webhook signing secret; the previous one keeps signing beside it for 24 h
@@ -1849,6 +1856,62 @@ export interface operations {
             /** @description After a rotation: until then deliveries also carry a signature made with the previous secret */
             previousSecretValidUntil: string | null;
           };
+        };
+      };
+      /** @description Error answer */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Error answer */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Your most recent webhook deliveries and how they went, newest first
+   * @description For finding out why a receiver did not get something: each delivery with its attempts, the last answer or error, and when a pending one is tried next.
+   */
+  listWebhookDeliveries: {
+    parameters: {
+      query: {
+        limit: number;
+      };
+    };
+    responses: {
+      /** @description Deliveries, newest first */
+      200: {
+        content: {
+          "application/json": ({
+              /** @description The `webhook-id` header of every attempt */
+              id: string;
+              url: string;
+              /** @description The message type, e.g. call_status */
+              type: string;
+              /** @description failed: no 2xx within 24 h */
+              status: "pending" | "delivered" | "failed";
+              attempts: number;
+              /** @description When a pending delivery is tried next */
+              nextAttemptAt: string | null;
+              /** @description HTTP status of the last attempt; null when it got no answer */
+              lastStatusCode: number | null;
+              /** @description Why the last attempt failed (`HTTP 500`, `timed out`, …) */
+              lastError: string | null;
+              /** Format: date-time */
+              createdAt: string;
+              /** Format: date-time */
+              updatedAt: string;
+            })[];
+        };
+      };
+      /** @description Error answer */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
       /** @description Error answer */

@@ -47,7 +47,7 @@ describe('HTTP audio provider', () => {
     const call = assembledCall();
     const { sessionId } = await t.services.calls.calls.start(user.id, call, null);
     const sse = await stream(t, user.token, `call_status?session_id=${sessionId}`, { headers: { 'last-event-id': '0' } });
-    const events = await sse.waitForEvents(4);
+    const events = await sse.waitForEvents(4, 20_000);
     sse.close();
     await fake.settled();
 

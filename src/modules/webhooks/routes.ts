@@ -19,6 +19,19 @@ const WebhookSecret = Type.Object(
   },
 );
 
+const Delivery = Type.Object({
+  id: Type.String({ description: 'The `webhook-id` header of every attempt' }),
+  url: Type.String(),
+  type: Type.String({ description: 'The message type, e.g. call_status' }),
+  status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')], { description: 'failed: no 2xx within 24 h' }),
+  attempts: Type.Integer(),
+  nextAttemptAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When a pending delivery is tried next' }),
+  lastStatusCode: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status of the last attempt; null when it got no answer' }),
+  lastError: Type.Union([Type.String(), Type.Null()], { description: 'Why the last attempt failed (`HTTP 500`, `timed out`, …)' }),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
+});
+
 export function webhookRoutes(app: App, services: Services) {
   const { webhooks, webhookWorker } = services.webhooks;
   webhookWorker.reportErrorsTo(app.log);
@@ -41,6 +54,28 @@ export function webhookRoutes(app: App, services: Services) {
       },
     },
     async (request) => webhooks.getSecret(request.auth!.userId),
+  );
+
+  app.get(
+    '/api/webhooks/deliveries',
+    {
+      config: { auth: 'verified' },
+      schema: {
+        tags: ['webhooks'],
+        operationId: 'listWebhookDeliveries',
+        summary: 'Your most recent webhook deliveries and how they went, newest first',
+        description: 'For finding out why a receiver did not get something: each delivery with its attempts, the last answer or error, and when a pending one is tried next.',
+        querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }) }),
+        response: {
+          200: Type.Array(Delivery, {
+            description: 'Deliveries, newest first',
+            examples: [[{ id: 'msg_01a209f6c3c07000a1b2c3d4e5f60718', url: 'https://example.com/hooks/calls', type: 'call_status', status: 'pending', attempts: 2, nextAttemptAt: '2026-11-23T10:00:15.000Z', lastStatusCode: 503, lastError: 'HTTP 503', createdAt: '2026-11-23T10:00:00.000Z', updatedAt: '2026-11-23T10:00:05.000Z' }]],
+          }),
+          ...errors(400, 401, 403),
+        },
+      },
+    },
+    async (request) => webhooks.listDeliveries(request.auth!.userId, request.query.limit),
   );
 
   app.post(

@@ -23,6 +23,21 @@ export interface WebhookSecretView {
   previousSecretValidUntil: string | null;
 }
 
+/** One delivery as its owner sees it (GET /api/webhooks/deliveries). */
+export interface DeliveryView {
+  id: string;
+  url: string;
+  type: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  /** pending: when the next attempt is due. */
+  nextAttemptAt: string | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
 export interface NewDelivery {
   userId: string;
   url: string;
@@ -126,6 +141,23 @@ export class WebhookService {
     }));
     await WebhookStore.insertDeliveries(db, rows);
     return rows.map((r) => r.id);
+  }
+
+  /** The user's most recent deliveries, newest first. */
+  async listDeliveries(userId: string, limit: number): Promise<DeliveryView[]> {
+    const rows = await this.store.listForUser(userId, limit);
+    return rows.map((r) => ({
+      id: r.id,
+      url: r.url,
+      type: r.event_type,
+      status: r.status,
+      attempts: Number(r.attempts),
+      nextAttemptAt: r.status === 'pending' ? iso(Number(r.next_attempt_at)) : null,
+      lastStatusCode: r.last_status_code,
+      lastError: r.last_error,
+      createdAt: iso(Number(r.created_at)),
+      updatedAt: iso(Number(r.updated_at)),
+    }));
   }
 
   /** Wakes this instance's worker (after the enqueueing transaction committed); other instances find the deliveries by polling. */

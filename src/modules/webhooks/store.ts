@@ -77,6 +77,6 @@ export class WebhookStore {
   }
 
   listForUser(userId: string, limit: number): Promise<WebhookDeliveriesTable[]> {
-    return this.db.selectFrom('webhook_deliveries').selectAll().where('user_id', '=', userId).orderBy('created_at', 'desc').limit(limit).execute();
+    return this.db.selectFrom('webhook_deliveries').selectAll().where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
   }
 }

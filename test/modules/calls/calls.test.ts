@@ -46,7 +46,7 @@ describe('a sandbox call from start to completed', () => {
     const { sessionId } = await calls.start(user.id, assembledCall(), `${receiver.url}/calls?user=${user.id}`);
     const sse = await stream(t, user.token, `call_status?session_id=${sessionId}`, { headers: { 'last-event-id': '0' } });
 
-    const events = await sse.waitForEvents(4);
+    const events = await sse.waitForEvents(4, 20_000);
     sse.close();
     const payloads = events.map((e) => JSON.parse(e.data));
     expect(events.every((e) => e.event === 'call_status')).toBe(true);

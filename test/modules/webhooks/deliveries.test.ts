@@ -186,6 +186,30 @@ describe('delivery', () => {
   });
 });
 
+describe('GET /api/webhooks/deliveries', () => {
+  it("lists the caller's deliveries newest first, with attempts and the last outcome; never another user's", async () => {
+    const [user, other] = [await createVerifiedUser(t), await createVerifiedUser(t)];
+    await secretOf(t, user.token);
+    await secretOf(t, other.token);
+    receiver.setResponder((r) => (r.path === '/listed-bad' ? 502 : 204));
+    const [good] = await enqueue(t, [{ userId: user.id, url: `${receiver.url}/listed-good`, type: 'call_status', data: data(6) }]);
+    const [bad] = await enqueue(t, [{ userId: user.id, url: `${receiver.url}/listed-bad`, type: 'call_status', data: data(7) }]);
+    await enqueue(t, [{ userId: other.id, url: `${receiver.url}/listed-other`, type: 'call_status', data: data(8) }]);
+    await receiver.waitFor((all) => ['/listed-good', '/listed-bad', '/listed-other'].every((p) => all.some((r) => r.path === p)));
+    await t.services.webhooks.webhookWorker.whenIdle();
+    const res = await t.app.inject({ method: 'GET', url: '/api/webhooks/deliveries', headers: bearer(user.token) });
+    expect(res.statusCode).toBe(200);
+    const list = res.json();
+    expect(list.map((d: { id: string }) => d.id)).toEqual([bad, good]);
+    expect(list[0]).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: 502, lastError: 'HTTP 502', type: 'call_status', url: `${receiver.url}/listed-bad` });
+    expect(Date.parse(list[0].nextAttemptAt)).toBeGreaterThan(t.clock.now());
+    expect(list[1]).toMatchObject({ status: 'delivered', attempts: 1, lastStatusCode: 204, lastError: null, nextAttemptAt: null });
+    expect((await t.app.inject({ method: 'GET', url: '/api/webhooks/deliveries?limit=1', headers: bearer(user.token) })).json()).toHaveLength(1);
+    expect((await t.app.inject({ method: 'GET', url: '/api/webhooks/deliveries?limit=0', headers: bearer(user.token) })).statusCode).toBe(400);
+    receiver.setResponder(() => 204);
+  });
+});
+
 describe('webhook URLs and private addresses', () => {
   it('refuses private and loopback targets unless allowed (production default)', async () => {
     const prod = await createTestApp({ config: { webhooks: { allowPrivate: false, timeoutMs: 500, pollIntervalMs: 1000 } } });
