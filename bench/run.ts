@@ -26,8 +26,8 @@ import { runIngest } from './lib/ingest.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-/** --only=objects,fanout,connect,knowledge,profiles runs a subset (BENCHMARKS.md then holds only that subset). */
-const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['objects', 'fanout', 'connect', 'knowledge', 'profiles'];
+/** --only=objects,fanout,connect,knowledge,profiles,calls runs a subset (BENCHMARKS.md then holds only that subset; calls write bench/results/calls-<backend>.json). */
+const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['objects', 'fanout', 'connect', 'knowledge', 'profiles', 'calls'];
 /** Records streamed through POST /api/connect in the ingestion scenario (issue 14: 10,000, in both modes). */
 const INGEST_RECORDS = 10_000;
 const plan: { warmup: number; seconds: number; prefill: number; fanoutSeconds: number; graceMs: number; subscriberCounts: number[]; profile: boolean; hardLimitS: number } = quick
@@ -324,6 +324,11 @@ async function main() {
     if (only.includes('knowledge')) for (const backend of backends) await step(`knowledge on ${backend.name}`, () => knowledgeScenarios(backend));
     if (only.includes('connect')) for (const backend of backends) await step(`connector ingestion on ${backend.name}`, () => ingestScenario(backend));
     if (plan.profile && only.includes('profiles')) await step('profiles', () => profiles(backends));
+    // Call progress (bench/calls.ts, also runnable alone): 100 concurrent sandbox calls in one process.
+    if (only.includes('calls')) for (const backend of backends) await step(`calls on ${backend.name}`, async () => {
+      const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/calls.ts', `--backend=${backend.name}`], { cwd: ROOT, stdio: 'inherit', env: process.env, timeout: 200_000 });
+      if (run.status !== 0) throw new Error(`bench/calls.ts on ${backend.name} did not pass (its output above; figures in bench/results/calls-${backend.name}.json)`);
+    });
   } finally {
     for (const backend of backends) await backend.drop?.().catch(() => {});
   }

@@ -37,6 +37,8 @@ import type { Providers } from './providers/index.js';
 import { telephonyRoutes } from './modules/telephony/routes.js';
 import type { Secrets } from './secrets.js';
 import { type Services, createServices } from './services.js';
+import { webhookRoutes } from './modules/webhooks/routes.js';
+import { callRoutes } from './modules/calls/routes.js';
 
 export interface AppDeps {
   config: Config;
@@ -52,7 +54,7 @@ export interface AppDeps {
 type RouteModule = (app: App, services: Services) => void | Promise<void>;
 
 /** Every area's routes, in the order they appear in the OpenAPI document. */
-const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, billingRoutes, personaRoutes, integrationRoutes, telephonyRoutes, knowledgeRoutes, connectRoutes];
+const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, billingRoutes, personaRoutes, integrationRoutes, telephonyRoutes, knowledgeRoutes, connectRoutes, webhookRoutes, callRoutes];
 
 /** An incoming X-Request-Id worth keeping: 1–128 visible characters from a safe set (no spaces, quotes or control characters). */
 export function acceptedRequestId(header: string | string[] | undefined): string | null {

@@ -84,6 +84,8 @@ export interface Config {
   /** OpenAI-compatible embeddings endpoint; null: knowledge search is full-text only. */
   embeddings: { url: string; model: string; apiKey: string | null } | null;
   connector: ConnectorConfig;
+  webhooks: WebhookConfig;
+  audio: AudioConfig;
 }
 
 /** Payments and billing data (docs/decisions/billing.md). */
@@ -121,6 +123,26 @@ export interface ConnectorConfig {
   idleTimeoutMs: number;
   /** Price of one paid lead (`/get-leads`), from LEAD_PRICE_USD. */
   leadPriceCents: number;
+}
+
+/** Outbound webhook deliveries (call progress); see docs/decisions/calls.md. */
+export interface WebhookConfig {
+  /** Loopback and private targets allowed: always outside production, and with WEBHOOK_ALLOW_PRIVATE=1. */
+  allowPrivate: boolean;
+  /** One delivery attempt's time limit; past it the attempt counts as failed and is retried. */
+  timeoutMs: number;
+  /** How often the delivery worker looks for due deliveries besides being woken by new ones. */
+  pollIntervalMs: number;
+}
+
+/** The audio server that carries out calls: real when AUDIO_SERVER_URL is set, else the in-process sandbox. */
+export interface AudioConfig {
+  /** null: the in-process sandbox. */
+  url: string | null;
+  /** Standard Webhooks secret (`whsec_<base64>`) shared with the audio server; null in sandbox mode (a random one per process). */
+  secret: string | null;
+  /** Sandbox: time between the call's status steps. */
+  sandboxStepMs: number;
 }
 
 /** Live event streams (GET /api/events/{type}); see docs/decisions/events.md. */
@@ -349,6 +371,13 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   if (!/^\d+(\.\d{1,2})?$/.test(leadPriceRaw) || leadPriceCents < 1 || leadPriceCents > 100_000) {
     problems.push(`LEAD_PRICE_USD must be an amount in USD from 0.01 to 1000 with at most two decimals (got "${leadPriceRaw}")`);
   }
+  const audioUrl = opt('AUDIO_SERVER_URL');
+  const audioSecret = opt('AUDIO_SERVER_SECRET');
+  if (audioUrl) url('AUDIO_SERVER_URL', audioUrl, ['http:', 'https:']);
+  if (audioUrl && !audioSecret) problems.push('AUDIO_SERVER_SECRET is required with AUDIO_SERVER_URL');
+  if (audioSecret && !/^whsec_[A-Za-z0-9+/]{22,}={0,2}$/.test(audioSecret)) {
+    problems.push('AUDIO_SERVER_SECRET must be whsec_ followed by a base64 key of at least 16 bytes');
+  }
 
   const config: Config = {
     env: nodeEnv as Config['env'],
@@ -413,6 +442,16 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       token: opt('CONNECTOR_TOKEN'),
       idleTimeoutMs: int('CONNECTOR_IDLE_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
       leadPriceCents: Number.isFinite(leadPriceCents) ? leadPriceCents : 50,
+    },
+    webhooks: {
+      allowPrivate: bool('WEBHOOK_ALLOW_PRIVATE') || nodeEnv !== 'production',
+      timeoutMs: int('WEBHOOK_TIMEOUT_SECONDS', 10, 1, 300) * 1000,
+      pollIntervalMs: int('WEBHOOK_POLL_MS', 1000, 10, 600_000),
+    },
+    audio: {
+      url: audioUrl ? audioUrl.replace(/\/$/, '') : null,
+      secret: audioSecret,
+      sandboxStepMs: int('AUDIO_SANDBOX_STEP_MS', 1500, 1, 60_000),
     },
   };
   if (problems.length) throw new ConfigError(problems);

@@ -46,6 +46,9 @@ import { createEmbeddingsProvider } from './providers/embeddings/index.js';
 
 /** Age after which housekeeping returns a credit hold nobody settled (longer than any call or purchase runs). */
 const ABANDONED_HOLD_MS = 24 * 3600_000;
+import { generateWebhookSecret } from './lib/standard-webhooks.js';
+import { createWebhookServices } from './modules/webhooks/create-services.js';
+import { createCallServices } from './modules/calls/create-services.js';
 
 export interface ServiceDeps {
   config: Config;
@@ -68,7 +71,8 @@ export function createServices(deps: ServiceDeps) {
   const outbox = new Outbox(platformStore, clock);
   const idempotency = new IdempotencyService(new IdempotencyStore(db), clock);
   const billingCatalog = loadCatalog(config.billing);
-  const providers: Providers = { ...createProviders(config, outbox, secrets.masterKey, billingCatalog.plans), ...deps.providers };
+  const audioSecret = config.audio.secret ?? generateWebhookSecret();
+  const providers: Providers = { ...createProviders(config, outbox, secrets.masterKey, billingCatalog.plans, clock, audioSecret), ...deps.providers };
   const secretBox: SecretBox = createSecretBox(secrets.masterKey);
 
   const credentialCache = new CredentialCache<AuthContext>(clock, config.authCacheMs);
@@ -109,7 +113,9 @@ export function createServices(deps: ServiceDeps) {
   const integrations = createIntegrationServices({ db, scheduling: providers.scheduling, secretBox, clock });
 
   const knowledge = createKnowledgeServices({ db, dialect: database.dialect, clock, config: config.knowledge, embeddings: createEmbeddingsProvider(config) });
-  const connect = createConnectServices({ db, dialect: database.dialect, data, connector: providers.connector, billing: deps.billing ?? billing.account, clock, config: config.connector });
+  const connect = createConnectServices({ db, dialect: database.dialect, data, connector: providers.connector, billing: billingAccount, clock, config: config.connector });
+  const webhooks = createWebhookServices({ db, dialect: database.dialect, secretBox, clock, config: config.webhooks });
+  const calls = createCallServices({ db, dialect: database.dialect, eventRecorder, webhooks: webhooks.webhooks, audio: providers.audio, data, usage: billingAccount, clock, audioSecret, publicUrl: config.publicUrl });
 
   // The longest rate-limit window is an hour; a day-old window can only restart.
   const housekeeping = new Housekeeping(
@@ -125,11 +131,12 @@ export function createServices(deps: ServiceDeps) {
       phonePriceTokens: (now) => telephony.purgeExpiredPriceTokens(now),
       signedPayloadUses: (now) => data.signedPayloads.purgeExpired(now),
       abandonedLeadJobs: async () => void (await connect.jobs.recoverAbandoned()),
+      abandonedCalls: async () => void (await calls.calls.finishAbandoned()),
     },
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony, knowledge, connect };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls };
 }
 
 export type Services = ReturnType<typeof createServices>;

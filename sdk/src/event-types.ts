@@ -4,7 +4,7 @@
 // tests check a real stream's payloads against these names.
 import type { StoredObject } from './data.js';
 
-export const EVENT_TYPES = ['key_created', 'key_deleted', 'object_created', 'object_updated', 'object_deleted', 'publish', 'unpublish', 'sms_status'] as const;
+export const EVENT_TYPES = ['key_created', 'key_deleted', 'object_created', 'object_updated', 'object_deleted', 'publish', 'unpublish', 'sms_status', 'call_status'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface EventPayloads {
@@ -26,6 +26,14 @@ export interface EventPayloads {
   unpublish: { type: string; related_id: string; object_id?: string; timestamp: string };
   /** A new delivery status of an SMS you sent (POST /api/sms/messages); `status` as Twilio names it (queued, sent, delivered, …). */
   sms_status: { message_id: string; phone_number_id: string; from: string; to: string; status: string; error_code: string | null; at: string };
+  /** Progress of a call session; also delivered to the session's webhook as `data` of `{ type: "call_status", timestamp, data }`. */
+  call_status: {
+    session_id: string;
+    status: 'queued' | 'ringing' | 'in_progress' | 'completed' | 'failed' | 'busy' | 'no_answer' | 'canceled';
+    at: string;
+    duration_seconds?: number;
+    transcript?: Array<{ role: 'agent' | 'contact'; text: string }>;
+  };
 }
 
 /** The payload of one or several event types. */

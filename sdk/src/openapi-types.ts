@@ -248,7 +248,7 @@ export interface paths {
   "/api/events/{type}": {
     /**
      * Live stream of your events (server-sent events), with replay from Last-Event-ID
-     * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated. Other query parameters filter on payload fields, exact text with `*` matching any run of characters (`?type=calls`, `?object_id=0193*`; repeat a parameter for any of several values; `a.b` reaches a nested field); a filter on a field the event lacks does not match. At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream.
+     * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated. Other query parameters filter on payload fields, exact text with `*` matching any run of characters (`?type=calls`, `?object_id=0193*`; repeat a parameter for any of several values; `a.b` reaches a nested field); a filter on a field the event lacks does not match. At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream. Besides the spec's data-plane types, `call_status` reports the progress of a call session: `{ session_id, status (queued, ringing, in_progress, completed, failed, busy, no_answer, canceled), at, duration_seconds? (when it ended), transcript? ([{ role: agent | contact, text }], when completed) }`; follow one call with `GET /api/events/call_status?session_id=<id>`.
      */
     get: operations["streamEvents"];
   };
@@ -557,6 +557,34 @@ export interface paths {
      * @description Streams `POST {CONNECTOR_URL}{path}` (SSE or NDJSON); each frame that is a JSON object is encrypted with the store's default key (AES-256-GCM, a fresh 12-byte IV) and created as a child of the store, emitting `object_created`. Answers 204 when the stream ends, with `X-Objects-Written`, `X-Frames-Skipped` and (for `/get-leads`) `X-Credits-Granted`. `/get-leads` clamps `params.credits` to the plan's remaining lead allowance plus what the prepaid balance buys (`LEAD_PRICE_USD` each), reserves the paid part, charges only delivered leads and returns the rest; no allowance: 204 at once. 400 unknown repository (the message lists the eight); 402 when the balance fell before the reservation; 502 when the connector fails (written objects stay, counts in the body).
      */
     post: operations["runConnectorJob"];
+  };
+  "/api/webhooks/secret": {
+    /**
+     * Your webhook signing secret (created on first use)
+     * @description Call progress sent to a session's `webhook` URL is signed as Standard Webhooks specifies: headers `webhook-id` (the message id, the same on every retry: deduplicate on it), `webhook-timestamp` (seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the base64 part of this secret). Body: `{ "type": "call_status", "timestamp", "data": <the call_status event payload> }`. Any 2xx answer ends a delivery; anything else, or no answer within 10 s, is retried with exponential backoff (5 s doubling to 1 h, with jitter) for 24 h.
+     */
+    get: operations["getWebhookSecret"];
+  };
+  "/api/webhooks/deliveries": {
+    /**
+     * Your most recent webhook deliveries and how they went, newest first
+     * @description For finding out why a receiver did not get something: each delivery with its attempts, the last answer or error, and when a pending one is tried next.
+     */
+    get: operations["listWebhookDeliveries"];
+  };
+  "/api/webhooks/secret/rotate": {
+    /**
+     * Replace your webhook signing secret; the previous one keeps signing beside it for 24 h
+     * @description Answers the new secret. For 24 hours every delivery carries two signatures (new and previous secret, space-separated in `webhook-signature`), so a receiver can switch to the new secret without rejecting anything; then the previous secret stops signing.
+     */
+    post: operations["rotateWebhookSecret"];
+  };
+  "/api/webhooks/audio/{sessionId}": {
+    /**
+     * The audio server's progress report for one call session
+     * @description Called by the audio server (`AUDIO_SERVER_URL`), not by API users. Signed with `AUDIO_SERVER_SECRET` as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`), checked on the raw body before anything else; a bad signature is 400 and changes nothing. A report is applied once per `webhook-id`, and only when it moves the session forward (queued → ringing → in_progress → a final status); it then emits a `call_status` event and queues the session's webhook.
+     */
+    post: operations["receiveAudioReport"];
   };
 }
 
@@ -3454,7 +3482,7 @@ export interface operations {
   };
   /**
    * Live stream of your events (server-sent events), with replay from Last-Event-ID
-   * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated. Other query parameters filter on payload fields, exact text with `*` matching any run of characters (`?type=calls`, `?object_id=0193*`; repeat a parameter for any of several values; `a.b` reaches a nested field); a filter on a field the event lacks does not match. At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream.
+   * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated. Other query parameters filter on payload fields, exact text with `*` matching any run of characters (`?type=calls`, `?object_id=0193*`; repeat a parameter for any of several values; `a.b` reaches a nested field); a filter on a field the event lacks does not match. At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream. Besides the spec's data-plane types, `call_status` reports the progress of a call session: `{ session_id, status (queued, ringing, in_progress, completed, failed, busy, no_answer, canceled), at, duration_seconds? (when it ended), transcript? ([{ role: agent | contact, text }], when completed) }`; follow one call with `GET /api/events/call_status?session_id=<id>`.
    */
   streamEvents: {
     parameters: {
@@ -3470,7 +3498,7 @@ export interface operations {
         "last-event-id"?: string;
       };
       path: {
-        /** @description One of key_created, key_deleted, object_created, object_updated, object_deleted, publish, unpublish, sms_status; several, comma-separated; or `all` (also `*`) for every type */
+        /** @description One of key_created, key_deleted, object_created, object_updated, object_deleted, publish, unpublish, sms_status, call_status; several, comma-separated; or `all` (also `*`) for every type */
         type: string;
       };
     };
@@ -8142,6 +8170,304 @@ export interface operations {
             /** @description `/get-leads`: credits granted; only the written ones are charged */
             credits?: number;
           };
+        };
+      };
+    };
+  };
+  /**
+   * Your webhook signing secret (created on first use)
+   * @description Call progress sent to a session's `webhook` URL is signed as Standard Webhooks specifies: headers `webhook-id` (the message id, the same on every retry: deduplicate on it), `webhook-timestamp` (seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the base64 part of this secret). Body: `{ "type": "call_status", "timestamp", "data": <the call_status event payload> }`. Any 2xx answer ends a delivery; anything else, or no answer within 10 s, is retried with exponential backoff (5 s doubling to 1 h, with jitter) for 24 h.
+   */
+  getWebhookSecret: {
+    responses: {
+      /** @description The signing secret */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Standard Webhooks secret (`whsec_<base64>`): verify `webhook-signature` with it */
+            secret: string;
+            /**
+             * Format: date-time
+             * @description When this secret was made (first use or last rotation)
+             */
+            createdAt: string;
+            /** @description After a rotation: until then deliveries also carry a signature made with the previous secret */
+            previousSecretValidUntil: string | null;
+          };
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Your most recent webhook deliveries and how they went, newest first
+   * @description For finding out why a receiver did not get something: each delivery with its attempts, the last answer or error, and when a pending one is tried next.
+   */
+  listWebhookDeliveries: {
+    parameters: {
+      query: {
+        limit: number;
+      };
+    };
+    responses: {
+      /** @description Deliveries, newest first */
+      200: {
+        content: {
+          "application/json": ({
+              /** @description The `webhook-id` header of every attempt */
+              id: string;
+              url: string;
+              /** @description The message type, e.g. call_status */
+              type: string;
+              /** @description failed: no 2xx within 24 h */
+              status: "pending" | "delivered" | "failed";
+              attempts: number;
+              /** @description When a pending delivery is tried next */
+              nextAttemptAt: string | null;
+              /** @description HTTP status of the last attempt; null when it got no answer */
+              lastStatusCode: number | null;
+              /** @description Why the last attempt failed (`HTTP 500`, `timed out`, …) */
+              lastError: string | null;
+              /** Format: date-time */
+              createdAt: string;
+              /** Format: date-time */
+              updatedAt: string;
+            })[];
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Replace your webhook signing secret; the previous one keeps signing beside it for 24 h
+   * @description Answers the new secret. For 24 hours every delivery carries two signatures (new and previous secret, space-separated in `webhook-signature`), so a receiver can switch to the new secret without rejecting anything; then the previous secret stops signing.
+   */
+  rotateWebhookSecret: {
+    responses: {
+      /** @description The signing secret */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Standard Webhooks secret (`whsec_<base64>`): verify `webhook-signature` with it */
+            secret: string;
+            /**
+             * Format: date-time
+             * @description When this secret was made (first use or last rotation)
+             */
+            createdAt: string;
+            /** @description After a rotation: until then deliveries also carry a signature made with the previous secret */
+            previousSecretValidUntil: string | null;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * The audio server's progress report for one call session
+   * @description Called by the audio server (`AUDIO_SERVER_URL`), not by API users. Signed with `AUDIO_SERVER_SECRET` as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`), checked on the raw body before anything else; a bad signature is 400 and changes nothing. A report is applied once per `webhook-id`, and only when it moves the session forward (queued → ringing → in_progress → a final status); it then emits a `call_status` event and queues the session's webhook.
+   */
+  receiveAudioReport: {
+    parameters: {
+      header?: {
+        "webhook-id"?: string;
+        "webhook-timestamp"?: string;
+        "webhook-signature"?: string;
+      };
+      path: {
+        sessionId: string;
+      };
+    };
+    /** @description One status change of the call at the audio server */
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "status": "completed",
+         *   "at": "2026-11-23T10:00:42.000Z",
+         *   "duration_seconds": 38,
+         *   "transcript": [
+         *     {
+         *       "role": "agent",
+         *       "text": "Hello Grace, this is Amy from the clinic."
+         *     },
+         *     {
+         *       "role": "contact",
+         *       "text": "Hi Amy."
+         *     }
+         *   ]
+         * }
+         */
+        "application/json": {
+          status: "queued" | "ringing" | "in_progress" | "completed" | "failed" | "busy" | "no_answer" | "canceled";
+          /** Format: date-time */
+          at: string;
+          duration_seconds?: number;
+          transcript?: ({
+              role: "agent" | "contact";
+              text: string;
+            })[];
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted (also for a report seen before) */
+      204: {
+        content: never;
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
     };

@@ -10,5 +10,7 @@ import type { PlatformTables } from '../modules/platform/tables.js';
 import type { TelephonyTables } from '../modules/telephony/tables.js';
 import type { IntegrationTables } from '../modules/integrations/tables.js';
 import type { KnowledgeTables } from '../modules/knowledge/tables.js';
+import type { WebhookTables } from '../modules/webhooks/tables.js';
+import type { CallTables } from '../modules/calls/tables.js';
 
-export interface Database extends PlatformTables, AccountTables, ApiKeyTables, EventTables, DataTables, BillingTables, SignedPayloadTables, IntegrationTables, TelephonyTables, KnowledgeTables, ConnectTables {}
+export interface Database extends PlatformTables, AccountTables, ApiKeyTables, EventTables, DataTables, BillingTables, SignedPayloadTables, IntegrationTables, TelephonyTables, KnowledgeTables, ConnectTables, WebhookTables, CallTables {}

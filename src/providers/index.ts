@@ -4,6 +4,11 @@ import type { Config } from '../config.js';
 import type { ConnectorProvider } from './connector/interface.js';
 import { HttpConnectorProvider } from './connector/http.js';
 import { SandboxConnectorProvider } from './connector/sandbox.js';
+import { type Clock, systemClock } from '../lib/clock.js';
+import { generateWebhookSecret } from '../lib/standard-webhooks.js';
+import { HttpAudioProvider } from './audio/http.js';
+import type { AudioProvider } from './audio/interface.js';
+import { SandboxAudioProvider } from './audio/sandbox.js';
 import type { EmailProvider } from './email/interface.js';
 import { SandboxEmailProvider } from './email/sandbox.js';
 import { SmtpEmailProvider } from './email/smtp.js';
@@ -33,6 +38,7 @@ export interface Providers {
   voice: VoiceProviders;
   scheduling: SchedulingProvider;
   connector: ConnectorProvider;
+  audio: AudioProvider;
 }
 
 /** The auth token that signs the sandbox's Twilio-style callbacks: derived from the master key, so every instance agrees and nobody outside can sign. */
@@ -41,8 +47,16 @@ export const sandboxTwilioToken = (masterKey: Buffer): string => createHmac('sha
 /**
  * `masterKey` keys the sandbox telephony's callback signatures; without it (tools, tests) a random one lives as long as these providers.
  * `plans`: the billing plans, so the payment provider can name the plan of a subscription's price.
+ * `audioSecret`: the secret audio reports are verified with (AUDIO_SERVER_SECRET, or in sandbox mode one generated for this process).
  */
-export function createProviders(config: Config, outbox: Outbox, masterKey: Buffer = randomBytes(32), plans: PlanPrice[] = []): Providers {
+export function createProviders(
+  config: Config,
+  outbox: Outbox,
+  masterKey: Buffer = randomBytes(32),
+  plans: PlanPrice[] = [],
+  clock: Clock = systemClock,
+  audioSecret = config.audio.secret ?? generateWebhookSecret(),
+): Providers {
   const telephony = [
     ...(config.twilio ? [new TwilioTelephonyProvider(config.twilio)] : []),
     // The sandbox is always offered, except in production next to a real provider.
@@ -58,6 +72,7 @@ export function createProviders(config: Config, outbox: Outbox, masterKey: Buffe
     connector: config.connector.url
       ? new HttpConnectorProvider({ url: config.connector.url, token: config.connector.token, idleTimeoutMs: config.connector.idleTimeoutMs, maxFrameChars: config.objectContentLimitBytes })
       : new SandboxConnectorProvider(),
+    audio: config.audio.url ? new HttpAudioProvider({ url: config.audio.url, secret: audioSecret }, clock) : new SandboxAudioProvider(audioSecret, config.audio.sandboxStepMs, clock),
   };
 }
 
@@ -91,4 +106,5 @@ const sandboxNotes: Record<string, string> = {
   payments: 'checkout and portal pages are served at /api/sandbox/…',
   telephony: 'offline numbers; SMS go to GET /api/sandbox/outbox and their delivery callbacks to PUBLIC_URL',
   connector: 'streams sample records; set CONNECTOR_URL',
+  audio: 'calls are played in process; set AUDIO_SERVER_URL',
 };

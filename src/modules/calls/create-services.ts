@@ -1,0 +1,34 @@
+// Builds the calls area's services. Route modules receive these, not the whole composition root.
+import type { Kysely } from 'kysely';
+import type { Dialect } from '../../db/database.js';
+import type { Database } from '../../db/schema.js';
+import type { Clock } from '../../lib/clock.js';
+import type { AudioProvider } from '../../providers/audio/interface.js';
+import type { DataServices } from '../data/create-services.js';
+import type { EventRecorder } from '../events/recorder.js';
+import type { WebhookService } from '../webhooks/service.js';
+import { CallService } from './service.js';
+import { CallStore } from './store.js';
+import type { UsageRecorder } from './usage.js';
+
+export interface CallServiceDepsIn {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  eventRecorder: EventRecorder;
+  webhooks: WebhookService;
+  audio: AudioProvider;
+  data: Pick<DataServices, 'root' | 'keys' | 'objects'>;
+  usage: UsageRecorder | null;
+  clock: Clock;
+  audioSecret: string;
+  publicUrl: string;
+}
+
+export function createCallServices(deps: CallServiceDepsIn) {
+  const calls = new CallService({ ...deps, store: new CallStore(deps.db, deps.dialect), events: deps.eventRecorder });
+  // The in-process audio server reports through the same handler as the webhook route.
+  deps.audio.connect?.((sessionId, body, headers) => calls.handleAudioReport(sessionId, body, headers));
+  return { calls };
+}
+
+export type CallServices = ReturnType<typeof createCallServices>;

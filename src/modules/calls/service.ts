@@ -1,0 +1,232 @@
+// Call sessions (spec 4.14, DESIGN "Calls"): a session is recorded, the
+// assembled call is handed to the audio server, and each progress report the
+// audio server signs moves the session forward once, with a `call_status`
+// event and a webhook delivery written in the same transaction. When the call
+// ends, usage is recorded and an encrypted call record is written to the
+// caller's `calls` store, once.
+import { createCipheriv, randomBytes, randomUUID } from 'node:crypto';
+import { AppError, invalidInput, notFound } from '../../http/errors.js';
+import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import { verifyWebhook, WebhookSignatureError } from '../../lib/standard-webhooks.js';
+import { iso } from '../../lib/time.js';
+import type { AssembledCall, AudioProgress, AudioProvider, CallStatus, TranscriptLine } from '../../providers/audio/interface.js';
+import { CALL_STATUSES, FINAL_STATUSES } from '../../providers/audio/interface.js';
+import type { DataServices } from '../data/create-services.js';
+import type { EventRecorder } from '../events/recorder.js';
+import type { WebhookService } from '../webhooks/service.js';
+import type { CallStore } from './store.js';
+import type { CallSessionsTable } from './tables.js';
+import type { UsageRecorder } from './usage.js';
+
+/** Order of statuses: a report moves a session only forward. `created` is ours, before the audio server's first report. */
+const RANK: Record<string, number> = { created: 0, queued: 1, ringing: 2, in_progress: 3 };
+const rank = (status: string) => RANK[status] ?? 4;
+const ALL_STATUSES = ['created', ...CALL_STATUSES];
+
+/** The `call_status` event payload (spec 6, DESIGN "Calls"); the webhook's `data` is the same. */
+export interface CallStatusPayload {
+  session_id: string;
+  status: CallStatus;
+  at: string;
+  duration_seconds?: number;
+  transcript?: TranscriptLine[];
+}
+
+export interface CallServiceDeps {
+  store: CallStore;
+  events: EventRecorder;
+  webhooks: WebhookService;
+  audio: AudioProvider;
+  data: Pick<DataServices, 'root' | 'keys' | 'objects'>;
+  /** Billing's usage counter; null until billing is part of the build (usage is then not recorded). */
+  usage: UsageRecorder | null;
+  clock: Clock;
+  /** The secret audio reports are verified with. */
+  audioSecret: string;
+  /** Origin the audio server reports to. */
+  publicUrl: string;
+}
+
+export interface CallSessionView {
+  id: string;
+  status: string;
+  durationSeconds: number | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export class CallService {
+  constructor(private readonly deps: CallServiceDeps) {}
+
+  /**
+   * Records a session for `userId` and hands the assembled call to the audio
+   * server. Progress then arrives through handleAudioReport(). A refused
+   * start ends the session as `failed` (with its event and webhook) and
+   * throws `provider_error`.
+   */
+  async start(userId: string, call: AssembledCall, webhookUrl: string | null): Promise<{ sessionId: string }> {
+    const { store, webhooks, clock } = this.deps;
+    const url = webhookUrl ? webhooks.checkUrl(webhookUrl) : null;
+    // Deliveries are signed with the user's secret: make sure it exists before the first one.
+    if (url) await webhooks.getSecret(userId);
+    const now = clock.now();
+    const id = newId(now);
+    const summary = { to: call.to, from: call.from, agent: call.agent, contact: call.contact, voice: call.voice };
+    await store.insertSession({
+      id,
+      user_id: userId,
+      status: 'created',
+      webhook_url: url,
+      summary: JSON.stringify(summary),
+      provider_call_id: null,
+      duration_seconds: null,
+      finished_at: null,
+      record_object_id: null,
+      created_at: now,
+      updated_at: now,
+    });
+    try {
+      const { providerCallId } = await this.deps.audio.startCall(id, call, `${this.deps.publicUrl}/api/webhooks/audio/${id}`);
+      await store.setProviderCallId(id, providerCallId);
+    } catch (err) {
+      await this.applyReport(id, `start_${randomUUID()}`, { status: 'failed', at: iso(clock.now()) });
+      if (err instanceof AppError) throw err;
+      throw new AppError('provider_error', `the audio server did not take the call: ${(err as Error).message}`);
+    }
+    return { sessionId: id };
+  }
+
+  /** A session of the user (404 for another user's or a missing one). */
+  async get(userId: string, sessionId: string): Promise<CallSessionView> {
+    const row = await this.deps.store.findSession(sessionId);
+    if (!row || row.user_id !== userId) throw notFound('call session');
+    return { id: row.id, status: row.status, durationSeconds: row.duration_seconds, createdAt: iso(Number(row.created_at)), updatedAt: iso(Number(row.updated_at)) };
+  }
+
+  /**
+   * POST /api/webhooks/audio/{sessionId}: verifies the Standard Webhooks
+   * signature over the raw body first (400 `invalid_token`, nothing changed),
+   * then applies the report once per webhook-id.
+   */
+  async handleAudioReport(sessionId: string, rawBody: Buffer, headers: Record<string, string | string[] | undefined>): Promise<void> {
+    let messageId: string;
+    try {
+      messageId = verifyWebhook(this.deps.audioSecret, headers, rawBody, this.deps.clock.now());
+    } catch (err) {
+      if (err instanceof WebhookSignatureError) throw new AppError('invalid_token', `audio report refused: ${err.message}`);
+      throw err;
+    }
+    await this.applyReport(sessionId, messageId, parseReport(rawBody));
+  }
+
+  /**
+   * Keeps the report, and when it moves the session forward: status,
+   * `call_status` event and webhook delivery in one transaction; then, for a
+   * final status, usage and the call record.
+   */
+  private async applyReport(sessionId: string, messageId: string, report: AudioProgress): Promise<void> {
+    const { store, events, webhooks, clock } = this.deps;
+    const now = clock.now();
+    const session = await store.findSession(sessionId);
+    if (!session) throw notFound('call session');
+    const payload: CallStatusPayload = { session_id: sessionId, status: report.status, at: report.at };
+    if (report.duration_seconds !== undefined) payload.duration_seconds = report.duration_seconds;
+    if (report.transcript !== undefined) payload.transcript = report.transcript;
+    const earlier = ALL_STATUSES.filter((s) => rank(s) < rank(report.status));
+
+    const advanced = await store.transaction(async (tx) => {
+      if (!(await tx.insertProgress({ id: messageId, session_id: sessionId, status: report.status, payload: JSON.stringify(payload), received_at: now }))) return false;
+      if (!(await tx.advanceStatus(sessionId, earlier, report.status, report.duration_seconds ?? null, now))) return false;
+      if (session.webhook_url) await webhooks.enqueue(tx.db, [{ userId: session.user_id, url: session.webhook_url, type: 'call_status', data: { ...payload } }]);
+      await events.record(tx.db, [{ userId: session.user_id, type: 'call_status', payload: { ...payload } }]);
+      return true;
+    });
+    if (!advanced) return;
+    events.announce();
+    if (session.webhook_url) webhooks.wake();
+    if (FINAL_STATUSES.includes(report.status)) await this.finish({ ...session, status: report.status, duration_seconds: report.duration_seconds ?? null }, payload);
+  }
+
+  /**
+   * The end of a call, accounted for once: usage (a completed call counts
+   * one call and its seconds, each idempotent by reference), then the
+   * encrypted call record in the caller's `calls` store, then the mark.
+   */
+  private async finish(session: CallSessionsTable, final: CallStatusPayload): Promise<void> {
+    const { usage, clock } = this.deps;
+    if (session.finished_at !== null) return;
+    if (usage && session.status === 'completed') {
+      await usage.recordUsage(session.user_id, 'calls_outbound', 1, `call:${session.id}`);
+      if (session.duration_seconds) await usage.recordUsage(session.user_id, 'seconds_outbound', session.duration_seconds, `call:${session.id}:seconds`);
+    }
+    const recordId = await this.writeCallRecord(session, final);
+    await this.deps.store.markFinished(session.id, recordId, clock.now());
+  }
+
+  /**
+   * Finishes calls that ended while the process that received their last
+   * report stopped before accounting for them (run at start and periodically).
+   */
+  async finishAbandoned(olderThanMs = 5 * 60_000): Promise<number> {
+    const { store, clock } = this.deps;
+    let done = 0;
+    for (const session of await store.listEndedUnfinished(FINAL_STATUSES, 100)) {
+      if (Number(session.updated_at) > clock.now() - olderThanMs) continue;
+      const last = await store.lastProgress(session.id, session.status);
+      const final: CallStatusPayload = last ? (JSON.parse(last.payload) as CallStatusPayload) : { session_id: session.id, status: session.status as CallStatus, at: iso(Number(session.updated_at)) };
+      await this.finish(session, final);
+      done++;
+    }
+    return done;
+  }
+
+  /** AES-256-GCM with the `calls` store's default key and a fresh 12-byte IV, as the SDK encrypts. */
+  private async writeCallRecord(session: CallSessionsTable, final: CallStatusPayload): Promise<string> {
+    const { root, keys, objects } = this.deps.data;
+    const store = await root.getStore(session.user_id, 'calls');
+    const material = await keys.readKeyMaterial(session.user_id, store.keyId);
+    if (!material) throw new Error(`the calls store key of user ${session.user_id} is missing`);
+    const summary = JSON.parse(session.summary) as Record<string, unknown>;
+    const record = {
+      session_id: session.id,
+      status: final.status,
+      ...summary,
+      created_at: iso(Number(session.created_at)),
+      ended_at: final.at,
+      duration_seconds: final.duration_seconds ?? session.duration_seconds ?? 0,
+      transcript: final.transcript ?? [],
+    };
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', material.key, iv);
+    const content = Buffer.concat([cipher.update(JSON.stringify(record), 'utf8'), cipher.final()]);
+    const created = await objects.createObjectFromBytes(session.user_id, { keyId: store.keyId, content, authTag: cipher.getAuthTag(), iv, relatedId: store.id });
+    return created.id;
+  }
+}
+
+/** The report body: `{ status, at, duration_seconds?, transcript? }`; anything else is 400. */
+function parseReport(rawBody: Buffer): AudioProgress {
+  let body: unknown;
+  try {
+    body = JSON.parse(rawBody.toString('utf8'));
+  } catch {
+    throw invalidInput('audio report is not JSON');
+  }
+  const b = body as Record<string, unknown>;
+  if (!b || typeof b !== 'object') throw invalidInput('audio report must be an object');
+  if (typeof b.status !== 'string' || !(CALL_STATUSES as readonly string[]).includes(b.status)) throw invalidInput(`status must be one of ${CALL_STATUSES.join(', ')}`);
+  if (typeof b.at !== 'string' || Number.isNaN(Date.parse(b.at))) throw invalidInput('at must be an ISO-8601 time');
+  const report: AudioProgress = { status: b.status as CallStatus, at: new Date(b.at).toISOString() };
+  if (b.duration_seconds !== undefined) {
+    if (!Number.isInteger(b.duration_seconds) || (b.duration_seconds as number) < 0 || (b.duration_seconds as number) > 86_400) throw invalidInput('duration_seconds must be a whole number of seconds');
+    report.duration_seconds = b.duration_seconds as number;
+  }
+  if (b.transcript !== undefined) {
+    const lines = b.transcript;
+    const valid = Array.isArray(lines) && lines.length <= 1000 && lines.every((l) => l && typeof l === 'object' && ['agent', 'contact'].includes((l as TranscriptLine).role) && typeof (l as TranscriptLine).text === 'string' && (l as TranscriptLine).text.length <= 10_000);
+    if (!valid) throw invalidInput('transcript must be a list of { role: agent | contact, text }');
+    report.transcript = (lines as TranscriptLine[]).map((l) => ({ role: l.role, text: l.text }));
+  }
+  return report;
+}

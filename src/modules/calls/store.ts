@@ -1,0 +1,76 @@
+// SQL of call sessions and their progress reports.
+import type { Kysely } from 'kysely';
+import type { Dialect } from '../../db/database.js';
+import { GroupCommit } from '../../db/group-commit.js';
+import type { Database } from '../../db/schema.js';
+import type { CallProgressTable, CallSessionsTable } from './tables.js';
+
+export class CallStore {
+  private groupCommit: GroupCommit | null = null;
+
+  constructor(
+    readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /**
+   * Runs `work` in one transaction with a store bound to it (its `db` goes to
+   * the event recorder and webhook queue). On SQLite, reports arriving
+   * together share one commit, as data-plane writes do (db/group-commit.ts).
+   */
+  transaction<T>(work: (tx: CallStore) => Promise<T>): Promise<T> {
+    const bound = (trx: Kysely<Database>) => work(new CallStore(trx, this.dialect));
+    if (this.dialect === 'sqlite') return (this.groupCommit ??= new GroupCommit(this.db)).run(bound);
+    return this.db.transaction().execute(bound);
+  }
+
+  async insertSession(row: CallSessionsTable): Promise<void> {
+    await this.db.insertInto('call_sessions').values(row).execute();
+  }
+
+  findSession(id: string): Promise<CallSessionsTable | undefined> {
+    return this.db.selectFrom('call_sessions').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async setProviderCallId(id: string, providerCallId: string): Promise<void> {
+    await this.db.updateTable('call_sessions').set({ provider_call_id: providerCallId }).where('id', '=', id).execute();
+  }
+
+  /** Keeps a report unless one with the same id was kept before; true when it is new. */
+  async insertProgress(row: CallProgressTable): Promise<boolean> {
+    const result = await this.db.insertInto('call_progress').values(row).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+  }
+
+  /** Moves the session to `status` only from one of `from` (statuses before it), so each step happens once. */
+  async advanceStatus(id: string, from: readonly string[], status: string, durationSeconds: number | null, now: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('call_sessions')
+      .set({ status, updated_at: now, ...(durationSeconds !== null ? { duration_seconds: durationSeconds } : {}) })
+      .where('id', '=', id)
+      .where('status', 'in', from)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /** The report that ended the call (its transcript goes into the call record). */
+  lastProgress(sessionId: string, status: string): Promise<CallProgressTable | undefined> {
+    return this.db.selectFrom('call_progress').selectAll().where('session_id', '=', sessionId).where('status', '=', status).orderBy('received_at', 'desc').executeTakeFirst();
+  }
+
+  /** Marks the end of the call accounted for; true for the one caller that did it. */
+  async markFinished(id: string, recordObjectId: string | null, now: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('call_sessions')
+      .set({ finished_at: now, record_object_id: recordObjectId, updated_at: now })
+      .where('id', '=', id)
+      .where('finished_at', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /** Sessions that ended but whose end was not accounted for (the process stopped in between). */
+  listEndedUnfinished(finalStatuses: readonly string[], limit: number): Promise<CallSessionsTable[]> {
+    return this.db.selectFrom('call_sessions').selectAll().where('status', 'in', finalStatuses).where('finished_at', 'is', null).orderBy('updated_at').limit(limit).execute();
+  }
+}

@@ -1,0 +1,34 @@
+// Builds the outbound-webhook services: secrets and enqueueing (service), and
+// the delivery worker that the app starts when ready and stops on close.
+import type { Kysely } from 'kysely';
+import type { WebhookConfig } from '../../config.js';
+import type { Dialect } from '../../db/database.js';
+import type { Database } from '../../db/schema.js';
+import type { Clock } from '../../lib/clock.js';
+import type { SecretBox } from '../../lib/secret-box.js';
+import { type SendWebhook, sendWebhook } from './send.js';
+import { WebhookService } from './service.js';
+import { WebhookStore } from './store.js';
+import { WebhookWorker } from './worker.js';
+
+export interface WebhookServiceDeps {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  secretBox: SecretBox;
+  clock: Clock;
+  config: WebhookConfig;
+  send?: SendWebhook;
+}
+
+export function createWebhookServices(deps: WebhookServiceDeps) {
+  const store = new WebhookStore(deps.db, deps.dialect);
+  const webhooks = new WebhookService(store, deps.secretBox, deps.clock, deps.config);
+  const worker = new WebhookWorker(
+    { store, signingSecrets: (userId) => webhooks.signingSecrets(userId), send: deps.send ?? sendWebhook, clock: deps.clock },
+    { timeoutMs: deps.config.timeoutMs, pollIntervalMs: deps.config.pollIntervalMs, allowPrivate: deps.config.allowPrivate },
+  );
+  webhooks.onWake(() => worker.wake());
+  return { webhooks, webhookWorker: worker, webhookStore: store };
+}
+
+export type WebhookServices = ReturnType<typeof createWebhookServices>;

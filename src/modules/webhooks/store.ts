@@ -1,0 +1,82 @@
+// SQL of outbound webhooks: secrets and the delivery queue.
+import { type Kysely, sql } from 'kysely';
+import type { Dialect } from '../../db/database.js';
+import type { Database } from '../../db/schema.js';
+import type { WebhookDeliveriesTable, WebhookSecretsTable } from './tables.js';
+
+export class WebhookStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+  ) {}
+
+  findSecret(userId: string): Promise<WebhookSecretsTable | undefined> {
+    return this.db.selectFrom('webhook_secrets').selectAll().where('user_id', '=', userId).executeTakeFirst();
+  }
+
+  /** Inserts the user's first secret unless one exists (two first requests race: one wins, both read it back). */
+  async insertSecretIfMissing(row: WebhookSecretsTable): Promise<void> {
+    await this.db.insertInto('webhook_secrets').values(row).onConflict((oc) => oc.column('user_id').doNothing()).execute();
+  }
+
+  /** Replaces the secret only if it is still `expected` (a concurrent rotation wins once); true when replaced. */
+  async rotateSecret(userId: string, expected: string, next: string, now: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('webhook_secrets')
+      .set({ secret: next, previous_secret: expected, rotated_at: now })
+      .where('user_id', '=', userId)
+      .where('secret', '=', expected)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /** Inserts deliveries through `db`: pass the transaction of the change they report. */
+  static async insertDeliveries(db: Kysely<Database>, rows: WebhookDeliveriesTable[]): Promise<void> {
+    if (rows.length) await db.insertInto('webhook_deliveries').values(rows).execute();
+  }
+
+  /**
+   * Claims up to `limit` deliveries due at `now` for one attempt each: their
+   * due time moves to `leaseUntil` and their attempt count goes up, in one
+   * statement, so two workers (instances) never claim the same delivery. A
+   * worker that dies mid-attempt leaves the delivery due again when the lease
+   * ends. PostgreSQL skips rows another worker is claiming (SKIP LOCKED); the
+   * outer conditions are re-checked on the locked row either way. SQLite runs
+   * one write at a time, so the same update is atomic there.
+   */
+  async claimDue(now: number, leaseUntil: number, limit: number): Promise<WebhookDeliveriesTable[]> {
+    const lock = this.dialect === 'postgres' ? sql` for update skip locked` : sql``;
+    const { rows } = await sql<WebhookDeliveriesTable>`
+      update webhook_deliveries
+         set next_attempt_at = ${leaseUntil}, attempts = attempts + 1, updated_at = ${now}
+       where id in (select id from webhook_deliveries
+                     where status = 'pending' and next_attempt_at <= ${now}
+                     order by next_attempt_at limit ${limit}${lock})
+         and status = 'pending' and next_attempt_at <= ${now}
+      returning *`.execute(this.db);
+    return rows.map((r) => ({ ...r, attempts: Number(r.attempts), next_attempt_at: Number(r.next_attempt_at), created_at: Number(r.created_at) }));
+  }
+
+  /** Records an attempt's outcome, only while this worker's claim (`attempts`) still holds. */
+  async finishAttempt(
+    id: string,
+    attempts: number,
+    outcome: { status: WebhookDeliveriesTable['status']; nextAttemptAt: number; statusCode: number | null; error: string | null; now: number },
+  ): Promise<void> {
+    await this.db
+      .updateTable('webhook_deliveries')
+      .set({ status: outcome.status, next_attempt_at: outcome.nextAttemptAt, last_status_code: outcome.statusCode, last_error: outcome.error, updated_at: outcome.now })
+      .where('id', '=', id)
+      .where('attempts', '=', attempts)
+      .where('status', '=', 'pending')
+      .execute();
+  }
+
+  find(id: string): Promise<WebhookDeliveriesTable | undefined> {
+    return this.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  listForUser(userId: string, limit: number): Promise<WebhookDeliveriesTable[]> {
+    return this.db.selectFrom('webhook_deliveries').selectAll().where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  }
+}

@@ -1,0 +1,41 @@
+// The real audio server: POST {AUDIO_SERVER_URL}/calls with the assembled
+// call, signed with the shared secret (Standard Webhooks headers), so the
+// audio server can verify it came from us the same way we verify its reports.
+import { randomUUID } from 'node:crypto';
+import { AppError } from '../../http/errors.js';
+import type { Clock } from '../../lib/clock.js';
+import { signWebhook } from '../../lib/standard-webhooks.js';
+import type { AssembledCall, AudioProvider } from './interface.js';
+
+export interface HttpAudioConfig {
+  url: string;
+  secret: string;
+}
+
+export class HttpAudioProvider implements AudioProvider {
+  readonly name = 'audio-server';
+  readonly sandbox = false;
+  constructor(
+    private readonly config: HttpAudioConfig,
+    private readonly clock: Clock,
+  ) {}
+
+  async startCall(sessionId: string, call: AssembledCall, progressUrl: string): Promise<{ providerCallId: string }> {
+    const body = JSON.stringify({ session_id: sessionId, progress_url: progressUrl, call });
+    const headers = signWebhook([this.config.secret], `req_${randomUUID()}`, this.clock.now(), body);
+    let res: Response;
+    try {
+      res = await fetch(`${this.config.url}/calls`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body,
+        signal: AbortSignal.timeout(15_000),
+      });
+    } catch (err) {
+      throw new AppError('provider_error', `audio server unreachable: ${(err as Error).message}`);
+    }
+    const answer = (await res.json().catch(() => ({}))) as { id?: unknown; message?: unknown };
+    if (!res.ok) throw new AppError('provider_error', `audio server refused the call: ${typeof answer.message === 'string' ? answer.message : `HTTP ${res.status}`}`);
+    return { providerCallId: typeof answer.id === 'string' ? answer.id : sessionId };
+  }
+}

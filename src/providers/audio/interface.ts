@@ -1,0 +1,66 @@
+// The audio server carries out a call: it dials, speaks with the assembled
+// prompt, voice and tools, and reports progress back to the service as
+// Standard Webhooks signed with the shared audio secret.
+
+/** A tool the agent may call during the conversation (knowledge search, integration functions). */
+export interface CallTool {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments. */
+  parameters: Record<string, unknown>;
+}
+
+/** Everything the audio server needs to carry out one call. */
+export interface AssembledCall {
+  /** E.164 number called. */
+  to: string;
+  /** E.164 number called from (the caller's number). */
+  from: string | null;
+  /** Who speaks for the caller, for the record and the greeting. */
+  agent: { name: string };
+  /** Who is called, for the record. */
+  contact: { name: string };
+  systemPrompt: string;
+  /** The agent's opening line. */
+  firstMessage: string;
+  voice: { provider: string; voiceId: string };
+  tools: CallTool[];
+}
+
+export const CALL_STATUSES = ['queued', 'ringing', 'in_progress', 'completed', 'failed', 'busy', 'no_answer', 'canceled'] as const;
+export type CallStatus = (typeof CALL_STATUSES)[number];
+export const FINAL_STATUSES: readonly CallStatus[] = ['completed', 'failed', 'busy', 'no_answer', 'canceled'];
+
+export interface TranscriptLine {
+  role: 'agent' | 'contact';
+  text: string;
+}
+
+/** The body of one progress report (POST /api/webhooks/audio/{sessionId}). */
+export interface AudioProgress {
+  status: CallStatus;
+  /** ISO-8601 time of the change at the audio server. */
+  at: string;
+  duration_seconds?: number;
+  transcript?: TranscriptLine[];
+}
+
+/** Where progress reports go: the raw body and headers, verified like the webhook route's. */
+export type ProgressSink = (sessionId: string, rawBody: Buffer, headers: Record<string, string>) => Promise<void>;
+
+export interface AudioProvider {
+  readonly name: string;
+  readonly sandbox: boolean;
+  /**
+   * Hands the call to the audio server, which reports to `progressUrl`.
+   * Resolves once the server has accepted it; AppError `provider_error` when
+   * it refuses or cannot be reached.
+   */
+  startCall(sessionId: string, call: AssembledCall, progressUrl: string): Promise<{ providerCallId: string }>;
+  /** In-process audio servers only: where their reports go instead of over HTTP. */
+  connect?(sink: ProgressSink): void;
+  /** Stops calls under way in this process (the app is closing). */
+  close?(): void;
+  /** In-process audio servers only: where failures to deliver a report are logged. */
+  reportErrorsTo?(log: { error(obj: unknown, msg: string): void }): void;
+}
