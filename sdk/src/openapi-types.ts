@@ -754,8 +754,10 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `email_taken`: an account with this email exists
+       * - `passwords_mismatch`: password and passwordConfirmation differ
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -832,8 +834,9 @@ export interface operations {
        *
        * Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_credentials`: wrong email or password
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -927,8 +930,10 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `no_phone`: the account has no phone number
+       * - `provider_refused`: the provider refused the request (e.g. an invalid phone number)
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -1025,8 +1030,11 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_code`: the one-time code is wrong
+       * - `code_expired`: the one-time code has expired: request a new one
+       * - `too_many_attempts`: too many wrong codes: request a new one
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -1120,8 +1128,9 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_return_url`: the return URL is not on an allowed origin
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -1192,8 +1201,10 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_token`: the link or token is invalid, used or expired
+       * - `passwords_mismatch`: password and passwordConfirmation differ
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -1350,8 +1361,10 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_code`: the one-time code is wrong
+       * - `two_factor_setup_missing`: no two-factor setup is pending: request one first
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -1449,8 +1462,10 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_code`: the one-time code is wrong
+       * - `two_factor_not_configured`: two-factor authentication is not enabled for this account
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -1534,8 +1549,10 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_code`: the one-time code is wrong
+       * - `two_factor_not_configured`: two-factor authentication is not enabled for this account
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -1653,7 +1670,7 @@ export interface operations {
       /**
        * @description Not found.
        *
-       * - `not_found`: no such resource for this caller
+       * - `provider_not_found`: no such external sign-in provider
        */
       404: {
         content: {
@@ -1700,6 +1717,7 @@ export interface operations {
       /**
        * @description Bad request.
        *
+       * - `invalid_return_url`: the return URL is not on an allowed origin
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
@@ -1710,7 +1728,7 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
        */
       403: {
         content: {
@@ -1720,7 +1738,7 @@ export interface operations {
       /**
        * @description Not found.
        *
-       * - `not_found`: no such resource for this caller
+       * - `provider_not_found`: no such external sign-in provider
        */
       404: {
         content: {
@@ -1790,6 +1808,8 @@ export interface operations {
       /**
        * @description Bad request.
        *
+       * - `invalid_token`: the link or token is invalid, used or expired
+       * - `provider_refused`: the provider refused the request (e.g. an invalid phone number)
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
@@ -1800,7 +1820,7 @@ export interface operations {
       /**
        * @description Not found.
        *
-       * - `not_found`: no such resource for this caller
+       * - `provider_not_found`: no such external sign-in provider
        */
       404: {
         content: {
@@ -1810,7 +1830,7 @@ export interface operations {
       /**
        * @description Conflict.
        *
-       * - `conflict`: the request conflicts with the current state
+       * - `identity_conflict`: the external identity belongs to another account
        */
       409: {
         content: {
@@ -1859,6 +1879,8 @@ export interface operations {
       /**
        * @description Bad request.
        *
+       * - `invalid_token`: the link or token is invalid, used or expired
+       * - `provider_refused`: the provider refused the request (e.g. an invalid phone number)
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
@@ -1869,7 +1891,7 @@ export interface operations {
       /**
        * @description Conflict.
        *
-       * - `conflict`: the request conflicts with the current state
+       * - `identity_conflict`: the external identity belongs to another account
        */
       409: {
         content: {
@@ -2938,8 +2960,9 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_key`: a key is malformed
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -3262,8 +3285,9 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_key`: a key is malformed
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -3567,7 +3591,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        */
       403: {
@@ -3598,7 +3621,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The payment page */
+      /** @description The checkout page to pay the top-up on */
       200: {
         content: {
           "application/json": {
@@ -3614,6 +3637,7 @@ export interface operations {
        * @description Bad request.
        *
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_return_url`: the return URL is not on an allowed origin
        * - `invalid_json`: the body is not valid JSON
        */
       400: {
@@ -3634,7 +3658,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -3646,7 +3669,7 @@ export interface operations {
       /**
        * @description Conflict.
        *
-       * - `conflict`: the request conflicts with the current state
+       * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
         content: {
@@ -3711,7 +3734,7 @@ export interface operations {
    */
   getBillingState: {
     responses: {
-      /** @description Billing state (spec 2.17) */
+      /** @description The caller's plan, usage this period, card on file and balance */
       200: {
         content: {
           "application/json": {
@@ -3748,13 +3771,7 @@ export interface operations {
             };
             /** @description A default payment method is on file */
             hasCard: boolean;
-            /**
-             * @description An amount of money
-             * @example {
-             *   "amount": 20,
-             *   "currency": "usd"
-             * }
-             */
+            /** @description An amount of money */
             balance: {
               /** @description In currency units (12.5 is $12.50) */
               amount: number;
@@ -3787,7 +3804,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        */
       403: {
@@ -3826,7 +3842,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The payment page */
+      /** @description The subscription checkout, or the page confirming the plan change */
       200: {
         content: {
           "application/json": {
@@ -3842,6 +3858,7 @@ export interface operations {
        * @description Bad request.
        *
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_return_url`: the return URL is not on an allowed origin
        * - `invalid_json`: the body is not valid JSON
        */
       400: {
@@ -3862,7 +3879,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -3875,6 +3891,7 @@ export interface operations {
        * @description Conflict.
        *
        * - `conflict`: the request conflicts with the current state
+       * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
         content: {
@@ -3945,7 +3962,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The payment page */
+      /** @description The customer portal session */
       200: {
         content: {
           "application/json": {
@@ -3960,6 +3977,7 @@ export interface operations {
       /**
        * @description Bad request.
        *
+       * - `invalid_return_url`: the return URL is not on an allowed origin
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
@@ -3980,7 +3998,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -4046,7 +4063,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        */
       403: {
@@ -4062,7 +4078,7 @@ export interface operations {
    */
   listPersonas: {
     responses: {
-      /** @description Default Response */
+      /** @description The built-in personas, then the ElevenLabs voices */
       200: {
         content: {
           "application/json": {
@@ -4097,7 +4113,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        */
       403: {
@@ -4113,7 +4128,7 @@ export interface operations {
    */
   listExternalPersonas: {
     responses: {
-      /** @description Default Response */
+      /** @description The ElevenLabs voices as personas (empty without a key) */
       200: {
         content: {
           "application/json": {
@@ -4148,7 +4163,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        */
       403: {
@@ -4179,7 +4193,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The persona */
       200: {
         content: {
           "application/json": {
@@ -4224,7 +4238,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        */
       403: {
@@ -4276,6 +4289,12 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "server": "my-server",
+         *   "jwt": "eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2UiOiJwZXJzb25hLXByZXZpZXciLCJ0ZXh0QmFzZTY0IjoiU0dWc2JHOGdkR2hsY21VPSIsImV4cCI6MTc5NTQ2NDYwMCwianRpIjoiN2Y5YzJhNGUtcHJldmlldy0xIn0.2bV8kQ…"
+         * }
+         */
         "application/json": {
           /** @description The name of your registered server that signed `jwt` (POST /api/servers) */
           server: string;
@@ -4285,7 +4304,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The spoken preview, encrypted to your server */
       200: {
         content: {
           "application/json": {
@@ -4314,6 +4333,7 @@ export interface operations {
        * @description Bad request.
        *
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_token`: the link or token is invalid, used or expired
        * - `invalid_json`: the body is not valid JSON
        */
       400: {
@@ -4334,7 +4354,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -4403,6 +4422,16 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -4411,7 +4440,7 @@ export interface operations {
    */
   listIntegrations: {
     responses: {
-      /** @description Default Response */
+      /** @description Your integrations, oldest first, tokens masked */
       200: {
         content: {
           "application/json": {
@@ -4446,7 +4475,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        */
       403: {
@@ -4463,6 +4491,15 @@ export interface operations {
   createIntegration: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "type": "calendly",
+         *   "data": {
+         *     "accessToken": "eyJraWQiOiIxY2UxZTEzNjE3ZGNm.eyJpc3MiOiJodHRwczovL2F1dGguY2FsZW5kbHkuY29tIn0.9xQz",
+         *     "eventTypeUrl": "https://calendly.com/acme/30min"
+         *   }
+         * }
+         */
         "application/json": {
           /** @description `calendly` */
           type: string;
@@ -4474,7 +4511,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The stored integration, token masked */
       200: {
         content: {
           "application/json": {
@@ -4500,6 +4537,7 @@ export interface operations {
        * @description Bad request.
        *
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `provider_refused`: the provider refused the request (e.g. an invalid phone number)
        * - `invalid_json`: the body is not valid JSON
        */
       400: {
@@ -4520,7 +4558,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -4600,7 +4637,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -4657,7 +4693,7 @@ export interface operations {
    */
   listTelephonyProviders: {
     responses: {
-      /** @description Telephony provider slugs */
+      /** @description The provider slugs you can search */
       200: {
         content: {
           "application/json": string[];
@@ -4676,7 +4712,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -4702,7 +4737,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description Countries and their number types, by name */
       200: {
         content: {
           "application/json": ({
@@ -4736,7 +4771,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -4748,7 +4782,7 @@ export interface operations {
       /**
        * @description Not found.
        *
-       * - `not_found`: no such resource for this caller
+       * - `provider_not_found`: no such external sign-in provider
        */
       404: {
         content: {
@@ -4803,7 +4837,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description Numbers for sale, each with a signed price offer */
       200: {
         content: {
           "application/json": ({
@@ -4854,7 +4888,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -4866,7 +4899,7 @@ export interface operations {
       /**
        * @description Not found.
        *
-       * - `not_found`: no such resource for this caller
+       * - `provider_not_found`: no such external sign-in provider
        */
       404: {
         content: {
@@ -4902,6 +4935,18 @@ export interface operations {
   createPhoneNumberAddress: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "customerName": "Acme Inc.",
+         *   "street": "1 Market Street",
+         *   "streetSecondary": "Suite 300",
+         *   "city": "San Francisco",
+         *   "region": "CA",
+         *   "postalCode": "94105",
+         *   "isoCountry": "US",
+         *   "friendlyName": "Head office"
+         * }
+         */
         "application/json": {
           /** @description Defaults to your first and last name */
           customerName?: string;
@@ -4920,7 +4965,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The address registered with the provider */
       200: {
         content: {
           "application/json": {
@@ -4931,8 +4976,9 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `provider_refused`: the provider refused the request (e.g. an invalid phone number)
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -4952,7 +4998,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -4964,7 +5009,7 @@ export interface operations {
       /**
        * @description Not found.
        *
-       * - `not_found`: no such resource for this caller
+       * - `provider_not_found`: no such external sign-in provider
        */
       404: {
         content: {
@@ -5009,7 +5054,7 @@ export interface operations {
    */
   listPhoneNumbers: {
     responses: {
-      /** @description Default Response */
+      /** @description Your numbers, oldest first */
       200: {
         content: {
           "application/json": ({
@@ -5056,7 +5101,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -5083,6 +5127,13 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "jwt": "eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6IndvcmtzcGFjZS0xIn0.eyJwaG9uZU51bWJlciI6IisxNDE1NTU1MDEwMCJ9.3kP9xQ…",
+         *   "name": "Support line",
+         *   "description": "Answers the support queue"
+         * }
+         */
         "application/json": {
           /** @description price.jwt of a search result */
           jwt: string;
@@ -5095,7 +5146,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The new phone number */
       200: {
         content: {
           "application/json": {
@@ -5106,7 +5157,9 @@ export interface operations {
       /**
        * @description Bad request.
        *
+       * - `invalid_token`: the link or token is invalid, used or expired
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `provider_refused`: the provider refused the request (e.g. an invalid phone number)
        * - `invalid_json`: the body is not valid JSON
        */
       400: {
@@ -5127,7 +5180,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -5139,7 +5191,9 @@ export interface operations {
       /**
        * @description Conflict.
        *
+       * - `payment_method_required`: a payment method is required first
        * - `conflict`: the request conflicts with the current state
+       * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
         content: {
@@ -5177,6 +5231,16 @@ export interface operations {
         };
       };
       /**
+       * @description Too many requests.
+       *
+       * - `rate_limited`: too many requests: wait and retry (see Retry-After)
+       */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
        * @description Provider error.
        *
        * - `provider_error`: an outside provider failed or could not be reached
@@ -5199,7 +5263,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The number */
       200: {
         content: {
           "application/json": {
@@ -5256,7 +5320,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -5326,7 +5389,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -5406,7 +5468,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The updated number */
       200: {
         content: {
           "application/json": {
@@ -5464,7 +5526,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -5521,7 +5582,7 @@ export interface operations {
    */
   listInboundConfigurations: {
     responses: {
-      /** @description Default Response */
+      /** @description Your inbound configurations, oldest first */
       200: {
         content: {
           "application/json": ({
@@ -5567,7 +5628,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -5585,6 +5645,26 @@ export interface operations {
   createInboundConfiguration: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Front desk",
+         *   "description": "Answers the main line during office hours",
+         *   "agent": {
+         *     "id": "0193a5c2-0000-7000-8000-00000000a001",
+         *     "type": "agents"
+         *   },
+         *   "source": {
+         *     "type": "manual"
+         *   },
+         *   "humanAgents": [
+         *     {
+         *       "id": "0193a5c2-0000-7000-8000-00000000c001",
+         *       "type": "contacts"
+         *     }
+         *   ],
+         *   "knowledge_base_id": "0193a5b2-7c1e-7d3f-9a41-5c2b8e6f1a20"
+         * }
+         */
         "application/json": {
           name: string;
           description?: string | null;
@@ -5618,7 +5698,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The new inbound configuration */
       200: {
         content: {
           "application/json": {
@@ -5675,7 +5755,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -5727,7 +5806,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The inbound configuration */
       200: {
         content: {
           "application/json": {
@@ -5783,7 +5862,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -5826,6 +5904,26 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Front desk",
+         *   "description": "Answers the main line during office hours",
+         *   "agent": {
+         *     "id": "0193a5c2-0000-7000-8000-00000000a001",
+         *     "type": "agents"
+         *   },
+         *   "source": {
+         *     "type": "manual"
+         *   },
+         *   "humanAgents": [
+         *     {
+         *       "id": "0193a5c2-0000-7000-8000-00000000c001",
+         *       "type": "contacts"
+         *     }
+         *   ],
+         *   "knowledge_base_id": "0193a5b2-7c1e-7d3f-9a41-5c2b8e6f1a20"
+         * }
+         */
         "application/json": {
           name: string;
           description?: string | null;
@@ -5859,7 +5957,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The replaced inbound configuration */
       200: {
         content: {
           "application/json": {
@@ -5916,7 +6014,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -5979,6 +6076,12 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "action": "attach",
+         *   "phone_number_id": "0193a5c2-5e0b-7c3a-8d21-4f6a9b2c7e10"
+         * }
+         */
         "application/json": {
           action: "attach" | "detach";
           phone_number_id: string;
@@ -5986,7 +6089,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The number, attached to this configuration or detached */
       200: {
         content: {
           "application/json": {
@@ -6023,8 +6126,8 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -6044,7 +6147,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -6154,7 +6256,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -6227,6 +6328,13 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Front desk (evenings)",
+         *   "humanAgents": [],
+         *   "knowledge_base_id": null
+         * }
+         */
         "application/json": {
           name?: string;
           description?: string | null;
@@ -6253,7 +6361,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The updated inbound configuration */
       200: {
         content: {
           "application/json": {
@@ -6310,7 +6418,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -6374,7 +6481,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description Your messages, newest first */
       200: {
         content: {
           "application/json": ({
@@ -6425,7 +6532,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -6452,6 +6558,13 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "phoneNumberId": "0193a5c2-5e0b-7c3a-8d21-4f6a9b2c7e10",
+         *   "to": "+14155550123",
+         *   "body": "Your table is ready"
+         * }
+         */
         "application/json": {
           /** @description One of your numbers that can send SMS */
           phoneNumberId: string;
@@ -6462,7 +6575,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The message, with the provider's answer to the send */
       200: {
         content: {
           "application/json": {
@@ -6494,6 +6607,7 @@ export interface operations {
        * @description Bad request.
        *
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `provider_refused`: the provider refused the request (e.g. an invalid phone number)
        * - `invalid_json`: the body is not valid JSON
        */
       400: {
@@ -6514,7 +6628,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -6537,6 +6650,7 @@ export interface operations {
        * @description Conflict.
        *
        * - `conflict`: the request conflicts with the current state
+       * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
         content: {
@@ -6606,7 +6720,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The message and its status history */
       200: {
         content: {
           "application/json": {
@@ -6657,7 +6771,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -6711,8 +6824,9 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_signature`: the request signature (a provider webhook signature header) does not verify
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -6903,8 +7017,8 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -7041,6 +7155,7 @@ export interface operations {
       /**
        * @description Bad request.
        *
+       * - `invalid_signature`: the request signature (a provider webhook signature header) does not verify
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
@@ -7096,7 +7211,7 @@ export interface operations {
    */
   listKnowledgeBases: {
     responses: {
-      /** @description The caller's knowledge bases, oldest first */
+      /** @description Your knowledge bases, oldest first */
       200: {
         content: {
           "application/json": {
@@ -7127,7 +7242,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -7145,6 +7259,12 @@ export interface operations {
   createKnowledgeBase: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Support",
+         *   "description": "Product manuals and FAQ"
+         * }
+         */
         "application/json": {
           name: string;
           description?: string;
@@ -7152,7 +7272,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description A knowledge base */
+      /** @description The new, empty knowledge base */
       200: {
         content: {
           "application/json": {
@@ -7173,8 +7293,8 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -7194,7 +7314,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -7237,7 +7356,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description A knowledge base and its documents */
+      /** @description The knowledge base and its documents */
       200: {
         content: {
           "application/json": {
@@ -7293,7 +7412,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -7345,7 +7463,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The created documents */
+      /** @description The documents created from the files, in upload order */
       200: {
         content: {
           "application/json": ({
@@ -7388,7 +7506,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -7489,7 +7606,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -7553,6 +7669,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "description": "Product manuals, FAQ and release notes"
+         * }
+         */
         "application/json": {
           name?: string;
           description?: string;
@@ -7560,7 +7681,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description A knowledge base */
+      /** @description The updated knowledge base */
       200: {
         content: {
           "application/json": {
@@ -7581,8 +7702,8 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -7602,7 +7723,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -7666,6 +7786,14 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "urls": [
+         *     "https://example.com/pricing",
+         *     "https://example.com/faq"
+         *   ]
+         * }
+         */
         "application/json": {
           /** @description http(s) URLs to crawl */
           urls: string[];
@@ -7673,7 +7801,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Created documents and the skipped URLs */
+      /** @description The documents created and the URLs skipped */
       200: {
         content: {
           "application/json": {
@@ -7703,8 +7831,8 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -7724,7 +7852,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -7798,6 +7925,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "text": "How do I reset the device?"
+         * }
+         */
         "application/json": {
           /** @description The question or keywords */
           text: string;
@@ -7805,7 +7937,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description At most 5 matches, best first */
+      /** @description At most 5 passages, best first */
       200: {
         content: {
           "application/json": ({
@@ -7825,8 +7957,8 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -7846,7 +7978,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -7918,8 +8049,8 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -7939,7 +8070,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -8074,7 +8204,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -8086,7 +8215,7 @@ export interface operations {
       /**
        * @description Conflict.
        *
-       * - `conflict`: the request conflicts with the current state
+       * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
         content: {

@@ -89,6 +89,18 @@ describe('the OpenAPI document', () => {
     expect(doc.paths['/api/objects/{id}'].get.responses['403'].description).toContain('phone_not_verified');
   });
 
+  it('documents the codes a route declares with errorResponses, and the idempotency codes next to them', () => {
+    const codesAt = (path: string, method: string, status: number) => mediaExamples(doc.paths[path][method].responses[status]?.content?.['application/json']).map((v) => v.code);
+    // @fastify/swagger drops keywords next to a $ref: these were lost before keepDeclaredCodes.
+    expect(codesAt('/api/auth/verify/request', 'post', 400)).toEqual(expect.arrayContaining(['no_phone', 'provider_refused', 'invalid_input']));
+    expect(codesAt('/api/webhooks/twilio/sms/{id}', 'post', 400)).toContain('invalid_signature');
+    expect(codesAt('/api/phone-numbers', 'put', 400)).toEqual(expect.arrayContaining(['invalid_token', 'provider_refused', 'invalid_input']));
+    // An idempotent route keeps its own 409 codes and gains idempotency_in_progress.
+    expect(codesAt('/api/phone-numbers', 'put', 409)).toEqual(expect.arrayContaining(['payment_method_required', 'conflict', 'idempotency_in_progress']));
+    expect(codesAt('/api/phone-numbers', 'put', 422)).toEqual(['idempotency_mismatch']);
+    expect(codesAt('/api/phone-numbers/search/{provider}', 'get', 404)).toEqual(['provider_not_found']);
+  });
+
   it('marks as optional what the server does not require (login remember, outbox limit)', () => {
     const login = doc.paths['/api/auth/login'].post.requestBody.content['application/json'].schema;
     expect(login.required).not.toContain('remember');
