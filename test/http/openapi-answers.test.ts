@@ -122,7 +122,7 @@ describe('documented success answers', () => {
     await call('GET /api/knowledge-bases', '/api/knowledge-bases');
     await call('PATCH /api/knowledge-bases/{id}', `/api/knowledge-bases/${base.id}`, { payload: { description: 'Manuals' } });
     const form = multipartForm([{ field: 'files', filename: 'manual.txt', contentType: 'text/plain', content: Buffer.from('To reset the device, hold the power button for ten seconds.\n\nThe light blinks twice.') }]);
-    const [document] = await call('POST /api/knowledge-bases/{id}', `/api/knowledge-bases/${base.id}`, { payload: form.payload, headers: form.headers });
+    const [document] = (await call('POST /api/knowledge-bases/{id}', `/api/knowledge-bases/${base.id}`, { payload: form.payload, headers: form.headers })) as unknown as Json[];
     await call('GET /api/knowledge-bases/{id}', `/api/knowledge-bases/${base.id}`);
     const matches = await call('POST /api/knowledge-bases/{id}/search', `/api/knowledge-bases/${base.id}/search`, { payload: { text: 'reset the device' } });
     expect(matches.length).toBeGreaterThan(0);
