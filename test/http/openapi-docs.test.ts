@@ -3,6 +3,7 @@
 // example, every error answer listing known codes, and the statuses a route's
 // shape implies (400/413/414/415/401) declared. New routes join automatically.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorMeaning } from '../../src/http/error-docs.js';
 import { errorStatus } from '../../src/http/errors.js';
 import { type TestApp, createTestApp } from '../support/app.js';
 
@@ -88,6 +89,10 @@ describe('the OpenAPI document', () => {
     }
     expect(doc.paths['/api/health'].get.security).toEqual([]);
     expect(doc.paths['/api/objects/{id}'].get.responses['403'].description).toContain('phone_not_verified');
+  });
+
+  it('says what every error code means (src/http/error-docs.ts)', () => {
+    for (const code of Object.keys(errorStatus)) expect(errorMeaning[code as keyof typeof errorMeaning], code).toBeTruthy();
   });
 
   it('documents the codes a route declares with errorResponses, and the idempotency codes next to them', () => {
