@@ -782,8 +782,10 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `email_taken`: an account with this email exists
+       * - `passwords_mismatch`: password and passwordConfirmation differ
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -860,8 +862,9 @@ export interface operations {
        *
        * Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_credentials`: wrong email or password
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -955,8 +958,10 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `no_phone`: the account has no phone number
+       * - `provider_refused`: the provider refused the request (e.g. an invalid phone number)
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -1053,8 +1058,11 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_code`: the one-time code is wrong
+       * - `code_expired`: the one-time code has expired: request a new one
+       * - `too_many_attempts`: too many wrong codes: request a new one
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -1148,8 +1156,9 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_return_url`: the return URL is not on an allowed origin
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -1220,8 +1229,10 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_token`: the link or token is invalid, used or expired
+       * - `passwords_mismatch`: password and passwordConfirmation differ
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -1378,8 +1389,10 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_code`: the one-time code is wrong
+       * - `two_factor_setup_missing`: no two-factor setup is pending: request one first
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -1477,8 +1490,10 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_code`: the one-time code is wrong
+       * - `two_factor_not_configured`: two-factor authentication is not enabled for this account
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -1562,8 +1577,10 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_code`: the one-time code is wrong
+       * - `two_factor_not_configured`: two-factor authentication is not enabled for this account
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -1681,7 +1698,7 @@ export interface operations {
       /**
        * @description Not found.
        *
-       * - `not_found`: no such resource for this caller
+       * - `provider_not_found`: no such external sign-in provider
        */
       404: {
         content: {
@@ -1728,6 +1745,7 @@ export interface operations {
       /**
        * @description Bad request.
        *
+       * - `invalid_return_url`: the return URL is not on an allowed origin
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
@@ -1738,7 +1756,7 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
+       * - `two_factor_required`: two-factor verification is pending for this session
        */
       403: {
         content: {
@@ -1748,7 +1766,7 @@ export interface operations {
       /**
        * @description Not found.
        *
-       * - `not_found`: no such resource for this caller
+       * - `provider_not_found`: no such external sign-in provider
        */
       404: {
         content: {
@@ -1818,6 +1836,8 @@ export interface operations {
       /**
        * @description Bad request.
        *
+       * - `invalid_token`: the link or token is invalid, used or expired
+       * - `provider_refused`: the provider refused the request (e.g. an invalid phone number)
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
@@ -1828,7 +1848,7 @@ export interface operations {
       /**
        * @description Not found.
        *
-       * - `not_found`: no such resource for this caller
+       * - `provider_not_found`: no such external sign-in provider
        */
       404: {
         content: {
@@ -1838,7 +1858,7 @@ export interface operations {
       /**
        * @description Conflict.
        *
-       * - `conflict`: the request conflicts with the current state
+       * - `identity_conflict`: the external identity belongs to another account
        */
       409: {
         content: {
@@ -1887,6 +1907,8 @@ export interface operations {
       /**
        * @description Bad request.
        *
+       * - `invalid_token`: the link or token is invalid, used or expired
+       * - `provider_refused`: the provider refused the request (e.g. an invalid phone number)
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
@@ -1897,7 +1919,7 @@ export interface operations {
       /**
        * @description Conflict.
        *
-       * - `conflict`: the request conflicts with the current state
+       * - `identity_conflict`: the external identity belongs to another account
        */
       409: {
         content: {
@@ -2966,8 +2988,9 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_key`: a key is malformed
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -3290,8 +3313,9 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_key`: a key is malformed
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -3595,7 +3619,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        */
       403: {
@@ -3626,7 +3649,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The payment page */
+      /** @description The checkout page to pay the top-up on */
       200: {
         content: {
           "application/json": {
@@ -3642,6 +3665,7 @@ export interface operations {
        * @description Bad request.
        *
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_return_url`: the return URL is not on an allowed origin
        * - `invalid_json`: the body is not valid JSON
        */
       400: {
@@ -3662,7 +3686,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -3674,7 +3697,7 @@ export interface operations {
       /**
        * @description Conflict.
        *
-       * - `conflict`: the request conflicts with the current state
+       * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
         content: {
@@ -3739,7 +3762,7 @@ export interface operations {
    */
   getBillingState: {
     responses: {
-      /** @description Billing state (spec 2.17) */
+      /** @description The caller's plan, usage this period, card on file and balance */
       200: {
         content: {
           "application/json": {
@@ -3776,13 +3799,7 @@ export interface operations {
             };
             /** @description A default payment method is on file */
             hasCard: boolean;
-            /**
-             * @description An amount of money
-             * @example {
-             *   "amount": 20,
-             *   "currency": "usd"
-             * }
-             */
+            /** @description An amount of money */
             balance: {
               /** @description In currency units (12.5 is $12.50) */
               amount: number;
@@ -3815,7 +3832,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        */
       403: {
@@ -3854,7 +3870,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The payment page */
+      /** @description The subscription checkout, or the page confirming the plan change */
       200: {
         content: {
           "application/json": {
@@ -3870,6 +3886,7 @@ export interface operations {
        * @description Bad request.
        *
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_return_url`: the return URL is not on an allowed origin
        * - `invalid_json`: the body is not valid JSON
        */
       400: {
@@ -3890,7 +3907,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -3903,6 +3919,7 @@ export interface operations {
        * @description Conflict.
        *
        * - `conflict`: the request conflicts with the current state
+       * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
         content: {
@@ -3973,7 +3990,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The payment page */
+      /** @description The customer portal session */
       200: {
         content: {
           "application/json": {
@@ -3988,6 +4005,7 @@ export interface operations {
       /**
        * @description Bad request.
        *
+       * - `invalid_return_url`: the return URL is not on an allowed origin
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
@@ -4008,7 +4026,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -4074,7 +4091,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        */
       403: {
@@ -4090,7 +4106,7 @@ export interface operations {
    */
   listPersonas: {
     responses: {
-      /** @description Default Response */
+      /** @description The built-in personas, then the ElevenLabs voices */
       200: {
         content: {
           "application/json": {
@@ -4125,7 +4141,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        */
       403: {
@@ -4141,7 +4156,7 @@ export interface operations {
    */
   listExternalPersonas: {
     responses: {
-      /** @description Default Response */
+      /** @description The ElevenLabs voices as personas (empty without a key) */
       200: {
         content: {
           "application/json": {
@@ -4176,7 +4191,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        */
       403: {
@@ -4207,7 +4221,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The persona */
       200: {
         content: {
           "application/json": {
@@ -4252,7 +4266,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        */
       403: {
@@ -4304,6 +4317,12 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "server": "my-server",
+         *   "jwt": "eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2UiOiJwZXJzb25hLXByZXZpZXciLCJ0ZXh0QmFzZTY0IjoiU0dWc2JHOGdkR2hsY21VPSIsImV4cCI6MTc5NTQ2NDYwMCwianRpIjoiN2Y5YzJhNGUtcHJldmlldy0xIn0.2bV8kQ…"
+         * }
+         */
         "application/json": {
           /** @description The name of your registered server that signed `jwt` (POST /api/servers) */
           server: string;
@@ -4313,7 +4332,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The spoken preview, encrypted to your server */
       200: {
         content: {
           "application/json": {
@@ -4342,6 +4361,7 @@ export interface operations {
        * @description Bad request.
        *
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_token`: the link or token is invalid, used or expired
        * - `invalid_json`: the body is not valid JSON
        */
       400: {
@@ -4362,7 +4382,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -4431,6 +4450,16 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -4439,7 +4468,7 @@ export interface operations {
    */
   listIntegrations: {
     responses: {
-      /** @description Default Response */
+      /** @description Your integrations, oldest first, tokens masked */
       200: {
         content: {
           "application/json": {
@@ -4474,7 +4503,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        */
       403: {
@@ -4491,6 +4519,15 @@ export interface operations {
   createIntegration: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "type": "calendly",
+         *   "data": {
+         *     "accessToken": "eyJraWQiOiIxY2UxZTEzNjE3ZGNm.eyJpc3MiOiJodHRwczovL2F1dGguY2FsZW5kbHkuY29tIn0.9xQz",
+         *     "eventTypeUrl": "https://calendly.com/acme/30min"
+         *   }
+         * }
+         */
         "application/json": {
           /** @description `calendly` */
           type: string;
@@ -4502,7 +4539,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The stored integration, token masked */
       200: {
         content: {
           "application/json": {
@@ -4528,6 +4565,7 @@ export interface operations {
        * @description Bad request.
        *
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `provider_refused`: the provider refused the request (e.g. an invalid phone number)
        * - `invalid_json`: the body is not valid JSON
        */
       400: {
@@ -4548,7 +4586,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -4628,7 +4665,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -4685,7 +4721,7 @@ export interface operations {
    */
   listTelephonyProviders: {
     responses: {
-      /** @description Telephony provider slugs */
+      /** @description The provider slugs you can search */
       200: {
         content: {
           "application/json": string[];
@@ -4704,7 +4740,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -4730,7 +4765,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description Countries and their number types, by name */
       200: {
         content: {
           "application/json": ({
@@ -4764,7 +4799,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -4776,7 +4810,7 @@ export interface operations {
       /**
        * @description Not found.
        *
-       * - `not_found`: no such resource for this caller
+       * - `provider_not_found`: no such external sign-in provider
        */
       404: {
         content: {
@@ -4831,7 +4865,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description Numbers for sale, each with a signed price offer */
       200: {
         content: {
           "application/json": ({
@@ -4882,7 +4916,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -4894,7 +4927,7 @@ export interface operations {
       /**
        * @description Not found.
        *
-       * - `not_found`: no such resource for this caller
+       * - `provider_not_found`: no such external sign-in provider
        */
       404: {
         content: {
@@ -4930,6 +4963,18 @@ export interface operations {
   createPhoneNumberAddress: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "customerName": "Acme Inc.",
+         *   "street": "1 Market Street",
+         *   "streetSecondary": "Suite 300",
+         *   "city": "San Francisco",
+         *   "region": "CA",
+         *   "postalCode": "94105",
+         *   "isoCountry": "US",
+         *   "friendlyName": "Head office"
+         * }
+         */
         "application/json": {
           /** @description Defaults to your first and last name */
           customerName?: string;
@@ -4948,7 +4993,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The address registered with the provider */
       200: {
         content: {
           "application/json": {
@@ -4959,8 +5004,9 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `provider_refused`: the provider refused the request (e.g. an invalid phone number)
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -4980,7 +5026,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -4992,7 +5037,7 @@ export interface operations {
       /**
        * @description Not found.
        *
-       * - `not_found`: no such resource for this caller
+       * - `provider_not_found`: no such external sign-in provider
        */
       404: {
         content: {
@@ -5037,7 +5082,7 @@ export interface operations {
    */
   listPhoneNumbers: {
     responses: {
-      /** @description Default Response */
+      /** @description Your numbers, oldest first */
       200: {
         content: {
           "application/json": ({
@@ -5084,7 +5129,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -5111,6 +5155,13 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "jwt": "eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6IndvcmtzcGFjZS0xIn0.eyJwaG9uZU51bWJlciI6IisxNDE1NTU1MDEwMCJ9.3kP9xQ…",
+         *   "name": "Support line",
+         *   "description": "Answers the support queue"
+         * }
+         */
         "application/json": {
           /** @description price.jwt of a search result */
           jwt: string;
@@ -5123,7 +5174,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The new phone number */
       200: {
         content: {
           "application/json": {
@@ -5134,7 +5185,9 @@ export interface operations {
       /**
        * @description Bad request.
        *
+       * - `invalid_token`: the link or token is invalid, used or expired
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `provider_refused`: the provider refused the request (e.g. an invalid phone number)
        * - `invalid_json`: the body is not valid JSON
        */
       400: {
@@ -5155,7 +5208,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -5167,7 +5219,9 @@ export interface operations {
       /**
        * @description Conflict.
        *
+       * - `payment_method_required`: a payment method is required first
        * - `conflict`: the request conflicts with the current state
+       * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
         content: {
@@ -5205,6 +5259,16 @@ export interface operations {
         };
       };
       /**
+       * @description Too many requests.
+       *
+       * - `rate_limited`: too many requests: wait and retry (see Retry-After)
+       */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
        * @description Provider error.
        *
        * - `provider_error`: an outside provider failed or could not be reached
@@ -5227,7 +5291,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The number */
       200: {
         content: {
           "application/json": {
@@ -5284,7 +5348,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -5354,7 +5417,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -5434,7 +5496,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The updated number */
       200: {
         content: {
           "application/json": {
@@ -5492,7 +5554,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -5549,7 +5610,7 @@ export interface operations {
    */
   listInboundConfigurations: {
     responses: {
-      /** @description Default Response */
+      /** @description Your inbound configurations, oldest first */
       200: {
         content: {
           "application/json": ({
@@ -5595,7 +5656,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -5613,6 +5673,26 @@ export interface operations {
   createInboundConfiguration: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Front desk",
+         *   "description": "Answers the main line during office hours",
+         *   "agent": {
+         *     "id": "0193a5c2-0000-7000-8000-00000000a001",
+         *     "type": "agents"
+         *   },
+         *   "source": {
+         *     "type": "manual"
+         *   },
+         *   "humanAgents": [
+         *     {
+         *       "id": "0193a5c2-0000-7000-8000-00000000c001",
+         *       "type": "contacts"
+         *     }
+         *   ],
+         *   "knowledge_base_id": "0193a5b2-7c1e-7d3f-9a41-5c2b8e6f1a20"
+         * }
+         */
         "application/json": {
           name: string;
           description?: string | null;
@@ -5646,7 +5726,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The new inbound configuration */
       200: {
         content: {
           "application/json": {
@@ -5703,7 +5783,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -5755,7 +5834,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The inbound configuration */
       200: {
         content: {
           "application/json": {
@@ -5811,7 +5890,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -5854,6 +5932,26 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Front desk",
+         *   "description": "Answers the main line during office hours",
+         *   "agent": {
+         *     "id": "0193a5c2-0000-7000-8000-00000000a001",
+         *     "type": "agents"
+         *   },
+         *   "source": {
+         *     "type": "manual"
+         *   },
+         *   "humanAgents": [
+         *     {
+         *       "id": "0193a5c2-0000-7000-8000-00000000c001",
+         *       "type": "contacts"
+         *     }
+         *   ],
+         *   "knowledge_base_id": "0193a5b2-7c1e-7d3f-9a41-5c2b8e6f1a20"
+         * }
+         */
         "application/json": {
           name: string;
           description?: string | null;
@@ -5887,7 +5985,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The replaced inbound configuration */
       200: {
         content: {
           "application/json": {
@@ -5944,7 +6042,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -6007,6 +6104,12 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "action": "attach",
+         *   "phone_number_id": "0193a5c2-5e0b-7c3a-8d21-4f6a9b2c7e10"
+         * }
+         */
         "application/json": {
           action: "attach" | "detach";
           phone_number_id: string;
@@ -6014,7 +6117,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The number, attached to this configuration or detached */
       200: {
         content: {
           "application/json": {
@@ -6051,8 +6154,8 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -6072,7 +6175,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -6182,7 +6284,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -6255,6 +6356,13 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Front desk (evenings)",
+         *   "humanAgents": [],
+         *   "knowledge_base_id": null
+         * }
+         */
         "application/json": {
           name?: string;
           description?: string | null;
@@ -6281,7 +6389,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The updated inbound configuration */
       200: {
         content: {
           "application/json": {
@@ -6338,7 +6446,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -6402,7 +6509,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description Your messages, newest first */
       200: {
         content: {
           "application/json": ({
@@ -6453,7 +6560,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -6480,6 +6586,13 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "phoneNumberId": "0193a5c2-5e0b-7c3a-8d21-4f6a9b2c7e10",
+         *   "to": "+14155550123",
+         *   "body": "Your table is ready"
+         * }
+         */
         "application/json": {
           /** @description One of your numbers that can send SMS */
           phoneNumberId: string;
@@ -6490,7 +6603,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The message, with the provider's answer to the send */
       200: {
         content: {
           "application/json": {
@@ -6522,6 +6635,7 @@ export interface operations {
        * @description Bad request.
        *
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `provider_refused`: the provider refused the request (e.g. an invalid phone number)
        * - `invalid_json`: the body is not valid JSON
        */
       400: {
@@ -6542,7 +6656,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -6565,6 +6678,7 @@ export interface operations {
        * @description Conflict.
        *
        * - `conflict`: the request conflicts with the current state
+       * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
         content: {
@@ -6634,7 +6748,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The message and its status history */
       200: {
         content: {
           "application/json": {
@@ -6685,7 +6799,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -6739,8 +6852,9 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_signature`: the request signature (a provider webhook signature header) does not verify
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -6931,8 +7045,8 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -7069,6 +7183,7 @@ export interface operations {
       /**
        * @description Bad request.
        *
+       * - `invalid_signature`: the request signature (a provider webhook signature header) does not verify
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
@@ -7124,7 +7239,7 @@ export interface operations {
    */
   listKnowledgeBases: {
     responses: {
-      /** @description The caller's knowledge bases, oldest first */
+      /** @description Your knowledge bases, oldest first */
       200: {
         content: {
           "application/json": {
@@ -7155,7 +7270,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -7173,6 +7287,12 @@ export interface operations {
   createKnowledgeBase: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Support",
+         *   "description": "Product manuals and FAQ"
+         * }
+         */
         "application/json": {
           name: string;
           description?: string;
@@ -7180,7 +7300,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description A knowledge base */
+      /** @description The new, empty knowledge base */
       200: {
         content: {
           "application/json": {
@@ -7201,8 +7321,8 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -7222,7 +7342,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -7265,7 +7384,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description A knowledge base and its documents */
+      /** @description The knowledge base and its documents */
       200: {
         content: {
           "application/json": {
@@ -7321,7 +7440,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -7373,7 +7491,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The created documents */
+      /** @description The documents created from the files, in upload order */
       200: {
         content: {
           "application/json": ({
@@ -7416,7 +7534,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -7517,7 +7634,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -7581,6 +7697,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "description": "Product manuals, FAQ and release notes"
+         * }
+         */
         "application/json": {
           name?: string;
           description?: string;
@@ -7588,7 +7709,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description A knowledge base */
+      /** @description The updated knowledge base */
       200: {
         content: {
           "application/json": {
@@ -7609,8 +7730,8 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -7630,7 +7751,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -7694,6 +7814,14 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "urls": [
+         *     "https://example.com/pricing",
+         *     "https://example.com/faq"
+         *   ]
+         * }
+         */
         "application/json": {
           /** @description http(s) URLs to crawl */
           urls: string[];
@@ -7701,7 +7829,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Created documents and the skipped URLs */
+      /** @description The documents created and the URLs skipped */
       200: {
         content: {
           "application/json": {
@@ -7731,8 +7859,8 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -7752,7 +7880,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -7826,6 +7953,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "text": "How do I reset the device?"
+         * }
+         */
         "application/json": {
           /** @description The question or keywords */
           text: string;
@@ -7833,7 +7965,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description At most 5 matches, best first */
+      /** @description At most 5 passages, best first */
       200: {
         content: {
           "application/json": ({
@@ -7853,8 +7985,8 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -7874,7 +8006,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -7946,8 +8077,8 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
@@ -7967,7 +8098,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -8102,7 +8232,6 @@ export interface operations {
       /**
        * @description Forbidden.
        *
-       * - `forbidden`: the caller may not do this
        * - `two_factor_required`: two-factor verification is pending for this session
        * - `phone_not_verified`: the phone number must be verified first
        */
@@ -8114,7 +8243,7 @@ export interface operations {
       /**
        * @description Conflict.
        *
-       * - `conflict`: the request conflicts with the current state
+       * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
         content: {

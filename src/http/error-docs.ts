@@ -19,6 +19,7 @@ export const errorMeaning: Partial<Record<ErrorCode, string>> = {
   provider_refused: 'the provider refused the request (e.g. an invalid phone number)',
   no_phone: 'the account has no phone number',
   invalid_key: 'a key is malformed',
+  invalid_signature: 'the request signature (a provider webhook signature header) does not verify',
   unauthenticated: 'no credential, or an invalid, expired or revoked token or API key',
   invalid_credentials: 'wrong email or password',
   phone_not_verified: 'the phone number must be verified first',

@@ -6,6 +6,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler, preHandlerHookHandler } from 'fastify';
 import { Type } from 'typebox';
 import { IDEMPOTENCY_KEY_PATTERN, type IdempotencyService } from '../modules/platform/idempotency.js';
+import type { ErrorCode } from './errors.js';
+import { errorResponses } from './schemas.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -30,6 +32,20 @@ const keyHeaderSchema = Type.String({
 function withKeyHeader(headers: unknown): unknown {
   const base = (headers as { properties?: Record<string, unknown> } | undefined) ?? { type: 'object', properties: {} };
   return { ...base, type: 'object', properties: { ...(base.properties ?? {}), [HEADER]: keyHeaderSchema } };
+}
+
+/**
+ * The route's error answers at the statuses of `codes`, with those codes added
+ * to the codes the route declared there (errorResponses), so the docs list both.
+ */
+function withCodes(response: Record<string, unknown>, ...codes: ErrorCode[]): Record<number, unknown> {
+  const out: Record<number, unknown> = {};
+  for (const [status, schema] of Object.entries(errorResponses(...codes))) {
+    const declared = (response[status] as { examples?: unknown[] } | undefined)?.examples ?? [];
+    const added = (schema as { examples?: unknown[] }).examples ?? [];
+    out[Number(status)] = Type.Ref('ErrorResponse', { examples: [...declared, ...added] });
+  }
+  return out;
 }
 
 /** Must run before routes are registered. */
@@ -72,7 +88,7 @@ export function installIdempotency(app: FastifyInstance, service: IdempotencySer
     route.schema = {
       ...schema,
       headers: withKeyHeader(schema.headers),
-      ...(response ? { response: { ...response, 409: Type.Ref('ErrorResponse'), 422: Type.Ref('ErrorResponse') } } : {}),
+      ...(response ? { response: { ...response, ...withCodes(response, 'idempotency_in_progress', 'idempotency_mismatch') } } : {}),
     };
     const pre = route.preHandler ? (Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]) : [];
     route.preHandler = [begin, ...pre];

@@ -191,12 +191,47 @@ export function completeOperation(op: Json, components: Json = {}, method = 'pos
       responses[status] = { ...own, description: `${own.description}\n\n${standard.description}` };
       continue;
     }
+    // A code the route's own examples already show keeps that example: the standard { message, code } may not fit its shape.
+    const shown = new Set(declaredCodes(own));
     const { example, examples } = media;
     delete media.example;
-    media.examples = { ...(example ? { example: { value: example } } : {}), ...examples, ...standard.content['application/json'].examples };
+    const added = Object.entries<Json>(standard.content['application/json'].examples).filter(([code]) => !shown.has(code));
+    media.examples = { ...(example ? { example: { value: example } } : {}), ...examples, ...Object.fromEntries(added) };
     responses[status] = { ...own, description: `${own.description}\n\n${standard.description}` };
   }
   op.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/**
+ * Keeps the codes a route declared with errorResponses in the document.
+ * @fastify/swagger drops every keyword next to a `$ref`, so an error answer
+ * `{ $ref: 'ErrorResponse', examples }` would lose its examples (its codes);
+ * written in the response-object form (`content`), they survive the
+ * conversion and completeOperation reads them. The route's own schema (its
+ * serializer) is not changed: only the copy the document is made from.
+ */
+export function keepDeclaredCodes(schema: Json | undefined, components: Json = {}): Json | undefined {
+  const response: Json | undefined = schema?.response;
+  if (!response) return schema;
+  const out: Json = {};
+  for (const [status, entry] of Object.entries<Json>(response)) {
+    const examples: unknown[] | undefined = entry?.examples;
+    if (Number(status) >= 400 && typeof entry?.$ref === 'string' && Array.isArray(examples) && examples.length) {
+      out[status] = {
+        // What @fastify/swagger would have said: the answer's own description, else the shared schema's.
+        description: entry.description ?? components.schemas?.[entry.$ref]?.description ?? statusName[Number(status)] ?? 'Error answer',
+        content: {
+          'application/json': {
+            schema: { $ref: entry.$ref },
+            examples: Object.fromEntries(examples.map((value: any, i) => [typeof value?.code === 'string' ? value.code : `example${i + 1}`, { value }])),
+          },
+        },
+      };
+    } else {
+      out[status] = entry;
+    }
+  }
+  return { ...schema, response: out };
 }
 
 /** The whole document: every operation completed, tags limited to those in use. */
@@ -233,6 +268,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       components: { securitySchemes: securitySchemes as any },
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transform: (route) => ({ schema: keepDeclaredCodes(route.schema as Json, (route as { openapiObject?: Json }).openapiObject?.components) as typeof route.schema, url: route.url }),
     transformObject: (document) => completeDocument((document as { openapiObject: Json }).openapiObject) as any,
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });

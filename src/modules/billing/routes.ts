@@ -1,8 +1,8 @@
 // Billing, credits and pricing (spec 4.18). Reads (credits, state, pricing)
 // need general authentication; writes, and the portal where billing is
 // changed, a verified phone (DESIGN.md "Decisions").
-import { Type } from 'typebox';
-import { errors } from '../../http/schemas.js';
+import { type Static, Type } from 'typebox';
+import { errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { Services } from '../../services.js';
 import { billingSandboxRoutes } from './sandbox-routes.js';
@@ -14,13 +14,11 @@ const Money = Type.Object(
     amount: Type.Number({ description: 'In currency units (12.5 is $12.50)' }),
     currency: Type.Literal('usd', { description: 'Lower-case ISO 4217' }),
   },
-  { description: 'An amount of money', example: { amount: 20, currency: 'usd' } },
+  { description: 'An amount of money' },
 );
 
-const Url = Type.Object(
-  { url: Type.String({ format: 'uri', description: 'The page to send the customer to' }) },
-  { description: 'The payment page', example: { url: 'https://checkout.stripe.com/c/pay/cs_test_a1b2c3' } },
-);
+const Url = Type.Object({ url: Type.String({ format: 'uri', description: 'The page to send the customer to' }) }, { description: 'The payment page' });
+const checkoutUrl = { url: 'https://checkout.stripe.com/c/pay/cs_test_a1b2c3' };
 
 const usageOf = (description?: string) =>
   Type.Object(
@@ -58,24 +56,23 @@ const BillingState = Type.Object(
       { description: "The billing period usage counts in: the subscription's, else the calendar month (UTC)" },
     ),
   },
-  {
-    description: 'Billing state (spec 2.17)',
-    example: {
-      plan: {
-        key: 'starter',
-        name: 'Starter',
-        priceUsd: 29,
-        status: 'active',
-        included: { seconds_inbound: 3000, seconds_outbound: 3000, calls_inbound: 100, calls_outbound: 100, leads: 100 },
-      },
-      usage: { ...usageExample, seconds_outbound: 3000 },
-      usageRaw: { ...usageExample, seconds_outbound: 3600 },
-      hasCard: true,
-      balance: { amount: 20, currency: 'usd' },
-      period: { start: '2026-11-01T00:00:00.000Z', end: '2026-12-01T00:00:00.000Z' },
-    },
-  },
+  { description: 'Billing state (spec 2.17)' },
 );
+
+const billingStateExample = {
+  plan: {
+    key: 'starter',
+    name: 'Starter',
+    priceUsd: 29,
+    status: 'active',
+    included: { seconds_inbound: 3000, seconds_outbound: 3000, calls_inbound: 100, calls_outbound: 100, leads: 100 },
+  },
+  usage: { ...usageExample, seconds_outbound: 3000 },
+  usageRaw: { ...usageExample, seconds_outbound: 3600 },
+  hasCard: true,
+  balance: { amount: 20, currency: 'usd' },
+  period: { start: '2026-11-01T00:00:00.000Z', end: '2026-12-01T00:00:00.000Z' },
+} satisfies Static<typeof BillingState>;
 
 const VoiceRate = Type.Object({
   country: Type.String({ description: 'ISO 3166-1 alpha-2' }),
@@ -100,7 +97,7 @@ export function billingRoutes(app: App, services: Services) {
         summary: 'Prepaid credit balance',
         description:
           "The sum of the caller's credit ledger. May be up to 60 seconds old when it changed on another instance; a change made through this instance shows at once.",
-        response: { 200: Type.Unsafe<{ amount: number; currency: 'usd' }>({ ...Money, description: 'The prepaid balance' }), ...errors(401, 403) },
+        response: { 200: ok(Money, 'The prepaid balance', { amount: 20, currency: 'usd' }) },
       },
     },
     async (request) => billing.credits(request.auth!.userId),
@@ -122,7 +119,10 @@ export function billingRoutes(app: App, services: Services) {
             Type.Number({ minimum: TOPUP_MIN_USD, maximum: TOPUP_MAX_USD, description: 'US dollars in whole cents; default CREDITS_TOPUP_USD (20)' }),
           ),
         }),
-        response: { 200: Url, ...errors(400, 401, 403, 429, 502) },
+        response: {
+          200: ok(Url, 'The checkout page to pay the top-up on', checkoutUrl),
+          ...errorResponses('invalid_input', 'invalid_return_url', 'rate_limited', 'provider_error'),
+        },
       },
     },
     async (request) => billing.addCredits(request.auth!.userId, { amountUsd: request.query.amount, returnTo: request.query.returnTo }),
@@ -137,7 +137,7 @@ export function billingRoutes(app: App, services: Services) {
         operationId: 'getBillingState',
         summary: 'Plan, usage this period, card on file and balance',
         description: "Usage counts in the current billing period. `usage` is clamped to the plan's included quantities (spec 2.17); `usageRaw` is not.",
-        response: { 200: BillingState, ...errors(401, 403) },
+        response: { 200: ok(BillingState, "The caller's plan, usage this period, card on file and balance", billingStateExample) },
       },
     },
     async (request) => billing.state(request.auth!.userId),
@@ -154,11 +154,17 @@ export function billingRoutes(app: App, services: Services) {
         description:
           'Without `mode`: a subscription checkout (409 when a plan is already active). With `mode: "upgrade"`: a confirmation page that moves the existing subscription to the new plan\'s price; never a second subscription (409 when there is none).',
         querystring: Type.Object({ returnTo: Type.Optional(ReturnTo) }),
-        body: Type.Object({
-          plan: Type.String({ minLength: 1, maxLength: 64, description: 'A plan key: starter, growth or scale (or those of PLANS_FILE)' }),
-          mode: Type.Optional(Type.Literal('upgrade')),
-        }),
-        response: { 200: Url, ...errors(400, 401, 403, 409, 429, 502) },
+        body: Type.Object(
+          {
+            plan: Type.String({ minLength: 1, maxLength: 64, description: 'A plan key: starter, growth or scale (or those of PLANS_FILE)' }),
+            mode: Type.Optional(Type.Literal('upgrade')),
+          },
+          { examples: [{ plan: 'starter' }, { plan: 'growth', mode: 'upgrade' }] },
+        ),
+        response: {
+          200: ok(Url, 'The subscription checkout, or the page confirming the plan change', checkoutUrl),
+          ...errorResponses('invalid_input', 'invalid_return_url', 'conflict', 'rate_limited', 'provider_error'),
+        },
       },
     },
     async (request) => billing.choosePlan(request.auth!.userId, { ...request.body, returnTo: request.query.returnTo }),
@@ -175,7 +181,10 @@ export function billingRoutes(app: App, services: Services) {
         summary: 'Open the customer portal',
         description: 'Answers `{ url }` of a Stripe Billing Portal session (sandbox: a page showing plan, card, balance and ledger).',
         querystring: Type.Object({ returnTo: Type.Optional(ReturnTo) }),
-        response: { 200: Url, ...errors(400, 401, 403, 429, 502) },
+        response: {
+          200: ok(Url, 'The customer portal session', { url: 'https://billing.stripe.com/p/session/test_YWNjdF8xUzJ4' }),
+          ...errorResponses('invalid_return_url', 'rate_limited', 'provider_error'),
+        },
       },
     },
     async (request) => billing.portal(request.auth!.userId, request.query.returnTo),
@@ -191,11 +200,10 @@ export function billingRoutes(app: App, services: Services) {
         summary: 'Per-country voice rates per minute',
         description: 'Built in, or from VOICE_PRICING_FILE. Cacheable for an hour (`Cache-Control: public, s-maxage=3600`).',
         response: {
-          200: Type.Array(VoiceRate, {
-            description: 'Voice rates per country',
-            example: [{ country: 'US', name: 'United States', inboundPerMinute: 0.0085, outboundPerMinute: 0.014, currency: 'usd' }],
-          }),
-          ...errors(401, 403),
+          200: ok(Type.Array(VoiceRate), 'Voice rates per country', [
+            { country: 'US', name: 'United States', inboundPerMinute: 0.0085, outboundPerMinute: 0.014, currency: 'usd' },
+            { country: 'GB', name: 'United Kingdom', inboundPerMinute: 0.01, outboundPerMinute: 0.024, currency: 'usd' },
+          ]),
         },
       },
     },

@@ -5,7 +5,7 @@
 // capability, as a Stripe Checkout URL is.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { errors } from '../../http/schemas.js';
+import { errorResponses } from '../../http/schemas.js';
 import type { App, FastifyReply } from '../../http/types.js';
 import { formatUsd } from './ledger.js';
 import { sandboxCheckoutPage, sandboxDonePage, sandboxPortalPage } from './sandbox-pages.js';
@@ -46,7 +46,7 @@ export function billingSandboxRoutes(app: App, services: BillingServices, produc
           description:
             'The page a top-up, card or plan `{ url }` points at while the sandbox payment provider is active: what is bought and a button that POSTs to the same URL.',
           params: SessionParams,
-          response: { 200: html('The checkout page'), ...errors(404) },
+          response: { 200: html('The checkout page'), ...errorResponses('not_found') },
         },
       },
       async (request, reply) => {
@@ -66,7 +66,7 @@ export function billingSandboxRoutes(app: App, services: BillingServices, produc
           description:
             'Completes the session through the same handler as the Stripe webhook (balance credited, card on file, plan active), then redirects (303) to the returnTo URL given when the session was opened. Submitting twice changes nothing more.',
           params: SessionParams,
-          response: { 200: html('Payment complete (when no returnTo was given)'), 303: Type.Null({ description: 'Completed: redirect to the returnTo URL' }), ...errors(404, 409) },
+          response: { 200: html('Payment complete (when no returnTo was given)'), 303: Type.Null({ description: 'Completed: redirect to the returnTo URL' }), ...errorResponses('not_found', 'conflict') },
         },
       },
       async (request, reply) => {
@@ -87,7 +87,7 @@ export function billingSandboxRoutes(app: App, services: BillingServices, produc
           description:
             'What the Stripe Billing Portal lets a customer do: `cancel-plan` ends the plan subscription, `remove-card` forgets the card on file. Reported through the same handler as Stripe\'s `customer.subscription.deleted` and `payment_method.detached` webhooks; then redirects (303) back to the portal page.',
           params: Type.Object({ id: SessionParams.properties.id, action: Type.Union([Type.Literal('cancel-plan'), Type.Literal('remove-card')]) }),
-          response: { 303: Type.Null({ description: 'Done: back to the portal page' }), ...errors(400, 404, 409) },
+          response: { 303: Type.Null({ description: 'Done: back to the portal page' }), ...errorResponses('not_found', 'conflict') },
         },
       },
       async (request, reply) => {
@@ -105,7 +105,7 @@ export function billingSandboxRoutes(app: App, services: BillingServices, produc
           summary: 'Sandbox customer portal',
           description: 'The page GET /api/billing/portal points at while the sandbox payment provider is active: plan, card on file, balance and recent ledger entries.',
           params: SessionParams,
-          response: { 200: html('The portal page'), ...errors(404) },
+          response: { 200: html('The portal page'), ...errorResponses('not_found') },
         },
       },
       async (request, reply) => {

@@ -3,7 +3,7 @@
 // the event is applied once, however often Stripe (or anyone) delivers it.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { errors } from '../../http/schemas.js';
+import { errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { BillingServices } from './create-services.js';
 
@@ -26,11 +26,12 @@ export function billingWebhookRoutes(app: App, services: BillingServices) {
             'Point a Stripe webhook endpoint here (events: checkout.session.completed, checkout.session.async_payment_succeeded, invoice.paid, customer.subscription.created, .updated, .deleted, payment_method.detached, refund.created, refund.updated) and set its signing secret as STRIPE_WEBHOOK_SECRET. `Stripe-Signature` is verified on the raw body with a 300-second tolerance; each event id is applied once. 404 while the sandbox payment provider is active.',
           headers: Type.Object({ 'stripe-signature': Type.Optional(Type.String()) }),
           response: {
-            200: Type.Object(
-              { received: Type.Boolean(), outcome: Type.Union([Type.Literal('handled'), Type.Literal('duplicate'), Type.Literal('ignored')]) },
-              { description: 'Acknowledged: applied now, applied before (duplicate), or not a billing event (ignored)', example: { received: true, outcome: 'handled' } },
+            200: ok(
+              Type.Object({ received: Type.Boolean(), outcome: Type.Union([Type.Literal('handled'), Type.Literal('duplicate'), Type.Literal('ignored')]) }),
+              'Acknowledged: applied now, applied before (duplicate), or not a billing event (ignored)',
+              { received: true, outcome: 'handled' },
             ),
-            ...errors(400, 404),
+            ...errorResponses('invalid_signature', 'not_found'),
           },
         },
       },

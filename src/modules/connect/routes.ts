@@ -4,7 +4,7 @@
 // docs/decisions/connect.md.
 import { Type } from 'typebox';
 import { AppError } from '../../http/errors.js';
-import { errors } from '../../http/schemas.js';
+import { errorResponses } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { STORE_NAMES } from '../data/root-service.js';
 import type { ConnectServices } from './create-services.js';
@@ -54,7 +54,7 @@ export function connectRoutes(app: App, services: { connect: ConnectServices }) 
         description:
           'Streams `POST {CONNECTOR_URL}{path}` (SSE or NDJSON); each frame that is a JSON object is encrypted with the store\'s default key (AES-256-GCM, a fresh 12-byte IV) and created as a child of the store, emitting `object_created`. Answers 204 when the stream ends, with `X-Objects-Written`, `X-Frames-Skipped` and (for `/get-leads`) `X-Credits-Granted`. `/get-leads` clamps `params.credits` to the plan\'s remaining lead allowance plus what the prepaid balance buys (`LEAD_PRICE_USD` each), reserves the paid part, charges only delivered leads and returns the rest; no allowance: 204 at once. 400 unknown repository (the message lists the eight); 402 when the balance fell before the reservation; 502 when the connector fails (written objects stay, counts in the body).',
         body: ConnectBody,
-        response: { 204: Completed, ...errors(400, 401, 402, 403), 502: ConnectorFailure },
+        response: { 204: Completed, ...errorResponses('invalid_input', 'insufficient_funds'), 502: ConnectorFailure },
       },
     },
     async (request, reply) => {

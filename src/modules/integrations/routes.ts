@@ -1,6 +1,6 @@
 // Integrations (spec 4.17): list, add (validated with the provider), revoke.
 import { Type } from 'typebox';
-import { errors, IdParams } from '../../http/schemas.js';
+import { errorResponses, IdParams, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { IntegrationServices } from './create-services.js';
 
@@ -38,14 +38,17 @@ const Integration = Type.Object(
   { title: 'Integration', examples: [example] },
 );
 
-const IntegrationBody = Type.Object({
-  type: Type.String({ minLength: 1, maxLength: 50, description: '`calendly`' }),
-  data: Type.Record(Type.String(), Type.String({ maxLength: 4096 }), {
-    description:
-      'Strings only. The token under accessToken, apiKey, token or pat; the event type under eventTypeUrl, eventType (URL, API uri or slug) or eventTypeSlug. Other keys are ignored.',
-    examples: [{ accessToken: 'eyJraWQiOi…', eventTypeUrl: 'https://calendly.com/acme/30min' }],
-  }),
-});
+const IntegrationBody = Type.Object(
+  {
+    type: Type.String({ minLength: 1, maxLength: 50, description: '`calendly`' }),
+    data: Type.Record(Type.String(), Type.String({ maxLength: 4096 }), {
+      description:
+        'Strings only. The token under accessToken, apiKey, token or pat; the event type under eventTypeUrl, eventType (URL, API uri or slug) or eventTypeSlug. Other keys are ignored.',
+      examples: [{ accessToken: 'eyJraWQiOi…', eventTypeUrl: 'https://calendly.com/acme/30min' }],
+    }),
+  },
+  { examples: [{ type: 'calendly', data: { accessToken: 'eyJraWQiOiIxY2UxZTEzNjE3ZGNm.eyJpc3MiOiJodHRwczovL2F1dGguY2FsZW5kbHkuY29tIn0.9xQz', eventTypeUrl: 'https://calendly.com/acme/30min' } }] },
+);
 
 export function integrationRoutes(app: App, services: { integrations: IntegrationServices }) {
   const { integrations } = services.integrations;
@@ -59,7 +62,7 @@ export function integrationRoutes(app: App, services: { integrations: Integratio
         operationId: 'listIntegrations',
         summary: 'Your integrations, tokens masked',
         description: 'Oldest first. Token-like fields are masked (abcd…wxyz); the clear token is never shown again.',
-        response: { 200: Type.Array(Integration, { title: 'IntegrationList', examples: [[example]] }), ...errors(401, 403) },
+        response: { 200: ok(Type.Array(Integration, { title: 'IntegrationList' }), 'Your integrations, oldest first, tokens masked', [example]) },
       },
     },
     async (request) => integrations.list(request.auth!.userId),
@@ -76,7 +79,7 @@ export function integrationRoutes(app: App, services: { integrations: Integratio
         description:
           'Calendly: the token is checked with GET /users/me and the event type found among GET /event_types of that user, by URL, API uri or slug. The token is stored encrypted with the master key. 400 `invalid_input` for an unknown type, missing fields, non-string values or an unknown event type; 400 `provider_refused` for a token Calendly refuses; 502 when Calendly cannot be reached.',
         body: IntegrationBody,
-        response: { 200: Integration, ...errors(400, 401, 403, 502) },
+        response: { 200: ok(Integration, 'The stored integration, token masked'), ...errorResponses('invalid_input', 'provider_refused', 'provider_error') },
       },
     },
     async (request) => integrations.create(request.auth!.userId, request.body),
@@ -92,7 +95,7 @@ export function integrationRoutes(app: App, services: { integrations: Integratio
         summary: 'Revoke an integration',
         description: 'Deletes the integration and its stored token at once; 404 when it is not yours.',
         params: IdParams,
-        response: { 204: Type.Null({ description: 'Revoked' }), ...errors(401, 403, 404) },
+        response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses('not_found') },
       },
     },
     async (request, reply) => {

@@ -4,7 +4,7 @@ import multipart, { type MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { AppError } from '../../http/errors.js';
-import { errors } from '../../http/schemas.js';
+import { errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { createValidatorCompiler } from '../../http/validation.js';
 import type { Services } from '../../services.js';
@@ -40,7 +40,7 @@ export async function knowledgeRoutes(app: App, services: Services) {
         operationId: 'listKnowledgeBases',
         summary: 'List knowledge bases',
         description: "The caller's knowledge bases, oldest first, without their documents.",
-        response: { 200: KnowledgeBaseList, ...errors(401, 403) },
+        response: { 200: ok(KnowledgeBaseList, 'Your knowledge bases, oldest first') },
       },
     },
     async (request) => knowledge.list(request.auth!.userId),
@@ -56,7 +56,7 @@ export async function knowledgeRoutes(app: App, services: Services) {
         summary: 'Create a knowledge base',
         description: 'Creates an empty knowledge base with empty metadata.',
         body: CreateKnowledgeBaseBody,
-        response: { 200: KnowledgeBase, ...errors(400, 401, 403) },
+        response: { 200: ok(KnowledgeBase, 'The new, empty knowledge base') },
       },
     },
     async (request) => knowledge.create(request.auth!.userId, request.body),
@@ -72,7 +72,7 @@ export async function knowledgeRoutes(app: App, services: Services) {
         summary: 'Read a knowledge base and its documents',
         description: 'Documents have numeric ids, oldest first.',
         params: KnowledgeBaseParams,
-        response: { 200: KnowledgeBaseWithDocuments, ...errors(401, 403, 404) },
+        response: { 200: ok(KnowledgeBaseWithDocuments, 'The knowledge base and its documents'), ...errorResponses('not_found') },
       },
     },
     async (request) => knowledge.get(request.auth!.userId, request.params.id),
@@ -89,7 +89,7 @@ export async function knowledgeRoutes(app: App, services: Services) {
         description: "Updates the base's own fields (name, description); its documents are unchanged.",
         params: KnowledgeBaseParams,
         body: UpdateKnowledgeBaseBody,
-        response: { 200: KnowledgeBase, ...errors(400, 401, 403, 404) },
+        response: { 200: ok(KnowledgeBase, 'The updated knowledge base'), ...errorResponses('not_found') },
       },
     },
     async (request) => knowledge.update(request.auth!.userId, request.params.id, request.body),
@@ -105,7 +105,7 @@ export async function knowledgeRoutes(app: App, services: Services) {
         summary: 'Delete a knowledge base',
         description: 'Removes every document from the search indexes (full-text and vectors), then the documents, then the base.',
         params: KnowledgeBaseParams,
-        response: { 204: deleted, ...errors(401, 403, 404) },
+        response: { 204: deleted, ...errorResponses('not_found') },
       },
     },
     async (request, reply) => {
@@ -137,7 +137,10 @@ export async function knowledgeRoutes(app: App, services: Services) {
           consumes: ['multipart/form-data'],
           params: KnowledgeBaseParams,
           body: UploadBody,
-          response: { 200: DocumentList, ...errors(400, 401, 403, 404, 413, 415, 502) },
+          response: {
+            200: ok(DocumentList, 'The documents created from the files, in upload order'),
+            ...errorResponses('invalid_input', 'not_found', 'payload_too_large', 'unsupported_media_type', 'provider_error'),
+          },
         },
       },
       async (request) => {
@@ -161,7 +164,7 @@ export async function knowledgeRoutes(app: App, services: Services) {
           'URLs that fail are listed in `skipped` with the reason.',
         params: KnowledgeBaseParams,
         body: LinksBody,
-        response: { 200: LinksResult, ...errors(400, 401, 403, 404, 502) },
+        response: { 200: ok(LinksResult, 'The documents created and the URLs skipped'), ...errorResponses('not_found', 'provider_error') },
       },
     },
     async (request) => knowledge.addLinks(request.auth!.userId, request.params.id, request.body.urls),
@@ -179,7 +182,7 @@ export async function knowledgeRoutes(app: App, services: Services) {
           'Up to 5 passages, best first. Full-text search, fused by reciprocal rank fusion with vector search when an embeddings provider is configured (EMBEDDINGS_URL).',
         params: KnowledgeBaseParams,
         body: SearchBody,
-        response: { 200: SearchMatches, ...errors(400, 401, 403, 404) },
+        response: { 200: ok(SearchMatches, 'At most 5 passages, best first'), ...errorResponses('not_found') },
       },
     },
     async (request) => knowledge.search(request.auth!.userId, request.params.id, request.body.text),
@@ -195,7 +198,7 @@ export async function knowledgeRoutes(app: App, services: Services) {
         summary: 'Delete a document',
         description: 'Removes the document from the search indexes, then the document.',
         params: DocumentParams,
-        response: { 204: deleted, ...errors(400, 401, 403, 404) },
+        response: { 204: deleted, ...errorResponses('not_found') },
       },
     },
     async (request, reply) => {

@@ -48,11 +48,11 @@ export const DocumentList = Type.Array(KnowledgeDocument, { description: 'The cr
 
 export const CreateKnowledgeBaseBody = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 200 }), description: Type.Optional(Type.String({ maxLength: 2000 })) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ name: 'Support', description: 'Product manuals and FAQ' }] },
 );
 export const UpdateKnowledgeBaseBody = Type.Object(
   { name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), description: Type.Optional(Type.String({ maxLength: 2000 })) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ description: 'Product manuals, FAQ and release notes' }] },
 );
 
 export const UploadBody = Type.Object(
@@ -62,7 +62,7 @@ export const UploadBody = Type.Object(
 
 export const LinksBody = Type.Object(
   { urls: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { minItems: 1, maxItems: 100, description: 'http(s) URLs to crawl' }) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ urls: ['https://example.com/pricing', 'https://example.com/faq'] }] },
 );
 
 export const LinksResult = Type.Object(
@@ -76,7 +76,10 @@ export const LinksResult = Type.Object(
   },
 );
 
-export const SearchBody = Type.Object({ text: Type.String({ minLength: 1, maxLength: 4000, description: 'The question or keywords' }) }, { additionalProperties: false });
+export const SearchBody = Type.Object(
+  { text: Type.String({ minLength: 1, maxLength: 4000, description: 'The question or keywords' }) },
+  { additionalProperties: false, examples: [{ text: 'How do I reset the device?' }] },
+);
 
 export const SearchMatches = Type.Array(
   Type.Object({

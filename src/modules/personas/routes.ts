@@ -1,6 +1,6 @@
 // Personas (spec 4.16): the catalog, external voices and encrypted previews.
 import { Type } from 'typebox';
-import { errors } from '../../http/schemas.js';
+import { errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { PersonaServices } from './create-services.js';
 
@@ -31,15 +31,25 @@ const Persona = Type.Object(
 
 const PersonaList = Type.Array(Persona, { title: 'PersonaList', examples: [[example]] });
 
-const PlayBody = Type.Object({
-  server: Type.String({ minLength: 1, maxLength: 64, description: 'The name of your registered server that signed `jwt` (POST /api/servers)' }),
-  jwt: Type.String({
-    minLength: 1,
-    maxLength: 65536,
-    description:
-      'Compact JWS (ES256) signed with that server\'s private key, optionally nested in a compact JWE (ECDH-ES+A256KW, A256GCM, cty "JWT") to the key of GET /api/server. Claims: `use: "persona-preview"`, optional `textBase64` (base64 of at most 1,000 characters), `exp` (at most 10 minutes ahead) and a single-use `jti`.',
-  }),
-});
+const PlayBody = Type.Object(
+  {
+    server: Type.String({ minLength: 1, maxLength: 64, description: 'The name of your registered server that signed `jwt` (POST /api/servers)' }),
+    jwt: Type.String({
+      minLength: 1,
+      maxLength: 65536,
+      description:
+        'Compact JWS (ES256) signed with that server\'s private key, optionally nested in a compact JWE (ECDH-ES+A256KW, A256GCM, cty "JWT") to the key of GET /api/server. Claims: `use: "persona-preview"`, optional `textBase64` (base64 of at most 1,000 characters), `exp` (at most 10 minutes ahead) and a single-use `jti`.',
+    }),
+  },
+  {
+    examples: [
+      {
+        server: 'my-server',
+        jwt: 'eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2UiOiJwZXJzb25hLXByZXZpZXciLCJ0ZXh0QmFzZTY0IjoiU0dWc2JHOGdkR2hsY21VPSIsImV4cCI6MTc5NTQ2NDYwMCwianRpIjoiN2Y5YzJhNGUtcHJldmlldy0xIn0.2bV8kQ…',
+      },
+    ],
+  },
+);
 
 const EncryptedAudio = Type.Object(
   {
@@ -82,7 +92,7 @@ export function personaRoutes(app: App, services: { personas: PersonaServices })
         operationId: 'listPersonas',
         summary: 'Every persona: the built-in voices, then ElevenLabs voices when configured',
         description: 'An addition to the spec. Built-in personas are spoken locally by espeak-ng; ElevenLabs voices appear when ELEVENLABS_API_KEY is set and accepted.',
-        response: { 200: PersonaList, ...errors(401, 403) },
+        response: { 200: ok(PersonaList, 'The built-in personas, then the ElevenLabs voices') },
       },
     },
     async () => personas.list(),
@@ -97,7 +107,7 @@ export function personaRoutes(app: App, services: { personas: PersonaServices })
         operationId: 'listExternalPersonas',
         summary: "The external voice provider's voices as personas",
         description: 'ElevenLabs voices (GET /v1/voices) converted to personas. An empty list when no ElevenLabs key is configured or ElevenLabs refuses it; 502 when ElevenLabs cannot be reached.',
-        response: { 200: PersonaList, ...errors(401, 403, 502) },
+        response: { 200: ok(PersonaList, 'The ElevenLabs voices as personas (empty without a key)'), ...errorResponses('provider_error') },
       },
     },
     async () => personas.listExternal(),
@@ -113,7 +123,7 @@ export function personaRoutes(app: App, services: { personas: PersonaServices })
         summary: 'One persona',
         description: 'A built-in persona (`local-amy`, …) or an ElevenLabs voice (`elevenlabs-<voiceId>`); 404 for an unknown id.',
         params: PersonaParams,
-        response: { 200: Persona, ...errors(401, 403, 404, 502) },
+        response: { 200: ok(Persona, 'The persona'), ...errorResponses('not_found', 'provider_error') },
       },
     },
     async (request) => personas.get(request.params.id),
@@ -131,7 +141,10 @@ export function personaRoutes(app: App, services: { personas: PersonaServices })
           'The `jwt` is verified with the public key of your registered server `server` and its `jti` is consumed. The text (textBase64, or the persona description) is spoken by the provider the persona\'s settings.type selects, and answered as a compact JWE to that server. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned, for another use or more than 10 minutes ahead; 400 `invalid_input` for bad textBase64; 404 for an unknown persona or a server you have not registered; 502 when the speech provider fails.',
         params: PersonaParams,
         body: PlayBody,
-        response: { 200: EncryptedAudio, ...errors(400, 401, 403, 404, 429, 502) },
+        response: {
+          200: ok(EncryptedAudio, 'The spoken preview, encrypted to your server'),
+          ...errorResponses('invalid_input', 'invalid_token', 'not_found', 'rate_limited', 'provider_error', 'not_ready'),
+        },
       },
     },
     async (request) => personas.play(request.auth!.userId, request.params.id, request.body),

@@ -1,9 +1,9 @@
 // Inbound configurations (spec 4.12, 3.3); phone-verified callers only.
 import { Type } from 'typebox';
-import { IdParams, errors } from '../../http/schemas.js';
+import { IdParams, errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { TelephonyServices } from './create-services.js';
-import { AttachBody, InboundBody, InboundConfiguration, InboundPatchBody, PhoneNumber } from './schemas.js';
+import { AttachBody, INBOUND_ID_EXAMPLE, InboundBody, InboundConfiguration, InboundPatchBody, PhoneNumber, inboundConfigurationExample, phoneNumberExample } from './schemas.js';
 
 const tags = ['inbound-configurations'];
 const REFERENCES =
@@ -21,7 +21,7 @@ export function inboundRoutes(app: App, telephony: TelephonyServices) {
         operationId: 'listInboundConfigurations',
         summary: 'Your inbound configurations',
         description: 'Oldest first, each with its human agents and attached numbers.',
-        response: { 200: Type.Array(InboundConfiguration), ...errors(401, 403) },
+        response: { 200: ok(Type.Array(InboundConfiguration), 'Your inbound configurations, oldest first', [inboundConfigurationExample]) },
       },
     },
     async (request) => inbound.list(request.auth!.userId),
@@ -37,7 +37,7 @@ export function inboundRoutes(app: App, telephony: TelephonyServices) {
         summary: 'Create an inbound configuration',
         description: REFERENCES,
         body: InboundBody,
-        response: { 200: InboundConfiguration, ...errors(400, 401, 403, 404) },
+        response: { 200: ok(InboundConfiguration, 'The new inbound configuration', { ...inboundConfigurationExample, phoneNumberIds: [] }), ...errorResponses('invalid_input', 'not_found') },
       },
     },
     async (request) => inbound.create(request.auth!.userId, request.body),
@@ -53,7 +53,7 @@ export function inboundRoutes(app: App, telephony: TelephonyServices) {
         summary: 'One inbound configuration',
         description: '404 when it is not yours.',
         params: IdParams,
-        response: { 200: InboundConfiguration, ...errors(401, 403, 404) },
+        response: { 200: ok(InboundConfiguration, 'The inbound configuration'), ...errorResponses('not_found') },
       },
     },
     async (request) => inbound.get(request.auth!.userId, request.params.id),
@@ -70,7 +70,7 @@ export function inboundRoutes(app: App, telephony: TelephonyServices) {
         description: `Every field as on create; optional fields left out are cleared. ${REFERENCES}`,
         params: IdParams,
         body: InboundBody,
-        response: { 200: InboundConfiguration, ...errors(400, 401, 403, 404) },
+        response: { 200: ok(InboundConfiguration, 'The replaced inbound configuration'), ...errorResponses('invalid_input', 'not_found') },
       },
     },
     async (request) => inbound.replace(request.auth!.userId, request.params.id, request.body),
@@ -87,7 +87,10 @@ export function inboundRoutes(app: App, telephony: TelephonyServices) {
         description: `Any of name, description, source, humanAgents, knowledge_base_id; the agent changes through PUT. ${REFERENCES}`,
         params: IdParams,
         body: InboundPatchBody,
-        response: { 200: InboundConfiguration, ...errors(400, 401, 403, 404) },
+        response: {
+          200: ok(InboundConfiguration, 'The updated inbound configuration', { ...inboundConfigurationExample, name: 'Front desk (evenings)', humanAgents: [], knowledge_base_id: null }),
+          ...errorResponses('invalid_input', 'not_found'),
+        },
       },
     },
     async (request) => inbound.update(request.auth!.userId, request.params.id, request.body),
@@ -103,7 +106,7 @@ export function inboundRoutes(app: App, telephony: TelephonyServices) {
         summary: 'Delete an inbound configuration',
         description: 'Its numbers are detached first (their voice webhooks cleared); 502 if the provider fails, and the configuration stays.',
         params: IdParams,
-        response: { 204: Type.Null({ description: 'Deleted' }), ...errors(401, 403, 404, 502) },
+        response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses('not_found', 'provider_error') },
       },
     },
     async (request, reply) => {
@@ -124,7 +127,10 @@ export function inboundRoutes(app: App, telephony: TelephonyServices) {
           'Spec 3.3. `attach`: the number must be of type `inbound` or `both` (else 409 `conflict`) and not attached elsewhere (409: detach it there first); attaching again is a no-op. `detach`: the number must be attached to this configuration (else 409 `conflict`). With a real provider, attach points the number\'s voice webhook at the service and detach clears it (502 if the provider fails; nothing changes). Answers the number.',
         params: IdParams,
         body: AttachBody,
-        response: { 200: PhoneNumber, ...errors(400, 401, 403, 404, 409, 502) },
+        response: {
+          200: ok(PhoneNumber, 'The number, attached to this configuration or detached', { ...phoneNumberExample, inboundConfigurationId: INBOUND_ID_EXAMPLE }),
+          ...errorResponses('not_found', 'conflict', 'provider_error'),
+        },
       },
     },
     async (request) => {

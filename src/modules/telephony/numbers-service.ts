@@ -30,7 +30,7 @@ export interface PhoneNumberView {
   name: string;
   description: string | null;
   type: string;
-  numberType: string;
+  numberType: NumberType;
   country: string;
   capabilities: Capabilities;
   provider: string;
@@ -55,7 +55,7 @@ export function toPhoneNumberView(row: PhoneNumbersTable): PhoneNumberView {
     name: row.name,
     description: row.description,
     type: row.type,
-    numberType: row.number_type,
+    numberType: row.number_type as NumberType,
     country: row.country,
     capabilities: JSON.parse(row.capabilities) as Capabilities,
     provider: row.provider,

@@ -1,7 +1,10 @@
 // TypeBox schemas of the telephony routes (spec 2.10–2.13, 4.11–4.13).
 import { Type } from 'typebox';
 
-const ID_EXAMPLE = '0193a5c2-7d1e-7b42-9f10-3c5d2e8a4b61';
+const SMS_ID_EXAMPLE = '0193a5c2-7d1e-7b42-9f10-3c5d2e8a4b61';
+export const INBOUND_ID_EXAMPLE = '0193a5c2-6a4d-7e19-b3c5-2d8f1e7a9c44';
+export const PHONE_NUMBER_ID_EXAMPLE = '0193a5c2-5e0b-7c3a-8d21-4f6a9b2c7e10';
+const PRICE_JWT_EXAMPLE = 'eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6IndvcmtzcGFjZS0xIn0.eyJwaG9uZU51bWJlciI6IisxNDE1NTU1MDEwMCJ9.3kP9xQ…';
 
 export const Capabilities = Type.Object({ voice: Type.Boolean(), sms: Type.Boolean(), mms: Type.Boolean() });
 export const NumberTypeSchema = Type.Union([Type.Literal('local'), Type.Literal('mobile'), Type.Literal('tollFree')]);
@@ -51,34 +54,57 @@ export const SearchResult = Type.Array(SearchEntry, {
         region: 'CA',
         capabilities: { voice: true, sms: true, mms: true },
         addressRequirements: 'none',
-        price: { currency: 'usd', amount: 1.15, jwt: 'eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6IndvcmtzcGFjZS0xIn0.…' },
+        price: { currency: 'usd', amount: 1.15, jwt: PRICE_JWT_EXAMPLE },
       },
     ],
   ],
 });
 
-export const AddressBody = Type.Object({
-  customerName: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Defaults to your first and last name' })),
-  street: Type.String({ minLength: 1, maxLength: 200 }),
-  streetSecondary: Type.Optional(Type.String({ maxLength: 200 })),
-  city: Type.String({ minLength: 1, maxLength: 100 }),
-  region: Type.String({ minLength: 1, maxLength: 100, description: 'State, province or county' }),
-  postalCode: Type.String({ minLength: 1, maxLength: 20 }),
-  isoCountry: Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2' }),
-  friendlyName: Type.Optional(Type.String({ maxLength: 100 })),
-  provider: Type.Optional(Type.String({ maxLength: 40, description: 'Provider slug; default: the real provider when configured, else the sandbox' })),
-});
+export const AddressBody = Type.Object(
+  {
+    customerName: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Defaults to your first and last name' })),
+    street: Type.String({ minLength: 1, maxLength: 200 }),
+    streetSecondary: Type.Optional(Type.String({ maxLength: 200 })),
+    city: Type.String({ minLength: 1, maxLength: 100 }),
+    region: Type.String({ minLength: 1, maxLength: 100, description: 'State, province or county' }),
+    postalCode: Type.String({ minLength: 1, maxLength: 20 }),
+    isoCountry: Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2' }),
+    friendlyName: Type.Optional(Type.String({ maxLength: 100 })),
+    provider: Type.Optional(Type.String({ maxLength: 40, description: 'Provider slug; default: the real provider when configured, else the sandbox' })),
+  },
+  { examples: [{ customerName: 'Acme Inc.', street: '1 Market Street', streetSecondary: 'Suite 300', city: 'San Francisco', region: 'CA', postalCode: '94105', isoCountry: 'US', friendlyName: 'Head office' }] },
+);
 
 export const AddressResult = Type.Object({ addressSid: Type.String() }, { examples: [{ addressSid: 'AD5d3c0f6b0e8a4c1f9a2b7e6d4c3b2a19' }] });
 
-export const PurchaseBody = Type.Object({
-  jwt: Type.String({ minLength: 1, maxLength: 8192, description: 'price.jwt of a search result' }),
-  name: Type.Optional(Type.String({ maxLength: 200, description: 'Display name (default: the number)' })),
-  description: Type.Optional(Type.String({ maxLength: 2000 })),
-  addressSid: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Needed when addressRequirements is not none' })),
-});
+export const PurchaseBody = Type.Object(
+  {
+    jwt: Type.String({ minLength: 1, maxLength: 8192, description: 'price.jwt of a search result' }),
+    name: Type.Optional(Type.String({ maxLength: 200, description: 'Display name (default: the number)' })),
+    description: Type.Optional(Type.String({ maxLength: 2000 })),
+    addressSid: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Needed when addressRequirements is not none' })),
+  },
+  { examples: [{ jwt: PRICE_JWT_EXAMPLE, name: 'Support line', description: 'Answers the support queue' }] },
+);
 
-export const IdResult = Type.Object({ id: Type.String() }, { examples: [{ id: ID_EXAMPLE }] });
+export const IdResult = Type.Object({ id: Type.String() }, { examples: [{ id: PHONE_NUMBER_ID_EXAMPLE }] });
+
+export const phoneNumberExample = {
+  id: PHONE_NUMBER_ID_EXAMPLE,
+  phoneNumber: '+14155550100',
+  name: 'Support line',
+  description: null,
+  type: 'both',
+  numberType: 'local' as const,
+  country: 'US',
+  capabilities: { voice: true, sms: true, mms: true },
+  provider: 'sandbox',
+  monthlyPrice: { amount: 1.15, currency: 'usd' },
+  inboundConfigurationId: null,
+  status: 'active',
+  createdAt: '2026-11-23T20:00:00.000Z',
+  updatedAt: '2026-11-23T20:00:00.000Z',
+};
 
 export const PhoneNumber = Type.Object(
   {
@@ -97,34 +123,18 @@ export const PhoneNumber = Type.Object(
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },
-  {
-    examples: [
-      {
-        id: ID_EXAMPLE,
-        phoneNumber: '+14155550100',
-        name: 'Support line',
-        description: null,
-        type: 'both',
-        numberType: 'local',
-        country: 'US',
-        capabilities: { voice: true, sms: true, mms: true },
-        provider: 'sandbox',
-        monthlyPrice: { amount: 1.15, currency: 'usd' },
-        inboundConfigurationId: null,
-        status: 'active',
-        createdAt: '2026-11-23T20:00:00.000Z',
-        updatedAt: '2026-11-23T20:00:00.000Z',
-      },
-    ],
-  },
+  { examples: [phoneNumberExample] },
 );
 
-export const PhoneNumberList = Type.Array(PhoneNumber);
+export const PhoneNumberList = Type.Array(PhoneNumber, { examples: [[phoneNumberExample]] });
 
-export const PhoneNumberPatch = Type.Object({
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-  description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
-});
+export const PhoneNumberPatch = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
+  },
+  { examples: [{ name: 'Support line', description: 'Answers the support queue' }, { description: null }] },
+);
 
 const reference = (type: string, what: string) =>
   Type.Object(
@@ -151,14 +161,45 @@ const inboundFields = {
   knowledge_base_id: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()])),
 };
 
-export const InboundBody = Type.Object(inboundFields);
-export const InboundPatchBody = Type.Object({
-  name: Type.Optional(inboundFields.name),
-  description: inboundFields.description,
-  source: Type.Optional(SourceReference),
-  humanAgents: inboundFields.humanAgents,
-  knowledge_base_id: inboundFields.knowledge_base_id,
+const AGENT_ID_EXAMPLE = '0193a5c2-0000-7000-8000-00000000a001';
+const CONTACT_ID_EXAMPLE = '0193a5c2-0000-7000-8000-00000000c001';
+const KNOWLEDGE_BASE_ID_EXAMPLE = '0193a5b2-7c1e-7d3f-9a41-5c2b8e6f1a20';
+
+export const InboundBody = Type.Object(inboundFields, {
+  examples: [
+    {
+      name: 'Front desk',
+      description: 'Answers the main line during office hours',
+      agent: { id: AGENT_ID_EXAMPLE, type: 'agents' },
+      source: { type: 'manual' },
+      humanAgents: [{ id: CONTACT_ID_EXAMPLE, type: 'contacts' }],
+      knowledge_base_id: KNOWLEDGE_BASE_ID_EXAMPLE,
+    },
+  ],
 });
+export const InboundPatchBody = Type.Object(
+  {
+    name: Type.Optional(inboundFields.name),
+    description: inboundFields.description,
+    source: Type.Optional(SourceReference),
+    humanAgents: inboundFields.humanAgents,
+    knowledge_base_id: inboundFields.knowledge_base_id,
+  },
+  { examples: [{ name: 'Front desk (evenings)', humanAgents: [], knowledge_base_id: null }] },
+);
+
+export const inboundConfigurationExample = {
+  id: INBOUND_ID_EXAMPLE,
+  name: 'Front desk',
+  description: null,
+  agent: { id: AGENT_ID_EXAMPLE, type: 'agents' },
+  source: { type: 'manual' },
+  humanAgents: [{ id: CONTACT_ID_EXAMPLE, type: 'contacts' }],
+  knowledge_base_id: KNOWLEDGE_BASE_ID_EXAMPLE,
+  phoneNumberIds: [PHONE_NUMBER_ID_EXAMPLE],
+  createdAt: '2026-11-23T20:00:00.000Z',
+  updatedAt: '2026-11-23T20:00:00.000Z',
+};
 
 export const InboundConfiguration = Type.Object(
   {
@@ -173,34 +214,44 @@ export const InboundConfiguration = Type.Object(
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },
-  {
-    examples: [
-      {
-        id: ID_EXAMPLE,
-        name: 'Front desk',
-        description: null,
-        agent: { id: '0193a5c2-0000-7000-8000-00000000a001', type: 'agents' },
-        source: { type: 'manual' },
-        humanAgents: [{ id: '0193a5c2-0000-7000-8000-00000000c001', type: 'contacts' }],
-        knowledge_base_id: null,
-        phoneNumberIds: [],
-        createdAt: '2026-11-23T20:00:00.000Z',
-        updatedAt: '2026-11-23T20:00:00.000Z',
-      },
-    ],
-  },
+  { examples: [inboundConfigurationExample] },
 );
 
-export const AttachBody = Type.Object({
-  action: Type.Union([Type.Literal('attach'), Type.Literal('detach')]),
-  phone_number_id: Type.String({ minLength: 1, maxLength: 200 }),
-});
+export const AttachBody = Type.Object(
+  {
+    action: Type.Union([Type.Literal('attach'), Type.Literal('detach')]),
+    phone_number_id: Type.String({ minLength: 1, maxLength: 200 }),
+  },
+  { examples: [{ action: 'attach', phone_number_id: PHONE_NUMBER_ID_EXAMPLE }] },
+);
 
-export const SmsBody = Type.Object({
-  phoneNumberId: Type.String({ minLength: 1, maxLength: 200, description: 'One of your numbers that can send SMS' }),
-  to: Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164', examples: ['+14155550123'] }),
-  body: Type.String({ minLength: 1, maxLength: 1600 }),
-});
+export const SmsBody = Type.Object(
+  {
+    phoneNumberId: Type.String({ minLength: 1, maxLength: 200, description: 'One of your numbers that can send SMS' }),
+    to: Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164', examples: ['+14155550123'] }),
+    body: Type.String({ minLength: 1, maxLength: 1600 }),
+  },
+  { examples: [{ phoneNumberId: PHONE_NUMBER_ID_EXAMPLE, to: '+14155550123', body: 'Your table is ready' }] },
+);
+
+export const smsMessageExample = {
+  id: SMS_ID_EXAMPLE,
+  phoneNumberId: PHONE_NUMBER_ID_EXAMPLE,
+  from: '+14155550100',
+  to: '+14155550123',
+  body: 'Your table is ready',
+  status: 'delivered',
+  errorCode: null,
+  provider: 'sandbox',
+  providerSid: 'SM5d3c0f6b0e8a4c1f9a2b7e6d4c3b2a19',
+  statuses: [
+    { status: 'queued', errorCode: null, at: '2026-11-23T20:00:00.000Z' },
+    { status: 'sent', errorCode: null, at: '2026-11-23T20:00:00.500Z' },
+    { status: 'delivered', errorCode: null, at: '2026-11-23T20:00:01.000Z' },
+  ],
+  createdAt: '2026-11-23T20:00:00.000Z',
+  updatedAt: '2026-11-23T20:00:01.000Z',
+};
 
 export const SmsMessage = Type.Object(
   {
@@ -219,28 +270,7 @@ export const SmsMessage = Type.Object(
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },
-  {
-    examples: [
-      {
-        id: ID_EXAMPLE,
-        phoneNumberId: '0193a5c2-0000-7000-8000-0000000000p1',
-        from: '+14155550100',
-        to: '+14155550123',
-        body: 'Your table is ready',
-        status: 'delivered',
-        errorCode: null,
-        provider: 'sandbox',
-        providerSid: 'SM5d3c0f6b0e8a4c1f9a2b7e6d4c3b2a19',
-        statuses: [
-          { status: 'queued', errorCode: null, at: '2026-11-23T20:00:00.000Z' },
-          { status: 'sent', errorCode: null, at: '2026-11-23T20:00:00.500Z' },
-          { status: 'delivered', errorCode: null, at: '2026-11-23T20:00:01.000Z' },
-        ],
-        createdAt: '2026-11-23T20:00:00.000Z',
-        updatedAt: '2026-11-23T20:00:01.000Z',
-      },
-    ],
-  },
+  { examples: [smsMessageExample] },
 );
 
 export const StatusCallbackBody = Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]), {

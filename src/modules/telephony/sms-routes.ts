@@ -1,10 +1,10 @@
 // SMS (spec 4.13) and the provider's status callbacks for them.
 import { Type } from 'typebox';
-import { IdParams, errors } from '../../http/schemas.js';
+import { IdParams, errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { formParams } from '../../providers/telephony/twilio-signature.js';
 import type { TelephonyServices } from './create-services.js';
-import { SmsBody, SmsMessage, StatusCallbackBody } from './schemas.js';
+import { SmsBody, SmsMessage, StatusCallbackBody, smsMessageExample } from './schemas.js';
 
 export async function smsRoutes(app: App, telephony: TelephonyServices) {
   const { sms } = telephony;
@@ -20,7 +20,15 @@ export async function smsRoutes(app: App, telephony: TelephonyServices) {
         description:
           'The sender must be your number and able to send SMS (404 / 409 otherwise); `to` in E.164; body 1–1,600 characters; at most 60 messages a minute per user (429). The answer mirrors the provider\'s; delivery updates arrive at the service (`sms_status` events, GET /api/sms/messages/{id}). Send an `Idempotency-Key` to retry without sending twice.',
         body: SmsBody,
-        response: { 200: SmsMessage, ...errors(400, 401, 403, 404, 409, 429, 502) },
+        response: {
+          200: ok(SmsMessage, "The message, with the provider's answer to the send", {
+            ...smsMessageExample,
+            status: 'queued',
+            statuses: [smsMessageExample.statuses[0]],
+            updatedAt: smsMessageExample.createdAt,
+          }),
+          ...errorResponses('invalid_input', 'not_found', 'conflict', 'rate_limited', 'provider_refused', 'provider_error'),
+        },
       },
     },
     async (request) => sms.send(request.auth!.userId, request.body),
@@ -40,7 +48,7 @@ export async function smsRoutes(app: App, telephony: TelephonyServices) {
           before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
           limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
         }),
-        response: { 200: Type.Array(SmsMessage), ...errors(400, 401, 403) },
+        response: { 200: ok(Type.Array(SmsMessage), 'Your messages, newest first', [smsMessageExample]) },
       },
     },
     async (request) => sms.list(request.auth!.userId, request.query),
@@ -56,7 +64,7 @@ export async function smsRoutes(app: App, telephony: TelephonyServices) {
         summary: 'One message you sent, with its status history',
         description: '404 when it is not yours.',
         params: IdParams,
-        response: { 200: SmsMessage, ...errors(401, 403, 404) },
+        response: { 200: ok(SmsMessage, 'The message and its status history'), ...errorResponses('not_found') },
       },
     },
     async (request) => sms.get(request.auth!.userId, request.params.id),
@@ -79,7 +87,7 @@ export async function smsRoutes(app: App, telephony: TelephonyServices) {
           headers: Type.Object({ 'x-twilio-signature': Type.Optional(Type.String()) }),
           body: StatusCallbackBody,
           consumes: ['application/x-www-form-urlencoded'],
-          response: { 204: Type.Null({ description: 'Recorded (or already recorded)' }), ...errors(400, 404) },
+          response: { 204: Type.Null({ description: 'Recorded (or already recorded)' }), ...errorResponses('invalid_signature', 'invalid_input', 'not_found') },
         },
       },
       async (request, reply) => {
