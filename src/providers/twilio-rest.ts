@@ -55,4 +55,15 @@ export class TwilioRestClient {
     if (!res.ok) throw new TwilioApiError(res.status, typeof body.code === 'number' ? body.code : null, body.message ?? `HTTP ${res.status}`);
     return body as T;
   }
+
+  /**
+   * POST /Messages.json (an SMS, with a delivery-status callback when given):
+   * the message's sid and first status. An answer without a sid is a failure
+   * of the provider (status 502).
+   */
+  async sendMessage(message: { from: string; to: string; body: string; statusCallbackUrl?: string }): Promise<{ sid: string; status: string }> {
+    const body = await this.request<{ sid?: string; status?: string }>('POST', '/Messages.json', { From: message.from, To: message.to, Body: message.body, StatusCallback: message.statusCallbackUrl });
+    if (!body?.sid) throw new TwilioApiError(502, null, 'Twilio answered a message without a sid');
+    return { sid: body.sid, status: body.status ?? 'queued' };
+  }
 }
