@@ -28,8 +28,14 @@ export interface OutboundHttpOptions {
   allowPrivate?: boolean;
   /** Replaces the address policy (an operator's allow-list); by default only public addresses unless allowPrivate. */
   allowAddress?: (address: string) => boolean;
-  /** Deadline for the whole exchange, redirects and body included. */
+  /** Deadline for the whole exchange, redirects and body included (and for connecting, for the headers, and between pieces of the body). */
   timeoutMs?: number;
+  /**
+   * Replaces timeoutMs as the deadline for the whole exchange; null: none, for
+   * long streams, whose silence is still bounded by timeoutMs (connect,
+   * headers, between pieces of the body) and whose end is the caller's signal.
+   */
+  deadlineMs?: number | null;
   /** Largest response body; reading past it fails with reason `too_large`. */
   maxBytes?: number;
   /** Redirects followed (each re-checked); 0 returns the 3xx response itself. */
@@ -74,6 +80,7 @@ const NULL_BODY = new Set([101, 204, 205, 304]);
 export function createOutboundHttp(options: OutboundHttpOptions = {}): OutboundHttp {
   const allowed = options.allowAddress ?? (options.allowPrivate ? () => true : isPublicAddress);
   const timeoutMs = options.timeoutMs ?? 15_000;
+  const deadlineMs = options.deadlineMs === undefined ? timeoutMs : options.deadlineMs;
   const maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
   const maxRedirects = options.maxRedirects ?? 5;
   const resolve = options.lookup ?? dnsLookup;
@@ -108,7 +115,8 @@ export function createOutboundHttp(options: OutboundHttpOptions = {}): OutboundH
   });
 
   const outbound = async (input: string | URL, init: OutboundInit = {}): Promise<Response> => {
-    const timeout = AbortSignal.timeout(timeoutMs);
+    // Without a deadline this signal never fires (it only keeps the code below uniform).
+    const timeout = deadlineMs === null ? new AbortController().signal : AbortSignal.timeout(deadlineMs);
     const signal = init.signal ? AbortSignal.any([init.signal as AbortSignal, timeout]) : timeout;
     let url = parseHttpUrl(String(input));
     let method = (init.method ?? 'GET').toUpperCase();
@@ -213,4 +221,27 @@ function capResponse(response: Response, finalUrl: string, maxBytes: number, tim
 /** Reads a capped response body; the size and timeout failures surface as OutboundHttpError. */
 export async function readBody(response: Response): Promise<Buffer> {
   return Buffer.from(await response.arrayBuffer());
+}
+
+/**
+ * The response with its whole (capped) body already read, so a size or
+ * deadline failure surfaces here, where the caller maps request failures,
+ * rather than later at `json()` or `arrayBuffer()`.
+ */
+export async function bufferResponse(response: Response): Promise<Response> {
+  const body = NULL_BODY.has(response.status) ? null : await response.arrayBuffer();
+  const buffered = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  Object.defineProperty(buffered, 'url', { value: response.url });
+  return buffered;
+}
+
+/**
+ * The client for an endpoint the operator configured (a provider's API base,
+ * the connector, callbacks to PUBLIC_URL). The operator chose the address, so
+ * private ones are allowed (a local model or test server is normal there);
+ * redirects are not followed (a 3xx is answered as it is), so a request never
+ * leaves the configured origin, nor do credentials sent in custom headers.
+ */
+export function createOperatorHttp(options: Omit<OutboundHttpOptions, 'allowPrivate' | 'allowAddress' | 'maxRedirects'> = {}): OutboundHttp {
+  return createOutboundHttp({ ...options, allowPrivate: true, maxRedirects: 0 });
 }

@@ -80,7 +80,9 @@ class Browser {
         `--user-data-dir=${profile}`,
         'about:blank',
       ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
+      // Its own process group: Chromium's helpers (zygotes, renderers, the GPU,
+      // network and storage services) join it, so close() can wait for all of them.
+      { stdio: ['ignore', 'ignore', 'pipe'], detached: true },
     );
     const browserUrl = await new Promise<string>((resolve, reject) => {
       let text = '';
@@ -124,11 +126,39 @@ class Browser {
     await this.evaluate(`while (!window.sdkReady) await new Promise((r) => setTimeout(r, 20));`);
   }
 
+  /**
+   * Stops Chromium, then removes its profile. The browser process exiting is
+   * not enough: its helper processes (the storage service among them) can
+   * still be writing into the profile for a moment, and removing it then fails
+   * with ENOTEMPTY. So the whole process group is stopped and waited for.
+   */
   async close(): Promise<void> {
     this.socket.close();
-    const exited = new Promise((resolve) => this.process.once('exit', resolve));
-    this.process.kill('SIGTERM');
+    const group = this.process.pid!;
+    const running = () => {
+      try {
+        process.kill(-group, 0);
+        return true;
+      } catch {
+        return false; // ESRCH: nobody is left in the group
+      }
+    };
+    const signal = (name: NodeJS.Signals) => {
+      try {
+        process.kill(-group, name);
+      } catch {
+        // the group is already gone
+      }
+    };
+    const exited = this.process.exitCode !== null || this.process.signalCode !== null ? Promise.resolve() : new Promise((resolve) => this.process.once('exit', resolve));
+    signal('SIGTERM');
     await exited;
+    // Bounded: after 10 s whatever is left is killed outright.
+    for (let waited = 0; running(); waited += 20) {
+      if (waited === 10_000) signal('SIGKILL');
+      if (waited > 20_000) throw new Error(`chromium's process group ${group} did not exit`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     rmSync(this.profile, { recursive: true, force: true });
   }
 }

@@ -4,7 +4,7 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OutboundHttpError, createOutboundHttp, isPublicAddress } from '../../src/lib/outbound-http.js';
+import { OutboundHttpError, bufferResponse, createOperatorHttp, createOutboundHttp, isPublicAddress } from '../../src/lib/outbound-http.js';
 
 describe('isPublicAddress', () => {
   it.each([
@@ -85,6 +85,20 @@ function handle(req: IncomingMessage, res: ServerResponse) {
       res.writeHead(200, { 'content-type': 'text/plain' });
       for (let i = 0; i < 32; i += 1) res.write(Buffer.alloc(64 * 1024, 98));
       return res.end();
+    }
+    if (url.pathname === '/drip') {
+      // 12 pieces, 100 ms apart: longer than a 1 s deadline, never silent for 1 s.
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      let sent = 0;
+      const timer = setInterval(() => {
+        res.write(`piece ${sent}\n`);
+        if (++sent === 12) {
+          clearInterval(timer);
+          res.end();
+        }
+      }, 100);
+      res.on('close', () => clearInterval(timer));
+      return;
     }
     if (url.pathname === '/never') return; // answers nothing
     res.writeHead(404);
@@ -202,6 +216,38 @@ describe('createOutboundHttp', () => {
   it('gives up on a server that never answers', async () => {
     const http = createOutboundHttp({ allowPrivate: true, timeoutMs: 300 });
     expect((await failure(http(`${base}/never`))).reason).toBe('timeout');
+    await http.close();
+  });
+
+  it('without a deadline (deadlineMs: null) reads a stream longer than timeoutMs that is never silent that long', async () => {
+    const streaming = createOutboundHttp({ allowPrivate: true, timeoutMs: 1000, deadlineMs: null });
+    const text = await (await streaming(`${base}/drip`)).text();
+    expect(text.split('\n').filter(Boolean)).toHaveLength(12);
+    await streaming.close();
+    const bounded = createOutboundHttp({ allowPrivate: true, timeoutMs: 1000 });
+    expect((await failure((await bounded(`${base}/drip`)).text())).reason).toBe('timeout');
+    await bounded.close();
+  });
+});
+
+describe('createOperatorHttp and bufferResponse', () => {
+  it('reaches a private address the operator configured and answers a redirect as it is, without following it', async () => {
+    const http = createOperatorHttp();
+    expect(await (await http(`${base}/hello`)).text()).toBe('hello');
+    const before = seen.length;
+    const res = await http(`${base}/to?target=${encodeURIComponent(`http://localhost:${port}/hello`)}`, { headers: { 'xi-api-key': 'secret' } });
+    expect(res.status).toBe(307);
+    expect(seen.length).toBe(before + 1);
+    await http.close();
+  });
+
+  it('bufferResponse reads the whole body, so its size cap fails at the call', async () => {
+    const http = createOperatorHttp({ maxBytes: 1024 * 1024 });
+    const ok = await bufferResponse(await http(`${base}/hello`));
+    expect([ok.status, ok.url, await ok.text()]).toEqual([200, `${base}/hello`, 'hello']);
+    expect((await failure(http(`${base}/big-chunked`).then(bufferResponse))).reason).toBe('too_large');
+    const missing = await bufferResponse(await http(`${base}/nothing-here`));
+    expect(missing.status).toBe(404);
     await http.close();
   });
 });

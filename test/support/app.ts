@@ -27,7 +27,7 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   config?: Partial<Config>;
   providers?: Partial<Providers>;
-  /** An in-memory BillingAccount (test/support/billing-fake.ts) instead of the real one. */
+  /** An in-memory BillingAccount (test/support/billing-memory.ts) instead of the real one. */
   billing?: BillingAccount;
   clock?: ManualClock;
   /** Another test app whose database (PostgreSQL schema or SQLite file) and secrets this one uses, like a second instance. */

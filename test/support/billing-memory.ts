@@ -1,9 +1,12 @@
-// An in-memory BillingAccount for tests of areas that spend money (connect),
-// until billing's own implementation is merged. It follows the interface's
-// rules: an append-only ledger with unique refs, holds settled once, usage
-// idempotent by ref, allowance = the plan's included quantity minus usage.
-import { AppError } from '../../src/http/errors.js';
-import type { Clock } from '../../src/lib/clock.js';
+// The in-memory BillingAccount (our own interface, src/modules/billing/account.ts)
+// for tests of areas that spend money (telephony, connect), where a test steers
+// what billing answers. It follows the interface's rules: cards on file,
+// subscriptions idempotent by ref (and needing a card), an append-only ledger
+// with unique refs, holds settled once, usage idempotent by ref, allowance =
+// the plan's included quantity minus usage; and switches that make the next
+// start, cancel, settle or refund fail the way the provider or database can.
+import { AppError, notFound } from '../../src/http/errors.js';
+import { type Clock, systemClock } from '../../src/lib/clock.js';
 import type { BillingAccount, BillingPeriod, UsageKind } from '../../src/modules/billing/account.js';
 
 interface Hold {
@@ -14,17 +17,34 @@ interface Hold {
   keptCents: number;
 }
 
+export interface MemorySubscription {
+  id: string;
+  userId: string;
+  ref: string;
+  description: string;
+  monthlyCents: number;
+  status: 'active' | 'canceled';
+}
+
 export class MemoryBillingAccount implements BillingAccount {
   readonly ledger: Array<{ userId: string; cents: number; ref: string }> = [];
   readonly holds = new Map<string, Hold>();
   readonly usage = new Map<string, { userId: string; kind: UsageKind; quantity: number }>();
   private readonly included = new Map<string, Partial<Record<UsageKind, number>>>();
-  private readonly subscriptions = new Map<string, { userId: string; active: boolean }>();
+  readonly cards = new Set<string>();
+  readonly subscriptions = new Map<string, MemorySubscription>();
+  private failStarts = 0;
+  private failCancels = 0;
+  private seq = 0;
 
   /** When set, every read yields to the event loop first, as a database round trip does (lets concurrent callers interleave). */
   slowReads = false;
 
-  constructor(private readonly clock: Clock) {}
+  /** `checkoutBase`: where cardCheckoutUrl points (`{checkoutBase}/setup-{userId}`). */
+  constructor(
+    private readonly clock: Clock = systemClock,
+    private readonly checkoutBase = 'http://127.0.0.1/api/sandbox/checkout',
+  ) {}
 
   private async roundTrip(): Promise<void> {
     if (this.slowReads) await new Promise((resolve) => setTimeout(resolve, 2));
@@ -46,22 +66,58 @@ export class MemoryBillingAccount implements BillingAccount {
     return total;
   }
 
-  async hasCard(): Promise<boolean> {
-    return false;
+  /** Test set-up: a card on file. */
+  addCard(userId: string): void {
+    this.cards.add(userId);
+  }
+
+  /** The next `count` subscription starts fail as the payment provider can (502). */
+  failNextStart(count = 1): void {
+    this.failStarts += count;
+  }
+
+  /** The next `count` cancellations fail as the payment provider can (502). */
+  failNextCancel(count = 1): void {
+    this.failCancels += count;
+  }
+
+  activeFor(userId: string): MemorySubscription[] {
+    return [...this.subscriptions.values()].filter((s) => s.userId === userId && s.status === 'active');
+  }
+
+  async hasCard(userId: string): Promise<boolean> {
+    return this.cards.has(userId);
   }
 
   async cardCheckoutUrl(userId: string): Promise<string> {
-    return `http://127.0.0.1/sandbox/card/${encodeURIComponent(userId)}`;
+    return `${this.checkoutBase}/setup-${userId}`;
   }
 
-  async startSubscription(userId: string, item: { ref: string }): Promise<{ subscriptionId: string }> {
-    if (!this.subscriptions.has(item.ref)) this.subscriptions.set(item.ref, { userId, active: true });
-    return { subscriptionId: item.ref };
+  async startSubscription(userId: string, item: { ref: string; description: string; monthlyCents: number }): Promise<{ subscriptionId: string }> {
+    const existing = [...this.subscriptions.values()].find((s) => s.ref === item.ref);
+    if (existing) {
+      if (existing.userId !== userId) throw new AppError('conflict', 'this reference belongs to another subscription');
+      return { subscriptionId: existing.id };
+    }
+    if (!this.cards.has(userId)) throw new AppError('payment_method_required', 'a card on file is required: complete the checkout at url', { url: await this.cardCheckoutUrl(userId) });
+    if (this.failStarts > 0) {
+      this.failStarts -= 1;
+      throw new AppError('provider_error', 'the payment provider declined the subscription');
+    }
+    const id = `sub_memory_${++this.seq}`;
+    this.subscriptions.set(id, { id, userId, ref: item.ref, description: item.description, monthlyCents: item.monthlyCents, status: 'active' });
+    return { subscriptionId: id };
   }
 
-  async cancelSubscription(_userId: string, subscriptionId: string): Promise<void> {
-    const s = this.subscriptions.get(subscriptionId);
-    if (s) s.active = false;
+  async cancelSubscription(userId: string, subscriptionId: string): Promise<void> {
+    const sub = this.subscriptions.get(subscriptionId);
+    if (!sub || sub.userId !== userId) throw notFound('subscription');
+    if (sub.status === 'canceled') return;
+    if (this.failCancels > 0) {
+      this.failCancels -= 1;
+      throw new AppError('provider_error', 'the payment provider could not cancel the subscription');
+    }
+    sub.status = 'canceled';
   }
 
   async balanceCents(userId: string): Promise<number> {

@@ -25,8 +25,12 @@ export function createKnowledgeServices(deps: KnowledgeServiceDeps) {
   const http = createOutboundHttp({ allowPrivate: deps.config.crawlAllowPrivate, timeoutMs: deps.config.crawlTimeoutMs, maxBytes: deps.config.crawlMaxBytes, maxRedirects: 5, userAgent: 'workspace-api knowledge crawler' });
   const crawler = new LinkCrawler(http, 4);
   const knowledge = new KnowledgeService(store, crawler, deps.embeddings, deps.clock);
+  // Other areas check a knowledge_base_id through this (telephony's KnowledgeBaseLookup):
+  // true only for the caller's own knowledge base.
+  const lookup = { knowledgeBaseExists: async (userId: string, id: string) => (await store.findBase(userId, id)) !== undefined };
   return {
     knowledge,
+    lookup,
     limits: { maxFiles: deps.config.maxFiles, maxFileBytes: deps.config.maxFileBytes },
     embeddings: deps.embeddings,
     close: async () => {

@@ -21,7 +21,7 @@ export interface TelephonyServiceDeps {
   providers: TelephonyProviders;
   billing: BillingAccount;
   data: Pick<DataServices, 'objects' | 'root' | 'serviceKeys'>;
-  /** Null until the knowledge area exists: knowledge_base_id is then refused. */
+  /** The knowledge area's lookup; null refuses every knowledge_base_id. */
   knowledge: KnowledgeBaseLookup | null;
   eventRecorder: EventRecorder;
   limiter: RateLimiter;

@@ -16,8 +16,8 @@ import type { TelephonyStore } from './store.js';
 import type { InboundConfigurationsTable } from './tables.js';
 
 /**
- * The seam to the knowledge area: it implements this when it exists. Until it
- * is wired, a `knowledge_base_id` cannot be checked and is refused (400).
+ * The seam to the knowledge area, which implements it (createKnowledgeServices'
+ * `lookup`). Without one, a `knowledge_base_id` cannot be checked and is refused (400).
  */
 export interface KnowledgeBaseLookup {
   /** True when the knowledge base exists and belongs to the user. */

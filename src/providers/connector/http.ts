@@ -1,5 +1,6 @@
 // The real connector: POST {CONNECTOR_URL}{path} with params as JSON and a
 // bearer token; the answer (SSE or NDJSON) is parsed as it arrives.
+import { type OutboundHttp, createOperatorHttp } from '../../lib/outbound-http.js';
 import { type FrameParser, parserFor } from './frames.js';
 import { type ConnectorProvider, type ConnectorRequest, ConnectorError } from './interface.js';
 
@@ -13,18 +14,28 @@ export interface HttpConnectorConfig {
   maxFrameChars: number;
 }
 
-/**
- * The one outbound call of this provider. Plain fetch with an abort signal for
- * now; src/lib/outbound-http.ts (SSRF-safe client) replaces it at merge.
- */
-export function postJson(url: string, body: unknown, headers: Record<string, string>, signal: AbortSignal): Promise<Response> {
-  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal });
-}
+/** Most of a refusal's body read to quote it in the error. */
+const REFUSAL_BYTES = 4096;
 
 export class HttpConnectorProvider implements ConnectorProvider {
   readonly name = 'http';
   readonly sandbox = false;
-  constructor(private readonly config: HttpConnectorConfig) {}
+  /**
+   * The shared outbound client, streaming: no deadline for the whole answer (a
+   * long ingestion is normal; the caller's signal and the idle timer below end
+   * it) and no size cap (frames are parsed as they arrive and each is bounded
+   * by maxFrameChars). Its own connect / header / between-pieces timeouts are a
+   * backstop at twice the idle timeout, so the idle timer speaks first.
+   */
+  private readonly http: OutboundHttp;
+  constructor(private readonly config: HttpConnectorConfig) {
+    this.http = createOperatorHttp({ timeoutMs: 2 * config.idleTimeoutMs, deadlineMs: null, maxBytes: Number.POSITIVE_INFINITY });
+  }
+
+  /** The one outbound call of this provider. */
+  private postJson(url: string, body: unknown, headers: Record<string, string>, signal: AbortSignal): Promise<Response> {
+    return this.http(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal });
+  }
 
   async *stream(request: ConnectorRequest): AsyncIterable<string[]> {
     // One controller for the caller's abort and our idle timer; restarted on every piece that arrives.
@@ -53,12 +64,12 @@ export class HttpConnectorProvider implements ConnectorProvider {
       arm();
       let response: Response;
       try {
-        response = await postJson(this.config.url + request.path, request.params, headers, controller.signal);
+        response = await this.postJson(this.config.url + request.path, request.params, headers, controller.signal);
       } catch (err) {
         throw fail(err);
       }
       if (!response.ok || !response.body) {
-        const text = await response.text().catch(() => '');
+        const text = await readStart(response, REFUSAL_BYTES);
         throw new ConnectorError(`connector answered HTTP ${response.status}${text ? `: ${text.slice(0, 200)}` : ''}`, false);
       }
       started = true;
@@ -86,4 +97,25 @@ export class HttpConnectorProvider implements ConnectorProvider {
       if (!controller.signal.aborted) controller.abort();
     }
   }
+}
+
+/** The start of a body as text (at most `limit` bytes read); the rest is not waited for. */
+async function readStart(response: Response, limit: number): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  try {
+    while (length < limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      length += value.byteLength;
+    }
+  } catch {
+    // A body that breaks off: quote what arrived.
+  } finally {
+    void reader.cancel().catch(() => {});
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, limit)).trim();
 }

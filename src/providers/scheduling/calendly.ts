@@ -3,6 +3,7 @@
 // personal access token or OAuth token of the integration's owner).
 // CALENDLY_API_BASE points it at a local server in tests.
 import { AppError } from '../../http/errors.js';
+import { bufferResponse, createOperatorHttp } from '../../lib/outbound-http.js';
 import type { AvailableSlot, BookingLink, EventType, SchedulingProvider, SchedulingUser } from './interface.js';
 
 const MAX_EVENT_TYPE_PAGES = 20;
@@ -13,6 +14,7 @@ export class CalendlySchedulingProvider implements SchedulingProvider {
   readonly name = 'calendly';
   readonly sandbox = false;
   /** @param apiBase https://api.calendly.com, or a local server in tests. */
+  private readonly http = createOperatorHttp({ timeoutMs: 15_000, maxBytes: 5 * 1024 * 1024 });
   constructor(private readonly apiBase: string) {}
 
   async currentUser(token: string): Promise<SchedulingUser> {
@@ -91,15 +93,15 @@ export class CalendlySchedulingProvider implements SchedulingProvider {
     return body;
   }
 
-  /** The one HTTP call of this adapter (kept in one place so the outbound client can be swapped). */
+  /** The one HTTP call of this adapter, through the shared outbound client (CALENDLY_API_BASE is the operator's). */
   private async request(token: string, method: 'GET' | 'POST', path: string, payload?: unknown): Promise<Response> {
     try {
-      return await fetch(`${this.apiBase}${path}`, {
+      const res = await this.http(`${this.apiBase}${path}`, {
         method,
         headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(payload ? { 'content-type': 'application/json' } : {}) },
         body: payload ? JSON.stringify(payload) : undefined,
-        signal: AbortSignal.timeout(15_000),
       });
+      return await bufferResponse(res);
     } catch (err) {
       throw new AppError('provider_error', `Calendly unreachable: ${(err as Error).message}`);
     }

@@ -17,19 +17,12 @@ export class TwilioSmsProvider implements SmsProvider {
   }
 
   async send(message: SmsMessage): Promise<SmsResult> {
-    let body: { sid?: string; status?: string };
     try {
-      body = await this.client.request('POST', '/Messages.json', {
-        To: message.to,
-        From: message.from ?? this.config.from,
-        Body: message.body,
-        StatusCallback: message.statusCallbackUrl,
-      });
+      const sent = await this.client.sendMessage({ from: message.from ?? this.config.from, to: message.to, body: message.body, statusCallbackUrl: message.statusCallbackUrl });
+      return { id: sent.sid, status: sent.status };
     } catch (err) {
       const reason = (err as Error).message;
       throw new AppError('provider_error', reason.startsWith('Twilio unreachable') ? `SMS provider unreachable: ${reason}` : `SMS provider refused the message: ${reason}`);
     }
-    if (!body.sid) throw new AppError('provider_error', 'SMS provider refused the message: no message sid in its answer');
-    return { id: body.sid, status: body.status ?? 'queued' };
   }
 }

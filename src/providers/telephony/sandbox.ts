@@ -7,6 +7,7 @@
 // the same route and checks as the real provider's.
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../../http/errors.js';
+import { createOperatorHttp } from '../../lib/outbound-http.js';
 import type { Outbox } from '../outbox.js';
 import type { AddressInput, AddressRequirement, AvailableNumber, Capabilities, NumberSearch, NumberType, OutboundMessage, TelephonyProvider } from './interface.js';
 import { twilioSignature } from './twilio-signature.js';
@@ -78,6 +79,8 @@ export class SandboxTelephonyProvider implements TelephonyProvider {
   readonly slug = 'sandbox';
   readonly sandbox = true;
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Status callbacks go to PUBLIC_URL (the operator's, often this machine). */
+  private readonly http = createOperatorHttp({ timeoutMs: 10_000, maxBytes: 64 * 1024 });
   private stopped = false;
 
   constructor(
@@ -174,11 +177,10 @@ export class SandboxTelephonyProvider implements TelephonyProvider {
 
   private async post(url: string, params: Record<string, string>): Promise<boolean> {
     try {
-      const res = await fetch(url, {
+      const res = await this.http(url, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(this.callbackSigningToken, url, params), 'user-agent': 'TwilioProxy/1.1 (workspace sandbox)' },
         body: new URLSearchParams(params),
-        signal: AbortSignal.timeout(10_000),
       });
       await res.arrayBuffer().catch(() => undefined);
       return res.ok;

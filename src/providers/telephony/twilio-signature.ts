@@ -3,7 +3,8 @@
 // every POST parameter as name + value, names sorted (a repeated name's
 // distinct values sorted too). Verified as Twilio's own library does it: the
 // URL as received, without its port and with the scheme's default port.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { safeEqual } from '../../lib/crypto.js';
 
 export type SignedParams = Record<string, string | string[]>;
 
@@ -28,13 +29,12 @@ function urlVariants(url: string): string[] {
 
 /** Constant-time check of an X-Twilio-Signature header against one or more auth tokens; returns the index of the token that signed, or -1. */
 export function verifyTwilioSignature(authTokens: string[], header: string | undefined, url: string, params: SignedParams): number {
-  const given = Buffer.from(header ?? '', 'utf8');
+  const given = header ?? '';
   let found = -1;
   for (let i = 0; i < authTokens.length; i++) {
     for (const candidate of urlVariants(url)) {
-      const expected = Buffer.from(twilioSignature(authTokens[i], candidate, params), 'utf8');
       // Compare every candidate (no early exit) so the time does not depend on which one matched.
-      const same = given.length === expected.length ? timingSafeEqual(given, expected) : (timingSafeEqual(expected, expected), false);
+      const same = safeEqual(given, twilioSignature(authTokens[i], candidate, params));
       if (same && found === -1) found = i;
     }
   }

@@ -118,14 +118,11 @@ export class TwilioTelephonyProvider implements TelephonyProvider {
   }
 
   async sendMessage(message: OutboundMessage): Promise<{ sid: string; status: string }> {
-    const body = await this.call<{ sid?: string; status?: string }>('POST', '/Messages.json', {
-      From: message.from,
-      To: message.to,
-      Body: message.body,
-      StatusCallback: message.statusCallbackUrl,
-    });
-    if (!body.sid) throw new AppError('provider_error', 'Twilio answered a message without a sid');
-    return { sid: body.sid, status: body.status ?? 'queued' };
+    try {
+      return await this.client.sendMessage(message);
+    } catch (err) {
+      throw this.mapError(err);
+    }
   }
 
   stop(): void {}

@@ -2,6 +2,7 @@
 // POST /v1/text-to-speech/{voice_id} (MP3), authenticated with the
 // `xi-api-key` header. ELEVENLABS_API_BASE points it at a local server in tests.
 import { AppError } from '../../http/errors.js';
+import { bufferResponse, createOperatorHttp } from '../../lib/outbound-http.js';
 import type { ExternalVoice, ExternalVoiceProvider, SynthesizedAudio, VoiceSettings } from './interface.js';
 
 export interface ElevenLabsConfig {
@@ -22,10 +23,15 @@ interface VoiceResource {
   preview_url?: unknown;
 }
 
+/** Longest wait for an answer, and largest answer (a long text's MP3 is a few MB). */
+const TIMEOUT_MS = 30_000;
+const MAX_BYTES = 50 * 1024 * 1024;
+
 const text = (value: unknown): string | null => (typeof value === 'string' && value.trim() ? value : null);
 
 export class ElevenLabsVoiceProvider implements ExternalVoiceProvider {
   readonly name = 'elevenlabs';
+  private readonly http = createOperatorHttp({ timeoutMs: TIMEOUT_MS, maxBytes: MAX_BYTES, userAgent: 'workspace-api' });
   constructor(private readonly config: ElevenLabsConfig) {}
 
   async listVoices(): Promise<ExternalVoice[] | null> {
@@ -63,15 +69,15 @@ export class ElevenLabsVoiceProvider implements ExternalVoiceProvider {
     return { bytes, contentType: 'audio/mpeg' };
   }
 
-  /** The one HTTP call of this adapter (kept in one place so the outbound client can be swapped). */
+  /** The one HTTP call of this adapter, through the shared outbound client (ELEVENLABS_API_BASE is the operator's). */
   private async request(method: 'GET' | 'POST', path: string, body: string | undefined, accept: string): Promise<Response> {
     try {
-      return await fetch(`${this.config.apiBase}${path}`, {
+      const res = await this.http(`${this.config.apiBase}${path}`, {
         method,
         headers: { 'xi-api-key': this.config.apiKey, accept, ...(body ? { 'content-type': 'application/json' } : {}) },
         body,
-        signal: AbortSignal.timeout(30_000),
       });
+      return await bufferResponse(res);
     } catch (err) {
       throw new AppError('provider_error', `ElevenLabs unreachable: ${(err as Error).message}`);
     }

@@ -9,7 +9,10 @@ import { emit, eventually, sleep, stream } from './support.js';
 const defaults = loadConfig({ NODE_ENV: 'test' }).events;
 let t: TestApp;
 beforeAll(async () => {
-  t = await createTestApp({ config: { events: { ...defaults, keepAliveMs: 100, maxStreamsPerUser: 2, maxBufferedBytes: 64 * 1024, slowClientTimeoutMs: 500, reauthIntervalMs: 100 } } });
+  // slowClientTimeoutMs: the "fast" client below reads in this same process, so under
+  // load (the whole suite on a busy machine) it can take well over 500 ms to drain a
+  // 2.5 MB burst and was then ended as slow too; 2 s keeps it clearly fast.
+  t = await createTestApp({ config: { events: { ...defaults, keepAliveMs: 100, maxStreamsPerUser: 2, maxBufferedBytes: 64 * 1024, slowClientTimeoutMs: 2000, reauthIntervalMs: 100 } } });
 });
 afterAll(() => t.close());
 
@@ -62,8 +65,9 @@ describe('event stream limits', () => {
       ids.push(...(await emit(t, user.id, Array.from({ length: 10 }, (_, i) => ['object_deleted', { object_id: `s${round}-${i}`, pad: big }] as ['object_deleted', Record<string, unknown>]))));
       expect(Date.now() - started).toBeLessThan(2000); // writers never wait for readers
       await fast.waitForEvents(ids.length, 10_000);
+      await sleep(100); // while the slow client's timeout runs, write at a moderate pace (each round is 2.5 MB of log)
     }
-    await eventually(() => broker.subscriberCount(user.id) === 1, 5000, 'the slow stream to be ended');
+    await eventually(() => broker.subscriberCount(user.id) === 1, 10_000, 'the slow stream to be ended');
 
     const more = await emit(t, user.id, [['object_deleted', { object_id: 'after' }]]);
     ids.push(...more);

@@ -2,8 +2,9 @@
 // account, objects in a user's stores, searches and purchases.
 import { createServer } from 'node:net';
 import { expect } from 'vitest';
+import { ManualClock } from '../../../src/lib/clock.js';
 import { type TestApp, type TestAppOptions, createTestApp } from '../../support/app.js';
-import { FakeBillingAccount } from '../../support/billing-fake.js';
+import { MemoryBillingAccount } from '../../support/billing-memory.js';
 import { type TestUser, bearer } from '../../support/factories.js';
 
 /** A port free right now on 127.0.0.1 (the app then listens on it, so PUBLIC_URL can name it). */
@@ -16,7 +17,7 @@ export async function freePort(): Promise<number> {
 }
 
 export interface TelephonyTestApp extends TestApp {
-  billing: FakeBillingAccount;
+  billing: MemoryBillingAccount;
   publicUrl: string;
 }
 
@@ -29,8 +30,9 @@ export interface TelephonyTestApp extends TestApp {
 export async function createTelephonyApp(options: TestAppOptions = {}, { realBilling = false } = {}): Promise<TelephonyTestApp> {
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;
-  const billing = new FakeBillingAccount(`${publicUrl}/api/sandbox/checkout`);
-  const t = await createTestApp({ ...options, env: { PUBLIC_URL: publicUrl, ...options.env }, config: { sandboxCallbackDelayMs: 5, ...options.config }, billing: realBilling ? undefined : billing });
+  const clock = options.clock ?? new ManualClock();
+  const billing = new MemoryBillingAccount(clock, `${publicUrl}/api/sandbox/checkout`);
+  const t = await createTestApp({ ...options, clock, env: { PUBLIC_URL: publicUrl, ...options.env }, config: { sandboxCallbackDelayMs: 5, ...options.config }, billing: realBilling ? undefined : billing });
   await t.app.listen({ port, host: '127.0.0.1' });
   return Object.assign(t, { billing, publicUrl });
 }

@@ -77,7 +77,7 @@ describe('inbound configurations', () => {
       [{ source: { type: 'campaigns', id: r.agent } }, 404],
       [{ source: { type: 'other' } }, 400],
       [{ humanAgents: [{ id: r.agent, type: 'contacts' }] }, 404],
-      [{ knowledge_base_id: 'kb_1' }, 400], // no knowledge area yet: cannot be checked
+      [{ knowledge_base_id: 'kb_1' }, 404], // no such knowledge base
       [{ name: '  ' }, 400],
     ];
     for (const [change, status] of cases) {
@@ -85,6 +85,30 @@ describe('inbound configurations', () => {
       expect(res.statusCode, JSON.stringify(change)).toBe(status);
     }
     expect((await json(t, 'GET', '/api/inbound-configurations', user)).json()).toEqual([]);
+  });
+
+  it('knowledge_base_id: the caller’s own knowledge base is accepted, another user’s or a missing one is 404', async () => {
+    const user = await createVerifiedUser(t);
+    const other = await createVerifiedUser(t);
+    const r = await refs(user);
+    const own = (await json(t, 'PUT', '/api/knowledge-bases', user, { name: 'Manuals' })).json().id as string;
+    const foreign = (await json(t, 'PUT', '/api/knowledge-bases', other, { name: 'Theirs' })).json().id as string;
+    const created = await createConfig(user, r, { knowledge_base_id: own });
+    expect((await json(t, 'GET', `/api/inbound-configurations/${created.id}`, user)).json().knowledge_base_id).toBe(own);
+
+    const base = { name: 'x', agent: { id: r.agent, type: 'agents' }, source: { type: 'manual' } };
+    for (const id of [foreign, 'kb_missing']) {
+      const put = await json(t, 'PUT', '/api/inbound-configurations', user, { ...base, knowledge_base_id: id });
+      expect(put.statusCode, id).toBe(404);
+      expect(put.json().code).toBe('not_found');
+      const patch = await json(t, 'PATCH', `/api/inbound-configurations/${created.id}`, user, { knowledge_base_id: id });
+      expect(patch.statusCode, id).toBe(404);
+      const replace = await json(t, 'PUT', `/api/inbound-configurations/${created.id}`, user, { ...base, knowledge_base_id: id });
+      expect(replace.statusCode, id).toBe(404);
+    }
+    expect((await json(t, 'GET', `/api/inbound-configurations/${created.id}`, user)).json()).toMatchObject({ name: 'Front desk', knowledge_base_id: own });
+    expect((await json(t, 'GET', '/api/inbound-configurations', user)).json()).toHaveLength(1);
+    expect((await json(t, 'PATCH', `/api/inbound-configurations/${created.id}`, user, { knowledge_base_id: null })).json().knowledge_base_id).toBeNull();
   });
 
   it('PUT replaces, PATCH changes only what is sent', async () => {
