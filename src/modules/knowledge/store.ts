@@ -26,7 +26,30 @@ export interface ChunkWithDocument {
   url: string | null;
 }
 
+interface DfCacheEntry {
+  at: number;
+  /** The store's write generation when the entry was made. */
+  generation: number;
+  total: number;
+  df: Map<string, number>;
+}
+
+/** How long cached document frequencies are trusted (writes by other instances). */
+const DF_CACHE_MS = 60_000;
+/** Bases whose statistics are kept, least recently counted dropped first. */
+const DF_CACHE_BASES = 256;
+/** Terms kept per base before its term cache starts again. */
+const DF_CACHE_TERMS = 10_000;
+
+/** BM25's idf (Robertson–Spärck Jones with +1, as Lucene): never negative. */
+export function bm25Idf(total: number, df: number): number {
+  return Math.log(1 + (total - df + 0.5) / (df + 0.5));
+}
+
 export class KnowledgeStore {
+  private readonly dfCache = new Map<string, DfCacheEntry>();
+  private generation = 0;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly dialect: Dialect,
@@ -51,14 +74,14 @@ export class KnowledgeStore {
 
   /** Deletes the base's chunks (and so its full-text and vector entries) first, then its documents, then the base. */
   async deleteBase(userId: string, id: string): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return this.changing(id, async () => this.db.transaction().execute(async (trx) => {
       const base = await trx.selectFrom('knowledge_bases').select('id').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
       if (!base) return false;
       await trx.deleteFrom('knowledge_chunks').where('knowledge_base_id', '=', id).execute();
       await trx.deleteFrom('knowledge_documents').where('knowledge_base_id', '=', id).execute();
       await trx.deleteFrom('knowledge_bases').where('id', '=', id).execute();
       return true;
-    });
+    }));
   }
 
   listDocuments(baseId: string): Promise<DocumentRow[]> {
@@ -67,18 +90,18 @@ export class KnowledgeStore {
 
   /** Deletes one document of a base, its chunks first; false when the base has no such document. */
   async deleteDocument(baseId: string, documentId: number): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return this.changing(baseId, async () => this.db.transaction().execute(async (trx) => {
       const doc = await trx.selectFrom('knowledge_documents').select('id').where('id', '=', documentId).where('knowledge_base_id', '=', baseId).executeTakeFirst();
       if (!doc) return false;
       await trx.deleteFrom('knowledge_chunks').where('document_id', '=', documentId).execute();
       await trx.deleteFrom('knowledge_documents').where('id', '=', documentId).execute();
       return true;
-    });
+    }));
   }
 
   /** Inserts documents and their chunks in one transaction; all or nothing. */
   async insertDocuments(baseId: string, docs: NewDocument[]): Promise<DocumentRow[]> {
-    return this.db.transaction().execute(async (trx) => {
+    return this.changing(baseId, async () => this.db.transaction().execute(async (trx) => {
       const created: DocumentRow[] = [];
       for (const { document, chunks } of docs) {
         const row = await trx
@@ -99,7 +122,7 @@ export class KnowledgeStore {
         for (let i = 0; i < rows.length; i += 500) await trx.insertInto('knowledge_chunks').values(rows.slice(i, i + 500)).execute();
       }
       return created;
-    });
+    }));
   }
 
   /**
@@ -119,20 +142,66 @@ export class KnowledgeStore {
       return rows;
     }
     // ts_rank knows nothing of how rare a term is: weight each term's rank by
-    // its BM25 idf within the base (document frequencies from the GIN index).
-    const query = terms.join(' | ');
-    const { rows: counts } = await sql<{ term: string; df: number; total: number }>`
-      select t as term,
-        (select count(*) from knowledge_chunks where knowledge_base_id = ${baseId} and search @@ to_tsquery('english', t)) as df,
-        (select count(*) from knowledge_chunks where knowledge_base_id = ${baseId}) as total
-      from unnest(${terms}::text[]) as t`.execute(this.db);
-    const weights = counts.map(({ df, total }) => Math.log(1 + (Number(total) - Number(df) + 0.5) / (Number(df) + 0.5)));
+    // its BM25 idf within the base. Document frequencies come from the cache
+    // (counted through the GIN index on a miss). The weighted sum is written
+    // out term by term so each tsquery is a constant the planner folds once,
+    // not a function evaluated per row and term.
+    const stats = await this.termStats(baseId, terms);
+    const score = sql.join(
+      terms.map((t) => sql`${bm25Idf(stats.total, stats.df.get(t) ?? 0)}::float8 * ts_rank(search, to_tsquery('english', ${t}), 1)`),
+      sql` + `,
+    );
     const { rows } = await sql<RankedChunk>`
-      select id from knowledge_chunks, to_tsquery('english', ${query}) q
-      where knowledge_base_id = ${baseId} and search @@ q
-      order by (select sum(w * ts_rank(search, to_tsquery('english', t), 1)) from unnest(${counts.map((c) => c.term)}::text[], ${weights}::float8[]) as x(t, w)) desc, id
+      select id from knowledge_chunks
+      where knowledge_base_id = ${baseId} and search @@ to_tsquery('english', ${terms.join(' | ')})
+      order by ${score} desc, id
       limit ${limit}`.execute(this.db);
     return rows;
+  }
+
+  /**
+   * The base's chunk count and each term's document frequency (PostgreSQL's
+   * idf weights), cached per base. Writes through this store drop the base's
+   * entry; writes by another instance are seen after DF_CACHE_MS at most (a
+   * stale weight only shifts ranking, never which chunks match).
+   */
+  private async termStats(baseId: string, terms: string[]): Promise<{ total: number; df: Map<string, number> }> {
+    const now = Date.now();
+    let entry = this.dfCache.get(baseId);
+    if (!entry || now - entry.at > DF_CACHE_MS) {
+      const total = await this.countChunks(baseId);
+      entry = { at: now, generation: this.generation, total, df: new Map() };
+      this.rememberStats(baseId, entry);
+    }
+    const missing = terms.filter((t) => !entry.df.has(t));
+    if (missing.length) {
+      const generation = this.generation;
+      const { rows } = await sql<{ term: string; df: number }>`
+        select t as term, (select count(*) from knowledge_chunks where knowledge_base_id = ${baseId} and search @@ to_tsquery('english', t)) as df
+        from unnest(${missing}::text[]) as t`.execute(this.db);
+      // A write that finished while counting may have made these counts stale: use them once, do not keep them.
+      const df = generation === entry.generation && this.dfCache.get(baseId) === entry ? entry.df : new Map(entry.df);
+      for (const r of rows) df.set(r.term, Number(r.df));
+      if (df !== entry.df) return { total: entry.total, df };
+      if (df.size > DF_CACHE_TERMS) df.clear();
+    }
+    return entry;
+  }
+
+  private rememberStats(baseId: string, entry: DfCacheEntry): void {
+    this.dfCache.delete(baseId);
+    this.dfCache.set(baseId, entry);
+    if (this.dfCache.size > DF_CACHE_BASES) this.dfCache.delete(this.dfCache.keys().next().value as string);
+  }
+
+  /** Runs a write of a base's chunks, then drops the base's cached statistics (also when the write failed). */
+  private async changing<T>(baseId: string, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } finally {
+      this.generation += 1;
+      this.dfCache.delete(baseId);
+    }
   }
 
   /**

@@ -267,6 +267,38 @@ describe('search', () => {
   });
 });
 
+describe('search scope and rarity', () => {
+  it("never returns another base's chunks, even when they match better", async () => {
+    const mine = await createBase();
+    const sibling = await createBase(user.token, 'Other');
+    const stranger = await createVerifiedUser(t);
+    const theirs = await createBase(stranger.token, 'Theirs');
+    await upload(mine, [{ filename: 'weak.txt', content: 'A note that mentions the capybara once, among many other words about gardening and soil.' }]);
+    const strong = [{ filename: 'strong.txt', content: 'Capybara capybara: the capybara is the largest rodent. Capybara herds graze by rivers; capybara pups swim.' }];
+    await upload(sibling, strong);
+    await upload(theirs, strong, stranger.token);
+    const matches = (await search(mine, 'capybara largest rodent herds')).json();
+    expect(matches.map((m: { document: { name: string } }) => m.document.name)).toEqual(['weak.txt']);
+    expect((await search(sibling, 'capybara largest rodent herds')).json()[0].document.name).toBe('strong.txt');
+  });
+
+  it('weights terms by how rare they are in the base now, after uploads and deletions', async () => {
+    const id = await createBase();
+    await upload(id, [
+      { filename: 'quokka.txt', content: 'The quokka smiles. A quokka lives on an island; every quokka is small.' },
+      { filename: 'wombat.txt', content: 'The wombat digs burrows under the bush and sleeps through the day.' },
+    ]);
+    const first = () => search(id, 'quokka wombat').then((r) => r.json()[0].document.name as string);
+    // Equally rare: the passage saying "quokka" three times wins.
+    expect(await first()).toBe('quokka.txt');
+    const common = (await upload(id, Array.from({ length: 20 }, (_, i) => ({ filename: `q${i}.txt`, content: `Note ${i}: a quokka was seen near the jetty.` })))).json();
+    // "quokka" is now in almost every document: the one rare word decides.
+    expect(await first()).toBe('wombat.txt');
+    for (const doc of common) expect((await t.app.inject({ method: 'DELETE', url: `/api/knowledge-bases/${id}/${doc.id}`, headers: bearer(user.token) })).statusCode).toBe(204);
+    expect(await first()).toBe('quokka.txt');
+  });
+});
+
 describe('deletion', () => {
   it('deleting a document removes its index entries; the others stay searchable', async () => {
     const id = await createBase();
