@@ -35,6 +35,14 @@ export function callRoutes(app: App, services: Services) {
     '/api/session/call',
     {
       config: { auth: 'verified', idempotent: true },
+      // A replay under the same Idempotency-Key answers the stored 204 without running the handler: the same session id goes back with it.
+      onSend: async (request, reply, payload) => {
+        if (reply.getHeader('idempotent-replayed') === 'true' && reply.statusCode === 204 && request.auth) {
+          const sessionId = await sessions.sessionIdForRequest(request.auth.userId, (request.body as { jwt: string }).jwt);
+          if (sessionId) reply.header('x-session-id', sessionId);
+        }
+        return payload;
+      },
       schema: {
         tags: ['calls'],
         operationId: 'startCallSession',

@@ -4,6 +4,7 @@
 // and the call assembled (system prompt, the persona's voice, knowledge search
 // and integration functions as tools with JSON schemas) and handed to
 // CallService.start.
+import { createHash } from 'node:crypto';
 import { AppError, invalidInput } from '../../http/errors.js';
 import type { AssembledCall, CallTool } from '../../providers/audio/interface.js';
 import type { SignedPayloads } from '../data/signed-payloads.js';
@@ -58,13 +59,13 @@ export class CallSessionService {
         payload = parsed;
       },
     });
-    return this.startPayload(userId, payload!);
+    const call = await this.assemble(userId, payload!);
+    return this.deps.calls.start(userId, call, payload!.webhook ?? null, { requestHash: requestHash(userId, input.jwt) });
   }
 
-  /** Assembles a checked payload for `userId` (every reference must be theirs) and starts the call. */
-  async startPayload(userId: string, payload: CallPayload, from?: string): Promise<{ sessionId: string }> {
-    const call = await this.assemble(userId, payload, from);
-    return this.deps.calls.start(userId, call, payload.webhook ?? null);
+  /** The session a signed request started (for an Idempotency-Key replay, which does not run the request again). */
+  sessionIdForRequest(userId: string, jwt: string): Promise<string | null> {
+    return this.deps.calls.sessionIdForRequest(userId, requestHash(userId, jwt));
   }
 
   async assemble(userId: string, payload: CallPayload, fromOverride?: string): Promise<AssembledCall> {
@@ -109,6 +110,8 @@ export class CallSessionService {
     return first.phoneNumber;
   }
 }
+
+const requestHash = (userId: string, jwt: string) => createHash('sha256').update(userId).update('\0').update(jwt).digest('base64url');
 
 function systemPrompt(p: CallPayload, personaInstructions: string): string {
   const parts = [personaInstructions, `You are ${p.agent.name}, calling ${p.contact.name}.`];

@@ -63,10 +63,18 @@ describe('POST /api/session/call', () => {
     expect(kb.statusCode, kb.body).toBe(200);
     const serviceKey = (await t.app.inject({ method: 'GET', url: '/api/server', headers: bearer(user.token) })).json();
     const jws = await signPayload(server, claims({ knowledgeBase: { id: kb.json().id }, phoneNumberId: numberId, webhook: `${receiver.url}/hook?user=${user.id}` }));
-    const res = await start(user, server.name, await encryptToService(jws, serviceKey), { 'idempotency-key': randomUUID() });
+    const jwe = await encryptToService(jws, serviceKey);
+    const key = randomUUID();
+    const res = await start(user, server.name, jwe, { 'idempotency-key': key });
     expect(res.statusCode, res.body).toBe(204);
     const sessionId = res.headers['x-session-id'] as string;
     expect(sessionId).toBeTruthy();
+    // A retry with the same Idempotency-Key answers the same session without starting another call (or using the jti again).
+    const retry = await start(user, server.name, jwe, { 'idempotency-key': key });
+    expect(retry.statusCode).toBe(204);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.headers['x-session-id']).toBe(sessionId);
+    expect(await t.database.db.selectFrom('call_sessions').select('id').where('user_id', '=', user.id).execute()).toHaveLength(1);
 
     const sse = await stream(t, user.token, `call_status?session_id=${sessionId}`, { headers: { 'last-event-id': '0' } });
     const events = await sse.waitForEvents(4, 20_000);
@@ -84,8 +92,9 @@ describe('POST /api/session/call', () => {
     await eventually(async () => (await session()).finished_at !== null, 5000, 'call accounted for');
     const summary = JSON.parse((await session()).summary);
     expect(summary.voice).toEqual({ provider: 'local', voiceId: expect.any(String) });
+    // Usage moved once: one outbound call and its seconds in this period's billing state.
     const state = (await t.app.inject({ method: 'GET', url: '/api/billing/state', headers: bearer(user.token) })).json();
-    expect(JSON.stringify(state)).toContain('calls_outbound');
+    expect(state.usageRaw).toMatchObject({ calls_outbound: 1, seconds_outbound: payloads[3].duration_seconds });
     const records = await callRecords(t, user);
     expect(records).toHaveLength(1);
     expect(records[0]).toMatchObject({ session_id: sessionId, status: 'completed', to: '+14155550123', contact: { name: 'Grace' } });
