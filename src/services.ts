@@ -48,7 +48,7 @@ import { createEmbeddingsProvider } from './providers/embeddings/index.js';
 const ABANDONED_HOLD_MS = 24 * 3600_000;
 import { generateWebhookSecret } from './lib/standard-webhooks.js';
 import { createWebhookServices } from './modules/webhooks/create-services.js';
-import { createCallServices } from './modules/calls/create-services.js';
+import { createCallServices, createCallSessionServices } from './modules/calls/create-services.js';
 
 export interface ServiceDeps {
   config: Config;
@@ -114,6 +114,7 @@ export function createServices(deps: ServiceDeps) {
   const connect = createConnectServices({ db, dialect: database.dialect, data, connector: providers.connector, billing: billingAccount, clock, config: config.connector });
   const webhooks = createWebhookServices({ db, dialect: database.dialect, secretBox, clock, config: config.webhooks });
   const calls = createCallServices({ db, dialect: database.dialect, eventRecorder, webhooks: webhooks.webhooks, audio: providers.audio, data, usage: billingAccount, clock, audioSecret, publicUrl: config.publicUrl });
+  const callSessions = createCallSessionServices({ signedPayloads: data.signedPayloads, calls: calls.calls, numbers: telephony.numbers, knowledge: knowledge.knowledge, integrations: integrations.integrations, personas: personas.personas, webhooks: webhooks.webhooks });
 
   // The longest rate-limit window is an hour; a day-old window can only restart.
   const housekeeping = new Housekeeping(
@@ -134,7 +135,7 @@ export function createServices(deps: ServiceDeps) {
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls, callSessions };
 }
 
 export type Services = ReturnType<typeof createServices>;

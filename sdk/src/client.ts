@@ -7,6 +7,7 @@ import { EventsApi } from './events-api.js';
 import { HttpCore, type HttpOptions } from './http.js';
 import { IntegrationsApi, PersonasApi } from './personas.js';
 import { StoreClient } from './store.js';
+import { CallsApi } from './calls.js';
 
 export interface WorkspaceClientOptions extends HttpOptions {
   /** An API key (wsk_…) instead of a session token. */
@@ -23,6 +24,7 @@ export class WorkspaceClient {
   readonly events: EventsApi;
   readonly personas: PersonasApi;
   readonly integrations: IntegrationsApi;
+  readonly calls: CallsApi;
   private readonly stores = new Map<StoreName, StoreClient<unknown>>();
   private rootOnce: Promise<RootObject> | null = null;
 
@@ -36,6 +38,7 @@ export class WorkspaceClient {
     this.events = new EventsApi(this.http);
     this.personas = new PersonasApi(this.http);
     this.integrations = new IntegrationsApi(this.http);
+    this.calls = new CallsApi(this.http);
   }
 
   /**

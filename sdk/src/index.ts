@@ -55,3 +55,4 @@ export {
 } from './personas.js';
 export { base64ToBytes, bytesToBase64, bytesToHex, hexToBytes } from './encoding.js';
 export type { Answer, ApiPath, Body, Query, Schemas, components, paths } from './api-types.js';
+export { CallsApi, signCallRequest, type CallRequest, type SignCallOptions } from './calls.js';

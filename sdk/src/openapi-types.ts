@@ -579,6 +579,13 @@ export interface paths {
      */
     post: operations["rotateWebhookSecret"];
   };
+  "/api/session/call": {
+    /**
+     * Start a call from a payload signed by your server
+     * @description Verifies `jwt` with the public key of your registered server `server` and consumes its `jti`, then assembles the call: a system prompt from the agent, the prompt or pathway and the contact's fields; the voice of the agent's persona (default `local-amy`); a `search_knowledge` tool for `knowledgeBase`; the functions of each integration. It is placed from `phoneNumberId` (one of your voice-capable numbers; default your first one) and handed to the audio server. Answers 204 with the session id in `X-Session-Id`: follow it with `GET /api/events/call_status?session_id=<id>`; `webhook` receives the same `call_status` payloads signed with the secret of GET /api/webhooks/secret. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned or for another use; 400 `invalid_input` for an ill-formed payload (its jti stays unused); 404 for a server, number, knowledge base, integration or persona that is not yours; 409 when you have no voice-capable number; 502 when the audio server refuses the call. Send an `Idempotency-Key` to retry safely.
+     */
+    post: operations["startCallSession"];
+  };
   "/api/webhooks/audio/{sessionId}": {
     /**
      * The audio server's progress report for one call session
@@ -8490,6 +8497,137 @@ export interface operations {
        * - `unsupported_media_type`: the content-type is not accepted here
        */
       415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Start a call from a payload signed by your server
+   * @description Verifies `jwt` with the public key of your registered server `server` and consumes its `jti`, then assembles the call: a system prompt from the agent, the prompt or pathway and the contact's fields; the voice of the agent's persona (default `local-amy`); a `search_knowledge` tool for `knowledgeBase`; the functions of each integration. It is placed from `phoneNumberId` (one of your voice-capable numbers; default your first one) and handed to the audio server. Answers 204 with the session id in `X-Session-Id`: follow it with `GET /api/events/call_status?session_id=<id>`; `webhook` receives the same `call_status` payloads signed with the secret of GET /api/webhooks/secret. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned or for another use; 400 `invalid_input` for an ill-formed payload (its jti stays unused); 404 for a server, number, knowledge base, integration or persona that is not yours; 409 when you have no voice-capable number; 502 when the audio server refuses the call. Send an `Idempotency-Key` to retry safely.
+   */
+  startCallSession: {
+    parameters: {
+      header?: {
+        /**
+         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
+         * @example 7f9c2a4e-topup-2026-11-23
+         */
+        "idempotency-key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "server": "my-backend",
+         *   "jwt": "eyJhbGciOiJFQ0RILUVTK0EyNTZLVyIsImVuYyI6IkEyNTZHQ00iLCJjdHkiOiJKV1QifQ.…"
+         * }
+         */
+        "application/json": {
+          /** @description The name of your registered server that signed `jwt` (POST /api/servers) */
+          server: string;
+          /** @description Compact JWS (ES256) signed with that server's private key, optionally nested in a compact JWE (ECDH-ES+A256KW, A256GCM, cty "JWT") to the key of GET /api/server (the SDK's signCallRequest builds it). Claims: `use: "call-session"`, `exp` (at most 10 minutes ahead), a single-use `jti`, `agent` `{ name, personaId?, instructions?, firstMessage? }`, `contact` `{ name, phone (E.164), fields? }`, optional `humanAgents` `[{ name, phone }]`, `type: "prompt"` with `prompt`, or `type: "pathway"` with `pathway` `{ name?, steps }`, optional `knowledgeBase` `{ id }`, `integrations` (ids), `phoneNumberId` and `webhook` (URL). */
+          jwt: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The call is under way; its session id is in the `X-Session-Id` header */
+      204: {
+        content: never;
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_token`: the link or token is invalid, used or expired
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `conflict`: the request conflicts with the current state
+       * - `idempotency_in_progress`: a request with this idempotency key is still running
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unprocessable.
+       *
+       * - `idempotency_mismatch`: this idempotency key was used with a different request
+       */
+      422: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
+      502: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };

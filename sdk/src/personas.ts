@@ -62,17 +62,27 @@ function importServerKey(privateKey: ServerPrivateKey, use: 'sign' | 'decrypt'):
  * accepted once.
  */
 export async function signPreviewRequest(options: SignPreviewOptions): Promise<string> {
-  const expiresIn = options.expiresIn ?? 300;
-  if (!Number.isInteger(expiresIn) || expiresIn < 1 || expiresIn > 600) throw new RangeError('expiresIn must be 1–600 seconds (the service refuses exp more than 10 minutes ahead)');
   const claims: Record<string, unknown> = { use: 'persona-preview' };
   if (options.text !== undefined) claims.textBase64 = bytesToBase64(utf8.encode(options.text));
+  return signServerPayload(options.privateKey, claims, options);
+}
+
+/**
+ * Signs `claims` (plus `iat`, `exp`, `jti`) as a compact JWS (ES256) with a
+ * registered server's private key and, with `encryptTo`, nests it in a compact
+ * JWE (ECDH-ES+A256KW, A256GCM, cty JWT) to the service key. The one signer
+ * behind signPreviewRequest and signCallRequest.
+ */
+export async function signServerPayload(privateKey: ServerPrivateKey, claims: Record<string, unknown>, options: { expiresIn?: number; jti?: string; encryptTo?: ServiceKey } = {}): Promise<string> {
+  const expiresIn = options.expiresIn ?? 300;
+  if (!Number.isInteger(expiresIn) || expiresIn < 1 || expiresIn > 600) throw new RangeError('expiresIn must be 1–600 seconds (the service refuses exp more than 10 minutes ahead)');
   const now = Math.floor(Date.now() / 1000);
   const jws = await new SignJWT(claims)
     .setProtectedHeader({ alg: 'ES256', typ: 'JWT' })
     .setIssuedAt(now)
     .setExpirationTime(now + expiresIn)
     .setJti(options.jti ?? globalThis.crypto.randomUUID())
-    .sign(await importServerKey(options.privateKey, 'sign'));
+    .sign(await importServerKey(privateKey, 'sign'));
   if (!options.encryptTo) return jws;
   const serviceKey = await importJWK(options.encryptTo.keys.jwk as JWK, 'ECDH-ES+A256KW');
   return new CompactEncrypt(utf8.encode(jws))

@@ -48,7 +48,7 @@ export async function registerBrowserSecurity(app: FastifyInstance, config: Conf
     origin: (origin, callback) => callback(null, origin !== undefined && allowOrigin(origin)),
     credentials: true,
     methods: ['GET', 'HEAD', 'PUT', 'PATCH', 'POST', 'DELETE'],
-    exposedHeaders: ['x-request-id', 'retry-after', 'content-disposition'],
+    exposedHeaders: ['x-request-id', 'retry-after', 'content-disposition', 'x-session-id'],
     maxAge: 600,
   });
   const https = config.publicUrl.startsWith('https:');

@@ -8,6 +8,7 @@ import type { DataServices } from '../data/create-services.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { WebhookService } from '../webhooks/service.js';
 import { CallService } from './service.js';
+import { type CallSessionDeps, CallSessionService } from './session-service.js';
 import { CallStore } from './store.js';
 import type { UsageRecorder } from './usage.js';
 
@@ -32,3 +33,10 @@ export function createCallServices(deps: CallServiceDepsIn) {
 }
 
 export type CallServices = ReturnType<typeof createCallServices>;
+
+/** POST /api/session/call on top of the calls service and the areas a call references. */
+export function createCallSessionServices(deps: CallSessionDeps) {
+  return { sessions: new CallSessionService(deps) };
+}
+
+export type CallSessionServices = ReturnType<typeof createCallSessionServices>;

@@ -2,7 +2,7 @@
 // POST /api/session/call is built on top of CallService.start once signed
 // payloads, numbers, knowledge and personas are in (see docs/decisions/calls.md).
 import { Type } from 'typebox';
-import { errors } from '../../http/schemas.js';
+import { errorResponses, errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { Services } from '../../services.js';
 import { CALL_STATUSES } from '../../providers/audio/interface.js';
@@ -17,8 +17,50 @@ const AudioReport = Type.Object({
   examples: [{ status: 'completed', at: '2026-11-23T10:00:42.000Z', duration_seconds: 38, transcript: [{ role: 'agent', text: 'Hello Grace, this is Amy from the clinic.' }, { role: 'contact', text: 'Hi Amy.' }] }],
 });
 
+const StartCallBody = Type.Object({
+  server: Type.String({ minLength: 1, maxLength: 64, description: 'The name of your registered server that signed `jwt` (POST /api/servers)' }),
+  jwt: Type.String({
+    minLength: 1,
+    maxLength: 65536,
+    description:
+      'Compact JWS (ES256) signed with that server\'s private key, optionally nested in a compact JWE (ECDH-ES+A256KW, A256GCM, cty "JWT") to the key of GET /api/server (the SDK\'s signCallRequest builds it). Claims: `use: "call-session"`, `exp` (at most 10 minutes ahead), a single-use `jti`, `agent` `{ name, personaId?, instructions?, firstMessage? }`, `contact` `{ name, phone (E.164), fields? }`, optional `humanAgents` `[{ name, phone }]`, `type: "prompt"` with `prompt`, or `type: "pathway"` with `pathway` `{ name?, steps }`, optional `knowledgeBase` `{ id }`, `integrations` (ids), `phoneNumberId` and `webhook` (URL).',
+  }),
+}, { examples: [{ server: 'my-backend', jwt: 'eyJhbGciOiJFQ0RILUVTK0EyNTZLVyIsImVuYyI6IkEyNTZHQ00iLCJjdHkiOiJKV1QifQ.…' }] });
+
 export function callRoutes(app: App, services: Services) {
   const { calls } = services.calls;
+  const { sessions } = services.callSessions;
+
+  app.post(
+    '/api/session/call',
+    {
+      config: { auth: 'verified', idempotent: true },
+      // A replay under the same Idempotency-Key answers the stored 204 without running the handler: the same session id goes back with it.
+      onSend: async (request, reply, payload) => {
+        if (reply.getHeader('idempotent-replayed') === 'true' && reply.statusCode === 204 && request.auth) {
+          const sessionId = await sessions.sessionIdForRequest(request.auth.userId, (request.body as { jwt: string }).jwt);
+          if (sessionId) reply.header('x-session-id', sessionId);
+        }
+        return payload;
+      },
+      schema: {
+        tags: ['calls'],
+        operationId: 'startCallSession',
+        summary: 'Start a call from a payload signed by your server',
+        description:
+          'Verifies `jwt` with the public key of your registered server `server` and consumes its `jti`, then assembles the call: a system prompt from the agent, the prompt or pathway and the contact\'s fields; the voice of the agent\'s persona (default `local-amy`); a `search_knowledge` tool for `knowledgeBase`; the functions of each integration. It is placed from `phoneNumberId` (one of your voice-capable numbers; default your first one) and handed to the audio server. Answers 204 with the session id in `X-Session-Id`: follow it with `GET /api/events/call_status?session_id=<id>`; `webhook` receives the same `call_status` payloads signed with the secret of GET /api/webhooks/secret. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned or for another use; 400 `invalid_input` for an ill-formed payload (its jti stays unused); 404 for a server, number, knowledge base, integration or persona that is not yours; 409 when you have no voice-capable number; 502 when the audio server refuses the call. Send an `Idempotency-Key` to retry safely.',
+        body: StartCallBody,
+        response: {
+          204: Type.Null({ description: 'The call is under way; its session id is in the `X-Session-Id` header' }),
+          ...errorResponses('invalid_token', 'not_found', 'conflict', 'provider_error'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { sessionId } = await sessions.startSigned(request.auth!.userId, request.body);
+      return reply.status(204).header('x-session-id', sessionId).send(null);
+    },
+  );
   services.providers.audio.reportErrorsTo?.(app.log);
   app.addHook('onClose', async () => services.providers.audio.close?.());
 

@@ -65,7 +65,7 @@ export class CallService {
    * start ends the session as `failed` (with its event and webhook) and
    * throws `provider_error`.
    */
-  async start(userId: string, call: AssembledCall, webhookUrl: string | null): Promise<{ sessionId: string }> {
+  async start(userId: string, call: AssembledCall, webhookUrl: string | null, options: { requestHash?: string } = {}): Promise<{ sessionId: string }> {
     const { store, webhooks, clock } = this.deps;
     const url = webhookUrl ? webhooks.checkUrl(webhookUrl) : null;
     // Deliveries are signed with the user's secret: make sure it exists before the first one.
@@ -83,6 +83,7 @@ export class CallService {
       duration_seconds: null,
       finished_at: null,
       record_object_id: null,
+      request_hash: options.requestHash ?? null,
       created_at: now,
       updated_at: now,
     });
@@ -95,6 +96,11 @@ export class CallService {
       throw new AppError('provider_error', `the audio server did not take the call: ${(err as Error).message}`);
     }
     return { sessionId: id };
+  }
+
+  /** The session a request with this hash started (an Idempotency-Key replay answers it again). */
+  sessionIdForRequest(userId: string, requestHash: string): Promise<string | null> {
+    return this.deps.store.findSessionIdByRequest(userId, requestHash);
   }
 
   /** A session of the user (404 for another user's or a missing one). */

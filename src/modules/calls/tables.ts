@@ -11,6 +11,8 @@ export interface CallSessionsTable {
   duration_seconds: number | null;
   finished_at: number | null;
   record_object_id: string | null;
+  /** POST /api/session/call: sha256 of the user id and jwt, to answer a replayed Idempotency-Key with the same session (migration 100). */
+  request_hash?: string | null;
   created_at: number;
   updated_at: number;
 }

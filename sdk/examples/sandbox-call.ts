@@ -1,0 +1,75 @@
+// A sandbox call, start to finish: sign up and verify the phone through the
+// sandbox outbox, buy a sandbox number (the sandbox checkout adds a card),
+// register a server, sign a call request with its private key (nested in a
+// JWE to the service key), start the call and print its progress events until
+// it ends. Against a local server started with `npm start`:
+//
+//   npx tsx sdk/examples/sandbox-call.ts
+//
+// BASE_URL overrides http://127.0.0.1:3000; TO the number called (+14155550123).
+import { WorkspaceApiError, WorkspaceClient, signCallRequest } from '../src/index.js';
+
+const baseUrl = process.env.BASE_URL ?? 'http://127.0.0.1:3000';
+const to = process.env.TO ?? '+14155550123';
+const client = new WorkspaceClient({ baseUrl });
+
+// 1. A fresh account with a verified phone (call sessions are a data-plane route).
+const unique = String(Math.floor(Math.random() * 10_000_000)).padStart(7, '0');
+const phone = `+1555${unique}`;
+const password = 'correct horse battery staple';
+await client.auth.register({ firstName: 'Ada', lastName: 'Lovelace', email: `call.${Date.now()}.${unique}@example.com`, phone, password, confirmPassword: password });
+await client.auth.requestPhoneVerification();
+const [sms] = await client.sandboxOutbox({ to: phone });
+if (!sms) throw new Error(`no SMS for ${phone} in the sandbox outbox: is the server running with the sandbox SMS provider?`);
+await client.auth.submitPhoneVerification(String(sms.data.code));
+console.log(`1. signed up and verified ${phone}`);
+
+// 2. A voice-capable number to call from: the first purchase asks for a card, which the sandbox checkout adds.
+const json = async (path: string, init: { method?: string; body?: string } = {}) => {
+  const res = await client.http.send(`${baseUrl}${path}`, { ...init, headers: { 'content-type': 'application/json' } });
+  return { status: res.status, body: (await res.json().catch(() => null)) as Record<string, any> };
+};
+const offers = (await json('/api/phone-numbers/search/sandbox?country=US&type=local')).body as unknown as Array<{ phoneNumber: string; capabilities: { voice: boolean }; addressRequirements: string; price: { jwt: string } }>;
+const offer = offers.find((o) => o.capabilities.voice && o.addressRequirements === 'none');
+if (!offer) throw new Error('the sandbox offered no voice-capable number');
+let bought = await json('/api/phone-numbers', { method: 'PUT', body: JSON.stringify({ jwt: offer.price.jwt }) });
+if (bought.status === 409 && bought.body.code === 'payment_method_required') {
+  await client.http.send(`${baseUrl}${new URL(bought.body.checkoutUrl).pathname}`, { method: 'POST' });
+  bought = await json('/api/phone-numbers', { method: 'PUT', body: JSON.stringify({ jwt: offer.price.jwt }) });
+}
+if (bought.status !== 200) throw new Error(`buying ${offer.phoneNumber} failed: ${bought.status} ${JSON.stringify(bought.body)}`);
+console.log(`2. bought ${offer.phoneNumber}`);
+
+// 3. A server whose private key stays here signs the call.
+const server = await client.servers.register({ name: `calls-${unique}`, mode: 'generate' });
+const jwt = await signCallRequest(
+  server.privateKey!,
+  {
+    agent: { name: 'Amy', personaId: 'local-amy', firstMessage: 'Hello Grace, this is Amy from the clinic.' },
+    contact: { name: 'Grace', phone: to, fields: { appointment: 'Tuesday at 10:00' } },
+    type: 'prompt',
+    prompt: 'Confirm the appointment and thank the contact.',
+    phoneNumberId: bought.body.id,
+  },
+  await client.servers.current(),
+);
+console.log(`3. signed a call request with server ${server.name}`);
+
+// 4. Start it and follow its progress until it ends.
+let sessionId: string;
+try {
+  ({ sessionId } = await client.calls.start({ server: server.name, jwt }, { idempotencyKey: crypto.randomUUID() }));
+} catch (err) {
+  if (err instanceof WorkspaceApiError) throw new Error(`the call was refused: ${err.status} ${err.code} ${err.message}`);
+  throw err;
+}
+console.log(`4. call session ${sessionId}`);
+const events = client.events.subscribe('call_status', { filter: { session_id: sessionId }, lastEventId: '0' });
+for await (const event of events) {
+  const { status, duration_seconds, transcript } = event.data;
+  console.log(`   ${status}${duration_seconds !== undefined ? ` after ${duration_seconds} s` : ''}`);
+  for (const line of transcript ?? []) console.log(`     ${line.role}: ${line.text}`);
+  if (!['queued', 'ringing', 'in_progress'].includes(status)) break;
+}
+events.close();
+console.log('done');

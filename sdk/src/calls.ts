@@ -1,0 +1,54 @@
+// Call sessions (spec 4.14): a registered server signs the call it wants
+// (signCallRequest), the client starts it (CallsApi.start) and follows its
+// `call_status` events with client.events.subscribe('call_status', { filter: { session_id } }).
+import { errorFromResponse, type HttpCore } from './http.js';
+import { type ServerPrivateKey, type ServiceKey, signServerPayload } from './personas.js';
+
+/** What a call-session payload holds (besides `use`, `exp`, `jti`, which signCallRequest adds). */
+export interface CallRequest {
+  agent: { name: string; personaId?: string; instructions?: string; firstMessage?: string };
+  contact: { name: string; phone: string; fields?: Record<string, string> };
+  humanAgents?: Array<{ name: string; phone: string }>;
+  type: 'prompt' | 'pathway';
+  prompt?: string;
+  pathway?: { name?: string; steps: string[] };
+  knowledgeBase?: { id: string };
+  integrations?: string[];
+  phoneNumberId?: string;
+  webhook?: string;
+}
+
+export interface SignCallOptions {
+  /** Lifetime in seconds, 1–600 (default 300). */
+  expiresIn?: number;
+  /** Single-use id; a random UUID when omitted. */
+  jti?: string;
+}
+
+/**
+ * Signs a call request with a registered server's private key (JWS ES256) and,
+ * when `servicePublicKey` (GET /api/server) is given, nests it in a JWE
+ * (ECDH-ES+A256KW, A256GCM, cty JWT) to the service, so the contact's details
+ * are readable only by the service. Send it as `jwt` with the server's name to
+ * POST /api/session/call. Each token is accepted once.
+ */
+export function signCallRequest(serverPrivateKey: ServerPrivateKey, payload: CallRequest, servicePublicKey?: ServiceKey, options: SignCallOptions = {}): Promise<string> {
+  return signServerPayload(serverPrivateKey, { ...payload, use: 'call-session' }, { ...options, ...(servicePublicKey ? { encryptTo: servicePublicKey } : {}) });
+}
+
+export class CallsApi {
+  constructor(private readonly http: HttpCore) {}
+
+  /** POST /api/session/call → the new session's id (the `X-Session-Id` header of the 204). */
+  async start(input: { server: string; jwt: string }, options: { idempotencyKey?: string } = {}): Promise<{ sessionId: string }> {
+    const response = await this.http.send(this.http.url('/api/session/call'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {}) },
+      body: JSON.stringify(input),
+    });
+    if (!response.ok) throw await errorFromResponse(response);
+    const sessionId = response.headers.get('x-session-id');
+    if (!sessionId) throw new Error('POST /api/session/call answered without X-Session-Id');
+    return { sessionId };
+  }
+}

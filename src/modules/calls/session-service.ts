@@ -1,0 +1,182 @@
+// POST /api/session/call (spec 4.14, DESIGN "Calls"): a payload signed by the
+// caller's registered server is verified by the one signed-payload verifier,
+// its content checked, everything it references checked to be the caller's,
+// and the call assembled (system prompt, the persona's voice, knowledge search
+// and integration functions as tools with JSON schemas) and handed to
+// CallService.start.
+import { createHash } from 'node:crypto';
+import { AppError, invalidInput } from '../../http/errors.js';
+import type { AssembledCall, CallTool } from '../../providers/audio/interface.js';
+import type { SignedPayloads } from '../data/signed-payloads.js';
+import type { IntegrationService } from '../integrations/service.js';
+import type { KnowledgeService } from '../knowledge/service.js';
+import type { PersonaService } from '../personas/service.js';
+import type { PhoneNumberService } from '../telephony/numbers-service.js';
+import type { WebhookService } from '../webhooks/service.js';
+import type { CallService } from './service.js';
+
+/** The `use` claim of a call-session payload. */
+export const CALL_SESSION_USE = 'call-session';
+/** The persona used when the agent names none. */
+export const DEFAULT_PERSONA = 'local-amy';
+const E164 = /^\+[1-9]\d{6,14}$/;
+const MAX_TEXT = 20_000;
+
+export interface CallPayload {
+  agent: { name: string; personaId?: string; instructions?: string; firstMessage?: string };
+  contact: { name: string; phone: string; fields?: Record<string, string> };
+  humanAgents?: Array<{ name: string; phone: string }>;
+  type: 'pathway' | 'prompt';
+  pathway?: { name?: string; steps: string[] };
+  prompt?: string;
+  knowledgeBase?: { id: string };
+  integrations?: string[];
+  phoneNumberId?: string;
+  webhook?: string;
+}
+
+export interface CallSessionDeps {
+  signedPayloads: SignedPayloads;
+  calls: CallService;
+  numbers: PhoneNumberService;
+  knowledge: KnowledgeService;
+  integrations: IntegrationService;
+  personas: PersonaService;
+  webhooks: Pick<WebhookService, 'checkUrl'>;
+}
+
+export class CallSessionService {
+  constructor(private readonly deps: CallSessionDeps) {}
+
+  /** Verifies the signed payload, assembles the call and starts it → its session id. */
+  async startSigned(userId: string, input: { jwt: string; server: string }): Promise<{ sessionId: string }> {
+    let payload: CallPayload | null = null;
+    await this.deps.signedPayloads.verify(userId, input.server, input.jwt, {
+      use: CALL_SESSION_USE,
+      validate: (claims) => {
+        const parsed = parseCallPayload(claims);
+        if (parsed.webhook !== undefined) this.deps.webhooks.checkUrl(parsed.webhook);
+        payload = parsed;
+      },
+    });
+    const call = await this.assemble(userId, payload!);
+    return this.deps.calls.start(userId, call, payload!.webhook ?? null, { requestHash: requestHash(userId, input.jwt) });
+  }
+
+  /** The session a signed request started (for an Idempotency-Key replay, which does not run the request again). */
+  sessionIdForRequest(userId: string, jwt: string): Promise<string | null> {
+    return this.deps.calls.sessionIdForRequest(userId, requestHash(userId, jwt));
+  }
+
+  async assemble(userId: string, payload: CallPayload, fromOverride?: string): Promise<AssembledCall> {
+    const { knowledge, integrations, personas } = this.deps;
+    // A number, knowledge base or integration that is not the caller's is 404 not_found.
+    const from = fromOverride ?? (await this.callerNumber(userId, payload.phoneNumberId));
+    const persona = await personas.get(payload.agent.personaId ?? DEFAULT_PERSONA);
+    const tools: CallTool[] = [];
+    if (payload.knowledgeBase) {
+      const base = await knowledge.get(userId, payload.knowledgeBase.id);
+      tools.push({
+        name: 'search_knowledge',
+        description: `Search the knowledge base "${base.name}" for facts to answer the contact.`,
+        parameters: { type: 'object', properties: { query: { type: 'string', description: 'What to look up' } }, required: ['query'], additionalProperties: false },
+      });
+    }
+    for (const fn of await integrations.functionsFor(userId, payload.integrations ?? [])) {
+      tools.push({ name: fn.name, description: fn.description, parameters: fn.parameters });
+    }
+    return {
+      to: payload.contact.phone,
+      from,
+      agent: { name: payload.agent.name },
+      contact: { name: payload.contact.name },
+      systemPrompt: systemPrompt(payload, persona.instructions),
+      firstMessage: payload.agent.firstMessage ?? `Hello ${payload.contact.name}, this is ${payload.agent.name}.`,
+      voice: { provider: persona.settings.type, voiceId: persona.settings.voiceId },
+      tools,
+    };
+  }
+
+  /** The caller's voice-capable active number: the one named, else their first; none is 409. */
+  private async callerNumber(userId: string, phoneNumberId: string | undefined): Promise<string> {
+    const { numbers } = this.deps;
+    if (phoneNumberId !== undefined) {
+      const n = await numbers.get(userId, phoneNumberId);
+      if (!n.capabilities.voice || n.status !== 'active') throw new AppError('conflict', `phone number ${phoneNumberId} cannot place voice calls`);
+      return n.phoneNumber;
+    }
+    const first = (await numbers.list(userId)).find((n) => n.capabilities.voice && n.status === 'active');
+    if (!first) throw new AppError('conflict', 'you have no voice-capable phone number to call from: buy one (POST /api/phone-numbers)');
+    return first.phoneNumber;
+  }
+}
+
+const requestHash = (userId: string, jwt: string) => createHash('sha256').update(userId).update('\0').update(jwt).digest('base64url');
+
+function systemPrompt(p: CallPayload, personaInstructions: string): string {
+  const parts = [personaInstructions, `You are ${p.agent.name}, calling ${p.contact.name}.`];
+  if (p.agent.instructions) parts.push(p.agent.instructions);
+  if (p.type === 'prompt') parts.push(p.prompt!);
+  else parts.push(`Follow this conversation pathway${p.pathway!.name ? ` ("${p.pathway!.name}")` : ''}, step by step:\n${p.pathway!.steps.map((s, i) => `${i + 1}. ${s}`).join('\n')}`);
+  const fields = Object.entries(p.contact.fields ?? {});
+  if (fields.length) parts.push(`What you know about ${p.contact.name}:\n${fields.map(([k, v]) => `- ${k}: ${v}`).join('\n')}`);
+  if (p.humanAgents?.length) parts.push(`If the contact asks for a person, these colleagues can be conferenced in: ${p.humanAgents.map((h) => h.name).join(', ')}.`);
+  return parts.join('\n\n');
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const text = (v: unknown, what: string, max = MAX_TEXT): string => {
+  if (typeof v !== 'string' || v.trim().length === 0 || v.length > max) throw invalidInput(`${what} must be a non-empty string of at most ${max} characters`);
+  return v;
+};
+const optText = (v: unknown, what: string, max = MAX_TEXT) => (v === undefined ? undefined : text(v, what, max));
+const phone = (v: unknown, what: string) => {
+  if (typeof v !== 'string' || !E164.test(v)) throw invalidInput(`${what} must be an E.164 number`);
+  return v;
+};
+
+/** Checks the claims of a call-session payload (400 invalid_input; the jti is then not used). */
+export function parseCallPayload(c: Record<string, unknown>): CallPayload {
+  if (!isObject(c.agent)) throw invalidInput('agent must be an object');
+  if (!isObject(c.contact)) throw invalidInput('contact must be an object');
+  const agent: CallPayload['agent'] = { name: text(c.agent.name, 'agent.name', 200) };
+  const personaId = optText(c.agent.personaId, 'agent.personaId', 200);
+  if (personaId) agent.personaId = personaId;
+  const instructions = optText(c.agent.instructions, 'agent.instructions');
+  if (instructions) agent.instructions = instructions;
+  const firstMessage = optText(c.agent.firstMessage, 'agent.firstMessage', 2000);
+  if (firstMessage) agent.firstMessage = firstMessage;
+  const contact: CallPayload['contact'] = { name: text(c.contact.name, 'contact.name', 200), phone: phone(c.contact.phone, 'contact.phone') };
+  if (c.contact.fields !== undefined) {
+    if (!isObject(c.contact.fields) || Object.keys(c.contact.fields).length > 100) throw invalidInput('contact.fields must be an object of at most 100 strings');
+    contact.fields = Object.fromEntries(Object.entries(c.contact.fields).map(([k, v]) => [text(k, 'contact.fields key', 100), text(v, `contact.fields.${k}`, 2000)]));
+  }
+  const out: CallPayload = { agent, contact, type: 'prompt' };
+  if (c.humanAgents !== undefined) {
+    if (!Array.isArray(c.humanAgents) || c.humanAgents.length > 10) throw invalidInput('humanAgents must be a list of at most 10 { name, phone }');
+    out.humanAgents = c.humanAgents.map((h, i) => {
+      if (!isObject(h)) throw invalidInput(`humanAgents[${i}] must be an object`);
+      return { name: text(h.name, `humanAgents[${i}].name`, 200), phone: phone(h.phone, `humanAgents[${i}].phone`) };
+    });
+  }
+  if (c.type === 'prompt') out.prompt = text(c.prompt, 'prompt');
+  else if (c.type === 'pathway') {
+    const p = c.pathway;
+    if (!isObject(p) || !Array.isArray(p.steps) || p.steps.length === 0 || p.steps.length > 100) throw invalidInput('pathway must be { name?, steps: [1–100 strings] }');
+    out.type = 'pathway';
+    out.pathway = { steps: p.steps.map((s, i) => text(s, `pathway.steps[${i}]`, 2000)) };
+    const name = optText(p.name, 'pathway.name', 200);
+    if (name) out.pathway.name = name;
+  } else throw invalidInput('type must be "pathway" (with pathway) or "prompt" (with prompt)');
+  if (c.knowledgeBase !== undefined) {
+    if (!isObject(c.knowledgeBase)) throw invalidInput('knowledgeBase must be { id }');
+    out.knowledgeBase = { id: text(c.knowledgeBase.id, 'knowledgeBase.id', 100) };
+  }
+  if (c.integrations !== undefined) {
+    if (!Array.isArray(c.integrations) || c.integrations.length > 20) throw invalidInput('integrations must be a list of at most 20 ids');
+    out.integrations = [...new Set(c.integrations.map((id, i) => text(id, `integrations[${i}]`, 100)))];
+  }
+  if (c.phoneNumberId !== undefined) out.phoneNumberId = text(c.phoneNumberId, 'phoneNumberId', 100);
+  if (c.webhook !== undefined) out.webhook = text(c.webhook, 'webhook', 2000);
+  return out;
+}

@@ -1,0 +1,77 @@
+// The SDK's call-session helpers against a listening server: signCallRequest
+// (plain and nested in a JWE), CallsApi.start, a replay refused; and
+// sdk/examples/sandbox-call.ts, run as a newcomer would, prints the call's
+// progress to completed.
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WorkspaceApiError, WorkspaceClient, signCallRequest } from '../../sdk/src/index.js';
+import { callConfig } from '../modules/calls/support.js';
+import { type TelephonyTestApp, buyNumber, createTelephonyApp } from '../modules/telephony/helpers.js';
+import { createVerifiedUser } from '../support/factories.js';
+
+let t: TelephonyTestApp;
+beforeAll(async () => {
+  t = await createTelephonyApp({ config: callConfig() }, { realBilling: true });
+});
+afterAll(() => t.close());
+
+describe('SDK call sessions', () => {
+  it('signs a call request, plain and nested, starts it and follows it to completed; a replay is invalid_token', async () => {
+    const user = await createVerifiedUser(t);
+    const client = new WorkspaceClient({ baseUrl: t.publicUrl, token: user.token });
+    // Buy through the sandbox checkout (real billing).
+    const offers = (await (await client.http.send(`${t.publicUrl}/api/phone-numbers/search/sandbox?country=US&type=local`)).json()) as Array<{ capabilities: { voice: boolean }; addressRequirements: string; price: { jwt: string } }>;
+    const offer = offers.find((o) => o.capabilities.voice && o.addressRequirements === 'none')!;
+    const put = () => client.http.send(`${t.publicUrl}/api/phone-numbers`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jwt: offer.price.jwt }) });
+    const first = await put();
+    if (first.status === 409) await client.http.send(`${t.publicUrl}${new URL(((await first.json()) as { checkoutUrl: string }).checkoutUrl).pathname}`, { method: 'POST' });
+    expect((await put()).status).toBe(200);
+
+    const server = await client.servers.register({ name: 'sdk-calls', mode: 'generate' });
+    const payload = { agent: { name: 'Amy' }, contact: { name: 'Grace', phone: '+14155550123' }, type: 'prompt' as const, prompt: 'Confirm the appointment.' };
+    for (const serviceKey of [undefined, await client.servers.current()]) {
+      const jwt = await signCallRequest(server.privateKey!, payload, serviceKey);
+      expect(jwt.split('.')).toHaveLength(serviceKey ? 5 : 3);
+      const { sessionId } = await client.calls.start({ server: server.name, jwt });
+      const events = client.events.subscribe('call_status', { filter: { session_id: sessionId }, lastEventId: '0' });
+      const seen: string[] = [];
+      for await (const e of events) {
+        seen.push(e.data.status);
+        if (e.data.status === 'completed') break;
+      }
+      events.close();
+      expect(seen).toEqual(['queued', 'ringing', 'in_progress', 'completed']);
+      const replay = await client.calls.start({ server: server.name, jwt }).catch((e: unknown) => e);
+      expect(replay).toBeInstanceOf(WorkspaceApiError);
+      expect(replay).toMatchObject({ status: 400, code: 'invalid_token' });
+    }
+  }, 30_000);
+
+  it('sdk/examples/sandbox-call.ts prints the progress of a sandbox call to completed', async () => {
+    const { code, stdout, stderr } = await run(['tsx', 'sdk/examples/sandbox-call.ts'], { BASE_URL: t.publicUrl });
+    expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
+    const lines = stdout.trim().split('\n').map((l) => l.trim());
+    expect(lines[0]).toMatch(/^1\. signed up and verified \+1555\d{7}$/);
+    expect(lines).toContain('queued');
+    expect(lines).toContain('in_progress');
+    expect(lines.some((l) => /^completed after \d+ s$/.test(l))).toBe(true);
+    expect(lines).toContain('agent: Hello Grace, this is Amy from the clinic.');
+    expect(lines.at(-1)).toBe('done');
+  }, 90_000);
+});
+
+function run(args: string[], env: Record<string, string>) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn('npx', args, { cwd: process.cwd(), env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 80_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
