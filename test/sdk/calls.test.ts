@@ -2,10 +2,10 @@
 // (plain and nested in a JWE), CallsApi.start, a replay refused; and
 // sdk/examples/sandbox-call.ts, run as a newcomer would, prints the call's
 // progress to completed.
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkspaceApiError, WorkspaceClient, signCallRequest } from '../../sdk/src/index.js';
 import { callConfig } from '../modules/calls/support.js';
+import { runNpx } from './support.js';
 import { type TelephonyTestApp, buyNumber, createTelephonyApp } from '../modules/telephony/helpers.js';
 import { createVerifiedUser } from '../support/factories.js';
 
@@ -48,7 +48,7 @@ describe('SDK call sessions', () => {
   }, 30_000);
 
   it('sdk/examples/sandbox-call.ts prints the progress of a sandbox call to completed', async () => {
-    const { code, stdout, stderr } = await run(['tsx', 'sdk/examples/sandbox-call.ts'], { BASE_URL: t.publicUrl });
+    const { code, stdout, stderr } = await runNpx(['tsx', 'sdk/examples/sandbox-call.ts'], { BASE_URL: t.publicUrl }, 80_000);
     expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
     const lines = stdout.trim().split('\n').map((l) => l.trim());
     expect(lines[0]).toMatch(/^1\. signed up and verified \+1555\d{7}$/);
@@ -60,18 +60,3 @@ describe('SDK call sessions', () => {
   }, 90_000);
 });
 
-function run(args: string[], env: Record<string, string>) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn('npx', args, { cwd: process.cwd(), env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 80_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}

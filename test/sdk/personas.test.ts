@@ -1,14 +1,13 @@
 // The SDK's persona helpers against a listening server: signPreviewRequest
 // (plain and nested), play, decryptPersonaAudio; and the example, run as a
 // newcomer would, writes a WAV that decodes to audible speech.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkspaceApiError, decryptPersonaAudio, signPreviewRequest } from '../../sdk/src/index.js';
 import { parseWav } from '../support/wav.js';
-import { type ListeningApp, startServer, verifiedClient } from './support.js';
+import { type ListeningApp, runNpx, startServer, verifiedClient } from './support.js';
 
 let server: ListeningApp;
 beforeAll(async () => {
@@ -49,27 +48,12 @@ describe('SDK persona helpers', () => {
   });
 });
 
-function run(args: string[], env: Record<string, string>) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn('npx', args, { cwd: process.cwd(), env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 it('sdk/examples/persona-preview.ts writes a playable WAV of audible speech', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'persona-example-'));
   try {
     const out = join(dir, 'preview.wav');
-    const { code, stdout, stderr } = await run(['tsx', 'sdk/examples/persona-preview.ts'], { BASE_URL: server.baseUrl, OUT: out });
+    const { code, stdout, stderr } = await runNpx(['tsx', 'sdk/examples/persona-preview.ts'], { BASE_URL: server.baseUrl, OUT: out });
     expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
     const lines = stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^1\. signed up and verified \+1555\d{7}$/);

@@ -1,9 +1,8 @@
 // The README's quickstart, run as a newcomer would (npx tsx) against a
 // listening server: every step prints, and the contact it stored is really
 // there, encrypted, for the user it registered.
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type ListeningApp, startServer } from './support.js';
+import { type ListeningApp, runNpx, startServer } from './support.js';
 
 let server: ListeningApp;
 beforeAll(async () => {
@@ -11,24 +10,9 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-function run(command: string, args: string[], env: Record<string, string>) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(command, args, { cwd: process.cwd(), env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 it('sdk/examples/quickstart.ts registers, verifies, creates a contact, receives its event and decrypts it', async () => {
-  const { code, stdout, stderr } = await run('npx', ['tsx', 'sdk/examples/quickstart.ts'], { BASE_URL: server.baseUrl });
+  const { code, stdout, stderr } = await runNpx(['tsx', 'sdk/examples/quickstart.ts'], { BASE_URL: server.baseUrl });
   expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
 
   const lines = stdout.trim().split('\n');
