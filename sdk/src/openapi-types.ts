@@ -3649,7 +3649,7 @@ export interface operations {
       };
       header?: {
         /**
-         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
+         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with its documented headers and `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
          * @example 7f9c2a4e-topup-2026-11-23
          */
         "idempotency-key"?: string;
@@ -3860,7 +3860,7 @@ export interface operations {
       };
       header?: {
         /**
-         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
+         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with its documented headers and `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
          * @example 7f9c2a4e-topup-2026-11-23
          */
         "idempotency-key"?: string;
@@ -5154,7 +5154,7 @@ export interface operations {
     parameters: {
       header?: {
         /**
-         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
+         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with its documented headers and `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
          * @example 7f9c2a4e-topup-2026-11-23
          */
         "idempotency-key"?: string;
@@ -6585,7 +6585,7 @@ export interface operations {
     parameters: {
       header?: {
         /**
-         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
+         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with its documented headers and `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
          * @example 7f9c2a4e-topup-2026-11-23
          */
         "idempotency-key"?: string;
@@ -8163,7 +8163,7 @@ export interface operations {
     parameters: {
       header?: {
         /**
-         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
+         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with its documented headers and `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
          * @example 7f9c2a4e-topup-2026-11-23
          */
         "idempotency-key"?: string;
@@ -8511,7 +8511,7 @@ export interface operations {
     parameters: {
       header?: {
         /**
-         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
+         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with its documented headers and `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
          * @example 7f9c2a4e-topup-2026-11-23
          */
         "idempotency-key"?: string;

@@ -48,7 +48,8 @@ export async function registerBrowserSecurity(app: FastifyInstance, config: Conf
     origin: (origin, callback) => callback(null, origin !== undefined && allowOrigin(origin)),
     credentials: true,
     methods: ['GET', 'HEAD', 'PUT', 'PATCH', 'POST', 'DELETE'],
-    exposedHeaders: ['x-request-id', 'retry-after', 'content-disposition', 'x-session-id'],
+    // Headers browser apps must read: ids, retry hints, replay marks and connect's counts.
+    exposedHeaders: ['x-request-id', 'retry-after', 'content-disposition', 'x-session-id', 'idempotent-replayed', 'x-objects-written', 'x-frames-skipped', 'x-credits-granted'],
     maxAge: 600,
   });
   const https = config.publicUrl.startsWith('https:');

@@ -45,6 +45,15 @@ async function chargeApp(t: TestApp, counter: Counter): Promise<FastifyInstance>
     counter.runs += 1;
     return reply.status(204).send();
   });
+  // Documents X-Sent-Id on its 204, so a replay must carry it; X-Undocumented is not kept.
+  app.post(
+    '/send-with-id',
+    { config: { auth: 'verified', idempotent: true }, schema: { response: { 204: Type.Null({ headers: { 'x-sent-id': Type.String() } }) } } },
+    async (_request, reply) => {
+      counter.runs += 1;
+      return reply.status(204).header('x-sent-id', `sent_${counter.runs}`).header('x-undocumented', 'yes').send();
+    },
+  );
   await app.ready();
   return app;
 }
@@ -89,6 +98,21 @@ describe('Idempotency-Key', () => {
     const b = await charge(app, null, 5);
     expect(a.json().id).not.toBe(b.json().id);
     expect(counter.runs - before).toBe(2);
+  });
+
+  it('replays the headers the route documents on its success answer, on another instance too', async () => {
+    const key = freshKey();
+    const send = (target: FastifyInstance) => target.inject({ method: 'POST', url: '/send-with-id', headers: { ...bearer(user.token), 'idempotency-key': key } });
+    const before = counter.runs;
+    const first = await send(app);
+    expect(first.statusCode).toBe(204);
+    expect(first.headers['x-sent-id']).toBe(`sent_${before + 1}`);
+    const retry = await send(app2);
+    expect(retry.statusCode).toBe(204);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.headers['x-sent-id']).toBe(first.headers['x-sent-id']);
+    expect(retry.headers['x-undocumented']).toBeUndefined();
+    expect(counter.runs).toBe(before + 1);
   });
 
   it('replays the first answer for a retry with the same key, marked Idempotent-Replayed', async () => {

@@ -38,7 +38,8 @@ describe('CORS', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['access-control-allow-origin']).toBe('http://localhost:5173');
     expect(res.headers['access-control-allow-credentials']).toBe('true');
-    expect(String(res.headers['access-control-expose-headers'])).toContain('x-request-id');
+    const exposed = String(res.headers['access-control-expose-headers']).split(',').map((name) => name.trim());
+    for (const name of ['x-request-id', 'x-session-id', 'idempotent-replayed', 'x-objects-written']) expect(exposed).toContain(name);
   });
 
   it('gives an origin that is not listed no CORS headers, so browsers refuse it', async () => {

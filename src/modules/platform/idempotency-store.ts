@@ -15,7 +15,7 @@ export class IdempotencyStore {
    * `staleBefore`). Returns true when this caller now owns the key.
    */
   async claim(row: { userId: string; key: string; fingerprint: string; now: number; expiresAt: number; staleBefore: number }): Promise<boolean> {
-    const values = { fingerprint: row.fingerprint, state: 'running' as const, status_code: null, content_type: null, body: null, created_at: row.now, expires_at: row.expiresAt };
+    const values = { fingerprint: row.fingerprint, state: 'running' as const, status_code: null, content_type: null, body: null, headers: null, created_at: row.now, expires_at: row.expiresAt };
     const inserted = await this.db
       .insertInto('idempotency_keys')
       .values({ user_id: row.userId, key: row.key, ...values })
@@ -38,10 +38,11 @@ export class IdempotencyStore {
     return this.db.selectFrom('idempotency_keys').selectAll().where('user_id', '=', userId).where('key', '=', key).executeTakeFirst();
   }
 
-  async complete(userId: string, key: string, answer: { statusCode: number; contentType: string | null; body: string }): Promise<void> {
+  async complete(userId: string, key: string, answer: { statusCode: number; contentType: string | null; body: string; headers: Record<string, string> }): Promise<void> {
+    const headers = Object.keys(answer.headers).length > 0 ? JSON.stringify(answer.headers) : null;
     await this.db
       .updateTable('idempotency_keys')
-      .set({ state: 'done', status_code: answer.statusCode, content_type: answer.contentType, body: answer.body })
+      .set({ state: 'done', status_code: answer.statusCode, content_type: answer.contentType, body: answer.body, headers })
       .where('user_id', '=', userId)
       .where('key', '=', key)
       .where('state', '=', 'running')

@@ -12,6 +12,8 @@ export interface StoredAnswer {
   statusCode: number;
   contentType: string | null;
   body: string;
+  /** The answer's headers that its route documents, replayed with it. */
+  headers: Record<string, string>;
 }
 
 export type IdempotencyOutcome = { kind: 'run' } | ({ kind: 'replay' } & StoredAnswer);
@@ -55,7 +57,7 @@ export class IdempotencyService {
       if (existing.state === 'running' || existing.status_code === null) {
         throw new AppError('idempotency_in_progress', 'a request with this Idempotency-Key is still being processed; retry shortly', undefined, { 'retry-after': '1' });
       }
-      return { kind: 'replay', statusCode: existing.status_code, contentType: existing.content_type, body: existing.body ?? '' };
+      return { kind: 'replay', statusCode: existing.status_code, contentType: existing.content_type, body: existing.body ?? '', headers: parseHeaders(existing.headers) };
     }
     throw new AppError('idempotency_in_progress', 'a request with this Idempotency-Key is changing state; retry shortly', undefined, { 'retry-after': '1' });
   }
@@ -86,4 +88,10 @@ export function canonicalJson(value: unknown): string {
     return `{${entries.join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
+}
+
+function parseHeaders(stored: string | null | undefined): Record<string, string> {
+  if (!stored) return {};
+  const parsed = JSON.parse(stored) as unknown;
+  return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, string>) : {};
 }

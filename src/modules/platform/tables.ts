@@ -37,6 +37,8 @@ export interface IdempotencyKeysTable {
   status_code: number | null;
   content_type: string | null;
   body: string | null;
+  /** JSON object of the documented response headers sent with the answer (migration 140). */
+  headers?: string | null;
   created_at: number;
   expires_at: number;
 }

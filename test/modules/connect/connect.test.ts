@@ -173,6 +173,9 @@ describe('POST /api/connect with a real connector over HTTP', () => {
     const retry = await post(body);
     expect(retry.statusCode).toBe(204);
     expect(retry.headers['idempotent-replayed']).toBe('true');
+    // The documented count headers are replayed with the stored answer.
+    expect(retry.headers['x-objects-written']).toBe('3');
+    expect(retry.headers['x-frames-skipped']).toBe('0');
     expect(fake.requests.length).toBe(calls + 1);
     expect((await recordsOf(client(t, user), 'tasks')).children).toHaveLength(3);
     const other = await post({ ...body, params: { format: 'ndjson', count: 4 } });
