@@ -34,6 +34,8 @@ import { AuditLog } from './modules/platform/audit.js';
 import { Housekeeping } from './modules/platform/housekeeping.js';
 import { IdempotencyService } from './modules/platform/idempotency.js';
 import { IdempotencyStore } from './modules/platform/idempotency-store.js';
+import { SingleUseTokens } from './modules/platform/single-use.js';
+import { SingleUseStore } from './modules/platform/single-use-store.js';
 import { RateLimiter } from './modules/platform/rate-limiter.js';
 import { PlatformStore } from './modules/platform/store.js';
 import { type Providers, createProviders } from './providers/index.js';
@@ -70,6 +72,7 @@ export function createServices(deps: ServiceDeps) {
   const limiter = new RateLimiter(platformStore, clock);
   const outbox = new Outbox(platformStore, clock);
   const idempotency = new IdempotencyService(new IdempotencyStore(db), clock);
+  const singleUse = new SingleUseTokens(new SingleUseStore(db), clock);
   const billingCatalog = loadCatalog(config.billing);
   const audioSecret = config.audio.secret ?? generateWebhookSecret();
   const providers: Providers = { ...createProviders(config, outbox, secrets.masterKey, billingCatalog.plans, clock, audioSecret), ...deps.providers };
@@ -91,7 +94,7 @@ export function createServices(deps: ServiceDeps) {
   const twoFactor = new TwoFactorService(config, new TwoFactorStore(db, credentialCache), secretBox, auth, limiter, audit, clock);
   const eventRecorder = new EventRecorder(clock, database.dialect);
   const eventStreams = createEventStreams(database, eventRecorder, config.events);
-  const data = createDataServices({ db, dialect: database.dialect, secretBox, eventRecorder, clock, objectContentLimitBytes: config.objectContentLimitBytes });
+  const data = createDataServices({ db, dialect: database.dialect, secretBox, eventRecorder, clock, objectContentLimitBytes: config.objectContentLimitBytes, singleUse });
   const billing = createBillingServices({
     db,
     dialect: database.dialect,
@@ -108,7 +111,7 @@ export function createServices(deps: ServiceDeps) {
   // The caller's billing account (tests may replace it with an in-memory one of the same interface).
   const billingAccount = deps.billing ?? billing.account;
   const knowledge = createKnowledgeServices({ db, dialect: database.dialect, clock, config: config.knowledge, embeddings: createEmbeddingsProvider(config) });
-  const telephony = createTelephonyServices({ db, providers: providers.telephony, billing: billingAccount, data, knowledge: knowledge.lookup, eventRecorder, limiter, clock, publicUrl: config.publicUrl, smsSendPerUser: config.rateLimits.smsSendPerUser });
+  const telephony = createTelephonyServices({ db, providers: providers.telephony, billing: billingAccount, data, knowledge: knowledge.lookup, eventRecorder, limiter, clock, publicUrl: config.publicUrl, smsSendPerUser: config.rateLimits.smsSendPerUser, singleUse });
   const personas = createPersonaServices({ voice: providers.voice, signedPayloads: data.signedPayloads, clock });
   const integrations = createIntegrationServices({ db, scheduling: providers.scheduling, secretBox, clock });
   const connect = createConnectServices({ db, dialect: database.dialect, data, connector: providers.connector, billing: billingAccount, clock, config: config.connector });
@@ -127,15 +130,14 @@ export function createServices(deps: ServiceDeps) {
       // Holds no caller closed within a day (it crashed or forgot): returned whole to the balance.
       abandonedHolds: async () => void (await billing.account.settleAbandoned(ABANDONED_HOLD_MS)),
       idempotencyKeys: (now) => idempotency.purgeExpired(now),
-      phonePriceTokens: (now) => telephony.purgeExpiredPriceTokens(now),
-      signedPayloadUses: (now) => data.signedPayloads.purgeExpired(now),
+      singleUseTokens: (now) => singleUse.purgeExpired(now),
       abandonedLeadJobs: async () => void (await connect.jobs.recoverAbandoned()),
       abandonedCalls: async () => void (await calls.calls.finishAbandoned()),
     },
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls, callSessions };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, singleUse, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls, callSessions };
 }
 
 export type Services = ReturnType<typeof createServices>;

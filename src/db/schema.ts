@@ -3,7 +3,7 @@
 import type { ApiKeyTables } from '../modules/api-keys/tables.js';
 import type { BillingTables } from '../modules/billing/tables.js';
 import type { AccountTables } from '../modules/auth/tables.js';
-import type { DataTables, SignedPayloadTables } from '../modules/data/tables.js';
+import type { DataTables } from '../modules/data/tables.js';
 import type { EventTables } from '../modules/events/tables.js';
 import type { ConnectTables } from '../modules/connect/tables.js';
 import type { PlatformTables } from '../modules/platform/tables.js';
@@ -13,4 +13,4 @@ import type { KnowledgeTables } from '../modules/knowledge/tables.js';
 import type { WebhookTables } from '../modules/webhooks/tables.js';
 import type { CallTables } from '../modules/calls/tables.js';
 
-export interface Database extends PlatformTables, AccountTables, ApiKeyTables, EventTables, DataTables, BillingTables, SignedPayloadTables, IntegrationTables, TelephonyTables, KnowledgeTables, ConnectTables, WebhookTables, CallTables {}
+export interface Database extends PlatformTables, AccountTables, ApiKeyTables, EventTables, DataTables, BillingTables, IntegrationTables, TelephonyTables, KnowledgeTables, ConnectTables, WebhookTables, CallTables {}

@@ -13,7 +13,7 @@ import { RootService } from './root-service.js';
 import { ServiceKeyring } from './server-keys.js';
 import { ServerService } from './server-service.js';
 import { SignedPayloads } from './signed-payloads.js';
-import { SignedPayloadUseStore } from './signed-payloads-store.js';
+import type { SingleUseTokens } from '../platform/single-use.js';
 import { DataStore } from './store.js';
 
 export interface DataServiceDeps {
@@ -23,6 +23,7 @@ export interface DataServiceDeps {
   eventRecorder: EventRecorder;
   clock: Clock;
   objectContentLimitBytes: number;
+  singleUse: SingleUseTokens;
 }
 
 export function createDataServices(deps: DataServiceDeps) {
@@ -34,7 +35,7 @@ export function createDataServices(deps: DataServiceDeps) {
   const objects = new ObjectService(store, eventRecorder, clock, deps.objectContentLimitBytes);
   const publish = new PublishService(store, eventRecorder, clock);
   const root = new RootService(store, serviceKeys, keys, eventRecorder, clock);
-  const signedPayloads = new SignedPayloads(servers, serviceKeys, new SignedPayloadUseStore(deps.db), clock);
+  const signedPayloads = new SignedPayloads(servers, serviceKeys, deps.singleUse, clock);
   return { serviceKeys, servers, keys, objects, publish, root, signedPayloads };
 }
 

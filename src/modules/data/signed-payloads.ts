@@ -4,7 +4,7 @@
 // optionally nested in a compact JWE (ECDH-ES+A256KW, A256GCM, cty "JWT")
 // encrypted to one of the service's own key pairs. `exp` (at most 10 minutes
 // ahead) and `jti` are required; a jti is accepted once per server, even
-// across instances (a primary key in signed_payload_uses decides).
+// across instances (the single-use token ledger decides).
 //
 // Every refusal is 400 `invalid_token`, except a server the caller has not
 // registered, which is 404 `not_found` (as any other reference to something
@@ -16,7 +16,7 @@ import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import type { ServiceKeyring } from './server-keys.js';
 import type { ServerService } from './server-service.js';
-import type { SignedPayloadUseStore } from './signed-payloads-store.js';
+import type { SingleUseTokens } from '../platform/single-use.js';
 
 /** The latest `exp` a payload may carry, in seconds after now. */
 export const MAX_LIFETIME_SECONDS = 600;
@@ -61,7 +61,7 @@ export class SignedPayloads {
   constructor(
     private readonly servers: ServerService,
     private readonly keyring: ServiceKeyring,
-    private readonly uses: SignedPayloadUseStore,
+    private readonly singleUse: SingleUseTokens,
     private readonly clock: Clock,
   ) {}
 
@@ -102,13 +102,7 @@ export class SignedPayloads {
     if (options.use !== undefined && claims.use !== options.use) throw invalidToken(`jwt use must be "${options.use}"`);
     options.validate?.(claims as VerifiedPayload['claims']);
 
-    const accepted = await this.uses.insertIfAbsent({
-      user_id: userId,
-      server: serverName,
-      jti,
-      expires_at: (exp + CLOCK_TOLERANCE_SECONDS) * 1000,
-      used_at: now,
-    });
+    const accepted = await this.singleUse.spend('signed-payload', [userId, serverName, jti], (exp + CLOCK_TOLERANCE_SECONDS) * 1000);
     if (!accepted) throw invalidToken('jwt jti was already used: sign a new payload for every request');
     return { claims: claims as VerifiedPayload['claims'], encrypted: parts === 5, serverPublicKey };
   }
@@ -122,11 +116,6 @@ export class SignedPayloads {
     const content = await new CompactEncrypt(bytes).setProtectedHeader(protectedHeader).encrypt(serverPublicKey);
     const header = decodeProtectedHeader(content) as CompactJWEHeaderParameters;
     return { header: { ...header, contentType }, content };
-  }
-
-  /** Deletes jtis whose payloads have expired (housekeeping): a replay of them fails on exp anyway. */
-  purgeExpired(now: number): Promise<void> {
-    return this.uses.deleteExpired(now);
   }
 
   /** Decrypts a JWE to the service's key (named by kid, else the current one) and returns the nested JWS. */

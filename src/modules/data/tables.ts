@@ -78,15 +78,3 @@ export interface DataTables {
 }
 
 /** Accepted jtis of signed payloads (persona previews, call sessions): a jti is accepted once per server. */
-export interface SignedPayloadUsesTable {
-  user_id: string;
-  server: string;
-  jti: string;
-  /** When the payload's exp (plus clock tolerance) has passed, the row can go: the token is refused anyway. */
-  expires_at: number;
-  used_at: number;
-}
-
-export interface SignedPayloadTables {
-  signed_payload_uses: SignedPayloadUsesTable;
-}

@@ -43,6 +43,14 @@ export interface IdempotencyKeysTable {
   expires_at: number;
 }
 
+/** A spent single-use token (see single-use.ts). */
+export interface SingleUseTokensTable {
+  purpose: string;
+  id: string;
+  expires_at: number;
+  used_at: number;
+}
+
 /** Server-wide values (e.g. the master key check); see key-check.ts. */
 export interface ServerSettingsTable {
   name: string;
@@ -55,5 +63,6 @@ export interface PlatformTables {
   rate_limits: RateLimitsTable;
   sandbox_outbox: SandboxOutboxTable;
   idempotency_keys: IdempotencyKeysTable;
+  single_use_tokens: SingleUseTokensTable;
   server_settings: ServerSettingsTable;
 }

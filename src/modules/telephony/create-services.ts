@@ -13,6 +13,7 @@ import type { RateLimiter } from '../platform/rate-limiter.js';
 import { InboundConfigurationService, type KnowledgeBaseLookup } from './inbound-service.js';
 import { PhoneNumberService } from './numbers-service.js';
 import { PriceTokens } from './price-token.js';
+import type { SingleUseTokens } from '../platform/single-use.js';
 import { SmsService } from './sms-service.js';
 import { TelephonyStore } from './store.js';
 
@@ -28,13 +29,14 @@ export interface TelephonyServiceDeps {
   clock: Clock;
   publicUrl: string;
   smsSendPerUser: RateLimitRule;
+  singleUse: SingleUseTokens;
 }
 
 export function createTelephonyServices(deps: TelephonyServiceDeps) {
   const { providers, clock } = deps;
   const store = new TelephonyStore(deps.db);
   const prices = new PriceTokens(deps.data.serviceKeys, clock);
-  const numbers = new PhoneNumberService(store, providers, prices, deps.billing, clock);
+  const numbers = new PhoneNumberService(store, providers, prices, deps.singleUse, deps.billing, clock);
   const inbound = new InboundConfigurationService(store, deps.data.objects, deps.data.root, providers, deps.knowledge, clock, deps.publicUrl);
   const sms = new SmsService(store, providers, deps.eventRecorder, deps.limiter, clock, { publicUrl: deps.publicUrl, sendPerUser: deps.smsSendPerUser });
   return {
@@ -43,7 +45,6 @@ export function createTelephonyServices(deps: TelephonyServiceDeps) {
     sms,
     /** Stops the sandbox's scheduled callbacks (app close). */
     stop: () => providers.stop(),
-    purgeExpiredPriceTokens: (now: number) => store.deleteExpiredPriceTokens(now),
   };
 }
 

@@ -9,6 +9,7 @@ import type { AddressInput, Capabilities, NumberType, TelephonyProvider, Telepho
 import type { BillingAccount } from '../billing/account.js';
 import { NUMBER_CURRENCY, NUMBER_PRICING, money, monthlyCentsOf } from './pricing.js';
 import type { PriceClaims, PriceTokens } from './price-token.js';
+import type { SingleUseTokens } from '../platform/single-use.js';
 import type { TelephonyStore } from './store.js';
 import type { PhoneNumbersTable } from './tables.js';
 
@@ -76,6 +77,7 @@ export class PhoneNumberService {
     private readonly store: TelephonyStore,
     private readonly providers: TelephonyProviders,
     private readonly prices: PriceTokens,
+    private readonly singleUse: SingleUseTokens,
     private readonly billing: BillingAccount,
     private readonly clock: Clock,
   ) {}
@@ -157,7 +159,7 @@ export class PhoneNumberService {
     }
     const addressSid = await this.checkAddress(userId, claims, input.addressSid);
 
-    if (!(await this.store.claimPriceToken(claims.jti, userId, claims.expiresAt))) {
+    if (!(await this.singleUse.spend('phone-price', claims.jti, claims.expiresAt))) {
       throw new AppError('invalid_token', 'the price jwt was already used for a purchase; search again');
     }
     const now = this.clock.now();
@@ -184,7 +186,7 @@ export class PhoneNumberService {
       updated_at: now,
     });
     if (!inserted) {
-      await this.store.releasePriceToken(claims.jti);
+      await this.singleUse.restore('phone-price', claims.jti);
       throw new AppError('conflict', `the number ${claims.phoneNumber} already has an owner; search again`);
     }
 
@@ -193,7 +195,7 @@ export class PhoneNumberService {
       ({ sid } = await provider.buyNumber({ phoneNumber: claims.phoneNumber, addressSid: addressSid ?? undefined, friendlyName: `workspace:${id}` }));
     } catch (err) {
       await this.store.deleteNumber(userId, id);
-      await this.store.releasePriceToken(claims.jti);
+      await this.singleUse.restore('phone-price', claims.jti);
       throw err;
     }
     await this.store.updateNumber(userId, id, { provider_sid: sid, updated_at: this.clock.now() });
@@ -215,7 +217,7 @@ export class PhoneNumberService {
         throw failure;
       }
       await this.store.deleteNumber(userId, id);
-      await this.store.releasePriceToken(claims.jti);
+      await this.singleUse.restore('phone-price', claims.jti);
       throw failure;
     }
     await this.store.updateNumber(userId, id, { subscription_id: subscriptionId, status: 'active', updated_at: this.clock.now() });

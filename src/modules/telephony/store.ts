@@ -86,20 +86,6 @@ export class TelephonyStore {
     return this.db.selectFrom('phone_addresses').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
   }
 
-  /** Spends a price token's jti; false when it was already spent (one atomic insert, so two purchases cannot both spend it). */
-  async claimPriceToken(jti: string, userId: string, expiresAt: number): Promise<boolean> {
-    const result = await this.db.insertInto('phone_price_tokens').values({ jti, user_id: userId, expires_at: expiresAt }).onConflict((oc) => oc.column('jti').doNothing()).executeTakeFirst();
-    return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
-  }
-
-  /** Gives a jti back after a purchase that bought nothing. */
-  async releasePriceToken(jti: string): Promise<void> {
-    await this.db.deleteFrom('phone_price_tokens').where('jti', '=', jti).execute();
-  }
-
-  async deleteExpiredPriceTokens(now: number): Promise<void> {
-    await this.db.deleteFrom('phone_price_tokens').where('expires_at', '<', now).execute();
-  }
 
   // Inbound configurations
 

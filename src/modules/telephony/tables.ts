@@ -39,13 +39,6 @@ export interface PhoneAddressesTable {
   created_at: number;
 }
 
-export interface PhonePriceTokensTable {
-  /** `jti` of a price jwt spent on a purchase: each is accepted once. */
-  jti: string;
-  user_id: string;
-  expires_at: number;
-}
-
 export interface InboundConfigurationsTable {
   id: string;
   user_id: string;
@@ -88,7 +81,6 @@ export interface SmsStatusesTable {
 export interface TelephonyTables {
   phone_numbers: PhoneNumbersTable;
   phone_addresses: PhoneAddressesTable;
-  phone_price_tokens: PhonePriceTokensTable;
   inbound_configurations: InboundConfigurationsTable;
   sms_messages: SmsMessagesTable;
   sms_statuses: SmsStatusesTable;

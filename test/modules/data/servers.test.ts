@@ -38,6 +38,7 @@ describe('GET /api/server', () => {
         eventRecorder: fresh.services.eventRecorder,
         clock: fresh.clock,
         objectContentLimitBytes: 1024,
+        singleUse: fresh.services.singleUse,
       });
       const api = client(fresh, user);
       const answers = await Promise.all([

@@ -188,11 +188,12 @@ describe('SignedPayloads.verify', () => {
   it('purges used jtis once their payloads have expired', async () => {
     const jwt = await signPayload(server, {}, { now: now(), expiresIn: 60 });
     const { claims } = await payloads().verify(user.id, server.name, jwt);
-    const count = async () => (await t.database.db.selectFrom('signed_payload_uses').select('jti').where('jti', '=', claims.jti!).execute()).length;
+    const id = JSON.stringify([user.id, server.name, claims.jti]);
+    const count = async () => (await t.database.db.selectFrom('single_use_tokens').select('id').where('purpose', '=', 'signed-payload').where('id', '=', id).execute()).length;
     expect(await count()).toBe(1);
-    await payloads().purgeExpired(now());
+    await t.services.singleUse.purgeExpired(now());
     expect(await count()).toBe(1);
-    await payloads().purgeExpired(now() + 10 * 60_000);
+    await t.services.singleUse.purgeExpired(now() + 10 * 60_000);
     expect(await count()).toBe(0);
   });
 });
