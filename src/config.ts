@@ -36,6 +36,12 @@ export interface RateLimits {
   smsSendPerUser: RateLimitRule;
   /** Payment pages opened (checkouts, portal sessions: each calls the payment provider) per user. */
   billingSessionsPerUser: RateLimitRule;
+  /** Temporary-session codes sent (PUT /api/session/temporary), per user, per phone and per IP: each is an SMS and leads to a call (toll fraud). */
+  temporarySessionPerUser: RateLimitRule;
+  temporarySessionPerPhone: RateLimitRule;
+  temporarySessionPerIp: RateLimitRule;
+  /** Temporary-session code submissions (POST /api/session/temporary), per user. */
+  temporarySubmitPerUser: RateLimitRule;
 }
 
 export interface Config {
@@ -86,7 +92,19 @@ export interface Config {
   connector: ConnectorConfig;
   webhooks: WebhookConfig;
   audio: AudioConfig;
+  temporarySessions: TemporarySessionConfig;
 }
+
+/** Temporary test calls (spec 3.4); see docs/decisions/temporary-sessions.md. */
+export interface TemporarySessionConfig {
+  /** The operator's numbers temporary calls are placed from (TEMPORARY_NUMBERS); outside production, sandbox numbers by default. */
+  numbers: string[];
+  /** JSON file of call types replacing the built-in ones (TEMPORARY_CALL_TYPES_FILE). */
+  callTypesFile: string | null;
+}
+
+/** Outside production, temporary calls go out from these sandbox numbers unless TEMPORARY_NUMBERS names others. */
+export const SANDBOX_TEMPORARY_NUMBERS = ['+15005550101', '+15005550102', '+15005550103'];
 
 /** Payments and billing data (docs/decisions/billing.md). */
 export interface BillingSettings {
@@ -190,6 +208,10 @@ export const defaultRateLimits: RateLimits = {
   externalInitPerIp: { limit: 60, windowMs: 15 * MINUTE },
   smsSendPerUser: { limit: 60, windowMs: MINUTE },
   billingSessionsPerUser: { limit: 30, windowMs: HOUR },
+  temporarySessionPerUser: { limit: 5, windowMs: HOUR },
+  temporarySessionPerPhone: { limit: 3, windowMs: HOUR },
+  temporarySessionPerIp: { limit: 10, windowMs: HOUR },
+  temporarySubmitPerUser: { limit: 30, windowMs: HOUR },
 };
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -334,6 +356,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     const raw = opt(name);
     return raw === null ? null : isAbsolute(raw) ? raw : resolve(cwd, raw);
   };
+  const temporaryRaw = opt('TEMPORARY_NUMBERS');
+  const temporaryNumbers = temporaryRaw === null ? (nodeEnv === 'production' ? [] : SANDBOX_TEMPORARY_NUMBERS) : [...new Set(temporaryRaw.split(',').map((n) => n.trim()).filter(Boolean))];
+  for (const n of temporaryNumbers) if (!/^\+[1-9]\d{6,14}$/.test(n)) problems.push(`TEMPORARY_NUMBERS must be comma-separated E.164 numbers such as +14155550123 (got "${n}")`);
   const topupRaw = opt('CREDITS_TOPUP_USD');
   const topupDefaultUsd = topupRaw === null ? 20 : Number(topupRaw);
   if (!(topupDefaultUsd >= 5 && topupDefaultUsd <= 1000) || Math.round(topupDefaultUsd * 100) !== topupDefaultUsd * 100) {
@@ -453,6 +478,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       secret: audioSecret,
       sandboxStepMs: int('AUDIO_SANDBOX_STEP_MS', 1500, 1, 60_000),
     },
+    temporarySessions: { numbers: temporaryNumbers, callTypesFile: dataFile('TEMPORARY_CALL_TYPES_FILE') },
   };
   if (problems.length) throw new ConfigError(problems);
   return config;

@@ -5,6 +5,7 @@ import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { type DatabaseHandle, openDatabase } from './db/database.js';
 import { CatalogError } from './modules/billing/catalog.js';
+import { CallTypeError } from './modules/temporary-sessions/call-types.js';
 import { migrateToLatest } from './db/migrate.js';
 import { systemClock } from './lib/clock.js';
 import { KeyMismatchError, hasMasterKeyCheck, verifyKeys } from './modules/platform/key-check.js';
@@ -121,8 +122,8 @@ async function main() {
 }
 
 main().catch((err) => {
-  // A bad PLANS_FILE / VOICE_PRICING_FILE (CatalogError) is a configuration problem too: its message says which and why.
-  if (err instanceof FatalStartup || err instanceof StartupError || err instanceof SecretsError || err instanceof KeyMismatchError || err instanceof CatalogError) {
+  // A bad PLANS_FILE / VOICE_PRICING_FILE / TEMPORARY_CALL_TYPES_FILE is a configuration problem too: its message says which and why.
+  if (err instanceof FatalStartup || err instanceof StartupError || err instanceof SecretsError || err instanceof KeyMismatchError || err instanceof CatalogError || err instanceof CallTypeError) {
     console.error(err.message);
     process.exit(2);
   }

@@ -51,6 +51,7 @@ const ABANDONED_HOLD_MS = 24 * 3600_000;
 import { generateWebhookSecret } from './lib/standard-webhooks.js';
 import { createWebhookServices } from './modules/webhooks/create-services.js';
 import { createCallServices, createCallSessionServices } from './modules/calls/create-services.js';
+import { createTemporarySessionServices } from './modules/temporary-sessions/create-services.js';
 
 export interface ServiceDeps {
   config: Config;
@@ -118,6 +119,20 @@ export function createServices(deps: ServiceDeps) {
   const webhooks = createWebhookServices({ db, dialect: database.dialect, secretBox, clock, config: config.webhooks });
   const calls = createCallServices({ db, dialect: database.dialect, eventRecorder, webhooks: webhooks.webhooks, audio: providers.audio, data, usage: billingAccount, clock, audioSecret, publicUrl: config.publicUrl });
   const callSessions = createCallSessionServices({ signedPayloads: data.signedPayloads, calls: calls.calls, numbers: telephony.numbers, knowledge: knowledge.knowledge, integrations: integrations.integrations, personas: personas.personas, webhooks: webhooks.webhooks });
+  const temporarySessions = createTemporarySessionServices({
+    db,
+    config: config.temporarySessions,
+    tokens: data.serviceTokens,
+    singleUse,
+    sms: providers.sms,
+    email: providers.email,
+    calls: calls.calls,
+    sessions: callSessions.sessions,
+    limiter,
+    rateLimits: config.rateLimits,
+    clock,
+    masterKey: secrets.masterKey,
+  });
 
   // The longest rate-limit window is an hour; a day-old window can only restart.
   const housekeeping = new Housekeeping(
@@ -133,11 +148,13 @@ export function createServices(deps: ServiceDeps) {
       singleUseTokens: (now) => singleUse.purgeExpired(now),
       abandonedLeadJobs: async () => void (await connect.jobs.recoverAbandoned()),
       abandonedCalls: async () => void (await calls.calls.finishAbandoned()),
+      // After abandonedCalls: a call it just finished gets its summary in the same pass.
+      temporarySessions: (now) => temporarySessions.temporary.housekeep(now),
     },
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, singleUse, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls, callSessions };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, singleUse, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls, callSessions, temporarySessions };
 }
 
 export type Services = ReturnType<typeof createServices>;

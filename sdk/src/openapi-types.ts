@@ -586,6 +586,23 @@ export interface paths {
      */
     post: operations["startCallSession"];
   };
+  "/api/session/temporary": {
+    /**
+     * List the call types of temporary test calls
+     * @description The preconfigured kinds of one-off test call this server offers (data: built in, or TEMPORARY_CALL_TYPES_FILE).
+     */
+    get: operations["listTemporaryCallTypes"];
+    /**
+     * Send a code for a temporary test call
+     * @description Sends a 6-digit code by SMS to `phone` and returns a signed `key` bound to you, the phone, the call type and the code, valid 10 minutes. Limited per account, per phone and per IP (toll fraud): 429 past a limit. 400 for a phone that is not E.164 or an unknown type; 503 `numbers_busy` when the server has no temporary numbers; 502 when the SMS cannot be sent. Send an `Idempotency-Key` to retry without a second SMS.
+     */
+    put: operations["requestTemporarySession"];
+    /**
+     * Start a temporary test call with the code
+     * @description Checks `code` against `key` (5 tries per key, then 400 `too_many_attempts`), spends the key (once, even across instances: a second use is 400 `invalid_token`), leases one of the server's temporary numbers and starts a one-off call of the key's type from it to the key's phone. The answer is the session id; progress arrives as `call_status` events. When the call ends the number returns to the pool and a summary is emailed to `email`. 400 `invalid_code` for a wrong code; 400 `invalid_token` for a forged, expired, used or another account's key; 503 `numbers_busy` when every temporary number is in a call (the key stays usable; see Retry-After); 502 when the audio server refuses the call. Send an `Idempotency-Key` to retry safely.
+     */
+    post: operations["startTemporarySession"];
+  };
   "/api/webhooks/audio/{sessionId}": {
     /**
      * The audio server's progress report for one call session
@@ -8628,6 +8645,348 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * List the call types of temporary test calls
+   * @description The preconfigured kinds of one-off test call this server offers (data: built in, or TEMPORARY_CALL_TYPES_FILE).
+   */
+  listTemporaryCallTypes: {
+    responses: {
+      /** @description The call types */
+      200: {
+        content: {
+          "application/json": {
+            types: {
+                /** @description What PUT names as `type` */
+                id: string;
+                name: string;
+                /** @description What the agent does on the call */
+                description: string;
+              }[];
+          };
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Send a code for a temporary test call
+   * @description Sends a 6-digit code by SMS to `phone` and returns a signed `key` bound to you, the phone, the call type and the code, valid 10 minutes. Limited per account, per phone and per IP (toll fraud): 429 past a limit. 400 for a phone that is not E.164 or an unknown type; 503 `numbers_busy` when the server has no temporary numbers; 502 when the SMS cannot be sent. Send an `Idempotency-Key` to retry without a second SMS.
+   */
+  requestTemporarySession: {
+    parameters: {
+      header?: {
+        /**
+         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with its documented headers and `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
+         * @example 7f9c2a4e-topup-2026-11-23
+         */
+        "idempotency-key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "phone": "+14155550123",
+         *   "type": "appointment-reminder"
+         * }
+         */
+        "application/json": {
+          /** @description The number to call, international (E.164) form; the code goes to it by SMS */
+          phone: string;
+          /** @description A call type id of GET /api/session/temporary */
+          type: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The code was sent; keep the key */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Signed key (JWS) bound to you, the phone, the type and the code; send it back with the code within 10 minutes. It is spent by the first successful POST. */
+            key: string;
+            /** Format: date-time */
+            expiresAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `idempotency_in_progress`: a request with this idempotency key is still running
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unprocessable.
+       *
+       * - `idempotency_mismatch`: this idempotency key was used with a different request
+       */
+      422: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Too many requests.
+       *
+       * - `rate_limited`: too many requests: wait and retry (see Retry-After)
+       */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `numbers_busy`: no temporary number is free to place the test call from: retry later (see Retry-After)
+       */
+      503: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Start a temporary test call with the code
+   * @description Checks `code` against `key` (5 tries per key, then 400 `too_many_attempts`), spends the key (once, even across instances: a second use is 400 `invalid_token`), leases one of the server's temporary numbers and starts a one-off call of the key's type from it to the key's phone. The answer is the session id; progress arrives as `call_status` events. When the call ends the number returns to the pool and a summary is emailed to `email`. 400 `invalid_code` for a wrong code; 400 `invalid_token` for a forged, expired, used or another account's key; 503 `numbers_busy` when every temporary number is in a call (the key stays usable; see Retry-After); 502 when the audio server refuses the call. Send an `Idempotency-Key` to retry safely.
+   */
+  startTemporarySession: {
+    parameters: {
+      header?: {
+        /**
+         * @description Makes a retry safe: the first successful answer is stored for 24 h and replayed (with its documented headers and `Idempotent-Replayed: true`) for a retry with the same key; the same key with a different request is 422 `idempotency_mismatch`; a retry while the first request runs is 409 `idempotency_in_progress`. Error answers are not stored.
+         * @example 7f9c2a4e-topup-2026-11-23
+         */
+        "idempotency-key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "key": "eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InNlcnZpY2UtMSJ9.…",
+         *   "code": "493027",
+         *   "email": "grace@example.com"
+         * }
+         */
+        "application/json": {
+          /** @description The key PUT returned */
+          key: string;
+          /** @description The 6-digit code sent by SMS */
+          code: string;
+          /**
+           * Format: email
+           * @description Where the call summary (status, duration, transcript) is sent when the call ends
+           */
+          email: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The call is under way */
+      200: {
+        content: {
+          "application/json": {
+            /** @description The call session: follow it with GET /api/events/call_status?session_id=<id> */
+            sessionId: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_code`: the one-time code is wrong
+       * - `invalid_token`: the link or token is invalid, used or expired
+       * - `too_many_attempts`: too many wrong codes: request a new one
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `idempotency_in_progress`: a request with this idempotency key is still running
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unprocessable.
+       *
+       * - `idempotency_mismatch`: this idempotency key was used with a different request
+       */
+      422: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Too many requests.
+       *
+       * - `rate_limited`: too many requests: wait and retry (see Retry-After)
+       */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
+      502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `numbers_busy`: no temporary number is free to place the test call from: retry later (see Retry-After)
+       */
+      503: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };

@@ -12,5 +12,6 @@ import type { IntegrationTables } from '../modules/integrations/tables.js';
 import type { KnowledgeTables } from '../modules/knowledge/tables.js';
 import type { WebhookTables } from '../modules/webhooks/tables.js';
 import type { CallTables } from '../modules/calls/tables.js';
+import type { TemporarySessionTables } from '../modules/temporary-sessions/tables.js';
 
-export interface Database extends PlatformTables, AccountTables, ApiKeyTables, EventTables, DataTables, BillingTables, IntegrationTables, TelephonyTables, KnowledgeTables, ConnectTables, WebhookTables, CallTables {}
+export interface Database extends PlatformTables, AccountTables, ApiKeyTables, EventTables, DataTables, BillingTables, IntegrationTables, TelephonyTables, KnowledgeTables, ConnectTables, WebhookTables, CallTables, TemporarySessionTables {}

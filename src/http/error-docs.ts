@@ -44,6 +44,7 @@ export const errorMeaning: Partial<Record<ErrorCode, string>> = {
   internal_error: 'an unexpected server fault (the message carries the request id)',
   provider_error: 'an outside provider failed or could not be reached',
   not_ready: 'the server is not ready (e.g. the database is unreachable)',
+  numbers_busy: 'no temporary number is free to place the test call from: retry later (see Retry-After)',
 };
 
 export const describeCode = (code: string) => errorMeaning[code as ErrorCode] ?? code.replace(/_/g, ' ');

@@ -42,6 +42,7 @@ export const errorStatus = {
   internal_error: 500,
   provider_error: 502,
   not_ready: 503,
+  numbers_busy: 503,
 } as const;
 
 export type ErrorCode = keyof typeof errorStatus;

@@ -21,6 +21,7 @@ export const relaxedIpLimits: RateLimits = {
   verifyRequestPerIp: { limit: 10_000, windowMs: 60_000 },
   resetRequestPerIp: { limit: 10_000, windowMs: 60_000 },
   resetSubmitPerIp: { limit: 10_000, windowMs: 60_000 },
+  temporarySessionPerIp: { limit: 10_000, windowMs: 60_000 },
 };
 
 export interface TestAppOptions {

@@ -56,8 +56,26 @@ export interface CallSessionView {
   updatedAt: string;
 }
 
+/** Told once a call has ended and been accounted for. Must not throw: it keeps its own backstop for failures. */
+export type CallFinishedListener = (session: { id: string; userId: string }, final: CallStatusPayload) => Promise<void>;
+
 export class CallService {
+  private readonly finishedListeners: CallFinishedListener[] = [];
+
   constructor(private readonly deps: CallServiceDeps) {}
+
+  /** Registers a listener for ended calls (temporary sessions send their summary email this way). */
+  onFinished(listener: CallFinishedListener): void {
+    this.finishedListeners.push(listener);
+  }
+
+  /** The last report of an ended call (status, duration, transcript); null while it runs. */
+  async outcome(sessionId: string): Promise<CallStatusPayload | null> {
+    const session = await this.deps.store.findSession(sessionId);
+    if (!session || !FINAL_STATUSES.includes(session.status as CallStatus)) return null;
+    const last = await this.deps.store.lastProgress(sessionId, session.status);
+    return last ? (JSON.parse(last.payload) as CallStatusPayload) : { session_id: sessionId, status: session.status as CallStatus, at: iso(Number(session.updated_at)) };
+  }
 
   /**
    * Records a session for `userId` and hands the assembled call to the audio
@@ -65,7 +83,12 @@ export class CallService {
    * start ends the session as `failed` (with its event and webhook) and
    * throws `provider_error`.
    */
-  async start(userId: string, call: AssembledCall, webhookUrl: string | null, options: { requestHash?: string } = {}): Promise<{ sessionId: string }> {
+  async start(
+    userId: string,
+    call: AssembledCall,
+    webhookUrl: string | null,
+    options: { requestHash?: string; /** Runs after the session is recorded, before the audio server has the call. */ onCreated?: (sessionId: string) => Promise<void> } = {},
+  ): Promise<{ sessionId: string }> {
     const { store, webhooks, clock } = this.deps;
     const url = webhookUrl ? webhooks.checkUrl(webhookUrl) : null;
     // Deliveries are signed with the user's secret: make sure it exists before the first one.
@@ -88,6 +111,7 @@ export class CallService {
       updated_at: now,
     });
     try {
+      await options.onCreated?.(id);
       const { providerCallId } = await this.deps.audio.startCall(id, call, `${this.deps.publicUrl}/api/webhooks/audio/${id}`);
       await store.setProviderCallId(id, providerCallId);
     } catch (err) {
@@ -168,6 +192,7 @@ export class CallService {
     }
     const recordId = await this.writeCallRecord(session, final);
     await this.deps.store.markFinished(session.id, recordId, clock.now());
+    for (const listener of this.finishedListeners) await listener({ id: session.id, userId: session.user_id }, final);
   }
 
   /**

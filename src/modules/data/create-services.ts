@@ -14,6 +14,7 @@ import { ServiceKeyring } from './server-keys.js';
 import { ServerService } from './server-service.js';
 import { SignedPayloads } from './signed-payloads.js';
 import type { SingleUseTokens } from '../platform/single-use.js';
+import { ServiceTokens } from './service-tokens.js';
 import { DataStore } from './store.js';
 
 export interface DataServiceDeps {
@@ -36,7 +37,8 @@ export function createDataServices(deps: DataServiceDeps) {
   const publish = new PublishService(store, eventRecorder, clock);
   const root = new RootService(store, serviceKeys, keys, eventRecorder, clock);
   const signedPayloads = new SignedPayloads(servers, serviceKeys, deps.singleUse, clock);
-  return { serviceKeys, servers, keys, objects, publish, root, signedPayloads };
+  const serviceTokens = new ServiceTokens(serviceKeys, clock);
+  return { serviceKeys, servers, keys, objects, publish, root, signedPayloads, serviceTokens };
 }
 
 export type DataServices = ReturnType<typeof createDataServices>;

@@ -21,7 +21,7 @@ export interface TelephonyServiceDeps {
   db: Kysely<Database>;
   providers: TelephonyProviders;
   billing: BillingAccount;
-  data: Pick<DataServices, 'objects' | 'root' | 'serviceKeys'>;
+  data: Pick<DataServices, 'objects' | 'root' | 'serviceKeys' | 'serviceTokens'>;
   /** The knowledge area's lookup; null refuses every knowledge_base_id. */
   knowledge: KnowledgeBaseLookup | null;
   eventRecorder: EventRecorder;
@@ -35,7 +35,7 @@ export interface TelephonyServiceDeps {
 export function createTelephonyServices(deps: TelephonyServiceDeps) {
   const { providers, clock } = deps;
   const store = new TelephonyStore(deps.db);
-  const prices = new PriceTokens(deps.data.serviceKeys, clock);
+  const prices = new PriceTokens(deps.data.serviceTokens);
   const numbers = new PhoneNumberService(store, providers, prices, deps.singleUse, deps.billing, clock);
   const inbound = new InboundConfigurationService(store, deps.data.objects, deps.data.root, providers, deps.knowledge, clock, deps.publicUrl);
   const sms = new SmsService(store, providers, deps.eventRecorder, deps.limiter, clock, { publicUrl: deps.publicUrl, sendPerUser: deps.smsSendPerUser });

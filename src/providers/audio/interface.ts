@@ -25,6 +25,8 @@ export interface AssembledCall {
   firstMessage: string;
   voice: { provider: string; voiceId: string };
   tools: CallTool[];
+  /** The audio server ends the call by then (temporary test calls set it). */
+  maxDurationSeconds?: number;
 }
 
 export const CALL_STATUSES = ['queued', 'ringing', 'in_progress', 'completed', 'failed', 'busy', 'no_answer', 'canceled'] as const;
