@@ -132,6 +132,7 @@ export function createServices(deps: ServiceDeps) {
     rateLimits: config.rateLimits,
     clock,
     masterKey: secrets.masterKey,
+    firstName: async (userId) => (await users.findById(userId))?.first_name ?? null,
   });
 
   // The longest rate-limit window is an hour; a day-old window can only restart.

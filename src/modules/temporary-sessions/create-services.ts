@@ -27,6 +27,7 @@ export interface TemporarySessionServiceDeps {
   rateLimits: RateLimits;
   clock: Clock;
   masterKey: Buffer;
+  firstName: (userId: string) => Promise<string | null>;
 }
 
 export function createTemporarySessionServices(deps: TemporarySessionServiceDeps) {

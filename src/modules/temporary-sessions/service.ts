@@ -47,6 +47,8 @@ export interface TemporarySessionDeps {
   rateLimits: Pick<RateLimits, 'temporarySessionPerUser' | 'temporarySessionPerPhone' | 'temporarySessionPerIp' | 'temporarySubmitPerUser'>;
   clock: Clock;
   masterKey: Buffer;
+  /** The account's first name: whom the agent greets. */
+  firstName: (userId: string) => Promise<string | null>;
 }
 
 const REFUSALS: Record<TokenRefusal, string> = {
@@ -123,7 +125,7 @@ export class TemporarySessionService {
       throw new AppError('numbers_busy', 'every temporary number is in a call: try again in a few minutes', undefined, { 'retry-after': '60' });
     }
     try {
-      const call = await this.deps.sessions.assemble(userId, { agent: type.agent, contact: { name: 'you', phone }, type: 'prompt', prompt: type.prompt }, lease.number);
+      const call = await this.deps.sessions.assemble(userId, { agent: type.agent, contact: { name: (await this.deps.firstName(userId)) ?? 'there', phone }, type: 'prompt', prompt: type.prompt }, lease.number);
       return await this.deps.calls.start(userId, { ...call, firstMessage: type.firstMessage, maxDurationSeconds: type.maxDurationSeconds }, null, {
         // Recorded before the audio server has the call, so even a call that ends at once finds its session here.
         onCreated: async (sessionId) => {
