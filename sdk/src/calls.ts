@@ -1,6 +1,7 @@
 // Call sessions (spec 4.14): a registered server signs the call it wants
 // (signCallRequest), the client starts it (CallsApi.start) and follows its
 // `call_status` events with client.events.subscribe('call_status', { filter: { session_id } }).
+import type { Answer, Body } from './api-types.js';
 import { errorFromResponse, type HttpCore } from './http.js';
 import { type ServerPrivateKey, type ServiceKey, signServerPayload } from './personas.js';
 
@@ -51,4 +52,21 @@ export class CallsApi {
     if (!sessionId) throw new Error('POST /api/session/call answered without X-Session-Id');
     return { sessionId };
   }
+
+  /** GET /api/session/temporary: the call types of temporary test calls. */
+  temporaryTypes(): Promise<Answer<'/api/session/temporary', 'get'>> {
+    return this.http.request('get', '/api/session/temporary', {});
+  }
+
+  /** PUT /api/session/temporary: sends a code by SMS to `phone`; keep the returned key for startTemporary. */
+  requestTemporary(input: Body<'/api/session/temporary', 'put'>, options: { idempotencyKey?: string } = {}): Promise<Answer<'/api/session/temporary', 'put'>> {
+    return this.http.request('put', '/api/session/temporary', { body: input, headers: idempotency(options) });
+  }
+
+  /** POST /api/session/temporary: the key, the SMS code and where to email the summary → the session id. */
+  startTemporary(input: Body<'/api/session/temporary', 'post'>, options: { idempotencyKey?: string } = {}): Promise<Answer<'/api/session/temporary', 'post'>> {
+    return this.http.request('post', '/api/session/temporary', { body: input, headers: idempotency(options) });
+  }
 }
+
+const idempotency = (options: { idempotencyKey?: string }): Record<string, string> => (options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {});

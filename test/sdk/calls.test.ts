@@ -47,6 +47,26 @@ describe('SDK call sessions', () => {
     }
   }, 30_000);
 
+  it('runs a temporary test call: types, code by SMS, start with the code, progress to completed', async () => {
+    const user = await createVerifiedUser(t);
+    const client = new WorkspaceClient({ baseUrl: t.publicUrl, token: user.token });
+    const { types } = await client.calls.temporaryTypes();
+    const phone = '+14155550177';
+    const { key } = await client.calls.requestTemporary({ phone, type: types[0]!.id }, { idempotencyKey: `sdk-temp-${user.id}` });
+    const sms = (await (await client.http.send(`${t.publicUrl}/api/sandbox/outbox?to=${encodeURIComponent(phone)}&limit=1`)).json()) as Array<{ data: { code: string } }>;
+    const wrong = await client.calls.startTemporary({ key, code: '000000' === sms[0]!.data.code ? '111111' : '000000', email: 'grace@example.com' }).catch((e: unknown) => e);
+    expect(wrong).toMatchObject({ status: 400, code: 'invalid_code' });
+    const { sessionId } = await client.calls.startTemporary({ key, code: sms[0]!.data.code, email: 'grace@example.com' });
+    const events = client.events.subscribe('call_status', { filter: { session_id: sessionId }, lastEventId: '0' });
+    const seen: string[] = [];
+    for await (const e of events) {
+      seen.push(e.data.status);
+      if (e.data.status === 'completed') break;
+    }
+    events.close();
+    expect(seen).toEqual(['queued', 'ringing', 'in_progress', 'completed']);
+  }, 30_000);
+
   it('sdk/examples/sandbox-call.ts prints the progress of a sandbox call to completed', async () => {
     const { code, stdout, stderr } = await runNpx(['tsx', 'sdk/examples/sandbox-call.ts'], { BASE_URL: t.publicUrl }, 80_000);
     expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
