@@ -8553,6 +8553,10 @@ export interface operations {
     responses: {
       /** @description The call is under way; its session id is in the `X-Session-Id` header */
       204: {
+        headers: {
+          /** @description The new call session: follow it with `GET /api/events/call_status?session_id=<id>` */
+          "x-session-id"?: string;
+        };
         content: never;
       };
       /**

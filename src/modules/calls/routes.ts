@@ -34,15 +34,8 @@ export function callRoutes(app: App, services: Services) {
   app.post(
     '/api/session/call',
     {
+      // X-Session-Id is documented on the 204, so an Idempotency-Key replay carries it too (src/http/idempotency.ts).
       config: { auth: 'verified', idempotent: true },
-      // A replay under the same Idempotency-Key answers the stored 204 without running the handler: the same session id goes back with it.
-      onSend: async (request, reply, payload) => {
-        if (reply.getHeader('idempotent-replayed') === 'true' && reply.statusCode === 204 && request.auth) {
-          const sessionId = await sessions.sessionIdForRequest(request.auth.userId, (request.body as { jwt: string }).jwt);
-          if (sessionId) reply.header('x-session-id', sessionId);
-        }
-        return payload;
-      },
       schema: {
         tags: ['calls'],
         operationId: 'startCallSession',
@@ -51,7 +44,10 @@ export function callRoutes(app: App, services: Services) {
           'Verifies `jwt` with the public key of your registered server `server` and consumes its `jti`, then assembles the call: a system prompt from the agent, the prompt or pathway and the contact\'s fields; the voice of the agent\'s persona (default `local-amy`); a `search_knowledge` tool for `knowledgeBase`; the functions of each integration. It is placed from `phoneNumberId` (one of your voice-capable numbers; default your first one) and handed to the audio server. Answers 204 with the session id in `X-Session-Id`: follow it with `GET /api/events/call_status?session_id=<id>`; `webhook` receives the same `call_status` payloads signed with the secret of GET /api/webhooks/secret. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned or for another use; 400 `invalid_input` for an ill-formed payload (its jti stays unused); 404 for a server, number, knowledge base, integration or persona that is not yours; 409 when you have no voice-capable number; 502 when the audio server refuses the call. Send an `Idempotency-Key` to retry safely.',
         body: StartCallBody,
         response: {
-          204: Type.Null({ description: 'The call is under way; its session id is in the `X-Session-Id` header' }),
+          204: Type.Null({
+            description: 'The call is under way; its session id is in the `X-Session-Id` header',
+            headers: { 'x-session-id': { type: 'string', description: 'The new call session: follow it with `GET /api/events/call_status?session_id=<id>`', examples: ['019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e07'] } },
+          }),
           ...errorResponses('invalid_token', 'not_found', 'conflict', 'provider_error'),
         },
       },

@@ -87,7 +87,7 @@ export class CallService {
     userId: string,
     call: AssembledCall,
     webhookUrl: string | null,
-    options: { requestHash?: string; /** Runs after the session is recorded, before the audio server has the call. */ onCreated?: (sessionId: string) => Promise<void> } = {},
+    options: { /** Runs after the session is recorded, before the audio server has the call. */ onCreated?: (sessionId: string) => Promise<void> } = {},
   ): Promise<{ sessionId: string }> {
     const { store, webhooks, clock } = this.deps;
     const url = webhookUrl ? webhooks.checkUrl(webhookUrl) : null;
@@ -106,7 +106,6 @@ export class CallService {
       duration_seconds: null,
       finished_at: null,
       record_object_id: null,
-      request_hash: options.requestHash ?? null,
       created_at: now,
       updated_at: now,
     });
@@ -120,11 +119,6 @@ export class CallService {
       throw new AppError('provider_error', `the audio server did not take the call: ${(err as Error).message}`);
     }
     return { sessionId: id };
-  }
-
-  /** The session a request with this hash started (an Idempotency-Key replay answers it again). */
-  sessionIdForRequest(userId: string, requestHash: string): Promise<string | null> {
-    return this.deps.store.findSessionIdByRequest(userId, requestHash);
   }
 
   /** A session of the user (404 for another user's or a missing one). */

@@ -4,7 +4,6 @@
 // and the call assembled (system prompt, the persona's voice, knowledge search
 // and integration functions as tools with JSON schemas) and handed to
 // CallService.start.
-import { createHash } from 'node:crypto';
 import { AppError, invalidInput } from '../../http/errors.js';
 import type { AssembledCall, CallTool } from '../../providers/audio/interface.js';
 import type { SignedPayloads } from '../data/signed-payloads.js';
@@ -60,12 +59,7 @@ export class CallSessionService {
       },
     });
     const call = await this.assemble(userId, payload!);
-    return this.deps.calls.start(userId, call, payload!.webhook ?? null, { requestHash: requestHash(userId, input.jwt) });
-  }
-
-  /** The session a signed request started (for an Idempotency-Key replay, which does not run the request again). */
-  sessionIdForRequest(userId: string, jwt: string): Promise<string | null> {
-    return this.deps.calls.sessionIdForRequest(userId, requestHash(userId, jwt));
+    return this.deps.calls.start(userId, call, payload!.webhook ?? null);
   }
 
   async assemble(userId: string, payload: CallPayload, fromOverride?: string): Promise<AssembledCall> {
@@ -111,7 +105,6 @@ export class CallSessionService {
   }
 }
 
-const requestHash = (userId: string, jwt: string) => createHash('sha256').update(userId).update('\0').update(jwt).digest('base64url');
 
 function systemPrompt(p: CallPayload, personaInstructions: string): string {
   const parts = [personaInstructions, `You are ${p.agent.name}, calling ${p.contact.name}.`];

@@ -28,12 +28,6 @@ export class CallStore {
     await this.db.insertInto('call_sessions').values(row).execute();
   }
 
-  /** The newest session started by the request with this hash (see session-service requestHash). */
-  async findSessionIdByRequest(userId: string, requestHash: string): Promise<string | null> {
-    const row = await this.db.selectFrom('call_sessions').select('id').where('user_id', '=', userId).where('request_hash', '=', requestHash).orderBy('created_at', 'desc').executeTakeFirst();
-    return row?.id ?? null;
-  }
-
   findSession(id: string): Promise<CallSessionsTable | undefined> {
     return this.db.selectFrom('call_sessions').selectAll().where('id', '=', id).executeTakeFirst();
   }

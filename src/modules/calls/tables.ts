@@ -11,7 +11,7 @@ export interface CallSessionsTable {
   duration_seconds: number | null;
   finished_at: number | null;
   record_object_id: string | null;
-  /** POST /api/session/call: sha256 of the user id and jwt, to answer a replayed Idempotency-Key with the same session (migration 100). */
+  /** Unused since migration 140: Idempotency-Key replays carry X-Session-Id themselves. Left null (migration 100). */
   request_hash?: string | null;
   created_at: number;
   updated_at: number;
