@@ -6,7 +6,7 @@ import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
-import { type SendWebhook, sendWebhook } from './send.js';
+import { type SendWebhook, createWebhookSender } from './send.js';
 import { WebhookService } from './service.js';
 import { WebhookStore } from './store.js';
 import { WebhookWorker } from './worker.js';
@@ -23,12 +23,18 @@ export interface WebhookServiceDeps {
 export function createWebhookServices(deps: WebhookServiceDeps) {
   const store = new WebhookStore(deps.db, deps.dialect);
   const webhooks = new WebhookService(store, deps.secretBox, deps.clock, deps.config);
+  const sender = deps.send ? null : createWebhookSender();
   const worker = new WebhookWorker(
-    { store, signingSecrets: (userId) => webhooks.signingSecrets(userId), send: deps.send ?? sendWebhook, clock: deps.clock },
+    { store, signingSecrets: (userId) => webhooks.signingSecrets(userId), send: deps.send ?? sender!.send, clock: deps.clock },
     { timeoutMs: deps.config.timeoutMs, pollIntervalMs: deps.config.pollIntervalMs, allowPrivate: deps.config.allowPrivate },
   );
   webhooks.onWake(() => worker.wake());
-  return { webhooks, webhookWorker: worker, webhookStore: store };
+  /** Stops the worker, then closes the sender's connections (app close). */
+  const stop = async () => {
+    await worker.stop();
+    await sender?.close();
+  };
+  return { webhooks, webhookWorker: worker, webhookStore: store, stop };
 }
 
 export type WebhookServices = ReturnType<typeof createWebhookServices>;

@@ -33,10 +33,10 @@ const Delivery = Type.Object({
 });
 
 export function webhookRoutes(app: App, services: Services) {
-  const { webhooks, webhookWorker } = services.webhooks;
+  const { webhooks, webhookWorker, stop } = services.webhooks;
   webhookWorker.reportErrorsTo(app.log);
   app.addHook('onReady', async () => webhookWorker.start());
-  app.addHook('onClose', async () => webhookWorker.stop());
+  app.addHook('onClose', stop);
 
   const description =
     'Call progress sent to a session\'s `webhook` URL is signed as Standard Webhooks specifies: headers `webhook-id` (the message id, the same on every retry: deduplicate on it), `webhook-timestamp` (seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the base64 part of this secret). Body: `{ "type": "call_status", "timestamp", "data": <the call_status event payload> }`. Any 2xx answer ends a delivery; anything else, or no answer within 10 s, is retried with exponential backoff (5 s doubling to 1 h, with jitter) for 24 h.';

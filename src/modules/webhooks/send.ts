@@ -1,9 +1,11 @@
-// The one place a webhook leaves the machine. A 2xx answer ends the delivery;
-// anything else (another status, a redirect, a refused connection, a timeout)
-// is a failed attempt that the worker retries.
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
-import ipaddr from 'ipaddr.js';
+// The one place a webhook leaves the machine, through the service's one
+// outbound client (src/lib/outbound-http.ts): unless private targets are
+// allowed, every address a connection goes to is checked at connect time
+// (after DNS, so a name that resolves to a private address, or changes its
+// answer between a check and the connection, is refused). A 2xx answer ends
+// the delivery; anything else (another status, a redirect — not followed —, a
+// refused address, a timeout) is a failed attempt that the worker retries.
+import { type OutboundHttp, type OutboundHttpOptions, createOutboundHttp } from '../../lib/outbound-http.js';
 import type { WebhookHeaders } from '../../lib/standard-webhooks.js';
 
 export interface SendOptions {
@@ -18,36 +20,37 @@ export interface SendResult {
 
 export type SendWebhook = (url: string, headers: WebhookHeaders, body: string, options: SendOptions) => Promise<SendResult>;
 
-export class PrivateAddressError extends Error {}
-
-/** True for an address that is not a public unicast address (loopback, private, link-local, metadata, …). */
-export function isPrivateAddress(address: string): boolean {
-  try {
-    return ipaddr.process(address).range() !== 'unicast';
-  } catch {
-    return true;
-  }
+export interface WebhookSender {
+  send: SendWebhook;
+  /** Closes the pooled connections (app close). */
+  close(): Promise<void>;
 }
 
-// MERGE: replace the address check and fetch below with src/lib/outbound-http.ts
-// (the knowledge branch's SSRF-safe client: resolved addresses checked at
-// connect time, redirects re-checked), passing `allowPrivate` and `timeoutMs`.
-// Until then the resolved addresses are checked before connecting, which a
-// DNS answer that changes between the check and the connection could evade.
-export const sendWebhook: SendWebhook = async (url, headers, body, options) => {
-  const target = new URL(url);
-  if (!options.allowPrivate) {
-    const host = target.hostname.replace(/^\[|\]$/g, '');
-    const addresses = isIP(host) ? [host] : (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
-    if (addresses.length === 0 || addresses.some(isPrivateAddress)) throw new PrivateAddressError(`${target.hostname} resolves to a private address`);
-  }
-  const res = await fetch(target, {
-    method: 'POST',
-    headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'workspace-api-webhooks/1' },
-    body,
-    redirect: 'manual',
-    signal: AbortSignal.timeout(options.timeoutMs),
-  });
-  await res.body?.cancel().catch(() => undefined);
-  return { statusCode: res.status };
-};
+/** Receivers answer with a status; their body is not read beyond this. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+/** A sender with one pooled client per policy (the worker always sends with the same one). `lookup` is for tests. */
+export function createWebhookSender(extra: Pick<OutboundHttpOptions, 'lookup'> = {}): WebhookSender {
+  const clients = new Map<string, OutboundHttp>();
+  const clientFor = (options: SendOptions): OutboundHttp => {
+    const key = `${options.allowPrivate}:${options.timeoutMs}`;
+    let client = clients.get(key);
+    if (!client) {
+      client = createOutboundHttp({ ...extra, allowPrivate: options.allowPrivate, timeoutMs: options.timeoutMs, maxRedirects: 0, maxBytes: MAX_ANSWER_BYTES, userAgent: 'workspace-api-webhooks/1' });
+      clients.set(key, client);
+    }
+    return client;
+  };
+  return {
+    send: async (url, headers, body, options) => {
+      const res = await clientFor(options)(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body });
+      await res.body?.cancel().catch(() => undefined);
+      return { statusCode: res.status };
+    },
+    close: async () => {
+      const open = [...clients.values()];
+      clients.clear();
+      await Promise.all(open.map((c) => c.close()));
+    },
+  };
+}

@@ -10,7 +10,7 @@ import { newId } from '../../lib/ids.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { generateWebhookSecret } from '../../lib/standard-webhooks.js';
 import { iso } from '../../lib/time.js';
-import { isPrivateAddress } from './send.js';
+import { isPublicAddress } from '../../lib/outbound-http.js';
 import { WebhookStore } from './store.js';
 
 /** After a rotation the previous secret keeps signing (beside the new one) this long. */
@@ -112,7 +112,7 @@ export class WebhookService {
     if (parsed.username || parsed.password) throw invalidInput('webhook must not carry credentials');
     if (url.length > 2048) throw invalidInput('webhook URL is longer than 2048 characters');
     const host = parsed.hostname.replace(/^\[|\]$/g, '');
-    if (!this.config.allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || (isIpLiteral(host) && isPrivateAddress(host)))) {
+    if (!this.config.allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || (isIpLiteral(host) && !isPublicAddress(host)))) {
       throw invalidInput('webhook must point at a public address');
     }
     return parsed.toString();

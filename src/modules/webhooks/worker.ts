@@ -3,6 +3,7 @@
 // instances never send one delivery at the same time, and a delivery claimed
 // by an instance that died becomes due again when its lease ends. The queue is
 // in the database, so a restart loses nothing.
+import { OutboundHttpError } from '../../lib/outbound-http.js';
 import type { Clock } from '../../lib/clock.js';
 import { signWebhook } from '../../lib/standard-webhooks.js';
 import type { SendWebhook } from './send.js';
@@ -163,6 +164,8 @@ export class WebhookWorker {
 }
 
 function describe(err: unknown): string {
+  // The outbound client's errors say what happened (refused address, timeout, network failure) in their message.
+  if (err instanceof OutboundHttpError) return err.reason === 'timeout' ? 'timed out' : err.message;
   const e = err as Error & { cause?: { code?: string; message?: string } };
   if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return 'timed out';
   return e?.cause?.code ? `${e.message}: ${e.cause.code}` : (e?.message ?? String(err));

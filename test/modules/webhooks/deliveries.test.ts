@@ -3,7 +3,8 @@
 // restarts and several instances sharing one queue.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RETRY_WINDOW_MS, retryDelayMs } from '../../../src/modules/webhooks/worker.js';
-import { PrivateAddressError, sendWebhook } from '../../../src/modules/webhooks/send.js';
+import { OutboundHttpError } from '../../../src/lib/outbound-http.js';
+import { createWebhookSender } from '../../../src/modules/webhooks/send.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { bearer, createVerifiedUser, registerUser } from '../../support/factories.js';
 import { type WebhookReceiver, startWebhookReceiver } from '../../support/webhook-receiver.js';
@@ -220,10 +221,30 @@ describe('webhook URLs and private addresses', () => {
       }
       expect(webhooks.checkUrl('https://hooks.example.com/calls')).toBe('https://hooks.example.com/calls');
       expect(t.services.webhooks.webhooks.checkUrl(`${receiver.url}/x`)).toBe(`${receiver.url}/x`);
-      // At send time the resolved address is checked: nothing reaches a loopback receiver.
+      // At send time the resolved address is checked (by the one outbound client): nothing reaches a loopback receiver.
       const before = receiver.received.length;
-      await expect(sendWebhook(`${receiver.url}/x`, { 'webhook-id': 'm', 'webhook-timestamp': '1', 'webhook-signature': 'v1,x' }, '{}', { timeoutMs: 500, allowPrivate: false })).rejects.toBeInstanceOf(PrivateAddressError);
-      await expect(sendWebhook('http://localhost:1/x', { 'webhook-id': 'm', 'webhook-timestamp': '1', 'webhook-signature': 'v1,x' }, '{}', { timeoutMs: 500, allowPrivate: false })).rejects.toBeInstanceOf(PrivateAddressError);
+      const sender = createWebhookSender();
+      const headers = { 'webhook-id': 'm', 'webhook-timestamp': '1', 'webhook-signature': 'v1,x' };
+      try {
+        for (const url of [`${receiver.url}/x`, 'http://localhost:8080/x']) {
+          const refused = await sender.send(url, headers, '{}', { timeoutMs: 500, allowPrivate: false }).catch((e: unknown) => e);
+          expect(refused, url).toBeInstanceOf(OutboundHttpError);
+          expect(refused).toMatchObject({ reason: 'blocked_address' });
+        }
+        // A name whose DNS answer is a private address is refused the same way (the resolver is the test's; no packet leaves).
+        const rebinding = createWebhookSender({ lookup: ((_host: string, _opts: unknown, cb: (e: null, a: Array<{ address: string; family: number }>) => void) => cb(null, [{ address: '169.254.169.254', family: 4 }])) as never });
+        const refused = await rebinding.send('http://hooks.example.com/x', headers, '{}', { timeoutMs: 500, allowPrivate: false }).catch((e: unknown) => e);
+        expect(refused).toMatchObject({ reason: 'blocked_address', message: expect.stringContaining('169.254.169.254') });
+        await rebinding.close();
+      } finally {
+        await sender.close();
+      }
+      // A delivery whose target is refused at send time is a failed attempt with the reason recorded, and is retried later.
+      const user = await createVerifiedUser(prod);
+      await secretOf(prod, user.token);
+      const [id] = await enqueue(prod, [{ userId: user.id, url: `${receiver.url}/refused`, type: 'call_status', data: data(9) }]);
+      await eventually(async () => (await deliveryRow(prod, id)).last_error !== null, 5000, 'an attempt recorded');
+      expect(await deliveryRow(prod, id)).toMatchObject({ status: 'pending', last_status_code: null, last_error: expect.stringContaining('not a public address') });
       expect(receiver.received.length).toBe(before);
     } finally {
       await prod.close();
