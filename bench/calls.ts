@@ -8,11 +8,12 @@
 //     server hands the signed report over) to the frame's arrival at the client;
 //   - every status reaches the call's webhook, signature verified;
 //   - webhook delivery throughput: a burst of deliveries to a local receiver.
-// Client, receiver and server share the process and its CPU: latencies are an
-// upper bound of what a separate subscriber would see. Stops by itself.
+// The subscribers and the webhook receiver run in a child process
+// (bench/workers/call-clients.ts), as real clients would, so their work does
+// not compete with the server's event loop; the audio server is the
+// in-process sandbox, as in `npm start`. Stops by itself.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { type IncomingMessage, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,8 +22,8 @@ import { buildApp } from '../src/app.js';
 import { defaultRateLimits, loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { verifyWebhook } from '../src/lib/standard-webhooks.js';
 import type { AssembledCall } from '../src/providers/audio/interface.js';
+import { forkTs, request as ask, stop } from './lib/proc.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
@@ -43,32 +44,6 @@ hardStop.unref();
 
 const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : null);
 
-/** A live SSE stream that stamps each call_status frame with its arrival time. */
-function subscribe(url: string, token: string, onEvent: (payload: Record<string, unknown>, arrivedAt: number) => void): Promise<() => void> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { headers: { accept: 'text/event-stream', authorization: `Bearer ${token}` } });
-    req.on('error', reject);
-    req.on('response', (res: IncomingMessage) => {
-      if (res.statusCode !== 200) return reject(new Error(`stream answered ${res.statusCode}`));
-      let buffer = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        const arrivedAt = Date.now();
-        buffer += chunk;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const frame = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          if (frame.includes(': connected')) resolve(() => req.destroy());
-          const data = frame.split('\n').find((l) => l.startsWith('data: '));
-          if (data) onEvent(JSON.parse(data.slice(6)), arrivedAt);
-        }
-      });
-    });
-    req.end();
-  });
-}
-
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'wsapi-bench-calls-'));
   let schema: string | null = null;
@@ -86,29 +61,6 @@ async function main() {
   }
   mkdirSync(dir, { recursive: true });
 
-  // Webhook receiver: verifies every signature; a delivery counts when it verifies.
-  const secrets = new Map<string, string>();
-  const received = { verified: 0, refused: 0, byPath: new Map<string, number>() };
-  let onDelivery: (() => void) | null = null;
-  const receiver = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const userId = (req.url ?? '').split('/')[2] ?? '';
-      try {
-        verifyWebhook(secrets.get(userId) ?? '', req.headers, Buffer.concat(chunks), Date.now());
-        received.verified++;
-        received.byPath.set(req.url ?? '', (received.byPath.get(req.url ?? '') ?? 0) + 1);
-      } catch {
-        received.refused++;
-      }
-      res.writeHead(204).end();
-      onDelivery?.();
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-
   const config = {
     ...loadConfig({ NODE_ENV: 'development', DATA_DIR: dir, LOG_LEVEL: 'warn', AUDIO_SANDBOX_STEP_MS: String(STEP_MS), WEBHOOK_POLL_MS: '200', EVENTS_MAX_STREAMS_PER_USER: '5', ...serverEnv }),
     databaseUrl: databaseUrl ?? null,
@@ -125,38 +77,24 @@ async function main() {
   const { calls } = app.services.calls;
   const { webhooks, webhookWorker } = app.services.webhooks;
 
+  let clients: ReturnType<typeof forkTs> | null = null;
   try {
     // Users, each with a verified phone, a webhook secret and a live stream.
-    const users: Array<{ id: string; token: string }> = [];
+    const users: Array<{ id: string; token: string; secret: string }> = [];
     for (let i = 0; i < CALLS; i++) {
       const email = `bench-calls-${i}-${randomBytes(3).toString('hex')}@example.com`;
       const res = await app.inject({ method: 'POST', url: '/api/auth/register', payload: { email, phone: `+1415555${String(i).padStart(4, '0')}`, password: 'correct horse battery', confirmPassword: 'correct horse battery' } });
       if (res.statusCode !== 200) throw new Error(`register: ${res.statusCode} ${res.body}`);
       const { auth, token } = res.json();
       await app.services.users.update(auth.id, { phone_verified: 1 });
-      secrets.set(auth.id, (await webhooks.getSecret(auth.id)).secret);
+      const secret = (await webhooks.getSecret(auth.id)).secret;
       // A caller has a root already (its registered server signs call requests); the call record goes into its calls store.
       await app.services.data.root.getRoot(auth.id);
-      users.push({ id: auth.id, token });
+      users.push({ id: auth.id, token, secret });
     }
-    const latencies: number[] = [];
-    const byStatus = new Map<string, number[]>();
-    const perSession = new Map<string, string[]>();
-    let expectedDone: (() => void) | null = null;
-    const closers = await Promise.all(
-      users.map((u) =>
-        subscribe(`${origin}/api/events/call_status`, u.token, (payload, arrivedAt) => {
-          latencies.push(arrivedAt - Date.parse(String(payload.at)));
-          const list0 = byStatus.get(String(payload.status)) ?? [];
-          list0.push(arrivedAt - Date.parse(String(payload.at)));
-          byStatus.set(String(payload.status), list0);
-          const list = perSession.get(String(payload.session_id)) ?? [];
-          list.push(String(payload.status));
-          perSession.set(String(payload.session_id), list);
-          if (latencies.length >= CALLS * 4) expectedDone?.();
-        }),
-      ),
-    );
+    clients = forkTs('bench/workers/call-clients.ts');
+    const { receiverUrl } = await ask<{ receiverUrl: string }>(clients, { type: 'start', origin, users }, 'ready', 60_000);
+    const reached = (events: number, hooks: number, timeoutMs: number) => ask(clients!, { type: 'expect', events, hooks }, 'reached', timeoutMs).then(() => true, () => false);
 
     // Phase 1: N calls at once.
     const call = (i: number): AssembledCall => ({
@@ -169,16 +107,16 @@ async function main() {
       voice: { provider: 'local', voiceId: 'en-us' },
       tools: [],
     });
-    const allEvents = new Promise<void>((resolve) => (expectedDone = resolve));
-    const allHooks = new Promise<void>((resolve) => (onDelivery = () => received.verified >= CALLS * 4 && resolve()));
-    if (!withWebhooks) onDelivery = null;
+    const allArrived = reached(CALLS * 4, withWebhooks ? CALLS * 4 : 0, 60_000);
     const t0 = Date.now();
     const sessions = await Promise.all(users.map((u, i) => calls.start(u.id, call(i), withWebhooks ? `${receiverUrl}/hook/${u.id}` : null)));
     const startMs = Date.now() - t0;
-    await Promise.race([Promise.all([allEvents, withWebhooks ? allHooks : null]), new Promise((r) => setTimeout(r, 60_000))]);
+    await allArrived;
     const callsMs = Date.now() - t0;
-    for (const close of closers) close();
-    latencies.sort((a, b) => a - b);
+    const phase1 = await ask<ClientReport>(clients, { type: 'report' }, 'report', 10_000);
+    const latencies = [...phase1.latencies].sort((a, b) => a - b);
+    const perSession = new Map(Object.entries(phase1.perSession));
+    const byStatus = new Map(Object.entries(phase1.byStatus));
     for (const s of sessions) {
       const seen = perSession.get(s.sessionId) ?? [];
       if (seen.length !== 4 && process.env.BENCH_DEBUG) {
@@ -190,18 +128,19 @@ async function main() {
     const complete = sessions.filter((s) => (perSession.get(s.sessionId) ?? []).join(',') === 'queued,ringing,in_progress,completed').length;
 
     // Phase 2: a burst of deliveries to the receiver.
-    received.verified = 0;
     const burstUser = users[0].id;
-    const burstDone = new Promise<void>((resolve) => (onDelivery = () => received.verified >= WEBHOOK_BURST && resolve()));
+    const burstDone = reached(0, phase1.received.verified + WEBHOOK_BURST, 60_000);
     const t1 = Date.now();
     for (let done = 0; done < WEBHOOK_BURST; done += 500) {
       const batch = Array.from({ length: Math.min(500, WEBHOOK_BURST - done) }, (_, i) => ({ userId: burstUser, url: `${receiverUrl}/hook/${burstUser}/burst`, type: 'call_status', data: { session_id: `burst-${done + i}`, status: 'completed', at: new Date().toISOString() } }));
       await database.db.transaction().execute((trx) => webhooks.enqueue(trx, batch));
     }
     webhooks.wake();
-    await Promise.race([burstDone, new Promise((r) => setTimeout(r, 60_000))]);
+    await burstDone;
     const burstMs = Date.now() - t1;
     await webhookWorker.whenIdle();
+    const phase2 = await ask<ClientReport>(clients, { type: 'report' }, 'report', 10_000);
+    const burstDelivered = phase2.received.verified - phase1.received.verified;
 
     const results = {
       date: new Date().toISOString(),
@@ -214,22 +153,32 @@ async function main() {
       events: { expected: CALLS * 4, received: perSessionTotal(perSession), sessionsWithAllFourInOrder: complete },
       reportToSubscriberByStatusP99: Object.fromEntries(['queued', 'ringing', 'in_progress', 'completed'].map((st) => [st, percentile(byStatus.get(st)?.sort((a, b) => a - b) ?? [], 99)])),
       reportToSubscriberMs: { p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), max: latencies.at(-1) ?? null },
-      callWebhooks: { expected: CALLS * 4, verified: [...received.byPath.entries()].filter(([p]) => !p.endsWith('/burst')).reduce((a, [, n]) => a + n, 0), refused: received.refused },
-      webhookBurst: { deliveries: WEBHOOK_BURST, delivered: received.verified, ms: burstMs, perSecond: Math.round((received.verified / burstMs) * 1000) },
+      callWebhooks: { expected: CALLS * 4, verified: phase2.received.callHooks, refused: phase2.received.refused },
+      webhookBurst: { deliveries: WEBHOOK_BURST, delivered: burstDelivered, ms: burstMs, perSecond: Math.round((burstDelivered / burstMs) * 1000) },
     };
     console.log(JSON.stringify(results, null, 2));
     mkdirSync(join(process.cwd(), 'bench', 'results'), { recursive: true });
     writeFileSync(join(process.cwd(), 'bench', 'results', `calls-${database.dialect}.json`), `${JSON.stringify(results, null, 2)}\n`);
-    const ok = results.events.received === results.events.expected && complete === CALLS && (!withWebhooks || results.callWebhooks.verified === CALLS * 4) && received.refused === 0 && results.webhookBurst.delivered === WEBHOOK_BURST;
+    const ok = results.events.received === results.events.expected && complete === CALLS && (!withWebhooks || results.callWebhooks.verified === CALLS * 4) && phase2.received.refused === 0 && results.webhookBurst.delivered === WEBHOOK_BURST;
     console.log(`${ok ? 'PASS' : 'FAIL'}: ${complete}/${CALLS} calls streamed all four statuses in order; p99 report → subscriber ${results.reportToSubscriberMs.p99} ms (target < 100 ms: ${(results.reportToSubscriberMs.p99 ?? Infinity) < 100 ? 'met' : 'MISSED'}; load average ${loadavg()[0].toFixed(1)} on ${cpus().length} cores); ${results.callWebhooks.verified}/${CALLS * 4} call webhooks verified; burst ${results.webhookBurst.perSecond} deliveries/s`);
     process.exitCode = ok ? 0 : 1;
   } finally {
+    if (clients) {
+      clients.send({ type: 'stop' });
+      await stop(clients);
+    }
     await app.close();
     await database.close();
-    await new Promise((r) => receiver.close(r));
     if (schema) await admin(`drop schema ${schema} cascade`);
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+interface ClientReport {
+  latencies: number[];
+  byStatus: Record<string, number[]>;
+  perSession: Record<string, string[]>;
+  received: { verified: number; refused: number; callHooks: number };
 }
 
 function perSessionTotal(map: Map<string, string[]>): number {

@@ -19,6 +19,12 @@ export interface DatabaseHandle {
   dialect: Dialect;
   /** The PostgreSQL pool, for LISTEN/NOTIFY; null on SQLite. */
   pgPool: pg.Pool | null;
+  /**
+   * PostgreSQL: a Kysely over connections of its own (at most `max`), closed
+   * with the handle, for work that must not queue behind request traffic in
+   * the shared pool (the event broker's tail reads). SQLite: the one db.
+   */
+  dedicated(max: number): Kysely<Database>;
   ping(): Promise<void>;
   /** Checkpoints SQLite's WAL now (it otherwise happens every second in the background); null on PostgreSQL. */
   checkpoint(): Promise<CheckpointResult | null>;
@@ -37,20 +43,33 @@ export interface OpenOptions {
 
 export function openDatabase(options: OpenOptions): DatabaseHandle {
   if (options.databaseUrl) {
-    const pool = new (loadPg().Pool)({
-      connectionString: options.databaseUrl,
-      max: options.pgPoolSize ?? 20,
-      ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),
-    });
-    pool.on('connect', namePreparedStatements);
+    const openPool = (max: number) => {
+      const pool = new (loadPg().Pool)({
+        connectionString: options.databaseUrl!,
+        max,
+        ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),
+      });
+      pool.on('connect', namePreparedStatements);
+      return pool;
+    };
+    const pool = openPool(options.pgPoolSize ?? 20);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const side: Kysely<Database>[] = [];
     return {
       db,
       dialect: 'postgres',
       pgPool: pool,
+      dedicated: (max) => {
+        const own = new Kysely<Database>({ dialect: new PostgresDialect({ pool: openPool(max) }) });
+        side.push(own);
+        return own;
+      },
       ping: async () => void (await sql`select 1`.execute(db)),
       checkpoint: async () => null,
-      close: () => db.destroy(),
+      close: async () => {
+        await Promise.all(side.map((k) => k.destroy()));
+        await db.destroy();
+      },
     };
   }
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
@@ -71,6 +90,7 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
     db,
     dialect: 'sqlite',
     pgPool: null,
+    dedicated: () => db,
     ping: async () => void sqlite.prepare('select 1').get(),
     checkpoint: () => checkpointer.checkpointNow(),
     close: async () => {

@@ -27,10 +27,13 @@ const LOG_READ_SLOTS = 8;
 export function createEventStreams(database: DatabaseHandle, recorder: EventRecorder, config: EventStreamConfig): EventStreamService {
   let report: ErrorReporter = () => {};
   const store = new EventStore(database.db, database.dialect);
+  // The broker's tail reads have a connection of their own on PostgreSQL: in a burst of writes the
+  // shared pool's queue is long, and every live stream waits on these reads.
+  const tailStore = database.dialect === 'postgres' ? new EventStore(database.dedicated(1), database.dialect) : store;
   const channel = database.pgPool ? new PgEventChannel(database.pgPool, { onError: (err) => report(err, 'event LISTEN/NOTIFY') }) : null;
   const recent = new RecentEvents(config.recentBytes);
   const scheduler = new WriteScheduler(config.coalesceMs);
-  const broker = new EventBroker(store, recorder, channel, {
+  const broker = new EventBroker(tailStore, recorder, channel, {
     pollIntervalMs: config.pollIntervalMs,
     gapRetentionMs: config.gapWaitMs,
     recent,
