@@ -119,6 +119,7 @@ async function main() {
     const byStatus = new Map(Object.entries(phase1.byStatus));
     for (const s of sessions) {
       const seen = perSession.get(s.sessionId) ?? [];
+      if (seen.join(',') !== 'queued,ringing,in_progress,completed') console.error(`incomplete ${s.sessionId}: ${seen.join(',') || 'nothing'}`);
       if (seen.length !== 4 && process.env.BENCH_DEBUG) {
         const progress = await database.db.selectFrom('call_progress').select(['status', 'received_at']).where('session_id', '=', s.sessionId).execute();
         const events = await database.db.selectFrom('events').select(['id', 'payload']).where('type', '=', 'call_status').where('payload', 'like', `%${s.sessionId}%`).execute();
