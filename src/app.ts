@@ -38,6 +38,7 @@ import { telephonyRoutes } from './modules/telephony/routes.js';
 import type { Secrets } from './secrets.js';
 import { type Services, createServices } from './services.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
+import { lazySerializerBuilder } from './http/lazy-compilers.js';
 import { temporarySessionRoutes } from './modules/temporary-sessions/routes.js';
 import { callRoutes } from './modules/calls/routes.js';
 
@@ -74,6 +75,7 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
     // A caller's X-Request-Id (e.g. from a proxy) is kept when well-formed, so logs line up across hops.
     genReqId: (request) => acceptedRequestId(request.headers['x-request-id']) ?? newId(),
     requestIdHeader: false,
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerBuilder() } },
     ...frameworkErrorOptions,
   }).withTypeProvider<TypeBoxTypeProvider>();
 

@@ -2,11 +2,9 @@
 // from the bytes (file-type for binary formats; UTF-8 text is then told apart
 // by its content, and by its name only where content cannot tell: CSV and
 // Markdown), never from what the client claims.
-import { Readability } from '@mozilla/readability';
-import { fileTypeFromBuffer } from 'file-type';
-import { parseHTML } from 'linkedom';
-import mammoth from 'mammoth';
-import { extractText as extractPdfText, getDocumentProxy } from 'unpdf';
+//
+// The extractors are loaded on first use: together they cost about 30 MB and
+// 0.3 s at start-up, and many servers never receive a file.
 import { normalizeText } from './text.js';
 
 export const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
@@ -30,6 +28,7 @@ export interface ExtractedText {
 
 /** The text of a file; `declaredType` (a Content-Type header) only helps classify text, never binaries. */
 export async function extractText(name: string, bytes: Buffer, declaredType = ''): Promise<ExtractedText> {
+  const { fileTypeFromBuffer } = await import('file-type');
   const detected = await fileTypeFromBuffer(bytes);
   if (detected?.mime === 'application/pdf') return { mimeType: 'application/pdf', text: await pdfText(bytes) };
   if (detected?.mime === DOCX) return { mimeType: DOCX, text: await docxText(bytes) };
@@ -47,7 +46,7 @@ export async function extractText(name: string, bytes: Buffer, declaredType = ''
   const start = text.trimStart().slice(0, 512).toLowerCase();
 
   if (/^(<!doctype html|<html[\s>]|<head[\s>]|<body[\s>])/.test(start) || ((extension === 'html' || extension === 'htm' || declaredType.includes('html')) && start.startsWith('<'))) {
-    const html = htmlText(text);
+    const html = await htmlText(text);
     return { mimeType: 'text/html', text: requireText(html.text), title: html.title };
   }
   if (extension === 'json' || declaredType.includes('json') || /^[[{]/.test(start)) {
@@ -72,6 +71,7 @@ function requireText(text: string): string {
 async function pdfText(bytes: Buffer): Promise<string> {
   let text: string;
   try {
+    const { extractText: extractPdfText, getDocumentProxy } = await import('unpdf');
     const pdf = await getDocumentProxy(new Uint8Array(bytes));
     const pages = await extractPdfText(pdf, { mergePages: false });
     text = pages.text.join('\n\n');
@@ -87,6 +87,7 @@ async function pdfText(bytes: Buffer): Promise<string> {
 async function docxText(bytes: Buffer): Promise<string> {
   let text: string;
   try {
+    const { default: mammoth } = await import('mammoth');
     text = (await mammoth.extractRawText({ buffer: bytes })).value;
   } catch (error) {
     throw new ExtractionError('unreadable', `not a readable DOCX (${error instanceof Error ? error.message : 'parse error'})`);
@@ -98,7 +99,8 @@ const BLOCKS = new Set(['P', 'DIV', 'SECTION', 'ARTICLE', 'LI', 'UL', 'OL', 'PRE
 const SKIPPED = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'SVG', 'IFRAME']);
 
 /** The readable text of a page: Readability's article when it finds one, else the body; paragraphs kept apart. */
-export function htmlText(html: string): { text: string; title?: string } {
+export async function htmlText(html: string): Promise<{ text: string; title?: string }> {
+  const [{ parseHTML }, { Readability }] = await Promise.all([import('linkedom'), import('@mozilla/readability')]);
   const { document } = parseHTML(html);
   const title = document.title?.trim() || undefined;
   let article: { content?: string | null; title?: string | null } | null = null;

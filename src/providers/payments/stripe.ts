@@ -4,7 +4,8 @@
 // confirmation flow for plan changes), subscriptions for bought items, and
 // webhooks verified with stripe.webhooks.constructEvent on the raw body.
 import { createHash } from 'node:crypto';
-import Stripe from 'stripe';
+import { createRequire } from 'node:module';
+import type Stripe from 'stripe';
 import { AppError } from '../../http/errors.js';
 import type { CheckoutInput, PaymentCard, PaymentEvent, PaymentsProvider, PlanPrice, PortalInput, ProviderSubscription } from './interface.js';
 
@@ -22,6 +23,10 @@ type Obj = Record<string, any>;
 const idOf = (value: unknown): string | null => (typeof value === 'string' ? value : value && typeof value === 'object' ? ((value as Obj).id ?? null) : null);
 const ms = (seconds: unknown) => (typeof seconds === 'number' ? seconds * 1000 : null);
 /** Idempotency keys are at most 255 characters: long references are hashed. */
+// The SDK is loaded when this adapter is built, not at start: most servers
+// (every sandbox one) never need it, and it costs about 0.1 s and 8 MB.
+const loadStripe = () => createRequire(import.meta.url)('stripe') as typeof Stripe;
+
 const keyFor = (kind: string, ref: string) => `${kind}-${createHash('sha256').update(ref).digest('hex').slice(0, 40)}`;
 
 export class StripePaymentsProvider implements PaymentsProvider {
@@ -36,7 +41,8 @@ export class StripePaymentsProvider implements PaymentsProvider {
     private readonly plans: PlanPrice[],
   ) {
     const base = new URL(settings.apiBase);
-    this.stripe = new Stripe(settings.secretKey, {
+    const StripeSdk = loadStripe();
+    this.stripe = new StripeSdk(settings.secretKey, {
       host: base.hostname,
       port: base.port || (base.protocol === 'http:' ? 80 : 443),
       protocol: base.protocol === 'http:' ? 'http' : 'https',
@@ -263,6 +269,6 @@ function providerError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const message = err instanceof Error ? err.message : String(err);
   // A declined card is the customer's to fix (another card), not an outage: 400, not 502.
-  if (err instanceof Stripe.errors.StripeCardError) return new AppError('provider_refused', `the card was declined: ${message}`);
+  if (err instanceof loadStripe().errors.StripeCardError) return new AppError('provider_refused', `the card was declined: ${message}`);
   return new AppError('provider_error', `payment provider: ${message}`);
 }
