@@ -130,6 +130,8 @@ export interface KnowledgeConfig {
   crawlMaxBytes: number;
   /** Deadline per download (spec 8: 15 s). */
   crawlTimeoutMs: number;
+  /** In-memory search indexes kept by this instance, in bytes (KNOWLEDGE_SEARCH_CACHE_MB); 0: the database ranks every search. */
+  searchCacheBytes: number;
 }
 
 /** Connector ingestion (POST /api/connect); see docs/decisions/connect.md. */
@@ -460,6 +462,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       crawlAllowPrivate: bool('CRAWL_ALLOW_PRIVATE'),
       crawlMaxBytes: int('CRAWL_MAX_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       crawlTimeoutMs: 15_000,
+      searchCacheBytes: int('KNOWLEDGE_SEARCH_CACHE_MB', 256, 0, 65_536) * 1024 * 1024,
     },
     embeddings,
     connector: {

@@ -8,6 +8,7 @@ import type { Clock } from '../../lib/clock.js';
 import { createOutboundHttp } from '../../lib/outbound-http.js';
 import type { EmbeddingsProvider } from '../../providers/embeddings/interface.js';
 import { LinkCrawler } from './crawler.js';
+import { SearchIndexCache } from './search-cache.js';
 import { KnowledgeService } from './service.js';
 import { KnowledgeStore } from './store.js';
 
@@ -24,7 +25,8 @@ export function createKnowledgeServices(deps: KnowledgeServiceDeps) {
   // Spec 8: 4 downloads at a time, 15 s each.
   const http = createOutboundHttp({ allowPrivate: deps.config.crawlAllowPrivate, timeoutMs: deps.config.crawlTimeoutMs, maxBytes: deps.config.crawlMaxBytes, maxRedirects: 5, userAgent: 'workspace-api knowledge crawler' });
   const crawler = new LinkCrawler(http, 4);
-  const knowledge = new KnowledgeService(store, crawler, deps.embeddings, deps.clock);
+  const indexes = new SearchIndexCache(store, deps.config.searchCacheBytes);
+  const knowledge = new KnowledgeService(store, crawler, deps.embeddings, deps.clock, indexes);
   // Other areas check a knowledge_base_id through this (telephony's KnowledgeBaseLookup):
   // true only for the caller's own knowledge base.
   const lookup = { knowledgeBaseExists: async (userId: string, id: string) => (await store.findBase(userId, id)) !== undefined };

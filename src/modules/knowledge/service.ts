@@ -7,6 +7,7 @@ import type { EmbeddingsProvider } from '../../providers/embeddings/interface.js
 import type { LinkCrawler } from './crawler.js';
 import { ExtractionError, extractText } from './extract.js';
 import type { DocumentRow, KnowledgeStore, NewDocument } from './store.js';
+import type { SearchIndexCache } from './search-cache.js';
 import type { DocumentSource, KnowledgeBasesTable } from './tables.js';
 import { chunkText, queryTerms, sliceText } from './text.js';
 
@@ -76,6 +77,8 @@ export class KnowledgeService {
     private readonly crawler: LinkCrawler,
     private readonly embeddings: EmbeddingsProvider | null,
     private readonly clock: Clock,
+    /** In-memory full-text indexes (null: the database ranks every search). */
+    private readonly indexes: SearchIndexCache | null = null,
     private readonly options: KnowledgeOptions = defaultKnowledgeOptions,
   ) {}
 
@@ -105,6 +108,7 @@ export class KnowledgeService {
 
   async delete(userId: string, id: string): Promise<void> {
     if (!(await this.store.deleteBase(userId, id))) throw notFound('knowledge base');
+    this.indexes?.drop(id);
   }
 
   async deleteDocument(userId: string, id: string, documentId: number): Promise<void> {
@@ -168,9 +172,10 @@ export class KnowledgeService {
 
   /** At most 5 passages, best first; score is the fused reciprocal rank scaled so 1 means first in every list. */
   async search(userId: string, id: string, text: string): Promise<SearchMatch[]> {
-    await this.owned(userId, id);
-    const terms = queryTerms(text);
-    const lists: number[][] = [(await this.store.searchText(id, terms, CANDIDATES)).map((r) => r.id)];
+    const base = await this.owned(userId, id);
+    // The in-memory index when this instance has it current (or can bring it up to date); else the database's full-text index.
+    const index = this.indexes ? await this.indexes.indexFor(id, base.index_version ?? 0) : null;
+    const lists: number[][] = [index ? index.search(text, CANDIDATES) : (await this.store.searchText(id, queryTerms(text), CANDIDATES)).map((r) => r.id)];
     if (this.embeddings) {
       try {
         const [vector] = await this.embeddings.embed([text]);

@@ -95,6 +95,7 @@ export class KnowledgeStore {
       if (!doc) return false;
       await trx.deleteFrom('knowledge_chunks').where('document_id', '=', documentId).execute();
       await trx.deleteFrom('knowledge_documents').where('id', '=', documentId).execute();
+      await this.bumpVersion(trx, baseId);
       return true;
     }));
   }
@@ -121,6 +122,7 @@ export class KnowledgeStore {
         // Bounded statements: SQLite allows 32,766 parameters per statement.
         for (let i = 0; i < rows.length; i += 500) await trx.insertInto('knowledge_chunks').values(rows.slice(i, i + 500)).execute();
       }
+      await this.bumpVersion(trx, baseId);
       return created;
     }));
   }
@@ -232,6 +234,22 @@ export class KnowledgeStore {
       .select(['c.id as id', 'c.text as text', 'c.document_id as document_id', 'd.name as name', 'd.source as source', 'd.url as url'])
       .where('c.id', 'in', ids)
       .execute();
+  }
+
+  /** The base's chunks after `afterId`, in id order (what the in-memory search index is built from). */
+  chunksAfter(baseId: string, afterId: number, limit: number): Promise<Array<{ id: number; title: string; text: string }>> {
+    return this.db
+      .selectFrom('knowledge_chunks')
+      .select(['id', 'title', 'text'])
+      .where('knowledge_base_id', '=', baseId)
+      .where('id', '>', afterId)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+  }
+
+  private async bumpVersion(trx: Kysely<Database>, baseId: string): Promise<void> {
+    await trx.updateTable('knowledge_bases').set((eb) => ({ index_version: eb('index_version', '+', 1) })).where('id', '=', baseId).execute();
   }
 
   countChunks(baseId: string) {

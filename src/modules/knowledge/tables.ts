@@ -10,6 +10,8 @@ export interface KnowledgeBasesTable {
   metadata: string;
   created_at: number;
   updated_at: number;
+  /** Raised by every write of the base's chunks (migration 130): in-memory search indexes compare it. */
+  index_version?: number;
 }
 
 export type DocumentSource = 'upload' | 'link';

@@ -90,7 +90,7 @@ function breakPoint(text: string, min: number, end: number): number {
 }
 
 // Words too common to tell passages apart; dropping them keeps OR queries selective.
-const STOPWORDS = new Set(
+export const STOPWORDS = new Set(
   ('a an and are as at be been but by can could did do does doing for from had has have how i if in into is it its ' +
     'me my no not of on or our so than that the their them then there these they this those to too was we were what ' +
     'when where which while who whom why will with would you your about after again all also am any because before ' +

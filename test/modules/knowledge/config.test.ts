@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from '../../../src/config.js';
 describe('knowledge configuration', () => {
   it('defaults to 25 files of 50 MB, no private crawling, no embeddings', () => {
     const config = loadConfig({ NODE_ENV: 'test' }, '/tmp');
-    expect(config.knowledge).toEqual({ maxFiles: 25, maxFileBytes: 50 * 1024 * 1024, crawlAllowPrivate: false, crawlMaxBytes: 10 * 1024 * 1024, crawlTimeoutMs: 15_000 });
+    expect(config.knowledge).toEqual({ maxFiles: 25, maxFileBytes: 50 * 1024 * 1024, crawlAllowPrivate: false, crawlMaxBytes: 10 * 1024 * 1024, crawlTimeoutMs: 15_000, searchCacheBytes: 256 * 1024 * 1024 });
     expect(config.embeddings).toBeNull();
   });
 
