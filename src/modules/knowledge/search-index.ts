@@ -13,6 +13,14 @@ import { STOPWORDS } from './text.js';
 
 const K1 = 1.2;
 const B = 0.75;
+/**
+ * BM25+ (Lv and Zhai, 2011, with their recommended δ = 1): every matching
+ * term adds at least δ·idf, so a long passage holding more of the question's
+ * words is not outranked by a short one repeating one of them. On the bench's
+ * 48 questions plain BM25 found 0.938 of the answers in the top 5, BM25+ 0.958,
+ * for any k1 in 0.9–1.2 and b in 0.5–0.75 (MiniSearch, also BM25+, 0.958).
+ */
+const DELTA = 1;
 const TITLE_WEIGHT = 2;
 const MAX_TERM_LENGTH = 64;
 
@@ -50,6 +58,8 @@ export class SearchIndex {
   private postingCount = 0;
   /** The highest chunk id added (chunks arrive in id order). */
   lastId = 0;
+  /** Per-search score accumulator, reused (searches run one at a time on the event loop); zero between searches. */
+  private scratch = new Float64Array(0);
 
   get size(): number {
     return this.ids.length;
@@ -97,7 +107,8 @@ export class SearchIndex {
     if (n === 0) return [];
     const terms = [...new Set(indexTerms(query))];
     const avg = this.totalLength / n;
-    const scores = new Float64Array(n);
+    if (this.scratch.length < n) this.scratch = new Float64Array(Math.max(n, this.scratch.length * 2));
+    const scores = this.scratch;
     const touched: number[] = [];
     for (const term of terms) {
       const list = this.postings.get(term);
@@ -109,10 +120,12 @@ export class SearchIndex {
         const doc = docs[i];
         const tf = tfs[i];
         if (scores[doc] === 0) touched.push(doc);
-        scores[doc] += (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * this.lengths[doc]) / avg));
+        scores[doc] += idf * (DELTA + (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * this.lengths[doc]) / avg)));
       }
     }
-    return topK(touched, scores, this.ids, limit);
+    const best = topK(touched, scores, this.ids, limit);
+    for (const doc of touched) scores[doc] = 0;
+    return best;
   }
 }
 
