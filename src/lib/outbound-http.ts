@@ -169,12 +169,18 @@ function parseHttpUrl(text: string): URL {
   return url;
 }
 
+const UNDICI_TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
 /** The first OutboundHttpError in an error's cause chain, or a network / timeout error. */
 function wrapFailure(error: unknown, timeout: AbortSignal): OutboundHttpError {
   for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth += 1) {
     if (e instanceof OutboundHttpError) return e;
   }
   if (timeout.aborted) return new OutboundHttpError('timeout', 'the request timed out', { cause: error });
+  // undici's own connect, headers and body timers (the same timeoutMs) may fire before the deadline's signal does.
+  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth += 1) {
+    if (UNDICI_TIMEOUTS.has((e as { code?: string }).code ?? '')) return new OutboundHttpError('timeout', 'the request timed out', { cause: error });
+  }
   if (error instanceof Error && error.name === 'AbortError') return new OutboundHttpError('network', 'the request was aborted', { cause: error });
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
   const detail = cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));

@@ -219,6 +219,15 @@ describe('createOutboundHttp', () => {
     await http.close();
   });
 
+  it('calls a silent server a timeout also when undici\'s headers timer fires before the deadline', async () => {
+    // No deadline: only undici's headers timer (timeoutMs) can end the wait, so its error must read as a timeout, not a network failure.
+    const http = createOutboundHttp({ allowPrivate: true, timeoutMs: 300, deadlineMs: null });
+    const error = await failure(http(`${base}/never`));
+    expect(error.reason).toBe('timeout');
+    expect(error.message).toBe('the request timed out');
+    await http.close();
+  });
+
   it('without a deadline (deadlineMs: null) reads a stream longer than timeoutMs that is never silent that long', async () => {
     const streaming = createOutboundHttp({ allowPrivate: true, timeoutMs: 1000, deadlineMs: null });
     const text = await (await streaming(`${base}/drip`)).text();
