@@ -149,6 +149,8 @@ export function createServices(deps: ServiceDeps) {
       singleUseTokens: (now) => singleUse.purgeExpired(now),
       abandonedLeadJobs: async () => void (await connect.jobs.recoverAbandoned()),
       abandonedCalls: async () => void (await calls.calls.finishAbandoned()),
+      // Calls whose audio server went quiet (a sandbox call whose process stopped) end as failed.
+      stalledCalls: async () => void (await calls.calls.failStalled()),
       // After abandonedCalls: a call it just finished gets its summary in the same pass.
       temporarySessions: (now) => temporarySessions.temporary.housekeep(now),
     },

@@ -23,6 +23,8 @@ import type { UsageRecorder } from './usage.js';
 const RANK: Record<string, number> = { created: 0, queued: 1, ringing: 2, in_progress: 3 };
 const rank = (status: string) => RANK[status] ?? 4;
 const ALL_STATUSES = ['created', ...CALL_STATUSES];
+/** A call with no report for this long has lost its audio server (calls last minutes; one hour is the longest a temporary call type may set). */
+export const STALLED_AFTER_MS = 2 * 3600_000;
 
 /** The `call_status` event payload (spec 6, DESIGN "Calls"); the webhook's `data` is the same. */
 export interface CallStatusPayload {
@@ -204,6 +206,23 @@ export class CallService {
       done++;
     }
     return done;
+  }
+
+  /**
+   * Ends as `failed` the calls that have not changed for `quietMs`: their
+   * audio server stopped reporting (the in-process sandbox's process
+   * stopped mid-call, or a real server lost the call). The end goes through
+   * the usual path once (event, webhook, record); the report id is fixed per
+   * session, so two instances doing this at once end it once.
+   */
+  async failStalled(quietMs = STALLED_AFTER_MS): Promise<number> {
+    const now = this.deps.clock.now();
+    let ended = 0;
+    for (const session of await this.deps.store.listStalled(FINAL_STATUSES, now - quietMs, 100)) {
+      await this.applyReport(session.id, `stalled_${session.id}`, { status: 'failed', at: iso(now) });
+      ended++;
+    }
+    return ended;
   }
 
   /** AES-256-GCM with the `calls` store's default key and a fresh 12-byte IV, as the SDK encrypts. */

@@ -70,6 +70,11 @@ export class CallStore {
   }
 
   /** Sessions that ended but whose end was not accounted for (the process stopped in between). */
+  /** Sessions not ended whose last change is older than `before` (their audio server went quiet). */
+  listStalled(finalStatuses: readonly string[], before: number, limit: number): Promise<CallSessionsTable[]> {
+    return this.db.selectFrom('call_sessions').selectAll().where('status', 'not in', finalStatuses).where('updated_at', '<', before).orderBy('updated_at').limit(limit).execute();
+  }
+
   listEndedUnfinished(finalStatuses: readonly string[], limit: number): Promise<CallSessionsTable[]> {
     return this.db.selectFrom('call_sessions').selectAll().where('status', 'in', finalStatuses).where('finished_at', 'is', null).orderBy('updated_at').limit(limit).execute();
   }

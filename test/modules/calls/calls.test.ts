@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signWebhook } from '../../../src/lib/standard-webhooks.js';
+import { STALLED_AFTER_MS } from '../../../src/modules/calls/service.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { bearer, createVerifiedUser } from '../../support/factories.js';
 import { type WebhookReceiver, startWebhookReceiver } from '../../support/webhook-receiver.js';
@@ -216,5 +217,25 @@ describe('calls that ended while their process stopped', () => {
     ]);
     expect(await callRecords(t, user)).toMatchObject([{ session_id: id, status: 'completed', duration_seconds: 61, transcript }]);
     expect((await session(id)).finished_at).not.toBeNull();
+  });
+});
+
+describe('calls whose audio server went quiet', () => {
+  it('failStalled() ends them as failed once, with the event and the record, after two hours without a report', async () => {
+    const user = await createVerifiedUser(t);
+    const id = randomUUID();
+    const quietSince = t.clock.now() - STALLED_AFTER_MS - 1000;
+    const summary = JSON.stringify({ to: '+14155550123', from: null, agent: { name: 'Amy' }, contact: { name: 'Grace' } });
+    await t.database.db.insertInto('call_sessions').values({ id, user_id: user.id, status: 'ringing', webhook_url: null, summary, provider_call_id: null, duration_seconds: null, finished_at: null, record_object_id: null, created_at: quietSince - 5000, updated_at: quietSince }).execute();
+    const recent = randomUUID();
+    await t.database.db.insertInto('call_sessions').values({ id: recent, user_id: user.id, status: 'in_progress', webhook_url: null, summary, provider_call_id: null, duration_seconds: null, finished_at: null, record_object_id: null, created_at: t.clock.now() - 60_000, updated_at: t.clock.now() - 60_000 }).execute();
+    expect(await calls.failStalled()).toBeGreaterThanOrEqual(1);
+    expect(await calls.failStalled()).toBe(0);
+    expect((await statusEvents(user.id, id)).map((p) => p.status)).toEqual(['failed']);
+    expect(await session(id)).toMatchObject({ status: 'failed' });
+    expect((await session(id)).finished_at).not.toBeNull();
+    expect((await session(recent)).status).toBe('in_progress');
+    expect(usage.calls.filter((u) => u.ref.startsWith(`call:${id}`))).toEqual([]);
+    expect((await callRecords(t, user)).filter((r) => r.session_id === id)).toMatchObject([{ status: 'failed' }]);
   });
 });
