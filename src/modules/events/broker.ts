@@ -339,9 +339,11 @@ export class EventBroker {
       const giveUpBefore = now - this.options.gapRetentionMs;
       for (const [id, gap] of this.gaps) {
         if (gap.owners === null) {
-          // First seen missing in this read: its owner is finished or one of the read's running transactions.
-          if (snapshot && snapshot.inProgress.size > 0) gap.owners = snapshot.inProgress;
-          else this.gaps.delete(id);
+          // First seen missing in this read: its owner is finished or one of the transactions running at the
+          // read (the snapshot's in-progress list and those running past its xmax). Never given up in the
+          // read that found it: an owner that committed right after the snapshot shows its row in the next one.
+          if (snapshot) gap.owners = new Set([...snapshot.inProgress, ...snapshot.running]);
+          else this.gaps.delete(id); // SQLite commits ids in order: a missing id never comes
         } else if (!snapshot || allFinished(gap.owners, snapshot) || gap.since < giveUpBefore) this.gaps.delete(id);
       }
       if (this.gaps.size > MAX_TRACKED_GAPS) {

@@ -16,12 +16,16 @@ export interface EventRow {
 /**
  * PostgreSQL: the snapshot a read saw (pg_current_snapshot). Transactions with
  * ids below `xmin` are finished; of those below `xmax`, the ones in `inProgress`
- * were still running.
+ * were still running. `xmax` is the latest finished transaction's id + 1, so
+ * transactions that had ids at or above it and were running are in no list
+ * of the snapshot: `running` adds the transaction ids pg_stat_activity showed
+ * running just after the snapshot was taken (same statement).
  */
 export interface Snapshot {
   xmin: number;
   xmax: number;
   inProgress: Set<number>;
+  running: Set<number>;
 }
 
 /** What the tail loop read: rows (or ids) and, on PostgreSQL, the snapshot they were read in. */
@@ -62,11 +66,12 @@ export class EventStore {
       .limit(limit);
     if (this.dialect !== 'postgres') return { rows: await query.execute(), snapshot: null };
     // The rows and the snapshot in one statement, so they come from the same snapshot (one row of nulls when no rows).
-    const result = await sql<Pick<EventRow, C | 'id'> & { snapshot: string }>`
-      select s.snapshot, page.* from (select pg_current_snapshot()::text as snapshot) s
+    const result = await sql<Pick<EventRow, C | 'id'> & { snapshot: string; running: string }>`
+      select s.snapshot, s.running, page.* from (select pg_current_snapshot()::text as snapshot,
+        (select coalesce(string_agg(backend_xid::text, ','), '') from pg_stat_activity where backend_xid is not null) as running) s
       left join lateral (${query}) page on true order by page.id`.execute(this.db);
     const rows = result.rows.filter((row) => row.id !== null);
-    return { rows, snapshot: parseSnapshot(result.rows[0]!.snapshot) };
+    return { rows, snapshot: parseSnapshot(result.rows[0]!.snapshot, result.rows[0]!.running) };
   }
 
   /**
@@ -103,9 +108,9 @@ export class EventStore {
 }
 
 /** pg_snapshot text: `xmin:xmax:xip,xip,…` (64-bit transaction ids; far below 2^53 in practice). */
-export function parseSnapshot(text: string): Snapshot {
+export function parseSnapshot(text: string, running = ''): Snapshot {
   const [xmin, xmax, list] = text.split(':');
-  return { xmin: Number(xmin), xmax: Number(xmax), inProgress: new Set(list ? list.split(',').map(Number) : []) };
+  return { xmin: Number(xmin), xmax: Number(xmax), inProgress: new Set(list ? list.split(',').map(Number) : []), running: new Set(running ? running.split(',').map(Number) : []) };
 }
 
 // bigserial ids arrive as numbers (the pg int8 parser is set in db/database.ts); be explicit anyway.
