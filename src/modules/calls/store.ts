@@ -1,5 +1,5 @@
 // SQL of call sessions and their progress reports.
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import { GroupCommit } from '../../db/group-commit.js';
 import type { Database } from '../../db/schema.js';
@@ -34,6 +34,34 @@ export class CallStore {
 
   async setProviderCallId(id: string, providerCallId: string): Promise<void> {
     await this.db.updateTable('call_sessions').set({ provider_call_id: providerCallId }).where('id', '=', id).execute();
+  }
+
+  findSessions(ids: readonly string[]): Promise<CallSessionsTable[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.db.selectFrom('call_sessions').selectAll().where('id', 'in', ids).execute();
+  }
+
+  /** Keeps the reports whose ids were not kept before; returns the ids kept now. */
+  async insertProgressMany(rows: CallProgressTable[]): Promise<Set<string>> {
+    if (rows.length === 0) return new Set();
+    const kept = await this.db.insertInto('call_progress').values(rows).onConflict((oc) => oc.column('id').doNothing()).returning('id').execute();
+    return new Set(kept.map((r) => r.id));
+  }
+
+  /**
+   * PostgreSQL: advanceStatus for many sessions in one statement (each moves
+   * only from one of its `from` statuses); returns the ids that moved.
+   */
+  async advanceStatusMany(moves: Array<{ id: string; from: readonly string[]; status: string; durationSeconds: number | null; now: number }>): Promise<Set<string>> {
+    if (moves.length === 0) return new Set();
+    const values = sql.join(moves.map((m) => sql`(${m.id}::text, ${m.status}::text, ${[...m.from]}::text[], ${m.durationSeconds}::integer, ${m.now}::bigint)`));
+    const { rows } = await sql<{ id: string }>`
+      update call_sessions as s
+         set status = v.status, updated_at = v.now, duration_seconds = coalesce(v.duration, s.duration_seconds)
+        from (values ${values}) as v(id, status, from_statuses, duration, now)
+       where s.id = v.id and s.status = any(v.from_statuses)
+      returning s.id`.execute(this.db);
+    return new Set(rows.map((r) => r.id));
   }
 
   /** Keeps a report unless one with the same id was kept before; true when it is new. */

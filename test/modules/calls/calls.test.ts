@@ -239,3 +239,36 @@ describe('calls whose audio server went quiet', () => {
     expect((await callRecords(t, user)).filter((r) => r.session_id === id)).toMatchObject([{ status: 'failed' }]);
   });
 });
+
+describe('reports arriving together', () => {
+  it('applies many sessions\' reports of one moment once each, a session\'s reports in order, a repeat once', async () => {
+    const user = await createVerifiedUser(t);
+    const summary = JSON.stringify({ to: '+14155550123', from: null, agent: { name: 'Amy' }, contact: { name: 'Grace' } });
+    const ids = Array.from({ length: 12 }, () => randomUUID());
+    for (const id of ids) {
+      await t.database.db.insertInto('call_sessions').values({ id, user_id: user.id, status: 'created', webhook_url: null, summary, provider_call_id: null, duration_seconds: null, finished_at: null, record_object_id: null, created_at: t.clock.now(), updated_at: t.clock.now() }).execute();
+    }
+    const at = new Date(t.clock.now()).toISOString();
+    const post = (id: string, status: string, messageId = `evt_${randomUUID()}`) => {
+      const r = signedReport({ status, at }, messageId);
+      return calls.handleAudioReport(id, r.raw, r.headers);
+    };
+    // One turn: every session's ringing; the first session also in_progress after it; a repeated message id; an unknown session.
+    const repeat = `evt_${randomUUID()}`;
+    const results = await Promise.allSettled([
+      ...ids.map((id) => post(id, 'ringing')),
+      post(ids[0]!, 'in_progress'),
+      post(ids[1]!, 'ringing', repeat),
+      post(ids[1]!, 'ringing', repeat),
+      post(randomUUID(), 'ringing'),
+    ]);
+    expect(results.slice(0, -1).every((r) => r.status === 'fulfilled')).toBe(true);
+    expect(results.at(-1)).toMatchObject({ status: 'rejected', reason: { code: 'not_found' } });
+    expect((await statusEvents(user.id, ids[0]!)).map((p) => p.status)).toEqual(['ringing', 'in_progress']);
+    expect((await session(ids[0]!)).status).toBe('in_progress');
+    for (const id of ids.slice(1)) {
+      expect((await statusEvents(user.id, id)).map((p) => p.status), id).toEqual(['ringing']);
+      expect((await session(id)).status).toBe('ringing');
+    }
+  });
+});
