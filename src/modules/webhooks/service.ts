@@ -3,6 +3,7 @@
 // always delivered and a rolled-back one never is). The worker sends them.
 import type { Kysely } from 'kysely';
 import type { WebhookConfig } from '../../config.js';
+import { Batcher } from '../../db/batcher.js';
 import type { Database } from '../../db/schema.js';
 import { invalidInput } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
@@ -12,6 +13,7 @@ import { generateWebhookSecret } from '../../lib/standard-webhooks.js';
 import { iso } from '../../lib/time.js';
 import { isPublicAddress } from '../../lib/outbound-http.js';
 import { WebhookStore } from './store.js';
+import type { WebhookSecretsTable } from './tables.js';
 
 /** After a rotation the previous secret keeps signing (beside the new one) this long. */
 export const PREVIOUS_SECRET_GRACE_MS = 24 * 3600_000;
@@ -48,12 +50,20 @@ export interface NewDelivery {
 }
 
 export class WebhookService {
+  /** The delivery worker's secret reads of one event-loop turn, in one query (a burst of deliveries reads many). */
+  private readonly secretReads: Batcher<string, WebhookSecretsTable | undefined>;
+
   constructor(
     private readonly store: WebhookStore,
     private readonly secretBox: SecretBox,
     private readonly clock: Clock,
     private readonly config: WebhookConfig,
-  ) {}
+  ) {
+    this.secretReads = new Batcher(async (userIds) => {
+      const byUser = new Map((await this.store.findSecrets([...new Set(userIds)])).map((row) => [row.user_id, row]));
+      return userIds.map((userId) => ({ ok: true as const, value: byUser.get(userId) }));
+    });
+  }
 
   private listeners = new Set<() => void>();
 
@@ -87,7 +97,7 @@ export class WebhookService {
 
   /** The secrets a delivery is signed with now: the current one, then the previous one during its grace period. */
   async signingSecrets(userId: string): Promise<string[]> {
-    const row = await this.store.findSecret(userId);
+    const row = await this.secretReads.run(userId);
     if (!row) return [];
     const secrets = [this.secretBox.openText(row.secret)];
     if (row.previous_secret && row.rotated_at !== null && Number(row.rotated_at) + PREVIOUS_SECRET_GRACE_MS > this.clock.now()) {

@@ -1,14 +1,38 @@
 // SQL of outbound webhooks: secrets and the delivery queue.
 import { type Kysely, sql } from 'kysely';
+import { Batcher } from '../../db/batcher.js';
 import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { WebhookDeliveriesTable, WebhookSecretsTable } from './tables.js';
 
+type AttemptOutcome = { status: WebhookDeliveriesTable['status']; nextAttemptAt: number; statusCode: number | null; error: string | null; now: number };
+
 export class WebhookStore {
+  /**
+   * PostgreSQL: attempt outcomes that end in the same event-loop turn are
+   * written by one statement (a burst of deliveries otherwise costs a round
+   * trip each); SQLite writes each at once.
+   */
+  private readonly outcomes: Batcher<{ id: string; attempts: number; outcome: AttemptOutcome }, void> | null;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly dialect: Dialect,
-  ) {}
+  ) {
+    this.outcomes =
+      dialect === 'postgres'
+        ? new Batcher<{ id: string; attempts: number; outcome: AttemptOutcome }, void>(async (items) => {
+            await this.finishAttempts(items);
+            return items.map(() => ({ ok: true as const, value: undefined as void }));
+          })
+        : null;
+  }
+
+  /** Several users' secrets in one read. */
+  findSecrets(userIds: readonly string[]): Promise<WebhookSecretsTable[]> {
+    if (userIds.length === 0) return Promise.resolve([]);
+    return this.db.selectFrom('webhook_secrets').selectAll().where('user_id', 'in', userIds).execute();
+  }
 
   findSecret(userId: string): Promise<WebhookSecretsTable | undefined> {
     return this.db.selectFrom('webhook_secrets').selectAll().where('user_id', '=', userId).executeTakeFirst();
@@ -61,8 +85,9 @@ export class WebhookStore {
   async finishAttempt(
     id: string,
     attempts: number,
-    outcome: { status: WebhookDeliveriesTable['status']; nextAttemptAt: number; statusCode: number | null; error: string | null; now: number },
+    outcome: AttemptOutcome,
   ): Promise<void> {
+    if (this.outcomes) return this.outcomes.run({ id, attempts, outcome });
     await this.db
       .updateTable('webhook_deliveries')
       .set({ status: outcome.status, next_attempt_at: outcome.nextAttemptAt, last_status_code: outcome.statusCode, last_error: outcome.error, updated_at: outcome.now })
@@ -70,6 +95,18 @@ export class WebhookStore {
       .where('attempts', '=', attempts)
       .where('status', '=', 'pending')
       .execute();
+  }
+
+  /** PostgreSQL: finishAttempt for many deliveries in one statement, each only while its claim still holds. */
+  private async finishAttempts(items: Array<{ id: string; attempts: number; outcome: AttemptOutcome }>): Promise<void> {
+    const values = sql.join(
+      items.map(({ id, attempts, outcome: o }) => sql`(${id}::text, ${attempts}::integer, ${o.status}::text, ${o.nextAttemptAt}::bigint, ${o.statusCode}::integer, ${o.error}::text, ${o.now}::bigint)`),
+    );
+    await sql`
+      update webhook_deliveries as d
+         set status = v.status, next_attempt_at = v.next_attempt_at, last_status_code = v.status_code, last_error = v.error, updated_at = v.now
+        from (values ${values}) as v(id, attempts, status, next_attempt_at, status_code, error, now)
+       where d.id = v.id and d.attempts = v.attempts and d.status = 'pending'`.execute(this.db);
   }
 
   find(id: string): Promise<WebhookDeliveriesTable | undefined> {
