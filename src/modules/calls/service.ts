@@ -64,6 +64,30 @@ export interface CallSessionView {
 /** Told once a call has ended and been accounted for. Must not throw: it keeps its own backstop for failures. */
 export type CallFinishedListener = (session: { id: string; userId: string }, final: CallStatusPayload) => Promise<void>;
 
+/** Calls accounted for at the same time (usage, record, mark) per instance. */
+const FINISH_CONCURRENCY = 4;
+
+/** A counting semaphore. */
+class Slots {
+  private free: number;
+  private readonly waiting: Array<() => void> = [];
+  constructor(size: number) {
+    this.free = size;
+  }
+  acquire(): Promise<void> {
+    if (this.free > 0) {
+      this.free -= 1;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free += 1;
+  }
+}
+
 interface PendingReport {
   sessionId: string;
   messageId: string;
@@ -72,6 +96,7 @@ interface PendingReport {
 
 export class CallService {
   private readonly finishedListeners: CallFinishedListener[] = [];
+  private readonly finishSlots = new Slots(FINISH_CONCURRENCY);
   /**
    * PostgreSQL: reports arriving in the same event-loop turn are applied
    * together (one read of their sessions, one transaction of four
@@ -266,6 +291,17 @@ export class CallService {
    * encrypted call record in the caller's `calls` store, then the mark.
    */
   private async finish(session: CallSessionsTable, final: CallStatusPayload): Promise<void> {
+    // Accounting is not urgent: a few at a time, so a burst of ended calls does not crowd out the
+    // delivery of live events (their reads wait behind every statement sent before them).
+    await this.finishSlots.acquire();
+    try {
+      await this.finishNow(session, final);
+    } finally {
+      this.finishSlots.release();
+    }
+  }
+
+  private async finishNow(session: CallSessionsTable, final: CallStatusPayload): Promise<void> {
     const { usage, clock } = this.deps;
     if (session.finished_at !== null) return;
     if (usage && session.status === 'completed') {
