@@ -137,7 +137,7 @@ export class CallService {
     const { store, webhooks, clock } = this.deps;
     const url = webhookUrl ? webhooks.checkUrl(webhookUrl) : null;
     // Deliveries are signed with the user's secret: make sure it exists before the first one.
-    if (url) await webhooks.getSecret(userId);
+    if (url) await webhooks.ensureSecret(userId);
     const now = clock.now();
     const id = newId(now);
     const summary = { to: call.to, from: call.from, agent: call.agent, contact: call.contact, voice: call.voice };

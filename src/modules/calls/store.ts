@@ -1,17 +1,38 @@
 // SQL of call sessions and their progress reports.
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
+import { Batcher } from '../../db/batcher.js';
 import { GroupCommit } from '../../db/group-commit.js';
 import type { Database } from '../../db/schema.js';
 import type { CallProgressTable, CallSessionsTable } from './tables.js';
 
 export class CallStore {
   private groupCommit: GroupCommit | null = null;
+  /** PostgreSQL: session inserts and provider-id updates of one event-loop turn go out as one statement each (a burst of starts). */
+  private readonly sessionInserts: Batcher<CallSessionsTable, void> | null;
+  private readonly providerIds: Batcher<{ id: string; providerCallId: string }, void> | null;
 
   constructor(
     readonly db: Kysely<Database>,
     private readonly dialect: Dialect,
-  ) {}
+  ) {
+    const done = <T>(items: T[]) => items.map(() => ({ ok: true as const, value: undefined as void }));
+    this.sessionInserts =
+      dialect === 'postgres'
+        ? new Batcher<CallSessionsTable, void>(async (rows) => {
+            await this.db.insertInto('call_sessions').values(rows).execute();
+            return done(rows);
+          })
+        : null;
+    this.providerIds =
+      dialect === 'postgres'
+        ? new Batcher<{ id: string; providerCallId: string }, void>(async (items) => {
+            const values = sql.join(items.map((i) => sql`(${i.id}::text, ${i.providerCallId}::text)`));
+            await sql`update call_sessions as s set provider_call_id = v.pid from (values ${values}) as v(id, pid) where s.id = v.id`.execute(this.db);
+            return done(items);
+          })
+        : null;
+  }
 
   /**
    * Runs `work` in one transaction with a store bound to it (its `db` goes to
@@ -25,6 +46,7 @@ export class CallStore {
   }
 
   async insertSession(row: CallSessionsTable): Promise<void> {
+    if (this.sessionInserts && !this.db.isTransaction) return this.sessionInserts.run(row);
     await this.db.insertInto('call_sessions').values(row).execute();
   }
 
@@ -33,6 +55,7 @@ export class CallStore {
   }
 
   async setProviderCallId(id: string, providerCallId: string): Promise<void> {
+    if (this.providerIds && !this.db.isTransaction) return this.providerIds.run({ id, providerCallId });
     await this.db.updateTable('call_sessions').set({ provider_call_id: providerCallId }).where('id', '=', id).execute();
   }
 

@@ -68,6 +68,12 @@ export class WebhookService {
   private listeners = new Set<() => void>();
 
   /** The user's signing secret, created on first use. */
+  /** Makes sure the user has a secret before the first delivery is signed (reads of one turn share one query). */
+  async ensureSecret(userId: string): Promise<void> {
+    if (await this.secretReads.run(userId)) return;
+    await this.getSecret(userId);
+  }
+
   async getSecret(userId: string): Promise<WebhookSecretView> {
     let row = await this.store.findSecret(userId);
     if (!row) {
