@@ -8,7 +8,7 @@
 // BENCHMARKS.md. Every scenario is bounded in time; every child is stopped.
 import { type ChildProcess, execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -326,7 +326,13 @@ async function main() {
     if (plan.profile && only.includes('profiles')) await step('profiles', () => profiles(backends));
     // Call progress (bench/calls.ts, also runnable alone): 100 concurrent sandbox calls in one process.
     if (only.includes('calls')) for (const backend of backends) await step(`calls on ${backend.name}`, async () => {
+      const file = join(ROOT, 'bench', 'results', `calls-${backend.name === 'postgres' ? 'postgres' : 'sqlite'}.json`);
+      rmSync(file, { force: true }); // figures of an earlier run must not pass for this one's
       const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/calls.ts', `--backend=${backend.name}`], { cwd: ROOT, stdio: 'inherit', env: process.env, timeout: 200_000 });
+      if (existsSync(file)) {
+        const c = JSON.parse(readFileSync(file, 'utf8'));
+        (results.calls ??= []).push({ backend: backend.name, calls: c.calls, eventsExpected: c.events.expected, eventsReceived: c.events.received, inOrder: c.events.sessionsWithAllFourInOrder, p99: c.reportToSubscriberMs.p99, webhooksExpected: c.callWebhooks.expected, webhooksVerified: c.callWebhooks.verified, deliveriesPerSecond: c.webhookBurst.perSecond });
+      }
       if (run.status !== 0) throw new Error(`bench/calls.ts on ${backend.name} did not pass (its output above; figures in bench/results/calls-${backend.name}.json)`);
     });
   } finally {

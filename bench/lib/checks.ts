@@ -33,6 +33,11 @@ export function checkTargets(results: Results, topSubscribers: number): Check[] 
     out.push({ name: `${k.backend}: knowledge recall@5 vs MiniSearch`, value: `${k.service.recallAt5} vs ${k.minisearch.recallAt5}`, target: '≥ MiniSearch', met: k.service.recallAt5 >= k.minisearch.recallAt5 });
     add(`${k.backend}: knowledge search p99 (${k.search.chunks} chunks, ${k.search.concurrency} concurrent)`, k.search.p99, '< 50 ms', k.search.p99 < 50 && k.search.errors === 0, ' ms');
   }
+  for (const c of results.calls ?? []) {
+    out.push({ name: `${c.backend}: ${c.calls} calls: every call_status event delivered, in order`, value: `${c.eventsReceived}/${c.eventsExpected}, ${c.inOrder}/${c.calls} in order`, target: 'all', met: c.eventsReceived === c.eventsExpected && c.inOrder === c.calls });
+    add(`${c.backend}: calls: audio report → subscriber p99`, c.p99, '< 100 ms', (c.p99 ?? Infinity) < 100, ' ms');
+    out.push({ name: `${c.backend}: calls: webhooks delivered and verified`, value: `${c.webhooksVerified}/${c.webhooksExpected} (burst ${c.deliveriesPerSecond}/s)`, target: 'all', met: c.webhooksVerified === c.webhooksExpected });
+  }
   for (const i of results.ingest ?? []) {
     addRatio(`${i.backend}: connector ingestion vs PUT /api/objects`, i.ratio, 0.7);
     out.push({ name: `${i.backend}: connector ingestion: every object_created delivered`, value: `${i.eventsDelivered}/${i.records}`, target: 'all', met: i.eventsDelivered === i.records && i.written === i.records });

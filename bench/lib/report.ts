@@ -37,6 +37,8 @@ export interface Check {
 
 export interface Results {
   date: string;
+  /** bench/calls.ts per backend: 100 concurrent sandbox calls. */
+  calls?: Array<{ backend: string; calls: number; eventsExpected: number; eventsReceived: number; inOrder: number; p99: number | null; webhooksExpected: number; webhooksVerified: number; deliveriesPerSecond: number }>;
   /** The commit measured, and how many files under src/ differed from it. */
   code: { commit: string; changedSrcFiles: number };
   mode: 'quick' | 'full';
