@@ -15,6 +15,18 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
+/** The session's call_status statuses, read through the SDK's event stream, up to completed. */
+async function statusesToCompleted(client: WorkspaceClient, sessionId: string): Promise<string[]> {
+  const events = client.events.subscribe('call_status', { filter: { session_id: sessionId }, lastEventId: '0' });
+  const seen: string[] = [];
+  for await (const e of events) {
+    seen.push(e.data.status);
+    if (e.data.status === 'completed') break;
+  }
+  events.close();
+  return seen;
+}
+
 describe('SDK call sessions', () => {
   it('signs a call request, plain and nested, starts it and follows it to completed; a replay is invalid_token', async () => {
     const user = await createVerifiedUser(t);
@@ -33,14 +45,7 @@ describe('SDK call sessions', () => {
       const jwt = await signCallRequest(server.privateKey!, payload, serviceKey);
       expect(jwt.split('.')).toHaveLength(serviceKey ? 5 : 3);
       const { sessionId } = await client.calls.start({ server: server.name, jwt });
-      const events = client.events.subscribe('call_status', { filter: { session_id: sessionId }, lastEventId: '0' });
-      const seen: string[] = [];
-      for await (const e of events) {
-        seen.push(e.data.status);
-        if (e.data.status === 'completed') break;
-      }
-      events.close();
-      expect(seen).toEqual(['queued', 'ringing', 'in_progress', 'completed']);
+      expect(await statusesToCompleted(client, sessionId)).toEqual(['queued', 'ringing', 'in_progress', 'completed']);
       const replay = await client.calls.start({ server: server.name, jwt }).catch((e: unknown) => e);
       expect(replay).toBeInstanceOf(WorkspaceApiError);
       expect(replay).toMatchObject({ status: 400, code: 'invalid_token' });
@@ -57,14 +62,7 @@ describe('SDK call sessions', () => {
     const wrong = await client.calls.startTemporary({ key, code: '000000' === sms[0]!.data.code ? '111111' : '000000', email: 'grace@example.com' }).catch((e: unknown) => e);
     expect(wrong).toMatchObject({ status: 400, code: 'invalid_code' });
     const { sessionId } = await client.calls.startTemporary({ key, code: sms[0]!.data.code, email: 'grace@example.com' });
-    const events = client.events.subscribe('call_status', { filter: { session_id: sessionId }, lastEventId: '0' });
-    const seen: string[] = [];
-    for await (const e of events) {
-      seen.push(e.data.status);
-      if (e.data.status === 'completed') break;
-    }
-    events.close();
-    expect(seen).toEqual(['queued', 'ringing', 'in_progress', 'completed']);
+    expect(await statusesToCompleted(client, sessionId)).toEqual(['queued', 'ringing', 'in_progress', 'completed']);
   }, 30_000);
 
   it('sdk/examples/sandbox-call.ts prints the progress of a sandbox call to completed', async () => {
