@@ -9,6 +9,14 @@
 export type Outcome<O> = { ok: true; value: O } | { ok: false; error: unknown };
 
 export class Batcher<I, O> {
+  /** A batcher for writes that answer nothing: `write` stores the items together, or throws for all of them. */
+  static forWrites<I>(write: (items: I[]) => Promise<void>, maxBatch?: number): Batcher<I, void> {
+    return new Batcher<I, void>(async (items) => {
+      await write(items);
+      return items.map(() => ({ ok: true as const, value: undefined }));
+    }, maxBatch);
+  }
+
   private queue: Array<{ item: I; resolve: (value: O) => void; reject: (error: unknown) => void }> = [];
   private scheduled = false;
 

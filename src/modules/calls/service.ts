@@ -10,6 +10,7 @@ import type { Dialect } from '../../db/database.js';
 import { AppError, invalidInput, notFound } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
+import { Slots } from '../../lib/slots.js';
 import { verifyWebhook, WebhookSignatureError } from '../../lib/standard-webhooks.js';
 import { iso } from '../../lib/time.js';
 import type { AssembledCall, AudioProgress, AudioProvider, CallStatus, TranscriptLine } from '../../providers/audio/interface.js';
@@ -67,31 +68,18 @@ export type CallFinishedListener = (session: { id: string; userId: string }, fin
 /** Calls accounted for at the same time (usage, record, mark) per instance. */
 const FINISH_CONCURRENCY = 4;
 
-/** A counting semaphore. */
-class Slots {
-  private free: number;
-  private readonly waiting: Array<() => void> = [];
-  constructor(size: number) {
-    this.free = size;
-  }
-  acquire(): Promise<void> {
-    if (this.free > 0) {
-      this.free -= 1;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-  release(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.free += 1;
-  }
-}
-
 interface PendingReport {
   sessionId: string;
   messageId: string;
   report: AudioProgress;
+}
+
+/** The `call_status` payload of a report (event and webhook alike). */
+function statusPayload({ sessionId, report }: { sessionId: string; report: AudioProgress }): CallStatusPayload {
+  const payload: CallStatusPayload = { session_id: sessionId, status: report.status, at: report.at };
+  if (report.duration_seconds !== undefined) payload.duration_seconds = report.duration_seconds;
+  if (report.transcript !== undefined) payload.transcript = report.transcript;
+  return payload;
 }
 
 export class CallService {
@@ -200,9 +188,7 @@ export class CallService {
     const now = clock.now();
     const session = await store.findSession(sessionId);
     if (!session) throw notFound('call session');
-    const payload: CallStatusPayload = { session_id: sessionId, status: report.status, at: report.at };
-    if (report.duration_seconds !== undefined) payload.duration_seconds = report.duration_seconds;
-    if (report.transcript !== undefined) payload.transcript = report.transcript;
+    const payload = statusPayload({ sessionId, report });
     const earlier = ALL_STATUSES.filter((s) => rank(s) < rank(report.status));
 
     const advanced = await store.transaction(async (tx) => {
@@ -252,23 +238,16 @@ export class CallService {
       outcomes[p.index] = { ok: false, error: notFound('call session') };
       return false;
     });
-    const payloadOf = ({ sessionId, report }: PendingReport): CallStatusPayload => ({
-      session_id: sessionId,
-      status: report.status,
-      at: report.at,
-      ...(report.duration_seconds !== undefined ? { duration_seconds: report.duration_seconds } : {}),
-      ...(report.transcript !== undefined ? { transcript: report.transcript } : {}),
-    });
     const moved = await store.transaction(async (tx) => {
-      const kept = await tx.insertProgressMany(live.map(({ item }) => ({ id: item.messageId, session_id: item.sessionId, status: item.report.status, payload: JSON.stringify(payloadOf(item)), received_at: now })));
+      const kept = await tx.insertProgressMany(live.map(({ item }) => ({ id: item.messageId, session_id: item.sessionId, status: item.report.status, payload: JSON.stringify(statusPayload(item)), received_at: now })));
       const fresh = live.filter((p) => kept.has(p.item.messageId));
       const advanced = await tx.advanceStatusMany(
         fresh.map(({ item }) => ({ id: item.sessionId, from: ALL_STATUSES.filter((s) => rank(s) < rank(item.report.status)), status: item.report.status, durationSeconds: item.report.duration_seconds ?? null, now })),
       );
       const moving = fresh.filter((p) => advanced.has(p.item.sessionId));
       const hooks = moving.filter((p) => sessions.get(p.item.sessionId)!.webhook_url);
-      if (hooks.length) await webhooks.enqueue(tx.db, hooks.map(({ item }) => ({ userId: sessions.get(item.sessionId)!.user_id, url: sessions.get(item.sessionId)!.webhook_url!, type: 'call_status', data: { ...payloadOf(item) } })));
-      await events.record(tx.db, moving.map(({ item }) => ({ userId: sessions.get(item.sessionId)!.user_id, type: 'call_status' as const, payload: { ...payloadOf(item) } })));
+      if (hooks.length) await webhooks.enqueue(tx.db, hooks.map(({ item }) => ({ userId: sessions.get(item.sessionId)!.user_id, url: sessions.get(item.sessionId)!.webhook_url!, type: 'call_status', data: { ...statusPayload(item) } })));
+      await events.record(tx.db, moving.map(({ item }) => ({ userId: sessions.get(item.sessionId)!.user_id, type: 'call_status' as const, payload: { ...statusPayload(item) } })));
       return moving;
     });
     for (const p of live) outcomes[p.index] = { ok: true, value: undefined };
@@ -280,7 +259,7 @@ export class CallService {
         .filter((p) => FINAL_STATUSES.includes(p.item.report.status))
         .map(({ item }) => {
           const session = sessions.get(item.sessionId)!;
-          return this.finish({ ...session, status: item.report.status, duration_seconds: item.report.duration_seconds ?? null }, payloadOf(item));
+          return this.finish({ ...session, status: item.report.status, duration_seconds: item.report.duration_seconds ?? null }, statusPayload(item));
         }),
     );
   }
@@ -293,11 +272,11 @@ export class CallService {
   private async finish(session: CallSessionsTable, final: CallStatusPayload): Promise<void> {
     // Accounting is not urgent: a few at a time, so a burst of ended calls does not crowd out the
     // delivery of live events (their reads wait behind every statement sent before them).
-    await this.finishSlots.acquire();
+    const release = await this.finishSlots.acquire();
     try {
       await this.finishNow(session, final);
     } finally {
-      this.finishSlots.release();
+      release();
     }
   }
 

@@ -15,23 +15,17 @@ export class CallStore {
   constructor(
     readonly db: Kysely<Database>,
     private readonly dialect: Dialect,
+    /** A store bound to one transaction (transaction()) writes directly: its statements belong to that transaction. */
+    bound = false,
   ) {
-    const done = <T>(items: T[]) => items.map(() => ({ ok: true as const, value: undefined as void }));
-    this.sessionInserts =
-      dialect === 'postgres'
-        ? new Batcher<CallSessionsTable, void>(async (rows) => {
-            await this.db.insertInto('call_sessions').values(rows).execute();
-            return done(rows);
-          })
-        : null;
-    this.providerIds =
-      dialect === 'postgres'
-        ? new Batcher<{ id: string; providerCallId: string }, void>(async (items) => {
-            const values = sql.join(items.map((i) => sql`(${i.id}::text, ${i.providerCallId}::text)`));
-            await sql`update call_sessions as s set provider_call_id = v.pid from (values ${values}) as v(id, pid) where s.id = v.id`.execute(this.db);
-            return done(items);
-          })
-        : null;
+    const batched = dialect === 'postgres' && !bound;
+    this.sessionInserts = batched ? Batcher.forWrites<CallSessionsTable>(async (rows) => void (await this.db.insertInto('call_sessions').values(rows).execute())) : null;
+    this.providerIds = batched
+      ? Batcher.forWrites<{ id: string; providerCallId: string }>(async (items) => {
+          const values = sql.join(items.map((i) => sql`(${i.id}::text, ${i.providerCallId}::text)`));
+          await sql`update call_sessions as s set provider_call_id = v.pid from (values ${values}) as v(id, pid) where s.id = v.id`.execute(this.db);
+        })
+      : null;
   }
 
   /**
@@ -40,13 +34,13 @@ export class CallStore {
    * together share one commit, as data-plane writes do (db/group-commit.ts).
    */
   transaction<T>(work: (tx: CallStore) => Promise<T>): Promise<T> {
-    const bound = (trx: Kysely<Database>) => work(new CallStore(trx, this.dialect));
+    const bound = (trx: Kysely<Database>) => work(new CallStore(trx, this.dialect, true));
     if (this.dialect === 'sqlite') return (this.groupCommit ??= new GroupCommit(this.db)).run(bound);
     return this.db.transaction().execute(bound);
   }
 
   async insertSession(row: CallSessionsTable): Promise<void> {
-    if (this.sessionInserts && !this.db.isTransaction) return this.sessionInserts.run(row);
+    if (this.sessionInserts) return this.sessionInserts.run(row);
     await this.db.insertInto('call_sessions').values(row).execute();
   }
 
@@ -55,7 +49,7 @@ export class CallStore {
   }
 
   async setProviderCallId(id: string, providerCallId: string): Promise<void> {
-    if (this.providerIds && !this.db.isTransaction) return this.providerIds.run({ id, providerCallId });
+    if (this.providerIds) return this.providerIds.run({ id, providerCallId });
     await this.db.updateTable('call_sessions').set({ provider_call_id: providerCallId }).where('id', '=', id).execute();
   }
 

@@ -3,6 +3,8 @@
 // replays. See docs/decisions/events.md ("Delivery at scale").
 import type { Frames } from './stream-event.js';
 
+export { Slots } from '../../lib/slots.js';
+
 /** A stream with frames waiting to be written. */
 export interface Flushable {
   /** When this stream last wrote frames (performance.now()). */
@@ -117,29 +119,6 @@ export class BufferBudget {
 
   get exceeded(): boolean {
     return this.total > this.limit;
-  }
-}
-
-/** At most `size` holders at once, first come first served. */
-export class Slots {
-  private free: number;
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(size: number) {
-    this.free = Math.max(1, size);
-  }
-
-  async acquire(): Promise<() => void> {
-    if (this.free > 0) this.free -= 1;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.free += 1;
-    };
   }
 }
 

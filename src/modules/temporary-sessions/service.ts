@@ -22,6 +22,7 @@ import type { RateLimiter } from '../platform/rate-limiter.js';
 import type { SingleUseTokens } from '../platform/single-use.js';
 import type { CallType } from './call-types.js';
 import type { TemporarySessionStore } from './store.js';
+import type { TemporarySessionsTable } from './tables.js';
 
 export const TEMPORARY_KEY_TTL_SECONDS = 10 * 60;
 /** Tries (wrong or right) one key allows; after that it is dead. */
@@ -144,9 +145,9 @@ export class TemporarySessionService {
   /** Housekeeping: frees numbers whose calls never reported an end, and sends summaries a stopped process left unsent. */
   async housekeep(now: number): Promise<void> {
     await this.deps.store.deleteExpiredLeases(now);
-    for (const sessionId of await this.deps.store.listUnsentFinished(now - SUMMARY_BACKSTOP_MS, 50)) {
-      const outcome = await this.deps.calls.outcome(sessionId);
-      if (outcome) await this.sendSummary(sessionId, outcome);
+    for (const session of await this.deps.store.listUnsentFinished(now - SUMMARY_BACKSTOP_MS, 50)) {
+      const outcome = await this.deps.calls.outcome(session.session_id);
+      if (outcome) await this.sendSummary(session, outcome);
     }
   }
 
@@ -170,14 +171,14 @@ export class TemporarySessionService {
     if (!session) return;
     await this.deps.store.releaseForSession(sessionId);
     // A failure here is retried by housekeep(): the summary stays unclaimed.
-    await this.sendSummary(sessionId, final).catch(() => undefined);
+    await this.sendSummary(session, final).catch(() => undefined);
   }
 
   /** Emails the summary once, even when the call's end is handled twice. */
-  private async sendSummary(sessionId: string, final: CallStatusPayload): Promise<void> {
+  private async sendSummary(session: TemporarySessionsTable, final: CallStatusPayload): Promise<void> {
     const { store, email, clock } = this.deps;
-    const session = await store.findSession(sessionId);
-    if (!session || !(await store.claimSummary(sessionId, clock.now()))) return;
+    const sessionId = session.session_id;
+    if (!(await store.claimSummary(sessionId, clock.now()))) return;
     const type = this.byId.get(session.type);
     const lines = (final.transcript ?? []).map((l) => `${l.role === 'agent' ? 'Agent' : 'You'}: ${l.text}`);
     const text = [

@@ -73,16 +73,15 @@ export class TemporarySessionStore {
   }
 
   /** Sessions whose call has ended but whose summary was not sent (the process stopped, or the mail provider failed). */
-  async listUnsentFinished(since: number, limit: number): Promise<string[]> {
-    const rows = await this.db
+  listUnsentFinished(since: number, limit: number): Promise<TemporarySessionsTable[]> {
+    return this.db
       .selectFrom('temporary_sessions as t')
       .innerJoin('call_sessions as c', 'c.id', 't.session_id')
-      .select('t.session_id')
+      .selectAll('t')
       .where('t.summary_sent_at', 'is', null)
       .where('c.finished_at', 'is not', null)
       .where('t.created_at', '>', since)
       .limit(limit)
       .execute();
-    return rows.map((r) => r.session_id);
   }
 }

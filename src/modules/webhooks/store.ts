@@ -19,13 +19,7 @@ export class WebhookStore {
     private readonly db: Kysely<Database>,
     private readonly dialect: Dialect,
   ) {
-    this.outcomes =
-      dialect === 'postgres'
-        ? new Batcher<{ id: string; attempts: number; outcome: AttemptOutcome }, void>(async (items) => {
-            await this.finishAttempts(items);
-            return items.map(() => ({ ok: true as const, value: undefined as void }));
-          })
-        : null;
+    this.outcomes = dialect === 'postgres' ? Batcher.forWrites((items: Array<{ id: string; attempts: number; outcome: AttemptOutcome }>) => this.finishAttempts(items)) : null;
   }
 
   /** Several users' secrets in one read. */
