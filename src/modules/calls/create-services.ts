@@ -18,7 +18,7 @@ export interface CallServiceDepsIn {
   eventRecorder: EventRecorder;
   webhooks: WebhookService;
   audio: AudioProvider;
-  data: Pick<DataServices, 'root' | 'keys' | 'objects'>;
+  data: Pick<DataServices, 'records'>;
   usage: UsageRecorder | null;
   clock: Clock;
   audioSecret: string;
@@ -29,6 +29,7 @@ export function createCallServices(deps: CallServiceDepsIn) {
   const calls = new CallService({ ...deps, store: new CallStore(deps.db, deps.dialect), events: deps.eventRecorder });
   // The in-process audio server reports through the same handler as the webhook route.
   deps.audio.connect?.((sessionId, body, headers) => calls.handleAudioReport(sessionId, body, headers));
+  deps.audio.bindReporter?.((sessionId, reportId, progress, extras) => calls.report(sessionId, reportId, progress, extras));
   return { calls };
 }
 
