@@ -20,8 +20,9 @@ export class MediaTokens {
     private readonly singleUse: SingleUseTokens,
   ) {}
 
-  async issue(userId: string, sessionId: string, transport: MediaTransportKind): Promise<{ token: string; expiresAt: number }> {
-    const { token, expiresAt } = await this.tokens.sign(`media-${transport}`, userId, { sid: sessionId }, MEDIA_TOKEN_TTL_SECONDS);
+  /** `ttlSeconds`: 60 from when the stream can first connect (an outbound call adds the time it may ring). */
+  async issue(userId: string, sessionId: string, transport: MediaTransportKind, ttlSeconds = MEDIA_TOKEN_TTL_SECONDS): Promise<{ token: string; expiresAt: number }> {
+    const { token, expiresAt } = await this.tokens.sign(`media-${transport}`, userId, { sid: sessionId }, ttlSeconds);
     return { token, expiresAt };
   }
 

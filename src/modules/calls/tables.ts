@@ -14,6 +14,8 @@ export interface CallSessionsTable {
   /** The built-in voice agent's assembled call, sealed with the master key (migration 240); null for external audio servers. */
   assembled?: string | null;
   answered_at?: number | null;
+  /** Twilio's AnsweredBy from asynchronous machine detection (human, machine_end_beep, …). */
+  answered_by?: string | null;
   /** The instance carrying the call's media stream, and when it last confirmed it (a stale one has stopped). */
   media_instance?: string | null;
   media_heartbeat_at?: number | null;

@@ -20,6 +20,10 @@ export class VoiceCallStore {
     await this.db.updateTable('call_sessions').set({ answered_at: at }).where('id', '=', sessionId).where('answered_at', 'is', null).execute();
   }
 
+  async setAnsweredBy(sessionId: string, answeredBy: string): Promise<void> {
+    await this.db.updateTable('call_sessions').set({ answered_by: answeredBy }).where('id', '=', sessionId).where('answered_by', 'is', null).execute();
+  }
+
   /** Takes the session's media for `instance`; false when another connection has it already (one stream per call). */
   async claimMedia(sessionId: string, instance: string, now: number): Promise<boolean> {
     const result = await this.db

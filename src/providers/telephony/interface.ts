@@ -65,6 +65,8 @@ export interface PlaceCallRequest {
   statusCallbackUrl: string;
   /** Asynchronous answering-machine detection reports here when set. */
   machineDetectionUrl?: string;
+  /** How long it rings before it counts as not answered. */
+  ringTimeoutSeconds?: number;
   /** The carrier hangs up after this many seconds (a backstop to our own limit). */
   timeLimitSeconds?: number;
 }

@@ -141,6 +141,7 @@ export class TwilioTelephonyProvider implements TelephonyProvider, CallControl {
       StatusCallback: request.statusCallbackUrl,
       StatusCallbackMethod: 'POST',
       StatusCallbackEvent: ['initiated', 'ringing', 'answered', 'completed'],
+      Timeout: request.ringTimeoutSeconds === undefined ? undefined : String(request.ringTimeoutSeconds),
       TimeLimit: request.timeLimitSeconds === undefined ? undefined : String(request.timeLimitSeconds),
       ...amd,
     });
