@@ -121,7 +121,7 @@ export class AudioSink {
     state.ended = true;
     if (state.writtenMs === 0) state.finish();
     else if (!this.queue.some((i) => i.kind === 'mark' && i.segment === segment && i.last)) {
-      // The last frame already carried a mark at a boundary: make it the end mark.
+      // No partial frame to carry the end mark: queue it after the segment's last whole frame.
       this.queue.push({ kind: 'mark', segment, name: this.markName(), audioMs: state.writtenMs, last: true });
     }
     this.pump();
@@ -183,11 +183,12 @@ export class AudioSink {
     this.settle();
   }
 
-  private pump() {
+  private pump(fromTimer = false) {
     if (this.timer || !this.queue.length) return;
     const now = this.clock.now();
-    // After an underrun the timeline restarts now: pacing never tries to catch up with a burst.
-    if (this.framesOnTimeline === 0 || this.timelineStart + this.framesOnTimeline * FRAME_MS < now) {
+    // Audio arriving after the queue ran dry restarts the timeline now: pacing never catches up with a burst.
+    // (A timer firing a little late keeps the timeline, so lateness does not add up.)
+    if (this.framesOnTimeline === 0 || (!fromTimer && this.timelineStart + this.framesOnTimeline * FRAME_MS < now)) {
       this.timelineStart = now;
       this.framesOnTimeline = 0;
     }
@@ -206,7 +207,7 @@ export class AudioSink {
       const due = this.timelineStart + this.framesOnTimeline * FRAME_MS - this.leadMs;
       this.timer = this.clock.setTimeout(() => {
         this.timer = null;
-        this.pump();
+        this.pump(true);
       }, Math.max(0, due - now));
     } else this.armAckTimeout();
   }
