@@ -188,10 +188,18 @@ export class ScriptedModel implements LanguageModel {
   readonly name = 'scripted-model';
   readonly sandbox = true;
   requests: CompletionRequest[] = [];
-  constructor(private readonly steps: ModelStep[]) {}
+  /** Clock times of each request. */
+  requestedAt: number[] = [];
+  constructor(
+    private readonly steps: ModelStep[],
+    private readonly clock?: ManualClock,
+    private readonly firstTokenMs = 0,
+  ) {}
   async *complete(request: CompletionRequest): AsyncIterable<ModelDelta> {
     this.requests.push({ ...request, messages: [...request.messages] });
+    this.requestedAt.push(this.clock?.now() ?? 0);
     const step = this.steps.shift() ?? [{ type: 'text', text: 'Okay.' }];
+    if (this.clock && this.firstTokenMs && step !== 'hang') await new Promise<void>((resolve) => this.clock!.setTimeout(resolve, this.firstTokenMs));
     if (step === 'hang') {
       await new Promise<void>((_, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true }));
       return;
@@ -207,3 +215,19 @@ export class ScriptedModel implements LanguageModel {
 
 export const text = (t: string): ModelDelta => ({ type: 'text', text: t });
 export const toolCall = (id: string, name: string, args: unknown): ModelDelta => ({ type: 'tool_call', call: { id, type: 'function', function: { name, arguments: JSON.stringify(args) } } });
+
+/** Advances the clock in 20 ms steps (flushing promises between) until the promise settles. */
+export async function settle<T>(clock: ManualClock, promise: Promise<T>, maxMs = 120_000, stepMs = 20): Promise<T> {
+  let done = false;
+  promise.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  await flush();
+  for (let t = 0; !done && t < maxMs; t += stepMs) {
+    clock.advance(stepMs);
+    await flush();
+  }
+  if (!done) throw new Error(`still pending after ${maxMs} ms of clock time`);
+  return promise;
+}

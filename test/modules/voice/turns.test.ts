@@ -13,7 +13,7 @@ function run(rows: Row[], settings = {}, until?: number): Array<[number, string,
     return extra === undefined ? [at, d.type] : [at, d.type, extra];
   };
   const take = (ds: TurnDecision[]) => {
-    for (const d of ds) out.push(row(d.atMs ?? t, d));
+    for (const d of ds) out.push(row('atMs' in d ? d.atMs : t, d));
   };
   const toEvent = ([at, kind, a, b]: Row): TurnEvent => {
     switch (kind) {
