@@ -22,9 +22,9 @@ function words(text: string): string[] {
   return text.toLowerCase().match(/[a-z0-9']+/g) ?? [];
 }
 
-/** Crude stem: the first five letters ("opening" and "open" meet). */
+/** Crude stem: the first four letters ("opening" and "open", "parking" and "park" meet). */
 function stem(word: string) {
-  return word.slice(0, 5);
+  return word.slice(0, 4);
 }
 
 export function mostRelevantSentence(text: string, question: string): string {
