@@ -11,6 +11,8 @@ export interface RecognitionResult {
   startMs: number;
   endMs: number;
   confidence?: number;
+  /** false: not recognition but the sandbox caller's own words (transcript lines say so with `recognised: false`). */
+  recognised?: boolean;
 }
 
 export interface RecognitionStream {
