@@ -11,6 +11,11 @@ export interface RecognitionResult {
   startMs: number;
   endMs: number;
   confidence?: number;
+  /**
+   * The provider's own endpointing heard the caller stop (Deepgram
+   * `speech_final`): a hint the turn may be over before our VAD says so.
+   */
+  endOfSpeech?: boolean;
 }
 
 export interface RecognitionStream {
