@@ -81,12 +81,17 @@ describe('DeepgramSpeechToText', () => {
     expect(seen.results.filter((r) => r.final)[1]).toMatchObject({ text: '', final: true });
   });
 
-  it('holds audio written before the socket opens and sends it once open', async () => {
-    const stream = open();
-    const early = tone(100);
+  it('holds audio and a cut made before the socket opens, and sends them in order once open', async () => {
+    fake.transcripts.push('Hello?');
+    const stream = open({ endpointingMs: 5000 });
+    const seen = collect(stream);
+    const early = tone(300);
     stream.write(early);
-    await until(() => fake.connections[0]?.mulaw.length === 800, 5000, 'the early audio');
+    stream.endUtterance();
+    await until(() => seen.results.some((r) => r.final), 5000, 'the finalized result');
     expect(Buffer.from(fake.connections[0]!.mulaw)).toEqual(Buffer.from(pcmToMulaw(early)));
+    expect(fake.connections[0]!.controls).toEqual(['Finalize']);
+    expect(seen.results.find((r) => r.final)).toMatchObject({ text: 'Hello?', startMs: 0, endMs: 300 });
   });
 
   it('sends KeepAlive while no audio flows, and CloseStream on close (the results then end)', async () => {

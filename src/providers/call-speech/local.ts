@@ -7,7 +7,7 @@
 import { decodeWav, PIPELINE_SAMPLE_RATE, resample } from '../../lib/audio.js';
 import { AppError } from '../../http/errors.js';
 import { ProviderFailure } from '../failure.js';
-import type { LocalSpeechProvider } from '../voice/local.js';
+import type { SpeechProvider } from '../voice/interface.js';
 import type { CallSpeech, CallVoice } from './interface.js';
 
 /** Samples per yielded chunk: 200 ms, so a long sentence reaches the sink in pieces it can pace. */
@@ -17,7 +17,7 @@ export const DEFAULT_LOCAL_VOICE = 'en-us';
 
 export class LocalCallSpeech implements CallSpeech {
   readonly name = 'espeak-ng';
-  constructor(private readonly speech: LocalSpeechProvider) {}
+  constructor(private readonly speech: SpeechProvider) {}
 
   async *synthesize(text: string, voice: CallVoice, signal: AbortSignal): AsyncGenerator<Int16Array> {
     if (signal.aborted || !text.trim()) return;

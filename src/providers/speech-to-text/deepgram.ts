@@ -27,7 +27,7 @@ export interface DeepgramConfig {
 }
 
 const PROVIDER = 'deepgram';
-/** Audio written before the socket opens is held, up to this many bytes (10 s of μ-law). */
+/** Audio (and Finalize) written before the socket opens is held, up to this many bytes (10 s of μ-law). */
 const MAX_PENDING_BYTES = 80_000;
 
 /** One `Results` message as Deepgram sends it (the fields we read). */
@@ -72,7 +72,8 @@ class DeepgramStream implements RecognitionStream {
   private readonly queue = new AsyncQueue<RecognitionResult>();
   readonly results: AsyncIterable<RecognitionResult> = this.queue;
   private readonly socket: WebSocket;
-  private pending: Buffer[] = [];
+  /** Audio and control messages waiting for the socket to open, in order. */
+  private pending: Array<Buffer | string> = [];
   private pendingBytes = 0;
   private lastSentAt = Date.now();
   private readonly keepAlive: NodeJS.Timeout;
@@ -138,11 +139,17 @@ class DeepgramStream implements RecognitionStream {
     if (this.socket.readyState !== WebSocket.CONNECTING) return;
     this.pending.push(bytes);
     this.pendingBytes += bytes.length;
-    while (this.pendingBytes > MAX_PENDING_BYTES) this.pendingBytes -= this.pending.shift()!.length;
+    while (this.pendingBytes > MAX_PENDING_BYTES) {
+      const dropped = this.pending.shift()!;
+      if (typeof dropped !== 'string') this.pendingBytes -= dropped.length;
+    }
   }
 
   endUtterance(): void {
-    if (this.socket.readyState === WebSocket.OPEN && !this.closing) this.sendControl('Finalize');
+    if (this.closing || this.queue.closed) return;
+    if (this.socket.readyState === WebSocket.OPEN) this.sendControl('Finalize');
+    // Cut before the socket opened: finalize right after the held audio is sent.
+    else if (this.socket.readyState === WebSocket.CONNECTING) this.pending.push(JSON.stringify({ type: 'Finalize' }));
   }
 
   async close(): Promise<void> {
