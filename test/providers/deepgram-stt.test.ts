@@ -1,5 +1,6 @@
 // Deepgram live transcription through the real adapter, over a real
 // WebSocket to a local server speaking Deepgram's protocol.
+import { createServer, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mulawToPcm, pcmToMulaw } from '../../src/lib/audio.js';
 import { ProviderFailure } from '../../src/providers/failure.js';
@@ -148,5 +149,28 @@ describe('DeepgramSpeechToText', () => {
     controller.abort();
     expect(await seen.done).toBeNull();
     await until(() => fake.connections[0]!.socket.readyState === 3, 5000, 'the socket to close');
+  });
+
+  it('a server that never completes the handshake fails the results after the connect timeout', async () => {
+    const held: Socket[] = [];
+    let dropped = 0;
+    // Reads the upgrade request and never answers it.
+    const silent = createServer((socket) => {
+      held.push(socket);
+      socket.on('close', () => (dropped += 1));
+      socket.resume();
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const started = Date.now();
+      const stream = open({ apiBase: `ws://127.0.0.1:${(silent.address() as { port: number }).port}`, connectTimeoutMs: 300 });
+      const { error } = await drain(stream.results);
+      expect(error).toMatchObject({ provider: 'deepgram', retryable: true, message: expect.stringContaining('did not open in time') });
+      expect(Date.now() - started).toBeLessThan(3000);
+      await until(() => held.length === 1 && dropped === 1, 5000, 'the connection to be dropped');
+    } finally {
+      for (const s of held) s.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 });

@@ -90,7 +90,10 @@ class DeepgramStream implements RecognitionStream {
   ) {
     this.socket = new WebSocket(url, { headers: { Authorization: `Token ${config.apiKey}` }, perMessageDeflate: false });
     this.closed = new Promise((resolve) => this.socket.once('close', () => resolve()));
-    this.connectTimer = setTimeout(() => this.fail(new ProviderFailure(PROVIDER, 'the connection did not open in time')), config.connectTimeoutMs ?? 10_000);
+    this.connectTimer = setTimeout(() => {
+      this.fail(new ProviderFailure(PROVIDER, 'the connection did not open in time'));
+      this.socket.terminate();
+    }, config.connectTimeoutMs ?? 10_000);
     const keepAliveMs = config.keepAliveMs ?? 4000;
     this.keepAlive = setInterval(() => {
       if (this.socket.readyState === WebSocket.OPEN && Date.now() - this.lastSentAt >= keepAliveMs) this.sendControl('KeepAlive');
@@ -156,7 +159,6 @@ class DeepgramStream implements RecognitionStream {
     if (this.closing) return this.closed;
     this.closing = true;
     this.stopTimers();
-    this.signal.removeEventListener('abort', this.onAbort);
     this.queue.discard();
     if (this.socket.readyState === WebSocket.OPEN) {
       // Deepgram answers CloseStream with its Metadata and a 1000 close; do not wait long for it.
@@ -213,5 +215,6 @@ class DeepgramStream implements RecognitionStream {
   private stopTimers(): void {
     clearInterval(this.keepAlive);
     clearTimeout(this.connectTimer);
+    this.signal.removeEventListener('abort', this.onAbort);
   }
 }

@@ -87,7 +87,7 @@ export class ElevenLabsVoiceProvider implements ExternalVoiceProvider {
     try {
       res = await this.streamHttp(`${this.config.apiBase}${path}`, {
         method: 'POST',
-        headers: { 'xi-api-key': this.config.apiKey, accept: 'audio/basic', 'content-type': 'application/json' },
+        headers: { 'xi-api-key': this.config.apiKey, accept: '*/*', 'content-type': 'application/json' },
         body: JSON.stringify({ text: input, model_id: modelId }),
         signal,
       });
