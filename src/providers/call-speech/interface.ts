@@ -6,6 +6,8 @@ export interface CallVoice {
   /** `elevenlabs` or `local` (a persona's settings.type). */
   provider: string;
   voiceId: string;
+  /** The persona's other settings: `modelId` for ElevenLabs; `speed`, `pitch`, … for espeak-ng. */
+  settings?: Record<string, unknown>;
 }
 
 export interface CallSpeech {

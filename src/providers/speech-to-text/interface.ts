@@ -13,6 +13,11 @@ export interface RecognitionResult {
   confidence?: number;
   /** false: not recognition but the sandbox caller's own words (transcript lines say so with `recognised: false`). */
   recognised?: boolean;
+  /**
+   * The provider's own endpointing heard the caller stop (Deepgram
+   * `speech_final`): a hint the turn may be over before our VAD says so.
+   */
+  endOfSpeech?: boolean;
 }
 
 export interface RecognitionStream {
