@@ -51,6 +51,9 @@ const ABANDONED_HOLD_MS = 24 * 3600_000;
 import { generateWebhookSecret } from './lib/standard-webhooks.js';
 import { createWebhookServices } from './modules/webhooks/create-services.js';
 import { createCallServices, createCallSessionServices } from './modules/calls/create-services.js';
+import { createVoiceServices } from './modules/calls/voice-services.js';
+import { createVoiceToolServices } from './modules/calls/voice-tools.js';
+import { type VoiceAgentProviders, createVoiceAgentProviders } from './providers/voice-agent.js';
 import { createTemporarySessionServices } from './modules/temporary-sessions/create-services.js';
 
 export interface ServiceDeps {
@@ -62,7 +65,13 @@ export interface ServiceDeps {
   providers?: Partial<Providers>;
   /** Replaces the billing account (tests inject an in-memory one of our own interface). */
   billing?: BillingAccount;
+  /** Replaces the voice agent's providers (tests). */
+  voiceAgent?: VoiceAgentProviders;
+  /** Where services log what they cannot answer with (the app's logger). */
+  log?: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void };
 }
+
+const silentLog = { warn: () => {}, error: () => {} };
 
 
 export function createServices(deps: ServiceDeps) {
@@ -117,6 +126,23 @@ export function createServices(deps: ServiceDeps) {
   const integrations = createIntegrationServices({ db, scheduling: providers.scheduling, secretBox, clock });
   const connect = createConnectServices({ db, dialect: database.dialect, data, connector: providers.connector, billing: billingAccount, clock, config: config.connector });
   const webhooks = createWebhookServices({ db, dialect: database.dialect, secretBox, clock, config: config.webhooks });
+  const voice = createVoiceServices({
+    db,
+    clock,
+    secretBox,
+    publicUrl: config.publicUrl,
+    telephony: providers.telephony,
+    twilioFrom: config.twilio?.from ?? null,
+    serviceTokens: data.serviceTokens,
+    singleUse,
+    providers: deps.voiceAgent ?? createVoiceAgentProviders(config.voiceAgent, providers.voice),
+    tools: createVoiceToolServices(knowledge.knowledge, integrations.integrations),
+    events: eventRecorder,
+    maxRecordingBytes: config.objectContentLimitBytes,
+    log: deps.log ?? silentLog,
+  });
+  // The built-in voice agent carries calls when Twilio can place them, unless an external audio server is configured.
+  if (voice.carrier && !config.audio.url && !deps.providers?.audio) providers.audio = voice.carrier;
   const calls = createCallServices({ db, dialect: database.dialect, eventRecorder, webhooks: webhooks.webhooks, audio: providers.audio, data, usage: billingAccount, clock, audioSecret, publicUrl: config.publicUrl });
   const callSessions = createCallSessionServices({ signedPayloads: data.signedPayloads, calls: calls.calls, numbers: telephony.numbers, knowledge: knowledge.knowledge, integrations: integrations.integrations, personas: personas.personas, webhooks: webhooks.webhooks });
   const temporarySessions = createTemporarySessionServices({
@@ -157,7 +183,7 @@ export function createServices(deps: ServiceDeps) {
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, singleUse, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls, callSessions, temporarySessions };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, singleUse, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls, callSessions, temporarySessions, voice };
 }
 
 export type Services = ReturnType<typeof createServices>;

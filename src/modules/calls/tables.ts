@@ -3,6 +3,8 @@
 export interface CallSessionsTable {
   id: string;
   user_id: string;
+  /** outbound (the default) | inbound | web (migration 210). */
+  direction?: string;
   status: string;
   webhook_url: string | null;
   /** JSON text: what the call record keeps of the assembled call. */

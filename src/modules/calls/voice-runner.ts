@@ -27,7 +27,7 @@ export interface VoiceAgentProviders {
   model: LanguageModel;
   speech: { elevenlabs: CallSpeech | null; local: CallSpeech };
   /** A detector with its own state, per call. */
-  createVad(): VoiceActivityDetector;
+  createVad(): Promise<VoiceActivityDetector>;
 }
 
 /** What the tools of a call act on, for the call's owner. */
@@ -129,7 +129,7 @@ export class VoiceRunner {
     const voice = new VoiceSession({
       transport,
       clock,
-      vad: this.deps.providers.createVad(),
+      vad: await this.deps.providers.createVad(),
       stt: this.deps.providers.speechToText,
       model: this.deps.providers.model,
       voices,

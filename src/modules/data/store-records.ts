@@ -35,6 +35,11 @@ export class StoreRecords {
     return this.open(userId, object);
   }
 
+  /** The plaintext of any object of the user (a record's child, such as a call's recording). */
+  async readChild(userId: string, objectId: string): Promise<Buffer> {
+    return this.open(userId, await this.objects.getObject(userId, objectId));
+  }
+
   /** Decrypts an object of the user with the key it names. */
   async open(userId: string, object: ObjectView): Promise<Buffer> {
     const material = object.keyId ? await this.keys.readKeyMaterial(userId, object.keyId) : null;

@@ -8,7 +8,7 @@ import { prepareQuery } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 
-export const EVENT_TYPES = ['key_created', 'key_deleted', 'object_created', 'object_updated', 'object_deleted', 'publish', 'unpublish', 'sms_status', 'call_status'] as const;
+export const EVENT_TYPES = ['key_created', 'key_deleted', 'object_created', 'object_updated', 'object_deleted', 'publish', 'unpublish', 'sms_status', 'call_status', 'call_transcript'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface NewEvent {

@@ -15,8 +15,9 @@ export type CheckAvailabilityArgs = Static<typeof CheckAvailabilityArgs>;
 export const BookMeetingArgs = Type.Object(
   {
     start_time: Type.String({ format: 'date-time', description: 'Start of an available slot from check_availability (ISO 8601)' }),
-    name: Type.String({ minLength: 1, maxLength: 200, description: "The invitee's full name" }),
-    email: Type.String({ format: 'email', maxLength: 254, description: "The invitee's email address" }),
+    // Optional: on a phone call the caller's email is seldom known; the link then asks for it.
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "The invitee's full name, when known" })),
+    email: Type.Optional(Type.String({ format: 'email', maxLength: 254, description: "The invitee's email address, when known" })),
   },
   { additionalProperties: false },
 );

@@ -161,8 +161,8 @@ export class IntegrationService {
     const { bookingUrl } = await this.scheduling.createBookingLink(token, data.eventTypeUri);
     const startIso = new Date(start).toISOString();
     const url = new URL(bookingUrl);
-    url.searchParams.set('name', args.name);
-    url.searchParams.set('email', args.email);
+    if (args.name) url.searchParams.set('name', args.name);
+    if (args.email) url.searchParams.set('email', args.email);
     url.searchParams.set('month', startIso.slice(0, 7));
     url.searchParams.set('date', startIso.slice(0, 10));
     return {

@@ -1,0 +1,83 @@
+// GET /api/calls and GET /api/calls/{id} (DESIGN.md "Voice agent: the exact
+// contract", "Calls from a browser"): what the account sees of its calls. An
+// ended call's transcript, tool calls and recording come from its encrypted
+// record in the `calls` store, opened with the store's key.
+import { notFound } from '../../http/errors.js';
+import { iso } from '../../lib/time.js';
+import type { StoreRecords } from '../data/store-records.js';
+import type { CallSessionsTable } from './tables.js';
+import type { VoiceCallStore } from './voice-store.js';
+
+export interface CallListItem {
+  id: string;
+  direction: string;
+  status: string;
+  outcome?: string;
+  reason?: string;
+  from?: string;
+  to?: string;
+  startedAt: string;
+  answeredAt?: string;
+  endedAt?: string;
+  durationSeconds?: number;
+}
+
+export interface CallView extends CallListItem {
+  transcript?: unknown[];
+  toolCalls?: unknown[];
+  recordingUrl?: string;
+}
+
+const ENDED = new Set(['completed', 'failed', 'busy', 'no_answer', 'canceled']);
+
+function listItem(row: CallSessionsTable): CallListItem {
+  const summary = JSON.parse(row.summary) as { to?: string; from?: string | null };
+  const item: CallListItem = { id: row.id, direction: row.direction ?? 'outbound', status: row.status === 'created' ? 'queued' : row.status, startedAt: iso(Number(row.created_at)) };
+  if (row.outcome) item.outcome = row.outcome;
+  if (row.reason) item.reason = row.reason;
+  if (summary.from) item.from = summary.from;
+  if (summary.to) item.to = summary.to;
+  if (row.answered_at) item.answeredAt = iso(Number(row.answered_at));
+  if (ENDED.has(row.status)) {
+    item.endedAt = iso(Number(row.updated_at));
+    item.durationSeconds = row.duration_seconds ?? 0;
+  }
+  return item;
+}
+
+export class CallViews {
+  constructor(
+    private readonly store: VoiceCallStore,
+    private readonly records: StoreRecords,
+    private readonly listChildren: (userId: string, objectId: string) => Promise<Array<{ id: string }>>,
+  ) {}
+
+  /** Newest first; `before` is the last id of the previous page. */
+  async list(userId: string, page: { before?: string; limit: number }): Promise<{ calls: CallListItem[]; nextBefore: string | null }> {
+    const rows = await this.store.listForUser(userId, page.before ?? null, page.limit + 1);
+    const calls = rows.slice(0, page.limit).map(listItem);
+    return { calls, nextBefore: rows.length > page.limit ? calls.at(-1)!.id : null };
+  }
+
+  async get(userId: string, id: string): Promise<CallView> {
+    const row = await this.store.find(id);
+    if (!row || row.user_id !== userId) throw notFound('call');
+    const view: CallView = listItem(row);
+    if (row.record_object_id) {
+      const record = JSON.parse((await this.records.read(userId, 'calls', row.record_object_id)).toString('utf8')) as { transcript?: unknown[]; toolCalls?: unknown[] };
+      view.transcript = record.transcript ?? [];
+      if (record.toolCalls) view.toolCalls = record.toolCalls;
+      if ((await this.listChildren(userId, row.record_object_id)).length) view.recordingUrl = `/api/calls/${id}/recording`;
+    }
+    return view;
+  }
+
+  /** The two-channel WAV of an ended call (404 when it has none). */
+  async recording(userId: string, id: string): Promise<Buffer> {
+    const row = await this.store.find(id);
+    if (!row || row.user_id !== userId || !row.record_object_id) throw notFound('recording');
+    const [child] = await this.listChildren(userId, row.record_object_id);
+    if (!child) throw notFound('recording');
+    return this.records.readChild(userId, child.id);
+  }
+}

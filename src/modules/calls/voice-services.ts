@@ -1,0 +1,124 @@
+// Builds the built-in voice agent's services (DESIGN.md "Voice agent"): the
+// carrier that places outbound calls through Twilio, the callbacks Twilio
+// sends about them, media-stream tokens, and the runner that carries a call's
+// audio on this instance. The carrier is built before the calls service (it
+// is that service's audio provider) and bound to it afterwards.
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { type Clock, type TimerClock, systemClock } from '../../lib/clock.js';
+import type { SecretBox } from '../../lib/secret-box.js';
+import { SandboxDialogue } from '../../providers/language-model/sandbox.js';
+import { UnrecognisedSpeech } from '../../providers/speech-to-text/unrecognised.js';
+import type { TelephonyProviders } from '../../providers/telephony/interface.js';
+import type { VoiceAgentProviders as ConfiguredVoiceProviders } from '../../providers/voice-agent.js';
+import type { ServiceTokens } from '../data/service-tokens.js';
+import type { EventRecorder } from '../events/recorder.js';
+import type { SingleUseTokens } from '../platform/single-use.js';
+import { SileroVadModel } from '../voice/silero-vad.js';
+import { EnergyVad, type VoiceActivityDetector } from '../voice/vad.js';
+import type { VoiceSettings } from '../voice/session.js';
+import { LiveCalls } from './live-calls.js';
+import { MediaTokens } from './media-tokens.js';
+import { TwilioCallCallbacks } from './twilio-callbacks.js';
+import { VoiceAgentCarrier } from './voice-carrier.js';
+import { type VoiceToolServices, VoiceRunner } from './voice-runner.js';
+import { VoiceCallStore } from './voice-store.js';
+
+export interface VoiceServiceDeps {
+  db: Kysely<Database>;
+  clock: Clock;
+  secretBox: SecretBox;
+  publicUrl: string;
+  telephony: TelephonyProviders;
+  /** TWILIO_FROM: outbound calls without a number of their own come from it. */
+  twilioFrom: string | null;
+  serviceTokens: ServiceTokens;
+  singleUse: SingleUseTokens;
+  providers: ConfiguredVoiceProviders;
+  tools: VoiceToolServices;
+  events: EventRecorder;
+  maxRecordingBytes: number;
+  settings?: Partial<VoiceSettings>;
+  log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void };
+}
+
+/** Silero loads once per process, on the first call (not at start: idle memory); when it cannot (onnxruntime missing), calls use the energy detector. */
+function vadFactory(log: VoiceServiceDeps['log']) {
+  let loading: Promise<SileroVadModel | null> | null = null;
+  return {
+    create: async (): Promise<VoiceActivityDetector> => {
+      loading ??= SileroVadModel.load().catch((err: unknown) => {
+        log.warn({ err }, 'Silero voice activity model did not load; calls use the energy detector');
+        return null;
+      });
+      return (await loading)?.detector() ?? new EnergyVad();
+    },
+    release: async () => (await loading)?.release(),
+  };
+}
+
+export function createVoiceServices(deps: VoiceServiceDeps) {
+  const store = new VoiceCallStore(deps.db);
+  const tokens = new MediaTokens(deps.serviceTokens, deps.singleUse);
+  const live = new LiveCalls();
+  const twilio = deps.telephony.list.find((p) => p.calls !== null) ?? null;
+  const carrier =
+    twilio?.calls && deps.twilioFrom
+      ? new VoiceAgentCarrier({ store, control: twilio.calls, tokens, secretBox: deps.secretBox, publicUrl: deps.publicUrl, defaultFrom: deps.twilioFrom })
+      : null;
+  const clock: TimerClock = 'setTimeout' in deps.clock ? (deps.clock as TimerClock) : systemClock;
+  const vad = vadFactory(deps.log);
+  const report = () => {
+    if (!carrier) throw new Error('no voice agent carrier is configured');
+    return carrier.report;
+  };
+  const setOutcome = (sessionId: string, outcome: string, reason: string | null) => store.setOutcome(sessionId, outcome, reason);
+  const runner = new VoiceRunner({
+    store,
+    secretBox: deps.secretBox,
+    live,
+    clock,
+    instanceId: `instance_${randomUUID()}`,
+    providers: {
+      speechToText: deps.providers.speechToText ?? new UnrecognisedSpeech(),
+      model: deps.providers.languageModel ?? new SandboxDialogue(),
+      speech: deps.providers.callSpeech,
+      createVad: vad.create,
+    },
+    tools: deps.tools,
+    report: (...args) => report()(...args),
+    setOutcome,
+    transcriptEvent: async (userId, payload) => {
+      await deps.events.record(deps.db, [{ userId, type: 'call_transcript', payload }]);
+      deps.events.announce();
+    },
+    maxRecordingBytes: deps.maxRecordingBytes,
+    settings: { llmDeadlineMs: deps.providers.llmDeadlineMs, ...deps.settings },
+    log: deps.log,
+  });
+  const callbacks = new TwilioCallCallbacks({
+    providers: deps.telephony,
+    publicUrl: deps.publicUrl,
+    store,
+    live,
+    clock: deps.clock,
+    report: (...args) => report()(...args),
+    setOutcome,
+  });
+  return {
+    store,
+    tokens,
+    live,
+    carrier,
+    runner,
+    callbacks,
+    close: async () => {
+      runner.close();
+      await vad.release();
+      await deps.providers.close();
+    },
+  };
+}
+
+export type VoiceServices = ReturnType<typeof createVoiceServices>;

@@ -1,0 +1,31 @@
+// What a live call's tools act on (DESIGN.md "Voice agent"): the call's
+// knowledge base through the knowledge area, its Calendly integrations
+// through the integrations area, always as the call's owner.
+import type { IntegrationService } from '../integrations/service.js';
+import type { KnowledgeService } from '../knowledge/service.js';
+import type { VoiceToolServices } from './voice-runner.js';
+
+export function createVoiceToolServices(knowledge: Pick<KnowledgeService, 'search'>, integrations: Pick<IntegrationService, 'invoke'>): VoiceToolServices {
+  return {
+    async searchKnowledge(userId, knowledgeBaseId, query) {
+      const matches = await knowledge.search(userId, knowledgeBaseId, query);
+      return matches.map((m) => ({ text: m.text, title: m.document.name, score: m.score }));
+    },
+    async checkAvailability(userId, integrationIds, date) {
+      // The first integration with open times answers: a call books one calendar.
+      for (const id of integrationIds) {
+        const answer = await integrations.invoke(userId, id, 'check_availability', date ? { start_date: date, days: 1 } : {});
+        const slots = (answer.slots as Array<{ start_time: string }> | undefined) ?? [];
+        if (slots.length) return slots.map((s) => s.start_time);
+      }
+      return [];
+    },
+    async bookMeeting(userId, integrationIds, input) {
+      const [id] = integrationIds;
+      if (!id) return { booked: false, start: input.start, message: 'no calendar is connected to this call' };
+      const answer = await integrations.invoke(userId, id, 'book_meeting', { start_time: input.start, ...(input.name ? { name: input.name } : {}), ...(input.email ? { email: input.email } : {}) });
+      if (answer.status !== 'link_created') return { booked: false, start: input.start, message: String(answer.message ?? 'that slot is not free') };
+      return { booked: true, start: String(answer.start_time ?? input.start), bookingUrl: String(answer.booking_url), message: String(answer.message) };
+    },
+  };
+}
