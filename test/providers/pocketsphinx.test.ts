@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FRAME_SAMPLES_8K, mulawToPcm, pcmToMulaw } from '../../src/lib/audio.js';
 import { installedCallerSynthesizers, OfflineCallerVoice } from '../../src/providers/call-speech/offline-caller.js';
+import { ProviderFailure } from '../../src/providers/failure.js';
 import type { RecognitionResult } from '../../src/providers/speech-to-text/interface.js';
 import { createPocketsphinxSpeechToText, decideLine, isPocketsphinxInstalled, PocketsphinxSpeechToText, spotKeywords } from '../../src/providers/speech-to-text/pocketsphinx.js';
 import { buildArpa, matchPhrase, wordsOf } from '../../src/providers/speech-to-text/pocketsphinx-model.js';
@@ -137,6 +138,14 @@ describe.skipIf(!canRecogniseFlite)('pocketsphinx on the phone path (flite calle
     expect(results[1]!.text).toMatch(/book|meeting/);
     expect(results[2]!.text).toContain('goodbye');
   }, 120_000);
+
+  it('fails the stream with a ProviderFailure naming pocketsphinx when a decode outlives its time limit', async () => {
+    const [line] = await speakAll('flite', [DEFAULT_SCRIPT[1]!]);
+    const slow = new PocketsphinxSpeechToText({ timeoutMs: 1 });
+    const err = await recognise(slow, [line!], DEFAULT_SCRIPT).then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(ProviderFailure);
+    expect(err).toMatchObject({ provider: 'pocketsphinx', message: expect.stringContaining('longer than 1 ms') });
+  }, 60_000);
 
   it('drops what is pending when the call ends', async () => {
     const [line] = await speakAll('flite', [DEFAULT_SCRIPT[0]!]);

@@ -308,7 +308,14 @@ class PocketsphinxStream implements RecognitionStream {
           while (this.pending.length === 0 && !this.closed) await new Promise<void>((resolve) => (this.wake = resolve));
           const next = this.pending.shift();
           if (!next || this.closed) return { done: true, value: undefined };
-          return { done: false, value: await next };
+          try {
+            const value = await next;
+            return this.closed ? { done: true, value: undefined } : { done: false, value };
+          } catch (err) {
+            // A decoder killed because the call ended is not a failure of the call.
+            if (this.closed) return { done: true, value: undefined };
+            throw err;
+          }
         },
       }),
     };
