@@ -2,7 +2,7 @@
 // espeak-ng), cut to 8 kHz μ-law and back as Twilio would carry it, written in
 // 20 ms frames, recognised by the Debian pocketsphinx against the script.
 // Skipped only when pocketsphinx or the synthesisers are not installed.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FRAME_SAMPLES_8K, mulawToPcm, pcmToMulaw } from '../../src/lib/audio.js';
 import { installedCallerSynthesizers, OfflineCallerVoice } from '../../src/providers/call-speech/offline-caller.js';
@@ -50,6 +50,23 @@ function childrenCpuMs(): number {
   const stat = readFileSync('/proc/self/stat', 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[13]) + Number(fields[14])) * 10;
+}
+
+/** pocketsphinx_batch processes that are children of this process, from /proc. */
+function runningDecoders(): number {
+  let count = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (comm.startsWith('pocketsphinx_ba') && ppid === process.pid) count++;
+    } catch {
+      // gone already
+    }
+  }
+  return count;
 }
 
 async function speakAll(synthesizer: 'flite' | 'espeak-ng', lines: string[]): Promise<Int16Array[]> {
@@ -147,6 +164,20 @@ describe.skipIf(!canRecogniseFlite)('pocketsphinx on the phone path (flite calle
     expect(err).toMatchObject({ provider: 'pocketsphinx', message: expect.stringContaining('longer than 1 ms') });
   }, 60_000);
 
+  it('runs no more decoders at once than its concurrency, and still answers every utterance in order', async () => {
+    const audio = await speakAll('flite', DEFAULT_SCRIPT.slice(0, 3));
+    const single = new PocketsphinxSpeechToText({ concurrency: 1 });
+    let most = 0;
+    const poll = setInterval(() => (most = Math.max(most, runningDecoders())), 2);
+    try {
+      const results = await recognise(single, audio, DEFAULT_SCRIPT);
+      expect(results.map((r) => r.text)).toEqual(DEFAULT_SCRIPT.slice(0, 3));
+    } finally {
+      clearInterval(poll);
+    }
+    expect(most).toBe(1);
+  }, 120_000);
+
   it('drops what is pending when the call ends', async () => {
     const [line] = await speakAll('flite', [DEFAULT_SCRIPT[0]!]);
     const controller = new AbortController();
@@ -173,8 +204,14 @@ describe.skipIf(!canRecogniseEspeak)('pocketsphinx on the phone path (espeak-ng 
   }, 120_000);
 });
 
-describe.skipIf(synthesizers.length === 0)('the simulated caller voice', () => {
-  it.each(synthesizers)('%s speaks a line as PCM16 8 kHz, text that looks like options included', async (synthesizer) => {
+describe('the simulated caller voice', () => {
+  it('is absent when no synthesiser is installed', () => {
+    expect(installedCallerSynthesizers('/nonexistent')).toEqual([]);
+    expect(OfflineCallerVoice.create({ path: '/nonexistent' })).toBeNull();
+    expect(OfflineCallerVoice.create({ synthesizer: 'flite', path: '/nonexistent' })).toBeNull();
+  });
+
+  it.skipIf(synthesizers.length === 0).each(synthesizers.length > 0 ? synthesizers : (['flite'] as const))('%s speaks a line as PCM16 8 kHz, text that looks like options included', async (synthesizer) => {
     const voice = OfflineCallerVoice.create({ synthesizer })!;
     expect(voice.name).toBe(synthesizer);
     const pcm = await voice.speak('--help -o /tmp/owned.wav hello', new AbortController().signal);

@@ -24,23 +24,30 @@ export interface OfflineCallerVoiceOptions {
   synthesizer?: CallerSynthesizer;
   /** Longest one line may take (default 15 s). */
   timeoutMs?: number;
+  /** Where the synthesisers are looked up (default PATH). */
+  path?: string;
 }
 
 export class OfflineCallerVoice {
   readonly name: CallerSynthesizer;
   private readonly timeoutMs: number;
 
-  private constructor(name: CallerSynthesizer, timeoutMs: number) {
+  private constructor(
+    name: CallerSynthesizer,
+    private readonly binary: string,
+    timeoutMs: number,
+  ) {
     this.name = name;
     this.timeoutMs = timeoutMs;
   }
 
   /** A voice when a synthesiser is installed, else null (the carrier then has no caller audio to send). */
   static create(options: OfflineCallerVoiceOptions = {}): OfflineCallerVoice | null {
-    const installed = installedCallerSynthesizers();
+    const installed = installedCallerSynthesizers(options.path);
     const name = options.synthesizer ?? installed[0];
-    if (!name || !installed.includes(name)) return null;
-    return new OfflineCallerVoice(name, options.timeoutMs ?? 15_000);
+    const binary = name && installed.includes(name) ? findBinary(name, options.path) : null;
+    if (!name || !binary) return null;
+    return new OfflineCallerVoice(name, binary, options.timeoutMs ?? 15_000);
   }
 
   /** Speaks one line: PCM16 mono 8 kHz. Throws a ProviderFailure when the synthesiser fails. */
@@ -52,7 +59,7 @@ export class OfflineCallerVoice {
       await writeFile(input, text);
       const args = this.name === 'flite' ? ['-f', input, '-o', output] : ['-v', 'en-us', '-f', input, '-w', output];
       await new Promise<void>((resolve, reject) => {
-        execFile(this.name, args, { timeout: this.timeoutMs, signal, killSignal: 'SIGKILL' }, (err, _stdout, stderr) => {
+        execFile(this.binary, args, { timeout: this.timeoutMs, signal, killSignal: 'SIGKILL' }, (err, _stdout, stderr) => {
           if (err) reject(new ProviderFailure(this.name, err.killed ? `speaking took longer than ${this.timeoutMs} ms` : String(stderr).trim().slice(-200) || err.message));
           else resolve();
         });
