@@ -148,12 +148,14 @@ describe.skipIf(!canRecogniseFlite)('pocketsphinx on the phone path (flite calle
   }, 120_000);
 
   it('spots the words the dialogue engine acts on when the call has no script', async () => {
-    const audio = await speakAll('flite', ['Can you tell me your opening hours please?', 'I would like to book a meeting.', 'No thank you, goodbye.']);
+    const audio = await speakAll('flite', ['Can you tell me your opening hours please?', 'I would like to book a meeting.', 'No thank you, goodbye.', 'Can I speak to a person?', 'Purple elephants dance quietly']);
     const results = await recognise(stt, audio);
     console.log(`flite, keywords: ${results.map((r) => JSON.stringify(r.text)).join(', ')}`);
     expect(results[0]!.text).toContain('opening hours');
     expect(results[1]!.text).toMatch(/book|meeting/);
     expect(results[2]!.text).toContain('goodbye');
+    expect(results[3]!.text).toBe('person');
+    expect(results[4]!.text).toBe('');
   }, 120_000);
 
   it('fails the stream with a ProviderFailure naming pocketsphinx when a decode outlives its time limit', async () => {

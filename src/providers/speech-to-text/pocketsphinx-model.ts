@@ -41,14 +41,16 @@ export function wordsOf(text: string): string[] {
 
 const DISCOUNT = 0.5;
 /** Share of unigram mass the garbage words get together: enough to absorb a miss, little enough that a line said clearly stays the line. */
-const GARBAGE_MASS = 0.05;
+export const SCRIPT_GARBAGE_MASS = 0.05;
+/** Keyword spotting gives the garbage more: short keywords (no, bye, yes) are otherwise heard in any speech (measured 0.05 / 0.3 / 0.6). */
+export const KEYWORD_GARBAGE_MASS = 0.3;
 
 /**
  * A trigram ARPA model: the phrases (each between <s> and </s>) with absolute
  * discounting and proper back-off weights, plus the garbage words as unigrams.
  * Only words `known` accepts (those in the pronunciation dictionary) are used.
  */
-export function buildArpa(phrases: string[][], garbage: string[], known: (word: string) => boolean = () => true): string {
+export function buildArpa(phrases: string[][], garbage: string[], known: (word: string) => boolean = () => true, garbageMass = SCRIPT_GARBAGE_MASS): string {
   const sentences = phrases.map((p) => p.filter(known)).filter((p) => p.length > 0);
   const counts = [new Map<string, number>(), new Map<string, number>(), new Map<string, number>()];
   for (const words of sentences) {
@@ -65,12 +67,12 @@ export function buildArpa(phrases: string[][], garbage: string[], known: (word: 
   const scriptWords = new Set([...counts[0]!.keys()]);
   const garbageWords = [...new Set(garbage.filter((w) => known(w) && !scriptWords.has(w)))];
 
-  // Unigrams: the script's words share (1 - GARBAGE_MASS) by count, the garbage words the rest evenly.
+  // Unigrams: the script's words share (1 - garbageMass) by count, the garbage words the rest evenly.
   const uni = new Map<string, number>();
   const total = [...counts[0]!.values()].reduce((a, b) => a + b, 0);
-  const scriptMass = garbageWords.length > 0 ? 1 - GARBAGE_MASS : 1;
+  const scriptMass = garbageWords.length > 0 ? 1 - garbageMass : 1;
   for (const [w, c] of counts[0]!) uni.set(w, (scriptMass * c) / total);
-  for (const w of garbageWords) uni.set(w, GARBAGE_MASS / garbageWords.length);
+  for (const w of garbageWords) uni.set(w, garbageMass / garbageWords.length);
   uni.set('<s>', 0);
 
   // Higher orders: p(w|h) = (c(h w) - D) / c(h) for seen (h, w); back-off weight from the mass left over.

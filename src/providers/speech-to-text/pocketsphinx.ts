@@ -24,7 +24,7 @@ import { encodeWav, resample } from '../../lib/audio.js';
 import { Slots } from '../../lib/slots.js';
 import { ProviderFailure } from '../failure.js';
 import type { RecognitionOptions, RecognitionResult, RecognitionStream, SpeechToText } from './interface.js';
-import { buildArpa, GARBAGE_WORDS, matchPhrase, wordsOf } from './pocketsphinx-model.js';
+import { buildArpa, GARBAGE_WORDS, KEYWORD_GARBAGE_MASS, matchPhrase, SCRIPT_GARBAGE_MASS, wordsOf } from './pocketsphinx-model.js';
 
 export const POCKETSPHINX_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
 const BINARY = 'pocketsphinx_batch';
@@ -124,7 +124,7 @@ export class PocketsphinxSpeechToText implements SpeechToText {
     const vocabulary = new Set([...targets.flatMap((t) => t.words), ...GARBAGE_WORDS.filter(known)]);
     const dict = [...vocabulary].flatMap((w) => dictionary.get(w) ?? []).join('\n');
     await writeFile(join(dir, 'words.dict'), `${dict}\n`);
-    await writeFile(join(dir, 'model.arpa'), buildArpa(targets.map((t) => t.words), GARBAGE_WORDS, known));
+    await writeFile(join(dir, 'model.arpa'), buildArpa(targets.map((t) => t.words), GARBAGE_WORDS, known, keywordMode ? KEYWORD_GARBAGE_MASS : SCRIPT_GARBAGE_MASS));
     if (!keywordMode) {
       const alternatives = targets.map((t) => t.words.join(' ')).join(' | ');
       await writeFile(join(dir, 'lines.jsgf'), `#JSGF V1.0;\ngrammar lines;\npublic <line> = ${alternatives};\n`);
