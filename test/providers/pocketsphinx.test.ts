@@ -222,4 +222,12 @@ describe('the simulated caller voice', () => {
     expect(seconds).toBeLessThan(6);
     expect(Math.max(...pcm.map(Math.abs))).toBeGreaterThan(2000);
   }, 60_000);
+
+  it.skipIf(!synthesizers.includes('flite'))('takes a voice name, and refuses one that could be an option', async () => {
+    const slt = OfflineCallerVoice.create({ synthesizer: 'flite', voice: 'slt' })!;
+    expect(slt.voice).toBe('slt');
+    expect((await slt.speak('hello there', new AbortController().signal)).length).toBeGreaterThan(4000);
+    expect(() => OfflineCallerVoice.create({ synthesizer: 'flite', voice: '-o' })).toThrow(/not a flite voice/);
+    expect(() => OfflineCallerVoice.create({ synthesizer: 'flite', voice: 'kal /tmp/x' })).toThrow(/not a flite voice/);
+  }, 60_000);
 });

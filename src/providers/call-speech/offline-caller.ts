@@ -26,7 +26,11 @@ export interface OfflineCallerVoiceOptions {
   timeoutMs?: number;
   /** Where the synthesisers are looked up (default PATH). */
   path?: string;
+  /** The synthesiser's voice: flite `kal` (default), `slt`, `rms`, `awb`…; espeak-ng `en-us` (default), `en-gb`… */
+  voice?: string;
 }
+
+const VOICE_NAME = /^[a-z][a-z0-9_-]{0,31}(?:\+[a-z0-9]{1,16})?$/i;
 
 export class OfflineCallerVoice {
   readonly name: CallerSynthesizer;
@@ -35,6 +39,7 @@ export class OfflineCallerVoice {
   private constructor(
     name: CallerSynthesizer,
     private readonly binary: string,
+    readonly voice: string,
     timeoutMs: number,
   ) {
     this.name = name;
@@ -47,7 +52,9 @@ export class OfflineCallerVoice {
     const name = options.synthesizer ?? installed[0];
     const binary = name && installed.includes(name) ? findBinary(name, options.path) : null;
     if (!name || !binary) return null;
-    return new OfflineCallerVoice(name, binary, options.timeoutMs ?? 15_000);
+    const voice = options.voice ?? (name === 'flite' ? 'kal' : 'en-us');
+    if (!VOICE_NAME.test(voice)) throw new Error(`"${voice}" is not a ${name} voice name`);
+    return new OfflineCallerVoice(name, binary, voice, options.timeoutMs ?? 15_000);
   }
 
   /** Speaks one line: PCM16 mono 8 kHz. Throws a ProviderFailure when the synthesiser fails. */
@@ -57,7 +64,7 @@ export class OfflineCallerVoice {
       const input = join(dir, 'line.txt');
       const output = join(dir, 'line.wav');
       await writeFile(input, text);
-      const args = this.name === 'flite' ? ['-f', input, '-o', output] : ['-v', 'en-us', '-f', input, '-w', output];
+      const args = this.name === 'flite' ? ['-voice', this.voice, '-f', input, '-o', output] : ['-v', this.voice, '-f', input, '-w', output];
       await new Promise<void>((resolve, reject) => {
         execFile(this.binary, args, { timeout: this.timeoutMs, signal, killSignal: 'SIGKILL' }, (err, _stdout, stderr) => {
           if (err) reject(new ProviderFailure(this.name, err.killed ? `speaking took longer than ${this.timeoutMs} ms` : String(stderr).trim().slice(-200) || err.message));
