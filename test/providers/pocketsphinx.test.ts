@@ -37,11 +37,14 @@ async function recognise(stt: PocketsphinxSpeechToText, utterances: Int16Array[]
     stream.endUtterance();
   }
   const results: RecognitionResult[] = [];
-  for await (const result of stream.results) {
-    results.push(result);
-    if (results.length === utterances.length) break;
+  try {
+    for await (const result of stream.results) {
+      results.push(result);
+      if (results.length === utterances.length) break;
+    }
+  } finally {
+    await stream.close();
   }
-  await stream.close();
   return results;
 }
 
