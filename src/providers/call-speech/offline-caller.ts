@@ -1,0 +1,81 @@
+// The sandbox carrier's simulated caller speaks its script with a local
+// synthesiser (DESIGN.md "Sandbox carrier"): flite (whose voices are 8 kHz,
+// the phone's rate, and which pocketsphinx recognises best) or the espeak-ng
+// command line. Each line runs in a child process, so the event loop never
+// waits on synthesis; the text goes through a file, never through arguments,
+// so a line that looks like an option is spoken, not obeyed.
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { decodeWav, PIPELINE_SAMPLE_RATE, resample } from '../../lib/audio.js';
+import { ProviderFailure } from '../failure.js';
+import { findBinary } from '../speech-to-text/pocketsphinx.js';
+
+export type CallerSynthesizer = 'flite' | 'espeak-ng';
+
+/** The synthesisers installed here, best for recognition first. */
+export function installedCallerSynthesizers(path?: string): CallerSynthesizer[] {
+  return (['flite', 'espeak-ng'] as const).filter((name) => findBinary(name, path) !== null);
+}
+
+export interface OfflineCallerVoiceOptions {
+  /** Which synthesiser (default: the first installed, flite before espeak-ng). */
+  synthesizer?: CallerSynthesizer;
+  /** Longest one line may take (default 15 s). */
+  timeoutMs?: number;
+  /** Where the synthesisers are looked up (default PATH). */
+  path?: string;
+  /** The synthesiser's voice: flite `kal` (default), `slt`, `rms`, `awb`…; espeak-ng `en-us` (default), `en-gb`… */
+  voice?: string;
+}
+
+const VOICE_NAME = /^[a-z][a-z0-9_-]{0,31}(?:\+[a-z0-9]{1,16})?$/i;
+
+export class OfflineCallerVoice {
+  readonly name: CallerSynthesizer;
+  private readonly timeoutMs: number;
+
+  private constructor(
+    name: CallerSynthesizer,
+    private readonly binary: string,
+    readonly voice: string,
+    timeoutMs: number,
+  ) {
+    this.name = name;
+    this.timeoutMs = timeoutMs;
+  }
+
+  /** A voice when a synthesiser is installed, else null (the carrier then has no caller audio to send). */
+  static create(options: OfflineCallerVoiceOptions = {}): OfflineCallerVoice | null {
+    const installed = installedCallerSynthesizers(options.path);
+    const name = options.synthesizer ?? installed[0];
+    const binary = name && installed.includes(name) ? findBinary(name, options.path) : null;
+    if (!name || !binary) return null;
+    const voice = options.voice ?? (name === 'flite' ? 'kal' : 'en-us');
+    if (!VOICE_NAME.test(voice)) throw new Error(`"${voice}" is not a ${name} voice name`);
+    return new OfflineCallerVoice(name, binary, voice, options.timeoutMs ?? 15_000);
+  }
+
+  /** Speaks one line: PCM16 mono 8 kHz. Throws a ProviderFailure when the synthesiser fails. */
+  async speak(text: string, signal: AbortSignal): Promise<Int16Array> {
+    const dir = await mkdtemp(join(tmpdir(), 'caller-voice-'));
+    try {
+      const input = join(dir, 'line.txt');
+      const output = join(dir, 'line.wav');
+      await writeFile(input, text);
+      const args = this.name === 'flite' ? ['-voice', this.voice, '-f', input, '-o', output] : ['-v', this.voice, '-f', input, '-w', output];
+      await new Promise<void>((resolve, reject) => {
+        execFile(this.binary, args, { timeout: this.timeoutMs, signal, killSignal: 'SIGKILL' }, (err, _stdout, stderr) => {
+          if (err) reject(new ProviderFailure(this.name, err.killed ? `speaking took longer than ${this.timeoutMs} ms` : String(stderr).trim().slice(-200) || err.message));
+          else resolve();
+        });
+      });
+      const wav = decodeWav(await readFile(output));
+      const mono = wav.channels === 1 ? wav.samples : wav.samples.filter((_, i) => i % wav.channels === 0);
+      return resample(mono, wav.sampleRate, PIPELINE_SAMPLE_RATE);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+}
