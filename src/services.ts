@@ -52,6 +52,7 @@ import { generateWebhookSecret } from './lib/standard-webhooks.js';
 import { createWebhookServices } from './modules/webhooks/create-services.js';
 import { createCallServices, createCallSessionServices } from './modules/calls/create-services.js';
 import { createVoiceServices } from './modules/calls/voice-services.js';
+import { createPocketsphinxSpeechToText } from './providers/speech-to-text/pocketsphinx.js';
 import { createVoiceToolServices } from './modules/calls/voice-tools.js';
 import { type VoiceAgentProviders, createVoiceAgentProviders } from './providers/voice-agent.js';
 import { createTemporarySessionServices } from './modules/temporary-sessions/create-services.js';
@@ -135,7 +136,7 @@ export function createServices(deps: ServiceDeps) {
     twilioFrom: config.twilio?.from ?? null,
     serviceTokens: data.serviceTokens,
     singleUse,
-    providers: deps.voiceAgent ?? createVoiceAgentProviders(config.voiceAgent, providers.voice),
+    providers: deps.voiceAgent ?? createVoiceAgentProviders(config.voiceAgent, providers.voice, { pocketsphinx: () => createPocketsphinxSpeechToText() }),
     tools: createVoiceToolServices(knowledge.knowledge, integrations.integrations),
     events: eventRecorder,
     maxRecordingBytes: config.objectContentLimitBytes,
