@@ -41,6 +41,8 @@ import { webhookRoutes } from './modules/webhooks/routes.js';
 import { lazySerializerBuilder } from './http/lazy-compilers.js';
 import { temporarySessionRoutes } from './modules/temporary-sessions/routes.js';
 import { callRoutes } from './modules/calls/routes.js';
+import { voiceRoutes } from './modules/calls/voice-routes.js';
+import websocket from '@fastify/websocket';
 
 export interface AppDeps {
   config: Config;
@@ -56,7 +58,7 @@ export interface AppDeps {
 type RouteModule = (app: App, services: Services) => void | Promise<void>;
 
 /** Every area's routes, in the order they appear in the OpenAPI document. */
-const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, billingRoutes, personaRoutes, integrationRoutes, telephonyRoutes, knowledgeRoutes, connectRoutes, webhookRoutes, callRoutes, temporarySessionRoutes];
+const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, billingRoutes, personaRoutes, integrationRoutes, telephonyRoutes, knowledgeRoutes, connectRoutes, webhookRoutes, callRoutes, (app, services) => voiceRoutes(app, services.voice), temporarySessionRoutes];
 
 /** An incoming X-Request-Id worth keeping: 1–128 visible characters from a safe set (no spaces, quotes or control characters). */
 export function acceptedRequestId(header: string | string[] | undefined): string | null {
@@ -93,10 +95,13 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   await registerBrowserSecurity(app, config);
   await registerOpenApi(app);
   app.addSchema(ErrorResponse);
+  // Media streams (Twilio Media Streams, browser calls); frames are small, a message over 1 MiB is refused.
+  await app.register(websocket, { options: { maxPayload: 1024 * 1024 } });
   installAuth(app, services.authenticator);
   installIdempotency(app, services.idempotency);
 
   for (const register of routeModules) await register(app, services);
   app.addHook('onClose', () => services.knowledge.close());
+  app.addHook('onClose', () => services.voice.close());
   return app as unknown as App & { services: Services };
 }

@@ -140,6 +140,7 @@ export function createServices(deps: ServiceDeps) {
     tools: createVoiceToolServices(knowledge.knowledge, integrations.integrations),
     events: eventRecorder,
     maxRecordingBytes: config.objectContentLimitBytes,
+    data,
     log: deps.log ?? silentLog,
   });
   // The built-in voice agent carries calls when Twilio can place them, unless an external audio server is configured.

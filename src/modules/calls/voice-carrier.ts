@@ -34,6 +34,11 @@ export class VoiceAgentCarrier implements AudioProvider {
 
   constructor(private readonly deps: VoiceCarrierDeps) {}
 
+  /** Live-call control (hang-up, transfer) of the provider that placed the calls. */
+  get control(): CallControl {
+    return this.deps.control;
+  }
+
   bindReporter(reporter: ProgressReporter): void {
     this.reporter = reporter;
   }

@@ -12,7 +12,9 @@ import { SandboxDialogue } from '../../providers/language-model/sandbox.js';
 import { UnrecognisedSpeech } from '../../providers/speech-to-text/unrecognised.js';
 import type { TelephonyProviders } from '../../providers/telephony/interface.js';
 import type { VoiceAgentProviders as ConfiguredVoiceProviders } from '../../providers/voice-agent.js';
+import type { DataServices } from '../data/create-services.js';
 import type { ServiceTokens } from '../data/service-tokens.js';
+import { CallViews } from './call-views.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { SingleUseTokens } from '../platform/single-use.js';
 import { SileroVadModel } from '../voice/silero-vad.js';
@@ -39,6 +41,8 @@ export interface VoiceServiceDeps {
   tools: VoiceToolServices;
   events: EventRecorder;
   maxRecordingBytes: number;
+  /** The data area: call records are opened with the store's key; a record's children hold its recording. */
+  data: Pick<DataServices, 'records' | 'objects'>;
   settings?: Partial<VoiceSettings>;
   log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void };
 }
@@ -106,8 +110,10 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
     report: (...args) => report()(...args),
     setOutcome,
   });
+  const views = new CallViews(store, deps.data.records, (userId, objectId) => deps.data.objects.listRelated(userId, objectId, { limit: 1 }));
   return {
     store,
+    views,
     tokens,
     live,
     carrier,

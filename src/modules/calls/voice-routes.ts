@@ -1,0 +1,231 @@
+// Routes of the built-in voice agent (DESIGN.md "Voice agent"): Twilio's
+// callbacks about calls (progress, answering machines), the media WebSocket
+// speaking Twilio Media Streams, and the account's call list and call pages.
+import { Type } from 'typebox';
+import { AppError } from '../../http/errors.js';
+import { errorResponses, ok } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import { type SignedParams, formParams } from '../../providers/telephony/twilio-signature.js';
+import { TwilioTransport } from '../voice/transport.js';
+import { dialTwiml, hangUpTwiml } from './twiml.js';
+import type { VoiceServices } from './voice-services.js';
+
+const TwilioForm = Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]), {
+  description: "Twilio's callback parameters, form-encoded (CallSid, CallStatus, CallDuration, AnsweredBy, …)",
+});
+const SessionParams = Type.Object({ sessionId: Type.String({ minLength: 1, maxLength: 100 }) });
+
+const Latency = Type.Object({ sttMs: Type.Number(), llmFirstTokenMs: Type.Number(), ttsFirstByteMs: Type.Number(), overheadMs: Type.Number(), totalMs: Type.Number() });
+const TranscriptLine = Type.Object(
+  {
+    role: Type.Union([Type.Literal('agent'), Type.Literal('caller')]),
+    text: Type.String(),
+    startMs: Type.Number({ description: 'ms since the call was answered' }),
+    endMs: Type.Number(),
+    interrupted: Type.Optional(Type.Boolean({ description: 'An agent line cut by the caller: its text is what was heard' })),
+    recognised: Type.Optional(Type.Boolean({ description: 'false: not recognised from audio (no recogniser, or the sandbox caller\'s own words)' })),
+    latency: Type.Optional(Latency),
+  },
+  { additionalProperties: true },
+);
+const ToolCall = Type.Object({ name: Type.String(), arguments: Type.Unknown(), result: Type.Unknown(), atMs: Type.Number() });
+const callItemFields = {
+  id: Type.String(),
+  direction: Type.String({ description: 'outbound, inbound or web' }),
+  status: Type.String({ description: 'queued, ringing, in_progress, completed, failed, busy, no_answer or canceled' }),
+  outcome: Type.Optional(Type.String({ description: 'Why it ended: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration' })),
+  reason: Type.Optional(Type.String()),
+  from: Type.Optional(Type.String()),
+  to: Type.Optional(Type.String()),
+  startedAt: Type.String({ format: 'date-time' }),
+  answeredAt: Type.Optional(Type.String({ format: 'date-time' })),
+  endedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  durationSeconds: Type.Optional(Type.Integer()),
+};
+const CallItem = Type.Object(callItemFields);
+const CallPage = Type.Object({ calls: Type.Array(CallItem), nextBefore: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `before` for the next page; null on the last' }) });
+const CallDetail = Type.Object({
+  ...callItemFields,
+  transcript: Type.Optional(Type.Array(TranscriptLine)),
+  toolCalls: Type.Optional(Type.Array(ToolCall)),
+  recordingUrl: Type.Optional(Type.String({ description: 'GET it for the two-channel WAV (caller left, agent right)' })),
+});
+
+const exampleCall = {
+  id: '019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e07',
+  direction: 'outbound',
+  status: 'completed',
+  outcome: 'completed',
+  from: '+14155550100',
+  to: '+14155550123',
+  startedAt: '2026-11-25T10:00:00.000Z',
+  answeredAt: '2026-11-25T10:00:06.000Z',
+  endedAt: '2026-11-25T10:01:02.000Z',
+  durationSeconds: 56,
+};
+
+export function voiceRoutes(app: App, voice: VoiceServices) {
+  const { views } = voice;
+  // Twilio posts form bodies; the signature covers PUBLIC_URL + the request URI + the parameters.
+  app.register(async (plugin) => {
+    const scope = plugin as unknown as App;
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => done(null, formParams(String(body))));
+    const signatureOf = (header: string | string[] | undefined) => (Array.isArray(header) ? header[0] : header);
+    const callback = (path: string, operationId: string, summary: string, description: string, handle: (sessionId: string, uri: string, signature: string | undefined, params: SignedParams) => Promise<void>) =>
+      scope.post(
+        path,
+        {
+          schema: {
+            tags: ['webhooks'],
+            operationId,
+            summary,
+            description: `Called by Twilio, not by API users. Checked before anything else: \`X-Twilio-Signature\` (HMAC-SHA1 with the provider's auth token over PUBLIC_URL plus the request URI as received and the sorted parameters); a bad signature is 400 \`invalid_signature\` and changes nothing. ${description}`,
+            params: SessionParams,
+            headers: Type.Object({ 'x-twilio-signature': Type.Optional(Type.String()) }),
+            body: TwilioForm,
+            consumes: ['application/x-www-form-urlencoded'],
+            response: { 204: Type.Null({ description: 'Applied (or seen before)' }), ...errorResponses('invalid_signature', 'invalid_input', 'not_found') },
+          },
+        },
+        async (request, reply) => {
+          await handle((request.params as { sessionId: string }).sessionId, request.raw.url ?? request.url, signatureOf(request.headers['x-twilio-signature']), request.body as SignedParams);
+          return reply.status(204).send(null);
+        },
+      );
+    callback(
+      '/api/webhooks/twilio/call/:sessionId',
+      'twilioCallStatusCallback',
+      "Twilio's progress of a call the voice agent carries",
+      'CallStatus initiated/queued, ringing, in-progress, completed, busy, no-answer, canceled, failed moves the session forward once per status (a `call_status` event and webhook). While the media stream is carried, the instance carrying it reports the end with the transcript; Twilio\'s `completed` ends only calls nobody carries.',
+      (id, uri, sig, params) => voice.callbacks.handleStatus(id, uri, sig, params),
+    );
+    callback(
+      '/api/webhooks/twilio/amd/:sessionId',
+      'twilioMachineDetectionCallback',
+      "Twilio's answering-machine verdict for an outbound call",
+      '`AnsweredBy` (human, machine_end_beep, machine_end_silence, machine_end_other, fax, unknown) reaches the live call: after a machine\'s beep the agent speaks its `voicemailMessage` once and hangs up (none: hangs up at once), outcome `voicemail`.',
+      (id, uri, sig, params) => voice.callbacks.handleMachineDetection(id, uri, sig, params),
+    );
+  });
+
+  app.get(
+    '/api/media/twilio',
+    {
+      websocket: true,
+      schema: {
+        tags: ['calls'],
+        operationId: 'twilioMediaStream',
+        summary: 'Twilio Media Streams WebSocket of a call the voice agent carries',
+        description:
+          'Opened by Twilio from the `<Connect><Stream>` TwiML the service answers with, not by API users. Speaks Twilio Media Streams exactly: in `connected`, `start` (`streamSid`, `callSid`, `customParameters.token`), `media` (base64 μ-law 8 kHz, 20 ms frames), `mark`, `dtmf`, `stop`; out `media`, `mark` (after each reply chunk), `clear` (barge-in). The token is single use, bound to the call session, and expires 60 s after the call can connect; anything else closes the socket with 1008.',
+      },
+    },
+    (socket) => {
+      const transport = new TwilioTransport(socket);
+      const refuse = (why: string) => socket.close(1008, why.slice(0, 120));
+      const timeout = setTimeout(() => refuse('no start message'), 10_000);
+      transport.started
+        .then(async (start) => {
+          clearTimeout(timeout);
+          const token = start.customParameters.token;
+          if (!token) return refuse('no token');
+          let accepted;
+          try {
+            accepted = await voice.tokens.accept(token, 'twilio');
+          } catch (err) {
+            return refuse(err instanceof AppError ? err.message : 'token refused');
+          }
+          const control = voice.carrier?.control ?? null;
+          await voice.runner.run({
+            sessionId: accepted.sessionId,
+            userId: accepted.userId,
+            transport,
+            direction: 'outbound',
+            control: {
+              hangUp: async () => {
+                if (control) await control.redirectCall(start.callSid, hangUpTwiml()).catch(() => control.hangUpCall(start.callSid));
+                transport.close('hang_up');
+              },
+              transfer: async (phone) => {
+                if (control) await control.redirectCall(start.callSid, dialTwiml(phone, null));
+                transport.close('transferred');
+              },
+            },
+          });
+        })
+        .catch((err: unknown) => {
+          clearTimeout(timeout);
+          app.log.warn({ err }, 'media stream ended before its call started');
+          refuse('stream failed');
+        });
+    },
+  );
+
+  app.get(
+    '/api/calls',
+    {
+      config: { auth: 'verified' },
+      schema: {
+        tags: ['calls'],
+        operationId: 'listCalls',
+        summary: 'Your calls, newest first',
+        description: 'Every call session of the account (outbound, inbound, temporary and web), newest first, `limit` at a time (default 20, at most 100); pass `nextBefore` as `before` for the next page.',
+        querystring: Type.Object({ before: Type.Optional(Type.String({ maxLength: 100 })), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })) }),
+        response: { 200: ok(CallPage, 'A page of calls', { calls: [exampleCall], nextBefore: null }) },
+      },
+    },
+    async (request) => {
+      const query = request.query as { before?: string; limit?: number };
+      return views.list(request.auth!.userId, { before: query.before, limit: query.limit ?? 20 });
+    },
+  );
+
+  app.get(
+    '/api/calls/:id',
+    {
+      config: { auth: 'verified' },
+      schema: {
+        tags: ['calls'],
+        operationId: 'getCall',
+        summary: 'One call: status, direction, numbers, times, and once ended its transcript',
+        description:
+          'An ended call adds what its encrypted record in your `calls` store holds: transcript lines (`role` agent or caller, times in ms since the call was answered, `interrupted` for agent lines cut by barge-in, `recognised: false` for caller lines not recognised from audio, `latency` on agent lines that answer a caller turn), tool calls with their results, and `recordingUrl` when the call was recorded. 404 when it is not yours.',
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
+        response: {
+          200: ok(CallDetail, 'The call', {
+            ...exampleCall,
+            transcript: [
+              { role: 'agent', text: 'Hello Grace, this is Amy from the clinic.', startMs: 120, endMs: 2300 },
+              { role: 'caller', text: 'Can you tell me your opening hours please?', startMs: 2900, endMs: 5100 },
+              { role: 'agent', text: 'We are open Monday to Friday, 9 to 5.', startMs: 5900, endMs: 8200, latency: { sttMs: 310, llmFirstTokenMs: 420, ttsFirstByteMs: 150, overheadMs: 12, totalMs: 892 } },
+            ],
+            toolCalls: [{ name: 'search_knowledge', arguments: { query: 'opening hours' }, result: { matches: [{ text: 'We are open Monday to Friday, 9 to 5.' }] }, atMs: 5300 }],
+            recordingUrl: '/api/calls/019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e07/recording',
+          }),
+          ...errorResponses('not_found'),
+        },
+      },
+    },
+    async (request) => views.get(request.auth!.userId, (request.params as { id: string }).id),
+  );
+
+  app.get(
+    '/api/calls/:id/recording',
+    {
+      config: { auth: 'verified' },
+      schema: {
+        tags: ['calls'],
+        operationId: 'getCallRecording',
+        summary: "A call's recording",
+        description: 'A WAV file: PCM16, 8 kHz, two channels (caller left, agent right). 404 when the call is not yours or has no recording.',
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
+        produces: ['audio/wav'],
+        response: { 200: Type.String({ format: 'binary', description: 'The WAV file' }), ...errorResponses('not_found') },
+      },
+    },
+    async (request, reply) => {
+      const wav = await views.recording(request.auth!.userId, (request.params as { id: string }).id);
+      return reply.type('audio/wav').header('cache-control', 'private, no-store').send(wav);
+    },
+  );
+}
