@@ -11,7 +11,7 @@ import type { AuthContext } from './http/auth.js';
 import { CredentialCache } from './modules/auth/credential-cache.js';
 import { createDataServices } from './modules/data/create-services.js';
 import { createBillingServices } from './modules/billing/create-services.js';
-import { loadCatalog } from './modules/billing/catalog.js';
+import { type Catalog, loadCatalog } from './modules/billing/catalog.js';
 import { createPersonaServices } from './modules/personas/create-services.js';
 import { createIntegrationServices } from './modules/integrations/create-services.js';
 import type { BillingAccount } from './modules/billing/account.js';
@@ -112,12 +112,12 @@ export function createServices(deps: ServiceDeps) {
   // The caller's billing account (tests may replace it with an in-memory one of the same interface).
   const billingAccount = deps.billing ?? billing.account;
   const knowledge = createKnowledgeServices({ db, dialect: database.dialect, clock, config: config.knowledge, embeddings: createEmbeddingsProvider(config) });
-  const telephony = createTelephonyServices({ db, providers: providers.telephony, billing: billingAccount, data, knowledge: knowledge.lookup, eventRecorder, limiter, clock, publicUrl: config.publicUrl, smsSendPerUser: config.rateLimits.smsSendPerUser, singleUse });
+  const telephony = createTelephonyServices({ db, providers: providers.telephony, billing: billingAccount, data, knowledge: knowledge.lookup, eventRecorder, limiter, clock, publicUrl: config.publicUrl, smsSendPerUser: config.rateLimits.smsSendPerUser, smsSegmentPrice: config.billing.smsSegmentPrice, singleUse });
   const personas = createPersonaServices({ voice: providers.voice, signedPayloads: data.signedPayloads, clock });
   const integrations = createIntegrationServices({ db, scheduling: providers.scheduling, secretBox, clock });
   const connect = createConnectServices({ db, dialect: database.dialect, data, connector: providers.connector, billing: billingAccount, clock, config: config.connector });
   const webhooks = createWebhookServices({ db, dialect: database.dialect, secretBox, clock, config: config.webhooks });
-  const calls = createCallServices({ db, dialect: database.dialect, eventRecorder, webhooks: webhooks.webhooks, audio: providers.audio, data, usage: billingAccount, clock, audioSecret, publicUrl: config.publicUrl });
+  const calls = createCallServices({ db, dialect: database.dialect, eventRecorder, webhooks: webhooks.webhooks, audio: providers.audio, data, billing: billingAccount, pricing: callPricing(config, billingCatalog), clock, audioSecret, publicUrl: config.publicUrl });
   const callSessions = createCallSessionServices({ signedPayloads: data.signedPayloads, calls: calls.calls, numbers: telephony.numbers, knowledge: knowledge.knowledge, integrations: integrations.integrations, personas: personas.personas, webhooks: webhooks.webhooks });
   const temporarySessions = createTemporarySessionServices({
     db,
@@ -161,3 +161,13 @@ export function createServices(deps: ServiceDeps) {
 }
 
 export type Services = ReturnType<typeof createServices>;
+
+/** What calls cost: the voice pricing data, the concurrency limit (a plan may raise it) and the longest call. */
+function callPricing(config: Config, catalog: Catalog) {
+  const { callConcurrencyPerUser, callMaxSeconds } = config.billing;
+  return {
+    rate: (country: string, direction: 'inbound' | 'outbound') => catalog.voiceRate(country, direction),
+    concurrencyLimit: (planKey: string | null) => Math.max(callConcurrencyPerUser, (planKey ? catalog.plan(planKey)?.callConcurrency : undefined) ?? 0),
+    defaultMaxSeconds: callMaxSeconds,
+  };
+}

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/lib/ids.js';
 import { parseCallPayload } from '../../../src/modules/calls/session-service.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
-import { type TestUser, bearer, createVerifiedUser } from '../../support/factories.js';
+import { type TestUser, bearer, createFundedUser, createVerifiedUser } from '../../support/factories.js';
 import { type RegisteredServer, encryptToService, registerServer, signPayload } from '../../support/signed-payloads.js';
 import { type WebhookReceiver, startWebhookReceiver } from '../../support/webhook-receiver.js';
 import { eventually, stream } from '../events/support.js';
@@ -49,7 +49,7 @@ const start = (user: TestUser, server: string, jwt: string, headers: Record<stri
   t.app.inject({ method: 'POST', url: '/api/session/call', headers: { ...bearer(user.token), ...headers }, payload: { server, jwt } });
 
 async function setup(): Promise<{ user: TestUser; server: RegisteredServer; numberId: string }> {
-  const user = await createVerifiedUser(t);
+  const user = await createFundedUser(t);
   const server = await registerServer(t, user);
   const numberId = await addNumber(user, `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`);
   return { user, server, numberId };
