@@ -144,4 +144,27 @@ describe('POST /api/session/call', () => {
     expect(none.statusCode).toBe(409);
     expect(none.json().code).toBe('conflict');
   });
+
+  it('costs money: without plan or balance 402 insufficient_funds (no session), premium destinations 400, beyond the concurrent limit 429', async () => {
+    const user = await createVerifiedUser(t);
+    const server = await registerServer(t, user);
+    await addNumber(user, `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`);
+    const broke = await start(user, server.name, await signPayload(server, claims()));
+    expect(broke.statusCode).toBe(402);
+    expect(broke.json()).toEqual({ message: expect.stringContaining('top up'), code: 'insufficient_funds' });
+    expect(await t.database.db.selectFrom('call_sessions').select('id').where('user_id', '=', user.id).execute()).toEqual([]);
+
+    const premium = await start(user, server.name, await signPayload(server, claims({ contact: { name: 'Grace', phone: '+18765550123' } })));
+    expect(premium.statusCode).toBe(400);
+    expect(premium.json().code).toBe('unsupported_destination');
+
+    // Funded, with as many calls open as CALL_CONCURRENCY_PER_USER allows (5 by default): the next is 429.
+    const funded = await setup();
+    for (let i = 0; i < t.config.billing.callConcurrencyPerUser; i++) {
+      expect(await t.services.calls.charges!.authorizeCall(funded.user.id, { ref: `busy-${funded.user.id}-${i}`, direction: 'outbound', number: '+14155550123', maxDurationSeconds: 60 })).toMatchObject({ ok: true });
+    }
+    const busy = await start(funded.user, funded.server.name, await signPayload(funded.server, claims()));
+    expect(busy.statusCode).toBe(429);
+    expect(busy.json().code).toBe('concurrency_limit');
+  });
 });
