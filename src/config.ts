@@ -462,7 +462,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       topupDefaultUsd,
       balanceCacheMs: 60_000,
       callConcurrencyPerUser: int('CALL_CONCURRENCY_PER_USER', 5, 1, 10_000),
-      callMaxSeconds: int('CALL_MAX_SECONDS', 3600, 60, 86_400),
+      callMaxSeconds: int('CALL_MAX_SECONDS', 3600, 60, 7200),
       smsSegmentPrice: Number.isFinite(smsSegmentPrice) ? smsSegmentPrice : 79,
     },
     elevenlabs: elevenlabsKey ? { apiKey: elevenlabsKey, apiBase: elevenlabsBase } : null,

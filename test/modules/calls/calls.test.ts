@@ -219,6 +219,9 @@ describe('calls that ended while their process stopped', () => {
       ['calls_outbound', 1],
       ['seconds_outbound', 61],
     ]);
+    // Its hold (an hour to the US, 84 cents) is settled once for 2 started minutes: 2.8 → 3 cents.
+    const ledger = await t.database.db.selectFrom('credit_ledger').selectAll().where('user_id', '=', user.id).orderBy('id').execute();
+    expect(ledger.map((r) => [r.reason, Number(r.cents)])).toEqual([['topup', 500], ['hold', -84], ['release', 81]]);
     expect(await callRecords(t, user)).toMatchObject([{ session_id: id, status: 'completed', duration_seconds: 61, transcript }]);
     expect((await session(id)).finished_at).not.toBeNull();
   });
