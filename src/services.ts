@@ -51,6 +51,7 @@ const ABANDONED_HOLD_MS = 24 * 3600_000;
 import { generateWebhookSecret } from './lib/standard-webhooks.js';
 import { createWebhookServices } from './modules/webhooks/create-services.js';
 import { createCallServices, createCallSessionServices } from './modules/calls/create-services.js';
+import { STALLED_AFTER_MS } from './modules/calls/service.js';
 import { createTemporarySessionServices } from './modules/temporary-sessions/create-services.js';
 
 export interface ServiceDeps {
@@ -151,6 +152,8 @@ export function createServices(deps: ServiceDeps) {
       abandonedCalls: async () => void (await calls.calls.finishAbandoned()),
       // Calls whose audio server went quiet (a sandbox call whose process stopped) end as failed.
       stalledCalls: async () => void (await calls.calls.failStalled()),
+      // Charges whose call was never recorded (a start cut off, or an authorizeCall nobody settled) after the longest call.
+      orphanCallCharges: async () => void (await calls.charges?.closeOrphans(STALLED_AFTER_MS + config.billing.callMaxSeconds * 1000)),
       // After abandonedCalls: a call it just finished gets its summary in the same pass.
       temporarySessions: (now) => temporarySessions.temporary.housekeep(now),
     },

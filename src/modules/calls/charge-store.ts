@@ -65,6 +65,20 @@ export class CallChargeStore {
     });
   }
 
+  /** Open charges created before `before` whose call session was never recorded (its start stopped in between). */
+  async listOrphans(before: number, limit: number): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('call_charges as c')
+      .select('c.ref')
+      .where('c.state', '=', 'open')
+      .where('c.created_at', '<', before)
+      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('call_sessions as s').select('s.id').whereRef('s.id', '=', 'c.ref'))))
+      .orderBy('c.created_at')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.ref);
+  }
+
   find(ref: string): Promise<CallChargesTable | undefined> {
     return this.db.selectFrom('call_charges').selectAll().where('ref', '=', ref).executeTakeFirst();
   }

@@ -172,6 +172,21 @@ export class CallCharges {
     return { seconds, allowanceSeconds: Number(charge.allowance_seconds), paidSeconds: seconds - Number(charge.allowance_seconds), chargedCents: charged };
   }
 
+  /**
+   * Housekeeping: closes charges whose call session was never recorded (the
+   * process stopped between authorizing and recording the call, or a caller
+   * of authorizeCall never settled): nothing was used, the hold goes back and
+   * the concurrency slot is free again. Calls that were recorded settle when
+   * they end (CallService.finishAbandoned / failStalled). Returns how many.
+   */
+  async closeOrphans(olderThanMs: number): Promise<number> {
+    let closed = 0;
+    for (const ref of await this.deps.store.listOrphans(this.deps.clock.now() - olderThanMs, 100)) {
+      if (await this.settleCall(ref, { seconds: 0 })) closed++;
+    }
+    return closed;
+  }
+
   /** The charge's terms from the allowance left, the balance and the concurrency limit, or why the call is refused. */
   private async terms(userId: string, direction: CallDirection, rate: number, wanted: number, snapshot: ChargeSnapshot) {
     const { billing } = this.deps;

@@ -144,6 +144,25 @@ describe('starting a call costs money or allowance', () => {
   });
 });
 
+describe('charges nobody settles', () => {
+  it('a charge whose call was never recorded is closed by housekeeping after the longest call: hold back, slot free', async () => {
+    const user = await createFundedUser(t, 5);
+    const orphan = ref();
+    expect(await charges.authorizeCall(user.id, { ref: orphan, direction: 'outbound', number: '+14155550123', maxDurationSeconds: 60 })).toMatchObject({ ok: true, holdCents: 2 });
+    // Not yet: it could still be a call in progress.
+    expect(await charges.closeOrphans(3 * 3600_000)).toBe(0);
+    t.clock.advance(3 * 3600_000 + 1000);
+    try {
+      expect(await charges.closeOrphans(3 * 3600_000)).toBeGreaterThanOrEqual(1);
+      expect(await charges.closeOrphans(3 * 3600_000)).toBe(0);
+    } finally {
+      t.clock.advance(-(3 * 3600_000 + 1000));
+    }
+    expect(await charge(orphan)).toMatchObject({ state: 'settled', seconds: 0, charged_cents: 0 });
+    expect(await ledger(user.id)).toEqual([['topup', 500], ['hold', -2], ['refund', 2]]);
+  });
+});
+
 describe('concurrent calls per user (CALL_CONCURRENCY_PER_USER = 2)', () => {
   it('six starts at once: exactly two are authorized, the rest 429 concurrency_limit; one ending frees a slot', async () => {
     const user = await createFundedUser(t, 5);
