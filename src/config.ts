@@ -93,7 +93,27 @@ export interface Config {
   webhooks: WebhookConfig;
   audio: AudioConfig;
   temporarySessions: TemporarySessionConfig;
+  voiceAgent: VoiceAgentConfig;
 }
+
+/** The live voice agent's providers (DESIGN.md "Voice agent"); see docs/decisions/voice-agent-providers.md. */
+export interface VoiceAgentConfig {
+  /**
+   * Speech to text: STT_PROVIDER, else deepgram when DEEPGRAM_API_KEY is set, else openai when STT_URL is set;
+   * null: pocketsphinx when it is installed, else none (decided at start-up, where the machine can be looked at).
+   */
+  sttProvider: 'deepgram' | 'openai' | 'pocketsphinx' | 'none' | null;
+  /** Deepgram live transcription; apiBase is a WebSocket origin (wss://api.deepgram.com). */
+  deepgram: { apiKey: string; apiBase: string } | null;
+  /** An OpenAI-compatible /audio/transcriptions (STT_URL is an API base such as https://api.openai.com/v1). */
+  openaiStt: { url: string; apiKey: string | null; model: string } | null;
+  /** An OpenAI-compatible /chat/completions (LLM_URL); null: the sandbox dialogue engine answers. */
+  llm: { url: string; apiKey: string | null; model: string } | null;
+  /** Longest wait for the model's first token before it is retried once (VOICE_LLM_DEADLINE_MS). */
+  llmDeadlineMs: number;
+}
+
+const STT_PROVIDERS = ['deepgram', 'openai', 'pocketsphinx', 'none'] as const;
 
 /** Temporary test calls (spec 3.4); see docs/decisions/temporary-sessions.md. */
 export interface TemporarySessionConfig {
@@ -417,6 +437,22 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     problems.push('AUDIO_SERVER_SECRET must be whsec_ followed by a base64 key of at least 16 bytes');
   }
 
+  const deepgramKey = opt('DEEPGRAM_API_KEY');
+  const deepgramBase = str('DEEPGRAM_API_BASE', 'wss://api.deepgram.com').replace(/\/+$/, '');
+  url('DEEPGRAM_API_BASE', deepgramBase, ['wss:', 'ws:']);
+  const sttUrl = opt('STT_URL')?.replace(/\/+$/, '') ?? null;
+  if (sttUrl) url('STT_URL', sttUrl, ['http:', 'https:']);
+  const llmUrl = opt('LLM_URL')?.replace(/\/+$/, '') ?? null;
+  if (llmUrl) url('LLM_URL', llmUrl, ['http:', 'https:']);
+  const sttProviderRaw = opt('STT_PROVIDER')?.toLowerCase() ?? null;
+  let sttProvider: VoiceAgentConfig['sttProvider'] = deepgramKey ? 'deepgram' : sttUrl ? 'openai' : null;
+  if (sttProviderRaw !== null) {
+    if (!(STT_PROVIDERS as readonly string[]).includes(sttProviderRaw)) problems.push(`STT_PROVIDER must be one of ${STT_PROVIDERS.join(', ')} (got "${sttProviderRaw}")`);
+    else sttProvider = sttProviderRaw as VoiceAgentConfig['sttProvider'];
+  }
+  if (sttProvider === 'deepgram' && !deepgramKey) problems.push('STT_PROVIDER=deepgram needs DEEPGRAM_API_KEY');
+  if (sttProvider === 'openai' && !sttUrl) problems.push('STT_PROVIDER=openai needs STT_URL (an OpenAI-compatible API base such as https://api.openai.com/v1)');
+
   const config: Config = {
     env: nodeEnv as Config['env'],
     host,
@@ -496,6 +532,13 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       sandboxStepMs: int('AUDIO_SANDBOX_STEP_MS', 1500, 1, 60_000),
     },
     temporarySessions: { numbers: temporaryNumbers, callTypesFile: dataFile('TEMPORARY_CALL_TYPES_FILE') },
+    voiceAgent: {
+      sttProvider,
+      deepgram: deepgramKey ? { apiKey: deepgramKey, apiBase: deepgramBase } : null,
+      openaiStt: sttUrl ? { url: sttUrl, apiKey: opt('STT_API_KEY'), model: str('STT_MODEL', 'whisper-1') } : null,
+      llm: llmUrl ? { url: llmUrl, apiKey: opt('LLM_API_KEY'), model: str('LLM_MODEL', 'gpt-4o-mini') } : null,
+      llmDeadlineMs: int('VOICE_LLM_DEADLINE_MS', 4000, 500, 60_000),
+    },
   };
   if (problems.length) throw new ConfigError(problems);
   return config;

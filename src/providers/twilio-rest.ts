@@ -23,7 +23,8 @@ export class TwilioApiError extends Error {
   }
 }
 
-export type TwilioParams = Record<string, string | undefined>;
+/** Form parameters; a list repeats its key, as Twilio's own libraries send them (StatusCallbackEvent). */
+export type TwilioParams = Record<string, string | string[] | undefined>;
 
 export class TwilioRestClient {
   private readonly authorization: string;
@@ -35,7 +36,7 @@ export class TwilioRestClient {
   /** Calls `{apiBase}/2010-04-01/Accounts/{sid}{path}`; GET parameters go in the query, POST parameters in the form body. */
   async request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, params: TwilioParams = {}): Promise<T> {
     const form = new URLSearchParams();
-    for (const [key, value] of Object.entries(params)) if (value !== undefined) form.append(key, value);
+    for (const [key, value] of Object.entries(params)) for (const v of value === undefined ? [] : Array.isArray(value) ? value : [value]) form.append(key, v);
     let url = `${this.credentials.apiBase}/2010-04-01/Accounts/${encodeURIComponent(this.credentials.accountSid)}${path}`;
     if (method !== 'POST' && [...form.keys()].length) url += `?${form}`;
     let res: Response;

@@ -1,10 +1,14 @@
 // A local server speaking the part of ElevenLabs' API the service uses:
-// GET /v1/voices and POST /v1/text-to-speech/{voice_id}, authenticated with
-// the xi-api-key header. Answers like ElevenLabs: 401 with
+// GET /v1/voices, POST /v1/text-to-speech/{voice_id} and
+// POST /v1/text-to-speech/{voice_id}/stream, authenticated with the
+// xi-api-key header. Answers like ElevenLabs: 401 with
 // { detail: { status, message } } for a wrong key, 404 for an unknown voice,
-// audio/mpeg bytes for speech. Every request is recorded.
+// audio/mpeg bytes for speech; the stream route with output_format=ulaw_8000
+// answers raw μ-law 8 kHz in chunks (chunked transfer), and can fail, stall
+// or drop on command. Every request is recorded.
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { pcmToMulaw } from '../../src/lib/audio.js';
 
 export interface ElevenLabsRequest {
   method: string;
@@ -22,6 +26,12 @@ export interface ElevenLabsFake {
   requests: ElevenLabsRequest[];
   /** The MP3 bytes text-to-speech answers for `text` (a frame header, then the text, so tests can check what was spoken). */
   audioFor(text: string): Buffer;
+  /** The μ-law 8 kHz bytes the stream route answers for `text`: a tone, 100 ms per word. */
+  ulawFor(text: string): Buffer;
+  /** How the stream route answers: chunk size and pause, or a scripted failure. */
+  stream: { chunkBytes: number; delayMs: number; failWith: number | null; after: 'end' | 'stall' | 'drop'; afterBytes: number | null };
+  /** Stream responses still open. */
+  openStreams(): number;
   close(): Promise<void>;
 }
 
@@ -34,6 +44,13 @@ export async function startElevenLabsFake(): Promise<ElevenLabsFake> {
     { voice_id: '21m00Tcm4TlvDq8ikWAM', name: 'Rachel', category: 'premade', labels: { accent: 'american', gender: 'female', age: 'young' }, preview_url: 'https://example.com/rachel.mp3' },
     { voice_id: 'AZnzlk1XvdvUeBnXmlld', name: 'Domi', category: 'premade', description: 'Strong and confident.', labels: { accent: 'american', gender: 'female' }, preview_url: 'https://example.com/domi.mp3' },
   ];
+  const ulawFor = (text: string) => {
+    const samples = Int16Array.from({ length: text.split(/\s+/).filter(Boolean).length * 800 }, (_, i) => Math.round(6000 * Math.sin((2 * Math.PI * 300 * i) / 8000)));
+    return Buffer.from(pcmToMulaw(samples));
+  };
+  const stream: ElevenLabsFake['stream'] = { chunkBytes: 400, delayMs: 5, failWith: null, after: 'end', afterBytes: null };
+  let streams = 0;
+  const sockets = new Set<Socket>();
   const audioFor = (text: string) => Buffer.concat([Buffer.from('ID3'), Buffer.from([4, 0, 0, 0, 0, 0, 0]), MP3_FRAME_HEADER, Buffer.from(text, 'utf8')]);
 
   const server = createServer(async (req, res) => {
@@ -55,6 +72,28 @@ export async function startElevenLabsFake(): Promise<ElevenLabsFake> {
     };
     if (key !== apiKey) return json(401, { detail: { status: 'invalid_api_key', message: 'Invalid API key' } });
     if (req.method === 'GET' && url.pathname === '/v1/voices') return json(200, { voices });
+    const live = /^\/v1\/text-to-speech\/([^/]+)\/stream$/.exec(url.pathname);
+    if (req.method === 'POST' && live) {
+      const voice = voices.find((v) => v.voice_id === decodeURIComponent(live[1]));
+      if (!voice) return json(404, { detail: { status: 'voice_not_found', message: 'A voice with the voice_id was not found.' } });
+      const text = (body as { text?: unknown } | null)?.text;
+      if (typeof text !== 'string' || text === '') return json(422, { detail: [{ loc: ['body', 'text'], msg: 'field required', type: 'value_error.missing' }] });
+      if (url.searchParams.get('output_format') !== 'ulaw_8000') return json(422, { detail: { status: 'invalid_output_format', message: 'this fake streams ulaw_8000 only' } });
+      if (stream.failWith) return json(stream.failWith, { detail: { status: 'scripted', message: `scripted failure ${stream.failWith}` } });
+      res.writeHead(200, { 'content-type': 'audio/basic', 'transfer-encoding': 'chunked' });
+      streams += 1;
+      res.on('close', () => (streams -= 1));
+      const audio = ulawFor(text);
+      const limit = stream.afterBytes ?? audio.length;
+      for (let i = 0; i < limit; i += stream.chunkBytes) {
+        if (res.destroyed) return;
+        res.write(audio.subarray(i, Math.min(i + stream.chunkBytes, limit)));
+        await new Promise((resolve) => setTimeout(resolve, stream.delayMs));
+      }
+      if (stream.after === 'stall') return;
+      if (stream.after === 'drop') return req.socket.destroy();
+      return res.end();
+    }
     const tts = /^\/v1\/text-to-speech\/([^/]+)$/.exec(url.pathname);
     if (req.method === 'POST' && tts) {
       const voice = voices.find((v) => v.voice_id === decodeURIComponent(tts[1]));
@@ -66,6 +105,10 @@ export async function startElevenLabsFake(): Promise<ElevenLabsFake> {
     }
     json(404, { detail: 'Not Found' });
   });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -74,6 +117,12 @@ export async function startElevenLabsFake(): Promise<ElevenLabsFake> {
     voices,
     requests,
     audioFor,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    ulawFor,
+    stream,
+    openStreams: () => streams,
+    close: () => {
+      for (const s of sockets) s.destroy();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
   };
 }

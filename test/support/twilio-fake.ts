@@ -28,6 +28,22 @@ export interface TwilioMessage {
   statusCallback: string | null;
 }
 
+export interface TwilioCall {
+  sid: string;
+  to: string;
+  from: string;
+  twiml: string;
+  statusCallback: string | null;
+  /** Every StatusCallbackEvent value sent (the parameter repeats). */
+  statusCallbackEvents: string[];
+  machineDetection: string | null;
+  amdCallback: string | null;
+  timeLimit: string | null;
+  /** TwiML the call was redirected to, in order (transfers, spoken goodbyes). */
+  redirects: string[];
+  status: 'queued' | 'completed';
+}
+
 export interface TwilioIncomingNumber {
   sid: string;
   phoneNumber: string;
@@ -67,6 +83,8 @@ export interface TwilioFake {
   requests: TwilioRequest[];
   /** Messages accepted (201), in order. */
   messages: TwilioMessage[];
+  /** Calls placed through Calls.json, in order. */
+  calls: TwilioCall[];
   /** Numbers bought and not released, by sid. */
   incoming: Map<string, TwilioIncomingNumber>;
   addresses: TwilioAddress[];
@@ -75,6 +93,8 @@ export interface TwilioFake {
   failNext(count?: number): void;
   /** Makes the next request whose method and path match fail with this Twilio error. */
   failRequest(method: string, pathPattern: RegExp, status: number, code: number, message: string): void;
+  /** POSTs form `params` to `url` signed like Twilio with the auth token (voice webhooks, call and AMD callbacks); answers status and body. */
+  postSigned(url: string, params: Record<string, string>): Promise<{ status: number; body: string }>;
   /** POSTs a status callback for an accepted message, signed like Twilio with the auth token; answers the HTTP status. */
   sendStatusCallback(sid: string, status: string, extra?: Record<string, string>): Promise<number>;
   close(): Promise<void>;
@@ -105,6 +125,7 @@ export async function startTwilioFake(options: { accountSid?: string; authToken?
   const from = options.from ?? '+15005550006';
   const requests: TwilioRequest[] = [];
   const messages: TwilioMessage[] = [];
+  const calls: TwilioCall[] = [];
   let failures = 0;
   const incoming = new Map<string, TwilioIncomingNumber>();
   const addresses: TwilioAddress[] = [];
@@ -119,7 +140,8 @@ export async function startTwilioFake(options: { accountSid?: string; authToken?
   const server = createServer(async (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const text = await readBody(req);
-    const form = Object.fromEntries(new URLSearchParams(text));
+    const params = new URLSearchParams(text);
+    const form = Object.fromEntries(params);
     const auth = parseBasic(req.headers.authorization);
     requests.push({ method: req.method ?? '', path, contentType: req.headers['content-type'], auth, form });
 
@@ -139,6 +161,7 @@ export async function startTwilioFake(options: { accountSid?: string; authToken?
       return twilioError(res, p.status, p.code, p.message);
     }
     const query = Object.fromEntries(new URL(req.url ?? '/', 'http://x').searchParams);
+    if (resource.startsWith('/Calls')) return handleCalls(req.method ?? '', resource, form, params, res);
     if (resource !== '/Messages.json') return handleNumbers(req.method ?? '', resource, form, query, res);
     if (req.method !== 'POST') return twilioError(res, 404, 20404, 'The requested resource was not found');
     if (!form.To) return twilioError(res, 400, 21604, "A 'To' phone number is required.");
@@ -174,6 +197,42 @@ export async function startTwilioFake(options: { accountSid?: string; authToken?
       }),
     );
   });
+
+  function callResource(c: TwilioCall) {
+    return { sid: c.sid, account_sid: accountSid, to: c.to, from: c.from, status: c.status, direction: 'outbound-api', uri: `${base(accountSid)}/Calls/${c.sid}.json` };
+  }
+
+  function handleCalls(method: string, resource: string, form: Record<string, string>, params: URLSearchParams, res: ServerResponse) {
+    if (method === 'POST' && resource === '/Calls.json') {
+      if (!form.To) return twilioError(res, 400, 21201, "No 'To' number is specified");
+      if (!form.From) return twilioError(res, 400, 21213, "No 'From' number is specified");
+      if (!form.Twiml && !form.Url) return twilioError(res, 400, 21205, 'Url or Twiml parameter is required');
+      const call: TwilioCall = {
+        sid: `CA${randomBytes(16).toString('hex')}`,
+        to: form.To,
+        from: form.From,
+        twiml: form.Twiml ?? '',
+        statusCallback: form.StatusCallback ?? null,
+        statusCallbackEvents: params.getAll('StatusCallbackEvent'),
+        machineDetection: form.MachineDetection ?? null,
+        amdCallback: form.AsyncAmdStatusCallback ?? null,
+        timeLimit: form.TimeLimit ?? null,
+        redirects: [],
+        status: 'queued',
+      };
+      calls.push(call);
+      return json(res, 201, callResource(call));
+    }
+    const one = /^\/Calls\/(CA[0-9a-f]+)\.json$/.exec(resource);
+    const call = one && calls.find((c) => c.sid === one[1]);
+    if (method === 'POST' && call) {
+      if (call.status === 'completed') return twilioError(res, 400, 21220, 'Call is not in-progress. Cannot redirect.');
+      if (form.Twiml) call.redirects.push(form.Twiml);
+      if (form.Status === 'completed') call.status = 'completed';
+      return json(res, 200, callResource(call));
+    }
+    return twilioError(res, 404, 20404, 'The requested resource was not found');
+  }
 
   function offerResource(o: TwilioOffer) {
     return {
@@ -282,6 +341,7 @@ export async function startTwilioFake(options: { accountSid?: string; authToken?
     from,
     requests,
     messages,
+    calls,
     incoming,
     addresses,
     offers,
@@ -290,6 +350,11 @@ export async function startTwilioFake(options: { accountSid?: string; authToken?
     },
     failRequest(method, pattern, status, code, message) {
       planned.push({ method, pattern, status, code, message });
+    },
+    async postSigned(url, params) {
+      const signature = twilio.getExpectedTwilioSignature(authToken, url, params);
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature }, body: new URLSearchParams(params) });
+      return { status: res.status, body: await res.text() };
     },
     async sendStatusCallback(sid, status, extra = {}) {
       const message = messages.find((m) => m.sid === sid);

@@ -19,7 +19,7 @@ export interface CallServiceDepsIn {
   eventRecorder: EventRecorder;
   webhooks: WebhookService;
   audio: AudioProvider;
-  data: Pick<DataServices, 'root' | 'keys' | 'objects'>;
+  data: Pick<DataServices, 'records'>;
   /** Billing's account; null: calls are not charged (tests of other parts only). */
   billing: CallBilling | null;
   /** What calls cost: voice rates (ten-thousandths of a dollar a minute) and limits. */
@@ -38,6 +38,7 @@ export function createCallServices(deps: CallServiceDepsIn) {
   const calls = new CallService({ ...deps, charges, store: new CallStore(deps.db, deps.dialect), events: deps.eventRecorder });
   // The in-process audio server reports through the same handler as the webhook route.
   deps.audio.connect?.((sessionId, body, headers) => calls.handleAudioReport(sessionId, body, headers));
+  deps.audio.bindReporter?.((sessionId, reportId, progress, extras) => calls.report(sessionId, reportId, progress, extras));
   return { calls, charges };
 }
 

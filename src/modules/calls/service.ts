@@ -4,7 +4,7 @@
 // event and a webhook delivery written in the same transaction. When the call
 // ends, usage is recorded and an encrypted call record is written to the
 // caller's `calls` store, once.
-import { createCipheriv, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Batcher, type Outcome } from '../../db/batcher.js';
 import type { Dialect } from '../../db/database.js';
 import { AppError, invalidInput, notFound } from '../../http/errors.js';
@@ -13,7 +13,7 @@ import { newId } from '../../lib/ids.js';
 import { Slots } from '../../lib/slots.js';
 import { verifyWebhook, WebhookSignatureError } from '../../lib/standard-webhooks.js';
 import { iso } from '../../lib/time.js';
-import type { AssembledCall, AudioProgress, AudioProvider, CallStatus, TranscriptLine } from '../../providers/audio/interface.js';
+import type { AssembledCall, AudioProgress, AudioProvider, CallOutcome, CallRecordExtras, CallStatus, TranscriptLine } from '../../providers/audio/interface.js';
 import { CALL_STATUSES, FINAL_STATUSES } from '../../providers/audio/interface.js';
 import type { DataServices } from '../data/create-services.js';
 import type { EventRecorder } from '../events/recorder.js';
@@ -36,6 +36,8 @@ export interface CallStatusPayload {
   at: string;
   duration_seconds?: number;
   transcript?: TranscriptLine[];
+  outcome?: CallOutcome;
+  reason?: string;
 }
 
 export interface CallServiceDeps {
@@ -44,7 +46,7 @@ export interface CallServiceDeps {
   events: EventRecorder;
   webhooks: WebhookService;
   audio: AudioProvider;
-  data: Pick<DataServices, 'root' | 'keys' | 'objects'>;
+  data: Pick<DataServices, 'records'>;
   /** What calls cost (charges.ts); null: calls are not charged (tests of other parts). */
   charges: CallCharges | null;
   clock: Clock;
@@ -79,11 +81,15 @@ function statusPayload({ sessionId, report }: { sessionId: string; report: Audio
   const payload: CallStatusPayload = { session_id: sessionId, status: report.status, at: report.at };
   if (report.duration_seconds !== undefined) payload.duration_seconds = report.duration_seconds;
   if (report.transcript !== undefined) payload.transcript = report.transcript;
+  if (report.outcome !== undefined) payload.outcome = report.outcome;
+  if (report.reason !== undefined) payload.reason = report.reason;
   return payload;
 }
 
 export class CallService {
   private readonly finishedListeners: CallFinishedListener[] = [];
+  /** Record extras of in-process final reports, until the record is written (a crash before then writes the record without them). */
+  private readonly recordExtras = new Map<string, CallRecordExtras>();
   private readonly finishSlots = new Slots(FINISH_CONCURRENCY);
   /**
    * PostgreSQL: reports arriving in the same event-loop turn are applied
@@ -203,6 +209,19 @@ export class CallService {
       throw err;
     }
     await this.applyReport(sessionId, messageId, parseReport(rawBody));
+  }
+
+  /**
+   * A report of the in-process voice agent (no signature: it never left the
+   * process), applied like any other; `extras` go into the call record.
+   */
+  async report(sessionId: string, reportId: string, progress: AudioProgress, extras?: CallRecordExtras): Promise<void> {
+    if (extras) this.recordExtras.set(sessionId, extras);
+    try {
+      await this.applyReport(sessionId, reportId, progress);
+    } finally {
+      this.recordExtras.delete(sessionId);
+    }
   }
 
   /**
@@ -353,26 +372,25 @@ export class CallService {
     return ended;
   }
 
-  /** AES-256-GCM with the `calls` store's default key and a fresh 12-byte IV, as the SDK encrypts. */
+  /** The record, sealed with the `calls` store's default key by the data area (as the SDK encrypts); a recording is its child. */
   private async writeCallRecord(session: CallSessionsTable, final: CallStatusPayload): Promise<string> {
-    const { root, keys, objects } = this.deps.data;
-    const store = await root.getStore(session.user_id, 'calls');
-    const material = await keys.readKeyMaterial(session.user_id, store.keyId);
-    if (!material) throw new Error(`the calls store key of user ${session.user_id} is missing`);
+    const { records } = this.deps.data;
     const summary = JSON.parse(session.summary) as Record<string, unknown>;
+    const extras = this.recordExtras.get(session.id);
     const record = {
       session_id: session.id,
       status: final.status,
+      ...(final.outcome ? { outcome: final.outcome } : {}),
+      ...(final.reason ? { reason: final.reason } : {}),
       ...summary,
       created_at: iso(Number(session.created_at)),
       ended_at: final.at,
       duration_seconds: final.duration_seconds ?? session.duration_seconds ?? 0,
       transcript: final.transcript ?? [],
+      ...extras?.fields,
     };
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', material.key, iv);
-    const content = Buffer.concat([cipher.update(JSON.stringify(record), 'utf8'), cipher.final()]);
-    const created = await objects.createObjectFromBytes(session.user_id, { keyId: store.keyId, content, authTag: cipher.getAuthTag(), iv, relatedId: store.id });
+    const created = await records.create(session.user_id, 'calls', Buffer.from(JSON.stringify(record), 'utf8'));
+    if (extras?.recordingWav) await records.create(session.user_id, 'calls', extras.recordingWav, created.id);
     return created.id;
   }
 }

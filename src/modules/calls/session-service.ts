@@ -52,6 +52,7 @@ export class CallSessionService {
     let payload: CallPayload | null = null;
     await this.deps.signedPayloads.verify(userId, input.server, input.jwt, {
       use: CALL_SESSION_USE,
+      useOptional: true,
       validate: (claims) => {
         const parsed = parseCallPayload(claims);
         if (parsed.webhook !== undefined) this.deps.webhooks.checkUrl(parsed.webhook);

@@ -13,6 +13,17 @@ export interface CallSessionsTable {
   duration_seconds: number | null;
   finished_at: number | null;
   record_object_id: string | null;
+  /** The built-in voice agent's assembled call, sealed with the master key (migration 240); null for external audio servers. */
+  assembled?: string | null;
+  answered_at?: number | null;
+  /** Twilio's AnsweredBy from asynchronous machine detection (human, machine_end_beep, …). */
+  answered_by?: string | null;
+  /** The instance carrying the call's media stream, and when it last confirmed it (a stale one has stopped). */
+  media_instance?: string | null;
+  media_heartbeat_at?: number | null;
+  /** Final states: why the call ended (CallOutcome) and a short machine reason. */
+  outcome?: string | null;
+  reason?: string | null;
   /** Unused since migration 140: Idempotency-Key replays carry X-Session-Id themselves. Left null (migration 100). */
   request_hash?: string | null;
   created_at: number;

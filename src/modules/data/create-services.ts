@@ -1,5 +1,6 @@
 // Builds the data plane's services over one DataStore. Other modules reach
 // the data plane through these (services.data.*), never through its tables.
+import { StoreRecords } from './store-records.js';
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
@@ -38,7 +39,8 @@ export function createDataServices(deps: DataServiceDeps) {
   const root = new RootService(store, serviceKeys, keys, eventRecorder, clock);
   const signedPayloads = new SignedPayloads(servers, serviceKeys, deps.singleUse, clock);
   const serviceTokens = new ServiceTokens(serviceKeys, clock);
-  return { serviceKeys, servers, keys, objects, publish, root, signedPayloads, serviceTokens };
+  const records = new StoreRecords(root, keys, objects);
+  return { serviceKeys, servers, keys, objects, publish, root, signedPayloads, serviceTokens, records };
 }
 
 export type DataServices = ReturnType<typeof createDataServices>;

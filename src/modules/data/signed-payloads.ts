@@ -33,6 +33,8 @@ const JWE_ENC = 'A256GCM';
 export interface VerifyOptions {
   /** When set, the payload's `use` claim must equal it (e.g. "persona-preview"). */
   use?: string;
+  /** With `use`: a payload without a `use` claim is accepted too (the spec names none for call sessions); a different one is still refused. */
+  useOptional?: boolean;
   /**
    * Checks the claims after the signature and before the jti is consumed, so a
    * payload refused for its content can be corrected and sent again. Throws.
@@ -99,7 +101,7 @@ export class SignedPayloads {
     }
     const jti = claims.jti;
     if (typeof jti !== 'string' || jti.length === 0 || jti.length > MAX_JTI_LENGTH) throw invalidToken(`jwt jti must be a string of 1–${MAX_JTI_LENGTH} characters`);
-    if (options.use !== undefined && claims.use !== options.use) throw invalidToken(`jwt use must be "${options.use}"`);
+    if (options.use !== undefined && claims.use !== options.use && !(options.useOptional && claims.use === undefined)) throw invalidToken(`jwt use must be "${options.use}"`);
     options.validate?.(claims as VerifiedPayload['claims']);
 
     const accepted = await this.singleUse.spend('signed-payload', [userId, serverName, jti], (exp + CLOCK_TOLERANCE_SECONDS) * 1000);

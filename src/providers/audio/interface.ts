@@ -27,7 +27,22 @@ export interface AssembledCall {
   tools: CallTool[];
   /** The audio server ends the call by then (temporary test calls set it). */
   maxDurationSeconds?: number;
+  /** What the built-in voice agent needs beyond the prompt: where its tools act, whom it may transfer to. */
+  context?: CallContext;
 }
+
+/** The references behind an assembled call's tools (DESIGN.md "Voice agent"). */
+export interface CallContext {
+  knowledgeBaseId?: string;
+  integrationIds?: string[];
+  humanAgents?: Array<{ id: string; name: string; phone: string }>;
+  /** Spoken after an answering machine's beep; none: hang up. */
+  voicemailMessage?: string;
+}
+
+/** Why a call ended as it did (DESIGN.md "Voice agent: the exact contract"). */
+export const CALL_OUTCOMES = ['completed', 'voicemail', 'transferred', 'no_answer', 'busy', 'refused', 'provider_error', 'instance_stopped', 'max_duration'] as const;
+export type CallOutcome = (typeof CALL_OUTCOMES)[number];
 
 export const CALL_STATUSES = ['queued', 'ringing', 'in_progress', 'completed', 'failed', 'busy', 'no_answer', 'canceled'] as const;
 export type CallStatus = (typeof CALL_STATUSES)[number];
@@ -45,7 +60,24 @@ export interface AudioProgress {
   at: string;
   duration_seconds?: number;
   transcript?: TranscriptLine[];
+  /** Final states: why it ended, and a short machine reason (`insufficient_funds`, `not_attached`, …). */
+  outcome?: CallOutcome;
+  reason?: string;
 }
+
+/**
+ * What the built-in voice agent knows of an ended call beyond the report:
+ * it goes into the encrypted call record (never into events or webhooks).
+ */
+export interface CallRecordExtras {
+  /** Fields merged into the record: transcript lines with times and latency, tool calls, error. */
+  fields: Record<string, unknown>;
+  /** Two-channel WAV (caller left, agent right), stored as a child object of the record. */
+  recordingWav?: Buffer;
+}
+
+/** Applies a report from an in-process carrier, which needs no signature; `reportId` deduplicates like a webhook-id. */
+export type ProgressReporter = (sessionId: string, reportId: string, progress: AudioProgress, extras?: CallRecordExtras) => Promise<void>;
 
 /** Where progress reports go: the raw body and headers, verified like the webhook route's. */
 export type ProgressSink = (sessionId: string, rawBody: Buffer, headers: Record<string, string>) => Promise<void>;
@@ -61,6 +93,8 @@ export interface AudioProvider {
   startCall(sessionId: string, call: AssembledCall, progressUrl: string): Promise<{ providerCallId: string }>;
   /** In-process audio servers only: where their reports go instead of over HTTP. */
   connect?(sink: ProgressSink): void;
+  /** The built-in voice agent: reports applied directly (it runs in this process, with the database). */
+  bindReporter?(reporter: ProgressReporter): void;
   /** Stops calls under way in this process (the app is closing). */
   close?(): void;
   /** In-process audio servers only: where failures to deliver a report are logged. */

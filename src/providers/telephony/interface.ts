@@ -55,6 +55,31 @@ export interface OutboundMessage {
   statusCallbackUrl: string;
 }
 
+/** An outbound call whose audio Twilio (or the sandbox carrier) streams to us as TwiML tells it. */
+export interface PlaceCallRequest {
+  from: string;
+  to: string;
+  /** What the call does once answered: `<Connect><Stream …>` to our media route. */
+  twiml: string;
+  /** initiated, ringing, answered and completed callbacks (signed with X-Twilio-Signature). */
+  statusCallbackUrl: string;
+  /** Asynchronous answering-machine detection reports here when set. */
+  machineDetectionUrl?: string;
+  /** How long it rings before it counts as not answered. */
+  ringTimeoutSeconds?: number;
+  /** The carrier hangs up after this many seconds (a backstop to our own limit). */
+  timeLimitSeconds?: number;
+}
+
+/** Live-call control: placing calls and changing a call under way (transfer, hang-up). */
+export interface CallControl {
+  placeCall(request: PlaceCallRequest): Promise<{ callSid: string }>;
+  /** Replaces what the live call does with new TwiML (a transfer's `<Dial>`, a spoken goodbye). */
+  redirectCall(callSid: string, twiml: string): Promise<void>;
+  /** Ends the call; a call that already ended counts as ended. */
+  hangUpCall(callSid: string): Promise<void>;
+}
+
 export interface TelephonyProvider {
   /** Provider slug of the search routes: `twilio` or `sandbox`. */
   readonly slug: 'twilio' | 'sandbox';
@@ -74,6 +99,8 @@ export interface TelephonyProvider {
   /** Releases the number; a number the provider no longer has counts as released. */
   releaseNumber(sid: string): Promise<void>;
   sendMessage(message: OutboundMessage): Promise<{ sid: string; status: string }>;
+  /** Places and controls live calls; null where this provider cannot carry calls yet. */
+  readonly calls: CallControl | null;
   /** Stops background work (the sandbox's scheduled callbacks). */
   stop(): void;
 }

@@ -78,6 +78,8 @@ export interface SandboxTelephonyOptions {
 export class SandboxTelephonyProvider implements TelephonyProvider {
   readonly slug = 'sandbox';
   readonly sandbox = true;
+  /** Calls are carried by the in-process audio stand-in until the sandbox carrier places them here. */
+  readonly calls = null;
   private readonly timers = new Set<NodeJS.Timeout>();
   /** Status callbacks go to PUBLIC_URL (the operator's, often this machine). */
   private readonly http = createOperatorHttp({ timeoutMs: 10_000, maxBytes: 64 * 1024 });

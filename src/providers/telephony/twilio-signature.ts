@@ -4,6 +4,7 @@
 // distinct values sorted too). Verified as Twilio's own library does it: the
 // URL as received, without its port and with the scheme's default port.
 import { createHmac } from 'node:crypto';
+import { AppError } from '../../http/errors.js';
 import { safeEqual } from '../../lib/crypto.js';
 
 export type SignedParams = Record<string, string | string[]>;
@@ -50,4 +51,26 @@ export function formParams(body: string): SignedParams {
     else out[name] = Array.isArray(existing) ? [...existing, value] : [existing, value];
   }
   return out;
+}
+
+/**
+ * The provider among `providers` whose auth token signed this callback
+ * (`url` = PUBLIC_URL plus the request URI as received); 400
+ * `invalid_signature` when none did. Every Twilio callback route checks this first.
+ */
+export function verifyTwilioCallback<P extends { callbackSigningToken: string }>(providers: readonly P[], header: string | undefined, url: string, params: SignedParams): P {
+  const index = verifyTwilioSignature(
+    providers.map((p) => p.callbackSigningToken),
+    header,
+    url,
+    params,
+  );
+  if (index < 0) throw new AppError('invalid_signature', 'X-Twilio-Signature does not match this request');
+  return providers[index]!;
+}
+
+/** One value of a form parameter (the first, when it repeats). */
+export function formValue(params: SignedParams, name: string): string | undefined {
+  const value = params[name];
+  return Array.isArray(value) ? value[0] : value;
 }

@@ -3,8 +3,8 @@
 // release) and Messages. Credentials are config.twilio, shared with the SMS
 // code provider through TwilioRestClient.
 import { AppError } from '../../http/errors.js';
-import { TwilioApiError, type TwilioCredentials, TwilioRestClient } from '../twilio-rest.js';
-import type { AddressInput, AddressRequirement, AvailableNumber, Capabilities, NumberSearch, NumberType, OutboundMessage, TelephonyProvider } from './interface.js';
+import { TwilioApiError, type TwilioCredentials, type TwilioParams, TwilioRestClient } from '../twilio-rest.js';
+import type { AddressInput, AddressRequirement, AvailableNumber, CallControl, Capabilities, NumberSearch, NumberType, OutboundMessage, PlaceCallRequest, TelephonyProvider } from './interface.js';
 
 const RESOURCE: Record<NumberType, string> = { local: 'Local', mobile: 'Mobile', tollFree: 'TollFree' };
 const SUBRESOURCE: Record<string, NumberType> = { local: 'local', mobile: 'mobile', toll_free: 'tollFree' };
@@ -34,8 +34,9 @@ function addressRequirementOf(raw: string | undefined): AddressRequirement {
   return 'none';
 }
 
-export class TwilioTelephonyProvider implements TelephonyProvider {
+export class TwilioTelephonyProvider implements TelephonyProvider, CallControl {
   readonly slug = 'twilio';
+  readonly calls: CallControl = this;
   readonly sandbox = false;
   readonly callbackSigningToken: string;
   private readonly client: TwilioRestClient;
@@ -125,9 +126,46 @@ export class TwilioTelephonyProvider implements TelephonyProvider {
     }
   }
 
+  /**
+   * POST /Calls.json with inline TwiML, the four progress callbacks, and, when
+   * asked, asynchronous answering-machine detection that waits for the beep.
+   */
+  async placeCall(request: PlaceCallRequest): Promise<{ callSid: string }> {
+    const amd = request.machineDetectionUrl
+      ? { MachineDetection: 'DetectMessageEnd', AsyncAmd: 'true', AsyncAmdStatusCallback: request.machineDetectionUrl, AsyncAmdStatusCallbackMethod: 'POST' }
+      : {};
+    const body = await this.call<{ sid?: string }>('POST', '/Calls.json', {
+      To: request.to,
+      From: request.from,
+      Twiml: request.twiml,
+      StatusCallback: request.statusCallbackUrl,
+      StatusCallbackMethod: 'POST',
+      StatusCallbackEvent: ['initiated', 'ringing', 'answered', 'completed'],
+      Timeout: request.ringTimeoutSeconds === undefined ? undefined : String(request.ringTimeoutSeconds),
+      TimeLimit: request.timeLimitSeconds === undefined ? undefined : String(request.timeLimitSeconds),
+      ...amd,
+    });
+    if (!body.sid) throw new AppError('provider_error', 'Twilio answered a call without a sid');
+    return { callSid: body.sid };
+  }
+
+  async redirectCall(callSid: string, twiml: string): Promise<void> {
+    await this.call('POST', `/Calls/${encodeURIComponent(callSid)}.json`, { Twiml: twiml });
+  }
+
+  async hangUpCall(callSid: string): Promise<void> {
+    try {
+      await this.client.request('POST', `/Calls/${encodeURIComponent(callSid)}.json`, { Status: 'completed' });
+    } catch (err) {
+      // 404, or 21220 "call is not in-progress": it has ended already.
+      if (err instanceof TwilioApiError && (err.status === 404 || err.code === 21220)) return;
+      throw this.mapError(err);
+    }
+  }
+
   stop(): void {}
 
-  private async call<T>(method: 'GET' | 'POST' | 'DELETE', path: string, params?: Record<string, string | undefined>): Promise<T> {
+  private async call<T>(method: 'GET' | 'POST' | 'DELETE', path: string, params?: TwilioParams): Promise<T> {
     try {
       return await this.client.request<T>(method, path, params);
     } catch (err) {

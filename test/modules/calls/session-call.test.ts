@@ -120,6 +120,9 @@ describe('POST /api/session/call', () => {
     expect((await start(user, 'nope', await signPayload(server, claims()))).statusCode).toBe(404);
     expect((await start(user, server.name, await signPayload(server, claims(), { now: Date.now() - 3600_000 }))).json().code).toBe('invalid_token');
     expect((await start(user, server.name, await signPayload(server, { ...claims(), use: 'persona-preview' }))).json().code).toBe('invalid_token');
+    // The spec names no `use` claim: a payload without one is a call session.
+    const { use: _use, ...withoutUse } = claims();
+    expect((await start(user, server.name, await signPayload(server, withoutUse))).statusCode).toBe(204);
 
     const once = await signPayload(server, claims({ webhook: `${receiver.url}/x` }));
     expect((await start(user, server.name, once)).statusCode).toBe(204);

@@ -1,0 +1,33 @@
+// The calls whose media stream this instance carries: the voice runner adds
+// and removes them; callbacks that reach this instance (answering-machine
+// verdicts) are handed to them at once, others go through the database and
+// the heartbeat (voice-store.ts).
+
+export interface LiveCall {
+  /** Twilio's asynchronous machine detection decided (human, machine_end_beep, …). */
+  answeredBy(verdict: string): void;
+}
+
+export class LiveCalls {
+  private readonly calls = new Map<string, LiveCall>();
+
+  add(sessionId: string, call: LiveCall): void {
+    this.calls.set(sessionId, call);
+  }
+
+  remove(sessionId: string): void {
+    this.calls.delete(sessionId);
+  }
+
+  get(sessionId: string): LiveCall | undefined {
+    return this.calls.get(sessionId);
+  }
+
+  ids(): string[] {
+    return [...this.calls.keys()];
+  }
+
+  get size(): number {
+    return this.calls.size;
+  }
+}

@@ -1,0 +1,65 @@
+// The built-in voice agent as the carrier of outbound calls (DESIGN.md "Voice
+// agent"): the assembled call is kept with its session (sealed), Twilio is
+// asked to dial with TwiML that connects the answered call's audio to our
+// media WebSocket, and progress comes back through Twilio's signed callbacks
+// and, once the stream runs, from the instance that carries it.
+import { AppError } from '../../http/errors.js';
+import type { SecretBox } from '../../lib/secret-box.js';
+import type { AssembledCall, AudioProvider, ProgressReporter } from '../../providers/audio/interface.js';
+import type { CallControl } from '../../providers/telephony/interface.js';
+import { MEDIA_TOKEN_TTL_SECONDS, type MediaTokens } from './media-tokens.js';
+import { connectStreamTwiml, mediaStreamUrl } from './twiml.js';
+import type { VoiceCallStore } from './voice-store.js';
+
+/** Without a limit of their own, calls end after 30 minutes (DESIGN.md "Voice agent"). */
+export const DEFAULT_MAX_CALL_SECONDS = 30 * 60;
+export const TWILIO_MEDIA_PATH = '/api/media/twilio';
+/** How long an outbound call rings before Twilio gives up (no-answer). */
+export const RING_TIMEOUT_SECONDS = 45;
+
+export interface VoiceCarrierDeps {
+  store: VoiceCallStore;
+  control: CallControl;
+  tokens: MediaTokens;
+  secretBox: SecretBox;
+  publicUrl: string;
+  /** The number calls come from when the assembled call names none (TWILIO_FROM). */
+  defaultFrom: string;
+}
+
+export class VoiceAgentCarrier implements AudioProvider {
+  readonly name = 'voice-agent';
+  readonly sandbox = false;
+  private reporter: ProgressReporter | null = null;
+
+  constructor(private readonly deps: VoiceCarrierDeps) {}
+
+  bindReporter(reporter: ProgressReporter): void {
+    this.reporter = reporter;
+  }
+
+  /** The reporter CallService bound (the runner and callbacks report through it). */
+  get report(): ProgressReporter {
+    if (!this.reporter) throw new Error('the voice agent carrier is not bound to the calls service');
+    return this.reporter;
+  }
+
+  async startCall(sessionId: string, call: AssembledCall): Promise<{ providerCallId: string }> {
+    const { store, control, tokens, secretBox, publicUrl } = this.deps;
+    const session = await store.find(sessionId);
+    if (!session) throw new AppError('not_found', 'call session not found');
+    await store.saveAssembled(sessionId, secretBox.seal(JSON.stringify(call)));
+    const { token } = await tokens.issue(session.user_id, sessionId, 'twilio', MEDIA_TOKEN_TTL_SECONDS + RING_TIMEOUT_SECONDS);
+    const { callSid } = await control.placeCall({
+      from: call.from ?? this.deps.defaultFrom,
+      to: call.to,
+      twiml: connectStreamTwiml(mediaStreamUrl(publicUrl, TWILIO_MEDIA_PATH), { token }),
+      ringTimeoutSeconds: RING_TIMEOUT_SECONDS,
+      statusCallbackUrl: `${publicUrl}/api/webhooks/twilio/call/${sessionId}`,
+      machineDetectionUrl: `${publicUrl}/api/webhooks/twilio/amd/${sessionId}`,
+      // Twilio's own backstop, a minute past ours.
+      timeLimitSeconds: (call.maxDurationSeconds ?? DEFAULT_MAX_CALL_SECONDS) + 60,
+    });
+    return { providerCallId: callSid };
+  }
+}

@@ -1,0 +1,213 @@
+// Carries one call's media on this instance (DESIGN.md "Voice agent"): the
+// media route hands it a started transport and the session its token opened;
+// it claims the session's media (one stream per call), builds the voice
+// session from the sealed assembled call, streams transcript lines as
+// `call_transcript` events, and reports the end with the record's extras
+// (transcript with times and latency, tool calls, the two-channel recording).
+import { randomUUID } from 'node:crypto';
+import type { TimerClock } from '../../lib/clock.js';
+import type { SecretBox } from '../../lib/secret-box.js';
+import { iso } from '../../lib/time.js';
+import type { AssembledCall, AudioProgress, CallOutcome as RecordOutcome, ProgressReporter } from '../../providers/audio/interface.js';
+import type { CallSpeech } from '../../providers/call-speech/interface.js';
+import type { LanguageModel } from '../../providers/language-model/interface.js';
+import type { SpeechToText } from '../../providers/speech-to-text/interface.js';
+import { recordingWav } from '../voice/recording.js';
+import type { Voice } from '../voice/reply.js';
+import { type CallOutcome, type TranscriptLine, VoiceSession, type VoiceSettings } from '../voice/session.js';
+import type { BookingResult, KnowledgeMatch, TransferResult } from '../voice/tools.js';
+import type { Transport } from '../voice/transport.js';
+import type { VoiceActivityDetector } from '../voice/vad.js';
+import type { LiveCalls } from './live-calls.js';
+import type { VoiceCallStore } from './voice-store.js';
+
+/** Providers of live calls, picked from configuration (real, local or sandbox). */
+export interface VoiceAgentProviders {
+  speechToText: SpeechToText;
+  model: LanguageModel;
+  speech: { elevenlabs: CallSpeech | null; local: CallSpeech };
+  /** A detector with its own state, per call. */
+  createVad(): VoiceActivityDetector;
+}
+
+/** What the tools of a call act on, for the call's owner. */
+export interface VoiceToolServices {
+  searchKnowledge(userId: string, knowledgeBaseId: string, query: string): Promise<KnowledgeMatch[]>;
+  checkAvailability(userId: string, integrationIds: string[], date: string | undefined): Promise<string[]>;
+  bookMeeting(userId: string, integrationIds: string[], input: { start: string; name?: string; email?: string }): Promise<BookingResult>;
+}
+
+/** Live-call control of the carrier that placed the call (Twilio REST; the browser: closing the socket). */
+export interface CarrierControl {
+  hangUp(): Promise<void>;
+  transfer(phone: string): Promise<void>;
+}
+
+export interface VoiceRunnerDeps {
+  store: VoiceCallStore;
+  secretBox: SecretBox;
+  live: LiveCalls;
+  clock: TimerClock;
+  /** This process, as it marks the calls it carries. */
+  instanceId: string;
+  providers: VoiceAgentProviders;
+  tools: VoiceToolServices;
+  report: ProgressReporter;
+  setOutcome(sessionId: string, outcome: string, reason: string | null): Promise<void>;
+  /** Records a `call_transcript` event for the owner. */
+  transcriptEvent(userId: string, payload: { session_id: string; role: 'agent' | 'caller'; text: string; at: string }): Promise<void>;
+  /** Largest object the data plane stores: a longer recording is cut to fit. */
+  maxRecordingBytes: number;
+  settings?: Partial<VoiceSettings>;
+  log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void };
+}
+
+export interface MediaSessionStart {
+  sessionId: string;
+  userId: string;
+  transport: Transport;
+  control: CarrierControl;
+  direction: 'inbound' | 'outbound' | 'web';
+}
+
+const OUTCOME_STATUS: Record<CallOutcome['outcome'], AudioProgress['status']> = {
+  completed: 'completed',
+  transferred: 'completed',
+  max_duration: 'completed',
+  provider_error: 'failed',
+};
+
+/** How often this instance confirms the calls it carries (a minute without it and they end `instance_stopped`). */
+export const MEDIA_HEARTBEAT_MS = 15_000;
+
+export class VoiceRunner {
+  private heartbeat: NodeJS.Timeout | null = null;
+
+  constructor(private readonly deps: VoiceRunnerDeps) {}
+
+  /** One timer for every call this instance carries, stopped when none is left. */
+  private keepHeartbeat(): void {
+    if (this.heartbeat) return;
+    this.heartbeat = setInterval(() => {
+      const ids = this.deps.live.ids();
+      if (ids.length === 0) {
+        clearInterval(this.heartbeat!);
+        this.heartbeat = null;
+        return;
+      }
+      this.deps.store.heartbeat(this.deps.instanceId, ids, this.deps.clock.now()).catch((err: unknown) => this.deps.log.warn({ err }, 'media heartbeat not written'));
+    }, MEDIA_HEARTBEAT_MS);
+    this.heartbeat.unref();
+  }
+
+  /** Stops the heartbeat (the app is closing). */
+  close(): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+  }
+
+  /** Runs the call to its end. The transport is closed when this resolves. */
+  async run(start: MediaSessionStart): Promise<void> {
+    const { store, secretBox, clock, instanceId, live } = this.deps;
+    const { sessionId, userId, transport } = start;
+    const session = await store.find(sessionId);
+    if (!session || session.user_id !== userId || !session.assembled) return transport.close('unknown_session');
+    if (!(await store.claimMedia(sessionId, instanceId, clock.now()))) return transport.close('already_connected');
+    const call = JSON.parse(secretBox.openText(session.assembled)) as AssembledCall;
+    const startedAt = clock.now();
+    await store.markAnswered(sessionId, startedAt);
+    await this.deps.report(sessionId, `media_${sessionId}_in_progress`, { status: 'in_progress', at: iso(startedAt) });
+
+    const context = call.context ?? {};
+    const voices: Voice[] = [];
+    const { speech } = this.deps.providers;
+    if (call.voice.provider === 'elevenlabs' && speech.elevenlabs) voices.push({ speech: speech.elevenlabs, voice: call.voice });
+    voices.push({ speech: speech.local, voice: call.voice.provider === 'local' ? call.voice : { provider: 'local', voiceId: 'en-us' } });
+    const integrations = context.integrationIds ?? [];
+    const events: Promise<void>[] = [];
+    let transferTo: { name: string; phone: string } | null = null;
+    const voice = new VoiceSession({
+      transport,
+      clock,
+      vad: this.deps.providers.createVad(),
+      stt: this.deps.providers.speechToText,
+      model: this.deps.providers.model,
+      voices,
+      services: {
+        searchKnowledge: async (query) => (context.knowledgeBaseId ? this.deps.tools.searchKnowledge(userId, context.knowledgeBaseId, query) : []),
+        checkAvailability: async (date) => (integrations.length ? this.deps.tools.checkAvailability(userId, integrations, date) : []),
+        bookMeeting: async (input) => (integrations.length ? this.deps.tools.bookMeeting(userId, integrations, input) : { booked: false, start: input.start, message: 'no calendar is connected to this call' }),
+        transferToHuman: async (humanAgentId): Promise<TransferResult> => {
+          const humans = context.humanAgents ?? [];
+          const target = humans.find((h) => h.id === humanAgentId) ?? humans[0];
+          if (!target) return { ok: false, message: 'nobody to transfer to' };
+          transferTo = target;
+          return { ok: true, name: target.name };
+        },
+      },
+      control: {
+        hangUp: () => start.control.hangUp(),
+        transfer: () => (transferTo ? start.control.transfer(transferTo.phone) : start.control.hangUp()),
+      },
+      systemPrompt: call.systemPrompt,
+      firstMessage: call.firstMessage,
+      settings: { ...this.deps.settings, ...(call.maxDurationSeconds ? { maxDurationMs: call.maxDurationSeconds * 1000 } : {}) },
+      onTranscript: (line) => {
+        events.push(this.deps.transcriptEvent(userId, { session_id: sessionId, role: line.role, text: line.text, at: iso(clock.now()) }).catch((err) => this.deps.log.warn({ err, sessionId }, 'call_transcript event not recorded')));
+      },
+    });
+    live.add(sessionId, { answeredBy: () => {} });
+    this.keepHeartbeat();
+    let outcome: CallOutcome;
+    try {
+      outcome = await voice.start();
+    } finally {
+      live.remove(sessionId);
+      transport.close('call_ended');
+    }
+    await Promise.all(events);
+    await this.finish(sessionId, start.direction, call, outcome);
+  }
+
+  private async finish(sessionId: string, direction: MediaSessionStart['direction'], call: AssembledCall, outcome: CallOutcome): Promise<void> {
+    const status = OUTCOME_STATUS[outcome.outcome];
+    const recordOutcome: RecordOutcome = outcome.outcome;
+    const reason = outcome.reason ?? null;
+    await this.deps.setOutcome(sessionId, recordOutcome, reason);
+    let wav: Buffer | undefined = recordingWav(outcome.recording);
+    let recordingTruncated = false;
+    if (wav.length > this.deps.maxRecordingBytes) {
+      // A WAV cut to fit: the header's sizes are rewritten for the shorter data.
+      const keep = Math.max(0, this.deps.maxRecordingBytes - 44) & ~3;
+      wav = Buffer.concat([wav.subarray(0, 44), wav.subarray(44, 44 + keep)]);
+      wav.writeUInt32LE(36 + keep, 4);
+      wav.writeUInt32LE(keep, 40);
+      recordingTruncated = true;
+    }
+    if (outcome.recording.caller.length === 0) wav = undefined;
+    const fields: Record<string, unknown> = {
+      direction,
+      from: call.from,
+      to: call.to,
+      outcome: recordOutcome,
+      ...(reason ? { reason } : {}),
+      transcript: outcome.transcript,
+      toolCalls: outcome.toolCalls,
+      ...(outcome.error ? { error: outcome.error } : {}),
+      ...(recordingTruncated ? { recordingTruncated } : {}),
+    };
+    await this.deps.report(
+      sessionId,
+      `media_${sessionId}_end_${randomUUID()}`,
+      {
+        status,
+        at: iso(this.deps.clock.now()),
+        duration_seconds: Math.max(0, Math.round(outcome.durationMs / 1000)),
+        transcript: outcome.transcript.map((l: TranscriptLine) => ({ role: l.role === 'agent' ? 'agent' : 'contact', text: l.text })),
+        outcome: recordOutcome,
+        ...(reason ? { reason } : {}),
+      },
+      { fields, ...(wav ? { recordingWav: wav } : {}) },
+    );
+  }
+}

@@ -1,0 +1,67 @@
+// SQL of the built-in voice agent's side of call sessions (migration 240):
+// the sealed assembled call, the answer time, which instance carries the
+// media stream (and its heartbeat), the outcome; and the account's call list.
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { CallSessionsTable } from './tables.js';
+
+export class VoiceCallStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async saveAssembled(sessionId: string, sealed: string): Promise<void> {
+    await this.db.updateTable('call_sessions').set({ assembled: sealed }).where('id', '=', sessionId).execute();
+  }
+
+  find(sessionId: string): Promise<CallSessionsTable | undefined> {
+    return this.db.selectFrom('call_sessions').selectAll().where('id', '=', sessionId).executeTakeFirst();
+  }
+
+  async markAnswered(sessionId: string, at: number): Promise<void> {
+    await this.db.updateTable('call_sessions').set({ answered_at: at }).where('id', '=', sessionId).where('answered_at', 'is', null).execute();
+  }
+
+  async setAnsweredBy(sessionId: string, answeredBy: string): Promise<void> {
+    await this.db.updateTable('call_sessions').set({ answered_by: answeredBy }).where('id', '=', sessionId).where('answered_by', 'is', null).execute();
+  }
+
+  /** Takes the session's media for `instance`; false when another connection has it already (one stream per call). */
+  async claimMedia(sessionId: string, instance: string, now: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('call_sessions')
+      .set({ media_instance: instance, media_heartbeat_at: now })
+      .where('id', '=', sessionId)
+      .where('media_instance', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /** This instance still carries these calls. */
+  async heartbeat(instance: string, sessionIds: readonly string[], now: number): Promise<void> {
+    if (sessionIds.length === 0) return;
+    await this.db.updateTable('call_sessions').set({ media_heartbeat_at: now }).where('media_instance', '=', instance).where('id', 'in', sessionIds).execute();
+  }
+
+  /** Calls under way whose media instance has been silent since `staleBefore`: that instance stopped. */
+  listOrphaned(finalStatuses: readonly string[], staleBefore: number, limit: number): Promise<Array<Pick<CallSessionsTable, 'id' | 'user_id'>>> {
+    return this.db
+      .selectFrom('call_sessions')
+      .select(['id', 'user_id'])
+      .where('media_instance', 'is not', null)
+      .where('media_heartbeat_at', '<', staleBefore)
+      .where('status', 'not in', finalStatuses)
+      .limit(limit)
+      .execute();
+  }
+
+  /** Sets why the call ended, once (the first final report's reason stands). */
+  async setOutcome(sessionId: string, outcome: string, reason: string | null): Promise<void> {
+    await this.db.updateTable('call_sessions').set({ outcome, reason }).where('id', '=', sessionId).where('outcome', 'is', null).execute();
+  }
+
+  /** The user's sessions, newest first, after the cursor (an id: ids are time-ordered UUIDv7). */
+  listForUser(userId: string, before: string | null, limit: number): Promise<CallSessionsTable[]> {
+    let query = this.db.selectFrom('call_sessions').selectAll().where('user_id', '=', userId);
+    if (before) query = query.where('id', '<', before);
+    return query.orderBy('id', 'desc').limit(limit).execute();
+  }
+}

@@ -1,0 +1,287 @@
+// One agent reply: model stream → sentences → speech per sentence → sink,
+// under one AbortSignal (the session's barge-in aborts it). Tool calls run
+// through the registry and go back to the model until it answers in text.
+// The model is retried once (any failure, or no first token within
+// llmDeadlineMs) while nothing of the attempt has been said; a second failure
+// says one apology line. A failing voice hands the rest of the reply to the
+// fallback voice (the local one). The reply returns facts only: segments with
+// audio and played ms, tool calls, whether it was cut, latency.
+import { sleep, type TimerClock } from '../../lib/clock.js';
+import type { CallSpeech, CallVoice } from '../../providers/call-speech/interface.js';
+import { ProviderFailure } from '../../providers/failure.js';
+import type { ChatMessage, ChatToolCall, LanguageModel, ModelDelta } from '../../providers/language-model/interface.js';
+import type { SegmentFacts } from './heard-text.js';
+import type { HistoryToolCall } from './history.js';
+import { SentenceSplitter } from './sentences.js';
+import type { AudioSink } from './sink.js';
+import type { ToolCallRecord, ToolRegistry } from './tools.js';
+
+export interface Latency {
+  sttMs: number;
+  llmFirstTokenMs: number;
+  ttsFirstByteMs: number;
+  overheadMs: number;
+  totalMs: number;
+}
+
+export interface Voice {
+  speech: CallSpeech;
+  voice: CallVoice;
+}
+
+export interface ReplyDeps {
+  model: LanguageModel;
+  tools: ToolRegistry;
+  /** The agent's voice, then the local voice used when it fails. */
+  voices: Voice[];
+  sink: AudioSink;
+  clock: TimerClock;
+  /** Call time zero (tool call atMs are relative to it). */
+  callStartMs: number;
+  llmDeadlineMs?: number;
+  maxToolRounds?: number;
+  apology?: string;
+}
+
+export interface ReplyRequest {
+  signal: AbortSignal;
+  /** Ask the model with these messages … */
+  messages?: ChatMessage[];
+  /** … or speak this text as it is (greeting, reprompt, resume). */
+  text?: string;
+  /** End of the caller's speech (clock ms) this reply answers, and how long recognition took after it: for latency. */
+  turnEndMs?: number;
+  sttMs?: number;
+}
+
+export interface ReplySegment extends SegmentFacts {
+  segment: number;
+}
+
+export interface ReplyFacts {
+  segments: ReplySegment[];
+  /** Per model round, the tool calls that ran (for the history). */
+  rounds: Array<{ toolCalls: HistoryToolCall[] }>;
+  toolCalls: ToolCallRecord[];
+  /** Text the reply had but never gave to the sink (cut before its turn). */
+  pending: string;
+  interrupted: boolean;
+  latency: Latency | null;
+  /** Clock ms the first agent frame went out, if any. */
+  firstFrameAtMs: number | null;
+  /** A provider failed (the reply went on with a retry, an apology or the fallback voice, unless fatal). */
+  errors: Array<{ provider: string; message: string }>;
+  /** Every voice failed: the call cannot go on. */
+  fatal: boolean;
+  /** Index into voices of the voice in use at the end (the session keeps using it). */
+  voiceIndex: number;
+}
+
+export const DEFAULT_APOLOGY = "I'm sorry, I'm having trouble answering right now. Could you say that again?";
+
+class SpeechUnavailable extends Error {}
+
+function isAbort(error: unknown, signal: AbortSignal) {
+  return signal.aborted || (error instanceof Error && error.name === 'AbortError');
+}
+
+function describe(error: unknown, fallbackProvider: string) {
+  if (error instanceof ProviderFailure) return { provider: error.provider, message: error.message.replace(`${error.provider}: `, '') };
+  return { provider: fallbackProvider, message: error instanceof Error ? error.message : String(error) };
+}
+
+export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceIndex = 0): Promise<ReplyFacts> {
+  const { clock, sink, signal } = { ...deps, signal: request.signal };
+  const startedAt = clock.now();
+  const facts: ReplyFacts = { segments: [], rounds: [], toolCalls: [], pending: '', interrupted: false, latency: null, firstFrameAtMs: null, errors: [], fatal: false, voiceIndex };
+  let firstTextAt: number | null = null;
+  let firstSentenceSentAt: number | null = null;
+  let firstAudioAt: number | null = null;
+
+  // Speaker: sentences in order, one segment each.
+  const queue: Array<{ text: string; round: number }> = [];
+  let wake: (() => void) | null = null;
+  let producing = true;
+  const speaker = (async () => {
+    for (;;) {
+      if (signal.aborted) return;
+      const next = queue.shift();
+      if (!next) {
+        if (!producing) return;
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = null;
+        continue;
+      }
+      await speak(next.text, next.round);
+    }
+  })();
+  speaker.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
+  const enqueue = (text: string, round: number) => {
+    queue.push({ text, round });
+    wake?.();
+  };
+  const doneProducing = () => {
+    producing = false;
+    wake?.();
+  };
+
+  async function speak(text: string, round: number) {
+    const segment = sink.startSegment();
+    const facts_: ReplySegment = { segment, text, round, audioMs: 0, playedMs: 0 };
+    facts.segments.push(facts_);
+    const sentAt = clock.now();
+    if (firstSentenceSentAt === null) firstSentenceSentAt = sentAt;
+    while (facts.voiceIndex < deps.voices.length) {
+      const { speech, voice } = deps.voices[facts.voiceIndex]!;
+      let yielded = false;
+      try {
+        for await (const chunk of speech.synthesize(text, voice, signal)) {
+          if (signal.aborted) break;
+          if (!yielded && firstAudioAt === null) firstAudioAt = clock.now();
+          yielded = true;
+          sink.write(segment, chunk);
+        }
+        break;
+      } catch (error) {
+        if (isAbort(error, signal)) break;
+        facts.errors.push(describe(error, speech.name));
+        facts.voiceIndex++;
+        // Audio already out stays; the next voice says the sentence only if nothing of it was heard yet.
+        if (yielded) break;
+      }
+    }
+    if (facts.voiceIndex >= deps.voices.length) {
+      facts.fatal = true;
+      sink.endSegment(segment);
+      throw new SpeechUnavailable('no voice left');
+    }
+    sink.endSegment(segment);
+  }
+
+  const splitter = new SentenceSplitter();
+  try {
+    if (request.text !== undefined) {
+      for (const s of splitter.push(`${request.text} `)) enqueue(s, 0);
+    } else {
+      await converse(request.messages ?? []);
+    }
+  } catch (error) {
+    if (!isAbort(error, signal)) throw error;
+  } finally {
+    const held = splitter.flush();
+    if (held && !signal.aborted) enqueue(held, facts.rounds.length ? facts.rounds.length - 1 : 0);
+    else if (held) facts.pending = held;
+    doneProducing();
+  }
+
+  try {
+    await speaker;
+  } catch (error) {
+    if (!(error instanceof SpeechUnavailable) && !isAbort(error, signal)) throw error;
+  }
+  // Whatever the speaker never reached is unheard.
+  if (queue.length) facts.pending = [...queue.map((q) => q.text), facts.pending].filter(Boolean).join(' ');
+  // Played ms are final once every segment has played to its end mark or been cleared.
+  await Promise.all(facts.segments.map((s) => sink.segmentDone(s.segment)));
+  for (const s of facts.segments) {
+    s.audioMs = sink.audioMs(s.segment);
+    s.playedMs = sink.playedMs(s.segment);
+    const first = sink.firstFrameAt(s.segment);
+    if (first !== null && (facts.firstFrameAtMs === null || first < facts.firstFrameAtMs)) facts.firstFrameAtMs = first;
+  }
+  facts.interrupted = signal.aborted;
+
+  if (request.turnEndMs !== undefined && facts.firstFrameAtMs !== null) {
+    const sttMs = Math.max(0, Math.round(request.sttMs ?? 0));
+    const llmFirstTokenMs = firstTextAt === null ? 0 : Math.max(0, firstTextAt - startedAt);
+    const ttsFirstByteMs = firstAudioAt === null || firstSentenceSentAt === null ? 0 : Math.max(0, firstAudioAt - firstSentenceSentAt);
+    const totalMs = Math.max(0, facts.firstFrameAtMs - request.turnEndMs);
+    facts.latency = { sttMs, llmFirstTokenMs, ttsFirstByteMs, overheadMs: Math.max(0, totalMs - sttMs - llmFirstTokenMs - ttsFirstByteMs), totalMs };
+  }
+  return facts;
+
+  async function converse(initial: ChatMessage[]) {
+    const messages = [...initial];
+    let retries = 1;
+    const maxRounds = deps.maxToolRounds ?? 5;
+    for (let round = 0; round <= maxRounds; round++) {
+      const calls: ChatToolCall[] = [];
+      let roundText = '';
+      let saidSomething = false;
+      try {
+        for await (const delta of stream(messages)) {
+          if (delta.type === 'text' && delta.text) {
+            if (firstTextAt === null) firstTextAt = clock.now();
+            roundText += delta.text;
+            saidSomething = true;
+            for (const s of splitter.push(delta.text)) enqueue(s, round);
+          } else if (delta.type === 'tool_call') {
+            saidSomething = true;
+            calls.push(delta.call);
+          }
+        }
+      } catch (error) {
+        if (isAbort(error, signal)) throw error;
+        facts.errors.push(describe(error, deps.model.name));
+        if (!saidSomething && retries > 0) {
+          retries--;
+          round--;
+          continue;
+        }
+        if (!saidSomething) enqueue(deps.apology ?? DEFAULT_APOLOGY, round);
+        return;
+      }
+      const held = splitter.flush();
+      if (held) enqueue(held, round);
+      if (!calls.length || round === maxRounds) return;
+      const results: HistoryToolCall[] = [];
+      for (const call of calls) {
+        const atMs = clock.now() - deps.callStartMs;
+        const { arguments: args, result } = await deps.tools.call(call.function.name, call.function.arguments, signal);
+        facts.toolCalls.push({ name: call.function.name, arguments: args, result, atMs });
+        results.push({ call, result: JSON.stringify(result) });
+      }
+      facts.rounds[round] = { toolCalls: results };
+      messages.push({ role: 'assistant', content: roundText || null, tool_calls: calls });
+      for (const r of results) messages.push({ role: 'tool', tool_call_id: r.call.id, content: r.result });
+    }
+  }
+
+  /** One model attempt; fails with a ProviderFailure when no delta comes within the deadline. */
+  async function* stream(messages: ChatMessage[]): AsyncGenerator<ModelDelta> {
+    const attempt = new AbortController();
+    const onAbort = () => attempt.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const iterator = deps.model.complete({ messages, tools: deps.tools.specs(), signal: attempt.signal })[Symbol.asyncIterator]();
+      const deadlineMs = deps.llmDeadlineMs ?? 4000;
+      let first = true;
+      for (;;) {
+        let next: IteratorResult<ModelDelta>;
+        if (first) {
+          const pending = iterator.next();
+          pending.catch(() => {});
+          const deadline = new AbortController();
+          const timeout = sleep(clock, deadlineMs, deadline.signal).then(() => {
+            const failure = new ProviderFailure(deps.model.name, `no answer within ${deadlineMs} ms`);
+            attempt.abort(failure);
+            throw failure;
+          });
+          timeout.catch(() => {});
+          try {
+            next = await Promise.race([pending, timeout]);
+          } finally {
+            deadline.abort();
+          }
+          first = false;
+        } else next = await iterator.next();
+        if (signal.aborted) throw signal.reason;
+        if (next.done) return;
+        yield next.value;
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      if (!attempt.signal.aborted) attempt.abort();
+    }
+  }
+}

@@ -1,0 +1,449 @@
+// One live call: wires a transport, voice activity, a recognition stream,
+// turn-taking, replies, the history, the tools and the recording, and owns
+// their lifetime. It decides nothing itself: turn-taking decides, a reply
+// speaks, the heard-text rule says what goes into the history.
+//
+// API for the wiring (routes, Twilio, records): construct with a started
+// transport and the providers, call start(), await the CallOutcome; end()
+// stops it from outside (the carrier said completed, the instance stops).
+import type { Timer, TimerClock } from '../../lib/clock.js';
+import { ProviderFailure } from '../../providers/failure.js';
+import type { LanguageModel } from '../../providers/language-model/interface.js';
+import type { RecognitionResult, RecognitionStream, SpeechToText } from '../../providers/speech-to-text/interface.js';
+import { heardText } from './heard-text.js';
+import { History } from './history.js';
+import { CallRecording, type RecordingChannels } from './recording.js';
+import { DEFAULT_APOLOGY, runReply, type Latency, type ReplyFacts, type Voice } from './reply.js';
+import { AudioSink, FRAME_MS, type SinkOptions } from './sink.js';
+import { ToolRegistry, type ToolCallRecord, type ToolContext, type TransferResult } from './tools.js';
+import type { Transport } from './transport.js';
+import { DEFAULT_TURN_SETTINGS, TurnTaking, type TurnDecision, type TurnSettings } from './turns.js';
+import { SpeechGate, type VoiceActivityDetector } from './vad.js';
+
+export interface TranscriptLine {
+  role: 'agent' | 'caller';
+  text: string;
+  /** ms since the call started. */
+  startMs: number;
+  endMs: number;
+  interrupted?: boolean;
+  recognised?: boolean;
+  latency?: Latency;
+}
+
+export type CallOutcomeKind = 'completed' | 'transferred' | 'max_duration' | 'provider_error';
+
+export interface CallOutcome {
+  outcome: CallOutcomeKind;
+  /** agent_ended, silence, caller_hung_up, stream_stopped, socket_closed, ended_by_server, … */
+  reason?: string;
+  transcript: TranscriptLine[];
+  toolCalls: ToolCallRecord[];
+  durationMs: number;
+  /** PCM16 8 kHz, same length: caller and agent channels. */
+  recording: RecordingChannels;
+  error?: { provider: string; message: string };
+}
+
+export interface VoiceSettings extends TurnSettings {
+  llmDeadlineMs: number;
+  /** Caller audio kept for replay into a reopened recognition stream. */
+  sttReplayMs: number;
+  /** Reopen attempts for a recognition stream that keeps failing without a result in between. */
+  sttReopenAttempts: number;
+  /** Replies in a row whose model failed twice before the call ends provider_error. */
+  maxModelFailures: number;
+  tickMs: number;
+  sink: SinkOptions;
+  repromptText: string;
+  apology: string;
+}
+
+export const DEFAULT_VOICE_SETTINGS: VoiceSettings = {
+  ...DEFAULT_TURN_SETTINGS,
+  llmDeadlineMs: 4000,
+  sttReplayMs: 5000,
+  sttReopenAttempts: 3,
+  maxModelFailures: 3,
+  tickMs: 50,
+  sink: {},
+  repromptText: 'Are you still there?',
+  apology: DEFAULT_APOLOGY,
+};
+
+/** Call control: belongs to the telephony provider, never to the media stream. */
+export interface CallControl {
+  /** Hangs the call up (REST update, <Hangup/>, or closing the stream for the browser). */
+  hangUp(): Promise<void> | void;
+  /** Sends the call to the human agent transferToHuman arranged. */
+  transfer?(target: TransferResult): Promise<void> | void;
+}
+
+export interface VoiceSessionOptions {
+  transport: Transport;
+  clock: TimerClock;
+  vad: VoiceActivityDetector;
+  stt: SpeechToText;
+  model: LanguageModel;
+  /** The agent's voice first, then the local voice it falls back to. */
+  voices: Voice[];
+  /** Knowledge, scheduling and transfer services for the tools (endCall is the session's). */
+  services: Omit<ToolContext, 'endCall'>;
+  control: CallControl;
+  systemPrompt: string;
+  firstMessage?: string;
+  /** Phrases the recogniser may expect (sandbox scripts). */
+  phrases?: string[];
+  settings?: Partial<VoiceSettings>;
+  onTranscript?(line: TranscriptLine): void;
+  onToolCall?(call: ToolCallRecord): void;
+}
+
+type ReplyKind = 'greeting' | 'answer' | 'reprompt' | 'resume';
+
+export class VoiceSession {
+  readonly settings: VoiceSettings;
+  private readonly clock: TimerClock;
+  private readonly transport: Transport;
+  private readonly sink: AudioSink;
+  private readonly recording: CallRecording;
+  private readonly turns: TurnTaking;
+  private readonly gate = new SpeechGate();
+  private readonly history: History;
+  private readonly tools: ToolRegistry;
+  private startMs = 0;
+  private transcript: TranscriptLine[] = [];
+  private toolCalls: ToolCallRecord[] = [];
+  private tickTimer: Timer | null = null;
+  private vadChain: Promise<void> | null = null;
+  private ended = false;
+  private resolveOutcome!: (outcome: CallOutcome) => void;
+  readonly outcome: Promise<CallOutcome>;
+
+  // Replies.
+  private agentWork: Promise<void> = Promise.resolve();
+  private current: { id: number; controller: AbortController } | null = null;
+  private replySeq = 0;
+  private cancelGeneration = 0;
+  private voiceIndex = 0;
+  private modelFailuresInRow = 0;
+  private unheardAfterCut = '';
+  private pendingAction: { kind: 'hang_up' } | { kind: 'transfer'; target: TransferResult } | null = null;
+
+  // Recognition.
+  private stream: RecognitionStream | null = null;
+  private sttController = new AbortController();
+  private replay: Int16Array[] = [];
+  private framesIn = 0;
+  /** framesIn when the current stream got its first frame. */
+  private streamStartFrame = 0;
+  /** Frames up to here are recognised (end of the last final result). */
+  private recognisedUpToFrame = 0;
+  private sttFailuresInRow = 0;
+  private lastRecognised: boolean | undefined;
+
+  constructor(private readonly options: VoiceSessionOptions) {
+    this.settings = { ...DEFAULT_VOICE_SETTINGS, ...options.settings, sink: { ...options.settings?.sink } };
+    this.clock = options.clock;
+    this.transport = options.transport;
+    this.startMs = this.clock.now();
+    this.recording = new CallRecording(this.startMs, Math.ceil(this.settings.maxDurationMs / 1000) + 60);
+    this.sink = new AudioSink(this.transport, this.clock, { ...this.settings.sink, recording: this.recording });
+    this.turns = new TurnTaking(this.startMs, { ...this.settings, finalPerUtterance: !options.stt.streaming });
+    this.history = new History(options.systemPrompt);
+    this.tools = new ToolRegistry({
+      searchKnowledge: (q, s) => options.services.searchKnowledge(q, s),
+      checkAvailability: (d, s) => options.services.checkAvailability(d, s),
+      bookMeeting: (i, s) => options.services.bookMeeting(i, s),
+      transferToHuman: async (id, s) => {
+        const result = await options.services.transferToHuman(id, s);
+        if (result.ok) this.pendingAction = { kind: 'transfer', target: result };
+        return result;
+      },
+      endCall: () => {
+        this.pendingAction ??= { kind: 'hang_up' };
+      },
+    });
+    this.outcome = new Promise((resolve) => (this.resolveOutcome = resolve));
+  }
+
+  /** ms since the call started. */
+  private at(clockMs = this.clock.now()) {
+    return clockMs - this.startMs;
+  }
+
+  /** Starts listening and speaks the first message. Resolves the outcome when the call ends. */
+  start(): Promise<CallOutcome> {
+    this.transport.on('audio', (frame) => this.onCallerFrame(frame));
+    this.transport.on('stop', (reason) => this.finish('completed', reason));
+    this.openRecognition();
+    this.scheduleTick();
+    if (this.options.firstMessage) this.reply('greeting', { text: this.options.firstMessage });
+    return this.outcome;
+  }
+
+  /** Ends the call from outside (the carrier reported it over, the instance stops). */
+  end(reason = 'ended_by_server') {
+    this.finish('completed', reason);
+  }
+
+  // ---- caller audio → recording, recognition, VAD → turn-taking
+
+  private onCallerFrame(frame: Int16Array) {
+    if (this.ended) return;
+    const frameStart = this.clock.now() - FRAME_MS;
+    this.recording.writeCaller(frame);
+    this.framesIn++;
+    this.replay.push(frame);
+    const keep = Math.ceil(this.settings.sttReplayMs / FRAME_MS);
+    if (this.replay.length > keep) this.replay.splice(0, this.replay.length - keep);
+    this.stream?.write(frame);
+    const probability = () => this.options.vad.process(frame);
+    if (!this.vadChain) {
+      const p = probability();
+      if (typeof p === 'number') return this.onProbability(p, frameStart);
+      this.vadChain = p.then((value) => this.onProbability(value, frameStart));
+    } else {
+      this.vadChain = this.vadChain.then(async () => {
+        const p = probability();
+        this.onProbability(typeof p === 'number' ? p : await p, frameStart);
+      });
+    }
+    const chain = this.vadChain;
+    chain
+      .catch(() => this.onProbability(0, frameStart))
+      .finally(() => {
+        if (this.vadChain === chain) this.vadChain = null;
+      });
+  }
+
+  private onProbability(probability: number, frameStartMs: number) {
+    if (this.ended) return;
+    const edge = this.gate.push(probability, frameStartMs);
+    if (!edge) return;
+    if (edge.type === 'speech_end') this.stream?.endUtterance();
+    this.decide(this.turns.update(edge));
+  }
+
+  private scheduleTick() {
+    this.tickTimer = this.clock.setTimeout(() => {
+      if (this.ended) return;
+      this.decide(this.turns.update({ type: 'tick', atMs: this.clock.now() }));
+      this.scheduleTick();
+    }, this.settings.tickMs);
+  }
+
+  // ---- recognition, reopened with replay when it drops
+
+  private openRecognition() {
+    if (this.ended) return;
+    let stream: RecognitionStream;
+    try {
+      stream = this.options.stt.open({ signal: this.sttController.signal, phrases: this.options.phrases });
+    } catch (error) {
+      return this.recognitionDropped(error);
+    }
+    this.stream = stream;
+    // Audio since the last recognised word (at most sttReplayMs of it) goes into the new stream first.
+    const from = Math.max(this.recognisedUpToFrame, this.framesIn - this.replay.length);
+    const replay = this.replay.slice(this.replay.length - (this.framesIn - from));
+    this.streamStartFrame = from;
+    for (const frame of replay) stream.write(frame);
+    if (replay.length && !this.gate.inSpeech && this.framesIn > 0) stream.endUtterance();
+    (async () => {
+      for await (const result of stream.results) this.onRecognition(stream, result);
+    })().then(
+      () => {
+        if (this.stream === stream && !this.ended) this.recognitionDropped(new ProviderFailure(this.options.stt.name, 'recognition stream ended'));
+      },
+      (error) => {
+        if (this.stream === stream && !this.ended) this.recognitionDropped(error);
+      },
+    );
+  }
+
+  private onRecognition(stream: RecognitionStream, result: RecognitionResult) {
+    if (this.ended || this.stream !== stream) return;
+    if (result.text.trim()) this.sttFailuresInRow = 0;
+    if (result.final) this.recognisedUpToFrame = Math.max(this.recognisedUpToFrame, this.streamStartFrame + Math.ceil(result.endMs / FRAME_MS));
+    if (result.recognised === false) this.lastRecognised = false;
+    this.decide(this.turns.update({ type: 'recognition', text: result.text, final: result.final, atMs: this.clock.now() }));
+  }
+
+  private recognitionDropped(error: unknown) {
+    const old = this.stream;
+    this.stream = null;
+    void old?.close().catch(() => {});
+    this.sttFailuresInRow++;
+    if (this.sttFailuresInRow > this.settings.sttReopenAttempts) {
+      const failure = error instanceof ProviderFailure ? error : new ProviderFailure(this.options.stt.name, error instanceof Error ? error.message : String(error));
+      return this.fail(failure);
+    }
+    this.openRecognition();
+  }
+
+  // ---- decisions
+
+  private decide(decisions: TurnDecision[]) {
+    for (const d of decisions) {
+      if (this.ended) return;
+      switch (d.type) {
+        case 'end_of_turn': {
+          const line: TranscriptLine = { role: 'caller', text: d.text, startMs: this.at(d.startMs), endMs: this.at(d.endMs) };
+          if (this.lastRecognised === false) line.recognised = false;
+          this.lastRecognised = undefined;
+          this.emitLine(line);
+          this.history.addCaller(d.text);
+          this.unheardAfterCut = '';
+          this.reply('answer', { turnEndMs: d.endMs, sttMs: d.finalAtMs === null ? 0 : Math.max(0, d.finalAtMs - d.endMs) });
+          break;
+        }
+        case 'barge_in':
+          this.interrupt();
+          break;
+        case 'false_interruption':
+          if (this.unheardAfterCut) this.reply('resume', { text: this.unheardAfterCut });
+          this.unheardAfterCut = '';
+          break;
+        case 'reprompt':
+          this.reply('reprompt', { text: this.settings.repromptText });
+          break;
+        case 'end':
+          void this.hangUpAndFinish(d.reason === 'max_duration' ? 'max_duration' : 'completed', d.reason);
+          break;
+      }
+    }
+  }
+
+  /** Barge-in: one path. Abort the reply (and any queued), drop the audio, forget a pending hang-up. */
+  private interrupt() {
+    this.cancelGeneration++;
+    this.current?.controller.abort(new Error('barge-in'));
+    this.sink.clear();
+    this.pendingAction = null;
+  }
+
+  private reply(kind: ReplyKind, request: { text?: string; turnEndMs?: number; sttMs?: number }) {
+    const id = ++this.replySeq;
+    const generation = this.cancelGeneration;
+    this.decide(this.turns.update({ type: 'agent', state: 'replying', atMs: this.clock.now() }));
+    this.agentWork = this.agentWork
+      .then(async () => {
+        if (this.ended || generation !== this.cancelGeneration) return;
+        const controller = new AbortController();
+        this.current = { id, controller };
+        const facts = await runReply(
+          {
+            model: this.options.model,
+            tools: this.tools,
+            voices: this.options.voices,
+            sink: this.sink,
+            clock: this.clock,
+            callStartMs: this.startMs,
+            llmDeadlineMs: this.settings.llmDeadlineMs,
+            apology: this.settings.apology,
+          },
+          { signal: controller.signal, text: request.text, messages: request.text === undefined ? this.history.messages() : undefined, turnEndMs: request.turnEndMs, sttMs: request.sttMs },
+          this.voiceIndex,
+        );
+        if (this.current?.id === id) this.current = null;
+        await this.afterReply(kind, id, facts);
+      })
+      .catch((error) => this.fail(error));
+  }
+
+  private async afterReply(kind: ReplyKind, id: number, facts: ReplyFacts) {
+    if (this.ended) return;
+    this.voiceIndex = facts.voiceIndex;
+    for (const call of facts.toolCalls) {
+      this.toolCalls.push(call);
+      this.options.onToolCall?.(call);
+      this.transport.notify({ type: 'tool', name: call.name, arguments: call.arguments, result: call.result });
+    }
+    const heard = heardText(facts.segments, facts.pending);
+    const interrupted = facts.interrupted && heard.interrupted;
+    const roundCount = Math.max(facts.rounds.length, ...facts.segments.map((s) => s.round + 1), 0);
+    const rounds = Array.from({ length: roundCount }, (_, r) => ({ text: heard.rounds.find((h) => h.round === r)?.text ?? '', toolCalls: facts.rounds[r]?.toolCalls ?? [] }));
+    this.history.addAgent(rounds, interrupted);
+    if (heard.text) {
+      const line: TranscriptLine = { role: 'agent', text: heard.text, startMs: this.at(facts.firstFrameAtMs ?? this.clock.now()), endMs: this.at() };
+      if (interrupted) line.interrupted = true;
+      if (kind === 'answer' && facts.latency) line.latency = facts.latency;
+      this.emitLine(line);
+    }
+    if (facts.interrupted) this.unheardAfterCut = heard.unheard;
+    if (facts.fatal) return this.fail(new ProviderFailure(facts.errors.at(-1)?.provider ?? 'speech', facts.errors.at(-1)?.message ?? 'no voice'));
+    if (kind === 'answer') {
+      // Two model errors in one reply: the retry failed too and the apology was said.
+      const modelFailed = facts.errors.filter((e) => e.provider === this.options.model.name).length >= 2;
+      this.modelFailuresInRow = modelFailed ? this.modelFailuresInRow + 1 : 0;
+      if (this.modelFailuresInRow >= this.settings.maxModelFailures) {
+        const e = facts.errors.filter((x) => x.provider === this.options.model.name).at(-1)!;
+        return this.fail(new ProviderFailure(e.provider, e.message));
+      }
+    }
+    if (facts.interrupted) return;
+    if (this.replySeq === id) this.decide(this.turns.update({ type: 'agent', state: 'idle', atMs: this.clock.now() }));
+    const action = this.pendingAction;
+    if (action && this.replySeq === id) {
+      this.pendingAction = null;
+      if (action.kind === 'hang_up') await this.hangUpAndFinish('completed', 'agent_ended');
+      else {
+        try {
+          await this.options.control.transfer?.(action.target);
+        } catch (error) {
+          return this.fail(error);
+        }
+        this.finish('transferred', 'transferred');
+      }
+    }
+  }
+
+  private emitLine(line: TranscriptLine) {
+    this.transcript.push(line);
+    this.options.onTranscript?.(line);
+    this.transport.notify({ type: 'transcript', role: line.role, text: line.text, final: true });
+  }
+
+  private async hangUpAndFinish(outcome: CallOutcomeKind, reason: string) {
+    if (this.ended) return;
+    this.interruptForEnd();
+    try {
+      await this.options.control.hangUp();
+    } catch {
+      // The stream closes below whatever the carrier said; closing it ends a <Connect><Stream> call too.
+    }
+    this.finish(outcome, reason);
+  }
+
+  private interruptForEnd() {
+    this.cancelGeneration++;
+    this.current?.controller.abort(new Error('call ending'));
+  }
+
+  private fail(error: unknown) {
+    const failure = error instanceof ProviderFailure ? { provider: error.provider, message: error.message.replace(`${error.provider}: `, '') } : { provider: 'voice_session', message: error instanceof Error ? error.message : String(error) };
+    this.finish('provider_error', 'provider_error', failure);
+  }
+
+  private finish(outcome: CallOutcomeKind, reason?: string, error?: { provider: string; message: string }) {
+    if (this.ended) return;
+    this.ended = true;
+    this.tickTimer?.cancel();
+    this.interruptForEnd();
+    this.sink.close();
+    this.sttController.abort();
+    void this.stream?.close().catch(() => {});
+    this.stream = null;
+    this.transport.close(reason ?? outcome);
+    this.resolveOutcome({
+      outcome,
+      ...(reason ? { reason } : {}),
+      transcript: this.transcript,
+      toolCalls: this.toolCalls,
+      durationMs: this.at(),
+      recording: this.recording.channels(),
+      ...(error ? { error } : {}),
+    });
+  }
+}

@@ -1,0 +1,164 @@
+// The tools a call's model may use, declared once: TypeBox parameters give
+// the model its JSON Schema and the code its static type; execute() calls the
+// services the session was given (ToolContext). Arguments are checked before
+// execute runs; a tool that fails answers the model with { error } instead of
+// breaking the reply. An abort (barge-in, hang-up) is not a failure: it throws.
+import { Type, type Static, type TSchema } from 'typebox';
+import { Value } from 'typebox/value';
+import type { ToolSpec } from '../../providers/language-model/interface.js';
+
+export interface KnowledgeMatch {
+  text: string;
+  title?: string;
+  score?: number;
+}
+
+export interface BookingResult {
+  booked: boolean;
+  start: string;
+  /** Where the caller finishes the booking (Calendly single-use link), when the provider works that way. */
+  bookingUrl?: string;
+  message?: string;
+}
+
+export interface TransferResult {
+  ok: boolean;
+  /** The human agent's name, to say who the call goes to. */
+  name?: string;
+  message?: string;
+}
+
+/** What the tools act on. The lead wires knowledge search, scheduling and telephony in; the session adds endCall. */
+export interface ToolContext {
+  /** Top matches of the call's knowledge base, best first. */
+  searchKnowledge(query: string, signal: AbortSignal): Promise<KnowledgeMatch[]>;
+  /** Open start times (ISO 8601), soonest first; `date` (YYYY-MM-DD) narrows to that day. */
+  checkAvailability(date: string | undefined, signal: AbortSignal): Promise<string[]>;
+  bookMeeting(input: { start: string; name?: string; email?: string }, signal: AbortSignal): Promise<BookingResult>;
+  /** Arranges the transfer; the session carries it out once the agent's last words have played. */
+  transferToHuman(humanAgentId: string | undefined, signal: AbortSignal): Promise<TransferResult>;
+  /** Asks the session to hang up once the agent's last words have played. */
+  endCall(): void;
+}
+
+export interface VoiceTool<S extends TSchema = TSchema> {
+  name: string;
+  description: string;
+  parameters: S;
+  execute(args: Static<S>, context: ToolContext, options: { signal: AbortSignal }): Promise<unknown>;
+}
+
+function tool<S extends TSchema>(definition: VoiceTool<S>): VoiceTool<S> {
+  return definition;
+}
+
+const DATE = '^\\d{4}-\\d{2}-\\d{2}$';
+
+export const searchKnowledge = tool({
+  name: 'search_knowledge',
+  description: "Searches the business's knowledge base. Use it before answering any question about the business (hours, prices, services, places).",
+  parameters: Type.Object({ query: Type.String({ minLength: 1, maxLength: 500, description: 'What to look up, in a few words' }) }, { additionalProperties: false }),
+  async execute({ query }, context, { signal }) {
+    const matches = await context.searchKnowledge(query, signal);
+    return { matches: matches.slice(0, 5).map((m) => ({ text: m.text, ...(m.title ? { title: m.title } : {}), ...(m.score !== undefined ? { score: m.score } : {}) })) };
+  },
+});
+
+export const checkAvailability = tool({
+  name: 'check_availability',
+  description: 'Lists open meeting slots (ISO 8601 start times), soonest first. Give a date (YYYY-MM-DD) to look at one day.',
+  parameters: Type.Object({ date: Type.Optional(Type.String({ pattern: DATE, description: 'YYYY-MM-DD' })) }, { additionalProperties: false }),
+  async execute({ date }, context, { signal }) {
+    const slots = await context.checkAvailability(date, signal);
+    return { slots: slots.slice(0, 10) };
+  },
+});
+
+export const bookMeeting = tool({
+  name: 'book_meeting',
+  description: 'Books a meeting at one of the open slots from check_availability.',
+  parameters: Type.Object(
+    {
+      start: Type.String({ format: 'date-time', minLength: 10, description: 'ISO 8601 start time of an open slot' }),
+      name: Type.Optional(Type.String({ maxLength: 200 })),
+      email: Type.Optional(Type.String({ maxLength: 320 })),
+    },
+    { additionalProperties: false },
+  ),
+  async execute(args, context, { signal }) {
+    if (Number.isNaN(Date.parse(args.start))) return { error: 'start must be an ISO 8601 time' };
+    return context.bookMeeting(args, signal);
+  },
+});
+
+export const transferToHuman = tool({
+  name: 'transfer_to_human',
+  description: 'Transfers the call to a person. Say a short line first; the transfer happens after it is heard.',
+  parameters: Type.Object({ humanAgentId: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
+  async execute({ humanAgentId }, context, { signal }) {
+    return context.transferToHuman(humanAgentId, signal);
+  },
+});
+
+export const endCall = tool({
+  name: 'end_call',
+  description: 'Ends the call after your last words have been heard. Say goodbye first.',
+  parameters: Type.Object({}, { additionalProperties: false }),
+  async execute(_args, context) {
+    context.endCall();
+    return { ok: true };
+  },
+});
+
+export const VOICE_TOOLS: VoiceTool[] = [searchKnowledge, checkAvailability, bookMeeting, transferToHuman, endCall] as VoiceTool[];
+
+export interface ToolCallRecord {
+  name: string;
+  arguments: unknown;
+  result: unknown;
+  /** Call time (ms since the call started) the tool was called. */
+  atMs: number;
+}
+
+export class ToolRegistry {
+  private readonly byName: Map<string, VoiceTool>;
+
+  constructor(
+    private readonly context: ToolContext,
+    tools: VoiceTool[] = VOICE_TOOLS,
+  ) {
+    this.byName = new Map(tools.map((t) => [t.name, t]));
+  }
+
+  /** What the model is told. */
+  specs(): ToolSpec[] {
+    return [...this.byName.values()].map((t) => ({ name: t.name, description: t.description, parameters: JSON.parse(JSON.stringify(t.parameters)) as Record<string, unknown> }));
+  }
+
+  /**
+   * Runs one call from the model. `rawArguments` is the model's JSON string.
+   * Returns the parsed arguments and the result the model sees ({ error } for
+   * an unknown tool, bad arguments or a failing service). Throws only when the
+   * signal aborts.
+   */
+  async call(name: string, rawArguments: string, signal: AbortSignal): Promise<{ arguments: unknown; result: unknown }> {
+    const definition = this.byName.get(name);
+    let args: unknown;
+    try {
+      args = rawArguments.trim() ? JSON.parse(rawArguments) : {};
+    } catch {
+      return { arguments: rawArguments, result: { error: 'arguments are not JSON' } };
+    }
+    if (!definition) return { arguments: args, result: { error: `unknown tool ${name}` } };
+    if (!Value.Check(definition.parameters, args)) {
+      const first = [...Value.Errors(definition.parameters, args)][0];
+      return { arguments: args, result: { error: `invalid arguments: ${first ? `${first.instancePath || '/'} ${first.message}` : 'rejected'}` } };
+    }
+    try {
+      return { arguments: args, result: await definition.execute(args as never, this.context, { signal }) };
+    } catch (error) {
+      if (signal.aborted) throw signal.reason ?? error;
+      return { arguments: args, result: { error: error instanceof Error ? error.message : String(error) } };
+    }
+  }
+}

@@ -1,0 +1,254 @@
+// What a media connection offers a voice session (DESIGN "Voice agent",
+// "Calls from a browser"): caller audio in as PCM16 mono 8 kHz 20 ms frames,
+// agent audio out in the same frames, marks (sent, and echoed once played),
+// clear, DTMF, the far end going away, and close with a reason. Twilio Media
+// Streams and the browser socket are two framings of this one contract; the
+// session never sees either.
+import { FRAME_SAMPLES_8K, mulawToPcm, pcmToMulaw, resample } from '../../lib/audio.js';
+import { formatClear, formatMark, formatMedia, parseTwilioMessage, TwilioMessageError, type TwilioInbound } from './twilio-codec.js';
+
+export interface TransportEvents {
+  /** One caller frame: 160 samples of PCM16 at 8 kHz. */
+  audio: (frame: Int16Array) => void;
+  /** The far end played the audio up to this mark. */
+  mark: (name: string) => void;
+  dtmf: (digit: string) => void;
+  /** The far end went away (stream stopped, hang-up, socket closed). Emitted once. */
+  stop: (reason: string) => void;
+  /** A message that could not be read; it was ignored. */
+  invalid: (error: Error) => void;
+}
+
+/** Things only a transport with a screen shows (the browser); Twilio ignores them. */
+export type TransportNotice =
+  | { type: 'transcript'; role: 'agent' | 'caller'; text: string; final: boolean }
+  | { type: 'tool'; name: string; arguments: unknown; result: unknown };
+
+export interface Transport {
+  readonly kind: 'twilio' | 'web';
+  on<K extends keyof TransportEvents>(event: K, listener: TransportEvents[K]): void;
+  /** One agent frame, 160 samples of PCM16 at 8 kHz. */
+  sendAudio(frame: Int16Array): void;
+  sendMark(name: string): void;
+  sendClear(): void;
+  notify(notice: TransportNotice): void;
+  /** Ends the media connection; reason is told to the far end when the framing allows it. Idempotent. */
+  close(reason: string): void;
+  readonly closed: boolean;
+}
+
+/** The part of a `ws` WebSocket a transport uses (tests pass a fake). */
+export interface SocketLike {
+  send(data: string | Uint8Array): void;
+  close(code?: number, reason?: string): void;
+  // ws's overloads differ per event; listeners are checked at the call sites below.
+  on(event: 'message' | 'close', listener: (...args: any[]) => void): unknown;
+}
+
+type Listeners = { [K in keyof TransportEvents]: Array<TransportEvents[K]> };
+
+/** Listener bookkeeping, frame cutting and the once-only stop/close shared by both framings. */
+abstract class BaseTransport {
+  private listeners: Listeners = { audio: [], mark: [], dtmf: [], stop: [], invalid: [] };
+  private carry = new Int16Array(0);
+  private stopped = false;
+  protected closing = false;
+  invalidMessages = 0;
+
+  on<K extends keyof TransportEvents>(event: K, listener: TransportEvents[K]): void {
+    (this.listeners[event] as Array<TransportEvents[K]>).push(listener);
+  }
+
+  protected emit<K extends keyof TransportEvents>(event: K, ...args: Parameters<TransportEvents[K]>): void {
+    for (const listener of this.listeners[event]) (listener as (...a: unknown[]) => void)(...args);
+  }
+
+  /** Cuts caller audio of any length into 160-sample frames, carrying the remainder to the next call. */
+  protected pushCallerAudio(samples: Int16Array) {
+    let data = samples;
+    if (this.carry.length) {
+      data = new Int16Array(this.carry.length + samples.length);
+      data.set(this.carry);
+      data.set(samples, this.carry.length);
+    }
+    let offset = 0;
+    for (; offset + FRAME_SAMPLES_8K <= data.length; offset += FRAME_SAMPLES_8K) this.emit('audio', data.slice(offset, offset + FRAME_SAMPLES_8K));
+    this.carry = data.slice(offset);
+  }
+
+  protected invalid(error: Error) {
+    this.invalidMessages++;
+    this.emit('invalid', error);
+  }
+
+  protected farEndStopped(reason: string) {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.emit('stop', reason);
+  }
+
+  get closed() {
+    return this.closing || this.stopped;
+  }
+}
+
+export interface TwilioStart {
+  streamSid: string;
+  callSid: string;
+  accountSid: string;
+  customParameters: Record<string, string>;
+}
+
+/**
+ * Twilio Media Streams over a WebSocket. `started` resolves with the `start`
+ * message (the route checks `customParameters.token` before building a
+ * session); audio before it has no stream to belong to and is ignored.
+ */
+export class TwilioTransport extends BaseTransport implements Transport {
+  readonly kind = 'twilio' as const;
+  readonly started: Promise<TwilioStart>;
+  private streamSid: string | null = null;
+  private resolveStart!: (start: TwilioStart) => void;
+  private rejectStart!: (error: Error) => void;
+
+  constructor(private readonly socket: SocketLike) {
+    super();
+    this.started = new Promise((resolve, reject) => {
+      this.resolveStart = resolve;
+      this.rejectStart = reject;
+    });
+    this.started.catch(() => {});
+    socket.on('message', (data: unknown, isBinary?: boolean) => this.onMessage(data, isBinary === true));
+    socket.on('close', () => {
+      this.rejectStart(new Error('socket closed before start'));
+      this.farEndStopped('socket_closed');
+    });
+  }
+
+  private onMessage(data: unknown, isBinary: boolean) {
+    if (isBinary) return this.invalid(new TwilioMessageError('binary frame'));
+    let message: TwilioInbound;
+    try {
+      message = parseTwilioMessage(typeof data === 'string' ? data : Buffer.from(data as Buffer).toString('utf8'));
+    } catch (error) {
+      return this.invalid(error as Error);
+    }
+    switch (message.event) {
+      case 'connected':
+        return;
+      case 'start':
+        if (this.streamSid) return this.invalid(new TwilioMessageError('second start'));
+        this.streamSid = message.streamSid;
+        return this.resolveStart({ streamSid: message.streamSid, callSid: message.callSid, accountSid: message.accountSid, customParameters: message.customParameters });
+      case 'media':
+        if (!this.streamSid || message.streamSid !== this.streamSid) return this.invalid(new TwilioMessageError('media for another stream'));
+        if (message.track !== 'inbound') return;
+        return this.pushCallerAudio(mulawToPcm(message.payload));
+      case 'mark':
+        if (message.streamSid !== this.streamSid) return this.invalid(new TwilioMessageError('mark for another stream'));
+        return this.emit('mark', message.name);
+      case 'dtmf':
+        return this.emit('dtmf', message.digit);
+      case 'stop':
+        return this.farEndStopped('stream_stopped');
+    }
+  }
+
+  sendAudio(frame: Int16Array) {
+    if (this.streamSid && !this.closed) this.socket.send(formatMedia(this.streamSid, pcmToMulaw(frame)));
+  }
+
+  sendMark(name: string) {
+    if (this.streamSid && !this.closed) this.socket.send(formatMark(this.streamSid, name));
+  }
+
+  sendClear() {
+    if (this.streamSid && !this.closed) this.socket.send(formatClear(this.streamSid));
+  }
+
+  notify() {}
+
+  close(_reason: string) {
+    if (this.closing) return;
+    this.closing = true;
+    this.socket.close(1000, 'call ended');
+  }
+}
+
+export interface WebAudioFormat {
+  encoding: 'pcm16le';
+  sampleRate: number;
+  frameMs: 20;
+}
+
+export const WEB_AUDIO_FORMAT: WebAudioFormat = { encoding: 'pcm16le', sampleRate: 16000, frameMs: 20 };
+
+/**
+ * A browser call (DESIGN "Calls from a browser"): binary PCM16LE frames at the
+ * announced rate both ways, JSON text for marks, DTMF, hang-up, transcript,
+ * tool calls and the end.
+ */
+export class WebTransport extends BaseTransport implements Transport {
+  readonly kind = 'web' as const;
+  private readonly bytesPerFrame: number;
+
+  constructor(
+    private readonly socket: SocketLike,
+    private readonly format: WebAudioFormat = WEB_AUDIO_FORMAT,
+  ) {
+    super();
+    this.bytesPerFrame = (format.sampleRate / 1000) * format.frameMs * 2;
+    socket.on('message', (data: unknown, isBinary?: boolean) => this.onMessage(data, isBinary));
+    socket.on('close', () => this.farEndStopped('socket_closed'));
+  }
+
+  private onMessage(data: unknown, isBinary: boolean | undefined) {
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+    const binary = isBinary ?? typeof data !== 'string';
+    if (binary) {
+      if (bytes.length === 0 || bytes.length % this.bytesPerFrame !== 0) return this.invalid(new Error(`audio must be whole ${this.format.frameMs} ms frames of ${this.bytesPerFrame} bytes`));
+      const samples = new Int16Array(bytes.length / 2);
+      for (let i = 0; i < samples.length; i++) samples[i] = bytes.readInt16LE(i * 2);
+      return this.pushCallerAudio(resample(samples, this.format.sampleRate, 8000));
+    }
+    let message: unknown;
+    try {
+      message = JSON.parse(bytes.toString('utf8'));
+    } catch {
+      return this.invalid(new Error('not JSON'));
+    }
+    const m = message as { type?: unknown; name?: unknown; digit?: unknown };
+    if (m && m.type === 'mark' && typeof m.name === 'string') return this.emit('mark', m.name);
+    if (m && m.type === 'dtmf' && typeof m.digit === 'string' && /^[0-9*#A-D]$/.test(m.digit)) return this.emit('dtmf', m.digit);
+    if (m && m.type === 'hangup') return this.farEndStopped('caller_hung_up');
+    return this.invalid(new Error('unknown message'));
+  }
+
+  sendAudio(frame: Int16Array) {
+    if (this.closed) return;
+    const samples = resample(frame, 8000, this.format.sampleRate);
+    const out = Buffer.alloc(samples.length * 2);
+    for (let i = 0; i < samples.length; i++) out.writeInt16LE(samples[i]!, i * 2);
+    this.socket.send(out);
+  }
+
+  sendMark(name: string) {
+    if (!this.closed) this.socket.send(JSON.stringify({ type: 'mark', name }));
+  }
+
+  sendClear() {
+    if (!this.closed) this.socket.send(JSON.stringify({ type: 'clear' }));
+  }
+
+  notify(notice: TransportNotice) {
+    if (!this.closed) this.socket.send(JSON.stringify(notice));
+  }
+
+  close(reason: string) {
+    if (this.closing) return;
+    const wasStopped = this.closed;
+    this.closing = true;
+    if (!wasStopped) this.socket.send(JSON.stringify({ type: 'ended', reason }));
+    this.socket.close(1000, reason.slice(0, 100));
+  }
+}

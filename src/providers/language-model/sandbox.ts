@@ -1,0 +1,143 @@
+// The sandbox dialogue engine (DESIGN "Voice agent"): a deterministic stand-in
+// for a language model, keyed on the caller's last words, answering through
+// the same tools as a real model (so its tool calls are recorded the same
+// way). Labelled sandbox. The session speaks the agent's firstMessage itself.
+//   goodbye / bye / that's all    → says goodbye, calls end_call
+//   a person / human / agent …     → says it transfers, calls transfer_to_human
+//   meeting / appointment / book … → check_availability, then book_meeting on the first slot, confirms
+//   hello / hi / who is this       → greets
+//   a question (what/when/where/how …, "?", "opening hours", "tell me") → search_knowledge, quotes the
+//                                    top match's sentence sharing most words with the question
+//   anything else                  → asks to rephrase
+import type { ChatMessage, ChatToolCall, CompletionRequest, LanguageModel, ModelDelta } from './interface.js';
+
+export interface SandboxDialogueOptions {
+  /** Who the agent says it is when greeted. */
+  agentName?: string;
+}
+
+const STOP_WORDS = new Set(['the', 'and', 'you', 'your', 'are', 'can', 'could', 'tell', 'please', 'what', 'when', 'where', 'how', 'why', 'who', 'which', 'does', 'for', 'with', 'about', 'this', 'that', 'have', 'has', 'there', 'is', 'me', 'my', 'our', 'its', 'it', 'do', 'of', 'to', 'in', 'on', 'at', 'a', 'an', 'be', 'would', 'like', 'know', 'want', 'i']);
+
+function words(text: string): string[] {
+  return text.toLowerCase().match(/[a-z0-9']+/g) ?? [];
+}
+
+/** Crude stem: the first four letters ("opening" and "open", "parking" and "park" meet). */
+function stem(word: string) {
+  return word.slice(0, 4);
+}
+
+export function mostRelevantSentence(text: string, question: string): string {
+  const sentences = text.split(/(?<=[.!?])\s+/).map((s) => s.trim()).filter(Boolean);
+  if (!sentences.length) return text.trim();
+  const wanted = new Set(words(question).filter((w) => w.length >= 3 && !STOP_WORDS.has(w)).map(stem));
+  let best = sentences[0]!;
+  let bestScore = -1;
+  for (const sentence of sentences) {
+    const have = new Set(words(sentence).map(stem));
+    let score = 0;
+    for (const w of wanted) if (have.has(w)) score++;
+    if (score > bestScore) {
+      best = sentence;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+export function describeSlot(iso: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const day = new Intl.DateTimeFormat('en-GB', { weekday: 'long', day: 'numeric', month: 'long', timeZone: 'UTC' }).format(date);
+  const time = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hour12: false, timeZone: 'UTC' }).format(date);
+  return `${day} at ${time} UTC`;
+}
+
+type Intent = 'goodbye' | 'transfer' | 'meeting' | 'greeting' | 'question' | 'unknown';
+
+export function classify(utterance: string): Intent {
+  const t = utterance.toLowerCase().trim();
+  if (/\b(good ?bye|bye|that'?s all|hang up)\b/.test(t)) return 'goodbye';
+  if (/\b(person|human|agent|someone|somebody|representative|operator|colleague)\b/.test(t)) return 'transfer';
+  if (/\b(meeting|appointment|booking|book|schedule|reserve|reservation)\b/.test(t)) return 'meeting';
+  if (/^(hello|hi|hey|good (morning|afternoon|evening))\b/.test(t) || /\bwho is (this|that|speaking)\b/.test(t)) return 'greeting';
+  if (/\?\s*$/.test(t) || /^(what|when|where|how|why|who|which|can|could|do|does|is|are|will|would)\b/.test(t) || /\b(opening hours|tell me|i want to know|i'd like to know)\b/.test(t)) return 'question';
+  return 'unknown';
+}
+
+export class SandboxDialogue implements LanguageModel {
+  readonly name = 'sandbox';
+  readonly sandbox = true;
+
+  constructor(private readonly options: SandboxDialogueOptions = {}) {}
+
+  async *complete(request: CompletionRequest): AsyncIterable<ModelDelta> {
+    const { messages, signal } = request;
+    const last = messages[messages.length - 1];
+    const callId = `sandbox_call_${messages.length}`;
+    const say = (text: string): ModelDelta[] => text.split(/(?<= )/).map((w) => ({ type: 'text', text: w }) as ModelDelta);
+    const call = (name: string, args: Record<string, unknown>): ModelDelta => ({ type: 'tool_call', call: { id: callId, type: 'function', function: { name, arguments: JSON.stringify(args) } } });
+    let out: ModelDelta[];
+    if (last?.role === 'tool') out = this.afterTool(messages, last, say, call);
+    else if (last?.role === 'user') out = this.answer(last.content, say, call);
+    else out = say("Hello, how can I help you?");
+    for (const delta of out) {
+      if (signal.aborted) throw signal.reason;
+      yield delta;
+    }
+    yield { type: 'done', finishReason: out.some((d) => d.type === 'tool_call') ? 'tool_calls' : 'stop' };
+  }
+
+  private answer(utterance: string, say: (t: string) => ModelDelta[], call: (n: string, a: Record<string, unknown>) => ModelDelta): ModelDelta[] {
+    switch (classify(utterance)) {
+      case 'goodbye':
+        return [...say('Thank you for calling. Goodbye!'), call('end_call', {})];
+      case 'transfer':
+        return [...say('Of course, let me put you through to a colleague.'), call('transfer_to_human', {})];
+      case 'meeting': {
+        const date = utterance.match(/\b\d{4}-\d{2}-\d{2}\b/)?.[0];
+        return [...say('Let me check the calendar.'), call('check_availability', date ? { date } : {})];
+      }
+      case 'greeting':
+        return say(`Hello! This is ${this.options.agentName ?? 'the virtual assistant'}. How can I help you today?`);
+      case 'question':
+        return [call('search_knowledge', { query: utterance.replace(/[?!.]+$/, '').trim() })];
+      default:
+        return say("Sorry, I didn't catch that. Could you say it another way?");
+    }
+  }
+
+  private afterTool(messages: ChatMessage[], last: Extract<ChatMessage, { role: 'tool' }>, say: (t: string) => ModelDelta[], call: (n: string, a: Record<string, unknown>) => ModelDelta): ModelDelta[] {
+    const toolCall = messages
+      .flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []) : []))
+      .find((c: ChatToolCall) => c.id === last.tool_call_id);
+    let result: Record<string, unknown> = {};
+    try {
+      result = JSON.parse(last.content) as Record<string, unknown>;
+    } catch {
+      /* a result that is not JSON reads as empty */
+    }
+    const failed = typeof result.error === 'string';
+    switch (toolCall?.function.name) {
+      case 'search_knowledge': {
+        const matches = Array.isArray(result.matches) ? (result.matches as Array<{ text?: unknown }>) : [];
+        const top = matches.find((m) => typeof m.text === 'string');
+        if (failed || !top) return say("I'm sorry, I don't have information about that.");
+        const question = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+        return say(mostRelevantSentence(top.text as string, question));
+      }
+      case 'check_availability': {
+        const slots = Array.isArray(result.slots) ? result.slots.filter((s): s is string => typeof s === 'string') : [];
+        if (failed || !slots.length) return say("I'm sorry, there are no open slots at the moment.");
+        return [...say(`The first open slot is ${describeSlot(slots[0]!)}. I'll book it for you.`), call('book_meeting', { start: slots[0] })];
+      }
+      case 'book_meeting':
+        if (failed || result.booked === false) return say("I'm sorry, I couldn't book that slot.");
+        return say(`You're booked for ${describeSlot(String(result.start ?? ''))}. Is there anything else I can help with?`);
+      case 'transfer_to_human':
+        return failed || result.ok === false ? say("I'm sorry, nobody is available to take your call right now.") : [];
+      default:
+        return [];
+    }
+  }
+}

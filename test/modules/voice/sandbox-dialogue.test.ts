@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { classify, mostRelevantSentence, SandboxDialogue } from '../../../src/providers/language-model/sandbox.js';
+import type { ChatMessage, ModelDelta } from '../../../src/providers/language-model/interface.js';
+import { ToolRegistry } from '../../../src/modules/voice/tools.js';
+
+async function answer(model: SandboxDialogue, messages: ChatMessage[]) {
+  const deltas: ModelDelta[] = [];
+  for await (const d of model.complete({ messages, tools: [], signal: new AbortController().signal })) deltas.push(d);
+  const text = deltas.flatMap((d) => (d.type === 'text' ? [d.text] : [])).join('');
+  const calls = deltas.flatMap((d) => (d.type === 'tool_call' ? [d.call] : []));
+  return { text, calls };
+}
+
+/** Runs the engine like a reply does: tool calls through the registry, results fed back, until text without calls. */
+async function converse(utterance: string) {
+  const model = new SandboxDialogue({ agentName: 'Ada' });
+  const executed: Array<{ name: string; args: unknown; result: unknown }> = [];
+  const tools = new ToolRegistry({
+    searchKnowledge: async () => [{ text: 'Welcome to the shop. Our opening hours are nine to five on weekdays. Parking is free.' }, { text: 'Other.' }],
+    checkAvailability: async () => ['2026-12-01T10:00:00Z', '2026-12-01T11:00:00Z'],
+    bookMeeting: async (i) => ({ booked: true, start: i.start }),
+    transferToHuman: async () => ({ ok: true, name: 'Sam' }),
+    endCall: () => {},
+  });
+  const messages: ChatMessage[] = [{ role: 'system', content: 'S' }, { role: 'user', content: utterance }];
+  const said: string[] = [];
+  for (let round = 0; round < 5; round++) {
+    const { text, calls } = await answer(model, messages);
+    if (text) said.push(text);
+    if (!calls.length) break;
+    messages.push({ role: 'assistant', content: text || null, tool_calls: calls });
+    for (const call of calls) {
+      const { arguments: args, result } = await tools.call(call.function.name, call.function.arguments, new AbortController().signal);
+      executed.push({ name: call.function.name, args, result });
+      messages.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(result) });
+    }
+  }
+  return { said, executed };
+}
+
+describe('sandbox dialogue engine', () => {
+  it('is labelled sandbox', () => {
+    const model = new SandboxDialogue();
+    expect(model.sandbox).toBe(true);
+    expect(model.name).toBe('sandbox');
+  });
+
+  it.each([
+    ['Hello, who is this?', 'greeting'],
+    ['Can you tell me your opening hours please?', 'question'],
+    ['I would like to book a meeting for next Tuesday.', 'meeting'],
+    ['Can I speak to a real person?', 'transfer'],
+    ['No thank you, goodbye.', 'goodbye'],
+    ['(speech not recognised)', 'unknown'],
+    ['banana', 'unknown'],
+  ])('%s → %s', (utterance, intent) => {
+    expect(classify(utterance)).toBe(intent);
+  });
+
+  it('greets', async () => {
+    expect(await converse('Hello, who is this?')).toEqual({ said: ['Hello! This is Ada. How can I help you today?'], executed: [] });
+  });
+
+  it('answers a question from the top knowledge match, quoting its most relevant sentence', async () => {
+    const { said, executed } = await converse('Can you tell me your opening hours please?');
+    expect(executed.map((e) => e.name)).toEqual(['search_knowledge']);
+    expect(executed[0]!.args).toEqual({ query: 'Can you tell me your opening hours please' });
+    expect(said).toEqual(['Our opening hours are nine to five on weekdays.']);
+  });
+
+  it('offers and books the first slot when asked for a meeting', async () => {
+    const { said, executed } = await converse('I would like to book a meeting for next Tuesday.');
+    expect(executed.map((e) => [e.name, e.args])).toEqual([
+      ['check_availability', {}],
+      ['book_meeting', { start: '2026-12-01T10:00:00Z' }],
+    ]);
+    expect(said).toEqual(['Let me check the calendar.', 'The first open slot is Tuesday 1 December at 10:00 UTC. I\'ll book it for you.', "You're booked for Tuesday 1 December at 10:00 UTC. Is there anything else I can help with?"]);
+  });
+
+  it('transfers when asked for a person, and says goodbye then ends the call', async () => {
+    const transfer = await converse('Can I talk to a human please');
+    expect(transfer.executed.map((e) => e.name)).toEqual(['transfer_to_human']);
+    expect(transfer.said).toEqual(['Of course, let me put you through to a colleague.']);
+    const bye = await converse('No thank you, goodbye.');
+    expect(bye.executed.map((e) => e.name)).toEqual(['end_call']);
+    expect(bye.said).toEqual(['Thank you for calling. Goodbye!']);
+  });
+
+  it('asks to rephrase what it does not understand', async () => {
+    expect((await converse('(speech not recognised)')).said).toEqual(["Sorry, I didn't catch that. Could you say it another way?"]);
+  });
+
+  it('picks the sentence sharing most words with the question', () => {
+    expect(mostRelevantSentence('We are a shop. Parking is free behind the store. Opening hours are 9 to 5.', 'where can I park?')).toBe('Parking is free behind the store.');
+  });
+});

