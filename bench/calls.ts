@@ -87,6 +87,11 @@ async function main() {
       if (res.statusCode !== 200) throw new Error(`register: ${res.statusCode} ${res.body}`);
       const { auth, token } = res.json();
       await app.services.users.update(auth.id, { phone_verified: 1 });
+      // Calls cost money: $5 of prepaid credit through the sandbox checkout, as a customer pays.
+      const topUp = await app.inject({ method: 'POST', url: '/api/credits/add?amount=5', headers: { authorization: `Bearer ${token}` } });
+      if (topUp.statusCode !== 200) throw new Error(`top-up: ${topUp.statusCode} ${topUp.body}`);
+      const paid = await app.inject({ method: 'POST', url: new URL(topUp.json().url).pathname });
+      if (paid.statusCode !== 200) throw new Error(`sandbox checkout: ${paid.statusCode} ${paid.body}`);
       const secret = (await webhooks.getSecret(auth.id)).secret;
       // A caller has a root already (its registered server signs call requests); the call record goes into its calls store.
       await app.services.data.root.getRoot(auth.id);

@@ -136,6 +136,12 @@ export interface BillingSettings {
   topupDefaultUsd: number;
   /** How long GET /api/credits may answer from this instance's memory (spec 8: 60 s). */
   balanceCacheMs: number;
+  /** Calls one user may have under way at once (CALL_CONCURRENCY_PER_USER); a plan's `callConcurrency` may raise it. */
+  callConcurrencyPerUser: number;
+  /** The longest call (CALL_MAX_SECONDS): its hold covers this many seconds when the balance allows. */
+  callMaxSeconds: number;
+  /** Price of one SMS segment in ten-thousandths of a dollar (SMS_PRICE_USD, e.g. 0.0079 → 79). */
+  smsSegmentPrice: number;
 }
 
 /** Knowledge bases (spec 4.15, 8); see docs/decisions/knowledge.md. */
@@ -418,6 +424,11 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   if (!/^\d+(\.\d{1,2})?$/.test(leadPriceRaw) || leadPriceCents < 1 || leadPriceCents > 100_000) {
     problems.push(`LEAD_PRICE_USD must be an amount in USD from 0.01 to 1000 with at most two decimals (got "${leadPriceRaw}")`);
   }
+  const smsPriceRaw = str('SMS_PRICE_USD', '0.0079');
+  const smsSegmentPrice = Math.round(Number(smsPriceRaw) * 10_000);
+  if (!/^\d+(\.\d{1,4})?$/.test(smsPriceRaw) || smsSegmentPrice < 1 || smsSegmentPrice > 100_000) {
+    problems.push(`SMS_PRICE_USD must be an amount in USD from 0.0001 to 10 with at most four decimals (got "${smsPriceRaw}")`);
+  }
   const audioUrl = opt('AUDIO_SERVER_URL');
   const audioSecret = opt('AUDIO_SERVER_SECRET');
   if (audioUrl) url('AUDIO_SERVER_URL', audioUrl, ['http:', 'https:']);
@@ -486,6 +497,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       voicePricingFile: dataFile('VOICE_PRICING_FILE'),
       topupDefaultUsd,
       balanceCacheMs: 60_000,
+      callConcurrencyPerUser: int('CALL_CONCURRENCY_PER_USER', 5, 1, 10_000),
+      callMaxSeconds: int('CALL_MAX_SECONDS', 3600, 60, 7200),
+      smsSegmentPrice: Number.isFinite(smsSegmentPrice) ? smsSegmentPrice : 79,
     },
     elevenlabs: elevenlabsKey ? { apiKey: elevenlabsKey, apiBase: elevenlabsBase } : null,
     calendly: calendlyBaseRaw || nodeEnv === 'production' ? { apiBase: calendlyBase } : null,

@@ -11,7 +11,7 @@ import type { AuthContext } from './http/auth.js';
 import { CredentialCache } from './modules/auth/credential-cache.js';
 import { createDataServices } from './modules/data/create-services.js';
 import { createBillingServices } from './modules/billing/create-services.js';
-import { loadCatalog } from './modules/billing/catalog.js';
+import { type Catalog, loadCatalog } from './modules/billing/catalog.js';
 import { createPersonaServices } from './modules/personas/create-services.js';
 import { createIntegrationServices } from './modules/integrations/create-services.js';
 import type { BillingAccount } from './modules/billing/account.js';
@@ -55,6 +55,7 @@ import { createVoiceServices } from './modules/calls/voice-services.js';
 import { createPocketsphinxSpeechToText } from './providers/speech-to-text/pocketsphinx.js';
 import { createVoiceToolServices } from './modules/calls/voice-tools.js';
 import { type VoiceAgentProviders, createVoiceAgentProviders } from './providers/voice-agent.js';
+import { STALLED_AFTER_MS } from './modules/calls/service.js';
 import { createTemporarySessionServices } from './modules/temporary-sessions/create-services.js';
 
 export interface ServiceDeps {
@@ -122,7 +123,7 @@ export function createServices(deps: ServiceDeps) {
   // The caller's billing account (tests may replace it with an in-memory one of the same interface).
   const billingAccount = deps.billing ?? billing.account;
   const knowledge = createKnowledgeServices({ db, dialect: database.dialect, clock, config: config.knowledge, embeddings: createEmbeddingsProvider(config) });
-  const telephony = createTelephonyServices({ db, providers: providers.telephony, billing: billingAccount, data, knowledge: knowledge.lookup, eventRecorder, limiter, clock, publicUrl: config.publicUrl, smsSendPerUser: config.rateLimits.smsSendPerUser, singleUse });
+  const telephony = createTelephonyServices({ db, providers: providers.telephony, billing: billingAccount, data, knowledge: knowledge.lookup, eventRecorder, limiter, clock, publicUrl: config.publicUrl, smsSendPerUser: config.rateLimits.smsSendPerUser, smsSegmentPrice: config.billing.smsSegmentPrice, singleUse });
   const personas = createPersonaServices({ voice: providers.voice, signedPayloads: data.signedPayloads, clock });
   const integrations = createIntegrationServices({ db, scheduling: providers.scheduling, secretBox, clock });
   const connect = createConnectServices({ db, dialect: database.dialect, data, connector: providers.connector, billing: billingAccount, clock, config: config.connector });
@@ -145,7 +146,7 @@ export function createServices(deps: ServiceDeps) {
   });
   // The built-in voice agent carries calls when Twilio can place them, unless an external audio server is configured.
   if (voice.carrier && !config.audio.url && !deps.providers?.audio) providers.audio = voice.carrier;
-  const calls = createCallServices({ db, dialect: database.dialect, eventRecorder, webhooks: webhooks.webhooks, audio: providers.audio, data, usage: billingAccount, clock, audioSecret, publicUrl: config.publicUrl });
+  const calls = createCallServices({ db, dialect: database.dialect, eventRecorder, webhooks: webhooks.webhooks, audio: providers.audio, data, billing: billingAccount, pricing: callPricing(config, billingCatalog), clock, audioSecret, publicUrl: config.publicUrl });
   const callSessions = createCallSessionServices({ signedPayloads: data.signedPayloads, calls: calls.calls, numbers: telephony.numbers, knowledge: knowledge.knowledge, integrations: integrations.integrations, personas: personas.personas, webhooks: webhooks.webhooks });
   const temporarySessions = createTemporarySessionServices({
     db,
@@ -179,6 +180,8 @@ export function createServices(deps: ServiceDeps) {
       abandonedCalls: async () => void (await calls.calls.finishAbandoned()),
       // Calls whose audio server went quiet (a sandbox call whose process stopped) end as failed.
       stalledCalls: async () => void (await calls.calls.failStalled()),
+      // Charges whose call was never recorded (a start cut off, or an authorizeCall nobody settled) after the longest call.
+      orphanCallCharges: async () => void (await calls.charges?.closeOrphans(STALLED_AFTER_MS + config.billing.callMaxSeconds * 1000)),
       // After abandonedCalls: a call it just finished gets its summary in the same pass.
       temporarySessions: (now) => temporarySessions.temporary.housekeep(now),
     },
@@ -189,3 +192,13 @@ export function createServices(deps: ServiceDeps) {
 }
 
 export type Services = ReturnType<typeof createServices>;
+
+/** What calls cost: the voice pricing data, the concurrency limit (a plan may raise it) and the longest call. */
+function callPricing(config: Config, catalog: Catalog) {
+  const { callConcurrencyPerUser, callMaxSeconds } = config.billing;
+  return {
+    rate: (country: string, direction: 'inbound' | 'outbound') => catalog.voiceRate(country, direction),
+    concurrencyLimit: (planKey: string | null) => Math.max(callConcurrencyPerUser, (planKey ? catalog.plan(planKey)?.callConcurrency : undefined) ?? 0),
+    defaultMaxSeconds: callMaxSeconds,
+  };
+}

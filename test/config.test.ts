@@ -42,6 +42,16 @@ describe('loadConfig', () => {
   });
 });
 
+describe('charges for calls and SMS', () => {
+  it('defaults: 5 calls at once, an hour at most, $0.0079 an SMS segment; each is checked', () => {
+    expect(loadConfig({}, '/srv').billing).toMatchObject({ callConcurrencyPerUser: 5, callMaxSeconds: 3600, smsSegmentPrice: 79 });
+    expect(loadConfig({ CALL_CONCURRENCY_PER_USER: '12', CALL_MAX_SECONDS: '600', SMS_PRICE_USD: '0.04' }, '/srv').billing).toMatchObject({ callConcurrencyPerUser: 12, callMaxSeconds: 600, smsSegmentPrice: 400 });
+    expect(problemsOf({ CALL_CONCURRENCY_PER_USER: '0' })[0]).toMatch(/CALL_CONCURRENCY_PER_USER/);
+    expect(problemsOf({ CALL_MAX_SECONDS: '10' })[0]).toMatch(/CALL_MAX_SECONDS/);
+    for (const bad of ['free', '0', '0.00001', '-1', '11']) expect(problemsOf({ SMS_PRICE_USD: bad })[0]).toMatch(/SMS_PRICE_USD/);
+  });
+});
+
 describe('start-up (src/main.ts)', () => {
   const run = (env: Record<string, string>) => {
     const dir = mkdtempSync(join(tmpdir(), 'wsapi-main-'));

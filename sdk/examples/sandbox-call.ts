@@ -32,6 +32,10 @@ const json = async (path: string, init: { method?: string; body?: string } = {})
 const offers = (await json('/api/phone-numbers/search/sandbox?country=US&type=local')).body as unknown as Array<{ phoneNumber: string; capabilities: { voice: boolean }; addressRequirements: string; price: { jwt: string } }>;
 const offer = offers.find((o) => o.capabilities.voice && o.addressRequirements === 'none');
 if (!offer) throw new Error('the sandbox offered no voice-capable number');
+// Calls cost money (plan allowance or prepaid balance): $5 of credit, paid on the sandbox checkout page.
+const topUp = await json('/api/credits/add?amount=5', { method: 'POST', body: '{}' });
+if (topUp.status !== 200) throw new Error(`top-up failed: ${topUp.status} ${JSON.stringify(topUp.body)}`);
+await client.http.send(`${baseUrl}${new URL(topUp.body.url).pathname}`, { method: 'POST' });
 let bought = await json('/api/phone-numbers', { method: 'PUT', body: JSON.stringify({ jwt: offer.price.jwt }) });
 if (bought.status === 409 && bought.body.code === 'payment_method_required') {
   await client.http.send(`${baseUrl}${new URL(bought.body.checkoutUrl).pathname}`, { method: 'POST' });

@@ -445,7 +445,7 @@ export interface paths {
     get: operations["listSms"];
     /**
      * Send an SMS from one of your numbers
-     * @description The sender must be your number and able to send SMS (404 / 409 otherwise); `to` in E.164; body 1–1,600 characters; at most 60 messages a minute per user (429). The answer mirrors the provider's; delivery updates arrive at the service (`sms_status` events, GET /api/sms/messages/{id}). Send an `Idempotency-Key` to retry without sending twice.
+     * @description The sender must be your number and able to send SMS (404 / 409 otherwise); `to` in E.164; body 1–1,600 characters; at most 60 messages a minute per user (429). Each message costs `SMS_PRICE_USD` per segment (160 GSM-7 / 70 UCS-2 characters; 153 / 67 each when split), rounded up to the next cent, held from your prepaid balance before it is sent (402 `insufficient_funds` when the balance does not cover it: nothing is sent), kept when it reaches `sent` or `delivered`, returned when it fails first. The answer mirrors the provider's; delivery updates arrive at the service (`sms_status` events, GET /api/sms/messages/{id}). Send an `Idempotency-Key` to retry without sending twice.
      */
     post: operations["sendSms"];
   };
@@ -582,7 +582,7 @@ export interface paths {
   "/api/session/call": {
     /**
      * Start a call from a payload signed by your server
-     * @description Verifies `jwt` with the public key of your registered server `server` and consumes its `jti`, then assembles the call: a system prompt from the agent, the prompt or pathway and the contact's fields; the voice of the agent's persona (default `local-amy`); a `search_knowledge` tool for `knowledgeBase`; the functions of each integration. It is placed from `phoneNumberId` (one of your voice-capable numbers; default your first one) and handed to the audio server. Answers 204 with the session id in `X-Session-Id`: follow it with `GET /api/events/call_status?session_id=<id>`; `webhook` receives the same `call_status` payloads signed with the secret of GET /api/webhooks/secret. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned or for another use; 400 `invalid_input` for an ill-formed payload (its jti stays unused); 404 for a server, number, knowledge base, integration or persona that is not yours; 409 when you have no voice-capable number; 502 when the audio server refuses the call. Send an `Idempotency-Key` to retry safely.
+     * @description Verifies `jwt` with the public key of your registered server `server` and consumes its `jti`, then assembles the call: a system prompt from the agent, the prompt or pathway and the contact's fields; the voice of the agent's persona (default `local-amy`); a `search_knowledge` tool for `knowledgeBase`; the functions of each integration. It is placed from `phoneNumberId` (one of your voice-capable numbers; default your first one) and handed to the audio server. Answers 204 with the session id in `X-Session-Id`: follow it with `GET /api/events/call_status?session_id=<id>`; `webhook` receives the same `call_status` payloads signed with the secret of GET /api/webhooks/secret. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned or for another use; 400 `invalid_input` for an ill-formed payload (its jti stays unused); 404 for a server, number, knowledge base, integration or persona that is not yours; 409 when you have no voice-capable number; 402 `insufficient_funds` when your plan has no outbound allowance left and your prepaid balance does not cover one minute at the destination's rate (GET /api/pricing/voice-countries); 429 `concurrency_limit` when as many calls as your account may have at once are under way (`CALL_CONCURRENCY_PER_USER`, or your plan's); 400 `unsupported_destination` for a country that is not priced; 502 when the audio server refuses the call (its hold is returned). Charges: a hold for the call's longest duration (`CALL_MAX_SECONDS`, or less when your balance covers less; the audio server ends the call then) less your remaining allowance; at the end seconds come from the allowance first, the rest is charged per started minute rounded up to the next cent, and the hold is settled once. Send an `Idempotency-Key` to retry safely.
      */
     post: operations["startCallSession"];
   };
@@ -6554,6 +6554,14 @@ export interface operations {
                   /** Format: date-time */
                   at: string;
                 })[];
+              /** @description Segments the body is sent as: 160 GSM-7 characters (70 for other text, UCS-2) in one, 153 (67) each when split */
+              segments: number | null;
+              /** @description SMS_PRICE_USD per segment, rounded up to the next cent: held from your balance at send, kept when the message is sent or delivered, returned when it fails first */
+              price: {
+                amount: number;
+                /** @enum {string} */
+                currency: "usd";
+              } | null;
               /** Format: date-time */
               createdAt: string;
               /** Format: date-time */
@@ -6596,7 +6604,7 @@ export interface operations {
   };
   /**
    * Send an SMS from one of your numbers
-   * @description The sender must be your number and able to send SMS (404 / 409 otherwise); `to` in E.164; body 1–1,600 characters; at most 60 messages a minute per user (429). The answer mirrors the provider's; delivery updates arrive at the service (`sms_status` events, GET /api/sms/messages/{id}). Send an `Idempotency-Key` to retry without sending twice.
+   * @description The sender must be your number and able to send SMS (404 / 409 otherwise); `to` in E.164; body 1–1,600 characters; at most 60 messages a minute per user (429). Each message costs `SMS_PRICE_USD` per segment (160 GSM-7 / 70 UCS-2 characters; 153 / 67 each when split), rounded up to the next cent, held from your prepaid balance before it is sent (402 `insufficient_funds` when the balance does not cover it: nothing is sent), kept when it reaches `sent` or `delivered`, returned when it fails first. The answer mirrors the provider's; delivery updates arrive at the service (`sms_status` events, GET /api/sms/messages/{id}). Send an `Idempotency-Key` to retry without sending twice.
    */
   sendSms: {
     parameters: {
@@ -6648,6 +6656,14 @@ export interface operations {
                 /** Format: date-time */
                 at: string;
               })[];
+            /** @description Segments the body is sent as: 160 GSM-7 characters (70 for other text, UCS-2) in one, 153 (67) each when split */
+            segments: number | null;
+            /** @description SMS_PRICE_USD per segment, rounded up to the next cent: held from your balance at send, kept when the message is sent or delivered, returned when it fails first */
+            price: {
+              amount: number;
+              /** @enum {string} */
+              currency: "usd";
+            } | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -6673,6 +6689,16 @@ export interface operations {
        * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
        */
       401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payment required.
+       *
+       * - `insufficient_funds`: the balance does not cover this
+       */
+      402: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -6793,6 +6819,14 @@ export interface operations {
                 /** Format: date-time */
                 at: string;
               })[];
+            /** @description Segments the body is sent as: 160 GSM-7 characters (70 for other text, UCS-2) in one, 153 (67) each when split */
+            segments: number | null;
+            /** @description SMS_PRICE_USD per segment, rounded up to the next cent: held from your balance at send, kept when the message is sent or delivered, returned when it fails first */
+            price: {
+              amount: number;
+              /** @enum {string} */
+              currency: "usd";
+            } | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -8522,7 +8556,7 @@ export interface operations {
   };
   /**
    * Start a call from a payload signed by your server
-   * @description Verifies `jwt` with the public key of your registered server `server` and consumes its `jti`, then assembles the call: a system prompt from the agent, the prompt or pathway and the contact's fields; the voice of the agent's persona (default `local-amy`); a `search_knowledge` tool for `knowledgeBase`; the functions of each integration. It is placed from `phoneNumberId` (one of your voice-capable numbers; default your first one) and handed to the audio server. Answers 204 with the session id in `X-Session-Id`: follow it with `GET /api/events/call_status?session_id=<id>`; `webhook` receives the same `call_status` payloads signed with the secret of GET /api/webhooks/secret. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned or for another use; 400 `invalid_input` for an ill-formed payload (its jti stays unused); 404 for a server, number, knowledge base, integration or persona that is not yours; 409 when you have no voice-capable number; 502 when the audio server refuses the call. Send an `Idempotency-Key` to retry safely.
+   * @description Verifies `jwt` with the public key of your registered server `server` and consumes its `jti`, then assembles the call: a system prompt from the agent, the prompt or pathway and the contact's fields; the voice of the agent's persona (default `local-amy`); a `search_knowledge` tool for `knowledgeBase`; the functions of each integration. It is placed from `phoneNumberId` (one of your voice-capable numbers; default your first one) and handed to the audio server. Answers 204 with the session id in `X-Session-Id`: follow it with `GET /api/events/call_status?session_id=<id>`; `webhook` receives the same `call_status` payloads signed with the secret of GET /api/webhooks/secret. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned or for another use; 400 `invalid_input` for an ill-formed payload (its jti stays unused); 404 for a server, number, knowledge base, integration or persona that is not yours; 409 when you have no voice-capable number; 402 `insufficient_funds` when your plan has no outbound allowance left and your prepaid balance does not cover one minute at the destination's rate (GET /api/pricing/voice-countries); 429 `concurrency_limit` when as many calls as your account may have at once are under way (`CALL_CONCURRENCY_PER_USER`, or your plan's); 400 `unsupported_destination` for a country that is not priced; 502 when the audio server refuses the call (its hold is returned). Charges: a hold for the call's longest duration (`CALL_MAX_SECONDS`, or less when your balance covers less; the audio server ends the call then) less your remaining allowance; at the end seconds come from the allowance first, the rest is charged per started minute rounded up to the next cent, and the hold is settled once. Send an `Idempotency-Key` to retry safely.
    */
   startCallSession: {
     parameters: {
@@ -8545,7 +8579,7 @@ export interface operations {
         "application/json": {
           /** @description The name of your registered server that signed `jwt` (POST /api/servers) */
           server: string;
-          /** @description Compact JWS (ES256) signed with that server's private key, optionally nested in a compact JWE (ECDH-ES+A256KW, A256GCM, cty "JWT") to the key of GET /api/server (the SDK's signCallRequest builds it). Claims: `use: "call-session"`, `exp` (at most 10 minutes ahead), a single-use `jti`, `agent` `{ name, personaId?, instructions?, firstMessage? }`, `contact` `{ name, phone (E.164), fields? }`, optional `humanAgents` `[{ name, phone }]`, `type: "prompt"` with `prompt`, or `type: "pathway"` with `pathway` `{ name?, steps }`, optional `knowledgeBase` `{ id }`, `integrations` (ids), `phoneNumberId` and `webhook` (URL). */
+          /** @description Compact JWS (ES256) signed with that server's private key, optionally nested in a compact JWE (ECDH-ES+A256KW, A256GCM, cty "JWT") to the key of GET /api/server (the SDK's signCallRequest builds it). Claims: `use: "call-session"` (optional), `exp` (at most 10 minutes ahead), a single-use `jti`, `agent` `{ name, personaId?, instructions?, firstMessage? }`, `contact` `{ name, phone (E.164), fields? }`, optional `humanAgents` `[{ name, phone }]`, `type: "prompt"` with `prompt`, or `type: "pathway"` with `pathway` `{ name?, steps }`, optional `knowledgeBase` `{ id }`, `integrations` (ids), `phoneNumberId` and `webhook` (URL). */
           jwt: string;
         };
       };
@@ -8563,6 +8597,7 @@ export interface operations {
        * @description Bad request.
        *
        * - `invalid_token`: the link or token is invalid, used or expired
+       * - `unsupported_destination`: calls to this country are not offered (GET /api/pricing/voice-countries lists those that are)
        * - `invalid_json`: the body is not valid JSON
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
@@ -8577,6 +8612,16 @@ export interface operations {
        * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
        */
       401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payment required.
+       *
+       * - `insufficient_funds`: the balance does not cover this
+       */
+      402: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -8639,6 +8684,16 @@ export interface operations {
        * - `idempotency_mismatch`: this idempotency key was used with a different request
        */
       422: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Too many requests.
+       *
+       * - `concurrency_limit`: as many calls as the account may have at once are under way (CALL_CONCURRENCY_PER_USER, or the plan's): retry when one ends
+       */
+      429: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };

@@ -7,7 +7,7 @@ import { generateWebhookSecret } from '../../src/lib/standard-webhooks.js';
 import { HttpAudioProvider } from '../../src/providers/audio/http.js';
 import { type TestApp, createTestApp } from '../support/app.js';
 import { type AudioFake, startAudioFake } from '../support/audio-fake.js';
-import { createVerifiedUser } from '../support/factories.js';
+import { createFundedUser } from '../support/factories.js';
 import { assembledCall } from '../modules/calls/support.js';
 import { eventually, stream } from '../modules/events/support.js';
 
@@ -43,7 +43,7 @@ describe('HTTP audio provider', () => {
   });
 
   it('POSTs the signed assembled call; the audio server reports progress back over HTTP, signed, and the stream shows it', async () => {
-    const user = await createVerifiedUser(t);
+    const user = await createFundedUser(t);
     const call = assembledCall();
     const { sessionId } = await t.services.calls.calls.start(user.id, call, null);
     const sse = await stream(t, user.token, `call_status?session_id=${sessionId}`, { headers: { 'last-event-id': '0' } });
@@ -53,7 +53,8 @@ describe('HTTP audio provider', () => {
 
     const request = fake.calls.find((c) => c.body.session_id === sessionId)!;
     expect(request.signatureValid).toBe(true);
-    expect(request.body.call).toEqual(call);
+    // The call goes out with the longest duration its charge allows (CALL_MAX_SECONDS here: $5 covers an hour to the US).
+    expect(request.body.call).toEqual({ ...call, maxDurationSeconds: t.config.billing.callMaxSeconds });
     expect(request.body.progress_url).toBe(`${t.config.publicUrl}/api/webhooks/audio/${sessionId}`);
     expect((await session(sessionId)).provider_call_id).toBe(`ac_${sessionId}`);
 
@@ -66,7 +67,7 @@ describe('HTTP audio provider', () => {
   });
 
   it('over HTTP: a report signed with another secret is 400 and a replayed one changes nothing', async () => {
-    const user = await createVerifiedUser(t);
+    const user = await createFundedUser(t);
     const { sessionId } = await t.services.calls.calls.start(user.id, assembledCall(), null);
     await fake.settled();
     const url = `${t.config.publicUrl}/api/webhooks/audio/${sessionId}`;
@@ -97,12 +98,16 @@ describe('HTTP audio provider', () => {
       // The same through the service of an app whose audio server refuses: the session is failed and says so.
       const other = await createTestApp({ env: { AUDIO_SERVER_URL: refusing.url, AUDIO_SERVER_SECRET: secret } });
       try {
-        const user = await createVerifiedUser(other);
+        const user = await createFundedUser(other);
         await expect(other.services.calls.calls.start(user.id, assembledCall(), null)).rejects.toMatchObject({ code: 'provider_error' });
         const rows = await other.database.db.selectFrom('call_sessions').selectAll().where('user_id', '=', user.id).execute();
         expect(rows.map((r) => r.status)).toEqual(['failed']);
         const payloads = (await other.database.db.selectFrom('events').select('payload').where('user_id', '=', user.id).where('type', '=', 'call_status').execute()).map((r) => JSON.parse(r.payload));
         expect(payloads).toMatchObject([{ session_id: rows[0].id, status: 'failed' }]);
+        // Its hold went back whole, once: nothing was charged for a call that never started.
+        const ledger = (await other.database.db.selectFrom('credit_ledger').selectAll().where('user_id', '=', user.id).orderBy('id').execute()).map((r) => [r.reason, Number(r.cents)]);
+        expect(ledger).toEqual([['topup', 500], ['hold', -84], ['refund', 84]]);
+        expect(await other.services.billing.account.balanceCents(user.id)).toBe(500);
       } finally {
         await other.close();
       }

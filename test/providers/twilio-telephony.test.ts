@@ -14,6 +14,13 @@ beforeAll(async () => {
   fake = await startTwilioFake();
   t = await createTelephonyApp({ config: { twilio: { accountSid: fake.accountSid, authToken: fake.authToken, from: fake.from, apiBase: fake.apiBase } } });
 });
+/** A verified user with $10 of prepaid credit in the in-memory billing account (SMS cost money). */
+const fundedUser = async () => {
+  const user = await createVerifiedUser(t);
+  t.billing.fund(user.id, 1000);
+  return user;
+};
+
 afterAll(async () => {
   await t.close();
   await fake.close();
@@ -78,12 +85,12 @@ describe('TwilioTelephonyProvider', () => {
 
 describe('telephony routes with Twilio', () => {
   it('offers twilio next to the sandbox outside production', async () => {
-    const user = await createVerifiedUser(t);
+    const user = await fundedUser();
     expect((await json(t, 'GET', '/api/phone-numbers/search', user)).json()).toEqual(['twilio', 'sandbox']);
   });
 
   it('buys a regulated number with an address, attaches it (voice URL set), sends SMS, records Twilio’s signed callbacks, detaches and releases', async () => {
-    const user = await createVerifiedUser(t);
+    const user = await fundedUser();
     t.billing.addCard(user.id);
     const address = await json(t, 'PUT', '/api/phone-numbers/address', user, { street: '1 Main', city: 'London', region: 'LDN', postalCode: 'N1 1AA', isoCountry: 'GB' });
     expect(address.statusCode).toBe(200);
@@ -117,7 +124,7 @@ describe('telephony routes with Twilio', () => {
   });
 
   it('a sandbox-signed callback is refused for a Twilio message', async () => {
-    const user = await createVerifiedUser(t);
+    const user = await fundedUser();
     const id = await buyNumber(t, user, (o) => o.capabilities.voice, 'twilio', 'country=US&type=local');
     const sms = (await json(t, 'POST', '/api/sms/messages', user, { phoneNumberId: id, to: '+14155550123', body: 'x' })).json();
     const twilio = (await import('twilio')).default;
@@ -135,7 +142,7 @@ describe('telephony routes with Twilio', () => {
   });
 
   it('subscription failure releases the Twilio number; a failed release leaves it `releasing` for a retried DELETE', async () => {
-    const user = await createVerifiedUser(t);
+    const user = await fundedUser();
     t.billing.addCard(user.id);
     const [offer] = await search(t, user, 'twilio', 'country=US&type=local&contains=4155550203');
     t.billing.failNextStart();
@@ -153,7 +160,7 @@ describe('telephony routes with Twilio', () => {
   });
 
   it('a voice webhook Twilio refuses leaves the number detached (502)', async () => {
-    const user = await createVerifiedUser(t);
+    const user = await fundedUser();
     const id = await buyNumber(t, user, (o) => o.capabilities.voice, 'twilio', 'country=US&type=local');
     const agent = await storeObject(t, user, 'agents');
     const config = (await json(t, 'PUT', '/api/inbound-configurations', user, { name: 'Desk', agent: { id: agent, type: 'agents' }, source: { type: 'manual' } })).json();

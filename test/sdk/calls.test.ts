@@ -7,7 +7,7 @@ import { WorkspaceApiError, WorkspaceClient, signCallRequest } from '../../sdk/s
 import { callConfig } from '../modules/calls/support.js';
 import { runNpx } from './support.js';
 import { type TelephonyTestApp, buyNumber, createTelephonyApp } from '../modules/telephony/helpers.js';
-import { createVerifiedUser } from '../support/factories.js';
+import { createFundedUser, createVerifiedUser } from '../support/factories.js';
 
 let t: TelephonyTestApp;
 beforeAll(async () => {
@@ -29,14 +29,13 @@ async function statusesToCompleted(client: WorkspaceClient, sessionId: string): 
 
 describe('SDK call sessions', () => {
   it('signs a call request, plain and nested, starts it and follows it to completed; a replay is invalid_token', async () => {
-    const user = await createVerifiedUser(t);
+    // Calls cost money: $5 of prepaid credit (sandbox checkout).
+    const user = await createFundedUser(t);
     const client = new WorkspaceClient({ baseUrl: t.publicUrl, token: user.token });
-    // Buy through the sandbox checkout (real billing).
     const offers = (await (await client.http.send(`${t.publicUrl}/api/phone-numbers/search/sandbox?country=US&type=local`)).json()) as Array<{ capabilities: { voice: boolean }; addressRequirements: string; price: { jwt: string } }>;
     const offer = offers.find((o) => o.capabilities.voice && o.addressRequirements === 'none')!;
     const put = () => client.http.send(`${t.publicUrl}/api/phone-numbers`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jwt: offer.price.jwt }) });
-    const first = await put();
-    if (first.status === 409) await client.http.send(`${t.publicUrl}${new URL(((await first.json()) as { checkoutUrl: string }).checkoutUrl).pathname}`, { method: 'POST' });
+    // The top-up's checkout kept the card on file, so the number is bought at once.
     expect((await put()).status).toBe(200);
 
     const server = await client.servers.register({ name: 'sdk-calls', mode: 'generate' });

@@ -40,3 +40,21 @@ export async function createVerifiedUser(t: TestApp, overrides: Record<string, u
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/**
+ * Prepaid credit for a user, through the real top-up route and its sandbox
+ * checkout (as a customer pays): calls and SMS need money or plan allowance.
+ */
+export async function topUp(t: TestApp, user: TestUser, usd = 5): Promise<void> {
+  const res = await t.app.inject({ method: 'POST', url: `/api/credits/add?amount=${usd}`, headers: bearer(user.token) });
+  if (res.statusCode !== 200) throw new Error(`top-up failed: ${res.statusCode} ${res.body}`);
+  const paid = await t.app.inject({ method: 'POST', url: new URL(res.json().url).pathname });
+  if (paid.statusCode !== 200) throw new Error(`sandbox checkout failed: ${paid.statusCode} ${paid.body}`);
+}
+
+/** A verified user with prepaid credit (default $5), who may place calls and send SMS. */
+export async function createFundedUser(t: TestApp, usd = 5, overrides: Record<string, unknown> = {}): Promise<TestUser> {
+  const user = await createVerifiedUser(t, overrides);
+  await topUp(t, user, usd);
+  return user;
+}

@@ -17,6 +17,8 @@ export interface PlanDefinition {
   included: Record<UsageKind, number>;
   /** A recurring price created at Stripe for this plan; without it the Stripe adapter finds or creates one by lookup key. */
   stripePriceId?: string;
+  /** Calls under way at once on this plan, when more than CALL_CONCURRENCY_PER_USER. */
+  callConcurrency?: number;
 }
 
 export interface Plan extends PlanDefinition {
@@ -70,6 +72,9 @@ export function checkPlans(value: unknown, source: string): Plan[] {
     if (p.stripePriceId !== undefined && (typeof p.stripePriceId !== 'string' || !p.stripePriceId.startsWith('price_'))) {
       throw new CatalogError(`${where}: stripePriceId must be a Stripe price id (price_…)`);
     }
+    if (p.callConcurrency !== undefined && !(Number.isInteger(p.callConcurrency) && p.callConcurrency >= 1 && p.callConcurrency <= 10_000)) {
+      throw new CatalogError(`${where}: callConcurrency must be a whole number from 1 to 10000`);
+    }
     return {
       key: p.key,
       name: typeof p.name === 'string' && p.name ? p.name : p.key,
@@ -77,6 +82,7 @@ export function checkPlans(value: unknown, source: string): Plan[] {
       monthlyCents,
       included: Object.fromEntries(usageKinds.map((k) => [k, included[k] as number])) as Record<UsageKind, number>,
       ...(p.stripePriceId ? { stripePriceId: p.stripePriceId } : {}),
+      ...(p.callConcurrency !== undefined ? { callConcurrency: p.callConcurrency } : {}),
     };
   });
 }
@@ -99,6 +105,8 @@ export interface Catalog {
   plans: Plan[];
   voiceRates: VoiceRateDefinition[];
   plan(key: string): Plan | undefined;
+  /** Per-minute rate of a country and direction in ten-thousandths of a dollar; null when the country is not priced. */
+  voiceRate(country: string, direction: 'inbound' | 'outbound'): number | null;
 }
 
 export function loadCatalog(files: { plansFile: string | null; voicePricingFile: string | null }): Catalog {
@@ -107,5 +115,6 @@ export function loadCatalog(files: { plansFile: string | null; voicePricingFile:
     ? checkVoiceRates(readJson(files.voicePricingFile, 'VOICE_PRICING_FILE'), 'VOICE_PRICING_FILE')
     : checkVoiceRates(defaultVoiceRates, 'built-in voice rates');
   const byKey = new Map(plans.map((p) => [p.key, p]));
-  return { plans, voiceRates, plan: (key) => byKey.get(key) };
+  const rates = new Map(voiceRates.map((r) => [r.country, r]));
+  return { plans, voiceRates, plan: (key) => byKey.get(key), voiceRate: (country, direction) => rates.get(country)?.[direction] ?? null };
 }

@@ -7,10 +7,11 @@ import type { AudioProvider } from '../../providers/audio/interface.js';
 import type { DataServices } from '../data/create-services.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { WebhookService } from '../webhooks/service.js';
+import { CallChargeStore } from './charge-store.js';
+import { type CallBilling, type CallDirection, CallCharges } from './charges.js';
 import { CallService } from './service.js';
 import { type CallSessionDeps, CallSessionService } from './session-service.js';
 import { CallStore } from './store.js';
-import type { UsageRecorder } from './usage.js';
 
 export interface CallServiceDepsIn {
   db: Kysely<Database>;
@@ -19,18 +20,26 @@ export interface CallServiceDepsIn {
   webhooks: WebhookService;
   audio: AudioProvider;
   data: Pick<DataServices, 'records'>;
-  usage: UsageRecorder | null;
+  /** Billing's account; null: calls are not charged (tests of other parts only). */
+  billing: CallBilling | null;
+  /** What calls cost: voice rates (ten-thousandths of a dollar a minute) and limits. */
+  pricing: {
+    rate: (country: string, direction: CallDirection) => number | null;
+    concurrencyLimit: (planKey: string | null) => number;
+    defaultMaxSeconds: number;
+  };
   clock: Clock;
   audioSecret: string;
   publicUrl: string;
 }
 
 export function createCallServices(deps: CallServiceDepsIn) {
-  const calls = new CallService({ ...deps, store: new CallStore(deps.db, deps.dialect), events: deps.eventRecorder });
+  const charges = deps.billing ? new CallCharges({ store: new CallChargeStore(deps.db, deps.dialect), billing: deps.billing, clock: deps.clock, ...deps.pricing }) : null;
+  const calls = new CallService({ ...deps, charges, store: new CallStore(deps.db, deps.dialect), events: deps.eventRecorder });
   // The in-process audio server reports through the same handler as the webhook route.
   deps.audio.connect?.((sessionId, body, headers) => calls.handleAudioReport(sessionId, body, headers));
   deps.audio.bindReporter?.((sessionId, reportId, progress, extras) => calls.report(sessionId, reportId, progress, extras));
-  return { calls };
+  return { calls, charges };
 }
 
 export type CallServices = ReturnType<typeof createCallServices>;

@@ -18,9 +18,9 @@ import { CALL_STATUSES, FINAL_STATUSES } from '../../providers/audio/interface.j
 import type { DataServices } from '../data/create-services.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { WebhookService } from '../webhooks/service.js';
+import { type CallCharges, type CallDirection, refusalError } from './charges.js';
 import type { CallStore } from './store.js';
 import type { CallSessionsTable } from './tables.js';
-import type { UsageRecorder } from './usage.js';
 
 /** Order of statuses: a report moves a session only forward. `created` is ours, before the audio server's first report. */
 const RANK: Record<string, number> = { created: 0, queued: 1, ringing: 2, in_progress: 3 };
@@ -47,8 +47,8 @@ export interface CallServiceDeps {
   webhooks: WebhookService;
   audio: AudioProvider;
   data: Pick<DataServices, 'records'>;
-  /** Billing's usage counter; null until billing is part of the build (usage is then not recorded). */
-  usage: UsageRecorder | null;
+  /** What calls cost (charges.ts); null: calls are not charged (tests of other parts). */
+  charges: CallCharges | null;
   clock: Clock;
   /** The secret audio reports are verified with. */
   audioSecret: string;
@@ -118,26 +118,44 @@ export class CallService {
 
   /**
    * Records a session for `userId` and hands the assembled call to the audio
-   * server. Progress then arrives through handleAudioReport(). A refused
-   * start ends the session as `failed` (with its event and webhook) and
-   * throws `provider_error`.
+   * server. Progress then arrives through handleAudioReport(). The call is
+   * authorized first (charges.ts: 402 `insufficient_funds`, 429
+   * `concurrency_limit`, 400 `unsupported_destination`) and told its longest
+   * duration, unless it is `free` (temporary test calls: the operator's cost).
+   * A refused start ends the session as `failed` (with its event and webhook;
+   * its hold is returned) and throws `provider_error`.
    */
   async start(
     userId: string,
     call: AssembledCall,
     webhookUrl: string | null,
-    options: { /** Runs after the session is recorded, before the audio server has the call. */ onCreated?: (sessionId: string) => Promise<void> } = {},
+    options: {
+      /** Runs after the session is recorded, before the audio server has the call. */
+      onCreated?: (sessionId: string) => Promise<void>;
+      /** Not charged and not counted in usage: the operator's own test calls. */
+      free?: boolean;
+      direction?: CallDirection;
+    } = {},
   ): Promise<{ sessionId: string }> {
-    const { store, webhooks, clock } = this.deps;
+    const { store, webhooks, clock, charges } = this.deps;
     const url = webhookUrl ? webhooks.checkUrl(webhookUrl) : null;
     // Deliveries are signed with the user's secret: make sure it exists before the first one.
     if (url) await webhooks.ensureSecret(userId);
     const now = clock.now();
     const id = newId(now);
+    const direction = options.direction ?? 'outbound';
+    if (charges && !options.free) {
+      // Inbound calls are priced by the country of the number called (the user's), outbound by the number dialled.
+      const number = direction === 'outbound' ? call.to : (call.from ?? call.to);
+      const authorized = await charges.authorizeCall(userId, { ref: id, direction, number, maxDurationSeconds: call.maxDurationSeconds });
+      if (!authorized.ok) throw refusalError(authorized);
+      call = { ...call, maxDurationSeconds: authorized.maxDurationSeconds };
+    }
     const summary = { to: call.to, from: call.from, agent: call.agent, contact: call.contact, voice: call.voice };
-    await store.insertSession({
+    await this.insertCharged(id, {
       id,
       user_id: userId,
+      direction,
       status: 'created',
       webhook_url: url,
       summary: JSON.stringify(summary),
@@ -158,6 +176,16 @@ export class CallService {
       throw new AppError('provider_error', `the audio server did not take the call: ${(err as Error).message}`);
     }
     return { sessionId: id };
+  }
+
+  /** Inserts a session whose call was authorized; when that fails, its charge is closed again (hold returned). */
+  private async insertCharged(id: string, row: CallSessionsTable): Promise<void> {
+    try {
+      await this.deps.store.insertSession(row);
+    } catch (err) {
+      await this.deps.charges?.settleCall(id, { seconds: 0 });
+      throw err;
+    }
   }
 
   /** A session of the user (404 for another user's or a missing one). */
@@ -284,9 +312,10 @@ export class CallService {
   }
 
   /**
-   * The end of a call, accounted for once: usage (a completed call counts
-   * one call and its seconds, each idempotent by reference), then the
-   * encrypted call record in the caller's `calls` store, then the mark.
+   * The end of a call, accounted for once: its charge settled (usage: one
+   * call and its seconds in its direction; the hold kept for what it cost and
+   * the rest returned; all idempotent by reference), then the encrypted call
+   * record in the caller's `calls` store, then the mark.
    */
   private async finish(session: CallSessionsTable, final: CallStatusPayload): Promise<void> {
     // Accounting is not urgent: a few at a time, so a burst of ended calls does not crowd out the
@@ -300,12 +329,10 @@ export class CallService {
   }
 
   private async finishNow(session: CallSessionsTable, final: CallStatusPayload): Promise<void> {
-    const { usage, clock } = this.deps;
+    const { charges, clock } = this.deps;
     if (session.finished_at !== null) return;
-    if (usage && session.status === 'completed') {
-      await usage.recordUsage(session.user_id, 'calls_outbound', 1, `call:${session.id}`);
-      if (session.duration_seconds) await usage.recordUsage(session.user_id, 'seconds_outbound', session.duration_seconds, `call:${session.id}:seconds`);
-    }
+    // Usage and money, once per call (settleCall is idempotent): a failed, abandoned or stalled call settles too.
+    if (charges) await charges.settleCall(session.id, { seconds: session.duration_seconds ?? 0 });
     const recordId = await this.writeCallRecord(session, final);
     await this.deps.store.markFinished(session.id, recordId, clock.now());
     for (const listener of this.finishedListeners) await listener({ id: session.id, userId: session.user_id }, final);

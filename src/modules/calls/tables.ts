@@ -3,7 +3,7 @@
 export interface CallSessionsTable {
   id: string;
   user_id: string;
-  /** outbound (the default) | inbound | web (migration 210). */
+  /** outbound (the default) | inbound | web: which of the plan's allowances the call uses (web calls are free). */
   direction?: string;
   status: string;
   webhook_url: string | null;
@@ -39,7 +39,29 @@ export interface CallProgressTable {
   received_at: number;
 }
 
+/** What a call may cost and what it cost (calls/charges.ts); the ledger hold is `hold:call:{ref}`. */
+export interface CallChargesTable {
+  ref: string;
+  user_id: string;
+  direction: string;
+  country: string;
+  /** Per-minute rate in ten-thousandths of a dollar. */
+  rate: number;
+  max_seconds: number;
+  /** Allowance seconds set aside (open) or used (settled). */
+  allowance_seconds: number;
+  allowance_call: number;
+  hold_cents: number;
+  /** open | settled | refused */
+  state: string;
+  seconds: number | null;
+  charged_cents: number | null;
+  created_at: number;
+  settled_at: number | null;
+}
+
 export interface CallTables {
   call_sessions: CallSessionsTable;
   call_progress: CallProgressTable;
+  call_charges: CallChargesTable;
 }

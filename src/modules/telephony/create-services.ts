@@ -29,6 +29,8 @@ export interface TelephonyServiceDeps {
   clock: Clock;
   publicUrl: string;
   smsSendPerUser: RateLimitRule;
+  /** Price of one SMS segment in ten-thousandths of a dollar (SMS_PRICE_USD). */
+  smsSegmentPrice: number;
   singleUse: SingleUseTokens;
 }
 
@@ -38,7 +40,7 @@ export function createTelephonyServices(deps: TelephonyServiceDeps) {
   const prices = new PriceTokens(deps.data.serviceTokens);
   const numbers = new PhoneNumberService(store, providers, prices, deps.singleUse, deps.billing, clock);
   const inbound = new InboundConfigurationService(store, deps.data.objects, deps.data.root, providers, deps.knowledge, clock, deps.publicUrl);
-  const sms = new SmsService(store, providers, deps.eventRecorder, deps.limiter, clock, { publicUrl: deps.publicUrl, sendPerUser: deps.smsSendPerUser });
+  const sms = new SmsService(store, providers, deps.eventRecorder, deps.limiter, deps.billing, clock, { publicUrl: deps.publicUrl, sendPerUser: deps.smsSendPerUser, segmentPrice: deps.smsSegmentPrice });
   return {
     numbers,
     inbound,

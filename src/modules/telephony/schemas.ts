@@ -249,6 +249,8 @@ export const smsMessageExample = {
     { status: 'sent', errorCode: null, at: '2026-11-23T20:00:00.500Z' },
     { status: 'delivered', errorCode: null, at: '2026-11-23T20:00:01.000Z' },
   ],
+  segments: 1,
+  price: { amount: 0.01, currency: 'usd' as const },
   createdAt: '2026-11-23T20:00:00.000Z',
   updatedAt: '2026-11-23T20:00:01.000Z',
 };
@@ -266,6 +268,12 @@ export const SmsMessage = Type.Object(
     providerSid: Type.Union([Type.String(), Type.Null()]),
     statuses: Type.Array(Type.Object({ status: Type.String(), errorCode: Type.Union([Type.String(), Type.Null()]), at: Type.String({ format: 'date-time' }) }), {
       description: 'Every status in the order they happened, starting with the provider’s answer to the send',
+    }),
+    segments: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
+      description: 'Segments the body is sent as: 160 GSM-7 characters (70 for other text, UCS-2) in one, 153 (67) each when split',
+    }),
+    price: Type.Union([Type.Object({ amount: Type.Number(), currency: Type.Literal('usd') }), Type.Null()], {
+      description: 'SMS_PRICE_USD per segment, rounded up to the next cent: held from your balance at send, kept when the message is sent or delivered, returned when it fails first',
     }),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),

@@ -18,7 +18,7 @@ export async function smsRoutes(app: App, telephony: TelephonyServices) {
         operationId: 'sendSms',
         summary: 'Send an SMS from one of your numbers',
         description:
-          'The sender must be your number and able to send SMS (404 / 409 otherwise); `to` in E.164; body 1–1,600 characters; at most 60 messages a minute per user (429). The answer mirrors the provider\'s; delivery updates arrive at the service (`sms_status` events, GET /api/sms/messages/{id}). Send an `Idempotency-Key` to retry without sending twice.',
+          'The sender must be your number and able to send SMS (404 / 409 otherwise); `to` in E.164; body 1–1,600 characters; at most 60 messages a minute per user (429). Each message costs `SMS_PRICE_USD` per segment (160 GSM-7 / 70 UCS-2 characters; 153 / 67 each when split), rounded up to the next cent, held from your prepaid balance before it is sent (402 `insufficient_funds` when the balance does not cover it: nothing is sent), kept when it reaches `sent` or `delivered`, returned when it fails first. The answer mirrors the provider\'s; delivery updates arrive at the service (`sms_status` events, GET /api/sms/messages/{id}). Send an `Idempotency-Key` to retry without sending twice.',
         body: SmsBody,
         response: {
           200: ok(SmsMessage, "The message, with the provider's answer to the send", {
@@ -27,7 +27,7 @@ export async function smsRoutes(app: App, telephony: TelephonyServices) {
             statuses: [smsMessageExample.statuses[0]],
             updatedAt: smsMessageExample.createdAt,
           }),
-          ...errorResponses('invalid_input', 'not_found', 'conflict', 'rate_limited', 'provider_refused', 'provider_error'),
+          ...errorResponses('invalid_input', 'insufficient_funds', 'not_found', 'conflict', 'rate_limited', 'provider_refused', 'provider_error'),
         },
       },
     },

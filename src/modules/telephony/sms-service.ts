@@ -2,14 +2,19 @@
 // callbacks: each message keeps its status history (starting with the status
 // of the provider's create answer, for which Twilio sends no callback), its
 // current status is the furthest one reached, and every new status is an
-// `sms_status` event.
+// `sms_status` event. Each message costs SMS_PRICE_USD per segment from the
+// prepaid balance (DESIGN "Money for calls and SMS"): held before it is sent
+// (ledger ref `sms:{id}`), kept when it reaches `sent`/`delivered`, returned
+// when it fails first; once, however the callbacks repeat or race.
 import type { RateLimitRule } from '../../config.js';
 import { AppError, invalidInput, notFound } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
+import { countSmsSegments } from '../../lib/sms-segments.js';
 import { iso } from '../../lib/time.js';
 import type { TelephonyProviders } from '../../providers/telephony/interface.js';
 import { type SignedParams, verifyTwilioSignature } from '../../providers/telephony/twilio-signature.js';
+import type { BillingAccount } from '../billing/account.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { RateLimiter } from '../platform/rate-limiter.js';
 import type { TelephonyStore } from './store.js';
@@ -30,6 +35,15 @@ export const STATUS_RANK: Record<string, number> = {
 };
 
 export const SMS_BODY_MAX = 1600;
+/** Statuses that settle a message's hold: the carrier took it (charged), or it failed before that (returned). */
+const CHARGED_STATUSES = new Set(['sent', 'delivered', 'read']);
+const REFUNDED_STATUSES = new Set(['failed', 'undelivered', 'canceled']);
+
+/** Cents a message costs: `segmentPrice` (ten-thousandths of a dollar) per segment, rounded up to the next cent. */
+export function smsPriceCents(body: string, segmentPrice: number): { segments: number; cents: number } {
+  const { segments } = countSmsSegments(body);
+  return { segments, cents: Math.ceil((segments * segmentPrice) / 100) };
+}
 
 export interface SmsView {
   id: string;
@@ -42,6 +56,9 @@ export interface SmsView {
   provider: string;
   providerSid: string | null;
   statuses: Array<{ status: string; errorCode: string | null; at: string }>;
+  /** Segments it was sent as, and what it costs: `{ amount, currency }` (held until the final status; null when not charged). */
+  segments: number | null;
+  price: { amount: number; currency: 'usd' } | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -52,8 +69,9 @@ export class SmsService {
     private readonly providers: TelephonyProviders,
     private readonly events: EventRecorder,
     private readonly limiter: RateLimiter,
+    private readonly billing: Pick<BillingAccount, 'reserve' | 'settle' | 'refund'>,
     private readonly clock: Clock,
-    private readonly options: { publicUrl: string; sendPerUser: RateLimitRule },
+    private readonly options: { publicUrl: string; sendPerUser: RateLimitRule; segmentPrice: number },
   ) {}
 
   async send(userId: string, input: { phoneNumberId: string; to: string; body: string }): Promise<SmsView> {
@@ -69,6 +87,7 @@ export class SmsService {
     // The message exists (status `accepted`, no history yet) before it is sent: a fast provider's first callback must find it.
     const startedAt = this.clock.now();
     const id = newId(startedAt);
+    const price = smsPriceCents(input.body, this.options.segmentPrice);
     const row: SmsMessagesTable = {
       id,
       user_id: userId,
@@ -80,15 +99,27 @@ export class SmsService {
       body: input.body,
       status: 'accepted',
       error_code: null,
+      segments: price.segments,
+      price_cents: price.cents,
+      charge_state: 'held',
       created_at: startedAt,
       updated_at: startedAt,
     };
     await this.store.insertMessage(row);
+    try {
+      // 402 insufficient_funds when the balance does not cover it: nothing is sent.
+      await this.billing.reserve(userId, price.cents, holdRef(id));
+    } catch (err) {
+      await this.store.deleteMessage(id);
+      throw err;
+    }
     let sent: { sid: string; status: string };
     try {
       sent = await provider.sendMessage({ from: number.phone_number, to: input.to, body: input.body, statusCallbackUrl: `${this.options.publicUrl}/api/webhooks/twilio/sms/${id}` });
     } catch (err) {
-      await this.store.deleteMessage(id); // nothing was sent
+      // Nothing was sent: the hold goes back and the message is forgotten.
+      await this.billing.refund(holdRef(id));
+      await this.store.deleteMessage(id);
       throw err;
     }
     await this.store.updateMessage(id, { provider_sid: sent.sid, updated_at: this.clock.now() });
@@ -163,8 +194,27 @@ export class SmsService {
       return true;
     });
     if (recorded) this.events.announce();
+    // Also for a status seen before: a callback retried after a failed settlement finishes it.
+    await this.settleCharge(message, status);
+  }
+
+  /** Keeps or returns the message's hold on its first final status; the conditional move makes it once. */
+  private async settleCharge(message: SmsMessagesTable, status: string): Promise<void> {
+    const outcome = CHARGED_STATUSES.has(status) ? 'charged' : REFUNDED_STATUSES.has(status) ? 'refunded' : null;
+    if (!outcome || message.price_cents === null || message.price_cents === undefined) return;
+    if (!(await this.store.moveCharge(message.id, 'held', outcome))) return;
+    try {
+      if (outcome === 'charged') await this.billing.settle(holdRef(message.id), Number(message.price_cents));
+      else await this.billing.refund(holdRef(message.id));
+    } catch (err) {
+      // Billing did not take it: the next callback (the provider retries on an error answer) tries again.
+      await this.store.moveCharge(message.id, outcome, 'held');
+      throw err;
+    }
   }
 }
+
+const holdRef = (messageId: string) => `sms:${messageId}`;
 
 function toView(row: SmsMessagesTable, statuses: SmsStatusesTable[]): SmsView {
   return {
@@ -178,6 +228,8 @@ function toView(row: SmsMessagesTable, statuses: SmsStatusesTable[]): SmsView {
     provider: row.provider,
     providerSid: row.provider_sid,
     // By time; statuses of the same millisecond in the order they happen.
+    segments: row.segments ?? null,
+    price: row.price_cents === null || row.price_cents === undefined ? null : { amount: Number(row.price_cents) / 100, currency: 'usd' },
     statuses: [...statuses].sort((a, b) => Number(a.at) - Number(b.at) || (STATUS_RANK[a.status] ?? 0) - (STATUS_RANK[b.status] ?? 0)).map((s) => ({ status: s.status, errorCode: s.error_code, at: iso(s.at) })),
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),

@@ -168,6 +168,12 @@ export class TelephonyStore {
       .execute();
   }
 
+  /** Moves a message's charge from `from` to `to` (once); true for the caller that moved it. */
+  async moveCharge(id: string, from: string, to: string): Promise<boolean> {
+    const result = await this.db.updateTable('sms_messages').set({ charge_state: to }).where('id', '=', id).where('charge_state', '=', from).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
   async updateMessage(id: string, changes: Updateable<SmsMessagesTable>): Promise<void> {
     await this.db.updateTable('sms_messages').set(changes).where('id', '=', id).execute();
   }

@@ -65,6 +65,12 @@ export interface SmsMessagesTable {
   /** The furthest status reached (see STATUS_RANK in sms-service.ts). */
   status: string;
   error_code: string | null;
+  /** Segments the body is sent as (160 GSM-7 / 70 UCS-2 characters, 153 / 67 when split). */
+  segments?: number | null;
+  /** The price held for the message (SMS_PRICE_USD per segment, rounded up to a cent); null when not charged. */
+  price_cents?: number | null;
+  /** held → charged | refunded; null when nothing was held. */
+  charge_state?: string | null;
   created_at: number;
   updated_at: number;
 }

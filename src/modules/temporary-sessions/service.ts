@@ -128,6 +128,8 @@ export class TemporarySessionService {
     try {
       const call = await this.deps.sessions.assemble(userId, { agent: type.agent, contact: { name: (await this.deps.firstName(userId)) ?? 'there', phone }, type: 'prompt', prompt: type.prompt }, lease.number);
       return await this.deps.calls.start(userId, { ...call, firstMessage: type.firstMessage, maxDurationSeconds: type.maxDurationSeconds }, null, {
+        // A test call from the operator's pool: the operator's cost, limited by the rate limits above, never charged.
+        free: true,
         // Recorded before the audio server has the call, so even a call that ends at once finds its session here.
         onCreated: async (sessionId) => {
           await store.attachSession(lease.number, lease.leasedAt, sessionId);

@@ -47,6 +47,15 @@ describe('catalog', () => {
     }
   });
 
+  it('a plan may raise the concurrent calls (callConcurrency); voice rates are looked up by country and direction', () => {
+    const catalog = loadCatalog({ plansFile: file('concurrency-plans.json', [{ key: 'team', priceUsd: 50, included, callConcurrency: 12 }]), voicePricingFile: null });
+    expect(catalog.plan('team')).toMatchObject({ callConcurrency: 12 });
+    expect(loadCatalog({ plansFile: null, voicePricingFile: null }).plan('starter')!.callConcurrency).toBeUndefined();
+    expect(catalog.voiceRate('US', 'outbound')).toBe(140);
+    expect(catalog.voiceRate('GB', 'inbound')).toBe(100);
+    expect(catalog.voiceRate('JM', 'outbound')).toBeNull();
+  });
+
   it.each([
     ['not JSON', '{'],
     ['empty', []],
@@ -54,6 +63,8 @@ describe('catalog', () => {
     ['missing quantity', [{ key: 'a', priceUsd: 10, included: { ...included, leads: undefined } }]],
     ['duplicate keys', [{ key: 'a', priceUsd: 10, included }, { key: 'a', priceUsd: 20, included }]],
     ['bad price id', [{ key: 'a', priceUsd: 10, included, stripePriceId: 'prod_1' }]],
+    ['a call concurrency of 0', [{ key: 'a', priceUsd: 10, included, callConcurrency: 0 }]],
+    ['a fractional call concurrency', [{ key: 'a', priceUsd: 10, included, callConcurrency: 2.5 }]],
   ])('a plans file that is %s stops start-up', (_what, content) => {
     expect(() => loadCatalog({ plansFile: file('bad-plans.json', content), voicePricingFile: null })).toThrow(CatalogError);
   });

@@ -8,20 +8,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signWebhook } from '../../../src/lib/standard-webhooks.js';
 import { STALLED_AFTER_MS } from '../../../src/modules/calls/service.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
-import { bearer, createVerifiedUser } from '../../support/factories.js';
+import { bearer, createFundedUser } from '../../support/factories.js';
 import { type WebhookReceiver, startWebhookReceiver } from '../../support/webhook-receiver.js';
 import { eventually, stream } from '../events/support.js';
-import { AUDIO_SECRET, CountingUsage, assembledCall, callConfig, callRecords, callsWithUsage } from './support.js';
+import { AUDIO_SECRET, CountingUsage, assembledCall, callConfig, callRecords, callServicesWith } from './support.js';
 
 let t: TestApp;
 let receiver: WebhookReceiver;
 let usage: CountingUsage;
-let calls: ReturnType<typeof callsWithUsage>;
+let calls: ReturnType<typeof callServicesWith>['calls'];
+let charges: NonNullable<ReturnType<typeof callServicesWith>['charges']>;
 beforeAll(async () => {
   t = await createTestApp({ config: callConfig() });
   receiver = await startWebhookReceiver();
-  usage = new CountingUsage();
-  calls = callsWithUsage(t, usage);
+  usage = new CountingUsage(t.services.billing.account);
+  ({ calls, charges } = callServicesWith(t, usage) as { calls: typeof calls; charges: typeof charges });
 });
 afterAll(async () => {
   await t.close();
@@ -40,7 +41,7 @@ function signedReport(body: Record<string, unknown>, id = `evt_${randomUUID()}`,
 
 describe('a sandbox call from start to completed', () => {
   it('streams call_status events for the session, delivers each as a signed webhook, records usage once and writes an encrypted call record', async () => {
-    const user = await createVerifiedUser(t);
+    const user = await createFundedUser(t);
     const secret = (await t.app.inject({ method: 'GET', url: '/api/webhooks/secret', headers: bearer(user.token) })).json().secret;
     // Another call of the same user at the same time: the session filter keeps it out of the stream.
     const other = await calls.start(user.id, assembledCall({ contact: { name: 'Other' } }), null);
@@ -87,7 +88,7 @@ describe('a sandbox call from start to completed', () => {
   });
 
   it('an unanswered call ends as no_answer: no usage, a record all the same', async () => {
-    const user = await createVerifiedUser(t);
+    const user = await createFundedUser(t);
     const { sessionId } = await calls.start(user.id, assembledCall({ to: '+14155550000' }), null);
     await eventually(async () => (await session(sessionId)).finished_at !== null, 5000, 'call accounted for');
     expect((await statusEvents(user.id, sessionId)).map((p) => p.status)).toEqual(['queued', 'ringing', 'no_answer']);
@@ -96,7 +97,7 @@ describe('a sandbox call from start to completed', () => {
   });
 
   it('refuses webhook URLs that are not http(s) before starting anything', async () => {
-    const user = await createVerifiedUser(t);
+    const user = await createFundedUser(t);
     await expect(calls.start(user.id, assembledCall(), 'ftp://example.com/hook')).rejects.toMatchObject({ code: 'invalid_input' });
     expect(await t.database.db.selectFrom('call_sessions').select('id').where('user_id', '=', user.id).execute()).toEqual([]);
   });
@@ -104,7 +105,7 @@ describe('a sandbox call from start to completed', () => {
 
 describe('progress reports: replays, duplicates, order and forgeries', () => {
   async function finishedSession() {
-    const user = await createVerifiedUser(t);
+    const user = await createFundedUser(t);
     const { sessionId } = await calls.start(user.id, assembledCall(), `${receiver.url}/dup/${randomUUID()}`);
     await eventually(async () => (await session(sessionId)).finished_at !== null, 5000, 'call accounted for');
     return { user, sessionId };
@@ -130,11 +131,13 @@ describe('progress reports: replays, duplicates, order and forgeries', () => {
   });
 
   it('concurrent final reports for a live call: exactly one wins, with one event, one delivery and usage once', async () => {
-    const user = await createVerifiedUser(t);
+    const user = await createFundedUser(t);
     // A session the sandbox is not playing: recorded as start() does, then driven by reports only.
     const { sessionId } = await calls.start(user.id, assembledCall({ to: '+14155550000' }), null);
     await eventually(async () => (await session(sessionId)).finished_at !== null, 5000, 'first call done');
     const id = randomUUID();
+    // Authorized as start() does, so the call has a charge to settle.
+    expect(await charges.authorizeCall(user.id, { ref: id, direction: 'outbound', number: '+14155550123' })).toMatchObject({ ok: true });
     await t.database.db.insertInto('call_sessions').values({ ...(await session(sessionId)), id, status: 'in_progress', finished_at: null, record_object_id: null, webhook_url: `${receiver.url}/race/${id}` }).execute();
     const reports = Array.from({ length: 8 }, (_, i) => signedReport({ status: 'completed', at: new Date(t.clock.now()).toISOString(), duration_seconds: 10 + i }));
     await Promise.all(reports.map((r) => calls.handleAudioReport(id, r.raw, r.headers)));
@@ -159,7 +162,7 @@ describe('progress reports: replays, duplicates, order and forgeries', () => {
   });
 
   it('refuses forged, tampered and stale reports (400 invalid_token) and changes nothing', async () => {
-    const user = await createVerifiedUser(t);
+    const user = await createFundedUser(t);
     const id = randomUUID();
     await t.database.db.insertInto('call_sessions').values({ id, user_id: user.id, status: 'ringing', webhook_url: null, summary: '{}', provider_call_id: null, duration_seconds: null, finished_at: null, record_object_id: null, created_at: t.clock.now(), updated_at: t.clock.now() }).execute();
     const body = { status: 'completed', at: new Date(t.clock.now()).toISOString(), duration_seconds: 5 };
@@ -186,7 +189,7 @@ describe('progress reports: replays, duplicates, order and forgeries', () => {
   });
 
   it('answers 404 for an unknown session and 400 for a signed report that is not a report', async () => {
-    const user = await createVerifiedUser(t);
+    const user = await createFundedUser(t);
     const good = signedReport({ status: 'completed', at: new Date(t.clock.now()).toISOString() });
     const unknown = await t.app.inject({ method: 'POST', url: `/api/webhooks/audio/${randomUUID()}`, headers: { 'content-type': 'application/json', ...good.headers }, payload: good.raw });
     expect(unknown.statusCode).toBe(404);
@@ -202,10 +205,11 @@ describe('progress reports: replays, duplicates, order and forgeries', () => {
 
 describe('calls that ended while their process stopped', () => {
   it('finishAbandoned() accounts for them once: usage, record and mark', async () => {
-    const user = await createVerifiedUser(t);
+    const user = await createFundedUser(t);
     const id = randomUUID();
     const ended = t.clock.now() - 10 * 60_000;
     const summary = JSON.stringify({ to: '+14155550123', from: null, agent: { name: 'Amy' }, contact: { name: 'Grace' } });
+    expect(await charges.authorizeCall(user.id, { ref: id, direction: 'outbound', number: '+14155550123' })).toMatchObject({ ok: true });
     await t.database.db.insertInto('call_sessions').values({ id, user_id: user.id, status: 'completed', webhook_url: null, summary, provider_call_id: null, duration_seconds: 61, finished_at: null, record_object_id: null, created_at: ended - 70_000, updated_at: ended }).execute();
     const transcript = [{ role: 'agent', text: 'Hello.' }];
     await t.database.db.insertInto('call_progress').values({ id: 'evt_abandoned', session_id: id, status: 'completed', payload: JSON.stringify({ session_id: id, status: 'completed', at: new Date(ended).toISOString(), duration_seconds: 61, transcript }), received_at: ended }).execute();
@@ -215,6 +219,9 @@ describe('calls that ended while their process stopped', () => {
       ['calls_outbound', 1],
       ['seconds_outbound', 61],
     ]);
+    // Its hold (an hour to the US, 84 cents) is settled once for 2 started minutes: 2.8 → 3 cents.
+    const ledger = await t.database.db.selectFrom('credit_ledger').selectAll().where('user_id', '=', user.id).orderBy('id').execute();
+    expect(ledger.map((r) => [r.reason, Number(r.cents)])).toEqual([['topup', 500], ['hold', -84], ['release', 81]]);
     expect(await callRecords(t, user)).toMatchObject([{ session_id: id, status: 'completed', duration_seconds: 61, transcript }]);
     expect((await session(id)).finished_at).not.toBeNull();
   });
@@ -222,10 +229,11 @@ describe('calls that ended while their process stopped', () => {
 
 describe('calls whose audio server went quiet', () => {
   it('failStalled() ends them as failed once, with the event and the record, after two hours without a report', async () => {
-    const user = await createVerifiedUser(t);
+    const user = await createFundedUser(t);
     const id = randomUUID();
     const quietSince = t.clock.now() - STALLED_AFTER_MS - 1000;
     const summary = JSON.stringify({ to: '+14155550123', from: null, agent: { name: 'Amy' }, contact: { name: 'Grace' } });
+    expect(await charges.authorizeCall(user.id, { ref: id, direction: 'outbound', number: '+14155550123' })).toMatchObject({ ok: true });
     await t.database.db.insertInto('call_sessions').values({ id, user_id: user.id, status: 'ringing', webhook_url: null, summary, provider_call_id: null, duration_seconds: null, finished_at: null, record_object_id: null, created_at: quietSince - 5000, updated_at: quietSince }).execute();
     const recent = randomUUID();
     await t.database.db.insertInto('call_sessions').values({ id: recent, user_id: user.id, status: 'in_progress', webhook_url: null, summary, provider_call_id: null, duration_seconds: null, finished_at: null, record_object_id: null, created_at: t.clock.now() - 60_000, updated_at: t.clock.now() - 60_000 }).execute();
@@ -242,7 +250,7 @@ describe('calls whose audio server went quiet', () => {
 
 describe('reports arriving together', () => {
   it('applies many sessions\' reports of one moment once each, a session\'s reports in order, a repeat once', async () => {
-    const user = await createVerifiedUser(t);
+    const user = await createFundedUser(t);
     const summary = JSON.stringify({ to: '+14155550123', from: null, agent: { name: 'Amy' }, contact: { name: 'Grace' } });
     const ids = Array.from({ length: 12 }, () => randomUUID());
     for (const id of ids) {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/lib/ids.js';
 import { parseCallPayload } from '../../../src/modules/calls/session-service.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
-import { type TestUser, bearer, createVerifiedUser } from '../../support/factories.js';
+import { type TestUser, bearer, createFundedUser, createVerifiedUser } from '../../support/factories.js';
 import { type RegisteredServer, encryptToService, registerServer, signPayload } from '../../support/signed-payloads.js';
 import { type WebhookReceiver, startWebhookReceiver } from '../../support/webhook-receiver.js';
 import { eventually, stream } from '../events/support.js';
@@ -49,7 +49,7 @@ const start = (user: TestUser, server: string, jwt: string, headers: Record<stri
   t.app.inject({ method: 'POST', url: '/api/session/call', headers: { ...bearer(user.token), ...headers }, payload: { server, jwt } });
 
 async function setup(): Promise<{ user: TestUser; server: RegisteredServer; numberId: string }> {
-  const user = await createVerifiedUser(t);
+  const user = await createFundedUser(t);
   const server = await registerServer(t, user);
   const numberId = await addNumber(user, `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`);
   return { user, server, numberId };
@@ -146,5 +146,28 @@ describe('POST /api/session/call', () => {
     const none = await start(bare, bareServer.name, await signPayload(bareServer, claims()));
     expect(none.statusCode).toBe(409);
     expect(none.json().code).toBe('conflict');
+  });
+
+  it('costs money: without plan or balance 402 insufficient_funds (no session), premium destinations 400, beyond the concurrent limit 429', async () => {
+    const user = await createVerifiedUser(t);
+    const server = await registerServer(t, user);
+    await addNumber(user, `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`);
+    const broke = await start(user, server.name, await signPayload(server, claims()));
+    expect(broke.statusCode).toBe(402);
+    expect(broke.json()).toEqual({ message: expect.stringContaining('top up'), code: 'insufficient_funds' });
+    expect(await t.database.db.selectFrom('call_sessions').select('id').where('user_id', '=', user.id).execute()).toEqual([]);
+
+    const premium = await start(user, server.name, await signPayload(server, claims({ contact: { name: 'Grace', phone: '+18765550123' } })));
+    expect(premium.statusCode).toBe(400);
+    expect(premium.json().code).toBe('unsupported_destination');
+
+    // Funded, with as many calls open as CALL_CONCURRENCY_PER_USER allows (5 by default): the next is 429.
+    const funded = await setup();
+    for (let i = 0; i < t.config.billing.callConcurrencyPerUser; i++) {
+      expect(await t.services.calls.charges!.authorizeCall(funded.user.id, { ref: `busy-${funded.user.id}-${i}`, direction: 'outbound', number: '+14155550123', maxDurationSeconds: 60 })).toMatchObject({ ok: true });
+    }
+    const busy = await start(funded.user, funded.server.name, await signPayload(funded.server, claims()));
+    expect(busy.statusCode).toBe(429);
+    expect(busy.json().code).toBe('concurrency_limit');
   });
 });

@@ -1,12 +1,11 @@
-// Helpers for call tests: an assembled call, a usage recorder that counts
-// (billing's real one idempotent by ref lives on its own branch), and a calls
-// service over a test app's pieces with that recorder.
+// Helpers for call tests: an assembled call, billing's real account with its
+// usage calls counted, and a calls service over a test app's pieces with it.
 import { createDecipheriv } from 'node:crypto';
 import { expect } from 'vitest';
 import type { Config } from '../../../src/config.js';
 import { generateWebhookSecret } from '../../../src/lib/standard-webhooks.js';
 import { createCallServices } from '../../../src/modules/calls/create-services.js';
-import type { UsageRecorder } from '../../../src/modules/calls/usage.js';
+import type { CallBilling } from '../../../src/modules/calls/charges.js';
 import type { AssembledCall } from '../../../src/providers/audio/interface.js';
 import type { TestApp } from '../../support/app.js';
 import type { TestUser } from '../../support/factories.js';
@@ -33,15 +32,39 @@ export const assembledCall = (overrides: Partial<AssembledCall> = {}): Assembled
   ...overrides,
 });
 
-export class CountingUsage implements UsageRecorder {
+/** Billing's real account, counting what calls record as usage. */
+export class CountingUsage implements CallBilling {
   readonly calls: Array<{ userId: string; kind: string; quantity: number; ref: string }> = [];
-  async recordUsage(userId: string, kind: Parameters<UsageRecorder['recordUsage']>[1], quantity: number, ref: string): Promise<void> {
+  constructor(private readonly inner: CallBilling) {}
+  async recordUsage(userId: string, kind: Parameters<CallBilling['recordUsage']>[1], quantity: number, ref: string): Promise<void> {
     this.calls.push({ userId, kind, quantity, ref });
+    await this.inner.recordUsage(userId, kind, quantity, ref);
   }
+  balanceCents = (userId: string) => this.inner.balanceCents(userId);
+  reserve = (userId: string, cents: number, ref: string) => this.inner.reserve(userId, cents, ref);
+  settle = (ref: string, cents: number) => this.inner.settle(ref, cents);
+  refund = (ref: string) => this.inner.refund(ref);
+  remainingAllowance = (userId: string, kind: Parameters<CallBilling['remainingAllowance']>[1]) => this.inner.remainingAllowance(userId, kind);
+  currentPeriod = (userId: string) => this.inner.currentPeriod(userId);
 }
 
-/** A calls service over the app's database, events, webhooks, audio provider and data plane, with `usage`. */
-export function callsWithUsage(t: TestApp, usage: UsageRecorder) {
+/** The pricing of calls a test app was built with (the built-in voice rates, CALL_* settings). */
+export function callPricing(t: TestApp) {
+  const catalog = t.services.billing.catalog;
+  return {
+    rate: (country: string, direction: 'inbound' | 'outbound') => catalog.voiceRate(country, direction),
+    concurrencyLimit: (planKey: string | null) => Math.max(t.config.billing.callConcurrencyPerUser, (planKey ? catalog.plan(planKey)?.callConcurrency : undefined) ?? 0),
+    defaultMaxSeconds: t.config.billing.callMaxSeconds,
+  };
+}
+
+/** A calls service over the app's database, events, webhooks, audio provider and data plane, charging through `billing`. */
+export function callsWithUsage(t: TestApp, billing: CallBilling) {
+  return callServicesWith(t, billing).calls;
+}
+
+/** callsWithUsage's services: the calls service and its charges. */
+export function callServicesWith(t: TestApp, billing: CallBilling) {
   const s = t.services;
   return createCallServices({
     db: t.database.db,
@@ -50,11 +73,12 @@ export function callsWithUsage(t: TestApp, usage: UsageRecorder) {
     webhooks: s.webhooks.webhooks,
     audio: s.providers.audio,
     data: s.data,
-    usage,
+    billing,
+    pricing: callPricing(t),
     clock: t.clock,
     audioSecret: t.config.audio.secret!,
     publicUrl: t.config.publicUrl,
-  }).calls;
+  });
 }
 
 /** The user's call records, decrypted with the calls store's default key. */

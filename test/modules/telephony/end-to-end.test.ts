@@ -2,7 +2,7 @@
 // search → 409 with checkoutUrl → pay the sandbox page → buy → inbound
 // configuration → attach → send SMS → delivered → delete (subscription cancelled).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createVerifiedUser } from '../../support/factories.js';
+import { createVerifiedUser, topUp } from '../../support/factories.js';
 import { openSse } from '../../support/sse-client.js';
 import { type TelephonyTestApp, createTelephonyApp, eventually, json, search, storeObject } from './helpers.js';
 
@@ -37,6 +37,10 @@ describe('telephony end to end (sandbox providers, real billing)', () => {
 
     const stream = await openSse(`${t.publicUrl}/api/events/sms_status`, { headers: { authorization: `Bearer ${user.token}` } });
     expect(stream.status).toBe(200);
+    // An SMS costs money: without balance it is refused; $5 of credit through the sandbox checkout pays for it.
+    const broke = await json(t, 'POST', '/api/sms/messages', user, { phoneNumberId: numberId, to: '+14155550123', body: 'Hello from the sandbox' });
+    expect(broke.statusCode).toBe(402);
+    await topUp(t, user, 5);
     const sms = await json(t, 'POST', '/api/sms/messages', user, { phoneNumberId: numberId, to: '+14155550123', body: 'Hello from the sandbox' }, { 'idempotency-key': 'e2e-sms' });
     expect(sms.statusCode).toBe(200);
     const delivered = await eventually(async () => (await json(t, 'GET', `/api/sms/messages/${sms.json().id}`, user)).json(), (m) => m.status === 'delivered', 'delivered');

@@ -13,6 +13,13 @@ let t: TelephonyTestApp;
 beforeAll(async () => {
   t = await createTelephonyApp({ config: { rateLimits: { ...relaxedIpLimits, smsSendPerUser: { limit: 5, windowMs: 60_000 } } } });
 });
+/** A verified user with $10 of prepaid credit in the in-memory billing account (SMS cost money). */
+const fundedUser = async () => {
+  const user = await createVerifiedUser(t);
+  t.billing.fund(user.id, 1000);
+  return user;
+};
+
 afterAll(() => t.close());
 
 const send = (user: TestUser, body: Record<string, unknown>, headers: Record<string, string> = {}) => json(t, 'POST', '/api/sms/messages', user, body, headers);
@@ -33,7 +40,7 @@ async function callback(id: string, params: Record<string, string>, token = sand
 
 describe('POST /api/sms/messages (sandbox)', () => {
   it('sends from the caller’s number, lands in the outbox, and reaches delivered through signed callbacks', async () => {
-    const user = await createVerifiedUser(t);
+    const user = await fundedUser();
     const numberId = await buyNumber(t, user);
     const res = await send(user, { phoneNumberId: numberId, to: '+14155550123', body: 'Your table is ready' });
     expect(res.statusCode).toBe(200);
@@ -53,8 +60,8 @@ describe('POST /api/sms/messages (sandbox)', () => {
   });
 
   it('refuses another user’s number (404), a non-E.164 recipient and bodies out of bounds (400)', async () => {
-    const owner = await createVerifiedUser(t);
-    const other = await createVerifiedUser(t);
+    const owner = await fundedUser();
+    const other = await fundedUser();
     const numberId = await buyNumber(t, owner);
     expect((await send(other, { phoneNumberId: numberId, to: '+14155550123', body: 'hi' })).statusCode).toBe(404);
     for (const body of [
@@ -69,8 +76,8 @@ describe('POST /api/sms/messages (sandbox)', () => {
   });
 
   it('lists the caller’s messages newest first, by number, in pages', async () => {
-    const user = await createVerifiedUser(t);
-    const other = await createVerifiedUser(t);
+    const user = await fundedUser();
+    const other = await fundedUser();
     const first = await buyNumber(t, user);
     const second = await buyNumber(t, user);
     const ids: string[] = [];
@@ -84,8 +91,8 @@ describe('POST /api/sms/messages (sandbox)', () => {
   });
 
   it("another user's message is 404", async () => {
-    const owner = await createVerifiedUser(t);
-    const other = await createVerifiedUser(t);
+    const owner = await fundedUser();
+    const other = await fundedUser();
     const numberId = await buyNumber(t, owner);
     const { id } = (await send(owner, { phoneNumberId: numberId, to: '+14155550124', body: 'hi' })).json();
     expect((await message(other, id)).statusCode).toBe(404);
@@ -93,7 +100,7 @@ describe('POST /api/sms/messages (sandbox)', () => {
   });
 
   it('with an Idempotency-Key a retry sends nothing more', async () => {
-    const user = await createVerifiedUser(t);
+    const user = await fundedUser();
     const numberId = await buyNumber(t, user);
     const headers = { 'idempotency-key': `sms-${user.id}` };
     const to = '+14155550125';
@@ -105,7 +112,7 @@ describe('POST /api/sms/messages (sandbox)', () => {
   });
 
   it('rate-limits per user with 429', async () => {
-    const user = await createVerifiedUser(t);
+    const user = await fundedUser();
     const numberId = await buyNumber(t, user);
     const codes: number[] = [];
     for (let i = 0; i < 6; i++) codes.push((await send(user, { phoneNumberId: numberId, to: '+14155550126', body: `n${i}` })).statusCode);
@@ -116,7 +123,7 @@ describe('POST /api/sms/messages (sandbox)', () => {
 
 describe('POST /api/webhooks/twilio/sms/{id}', () => {
   async function sentMessage() {
-    const user = await createVerifiedUser(t);
+    const user = await fundedUser();
     const numberId = await buyNumber(t, user);
     const m = (await send(user, { phoneNumberId: numberId, to: '+14155550127', body: 'hello' })).json();
     await eventually(async () => (await message(user, m.id)).json(), (v) => v.status === 'delivered', 'delivered');

@@ -109,6 +109,20 @@ describe('temporary session, end to end', () => {
     expect(await outbox(t, email)).toHaveLength(1);
   }, 40_000);
 
+  it('is the operator\'s cost: a user with no balance and no plan gets the code and the call; no hold, no charge, no usage', async () => {
+    const user = await createVerifiedUser(t);
+    const { key, code } = await requestKey(t, user);
+    const res = await post(t, user, { key, code, email: `free-${Date.now()}@example.com` });
+    expect(res.statusCode, res.body).toBe(200);
+    const { sessionId } = res.json();
+    await eventually(async () => (await t.database.db.selectFrom('call_sessions').select('finished_at').where('id', '=', sessionId).executeTakeFirstOrThrow()).finished_at !== null, 10_000, 'call accounted for');
+    expect(await t.database.db.selectFrom('call_charges').select('ref').where('user_id', '=', user.id).execute()).toEqual([]);
+    expect(await t.database.db.selectFrom('credit_ledger').select('ref').where('user_id', '=', user.id).execute()).toEqual([]);
+    const state = (await t.app.inject({ method: 'GET', url: '/api/billing/state', headers: bearer(user.token) })).json();
+    expect(state.usageRaw).toMatchObject({ calls_outbound: 0, seconds_outbound: 0 });
+    expect(state.balance.amount).toBe(0);
+  }, 40_000);
+
   it('of two concurrent submissions of one key, exactly one starts a call', async () => {
     const user = await createVerifiedUser(t);
     const { key, code } = await requestKey(t, user);

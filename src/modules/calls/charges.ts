@@ -1,0 +1,231 @@
+// What calls cost (DESIGN "Money for calls and SMS", docs/decisions/calls.md
+// "Charges"). One API for both directions, for POST /api/session/call today
+// and the voice agent's inbound calls next:
+//
+//   authorizeCall(user, { ref, direction, number | country, maxDurationSeconds })
+//     → { ok: true, maxDurationSeconds, holdCents, … } or { ok: false, reason }
+//   settleCall(ref, { seconds }) → what was charged (once, however often called)
+//
+// A refusal is a value (`insufficient_funds`, `concurrency_limit`,
+// `unsupported_destination`): the HTTP route turns it into 402 / 429 / 400, the
+// voice agent into a spoken message. Money moves only through billing's ledger
+// holds (reserve → settle | refund), as connect's /get-leads does.
+import { AppError } from '../../http/errors.js';
+import type { Clock } from '../../lib/clock.js';
+import { countryOfNumber } from '../../lib/phone-country.js';
+import { Slots } from '../../lib/slots.js';
+import type { BillingAccount } from '../billing/account.js';
+import type { CallChargeStore, ChargeSnapshot } from './charge-store.js';
+
+export type CallDirection = 'outbound' | 'inbound';
+export type CallRefusal = 'insufficient_funds' | 'concurrency_limit' | 'unsupported_destination';
+
+export type CallAuthorization =
+  | {
+      ok: true;
+      ref: string;
+      /** The longest the call may last: the allowance set aside plus the minutes the hold pays for. Tell the audio server. */
+      maxDurationSeconds: number;
+      holdCents: number;
+      allowanceSeconds: number;
+      country: string;
+      /** US dollars per minute at this destination and direction. */
+      ratePerMinute: number;
+    }
+  | { ok: false; reason: CallRefusal; message: string };
+
+export interface CallSettlement {
+  seconds: number;
+  /** Seconds the plan's allowance covered. */
+  allowanceSeconds: number;
+  /** Seconds paid from the balance (charged per started minute). */
+  paidSeconds: number;
+  chargedCents: number;
+}
+
+/** What calls ask of billing (BillingAccount implements it). */
+export type CallBilling = Pick<BillingAccount, 'balanceCents' | 'reserve' | 'settle' | 'refund' | 'recordUsage' | 'remainingAllowance' | 'currentPeriod'>;
+
+export interface CallChargeDeps {
+  store: CallChargeStore;
+  billing: CallBilling;
+  clock: Clock;
+  /** Per-minute rates in ten-thousandths of a dollar (the voice pricing data), by ISO country. */
+  rate: (country: string, direction: CallDirection) => number | null;
+  /** Calls one user may have open at once: CALL_CONCURRENCY_PER_USER, or more when the user's plan says so. */
+  concurrencyLimit: (planKey: string | null) => number;
+  /** The longest call when the caller names none (CALL_MAX_SECONDS). */
+  defaultMaxSeconds: number;
+}
+
+/** Cents for `seconds` at `rate` (ten-thousandths of a dollar a minute): per started minute, rounded up to the next cent. */
+export function callCostCents(seconds: number, rate: number): number {
+  if (seconds <= 0) return 0;
+  return Math.ceil((Math.ceil(seconds / 60) * rate) / 100);
+}
+
+/** The HTTP error of a refusal (402 / 429 / 400). */
+export function refusalError(refusal: { reason: CallRefusal; message: string }): AppError {
+  return new AppError(refusal.reason, refusal.message);
+}
+
+const holdRef = (ref: string) => `call:${ref}`;
+/** Attempts at inserting a charge when other starts or settlements of the same user keep changing its terms. */
+const ATTEMPTS = 25;
+
+export class CallCharges {
+  /** One authorization per user at a time on this instance, so its own starts never race (other instances: the store's check). */
+  private readonly perUser = new Map<string, { slots: Slots; users: number }>();
+
+  constructor(private readonly deps: CallChargeDeps) {}
+
+  async authorizeCall(
+    userId: string,
+    input: { ref: string; direction: CallDirection; number?: string; country?: string; maxDurationSeconds?: number },
+  ): Promise<CallAuthorization> {
+    const country = input.country ?? (input.number ? countryOfNumber(input.number) : null);
+    const rate = country ? this.deps.rate(country, input.direction) : null;
+    if (!country || rate === null) {
+      return { ok: false, reason: 'unsupported_destination', message: `calls ${input.direction === 'inbound' ? 'to numbers in' : 'to'} ${country ?? input.number ?? 'this destination'} are not offered (GET /api/pricing/voice-countries lists the countries)` };
+    }
+    const wanted = Math.max(1, Math.floor(input.maxDurationSeconds ?? this.deps.defaultMaxSeconds));
+    return this.serialized(userId, async () => {
+      for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+        const snapshot = await this.deps.store.snapshot(userId);
+        const terms = await this.terms(userId, input.direction, rate, wanted, snapshot);
+        if (!terms.ok) return terms;
+        const now = this.deps.clock.now();
+        const inserted = await this.deps.store.insertIfUnchanged(
+          {
+            ref: input.ref,
+            user_id: userId,
+            direction: input.direction,
+            country,
+            rate,
+            max_seconds: terms.maxSeconds,
+            allowance_seconds: terms.allowanceSeconds,
+            allowance_call: terms.allowanceSeconds > 0 ? 1 : 0,
+            hold_cents: terms.holdCents,
+            state: 'open',
+            seconds: null,
+            charged_cents: null,
+            created_at: now,
+            settled_at: null,
+          },
+          snapshot,
+        );
+        if (!inserted) {
+          if (await this.deps.store.find(input.ref)) throw new AppError('conflict', `call ${input.ref} was authorized before`);
+          // Another instance started or settled a call of this user meanwhile: work the terms out again.
+          await new Promise((resolve) => setTimeout(resolve, 1 + Math.random() * 10 * (attempt + 1)));
+          continue;
+        }
+        if (terms.holdCents > 0) {
+          try {
+            await this.deps.billing.reserve(userId, terms.holdCents, holdRef(input.ref));
+          } catch (err) {
+            // No hold was made (the balance fell meanwhile): the charge closes, nothing to settle.
+            await this.deps.store.close(input.ref, { state: 'refused', seconds: 0, chargedCents: 0, allowanceSeconds: 0, now: this.deps.clock.now() });
+            if (err instanceof AppError && err.code === 'insufficient_funds') return { ok: false, reason: 'insufficient_funds', message: err.message };
+            throw err;
+          }
+        }
+        return { ok: true, ref: input.ref, maxDurationSeconds: terms.maxSeconds, holdCents: terms.holdCents, allowanceSeconds: terms.allowanceSeconds, country, ratePerMinute: rate / 10_000 };
+      }
+      throw new AppError('conflict', 'too many calls are being started at once: try again');
+    });
+  }
+
+  /**
+   * Ends the call's charge once: its seconds come from the allowance set
+   * aside first, the rest is charged per started minute (never more than the
+   * hold), usage is recorded and the hold settled or refunded. Calling it
+   * again (a retried finish, housekeeping, another instance) only finishes
+   * what a failure left undone and charges nothing twice. Null for a call
+   * that was never charged (a temporary test call).
+   */
+  async settleCall(ref: string, input: { seconds: number }): Promise<CallSettlement | null> {
+    const { store, billing, clock } = this.deps;
+    let charge = await store.find(ref);
+    if (!charge) return null;
+    const direction = charge.direction as CallDirection;
+    if (charge.state === 'open') {
+      const seconds = Math.max(0, Math.floor(input.seconds));
+      const allowanceSeconds = Math.min(seconds, Number(charge.allowance_seconds));
+      const chargedCents = Math.min(Number(charge.hold_cents), callCostCents(seconds - allowanceSeconds, Number(charge.rate)));
+      // Usage before the close: a start that reads the allowance in between sees these seconds both used and set
+      // aside (too little left, never too much); once the charge is closed, only as used. Both are idempotent by ref.
+      if (seconds > 0) {
+        await billing.recordUsage(charge.user_id, `calls_${direction}`, 1, `call:${ref}`);
+        await billing.recordUsage(charge.user_id, `seconds_${direction}`, seconds, `call:${ref}:seconds`);
+      }
+      await store.close(ref, { state: 'settled', seconds, chargedCents, allowanceSeconds, now: clock.now() });
+      charge = (await store.find(ref))!;
+    }
+    if (charge.state !== 'settled') return null;
+    const charged = Number(charge.charged_cents ?? 0);
+    if (Number(charge.hold_cents) > 0) {
+      if (charged > 0) await billing.settle(holdRef(ref), charged);
+      else await billing.refund(holdRef(ref));
+    }
+    const seconds = Number(charge.seconds ?? 0);
+    return { seconds, allowanceSeconds: Number(charge.allowance_seconds), paidSeconds: seconds - Number(charge.allowance_seconds), chargedCents: charged };
+  }
+
+  /**
+   * Housekeeping: closes charges whose call session was never recorded (the
+   * process stopped between authorizing and recording the call, or a caller
+   * of authorizeCall never settled): nothing was used, the hold goes back and
+   * the concurrency slot is free again. Calls that were recorded settle when
+   * they end (CallService.finishAbandoned / failStalled). Returns how many.
+   */
+  async closeOrphans(olderThanMs: number): Promise<number> {
+    let closed = 0;
+    for (const ref of await this.deps.store.listOrphans(this.deps.clock.now() - olderThanMs, 100)) {
+      if (await this.settleCall(ref, { seconds: 0 })) closed++;
+    }
+    return closed;
+  }
+
+  /** The charge's terms from the allowance left, the balance and the concurrency limit, or why the call is refused. */
+  private async terms(userId: string, direction: CallDirection, rate: number, wanted: number, snapshot: ChargeSnapshot) {
+    const { billing } = this.deps;
+    const [period, secondsLeft, callsLeft, balance] = await Promise.all([
+      billing.currentPeriod(userId),
+      billing.remainingAllowance(userId, `seconds_${direction}`),
+      billing.remainingAllowance(userId, `calls_${direction}`),
+      billing.balanceCents(userId),
+    ]);
+    const limit = this.deps.concurrencyLimit(period.planKey);
+    if (snapshot.open >= limit) {
+      return { ok: false as const, reason: 'concurrency_limit' as const, message: `at most ${limit} calls may be under way at once on this account` };
+    }
+    const inFlight = snapshot.byDirection[direction] ?? { open: 0, allowanceSeconds: 0, allowanceCalls: 0 };
+    const allowanceSeconds = callsLeft - inFlight.allowanceCalls > 0 ? Math.min(wanted, Math.max(0, secondsLeft - inFlight.allowanceSeconds)) : 0;
+    // Whole minutes the balance pays for at this rate (a free destination: all of them).
+    const payableMinutes = rate === 0 ? Math.ceil(wanted / 60) : Math.floor((Math.max(0, balance) * 100) / rate);
+    if (allowanceSeconds === 0 && payableMinutes === 0) {
+      return {
+        ok: false as const,
+        reason: 'insufficient_funds' as const,
+        message: `no plan allowance left for ${direction} calls and the prepaid balance does not cover one minute ($${(rate / 10_000).toFixed(4)}): top up with POST /api/credits/add`,
+      };
+    }
+    const paidSeconds = Math.min(wanted - allowanceSeconds, payableMinutes * 60);
+    return { ok: true as const, allowanceSeconds, maxSeconds: allowanceSeconds + paidSeconds, holdCents: callCostCents(paidSeconds, rate) };
+  }
+
+  private async serialized<T>(userId: string, work: () => Promise<T>): Promise<T> {
+    let entry = this.perUser.get(userId);
+    if (!entry) this.perUser.set(userId, (entry = { slots: new Slots(1), users: 0 }));
+    entry.users += 1;
+    const release = await entry.slots.acquire();
+    try {
+      return await work();
+    } finally {
+      release();
+      entry.users -= 1;
+      if (entry.users === 0) this.perUser.delete(userId);
+    }
+  }
+}
