@@ -53,16 +53,14 @@ describe('sliceText', () => {
       measured += n;
       return n; // ASCII input: characters are bytes
     }) as typeof Buffer.byteLength);
-    const started = performance.now();
     let slices: string[];
     try {
       slices = sliceText(text, 200 * 1024);
     } finally {
       measure.mockRestore();
     }
-    const elapsed = performance.now() - started;
+    // No timing assertion (a loaded machine makes it noisy); the count is the proof.
     expect(measured).toBeLessThan(text.length * 6);
-    expect(elapsed).toBeLessThan(2000); // about 100 ms; generous for a loaded machine (the quadratic slicing took 10 s)
     expect(slices.length).toBe(3);
     for (const s of slices) expect(Buffer.byteLength(s)).toBeLessThanOrEqual(200 * 1024);
     expect(slices.join('\n\n')).toBe(text.trim());
