@@ -34,6 +34,8 @@ interface Running extends Pending {
 
 interface Slot {
   worker: Worker;
+  /** The worker has loaded the extractors and takes files. */
+  ready: boolean;
   job: Running | null;
   idleTimer: NodeJS.Timeout | null;
 }
@@ -90,10 +92,12 @@ export class ExtractionPool implements FilePreparer {
 
   private dispatch(): void {
     while (this.queue.length > 0) {
-      let slot = [...this.slots].find((s) => s.job === null);
+      const slot = [...this.slots].find((s) => s.ready && s.job === null);
       if (!slot) {
-        if (this.slots.size >= this.config.workers) return;
-        slot = this.spawn();
+        // Start a worker for each file waiting beyond those starting already.
+        const starting = [...this.slots].filter((s) => !s.ready).length;
+        if (this.slots.size < this.config.workers && starting < this.queue.length) this.spawn();
+        return;
       }
       this.run(slot, this.queue.shift()!);
     }
@@ -123,6 +127,12 @@ export class ExtractionPool implements FilePreparer {
   }
 
   private finish(slot: Slot, answer: ExtractionAnswer): void {
+    if ('ready' in answer) {
+      slot.ready = true;
+      slot.idleTimer = setTimeout(() => this.retire(slot), this.config.idleMs);
+      slot.idleTimer.unref();
+      return this.dispatch();
+    }
     const job = slot.job;
     if (!job || job.id !== answer.id) return;
     clearTimeout(job.timer);
@@ -145,6 +155,10 @@ export class ExtractionPool implements FilePreparer {
     if (job) {
       clearTimeout(job.timer);
       job.reject(reason);
+    } else if (!slot.ready) {
+      // It died while starting: a server fault, not the file's. The file
+      // that was waiting for it fails (500) rather than waiting forever.
+      this.queue.shift()?.reject(new Error(`the extraction worker could not start: ${reason.message}`));
     }
     this.dispatch();
   }
@@ -161,7 +175,7 @@ export class ExtractionPool implements FilePreparer {
       stackSizeMb: 4,
     });
     this.started += 1;
-    const slot: Slot = { worker, job: null, idleTimer: null };
+    const slot: Slot = { worker, ready: false, job: null, idleTimer: null };
     this.slots.add(slot);
     worker.unref();
     worker.on('message', (answer: ExtractionAnswer) => this.finish(slot, answer));

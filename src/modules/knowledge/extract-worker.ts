@@ -14,8 +14,13 @@ export interface ExtractionJob {
 }
 
 export type ExtractionAnswer =
+  | { ready: true }
   | { id: number; ok: true; result: Awaited<ReturnType<typeof prepareFile>> }
   | { id: number; ok: false; kind: ExtractionError['kind'] | 'failed'; message: string };
+
+// The extractors are loaded before the worker says it is ready, so a file's
+// time limit measures reading it, not loading the parsers (~0.3 s).
+await Promise.all([import('file-type'), import('unpdf'), import('mammoth'), import('linkedom'), import('@mozilla/readability')]);
 
 parentPort?.on('message', async (job: ExtractionJob) => {
   let answer: ExtractionAnswer;
@@ -30,3 +35,4 @@ parentPort?.on('message', async (job: ExtractionJob) => {
   }
   parentPort?.postMessage(answer);
 });
+parentPort?.postMessage({ ready: true });

@@ -6,6 +6,7 @@
 // first: from what the archive declares (refused before anything is
 // inflated) and then by inflating with zlib's own output cap (declared sizes
 // can lie), so no more than the limit plus one byte is ever produced.
+import { constants as bufferConstants } from 'node:buffer';
 import { constants, inflateRawSync, inflateSync } from 'node:zlib';
 
 /** A file that would inflate past the limit; `what` says which part. */
@@ -115,7 +116,7 @@ export function checkZipInflatedSize(zip: Buffer, limit: number, what = 'the arc
     const data = zip.subarray(start, Math.min(zip.length, start + entry.compressedSize));
     let produced: number;
     if (entry.method === 0) produced = data.length;
-    else if (entry.method === 8) produced = inflatedLength(() => inflateRawSync(data, { maxOutputLength: left + 1, finishFlush: constants.Z_SYNC_FLUSH }));
+    else if (entry.method === 8) produced = inflatedLength(() => inflateRawSync(data, { maxOutputLength: cap(left), finishFlush: constants.Z_SYNC_FLUSH }));
     else throw new ArchiveFormatError(`entry ${entry.name} uses compression method ${entry.method}`);
     if (produced > left) throw new InflateLimitError(what, limit);
     left -= produced;
@@ -143,7 +144,7 @@ export function checkPdfInflatedSize(pdf: Buffer, limit: number, what = 'the PDF
     for (let pass = 0; pass < filters; pass += 1) {
       let inflated: Buffer;
       try {
-        inflated = inflateSync(data, { maxOutputLength: left + 1, finishFlush: constants.Z_SYNC_FLUSH });
+        inflated = inflateSync(data, { maxOutputLength: cap(left), finishFlush: constants.Z_SYNC_FLUSH });
       } catch (error) {
         if (isOutputCap(error)) throw new InflateLimitError(what, limit);
         break; // corrupt data: the parser decides
@@ -155,6 +156,9 @@ export function checkPdfInflatedSize(pdf: Buffer, limit: number, what = 'the PDF
     keyword.lastIndex = match.index + match[0].length;
   }
 }
+
+/** zlib's output cap for `left` bytes still allowed: one byte more, so passing the limit is seen. */
+const cap = (left: number) => Math.min(left + 1, bufferConstants.MAX_LENGTH);
 
 function inflatedLength(inflate: () => Buffer): number {
   try {
