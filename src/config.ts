@@ -1,5 +1,6 @@
 // Every environment variable the server reads is parsed here, once, at start.
 // A bad value stops start-up with a message naming every offending variable.
+import { availableParallelism } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { developmentRateLimits, parseRateLimits } from './rate-limit-config.js';
 
@@ -140,7 +141,7 @@ export interface KnowledgeConfig {
 
 /** Worker threads that read files (PDF, DOCX, HTML, text), slice and chunk them, and the limits per file. */
 export interface ExtractionConfig {
-  /** Worker threads at most (KNOWLEDGE_EXTRACT_WORKERS); started on first use, stopped when idle. */
+  /** Worker threads at most (KNOWLEDGE_EXTRACT_WORKERS; default: cores − 1, 1 to 4); started on first use, stopped when idle. */
   workers: number;
   /** Time one file may take to read, slice and chunk (KNOWLEDGE_EXTRACT_TIMEOUT_SECONDS). */
   timeoutMs: number;
@@ -494,7 +495,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       crawlTimeoutMs: 15_000,
       searchCacheBytes: int('KNOWLEDGE_SEARCH_CACHE_MB', 256, 0, 65_536) * 1024 * 1024,
       extraction: {
-        workers: int('KNOWLEDGE_EXTRACT_WORKERS', 2, 1, 64),
+        // One core is left to the event loop: by default one worker per core but one, at most 4.
+        workers: int('KNOWLEDGE_EXTRACT_WORKERS', Math.max(1, Math.min(4, availableParallelism() - 1)), 1, 64),
         timeoutMs: int('KNOWLEDGE_EXTRACT_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
         memoryMb: int('KNOWLEDGE_EXTRACT_MEMORY_MB', 256, 32, 16_384),
         maxInflatedBytes: int('KNOWLEDGE_MAX_INFLATED_MB', 64, 1, 16_384) * 1024 * 1024,

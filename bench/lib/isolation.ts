@@ -12,9 +12,11 @@ import { buildDocx, buildDocxBomb } from '../../test/support/zip.js';
 export interface IsolationResults {
   backend: string;
   seconds: number;
-  /** The other user's GET /api/auth, one request after another. */
+  /** The same reads before the attack, on the same server and machine: what the load average alone costs. */
+  baseline: { requests: number; errors: number; p50: number | null; p99: number | null; max: number | null };
+  /** The other user's GET /api/auth, one request after another, during the attack. */
   victim: { requests: number; errors: number; p50: number | null; p99: number | null; max: number | null };
-  /** The attacker's uploads and crawls, by HTTP status (every worst file is refused: 413 or 422). */
+  /** The attacker's uploads and crawls answered within the time, uploads by HTTP status (every worst file is refused: 413 or 422). */
   attacker: { uploads: number; crawls: number; statuses: Record<string, number> };
 }
 
@@ -61,36 +63,9 @@ export async function runUploadIsolation(options: { backend: string; base: strin
     const baseId = ((await created.body.json()) as { id: string }).id;
     const files = worstFiles().map(multipart);
     for (let i = 0; i < 5; i += 1) await (await request(`${options.base}/api/auth`, { dispatcher: agent, headers: auth(options.victimJwt) })).body.dump();
-
-    const statuses: Record<string, number> = {};
-    let uploads = 0;
-    let crawls = 0;
-    const until = Date.now() + options.seconds * 1000;
-    let next = 0;
-    const uploader = async () => {
-      while (Date.now() < until) {
-        const file = files[next++ % files.length];
-        const res = await request(`${options.base}/api/knowledge-bases/${baseId}`, { method: 'POST', dispatcher: agent, headers: { ...auth(options.attackerJwt), 'content-type': file.contentType }, body: file.body }).catch(() => null);
-        await res?.body.dump();
-        statuses[res ? String(res.statusCode) : 'error'] = (statuses[res ? String(res.statusCode) : 'error'] ?? 0) + 1;
-        uploads += 1;
-      }
-    };
-    const crawler = async () => {
-      while (Date.now() < until) {
-        const res = await request(`${options.base}/api/knowledge-bases/${baseId}/links`, {
-          method: 'POST',
-          dispatcher: agent,
-          headers: { ...auth(options.attackerJwt), 'content-type': 'application/json' },
-          body: JSON.stringify({ urls: [`${pagesOrigin}/slow-${crawls}-a`, `${pagesOrigin}/slow-${crawls}-b`] }),
-        }).catch(() => null);
-        await res?.body.dump();
-        crawls += 1;
-      }
-    };
-    const latencies: number[] = [];
-    let errors = 0;
-    const victim = async () => {
+    const readAuth = async (until: number) => {
+      const latencies: number[] = [];
+      let errors = 0;
       while (Date.now() < until) {
         const started = performance.now();
         const res = await request(`${options.base}/api/auth`, { dispatcher: agent, headers: auth(options.victimJwt) }).catch(() => null);
@@ -99,15 +74,45 @@ export async function runUploadIsolation(options: { backend: string; base: strin
         else errors += 1;
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
+      latencies.sort((a, b) => a - b);
+      return { requests: latencies.length, errors, p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)), max: round(latencies.at(-1) ?? null) };
     };
-    await Promise.all([...Array.from({ length: options.attackers ?? 3 }, uploader), crawler(), victim()]);
-    latencies.sort((a, b) => a - b);
-    return {
-      backend: options.backend,
-      seconds: options.seconds,
-      victim: { requests: latencies.length, errors, p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)), max: round(latencies.at(-1) ?? null) },
-      attacker: { uploads, crawls, statuses },
+    const baseline = await readAuth(Date.now() + Math.min(10, options.seconds / 3) * 1000);
+
+    const statuses: Record<string, number> = {};
+    let uploads = 0;
+    let crawls = 0;
+    const until = Date.now() + options.seconds * 1000;
+    // The attacker's requests in flight when the time is up are abandoned (a refused file can take the
+    // whole time limit per file to be refused), so the scenario ends on time.
+    const stop = AbortSignal.timeout(options.seconds * 1000);
+    let next = 0;
+    const uploader = async () => {
+      while (Date.now() < until) {
+        const file = files[next++ % files.length];
+        const res = await request(`${options.base}/api/knowledge-bases/${baseId}`, { method: 'POST', dispatcher: agent, signal: stop, headers: { ...auth(options.attackerJwt), 'content-type': file.contentType }, body: file.body }).catch(() => null);
+        await res?.body.dump().catch(() => {});
+        if (!res) break; // abandoned at the end
+        statuses[String(res.statusCode)] = (statuses[String(res.statusCode)] ?? 0) + 1;
+        uploads += 1;
+      }
     };
+    const crawler = async () => {
+      while (Date.now() < until) {
+        const res = await request(`${options.base}/api/knowledge-bases/${baseId}/links`, {
+          method: 'POST',
+          dispatcher: agent,
+          signal: stop,
+          headers: { ...auth(options.attackerJwt), 'content-type': 'application/json' },
+          body: JSON.stringify({ urls: [`${pagesOrigin}/slow-${crawls}-a`, `${pagesOrigin}/slow-${crawls}-b`] }),
+        }).catch(() => null);
+        await res?.body.dump().catch(() => {});
+        if (!res) break;
+        crawls += 1;
+      }
+    };
+    const [victim] = await Promise.all([readAuth(until), ...Array.from({ length: options.attackers ?? 3 }, uploader), crawler()]);
+    return { backend: options.backend, seconds: options.seconds, baseline, victim, attacker: { uploads, crawls, statuses } };
   } finally {
     await new Promise((resolve) => pages.close(resolve));
     await agent.close();

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../src/config.js';
 
@@ -11,7 +12,7 @@ describe('knowledge configuration', () => {
       crawlMaxBytes: 10 * 1024 * 1024,
       crawlTimeoutMs: 15_000,
       searchCacheBytes: 256 * 1024 * 1024,
-      extraction: { workers: 2, timeoutMs: 30_000, memoryMb: 256, maxInflatedBytes: 64 * 1024 * 1024, maxTextBytes: 16 * 1024 * 1024, idleMs: 30_000 },
+      extraction: { workers: Math.max(1, Math.min(4, availableParallelism() - 1)), timeoutMs: 30_000, memoryMb: 256, maxInflatedBytes: 64 * 1024 * 1024, maxTextBytes: 16 * 1024 * 1024, idleMs: 30_000 },
       quota: { documents: 10_000, chunks: 100_000, bytes: 1024 * 1024 * 1024 },
     });
     expect(config.embeddings).toBeNull();
