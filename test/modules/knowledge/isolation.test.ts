@@ -123,10 +123,13 @@ describe('one user uploading the worst files does not stall another', () => {
     const docs = await request(`${url}/api/knowledge-bases/${baseId}`, { dispatcher: agent, headers: bearer(attacker.token) });
     expect(((await docs.body.json()) as { documents: unknown[] }).documents).toEqual([]);
 
-    // On the event loop these files froze every request for tens of seconds;
-    // the bounds are generous for a loaded 2-core test machine.
+    // On the event loop these files froze every request for tens of seconds
+    // (slow.html alone: 58 s). The bounds are generous for a shared 2-core test
+    // machine at load average ~16, where the longest stall seen was 0.8 s
+    // (scheduling, not our code) and the loop's p99 0.12 s.
     expect(latencies.length).toBeGreaterThan(20);
     expect(figures.p99).toBeLessThan(1000);
-    expect(figures.loopMaxMs).toBeLessThan(1000);
+    expect(figures.loopP99Ms).toBeLessThan(300);
+    expect(figures.loopMaxMs).toBeLessThan(2000);
   });
 });
