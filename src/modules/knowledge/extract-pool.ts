@@ -43,8 +43,10 @@ interface Slot {
 export interface ExtractionPoolStats {
   /** Worker threads alive now. */
   workers: number;
-  /** Workers started since the pool was made (a stopped one is replaced by a new one). */
+  /** Workers started since the pool was made (on first use, after an idle stop, or to replace a stopped one). */
   started: number;
+  /** Workers stopped because a file passed a limit (or the worker died). */
+  stopped: number;
   /** Files waiting for a worker. */
   queued: number;
 }
@@ -54,6 +56,7 @@ export class ExtractionPool implements FilePreparer {
   private readonly queue: Pending[] = [];
   private nextId = 1;
   private started = 0;
+  private stopped = 0;
   private closed = false;
 
   constructor(
@@ -70,7 +73,7 @@ export class ExtractionPool implements FilePreparer {
   }
 
   stats(): ExtractionPoolStats {
-    return { workers: this.slots.size, started: this.started, queued: this.queue.length };
+    return { workers: this.slots.size, started: this.started, stopped: this.stopped, queued: this.queue.length };
   }
 
   async close(): Promise<void> {
@@ -148,6 +151,7 @@ export class ExtractionPool implements FilePreparer {
   /** Stops a worker past a limit (or dead), fails its file, and lets the next file start a fresh one. */
   private replace(slot: Slot, reason: Error): void {
     if (!this.slots.delete(slot)) return;
+    this.stopped += 1;
     if (slot.idleTimer) clearTimeout(slot.idleTimer);
     const job = slot.job;
     slot.job = null;
