@@ -1,4 +1,5 @@
-// npm run bench [-- --quick] [--profile] [--no-build] [--only=objects,fanout,connect,knowledge,profiles]
+// npm run bench [-- --quick] [--profile] [--no-build] [--only=objects,fanout,connect,knowledge,isolation,profiles]
+//   worst uploads vs another user's GET /api/auth alone: npm run bench -- --quick --only=isolation [--backend=sqlite,postgres]
 //   connector ingestion alone: npm run bench -- --quick --only=connect [--backend=sqlite,postgres]
 //   knowledge retrieval alone: npm run bench -- --only=knowledge [--backend=sqlite,postgres]
 //   fan-out iteration: [--subscribers=1000,5000] [--fanout-mode=one-user,one-each] [--fanout-seconds=N] [--rate=N] [--backend=sqlite,postgres]
@@ -23,11 +24,12 @@ import { type RunningServer, startFloorServer, startRealServer } from './lib/ser
 import { createBenchUser, objectBody, prefillObjects } from './lib/setup.js';
 import { runKnowledgeBench } from './lib/knowledge.js';
 import { runIngest } from './lib/ingest.js';
+import { runUploadIsolation } from './lib/isolation.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-/** --only=objects,fanout,connect,knowledge,profiles,calls runs a subset (BENCHMARKS.md then holds only that subset; calls write bench/results/calls-<backend>.json). */
-const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['objects', 'fanout', 'connect', 'knowledge', 'profiles', 'calls'];
+/** --only=objects,fanout,connect,knowledge,isolation,profiles,calls runs a subset (BENCHMARKS.md then holds only that subset; calls write bench/results/calls-<backend>.json). */
+const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['objects', 'fanout', 'connect', 'knowledge', 'isolation', 'profiles', 'calls'];
 /** Records streamed through POST /api/connect in the ingestion scenario (issue 14: 10,000, in both modes). */
 const INGEST_RECORDS = 10_000;
 const plan: { warmup: number; seconds: number; prefill: number; fanoutSeconds: number; graceMs: number; subscriberCounts: number[]; profile: boolean; hardLimitS: number } = quick
@@ -122,6 +124,7 @@ const results: Results = {
   ingest: [],
   profiles: {},
   knowledge: [],
+  isolation: [],
   checks: [],
   failures: [],
 };
@@ -258,6 +261,19 @@ async function knowledgeScenarios(backend: Backend) {
   }
 }
 
+/** Issue 20: one user uploads and crawls the worst files while another reads GET /api/auth. */
+async function isolationScenario(backend: Backend) {
+  const server = await startRealServer({ dataDir: dir(`${backend.name}-isolation`), env: { ...secrets, ...backend.env, CRAWL_ALLOW_PRIVATE: '1' } });
+  try {
+    const attacker = await createBenchUser(server.base);
+    const victim = await createBenchUser(server.base);
+    results.isolation!.push(await runUploadIsolation({ backend: backend.name, base: server.base, attackerJwt: attacker.jwt, victimJwt: victim.jwt, seconds: quick ? 15 : 60 }));
+  } finally {
+    noteCrash(server);
+    await server.stop();
+  }
+}
+
 /** One server per scenario under node --cpu-prof, loaded as in the measured run. */
 async function profiles(backends: Backend[]) {
   /** --profiles=fanout profiles only the fan-out, --profiles=objects only the object routes (while iterating on one). */
@@ -322,6 +338,7 @@ async function main() {
     }
     if (only.includes('fanout')) for (const backend of backends) await step(`fan-out on ${backend.name}`, () => fanoutScenarios(backend));
     if (only.includes('knowledge')) for (const backend of backends) await step(`knowledge on ${backend.name}`, () => knowledgeScenarios(backend));
+    if (only.includes('isolation')) for (const backend of backends) await step(`worst uploads on ${backend.name}`, () => isolationScenario(backend));
     if (only.includes('connect')) for (const backend of backends) await step(`connector ingestion on ${backend.name}`, () => ingestScenario(backend));
     if (plan.profile && only.includes('profiles')) await step('profiles', () => profiles(backends));
     // Call progress (bench/calls.ts, also runnable alone): 100 concurrent sandbox calls in one process.

@@ -1,5 +1,6 @@
 // Every environment variable the server reads is parsed here, once, at start.
 // A bad value stops start-up with a message naming every offending variable.
+import { availableParallelism } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { developmentRateLimits, parseRateLimits } from './rate-limit-config.js';
 
@@ -158,6 +159,36 @@ export interface KnowledgeConfig {
   crawlTimeoutMs: number;
   /** In-memory search indexes kept by this instance, in bytes (KNOWLEDGE_SEARCH_CACHE_MB); 0: the database ranks every search. */
   searchCacheBytes: number;
+  /** Reading files off the event loop; see docs/decisions/knowledge.md "Limits". */
+  extraction: ExtractionConfig;
+  /** What one user may keep in all their knowledge bases together (uploads and crawled links). */
+  quota: KnowledgeQuota;
+}
+
+/** Worker threads that read files (PDF, DOCX, HTML, text), slice and chunk them, and the limits per file. */
+export interface ExtractionConfig {
+  /** Worker threads at most (KNOWLEDGE_EXTRACT_WORKERS; default: cores − 1, 1 to 4); started on first use, stopped when idle. */
+  workers: number;
+  /** Time one file may take to read, slice and chunk (KNOWLEDGE_EXTRACT_TIMEOUT_SECONDS). */
+  timeoutMs: number;
+  /** JavaScript heap of one worker (KNOWLEDGE_EXTRACT_MEMORY_MB). */
+  memoryMb: number;
+  /** Bytes a file may inflate to: a DOCX's zip entries together, a PDF's compressed streams together (KNOWLEDGE_MAX_INFLATED_MB). */
+  maxInflatedBytes: number;
+  /** UTF-8 bytes of text one file may yield (KNOWLEDGE_MAX_TEXT_MB). */
+  maxTextBytes: number;
+  /** An idle worker is stopped after this long. */
+  idleMs: number;
+}
+
+/** Per-user knowledge quota, over all of the user's bases. */
+export interface KnowledgeQuota {
+  /** KNOWLEDGE_QUOTA_DOCUMENTS */
+  documents: number;
+  /** KNOWLEDGE_QUOTA_CHUNKS */
+  chunks: number;
+  /** Sum of documents' sizes (KNOWLEDGE_QUOTA_MB). */
+  bytes: number;
 }
 
 /** Connector ingestion (POST /api/connect); see docs/decisions/connect.md. */
@@ -513,6 +544,20 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       crawlMaxBytes: int('CRAWL_MAX_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       crawlTimeoutMs: 15_000,
       searchCacheBytes: int('KNOWLEDGE_SEARCH_CACHE_MB', 256, 0, 65_536) * 1024 * 1024,
+      extraction: {
+        // One core is left to the event loop: by default one worker per core but one, at most 4.
+        workers: int('KNOWLEDGE_EXTRACT_WORKERS', Math.max(1, Math.min(4, availableParallelism() - 1)), 1, 64),
+        timeoutMs: int('KNOWLEDGE_EXTRACT_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
+        memoryMb: int('KNOWLEDGE_EXTRACT_MEMORY_MB', 256, 32, 16_384),
+        maxInflatedBytes: int('KNOWLEDGE_MAX_INFLATED_MB', 64, 1, 16_384) * 1024 * 1024,
+        maxTextBytes: int('KNOWLEDGE_MAX_TEXT_MB', 16, 1, 4096) * 1024 * 1024,
+        idleMs: 30_000,
+      },
+      quota: {
+        documents: int('KNOWLEDGE_QUOTA_DOCUMENTS', 10_000, 1, 100_000_000),
+        chunks: int('KNOWLEDGE_QUOTA_CHUNKS', 100_000, 1, 1_000_000_000),
+        bytes: int('KNOWLEDGE_QUOTA_MB', 1024, 1, 16_777_216) * 1024 * 1024,
+      },
     },
     embeddings,
     connector: {

@@ -38,6 +38,11 @@ export function checkTargets(results: Results, topSubscribers: number): Check[] 
     add(`${c.backend}: calls: audio report → subscriber p99`, c.p99, '< 100 ms', (c.p99 ?? Infinity) < 100, ' ms');
     out.push({ name: `${c.backend}: calls: webhooks delivered and verified`, value: `${c.webhooksVerified}/${c.webhooksExpected} (burst ${c.deliveriesPerSecond}/s)`, target: 'all', met: c.webhooksVerified === c.webhooksExpected });
   }
+  for (const i of results.isolation ?? []) {
+    add(`${i.backend}: another user's GET /api/auth p99 during the worst uploads`, i.victim.p99, '< 100 ms', (i.victim.p99 ?? Infinity) < 100 && i.victim.errors === 0, ' ms');
+    const refused = Object.entries(i.attacker.statuses).every(([status]) => status === '413' || status === '422');
+    out.push({ name: `${i.backend}: every worst upload refused (413/422)`, value: Object.entries(i.attacker.statuses).map(([k, v]) => `${k}: ${v}`).join(', '), target: 'all', met: refused && i.attacker.uploads > 0 });
+  }
   for (const i of results.ingest ?? []) {
     addRatio(`${i.backend}: connector ingestion vs PUT /api/objects`, i.ratio, 0.7);
     out.push({ name: `${i.backend}: connector ingestion: every object_created delivered`, value: `${i.eventsDelivered}/${i.records}`, target: 'all', met: i.eventsDelivered === i.records && i.written === i.records });

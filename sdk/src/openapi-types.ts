@@ -516,7 +516,7 @@ export interface paths {
     get: operations["getKnowledgeBase"];
     /**
      * Upload files as documents
-     * @description multipart/form-data with one part per file, each named `files` (at most 25 files of 52428800 bytes). Text, Markdown, CSV, JSON, HTML, PDF (text layer) and DOCX; the type is sniffed from the content. A file that cannot be read refuses the whole upload (415 unsupported type, 400 unreadable; the answer names the file) and nothing is added. Text over about 200 KB becomes several documents of about 200 KB, cut at paragraph boundaries and named "name (2/3)".
+     * @description multipart/form-data with one part per file, each named `files` (at most 25 files of 52428800 bytes). Text, Markdown, CSV, JSON, HTML, PDF (text layer) and DOCX; the type is sniffed from the content. A file that cannot be read refuses the whole upload (415 unsupported type, 400 unreadable; the answer names the file in `message` and `file`) and nothing is added. Files are read in worker threads with limits per file: a DOCX or PDF whose compressed content inflates past the limit, or text past the limit, is a 413 `payload_too_large`; a file that takes longer or more memory to read than allowed is a 422 `file_too_complex`. The user's knowledge quota (documents, chunks, bytes over all bases) is checked before anything is written: past it, 413 `quota_exceeded` with `used`, `allowed` and `adding`. Text over about 200 KB becomes several documents of about 200 KB, cut at paragraph boundaries and named "name (2/3)".
      */
     post: operations["uploadKnowledgeDocuments"];
     /**
@@ -533,7 +533,7 @@ export interface paths {
   "/api/knowledge-bases/{id}/links": {
     /**
      * Crawl links into documents
-     * @description Downloads each URL (http or https; 4 at a time, 15 s and 10 MB each, at most 5 redirects) and creates a document from its readable text, in batches of 5. Addresses that are not public (loopback, private, link-local, metadata) are refused after DNS resolution and on every redirect. URLs that fail are listed in `skipped` with the reason.
+     * @description Downloads each URL (http or https; 4 at a time, 15 s and 10 MB each, at most 5 redirects) and creates a document from its readable text, in batches of 5. Addresses that are not public (loopback, private, link-local, metadata) are refused after DNS resolution and on every redirect. Pages are read with the same limits per file as uploads. URLs that fail are listed in `skipped` with the reason. Pages count toward the user's knowledge quota: a user already at it is refused with 413 `quota_exceeded`; a batch that would pass it is skipped, each URL with the quota as reason.
      */
     post: operations["crawlKnowledgeLinks"];
   };
@@ -7530,7 +7530,7 @@ export interface operations {
   };
   /**
    * Upload files as documents
-   * @description multipart/form-data with one part per file, each named `files` (at most 25 files of 52428800 bytes). Text, Markdown, CSV, JSON, HTML, PDF (text layer) and DOCX; the type is sniffed from the content. A file that cannot be read refuses the whole upload (415 unsupported type, 400 unreadable; the answer names the file) and nothing is added. Text over about 200 KB becomes several documents of about 200 KB, cut at paragraph boundaries and named "name (2/3)".
+   * @description multipart/form-data with one part per file, each named `files` (at most 25 files of 52428800 bytes). Text, Markdown, CSV, JSON, HTML, PDF (text layer) and DOCX; the type is sniffed from the content. A file that cannot be read refuses the whole upload (415 unsupported type, 400 unreadable; the answer names the file in `message` and `file`) and nothing is added. Files are read in worker threads with limits per file: a DOCX or PDF whose compressed content inflates past the limit, or text past the limit, is a 413 `payload_too_large`; a file that takes longer or more memory to read than allowed is a 422 `file_too_complex`. The user's knowledge quota (documents, chunks, bytes over all bases) is checked before anything is written: past it, 413 `quota_exceeded` with `used`, `allowed` and `adding`. Text over about 200 KB becomes several documents of about 200 KB, cut at paragraph boundaries and named "name (2/3)".
    */
   uploadKnowledgeDocuments: {
     parameters: {
@@ -7614,6 +7614,7 @@ export interface operations {
        * @description Payload too large.
        *
        * - `payload_too_large`: the body is larger than the limit
+       * - `quota_exceeded`: the account's storage quota would be passed (the answer says what is used and what is allowed)
        */
       413: {
         content: {
@@ -7636,6 +7637,16 @@ export interface operations {
        * - `unsupported_media_type`: the content-type is not accepted here
        */
       415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unprocessable.
+       *
+       * - `file_too_complex`: a file took longer or more memory to read than the limit per file (the answer names it)
+       */
+      422: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -7861,7 +7872,7 @@ export interface operations {
   };
   /**
    * Crawl links into documents
-   * @description Downloads each URL (http or https; 4 at a time, 15 s and 10 MB each, at most 5 redirects) and creates a document from its readable text, in batches of 5. Addresses that are not public (loopback, private, link-local, metadata) are refused after DNS resolution and on every redirect. URLs that fail are listed in `skipped` with the reason.
+   * @description Downloads each URL (http or https; 4 at a time, 15 s and 10 MB each, at most 5 redirects) and creates a document from its readable text, in batches of 5. Addresses that are not public (loopback, private, link-local, metadata) are refused after DNS resolution and on every redirect. Pages are read with the same limits per file as uploads. URLs that fail are listed in `skipped` with the reason. Pages count toward the user's knowledge quota: a user already at it is refused with 413 `quota_exceeded`; a batch that would pass it is skipped, each URL with the quota as reason.
    */
   crawlKnowledgeLinks: {
     parameters: {
@@ -7959,6 +7970,7 @@ export interface operations {
       /**
        * @description Payload too large.
        *
+       * - `quota_exceeded`: the account's storage quota would be passed (the answer says what is used and what is allowed)
        * - `payload_too_large`: the body is larger than the limit
        */
       413: {

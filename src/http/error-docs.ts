@@ -37,6 +37,8 @@ export const errorMeaning: Partial<Record<ErrorCode, string>> = {
   idempotency_mismatch: 'this idempotency key was used with a different request',
   version_mismatch: 'the object changed since the version you sent',
   payload_too_large: 'the body is larger than the limit',
+  quota_exceeded: "the account's storage quota would be passed (the answer says what is used and what is allowed)",
+  file_too_complex: 'a file took longer or more memory to read than the limit per file (the answer names it)',
   unsupported_media_type: 'the content-type is not accepted here',
   rate_limited: 'too many requests: wait and retry (see Retry-After)',
   concurrency_limit: 'as many calls as the account may have at once are under way (CALL_CONCURRENCY_PER_USER, or the plan\'s): retry when one ends',

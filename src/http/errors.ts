@@ -35,6 +35,8 @@ export const errorStatus = {
   idempotency_mismatch: 422,
   version_mismatch: 412,
   payload_too_large: 413,
+  quota_exceeded: 413,
+  file_too_complex: 422,
   unsupported_media_type: 415,
   rate_limited: 429,
   concurrency_limit: 429,

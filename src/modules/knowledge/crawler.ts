@@ -1,10 +1,12 @@
 // Downloads links for a knowledge base (spec 8: 4 at a time, 15 s each)
 // through the shared SSRF-safe client, and reads each with the same
-// extractors as uploads (HTML reduced to its readable text).
+// extractors as uploads, in the same worker threads and within the same
+// limits (HTML reduced to its readable text).
 import { type OutboundHttp, OutboundHttpError, readBody } from '../../lib/outbound-http.js';
-import { ExtractionError, type ExtractedText, extractText } from './extract.js';
+import { ExtractionError, type PreparedText } from './extract.js';
+import type { FilePreparer } from './extract-pool.js';
 
-export interface CrawledPage extends ExtractedText {
+export interface CrawledPage extends PreparedText {
   url: string;
   size: number;
 }
@@ -14,6 +16,7 @@ export type CrawlResult = { ok: true; page: CrawledPage } | { ok: false; url: st
 export class LinkCrawler {
   constructor(
     private readonly http: OutboundHttp,
+    private readonly files: FilePreparer,
     private readonly concurrency = 4,
   ) {}
 
@@ -37,7 +40,7 @@ export class LinkCrawler {
         return { ok: false, url, reason: `the server answered ${res.status}` };
       }
       const bytes = await readBody(res);
-      const extracted = await extractText(new URL(res.url).pathname, bytes, res.headers.get('content-type') ?? '');
+      const extracted = await this.files.prepare(new URL(res.url).pathname, bytes, res.headers.get('content-type') ?? '');
       return { ok: true, page: { ...extracted, url, size: bytes.length } };
     } catch (error) {
       if (error instanceof OutboundHttpError || error instanceof ExtractionError) return { ok: false, url, reason: error.message };

@@ -8,8 +8,9 @@ import type { Clock } from '../../lib/clock.js';
 import { createOutboundHttp } from '../../lib/outbound-http.js';
 import type { EmbeddingsProvider } from '../../providers/embeddings/interface.js';
 import { LinkCrawler } from './crawler.js';
+import { ExtractionPool } from './extract-pool.js';
 import { SearchIndexCache } from './search-cache.js';
-import { KnowledgeService } from './service.js';
+import { KnowledgeService, defaultKnowledgeOptions } from './service.js';
 import { KnowledgeStore } from './store.js';
 
 export interface KnowledgeServiceDeps {
@@ -24,9 +25,11 @@ export function createKnowledgeServices(deps: KnowledgeServiceDeps) {
   const store = new KnowledgeStore(deps.db, deps.dialect);
   // Spec 8: 4 downloads at a time, 15 s each.
   const http = createOutboundHttp({ allowPrivate: deps.config.crawlAllowPrivate, timeoutMs: deps.config.crawlTimeoutMs, maxBytes: deps.config.crawlMaxBytes, maxRedirects: 5, userAgent: 'workspace-api knowledge crawler' });
-  const crawler = new LinkCrawler(http, 4);
+  // Files and pages are read in worker threads, within the limits per file.
+  const files = new ExtractionPool(deps.config.extraction, defaultKnowledgeOptions);
+  const crawler = new LinkCrawler(http, files, 4);
   const indexes = new SearchIndexCache(store, deps.config.searchCacheBytes);
-  const knowledge = new KnowledgeService(store, crawler, deps.embeddings, deps.clock, indexes);
+  const knowledge = new KnowledgeService(store, crawler, files, deps.embeddings, deps.clock, deps.config.quota, indexes);
   // Other areas check a knowledge_base_id through this (telephony's KnowledgeBaseLookup):
   // true only for the caller's own knowledge base.
   const lookup = { knowledgeBaseExists: async (userId: string, id: string) => (await store.findBase(userId, id)) !== undefined };
@@ -35,7 +38,9 @@ export function createKnowledgeServices(deps: KnowledgeServiceDeps) {
     lookup,
     limits: { maxFiles: deps.config.maxFiles, maxFileBytes: deps.config.maxFileBytes },
     embeddings: deps.embeddings,
+    files,
     close: async () => {
+      await files.close();
       await http.close();
       await deps.embeddings?.close?.();
     },

@@ -5,14 +5,19 @@
 //
 // The extractors are loaded on first use: together they cost about 30 MB and
 // 0.3 s at start-up, and many servers never receive a file.
-import { normalizeText } from './text.js';
+import { ArchiveFormatError, InflateLimitError, checkPdfInflatedSize, checkZipInflatedSize } from './inflate-limits.js';
+import { chunkText, normalizeText, sliceText } from './text.js';
 
 export const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
-/** Why a file could not be read: `unsupported` (415) or `unreadable` (400). */
+/**
+ * Why a file could not be read: `unsupported` (415), `unreadable` (400),
+ * `too_large` (413: it inflates or yields more than the limits allow) or
+ * `too_complex` (422: it took more time or memory than a file may).
+ */
 export class ExtractionError extends Error {
   constructor(
-    readonly kind: 'unsupported' | 'unreadable',
+    readonly kind: 'unsupported' | 'unreadable' | 'too_large' | 'too_complex',
     message: string,
   ) {
     super(message);
@@ -26,12 +31,34 @@ export interface ExtractedText {
   title?: string;
 }
 
+/** Caps on what one file may inflate to and yield. */
+export interface ExtractionLimits {
+  /** Bytes a DOCX's zip entries, or a PDF's deflated streams, may inflate to together. */
+  maxInflatedBytes: number;
+  /** UTF-8 bytes of text a file may yield. */
+  maxTextBytes: number;
+}
+
+const unlimited: ExtractionLimits = { maxInflatedBytes: Number.MAX_SAFE_INTEGER, maxTextBytes: Number.MAX_SAFE_INTEGER };
+
 /** The text of a file; `declaredType` (a Content-Type header) only helps classify text, never binaries. */
-export async function extractText(name: string, bytes: Buffer, declaredType = ''): Promise<ExtractedText> {
+export async function extractText(name: string, bytes: Buffer, declaredType = '', limits: ExtractionLimits = unlimited): Promise<ExtractedText> {
+  const extracted = await extractWithinInflateLimit(name, bytes, declaredType, limits);
+  if (Buffer.byteLength(extracted.text) > limits.maxTextBytes) throw new ExtractionError('too_large', `yields more than ${limits.maxTextBytes} bytes of text (the limit)`);
+  return extracted;
+}
+
+async function extractWithinInflateLimit(name: string, bytes: Buffer, declaredType: string, limits: ExtractionLimits): Promise<ExtractedText> {
   const { fileTypeFromBuffer } = await import('file-type');
   const detected = await fileTypeFromBuffer(bytes);
-  if (detected?.mime === 'application/pdf') return { mimeType: 'application/pdf', text: await pdfText(bytes) };
-  if (detected?.mime === DOCX) return { mimeType: DOCX, text: await docxText(bytes) };
+  if (detected?.mime === 'application/pdf') {
+    checkInflated(() => checkPdfInflatedSize(bytes, limits.maxInflatedBytes), 'PDF');
+    return { mimeType: 'application/pdf', text: await pdfText(bytes) };
+  }
+  if (detected?.mime === DOCX) {
+    checkInflated(() => checkZipInflatedSize(bytes, limits.maxInflatedBytes), 'DOCX');
+    return { mimeType: DOCX, text: await docxText(bytes) };
+  }
   if (detected) throw new ExtractionError('unsupported', `${detected.mime} is not a supported type (text, Markdown, CSV, JSON, HTML, PDF, DOCX)`);
 
   if (bytes.includes(0)) throw new ExtractionError('unsupported', 'binary content of an unknown type');
@@ -60,6 +87,46 @@ export async function extractText(name: string, bytes: Buffer, declaredType = ''
   if (extension === 'csv' || declaredType.includes('csv')) return { mimeType: 'text/csv', text: requireText(text) };
   if (extension === 'md' || extension === 'markdown' || declaredType.includes('markdown')) return { mimeType: 'text/markdown', text: requireText(text) };
   return { mimeType: 'text/plain', text: requireText(text) };
+}
+
+function checkInflated(check: () => void, kind: string): void {
+  try {
+    check();
+  } catch (error) {
+    if (error instanceof InflateLimitError) throw new ExtractionError('too_large', `its compressed content inflates to more than ${error.limit} bytes (the limit)`);
+    if (error instanceof ArchiveFormatError) throw new ExtractionError('unreadable', `not a readable ${kind} (${error.message})`);
+    throw error;
+  }
+}
+
+/** One slice of a file's text (spec 8: about 200 KB each) and its search chunks. */
+export interface PreparedSlice {
+  text: string;
+  bytes: number;
+  chunks: string[];
+}
+
+export interface PreparedText {
+  mimeType: string;
+  title?: string;
+  slices: PreparedSlice[];
+}
+
+export interface PrepareOptions extends ExtractionLimits {
+  sliceBytes: number;
+  chunkSize: number;
+  chunkOverlap: number;
+}
+
+/** Reads a file, then slices and chunks its text: all the CPU work of ingesting it (run in a worker thread by ExtractionPool). */
+export async function prepareFile(name: string, bytes: Buffer, declaredType: string, options: PrepareOptions): Promise<PreparedText> {
+  const { mimeType, text, title } = await extractText(name, bytes, declaredType, options);
+  const slices = sliceText(text, options.sliceBytes).map((slice) => ({
+    text: slice,
+    bytes: Buffer.byteLength(slice),
+    chunks: chunkText(slice, { size: options.chunkSize, overlap: options.chunkOverlap }),
+  }));
+  return { mimeType, ...(title ? { title } : {}), slices };
 }
 
 function requireText(text: string): string {

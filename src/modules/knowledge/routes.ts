@@ -132,14 +132,17 @@ export async function knowledgeRoutes(app: App, services: Services) {
           description:
             `multipart/form-data with one part per file, each named \`files\` (at most ${limits.maxFiles} files of ${limits.maxFileBytes} bytes). ` +
             'Text, Markdown, CSV, JSON, HTML, PDF (text layer) and DOCX; the type is sniffed from the content. ' +
-            'A file that cannot be read refuses the whole upload (415 unsupported type, 400 unreadable; the answer names the file) and nothing is added. ' +
+            'A file that cannot be read refuses the whole upload (415 unsupported type, 400 unreadable; the answer names the file in `message` and `file`) and nothing is added. ' +
+            'Files are read in worker threads with limits per file: a DOCX or PDF whose compressed content inflates past the limit, or text past the limit, is a 413 `payload_too_large`; ' +
+            'a file that takes longer or more memory to read than allowed is a 422 `file_too_complex`. ' +
+            "The user's knowledge quota (documents, chunks, bytes over all bases) is checked before anything is written: past it, 413 `quota_exceeded` with `used`, `allowed` and `adding`. " +
             'Text over about 200 KB becomes several documents of about 200 KB, cut at paragraph boundaries and named "name (2/3)".',
           consumes: ['multipart/form-data'],
           params: KnowledgeBaseParams,
           body: UploadBody,
           response: {
             200: ok(DocumentList, 'The documents created from the files, in upload order'),
-            ...errorResponses('invalid_input', 'not_found', 'payload_too_large', 'unsupported_media_type', 'provider_error'),
+            ...errorResponses('invalid_input', 'not_found', 'payload_too_large', 'quota_exceeded', 'unsupported_media_type', 'file_too_complex', 'provider_error'),
           },
         },
       },
@@ -161,10 +164,11 @@ export async function knowledgeRoutes(app: App, services: Services) {
         description:
           'Downloads each URL (http or https; 4 at a time, 15 s and 10 MB each, at most 5 redirects) and creates a document from its readable text, in batches of 5. ' +
           'Addresses that are not public (loopback, private, link-local, metadata) are refused after DNS resolution and on every redirect. ' +
-          'URLs that fail are listed in `skipped` with the reason.',
+          'Pages are read with the same limits per file as uploads. URLs that fail are listed in `skipped` with the reason. ' +
+          "Pages count toward the user's knowledge quota: a user already at it is refused with 413 `quota_exceeded`; a batch that would pass it is skipped, each URL with the quota as reason.",
         params: KnowledgeBaseParams,
         body: LinksBody,
-        response: { 200: ok(LinksResult, 'The documents created and the URLs skipped'), ...errorResponses('not_found', 'provider_error') },
+        response: { 200: ok(LinksResult, 'The documents created and the URLs skipped'), ...errorResponses('not_found', 'quota_exceeded', 'provider_error') },
       },
     },
     async (request) => knowledge.addLinks(request.auth!.userId, request.params.id, request.body.urls),

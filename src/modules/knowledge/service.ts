@@ -4,12 +4,14 @@ import { AppError, invalidInput, notFound } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { EmbeddingsProvider } from '../../providers/embeddings/interface.js';
+import type { KnowledgeQuota } from '../../config.js';
 import type { LinkCrawler } from './crawler.js';
-import { ExtractionError, extractText } from './extract.js';
-import type { DocumentRow, KnowledgeStore, NewDocument } from './store.js';
+import { ExtractionError, type PreparedSlice } from './extract.js';
+import type { FilePreparer } from './extract-pool.js';
+import type { DocumentRow, KnowledgeStore, KnowledgeUsage, NewDocument, QuotaGuard } from './store.js';
 import type { SearchIndexCache } from './search-cache.js';
 import type { DocumentSource, KnowledgeBasesTable } from './tables.js';
-import { chunkText, queryTerms, sliceText } from './text.js';
+import { queryTerms } from './text.js';
 
 export interface KnowledgeBaseView {
   id: string;
@@ -43,14 +45,14 @@ export interface UploadedFile {
   read(): Promise<Buffer>;
 }
 
-/** Text read from one source, before it is sliced and chunked. */
+/** One source read, sliced and chunked (in a worker thread), before it is embedded and written. */
 interface ReadText {
   name: string;
   mimeType: string;
   size: number;
   source: DocumentSource;
   url: string | null;
-  text: string;
+  slices: PreparedSlice[];
 }
 
 export const MAX_MATCHES = 5;
@@ -69,17 +71,22 @@ export interface KnowledgeOptions {
 
 export const defaultKnowledgeOptions: KnowledgeOptions = { sliceBytes: 200 * 1024, chunkSize: 1000, chunkOverlap: 200 };
 
+/** No quota: for callers (bench tools) that measure ingestion alone. */
+export const unlimitedQuota: KnowledgeQuota = { documents: Number.MAX_SAFE_INTEGER, chunks: Number.MAX_SAFE_INTEGER, bytes: Number.MAX_SAFE_INTEGER };
+
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export class KnowledgeService {
   constructor(
     private readonly store: KnowledgeStore,
     private readonly crawler: LinkCrawler,
+    /** Reads, slices and chunks files off the event loop (worker threads with limits). */
+    private readonly files: FilePreparer,
     private readonly embeddings: EmbeddingsProvider | null,
     private readonly clock: Clock,
+    private readonly quota: KnowledgeQuota,
     /** In-memory full-text indexes (null: the database ranks every search). */
     private readonly indexes: SearchIndexCache | null = null,
-    private readonly options: KnowledgeOptions = defaultKnowledgeOptions,
   ) {}
 
   async list(userId: string): Promise<KnowledgeBaseView[]> {
@@ -117,9 +124,10 @@ export class KnowledgeService {
   }
 
   /**
-   * Reads every file first; a file that cannot be read refuses the whole
-   * upload (naming it) before anything is written. Then all documents and
-   * their chunks are written in one transaction.
+   * Reads every file first (in worker threads, each within the time, memory
+   * and size limits); a file that cannot be read refuses the whole upload
+   * (naming it) before anything is written. Then all documents and their
+   * chunks are written in one transaction, if the user's quota allows them.
    */
   async addFiles(userId: string, id: string, files: AsyncIterable<UploadedFile>): Promise<DocumentView[]> {
     await this.owned(userId, id);
@@ -128,23 +136,34 @@ export class KnowledgeService {
       const bytes = await file.read();
       const name = file.filename || `file ${read.length + 1}`;
       try {
-        const { mimeType, text } = await extractText(name, bytes, file.mimetype);
-        read.push({ name, mimeType, size: bytes.length, source: 'upload', url: null, text });
+        const { mimeType, slices } = await this.files.prepare(name, bytes, file.mimetype);
+        read.push({ name, mimeType, size: bytes.length, source: 'upload', url: null, slices });
       } catch (error) {
-        if (error instanceof ExtractionError) {
-          throw new AppError(error.kind === 'unsupported' ? 'unsupported_media_type' : 'invalid_input', `${name}: ${error.message}; nothing was added`, { file: name });
-        }
+        if (error instanceof ExtractionError) throw new AppError(extractionCode[error.kind], `${name}: ${error.message}; nothing was added`, { file: name });
         throw error;
       }
     }
     if (read.length === 0) throw invalidInput('send at least one file as a multipart part named "files"');
-    const created = await this.store.insertDocuments(id, await this.prepare(read));
+    const created = await this.store.insertDocuments(id, await this.prepare(read), this.quotaGuard(userId));
     return created.map(viewOfDocument);
   }
 
-  /** Crawls the links (4 at a time) and writes documents in batches of 5 as they arrive; failures are skipped and reported. */
+  /** What the user keeps in all their bases, and what the quota allows. */
+  async usage(userId: string): Promise<{ used: KnowledgeUsage; allowed: KnowledgeUsage }> {
+    return { used: await this.store.usage(userId), allowed: { ...this.quota } };
+  }
+
+  /**
+   * Crawls the links (4 at a time) and writes documents in batches of 5 as
+   * they arrive; failures are skipped and reported. A user already at the
+   * quota is refused (413) before anything is downloaded; a batch that would
+   * pass it is skipped, each of its links with the quota as reason.
+   */
   async addLinks(userId: string, id: string, urls: string[]): Promise<{ documents: DocumentView[]; skipped: Array<{ url: string; reason: string }> }> {
     await this.owned(userId, id);
+    const used = await this.store.usage(userId);
+    // A link adds at least one document, chunk and byte.
+    this.checkQuota(used, { documents: 1, chunks: 1, bytes: 1 });
     const unique = [...new Set(urls.map((u) => u.trim()))];
     const documents: DocumentRow[] = [];
     const skipped: Array<{ url: string; reason: string }> = [];
@@ -155,14 +174,20 @@ export class KnowledgeService {
       pending = [];
       // Batches are written one after another, in the order they filled.
       writing = writing.then(async () => {
-        if (batch.length) documents.push(...(await this.store.insertDocuments(id, await this.prepare(batch))));
+        if (!batch.length) return;
+        try {
+          documents.push(...(await this.store.insertDocuments(id, await this.prepare(batch), this.quotaGuard(userId))));
+        } catch (error) {
+          if (!(error instanceof AppError && error.code === 'quota_exceeded')) throw error;
+          for (const item of batch) skipped.push({ url: item.url ?? item.name, reason: error.message });
+        }
       });
       return writing;
     };
     await this.crawler.crawl(unique, async (result) => {
       if (!result.ok) return void skipped.push({ url: result.url, reason: result.reason });
       const { page } = result;
-      pending.push({ name: page.title || page.url, mimeType: page.mimeType, size: page.size, source: 'link', url: page.url, text: page.text });
+      pending.push({ name: page.title || page.url, mimeType: page.mimeType, size: page.size, source: 'link', url: page.url, slices: page.slices });
       if (pending.length >= LINK_BATCH) await flush();
     });
     await flush();
@@ -195,19 +220,17 @@ export class KnowledgeService {
     });
   }
 
-  /** Slices long texts, chunks every slice and embeds the chunks when a provider is configured. */
+  /** Names the slices of each source, and embeds their chunks when a provider is configured. */
   private async prepare(read: ReadText[]): Promise<NewDocument[]> {
     const now = this.clock.now();
     const docs: NewDocument[] = [];
     for (const item of read) {
-      const slices = sliceText(item.text, this.options.sliceBytes);
-      slices.forEach((slice, i) => {
-        const name = slices.length > 1 ? `${item.name} (${i + 1}/${slices.length})` : item.name;
-        const size = slices.length > 1 ? Buffer.byteLength(slice) : item.size;
-        const chunks = chunkText(slice, { size: this.options.chunkSize, overlap: this.options.chunkOverlap });
+      item.slices.forEach((slice, i) => {
+        const several = item.slices.length > 1;
+        const name = several ? `${item.name} (${i + 1}/${item.slices.length})` : item.name;
         docs.push({
-          document: { name, mime_type: item.mimeType, size, source: item.source, url: item.url, created_at: now },
-          chunks: chunks.map((text) => ({ title: name, text, embedding: null })),
+          document: { name, mime_type: item.mimeType, size: several ? slice.bytes : item.size, source: item.source, url: item.url, created_at: now },
+          chunks: slice.chunks.map((text) => ({ title: name, text, embedding: null })),
         });
       });
     }
@@ -219,12 +242,32 @@ export class KnowledgeService {
     return docs;
   }
 
+  private quotaGuard(userId: string): QuotaGuard {
+    return { userId, check: (used, adding) => this.checkQuota(used, adding) };
+  }
+
+  /** Refuses (413 quota_exceeded) a write that would take the user past any of the quota's measures; the answer says what is used and allowed. */
+  private checkQuota(used: KnowledgeUsage, adding: KnowledgeUsage): void {
+    const allowed = this.quota;
+    const over = (['documents', 'chunks', 'bytes'] as const).filter((k) => used[k] + adding[k] > allowed[k]);
+    if (over.length === 0) return;
+    const what = over.map((k) => `${k}: ${used[k]} used + ${adding[k]} new > ${allowed[k]} allowed`).join('; ');
+    throw new AppError('quota_exceeded', `knowledge storage quota exceeded (${what}); nothing was added`, { used, allowed: { ...allowed }, adding });
+  }
+
   private async owned(userId: string, id: string): Promise<KnowledgeBasesTable> {
     const base = await this.store.findBase(userId, id);
     if (!base) throw notFound('knowledge base');
     return base;
   }
 }
+
+const extractionCode = {
+  unsupported: 'unsupported_media_type',
+  unreadable: 'invalid_input',
+  too_large: 'payload_too_large',
+  too_complex: 'file_too_complex',
+} as const satisfies Record<ExtractionError['kind'], string>;
 
 /** Reciprocal rank fusion: each list adds 1 / (k + rank) for every id it holds. */
 export function fuseRankings(lists: number[][], k = RRF_K): Array<{ id: number; score: number }> {

@@ -12,6 +12,20 @@ export interface NewDocument {
   chunks: Array<{ title: string; text: string; embedding: number[] | null }>;
 }
 
+/** What one user keeps in all their knowledge bases: the quota's measure. */
+export interface KnowledgeUsage {
+  documents: number;
+  chunks: number;
+  /** Sum of the documents' sizes. */
+  bytes: number;
+}
+
+/** Checks a write against the user's quota inside its transaction; throws to refuse it (nothing is written). */
+export interface QuotaGuard {
+  userId: string;
+  check(usage: KnowledgeUsage, adding: KnowledgeUsage): void;
+}
+
 /** A chunk id with its rank in one retrieval list (best first). */
 export interface RankedChunk {
   id: number;
@@ -100,9 +114,37 @@ export class KnowledgeStore {
     }));
   }
 
-  /** Inserts documents and their chunks in one transaction; all or nothing. */
-  async insertDocuments(baseId: string, docs: NewDocument[]): Promise<DocumentRow[]> {
+  /** The user's documents, chunks and bytes over all their bases. */
+  async usage(userId: string, db: Kysely<Database> = this.db): Promise<KnowledgeUsage> {
+    const docs = await db
+      .selectFrom('knowledge_documents as d')
+      .innerJoin('knowledge_bases as b', 'b.id', 'd.knowledge_base_id')
+      .where('b.user_id', '=', userId)
+      .select((eb) => [eb.fn.countAll<number | string>().as('documents'), eb.fn.sum<number | string | null>('d.size').as('bytes')])
+      .executeTakeFirstOrThrow();
+    const chunks = await db
+      .selectFrom('knowledge_chunks as c')
+      .innerJoin('knowledge_bases as b', 'b.id', 'c.knowledge_base_id')
+      .where('b.user_id', '=', userId)
+      .select((eb) => eb.fn.countAll<number | string>().as('chunks'))
+      .executeTakeFirstOrThrow();
+    return { documents: Number(docs.documents), chunks: Number(chunks.chunks), bytes: Number(docs.bytes ?? 0) };
+  }
+
+  /**
+   * Inserts documents and their chunks in one transaction; all or nothing.
+   * With a quota guard, the user's usage is read inside the transaction
+   * (PostgreSQL: under a per-user advisory lock, so two uploads at once
+   * cannot both pass the quota; SQLite's single writer serializes them) and
+   * the guard may refuse the write.
+   */
+  async insertDocuments(baseId: string, docs: NewDocument[], quota?: QuotaGuard): Promise<DocumentRow[]> {
     return this.changing(baseId, async () => this.db.transaction().execute(async (trx) => {
+      if (quota) {
+        if (this.dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(${`knowledge-quota:${quota.userId}`}))`.execute(trx);
+        const adding = { documents: docs.length, chunks: docs.reduce((n, d) => n + d.chunks.length, 0), bytes: docs.reduce((n, d) => n + d.document.size, 0) };
+        quota.check(await this.usage(quota.userId, trx), adding);
+      }
       const created: DocumentRow[] = [];
       for (const { document, chunks } of docs) {
         const row = await trx

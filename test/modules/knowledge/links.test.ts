@@ -141,9 +141,10 @@ describe('links, with CRAWL_ALLOW_PRIVATE=1', () => {
   });
   afterAll(() => t.close());
 
-  it('creates documents from pages, text and PDFs, follows redirects, and skips failures with their reason', async () => {
+  // A second app, and its first extraction worker starting (seconds on a loaded machine): more than the default 30 s may pass.
+  it('creates documents from pages, text and PDFs, follows redirects, and skips failures with their reason', { timeout: 90_000 }, async () => {
     // A shorter deadline than 15 s for the page that never answers; long enough for the others
-    // (it counts wall time, and reading the PDF holds the event loop for a moment).
+    // (it counts wall time).
     const quick = await createTestApp({ env: { CRAWL_ALLOW_PRIVATE: '1', CRAWL_MAX_BYTES: '65536' }, config: { knowledge: { ...t.config.knowledge, crawlMaxBytes: 65536, crawlTimeoutMs: 3000 } } });
     try {
       const user = await createVerifiedUser(quick);

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { fuseRankings } from '../../../src/modules/knowledge/service.js';
 import { chunkText, normalizeText, queryTerms, sliceText } from '../../../src/modules/knowledge/text.js';
 
@@ -40,6 +40,30 @@ describe('sliceText', () => {
     const slices = sliceText('word '.repeat(10_000).trim(), 4096);
     expect(slices.length).toBeGreaterThan(10);
     for (const s of slices) expect(Buffer.byteLength(s)).toBeLessThanOrEqual(4096);
+  });
+
+  it('is linear in the text: 512 KiB of one-letter paragraphs is measured a few times over, not once per paragraph', () => {
+    const text = 'a\n\n'.repeat((512 * 1024) / 3);
+    // Structural: count the bytes measured. Re-measuring the growing slice for
+    // every paragraph measured ~30 GB here (10 s); linear slicing a few MB.
+    const measure = vi.spyOn(Buffer, 'byteLength');
+    let measured = 0;
+    measure.mockImplementation(((s: string | ArrayBufferView) => {
+      const n = typeof s === 'string' ? s.length : s.byteLength;
+      measured += n;
+      return n; // ASCII input: characters are bytes
+    }) as typeof Buffer.byteLength);
+    let slices: string[];
+    try {
+      slices = sliceText(text, 200 * 1024);
+    } finally {
+      measure.mockRestore();
+    }
+    // No timing assertion (a loaded machine makes it noisy); the count is the proof.
+    expect(measured).toBeLessThan(text.length * 6);
+    expect(slices.length).toBe(3);
+    for (const s of slices) expect(Buffer.byteLength(s)).toBeLessThanOrEqual(200 * 1024);
+    expect(slices.join('\n\n')).toBe(text.trim());
   });
 });
 
