@@ -14,18 +14,16 @@ import type { BillingAccount } from '../billing/account.js';
 import type { DataServices } from '../data/create-services.js';
 import type { CiphertextBytes } from '../data/objects-service.js';
 import { STORE_NAMES, type StoreName } from '../data/root-service.js';
+import { LEADS_PATH, normaliseConnectorPath } from './path.js';
 import type { ConnectJobStore } from './store.js';
 import type { ConnectJobsTable } from './tables.js';
 
-export const LEADS_PATH = '/get-leads';
 /** Records per batch create (one transaction, on PostgreSQL one statement). */
 const BATCH = 500;
 /** Billing's own recovery of holds nobody claimed: older than any live hold of any area. */
 const BILLING_BACKSTOP_MS = 24 * 3600_000;
 /** Records encrypted ahead of the writer before the stream is read further. */
 const MAX_QUEUED = 4 * BATCH;
-/** A connector path: starts with `/`, URL path characters only, no `.`/`..` segments. */
-const PATH_PATTERN = /^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/;
 
 export interface ConnectInput {
   repository: string;
@@ -70,11 +68,12 @@ export class ConnectService {
    */
   async run(userId: string, input: ConnectInput, signal: AbortSignal): Promise<ConnectResult> {
     const repository = checkRepository(input.repository);
-    checkPath(input.path);
+    // Normalised before anything else: the billing decision and the URL sent both use this path.
+    const { path, leads } = normaliseConnectorPath(input.path);
     let params = input.params;
     let cap = Infinity;
     let job: ConnectJobsTable | null = null;
-    if (input.path === LEADS_PATH) {
+    if (leads) {
       job = await this.grantLeads(userId, repository, params);
       if (!job) return { written: 0, skipped: 0, credits: 0, failure: null };
       cap = job.granted;
@@ -88,7 +87,7 @@ export class ConnectService {
       const material = await this.data.keys.readKeyMaterial(userId, target.keyId);
       if (!material) throw new Error(`default key of store ${repository} of user ${userId} is missing`);
       const onBatch = job ? (written: number) => this.jobs.recordProgress(job.id, written, this.clock.now()) : async () => {};
-      const frames = this.connector.stream({ path: input.path, params, repository, signal });
+      const frames = this.connector.stream({ path, params, repository, signal });
       failure = await this.ingest(userId, { relatedId: target.id, keyId: target.keyId }, material.key, frames, cap, progress, onBatch);
     } finally {
       if (job) {
@@ -269,12 +268,6 @@ export const reservationRef = (jobId: string) => `connect:${jobId}`;
 function checkRepository(name: string): StoreName {
   if (!(STORE_NAMES as readonly string[]).includes(name)) throw invalidInput(`repository must be one of: ${STORE_NAMES.join(', ')}`);
   return name as StoreName;
-}
-
-function checkPath(path: string): void {
-  if (!PATH_PATTERN.test(path) || path.split('/').some((segment) => segment === '.' || segment === '..')) {
-    throw invalidInput('path must be a connector path starting with "/" (URL path characters, no "." or ".." segments)');
-  }
 }
 
 /** A record is a JSON object; anything else (not JSON, or a bare value or array) is skipped. */
