@@ -7,6 +7,7 @@
 //   params.delayMs: pause between records
 //   params.failAfter: destroy the connection after that many records
 //   params.hangAfter: stop sending (without ending) after that many records
+//   params.pauseAfter, params.pauseMs: stay silent for pauseMs after that many records, then go on
 //   path /refuse: HTTP 503
 // Like a lenient web framework (Express by default), it serves leads on any
 // spelling of `/get-leads` under any base: any case, trailing or doubled
@@ -61,6 +62,10 @@ export async function startConnectorFake(): Promise<ConnectorFake> {
         return void res.socket?.destroy();
       }
       if (params.hangAfter === i) return; // left open; close() ends it
+      if (params.pauseAfter === i) {
+        await sleep(Number(params.pauseMs));
+        if (res.destroyed) return;
+      }
       const json = JSON.stringify(fakeRecord(i, path));
       // SSE: the record's JSON split over two data lines after its first comma (joined with \n: whitespace, the same JSON), CRLF line ends on odd records.
       const frame = sse ? (i % 2 ? `id: ${i}\r\ndata: ${json.slice(0, json.indexOf(',') + 1)}\r\ndata: ${json.slice(json.indexOf(',') + 1)}\r\n\r\n` : `event: record\ndata: ${json}\n\n`) : `${json}\n`;
