@@ -115,6 +115,8 @@ export function createServices(deps: ServiceDeps) {
   const telephony = createTelephonyServices({ db, providers: providers.telephony, billing: billingAccount, data, knowledge: knowledge.lookup, eventRecorder, limiter, clock, publicUrl: config.publicUrl, smsSendPerUser: config.rateLimits.smsSendPerUser, singleUse });
   const personas = createPersonaServices({ voice: providers.voice, signedPayloads: data.signedPayloads, clock });
   const integrations = createIntegrationServices({ db, scheduling: providers.scheduling, secretBox, clock });
+  // A number whose subscription goes unpaid is suspended (and restored when paid): billing announces, telephony follows.
+  billing.events.onItemStatus((change) => telephony.numbers.followSubscription(change));
   const connect = createConnectServices({ db, dialect: database.dialect, data, connector: providers.connector, billing: billingAccount, clock, config: config.connector });
   const webhooks = createWebhookServices({ db, dialect: database.dialect, secretBox, clock, config: config.webhooks });
   const calls = createCallServices({ db, dialect: database.dialect, eventRecorder, webhooks: webhooks.webhooks, audio: providers.audio, data, usage: billingAccount, clock, audioSecret, publicUrl: config.publicUrl });

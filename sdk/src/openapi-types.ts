@@ -5131,7 +5131,7 @@ export interface operations {
                 currency: string;
               };
               inboundConfigurationId: string | null;
-              /** @description `active`; `pending` while a purchase runs; `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again) */
+              /** @description `active`; `pending` while a purchase runs; `suspended` while the subscription paying for it is unpaid (no SMS, no calls; active again once paid); `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again) */
               status: string;
               /** Format: date-time */
               createdAt: string;
@@ -5340,7 +5340,7 @@ export interface operations {
               currency: string;
             };
             inboundConfigurationId: string | null;
-            /** @description `active`; `pending` while a purchase runs; `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again) */
+            /** @description `active`; `pending` while a purchase runs; `suspended` while the subscription paying for it is unpaid (no SMS, no calls; active again once paid); `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again) */
             status: string;
             /** Format: date-time */
             createdAt: string;
@@ -5545,7 +5545,7 @@ export interface operations {
               currency: string;
             };
             inboundConfigurationId: string | null;
-            /** @description `active`; `pending` while a purchase runs; `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again) */
+            /** @description `active`; `pending` while a purchase runs; `suspended` while the subscription paying for it is unpaid (no SMS, no calls; active again once paid); `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again) */
             status: string;
             /** Format: date-time */
             createdAt: string;
@@ -6166,7 +6166,7 @@ export interface operations {
               currency: string;
             };
             inboundConfigurationId: string | null;
-            /** @description `active`; `pending` while a purchase runs; `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again) */
+            /** @description `active`; `pending` while a purchase runs; `suspended` while the subscription paying for it is unpaid (no SMS, no calls; active again once paid); `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again) */
             status: string;
             /** Format: date-time */
             createdAt: string;
