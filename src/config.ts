@@ -42,6 +42,10 @@ export interface RateLimits {
   temporarySessionPerIp: RateLimitRule;
   /** Temporary-session code submissions (POST /api/session/temporary), per user. */
   temporarySubmitPerUser: RateLimitRule;
+  /** Voice previews spoken by a paid provider (ElevenLabs), per user. */
+  voicePreviewPerUser: RateLimitRule;
+  /** Characters of paid voice previews per user: `limit` characters per window (a day). Local previews do not count. */
+  voicePreviewCharactersPerUser: RateLimitRule;
 }
 
 export interface Config {
@@ -218,6 +222,8 @@ export const defaultRateLimits: RateLimits = {
   temporarySessionPerPhone: { limit: 3, windowMs: HOUR },
   temporarySessionPerIp: { limit: 10, windowMs: HOUR },
   temporarySubmitPerUser: { limit: 30, windowMs: HOUR },
+  voicePreviewPerUser: { limit: 30, windowMs: HOUR },
+  voicePreviewCharactersPerUser: { limit: 10_000, windowMs: 24 * HOUR },
 };
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

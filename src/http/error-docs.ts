@@ -38,6 +38,7 @@ export const errorMeaning: Partial<Record<ErrorCode, string>> = {
   payload_too_large: 'the body is larger than the limit',
   unsupported_media_type: 'the content-type is not accepted here',
   rate_limited: 'too many requests: wait and retry (see Retry-After)',
+  voice_preview_quota_exceeded: 'the daily characters of paid voice previews are used up (see Retry-After, limit and remaining)',
   request_timeout: 'the request took too long to arrive',
   uri_too_long: 'a path parameter is longer than the router accepts',
   headers_too_large: 'the request headers are too large',
