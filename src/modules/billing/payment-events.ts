@@ -122,6 +122,10 @@ export class PaymentEventHandler {
     const monthly = sub.monthlyCents ?? plan?.monthlyCents ?? 0;
     const known = await s.subscriptionByProviderId(sub.id);
     if (known) {
+      // A plan change counts from now: the period's allowance is prorated over the plans in force, as the price is.
+      if (kind === 'plan' && key && known.plan_key && key !== known.plan_key) {
+        await s.insertPlanChange({ id: newId(now), subscription_id: known.id, from_plan: known.plan_key, to_plan: key, at: now });
+      }
       await s.updateSubscription(known.id, {
         status: sub.status,
         plan_key: kind === 'plan' ? (key ?? known.plan_key) : known.plan_key,

@@ -139,10 +139,11 @@ export class BillingService implements BillingAccount {
   }
 
   async remainingAllowance(userId: string, kind: UsageKind): Promise<number> {
-    const { plan, period } = await this.planAndPeriod(userId);
+    const { plan, period, subscription } = await this.planAndPeriod(userId);
     if (!plan) return 0;
+    const included = await this.includedFor(plan, period, subscription);
     const used = (await this.store.usageTotals(userId, period.start, period.end)).get(kind) ?? 0;
-    return Math.max(0, plan.included[kind] - used);
+    return Math.max(0, included[kind] - used);
   }
 
   // ---- routes
@@ -199,8 +200,9 @@ export class BillingService implements BillingAccount {
       this.ledger.cachedBalanceCents(userId),
     ]);
     const totals = await this.store.usageTotals(userId, period.start, period.end);
+    const included = plan ? await this.includedFor(plan, period, subscription) : null;
     const usageRaw = Object.fromEntries(usageKinds.map((k) => [k, totals.get(k) ?? 0])) as Record<UsageKind, number>;
-    const usage = Object.fromEntries(usageKinds.map((k) => [k, Math.min(usageRaw[k], plan?.included[k] ?? 0)])) as Record<UsageKind, number>;
+    const usage = Object.fromEntries(usageKinds.map((k) => [k, Math.min(usageRaw[k], included?.[k] ?? 0)])) as Record<UsageKind, number>;
     return {
       plan: plan
         ? {
@@ -208,7 +210,7 @@ export class BillingService implements BillingAccount {
             name: plan.name,
             priceUsd: plan.priceUsd,
             status: subscription!.status,
-            included: plan.included,
+            included: included!,
           }
         : null,
       usage,
@@ -244,6 +246,34 @@ export class BillingService implements BillingAccount {
     }
     const start = monthStartUtc(now);
     return { plan, period: { planKey: plan?.key ?? null, start, end: addMonthsUtc(start, 1) }, subscription: plan ? live! : null };
+  }
+
+  /**
+   * What the period includes: each plan in force over it, for the share of
+   * the period it was in force (rounded down), as the provider prorates the
+   * price. A change mid-period gives the new plan's allowance for the rest of
+   * the period only, so upgrading and downgrading at once yields no more than
+   * was paid for. Without changes in the period: the plan's full quantities.
+   */
+  private async includedFor(plan: Plan, period: BillingPeriod, subscription: BillingSubscriptionsTable | null): Promise<Record<UsageKind, number>> {
+    if (!subscription) return plan.included;
+    const changes = (await this.store.planChanges(subscription.id, period.start)).filter((c) => Number(c.at) < period.end);
+    if (changes.length === 0) return plan.included;
+    const length = period.end - period.start;
+    const sum = Object.fromEntries(usageKinds.map((k) => [k, 0])) as Record<UsageKind, number>;
+    const add = (key: string, ms: number) => {
+      const inForce = this.catalog.plan(key) ?? plan;
+      for (const k of usageKinds) sum[k] += (inForce.included[k] * ms) / length;
+    };
+    let from = period.start;
+    let key = changes[0]!.from_plan;
+    for (const change of changes) {
+      add(key, Number(change.at) - from);
+      from = Number(change.at);
+      key = change.to_plan;
+    }
+    add(plan.key, period.end - from);
+    return Object.fromEntries(usageKinds.map((k) => [k, Math.floor(sum[k] + 1e-9)])) as Record<UsageKind, number>;
   }
 
   private sameOwner(row: BillingSubscriptionsTable, userId: string) {

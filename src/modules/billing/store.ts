@@ -6,6 +6,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type {
+  BillingPlanChangesTable,
   BillingCustomersTable,
   BillingSessionsTable,
   BillingSubscriptionsTable,
@@ -185,6 +186,15 @@ export class BillingStore {
   async insertSubscription(row: BillingSubscriptionsTable): Promise<boolean> {
     const result = await this.db.insertInto('billing_subscriptions').values(row).onConflict((oc) => oc.doNothing()).executeTakeFirst();
     return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+  }
+
+  async insertPlanChange(row: BillingPlanChangesTable): Promise<void> {
+    await this.db.insertInto('billing_plan_changes').values(row).execute();
+  }
+
+  /** Plan changes of a subscription after `since`, oldest first. */
+  planChanges(subscriptionId: string, since: number) {
+    return this.db.selectFrom('billing_plan_changes').selectAll().where('subscription_id', '=', subscriptionId).where('at', '>', since).orderBy('at').orderBy('id').execute();
   }
 
   async updateSubscription(
