@@ -316,11 +316,37 @@ export class BillingService implements BillingAccount {
     return row;
   }
 
+  /**
+   * One open plan checkout per user: the open one's page when it is for the
+   * same plan; 409 naming it when it is for another (so two plan checkouts can
+   * never both be paid). Null when none is open.
+   */
+  private async openPlanCheckout(userId: string, plan: Plan): Promise<string | null> {
+    const open = await this.store.openSessionOf(userId, 'plan', this.clock.now());
+    if (!open) return null;
+    if (!open.url) throw new AppError('idempotency_in_progress', 'a plan checkout is being opened; retry in a moment');
+    if (open.plan_key === plan.key) return open.url;
+    throw new AppError('conflict', `a checkout for the ${open.plan_key} plan is open: complete it at url, or wait until it expires (${new Date(Number(open.expires_at)).toISOString()}) to choose another plan`, {
+      url: open.url,
+      plan: open.plan_key,
+      expiresAt: new Date(Number(open.expires_at)).toISOString(),
+    });
+  }
+
   private async openSession(userId: string, purpose: string, what: { amountCents?: number; plan?: Plan }, returnUrl: string | null): Promise<string> {
     await this.limiter.consume(`billing-session:user:${userId}`, this.config.sessionsPerUser);
     const now = this.clock.now();
     // The id is the capability in a sandbox page's URL: 192 random bits, as unguessable as a Stripe Checkout URL.
     const id = `bs_${randomBytes(24).toString('base64url')}`;
+    if (purpose === 'plan') {
+      const row = { id, user_id: userId, purpose, amount_cents: null, plan_key: what.plan!.key, provider_session_id: null, return_to: returnUrl, status: 'open', expires_at: now + SESSION_TTL_MS, created_at: now, completed_at: null };
+      // Another request opened one meanwhile: the unique index decided; answer as for an open one.
+      if (!(await this.store.insertUniqueSession(row, now))) {
+        await this.openPlanCheckout(userId, what.plan!);
+        throw new AppError('idempotency_in_progress', 'a plan checkout is being opened; retry in a moment');
+      }
+      return id;
+    }
     await this.store.insertSession({
       id,
       user_id: userId,
@@ -339,20 +365,31 @@ export class BillingService implements BillingAccount {
 
   private async openCheckout(userId: string, purpose: 'topup' | 'card' | 'plan', what: { amountCents?: number; plan?: Plan }, returnTo: string | undefined) {
     const returnUrl = this.returnUrl(returnTo);
+    if (purpose === 'plan') {
+      const open = await this.openPlanCheckout(userId, what.plan!);
+      if (open) return open;
+    }
     const customer = await this.ensureCustomer(userId);
     const id = await this.openSession(userId, purpose, what, returnUrl);
-    const checkout = await this.payments.createCheckout({
-      sessionId: id,
-      userId,
-      customerId: customer.customer_id,
-      purpose,
-      amountCents: what.amountCents,
-      plan: what.plan ? priceOf(what.plan) : undefined,
-      successUrl: this.providerReturnUrl(returnUrl),
-      cancelUrl: this.providerReturnUrl(returnUrl),
-      expiresAt: this.clock.now() + SESSION_TTL_MS,
-    });
-    await this.store.setProviderSession(id, checkout.providerSessionId);
+    let checkout: { url: string; providerSessionId: string };
+    try {
+      checkout = await this.payments.createCheckout({
+        sessionId: id,
+        userId,
+        customerId: customer.customer_id,
+        purpose,
+        amountCents: what.amountCents,
+        plan: what.plan ? priceOf(what.plan) : undefined,
+        successUrl: this.providerReturnUrl(returnUrl),
+        cancelUrl: this.providerReturnUrl(returnUrl),
+        expiresAt: this.clock.now() + SESSION_TTL_MS,
+      });
+    } catch (err) {
+      // Not left open: an open plan session would block the next plan checkout.
+      await this.store.failSession(id);
+      throw err;
+    }
+    await this.store.setProviderSession(id, checkout.providerSessionId, checkout.url);
     return checkout.url;
   }
 }
