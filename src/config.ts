@@ -43,6 +43,10 @@ export interface RateLimits {
   temporarySessionPerIp: RateLimitRule;
   /** Temporary-session code submissions (POST /api/session/temporary), per user. */
   temporarySubmitPerUser: RateLimitRule;
+  /** Voice previews spoken by a paid provider (ElevenLabs), per user. */
+  voicePreviewPerUser: RateLimitRule;
+  /** Characters of paid voice previews per user: `limit` characters per window (a day). Local previews do not count. */
+  voicePreviewCharactersPerUser: RateLimitRule;
 }
 
 export interface Config {
@@ -200,6 +204,10 @@ export interface ConnectorConfig {
   idleTimeoutMs: number;
   /** Price of one paid lead (`/get-leads`), from LEAD_PRICE_USD. */
   leadPriceCents: number;
+  /** A running lead job stamps its heartbeat this often (CONNECTOR_HEARTBEAT_SECONDS, default 15). */
+  heartbeatMs: number;
+  /** Recovery settles a lead job whose heartbeat is older than this: 4 heartbeats, at least 60 s. */
+  staleAfterMs: number;
 }
 
 /** Outbound webhook deliveries (call progress); see docs/decisions/calls.md. */
@@ -271,6 +279,8 @@ export const defaultRateLimits: RateLimits = {
   temporarySessionPerPhone: { limit: 3, windowMs: HOUR },
   temporarySessionPerIp: { limit: 10, windowMs: HOUR },
   temporarySubmitPerUser: { limit: 30, windowMs: HOUR },
+  voicePreviewPerUser: { limit: 30, windowMs: HOUR },
+  voicePreviewCharactersPerUser: { limit: 10_000, windowMs: 24 * HOUR },
 };
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -451,6 +461,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   const connectorUrl = opt('CONNECTOR_URL');
   if (connectorUrl) url('CONNECTOR_URL', connectorUrl, ['http:', 'https:']);
   const leadPriceRaw = str('LEAD_PRICE_USD', '0.50');
+  const connectorHeartbeatMs = int('CONNECTOR_HEARTBEAT_SECONDS', 15, 1, 600) * 1000;
   const leadPriceCents = Math.round(Number(leadPriceRaw) * 100);
   if (!/^\d+(\.\d{1,2})?$/.test(leadPriceRaw) || leadPriceCents < 1 || leadPriceCents > 100_000) {
     problems.push(`LEAD_PRICE_USD must be an amount in USD from 0.01 to 1000 with at most two decimals (got "${leadPriceRaw}")`);
@@ -565,6 +576,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       token: opt('CONNECTOR_TOKEN'),
       idleTimeoutMs: int('CONNECTOR_IDLE_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
       leadPriceCents: Number.isFinite(leadPriceCents) ? leadPriceCents : 50,
+      heartbeatMs: connectorHeartbeatMs,
+      staleAfterMs: Math.max(60_000, 4 * connectorHeartbeatMs),
     },
     webhooks: {
       allowPrivate: bool('WEBHOOK_ALLOW_PRIVATE') || nodeEnv !== 'production',

@@ -276,7 +276,7 @@ export interface paths {
   "/api/billing/plan": {
     /**
      * Subscribe to a plan, or change the subscription to another plan
-     * @description Without `mode`: a subscription checkout (409 when a plan is already active). With `mode: "upgrade"`: a confirmation page that moves the existing subscription to the new plan's price; never a second subscription (409 when there is none).
+     * @description Without `mode`: a subscription checkout (409 when a plan is already active). One plan checkout is open per user at a time: asking again for the same plan answers the open checkout's `url`; another plan is 409 `conflict` with the open one's `url`, `plan` and `expiresAt` (complete it, or choose again once it expires). With `mode: "upgrade"`: a confirmation page that moves the existing subscription to the new plan's price; never a second subscription (409 when there is none). A change takes effect as Stripe prorates it: the period's included quantities are prorated over the plans in force.
      */
     post: operations["choosePlan"];
   };
@@ -318,7 +318,7 @@ export interface paths {
   "/api/persona/{id}/play": {
     /**
      * Speak a preview, encrypted to your server's public key
-     * @description The `jwt` is verified with the public key of your registered server `server` and its `jti` is consumed. The text (textBase64, or the persona description) is spoken by the provider the persona's settings.type selects, and answered as a compact JWE to that server. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned, for another use or more than 10 minutes ahead; 400 `invalid_input` for bad textBase64; 404 for an unknown persona or a server you have not registered; 502 when the speech provider fails.
+     * @description The `jwt` is verified with the public key of your registered server `server` and its `jti` is consumed. The text (textBase64, or the persona description) is spoken by the provider the persona's settings.type selects, and answered as a compact JWE to that server. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned, for another use or more than 10 minutes ahead; 400 `invalid_input` for bad textBase64; 404 for an unknown persona or a server you have not registered; 429 `rate_limited` past the per-user rate of paid previews (`RATE_LIMIT_VOICE_PREVIEW_PER_USER`) or when local speech is busy, 429 `voice_preview_quota_exceeded` past the daily characters of paid (ElevenLabs) previews (`RATE_LIMIT_VOICE_PREVIEW_CHARACTERS_PER_USER`; local previews do not count); 502 when the speech provider fails.
      */
     post: operations["playPersona"];
   };
@@ -3867,7 +3867,7 @@ export interface operations {
   };
   /**
    * Subscribe to a plan, or change the subscription to another plan
-   * @description Without `mode`: a subscription checkout (409 when a plan is already active). With `mode: "upgrade"`: a confirmation page that moves the existing subscription to the new plan's price; never a second subscription (409 when there is none).
+   * @description Without `mode`: a subscription checkout (409 when a plan is already active). One plan checkout is open per user at a time: asking again for the same plan answers the open checkout's `url`; another plan is 409 `conflict` with the open one's `url`, `plan` and `expiresAt` (complete it, or choose again once it expires). With `mode: "upgrade"`: a confirmation page that moves the existing subscription to the new plan's price; never a second subscription (409 when there is none). A change takes effect as Stripe prorates it: the period's included quantities are prorated over the plans in force.
    */
   choosePlan: {
     parameters: {
@@ -4331,7 +4331,7 @@ export interface operations {
   };
   /**
    * Speak a preview, encrypted to your server's public key
-   * @description The `jwt` is verified with the public key of your registered server `server` and its `jti` is consumed. The text (textBase64, or the persona description) is spoken by the provider the persona's settings.type selects, and answered as a compact JWE to that server. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned, for another use or more than 10 minutes ahead; 400 `invalid_input` for bad textBase64; 404 for an unknown persona or a server you have not registered; 502 when the speech provider fails.
+   * @description The `jwt` is verified with the public key of your registered server `server` and its `jti` is consumed. The text (textBase64, or the persona description) is spoken by the provider the persona's settings.type selects, and answered as a compact JWE to that server. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned, for another use or more than 10 minutes ahead; 400 `invalid_input` for bad textBase64; 404 for an unknown persona or a server you have not registered; 429 `rate_limited` past the per-user rate of paid previews (`RATE_LIMIT_VOICE_PREVIEW_PER_USER`) or when local speech is busy, 429 `voice_preview_quota_exceeded` past the daily characters of paid (ElevenLabs) previews (`RATE_LIMIT_VOICE_PREVIEW_CHARACTERS_PER_USER`; local previews do not count); 502 when the speech provider fails.
    */
   playPersona: {
     parameters: {
@@ -4458,6 +4458,7 @@ export interface operations {
        * @description Too many requests.
        *
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
+       * - `voice_preview_quota_exceeded`: the daily characters of paid voice previews are used up (see Retry-After, limit and remaining)
        */
       429: {
         content: {
@@ -5131,7 +5132,7 @@ export interface operations {
                 currency: string;
               };
               inboundConfigurationId: string | null;
-              /** @description `active`; `pending` while a purchase runs; `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again) */
+              /** @description `active`; `pending` while a purchase runs; `suspended` while the subscription paying for it is unpaid (no SMS, no calls; active again once paid); `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again) */
               status: string;
               /** Format: date-time */
               createdAt: string;
@@ -5340,7 +5341,7 @@ export interface operations {
               currency: string;
             };
             inboundConfigurationId: string | null;
-            /** @description `active`; `pending` while a purchase runs; `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again) */
+            /** @description `active`; `pending` while a purchase runs; `suspended` while the subscription paying for it is unpaid (no SMS, no calls; active again once paid); `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again) */
             status: string;
             /** Format: date-time */
             createdAt: string;
@@ -5545,7 +5546,7 @@ export interface operations {
               currency: string;
             };
             inboundConfigurationId: string | null;
-            /** @description `active`; `pending` while a purchase runs; `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again) */
+            /** @description `active`; `pending` while a purchase runs; `suspended` while the subscription paying for it is unpaid (no SMS, no calls; active again once paid); `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again) */
             status: string;
             /** Format: date-time */
             createdAt: string;
@@ -6166,7 +6167,7 @@ export interface operations {
               currency: string;
             };
             inboundConfigurationId: string | null;
-            /** @description `active`; `pending` while a purchase runs; `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again) */
+            /** @description `active`; `pending` while a purchase runs; `suspended` while the subscription paying for it is unpaid (no SMS, no calls; active again once paid); `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again) */
             status: string;
             /** Format: date-time */
             createdAt: string;

@@ -7,7 +7,12 @@
 //   params.delayMs: pause between records
 //   params.failAfter: destroy the connection after that many records
 //   params.hangAfter: stop sending (without ending) after that many records
+//   params.pauseAfter, params.pauseMs: stay silent for pauseMs after that many records, then go on
 //   path /refuse: HTTP 503
+// Like a lenient web framework (Express by default), it serves leads on any
+// spelling of `/get-leads` under any base: any case, trailing or doubled
+// slashes, dot segments, percent-encoded characters. `requests` records the
+// path exactly as it arrived.
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -47,7 +52,7 @@ export async function startConnectorFake(): Promise<ConnectorFake> {
     res.writeHead(200, { 'content-type': sse ? 'text/event-stream' : 'application/x-ndjson' });
     open.add(res);
     res.on('close', () => open.delete(res));
-    const count: number = path === '/get-leads' ? Number(params.credits) + Number(params.extra ?? 0) : Number(params.count ?? 3);
+    const count: number = isLeadsPath(path) ? Number(params.credits) + Number(params.extra ?? 0) : Number(params.count ?? 3);
     if (sse) res.write(': connector stream\n\n');
     for (let i = 0; i < count; i++) {
       if (params.failAfter === i) {
@@ -57,6 +62,10 @@ export async function startConnectorFake(): Promise<ConnectorFake> {
         return void res.socket?.destroy();
       }
       if (params.hangAfter === i) return; // left open; close() ends it
+      if (params.pauseAfter === i) {
+        await sleep(Number(params.pauseMs));
+        if (res.destroyed) return;
+      }
       const json = JSON.stringify(fakeRecord(i, path));
       // SSE: the record's JSON split over two data lines after its first comma (joined with \n: whitespace, the same JSON), CRLF line ends on odd records.
       const frame = sse ? (i % 2 ? `id: ${i}\r\ndata: ${json.slice(0, json.indexOf(',') + 1)}\r\ndata: ${json.slice(json.indexOf(',') + 1)}\r\n\r\n` : `event: record\ndata: ${json}\n\n`) : `${json}\n`;
@@ -83,6 +92,22 @@ export async function startConnectorFake(): Promise<ConnectorFake> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** The leads endpoint, read leniently: decoded, lower-cased, empty and dot segments resolved. */
+export function isLeadsPath(raw: string): boolean {
+  const segments: string[] = [];
+  for (const part of raw.split('?')[0]!.split('/')) {
+    let segment = part;
+    try {
+      segment = decodeURIComponent(part);
+    } catch {}
+    segment = segment.toLowerCase();
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') segments.pop();
+    else segments.push(segment);
+  }
+  return segments.at(-1) === 'get-leads';
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -130,6 +130,7 @@ export class StripeFake {
     const length = item.current_period_end - item.current_period_start;
     item.current_period_start = item.current_period_end;
     item.current_period_end += length;
+    sub.status = 'active';
     const invoice = this.put({
       id: newId('in'),
       object: 'invoice',
@@ -153,6 +154,54 @@ export class StripeFake {
     const session = this.get(sessionId);
     const refund = this.put({ id: newId('re'), object: 'refund', amount, currency: 'usd', payment_intent: session.payment_intent, status });
     return this.event('refund.created', refund);
+  }
+
+  /** The charge behind a paid top-up (created on first need, as Stripe creates it with the payment). */
+  chargeOf(sessionId: string): Obj {
+    const intent = this.get(this.get(sessionId).payment_intent);
+    intent.latest_charge ??= this.put({ id: newId('ch'), object: 'charge', amount: intent.amount, amount_refunded: 0, refunded: false, disputed: false, payment_intent: intent.id, customer: intent.customer, status: 'succeeded' }).id;
+    return this.get(intent.latest_charge);
+  }
+
+  /** The merchant refunds (part of) a top-up's charge; returns charge.refunded (and keeps the refund, listed by GET /v1/refunds?charge=). */
+  refundCharge(sessionId: string, amount: number): Obj {
+    const charge = this.chargeOf(sessionId);
+    this.put({ id: newId('re'), object: 'refund', amount, currency: 'usd', charge: charge.id, payment_intent: charge.payment_intent, status: 'succeeded' });
+    charge.amount_refunded += amount;
+    charge.refunded = charge.amount_refunded >= charge.amount;
+    return this.event('charge.refunded', charge);
+  }
+
+  /** The refund.created event of the latest refund of a top-up's charge (Stripe sends both for one refund). */
+  refundCreatedOf(sessionId: string): Obj {
+    const charge = this.chargeOf(sessionId);
+    const refund = [...this.objects.values()].filter((o) => o.object === 'refund' && o.charge === charge.id).at(-1);
+    return this.event('refund.created', refund!);
+  }
+
+  /** The cardholder disputes a top-up's charge; returns charge.dispute.created. */
+  dispute(sessionId: string, amount?: number): Obj {
+    const charge = this.chargeOf(sessionId);
+    charge.disputed = true;
+    const dispute = this.put({ id: newId('dp'), object: 'dispute', amount: amount ?? charge.amount, currency: 'usd', charge: charge.id, payment_intent: charge.payment_intent, reason: 'fraudulent', status: 'needs_response' });
+    return this.event('charge.dispute.created', dispute);
+  }
+
+  /** A renewal invoice of the subscription cannot be charged: it goes past_due; returns invoice.payment_failed. */
+  failInvoice(subscriptionId: string): Obj {
+    const sub = this.get(subscriptionId);
+    sub.status = 'past_due';
+    const item = sub.items.data[0];
+    const invoice = this.put({
+      id: newId('in'),
+      object: 'invoice',
+      status: 'open',
+      customer: sub.customer,
+      amount_due: item.price.unit_amount,
+      attempt_count: 1,
+      parent: { type: 'subscription_details', subscription_details: { subscription: sub.id, metadata: sub.metadata } },
+    });
+    return this.event('invoice.payment_failed', invoice);
   }
 
   /** A pending refund completes; returns refund.updated. */
@@ -333,6 +382,10 @@ export class StripeFake {
     }
     if (method === 'GET' && (m = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(path))) return expand(find(m[1]));
     if (method === 'GET' && (m = /^\/v1\/payment_intents\/([^/]+)$/.exec(path))) return expand(find(m[1]));
+    if (method === 'GET' && path === '/v1/refunds') {
+      const data = [...this.objects.values()].filter((o) => o.object === 'refund' && (!p.charge || o.charge === p.charge)).reverse();
+      return { object: 'list', data, has_more: false, url: '/v1/refunds' };
+    }
     if (method === 'POST' && path === '/v1/billing_portal/sessions') {
       find(p.customer);
       if (p.flow_data?.type === 'subscription_update_confirm') {

@@ -12,6 +12,21 @@ import type { BillingSubscriptionsTable } from './tables.js';
 
 export type EventOutcome = 'handled' | 'duplicate' | 'ignored';
 
+/** An item subscription's recorded status, for the area that sold the item (telephony for numbers). */
+export interface ItemStatus {
+  userId: string;
+  /** The ref the item was bought under (`phone-number:<id>`). */
+  ref: string;
+  /** The provider's status: active, trialing, past_due, unpaid, canceled, … */
+  status: string;
+  /** The item is paid for (active or trialing); otherwise its service stops until it is. */
+  paid: boolean;
+}
+export type ItemStatusListener = (change: ItemStatus) => Promise<void>;
+
+/** Subscription statuses under which what it pays for is served. */
+const PAID_STATUSES = new Set(['active', 'trialing']);
+
 export class PaymentEventHandler {
   constructor(
     private readonly store: BillingStore,
@@ -44,12 +59,17 @@ export class PaymentEventHandler {
         }
         return 'handled';
       }
-      if (event.type === 'topup.refunded') {
+      if (event.type === 'topup.refunded' || event.type === 'topup.disputed') {
         const session = await s.session(event.sessionId);
-        if (!session || session.purpose !== 'topup' || !(event.amountCents > 0)) return 'ignored';
+        if (!session || session.purpose !== 'topup' || session.status !== 'complete') return 'ignored';
         touched.push(session.user_id);
-        // The refund's own id is the ref: each refund (partial ones too) is taken off once. The balance may go below zero.
-        await s.append({ userId: session.user_id, cents: -event.amountCents, reason: 'topup_refund', ref: `topup_refund:${event.refundId}`, now });
+        // Each refund's (or dispute's) own id is the ref: taken off once, whichever events report it, partial ones
+        // too. The balance may go below zero; holds are then refused until it is topped up again.
+        const debits =
+          event.type === 'topup.refunded'
+            ? event.refunds.map((r) => ({ cents: r.amountCents, reason: 'topup_refund', ref: `topup_refund:${r.refundId}` }))
+            : [{ cents: event.amountCents, reason: 'topup_dispute', ref: `topup_dispute:${event.disputeId}` }];
+        for (const debit of debits) if (debit.cents > 0) await s.append({ userId: session.user_id, cents: -debit.cents, reason: debit.reason, ref: debit.ref, now });
         return 'handled';
       }
       if (event.type === 'card.removed') {
@@ -66,7 +86,26 @@ export class PaymentEventHandler {
       return 'handled';
     });
     for (const userId of touched) this.ledger.forget(userId);
+    // Items paid by a subscription follow its recorded status (a number is suspended while unpaid). Announced
+    // after commit, also for a duplicate (the first delivery may have stopped before announcing), and always
+    // with the status recorded now, so a replayed old event cannot move an item back.
+    if (outcome !== 'ignored' && 'subscription' in event && event.subscription) await this.announceItem(event.subscription.id);
     return outcome;
+  }
+
+  private readonly itemListeners: ItemStatusListener[] = [];
+
+  /** Calls `listener` with the recorded status of an item subscription each time a provider event concerns it. */
+  onItemStatus(listener: ItemStatusListener): void {
+    this.itemListeners.push(listener);
+  }
+
+  private async announceItem(providerSubscriptionId: string): Promise<void> {
+    if (this.itemListeners.length === 0) return;
+    const row = await this.store.subscriptionByProviderId(providerSubscriptionId);
+    if (!row || row.kind !== 'item' || !row.ref) return;
+    const change: ItemStatus = { userId: row.user_id, ref: row.ref, status: row.status, paid: PAID_STATUSES.has(row.status) };
+    for (const listener of this.itemListeners) await listener(change);
   }
 
   /** The user a provider subscription belongs to: its metadata names the user, and the customer must be theirs. */
@@ -83,6 +122,10 @@ export class PaymentEventHandler {
     const monthly = sub.monthlyCents ?? plan?.monthlyCents ?? 0;
     const known = await s.subscriptionByProviderId(sub.id);
     if (known) {
+      // A plan change counts from now: the period's allowance is prorated over the plans in force, as the price is.
+      if (kind === 'plan' && key && known.plan_key && key !== known.plan_key) {
+        await s.insertPlanChange({ id: newId(now), subscription_id: known.id, from_plan: known.plan_key, to_plan: key, at: now });
+      }
       await s.updateSubscription(known.id, {
         status: sub.status,
         plan_key: kind === 'plan' ? (key ?? known.plan_key) : known.plan_key,

@@ -152,7 +152,7 @@ export function billingRoutes(app: App, services: Services) {
         operationId: 'choosePlan',
         summary: 'Subscribe to a plan, or change the subscription to another plan',
         description:
-          'Without `mode`: a subscription checkout (409 when a plan is already active). With `mode: "upgrade"`: a confirmation page that moves the existing subscription to the new plan\'s price; never a second subscription (409 when there is none).',
+          'Without `mode`: a subscription checkout (409 when a plan is already active). One plan checkout is open per user at a time: asking again for the same plan answers the open checkout\'s `url`; another plan is 409 `conflict` with the open one\'s `url`, `plan` and `expiresAt` (complete it, or choose again once it expires). With `mode: "upgrade"`: a confirmation page that moves the existing subscription to the new plan\'s price; never a second subscription (409 when there is none). A change takes effect as Stripe prorates it: the period\'s included quantities are prorated over the plans in force.',
         querystring: Type.Object({ returnTo: Type.Optional(ReturnTo) }),
         body: Type.Object(
           {

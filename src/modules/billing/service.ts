@@ -139,10 +139,11 @@ export class BillingService implements BillingAccount {
   }
 
   async remainingAllowance(userId: string, kind: UsageKind): Promise<number> {
-    const { plan, period } = await this.planAndPeriod(userId);
+    const { plan, period, subscription } = await this.planAndPeriod(userId);
     if (!plan) return 0;
+    const included = await this.includedFor(plan, period, subscription);
     const used = (await this.store.usageTotals(userId, period.start, period.end)).get(kind) ?? 0;
-    return Math.max(0, plan.included[kind] - used);
+    return Math.max(0, included[kind] - used);
   }
 
   // ---- routes
@@ -199,8 +200,9 @@ export class BillingService implements BillingAccount {
       this.ledger.cachedBalanceCents(userId),
     ]);
     const totals = await this.store.usageTotals(userId, period.start, period.end);
+    const included = plan ? await this.includedFor(plan, period, subscription) : null;
     const usageRaw = Object.fromEntries(usageKinds.map((k) => [k, totals.get(k) ?? 0])) as Record<UsageKind, number>;
-    const usage = Object.fromEntries(usageKinds.map((k) => [k, Math.min(usageRaw[k], plan?.included[k] ?? 0)])) as Record<UsageKind, number>;
+    const usage = Object.fromEntries(usageKinds.map((k) => [k, Math.min(usageRaw[k], included?.[k] ?? 0)])) as Record<UsageKind, number>;
     return {
       plan: plan
         ? {
@@ -208,7 +210,7 @@ export class BillingService implements BillingAccount {
             name: plan.name,
             priceUsd: plan.priceUsd,
             status: subscription!.status,
-            included: plan.included,
+            included: included!,
           }
         : null,
       usage,
@@ -244,6 +246,34 @@ export class BillingService implements BillingAccount {
     }
     const start = monthStartUtc(now);
     return { plan, period: { planKey: plan?.key ?? null, start, end: addMonthsUtc(start, 1) }, subscription: plan ? live! : null };
+  }
+
+  /**
+   * What the period includes: each plan in force over it, for the share of
+   * the period it was in force (rounded down), as the provider prorates the
+   * price. A change mid-period gives the new plan's allowance for the rest of
+   * the period only, so upgrading and downgrading at once yields no more than
+   * was paid for. Without changes in the period: the plan's full quantities.
+   */
+  private async includedFor(plan: Plan, period: BillingPeriod, subscription: BillingSubscriptionsTable | null): Promise<Record<UsageKind, number>> {
+    if (!subscription) return plan.included;
+    const changes = (await this.store.planChanges(subscription.id, period.start)).filter((c) => Number(c.at) < period.end);
+    if (changes.length === 0) return plan.included;
+    const length = period.end - period.start;
+    const sum = Object.fromEntries(usageKinds.map((k) => [k, 0])) as Record<UsageKind, number>;
+    const add = (key: string, ms: number) => {
+      const inForce = this.catalog.plan(key) ?? plan;
+      for (const k of usageKinds) sum[k] += (inForce.included[k] * ms) / length;
+    };
+    let from = period.start;
+    let key = changes[0]!.from_plan;
+    for (const change of changes) {
+      add(key, Number(change.at) - from);
+      from = Number(change.at);
+      key = change.to_plan;
+    }
+    add(plan.key, period.end - from);
+    return Object.fromEntries(usageKinds.map((k) => [k, Math.floor(sum[k] + 1e-9)])) as Record<UsageKind, number>;
   }
 
   private sameOwner(row: BillingSubscriptionsTable, userId: string) {
@@ -286,11 +316,37 @@ export class BillingService implements BillingAccount {
     return row;
   }
 
+  /**
+   * One open plan checkout per user: the open one's page when it is for the
+   * same plan; 409 naming it when it is for another (so two plan checkouts can
+   * never both be paid). Null when none is open.
+   */
+  private async openPlanCheckout(userId: string, plan: Plan): Promise<string | null> {
+    const open = await this.store.openSessionOf(userId, 'plan', this.clock.now());
+    if (!open) return null;
+    if (!open.url) throw new AppError('idempotency_in_progress', 'a plan checkout is being opened; retry in a moment');
+    if (open.plan_key === plan.key) return open.url;
+    throw new AppError('conflict', `a checkout for the ${open.plan_key} plan is open: complete it at url, or wait until it expires (${new Date(Number(open.expires_at)).toISOString()}) to choose another plan`, {
+      url: open.url,
+      plan: open.plan_key,
+      expiresAt: new Date(Number(open.expires_at)).toISOString(),
+    });
+  }
+
   private async openSession(userId: string, purpose: string, what: { amountCents?: number; plan?: Plan }, returnUrl: string | null): Promise<string> {
     await this.limiter.consume(`billing-session:user:${userId}`, this.config.sessionsPerUser);
     const now = this.clock.now();
     // The id is the capability in a sandbox page's URL: 192 random bits, as unguessable as a Stripe Checkout URL.
     const id = `bs_${randomBytes(24).toString('base64url')}`;
+    if (purpose === 'plan') {
+      const row = { id, user_id: userId, purpose, amount_cents: null, plan_key: what.plan!.key, provider_session_id: null, return_to: returnUrl, status: 'open', expires_at: now + SESSION_TTL_MS, created_at: now, completed_at: null };
+      // Another request opened one meanwhile: the unique index decided; answer as for an open one.
+      if (!(await this.store.insertUniqueSession(row, now))) {
+        await this.openPlanCheckout(userId, what.plan!);
+        throw new AppError('idempotency_in_progress', 'a plan checkout is being opened; retry in a moment');
+      }
+      return id;
+    }
     await this.store.insertSession({
       id,
       user_id: userId,
@@ -309,20 +365,31 @@ export class BillingService implements BillingAccount {
 
   private async openCheckout(userId: string, purpose: 'topup' | 'card' | 'plan', what: { amountCents?: number; plan?: Plan }, returnTo: string | undefined) {
     const returnUrl = this.returnUrl(returnTo);
+    if (purpose === 'plan') {
+      const open = await this.openPlanCheckout(userId, what.plan!);
+      if (open) return open;
+    }
     const customer = await this.ensureCustomer(userId);
     const id = await this.openSession(userId, purpose, what, returnUrl);
-    const checkout = await this.payments.createCheckout({
-      sessionId: id,
-      userId,
-      customerId: customer.customer_id,
-      purpose,
-      amountCents: what.amountCents,
-      plan: what.plan ? priceOf(what.plan) : undefined,
-      successUrl: this.providerReturnUrl(returnUrl),
-      cancelUrl: this.providerReturnUrl(returnUrl),
-      expiresAt: this.clock.now() + SESSION_TTL_MS,
-    });
-    await this.store.setProviderSession(id, checkout.providerSessionId);
+    let checkout: { url: string; providerSessionId: string };
+    try {
+      checkout = await this.payments.createCheckout({
+        sessionId: id,
+        userId,
+        customerId: customer.customer_id,
+        purpose,
+        amountCents: what.amountCents,
+        plan: what.plan ? priceOf(what.plan) : undefined,
+        successUrl: this.providerReturnUrl(returnUrl),
+        cancelUrl: this.providerReturnUrl(returnUrl),
+        expiresAt: this.clock.now() + SESSION_TTL_MS,
+      });
+    } catch (err) {
+      // Not left open: an open plan session would block the next plan checkout.
+      await this.store.failSession(id);
+      throw err;
+    }
+    await this.store.setProviderSession(id, checkout.providerSessionId, checkout.url);
     return checkout.url;
   }
 }

@@ -6,6 +6,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type {
+  BillingPlanChangesTable,
   BillingCustomersTable,
   BillingSessionsTable,
   BillingSubscriptionsTable,
@@ -187,6 +188,15 @@ export class BillingStore {
     return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
   }
 
+  async insertPlanChange(row: BillingPlanChangesTable): Promise<void> {
+    await this.db.insertInto('billing_plan_changes').values(row).execute();
+  }
+
+  /** Plan changes of a subscription after `since`, oldest first. */
+  planChanges(subscriptionId: string, since: number) {
+    return this.db.selectFrom('billing_plan_changes').selectAll().where('subscription_id', '=', subscriptionId).where('at', '>', since).orderBy('at').orderBy('id').execute();
+  }
+
   async updateSubscription(
     id: string,
     changes: Partial<Pick<BillingSubscriptionsTable, 'status' | 'plan_key' | 'monthly_cents' | 'description' | 'period_start' | 'period_end' | 'updated_at'>>,
@@ -204,8 +214,35 @@ export class BillingStore {
     return this.db.selectFrom('billing_sessions').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  async setProviderSession(id: string, providerSessionId: string): Promise<void> {
-    await this.db.updateTable('billing_sessions').set({ provider_session_id: providerSessionId }).where('id', '=', id).execute();
+  async setProviderSession(id: string, providerSessionId: string, url?: string): Promise<void> {
+    await this.db.updateTable('billing_sessions').set({ provider_session_id: providerSessionId, ...(url === undefined ? {} : { url }) }).where('id', '=', id).execute();
+  }
+
+  /**
+   * Inserts a session unless the user already has an open one of the same
+   * purpose that must be unique (plan checkouts, by a partial unique index);
+   * false then. Open sessions past their expiry are closed first.
+   */
+  async insertUniqueSession(row: BillingSessionsTable, now: number): Promise<boolean> {
+    await this.db.updateTable('billing_sessions').set({ status: 'expired' }).where('user_id', '=', row.user_id).where('purpose', '=', row.purpose).where('status', '=', 'open').where('expires_at', '<=', now).execute();
+    try {
+      await this.db.insertInto('billing_sessions').values(row).execute();
+      return true;
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE') return false;
+      throw err;
+    }
+  }
+
+  /** The user's open session of `purpose` (not yet past its expiry), if any. */
+  openSessionOf(userId: string, purpose: string, now: number) {
+    return this.db.selectFrom('billing_sessions').selectAll().where('user_id', '=', userId).where('purpose', '=', purpose).where('status', '=', 'open').where('expires_at', '>', now).executeTakeFirst();
+  }
+
+  /** Closes an open session that will not complete (its provider session could not be opened). */
+  async failSession(id: string): Promise<void> {
+    await this.db.updateTable('billing_sessions').set({ status: 'failed' }).where('id', '=', id).where('status', '=', 'open').execute();
   }
 
   async completeSession(id: string, now: number): Promise<boolean> {

@@ -81,6 +81,8 @@ export interface BillingSessionsTable {
   expires_at: number;
   created_at: number;
   completed_at: number | null;
+  /** The page the customer was sent to (checkouts); null for older rows and portal sessions. */
+  url?: string | null;
 }
 
 /** Provider events already handled (deduplication by event id). */
@@ -99,7 +101,17 @@ export interface BillingUsageTable {
   recorded_at: number;
 }
 
+/** A plan subscription moved from one plan to another at `at`; a period's allowance is prorated over its plans. */
+export interface BillingPlanChangesTable {
+  id: string;
+  subscription_id: string;
+  from_plan: string;
+  to_plan: string;
+  at: number;
+}
+
 export interface BillingTables {
+  billing_plan_changes: BillingPlanChangesTable;
   credit_ledger: CreditLedgerTable;
   credit_reservations: CreditReservationsTable;
   billing_customers: BillingCustomersTable;

@@ -23,8 +23,8 @@ export interface ConnectServiceDeps {
 export function createConnectServices(deps: ConnectServiceDeps) {
   const jobs = new ConnectService(deps.data, deps.connector, deps.billing, new ConnectJobStore(deps.db, deps.dialect), deps.clock, {
     leadPriceCents: deps.config.leadPriceCents,
-    // Longer than any live job stays silent (the connector idle timeout), with room for slow writes.
-    abandonedAfterMs: Math.max(10 * 60_000, 2 * deps.config.idleTimeoutMs),
+    heartbeatMs: deps.config.heartbeatMs,
+    abandonedAfterMs: deps.config.staleAfterMs,
   });
   return { jobs };
 }

@@ -14,18 +14,16 @@ import type { BillingAccount } from '../billing/account.js';
 import type { DataServices } from '../data/create-services.js';
 import type { CiphertextBytes } from '../data/objects-service.js';
 import { STORE_NAMES, type StoreName } from '../data/root-service.js';
+import { LEADS_PATH, normaliseConnectorPath } from './path.js';
 import type { ConnectJobStore } from './store.js';
 import type { ConnectJobsTable } from './tables.js';
 
-export const LEADS_PATH = '/get-leads';
 /** Records per batch create (one transaction, on PostgreSQL one statement). */
 const BATCH = 500;
 /** Billing's own recovery of holds nobody claimed: older than any live hold of any area. */
 const BILLING_BACKSTOP_MS = 24 * 3600_000;
 /** Records encrypted ahead of the writer before the stream is read further. */
 const MAX_QUEUED = 4 * BATCH;
-/** A connector path: starts with `/`, URL path characters only, no `.`/`..` segments. */
-const PATH_PATTERN = /^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/;
 
 export interface ConnectInput {
   repository: string;
@@ -48,9 +46,14 @@ export interface ConnectResult {
 
 export interface ConnectSettings {
   leadPriceCents: number;
-  /** A running lead job untouched this long is settled by start-up recovery. */
+  /** A running lead job stamps its heartbeat this often (real time), whatever the connector does. */
+  heartbeatMs: number;
+  /** A lead job whose heartbeat is older than this (clock time) is settled by recovery. */
   abandonedAfterMs: number;
 }
+
+/** Why a lead job's stream stopped when recovery settled it elsewhere. */
+const LOST_JOB = 'the job was settled by recovery (its heartbeat went stale); the stream was stopped';
 
 export class ConnectService {
   constructor(
@@ -70,11 +73,12 @@ export class ConnectService {
    */
   async run(userId: string, input: ConnectInput, signal: AbortSignal): Promise<ConnectResult> {
     const repository = checkRepository(input.repository);
-    checkPath(input.path);
+    // Normalised before anything else: the billing decision and the URL sent both use this path.
+    const { path, leads } = normaliseConnectorPath(input.path);
     let params = input.params;
     let cap = Infinity;
     let job: ConnectJobsTable | null = null;
-    if (input.path === LEADS_PATH) {
+    if (leads) {
       job = await this.grantLeads(userId, repository, params);
       if (!job) return { written: 0, skipped: 0, credits: 0, failure: null };
       cap = job.granted;
@@ -83,15 +87,25 @@ export class ConnectService {
     const progress = { written: 0, skipped: 0 };
     let failure: string | null = null;
     let settlementError: unknown = null;
+    // A lead job stamps its heartbeat while it runs; if recovery settled it meanwhile (the stamp found it no
+    // longer running), the stream stops and nothing more is written: only what was charged is delivered.
+    const lost = new AbortController();
+    const heartbeat = job ? this.startHeartbeat(job.id, lost) : null;
     try {
       const target = await this.data.root.getStore(userId, repository);
       const material = await this.data.keys.readKeyMaterial(userId, target.keyId);
       if (!material) throw new Error(`default key of store ${repository} of user ${userId} is missing`);
-      const onBatch = job ? (written: number) => this.jobs.recordProgress(job.id, written, this.clock.now()) : async () => {};
-      const frames = this.connector.stream({ path: input.path, params, repository, signal });
-      failure = await this.ingest(userId, { relatedId: target.id, keyId: target.keyId }, material.key, frames, cap, progress, onBatch);
+      const onBatch = job
+        ? async (written: number) => {
+            if (!(await this.jobs.recordProgress(job.id, written, this.clock.now()))) lost.abort();
+          }
+        : async () => {};
+      const frames = this.connector.stream({ path, params, repository, signal: AbortSignal.any([signal, lost.signal]) });
+      failure = await this.ingest(userId, { relatedId: target.id, keyId: target.keyId }, material.key, frames, cap, progress, onBatch, lost.signal);
+      if (lost.signal.aborted) failure = LOST_JOB;
     } finally {
-      if (job) {
+      if (heartbeat) clearInterval(heartbeat);
+      if (job && !lost.signal.aborted) {
         try {
           await this.settle(job, progress.written);
         } catch (err) {
@@ -104,8 +118,31 @@ export class ConnectService {
   }
 
   /**
-   * Start-up recovery: settles lead jobs whose instance stopped mid-stream
-   * (charging only what they delivered) and finishes settlements whose charge
+   * Stamps a running job's heartbeat every `heartbeatMs` until cleared; aborts
+   * `lost` when the job is no longer running (recovery settled it). A failed
+   * stamp (database unreachable) is tried again at the next beat.
+   */
+  private startHeartbeat(jobId: string, lost: AbortController): NodeJS.Timeout {
+    let beating = false;
+    const timer = setInterval(() => {
+      if (beating || lost.signal.aborted) return;
+      beating = true;
+      this.jobs
+        .beat(jobId, this.clock.now())
+        .then((alive) => {
+          if (!alive) lost.abort();
+        })
+        .catch(() => {})
+        .finally(() => (beating = false));
+    }, this.settings.heartbeatMs);
+    timer.unref();
+    return timer;
+  }
+
+  /**
+   * Recovery (at start and in housekeeping): settles lead jobs whose heartbeat
+   * went stale, i.e. whose instance stopped mid-stream (charging only what they
+   * delivered, the count persisted after every batch) and finishes settlements whose charge
    * failed; then asks billing to return holds older than a day that nothing
    * claimed (billing's own backstop; no live hold of any area is that old).
    * Returns the number of jobs settled here.
@@ -216,6 +253,8 @@ export class ConnectService {
     cap: number,
     progress: { written: number; skipped: number },
     onBatch: (written: number) => Promise<void>,
+    /** Aborted when the job was settled elsewhere: no further batch is written. */
+    stop?: AbortSignal,
   ): Promise<string | null> {
     const queue: CiphertextBytes[] = [];
     let accepted = 0;
@@ -223,6 +262,10 @@ export class ConnectService {
     let writeError: unknown = null;
     const writeQueued = async () => {
       while (queue.length > 0 && writeError === null) {
+        if (stop?.aborted) {
+          queue.length = 0;
+          break;
+        }
         const batch = queue.splice(0, BATCH);
         try {
           await this.data.objects.createChildrenFromBytes(userId, parent, batch);
@@ -251,11 +294,11 @@ export class ConnectService {
         }
         void kick();
         while (queue.length >= MAX_QUEUED && writeError === null) await kick();
-        if (writeError !== null || accepted >= cap) break; // leaving the loop closes the connector stream
+        if (writeError !== null || accepted >= cap || stop?.aborted) break; // leaving the loop closes the connector stream
       }
     } catch (err) {
-      if (!(err instanceof ConnectorError)) throw err;
-      failure = err.message;
+      if (!(err instanceof ConnectorError) && !stop?.aborted) throw err;
+      failure = (err as Error).message;
     } finally {
       while ((queue.length > 0 && writeError === null) || writer) await kick();
     }
@@ -269,12 +312,6 @@ export const reservationRef = (jobId: string) => `connect:${jobId}`;
 function checkRepository(name: string): StoreName {
   if (!(STORE_NAMES as readonly string[]).includes(name)) throw invalidInput(`repository must be one of: ${STORE_NAMES.join(', ')}`);
   return name as StoreName;
-}
-
-function checkPath(path: string): void {
-  if (!PATH_PATTERN.test(path) || path.split('/').some((segment) => segment === '.' || segment === '..')) {
-    throw invalidInput('path must be a connector path starting with "/" (URL path characters, no "." or ".." segments)');
-  }
 }
 
 /** A record is a JSON object; anything else (not JSON, or a bare value or array) is skipped. */

@@ -43,9 +43,20 @@ export class ConnectJobStore {
     await this.db.insertInto('connect_jobs').values(row).execute();
   }
 
-  /** Records how many leads a running job has delivered so far (and that it is alive). */
-  async recordProgress(id: string, delivered: number, now: number): Promise<void> {
-    await this.db.updateTable('connect_jobs').set({ delivered, updated_at: now }).where('id', '=', id).where('state', '=', 'running').execute();
+  /**
+   * Records how many leads a running job has delivered so far and stamps its
+   * heartbeat. False when the job is no longer running (recovery settled it):
+   * its stream must stop.
+   */
+  async recordProgress(id: string, delivered: number, now: number): Promise<boolean> {
+    const result = await this.db.updateTable('connect_jobs').set({ delivered, updated_at: now }).where('id', '=', id).where('state', '=', 'running').executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Stamps a running job's heartbeat (`updated_at`). False when it is no longer running. */
+  async beat(id: string, now: number): Promise<boolean> {
+    const result = await this.db.updateTable('connect_jobs').set({ updated_at: now }).where('id', '=', id).where('state', '=', 'running').executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
   /**
@@ -74,7 +85,7 @@ export class ConnectJobStore {
     await this.db.updateTable('connect_jobs').set({ state: 'settled', updated_at: now }).where('id', '=', id).where('state', '!=', 'settled').execute();
   }
 
-  /** Jobs not touched since `before` that are still running (their instance stopped) or settling (their charge failed). */
+  /** Jobs whose heartbeat (`updated_at`) is older than `before` that are still running (their instance stopped) or settling (their charge failed). */
   listAbandoned(before: number): Promise<ConnectJobsTable[]> {
     return this.db.selectFrom('connect_jobs').selectAll().where('state', 'in', ['running', 'settling']).where('updated_at', '<', before).orderBy('created_at').execute();
   }

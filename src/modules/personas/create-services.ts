@@ -4,16 +4,18 @@ import type { Clock } from '../../lib/clock.js';
 import type { VoiceProviders } from '../../providers/voice/interface.js';
 import type { SignedPayloads } from '../data/signed-payloads.js';
 import { BUILT_IN_PERSONAS } from './catalog.js';
-import { PersonaService } from './service.js';
+import { type PreviewLimits, PersonaService } from './service.js';
 
 export interface PersonaServiceDeps {
   voice: VoiceProviders;
   signedPayloads: SignedPayloads;
   clock: Clock;
+  /** Limits of paid (ElevenLabs) previews. */
+  previewLimits: PreviewLimits;
 }
 
 export function createPersonaServices(deps: PersonaServiceDeps) {
-  return { personas: new PersonaService(deps.voice, deps.signedPayloads, deps.clock, BUILT_IN_PERSONAS) };
+  return { personas: new PersonaService(deps.voice, deps.signedPayloads, deps.clock, BUILT_IN_PERSONAS, deps.previewLimits) };
 }
 
 export type PersonaServices = ReturnType<typeof createPersonaServices>;

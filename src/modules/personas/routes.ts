@@ -138,12 +138,12 @@ export function personaRoutes(app: App, services: { personas: PersonaServices })
         operationId: 'playPersona',
         summary: "Speak a preview, encrypted to your server's public key",
         description:
-          'The `jwt` is verified with the public key of your registered server `server` and its `jti` is consumed. The text (textBase64, or the persona description) is spoken by the provider the persona\'s settings.type selects, and answered as a compact JWE to that server. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned, for another use or more than 10 minutes ahead; 400 `invalid_input` for bad textBase64; 404 for an unknown persona or a server you have not registered; 502 when the speech provider fails.',
+          'The `jwt` is verified with the public key of your registered server `server` and its `jti` is consumed. The text (textBase64, or the persona description) is spoken by the provider the persona\'s settings.type selects, and answered as a compact JWE to that server. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned, for another use or more than 10 minutes ahead; 400 `invalid_input` for bad textBase64; 404 for an unknown persona or a server you have not registered; 429 `rate_limited` past the per-user rate of paid previews (`RATE_LIMIT_VOICE_PREVIEW_PER_USER`) or when local speech is busy, 429 `voice_preview_quota_exceeded` past the daily characters of paid (ElevenLabs) previews (`RATE_LIMIT_VOICE_PREVIEW_CHARACTERS_PER_USER`; local previews do not count); 502 when the speech provider fails.',
         params: PersonaParams,
         body: PlayBody,
         response: {
           200: ok(EncryptedAudio, 'The spoken preview, encrypted to your server'),
-          ...errorResponses('invalid_input', 'invalid_token', 'not_found', 'rate_limited', 'provider_error', 'not_ready'),
+          ...errorResponses('invalid_input', 'invalid_token', 'not_found', 'rate_limited', 'voice_preview_quota_exceeded', 'provider_error', 'not_ready'),
         },
       },
     },

@@ -5,7 +5,16 @@ import { AppError, invalidInput } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import type { ExternalVoice, SpeechProvider, VoiceProviders, VoiceSettings } from '../../providers/voice/interface.js';
 import { DEFAULT_ELEVENLABS_MODEL } from '../../providers/voice/elevenlabs.js';
+import type { RateLimitRule } from '../../config.js';
 import type { EncryptedAnswer, SignedPayloads } from '../data/signed-payloads.js';
+import type { RateLimiter } from '../platform/rate-limiter.js';
+
+/** Limits of previews spoken by a paid provider (local speech costs nothing and has neither). */
+export interface PreviewLimits {
+  limiter: RateLimiter;
+  perUser: RateLimitRule;
+  charactersPerUser: RateLimitRule;
+}
 
 export interface Persona {
   id: string;
@@ -36,6 +45,7 @@ export class PersonaService {
     private readonly signedPayloads: SignedPayloads,
     private readonly clock: Clock,
     private readonly catalog: readonly Persona[],
+    private readonly limits: PreviewLimits | null = null,
   ) {}
 
   /** Built-in personas, then the external provider's (none when it is not configured, refuses the key or cannot be reached). */
@@ -81,6 +91,12 @@ export class PersonaService {
         if (claims.textBase64 !== undefined) text = decodePreviewText(claims.textBase64);
       },
     });
+    // A paid preview counts against the user's rate and daily characters (after the payload verified, so a forged
+    // or replayed one costs nothing); characters count when asked, whether the provider then succeeds or not.
+    if (speaker !== this.voice.local && this.limits) {
+      await this.limits.limiter.consume(`voice-preview:user:${userId}`, this.limits.perUser);
+      await this.limits.limiter.consumeAmount(`voice-preview-chars:user:${userId}`, [...text].length, this.limits.charactersPerUser, 'voice_preview_quota_exceeded', 'daily characters of paid voice previews used up');
+    }
     const audio = await speaker.synthesize(text, persona.settings);
     return this.signedPayloads.encryptTo(serverPublicKey, audio.bytes, audio.contentType, input.server);
   }

@@ -11,20 +11,25 @@ export class PlatformStore {
    * window's start; a window older than `windowMs` restarts at `now`. One
    * atomic upsert, so every instance sharing the database sees the same count.
    */
-  async hitRateLimit(key: string, now: number, windowMs: number): Promise<{ count: number; windowStart: number }> {
+  async hitRateLimit(key: string, now: number, windowMs: number, amount = 1): Promise<{ count: number; windowStart: number }> {
     const expired = now - windowMs;
     const row = await this.db
       .insertInto('rate_limits')
-      .values({ key, window_start: now, count: 1 })
+      .values({ key, window_start: now, count: amount })
       .onConflict((oc) =>
         oc.column('key').doUpdateSet({
-          count: sql`case when rate_limits.window_start <= ${expired} then 1 else rate_limits.count + 1 end`,
+          count: sql`case when rate_limits.window_start <= ${expired} then ${amount} else rate_limits.count + ${amount} end`,
           window_start: sql`case when rate_limits.window_start <= ${expired} then ${now} else rate_limits.window_start end`,
         }),
       )
       .returning(['count', 'window_start'])
       .executeTakeFirstOrThrow();
     return { count: Number(row.count), windowStart: Number(row.window_start) };
+  }
+
+  /** Takes back `amount` counted on `key` in its current window (a refused quota request). */
+  async unhitRateLimit(key: string, windowStart: number, amount: number): Promise<void> {
+    await this.db.updateTable('rate_limits').set({ count: sql`count - ${amount}` }).where('key', '=', key).where('window_start', '=', windowStart).execute();
   }
 
   async deleteStaleRateLimits(before: number): Promise<void> {

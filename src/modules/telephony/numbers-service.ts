@@ -246,6 +246,20 @@ export class PhoneNumberService {
     return toPhoneNumberView(row);
   }
 
+  /**
+   * Follows the subscription that pays for a number (billing announces it on
+   * every provider event about it): unpaid (past_due, unpaid, canceled, …)
+   * suspends an active number, which then sends no SMS and places or takes no
+   * calls; paid again makes a suspended number active. Idempotent: only the
+   * status it moves from is touched. Refs other than `phone-number:<id>` are not ours.
+   */
+  async followSubscription(change: { userId: string; ref: string; paid: boolean }): Promise<void> {
+    const match = /^phone-number:(.+)$/.exec(change.ref);
+    if (!match) return;
+    const [from, to] = change.paid ? (['suspended', 'active'] as const) : (['active', 'suspended'] as const);
+    await this.store.moveNumberStatus(change.userId, match[1]!, from, to, this.clock.now());
+  }
+
   /** Cancels the subscription (failure: 502, the number stays), then releases the number and forgets it. */
   async delete(userId: string, id: string): Promise<void> {
     const row = await this.store.findNumber(userId, id);

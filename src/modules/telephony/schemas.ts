@@ -119,7 +119,7 @@ export const PhoneNumber = Type.Object(
     provider: Type.String(),
     monthlyPrice: Money,
     inboundConfigurationId: Type.Union([Type.String(), Type.Null()]),
-    status: Type.String({ description: '`active`; `pending` while a purchase runs; `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again)' }),
+    status: Type.String({ description: '`active`; `pending` while a purchase runs; `suspended` while the subscription paying for it is unpaid (no SMS, no calls; active again once paid); `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again)' }),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },

@@ -42,6 +42,12 @@ export class TelephonyStore {
     return this.db.updateTable('phone_numbers').set(changes).where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
   }
 
+  /** Moves a number from status `from` to `to`; false when it was not in `from`. */
+  async moveNumberStatus(userId: string, id: string, from: string, to: string, now: number): Promise<boolean> {
+    const result = await this.db.updateTable('phone_numbers').set({ status: to, updated_at: now }).where('id', '=', id).where('user_id', '=', userId).where('status', '=', from).executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
   async deleteNumber(userId: string, id: string): Promise<boolean> {
     const result = await this.db.deleteFrom('phone_numbers').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
     return Number(result.numDeletedRows) === 1;

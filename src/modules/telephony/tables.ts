@@ -22,7 +22,7 @@ export interface PhoneNumbersTable {
   address_sid: string | null;
   subscription_id: string | null;
   inbound_configuration_id: string | null;
-  /** pending (purchase running) · active · releasing (subscription cancelled, release to retry). */
+  /** pending (purchase running) · active · suspended (its subscription is unpaid: no SMS, no calls) · releasing (subscription cancelled, release to retry). */
   status: string;
   created_at: number;
   updated_at: number;

@@ -64,7 +64,8 @@ export class HttpConnectorProvider implements ConnectorProvider {
       arm();
       let response: Response;
       try {
-        response = await this.postJson(this.config.url + request.path, request.params, headers, controller.signal);
+        // Inside the try: a path that would leave the base is a failed request, never sent.
+        response = await this.postJson(connectorUrl(this.config.url, request.path).href, request.params, headers, controller.signal);
       } catch (err) {
         throw fail(err);
       }
@@ -118,4 +119,20 @@ async function readStart(response: Response, limit: number): Promise<string> {
     void reader.cancel().catch(() => {});
   }
   return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, limit)).trim();
+}
+
+/**
+ * The URL of a connector request: `path` (normalised) under the base URL's
+ * path, built with the WHATWG URL parser (as fetch will read it) and checked
+ * against what was meant, so nothing the parser reinterprets can leave the
+ * base's origin or path.
+ */
+export function connectorUrl(baseUrl: string, path: string): URL {
+  const base = new URL(baseUrl);
+  const basePath = base.pathname.replace(/\/+$/, '');
+  const url = new URL(`${basePath}${path}`, base.origin);
+  if (url.origin !== base.origin || url.pathname !== `${basePath}${path}` || !(url.pathname === basePath || url.pathname.startsWith(`${basePath}/`))) {
+    throw new Error(`connector path ${JSON.stringify(path)} does not stay under ${base.origin}${basePath}/`);
+  }
+  return url;
 }

@@ -68,9 +68,15 @@ export type PaymentEvent =
       card: PaymentCard | null;
       subscription: ProviderSubscription | null;
     }
-  | { id: string; type: 'subscription.changed' | 'subscription.deleted'; subscription: ProviderSubscription }
-  /** Money of a top-up was given back to the customer (a refund made at the provider, e.g. in its dashboard). */
-  | { id: string; type: 'topup.refunded'; sessionId: string; refundId: string; amountCents: number }
+  /** `subscription.payment_failed`: an invoice of it could not be paid (the subscription as re-read after that, e.g. past_due). */
+  | { id: string; type: 'subscription.changed' | 'subscription.deleted' | 'subscription.payment_failed'; subscription: ProviderSubscription }
+  /**
+   * Money of a top-up was given back to the customer (refunds made at the provider, e.g. in its dashboard):
+   * each succeeded refund by its own id, so the refund's several events (refund.created, charge.refunded) take it once.
+   */
+  | { id: string; type: 'topup.refunded'; sessionId: string; refunds: Array<{ refundId: string; amountCents: number }> }
+  /** The customer disputed a top-up's payment (a chargeback): the money is held by the bank from now on. */
+  | { id: string; type: 'topup.disputed'; sessionId: string; disputeId: string; amountCents: number }
   /** A card was removed from the customer (in the portal, or by the provider): it is no longer on file. */
   | { id: string; type: 'card.removed'; customerId: string; paymentMethodId: string }
   | { id: string; type: 'ignored'; providerType: string };

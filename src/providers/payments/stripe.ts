@@ -163,12 +163,31 @@ export class StripePaymentsProvider implements PaymentsProvider {
       case 'refund.created':
       case 'refund.updated': {
         // Applied once the money is on its way back; the top-up is named by its payment's metadata.
-        const paymentIntentId = idOf(object.payment_intent);
-        if (object.status !== 'succeeded' || !paymentIntentId) return { id: event.id, type: 'ignored', providerType: event.type };
-        const intent = await this.call(() => this.stripe.paymentIntents.retrieve(paymentIntentId));
-        const sessionId = intent.metadata?.sessionId;
-        if (intent.metadata?.purpose !== 'topup' || !sessionId) return { id: event.id, type: 'ignored', providerType: event.type };
-        return { id: event.id, type: 'topup.refunded', sessionId, refundId: object.id, amountCents: object.amount };
+        const sessionId = object.status === 'succeeded' ? await this.topupOf(idOf(object.payment_intent)) : null;
+        if (!sessionId) return { id: event.id, type: 'ignored', providerType: event.type };
+        return { id: event.id, type: 'topup.refunded', sessionId, refunds: [{ refundId: object.id, amountCents: object.amount }] };
+      }
+      case 'charge.refunded': {
+        // The charge's refunds, listed (the event's charge may not carry them): each succeeded one by its id,
+        // so a refund also reported by refund.created is taken off once.
+        const sessionId = await this.topupOf(idOf(object.payment_intent));
+        if (!sessionId) return { id: event.id, type: 'ignored', providerType: event.type };
+        const listed = await this.call(() => this.stripe.refunds.list({ charge: object.id, limit: 100 }));
+        const refunds = listed.data.filter((r) => r.status === 'succeeded').map((r) => ({ refundId: r.id, amountCents: r.amount }));
+        if (refunds.length === 0) return { id: event.id, type: 'ignored', providerType: event.type };
+        return { id: event.id, type: 'topup.refunded', sessionId, refunds };
+      }
+      case 'charge.dispute.created': {
+        const sessionId = await this.topupOf(idOf(object.payment_intent));
+        if (!sessionId || !(object.amount > 0)) return { id: event.id, type: 'ignored', providerType: event.type };
+        return { id: event.id, type: 'topup.disputed', sessionId, disputeId: object.id, amountCents: object.amount };
+      }
+      case 'invoice.payment_failed': {
+        // The subscription is re-read: its status (past_due, unpaid, …) is Stripe's current word, whatever the order of events.
+        const subscriptionId = idOf(object.parent?.subscription_details?.subscription) ?? idOf(object.subscription);
+        if (!subscriptionId) return { id: event.id, type: 'ignored', providerType: event.type };
+        const subscription = await this.call(() => this.stripe.subscriptions.retrieve(subscriptionId));
+        return { id: event.id, type: 'subscription.payment_failed', subscription: this.normalizeSubscription(subscription as unknown as Obj) };
       }
       case 'payment_method.detached': {
         const customerId = idOf((event.data.previous_attributes as Obj | undefined)?.customer);
@@ -185,6 +204,14 @@ export class StripePaymentsProvider implements PaymentsProvider {
       default:
         return { id: event.id, type: 'ignored', providerType: event.type };
     }
+  }
+
+  /** Our top-up session a payment intent paid for (its metadata names it), or null. */
+  private async topupOf(paymentIntentId: string | null): Promise<string | null> {
+    if (!paymentIntentId) return null;
+    const intent = await this.call(() => this.stripe.paymentIntents.retrieve(paymentIntentId));
+    const sessionId = intent.metadata?.sessionId;
+    return intent.metadata?.purpose === 'topup' && sessionId ? sessionId : null;
   }
 
   /** The session re-read from Stripe with what it created (payment method, subscription) expanded. */
