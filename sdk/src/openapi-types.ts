@@ -586,6 +586,27 @@ export interface paths {
      */
     post: operations["startCallSession"];
   };
+  "/api/calls": {
+    /**
+     * Your calls, newest first
+     * @description Every call session of the account (outbound, inbound, temporary and web), newest first, `limit` at a time (default 20, at most 100); pass `nextBefore` as `before` for the next page.
+     */
+    get: operations["listCalls"];
+  };
+  "/api/calls/{id}": {
+    /**
+     * One call: status, direction, numbers, times, and once ended its transcript
+     * @description An ended call adds what its encrypted record in your `calls` store holds: transcript lines (`role` agent or caller, times in ms since the call was answered, `interrupted` for agent lines cut by barge-in, `recognised: false` for caller lines not recognised from audio, `latency` on agent lines that answer a caller turn), tool calls with their results, and `recordingUrl` when the call was recorded. 404 when it is not yours.
+     */
+    get: operations["getCall"];
+  };
+  "/api/calls/{id}/recording": {
+    /**
+     * A call's recording
+     * @description A WAV file: PCM16, 8 kHz, two channels (caller left, agent right). 404 when the call is not yours or has no recording.
+     */
+    get: operations["getCallRecording"];
+  };
   "/api/session/temporary": {
     /**
      * List the call types of temporary test calls
@@ -609,6 +630,20 @@ export interface paths {
      * @description Called by the audio server (`AUDIO_SERVER_URL`), not by API users. Signed with `AUDIO_SERVER_SECRET` as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`), checked on the raw body before anything else; a bad signature is 400 and changes nothing. A report is applied once per `webhook-id`, and only when it moves the session forward (queued → ringing → in_progress → a final status); it then emits a `call_status` event and queues the session's webhook.
      */
     post: operations["receiveAudioReport"];
+  };
+  "/api/webhooks/twilio/call/{sessionId}": {
+    /**
+     * Twilio's progress of a call the voice agent carries
+     * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` (HMAC-SHA1 with the provider's auth token over PUBLIC_URL plus the request URI as received and the sorted parameters); a bad signature is 400 `invalid_signature` and changes nothing. CallStatus initiated/queued, ringing, in-progress, completed, busy, no-answer, canceled, failed moves the session forward once per status (a `call_status` event and webhook). While the media stream is carried, the instance carrying it reports the end with the transcript; Twilio's `completed` ends only calls nobody carries.
+     */
+    post: operations["twilioCallStatusCallback"];
+  };
+  "/api/webhooks/twilio/amd/{sessionId}": {
+    /**
+     * Twilio's answering-machine verdict for an outbound call
+     * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` (HMAC-SHA1 with the provider's auth token over PUBLIC_URL plus the request URI as received and the sorted parameters); a bad signature is 400 `invalid_signature` and changes nothing. `AnsweredBy` (human, machine_end_beep, machine_end_silence, machine_end_other, fax, unknown) reaches the live call: after a machine's beep the agent speaks its `voicemailMessage` once and hangs up (none: hangs up at once), outcome `voicemail`.
+     */
+    post: operations["twilioMachineDetectionCallback"];
   };
 }
 
@@ -3546,7 +3581,7 @@ export interface operations {
         "last-event-id"?: string;
       };
       path: {
-        /** @description One of key_created, key_deleted, object_created, object_updated, object_deleted, publish, unpublish, sms_status, call_status; several, comma-separated; or `all` (also `*`) for every type */
+        /** @description One of key_created, key_deleted, object_created, object_updated, object_deleted, publish, unpublish, sms_status, call_status, call_transcript; several, comma-separated; or `all` (also `*`) for every type */
         type: string;
       };
     };
@@ -8724,6 +8759,264 @@ export interface operations {
     };
   };
   /**
+   * Your calls, newest first
+   * @description Every call session of the account (outbound, inbound, temporary and web), newest first, `limit` at a time (default 20, at most 100); pass `nextBefore` as `before` for the next page.
+   */
+  listCalls: {
+    parameters: {
+      query?: {
+        before?: string;
+        limit?: number;
+      };
+    };
+    responses: {
+      /** @description A page of calls */
+      200: {
+        content: {
+          "application/json": {
+            calls: {
+                id: string;
+                /** @description outbound, inbound or web */
+                direction: string;
+                /** @description queued, ringing, in_progress, completed, failed, busy, no_answer or canceled */
+                status: string;
+                /** @description Why it ended: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration */
+                outcome?: string;
+                reason?: string;
+                from?: string;
+                to?: string;
+                /** Format: date-time */
+                startedAt: string;
+                /** Format: date-time */
+                answeredAt?: string;
+                /** Format: date-time */
+                endedAt?: string;
+                durationSeconds?: number;
+              }[];
+            /** @description Pass as `before` for the next page; null on the last */
+            nextBefore: string | null;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * One call: status, direction, numbers, times, and once ended its transcript
+   * @description An ended call adds what its encrypted record in your `calls` store holds: transcript lines (`role` agent or caller, times in ms since the call was answered, `interrupted` for agent lines cut by barge-in, `recognised: false` for caller lines not recognised from audio, `latency` on agent lines that answer a caller turn), tool calls with their results, and `recordingUrl` when the call was recorded. 404 when it is not yours.
+   */
+  getCall: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description The call */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            /** @description outbound, inbound or web */
+            direction: string;
+            /** @description queued, ringing, in_progress, completed, failed, busy, no_answer or canceled */
+            status: string;
+            /** @description Why it ended: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration */
+            outcome?: string;
+            reason?: string;
+            from?: string;
+            to?: string;
+            /** Format: date-time */
+            startedAt: string;
+            /** Format: date-time */
+            answeredAt?: string;
+            /** Format: date-time */
+            endedAt?: string;
+            durationSeconds?: number;
+            transcript?: ({
+                role: "agent" | "caller";
+                text: string;
+                /** @description ms since the call was answered */
+                startMs: number;
+                endMs: number;
+                /** @description An agent line cut by the caller: its text is what was heard */
+                interrupted?: boolean;
+                /** @description false: not recognised from audio (no recogniser, or the sandbox caller's own words) */
+                recognised?: boolean;
+                latency?: {
+                  sttMs: number;
+                  llmFirstTokenMs: number;
+                  ttsFirstByteMs: number;
+                  overheadMs: number;
+                  totalMs: number;
+                };
+                [key: string]: unknown;
+              })[];
+            toolCalls?: {
+                name: string;
+                arguments: unknown;
+                result: unknown;
+                atMs: number;
+              }[];
+            /** @description GET it for the two-channel WAV (caller left, agent right) */
+            recordingUrl?: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * A call's recording
+   * @description A WAV file: PCM16, 8 kHz, two channels (caller left, agent right). 404 when the call is not yours or has no recording.
+   */
+  getCallRecording: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description The WAV file */
+      200: {
+        content: {
+          "audio/wav": string;
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
    * List the call types of temporary test calls
    * @description The preconfigured kinds of one-off test call this server offers (data: built in, or TEMPORARY_CALL_TYPES_FILE).
    */
@@ -9122,6 +9415,164 @@ export interface operations {
        *
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Twilio's progress of a call the voice agent carries
+   * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` (HMAC-SHA1 with the provider's auth token over PUBLIC_URL plus the request URI as received and the sorted parameters); a bad signature is 400 `invalid_signature` and changes nothing. CallStatus initiated/queued, ringing, in-progress, completed, busy, no-answer, canceled, failed moves the session forward once per status (a `call_status` event and webhook). While the media stream is carried, the instance carrying it reports the end with the transcript; Twilio's `completed` ends only calls nobody carries.
+   */
+  twilioCallStatusCallback: {
+    parameters: {
+      header?: {
+        "x-twilio-signature"?: string;
+      };
+      path: {
+        sessionId: string;
+      };
+    };
+    /** @description Twilio's callback parameters, form-encoded (CallSid, CallStatus, CallDuration, AnsweredBy, …) */
+    requestBody: {
+      content: {
+        "application/x-www-form-urlencoded": {
+          [key: string]: string | string[];
+        };
+      };
+    };
+    responses: {
+      /** @description Applied (or seen before) */
+      204: {
+        content: never;
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_signature`: the request signature (a provider webhook signature header) does not verify
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Twilio's answering-machine verdict for an outbound call
+   * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` (HMAC-SHA1 with the provider's auth token over PUBLIC_URL plus the request URI as received and the sorted parameters); a bad signature is 400 `invalid_signature` and changes nothing. `AnsweredBy` (human, machine_end_beep, machine_end_silence, machine_end_other, fax, unknown) reaches the live call: after a machine's beep the agent speaks its `voicemailMessage` once and hangs up (none: hangs up at once), outcome `voicemail`.
+   */
+  twilioMachineDetectionCallback: {
+    parameters: {
+      header?: {
+        "x-twilio-signature"?: string;
+      };
+      path: {
+        sessionId: string;
+      };
+    };
+    /** @description Twilio's callback parameters, form-encoded (CallSid, CallStatus, CallDuration, AnsweredBy, …) */
+    requestBody: {
+      content: {
+        "application/x-www-form-urlencoded": {
+          [key: string]: string | string[];
+        };
+      };
+    };
+    responses: {
+      /** @description Applied (or seen before) */
+      204: {
+        content: never;
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_signature`: the request signature (a provider webhook signature header) does not verify
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
         content: {
