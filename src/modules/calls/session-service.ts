@@ -89,6 +89,12 @@ export class CallSessionService {
       firstMessage: payload.agent.firstMessage ?? `Hello ${payload.contact.name}, this is ${payload.agent.name}.`,
       voice: { provider: persona.settings.type, voiceId: persona.settings.voiceId },
       tools,
+      // What the built-in voice agent's tools act on; an external audio server ignores it.
+      context: {
+        ...(payload.knowledgeBase ? { knowledgeBaseId: payload.knowledgeBase.id } : {}),
+        ...(payload.integrations?.length ? { integrationIds: payload.integrations } : {}),
+        ...(payload.humanAgents?.length ? { humanAgents: payload.humanAgents.map((h, i) => ({ id: `human-${i + 1}`, name: h.name, phone: h.phone })) } : {}),
+      },
     };
   }
 

@@ -1,0 +1,223 @@
+// The built-in voice agent end to end, the test playing Twilio: a signed call
+// session is placed through Calls.json (the Twilio fake), the test connects to
+// the stream URL of the TwiML with its token, speaks real μ-law speech, and
+// gets the agent's greeting, an answer made through the Deepgram fake and the
+// OpenAI-compatible fake (with one search_knowledge tool call), and a `clear`
+// when it speaks over the agent; the call ends completed with its record.
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { FRAME_SAMPLES_8K, mulawToPcm, pcmToMulaw } from '../../../src/lib/audio.js';
+import { ManualClock, type Timer } from '../../../src/lib/clock.js';
+import { newId } from '../../../src/lib/ids.js';
+import { OfflineCallerVoice } from '../../../src/providers/call-speech/offline-caller.js';
+import { type TestApp, createTestApp } from '../../support/app.js';
+import { type TestUser, bearer, createFundedUser } from '../../support/factories.js';
+import { type DeepgramFake, startDeepgramFake } from '../../support/deepgram-fake.js';
+import { multipartForm } from '../../support/multipart.js';
+import { type OpenAiFake, startOpenAiFake, textAnswer, toolCallAnswer } from '../../support/openai-fake.js';
+import { registerServer, signPayload } from '../../support/signed-payloads.js';
+import { type TwilioFake, startTwilioFake } from '../../support/twilio-fake.js';
+import { eventually } from '../events/support.js';
+import { callConfig } from './support.js';
+
+/** Real time: the media stream is paced by the wall clock, as Twilio paces it. */
+class WallClock extends ManualClock {
+  override now() {
+    return Date.now();
+  }
+  override setTimeout(fn: () => void, ms: number): Timer {
+    const handle = setTimeout(fn, Math.max(0, ms));
+    return { cancel: () => clearTimeout(handle) };
+  }
+}
+
+const voice = OfflineCallerVoice.create();
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+let t: TestApp;
+let twilio: TwilioFake;
+let deepgram: DeepgramFake;
+let openai: OpenAiFake;
+let publicUrl: string;
+
+beforeAll(async () => {
+  [twilio, deepgram, openai] = await Promise.all([startTwilioFake(), startDeepgramFake(), startOpenAiFake()]);
+  const port = await freePort();
+  publicUrl = `http://127.0.0.1:${port}`;
+  t = await createTestApp({
+    clock: new WallClock(),
+    config: {
+      ...callConfig(),
+      publicUrl,
+      twilio: { accountSid: twilio.accountSid, authToken: twilio.authToken, from: twilio.from, apiBase: twilio.apiBase },
+      voiceAgent: {
+        sttProvider: 'deepgram',
+        deepgram: { apiKey: deepgram.apiKey, apiBase: deepgram.apiBase },
+        openaiStt: null,
+        llm: { url: openai.url, apiKey: openai.apiKey, model: 'fake-model' },
+        llmDeadlineMs: 4000,
+      },
+    },
+  });
+  await t.app.listen({ port, host: '127.0.0.1' });
+}, 60_000);
+afterAll(async () => {
+  await t?.close();
+  await Promise.all([twilio?.close(), deepgram?.close(), openai?.close()]);
+});
+
+async function twilioNumber(user: TestUser): Promise<string> {
+  const id = newId(Date.now());
+  const now = Date.now();
+  await t.database.db.insertInto('phone_numbers').values({
+    id, user_id: user.id, provider: 'twilio', provider_sid: `PN${randomUUID().replace(/-/g, '')}`, phone_number: '+14155550100', name: 'Main', description: null,
+    type: 'both', number_type: 'local', country: 'US', capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
+    monthly_cents: 115, currency: 'usd', address_sid: null, subscription_id: null, inbound_configuration_id: null, status: 'active', created_at: now, updated_at: now,
+  }).execute();
+  return id;
+}
+
+/** What Twilio does with the TwiML of a call: connects to its stream with its parameters, speaks μ-law, echoes marks once played. */
+class FakeTwilioCall {
+  readonly ws: WebSocket;
+  readonly received: Array<{ event: string; mark?: { name: string } }> = [];
+  agentFrames = 0;
+  private seq = 1;
+  readonly streamSid = `MZ${randomUUID().replace(/-/g, '')}`;
+
+  constructor(url: string, private readonly token: string, readonly callSid: string) {
+    this.ws = new WebSocket(url);
+    this.ws.on('message', (data) => {
+      const message = JSON.parse(String(data)) as { event: string; media?: { payload: string }; mark?: { name: string } };
+      this.received.push(message);
+      if (message.event === 'media') this.agentFrames++;
+      // Twilio echoes a mark once the audio before it has played; the agent's audio arrives paced, so at once is close.
+      if (message.event === 'mark') this.send({ event: 'mark', streamSid: this.streamSid, mark: message.mark });
+    });
+  }
+
+  async open(): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.ws.once('open', () => resolve());
+      this.ws.once('error', reject);
+    });
+    this.send({ event: 'connected', protocol: 'Call', version: '1.0.0' });
+    this.send({
+      event: 'start',
+      streamSid: this.streamSid,
+      start: { streamSid: this.streamSid, accountSid: twilio.accountSid, callSid: this.callSid, tracks: ['inbound'], customParameters: { token: this.token }, mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 } },
+    });
+  }
+
+  send(message: Record<string, unknown>) {
+    this.ws.send(JSON.stringify({ ...message, sequenceNumber: String(this.seq++) }));
+  }
+
+  /** Streams PCM16 8 kHz as 20 ms μ-law media messages at real pace, then `silenceMs` of silence. */
+  async speak(pcm: Int16Array, silenceMs = 1200): Promise<void> {
+    const total = new Int16Array(pcm.length + (silenceMs / 20) * FRAME_SAMPLES_8K);
+    total.set(pcm);
+    const started = Date.now();
+    for (let i = 0, chunk = 1; i + FRAME_SAMPLES_8K <= total.length; i += FRAME_SAMPLES_8K, chunk++) {
+      const payload = Buffer.from(pcmToMulaw(total.subarray(i, i + FRAME_SAMPLES_8K))).toString('base64');
+      this.send({ event: 'media', streamSid: this.streamSid, media: { track: 'inbound', chunk: String(chunk), timestamp: String(chunk * 20), payload } });
+      const due = started + chunk * 20;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - Date.now())));
+    }
+  }
+
+  events(name: string) {
+    return this.received.filter((m) => m.event === name);
+  }
+}
+
+describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () => {
+  it('places an outbound call, greets, answers through STT and the model with a tool call, clears on barge-in, and records the call', async () => {
+    const user = await createFundedUser(t);
+    const server = await registerServer(t, user);
+    const numberId = await twilioNumber(user);
+    const kb = (await t.app.inject({ method: 'PUT', url: '/api/knowledge-bases', headers: bearer(user.token), payload: { name: 'Clinic' } })).json();
+    const form = multipartForm([{ filename: 'hours.txt', content: 'Opening hours: we are open Monday to Friday from nine to five.', contentType: 'text/plain' }]);
+    expect((await t.app.inject({ method: 'POST', url: `/api/knowledge-bases/${kb.id}`, headers: { ...bearer(user.token), ...form.headers }, payload: form.payload })).statusCode).toBe(200);
+
+    deepgram.transcripts.push('What are your opening hours?', 'Wait, one more thing.');
+    openai.chatScripts.push(
+      { events: toolCallAnswer([{ id: 'call_1', name: 'search_knowledge', arguments: '{"query":"opening hours"}' }]) },
+      { events: textAnswer('We are open Monday to Friday from nine to five. We look forward to seeing you at the clinic any weekday.') },
+      { events: textAnswer('Of course, go ahead.') },
+    );
+    const jwt = await signPayload(server, {
+      agent: { name: 'Amy', personaId: 'local-amy', firstMessage: 'Hello Grace, this is Amy from the clinic.' },
+      contact: { name: 'Grace', phone: '+14155550123' },
+      type: 'prompt',
+      prompt: 'Answer questions about the clinic.',
+      knowledgeBase: { id: kb.id },
+      phoneNumberId: numberId,
+    });
+    const res = await t.app.inject({ method: 'POST', url: '/api/session/call', headers: bearer(user.token), payload: { server: server.name, jwt } });
+    expect(res.statusCode, res.body).toBe(204);
+    const sessionId = res.headers['x-session-id'] as string;
+
+    // Calls.json: from the user's number, TwiML connecting a stream with a token, progress and machine-detection callbacks.
+    const placed = twilio.calls.at(-1)!;
+    expect(placed).toMatchObject({ from: '+14155550100', to: '+14155550123', statusCallback: `${publicUrl}/api/webhooks/twilio/call/${sessionId}`, amdCallback: `${publicUrl}/api/webhooks/twilio/amd/${sessionId}`, machineDetection: 'DetectMessageEnd' });
+    const stream = /<Stream url="([^"]+)"><Parameter name="token" value="([^"]+)"\/>/.exec(placed.twiml);
+    expect(stream?.[1]).toBe(`ws://127.0.0.1:${new URL(publicUrl).port}/api/media/twilio`);
+
+    // Twilio's ringing callback, signed as Twilio signs.
+    expect((await twilio.postSigned(placed.statusCallback!, { CallSid: placed.sid, CallStatus: 'ringing', AccountSid: twilio.accountSid })).status).toBe(204);
+    expect((await twilio.postSigned(placed.statusCallback!, { CallSid: 'CAother', CallStatus: 'ringing', AccountSid: twilio.accountSid })).status).toBe(400);
+
+    const call = new FakeTwilioCall(stream![1]!, stream![2]!, placed.sid);
+    await call.open();
+    await eventually(() => expect(call.events('mark').length).toBeGreaterThan(0), 20_000);
+    const greetingFrames = call.agentFrames;
+    expect(greetingFrames).toBeGreaterThan(25); // more than half a second of speech
+
+    await call.speak(await voice!.speak('What are your opening hours?', AbortSignal.timeout(15_000)));
+    await eventually(() => expect(call.agentFrames).toBeGreaterThan(greetingFrames + 50), 30_000);
+    expect(openai.chats[0]!.body.tools).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'function', function: expect.objectContaining({ name: 'search_knowledge' }) })]));
+
+    // The caller speaks over the long answer: the agent stops (clear).
+    await call.speak(await voice!.speak('Wait, one more thing.', AbortSignal.timeout(15_000)), 1500);
+    await eventually(() => expect(call.events('clear').length).toBeGreaterThan(0), 20_000);
+
+    call.send({ event: 'stop', streamSid: call.streamSid, stop: { accountSid: twilio.accountSid, callSid: placed.sid } });
+    await eventually(async () => {
+      const view = (await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })).json();
+      expect(view).toMatchObject({ id: sessionId, direction: 'outbound', status: 'completed', outcome: 'completed', from: '+14155550100', to: '+14155550123' });
+      expect(view.transcript.length).toBeGreaterThanOrEqual(3);
+    }, 30_000);
+    const view = (await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })).json();
+    expect(view.transcript[0]).toMatchObject({ role: 'agent', text: 'Hello Grace, this is Amy from the clinic.' });
+    expect(view.transcript).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'caller', text: 'What are your opening hours?' })]));
+    expect(view.transcript).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'agent', interrupted: true })]));
+    expect(view.toolCalls).toEqual([expect.objectContaining({ name: 'search_knowledge', arguments: { query: 'opening hours' }, result: { matches: [expect.objectContaining({ text: expect.stringContaining('Monday to Friday') })] } })]);
+    const answer = view.transcript.find((l: { role: string; latency?: unknown }) => l.role === 'agent' && l.latency);
+    expect(answer.latency).toMatchObject({ totalMs: expect.any(Number), overheadMs: expect.any(Number) });
+
+    // The recording: two channels, the caller's speech on the left and the agent's on the right.
+    expect(view.recordingUrl).toBe(`/api/calls/${sessionId}/recording`);
+    const wav = await t.app.inject({ method: 'GET', url: view.recordingUrl, headers: bearer(user.token) });
+    expect(wav.headers['content-type']).toBe('audio/wav');
+    expect(wav.rawPayload.readUInt16LE(22)).toBe(2);
+    expect(wav.rawPayload.length).toBeGreaterThan(8000 * 4 * 3);
+
+    // The token was single use: a second connection is closed with 1008.
+    const again = new WebSocket(stream![1]!);
+    await new Promise<void>((resolve) => again.once('open', () => resolve()));
+    again.send(JSON.stringify({ event: 'start', sequenceNumber: '1', streamSid: 'MZx', start: { streamSid: 'MZx', callSid: placed.sid, accountSid: twilio.accountSid, customParameters: { token: stream![2]! }, tracks: ['inbound'] } }));
+    const code = await new Promise<number>((resolve) => again.once('close', (c) => resolve(c)));
+    expect(code).toBe(1008);
+    void mulawToPcm;
+  }, 120_000);
+});
