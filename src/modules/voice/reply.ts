@@ -41,6 +41,8 @@ export interface ReplyDeps {
   llmDeadlineMs?: number;
   maxToolRounds?: number;
   apology?: string;
+  /** Told as soon as a tool call has settled (the record and the browser show it live). */
+  onToolCall?(call: ToolCallRecord): void;
 }
 
 export interface ReplyRequest {
@@ -238,7 +240,9 @@ export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceInde
       for (const call of calls) {
         const atMs = clock.now() - deps.callStartMs;
         const { arguments: args, result } = await deps.tools.call(call.function.name, call.function.arguments, signal);
-        facts.toolCalls.push({ name: call.function.name, arguments: args, result, atMs });
+        const record: ToolCallRecord = { name: call.function.name, arguments: args, result, atMs };
+        facts.toolCalls.push(record);
+        deps.onToolCall?.(record);
         results.push({ call, result: JSON.stringify(result) });
       }
       facts.rounds[round] = { toolCalls: results };

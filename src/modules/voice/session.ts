@@ -342,6 +342,11 @@ export class VoiceSession {
             callStartMs: this.startMs,
             llmDeadlineMs: this.settings.llmDeadlineMs,
             apology: this.settings.apology,
+            onToolCall: (call) => {
+              this.toolCalls.push(call);
+              this.options.onToolCall?.(call);
+              this.transport.notify({ type: 'tool', name: call.name, arguments: call.arguments, result: call.result });
+            },
           },
           { signal: controller.signal, text: request.text, messages: request.text === undefined ? this.history.messages() : undefined, turnEndMs: request.turnEndMs, sttMs: request.sttMs },
           this.voiceIndex,
@@ -355,11 +360,6 @@ export class VoiceSession {
   private async afterReply(kind: ReplyKind, id: number, facts: ReplyFacts) {
     if (this.ended) return;
     this.voiceIndex = facts.voiceIndex;
-    for (const call of facts.toolCalls) {
-      this.toolCalls.push(call);
-      this.options.onToolCall?.(call);
-      this.transport.notify({ type: 'tool', name: call.name, arguments: call.arguments, result: call.result });
-    }
     const heard = heardText(facts.segments, facts.pending);
     const interrupted = facts.interrupted && heard.interrupted;
     const roundCount = Math.max(facts.rounds.length, ...facts.segments.map((s) => s.round + 1), 0);
