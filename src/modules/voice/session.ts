@@ -31,7 +31,7 @@ export interface TranscriptLine {
   latency?: Latency;
 }
 
-export type CallOutcomeKind = 'completed' | 'transferred' | 'max_duration' | 'provider_error';
+export type CallOutcomeKind = 'completed' | 'transferred' | 'max_duration' | 'provider_error' | 'voicemail';
 
 export interface CallOutcome {
   outcome: CallOutcomeKind;
@@ -99,7 +99,7 @@ export interface VoiceSessionOptions {
   onToolCall?(call: ToolCallRecord): void;
 }
 
-type ReplyKind = 'greeting' | 'answer' | 'reprompt' | 'resume';
+type ReplyKind = 'greeting' | 'answer' | 'reprompt' | 'resume' | 'voicemail';
 
 export class VoiceSession {
   readonly settings: VoiceSettings;
@@ -117,6 +117,7 @@ export class VoiceSession {
   private tickTimer: Timer | null = null;
   private vadChain: Promise<void> | null = null;
   private ended = false;
+  private voicemail = false;
   private resolveOutcome!: (outcome: CallOutcome) => void;
   readonly outcome: Promise<CallOutcome>;
 
@@ -182,6 +183,24 @@ export class VoiceSession {
     return this.outcome;
   }
 
+  /**
+   * An answering machine took the call (asynchronous AMD said the greeting
+   * ended): whatever the agent was saying stops, `message` is spoken once (no
+   * message: nothing), and the call hangs up once it has played; outcome
+   * `voicemail`. Turn-taking stops listening to the machine.
+   */
+  leaveVoicemail(message?: string) {
+    if (this.ended || this.voicemail) return;
+    this.voicemail = true;
+    this.tickTimer?.cancel();
+    this.interrupt();
+    if (!message) {
+      void this.hangUpAndFinish('voicemail', 'voicemail');
+      return;
+    }
+    this.reply('voicemail', { text: message });
+  }
+
   /** Ends the call from outside (the carrier reported it over, the instance stops). */
   end(reason = 'ended_by_server') {
     this.finish('completed', reason);
@@ -218,7 +237,7 @@ export class VoiceSession {
   }
 
   private onProbability(probability: number, frameStartMs: number) {
-    if (this.ended) return;
+    if (this.ended || this.voicemail) return;
     const edge = this.gate.push(probability, frameStartMs);
     if (!edge) return;
     if (edge.type === 'speech_end') this.stream?.endUtterance();
@@ -263,7 +282,7 @@ export class VoiceSession {
   }
 
   private onRecognition(stream: RecognitionStream, result: RecognitionResult) {
-    if (this.ended || this.stream !== stream) return;
+    if (this.ended || this.voicemail || this.stream !== stream) return;
     if (result.text.trim()) this.sttFailuresInRow = 0;
     if (result.final) this.recognisedUpToFrame = Math.max(this.recognisedUpToFrame, this.streamStartFrame + Math.ceil(result.endMs / FRAME_MS));
     if (result.recognised === false) this.lastRecognised = false;
@@ -326,7 +345,7 @@ export class VoiceSession {
   private reply(kind: ReplyKind, request: { text?: string; turnEndMs?: number; sttMs?: number }) {
     const id = ++this.replySeq;
     const generation = this.cancelGeneration;
-    this.decide(this.turns.update({ type: 'agent', state: 'replying', atMs: this.clock.now() }));
+    if (!this.voicemail) this.decide(this.turns.update({ type: 'agent', state: 'replying', atMs: this.clock.now() }));
     this.agentWork = this.agentWork
       .then(async () => {
         if (this.ended || generation !== this.cancelGeneration) return;
@@ -382,6 +401,7 @@ export class VoiceSession {
         return this.fail(new ProviderFailure(e.provider, e.message));
       }
     }
+    if (kind === 'voicemail') return this.hangUpAndFinish('voicemail', 'voicemail');
     if (facts.interrupted) return;
     if (this.replySeq === id) this.decide(this.turns.update({ type: 'agent', state: 'idle', atMs: this.clock.now() }));
     const action = this.pendingAction;

@@ -286,6 +286,20 @@ describe('VoiceSession', () => {
     expect(outcome.toolCalls.map((t) => t.name)).toEqual(['transfer_to_human']);
   });
 
+  it('an answering machine: the greeting stops, the voicemail message is spoken once, then hang-up with outcome voicemail', async () => {
+    const call = await startCall({ firstMessage: 'Hello, this is Ada calling about your appointment next week, do you have a minute?' });
+    await call.run(600);
+    call.session.leaveVoicemail('Please call us back.');
+    expect(call.socket.count('clear')).toBe(1);
+    await call.run(400, true); // the machine's beep and noise are not a caller
+    await call.run(3000);
+    const outcome = await call.outcome;
+    expect(outcome).toMatchObject({ outcome: 'voicemail', reason: 'voicemail' });
+    expect(call.speech.spoken.at(-1)).toBe('Please call us back.');
+    expect(outcome.transcript.at(-1)).toMatchObject({ role: 'agent', text: 'Please call us back.' });
+    expect(call.control.hangUp).toHaveBeenCalledOnce();
+  });
+
   it('the caller hanging up ends the call completed', async () => {
     const call = await startCall();
     await call.run(500);
