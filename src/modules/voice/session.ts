@@ -298,7 +298,11 @@ export class VoiceSession {
       const failure = error instanceof ProviderFailure ? error : new ProviderFailure(this.options.stt.name, error instanceof Error ? error.message : String(error));
       return this.fail(failure);
     }
-    this.openRecognition();
+    // The first reopen is immediate; a stream that keeps failing is retried after 0.5 s, 1 s, …
+    // (caller audio meanwhile waits in the replay buffer).
+    const delay = (this.sttFailuresInRow - 1) * 500;
+    if (delay === 0) this.openRecognition();
+    else this.clock.setTimeout(() => this.openRecognition(), delay);
   }
 
   // ---- decisions

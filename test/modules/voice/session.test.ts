@@ -220,15 +220,22 @@ describe('VoiceSession', () => {
   });
 
   it('a recogniser that cannot be reopened ends the call provider_error, naming it', async () => {
+    const opened: number[] = [];
+    let clock: ManualClock | null = null;
     const failing: SpeechToText = {
       name: 'deepgram',
       streaming: true,
       open() {
+        opened.push(clock?.now() ?? 0);
         throw new ProviderFailure('deepgram', '401 Unauthorized', false);
       },
     };
     const call = await startCall({ stt: failing as unknown as ScriptedStt });
+    clock = call.clock;
+    await call.run(5000);
     const outcome = await call.outcome;
+    // Opened at the start, again at once, then after 0.5 s and 1 s more: four tries, then the call ends.
+    expect(opened).toEqual([0, 0, 500, 1500]);
     expect(outcome.outcome).toBe('provider_error');
     expect(outcome.error).toEqual({ provider: 'deepgram', message: '401 Unauthorized' });
   });
