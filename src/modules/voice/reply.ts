@@ -83,6 +83,28 @@ export const DEFAULT_APOLOGY = "I'm sorry, I'm having trouble answering right no
 
 class SpeechUnavailable extends Error {}
 
+/** Settles with the promise, or rejects as soon as the signal aborts: a provider that ignores its signal cannot hold a reply. */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
 function isAbort(error: unknown, signal: AbortSignal) {
   return signal.aborted || (error instanceof Error && error.name === 'AbortError');
 }
@@ -137,11 +159,13 @@ export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceInde
       const { speech, voice } = deps.voices[facts.voiceIndex]!;
       let yielded = false;
       try {
-        for await (const chunk of speech.synthesize(text, voice, signal)) {
-          if (signal.aborted) break;
+        const chunks = speech.synthesize(text, voice, signal)[Symbol.asyncIterator]();
+        for (;;) {
+          const next = await untilAborted(chunks.next(), signal);
+          if (next.done || signal.aborted) break;
           if (!yielded && firstAudioAt === null) firstAudioAt = clock.now();
           yielded = true;
-          sink.write(segment, chunk);
+          sink.write(segment, next.value);
         }
         break;
       } catch (error) {
@@ -239,7 +263,7 @@ export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceInde
       const results: HistoryToolCall[] = [];
       for (const call of calls) {
         const atMs = clock.now() - deps.callStartMs;
-        const { arguments: args, result } = await deps.tools.call(call.function.name, call.function.arguments, signal);
+        const { arguments: args, result } = await untilAborted(deps.tools.call(call.function.name, call.function.arguments, signal), signal);
         const record: ToolCallRecord = { name: call.function.name, arguments: args, result, atMs };
         facts.toolCalls.push(record);
         deps.onToolCall?.(record);
@@ -273,12 +297,12 @@ export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceInde
           });
           timeout.catch(() => {});
           try {
-            next = await Promise.race([pending, timeout]);
+            next = await untilAborted(Promise.race([pending, timeout]), attempt.signal);
           } finally {
             deadline.abort();
           }
           first = false;
-        } else next = await iterator.next();
+        } else next = await untilAborted(iterator.next(), attempt.signal);
         if (signal.aborted) throw signal.reason;
         if (next.done) return;
         yield next.value;
