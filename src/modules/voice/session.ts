@@ -118,6 +118,7 @@ export class VoiceSession {
   private vadChain: Promise<void> | null = null;
   private ended = false;
   private voicemail = false;
+  private started = false;
   private resolveOutcome!: (outcome: CallOutcome) => void;
   readonly outcome: Promise<CallOutcome>;
 
@@ -175,6 +176,8 @@ export class VoiceSession {
 
   /** Starts listening and speaks the first message. Resolves the outcome when the call ends. */
   start(): Promise<CallOutcome> {
+    if (this.started) return this.outcome;
+    this.started = true;
     this.transport.on('audio', (frame) => this.onCallerFrame(frame));
     this.transport.on('stop', (reason) => this.finish('completed', reason));
     this.openRecognition();
@@ -316,7 +319,8 @@ export class VoiceSession {
           if (this.lastRecognised === false) line.recognised = false;
           this.lastRecognised = undefined;
           this.emitLine(line);
-          this.history.addCaller(d.text);
+          // After the cut reply (if one is still settling) has put its heard part into the history.
+          this.agentWork = this.agentWork.then(() => this.history.addCaller(d.text));
           this.unheardAfterCut = '';
           this.reply('answer', { turnEndMs: d.endMs, sttMs: d.finalAtMs === null ? 0 : Math.max(0, d.finalAtMs - d.endMs) });
           break;
@@ -463,7 +467,8 @@ export class VoiceSession {
     this.resolveOutcome({
       outcome,
       ...(reason ? { reason } : {}),
-      transcript: this.transcript,
+      // Lines are emitted when known (a cut agent line after the caller's words that cut it): the record is in time order.
+      transcript: [...this.transcript].sort((a, b) => a.startMs - b.startMs),
       toolCalls: this.toolCalls,
       durationMs: this.at(),
       recording: this.recording.channels(),
