@@ -6,6 +6,7 @@ import { ManualClock } from '../../../src/lib/clock.js';
 import { ProviderFailure } from '../../../src/providers/failure.js';
 import type { LanguageModel } from '../../../src/providers/language-model/interface.js';
 import { SandboxDialogue } from '../../../src/providers/language-model/sandbox.js';
+import { NoRecognition } from '../../../src/providers/speech-to-text/none.js';
 import type { SpeechToText } from '../../../src/providers/speech-to-text/interface.js';
 import { VoiceSession, type TranscriptLine, type VoiceSettings } from '../../../src/modules/voice/session.js';
 import { TwilioTransport, WebTransport, type Transport } from '../../../src/modules/voice/transport.js';
@@ -305,6 +306,20 @@ describe('VoiceSession', () => {
     expect(call.speech.spoken.at(-1)).toBe('Please call us back.');
     expect(outcome.transcript.at(-1)).toMatchObject({ role: 'agent', text: 'Please call us back.' });
     expect(call.control.hangUp).toHaveBeenCalledOnce();
+  });
+
+  it('with no recogniser, each utterance the VAD cuts is "(speech not recognised)" and gets the rephrase answer', async () => {
+    const call = await startCall({ stt: new NoRecognition() as unknown as ScriptedStt });
+    await call.run(1500);
+    await call.run(800, true);
+    await call.run(4000);
+    expect(call.lines.map((l) => [l.role, l.text])).toEqual([
+      ['agent', 'Hello, this is Ada.'],
+      ['caller', '(speech not recognised)'],
+      ['agent', "Sorry, I didn't catch that. Could you say it another way?"],
+    ]);
+    call.session.end();
+    await call.outcome;
   });
 
   it('the caller hanging up ends the call completed', async () => {
