@@ -242,7 +242,8 @@ export class VoiceSession {
   private onProbability(probability: number, frameStartMs: number) {
     if (this.ended || this.voicemail) return;
     const edge = this.gate.push(probability, frameStartMs);
-    if (!edge) return;
+    // Every caller frame is also a tick: barge-in is seen within a frame, not a tick period.
+    if (!edge) return this.decide(this.turns.update({ type: 'tick', atMs: this.clock.now() }));
     if (edge.type === 'speech_end') this.stream?.endUtterance();
     this.decide(this.turns.update(edge));
   }
