@@ -10,7 +10,13 @@ import { NoRecognition } from '../../../src/providers/speech-to-text/none.js';
 import type { SpeechToText } from '../../../src/providers/speech-to-text/interface.js';
 import { VoiceSession, type TranscriptLine, type VoiceSettings } from '../../../src/modules/voice/session.js';
 import { TwilioTransport, WebTransport, type Transport } from '../../../src/modules/voice/transport.js';
-import { EnergyVad } from '../../../src/modules/voice/vad.js';
+import { EnergyVad, type VoiceActivityDetector } from '../../../src/modules/voice/vad.js';
+import { loadVoiceActivity } from '../../../src/modules/voice/silero-vad.js';
+import { decodeWav, resample } from '../../../src/lib/audio.js';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { FakeSocket, flush, ScriptedModel, ScriptedStt, silence, text, tone, ToneSpeech, toolCall } from './fakes.js';
 
 interface CallOptions {
@@ -20,6 +26,7 @@ interface CallOptions {
   settings?: Partial<VoiceSettings>;
   echo?: boolean;
   web?: boolean;
+  vad?: VoiceActivityDetector;
 }
 
 async function startCall(options: CallOptions = {}) {
@@ -43,7 +50,7 @@ async function startCall(options: CallOptions = {}) {
   const session = new VoiceSession({
     transport,
     clock,
-    vad: new EnergyVad(),
+    vad: options.vad ?? new EnergyVad(),
     stt,
     model,
     voices: [
@@ -86,7 +93,16 @@ async function startCall(options: CallOptions = {}) {
     stt.say(words);
     await run(100, true);
   };
-  return { clock, socket, stt, speech, local, lines, control, session, outcome, run, say, model, isEnded: () => ended };
+  /** Plays real caller audio (any length), one Twilio frame per 20 ms, giving an asynchronous VAD real time to answer. */
+  const play = async (samples: Int16Array) => {
+    for (let i = 0; i + 160 <= samples.length && !ended; i += 160) {
+      clock.advance(20);
+      socket.media(samples.slice(i, i + 160));
+      await new Promise((r) => setTimeout(r, 1));
+      await flush();
+    }
+  };
+  return { clock, socket, stt, speech, local, lines, control, session, outcome, run, say, play, model, isEnded: () => ended };
 }
 
 describe('VoiceSession', () => {
@@ -347,5 +363,36 @@ describe('VoiceSession', () => {
     await call.outcome;
     expect(call.socket.sent.at(-1)).toEqual({ type: 'ended', reason: 'caller_left' });
     expect(call.socket.closedWith).toEqual({ code: 1000, reason: 'caller_left' });
+  });
+
+  it('with Silero on real speech (espeak-ng through the phone path), the caller turn is found and answered', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'session-'));
+    let speech: Int16Array;
+    try {
+      execFileSync('espeak-ng', ['-w', join(dir, 'a.wav'), 'Hello, who is this?']);
+      const wav = decodeWav(readFileSync(join(dir, 'a.wav')));
+      speech = resample(wav.samples, wav.sampleRate, 8000);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const vad = await loadVoiceActivity();
+    expect(vad.kind).toBe('silero');
+    const call = await startCall({ vad: vad.create() });
+    await call.play(new Int16Array(8000 * 2)); // the greeting plays over caller silence
+    await call.play(speech);
+    call.stt.say('Hello, who is this?');
+    await call.play(new Int16Array(8000 * 3));
+    expect(call.lines.map((l) => [l.role, l.text])).toEqual([
+      ['agent', 'Hello, this is Ada.'],
+      ['caller', 'Hello, who is this?'],
+      ['agent', 'Hello! This is Ada. How can I help you today?'],
+    ]);
+    // The caller line spans the speech Silero found (within the clip, which has a little silence at its ends).
+    const caller = call.lines[1]!;
+    expect(caller.startMs).toBeGreaterThanOrEqual(2000);
+    expect(caller.endMs).toBeLessThanOrEqual(2000 + (speech.length / 8) + 20);
+    expect(caller.endMs - caller.startMs).toBeGreaterThan(500);
+    call.session.end();
+    await call.outcome;
   });
 });
