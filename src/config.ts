@@ -92,6 +92,8 @@ export interface Config {
   /** Pause before each status callback of the sandbox telephony provider (tests shorten it). */
   sandboxCallbackDelayMs: number;
   knowledge: KnowledgeConfig;
+  /** Turn-taking and provider deadlines of live calls (docs/decisions/voice-agent.md), passed to each VoiceSession as settings. */
+  voice: VoiceTimingConfig;
   /** OpenAI-compatible embeddings endpoint; null: knowledge search is full-text only. */
   embeddings: { url: string; model: string; apiKey: string | null } | null;
   connector: ConnectorConfig;
@@ -147,6 +149,16 @@ export interface BillingSettings {
   callMaxSeconds: number;
   /** Price of one SMS segment in ten-thousandths of a dollar (SMS_PRICE_USD, e.g. 0.0079 → 79). */
   smsSegmentPrice: number;
+}
+
+/** Live-call timing (DESIGN "Voice agent"); names match VoiceSettings so the wiring can spread it. */
+export interface VoiceTimingConfig {
+  endpointMinMs: number;
+  endpointMaxMs: number;
+  bargeInMs: number;
+  llmDeadlineMs: number;
+  repromptMs: number;
+  maxReprompts: number;
 }
 
 /** Knowledge bases (spec 4.15, 8); see docs/decisions/knowledge.md. */
@@ -597,7 +609,16 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       llm: llmUrl ? { url: llmUrl, apiKey: opt('LLM_API_KEY'), model: str('LLM_MODEL', 'gpt-4o-mini') } : null,
       llmDeadlineMs: int('VOICE_LLM_DEADLINE_MS', 4000, 500, 60_000),
     },
+    voice: {
+      endpointMinMs: int('VOICE_ENDPOINT_MIN_MS', 500, 100, 10_000),
+      endpointMaxMs: int('VOICE_ENDPOINT_MAX_MS', 3000, 100, 30_000),
+      bargeInMs: int('VOICE_BARGE_IN_MS', 300, 60, 5000),
+      llmDeadlineMs: int('VOICE_LLM_DEADLINE_MS', 4000, 500, 60_000),
+      repromptMs: int('VOICE_REPROMPT_MS', 8000, 1000, 120_000),
+      maxReprompts: int('VOICE_MAX_REPROMPTS', 2, 0, 10),
+    },
   };
+  if (config.voice.endpointMinMs > config.voice.endpointMaxMs) problems.push(`VOICE_ENDPOINT_MIN_MS (${config.voice.endpointMinMs}) must not exceed VOICE_ENDPOINT_MAX_MS (${config.voice.endpointMaxMs})`);
   if (problems.length) throw new ConfigError(problems);
   return config;
 }

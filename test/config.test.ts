@@ -112,3 +112,16 @@ describe('loadConfig: operations', () => {
     expect(problemsOf({ CORS_ORIGINS: 'a.example.com' })[0]).toMatch(/CORS_ORIGINS must be a http: or https: URL/);
   });
 });
+
+describe('loadConfig: live-call timing', () => {
+  it('defaults to the numbers of DESIGN "Voice agent" and reads VOICE_* variables', () => {
+    expect(loadConfig({}, '/srv').voice).toEqual({ endpointMinMs: 500, endpointMaxMs: 3000, bargeInMs: 300, llmDeadlineMs: 4000, repromptMs: 8000, maxReprompts: 2 });
+    const config = loadConfig({ VOICE_ENDPOINT_MIN_MS: '400', VOICE_ENDPOINT_MAX_MS: '2000', VOICE_BARGE_IN_MS: '250', VOICE_LLM_DEADLINE_MS: '3000', VOICE_REPROMPT_MS: '6000', VOICE_MAX_REPROMPTS: '1' }, '/srv');
+    expect(config.voice).toEqual({ endpointMinMs: 400, endpointMaxMs: 2000, bargeInMs: 250, llmDeadlineMs: 3000, repromptMs: 6000, maxReprompts: 1 });
+  });
+
+  it('refuses out-of-range values and a minimum above the maximum', () => {
+    expect(() => loadConfig({ VOICE_BARGE_IN_MS: '0' }, '/srv')).toThrow(/VOICE_BARGE_IN_MS must be a whole number/);
+    expect(() => loadConfig({ VOICE_ENDPOINT_MIN_MS: '4000', VOICE_ENDPOINT_MAX_MS: '3000' }, '/srv')).toThrow(/VOICE_ENDPOINT_MIN_MS \(4000\) must not exceed/);
+  });
+});

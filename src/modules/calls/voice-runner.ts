@@ -72,6 +72,7 @@ export interface MediaSessionStart {
 
 const OUTCOME_STATUS: Record<CallOutcome['outcome'], AudioProgress['status']> = {
   completed: 'completed',
+  voicemail: 'completed',
   transferred: 'completed',
   max_duration: 'completed',
   provider_error: 'failed',

@@ -41,6 +41,8 @@ export interface ReplyDeps {
   llmDeadlineMs?: number;
   maxToolRounds?: number;
   apology?: string;
+  /** Told as soon as a tool call has settled (the record and the browser show it live). */
+  onToolCall?(call: ToolCallRecord): void;
 }
 
 export interface ReplyRequest {
@@ -80,6 +82,28 @@ export interface ReplyFacts {
 export const DEFAULT_APOLOGY = "I'm sorry, I'm having trouble answering right now. Could you say that again?";
 
 class SpeechUnavailable extends Error {}
+
+/** Settles with the promise, or rejects as soon as the signal aborts: a provider that ignores its signal cannot hold a reply. */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
 
 function isAbort(error: unknown, signal: AbortSignal) {
   return signal.aborted || (error instanceof Error && error.name === 'AbortError');
@@ -135,11 +159,13 @@ export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceInde
       const { speech, voice } = deps.voices[facts.voiceIndex]!;
       let yielded = false;
       try {
-        for await (const chunk of speech.synthesize(text, voice, signal)) {
-          if (signal.aborted) break;
+        const chunks = speech.synthesize(text, voice, signal)[Symbol.asyncIterator]();
+        for (;;) {
+          const next = await untilAborted(chunks.next(), signal);
+          if (next.done || signal.aborted) break;
           if (!yielded && firstAudioAt === null) firstAudioAt = clock.now();
           yielded = true;
-          sink.write(segment, chunk);
+          sink.write(segment, next.value);
         }
         break;
       } catch (error) {
@@ -237,8 +263,10 @@ export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceInde
       const results: HistoryToolCall[] = [];
       for (const call of calls) {
         const atMs = clock.now() - deps.callStartMs;
-        const { arguments: args, result } = await deps.tools.call(call.function.name, call.function.arguments, signal);
-        facts.toolCalls.push({ name: call.function.name, arguments: args, result, atMs });
+        const { arguments: args, result } = await untilAborted(deps.tools.call(call.function.name, call.function.arguments, signal), signal);
+        const record: ToolCallRecord = { name: call.function.name, arguments: args, result, atMs };
+        facts.toolCalls.push(record);
+        deps.onToolCall?.(record);
         results.push({ call, result: JSON.stringify(result) });
       }
       facts.rounds[round] = { toolCalls: results };
@@ -269,12 +297,12 @@ export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceInde
           });
           timeout.catch(() => {});
           try {
-            next = await Promise.race([pending, timeout]);
+            next = await untilAborted(Promise.race([pending, timeout]), attempt.signal);
           } finally {
             deadline.abort();
           }
           first = false;
-        } else next = await iterator.next();
+        } else next = await untilAborted(iterator.next(), attempt.signal);
         if (signal.aborted) throw signal.reason;
         if (next.done) return;
         yield next.value;

@@ -31,7 +31,7 @@ export interface TranscriptLine {
   latency?: Latency;
 }
 
-export type CallOutcomeKind = 'completed' | 'transferred' | 'max_duration' | 'provider_error';
+export type CallOutcomeKind = 'completed' | 'transferred' | 'max_duration' | 'provider_error' | 'voicemail';
 
 export interface CallOutcome {
   outcome: CallOutcomeKind;
@@ -99,7 +99,7 @@ export interface VoiceSessionOptions {
   onToolCall?(call: ToolCallRecord): void;
 }
 
-type ReplyKind = 'greeting' | 'answer' | 'reprompt' | 'resume';
+type ReplyKind = 'greeting' | 'answer' | 'reprompt' | 'resume' | 'voicemail';
 
 export class VoiceSession {
   readonly settings: VoiceSettings;
@@ -117,6 +117,8 @@ export class VoiceSession {
   private tickTimer: Timer | null = null;
   private vadChain: Promise<void> | null = null;
   private ended = false;
+  private voicemail = false;
+  private started = false;
   private resolveOutcome!: (outcome: CallOutcome) => void;
   readonly outcome: Promise<CallOutcome>;
 
@@ -174,12 +176,32 @@ export class VoiceSession {
 
   /** Starts listening and speaks the first message. Resolves the outcome when the call ends. */
   start(): Promise<CallOutcome> {
+    if (this.started) return this.outcome;
+    this.started = true;
     this.transport.on('audio', (frame) => this.onCallerFrame(frame));
     this.transport.on('stop', (reason) => this.finish('completed', reason));
     this.openRecognition();
     this.scheduleTick();
     if (this.options.firstMessage) this.reply('greeting', { text: this.options.firstMessage });
     return this.outcome;
+  }
+
+  /**
+   * An answering machine took the call (asynchronous AMD said the greeting
+   * ended): whatever the agent was saying stops, `message` is spoken once (no
+   * message: nothing), and the call hangs up once it has played; outcome
+   * `voicemail`. Turn-taking stops listening to the machine.
+   */
+  leaveVoicemail(message?: string) {
+    if (this.ended || this.voicemail) return;
+    this.voicemail = true;
+    this.tickTimer?.cancel();
+    this.interrupt();
+    if (!message) {
+      void this.hangUpAndFinish('voicemail', 'voicemail');
+      return;
+    }
+    this.reply('voicemail', { text: message });
   }
 
   /** Ends the call from outside (the carrier reported it over, the instance stops). */
@@ -218,9 +240,10 @@ export class VoiceSession {
   }
 
   private onProbability(probability: number, frameStartMs: number) {
-    if (this.ended) return;
+    if (this.ended || this.voicemail) return;
     const edge = this.gate.push(probability, frameStartMs);
-    if (!edge) return;
+    // Every caller frame is also a tick: barge-in is seen within a frame, not a tick period.
+    if (!edge) return this.decide(this.turns.update({ type: 'tick', atMs: this.clock.now() }));
     if (edge.type === 'speech_end') this.stream?.endUtterance();
     this.decide(this.turns.update(edge));
   }
@@ -263,7 +286,7 @@ export class VoiceSession {
   }
 
   private onRecognition(stream: RecognitionStream, result: RecognitionResult) {
-    if (this.ended || this.stream !== stream) return;
+    if (this.ended || this.voicemail || this.stream !== stream) return;
     if (result.text.trim()) this.sttFailuresInRow = 0;
     if (result.final) this.recognisedUpToFrame = Math.max(this.recognisedUpToFrame, this.streamStartFrame + Math.ceil(result.endMs / FRAME_MS));
     if (result.recognised === false) this.lastRecognised = false;
@@ -279,7 +302,11 @@ export class VoiceSession {
       const failure = error instanceof ProviderFailure ? error : new ProviderFailure(this.options.stt.name, error instanceof Error ? error.message : String(error));
       return this.fail(failure);
     }
-    this.openRecognition();
+    // The first reopen is immediate; a stream that keeps failing is retried after 0.5 s, 1 s, …
+    // (caller audio meanwhile waits in the replay buffer).
+    const delay = (this.sttFailuresInRow - 1) * 500;
+    if (delay === 0) this.openRecognition();
+    else this.clock.setTimeout(() => this.openRecognition(), delay);
   }
 
   // ---- decisions
@@ -293,7 +320,8 @@ export class VoiceSession {
           if (this.lastRecognised === false) line.recognised = false;
           this.lastRecognised = undefined;
           this.emitLine(line);
-          this.history.addCaller(d.text);
+          // After the cut reply (if one is still settling) has put its heard part into the history.
+          this.agentWork = this.agentWork.then(() => this.history.addCaller(d.text));
           this.unheardAfterCut = '';
           this.reply('answer', { turnEndMs: d.endMs, sttMs: d.finalAtMs === null ? 0 : Math.max(0, d.finalAtMs - d.endMs) });
           break;
@@ -326,7 +354,7 @@ export class VoiceSession {
   private reply(kind: ReplyKind, request: { text?: string; turnEndMs?: number; sttMs?: number }) {
     const id = ++this.replySeq;
     const generation = this.cancelGeneration;
-    this.decide(this.turns.update({ type: 'agent', state: 'replying', atMs: this.clock.now() }));
+    if (!this.voicemail) this.decide(this.turns.update({ type: 'agent', state: 'replying', atMs: this.clock.now() }));
     this.agentWork = this.agentWork
       .then(async () => {
         if (this.ended || generation !== this.cancelGeneration) return;
@@ -342,6 +370,11 @@ export class VoiceSession {
             callStartMs: this.startMs,
             llmDeadlineMs: this.settings.llmDeadlineMs,
             apology: this.settings.apology,
+            onToolCall: (call) => {
+              this.toolCalls.push(call);
+              this.options.onToolCall?.(call);
+              this.transport.notify({ type: 'tool', name: call.name, arguments: call.arguments, result: call.result });
+            },
           },
           { signal: controller.signal, text: request.text, messages: request.text === undefined ? this.history.messages() : undefined, turnEndMs: request.turnEndMs, sttMs: request.sttMs },
           this.voiceIndex,
@@ -355,11 +388,6 @@ export class VoiceSession {
   private async afterReply(kind: ReplyKind, id: number, facts: ReplyFacts) {
     if (this.ended) return;
     this.voiceIndex = facts.voiceIndex;
-    for (const call of facts.toolCalls) {
-      this.toolCalls.push(call);
-      this.options.onToolCall?.(call);
-      this.transport.notify({ type: 'tool', name: call.name, arguments: call.arguments, result: call.result });
-    }
     const heard = heardText(facts.segments, facts.pending);
     const interrupted = facts.interrupted && heard.interrupted;
     const roundCount = Math.max(facts.rounds.length, ...facts.segments.map((s) => s.round + 1), 0);
@@ -382,6 +410,7 @@ export class VoiceSession {
         return this.fail(new ProviderFailure(e.provider, e.message));
       }
     }
+    if (kind === 'voicemail') return this.hangUpAndFinish('voicemail', 'voicemail');
     if (facts.interrupted) return;
     if (this.replySeq === id) this.decide(this.turns.update({ type: 'agent', state: 'idle', atMs: this.clock.now() }));
     const action = this.pendingAction;
@@ -439,7 +468,8 @@ export class VoiceSession {
     this.resolveOutcome({
       outcome,
       ...(reason ? { reason } : {}),
-      transcript: this.transcript,
+      // Lines are emitted when known (a cut agent line after the caller's words that cut it): the record is in time order.
+      transcript: [...this.transcript].sort((a, b) => a.startMs - b.startMs),
       toolCalls: this.toolCalls,
       durationMs: this.at(),
       recording: this.recording.channels(),

@@ -85,3 +85,24 @@ export class SileroVad implements VoiceActivityDetector {
     return this.last;
   }
 }
+
+/**
+ * Voice activity for calls, decided once per process: Silero when its model
+ * loads, else the energy fallback (with the reason, for the start-up log).
+ * `create()` gives each call its own detector.
+ */
+export interface VoiceActivitySource {
+  readonly kind: 'silero' | 'energy';
+  readonly fallbackReason?: string;
+  create(): import('./vad.js').VoiceActivityDetector;
+}
+
+export async function loadVoiceActivity(): Promise<VoiceActivitySource> {
+  const { EnergyVad } = await import('./vad.js');
+  try {
+    const model = await SileroVadModel.load();
+    return { kind: 'silero', create: () => model.detector() };
+  } catch (error) {
+    return { kind: 'energy', fallbackReason: error instanceof Error ? error.message : String(error), create: () => new EnergyVad() };
+  }
+}

@@ -6,7 +6,7 @@
 // when it speaks over the agent; the call ends completed with its record.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { FRAME_SAMPLES_8K, mulawToPcm, pcmToMulaw } from '../../../src/lib/audio.js';
 import { ManualClock, type Timer } from '../../../src/lib/clock.js';
@@ -19,7 +19,6 @@ import { multipartForm } from '../../support/multipart.js';
 import { type OpenAiFake, startOpenAiFake, textAnswer, toolCallAnswer } from '../../support/openai-fake.js';
 import { registerServer, signPayload } from '../../support/signed-payloads.js';
 import { type TwilioFake, startTwilioFake } from '../../support/twilio-fake.js';
-import { eventually } from '../events/support.js';
 import { callConfig } from './support.js';
 
 /** Real time: the media stream is paced by the wall clock, as Twilio paces it. */
@@ -179,24 +178,24 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
 
     const call = new FakeTwilioCall(stream![1]!, stream![2]!, placed.sid);
     await call.open();
-    await eventually(() => expect(call.events('mark').length).toBeGreaterThan(0), 20_000);
+    await vi.waitFor(() => expect(call.events('mark').length).toBeGreaterThan(0), { timeout: 20_000, interval: 50 });
     const greetingFrames = call.agentFrames;
     expect(greetingFrames).toBeGreaterThan(25); // more than half a second of speech
 
     await call.speak(await voice!.speak('What are your opening hours?', AbortSignal.timeout(15_000)));
-    await eventually(() => expect(call.agentFrames).toBeGreaterThan(greetingFrames + 50), 30_000);
+    await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(greetingFrames + 50), { timeout: 30_000, interval: 50 });
     expect(openai.chats[0]!.body.tools).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'function', function: expect.objectContaining({ name: 'search_knowledge' }) })]));
 
     // The caller speaks over the long answer: the agent stops (clear).
     await call.speak(await voice!.speak('Wait, one more thing.', AbortSignal.timeout(15_000)), 1500);
-    await eventually(() => expect(call.events('clear').length).toBeGreaterThan(0), 20_000);
+    await vi.waitFor(() => expect(call.events('clear').length).toBeGreaterThan(0), { timeout: 20_000, interval: 50 });
 
     call.send({ event: 'stop', streamSid: call.streamSid, stop: { accountSid: twilio.accountSid, callSid: placed.sid } });
-    await eventually(async () => {
+    await vi.waitFor(async () => {
       const view = (await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })).json();
       expect(view).toMatchObject({ id: sessionId, direction: 'outbound', status: 'completed', outcome: 'completed', from: '+14155550100', to: '+14155550123' });
       expect(view.transcript.length).toBeGreaterThanOrEqual(3);
-    }, 30_000);
+    }, { timeout: 30_000, interval: 50 });
     const view = (await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })).json();
     expect(view.transcript[0]).toMatchObject({ role: 'agent', text: 'Hello Grace, this is Amy from the clinic.' });
     expect(view.transcript).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'caller', text: 'What are your opening hours?' })]));

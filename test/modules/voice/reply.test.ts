@@ -147,4 +147,29 @@ describe('one reply', () => {
     expect(model.requests).toHaveLength(0);
     expect(primary.spoken).toEqual(['Hello, this is Ada.', 'How can I help?']);
   });
+
+  it('a voice or a tool that ignores the abort does not hold the reply', async () => {
+    const stuckVoice = await setup([[text('Hello.')]]);
+    stuckVoice.deps.voices = [{ speech: { name: 'stuck', synthesize: () => ({ [Symbol.asyncIterator]: () => ({ next: () => new Promise<never>(() => {}) }) }) }, voice }];
+    const c1 = new AbortController();
+    const r1 = runReply(stuckVoice.deps, { signal: c1.signal, messages: [] });
+    await settle(stuckVoice.clock, new Promise((r) => stuckVoice.clock.setTimeout(() => r(null), 500)));
+    c1.abort(new Error('barge-in'));
+    stuckVoice.sink.clear();
+    expect((await settle(stuckVoice.clock, r1, 1000)).interrupted).toBe(true);
+
+    const stuckTool = await setup([[toolCall('c1', 'search_knowledge', { query: 'x' })]]);
+    stuckTool.deps.tools = new ToolRegistry({
+      searchKnowledge: () => new Promise<never>(() => {}),
+      checkAvailability: async () => [],
+      bookMeeting: async (i) => ({ booked: true, start: i.start }),
+      transferToHuman: async () => ({ ok: true }),
+      endCall: () => {},
+    });
+    const c2 = new AbortController();
+    const r2 = runReply(stuckTool.deps, { signal: c2.signal, messages: [] });
+    await settle(stuckTool.clock, new Promise((r) => stuckTool.clock.setTimeout(() => r(null), 500)));
+    c2.abort(new Error('barge-in'));
+    expect((await settle(stuckTool.clock, r2, 1000)).interrupted).toBe(true);
+  });
 });

