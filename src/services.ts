@@ -149,6 +149,7 @@ export function createServices(deps: ServiceDeps) {
     events: eventRecorder,
     maxRecordingBytes: config.objectContentLimitBytes,
     data,
+    settings: config.voice,
     log: deps.log ?? silentLog,
   });
   // The built-in voice agent carries calls when Twilio can place them, unless an external audio server is configured.

@@ -157,7 +157,12 @@ export class VoiceRunner {
         events.push(this.deps.transcriptEvent(userId, { session_id: sessionId, role: line.role, text: line.text, at: iso(clock.now()) }).catch((err) => this.deps.log.warn({ err, sessionId }, 'call_transcript event not recorded')));
       },
     });
-    live.add(sessionId, { answeredBy: () => {} });
+    // An answering machine (Twilio's asynchronous detection): the voicemail message after the beep, or a hang-up.
+    const answeredBy = (verdict: string) => {
+      if (verdict.startsWith('machine_end')) voice.leaveVoicemail(context.voicemailMessage);
+    };
+    live.add(sessionId, { answeredBy });
+    if (session.answered_by) answeredBy(session.answered_by);
     this.keepHeartbeat();
     let outcome: CallOutcome;
     try {

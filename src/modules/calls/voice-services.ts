@@ -9,7 +9,7 @@ import type { Database } from '../../db/schema.js';
 import { type Clock, type TimerClock, systemClock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { SandboxDialogue } from '../../providers/language-model/sandbox.js';
-import { UnrecognisedSpeech } from '../../providers/speech-to-text/unrecognised.js';
+import { NoRecognition } from '../../providers/speech-to-text/none.js';
 import type { TelephonyProviders } from '../../providers/telephony/interface.js';
 import type { VoiceAgentProviders as ConfiguredVoiceProviders } from '../../providers/voice-agent.js';
 import type { DataServices } from '../data/create-services.js';
@@ -17,8 +17,8 @@ import type { ServiceTokens } from '../data/service-tokens.js';
 import { CallViews } from './call-views.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { SingleUseTokens } from '../platform/single-use.js';
-import { SileroVadModel } from '../voice/silero-vad.js';
-import { EnergyVad, type VoiceActivityDetector } from '../voice/vad.js';
+import { type VoiceActivitySource, loadVoiceActivity } from '../voice/silero-vad.js';
+import type { VoiceActivityDetector } from '../voice/vad.js';
 import type { VoiceSettings } from '../voice/session.js';
 import { LiveCalls } from './live-calls.js';
 import { MediaTokens } from './media-tokens.js';
@@ -47,18 +47,17 @@ export interface VoiceServiceDeps {
   log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void };
 }
 
-/** Silero loads once per process, on the first call (not at start: idle memory); when it cannot (onnxruntime missing), calls use the energy detector. */
+/** Silero loads once per process, on the first call (not at start: idle memory); without it, calls use the energy detector. */
 function vadFactory(log: VoiceServiceDeps['log']) {
-  let loading: Promise<SileroVadModel | null> | null = null;
+  let loading: Promise<VoiceActivitySource> | null = null;
   return {
     create: async (): Promise<VoiceActivityDetector> => {
-      loading ??= SileroVadModel.load().catch((err: unknown) => {
-        log.warn({ err }, 'Silero voice activity model did not load; calls use the energy detector');
-        return null;
+      loading ??= loadVoiceActivity().then((source) => {
+        if (source.kind !== 'silero') log.warn({ reason: source.fallbackReason }, 'Silero voice activity model did not load; calls use the energy detector');
+        return source;
       });
-      return (await loading)?.detector() ?? new EnergyVad();
+      return (await loading).create();
     },
-    release: async () => (await loading)?.release(),
   };
 }
 
@@ -85,7 +84,7 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
     clock,
     instanceId: `instance_${randomUUID()}`,
     providers: {
-      speechToText: deps.providers.speechToText ?? new UnrecognisedSpeech(),
+      speechToText: deps.providers.speechToText ?? new NoRecognition(),
       model: deps.providers.languageModel ?? new SandboxDialogue(),
       speech: deps.providers.callSpeech,
       createVad: vad.create,
@@ -121,7 +120,6 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
     callbacks,
     close: async () => {
       runner.close();
-      await vad.release();
       await deps.providers.close();
     },
   };

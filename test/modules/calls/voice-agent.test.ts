@@ -139,6 +139,22 @@ class FakeTwilioCall {
   }
 }
 
+/** Waits until the agent has sent no audio for 600 ms (it finished speaking). */
+async function quiet(call: FakeTwilioCall): Promise<void> {
+  let last = -1;
+  let since = Date.now();
+  await vi.waitFor(
+    () => {
+      if (call.agentFrames !== last) {
+        last = call.agentFrames;
+        since = Date.now();
+      }
+      expect(Date.now() - since).toBeGreaterThan(600);
+    },
+    { timeout: 30_000, interval: 50 },
+  );
+}
+
 describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () => {
   it('places an outbound call, greets, answers through STT and the model with a tool call, clears on barge-in, and records the call', async () => {
     const user = await createFundedUser(t);
@@ -178,9 +194,11 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
 
     const call = new FakeTwilioCall(stream![1]!, stream![2]!, placed.sid);
     await call.open();
-    await vi.waitFor(() => expect(call.events('mark').length).toBeGreaterThan(0), { timeout: 20_000, interval: 50 });
+    // The greeting: more than a second of speech with marks between its chunks, then quiet.
+    await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(50), { timeout: 20_000, interval: 50 });
+    expect(call.events('mark').length).toBeGreaterThan(0);
+    await quiet(call);
     const greetingFrames = call.agentFrames;
-    expect(greetingFrames).toBeGreaterThan(25); // more than half a second of speech
 
     await call.speak(await voice!.speak('What are your opening hours?', AbortSignal.timeout(15_000)));
     await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(greetingFrames + 50), { timeout: 30_000, interval: 50 });
