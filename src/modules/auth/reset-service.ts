@@ -1,5 +1,5 @@
 // Password reset (spec 4.3): a single-use link by email, then a new password
-// that ends every other session and signs the user in (still through 2FA).
+// that ends every other session and API key and signs the user in (still through 2FA).
 // Only a SHA-256 of the 32-byte token is stored.
 import type { Config } from '../../config.js';
 import { checkReturnUrl } from '../../http/return-url.js';
@@ -79,6 +79,8 @@ export class PasswordResetService {
         text:
           `Someone (hopefully you) asked to reset the password of your Workspace account.\n\n` +
           `Open this link within ${minutes} minutes to choose a new password:\n\n${url}\n\n` +
+          `Choosing a new password signs out every session of the account and deletes all of its API keys: ` +
+          `create new keys afterwards for the programs that used them.\n\n` +
           `The link works once. If you did not ask for this, ignore this email: your password stays as it is.\n`,
         data: { token, url },
       })
@@ -94,7 +96,7 @@ export class PasswordResetService {
     await Promise.all([...this.inFlight]);
   }
 
-  /** Sets the new password, ends every other session and starts a new one (2FA still applies). */
+  /** Sets the new password, ends every other session, deletes every API key and starts a new session (2FA still applies). */
   async submit(input: { token: string; password: string; confirmPassword: string }, meta: RequestMeta): Promise<SessionResult> {
     await this.limiter.consume(`reset-submit:ip:${meta.ip}`, this.config.rateLimits.resetSubmitPerIp);
     checkNewPassword(input.password, input.confirmPassword);
