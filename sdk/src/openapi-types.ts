@@ -70,8 +70,8 @@ export interface paths {
   };
   "/api/auth/reset-password/submit": {
     /**
-     * Set a new password with the emailed token; ends every other session and signs in
-     * @description Errors: 400 `invalid_token` (unknown, used or expired), `invalid_input` / `passwords_mismatch` for the password. A user with 2FA gets status 2fa_required and a limited token (no cookie).
+     * Set a new password with the emailed token; ends every other session, deletes every API key and signs in
+     * @description Every earlier session of the account ends (401) and every API key of the account is deleted, in the same transaction as the new password: a reset is what an owner does when a credential may be in other hands. Create new keys afterwards. Errors: 400 `invalid_token` (unknown, used or expired), `invalid_input` / `passwords_mismatch` for the password. A user with 2FA gets status 2fa_required and a limited token (no cookie).
      */
     post: operations["submitPasswordReset"];
   };
@@ -120,21 +120,21 @@ export interface paths {
   "/api/auth/external/{provider}/init": {
     /**
      * Start external sign-in: the authorization URL to send the browser to
-     * @description Authorization code flow with S256 PKCE, state and nonce; the flow expires after 10 minutes. When the caller is signed in (bearer token, API key or cookie), the provider is attached to their account instead. With `returnTo` (its origin must be in RETURN_URL_ORIGINS) the browser comes back there with `externalToken` (complete it with GET /api/auth/external/register/{token}) or `error`; without it the callback answers the session JSON itself.
+     * @description Authorization code flow with S256 PKCE, state and nonce; the flow expires after 10 minutes. The answer sets an HttpOnly cookie holding the flow's state, sent only to the callback: the flow completes only in the browser that called /init (call it from that browser with credentials, e.g. `fetch(url, { credentials: 'include' })`, or open it in the browser with `redirect=true`). When the caller is signed in (bearer token, API key or cookie), the provider is attached to their account instead. With `returnTo` (its origin must be in RETURN_URL_ORIGINS) the browser comes back there with `externalToken` (complete it with GET /api/auth/external/register/{token}) or `error`; without it the callback answers the session JSON itself.
      */
     get: operations["startExternalSignIn"];
   };
   "/api/auth/external/{provider}/redirect": {
     /**
      * The provider's callback (redirect_uri); not called by clients
-     * @description Redirects (302) to the flow's returnTo with `externalToken` added, or `error` when the provider or the code exchange failed; without returnTo it completes the flow and answers like GET /api/auth/external/register/{token}.
+     * @description Needs the state cookie /init set in this browser: a callback opened in another browser is 400 `invalid_token` and the flow stays unused. Redirects (302) to the flow's returnTo with `externalToken` added, or `error` when the provider or the code exchange failed; without returnTo it completes the flow and answers like GET /api/auth/external/register/{token}.
      */
     get: operations["externalSignInCallback"];
   };
   "/api/auth/external/register/{token}": {
     /**
      * Complete external sign-in, sign-up or attach with the externalToken of the callback
-     * @description Single use, valid 10 minutes. A linked identity signs its user in; a flow started signed in attaches the provider (409 identity_conflict when it is linked to someone else); an existing account with the same email is linked only when the provider verified the email (else 409 identity_conflict); otherwise a user is created without password or phone (status phone_not_verified: set a phone with POST /api/auth/verify/request).
+     * @description Single use, valid 10 minutes. A linked identity signs its user in; a flow started signed in attaches the provider (409 identity_conflict when it is linked to someone else); otherwise, when the provider did not verify the email, 400 email_not_verified; an existing account with the same email is never linked (409 account_exists: sign in to it, with its password, then attach the provider by calling /init from that session); otherwise a user is created without password or phone (status phone_not_verified: set a phone with POST /api/auth/verify/request).
      */
     get: operations["completeExternalSignIn"];
   };
@@ -146,7 +146,7 @@ export interface paths {
     get: operations["listApiKeys"];
     /**
      * Create an API key; the clear key is in this answer only
-     * @description The key authenticates as you wherever a session token does (send it as a bearer token), until you delete it. Store it now: only a hash is kept.
+     * @description The key authenticates as you wherever a session token does (send it as a bearer token), until you delete it or reset your password (a reset deletes every key). Store it now: only a hash is kept.
      */
     put: operations["createApiKey"];
   };
@@ -1222,8 +1222,8 @@ export interface operations {
     };
   };
   /**
-   * Set a new password with the emailed token; ends every other session and signs in
-   * @description Errors: 400 `invalid_token` (unknown, used or expired), `invalid_input` / `passwords_mismatch` for the password. A user with 2FA gets status 2fa_required and a limited token (no cookie).
+   * Set a new password with the emailed token; ends every other session, deletes every API key and signs in
+   * @description Every earlier session of the account ends (401) and every API key of the account is deleted, in the same transaction as the new password: a reset is what an owner does when a credential may be in other hands. Create new keys afterwards. Errors: 400 `invalid_token` (unknown, used or expired), `invalid_input` / `passwords_mismatch` for the password. A user with 2FA gets status 2fa_required and a limited token (no cookie).
    */
   submitPasswordReset: {
     requestBody: {
@@ -1743,13 +1743,15 @@ export interface operations {
   };
   /**
    * Start external sign-in: the authorization URL to send the browser to
-   * @description Authorization code flow with S256 PKCE, state and nonce; the flow expires after 10 minutes. When the caller is signed in (bearer token, API key or cookie), the provider is attached to their account instead. With `returnTo` (its origin must be in RETURN_URL_ORIGINS) the browser comes back there with `externalToken` (complete it with GET /api/auth/external/register/{token}) or `error`; without it the callback answers the session JSON itself.
+   * @description Authorization code flow with S256 PKCE, state and nonce; the flow expires after 10 minutes. The answer sets an HttpOnly cookie holding the flow's state, sent only to the callback: the flow completes only in the browser that called /init (call it from that browser with credentials, e.g. `fetch(url, { credentials: 'include' })`, or open it in the browser with `redirect=true`). When the caller is signed in (bearer token, API key or cookie), the provider is attached to their account instead. With `returnTo` (its origin must be in RETURN_URL_ORIGINS) the browser comes back there with `externalToken` (complete it with GET /api/auth/external/register/{token}) or `error`; without it the callback answers the session JSON itself.
    */
   startExternalSignIn: {
     parameters: {
       query?: {
         /** @description Absolute URL on an allowed origin */
         returnTo?: string;
+        /** @description true: answer 302 to the provider instead of JSON, so the browser can open /init itself (top-level navigation). Use it when the app runs on another site than this API: browsers do not keep cookies set by cross-site fetch answers. */
+        redirect?: boolean;
       };
       path: {
         /** @description Provider slug */
@@ -1765,6 +1767,10 @@ export interface operations {
             url: string;
           };
         };
+      };
+      /** @description With redirect=true: to the provider */
+      302: {
+        content: never;
       };
       /**
        * @description Bad request.
@@ -1831,7 +1837,7 @@ export interface operations {
   };
   /**
    * The provider's callback (redirect_uri); not called by clients
-   * @description Redirects (302) to the flow's returnTo with `externalToken` added, or `error` when the provider or the code exchange failed; without returnTo it completes the flow and answers like GET /api/auth/external/register/{token}.
+   * @description Needs the state cookie /init set in this browser: a callback opened in another browser is 400 `invalid_token` and the flow stays unused. Redirects (302) to the flow's returnTo with `externalToken` added, or `error` when the provider or the code exchange failed; without returnTo it completes the flow and answers like GET /api/auth/external/register/{token}.
    */
   externalSignInCallback: {
     parameters: {
@@ -1862,6 +1868,7 @@ export interface operations {
        *
        * - `invalid_token`: the link or token is invalid, used or expired
        * - `provider_refused`: the provider refused the request (e.g. an invalid phone number)
+       * - `email_not_verified`: the external provider has not verified the email address it shared: verify it there, or sign up with a password
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
@@ -1883,6 +1890,7 @@ export interface operations {
        * @description Conflict.
        *
        * - `identity_conflict`: the external identity belongs to another account
+       * - `account_exists`: an account with this email already exists: sign in to it (with its password), then attach the provider from that session
        */
       409: {
         content: {
@@ -1913,7 +1921,7 @@ export interface operations {
   };
   /**
    * Complete external sign-in, sign-up or attach with the externalToken of the callback
-   * @description Single use, valid 10 minutes. A linked identity signs its user in; a flow started signed in attaches the provider (409 identity_conflict when it is linked to someone else); an existing account with the same email is linked only when the provider verified the email (else 409 identity_conflict); otherwise a user is created without password or phone (status phone_not_verified: set a phone with POST /api/auth/verify/request).
+   * @description Single use, valid 10 minutes. A linked identity signs its user in; a flow started signed in attaches the provider (409 identity_conflict when it is linked to someone else); otherwise, when the provider did not verify the email, 400 email_not_verified; an existing account with the same email is never linked (409 account_exists: sign in to it, with its password, then attach the provider by calling /init from that session); otherwise a user is created without password or phone (status phone_not_verified: set a phone with POST /api/auth/verify/request).
    */
   completeExternalSignIn: {
     parameters: {
@@ -1933,6 +1941,7 @@ export interface operations {
        *
        * - `invalid_token`: the link or token is invalid, used or expired
        * - `provider_refused`: the provider refused the request (e.g. an invalid phone number)
+       * - `email_not_verified`: the external provider has not verified the email address it shared: verify it there, or sign up with a password
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
@@ -1944,6 +1953,7 @@ export interface operations {
        * @description Conflict.
        *
        * - `identity_conflict`: the external identity belongs to another account
+       * - `account_exists`: an account with this email already exists: sign in to it (with its password), then attach the provider from that session
        */
       409: {
         content: {
@@ -2006,7 +2016,7 @@ export interface operations {
   };
   /**
    * Create an API key; the clear key is in this answer only
-   * @description The key authenticates as you wherever a session token does (send it as a bearer token), until you delete it. Store it now: only a hash is kept.
+   * @description The key authenticates as you wherever a session token does (send it as a bearer token), until you delete it or reset your password (a reset deletes every key). Store it now: only a hash is kept.
    */
   createApiKey: {
     requestBody: {
