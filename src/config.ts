@@ -30,6 +30,8 @@ export interface RateLimits {
   resetRequestPerIp: RateLimitRule;
   resetRequestPerEmail: RateLimitRule;
   resetSubmitPerIp: RateLimitRule;
+  /** "Someone tried to sign up with your email" notices per email (more are dropped silently: a 429 would tell the email exists). */
+  signupNoticePerEmail: RateLimitRule;
   /** Started external sign-in flows (each writes a row) per IP. */
   externalInitPerIp: RateLimitRule;
   /** SMS sent through POST /api/sms/messages, per user. */
@@ -207,6 +209,7 @@ export const defaultRateLimits: RateLimits = {
   resetRequestPerIp: { limit: 10, windowMs: HOUR },
   resetRequestPerEmail: { limit: 3, windowMs: HOUR },
   resetSubmitPerIp: { limit: 20, windowMs: HOUR },
+  signupNoticePerEmail: { limit: 3, windowMs: HOUR },
   externalInitPerIp: { limit: 60, windowMs: 15 * MINUTE },
   smsSendPerUser: { limit: 60, windowMs: MINUTE },
   billingSessionsPerUser: { limit: 30, windowMs: HOUR },

@@ -29,7 +29,7 @@ export interface paths {
   "/api/auth/register": {
     /**
      * Create an account; the phone is verified next (status phone_not_verified)
-     * @description Creates the account and signs it in (the `token` cookie is written). The answer has status `phone_not_verified`: POST /api/auth/verify/request next. Rate limited per IP.
+     * @description Creates the account and signs it in (the `token` cookie is written). The answer has status `phone_not_verified`: POST /api/auth/verify/request next. Rate limited per IP. It does not tell whether an email has an account: for an email that already has one the answer looks the same (status 200, same fields, cookie), but nothing is created, its token authenticates nobody (401 on use), and the owner of the email is told by email that someone tried to sign up. Someone who already has an account signs in or resets the password instead.
      */
     post: operations["register"];
   };
@@ -767,7 +767,7 @@ export interface operations {
   };
   /**
    * Create an account; the phone is verified next (status phone_not_verified)
-   * @description Creates the account and signs it in (the `token` cookie is written). The answer has status `phone_not_verified`: POST /api/auth/verify/request next. Rate limited per IP.
+   * @description Creates the account and signs it in (the `token` cookie is written). The answer has status `phone_not_verified`: POST /api/auth/verify/request next. Rate limited per IP. It does not tell whether an email has an account: for an email that already has one the answer looks the same (status 200, same fields, cookie), but nothing is created, its token authenticates nobody (401 on use), and the owner of the email is told by email that someone tried to sign up. Someone who already has an account signs in or resets the password instead.
    */
   register: {
     requestBody: {
@@ -806,7 +806,6 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `email_taken`: an account with this email exists
        * - `passwords_mismatch`: password and passwordConfirmation differ
        * - `invalid_json`: the body is not valid JSON
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)

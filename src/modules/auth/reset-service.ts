@@ -6,8 +6,8 @@ import { checkReturnUrl } from '../../http/return-url.js';
 import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { randomToken, sha256Hex } from '../../lib/crypto.js';
-import type { EmailProvider } from '../../providers/email/interface.js';
 import type { AuditLog, RequestMeta } from '../platform/audit.js';
+import type { BackgroundMail } from './account-mail.js';
 import type { RateLimiter } from '../platform/rate-limiter.js';
 import type { PasswordHasher } from './passwords.js';
 import type { PasswordResetStore } from './reset-store.js';
@@ -27,16 +27,13 @@ const REQUESTED: ResetRequested = {
 };
 
 export class PasswordResetService {
-  /** Emails being sent, so shutdown can wait for them. */
-  private readonly inFlight = new Set<Promise<unknown>>();
-
   constructor(
     private readonly config: Config,
     private readonly users: UserStore,
     private readonly resets: PasswordResetStore,
     private readonly auth: AuthService,
     private readonly passwords: PasswordHasher,
-    private readonly email: EmailProvider,
+    private readonly mail: BackgroundMail,
     private readonly limiter: RateLimiter,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
@@ -72,8 +69,8 @@ export class PasswordResetService {
     base.searchParams.set('token', token);
     const url = base.toString();
     const minutes = RESET_TOKEN_TTL_MS / 60_000;
-    const delivery = this.email
-      .send({
+    const delivery = this.mail.run(() =>
+      this.mail.send({
         to: user.email,
         subject: 'Reset your Workspace password',
         text:
@@ -83,17 +80,14 @@ export class PasswordResetService {
           `create new keys afterwards for the programs that used them.\n\n` +
           `The link works once. If you did not ask for this, ignore this email: your password stays as it is.\n`,
         data: { token, url },
-      })
-      .then(() => undefined);
-    const tracked = delivery.catch(() => undefined);
-    this.inFlight.add(tracked);
-    void tracked.finally(() => this.inFlight.delete(tracked));
+      }),
+    );
     return { answer: REQUESTED, delivery };
   }
 
   /** Waits for every email still being sent (graceful shutdown). */
-  async drain(): Promise<void> {
-    await Promise.all([...this.inFlight]);
+  drain(): Promise<void> {
+    return this.mail.drain();
   }
 
   /** Sets the new password, ends every other session, deletes every API key and starts a new session (2FA still applies). */
