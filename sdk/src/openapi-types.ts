@@ -15,7 +15,7 @@ export interface paths {
   "/api/sandbox/outbox": {
     /**
      * Messages the sandbox SMS and email providers would have sent, newest first
-     * @description Present only while a sandbox provider is active and NODE_ENV is not production, so a walkthrough or test can read the code or link a real user would receive. No credentials.
+     * @description Present only while a sandbox provider is active and NODE_ENV is not production (never in production, even with ALLOW_SANDBOX=1), so a walkthrough or test can read the code or link a real user would receive. No credentials. **It holds secrets**: phone verification codes, password reset tokens and links, temporary-session codes. Anyone who can reach this route can read them and take over the accounts they belong to, so never let anyone but yourself reach a server that runs with sandbox providers.
      */
     get: operations["listSandboxOutbox"];
   };
@@ -696,7 +696,7 @@ export interface operations {
   };
   /**
    * Messages the sandbox SMS and email providers would have sent, newest first
-   * @description Present only while a sandbox provider is active and NODE_ENV is not production, so a walkthrough or test can read the code or link a real user would receive. No credentials.
+   * @description Present only while a sandbox provider is active and NODE_ENV is not production (never in production, even with ALLOW_SANDBOX=1), so a walkthrough or test can read the code or link a real user would receive. No credentials. **It holds secrets**: phone verification codes, password reset tokens and links, temporary-session codes. Anyone who can reach this route can read them and take over the accounts they belong to, so never let anyone but yourself reach a server that runs with sandbox providers.
    */
   listSandboxOutbox: {
     parameters: {
