@@ -65,6 +65,8 @@ export interface Config {
   /** Body limit of /api/auth/* and of every other route that needs no credentials (webhooks excepted: their parsers set their own). */
   unauthenticatedBodyLimitBytes: number;
   objectContentLimitBytes: number;
+  /** About how large one answer of GET /api/objects/{id}/related may grow (JSON bytes); the rest comes on the next page. */
+  relatedPageBytes: number;
   sessionTtlSeconds: number;
   /** How long an instance trusts a session or API-key lookup before reading it again; 0 = never. */
   authCacheMs: number;
@@ -427,6 +429,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     unauthenticatedBodyLimitBytes: int('UNAUTHENTICATED_BODY_LIMIT_BYTES', 16 * 1024, 1024, 1024 * 1024),
     objectContentLimitBytes: int('OBJECT_CONTENT_LIMIT_BYTES', 8 * 1024 * 1024, 16, 512 * 1024 * 1024),
+    relatedPageBytes: int('RELATED_PAGE_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     sessionTtlSeconds: int('SESSION_TTL_SECONDS', 24 * 3600, 60, 365 * 24 * 3600),
     authCacheMs: int('AUTH_CACHE_MS', 1000, 0, 60_000),
     rememberTtlSeconds: int('REMEMBER_TTL_SECONDS', 30 * 24 * 3600, 60, 365 * 24 * 3600),

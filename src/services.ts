@@ -97,7 +97,7 @@ export function createServices(deps: ServiceDeps) {
   const twoFactor = new TwoFactorService(config, new TwoFactorStore(db, credentialCache), secretBox, auth, limiter, audit, clock);
   const eventRecorder = new EventRecorder(clock, database.dialect);
   const eventStreams = createEventStreams(database, eventRecorder, config.events);
-  const data = createDataServices({ db, dialect: database.dialect, secretBox, eventRecorder, clock, objectContentLimitBytes: config.objectContentLimitBytes, singleUse });
+  const data = createDataServices({ db, dialect: database.dialect, secretBox, eventRecorder, clock, objectContentLimitBytes: config.objectContentLimitBytes, relatedPageBytes: config.relatedPageBytes, singleUse });
   const billing = createBillingServices({
     db,
     dialect: database.dialect,

@@ -241,7 +241,7 @@ export interface paths {
   "/api/objects/{id}/related": {
     /**
      * The children of an object (relatedId = id), oldest first, hex-encoded like GET
-     * @description Pages with `limit` and `after` (the id of the last child of the previous page); all children when `limit` is omitted.
+     * @description Pages with `limit` and `after` (the id of the last child of the previous page). A page holds at most `limit` children (1000 when omitted) and ends early rather than grow past about RELATED_PAGE_BYTES (16 MiB of JSON; hex doubles the ciphertext), though it always holds at least one child. When more children may follow, the answer carries `X-Next-After` (the `after` of the next page) and a `Link: <…>; rel="next"` header; without them the listing is complete. Keep asking with `after` until they are absent.
      */
     get: operations["listRelatedObjects"];
   };
@@ -3440,12 +3440,12 @@ export interface operations {
   };
   /**
    * The children of an object (relatedId = id), oldest first, hex-encoded like GET
-   * @description Pages with `limit` and `after` (the id of the last child of the previous page); all children when `limit` is omitted.
+   * @description Pages with `limit` and `after` (the id of the last child of the previous page). A page holds at most `limit` children (1000 when omitted) and ends early rather than grow past about RELATED_PAGE_BYTES (16 MiB of JSON; hex doubles the ciphertext), though it always holds at least one child. When more children may follow, the answer carries `X-Next-After` (the `after` of the next page) and a `Link: <…>; rel="next"` header; without them the listing is complete. Keep asking with `after` until they are absent.
    */
   listRelatedObjects: {
     parameters: {
       query?: {
-        /** @description At most this many children; all when omitted */
+        /** @description At most this many children (default 1000); a page may end earlier to stay within the byte budget */
         limit?: number;
         /** @description Id of the last child of the previous page */
         after?: string;
@@ -3455,8 +3455,14 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The children, oldest first */
+      /** @description The children, oldest first (one page) */
       200: {
+        headers: {
+          /** @description Present when more children may follow: pass it as `after` for the next page */
+          "x-next-after"?: string;
+          /** @description Present when more children may follow: `</api/objects/{id}/related?after=…&limit=…>; rel="next"` */
+          link?: string;
+        };
         content: {
           "application/json": ({
               id: string;
