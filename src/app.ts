@@ -1,6 +1,7 @@
 // buildApp wires configuration, storage and services into a Fastify instance
 // without listening, so tests drive it with inject() or a real socket.
 import cookie from '@fastify/cookie';
+import { installBodyLimits } from './http/body-limits.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { Config } from './config.js';
@@ -98,6 +99,7 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   // Media streams (Twilio Media Streams, browser calls); frames are small, a message over 1 MiB is refused.
   await app.register(websocket, { options: { maxPayload: 1024 * 1024 } });
   installAuth(app, services.authenticator);
+  installBodyLimits(app, config);
   installIdempotency(app, services.idempotency);
 
   for (const register of routeModules) await register(app, services);

@@ -31,6 +31,8 @@ export interface RateLimits {
   resetRequestPerIp: RateLimitRule;
   resetRequestPerEmail: RateLimitRule;
   resetSubmitPerIp: RateLimitRule;
+  /** "Someone tried to sign up with your email" notices per email (more are dropped silently: a 429 would tell the email exists). */
+  signupNoticePerEmail: RateLimitRule;
   /** Started external sign-in flows (each writes a row) per IP. */
   externalInitPerIp: RateLimitRule;
   /** SMS sent through POST /api/sms/messages, per user. */
@@ -65,7 +67,11 @@ export interface Config {
   logLevel: string;
   trustProxy: boolean;
   bodyLimitBytes: number;
+  /** Body limit of /api/auth/* and of every other route that needs no credentials (webhooks excepted: their parsers set their own). */
+  unauthenticatedBodyLimitBytes: number;
   objectContentLimitBytes: number;
+  /** About how large one answer of GET /api/objects/{id}/related may grow (JSON bytes); the rest comes on the next page. */
+  relatedPageBytes: number;
   sessionTtlSeconds: number;
   /** How long an instance trusts a session or API-key lookup before reading it again; 0 = never. */
   authCacheMs: number;
@@ -284,6 +290,7 @@ export const defaultRateLimits: RateLimits = {
   resetRequestPerIp: { limit: 10, windowMs: HOUR },
   resetRequestPerEmail: { limit: 3, windowMs: HOUR },
   resetSubmitPerIp: { limit: 20, windowMs: HOUR },
+  signupNoticePerEmail: { limit: 3, windowMs: HOUR },
   externalInitPerIp: { limit: 60, windowMs: 15 * MINUTE },
   smsSendPerUser: { limit: 60, windowMs: MINUTE },
   billingSessionsPerUser: { limit: 30, windowMs: HOUR },
@@ -521,7 +528,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     logLevel,
     trustProxy: bool('TRUST_PROXY'),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    unauthenticatedBodyLimitBytes: int('UNAUTHENTICATED_BODY_LIMIT_BYTES', 16 * 1024, 1024, 1024 * 1024),
     objectContentLimitBytes: int('OBJECT_CONTENT_LIMIT_BYTES', 8 * 1024 * 1024, 16, 512 * 1024 * 1024),
+    relatedPageBytes: int('RELATED_PAGE_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     sessionTtlSeconds: int('SESSION_TTL_SECONDS', 24 * 3600, 60, 365 * 24 * 3600),
     authCacheMs: int('AUTH_CACHE_MS', 1000, 0, 60_000),
     rememberTtlSeconds: int('REMEMBER_TTL_SECONDS', 30 * 24 * 3600, 60, 365 * 24 * 3600),

@@ -8,6 +8,7 @@ import { ApiKeyService } from './modules/api-keys/service.js';
 import { ApiKeyStore } from './modules/api-keys/store.js';
 import { CredentialAuthenticator } from './modules/auth/authenticator.js';
 import type { AuthContext } from './http/auth.js';
+import { BackgroundMail } from './modules/auth/account-mail.js';
 import { CredentialCache } from './modules/auth/credential-cache.js';
 import { createDataServices } from './modules/data/create-services.js';
 import { createBillingServices } from './modules/billing/create-services.js';
@@ -96,17 +97,18 @@ export function createServices(deps: ServiceDeps) {
   const passwords = new PasswordHasher(config.passwordHash);
   const apiKeys = new ApiKeyService(new ApiKeyStore(db, credentialCache), audit, clock);
   const authenticator = new CredentialAuthenticator(tokens, users, apiKeys, credentialCache);
-  const auth = new AuthService(config, users, tokens, passwords, limiter, audit, clock);
+  const accountMail = new BackgroundMail(providers.email);
+  const auth = new AuthService(config, users, tokens, passwords, accountMail, limiter, audit, clock);
   const externalStore = new ExternalIdentityStore(db);
   const phoneCodes = new PhoneCodeStore(db, credentialCache);
   const resetStore = new PasswordResetStore(db, credentialCache);
   const externalSignIn = new ExternalSignInService(config, createIdentityProviders(config.oidcProviders), externalStore, users, auth, limiter, audit, clock);
   const phoneVerification = new PhoneVerificationService(config, users, phoneCodes, auth, providers.sms, limiter, audit, clock, secrets.masterKey);
-  const passwordReset = new PasswordResetService(config, users, resetStore, auth, passwords, providers.email, limiter, audit, clock);
+  const passwordReset = new PasswordResetService(config, users, resetStore, auth, passwords, accountMail, limiter, audit, clock);
   const twoFactor = new TwoFactorService(config, new TwoFactorStore(db, credentialCache), secretBox, auth, limiter, audit, clock);
   const eventRecorder = new EventRecorder(clock, database.dialect);
   const eventStreams = createEventStreams(database, eventRecorder, config.events);
-  const data = createDataServices({ db, dialect: database.dialect, secretBox, eventRecorder, clock, objectContentLimitBytes: config.objectContentLimitBytes, singleUse });
+  const data = createDataServices({ db, dialect: database.dialect, secretBox, eventRecorder, clock, objectContentLimitBytes: config.objectContentLimitBytes, relatedPageBytes: config.relatedPageBytes, singleUse });
   const billing = createBillingServices({
     db,
     dialect: database.dialect,
@@ -196,7 +198,7 @@ export function createServices(deps: ServiceDeps) {
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, singleUse, providers, users, tokens, passwords, apiKeys, authenticator, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls, callSessions, temporarySessions, voice };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, singleUse, providers, users, tokens, passwords, apiKeys, authenticator, accountMail, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls, callSessions, temporarySessions, voice };
 }
 
 export type Services = ReturnType<typeof createServices>;

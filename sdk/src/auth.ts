@@ -108,7 +108,11 @@ export class ExternalApi {
     return this.http.request('get', '/api/auth/external/{provider}', { params: { provider: slug } });
   }
 
-  /** The authorization URL to send the browser to. */
+  /**
+   * The authorization URL to send the browser to. The answer also sets the flow's state cookie,
+   * which the callback requires: call this from the browser that will finish the flow, with
+   * `credentials: 'include'` when the API is on another origin (or open /init?redirect=true in it).
+   */
   init(slug: string, query: Query<'/api/auth/external/{provider}/init', 'get'> = {}): Promise<Answer<'/api/auth/external/{provider}/init', 'get'>> {
     return this.http.request('get', '/api/auth/external/{provider}/init', { params: { provider: slug }, query });
   }

@@ -15,7 +15,7 @@ export interface paths {
   "/api/sandbox/outbox": {
     /**
      * Messages the sandbox SMS and email providers would have sent, newest first
-     * @description Present only while a sandbox provider is active and NODE_ENV is not production, so a walkthrough or test can read the code or link a real user would receive. No credentials.
+     * @description Present only while a sandbox provider is active and NODE_ENV is not production (never in production, even with ALLOW_SANDBOX=1), so a walkthrough or test can read the code or link a real user would receive. No credentials. **It holds secrets**: phone verification codes, password reset tokens and links, temporary-session codes. Anyone who can reach this route can read them and take over the accounts they belong to, so never let anyone but yourself reach a server that runs with sandbox providers.
      */
     get: operations["listSandboxOutbox"];
   };
@@ -29,7 +29,7 @@ export interface paths {
   "/api/auth/register": {
     /**
      * Create an account; the phone is verified next (status phone_not_verified)
-     * @description Creates the account and signs it in (the `token` cookie is written). The answer has status `phone_not_verified`: POST /api/auth/verify/request next. Rate limited per IP.
+     * @description Creates the account and signs it in (the `token` cookie is written). The answer has status `phone_not_verified`: POST /api/auth/verify/request next. Rate limited per IP. It does not tell whether an email has an account: for an email that already has one the answer looks the same (status 200, same fields, cookie), but nothing is created, its token authenticates nobody (401 on use), and the owner of the email is told by email that someone tried to sign up. Someone who already has an account signs in or resets the password instead.
      */
     post: operations["register"];
   };
@@ -70,8 +70,8 @@ export interface paths {
   };
   "/api/auth/reset-password/submit": {
     /**
-     * Set a new password with the emailed token; ends every other session and signs in
-     * @description Errors: 400 `invalid_token` (unknown, used or expired), `invalid_input` / `passwords_mismatch` for the password. A user with 2FA gets status 2fa_required and a limited token (no cookie).
+     * Set a new password with the emailed token; ends every other session, deletes every API key and signs in
+     * @description Every earlier session of the account ends (401) and every API key of the account is deleted, in the same transaction as the new password: a reset is what an owner does when a credential may be in other hands. Create new keys afterwards. Errors: 400 `invalid_token` (unknown, used or expired), `invalid_input` / `passwords_mismatch` for the password. A user with 2FA gets status 2fa_required and a limited token (no cookie).
      */
     post: operations["submitPasswordReset"];
   };
@@ -120,21 +120,21 @@ export interface paths {
   "/api/auth/external/{provider}/init": {
     /**
      * Start external sign-in: the authorization URL to send the browser to
-     * @description Authorization code flow with S256 PKCE, state and nonce; the flow expires after 10 minutes. When the caller is signed in (bearer token, API key or cookie), the provider is attached to their account instead. With `returnTo` (its origin must be in RETURN_URL_ORIGINS) the browser comes back there with `externalToken` (complete it with GET /api/auth/external/register/{token}) or `error`; without it the callback answers the session JSON itself.
+     * @description Authorization code flow with S256 PKCE, state and nonce; the flow expires after 10 minutes. The answer sets an HttpOnly cookie holding the flow's state, sent only to the callback: the flow completes only in the browser that called /init (call it from that browser with credentials, e.g. `fetch(url, { credentials: 'include' })`, or open it in the browser with `redirect=true`). When the caller is signed in (bearer token, API key or cookie), the provider is attached to their account instead. With `returnTo` (its origin must be in RETURN_URL_ORIGINS) the browser comes back there with `externalToken` (complete it with GET /api/auth/external/register/{token}) or `error`; without it the callback answers the session JSON itself.
      */
     get: operations["startExternalSignIn"];
   };
   "/api/auth/external/{provider}/redirect": {
     /**
      * The provider's callback (redirect_uri); not called by clients
-     * @description Redirects (302) to the flow's returnTo with `externalToken` added, or `error` when the provider or the code exchange failed; without returnTo it completes the flow and answers like GET /api/auth/external/register/{token}.
+     * @description Needs the state cookie /init set in this browser: a callback opened in another browser is 400 `invalid_token` and the flow stays unused. Redirects (302) to the flow's returnTo with `externalToken` added, or `error` when the provider or the code exchange failed; without returnTo it completes the flow and answers like GET /api/auth/external/register/{token}.
      */
     get: operations["externalSignInCallback"];
   };
   "/api/auth/external/register/{token}": {
     /**
      * Complete external sign-in, sign-up or attach with the externalToken of the callback
-     * @description Single use, valid 10 minutes. A linked identity signs its user in; a flow started signed in attaches the provider (409 identity_conflict when it is linked to someone else); an existing account with the same email is linked only when the provider verified the email (else 409 identity_conflict); otherwise a user is created without password or phone (status phone_not_verified: set a phone with POST /api/auth/verify/request).
+     * @description Single use, valid 10 minutes. A linked identity signs its user in; a flow started signed in attaches the provider (409 identity_conflict when it is linked to someone else); otherwise, when the provider did not verify the email, 400 email_not_verified; an existing account with the same email is never linked (409 account_exists: sign in to it, with its password, then attach the provider by calling /init from that session); otherwise a user is created without password or phone (status phone_not_verified: set a phone with POST /api/auth/verify/request).
      */
     get: operations["completeExternalSignIn"];
   };
@@ -146,7 +146,7 @@ export interface paths {
     get: operations["listApiKeys"];
     /**
      * Create an API key; the clear key is in this answer only
-     * @description The key authenticates as you wherever a session token does (send it as a bearer token), until you delete it. Store it now: only a hash is kept.
+     * @description The key authenticates as you wherever a session token does (send it as a bearer token), until you delete it or reset your password (a reset deletes every key). Store it now: only a hash is kept.
      */
     put: operations["createApiKey"];
   };
@@ -241,7 +241,7 @@ export interface paths {
   "/api/objects/{id}/related": {
     /**
      * The children of an object (relatedId = id), oldest first, hex-encoded like GET
-     * @description Pages with `limit` and `after` (the id of the last child of the previous page); all children when `limit` is omitted.
+     * @description Pages with `limit` and `after` (the id of the last child of the previous page). A page holds at most `limit` children (1000 when omitted) and ends early rather than grow past about RELATED_PAGE_BYTES (16 MiB of JSON; hex doubles the ciphertext), though it always holds at least one child. When more children may follow, the answer carries `X-Next-After` (the `after` of the next page) and a `Link: <…>; rel="next"` header; without them the listing is complete. Keep asking with `after` until they are absent.
      */
     get: operations["listRelatedObjects"];
   };
@@ -731,7 +731,7 @@ export interface operations {
   };
   /**
    * Messages the sandbox SMS and email providers would have sent, newest first
-   * @description Present only while a sandbox provider is active and NODE_ENV is not production, so a walkthrough or test can read the code or link a real user would receive. No credentials.
+   * @description Present only while a sandbox provider is active and NODE_ENV is not production (never in production, even with ALLOW_SANDBOX=1), so a walkthrough or test can read the code or link a real user would receive. No credentials. **It holds secrets**: phone verification codes, password reset tokens and links, temporary-session codes. Anyone who can reach this route can read them and take over the accounts they belong to, so never let anyone but yourself reach a server that runs with sandbox providers.
    */
   listSandboxOutbox: {
     parameters: {
@@ -802,7 +802,7 @@ export interface operations {
   };
   /**
    * Create an account; the phone is verified next (status phone_not_verified)
-   * @description Creates the account and signs it in (the `token` cookie is written). The answer has status `phone_not_verified`: POST /api/auth/verify/request next. Rate limited per IP.
+   * @description Creates the account and signs it in (the `token` cookie is written). The answer has status `phone_not_verified`: POST /api/auth/verify/request next. Rate limited per IP. It does not tell whether an email has an account: for an email that already has one the answer looks the same (status 200, same fields, cookie), but nothing is created, its token authenticates nobody (401 on use), and the owner of the email is told by email that someone tried to sign up. Someone who already has an account signs in or resets the password instead.
    */
   register: {
     requestBody: {
@@ -841,7 +841,6 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `email_taken`: an account with this email exists
        * - `passwords_mismatch`: password and passwordConfirmation differ
        * - `invalid_json`: the body is not valid JSON
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
@@ -1257,8 +1256,8 @@ export interface operations {
     };
   };
   /**
-   * Set a new password with the emailed token; ends every other session and signs in
-   * @description Errors: 400 `invalid_token` (unknown, used or expired), `invalid_input` / `passwords_mismatch` for the password. A user with 2FA gets status 2fa_required and a limited token (no cookie).
+   * Set a new password with the emailed token; ends every other session, deletes every API key and signs in
+   * @description Every earlier session of the account ends (401) and every API key of the account is deleted, in the same transaction as the new password: a reset is what an owner does when a credential may be in other hands. Create new keys afterwards. Errors: 400 `invalid_token` (unknown, used or expired), `invalid_input` / `passwords_mismatch` for the password. A user with 2FA gets status 2fa_required and a limited token (no cookie).
    */
   submitPasswordReset: {
     requestBody: {
@@ -1778,13 +1777,15 @@ export interface operations {
   };
   /**
    * Start external sign-in: the authorization URL to send the browser to
-   * @description Authorization code flow with S256 PKCE, state and nonce; the flow expires after 10 minutes. When the caller is signed in (bearer token, API key or cookie), the provider is attached to their account instead. With `returnTo` (its origin must be in RETURN_URL_ORIGINS) the browser comes back there with `externalToken` (complete it with GET /api/auth/external/register/{token}) or `error`; without it the callback answers the session JSON itself.
+   * @description Authorization code flow with S256 PKCE, state and nonce; the flow expires after 10 minutes. The answer sets an HttpOnly cookie holding the flow's state, sent only to the callback: the flow completes only in the browser that called /init (call it from that browser with credentials, e.g. `fetch(url, { credentials: 'include' })`, or open it in the browser with `redirect=true`). When the caller is signed in (bearer token, API key or cookie), the provider is attached to their account instead. With `returnTo` (its origin must be in RETURN_URL_ORIGINS) the browser comes back there with `externalToken` (complete it with GET /api/auth/external/register/{token}) or `error`; without it the callback answers the session JSON itself.
    */
   startExternalSignIn: {
     parameters: {
       query?: {
         /** @description Absolute URL on an allowed origin */
         returnTo?: string;
+        /** @description true: answer 302 to the provider instead of JSON, so the browser can open /init itself (top-level navigation). Use it when the app runs on another site than this API: browsers do not keep cookies set by cross-site fetch answers. */
+        redirect?: boolean;
       };
       path: {
         /** @description Provider slug */
@@ -1800,6 +1801,10 @@ export interface operations {
             url: string;
           };
         };
+      };
+      /** @description With redirect=true: to the provider */
+      302: {
+        content: never;
       };
       /**
        * @description Bad request.
@@ -1866,7 +1871,7 @@ export interface operations {
   };
   /**
    * The provider's callback (redirect_uri); not called by clients
-   * @description Redirects (302) to the flow's returnTo with `externalToken` added, or `error` when the provider or the code exchange failed; without returnTo it completes the flow and answers like GET /api/auth/external/register/{token}.
+   * @description Needs the state cookie /init set in this browser: a callback opened in another browser is 400 `invalid_token` and the flow stays unused. Redirects (302) to the flow's returnTo with `externalToken` added, or `error` when the provider or the code exchange failed; without returnTo it completes the flow and answers like GET /api/auth/external/register/{token}.
    */
   externalSignInCallback: {
     parameters: {
@@ -1897,6 +1902,7 @@ export interface operations {
        *
        * - `invalid_token`: the link or token is invalid, used or expired
        * - `provider_refused`: the provider refused the request (e.g. an invalid phone number)
+       * - `email_not_verified`: the external provider has not verified the email address it shared: verify it there, or sign up with a password
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
@@ -1918,6 +1924,7 @@ export interface operations {
        * @description Conflict.
        *
        * - `identity_conflict`: the external identity belongs to another account
+       * - `account_exists`: an account with this email already exists: sign in to it (with its password), then attach the provider from that session
        */
       409: {
         content: {
@@ -1948,7 +1955,7 @@ export interface operations {
   };
   /**
    * Complete external sign-in, sign-up or attach with the externalToken of the callback
-   * @description Single use, valid 10 minutes. A linked identity signs its user in; a flow started signed in attaches the provider (409 identity_conflict when it is linked to someone else); an existing account with the same email is linked only when the provider verified the email (else 409 identity_conflict); otherwise a user is created without password or phone (status phone_not_verified: set a phone with POST /api/auth/verify/request).
+   * @description Single use, valid 10 minutes. A linked identity signs its user in; a flow started signed in attaches the provider (409 identity_conflict when it is linked to someone else); otherwise, when the provider did not verify the email, 400 email_not_verified; an existing account with the same email is never linked (409 account_exists: sign in to it, with its password, then attach the provider by calling /init from that session); otherwise a user is created without password or phone (status phone_not_verified: set a phone with POST /api/auth/verify/request).
    */
   completeExternalSignIn: {
     parameters: {
@@ -1968,6 +1975,7 @@ export interface operations {
        *
        * - `invalid_token`: the link or token is invalid, used or expired
        * - `provider_refused`: the provider refused the request (e.g. an invalid phone number)
+       * - `email_not_verified`: the external provider has not verified the email address it shared: verify it there, or sign up with a password
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
@@ -1979,6 +1987,7 @@ export interface operations {
        * @description Conflict.
        *
        * - `identity_conflict`: the external identity belongs to another account
+       * - `account_exists`: an account with this email already exists: sign in to it (with its password), then attach the provider from that session
        */
       409: {
         content: {
@@ -2041,7 +2050,7 @@ export interface operations {
   };
   /**
    * Create an API key; the clear key is in this answer only
-   * @description The key authenticates as you wherever a session token does (send it as a bearer token), until you delete it. Store it now: only a hash is kept.
+   * @description The key authenticates as you wherever a session token does (send it as a bearer token), until you delete it or reset your password (a reset deletes every key). Store it now: only a hash is kept.
    */
   createApiKey: {
     requestBody: {
@@ -3466,12 +3475,12 @@ export interface operations {
   };
   /**
    * The children of an object (relatedId = id), oldest first, hex-encoded like GET
-   * @description Pages with `limit` and `after` (the id of the last child of the previous page); all children when `limit` is omitted.
+   * @description Pages with `limit` and `after` (the id of the last child of the previous page). A page holds at most `limit` children (1000 when omitted) and ends early rather than grow past about RELATED_PAGE_BYTES (16 MiB of JSON; hex doubles the ciphertext), though it always holds at least one child. When more children may follow, the answer carries `X-Next-After` (the `after` of the next page) and a `Link: <…>; rel="next"` header; without them the listing is complete. Keep asking with `after` until they are absent.
    */
   listRelatedObjects: {
     parameters: {
       query?: {
-        /** @description At most this many children; all when omitted */
+        /** @description At most this many children (default 1000); a page may end earlier to stay within the byte budget */
         limit?: number;
         /** @description Id of the last child of the previous page */
         after?: string;
@@ -3481,8 +3490,14 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The children, oldest first */
+      /** @description The children, oldest first (one page) */
       200: {
+        headers: {
+          /** @description Present when more children may follow: pass it as `after` for the next page */
+          "x-next-after"?: string;
+          /** @description Present when more children may follow: `</api/objects/{id}/related?after=…&limit=…>; rel="next"` */
+          link?: string;
+        };
         content: {
           "application/json": ({
               id: string;

@@ -56,22 +56,59 @@ export interface OutboundHttp {
 }
 
 /**
- * Whether an address may be contacted without `allowPrivate`: only public
- * unicast. IPv4-mapped IPv6 (::ffff:a.b.c.d) is judged as the IPv4 address it
- * carries; NAT64, 6to4 and Teredo, which embed IPv4 addresses, are refused.
+ * The range of an address as ipaddr.js names them ('unicast' for public
+ * unicast, 'loopback', 'private', …), null when it is not an address.
+ * IPv4-mapped IPv6 (::ffff:a.b.c.d, in any spelling such as ::ffff:7f00:1) is
+ * judged as the IPv4 address it carries. So is the deprecated IPv4-compatible
+ * form (::a.b.c.d, ::7f00:1, 0:0:0:0:0:0:127.0.0.1: the first 96 bits zero,
+ * RFC 4291 2.5.5.1), which ipaddr.js calls unicast in most spellings: the ones
+ * carrying 127/8 are 'loopback'; the rest are 'ipv4Compatible', never public.
  */
-export function isPublicAddress(address: string): boolean {
+export function addressRange(address: string): string | null {
   const bare = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
   // Zone ids (fe80::1%eth0) are link-local by definition.
-  if (bare.includes('%')) return false;
-  if (!ipaddr.isValid(bare)) return false;
+  if (bare.includes('%')) return 'linkLocal';
+  if (!ipaddr.isValid(bare)) return null;
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
   try {
-    parsed = ipaddr.process(bare);
+    parsed = ipaddr.parse(hexTail(bare));
   } catch {
-    return false;
+    return null;
   }
-  return parsed.range() === 'unicast';
+  if (parsed.kind() === 'ipv4') return parsed.range();
+  const v6 = parsed as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().range();
+  const parts = v6.parts;
+  const firstBitsZero = parts.slice(0, 6).every((p) => p === 0);
+  // ::/127 (:: and ::1) keep their own names: unspecified, loopback.
+  if (firstBitsZero && !(parts[6] === 0 && parts[7] <= 1)) {
+    const embedded = ipaddr.fromByteArray([parts[6] >> 8, parts[6] & 0xff, parts[7] >> 8, parts[7] & 0xff]);
+    const range = embedded.range();
+    return range === 'unicast' ? 'ipv4Compatible' : range;
+  }
+  return v6.range();
+}
+
+/**
+ * An IPv6 address with a dotted IPv4 tail (::127.0.0.1) rewritten with hex
+ * groups (::7f00:1). ipaddr.js reads `::a.b.c.d` as if it were `::ffff:a.b.c.d`;
+ * the socket does not, so the check must see what the socket sees.
+ */
+function hexTail(address: string): string {
+  const match = /^(.*:)(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(address);
+  if (!match) return address;
+  const [a, b, c, d] = match.slice(2).map(Number);
+  if ([a, b, c, d].some((n) => n > 255)) return address;
+  return `${match[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+}
+
+/**
+ * Whether an address may be contacted without `allowPrivate`: only public
+ * unicast (see addressRange). NAT64, 6to4 and Teredo, which embed IPv4
+ * addresses, are refused, and so is every IPv4-compatible address.
+ */
+export function isPublicAddress(address: string): boolean {
+  return addressRange(address) === 'unicast';
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);

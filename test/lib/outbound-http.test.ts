@@ -4,7 +4,7 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OutboundHttpError, bufferResponse, createOperatorHttp, createOutboundHttp, isPublicAddress } from '../../src/lib/outbound-http.js';
+import { OutboundHttpError, addressRange, bufferResponse, createOperatorHttp, createOutboundHttp, isPublicAddress } from '../../src/lib/outbound-http.js';
 
 describe('isPublicAddress', () => {
   it.each([
@@ -48,6 +48,42 @@ describe('isPublicAddress', () => {
 
   it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '2606:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8'])('allows the public address %s', (address) => {
     expect(isPublicAddress(address)).toBe(true);
+  });
+});
+
+describe('addressRange: IPv4-compatible and IPv4-mapped IPv6 carrying 127/8 are loopback', () => {
+  // Unit tests of the check only: nothing is sent to these addresses.
+  it.each([
+    '::127.0.0.1',
+    '::7f00:1',
+    '[::7f00:1]',
+    '::ffff:7f00:1',
+    '0:0:0:0:0:0:127.0.0.1',
+    '0000:0000:0000:0000:0000:0000:7f00:0001',
+    '::127.255.255.254',
+    '::7fff:fffe',
+    '0:0:0:0:0:ffff:127.0.0.1',
+    '::ffff:127.0.0.1',
+  ])('%s is loopback, never public', (address) => {
+    expect(addressRange(address)).toBe('loopback');
+    expect(isPublicAddress(address)).toBe(false);
+  });
+
+  it.each([
+    ['::a00:1', 'private'],
+    ['::10.0.0.1', 'private'],
+    ['::a9fe:a9fe', 'linkLocal'],
+    ['::8.8.8.8', 'ipv4Compatible'],
+    ['::808:808', 'ipv4Compatible'],
+  ])('judges %s by the IPv4 address it carries (%s), never public', (address, range) => {
+    expect(addressRange(address)).toBe(range);
+    expect(isPublicAddress(address)).toBe(false);
+  });
+
+  it('keeps :: and ::1 as they are, and answers null for what is not an address', () => {
+    expect(addressRange('::')).toBe('unspecified');
+    expect(addressRange('::1')).toBe('loopback');
+    expect(addressRange('localhost')).toBeNull();
   });
 });
 

@@ -86,6 +86,32 @@ describe('SandboxSchedulingProvider', () => {
   });
 });
 
+describe('SandboxSchedulingProvider event types', () => {
+  const sandbox = new SandboxSchedulingProvider();
+
+  it('accepts any event type of the given URL or slug, consistently: a real account\'s URL is not refused offline', async () => {
+    const user = await sandbox.currentUser('tok-a');
+    const url = 'https://calendly.com/acme-sales/30min-intro';
+    const found = await sandbox.findEventType('tok-a', user, url);
+    expect(found).toMatchObject({ slug: '30min-intro', name: '30min Intro', schedulingUrl: url, durationMinutes: 30, active: true });
+    expect(await sandbox.findEventType('tok-a', user, `${url}/`)).toEqual(found);
+    expect((await sandbox.findEventType('tok-a', user, '30min-intro'))?.uri).toBe(found!.uri);
+    expect(await sandbox.findEventType('tok-a', user, 'https://calendly.com/acme/discovery-call')).toMatchObject({ slug: 'discovery-call', name: 'Discovery Call' });
+    expect((await sandbox.findEventType('tok-a', user, 'team-sync_45min'))?.durationMinutes).toBe(45);
+    // Another token's user gets another event type uri for the same slug, and cannot use this user.
+    const other = await sandbox.currentUser('tok-b');
+    expect((await sandbox.findEventType('tok-b', other, url))!.uri).not.toBe(found!.uri);
+    expect(await sandbox.findEventType('tok-b', user, url)).toBeNull();
+  });
+
+  it('refuses references that name no slug, and slugs beginning with "invalid" (to try refusals)', async () => {
+    const user = await sandbox.currentUser('tok-a');
+    for (const ref of ['https://calendly.com/', 'invalid-meeting', 'https://calendly.com/acme/invalid', 'not a slug', '']) {
+      expect(await sandbox.findEventType('tok-a', user, ref), ref).toBeNull();
+    }
+  });
+});
+
 describe('integrations on the sandbox stand-in', () => {
   let t: TestApp;
   beforeAll(async () => {
@@ -93,14 +119,22 @@ describe('integrations on the sandbox stand-in', () => {
   });
   afterAll(() => t.close());
 
-  it('validates offline: any token and a 15min/30min/60min URL; refused and unknown ones are 400', async () => {
+  it('validates offline: any token and any event type URL or slug; refused tokens and "invalid…" slugs are 400', async () => {
     const user = await createVerifiedUser(t);
     const put = (data: Record<string, string>) => t.app.inject({ method: 'PUT', url: '/api/integrations', headers: bearer(user.token), payload: { type: 'calendly', data } });
     const ok = await put({ token: 'sandbox-token-123456', eventTypeUrl: 'https://calendly.com/anyone/30min' });
     expect(ok.statusCode).toBe(200);
-    expect(ok.json().data).toMatchObject({ eventTypeSlug: '30min', eventTypeName: '30 Minute Meeting', accessToken: 'sand…3456', schedulingUrl: expect.stringMatching(/^https:\/\/calendly\.sandbox\.invalid\/sandbox-[0-9a-f]{8}\/30min$/) });
+    expect(ok.json().data).toMatchObject({ eventTypeSlug: '30min', eventTypeName: '30 Minute Meeting', accessToken: 'sand…3456', schedulingUrl: 'https://calendly.com/anyone/30min' });
+    const bySlug = await put({ token: 'sandbox-token-123456', eventType: '30min' });
+    expect(bySlug.json().data.schedulingUrl).toMatch(/^https:\/\/calendly\.sandbox\.invalid\/sandbox-[0-9a-f]{8}\/30min$/);
+    expect(bySlug.json().data.eventTypeUri).toBe(ok.json().data.eventTypeUri);
     expect((await put({ token: 'invalid-token-123456', eventType: '30min' })).json().code).toBe('provider_refused');
-    expect((await put({ token: 'sandbox-token-123456', eventType: 'demo' })).statusCode).toBe(400);
+    const real = await put({ token: 'sandbox-token-123456', eventTypeUrl: 'https://calendly.com/acme-sales/30min-intro' });
+    expect(real.statusCode, real.body).toBe(200);
+    expect(real.json().data).toMatchObject({ eventTypeSlug: '30min-intro', eventTypeName: '30min Intro', schedulingUrl: 'https://calendly.com/acme-sales/30min-intro' });
+    const unknown = await put({ token: 'sandbox-token-123456', eventType: 'invalid-meeting' });
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json().code).toBe('invalid_input');
 
     const { integrations } = t.services.integrations;
     const availability = await integrations.invoke(user.id, ok.json().id, 'check_availability', { days: 7 });

@@ -46,7 +46,7 @@ export function apiKeyRoutes(app: App, services: Services) {
         tags: ['api-keys'],
         operationId: 'createApiKey',
         summary: 'Create an API key; the clear key is in this answer only',
-        description: 'The key authenticates as you wherever a session token does (send it as a bearer token), until you delete it. Store it now: only a hash is kept.',
+        description: 'The key authenticates as you wherever a session token does (send it as a bearer token), until you delete it or reset your password (a reset deletes every key). Store it now: only a hash is kept.',
         body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: 'Stored trimmed; must contain a non-space character' }) }, { examples: [{ name: 'deploy' }] }),
         response: { 200: ok(ApiKey, 'The new key, in clear this once', keyExample) },
       },

@@ -4,7 +4,22 @@ import { credentialOf } from '../../http/auth.js';
 import { errorResponses, ok } from '../../http/schemas.js';
 import { sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
 import { type App, metaOf } from '../../http/types.js';
+import type { Config } from '../../config.js';
 import type { Services } from '../../services.js';
+import { EXTERNAL_FLOW_TTL_MS } from './external-service.js';
+
+/**
+ * The cookie that binds a flow to the browser that started it: the flow's
+ * state, HttpOnly, sent only to that provider's callback. SameSite=Lax is
+ * enough: the provider sends the browser back with a top-level GET.
+ */
+const stateCookieName = (slug: string) => `external_state_${slug.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+const stateCookieOptions = (config: Config, slug: string) => ({
+  httpOnly: true,
+  sameSite: 'lax' as const,
+  secure: config.publicUrl.startsWith('https:'),
+  path: `/api/auth/external/${encodeURIComponent(slug)}/redirect`,
+});
 
 const ProviderParams = Type.Object({ provider: Type.String({ minLength: 1, maxLength: 64, description: 'Provider slug' }) });
 
@@ -62,15 +77,24 @@ export function externalRoutes(app: App, services: Services) {
         operationId: 'startExternalSignIn',
         summary: 'Start external sign-in: the authorization URL to send the browser to',
         description:
-          'Authorization code flow with S256 PKCE, state and nonce; the flow expires after 10 minutes. When the caller is signed in (bearer token, API key or cookie), the provider is attached to their account instead. ' +
+          'Authorization code flow with S256 PKCE, state and nonce; the flow expires after 10 minutes. The answer sets an HttpOnly cookie holding the flow\'s state, sent only to the callback: the flow completes only in the browser that called /init (call it from that browser with credentials, e.g. `fetch(url, { credentials: \'include\' })`, or open it in the browser with `redirect=true`). When the caller is signed in (bearer token, API key or cookie), the provider is attached to their account instead. ' +
           'With `returnTo` (its origin must be in RETURN_URL_ORIGINS) the browser comes back there with `externalToken` (complete it with GET /api/auth/external/register/{token}) or `error`; without it the callback answers the session JSON itself.',
         security: [{ bearerAuth: [] }, { cookieAuth: [] }, {}],
         params: ProviderParams,
-        querystring: Type.Object({ returnTo: Type.Optional(Type.String({ maxLength: 2048, description: 'Absolute URL on an allowed origin' })) }),
+        querystring: Type.Object({
+          returnTo: Type.Optional(Type.String({ maxLength: 2048, description: 'Absolute URL on an allowed origin' })),
+          redirect: Type.Optional(
+            Type.Boolean({
+              description:
+                'true: answer 302 to the provider instead of JSON, so the browser can open /init itself (top-level navigation). Use it when the app runs on another site than this API: browsers do not keep cookies set by cross-site fetch answers.',
+            }),
+          ),
+        }),
         response: {
           200: ok(Type.Object({ url: Type.String({ format: 'uri' }) }), 'Where to send the browser', {
             url: 'https://accounts.google.com/o/oauth2/v2/auth?client_id=abc&response_type=code&code_challenge_method=S256&state=xyz',
           }),
+          302: Type.Null({ description: 'With redirect=true: to the provider' }),
           ...errorResponses('invalid_return_url', 'two_factor_required', 'provider_not_found', 'rate_limited', 'provider_error'),
         },
       },
@@ -79,7 +103,11 @@ export function externalRoutes(app: App, services: Services) {
       const credential = credentialOf(request);
       const caller = credential ? await services.authenticator.authenticate(credential) : null;
       reply.header('cache-control', 'no-store');
-      return externalSignIn.init(request.params.provider, { returnTo: request.query.returnTo, caller }, metaOf(request));
+      const { provider } = request.params;
+      const started = await externalSignIn.init(provider, { returnTo: request.query.returnTo, caller }, metaOf(request));
+      reply.setCookie(stateCookieName(provider), started.state, { ...stateCookieOptions(config, provider), maxAge: EXTERNAL_FLOW_TTL_MS / 1000 });
+      if (request.query.redirect) return reply.redirect(started.url, 302);
+      return { url: started.url };
     },
   );
 
@@ -91,7 +119,7 @@ export function externalRoutes(app: App, services: Services) {
         operationId: 'externalSignInCallback',
         summary: "The provider's callback (redirect_uri); not called by clients",
         description:
-          'Redirects (302) to the flow\'s returnTo with `externalToken` added, or `error` when the provider or the code exchange failed; without returnTo it completes the flow and answers like GET /api/auth/external/register/{token}.',
+          'Needs the state cookie /init set in this browser: a callback opened in another browser is 400 `invalid_token` and the flow stays unused. Redirects (302) to the flow\'s returnTo with `externalToken` added, or `error` when the provider or the code exchange failed; without returnTo it completes the flow and answers like GET /api/auth/external/register/{token}.',
         querystring: Type.Object(
           {
             state: Type.Optional(Type.String({ maxLength: 512 })),
@@ -105,14 +133,16 @@ export function externalRoutes(app: App, services: Services) {
         response: {
           200: Type.Ref('LoginResponse', { description: 'Signed in (flows started without returnTo)' }),
           302: Type.Null({ description: 'To returnTo with externalToken or error in its query' }),
-          ...errorResponses('invalid_token', 'provider_refused', 'provider_not_found', 'identity_conflict', 'provider_error'),
+          ...errorResponses('invalid_token', 'provider_refused', 'email_not_verified', 'provider_not_found', 'identity_conflict', 'account_exists', 'provider_error'),
         },
       },
     },
     async (request, reply) => {
       const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
-      const outcome = await externalSignIn.handleCallback(request.params.provider, query, metaOf(request));
+      const { provider } = request.params;
+      const outcome = await externalSignIn.handleCallback(provider, query, request.cookies[stateCookieName(provider)], metaOf(request));
       reply.header('cache-control', 'no-store');
+      reply.clearCookie(stateCookieName(provider), stateCookieOptions(config, provider));
       if (outcome.kind === 'redirect') return reply.redirect(outcome.location, 302);
       writeSessionCookie(reply, config, outcome.session);
       return sessionBody(outcome.session);
@@ -127,11 +157,11 @@ export function externalRoutes(app: App, services: Services) {
         operationId: 'completeExternalSignIn',
         summary: 'Complete external sign-in, sign-up or attach with the externalToken of the callback',
         description:
-          'Single use, valid 10 minutes. A linked identity signs its user in; a flow started signed in attaches the provider (409 identity_conflict when it is linked to someone else); an existing account with the same email is linked only when the provider verified the email (else 409 identity_conflict); otherwise a user is created without password or phone (status phone_not_verified: set a phone with POST /api/auth/verify/request).',
+          'Single use, valid 10 minutes. A linked identity signs its user in; a flow started signed in attaches the provider (409 identity_conflict when it is linked to someone else); otherwise, when the provider did not verify the email, 400 email_not_verified; an existing account with the same email is never linked (409 account_exists: sign in to it, with its password, then attach the provider by calling /init from that session); otherwise a user is created without password or phone (status phone_not_verified: set a phone with POST /api/auth/verify/request).',
         params: Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) }),
         response: {
           200: Type.Ref('LoginResponse', { description: 'Signed in, signed up or attached' }),
-          ...errorResponses('invalid_token', 'provider_refused', 'identity_conflict'),
+          ...errorResponses('invalid_token', 'provider_refused', 'email_not_verified', 'identity_conflict', 'account_exists'),
         },
       },
     },

@@ -7,7 +7,7 @@ import { isTwoFactorPending } from '../../http/auth.js';
 import { checkReturnUrl } from '../../http/return-url.js';
 import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
-import { randomToken, sha256Hex } from '../../lib/crypto.js';
+import { randomToken, safeEqual, sha256Hex } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
 import type { IdentityProvider } from '../../providers/oauth/interface.js';
 import type { AuditLog, RequestMeta } from '../platform/audit.js';
@@ -69,7 +69,7 @@ export class ExternalSignInService {
    * Starts a flow and returns the provider's authorization URL. A signed-in
    * caller attaches the provider to their account instead of signing in.
    */
-  async init(slug: string, input: { returnTo?: string; caller: AuthContext | null }, meta: RequestMeta): Promise<{ url: string }> {
+  async init(slug: string, input: { returnTo?: string; caller: AuthContext | null }, meta: RequestMeta): Promise<{ url: string; state: string }> {
     const provider = this.provider(slug);
     const returnTo = input.returnTo === undefined ? null : this.checkReturnTo(input.returnTo);
     if (input.caller && isTwoFactorPending(input.caller)) {
@@ -88,18 +88,27 @@ export class ExternalSignInService {
       attach_user_id: input.caller?.userId ?? null,
       expires_at: now + EXTERNAL_FLOW_TTL_MS,
     });
-    return { url: started.url };
+    return { url: started.url, state: started.state };
   }
 
   /**
-   * Takes the provider's callback (its raw query string). The flow's state is
-   * used once. With a returnTo the browser goes back there with
-   * `externalToken` (or `error`); without one the flow completes at once.
+   * Takes the provider's callback (its raw query string) and the state the
+   * browser's cookie holds (`browserState`, set by /init). A callback opened in
+   * another browser than the one that started the flow has no such cookie and
+   * is refused without touching the flow. The flow's state is used once. With
+   * a returnTo the browser goes back there with `externalToken` (or `error`);
+   * without one the flow completes at once.
    */
-  async handleCallback(slug: string, rawQuery: string, meta: RequestMeta): Promise<CallbackOutcome> {
+  async handleCallback(slug: string, rawQuery: string, browserState: string | undefined, meta: RequestMeta): Promise<CallbackOutcome> {
     const provider = this.provider(slug);
     const params = new URLSearchParams(rawQuery);
     const state = params.get('state');
+    if (state && (!browserState || !safeEqual(browserState, state))) {
+      throw new AppError(
+        'invalid_token',
+        'this sign-in was not started in this browser (its state cookie is missing or belongs to another flow); start again from /init in the browser that completes it',
+      );
+    }
     const flow = state ? await this.store.takeState(state) : undefined;
     if (!flow || flow.provider !== slug || flow.expires_at <= this.clock.now()) {
       throw new AppError('invalid_token', 'the sign-in flow is unknown, already used or expired; start again from /init');
@@ -138,8 +147,9 @@ export class ExternalSignInService {
   /**
    * Completes a callback's one-time token: signs in the user the identity is
    * linked to, else links it to the user who started the flow signed in, else
-   * to the user with that email when the provider verified it, else creates a
-   * user (no password, no phone: status phone_not_verified).
+   * creates a user (no password, no phone: status phone_not_verified) when the
+   * provider verified the email and no account has it. An existing account
+   * with that email is never linked here (409 account_exists).
    */
   async complete(token: string, meta: RequestMeta): Promise<SessionResult> {
     const pending = await this.store.consumePending(sha256Hex(token), this.clock.now());
@@ -164,17 +174,23 @@ export class ExternalSignInService {
     if (!pending.email) {
       throw new AppError('provider_refused', `provider "${pending.provider}" did not share an email address; allow the email scope and try again`);
     }
+    // Checked before the lookup below, so an unverified email tells nothing about which accounts exist.
+    if (!pending.email_verified) {
+      throw new AppError(
+        'email_not_verified',
+        `provider "${pending.provider}" has not verified the email address ${pending.email}: verify it with the provider first, or sign up with a password`,
+      );
+    }
+    // Never linked by email: no account here proves its owner controls its email (sign-up does not
+    // confirm it), so linking would hand the account to whoever the provider says owns the address.
+    // The owner signs in (password, or the provider they used) and attaches from that session.
     const existing = await this.users.findByEmail(pending.email);
     if (existing) {
-      if (!pending.email_verified) {
-        await this.audit.record({ userId: existing.id, action: 'external.link', success: false, meta, detail: { ...detail, reason: 'email_not_verified' } });
-        throw new AppError(
-          'identity_conflict',
-          'an account with this email already exists and the provider has not verified the email: sign in with your password, then attach the provider',
-        );
-      }
-      await this.link(existing, pending, meta);
-      return this.signIn(existing, detail, meta);
+      await this.audit.record({ userId: existing.id, action: 'external.link', success: false, meta, detail: { ...detail, reason: 'account_exists' } });
+      throw new AppError(
+        'account_exists',
+        'an account with this email already exists: sign in to it (with its password), then start this provider from that session (GET /api/auth/external/{provider}/init signed in) to attach it',
+      );
     }
 
     const user = await this.createUser(pending);

@@ -59,9 +59,9 @@ export function resetRoutes(app: App, services: Services) {
       schema: {
         tags: ['auth'],
         operationId: 'submitPasswordReset',
-        summary: 'Set a new password with the emailed token; ends every other session and signs in',
+        summary: 'Set a new password with the emailed token; ends every other session, deletes every API key and signs in',
         description:
-          'Errors: 400 `invalid_token` (unknown, used or expired), `invalid_input` / `passwords_mismatch` for the password. A user with 2FA gets status 2fa_required and a limited token (no cookie).',
+          'Every earlier session of the account ends (401) and every API key of the account is deleted, in the same transaction as the new password: a reset is what an owner does when a credential may be in other hands. Create new keys afterwards. Errors: 400 `invalid_token` (unknown, used or expired), `invalid_input` / `passwords_mismatch` for the password. A user with 2FA gets status 2fa_required and a limited token (no cookie).',
         body: Type.Object(ResetSubmitBody.properties, { examples: [{ token: 'q8Xr2mZ0bWQ4YjU1NDRkZTQ', password: 'correct horse battery staple', confirmPassword: 'correct horse battery staple' }] }),
         response: {
           200: Type.Ref('LoginResponse', { description: 'Password changed; signed in' }),

@@ -1,13 +1,13 @@
 // Password reset (spec 4.3): a single-use link by email, then a new password
-// that ends every other session and signs the user in (still through 2FA).
+// that ends every other session and API key and signs the user in (still through 2FA).
 // Only a SHA-256 of the 32-byte token is stored.
 import type { Config } from '../../config.js';
 import { checkReturnUrl } from '../../http/return-url.js';
 import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { randomToken, sha256Hex } from '../../lib/crypto.js';
-import type { EmailProvider } from '../../providers/email/interface.js';
 import type { AuditLog, RequestMeta } from '../platform/audit.js';
+import type { BackgroundMail } from './account-mail.js';
 import type { RateLimiter } from '../platform/rate-limiter.js';
 import type { PasswordHasher } from './passwords.js';
 import type { PasswordResetStore } from './reset-store.js';
@@ -27,16 +27,13 @@ const REQUESTED: ResetRequested = {
 };
 
 export class PasswordResetService {
-  /** Emails being sent, so shutdown can wait for them. */
-  private readonly inFlight = new Set<Promise<unknown>>();
-
   constructor(
     private readonly config: Config,
     private readonly users: UserStore,
     private readonly resets: PasswordResetStore,
     private readonly auth: AuthService,
     private readonly passwords: PasswordHasher,
-    private readonly email: EmailProvider,
+    private readonly mail: BackgroundMail,
     private readonly limiter: RateLimiter,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
@@ -72,29 +69,28 @@ export class PasswordResetService {
     base.searchParams.set('token', token);
     const url = base.toString();
     const minutes = RESET_TOKEN_TTL_MS / 60_000;
-    const delivery = this.email
-      .send({
+    const delivery = this.mail.run(() =>
+      this.mail.send({
         to: user.email,
         subject: 'Reset your Workspace password',
         text:
           `Someone (hopefully you) asked to reset the password of your Workspace account.\n\n` +
           `Open this link within ${minutes} minutes to choose a new password:\n\n${url}\n\n` +
+          `Choosing a new password signs out every session of the account and deletes all of its API keys: ` +
+          `create new keys afterwards for the programs that used them.\n\n` +
           `The link works once. If you did not ask for this, ignore this email: your password stays as it is.\n`,
         data: { token, url },
-      })
-      .then(() => undefined);
-    const tracked = delivery.catch(() => undefined);
-    this.inFlight.add(tracked);
-    void tracked.finally(() => this.inFlight.delete(tracked));
+      }),
+    );
     return { answer: REQUESTED, delivery };
   }
 
   /** Waits for every email still being sent (graceful shutdown). */
-  async drain(): Promise<void> {
-    await Promise.all([...this.inFlight]);
+  drain(): Promise<void> {
+    return this.mail.drain();
   }
 
-  /** Sets the new password, ends every other session and starts a new one (2FA still applies). */
+  /** Sets the new password, ends every other session, deletes every API key and starts a new session (2FA still applies). */
   async submit(input: { token: string; password: string; confirmPassword: string }, meta: RequestMeta): Promise<SessionResult> {
     await this.limiter.consume(`reset-submit:ip:${meta.ip}`, this.config.rateLimits.resetSubmitPerIp);
     checkNewPassword(input.password, input.confirmPassword);

@@ -23,7 +23,9 @@ export class PasswordResetStore {
   /**
    * In one transaction: uses the token (unused and unexpired at `now`), sets
    * the password hash, bumps token_version (every earlier session JWT stops
-   * working) and deletes the user's other reset tokens. Returns the updated
+   * working), deletes every API key of the user (a reset is what an owner
+   * does when a credential may be in someone else's hands) and deletes the
+   * user's other reset tokens. Returns the updated
    * user, or null when the token was not usable (used meanwhile, expired).
    */
   async complete(tokenHash: string, passwordHash: string, now: number): Promise<UserRow | null> {
@@ -42,6 +44,7 @@ export class PasswordResetStore {
         .set({ password_hash: passwordHash, token_version: sql`token_version + 1`, updated_at: now })
         .where('id', '=', used.user_id)
         .execute();
+      await trx.deleteFrom('api_keys').where('user_id', '=', used.user_id).execute();
       await trx.deleteFrom('password_resets').where('user_id', '=', used.user_id).where('token_hash', '!=', tokenHash).execute();
       return (await trx.selectFrom('users').selectAll().where('id', '=', used.user_id).executeTakeFirst()) ?? null;
     });

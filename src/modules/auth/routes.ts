@@ -10,6 +10,7 @@ import { AuthInfo, LoginBody, LoginFailure, LoginResponse, RegisterBody, StatusR
 
 export function authRoutes(app: App, services: Services) {
   const { auth, config } = services;
+  app.addHook('onClose', () => services.accountMail.drain());
   app.addSchema(AuthInfo);
   app.addSchema(LoginResponse);
   app.addSchema(LoginFailure);
@@ -41,13 +42,16 @@ export function authRoutes(app: App, services: Services) {
         tags: ['auth'],
         operationId: 'register',
         summary: 'Create an account; the phone is verified next (status phone_not_verified)',
-        description: 'Creates the account and signs it in (the `token` cookie is written). The answer has status `phone_not_verified`: POST /api/auth/verify/request next. Rate limited per IP.',
+        description:
+          'Creates the account and signs it in (the `token` cookie is written). The answer has status `phone_not_verified`: POST /api/auth/verify/request next. Rate limited per IP. ' +
+          'It does not tell whether an email has an account: for an email that already has one the answer looks the same (status 200, same fields, cookie), but nothing is created, its token authenticates nobody (401 on use), and the owner of the email is told by email that someone tried to sign up. Someone who already has an account signs in or resets the password instead.',
         body: RegisterBody,
-        response: { 200: Type.Ref('LoginResponse', { description: 'Signed in, phone not verified yet' }), ...errorResponses('email_taken', 'passwords_mismatch', 'rate_limited') },
+        response: { 200: Type.Ref('LoginResponse', { description: 'Signed in, phone not verified yet' }), ...errorResponses('passwords_mismatch', 'rate_limited') },
       },
     },
     async (request, reply) => {
-      const session = await auth.register(request.body, metaOf(request));
+      const { session, notice } = await auth.register(request.body, metaOf(request));
+      notice.catch((err) => request.log.error({ err }, 'sign-up notice email could not be sent'));
       writeSessionCookie(reply, config, session);
       return sessionBody(session);
     },

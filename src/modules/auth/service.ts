@@ -7,6 +7,8 @@ import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import type { AuditLog, RequestMeta } from '../platform/audit.js';
 import type { RateLimiter } from '../platform/rate-limiter.js';
+import type { BackgroundMail } from './account-mail.js';
+import { newId } from '../../lib/ids.js';
 import { PASSWORD_MAX, PASSWORD_MIN, type PasswordHasher } from './passwords.js';
 import { type UserRow, type UserStore, newUserRow } from './store.js';
 import type { TokenService } from './tokens.js';
@@ -80,6 +82,7 @@ export class AuthService {
     private readonly users: UserStore,
     private readonly tokens: TokenService,
     private readonly passwords: PasswordHasher,
+    private readonly mail: BackgroundMail,
     private readonly limiter: RateLimiter,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
@@ -110,7 +113,16 @@ export class AuthService {
     return result;
   }
 
-  async register(input: RegisterInput, meta: RequestMeta): Promise<SessionResult> {
+  /**
+   * Creates the account and signs it in. An email that already has an account
+   * gets the same answer (status, body shape, cookie, about the same time: the
+   * password is hashed in both paths), built around a token that authenticates
+   * nobody; nothing is created or changed, and the owner is emailed that
+   * someone tried to sign up with the address. `notice` settles when that
+   * email is sent (or failed), for the caller to log; it is already settled
+   * for new accounts.
+   */
+  async register(input: RegisterInput, meta: RequestMeta): Promise<{ session: SessionResult; notice: Promise<void> }> {
     await this.limiter.consume(`register:ip:${meta.ip}`, this.config.rateLimits.registerPerIp);
     const email = normalizeEmail(input.email);
     const phone = normalizePhone(input.phone);
@@ -120,12 +132,38 @@ export class AuthService {
       { email, firstName: (input.firstName ?? '').trim(), lastName: (input.lastName ?? '').trim(), phone, passwordHash: await this.passwords.hash(input.password) },
       this.clock.now(),
     );
-    if (!(await this.users.insert(user))) {
-      await this.audit.record({ userId: null, action: 'register', success: false, meta, detail: { reason: 'email_taken' } });
-      throw new AppError('email_taken', 'an account with this email already exists');
+    if (await this.users.insert(user)) {
+      await this.audit.record({ userId: user.id, action: 'register', success: true, meta });
+      return { session: await this.startSession(user, { remember: input.remember }), notice: Promise.resolve() };
     }
-    await this.audit.record({ userId: user.id, action: 'register', success: true, meta });
-    return this.startSession(user, { remember: input.remember });
+    await this.audit.record({ userId: null, action: 'register', success: false, meta, detail: { email, reason: 'email_taken' } });
+    const notice = this.mail.run(() => this.sendSignUpNotice(email));
+    // The answer a new account would get, for a user id that does not exist: its token is
+    // signed like any other and answers 401 wherever it is used.
+    const decoy = { ...user, id: newId() };
+    return { session: await this.startSession(decoy, { remember: input.remember }), notice };
+  }
+
+  /** Tells the owner of `email` that someone tried to sign up with it (a few per hour at most, so it cannot be used to flood them). */
+  private async sendSignUpNotice(email: string): Promise<void> {
+    const owner = await this.users.findByEmail(email);
+    if (!owner) return;
+    try {
+      await this.limiter.consume(`signup-notice:email:${email}`, this.config.rateLimits.signupNoticePerEmail);
+    } catch {
+      return;
+    }
+    const resetUrl = `${this.config.publicUrl}/reset-password`;
+    await this.mail.send({
+      to: owner.email,
+      subject: 'Someone tried to sign up with your email',
+      text:
+        `Someone tried to create a Workspace account with this email address, which already has an account.\n\n` +
+        `Nothing was created and nothing about your account changed.\n\n` +
+        `If it was you: sign in with your password instead. Forgot it? Reset it at ${resetUrl}\n\n` +
+        `If it was not you, you can ignore this email.\n`,
+      data: { reason: 'sign_up_existing_email', url: resetUrl },
+    });
   }
 
   /** Checks the credentials; wrong password and unknown email fail alike and take the same time. */

@@ -25,6 +25,8 @@ export interface DataServiceDeps {
   eventRecorder: EventRecorder;
   clock: Clock;
   objectContentLimitBytes: number;
+  /** Answer budget of a children listing (see ObjectService.listRelated). */
+  relatedPageBytes?: number;
   singleUse: SingleUseTokens;
 }
 
@@ -34,7 +36,7 @@ export function createDataServices(deps: DataServiceDeps) {
   const serviceKeys = new ServiceKeyring(store, secretBox, clock);
   const servers = new ServerService(store, serviceKeys, clock);
   const keys = new KeyService(store, servers, secretBox, eventRecorder, clock);
-  const objects = new ObjectService(store, eventRecorder, clock, deps.objectContentLimitBytes);
+  const objects = new ObjectService(store, eventRecorder, clock, deps.objectContentLimitBytes, deps.relatedPageBytes);
   const publish = new PublishService(store, eventRecorder, clock);
   const root = new RootService(store, serviceKeys, keys, eventRecorder, clock);
   const signedPayloads = new SignedPayloads(servers, serviceKeys, deps.singleUse, clock);

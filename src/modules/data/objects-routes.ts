@@ -109,12 +109,35 @@ export function objectRoutes(app: App, services: Services) {
         tags: ['data'],
         operationId: 'listRelatedObjects',
         summary: 'The children of an object (relatedId = id), oldest first, hex-encoded like GET',
-        description: 'Pages with `limit` and `after` (the id of the last child of the previous page); all children when `limit` is omitted.',
+        description:
+          'Pages with `limit` and `after` (the id of the last child of the previous page). A page holds at most `limit` children (1000 when omitted) and ends early rather than grow past about RELATED_PAGE_BYTES (16 MiB of JSON; hex doubles the ciphertext), though it always holds at least one child. ' +
+          'When more children may follow, the answer carries `X-Next-After` (the `after` of the next page) and a `Link: <…>; rel="next"` header; without them the listing is complete. Keep asking with `after` until they are absent.',
         params: IdParams,
         querystring: RelatedQuery,
-        response: { 200: ok(Type.Array(ObjectResponse), 'The children, oldest first', [exampleObject]), ...errorResponses('not_found') },
+        response: {
+          200: ok(
+            Type.Array(ObjectResponse, {
+              headers: {
+                'x-next-after': Type.String({ description: 'Present when more children may follow: pass it as `after` for the next page' }),
+                link: Type.String({ description: 'Present when more children may follow: `</api/objects/{id}/related?after=…&limit=…>; rel="next"`' }),
+              },
+            }),
+            'The children, oldest first (one page)',
+            [exampleObject],
+          ),
+          ...errorResponses('not_found'),
+        },
       },
     },
-    async (request) => objects.listRelated(request.auth!.userId, request.params.id, request.query),
+    async (request, reply) => {
+      const { id } = request.params;
+      const page = await objects.listRelated(request.auth!.userId, id, request.query);
+      if (page.next !== null) {
+        const query = new URLSearchParams({ after: page.next, ...(request.query.limit ? { limit: String(request.query.limit) } : {}) });
+        reply.header('x-next-after', page.next);
+        reply.header('link', `</api/objects/${encodeURIComponent(id)}/related?${query}>; rel="next"`);
+      }
+      return page.items;
+    },
   );
 }

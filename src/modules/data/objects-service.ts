@@ -32,6 +32,13 @@ export interface CiphertextBytes {
   iv: Buffer | null;
 }
 
+/** Children per page of GET /api/objects/{id}/related when `limit` is omitted (also the largest `limit`). */
+export const RELATED_DEFAULT_LIMIT = 1000;
+/** Default answer budget of one such page (RELATED_PAGE_BYTES). */
+export const RELATED_PAGE_BYTES = 16 * 1024 * 1024;
+/** Hex doubles the bytes; ids, key, version, metadata and dates add about 400. */
+const estimatedAnswerBytes = (ciphertextBytes: number) => 2 * ciphertextBytes + 400;
+
 /** An object as the service's own writers (connector ingestion) produce it. */
 export interface ObjectBytesInput extends CiphertextBytes {
   keyId: string;
@@ -49,6 +56,7 @@ export class ObjectService {
     private readonly events: EventRecorder,
     private readonly clock: Clock,
     private readonly contentLimitBytes: number,
+    private readonly relatedPageBytes = RELATED_PAGE_BYTES,
   ) {
     this.pgCreates = store.dialect === 'postgres' ? new Batcher((items) => this.writeCreates(items)) : null;
     this.reads = new Batcher((items) => this.readObjects(items));
@@ -203,16 +211,37 @@ export class ObjectService {
     return toObjectView(row);
   }
 
-  /** Children attached through relatedId, oldest first; `after` is the id of the last child already seen. */
-  async listRelated(userId: string, id: string, page: { limit?: number; after?: string } = {}): Promise<ObjectView[]> {
+  /**
+   * Children attached through relatedId, oldest first; `after` is the id of
+   * the last child already seen. A page holds at most `limit` children
+   * (RELATED_DEFAULT_LIMIT when omitted) and stops before the answer would
+   * pass the byte budget, though it always holds at least one child. The
+   * sizes are read first, so no ciphertext beyond the page is ever loaded.
+   * `next` is the cursor of the following page when there may be more.
+   */
+  async listRelated(userId: string, id: string, page: { limit?: number; after?: string } = {}): Promise<{ items: ObjectView[]; next: string | null }> {
     if (!(await this.store.objects.find(userId, id))) throw notFound('object');
     let after: ObjectRow | undefined;
     if (page.after !== undefined) {
       after = await this.store.objects.find(userId, page.after);
       if (!after || after.related_id !== id) throw invalidInput('after must be the id of a child of this object');
     }
-    const rows = await this.store.objects.listChildren(userId, id, { limit: page.limit, after });
-    return rows.map(toObjectView);
+    const limit = page.limit ?? RELATED_DEFAULT_LIMIT;
+    // One more than the page, to know whether another page follows.
+    const sizes = await this.store.objects.listChildSizes(userId, id, { limit: limit + 1, after });
+    const chosen: string[] = [];
+    let budget = this.relatedPageBytes;
+    for (const child of sizes.slice(0, limit)) {
+      const weight = estimatedAnswerBytes(Number(child.bytes));
+      if (chosen.length > 0 && weight > budget) break;
+      chosen.push(child.id);
+      budget -= weight;
+    }
+    const found = new Map((await this.store.objects.findManyById(chosen)).map((row) => [row.id, row]));
+    // A child deleted or moved between the two reads is left out.
+    const rows = chosen.map((childId) => found.get(childId)).filter((row): row is ObjectRow => row !== undefined && row.user_id === userId && row.related_id === id);
+    const more = chosen.length < sizes.length;
+    return { items: rows.map(toObjectView), next: more && rows.length > 0 ? rows[rows.length - 1].id : null };
   }
 
   /**

@@ -156,6 +156,27 @@ export class ObjectStore {
     return q.execute();
   }
 
+  /**
+   * Ids and ciphertext sizes of the user's children of `parentId`, oldest
+   * first, after a cursor row (exclusive): what a page will weigh, without
+   * reading any ciphertext (SQLite and PostgreSQL take a blob's length from
+   * its header, not its bytes).
+   */
+  listChildSizes(userId: string, parentId: string, options: { limit: number; after?: { created_at: number; id: string } }) {
+    let q = this.db
+      .selectFrom('objects')
+      .select((eb) => ['id', sql<number>`length(${eb.ref('content')}) + length(${eb.ref('auth_tag')}) + coalesce(length(${eb.ref('iv')}), 0)`.as('bytes')])
+      .where('related_id', '=', parentId)
+      .where('user_id', '=', userId)
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc');
+    const after = options.after;
+    if (after) {
+      q = q.where((eb) => eb.or([eb('created_at', '>', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '>', after.id)])]));
+    }
+    return q.limit(options.limit).execute();
+  }
+
   /** The user's store containers (children of the root). */
   listStores(userId: string) {
     return this.db.selectFrom('objects').select(['id', 'store', 'key_id']).where('user_id', '=', userId).where('kind', '=', sql.lit('store')).execute();

@@ -114,7 +114,7 @@ export const IfMatchHeaders = Type.Object({
 });
 
 export const RelatedQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'At most this many children; all when omitted' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'At most this many children (default 1000); a page may end earlier to stay within the byte budget' })),
   after: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Id of the last child of the previous page' })),
 });
 

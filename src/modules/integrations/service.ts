@@ -70,10 +70,9 @@ export class IntegrationService {
     if (!template) throw invalidInput(`data needs the event type under one of ${TEMPLATE_ALIASES.join(', ')}`);
 
     const user = await this.scheduling.currentUser(token);
-    const eventTypes = await this.scheduling.listEventTypes(token, user.uri);
-    const eventType = findEventType(eventTypes, template);
+    const eventType = await this.scheduling.findEventType(token, user, template);
     if (!eventType) {
-      const known = eventTypes.map((t) => t.slug).join(', ') || 'none';
+      const known = (await this.scheduling.listEventTypes(token, user.uri)).map((t) => t.slug).join(', ') || 'none';
       throw invalidInput(`event type "${template}" is not one of this account's event types (${known})`);
     }
 
@@ -192,26 +191,6 @@ function firstOf(data: Record<string, string>, names: readonly string[]): string
     if (value) return value;
   }
   return null;
-}
-
-const normalizeUrl = (value: string): string | null => {
-  try {
-    const url = new URL(value);
-    return `${url.protocol}//${url.host.toLowerCase()}${url.pathname.replace(/\/+$/, '')}`;
-  } catch {
-    return null;
-  }
-};
-
-/** By scheduling URL or API uri, else by slug (the URL's last path segment, or the value itself). */
-export function findEventType(types: readonly EventType[], ref: string): EventType | null {
-  const url = /^https?:\/\//i.test(ref) ? normalizeUrl(ref) : null;
-  if (url) {
-    const exact = types.find((t) => normalizeUrl(t.schedulingUrl) === url || normalizeUrl(t.uri) === url);
-    if (exact) return exact;
-  }
-  const slug = (url ? url.split('/').pop() ?? '' : ref).toLowerCase();
-  return types.find((t) => t.slug.toLowerCase() === slug) ?? null;
 }
 
 /** typebox/value is loaded on the first call (about 80 ms and 10 MB at start-up otherwise). */

@@ -1,5 +1,6 @@
 // GET /api/sandbox/outbox: what the sandbox providers would have sent. Mounted
-// only while a sandbox provider is active and never in production.
+// only while a sandbox provider is active and never in production (not even
+// with ALLOW_SANDBOX=1): it answers without credentials and holds secrets.
 import { Type } from 'typebox';
 import { ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
@@ -32,7 +33,9 @@ export function sandboxRoutes(app: App, services: Services) {
         tags: ['sandbox'],
         operationId: 'listSandboxOutbox',
         summary: 'Messages the sandbox SMS and email providers would have sent, newest first',
-        description: 'Present only while a sandbox provider is active and NODE_ENV is not production, so a walkthrough or test can read the code or link a real user would receive. No credentials.',
+        description:
+          'Present only while a sandbox provider is active and NODE_ENV is not production (never in production, even with ALLOW_SANDBOX=1), so a walkthrough or test can read the code or link a real user would receive. No credentials. ' +
+          '**It holds secrets**: phone verification codes, password reset tokens and links, temporary-session codes. Anyone who can reach this route can read them and take over the accounts they belong to, so never let anyone but yourself reach a server that runs with sandbox providers.',
         querystring: Type.Object({
           to: Type.Optional(Type.String({ description: 'Only messages to this phone number or email address' })),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'At most this many messages (default 50)' })),

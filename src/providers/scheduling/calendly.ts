@@ -5,6 +5,7 @@
 import { AppError } from '../../http/errors.js';
 import { bufferResponse, createOperatorHttp } from '../../lib/outbound-http.js';
 import type { AvailableSlot, BookingLink, EventType, SchedulingProvider, SchedulingUser } from './interface.js';
+import { matchEventType } from './match.js';
 
 const MAX_EVENT_TYPE_PAGES = 20;
 
@@ -23,6 +24,10 @@ export class CalendlySchedulingProvider implements SchedulingProvider {
     const uri = str(resource.uri);
     if (!uri) throw new AppError('provider_error', 'Calendly answered /users/me without a user uri');
     return { uri, name: str(resource.name), schedulingUrl: str(resource.scheduling_url), timezone: str(resource.timezone) };
+  }
+
+  async findEventType(token: string, user: SchedulingUser, ref: string): Promise<EventType | null> {
+    return matchEventType(await this.listEventTypes(token, user.uri), ref);
   }
 
   async listEventTypes(token: string, userUri: string): Promise<EventType[]> {

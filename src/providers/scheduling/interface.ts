@@ -37,6 +37,8 @@ export interface SchedulingProvider {
   currentUser(token: string): Promise<SchedulingUser>;
   /** The user's event types (every page). */
   listEventTypes(token: string, userUri: string): Promise<EventType[]>;
+  /** The user's event type that `ref` names (scheduling URL, API uri or slug); null when the user has none such. */
+  findEventType(token: string, user: SchedulingUser, ref: string): Promise<EventType | null>;
   /** Open start times of an event type between two instants (at most 7 days apart, in the future). */
   availableTimes(token: string, eventTypeUri: string, start: Date, end: Date): Promise<AvailableSlot[]>;
   /** A single-use booking link for the event type. */

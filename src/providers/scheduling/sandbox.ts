@@ -1,13 +1,18 @@
 // Offline stand-in for Calendly with the same rules: a token beginning with
 // "invalid" is refused (so refusals can be tried), every other token owns a
-// consistent sandbox user (derived from the token) with three event types
-// (15min, 30min, 60min). Available times are weekday slots, 09:00–17:00 UTC,
+// consistent sandbox user (derived from the token). Its listing shows three
+// event types (15min, 30min, 60min), but any event type named by URL or slug
+// is accepted (DESIGN "Integrations": an event type derived from the URL), so
+// a real account's URL such as https://calendly.com/acme-sales/30min-intro
+// works offline; only slugs beginning with "invalid" (so unknown event types
+// can be tried) and references that name no slug are refused. Available times are weekday slots, 09:00–17:00 UTC,
 // the same for the same event type and day on every instance; booking links
 // are single-use-looking links under the reserved .invalid domain, so nothing
 // ever leaves the machine.
 import { createHash, randomBytes } from 'node:crypto';
 import { AppError } from '../../http/errors.js';
 import type { AvailableSlot, BookingLink, EventType, SchedulingProvider, SchedulingUser } from './interface.js';
+import { matchEventType, normalizeUrl, slugOf } from './match.js';
 
 export const SANDBOX_SCHEDULING_HOST = 'https://calendly.sandbox.invalid';
 const API = 'https://api.calendly.sandbox.invalid';
@@ -16,6 +21,19 @@ const EVENT_TYPES = [
   { slug: '30min', name: '30 Minute Meeting', duration: 30 },
   { slug: '60min', name: '60 Minute Meeting', duration: 60 },
 ];
+
+/** "30min-intro" → "30min Intro". */
+const nameOf = (slug: string) =>
+  slug
+    .split(/[-_]+/)
+    .filter(Boolean)
+    .map((w) => w[0].toUpperCase() + w.slice(1))
+    .join(' ');
+/** Minutes named in a slug ("45min-call", "90-min"), else 30. */
+const durationOf = (slug: string) => {
+  const minutes = /(\d{1,3})-?min/.exec(slug);
+  return minutes ? Number(minutes[1]) : 30;
+};
 
 const digest = (value: string, length = 12) => createHash('sha256').update(value).digest('hex').slice(0, length);
 
@@ -40,6 +58,26 @@ export class SandboxSchedulingProvider implements SchedulingProvider {
       durationMinutes: t.duration,
       active: true,
     }));
+  }
+
+  async findEventType(token: string, user: SchedulingUser, ref: string): Promise<EventType | null> {
+    const own = await this.currentUser(token);
+    if (own.uri !== user.uri) return null;
+    const url = /^https?:\/\//i.test(ref) ? normalizeUrl(ref) : null;
+    const slug = slugOf(ref);
+    // Calendly slugs: lower-case letters, digits, dashes (underscores seen in old links).
+    if (!/^[a-z0-9][a-z0-9_-]{0,99}$/.test(slug) || slug.startsWith('invalid')) return null;
+    const listed = matchEventType(await this.listEventTypes(token, own.uri), ref);
+    const base = listed ?? {
+      uri: `${API}/event_types/${digest(`${own.uri}/${slug}`)}`,
+      name: nameOf(slug),
+      slug,
+      schedulingUrl: `${own.schedulingUrl}/${slug}`,
+      durationMinutes: durationOf(slug),
+      active: true,
+    };
+    // Named by URL: that URL is the event type's page, as it is at Calendly.
+    return url ? { ...base, schedulingUrl: url } : base;
   }
 
   async availableTimes(token: string, eventTypeUri: string, start: Date, end: Date): Promise<AvailableSlot[]> {

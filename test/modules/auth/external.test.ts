@@ -47,15 +47,36 @@ let counter = 0;
 /** A fresh account id at the provider (ids are typed into its login form and become `sub`). */
 const newLogin = (prefix: string) => `${prefix}-${process.pid}-${++counter}`;
 
-const init = (slug: string, options: { returnTo?: string; token?: string } = {}) =>
-  t.app.inject({
+/**
+ * The cookies of the one browser these tests play: /init sets the flow's state cookie, the
+ * callback sends it back (as a browser would to the cookie's path) and clears it.
+ */
+const browser = new Map<string, string>();
+function keepCookies(res: { cookies: Array<{ name: string; value: string; maxAge?: number; expires?: Date }> }) {
+  for (const c of res.cookies) {
+    if (c.maxAge === 0 || (c.expires && c.expires.getTime() <= Date.now()) || c.value === '') browser.delete(c.name);
+    else browser.set(c.name, c.value);
+  }
+}
+const cookieHeader = (jar: Map<string, string>) => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+
+async function init(slug: string, options: { returnTo?: string; token?: string } = {}) {
+  const res = await t.app.inject({
     method: 'GET',
     url: `/api/auth/external/${slug}/init`,
     query: options.returnTo === undefined ? {} : { returnTo: options.returnTo },
     headers: options.token ? bearer(options.token) : {},
   });
+  keepCookies(res);
+  return res;
+}
 
-const callback = (slug: string, search: string) => t.app.inject({ method: 'GET', url: `/api/auth/external/${slug}/redirect${search}` });
+/** The callback as the browser opens it; `jar` replaces this browser's cookies (another browser). */
+async function callback(slug: string, search: string, jar: Map<string, string> = browser) {
+  const res = await t.app.inject({ method: 'GET', url: `/api/auth/external/${slug}/redirect${search}`, headers: jar.size ? { cookie: cookieHeader(jar) } : {} });
+  if (jar === browser) keepCookies(res);
+  return res;
+}
 
 /** init → provider login and consent → the callback URL the provider sends the browser to. */
 async function authorize(slug: string, login: string, options: { returnTo?: string; token?: string; deny?: boolean } = {}): Promise<URL> {
@@ -233,24 +254,72 @@ describe('existing accounts and attach', () => {
     expect(await auditActions(other.id)).toContain('external.link:0');
   });
 
-  it('refuses an email that matches an account when the provider has not verified it (409), and creates nothing', async () => {
+  it('refuses an email the provider has not verified (400 email_not_verified), before looking at accounts, and creates nothing', async () => {
     const user = await registerUser(t);
-    const login = newLogin('unverified');
-    acme.accounts.set(login, { email: user.email, email_verified: false, given_name: 'Mallory' });
-    const res = await signIn('acme', login);
-    expect(res.statusCode).toBe(409);
-    expect(res.json().code).toBe('identity_conflict');
-    expect(await identitiesOf(user.id)).toHaveLength(0);
+    for (const claims of [
+      { email: user.email, email_verified: false, given_name: 'Mallory' },
+      { email: user.email, given_name: 'Mallory' }, // email_verified absent
+    ]) {
+      const login = newLogin('unverified');
+      acme.accounts.set(login, claims);
+      const res = await signIn('acme', login);
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json().code).toBe('email_not_verified');
+      expect(await identitiesOf(user.id)).toHaveLength(0);
+    }
   });
 
-  it('links a verified email to the existing account and signs it in', async () => {
+  it('never creates an account for an email the provider has not verified (false or absent)', async () => {
+    for (const verified of [false, undefined]) {
+      const login = newLogin('newunverified');
+      acme.accounts.set(login, { email: `${login}@example.test`, ...(verified === undefined ? {} : { email_verified: verified }), given_name: 'Eve' });
+      const res = await signIn('acme', login);
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json().code).toBe('email_not_verified');
+      expect(await t.database.db.selectFrom('users').select('id').where('email', '=', `${login}@example.test`).execute()).toHaveLength(0);
+      expect(await t.database.db.selectFrom('external_identities').select('id').where('subject', '=', login).execute()).toHaveLength(0);
+    }
+  });
+
+  it('never links a verified email to an existing password account (409 account_exists); after signing in with the password, attach works', async () => {
     const user = await registerUser(t);
     const login = newLogin('verified');
     acme.accounts.set(login, { email: user.email.toUpperCase(), email_verified: true });
     const res = await signIn('acme', login);
-    expect(res.statusCode, res.body).toBe(200);
-    expect(res.json().auth.id).toBe(user.id);
-    expect(await identitiesOf(user.id)).toMatchObject([{ subject: login }]);
+    expect(res.statusCode, res.body).toBe(409);
+    expect(res.json().code).toBe('account_exists');
+    expect(res.json().message).toContain('password');
+    expect(res.json().token).toBeUndefined();
+    expect(res.cookies.find((c) => c.name === 'token')).toBeUndefined();
+    expect(await identitiesOf(user.id)).toHaveLength(0);
+    expect(await auditActions(user.id)).toContain('external.link:0');
+
+    // With returnTo the browser goes back with error=account_exists, so the client can offer "sign in, then link".
+    const cb = await authorize('acme', login, { returnTo: `${APP_ORIGIN}/done` });
+    const redirected = await callback('acme', cb.search);
+    const token = new URL(redirected.headers.location as string).searchParams.get('externalToken')!;
+    const completed = await t.app.inject({ method: 'GET', url: `/api/auth/external/register/${token}` });
+    expect(completed.statusCode).toBe(409);
+    expect(completed.json().code).toBe('account_exists');
+
+    // The owner signs in with the password and attaches the provider from that session.
+    const session = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: user.password, remember: false } });
+    const attached = await signIn('acme', login, { token: session.json().token });
+    expect(attached.statusCode, attached.body).toBe(200);
+    expect(attached.json().auth.id).toBe(user.id);
+    expect((await signIn('acme', login)).json().auth.id).toBe(user.id);
+  });
+
+  it('never links to an account created through another provider either (no silent takeover by email)', async () => {
+    const first = newLogin('first');
+    acme.accounts.set(first, { email: `${first}@shared.test`, email_verified: true });
+    const owner = (await signIn('acme', first)).json().auth.id as string;
+    const second = newLogin('second');
+    thin.accounts.set(second, { email: `${first}@shared.test`, email_verified: true });
+    const res = await signIn('thin', second);
+    expect(res.statusCode, res.body).toBe(409);
+    expect(res.json().code).toBe('account_exists');
+    expect(await identitiesOf(owner)).toHaveLength(1);
   });
 });
 
@@ -306,10 +375,51 @@ describe('returnTo and the registration token', () => {
 });
 
 describe('state', () => {
+  it('is bound to the browser that started the flow: /init sets an HttpOnly state cookie for the callback only', async () => {
+    const started = await init('acme');
+    const state = new URL(started.json().url).searchParams.get('state')!;
+    const cookie = started.cookies.find((c) => c.name === 'external_state_acme');
+    expect(cookie).toMatchObject({ value: state, httpOnly: true, sameSite: 'Lax', path: '/api/auth/external/acme/redirect', maxAge: 600 });
+  });
+
+  it('with redirect=true, /init sends the browser to the provider itself (302) and sets the same cookie', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/auth/external/acme/init?redirect=true' });
+    expect(res.statusCode).toBe(302);
+    const location = new URL(res.headers.location as string);
+    expect(location.origin).toBe(acme.issuer);
+    expect(res.cookies.find((c) => c.name === 'external_state_acme')?.value).toBe(location.searchParams.get('state'));
+  });
+
+  it('refuses a callback opened in another browser (no state cookie, or another flow’s), and leaves the flow usable by its own browser', async () => {
+    const cb = await authorize('acme', newLogin('elsewhere'));
+    const state = cb.searchParams.get('state')!;
+    const stranger = await callback('acme', cb.search, new Map());
+    expect(stranger.statusCode).toBe(400);
+    expect(stranger.json().code).toBe('invalid_token');
+    expect(stranger.json().message).toContain('browser');
+    expect(stranger.json().token).toBeUndefined();
+    const wrongCookie = await callback('acme', cb.search, new Map([['external_state_acme', 'another-flows-state']]));
+    expect(wrongCookie.statusCode).toBe(400);
+    expect(await t.database.db.selectFrom('oauth_states').select('state').where('state', '=', state).execute()).toHaveLength(1);
+
+    // The browser that started it completes it, and its state cookie is cleared.
+    const own = await callback('acme', cb.search);
+    expect(own.statusCode, own.body).toBe(200);
+    expect(own.cookies.find((c) => c.name === 'external_state_acme')?.value).toBe('');
+  });
+
+  it('refuses a callback without the cookie even with returnTo: no redirect carrying a token', async () => {
+    const cb = await authorize('acme', newLogin('csrf'), { returnTo: `${APP_ORIGIN}/done` });
+    const res = await callback('acme', cb.search, new Map());
+    expect(res.statusCode).toBe(400);
+    expect(res.headers.location).toBeUndefined();
+  });
+
   it('is single use: replaying a callback is 400 invalid_token', async () => {
     const cb = await authorize('acme', newLogin('replay'));
     expect((await callback('acme', cb.search)).statusCode).toBe(200);
-    const replay = await callback('acme', cb.search);
+    // Even with the state cookie still in hand.
+    const replay = await callback('acme', cb.search, new Map([['external_state_acme', cb.searchParams.get('state')!]]));
     expect(replay.statusCode).toBe(400);
     expect(replay.json().code).toBe('invalid_token');
   });

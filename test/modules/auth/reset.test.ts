@@ -171,6 +171,27 @@ describe('POST /api/auth/reset-password/submit', () => {
     expect(await actions(user.id)).toContain('password.reset:1');
   });
 
+  it('deletes every API key of the account: an old key answers 401 afterwards, old session too; the email says so', async () => {
+    const user = await createVerifiedUser(t);
+    const created = await t.app.inject({ method: 'PUT', url: '/api/api-keys', headers: bearer(user.token), payload: { name: 'ci' } });
+    expect(created.statusCode).toBe(200);
+    const key = created.json().key as string;
+    // The key works (and its lookup is now cached) before the reset.
+    expect((await getAuth(key)).statusCode).toBe(200);
+
+    const token = await resetToken(user);
+    const [mail] = await emailsTo(user.email);
+    expect(mail.body).toContain('deletes all of its API keys');
+    const res = await submitReset(token, 'another new passphrase');
+    expect(res.statusCode).toBe(200);
+
+    expect((await getAuth(key)).statusCode).toBe(401);
+    expect((await getAuth(user.token)).statusCode).toBe(401);
+    const fresh = res.json().token as string;
+    expect((await t.app.inject({ method: 'GET', url: '/api/api-keys', headers: bearer(fresh) })).json()).toEqual([]);
+    expect(await t.database.db.selectFrom('api_keys').select('id').where('user_id', '=', user.id).execute()).toEqual([]);
+  });
+
   it('signs an unverified user in as phone_not_verified', async () => {
     const user = await registerUser(t);
     const res = await submitReset(await resetToken(user));

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { bearer, createVerifiedUser, registerUser } from '../../support/factories.js';
 
@@ -30,15 +30,74 @@ describe('register', () => {
     expect(user?.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
   });
 
-  it('refuses a duplicate email with 400', async () => {
-    const user = await registerUser(t);
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/api/auth/register',
-      payload: { email: user.email.toUpperCase(), phone: '+14155550101', password: 'abcdefgh', confirmPassword: 'abcdefgh' },
-    });
-    expect(res.statusCode).toBe(400);
-    expect(res.json()).toMatchObject({ code: 'email_taken', message: 'an account with this email already exists' });
+  it('answers an existing email like a new one (status, fields, cookie), creates and changes nothing, and emails the owner', async () => {
+    const owner = await registerUser(t);
+    const before = await t.services.users.findById(owner.id);
+    const payload = (email: string) => ({ firstName: 'Eve', lastName: 'Probe', email, phone: '+14155550101', password: 'abcdefgh', confirmPassword: 'abcdefgh' });
+    const fresh = await t.app.inject({ method: 'POST', url: '/api/auth/register', payload: payload(`fresh-${Date.now()}@example.com`) });
+    const taken = await t.app.inject({ method: 'POST', url: '/api/auth/register', payload: payload(owner.email.toUpperCase()) });
+
+    expect(taken.statusCode).toBe(fresh.statusCode);
+    expect(taken.statusCode).toBe(200);
+    const [a, b] = [fresh.json(), taken.json()];
+    expect(Object.keys(b).sort()).toEqual(Object.keys(a).sort());
+    expect(Object.keys(b.auth).sort()).toEqual(Object.keys(a.auth).sort());
+    expect(b).toMatchObject({ status: 'phone_not_verified', auth: { email: owner.email, firstName: 'Eve', lastName: 'Probe', phoneVerified: false } });
+    expect(b.token.split('.')).toHaveLength(3);
+    expect(b.auth.id).not.toBe(owner.id);
+    const cookieOf = (res: typeof fresh) => {
+      const c = res.cookies.find((x) => x.name === 'token')!;
+      return { httpOnly: c.httpOnly, sameSite: c.sameSite, maxAge: c.maxAge, path: c.path };
+    };
+    expect(cookieOf(taken)).toEqual(cookieOf(fresh));
+    expect(Object.keys(taken.headers).sort()).toEqual(Object.keys(fresh.headers).sort());
+
+    // Nothing was created or changed; the decoy token authenticates nobody.
+    expect(await t.services.users.findById(owner.id)).toEqual(before);
+    expect(await t.database.db.selectFrom('users').select('id').where('email', '=', owner.email).execute()).toHaveLength(1);
+    expect((await t.app.inject({ method: 'GET', url: '/api/auth', headers: bearer(b.token) })).statusCode).toBe(401);
+    expect((await login(owner.email, owner.password)).json().status).toBe('phone_not_verified');
+
+    // The owner hears about it.
+    await t.services.accountMail.drain();
+    const mails = (await t.app.inject({ method: 'GET', url: `/api/sandbox/outbox?to=${encodeURIComponent(owner.email)}` })).json();
+    expect(mails).toHaveLength(1);
+    expect(mails[0]).toMatchObject({ channel: 'email', to: owner.email, subject: 'Someone tried to sign up with your email' });
+    expect(mails[0].body).toContain('Nothing was created');
+  });
+
+  it('hashes the password for an existing email too, and takes about as long as a real sign-up', async () => {
+    const owner = await registerUser(t);
+    const hash = vi.spyOn(t.services.passwords, 'hash');
+    const timed = async (email: string) => {
+      const started = performance.now();
+      const res = await t.app.inject({ method: 'POST', url: '/api/auth/register', payload: { email, phone: '+14155550103', password: 'abcdefgh', confirmPassword: 'abcdefgh' } });
+      expect(res.statusCode).toBe(200);
+      return performance.now() - started;
+    };
+    const fresh: number[] = [];
+    const taken: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      fresh.push(await timed(`timing-${i}-${Date.now()}@example.com`));
+      taken.push(await timed(owner.email));
+    }
+    expect(hash).toHaveBeenCalledTimes(10);
+    hash.mockRestore();
+    const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[2];
+    // Both are dominated by argon2id (tens of ms); a missing hash would make one path several times faster.
+    expect(median(taken) / median(fresh)).toBeGreaterThan(0.5);
+    expect(median(taken) / median(fresh)).toBeLessThan(2);
+  });
+
+  it('sends at most signupNoticePerEmail notices to one address, still answering 200 to every attempt', async () => {
+    const owner = await registerUser(t);
+    for (let i = 0; i < 5; i++) {
+      const res = await t.app.inject({ method: 'POST', url: '/api/auth/register', payload: { email: owner.email, phone: '+14155550104', password: 'abcdefgh', confirmPassword: 'abcdefgh' } });
+      expect(res.statusCode).toBe(200);
+    }
+    await t.services.accountMail.drain();
+    const mails = (await t.app.inject({ method: 'GET', url: `/api/sandbox/outbox?to=${encodeURIComponent(owner.email)}` })).json();
+    expect(mails).toHaveLength(t.config.rateLimits.signupNoticePerEmail.limit);
   });
 
   it.each([

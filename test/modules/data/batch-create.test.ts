@@ -26,7 +26,11 @@ describe('createChildrenFromBytes', () => {
     const views = await t.services.data.objects.createChildrenFromBytes(user.id, { keyId, relatedId: parent.id }, items);
     expect(views).toHaveLength(1203);
     expect(new Set(views.map((v) => v.id)).size).toBe(1203);
-    const listed = (await api.get(`/api/objects/${parent.id}/related`)).json() as Array<{ id: string; content: string; auth_tag: string; iv: string; keyId: string; version: number }>;
+    // Two pages (at most 1000 children each): follow X-Next-After.
+    const first = await api.get(`/api/objects/${parent.id}/related`);
+    const second = await api.get(`/api/objects/${parent.id}/related?after=${first.headers['x-next-after']}`);
+    expect(second.headers['x-next-after']).toBeUndefined();
+    const listed = [...first.json(), ...second.json()] as Array<{ id: string; content: string; auth_tag: string; iv: string; keyId: string; version: number }>;
     expect(listed.map((o) => o.id).sort()).toEqual(views.map((v) => v.id).sort());
     const byId = new Map(listed.map((o) => [o.id, o]));
     views.forEach((view, i) => {
