@@ -109,7 +109,7 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
     report: (...args) => report()(...args),
     setOutcome,
   });
-  const views = new CallViews(store, deps.data.records, (userId, objectId) => deps.data.objects.listRelated(userId, objectId, { limit: 1 }));
+  const views = new CallViews(store, deps.data.records, async (userId, objectId) => (await deps.data.objects.listRelated(userId, objectId, { limit: 1 })).items);
   return {
     store,
     views,
