@@ -53,6 +53,7 @@ import { generateWebhookSecret } from './lib/standard-webhooks.js';
 import { createWebhookServices } from './modules/webhooks/create-services.js';
 import { createCallServices, createCallSessionServices } from './modules/calls/create-services.js';
 import { createVoiceServices } from './modules/calls/voice-services.js';
+import { InboundCalls } from './modules/calls/inbound-calls.js';
 import { createPocketsphinxSpeechToText } from './providers/speech-to-text/pocketsphinx.js';
 import { createVoiceToolServices } from './modules/calls/voice-tools.js';
 import { type VoiceAgentProviders, createVoiceAgentProviders } from './providers/voice-agent.js';
@@ -157,6 +158,20 @@ export function createServices(deps: ServiceDeps) {
   // The built-in voice agent carries calls when Twilio can place them, unless an external audio server is configured.
   if (voice.carrier && !config.audio.url && !deps.providers?.audio) providers.audio = voice.carrier;
   const calls = createCallServices({ db, dialect: database.dialect, eventRecorder, webhooks: webhooks.webhooks, audio: providers.audio, data, billing: billingAccount, pricing: callPricing(config, billingCatalog), clock, audioSecret, publicUrl: config.publicUrl });
+  const inboundCalls = new InboundCalls({
+    providers: providers.telephony,
+    publicUrl: config.publicUrl,
+    clock,
+    route: (numberId) => telephony.inbound.routeFor(numberId),
+    records: data.records,
+    personas: personas.personas,
+    integrations: integrations.integrations,
+    calls: calls.calls,
+    store: voice.store,
+    tokens: voice.tokens,
+    secretBox,
+    report: (...args) => calls.calls.report(...args),
+  });
   const callSessions = createCallSessionServices({ signedPayloads: data.signedPayloads, calls: calls.calls, numbers: telephony.numbers, knowledge: knowledge.knowledge, integrations: integrations.integrations, personas: personas.personas, webhooks: webhooks.webhooks });
   const temporarySessions = createTemporarySessionServices({
     db,
@@ -198,7 +213,7 @@ export function createServices(deps: ServiceDeps) {
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, singleUse, providers, users, tokens, passwords, apiKeys, authenticator, accountMail, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls, callSessions, temporarySessions, voice };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, singleUse, providers, users, tokens, passwords, apiKeys, authenticator, accountMail, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls, callSessions, temporarySessions, voice, inboundCalls };
 }
 
 export type Services = ReturnType<typeof createServices>;

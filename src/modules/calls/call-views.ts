@@ -65,7 +65,11 @@ export class CallViews {
     const view: CallView = listItem(row);
     if (row.record_object_id) {
       const record = JSON.parse((await this.records.read(userId, 'calls', row.record_object_id)).toString('utf8')) as { transcript?: unknown[]; toolCalls?: unknown[] };
-      view.transcript = record.transcript ?? [];
+      // Records of external audio servers (and the timer sandbox) name the other party `contact`.
+      view.transcript = (record.transcript ?? []).map((line) => {
+        const l = line as { role?: string };
+        return l.role === 'contact' ? { ...l, role: 'caller' } : line;
+      });
       if (record.toolCalls) view.toolCalls = record.toolCalls;
       if ((await this.listChildren(userId, row.record_object_id)).length) view.recordingUrl = `/api/calls/${id}/recording`;
     }

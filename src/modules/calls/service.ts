@@ -178,6 +178,43 @@ export class CallService {
     return { sessionId: id };
   }
 
+  /**
+   * A call that reached one of the user's numbers (the voice agent answers
+   * it): the session is recorded as `ringing` with the carrier's call id, and
+   * charged like an outbound call at the number's country's inbound rate. A
+   * refusal (no money, too many calls) is returned, not thrown: the caller is
+   * told so in speech, and the session is ended `failed` by the caller of this.
+   */
+  async openInbound(userId: string, call: AssembledCall, providerCallId: string, options: { /** Refused already (e.g. no configuration): recorded, not charged. */ refused?: boolean } = {}): Promise<{ sessionId: string; call: AssembledCall; refusal: { reason: string; message: string } | null }> {
+    const { charges, clock } = this.deps;
+    const now = clock.now();
+    const id = newId(now);
+    let refusal: { reason: string; message: string } | null = null;
+    if (charges && !options.refused) {
+      const authorized = await charges.authorizeCall(userId, { ref: id, direction: 'inbound', number: call.to, maxDurationSeconds: call.maxDurationSeconds });
+      if (authorized.ok) call = { ...call, maxDurationSeconds: authorized.maxDurationSeconds };
+      else refusal = { reason: authorized.reason, message: authorized.message };
+    }
+    const summary = { to: call.to, from: call.from, agent: call.agent, contact: call.contact, voice: call.voice };
+    const row: CallSessionsTable = {
+      id,
+      user_id: userId,
+      direction: 'inbound',
+      status: 'created',
+      webhook_url: null,
+      summary: JSON.stringify(summary),
+      provider_call_id: providerCallId,
+      duration_seconds: null,
+      finished_at: null,
+      record_object_id: null,
+      created_at: now,
+      updated_at: now,
+    };
+    if (refusal || options.refused) await this.deps.store.insertSession(row);
+    else await this.insertCharged(id, row);
+    return { sessionId: id, call, refusal };
+  }
+
   /** Inserts a session whose call was authorized; when that fails, its charge is closed again (hold returned). */
   private async insertCharged(id: string, row: CallSessionsTable): Promise<void> {
     try {

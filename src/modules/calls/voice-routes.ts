@@ -8,6 +8,7 @@ import type { App } from '../../http/types.js';
 import { type SignedParams, formParams } from '../../providers/telephony/twilio-signature.js';
 import { TwilioTransport } from '../voice/transport.js';
 import { dialTwiml, hangUpTwiml } from './twiml.js';
+import type { InboundCalls } from './inbound-calls.js';
 import type { VoiceServices } from './voice-services.js';
 
 const TwilioForm = Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]), {
@@ -20,8 +21,8 @@ const TranscriptLine = Type.Object(
   {
     role: Type.Union([Type.Literal('agent'), Type.Literal('caller')]),
     text: Type.String(),
-    startMs: Type.Number({ description: 'ms since the call was answered' }),
-    endMs: Type.Number(),
+    startMs: Type.Optional(Type.Number({ description: 'ms since the call was answered (absent for calls of an external audio server or the timer sandbox)' })),
+    endMs: Type.Optional(Type.Number()),
     interrupted: Type.Optional(Type.Boolean({ description: 'An agent line cut by the caller: its text is what was heard' })),
     recognised: Type.Optional(Type.Boolean({ description: 'false: not recognised from audio (no recogniser, or the sandbox caller\'s own words)' })),
     latency: Type.Optional(Latency),
@@ -64,7 +65,7 @@ const exampleCall = {
   durationSeconds: 56,
 };
 
-export function voiceRoutes(app: App, voice: VoiceServices) {
+export function voiceRoutes(app: App, voice: VoiceServices, inbound: InboundCalls) {
   const { views } = voice;
   // Twilio posts form bodies; the signature covers PUBLIC_URL + the request URI + the parameters.
   app.register(async (plugin) => {
@@ -98,6 +99,28 @@ export function voiceRoutes(app: App, voice: VoiceServices) {
       "Twilio's progress of a call the voice agent carries",
       'CallStatus initiated/queued, ringing, in-progress, completed, busy, no-answer, canceled, failed moves the session forward once per status (a `call_status` event and webhook). While the media stream is carried, the instance carrying it reports the end with the transcript; Twilio\'s `completed` ends only calls nobody carries.',
       (id, uri, sig, params) => voice.callbacks.handleStatus(id, uri, sig, params),
+    );
+    scope.post(
+      '/api/webhooks/twilio/voice/:numberId',
+      {
+        schema: {
+          tags: ['webhooks'],
+          operationId: 'twilioVoiceWebhook',
+          summary: 'A call to one of your numbers (Twilio\'s voice webhook)',
+          description:
+            "Called by Twilio, not by API users; attaching a number to an inbound configuration points the number's voice URL here. Checked before anything else: `X-Twilio-Signature` (a bad one is 400 `invalid_signature`). The number's inbound configuration decides who answers: its agent record (from your `agents` store: `{ name, instructions?, prompt?, firstMessage?, voicemailMessage?, personaId?, pathway?, knowledgeBaseId?, integrations?, maxDurationSeconds? }`) and human agents (from `contacts`: `{ name, phone }`). The answer is TwiML connecting the call's audio to the media WebSocket; a number not attached or suspended, an unreadable agent, an owner without allowance or balance, or the concurrency limit is answered with one spoken sentence and `<Hangup/>`, and the session ends `failed` with outcome `refused` and its reason (`not_attached`, `number_suspended`, `agent_unreadable`, `insufficient_funds`, `concurrency_limit`). Inbound calls are charged at the number's country's inbound rate, after the plan's inbound allowance.",
+          params: Type.Object({ numberId: Type.String({ minLength: 1, maxLength: 100 }) }),
+          headers: Type.Object({ 'x-twilio-signature': Type.Optional(Type.String()) }),
+          body: TwilioForm,
+          consumes: ['application/x-www-form-urlencoded'],
+          produces: ['text/xml'],
+          response: { 200: Type.String({ description: 'TwiML', examples: ['<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="wss://api.example.com/api/media/twilio"><Parameter name="token" value="eyJ…"/></Stream></Connect></Response>'] }), ...errorResponses('invalid_signature', 'not_found') },
+        },
+      },
+      async (request, reply) => {
+        const twiml = await inbound.answer((request.params as { numberId: string }).numberId, request.raw.url ?? request.url, signatureOf(request.headers['x-twilio-signature']), request.body as SignedParams);
+        return reply.type('text/xml').send(twiml);
+      },
     );
     callback(
       '/api/webhooks/twilio/amd/:sessionId',
@@ -140,7 +163,6 @@ export function voiceRoutes(app: App, voice: VoiceServices) {
             sessionId: accepted.sessionId,
             userId: accepted.userId,
             transport,
-            direction: 'outbound',
             control: {
               hangUp: async () => {
                 if (control) await control.redirectCall(start.callSid, hangUpTwiml()).catch(() => control.hangUpCall(start.callSid));

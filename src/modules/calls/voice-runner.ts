@@ -67,8 +67,9 @@ export interface MediaSessionStart {
   userId: string;
   transport: Transport;
   control: CarrierControl;
-  direction: 'inbound' | 'outbound' | 'web';
 }
+
+type CallDirection = 'inbound' | 'outbound' | 'web';
 
 const OUTCOME_STATUS: Record<CallOutcome['outcome'], AudioProgress['status']> = {
   completed: 'completed',
@@ -172,10 +173,10 @@ export class VoiceRunner {
       transport.close('call_ended');
     }
     await Promise.all(events);
-    await this.finish(sessionId, start.direction, call, outcome);
+    await this.finish(sessionId, (session.direction ?? 'outbound') as CallDirection, call, outcome);
   }
 
-  private async finish(sessionId: string, direction: MediaSessionStart['direction'], call: AssembledCall, outcome: CallOutcome): Promise<void> {
+  private async finish(sessionId: string, direction: CallDirection, call: AssembledCall, outcome: CallOutcome): Promise<void> {
     const status = OUTCOME_STATUS[outcome.outcome];
     const recordOutcome: RecordOutcome = outcome.outcome;
     const reason = outcome.reason ?? null;

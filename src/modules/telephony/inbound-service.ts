@@ -54,6 +54,13 @@ export interface InboundView {
 /** A reference is kept as sent; this bounds what one may carry. */
 const MAX_REFERENCE_BYTES = 4096;
 
+/** Where a call to one of the service's numbers goes: its owner, the number, and the configuration attached (null: none). */
+export interface InboundRoute {
+  userId: string;
+  number: PhoneNumberView;
+  configuration: InboundView | null;
+}
+
 export class InboundConfigurationService {
   constructor(
     private readonly store: TelephonyStore,
@@ -65,6 +72,14 @@ export class InboundConfigurationService {
     /** PUBLIC_URL: attached numbers' voice webhooks point under it. */
     private readonly publicUrl: string,
   ) {}
+
+  /** The route of a call to number `numberId` (null when the number is unknown); used by the provider's verified voice webhook. */
+  async routeFor(numberId: string): Promise<InboundRoute | null> {
+    const number = await this.store.findNumberById(numberId);
+    if (!number) return null;
+    const row = number.inbound_configuration_id ? await this.store.findConfiguration(number.user_id, number.inbound_configuration_id) : undefined;
+    return { userId: number.user_id, number: toPhoneNumberView(number), configuration: row ? await this.view(number.user_id, row) : null };
+  }
 
   async list(userId: string): Promise<InboundView[]> {
     const [rows, attached] = await Promise.all([this.store.listConfigurations(userId), this.store.attachedNumberIds(userId)]);

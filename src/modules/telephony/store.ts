@@ -27,6 +27,11 @@ export class TelephonyStore {
     return this.db.selectFrom('phone_numbers').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
   }
 
+  /** A number whoever owns it (provider callbacks name numbers by id and are verified by signature). */
+  findNumberById(id: string) {
+    return this.db.selectFrom('phone_numbers').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
   listNumbers(userId: string) {
     return this.db.selectFrom('phone_numbers').selectAll().where('user_id', '=', userId).orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
   }

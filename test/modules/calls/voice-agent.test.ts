@@ -74,11 +74,14 @@ afterAll(async () => {
   await Promise.all([twilio?.close(), deepgram?.close(), openai?.close()]);
 });
 
-async function twilioNumber(user: TestUser): Promise<string> {
+async function twilioNumber(user: TestUser, phone = '+14155550100'): Promise<string> {
   const id = newId(Date.now());
   const now = Date.now();
+  const sid = `PN${randomUUID().replace(/-/g, '').slice(0, 32)}`;
+  // The number exists at (fake) Twilio too, so attaching it can point its voice URL at us.
+  twilio.incoming.set(sid, { sid, phoneNumber: phone, friendlyName: phone, addressSid: null, voiceUrl: '' });
   await t.database.db.insertInto('phone_numbers').values({
-    id, user_id: user.id, provider: 'twilio', provider_sid: `PN${randomUUID().replace(/-/g, '')}`, phone_number: '+14155550100', name: 'Main', description: null,
+    id, user_id: user.id, provider: 'twilio', provider_sid: sid, phone_number: phone, name: 'Main', description: null,
     type: 'both', number_type: 'local', country: 'US', capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
     monthly_cents: 115, currency: 'usd', address_sid: null, subscription_id: null, inbound_configuration_id: null, status: 'active', created_at: now, updated_at: now,
   }).execute();
@@ -236,5 +239,67 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     const code = await new Promise<number>((resolve) => again.once('close', (c) => resolve(c)));
     expect(code).toBe(1008);
     void mulawToPcm;
+  }, 120_000);
+
+  it('answers a call to a number attached to an inbound configuration with the agent of its record, and refuses what it must', async () => {
+    const user = await createFundedUser(t);
+    const phone = `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`;
+    const numberId = await twilioNumber(user, phone);
+    const agent = await t.services.data.records.create(user.id, 'agents', Buffer.from(JSON.stringify({ name: 'Ava', firstMessage: 'Thanks for calling the clinic, this is Ava.', instructions: 'Be brief.' })));
+    const config = await t.app.inject({ method: 'PUT', url: '/api/inbound-configurations', headers: bearer(user.token), payload: { name: 'Front desk', agent: { id: agent.id, type: 'agents' }, source: { type: 'manual' } } });
+    expect(config.statusCode, config.body).toBe(200);
+    const voiceUrl = `${publicUrl}/api/webhooks/twilio/voice/${numberId}`;
+    const inboundCall = (sid: string) => ({ CallSid: sid, AccountSid: twilio.accountSid, From: '+14155550177', To: phone, CallStatus: 'ringing', Direction: 'inbound' });
+
+    // Not attached yet: one spoken sentence, a hang-up, and a failed session with its reason.
+    const refused = await twilio.postSigned(voiceUrl, inboundCall('CArefused'));
+    expect(refused.status).toBe(200);
+    expect(refused.body).toMatch(/<Say>[^<]+<\/Say><Hangup\/>/);
+    await vi.waitFor(async () => {
+      const list = (await t.app.inject({ method: 'GET', url: '/api/calls', headers: bearer(user.token) })).json();
+      expect(list.calls[0]).toMatchObject({ direction: 'inbound', status: 'failed', outcome: 'refused', reason: 'not_attached', to: phone });
+    }, { timeout: 10_000, interval: 50 });
+    // A forged webhook changes nothing.
+    const forged = await t.app.inject({ method: 'POST', url: `/api/webhooks/twilio/voice/${numberId}`, headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': 'bm90IGEgc2lnbmF0dXJl' }, payload: new URLSearchParams(inboundCall('CAforged')).toString() });
+    expect(forged.statusCode).toBe(400);
+
+    const attach = await t.app.inject({ method: 'POST', url: `/api/inbound-configurations/${config.json().id}`, headers: bearer(user.token), payload: { action: 'attach', phone_number_id: numberId } });
+    expect(attach.statusCode, attach.body).toBe(200);
+    const answered = await twilio.postSigned(voiceUrl, inboundCall('CAanswered'));
+    expect(answered.status).toBe(200);
+    const stream = /<Stream url="([^"]+)"><Parameter name="token" value="([^"]+)"\/>/.exec(answered.body);
+    expect(stream, answered.body).not.toBeNull();
+    openai.chatScripts.push({ events: textAnswer('You are welcome. Goodbye!') });
+    deepgram.transcripts.push('Thank you, that is all.');
+    const call = new FakeTwilioCall(stream![1]!, stream![2]!, 'CAanswered');
+    await call.open();
+    await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(50), { timeout: 20_000, interval: 50 });
+    await quiet(call);
+    await call.speak(await voice!.speak('Thank you, that is all.', AbortSignal.timeout(15_000)));
+    await quiet(call);
+    call.send({ event: 'stop', streamSid: call.streamSid, stop: { accountSid: twilio.accountSid, callSid: 'CAanswered' } });
+    await vi.waitFor(async () => {
+      const list = (await t.app.inject({ method: 'GET', url: '/api/calls', headers: bearer(user.token) })).json();
+      expect(list.calls[0]).toMatchObject({ direction: 'inbound', status: 'completed', outcome: 'completed', from: '+14155550177', to: phone });
+    }, { timeout: 20_000, interval: 50 });
+    const latest = (await t.app.inject({ method: 'GET', url: '/api/calls', headers: bearer(user.token) })).json().calls[0];
+    const view = (await t.app.inject({ method: 'GET', url: `/api/calls/${latest.id}`, headers: bearer(user.token) })).json();
+    expect(view.transcript[0]).toMatchObject({ role: 'agent', text: 'Thanks for calling the clinic, this is Ava.' });
+    expect(view.transcript).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'caller', text: 'Thank you, that is all.' })]));
+    expect(openai.chats.at(-1)!.body.messages).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'system', content: expect.stringContaining('Be brief.') })]));
+
+    // An owner without money is refused in speech too.
+    const poor = await createFundedUser(t, 5);
+    const poorNumber = await twilioNumber(poor, `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`);
+    const poorAgent = await t.services.data.records.create(poor.id, 'agents', Buffer.from(JSON.stringify({ name: 'Bo' })));
+    const poorConfig = (await t.app.inject({ method: 'PUT', url: '/api/inbound-configurations', headers: bearer(poor.token), payload: { name: 'Desk', agent: { id: poorAgent.id, type: 'agents' }, source: { type: 'manual' } } })).json();
+    expect((await t.app.inject({ method: 'POST', url: `/api/inbound-configurations/${poorConfig.id}`, headers: bearer(poor.token), payload: { action: 'attach', phone_number_id: poorNumber } })).statusCode).toBe(200);
+    await t.database.db.insertInto('credit_ledger').values({ user_id: poor.id, cents: -500, reason: 'test_spend', ref: `test:${randomUUID()}`, created_at: Date.now() }).execute();
+    const broke = await twilio.postSigned(`${publicUrl}/api/webhooks/twilio/voice/${poorNumber}`, inboundCall('CAbroke'));
+    expect(broke.body).toMatch(/<Say>[^<]+<\/Say><Hangup\/>/);
+    await vi.waitFor(async () => {
+      const list = (await t.app.inject({ method: 'GET', url: '/api/calls', headers: bearer(poor.token) })).json();
+      expect(list.calls[0]).toMatchObject({ direction: 'inbound', status: 'failed', outcome: 'refused', reason: 'insufficient_funds' });
+    }, { timeout: 10_000, interval: 50 });
   }, 120_000);
 });

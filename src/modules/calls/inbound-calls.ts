@@ -1,0 +1,169 @@
+// Calls to the service's numbers (DESIGN.md "Voice agent"): Twilio posts the
+// number's voice webhook; once its signature checks, the number's inbound
+// configuration says who answers. The agent and human agents are records in
+// the owner's `agents` and `contacts` stores, opened with the store's key.
+// The answer is TwiML: a media stream to the voice agent, or, for a number
+// not attached, an owner without money or at the concurrency limit, one
+// spoken sentence and a hang-up, with the session recorded `failed`
+// (outcome `refused`) and its reason.
+import { AppError, notFound } from '../../http/errors.js';
+import type { Clock } from '../../lib/clock.js';
+import type { SecretBox } from '../../lib/secret-box.js';
+import { iso } from '../../lib/time.js';
+import type { AssembledCall, CallTool, ProgressReporter } from '../../providers/audio/interface.js';
+import type { TelephonyProviders } from '../../providers/telephony/interface.js';
+import { type SignedParams, formValue, verifyTwilioCallback } from '../../providers/telephony/twilio-signature.js';
+import type { StoreRecords } from '../data/store-records.js';
+import type { IntegrationService } from '../integrations/service.js';
+import type { PersonaService } from '../personas/service.js';
+import type { InboundRoute } from '../telephony/inbound-service.js';
+import { MEDIA_TOKEN_TTL_SECONDS, type MediaTokens } from './media-tokens.js';
+import type { CallService } from './service.js';
+import { DEFAULT_PERSONA } from './session-service.js';
+import { connectStreamTwiml, mediaStreamUrl, sayAndHangUpTwiml } from './twiml.js';
+import { TWILIO_MEDIA_PATH } from './voice-carrier.js';
+import type { VoiceCallStore } from './voice-store.js';
+
+/** The agent record of an inbound configuration (documented; unknown fields ignored). */
+export interface AgentRecord {
+  name: string;
+  instructions?: string;
+  prompt?: string;
+  firstMessage?: string;
+  voicemailMessage?: string;
+  personaId?: string;
+  pathway?: { name?: string; steps: string[] };
+  knowledgeBaseId?: string;
+  integrations?: string[];
+  maxDurationSeconds?: number;
+}
+
+const REFUSALS: Record<string, string> = {
+  not_attached: 'Sorry, this number is not taking calls right now. Goodbye.',
+  number_suspended: 'Sorry, this number is not taking calls right now. Goodbye.',
+  agent_unreadable: 'Sorry, nobody can take your call right now. Please try again later. Goodbye.',
+  insufficient_funds: 'Sorry, this line cannot take calls right now. Goodbye.',
+  concurrency_limit: 'Sorry, all our lines are busy. Please call again in a few minutes. Goodbye.',
+  unsupported_destination: 'Sorry, this number is not taking calls right now. Goodbye.',
+};
+
+export interface InboundCallDeps {
+  providers: TelephonyProviders;
+  publicUrl: string;
+  clock: Clock;
+  route(numberId: string): Promise<InboundRoute | null>;
+  records: StoreRecords;
+  personas: Pick<PersonaService, 'get'>;
+  integrations: Pick<IntegrationService, 'functionsFor'>;
+  calls: Pick<CallService, 'openInbound'>;
+  store: VoiceCallStore;
+  tokens: MediaTokens;
+  secretBox: SecretBox;
+  report: ProgressReporter;
+}
+
+const text = (v: unknown, max: number): string | undefined => (typeof v === 'string' && v.trim() ? v.slice(0, max) : undefined);
+
+/** Reads an agent record leniently: what the server needs, with bounds; a record without a name is unreadable. */
+export function parseAgentRecord(raw: unknown): AgentRecord | null {
+  if (!raw || typeof raw !== 'object') return null;
+  const r = raw as Record<string, unknown>;
+  const name = text(r.name, 200);
+  if (!name) return null;
+  const agent: AgentRecord = { name };
+  for (const key of ['instructions', 'prompt', 'firstMessage', 'voicemailMessage'] as const) {
+    const value = text(r[key], 10_000);
+    if (value) agent[key] = value;
+  }
+  const personaId = text(r.personaId, 200);
+  if (personaId) agent.personaId = personaId;
+  const kb = text(r.knowledgeBaseId, 100);
+  if (kb) agent.knowledgeBaseId = kb;
+  if (Array.isArray(r.integrations)) agent.integrations = r.integrations.filter((id): id is string => typeof id === 'string').slice(0, 20);
+  const pathway = r.pathway as { name?: unknown; steps?: unknown } | undefined;
+  if (pathway && Array.isArray(pathway.steps)) agent.pathway = { ...(text(pathway.name, 200) ? { name: text(pathway.name, 200) } : {}), steps: pathway.steps.filter((s): s is string => typeof s === 'string').slice(0, 100) };
+  if (Number.isInteger(r.maxDurationSeconds) && (r.maxDurationSeconds as number) > 0) agent.maxDurationSeconds = Math.min(r.maxDurationSeconds as number, 4 * 3600);
+  return agent;
+}
+
+export class InboundCalls {
+  constructor(private readonly deps: InboundCallDeps) {}
+
+  /** POST /api/webhooks/twilio/voice/{numberId} → the TwiML to answer with. */
+  async answer(numberId: string, requestUri: string, signature: string | undefined, params: SignedParams): Promise<string> {
+    const signer = verifyTwilioCallback(this.deps.providers.list, signature, this.deps.publicUrl + requestUri, params);
+    const route = await this.deps.route(numberId);
+    if (!route || route.number.provider !== signer.slug) throw notFound('phone number');
+    const callSid = formValue(params, 'CallSid') ?? '';
+    const caller = formValue(params, 'From') ?? 'unknown';
+    const assembled = await this.assemble(route, caller);
+    const refusalOf = assembled.refusal ?? (route.number.status !== 'active' ? 'number_suspended' : null);
+    const call = assembled.call ?? this.placeholderCall(route, caller);
+    const opened = await this.deps.calls.openInbound(route.userId, call, callSid, { refused: refusalOf !== null });
+    const reason = refusalOf ?? opened.refusal?.reason ?? null;
+    if (reason) {
+      await this.deps.store.setOutcome(opened.sessionId, 'refused', reason);
+      await this.deps.report(opened.sessionId, `inbound_${opened.sessionId}_refused`, { status: 'failed', at: iso(this.deps.clock.now()), outcome: 'refused', reason });
+      return sayAndHangUpTwiml(REFUSALS[reason] ?? REFUSALS.not_attached!);
+    }
+    await this.deps.store.saveAssembled(opened.sessionId, this.deps.secretBox.seal(JSON.stringify(opened.call)));
+    const { token } = await this.deps.tokens.issue(route.userId, opened.sessionId, 'twilio', MEDIA_TOKEN_TTL_SECONDS);
+    return connectStreamTwiml(mediaStreamUrl(this.deps.publicUrl, TWILIO_MEDIA_PATH), { token });
+  }
+
+  /** The call its configuration describes, or why there is none. */
+  private async assemble(route: InboundRoute, caller: string): Promise<{ call: AssembledCall | null; refusal: string | null }> {
+    const configuration = route.configuration;
+    if (!configuration) return { call: null, refusal: 'not_attached' };
+    const { records, personas, integrations } = this.deps;
+    let agent: AgentRecord | null;
+    try {
+      agent = parseAgentRecord(JSON.parse((await records.read(route.userId, 'agents', configuration.agent.id)).toString('utf8')));
+    } catch (err) {
+      if (!(err instanceof AppError) && !(err instanceof SyntaxError)) throw err;
+      agent = null;
+    }
+    if (!agent) return { call: null, refusal: 'agent_unreadable' };
+    const humans: Array<{ id: string; name: string; phone: string }> = [];
+    for (const ref of configuration.humanAgents) {
+      const contact = await records.read(route.userId, 'contacts', ref.id).then(
+        (b) => JSON.parse(b.toString('utf8')) as { name?: unknown; phone?: unknown; phoneNumber?: unknown },
+        () => null,
+      );
+      const phone = text(contact?.phone, 20) ?? text(contact?.phoneNumber, 20);
+      if (contact && phone && /^\+[1-9]\d{6,14}$/.test(phone)) humans.push({ id: ref.id, name: text(contact.name, 200) ?? 'a colleague', phone });
+    }
+    const persona = await personas.get(agent.personaId ?? DEFAULT_PERSONA).catch(() => personas.get(DEFAULT_PERSONA));
+    const knowledgeBaseId = configuration.knowledge_base_id ?? agent.knowledgeBaseId;
+    const integrationIds = agent.integrations ?? [];
+    const tools: CallTool[] = (await integrations.functionsFor(route.userId, integrationIds).catch(() => [])).map((fn) => ({ name: fn.name, description: fn.description, parameters: fn.parameters }));
+    const parts = [persona.instructions, `You are ${agent.name}, answering calls to ${route.number.name}.`];
+    if (agent.instructions) parts.push(agent.instructions);
+    if (agent.prompt) parts.push(agent.prompt);
+    if (agent.pathway?.steps.length) parts.push(`Follow this conversation pathway, step by step:\n${agent.pathway.steps.map((s, i) => `${i + 1}. ${s}`).join('\n')}`);
+    if (humans.length) parts.push(`If the caller asks for a person, you can transfer them to: ${humans.map((h) => h.name).join(', ')}.`);
+    const call: AssembledCall = {
+      to: route.number.phoneNumber,
+      from: caller,
+      agent: { name: agent.name },
+      contact: { name: caller },
+      systemPrompt: parts.join('\n\n'),
+      firstMessage: agent.firstMessage ?? `Hello, this is ${agent.name}. How can I help you?`,
+      voice: { provider: persona.settings.type, voiceId: persona.settings.voiceId },
+      tools,
+      ...(agent.maxDurationSeconds ? { maxDurationSeconds: agent.maxDurationSeconds } : {}),
+      context: {
+        ...(knowledgeBaseId ? { knowledgeBaseId } : {}),
+        ...(integrationIds.length ? { integrationIds } : {}),
+        ...(humans.length ? { humanAgents: humans } : {}),
+        ...(agent.voicemailMessage ? { voicemailMessage: agent.voicemailMessage } : {}),
+      },
+    };
+    return { call, refusal: null };
+  }
+
+  /** What a refused call is recorded as (no agent could be read). */
+  private placeholderCall(route: InboundRoute, caller: string): AssembledCall {
+    return { to: route.number.phoneNumber, from: caller, agent: { name: 'none' }, contact: { name: caller }, systemPrompt: '', firstMessage: '', voice: { provider: 'local', voiceId: 'en-us' }, tools: [] };
+  }
+}
