@@ -281,6 +281,8 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     await vi.waitFor(async () => {
       const list = (await t.app.inject({ method: 'GET', url: '/api/calls', headers: bearer(user.token) })).json();
       expect(list.calls[0]).toMatchObject({ direction: 'inbound', status: 'completed', outcome: 'completed', from: '+14155550177', to: phone });
+      const one = (await t.app.inject({ method: 'GET', url: `/api/calls/${list.calls[0].id}`, headers: bearer(user.token) })).json();
+      expect(one.transcript?.length).toBeGreaterThan(1);
     }, { timeout: 20_000, interval: 50 });
     const latest = (await t.app.inject({ method: 'GET', url: '/api/calls', headers: bearer(user.token) })).json().calls[0];
     const view = (await t.app.inject({ method: 'GET', url: `/api/calls/${latest.id}`, headers: bearer(user.token) })).json();
