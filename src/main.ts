@@ -118,6 +118,8 @@ async function main() {
     throw new FatalStartup(problem);
   }
   app.services.housekeeping.start(15 * 60_000, app.log);
+  // Calls carried by an instance that stopped end within a minute (DESIGN.md "Voice agent": scale-out).
+  app.services.voice.watchOrphans(30_000, app.log);
   app.log.info(`docs at ${config.publicUrl}/api/docs`);
 }
 

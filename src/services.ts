@@ -158,6 +158,7 @@ export function createServices(deps: ServiceDeps) {
   // The built-in voice agent carries calls when Twilio can place them, unless an external audio server is configured.
   if (voice.carrier && !config.audio.url && !deps.providers?.audio) providers.audio = voice.carrier;
   const calls = createCallServices({ db, dialect: database.dialect, eventRecorder, webhooks: webhooks.webhooks, audio: providers.audio, data, billing: billingAccount, pricing: callPricing(config, billingCatalog), clock, audioSecret, publicUrl: config.publicUrl });
+  voice.bindReporter((...args) => calls.calls.report(...args));
   const inboundCalls = new InboundCalls({
     providers: providers.telephony,
     publicUrl: config.publicUrl,

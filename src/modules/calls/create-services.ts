@@ -38,7 +38,6 @@ export function createCallServices(deps: CallServiceDepsIn) {
   const calls = new CallService({ ...deps, charges, store: new CallStore(deps.db, deps.dialect), events: deps.eventRecorder });
   // The in-process audio server reports through the same handler as the webhook route.
   deps.audio.connect?.((sessionId, body, headers) => calls.handleAudioReport(sessionId, body, headers));
-  deps.audio.bindReporter?.((sessionId, reportId, progress, extras) => calls.report(sessionId, reportId, progress, extras));
   return { calls, charges };
 }
 

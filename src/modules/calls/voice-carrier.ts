@@ -2,10 +2,11 @@
 // agent"): the assembled call is kept with its session (sealed), Twilio is
 // asked to dial with TwiML that connects the answered call's audio to our
 // media WebSocket, and progress comes back through Twilio's signed callbacks
-// and, once the stream runs, from the instance that carries it.
+// and, once the stream runs, from the instance that carries it (both
+// reported to the calls service directly: see voice-services.ts).
 import { AppError } from '../../http/errors.js';
 import type { SecretBox } from '../../lib/secret-box.js';
-import type { AssembledCall, AudioProvider, ProgressReporter } from '../../providers/audio/interface.js';
+import type { AssembledCall, AudioProvider } from '../../providers/audio/interface.js';
 import type { CallControl } from '../../providers/telephony/interface.js';
 import { MEDIA_TOKEN_TTL_SECONDS, type MediaTokens } from './media-tokens.js';
 import { connectStreamTwiml, mediaStreamUrl } from './twiml.js';
@@ -30,23 +31,12 @@ export interface VoiceCarrierDeps {
 export class VoiceAgentCarrier implements AudioProvider {
   readonly name = 'voice-agent';
   readonly sandbox = false;
-  private reporter: ProgressReporter | null = null;
 
   constructor(private readonly deps: VoiceCarrierDeps) {}
 
   /** Live-call control (hang-up, transfer) of the provider that placed the calls. */
   get control(): CallControl {
     return this.deps.control;
-  }
-
-  bindReporter(reporter: ProgressReporter): void {
-    this.reporter = reporter;
-  }
-
-  /** The reporter CallService bound (the runner and callbacks report through it). */
-  get report(): ProgressReporter {
-    if (!this.reporter) throw new Error('the voice agent carrier is not bound to the calls service');
-    return this.reporter;
   }
 
   async startCall(sessionId: string, call: AssembledCall): Promise<{ providerCallId: string }> {

@@ -22,7 +22,9 @@ import type { VoiceActivityDetector } from '../voice/vad.js';
 import type { VoiceSettings } from '../voice/session.js';
 import { LiveCalls } from './live-calls.js';
 import { MediaTokens } from './media-tokens.js';
-import { TwilioCallCallbacks } from './twilio-callbacks.js';
+import { MEDIA_STALE_MS, TwilioCallCallbacks } from './twilio-callbacks.js';
+import { FINAL_STATUSES, type ProgressReporter } from '../../providers/audio/interface.js';
+import { iso } from '../../lib/time.js';
 import { VoiceAgentCarrier } from './voice-carrier.js';
 import { type VoiceToolServices, VoiceRunner } from './voice-runner.js';
 import { VoiceCallStore } from './voice-store.js';
@@ -72,9 +74,11 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
       : null;
   const clock: TimerClock = 'setTimeout' in deps.clock ? (deps.clock as TimerClock) : systemClock;
   const vad = vadFactory(deps.log);
+  // Reports go to the calls service, which is built after these (it takes the carrier as its audio provider).
+  let reporter: ProgressReporter | null = null;
   const report = () => {
-    if (!carrier) throw new Error('no voice agent carrier is configured');
-    return carrier.report;
+    if (!reporter) throw new Error('the voice agent is not bound to the calls service');
+    return reporter;
   };
   const setOutcome = (sessionId: string, outcome: string, reason: string | null) => store.setOutcome(sessionId, outcome, reason);
   const runner = new VoiceRunner({
@@ -110,9 +114,37 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
     setOutcome,
   });
   const views = new CallViews(store, deps.data.records, async (userId, objectId) => (await deps.data.objects.listRelated(userId, objectId, { limit: 1 })).items);
+  /**
+   * Ends as `failed` (outcome `instance_stopped`) the calls whose media
+   * instance has stopped confirming them: at start and every 30 s on every
+   * instance, so within a minute. The report id is fixed per session, so two
+   * instances doing this at once end it once.
+   */
+  const failOrphaned = async (): Promise<number> => {
+    const now = deps.clock.now();
+    const orphans = await store.listOrphaned(FINAL_STATUSES, now - MEDIA_STALE_MS, 100);
+    for (const session of orphans) {
+      await setOutcome(session.id, 'instance_stopped', 'instance_stopped');
+      await report()(session.id, `orphaned_${session.id}`, { status: 'failed', at: iso(now), outcome: 'instance_stopped', reason: 'instance_stopped' });
+    }
+    return orphans.length;
+  };
+  let orphanTimer: NodeJS.Timeout | null = null;
   return {
     store,
     views,
+    failOrphaned,
+    /** Where reports go (CallService.report), once the calls service exists. */
+    bindReporter(calls: ProgressReporter) {
+      reporter = calls;
+    },
+    /** Looks for calls of stopped instances now and every `intervalMs`. */
+    watchOrphans(intervalMs: number, log: VoiceServiceDeps['log']) {
+      const run = () => void failOrphaned().catch((err: unknown) => log.warn({ err }, 'ending calls of stopped instances failed'));
+      run();
+      orphanTimer = setInterval(run, intervalMs);
+      orphanTimer.unref();
+    },
     tokens,
     live,
     carrier,
@@ -120,6 +152,7 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
     callbacks,
     close: async () => {
       runner.close();
+      if (orphanTimer) clearInterval(orphanTimer);
       await deps.providers.close();
     },
   };

@@ -93,8 +93,6 @@ export interface AudioProvider {
   startCall(sessionId: string, call: AssembledCall, progressUrl: string): Promise<{ providerCallId: string }>;
   /** In-process audio servers only: where their reports go instead of over HTTP. */
   connect?(sink: ProgressSink): void;
-  /** The built-in voice agent: reports applied directly (it runs in this process, with the database). */
-  bindReporter?(reporter: ProgressReporter): void;
   /** Stops calls under way in this process (the app is closing). */
   close?(): void;
   /** In-process audio servers only: where failures to deliver a report are logged. */
