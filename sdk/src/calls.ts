@@ -53,6 +53,23 @@ export class CallsApi {
     return { sessionId };
   }
 
+  /** GET /api/calls: your calls, newest first; pass `nextBefore` as `before` for the next page. */
+  list(query: { before?: string; limit?: number } = {}): Promise<Answer<'/api/calls', 'get'>> {
+    return this.http.request('get', '/api/calls', { query });
+  }
+
+  /** GET /api/calls/{id}: status, direction, numbers, times; once ended the transcript, tool calls, per-turn latency and `recordingUrl`. */
+  get(id: string): Promise<Answer<'/api/calls/{id}', 'get'>> {
+    return this.http.request('get', '/api/calls/{id}', { params: { id } });
+  }
+
+  /** GET /api/calls/{id}/recording: the two-channel WAV (caller left, agent right), as bytes. */
+  async recording(id: string): Promise<Uint8Array> {
+    const response = await this.http.send(this.http.url('/api/calls/{id}/recording', { id }), { method: 'GET' });
+    if (!response.ok) throw await errorFromResponse(response);
+    return new Uint8Array(await response.arrayBuffer());
+  }
+
   /** GET /api/session/temporary: the call types of temporary test calls. */
   temporaryTypes(): Promise<Answer<'/api/session/temporary', 'get'>> {
     return this.http.request('get', '/api/session/temporary', {});

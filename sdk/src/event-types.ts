@@ -4,7 +4,7 @@
 // tests check a real stream's payloads against these names.
 import type { StoredObject } from './data.js';
 
-export const EVENT_TYPES = ['key_created', 'key_deleted', 'object_created', 'object_updated', 'object_deleted', 'publish', 'unpublish', 'sms_status', 'call_status'] as const;
+export const EVENT_TYPES = ['key_created', 'key_deleted', 'object_created', 'object_updated', 'object_deleted', 'publish', 'unpublish', 'sms_status', 'call_status', 'call_transcript'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface EventPayloads {
@@ -33,7 +33,12 @@ export interface EventPayloads {
     at: string;
     duration_seconds?: number;
     transcript?: Array<{ role: 'agent' | 'contact'; text: string }>;
+    /** Final states of calls the built-in voice agent carries: why it ended, and a short machine reason. */
+    outcome?: 'completed' | 'voicemail' | 'transferred' | 'no_answer' | 'busy' | 'refused' | 'provider_error' | 'instance_stopped' | 'max_duration';
+    reason?: string;
   };
+  /** One line of a live call's transcript (the built-in voice agent), as it is said. */
+  call_transcript: { session_id: string; role: 'agent' | 'caller'; text: string; at: string };
 }
 
 /** The payload of one or several event types. */

@@ -248,7 +248,7 @@ export interface paths {
   "/api/events/{type}": {
     /**
      * Live stream of your events (server-sent events), with replay from Last-Event-ID
-     * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated. Other query parameters filter on payload fields, exact text with `*` matching any run of characters (`?type=calls`, `?object_id=0193*`; repeat a parameter for any of several values; `a.b` reaches a nested field); a filter on a field the event lacks does not match. At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream. Besides the spec's data-plane types, `call_status` reports the progress of a call session: `{ session_id, status (queued, ringing, in_progress, completed, failed, busy, no_answer, canceled), at, duration_seconds? (when it ended), transcript? ([{ role: agent | contact, text }], when completed) }`; follow one call with `GET /api/events/call_status?session_id=<id>`.
+     * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated. Other query parameters filter on payload fields, exact text with `*` matching any run of characters (`?type=calls`, `?object_id=0193*`; repeat a parameter for any of several values; `a.b` reaches a nested field); a filter on a field the event lacks does not match. At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream. Besides the spec's data-plane types, `call_status` reports the progress of a call session: `{ session_id, status (queued, ringing, in_progress, completed, failed, busy, no_answer, canceled), at, duration_seconds? (when it ended), transcript? ([{ role: agent | contact, text }], when completed), outcome? and reason? (final states of calls the built-in voice agent carries: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration) }`; follow one call with `GET /api/events/call_status?session_id=<id>`. `call_transcript` streams a live call's transcript as it is said: `{ session_id, role (agent | caller), text, at }` (`GET /api/events/call_transcript?session_id=<id>`).
      */
     get: operations["streamEvents"];
   };
@@ -637,6 +637,13 @@ export interface paths {
      * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` (HMAC-SHA1 with the provider's auth token over PUBLIC_URL plus the request URI as received and the sorted parameters); a bad signature is 400 `invalid_signature` and changes nothing. CallStatus initiated/queued, ringing, in-progress, completed, busy, no-answer, canceled, failed moves the session forward once per status (a `call_status` event and webhook). While the media stream is carried, the instance carrying it reports the end with the transcript; Twilio's `completed` ends only calls nobody carries.
      */
     post: operations["twilioCallStatusCallback"];
+  };
+  "/api/webhooks/twilio/voice/{numberId}": {
+    /**
+     * A call to one of your numbers (Twilio's voice webhook)
+     * @description Called by Twilio, not by API users; attaching a number to an inbound configuration points the number's voice URL here. Checked before anything else: `X-Twilio-Signature` (a bad one is 400 `invalid_signature`). The number's inbound configuration decides who answers: its agent record (from your `agents` store: `{ name, instructions?, prompt?, firstMessage?, voicemailMessage?, personaId?, pathway?, knowledgeBaseId?, integrations?, maxDurationSeconds? }`) and human agents (from `contacts`: `{ name, phone }`). The answer is TwiML connecting the call's audio to the media WebSocket; a number not attached or suspended, an unreadable agent, an owner without allowance or balance, or the concurrency limit is answered with one spoken sentence and `<Hangup/>`, and the session ends `failed` with outcome `refused` and its reason (`not_attached`, `number_suspended`, `agent_unreadable`, `insufficient_funds`, `concurrency_limit`). Inbound calls are charged at the number's country's inbound rate, after the plan's inbound allowance.
+     */
+    post: operations["twilioVoiceWebhook"];
   };
   "/api/webhooks/twilio/amd/{sessionId}": {
     /**
@@ -3580,7 +3587,7 @@ export interface operations {
   };
   /**
    * Live stream of your events (server-sent events), with replay from Last-Event-ID
-   * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated. Other query parameters filter on payload fields, exact text with `*` matching any run of characters (`?type=calls`, `?object_id=0193*`; repeat a parameter for any of several values; `a.b` reaches a nested field); a filter on a field the event lacks does not match. At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream. Besides the spec's data-plane types, `call_status` reports the progress of a call session: `{ session_id, status (queued, ringing, in_progress, completed, failed, busy, no_answer, canceled), at, duration_seconds? (when it ended), transcript? ([{ role: agent | contact, text }], when completed) }`; follow one call with `GET /api/events/call_status?session_id=<id>`.
+   * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated. Other query parameters filter on payload fields, exact text with `*` matching any run of characters (`?type=calls`, `?object_id=0193*`; repeat a parameter for any of several values; `a.b` reaches a nested field); a filter on a field the event lacks does not match. At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream. Besides the spec's data-plane types, `call_status` reports the progress of a call session: `{ session_id, status (queued, ringing, in_progress, completed, failed, busy, no_answer, canceled), at, duration_seconds? (when it ended), transcript? ([{ role: agent | contact, text }], when completed), outcome? and reason? (final states of calls the built-in voice agent carries: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration) }`; follow one call with `GET /api/events/call_status?session_id=<id>`. `call_transcript` streams a live call's transcript as it is said: `{ session_id, role (agent | caller), text, at }` (`GET /api/events/call_transcript?session_id=<id>`).
    */
   streamEvents: {
     parameters: {
@@ -8881,9 +8888,9 @@ export interface operations {
             transcript?: ({
                 role: "agent" | "caller";
                 text: string;
-                /** @description ms since the call was answered */
-                startMs: number;
-                endMs: number;
+                /** @description ms since the call was answered (absent for calls of an external audio server or the timer sandbox) */
+                startMs?: number;
+                endMs?: number;
                 /** @description An agent line cut by the caller: its text is what was heard */
                 interrupted?: boolean;
                 /** @description false: not recognised from audio (no recogniser, or the sandbox caller's own words) */
@@ -9503,6 +9510,87 @@ export interface operations {
       /** @description Applied (or seen before) */
       204: {
         content: never;
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_signature`: the request signature (a provider webhook signature header) does not verify
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * A call to one of your numbers (Twilio's voice webhook)
+   * @description Called by Twilio, not by API users; attaching a number to an inbound configuration points the number's voice URL here. Checked before anything else: `X-Twilio-Signature` (a bad one is 400 `invalid_signature`). The number's inbound configuration decides who answers: its agent record (from your `agents` store: `{ name, instructions?, prompt?, firstMessage?, voicemailMessage?, personaId?, pathway?, knowledgeBaseId?, integrations?, maxDurationSeconds? }`) and human agents (from `contacts`: `{ name, phone }`). The answer is TwiML connecting the call's audio to the media WebSocket; a number not attached or suspended, an unreadable agent, an owner without allowance or balance, or the concurrency limit is answered with one spoken sentence and `<Hangup/>`, and the session ends `failed` with outcome `refused` and its reason (`not_attached`, `number_suspended`, `agent_unreadable`, `insufficient_funds`, `concurrency_limit`). Inbound calls are charged at the number's country's inbound rate, after the plan's inbound allowance.
+   */
+  twilioVoiceWebhook: {
+    parameters: {
+      header?: {
+        "x-twilio-signature"?: string;
+      };
+      path: {
+        numberId: string;
+      };
+    };
+    /** @description Twilio's callback parameters, form-encoded (CallSid, CallStatus, CallDuration, AnsweredBy, …) */
+    requestBody: {
+      content: {
+        "application/x-www-form-urlencoded": {
+          [key: string]: string | string[];
+        };
+      };
+    };
+    responses: {
+      /** @description TwiML */
+      200: {
+        content: {
+          "text/xml": string;
+        };
       };
       /**
        * @description Bad request.

@@ -2,7 +2,7 @@
 // (plain and nested in a JWE), CallsApi.start, a replay refused; and
 // sdk/examples/sandbox-call.ts, run as a newcomer would, prints the call's
 // progress to completed.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WorkspaceApiError, WorkspaceClient, signCallRequest } from '../../sdk/src/index.js';
 import { callConfig } from '../modules/calls/support.js';
 import { runNpx } from './support.js';
@@ -45,6 +45,14 @@ describe('SDK call sessions', () => {
       expect(jwt.split('.')).toHaveLength(serviceKey ? 5 : 3);
       const { sessionId } = await client.calls.start({ server: server.name, jwt });
       expect(await statusesToCompleted(client, sessionId)).toEqual(['queued', 'ringing', 'in_progress', 'completed']);
+      // The call page: its record's transcript once it is written; the list has it first.
+      await vi.waitFor(async () => expect((await client.calls.get(sessionId)).transcript?.length).toBeGreaterThan(0), { timeout: 10_000, interval: 50 });
+      const call = await client.calls.get(sessionId);
+      expect(call).toMatchObject({ id: sessionId, direction: 'outbound', status: 'completed', to: '+14155550123' });
+      expect(call.transcript![0]).toMatchObject({ role: 'agent' });
+      expect((await client.calls.list({ limit: 1 })).calls[0]!.id).toBe(sessionId);
+      const missing = await client.calls.recording(sessionId).catch((e: unknown) => e);
+      expect(missing).toMatchObject({ status: 404 });
       const replay = await client.calls.start({ server: server.name, jwt }).catch((e: unknown) => e);
       expect(replay).toBeInstanceOf(WorkspaceApiError);
       expect(replay).toMatchObject({ status: 400, code: 'invalid_token' });
