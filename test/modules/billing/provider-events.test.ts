@@ -114,6 +114,8 @@ describe('the subscription paying for a phone number', () => {
 
   it('invoice.payment_failed suspends the number (no SMS) once; a paid renewal restores it; an old failure replayed does not suspend it again', async () => {
     const user = await createVerifiedUser(t);
+    // SMS cost money: a paid top-up first.
+    await paidTopUp(user, 5);
     const { numberId, subscriptionId } = await numberWithSubscription(user);
     expect((await sms(user, numberId)).statusCode).toBe(200);
 

@@ -153,7 +153,8 @@ describe('integration functions for call sessions', () => {
     expect(fns[3]).toMatchObject({ function: 'book_meeting', integrationId: b.id, type: 'calendly', description: expect.stringContaining('Discovery Call') });
     expect(fns[1].parameters).toMatchObject({
       type: 'object',
-      required: ['start_time', 'name', 'email'],
+      // name and email are optional: on a phone call they are seldom known, and the link asks for them.
+      required: ['start_time'],
       properties: { start_time: { type: 'string', format: 'date-time' }, email: { type: 'string', format: 'email' } },
       additionalProperties: false,
     });
