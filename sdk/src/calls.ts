@@ -7,7 +7,7 @@ import { type ServerPrivateKey, type ServiceKey, signServerPayload } from './per
 
 /** What a call-session payload holds (besides `use`, `exp`, `jti`, which signCallRequest adds). */
 export interface CallRequest {
-  agent: { name: string; personaId?: string; instructions?: string; firstMessage?: string };
+  agent: { name: string; personaId?: string; instructions?: string; firstMessage?: string; /** Spoken after an answering machine's beep (the built-in voice agent); none: it hangs up. */ voicemailMessage?: string };
   contact: { name: string; phone: string; fields?: Record<string, string> };
   humanAgents?: Array<{ name: string; phone: string }>;
   type: 'prompt' | 'pathway';

@@ -23,7 +23,7 @@ const StartCallBody = Type.Object({
     minLength: 1,
     maxLength: 65536,
     description:
-      'Compact JWS (ES256) signed with that server\'s private key, optionally nested in a compact JWE (ECDH-ES+A256KW, A256GCM, cty "JWT") to the key of GET /api/server (the SDK\'s signCallRequest builds it). Claims: `use: "call-session"` (optional), `exp` (at most 10 minutes ahead), a single-use `jti`, `agent` `{ name, personaId?, instructions?, firstMessage? }`, `contact` `{ name, phone (E.164), fields? }`, optional `humanAgents` `[{ name, phone }]`, `type: "prompt"` with `prompt`, or `type: "pathway"` with `pathway` `{ name?, steps }`, optional `knowledgeBase` `{ id }`, `integrations` (ids), `phoneNumberId` and `webhook` (URL).',
+      'Compact JWS (ES256) signed with that server\'s private key, optionally nested in a compact JWE (ECDH-ES+A256KW, A256GCM, cty "JWT") to the key of GET /api/server (the SDK\'s signCallRequest builds it). Claims: `use: "call-session"` (optional), `exp` (at most 10 minutes ahead), a single-use `jti`, `agent` `{ name, personaId?, instructions?, firstMessage?, voicemailMessage? }`, `contact` `{ name, phone (E.164), fields? }`, optional `humanAgents` `[{ name, phone }]`, `type: "prompt"` with `prompt`, or `type: "pathway"` with `pathway` `{ name?, steps }`, optional `knowledgeBase` `{ id }`, `integrations` (ids), `phoneNumberId` and `webhook` (URL).',
   }),
 }, { examples: [{ server: 'my-backend', jwt: 'eyJhbGciOiJFQ0RILUVTK0EyNTZLVyIsImVuYyI6IkEyNTZHQ00iLCJjdHkiOiJKV1QifQ.…' }] });
 

@@ -22,7 +22,7 @@ const E164 = /^\+[1-9]\d{6,14}$/;
 const MAX_TEXT = 20_000;
 
 export interface CallPayload {
-  agent: { name: string; personaId?: string; instructions?: string; firstMessage?: string };
+  agent: { name: string; personaId?: string; instructions?: string; firstMessage?: string; voicemailMessage?: string };
   contact: { name: string; phone: string; fields?: Record<string, string> };
   humanAgents?: Array<{ name: string; phone: string }>;
   type: 'pathway' | 'prompt';
@@ -94,6 +94,7 @@ export class CallSessionService {
         ...(payload.knowledgeBase ? { knowledgeBaseId: payload.knowledgeBase.id } : {}),
         ...(payload.integrations?.length ? { integrationIds: payload.integrations } : {}),
         ...(payload.humanAgents?.length ? { humanAgents: payload.humanAgents.map((h, i) => ({ id: `human-${i + 1}`, name: h.name, phone: h.phone })) } : {}),
+        ...(payload.agent.voicemailMessage ? { voicemailMessage: payload.agent.voicemailMessage } : {}),
       },
     };
   }
@@ -146,6 +147,8 @@ export function parseCallPayload(c: Record<string, unknown>): CallPayload {
   if (instructions) agent.instructions = instructions;
   const firstMessage = optText(c.agent.firstMessage, 'agent.firstMessage', 2000);
   if (firstMessage) agent.firstMessage = firstMessage;
+  const voicemailMessage = optText(c.agent.voicemailMessage, 'agent.voicemailMessage', 2000);
+  if (voicemailMessage) agent.voicemailMessage = voicemailMessage;
   const contact: CallPayload['contact'] = { name: text(c.contact.name, 'contact.name', 200), phone: phone(c.contact.phone, 'contact.phone') };
   if (c.contact.fields !== undefined) {
     if (!isObject(c.contact.fields) || Object.keys(c.contact.fields).length > 100) throw invalidInput('contact.fields must be an object of at most 100 strings');

@@ -304,4 +304,33 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
       expect(list.calls[0]).toMatchObject({ direction: 'inbound', status: 'failed', outcome: 'refused', reason: 'insufficient_funds' });
     }, { timeout: 10_000, interval: 50 });
   }, 120_000);
+
+  it('leaves the voicemail message after an answering machine beeps, then hangs up (outcome voicemail)', async () => {
+    const user = await createFundedUser(t);
+    const server = await registerServer(t, user);
+    const numberId = await twilioNumber(user, `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`);
+    const jwt = await signPayload(server, {
+      agent: { name: 'Amy', firstMessage: 'Hello Grace, this is Amy from the clinic, calling about your appointment tomorrow.', voicemailMessage: 'Hi Grace, Amy from the clinic. Please call us back.' },
+      contact: { name: 'Grace', phone: '+14155550123' },
+      type: 'prompt',
+      prompt: 'Confirm the appointment.',
+      phoneNumberId: numberId,
+    });
+    const res = await t.app.inject({ method: 'POST', url: '/api/session/call', headers: bearer(user.token), payload: { server: server.name, jwt } });
+    expect(res.statusCode, res.body).toBe(204);
+    const sessionId = res.headers['x-session-id'] as string;
+    const placed = twilio.calls.at(-1)!;
+    const stream = /<Stream url="([^"]+)"><Parameter name="token" value="([^"]+)"\/>/.exec(placed.twiml)!;
+    const call = new FakeTwilioCall(stream[1]!, stream[2]!, placed.sid);
+    await call.open();
+    await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(10), { timeout: 20_000, interval: 50 });
+    // The machine's greeting ended with a beep: Twilio's asynchronous verdict.
+    expect((await twilio.postSigned(placed.amdCallback!, { CallSid: placed.sid, AccountSid: twilio.accountSid, AnsweredBy: 'machine_end_beep', MachineDetectionDuration: '4200' })).status).toBe(204);
+    await vi.waitFor(() => expect(placed.redirects.some((r) => r.includes('<Hangup/>'))).toBe(true), { timeout: 30_000, interval: 50 });
+    await vi.waitFor(async () => {
+      const view = (await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })).json();
+      expect(view).toMatchObject({ status: 'completed', outcome: 'voicemail' });
+      expect(view.transcript).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'agent', text: 'Hi Grace, Amy from the clinic. Please call us back.' })]));
+    }, { timeout: 20_000, interval: 50 });
+  }, 90_000);
 });
