@@ -5,10 +5,9 @@
 // OpenAI-compatible fake (with one search_knowledge tool call), and a `clear`
 // when it speaks over the agent; the call ends completed with its record.
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
-import { FRAME_SAMPLES_8K, mulawToPcm, pcmToMulaw } from '../../../src/lib/audio.js';
+import { FRAME_SAMPLES_8K, pcmToMulaw } from '../../../src/lib/audio.js';
 import { ManualClock, type Timer } from '../../../src/lib/clock.js';
 import { newId } from '../../../src/lib/ids.js';
 import { OfflineCallerVoice } from '../../../src/providers/call-speech/offline-caller.js';
@@ -19,6 +18,7 @@ import { multipartForm } from '../../support/multipart.js';
 import { type OpenAiFake, startOpenAiFake, textAnswer, toolCallAnswer } from '../../support/openai-fake.js';
 import { registerServer, signPayload } from '../../support/signed-payloads.js';
 import { type TwilioFake, startTwilioFake } from '../../support/twilio-fake.js';
+import { freePort } from '../telephony/helpers.js';
 import { callConfig } from './support.js';
 
 /** Real time: the media stream is paced by the wall clock, as Twilio paces it. */
@@ -33,14 +33,6 @@ class WallClock extends ManualClock {
 }
 
 const voice = OfflineCallerVoice.create();
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 let t: TestApp;
 let twilio: TwilioFake;
@@ -238,7 +230,6 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     again.send(JSON.stringify({ event: 'start', sequenceNumber: '1', streamSid: 'MZx', start: { streamSid: 'MZx', callSid: placed.sid, accountSid: twilio.accountSid, customParameters: { token: stream![2]! }, tracks: ['inbound'] } }));
     const code = await new Promise<number>((resolve) => again.once('close', (c) => resolve(c)));
     expect(code).toBe(1008);
-    void mulawToPcm;
   }, 120_000);
 
   it('answers a call to a number attached to an inbound configuration with the agent of its record, and refuses what it must', async () => {
