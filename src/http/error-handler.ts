@@ -6,6 +6,7 @@
 // become a generic 500 carrying the request id; their cause goes to the log only.
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import { isDatabaseUnavailable } from '../db/database.js';
 import { AppError, type ErrorCode, errorStatus } from './errors.js';
 
 interface Answer {
@@ -66,6 +67,12 @@ export function installErrorHandler(app: FastifyInstance): void {
     if (err instanceof AppError) {
       if (err.headers) reply.headers(err.headers);
       return reply.status(err.status).send({ ...err.extra, message: err.message, code: err.code });
+    }
+    // The database went away (restart, failover, network): the client may retry in a moment; not a bug of ours.
+    if (isDatabaseUnavailable(err)) {
+      request.log.warn({ code: (err as { code?: string }).code }, `database unavailable: ${err.message}`);
+      reply.header('retry-after', '5');
+      return send(reply, { code: 'not_ready', message: 'the database is unavailable right now; try again in a few seconds' });
     }
     const answer = answerFor(err);
     if (answer) return send(reply, answer);

@@ -33,6 +33,8 @@ export interface TestAppOptions {
   clock?: ManualClock;
   /** Another test app whose database (PostgreSQL schema or SQLite file) and secrets this one uses, like a second instance. */
   shareDatabaseWith?: { dir: string; pgSchema: string | undefined; secrets: { masterKey: Buffer; jwtSecret: string } };
+  /** PostgreSQL application_name of the app's connections (tests that cut them find them by it). */
+  pgApplicationName?: string;
 }
 
 export type TestApp = Awaited<ReturnType<typeof createTestApp>>;
@@ -50,7 +52,7 @@ export async function createTestApp(options: TestAppOptions = {}) {
   }
   const base = loadConfig({ NODE_ENV: 'test', DATA_DIR: dir, ...options.env });
   const config: Config = { ...base, databaseUrl, rateLimits: relaxedIpLimits, ...options.config };
-  const database = openDatabase({ databaseUrl, dataDir: dir, pgSchema, pgPoolSize: 5 });
+  const database = openDatabase({ databaseUrl, dataDir: dir, pgSchema, pgPoolSize: 5, pgApplicationName: options.pgApplicationName });
   await migrateToLatest(database.db, database.dialect);
   const clock = options.clock ?? new ManualClock();
   const secrets = shared?.secrets ?? { masterKey: randomBytes(32), jwtSecret: randomBytes(32).toString('hex') };

@@ -104,7 +104,8 @@ export class PgEventChannel implements EventChannel {
   private async connect(): Promise<void> {
     if (this.closed) return;
     // Same server, credentials and search_path as the pool, but outside it: LISTEN holds its connection forever.
-    const client = new (loadPg().Client)({ connectionTimeoutMillis: 5000, ...this.pool.options, application_name: 'workspace-events-listener' } as pg.ClientConfig);
+    const name = `${(this.pool.options as pg.PoolConfig).application_name ?? 'workspace-api'} events listener`.slice(0, 63);
+    const client = new (loadPg().Client)({ connectionTimeoutMillis: 5000, ...this.pool.options, application_name: name } as pg.ClientConfig);
     let dropped = false;
     const onDrop = (err?: unknown) => {
       if (dropped) return;
