@@ -54,10 +54,8 @@ describe.skipIf(!onPostgres)('PostgreSQL connections cut under load (PostgreSQL 
     // Requests keep running throughout; every answer must be 200 or 503, never 500.
     const statuses = new Map<number, number>();
     let loading = true;
-    let stopped = false;
-    a.app.addHook('onClose', async () => void (stopped = true));
     const load = (async () => {
-      while (loading && !stopped) {
+      while (loading) {
         const answers = await Promise.all([
           a.app.inject({ method: 'GET', url: '/api/health' }),
           a.app.inject({ method: 'GET', url: '/api/api-keys', headers: bearer(user.token) }),
@@ -66,32 +64,35 @@ describe.skipIf(!onPostgres)('PostgreSQL connections cut under load (PostgreSQL 
         await sleep(5);
       }
     })();
-    // A transaction holding its connection while the cut happens: the checked-out client gets the error too.
-    const held = await a.database.pgPool!.connect();
-    await held.query('begin');
-    await sleep(100);
-
-    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await admin.connect();
     try {
-      const cut = await admin.query("select count(*)::int as n from (select pg_terminate_backend(pid) from pg_stat_activity where application_name like $1 || '%' and pid <> pg_backend_pid()) t", [name]);
-      expect(cut.rows[0].n).toBeGreaterThanOrEqual(3); // pool connections, the broker's own connection, the LISTEN connection
+      // A transaction holding its connection while the cut happens: the checked-out client gets the error too.
+      const held = await a.database.pgPool!.connect();
+      await held.query('begin');
+      await sleep(100);
+
+      const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+      await admin.connect();
+      try {
+        const cut = await admin.query("select count(*)::int as n from (select pg_terminate_backend(pid) from pg_stat_activity where application_name like $1 || '%' and pid <> pg_backend_pid()) t", [name]);
+        expect(cut.rows[0].n).toBeGreaterThanOrEqual(3); // pool connections, the broker's own connection, the LISTEN connection
+      } finally {
+        await admin.end();
+      }
+      // Written at once by the untouched instance, while A's LISTEN connection is down: its NOTIFY does not reach A.
+      const [during] = await emit(b, user.id, [['object_deleted', { object_id: 'during' }]]);
+
+      const err = await held.query('select 1').then(() => null, (e: unknown) => e);
+      expect(isDatabaseUnavailable(err), String(err)).toBe(true);
+      held.release(err as Error);
+
+      await eventually(async () => (await a.app.inject({ method: 'GET', url: '/api/health' })).statusCode === 200, 15_000, 'health to answer 200');
+      const [after] = await emit(a, user.id, [['object_deleted', { object_id: 'after' }]]);
+      const delivered = await sse.waitForEvents(3, 10_000);
+      expect(delivered.map((e) => e.id)).toEqual([String(first), String(during), String(after)]);
     } finally {
-      await admin.end();
+      loading = false;
+      await load;
     }
-    // Written at once by the untouched instance, while A's LISTEN connection is down: its NOTIFY does not reach A.
-    const [during] = await emit(b, user.id, [['object_deleted', { object_id: 'during' }]]);
-
-    const err = await held.query('select 1').then(() => null, (e: unknown) => e);
-    expect(isDatabaseUnavailable(err), String(err)).toBe(true);
-    held.release(err as Error);
-
-    await eventually(async () => (await a.app.inject({ method: 'GET', url: '/api/health' })).statusCode === 200, 15_000, 'health to answer 200');
-    const [after] = await emit(a, user.id, [['object_deleted', { object_id: 'after' }]]);
-    const delivered = await sse.waitForEvents(3, 10_000);
-    expect(delivered.map((e) => e.id)).toEqual([String(first), String(during), String(after)]);
-    loading = false;
-    await load;
 
     expect([...statuses.keys()].filter((s) => s !== 200 && s !== 503), JSON.stringify([...statuses])).toEqual([]);
     expect((await a.app.inject({ method: 'GET', url: '/api/api-keys', headers: bearer(user.token) })).statusCode).toBe(200);
