@@ -98,6 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
     callsInProgress: () => services.voice.live.size,
     webhookQueueDepth: () => services.webhooks.webhookStore.pendingCount(),
   });
+  services.billing.store.hooks.ledgerWrite = () => metrics.ledgerWrites.inc();
   services.webhooks.webhookWorker.onAttemptFailed = () => metrics.webhookFailures.inc();
   services.voice.runner.onTurnLatency = (latency) => metrics.observeVoiceLatency(latency);
   registerMetricsEndpoint(app, config, metrics);
