@@ -84,7 +84,7 @@ describe('/metrics', () => {
     }
   });
 
-  it('is absent (404) in production without a token or a port', async () => {
+  it('is absent (404) in production without a token or a port, and served there with the token', async () => {
     const production = await createTestApp({ config: { env: 'production' } });
     try {
       const res = await production.app.inject({ method: 'GET', url: '/metrics' });
@@ -92,6 +92,14 @@ describe('/metrics', () => {
       expect(res.json().code).toBe('route_not_found');
     } finally {
       await production.close();
+    }
+    const token = 'production-metrics-token-42';
+    const withToken = await createTestApp({ config: { env: 'production', metricsToken: token } });
+    try {
+      expect((await withToken.app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(401);
+      expect((await withToken.app.inject({ method: 'GET', url: '/metrics', headers: bearer(token) })).statusCode).toBe(200);
+    } finally {
+      await withToken.close();
     }
   });
 
