@@ -81,6 +81,11 @@ export function installErrorHandler(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
+    // A browser's CORS preflight from an origin CORS_ORIGINS does not list (listed ones are answered by
+    // @fastify/cors before routing): say why, rather than "no route". No CORS headers, so the browser still refuses.
+    if (request.method === 'OPTIONS' && request.headers.origin && request.headers['access-control-request-method']) {
+      return reply.status(403).send({ message: 'this origin may not call the API from a browser: the server lists the origins it accepts in CORS_ORIGINS', code: 'forbidden' });
+    }
     const path = request.url.split('?')[0];
     const shown = path.length > 100 ? `${path.slice(0, 100)}…` : path;
     return reply.status(404).send({ message: `no route ${request.method} ${shown}`, code: 'route_not_found' });
