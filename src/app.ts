@@ -109,7 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   installJsonBodyParser(app);
 
   app.setValidatorCompiler(createValidatorCompiler(() => app.getSchemas()));
-  installErrorHandler(app);
+  installErrorHandler(app, { onDatabaseUnavailable: () => metrics.dbErrors.inc() });
   installInputGuard(app);
   await app.register(cookie);
   await registerBrowserSecurity(app, config);

@@ -62,7 +62,8 @@ function send(reply: FastifyReply, { code, message }: Answer): FastifyReply {
   return reply.status(errorStatus[code]).send({ message, code });
 }
 
-export function installErrorHandler(app: FastifyInstance): void {
+/** `onDatabaseUnavailable`: a request failed because the database could not be reached (metrics). */
+export function installErrorHandler(app: FastifyInstance, hooks: { onDatabaseUnavailable?: () => void } = {}): void {
   app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
     if (err instanceof AppError) {
       if (err.headers) reply.headers(err.headers);
@@ -70,6 +71,7 @@ export function installErrorHandler(app: FastifyInstance): void {
     }
     // The database went away (restart, failover, network): the client may retry in a moment; not a bug of ours.
     if (isDatabaseUnavailable(err)) {
+      hooks.onDatabaseUnavailable?.();
       request.log.warn({ code: (err as { code?: string }).code }, `database unavailable: ${err.message}`);
       reply.header('retry-after', '5');
       return send(reply, { code: 'not_ready', message: 'the database is unavailable right now; try again in a few seconds' });

@@ -125,6 +125,9 @@ describe('a PostgreSQL that cannot be reached', () => {
       const listing = await app.inject({ method: 'GET', url: '/api/api-keys', headers: bearer('wsk_not-a-real-key-but-looked-up') });
       expect(listing.statusCode, listing.body).toBe(503);
       expect(uncaught).toEqual([]);
+      const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+      expect(Number(/^db_errors_total (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(2); // the two requests answered 503
+      expect(metrics).toMatch(/^http_requests_total\{method="POST",route="\/api\/auth\/login",status="503"\} 1$/m);
     } finally {
       await app.close();
       await database.close();

@@ -23,7 +23,7 @@ export class Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
-  readonly dbErrors = new Counter({ name: 'db_errors_total', help: 'Database connection errors (broken connections, unreachable server) and requests answered 503 because of them', registers: [this.registry] });
+  readonly dbErrors = new Counter({ name: 'db_errors_total', help: 'Database connection errors: connections that broke (server restart, network) and requests answered 503 because the database could not be reached', registers: [this.registry] });
   readonly webhookFailures = new Counter({ name: 'webhook_failures_total', help: 'Webhook delivery attempts that failed (retried later or given up)', registers: [this.registry] });
   readonly ledgerWrites = new Counter({ name: 'ledger_writes_total', help: 'Credit ledger writes (reservations, settlements, grants, purchases)', registers: [this.registry] });
   readonly voiceTurnLatency = new Histogram({
@@ -61,7 +61,12 @@ export class Metrics {
       help: 'Webhook deliveries waiting to be attempted (the whole database, not this instance)',
       registers: [this.registry],
       async collect() {
-        this.set(await sources.webhookQueueDepth());
+        // While the database is away the scrape still answers (with the last known depth): that is when it matters.
+        try {
+          this.set(await sources.webhookQueueDepth());
+        } catch {
+          // keeps the previous value; db_errors_total and the health check tell the story
+        }
       },
     });
   }
