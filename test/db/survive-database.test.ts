@@ -15,6 +15,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { isDatabaseUnavailable, openDatabase } from '../../src/db/database.js';
+import { PgEventChannel } from '../../src/modules/events/pg-channel.js';
 import { type TestApp, createTestApp } from '../support/app.js';
 import { bearer, createVerifiedUser } from '../support/factories.js';
 import { emit, eventually, sleep, stream } from '../modules/events/support.js';
@@ -130,6 +131,30 @@ describe('a PostgreSQL that cannot be reached', () => {
       expect(metrics).toMatch(/^http_requests_total\{method="POST",route="\/api\/auth\/login",status="503"\} 1$/m);
     } finally {
       await app.close();
+      await database.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps retrying the LISTEN connection with backoff and logs the outage once', { timeout: 30_000 }, async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise((resolve) => probe.close(resolve));
+    const dir = mkdtempSync(join(tmpdir(), 'wsapi-nodb-'));
+    const database = openDatabase({ databaseUrl: `postgres://nobody:nothing@127.0.0.1:${port}/nowhere`, dataDir: dir, pgPoolSize: 1 });
+    const errors: unknown[] = [];
+    const channel = new PgEventChannel(database.pgPool!, { reconnectDelayMs: 20, maxReconnectDelayMs: 80, onError: (err) => errors.push(err) });
+    let connected = 0;
+    try {
+      await channel.listen({ onHint: () => {}, onConnected: () => void (connected += 1) });
+      await eventually(() => (channel as unknown as { attempt: number }).attempt >= 4, 10_000, 'four reconnect attempts');
+      expect(errors).toHaveLength(1);
+      expect(isDatabaseUnavailable(errors[0])).toBe(true);
+      expect(connected).toBe(0);
+      expect(uncaught).toEqual([]);
+    } finally {
+      await channel.close();
       await database.close();
       rmSync(dir, { recursive: true, force: true });
     }
