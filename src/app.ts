@@ -3,7 +3,7 @@
 import cookie from '@fastify/cookie';
 import { installBodyLimits } from './http/body-limits.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyServerOptions, LogController } from 'fastify';
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/database.js';
 import { installAuth } from './http/auth.js';
@@ -44,6 +44,8 @@ import { temporarySessionRoutes } from './modules/temporary-sessions/routes.js';
 import { callRoutes } from './modules/calls/routes.js';
 import { voiceRoutes } from './modules/calls/voice-routes.js';
 import websocket from '@fastify/websocket';
+import { installRequestObservation, registerMetricsEndpoint, watchDatabaseErrors } from './http/metrics.js';
+import { Metrics } from './modules/platform/metrics.js';
 
 export interface AppDeps {
   config: Config;
@@ -66,7 +68,7 @@ export function acceptedRequestId(header: string | string[] | undefined): string
   return typeof header === 'string' && /^[A-Za-z0-9._:\-]{1,128}$/.test(header) ? header : null;
 }
 
-export async function buildApp(deps: AppDeps): Promise<App & { services: Services }> {
+export async function buildApp(deps: AppDeps): Promise<App & { services: Services; metrics: Metrics }> {
   const { config } = deps;
   const services = createServices({ ...deps, clock: deps.clock ?? systemClock });
   const app = Fastify({
@@ -75,6 +77,8 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
     // Path parameters up to 200 characters (publish relatedId, ids); the router's default is 100 (then 414).
     routerOptions: { maxParamLength: 256 },
     trustProxy: config.trustProxy,
+    // One line per request, written in onResponse (src/http/metrics.ts), instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     // A caller's X-Request-Id (e.g. from a proxy) is kept when well-formed, so logs line up across hops.
     genReqId: (request) => acceptedRequestId(request.headers['x-request-id']) ?? newId(),
     requestIdHeader: false,
@@ -83,6 +87,21 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('services', services);
+  const metrics = new Metrics();
+  app.decorate('metrics', metrics);
+  installRequestObservation(app, metrics);
+  watchDatabaseErrors(app, deps.database, metrics);
+  const pool = deps.database.pgPool;
+  metrics.watch({
+    pool: pool ? () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }) : null,
+    sseStreams: () => services.eventStreams.openCount,
+    callsInProgress: () => services.voice.live.size,
+    webhookQueueDepth: () => services.webhooks.webhookStore.pendingCount(),
+  });
+  services.billing.store.hooks.ledgerWrite = () => metrics.ledgerWrites.inc();
+  services.webhooks.webhookWorker.onAttemptFailed = () => metrics.webhookFailures.inc();
+  services.voice.runner.onTurnLatency = (latency) => metrics.observeVoiceLatency(latency);
+  registerMetricsEndpoint(app, config, metrics);
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     done();
@@ -90,7 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   installJsonBodyParser(app);
 
   app.setValidatorCompiler(createValidatorCompiler(() => app.getSchemas()));
-  installErrorHandler(app);
+  installErrorHandler(app, { onDatabaseUnavailable: () => metrics.dbErrors.inc() });
   installInputGuard(app);
   await app.register(cookie);
   await registerBrowserSecurity(app, config);
@@ -105,5 +124,5 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   for (const register of routeModules) await register(app, services);
   app.addHook('onClose', () => services.knowledge.close());
   app.addHook('onClose', () => services.voice.close());
-  return app as unknown as App & { services: Services };
+  return app as unknown as App & { services: Services; metrics: Metrics };
 }

@@ -60,6 +60,12 @@ export interface Config {
   /** Base64 32-byte key, or null to use (or create) DATA_DIR/master.key. */
   masterKey: string | null;
   jwtSecret: string | null;
+  /** JWT_SECRET_ROTATE=1: this start may replace the JWT secret the database knows (every instance stopped first). */
+  jwtSecretRotate: boolean;
+  /** Serve /metrics on this port (a second listener on HOST) instead of the main one; null = not. */
+  metricsPort: number | null;
+  /** Bearer token for /metrics on the main port; null = open in development/test, absent in production. */
+  metricsToken: string | null;
   publicUrl: string;
   /** Origins a returnTo / returnUrl may point at. */
   returnUrlOrigins: string[];
@@ -367,6 +373,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   if (jwtSecret && jwtSecret.length < 32) problems.push('JWT_SECRET must be at least 32 characters');
   if (databaseUrl && !masterKey) problems.push('MASTER_KEY is required with DATABASE_URL (every instance must share it)');
   if (databaseUrl && !jwtSecret) problems.push('JWT_SECRET is required with DATABASE_URL (every instance must share it)');
+  const metricsPort = opt('METRICS_PORT') === null ? null : int('METRICS_PORT', 0, 1, 65535);
+  if (metricsPort !== null && metricsPort === port) problems.push('METRICS_PORT must differ from PORT');
+  const metricsToken = opt('METRICS_TOKEN');
+  if (metricsToken && metricsToken.length < 16) problems.push('METRICS_TOKEN must be at least 16 characters');
 
   // Listening on every interface says nothing about the address clients use: links say localhost until PUBLIC_URL says otherwise.
   const wildcardHost = ['0.0.0.0', '::', '[::]'].includes(host);
@@ -522,6 +532,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     databaseUrl,
     masterKey,
     jwtSecret,
+    jwtSecretRotate: bool('JWT_SECRET_ROTATE'),
+    metricsPort,
+    metricsToken,
     publicUrl,
     returnUrlOrigins,
     allowSandbox: bool('ALLOW_SANDBOX'),

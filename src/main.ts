@@ -45,7 +45,7 @@ async function main() {
   // knows a master key must get that key back, not a new one.
   const platformStore = new PlatformStore(database.db);
   const secrets = loadSecrets(config, { createMasterKey: !(await hasMasterKeyCheck(platformStore)) });
-  const { jwtSecretChanged } = await verifyKeys(platformStore, secrets, systemClock);
+  const { jwtSecretChanged } = await verifyKeys(platformStore, secrets, systemClock, { shared: database.dialect === 'postgres', rotate: config.jwtSecretRotate });
 
   // Structured JSON logs; human-readable ones when a person watches a terminal.
   const logger = {
@@ -64,7 +64,13 @@ async function main() {
   if (config.env === 'production' && sandboxed) {
     app.log.warn(`ALLOW_SANDBOX=1 in production: sandbox providers do not reach the outside world (${providerLines.filter((l) => l.includes('sandbox')).join('; ')})`);
   }
-  if (jwtSecretChanged) app.log.warn('JWT_SECRET differs from the previous start: every existing session has ended and users sign in again');
+  if (jwtSecretChanged) {
+    app.log.warn(
+      database.dialect === 'postgres'
+        ? 'JWT_SECRET changed (JWT_SECRET_ROTATE=1): sessions signed with the old secret are no longer accepted; start the other instances with the new JWT_SECRET (and without JWT_SECRET_ROTATE)'
+        : 'JWT_SECRET differs from the previous start: every existing session has ended and users sign in again',
+    );
+  }
   app.log.info(`database: ${database.dialect === 'sqlite' ? `SQLite in ${config.dataDir}` : 'PostgreSQL'}`);
   for (const line of providerLines) app.log.info(`provider ${line}`);
   const oidc = config.oidcProviders.map((p) => `${p.slug} (${p.issuer})`).join(', ');

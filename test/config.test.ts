@@ -35,6 +35,16 @@ describe('loadConfig', () => {
     expect(problems).toEqual(expect.arrayContaining([expect.stringMatching(/^MASTER_KEY is required/), expect.stringMatching(/^JWT_SECRET is required/)]));
   });
 
+  it('parses METRICS_PORT, METRICS_TOKEN and JWT_SECRET_ROTATE, and names bad values', () => {
+    const config = loadConfig({ METRICS_PORT: '9464', METRICS_TOKEN: 'a-long-enough-token', JWT_SECRET_ROTATE: '1' });
+    expect(config).toMatchObject({ metricsPort: 9464, metricsToken: 'a-long-enough-token', jwtSecretRotate: true });
+    expect(loadConfig({})).toMatchObject({ metricsPort: null, metricsToken: null, jwtSecretRotate: false });
+    const problems = problemsOf({ PORT: '4000', METRICS_PORT: '4000', METRICS_TOKEN: 'short' }).join('\n');
+    expect(problems).toMatch(/METRICS_PORT must differ from PORT/);
+    expect(problems).toMatch(/METRICS_TOKEN must be at least 16 characters/);
+    expect(problemsOf({ METRICS_PORT: 'ninety' }).join('\n')).toMatch(/METRICS_PORT must be a whole number/);
+  });
+
   it('parses OIDC providers and names the missing variables of one', () => {
     const config = loadConfig({ OIDC_PROVIDERS: 'corp-sso', OIDC_CORP_SSO_ISSUER: 'https://id.example.com', OIDC_CORP_SSO_CLIENT_ID: 'c', OIDC_CORP_SSO_CLIENT_SECRET: 's' });
     expect(config.oidcProviders).toEqual([{ slug: 'corp-sso', name: 'corp-sso', issuer: 'https://id.example.com', clientId: 'c', clientSecret: 's', scopes: 'openid email profile' }]);

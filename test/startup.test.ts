@@ -2,11 +2,13 @@
 // SIGTERM, start-up problems as one line with exit code 2, the key checks
 // that refuse a database's wrong master key, and the files' permissions.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, type Server, createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StartupError, waitForPostgres } from '../src/startup.js';
 
@@ -214,5 +216,45 @@ describe('keys and data files', () => {
     const restored = await startServer(process.execPath, tsxMain, env());
     expect(restored.output()).toContain('JWT_SECRET differs from the previous start: every existing session has ended');
     await stop(restored);
+  });
+});
+
+describe.skipIf(!process.env.DATABASE_URL)('instances sharing one PostgreSQL database (PostgreSQL only: skipped without DATABASE_URL)', () => {
+  it('refuses a different JWT_SECRET with one line and exit code 2; JWT_SECRET_ROTATE=1 changes it for all, and says what is true', { timeout: 180_000 }, async () => {
+    const schema = `jwt_${randomBytes(5).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await admin.connect();
+    await admin.query(`create schema ${schema}`);
+    try {
+      const url = new URL(process.env.DATABASE_URL!);
+      url.searchParams.set('options', `-c search_path=${schema}`);
+      const shared = { DATABASE_URL: url.toString(), MASTER_KEY: Buffer.alloc(32, 9).toString('base64') };
+      const first = 'a'.repeat(40);
+      const second = 'b'.repeat(40);
+      const env = (extra: Record<string, string>) => baseEnv({ DATA_DIR: newDataDir(), PORT: '0', ...shared, ...extra });
+
+      const running = await startServer(process.execPath, tsxMain, env({ JWT_SECRET: first }));
+      const other = spawnSync(process.execPath, tsxMain, { env: env({ JWT_SECRET: second }), encoding: 'utf8', timeout: 60_000 });
+      expectOneLineFailure(other, /^JWT_SECRET is not the one this database was last used with: every instance on one database must share it/);
+      expect(other.stdout + other.stderr).not.toContain('every existing session has ended');
+      running.child.kill('SIGTERM');
+      expect(await running.exited).toBe(0);
+
+      const rotated = await startServer(process.execPath, tsxMain, env({ JWT_SECRET: second, JWT_SECRET_ROTATE: '1' }));
+      expect(rotated.output()).toContain('JWT_SECRET changed (JWT_SECRET_ROTATE=1): sessions signed with the old secret are no longer accepted');
+      expect(rotated.output()).not.toContain('every existing session has ended');
+      rotated.child.kill('SIGTERM');
+      expect(await rotated.exited).toBe(0);
+
+      // The old secret is now the stranger.
+      expectOneLineFailure(spawnSync(process.execPath, tsxMain, { env: env({ JWT_SECRET: first }), encoding: 'utf8', timeout: 60_000 }), /^JWT_SECRET is not the one this database was last used with/);
+      const again = await startServer(process.execPath, tsxMain, env({ JWT_SECRET: second }));
+      expect(again.output()).not.toContain('JWT_SECRET');
+      again.child.kill('SIGTERM');
+      expect(await again.exited).toBe(0);
+    } finally {
+      await admin.query(`drop schema ${schema} cascade`);
+      await admin.end();
+    }
   });
 });

@@ -29,6 +29,12 @@ export interface DatabaseHandle {
   /** Checkpoints SQLite's WAL now (it otherwise happens every second in the background); null on PostgreSQL. */
   checkpoint(): Promise<CheckpointResult | null>;
   close(): Promise<void>;
+  /**
+   * Hears about errors of idle or busy connections (the server restarted or
+   * went away). They are handled here and never thrown; the listener logs
+   * and counts them. Returns a function that removes the listener.
+   */
+  onConnectionError(listener: (err: unknown) => void): () => void;
 }
 
 
@@ -39,17 +45,57 @@ export interface OpenOptions {
   /** PostgreSQL schema to use instead of the default (tests isolate themselves this way). */
   pgSchema?: string;
   pgPoolSize?: number;
+  /** PostgreSQL application_name of this instance's connections (pg_stat_activity); 'workspace-api' by default. */
+  pgApplicationName?: string;
 }
+
+/**
+ * Errors that mean "the database cannot be reached right now" rather than "this
+ * query is wrong": refused or dropped connections, a server shutting down or
+ * starting up (57P01–57P03), connection exceptions (class 08), too many
+ * connections, a pool that timed out connecting. Requests that meet one answer
+ * 503, not 500.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const e = err as { code?: unknown; message?: unknown; errors?: unknown[] };
+  const code = typeof e.code === 'string' ? e.code : '';
+  if (UNAVAILABLE_CODES.has(code) || code.startsWith('08')) return true;
+  if (typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message)) return true;
+  return Array.isArray(e.errors) && e.errors.some(isDatabaseUnavailable);
+}
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03', '53300']);
+const UNAVAILABLE_MESSAGE = /^(Connection terminated|Client has encountered a connection error|Client was closed|timeout exceeded when trying to connect|Connection terminated due to connection timeout)/i;
 
 export function openDatabase(options: OpenOptions): DatabaseHandle {
   if (options.databaseUrl) {
+    const listeners = new Set<(err: unknown) => void>();
+    // A connection that breaks (server restart, failover, network) emits 'error': on the pool while idle, on
+    // the client itself while checked out. Without a listener either one ends the process. The pool drops
+    // the broken client; the next query opens a new connection.
+    const connectionError = (err: unknown) => {
+      for (const listener of listeners) {
+        try {
+          listener(err);
+        } catch {
+          // a listener's fault must not turn a handled error into a crash
+        }
+      }
+    };
     const openPool = (max: number) => {
       const pool = new (loadPg().Pool)({
         connectionString: options.databaseUrl!,
         max,
+        // Unreachable hosts fail a request within seconds (503) instead of holding it forever.
+        connectionTimeoutMillis: 5000,
+        application_name: options.pgApplicationName ?? 'workspace-api',
         ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),
       });
-      pool.on('connect', namePreparedStatements);
+      pool.on('error', connectionError);
+      pool.on('connect', (client) => {
+        client.on('error', connectionError);
+        namePreparedStatements(client);
+      });
       return pool;
     };
     const pool = openPool(options.pgPoolSize ?? 20);
@@ -69,6 +115,10 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
       close: async () => {
         await Promise.all(side.map((k) => k.destroy()));
         await db.destroy();
+      },
+      onConnectionError: (listener) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
       },
     };
   }
@@ -97,6 +147,7 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
       await db.destroy();
       await checkpointer.close();
     },
+    onConnectionError: () => () => {},
   };
 }
 

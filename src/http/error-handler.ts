@@ -6,6 +6,7 @@
 // become a generic 500 carrying the request id; their cause goes to the log only.
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import { isDatabaseUnavailable } from '../db/database.js';
 import { AppError, type ErrorCode, errorStatus } from './errors.js';
 
 interface Answer {
@@ -61,11 +62,19 @@ function send(reply: FastifyReply, { code, message }: Answer): FastifyReply {
   return reply.status(errorStatus[code]).send({ message, code });
 }
 
-export function installErrorHandler(app: FastifyInstance): void {
+/** `onDatabaseUnavailable`: a request failed because the database could not be reached (metrics). */
+export function installErrorHandler(app: FastifyInstance, hooks: { onDatabaseUnavailable?: () => void } = {}): void {
   app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
     if (err instanceof AppError) {
       if (err.headers) reply.headers(err.headers);
       return reply.status(err.status).send({ ...err.extra, message: err.message, code: err.code });
+    }
+    // The database went away (restart, failover, network): the client may retry in a moment; not a bug of ours.
+    if (isDatabaseUnavailable(err)) {
+      hooks.onDatabaseUnavailable?.();
+      request.log.warn({ code: (err as { code?: string }).code }, `database unavailable: ${err.message}`);
+      reply.header('retry-after', '5');
+      return send(reply, { code: 'not_ready', message: 'the database is unavailable right now; try again in a few seconds' });
     }
     const answer = answerFor(err);
     if (answer) return send(reply, answer);
@@ -74,6 +83,11 @@ export function installErrorHandler(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
+    // A browser's CORS preflight from an origin CORS_ORIGINS does not list (listed ones are answered by
+    // @fastify/cors before routing): say why, rather than "no route". No CORS headers, so the browser still refuses.
+    if (request.method === 'OPTIONS' && request.headers.origin && request.headers['access-control-request-method']) {
+      return reply.status(403).send({ message: 'this origin may not call the API from a browser: the server lists the origins it accepts in CORS_ORIGINS', code: 'forbidden' });
+    }
     const path = request.url.split('?')[0];
     const shown = path.length > 100 ? `${path.slice(0, 100)}…` : path;
     return reply.status(404).send({ message: `no route ${request.method} ${shown}`, code: 'route_not_found' });

@@ -8,6 +8,16 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 describe('foundation', () => {
+  it('points the bare address at the docs: a browser is redirected, a program gets the addresses', async () => {
+    const browser = await t.app.inject({ method: 'GET', url: '/', headers: { accept: 'text/html,application/xhtml+xml' } });
+    expect(browser.statusCode).toBe(302);
+    expect(browser.headers.location).toBe('/api/docs');
+    const program = await t.app.inject({ method: 'GET', url: '/' });
+    expect(program.statusCode).toBe(200);
+    expect(program.json()).toEqual({ docs: '/api/docs', openapi: '/api/openapi.json', health: '/api/health' });
+    expect((await t.app.inject({ method: 'GET', url: program.json().docs })).statusCode).toBeLessThan(400);
+  });
+
   it('answers health with the database dialect', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/api/health' });
     expect(res.statusCode).toBe(200);

@@ -42,15 +42,23 @@ describe('CORS', () => {
     for (const name of ['x-request-id', 'x-session-id', 'idempotent-replayed', 'x-objects-written']) expect(exposed).toContain(name);
   });
 
-  it('gives an origin that is not listed no CORS headers, so browsers refuse it', async () => {
+  it('gives an origin that is not listed no CORS headers, so browsers refuse it, and a preflight 403 naming CORS_ORIGINS', async () => {
     for (const origin of ['https://evil.example.com', 'https://app.example.com.evil.com', 'http://localhost.evil.com:3000', 'null']) {
       const pre = await preflight('/api/auth/login', origin);
+      expect(pre.statusCode, origin).toBe(403);
+      expect(pre.json(), origin).toEqual({ code: 'forbidden', message: 'this origin may not call the API from a browser: the server lists the origins it accepts in CORS_ORIGINS' });
       expect(pre.headers['access-control-allow-origin'], origin).toBeUndefined();
       expect(pre.headers['access-control-allow-credentials'], origin).toBeUndefined();
       const res = await t.app.inject({ method: 'GET', url: '/api/health', headers: { origin } });
       expect(res.statusCode).toBe(200);
       expect(res.headers['access-control-allow-origin'], origin).toBeUndefined();
     }
+  });
+
+  it('answers an OPTIONS that is not a preflight 404 as before', async () => {
+    const res = await t.app.inject({ method: 'OPTIONS', url: '/api/auth/login' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json().code).toBe('route_not_found');
   });
 
   it('matches exact origins and any port of a `:*` entry, nothing looser', () => {

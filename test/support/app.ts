@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { FastifyServerOptions } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { type Config, type RateLimits, defaultRateLimits, loadConfig } from '../../src/config.js';
@@ -33,6 +34,10 @@ export interface TestAppOptions {
   clock?: ManualClock;
   /** Another test app whose database (PostgreSQL schema or SQLite file) and secrets this one uses, like a second instance. */
   shareDatabaseWith?: { dir: string; pgSchema: string | undefined; secrets: { masterKey: Buffer; jwtSecret: string } };
+  /** PostgreSQL application_name of the app's connections (tests that cut them find them by it). */
+  pgApplicationName?: string;
+  /** Fastify logger options (tests that read the log); no logging by default. */
+  logger?: FastifyServerOptions['logger'];
 }
 
 export type TestApp = Awaited<ReturnType<typeof createTestApp>>;
@@ -50,11 +55,11 @@ export async function createTestApp(options: TestAppOptions = {}) {
   }
   const base = loadConfig({ NODE_ENV: 'test', DATA_DIR: dir, ...options.env });
   const config: Config = { ...base, databaseUrl, rateLimits: relaxedIpLimits, ...options.config };
-  const database = openDatabase({ databaseUrl, dataDir: dir, pgSchema, pgPoolSize: 5 });
+  const database = openDatabase({ databaseUrl, dataDir: dir, pgSchema, pgPoolSize: 5, pgApplicationName: options.pgApplicationName });
   await migrateToLatest(database.db, database.dialect);
   const clock = options.clock ?? new ManualClock();
   const secrets = shared?.secrets ?? { masterKey: randomBytes(32), jwtSecret: randomBytes(32).toString('hex') };
-  const app = await buildApp({ config, database, secrets, clock, providers: options.providers, billing: options.billing, logger: false });
+  const app = await buildApp({ config, database, secrets, clock, providers: options.providers, billing: options.billing, logger: options.logger ?? false });
   await app.ready();
 
   const close = async () => {

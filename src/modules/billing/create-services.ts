@@ -48,7 +48,7 @@ export function createBillingServices(deps: BillingServiceDeps) {
   const events = new PaymentEventHandler(store, ledger, catalog, deps.payments.name, deps.clock);
   // The sandbox pages exist only while the sandbox provider is active.
   const sandbox = deps.payments instanceof SandboxPaymentsProvider ? new SandboxBilling(store, events, billing, catalog, deps.payments, deps.clock) : null;
-  return { billing, account, catalog, payments: deps.payments, events, sandbox };
+  return { billing, account, catalog, payments: deps.payments, events, sandbox, store };
 }
 
 export type BillingServices = ReturnType<typeof createBillingServices>;

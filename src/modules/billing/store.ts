@@ -15,10 +15,16 @@ import type {
 
 const total = sql<number>`cast(coalesce(sum(cents), 0) as bigint)`;
 
+/** Hears about ledger writes (metrics); shared by a store and the stores bound to its transactions. */
+export interface BillingStoreHooks {
+  ledgerWrite: () => void;
+}
+
 export class BillingStore {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly dialect: Dialect,
+    readonly hooks: BillingStoreHooks = { ledgerWrite: () => {} },
   ) {}
 
   /**
@@ -28,11 +34,11 @@ export class BillingStore {
    * wrote, and would fail with SQLITE_BUSY instead of waiting its turn.
    */
   transaction<T>(work: (store: BillingStore) => Promise<T>): Promise<T> {
-    if (this.dialect === 'postgres') return this.db.transaction().execute((trx) => work(new BillingStore(trx, this.dialect)));
+    if (this.dialect === 'postgres') return this.db.transaction().execute((trx) => work(new BillingStore(trx, this.dialect, this.hooks)));
     return this.db.connection().execute(async (conn) => {
       await sql.raw('begin immediate').execute(conn);
       try {
-        const result = await work(new BillingStore(conn, this.dialect));
+        const result = await work(new BillingStore(conn, this.dialect, this.hooks));
         await sql.raw('commit').execute(conn);
         return result;
       } catch (error) {
@@ -65,7 +71,9 @@ export class BillingStore {
       .values({ user_id: entry.userId, cents: entry.cents, reason: entry.reason, ref: entry.ref, created_at: entry.now })
       .onConflict((oc) => oc.column('ref').doNothing())
       .executeTakeFirst();
-    return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+    const appended = Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+    if (appended) this.hooks.ledgerWrite();
+    return appended;
   }
 
   /** Appends a debit of `cents` only when the balance covers it (one statement); true when appended. */
@@ -75,7 +83,9 @@ export class BillingStore {
       select ${entry.userId}, cast(${-entry.cents} as bigint), ${entry.reason}, ${entry.ref}, cast(${entry.now} as bigint)
       where (select coalesce(sum(cents), 0) from credit_ledger where user_id = ${entry.userId}) >= ${entry.cents}
       on conflict (ref) do nothing`.execute(this.db);
-    return Number(result.numAffectedRows ?? 0n) === 1;
+    const appended = Number(result.numAffectedRows ?? 0n) === 1;
+    if (appended) this.hooks.ledgerWrite();
+    return appended;
   }
 
   entry(ref: string) {

@@ -84,6 +84,8 @@ export const MEDIA_HEARTBEAT_MS = 15_000;
 
 export class VoiceRunner {
   private heartbeat: NodeJS.Timeout | null = null;
+  /** Hears each transcript line's latency per stage, in ms (metrics). */
+  onTurnLatency: (latency: Record<string, number | undefined>) => void = () => {};
 
   constructor(private readonly deps: VoiceRunnerDeps) {}
 
@@ -155,6 +157,7 @@ export class VoiceRunner {
       firstMessage: call.firstMessage,
       settings: { ...this.deps.settings, ...(call.maxDurationSeconds ? { maxDurationMs: call.maxDurationSeconds * 1000 } : {}) },
       onTranscript: (line) => {
+        if (line.latency) this.onTurnLatency(line.latency as unknown as Record<string, number | undefined>);
         events.push(this.deps.transcriptEvent(userId, { session_id: sessionId, role: line.role, text: line.text, at: iso(clock.now()) }).catch((err) => this.deps.log.warn({ err, sessionId }, 'call_transcript event not recorded')));
       },
     });

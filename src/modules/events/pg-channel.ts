@@ -42,6 +42,8 @@ export class PgEventChannel implements EventChannel {
   private closed = false;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private attempt = 0;
+  /** An error was reported since the LISTEN connection was last up: an outage is logged once, not per retry. */
+  private reported = false;
   private notifying: Promise<void> | null = null;
   private notifyAgain = false;
   private lastNotifyAt = Number.NEGATIVE_INFINITY;
@@ -104,7 +106,8 @@ export class PgEventChannel implements EventChannel {
   private async connect(): Promise<void> {
     if (this.closed) return;
     // Same server, credentials and search_path as the pool, but outside it: LISTEN holds its connection forever.
-    const client = new (loadPg().Client)({ connectionTimeoutMillis: 5000, ...this.pool.options, application_name: 'workspace-events-listener' } as pg.ClientConfig);
+    const name = `${(this.pool.options as pg.PoolConfig).application_name ?? 'workspace-api'} events listener`.slice(0, 63);
+    const client = new (loadPg().Client)({ connectionTimeoutMillis: 5000, ...this.pool.options, application_name: name } as pg.ClientConfig);
     let dropped = false;
     const onDrop = (err?: unknown) => {
       if (dropped) return;
@@ -112,7 +115,10 @@ export class PgEventChannel implements EventChannel {
       if (this.client === client) this.client = null;
       client.removeAllListeners('notification');
       client.end().catch(() => {});
-      if (err && !this.closed) this.options.onError(err);
+      if (err && !this.closed && !this.reported) {
+        this.reported = true;
+        this.options.onError(err);
+      }
       this.scheduleReconnect();
     };
     client.on('error', onDrop);
@@ -135,6 +141,7 @@ export class PgEventChannel implements EventChannel {
     }
     this.client = client;
     this.attempt = 0;
+    this.reported = false;
     this.handlers?.onConnected();
   }
 

@@ -4,6 +4,11 @@ import type { App } from '../../http/types.js';
 import type { Services } from '../../services.js';
 
 export function healthRoutes(app: App, services: Services) {
+  // The bare address: a browser is sent to the docs; a program gets where things are.
+  app.get('/', { schema: { hide: true } }, async (request, reply) => {
+    if ((request.headers.accept ?? '').includes('text/html')) return reply.redirect('/api/docs', 302);
+    return { docs: '/api/docs', openapi: '/api/openapi.json', health: '/api/health' };
+  });
   app.get(
     '/api/health',
     {

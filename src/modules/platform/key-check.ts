@@ -2,7 +2,9 @@
 // was used with. Each is stored as an HMAC of a constant (the key itself never
 // is). A different master key refuses the start: what it sealed (2FA secrets)
 // could not be opened, and it would seal new data no one else can read. A
-// different JWT secret only ends every session, so it is recorded and reported.
+// different JWT secret is refused too on a shared (PostgreSQL) database,
+// unless the operator rotates it on purpose; on SQLite it only ends every
+// session, so it is recorded and reported.
 import { createHmac } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
 import type { Secrets } from '../../secrets.js';
@@ -22,12 +24,24 @@ export async function hasMasterKeyCheck(store: PlatformStore): Promise<boolean> 
   return (await store.readSetting(MASTER_KEY_CHECK)) !== null;
 }
 
+export interface VerifyKeysOptions {
+  /**
+   * The database is shared by several instances (PostgreSQL): a different JWT
+   * secret is refused like a wrong master key, since instances that disagree
+   * turn each other's sessions away. On SQLite (one process) it is a change.
+   */
+  shared: boolean;
+  /** JWT_SECRET_ROTATE=1: the operator stopped every instance and changes the secret for all of them. */
+  rotate: boolean;
+}
+
 /**
  * Records the checks on first start; afterwards throws KeyMismatchError when
- * the master key differs, and answers whether the JWT secret changed (then
+ * the master key differs, or the JWT secret differs on a shared database
+ * without `rotate`; otherwise answers whether the JWT secret changed (then
  * the new one is recorded).
  */
-export async function verifyKeys(store: PlatformStore, secrets: Secrets, clock: Clock): Promise<{ jwtSecretChanged: boolean }> {
+export async function verifyKeys(store: PlatformStore, secrets: Secrets, clock: Clock, options: VerifyKeysOptions = { shared: false, rotate: false }): Promise<{ jwtSecretChanged: boolean }> {
   const now = clock.now();
   const master = keyCheckValue(secrets.masterKey, MASTER_KEY_CHECK);
   if ((await store.claimSetting(MASTER_KEY_CHECK, master, now)) !== master) {
@@ -37,6 +51,11 @@ export async function verifyKeys(store: PlatformStore, secrets: Secrets, clock: 
   }
   const jwt = keyCheckValue(secrets.jwtSecret, JWT_SECRET_CHECK);
   if ((await store.claimSetting(JWT_SECRET_CHECK, jwt, now)) === jwt) return { jwtSecretChanged: false };
+  if (options.shared && !options.rotate) {
+    throw new KeyMismatchError(
+      'JWT_SECRET is not the one this database was last used with: every instance on one database must share it (sessions signed by one would be refused by the others); to change it for all of them, stop every instance and start the first one with JWT_SECRET_ROTATE=1',
+    );
+  }
   await store.replaceSetting(JWT_SECRET_CHECK, jwt, now);
   return { jwtSecretChanged: true };
 }

@@ -22,6 +22,12 @@ export class WebhookStore {
     this.outcomes = dialect === 'postgres' ? Batcher.forWrites((items: Array<{ id: string; attempts: number; outcome: AttemptOutcome }>) => this.finishAttempts(items)) : null;
   }
 
+  /** Deliveries still waiting for a (first or next) attempt, across every instance. */
+  async pendingCount(): Promise<number> {
+    const row = await this.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'pending').executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
   /** Several users' secrets in one read. */
   findSecrets(userIds: readonly string[]): Promise<WebhookSecretsTable[]> {
     if (userIds.length === 0) return Promise.resolve([]);

@@ -52,6 +52,8 @@ export class WebhookWorker {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly maxInFlight: number;
   private log: WarnLog | null = null;
+  /** Called after each failed attempt (metrics). */
+  onAttemptFailed: () => void = () => {};
 
   constructor(
     private readonly deps: WorkerDeps,
@@ -146,6 +148,7 @@ export class WebhookWorker {
     } catch (err) {
       error = describe(err);
     }
+    if (error !== null) this.onAttemptFailed();
     const now = this.deps.clock.now();
     const deadline = Number(delivery.created_at) + RETRY_WINDOW_MS;
     const outcome =

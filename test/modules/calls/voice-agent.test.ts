@@ -216,6 +216,10 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     expect(view.toolCalls).toEqual([expect.objectContaining({ name: 'search_knowledge', arguments: { query: 'opening hours' }, result: { matches: [expect.objectContaining({ text: expect.stringContaining('Monday to Friday') })] } })]);
     const answer = view.transcript.find((l: { role: string; latency?: unknown }) => l.role === 'agent' && l.latency);
     expect(answer.latency).toMatchObject({ totalMs: expect.any(Number), overheadMs: expect.any(Number) });
+    // The same latencies reach /metrics, per stage.
+    const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(Number(/^voice_turn_latency_seconds_count\{stage="total"\} (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
+    expect(metrics).toMatch(/^voice_turn_latency_seconds_count\{stage="overhead"\} [1-9]/m);
 
     // The recording: two channels, the caller's speech on the left and the agent's on the right.
     expect(view.recordingUrl).toBe(`/api/calls/${sessionId}/recording`);

@@ -33,6 +33,24 @@ describe('key checks', () => {
     expect(stored).not.toContain(rotated.jwtSecret);
   });
 
+  it('on a shared database refuses another JWT secret unless it is rotated on purpose', async () => {
+    const other = await createTestApp();
+    try {
+      const store = other.services.platformStore;
+      const secrets = { masterKey: randomBytes(32), jwtSecret: 'a'.repeat(40) };
+      const shared = { shared: true, rotate: false };
+      expect(await verifyKeys(store, secrets, other.clock, shared)).toEqual({ jwtSecretChanged: false });
+      const stranger = { ...secrets, jwtSecret: 'b'.repeat(40) };
+      await expect(verifyKeys(store, stranger, other.clock, shared)).rejects.toThrow(/^JWT_SECRET is not the one this database was last used with/);
+      expect(await verifyKeys(store, secrets, other.clock, shared)).toEqual({ jwtSecretChanged: false }); // the refusal recorded nothing
+      expect(await verifyKeys(store, stranger, other.clock, { shared: true, rotate: true })).toEqual({ jwtSecretChanged: true });
+      await expect(verifyKeys(store, secrets, other.clock, shared)).rejects.toBeInstanceOf(KeyMismatchError);
+      expect(await verifyKeys(store, stranger, other.clock, { shared: true, rotate: true })).toEqual({ jwtSecretChanged: false });
+    } finally {
+      await other.close();
+    }
+  });
+
   it('lets instances that start together agree on one master key check', async () => {
     const other = await createTestApp();
     try {
