@@ -241,7 +241,10 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     const phone = `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`;
     const numberId = await twilioNumber(user, phone);
     const agent = await t.services.data.records.create(user.id, 'agents', Buffer.from(JSON.stringify({ name: 'Ava', firstMessage: 'Thanks for calling the clinic, this is Ava.', instructions: 'Be brief.' })));
-    const config = await t.app.inject({ method: 'PUT', url: '/api/inbound-configurations', headers: bearer(user.token), payload: { name: 'Front desk', agent: { id: agent.id, type: 'agents' }, source: { type: 'manual' } } });
+    const kb = (await t.app.inject({ method: 'PUT', url: '/api/knowledge-bases', headers: bearer(user.token), payload: { name: 'Clinic' } })).json();
+    const form = multipartForm([{ filename: 'parking.txt', content: 'Parking: free parking is behind the clinic, entrance on Elm Street.', contentType: 'text/plain' }]);
+    expect((await t.app.inject({ method: 'POST', url: `/api/knowledge-bases/${kb.id}`, headers: { ...bearer(user.token), ...form.headers }, payload: form.payload })).statusCode).toBe(200);
+    const config = await t.app.inject({ method: 'PUT', url: '/api/inbound-configurations', headers: bearer(user.token), payload: { name: 'Front desk', agent: { id: agent.id, type: 'agents' }, source: { type: 'manual' }, knowledge_base_id: kb.id } });
     expect(config.statusCode, config.body).toBe(200);
     const voiceUrl = `${publicUrl}/api/webhooks/twilio/voice/${numberId}`;
     const inboundCall = (sid: string) => ({ CallSid: sid, AccountSid: twilio.accountSid, From: '+14155550177', To: phone, CallStatus: 'ringing', Direction: 'inbound' });
@@ -264,13 +267,22 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     expect(answered.status).toBe(200);
     const stream = /<Stream url="([^"]+)"><Parameter name="token" value="([^"]+)"\/>/.exec(answered.body);
     expect(stream, answered.body).not.toBeNull();
-    openai.chatScripts.push({ events: textAnswer('You are welcome. Goodbye!') });
-    deepgram.transcripts.push('Thank you, that is all.');
+    openai.chatScripts.push(
+      { events: toolCallAnswer([{ id: 'call_in', name: 'search_knowledge', arguments: '{"query":"parking"}' }]) },
+      { events: textAnswer('There is free parking behind the clinic, with the entrance on Elm Street. You will see the signs as soon as you turn in from the main road.') },
+      { events: textAnswer('You are welcome. Goodbye!') },
+    );
+    deepgram.transcripts.push('Where can I park?', 'Thank you, that is all.');
     const call = new FakeTwilioCall(stream![1]!, stream![2]!, 'CAanswered');
     await call.open();
     await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(50), { timeout: 20_000, interval: 50 });
     await quiet(call);
+    const greeting = call.agentFrames;
+    await call.speak(await voice!.speak('Where can I park?', AbortSignal.timeout(15_000)));
+    await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(greeting + 50), { timeout: 30_000, interval: 50 });
+    // Spoken over the long answer: the agent stops.
     await call.speak(await voice!.speak('Thank you, that is all.', AbortSignal.timeout(15_000)));
+    await vi.waitFor(() => expect(call.events('clear').length).toBeGreaterThan(0), { timeout: 20_000, interval: 50 });
     await quiet(call);
     call.send({ event: 'stop', streamSid: call.streamSid, stop: { accountSid: twilio.accountSid, callSid: 'CAanswered' } });
     await vi.waitFor(async () => {
@@ -284,6 +296,7 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     expect(view.transcript[0]).toMatchObject({ role: 'agent', text: 'Thanks for calling the clinic, this is Ava.' });
     expect(view.transcript).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'caller', text: 'Thank you, that is all.' })]));
     expect(openai.chats.at(-1)!.body.messages).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'system', content: expect.stringContaining('Be brief.') })]));
+    expect(view.toolCalls).toEqual([expect.objectContaining({ name: 'search_knowledge', arguments: { query: 'parking' }, result: { matches: [expect.objectContaining({ text: expect.stringContaining('Elm Street') })] } })]);
 
     // An owner without money is refused in speech too.
     const poor = await createFundedUser(t, 5);
