@@ -40,6 +40,8 @@ const TURNS = Number(flag('turns') ?? 2);
 const backend = flag('backend') ?? 'sqlite';
 const DELAYS = { sttMs: Number(flag('stt-ms') ?? 150), llmFirstTokenMs: Number(flag('llm-ms') ?? 300), ttsFirstByteMs: Number(flag('tts-ms') ?? 100) };
 const HARD_LIMIT_MS = (quick ? 240 : 600) * 1000;
+/** The server's end-of-turn wait after a final ending a sentence (VOICE_ENDPOINT_MIN_MS, default). */
+const ENDPOINT_MIN_MS = 500;
 const LINES = ['What are your opening hours on Friday?', 'Thank you, that is all I needed.'];
 
 const hardStop = setTimeout(() => {
@@ -69,9 +71,13 @@ export interface VoiceLevel {
   /** From the call records (line.latency). */
   providerMs: ReturnType<typeof stats>;
   overheadMs: ReturnType<typeof stats>;
+  /** overheadMs less the turn-taking wait (VOICE_ENDPOINT_MIN_MS after speech, beyond what STT took): the server's own processing. */
+  processingMs: ReturnType<typeof stats>;
   recordTotalMs: ReturnType<typeof stats>;
   /** |inter-arrival − 20 ms| of agent media frames at the client. */
   pacingJitterMs: ReturnType<typeof stats>;
+  /** Agent frame arrival against its 20 ms slot from the utterance's first frame (positive: late). */
+  frameLatenessMs: ReturnType<typeof stats>;
   callMinutes: number;
   serverCpuSeconds: number | null;
   cpuSecondsPerCallMinute: number | null;
@@ -96,6 +102,9 @@ async function main() {
   eleven.stream.firstByteDelayMs = DELAYS.ttsFirstByteMs;
   // The ElevenLabs fake streams at about real pace (400 bytes = 50 ms every 40 ms), as the provider does.
   eleven.stream.delayMs = 40;
+  // Recognised text ends a sentence, as Deepgram's punctuated finals do, so the turn ends VOICE_ENDPOINT_MIN_MS after speech.
+  for (let i = 0; i < 2000; i++) deepgram.transcripts.push(LINES[i % LINES.length]!);
+  openai.chatScripts.length = 0;
 
   const dir = mkdtempSync(join(tmpdir(), 'wsapi-bench-voice-'));
   let schema: string | null = null;
@@ -131,6 +140,7 @@ async function main() {
     LLM_URL: openai.url,
     LLM_API_KEY: openai.apiKey,
     LLM_MODEL: 'fake-model',
+    VOICE_ENDPOINT_MIN_MS: String(ENDPOINT_MIN_MS),
     ELEVENLABS_API_KEY: eleven.apiKey,
     ELEVENLABS_API_BASE: eleven.apiBase,
   };
@@ -246,8 +256,10 @@ async function main() {
         turnsUnanswered: replies.filter((v) => v === null).length,
         providerMs: stats(latencies.map((l) => l.sttMs + l.llmFirstTokenMs + l.ttsFirstByteMs)),
         overheadMs: stats(latencies.map((l) => l.overheadMs)),
+        processingMs: stats(latencies.map((l) => Math.max(0, l.overheadMs - Math.max(0, ENDPOINT_MIN_MS - l.sttMs)))),
         recordTotalMs: stats(latencies.map((l) => l.totalMs)),
         pacingJitterMs: stats(results.flatMap((r) => r.gaps.map((g) => Math.abs(g - 20)))),
+        frameLatenessMs: stats(results.flatMap((r) => r.lateness)),
         callMinutes: Math.round(callMinutes * 100) / 100,
         serverCpuSeconds: cpuS,
         cpuSecondsPerCallMinute: cpuS === null || !callMinutes ? null : Math.round((cpuS / callMinutes) * 100) / 100,
@@ -276,8 +288,8 @@ async function main() {
   const top = levels.at(-1);
   const checks = top
     ? [
-        { name: `our overhead p50 at ${top.concurrency} concurrent calls`, value: top.overheadMs.p50, target: '≤ 20 ms', met: top.overheadMs.p50 !== null && top.overheadMs.p50 <= 20 },
-        { name: `our overhead p99 at ${top.concurrency} concurrent calls`, value: top.overheadMs.p99, target: '≤ 50 ms', met: top.overheadMs.p99 !== null && top.overheadMs.p99 <= 50 },
+        { name: `our overhead (less the ${ENDPOINT_MIN_MS} ms end-of-turn wait) p50 at ${top.concurrency} concurrent calls`, value: top.processingMs.p50, target: '≤ 20 ms', met: top.processingMs.p50 !== null && top.processingMs.p50 <= 20 },
+        { name: `our overhead (less the ${ENDPOINT_MIN_MS} ms end-of-turn wait) p99 at ${top.concurrency} concurrent calls`, value: top.processingMs.p99, target: '≤ 50 ms', met: top.processingMs.p99 !== null && top.processingMs.p99 <= 50 },
         ...levels.map((l) => ({ name: `frame pacing jitter p99 at ${l.concurrency}`, value: l.pacingJitterMs.p99, target: '≤ 10 ms', met: l.pacingJitterMs.p99 !== null && l.pacingJitterMs.p99 <= 10 })),
         ...levels.map((l) => ({ name: `every call ends completed with its record at ${l.concurrency}`, value: `${l.completedWithRecord}/${l.calls}`, target: 'all', met: l.completedWithRecord === l.calls && l.callerErrors.length === 0 })),
       ]
@@ -296,7 +308,7 @@ async function main() {
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(join(ROOT, 'bench', 'results', `voice-${backend}.json`), `${JSON.stringify(out, null, 2)}\n`);
   console.log(`bench/voice: providers' delays stt ${DELAYS.sttMs} ms + model first token ${DELAYS.llmFirstTokenMs} ms + speech first byte ${DELAYS.ttsFirstByteMs} ms = ${DELAYS.sttMs + DELAYS.llmFirstTokenMs + DELAYS.ttsFirstByteMs} ms`);
-  for (const l of levels) console.log(`  ${l.concurrency} calls: caller speech end → first agent frame p50 ${l.replyMs.p50} / p99 ${l.replyMs.p99} ms; provider p50 ${l.providerMs.p50} ms; overhead p50 ${l.overheadMs.p50} / p99 ${l.overheadMs.p99} ms; jitter p99 ${l.pacingJitterMs.p99} ms; CPU ${l.cpuSecondsPerCallMinute} s per call-minute; RSS ${l.rssPerCallMb} MB per call; ${l.completedWithRecord}/${l.calls} recorded`);
+  for (const l of levels) console.log(`  ${l.concurrency} calls: caller speech end → first agent frame p50 ${l.replyMs.p50} / p99 ${l.replyMs.p99} ms; provider p50 ${l.providerMs.p50} ms; record overhead p50 ${l.overheadMs.p50} / p99 ${l.overheadMs.p99} ms (less the end-of-turn wait: ${l.processingMs.p50} / ${l.processingMs.p99} ms); jitter p99 ${l.pacingJitterMs.p99} ms, frame lateness p99 ${l.frameLatenessMs.p99} ms; CPU ${l.cpuSecondsPerCallMinute} s per call-minute; RSS ${l.rssPerCallMb} MB per call; ${l.completedWithRecord}/${l.calls} recorded`);
   for (const c of checks) console.log(`  ${c.met ? 'ok  ' : 'MISS'} ${c.name}: ${c.value ?? '–'} (target ${c.target})`);
   for (const f of failures) console.log(`  failure: ${f}`);
   process.exitCode = failures.length === 0 && checks.every((c) => c.met) ? 0 : 1;

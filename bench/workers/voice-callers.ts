@@ -21,6 +21,8 @@ export interface CallerResult {
   turns: CallerTurn[];
   /** Inter-arrival of agent media frames within one utterance (gap < 200 ms), in ms. */
   gaps: number[];
+  /** How late each agent frame arrived against its 20 ms slot, counted from its utterance's first frame (ms; ≤ 0 is on time or early). */
+  lateness: number[];
   agentFrames: number;
   /** Connect to stop, in ms. */
   durationMs: number;
@@ -61,12 +63,22 @@ async function runCall(job: CallJob): Promise<CallerResult> {
   let waitingSince: number | null = null;
   let reply: number | null = null;
   const gaps: number[] = [];
+  const lateness: number[] = [];
+  let utteranceStart = 0;
+  let utteranceFrames = 0;
   ws.on('message', (data) => {
     const now = performance.now();
     const message = JSON.parse(String(data)) as { event: string; mark?: { name: string } };
     if (message.event === 'media') {
       agentFrames++;
-      if (lastFrameAt && now - lastFrameAt < 200) gaps.push(now - lastFrameAt);
+      if (lastFrameAt && now - lastFrameAt < 200) {
+        gaps.push(now - lastFrameAt);
+        utteranceFrames++;
+        lateness.push(now - (utteranceStart + utteranceFrames * 20));
+      } else {
+        utteranceStart = now;
+        utteranceFrames = 0;
+      }
       lastFrameAt = now;
       if (waitingSince !== null && reply === null) reply = now - waitingSince;
     } else if (message.event === 'mark') send({ event: 'mark', streamSid, mark: message.mark });
@@ -120,7 +132,7 @@ async function runCall(job: CallJob): Promise<CallerResult> {
   await Promise.race([closed, sleep(5000)]);
   const durationMs = performance.now() - t0;
   ws.terminate();
-  return { turns, gaps: gaps.map((g) => Math.round(g * 10) / 10), agentFrames, durationMs: Math.round(durationMs) };
+  return { turns, gaps: gaps.map((g) => Math.round(g * 10) / 10), lateness: lateness.map((g) => Math.round(g * 10) / 10), agentFrames, durationMs: Math.round(durationMs) };
 }
 
 process.on('message', (msg: { type: 'lines'; lines: string[] } | CallJob | { type: 'stop' }) => {
