@@ -274,7 +274,8 @@ async function main() {
       if (crash) throw new Error(crash);
     }
   } catch (err) {
-    failures.push(String(err instanceof Error ? err.message : err).slice(0, 500));
+    const cause = err instanceof Error && err.cause ? ` (${String(err.cause)})` : '';
+    failures.push(`${err instanceof Error ? err.message : String(err)}${cause}${server.crash() ? `; ${server.crash()}` : ''}`.slice(0, 1500));
   } finally {
     callers.send({ type: 'stop' });
     await stop(callers, 2000);
