@@ -298,7 +298,7 @@ async function main() {
   const out = {
     date: new Date().toISOString(),
     mode: quick ? 'quick' : 'full',
-    machine: { cores: cpus().length, loadAverage: loadavg().map((l) => Math.round(l * 10) / 10), note: 'shared machine, loaded by other work' },
+    machine: { cores: cpus().length, loadAverage: loadavg().map((l) => Math.round(l * 10) / 10), note: loadavg()[0] > cpus().length ? 'loaded: load average above the core count, other work shares the machine' : 'load average below the core count' },
     backend,
     turnsPerCall: TURNS,
     providerDelays: DELAYS,
