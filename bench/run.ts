@@ -1,4 +1,5 @@
-// npm run bench [-- --quick] [--profile] [--no-build] [--only=objects,fanout,connect,knowledge,isolation,profiles]
+// npm run bench [-- --quick] [--profile] [--no-build] [--only=objects,fanout,connect,knowledge,isolation,profiles,calls,voice]
+//   the voice agent's latency alone: npm run bench -- --only=voice [--quick] [--backend=sqlite,postgres] (bench/voice.ts)
 //   worst uploads vs another user's GET /api/auth alone: npm run bench -- --quick --only=isolation [--backend=sqlite,postgres]
 //   connector ingestion alone: npm run bench -- --quick --only=connect [--backend=sqlite,postgres]
 //   knowledge retrieval alone: npm run bench -- --only=knowledge [--backend=sqlite,postgres]
@@ -25,11 +26,17 @@ import { createBenchUser, objectBody, prefillObjects } from './lib/setup.js';
 import { runKnowledgeBench } from './lib/knowledge.js';
 import { runIngest } from './lib/ingest.js';
 import { runUploadIsolation } from './lib/isolation.js';
+import { spliceVoiceSection } from './lib/voice-report.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-/** --only=objects,fanout,connect,knowledge,isolation,profiles,calls runs a subset (BENCHMARKS.md then holds only that subset; calls write bench/results/calls-<backend>.json). */
-const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['objects', 'fanout', 'connect', 'knowledge', 'isolation', 'profiles', 'calls'];
+/**
+ * --only=objects,fanout,connect,knowledge,isolation,profiles,calls,voice runs a subset (BENCHMARKS.md then holds only
+ * that subset; calls write bench/results/calls-<backend>.json). The voice agent (bench/voice.ts, full mode by default)
+ * writes bench/results/voice-<backend>.json and only the "Voice agent" section of BENCHMARKS.md: --only=voice leaves
+ * the rest of the file as it is, and every run keeps that section.
+ */
+const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['objects', 'fanout', 'connect', 'knowledge', 'isolation', 'profiles', 'calls', ...(quick ? [] : ['voice'])];
 /** Records streamed through POST /api/connect in the ingestion scenario (issue 14: 10,000, in both modes). */
 const INGEST_RECORDS = 10_000;
 const plan: { warmup: number; seconds: number; prefill: number; fanoutSeconds: number; graceMs: number; subscriberCounts: number[]; profile: boolean; hardLimitS: number } = quick
@@ -352,13 +359,35 @@ async function main() {
       }
       if (run.status !== 0) throw new Error(`bench/calls.ts on ${backend.name} did not pass (its output above; figures in bench/results/calls-${backend.name}.json)`);
     });
+    // The voice agent's latency (bench/voice.ts, also runnable alone): its own server, fakes and callers per backend.
+    if (only.includes('voice')) for (const backend of backends) await step(`voice agent on ${backend.name}`, async () => {
+      const file = join(ROOT, 'bench', 'results', `voice-${backend.name}.json`);
+      rmSync(file, { force: true }); // figures of an earlier run must not pass for this one's
+      const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/voice.ts', `--backend=${backend.name}`, '--no-build', ...(quick ? ['--quick'] : [])], { cwd: ROOT, stdio: 'inherit', env: process.env, timeout: (quick ? 260 : 620) * 1000 });
+      if (existsSync(file)) {
+        const v = JSON.parse(readFileSync(file, 'utf8'));
+        for (const c of v.checks) results.checks.push({ name: `${backend.name}: voice: ${c.name}`, value: c.value === null ? '–' : String(c.value), target: c.target, met: c.met });
+      }
+      if (run.status !== 0) throw new Error(`bench/voice.ts on ${backend.name} did not pass (its output above; figures in bench/results/voice-${backend.name}.json)`);
+    });
   } finally {
     for (const backend of backends) await backend.drop?.().catch(() => {});
   }
   if (loadWorker) await stop(loadWorker, 2000);
-  results.checks = checkTargets(results, Math.max(...plan.subscriberCounts));
+  const voiceChecks = results.checks;
+  if (only.every((o) => o === 'voice')) {
+    // Only the voice agent: its section of BENCHMARKS.md, nothing else of the file or of latest.json.
+    spliceVoiceSection(ROOT);
+    console.log(`bench: wrote the "Voice agent" section of BENCHMARKS.md in ${Math.round((Date.now() - started) / 1000)} s`);
+    for (const c of voiceChecks) console.log(`  ${c.met ? 'ok  ' : 'MISS'} ${c.name}: ${c.value} (target ${c.target})`);
+    for (const f of results.failures) console.log(`  failure: ${f}`);
+    if (results.failures.length) process.exitCode = 1;
+    return;
+  }
+  results.checks = [...checkTargets(results, Math.max(...plan.subscriberCounts)), ...voiceChecks];
   results.durationSeconds = Math.round((Date.now() - started) / 1000);
   writeResults(ROOT, results);
+  spliceVoiceSection(ROOT);
   console.log(`bench: wrote BENCHMARKS.md and bench/results/latest.json in ${results.durationSeconds} s`);
   for (const c of results.checks) console.log(`  ${c.met ? 'ok  ' : 'MISS'} ${c.name}: ${c.value} (target ${c.target})`);
   for (const f of results.failures) console.log(`  failure: ${f}`);

@@ -24,6 +24,8 @@ export interface ServerOptions {
   /** Directory for a V8 CPU profile written when the server exits. */
   cpuProfDir?: string;
   timeoutMs?: number;
+  /** Listen on this port (when the environment must name it, as PUBLIC_URL does); a free one otherwise. */
+  port?: number;
 }
 
 function healthOnce(port: number): Promise<boolean> {
@@ -39,7 +41,7 @@ function healthOnce(port: number): Promise<boolean> {
 }
 
 async function launch(name: string, args: string[], options: ServerOptions): Promise<RunningServer> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: options.dataDir, NODE_ENV: 'development', LOG_LEVEL: 'warn', ...options.env };
   const profArgs = options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : [];
   const started = performance.now();

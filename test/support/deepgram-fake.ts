@@ -34,6 +34,8 @@ export interface DeepgramFake {
   transcripts: string[];
   /** Handshakes refused (wrong key or options). */
   refused: number;
+  /** Milliseconds between the end of an utterance (endpointing) and its final result (a provider's recognition time; 0 by default). */
+  resultDelayMs: number;
   /** Ends every open socket without a close frame (a network drop). */
   drop(): void;
   /** Closes every open socket with this code and reason (Deepgram's NET-/DATA- errors). */
@@ -64,6 +66,7 @@ export async function startDeepgramFake(): Promise<DeepgramFake> {
     connections,
     transcripts,
     refused: 0,
+    resultDelayMs: 0,
     drop: () => connections.forEach((c) => c.socket.readyState === WebSocket.OPEN && c.socket.terminate()),
     closeAll: (code, reason) => connections.forEach((c) => c.socket.readyState === WebSocket.OPEN && c.socket.close(code, reason)),
     close: async () => {
@@ -148,7 +151,13 @@ export async function startDeepgramFake(): Promise<DeepgramFake> {
             results((transcripts[0] ?? '(unscripted)').split(' ')[0]!, speechStart, received, { is_final: false, speech_final: false });
           }
         } else if (speechStart !== null && received - lastSpeech >= endpointingSamples) {
-          finishUtterance({ speech_final: true });
+          if (fake.resultDelayMs > 0) {
+            // The text is taken now, the answer sent later; speech starting meanwhile begins a new utterance.
+            const text = transcripts.shift() ?? '(unscripted)';
+            const [start, end] = [speechStart, lastSpeech];
+            speechStart = null;
+            setTimeout(() => results(text, start, end, { is_final: true, speech_final: true }), fake.resultDelayMs);
+          } else finishUtterance({ speech_final: true });
         }
       }
     });

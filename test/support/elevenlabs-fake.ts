@@ -29,7 +29,7 @@ export interface ElevenLabsFake {
   /** The μ-law 8 kHz bytes the stream route answers for `text`: a tone, 100 ms per word. */
   ulawFor(text: string): Buffer;
   /** How the stream route answers: chunk size and pause, or a scripted failure. */
-  stream: { chunkBytes: number; delayMs: number; failWith: number | null; after: 'end' | 'stall' | 'drop'; afterBytes: number | null };
+  stream: { chunkBytes: number; delayMs: number; /** Milliseconds before the first byte of a live stream (0 by default). */ firstByteDelayMs: number; failWith: number | null; after: 'end' | 'stall' | 'drop'; afterBytes: number | null };
   /** Stream responses still open. */
   openStreams(): number;
   close(): Promise<void>;
@@ -48,7 +48,7 @@ export async function startElevenLabsFake(): Promise<ElevenLabsFake> {
     const samples = Int16Array.from({ length: text.split(/\s+/).filter(Boolean).length * 800 }, (_, i) => Math.round(6000 * Math.sin((2 * Math.PI * 300 * i) / 8000)));
     return Buffer.from(pcmToMulaw(samples));
   };
-  const stream: ElevenLabsFake['stream'] = { chunkBytes: 400, delayMs: 5, failWith: null, after: 'end', afterBytes: null };
+  const stream: ElevenLabsFake['stream'] = { chunkBytes: 400, delayMs: 5, firstByteDelayMs: 0, failWith: null, after: 'end', afterBytes: null };
   let streams = 0;
   const sockets = new Set<Socket>();
   const audioFor = (text: string) => Buffer.concat([Buffer.from('ID3'), Buffer.from([4, 0, 0, 0, 0, 0, 0]), MP3_FRAME_HEADER, Buffer.from(text, 'utf8')]);
@@ -84,6 +84,7 @@ export async function startElevenLabsFake(): Promise<ElevenLabsFake> {
       streams += 1;
       res.on('close', () => (streams -= 1));
       const audio = ulawFor(text);
+      if (stream.firstByteDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, stream.firstByteDelayMs));
       const limit = stream.afterBytes ?? audio.length;
       for (let i = 0; i < limit; i += stream.chunkBytes) {
         if (res.destroyed) return;

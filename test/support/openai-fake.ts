@@ -50,6 +50,8 @@ export interface OpenAiFake {
   chatScripts: ChatScript[];
   /** Chat streams currently open (stalled ones stay until the client leaves). */
   openStreams(): number;
+  /** Milliseconds before the first event of every streamed chat answer (a model's time to first token; 0 by default). */
+  firstTokenDelayMs: number;
   close(): Promise<void>;
 }
 
@@ -112,6 +114,7 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
   const chatScripts: ChatScript[] = [];
   const sockets = new Set<Socket>();
   let streams = 0;
+  const fake = { firstTokenDelayMs: 0 };
 
   const json = (res: ServerResponse, status: number, value: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json' });
@@ -165,6 +168,7 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       streams += 1;
       res.on('close', () => (streams -= 1));
+      if (fake.firstTokenDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, fake.firstTokenDelayMs));
       for (const event of script.events ?? []) {
         if (script.delayMs) await new Promise((resolve) => setTimeout(resolve, script.delayMs));
         if (res.destroyed) return;
@@ -184,7 +188,7 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
+  return Object.assign(fake, {
     url: `http://127.0.0.1:${port}/v1`,
     apiKey,
     transcriptions,
@@ -197,5 +201,5 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
-  };
+  });
 }

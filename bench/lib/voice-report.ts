@@ -1,0 +1,74 @@
+// The "Voice agent" section of BENCHMARKS.md, from bench/results/voice-<backend>.json
+// (bench/voice.ts). It sits between markers, so `--only=voice` replaces only
+// it and a run of the other scenarios keeps it (each file carries its date).
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { VoiceLevel } from '../voice.js';
+
+const START = '<!-- voice-agent: generated from bench/results/voice-*.json by bench/lib/voice-report.ts -->';
+const END = '<!-- /voice-agent -->';
+
+interface VoiceFile {
+  date: string;
+  mode: string;
+  machine: { cores: number; loadAverage: number[]; note: string };
+  backend: string;
+  turnsPerCall: number;
+  providerDelays: { sttMs: number; llmFirstTokenMs: number; ttsFirstByteMs: number };
+  levels: VoiceLevel[];
+  checks: Array<{ name: string; value: unknown; target: string; met: boolean }>;
+  failures: string[];
+}
+
+const v = (x: number | null | undefined) => (x === null || x === undefined ? '–' : String(x));
+
+export function renderVoiceSection(root: string): string[] {
+  const files = ['sqlite', 'postgres'].map((b) => join(root, 'bench', 'results', `voice-${b}.json`)).filter(existsSync);
+  if (!files.length) return [];
+  const lines = [START, '## Voice agent (bench/voice.ts, `npm run bench -- --only=voice`)', ''];
+  lines.push(
+    'Real server (`node dist/src/main.js`), POST /api/session/call carried by the built-in voice agent through the Twilio fake;',
+    'the Deepgram, OpenAI-compatible and ElevenLabs fakes answer with fixed delays. Callers in their own process speak flite',
+    'speech as 20 ms μ-law frames at real pace, echo marks and hang up after their turns. "Reply" is measured at the caller:',
+    'its last speech frame sent → the first agent frame received. The call records\' `overheadMs` is everything beyond the',
+    'providers\' time, including the end-of-turn wait (`VOICE_ENDPOINT_MIN_MS` after speech, 500 ms, less what STT took);',
+    '"ours" subtracts that wait: the server\'s own processing. Pacing: |inter-arrival − 20 ms| of agent frames; lateness:',
+    'each frame against its 20 ms slot from its utterance\'s first frame (the sink may run 40 ms ahead, so bursts of 2–3',
+    'frames at an utterance\'s start count in the inter-arrival figure but not as lateness).',
+    '',
+  );
+  for (const file of files) {
+    const r = JSON.parse(readFileSync(file, 'utf8')) as VoiceFile;
+    const d = r.providerDelays;
+    lines.push(
+      `### ${r.backend} — ${r.date.slice(0, 16).replace('T', ' ')} UTC, ${r.mode} mode, ${r.turnsPerCall} turns per call, ${r.machine.cores} cores, load average ${r.machine.loadAverage.join(' / ')} at the end (${r.machine.note})`,
+      '',
+      `Providers' configured delays: STT result ${d.sttMs} ms after the utterance (plus the fake's own endpointing window) + model first token ${d.llmFirstTokenMs} ms + speech first byte ${d.ttsFirstByteMs} ms = ${d.sttMs + d.llmFirstTokenMs + d.ttsFirstByteMs} ms.`,
+      '',
+      '| concurrent calls | reply at the caller p50 / p99 ms | providers (record) p50 / p99 ms | record overheadMs p50 / p99 | ours (less the end-of-turn wait) p50 / p99 ms | record totalMs p50 / p99 | pacing jitter p99 ms | frame lateness p99 ms | server CPU s per call-minute | RSS MB per call | completed with record |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    );
+    for (const l of r.levels) {
+      lines.push(
+        `| ${l.concurrency} | ${v(l.replyMs.p50)} / ${v(l.replyMs.p99)}${l.turnsUnanswered ? ` (${l.turnsUnanswered} unanswered)` : ''} | ${v(l.providerMs.p50)} / ${v(l.providerMs.p99)} | ${v(l.overheadMs.p50)} / ${v(l.overheadMs.p99)} | ${v(l.processingMs.p50)} / ${v(l.processingMs.p99)} | ${v(l.recordTotalMs.p50)} / ${v(l.recordTotalMs.p99)} | ${v(l.pacingJitterMs.p99)} | ${v(l.frameLatenessMs?.p99)} | ${v(l.cpuSecondsPerCallMinute)} | ${v(l.rssPerCallMb)} | ${l.completedWithRecord}/${l.calls} |`,
+      );
+    }
+    lines.push('', ...r.checks.map((c) => `- ${c.met ? 'met' : '**MISSED**'}: ${c.name}: ${v(c.value as number)} (target ${c.target})`));
+    if (r.failures.length) lines.push(...r.failures.map((f) => `- failure: ${f.replace(/\n/g, ' ')}`));
+    lines.push('');
+  }
+  lines.push(END);
+  return lines;
+}
+
+/** Puts the voice section into BENCHMARKS.md in place of the previous one (or at the end), leaving the rest as it is. */
+export function spliceVoiceSection(root: string): void {
+  const path = join(root, 'BENCHMARKS.md');
+  const section = renderVoiceSection(root);
+  if (!section.length) return;
+  const text = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmarks\n';
+  const start = text.indexOf(START);
+  const end = text.indexOf(END);
+  const next = start >= 0 && end > start ? `${text.slice(0, start)}${section.join('\n')}${text.slice(end + END.length)}` : `${text.replace(/\n*$/, '\n\n')}${section.join('\n')}\n`;
+  writeFileSync(path, next);
+}

@@ -1,0 +1,323 @@
+// npx tsx bench/voice.ts [--quick] [--concurrency=1,10,50] [--turns=2] [--backend=sqlite|postgres]
+//   [--stt-ms=150] [--llm-ms=300] [--tts-ms=100] [--no-build]   (also: npm run bench -- --only=voice)
+// The built-in voice agent's latency, end to end on real sockets: the real
+// server (node dist/src/main.js) carries POST /api/session/call through Twilio
+// (test/support/twilio-fake.ts), hears through the Deepgram fake, thinks with
+// the OpenAI-compatible fake and speaks through the ElevenLabs fake, each with
+// a fixed delay (result after the utterance ends / first token / first byte).
+// Callers in their own process (bench/workers/voice-callers.ts) play Twilio:
+// they speak flite speech at real pace, 20 ms μ-law frames, echo marks, and
+// hang up after their turns. Measured per turn: end of caller speech → first
+// agent frame at the client; from the call records: provider time and our own
+// overhead; agent frame pacing at the client; server CPU per call-minute and
+// RSS per call; calls lost or stuck. Writes bench/results/voice-<backend>.json.
+// Traffic stays on 127.0.0.1. Stops by itself.
+import { spawnSync } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { loadConfig } from '../src/config.js';
+import { openDatabase } from '../src/db/database.js';
+import { newId } from '../src/lib/ids.js';
+import { OfflineCallerVoice } from '../src/providers/call-speech/offline-caller.js';
+import { startDeepgramFake } from '../test/support/deepgram-fake.js';
+import { startElevenLabsFake } from '../test/support/elevenlabs-fake.js';
+import { startOpenAiFake } from '../test/support/openai-fake.js';
+import { signPayload } from '../test/support/signed-payloads.js';
+import { startTwilioFake } from '../test/support/twilio-fake.js';
+import type { SeededUser } from './seed.js';
+import { ROOT, cpuSeconds, forkTs, freePort, killAll, request, rssMb, sleep, stop, watchRss } from './lib/proc.js';
+import { startRealServer } from './lib/server.js';
+import type { CallerResult } from './workers/voice-callers.js';
+
+const args = process.argv.slice(2);
+const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const quick = args.includes('--quick');
+const LEVELS = (flag('concurrency')?.split(',').map(Number) ?? (quick ? [1, 10] : [1, 10, 50])).filter((n) => n > 0);
+const TURNS = Number(flag('turns') ?? 2);
+const backend = flag('backend') ?? 'sqlite';
+const DELAYS = { sttMs: Number(flag('stt-ms') ?? 150), llmFirstTokenMs: Number(flag('llm-ms') ?? 300), ttsFirstByteMs: Number(flag('tts-ms') ?? 100) };
+const HARD_LIMIT_MS = (quick ? 240 : 600) * 1000;
+/** The server's end-of-turn wait after a final ending a sentence (VOICE_ENDPOINT_MIN_MS, default). */
+const ENDPOINT_MIN_MS = 500;
+const LINES = ['What are your opening hours on Friday?', 'Thank you, that is all I needed.'];
+
+const hardStop = setTimeout(() => {
+  console.error('bench/voice: hard time limit reached');
+  killAll();
+  process.exit(1);
+}, HARD_LIMIT_MS);
+hardStop.unref();
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length ? Math.round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! * 10) / 10 : null;
+};
+const stats = (values: number[]) => ({ n: values.length, p50: percentile(values, 50), p99: percentile(values, 99), max: values.length ? Math.round(Math.max(...values) * 10) / 10 : null });
+
+interface Latency { sttMs: number; llmFirstTokenMs: number; ttsFirstByteMs: number; overheadMs: number; totalMs: number }
+
+export interface VoiceLevel {
+  concurrency: number;
+  calls: number;
+  completedWithRecord: number;
+  lostOrStuck: string[];
+  callerErrors: string[];
+  /** End of caller speech → first agent frame at the client. */
+  replyMs: ReturnType<typeof stats>;
+  turnsUnanswered: number;
+  /** From the call records (line.latency). */
+  providerMs: ReturnType<typeof stats>;
+  overheadMs: ReturnType<typeof stats>;
+  /** overheadMs less the turn-taking wait (VOICE_ENDPOINT_MIN_MS after speech, beyond what STT took): the server's own processing. */
+  processingMs: ReturnType<typeof stats>;
+  recordTotalMs: ReturnType<typeof stats>;
+  /** |inter-arrival − 20 ms| of agent media frames at the client. */
+  pacingJitterMs: ReturnType<typeof stats>;
+  /** Agent frame arrival against its 20 ms slot from the utterance's first frame (positive: late). */
+  frameLatenessMs: ReturnType<typeof stats>;
+  callMinutes: number;
+  serverCpuSeconds: number | null;
+  cpuSecondsPerCallMinute: number | null;
+  rssBeforeMb: number | null;
+  rssPeakMb: number | null;
+  rssPerCallMb: number | null;
+  wallMs: number;
+}
+
+async function main() {
+  if (!args.includes('--no-build')) {
+    const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+    if (build.status !== 0) throw new Error('npm run build failed (use --no-build to measure the existing dist/)');
+  }
+  const voice = OfflineCallerVoice.create();
+  if (!voice) throw new Error('bench/voice needs flite or espeak-ng for the callers\' speech');
+  const pcm = await Promise.all(LINES.map((l) => voice.speak(l, AbortSignal.timeout(30_000))));
+
+  const [twilio, deepgram, openai, eleven] = await Promise.all([startTwilioFake(), startDeepgramFake(), startOpenAiFake(), startElevenLabsFake()]);
+  deepgram.resultDelayMs = DELAYS.sttMs;
+  openai.firstTokenDelayMs = DELAYS.llmFirstTokenMs;
+  eleven.stream.firstByteDelayMs = DELAYS.ttsFirstByteMs;
+  // The ElevenLabs fake streams at about real pace (400 bytes = 50 ms every 40 ms), as the provider does.
+  eleven.stream.delayMs = 40;
+  // Recognised text ends a sentence, as Deepgram's punctuated finals do, so the turn ends VOICE_ENDPOINT_MIN_MS after speech.
+  for (let i = 0; i < 2000; i++) deepgram.transcripts.push(LINES[i % LINES.length]!);
+  openai.chatScripts.length = 0;
+
+  const dir = mkdtempSync(join(tmpdir(), 'wsapi-bench-voice-'));
+  let schema: string | null = null;
+  const databaseUrl = backend === 'postgres' ? process.env.DATABASE_URL : undefined;
+  if (backend === 'postgres' && !databaseUrl) throw new Error('--backend=postgres needs DATABASE_URL');
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    await client.query(sql);
+    await client.end();
+  };
+  const dbEnv: Record<string, string> = {};
+  if (databaseUrl) {
+    schema = `bench_voice_${randomBytes(4).toString('hex')}`;
+    await admin(`create schema ${schema}`);
+    const withSchema = new URL(databaseUrl);
+    withSchema.searchParams.set('options', `-c search_path=${schema}`);
+    dbEnv.DATABASE_URL = withSchema.toString();
+  }
+  const secrets = { MASTER_KEY: randomBytes(32).toString('base64'), JWT_SECRET: randomBytes(48).toString('base64url') };
+  const total = LEVELS.reduce((a, b) => a + b, 0);
+  const port = await freePort();
+  const env = {
+    ...secrets,
+    ...dbEnv,
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    TWILIO_ACCOUNT_SID: twilio.accountSid,
+    TWILIO_AUTH_TOKEN: twilio.authToken,
+    TWILIO_FROM: twilio.from,
+    TWILIO_API_BASE: twilio.apiBase,
+    DEEPGRAM_API_KEY: deepgram.apiKey,
+    DEEPGRAM_API_BASE: deepgram.apiBase,
+    LLM_URL: openai.url,
+    LLM_API_KEY: openai.apiKey,
+    LLM_MODEL: 'fake-model',
+    VOICE_ENDPOINT_MIN_MS: String(ENDPOINT_MIN_MS),
+    ELEVENLABS_API_KEY: eleven.apiKey,
+    ELEVENLABS_API_BASE: eleven.apiBase,
+  };
+
+  // Users before the server starts (bench/seed.ts), then their money, numbers and registered servers.
+  const seeder = forkTs('bench/seed.ts', [], { PATH: process.env.PATH, NODE_ENV: 'development', DATA_DIR: dir, LOG_LEVEL: 'warn', ...env });
+  const users = (await request<{ users: SeededUser[] }>(seeder, { type: 'seed', count: total }, 'seeded', 120_000)).users;
+  const config = loadConfig({ NODE_ENV: 'development', DATA_DIR: dir, LOG_LEVEL: 'warn', ...env });
+  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgPoolSize: 2 });
+  const numbers: string[] = [];
+  const now = Date.now();
+  for (const [i, user] of users.entries()) {
+    await database.db.insertInto('credit_ledger').values({ user_id: user.id, cents: 10_000, reason: 'bench_credit', ref: `bench:${randomUUID()}`, created_at: now }).execute();
+    const id = newId(now + i);
+    const phone = `+1415555${String(i).padStart(4, '0')}`;
+    const sid = `PN${randomUUID().replace(/-/g, '').slice(0, 32)}`;
+    twilio.incoming.set(sid, { sid, phoneNumber: phone, friendlyName: phone, addressSid: null, voiceUrl: '' });
+    await database.db.insertInto('phone_numbers').values({
+      id, user_id: user.id, provider: 'twilio', provider_sid: sid, phone_number: phone, name: 'Bench', description: null,
+      type: 'both', number_type: 'local', country: 'US', capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
+      monthly_cents: 115, currency: 'usd', address_sid: null, subscription_id: null, inbound_configuration_id: null, status: 'active', created_at: now, updated_at: now,
+    }).execute();
+    numbers.push(id);
+  }
+
+  const server = await startRealServer({ dataDir: dir, env, port });
+  const callers = forkTs('bench/workers/voice-callers.ts');
+  const levels: VoiceLevel[] = [];
+  const failures: string[] = [];
+  try {
+    const api = async (method: string, path: string, token: string, body?: unknown) => {
+      const res = await fetch(server.base + path, { method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+      return res;
+    };
+    const registered: Array<{ name: string; privateKey: string; publicKey: string }> = [];
+    for (const user of users) {
+      const res = await api('POST', '/api/servers', user.token, { name: `bench-${user.id.slice(-8)}`, mode: 'generate' });
+      if (res.status !== 200) throw new Error(`POST /api/servers: ${res.status} ${await res.text()}`);
+      registered.push((await res.json()) as { name: string; privateKey: string; publicKey: string });
+    }
+    await request(callers, { type: 'lines', lines: pcm.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength).toString('base64')) }, 'ready', 30_000);
+    const pending = new Map<string, (r: { result?: CallerResult; error?: string }) => void>();
+    callers.on('message', (m: { type: string; id: string; result?: CallerResult; error?: string }) => {
+      if (m.type === 'done') pending.get(m.id)?.(m);
+    });
+    await sleep(1000);
+
+    let offset = 0;
+    for (const concurrency of LEVELS) {
+      const batch = users.slice(offset, offset + concurrency).map((u, k) => ({ user: u, server: registered[offset + k]!, numberId: numbers[offset + k]!, index: offset + k }));
+      offset += concurrency;
+      console.log(`bench/voice: ${concurrency} concurrent call${concurrency === 1 ? '' : 's'}…`);
+      const rss = watchRss(server.pid, 250);
+      await sleep(300);
+      const rssBefore = rssMb(server.pid);
+      rss.reset();
+      const cpu0 = cpuSeconds(server.pid);
+      const t0 = Date.now();
+      const runs: Array<{ user: SeededUser; sessionId: string | null; result?: CallerResult; error?: string }> = await Promise.all(
+        batch.map(async ({ user, server: srv, numberId, index }) => {
+          const jwt = await signPayload(srv, {
+            agent: { name: 'Amy', personaId: `elevenlabs-${eleven.voices[0]!.voice_id}`, firstMessage: 'Hello, this is Amy from the clinic.' },
+            contact: { name: 'Grace', phone: `+1415777${String(index).padStart(4, '0')}` },
+            type: 'prompt',
+            prompt: 'Answer questions about the clinic briefly.',
+            phoneNumberId: numberId,
+          });
+          const res = await api('POST', '/api/session/call', user.token, { server: srv.name, jwt });
+          if (res.status !== 204) return { user, sessionId: null, error: `POST /api/session/call: ${res.status} ${(await res.text()).slice(0, 300)}` };
+          const sessionId = res.headers.get('x-session-id')!;
+          const placed = twilio.calls.find((c) => c.statusCallback?.endsWith(`/${sessionId}`));
+          const stream = placed && /<Stream url="([^"]+)"><Parameter name="token" value="([^"]+)"\/>/.exec(placed.twiml);
+          if (!placed || !stream) return { user, sessionId, error: 'no Calls.json request with a stream TwiML' };
+          const done = new Promise<{ result?: CallerResult; error?: string }>((resolve) => pending.set(sessionId, resolve));
+          callers.send({ type: 'call', id: sessionId, url: stream[1], token: stream[2], callSid: placed.sid, accountSid: twilio.accountSid, turns: TURNS });
+          const outcome = await done;
+          return { user, sessionId, ...outcome };
+        }),
+      );
+      const cpu1 = cpuSeconds(server.pid);
+      const rssPeak = rss.peak();
+      rss.close();
+      const wallMs = Date.now() - t0;
+
+      // The records: every call must reach completed with its transcript.
+      const records = await Promise.all(
+        runs.map(async (r) => {
+          if (!r.sessionId) return null;
+          const deadline = Date.now() + 20_000;
+          while (Date.now() < deadline) {
+            const res = await api('GET', `/api/calls/${r.sessionId}`, r.user.token);
+            if (res.status === 200) {
+              const view = (await res.json()) as { status: string; transcript?: Array<{ role: string; latency?: Latency }> };
+              if (view.status === 'completed' && (view.transcript?.length ?? 0) > 0) return view;
+            }
+            await sleep(200);
+          }
+          return null;
+        }),
+      );
+      const latencies = records.flatMap((v) => (v?.transcript ?? []).filter((l) => l.role === 'agent' && l.latency).map((l) => l.latency!));
+      const results = runs.map((r) => r.result).filter((r): r is CallerResult => !!r);
+      const replies = results.flatMap((r) => r.turns.map((t) => t.replyMs));
+      const callMinutes = results.reduce((a, r) => a + r.durationMs, 0) / 60_000;
+      const cpuS = cpu0 === null || cpu1 === null ? null : Math.round((cpu1 - cpu0) * 100) / 100;
+      const level: VoiceLevel = {
+        concurrency,
+        calls: batch.length,
+        completedWithRecord: records.filter(Boolean).length,
+        lostOrStuck: runs.filter((_, i) => !records[i]).map((r) => r.sessionId ?? 'not placed'),
+        callerErrors: runs.filter((r) => r.error).map((r) => `${r.sessionId}: ${r.error}`.slice(0, 300)),
+        replyMs: stats(replies.filter((v): v is number => v !== null)),
+        turnsUnanswered: replies.filter((v) => v === null).length,
+        providerMs: stats(latencies.map((l) => l.sttMs + l.llmFirstTokenMs + l.ttsFirstByteMs)),
+        overheadMs: stats(latencies.map((l) => l.overheadMs)),
+        processingMs: stats(latencies.map((l) => Math.max(0, l.overheadMs - Math.max(0, ENDPOINT_MIN_MS - l.sttMs)))),
+        recordTotalMs: stats(latencies.map((l) => l.totalMs)),
+        pacingJitterMs: stats(results.flatMap((r) => r.gaps.map((g) => Math.abs(g - 20)))),
+        frameLatenessMs: stats(results.flatMap((r) => r.lateness)),
+        callMinutes: Math.round(callMinutes * 100) / 100,
+        serverCpuSeconds: cpuS,
+        cpuSecondsPerCallMinute: cpuS === null || !callMinutes ? null : Math.round((cpuS / callMinutes) * 100) / 100,
+        rssBeforeMb: rssBefore,
+        rssPeakMb: rssPeak,
+        rssPerCallMb: rssBefore === null ? null : Math.round(((rssPeak - rssBefore) / batch.length) * 10) / 10,
+        wallMs,
+      };
+      levels.push(level);
+      console.log(JSON.stringify(level));
+      const crash = server.crash();
+      if (crash) throw new Error(crash);
+    }
+  } catch (err) {
+    const cause = err instanceof Error && err.cause ? ` (${String(err.cause)})` : '';
+    failures.push(`${err instanceof Error ? err.message : String(err)}${cause}${server.crash() ? `; ${server.crash()}` : ''}`.slice(0, 1500));
+  } finally {
+    callers.send({ type: 'stop' });
+    await stop(callers, 2000);
+    await server.stop();
+    await database.close();
+    await Promise.all([twilio.close(), deepgram.close(), openai.close(), eleven.close()]);
+    if (schema) await admin(`drop schema ${schema} cascade`).catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const top = levels.at(-1);
+  const checks = top
+    ? [
+        { name: `our overhead (less the ${ENDPOINT_MIN_MS} ms end-of-turn wait) p50 at ${top.concurrency} concurrent calls`, value: top.processingMs.p50, target: '≤ 20 ms', met: top.processingMs.p50 !== null && top.processingMs.p50 <= 20 },
+        { name: `our overhead (less the ${ENDPOINT_MIN_MS} ms end-of-turn wait) p99 at ${top.concurrency} concurrent calls`, value: top.processingMs.p99, target: '≤ 50 ms', met: top.processingMs.p99 !== null && top.processingMs.p99 <= 50 },
+        ...levels.map((l) => ({ name: `frame pacing jitter p99 at ${l.concurrency}`, value: l.pacingJitterMs.p99, target: '≤ 10 ms', met: l.pacingJitterMs.p99 !== null && l.pacingJitterMs.p99 <= 10 })),
+        ...levels.map((l) => ({ name: `every call ends completed with its record at ${l.concurrency}`, value: `${l.completedWithRecord}/${l.calls}`, target: 'all', met: l.completedWithRecord === l.calls && l.callerErrors.length === 0 })),
+      ]
+    : [];
+  const out = {
+    date: new Date().toISOString(),
+    mode: quick ? 'quick' : 'full',
+    machine: { cores: cpus().length, loadAverage: loadavg().map((l) => Math.round(l * 10) / 10), note: loadavg()[0] > cpus().length ? 'loaded: load average above the core count, other work shares the machine' : 'load average below the core count' },
+    backend,
+    turnsPerCall: TURNS,
+    providerDelays: DELAYS,
+    levels,
+    checks,
+    failures,
+  };
+  mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+  writeFileSync(join(ROOT, 'bench', 'results', `voice-${backend}.json`), `${JSON.stringify(out, null, 2)}\n`);
+  console.log(`bench/voice: providers' delays stt ${DELAYS.sttMs} ms + model first token ${DELAYS.llmFirstTokenMs} ms + speech first byte ${DELAYS.ttsFirstByteMs} ms = ${DELAYS.sttMs + DELAYS.llmFirstTokenMs + DELAYS.ttsFirstByteMs} ms`);
+  for (const l of levels) console.log(`  ${l.concurrency} calls: caller speech end → first agent frame p50 ${l.replyMs.p50} / p99 ${l.replyMs.p99} ms; provider p50 ${l.providerMs.p50} ms; record overhead p50 ${l.overheadMs.p50} / p99 ${l.overheadMs.p99} ms (less the end-of-turn wait: ${l.processingMs.p50} / ${l.processingMs.p99} ms); jitter p99 ${l.pacingJitterMs.p99} ms, frame lateness p99 ${l.frameLatenessMs.p99} ms; CPU ${l.cpuSecondsPerCallMinute} s per call-minute; RSS ${l.rssPerCallMb} MB per call; ${l.completedWithRecord}/${l.calls} recorded`);
+  for (const c of checks) console.log(`  ${c.met ? 'ok  ' : 'MISS'} ${c.name}: ${c.value ?? '–'} (target ${c.target})`);
+  for (const f of failures) console.log(`  failure: ${f}`);
+  process.exitCode = failures.length === 0 && checks.every((c) => c.met) ? 0 : 1;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => (killAll(), process.exit(130)));
+main().catch((err) => {
+  console.error(err);
+  killAll();
+  process.exit(1);
+});
