@@ -141,6 +141,7 @@ export function voiceRoutes(app: App, voice: VoiceServices) {
             userId: accepted.userId,
             transport,
             direction: 'outbound',
+            callSid: start.callSid,
             control: {
               hangUp: async () => {
                 if (control) await control.redirectCall(start.callSid, hangUpTwiml()).catch(() => control.hangUpCall(start.callSid));
