@@ -259,8 +259,8 @@ class SimulatedCall implements SimulatedCaller {
     return false;
   }
 
-  private async say(line: string, voice: CallerVoice): Promise<void> {
-    const pcm = await voice.speak(line, this.abort.signal);
+  /** Sends one line's audio; resolves once its last frame is out. */
+  private async say(line: string, pcm: Int16Array): Promise<void> {
     if (this.ended) return;
     this.spokenLines.push(line);
     await new Promise<void>((resolve) => {
@@ -271,17 +271,28 @@ class SimulatedCall implements SimulatedCaller {
 
   private async converse() {
     const voice = this.options.voice();
+    if (!voice) {
+      // Nothing to speak with: the call is answered, stays silent a while, and hangs up.
+      await this.agentTurn(0, false);
+      return;
+    }
+    // Each line is synthesised while the one before plays, so a barge-in starts at once.
+    const speak = (i: number) => (i < this.lines.length ? voice.speak(this.lines[i]!, this.abort.signal) : Promise.resolve(null));
+    let next = speak(0);
+    next.catch(() => {});
     // The greeting (or, without one, the timeout) first.
     await this.agentTurn(0, false);
     for (let i = 0; i < this.lines.length && !this.ended; i++) {
-      if (!voice) break;
-      const before = this.agentFrames;
-      await this.say(this.lines[i]!, voice);
+      const pcm = await next;
+      next = speak(i + 1);
+      next.catch(() => {});
+      if (!pcm) break;
+      await this.say(this.lines[i]!, pcm);
+      // The answer is what the agent sends after the line.
       const last = i === this.lines.length - 1;
       const mayBargeIn = !this.bargedIn && !last && i > 0;
-      if (await this.agentTurn(before, mayBargeIn)) this.bargedIn = true;
+      if (await this.agentTurn(this.agentFrames, mayBargeIn)) this.bargedIn = true;
     }
-    if (!voice) await sleep(2000);
   }
 
   /** Hangs up (once): `stop`, close, then the completed callback with the call's length (canceled before it was answered). */
