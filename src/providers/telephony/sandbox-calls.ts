@@ -339,7 +339,7 @@ export class SandboxCallControl implements CallControl {
   }
 
   /** `<Dial>` (a transfer) or `<Hangup/>`: either way the simulated caller's side of the call ends. */
-  async redirectCall(callSid: string): Promise<void> {
+  async redirectCall(callSid: string, _twiml?: string): Promise<void> {
     await this.calls.get(callSid)?.end();
   }
 

@@ -17,7 +17,7 @@ import { DEFAULT_CALLER_SCRIPT } from '../../../src/providers/telephony/sandbox-
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { type TestUser, bearer, createFundedUser } from '../../support/factories.js';
 import { multipartForm } from '../../support/multipart.js';
-import { type RegisteredServer, registerServer, signPayload } from '../../support/signed-payloads.js';
+import { registerServer, signPayload } from '../../support/signed-payloads.js';
 import { callConfig } from './support.js';
 
 /** Real time: the sandbox caller speaks at the wall clock's pace. */
@@ -48,7 +48,7 @@ async function sandboxCarrierApp(env: Record<string, string> = {}): Promise<Test
   const t = await createTestApp({
     clock: new WallClock(),
     env: { SANDBOX_CALLS: 'voice', PORT: String(port), ...env },
-    config: { ...callConfig({ sandboxCalls: 'voice' }), sandboxCallbackDelayMs: 50 },
+    config: { ...callConfig({ sandboxCalls: 'voice', recording: env.CALL_RECORDING !== '0' }), sandboxCallbackDelayMs: 50 },
   });
   // The default PUBLIC_URL (http://127.0.0.1:PORT) is where the carrier's callbacks and media stream go.
   expect(t.config.publicUrl).toBe(`http://127.0.0.1:${port}`);
@@ -56,11 +56,13 @@ async function sandboxCarrierApp(env: Record<string, string> = {}): Promise<Test
   return t;
 }
 
+let numbers = 0;
 async function sandboxNumber(t: TestApp, user: TestUser): Promise<string> {
   const id = newId(Date.now());
+  const phoneNumber = `+1415555${String(100 + ++numbers).padStart(4, '0')}`;
   const now = Date.now();
   await t.database.db.insertInto('phone_numbers').values({
-    id, user_id: user.id, provider: 'sandbox', provider_sid: `PN${id.replace(/-/g, '')}`, phone_number: '+14155550100', name: 'Main', description: null,
+    id, user_id: user.id, provider: 'sandbox', provider_sid: `PN${id.replace(/-/g, '')}`, phone_number: phoneNumber, name: 'Main', description: null,
     type: 'both', number_type: 'local', country: 'US', capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
     monthly_cents: 115, currency: 'usd', address_sid: null, subscription_id: null, inbound_configuration_id: null, status: 'active', created_at: now, updated_at: now,
   }).execute();
@@ -77,10 +79,10 @@ async function clinic(t: TestApp) {
   expect((await t.app.inject({ method: 'POST', url: `/api/knowledge-bases/${kb.id}`, headers: { ...bearer(user.token), ...form.headers }, payload: form.payload })).statusCode).toBe(200);
   const integration = await t.app.inject({ method: 'PUT', url: '/api/integrations', headers: bearer(user.token), payload: { type: 'calendly', data: { accessToken: 'sandbox_pat_clinic_0001', eventTypeUrl: 'https://calendly.com/clinic/30min' } } });
   expect(integration.statusCode, integration.body).toBe(200);
-  return { user, server, numberId, kbId: kb.id as string, integrationId: integration.json().id as string };
+  return { user, server, numberId, kbId: kb.id as string, integrationId: integration.json().id as string, from: `+1415555${String(100 + numbers).padStart(4, '0')}` };
 }
 
-async function placeCall(t: TestApp, c: { user: TestUser; server: RegisteredServer; numberId: string; kbId: string; integrationId: string }, to = '+14155550123') {
+async function placeCall(t: TestApp, c: Awaited<ReturnType<typeof clinic>>, to = '+14155550123') {
   const jwt = await signPayload(c.server, {
     agent: { name: 'Amy', personaId: 'local-amy', firstMessage: 'Hello Grace, this is Amy from the clinic.' },
     contact: { name: 'Grace', phone: to },
@@ -134,7 +136,7 @@ describe.skipIf(!canSpeak)('the sandbox carrier (no Twilio)', () => {
     const c = await clinic(t);
     const sessionId = await placeCall(t, c);
     const view = await ended(t, c.user, sessionId, 150_000);
-    expect(view).toMatchObject({ id: sessionId, direction: 'outbound', status: 'completed', from: '+14155550100', to: '+14155550123' });
+    expect(view).toMatchObject({ id: sessionId, direction: 'outbound', status: 'completed', from: c.from, to: '+14155550123' });
     expect(view.answeredAt).toBeDefined();
 
     const transcript = view.transcript as Line[];
