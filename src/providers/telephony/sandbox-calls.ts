@@ -10,7 +10,7 @@
 // does; it waits for the agent's reply (agent audio, then a pause) before its
 // next line, echoes each `mark` once the audio before it has played (at once
 // on `clear`, as Twilio does), barges in once per call (its next line over
-// an agent answer longer than 1.5 s), and hangs up after its last line
+// an agent answer, 1 s into it), and hangs up after its last line
 // (`stop`, close). A redirect to `<Dial>` or `<Hangup/>`, or a hang-up, ends
 // the simulated call with the completed callback.
 import { randomBytes } from 'node:crypto';
@@ -49,7 +49,7 @@ export interface SandboxCallOptions {
 const FRAME_MS = 20;
 const SILENCE = Buffer.from(pcmToMulaw(new Int16Array(FRAME_SAMPLES_8K))).toString('base64');
 /** The agent must have spoken this long into an answer before the caller talks over it. */
-const BARGE_IN_AFTER_MS = 1500;
+const BARGE_IN_AFTER_MS = 1000;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)).unref());
 
@@ -249,8 +249,9 @@ class SimulatedCall implements SimulatedCaller {
       const heard = this.agentFrames > framesBefore;
       if (!heard && now > deadline) return false;
       if (heard) {
+        // Speaking, with gaps under 300 ms (frames that arrive late on a busy machine) not counted as pauses.
         if (this.agentSpeaking(now)) speakingSince ??= now;
-        else speakingSince = null;
+        else if (now - this.playedUntil > 300) speakingSince = null;
         if (bargeIn && speakingSince !== null && now - speakingSince >= BARGE_IN_AFTER_MS) return true;
         if (now - this.playedUntil >= pause) return false;
       }
