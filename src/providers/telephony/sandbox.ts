@@ -146,6 +146,7 @@ export class SandboxTelephonyProvider implements TelephonyProvider {
   stop(): void {
     this.stopped = true;
     this.calls.stop();
+    void this.http.close().catch(() => {});
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
   }
