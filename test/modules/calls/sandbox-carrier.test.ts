@@ -140,7 +140,6 @@ describe.skipIf(!canSpeak)('the sandbox carrier (no Twilio)', () => {
     expect(view.answeredAt).toBeDefined();
 
     const transcript = view.transcript as Line[];
-    if (process.env.SHOW_CALL) console.log(JSON.stringify({ transcript, tools: view.toolCalls.map((c: { name: string; arguments: unknown }) => [c.name, c.arguments]) }, null, 1));
     expect(transcript[0]).toMatchObject({ role: 'agent', text: 'Hello Grace, this is Amy from the clinic.' });
     const callerLines = transcript.filter((l) => l.role === 'caller' && l.text.trim());
     expect(callerLines.length).toBeGreaterThanOrEqual(3);
