@@ -62,7 +62,7 @@ async function main() {
   mkdirSync(dir, { recursive: true });
 
   const config = {
-    ...loadConfig({ NODE_ENV: 'development', DATA_DIR: dir, LOG_LEVEL: 'warn', AUDIO_SANDBOX_STEP_MS: String(STEP_MS), WEBHOOK_POLL_MS: '200', EVENTS_MAX_STREAMS_PER_USER: '5', ...serverEnv }),
+    ...loadConfig({ NODE_ENV: 'development', DATA_DIR: dir, LOG_LEVEL: 'warn', AUDIO_SANDBOX_STEP_MS: String(STEP_MS), SANDBOX_CALLS: 'timer', WEBHOOK_POLL_MS: '200', EVENTS_MAX_STREAMS_PER_USER: '5', ...serverEnv }),
     databaseUrl: databaseUrl ?? null,
     passwordHash: { memoryCost: 1024, timeCost: 1 },
     // Every user signs up from 127.0.0.1.

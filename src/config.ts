@@ -250,8 +250,17 @@ export interface AudioConfig {
   url: string | null;
   /** Standard Webhooks secret (`whsec_<base64>`) shared with the audio server; null in sandbox mode (a random one per process). */
   secret: string | null;
-  /** Sandbox: time between the call's status steps. */
+  /** Sandbox: time between the call's status steps (the timer stand-in, SANDBOX_CALLS=timer). */
   sandboxStepMs: number;
+  /**
+   * SANDBOX_CALLS: without Twilio and without an audio server, who carries calls: `voice` (default) the
+   * built-in voice agent through the sandbox carrier (a simulated caller on a real media stream over
+   * loopback, docs/decisions/voice-agent.md "Sandbox carrier"); `timer` the old stand-in that only plays
+   * status steps (quick, no audio; most tests use it).
+   */
+  sandboxCalls: 'voice' | 'timer';
+  /** CALL_RECORDING (default on): the voice agent stores a two-channel WAV with each call record. */
+  recording: boolean;
 }
 
 /** Live event streams (GET /api/events/{type}); see docs/decisions/events.md. */
@@ -508,6 +517,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     problems.push('AUDIO_SERVER_SECRET must be whsec_ followed by a base64 key of at least 16 bytes');
   }
 
+  const sandboxCalls = (opt('SANDBOX_CALLS')?.toLowerCase() ?? 'voice') as AudioConfig['sandboxCalls'];
+  if (sandboxCalls !== 'voice' && sandboxCalls !== 'timer') problems.push(`SANDBOX_CALLS must be voice or timer (got "${sandboxCalls}")`);
+
   const deepgramKey = opt('DEEPGRAM_API_KEY');
   const deepgramBase = str('DEEPGRAM_API_BASE', 'wss://api.deepgram.com').replace(/\/+$/, '');
   url('DEEPGRAM_API_BASE', deepgramBase, ['wss:', 'ws:']);
@@ -622,6 +634,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       url: audioUrl ? audioUrl.replace(/\/$/, '') : null,
       secret: audioSecret,
       sandboxStepMs: int('AUDIO_SANDBOX_STEP_MS', 1500, 1, 60_000),
+      sandboxCalls,
+      recording: opt('CALL_RECORDING') === null ? true : bool('CALL_RECORDING'),
     },
     temporarySessions: { numbers: temporaryNumbers, callTypesFile: dataFile('TEMPORARY_CALL_TYPES_FILE') },
     voiceAgent: {

@@ -145,6 +145,8 @@ export function createServices(deps: ServiceDeps) {
     publicUrl: config.publicUrl,
     telephony: providers.telephony,
     twilioFrom: config.twilio?.from ?? null,
+    sandboxCalls: config.audio.sandboxCalls,
+    recording: config.audio.recording,
     serviceTokens: data.serviceTokens,
     singleUse,
     providers: deps.voiceAgent ?? createVoiceAgentProviders(config.voiceAgent, providers.voice, { pocketsphinx: () => createPocketsphinxSpeechToText() }),
@@ -155,7 +157,7 @@ export function createServices(deps: ServiceDeps) {
     settings: config.voice,
     log: deps.log ?? silentLog,
   });
-  // The built-in voice agent carries calls when Twilio can place them, unless an external audio server is configured.
+  // The built-in voice agent carries calls (through Twilio, or the sandbox carrier without it), unless an external audio server is configured.
   if (voice.carrier && !config.audio.url && !deps.providers?.audio) providers.audio = voice.carrier;
   const calls = createCallServices({ db, dialect: database.dialect, eventRecorder, webhooks: webhooks.webhooks, audio: providers.audio, data, billing: billingAccount, pricing: callPricing(config, billingCatalog), clock, audioSecret, publicUrl: config.publicUrl });
   voice.bindReporter((...args) => calls.calls.report(...args));

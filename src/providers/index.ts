@@ -106,5 +106,5 @@ const sandboxNotes: Record<string, string> = {
   payments: 'checkout and portal pages are served at /api/sandbox/…',
   telephony: 'offline numbers; SMS go to GET /api/sandbox/outbox and their delivery callbacks to PUBLIC_URL',
   connector: 'streams sample records; set CONNECTOR_URL',
-  audio: 'calls are played in process; set AUDIO_SERVER_URL',
+  audio: 'calls are answered by a simulated caller over loopback (SANDBOX_CALLS=voice; timer: status steps only); set Twilio or AUDIO_SERVER_URL',
 };

@@ -53,7 +53,8 @@ export async function createTestApp(options: TestAppOptions = {}) {
     await client.query(`create schema ${pgSchema}`);
     await client.end();
   }
-  const base = loadConfig({ NODE_ENV: 'test', DATA_DIR: dir, ...options.env });
+  // Calls use the quick timer stand-in unless a test asks for the sandbox carrier (SANDBOX_CALLS=voice, real time).
+  const base = loadConfig({ NODE_ENV: 'test', DATA_DIR: dir, SANDBOX_CALLS: 'timer', ...options.env });
   const config: Config = { ...base, databaseUrl, rateLimits: relaxedIpLimits, ...options.config };
   const database = openDatabase({ databaseUrl, dataDir: dir, pgSchema, pgPoolSize: 5, pgApplicationName: options.pgApplicationName });
   await migrateToLatest(database.db, database.dialect);

@@ -26,13 +26,17 @@ export interface VoiceCarrierDeps {
   publicUrl: string;
   /** The number calls come from when the assembled call names none (TWILIO_FROM). */
   defaultFrom: string;
+  /** true: the sandbox carrier places the calls (a simulated caller answers). */
+  sandbox?: boolean;
 }
 
 export class VoiceAgentCarrier implements AudioProvider {
   readonly name = 'voice-agent';
-  readonly sandbox = false;
+  readonly sandbox: boolean;
 
-  constructor(private readonly deps: VoiceCarrierDeps) {}
+  constructor(private readonly deps: VoiceCarrierDeps) {
+    this.sandbox = deps.sandbox ?? false;
+  }
 
   /** Live-call control (hang-up, transfer) of the provider that placed the calls. */
   get control(): CallControl {

@@ -163,6 +163,7 @@ export function voiceRoutes(app: App, voice: VoiceServices, inbound: InboundCall
             sessionId: accepted.sessionId,
             userId: accepted.userId,
             transport,
+            callSid: start.callSid,
             control: {
               hangUp: async () => {
                 if (control) await control.redirectCall(start.callSid, hangUpTwiml()).catch(() => control.hangUpCall(start.callSid));

@@ -11,7 +11,9 @@ import { iso } from '../../lib/time.js';
 import type { AssembledCall, AudioProgress, CallOutcome as RecordOutcome, ProgressReporter } from '../../providers/audio/interface.js';
 import type { CallSpeech } from '../../providers/call-speech/interface.js';
 import type { LanguageModel } from '../../providers/language-model/interface.js';
+import { CallerWords } from '../../providers/speech-to-text/caller-words.js';
 import type { SpeechToText } from '../../providers/speech-to-text/interface.js';
+import type { SimulatedCaller } from '../../providers/telephony/interface.js';
 import { recordingWav } from '../voice/recording.js';
 import type { Voice } from '../voice/reply.js';
 import { type CallOutcome, type TranscriptLine, VoiceSession, type VoiceSettings } from '../voice/session.js';
@@ -58,6 +60,10 @@ export interface VoiceRunnerDeps {
   transcriptEvent(userId: string, payload: { session_id: string; role: 'agent' | 'caller'; text: string; at: string }): Promise<void>;
   /** Largest object the data plane stores: a longer recording is cut to fit. */
   maxRecordingBytes: number;
+  /** CALL_RECORDING: false keeps no recording. */
+  record?: boolean;
+  /** The sandbox carrier's simulated caller of a call sid (its script: the recogniser's phrases, or its words when none is installed). */
+  simulatedCaller?(callSid: string): SimulatedCaller | null;
   settings?: Partial<VoiceSettings>;
   log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void };
 }
@@ -67,6 +73,8 @@ export interface MediaSessionStart {
   userId: string;
   transport: Transport;
   control: CarrierControl;
+  /** The carrier's call sid (Twilio media streams). */
+  callSid?: string;
 }
 
 type CallDirection = 'inbound' | 'outbound' | 'web';
@@ -130,11 +138,16 @@ export class VoiceRunner {
     const integrations = context.integrationIds ?? [];
     const events: Promise<void>[] = [];
     let transferTo: { name: string; phone: string } | null = null;
+    // A sandbox call: the recogniser expects the simulated caller's lines; with none installed, its own words stand in.
+    const caller = start.callSid ? (this.deps.simulatedCaller?.(start.callSid) ?? null) : null;
+    const configuredStt = this.deps.providers.speechToText;
+    const stt = caller && configuredStt.name === 'none' ? new CallerWords(caller) : configuredStt;
     const voice = new VoiceSession({
       transport,
       clock,
       vad: await this.deps.providers.createVad(),
-      stt: this.deps.providers.speechToText,
+      stt,
+      ...(caller ? { phrases: [...caller.lines] } : {}),
       model: this.deps.providers.model,
       voices,
       services: {
@@ -194,7 +207,7 @@ export class VoiceRunner {
       wav.writeUInt32LE(keep, 40);
       recordingTruncated = true;
     }
-    if (outcome.recording.caller.length === 0) wav = undefined;
+    if (outcome.recording.caller.length === 0 || this.deps.record === false) wav = undefined;
     const fields: Record<string, unknown> = {
       direction,
       from: call.from,

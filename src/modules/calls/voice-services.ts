@@ -29,6 +29,9 @@ import { VoiceAgentCarrier } from './voice-carrier.js';
 import { type VoiceToolServices, VoiceRunner } from './voice-runner.js';
 import { VoiceCallStore } from './voice-store.js';
 
+/** Sandbox calls from a user without a number of their own come from Twilio's test number. */
+export const SANDBOX_DEFAULT_FROM = '+15005550006';
+
 export interface VoiceServiceDeps {
   db: Kysely<Database>;
   clock: Clock;
@@ -37,6 +40,10 @@ export interface VoiceServiceDeps {
   telephony: TelephonyProviders;
   /** TWILIO_FROM: outbound calls without a number of their own come from it. */
   twilioFrom: string | null;
+  /** SANDBOX_CALLS: `voice` lets the sandbox carrier place calls when Twilio cannot. */
+  sandboxCalls?: 'voice' | 'timer';
+  /** CALL_RECORDING (default true). */
+  recording?: boolean;
   serviceTokens: ServiceTokens;
   singleUse: SingleUseTokens;
   providers: ConfiguredVoiceProviders;
@@ -67,11 +74,16 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
   const store = new VoiceCallStore(deps.db);
   const tokens = new MediaTokens(deps.serviceTokens, deps.singleUse);
   const live = new LiveCalls();
-  const twilio = deps.telephony.list.find((p) => p.calls !== null) ?? null;
+  // Twilio places the calls when it can (credentials and TWILIO_FROM); without Twilio the sandbox carrier does, unless SANDBOX_CALLS=timer.
+  const twilio = deps.telephony.list.find((p) => !p.sandbox && p.calls !== null) ?? null;
+  const sandbox = deps.telephony.list.find((p) => p.sandbox && p.calls !== null) ?? null;
+  const carrierDeps = { store, tokens, secretBox: deps.secretBox, publicUrl: deps.publicUrl };
   const carrier =
     twilio?.calls && deps.twilioFrom
-      ? new VoiceAgentCarrier({ store, control: twilio.calls, tokens, secretBox: deps.secretBox, publicUrl: deps.publicUrl, defaultFrom: deps.twilioFrom })
-      : null;
+      ? new VoiceAgentCarrier({ ...carrierDeps, control: twilio.calls, defaultFrom: deps.twilioFrom, sandbox: false })
+      : !twilio && sandbox?.calls && deps.sandboxCalls === 'voice'
+        ? new VoiceAgentCarrier({ ...carrierDeps, control: sandbox.calls, defaultFrom: SANDBOX_DEFAULT_FROM, sandbox: true })
+        : null;
   const clock: TimerClock = 'setTimeout' in deps.clock ? (deps.clock as TimerClock) : systemClock;
   const vad = vadFactory(deps.log);
   // Reports go to the calls service, which is built after these (it takes the carrier as its audio provider).
@@ -101,6 +113,8 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
       deps.events.announce();
     },
     maxRecordingBytes: deps.maxRecordingBytes,
+    record: deps.recording ?? true,
+    simulatedCaller: (callSid) => carrier?.control.caller?.(callSid) ?? null,
     settings: { llmDeadlineMs: deps.providers.llmDeadlineMs, ...deps.settings },
     log: deps.log,
   });

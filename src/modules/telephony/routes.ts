@@ -8,7 +8,8 @@ import { smsRoutes } from './sms-routes.js';
 
 export async function telephonyRoutes(app: App, services: Services) {
   const { telephony } = services;
-  app.addHook('onClose', async () => telephony.stop());
+  // Before the server closes: the sandbox's calls and its keep-alive connections to this server end first.
+  app.addHook('preClose', async () => telephony.stop());
   numberRoutes(app, telephony);
   inboundRoutes(app, telephony);
   await smsRoutes(app, telephony);

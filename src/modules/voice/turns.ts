@@ -14,7 +14,8 @@
 //   (thinking or speaking). Shorter sounds while the agent replies (a cough,
 //   "mm-hm") are not a turn: their words are dropped.
 // - false interruption: no recognised word within falseInterruptionMs of a
-//   barge-in → the agent resumes from the cut.
+//   barge-in → the agent resumes from the cut (a per-utterance recogniser:
+//   not while the caller still speaks or its utterance is being transcribed).
 // - reprompt: repromptMs after the agent went quiet (last acknowledged mark)
 //   with no caller speech; after maxReprompts reprompts the next silence ends
 //   the call (reason `silence`). Words from the caller reset the count.
@@ -167,8 +168,10 @@ export class TurnTaking {
       out.push({ type: 'barge_in', atMs: now });
     }
 
-    // False interruption.
-    if (this.bargeIn && now - this.bargeIn.atMs >= this.settings.falseInterruptionMs && !this.hasWords()) {
+    // False interruption. A per-utterance recogniser (pocketsphinx, Whisper) has no words before the
+    // caller stops and it has transcribed: the 2 s run on from there, not through a long sentence.
+    const transcribing = this.settings.finalPerUtterance && (this.inSpeech || (this.awaitingFinal && now - this.lastSpeechEndMs < FINAL_WAIT_MS));
+    if (this.bargeIn && !transcribing && now - this.bargeIn.atMs >= this.settings.falseInterruptionMs && !this.hasWords()) {
       this.bargeIn = null;
       this.resetTurn();
       this.ignoreUntilSpeech = this.inSpeech;

@@ -78,6 +78,16 @@ export interface CallControl {
   redirectCall(callSid: string, twiml: string): Promise<void>;
   /** Ends the call; a call that already ended counts as ended. */
   hangUpCall(callSid: string): Promise<void>;
+  /** The sandbox carrier only: the simulated caller of a call under way (its script feeds the recogniser). */
+  caller?(callSid: string): SimulatedCaller | null;
+}
+
+/** What the sandbox carrier's simulated caller says (DESIGN.md "Sandbox carrier"). */
+export interface SimulatedCaller {
+  /** Its script, in order: the recogniser's expected phrases. */
+  readonly lines: readonly string[];
+  /** The lines it has begun to speak, in order (its own words, when no recogniser is installed). */
+  spoken(): readonly string[];
 }
 
 export interface TelephonyProvider {

@@ -10,6 +10,8 @@ import { AppError } from '../../http/errors.js';
 import { createOperatorHttp } from '../../lib/outbound-http.js';
 import type { Outbox } from '../outbox.js';
 import type { AddressInput, AddressRequirement, AvailableNumber, Capabilities, NumberSearch, NumberType, OutboundMessage, TelephonyProvider } from './interface.js';
+import { OfflineCallerVoice } from '../call-speech/offline-caller.js';
+import { type SandboxCallOptions, SandboxCallControl } from './sandbox-calls.js';
 import { twilioSignature } from './twilio-signature.js';
 
 interface Range {
@@ -73,13 +75,15 @@ function friendlyName(e164: string): string {
 export interface SandboxTelephonyOptions {
   /** Pause before each status callback (and between retries, doubled each time). */
   callbackDelayMs: number;
+  /** The sandbox carrier's script and timing (tests). */
+  calls?: Partial<Pick<SandboxCallOptions, 'script' | 'replyPauseMs' | 'replyTimeoutMs' | 'voice'>>;
 }
 
 export class SandboxTelephonyProvider implements TelephonyProvider {
   readonly slug = 'sandbox';
   readonly sandbox = true;
-  /** Calls are carried by the in-process audio stand-in until the sandbox carrier places them here. */
-  readonly calls = null;
+  /** The sandbox carrier: a simulated caller answers each call on the media stream of its TwiML (sandbox-calls.ts). */
+  readonly calls: SandboxCallControl;
   private readonly timers = new Set<NodeJS.Timeout>();
   /** Status callbacks go to PUBLIC_URL (the operator's, often this machine). */
   private readonly http = createOperatorHttp({ timeoutMs: 10_000, maxBytes: 64 * 1024 });
@@ -90,7 +94,16 @@ export class SandboxTelephonyProvider implements TelephonyProvider {
     /** Signs the sandbox's callbacks; derived from the master key (see docs/decisions/telephony.md). */
     readonly callbackSigningToken: string,
     private readonly options: SandboxTelephonyOptions = { callbackDelayMs: 500 },
-  ) {}
+  ) {
+    let voice: OfflineCallerVoice | null | undefined;
+    this.calls = new SandboxCallControl({
+      callbackDelayMs: options.callbackDelayMs,
+      post: (url, params) => this.deliver(url, params),
+      // Found on the first call (flite first, then espeak-ng), not at start.
+      voice: () => (voice === undefined ? (voice = OfflineCallerVoice.create()) : voice),
+      ...options.calls,
+    });
+  }
 
   async listCountries(): Promise<Array<{ country: string; types: NumberType[] }>> {
     return Object.entries(SANDBOX_INVENTORY).map(([country, ranges]) => ({ country, types: Object.keys(ranges) as NumberType[] }));
@@ -132,6 +145,8 @@ export class SandboxTelephonyProvider implements TelephonyProvider {
 
   stop(): void {
     this.stopped = true;
+    this.calls.stop();
+    void this.http.close().catch(() => {});
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
   }
@@ -167,14 +182,19 @@ export class SandboxTelephonyProvider implements TelephonyProvider {
         MessageStatus: status,
         SmsStatus: status,
       };
-      let delivered = false;
-      for (let attempt = 0; attempt < 4 && !delivered && !this.stopped; attempt++) {
-        await this.pause(this.options.callbackDelayMs * 2 ** attempt);
-        if (this.stopped) return;
-        delivered = await this.post(message.statusCallbackUrl, params);
-      }
-      if (!delivered) return;
+      await this.pause(this.options.callbackDelayMs);
+      if (!(await this.deliver(message.statusCallbackUrl, params))) return;
     }
+  }
+
+  /** POSTs one signed callback, retried up to 3 times (pauses doubling from callbackDelayMs); false when it never got through. */
+  private async deliver(url: string, params: Record<string, string>): Promise<boolean> {
+    for (let attempt = 0; attempt < 4 && !this.stopped; attempt++) {
+      if (attempt > 0) await this.pause(this.options.callbackDelayMs * 2 ** attempt);
+      if (this.stopped) return false;
+      if (await this.post(url, params)) return true;
+    }
+    return false;
   }
 
   private async post(url: string, params: Record<string, string>): Promise<boolean> {

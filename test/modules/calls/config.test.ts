@@ -7,7 +7,8 @@ const secret = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
 describe('calls configuration', () => {
   it('defaults to the sandbox audio server and allows private webhook targets outside production only', () => {
     const dev = loadConfig({});
-    expect(dev.audio).toEqual({ url: null, secret: null, sandboxStepMs: 1500 });
+    expect(dev.audio).toEqual({ url: null, secret: null, sandboxStepMs: 1500, sandboxCalls: 'voice', recording: true });
+    expect(loadConfig({ SANDBOX_CALLS: 'timer', CALL_RECORDING: '0' }).audio).toMatchObject({ sandboxCalls: 'timer', recording: false });
     expect(dev.webhooks).toEqual({ allowPrivate: true, timeoutMs: 10_000, pollIntervalMs: 1000 });
     const prod = loadConfig({ NODE_ENV: 'production' });
     expect(prod.webhooks.allowPrivate).toBe(false);

@@ -16,7 +16,7 @@ export const AUDIO_SECRET = generateWebhookSecret();
 
 /** Config of a test app whose sandbox audio server plays calls quickly, and whose webhook worker polls often. */
 export const callConfig = (audio: Partial<Config['audio']> = {}): Partial<Config> => ({
-  audio: { url: null, secret: AUDIO_SECRET, sandboxStepMs: 20, ...audio },
+  audio: { url: null, secret: AUDIO_SECRET, sandboxStepMs: 20, sandboxCalls: 'timer', recording: true, ...audio },
   webhooks: { allowPrivate: true, timeoutMs: 5000, pollIntervalMs: 20 },
 });
 

@@ -102,6 +102,20 @@ describe('TurnTaking', () => {
     ]);
   });
 
+  it('a per-utterance recogniser: a long sentence over the agent is a barge-in and a turn, not a false interruption', () => {
+    const d = run([[0, 'agent', 'replying'], [1000, 'start'], [3800, 'end'], [4900, 'final', 'I would like to book a meeting.']], { finalPerUtterance: true }, 8000);
+    expect(d).toEqual([
+      [1300, 'barge_in'],
+      [4900, 'end_of_turn', 'I would like to book a meeting.'],
+    ]);
+    // Nothing recognised once transcribed: a false interruption after all.
+    const none = run([[0, 'agent', 'replying'], [1000, 'start'], [3800, 'end'], [4200, 'final', '']], { finalPerUtterance: true }, 8000);
+    expect(none).toEqual([
+      [1300, 'barge_in'],
+      [4200, 'false_interruption'],
+    ]);
+  });
+
   it('reprompts 8 s after the agent went quiet, twice, then ends for silence', () => {
     const d = run([[0, 'agent', 'replying'], [2000, 'agent', 'idle'], [10_500, 'agent', 'replying'], [11_000, 'agent', 'idle'], [19_500, 'agent', 'replying'], [20_000, 'agent', 'idle']], {}, 30_000);
     expect(d).toEqual([

@@ -1,0 +1,133 @@
+// The sandbox carrier's call control against a local stand-in for our server:
+// signed status callbacks in Twilio's order, the media stream opened from the
+// TwiML with its token, the caller's lines as real-paced μ-law between its
+// waits for the agent, marks echoed, `stop` at the end, a redirect ending the
+// call, and a number ending in 0000 never answered.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { FRAME_SAMPLES_8K, mulawToPcm, pcmToMulaw } from '../../src/lib/audio.js';
+import type { Outbox } from '../../src/providers/outbox.js';
+import { SandboxTelephonyProvider } from '../../src/providers/telephony/sandbox.js';
+import { twilioSignature } from '../../src/providers/telephony/twilio-signature.js';
+
+const TOKEN = 'sandbox-signing-token';
+const outbox = { add: async () => 'id' } as unknown as Outbox;
+/** A 400 Hz tone as the caller's "speech": 0.4 s per line. */
+const tone = async () => Int16Array.from({ length: 3200 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 400 * i) / 8000)));
+
+interface Stream {
+  messages: Array<{ event: string; start?: { callSid: string; customParameters: Record<string, string> }; media?: { payload: string }; mark?: { name: string } }>;
+  socket: WebSocket;
+  closed: boolean;
+}
+
+let server: Server;
+let base: string;
+let callbacks: Array<{ params: Record<string, string>; signed: boolean }>;
+let streams: Stream[];
+let provider: SandboxTelephonyProvider;
+
+/** Plays a minimal agent: a greeting, then an answer after each burst of caller speech, each followed by a mark. */
+function agent(stream: Stream) {
+  const say = (frames: number, mark: string) => {
+    const payload = Buffer.from(pcmToMulaw(Int16Array.from({ length: FRAME_SAMPLES_8K }, () => 3000))).toString('base64');
+    for (let i = 0; i < frames; i++) stream.socket.send(JSON.stringify({ event: 'media', media: { payload } }));
+    stream.socket.send(JSON.stringify({ event: 'mark', mark: { name: mark } }));
+  };
+  let speaking = false;
+  let quietFrames = 0;
+  let answers = 0;
+  stream.socket.on('message', (raw) => {
+    const m = JSON.parse(String(raw));
+    stream.messages.push(m);
+    if (m.event === 'start') say(10, 'greeting');
+    if (m.event !== 'media') return;
+    const loud = mulawToPcm(Buffer.from(m.media.payload, 'base64')).some((s) => Math.abs(s) > 1000);
+    if (loud) {
+      speaking = true;
+      quietFrames = 0;
+    } else if (speaking && ++quietFrames >= 10) {
+      speaking = false;
+      say(10, `answer-${++answers}`);
+    }
+  });
+}
+
+beforeEach(async () => {
+  callbacks = [];
+  streams = [];
+  server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const params = Object.fromEntries(new URLSearchParams(body));
+      callbacks.push({ params, signed: req.headers['x-twilio-signature'] === twilioSignature(TOKEN, `${base}${req.url}`, params) });
+      res.writeHead(204).end();
+    });
+  });
+  const wss = new WebSocketServer({ server, path: '/api/media/twilio' });
+  wss.on('connection', (socket) => {
+    const stream: Stream = { messages: [], socket, closed: false };
+    socket.on('close', () => (stream.closed = true));
+    streams.push(stream);
+    agent(stream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  provider = new SandboxTelephonyProvider(outbox, TOKEN, { callbackDelayMs: 10, calls: { script: ['one', 'two'], voice: () => ({ speak: tone }), replyPauseMs: 300, replyTimeoutMs: 3000 } });
+});
+afterEach(async () => {
+  provider.stop();
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+const request = (to = '+14155550123') => ({
+  from: '+14155550100',
+  to,
+  twiml: `<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="${base.replace('http', 'ws')}/api/media/twilio"><Parameter name="token" value="tok&amp;1"/></Stream></Connect></Response>`,
+  statusCallbackUrl: `${base}/api/webhooks/twilio/call/s1`,
+});
+
+describe('the sandbox carrier (call control)', () => {
+  it('answers a CA sid, posts signed progress, streams the caller lines between the agent answers, echoes marks and hangs up', async () => {
+    const { callSid } = await provider.calls.placeCall(request());
+    expect(callSid).toMatch(/^CA[0-9a-f]{32}$/);
+    await vi.waitFor(() => expect(callbacks.map((c) => c.params.CallStatus)).toEqual(['initiated', 'ringing', 'in-progress', 'completed']), { timeout: 20_000, interval: 50 });
+    expect(callbacks.every((c) => c.signed && c.params.CallSid === callSid && c.params.To === '+14155550123' && c.params.From === '+14155550100')).toBe(true);
+    expect(Number(callbacks[3]!.params.CallDuration)).toBeGreaterThanOrEqual(1);
+
+    const [stream] = streams;
+    expect(stream!.messages[0]).toMatchObject({ event: 'connected' });
+    expect(stream!.messages[1]).toMatchObject({ event: 'start', start: { callSid, customParameters: { token: 'tok&1' } } });
+    // Each mark comes back; the caller spoke two lines (two bursts of tone), then stop and close.
+    const marks = stream!.messages.filter((m) => m.event === 'mark').map((m) => m.mark!.name);
+    expect(marks).toEqual(['greeting', 'answer-1', 'answer-2']);
+    const loud = stream!.messages.filter((m) => m.event === 'media' && mulawToPcm(Buffer.from(m.media!.payload, 'base64')).some((s) => Math.abs(s) > 1000));
+    expect(loud.length).toBe(2 * 20);
+    // Real pace: one frame per 20 ms, silence included.
+    expect(stream!.messages.at(-1)).toMatchObject({ event: 'stop' });
+    expect(stream!.closed).toBe(true);
+    expect(provider.calls.running).toBe(0);
+  }, 30_000);
+
+  it('a redirect (transfer or hang-up) ends the call with the completed callback; a number ending in 0000 is not answered', async () => {
+    const { callSid } = await provider.calls.placeCall(request());
+    await vi.waitFor(() => expect(streams[0]?.messages.some((m) => m.event === 'start')).toBe(true), { timeout: 10_000, interval: 20 });
+    expect(provider.calls.caller(callSid)?.lines).toEqual(['one', 'two']);
+    await provider.calls.redirectCall(callSid, '<Response><Dial>+14155550199</Dial></Response>');
+    await vi.waitFor(() => expect(streams[0]!.closed).toBe(true), { timeout: 5000, interval: 20 });
+    expect(streams[0]!.messages.at(-1)).toMatchObject({ event: 'stop' });
+    await vi.waitFor(() => expect(callbacks.map((c) => c.params.CallStatus)).toEqual(['initiated', 'ringing', 'in-progress', 'completed']), { timeout: 5000, interval: 20 });
+    await provider.calls.hangUpCall(callSid); // already ended: nothing more
+    expect(provider.calls.caller(callSid)).toBeNull();
+
+    callbacks.length = 0;
+    const unanswered = await provider.calls.placeCall(request('+14155550000'));
+    await vi.waitFor(() => expect(callbacks.map((c) => c.params.CallStatus)).toEqual(['initiated', 'ringing', 'no-answer']), { timeout: 5000, interval: 20 });
+    expect(callbacks.every((c) => c.signed && c.params.CallSid === unanswered.callSid)).toBe(true);
+    expect(streams).toHaveLength(1);
+  }, 30_000);
+});
