@@ -1,5 +1,5 @@
 // SQL for encrypted objects and their parent/child relations.
-import { type Compilable, type Kysely, sql } from 'kysely';
+import { type Compilable, type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import { prepareQuery } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
@@ -21,6 +21,10 @@ const objectOfUser = prepareQuery((db, p) => db.selectFrom('objects').selectAll(
 /** Many objects by id in one query: the ids are one parameter (a PostgreSQL array, a JSON array on SQLite), so one statement text for any count. */
 const objectsById = prepareQuery((db, p) => db.selectFrom('objects').selectAll().where('id', '=', sql<string>`any(${p(0)}::text[])`));
 const objectsByIdSqlite = prepareQuery((db, p) => db.selectFrom('objects').selectAll().where('id', 'in', sql<string>`(select value from json_each(${p(0)}))`));
+/** Children listed after a cursor row, in (created_at, id) order. */
+const childrenAfter = (after: { created_at: number; id: string }) => (eb: ExpressionBuilder<Database, 'objects'>) =>
+  eb.or([eb('created_at', '>', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '>', after.id)])]);
+
 const OBJECT_COLUMNS = ['id', 'user_id', 'key_id', 'related_id', 'kind', 'store', 'content', 'auth_tag', 'iv', 'version', 'created_at', 'updated_at'] as const;
 const insertOneObject = prepareQuery((db, p) =>
   db.insertInto('objects').values(Object.fromEntries(OBJECT_COLUMNS.map((column, i) => [column, p(i)])) as unknown as ObjectsTable),
@@ -148,10 +152,7 @@ export class ObjectStore {
       .where('user_id', '=', userId)
       .orderBy('created_at', 'asc')
       .orderBy('id', 'asc');
-    const after = options.after;
-    if (after) {
-      q = q.where((eb) => eb.or([eb('created_at', '>', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '>', after.id)])]));
-    }
+    if (options.after) q = q.where(childrenAfter(options.after));
     if (options.limit !== undefined) q = q.limit(options.limit);
     return q.execute();
   }
@@ -170,10 +171,7 @@ export class ObjectStore {
       .where('user_id', '=', userId)
       .orderBy('created_at', 'asc')
       .orderBy('id', 'asc');
-    const after = options.after;
-    if (after) {
-      q = q.where((eb) => eb.or([eb('created_at', '>', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '>', after.id)])]));
-    }
+    if (options.after) q = q.where(childrenAfter(options.after));
     return q.limit(options.limit).execute();
   }
 
