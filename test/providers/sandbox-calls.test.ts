@@ -109,7 +109,8 @@ describe('the sandbox carrier (call control)', () => {
     expect(loud.length).toBe(2 * 20);
     // Real pace: one frame per 20 ms, silence included.
     expect(stream!.messages.at(-1)).toMatchObject({ event: 'stop' });
-    expect(stream!.closed).toBe(true);
+    // The close reaches this server side a moment after the completed callback may have: wait for it.
+    await vi.waitFor(() => expect(stream!.closed).toBe(true), { timeout: 5000, interval: 20 });
     expect(provider.calls.running).toBe(0);
   }, 30_000);
 
