@@ -6,6 +6,23 @@
 export const FRAME_SAMPLES_8K = 160;
 export const PIPELINE_SAMPLE_RATE = 8000;
 
+/**
+ * Cuts audio of any length into whole 20 ms frames, carrying the remainder:
+ * `carry` is what was left over last time, `rest` what is left now.
+ */
+export function cutFrames(carry: Int16Array, samples: Int16Array): { frames: Int16Array[]; rest: Int16Array } {
+  let data = samples;
+  if (carry.length) {
+    data = new Int16Array(carry.length + samples.length);
+    data.set(carry);
+    data.set(samples, carry.length);
+  }
+  const frames: Int16Array[] = [];
+  let offset = 0;
+  for (; offset + FRAME_SAMPLES_8K <= data.length; offset += FRAME_SAMPLES_8K) frames.push(data.slice(offset, offset + FRAME_SAMPLES_8K));
+  return { frames, rest: data.slice(offset) };
+}
+
 const MULAW_BIAS = 0x84;
 const MULAW_CLIP = 32635;
 

@@ -5,7 +5,7 @@
 // stop. Played time per segment comes only from acknowledged marks; marks
 // echoed after a clear are stale and ignored (Twilio echoes the marks it
 // drops). A segment is one sentence of a reply.
-import { FRAME_SAMPLES_8K } from '../../lib/audio.js';
+import { FRAME_SAMPLES_8K, cutFrames } from '../../lib/audio.js';
 import type { Timer, TimerClock } from '../../lib/clock.js';
 import type { CallRecording } from './recording.js';
 import type { Transport } from './transport.js';
@@ -96,15 +96,9 @@ export class AudioSink {
   write(segment: number, pcm: Int16Array) {
     const state = this.segments.get(segment);
     if (!state || state.cleared || state.ended) return;
-    let data = pcm;
-    if (state.pending.length) {
-      data = new Int16Array(state.pending.length + pcm.length);
-      data.set(state.pending);
-      data.set(pcm, state.pending.length);
-    }
-    let offset = 0;
-    for (; offset + FRAME_SAMPLES_8K <= data.length; offset += FRAME_SAMPLES_8K) this.enqueueFrame(segment, state, data.slice(offset, offset + FRAME_SAMPLES_8K));
-    state.pending = data.slice(offset);
+    const { frames, rest } = cutFrames(state.pending, pcm);
+    for (const frame of frames) this.enqueueFrame(segment, state, frame);
+    state.pending = rest;
     this.pump();
   }
 

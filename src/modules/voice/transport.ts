@@ -4,7 +4,7 @@
 // clear, DTMF, the far end going away, and close with a reason. Twilio Media
 // Streams and the browser socket are two framings of this one contract; the
 // session never sees either.
-import { FRAME_SAMPLES_8K, mulawToPcm, pcmToMulaw, resample } from '../../lib/audio.js';
+import { cutFrames, mulawToPcm, pcmToMulaw, resample } from '../../lib/audio.js';
 import { formatClear, formatMark, formatMedia, parseTwilioMessage, TwilioMessageError, type TwilioInbound } from './twilio-codec.js';
 
 export interface TransportEvents {
@@ -50,7 +50,7 @@ type Listeners = { [K in keyof TransportEvents]: Array<TransportEvents[K]> };
 /** Listener bookkeeping, frame cutting and the once-only stop/close shared by both framings. */
 abstract class BaseTransport {
   private listeners: Listeners = { audio: [], mark: [], dtmf: [], stop: [], invalid: [] };
-  private carry = new Int16Array(0);
+  private carry: Int16Array = new Int16Array(0);
   private stopped = false;
   protected closing = false;
   invalidMessages = 0;
@@ -65,15 +65,9 @@ abstract class BaseTransport {
 
   /** Cuts caller audio of any length into 160-sample frames, carrying the remainder to the next call. */
   protected pushCallerAudio(samples: Int16Array) {
-    let data = samples;
-    if (this.carry.length) {
-      data = new Int16Array(this.carry.length + samples.length);
-      data.set(this.carry);
-      data.set(samples, this.carry.length);
-    }
-    let offset = 0;
-    for (; offset + FRAME_SAMPLES_8K <= data.length; offset += FRAME_SAMPLES_8K) this.emit('audio', data.slice(offset, offset + FRAME_SAMPLES_8K));
-    this.carry = data.slice(offset);
+    const { frames, rest } = cutFrames(this.carry, samples);
+    this.carry = rest;
+    for (const frame of frames) this.emit('audio', frame);
   }
 
   protected invalid(error: Error) {
