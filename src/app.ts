@@ -101,6 +101,7 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   services.billing.store.hooks.ledgerWrite = () => metrics.ledgerWrites.inc();
   services.webhooks.webhookWorker.onAttemptFailed = () => metrics.webhookFailures.inc();
   services.voice.runner.onTurnLatency = (latency) => metrics.observeVoiceLatency(latency);
+  services.voice.runner.onFrameLateness = (ms) => metrics.voiceFrameLateness.observe(ms / 1000);
   registerMetricsEndpoint(app, config, metrics);
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

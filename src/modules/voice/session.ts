@@ -97,6 +97,8 @@ export interface VoiceSessionOptions {
   settings?: Partial<VoiceSettings>;
   onTranscript?(line: TranscriptLine): void;
   onToolCall?(call: ToolCallRecord): void;
+  /** How late each agent frame left against its 20 ms slot (ms), for pacing metrics. */
+  onFrameLateness?(ms: number): void;
 }
 
 type ReplyKind = 'greeting' | 'answer' | 'reprompt' | 'resume' | 'voicemail';
@@ -150,7 +152,7 @@ export class VoiceSession {
     this.transport = options.transport;
     this.startMs = this.clock.now();
     this.recording = new CallRecording(this.startMs, Math.ceil(this.settings.maxDurationMs / 1000) + 60);
-    this.sink = new AudioSink(this.transport, this.clock, { ...this.settings.sink, recording: this.recording });
+    this.sink = new AudioSink(this.transport, this.clock, { ...this.settings.sink, recording: this.recording, onFrameLateness: options.onFrameLateness });
     this.turns = new TurnTaking(this.startMs, { ...this.settings, finalPerUtterance: !options.stt.streaming });
     this.history = new History(options.systemPrompt);
     this.tools = new ToolRegistry({
