@@ -325,7 +325,9 @@ export class VoiceSession {
           // After the cut reply (if one is still settling) has put its heard part into the history.
           this.agentWork = this.agentWork.then(() => this.history.addCaller(d.text));
           this.unheardAfterCut = '';
-          this.reply('answer', { turnEndMs: d.endMs, sttMs: d.finalAtMs === null ? 0 : Math.max(0, d.finalAtMs - d.endMs) });
+          // No final (the turn ended on an interim after the endpoint's longest wait): that wait was for the recogniser.
+          const sttMs = Math.max(0, (d.finalAtMs ?? this.clock.now()) - d.endMs);
+          this.reply('answer', { turnEndMs: d.endMs, sttMs });
           break;
         }
         case 'barge_in':

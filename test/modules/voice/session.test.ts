@@ -147,6 +147,23 @@ describe('VoiceSession', () => {
     expect(outcome.toolCalls[0]!.atMs).toBeGreaterThan(call.lines[1]!.endMs);
   });
 
+  it('a turn ended on an interim (no final within VOICE_ENDPOINT_MAX_MS): the wait for the recogniser counts as speech-to-text, not as our overhead', async () => {
+    const call = await startCall();
+    await call.run(1500);
+    await call.run(700, true);
+    call.stt.say('Can you tell me your opening hours', false);
+    await call.run(100, true);
+    await call.run(7000);
+    const answer = call.lines.find((l) => l.role === 'agent' && l.latency);
+    expect(answer, JSON.stringify(call.lines)).toBeDefined();
+    const l = answer!.latency!;
+    expect(l.sttMs).toBeGreaterThanOrEqual(3000); // the endpoint's longest wait, spent hoping for a final
+    expect(l.overheadMs).toBeLessThan(100);
+    expect(l.overheadMs).toBe(l.totalMs - l.sttMs - l.llmFirstTokenMs - l.ttsFirstByteMs);
+    call.session.end();
+    await call.outcome;
+  });
+
   it('barge-in: clear is sent, the reply stops, the history and transcript hold only what was heard', async () => {
     const long = 'We have many different services for you and I will list every one of them now. The second sentence is never heard.';
     const model = new ScriptedModel([[text(long)], [text('Sure.')]]);
