@@ -2,11 +2,13 @@
 // sandbox outbox, buy a sandbox number (the sandbox checkout adds a card),
 // register a server, sign a call request with its private key (nested in a
 // JWE to the service key), start the call and print its progress events until
-// it ends. Against a local server started with `npm start`:
+// it ends, then save its recording (both voices: the caller left, the agent
+// right) to call-<session id>.wav. Against a local server started with `npm start`:
 //
 //   npx tsx sdk/examples/sandbox-call.ts
 //
 // BASE_URL overrides http://127.0.0.1:3000; TO the number called (+14155550123).
+import { writeFileSync } from 'node:fs';
 import { WorkspaceApiError, WorkspaceClient, signCallRequest } from '../src/index.js';
 
 const baseUrl = process.env.BASE_URL ?? 'http://127.0.0.1:3000';
@@ -76,4 +78,16 @@ for await (const event of events) {
   if (!['queued', 'ringing', 'in_progress'].includes(status)) break;
 }
 events.close();
+
+// 5. The call's record is written as it ends; with CALL_RECORDING (on by default with the sandbox carrier) it has a recording.
+let call = await client.calls.get(sessionId);
+for (let tries = 0; !call.transcript?.length && tries < 50; tries++) {
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  call = await client.calls.get(sessionId);
+}
+if (call.recordingUrl) {
+  const file = `call-${sessionId}.wav`;
+  writeFileSync(file, await client.calls.recording(sessionId));
+  console.log(`5. recording saved to ${file} (the caller left, the agent right)`);
+} else console.log('5. no recording (CALL_RECORDING=0, or a call that carried no audio: SANDBOX_CALLS=timer)');
 console.log('done');

@@ -81,6 +81,8 @@ describe('SDK call sessions', () => {
     expect(lines).toContain('in_progress');
     expect(lines.some((l) => /^completed after \d+ s$/.test(l))).toBe(true);
     expect(lines).toContain('agent: Hello Grace, this is Amy from the clinic.');
+    // This server's calls are timers (SANDBOX_CALLS=timer): no audio, so no recording; the sandbox carrier's is saved (sandbox-carrier.test.ts).
+    expect(lines.at(-2)).toMatch(/^5\. no recording/);
     expect(lines.at(-1)).toBe('done');
   }, 90_000);
 });
