@@ -3,6 +3,7 @@
 // with latency, tool calls) and the two-channel recording as the record's
 // child; a settled charge when it was paid.
 import { encodeWav } from '../../../src/lib/audio.js';
+import { ManualClock, type Timer } from '../../../src/lib/clock.js';
 import { newId } from '../../../src/lib/ids.js';
 import type { TestApp } from '../../support/app.js';
 import type { TestUser } from '../../support/factories.js';
@@ -78,4 +79,15 @@ export async function seedCall(t: TestApp, user: TestUser, call: SeededCall = {}
       .execute();
   }
   return id;
+}
+
+/** Real time: a web call's audio is paced by the wall clock. */
+export class WallClock extends ManualClock {
+  override now() {
+    return Date.now();
+  }
+  override setTimeout(fn: () => void, ms: number): Timer {
+    const handle = setTimeout(fn, Math.max(0, ms));
+    return { cancel: () => clearTimeout(handle) };
+  }
 }
