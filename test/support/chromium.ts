@@ -18,7 +18,8 @@ export class Browser {
     private readonly socket: WebSocket,
   ) {
     socket.addEventListener('message', (event) => {
-      const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: { message: string } };
+      const message = JSON.parse(String(event.data)) as { id?: number; method?: string; params?: unknown; result?: unknown; error?: { message: string } };
+      if (message.method) for (const listener of this.listeners.get(message.method) ?? []) listener(message.params);
       const waiter = message.id === undefined ? undefined : this.pending.get(message.id);
       if (!waiter) return;
       this.pending.delete(message.id!);
@@ -28,6 +29,12 @@ export class Browser {
   }
 
   private nextId = 1;
+  private readonly listeners = new Map<string, Array<(params: any) => void>>();
+
+  /** Calls `listener` with the params of every CDP event named `method` (e.g. Fetch.requestPaused). */
+  on(method: string, listener: (params: any) => void): void {
+    this.listeners.set(method, [...(this.listeners.get(method) ?? []), listener]);
+  }
   private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
 
   /** Starts Chromium headless with `extraArgs` (e.g. a fake microphone) before its blank page. */

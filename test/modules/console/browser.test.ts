@@ -13,12 +13,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type WebSocket as WsSocket, WebSocketServer } from 'ws';
 import { encodeWav } from '../../../src/lib/audio.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { Browser, chromium } from '../../support/chromium.js';
 import { type TestUser, bearer, createVerifiedUser } from '../../support/factories.js';
 import { multipartForm } from '../../support/multipart.js';
+import { until } from '../../support/voice-audio.js';
 import { parseWav } from '../../support/wav.js';
+import { within } from '../../sdk/support.js';
 import { freePort } from '../telephony/helpers.js';
 import { WallClock, seedCall, seededToolCalls, seededTranscript, stereoWav } from './support.js';
 
@@ -321,4 +324,194 @@ describe.runIf(chromium && hasFlite)('a web call from the console in Chromium, w
     expect(await violations(browser)).toEqual([]);
     await browser.screenshot(join(process.cwd(), 'docs/console-call.png'), 1100, 1400);
   }, 180_000);
+});
+
+/** One browser connection to the scripted media server: what it sent, and when. */
+class ScriptedSocket {
+  readonly frames: number[] = [];
+  readonly nonSilentFrames: number[] = [];
+  readonly messages: Array<{ at: number; message: { type: string; name?: string; digit?: string } }> = [];
+  constructor(
+    readonly socket: WsSocket,
+    readonly url: string,
+  ) {
+    socket.on('message', (data: Buffer, isBinary: boolean) => {
+      if (isBinary) {
+        this.frames.push(data.length);
+        let peak = 0;
+        for (let i = 0; i + 1 < data.length; i += 2) peak = Math.max(peak, Math.abs(data.readInt16LE(i)));
+        if (peak > 500) this.nonSilentFrames.push(peak);
+      } else this.messages.push({ at: Date.now(), message: JSON.parse(String(data)) });
+    });
+  }
+
+  send(message: Record<string, unknown>) {
+    this.socket.send(JSON.stringify(message));
+  }
+
+  /** `ms` of a 440 Hz tone as 20 ms PCM16LE frames at 16 kHz, all at once (not paced): playing it must take `ms`. */
+  sendTone(ms: number) {
+    for (let frame = 0; frame < ms / 20; frame++) {
+      const bytes = Buffer.alloc(640);
+      for (let i = 0; i < 320; i++) bytes.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * (frame * 320 + i)) / 16000)), i * 2);
+      this.socket.send(bytes);
+    }
+  }
+
+  async next(type: string, name?: string, timeoutMs = 10_000): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.messages.find((m) => m.message.type === type && (name === undefined || m.message.name === name));
+      if (found) return found.at;
+      if (Date.now() > deadline) throw new Error(`no ${type} ${name ?? ''} within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+}
+
+describe.runIf(chromium)("the console's web call client against a scripted media server (the protocol of DESIGN.md)", () => {
+  let t: TestApp;
+  let origin: string;
+  let browser: Browser;
+  let media: WebSocketServer;
+  let mediaOrigin: string;
+  let user: TestUser;
+  const connections: ScriptedSocket[] = [];
+  const started: unknown[] = [];
+  let onConnect: (socket: ScriptedSocket) => void = () => {};
+
+  beforeAll(async () => {
+    const mediaPort = await freePort();
+    media = new WebSocketServer({ port: mediaPort, host: '127.0.0.1' });
+    media.on('connection', (socket, request) => {
+      const scripted = new ScriptedSocket(socket, request.url ?? '');
+      connections.push(scripted);
+      onConnect(scripted);
+    });
+    mediaOrigin = `127.0.0.1:${mediaPort}`;
+    // PUBLIC_URL names the media server: the console's CSP lets the page reach it, as it lets it reach the real one.
+    const port = await freePort();
+    t = await createTestApp({ env: { PORT: String(port), PUBLIC_URL: `http://${mediaOrigin}` } });
+    await t.app.listen({ port, host: '127.0.0.1' });
+    origin = `http://127.0.0.1:${port}`;
+    user = await createVerifiedUser(t);
+    browser = await Browser.launch(chromium!, ['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', '--autoplay-policy=user-gesture-required']);
+    await browser.beforeEachDocument(COLLECT_CSP_VIOLATIONS);
+    // POST /api/calls/web is answered here, as the service answers it, pointing at the scripted media server.
+    let calls = 0;
+    browser.on('Fetch.requestPaused', (paused: { requestId: string; request: { postData?: string } }) => {
+      started.push(JSON.parse(paused.request.postData ?? 'null'));
+      calls++;
+      const answer = { sessionId: `019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e0${calls}`, url: `ws://${mediaOrigin}/api/media/web?token=single-use-${calls}`, expiresAt: new Date(Date.now() + 60_000).toISOString(), audio: { encoding: 'pcm16le', sampleRate: 16000, frameMs: 20 } };
+      void browser.send('Fetch.fulfillRequest', { requestId: paused.requestId, responseCode: 200, responseHeaders: [{ name: 'content-type', value: 'application/json' }], body: Buffer.from(JSON.stringify(answer)).toString('base64') });
+    });
+    await browser.send('Fetch.enable', { patterns: [{ urlPattern: '*/api/calls/web' }] });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    await new Promise((resolve) => media?.close(resolve));
+  });
+
+  const pageState = () =>
+    browser.evaluate<{ state: string; text: string; heardMs: number; lines: Array<{ role: string; text: string; final: string }>; tools: string; link: string | null }>(`
+      const status = document.getElementById('call-status');
+      const link = document.getElementById('call-link');
+      return {
+        state: status.dataset.state,
+        text: status.textContent,
+        heardMs: Number(status.dataset.agentAudioMs),
+        lines: [...document.querySelector('[data-testid=transcript]').children].map((li) => ({ role: li.dataset.role, text: li.querySelector('.text').textContent, final: li.dataset.final })),
+        tools: document.querySelector('[data-testid=tool-calls]').textContent,
+        link: link.hidden ? null : link.getAttribute('href'),
+      };
+    `);
+
+  it('sends whole 20 ms frames of the microphone, shows the transcript and tool calls, acknowledges a mark only once its audio has played, stops on clear, sends DTMF and hangs up', async () => {
+    await signIn(browser, origin, user);
+    await browser.evaluate(`
+      const select = document.querySelector('[data-testid=agent-select]');
+      select.value = '';
+      select.dispatchEvent(new Event('change'));
+      document.querySelector('[data-testid=prompt]').value = 'Be brief.';
+    `);
+    const connected = new Promise<ScriptedSocket>((resolve) => (onConnect = resolve));
+    await browser.evaluate("document.querySelector('[data-testid=call]').click();", { userGesture: true });
+    const call = await within(connected, 15_000, 'the media connection');
+    expect(started).toEqual([{ agent: { name: 'Console agent', prompt: 'Be brief.' } }]);
+    expect(call.url).toBe('/api/media/web?token=single-use-1');
+    await browser.waitFor("document.getElementById('call-status').dataset.state === 'live'", 10_000, 'the call to be live');
+
+    // The microphone (Chromium's fake device beeps) arrives as whole 20 ms frames of PCM16LE at 16 kHz.
+    await until(() => call.frames.length >= 60 && call.nonSilentFrames.length > 0, 10_000, 'microphone frames');
+    expect(new Set(call.frames)).toEqual(new Set([640]));
+
+    // A partial line is replaced by its final text: one child per line.
+    call.send({ type: 'transcript', role: 'caller', text: 'What are', final: false });
+    call.send({ type: 'transcript', role: 'caller', text: 'What are your hours?', final: true });
+    call.send({ type: 'tool', name: 'search_knowledge', arguments: { query: 'hours' }, result: { matches: [{ text: 'Nine to five.' }] } });
+    call.send({ type: 'transcript', role: 'agent', text: 'We are open nine to five.', final: true });
+    await browser.waitFor("document.querySelectorAll('[data-testid=transcript] li').length === 2 && document.querySelector('[data-testid=tool-calls]').textContent.includes('Nine to five')", 5000, 'the transcript');
+    let state = await pageState();
+    expect(state.lines).toEqual([
+      { role: 'caller', text: 'What are your hours?', final: 'true' },
+      { role: 'agent', text: 'We are open nine to five.', final: 'true' },
+    ]);
+    expect(state.tools).toContain('search_knowledge');
+
+    // A second of audio sent at once, then a mark: the mark is acknowledged when the second has played, not when it arrived.
+    const sent = Date.now();
+    call.sendTone(1000);
+    call.send({ type: 'mark', name: 'reply-1' });
+    const acknowledged = await call.next('mark', 'reply-1', 5000);
+    expect(acknowledged - sent).toBeGreaterThanOrEqual(950);
+    expect(acknowledged - sent).toBeLessThan(2500);
+    await browser.waitFor("Number(document.getElementById('call-status').dataset.agentAudioMs) >= 980", 2000, 'the second played');
+
+    // Barge-in: three seconds sent, `clear` after 0.4 s: playback stops and that mark is never acknowledged.
+    const heardBefore = (await pageState()).heardMs;
+    call.sendTone(3000);
+    call.send({ type: 'mark', name: 'reply-2' });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    call.send({ type: 'clear' });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(call.messages.some((m) => m.message.name === 'reply-2')).toBe(false);
+    expect((await pageState()).heardMs - heardBefore).toBeLessThan(800);
+    // Audio after the clear plays and is acknowledged again.
+    call.sendTone(200);
+    call.send({ type: 'mark', name: 'reply-3' });
+    await call.next('mark', 'reply-3', 3000);
+
+    // A digit typed outside the form's fields is DTMF.
+    await browser.evaluate("document.querySelector('[data-testid=hang-up]').focus();");
+    await browser.send('Input.dispatchKeyEvent', { type: 'keyDown', key: '5', code: 'Digit5', text: '5', windowsVirtualKeyCode: 53 });
+    await browser.send('Input.dispatchKeyEvent', { type: 'keyUp', key: '5', code: 'Digit5', windowsVirtualKeyCode: 53 });
+    await call.next('dtmf');
+    expect(call.messages.find((m) => m.message.type === 'dtmf')!.message.digit).toBe('5');
+
+    // Hang up: the page asks, the server answers `ended` and closes; the microphone stops.
+    call.socket.on('message', (data: Buffer, isBinary: boolean) => {
+      if (!isBinary && JSON.parse(String(data)).type === 'hangup') {
+        call.send({ type: 'ended', reason: 'caller_hung_up' });
+        call.socket.close(1000, 'caller_hung_up');
+      }
+    });
+    await browser.evaluate("document.querySelector('[data-testid=hang-up]').click();", { userGesture: true });
+    await call.next('hangup');
+    await browser.waitFor("document.getElementById('call-status').dataset.state === 'ended'", 5000, 'the end');
+    state = await pageState();
+    expect(state.text).toBe('Call ended: caller_hung_up.');
+    expect(state.link).toBe('/console/calls/019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e01');
+    expect(await browser.evaluate<boolean>("return !document.querySelector('[data-testid=call]').disabled && document.querySelector('[data-testid=hang-up]').disabled;")).toBe(true);
+    expect(await violations(browser)).toEqual([]);
+  }, 90_000);
+
+  it('shows a refused call token (close 1008) as the end of the call', async () => {
+    onConnect = (socket) => socket.socket.close(1008, 'token refused');
+    await browser.evaluate("document.querySelector('[data-testid=call]').click();", { userGesture: true });
+    await browser.waitFor("document.getElementById('call-status').dataset.state === 'ended' && document.getElementById('call-status').textContent.includes('refused')", 10_000, 'the refusal');
+    expect((await pageState()).text).toBe('Call ended: refused: token refused.');
+    expect(await violations(browser)).toEqual([]);
+  }, 30_000);
 });
