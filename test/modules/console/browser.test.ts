@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type WebSocket as WsSocket, WebSocketServer } from 'ws';
 import { encodeWav } from '../../../src/lib/audio.js';
+import { installedCallerSynthesizers } from '../../../src/providers/call-speech/offline-caller.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { Browser, chromium } from '../../support/chromium.js';
 import { type TestUser, bearer, createVerifiedUser } from '../../support/factories.js';
@@ -25,7 +26,7 @@ import { within } from '../../sdk/support.js';
 import { freePort } from '../telephony/helpers.js';
 import { WallClock, seedCall, seededToolCalls, seededTranscript, stereoWav } from './support.js';
 
-const hasFlite = spawnSync('flite', ['--version'], { encoding: 'utf8' }).status === 0;
+const hasFlite = installedCallerSynthesizers().includes('flite');
 
 /** Collects the page's CSP violations in window.__cspViolations, before any of its scripts run. */
 const COLLECT_CSP_VIOLATIONS = `
