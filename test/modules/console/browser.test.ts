@@ -288,7 +288,8 @@ describe.runIf(chromium && hasFlite)('a web call from the console in Chromium, w
     expect(live.lines.some((l) => l.role === 'caller')).toBe(true);
     expect(live.tools).toContain('search_knowledge');
     await browser.waitFor("Number(document.getElementById('call-status').dataset.agentAudioMs) > 1500", 30_000, "the agent's answer played");
-    await browser.screenshot(join(process.cwd(), 'docs/console.png'), 1100, 860);
+    await browser.evaluate('window.scrollTo(0, 0);');
+    await browser.screenshot(join(process.cwd(), 'docs/console.png'), 1100, 1150);
 
     await browser.evaluate("document.querySelector('[data-testid=hang-up]').click();", { userGesture: true });
     await browser.waitFor("document.getElementById('call-status').dataset.state === 'ended' && !document.getElementById('call-link').hidden", 15_000, 'the call to end');
@@ -323,6 +324,7 @@ describe.runIf(chromium && hasFlite)('a web call from the console in Chromium, w
     );
     expect(played.duration).toBeGreaterThan(3);
     expect(await violations(browser)).toEqual([]);
+    await browser.evaluate('window.scrollTo(0, 0);');
     await browser.screenshot(join(process.cwd(), 'docs/console-call.png'), 1100, 1400);
   }, 180_000);
 });
