@@ -228,8 +228,8 @@ function callerWav(dir: string): string {
   if (flite.status !== 0) throw new Error(`flite failed: ${flite.stderr}`);
   const question = parseWav(readFileSync(spoken));
   const rate = question.sampleRate;
-  const samples = new Int16Array(rate * 4 + question.samples.length + rate * 25);
-  samples.set(question.samples, rate * 4);
+  const samples = new Int16Array(rate * 6 + question.samples.length + rate * 25);
+  samples.set(question.samples, rate * 6);
   const path = join(dir, 'caller.wav');
   writeFileSync(path, encodeWav(samples, rate, 1));
   return path;

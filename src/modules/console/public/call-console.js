@@ -67,7 +67,7 @@ function setStatus(state, text) {
   const busy = state !== 'idle' && state !== 'ended';
   byId('call').disabled = busy;
   byId('hang-up').disabled = !busy;
-  byId('agent').disabled = busy;
+  for (const id of ['agent', 'knowledge-base', 'prompt', 'first-message']) byId(id).disabled = busy;
 }
 
 async function startCall(event) {
