@@ -27,6 +27,8 @@ import { freePort } from '../telephony/helpers.js';
 import { WallClock, seedCall, seededToolCalls, seededTranscript, stereoWav } from './support.js';
 
 const hasFlite = installedCallerSynthesizers().includes('flite');
+/** The README's screenshots are rewritten only on request (UPDATE_SCREENSHOTS=1); otherwise they go to a temporary folder. */
+const screenshotDir = (dir: string) => (process.env.UPDATE_SCREENSHOTS === '1' ? join(process.cwd(), 'docs') : dir);
 
 /** Collects the page's CSP violations in window.__cspViolations, before any of its scripts run. */
 const COLLECT_CSP_VIOLATIONS = `
@@ -289,7 +291,7 @@ describe.runIf(chromium && hasFlite)('a web call from the console in Chromium, w
     expect(live.tools).toContain('search_knowledge');
     await browser.waitFor("Number(document.getElementById('call-status').dataset.agentAudioMs) > 1500", 30_000, "the agent's answer played");
     await browser.evaluate('window.scrollTo(0, 0);');
-    await browser.screenshot(join(process.cwd(), 'docs/console.png'), 1100, 1150);
+    await browser.screenshot(join(screenshotDir(dir), 'console.png'), 1100, 1150);
 
     await browser.evaluate("document.querySelector('[data-testid=hang-up]').click();", { userGesture: true });
     await browser.waitFor("document.getElementById('call-status').dataset.state === 'ended' && !document.getElementById('call-link').hidden", 15_000, 'the call to end');
@@ -325,7 +327,7 @@ describe.runIf(chromium && hasFlite)('a web call from the console in Chromium, w
     expect(played.duration).toBeGreaterThan(3);
     expect(await violations(browser)).toEqual([]);
     await browser.evaluate('window.scrollTo(0, 0);');
-    await browser.screenshot(join(process.cwd(), 'docs/console-call.png'), 1100, 1400);
+    await browser.screenshot(join(screenshotDir(dir), 'console-call.png'), 1100, 1400);
   }, 180_000);
 });
 
