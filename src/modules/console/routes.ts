@@ -15,7 +15,8 @@ import { type ConsoleAsset, loadConsoleAssets } from './assets.js';
  * default; scripts, styles and the audio worklet only from this origin (no
  * inline code at all); the API and the call's WebSocket on this origin (and
  * PUBLIC_URL's, which the WebSocket URL of a web call names); recordings from
- * this origin or a blob; DOM sinks that take script need Trusted Types, which
+ * this origin (the agent's voice plays through Web Audio, which media-src does
+ * not govern); DOM sinks that take script need Trusted Types, which
  * the console never creates (it builds elements, never HTML strings).
  */
 export function consoleContentSecurityPolicy(publicUrl: string): string {
@@ -27,7 +28,7 @@ export function consoleContentSecurityPolicy(publicUrl: string): string {
     ['script-src-attr', "'none'"],
     ['style-src', "'self'"],
     ['img-src', "'self' data:"],
-    ['media-src', "'self' blob:"],
+    ['media-src', "'self'"],
     ['connect-src', `'self' ${origin.origin} ${socketOrigin}`],
     ['base-uri', "'none'"],
     ['form-action', "'self'"],

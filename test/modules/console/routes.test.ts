@@ -44,7 +44,7 @@ describe('the console pages', () => {
     expect(csp.get('script-src-attr')).toEqual(["'none'"]);
     expect(csp.get('style-src')).toEqual(["'self'"]);
     expect(csp.get('connect-src')).toEqual(["'self'", 'https://console.example.com', 'wss://console.example.com']);
-    expect(csp.get('media-src')).toEqual(["'self'", 'blob:']);
+    expect(csp.get('media-src')).toEqual(["'self'"]);
     expect(csp.get('frame-ancestors')).toEqual(["'none'"]);
     expect(csp.get('require-trusted-types-for')).toEqual(["'script'"]);
     expect(csp.has('upgrade-insecure-requests')).toBe(true);
