@@ -8814,6 +8814,8 @@ export interface operations {
                 /** Format: date-time */
                 endedAt?: string;
                 durationSeconds?: number;
+                /** @description What the call was charged, in US dollars, once settled (seconds within the plan's allowance cost nothing); absent while it runs and for calls that are never charged (web and temporary calls, refused calls) */
+                costUsd?: number;
               }[];
             /** @description Pass as `before` for the next page; null on the last */
             nextBefore: string | null;
@@ -8885,6 +8887,8 @@ export interface operations {
             /** Format: date-time */
             endedAt?: string;
             durationSeconds?: number;
+            /** @description What the call was charged, in US dollars, once settled (seconds within the plan's allowance cost nothing); absent while it runs and for calls that are never charged (web and temporary calls, refused calls) */
+            costUsd?: number;
             transcript?: ({
                 role: "agent" | "caller";
                 text: string;

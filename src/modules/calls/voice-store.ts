@@ -64,4 +64,11 @@ export class VoiceCallStore {
     if (before) query = query.where('id', '<', before);
     return query.orderBy('id', 'desc').limit(limit).execute();
   }
+
+  /** What the settled calls among `ids` were charged, in cents (calls never charged, such as web calls, have no row). */
+  async chargedCents(ids: readonly string[]): Promise<Map<string, number>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.db.selectFrom('call_charges').select(['ref', 'charged_cents']).where('ref', 'in', ids).where('state', '=', 'settled').execute();
+    return new Map(rows.map((row) => [row.ref, Number(row.charged_cents ?? 0)]));
+  }
 }
