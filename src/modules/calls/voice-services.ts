@@ -101,7 +101,7 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
     instanceId: `instance_${randomUUID()}`,
     providers: {
       speechToText: deps.providers.speechToText ?? new NoRecognition(),
-      model: deps.providers.languageModel ?? new SandboxDialogue(),
+      model: deps.providers.languageModel ?? new SandboxDialogue({ clock: deps.clock }),
       speech: deps.providers.callSpeech,
       createVad: vad.create,
     },
