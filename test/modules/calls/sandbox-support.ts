@@ -75,7 +75,8 @@ export async function clinic(t: TestApp) {
   expect((await t.app.inject({ method: 'POST', url: `/api/knowledge-bases/${kb.id}`, headers: { ...bearer(user.token), ...form.headers }, payload: form.payload })).statusCode).toBe(200);
   const integration = await t.app.inject({ method: 'PUT', url: '/api/integrations', headers: bearer(user.token), payload: { type: 'calendly', data: { accessToken: 'sandbox_pat_clinic_0001', eventTypeUrl: 'https://calendly.com/clinic/30min' } } });
   expect(integration.statusCode, integration.body).toBe(200);
-  return { user, server, numberId, kbId: kb.id as string, integrationId: integration.json().id as string, from: `+1415555${String(100 + numbers).padStart(4, '0')}` };
+  const { phone_number: from } = await t.database.db.selectFrom('phone_numbers').select('phone_number').where('id', '=', numberId).executeTakeFirstOrThrow();
+  return { user, server, numberId, kbId: kb.id as string, integrationId: integration.json().id as string, from };
 }
 
 export type Clinic = Awaited<ReturnType<typeof clinic>>;
