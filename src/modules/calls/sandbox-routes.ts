@@ -40,7 +40,7 @@ export function sandboxCallRoutes(app: App, inbound: SandboxInboundCalls | null)
     {
       config: { auth: 'verified' },
       schema: {
-        tags: ['sandbox', 'calls'],
+        tags: ['sandbox'],
         operationId: 'ringSandboxNumber',
         summary: 'Ring one of your sandbox numbers from a simulated phone',
         description:
