@@ -53,7 +53,9 @@ describe.skipIf(!canSpeak).concurrent('sandbox inbound calls and voicemail (no T
     expect(view).toMatchObject({ id: sessionId, direction: 'inbound', status: 'completed', outcome: 'completed', from: '+14155550177', to: c.from });
 
     const transcript = view.transcript as Line[];
-    expect(transcript[0]).toMatchObject({ role: 'agent', text: 'Thanks for calling the clinic, this is Ava.' });
+    // The agent's first message (what the caller let it say: on a loaded machine a slow voice may pause long enough for the caller to go on).
+    expect(transcript[0]).toMatchObject({ role: 'agent', text: expect.stringMatching(/^Thanks for calling/) });
+    expect('Thanks for calling the clinic, this is Ava.').toContain(transcript[0]!.text);
     const callerLines = transcript.filter((l) => l.role === 'caller' && l.text.trim());
     expect(callerLines.length).toBeGreaterThanOrEqual(3);
     if (pocketsphinx) for (const line of callerLines) expect(line.recognised, JSON.stringify(line)).not.toBe(false);
