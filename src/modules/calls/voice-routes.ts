@@ -160,7 +160,7 @@ export function voiceRoutes(app: App, voice: VoiceServices, inbound: InboundCall
           } catch (err) {
             return refuse(err instanceof AppError ? err.message : 'token refused');
           }
-          const control = voice.carrier?.control ?? null;
+          const control = voice.controlFor(start.callSid);
           await voice.runner.run({
             sessionId: accepted.sessionId,
             userId: accepted.userId,

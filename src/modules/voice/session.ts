@@ -120,6 +120,8 @@ export class VoiceSession {
   private vadChain: Promise<void> | null = null;
   private ended = false;
   private voicemail = false;
+  /** How the call ends once the carrier has done what the agent asked (hang-up, transfer): its stream may stop before the carrier answers. */
+  private endingAs: { outcome: CallOutcomeKind; reason: string } | null = null;
   private started = false;
   private resolveOutcome!: (outcome: CallOutcome) => void;
   readonly outcome: Promise<CallOutcome>;
@@ -181,7 +183,7 @@ export class VoiceSession {
     if (this.started) return this.outcome;
     this.started = true;
     this.transport.on('audio', (frame) => this.onCallerFrame(frame));
-    this.transport.on('stop', (reason) => this.finish('completed', reason));
+    this.transport.on('stop', (reason) => (this.endingAs ? this.finish(this.endingAs.outcome, this.endingAs.reason) : this.finish('completed', reason)));
     this.openRecognition();
     this.scheduleTick();
     if (this.options.firstMessage) this.reply('greeting', { text: this.options.firstMessage });
@@ -422,6 +424,7 @@ export class VoiceSession {
       this.pendingAction = null;
       if (action.kind === 'hang_up') await this.hangUpAndFinish('completed', 'agent_ended');
       else {
+        this.endingAs = { outcome: 'transferred', reason: 'transferred' };
         try {
           await this.options.control.transfer?.(action.target);
         } catch (error) {
@@ -440,6 +443,7 @@ export class VoiceSession {
 
   private async hangUpAndFinish(outcome: CallOutcomeKind, reason: string) {
     if (this.ended) return;
+    this.endingAs ??= { outcome, reason };
     this.interruptForEnd();
     try {
       await this.options.control.hangUp();

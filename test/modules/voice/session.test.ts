@@ -341,6 +341,26 @@ describe('VoiceSession', () => {
     expect(call.control.hangUp).toHaveBeenCalledOnce();
   });
 
+  it('the carrier stopping the stream while it hangs up or transfers (before its answer) keeps the outcome the agent chose', async () => {
+    const stop = (call: Awaited<ReturnType<typeof startCall>>) => async () => {
+      call.socket.receive({ event: 'stop', sequenceNumber: '99', streamSid: 'MZ0001', stop: { accountSid: 'AC1', callSid: 'CA1' } });
+      await flush();
+    };
+    const machine = await startCall();
+    machine.control.hangUp.mockImplementation(stop(machine));
+    await machine.run(600);
+    machine.session.leaveVoicemail('Please call us back.');
+    await machine.run(3000);
+    expect(await machine.outcome).toMatchObject({ outcome: 'voicemail', reason: 'voicemail' });
+
+    const transfer = await startCall();
+    transfer.control.transfer.mockImplementation(stop(transfer));
+    await transfer.run(1500);
+    await transfer.say('Can I speak to a person?');
+    await transfer.run(4000);
+    expect(await transfer.outcome).toMatchObject({ outcome: 'transferred', reason: 'transferred' });
+  });
+
   it('with no recogniser, each utterance the VAD cuts is "(speech not recognised)" and gets the rephrase answer', async () => {
     const call = await startCall({ stt: new NoRecognition() as unknown as ScriptedStt });
     await call.run(1500);
