@@ -7,7 +7,8 @@
 //
 //   npx tsx sdk/examples/sandbox-call.ts
 //
-// BASE_URL overrides http://127.0.0.1:3000; TO the number called (+14155550123).
+// BASE_URL overrides http://127.0.0.1:3000; TO the number called (+14155550123);
+// RECORDING_FILE where the recording goes.
 import { writeFileSync } from 'node:fs';
 import { WorkspaceApiError, WorkspaceClient, signCallRequest } from '../src/index.js';
 
@@ -86,7 +87,7 @@ for (let tries = 0; !call.transcript?.length && tries < 50; tries++) {
   call = await client.calls.get(sessionId);
 }
 if (call.recordingUrl) {
-  const file = `call-${sessionId}.wav`;
+  const file = process.env.RECORDING_FILE ?? `call-${sessionId}.wav`;
   writeFileSync(file, await client.calls.recording(sessionId));
   console.log(`5. recording saved to ${file} (the caller left, the agent right)`);
 } else console.log('5. no recording (CALL_RECORDING=0, or a call that carried no audio: SANDBOX_CALLS=timer)');
