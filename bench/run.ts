@@ -10,7 +10,7 @@
 // BENCHMARKS.md. Every scenario is bounded in time; every child is stopped.
 import { type ChildProcess, execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -300,19 +300,27 @@ async function profiles(backends: Backend[]) {
 async function profileRoute(backend: Backend, route: string) {
   const profDir = dir('profile');
   const server = await startRealServer({ dataDir: dir('profile-data'), env: { ...secrets, ...backend.env }, cpuProfDir: profDir });
+  const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+  let window: { fromUs: number; toUs: number } | undefined;
   try {
     const user = await createBenchUser(server.base);
     const body = objectBody(user.keyId, CONTENT_BYTES);
+    const ids = route.startsWith('PUT') ? [] : await prefillObjects(server.base, user.jwt, body, plan.prefill);
+    // Only the measured load counts in the summary (not start-up, user set-up or warm-up): V8 stamps samples with CLOCK_MONOTONIC, as hrtime does.
+    const fromUs = nowUs() + plan.warmup * 1e6;
     if (route.startsWith('PUT')) await load(server, { url: `${server.base}/api/objects`, method: 'PUT', headers: { 'content-type': 'application/json', authorization: `Bearer ${user.apiKey}` }, body });
-    else {
-      const ids = await prefillObjects(server.base, user.jwt, body, plan.prefill);
-      await load(server, { url: server.base, method: 'GET', headers: { authorization: `Bearer ${user.jwt}` }, paths: ids.map((id) => `/api/objects/${id}`) });
-    }
+    else await load(server, { url: server.base, method: 'GET', headers: { authorization: `Bearer ${user.jwt}` }, paths: ids.map((id) => `/api/objects/${id}`) });
+    window = { fromUs, toUs: nowUs() };
   } finally {
     noteCrash(server);
     await server.stop();
   }
-  results.profiles[backend.name === 'sqlite' ? route : `${backend.name}: ${route}`] = summarizeProfile(findProfile(profDir));
+  results.profiles[backend.name === 'sqlite' ? route : `${backend.name}: ${route}`] = summarizeProfile(findProfile(profDir), 15, window);
+  const keep = flag('keep-profiles');
+  if (keep) {
+    mkdirSync(keep, { recursive: true });
+    copyFileSync(findProfile(profDir), join(keep, `${backend.name}-${route.replace(/[^A-Za-z]+/g, '-')}.cpuprofile`));
+  }
 }
 
 async function main() {
