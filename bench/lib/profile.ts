@@ -20,8 +20,9 @@ export interface ProfileSummary {
   /** Our own functions by total time (self plus callees): where a request's time goes. */
   topOwnInclusive: { frame: string; totalPct: number }[];
   /**
-   * The per-request hooks by total time (self plus callees, synchronous stretches), as shares of the busy samples:
-   * every function of the file that holds the hook counts (HOOK_FILES).
+   * The per-request hooks by total time (self plus callees, synchronous stretches, not the rest of the request that a
+   * callback-style hook runs inside its `done()`), as shares of the busy samples: every function of the file that
+   * holds the hook counts (HOOK_FILES).
    */
   hooks?: { hook: string; totalPct: number }[];
 }
@@ -92,6 +93,25 @@ function inclusive(nodes: ProfileNode[], keyOf: (frame: ProfileNode['callFrame']
   return result;
 }
 
+/**
+ * Samples per hook: each sample goes to the nearest enclosing frame of a hook's file, unless Fastify's own request
+ * pipeline (hooks.js, route.js, handleRequest.js …) lies between: a callback-style hook calls `done()`, which runs the
+ * next hooks and the handler inside it, and those are not the hook's cost.
+ */
+const PIPELINE = /node_modules\/fastify\/lib\/(hooks|route|handle-request|handleRequest|wrap-thenable|wrapThenable|validation|content-type-parser|contentTypeParser)\.js$/;
+function byHook(nodes: ProfileNode[]): Map<string, number> {
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const result = new Map<string, number>();
+  const walk = (n: ProfileNode, label: string | null) => {
+    const key = hookKey(n.callFrame);
+    const here = key ?? (PIPELINE.test(n.callFrame.url) ? null : label);
+    if (here && n.hitCount) result.set(here, (result.get(here) ?? 0) + n.hitCount);
+    for (const c of n.children ?? []) walk(byId.get(c)!, here);
+  };
+  walk(nodes[0], null);
+  return result;
+}
+
 const ownKey = (frame: ProfileNode['callFrame']) => (frame.url.includes('/dist/src/') ? frameName(frame) : null);
 const hookKey = (frame: ProfileNode['callFrame']) => {
   const url = frame.url;
@@ -146,7 +166,7 @@ export function summarizeProfile(file: string, top = 15, window?: { fromUs: numb
     topFrames: sorted(frames).map(([frame, n]) => ({ frame, selfPct: pct(n) })),
     byPackage: sorted(areas).map(([area, n]) => ({ area, selfPct: pct(n) })),
     topOwnInclusive: sorted(inclusive(profile.nodes, ownKey)).map(([frame, n]) => ({ frame, totalPct: pct(n) })),
-    hooks: [...inclusive(profile.nodes, hookKey).entries()].sort((a, b) => b[1] - a[1]).map(([hook, n]) => ({ hook, totalPct: pct(n) })),
+    hooks: [...byHook(profile.nodes).entries()].sort((a, b) => b[1] - a[1]).map(([hook, n]) => ({ hook, totalPct: pct(n) })),
   };
 }
 
