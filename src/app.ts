@@ -12,7 +12,7 @@ import { frameworkErrorOptions, installErrorHandler } from './http/error-handler
 import { installInputGuard } from './http/input-guard.js';
 import { installJsonBodyParser } from './http/json-body.js';
 import { registerOpenApi } from './http/openapi.js';
-import { installSecurityHeaders, registerBrowserSecurity } from './http/security.js';
+import { installBrowserSecurity } from './http/security.js';
 import { ErrorResponse } from './http/schemas.js';
 import type { App } from './http/types.js';
 import { createValidatorCompiler } from './http/validation.js';
@@ -103,15 +103,14 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   services.webhooks.webhookWorker.onAttemptFailed = () => metrics.webhookFailures.inc();
   services.voice.runner.onTurnLatency = (latency) => metrics.observeVoiceLatency(latency);
   registerMetricsEndpoint(app, config, metrics);
-  // The request id and the security headers, in one hook (src/http/security.ts).
-  installSecurityHeaders(app, config);
+  // The request id, the security headers and CORS, in one hook (src/http/security.ts).
+  installBrowserSecurity(app, config);
   installJsonBodyParser(app);
 
   app.setValidatorCompiler(createValidatorCompiler(() => app.getSchemas()));
   installErrorHandler(app, { onDatabaseUnavailable: () => metrics.dbErrors.inc() });
   installInputGuard(app);
   await app.register(cookie);
-  await registerBrowserSecurity(app, config);
   await registerOpenApi(app);
   app.addSchema(ErrorResponse);
   // Media streams (Twilio Media Streams, browser calls); frames are small, a message over 1 MiB is refused.

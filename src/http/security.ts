@@ -1,10 +1,10 @@
 // Browser-facing protections on every answer: CORS for the origins the
 // operator lists (CORS_ORIGINS) and security headers, with a content security
 // policy under which the docs UI at /api/docs runs offline. The headers are
-// fixed strings built at start (helmet rebuilt its policy on every answer:
-// a fifth of a read's CPU; docs/decisions/benchmarks.md).
-import cors from '@fastify/cors';
-import type { FastifyInstance, onRequestHookHandler } from 'fastify';
+// fixed strings built at start, written by one hook (helmet rebuilt its policy
+// on every answer, a fifth of a read's CPU, and @fastify/cors resolved its
+// options on every request, with or without Origin; docs/decisions/benchmarks.md).
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Config } from '../config.js';
 
 /** Matches an Origin header against CORS_ORIGINS entries: exact origins, or `scheme://host:*` for any port of that host. */
@@ -113,19 +113,69 @@ function answersHtml(route: { url: string; config?: { html?: boolean }; schema?:
   return Object.values(responses).some((r) => r?.content !== undefined && 'text/html' in r.content);
 }
 
+/** What CORS answers listed origins (what @fastify/cors was configured with before issue 26). */
+const CORS = {
+  methods: ['GET', 'HEAD', 'PUT', 'PATCH', 'POST', 'DELETE'].join(', '),
+  // Headers browser apps must read: ids, retry hints, replay marks and connect's counts.
+  exposedHeaders: ['x-request-id', 'retry-after', 'content-disposition', 'x-session-id', 'idempotent-replayed', 'x-objects-written', 'x-frames-skipped', 'x-credits-granted'].join(', '),
+  maxAge: '600',
+};
+
+/** Adds a field to Vary unless it is there (or Vary is `*`). */
+function addVary(reply: FastifyReply, field: string): void {
+  const current = reply.getHeader('vary');
+  if (current === undefined || current === '') return void reply.header('vary', field);
+  const text = Array.isArray(current) ? current.join(', ') : String(current);
+  const fields = text.toLowerCase().split(',').map((f) => f.trim());
+  if (fields.includes('*') || fields.includes(field.toLowerCase())) return;
+  reply.header('vary', `${text}, ${field}`);
+}
+
 /**
- * One onRequest hook for every answer writes the request id and the API
- * headers; routes that answer HTML get a second, route-level hook that writes
- * the page set over them. A handler may still replace its policy
- * (reply.header('content-security-policy', …)), as the sandbox checkout does.
- * Must run before any route is registered.
+ * CORS for a request that sends Origin, as @fastify/cors did with our options:
+ * a listed origin is reflected with credentials and the exposed headers, and
+ * its preflight is answered here (204; 400 without Access-Control-Request-Method);
+ * any other origin gets no CORS headers, and its preflight falls through to
+ * the not-found handler's 403. True when the answer was sent.
  */
-export function installSecurityHeaders(app: FastifyInstance, config: Config): void {
+function corsForOrigin(request: FastifyRequest, reply: FastifyReply, origin: string, allowOrigin: (origin: string) => boolean): boolean {
+  if (!allowOrigin(origin)) return false;
+  reply.header('access-control-allow-origin', origin);
+  reply.header('access-control-allow-credentials', 'true');
+  reply.header('access-control-expose-headers', CORS.exposedHeaders);
+  if (request.raw.method !== 'OPTIONS') return false;
+  if (!request.headers['access-control-request-method']) {
+    reply.code(400).type('text/plain').send('Invalid Preflight Request');
+    return true;
+  }
+  reply.header('access-control-allow-methods', CORS.methods);
+  addVary(reply, 'Access-Control-Request-Headers');
+  const requested = request.headers['access-control-request-headers'];
+  if (requested !== undefined) reply.header('access-control-allow-headers', requested);
+  reply.header('access-control-max-age', CORS.maxAge);
+  // Safari waits for a body on a 204 without Content-Length.
+  reply.code(204).header('content-length', '0').send();
+  return true;
+}
+
+/**
+ * One onRequest hook for every answer writes the request id, the API headers
+ * (with `Vary: Origin`: an answer differs by Origin) and, only for a request
+ * that sends Origin, CORS. Routes that answer HTML get a second, route-level
+ * hook that writes the page set over them. A handler may still replace its
+ * policy (reply.header('content-security-policy', …)), as the sandbox checkout
+ * does. Must run before any route is registered.
+ */
+export function installBrowserSecurity(app: FastifyInstance, config: Config): void {
   const sets = securityHeaderSets(config.publicUrl);
-  const { api, html } = sets;
+  const api = { ...sets.api, vary: 'Origin' };
+  const html = { ...sets.html, vary: 'Origin' };
+  const allowOrigin = corsOriginMatcher(config.corsOrigins);
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(api);
     reply.header('x-request-id', request.id);
+    const origin = request.headers.origin;
+    if (origin !== undefined && corsForOrigin(request, reply, origin, allowOrigin)) return;
     done();
   });
   const pageHeaders: onRequestHookHandler = (_request, reply, done) => {
@@ -137,17 +187,7 @@ export function installSecurityHeaders(app: FastifyInstance, config: Config): vo
     const existing = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
     route.onRequest = [pageHeaders, ...existing];
   });
-}
-
-export async function registerBrowserSecurity(app: FastifyInstance, config: Config): Promise<void> {
-  const allowOrigin = corsOriginMatcher(config.corsOrigins);
-  await app.register(cors, {
-    // Listed origins get their origin reflected and credentials (the session cookie); others get no CORS headers.
-    origin: (origin, callback) => callback(null, origin !== undefined && allowOrigin(origin)),
-    credentials: true,
-    methods: ['GET', 'HEAD', 'PUT', 'PATCH', 'POST', 'DELETE'],
-    // Headers browser apps must read: ids, retry hints, replay marks and connect's counts.
-    exposedHeaders: ['x-request-id', 'retry-after', 'content-disposition', 'x-session-id', 'idempotent-replayed', 'x-objects-written', 'x-frames-skipped', 'x-credits-granted'],
-    maxAge: 600,
-  });
+  // Preflights of listed origins are answered by the hook; any other OPTIONS reaches the not-found handler
+  // (403 for a preflight of an unlisted origin, 404 otherwise), as with @fastify/cors's hidden catch-all route.
+  app.options('*', { schema: { hide: true } }, (_request, reply) => reply.callNotFound());
 }
