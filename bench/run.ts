@@ -423,6 +423,9 @@ async function main() {
     const accepted = acceptBaseline(ROOT, results);
     console.log(`bench: accepted this run's CPU µs per request as the baseline of ${accepted.length} scenario(s) in bench/baseline.json: commit it`);
   } else {
+    const baseline = readBaseline(ROOT);
+    const unguarded = results.objects.filter((o) => o.figures && !baseline.scenarios[`${o.backend}: ${o.scenario}`]);
+    if (unguarded.length) console.log(`bench: no accepted CPU µs per request for ${unguarded.map((o) => `${o.backend}: ${o.scenario}`).join('; ')}: run on a quiet machine with --accept-baseline and commit bench/baseline.json`);
     shout(guard.regressions);
     if (guard.regressions.length) process.exitCode = 1;
   }
