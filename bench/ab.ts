@@ -43,7 +43,7 @@ async function prepare(name: string, entry: string | undefined) {
     url.searchParams.set('options', `-c search_path=${schema}`);
     env.DATABASE_URL = url.toString();
   }
-  const server = await startRealServer({ dataDir: join(tmp, name), env, entry });
+  const server = await startRealServer({ dataDir: join(tmp, name), env, entry, timeoutMs: 90_000 });
   const user = await createBenchUser(server.base);
   const body = objectBody(user.keyId, 1024);
   const ids = await prefillObjects(server.base, user.jwt, body, 300);
