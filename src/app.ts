@@ -12,12 +12,12 @@ import { frameworkErrorOptions, installErrorHandler } from './http/error-handler
 import { installInputGuard } from './http/input-guard.js';
 import { installJsonBodyParser } from './http/json-body.js';
 import { registerOpenApi } from './http/openapi.js';
-import { registerBrowserSecurity } from './http/security.js';
+import { installBrowserSecurity } from './http/security.js';
 import { ErrorResponse } from './http/schemas.js';
 import type { App } from './http/types.js';
 import { createValidatorCompiler } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
-import { newId } from './lib/ids.js';
+import { randomUUID } from 'node:crypto';
 import { apiKeyRoutes } from './modules/api-keys/routes.js';
 import { billingRoutes } from './modules/billing/routes.js';
 import { externalRoutes } from './modules/auth/external-routes.js';
@@ -82,7 +82,8 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
     // One line per request, written in onResponse (src/http/metrics.ts), instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     // A caller's X-Request-Id (e.g. from a proxy) is kept when well-formed, so logs line up across hops.
-    genReqId: (request) => acceptedRequestId(request.headers['x-request-id']) ?? newId(),
+    // A new id is a random UUID: unique, and cheaper than the time-ordered ids rows need (newId).
+    genReqId: (request) => acceptedRequestId(request.headers['x-request-id']) ?? randomUUID(),
     requestIdHeader: false,
     schemaController: { compilersFactory: { buildSerializer: lazySerializerBuilder() } },
     ...frameworkErrorOptions,
@@ -105,17 +106,14 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   services.voice.runner.onTurnLatency = (latency) => metrics.observeVoiceLatency(latency);
   services.voice.runner.onFrameLateness = (ms) => metrics.voiceFrameLateness.observe(ms / 1000);
   registerMetricsEndpoint(app, config, metrics);
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
-    done();
-  });
+  // The request id, the security headers and CORS, in one hook (src/http/security.ts).
+  installBrowserSecurity(app, config);
   installJsonBodyParser(app);
 
   app.setValidatorCompiler(createValidatorCompiler(() => app.getSchemas()));
   installErrorHandler(app, { onDatabaseUnavailable: () => metrics.dbErrors.inc() });
   installInputGuard(app);
   await app.register(cookie);
-  await registerBrowserSecurity(app, config);
   await registerOpenApi(app);
   app.addSchema(ErrorResponse);
   // Media streams (Twilio Media Streams, browser calls); frames are small, a message over 1 MiB is refused.
