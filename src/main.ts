@@ -10,7 +10,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { systemClock } from './lib/clock.js';
 import { KeyMismatchError, hasMasterKeyCheck, verifyKeys } from './modules/platform/key-check.js';
 import { PlatformStore } from './modules/platform/store.js';
-import { describeProviders } from './providers/index.js';
+import { describeProviders, describeSandboxes } from './providers/index.js';
 import { SecretsError, loadSecrets } from './secrets.js';
 import { StartupError, describeListenError, waitForPostgres } from './startup.js';
 
@@ -56,13 +56,13 @@ async function main() {
   const app = await buildApp({ config, database, secrets, logger });
 
   const providerLines = describeProviders(app.services.providers);
-  const sandboxed = Object.values(app.services.providers).some((p) => p.sandbox);
-  if (config.env === 'production' && sandboxed && !config.allowSandbox) {
+  const sandboxLines = describeSandboxes(app.services.providers);
+  if (config.env === 'production' && sandboxLines.length > 0 && !config.allowSandbox) {
     await database.close();
-    throw new FatalStartup(`refusing to start in production with sandbox providers (set ALLOW_SANDBOX=1 to allow):\n  ${providerLines.join('\n  ')}`);
+    throw new FatalStartup(`refusing to start in production with sandbox providers (set ALLOW_SANDBOX=1 to allow):\n  ${sandboxLines.join('\n  ')}`);
   }
-  if (config.env === 'production' && sandboxed) {
-    app.log.warn(`ALLOW_SANDBOX=1 in production: sandbox providers do not reach the outside world (${providerLines.filter((l) => l.includes('sandbox')).join('; ')})`);
+  if (config.env === 'production' && sandboxLines.length > 0) {
+    app.log.warn(`ALLOW_SANDBOX=1 in production: sandbox providers do not reach the outside world (${sandboxLines.join('; ')})`);
   }
   if (jwtSecretChanged) {
     app.log.warn(

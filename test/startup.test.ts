@@ -174,6 +174,16 @@ describe('start-up problems: one line, exit code 2', () => {
     }
   });
 
+  it('refuses production with sandbox providers, naming only the sandboxes (not the local voice or the real Calendly)', () => {
+    const result = runMain({ NODE_ENV: 'production' });
+    expect(result.status, result.stderr).toBe(2);
+    const [first, ...listed] = result.stderr.trim().split('\n');
+    expect(first).toBe('refusing to start in production with sandbox providers (set ALLOW_SANDBOX=1 to allow):');
+    expect(listed.map((line) => line.trim().split(':')[0])).toEqual(['sms', 'email', 'payments', 'telephony', 'connector', 'audio']);
+    for (const line of listed) expect(line).toContain('(sandbox stand-in');
+    expect(result.stderr).not.toMatch(/^\s+at /m);
+  });
+
   it('waitForPostgres with no time to wait fails on the first refusal', async () => {
     const port = await freePort();
     await expect(waitForPostgres(`postgres://u:p@127.0.0.1:${port}/d`, 0, () => {})).rejects.toBeInstanceOf(StartupError);
