@@ -3,6 +3,7 @@
 // keys) print one line and exit with code 2; see startup.ts.
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { lockDataDir } from './db/data-dir-lock.js';
 import { type DatabaseHandle, openDatabase } from './db/database.js';
 import { CatalogError } from './modules/billing/catalog.js';
 import { CallTypeError } from './modules/temporary-sessions/call-types.js';
@@ -33,6 +34,8 @@ async function main() {
       early(`database not reachable yet (${problem}); retrying in ${(delay / 1000).toFixed(1)} s`),
     );
   }
+  // One server per SQLite data folder (refused with one line before anything in it is touched).
+  const dataDirLock = config.databaseUrl ? null : lockDataDir(config.dataDir);
   let database: DatabaseHandle;
   try {
     database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
@@ -88,6 +91,7 @@ async function main() {
       app.services.housekeeping.stop();
       await app.close();
       await database.close();
+      dataDirLock?.release();
       process.exit(0);
     } catch (err) {
       app.log.error({ err }, 'shutdown failed');

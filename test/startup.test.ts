@@ -190,6 +190,31 @@ describe('start-up problems: one line, exit code 2', () => {
   });
 });
 
+describe('one server per SQLite data folder', () => {
+  it('refuses a second server on the same DATA_DIR with one line naming the first one\'s pid; a killed server leaves no lock behind', { timeout: 120_000 }, async () => {
+    const dir = newDataDir();
+    const env = async () => baseEnv({ DATA_DIR: dir, PORT: String(await freePort()), HOST: '127.0.0.1' });
+    const first = await startServer(process.execPath, tsxMain, await env());
+    try {
+      const second = spawnSync(process.execPath, tsxMain, { env: await env(), encoding: 'utf8', timeout: 60_000 });
+      expectOneLineFailure(second, new RegExp(`^the data folder ${dir} \\(DATA_DIR\\) is in use by another server \\(pid ${first.child.pid}\\): stop it or give this one another DATA_DIR`));
+      expect(second.stderr.trim().split('\n')).toHaveLength(1);
+      // The first one is untouched and still serves.
+      expect(first.child.exitCode).toBe(null);
+      const port = /"port":(\d+)|listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(first.output());
+      expect(port).not.toBe(null);
+      expect((await fetch(`http://127.0.0.1:${port![1] ?? port![2]}/api/health`)).status).toBe(200);
+    } finally {
+      first.child.kill('SIGKILL');
+      await first.exited;
+    }
+    // SIGKILL gives no chance to clean up: the operating system drops the lock with the process.
+    const third = await startServer(process.execPath, tsxMain, await env());
+    third.child.kill('SIGTERM');
+    expect(await third.exited).toBe(0);
+  });
+});
+
 describe('keys and data files', () => {
   it('keeps files 0600, warns about ALLOW_SANDBOX, refuses a lost or wrong master key, and ends sessions on a new JWT secret', { timeout: 120_000 }, async () => {
     const dir = newDataDir();
