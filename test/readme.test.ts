@@ -91,10 +91,12 @@ describe('README walkthroughs, pasted into a shell against a running server', ()
         ...blocksOf(readme, title, 'ts').map((ts) => `cat > call.ts <<'README_TS'\n${ts}README_TS`),
         ...blocksOf(readme, title, 'sh'),
       ]).join('\n').replaceAll('http://127.0.0.1:3000', base);
-      const run = () => spawnSync('bash', ['-c', `set -eo pipefail\n${script}`], { cwd: folder, encoding: 'utf8', timeout: 400_000 });
+      // No `set -e`: the event stream of "Temporary test calls" ends by its --max-time (curl exit 28), as it does when pasted; the answers below are the check.
+      const run = () => spawnSync('bash', ['-c', script], { cwd: folder, encoding: 'utf8', timeout: 400_000 });
       for (const round of [1, 2]) {
         const result = run();
-        expect({ round, status: result.status, stderr: result.status === 0 ? '' : result.stderr.slice(-3000) }).toEqual({ round, status: 0, stderr: '' });
+        const problems = result.stderr.split('\n').filter((line) => line.trim() && !line.startsWith('npm warn'));
+        expect({ round, status: result.status, problems }).toEqual({ round, status: 0, problems: [] });
         const out = result.stdout;
         // The sample answers the README shows.
         expect(out).toContain('"status":"ok","auth":{');
@@ -105,7 +107,7 @@ describe('README walkthroughs, pasted into a shell against a running server', ()
         expect(out).toContain('$20.00 added to your balance');
         expect(out).toContain('{"amount":24.99,"currency":"usd"}');
         expect(out).toContain('"accessToken":"my-c…oken"');
-        expect(out).toMatch(/^204$/m);
+        expect(out).toMatch(/(^|\])204$/m); // the integration deleted (after the listing, which ends without a newline)
         expect(out).toContain(`"url":"${base}/api/openapi.json"`);
         expect(out).toContain('"reason":"10.0.0.1 is not a public address"');
         expect(out).toMatch(/x-objects-written: 5/i);
