@@ -85,8 +85,8 @@ describe('SDK call sessions', () => {
     expect(lines).toContain('in_progress');
     expect(lines.some((l) => /^completed after \d+ s$/.test(l))).toBe(true);
     expect(lines).toContain('agent: Hello Grace, this is Amy from the clinic.');
-    // This server's calls are timers (SANDBOX_CALLS=timer): no audio, so no recording; the sandbox carrier's is saved (sandbox-carrier.test.ts).
-    expect(lines.at(-2)).toMatch(/^5\. no recording/);
+    // This server's calls are timers (SANDBOX_CALLS=timer): no audio, so no recording; the sandbox carrier's is saved (the test below).
+    expect(lines.at(-2)).toMatch(/^6\. no recording/);
     expect(lines.at(-1)).toBe('done');
   }, 90_000);
 });
@@ -99,7 +99,10 @@ describe('sdk/examples/sandbox-call.ts against the sandbox carrier (SANDBOX_CALL
       const file = join(dir, 'call.wav');
       const { code, stdout, stderr } = await runNpx(['tsx', 'sdk/examples/sandbox-call.ts'], { BASE_URL: voice.config.publicUrl, RECORDING_FILE: file }, 170_000);
       expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
-      expect(stdout).toContain(`5. recording saved to ${file} (the caller left, the agent right)`);
+      expect(stdout).toContain(`6. recording saved to ${file} (the caller left, the agent right)`);
+      // The agent answered from the knowledge base and booked through the sandbox Calendly.
+      expect(stdout).toMatch(/tool search_knowledge .*Monday to Friday/);
+      expect(stdout).toMatch(/tool book_meeting /);
       const wav = readFileSync(file);
       expect(wav.toString('latin1', 0, 4)).toBe('RIFF');
       expect(wav.readUInt16LE(22)).toBe(2);
