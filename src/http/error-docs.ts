@@ -44,6 +44,7 @@ export const errorMeaning: Partial<Record<ErrorCode, string>> = {
   unsupported_media_type: 'the content-type is not accepted here',
   rate_limited: 'too many requests: wait and retry (see Retry-After)',
   concurrency_limit: 'as many calls as the account may have at once are under way (CALL_CONCURRENCY_PER_USER, or the plan\'s): retry when one ends',
+  too_many_calls: 'as many web calls as one account may have at once are set up or under way (WEB_CALL_CONCURRENCY_PER_USER): hang one up first',
   voice_preview_quota_exceeded: 'the daily characters of paid voice previews are used up (see Retry-After, limit and remaining)',
   request_timeout: 'the request took too long to arrive',
   uri_too_long: 'a path parameter is longer than the router accepts',

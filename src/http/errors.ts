@@ -42,6 +42,7 @@ export const errorStatus = {
   unsupported_media_type: 415,
   rate_limited: 429,
   concurrency_limit: 429,
+  too_many_calls: 429,
   voice_preview_quota_exceeded: 429,
   request_timeout: 408,
   uri_too_long: 414,
