@@ -43,6 +43,7 @@ import { lazySerializerBuilder } from './http/lazy-compilers.js';
 import { temporarySessionRoutes } from './modules/temporary-sessions/routes.js';
 import { callRoutes } from './modules/calls/routes.js';
 import { voiceRoutes } from './modules/calls/voice-routes.js';
+import { webCallRoutes } from './modules/calls/web-routes.js';
 import websocket from '@fastify/websocket';
 import { installRequestObservation, registerMetricsEndpoint, watchDatabaseErrors } from './http/metrics.js';
 import { Metrics } from './modules/platform/metrics.js';
@@ -61,7 +62,7 @@ export interface AppDeps {
 type RouteModule = (app: App, services: Services) => void | Promise<void>;
 
 /** Every area's routes, in the order they appear in the OpenAPI document. */
-const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, billingRoutes, personaRoutes, integrationRoutes, telephonyRoutes, knowledgeRoutes, connectRoutes, webhookRoutes, callRoutes, (app, services) => voiceRoutes(app, services.voice, services.inboundCalls), temporarySessionRoutes];
+const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, billingRoutes, personaRoutes, integrationRoutes, telephonyRoutes, knowledgeRoutes, connectRoutes, webhookRoutes, callRoutes, (app, services) => voiceRoutes(app, services.voice, services.inboundCalls), (app, services) => webCallRoutes(app, services.voice, services.webCalls), temporarySessionRoutes];
 
 /** An incoming X-Request-Id worth keeping: 1–128 visible characters from a safe set (no spaces, quotes or control characters). */
 export function acceptedRequestId(header: string | string[] | undefined): string | null {
@@ -124,5 +125,6 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   for (const register of routeModules) await register(app, services);
   app.addHook('onClose', () => services.knowledge.close());
   app.addHook('onClose', () => services.voice.close());
+  app.addHook('onClose', async () => services.webCalls.close());
   return app as unknown as App & { services: Services; metrics: Metrics };
 }

@@ -54,6 +54,7 @@ import { createWebhookServices } from './modules/webhooks/create-services.js';
 import { createCallServices, createCallSessionServices } from './modules/calls/create-services.js';
 import { createVoiceServices } from './modules/calls/voice-services.js';
 import { InboundCalls } from './modules/calls/inbound-calls.js';
+import { WebCalls } from './modules/calls/web-calls.js';
 import { createPocketsphinxSpeechToText } from './providers/speech-to-text/pocketsphinx.js';
 import { createVoiceToolServices } from './modules/calls/voice-tools.js';
 import { type VoiceAgentProviders, createVoiceAgentProviders } from './providers/voice-agent.js';
@@ -175,6 +176,24 @@ export function createServices(deps: ServiceDeps) {
     secretBox,
     report: (...args) => calls.calls.report(...args),
   });
+  // Calls from a browser: free test calls through the same voice runner (DESIGN.md "Calls from a browser").
+  const webCalls = new WebCalls({
+    calls: calls.calls,
+    store: voice.store,
+    tokens: voice.tokens,
+    secretBox,
+    records: data.records,
+    knowledge: knowledge.knowledge,
+    integrations: integrations.integrations,
+    personas: personas.personas,
+    limiter,
+    rateLimit: config.rateLimits.webCallsPerUser,
+    settings: config.webCalls,
+    clock: voice.clock,
+    publicUrl: config.publicUrl,
+    report: (...args) => calls.calls.report(...args),
+    log: deps.log ?? silentLog,
+  });
   const callSessions = createCallSessionServices({ signedPayloads: data.signedPayloads, calls: calls.calls, numbers: telephony.numbers, knowledge: knowledge.knowledge, integrations: integrations.integrations, personas: personas.personas, webhooks: webhooks.webhooks });
   const temporarySessions = createTemporarySessionServices({
     db,
@@ -216,7 +235,7 @@ export function createServices(deps: ServiceDeps) {
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, singleUse, providers, users, tokens, passwords, apiKeys, authenticator, accountMail, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls, callSessions, temporarySessions, voice, inboundCalls };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, singleUse, providers, users, tokens, passwords, apiKeys, authenticator, accountMail, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls, callSessions, temporarySessions, voice, inboundCalls, webCalls };
 }
 
 export type Services = ReturnType<typeof createServices>;

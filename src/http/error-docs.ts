@@ -42,6 +42,7 @@ export const errorMeaning: Partial<Record<ErrorCode, string>> = {
   quota_exceeded: "the account's storage quota would be passed (the answer says what is used and what is allowed)",
   file_too_complex: 'a file took longer or more memory to read than the limit per file (the answer names it)',
   unsupported_media_type: 'the content-type is not accepted here',
+  upgrade_required: 'this URL is a WebSocket: open it with a WebSocket client (Connection: Upgrade, Upgrade: websocket)',
   rate_limited: 'too many requests: wait and retry (see Retry-After)',
   concurrency_limit: 'as many calls as the account may have at once are under way (CALL_CONCURRENCY_PER_USER, or the plan\'s): retry when one ends',
   too_many_calls: 'as many web calls as one account may have at once are set up or under way (WEB_CALL_CONCURRENCY_PER_USER): hang one up first',

@@ -40,6 +40,7 @@ export const errorStatus = {
   quota_exceeded: 413,
   file_too_complex: 422,
   unsupported_media_type: 415,
+  upgrade_required: 426,
   rate_limited: 429,
   concurrency_limit: 429,
   too_many_calls: 429,

@@ -217,6 +217,37 @@ export class CallService {
     return { sessionId: id, call, refusal };
   }
 
+  /**
+   * A call from a browser (DESIGN "Calls from a browser"): recorded with
+   * direction `web` and never charged (no hold, no ledger entry, no usage:
+   * settleCall finds no charge for it). The browser connects to its media
+   * socket next; progress then comes from the voice agent like any call's.
+   */
+  async openWeb(userId: string, call: AssembledCall): Promise<{ sessionId: string }> {
+    const now = this.deps.clock.now();
+    const id = newId(now);
+    await this.deps.store.insertSession({
+      id,
+      user_id: userId,
+      direction: 'web',
+      status: 'created',
+      webhook_url: null,
+      summary: JSON.stringify({ agent: call.agent, contact: call.contact, voice: call.voice }),
+      provider_call_id: null,
+      duration_seconds: null,
+      finished_at: null,
+      record_object_id: null,
+      created_at: now,
+      updated_at: now,
+    });
+    return { sessionId: id };
+  }
+
+  /** Forgets a web call refused right after it was recorded (over a limit): it never started. */
+  async discardWeb(sessionId: string): Promise<void> {
+    await this.deps.store.deleteUnstartedSession(sessionId);
+  }
+
   /** Inserts a session whose call was authorized; when that fails, its charge is closed again (hold returned). */
   private async insertCharged(id: string, row: CallSessionsTable): Promise<void> {
     try {

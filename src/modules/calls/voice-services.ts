@@ -161,6 +161,8 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
     },
     tokens,
     live,
+    /** The clock calls run on (timers included). */
+    clock,
     carrier,
     runner,
     callbacks,
