@@ -117,8 +117,9 @@ class Playback {
     const node = this.context.createBufferSource();
     node.buffer = buffer;
     node.connect(this.context.destination);
-    // A little slack after a gap, so the first frames do not start late one by one.
-    const startAt = Math.max(this.nextAt, this.context.currentTime + 0.05);
+    // Back to back while audio is queued; after the queue ran dry, a little slack so the next frames do not each start late.
+    const now = this.context.currentTime;
+    const startAt = this.nextAt >= now ? this.nextAt : now + 0.05;
     node.start(startAt);
     this.nextAt = startAt + buffer.duration;
     this.sources.add(node);
