@@ -115,7 +115,7 @@ export function webCallRoutes(app: App, voice: VoiceServices, webCalls: WebCalls
       summary: 'The WebSocket of a web call (audio both ways, transcript, tool calls, marks, clear, end)',
       description: PROTOCOL,
       // Checked by the socket (close 1008), not by validation: a refused upgrade would tell the client less.
-      querystring: Type.Object({ token: Type.Optional(Type.String({ maxLength: 4096, description: 'The token of the `url` POST /api/calls/web answered (required)' })) }),
+      querystring: Type.Object({ token: Type.Optional(Type.String({ maxLength: 4096, description: 'The token of the `url` POST /api/calls/web answered (required)', examples: ['eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCJ9.eyJzaWQiOiIwMTlhYjNmMCJ9.c2lnbmF0dXJl'] })) }),
       response: {
         101: Type.Null({ description: 'Switching Protocols: the WebSocket is open (see the description for its messages)' }),
         ...errorResponses('upgrade_required'),
