@@ -183,6 +183,17 @@ describe.skipIf(!voice)('web calls (default limits, offline recognition)', () =>
     expect((await first.closed).code).toBe(1000);
   }, 60_000);
 
+  it('does not carry a call that ended before its browser connected', async () => {
+    const user = await createVerifiedUser(t);
+    const res = await startWebCall(t, user, { agent: { name: 'Amy' } });
+    await t.services.calls.calls.report(res.json().sessionId, 'test_canceled', { status: 'canceled', at: new Date().toISOString() });
+    const call = new BrowserCall(res.json().url);
+    expect(await call.closed).toMatchObject({ code: 1000 });
+    expect(call.messages).toEqual([{ type: 'ended', reason: 'call_ended' }]);
+    expect(call.agentBytes).toBe(0);
+    expect((await t.app.inject({ method: 'GET', url: `/api/calls/${res.json().sessionId}`, headers: bearer(user.token) })).json()).toMatchObject({ status: 'canceled' });
+  }, 30_000);
+
   it('allows two web calls at once per user (429 too_many_calls beyond), counts a set-up call until its URL expires, and admits no more than two of many started at once', async () => {
     const user = await createVerifiedUser(t);
     const a = await startWebCall(t, user, { agent: { name: 'A' } });
