@@ -622,14 +622,14 @@ export interface paths {
      * **Client → server.** Binary frames: caller audio, PCM16LE mono at the announced `sampleRate` (16 kHz), any whole number of 20 ms frames (640 bytes each at 16 kHz); other sizes are ignored. Text frames, JSON:
      * - `{ "type": "mark", "name": "<name>" }`: the client has played the agent's audio up to that mark. Echo every mark once its audio has played (not when it arrives): the history keeps only what the caller heard, and the agent waits for the last mark before it listens for silence or hangs up. A mark echoed after a `clear` is stale and ignored.
      * - `{ "type": "dtmf", "digit": "0"–"9" | "*" | "#" | "A"–"D" }`: a key press.
-     * - `{ "type": "hangup" }`: the caller hangs up; the server ends the call (outcome `completed`, reason `caller_hung_up`) and closes the socket with 1000. Closing the socket does the same (reason `socket_closed`).
+     * - `{ "type": "hangup" }`: the caller hangs up; the server ends the call (outcome `completed`, reason `caller_hung_up`), answers `ended` and closes the socket with 1000. Closing the socket ends the call too (reason `socket_closed`).
      *
      * **Server → client.** Binary frames: the agent's audio, PCM16LE mono at the same rate, in 20 ms frames paced in real time (a little ahead, never a whole sentence at once). Text frames, JSON:
      * - `{ "type": "mark", "name": "<name>" }`: after each chunk of a reply (every 400 ms of audio and at the end of each sentence); echo it once played.
      * - `{ "type": "clear" }`: the caller spoke over the agent (barge-in): stop playback now and drop what is queued.
      * - `{ "type": "transcript", "role": "agent" | "caller", "text": "…", "final": true }`: one transcript line, as it is known (an agent line once said: its text is what was heard; a caller line once the turn ends). Without a recogniser a caller line reads `(speech not recognised)`.
      * - `{ "type": "tool", "name": "search_knowledge", "arguments": { … }, "result": { … } }`: a tool the agent called, with its result.
-     * - `{ "type": "ended", "reason": "<reason>" }`: the call is over; the socket then closes with 1000. Reasons: `agent_ended` (the agent said goodbye), `silence` (no answer to two reprompts), `max_duration` (WEB_CALL_MAX_SECONDS or the agent's `maxDurationSeconds`), `provider_error`, `ended_by_server`. No `ended` is sent after the caller hung up.
+     * - `{ "type": "ended", "reason": "<reason>" }`: the call is over; the socket then closes with 1000. Reasons: `agent_ended` (the agent said goodbye), `silence` (no answer to two reprompts), `max_duration` (WEB_CALL_MAX_SECONDS or the agent's `maxDurationSeconds`), `provider_error`, `ended_by_server`, and `caller_hung_up` after the client's own `hangup`. Nothing is sent once the client has closed the socket.
      *
      * The call is recorded like a phone call: `call_status` events with `direction: "web"` (in_progress, then completed or failed), `call_transcript` events, and once it ends GET /api/calls/{id} with its transcript, tool calls, per-turn latency and, when CALL_RECORDING is on, the two-channel recording (8 kHz). Web calls are never charged.
      */
@@ -9213,14 +9213,14 @@ export interface operations {
    * **Client → server.** Binary frames: caller audio, PCM16LE mono at the announced `sampleRate` (16 kHz), any whole number of 20 ms frames (640 bytes each at 16 kHz); other sizes are ignored. Text frames, JSON:
    * - `{ "type": "mark", "name": "<name>" }`: the client has played the agent's audio up to that mark. Echo every mark once its audio has played (not when it arrives): the history keeps only what the caller heard, and the agent waits for the last mark before it listens for silence or hangs up. A mark echoed after a `clear` is stale and ignored.
    * - `{ "type": "dtmf", "digit": "0"–"9" | "*" | "#" | "A"–"D" }`: a key press.
-   * - `{ "type": "hangup" }`: the caller hangs up; the server ends the call (outcome `completed`, reason `caller_hung_up`) and closes the socket with 1000. Closing the socket does the same (reason `socket_closed`).
+   * - `{ "type": "hangup" }`: the caller hangs up; the server ends the call (outcome `completed`, reason `caller_hung_up`), answers `ended` and closes the socket with 1000. Closing the socket ends the call too (reason `socket_closed`).
    *
    * **Server → client.** Binary frames: the agent's audio, PCM16LE mono at the same rate, in 20 ms frames paced in real time (a little ahead, never a whole sentence at once). Text frames, JSON:
    * - `{ "type": "mark", "name": "<name>" }`: after each chunk of a reply (every 400 ms of audio and at the end of each sentence); echo it once played.
    * - `{ "type": "clear" }`: the caller spoke over the agent (barge-in): stop playback now and drop what is queued.
    * - `{ "type": "transcript", "role": "agent" | "caller", "text": "…", "final": true }`: one transcript line, as it is known (an agent line once said: its text is what was heard; a caller line once the turn ends). Without a recogniser a caller line reads `(speech not recognised)`.
    * - `{ "type": "tool", "name": "search_knowledge", "arguments": { … }, "result": { … } }`: a tool the agent called, with its result.
-   * - `{ "type": "ended", "reason": "<reason>" }`: the call is over; the socket then closes with 1000. Reasons: `agent_ended` (the agent said goodbye), `silence` (no answer to two reprompts), `max_duration` (WEB_CALL_MAX_SECONDS or the agent's `maxDurationSeconds`), `provider_error`, `ended_by_server`. No `ended` is sent after the caller hung up.
+   * - `{ "type": "ended", "reason": "<reason>" }`: the call is over; the socket then closes with 1000. Reasons: `agent_ended` (the agent said goodbye), `silence` (no answer to two reprompts), `max_duration` (WEB_CALL_MAX_SECONDS or the agent's `maxDurationSeconds`), `provider_error`, `ended_by_server`, and `caller_hung_up` after the client's own `hangup`. Nothing is sent once the client has closed the socket.
    *
    * The call is recorded like a phone call: `call_status` events with `direction: "web"` (in_progress, then completed or failed), `call_transcript` events, and once it ends GET /api/calls/{id} with its transcript, tool calls, per-turn latency and, when CALL_RECORDING is on, the two-channel recording (8 kHz). Web calls are never charged.
    */

@@ -42,7 +42,7 @@ export interface WebCallHandlers {
 }
 
 export interface WebCallEnd {
-  /** The server's reason (`agent_ended`, `silence`, `max_duration`, …); null when the caller hung up or the socket dropped. */
+  /** The server's reason (`agent_ended`, `silence`, `max_duration`, `caller_hung_up` after hangUp(), …); null when the socket closed without one (closed by the client, dropped, or a refused token). */
   reason: string | null;
   /** The socket's close code: 1000 normal, 1008 a refused token. */
   code: number;

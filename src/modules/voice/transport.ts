@@ -197,6 +197,7 @@ export class WebTransport extends BaseTransport implements Transport {
   readonly kind = 'web' as const;
   readonly callerSampleRate: number;
   private readonly bytesPerFrame: number;
+  private socketClosed = false;
 
   constructor(
     private readonly socket: SocketLike,
@@ -206,7 +207,10 @@ export class WebTransport extends BaseTransport implements Transport {
     this.callerSampleRate = format.sampleRate;
     this.bytesPerFrame = (format.sampleRate / 1000) * format.frameMs * 2;
     socket.on('message', (data: unknown, isBinary?: boolean) => this.onMessage(data, isBinary));
-    socket.on('close', () => this.farEndStopped('socket_closed'));
+    socket.on('close', () => {
+      this.socketClosed = true;
+      this.farEndStopped('socket_closed');
+    });
   }
 
   private onMessage(data: unknown, isBinary: boolean | undefined) {
@@ -258,11 +262,11 @@ export class WebTransport extends BaseTransport implements Transport {
     if (!this.closed) this.socket.send(JSON.stringify(notice));
   }
 
+  /** Tells the browser why the call ended (after its own hang-up too), unless its socket is gone, then closes with 1000. */
   close(reason: string) {
     if (this.closing) return;
-    const wasStopped = this.closed;
     this.closing = true;
-    if (!wasStopped) this.socket.send(JSON.stringify({ type: 'ended', reason }));
+    if (!this.socketClosed) this.socket.send(JSON.stringify({ type: 'ended', reason }));
     this.socket.close(1000, reason.slice(0, 100));
   }
 }

@@ -81,9 +81,9 @@ describe.skipIf(!voice)('web calls (default limits, offline recognition)', () =>
     expect(call.of('transcript').every((m) => m.final === true)).toBe(true);
 
     call.send({ type: 'hangup' });
-    expect(await call.closed).toMatchObject({ code: 1000 });
-    // The caller hung up: nothing told them it ended.
-    expect(call.of('ended')).toEqual([]);
+    expect(await call.closed).toMatchObject({ code: 1000, reason: 'caller_hung_up' });
+    // The end is told even after the caller's own hang-up, last.
+    expect(call.messages.at(-1)).toEqual({ type: 'ended', reason: 'caller_hung_up' });
 
     const view = await endedCall(t, user, started.sessionId);
     expect(view).toMatchObject({ id: started.sessionId, direction: 'web', status: 'completed', outcome: 'completed', reason: 'caller_hung_up' });
