@@ -45,6 +45,7 @@ import { callRoutes } from './modules/calls/routes.js';
 import { voiceRoutes } from './modules/calls/voice-routes.js';
 import { consoleRoutes } from './modules/console/routes.js';
 import { sandboxCallRoutes } from './modules/calls/sandbox-routes.js';
+import { webCallRoutes } from './modules/calls/web-routes.js';
 import websocket from '@fastify/websocket';
 import { installRequestObservation, registerMetricsEndpoint, watchDatabaseErrors } from './http/metrics.js';
 import { Metrics } from './modules/platform/metrics.js';
@@ -63,7 +64,7 @@ export interface AppDeps {
 type RouteModule = (app: App, services: Services) => void | Promise<void>;
 
 /** Every area's routes, in the order they appear in the OpenAPI document. */
-const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, billingRoutes, personaRoutes, integrationRoutes, telephonyRoutes, knowledgeRoutes, connectRoutes, webhookRoutes, callRoutes, (app, services) => voiceRoutes(app, services.voice, services.inboundCalls), (app, services) => sandboxCallRoutes(app, services.sandboxInbound), temporarySessionRoutes, consoleRoutes];
+const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, billingRoutes, personaRoutes, integrationRoutes, telephonyRoutes, knowledgeRoutes, connectRoutes, webhookRoutes, callRoutes, (app, services) => voiceRoutes(app, services.voice, services.inboundCalls), (app, services) => sandboxCallRoutes(app, services.sandboxInbound), (app, services) => webCallRoutes(app, services.voice, services.webCalls), temporarySessionRoutes, consoleRoutes];
 
 /** An incoming X-Request-Id worth keeping: 1–128 visible characters from a safe set (no spaces, quotes or control characters). */
 export function acceptedRequestId(header: string | string[] | undefined): string | null {
@@ -125,5 +126,6 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   for (const register of routeModules) await register(app, services);
   app.addHook('onClose', () => services.knowledge.close());
   app.addHook('onClose', () => services.voice.close());
+  app.addHook('onClose', async () => services.webCalls.close());
   return app as unknown as App & { services: Services; metrics: Metrics };
 }

@@ -49,6 +49,8 @@ export interface RateLimits {
   voicePreviewPerUser: RateLimitRule;
   /** Characters of paid voice previews per user: `limit` characters per window (a day). Local previews do not count. */
   voicePreviewCharactersPerUser: RateLimitRule;
+  /** Web calls started (POST /api/calls/web), per user: free test calls, limited so they cannot be farmed. */
+  webCallsPerUser: RateLimitRule;
 }
 
 export interface Config {
@@ -113,6 +115,15 @@ export interface Config {
   audio: AudioConfig;
   temporarySessions: TemporarySessionConfig;
   voiceAgent: VoiceAgentConfig;
+  webCalls: WebCallConfig;
+}
+
+/** Calls from a browser (DESIGN.md "Calls from a browser"): free test calls, so bounded in length and number. */
+export interface WebCallConfig {
+  /** WEB_CALL_MAX_SECONDS (600): a web call ends (outcome max_duration) after this long, whatever its agent says. */
+  maxSeconds: number;
+  /** WEB_CALL_CONCURRENCY_PER_USER (2): web calls one user may have set up or under way at once; beyond, 429 too_many_calls. */
+  concurrencyPerUser: number;
 }
 
 /** The live voice agent's providers (DESIGN.md "Voice agent"); see docs/decisions/voice-agent-providers.md. */
@@ -317,6 +328,7 @@ export const defaultRateLimits: RateLimits = {
   temporarySubmitPerUser: { limit: 30, windowMs: HOUR },
   voicePreviewPerUser: { limit: 30, windowMs: HOUR },
   voicePreviewCharactersPerUser: { limit: 10_000, windowMs: 24 * HOUR },
+  webCallsPerUser: { limit: 20, windowMs: HOUR },
 };
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -647,6 +659,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       openaiStt: sttUrl ? { url: sttUrl, apiKey: opt('STT_API_KEY'), model: str('STT_MODEL', 'whisper-1') } : null,
       llm: llmUrl ? { url: llmUrl, apiKey: opt('LLM_API_KEY'), model: str('LLM_MODEL', 'gpt-4o-mini') } : null,
       llmDeadlineMs: int('VOICE_LLM_DEADLINE_MS', 4000, 500, 60_000),
+    },
+    webCalls: {
+      maxSeconds: int('WEB_CALL_MAX_SECONDS', 600, 5, 4 * 3600),
+      concurrencyPerUser: int('WEB_CALL_CONCURRENCY_PER_USER', 2, 1, 1000),
     },
     voice: {
       endpointMinMs: int('VOICE_ENDPOINT_MIN_MS', 500, 100, 10_000),

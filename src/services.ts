@@ -55,6 +55,7 @@ import { createCallServices, createCallSessionServices } from './modules/calls/c
 import { createVoiceServices } from './modules/calls/voice-services.js';
 import { InboundCalls } from './modules/calls/inbound-calls.js';
 import { SandboxInboundCalls } from './modules/calls/sandbox-inbound.js';
+import { WebCalls } from './modules/calls/web-calls.js';
 import { createPocketsphinxSpeechToText } from './providers/speech-to-text/pocketsphinx.js';
 import { createVoiceToolServices } from './modules/calls/voice-tools.js';
 import { type VoiceAgentProviders, createVoiceAgentProviders } from './providers/voice-agent.js';
@@ -179,6 +180,24 @@ export function createServices(deps: ServiceDeps) {
   // POST /api/sandbox/calls/inbound: while the sandbox telephony provider can ring numbers, never in production.
   const sandboxControl = providers.telephony.list.find((p) => p.sandbox)?.calls;
   const sandboxInbound = sandboxControl?.ring && config.env !== 'production' ? new SandboxInboundCalls({ numbers: telephony.numbers, control: { ring: (request) => sandboxControl.ring!(request) }, store: voice.store, clock, publicUrl: config.publicUrl }) : null;
+  // Calls from a browser: free test calls through the same voice runner (DESIGN.md "Calls from a browser").
+  const webCalls = new WebCalls({
+    calls: calls.calls,
+    store: voice.store,
+    tokens: voice.tokens,
+    secretBox,
+    records: data.records,
+    knowledge: knowledge.knowledge,
+    integrations: integrations.integrations,
+    personas: personas.personas,
+    limiter,
+    rateLimit: config.rateLimits.webCallsPerUser,
+    settings: config.webCalls,
+    clock: voice.clock,
+    publicUrl: config.publicUrl,
+    report: (...args) => calls.calls.report(...args),
+    log: deps.log ?? silentLog,
+  });
   const callSessions = createCallSessionServices({ signedPayloads: data.signedPayloads, calls: calls.calls, numbers: telephony.numbers, knowledge: knowledge.knowledge, integrations: integrations.integrations, personas: personas.personas, webhooks: webhooks.webhooks });
   const temporarySessions = createTemporarySessionServices({
     db,
@@ -220,7 +239,7 @@ export function createServices(deps: ServiceDeps) {
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, singleUse, providers, users, tokens, passwords, apiKeys, authenticator, accountMail, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls, callSessions, temporarySessions, voice, inboundCalls, sandboxInbound };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, singleUse, providers, users, tokens, passwords, apiKeys, authenticator, accountMail, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls, callSessions, temporarySessions, voice, inboundCalls, sandboxInbound, webCalls };
 }
 
 export type Services = ReturnType<typeof createServices>;

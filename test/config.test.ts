@@ -52,6 +52,17 @@ describe('loadConfig', () => {
   });
 });
 
+describe('web calls', () => {
+  it('defaults: 600 s at most, 2 at once per user, 20 started per hour; each is checked', () => {
+    const config = loadConfig({ NODE_ENV: 'production', ALLOW_SANDBOX: '1' }, '/srv');
+    expect(config.webCalls).toEqual({ maxSeconds: 600, concurrencyPerUser: 2 });
+    expect(config.rateLimits.webCallsPerUser).toEqual({ limit: 20, windowMs: 3_600_000 });
+    expect(loadConfig({ WEB_CALL_MAX_SECONDS: '120', WEB_CALL_CONCURRENCY_PER_USER: '5', RATE_LIMIT_WEB_CALLS_PER_USER: '50/1h' }, '/srv')).toMatchObject({ webCalls: { maxSeconds: 120, concurrencyPerUser: 5 }, rateLimits: { webCallsPerUser: { limit: 50, windowMs: 3_600_000 } } });
+    expect(problemsOf({ WEB_CALL_MAX_SECONDS: '1' })[0]).toMatch(/WEB_CALL_MAX_SECONDS/);
+    expect(problemsOf({ WEB_CALL_CONCURRENCY_PER_USER: '0' })[0]).toMatch(/WEB_CALL_CONCURRENCY_PER_USER/);
+  });
+});
+
 describe('charges for calls and SMS', () => {
   it('defaults: 5 calls at once, an hour at most, $0.0079 an SMS segment; each is checked', () => {
     expect(loadConfig({}, '/srv').billing).toMatchObject({ callConcurrencyPerUser: 5, callMaxSeconds: 3600, smsSegmentPrice: 79 });

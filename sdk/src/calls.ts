@@ -53,6 +53,15 @@ export class CallsApi {
     return { sessionId };
   }
 
+  /**
+   * POST /api/calls/web: a free test call with your agent from a browser (or a
+   * script). Pass the answer to startBrowserCall (microphone and speakers) or
+   * playWavCall (WAV files in, the agent's audio out); open its `url` within 60 s.
+   */
+  startWeb(input: Body<'/api/calls/web', 'post'>): Promise<Answer<'/api/calls/web', 'post'>> {
+    return this.http.request('post', '/api/calls/web', { body: input });
+  }
+
   /** GET /api/calls: your calls, newest first; pass `nextBefore` as `before` for the next page. */
   list(query: { before?: string; limit?: number } = {}): Promise<Answer<'/api/calls', 'get'>> {
     return this.http.request('get', '/api/calls', { query });

@@ -29,6 +29,8 @@ export interface EventPayloads {
   /** Progress of a call session; also delivered to the session's webhook as `data` of `{ type: "call_status", timestamp, data }`. */
   call_status: {
     session_id: string;
+    /** Absent only on events recorded before directions were reported. */
+    direction?: 'outbound' | 'inbound' | 'web';
     status: 'queued' | 'ringing' | 'in_progress' | 'completed' | 'failed' | 'busy' | 'no_answer' | 'canceled';
     at: string;
     duration_seconds?: number;

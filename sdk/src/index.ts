@@ -56,3 +56,19 @@ export {
 export { base64ToBytes, bytesToBase64, bytesToHex, hexToBytes } from './encoding.js';
 export type { Answer, ApiPath, Body, Query, Schemas, components, paths } from './api-types.js';
 export { CallsApi, signCallRequest, type CallRequest, type SignCallOptions } from './calls.js';
+export {
+  WebCallConnection,
+  decodeWav,
+  encodeWav,
+  playWavCall,
+  resamplePcm,
+  type PlayWavOptions,
+  type PlayWavResult,
+  type WebCallEnd,
+  type WebCallHandlers,
+  type WebCallMessage,
+  type WebCallStarted,
+  type WebSocketFactory,
+  type WebSocketLike,
+} from './web-call.js';
+export { startBrowserCall, type BrowserCall, type BrowserCallOptions } from './web-call-browser.js';

@@ -248,7 +248,7 @@ export interface paths {
   "/api/events/{type}": {
     /**
      * Live stream of your events (server-sent events), with replay from Last-Event-ID
-     * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated. Other query parameters filter on payload fields, exact text with `*` matching any run of characters (`?type=calls`, `?object_id=0193*`; repeat a parameter for any of several values; `a.b` reaches a nested field); a filter on a field the event lacks does not match. At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream. Besides the spec's data-plane types, `call_status` reports the progress of a call session: `{ session_id, status (queued, ringing, in_progress, completed, failed, busy, no_answer, canceled), at, duration_seconds? (when it ended), transcript? ([{ role: agent | contact, text }], when completed), outcome? and reason? (final states of calls the built-in voice agent carries: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration) }`; follow one call with `GET /api/events/call_status?session_id=<id>`. `call_transcript` streams a live call's transcript as it is said: `{ session_id, role (agent | caller), text, at }` (`GET /api/events/call_transcript?session_id=<id>`).
+     * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated. Other query parameters filter on payload fields, exact text with `*` matching any run of characters (`?type=calls`, `?object_id=0193*`; repeat a parameter for any of several values; `a.b` reaches a nested field); a filter on a field the event lacks does not match. At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream. Besides the spec's data-plane types, `call_status` reports the progress of a call session: `{ session_id, direction (outbound, inbound or web), status (queued, ringing, in_progress, completed, failed, busy, no_answer, canceled), at, duration_seconds? (when it ended), transcript? ([{ role: agent | contact, text }], when completed), outcome? and reason? (final states of calls the built-in voice agent carries: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration) }`; follow one call with `GET /api/events/call_status?session_id=<id>`. `call_transcript` streams a live call's transcript as it is said: `{ session_id, role (agent | caller), text, at }` (`GET /api/events/call_transcript?session_id=<id>`).
      */
     get: operations["streamEvents"];
   };
@@ -613,6 +613,34 @@ export interface paths {
      * @description Present only while the sandbox telephony provider is active and NODE_ENV is not production. The sandbox carrier calls your number exactly as Twilio would: it POSTs the number's signed voice webhook (`POST /api/webhooks/twilio/voice/{numberId}`) to PUBLIC_URL, follows the TwiML answer by opening the media WebSocket with its stream parameters, and its simulated caller speaks `script` (real audio at real pace; recognised by pocketsphinx when installed). Answers 202 with the call session as soon as the webhook has answered, whatever happens next: follow it with `GET /api/events/call_status?session_id=<id>` or `GET /api/calls/{id}`. A number that is not attached to an inbound configuration or is suspended, an agent record that cannot be read, an owner without inbound allowance or balance, or the concurrency limit: the call is refused as Twilio carries it (one spoken sentence, a hang-up) and the session ends `failed` with outcome `refused` and its `reason` (`not_attached`, `number_suspended`, `agent_unreadable`, `insufficient_funds`, `concurrency_limit`). Before any call: 404 for a number that is unknown or not yours; 409 `conflict` for a number Twilio carries (call it from a phone) or one that cannot take calls; 502 `provider_error` when the carrier cannot reach the voice webhook (PUBLIC_URL is not this server). The call is charged like any inbound call (the number's country's inbound rate after your plan's inbound allowance).
      */
     post: operations["ringSandboxNumber"];
+  };
+  "/api/calls/web": {
+    /**
+     * Call your agent from a browser
+     * @description Starts a free test call with an agent: `agentId` (an object of your `agents` store holding an agent record) or `agent` (an agent record inline), optionally with a knowledge base, integrations and a persona that replace the agent's own. The answer names the session, a single-use WebSocket URL valid 60 s (GET /api/media/web: its protocol is described there) and the audio format both ways. The call is carried by the same voice agent as phone calls: recognition is the configured speech to text (else pocketsphinx when installed, at the browser's 16 kHz; else each caller utterance is "(speech not recognised)"), the answer comes from the configured model or the sandbox dialogue engine. Web calls are never charged; they end after WEB_CALL_MAX_SECONDS (600) or the agent's shorter `maxDurationSeconds` (outcome `max_duration`). 400 `invalid_input` without exactly one of `agentId` and `agent`, or for an agent object that is not an agent record; 404 for an agent, knowledge base, integration or persona that is not yours; 429 `too_many_calls` when WEB_CALL_CONCURRENCY_PER_USER (2) web calls of yours are set up or under way (a set-up call counts until its URL expires); 429 `rate_limited` past 20 web calls started per hour (see Retry-After).
+     */
+    post: operations["startWebCall"];
+  };
+  "/api/media/web": {
+    /**
+     * The WebSocket of a web call (audio both ways, transcript, tool calls, marks, clear, end)
+     * @description The audio and messages of a web call started with POST /api/calls/web; open the `url` of its answer (this route with `?token=`) with a WebSocket client within 60 s. The token is single use: a missing, forged, expired or already used token closes the socket with code 1008. A plain GET (no WebSocket upgrade) is 426.
+     *
+     * **Client → server.** Binary frames: caller audio, PCM16LE mono at the announced `sampleRate` (16 kHz), any whole number of 20 ms frames (640 bytes each at 16 kHz); other sizes are ignored. Text frames, JSON:
+     * - `{ "type": "mark", "name": "<name>" }`: the client has played the agent's audio up to that mark. Echo every mark once its audio has played (not when it arrives): the history keeps only what the caller heard, and the agent waits for the last mark before it listens for silence or hangs up. A mark echoed after a `clear` is stale and ignored.
+     * - `{ "type": "dtmf", "digit": "0"–"9" | "*" | "#" | "A"–"D" }`: a key press.
+     * - `{ "type": "hangup" }`: the caller hangs up; the server ends the call (outcome `completed`, reason `caller_hung_up`), answers `ended` and closes the socket with 1000. Closing the socket ends the call too (reason `socket_closed`).
+     *
+     * **Server → client.** Binary frames: the agent's audio, PCM16LE mono at the same rate, in 20 ms frames paced in real time (a little ahead, never a whole sentence at once). Text frames, JSON:
+     * - `{ "type": "mark", "name": "<name>" }`: after each chunk of a reply (every 400 ms of audio and at the end of each sentence); echo it once played.
+     * - `{ "type": "clear" }`: the caller spoke over the agent (barge-in): stop playback now and drop what is queued.
+     * - `{ "type": "transcript", "role": "agent" | "caller", "text": "…", "final": true }`: one transcript line, as it is known (an agent line once said: its text is what was heard; a caller line once the turn ends). Without a recogniser a caller line reads `(speech not recognised)`.
+     * - `{ "type": "tool", "name": "search_knowledge", "arguments": { … }, "result": { … } }`: a tool the agent called, with its result.
+     * - `{ "type": "ended", "reason": "<reason>" }`: the call is over; the socket then closes with 1000. Reasons: `agent_ended` (the agent said goodbye), `silence` (no answer to two reprompts), `max_duration` (WEB_CALL_MAX_SECONDS or the agent's `maxDurationSeconds`), `provider_error`, `ended_by_server`, and `caller_hung_up` after the client's own `hangup`. Nothing is sent once the client has closed the socket.
+     *
+     * The call is recorded like a phone call: `call_status` events with `direction: "web"` (in_progress, then completed or failed), `call_transcript` events, and once it ends GET /api/calls/{id} with its transcript, tool calls, per-turn latency and, when CALL_RECORDING is on, the two-channel recording (8 kHz). Web calls are never charged.
+     */
+    get: operations["webCallMedia"];
   };
   "/api/session/temporary": {
     /**
@@ -3594,7 +3622,7 @@ export interface operations {
   };
   /**
    * Live stream of your events (server-sent events), with replay from Last-Event-ID
-   * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated. Other query parameters filter on payload fields, exact text with `*` matching any run of characters (`?type=calls`, `?object_id=0193*`; repeat a parameter for any of several values; `a.b` reaches a nested field); a filter on a field the event lacks does not match. At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream. Besides the spec's data-plane types, `call_status` reports the progress of a call session: `{ session_id, status (queued, ringing, in_progress, completed, failed, busy, no_answer, canceled), at, duration_seconds? (when it ended), transcript? ([{ role: agent | contact, text }], when completed), outcome? and reason? (final states of calls the built-in voice agent carries: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration) }`; follow one call with `GET /api/events/call_status?session_id=<id>`. `call_transcript` streams a live call's transcript as it is said: `{ session_id, role (agent | caller), text, at }` (`GET /api/events/call_transcript?session_id=<id>`).
+   * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated. Other query parameters filter on payload fields, exact text with `*` matching any run of characters (`?type=calls`, `?object_id=0193*`; repeat a parameter for any of several values; `a.b` reaches a nested field); a filter on a field the event lacks does not match. At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream. Besides the spec's data-plane types, `call_status` reports the progress of a call session: `{ session_id, direction (outbound, inbound or web), status (queued, ringing, in_progress, completed, failed, busy, no_answer, canceled), at, duration_seconds? (when it ended), transcript? ([{ role: agent | contact, text }], when completed), outcome? and reason? (final states of calls the built-in voice agent carries: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration) }`; follow one call with `GET /api/events/call_status?session_id=<id>`. `call_transcript` streams a live call's transcript as it is said: `{ session_id, role (agent | caller), text, at }` (`GET /api/events/call_transcript?session_id=<id>`).
    */
   streamEvents: {
     parameters: {
@@ -9150,6 +9178,201 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Call your agent from a browser
+   * @description Starts a free test call with an agent: `agentId` (an object of your `agents` store holding an agent record) or `agent` (an agent record inline), optionally with a knowledge base, integrations and a persona that replace the agent's own. The answer names the session, a single-use WebSocket URL valid 60 s (GET /api/media/web: its protocol is described there) and the audio format both ways. The call is carried by the same voice agent as phone calls: recognition is the configured speech to text (else pocketsphinx when installed, at the browser's 16 kHz; else each caller utterance is "(speech not recognised)"), the answer comes from the configured model or the sandbox dialogue engine. Web calls are never charged; they end after WEB_CALL_MAX_SECONDS (600) or the agent's shorter `maxDurationSeconds` (outcome `max_duration`). 400 `invalid_input` without exactly one of `agentId` and `agent`, or for an agent object that is not an agent record; 404 for an agent, knowledge base, integration or persona that is not yours; 429 `too_many_calls` when WEB_CALL_CONCURRENCY_PER_USER (2) web calls of yours are set up or under way (a set-up call counts until its URL expires); 429 `rate_limited` past 20 web calls started per hour (see Retry-After).
+   */
+  startWebCall: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description An object of your `agents` store holding an agent record (send this or `agent`) */
+          agentId?: string;
+          /** @description An agent record, the same JSON as the records of your `agents` store (unknown fields ignored) */
+          agent?: {
+            name: string;
+            instructions?: string;
+            prompt?: string;
+            /** @description What the agent says first; default "Hello, this is <name>. How can I help you?" */
+            firstMessage?: string;
+            /** @description Unused by web calls (no answering machines) */
+            voicemailMessage?: string;
+            personaId?: string;
+            pathway?: {
+              name?: string;
+              steps: string[];
+            };
+            knowledgeBaseId?: string;
+            integrations?: string[];
+            /** @description Shorter than WEB_CALL_MAX_SECONDS: the call ends then */
+            maxDurationSeconds?: number;
+            [key: string]: unknown;
+          };
+          /** @description One of your knowledge bases: the agent's `search_knowledge` tool searches it (instead of the agent's own) */
+          knowledgeBaseId?: string;
+          /** @description Your integrations whose functions the agent may call (instead of the agent's own) */
+          integrations?: string[];
+          /** @description The voice and manner (GET /api/personas), instead of the agent's own; default local-amy */
+          personaId?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The call is set up: open `url` within 60 s */
+      201: {
+        content: {
+          "application/json": {
+            /** @description The call session: GET /api/calls/{sessionId}, or follow GET /api/events/call_status?session_id=<id> */
+            sessionId: string;
+            /** @description Open this WebSocket within 60 s; its token is single use */
+            url: string;
+            /**
+             * Format: date-time
+             * @description When `url` stops being accepted
+             */
+            expiresAt: string;
+            /** @description The audio of the socket, both ways: mono signed 16-bit little-endian PCM, in whole 20 ms frames */
+            audio: {
+              /** @enum {string} */
+              encoding: "pcm16le";
+              /** @description Samples per second, both ways */
+              sampleRate: number;
+              /** @enum {number} */
+              frameMs: 20;
+            };
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Too many requests.
+       *
+       * - `too_many_calls`: as many web calls as one account may have at once are set up or under way (WEB_CALL_CONCURRENCY_PER_USER): hang one up first
+       * - `rate_limited`: too many requests: wait and retry (see Retry-After)
+       */
+      429: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * The WebSocket of a web call (audio both ways, transcript, tool calls, marks, clear, end)
+   * @description The audio and messages of a web call started with POST /api/calls/web; open the `url` of its answer (this route with `?token=`) with a WebSocket client within 60 s. The token is single use: a missing, forged, expired or already used token closes the socket with code 1008. A plain GET (no WebSocket upgrade) is 426.
+   *
+   * **Client → server.** Binary frames: caller audio, PCM16LE mono at the announced `sampleRate` (16 kHz), any whole number of 20 ms frames (640 bytes each at 16 kHz); other sizes are ignored. Text frames, JSON:
+   * - `{ "type": "mark", "name": "<name>" }`: the client has played the agent's audio up to that mark. Echo every mark once its audio has played (not when it arrives): the history keeps only what the caller heard, and the agent waits for the last mark before it listens for silence or hangs up. A mark echoed after a `clear` is stale and ignored.
+   * - `{ "type": "dtmf", "digit": "0"–"9" | "*" | "#" | "A"–"D" }`: a key press.
+   * - `{ "type": "hangup" }`: the caller hangs up; the server ends the call (outcome `completed`, reason `caller_hung_up`), answers `ended` and closes the socket with 1000. Closing the socket ends the call too (reason `socket_closed`).
+   *
+   * **Server → client.** Binary frames: the agent's audio, PCM16LE mono at the same rate, in 20 ms frames paced in real time (a little ahead, never a whole sentence at once). Text frames, JSON:
+   * - `{ "type": "mark", "name": "<name>" }`: after each chunk of a reply (every 400 ms of audio and at the end of each sentence); echo it once played.
+   * - `{ "type": "clear" }`: the caller spoke over the agent (barge-in): stop playback now and drop what is queued.
+   * - `{ "type": "transcript", "role": "agent" | "caller", "text": "…", "final": true }`: one transcript line, as it is known (an agent line once said: its text is what was heard; a caller line once the turn ends). Without a recogniser a caller line reads `(speech not recognised)`.
+   * - `{ "type": "tool", "name": "search_knowledge", "arguments": { … }, "result": { … } }`: a tool the agent called, with its result.
+   * - `{ "type": "ended", "reason": "<reason>" }`: the call is over; the socket then closes with 1000. Reasons: `agent_ended` (the agent said goodbye), `silence` (no answer to two reprompts), `max_duration` (WEB_CALL_MAX_SECONDS or the agent's `maxDurationSeconds`), `provider_error`, `ended_by_server`, and `caller_hung_up` after the client's own `hangup`. Nothing is sent once the client has closed the socket.
+   *
+   * The call is recorded like a phone call: `call_status` events with `direction: "web"` (in_progress, then completed or failed), `call_transcript` events, and once it ends GET /api/calls/{id} with its transcript, tool calls, per-turn latency and, when CALL_RECORDING is on, the two-channel recording (8 kHz). Web calls are never charged.
+   */
+  webCallMedia: {
+    parameters: {
+      query?: {
+        /**
+         * @description The token of the `url` POST /api/calls/web answered (required)
+         * @example eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCJ9.eyJzaWQiOiIwMTlhYjNmMCJ9.c2lnbmF0dXJl
+         */
+        token?: string;
+      };
+    };
+    responses: {
+      /** @description Switching Protocols: the WebSocket is open (see the description for its messages) */
+      101: {
+        content: never;
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Error 426.
+       *
+       * - `upgrade_required`: this URL is a WebSocket: open it with a WebSocket client (Connection: Upgrade, Upgrade: websocket)
+       */
+      426: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };

@@ -28,12 +28,13 @@ const controllers: AbortController[] = [];
 afterAll(() => controllers.forEach((c) => c.abort()));
 
 /** Writes each utterance in 20 ms frames, cuts it, and collects one result per utterance. */
-async function recognise(stt: PocketsphinxSpeechToText, utterances: Int16Array[], phrases?: string[]): Promise<RecognitionResult[]> {
+async function recognise(stt: PocketsphinxSpeechToText, utterances: Int16Array[], phrases?: string[], sampleRate: 8000 | 16000 = 8000): Promise<RecognitionResult[]> {
   const controller = new AbortController();
   controllers.push(controller);
-  const stream = stt.open({ signal: controller.signal, phrases });
+  const stream = stt.open({ signal: controller.signal, phrases, ...(sampleRate === 16000 ? { sampleRate } : {}) });
+  const frame = (FRAME_SAMPLES_8K * sampleRate) / 8000;
   for (const audio of utterances) {
-    for (let at = 0; at < audio.length; at += FRAME_SAMPLES_8K) stream.write(audio.subarray(at, at + FRAME_SAMPLES_8K));
+    for (let at = 0; at < audio.length; at += frame) stream.write(audio.subarray(at, at + frame));
     stream.endUtterance();
   }
   const results: RecognitionResult[] = [];
@@ -159,6 +160,23 @@ describe.skipIf(!canRecogniseFlite)('pocketsphinx on the phone path (flite calle
     expect(results[2]!.text).toContain('goodbye');
     expect(results[3]!.text).toBe('person');
     expect(results[4]!.text).toBe('');
+  }, 120_000);
+
+  it("recognises a browser's 16 kHz audio as it is: the keywords of every line, times in ms of that audio", async () => {
+    expect(stt.wideband).toBe(true);
+    const lines = ['Can you tell me your opening hours please?', 'No thank you, goodbye.', 'Can I speak to a person?'];
+    for (const voice of ['slt', 'rms']) {
+      // flite's slt and rms voices speak at 16 kHz, as a microphone in a browser call delivers.
+      const speaker = OfflineCallerVoice.create({ synthesizer: 'flite', voice })!;
+      const audio = await Promise.all(lines.map((line) => speaker.speak(line, new AbortController().signal, 16_000)));
+      const results = await recognise(stt, audio, undefined, 16_000);
+      console.log(`flite ${voice} at 16 kHz, keywords: ${results.map((r) => JSON.stringify(r.text)).join(', ')}`);
+      expect(results[0]!.text).toContain('opening hours');
+      expect(results[1]!.text).toContain('goodbye');
+      expect(results[2]!.text).toContain('person');
+      expect(results[0]!.endMs).toBe(Math.round((audio[0]!.length * 1000) / 16_000));
+      expect(results[2]!.endMs).toBe(Math.round((audio.reduce((n, a) => n + a.length, 0) * 1000) / 16_000));
+    }
   }, 120_000);
 
   it('fails the stream with a ProviderFailure naming pocketsphinx when a decode outlives its time limit', async () => {

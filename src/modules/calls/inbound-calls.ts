@@ -17,26 +17,13 @@ import type { StoreRecords } from '../data/store-records.js';
 import type { IntegrationService } from '../integrations/service.js';
 import type { PersonaService } from '../personas/service.js';
 import type { InboundRoute } from '../telephony/inbound-service.js';
+import { type AgentRecord, agentCall, parseAgentRecord } from './agent-calls.js';
 import { MEDIA_TOKEN_TTL_SECONDS, type MediaTokens } from './media-tokens.js';
 import type { CallService } from './service.js';
 import { DEFAULT_PERSONA } from './session-service.js';
 import { connectStreamTwiml, mediaStreamUrl, sayAndHangUpTwiml } from './twiml.js';
 import { TWILIO_MEDIA_PATH } from './voice-carrier.js';
 import type { VoiceCallStore } from './voice-store.js';
-
-/** The agent record of an inbound configuration (documented; unknown fields ignored). */
-export interface AgentRecord {
-  name: string;
-  instructions?: string;
-  prompt?: string;
-  firstMessage?: string;
-  voicemailMessage?: string;
-  personaId?: string;
-  pathway?: { name?: string; steps: string[] };
-  knowledgeBaseId?: string;
-  integrations?: string[];
-  maxDurationSeconds?: number;
-}
 
 const REFUSALS: Record<string, string> = {
   not_attached: 'Sorry, this number is not taking calls right now. Goodbye.',
@@ -63,28 +50,6 @@ export interface InboundCallDeps {
 }
 
 const text = (v: unknown, max: number): string | undefined => (typeof v === 'string' && v.trim() ? v.slice(0, max) : undefined);
-
-/** Reads an agent record leniently: what the server needs, with bounds; a record without a name is unreadable. */
-export function parseAgentRecord(raw: unknown): AgentRecord | null {
-  if (!raw || typeof raw !== 'object') return null;
-  const r = raw as Record<string, unknown>;
-  const name = text(r.name, 200);
-  if (!name) return null;
-  const agent: AgentRecord = { name };
-  for (const key of ['instructions', 'prompt', 'firstMessage', 'voicemailMessage'] as const) {
-    const value = text(r[key], 10_000);
-    if (value) agent[key] = value;
-  }
-  const personaId = text(r.personaId, 200);
-  if (personaId) agent.personaId = personaId;
-  const kb = text(r.knowledgeBaseId, 100);
-  if (kb) agent.knowledgeBaseId = kb;
-  if (Array.isArray(r.integrations)) agent.integrations = r.integrations.filter((id): id is string => typeof id === 'string').slice(0, 20);
-  const pathway = r.pathway as { name?: unknown; steps?: unknown } | undefined;
-  if (pathway && Array.isArray(pathway.steps)) agent.pathway = { ...(text(pathway.name, 200) ? { name: text(pathway.name, 200) } : {}), steps: pathway.steps.filter((s): s is string => typeof s === 'string').slice(0, 100) };
-  if (Number.isInteger(r.maxDurationSeconds) && (r.maxDurationSeconds as number) > 0) agent.maxDurationSeconds = Math.min(r.maxDurationSeconds as number, 4 * 3600);
-  return agent;
-}
 
 export class InboundCalls {
   constructor(private readonly deps: InboundCallDeps) {}
@@ -137,28 +102,17 @@ export class InboundCalls {
     const knowledgeBaseId = configuration.knowledge_base_id ?? agent.knowledgeBaseId;
     const integrationIds = agent.integrations ?? [];
     const tools: CallTool[] = (await integrations.functionsFor(route.userId, integrationIds).catch(() => [])).map((fn) => ({ name: fn.name, description: fn.description, parameters: fn.parameters }));
-    const parts = [persona.instructions, `You are ${agent.name}, answering calls to ${route.number.name}.`];
-    if (agent.instructions) parts.push(agent.instructions);
-    if (agent.prompt) parts.push(agent.prompt);
-    if (agent.pathway?.steps.length) parts.push(`Follow this conversation pathway, step by step:\n${agent.pathway.steps.map((s, i) => `${i + 1}. ${s}`).join('\n')}`);
-    if (humans.length) parts.push(`If the caller asks for a person, you can transfer them to: ${humans.map((h) => h.name).join(', ')}.`);
-    const call: AssembledCall = {
+    const call = agentCall(agent, {
+      persona,
+      tools,
+      situation: `answering calls to ${route.number.name}`,
       to: route.number.phoneNumber,
       from: caller,
-      agent: { name: agent.name },
-      contact: { name: caller },
-      systemPrompt: parts.join('\n\n'),
-      firstMessage: agent.firstMessage ?? `Hello, this is ${agent.name}. How can I help you?`,
-      voice: { provider: persona.settings.type, voiceId: persona.settings.voiceId },
-      tools,
-      ...(agent.maxDurationSeconds ? { maxDurationSeconds: agent.maxDurationSeconds } : {}),
-      context: {
-        ...(knowledgeBaseId ? { knowledgeBaseId } : {}),
-        ...(integrationIds.length ? { integrationIds } : {}),
-        ...(humans.length ? { humanAgents: humans } : {}),
-        ...(agent.voicemailMessage ? { voicemailMessage: agent.voicemailMessage } : {}),
-      },
-    };
+      contactName: caller,
+      knowledgeBaseId,
+      integrationIds,
+      humans,
+    });
     return { call, refusal: null };
   }
 

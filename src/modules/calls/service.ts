@@ -32,6 +32,8 @@ export const STALLED_AFTER_MS = 2 * 3600_000;
 /** The `call_status` event payload (spec 6, DESIGN "Calls"); the webhook's `data` is the same. */
 export interface CallStatusPayload {
   session_id: string;
+  /** outbound, inbound or web (DESIGN "Voice agent: the exact contract"). */
+  direction: string;
   status: CallStatus;
   at: string;
   duration_seconds?: number;
@@ -77,8 +79,8 @@ interface PendingReport {
 }
 
 /** The `call_status` payload of a report (event and webhook alike). */
-function statusPayload({ sessionId, report }: { sessionId: string; report: AudioProgress }): CallStatusPayload {
-  const payload: CallStatusPayload = { session_id: sessionId, status: report.status, at: report.at };
+function statusPayload({ sessionId, report }: { sessionId: string; report: AudioProgress }, direction: string | undefined): CallStatusPayload {
+  const payload: CallStatusPayload = { session_id: sessionId, direction: direction ?? 'outbound', status: report.status, at: report.at };
   if (report.duration_seconds !== undefined) payload.duration_seconds = report.duration_seconds;
   if (report.transcript !== undefined) payload.transcript = report.transcript;
   if (report.outcome !== undefined) payload.outcome = report.outcome;
@@ -113,7 +115,7 @@ export class CallService {
     const session = await this.deps.store.findSession(sessionId);
     if (!session || !FINAL_STATUSES.includes(session.status as CallStatus)) return null;
     const last = await this.deps.store.lastProgress(sessionId, session.status);
-    return last ? (JSON.parse(last.payload) as CallStatusPayload) : { session_id: sessionId, status: session.status as CallStatus, at: iso(Number(session.updated_at)) };
+    return last ? (JSON.parse(last.payload) as CallStatusPayload) : { session_id: sessionId, direction: session.direction ?? 'outbound', status: session.status as CallStatus, at: iso(Number(session.updated_at)) };
   }
 
   /**
@@ -215,6 +217,37 @@ export class CallService {
     return { sessionId: id, call, refusal };
   }
 
+  /**
+   * A call from a browser (DESIGN "Calls from a browser"): recorded with
+   * direction `web` and never charged (no hold, no ledger entry, no usage:
+   * settleCall finds no charge for it). The browser connects to its media
+   * socket next; progress then comes from the voice agent like any call's.
+   */
+  async openWeb(userId: string, call: AssembledCall): Promise<{ sessionId: string }> {
+    const now = this.deps.clock.now();
+    const id = newId(now);
+    await this.deps.store.insertSession({
+      id,
+      user_id: userId,
+      direction: 'web',
+      status: 'created',
+      webhook_url: null,
+      summary: JSON.stringify({ agent: call.agent, contact: call.contact, voice: call.voice }),
+      provider_call_id: null,
+      duration_seconds: null,
+      finished_at: null,
+      record_object_id: null,
+      created_at: now,
+      updated_at: now,
+    });
+    return { sessionId: id };
+  }
+
+  /** Forgets a web call refused right after it was recorded (over a limit): it never started. */
+  async discardWeb(sessionId: string): Promise<void> {
+    await this.deps.store.deleteUnstartedSession(sessionId);
+  }
+
   /** Inserts a session whose call was authorized; when that fails, its charge is closed again (hold returned). */
   private async insertCharged(id: string, row: CallSessionsTable): Promise<void> {
     try {
@@ -272,7 +305,7 @@ export class CallService {
     const now = clock.now();
     const session = await store.findSession(sessionId);
     if (!session) throw notFound('call session');
-    const payload = statusPayload({ sessionId, report });
+    const payload = statusPayload({ sessionId, report }, session.direction);
     const earlier = ALL_STATUSES.filter((s) => rank(s) < rank(report.status));
 
     const advanced = await store.transaction(async (tx) => {
@@ -323,15 +356,15 @@ export class CallService {
       return false;
     });
     const moved = await store.transaction(async (tx) => {
-      const kept = await tx.insertProgressMany(live.map(({ item }) => ({ id: item.messageId, session_id: item.sessionId, status: item.report.status, payload: JSON.stringify(statusPayload(item)), received_at: now })));
+      const kept = await tx.insertProgressMany(live.map(({ item }) => ({ id: item.messageId, session_id: item.sessionId, status: item.report.status, payload: JSON.stringify(statusPayload(item, sessions.get(item.sessionId)!.direction)), received_at: now })));
       const fresh = live.filter((p) => kept.has(p.item.messageId));
       const advanced = await tx.advanceStatusMany(
         fresh.map(({ item }) => ({ id: item.sessionId, from: ALL_STATUSES.filter((s) => rank(s) < rank(item.report.status)), status: item.report.status, durationSeconds: item.report.duration_seconds ?? null, now })),
       );
       const moving = fresh.filter((p) => advanced.has(p.item.sessionId));
       const hooks = moving.filter((p) => sessions.get(p.item.sessionId)!.webhook_url);
-      if (hooks.length) await webhooks.enqueue(tx.db, hooks.map(({ item }) => ({ userId: sessions.get(item.sessionId)!.user_id, url: sessions.get(item.sessionId)!.webhook_url!, type: 'call_status', data: { ...statusPayload(item) } })));
-      await events.record(tx.db, moving.map(({ item }) => ({ userId: sessions.get(item.sessionId)!.user_id, type: 'call_status' as const, payload: { ...statusPayload(item) } })));
+      if (hooks.length) await webhooks.enqueue(tx.db, hooks.map(({ item }) => ({ userId: sessions.get(item.sessionId)!.user_id, url: sessions.get(item.sessionId)!.webhook_url!, type: 'call_status', data: { ...statusPayload(item, sessions.get(item.sessionId)!.direction) } })));
+      await events.record(tx.db, moving.map(({ item }) => ({ userId: sessions.get(item.sessionId)!.user_id, type: 'call_status' as const, payload: { ...statusPayload(item, sessions.get(item.sessionId)!.direction) } })));
       return moving;
     });
     for (const p of live) outcomes[p.index] = { ok: true, value: undefined };
@@ -343,7 +376,7 @@ export class CallService {
         .filter((p) => FINAL_STATUSES.includes(p.item.report.status))
         .map(({ item }) => {
           const session = sessions.get(item.sessionId)!;
-          return this.finish({ ...session, status: item.report.status, duration_seconds: item.report.duration_seconds ?? null }, statusPayload(item));
+          return this.finish({ ...session, status: item.report.status, duration_seconds: item.report.duration_seconds ?? null }, statusPayload(item, session.direction));
         }),
     );
   }
@@ -385,7 +418,7 @@ export class CallService {
     for (const session of await store.listEndedUnfinished(FINAL_STATUSES, 100)) {
       if (Number(session.updated_at) > clock.now() - olderThanMs) continue;
       const last = await store.lastProgress(session.id, session.status);
-      const final: CallStatusPayload = last ? (JSON.parse(last.payload) as CallStatusPayload) : { session_id: session.id, status: session.status as CallStatus, at: iso(Number(session.updated_at)) };
+      const final: CallStatusPayload = last ? (JSON.parse(last.payload) as CallStatusPayload) : { session_id: session.id, direction: session.direction ?? 'outbound', status: session.status as CallStatus, at: iso(Number(session.updated_at)) };
       await this.finish(session, final);
       done++;
     }

@@ -44,6 +44,11 @@ export class CallStore {
     await this.db.insertInto('call_sessions').values(row).execute();
   }
 
+  /** Removes a session nothing happened on yet (a web call refused right after it was recorded): no progress, no record. */
+  async deleteUnstartedSession(id: string): Promise<void> {
+    await this.db.deleteFrom('call_sessions').where('id', '=', id).where('status', '=', 'created').where('media_instance', 'is', null).execute();
+  }
+
   findSession(id: string): Promise<CallSessionsTable | undefined> {
     return this.db.selectFrom('call_sessions').selectAll().where('id', '=', id).executeTakeFirst();
   }

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { TimerClock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { iso } from '../../lib/time.js';
-import type { AssembledCall, AudioProgress, CallOutcome as RecordOutcome, ProgressReporter } from '../../providers/audio/interface.js';
+import { type AssembledCall, type AudioProgress, type CallOutcome as RecordOutcome, FINAL_STATUSES, type ProgressReporter } from '../../providers/audio/interface.js';
 import type { CallSpeech } from '../../providers/call-speech/interface.js';
 import type { LanguageModel } from '../../providers/language-model/interface.js';
 import { CallerWords } from '../../providers/speech-to-text/caller-words.js';
@@ -126,6 +126,8 @@ export class VoiceRunner {
     const { sessionId, userId, transport } = start;
     const session = await store.find(sessionId);
     if (!session || session.user_id !== userId || !session.assembled) return transport.close('unknown_session');
+    // Ended meanwhile (a web call nobody connected to in time, a call the carrier ended): nothing to carry.
+    if ((FINAL_STATUSES as readonly string[]).includes(session.status)) return transport.close('call_ended');
     if (!(await store.claimMedia(sessionId, instanceId, clock.now()))) return transport.close('already_connected');
     const call = JSON.parse(secretBox.openText(session.assembled)) as AssembledCall;
     const startedAt = clock.now();
@@ -213,8 +215,9 @@ export class VoiceRunner {
     if (outcome.recording.caller.length === 0 || this.deps.record === false) wav = undefined;
     const fields: Record<string, unknown> = {
       direction,
-      from: call.from,
-      to: call.to,
+      // A web call has no numbers.
+      ...(call.from ? { from: call.from } : {}),
+      ...(call.to ? { to: call.to } : {}),
       outcome: recordOutcome,
       ...(reason ? { reason } : {}),
       transcript: outcome.transcript,

@@ -162,6 +162,8 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
     },
     tokens,
     live,
+    /** The clock calls run on (timers included). */
+    clock,
     carrier,
     /** Live-call control of the carrier of `callSid`: the sandbox carrier's own calls, else the carrier that places calls. */
     controlFor(callSid: string): CallControl | null {

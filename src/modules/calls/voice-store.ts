@@ -70,6 +70,25 @@ export class VoiceCallStore {
     return row?.id ?? null;
   }
 
+  /**
+   * The user's calls from a browser that are set up or under way: not ended,
+   * and either connected (a media instance carries them) or still able to
+   * connect (created after `connectableSince`, when a token issued then is
+   * still valid). A set-up call whose browser never came stops counting when
+   * its token expires, whoever ends it.
+   */
+  async countLiveWeb(userId: string, finalStatuses: readonly string[], connectableSince: number): Promise<number> {
+    const row = await this.db
+      .selectFrom('call_sessions')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('user_id', '=', userId)
+      .where('direction', '=', 'web')
+      .where('status', 'not in', finalStatuses)
+      .where((eb) => eb.or([eb('media_instance', 'is not', null), eb('created_at', '>', connectableSince)]))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
   /** The user's sessions, newest first, after the cursor (an id: ids are time-ordered UUIDv7). */
   listForUser(userId: string, before: string | null, limit: number): Promise<CallSessionsTable[]> {
     let query = this.db.selectFrom('call_sessions').selectAll().where('user_id', '=', userId);

@@ -6,6 +6,7 @@
 // API for the wiring (routes, Twilio, records): construct with a started
 // transport and the providers, call start(), await the CallOutcome; end()
 // stops it from outside (the carrier said completed, the instance stops).
+import { resample } from '../../lib/audio.js';
 import type { Timer, TimerClock } from '../../lib/clock.js';
 import { ProviderFailure } from '../../providers/failure.js';
 import type { LanguageModel } from '../../providers/language-model/interface.js';
@@ -147,6 +148,8 @@ export class VoiceSession {
   private recognisedUpToFrame = 0;
   private sttFailuresInRow = 0;
   private lastRecognised: boolean | undefined;
+  /** What the recogniser hears: the browser's 16 kHz when both sides can, else the pipeline's 8 kHz. */
+  private readonly sttRate: 8000 | 16000;
 
   constructor(private readonly options: VoiceSessionOptions) {
     this.settings = { ...DEFAULT_VOICE_SETTINGS, ...options.settings, sink: { ...options.settings?.sink } };
@@ -156,6 +159,7 @@ export class VoiceSession {
     this.recording = new CallRecording(this.startMs, Math.ceil(this.settings.maxDurationMs / 1000) + 60);
     this.sink = new AudioSink(this.transport, this.clock, { ...this.settings.sink, recording: this.recording, onFrameLateness: options.onFrameLateness });
     this.turns = new TurnTaking(this.startMs, { ...this.settings, finalPerUtterance: !options.stt.streaming });
+    this.sttRate = options.stt.wideband && this.transport.callerSampleRate === 16_000 ? 16_000 : 8000;
     this.history = new History(options.systemPrompt);
     this.tools = new ToolRegistry({
       searchKnowledge: (q, s) => options.services.searchKnowledge(q, s),
@@ -182,8 +186,13 @@ export class VoiceSession {
   start(): Promise<CallOutcome> {
     if (this.started) return this.outcome;
     this.started = true;
-    this.transport.on('audio', (frame) => this.onCallerFrame(frame));
+    this.transport.on('audio', (frame, native) => this.onCallerFrame(frame, native));
     this.transport.on('stop', (reason) => (this.endingAs ? this.finish(this.endingAs.outcome, this.endingAs.reason) : this.finish('completed', reason)));
+    // The far end may have gone while the call was being set up (its stop came before this listener).
+    if (this.transport.stopReason !== null) {
+      this.finish('completed', this.transport.stopReason);
+      return this.outcome;
+    }
     this.openRecognition();
     this.scheduleTick();
     if (this.options.firstMessage) this.reply('greeting', { text: this.options.firstMessage });
@@ -215,15 +224,16 @@ export class VoiceSession {
 
   // ---- caller audio → recording, recognition, VAD → turn-taking
 
-  private onCallerFrame(frame: Int16Array) {
+  private onCallerFrame(frame: Int16Array, native?: Int16Array) {
     if (this.ended) return;
     const frameStart = this.clock.now() - FRAME_MS;
     this.recording.writeCaller(frame);
     this.framesIn++;
-    this.replay.push(frame);
+    const heard = this.sttRate === 8000 ? frame : native && native.length === this.sttRate / 50 ? native : resample(frame, 8000, this.sttRate);
+    this.replay.push(heard);
     const keep = Math.ceil(this.settings.sttReplayMs / FRAME_MS);
     if (this.replay.length > keep) this.replay.splice(0, this.replay.length - keep);
-    this.stream?.write(frame);
+    this.stream?.write(heard);
     const probability = () => this.options.vad.process(frame);
     if (!this.vadChain) {
       const p = probability();
@@ -266,7 +276,7 @@ export class VoiceSession {
     if (this.ended) return;
     let stream: RecognitionStream;
     try {
-      stream = this.options.stt.open({ signal: this.sttController.signal, phrases: this.options.phrases });
+      stream = this.options.stt.open({ signal: this.sttController.signal, phrases: this.options.phrases, ...(this.sttRate !== 8000 ? { sampleRate: this.sttRate } : {}) });
     } catch (error) {
       return this.recognitionDropped(error);
     }

@@ -4,12 +4,16 @@
 // clear, DTMF, the far end going away, and close with a reason. Twilio Media
 // Streams and the browser socket are two framings of this one contract; the
 // session never sees either.
-import { cutFrames, mulawToPcm, pcmToMulaw, resample } from '../../lib/audio.js';
+import { FRAME_SAMPLES_8K, cutFrames, mulawToPcm, pcmToMulaw, resample } from '../../lib/audio.js';
 import { formatClear, formatMark, formatMedia, parseTwilioMessage, TwilioMessageError, type TwilioInbound } from './twilio-codec.js';
 
 export interface TransportEvents {
-  /** One caller frame: 160 samples of PCM16 at 8 kHz. */
-  audio: (frame: Int16Array) => void;
+  /**
+   * One caller frame: 160 samples of PCM16 at 8 kHz. A transport whose far
+   * end sends more (the browser: 16 kHz) passes the same 20 ms at its own
+   * rate too, for a recogniser that can use it.
+   */
+  audio: (frame: Int16Array, native?: Int16Array) => void;
   /** The far end played the audio up to this mark. */
   mark: (name: string) => void;
   dtmf: (digit: string) => void;
@@ -26,6 +30,10 @@ export type TransportNotice =
 
 export interface Transport {
   readonly kind: 'twilio' | 'web';
+  /** The rate caller audio arrives at (8000 for Twilio; the announced rate for the browser). */
+  readonly callerSampleRate: number;
+  /** Why the far end went away, once it has (null while it is there). */
+  readonly stopReason: string | null;
   on<K extends keyof TransportEvents>(event: K, listener: TransportEvents[K]): void;
   /** One agent frame, 160 samples of PCM16 at 8 kHz. */
   sendAudio(frame: Int16Array): void;
@@ -52,6 +60,7 @@ abstract class BaseTransport {
   private listeners: Listeners = { audio: [], mark: [], dtmf: [], stop: [], invalid: [] };
   private carry: Int16Array = new Int16Array(0);
   private stopped = false;
+  stopReason: string | null = null;
   protected closing = false;
   invalidMessages = 0;
 
@@ -78,6 +87,7 @@ abstract class BaseTransport {
   protected farEndStopped(reason: string) {
     if (this.stopped) return;
     this.stopped = true;
+    this.stopReason = reason;
     this.emit('stop', reason);
   }
 
@@ -100,6 +110,7 @@ export interface TwilioStart {
  */
 export class TwilioTransport extends BaseTransport implements Transport {
   readonly kind = 'twilio' as const;
+  readonly callerSampleRate = 8000;
   readonly started: Promise<TwilioStart>;
   private streamSid: string | null = null;
   private resolveStart!: (start: TwilioStart) => void;
@@ -184,16 +195,22 @@ export const WEB_AUDIO_FORMAT: WebAudioFormat = { encoding: 'pcm16le', sampleRat
  */
 export class WebTransport extends BaseTransport implements Transport {
   readonly kind = 'web' as const;
+  readonly callerSampleRate: number;
   private readonly bytesPerFrame: number;
+  private socketClosed = false;
 
   constructor(
     private readonly socket: SocketLike,
     private readonly format: WebAudioFormat = WEB_AUDIO_FORMAT,
   ) {
     super();
+    this.callerSampleRate = format.sampleRate;
     this.bytesPerFrame = (format.sampleRate / 1000) * format.frameMs * 2;
     socket.on('message', (data: unknown, isBinary?: boolean) => this.onMessage(data, isBinary));
-    socket.on('close', () => this.farEndStopped('socket_closed'));
+    socket.on('close', () => {
+      this.socketClosed = true;
+      this.farEndStopped('socket_closed');
+    });
   }
 
   private onMessage(data: unknown, isBinary: boolean | undefined) {
@@ -203,7 +220,14 @@ export class WebTransport extends BaseTransport implements Transport {
       if (bytes.length === 0 || bytes.length % this.bytesPerFrame !== 0) return this.invalid(new Error(`audio must be whole ${this.format.frameMs} ms frames of ${this.bytesPerFrame} bytes`));
       const samples = new Int16Array(bytes.length / 2);
       for (let i = 0; i < samples.length; i++) samples[i] = bytes.readInt16LE(i * 2);
-      return this.pushCallerAudio(resample(samples, this.format.sampleRate, 8000));
+      if (this.format.sampleRate === 8000) return this.pushCallerAudio(samples);
+      // Whole 20 ms frames: frame i at 8 kHz is frame i at the browser's rate, passed along with it.
+      const narrow = resample(samples, this.format.sampleRate, 8000);
+      const wide = this.bytesPerFrame / 2;
+      for (let i = 0; i * FRAME_SAMPLES_8K < narrow.length; i++) {
+        this.emit('audio', narrow.subarray(i * FRAME_SAMPLES_8K, (i + 1) * FRAME_SAMPLES_8K), samples.subarray(i * wide, (i + 1) * wide));
+      }
+      return;
     }
     let message: unknown;
     try {
@@ -238,11 +262,11 @@ export class WebTransport extends BaseTransport implements Transport {
     if (!this.closed) this.socket.send(JSON.stringify(notice));
   }
 
+  /** Tells the browser why the call ended (after its own hang-up too), unless its socket is gone, then closes with 1000. */
   close(reason: string) {
     if (this.closing) return;
-    const wasStopped = this.closed;
     this.closing = true;
-    if (!wasStopped) this.socket.send(JSON.stringify({ type: 'ended', reason }));
+    if (!this.socketClosed) this.socket.send(JSON.stringify({ type: 'ended', reason }));
     this.socket.close(1000, reason.slice(0, 100));
   }
 }

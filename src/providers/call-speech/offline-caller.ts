@@ -52,8 +52,8 @@ export class OfflineCallerVoice {
     return new OfflineCallerVoice(name, binary, voice, options.timeoutMs ?? 15_000);
   }
 
-  /** Speaks one line: PCM16 mono 8 kHz. Throws a ProviderFailure when the synthesiser fails. */
-  async speak(text: string, signal: AbortSignal): Promise<Int16Array> {
+  /** Speaks one line: PCM16 mono at `sampleRate` (8 kHz: the phone; 16 kHz: a browser). Throws a ProviderFailure when the synthesiser fails. */
+  async speak(text: string, signal: AbortSignal, sampleRate: number = PIPELINE_SAMPLE_RATE): Promise<Int16Array> {
     const args = (input: string, output: string) => (this.name === 'flite' ? ['-voice', this.voice, '-f', input, '-o', output] : ['-v', this.voice, '-f', input, '-w', output]);
     let bytes: Buffer;
     try {
@@ -63,6 +63,6 @@ export class OfflineCallerVoice {
     }
     const wav = decodeWav(bytes);
     const mono = wav.channels === 1 ? wav.samples : wav.samples.filter((_, i) => i % wav.channels === 0);
-    return resample(mono, wav.sampleRate, PIPELINE_SAMPLE_RATE);
+    return resample(mono, wav.sampleRate, sampleRate);
   }
 }

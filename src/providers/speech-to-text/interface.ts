@@ -21,7 +21,7 @@ export interface RecognitionResult {
 }
 
 export interface RecognitionStream {
-  /** Caller audio, PCM16 mono 8 kHz, in order; any whole number of samples. */
+  /** Caller audio, PCM16 mono at the rate the stream was opened with (8 kHz unless asked otherwise), in order; any whole number of samples. */
   write(pcm: Int16Array): void;
   /**
    * Our voice activity detector saw the caller stop. Utterance providers
@@ -40,6 +40,11 @@ export interface RecognitionOptions {
   signal: AbortSignal;
   /** Phrases the caller is expected to say (sandbox scripts, tool words): grammars and keyword boosts use them. */
   phrases?: string[];
+  /**
+   * The rate of the audio written: 8000 (default, the phone) or 16000 (a
+   * browser call), which only a provider with `wideband` accepts.
+   */
+  sampleRate?: 8000 | 16000;
 }
 
 export interface SpeechToText {
@@ -47,5 +52,7 @@ export interface SpeechToText {
   readonly name: string;
   /** true when results come while the caller speaks (no need to wait for endUtterance). */
   readonly streaming: boolean;
+  /** true: open() accepts `sampleRate: 16000`, and recognises wideband audio as it is rather than the phone band. */
+  readonly wideband?: boolean;
   open(options: RecognitionOptions): RecognitionStream;
 }

@@ -38,6 +38,13 @@ export const KEYWORDS = ['opening hours', 'meeting', 'book', 'person', 'human', 
  * beams, and filters only up to 3.8 kHz, where the phone band ends.
  */
 const DECODER_OPTIONS = ['-remove_noise', 'no', '-beam', '1e-80', '-wbeam', '1e-60', '-pbeam', '1e-80', '-upperf', '3800'];
+/**
+ * Browser calls bring 16 kHz audio, the model's own rate: no upsampling and
+ * the whole band (no -upperf). Noise removal stays off, as on the phone: on
+ * flite's voices it turned "hello, who is this" into "no book …" (measured,
+ * docs/decisions/offline-speech.md "Web calls").
+ */
+const WIDEBAND_DECODER_OPTIONS = ['-remove_noise', 'no', '-beam', '1e-80', '-wbeam', '1e-60', '-pbeam', '1e-80'];
 /** Silence added around each utterance: the decoder needs some to settle its cepstral mean and end its last word. */
 const PAD_MS = 300;
 /** Line accepted from the model's words alone at this confidence; from model and grammar together at GRAMMAR_AGREEMENT. */
@@ -96,6 +103,7 @@ export interface UtteranceRecognition {
 export class PocketsphinxSpeechToText implements SpeechToText {
   readonly name = 'pocketsphinx';
   readonly streaming = false;
+  readonly wideband = true;
   private readonly modelDir: string;
   private readonly slots: Slots;
   private readonly timeoutMs: number;
@@ -132,20 +140,21 @@ export class PocketsphinxSpeechToText implements SpeechToText {
     return { dir, targets, keywordMode };
   }
 
-  /** Recognises one utterance of PCM16 mono 8 kHz against a prepared search. */
-  async recognise(search: PreparedSearch, id: number, pcm8k: Int16Array, signal: AbortSignal): Promise<UtteranceRecognition> {
+  /** Recognises one utterance of PCM16 mono (8 kHz: the phone; 16 kHz: a browser) against a prepared search. */
+  async recognise(search: PreparedSearch, id: number, pcm: Int16Array, signal: AbortSignal, sampleRate: 8000 | 16000 = 8000): Promise<UtteranceRecognition> {
     const started = performance.now();
-    if (rms(pcm8k) < SILENCE_RMS) return { text: '', confidence: 0, decoded: '', wallMs: 0 };
+    if (rms(pcm) < SILENCE_RMS) return { text: '', confidence: 0, decoded: '', wallMs: 0 };
     const pad = new Int16Array((16_000 * PAD_MS) / 1000);
-    const speech = resample(pcm8k, 8000, 16_000);
+    const speech = resample(pcm, sampleRate, 16_000);
+    const options = sampleRate === 16_000 ? WIDEBAND_DECODER_OPTIONS : DECODER_OPTIONS;
     const padded = new Int16Array(pad.length * 2 + speech.length);
     padded.set(speech, pad.length);
     const name = `u${id}`;
     await writeFile(join(search.dir, `${name}.wav`), encodeWav(padded, 16_000));
     await writeFile(join(search.dir, `${name}.ctl`), `${name}\n`);
     try {
-      const model = this.decode(search, name, ['-lm', join(search.dir, 'model.arpa')], 'lm', signal);
-      const grammar = search.keywordMode ? null : this.decode(search, name, ['-jsgf', join(search.dir, 'lines.jsgf')], 'jsgf', signal);
+      const model = this.decode(search, name, ['-lm', join(search.dir, 'model.arpa'), ...options], 'lm', signal);
+      const grammar = search.keywordMode ? null : this.decode(search, name, ['-jsgf', join(search.dir, 'lines.jsgf'), ...options], 'jsgf', signal);
       const [lm, jsgf] = await Promise.all([model, grammar]);
       const decoded = wordsOf(lm.text);
       const wallMs = Math.round(performance.now() - started);
@@ -170,7 +179,6 @@ export class PocketsphinxSpeechToText implements SpeechToText {
         '-hmm', join(this.modelDir, 'en-us'),
         '-dict', join(search.dir, 'words.dict'),
         ...searchArgs,
-        ...DECODER_OPTIONS,
         '-adcin', 'yes', '-adchdr', '44', '-cepdir', search.dir, '-cepext', '.wav',
         '-ctl', join(search.dir, `${name}.ctl`), '-hyp', hyp, '-logfn', '/dev/null',
       ];
@@ -256,6 +264,7 @@ class PocketsphinxStream implements RecognitionStream {
   private samples = 0;
   private offsetSamples = 0;
   private utterances = 0;
+  private readonly sampleRate: 8000 | 16000;
   private readonly pending: Array<Promise<RecognitionResult>> = [];
   private wake: (() => void) | null = null;
   private closed = false;
@@ -266,6 +275,7 @@ class PocketsphinxStream implements RecognitionStream {
     private readonly provider: PocketsphinxSpeechToText,
     private readonly options: RecognitionOptions,
   ) {
+    this.sampleRate = options.sampleRate ?? 8000;
     options.signal.addEventListener('abort', () => void this.close(), { once: true });
   }
 
@@ -283,15 +293,15 @@ class PocketsphinxStream implements RecognitionStream {
       audio.set(c, at);
       at += c.length;
     }
-    const startMs = Math.round((this.offsetSamples * 1000) / 8000);
+    const startMs = Math.round((this.offsetSamples * 1000) / this.sampleRate);
     this.offsetSamples += this.samples;
-    const endMs = Math.round((this.offsetSamples * 1000) / 8000);
+    const endMs = Math.round((this.offsetSamples * 1000) / this.sampleRate);
     this.chunks = [];
     this.samples = 0;
     const id = ++this.utterances;
     this.search ??= this.provider.prepare(this.options.phrases);
     const result = this.search
-      .then((search) => this.provider.recognise(search, id, audio, this.controller.signal))
+      .then((search) => this.provider.recognise(search, id, audio, this.controller.signal, this.sampleRate))
       .then((r): RecognitionResult => ({ text: r.text, final: true, startMs, endMs, confidence: r.confidence }))
       .catch((err: unknown) => {
         throw err instanceof ProviderFailure ? err : new ProviderFailure('pocketsphinx', err instanceof Error ? err.message : String(err));

@@ -163,7 +163,11 @@ export class ScriptedStt implements SpeechToText {
   readonly name = 'scripted-stt';
   readonly streaming = true;
   streams: ScriptedStream[] = [];
-  open(_options: RecognitionOptions): RecognitionStream {
+  /** What each stream was opened with. */
+  opened: RecognitionOptions[] = [];
+  constructor(readonly wideband = false) {}
+  open(options: RecognitionOptions): RecognitionStream {
+    this.opened.push(options);
     const stream = new ScriptedStream();
     this.streams.push(stream);
     return stream;

@@ -402,6 +402,42 @@ describe('VoiceSession', () => {
     expect(call.socket.closedWith).toEqual({ code: 1000, reason: 'caller_left' });
   });
 
+  it("gives a wideband recogniser the browser's own 16 kHz frames, and a phone-band one the 8 kHz frames", async () => {
+    for (const wideband of [true, false]) {
+      const stt = new ScriptedStt(wideband);
+      const call = await startCall({ web: true, stt });
+      await call.run(400, true);
+      expect(stt.opened[0]!.sampleRate).toBe(wideband ? 16_000 : undefined);
+      const written = stt.current.written;
+      expect(written.length).toBeGreaterThanOrEqual(15);
+      expect(written.every((f) => f.length === (wideband ? 320 : 160))).toBe(true);
+      // The frames the browser sent, sample for sample (run() sends each 8 kHz tone sample twice).
+      const loud = written.at(-1)!;
+      if (wideband) for (let i = 0; i < 320; i += 2) expect(loud[i]).toBe(loud[i + 1]);
+      call.session.end('test_over');
+      await call.outcome;
+    }
+  });
+
+  it('ends at once when the far end left while the call was being set up', async () => {
+    const socket = new FakeSocket();
+    const transport = new WebTransport(socket);
+    socket.emit('close');
+    const session = new VoiceSession({
+      transport,
+      clock: new ManualClock(0),
+      vad: new EnergyVad(),
+      stt: new ScriptedStt(),
+      model: new SandboxDialogue(),
+      voices: [],
+      services: { searchKnowledge: async () => [], checkAvailability: async () => [], bookMeeting: async (i) => ({ booked: false, start: i.start }), transferToHuman: async () => ({ ok: false, message: 'none' }) },
+      control: { hangUp: vi.fn() },
+      systemPrompt: 'You are Ada.',
+      firstMessage: 'Hello.',
+    });
+    expect(await session.start()).toMatchObject({ outcome: 'completed', reason: 'socket_closed', transcript: [] });
+  });
+
   it('with Silero on real speech (espeak-ng through the phone path), the caller turn is found and answered', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'session-'));
     let speech: Int16Array;

@@ -95,6 +95,18 @@ describe('WebTransport', () => {
     socket.emit('message', JSON.stringify({ type: 'nonsense' }), false);
     socket.emit('message', JSON.stringify({ type: 'hangup' }), false);
     expect(events).toEqual(['invalid:audio must be whole ', 'mark:m3', 'dtmf:9', 'invalid:unknown message', 'stop:caller_hung_up']);
+    // The caller hung up: the session's end still tells them why, then closes.
+    transport.close('caller_hung_up');
+    expect(socket.sent).toEqual([{ type: 'ended', reason: 'caller_hung_up' }]);
+    expect(socket.closedWith).toEqual({ code: 1000, reason: 'caller_hung_up' });
+  });
+
+  it('sends nothing more once the browser closed its socket', () => {
+    const socket = new FakeSocket();
+    const transport = new WebTransport(socket);
+    socket.emit('close');
+    transport.close('socket_closed');
+    expect(socket.sent).toEqual([]);
   });
 
   it('sends agent audio as 16 kHz PCM16LE binary, JSON marks, clear, notices, then ended and close 1000', () => {
