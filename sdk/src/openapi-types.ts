@@ -245,10 +245,36 @@ export interface paths {
      */
     get: operations["listRelatedObjects"];
   };
+  "/api/events/ticket": {
+    /**
+     * A one-time ticket that opens an event stream without credentials (EventSource from another site)
+     * @description Authenticated like GET /api/events/{type}. `GET /api/events/{type}?ticket=<ticket>` accepts the ticket in place of credentials: EventSource cannot send an Authorization header, and the `token` cookie (SameSite=Lax) does not cross sites. A ticket opens one stream (single use), within 60 s (`expiresAt`), for the user and credential that asked for it; the stream then ends when that session ends or that API key is deleted, as any stream does. Ask for a new ticket before each (re)connection; pass the resume point as `?lastEventId=` (EventSource sends `Last-Event-ID` on its own reconnects, which a spent ticket cannot open: reconnect yourself with a new ticket). No body.
+     */
+    post: operations["createEventTicket"];
+  };
   "/api/events/{type}": {
     /**
      * Live stream of your events (server-sent events), with replay from Last-Event-ID
-     * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated. Other query parameters filter on payload fields, exact text with `*` matching any run of characters (`?type=calls`, `?object_id=0193*`; repeat a parameter for any of several values; `a.b` reaches a nested field); a filter on a field the event lacks does not match. At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream. Besides the spec's data-plane types, `call_status` reports the progress of a call session: `{ session_id, status (queued, ringing, in_progress, completed, failed, busy, no_answer, canceled), at, duration_seconds? (when it ended), transcript? ([{ role: agent | contact, text }], when completed), outcome? and reason? (final states of calls the built-in voice agent carries: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration) }`; follow one call with `GET /api/events/call_status?session_id=<id>`. `call_transcript` streams a live call's transcript as it is said: `{ session_id, role (agent | caller), text, at }` (`GET /api/events/call_transcript?session_id=<id>`).
+     * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload, schema `<Type>Event` in components/schemas, e.g. `ObjectCreatedEvent`). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated.
+     *
+     * Authentication: `Authorization: Bearer`, the `token` cookie, or `?ticket=` from POST /api/events/ticket (EventSource in browser apps on other sites).
+     *
+     * Filters: every other query parameter filters on the payload field of that name, exact text with `*` matching any run of characters; repeat a parameter for any of several values; different parameters must all match; `a.b` reaches a nested field; numbers and booleans compare as their JSON text. A filter on a field an event lacks does not match that event, except `object_id`, which also matches the `id` of `object_created` (so `?object_id=<id>` follows one object from its creation on, and `?object_id=0193*` matches ids starting with 0193 in every object event). The fields each type can be filtered on:
+     *
+     * - `key_created` (`KeyCreatedEvent`): `key_id`, `user_id`, `created_at`
+     * - `key_deleted` (`KeyDeletedEvent`): `key_id`, `user_id`, `deleted_at`
+     * - `object_created` (`ObjectCreatedEvent`): `id`, `key_id`, `related_object_id`, `metadata.kind`, `metadata.store`, `metadata.size`, and `object_id` (its `id`)
+     * - `object_updated` (`ObjectUpdatedEvent`): `object_id`, `key_id`, `updated_at`, `version`
+     * - `object_deleted` (`ObjectDeletedEvent`): `object_id`, `deleted_at`
+     * - `publish` (`PublishEvent`): `type`, `related_id`, `object_id`, `timestamp`
+     * - `unpublish` (`UnpublishEvent`): `type`, `related_id`, `object_id`, `timestamp`
+     * - `sms_status` (`SmsStatusEvent`): `message_id`, `phone_number_id`, `from`, `to`, `status`, `error_code`, `at`
+     * - `call_status` (`CallStatusEvent`): `session_id`, `status`, `at`, `duration_seconds`, `outcome`, `reason`
+     * - `call_transcript` (`CallTranscriptEvent`): `session_id`, `role`, `text`, `at`
+     *
+     * Examples: `GET /api/events/object_created?related_object_id=<store id>` (records created in one store), `GET /api/events/call_status?session_id=<id>` (one call), `GET /api/events/call_transcript?session_id=<id>` (a live call's words), `GET /api/events/all?object_id=<id>` (one object).
+     *
+     * At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream.
      */
     get: operations["streamEvents"];
   };
@@ -692,6 +718,147 @@ export interface components {
       status?: "error";
       message: string;
       code: string;
+    };
+    /** @description Payload of `key_created`: a key was added (PUT /api/keys, or the root keys of GET /api/root). */
+    KeyCreatedEvent: {
+      key_id: string;
+      user_id: string;
+      /**
+       * Format: date-time
+       * @description When the key was created
+       */
+      created_at: string;
+    };
+    /** @description Payload of `key_deleted`. */
+    KeyDeletedEvent: {
+      key_id: string;
+      user_id: string;
+      /**
+       * Format: date-time
+       * @description When the key was deleted
+       */
+      deleted_at: string;
+    };
+    /** @description Payload of `object_created`: carries the ciphertext as GET /api/objects/{id} would, so it can be decrypted right away. */
+    ObjectCreatedEvent: {
+      /** @description The new object (the one event that names its object `id`; the `object_id` filter matches it too) */
+      id: string;
+      /** @description null only on the root container */
+      key_id: string | null;
+      /** @description The parent object (a store container for store records); absent without a parent */
+      related_object_id?: string;
+      /** @description Ciphertext, as GET /api/objects/{id} answers it */
+      content: string;
+      /** @description GCM tag */
+      auth_tag: string;
+      iv: string | null;
+      metadata: {
+        /** @description Ciphertext bytes */
+        size: number;
+        kind: "root" | "store" | "object";
+        /** @description Store name, on store containers */
+        store?: string;
+      };
+    };
+    /** @description Payload of `object_updated`: the object changed (PATCH, or a child detached by its parent's deletion). Fetch it for the new ciphertext. */
+    ObjectUpdatedEvent: {
+      object_id: string;
+      key_id: string | null;
+      /**
+       * Format: date-time
+       * @description When the change was made
+       */
+      updated_at: string;
+      /** @description The version after the change (the ETag of GET /api/objects/{id}) */
+      version: number;
+    };
+    /** @description Payload of `object_deleted`. */
+    ObjectDeletedEvent: {
+      object_id: string;
+      /**
+       * Format: date-time
+       * @description When the object was deleted
+       */
+      deleted_at: string;
+    };
+    /** @description Payload of `publish` (POST /api/objects/publish/{type}/{relatedId}). */
+    PublishEvent: {
+      /** @description The logical type of the publication (e.g. calls, contacts) */
+      type: string;
+      /** @description The object published under */
+      related_id: string;
+      /** @description The published object */
+      object_id: string;
+      /**
+       * Format: date-time
+       * @description When it was (un)published
+       */
+      timestamp: string;
+    };
+    /** @description Payload of `unpublish` (DELETE /api/objects/publish/{type}/{relatedId}, or the published object deleted). */
+    UnpublishEvent: {
+      /** @description The logical type of the publication (e.g. calls, contacts) */
+      type: string;
+      /** @description The object published under */
+      related_id: string;
+      /** @description The published object */
+      object_id: string;
+      /**
+       * Format: date-time
+       * @description When it was (un)published
+       */
+      timestamp: string;
+    };
+    /** @description Payload of `sms_status`: a new delivery status of an SMS you sent. */
+    SmsStatusEvent: {
+      /** @description The SMS (POST /api/sms/messages answered its id) */
+      message_id: string;
+      /** @description The number it was sent from */
+      phone_number_id: string;
+      from: string;
+      to: string;
+      /** @description As the carrier names it: queued, sending, sent, delivered, undelivered, failed, … */
+      status: string;
+      /** @description The carrier's error code of a failed delivery */
+      error_code: string | null;
+      /**
+       * Format: date-time
+       * @description When the status was reported
+       */
+      at: string;
+    };
+    /** @description Payload of `call_status`: progress of a call session; also the `data` of the session's webhook `{ type: "call_status", timestamp, data }`. */
+    CallStatusEvent: {
+      /** @description The call session (X-Session-Id of POST /api/session/call) */
+      session_id: string;
+      status: "queued" | "ringing" | "in_progress" | "completed" | "failed" | "busy" | "no_answer" | "canceled";
+      /**
+       * Format: date-time
+       * @description When the status changed at the audio server
+       */
+      at: string;
+      /** @description When the call ended */
+      duration_seconds?: number;
+      /** @description When completed */
+      transcript?: ({
+          role: "agent" | "contact";
+          text: string;
+        })[];
+      /** @description Final states of calls the built-in voice agent carries: why it ended */
+      outcome?: "completed" | "voicemail" | "transferred" | "no_answer" | "busy" | "refused" | "provider_error" | "instance_stopped" | "max_duration";
+      /** @description A short machine reason next to outcome */
+      reason?: string;
+    };
+    /** @description Payload of `call_transcript`: one line of a live call's transcript (the built-in voice agent), as it is said. */
+    CallTranscriptEvent: {
+      session_id: string;
+      role: "agent" | "caller";
+      text: string;
+      /**
+       * Format: date-time
+       * @description When the line was said
+       */
+      at: string;
     };
   };
   responses: never;
@@ -3586,8 +3753,101 @@ export interface operations {
     };
   };
   /**
+   * A one-time ticket that opens an event stream without credentials (EventSource from another site)
+   * @description Authenticated like GET /api/events/{type}. `GET /api/events/{type}?ticket=<ticket>` accepts the ticket in place of credentials: EventSource cannot send an Authorization header, and the `token` cookie (SameSite=Lax) does not cross sites. A ticket opens one stream (single use), within 60 s (`expiresAt`), for the user and credential that asked for it; the stream then ends when that session ends or that API key is deleted, as any stream does. Ask for a new ticket before each (re)connection; pass the resume point as `?lastEventId=` (EventSource sends `Last-Event-ID` on its own reconnects, which a spent ticket cannot open: reconnect yourself with a new ticket). No body.
+   */
+  createEventTicket: {
+    responses: {
+      /** @description The ticket */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Pass as `?ticket=` to GET /api/events/{type}; opens one stream */
+            ticket: string;
+            /**
+             * Format: date-time
+             * @description Not accepted from then on (60 s after issue)
+             */
+            expiresAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
    * Live stream of your events (server-sent events), with replay from Last-Event-ID
-   * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated. Other query parameters filter on payload fields, exact text with `*` matching any run of characters (`?type=calls`, `?object_id=0193*`; repeat a parameter for any of several values; `a.b` reaches a nested field); a filter on a field the event lacks does not match. At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream. Besides the spec's data-plane types, `call_status` reports the progress of a call session: `{ session_id, status (queued, ringing, in_progress, completed, failed, busy, no_answer, canceled), at, duration_seconds? (when it ended), transcript? ([{ role: agent | contact, text }], when completed), outcome? and reason? (final states of calls the built-in voice agent carries: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration) }`; follow one call with `GET /api/events/call_status?session_id=<id>`. `call_transcript` streams a live call's transcript as it is said: `{ session_id, role (agent | caller), text, at }` (`GET /api/events/call_transcript?session_id=<id>`).
+   * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload, schema `<Type>Event` in components/schemas, e.g. `ObjectCreatedEvent`). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated.
+   *
+   * Authentication: `Authorization: Bearer`, the `token` cookie, or `?ticket=` from POST /api/events/ticket (EventSource in browser apps on other sites).
+   *
+   * Filters: every other query parameter filters on the payload field of that name, exact text with `*` matching any run of characters; repeat a parameter for any of several values; different parameters must all match; `a.b` reaches a nested field; numbers and booleans compare as their JSON text. A filter on a field an event lacks does not match that event, except `object_id`, which also matches the `id` of `object_created` (so `?object_id=<id>` follows one object from its creation on, and `?object_id=0193*` matches ids starting with 0193 in every object event). The fields each type can be filtered on:
+   *
+   * - `key_created` (`KeyCreatedEvent`): `key_id`, `user_id`, `created_at`
+   * - `key_deleted` (`KeyDeletedEvent`): `key_id`, `user_id`, `deleted_at`
+   * - `object_created` (`ObjectCreatedEvent`): `id`, `key_id`, `related_object_id`, `metadata.kind`, `metadata.store`, `metadata.size`, and `object_id` (its `id`)
+   * - `object_updated` (`ObjectUpdatedEvent`): `object_id`, `key_id`, `updated_at`, `version`
+   * - `object_deleted` (`ObjectDeletedEvent`): `object_id`, `deleted_at`
+   * - `publish` (`PublishEvent`): `type`, `related_id`, `object_id`, `timestamp`
+   * - `unpublish` (`UnpublishEvent`): `type`, `related_id`, `object_id`, `timestamp`
+   * - `sms_status` (`SmsStatusEvent`): `message_id`, `phone_number_id`, `from`, `to`, `status`, `error_code`, `at`
+   * - `call_status` (`CallStatusEvent`): `session_id`, `status`, `at`, `duration_seconds`, `outcome`, `reason`
+   * - `call_transcript` (`CallTranscriptEvent`): `session_id`, `role`, `text`, `at`
+   *
+   * Examples: `GET /api/events/object_created?related_object_id=<store id>` (records created in one store), `GET /api/events/call_status?session_id=<id>` (one call), `GET /api/events/call_transcript?session_id=<id>` (a live call's words), `GET /api/events/all?object_id=<id>` (one object).
+   *
+   * At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream.
    */
   streamEvents: {
     parameters: {
@@ -3608,10 +3868,70 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The stream */
+      /** @description The stream: one frame per event, each frame's `data` the payload schema of its `event` type */
       200: {
         content: {
-          "text/event-stream": string;
+          "text/event-stream": ({
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "key_created";
+              data: components["schemas"]["KeyCreatedEvent"];
+            } | {
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "key_deleted";
+              data: components["schemas"]["KeyDeletedEvent"];
+            } | {
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "object_created";
+              data: components["schemas"]["ObjectCreatedEvent"];
+            } | {
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "object_updated";
+              data: components["schemas"]["ObjectUpdatedEvent"];
+            } | {
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "object_deleted";
+              data: components["schemas"]["ObjectDeletedEvent"];
+            } | {
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "publish";
+              data: components["schemas"]["PublishEvent"];
+            } | {
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "unpublish";
+              data: components["schemas"]["UnpublishEvent"];
+            } | {
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "sms_status";
+              data: components["schemas"]["SmsStatusEvent"];
+            } | {
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "call_status";
+              data: components["schemas"]["CallStatusEvent"];
+            } | {
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "call_transcript";
+              data: components["schemas"]["CallTranscriptEvent"];
+            })[];
         };
       };
       /**

@@ -60,6 +60,12 @@ const securitySchemes = {
     description: 'A session token from sign-in (`token` in the answer) or an API key from PUT /api/api-keys.',
   },
   cookieAuth: { type: 'apiKey', in: 'cookie', name: 'token', description: 'The HTTP-only `token` cookie set by sign-in, for browsers on the same site.' },
+  eventTicket: {
+    type: 'apiKey',
+    in: 'query',
+    name: 'ticket',
+    description: 'Event streams only: a ticket from POST /api/events/ticket, for EventSource in browser apps on other sites (it cannot send Authorization, and the cookie does not cross sites). Single use, valid 60 s, bound to the user and credential that asked for it.',
+  },
 };
 
 /** The code documented for an error status a route declared without codes (`errors(404)`). */
