@@ -41,6 +41,21 @@ export const contentSecurityPolicy = {
   frameAncestors: ["'none'"],
 };
 
+/** Response headers a cross-origin browser app may read (Access-Control-Expose-Headers). */
+export const exposedResponseHeaders = [
+  'x-request-id',
+  'etag',
+  'retry-after',
+  'content-disposition',
+  'x-session-id',
+  'idempotent-replayed',
+  'x-next-after',
+  'link',
+  'x-objects-written',
+  'x-frames-skipped',
+  'x-credits-granted',
+] as const;
+
 export async function registerBrowserSecurity(app: FastifyInstance, config: Config): Promise<void> {
   const allowOrigin = corsOriginMatcher(config.corsOrigins);
   await app.register(cors, {
@@ -48,8 +63,9 @@ export async function registerBrowserSecurity(app: FastifyInstance, config: Conf
     origin: (origin, callback) => callback(null, origin !== undefined && allowOrigin(origin)),
     credentials: true,
     methods: ['GET', 'HEAD', 'PUT', 'PATCH', 'POST', 'DELETE'],
-    // Headers browser apps must read: ids, retry hints, replay marks and connect's counts.
-    exposedHeaders: ['x-request-id', 'retry-after', 'content-disposition', 'x-session-id', 'idempotent-replayed', 'x-objects-written', 'x-frames-skipped', 'x-credits-granted'],
+    // Headers browser apps must read: ids, versions (ETag, for If-Match), paging, retry hints, replay marks and
+    // connect's counts. Every response header the OpenAPI document declares is here (test/http/security.test.ts).
+    exposedHeaders: [...exposedResponseHeaders],
     maxAge: 600,
   });
   const https = config.publicUrl.startsWith('https:');
