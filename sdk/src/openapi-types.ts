@@ -50,7 +50,7 @@ export interface paths {
   "/api/auth/verify/request": {
     /**
      * Send a 6-digit verification code by SMS
-     * @description The body is optional. The code expires after 10 minutes, allows 5 tries and is superseded by the next request. One code per number per minute (429 with Retry-After). 400 `no_phone` when there is no number on record and none is given; 502 `provider_error` when the SMS provider refuses.
+     * @description No body is needed (send none, or `{}`, to use the number on record; `{ phone }` sets a new one). The code expires after 10 minutes, allows 5 tries and is superseded by the next request. One code per number per minute (429 with Retry-After). 400 `no_phone` when there is no number on record and none is given; 502 `provider_error` when the SMS provider refuses.
      */
     post: operations["requestPhoneVerification"];
   };
@@ -1051,7 +1051,15 @@ export interface operations {
        */
       429: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
     };
@@ -1130,7 +1138,15 @@ export interface operations {
        */
       429: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
     };
@@ -1154,10 +1170,10 @@ export interface operations {
   };
   /**
    * Send a 6-digit verification code by SMS
-   * @description The body is optional. The code expires after 10 minutes, allows 5 tries and is superseded by the next request. One code per number per minute (429 with Retry-After). 400 `no_phone` when there is no number on record and none is given; 502 `provider_error` when the SMS provider refuses.
+   * @description No body is needed (send none, or `{}`, to use the number on record; `{ phone }` sets a new one). The code expires after 10 minutes, allows 5 tries and is superseded by the next request. One code per number per minute (429 with Retry-After). 400 `no_phone` when there is no number on record and none is given; 502 `provider_error` when the SMS provider refuses.
    */
   requestPhoneVerification: {
-    requestBody: {
+    requestBody?: {
       content: {
         /**
          * @example {
@@ -1247,7 +1263,15 @@ export interface operations {
        */
       429: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -1348,7 +1372,15 @@ export interface operations {
        */
       429: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
     };
@@ -1424,7 +1456,15 @@ export interface operations {
        */
       429: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
     };
@@ -1498,7 +1538,15 @@ export interface operations {
        */
       429: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
     };
@@ -1689,7 +1737,15 @@ export interface operations {
        */
       429: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
     };
@@ -1769,7 +1825,15 @@ export interface operations {
        */
       429: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
     };
@@ -1867,7 +1931,15 @@ export interface operations {
        */
       429: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
     };
@@ -2028,7 +2100,15 @@ export interface operations {
        */
       429: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -3612,7 +3692,15 @@ export interface operations {
        */
       412: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description The current version: read the object again, or retry with `If-Match: "<version>"` */
+            version: number;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -3982,7 +4070,15 @@ export interface operations {
        */
       429: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
     };
@@ -4142,7 +4238,15 @@ export interface operations {
        */
       429: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -4364,7 +4468,15 @@ export interface operations {
        */
       429: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -4442,7 +4554,15 @@ export interface operations {
        */
       429: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -4839,7 +4959,19 @@ export interface operations {
        */
       429: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds until the daily quota starts again (also Retry-After) */
+            retryAfter?: number;
+            /** @description Characters per day */
+            limit?: number;
+            /** @description Characters still left today */
+            remaining?: number;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -5256,7 +5388,8 @@ export interface operations {
         type?: "local" | "mobile" | "tollFree";
         /** @description Digits the number must contain */
         contains?: string;
-        limit: number;
+        /** @description At most this many numbers (default 20) */
+        limit?: number;
       };
       path: {
         /**
@@ -5627,7 +5760,18 @@ export interface operations {
        */
       409: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /**
+             * Format: uri
+             * @description Open it to add a card, then retry the request
+             */
+            checkoutUrl?: string;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -5667,7 +5811,15 @@ export interface operations {
        */
       429: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -6904,10 +7056,11 @@ export interface operations {
    */
   listSms: {
     parameters: {
-      query: {
+      query?: {
         phoneNumberId?: string;
         before?: string;
-        limit: number;
+        /** @description At most this many messages (default 50) */
+        limit?: number;
       };
     };
     responses: {
@@ -7150,7 +7303,15 @@ export interface operations {
        */
       429: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -7996,7 +8157,31 @@ export interface operations {
        */
       413: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description What the account stores now */
+            used?: {
+              documents: number;
+              chunks: number;
+              bytes: number;
+            };
+            /** @description The quota */
+            allowed?: {
+              documents: number;
+              chunks: number;
+              bytes: number;
+            };
+            /** @description What the refused request would have added */
+            adding?: {
+              documents: number;
+              chunks: number;
+              bytes: number;
+            };
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -8353,7 +8538,31 @@ export interface operations {
        */
       413: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description What the account stores now */
+            used?: {
+              documents: number;
+              chunks: number;
+              bytes: number;
+            };
+            /** @description The quota */
+            allowed?: {
+              documents: number;
+              chunks: number;
+              bytes: number;
+            };
+            /** @description What the refused request would have added */
+            adding?: {
+              documents: number;
+              chunks: number;
+              bytes: number;
+            };
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -8738,14 +8947,16 @@ export interface operations {
       502: {
         content: {
           "application/json": {
+            /** @description Human-readable explanation */
             message: string;
-            /** @enum {string} */
-            code: "provider_error";
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
             /** @description Records written before the failure; they stay */
-            written: number;
-            skipped: number;
+            written?: number;
+            skipped?: number;
             /** @description `/get-leads`: credits granted; only the written ones are charged */
             credits?: number;
+            [key: string]: unknown;
           };
         };
       };
@@ -8803,8 +9014,9 @@ export interface operations {
    */
   listWebhookDeliveries: {
     parameters: {
-      query: {
-        limit: number;
+      query?: {
+        /** @description At most this many deliveries (default 50) */
+        limit?: number;
       };
     };
     responses: {
@@ -9522,7 +9734,15 @@ export interface operations {
        */
       429: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -9675,7 +9895,15 @@ export interface operations {
        */
       429: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
       /**

@@ -15,7 +15,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { describeCode } from './error-docs.js';
+import { describeCode, errorFields, requiredErrorFields } from './error-docs.js';
 import { type ErrorCode, errorStatus } from './errors.js';
 
 export const openapiInfo = {
@@ -119,17 +119,57 @@ function declaredCodes(response: Json): string[] {
   return values.map((v) => v?.code).filter((c): c is string => typeof c === 'string');
 }
 
+/** The example of one code's answer: its message and code, and the fields the code carries. */
+function codeExample(code: string): Json {
+  const fields = errorFields[code as ErrorCode] ?? {};
+  return { message: describeCode(code), code, ...Object.fromEntries(Object.entries(fields).map(([name, f]) => [name, f.example])) };
+}
+
+/**
+ * The schema of an error answer: the shared ErrorResponse, or, when a code
+ * carries fields (src/http/error-docs.ts `errorFields`, or a route's
+ * `errorWith`), `{ message, code }` with those fields declared. A field is
+ * required when every code of the answer always sends it.
+ */
+function errorSchema(codes: string[], own: Json = {}): Json {
+  const properties: Json = { ...(own.properties ?? {}) };
+  const counts = new Map<string, number>();
+  for (const code of codes) {
+    const fields = errorFields[code as ErrorCode] ?? {};
+    for (const [name, field] of Object.entries(fields)) properties[name] = field.schema;
+    for (const name of requiredErrorFields[code as ErrorCode] ?? []) counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  delete properties.message;
+  delete properties.code;
+  if (Object.keys(properties).length === 0) return { $ref: ERROR_REF };
+  const always = [...counts].filter(([, n]) => n === codes.length).map(([name]) => name);
+  return {
+    type: 'object',
+    required: ['message', 'code', ...always],
+    properties: {
+      message: { type: 'string', description: 'Human-readable explanation' },
+      code: { type: 'string', description: 'Stable machine-readable error code (those of this answer are listed above)' },
+      ...properties,
+    },
+    additionalProperties: true,
+    description: 'Error answer',
+  };
+}
+
 function errorResponse(status: number, codes: string[]) {
   return {
     description: [`${statusName[status] ?? `Error ${status}`}.`, '', ...codes.map((c) => `- \`${c}\`: ${describeCode(c)}`)].join('\n'),
     content: {
       'application/json': {
-        schema: { $ref: ERROR_REF },
-        examples: Object.fromEntries(codes.map((code) => [code, { summary: describeCode(code), value: { message: describeCode(code), code } }])),
+        schema: errorSchema(codes),
+        examples: Object.fromEntries(codes.map((code) => [code, { summary: describeCode(code), value: codeExample(code) }])),
       },
     },
   };
 }
+
+/** An error answer of the route's own whose schema is `{ message, code, …fields }` (errorWith): merged with the codes' fields. */
+const isErrorObject = (schema: Json | undefined) => schema?.type === 'object' && schema.properties?.message && schema.properties?.code && !schema.$ref;
 
 /** A media object whose schema is a shared one ($ref) shows that schema's example. */
 function exampleFromComponent(media: Json | undefined, components: Json): void {
@@ -164,6 +204,11 @@ export function completeOperation(op: Json, components: Json = {}, method = 'pos
 
   const params: Json[] = op.parameters ?? [];
   const body = op.requestBody?.content;
+  const bodySchema = body?.['application/json']?.schema;
+  if (bodySchema?.['x-optional-body']) {
+    delete bodySchema['x-optional-body'];
+    op.requestBody.required = false;
+  }
   // Fastify reads a body on these methods whether or not the route declares one.
   if (body || BODY_METHODS.includes(method)) {
     add('payload_too_large');
@@ -192,6 +237,7 @@ export function completeOperation(op: Json, components: Json = {}, method = 'pos
       continue;
     }
     const media = own.content?.['application/json'];
+    if (isErrorObject(media?.schema)) media.schema = errorSchema([...set], media.schema);
     if (!media) {
       // A non-JSON answer of the route's own (an HTML page): keep it, name the codes.
       responses[status] = { ...own, description: `${own.description}\n\n${standard.description}` };
@@ -222,13 +268,15 @@ export function keepDeclaredCodes(schema: Json | undefined, components: Json = {
   const out: Json = {};
   for (const [status, entry] of Object.entries<Json>(response)) {
     const examples: unknown[] | undefined = entry?.examples;
-    if (Number(status) >= 400 && typeof entry?.$ref === 'string' && Array.isArray(examples) && examples.length) {
+    const inline = isErrorObject(entry);
+    if (Number(status) >= 400 && (typeof entry?.$ref === 'string' || inline) && Array.isArray(examples) && examples.length) {
+      const { examples: _examples, description: _description, ...schema } = entry;
       out[status] = {
         // What @fastify/swagger would have said: the answer's own description, else the shared schema's.
         description: entry.description ?? components.schemas?.[entry.$ref]?.description ?? statusName[Number(status)] ?? 'Error answer',
         content: {
           'application/json': {
-            schema: { $ref: entry.$ref },
+            schema: inline ? schema : { $ref: entry.$ref },
             examples: Object.fromEntries(examples.map((value: any, i) => [typeof value?.code === 'string' ? value.code : `example${i + 1}`, { value }])),
           },
         },

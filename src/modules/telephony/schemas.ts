@@ -23,7 +23,7 @@ export const SearchQuery = Type.Object({
   country: Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2 country code', examples: ['US'] }),
   type: Type.Optional(NumberTypeSchema),
   contains: Type.Optional(Type.String({ pattern: '^[0-9]{1,10}$', description: 'Digits the number must contain' })),
-  limit: Type.Integer({ minimum: 1, maximum: 50, default: 20 }),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 20, description: 'At most this many numbers (default 20)' })),
 });
 
 export const SearchEntry = Type.Object({

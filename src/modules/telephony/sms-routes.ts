@@ -46,12 +46,12 @@ export async function smsRoutes(app: App, telephony: TelephonyServices) {
         querystring: Type.Object({
           phoneNumberId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
           before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-          limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'At most this many messages (default 50)' })),
         }),
         response: { 200: ok(Type.Array(SmsMessage), 'Your messages, newest first', [smsMessageExample]) },
       },
     },
-    async (request) => sms.list(request.auth!.userId, request.query),
+    async (request) => sms.list(request.auth!.userId, { ...request.query, limit: request.query.limit ?? 50 }),
   );
 
   app.get(
