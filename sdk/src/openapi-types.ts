@@ -653,7 +653,7 @@ export interface paths {
   "/api/webhooks/audio/{sessionId}": {
     /**
      * The audio server's progress report for one call session
-     * @description Called by the audio server (`AUDIO_SERVER_URL`), not by API users. Signed with `AUDIO_SERVER_SECRET` as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`), checked on the raw body before anything else; a bad signature is 400 and changes nothing. A report is applied once per `webhook-id`, and only when it moves the session forward (queued → ringing → in_progress → a final status); it then emits a `call_status` event and queues the session's webhook.
+     * @description Called by the audio server (`AUDIO_SERVER_URL`), not by API users. Signed with `AUDIO_SERVER_SECRET` as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`), checked on the raw body before anything else; a bad or missing signature is 400 `invalid_token` and changes nothing. A report is applied once per `webhook-id`, and only when it moves the session forward (queued → ringing → in_progress → a final status); it then emits a `call_status` event and queues the session's webhook.
      */
     post: operations["receiveAudioReport"];
   };
@@ -897,6 +897,13 @@ export interface operations {
        * - `not_ready`: the server is not ready (e.g. the database is unreachable)
        */
       503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -945,6 +952,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -968,6 +992,23 @@ export interface operations {
        * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
        */
       401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -1050,6 +1091,13 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": {
             /** @description Human-readable explanation */
@@ -1060,6 +1108,23 @@ export interface operations {
             retryAfter?: number;
             [key: string]: unknown;
           };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
     };
@@ -1137,6 +1202,13 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": {
             /** @description Human-readable explanation */
@@ -1147,6 +1219,23 @@ export interface operations {
             retryAfter?: number;
             [key: string]: unknown;
           };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
     };
@@ -1164,6 +1253,23 @@ export interface operations {
             /** @enum {string} */
             status: "logout";
           };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
     };
@@ -1262,6 +1368,13 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": {
             /** @description Human-readable explanation */
@@ -1280,6 +1393,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -1371,6 +1501,13 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": {
             /** @description Human-readable explanation */
@@ -1381,6 +1518,23 @@ export interface operations {
             retryAfter?: number;
             [key: string]: unknown;
           };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
     };
@@ -1455,6 +1609,13 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": {
             /** @description Human-readable explanation */
@@ -1465,6 +1626,23 @@ export interface operations {
             retryAfter?: number;
             [key: string]: unknown;
           };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
     };
@@ -1537,6 +1715,13 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": {
             /** @description Human-readable explanation */
@@ -1547,6 +1732,23 @@ export interface operations {
             retryAfter?: number;
             [key: string]: unknown;
           };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
     };
@@ -1603,13 +1805,23 @@ export interface operations {
         };
       };
       /**
-       * @description Conflict.
+       * @description Error answer
+       *
+       * Conflict.
        *
        * - `conflict`: the request conflicts with the current state
        */
       409: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Two-factor authentication is configured already: the route that replaces its secret */
+            reset?: string;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -1628,6 +1840,23 @@ export interface operations {
        * - `unsupported_media_type`: the content-type is not accepted here
        */
       415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -1736,6 +1965,13 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": {
             /** @description Human-readable explanation */
@@ -1746,6 +1982,23 @@ export interface operations {
             retryAfter?: number;
             [key: string]: unknown;
           };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
     };
@@ -1824,6 +2077,13 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": {
             /** @description Human-readable explanation */
@@ -1834,6 +2094,23 @@ export interface operations {
             retryAfter?: number;
             [key: string]: unknown;
           };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
     };
@@ -1930,6 +2207,13 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": {
             /** @description Human-readable explanation */
@@ -1940,6 +2224,23 @@ export interface operations {
             retryAfter?: number;
             [key: string]: unknown;
           };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
     };
@@ -1959,6 +2260,23 @@ export interface operations {
               /** @description Display name */
               name: string;
             }[];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
     };
@@ -2015,6 +2333,23 @@ export interface operations {
        * - `uri_too_long`: a path parameter is longer than the router accepts
        */
       414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -2099,6 +2434,13 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": {
             /** @description Human-readable explanation */
@@ -2117,6 +2459,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -2205,6 +2564,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -2258,6 +2634,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -2296,6 +2689,23 @@ export interface operations {
        * - `two_factor_required`: two-factor verification is pending for this session
        */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -2386,6 +2796,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -2471,6 +2898,23 @@ export interface operations {
        * - `unsupported_media_type`: the content-type is not accepted here
        */
       415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -2584,6 +3028,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -2637,6 +3098,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -2674,6 +3152,23 @@ export interface operations {
        * - `phone_not_verified`: the phone number must be verified first
        */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -2779,6 +3274,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -2865,6 +3377,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -2941,6 +3470,23 @@ export interface operations {
        * - `uri_too_long`: a path parameter is longer than the router accepts
        */
       414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -3040,6 +3586,23 @@ export interface operations {
        * - `unsupported_media_type`: the content-type is not accepted here
        */
       415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -3155,6 +3718,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -3246,6 +3826,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -3280,6 +3877,10 @@ export interface operations {
     responses: {
       /** @description The stored object */
       200: {
+        headers: {
+          /** @description The object's version, quoted (`"3"`): send it as If-Match on PATCH */
+          etag?: string;
+        };
         content: {
           "application/json": {
             id: string;
@@ -3370,6 +3971,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -3385,6 +4003,10 @@ export interface operations {
     responses: {
       /** @description The object */
       200: {
+        headers: {
+          /** @description The object's version, quoted (`"3"`): send it as If-Match on PATCH */
+          etag?: string;
+        };
         content: {
           "application/json": {
             id: string;
@@ -3459,6 +4081,23 @@ export interface operations {
        * - `uri_too_long`: a path parameter is longer than the router accepts
        */
       414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -3562,6 +4201,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -3605,6 +4261,10 @@ export interface operations {
     responses: {
       /** @description The updated object (version + 1) */
       200: {
+        headers: {
+          /** @description The object's version, quoted (`"3"`): send it as If-Match on PATCH */
+          etag?: string;
+        };
         content: {
           "application/json": {
             id: string;
@@ -3733,6 +4393,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -3838,6 +4515,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -3908,6 +4602,23 @@ export interface operations {
        * - `unsupported_media_type`: the content-type is not accepted here
        */
       415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -4069,6 +4780,13 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": {
             /** @description Human-readable explanation */
@@ -4079,6 +4797,23 @@ export interface operations {
             retryAfter?: number;
             [key: string]: unknown;
           };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
     };
@@ -4123,6 +4858,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -4148,6 +4900,13 @@ export interface operations {
     responses: {
       /** @description The checkout page to pay the top-up on */
       200: {
+        headers: {
+          /**
+           * @description `true` when this answer is the stored answer of an earlier request with the same Idempotency-Key (nothing was done again)
+           * @example true
+           */
+          "Idempotent-Replayed"?: "true";
+        };
         content: {
           "application/json": {
             /**
@@ -4197,6 +4956,13 @@ export interface operations {
        * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -4237,6 +5003,13 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": {
             /** @description Human-readable explanation */
@@ -4255,6 +5028,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -4344,6 +5134,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -4377,6 +5184,13 @@ export interface operations {
     responses: {
       /** @description The subscription checkout, or the page confirming the plan change */
       200: {
+        headers: {
+          /**
+           * @description `true` when this answer is the stored answer of an earlier request with the same Idempotency-Key (nothing was done again)
+           * @example true
+           */
+          "Idempotent-Replayed"?: "true";
+        };
         content: {
           "application/json": {
             /**
@@ -4427,6 +5241,13 @@ export interface operations {
        * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -4467,6 +5288,13 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": {
             /** @description Human-readable explanation */
@@ -4485,6 +5313,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -4553,6 +5398,13 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": {
             /** @description Human-readable explanation */
@@ -4571,6 +5423,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -4615,6 +5484,23 @@ export interface operations {
        * - `two_factor_required`: two-factor verification is pending for this session
        */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -4665,6 +5551,23 @@ export interface operations {
        * - `two_factor_required`: two-factor verification is pending for this session
        */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -4725,6 +5628,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -4820,6 +5740,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -4958,6 +5895,13 @@ export interface operations {
        * - `voice_preview_quota_exceeded`: the daily characters of paid voice previews are used up (see Retry-After, limit and remaining)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": {
             /** @description Human-readable explanation */
@@ -4990,6 +5934,13 @@ export interface operations {
        * - `not_ready`: the server is not ready (e.g. the database is unreachable)
        */
       503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -5040,6 +5991,23 @@ export interface operations {
        * - `two_factor_required`: two-factor verification is pending for this session
        */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -5158,6 +6126,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -5247,6 +6232,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -5278,6 +6280,23 @@ export interface operations {
        * - `phone_not_verified`: the phone number must be verified first
        */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -5367,6 +6386,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -5485,6 +6521,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -5609,6 +6662,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -5672,6 +6742,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -5711,6 +6798,13 @@ export interface operations {
     responses: {
       /** @description The new phone number */
       200: {
+        headers: {
+          /**
+           * @description `true` when this answer is the stored answer of an earlier request with the same Idempotency-Key (nothing was done again)
+           * @example true
+           */
+          "Idempotent-Replayed"?: "true";
+        };
         content: {
           "application/json": {
             id: string;
@@ -5759,6 +6853,13 @@ export interface operations {
        * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": {
             /** @description Human-readable explanation */
@@ -5810,6 +6911,13 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": {
             /** @description Human-readable explanation */
@@ -5828,6 +6936,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -5930,6 +7055,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -6025,6 +7167,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -6156,6 +7315,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -6214,6 +7390,23 @@ export interface operations {
        * - `phone_not_verified`: the phone number must be verified first
        */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -6375,6 +7568,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -6468,6 +7678,23 @@ export interface operations {
        * - `uri_too_long`: a path parameter is longer than the router accepts
        */
       414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -6644,6 +7871,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -6797,6 +8041,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -6892,6 +8153,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -7048,6 +8326,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -7131,6 +8426,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -7168,6 +8480,13 @@ export interface operations {
     responses: {
       /** @description The message, with the provider's answer to the send */
       200: {
+        headers: {
+          /**
+           * @description `true` when this answer is the stored answer of an earlier request with the same Idempotency-Key (nothing was done again)
+           * @example true
+           */
+          "Idempotent-Replayed"?: "true";
+        };
         content: {
           "application/json": {
             id: string;
@@ -7262,6 +8581,13 @@ export interface operations {
        * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -7302,6 +8628,13 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": {
             /** @description Human-readable explanation */
@@ -7320,6 +8653,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -7424,6 +8774,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -7488,6 +8855,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -7533,6 +8917,23 @@ export interface operations {
        * - `uri_too_long`: a path parameter is longer than the router accepts
        */
       414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -7621,6 +9022,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -7700,6 +9118,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -7745,6 +9180,23 @@ export interface operations {
        * - `uri_too_long`: a path parameter is longer than the router accepts
        */
       414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -7828,6 +9280,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -7871,6 +9340,23 @@ export interface operations {
        * - `phone_not_verified`: the phone number must be verified first
        */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -7963,6 +9449,23 @@ export interface operations {
        * - `unsupported_media_type`: the content-type is not accepted here
        */
       415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -8065,6 +9568,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -8150,7 +9670,9 @@ export interface operations {
         };
       };
       /**
-       * @description Payload too large.
+       * @description Error answer
+       *
+       * Payload too large.
        *
        * - `payload_too_large`: the body is larger than the limit
        * - `quota_exceeded`: the account's storage quota would be passed (the answer says what is used and what is allowed)
@@ -8162,6 +9684,8 @@ export interface operations {
             message: string;
             /** @description Stable machine-readable error code (those of this answer are listed above) */
             code: string;
+            /** @description The file that was refused */
+            file?: string;
             /** @description What the account stores now */
             used?: {
               documents: number;
@@ -8205,13 +9729,23 @@ export interface operations {
         };
       };
       /**
-       * @description Unprocessable.
+       * @description Error answer
+       *
+       * Unprocessable.
        *
        * - `file_too_complex`: a file took longer or more memory to read than the limit per file (the answer names it)
        */
       422: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description The file that was refused */
+            file?: string;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -8220,6 +9754,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -8310,6 +9861,23 @@ export interface operations {
        * - `unsupported_media_type`: the content-type is not accepted here
        */
       415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -8427,6 +9995,23 @@ export interface operations {
        * - `unsupported_media_type`: the content-type is not accepted here
        */
       415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -8595,6 +10180,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -8711,6 +10313,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -8803,6 +10422,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -8852,6 +10488,11 @@ export interface operations {
           "x-frames-skipped"?: number;
           /** @description `/get-leads` only: the credits granted after clamping to allowance plus balance */
           "x-credits-granted"?: number;
+          /**
+           * @description `true` when this answer is the stored answer of an earlier request with the same Idempotency-Key (nothing was done again)
+           * @example true
+           */
+          "Idempotent-Replayed"?: "true";
         };
         content: never;
       };
@@ -8903,6 +10544,13 @@ export interface operations {
        * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -8960,6 +10608,23 @@ export interface operations {
           };
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -9002,6 +10667,23 @@ export interface operations {
        * - `phone_not_verified`: the phone number must be verified first
        */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -9073,6 +10755,23 @@ export interface operations {
        * - `phone_not_verified`: the phone number must be verified first
        */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -9154,6 +10853,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -9192,6 +10908,11 @@ export interface operations {
         headers: {
           /** @description The new call session: follow it with `GET /api/events/call_status?session_id=<id>` */
           "x-session-id"?: string;
+          /**
+           * @description `true` when this answer is the stored answer of an earlier request with the same Idempotency-Key (nothing was done again)
+           * @example true
+           */
+          "Idempotent-Replayed"?: "true";
         };
         content: never;
       };
@@ -9256,6 +10977,13 @@ export interface operations {
        * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -9296,6 +11024,13 @@ export interface operations {
        * - `concurrency_limit`: as many calls as the account may have at once are under way (CALL_CONCURRENCY_PER_USER, or the plan's): retry when one ends
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -9306,6 +11041,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -9379,6 +11131,23 @@ export interface operations {
        * - `phone_not_verified`: the phone number must be verified first
        */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -9498,6 +11267,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -9568,6 +11354,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -9611,6 +11414,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -9646,6 +11466,13 @@ export interface operations {
     responses: {
       /** @description The code was sent; keep the key */
       200: {
+        headers: {
+          /**
+           * @description `true` when this answer is the stored answer of an earlier request with the same Idempotency-Key (nothing was done again)
+           * @example true
+           */
+          "Idempotent-Replayed"?: "true";
+        };
         content: {
           "application/json": {
             /** @description Signed key (JWS) bound to you, the phone, the type and the code; send it back with the code within 10 minutes. It is spent by the first successful POST. */
@@ -9693,6 +11520,13 @@ export interface operations {
        * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -9733,6 +11567,13 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": {
             /** @description Human-readable explanation */
@@ -9759,8 +11600,16 @@ export interface operations {
        * @description Not ready.
        *
        * - `numbers_busy`: no temporary number is free to place the test call from: retry later (see Retry-After)
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
        */
       503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -9806,6 +11655,13 @@ export interface operations {
     responses: {
       /** @description The call is under way */
       200: {
+        headers: {
+          /**
+           * @description `true` when this answer is the stored answer of an earlier request with the same Idempotency-Key (nothing was done again)
+           * @example true
+           */
+          "Idempotent-Replayed"?: "true";
+        };
         content: {
           "application/json": {
             /** @description The call session: follow it with GET /api/events/call_status?session_id=<id> */
@@ -9854,6 +11710,13 @@ export interface operations {
        * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -9894,6 +11757,13 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": {
             /** @description Human-readable explanation */
@@ -9920,8 +11790,16 @@ export interface operations {
        * @description Not ready.
        *
        * - `numbers_busy`: no temporary number is free to place the test call from: retry later (see Retry-After)
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
        */
       503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -9930,7 +11808,7 @@ export interface operations {
   };
   /**
    * The audio server's progress report for one call session
-   * @description Called by the audio server (`AUDIO_SERVER_URL`), not by API users. Signed with `AUDIO_SERVER_SECRET` as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`), checked on the raw body before anything else; a bad signature is 400 and changes nothing. A report is applied once per `webhook-id`, and only when it moves the session forward (queued → ringing → in_progress → a final status); it then emits a `call_status` event and queues the session's webhook.
+   * @description Called by the audio server (`AUDIO_SERVER_URL`), not by API users. Signed with `AUDIO_SERVER_SECRET` as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`), checked on the raw body before anything else; a bad or missing signature is 400 `invalid_token` and changes nothing. A report is applied once per `webhook-id`, and only when it moves the session forward (queued → ringing → in_progress → a final status); it then emits a `call_status` event and queues the session's webhook.
    */
   receiveAudioReport: {
     parameters: {
@@ -9983,6 +11861,7 @@ export interface operations {
       /**
        * @description Bad request.
        *
+       * - `invalid_token`: the link or token is invalid, used or expired
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        * - `invalid_json`: the body is not valid JSON
        */
@@ -10027,6 +11906,23 @@ export interface operations {
        * - `unsupported_media_type`: the content-type is not accepted here
        */
       415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -10106,6 +12002,23 @@ export interface operations {
        * - `unsupported_media_type`: the content-type is not accepted here
        */
       415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -10191,6 +12104,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -10266,6 +12196,23 @@ export interface operations {
        * - `unsupported_media_type`: the content-type is not accepted here
        */
       415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };

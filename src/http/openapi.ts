@@ -218,6 +218,9 @@ export function completeOperation(op: Json, components: Json = {}, method = 'pos
   if (body || BODY_METHODS.includes(method) || params.length) add('invalid_input');
   if (params.some((p) => p.in === 'path')) add('uri_too_long');
 
+  // Any operation may find the database unreachable: 503 not_ready with Retry-After (error-handler.ts).
+  add('not_ready');
+
   const level = op['x-auth-level'];
   delete op['x-auth-level'];
   const optional = op.security?.some((r: Json) => Object.keys(r).length === 0); // `{}`: credentials optional
@@ -251,7 +254,32 @@ export function completeOperation(op: Json, components: Json = {}, method = 'pos
     media.examples = { ...(example ? { example: { value: example } } : {}), ...examples, ...Object.fromEntries(added) };
     responses[status] = { ...own, description: `${own.description}\n\n${standard.description}` };
   }
+  declareHeaders(op, responses, codes);
   op.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+const retryAfter = {
+  description: 'Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)',
+  schema: { type: 'integer', minimum: 1 },
+  example: 30,
+};
+const idempotentReplayed = {
+  description: '`true` when this answer is the stored answer of an earlier request with the same Idempotency-Key (nothing was done again)',
+  schema: { type: 'string', enum: ['true'] },
+  example: 'true',
+};
+
+/** Response headers implied by the codes and the shape: Retry-After on waits, Idempotent-Replayed on idempotent routes' successes. */
+function declareHeaders(op: Json, responses: Json, codes: Map<number, Set<string>>): void {
+  const waits = new Set(['rate_limited', 'concurrency_limit', 'voice_preview_quota_exceeded', 'idempotency_in_progress', 'not_ready', 'numbers_busy']);
+  for (const [status, set] of codes) {
+    if ([...set].some((code) => waits.has(code))) responses[status].headers = { ...responses[status].headers, 'Retry-After': retryAfter };
+  }
+  const idempotent = (op.parameters ?? []).some((p: Json) => p.in === 'header' && p.name === 'idempotency-key');
+  if (!idempotent) return;
+  for (const [status, response] of Object.entries<Json>(responses)) {
+    if (status.startsWith('2')) response.headers = { ...response.headers, 'Idempotent-Replayed': idempotentReplayed };
+  }
 }
 
 /**
