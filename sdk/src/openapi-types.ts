@@ -518,7 +518,7 @@ export interface paths {
   "/api/webhooks/twilio/sms/{id}": {
     /**
      * Twilio status callback for a message (called by the provider)
-     * @description Checked before anything else: `X-Twilio-Signature` (HMAC-SHA1 with the provider's auth token over PUBLIC_URL plus the request URI as received and the sorted parameters); a bad signature is 400 `invalid_signature` and changes nothing. Each status is recorded once per message (repeats are no-ops) and emitted as an `sms_status` event.
+     * @description Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign; a bad signature is 400 `invalid_signature` and changes nothing. Each status is recorded once per message (repeats are no-ops) and emitted as an `sms_status` event.
      */
     post: operations["twilioSmsStatusCallback"];
   };
@@ -660,21 +660,21 @@ export interface paths {
   "/api/webhooks/twilio/call/{sessionId}": {
     /**
      * Twilio's progress of a call the voice agent carries
-     * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` (HMAC-SHA1 with the provider's auth token over PUBLIC_URL plus the request URI as received and the sorted parameters); a bad signature is 400 `invalid_signature` and changes nothing. CallStatus initiated/queued, ringing, in-progress, completed, busy, no-answer, canceled, failed moves the session forward once per status (a `call_status` event and webhook). While the media stream is carried, the instance carrying it reports the end with the transcript; Twilio's `completed` ends only calls nobody carries.
+     * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign; a bad signature is 400 `invalid_signature` and changes nothing. CallStatus initiated/queued, ringing, in-progress, completed, busy, no-answer, canceled, failed moves the session forward once per status (a `call_status` event and webhook). While the media stream is carried, the instance carrying it reports the end with the transcript; Twilio's `completed` ends only calls nobody carries.
      */
     post: operations["twilioCallStatusCallback"];
   };
   "/api/webhooks/twilio/voice/{numberId}": {
     /**
      * A call to one of your numbers (Twilio's voice webhook)
-     * @description Called by Twilio, not by API users; attaching a number to an inbound configuration points the number's voice URL here. Checked before anything else: `X-Twilio-Signature` (a bad one is 400 `invalid_signature`). The number's inbound configuration decides who answers: its agent record (from your `agents` store: `{ name, instructions?, prompt?, firstMessage?, voicemailMessage?, personaId?, pathway?, knowledgeBaseId?, integrations?, maxDurationSeconds? }`) and human agents (from `contacts`: `{ name, phone }`). The answer is TwiML connecting the call's audio to the media WebSocket; a number not attached or suspended, an unreadable agent, an owner without allowance or balance, or the concurrency limit is answered with one spoken sentence and `<Hangup/>`, and the session ends `failed` with outcome `refused` and its reason (`not_attached`, `number_suspended`, `agent_unreadable`, `insufficient_funds`, `concurrency_limit`). Inbound calls are charged at the number's country's inbound rate, after the plan's inbound allowance.
+     * @description Called by Twilio, not by API users; attaching a number to an inbound configuration points the number's voice URL here. Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign (a bad one is 400 `invalid_signature`). The number's inbound configuration decides who answers: its agent record (from your `agents` store: `{ name, instructions?, prompt?, firstMessage?, voicemailMessage?, personaId?, pathway?, knowledgeBaseId?, integrations?, maxDurationSeconds? }`) and human agents (from `contacts`: `{ name, phone }`). The answer is TwiML connecting the call's audio to the media WebSocket; a number not attached or suspended, an unreadable agent, an owner without allowance or balance, or the concurrency limit is answered with one spoken sentence and `<Hangup/>`, and the session ends `failed` with outcome `refused` and its reason (`not_attached`, `number_suspended`, `agent_unreadable`, `insufficient_funds`, `concurrency_limit`). Inbound calls are charged at the number's country's inbound rate, after the plan's inbound allowance.
      */
     post: operations["twilioVoiceWebhook"];
   };
   "/api/webhooks/twilio/amd/{sessionId}": {
     /**
      * Twilio's answering-machine verdict for an outbound call
-     * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` (HMAC-SHA1 with the provider's auth token over PUBLIC_URL plus the request URI as received and the sorted parameters); a bad signature is 400 `invalid_signature` and changes nothing. `AnsweredBy` (human, machine_end_beep, machine_end_silence, machine_end_other, fax, unknown) reaches the live call: after a machine's beep the agent speaks its `voicemailMessage` once and hangs up (none: hangs up at once), outcome `voicemail`.
+     * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign; a bad signature is 400 `invalid_signature` and changes nothing. `AnsweredBy` (human, machine_end_beep, machine_end_silence, machine_end_other, fax, unknown) reaches the live call: after a machine's beep the agent speaks its `voicemailMessage` once and hangs up (none: hangs up at once), outcome `voicemail`.
      */
     post: operations["twilioMachineDetectionCallback"];
   };
@@ -933,8 +933,34 @@ export interface operations {
               to: string;
               subject?: string;
               body: string;
-              /** @description Machine-readable part: code, token, url */
+              /** @description The machine-readable part of the message: which fields depends on the message, as described for each */
               data: {
+                /** @description The 6-digit code of a phone verification SMS, or of a temporary-session SMS (`purpose: temporary-session`) */
+                code?: string;
+                /**
+                 * @description On the SMS of PUT /api/session/temporary
+                 * @enum {string}
+                 */
+                purpose?: "temporary-session";
+                /** @description The password reset token (POST /api/auth/reset-password/submit) */
+                token?: string;
+                /** @description The link of a password reset email, or of the notice sent when someone signs up with an email that has an account */
+                url?: string;
+                /**
+                 * @description On that notice
+                 * @enum {string}
+                 */
+                reason?: "sign_up_existing_email";
+                /** @description The sending number of an SMS sent through the sandbox telephony provider (POST /api/sms/messages) */
+                from?: string;
+                /** @description Its sandbox message id (as Twilio's MessageSid) */
+                messageSid?: string;
+                /** @description The call session of a temporary test call's summary email */
+                sessionId?: string;
+                /** @description That call's final status */
+                status?: string;
+                /** @description That call's duration */
+                durationSeconds?: number;
                 [key: string]: unknown;
               };
               /** Format: date-time */
@@ -8800,7 +8826,51 @@ export interface operations {
   receiveStripeWebhook: {
     parameters: {
       header?: {
+        /** @description Stripe's signature of the raw body: `t=<unix time>,v1=<hex HMAC-SHA256>` */
         "stripe-signature"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "id": "evt_1QdXyZ2eZvKYlo2C0aBcDeFg",
+         *   "object": "event",
+         *   "type": "checkout.session.completed",
+         *   "created": 1764151200,
+         *   "livemode": false,
+         *   "api_version": "2025-10-29.clover",
+         *   "data": {
+         *     "object": {
+         *       "id": "cs_test_a1b2c3",
+         *       "object": "checkout.session",
+         *       "mode": "payment",
+         *       "payment_status": "paid",
+         *       "client_reference_id": "0193a5c2-1b7e-7d4f-9a31-2c5e8f0b7d11"
+         *     }
+         *   }
+         * }
+         */
+        "application/json": {
+          /** @description The event id (`evt_…`): applied once */
+          id: string;
+          /** @enum {string} */
+          object: "event";
+          /** @description e.g. checkout.session.completed; types not listed above are acknowledged and ignored */
+          type: string;
+          /** @description Unix time */
+          created: number;
+          livemode: boolean;
+          api_version?: string | null;
+          data: {
+            /** @description The Stripe object the event is about (a checkout session, invoice, subscription, payment method or refund) */
+            object: {
+              [key: string]: unknown;
+            };
+            [key: string]: unknown;
+          };
+          [key: string]: unknown;
+        };
       };
     };
     responses: {
@@ -9205,7 +9275,7 @@ export interface operations {
   };
   /**
    * Twilio status callback for a message (called by the provider)
-   * @description Checked before anything else: `X-Twilio-Signature` (HMAC-SHA1 with the provider's auth token over PUBLIC_URL plus the request URI as received and the sorted parameters); a bad signature is 400 `invalid_signature` and changes nothing. Each status is recorded once per message (repeats are no-ops) and emitted as an `sms_status` event.
+   * @description Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign; a bad signature is 400 `invalid_signature` and changes nothing. Each status is recorded once per message (repeats are no-ops) and emitted as an `sms_status` event.
    */
   twilioSmsStatusCallback: {
     parameters: {
@@ -11931,7 +12001,7 @@ export interface operations {
   };
   /**
    * Twilio's progress of a call the voice agent carries
-   * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` (HMAC-SHA1 with the provider's auth token over PUBLIC_URL plus the request URI as received and the sorted parameters); a bad signature is 400 `invalid_signature` and changes nothing. CallStatus initiated/queued, ringing, in-progress, completed, busy, no-answer, canceled, failed moves the session forward once per status (a `call_status` event and webhook). While the media stream is carried, the instance carrying it reports the end with the transcript; Twilio's `completed` ends only calls nobody carries.
+   * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign; a bad signature is 400 `invalid_signature` and changes nothing. CallStatus initiated/queued, ringing, in-progress, completed, busy, no-answer, canceled, failed moves the session forward once per status (a `call_status` event and webhook). While the media stream is carried, the instance carrying it reports the end with the transcript; Twilio's `completed` ends only calls nobody carries.
    */
   twilioCallStatusCallback: {
     parameters: {
@@ -12027,7 +12097,7 @@ export interface operations {
   };
   /**
    * A call to one of your numbers (Twilio's voice webhook)
-   * @description Called by Twilio, not by API users; attaching a number to an inbound configuration points the number's voice URL here. Checked before anything else: `X-Twilio-Signature` (a bad one is 400 `invalid_signature`). The number's inbound configuration decides who answers: its agent record (from your `agents` store: `{ name, instructions?, prompt?, firstMessage?, voicemailMessage?, personaId?, pathway?, knowledgeBaseId?, integrations?, maxDurationSeconds? }`) and human agents (from `contacts`: `{ name, phone }`). The answer is TwiML connecting the call's audio to the media WebSocket; a number not attached or suspended, an unreadable agent, an owner without allowance or balance, or the concurrency limit is answered with one spoken sentence and `<Hangup/>`, and the session ends `failed` with outcome `refused` and its reason (`not_attached`, `number_suspended`, `agent_unreadable`, `insufficient_funds`, `concurrency_limit`). Inbound calls are charged at the number's country's inbound rate, after the plan's inbound allowance.
+   * @description Called by Twilio, not by API users; attaching a number to an inbound configuration points the number's voice URL here. Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign (a bad one is 400 `invalid_signature`). The number's inbound configuration decides who answers: its agent record (from your `agents` store: `{ name, instructions?, prompt?, firstMessage?, voicemailMessage?, personaId?, pathway?, knowledgeBaseId?, integrations?, maxDurationSeconds? }`) and human agents (from `contacts`: `{ name, phone }`). The answer is TwiML connecting the call's audio to the media WebSocket; a number not attached or suspended, an unreadable agent, an owner without allowance or balance, or the concurrency limit is answered with one spoken sentence and `<Hangup/>`, and the session ends `failed` with outcome `refused` and its reason (`not_attached`, `number_suspended`, `agent_unreadable`, `insufficient_funds`, `concurrency_limit`). Inbound calls are charged at the number's country's inbound rate, after the plan's inbound allowance.
    */
   twilioVoiceWebhook: {
     parameters: {
@@ -12125,7 +12195,7 @@ export interface operations {
   };
   /**
    * Twilio's answering-machine verdict for an outbound call
-   * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` (HMAC-SHA1 with the provider's auth token over PUBLIC_URL plus the request URI as received and the sorted parameters); a bad signature is 400 `invalid_signature` and changes nothing. `AnsweredBy` (human, machine_end_beep, machine_end_silence, machine_end_other, fax, unknown) reaches the live call: after a machine's beep the agent speaks its `voicemailMessage` once and hangs up (none: hangs up at once), outcome `voicemail`.
+   * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign; a bad signature is 400 `invalid_signature` and changes nothing. `AnsweredBy` (human, machine_end_beep, machine_end_silence, machine_end_other, fax, unknown) reaches the live call: after a machine's beep the agent speaks its `voicemailMessage` once and hangs up (none: hangs up at once), outcome `voicemail`.
    */
   twilioMachineDetectionCallback: {
     parameters: {

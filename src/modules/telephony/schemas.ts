@@ -284,3 +284,10 @@ export const SmsMessage = Type.Object(
 export const StatusCallbackBody = Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]), {
   description: "Twilio's status callback parameters, form-encoded (MessageSid, MessageStatus, ErrorCode, …)",
 });
+
+/**
+ * How X-Twilio-Signature is checked, for the descriptions of the Twilio callbacks:
+ * which key signs in each deployment, without ambiguity.
+ */
+export const twilioSignatureDoc =
+  "`X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign";
