@@ -5542,7 +5542,7 @@ export interface operations {
       /** @description The built-in personas, then the ElevenLabs voices */
       200: {
         content: {
-          "application/json": {
+          "application/json": ({
               /** @description `local-…` for built-in voices, `elevenlabs-<voiceId>` for ElevenLabs voices */
               id: string;
               name: string;
@@ -5550,15 +5550,33 @@ export interface operations {
               description: string;
               /** @description Voice and behaviour instructions for an agent using this persona */
               instructions: string;
-              /** @description Provider-specific settings (local: speed in words per minute, pitch 0–99) */
+              /** @description Provider-specific settings */
               settings: {
                 /** @description The speech provider: `local` (espeak-ng, WAV) or `elevenlabs` (MP3) */
                 type: string;
                 /** @description The provider voice: an espeak-ng voice name (`en-us+f3`) or an ElevenLabs voice id */
                 voiceId: string;
+                /** @description local: words per minute */
+                speed?: number;
+                /** @description local: pitch, 0–99 */
+                pitch?: number;
+                /** @description local: the language spoken (BCP 47) */
+                language?: string;
+                /** @description local: the voice's gender */
+                gender?: string;
+                /** @description elevenlabs: the speech model */
+                modelId?: string;
+                /** @description elevenlabs: the voice's category (premade, cloned, …) */
+                category?: string | null;
+                /** @description elevenlabs: the voice's labels (gender, age, accent, …) */
+                labels?: {
+                  [key: string]: string;
+                };
+                /** @description elevenlabs: a sample of the voice */
+                previewUrl?: string | null;
                 [key: string]: unknown;
               };
-            }[];
+            })[];
         };
       };
       /**
@@ -5609,7 +5627,7 @@ export interface operations {
       /** @description The ElevenLabs voices as personas (empty without a key) */
       200: {
         content: {
-          "application/json": {
+          "application/json": ({
               /** @description `local-…` for built-in voices, `elevenlabs-<voiceId>` for ElevenLabs voices */
               id: string;
               name: string;
@@ -5617,15 +5635,33 @@ export interface operations {
               description: string;
               /** @description Voice and behaviour instructions for an agent using this persona */
               instructions: string;
-              /** @description Provider-specific settings (local: speed in words per minute, pitch 0–99) */
+              /** @description Provider-specific settings */
               settings: {
                 /** @description The speech provider: `local` (espeak-ng, WAV) or `elevenlabs` (MP3) */
                 type: string;
                 /** @description The provider voice: an espeak-ng voice name (`en-us+f3`) or an ElevenLabs voice id */
                 voiceId: string;
+                /** @description local: words per minute */
+                speed?: number;
+                /** @description local: pitch, 0–99 */
+                pitch?: number;
+                /** @description local: the language spoken (BCP 47) */
+                language?: string;
+                /** @description local: the voice's gender */
+                gender?: string;
+                /** @description elevenlabs: the speech model */
+                modelId?: string;
+                /** @description elevenlabs: the voice's category (premade, cloned, …) */
+                category?: string | null;
+                /** @description elevenlabs: the voice's labels (gender, age, accent, …) */
+                labels?: {
+                  [key: string]: string;
+                };
+                /** @description elevenlabs: a sample of the voice */
+                previewUrl?: string | null;
                 [key: string]: unknown;
               };
-            }[];
+            })[];
         };
       };
       /**
@@ -5699,12 +5735,30 @@ export interface operations {
             description: string;
             /** @description Voice and behaviour instructions for an agent using this persona */
             instructions: string;
-            /** @description Provider-specific settings (local: speed in words per minute, pitch 0–99) */
+            /** @description Provider-specific settings */
             settings: {
               /** @description The speech provider: `local` (espeak-ng, WAV) or `elevenlabs` (MP3) */
               type: string;
               /** @description The provider voice: an espeak-ng voice name (`en-us+f3`) or an ElevenLabs voice id */
               voiceId: string;
+              /** @description local: words per minute */
+              speed?: number;
+              /** @description local: pitch, 0–99 */
+              pitch?: number;
+              /** @description local: the language spoken (BCP 47) */
+              language?: string;
+              /** @description local: the voice's gender */
+              gender?: string;
+              /** @description elevenlabs: the speech model */
+              modelId?: string;
+              /** @description elevenlabs: the voice's category (premade, cloned, …) */
+              category?: string | null;
+              /** @description elevenlabs: the voice's labels (gender, age, accent, …) */
+              labels?: {
+                [key: string]: string;
+              };
+              /** @description elevenlabs: a sample of the voice */
+              previewUrl?: string | null;
               [key: string]: unknown;
             };
           };
@@ -5828,8 +5882,12 @@ export interface operations {
               cty: string;
               /** @description The server the audio is encrypted to */
               kid?: string;
-              /** @description Ephemeral public key (JWK) */
+              /** @description Ephemeral public key (JWK, P-256) */
               epk: {
+                kty: string;
+                crv: string;
+                x: string;
+                y: string;
                 [key: string]: unknown;
               };
               /** @description `audio/wav` (local) or `audio/mpeg` (ElevenLabs) */
@@ -7380,7 +7438,15 @@ export interface operations {
                 type: "agents";
                 [key: string]: unknown;
               };
+              /** @description An object in your `campaigns` store, or `{ "type": "manual" }` */
               source: {
+                /** @enum {string} */
+                type: "campaigns";
+                id: string;
+                [key: string]: unknown;
+              } | {
+                /** @enum {string} */
+                type: "manual";
                 [key: string]: unknown;
               };
               humanAgents: {
@@ -7513,7 +7579,15 @@ export interface operations {
               type: "agents";
               [key: string]: unknown;
             };
+            /** @description An object in your `campaigns` store, or `{ "type": "manual" }` */
             source: {
+              /** @enum {string} */
+              type: "campaigns";
+              id: string;
+              [key: string]: unknown;
+            } | {
+              /** @enum {string} */
+              type: "manual";
               [key: string]: unknown;
             };
             humanAgents: {
@@ -7638,7 +7712,15 @@ export interface operations {
               type: "agents";
               [key: string]: unknown;
             };
+            /** @description An object in your `campaigns` store, or `{ "type": "manual" }` */
             source: {
+              /** @enum {string} */
+              type: "campaigns";
+              id: string;
+              [key: string]: unknown;
+            } | {
+              /** @enum {string} */
+              type: "manual";
               [key: string]: unknown;
             };
             humanAgents: {
@@ -7806,7 +7888,15 @@ export interface operations {
               type: "agents";
               [key: string]: unknown;
             };
+            /** @description An object in your `campaigns` store, or `{ "type": "manual" }` */
             source: {
+              /** @enum {string} */
+              type: "campaigns";
+              id: string;
+              [key: string]: unknown;
+            } | {
+              /** @enum {string} */
+              type: "manual";
               [key: string]: unknown;
             };
             humanAgents: {
@@ -8261,7 +8351,15 @@ export interface operations {
               type: "agents";
               [key: string]: unknown;
             };
+            /** @description An object in your `campaigns` store, or `{ "type": "manual" }` */
             source: {
+              /** @enum {string} */
+              type: "campaigns";
+              id: string;
+              [key: string]: unknown;
+            } | {
+              /** @enum {string} */
+              type: "manual";
               [key: string]: unknown;
             };
             humanAgents: {

@@ -207,7 +207,7 @@ export const InboundConfiguration = Type.Object(
     name: Type.String(),
     description: Type.Union([Type.String(), Type.Null()]),
     agent: AgentReference,
-    source: Type.Object({}, { additionalProperties: true }),
+    source: Type.Unsafe<Record<string, unknown>>(SourceReference),
     humanAgents: Type.Array(HumanAgentReference),
     knowledge_base_id: Type.Union([Type.String(), Type.Null()]),
     phoneNumberIds: Type.Array(Type.String(), { description: 'Numbers attached to this configuration' }),
