@@ -5261,7 +5261,9 @@ export interface operations {
         };
       };
       /**
-       * @description Conflict.
+       * @description Error answer
+       *
+       * Conflict.
        *
        * - `conflict`: the request conflicts with the current state
        * - `idempotency_in_progress`: a request with this idempotency key is still running
@@ -5275,7 +5277,25 @@ export interface operations {
           "Retry-After"?: number;
         };
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /**
+             * Format: uri
+             * @description The checkout of another plan still open: complete it there
+             */
+            url?: string;
+            /** @description The plan of that open checkout */
+            plan?: string;
+            /**
+             * Format: date-time
+             * @description When that checkout expires (another plan may be chosen then)
+             */
+            expiresAt?: string;
+            [key: string]: unknown;
+          };
         };
       };
       /**
