@@ -10,6 +10,10 @@
 //   - a path parameter: 414 uri_too_long (longer than the router accepts)
 //   - `config.auth`: the security requirement, 401 unauthenticated, and 403
 //     two_factor_required / phone_not_verified by level; a public route: `security: []`
+//   - every operation: 503 not_ready (the database may be unreachable)
+//   - fields of error answers (error-docs.ts `errorFields`, a route's `errorWith`),
+//     Retry-After on answers that make the client wait, Idempotent-Replayed on
+//     the successes of idempotent routes
 // Each error answer is then written once: the status, a line per code, and an
 // example per code. See docs/decisions/api-docs.md.
 import swagger from '@fastify/swagger';
