@@ -10774,13 +10774,21 @@ export interface operations {
         };
       };
       /**
-       * @description The connector could not be reached or broke off mid-stream; what was written stays and is counted
+       * @description The connector could not be reached or broke off mid-stream; what was written stays and is counted (in the body and the headers)
        *
        * Provider error.
        *
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        headers: {
+          /** @description Records written as objects (each announced by an object_created event) */
+          "x-objects-written"?: number;
+          /** @description Frames skipped because they were not a JSON object */
+          "x-frames-skipped"?: number;
+          /** @description `/get-leads` only: the credits granted after clamping to allowance plus balance */
+          "x-credits-granted"?: number;
+        };
         content: {
           "application/json": {
             /** @description Human-readable explanation */
@@ -10788,8 +10796,8 @@ export interface operations {
             /** @description Stable machine-readable error code (those of this answer are listed above) */
             code: string;
             /** @description Records written before the failure; they stay */
-            written?: number;
-            skipped?: number;
+            written: number;
+            skipped: number;
             /** @description `/get-leads`: credits granted; only the written ones are charged */
             credits?: number;
             [key: string]: unknown;

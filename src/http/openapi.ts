@@ -149,7 +149,7 @@ function errorSchema(codes: string[], own: Json = {}): Json {
   const always = [...counts].filter(([, n]) => n === codes.length).map(([name]) => name);
   return {
     type: 'object',
-    required: ['message', 'code', ...always],
+    required: [...new Set(['message', 'code', ...always, ...(own.required ?? [])])],
     properties: {
       message: { type: 'string', description: 'Human-readable explanation' },
       code: { type: 'string', description: 'Stable machine-readable error code (those of this answer are listed above)' },
@@ -302,8 +302,10 @@ export function keepDeclaredCodes(schema: Json | undefined, components: Json = {
     const examples: unknown[] | undefined = entry?.examples;
     const inline = isErrorObject(entry);
     if (Number(status) >= 400 && (typeof entry?.$ref === 'string' || inline) && Array.isArray(examples) && examples.length) {
-      const { examples: _examples, description: _description, ...schema } = entry;
+      const { examples: _examples, description: _description, headers, ...schema } = entry;
       out[status] = {
+        // Still JSON Schema here: @fastify/swagger turns them into OpenAPI headers.
+        ...(headers ? { headers } : {}),
         // What @fastify/swagger would have said: the answer's own description, else the shared schema's.
         description: entry.description ?? components.schemas?.[entry.$ref]?.description ?? statusName[Number(status)] ?? 'Error answer',
         content: {

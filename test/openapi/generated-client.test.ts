@@ -73,6 +73,7 @@ out.push(created.content, created.iv);
 
 // connect: counts in headers on success, in the body on failure
 out.push(body<Headers<'runConnectorJob', 204>>()['x-objects-written'], body<Json<'runConnectorJob', 402>>().code);
+out.push(body<Json<'runConnectorJob', 502>>().written, body<Headers<'runConnectorJob', 502>>()['x-objects-written']);
 
 // phone numbers: search without a limit, buy (checkoutUrl on 409), retry safely
 const search: operations['searchPhoneNumbers']['parameters']['query'] = { country: 'US' };
