@@ -1,4 +1,6 @@
-// npm run bench [-- --quick] [--profile] [--no-build] [--only=objects,fanout,connect,knowledge,isolation,profiles,calls,voice]
+// npm run bench [-- --quick] [--profile] [--no-build] [--only=objects,streams,fanout,connect,knowledge,isolation,profiles,calls,voice]
+//   the regression guard: every run compares CPU µs per request with bench/baseline.json (loud when > 10% above);
+//   --accept-baseline records this run's figures there (commit the file)
 //   the voice agent's latency alone: npm run bench -- --only=voice [--quick] [--backend=sqlite,postgres] (bench/voice.ts)
 //   worst uploads vs another user's GET /api/auth alone: npm run bench -- --quick --only=isolation [--backend=sqlite,postgres]
 //   connector ingestion alone: npm run bench -- --quick --only=connect [--backend=sqlite,postgres]
@@ -10,7 +12,7 @@
 // BENCHMARKS.md. Every scenario is bounded in time; every child is stopped.
 import { type ChildProcess, execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -20,6 +22,7 @@ import { type FanoutMode, runFanout } from './lib/fanout.js';
 import { findProfile, summarizeProfile } from './lib/profile.js';
 import { ROOT, forkTs, killAll, request, rssMb, rssParts, sleep, stop, withCpu } from './lib/proc.js';
 import { checkTargets } from './lib/checks.js';
+import { acceptBaseline, baselineChecks, readBaseline, shout } from './lib/baseline.js';
 import { type LoadFigures, type ObjectRow, type Results, writeResults } from './lib/report.js';
 import { type RunningServer, startFloorServer, startRealServer } from './lib/server.js';
 import { createBenchUser, objectBody, prefillObjects } from './lib/setup.js';
@@ -37,6 +40,12 @@ const quick = args.includes('--quick');
  * the rest of the file as it is, and every run keeps that section.
  */
 const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['objects', 'fanout', 'connect', 'knowledge', 'isolation', 'profiles', 'calls', ...(quick ? [] : ['voice'])];
+/**
+ * --only=streams: one user's 5,000 streams at 100 events/s alone (issue 26), a bounded fan-out run (2 s of writes in
+ * quick mode, 10 s in full, then the grace period). --subscribers and --fanout-seconds still apply.
+ */
+const streamsOnly = only.includes('streams') && !only.includes('fanout');
+if (streamsOnly) only.push('fanout');
 /** Records streamed through POST /api/connect in the ingestion scenario (issue 14: 10,000, in both modes). */
 const INGEST_RECORDS = 10_000;
 const plan: { warmup: number; seconds: number; prefill: number; fanoutSeconds: number; graceMs: number; subscriberCounts: number[]; profile: boolean; hardLimitS: number } = quick
@@ -44,10 +53,12 @@ const plan: { warmup: number; seconds: number; prefill: number; fanoutSeconds: n
   : { warmup: 3, seconds: 10, prefill: 2000, fanoutSeconds: 10, graceMs: 15_000, subscriberCounts: [1000, 5000], profile: true, hardLimitS: 1500 };
 const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const numbers = (text: string | undefined) => text?.split(',').map(Number).filter((n) => Number.isFinite(n) && n > 0);
-plan.subscriberCounts = numbers(flag('subscribers')) ?? plan.subscriberCounts;
+plan.subscriberCounts = numbers(flag('subscribers')) ?? (streamsOnly ? [5000] : plan.subscriberCounts);
+/** --seconds=N measures each load scenario for N seconds (e.g. longer profiles in quick mode). */
+plan.seconds = numbers(flag('seconds'))?.[0] ?? plan.seconds;
 plan.fanoutSeconds = numbers(flag('fanout-seconds'))?.[0] ?? plan.fanoutSeconds;
 /** --fanout-mode=one-user (one user, many streams) and/or one-each (one user each); both by default. */
-const fanoutModes: FanoutMode[] = (flag('fanout-mode')?.split(',') ?? ['one-each', 'one-user']).map((m) => (m === 'one-user' ? 'shared' : 'distinct'));
+const fanoutModes: FanoutMode[] = (flag('fanout-mode')?.split(',') ?? (streamsOnly ? ['one-user'] : ['one-each', 'one-user'])).map((m) => (m === 'one-user' ? 'shared' : 'distinct'));
 /** --backend=sqlite,postgres (PostgreSQL needs DATABASE_URL); default: SQLite, plus PostgreSQL in full mode. */
 const backendNames = flag('backend')?.split(',');
 /** --server-env=EVENTS_COALESCE_MS=40,… passes settings to the fan-out servers (for trying them out). */
@@ -230,7 +241,8 @@ async function ingestScenario(backend: Backend) {
 async function fanoutScenarios(backend: Backend) {
   const dataDir = dir(`${backend.name}-fanout`);
   const env = { ...secrets, ...backend.env };
-  const count = Math.max(...plan.subscriberCounts);
+  // One user's streams need one user; one user each needs as many as subscribers.
+  const count = fanoutModes.includes('distinct') ? Math.max(...plan.subscriberCounts) : 1;
   const users = await seedUsers(dataDir, env, count);
   for (const subscribers of plan.subscriberCounts) {
     for (const mode of fanoutModes) {
@@ -292,27 +304,41 @@ async function profiles(backends: Backend[]) {
   const dataDir = dir('profile-fanout');
   const users = await seedUsers(dataDir, secrets, 1);
   const env = { ...secrets, EVENTS_MAX_STREAMS_PER_USER: String(subscribers), ...serverEnv };
-  await runFanout({ dataDir, env, users, subscribers, mode: 'shared', rate: FANOUT_RATE, seconds: plan.fanoutSeconds, contentBytes: CONTENT_BYTES, rssLimitMb: 1500, graceMs: plan.graceMs, cpuProfDir: profDir });
-  results.profiles[`fan-out: ${subscribers} streams of one user, ${FANOUT_RATE} events/s`] = summarizeProfile(findProfile(profDir));
+  const r = await runFanout({ dataDir, env, users, subscribers, mode: 'shared', rate: FANOUT_RATE, seconds: plan.fanoutSeconds, contentBytes: CONTENT_BYTES, rssLimitMb: 1500, graceMs: plan.graceMs, cpuProfDir: profDir });
+  // The writes only (not the 5,000 connections' set-up).
+  results.profiles[`fan-out: ${subscribers} streams of one user, ${FANOUT_RATE} events/s`] = summarizeProfile(findProfile(profDir), 15, r.writesWindow);
+  const keep = flag('keep-profiles');
+  if (keep) {
+    mkdirSync(keep, { recursive: true });
+    copyFileSync(findProfile(profDir), join(keep, `fanout-${subscribers}.cpuprofile`));
+  }
 }
 
 /** One object route under node --cpu-prof on one backend, loaded as in the measured run. */
 async function profileRoute(backend: Backend, route: string) {
   const profDir = dir('profile');
   const server = await startRealServer({ dataDir: dir('profile-data'), env: { ...secrets, ...backend.env }, cpuProfDir: profDir });
+  const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+  let window: { fromUs: number; toUs: number } | undefined;
   try {
     const user = await createBenchUser(server.base);
     const body = objectBody(user.keyId, CONTENT_BYTES);
+    const ids = route.startsWith('PUT') ? [] : await prefillObjects(server.base, user.jwt, body, plan.prefill);
+    // Only the measured load counts in the summary (not start-up, user set-up or warm-up): V8 stamps samples with CLOCK_MONOTONIC, as hrtime does.
+    const fromUs = nowUs() + plan.warmup * 1e6;
     if (route.startsWith('PUT')) await load(server, { url: `${server.base}/api/objects`, method: 'PUT', headers: { 'content-type': 'application/json', authorization: `Bearer ${user.apiKey}` }, body });
-    else {
-      const ids = await prefillObjects(server.base, user.jwt, body, plan.prefill);
-      await load(server, { url: server.base, method: 'GET', headers: { authorization: `Bearer ${user.jwt}` }, paths: ids.map((id) => `/api/objects/${id}`) });
-    }
+    else await load(server, { url: server.base, method: 'GET', headers: { authorization: `Bearer ${user.jwt}` }, paths: ids.map((id) => `/api/objects/${id}`) });
+    window = { fromUs, toUs: nowUs() };
   } finally {
     noteCrash(server);
     await server.stop();
   }
-  results.profiles[backend.name === 'sqlite' ? route : `${backend.name}: ${route}`] = summarizeProfile(findProfile(profDir));
+  results.profiles[backend.name === 'sqlite' ? route : `${backend.name}: ${route}`] = summarizeProfile(findProfile(profDir), 15, window);
+  const keep = flag('keep-profiles');
+  if (keep) {
+    mkdirSync(keep, { recursive: true });
+    copyFileSync(findProfile(profDir), join(keep, `${backend.name}-${route.replace(/[^A-Za-z]+/g, '-')}.cpuprofile`));
+  }
 }
 
 async function main() {
@@ -384,13 +410,25 @@ async function main() {
     if (results.failures.length) process.exitCode = 1;
     return;
   }
-  results.checks = [...checkTargets(results, Math.max(...plan.subscriberCounts)), ...voiceChecks];
+  // The regression guard (bench/lib/baseline.ts): CPU µs per request against the last accepted run.
+  const guard = baselineChecks(results, readBaseline(ROOT));
+  results.checks = [...checkTargets(results, Math.max(...plan.subscriberCounts)), ...guard.checks, ...voiceChecks];
   results.durationSeconds = Math.round((Date.now() - started) / 1000);
   writeResults(ROOT, results);
   spliceVoiceSection(ROOT);
   console.log(`bench: wrote BENCHMARKS.md and bench/results/latest.json in ${results.durationSeconds} s`);
   for (const c of results.checks) console.log(`  ${c.met ? 'ok  ' : 'MISS'} ${c.name}: ${c.value} (target ${c.target})`);
   for (const f of results.failures) console.log(`  failure: ${f}`);
+  if (args.includes('--accept-baseline')) {
+    const accepted = acceptBaseline(ROOT, results);
+    console.log(`bench: accepted this run's CPU µs per request as the baseline of ${accepted.length} scenario(s) in bench/baseline.json: commit it`);
+  } else {
+    const baseline = readBaseline(ROOT);
+    const unguarded = results.objects.filter((o) => o.figures && !baseline.scenarios[`${o.backend}: ${o.scenario}`]);
+    if (unguarded.length) console.log(`bench: no accepted CPU µs per request for ${unguarded.map((o) => `${o.backend}: ${o.scenario}`).join('; ')}: run on a quiet machine with --accept-baseline and commit bench/baseline.json`);
+    shout(guard.regressions);
+    if (guard.regressions.length) process.exitCode = 1;
+  }
 }
 
 async function step(name: string, fn: () => Promise<void>) {

@@ -12,12 +12,12 @@ import { frameworkErrorOptions, installErrorHandler } from './http/error-handler
 import { installInputGuard } from './http/input-guard.js';
 import { installJsonBodyParser } from './http/json-body.js';
 import { registerOpenApi } from './http/openapi.js';
-import { registerBrowserSecurity } from './http/security.js';
+import { installBrowserSecurity } from './http/security.js';
 import { ErrorResponse } from './http/schemas.js';
 import type { App } from './http/types.js';
 import { createValidatorCompiler } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
-import { newId } from './lib/ids.js';
+import { randomUUID } from 'node:crypto';
 import { apiKeyRoutes } from './modules/api-keys/routes.js';
 import { billingRoutes } from './modules/billing/routes.js';
 import { externalRoutes } from './modules/auth/external-routes.js';
@@ -43,6 +43,8 @@ import { lazySerializerBuilder } from './http/lazy-compilers.js';
 import { temporarySessionRoutes } from './modules/temporary-sessions/routes.js';
 import { callRoutes } from './modules/calls/routes.js';
 import { voiceRoutes } from './modules/calls/voice-routes.js';
+import { consoleRoutes } from './modules/console/routes.js';
+import { sandboxCallRoutes } from './modules/calls/sandbox-routes.js';
 import websocket from '@fastify/websocket';
 import { installRequestObservation, registerMetricsEndpoint, watchDatabaseErrors } from './http/metrics.js';
 import { Metrics } from './modules/platform/metrics.js';
@@ -61,7 +63,7 @@ export interface AppDeps {
 type RouteModule = (app: App, services: Services) => void | Promise<void>;
 
 /** Every area's routes, in the order they appear in the OpenAPI document. */
-const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, billingRoutes, personaRoutes, integrationRoutes, telephonyRoutes, knowledgeRoutes, connectRoutes, webhookRoutes, callRoutes, (app, services) => voiceRoutes(app, services.voice, services.inboundCalls), temporarySessionRoutes];
+const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, billingRoutes, personaRoutes, integrationRoutes, telephonyRoutes, knowledgeRoutes, connectRoutes, webhookRoutes, callRoutes, (app, services) => voiceRoutes(app, services.voice, services.inboundCalls), (app, services) => sandboxCallRoutes(app, services.sandboxInbound), temporarySessionRoutes, consoleRoutes];
 
 /** An incoming X-Request-Id worth keeping: 1–128 visible characters from a safe set (no spaces, quotes or control characters). */
 export function acceptedRequestId(header: string | string[] | undefined): string | null {
@@ -80,7 +82,8 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
     // One line per request, written in onResponse (src/http/metrics.ts), instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     // A caller's X-Request-Id (e.g. from a proxy) is kept when well-formed, so logs line up across hops.
-    genReqId: (request) => acceptedRequestId(request.headers['x-request-id']) ?? newId(),
+    // A new id is a random UUID: unique, and cheaper than the time-ordered ids rows need (newId).
+    genReqId: (request) => acceptedRequestId(request.headers['x-request-id']) ?? randomUUID(),
     requestIdHeader: false,
     schemaController: { compilersFactory: { buildSerializer: lazySerializerBuilder() } },
     ...frameworkErrorOptions,
@@ -101,18 +104,16 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   services.billing.store.hooks.ledgerWrite = () => metrics.ledgerWrites.inc();
   services.webhooks.webhookWorker.onAttemptFailed = () => metrics.webhookFailures.inc();
   services.voice.runner.onTurnLatency = (latency) => metrics.observeVoiceLatency(latency);
+  services.voice.runner.onFrameLateness = (ms) => metrics.voiceFrameLateness.observe(ms / 1000);
   registerMetricsEndpoint(app, config, metrics);
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
-    done();
-  });
+  // The request id, the security headers and CORS, in one hook (src/http/security.ts).
+  installBrowserSecurity(app, config);
   installJsonBodyParser(app);
 
   app.setValidatorCompiler(createValidatorCompiler(() => app.getSchemas()));
   installErrorHandler(app, { onDatabaseUnavailable: () => metrics.dbErrors.inc() });
   installInputGuard(app);
   await app.register(cookie);
-  await registerBrowserSecurity(app, config);
   await registerOpenApi(app);
   app.addSchema(ErrorResponse);
   // Media streams (Twilio Media Streams, browser calls); frames are small, a message over 1 MiB is refused.

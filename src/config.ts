@@ -181,6 +181,8 @@ export interface KnowledgeConfig {
   maxFileBytes: number;
   /** Let the link crawler reach loopback, private and link-local addresses (never in production unless you mean it). */
   crawlAllowPrivate: boolean;
+  /** Origins the link crawler may fetch even though their address is private: outside production the server's own PUBLIC_URL, so its own pages can be crawled. */
+  crawlAllowOrigins: string[];
   /** Bytes per downloaded page or file. */
   crawlMaxBytes: number;
   /** Deadline per download (spec 8: 15 s). */
@@ -598,6 +600,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       maxFiles: int('KNOWLEDGE_MAX_FILES', 25, 1, 1000),
       maxFileBytes: int('KNOWLEDGE_MAX_FILE_BYTES', 50 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       crawlAllowPrivate: bool('CRAWL_ALLOW_PRIVATE'),
+      crawlAllowOrigins: nodeEnv === 'production' ? [] : [publicUrl],
       crawlMaxBytes: int('CRAWL_MAX_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       crawlTimeoutMs: 15_000,
       searchCacheBytes: int('KNOWLEDGE_SEARCH_CACHE_MB', 256, 0, 65_536) * 1024 * 1024,

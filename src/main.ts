@@ -3,6 +3,7 @@
 // keys) print one line and exit with code 2; see startup.ts.
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { lockDataDir } from './db/data-dir-lock.js';
 import { type DatabaseHandle, openDatabase } from './db/database.js';
 import { CatalogError } from './modules/billing/catalog.js';
 import { CallTypeError } from './modules/temporary-sessions/call-types.js';
@@ -10,7 +11,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { systemClock } from './lib/clock.js';
 import { KeyMismatchError, hasMasterKeyCheck, verifyKeys } from './modules/platform/key-check.js';
 import { PlatformStore } from './modules/platform/store.js';
-import { describeProviders } from './providers/index.js';
+import { describeProviders, describeSandboxes } from './providers/index.js';
 import { SecretsError, loadSecrets } from './secrets.js';
 import { StartupError, describeListenError, waitForPostgres } from './startup.js';
 
@@ -33,6 +34,8 @@ async function main() {
       early(`database not reachable yet (${problem}); retrying in ${(delay / 1000).toFixed(1)} s`),
     );
   }
+  // One server per SQLite data folder (refused with one line before anything in it is touched).
+  const dataDirLock = config.databaseUrl ? null : lockDataDir(config.dataDir);
   let database: DatabaseHandle;
   try {
     database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
@@ -56,13 +59,13 @@ async function main() {
   const app = await buildApp({ config, database, secrets, logger });
 
   const providerLines = describeProviders(app.services.providers);
-  const sandboxed = Object.values(app.services.providers).some((p) => p.sandbox);
-  if (config.env === 'production' && sandboxed && !config.allowSandbox) {
+  const sandboxLines = describeSandboxes(app.services.providers);
+  if (config.env === 'production' && sandboxLines.length > 0 && !config.allowSandbox) {
     await database.close();
-    throw new FatalStartup(`refusing to start in production with sandbox providers (set ALLOW_SANDBOX=1 to allow):\n  ${providerLines.join('\n  ')}`);
+    throw new FatalStartup(`refusing to start in production with sandbox providers (set ALLOW_SANDBOX=1 to allow):\n  ${sandboxLines.join('\n  ')}`);
   }
-  if (config.env === 'production' && sandboxed) {
-    app.log.warn(`ALLOW_SANDBOX=1 in production: sandbox providers do not reach the outside world (${providerLines.filter((l) => l.includes('sandbox')).join('; ')})`);
+  if (config.env === 'production' && sandboxLines.length > 0) {
+    app.log.warn(`ALLOW_SANDBOX=1 in production: sandbox providers do not reach the outside world (${sandboxLines.join('; ')})`);
   }
   if (jwtSecretChanged) {
     app.log.warn(
@@ -88,6 +91,7 @@ async function main() {
       app.services.housekeeping.stop();
       await app.close();
       await database.close();
+      dataDirLock?.release();
       process.exit(0);
     } catch (err) {
       app.log.error({ err }, 'shutdown failed');

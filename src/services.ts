@@ -55,6 +55,7 @@ import { createWebhookServices } from './modules/webhooks/create-services.js';
 import { createCallServices, createCallSessionServices } from './modules/calls/create-services.js';
 import { createVoiceServices } from './modules/calls/voice-services.js';
 import { InboundCalls } from './modules/calls/inbound-calls.js';
+import { SandboxInboundCalls } from './modules/calls/sandbox-inbound.js';
 import { createPocketsphinxSpeechToText } from './providers/speech-to-text/pocketsphinx.js';
 import { createVoiceToolServices } from './modules/calls/voice-tools.js';
 import { type VoiceAgentProviders, createVoiceAgentProviders } from './providers/voice-agent.js';
@@ -177,6 +178,9 @@ export function createServices(deps: ServiceDeps) {
     secretBox,
     report: (...args) => calls.calls.report(...args),
   });
+  // POST /api/sandbox/calls/inbound: while the sandbox telephony provider can ring numbers, never in production.
+  const sandboxControl = providers.telephony.list.find((p) => p.sandbox)?.calls;
+  const sandboxInbound = sandboxControl?.ring && config.env !== 'production' ? new SandboxInboundCalls({ numbers: telephony.numbers, control: { ring: (request) => sandboxControl.ring!(request) }, store: voice.store, clock, publicUrl: config.publicUrl }) : null;
   const callSessions = createCallSessionServices({ signedPayloads: data.signedPayloads, calls: calls.calls, numbers: telephony.numbers, knowledge: knowledge.knowledge, integrations: integrations.integrations, personas: personas.personas, webhooks: webhooks.webhooks });
   const temporarySessions = createTemporarySessionServices({
     db,
@@ -218,7 +222,7 @@ export function createServices(deps: ServiceDeps) {
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, singleUse, providers, users, tokens, passwords, apiKeys, authenticator, accountMail, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, eventTickets, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls, callSessions, temporarySessions, voice, inboundCalls };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, singleUse, providers, users, tokens, passwords, apiKeys, authenticator, accountMail, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, eventTickets, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls, callSessions, temporarySessions, voice, inboundCalls, sandboxInbound };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -174,9 +174,44 @@ describe('start-up problems: one line, exit code 2', () => {
     }
   });
 
+  it('refuses production with sandbox providers, naming only the sandboxes (not the local voice or the real Calendly)', () => {
+    const result = runMain({ NODE_ENV: 'production' });
+    expect(result.status, result.stderr).toBe(2);
+    const [first, ...listed] = result.stderr.trim().split('\n');
+    expect(first).toBe('refusing to start in production with sandbox providers (set ALLOW_SANDBOX=1 to allow):');
+    expect(listed.map((line) => line.trim().split(':')[0])).toEqual(['sms', 'email', 'payments', 'telephony', 'connector', 'audio']);
+    for (const line of listed) expect(line).toContain('(sandbox stand-in');
+    expect(result.stderr).not.toMatch(/^\s+at /m);
+  });
+
   it('waitForPostgres with no time to wait fails on the first refusal', async () => {
     const port = await freePort();
     await expect(waitForPostgres(`postgres://u:p@127.0.0.1:${port}/d`, 0, () => {})).rejects.toBeInstanceOf(StartupError);
+  });
+});
+
+describe('one server per SQLite data folder', () => {
+  it('refuses a second server on the same DATA_DIR with one line naming the first one\'s pid; a killed server leaves no lock behind', { timeout: 120_000 }, async () => {
+    const dir = newDataDir();
+    const env = async () => baseEnv({ DATA_DIR: dir, PORT: String(await freePort()), HOST: '127.0.0.1' });
+    const first = await startServer(process.execPath, tsxMain, await env());
+    try {
+      const second = spawnSync(process.execPath, tsxMain, { env: await env(), encoding: 'utf8', timeout: 60_000 });
+      expectOneLineFailure(second, new RegExp(`^the data folder ${dir} \\(DATA_DIR\\) is in use by another server \\(pid ${first.child.pid}\\): stop it or give this one another DATA_DIR`));
+      expect(second.stderr.trim().split('\n')).toHaveLength(1);
+      // The first one is untouched and still serves.
+      expect(first.child.exitCode).toBe(null);
+      const port = /"port":(\d+)|listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(first.output());
+      expect(port).not.toBe(null);
+      expect((await fetch(`http://127.0.0.1:${port![1] ?? port![2]}/api/health`)).status).toBe(200);
+    } finally {
+      first.child.kill('SIGKILL');
+      await first.exited;
+    }
+    // SIGKILL gives no chance to clean up: the operating system drops the lock with the process.
+    const third = await startServer(process.execPath, tsxMain, await env());
+    third.child.kill('SIGTERM');
+    expect(await third.exited).toBe(0);
   });
 });
 

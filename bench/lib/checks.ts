@@ -1,4 +1,5 @@
 // The issue's targets, checked against one run's results.
+import { cpuUsPerRequest } from './baseline.js';
 import type { Check, Results } from './report.js';
 
 export function checkTargets(results: Results, topSubscribers: number): Check[] {
@@ -9,12 +10,27 @@ export function checkTargets(results: Results, topSubscribers: number): Check[] 
     add(`${s.backend}: spawn → first request`, s.startMs, '< 1500 ms', s.startMs < 1500, ' ms');
     add(`${s.backend}: idle RSS`, s.idleRssMb, '< 120 MB', (s.idleRssMb ?? Infinity) < 120, ' MB');
   }
+  // Issue 26: read ≥ 95% and create ≥ 90% of the floor's req/s, and at most 1.15× the floor's CPU per request, against
+  // the floor on the same database (SQLite's for SQLite, PostgreSQL's for PostgreSQL: the database's own round trips
+  // and CPU are the floor's too). PostgreSQL against the SQLite floor keeps the earlier targets (60% / 70%).
+  const CPU_FACTOR = 1.15;
   for (const o of results.objects) {
-    if (o.scenario.startsWith('PUT')) addRatio(`${o.backend}: object create vs floor`, o.ratio, 0.6);
-    if (o.scenario.startsWith('GET /api/objects')) addRatio(`${o.backend}: object read vs floor`, o.ratio, 0.7);
-    if (o.pgFloor !== undefined) {
-      if (o.scenario.startsWith('PUT')) addRatio(`${o.backend}: object create vs PostgreSQL floor`, o.pgRatio ?? null, 0.6);
-      if (o.scenario.startsWith('GET /api/objects')) addRatio(`${o.backend}: object read vs PostgreSQL floor`, o.pgRatio ?? null, 0.7);
+    const create = o.scenario.startsWith('PUT');
+    const read = o.scenario.startsWith('GET /api/objects');
+    const sameDbFloor = o.backend === 'postgres' && o.pgFloor !== undefined ? o.pgFloor : o.floor;
+    const sameDbRatio = o.backend === 'postgres' && o.pgFloor !== undefined ? (o.pgRatio ?? null) : o.ratio;
+    const floorName = o.backend === 'postgres' ? 'PostgreSQL floor' : 'floor';
+    if (create) addRatio(`${o.backend}: object create vs ${floorName}`, sameDbRatio, 0.9);
+    if (read) addRatio(`${o.backend}: object read vs ${floorName}`, sameDbRatio, 0.95);
+    if (create || read) {
+      const ours = cpuUsPerRequest(o.figures);
+      const floor = cpuUsPerRequest(sameDbFloor);
+      const factor = ours !== null && floor ? Math.round((ours / floor) * 100) / 100 : null;
+      out.push({ name: `${o.backend}: ${create ? 'object create' : 'object read'} CPU µs/request vs ${floorName}`, value: factor === null ? '–' : `${factor}× (${ours} vs ${floor})`, target: `≤ ${CPU_FACTOR}×`, met: factor !== null && factor <= CPU_FACTOR });
+    }
+    if (o.backend === 'postgres') {
+      if (create) addRatio(`${o.backend}: object create vs SQLite floor`, o.ratio, 0.6);
+      if (read) addRatio(`${o.backend}: object read vs SQLite floor`, o.ratio, 0.7);
     }
     add(`${o.backend}: ${o.scenario} p99`, o.figures?.p99 ?? null, '< 25 ms', (o.figures?.p99 ?? Infinity) < 25, ' ms');
   }
@@ -25,7 +41,9 @@ export function checkTargets(results: Results, topSubscribers: number): Check[] 
     const complete = f.connected === f.subscribers && f.subscribersComplete === f.subscribers && f.duplicates === 0 && f.eventsCommitted > 0;
     out.push({ name: `${label}: every subscriber got every event`, value: `${f.deliveriesReceived}/${f.deliveriesExpected}`, target: 'all', met: complete && !f.aborted });
     out.push({ name: `${label}: every write answered`, value: `${f.eventsWritten}/${f.eventsWritten + f.writesFailed}`, target: 'all', met: f.writesFailed === 0 && f.eventsWritten > 0 });
-    add(`${label}: delivery p99`, f.p99, '< 100 ms', (f.p99 ?? Infinity) < 100, ' ms');
+    // Issue 26: one user's many streams are held to 100 ms on SQLite and 250 ms on PostgreSQL.
+    const p99Limit = f.mode === 'shared' && f.backend === 'postgres' ? 250 : 100;
+    add(`${label}: delivery p99`, f.p99, `< ${p99Limit} ms`, (f.p99 ?? Infinity) < p99Limit, ' ms');
     add(`${label}: server peak RSS`, f.rssPeakMb, '< 500 MB', f.rssPeakMb < 500, ' MB');
   }
   for (const k of results.knowledge ?? []) {

@@ -60,6 +60,8 @@ export interface FanoutResult {
   /** The server's CPU while the writer ran, percent of one core. */
   serverCpuPct: number | null;
   aborted: string | null;
+  /** From the first write to the writer's last answer (CLOCK_MONOTONIC µs): the window a server profile is summarized over. */
+  writesWindow?: { fromUs: number; toUs: number };
 }
 
 const PER_PROCESS = 2500;
@@ -109,6 +111,7 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
     }, 250);
     const job: WriterJob = { type: 'run', port, targets, rate: o.rate, seconds: o.seconds, size: o.contentBytes, answerWaitMs: o.graceMs };
     type Written = { written: number[]; failed: number; failureSamples: string[]; achievedRate: number; putP50: number | null; putP99: number | null };
+    const writesFromUs = Number(process.hrtime.bigint() / 1000n);
     const { value: written, cpuPct: serverCpuPct } = await withCpu(server.pid, () =>
       request<Written>(writer, job, 'done', o.seconds * 1000 + o.graceMs + 15_000).catch((err): Written => {
         aborted ??= String(err);
@@ -117,6 +120,7 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
     );
     clearInterval(guard);
     aborted ??= server.crash();
+    const writesWindow = { fromUs: writesFromUs, toUs: Number(process.hrtime.bigint() / 1000n) };
 
     // Every subscriber of a written user expects each of that user's committed events (the log says which).
     const expectedOf = (log: LogCounts) => userOf.map((u) => (u < log.perUser.length ? log.perUser[u] : { count: 0, idSum: 0 }));
@@ -168,6 +172,7 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
       clientCpuPct: reports.map((r) => r.cpuPct),
       serverCpuPct,
       aborted,
+      writesWindow,
     };
   } finally {
     rss.close();

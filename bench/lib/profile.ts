@@ -11,13 +11,36 @@ interface ProfileNode {
 }
 
 export interface ProfileSummary {
+  /** The span of the profile summarized (ms): the measured load only, when the run gave a window. */
+  windowMs?: number;
   busySamples: number;
   idlePct: number;
   topFrames: { frame: string; selfPct: number }[];
   byPackage: { area: string; selfPct: number }[];
   /** Our own functions by total time (self plus callees): where a request's time goes. */
   topOwnInclusive: { frame: string; totalPct: number }[];
+  /**
+   * The per-request hooks by total time (self plus callees, synchronous stretches, not the rest of the request that a
+   * callback-style hook runs inside its `done()`), as shares of the busy samples: every function of the file that
+   * holds the hook counts (HOOK_FILES).
+   */
+  hooks?: { hook: string; totalPct: number }[];
 }
+
+/** Where each per-request hook lives (dist/ or node_modules/ paths, matched as suffixes of the frame's url). */
+export const HOOK_FILES: { hook: string; files: string[] }[] = [
+  { hook: 'security headers (helmet, or src/http/security)', files: ['helmet/index.cjs', '@fastify/helmet/index.js', 'src/http/security.js'] },
+  { hook: 'CORS (@fastify/cors)', files: ['@fastify/cors/index.js', '@fastify/cors/vary.js'] },
+  { hook: 'cookies (@fastify/cookie)', files: ['@fastify/cookie/plugin.js', '@fastify/cookie/cookie.js'] },
+  { hook: 'NUL guard (src/http/input-guard)', files: ['src/http/input-guard.js'] },
+  { hook: 'auth guard (src/http/auth + authenticator)', files: ['src/http/auth.js', 'src/modules/auth/authenticator.js'] },
+  { hook: 'idempotency (src/http/idempotency)', files: ['src/http/idempotency.js'] },
+  { hook: 'request id (genReqId, x-request-id hook in src/app)', files: ['src/app.js', 'src/lib/ids.js'] },
+  { hook: 'logging + metrics (src/http/metrics onResponse, pino, prom-client)', files: ['src/http/metrics.js', 'pino/', 'prom-client/'] },
+  { hook: 'body limits (src/http/body-limits)', files: ['src/http/body-limits.js'] },
+  { hook: 'JSON body parser (src/http/json-body)', files: ['src/http/json-body.js', 'secure-json-parse/'] },
+  { hook: 'validation (src/http/validation, ajv)', files: ['src/http/validation.js', 'ajv/'] },
+];
 
 /** What a frame belongs to: a package, our own code, Node itself, or V8 work. */
 function areaOf(url: string, fn: string): string {
@@ -43,8 +66,8 @@ function shortUrl(url: string): string {
 const frameName = ({ functionName, url, lineNumber }: ProfileNode['callFrame']) =>
   url ? `${functionName || '(anonymous)'} ${shortUrl(url)}:${lineNumber + 1}` : functionName || '(native)';
 
-/** Total samples under each of our own (src/) functions, counting recursion once. */
-function ownInclusive(nodes: ProfileNode[]): Map<string, number> {
+/** Total samples under each key (a function or a group), counting recursion once. */
+function inclusive(nodes: ProfileNode[], keyOf: (frame: ProfileNode['callFrame']) => string | null): Map<string, number> {
   const byId = new Map(nodes.map((n) => [n.id, n]));
   const subtree = new Map<number, number>();
   const total = (n: ProfileNode): number => {
@@ -57,22 +80,65 @@ function ownInclusive(nodes: ProfileNode[]): Map<string, number> {
   const result = new Map<string, number>();
   const active = new Set<string>();
   const walk = (n: ProfileNode) => {
-    const own = n.callFrame.url.includes('/dist/src/');
-    const key = frameName(n.callFrame);
-    const entered = own && !active.has(key);
+    const key = keyOf(n.callFrame);
+    const entered = key !== null && !active.has(key);
     if (entered) {
-      result.set(key, (result.get(key) ?? 0) + subtree.get(n.id)!);
-      active.add(key);
+      result.set(key!, (result.get(key!) ?? 0) + subtree.get(n.id)!);
+      active.add(key!);
     }
     for (const c of n.children ?? []) walk(byId.get(c)!);
-    if (entered) active.delete(key);
+    if (entered) active.delete(key!);
   };
   walk(nodes[0]);
   return result;
 }
 
-export function summarizeProfile(file: string, top = 15): ProfileSummary {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[] };
+/**
+ * Samples per hook: each sample goes to the nearest enclosing frame of a hook's file, unless Fastify's own request
+ * pipeline (hooks.js, route.js, handleRequest.js …) lies between: a callback-style hook calls `done()`, which runs the
+ * next hooks and the handler inside it, and those are not the hook's cost.
+ */
+const PIPELINE = /node_modules\/fastify\/lib\/(hooks|route|handle-request|handleRequest|wrap-thenable|wrapThenable|validation|content-type-parser|contentTypeParser)\.js$/;
+function byHook(nodes: ProfileNode[]): Map<string, number> {
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const result = new Map<string, number>();
+  const walk = (n: ProfileNode, label: string | null) => {
+    const key = hookKey(n.callFrame);
+    const here = key ?? (PIPELINE.test(n.callFrame.url) ? null : label);
+    if (here && n.hitCount) result.set(here, (result.get(here) ?? 0) + n.hitCount);
+    for (const c of n.children ?? []) walk(byId.get(c)!, here);
+  };
+  walk(nodes[0], null);
+  return result;
+}
+
+const ownKey = (frame: ProfileNode['callFrame']) => (frame.url.includes('/dist/src/') ? frameName(frame) : null);
+const hookKey = (frame: ProfileNode['callFrame']) => {
+  const url = frame.url;
+  if (!url) return null;
+  for (const { hook, files } of HOOK_FILES) for (const f of files) if (f.endsWith('/') ? url.includes(`node_modules/${f}`) : url.endsWith(f.startsWith('src/') ? `/dist/${f}` : `node_modules/${f}`)) return hook;
+  return null;
+};
+
+/**
+ * Summarizes a profile; with `window` (CLOCK_MONOTONIC µs, as process.hrtime and V8's profile timestamps are), only
+ * the samples taken inside it count, so start-up and warm-up stay out of the figures.
+ */
+export function summarizeProfile(file: string, top = 15, window?: { fromUs: number; toUs: number }): ProfileSummary {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; startTime: number; endTime: number; samples?: number[]; timeDeltas?: number[] };
+  let windowMs: number | undefined;
+  if (window && profile.samples && profile.timeDeltas) {
+    // hitCount from the samples inside the window only.
+    const hits = new Map<number, number>();
+    let t = profile.startTime;
+    for (let i = 0; i < profile.samples.length; i++) {
+      t += profile.timeDeltas[i];
+      if (t < window.fromUs || t > window.toUs) continue;
+      hits.set(profile.samples[i], (hits.get(profile.samples[i]) ?? 0) + 1);
+    }
+    for (const node of profile.nodes) node.hitCount = hits.get(node.id) ?? 0;
+    windowMs = Math.round((Math.min(window.toUs, profile.endTime) - Math.max(window.fromUs, profile.startTime)) / 1000);
+  }
   const frames = new Map<string, number>();
   const areas = new Map<string, number>();
   let idle = 0;
@@ -94,11 +160,13 @@ export function summarizeProfile(file: string, top = 15): ProfileSummary {
   const pct = (n: number) => Math.round((n / Math.max(1, busy)) * 1000) / 10;
   const sorted = (m: Map<string, number>) => [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, top);
   return {
+    ...(windowMs !== undefined ? { windowMs } : {}),
     busySamples: busy,
     idlePct: Math.round((idle / Math.max(1, idle + busy)) * 1000) / 10,
     topFrames: sorted(frames).map(([frame, n]) => ({ frame, selfPct: pct(n) })),
     byPackage: sorted(areas).map(([area, n]) => ({ area, selfPct: pct(n) })),
-    topOwnInclusive: sorted(ownInclusive(profile.nodes)).map(([frame, n]) => ({ frame, totalPct: pct(n) })),
+    topOwnInclusive: sorted(inclusive(profile.nodes, ownKey)).map(([frame, n]) => ({ frame, totalPct: pct(n) })),
+    hooks: [...byHook(profile.nodes).entries()].sort((a, b) => b[1] - a[1]).map(([hook, n]) => ({ hook, totalPct: pct(n) })),
   };
 }
 

@@ -110,7 +110,7 @@ function fanoutTable(rows: Results['fanout']): string[] {
 
 function profileSection(name: string, p: ProfileSummary): string[] {
   return [
-    `#### ${name} (${p.busySamples} busy samples, ${p.idlePct}% idle)`,
+    `#### ${name} (${p.busySamples} busy samples, ${p.idlePct}% idle${p.windowMs !== undefined ? `; the ${(p.windowMs / 1000).toFixed(1)} s of measured load only` : ''})`,
     '',
     '| self % | where (package or src/ folder) |',
     '|---:|---|',
@@ -124,6 +124,7 @@ function profileSection(name: string, p: ProfileSummary): string[] {
     '|---:|---|',
     ...p.topOwnInclusive.map((f) => `| ${f.totalPct} | \`${f.frame}\` |`),
     '',
+    ...(p.hooks?.length ? ['| total % (self + callees) | per-request hook (bench/lib/profile.ts HOOK_FILES) |', '|---:|---|', ...p.hooks.map((h) => `| ${h.totalPct} | ${h.hook} |`), ''] : []),
   ];
 }
 

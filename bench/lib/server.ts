@@ -26,6 +26,8 @@ export interface ServerOptions {
   timeoutMs?: number;
   /** Listen on this port (when the environment must name it, as PUBLIC_URL does); a free one otherwise. */
   port?: number;
+  /** Another build's main.js (bench/ab.ts: an older build beside this one); dist/src/main.js by default. */
+  entry?: string;
 }
 
 function healthOnce(port: number): Promise<boolean> {
@@ -77,5 +79,5 @@ function productionNodeFlags(): string[] {
   return match ? match[1].trim().split(/\s+/).filter(Boolean) : [];
 }
 
-export const startRealServer = (options: ServerOptions) => launch('server', [...productionNodeFlags(), 'dist/src/main.js'], options);
+export const startRealServer = (options: ServerOptions) => launch('server', [...productionNodeFlags(), options.entry ?? 'dist/src/main.js'], options);
 export const startFloorServer = (options: ServerOptions) => launch('floor', ['--import', 'tsx', 'bench/floor-server.ts'], options);

@@ -34,7 +34,10 @@ export function renderVoiceSection(root: string): string[] {
     'providers\' time, including the end-of-turn wait (`VOICE_ENDPOINT_MIN_MS` after speech, 500 ms, less what STT took);',
     '"ours" subtracts that wait: the server\'s own processing. Pacing: |inter-arrival − 20 ms| of agent frames; lateness:',
     'each frame against its 20 ms slot from its utterance\'s first frame (the sink may run 40 ms ahead, so bursts of 2–3',
-    'frames at an utterance\'s start count in the inter-arrival figure but not as lateness).',
+    'frames at an utterance\'s start count in the inter-arrival figure but not as lateness). Both are stamped in the callers\'',
+    'process, so they include its scheduling. "Sent late" is outgoing pacing where it happens: the server\'s',
+    '`voice_frame_lateness_seconds` histogram, each frame\'s send time against its slot on the 20 ms timeline (less the',
+    '40 ms lead); shown as the histogram bucket holding the 99th percentile, and the share of frames within 10 ms.',
     '',
   );
   for (const file of files) {
@@ -45,12 +48,12 @@ export function renderVoiceSection(root: string): string[] {
       '',
       `Providers' configured delays: STT result ${d.sttMs} ms after the utterance (plus the fake's own endpointing window) + model first token ${d.llmFirstTokenMs} ms + speech first byte ${d.ttsFirstByteMs} ms = ${d.sttMs + d.llmFirstTokenMs + d.ttsFirstByteMs} ms.`,
       '',
-      '| concurrent calls | reply at the caller p50 / p99 ms | providers (record) p50 / p99 ms | record overheadMs p50 / p99 | ours (less the end-of-turn wait) p50 / p99 ms | record totalMs p50 / p99 | pacing jitter p99 ms | frame lateness p99 ms | server CPU s per call-minute | RSS MB per call | completed with record |',
-      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      '| concurrent calls | reply at the caller p50 / p99 ms | providers (record) p50 / p99 ms | record overheadMs p50 / p99 | ours (less the end-of-turn wait) p50 / p99 ms | record totalMs p50 / p99 | pacing jitter p99 ms (caller) | frame lateness p99 ms (caller) | sent late p99 ms (server) | server CPU s per call-minute | RSS MB per call | completed with record |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     );
     for (const l of r.levels) {
       lines.push(
-        `| ${l.concurrency} | ${v(l.replyMs.p50)} / ${v(l.replyMs.p99)}${l.turnsUnanswered ? ` (${l.turnsUnanswered} unanswered)` : ''} | ${v(l.providerMs.p50)} / ${v(l.providerMs.p99)} | ${v(l.overheadMs.p50)} / ${v(l.overheadMs.p99)} | ${v(l.processingMs.p50)} / ${v(l.processingMs.p99)} | ${v(l.recordTotalMs.p50)} / ${v(l.recordTotalMs.p99)} | ${v(l.pacingJitterMs.p99)} | ${v(l.frameLatenessMs?.p99)} | ${v(l.cpuSecondsPerCallMinute)} | ${v(l.rssPerCallMb)} | ${l.completedWithRecord}/${l.calls} |`,
+        `| ${l.concurrency} | ${v(l.replyMs.p50)} / ${v(l.replyMs.p99)}${l.turnsUnanswered ? ` (${l.turnsUnanswered} unanswered)` : ''} | ${v(l.providerMs.p50)} / ${v(l.providerMs.p99)} | ${v(l.overheadMs.p50)} / ${v(l.overheadMs.p99)} | ${v(l.processingMs.p50)} / ${v(l.processingMs.p99)} | ${v(l.recordTotalMs.p50)} / ${v(l.recordTotalMs.p99)} | ${v(l.pacingJitterMs.p99)} | ${v(l.frameLatenessMs?.p99)} | ${l.sendLateness ? `≤ ${v(l.sendLateness.p99AtMostMs)} (${v(l.sendLateness.within10MsPct)}% ≤ 10)` : '–'} | ${v(l.cpuSecondsPerCallMinute)} | ${v(l.rssPerCallMb)} | ${l.completedWithRecord}/${l.calls} |`,
       );
     }
     lines.push('', ...r.checks.map((c) => `- ${c.met ? 'met' : '**MISSED**'}: ${c.name}: ${v(c.value as number)} (target ${c.target})`));

@@ -1,12 +1,16 @@
 // A sandbox call, start to finish: sign up and verify the phone through the
 // sandbox outbox, buy a sandbox number (the sandbox checkout adds a card),
-// register a server, sign a call request with its private key (nested in a
-// JWE to the service key), start the call and print its progress events until
-// it ends. Against a local server started with `npm start`:
+// give the agent a knowledge base with the opening hours and the sandbox
+// Calendly, register a server, sign a call request with its private key
+// (nested in a JWE to the service key), start the call and print its progress
+// events until it ends, its tool calls, then save its recording (both voices: the caller left, the agent
+// right) to call-<session id>.wav. Against a local server started with `npm start`:
 //
 //   npx tsx sdk/examples/sandbox-call.ts
 //
-// BASE_URL overrides http://127.0.0.1:3000; TO the number called (+14155550123).
+// BASE_URL overrides http://127.0.0.1:3000; TO the number called (+14155550123);
+// RECORDING_FILE where the recording goes.
+import { writeFileSync } from 'node:fs';
 import { WorkspaceApiError, WorkspaceClient, signCallRequest } from '../src/index.js';
 
 const baseUrl = process.env.BASE_URL ?? 'http://127.0.0.1:3000';
@@ -44,7 +48,17 @@ if (bought.status === 409 && bought.body.code === 'payment_method_required') {
 if (bought.status !== 200) throw new Error(`buying ${offer.phoneNumber} failed: ${bought.status} ${JSON.stringify(bought.body)}`);
 console.log(`2. bought ${offer.phoneNumber}`);
 
-// 3. A server whose private key stays here signs the call.
+// 3. What the agent knows and how it books: a knowledge base with the opening hours, and the sandbox Calendly.
+const kb = await json('/api/knowledge-bases', { method: 'PUT', body: JSON.stringify({ name: 'Clinic' }) });
+const form = new FormData();
+form.append('files', new Blob(['Opening hours: we are open Monday to Friday from nine to five.\n'], { type: 'text/plain' }), 'hours.txt');
+const uploaded = await client.http.send(`${baseUrl}/api/knowledge-bases/${kb.body.id}`, { method: 'POST', body: form });
+if (!uploaded.ok) throw new Error(`uploading the opening hours failed: ${uploaded.status} ${await uploaded.text()}`);
+const calendly = await json('/api/integrations', { method: 'PUT', body: JSON.stringify({ type: 'calendly', data: { pat: 'sandbox-token', eventTypeUrl: 'https://calendly.com/clinic/30min' } }) });
+if (calendly.status !== 200) throw new Error(`connecting the sandbox Calendly failed: ${calendly.status} ${JSON.stringify(calendly.body)}`);
+console.log('3. a knowledge base with the opening hours, and the sandbox Calendly');
+
+// 4. A server whose private key stays here signs the call.
 const server = await client.servers.register({ name: `calls-${unique}`, mode: 'generate' });
 const jwt = await signCallRequest(
   server.privateKey!,
@@ -54,12 +68,14 @@ const jwt = await signCallRequest(
     type: 'prompt',
     prompt: 'Confirm the appointment and thank the contact.',
     phoneNumberId: bought.body.id,
+    knowledgeBase: { id: kb.body.id },
+    integrations: [calendly.body.id],
   },
   await client.servers.current(),
 );
-console.log(`3. signed a call request with server ${server.name}`);
+console.log(`4. signed a call request with server ${server.name}`);
 
-// 4. Start it and follow its progress until it ends.
+// 5. Start it and follow its progress until it ends.
 let sessionId: string;
 try {
   ({ sessionId } = await client.calls.start({ server: server.name, jwt }, { idempotencyKey: crypto.randomUUID() }));
@@ -67,7 +83,7 @@ try {
   if (err instanceof WorkspaceApiError) throw new Error(`the call was refused: ${err.status} ${err.code} ${err.message}`);
   throw err;
 }
-console.log(`4. call session ${sessionId}`);
+console.log(`5. call session ${sessionId}`);
 const events = client.events.subscribe('call_status', { filter: { session_id: sessionId }, lastEventId: '0' });
 for await (const event of events) {
   const { status, duration_seconds, transcript } = event.data;
@@ -76,4 +92,17 @@ for await (const event of events) {
   if (!['queued', 'ringing', 'in_progress'].includes(status)) break;
 }
 events.close();
+
+// 6. The call's record is written as it ends; with CALL_RECORDING (on by default with the sandbox carrier) it has a recording.
+let call = await client.calls.get(sessionId);
+for (let tries = 0; !call.transcript?.length && tries < 50; tries++) {
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  call = await client.calls.get(sessionId);
+}
+for (const tool of call.toolCalls ?? []) console.log(`   tool ${tool.name} ${JSON.stringify(tool.arguments)} → ${JSON.stringify(tool.result).slice(0, 160)}`);
+if (call.recordingUrl) {
+  const file = process.env.RECORDING_FILE ?? `call-${sessionId}.wav`;
+  writeFileSync(file, await client.calls.recording(sessionId));
+  console.log(`6. recording saved to ${file} (the caller left, the agent right)`);
+} else console.log('6. no recording (CALL_RECORDING=0, or a call that carried no audio: SANDBOX_CALLS=timer)');
 console.log('done');

@@ -633,6 +633,13 @@ export interface paths {
      */
     get: operations["getCallRecording"];
   };
+  "/api/sandbox/calls/inbound": {
+    /**
+     * Ring one of your sandbox numbers from a simulated phone
+     * @description Present only while the sandbox telephony provider is active and NODE_ENV is not production. The sandbox carrier calls your number exactly as Twilio would: it POSTs the number's signed voice webhook (`POST /api/webhooks/twilio/voice/{numberId}`) to PUBLIC_URL, follows the TwiML answer by opening the media WebSocket with its stream parameters, and its simulated caller speaks `script` (real audio at real pace; recognised by pocketsphinx when installed). Answers 202 with the call session as soon as the webhook has answered, whatever happens next: follow it with `GET /api/events/call_status?session_id=<id>` or `GET /api/calls/{id}`. A number that is not attached to an inbound configuration or is suspended, an agent record that cannot be read, an owner without inbound allowance or balance, or the concurrency limit: the call is refused as Twilio carries it (one spoken sentence, a hang-up) and the session ends `failed` with outcome `refused` and its `reason` (`not_attached`, `number_suspended`, `agent_unreadable`, `insufficient_funds`, `concurrency_limit`). Before any call: 404 for a number that is unknown or not yours; 409 `conflict` for a number Twilio carries (call it from a phone) or one that cannot take calls; 502 `provider_error` when the carrier cannot reach the voice webhook (PUBLIC_URL is not this server). The call is charged like any inbound call (the number's country's inbound rate after your plan's inbound allowance).
+     */
+    post: operations["ringSandboxNumber"];
+  };
   "/api/session/temporary": {
     /**
      * List the call types of temporary test calls
@@ -11084,17 +11091,13 @@ export interface operations {
     };
     requestBody: {
       content: {
-        /**
-         * @example {
-         *   "server": "my-backend",
-         *   "jwt": "eyJhbGciOiJFQ0RILUVTK0EyNTZLVyIsImVuYyI6IkEyNTZHQ00iLCJjdHkiOiJKV1QifQ.…"
-         * }
-         */
         "application/json": {
           /** @description The name of your registered server that signed `jwt` (POST /api/servers) */
           server: string;
           /** @description Compact JWS (ES256) signed with that server's private key, optionally nested in a compact JWE (ECDH-ES+A256KW, A256GCM, cty "JWT") to the key of GET /api/server (the SDK's signCallRequest builds it). Claims: `use: "call-session"` (optional), `exp` (at most 10 minutes ahead), a single-use `jti`, `agent` `{ name, personaId?, instructions?, firstMessage?, voicemailMessage? }`, `contact` `{ name, phone (E.164), fields? }`, optional `humanAgents` `[{ name, phone }]`, `type: "prompt"` with `prompt`, or `type: "pathway"` with `pathway` `{ name?, steps }`, optional `knowledgeBase` `{ id }`, `integrations` (ids), `phoneNumberId` and `webhook` (URL). */
           jwt: string;
+          /** @description Sandbox calls only: what the sandbox carrier's simulated caller does once it answers — `default`, `voicemail` (an answering machine: its greeting, a beep, then the asynchronous AMD verdict `machine_end_beep`, after which the agent leaves the agent's `voicemailMessage` and hangs up; outcome `voicemail`) or a list of the caller's lines. Ignored when Twilio or an external audio server carries the call. Not part of the signed payload: it describes the test, not the call. */
+          script?: "default" | "voicemail" | string[];
         };
       };
     };
@@ -11294,6 +11297,8 @@ export interface operations {
                 /** Format: date-time */
                 endedAt?: string;
                 durationSeconds?: number;
+                /** @description What the call was charged, in US dollars, once settled (seconds within the plan's allowance cost nothing); absent while it runs and for calls that are never charged (web and temporary calls, refused calls) */
+                costUsd?: number;
               }[];
             /** @description Pass as `before` for the next page; null on the last */
             nextBefore: string | null;
@@ -11382,6 +11387,8 @@ export interface operations {
             /** Format: date-time */
             endedAt?: string;
             durationSeconds?: number;
+            /** @description What the call was charged, in US dollars, once settled (seconds within the plan's allowance cost nothing); absent while it runs and for calls that are never charged (web and temporary calls, refused calls) */
+            costUsd?: number;
             transcript?: ({
                 role: "agent" | "caller";
                 text: string;
@@ -11546,6 +11553,134 @@ export interface operations {
        * - `uri_too_long`: a path parameter is longer than the router accepts
        */
       414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Ring one of your sandbox numbers from a simulated phone
+   * @description Present only while the sandbox telephony provider is active and NODE_ENV is not production. The sandbox carrier calls your number exactly as Twilio would: it POSTs the number's signed voice webhook (`POST /api/webhooks/twilio/voice/{numberId}`) to PUBLIC_URL, follows the TwiML answer by opening the media WebSocket with its stream parameters, and its simulated caller speaks `script` (real audio at real pace; recognised by pocketsphinx when installed). Answers 202 with the call session as soon as the webhook has answered, whatever happens next: follow it with `GET /api/events/call_status?session_id=<id>` or `GET /api/calls/{id}`. A number that is not attached to an inbound configuration or is suspended, an agent record that cannot be read, an owner without inbound allowance or balance, or the concurrency limit: the call is refused as Twilio carries it (one spoken sentence, a hang-up) and the session ends `failed` with outcome `refused` and its `reason` (`not_attached`, `number_suspended`, `agent_unreadable`, `insufficient_funds`, `concurrency_limit`). Before any call: 404 for a number that is unknown or not yours; 409 `conflict` for a number Twilio carries (call it from a phone) or one that cannot take calls; 502 `provider_error` when the carrier cannot reach the voice webhook (PUBLIC_URL is not this server). The call is charged like any inbound call (the number's country's inbound rate after your plan's inbound allowance).
+   */
+  ringSandboxNumber: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description One of your sandbox numbers (GET /api/phone-numbers); it answers as its inbound configuration says */
+          numberId: string;
+          /** @description The caller's number, E.164 (default +12125550142) */
+          from?: string;
+          /** @description What the sandbox carrier's simulated caller does (default `default`) */
+          script?: "default" | "voicemail" | string[];
+        };
+      };
+    };
+    responses: {
+      /** @description The number was rung; the call goes on (or was refused) as its session shows */
+      202: {
+        content: {
+          "application/json": {
+            /** @description The call session the webhook opened */
+            sessionId: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `conflict`: the request conflicts with the current state
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Provider error.
+       *
+       * - `provider_error`: an outside provider failed or could not be reached
+       */
+      502: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };

@@ -11,6 +11,7 @@
 import type { FastifyInstance } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { AppError } from './errors.js';
+import { jsonTextMayHoldNul } from './input-guard.js';
 
 /** Deeper than any body the API takes (its deepest, free-form metadata and connector params, need a few levels). */
 export const MAX_JSON_DEPTH = 64;
@@ -29,7 +30,7 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
 
 export function installJsonBodyParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, undefined);
     let parsed: unknown;
@@ -49,6 +50,8 @@ export function installJsonBodyParser(app: FastifyInstance): void {
         return done(new AppError('invalid_input', 'request body may not contain a "__proto__" key or "constructor.prototype"'), undefined);
       }
     }
+    // The NUL guard (input-guard.ts) walks the parsed body only when its text holds the escape.
+    request.bodyFreeOfNul = !jsonTextMayHoldNul(text);
     done(null, parsed);
   });
 }

@@ -13,16 +13,26 @@ import type { Metrics } from '../modules/platform/metrics.js';
 const UNMATCHED = 'unmatched';
 
 export function installRequestObservation(app: FastifyInstance, metrics: Metrics): void {
+  // One label object per (method, route, status), made once: prom-client then hashes the same object, and a request
+  // allocates nothing for its metrics.
+  const labelSets = new Map<string, { method: string; route: string; status: string }>();
   app.addHook('onResponse', (request, reply, done) => {
+    const method = request.method;
     const route = request.routeOptions.url ?? UNMATCHED;
     const status = reply.statusCode;
     const ms = reply.elapsedTime;
-    const labels = { method: request.method, route, status: String(status) };
+    const key = `${method} ${status} ${route}`;
+    let labels = labelSets.get(key);
+    if (!labels) labelSets.set(key, (labels = { method, route, status: String(status) }));
     metrics.httpRequests.inc(labels);
     metrics.httpDuration.observe(labels, ms / 1000);
-    const userId = (request as { auth?: { userId?: string } | null }).auth?.userId;
     const level = status >= 500 ? 'error' : 'info';
-    request.log[level]({ method: request.method, route, url: request.url, status, durationMs: Math.round(ms * 10) / 10, ...(userId ? { userId } : {}) }, 'request');
+    // The line is built only when it is written (LOG_LEVEL=warn skips every 2xx).
+    const log = request.log as typeof request.log & { isLevelEnabled?: (level: string) => boolean };
+    if (!log.isLevelEnabled || log.isLevelEnabled(level)) {
+      const userId = (request as { auth?: { userId?: string } | null }).auth?.userId;
+      request.log[level]({ method, route, url: request.url, status, durationMs: Math.round(ms * 10) / 10, ...(userId ? { userId } : {}) }, 'request');
+    }
     done();
   });
 }

@@ -315,6 +315,12 @@ export function keepDeclaredCodes(schema: Json | undefined, components: Json = {
           },
         },
       };
+    } else if (typeof entry?.$ref === 'string' && Array.isArray(examples) && examples.length) {
+      // A success answer's own example, where the shared schema's would show another outcome (register answers phone_not_verified, not ok).
+      out[status] = {
+        description: entry.description ?? components.schemas?.[entry.$ref]?.description ?? statusName[Number(status)] ?? 'Answer',
+        content: { 'application/json': { schema: { $ref: entry.$ref }, example: examples[0] } },
+      };
     } else {
       out[status] = entry;
     }

@@ -28,6 +28,8 @@ export interface OutboundHttpOptions {
   allowPrivate?: boolean;
   /** Replaces the address policy (an operator's allow-list); by default only public addresses unless allowPrivate. */
   allowAddress?: (address: string) => boolean;
+  /** Origins (`scheme://host:port`) reached whatever their address, such as the server's own PUBLIC_URL; every other origin keeps the address policy, redirects included. */
+  allowOrigins?: string[];
   /** Deadline for the whole exchange, redirects and body included (and for connecting, for the headers, and between pieces of the body). */
   timeoutMs?: number;
   /**
@@ -111,6 +113,15 @@ export function isPublicAddress(address: string): boolean {
   return addressRange(address) === 'unicast';
 }
 
+/** The origin a connection is for, spelled as URL.origin spells it (default ports dropped). */
+function originOf(opts: { protocol: string; hostname: string; port: string | number }): string {
+  try {
+    return new URL(`${opts.protocol}//${opts.hostname}${opts.port ? `:${opts.port}` : ''}`).origin;
+  } catch {
+    return '';
+  }
+}
+
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const NULL_BODY = new Set([101, 204, 205, 304]);
 
@@ -140,8 +151,11 @@ export function createOutboundHttp(options: OutboundHttpOptions = {}): OutboundH
   };
 
   const connector = buildConnector({ lookup: checkedLookup as never, timeout: timeoutMs });
+  const allowedOrigins = new Set((options.allowOrigins ?? []).map((origin) => new URL(origin).origin));
+  const unchecked = allowedOrigins.size > 0 ? buildConnector({ timeout: timeoutMs }) : null;
   const agent = new Agent({
     connect: (opts, callback) => {
+      if (unchecked && allowedOrigins.has(originOf(opts))) return unchecked(opts, callback);
       // Literal addresses never reach the resolver: check them here.
       const host = opts.hostname.startsWith('[') ? opts.hostname.slice(1, -1) : opts.hostname;
       if (isIP(host) && !allowed(host)) return callback(blocked(host, host), null);

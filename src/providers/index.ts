@@ -97,7 +97,16 @@ export function createVoiceProviders(elevenlabs: Config['elevenlabs']): VoicePro
 export const anySandbox = (providers: Providers): boolean => Object.values(providers).some((p) => p.sandbox);
 
 export const describeProviders = (providers: Providers): string[] =>
-  Object.entries(providers).map(([kind, p]) => `${kind}: ${p.name}${p.sandbox ? ` (sandbox stand-in${sandboxNotes[kind] ? `; ${sandboxNotes[kind]}` : ''})` : ''}`);
+  Object.entries(providers).map(([kind, p]) => describeProvider(kind, p));
+
+/** Only the sandbox stand-ins, one line each (what a production start refuses or warns about; real providers such as the local espeak-ng voice are not named). */
+export const describeSandboxes = (providers: Providers): string[] =>
+  Object.entries(providers)
+    .filter(([, p]) => p.sandbox)
+    .map(([kind, p]) => describeProvider(kind, p));
+
+const describeProvider = (kind: string, p: { name: string; sandbox: boolean }): string =>
+  `${kind}: ${p.name}${p.sandbox ? ` (sandbox stand-in${sandboxNotes[kind] ? `; ${sandboxNotes[kind]}` : ''})` : ''}`;
 
 /** Where people trying the API see what a stand-in did. */
 const sandboxNotes: Record<string, string> = {

@@ -6,19 +6,17 @@
 // 127.0.0.1) follows events through the SDK and through a plain EventSource,
 // both with a ticket (POST /api/events/ticket), and reads an object's ETag.
 // Runs where Chromium is installed (.ci/run installs it).
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { extname, join, normalize } from 'node:path';
-import { WebSocket } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVerifiedUser } from '../support/factories.js';
 import { emit } from '../modules/events/support.js';
 import { type ListeningApp, startServer } from '../sdk/support.js';
-
-const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => existsSync(path));
+import { Browser, chromium } from '../support/chromium.js';
 
 /** jose's browser build: the SDK's one dependency, mapped by the page's import map as a bundler would. */
 const joseDir = join(process.cwd(), 'node_modules/jose/dist/webapi');
@@ -46,126 +44,6 @@ async function startPageServer(sdkDir: string, host = '127.0.0.1'): Promise<{ se
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, origin: `http://${host}:${(server.address() as AddressInfo).port}` };
-}
-
-/** A minimal Chrome DevTools Protocol client over the browser's page target. */
-class Browser {
-  private constructor(
-    private readonly process: ChildProcess,
-    private readonly profile: string,
-    private readonly socket: WebSocket,
-  ) {
-    socket.addEventListener('message', (event) => {
-      const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: { message: string } };
-      const waiter = message.id === undefined ? undefined : this.pending.get(message.id);
-      if (!waiter) return;
-      this.pending.delete(message.id!);
-      if (message.error) waiter.reject(new Error(message.error.message));
-      else waiter.resolve(message.result);
-    });
-  }
-
-  private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
-
-  static async launch(binary: string): Promise<Browser> {
-    const profile = mkdtempSync(join(tmpdir(), 'wsapi-chromium-'));
-    const child = spawn(
-      binary,
-      [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        '--remote-debugging-address=127.0.0.1',
-        '--remote-debugging-port=0',
-        `--user-data-dir=${profile}`,
-        'about:blank',
-      ],
-      // Its own process group: Chromium's helpers (zygotes, renderers, the GPU,
-      // network and storage services) join it, so close() can wait for all of them.
-      { stdio: ['ignore', 'ignore', 'pipe'], detached: true },
-    );
-    const browserUrl = await new Promise<string>((resolve, reject) => {
-      let text = '';
-      child.stderr!.on('data', (chunk) => {
-        text += chunk;
-        const match = /DevTools listening on (ws:\/\/\S+)/.exec(text);
-        if (match) resolve(match[1]);
-      });
-      child.once('exit', (code) => reject(new Error(`chromium exited with ${code}: ${text}`)));
-    });
-    const { port } = new URL(browserUrl);
-    const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{ type: string; webSocketDebuggerUrl: string }>;
-    const pageTarget = targets.find((t) => t.type === 'page');
-    if (!pageTarget) throw new Error('chromium has no page target');
-    const socket = new WebSocket(pageTarget.webSocketDebuggerUrl);
-    await new Promise<void>((resolve, reject) => {
-      socket.addEventListener('open', () => resolve());
-      socket.addEventListener('error', () => reject(new Error('cannot connect to chromium')));
-    });
-    return new Browser(child, profile, socket);
-  }
-
-  send(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
-    const id = this.nextId++;
-    this.socket.send(JSON.stringify({ id, method, params }));
-    return new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));
-  }
-
-  /** Runs an async function body in the page and returns its JSON result. */
-  async evaluate<T>(body: string): Promise<T> {
-    const answer = (await this.send('Runtime.evaluate', { expression: `(async () => { ${body} })()`, awaitPromise: true, returnByValue: true })) as {
-      result: { value?: T };
-      exceptionDetails?: { exception?: { description?: string }; text: string };
-    };
-    if (answer.exceptionDetails) throw new Error(answer.exceptionDetails.exception?.description ?? answer.exceptionDetails.text);
-    return answer.result.value as T;
-  }
-
-  async open(url: string): Promise<void> {
-    await this.send('Page.navigate', { url });
-    await this.evaluate(`while (!window.sdkReady) await new Promise((r) => setTimeout(r, 20));`);
-  }
-
-  /**
-   * Stops Chromium, then removes its profile. The browser process exiting is
-   * not enough: its helper processes (the storage service among them) can
-   * still be writing into the profile for a moment, and removing it then fails
-   * with ENOTEMPTY. So the whole process group is stopped and waited for.
-   */
-  async close(): Promise<void> {
-    this.socket.close();
-    const group = this.process.pid!;
-    const running = () => {
-      try {
-        process.kill(-group, 0);
-        return true;
-      } catch {
-        return false; // ESRCH: nobody is left in the group
-      }
-    };
-    const signal = (name: NodeJS.Signals) => {
-      try {
-        process.kill(-group, name);
-      } catch {
-        // the group is already gone
-      }
-    };
-    const exited = this.process.exitCode !== null || this.process.signalCode !== null ? Promise.resolve() : new Promise((resolve) => this.process.once('exit', resolve));
-    signal('SIGTERM');
-    await exited;
-    // Bounded: after 10 s whatever is left is killed outright.
-    for (let waited = 0; running(); waited += 20) {
-      if (waited === 10_000) signal('SIGKILL');
-      if (waited > 20_000) throw new Error(`chromium's process group ${group} did not exit`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    rmSync(this.profile, { recursive: true, force: true });
-  }
 }
 
 describe.runIf(chromium)('the SDK in a browser page on another origin', () => {
@@ -198,7 +76,7 @@ describe.runIf(chromium)('the SDK in a browser page on another origin', () => {
   });
 
   it('signs up, keeps the session in localStorage and reads the account from a listed origin', async () => {
-    await browser.open(`${listed.origin}/`);
+    await browser.open(`${listed.origin}/`, 'window.sdkReady');
     const result = await browser.evaluate<{ status: string; stored: boolean; requestId: string | null; health: string }>(`
       const client = new window.sdk.WorkspaceClient({ baseUrl: ${JSON.stringify(api.baseUrl)} });
       const email = 'browser' + Date.now() + '@example.com';
@@ -217,7 +95,7 @@ describe.runIf(chromium)('the SDK in a browser page on another origin', () => {
   });
 
   it('refuses an origin that is not listed: the SDK reports a network error naming the URL', async () => {
-    await browser.open(`${unlisted.origin}/`);
+    await browser.open(`${unlisted.origin}/`, 'window.sdkReady');
     const result = await browser.evaluate<{ name: string; url: string }>(`
       const client = new window.sdk.WorkspaceClient({ baseUrl: ${JSON.stringify(api.baseUrl)} });
       try {
@@ -232,7 +110,7 @@ describe.runIf(chromium)('the SDK in a browser page on another origin', () => {
 
   it('follows events from a page on another site: the SDK and a plain EventSource open their streams with a ticket', async () => {
     const user = await createVerifiedUser(api.t);
-    await browser.open(`${otherSite.origin}/`);
+    await browser.open(`${otherSite.origin}/`, 'window.sdkReady');
     const opened = await browser.evaluate<{ streamUrls: string[]; streamAuthorization: Array<string | null> }>(`
       window.received = { sdk: [], eventSource: [] };
       const streamUrls = [];
@@ -277,7 +155,7 @@ describe.runIf(chromium)('the SDK in a browser page on another origin', () => {
 
   it('reads the ETag of an object from another site (exposed by CORS), for If-Match', async () => {
     const user = await createVerifiedUser(api.t);
-    await browser.open(`${otherSite.origin}/`);
+    await browser.open(`${otherSite.origin}/`, 'window.sdkReady');
     const etag = await browser.evaluate<string | null>(`
       const base = ${JSON.stringify(api.baseUrl)};
       const headers = { authorization: 'Bearer ' + ${JSON.stringify(user.token)} };

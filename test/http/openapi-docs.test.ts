@@ -128,3 +128,20 @@ describe('the OpenAPI document', () => {
     expect(res.json().status).toBe('sent');
   });
 });
+
+describe('documented answers are the real ones', () => {
+  it('register: the 200 example has the shape and outcome of a real sign-up (phone_not_verified, phone not verified)', async () => {
+    const media = doc.paths['/api/auth/register'].post.responses['200'].content['application/json'];
+    const [example] = mediaExamples(media);
+    const real = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/register',
+      payload: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada.docs@example.com', phone: '+14155550123', password: 'correct horse battery staple', confirmPassword: 'correct horse battery staple' },
+    });
+    expect(real.statusCode).toBe(200);
+    const answer = real.json();
+    const shape = (v: Json) => ({ keys: Object.keys(v).sort(), auth: Object.keys(v.auth).sort(), status: v.status, flags: [v.auth.phoneVerified, v.auth.twoFactorPassed, v.auth.twoFactorConfigured] });
+    expect(shape(example)).toEqual(shape(answer));
+    expect(example.status).toBe('phone_not_verified');
+  });
+});

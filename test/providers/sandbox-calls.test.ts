@@ -10,6 +10,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { FRAME_SAMPLES_8K, mulawToPcm, pcmToMulaw } from '../../src/lib/audio.js';
 import type { Outbox } from '../../src/providers/outbox.js';
 import { SandboxTelephonyProvider } from '../../src/providers/telephony/sandbox.js';
+import { VOICEMAIL_GREETING } from '../../src/providers/telephony/sandbox-calls.js';
 import { twilioSignature } from '../../src/providers/telephony/twilio-signature.js';
 
 const TOKEN = 'sandbox-signing-token';
@@ -25,7 +26,9 @@ interface Stream {
 
 let server: Server;
 let base: string;
-let callbacks: Array<{ params: Record<string, string>; signed: boolean }>;
+let callbacks: Array<{ path: string; params: Record<string, string>; signed: boolean }>;
+/** What the voice webhook answers (TwiML), or a status without TwiML. */
+let voiceAnswer: { status: number; twiml: string };
 let streams: Stream[];
 let provider: SandboxTelephonyProvider;
 
@@ -63,8 +66,9 @@ beforeEach(async () => {
     req.on('data', (c) => (body += c));
     req.on('end', () => {
       const params = Object.fromEntries(new URLSearchParams(body));
-      callbacks.push({ params, signed: req.headers['x-twilio-signature'] === twilioSignature(TOKEN, `${base}${req.url}`, params) });
-      res.writeHead(204).end();
+      callbacks.push({ path: req.url ?? '', params, signed: req.headers['x-twilio-signature'] === twilioSignature(TOKEN, `${base}${req.url}`, params) });
+      if (req.url?.startsWith('/api/webhooks/twilio/voice/')) res.writeHead(voiceAnswer.status, { 'content-type': 'text/xml' }).end(voiceAnswer.twiml);
+      else res.writeHead(204).end();
     });
   });
   const wss = new WebSocketServer({ server, path: '/api/media/twilio' });
@@ -76,6 +80,7 @@ beforeEach(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  voiceAnswer = { status: 200, twiml: streamTwiml() };
   provider = new SandboxTelephonyProvider(outbox, TOKEN, { callbackDelayMs: 10, calls: { script: ['one', 'two'], voice: () => ({ speak: tone }), replyPauseMs: 300, replyTimeoutMs: 3000 } });
 });
 afterEach(async () => {
@@ -84,12 +89,14 @@ afterEach(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
+const streamTwiml = () => `<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="${base.replace('http', 'ws')}/api/media/twilio"><Parameter name="token" value="tok&amp;1"/></Stream></Connect></Response>`;
 const request = (to = '+14155550123') => ({
   from: '+14155550100',
   to,
-  twiml: `<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="${base.replace('http', 'ws')}/api/media/twilio"><Parameter name="token" value="tok&amp;1"/></Stream></Connect></Response>`,
+  twiml: streamTwiml(),
   statusCallbackUrl: `${base}/api/webhooks/twilio/call/s1`,
 });
+const loud = (stream: Stream) => stream.messages.filter((m) => m.event === 'media' && mulawToPcm(Buffer.from(m.media!.payload, 'base64')).some((s) => Math.abs(s) > 1000));
 
 describe('the sandbox carrier (call control)', () => {
   it('answers a CA sid, posts signed progress, streams the caller lines between the agent answers, echoes marks and hangs up', async () => {
@@ -130,5 +137,59 @@ describe('the sandbox carrier (call control)', () => {
     await vi.waitFor(() => expect(callbacks.map((c) => c.params.CallStatus)).toEqual(['initiated', 'ringing', 'no-answer']), { timeout: 5000, interval: 20 });
     expect(callbacks.every((c) => c.signed && c.params.CallSid === unanswered.callSid)).toBe(true);
     expect(streams).toHaveLength(1);
+  }, 30_000);
+
+  it('with asynchronous AMD: a caller who speaks is `human`; the voicemail script plays a greeting and a beep, then sends machine_end_beep, signed, and records until the agent hangs up', async () => {
+    const amd = `${base}/api/webhooks/twilio/amd/s1`;
+    const person = await provider.calls.placeCall({ ...request(), machineDetectionUrl: amd });
+    await vi.waitFor(() => expect(callbacks.map((c) => c.params.CallStatus ?? c.params.AnsweredBy)).toEqual(['initiated', 'ringing', 'in-progress', 'human', 'completed']), { timeout: 20_000, interval: 50 });
+    expect(callbacks[3]).toMatchObject({ path: '/api/webhooks/twilio/amd/s1', signed: true, params: { CallSid: person.callSid, AnsweredBy: 'human' } });
+
+    callbacks.length = 0;
+    const machine = await provider.calls.placeCall({ ...request(), machineDetectionUrl: amd, script: 'voicemail' });
+    await vi.waitFor(() => expect(callbacks.some((c) => c.params.AnsweredBy === 'machine_end_beep')).toBe(true), { timeout: 20_000, interval: 50 });
+    const verdict = callbacks.find((c) => c.params.AnsweredBy)!;
+    expect(verdict).toMatchObject({ path: '/api/webhooks/twilio/amd/s1', signed: true, params: { CallSid: machine.callSid, AccountSid: 'ACsandbox' } });
+    expect(Number(verdict.params.MachineDetectionDuration)).toBeGreaterThan(900);
+    expect(provider.calls.caller(machine.callSid)?.spoken()).toEqual([VOICEMAIL_GREETING]);
+    const stream = streams.at(-1)!;
+    // The greeting (0.4 s of tone here) then the beep (0.5 s), before the verdict.
+    expect(loud(stream).length).toBe(20 + 25);
+    // The machine keeps recording until the agent hangs up.
+    expect(stream.closed).toBe(false);
+    await provider.calls.redirectCall(machine.callSid, '<Response><Hangup/></Response>');
+    await vi.waitFor(() => expect(callbacks.at(-1)!.params.CallStatus).toBe('completed'), { timeout: 5000, interval: 20 });
+  }, 40_000);
+
+  it('rings one of our numbers as Twilio does: the signed voice webhook (Direction inbound), then the stream of its TwiML, where the caller talks; no status callbacks', async () => {
+    const voiceUrl = `${base}/api/webhooks/twilio/voice/n1`;
+    const { callSid, answered } = await provider.calls.ring({ from: '+14155550177', to: '+14155550100', voiceUrl, script: ['one'] });
+    expect(answered).toBe(true);
+    expect(callSid).toMatch(/^CA[0-9a-f]{32}$/);
+    expect(callbacks[0]).toMatchObject({ path: '/api/webhooks/twilio/voice/n1', signed: true, params: { CallSid: callSid, CallStatus: 'ringing', Direction: 'inbound', From: '+14155550177', To: '+14155550100', AccountSid: 'ACsandbox' } });
+    await vi.waitFor(() => expect(streams[0]?.closed).toBe(true), { timeout: 20_000, interval: 50 });
+    const [stream] = streams;
+    expect(stream!.messages[1]).toMatchObject({ event: 'start', start: { callSid, customParameters: { token: 'tok&1' } } });
+    expect(loud(stream!).length).toBe(20);
+    expect(stream!.messages.at(-1)).toMatchObject({ event: 'stop' });
+    expect(callbacks).toHaveLength(1);
+    expect(provider.calls.running).toBe(0);
+  }, 30_000);
+
+  it('a refusal is heard and hung up; a webhook that is not reached or refuses ends the call unanswered', async () => {
+    const voiceUrl = `${base}/api/webhooks/twilio/voice/n2`;
+    voiceAnswer = { status: 200, twiml: '<?xml version="1.0" encoding="UTF-8"?><Response><Say>Sorry, this number is not taking calls right now. Goodbye.</Say><Hangup/></Response>' };
+    const refused = await provider.calls.ring({ from: '+14155550177', to: '+14155550100', voiceUrl });
+    expect(refused.answered).toBe(true);
+    // Heard before the call ends (the caller is gone from the carrier once it has).
+    await vi.waitFor(() => expect(provider.calls.running).toBe(0), { timeout: 5000, interval: 20 });
+    expect(streams).toHaveLength(0);
+
+    voiceAnswer = { status: 400, twiml: '{"code":"invalid_signature"}' };
+    expect((await provider.calls.ring({ from: '+14155550177', to: '+14155550100', voiceUrl })).answered).toBe(false);
+    const nowhere = await provider.calls.ring({ from: '+14155550177', to: '+14155550100', voiceUrl: 'http://127.0.0.1:1/api/webhooks/twilio/voice/n3' });
+    expect(nowhere.answered).toBe(false);
+    expect(provider.calls.running).toBe(0);
+    expect(streams).toHaveLength(0);
   }, 30_000);
 });

@@ -8,6 +8,10 @@ import { callConfig } from '../modules/calls/support.js';
 import { runNpx } from './support.js';
 import { type TelephonyTestApp, buyNumber, createTelephonyApp } from '../modules/telephony/helpers.js';
 import { createFundedUser, createVerifiedUser } from '../support/factories.js';
+import { canSpeak, channelRms, sandboxCarrierApp } from '../modules/calls/sandbox-support.js';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 let t: TelephonyTestApp;
 beforeAll(async () => {
@@ -81,7 +85,32 @@ describe('SDK call sessions', () => {
     expect(lines).toContain('in_progress');
     expect(lines.some((l) => /^completed after \d+ s$/.test(l))).toBe(true);
     expect(lines).toContain('agent: Hello Grace, this is Amy from the clinic.');
+    // This server's calls are timers (SANDBOX_CALLS=timer): no audio, so no recording; the sandbox carrier's is saved (the test below).
+    expect(lines.at(-2)).toMatch(/^6\. no recording/);
     expect(lines.at(-1)).toBe('done');
   }, 90_000);
 });
 
+describe('sdk/examples/sandbox-call.ts against the sandbox carrier (SANDBOX_CALLS=voice, as `npm start`)', () => {
+  it.skipIf(!canSpeak)('saves the call\'s recording: a WAV holding the agent and the simulated caller', async () => {
+    const voice = await sandboxCarrierApp();
+    const dir = mkdtempSync(join(tmpdir(), 'sdk-recording-'));
+    try {
+      const file = join(dir, 'call.wav');
+      const { code, stdout, stderr } = await runNpx(['tsx', 'sdk/examples/sandbox-call.ts'], { BASE_URL: voice.config.publicUrl, RECORDING_FILE: file }, 170_000);
+      expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
+      expect(stdout).toContain(`6. recording saved to ${file} (the caller left, the agent right)`);
+      // The agent answered from the knowledge base and booked through the sandbox Calendly.
+      expect(stdout).toMatch(/tool search_knowledge .*Monday to Friday/);
+      expect(stdout).toMatch(/tool book_meeting /);
+      const wav = readFileSync(file);
+      expect(wav.toString('latin1', 0, 4)).toBe('RIFF');
+      expect(wav.readUInt16LE(22)).toBe(2);
+      expect(channelRms(wav, 0)).toBeGreaterThan(100); // the caller
+      expect(channelRms(wav, 1)).toBeGreaterThan(100); // the agent
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await voice.close();
+    }
+  }, 180_000);
+});

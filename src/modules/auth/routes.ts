@@ -46,7 +46,19 @@ export function authRoutes(app: App, services: Services) {
           'Creates the account and signs it in (the `token` cookie is written). The answer has status `phone_not_verified`: POST /api/auth/verify/request next. Rate limited per IP. ' +
           'It does not tell whether an email has an account: for an email that already has one the answer looks the same (status 200, same fields, cookie), but nothing is created, its token authenticates nobody (401 on use), and the owner of the email is told by email that someone tried to sign up. Someone who already has an account signs in or resets the password instead.',
         body: RegisterBody,
-        response: { 200: Type.Ref('LoginResponse', { description: 'Signed in, phone not verified yet' }), ...errorResponses('passwords_mismatch', 'rate_limited') },
+        response: {
+          200: Type.Ref('LoginResponse', {
+            description: 'Signed in, phone not verified yet',
+            examples: [
+              {
+                status: 'phone_not_verified',
+                token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ2ZXIiOjAsInN1YiI6IjAxOTM2YjJlIn0.c2lnbmF0dXJl',
+                auth: { id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40', email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', phoneVerified: false, twoFactorPassed: false, twoFactorConfigured: false },
+              },
+            ],
+          }),
+          ...errorResponses('passwords_mismatch', 'rate_limited'),
+        },
       },
     },
     async (request, reply) => {

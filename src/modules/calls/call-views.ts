@@ -20,6 +20,8 @@ export interface CallListItem {
   answeredAt?: string;
   endedAt?: string;
   durationSeconds?: number;
+  /** What the call was charged once settled (allowance seconds cost nothing); absent while it runs and for calls never charged. */
+  costUsd?: number;
 }
 
 export interface CallView extends CallListItem {
@@ -30,7 +32,7 @@ export interface CallView extends CallListItem {
 
 const ENDED = new Set(['completed', 'failed', 'busy', 'no_answer', 'canceled']);
 
-function listItem(row: CallSessionsTable): CallListItem {
+function listItem(row: CallSessionsTable, chargedCents: Map<string, number>): CallListItem {
   const summary = JSON.parse(row.summary) as { to?: string; from?: string | null };
   const item: CallListItem = { id: row.id, direction: row.direction ?? 'outbound', status: row.status === 'created' ? 'queued' : row.status, startedAt: iso(Number(row.created_at)) };
   if (row.outcome) item.outcome = row.outcome;
@@ -42,6 +44,8 @@ function listItem(row: CallSessionsTable): CallListItem {
     item.endedAt = iso(Number(row.updated_at));
     item.durationSeconds = row.duration_seconds ?? 0;
   }
+  const cents = chargedCents.get(row.id);
+  if (cents !== undefined) item.costUsd = cents / 100;
   return item;
 }
 
@@ -55,14 +59,16 @@ export class CallViews {
   /** Newest first; `before` is the last id of the previous page. */
   async list(userId: string, page: { before?: string; limit: number }): Promise<{ calls: CallListItem[]; nextBefore: string | null }> {
     const rows = await this.store.listForUser(userId, page.before ?? null, page.limit + 1);
-    const calls = rows.slice(0, page.limit).map(listItem);
+    const shown = rows.slice(0, page.limit);
+    const charged = await this.store.chargedCents(shown.map((row) => row.id));
+    const calls = shown.map((row) => listItem(row, charged));
     return { calls, nextBefore: rows.length > page.limit ? calls.at(-1)!.id : null };
   }
 
   async get(userId: string, id: string): Promise<CallView> {
     const row = await this.store.find(id);
     if (!row || row.user_id !== userId) throw notFound('call');
-    const view: CallView = listItem(row);
+    const view: CallView = listItem(row, await this.store.chargedCents([id]));
     if (row.record_object_id) {
       const record = JSON.parse((await this.records.read(userId, 'calls', row.record_object_id)).toString('utf8')) as { transcript?: unknown[]; toolCalls?: unknown[] };
       // Records of external audio servers (and the timer sandbox) name the other party `contact`.

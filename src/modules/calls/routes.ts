@@ -6,6 +6,7 @@ import { errorResponses } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { Services } from '../../services.js';
 import { CALL_STATUSES } from '../../providers/audio/interface.js';
+import { SandboxScriptSchema } from './sandbox-routes.js';
 
 const AudioReport = Type.Object({
   status: Type.Union(CALL_STATUSES.map((s) => Type.Literal(s))),
@@ -25,7 +26,12 @@ const StartCallBody = Type.Object({
     description:
       'Compact JWS (ES256) signed with that server\'s private key, optionally nested in a compact JWE (ECDH-ES+A256KW, A256GCM, cty "JWT") to the key of GET /api/server (the SDK\'s signCallRequest builds it). Claims: `use: "call-session"` (optional), `exp` (at most 10 minutes ahead), a single-use `jti`, `agent` `{ name, personaId?, instructions?, firstMessage?, voicemailMessage? }`, `contact` `{ name, phone (E.164), fields? }`, optional `humanAgents` `[{ name, phone }]`, `type: "prompt"` with `prompt`, or `type: "pathway"` with `pathway` `{ name?, steps }`, optional `knowledgeBase` `{ id }`, `integrations` (ids), `phoneNumberId` and `webhook` (URL).',
   }),
-}, { examples: [{ server: 'my-backend', jwt: 'eyJhbGciOiJFQ0RILUVTK0EyNTZLVyIsImVuYyI6IkEyNTZHQ00iLCJjdHkiOiJKV1QifQ.…' }] });
+  script: Type.Optional({
+    ...SandboxScriptSchema,
+    description:
+      "Sandbox calls only: what the sandbox carrier's simulated caller does once it answers — `default`, `voicemail` (an answering machine: its greeting, a beep, then the asynchronous AMD verdict `machine_end_beep`, after which the agent leaves the agent's `voicemailMessage` and hangs up; outcome `voicemail`) or a list of the caller's lines. Ignored when Twilio or an external audio server carries the call. Not part of the signed payload: it describes the test, not the call.",
+  }),
+}, { examples: [{ server: 'my-backend', jwt: 'eyJhbGciOiJFQ0RILUVTK0EyNTZLVyIsImVuYyI6IkEyNTZHQ00iLCJjdHkiOiJKV1QifQ.…' }, { server: 'my-backend', jwt: 'eyJhbGciOiJFUzI1NiJ9.…', script: 'voicemail' }] });
 
 export function callRoutes(app: App, services: Services) {
   const { calls } = services.calls;

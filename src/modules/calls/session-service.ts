@@ -6,6 +6,7 @@
 // CallService.start.
 import { AppError, invalidInput } from '../../http/errors.js';
 import type { AssembledCall, CallTool } from '../../providers/audio/interface.js';
+import type { SandboxScript } from '../../providers/telephony/interface.js';
 import type { SignedPayloads } from '../data/signed-payloads.js';
 import type { IntegrationService } from '../integrations/service.js';
 import type { KnowledgeService } from '../knowledge/service.js';
@@ -48,7 +49,7 @@ export class CallSessionService {
   constructor(private readonly deps: CallSessionDeps) {}
 
   /** Verifies the signed payload, assembles the call and starts it → its session id. */
-  async startSigned(userId: string, input: { jwt: string; server: string }): Promise<{ sessionId: string }> {
+  async startSigned(userId: string, input: { jwt: string; server: string; script?: SandboxScript }): Promise<{ sessionId: string }> {
     let payload: CallPayload | null = null;
     await this.deps.signedPayloads.verify(userId, input.server, input.jwt, {
       use: CALL_SESSION_USE,
@@ -60,6 +61,8 @@ export class CallSessionService {
       },
     });
     const call = await this.assemble(userId, payload!);
+    // Only the sandbox carrier acts on it (VoiceAgentCarrier passes it on; Twilio and audio servers never see it).
+    if (input.script) call.sandboxScript = input.script;
     return this.deps.calls.start(userId, call, payload!.webhook ?? null);
   }
 

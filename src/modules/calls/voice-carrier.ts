@@ -58,6 +58,7 @@ export class VoiceAgentCarrier implements AudioProvider {
       machineDetectionUrl: `${publicUrl}/api/webhooks/twilio/amd/${sessionId}`,
       // Twilio's own backstop, a minute past ours.
       timeLimitSeconds: (call.maxDurationSeconds ?? DEFAULT_MAX_CALL_SECONDS) + 60,
+      ...(call.sandboxScript ? { script: call.sandboxScript } : {}),
     });
     return { providerCallId: callSid };
   }

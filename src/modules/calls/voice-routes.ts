@@ -43,6 +43,7 @@ const callItemFields = {
   answeredAt: Type.Optional(Type.String({ format: 'date-time' })),
   endedAt: Type.Optional(Type.String({ format: 'date-time' })),
   durationSeconds: Type.Optional(Type.Integer()),
+  costUsd: Type.Optional(Type.Number({ description: 'What the call was charged, in US dollars, once settled (seconds within the plan\'s allowance cost nothing); absent while it runs and for calls that are never charged (web and temporary calls, refused calls)' })),
 };
 const CallItem = Type.Object(callItemFields);
 const CallPage = Type.Object({ calls: Type.Array(CallItem), nextBefore: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `before` for the next page; null on the last' }) });
@@ -64,6 +65,7 @@ const exampleCall = {
   answeredAt: '2026-11-25T10:00:06.000Z',
   endedAt: '2026-11-25T10:01:02.000Z',
   durationSeconds: 56,
+  costUsd: 0.02,
 };
 
 export function voiceRoutes(app: App, voice: VoiceServices, inbound: InboundCalls) {
@@ -160,7 +162,7 @@ export function voiceRoutes(app: App, voice: VoiceServices, inbound: InboundCall
           } catch (err) {
             return refuse(err instanceof AppError ? err.message : 'token refused');
           }
-          const control = voice.carrier?.control ?? null;
+          const control = voice.controlFor(start.callSid);
           await voice.runner.run({
             sessionId: accepted.sessionId,
             userId: accepted.userId,

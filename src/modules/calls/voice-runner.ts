@@ -94,6 +94,8 @@ export class VoiceRunner {
   private heartbeat: NodeJS.Timeout | null = null;
   /** Hears each transcript line's latency per stage, in ms (metrics). */
   onTurnLatency: (latency: Record<string, number | undefined>) => void = () => {};
+  /** Hears how late each agent frame left against its slot, in ms (metrics). */
+  onFrameLateness: (ms: number) => void = () => {};
 
   constructor(private readonly deps: VoiceRunnerDeps) {}
 
@@ -169,6 +171,7 @@ export class VoiceRunner {
       systemPrompt: call.systemPrompt,
       firstMessage: call.firstMessage,
       settings: { ...this.deps.settings, ...(call.maxDurationSeconds ? { maxDurationMs: call.maxDurationSeconds * 1000 } : {}) },
+      onFrameLateness: (ms) => this.onFrameLateness(ms),
       onTranscript: (line) => {
         if (line.latency) this.onTurnLatency(line.latency as unknown as Record<string, number | undefined>);
         events.push(this.deps.transcriptEvent(userId, { session_id: sessionId, role: line.role, text: line.text, at: iso(clock.now()) }).catch((err) => this.deps.log.warn({ err, sessionId }, 'call_transcript event not recorded')));

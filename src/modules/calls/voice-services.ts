@@ -10,7 +10,7 @@ import { type Clock, type TimerClock, systemClock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { SandboxDialogue } from '../../providers/language-model/sandbox.js';
 import { NoRecognition } from '../../providers/speech-to-text/none.js';
-import type { TelephonyProviders } from '../../providers/telephony/interface.js';
+import type { CallControl, TelephonyProviders } from '../../providers/telephony/interface.js';
 import type { VoiceAgentProviders as ConfiguredVoiceProviders } from '../../providers/voice-agent.js';
 import type { DataServices } from '../data/create-services.js';
 import type { ServiceTokens } from '../data/service-tokens.js';
@@ -101,7 +101,7 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
     instanceId: `instance_${randomUUID()}`,
     providers: {
       speechToText: deps.providers.speechToText ?? new NoRecognition(),
-      model: deps.providers.languageModel ?? new SandboxDialogue(),
+      model: deps.providers.languageModel ?? new SandboxDialogue({ clock: deps.clock }),
       speech: deps.providers.callSpeech,
       createVad: vad.create,
     },
@@ -114,7 +114,8 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
     },
     maxRecordingBytes: deps.maxRecordingBytes,
     record: deps.recording ?? true,
-    simulatedCaller: (callSid) => carrier?.control.caller?.(callSid) ?? null,
+    // The sandbox carrier's calls (outbound, or rung by POST /api/sandbox/calls/inbound whoever places outbound calls).
+    simulatedCaller: (callSid) => sandbox?.calls?.caller?.(callSid) ?? null,
     settings: { llmDeadlineMs: deps.providers.llmDeadlineMs, ...deps.settings },
     log: deps.log,
   });
@@ -162,6 +163,11 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
     tokens,
     live,
     carrier,
+    /** Live-call control of the carrier of `callSid`: the sandbox carrier's own calls, else the carrier that places calls. */
+    controlFor(callSid: string): CallControl | null {
+      if (sandbox?.calls?.caller?.(callSid)) return sandbox.calls;
+      return carrier?.control ?? null;
+    },
     runner,
     callbacks,
     close: async () => {

@@ -58,10 +58,29 @@ export class VoiceCallStore {
     await this.db.updateTable('call_sessions').set({ outcome, reason }).where('id', '=', sessionId).where('outcome', 'is', null).execute();
   }
 
+  /** The user's session opened for the carrier's call `callSid` since `since` (the sandbox carrier's inbound calls; the user's index bounds the search). */
+  async findByProviderCall(userId: string, callSid: string, since: number): Promise<string | null> {
+    const row = await this.db
+      .selectFrom('call_sessions')
+      .select('id')
+      .where('user_id', '=', userId)
+      .where('created_at', '>=', since)
+      .where('provider_call_id', '=', callSid)
+      .executeTakeFirst();
+    return row?.id ?? null;
+  }
+
   /** The user's sessions, newest first, after the cursor (an id: ids are time-ordered UUIDv7). */
   listForUser(userId: string, before: string | null, limit: number): Promise<CallSessionsTable[]> {
     let query = this.db.selectFrom('call_sessions').selectAll().where('user_id', '=', userId);
     if (before) query = query.where('id', '<', before);
     return query.orderBy('id', 'desc').limit(limit).execute();
+  }
+
+  /** What the settled calls among `ids` were charged, in cents (calls never charged, such as web calls, have no row). */
+  async chargedCents(ids: readonly string[]): Promise<Map<string, number>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.db.selectFrom('call_charges').select(['ref', 'charged_cents']).where('ref', 'in', ids).where('state', '=', 'settled').execute();
+    return new Map(rows.map((row) => [row.ref, Number(row.charged_cents ?? 0)]));
   }
 }

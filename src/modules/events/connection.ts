@@ -90,6 +90,8 @@ export class EventConnection implements EventSubscriber, Flushable {
   private readonly closeListeners: Array<(reason: CloseReason) => void> = [];
   private readonly options: ConnectionOptions;
   readonly selectionKey: string;
+  /** This stream's user and selection, for the shared concatenations (JoinCache). */
+  private readonly joinGroup: string;
 
   constructor(
     readonly userId: string,
@@ -103,6 +105,7 @@ export class EventConnection implements EventSubscriber, Flushable {
     this.lastId = startAfter;
     this.options = context.options;
     this.selectionKey = selectionKey(selection);
+    this.joinGroup = `${userId}\u0000${this.selectionKey}`;
   }
 
   get isClosed(): boolean {
@@ -172,7 +175,7 @@ export class EventConnection implements EventSubscriber, Flushable {
       return;
     }
     // Streams at the same position write the same concatenation.
-    const frames = this.context.joins.get(pending);
+    const frames = this.context.joins.get(pending, this.joinGroup);
     this.lastId = pending[pending.length - 1].id;
     this.lastWriteAt = now;
     this.sink!.write(frames);
@@ -219,7 +222,7 @@ export class EventConnection implements EventSubscriber, Flushable {
           if (this.accepts(event)) wanted.push(event);
         }
         if (wanted.length) {
-          this.sink!.write(this.context.joins.get(wanted));
+          this.sink!.write(this.context.joins.get(wanted, this.joinGroup));
           this.lastWriteAt = performance.now();
         }
         this.account(this.sink!.bufferedBytes);

@@ -24,7 +24,7 @@ export interface KnowledgeServiceDeps {
 export function createKnowledgeServices(deps: KnowledgeServiceDeps) {
   const store = new KnowledgeStore(deps.db, deps.dialect);
   // Spec 8: 4 downloads at a time, 15 s each.
-  const http = createOutboundHttp({ allowPrivate: deps.config.crawlAllowPrivate, timeoutMs: deps.config.crawlTimeoutMs, maxBytes: deps.config.crawlMaxBytes, maxRedirects: 5, userAgent: 'workspace-api knowledge crawler' });
+  const http = createOutboundHttp({ allowPrivate: deps.config.crawlAllowPrivate, allowOrigins: deps.config.crawlAllowOrigins, timeoutMs: deps.config.crawlTimeoutMs, maxBytes: deps.config.crawlMaxBytes, maxRedirects: 5, userAgent: 'workspace-api knowledge crawler' });
   // Files and pages are read in worker threads, within the limits per file.
   const files = new ExtractionPool(deps.config.extraction, defaultKnowledgeOptions);
   const crawler = new LinkCrawler(http, files, 4);

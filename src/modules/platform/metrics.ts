@@ -33,6 +33,12 @@ export class Metrics {
     buckets: [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5],
     registers: [this.registry],
   });
+  readonly voiceFrameLateness = new Histogram({
+    name: 'voice_frame_lateness_seconds',
+    help: 'Outgoing agent audio pacing: how late each 20 ms frame left against its slot (0 when on time)',
+    buckets: [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25],
+    registers: [this.registry],
+  });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });

@@ -97,6 +97,8 @@ export interface VoiceSessionOptions {
   settings?: Partial<VoiceSettings>;
   onTranscript?(line: TranscriptLine): void;
   onToolCall?(call: ToolCallRecord): void;
+  /** How late each agent frame left against its 20 ms slot (ms), for pacing metrics. */
+  onFrameLateness?(ms: number): void;
 }
 
 type ReplyKind = 'greeting' | 'answer' | 'reprompt' | 'resume' | 'voicemail';
@@ -118,6 +120,8 @@ export class VoiceSession {
   private vadChain: Promise<void> | null = null;
   private ended = false;
   private voicemail = false;
+  /** How the call ends once the carrier has done what the agent asked (hang-up, transfer): its stream may stop before the carrier answers. */
+  private endingAs: { outcome: CallOutcomeKind; reason: string } | null = null;
   private started = false;
   private resolveOutcome!: (outcome: CallOutcome) => void;
   readonly outcome: Promise<CallOutcome>;
@@ -150,7 +154,7 @@ export class VoiceSession {
     this.transport = options.transport;
     this.startMs = this.clock.now();
     this.recording = new CallRecording(this.startMs, Math.ceil(this.settings.maxDurationMs / 1000) + 60);
-    this.sink = new AudioSink(this.transport, this.clock, { ...this.settings.sink, recording: this.recording });
+    this.sink = new AudioSink(this.transport, this.clock, { ...this.settings.sink, recording: this.recording, onFrameLateness: options.onFrameLateness });
     this.turns = new TurnTaking(this.startMs, { ...this.settings, finalPerUtterance: !options.stt.streaming });
     this.history = new History(options.systemPrompt);
     this.tools = new ToolRegistry({
@@ -179,7 +183,7 @@ export class VoiceSession {
     if (this.started) return this.outcome;
     this.started = true;
     this.transport.on('audio', (frame) => this.onCallerFrame(frame));
-    this.transport.on('stop', (reason) => this.finish('completed', reason));
+    this.transport.on('stop', (reason) => (this.endingAs ? this.finish(this.endingAs.outcome, this.endingAs.reason) : this.finish('completed', reason)));
     this.openRecognition();
     this.scheduleTick();
     if (this.options.firstMessage) this.reply('greeting', { text: this.options.firstMessage });
@@ -323,7 +327,9 @@ export class VoiceSession {
           // After the cut reply (if one is still settling) has put its heard part into the history.
           this.agentWork = this.agentWork.then(() => this.history.addCaller(d.text));
           this.unheardAfterCut = '';
-          this.reply('answer', { turnEndMs: d.endMs, sttMs: d.finalAtMs === null ? 0 : Math.max(0, d.finalAtMs - d.endMs) });
+          // No final (the turn ended on an interim after the endpoint's longest wait): that wait was for the recogniser.
+          const sttMs = Math.max(0, (d.finalAtMs ?? this.clock.now()) - d.endMs);
+          this.reply('answer', { turnEndMs: d.endMs, sttMs });
           break;
         }
         case 'barge_in':
@@ -418,6 +424,7 @@ export class VoiceSession {
       this.pendingAction = null;
       if (action.kind === 'hang_up') await this.hangUpAndFinish('completed', 'agent_ended');
       else {
+        this.endingAs = { outcome: 'transferred', reason: 'transferred' };
         try {
           await this.options.control.transfer?.(action.target);
         } catch (error) {
@@ -436,6 +443,7 @@ export class VoiceSession {
 
   private async hangUpAndFinish(outcome: CallOutcomeKind, reason: string) {
     if (this.ended) return;
+    this.endingAs ??= { outcome, reason };
     this.interruptForEnd();
     try {
       await this.options.control.hangUp();

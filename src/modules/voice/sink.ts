@@ -20,6 +20,8 @@ export interface SinkOptions {
   /** When a sent mark is not echoed this long after its audio should have played, playout counts as over (unheard). Default 2000 ms. */
   ackTimeoutMs?: number;
   recording?: CallRecording;
+  /** Hears how late each frame left against its slot on the 20 ms timeline (ms; 0 when on time): outgoing pacing, for metrics. */
+  onFrameLateness?: (ms: number) => void;
 }
 
 type QueueItem = { kind: 'frame'; segment: number; samples: Int16Array } | { kind: 'mark'; segment: number; name: string; audioMs: number; last: boolean };
@@ -208,6 +210,9 @@ export class AudioSink {
 
   private sendFrame(item: Extract<QueueItem, { kind: 'frame' }>, now: number) {
     const state = this.segments.get(item.segment)!;
+    // A frame is due `leadMs` before its slot, but never before its timeline began (the first frames go at once).
+    const slot = this.timelineStart + this.framesOnTimeline * FRAME_MS;
+    this.options.onFrameLateness?.(Math.max(0, now - Math.max(this.timelineStart, slot - this.leadMs)));
     this.transport.sendAudio(item.samples);
     this.sendTimes.push(now);
     this.options.recording?.writeAgent(item.samples, Math.max(now, this.timelineStart + this.framesOnTimeline * FRAME_MS));

@@ -24,7 +24,9 @@ export class HttpAudioProvider implements AudioProvider {
   ) {}
 
   async startCall(sessionId: string, call: AssembledCall, progressUrl: string): Promise<{ providerCallId: string }> {
-    const body = JSON.stringify({ session_id: sessionId, progress_url: progressUrl, call });
+    // The sandbox carrier's script is not the audio server's business.
+    const { sandboxScript: _sandboxOnly, ...sent } = call;
+    const body = JSON.stringify({ session_id: sessionId, progress_url: progressUrl, call: sent });
     const headers = signWebhook([this.config.secret], `req_${randomUUID()}`, this.clock.now(), body);
     let res: Response;
     try {

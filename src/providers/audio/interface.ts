@@ -1,6 +1,7 @@
 // The audio server carries out a call: it dials, speaks with the assembled
 // prompt, voice and tools, and reports progress back to the service as
 // Standard Webhooks signed with the shared audio secret.
+import type { SandboxScript } from '../telephony/interface.js';
 
 /** A tool the agent may call during the conversation (knowledge search, integration functions). */
 export interface CallTool {
@@ -29,6 +30,8 @@ export interface AssembledCall {
   maxDurationSeconds?: number;
   /** What the built-in voice agent needs beyond the prompt: where its tools act, whom it may transfer to. */
   context?: CallContext;
+  /** What the sandbox carrier's simulated caller does (POST /api/session/call's `script`); Twilio and external audio servers ignore it. */
+  sandboxScript?: SandboxScript;
 }
 
 /** The references behind an assembled call's tools (DESIGN.md "Voice agent"). */

@@ -1,15 +1,10 @@
 // The sandbox carrier's simulated caller speaks its script with a local
 // synthesiser (DESIGN.md "Sandbox carrier"): flite (whose voices are 8 kHz,
 // the phone's rate, and which pocketsphinx recognises best) or the espeak-ng
-// command line. Each line runs in a child process, so the event loop never
-// waits on synthesis; the text goes through a file, never through arguments,
-// so a line that looks like an option is spoken, not obeyed.
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// command line, each line in a child process (../local-synthesis.ts).
 import { decodeWav, PIPELINE_SAMPLE_RATE, resample } from '../../lib/audio.js';
 import { ProviderFailure } from '../failure.js';
+import { SynthesisError, synthesizeWithBinary } from '../local-synthesis.js';
 import { findBinary } from '../speech-to-text/pocketsphinx.js';
 
 export type CallerSynthesizer = 'flite' | 'espeak-ng';
@@ -59,23 +54,15 @@ export class OfflineCallerVoice {
 
   /** Speaks one line: PCM16 mono 8 kHz. Throws a ProviderFailure when the synthesiser fails. */
   async speak(text: string, signal: AbortSignal): Promise<Int16Array> {
-    const dir = await mkdtemp(join(tmpdir(), 'caller-voice-'));
+    const args = (input: string, output: string) => (this.name === 'flite' ? ['-voice', this.voice, '-f', input, '-o', output] : ['-v', this.voice, '-f', input, '-w', output]);
+    let bytes: Buffer;
     try {
-      const input = join(dir, 'line.txt');
-      const output = join(dir, 'line.wav');
-      await writeFile(input, text);
-      const args = this.name === 'flite' ? ['-voice', this.voice, '-f', input, '-o', output] : ['-v', this.voice, '-f', input, '-w', output];
-      await new Promise<void>((resolve, reject) => {
-        execFile(this.binary, args, { timeout: this.timeoutMs, signal, killSignal: 'SIGKILL' }, (err, _stdout, stderr) => {
-          if (err) reject(new ProviderFailure(this.name, err.killed ? `speaking took longer than ${this.timeoutMs} ms` : String(stderr).trim().slice(-200) || err.message));
-          else resolve();
-        });
-      });
-      const wav = decodeWav(await readFile(output));
-      const mono = wav.channels === 1 ? wav.samples : wav.samples.filter((_, i) => i % wav.channels === 0);
-      return resample(mono, wav.sampleRate, PIPELINE_SAMPLE_RATE);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
+      bytes = await synthesizeWithBinary(this.binary, args, text, { timeoutMs: this.timeoutMs, signal });
+    } catch (err) {
+      throw err instanceof SynthesisError ? new ProviderFailure(this.name, err.timedOut ? `speaking ${err.message}` : err.message) : err;
     }
+    const wav = decodeWav(bytes);
+    const mono = wav.channels === 1 ? wav.samples : wav.samples.filter((_, i) => i % wav.channels === 0);
+    return resample(mono, wav.sampleRate, PIPELINE_SAMPLE_RATE);
   }
 }

@@ -4,16 +4,44 @@
 // way). Labelled sandbox. The session speaks the agent's firstMessage itself.
 //   goodbye / bye / that's all    → says goodbye, calls end_call
 //   a person / human / agent …     → says it transfers, calls transfer_to_human
-//   meeting / appointment / book … → check_availability, then book_meeting on the first slot, confirms
+//   meeting / appointment / book … → check_availability for the day named ("next Tuesday", "tomorrow",
+//                                    "2026-12-01"; days are UTC, relative to the call's clock), then
+//                                    book_meeting on that day's first slot, confirms
 //   hello / hi / who is this       → greets
 //   a question (what/when/where/how …, "?", "opening hours", "tell me") → search_knowledge, quotes the
 //                                    top match's sentence sharing most words with the question
 //   anything else                  → asks to rephrase
+import type { Clock } from '../../lib/clock.js';
 import type { ChatMessage, ChatToolCall, CompletionRequest, LanguageModel, ModelDelta } from './interface.js';
 
 export interface SandboxDialogueOptions {
   /** Who the agent says it is when greeted. */
   agentName?: string;
+  /** The call's clock: "tomorrow" and "next Tuesday" count from its today (UTC). Default: the system clock. */
+  clock?: Clock;
+}
+
+const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
+const DAY_MS = 86_400_000;
+
+/**
+ * The day (YYYY-MM-DD, UTC) a caller asks for, relative to `now`: an ISO
+ * date as it is; "today", "tomorrow"; a weekday ("Tuesday", "on Tuesday",
+ * "this Tuesday", "next Tuesday") is the first such day after today, never
+ * today itself. null when the words name no day.
+ */
+export function requestedDate(utterance: string, now: number): string | null {
+  const iso = utterance.match(/\b\d{4}-\d{2}-\d{2}\b/)?.[0];
+  if (iso) return iso;
+  const t = utterance.toLowerCase();
+  const today = Math.floor(now / DAY_MS) * DAY_MS;
+  const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+  if (/\btoday\b/.test(t)) return day(today);
+  if (/\btomorrow\b/.test(t)) return day(today + DAY_MS);
+  const named = new RegExp(`\\b(${WEEKDAYS.join('|')})\\b`).exec(t)?.[1];
+  if (!named) return null;
+  const ahead = (WEEKDAYS.indexOf(named) - new Date(today).getUTCDay() + 7) % 7 || 7;
+  return day(today + ahead * DAY_MS);
 }
 
 const STOP_WORDS = new Set(['the', 'and', 'you', 'your', 'are', 'can', 'could', 'tell', 'please', 'what', 'when', 'where', 'how', 'why', 'who', 'which', 'does', 'for', 'with', 'about', 'this', 'that', 'have', 'has', 'there', 'is', 'me', 'my', 'our', 'its', 'it', 'do', 'of', 'to', 'in', 'on', 'at', 'a', 'an', 'be', 'would', 'like', 'know', 'want', 'i']);
@@ -49,8 +77,21 @@ export function describeSlot(iso: string): string {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
   const day = new Intl.DateTimeFormat('en-GB', { weekday: 'long', day: 'numeric', month: 'long', timeZone: 'UTC' }).format(date);
-  const time = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hour12: false, timeZone: 'UTC' }).format(date);
-  return `${day} at ${time} UTC`;
+  return `${day} at ${describeTime(iso)}`;
+}
+
+/** "2026-12-01T10:00:00Z" → "10:00 UTC". */
+export function describeTime(iso: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return `${new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hour12: false, timeZone: 'UTC' }).format(date)} UTC`;
+}
+
+/** "2026-12-01" → "Tuesday 1 December". */
+export function describeDay(date: string): string {
+  const d = new Date(`${date}T00:00:00Z`);
+  if (Number.isNaN(d.getTime())) return date;
+  return new Intl.DateTimeFormat('en-GB', { weekday: 'long', day: 'numeric', month: 'long', timeZone: 'UTC' }).format(d);
 }
 
 type Intent = 'goodbye' | 'transfer' | 'meeting' | 'greeting' | 'question' | 'unknown';
@@ -70,6 +111,10 @@ export class SandboxDialogue implements LanguageModel {
   readonly sandbox = true;
 
   constructor(private readonly options: SandboxDialogueOptions = {}) {}
+
+  private now(): number {
+    return this.options.clock?.now() ?? Date.now();
+  }
 
   async *complete(request: CompletionRequest): AsyncIterable<ModelDelta> {
     const { messages, signal } = request;
@@ -95,8 +140,8 @@ export class SandboxDialogue implements LanguageModel {
       case 'transfer':
         return [...say('Of course, let me put you through to a colleague.'), call('transfer_to_human', {})];
       case 'meeting': {
-        const date = utterance.match(/\b\d{4}-\d{2}-\d{2}\b/)?.[0];
-        return [...say('Let me check the calendar.'), call('check_availability', date ? { date } : {})];
+        const date = requestedDate(utterance, this.now());
+        return [...say(date ? `Let me check the calendar for ${describeDay(date)}.` : 'Let me check the calendar.'), call('check_availability', date ? { date } : {})];
       }
       case 'greeting':
         return say(`Hello! This is ${this.options.agentName ?? 'the virtual assistant'}. How can I help you today?`);
@@ -127,9 +172,17 @@ export class SandboxDialogue implements LanguageModel {
         return say(mostRelevantSentence(top.text as string, question));
       }
       case 'check_availability': {
-        const slots = Array.isArray(result.slots) ? result.slots.filter((s): s is string => typeof s === 'string') : [];
-        if (failed || !slots.length) return say("I'm sorry, there are no open slots at the moment.");
-        return [...say(`The first open slot is ${describeSlot(slots[0]!)}. I'll book it for you.`), call('book_meeting', { start: slots[0] })];
+        // The day asked for (the call's arguments): only a slot on that day will do.
+        let date: string | undefined;
+        try {
+          date = (JSON.parse(toolCall.function.arguments) as { date?: string }).date;
+        } catch {
+          date = undefined;
+        }
+        const slots = (Array.isArray(result.slots) ? result.slots.filter((s): s is string => typeof s === 'string') : []).filter((s) => !date || s.startsWith(date));
+        if (failed || !slots.length) return say(date ? `I'm sorry, there are no open slots on ${describeDay(date)}.` : "I'm sorry, there are no open slots at the moment.");
+        const offer = date ? `The first open slot on ${describeDay(date)} is at ${describeTime(slots[0]!)}.` : `The first open slot is ${describeSlot(slots[0]!)}.`;
+        return [...say(`${offer} I'll book it for you.`), call('book_meeting', { start: slots[0] })];
       }
       case 'book_meeting':
         if (failed || result.booked === false) return say("I'm sorry, I couldn't book that slot.");

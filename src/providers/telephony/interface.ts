@@ -69,6 +69,27 @@ export interface PlaceCallRequest {
   ringTimeoutSeconds?: number;
   /** The carrier hangs up after this many seconds (a backstop to our own limit). */
   timeLimitSeconds?: number;
+  /** The sandbox carrier only (Twilio ignores it): what the simulated caller does once it answers. */
+  script?: SandboxScript;
+}
+
+/**
+ * What the sandbox carrier's simulated caller does: `default` speaks the
+ * default script; `voicemail` is an answering machine (a greeting, a beep,
+ * then Twilio's asynchronous AMD verdict `machine_end_beep`); a list is the
+ * caller's own lines, in order.
+ */
+export type SandboxScript = 'default' | 'voicemail' | readonly string[];
+
+/** A call the sandbox carrier makes to one of the service's numbers, as Twilio carries a call from a phone. */
+export interface RingRequest {
+  /** The caller's number (E.164). */
+  from: string;
+  /** The number called. */
+  to: string;
+  /** The number's voice webhook: PUBLIC_URL/api/webhooks/twilio/voice/{numberId}. */
+  voiceUrl: string;
+  script?: SandboxScript;
 }
 
 /** Live-call control: placing calls and changing a call under way (transfer, hang-up). */
@@ -80,6 +101,13 @@ export interface CallControl {
   hangUpCall(callSid: string): Promise<void>;
   /** The sandbox carrier only: the simulated caller of a call under way (its script feeds the recogniser). */
   caller?(callSid: string): SimulatedCaller | null;
+  /**
+   * The sandbox carrier only: rings one of the service's numbers. Resolves
+   * once the number's voice webhook has answered (`answered`: with TwiML;
+   * false when it could not be reached or refused the request); the call
+   * then goes on in the background as that TwiML says.
+   */
+  ring?(request: RingRequest): Promise<{ callSid: string; answered: boolean }>;
 }
 
 /** What the sandbox carrier's simulated caller says (DESIGN.md "Sandbox carrier"). */

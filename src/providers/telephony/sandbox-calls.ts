@@ -13,10 +13,23 @@
 // an agent answer, 1 s into it), and hangs up after its last line
 // (`stop`, close). A redirect to `<Dial>` or `<Hangup/>`, or a hang-up, ends
 // the simulated call with the completed callback.
+//
+// With `machineDetectionUrl` (asynchronous AMD) the verdict is POSTed there,
+// signed like the others: `human` once the caller has said its first line;
+// the `voicemail` script is an answering machine instead, which plays its
+// greeting at once, then a beep, then sends `machine_end_beep` and records
+// until the agent hangs up.
+//
+// `ring` is a call the other way, as Twilio carries a call from a phone to
+// one of the service's numbers: the number's voice webhook is POSTed
+// (signed, Direction=inbound) and its TwiML followed: `<Connect><Stream>`
+// opens the media stream with its parameters and the caller talks as above;
+// anything else (a refusal: `<Say>`, `<Hangup/>`) ends the call. Twilio sends an
+// inbound call no status callbacks unless the number asks: ours do not.
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import { FRAME_SAMPLES_8K, pcmToMulaw } from '../../lib/audio.js';
-import type { CallControl, PlaceCallRequest, SimulatedCaller } from './interface.js';
+import type { CallControl, PlaceCallRequest, RingRequest, SandboxScript, SimulatedCaller } from './interface.js';
 
 /** The caller's lines of an outbound sandbox call, in order (DESIGN.md). */
 export const DEFAULT_CALLER_SCRIPT: readonly string[] = [
@@ -25,6 +38,16 @@ export const DEFAULT_CALLER_SCRIPT: readonly string[] = [
   'I would like to book a meeting for next Tuesday.',
   'No thank you, goodbye.',
 ];
+
+/** What the answering machine of the `voicemail` script says before its beep. */
+export const VOICEMAIL_GREETING = 'Hello, you have reached the voicemail of this number. Please leave a message after the beep.';
+
+/** The caller's lines of a script. */
+export function scriptLines(script: SandboxScript): readonly string[] {
+  if (script === 'voicemail') return [VOICEMAIL_GREETING];
+  if (script === 'default') return DEFAULT_CALLER_SCRIPT;
+  return script;
+}
 
 /** The caller's voice: PCM16 mono 8 kHz per line (OfflineCallerVoice). */
 export interface CallerVoice {
@@ -36,10 +59,12 @@ export interface SandboxCallOptions {
   callbackDelayMs: number;
   /** POSTs one signed status callback (retried by the caller); false when it was not delivered. */
   post(url: string, params: Record<string, string>): Promise<boolean>;
+  /** POSTs one signed webhook once (a number's voice webhook) → its status and body; null when it was not reached. */
+  request(url: string, params: Record<string, string>): Promise<{ status: number; body: string } | null>;
   /** The caller's voice, or null when no synthesiser is installed (the caller then only sends silence and hangs up). */
   voice(): CallerVoice | null;
-  /** The caller's lines (default DEFAULT_CALLER_SCRIPT). */
-  script?: readonly string[];
+  /** The caller's script when a call names none (default: `default`, DEFAULT_CALLER_SCRIPT). */
+  script?: SandboxScript;
   /** The agent quiet this long after speaking: its turn is over (default 1500 ms). */
   replyPauseMs?: number;
   /** Longest wait for the agent to begin answering before the caller goes on (default 12 s). */
@@ -50,6 +75,9 @@ const FRAME_MS = 20;
 const SILENCE = Buffer.from(pcmToMulaw(new Int16Array(FRAME_SAMPLES_8K))).toString('base64');
 /** The agent must have spoken this long into an answer before the caller talks over it. */
 const BARGE_IN_AFTER_MS = 1000;
+
+/** The answering machine's beep: 1 kHz for half a second. */
+const BEEP = Int16Array.from({ length: 4000 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 1000 * i) / 8000)));
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)).unref());
 
@@ -63,8 +91,22 @@ export function parseStreamTwiml(twiml: string): { url: string; parameters: Reco
   return { url: unescape(stream[1]!), parameters };
 }
 
+/** One leg as the carrier sees it: an outbound call it places, or a call it makes to one of the service's numbers. */
+interface CallLeg {
+  direction: 'outbound-api' | 'inbound';
+  from: string;
+  to: string;
+  /** Outbound: the TwiML of the call; inbound: fetched from the voice webhook. */
+  twiml?: string;
+  statusCallbackUrl?: string;
+  machineDetectionUrl?: string;
+  script?: SandboxScript;
+}
+
 class SimulatedCall implements SimulatedCaller {
   readonly lines: readonly string[];
+  /** The `voicemail` script: an answering machine answers. */
+  private readonly machine: boolean;
   private readonly spokenLines: string[] = [];
   private ws: WebSocket | null = null;
   private readonly streamSid = `MZ${randomBytes(16).toString('hex')}`;
@@ -87,29 +129,71 @@ class SimulatedCall implements SimulatedCaller {
 
   constructor(
     readonly sid: string,
-    private readonly request: PlaceCallRequest,
+    private readonly request: CallLeg,
     private readonly options: SandboxCallOptions,
     private readonly onEnd: () => void,
   ) {
-    this.lines = options.script ?? DEFAULT_CALLER_SCRIPT;
+    const script = request.script ?? options.script ?? 'default';
+    this.machine = script === 'voicemail';
+    this.lines = scriptLines(script);
   }
 
   spoken(): readonly string[] {
     return this.spokenLines;
   }
 
-  private status(status: string, extra: Record<string, string> = {}) {
+  private params(extra: Record<string, string>): Record<string, string> {
     const { request } = this;
-    return this.options.post(request.statusCallbackUrl, {
-      AccountSid: 'ACsandbox',
-      ApiVersion: '2010-04-01',
-      CallSid: this.sid,
-      CallStatus: status,
-      Direction: 'outbound-api',
-      From: request.from,
-      To: request.to,
-      ...extra,
-    });
+    return { AccountSid: 'ACsandbox', ApiVersion: '2010-04-01', CallSid: this.sid, Direction: request.direction, From: request.from, To: request.to, ...extra };
+  }
+
+  /** A status callback, when the call has a statusCallbackUrl (inbound calls have none). */
+  private async status(status: string, extra: Record<string, string> = {}): Promise<boolean> {
+    if (!this.request.statusCallbackUrl) return true;
+    return this.options.post(this.request.statusCallbackUrl, this.params({ CallStatus: status, ...extra }));
+  }
+
+  /** Twilio's asynchronous AMD verdict, when the call asked for one. */
+  private machineVerdict(answeredBy: string) {
+    const url = this.request.machineDetectionUrl;
+    if (!url || this.ended) return;
+    void this.options.post(url, { AccountSid: 'ACsandbox', CallSid: this.sid, AnsweredBy: answeredBy, MachineDetectionDuration: String(Math.max(0, Date.now() - this.answeredAt)) });
+  }
+
+  /**
+   * Inbound: POSTs the number's voice webhook as Twilio does when a call
+   * comes in; true once it answered with TwiML, which is then followed in
+   * the background (false: not reached or refused; the call is over).
+   */
+  async ring(voiceUrl: string): Promise<boolean> {
+    const answer = await this.options.request(voiceUrl, this.params({ CallStatus: 'ringing', Caller: this.request.from, Called: this.request.to }));
+    if (!answer || answer.status !== 200 || this.ended) {
+      this.ended = true;
+      this.endStarted = true;
+      this.onEnd();
+      this.finished();
+      return false;
+    }
+    void this.follow(answer.body);
+    return true;
+  }
+
+  /** Follows an inbound call's TwiML: its stream, or its `<Say>` sentences and the hang-up. */
+  private async follow(twiml: string): Promise<void> {
+    try {
+      const stream = parseStreamTwiml(twiml);
+      // Anything else (a refusal: `<Say>` then `<Hangup/>`) is spoken to the caller, and the call is over.
+      if (!stream) return await this.end();
+      this.answeredAt = Date.now();
+      await this.connect(stream.url, stream.parameters);
+      void this.pump();
+      await this.converse();
+      await this.end();
+    } catch {
+      await this.end();
+    } finally {
+      this.finished();
+    }
   }
 
   async run(): Promise<void> {
@@ -132,7 +216,7 @@ class SimulatedCall implements SimulatedCaller {
       }
       this.answeredAt = Date.now();
       await this.status('in-progress');
-      const stream = parseStreamTwiml(this.request.twiml);
+      const stream = parseStreamTwiml(this.request.twiml ?? '');
       if (!stream || this.ended) return this.end();
       await this.connect(stream.url, stream.parameters);
       void this.pump();
@@ -264,6 +348,12 @@ class SimulatedCall implements SimulatedCaller {
   private async say(line: string, pcm: Int16Array): Promise<void> {
     if (this.ended) return;
     this.spokenLines.push(line);
+    await this.play(pcm);
+  }
+
+  /** Sends audio; resolves once its last frame is out. */
+  private async play(pcm: Int16Array): Promise<void> {
+    if (this.ended) return;
     await new Promise<void>((resolve) => {
       this.outgoing = { pcm, offset: 0, done: resolve };
       this.abort.signal.addEventListener('abort', () => resolve(), { once: true });
@@ -277,6 +367,7 @@ class SimulatedCall implements SimulatedCaller {
       await this.agentTurn(0, false);
       return;
     }
+    if (this.machine) return this.answeringMachine(voice);
     // Each line is synthesised while the one before plays, so a barge-in starts at once.
     const speak = (i: number) => (i < this.lines.length ? voice.speak(this.lines[i]!, this.abort.signal) : Promise.resolve(null));
     let next = speak(0);
@@ -289,11 +380,29 @@ class SimulatedCall implements SimulatedCaller {
       next.catch(() => {});
       if (!pcm) break;
       await this.say(this.lines[i]!, pcm);
+      // A person spoke first and stopped: Twilio's asynchronous detection says `human`.
+      if (i === 0) this.machineVerdict('human');
       // The answer is what the agent sends after the line.
       const last = i === this.lines.length - 1;
       const mayBargeIn = !this.bargedIn && !last && i > 0;
       if (await this.agentTurn(this.agentFrames, mayBargeIn)) this.bargedIn = true;
     }
+  }
+
+  /**
+   * An answering machine: its greeting at once (over the agent's, as a
+   * machine does), a beep, the `machine_end_beep` verdict, then it records
+   * whatever the agent says until the agent hangs up (or the reply timeout
+   * passes twice without that).
+   */
+  private async answeringMachine(voice: CallerVoice) {
+    const greeting = await voice.speak(this.lines[0]!, this.abort.signal);
+    await this.say(this.lines[0]!, greeting);
+    await this.play(BEEP);
+    this.machineVerdict('machine_end_beep');
+    await this.agentTurn(this.agentFrames, false);
+    const deadline = Date.now() + (this.options.replyTimeoutMs ?? 12_000);
+    while (!this.ended && Date.now() < deadline) await sleep(50);
   }
 
   /** Hangs up (once): `stop`, close, then the completed callback with the call's length (canceled before it was answered). */
@@ -333,10 +442,18 @@ export class SandboxCallControl implements CallControl {
   async placeCall(request: PlaceCallRequest): Promise<{ callSid: string }> {
     const sid = `CA${randomBytes(16).toString('hex')}`;
     if (this.stopped) return { callSid: sid };
-    const call = new SimulatedCall(sid, request, this.options, () => this.calls.delete(sid));
+    const call = new SimulatedCall(sid, { ...request, direction: 'outbound-api' }, this.options, () => this.calls.delete(sid));
     this.calls.set(sid, call);
     void call.run();
     return { callSid: sid };
+  }
+
+  async ring(request: RingRequest): Promise<{ callSid: string; answered: boolean }> {
+    const sid = `CA${randomBytes(16).toString('hex')}`;
+    if (this.stopped) return { callSid: sid, answered: false };
+    const call = new SimulatedCall(sid, { direction: 'inbound', from: request.from, to: request.to, ...(request.script ? { script: request.script } : {}) }, this.options, () => this.calls.delete(sid));
+    this.calls.set(sid, call);
+    return { callSid: sid, answered: await call.ring(request.voiceUrl) };
   }
 
   /** `<Dial>` (a transfer) or `<Hangup/>`: either way the simulated caller's side of the call ends. */

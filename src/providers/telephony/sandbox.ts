@@ -99,6 +99,7 @@ export class SandboxTelephonyProvider implements TelephonyProvider {
     this.calls = new SandboxCallControl({
       callbackDelayMs: options.callbackDelayMs,
       post: (url, params) => this.deliver(url, params),
+      request: (url, params) => this.send(url, params),
       // Found on the first call (flite first, then espeak-ng), not at start.
       voice: () => (voice === undefined ? (voice = OfflineCallerVoice.create()) : voice),
       ...options.calls,
@@ -198,16 +199,23 @@ export class SandboxTelephonyProvider implements TelephonyProvider {
   }
 
   private async post(url: string, params: Record<string, string>): Promise<boolean> {
+    const answer = await this.send(url, params);
+    return answer !== null && answer.status >= 200 && answer.status < 300;
+  }
+
+  /** One signed POST, as Twilio signs its webhooks → the answer's status and body; null when it was not reached. */
+  private async send(url: string, params: Record<string, string>): Promise<{ status: number; body: string } | null> {
+    if (this.stopped) return null;
     try {
       const res = await this.http(url, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(this.callbackSigningToken, url, params), 'user-agent': 'TwilioProxy/1.1 (workspace sandbox)' },
         body: new URLSearchParams(params),
       });
-      await res.arrayBuffer().catch(() => undefined);
-      return res.ok;
+      const body = await res.text().catch(() => '');
+      return { status: res.status, body };
     } catch {
-      return false;
+      return null;
     }
   }
 

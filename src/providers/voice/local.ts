@@ -1,6 +1,8 @@
-// Local speech: espeak-ng compiled to WebAssembly (the `espeak-ng` npm
-// package, installed by `npm install`, nothing downloaded at run time). It
-// writes a 16-bit mono 22,050 Hz WAV.
+// Local speech: espeak-ng, writing a 16-bit mono 22,050 Hz WAV. Debian's
+// `espeak-ng` command when it is installed (a child process per text, about
+// 0.1 s a sentence), else the same synthesiser compiled to WebAssembly (the
+// `espeak-ng` npm package, installed by `npm install`, nothing downloaded at
+// run time), which needs about 1 s a sentence here to start a fresh instance.
 //
 // The WASM build runs synchronously, so it runs in a worker thread: a long
 // text never blocks the event loop. Each job gets a fresh espeak-ng instance
@@ -10,6 +12,8 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { AppError } from '../../http/errors.js';
+import { SynthesisError, synthesizeWithBinary } from '../local-synthesis.js';
+import { findBinary } from '../speech-to-text/pocketsphinx.js';
 import type { SpeechProvider, SynthesizedAudio, VoiceSettings } from './interface.js';
 
 /** espeak-ng voice names: a language tag with an optional variant (en-us, en-gb+f3, en-gb-x-rp+m3). */
@@ -20,6 +24,8 @@ export interface LocalSpeechOptions {
   timeoutMs?: number;
   /** Jobs queued or running at once; more are refused with 429 (default 8). */
   maxPending?: number;
+  /** The espeak-ng command (default: `espeak-ng` on PATH); null uses the WebAssembly build. */
+  binary?: string | null;
 }
 
 interface Job {
@@ -76,10 +82,14 @@ export class LocalSpeechProvider implements SpeechProvider {
   private nextId = 1;
   private readonly timeoutMs: number;
   private readonly maxPending: number;
+  /** Debian's espeak-ng when installed; null: the WebAssembly build. */
+  readonly binary: string | null;
+  private running = 0;
 
   constructor(options: LocalSpeechOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.maxPending = options.maxPending ?? 8;
+    this.binary = options.binary === undefined ? findBinary('espeak-ng') : options.binary;
   }
 
   /** espeak-ng command-line arguments for the settings; refuses values that are not voice settings. */
@@ -101,9 +111,10 @@ export class LocalSpeechProvider implements SpeechProvider {
 
   synthesize(text: string, settings: VoiceSettings): Promise<SynthesizedAudio> {
     const args = LocalSpeechProvider.argumentsFor(settings);
-    if (this.jobs.size >= this.maxPending) {
+    if (this.jobs.size + this.running >= this.maxPending) {
       return Promise.reject(new AppError('rate_limited', 'local speech is busy: try again in a moment', undefined, { 'retry-after': '2' }));
     }
+    if (this.binary) return this.synthesizeWithCommand(this.binary, args, text);
     const worker = this.ensureWorker();
     const id = this.nextId++;
     return new Promise<SynthesizedAudio>((resolve, reject) => {
@@ -116,6 +127,20 @@ export class LocalSpeechProvider implements SpeechProvider {
       worker.ref();
       worker.postMessage({ id, args, text });
     });
+  }
+
+  private async synthesizeWithCommand(binary: string, args: string[], text: string): Promise<SynthesizedAudio> {
+    this.running++;
+    try {
+      const wav = await synthesizeWithBinary(binary, (input, output) => [...args, '-f', input, '-w', output], text, { timeoutMs: this.timeoutMs });
+      if (wav.length <= 44) throw new SynthesisError('espeak-ng wrote no audio', false);
+      return { bytes: new Uint8Array(wav.buffer, wav.byteOffset, wav.byteLength), contentType: 'audio/wav' };
+    } catch (err) {
+      if (!(err instanceof SynthesisError)) throw err;
+      throw new AppError('provider_error', err.timedOut ? `local speech took longer than ${this.timeoutMs} ms` : `local speech failed: ${err.message}`);
+    } finally {
+      this.running--;
+    }
   }
 
   async close(): Promise<void> {

@@ -225,6 +225,8 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(Number(/^voice_turn_latency_seconds_count\{stage="total"\} (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
     expect(metrics).toMatch(/^voice_turn_latency_seconds_count\{stage="overhead"\} [1-9]/m);
+    // Every agent frame sent is counted in the outgoing pacing histogram.
+    expect(Number(/^voice_frame_lateness_seconds_count (\d+)/m.exec(metrics)?.[1])).toBeGreaterThan(10);
 
     // The recording: two channels, the caller's speech on the left and the agent's on the right.
     expect(view.recordingUrl).toBe(`/api/calls/${sessionId}/recording`);

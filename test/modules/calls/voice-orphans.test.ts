@@ -44,4 +44,16 @@ describe('calls of a stopped instance', () => {
     expect(events.filter((e) => JSON.parse(e.payload).session_id === gone && JSON.parse(e.payload).status === 'failed')).toHaveLength(1);
     expect(await a.services.voice.failOrphaned()).toBe(0);
   });
+
+  it('a temporary call of a stopped instance gives its number back to the pool', async () => {
+    const user = await createFundedUser(a);
+    const now = a.clock.now();
+    const gone = await session(user.id, 'instance_gone_2', now - 61_000);
+    const number = '+14155550999';
+    await a.database.db.insertInto('temporary_sessions').values({ session_id: gone, user_id: user.id, type: 'demo', phone: '+14155550123', email: 'grace@example.com', number, created_at: now, summary_sent_at: null }).execute();
+    // Leased for the call's longest duration: without the orphan check the number would stay busy for an hour.
+    await a.database.db.insertInto('temporary_number_leases').values({ number, user_id: user.id, session_id: gone, leased_at: now - 61_000, expires_at: now + 3_600_000 }).execute();
+    await b.services.voice.failOrphaned();
+    await expect.poll(async () => (await a.database.db.selectFrom('temporary_number_leases').select('number').where('number', '=', number).execute()).length, { timeout: 5000 }).toBe(0);
+  });
 });

@@ -9,6 +9,7 @@ describe('knowledge configuration', () => {
       maxFiles: 25,
       maxFileBytes: 50 * 1024 * 1024,
       crawlAllowPrivate: false,
+      crawlAllowOrigins: ['http://127.0.0.1:3000'],
       crawlMaxBytes: 10 * 1024 * 1024,
       crawlTimeoutMs: 15_000,
       searchCacheBytes: 256 * 1024 * 1024,

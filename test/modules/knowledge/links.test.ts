@@ -4,6 +4,7 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { AddressInfo } from 'node:net';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../src/config.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { bearer, createVerifiedUser } from '../../support/factories.js';
 
@@ -131,6 +132,40 @@ describe('links, by default', () => {
     const id = await baseFor(t, user.token);
     expect((await crawl(t, user.token, id, [])).statusCode).toBe(400);
     expect((await crawl(t, user.token, id, Array.from({ length: 101 }, (_, i) => `https://example.com/${i}`))).statusCode).toBe(400);
+  });
+});
+
+describe('links, outside production: the server\'s own origin (PUBLIC_URL)', () => {
+  let t: TestApp;
+  let other: Server;
+  let otherBase: string;
+  beforeAll(async () => {
+    // The local web server stands in for this server's own address; a second one for any other local service.
+    t = await createTestApp({ env: { PUBLIC_URL: base } });
+    other = createServer((_req, res) => res.end('private'));
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    otherBase = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await t.close();
+    other.closeAllConnections();
+    await new Promise((resolve) => other.close(resolve));
+  });
+
+  it('crawls pages of its own origin, and still refuses other local ports and redirects from its origin to them', async () => {
+    const user = await createVerifiedUser(t);
+    const id = await baseFor(t, user.token);
+    const res = await crawl(t, user.token, id, [`${base}/otters`, `${otherBase}/x`, `${base}/to?target=${encodeURIComponent(`${otherBase}/x`)}`]);
+    expect(res.statusCode).toBe(200);
+    const { documents, skipped } = res.json();
+    expect(documents.map((d: { name: string }) => d.name)).toEqual(['All about otters']);
+    expect(skipped.map((s: { url: string }) => s.url).sort()).toEqual([`${otherBase}/x`, `${base}/to?target=${encodeURIComponent(`${otherBase}/x`)}`].sort());
+    for (const s of skipped) expect(s.reason).toMatch(/not a public address/);
+  });
+
+  it('is off in production', () => {
+    expect(t.config.knowledge.crawlAllowOrigins).toEqual([base]);
+    expect(loadConfig({ NODE_ENV: 'production', PUBLIC_URL: base, ALLOW_SANDBOX: '1' }, '/tmp').knowledge.crawlAllowOrigins).toEqual([]);
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { classify, mostRelevantSentence, SandboxDialogue } from '../../../src/providers/language-model/sandbox.js';
+import { ManualClock } from '../../../src/lib/clock.js';
+import { classify, mostRelevantSentence, requestedDate, SandboxDialogue } from '../../../src/providers/language-model/sandbox.js';
 import type { ChatMessage, ModelDelta } from '../../../src/providers/language-model/interface.js';
 import { ToolRegistry } from '../../../src/modules/voice/tools.js';
 
@@ -11,13 +12,16 @@ async function answer(model: SandboxDialogue, messages: ChatMessage[]) {
   return { text, calls };
 }
 
+/** Open slots of a sandbox calendar: 10:00 and 11:00 UTC on each weekday of the week from Monday 30 November 2026, narrowed to `date` when given. */
+const SLOTS = ['2026-11-30', '2026-12-01', '2026-12-02', '2026-12-03', '2026-12-04'].flatMap((d) => [`${d}T10:00:00Z`, `${d}T11:00:00Z`]);
+
 /** Runs the engine like a reply does: tool calls through the registry, results fed back, until text without calls. */
-async function converse(utterance: string) {
-  const model = new SandboxDialogue({ agentName: 'Ada' });
+async function converse(utterance: string, clock?: ManualClock, slots = SLOTS) {
+  const model = new SandboxDialogue({ agentName: 'Ada', ...(clock ? { clock } : {}) });
   const executed: Array<{ name: string; args: unknown; result: unknown }> = [];
   const tools = new ToolRegistry({
     searchKnowledge: async () => [{ text: 'Welcome to the shop. Our opening hours are nine to five on weekdays. Parking is free.' }, { text: 'Other.' }],
-    checkAvailability: async () => ['2026-12-01T10:00:00Z', '2026-12-01T11:00:00Z'],
+    checkAvailability: async (date) => slots.filter((s) => !date || s.startsWith(date)),
     bookMeeting: async (i) => ({ booked: true, start: i.start }),
     transferToHuman: async () => ({ ok: true, name: 'Sam' }),
     endCall: () => {},
@@ -68,13 +72,55 @@ describe('sandbox dialogue engine', () => {
     expect(said).toEqual(['Our opening hours are nine to five on weekdays.']);
   });
 
-  it('offers and books the first slot when asked for a meeting', async () => {
-    const { said, executed } = await converse('I would like to book a meeting for next Tuesday.');
+  it('offers and books the first slot when asked for a meeting on no day in particular', async () => {
+    const { said, executed } = await converse('Can I book an appointment?');
     expect(executed.map((e) => [e.name, e.args])).toEqual([
       ['check_availability', {}],
+      ['book_meeting', { start: '2026-11-30T10:00:00Z' }],
+    ]);
+    expect(said).toEqual(['Let me check the calendar.', "The first open slot is Monday 30 November at 10:00 UTC. I'll book it for you.", "You're booked for Monday 30 November at 10:00 UTC. Is there anything else I can help with?"]);
+  });
+
+  it('checks and books the day asked for: "next Tuesday" from the call\'s clock', async () => {
+    // Friday 27 November 2026, 15:00 UTC: next Tuesday is 1 December (the calendar's first free slot is on Monday 30).
+    const clock = new ManualClock(Date.parse('2026-11-27T15:00:00Z'));
+    const { said, executed } = await converse('I would like to book a meeting for next Tuesday.', clock);
+    expect(executed.map((e) => [e.name, e.args])).toEqual([
+      ['check_availability', { date: '2026-12-01' }],
       ['book_meeting', { start: '2026-12-01T10:00:00Z' }],
     ]);
-    expect(said).toEqual(['Let me check the calendar.', 'The first open slot is Tuesday 1 December at 10:00 UTC. I\'ll book it for you.', "You're booked for Tuesday 1 December at 10:00 UTC. Is there anything else I can help with?"]);
+    expect(said).toEqual([
+      'Let me check the calendar for Tuesday 1 December.',
+      "The first open slot on Tuesday 1 December is at 10:00 UTC. I'll book it for you.",
+      "You're booked for Tuesday 1 December at 10:00 UTC. Is there anything else I can help with?",
+    ]);
+    // A week later the same words mean the Tuesday after.
+    clock.advance(7 * 86_400_000);
+    const later = await converse('I would like to book a meeting for next Tuesday.', clock, [...SLOTS, '2026-12-08T09:30:00Z']);
+    expect(later.executed.map((e) => [e.name, e.args])).toEqual([
+      ['check_availability', { date: '2026-12-08' }],
+      ['book_meeting', { start: '2026-12-08T09:30:00Z' }],
+    ]);
+  });
+
+  it('says so when the day asked for has no open slot, and books nothing', async () => {
+    const clock = new ManualClock(Date.parse('2026-11-27T15:00:00Z'));
+    const { said, executed } = await converse('Can I book a meeting on Saturday?', clock);
+    expect(executed.map((e) => [e.name, e.args])).toEqual([['check_availability', { date: '2026-11-28' }]]);
+    expect(said).toEqual(['Let me check the calendar for Saturday 28 November.', "I'm sorry, there are no open slots on Saturday 28 November."]);
+  });
+
+  it.each([
+    ['next Tuesday', '2026-12-01'],
+    ['on tuesday', '2026-12-01'],
+    ['this Friday', '2026-12-04'], // today is Friday: the next one
+    ['Monday', '2026-11-30'],
+    ['tomorrow', '2026-11-28'],
+    ['today', '2026-11-27'],
+    ['on 2027-01-05', '2027-01-05'],
+    ['some time soon', null],
+  ])('"%s" on Friday 27 November 2026 (23:59 UTC) is %s', (words, date) => {
+    expect(requestedDate(`a meeting ${words}`, Date.parse('2026-11-27T23:59:00Z'))).toBe(date);
   });
 
   it('transfers when asked for a person, and says goodbye then ends the call', async () => {

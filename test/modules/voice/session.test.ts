@@ -147,6 +147,23 @@ describe('VoiceSession', () => {
     expect(outcome.toolCalls[0]!.atMs).toBeGreaterThan(call.lines[1]!.endMs);
   });
 
+  it('a turn ended on an interim (no final within VOICE_ENDPOINT_MAX_MS): the wait for the recogniser counts as speech-to-text, not as our overhead', async () => {
+    const call = await startCall();
+    await call.run(1500);
+    await call.run(700, true);
+    call.stt.say('Can you tell me your opening hours', false);
+    await call.run(100, true);
+    await call.run(7000);
+    const answer = call.lines.find((l) => l.role === 'agent' && l.latency);
+    expect(answer, JSON.stringify(call.lines)).toBeDefined();
+    const l = answer!.latency!;
+    expect(l.sttMs).toBeGreaterThanOrEqual(3000); // the endpoint's longest wait, spent hoping for a final
+    expect(l.overheadMs).toBeLessThan(100);
+    expect(l.overheadMs).toBe(l.totalMs - l.sttMs - l.llmFirstTokenMs - l.ttsFirstByteMs);
+    call.session.end();
+    await call.outcome;
+  });
+
   it('barge-in: clear is sent, the reply stops, the history and transcript hold only what was heard', async () => {
     const long = 'We have many different services for you and I will list every one of them now. The second sentence is never heard.';
     const model = new ScriptedModel([[text(long)], [text('Sure.')]]);
@@ -322,6 +339,26 @@ describe('VoiceSession', () => {
     expect(call.speech.spoken.at(-1)).toBe('Please call us back.');
     expect(outcome.transcript.at(-1)).toMatchObject({ role: 'agent', text: 'Please call us back.' });
     expect(call.control.hangUp).toHaveBeenCalledOnce();
+  });
+
+  it('the carrier stopping the stream while it hangs up or transfers (before its answer) keeps the outcome the agent chose', async () => {
+    const stop = (call: Awaited<ReturnType<typeof startCall>>) => async () => {
+      call.socket.receive({ event: 'stop', sequenceNumber: '99', streamSid: 'MZ0001', stop: { accountSid: 'AC1', callSid: 'CA1' } });
+      await flush();
+    };
+    const machine = await startCall();
+    machine.control.hangUp.mockImplementation(stop(machine));
+    await machine.run(600);
+    machine.session.leaveVoicemail('Please call us back.');
+    await machine.run(3000);
+    expect(await machine.outcome).toMatchObject({ outcome: 'voicemail', reason: 'voicemail' });
+
+    const transfer = await startCall();
+    transfer.control.transfer.mockImplementation(stop(transfer));
+    await transfer.run(1500);
+    await transfer.say('Can I speak to a person?');
+    await transfer.run(4000);
+    expect(await transfer.outcome).toMatchObject({ outcome: 'transferred', reason: 'transferred' });
   });
 
   it('with no recogniser, each utterance the VAD cuts is "(speech not recognised)" and gets the rephrase answer', async () => {

@@ -34,6 +34,24 @@ describe('AudioSink', () => {
     expect(Math.max(...gaps)).toBe(20);
   });
 
+  it('reports how late each frame left against its slot: 0 on time, the timer\'s delay when it fires late', async () => {
+    const lateness: number[] = [];
+    const { sink, clock } = await setup(new ManualClock(0), { onFrameLateness: (ms: number) => lateness.push(ms) });
+    const segment = sink.startSegment();
+    sink.write(segment, tone(8000));
+    sink.endSegment(segment);
+    clock.advance(20);
+    expect(lateness).toEqual([0, 0, 0, 0]); // the lead at once, then the 60 ms frame due at 20
+    lateness.length = 0;
+    clock.set(85); // the timer due at 40 fires 45 ms late (a busy event loop)
+    clock.advance(0);
+    // Slots 80, 100, 120 were due at 40, 60, 80: they leave together at 85, within the lead again.
+    expect(lateness).toEqual([45, 25, 5]);
+    lateness.length = 0;
+    clock.advance(100);
+    expect(lateness).toEqual([0, 0, 0, 0, 0]);
+  });
+
   it('counts played time only from echoed marks, per segment, and reports speaking until the last mark', async () => {
     const { socket, sink, clock } = await setup();
     const speaking: boolean[] = [];

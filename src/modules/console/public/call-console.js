@@ -1,0 +1,121 @@
+// /console: pick an agent (or write a prompt), press Call, talk, hang up.
+import { ApiError, api, byId, el, startPage } from './common.js';
+import { listAgents } from './agents.js';
+import { WebCall } from './web-call.js';
+
+let call = null;
+
+function fillAgents(agents) {
+  const select = byId('agent');
+  for (const agent of agents) {
+    const label = agent.knowledgeBaseId ? `${agent.name} (with a knowledge base)` : agent.name;
+    select.append(el('option', { value: agent.id, text: label }));
+  }
+  if (agents.length) select.value = agents[0].id;
+  byId('agent-hint').textContent = agents.length
+    ? `${agents.length} agent${agents.length === 1 ? '' : 's'} in your agents store${agents.some((a) => !a.readable) ? ' (some listed by id: their records could not be opened in this browser)' : ''}.`
+    : 'No agents in your agents store yet: write a prompt below.';
+  showPromptFields();
+}
+
+function showPromptFields() {
+  byId('prompt-fields').hidden = byId('agent').value !== '';
+}
+
+async function fillKnowledgeBases() {
+  const { data } = await api('/api/knowledge-bases');
+  const select = byId('knowledge-base');
+  for (const base of data) select.append(el('option', { value: base.id, text: base.name }));
+}
+
+/** The body of POST /api/calls/web from the form. */
+function callRequest() {
+  const agentId = byId('agent').value;
+  const knowledgeBaseId = byId('knowledge-base').value || undefined;
+  if (agentId) return { agentId, ...(knowledgeBaseId ? { knowledgeBaseId } : {}) };
+  const prompt = byId('prompt').value.trim();
+  const firstMessage = byId('first-message').value.trim();
+  return { agent: { name: 'Console agent', prompt, ...(firstMessage ? { firstMessage } : {}) }, ...(knowledgeBaseId ? { knowledgeBaseId } : {}) };
+}
+
+/** One transcript line per utterance: a partial line is replaced by its final text. */
+const pending = { agent: null, caller: null };
+function showTranscript({ role, text, final }) {
+  if (role !== 'agent' && role !== 'caller') return;
+  let line = pending[role];
+  if (!line) {
+    line = el('li', { 'data-role': role }, el('span', { class: 'who-said', text: role === 'agent' ? 'Agent' : 'You' }), el('span', { class: 'text' }));
+    byId('transcript').append(line);
+    pending[role] = line;
+  }
+  line.querySelector('.text').textContent = text;
+  line.setAttribute('data-final', final === false ? 'false' : 'true');
+  if (final !== false) pending[role] = null;
+  line.scrollIntoView({ block: 'nearest' });
+}
+
+function showTool({ name, arguments: args, result }) {
+  byId('tools').append(
+    el('li', {}, el('strong', { text: name }), el('pre', { 'aria-label': `${name} arguments`, text: JSON.stringify(args, null, 2) }), el('pre', { 'aria-label': `${name} result`, text: JSON.stringify(result, null, 2) })),
+  );
+}
+
+function setStatus(state, text) {
+  const status = byId('call-status');
+  status.dataset.state = state;
+  status.textContent = text;
+  const busy = state !== 'idle' && state !== 'ended';
+  byId('call').disabled = busy;
+  byId('hang-up').disabled = !busy;
+  for (const id of ['agent', 'knowledge-base', 'prompt', 'first-message']) byId(id).disabled = busy;
+}
+
+async function startCall(event) {
+  event.preventDefault();
+  if (call) return;
+  byId('call-error').textContent = '';
+  byId('transcript').replaceChildren();
+  byId('tools').replaceChildren();
+  byId('call-link').hidden = true;
+  pending.agent = pending.caller = null;
+  const status = byId('call-status');
+  status.dataset.agentAudioMs = '0';
+  call = new WebCall({
+    onState: (state, text) => setStatus(state, text),
+    onTranscript: showTranscript,
+    onTool: showTool,
+    onAudio: (playedMs) => (status.dataset.agentAudioMs = String(Math.round(playedMs))),
+    onEnded: () => {
+      const link = byId('call-link');
+      if (call?.sessionId) {
+        link.href = `/console/calls/${encodeURIComponent(call.sessionId)}`;
+        link.hidden = false;
+      }
+      call = null;
+      byId('call').focus();
+    },
+  });
+  try {
+    await call.start(callRequest());
+    status.dataset.sessionId = call.sessionId;
+    byId('hang-up').focus();
+  } catch (error) {
+    call = null;
+    setStatus('idle', 'Not connected.');
+    byId('call-error').textContent = `The call did not start: ${error.message}${error instanceof ApiError && error.code ? ` (${error.code})` : ''}`;
+  }
+}
+
+startPage(async () => {
+  byId('agent').addEventListener('change', showPromptFields);
+  byId('call-form').addEventListener('submit', startCall);
+  byId('hang-up').addEventListener('click', () => call?.hangUp());
+  // Digits typed during a call are sent as DTMF (outside text fields).
+  document.addEventListener('keydown', (event) => {
+    if (!call || call.state !== 'live' || /^(INPUT|TEXTAREA|SELECT)$/.test(event.target.tagName)) return;
+    if (/^[0-9*#]$/.test(event.key)) call.sendDigit(event.key);
+  });
+  const [agents] = await Promise.all([listAgents().catch(() => []), fillKnowledgeBases().catch(() => {})]);
+  fillAgents(agents);
+  byId('content').dataset.ready = 'true';
+});

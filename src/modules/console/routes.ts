@@ -1,0 +1,67 @@
+// The console (DESIGN.md "Calls from a browser and the console"): three pages
+// served by the server itself, same origin as the API, so the session cookie
+// signs the browser in and no CORS or token handling is needed. Sign in and
+// call an agent at /console, the account's calls at /console/calls, one call
+// at /console/calls/{id}. Pages are static; their scripts call the API.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { notFound } from '../../http/errors.js';
+import type { App } from '../../http/types.js';
+import type { Services } from '../../services.js';
+import { type ConsoleAsset, loadConsoleAssets } from './assets.js';
+
+/**
+ * Stricter than the service-wide policy (src/http/security.ts): nothing by
+ * default; scripts, styles and the audio worklet only from this origin (no
+ * inline code at all); the API and the call's WebSocket on this origin (and
+ * PUBLIC_URL's, which the WebSocket URL of a web call names); recordings from
+ * this origin (the agent's voice plays through Web Audio, which media-src does
+ * not govern); DOM sinks that take script need Trusted Types, which
+ * the console never creates (it builds elements, never HTML strings).
+ */
+export function consoleContentSecurityPolicy(publicUrl: string): string {
+  const origin = new URL(publicUrl);
+  const socketOrigin = `${origin.protocol === 'https:' ? 'wss:' : 'ws:'}//${origin.host}`;
+  const directives: Array<[string, string]> = [
+    ['default-src', "'none'"],
+    ['script-src', "'self'"],
+    ['script-src-attr', "'none'"],
+    ['style-src', "'self'"],
+    ['img-src', "'self' data:"],
+    ['media-src', "'self'"],
+    ['connect-src', `'self' ${origin.origin} ${socketOrigin}`],
+    ['base-uri', "'none'"],
+    ['form-action', "'self'"],
+    ['frame-ancestors', "'none'"],
+    ['object-src', "'none'"],
+    ['require-trusted-types-for', "'script'"],
+  ];
+  if (origin.protocol === 'https:') directives.push(['upgrade-insecure-requests', '']);
+  return directives.map(([name, value]) => (value ? `${name} ${value}` : name)).join('; ');
+}
+
+const PAGES = { console: 'index.html', calls: 'calls.html', call: 'call.html' } as const;
+
+export function consoleRoutes(app: App, services: Services) {
+  const assets = loadConsoleAssets();
+  for (const page of Object.values(PAGES)) if (!assets.has(page)) throw new Error(`the console's ${page} is missing`);
+  const policy = consoleContentSecurityPolicy(services.config.publicUrl);
+
+  const send = (request: FastifyRequest, reply: FastifyReply, asset: ConsoleAsset) => {
+    reply.header('content-security-policy', policy).header('cache-control', 'no-cache').header('etag', asset.etag);
+    if (request.headers['if-none-match'] === asset.etag) return reply.status(304).send();
+    return reply.type(asset.type).send(asset.body);
+  };
+  const page = (name: string) => (request: FastifyRequest, reply: FastifyReply) => send(request, reply, assets.get(name)!);
+
+  // Not API routes: HTML for people, left out of the OpenAPI document like the docs UI.
+  app.get('/console', { schema: { hide: true } }, page(PAGES.console));
+  app.get('/console/', { schema: { hide: true } }, (_request, reply) => reply.redirect('/console', 301));
+  app.get('/console/calls', { schema: { hide: true } }, page(PAGES.calls));
+  app.get('/console/calls/:id', { schema: { hide: true, params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }) } }, page(PAGES.call));
+  app.get('/console/assets/:name', { schema: { hide: true, params: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }) } }, (request, reply) => {
+    const asset = assets.get((request.params as { name: string }).name);
+    if (!asset || asset.type.startsWith('text/html')) throw notFound('console file');
+    return send(request, reply, asset);
+  });
+}

@@ -1,0 +1,47 @@
+// The benchmark's regression guard (issue 26): CPU µs per request against the
+// last accepted figures in bench/baseline.json.
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { acceptBaseline, baselineChecks, readBaseline } from '../../bench/lib/baseline.js';
+import type { LoadFigures, Results } from '../../bench/lib/report.js';
+
+const figures = (rps: number, serverCpuPct: number): LoadFigures => ({ rps, p50: 1, p99: 5, errors: 0, serverCpuPct });
+function run(readCpuPct: number, commit = 'abc1234'): Results {
+  return {
+    date: '2026-11-26T04:00:00.000Z',
+    code: { commit, changedSrcFiles: 0 },
+    mode: 'quick',
+    objects: [
+      { backend: 'sqlite', scenario: 'GET /api/objects/{id} (JWT)', figures: figures(10_000, readCpuPct), floor: figures(12_000, 60), ratio: 0.83 },
+      { backend: 'postgres', scenario: 'PUT /api/objects (1 KiB, API key)', figures: figures(4_000, 80), floor: figures(8_000, 90), ratio: 0.5, pgFloor: figures(5_000, 60), pgRatio: 0.8 },
+    ],
+  } as unknown as Results;
+}
+
+describe('bench regression guard', () => {
+  it('accepts a run as the baseline, passes a run within 10% and flags one more than 10% above, naming the scenario', () => {
+    const root = mkdtempSync(join(tmpdir(), 'baseline-'));
+    mkdirSync(join(root, 'bench'));
+    expect(readBaseline(root).scenarios).toEqual({});
+    expect(baselineChecks(run(50), readBaseline(root)).checks).toEqual([]); // nothing accepted yet: nothing to compare
+
+    acceptBaseline(root, run(50)); // 50 µs per read, 200 µs per create; PostgreSQL's floor is its own
+    const saved = JSON.parse(readFileSync(join(root, 'bench', 'baseline.json'), 'utf8'));
+    expect(saved.scenarios['sqlite: GET /api/objects/{id} (JWT)']).toMatchObject({ cpuUsPerRequest: 50, floorCpuUsPerRequest: 50, commit: 'abc1234' });
+    expect(saved.scenarios['postgres: PUT /api/objects (1 KiB, API key)']).toMatchObject({ cpuUsPerRequest: 200, floorCpuUsPerRequest: 120 });
+
+    const within = baselineChecks(run(55), readBaseline(root)); // +10%: still accepted
+    expect(within.regressions).toEqual([]);
+    expect(within.checks.every((c) => c.met)).toBe(true);
+
+    const worse = baselineChecks(run(56), readBaseline(root)); // +12%
+    expect(worse.regressions).toHaveLength(1);
+    expect(worse.regressions[0]).toMatch(/^sqlite: GET \/api\/objects\/\{id\} \(JWT\): 56 CPU µs per request, 12% above the accepted 50 µs \(commit abc1234/);
+    expect(worse.checks.find((c) => c.name.startsWith('sqlite'))?.met).toBe(false);
+
+    acceptBaseline(root, run(56, 'def5678')); // accepting moves the mark
+    expect(baselineChecks(run(56), readBaseline(root)).regressions).toEqual([]);
+  });
+});

@@ -1,0 +1,124 @@
+// Helpers of the sandbox carrier's end-to-end tests (sandbox-carrier.test.ts,
+// sandbox-inbound.test.ts): an app with no Twilio whose calls the sandbox
+// carrier carries over loopback at the wall clock's pace, a clinic (a funded
+// user with a sandbox number, a knowledge base with opening hours and a
+// sandbox Calendly), a signed call, and waiting for a call's end.
+import { createServer } from 'node:net';
+import { expect, vi } from 'vitest';
+import { ManualClock, type Timer } from '../../../src/lib/clock.js';
+import { newId } from '../../../src/lib/ids.js';
+import { installedCallerSynthesizers } from '../../../src/providers/call-speech/offline-caller.js';
+import { createPocketsphinxSpeechToText } from '../../../src/providers/speech-to-text/pocketsphinx.js';
+import type { SandboxScript } from '../../../src/providers/telephony/interface.js';
+import { type TestApp, createTestApp } from '../../support/app.js';
+import { type TestUser, bearer, createFundedUser } from '../../support/factories.js';
+import { multipartForm } from '../../support/multipart.js';
+import { registerServer, signPayload } from '../../support/signed-payloads.js';
+import { callConfig } from './support.js';
+
+/** Real time: the sandbox caller speaks at the wall clock's pace. */
+export class WallClock extends ManualClock {
+  override now() {
+    return Date.now();
+  }
+  override setTimeout(fn: () => void, ms: number): Timer {
+    const handle = setTimeout(fn, Math.max(0, ms));
+    return { cancel: () => clearTimeout(handle) };
+  }
+}
+
+export const canSpeak = installedCallerSynthesizers().length > 0;
+export const pocketsphinx = createPocketsphinxSpeechToText() !== null;
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** An app with no Twilio whose calls go through the sandbox carrier, listening on its PUBLIC_URL. */
+export async function sandboxCarrierApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const port = await freePort();
+  const t = await createTestApp({
+    clock: new WallClock(),
+    env: { SANDBOX_CALLS: 'voice', PORT: String(port), ...env },
+    config: { ...callConfig({ sandboxCalls: 'voice', recording: env.CALL_RECORDING !== '0' }), sandboxCallbackDelayMs: 50 },
+  });
+  // The default PUBLIC_URL (http://127.0.0.1:PORT) is where the carrier's callbacks and media stream go.
+  expect(t.config.publicUrl).toBe(`http://127.0.0.1:${port}`);
+  await t.app.listen({ port, host: '127.0.0.1' });
+  return t;
+}
+
+let numbers = 0;
+export async function sandboxNumber(t: TestApp, user: TestUser): Promise<string> {
+  const id = newId(Date.now());
+  const phoneNumber = `+1415555${String(100 + ++numbers).padStart(4, '0')}`;
+  const now = Date.now();
+  await t.database.db.insertInto('phone_numbers').values({
+    id, user_id: user.id, provider: 'sandbox', provider_sid: `PN${id.replace(/-/g, '')}`, phone_number: phoneNumber, name: 'Main', description: null,
+    type: 'both', number_type: 'local', country: 'US', capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
+    monthly_cents: 115, currency: 'usd', address_sid: null, subscription_id: null, inbound_configuration_id: null, status: 'active', created_at: now, updated_at: now,
+  }).execute();
+  return id;
+}
+
+/** A funded user with a number, a knowledge base with opening hours and a (sandbox) Calendly integration. */
+export async function clinic(t: TestApp) {
+  const user = await createFundedUser(t);
+  const server = await registerServer(t, user);
+  const numberId = await sandboxNumber(t, user);
+  const kb = (await t.app.inject({ method: 'PUT', url: '/api/knowledge-bases', headers: bearer(user.token), payload: { name: 'Clinic' } })).json();
+  const form = multipartForm([{ filename: 'hours.txt', content: 'Opening hours: we are open Monday to Friday from nine to five.', contentType: 'text/plain' }]);
+  expect((await t.app.inject({ method: 'POST', url: `/api/knowledge-bases/${kb.id}`, headers: { ...bearer(user.token), ...form.headers }, payload: form.payload })).statusCode).toBe(200);
+  const integration = await t.app.inject({ method: 'PUT', url: '/api/integrations', headers: bearer(user.token), payload: { type: 'calendly', data: { accessToken: 'sandbox_pat_clinic_0001', eventTypeUrl: 'https://calendly.com/clinic/30min' } } });
+  expect(integration.statusCode, integration.body).toBe(200);
+  const { phone_number: from } = await t.database.db.selectFrom('phone_numbers').select('phone_number').where('id', '=', numberId).executeTakeFirstOrThrow();
+  return { user, server, numberId, kbId: kb.id as string, integrationId: integration.json().id as string, from };
+}
+
+export type Clinic = Awaited<ReturnType<typeof clinic>>;
+
+/** POST /api/session/call from the clinic's number to `to`, optionally with a sandbox script and more agent fields → the session id. */
+export async function placeCall(t: TestApp, c: Clinic, to = '+14155550123', options: { script?: SandboxScript; agent?: Record<string, unknown> } = {}) {
+  const jwt = await signPayload(c.server, {
+    agent: { name: 'Amy', personaId: 'local-amy', firstMessage: 'Hello Grace, this is Amy from the clinic.', ...options.agent },
+    contact: { name: 'Grace', phone: to },
+    type: 'prompt',
+    prompt: 'Answer questions about the clinic and book meetings.',
+    knowledgeBase: { id: c.kbId },
+    integrations: [c.integrationId],
+    phoneNumberId: c.numberId,
+  });
+  const res = await t.app.inject({ method: 'POST', url: '/api/session/call', headers: bearer(c.user.token), payload: { server: c.server.name, jwt, ...(options.script ? { script: options.script } : {}) } });
+  expect(res.statusCode, res.body).toBe(204);
+  return res.headers['x-session-id'] as string;
+}
+
+export async function ended(t: TestApp, user: TestUser, sessionId: string, timeout: number) {
+  await vi.waitFor(
+    async () => {
+      const view = (await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })).json();
+      expect(['completed', 'failed', 'no_answer', 'busy', 'canceled']).toContain(view.status);
+      if (view.status === 'completed') expect(view.transcript).toBeDefined();
+    },
+    { timeout, interval: 250 },
+  );
+  return (await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })).json();
+}
+
+export type Line = { role: string; text: string; recognised?: boolean; interrupted?: boolean };
+
+/** Root mean square of one channel of a 16-bit two-channel WAV. */
+export function channelRms(wav: Buffer, channel: 0 | 1): number {
+  let sum = 0;
+  let n = 0;
+  for (let i = 44 + channel * 2; i + 1 < wav.length; i += 4) {
+    const s = wav.readInt16LE(i);
+    sum += s * s;
+    n++;
+  }
+  return Math.sqrt(sum / Math.max(1, n));
+}
