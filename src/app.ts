@@ -119,7 +119,7 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   app.addSchema(ErrorResponse);
   // Media streams (Twilio Media Streams, browser calls); frames are small, a message over 1 MiB is refused.
   await app.register(websocket, { options: { maxPayload: 1024 * 1024 } });
-  installAuth(app, services.authenticator);
+  installAuth(app, services.authenticator, services.eventTickets);
   installBodyLimits(app, config);
   installIdempotency(app, services.idempotency);
 

@@ -7,6 +7,7 @@ import { type SecretBox, createSecretBox } from './lib/secret-box.js';
 import { ApiKeyService } from './modules/api-keys/service.js';
 import { ApiKeyStore } from './modules/api-keys/store.js';
 import { CredentialAuthenticator } from './modules/auth/authenticator.js';
+import { EventTickets } from './modules/events/tickets.js';
 import type { AuthContext } from './http/auth.js';
 import { BackgroundMail } from './modules/auth/account-mail.js';
 import { CredentialCache } from './modules/auth/credential-cache.js';
@@ -99,7 +100,7 @@ export function createServices(deps: ServiceDeps) {
   const tokens = new TokenService(secrets.jwtSecret, clock);
   const passwords = new PasswordHasher(config.passwordHash);
   const apiKeys = new ApiKeyService(new ApiKeyStore(db, credentialCache), audit, clock);
-  const authenticator = new CredentialAuthenticator(tokens, users, apiKeys, credentialCache);
+  const authenticator = new CredentialAuthenticator(tokens, users, apiKeys, credentialCache, () => clock.now());
   const accountMail = new BackgroundMail(providers.email);
   const auth = new AuthService(config, users, tokens, passwords, accountMail, limiter, audit, clock);
   const externalStore = new ExternalIdentityStore(db);
@@ -111,6 +112,7 @@ export function createServices(deps: ServiceDeps) {
   const twoFactor = new TwoFactorService(config, new TwoFactorStore(db, credentialCache), secretBox, auth, limiter, audit, clock);
   const eventRecorder = new EventRecorder(clock, database.dialect);
   const eventStreams = createEventStreams(database, eventRecorder, config.events);
+  const eventTickets = new EventTickets(secrets.jwtSecret, singleUse, authenticator, clock);
   const data = createDataServices({ db, dialect: database.dialect, secretBox, eventRecorder, clock, objectContentLimitBytes: config.objectContentLimitBytes, relatedPageBytes: config.relatedPageBytes, singleUse });
   const billing = createBillingServices({
     db,
@@ -239,7 +241,7 @@ export function createServices(deps: ServiceDeps) {
     clock,
   );
 
-  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, singleUse, providers, users, tokens, passwords, apiKeys, authenticator, accountMail, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls, callSessions, temporarySessions, voice, inboundCalls, sandboxInbound, webCalls };
+  return { config, database, clock, secretBox, housekeeping, platformStore, audit, limiter, outbox, idempotency, singleUse, providers, users, tokens, passwords, apiKeys, authenticator, accountMail, auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, eventTickets, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls, callSessions, temporarySessions, voice, inboundCalls, sandboxInbound, webCalls };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -2,7 +2,7 @@
 // subscription reconnects after a dropped connection or a server restart and
 // resumes from the last event it delivered (Last-Event-ID), so nothing is
 // missed or delivered twice. Use it as an async iterator or with onEvent.
-import { type HttpCore, errorFromResponse } from './http.js';
+import { type HttpCore, WorkspaceApiError, errorFromResponse } from './http.js';
 import { type SseFrame, SseParser } from './sse.js';
 
 export interface WorkspaceEvent<T = Record<string, unknown>> {
@@ -32,7 +32,17 @@ export interface SubscribeOptions<T> {
   onError?: (error: unknown) => void;
   /** Closing this signal closes the subscription. */
   signal?: AbortSignal;
+  /**
+   * Open each connection with a one-time ticket (POST /api/events/ticket)
+   * instead of sending the credential on the stream request, with the resume
+   * point in the URL: the stream request is then a simple cross-origin GET (no
+   * preflight, no credential on a long-lived request). Default: true in
+   * browsers, false elsewhere.
+   */
+  ticket?: boolean;
 }
+
+const inBrowser = () => typeof (globalThis as { document?: unknown }).document !== 'undefined';
 
 /** Answers that reconnecting cannot fix: the subscription ends with the error. */
 const FATAL_STATUSES = new Set([400, 401, 403, 404, 405, 410]);
@@ -158,8 +168,16 @@ export class EventSubscription<T = Record<string, unknown>> implements AsyncIter
       this.connection = connection;
       try {
         const headers: Record<string, string> = { accept: 'text/event-stream' };
-        if (this.parser.lastEventId) headers['last-event-id'] = this.parser.lastEventId;
-        const response = await this.http.send(this.url, { method: 'GET', headers, signal: connection.signal });
+        let url = this.url;
+        if (this.options.ticket ?? inBrowser()) {
+          const { ticket } = await this.http.request('post', '/api/events/ticket', { signal: connection.signal });
+          const query = new URLSearchParams({ ticket });
+          if (this.parser.lastEventId) query.set('lastEventId', this.parser.lastEventId);
+          url = `${url}${url.includes('?') ? '&' : '?'}${query}`;
+        } else if (this.parser.lastEventId) {
+          headers['last-event-id'] = this.parser.lastEventId;
+        }
+        const response = await this.http.send(url, { method: 'GET', headers, signal: connection.signal, credential: !(this.options.ticket ?? inBrowser()) });
         if (!response.ok) {
           const error = await errorFromResponse(response);
           if (FATAL_STATUSES.has(response.status)) return this.fail(error);
@@ -173,6 +191,8 @@ export class EventSubscription<T = Record<string, unknown>> implements AsyncIter
         if (!this.closed) throw new Error('the event stream ended');
       } catch (error) {
         if (this.closed) break;
+        // The ticket request's answer: as final as the stream's own.
+        if (error instanceof WorkspaceApiError && FATAL_STATUSES.has(error.status)) return this.fail(error);
         if (!this.reconnecting) this.options.onError?.(error);
       } finally {
         // A frame cut off by the drop is sent again after resume.

@@ -137,12 +137,18 @@ export class HttpCore {
     return `${this.baseUrl}${fillPath(path, params)}${buildQuery(query)}`;
   }
 
-  /** Raw fetch with the client's credential and headers; the caller reads the Response (streams use this). */
-  async send(url: string, init: Omit<RequestInit, 'headers'> & { headers?: Record<string, string> } = {}): Promise<Response> {
-    const headers: Record<string, string> = { accept: 'application/json', ...this.headers, ...init.headers };
-    if (this.token && !Object.keys(headers).some((h) => h.toLowerCase() === 'authorization')) headers.authorization = `Bearer ${this.token}`;
+  /**
+   * Raw fetch with the client's credential and headers; the caller reads the
+   * Response (streams use this). `credential: false` sends neither the token
+   * nor cookies (a stream opened with a ticket).
+   */
+  async send(url: string, init: Omit<RequestInit, 'headers'> & { headers?: Record<string, string>; credential?: boolean } = {}): Promise<Response> {
+    const { credential = true, ...rest } = init;
+    const headers: Record<string, string> = { accept: 'application/json', ...this.headers, ...rest.headers };
+    if (credential && this.token && !Object.keys(headers).some((h) => h.toLowerCase() === 'authorization')) headers.authorization = `Bearer ${this.token}`;
+    const credentials = credential ? this.credentials : 'omit';
     try {
-      return await this.fetchImpl(url, { ...init, headers, ...(this.credentials ? { credentials: this.credentials } : {}) });
+      return await this.fetchImpl(url, { ...rest, headers, ...(credentials ? { credentials } : {}) });
     } catch (error) {
       // An aborted request stays an AbortError; anything else fetch throws means no answer came.
       if (isAbort(error)) throw error;

@@ -50,7 +50,7 @@ export interface paths {
   "/api/auth/verify/request": {
     /**
      * Send a 6-digit verification code by SMS
-     * @description The body is optional. The code expires after 10 minutes, allows 5 tries and is superseded by the next request. One code per number per minute (429 with Retry-After). 400 `no_phone` when there is no number on record and none is given; 502 `provider_error` when the SMS provider refuses.
+     * @description No body is needed (send none, or `{}`, to use the number on record; `{ phone }` sets a new one). The code expires after 10 minutes, allows 5 tries and is superseded by the next request. One code per number per minute (429 with Retry-After). 400 `no_phone` when there is no number on record and none is given; 502 `provider_error` when the SMS provider refuses.
      */
     post: operations["requestPhoneVerification"];
   };
@@ -245,10 +245,36 @@ export interface paths {
      */
     get: operations["listRelatedObjects"];
   };
+  "/api/events/ticket": {
+    /**
+     * A one-time ticket that opens an event stream without credentials (EventSource from another site)
+     * @description Authenticated like GET /api/events/{type}. `GET /api/events/{type}?ticket=<ticket>` accepts the ticket in place of credentials: EventSource cannot send an Authorization header, and the `token` cookie (SameSite=Lax) does not cross sites. A ticket opens one stream (single use), within 60 s (`expiresAt`), for the user and credential that asked for it; the stream then ends when that session ends or that API key is deleted, as any stream does. Ask for a new ticket before each (re)connection; pass the resume point as `?lastEventId=` (EventSource sends `Last-Event-ID` on its own reconnects, which a spent ticket cannot open: reconnect yourself with a new ticket). No body.
+     */
+    post: operations["createEventTicket"];
+  };
   "/api/events/{type}": {
     /**
      * Live stream of your events (server-sent events), with replay from Last-Event-ID
-     * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated. Other query parameters filter on payload fields, exact text with `*` matching any run of characters (`?type=calls`, `?object_id=0193*`; repeat a parameter for any of several values; `a.b` reaches a nested field); a filter on a field the event lacks does not match. At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream. Besides the spec's data-plane types, `call_status` reports the progress of a call session: `{ session_id, direction (outbound, inbound or web), status (queued, ringing, in_progress, completed, failed, busy, no_answer, canceled), at, duration_seconds? (when it ended), transcript? ([{ role: agent | contact, text }], when completed), outcome? and reason? (final states of calls the built-in voice agent carries: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration) }`; follow one call with `GET /api/events/call_status?session_id=<id>`. `call_transcript` streams a live call's transcript as it is said: `{ session_id, role (agent | caller), text, at }` (`GET /api/events/call_transcript?session_id=<id>`).
+     * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload, schema `<Type>Event` in components/schemas, e.g. `ObjectCreatedEvent`). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated.
+     *
+     * Authentication: `Authorization: Bearer`, the `token` cookie, or `?ticket=` from POST /api/events/ticket (EventSource in browser apps on other sites).
+     *
+     * Filters: every other query parameter filters on the payload field of that name, exact text with `*` matching any run of characters; repeat a parameter for any of several values; different parameters must all match; `a.b` reaches a nested field; numbers and booleans compare as their JSON text. A filter on a field an event lacks does not match that event, except `object_id`, which also matches the `id` of `object_created` (so `?object_id=<id>` follows one object from its creation on, and `?object_id=0193*` matches ids starting with 0193 in every object event). The fields each type can be filtered on:
+     *
+     * - `key_created` (`KeyCreatedEvent`): `key_id`, `user_id`, `created_at`
+     * - `key_deleted` (`KeyDeletedEvent`): `key_id`, `user_id`, `deleted_at`
+     * - `object_created` (`ObjectCreatedEvent`): `id`, `key_id`, `related_object_id`, `metadata.kind`, `metadata.store`, `metadata.size`, and `object_id` (its `id`)
+     * - `object_updated` (`ObjectUpdatedEvent`): `object_id`, `key_id`, `updated_at`, `version`
+     * - `object_deleted` (`ObjectDeletedEvent`): `object_id`, `deleted_at`
+     * - `publish` (`PublishEvent`): `type`, `related_id`, `object_id`, `timestamp`
+     * - `unpublish` (`UnpublishEvent`): `type`, `related_id`, `object_id`, `timestamp`
+     * - `sms_status` (`SmsStatusEvent`): `message_id`, `phone_number_id`, `from`, `to`, `status`, `error_code`, `at`
+     * - `call_status` (`CallStatusEvent`): `session_id`, `direction`, `status`, `at`, `duration_seconds`, `outcome`, `reason`
+     * - `call_transcript` (`CallTranscriptEvent`): `session_id`, `role`, `text`, `at`
+     *
+     * Examples: `GET /api/events/object_created?related_object_id=<store id>` (records created in one store), `GET /api/events/call_status?session_id=<id>` (one call), `GET /api/events/call_transcript?session_id=<id>` (a live call's words), `GET /api/events/all?object_id=<id>` (one object).
+     *
+     * At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream.
      */
     get: operations["streamEvents"];
   };
@@ -492,7 +518,7 @@ export interface paths {
   "/api/webhooks/twilio/sms/{id}": {
     /**
      * Twilio status callback for a message (called by the provider)
-     * @description Checked before anything else: `X-Twilio-Signature` (HMAC-SHA1 with the provider's auth token over PUBLIC_URL plus the request URI as received and the sorted parameters); a bad signature is 400 `invalid_signature` and changes nothing. Each status is recorded once per message (repeats are no-ops) and emitted as an `sms_status` event.
+     * @description Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign; a bad signature is 400 `invalid_signature` and changes nothing. Each status is recorded once per message (repeats are no-ops) and emitted as an `sms_status` event.
      */
     post: operations["twilioSmsStatusCallback"];
   };
@@ -662,28 +688,28 @@ export interface paths {
   "/api/webhooks/audio/{sessionId}": {
     /**
      * The audio server's progress report for one call session
-     * @description Called by the audio server (`AUDIO_SERVER_URL`), not by API users. Signed with `AUDIO_SERVER_SECRET` as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`), checked on the raw body before anything else; a bad signature is 400 and changes nothing. A report is applied once per `webhook-id`, and only when it moves the session forward (queued → ringing → in_progress → a final status); it then emits a `call_status` event and queues the session's webhook.
+     * @description Called by the audio server (`AUDIO_SERVER_URL`), not by API users. Signed with `AUDIO_SERVER_SECRET` as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`), checked on the raw body before anything else; a bad or missing signature is 400 `invalid_token` and changes nothing. A report is applied once per `webhook-id`, and only when it moves the session forward (queued → ringing → in_progress → a final status); it then emits a `call_status` event and queues the session's webhook.
      */
     post: operations["receiveAudioReport"];
   };
   "/api/webhooks/twilio/call/{sessionId}": {
     /**
      * Twilio's progress of a call the voice agent carries
-     * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` (HMAC-SHA1 with the provider's auth token over PUBLIC_URL plus the request URI as received and the sorted parameters); a bad signature is 400 `invalid_signature` and changes nothing. CallStatus initiated/queued, ringing, in-progress, completed, busy, no-answer, canceled, failed moves the session forward once per status (a `call_status` event and webhook). While the media stream is carried, the instance carrying it reports the end with the transcript; Twilio's `completed` ends only calls nobody carries.
+     * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign; a bad signature is 400 `invalid_signature` and changes nothing. CallStatus initiated/queued, ringing, in-progress, completed, busy, no-answer, canceled, failed moves the session forward once per status (a `call_status` event and webhook). While the media stream is carried, the instance carrying it reports the end with the transcript; Twilio's `completed` ends only calls nobody carries.
      */
     post: operations["twilioCallStatusCallback"];
   };
   "/api/webhooks/twilio/voice/{numberId}": {
     /**
      * A call to one of your numbers (Twilio's voice webhook)
-     * @description Called by Twilio, not by API users; attaching a number to an inbound configuration points the number's voice URL here. Checked before anything else: `X-Twilio-Signature` (a bad one is 400 `invalid_signature`). The number's inbound configuration decides who answers: its agent record (from your `agents` store: `{ name, instructions?, prompt?, firstMessage?, voicemailMessage?, personaId?, pathway?, knowledgeBaseId?, integrations?, maxDurationSeconds? }`) and human agents (from `contacts`: `{ name, phone }`). The answer is TwiML connecting the call's audio to the media WebSocket; a number not attached or suspended, an unreadable agent, an owner without allowance or balance, or the concurrency limit is answered with one spoken sentence and `<Hangup/>`, and the session ends `failed` with outcome `refused` and its reason (`not_attached`, `number_suspended`, `agent_unreadable`, `insufficient_funds`, `concurrency_limit`). Inbound calls are charged at the number's country's inbound rate, after the plan's inbound allowance.
+     * @description Called by Twilio, not by API users; attaching a number to an inbound configuration points the number's voice URL here. Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign (a bad one is 400 `invalid_signature`). The number's inbound configuration decides who answers: its agent record (from your `agents` store: `{ name, instructions?, prompt?, firstMessage?, voicemailMessage?, personaId?, pathway?, knowledgeBaseId?, integrations?, maxDurationSeconds? }`) and human agents (from `contacts`: `{ name, phone }`). The answer is TwiML connecting the call's audio to the media WebSocket; a number not attached or suspended, an unreadable agent, an owner without allowance or balance, or the concurrency limit is answered with one spoken sentence and `<Hangup/>`, and the session ends `failed` with outcome `refused` and its reason (`not_attached`, `number_suspended`, `agent_unreadable`, `insufficient_funds`, `concurrency_limit`). Inbound calls are charged at the number's country's inbound rate, after the plan's inbound allowance.
      */
     post: operations["twilioVoiceWebhook"];
   };
   "/api/webhooks/twilio/amd/{sessionId}": {
     /**
      * Twilio's answering-machine verdict for an outbound call
-     * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` (HMAC-SHA1 with the provider's auth token over PUBLIC_URL plus the request URI as received and the sorted parameters); a bad signature is 400 `invalid_signature` and changes nothing. `AnsweredBy` (human, machine_end_beep, machine_end_silence, machine_end_other, fax, unknown) reaches the live call: after a machine's beep the agent speaks its `voicemailMessage` once and hangs up (none: hangs up at once), outcome `voicemail`.
+     * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign; a bad signature is 400 `invalid_signature` and changes nothing. `AnsweredBy` (human, machine_end_beep, machine_end_silence, machine_end_other, fax, unknown) reaches the live call: after a machine's beep the agent speaks its `voicemailMessage` once and hangs up (none: hangs up at once), outcome `voicemail`.
      */
     post: operations["twilioMachineDetectionCallback"];
   };
@@ -728,6 +754,149 @@ export interface components {
       message: string;
       code: string;
     };
+    /** @description Payload of `key_created`: a key was added (PUT /api/keys, or the root keys of GET /api/root). */
+    KeyCreatedEvent: {
+      key_id: string;
+      user_id: string;
+      /**
+       * Format: date-time
+       * @description When the key was created
+       */
+      created_at: string;
+    };
+    /** @description Payload of `key_deleted`. */
+    KeyDeletedEvent: {
+      key_id: string;
+      user_id: string;
+      /**
+       * Format: date-time
+       * @description When the key was deleted
+       */
+      deleted_at: string;
+    };
+    /** @description Payload of `object_created`: carries the ciphertext as GET /api/objects/{id} would, so it can be decrypted right away. */
+    ObjectCreatedEvent: {
+      /** @description The new object (the one event that names its object `id`; the `object_id` filter matches it too) */
+      id: string;
+      /** @description null only on the root container */
+      key_id: string | null;
+      /** @description The parent object (a store container for store records); absent without a parent */
+      related_object_id?: string;
+      /** @description Ciphertext, as GET /api/objects/{id} answers it */
+      content: string;
+      /** @description GCM tag */
+      auth_tag: string;
+      iv: string | null;
+      metadata: {
+        /** @description Ciphertext bytes */
+        size: number;
+        kind: "root" | "store" | "object";
+        /** @description Store name, on store containers */
+        store?: string;
+      };
+    };
+    /** @description Payload of `object_updated`: the object changed (PATCH, or a child detached by its parent's deletion). Fetch it for the new ciphertext. */
+    ObjectUpdatedEvent: {
+      object_id: string;
+      key_id: string | null;
+      /**
+       * Format: date-time
+       * @description When the change was made
+       */
+      updated_at: string;
+      /** @description The version after the change (the ETag of GET /api/objects/{id}) */
+      version: number;
+    };
+    /** @description Payload of `object_deleted`. */
+    ObjectDeletedEvent: {
+      object_id: string;
+      /**
+       * Format: date-time
+       * @description When the object was deleted
+       */
+      deleted_at: string;
+    };
+    /** @description Payload of `publish` (POST /api/objects/publish/{type}/{relatedId}). */
+    PublishEvent: {
+      /** @description The logical type of the publication (e.g. calls, contacts) */
+      type: string;
+      /** @description The object published under */
+      related_id: string;
+      /** @description The published object */
+      object_id: string;
+      /**
+       * Format: date-time
+       * @description When it was (un)published
+       */
+      timestamp: string;
+    };
+    /** @description Payload of `unpublish` (DELETE /api/objects/publish/{type}/{relatedId}, or the published object deleted). */
+    UnpublishEvent: {
+      /** @description The logical type of the publication (e.g. calls, contacts) */
+      type: string;
+      /** @description The object published under */
+      related_id: string;
+      /** @description The published object */
+      object_id: string;
+      /**
+       * Format: date-time
+       * @description When it was (un)published
+       */
+      timestamp: string;
+    };
+    /** @description Payload of `sms_status`: a new delivery status of an SMS you sent. */
+    SmsStatusEvent: {
+      /** @description The SMS (POST /api/sms/messages answered its id) */
+      message_id: string;
+      /** @description The number it was sent from */
+      phone_number_id: string;
+      from: string;
+      to: string;
+      /** @description As the carrier names it: queued, sending, sent, delivered, undelivered, failed, … */
+      status: string;
+      /** @description The carrier's error code of a failed delivery */
+      error_code: string | null;
+      /**
+       * Format: date-time
+       * @description When the status was reported
+       */
+      at: string;
+    };
+    /** @description Payload of `call_status`: progress of a call session; also the `data` of the session's webhook `{ type: "call_status", timestamp, data }`. */
+    CallStatusEvent: {
+      /** @description The call session (X-Session-Id of POST /api/session/call) */
+      session_id: string;
+      /** @description outbound, inbound or web (a call from a browser); absent only on events recorded before directions were reported */
+      direction?: "outbound" | "inbound" | "web";
+      status: "queued" | "ringing" | "in_progress" | "completed" | "failed" | "busy" | "no_answer" | "canceled";
+      /**
+       * Format: date-time
+       * @description When the status changed at the audio server
+       */
+      at: string;
+      /** @description When the call ended */
+      duration_seconds?: number;
+      /** @description When completed */
+      transcript?: ({
+          role: "agent" | "contact";
+          text: string;
+        })[];
+      /** @description Final states of calls the built-in voice agent carries: why it ended */
+      outcome?: "completed" | "voicemail" | "transferred" | "no_answer" | "busy" | "refused" | "provider_error" | "instance_stopped" | "max_duration";
+      /** @description A short machine reason next to outcome */
+      reason?: string;
+    };
+    /** @description Payload of `call_transcript`: one line of a live call's transcript (the built-in voice agent), as it is said. */
+    CallTranscriptEvent: {
+      session_id: string;
+      role: "agent" | "caller";
+      text: string;
+      /**
+       * Format: date-time
+       * @description When the line was said
+       */
+      at: string;
+    };
   };
   responses: never;
   parameters: never;
@@ -765,6 +934,13 @@ export interface operations {
        * - `not_ready`: the server is not ready (e.g. the database is unreachable)
        */
       503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -794,8 +970,34 @@ export interface operations {
               to: string;
               subject?: string;
               body: string;
-              /** @description Machine-readable part: code, token, url */
+              /** @description The machine-readable part of the message: which fields depends on the message, as described for each */
               data: {
+                /** @description The 6-digit code of a phone verification SMS, or of a temporary-session SMS (`purpose: temporary-session`) */
+                code?: string;
+                /**
+                 * @description On the SMS of PUT /api/session/temporary
+                 * @enum {string}
+                 */
+                purpose?: "temporary-session";
+                /** @description The password reset token (POST /api/auth/reset-password/submit) */
+                token?: string;
+                /** @description The link of a password reset email, or of the notice sent when someone signs up with an email that has an account */
+                url?: string;
+                /**
+                 * @description On that notice
+                 * @enum {string}
+                 */
+                reason?: "sign_up_existing_email";
+                /** @description The sending number of an SMS sent through the sandbox telephony provider (POST /api/sms/messages) */
+                from?: string;
+                /** @description Its sandbox message id (as Twilio's MessageSid) */
+                messageSid?: string;
+                /** @description The call session of a temporary test call's summary email */
+                sessionId?: string;
+                /** @description That call's final status */
+                status?: string;
+                /** @description That call's duration */
+                durationSeconds?: number;
                 [key: string]: unknown;
               };
               /** Format: date-time */
@@ -809,6 +1011,23 @@ export interface operations {
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
       400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -836,6 +1055,23 @@ export interface operations {
        * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
        */
       401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -918,6 +1154,38 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -997,6 +1265,38 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -1018,14 +1318,31 @@ export interface operations {
           };
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
    * Send a 6-digit verification code by SMS
-   * @description The body is optional. The code expires after 10 minutes, allows 5 tries and is superseded by the next request. One code per number per minute (429 with Retry-After). 400 `no_phone` when there is no number on record and none is given; 502 `provider_error` when the SMS provider refuses.
+   * @description No body is needed (send none, or `{}`, to use the number on record; `{ phone }` sets a new one). The code expires after 10 minutes, allows 5 tries and is superseded by the next request. One code per number per minute (429 with Retry-After). 400 `no_phone` when there is no number on record and none is given; 502 `provider_error` when the SMS provider refuses.
    */
   requestPhoneVerification: {
-    requestBody: {
+    requestBody?: {
       content: {
         /**
          * @example {
@@ -1114,8 +1431,23 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -1124,6 +1456,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -1215,6 +1564,38 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -1291,6 +1672,38 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -1365,6 +1778,38 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -1423,13 +1868,23 @@ export interface operations {
         };
       };
       /**
-       * @description Conflict.
+       * @description Error answer
+       *
+       * Conflict.
        *
        * - `conflict`: the request conflicts with the current state
        */
       409: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Two-factor authentication is configured already: the route that replaces its secret */
+            reset?: string;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -1448,6 +1903,23 @@ export interface operations {
        * - `unsupported_media_type`: the content-type is not accepted here
        */
       415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -1556,6 +2028,38 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -1636,6 +2140,38 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -1734,6 +2270,38 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -1755,6 +2323,23 @@ export interface operations {
               /** @description Display name */
               name: string;
             }[];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
     };
@@ -1811,6 +2396,23 @@ export interface operations {
        * - `uri_too_long`: a path parameter is longer than the router accepts
        */
       414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -1895,8 +2497,23 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -1905,6 +2522,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -1993,6 +2627,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -2046,6 +2697,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -2084,6 +2752,23 @@ export interface operations {
        * - `two_factor_required`: two-factor verification is pending for this session
        */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -2174,6 +2859,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -2259,6 +2961,23 @@ export interface operations {
        * - `unsupported_media_type`: the content-type is not accepted here
        */
       415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -2372,6 +3091,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -2425,6 +3161,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -2462,6 +3215,23 @@ export interface operations {
        * - `phone_not_verified`: the phone number must be verified first
        */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -2567,6 +3337,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -2653,6 +3440,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -2729,6 +3533,23 @@ export interface operations {
        * - `uri_too_long`: a path parameter is longer than the router accepts
        */
       414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -2828,6 +3649,23 @@ export interface operations {
        * - `unsupported_media_type`: the content-type is not accepted here
        */
       415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -2943,6 +3781,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -3034,6 +3889,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -3068,6 +3940,10 @@ export interface operations {
     responses: {
       /** @description The stored object */
       200: {
+        headers: {
+          /** @description The object's version, quoted (`"3"`): send it as If-Match on PATCH */
+          etag?: string;
+        };
         content: {
           "application/json": {
             id: string;
@@ -3158,6 +4034,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -3173,6 +4066,10 @@ export interface operations {
     responses: {
       /** @description The object */
       200: {
+        headers: {
+          /** @description The object's version, quoted (`"3"`): send it as If-Match on PATCH */
+          etag?: string;
+        };
         content: {
           "application/json": {
             id: string;
@@ -3247,6 +4144,23 @@ export interface operations {
        * - `uri_too_long`: a path parameter is longer than the router accepts
        */
       414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -3350,6 +4264,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -3393,6 +4324,10 @@ export interface operations {
     responses: {
       /** @description The updated object (version + 1) */
       200: {
+        headers: {
+          /** @description The object's version, quoted (`"3"`): send it as If-Match on PATCH */
+          etag?: string;
+        };
         content: {
           "application/json": {
             id: string;
@@ -3480,7 +4415,15 @@ export interface operations {
        */
       412: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description The current version: read the object again, or retry with `If-Match: "<version>"` */
+            version: number;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -3509,6 +4452,23 @@ export interface operations {
        * - `unsupported_media_type`: the content-type is not accepted here
        */
       415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -3618,11 +4578,138 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * A one-time ticket that opens an event stream without credentials (EventSource from another site)
+   * @description Authenticated like GET /api/events/{type}. `GET /api/events/{type}?ticket=<ticket>` accepts the ticket in place of credentials: EventSource cannot send an Authorization header, and the `token` cookie (SameSite=Lax) does not cross sites. A ticket opens one stream (single use), within 60 s (`expiresAt`), for the user and credential that asked for it; the stream then ends when that session ends or that API key is deleted, as any stream does. Ask for a new ticket before each (re)connection; pass the resume point as `?lastEventId=` (EventSource sends `Last-Event-ID` on its own reconnects, which a spent ticket cannot open: reconnect yourself with a new ticket). No body.
+   */
+  createEventTicket: {
+    responses: {
+      /** @description The ticket */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Pass as `?ticket=` to GET /api/events/{type}; opens one stream */
+            ticket: string;
+            /**
+             * Format: date-time
+             * @description Not accepted from then on (60 s after issue)
+             */
+            expiresAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
    * Live stream of your events (server-sent events), with replay from Last-Event-ID
-   * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated. Other query parameters filter on payload fields, exact text with `*` matching any run of characters (`?type=calls`, `?object_id=0193*`; repeat a parameter for any of several values; `a.b` reaches a nested field); a filter on a field the event lacks does not match. At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream. Besides the spec's data-plane types, `call_status` reports the progress of a call session: `{ session_id, direction (outbound, inbound or web), status (queued, ringing, in_progress, completed, failed, busy, no_answer, canceled), at, duration_seconds? (when it ended), transcript? ([{ role: agent | contact, text }], when completed), outcome? and reason? (final states of calls the built-in voice agent carries: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration) }`; follow one call with `GET /api/events/call_status?session_id=<id>`. `call_transcript` streams a live call's transcript as it is said: `{ session_id, role (agent | caller), text, at }` (`GET /api/events/call_transcript?session_id=<id>`).
+   * @description Frames carry `id`, `event` (the type) and `data` (the JSON payload, schema `<Type>Event` in components/schemas, e.g. `ObjectCreatedEvent`). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated.
+   *
+   * Authentication: `Authorization: Bearer`, the `token` cookie, or `?ticket=` from POST /api/events/ticket (EventSource in browser apps on other sites).
+   *
+   * Filters: every other query parameter filters on the payload field of that name, exact text with `*` matching any run of characters; repeat a parameter for any of several values; different parameters must all match; `a.b` reaches a nested field; numbers and booleans compare as their JSON text. A filter on a field an event lacks does not match that event, except `object_id`, which also matches the `id` of `object_created` (so `?object_id=<id>` follows one object from its creation on, and `?object_id=0193*` matches ids starting with 0193 in every object event). The fields each type can be filtered on:
+   *
+   * - `key_created` (`KeyCreatedEvent`): `key_id`, `user_id`, `created_at`
+   * - `key_deleted` (`KeyDeletedEvent`): `key_id`, `user_id`, `deleted_at`
+   * - `object_created` (`ObjectCreatedEvent`): `id`, `key_id`, `related_object_id`, `metadata.kind`, `metadata.store`, `metadata.size`, and `object_id` (its `id`)
+   * - `object_updated` (`ObjectUpdatedEvent`): `object_id`, `key_id`, `updated_at`, `version`
+   * - `object_deleted` (`ObjectDeletedEvent`): `object_id`, `deleted_at`
+   * - `publish` (`PublishEvent`): `type`, `related_id`, `object_id`, `timestamp`
+   * - `unpublish` (`UnpublishEvent`): `type`, `related_id`, `object_id`, `timestamp`
+   * - `sms_status` (`SmsStatusEvent`): `message_id`, `phone_number_id`, `from`, `to`, `status`, `error_code`, `at`
+   * - `call_status` (`CallStatusEvent`): `session_id`, `direction`, `status`, `at`, `duration_seconds`, `outcome`, `reason`
+   * - `call_transcript` (`CallTranscriptEvent`): `session_id`, `role`, `text`, `at`
+   *
+   * Examples: `GET /api/events/object_created?related_object_id=<store id>` (records created in one store), `GET /api/events/call_status?session_id=<id>` (one call), `GET /api/events/call_transcript?session_id=<id>` (a live call's words), `GET /api/events/all?object_id=<id>` (one object).
+   *
+   * At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream.
    */
   streamEvents: {
     parameters: {
@@ -3643,10 +4730,70 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The stream */
+      /** @description The stream: one frame per event, each frame's `data` the payload schema of its `event` type */
       200: {
         content: {
-          "text/event-stream": string;
+          "text/event-stream": ({
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "key_created";
+              data: components["schemas"]["KeyCreatedEvent"];
+            } | {
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "key_deleted";
+              data: components["schemas"]["KeyDeletedEvent"];
+            } | {
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "object_created";
+              data: components["schemas"]["ObjectCreatedEvent"];
+            } | {
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "object_updated";
+              data: components["schemas"]["ObjectUpdatedEvent"];
+            } | {
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "object_deleted";
+              data: components["schemas"]["ObjectDeletedEvent"];
+            } | {
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "publish";
+              data: components["schemas"]["PublishEvent"];
+            } | {
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "unpublish";
+              data: components["schemas"]["UnpublishEvent"];
+            } | {
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "sms_status";
+              data: components["schemas"]["SmsStatusEvent"];
+            } | {
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "call_status";
+              data: components["schemas"]["CallStatusEvent"];
+            } | {
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "call_transcript";
+              data: components["schemas"]["CallTranscriptEvent"];
+            })[];
         };
       };
       /**
@@ -3696,6 +4843,38 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -3742,6 +4921,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -3767,6 +4963,13 @@ export interface operations {
     responses: {
       /** @description The checkout page to pay the top-up on */
       200: {
+        headers: {
+          /**
+           * @description `true` when this answer is the stored answer of an earlier request with the same Idempotency-Key (nothing was done again)
+           * @example true
+           */
+          "Idempotent-Replayed"?: "true";
+        };
         content: {
           "application/json": {
             /**
@@ -3816,6 +5019,13 @@ export interface operations {
        * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -3856,8 +5066,23 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -3866,6 +5091,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -3955,6 +5197,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -3988,6 +5247,13 @@ export interface operations {
     responses: {
       /** @description The subscription checkout, or the page confirming the plan change */
       200: {
+        headers: {
+          /**
+           * @description `true` when this answer is the stored answer of an earlier request with the same Idempotency-Key (nothing was done again)
+           * @example true
+           */
+          "Idempotent-Replayed"?: "true";
+        };
         content: {
           "application/json": {
             /**
@@ -4032,14 +5298,41 @@ export interface operations {
         };
       };
       /**
-       * @description Conflict.
+       * @description Error answer
+       *
+       * Conflict.
        *
        * - `conflict`: the request conflicts with the current state
        * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /**
+             * Format: uri
+             * @description The checkout of another plan still open: complete it there
+             */
+            url?: string;
+            /** @description The plan of that open checkout */
+            plan?: string;
+            /**
+             * Format: date-time
+             * @description When that checkout expires (another plan may be chosen then)
+             */
+            expiresAt?: string;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -4078,8 +5371,23 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -4088,6 +5396,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -4156,8 +5481,23 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -4166,6 +5506,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -4214,6 +5571,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -4225,7 +5599,7 @@ export interface operations {
       /** @description The built-in personas, then the ElevenLabs voices */
       200: {
         content: {
-          "application/json": {
+          "application/json": ({
               /** @description `local-…` for built-in voices, `elevenlabs-<voiceId>` for ElevenLabs voices */
               id: string;
               name: string;
@@ -4233,15 +5607,33 @@ export interface operations {
               description: string;
               /** @description Voice and behaviour instructions for an agent using this persona */
               instructions: string;
-              /** @description Provider-specific settings (local: speed in words per minute, pitch 0–99) */
+              /** @description Provider-specific settings */
               settings: {
                 /** @description The speech provider: `local` (espeak-ng, WAV) or `elevenlabs` (MP3) */
                 type: string;
                 /** @description The provider voice: an espeak-ng voice name (`en-us+f3`) or an ElevenLabs voice id */
                 voiceId: string;
+                /** @description local: words per minute */
+                speed?: number;
+                /** @description local: pitch, 0–99 */
+                pitch?: number;
+                /** @description local: the language spoken (BCP 47) */
+                language?: string;
+                /** @description local: the voice's gender */
+                gender?: string;
+                /** @description elevenlabs: the speech model */
+                modelId?: string;
+                /** @description elevenlabs: the voice's category (premade, cloned, …) */
+                category?: string | null;
+                /** @description elevenlabs: the voice's labels (gender, age, accent, …) */
+                labels?: {
+                  [key: string]: string;
+                };
+                /** @description elevenlabs: a sample of the voice */
+                previewUrl?: string | null;
                 [key: string]: unknown;
               };
-            }[];
+            })[];
         };
       };
       /**
@@ -4264,6 +5656,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -4275,7 +5684,7 @@ export interface operations {
       /** @description The ElevenLabs voices as personas (empty without a key) */
       200: {
         content: {
-          "application/json": {
+          "application/json": ({
               /** @description `local-…` for built-in voices, `elevenlabs-<voiceId>` for ElevenLabs voices */
               id: string;
               name: string;
@@ -4283,15 +5692,33 @@ export interface operations {
               description: string;
               /** @description Voice and behaviour instructions for an agent using this persona */
               instructions: string;
-              /** @description Provider-specific settings (local: speed in words per minute, pitch 0–99) */
+              /** @description Provider-specific settings */
               settings: {
                 /** @description The speech provider: `local` (espeak-ng, WAV) or `elevenlabs` (MP3) */
                 type: string;
                 /** @description The provider voice: an espeak-ng voice name (`en-us+f3`) or an ElevenLabs voice id */
                 voiceId: string;
+                /** @description local: words per minute */
+                speed?: number;
+                /** @description local: pitch, 0–99 */
+                pitch?: number;
+                /** @description local: the language spoken (BCP 47) */
+                language?: string;
+                /** @description local: the voice's gender */
+                gender?: string;
+                /** @description elevenlabs: the speech model */
+                modelId?: string;
+                /** @description elevenlabs: the voice's category (premade, cloned, …) */
+                category?: string | null;
+                /** @description elevenlabs: the voice's labels (gender, age, accent, …) */
+                labels?: {
+                  [key: string]: string;
+                };
+                /** @description elevenlabs: a sample of the voice */
+                previewUrl?: string | null;
                 [key: string]: unknown;
               };
-            }[];
+            })[];
         };
       };
       /**
@@ -4324,6 +5751,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -4348,12 +5792,30 @@ export interface operations {
             description: string;
             /** @description Voice and behaviour instructions for an agent using this persona */
             instructions: string;
-            /** @description Provider-specific settings (local: speed in words per minute, pitch 0–99) */
+            /** @description Provider-specific settings */
             settings: {
               /** @description The speech provider: `local` (espeak-ng, WAV) or `elevenlabs` (MP3) */
               type: string;
               /** @description The provider voice: an espeak-ng voice name (`en-us+f3`) or an ElevenLabs voice id */
               voiceId: string;
+              /** @description local: words per minute */
+              speed?: number;
+              /** @description local: pitch, 0–99 */
+              pitch?: number;
+              /** @description local: the language spoken (BCP 47) */
+              language?: string;
+              /** @description local: the voice's gender */
+              gender?: string;
+              /** @description elevenlabs: the speech model */
+              modelId?: string;
+              /** @description elevenlabs: the voice's category (premade, cloned, …) */
+              category?: string | null;
+              /** @description elevenlabs: the voice's labels (gender, age, accent, …) */
+              labels?: {
+                [key: string]: string;
+              };
+              /** @description elevenlabs: a sample of the voice */
+              previewUrl?: string | null;
               [key: string]: unknown;
             };
           };
@@ -4419,6 +5881,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -4460,8 +5939,12 @@ export interface operations {
               cty: string;
               /** @description The server the audio is encrypted to */
               kid?: string;
-              /** @description Ephemeral public key (JWK) */
+              /** @description Ephemeral public key (JWK, P-256) */
               epk: {
+                kty: string;
+                crv: string;
+                x: string;
+                y: string;
                 [key: string]: unknown;
               };
               /** @description `audio/wav` (local) or `audio/mpeg` (ElevenLabs) */
@@ -4553,8 +6036,27 @@ export interface operations {
        * - `voice_preview_quota_exceeded`: the daily characters of paid voice previews are used up (see Retry-After, limit and remaining)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds until the daily quota starts again (also Retry-After) */
+            retryAfter?: number;
+            /** @description Characters per day */
+            limit?: number;
+            /** @description Characters still left today */
+            remaining?: number;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -4573,6 +6075,13 @@ export interface operations {
        * - `not_ready`: the server is not ready (e.g. the database is unreachable)
        */
       503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -4623,6 +6132,23 @@ export interface operations {
        * - `two_factor_required`: two-factor verification is pending for this session
        */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -4741,6 +6267,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -4830,6 +6373,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -4861,6 +6421,23 @@ export interface operations {
        * - `phone_not_verified`: the phone number must be verified first
        */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -4954,6 +6531,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -4971,7 +6565,8 @@ export interface operations {
         type?: "local" | "mobile" | "tollFree";
         /** @description Digits the number must contain */
         contains?: string;
-        limit: number;
+        /** @description At most this many numbers (default 20) */
+        limit?: number;
       };
       path: {
         /**
@@ -5067,6 +6662,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -5191,6 +6803,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -5254,6 +6883,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -5293,6 +6939,13 @@ export interface operations {
     responses: {
       /** @description The new phone number */
       200: {
+        headers: {
+          /**
+           * @description `true` when this answer is the stored answer of an earlier request with the same Idempotency-Key (nothing was done again)
+           * @example true
+           */
+          "Idempotent-Replayed"?: "true";
+        };
         content: {
           "application/json": {
             id: string;
@@ -5341,8 +6994,26 @@ export interface operations {
        * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /**
+             * Format: uri
+             * @description Open it to add a card, then retry the request
+             */
+            checkoutUrl?: string;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -5381,8 +7052,23 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -5391,6 +7077,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -5493,6 +7196,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -5588,6 +7308,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -5719,6 +7456,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -5741,7 +7495,15 @@ export interface operations {
                 type: "agents";
                 [key: string]: unknown;
               };
+              /** @description An object in your `campaigns` store, or `{ "type": "manual" }` */
               source: {
+                /** @enum {string} */
+                type: "campaigns";
+                id: string;
+                [key: string]: unknown;
+              } | {
+                /** @enum {string} */
+                type: "manual";
                 [key: string]: unknown;
               };
               humanAgents: {
@@ -5777,6 +7539,23 @@ export interface operations {
        * - `phone_not_verified`: the phone number must be verified first
        */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -5857,7 +7636,15 @@ export interface operations {
               type: "agents";
               [key: string]: unknown;
             };
+            /** @description An object in your `campaigns` store, or `{ "type": "manual" }` */
             source: {
+              /** @enum {string} */
+              type: "campaigns";
+              id: string;
+              [key: string]: unknown;
+            } | {
+              /** @enum {string} */
+              type: "manual";
               [key: string]: unknown;
             };
             humanAgents: {
@@ -5938,6 +7725,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -5965,7 +7769,15 @@ export interface operations {
               type: "agents";
               [key: string]: unknown;
             };
+            /** @description An object in your `campaigns` store, or `{ "type": "manual" }` */
             source: {
+              /** @enum {string} */
+              type: "campaigns";
+              id: string;
+              [key: string]: unknown;
+            } | {
+              /** @enum {string} */
+              type: "manual";
               [key: string]: unknown;
             };
             humanAgents: {
@@ -6031,6 +7843,23 @@ export interface operations {
        * - `uri_too_long`: a path parameter is longer than the router accepts
        */
       414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -6116,7 +7945,15 @@ export interface operations {
               type: "agents";
               [key: string]: unknown;
             };
+            /** @description An object in your `campaigns` store, or `{ "type": "manual" }` */
             source: {
+              /** @enum {string} */
+              type: "campaigns";
+              id: string;
+              [key: string]: unknown;
+            } | {
+              /** @enum {string} */
+              type: "manual";
               [key: string]: unknown;
             };
             humanAgents: {
@@ -6203,6 +8040,23 @@ export interface operations {
        * - `unsupported_media_type`: the content-type is not accepted here
        */
       415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -6360,6 +8214,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -6459,6 +8330,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -6520,7 +8408,15 @@ export interface operations {
               type: "agents";
               [key: string]: unknown;
             };
+            /** @description An object in your `campaigns` store, or `{ "type": "manual" }` */
             source: {
+              /** @enum {string} */
+              type: "campaigns";
+              id: string;
+              [key: string]: unknown;
+            } | {
+              /** @enum {string} */
+              type: "manual";
               [key: string]: unknown;
             };
             humanAgents: {
@@ -6611,6 +8507,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -6619,10 +8532,11 @@ export interface operations {
    */
   listSms: {
     parameters: {
-      query: {
+      query?: {
         phoneNumberId?: string;
         before?: string;
-        limit: number;
+        /** @description At most this many messages (default 50) */
+        limit?: number;
       };
     };
     responses: {
@@ -6693,6 +8607,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -6730,6 +8661,13 @@ export interface operations {
     responses: {
       /** @description The message, with the provider's answer to the send */
       200: {
+        headers: {
+          /**
+           * @description `true` when this answer is the stored answer of an earlier request with the same Idempotency-Key (nothing was done again)
+           * @example true
+           */
+          "Idempotent-Replayed"?: "true";
+        };
         content: {
           "application/json": {
             id: string;
@@ -6824,6 +8762,13 @@ export interface operations {
        * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -6864,8 +8809,23 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -6874,6 +8834,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -6978,6 +8955,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -6987,7 +8981,51 @@ export interface operations {
   receiveStripeWebhook: {
     parameters: {
       header?: {
+        /** @description Stripe's signature of the raw body: `t=<unix time>,v1=<hex HMAC-SHA256>` */
         "stripe-signature"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "id": "evt_1QdXyZ2eZvKYlo2C0aBcDeFg",
+         *   "object": "event",
+         *   "type": "checkout.session.completed",
+         *   "created": 1764151200,
+         *   "livemode": false,
+         *   "api_version": "2025-10-29.clover",
+         *   "data": {
+         *     "object": {
+         *       "id": "cs_test_a1b2c3",
+         *       "object": "checkout.session",
+         *       "mode": "payment",
+         *       "payment_status": "paid",
+         *       "client_reference_id": "0193a5c2-1b7e-7d4f-9a31-2c5e8f0b7d11"
+         *     }
+         *   }
+         * }
+         */
+        "application/json": {
+          /** @description The event id (`evt_…`): applied once */
+          id: string;
+          /** @enum {string} */
+          object: "event";
+          /** @description e.g. checkout.session.completed; types not listed above are acknowledged and ignored */
+          type: string;
+          /** @description Unix time */
+          created: number;
+          livemode: boolean;
+          api_version?: string | null;
+          data: {
+            /** @description The Stripe object the event is about (a checkout session, invoice, subscription, payment method or refund) */
+            object: {
+              [key: string]: unknown;
+            };
+            [key: string]: unknown;
+          };
+          [key: string]: unknown;
+        };
       };
     };
     responses: {
@@ -7042,6 +9080,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -7087,6 +9142,23 @@ export interface operations {
        * - `uri_too_long`: a path parameter is longer than the router accepts
        */
       414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -7175,6 +9247,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -7254,6 +9343,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -7303,11 +9409,28 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
    * Twilio status callback for a message (called by the provider)
-   * @description Checked before anything else: `X-Twilio-Signature` (HMAC-SHA1 with the provider's auth token over PUBLIC_URL plus the request URI as received and the sorted parameters); a bad signature is 400 `invalid_signature` and changes nothing. Each status is recorded once per message (repeats are no-ops) and emitted as an `sms_status` event.
+   * @description Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign; a bad signature is 400 `invalid_signature` and changes nothing. Each status is recorded once per message (repeats are no-ops) and emitted as an `sms_status` event.
    */
   twilioSmsStatusCallback: {
     parameters: {
@@ -7382,6 +9505,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -7425,6 +9565,23 @@ export interface operations {
        * - `phone_not_verified`: the phone number must be verified first
        */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -7517,6 +9674,23 @@ export interface operations {
        * - `unsupported_media_type`: the content-type is not accepted here
        */
       415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -7619,6 +9793,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -7704,14 +9895,42 @@ export interface operations {
         };
       };
       /**
-       * @description Payload too large.
+       * @description Error answer
+       *
+       * Payload too large.
        *
        * - `payload_too_large`: the body is larger than the limit
        * - `quota_exceeded`: the account's storage quota would be passed (the answer says what is used and what is allowed)
        */
       413: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description The file that was refused */
+            file?: string;
+            /** @description What the account stores now */
+            used?: {
+              documents: number;
+              chunks: number;
+              bytes: number;
+            };
+            /** @description The quota */
+            allowed?: {
+              documents: number;
+              chunks: number;
+              bytes: number;
+            };
+            /** @description What the refused request would have added */
+            adding?: {
+              documents: number;
+              chunks: number;
+              bytes: number;
+            };
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -7735,13 +9954,23 @@ export interface operations {
         };
       };
       /**
-       * @description Unprocessable.
+       * @description Error answer
+       *
+       * Unprocessable.
        *
        * - `file_too_complex`: a file took longer or more memory to read than the limit per file (the answer names it)
        */
       422: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description The file that was refused */
+            file?: string;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -7750,6 +9979,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -7840,6 +10086,23 @@ export interface operations {
        * - `unsupported_media_type`: the content-type is not accepted here
        */
       415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -7961,6 +10224,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -8068,7 +10348,31 @@ export interface operations {
        */
       413: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description What the account stores now */
+            used?: {
+              documents: number;
+              chunks: number;
+              bytes: number;
+            };
+            /** @description The quota */
+            allowed?: {
+              documents: number;
+              chunks: number;
+              bytes: number;
+            };
+            /** @description What the refused request would have added */
+            adding?: {
+              documents: number;
+              chunks: number;
+              bytes: number;
+            };
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -8097,6 +10401,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -8217,6 +10538,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -8309,6 +10647,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -8358,6 +10713,11 @@ export interface operations {
           "x-frames-skipped"?: number;
           /** @description `/get-leads` only: the credits granted after clamping to allowance plus balance */
           "x-credits-granted"?: number;
+          /**
+           * @description `true` when this answer is the stored answer of an earlier request with the same Idempotency-Key (nothing was done again)
+           * @example true
+           */
+          "Idempotent-Replayed"?: "true";
         };
         content: never;
       };
@@ -8409,6 +10769,13 @@ export interface operations {
        * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -8444,24 +10811,51 @@ export interface operations {
         };
       };
       /**
-       * @description The connector could not be reached or broke off mid-stream; what was written stays and is counted
+       * @description The connector could not be reached or broke off mid-stream; what was written stays and is counted (in the body and the headers)
        *
        * Provider error.
        *
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        headers: {
+          /** @description Records written as objects (each announced by an object_created event) */
+          "x-objects-written"?: number;
+          /** @description Frames skipped because they were not a JSON object */
+          "x-frames-skipped"?: number;
+          /** @description `/get-leads` only: the credits granted after clamping to allowance plus balance */
+          "x-credits-granted"?: number;
+        };
         content: {
           "application/json": {
+            /** @description Human-readable explanation */
             message: string;
-            /** @enum {string} */
-            code: "provider_error";
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
             /** @description Records written before the failure; they stay */
             written: number;
             skipped: number;
             /** @description `/get-leads`: credits granted; only the written ones are charged */
             credits?: number;
+            [key: string]: unknown;
           };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
     };
@@ -8510,6 +10904,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -8518,8 +10929,9 @@ export interface operations {
    */
   listWebhookDeliveries: {
     parameters: {
-      query: {
-        limit: number;
+      query?: {
+        /** @description At most this many deliveries (default 50) */
+        limit?: number;
       };
     };
     responses: {
@@ -8576,6 +10988,23 @@ export interface operations {
        * - `phone_not_verified`: the phone number must be verified first
        */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -8657,6 +11086,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -8691,6 +11137,11 @@ export interface operations {
         headers: {
           /** @description The new call session: follow it with `GET /api/events/call_status?session_id=<id>` */
           "x-session-id"?: string;
+          /**
+           * @description `true` when this answer is the stored answer of an earlier request with the same Idempotency-Key (nothing was done again)
+           * @example true
+           */
+          "Idempotent-Replayed"?: "true";
         };
         content: never;
       };
@@ -8755,6 +11206,13 @@ export interface operations {
        * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -8795,6 +11253,13 @@ export interface operations {
        * - `concurrency_limit`: as many calls as the account may have at once are under way (CALL_CONCURRENCY_PER_USER, or the plan's): retry when one ends
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -8805,6 +11270,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -8880,6 +11362,23 @@ export interface operations {
        * - `phone_not_verified`: the phone number must be verified first
        */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -9001,6 +11500,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -9067,6 +11583,23 @@ export interface operations {
        * - `uri_too_long`: a path parameter is longer than the router accepts
        */
       414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -9178,6 +11711,23 @@ export interface operations {
        * - `provider_error`: an outside provider failed or could not be reached
        */
       502: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -9318,6 +11868,38 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -9377,6 +11959,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -9420,6 +12019,23 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
@@ -9455,6 +12071,13 @@ export interface operations {
     responses: {
       /** @description The code was sent; keep the key */
       200: {
+        headers: {
+          /**
+           * @description `true` when this answer is the stored answer of an earlier request with the same Idempotency-Key (nothing was done again)
+           * @example true
+           */
+          "Idempotent-Replayed"?: "true";
+        };
         content: {
           "application/json": {
             /** @description Signed key (JWS) bound to you, the phone, the type and the code; send it back with the code within 10 minutes. It is spent by the first successful POST. */
@@ -9502,6 +12125,13 @@ export interface operations {
        * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -9542,8 +12172,23 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -9560,8 +12205,16 @@ export interface operations {
        * @description Not ready.
        *
        * - `numbers_busy`: no temporary number is free to place the test call from: retry later (see Retry-After)
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
        */
       503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -9607,6 +12260,13 @@ export interface operations {
     responses: {
       /** @description The call is under way */
       200: {
+        headers: {
+          /**
+           * @description `true` when this answer is the stored answer of an earlier request with the same Idempotency-Key (nothing was done again)
+           * @example true
+           */
+          "Idempotent-Replayed"?: "true";
+        };
         content: {
           "application/json": {
             /** @description The call session: follow it with GET /api/events/call_status?session_id=<id> */
@@ -9655,6 +12315,13 @@ export interface operations {
        * - `idempotency_in_progress`: a request with this idempotency key is still running
        */
       409: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -9695,8 +12362,23 @@ export interface operations {
        * - `rate_limited`: too many requests: wait and retry (see Retry-After)
        */
       429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Seconds to wait, as the Retry-After header (absent when only the header says it) */
+            retryAfter?: number;
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -9713,8 +12395,16 @@ export interface operations {
        * @description Not ready.
        *
        * - `numbers_busy`: no temporary number is free to place the test call from: retry later (see Retry-After)
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
        */
       503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -9723,7 +12413,7 @@ export interface operations {
   };
   /**
    * The audio server's progress report for one call session
-   * @description Called by the audio server (`AUDIO_SERVER_URL`), not by API users. Signed with `AUDIO_SERVER_SECRET` as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`), checked on the raw body before anything else; a bad signature is 400 and changes nothing. A report is applied once per `webhook-id`, and only when it moves the session forward (queued → ringing → in_progress → a final status); it then emits a `call_status` event and queues the session's webhook.
+   * @description Called by the audio server (`AUDIO_SERVER_URL`), not by API users. Signed with `AUDIO_SERVER_SECRET` as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`), checked on the raw body before anything else; a bad or missing signature is 400 `invalid_token` and changes nothing. A report is applied once per `webhook-id`, and only when it moves the session forward (queued → ringing → in_progress → a final status); it then emits a `call_status` event and queues the session's webhook.
    */
   receiveAudioReport: {
     parameters: {
@@ -9776,6 +12466,7 @@ export interface operations {
       /**
        * @description Bad request.
        *
+       * - `invalid_token`: the link or token is invalid, used or expired
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        * - `invalid_json`: the body is not valid JSON
        */
@@ -9824,11 +12515,28 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
    * Twilio's progress of a call the voice agent carries
-   * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` (HMAC-SHA1 with the provider's auth token over PUBLIC_URL plus the request URI as received and the sorted parameters); a bad signature is 400 `invalid_signature` and changes nothing. CallStatus initiated/queued, ringing, in-progress, completed, busy, no-answer, canceled, failed moves the session forward once per status (a `call_status` event and webhook). While the media stream is carried, the instance carrying it reports the end with the transcript; Twilio's `completed` ends only calls nobody carries.
+   * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign; a bad signature is 400 `invalid_signature` and changes nothing. CallStatus initiated/queued, ringing, in-progress, completed, busy, no-answer, canceled, failed moves the session forward once per status (a `call_status` event and webhook). While the media stream is carried, the instance carrying it reports the end with the transcript; Twilio's `completed` ends only calls nobody carries.
    */
   twilioCallStatusCallback: {
     parameters: {
@@ -9903,11 +12611,28 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
    * A call to one of your numbers (Twilio's voice webhook)
-   * @description Called by Twilio, not by API users; attaching a number to an inbound configuration points the number's voice URL here. Checked before anything else: `X-Twilio-Signature` (a bad one is 400 `invalid_signature`). The number's inbound configuration decides who answers: its agent record (from your `agents` store: `{ name, instructions?, prompt?, firstMessage?, voicemailMessage?, personaId?, pathway?, knowledgeBaseId?, integrations?, maxDurationSeconds? }`) and human agents (from `contacts`: `{ name, phone }`). The answer is TwiML connecting the call's audio to the media WebSocket; a number not attached or suspended, an unreadable agent, an owner without allowance or balance, or the concurrency limit is answered with one spoken sentence and `<Hangup/>`, and the session ends `failed` with outcome `refused` and its reason (`not_attached`, `number_suspended`, `agent_unreadable`, `insufficient_funds`, `concurrency_limit`). Inbound calls are charged at the number's country's inbound rate, after the plan's inbound allowance.
+   * @description Called by Twilio, not by API users; attaching a number to an inbound configuration points the number's voice URL here. Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign (a bad one is 400 `invalid_signature`). The number's inbound configuration decides who answers: its agent record (from your `agents` store: `{ name, instructions?, prompt?, firstMessage?, voicemailMessage?, personaId?, pathway?, knowledgeBaseId?, integrations?, maxDurationSeconds? }`) and human agents (from `contacts`: `{ name, phone }`). The answer is TwiML connecting the call's audio to the media WebSocket; a number not attached or suspended, an unreadable agent, an owner without allowance or balance, or the concurrency limit is answered with one spoken sentence and `<Hangup/>`, and the session ends `failed` with outcome `refused` and its reason (`not_attached`, `number_suspended`, `agent_unreadable`, `insufficient_funds`, `concurrency_limit`). Inbound calls are charged at the number's country's inbound rate, after the plan's inbound allowance.
    */
   twilioVoiceWebhook: {
     parameters: {
@@ -9984,11 +12709,28 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
     };
   };
   /**
    * Twilio's answering-machine verdict for an outbound call
-   * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` (HMAC-SHA1 with the provider's auth token over PUBLIC_URL plus the request URI as received and the sorted parameters); a bad signature is 400 `invalid_signature` and changes nothing. `AnsweredBy` (human, machine_end_beep, machine_end_silence, machine_end_other, fax, unknown) reaches the live call: after a machine's beep the agent speaks its `voicemailMessage` once and hangs up (none: hangs up at once), outcome `voicemail`.
+   * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign; a bad signature is 400 `invalid_signature` and changes nothing. `AnsweredBy` (human, machine_end_beep, machine_end_silence, machine_end_other, fax, unknown) reaches the live call: after a machine's beep the agent speaks its `voicemailMessage` once and hangs up (none: hangs up at once), outcome `voicemail`.
    */
   twilioMachineDetectionCallback: {
     parameters: {
@@ -10059,6 +12801,23 @@ export interface operations {
        * - `unsupported_media_type`: the content-type is not accepted here
        */
       415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };

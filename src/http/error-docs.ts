@@ -57,3 +57,51 @@ export const errorMeaning: Partial<Record<ErrorCode, string>> = {
 };
 
 export const describeCode = (code: string) => errorMeaning[code as ErrorCode] ?? code.replace(/_/g, ' ');
+
+/** A field an error answer carries next to `message` and `code`: its JSON schema and an example value. */
+export interface ErrorField {
+  schema: Record<string, unknown>;
+  example: unknown;
+}
+
+const usage = {
+  type: 'object',
+  required: ['documents', 'chunks', 'bytes'],
+  properties: { documents: { type: 'integer' }, chunks: { type: 'integer' }, bytes: { type: 'integer' } },
+};
+
+/**
+ * Fields an error code's answer carries wherever the code is answered, for the
+ * document (the error handler sends AppError's `extra` as they are). A route
+ * whose answer carries fields of its own declares them with `errorWith`
+ * (src/http/schemas.ts).
+ */
+export const errorFields: Partial<Record<ErrorCode, Record<string, ErrorField>>> = {
+  version_mismatch: {
+    version: { schema: { type: 'integer', minimum: 1, description: 'The current version: read the object again, or retry with `If-Match: "<version>"`' }, example: 3 },
+  },
+  rate_limited: {
+    retryAfter: { schema: { type: 'integer', minimum: 1, description: 'Seconds to wait, as the Retry-After header (absent when only the header says it)' }, example: 30 },
+  },
+  voice_preview_quota_exceeded: {
+    retryAfter: { schema: { type: 'integer', minimum: 1, description: 'Seconds until the daily quota starts again (also Retry-After)' }, example: 3600 },
+    limit: { schema: { type: 'integer', description: 'Characters per day' }, example: 20000 },
+    remaining: { schema: { type: 'integer', minimum: 0, description: 'Characters still left today' }, example: 120 },
+  },
+  quota_exceeded: {
+    used: { schema: { ...usage, description: 'What the account stores now' }, example: { documents: 12, chunks: 9800, bytes: 48000000 } },
+    allowed: { schema: { ...usage, description: 'The quota' }, example: { documents: 1000, chunks: 10000, bytes: 50000000 } },
+    adding: { schema: { ...usage, description: 'What the refused request would have added' }, example: { documents: 1, chunks: 400, bytes: 2500000 } },
+  },
+  payment_method_required: {
+    checkoutUrl: { schema: { type: 'string', format: 'uri', description: 'Open it to add a card, then retry the request' }, example: 'https://checkout.stripe.com/c/pay/cs_test_a1b2c3' },
+  },
+};
+
+/** `required` fields are always sent with the code; the others only in the cases their description names. */
+export const requiredErrorFields: Partial<Record<ErrorCode, string[]>> = {
+  version_mismatch: ['version'],
+  voice_preview_quota_exceeded: ['retryAfter', 'limit', 'remaining'],
+  quota_exceeded: ['used', 'allowed', 'adding'],
+  payment_method_required: ['checkoutUrl'],
+};

@@ -43,9 +43,11 @@ function withKeyHeader(headers: unknown): unknown {
 function withCodes(response: Record<string, unknown>, ...codes: ErrorCode[]): Record<number, unknown> {
   const out: Record<number, unknown> = {};
   for (const [status, schema] of Object.entries(errorResponses(...codes))) {
-    const declared = (response[status] as { examples?: unknown[] } | undefined)?.examples ?? [];
+    const existing = response[status] as { examples?: unknown[]; $ref?: string } | undefined;
+    const declared = existing?.examples ?? [];
     const added = (schema as { examples?: unknown[] }).examples ?? [];
-    out[Number(status)] = Type.Ref('ErrorResponse', { examples: [...declared, ...added] });
+    // An answer with fields of its own (errorWith) keeps its schema; the shared one gets the examples of both.
+    out[Number(status)] = existing && !existing.$ref ? { ...existing, examples: [...declared, ...added] } : Type.Ref('ErrorResponse', { examples: [...declared, ...added] });
   }
   return out;
 }

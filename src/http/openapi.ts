@@ -10,12 +10,16 @@
 //   - a path parameter: 414 uri_too_long (longer than the router accepts)
 //   - `config.auth`: the security requirement, 401 unauthenticated, and 403
 //     two_factor_required / phone_not_verified by level; a public route: `security: []`
+//   - every operation: 503 not_ready (the database may be unreachable)
+//   - fields of error answers (error-docs.ts `errorFields`, a route's `errorWith`),
+//     Retry-After on answers that make the client wait, Idempotent-Replayed on
+//     the successes of idempotent routes
 // Each error answer is then written once: the status, a line per code, and an
 // example per code. See docs/decisions/api-docs.md.
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { describeCode } from './error-docs.js';
+import { describeCode, errorFields, requiredErrorFields } from './error-docs.js';
 import { type ErrorCode, errorStatus } from './errors.js';
 
 export const openapiInfo = {
@@ -60,6 +64,12 @@ const securitySchemes = {
     description: 'A session token from sign-in (`token` in the answer) or an API key from PUT /api/api-keys.',
   },
   cookieAuth: { type: 'apiKey', in: 'cookie', name: 'token', description: 'The HTTP-only `token` cookie set by sign-in, for browsers on the same site.' },
+  eventTicket: {
+    type: 'apiKey',
+    in: 'query',
+    name: 'ticket',
+    description: 'Event streams only: a ticket from POST /api/events/ticket, for EventSource in browser apps on other sites (it cannot send Authorization, and the cookie does not cross sites). Single use, valid 60 s, bound to the user and credential that asked for it.',
+  },
 };
 
 /** The code documented for an error status a route declared without codes (`errors(404)`). */
@@ -113,17 +123,57 @@ function declaredCodes(response: Json): string[] {
   return values.map((v) => v?.code).filter((c): c is string => typeof c === 'string');
 }
 
+/** The example of one code's answer: its message and code, and the fields the code carries. */
+function codeExample(code: string): Json {
+  const fields = errorFields[code as ErrorCode] ?? {};
+  return { message: describeCode(code), code, ...Object.fromEntries(Object.entries(fields).map(([name, f]) => [name, f.example])) };
+}
+
+/**
+ * The schema of an error answer: the shared ErrorResponse, or, when a code
+ * carries fields (src/http/error-docs.ts `errorFields`, or a route's
+ * `errorWith`), `{ message, code }` with those fields declared. A field is
+ * required when every code of the answer always sends it.
+ */
+function errorSchema(codes: string[], own: Json = {}): Json {
+  const properties: Json = { ...(own.properties ?? {}) };
+  const counts = new Map<string, number>();
+  for (const code of codes) {
+    const fields = errorFields[code as ErrorCode] ?? {};
+    for (const [name, field] of Object.entries(fields)) properties[name] = field.schema;
+    for (const name of requiredErrorFields[code as ErrorCode] ?? []) counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  delete properties.message;
+  delete properties.code;
+  if (Object.keys(properties).length === 0) return { $ref: ERROR_REF };
+  const always = [...counts].filter(([, n]) => n === codes.length).map(([name]) => name);
+  return {
+    type: 'object',
+    required: [...new Set(['message', 'code', ...always, ...(own.required ?? [])])],
+    properties: {
+      message: { type: 'string', description: 'Human-readable explanation' },
+      code: { type: 'string', description: 'Stable machine-readable error code (those of this answer are listed above)' },
+      ...properties,
+    },
+    additionalProperties: true,
+    description: 'Error answer',
+  };
+}
+
 function errorResponse(status: number, codes: string[]) {
   return {
     description: [`${statusName[status] ?? `Error ${status}`}.`, '', ...codes.map((c) => `- \`${c}\`: ${describeCode(c)}`)].join('\n'),
     content: {
       'application/json': {
-        schema: { $ref: ERROR_REF },
-        examples: Object.fromEntries(codes.map((code) => [code, { summary: describeCode(code), value: { message: describeCode(code), code } }])),
+        schema: errorSchema(codes),
+        examples: Object.fromEntries(codes.map((code) => [code, { summary: describeCode(code), value: codeExample(code) }])),
       },
     },
   };
 }
+
+/** An error answer of the route's own whose schema is `{ message, code, …fields }` (errorWith): merged with the codes' fields. */
+const isErrorObject = (schema: Json | undefined) => schema?.type === 'object' && schema.properties?.message && schema.properties?.code && !schema.$ref;
 
 /** A media object whose schema is a shared one ($ref) shows that schema's example. */
 function exampleFromComponent(media: Json | undefined, components: Json): void {
@@ -158,6 +208,11 @@ export function completeOperation(op: Json, components: Json = {}, method = 'pos
 
   const params: Json[] = op.parameters ?? [];
   const body = op.requestBody?.content;
+  const bodySchema = body?.['application/json']?.schema;
+  if (bodySchema?.['x-optional-body']) {
+    delete bodySchema['x-optional-body'];
+    op.requestBody.required = false;
+  }
   // Fastify reads a body on these methods whether or not the route declares one.
   if (body || BODY_METHODS.includes(method)) {
     add('payload_too_large');
@@ -166,6 +221,9 @@ export function completeOperation(op: Json, components: Json = {}, method = 'pos
   }
   if (body || BODY_METHODS.includes(method) || params.length) add('invalid_input');
   if (params.some((p) => p.in === 'path')) add('uri_too_long');
+
+  // Any operation may find the database unreachable: 503 not_ready with Retry-After (error-handler.ts).
+  add('not_ready');
 
   const level = op['x-auth-level'];
   delete op['x-auth-level'];
@@ -186,6 +244,7 @@ export function completeOperation(op: Json, components: Json = {}, method = 'pos
       continue;
     }
     const media = own.content?.['application/json'];
+    if (isErrorObject(media?.schema)) media.schema = errorSchema([...set], media.schema);
     if (!media) {
       // A non-JSON answer of the route's own (an HTML page): keep it, name the codes.
       responses[status] = { ...own, description: `${own.description}\n\n${standard.description}` };
@@ -199,7 +258,32 @@ export function completeOperation(op: Json, components: Json = {}, method = 'pos
     media.examples = { ...(example ? { example: { value: example } } : {}), ...examples, ...Object.fromEntries(added) };
     responses[status] = { ...own, description: `${own.description}\n\n${standard.description}` };
   }
+  declareHeaders(op, responses, codes);
   op.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+const retryAfter = {
+  description: 'Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)',
+  schema: { type: 'integer', minimum: 1 },
+  example: 30,
+};
+const idempotentReplayed = {
+  description: '`true` when this answer is the stored answer of an earlier request with the same Idempotency-Key (nothing was done again)',
+  schema: { type: 'string', enum: ['true'] },
+  example: 'true',
+};
+
+/** Response headers implied by the codes and the shape: Retry-After on waits, Idempotent-Replayed on idempotent routes' successes. */
+function declareHeaders(op: Json, responses: Json, codes: Map<number, Set<string>>): void {
+  const waits = new Set(['rate_limited', 'concurrency_limit', 'voice_preview_quota_exceeded', 'idempotency_in_progress', 'not_ready', 'numbers_busy']);
+  for (const [status, set] of codes) {
+    if ([...set].some((code) => waits.has(code))) responses[status].headers = { ...responses[status].headers, 'Retry-After': retryAfter };
+  }
+  const idempotent = (op.parameters ?? []).some((p: Json) => p.in === 'header' && p.name === 'idempotency-key');
+  if (!idempotent) return;
+  for (const [status, response] of Object.entries<Json>(responses)) {
+    if (status.startsWith('2')) response.headers = { ...response.headers, 'Idempotent-Replayed': idempotentReplayed };
+  }
 }
 
 /**
@@ -216,13 +300,17 @@ export function keepDeclaredCodes(schema: Json | undefined, components: Json = {
   const out: Json = {};
   for (const [status, entry] of Object.entries<Json>(response)) {
     const examples: unknown[] | undefined = entry?.examples;
-    if (Number(status) >= 400 && typeof entry?.$ref === 'string' && Array.isArray(examples) && examples.length) {
+    const inline = isErrorObject(entry);
+    if (Number(status) >= 400 && (typeof entry?.$ref === 'string' || inline) && Array.isArray(examples) && examples.length) {
+      const { examples: _examples, description: _description, headers, ...schema } = entry;
       out[status] = {
+        // Still JSON Schema here: @fastify/swagger turns them into OpenAPI headers.
+        ...(headers ? { headers } : {}),
         // What @fastify/swagger would have said: the answer's own description, else the shared schema's.
         description: entry.description ?? components.schemas?.[entry.$ref]?.description ?? statusName[Number(status)] ?? 'Error answer',
         content: {
           'application/json': {
-            schema: { $ref: entry.$ref },
+            schema: inline ? schema : { $ref: entry.$ref },
             examples: Object.fromEntries(examples.map((value: any, i) => [typeof value?.code === 'string' ? value.code : `example${i + 1}`, { value }])),
           },
         },

@@ -1,6 +1,6 @@
 // Schemas shared by many routes.
 import { Type, type Static, type TSchema } from 'typebox';
-import { describeCode } from './error-docs.js';
+import { type ErrorField, describeCode } from './error-docs.js';
 import { type ErrorCode, errorStatus } from './errors.js';
 
 export const ErrorResponse = Type.Object(
@@ -20,12 +20,45 @@ const errorRef = Type.Ref('ErrorResponse');
  * Codes implied by the route's shape (validation, body limits, auth) are added
  * by the OpenAPI transform (src/http/openapi.ts); list only the others.
  */
-export function errorResponses<const C extends readonly ErrorCode[]>(...codes: C): { [K in (typeof errorStatus)[C[number]]]: typeof errorRef } {
-  const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of codes) byStatus.set(errorStatus[code], [...(byStatus.get(errorStatus[code]) ?? []), code]);
+/** An error code whose answer on this route carries fields of its own (see errorWith). */
+export interface ErrorWithFields {
+  code: ErrorCode;
+  fields: Record<string, ErrorField>;
+}
+
+/**
+ * A code whose answer on this route carries extra fields (the AppError's
+ * `extra`): `errorResponses('not_found', errorWith('conflict', { url: { schema: { type: 'string' }, example: '…' } }))`.
+ * Fields every answer of a code carries go to `errorFields` (src/http/error-docs.ts) instead.
+ */
+export const errorWith = (code: ErrorCode, fields: Record<string, ErrorField>): ErrorWithFields => ({ code, fields });
+
+type CodeOf<E> = E extends ErrorWithFields ? E['code'] : E;
+
+export function errorResponses<const C extends readonly (ErrorCode | ErrorWithFields)[]>(...codes: C): { [K in (typeof errorStatus)[CodeOf<C[number]> & ErrorCode]]: TSchema } {
+  const byStatus = new Map<number, Array<ErrorCode | ErrorWithFields>>();
+  for (const entry of codes) {
+    const status = errorStatus[typeof entry === 'string' ? entry : entry.code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), entry]);
+  }
   const out: Record<number, unknown> = {};
-  for (const [status, list] of byStatus) out[status] = Type.Ref('ErrorResponse', { examples: list.map((code) => ({ message: describeCode(code), code })) });
-  return out as { [K in (typeof errorStatus)[C[number]]]: typeof errorRef };
+  for (const [status, list] of byStatus) {
+    const examples = list.map((entry) =>
+      typeof entry === 'string'
+        ? { message: describeCode(entry), code: entry }
+        : { message: describeCode(entry.code), code: entry.code, ...Object.fromEntries(Object.entries(entry.fields).map(([name, f]) => [name, f.example])) },
+    );
+    const withFields = list.filter((entry): entry is ErrorWithFields => typeof entry !== 'string');
+    if (withFields.length === 0) {
+      out[status] = Type.Ref('ErrorResponse', { examples });
+      continue;
+    }
+    // `{ message, code }` and the fields (optional: other codes of this status do not send them); extra fields still pass.
+    const properties: Record<string, unknown> = { message: { type: 'string' }, code: { type: 'string' } };
+    for (const entry of withFields) for (const [name, f] of Object.entries(entry.fields)) properties[name] = f.schema;
+    out[status] = { type: 'object', required: ['message', 'code'], properties, additionalProperties: true, description: 'Error answer', examples };
+  }
+  return out as { [K in (typeof errorStatus)[CodeOf<C[number]> & ErrorCode]]: TSchema };
 }
 
 /**
@@ -43,6 +76,12 @@ export function errors<const S extends readonly number[]>(...statuses: S): { [K 
   for (const s of statuses) (out as Record<number, typeof errorRef>)[s] = errorRef;
   return out;
 }
+
+/**
+ * On a body schema: the route accepts a request without a body (its
+ * preValidation supplies `{}`); the document then says `requestBody.required: false`.
+ */
+export const OPTIONAL_BODY = 'x-optional-body';
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
 

@@ -42,6 +42,21 @@ export const contentSecurityPolicy = {
   frameAncestors: ["'none'"],
 };
 
+/** Response headers a cross-origin browser app may read (Access-Control-Expose-Headers). */
+export const exposedResponseHeaders = [
+  'x-request-id',
+  'etag',
+  'retry-after',
+  'content-disposition',
+  'x-session-id',
+  'idempotent-replayed',
+  'x-next-after',
+  'link',
+  'x-objects-written',
+  'x-frames-skipped',
+  'x-credits-granted',
+] as const;
+
 /**
  * The policy of every other answer (JSON, the event stream, errors, 404s): a
  * document that loads nothing and may not be framed. A browser that is tricked
@@ -117,7 +132,9 @@ function answersHtml(route: { url: string; config?: { html?: boolean }; schema?:
 const CORS = {
   methods: ['GET', 'HEAD', 'PUT', 'PATCH', 'POST', 'DELETE'].join(', '),
   // Headers browser apps must read: ids, retry hints, replay marks and connect's counts.
-  exposedHeaders: ['x-request-id', 'retry-after', 'content-disposition', 'x-session-id', 'idempotent-replayed', 'x-objects-written', 'x-frames-skipped', 'x-credits-granted'].join(', '),
+  // Headers browser apps must read: ids, versions (ETag, for If-Match), paging, retry hints, replay marks and
+  // connect's counts. Every response header the OpenAPI document declares is here (test/http/security.test.ts).
+  exposedHeaders: exposedResponseHeaders.join(', '),
   maxAge: '600',
 };
 

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorMeaning } from '../../src/http/error-docs.js';
 import { errorStatus } from '../../src/http/errors.js';
 import { type TestApp, createTestApp } from '../support/app.js';
+import { bearer, registerUser } from '../support/factories.js';
 
 type Json = Record<string, any>;
 let t: TestApp;
@@ -112,6 +113,19 @@ describe('the OpenAPI document', () => {
     expect(login.required).not.toContain('remember');
     const outbox = doc.paths['/api/sandbox/outbox'].get.parameters.find((p: Json) => p.name === 'limit');
     expect(outbox.required).toBe(false);
+    // A default makes a parameter optional: number search, SMS list, webhook deliveries.
+    for (const [path, method] of [['/api/phone-numbers/search/{provider}', 'get'], ['/api/sms/messages', 'get'], ['/api/webhooks/deliveries', 'get']]) {
+      const limit = doc.paths[path][method].parameters.find((p: Json) => p.name === 'limit');
+      expect([path, limit.required, limit.schema.default !== undefined]).toEqual([path, false, true]);
+    }
+  });
+
+  it('documents that POST /api/auth/verify/request needs no body, and the server takes one without', async () => {
+    expect(doc.paths['/api/auth/verify/request'].post.requestBody.required).toBe(false);
+    const user = await registerUser(t);
+    const res = await t.app.inject({ method: 'POST', url: '/api/auth/verify/request', headers: bearer(user.token) });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().status).toBe('sent');
   });
 });
 

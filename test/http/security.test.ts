@@ -39,7 +39,19 @@ describe('CORS', () => {
     expect(res.headers['access-control-allow-origin']).toBe('http://localhost:5173');
     expect(res.headers['access-control-allow-credentials']).toBe('true');
     const exposed = String(res.headers['access-control-expose-headers']).split(',').map((name) => name.trim());
-    for (const name of ['x-request-id', 'x-session-id', 'idempotent-replayed', 'x-objects-written']) expect(exposed).toContain(name);
+    for (const name of ['x-request-id', 'x-session-id', 'idempotent-replayed', 'x-objects-written', 'etag']) expect(exposed).toContain(name);
+  });
+
+  it('exposes to listed origins every response header the OpenAPI document declares (ETag, Retry-After, paging, counts)', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    const declared = new Set<string>();
+    for (const item of Object.values<Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>>(doc.paths)) {
+      for (const op of Object.values(item)) for (const response of Object.values(op.responses)) for (const name of Object.keys(response.headers ?? {})) declared.add(name.toLowerCase());
+    }
+    expect([...declared]).toEqual(expect.arrayContaining(['etag', 'retry-after', 'idempotent-replayed', 'x-session-id', 'x-objects-written', 'x-next-after']));
+    const res = await t.app.inject({ method: 'GET', url: '/api/health', headers: { origin: 'http://localhost:5173' } });
+    const exposed = String(res.headers['access-control-expose-headers']).split(',').map((name) => name.trim().toLowerCase());
+    expect([...declared].filter((name) => !exposed.includes(name))).toEqual([]);
   });
 
   it('gives an origin that is not listed no CORS headers, so browsers refuse it, and a preflight 403 naming CORS_ORIGINS', async () => {

@@ -2,7 +2,7 @@
 // arrives and decrypts; a connection cut on the server side (as a network
 // failure would) is resumed with Last-Event-ID, with nothing missed or doubled.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_TYPES, type EventPayloads, type WorkspaceEvent } from '../../sdk/src/index.js';
+import { EVENT_TYPES, type EventPayloads, WorkspaceClient, type WorkspaceEvent } from '../../sdk/src/index.js';
 import { type ListeningApp, startServer, verifiedClient, within } from './support.js';
 
 let server: ListeningApp;
@@ -76,6 +76,40 @@ describe('event subscriptions', () => {
     };
     for (const e of seen.slice(1)) expect(Object.keys(e.data as object)).toEqual(expect.arrayContaining(fields[e.type]));
     expect(EVENT_TYPES).toEqual(expect.arrayContaining(seen.map((e) => e.type)));
+  });
+
+  it('with tickets (the browser default): each connection takes a new ticket, sends no credential, and resumes from ?lastEventId=', async () => {
+    const { client } = await verifiedClient(server);
+    const requests: Array<{ url: string; authorization: string | null }> = [];
+    const recording = new WorkspaceClient({
+      baseUrl: server.baseUrl,
+      token: client.token,
+      fetch: (url, init) => {
+        requests.push({ url, authorization: new Headers(init.headers).get('authorization') });
+        return fetch(url, init);
+      },
+    });
+    const contacts = recording.store<{ n: number }>('contacts');
+    const received: WorkspaceEvent<EventPayloads['object_created']>[] = [];
+    const sub = await contacts.subscribe({ ticket: true, retryMs: 50, onEvent: (e) => received.push(e) });
+    await within(sub.ready, 5000, 'the stream to open');
+    const ids = [(await contacts.create({ n: 1 })).id];
+    await untilCount(received, 1, 'the first event');
+    for (const socket of server.streamSockets) socket.destroy();
+    ids.push((await contacts.create({ n: 2 })).id);
+    await untilCount(received, 2, 'the event written while disconnected');
+    await sub.close();
+    expect(received.map((e) => e.data.id)).toEqual(ids);
+
+    const tickets = requests.filter((r) => r.url.endsWith('/api/events/ticket'));
+    const streams = requests.filter((r) => r.url.includes('/api/events/object_created'));
+    expect(tickets).toHaveLength(2);
+    expect(tickets.every((r) => r.authorization === `Bearer ${client.token}`)).toBe(true);
+    expect(streams).toHaveLength(2);
+    expect(streams.every((r) => r.authorization === null && /[?&]ticket=/.test(r.url))).toBe(true);
+    expect(new URL(streams[0].url).searchParams.get('lastEventId')).toBeNull();
+    expect(new URL(streams[1].url).searchParams.get('lastEventId')).toBe(received[0].id);
+    expect(new Set(streams.map((r) => new URL(r.url).searchParams.get('ticket'))).size).toBe(2);
   });
 
   it('resumes after the server side drops the connection: nothing missed, nothing doubled', async () => {

@@ -23,7 +23,7 @@ export async function startServer(options: TestAppOptions = {}): Promise<Listeni
     socket.once('close', () => allSockets.delete(socket));
   });
   t.app.server.on('request', (req) => {
-    if (!req.url?.startsWith('/api/events/')) return;
+    if (!req.url?.startsWith('/api/events/') || req.url.startsWith('/api/events/ticket')) return;
     streamSockets.add(req.socket);
     req.socket.once('close', () => streamSockets.delete(req.socket));
   });

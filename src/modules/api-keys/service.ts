@@ -53,6 +53,11 @@ export class ApiKeyService {
     await this.audit.record({ userId, action: 'api_key.delete', success: true, meta, detail: { keyId: id } });
   }
 
+  /** The owner of the key `keyId` while the key exists, else null. */
+  async ownerOf(keyId: string): Promise<UserRow | null> {
+    return (await this.store.findOwnerById(keyId)) ?? null;
+  }
+
   /** The owner of a clear API key, or null; records when the key was last used. */
   async resolve(key: string): Promise<{ user: UserRow; keyId: string } | null> {
     const row = await this.store.findWithOwner(sha256Hex(key));

@@ -39,6 +39,11 @@ export class ApiKeyStore {
     return (await keyWithOwner.rows(this.db, [keyHash]))[0];
   }
 
+  /** The owner of the key with this id, when the key still exists (event tickets re-check the key that issued them). */
+  async findOwnerById(id: string) {
+    return this.db.selectFrom('api_keys').innerJoin('users', 'users.id', 'api_keys.user_id').selectAll('users').where('api_keys.id', '=', id).executeTakeFirst();
+  }
+
   async touch(id: string, now: number): Promise<void> {
     await this.db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', id).execute();
   }

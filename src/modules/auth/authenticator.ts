@@ -26,7 +26,19 @@ export class CredentialAuthenticator implements Authenticator {
     private readonly apiKeys: ApiKeyService,
     /** Recent successful lookups, by `key:<hash>` or `jwt:<jti>` (see credential-cache.ts). */
     private readonly cache: CredentialCache<AuthContext>,
+    private readonly now: () => number = Date.now,
   ) {}
+
+  async recheck(userId: string, credential: AuthContext['credential'], twoFactorPassed: boolean): Promise<AuthContext | null> {
+    if (credential.kind === 'api_key') {
+      const user = await this.apiKeys.ownerOf(credential.keyId);
+      return user && user.id === userId ? contextOf(user, true, credential) : null;
+    }
+    if (credential.expiresAt <= this.now()) return null;
+    const found = await this.users.findForSession(userId, credential.jti);
+    if (!found || found.revoked || found.user.token_version !== credential.tokenVersion) return null;
+    return contextOf(found.user, twoFactorPassed, credential);
+  }
 
   async authenticate(credential: string): Promise<AuthContext | null> {
     if (isApiKey(credential)) {
@@ -48,7 +60,7 @@ export class CredentialAuthenticator implements Authenticator {
     if (cached) return cached;
     const found = await this.users.findForSession(claims.sub, claims.jti);
     if (!found || found.revoked || found.user.token_version !== claims.ver) return null;
-    const context = contextOf(found.user, claims.tfa, { kind: 'session', jti: claims.jti, expiresAt: claims.exp * 1000 });
+    const context = contextOf(found.user, claims.tfa, { kind: 'session', jti: claims.jti, expiresAt: claims.exp * 1000, tokenVersion: claims.ver });
     this.cache.set(cacheKey, context.userId, context);
     return context;
   }

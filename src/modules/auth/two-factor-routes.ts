@@ -2,7 +2,7 @@
 // user who has passed 2FA where configured; verify is reachable with the
 // limited token that login answers with 2fa_required.
 import { Type } from 'typebox';
-import { errorResponses, ok } from '../../http/schemas.js';
+import { errorResponses, errorWith, ok } from '../../http/schemas.js';
 import { sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
 import { type App, metaOf } from '../../http/types.js';
 import type { Services } from '../../services.js';
@@ -40,7 +40,7 @@ export function twoFactorRoutes(app: App, services: Services) {
         operationId: 'requestTwoFactorSetup',
         summary: 'Start TOTP set-up: a new secret to scan, confirmed with enable/submit',
         description: 'Answers 409 when 2FA is already configured: POST /api/auth/2fa/reset replaces the secret.',
-        response: { 200: ok(SetupResponse, 'A new secret, pending confirmation', setupExample), ...errorResponses('conflict') },
+        response: { 200: ok(SetupResponse, 'A new secret, pending confirmation', setupExample), ...errorResponses(errorWith('conflict', { reset: { schema: { type: 'string', description: 'Two-factor authentication is configured already: the route that replaces its secret' }, example: '/api/auth/2fa/reset' } })) },
       },
     },
     async (request) => twoFactor.requestEnable(request.auth!, metaOf(request)),

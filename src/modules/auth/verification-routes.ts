@@ -1,7 +1,7 @@
 // Phone verification routes (spec 4.2). Both need a signed-in user whose
 // phone is not necessarily verified yet.
 import { Type } from 'typebox';
-import { errorResponses, ok } from '../../http/schemas.js';
+import { OPTIONAL_BODY, errorResponses, ok } from '../../http/schemas.js';
 import { sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
 import { type App, metaOf } from '../../http/types.js';
 import type { Services } from '../../services.js';
@@ -42,8 +42,8 @@ export function verificationRoutes(app: App, services: Services) {
         operationId: 'requestPhoneVerification',
         summary: 'Send a 6-digit verification code by SMS',
         description:
-          'The body is optional. The code expires after 10 minutes, allows 5 tries and is superseded by the next request. One code per number per minute (429 with Retry-After). 400 `no_phone` when there is no number on record and none is given; 502 `provider_error` when the SMS provider refuses.',
-        body: Type.Object(VerifyRequestBody.properties, { examples: [{ phone: '+14155550123' }] }),
+          'No body is needed (send none, or `{}`, to use the number on record; `{ phone }` sets a new one). The code expires after 10 minutes, allows 5 tries and is superseded by the next request. One code per number per minute (429 with Retry-After). 400 `no_phone` when there is no number on record and none is given; 502 `provider_error` when the SMS provider refuses.',
+        body: Type.Object(VerifyRequestBody.properties, { examples: [{ phone: '+14155550123' }], [OPTIONAL_BODY]: true }),
         response: {
           200: ok(VerificationSent, 'The code was sent', { status: 'sent', phone: '+1415•••0123', expiresAt: '2026-11-23T12:10:00.000Z' }),
           ...errorResponses('no_phone', 'provider_refused', 'rate_limited', 'provider_error'),

@@ -2,7 +2,7 @@
 // need general authentication; writes, and the portal where billing is
 // changed, a verified phone (DESIGN.md "Decisions").
 import { type Static, Type } from 'typebox';
-import { errorResponses, ok } from '../../http/schemas.js';
+import { errorResponses, errorWith, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { Services } from '../../services.js';
 import { billingSandboxRoutes } from './sandbox-routes.js';
@@ -163,7 +163,17 @@ export function billingRoutes(app: App, services: Services) {
         ),
         response: {
           200: ok(Url, 'The subscription checkout, or the page confirming the plan change', checkoutUrl),
-          ...errorResponses('invalid_input', 'invalid_return_url', 'conflict', 'rate_limited', 'provider_error'),
+          ...errorResponses(
+            'invalid_input',
+            'invalid_return_url',
+            errorWith('conflict', {
+              url: { schema: { type: 'string', format: 'uri', description: 'The checkout of another plan still open: complete it there' }, example: 'https://checkout.stripe.com/c/pay/cs_test_plan' },
+              plan: { schema: { type: 'string', description: 'The plan of that open checkout' }, example: 'starter' },
+              expiresAt: { schema: { type: 'string', format: 'date-time', description: 'When that checkout expires (another plan may be chosen then)' }, example: '2026-11-26T11:00:00.000Z' },
+            }),
+            'rate_limited',
+            'provider_error',
+          ),
         },
       },
     },

@@ -2,7 +2,7 @@
 // POST /api/session/call is built on top of CallService.start once signed
 // payloads, numbers, knowledge and personas are in (see docs/decisions/calls.md).
 import { Type } from 'typebox';
-import { errorResponses, errors } from '../../http/schemas.js';
+import { errorResponses } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { Services } from '../../services.js';
 import { CALL_STATUSES } from '../../providers/audio/interface.js';
@@ -78,7 +78,7 @@ export function callRoutes(app: App, services: Services) {
           operationId: 'receiveAudioReport',
           summary: "The audio server's progress report for one call session",
           description:
-            'Called by the audio server (`AUDIO_SERVER_URL`), not by API users. Signed with `AUDIO_SERVER_SECRET` as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`), checked on the raw body before anything else; a bad signature is 400 and changes nothing. A report is applied once per `webhook-id`, and only when it moves the session forward (queued → ringing → in_progress → a final status); it then emits a `call_status` event and queues the session\'s webhook.',
+            'Called by the audio server (`AUDIO_SERVER_URL`), not by API users. Signed with `AUDIO_SERVER_SECRET` as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`), checked on the raw body before anything else; a bad or missing signature is 400 `invalid_token` and changes nothing. A report is applied once per `webhook-id`, and only when it moves the session forward (queued → ringing → in_progress → a final status); it then emits a `call_status` event and queues the session\'s webhook.',
           params: Type.Object({ sessionId: Type.String({ minLength: 1, maxLength: 100 }) }),
           headers: Type.Object({
             'webhook-id': Type.Optional(Type.String()),
@@ -86,7 +86,7 @@ export function callRoutes(app: App, services: Services) {
             'webhook-signature': Type.Optional(Type.String()),
           }),
           body: AudioReport,
-          response: { 204: Type.Null({ description: 'Accepted (also for a report seen before)' }), ...errors(400, 404, 415) },
+          response: { 204: Type.Null({ description: 'Accepted (also for a report seen before)' }), ...errorResponses('invalid_token', 'invalid_input', 'not_found', 'unsupported_media_type') },
         },
         // The body is checked against the signature first and parsed by the service; the schema above documents it.
         validatorCompiler: ({ httpPart, schema }) => (httpPart === 'body' ? () => true : app.validatorCompiler!({ schema, httpPart, method: 'POST', url: '/api/webhooks/audio/:sessionId' })),

@@ -4,6 +4,7 @@
 import { Type } from 'typebox';
 import { AppError } from '../../http/errors.js';
 import { errorResponses, ok } from '../../http/schemas.js';
+import { twilioSignatureDoc } from '../telephony/schemas.js';
 import type { App } from '../../http/types.js';
 import { type SignedParams, formParams } from '../../providers/telephony/twilio-signature.js';
 import { TwilioTransport } from '../voice/transport.js';
@@ -82,7 +83,7 @@ export function voiceRoutes(app: App, voice: VoiceServices, inbound: InboundCall
             tags: ['webhooks'],
             operationId,
             summary,
-            description: `Called by Twilio, not by API users. Checked before anything else: \`X-Twilio-Signature\` (HMAC-SHA1 with the provider's auth token over PUBLIC_URL plus the request URI as received and the sorted parameters); a bad signature is 400 \`invalid_signature\` and changes nothing. ${description}`,
+            description: `Called by Twilio, not by API users. Checked before anything else: ${twilioSignatureDoc}; a bad signature is 400 \`invalid_signature\` and changes nothing. ${description}`,
             params: SessionParams,
             headers: Type.Object({ 'x-twilio-signature': Type.Optional(Type.String()) }),
             body: TwilioForm,
@@ -110,7 +111,8 @@ export function voiceRoutes(app: App, voice: VoiceServices, inbound: InboundCall
           operationId: 'twilioVoiceWebhook',
           summary: 'A call to one of your numbers (Twilio\'s voice webhook)',
           description:
-            "Called by Twilio, not by API users; attaching a number to an inbound configuration points the number's voice URL here. Checked before anything else: `X-Twilio-Signature` (a bad one is 400 `invalid_signature`). The number's inbound configuration decides who answers: its agent record (from your `agents` store: `{ name, instructions?, prompt?, firstMessage?, voicemailMessage?, personaId?, pathway?, knowledgeBaseId?, integrations?, maxDurationSeconds? }`) and human agents (from `contacts`: `{ name, phone }`). The answer is TwiML connecting the call's audio to the media WebSocket; a number not attached or suspended, an unreadable agent, an owner without allowance or balance, or the concurrency limit is answered with one spoken sentence and `<Hangup/>`, and the session ends `failed` with outcome `refused` and its reason (`not_attached`, `number_suspended`, `agent_unreadable`, `insufficient_funds`, `concurrency_limit`). Inbound calls are charged at the number's country's inbound rate, after the plan's inbound allowance.",
+            `Called by Twilio, not by API users; attaching a number to an inbound configuration points the number's voice URL here. Checked before anything else: ${twilioSignatureDoc} (a bad one is 400 \`invalid_signature\`). ` +
+            "The number's inbound configuration decides who answers: its agent record (from your `agents` store: `{ name, instructions?, prompt?, firstMessage?, voicemailMessage?, personaId?, pathway?, knowledgeBaseId?, integrations?, maxDurationSeconds? }`) and human agents (from `contacts`: `{ name, phone }`). The answer is TwiML connecting the call's audio to the media WebSocket; a number not attached or suspended, an unreadable agent, an owner without allowance or balance, or the concurrency limit is answered with one spoken sentence and `<Hangup/>`, and the session ends `failed` with outcome `refused` and its reason (`not_attached`, `number_suspended`, `agent_unreadable`, `insufficient_funds`, `concurrency_limit`). Inbound calls are charged at the number's country's inbound rate, after the plan's inbound allowance.",
           params: Type.Object({ numberId: Type.String({ minLength: 1, maxLength: 100 }) }),
           headers: Type.Object({ 'x-twilio-signature': Type.Optional(Type.String()) }),
           body: TwilioForm,

@@ -36,7 +36,8 @@ const ConnectorFailure = Type.Object(
     credits: Type.Optional(Type.Integer({ description: '`/get-leads`: credits granted; only the written ones are charged' })),
   },
   {
-    description: 'The connector could not be reached or broke off mid-stream; what was written stays and is counted',
+    description: 'The connector could not be reached or broke off mid-stream; what was written stays and is counted (in the body and the headers)',
+    headers: countHeaders,
     examples: [{ message: 'connector stream broke off: terminated', code: 'provider_error', written: 120, skipped: 1, credits: 500 }],
   },
 );

@@ -8,6 +8,11 @@ import type { Services } from '../../services.js';
 import { etagOf } from './encoding.js';
 import { IfMatchHeaders, ObjectBody, ObjectResponse, RelatedQuery } from './schemas.js';
 
+/** An object answer, with its version as the ETag header (send it back as If-Match). */
+const ObjectWithEtag = Type.Object(ObjectResponse.properties, {
+  headers: { etag: Type.String({ description: 'The object\'s version, quoted (`"3"`): send it as If-Match on PATCH', examples: ['"1"'] }) },
+});
+
 export function objectRoutes(app: App, services: Services) {
   const { objects } = services.data;
   const { config } = services;
@@ -26,7 +31,7 @@ export function objectRoutes(app: App, services: Services) {
         summary: 'Store an encrypted object (base64 in); answers it hex-encoded, with its version as ETag',
         description: '400 invalid base64, wrong tag or iv length; 400 invalid_key when keyId is not one of your keys; 404 unknown relatedId; 413 content over the limit.',
         body: Type.Object(ObjectBody.properties, { examples: [exampleObjectBody] }),
-        response: { 200: ok(ObjectResponse, 'The stored object', exampleObject), ...errorResponses('invalid_key', 'not_found', 'payload_too_large') },
+        response: { 200: ok(ObjectWithEtag, 'The stored object', exampleObject), ...errorResponses('invalid_key', 'not_found', 'payload_too_large') },
       },
     },
     async (request, reply) => {
@@ -46,7 +51,7 @@ export function objectRoutes(app: App, services: Services) {
         summary: 'An object: content, auth_tag and iv hex-encoded',
         description: 'Only your own objects; another user\'s object answers 404 like a missing one. The version is also the ETag.',
         params: IdParams,
-        response: { 200: ok(ObjectResponse, 'The object', exampleObject), ...errorResponses('not_found') },
+        response: { 200: ok(ObjectWithEtag, 'The object', exampleObject), ...errorResponses('not_found') },
       },
     },
     async (request, reply) => {
@@ -70,7 +75,7 @@ export function objectRoutes(app: App, services: Services) {
         headers: IfMatchHeaders,
         body: Type.Object(ObjectBody.properties, { examples: [exampleObjectBody] }),
         response: {
-          200: ok(ObjectResponse, 'The updated object (version + 1)', { ...exampleObject, version: 2 }),
+          200: ok(ObjectWithEtag, 'The updated object (version + 1)', { ...exampleObject, version: 2 }),
           ...errorResponses('invalid_key', 'not_found', 'conflict', 'version_mismatch', 'payload_too_large'),
         },
       },

@@ -1,10 +1,11 @@
 // The live event stream (spec 4.9 and 6): GET /api/events/{type}.
 import { credentialOf, isTwoFactorPending } from '../../http/auth.js';
-import { errorResponses } from '../../http/schemas.js';
+import { errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { Services } from '../../services.js';
 import { responseSink } from './http-sink.js';
-import { EventStreamBody, EventStreamHeaders, EventStreamParams, EventStreamQuery } from './schemas.js';
+import { eventPayloadSchemas } from './payloads.js';
+import { EventStreamBody, EventStreamHeaders, EventStreamParams, EventStreamQuery, EventTicket, eventStreamDescription } from './schemas.js';
 
 const streamHeaders = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -14,26 +15,42 @@ const streamHeaders = {
 };
 
 export function eventRoutes(app: App, services: Services) {
-  const { eventStreams, authenticator } = services;
+  const { eventStreams, eventTickets, authenticator } = services;
+  for (const schema of Object.values(eventPayloadSchemas)) app.addSchema(schema);
   eventStreams.reportErrorsTo((err, context) => app.log.error({ err }, `${context} failed; retrying`));
   // preClose runs before the server waits for open connections: end the streams so shutdown does not hang.
   app.addHook('preClose', async () => eventStreams.closeAll());
   app.addHook('onClose', async () => eventStreams.stop());
 
-  app.get(
-    '/api/events/:type',
+  app.post(
+    '/api/events/ticket',
     {
       config: { auth: 'verified' },
       schema: {
         tags: ['events'],
+        operationId: 'createEventTicket',
+        summary: 'A one-time ticket that opens an event stream without credentials (EventSource from another site)',
+        description:
+          'Authenticated like GET /api/events/{type}. `GET /api/events/{type}?ticket=<ticket>` accepts the ticket in place of credentials: EventSource cannot send an Authorization header, and the `token` cookie (SameSite=Lax) does not cross sites. A ticket opens one stream (single use), within 60 s (`expiresAt`), for the user and credential that asked for it; the stream then ends when that session ends or that API key is deleted, as any stream does. Ask for a new ticket before each (re)connection; pass the resume point as `?lastEventId=` (EventSource sends `Last-Event-ID` on its own reconnects, which a spent ticket cannot open: reconnect yourself with a new ticket). No body.',
+        response: { 200: ok(EventTicket, 'The ticket', { ticket: 'eyJhbGciOiJIUzI1NiIsInR5cCI6ImV2ZW50LXRpY2tldCtqd3QifQ.eyJzdWIiOiIwMTkzIn0.c2lnbmF0dXJl', expiresAt: '2026-11-26T10:01:00.000Z' }) },
+      },
+    },
+    async (request) => eventTickets.issue(request.auth!),
+  );
+
+  app.get(
+    '/api/events/:type',
+    {
+      config: { auth: 'verified', ticket: true },
+      schema: {
+        tags: ['events'],
         operationId: 'streamEvents',
         summary: 'Live stream of your events (server-sent events), with replay from Last-Event-ID',
-        description:
-          'Frames carry `id`, `event` (the type) and `data` (the JSON payload). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated. Other query parameters filter on payload fields, exact text with `*` matching any run of characters (`?type=calls`, `?object_id=0193*`; repeat a parameter for any of several values; `a.b` reaches a nested field); a filter on a field the event lacks does not match. At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream. Besides the spec\'s data-plane types, `call_status` reports the progress of a call session: `{ session_id, direction (outbound, inbound or web), status (queued, ringing, in_progress, completed, failed, busy, no_answer, canceled), at, duration_seconds? (when it ended), transcript? ([{ role: agent | contact, text }], when completed), outcome? and reason? (final states of calls the built-in voice agent carries: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration) }`; follow one call with `GET /api/events/call_status?session_id=<id>`. `call_transcript` streams a live call\'s transcript as it is said: `{ session_id, role (agent | caller), text, at }` (`GET /api/events/call_transcript?session_id=<id>`).',
+        description: eventStreamDescription,
         params: EventStreamParams,
         querystring: EventStreamQuery,
         headers: EventStreamHeaders,
-        response: { 200: { description: 'The stream', content: { 'text/event-stream': { schema: EventStreamBody } } }, ...errorResponses('rate_limited') },
+        response: { 200: { description: 'The stream: one frame per event, each frame\'s `data` the payload schema of its `event` type', content: { 'text/event-stream': { schema: EventStreamBody } } }, ...errorResponses('rate_limited') },
       },
     },
     async (request, reply) => {
@@ -46,7 +63,8 @@ export function eventRoutes(app: App, services: Services) {
         lastEventId: request.headers['last-event-id'] ?? request.query.lastEventId ?? null,
         // The guard ran once; an open stream re-checks so a revoked key or ended session stops it.
         stillAuthorized: async () => {
-          const current = credential ? await authenticator.authenticate(credential) : null;
+          // Opened with a ticket: the session or key that asked for it is re-checked (tickets.ts).
+          const current = credential ? await authenticator.authenticate(credential) : await authenticator.recheck(auth.userId, auth.credential, auth.twoFactorPassed);
           return !!current && current.userId === auth.userId && current.phoneVerified && !isTwoFactorPending(current);
         },
       });

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { filterableFields } from './payloads.js';
 import { EVENT_TYPES } from './recorder.js';
 
 export const EventStreamParams = Type.Object({
@@ -15,10 +16,14 @@ export const EventStreamQuery = Type.Object(
     lastEventId: Type.Optional(
       Type.String({ description: 'Replay events after this id first (the Last-Event-ID header, when sent, takes precedence)', examples: ['1042'] }),
     ),
+    ticket: Type.Optional(
+      Type.String({ maxLength: 4096, description: 'A ticket from POST /api/events/ticket, in place of credentials (EventSource from another site); not a filter' }),
+    ),
   },
   {
     additionalProperties: true,
-    description: 'Every other parameter filters on the payload field of that name: exact text, `*` matches any run of characters (`?object_id=0193*`); repeat a parameter to accept any of several values',
+    description:
+      'Every other parameter filters on the payload field of that name: exact text, `*` matches any run of characters (`?object_id=0193*`); repeat a parameter to accept any of several values. The fields of each type are listed in the operation description.',
   },
 );
 
@@ -26,8 +31,49 @@ export const EventStreamHeaders = Type.Object({
   'last-event-id': Type.Optional(Type.String({ description: 'Sent by EventSource on reconnect: replay events after this id' })),
 });
 
-export const EventStreamBody = Type.String({
-  description:
-    'text/event-stream. Starts with `retry: 2000` and `: connected`; then one frame per event (`id: <event id>`, `event: <type>`, `data: <JSON payload>`, blank line); a `: keep-alive` comment every 15 s.',
-  examples: ['id: 42\nevent: object_deleted\ndata: {"object_id":"0193…","deleted_at":"2026-11-22T10:00:00.000Z"}\n\n'],
+/** The stream, described as the frames it carries: `event` names the type, `data` is that type's payload schema. */
+export const EventStreamBody = Type.Array(
+  Type.Union(
+    EVENT_TYPES.map((type) =>
+      Type.Object(
+        {
+          id: Type.String({ pattern: '^[0-9]+$', description: 'The event id (resume after it with Last-Event-ID)' }),
+          event: Type.Literal(type),
+          data: Type.Ref(eventSchemaId(type)),
+        },
+        { additionalProperties: false, description: `A frame of \`${type}\`` },
+      ),
+    ),
+  ),
+  {
+    description:
+      'text/event-stream, described here as the list of frames it carries. On the wire: `retry: 2000` and a `: connected` comment, then per event `id: <id>`, `event: <type>`, `data: <the payload as one line of JSON>` and a blank line; a `: keep-alive` comment every 15 s.',
+    examples: [[{ id: '42', event: 'object_deleted', data: { object_id: '0193a5c2-5e0b-7c3a-8d21-4f6a9b2c7e10', deleted_at: '2026-11-22T10:00:00.000Z' } }]],
+  },
+);
+
+export function eventSchemaId(type: (typeof EVENT_TYPES)[number]): string {
+  return `${type
+    .split('_')
+    .map((w) => w[0].toUpperCase() + w.slice(1))
+    .join('')}Event`;
+}
+
+export const EventTicket = Type.Object({
+  ticket: Type.String({ description: 'Pass as `?ticket=` to GET /api/events/{type}; opens one stream' }),
+  expiresAt: Type.String({ format: 'date-time', description: 'Not accepted from then on (60 s after issue)' }),
 });
+
+export const eventStreamDescription = [
+  'Frames carry `id`, `event` (the type) and `data` (the JSON payload, schema `<Type>Event` in components/schemas, e.g. `ObjectCreatedEvent`). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated.',
+  '',
+  'Authentication: `Authorization: Bearer`, the `token` cookie, or `?ticket=` from POST /api/events/ticket (EventSource in browser apps on other sites).',
+  '',
+  'Filters: every other query parameter filters on the payload field of that name, exact text with `*` matching any run of characters; repeat a parameter for any of several values; different parameters must all match; `a.b` reaches a nested field; numbers and booleans compare as their JSON text. A filter on a field an event lacks does not match that event, except `object_id`, which also matches the `id` of `object_created` (so `?object_id=<id>` follows one object from its creation on, and `?object_id=0193*` matches ids starting with 0193 in every object event). The fields each type can be filtered on:',
+  '',
+  ...EVENT_TYPES.map((type) => `- \`${type}\` (\`${eventSchemaId(type)}\`): ${filterableFields(type).map((f) => f.split(', ').map((x) => `\`${x}\``).join(', ')).join(', ')}${type === 'object_created' ? ', and `object_id` (its `id`)' : ''}`),
+  '',
+  'Examples: `GET /api/events/object_created?related_object_id=<store id>` (records created in one store), `GET /api/events/call_status?session_id=<id>` (one call), `GET /api/events/call_transcript?session_id=<id>` (a live call\'s words), `GET /api/events/all?object_id=<id>` (one object).',
+  '',
+  'At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream.',
+].join('\n');

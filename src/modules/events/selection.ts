@@ -8,7 +8,15 @@ import type { StreamEvent } from './stream-event.js';
 /** Path values that select every event type. */
 export const ALL_TYPES = ['all', '*'] as const;
 /** Query parameters that are not payload filters. */
-export const RESERVED_QUERY = ['lastEventId'] as const;
+export const RESERVED_QUERY = ['lastEventId', 'ticket'] as const;
+
+/**
+ * Filter names that reach a field of another name in some event types: every
+ * event about an object names it `object_id`, except `object_created`, whose
+ * payload (spec 6) calls it `id`. `?object_id=X` follows object X through all
+ * its events, its creation included (docs/decisions/events.md).
+ */
+const FIELD_ALIASES: Record<string, Record<string, string>> = { object_created: { object_id: 'id' } };
 
 const MAX_FILTERS = 20;
 const MAX_VALUES = 20;
@@ -67,8 +75,10 @@ function compilePattern(value: string): string | WildcardPattern {
  * so a filter on it never matches. `a.b` reaches into nested objects when the
  * payload has no field literally named `a.b`.
  */
-function fieldText(payload: Record<string, unknown>, field: string): string | null {
+function fieldText(payload: Record<string, unknown>, field: string, type: string): string | null {
   let value: unknown = payload[field];
+  const alias = FIELD_ALIASES[type]?.[field];
+  if (value === undefined && alias !== undefined) value = payload[alias];
   if (value === undefined && field.includes('.')) {
     value = field.split('.').reduce<unknown>((node, key) => (node && typeof node === 'object' && !Array.isArray(node) ? (node as Record<string, unknown>)[key] : undefined), payload);
   }
@@ -85,7 +95,7 @@ export function matchesPayload(selection: EventSelection, event: StreamEvent): b
   if (selection.filters.length === 0) return true;
   const payload = event.payload;
   return selection.filters.every(({ field, patterns }) => {
-    const text = fieldText(payload, field);
+    const text = fieldText(payload, field, event.type);
     if (text === null) return false;
     return patterns.some((p) => (typeof p === 'string' ? p === text : p.matches(text)));
   });

@@ -4,7 +4,7 @@ import multipart, { type MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { AppError } from '../../http/errors.js';
-import { errorResponses, ok } from '../../http/schemas.js';
+import { errorResponses, errorWith, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { createValidatorCompiler } from '../../http/validation.js';
 import type { Services } from '../../services.js';
@@ -142,7 +142,7 @@ export async function knowledgeRoutes(app: App, services: Services) {
           body: UploadBody,
           response: {
             200: ok(DocumentList, 'The documents created from the files, in upload order'),
-            ...errorResponses('invalid_input', 'not_found', 'payload_too_large', 'quota_exceeded', 'unsupported_media_type', 'file_too_complex', 'provider_error'),
+            ...errorResponses('invalid_input', 'not_found', errorWith('payload_too_large', { file: { schema: { type: 'string', description: 'The file that was refused' }, example: 'handbook.pdf' } }), 'quota_exceeded', 'unsupported_media_type', errorWith('file_too_complex', { file: { schema: { type: 'string', description: 'The file that was refused' }, example: 'handbook.pdf' } }), 'provider_error'),
           },
         },
       },

@@ -13,7 +13,21 @@ const OutboxItem = Type.Object({
   to: Type.String(),
   subject: Type.Optional(Type.String()),
   body: Type.String(),
-  data: Type.Record(Type.String(), Type.Unknown(), { description: 'Machine-readable part: code, token, url' }),
+  data: Type.Object(
+    {
+      code: Type.Optional(Type.String({ description: 'The 6-digit code of a phone verification SMS, or of a temporary-session SMS (`purpose: temporary-session`)' })),
+      purpose: Type.Optional(Type.Literal('temporary-session', { description: 'On the SMS of PUT /api/session/temporary' })),
+      token: Type.Optional(Type.String({ description: 'The password reset token (POST /api/auth/reset-password/submit)' })),
+      url: Type.Optional(Type.String({ description: 'The link of a password reset email, or of the notice sent when someone signs up with an email that has an account' })),
+      reason: Type.Optional(Type.Literal('sign_up_existing_email', { description: 'On that notice' })),
+      from: Type.Optional(Type.String({ description: 'The sending number of an SMS sent through the sandbox telephony provider (POST /api/sms/messages)' })),
+      messageSid: Type.Optional(Type.String({ description: 'Its sandbox message id (as Twilio\'s MessageSid)' })),
+      sessionId: Type.Optional(Type.String({ description: 'The call session of a temporary test call\'s summary email' })),
+      status: Type.Optional(Type.String({ description: "That call's final status" })),
+      durationSeconds: Type.Optional(Type.Number({ description: "That call's duration" })),
+    },
+    { additionalProperties: true, description: 'The machine-readable part of the message: which fields depends on the message, as described for each' },
+  ),
   createdAt: Type.String({ format: 'date-time' }),
 });
 

@@ -70,7 +70,7 @@ export function numberRoutes(app: App, telephony: TelephonyServices) {
         response: { 200: ok(SearchResult, 'Numbers for sale, each with a signed price offer'), ...errorResponses('provider_not_found', 'provider_error') },
       },
     },
-    async (request) => numbers.search(request.auth!.userId, request.params.provider, { ...request.query, type: request.query.type ?? 'local' }),
+    async (request) => numbers.search(request.auth!.userId, request.params.provider, { ...request.query, type: request.query.type ?? 'local', limit: request.query.limit ?? 20 }),
   );
 
   app.put(

@@ -23,7 +23,7 @@ export const SearchQuery = Type.Object({
   country: Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2 country code', examples: ['US'] }),
   type: Type.Optional(NumberTypeSchema),
   contains: Type.Optional(Type.String({ pattern: '^[0-9]{1,10}$', description: 'Digits the number must contain' })),
-  limit: Type.Integer({ minimum: 1, maximum: 50, default: 20 }),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 20, description: 'At most this many numbers (default 20)' })),
 });
 
 export const SearchEntry = Type.Object({
@@ -207,7 +207,7 @@ export const InboundConfiguration = Type.Object(
     name: Type.String(),
     description: Type.Union([Type.String(), Type.Null()]),
     agent: AgentReference,
-    source: Type.Object({}, { additionalProperties: true }),
+    source: Type.Unsafe<Record<string, unknown>>(SourceReference),
     humanAgents: Type.Array(HumanAgentReference),
     knowledge_base_id: Type.Union([Type.String(), Type.Null()]),
     phoneNumberIds: Type.Array(Type.String(), { description: 'Numbers attached to this configuration' }),
@@ -284,3 +284,10 @@ export const SmsMessage = Type.Object(
 export const StatusCallbackBody = Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]), {
   description: "Twilio's status callback parameters, form-encoded (MessageSid, MessageStatus, ErrorCode, …)",
 });
+
+/**
+ * How X-Twilio-Signature is checked, for the descriptions of the Twilio callbacks:
+ * which key signs in each deployment, without ambiguity.
+ */
+export const twilioSignatureDoc =
+  "`X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign";

@@ -4,7 +4,7 @@ import { IdParams, errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { formParams } from '../../providers/telephony/twilio-signature.js';
 import type { TelephonyServices } from './create-services.js';
-import { SmsBody, SmsMessage, StatusCallbackBody, smsMessageExample } from './schemas.js';
+import { SmsBody, SmsMessage, StatusCallbackBody, smsMessageExample, twilioSignatureDoc } from './schemas.js';
 
 export async function smsRoutes(app: App, telephony: TelephonyServices) {
   const { sms } = telephony;
@@ -46,12 +46,12 @@ export async function smsRoutes(app: App, telephony: TelephonyServices) {
         querystring: Type.Object({
           phoneNumberId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
           before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-          limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'At most this many messages (default 50)' })),
         }),
         response: { 200: ok(Type.Array(SmsMessage), 'Your messages, newest first', [smsMessageExample]) },
       },
     },
-    async (request) => sms.list(request.auth!.userId, request.query),
+    async (request) => sms.list(request.auth!.userId, { ...request.query, limit: request.query.limit ?? 50 }),
   );
 
   app.get(
@@ -82,7 +82,8 @@ export async function smsRoutes(app: App, telephony: TelephonyServices) {
           operationId: 'twilioSmsStatusCallback',
           summary: 'Twilio status callback for a message (called by the provider)',
           description:
-            'Checked before anything else: `X-Twilio-Signature` (HMAC-SHA1 with the provider\'s auth token over PUBLIC_URL plus the request URI as received and the sorted parameters); a bad signature is 400 `invalid_signature` and changes nothing. Each status is recorded once per message (repeats are no-ops) and emitted as an `sms_status` event.',
+            `Checked before anything else: ${twilioSignatureDoc}` +
+            '; a bad signature is 400 `invalid_signature` and changes nothing. Each status is recorded once per message (repeats are no-ops) and emitted as an `sms_status` event.',
           params: IdParams,
           headers: Type.Object({ 'x-twilio-signature': Type.Optional(Type.String()) }),
           body: StatusCallbackBody,

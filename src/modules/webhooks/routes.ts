@@ -65,7 +65,7 @@ export function webhookRoutes(app: App, services: Services) {
         operationId: 'listWebhookDeliveries',
         summary: 'Your most recent webhook deliveries and how they went, newest first',
         description: 'For finding out why a receiver did not get something: each delivery with its attempts, the last answer or error, and when a pending one is tried next.',
-        querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }) }),
+        querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'At most this many deliveries (default 50)' })) }),
         response: {
           200: Type.Array(Delivery, {
             description: 'Deliveries, newest first',
@@ -75,7 +75,7 @@ export function webhookRoutes(app: App, services: Services) {
         },
       },
     },
-    async (request) => webhooks.listDeliveries(request.auth!.userId, request.query.limit),
+    async (request) => webhooks.listDeliveries(request.auth!.userId, request.query.limit ?? 50),
   );
 
   app.post(

@@ -9,6 +9,7 @@ import { signWebhook } from '../../../src/lib/standard-webhooks.js';
 import { STALLED_AFTER_MS } from '../../../src/modules/calls/service.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { bearer, createFundedUser } from '../../support/factories.js';
+import { eventPayloadErrors } from '../../support/event-schemas.js';
 import { type WebhookReceiver, startWebhookReceiver } from '../../support/webhook-receiver.js';
 import { eventually, stream } from '../events/support.js';
 import { AUDIO_SECRET, CountingUsage, assembledCall, callConfig, callRecords, callServicesWith } from './support.js';
@@ -53,6 +54,8 @@ describe('a sandbox call from start to completed', () => {
     const payloads = events.map((e) => JSON.parse(e.data));
     expect(events.every((e) => e.event === 'call_status')).toBe(true);
     expect(payloads.map((p) => p.status)).toEqual(['queued', 'ringing', 'in_progress', 'completed']);
+    // As the document publishes them (CallStatusEvent).
+    for (const payload of payloads) expect(eventPayloadErrors('call_status', payload)).toEqual([]);
     expect(payloads.every((p) => p.session_id === sessionId && !Number.isNaN(Date.parse(p.at)))).toBe(true);
     const completed = payloads[3];
     expect(completed.duration_seconds).toBeGreaterThanOrEqual(1);

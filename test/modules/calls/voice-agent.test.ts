@@ -14,6 +14,7 @@ import { OfflineCallerVoice } from '../../../src/providers/call-speech/offline-c
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { type TestUser, bearer, createFundedUser } from '../../support/factories.js';
 import { type DeepgramFake, startDeepgramFake } from '../../support/deepgram-fake.js';
+import { loggedEventErrors } from '../../support/event-schemas.js';
 import { multipartForm } from '../../support/multipart.js';
 import { type OpenAiFake, startOpenAiFake, textAnswer, toolCallAnswer } from '../../support/openai-fake.js';
 import { registerServer, signPayload } from '../../support/signed-payloads.js';
@@ -214,6 +215,10 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     expect(view.transcript).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'caller', text: 'What are your opening hours?' })]));
     expect(view.transcript).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'agent', interrupted: true })]));
     expect(view.toolCalls).toEqual([expect.objectContaining({ name: 'search_knowledge', arguments: { query: 'opening hours' }, result: { matches: [expect.objectContaining({ text: expect.stringContaining('Monday to Friday') })] } })]);
+    // Every event the call produced (call_status, call_transcript, …) is as the document publishes it.
+    const logged = await loggedEventErrors(t.database.db, user.id);
+    expect(logged.types).toEqual(expect.arrayContaining(['call_status', 'call_transcript']));
+    expect(logged.errors).toEqual([]);
     const answer = view.transcript.find((l: { role: string; latency?: unknown }) => l.role === 'agent' && l.latency);
     expect(answer.latency).toMatchObject({ totalMs: expect.any(Number), overheadMs: expect.any(Number) });
     // The same latencies reach /metrics, per stage.

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { bearer, createVerifiedUser } from '../../support/factories.js';
-import { emit, eventually, sleep, stream } from './support.js';
+import { openSse } from '../../support/sse-client.js';
+import { emit, eventually, originOf, sleep, stream } from './support.js';
 
 const defaults = loadConfig({ NODE_ENV: 'test' }).events;
 let t: TestApp;
@@ -99,6 +100,18 @@ describe('event stream limits', () => {
     expect(sse.isEnded()).toBe(false);
     const del = await t.app.inject({ method: 'DELETE', url: `/api/api-keys/${id}`, headers: bearer(user.token) });
     expect(del.statusCode).toBe(204);
+    await sse.ended;
+    expect(t.services.eventStreams.broker.subscriberCount(user.id)).toBe(0);
+  });
+
+  it('ends a stream opened with a ticket when the session that asked for the ticket ends', async () => {
+    const user = await createVerifiedUser(t);
+    const { ticket } = (await t.app.inject({ method: 'POST', url: '/api/events/ticket', headers: bearer(user.token) })).json();
+    const sse = await openSse(`${await originOf(t)}/api/events/all?ticket=${encodeURIComponent(ticket)}`);
+    expect(sse.status).toBe(200);
+    await sleep(250);
+    expect(sse.isEnded()).toBe(false);
+    expect((await t.app.inject({ method: 'GET', url: '/api/auth/logout', headers: bearer(user.token) })).statusCode).toBe(200);
     await sse.ended;
     expect(t.services.eventStreams.broker.subscriberCount(user.id)).toBe(0);
   });

@@ -46,6 +46,19 @@ describe('event selection', () => {
     expect(matches({ type: ['calls', 'contacts'], related_id: 'r' }, { type: 'contacts', related_id: 's' })).toBe(false);
   });
 
+  it('lets object_id match the id of object_created (the documented ?object_id=0193* follows an object from its creation on)', () => {
+    const typed = (type: string, payload: unknown) => new StreamEvent({ id: 1, user_id: 'u', type, payload: JSON.stringify(payload), created_at: 0 });
+    const selection = (query: Record<string, unknown>) => ({ types: null, filters: parseFilters(query) });
+    expect(matchesPayload(selection({ object_id: '0193*' }), typed('object_created', { id: '0193abc', key_id: 'k' }))).toBe(true);
+    expect(matchesPayload(selection({ object_id: '0193abc' }), typed('object_created', { id: '0193abc', key_id: 'k' }))).toBe(true);
+    expect(matchesPayload(selection({ object_id: '0193*' }), typed('object_created', { id: 'x0193', key_id: 'k' }))).toBe(false);
+    expect(matchesPayload(selection({ object_id: '0193*' }), typed('object_updated', { object_id: '0193abc' }))).toBe(true);
+    // Only object_created: another payload's `id` is not its object.
+    expect(matchesPayload(selection({ object_id: '0193*' }), typed('publish', { id: '0193abc' }))).toBe(false);
+    // The ticket is not a filter either.
+    expect(matchesPayload(selection({ ticket: 'abc' }), typed('publish', { type: 'calls' }))).toBe(true);
+  });
+
   it('ignores lastEventId and refuses unusable filters', () => {
     expect(parseFilters({ lastEventId: '5', type: 'calls' }).map((f) => f.field)).toEqual(['type']);
     expect(() => parseFilters({ 'bad field': 'x' })).toThrow(/field name/);

@@ -7,6 +7,7 @@ import { defaultRateLimits } from '../../../src/config.js';
 import { sandboxTwilioToken } from '../../../src/providers/index.js';
 import { type TestUser, createVerifiedUser } from '../../support/factories.js';
 import { relaxedIpLimits } from '../../support/app.js';
+import { eventPayloadErrors } from '../../support/event-schemas.js';
 import { type TelephonyTestApp, buyNumber, createTelephonyApp, eventually, json } from './helpers.js';
 
 let t: TelephonyTestApp;
@@ -24,8 +25,12 @@ afterAll(() => t.close());
 
 const send = (user: TestUser, body: Record<string, unknown>, headers: Record<string, string> = {}) => json(t, 'POST', '/api/sms/messages', user, body, headers);
 const message = (user: TestUser, id: string) => json(t, 'GET', `/api/sms/messages/${id}`, user);
-const smsEvents = async (userId: string) =>
-  (await t.database.db.selectFrom('events').selectAll().where('user_id', '=', userId).where('type', '=', 'sms_status').orderBy('id').execute()).map((e) => JSON.parse(String(e.payload)));
+/** The user's sms_status payloads, each checked against the schema the document publishes (SmsStatusEvent). */
+const smsEvents = async (userId: string) => {
+  const payloads = (await t.database.db.selectFrom('events').selectAll().where('user_id', '=', userId).where('type', '=', 'sms_status').orderBy('id').execute()).map((e) => JSON.parse(String(e.payload)));
+  for (const payload of payloads) expect(eventPayloadErrors('sms_status', payload)).toEqual([]);
+  return payloads;
+};
 
 /** Posts a status callback to the service, signed with `token` (the sandbox's by default) by the twilio package. */
 async function callback(id: string, params: Record<string, string>, token = sandboxTwilioToken(t.secrets.masterKey), signature?: string) {
