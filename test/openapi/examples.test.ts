@@ -77,8 +77,8 @@ describe('documented examples under closed schemas', () => {
               if (!validate(value)) failures.push(`${method.toUpperCase()} ${path} ${status} ${type} ${name}: ${ajv.errorsText(validate.errors)}`);
             }
           }
-          // 204s and redirects have no body to show; pages and files (HTML, audio) are not JSON answers a client parses.
-          if ((status.startsWith('2') || status.startsWith('3')) && !response.content?.['application/json'] && !response.content?.['text/event-stream']) successShown = true;
+          // 204s, redirects and a WebSocket's 101 have no body to show; pages and files (HTML, audio) are not JSON answers a client parses.
+          if ((status === '101' || status.startsWith('2') || status.startsWith('3')) && !response.content?.['application/json'] && !response.content?.['text/event-stream']) successShown = true;
         }
         if (!successShown) withoutSuccessExample.push(`${method.toUpperCase()} ${path}`);
       }
