@@ -197,7 +197,7 @@ export class AudioSink {
       }
       if (this.timelineStart + this.framesOnTimeline * FRAME_MS > now + this.leadMs) break;
       this.queue.shift();
-      this.sendFrame(head, now);
+      this.sendFrame(head, now, fromTimer);
     }
     if (this.queue.length) {
       const due = this.timelineStart + this.framesOnTimeline * FRAME_MS - this.leadMs;
@@ -208,11 +208,13 @@ export class AudioSink {
     } else this.armAckTimeout();
   }
 
-  private sendFrame(item: Extract<QueueItem, { kind: 'frame' }>, now: number) {
+  private sendFrame(item: Extract<QueueItem, { kind: 'frame' }>, now: number, fromTimer: boolean) {
     const state = this.segments.get(item.segment)!;
     // A frame is due `leadMs` before its slot, but never before its timeline began (the first frames go at once).
+    // Only a timer can send a frame late: one sent as its audio arrives went the moment it existed (a voice
+    // slower than real time eats into the lead, which is the voice's delay, not the pacing's).
     const slot = this.timelineStart + this.framesOnTimeline * FRAME_MS;
-    this.options.onFrameLateness?.(Math.max(0, now - Math.max(this.timelineStart, slot - this.leadMs)));
+    this.options.onFrameLateness?.(fromTimer ? Math.max(0, now - Math.max(this.timelineStart, slot - this.leadMs)) : 0);
     this.transport.sendAudio(item.samples);
     this.sendTimes.push(now);
     this.options.recording?.writeAgent(item.samples, Math.max(now, this.timelineStart + this.framesOnTimeline * FRAME_MS));

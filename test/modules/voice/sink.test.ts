@@ -52,6 +52,19 @@ describe('AudioSink', () => {
     expect(lateness).toEqual([0, 0, 0, 0, 0]);
   });
 
+  it('does not count as late a frame sent the moment its audio arrived (a voice just keeping up eats into the lead)', async () => {
+    const lateness: number[] = [];
+    const { sink, clock } = await setup(new ManualClock(0), { onFrameLateness: (ms: number) => lateness.push(ms) });
+    const segment = sink.startSegment();
+    // The voice delivers 20 ms of audio every 20 ms, just in time: each frame's due time (its slot less the lead) has passed when it arrives.
+    for (let i = 0; i < 20; i++) {
+      sink.write(segment, tone(160));
+      clock.advance(20);
+    }
+    expect(lateness.length).toBeGreaterThan(15);
+    expect(lateness.every((ms) => ms === 0)).toBe(true);
+  });
+
   it('counts played time only from echoed marks, per segment, and reports speaking until the last mark', async () => {
     const { socket, sink, clock } = await setup();
     const speaking: boolean[] = [];
