@@ -5,7 +5,6 @@
 // sandbox Calendly), a signed call, and waiting for a call's end.
 import { createServer } from 'node:net';
 import { expect, vi } from 'vitest';
-import { ManualClock, type Timer } from '../../../src/lib/clock.js';
 import { newId } from '../../../src/lib/ids.js';
 import { installedCallerSynthesizers } from '../../../src/providers/call-speech/offline-caller.js';
 import { createPocketsphinxSpeechToText } from '../../../src/providers/speech-to-text/pocketsphinx.js';
@@ -15,17 +14,9 @@ import { type TestUser, bearer, createFundedUser } from '../../support/factories
 import { multipartForm } from '../../support/multipart.js';
 import { registerServer, signPayload } from '../../support/signed-payloads.js';
 import { callConfig } from './support.js';
+import { WallClock } from '../../support/wall-clock.js';
 
-/** Real time: the sandbox caller speaks at the wall clock's pace. */
-export class WallClock extends ManualClock {
-  override now() {
-    return Date.now();
-  }
-  override setTimeout(fn: () => void, ms: number): Timer {
-    const handle = setTimeout(fn, Math.max(0, ms));
-    return { cancel: () => clearTimeout(handle) };
-  }
-}
+export { WallClock };
 
 export const canSpeak = installedCallerSynthesizers().length > 0;
 export const pocketsphinx = createPocketsphinxSpeechToText() !== null;
@@ -121,4 +112,16 @@ export function channelRms(wav: Buffer, channel: 0 | 1): number {
     n++;
   }
   return Math.sqrt(sum / Math.max(1, n));
+}
+
+/** The call's recording: a two-channel 8 kHz WAV of more than 10 s, with speech on both channels (the caller left, the agent right). */
+export async function expectTwoVoiceRecording(t: TestApp, user: TestUser, sessionId: string, recordingUrl: string | undefined): Promise<void> {
+  expect(recordingUrl).toBe(`/api/calls/${sessionId}/recording`);
+  const wav = await t.app.inject({ method: 'GET', url: recordingUrl!, headers: bearer(user.token) });
+  expect(wav.statusCode).toBe(200);
+  expect(wav.rawPayload.readUInt16LE(22)).toBe(2);
+  expect(wav.rawPayload.readUInt32LE(24)).toBe(8000);
+  expect(wav.rawPayload.length).toBeGreaterThan(8000 * 4 * 10);
+  expect(channelRms(wav.rawPayload, 0)).toBeGreaterThan(200);
+  expect(channelRms(wav.rawPayload, 1)).toBeGreaterThan(200);
 }

@@ -4,21 +4,12 @@
 // keeps every message it was sent.
 import { expect, vi } from 'vitest';
 import WebSocket from 'ws';
-import { ManualClock, type Timer } from '../../../src/lib/clock.js';
 import type { TestApp } from '../../support/app.js';
 import { type TestUser, bearer } from '../../support/factories.js';
 import { multipartForm } from '../../support/multipart.js';
+import { WallClock } from '../../support/wall-clock.js';
 
-/** Real time: audio is paced by the wall clock, as a browser paces it. */
-export class WallClock extends ManualClock {
-  override now() {
-    return Date.now();
-  }
-  override setTimeout(fn: () => void, ms: number): Timer {
-    const handle = setTimeout(fn, Math.max(0, ms));
-    return { cancel: () => clearTimeout(handle) };
-  }
-}
+export { WallClock };
 
 export type WebMessage = { type: string; role?: string; text?: string; final?: boolean; name?: string; arguments?: unknown; result?: unknown; reason?: string };
 

@@ -3,10 +3,10 @@
 // with latency, tool calls) and the two-channel recording as the record's
 // child; a settled charge when it was paid.
 import { encodeWav } from '../../../src/lib/audio.js';
-import { ManualClock, type Timer } from '../../../src/lib/clock.js';
 import { newId } from '../../../src/lib/ids.js';
 import type { TestApp } from '../../support/app.js';
 import type { TestUser } from '../../support/factories.js';
+import { WallClock } from '../../support/wall-clock.js';
 
 export const seededTranscript = [
   { role: 'agent', text: 'Hello, this is Amy from the clinic.', startMs: 120, endMs: 2300 },
@@ -81,13 +81,4 @@ export async function seedCall(t: TestApp, user: TestUser, call: SeededCall = {}
   return id;
 }
 
-/** Real time: a web call's audio is paced by the wall clock. */
-export class WallClock extends ManualClock {
-  override now() {
-    return Date.now();
-  }
-  override setTimeout(fn: () => void, ms: number): Timer {
-    const handle = setTimeout(fn, Math.max(0, ms));
-    return { cancel: () => clearTimeout(handle) };
-  }
-}
+export { WallClock };
