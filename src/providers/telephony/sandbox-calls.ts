@@ -185,15 +185,20 @@ class SimulatedCall implements SimulatedCaller {
       // Anything else (a refusal: `<Say>` then `<Hangup/>`) is spoken to the caller, and the call is over.
       if (!stream) return await this.end();
       this.answeredAt = Date.now();
-      await this.connect(stream.url, stream.parameters);
-      void this.pump();
-      await this.converse();
-      await this.end();
+      await this.talk(stream);
     } catch {
       await this.end();
     } finally {
       this.finished();
     }
+  }
+
+  /** Answered: opens the media stream the TwiML names, and the simulated caller talks until the call ends. */
+  private async talk(stream: NonNullable<ReturnType<typeof parseStreamTwiml>>): Promise<void> {
+    await this.connect(stream.url, stream.parameters);
+    void this.pump();
+    await this.converse();
+    await this.end();
   }
 
   async run(): Promise<void> {
@@ -218,10 +223,7 @@ class SimulatedCall implements SimulatedCaller {
       await this.status('in-progress');
       const stream = parseStreamTwiml(this.request.twiml ?? '');
       if (!stream || this.ended) return this.end();
-      await this.connect(stream.url, stream.parameters);
-      void this.pump();
-      await this.converse();
-      await this.end();
+      await this.talk(stream);
     } catch {
       await this.end();
     } finally {
