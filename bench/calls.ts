@@ -17,13 +17,13 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { defaultRateLimits, loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import type { AssembledCall } from '../src/providers/audio/interface.js';
 import { forkTs, request as ask, stop } from './lib/proc.js';
+import { createBenchSchema } from './lib/pg-schema.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
@@ -46,19 +46,8 @@ const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'wsapi-bench-calls-'));
-  let schema: string | null = null;
-  const databaseUrl = backend === 'postgres' ? process.env.DATABASE_URL : undefined;
-  if (backend === 'postgres' && !databaseUrl) throw new Error('--backend=postgres needs DATABASE_URL');
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: databaseUrl });
-    await client.connect();
-    await client.query(sql);
-    await client.end();
-  };
-  if (databaseUrl) {
-    schema = `bench_calls_${randomBytes(4).toString('hex')}`;
-    await admin(`create schema ${schema}`);
-  }
+  const pgSchema = await createBenchSchema(backend, 'bench_calls');
+  const { databaseUrl, schema } = pgSchema;
   mkdirSync(dir, { recursive: true });
 
   const config = {
@@ -175,7 +164,7 @@ async function main() {
     }
     await app.close();
     await database.close();
-    if (schema) await admin(`drop schema ${schema} cascade`);
+    await pgSchema.drop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -17,7 +17,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { newId } from '../src/lib/ids.js';
@@ -30,6 +29,7 @@ import { startTwilioFake } from '../test/support/twilio-fake.js';
 import type { SeededUser } from './seed.js';
 import { ROOT, cpuSeconds, forkTs, freePort, killAll, request, rssMb, sleep, stop, watchRss } from './lib/proc.js';
 import { startRealServer } from './lib/server.js';
+import { createBenchSchema } from './lib/pg-schema.js';
 import type { CallerResult } from './workers/voice-callers.js';
 
 const args = process.argv.slice(2);
@@ -139,23 +139,8 @@ async function main() {
   openai.chatScripts.length = 0;
 
   const dir = mkdtempSync(join(tmpdir(), 'wsapi-bench-voice-'));
-  let schema: string | null = null;
-  const databaseUrl = backend === 'postgres' ? process.env.DATABASE_URL : undefined;
-  if (backend === 'postgres' && !databaseUrl) throw new Error('--backend=postgres needs DATABASE_URL');
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: databaseUrl });
-    await client.connect();
-    await client.query(sql);
-    await client.end();
-  };
-  const dbEnv: Record<string, string> = {};
-  if (databaseUrl) {
-    schema = `bench_voice_${randomBytes(4).toString('hex')}`;
-    await admin(`create schema ${schema}`);
-    const withSchema = new URL(databaseUrl);
-    withSchema.searchParams.set('options', `-c search_path=${schema}`);
-    dbEnv.DATABASE_URL = withSchema.toString();
-  }
+  const pgSchema = await createBenchSchema(backend, 'bench_voice');
+  const dbEnv: Record<string, string> = pgSchema.urlWithSchema ? { DATABASE_URL: pgSchema.urlWithSchema } : {};
   const secrets = { MASTER_KEY: randomBytes(32).toString('base64'), JWT_SECRET: randomBytes(48).toString('base64url') };
   const total = LEVELS.reduce((a, b) => a + b, 0);
   const port = await freePort();
@@ -317,7 +302,7 @@ async function main() {
     await server.stop();
     await database.close();
     await Promise.all([twilio.close(), deepgram.close(), openai.close(), eleven.close()]);
-    if (schema) await admin(`drop schema ${schema} cascade`).catch(() => {});
+    await pgSchema.drop().catch(() => {});
     rmSync(dir, { recursive: true, force: true });
   }
 
