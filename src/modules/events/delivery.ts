@@ -103,17 +103,19 @@ export class LiveFeed implements Flushable {
 }
 
 /**
- * Coalesces writes: a stream that has not written for the window writes at the
- * end of the broker's batch; one that has waits until the window has passed
- * since its last write, and everything that arrived meanwhile goes out as one
- * write (one syscall instead of one per event). Streams at the same position
- * share the concatenated Buffer (JoinCache). One timer for the whole instance.
+ * Coalesces writes, per live feed: a feed that has not written for the window
+ * writes at the end of the broker's batch; one that has waits until the window
+ * has passed since its last write, and everything that arrived meanwhile goes
+ * out as one write per member stream (one syscall instead of one per event),
+ * all members writing the same joined Buffer. One timer for the whole instance;
+ * it also keeps the registry of live feeds.
  *
  * Under load the window widens to twice the time a full pass of writes took
  * (up to maxWindowMs): with thousands of streams, each write costs a syscall,
  * and a fixed window would have the instance writing all the time, falling
- * further behind. A pass yields to the event loop every sliceMs so requests
- * (the writes that create the events) are not held up behind it.
+ * further behind. A pass yields to the event loop every sliceMs (inside a
+ * feed's flush too) so requests (the writes that create the events) are not
+ * held up behind it.
  */
 export class WriteScheduler {
   private readonly dirty = new Set<Flushable>();
