@@ -2,9 +2,11 @@
 // has already passed (a user's events reach it in increasing id order), so
 // nothing is missed or sent twice across the replay/live boundary.
 //
-// Live: events the broker delivers wait in `pending` until the write scheduler
-// flushes them (at once when the stream has been quiet, else after a short
-// window, all in one write).
+// Live: the stream is a member of its user's and selection's live feed (one
+// per instance, shared by every stream with that selection): the broker hands
+// each event to the feed once, and the write scheduler flushes the feed (at
+// once when it has been quiet, else after a short window), every member writing
+// the same joined frames in one write.
 //
 // Catching up (at open, and whenever the stream fell behind): live events are
 // not kept; the stream reads what it has not sent from the broker's recent
@@ -20,7 +22,7 @@
 // queueing catches up once the client has read its backlog; a client that does
 // not drain within slowClientTimeoutMs is ended and resumes with Last-Event-ID.
 import type { EventSubscriber } from './broker.js';
-import type { BufferBudget, Flushable, JoinCache, Slots, WriteScheduler } from './delivery.js';
+import type { BufferBudget, FeedMember, JoinCache, LiveFeed, Slots, WriteScheduler } from './delivery.js';
 import type { RecentEvents } from './recent.js';
 import { type EventSelection, matchesPayload, matchesType, selectionKey } from './selection.js';
 import type { EventStore } from './store.js';
@@ -74,11 +76,13 @@ export interface DeliveryContext {
 
 export type CloseReason = 'client' | 'slow' | 'shutdown' | 'unauthorized' | 'error';
 
-export class EventConnection implements EventSubscriber, Flushable {
+export class EventConnection implements EventSubscriber, FeedMember {
   private state: 'opened' | 'catching-up' | 'live' | 'closed' = 'opened';
   /** Everything of this user up to this id is handled (sent, or filtered out). */
   private lastId: number;
-  private pending: StreamEvent[] = [];
+  /** This stream's user and selection on this instance: the broker delivers to it, once for all its streams. */
+  readonly feed: LiveFeed;
+  private readonly releaseFeed: () => void;
   lastWriteAt = -Infinity;
   /** The recent events' epoch in which this stream knows they hold everything it has not sent; -1: not known. */
   private syncedEpoch = -1;
@@ -106,6 +110,9 @@ export class EventConnection implements EventSubscriber, Flushable {
     this.options = context.options;
     this.selectionKey = selectionKey(selection);
     this.joinGroup = `${userId}\u0000${this.selectionKey}`;
+    const joins = context.joins;
+    const group = this.joinGroup;
+    ({ feed: this.feed, release: this.releaseFeed } = context.scheduler.holdFeed(userId, group, (events) => joins.get(events, group)));
   }
 
   get isClosed(): boolean {
@@ -125,13 +132,13 @@ export class EventConnection implements EventSubscriber, Flushable {
     return matchesType(this.selection, event.type) && matchesPayload(this.selection, event);
   }
 
-  /** Live: queued for the scheduler. Otherwise dropped: the catch-up reads it from the recent events (or the log). */
+  /**
+   * The broker hands events to `feed`, once for all its streams; this is the
+   * same for a caller that does not know feeds (the feed drops what it has).
+   * Streams not live are not in the feed: the catch-up reads the recent events (or the log).
+   */
   deliver(event: StreamEvent): void {
-    if (this.state !== 'live' || event.id <= this.lastId) return;
-    // Never out of order (Last-Event-ID would then repeat events): one user's events arrive in id order.
-    if (this.pending.length && event.id <= this.pending[this.pending.length - 1].id) return;
-    this.pending.push(event);
-    if (this.pending.length === 1) this.context.scheduler.mark(this);
+    if (this.state === 'live') this.feed.deliver(event);
   }
 
   /** Starts writing to the client: preamble, replay after the start id, then live events. */
@@ -154,31 +161,35 @@ export class EventConnection implements EventSubscriber, Flushable {
     if (this.state === 'closed') return;
     this.state = 'closed';
     this.unsubscribe();
-    this.context.scheduler.forget(this);
+    this.feed.leave(this);
+    this.releaseFeed();
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
-    this.pending = [];
     this.account(0);
     // A slow client's queued bytes go with its socket; it resumes with Last-Event-ID.
     this.sink?.end(reason !== 'slow' && reason !== 'error');
     for (const listener of this.closeListeners) listener(reason);
   }
 
-  /** Called by the scheduler: one write for everything pending, unless the client is behind. */
-  flush(now: number): void {
-    const pending = this.pending;
-    this.pending = [];
-    if (this.state !== 'live' || pending.length === 0) return;
+  /**
+   * Called by the feed's flush: one write for the events of the round this
+   * stream has not sent, unless its client is behind. Streams at the same
+   * position (nearly always all of them) write the feed's one joined Buffer.
+   */
+  flushFeed(events: readonly StreamEvent[], frames: Frames, now: number): void {
+    if (this.state !== 'live') return;
+    let from = 0;
+    while (from < events.length && events[from].id <= this.lastId) from += 1; // sent by the catch-up that made it live
+    if (from === events.length) return;
     if (this.overLimit()) {
       // Behind: these and later events come from the recent events (or the log) once the client has read.
       void this.catchUp();
       return;
     }
-    // Streams at the same position write the same concatenation.
-    const frames = this.context.joins.get(pending, this.joinGroup);
-    this.lastId = pending[pending.length - 1].id;
+    const own = from === 0 ? frames : this.context.joins.get(events.slice(from), this.joinGroup);
+    this.lastId = events[events.length - 1].id;
     this.lastWriteAt = now;
-    this.sink!.write(frames);
+    this.sink!.write(own);
     this.account(this.sink!.bufferedBytes);
   }
 
@@ -199,8 +210,7 @@ export class EventConnection implements EventSubscriber, Flushable {
   private async catchUp(): Promise<void> {
     if (this.state === 'closed' || this.state === 'catching-up') return;
     this.state = 'catching-up';
-    this.pending = [];
-    this.context.scheduler.forget(this);
+    this.feed.leave(this);
     const { recent } = this.context;
     try {
       for (;;) {
@@ -231,6 +241,7 @@ export class EventConnection implements EventSubscriber, Flushable {
           continue;
         }
         this.state = 'live';
+        this.feed.enter(this);
         return;
       }
     } catch {

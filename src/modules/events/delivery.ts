@@ -1,30 +1,121 @@
 // What the streams of one instance share for delivery: the write scheduler
-// (coalescing), the bound on everyone's queued bytes, and the slots for log
-// replays. See docs/decisions/events.md ("Delivery at scale").
-import type { Frames } from './stream-event.js';
+// (coalescing), the live feeds (one per user and selection: each event is
+// queued and framed once, not once per stream), the bound on everyone's queued
+// bytes, and the slots for log replays. See docs/decisions/events.md
+// ("Delivery at scale").
+import type { Frames, StreamEvent } from './stream-event.js';
 
 export { Slots } from '../../lib/slots.js';
 
-/** A stream with frames waiting to be written. */
+/** Something with frames waiting to be written (a live feed). */
 export interface Flushable {
-  /** When this stream last wrote frames (performance.now()). */
+  /** When it last wrote (performance.now()); -Infinity while a write pass over it is unfinished. */
   readonly lastWriteAt: number;
-  /** Writes what is pending. */
-  flush(now: number): void;
+  /** Writes what is pending; false when it stopped at `until` (performance.now()) and must be called again. */
+  flush(now: number, until: number): boolean | void;
+}
+
+/** A live stream of a feed. */
+export interface FeedMember {
+  /**
+   * Writes the round's events it has not sent (ids above its position; the
+   * round is in id order), or leaves the feed when its client is behind.
+   * `frames` is every event of the round, joined once for all members.
+   */
+  flushFeed(events: readonly StreamEvent[], frames: Frames, now: number): void;
 }
 
 /**
- * Coalesces writes: a stream that has not written for the window writes at the
- * end of the broker's batch; one that has waits until the window has passed
- * since its last write, and everything that arrived meanwhile goes out as one
- * write (one syscall instead of one per event). Streams at the same position
- * share the concatenated Buffer (JoinCache). One timer for the whole instance.
+ * The live streams of one user and one selection on this instance. The broker
+ * hands each accepted event to the feed once (not to each stream); the
+ * scheduler flushes the feed as one unit: every member writes the same joined
+ * Buffer, in one write each. Only live streams are members: one that is
+ * catching up (opening, or fell behind) leaves, and reads what it missed from
+ * the recent events, where every event is before it reaches a feed. So the
+ * feed holds events only until its next flush (one window), whatever its
+ * members' clients do.
+ */
+export class LiveFeed implements Flushable {
+  private events: StreamEvent[] = [];
+  private readonly members = new Set<FeedMember>();
+  /** A flush cut short by the scheduler's time slice: its events, frames and the members still to write. */
+  private round: { events: StreamEvent[]; frames: Frames; members: FeedMember[]; at: number } | null = null;
+  private wroteAt = -Infinity;
+  /** Streams (live or not) holding this feed: it is dropped from the registry at zero. */
+  holders = 0;
+
+  constructor(
+    readonly userId: string,
+    private readonly scheduler: WriteScheduler,
+    private readonly join: (events: readonly StreamEvent[]) => Frames,
+  ) {}
+
+  get lastWriteAt(): number {
+    return this.round ? -Infinity : this.wroteAt;
+  }
+
+  get memberCount(): number {
+    return this.members.size;
+  }
+
+  /** Called by the broker, once per accepted event of this user, in increasing id order. */
+  deliver(event: StreamEvent): void {
+    if (this.members.size === 0 || event.userId !== this.userId) return; // nobody live: a catch-up reads the recent events
+    const last = this.events.length ? this.events[this.events.length - 1].id : 0;
+    if (event.id <= last) return; // never out of order, never twice
+    this.events.push(event);
+    if (this.events.length === 1) this.scheduler.mark(this);
+  }
+
+  /** A stream that went live: it gets every event delivered from now on. */
+  enter(member: FeedMember): void {
+    this.members.add(member);
+  }
+
+  /** A stream that is closing or catching up. */
+  leave(member: FeedMember): void {
+    this.members.delete(member);
+    if (this.members.size === 0 && !this.round) {
+      this.events = [];
+      this.scheduler.forget(this);
+    }
+  }
+
+  flush(now: number, until: number): boolean {
+    if (!this.round) {
+      if (this.events.length === 0) return true;
+      const events = this.events;
+      this.events = [];
+      this.wroteAt = now;
+      this.round = { events, frames: this.join(events), members: [...this.members], at: 0 };
+    }
+    const round = this.round;
+    while (round.at < round.members.length) {
+      const member = round.members[round.at++];
+      // A member that left meanwhile (closed, or behind) is skipped; one that joined reads the round's events from the recent events.
+      if (this.members.has(member)) member.flushFeed(round.events, round.frames, now);
+      if ((round.at & 63) === 0 && round.at < round.members.length && performance.now() > until) return false;
+    }
+    this.round = null;
+    if (this.events.length) this.scheduler.mark(this); // arrived during a cut-short round: the next window
+    return true;
+  }
+}
+
+/**
+ * Coalesces writes, per live feed: a feed that has not written for the window
+ * writes at the end of the broker's batch; one that has waits until the window
+ * has passed since its last write, and everything that arrived meanwhile goes
+ * out as one write per member stream (one syscall instead of one per event),
+ * all members writing the same joined Buffer. One timer for the whole instance;
+ * it also keeps the registry of live feeds.
  *
  * Under load the window widens to twice the time a full pass of writes took
  * (up to maxWindowMs): with thousands of streams, each write costs a syscall,
  * and a fixed window would have the instance writing all the time, falling
- * further behind. A pass yields to the event loop every sliceMs so requests
- * (the writes that create the events) are not held up behind it.
+ * further behind. A pass yields to the event loop every sliceMs (inside a
+ * feed's flush too) so requests (the writes that create the events) are not
+ * held up behind it.
  */
 export class WriteScheduler {
   private readonly dirty = new Set<Flushable>();
@@ -47,6 +138,35 @@ export class WriteScheduler {
     return Math.min(this.maxWindowMs, Math.max(this.windowMs, 2 * this.passMsAverage));
   }
 
+  /** The live feeds, by user and selection (JoinCache group). */
+  private readonly feeds = new Map<string, LiveFeed>();
+
+  /** The feed of one user and selection, created on first use; release() when the stream is done with it. */
+  holdFeed(userId: string, group: string, join: (events: readonly StreamEvent[]) => Frames): { feed: LiveFeed; release: () => void } {
+    let feed = this.feeds.get(group);
+    if (!feed) this.feeds.set(group, (feed = new LiveFeed(userId, this, join)));
+    feed.holders += 1;
+    const held = feed;
+    let released = false;
+    return {
+      feed,
+      release: () => {
+        if (released) return;
+        released = true;
+        held.holders -= 1;
+        if (held.holders === 0 && this.feeds.get(group) === held) {
+          this.feeds.delete(group);
+          this.dirty.delete(held);
+        }
+      },
+    };
+  }
+
+  /** Feeds held by open streams (for tests). */
+  get feedCount(): number {
+    return this.feeds.size;
+  }
+
   mark(stream: Flushable): void {
     this.dirty.add(stream);
   }
@@ -63,14 +183,16 @@ export class WriteScheduler {
     let nextDue = Infinity;
     let now = started;
     let count = 0;
+    const until = started + this.sliceMs;
     for (const stream of this.dirty) {
       const due = stream.lastWriteAt + window;
       if (due <= now) {
         this.dirty.delete(stream);
-        stream.flush(now);
-        if (++count % 64 === 0) {
+        const done = stream.flush(now, until) !== false;
+        if (!done) this.dirty.add(stream); // a feed cut short: it goes on first thing in the next slice
+        if (!done || ++count % 64 === 0) {
           now = performance.now();
-          if (now - started > this.sliceMs) {
+          if (!done || now > until) {
             // Let requests in, then go on with this pass.
             this.passMs += now - started;
             this.continuing = true;
@@ -105,6 +227,7 @@ export class WriteScheduler {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.dirty.clear();
+    this.feeds.clear();
   }
 }
 

@@ -1,0 +1,98 @@
+// The server's CPU per delivered event for one user's N streams at R events/s
+// (issue 26), measured in-process so that it means something on a busy
+// machine: wall-clock latency there is mostly other processes, CPU time per
+// delivery is not. The test app's server (SQLite, or PostgreSQL with
+// DATABASE_URL) runs in this process; the SSE clients are
+// bench/workers/sse-clients.ts in their own process, as in the fan-out bench.
+// Events are recorded and announced the way the data plane does (payload
+// ~1.5 KB, stamped for latency), one per transaction at the given rate.
+//
+//   npx tsx bench/fanout-cpu.ts [--streams=2000] [--rate=100] [--seconds=5]
+// Prints one JSON line: deliveries, server user/system CPU ms, CPU µs per delivery, latency p50/p99 (ms).
+import { type ChildProcess, fork } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { createTestApp } from '../test/support/app.js';
+import { createVerifiedUser } from '../test/support/factories.js';
+import { type Histogram, merge, newHistogram, percentileMs } from './lib/histogram.js';
+import { ROOT } from './lib/proc.js';
+import { STAMP_MAGIC_HEX } from './lib/stamp.js';
+
+const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
+const STREAMS = arg('streams', 2000);
+const RATE = arg('rate', 100);
+const SECONDS = arg('seconds', 5);
+const PER_PROCESS = 2500;
+
+const t = await createTestApp({ env: { EVENTS_MAX_STREAMS_PER_USER: String(Math.max(20, STREAMS)) } });
+await t.app.listen({ port: 0, host: '127.0.0.1' });
+const port = (t.app.server.address() as AddressInfo).port;
+const user = await createVerifiedUser(t);
+
+function ask<T>(child: ChildProcess, message: object, reply: string): Promise<T> {
+  return new Promise((resolve) => {
+    const onMessage = (m: { type: string }) => {
+      if (m.type !== reply) return;
+      child.off('message', onMessage);
+      resolve(m as T);
+    };
+    child.on('message', onMessage);
+    child.send(message);
+  });
+}
+
+const sizes: number[] = [];
+for (let left = STREAMS; left > 0; left -= PER_PROCESS) sizes.push(Math.min(PER_PROCESS, left));
+const clients = sizes.map(() => fork(join(ROOT, 'bench/workers/sse-clients.ts'), [], { cwd: ROOT, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+try {
+  await Promise.all(clients.map((c, i) => ask(c, { type: 'connect', port, path: '/api/events/object_created', subscribers: Array.from({ length: sizes[i] }, () => ({ token: user.token })) }, 'connected')));
+  await new Promise((r) => setTimeout(r, 500));
+  await Promise.all(clients.map((c) => ask(c, { type: 'reset' }, 'reset')));
+
+  const filler = 'ab'.repeat(700);
+  // The stamp as the clients read it: magic, 8 unused hex digits, the send time (ns) as 16.
+  const content = () => `${STAMP_MAGIC_HEX}00000000${process.hrtime.bigint().toString(16).padStart(16, '0')}${filler}`;
+  const total = RATE * SECONDS;
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  for (let i = 0; i < total; i++) {
+    const wait = started + (i * 1000) / RATE - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    await t.database.db.transaction().execute((trx) => t.services.eventRecorder.record(trx, [{ userId: user.id, type: 'object_created', payload: { id: `o${i}`, content: content() } as never }]));
+    t.services.eventRecorder.announce();
+  }
+  const expected = total * STREAMS;
+  let received = 0;
+  const deadline = performance.now() + 30_000;
+  while (performance.now() < deadline) {
+    const stats = await Promise.all(clients.map((c) => ask<{ received: number }>(c, { type: 'stats' }, 'stats')));
+    received = stats.reduce((n, s) => n + s.received, 0);
+    if (received >= expected) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const wallMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  const reports = await Promise.all(clients.map((c) => ask<{ histogram: Histogram; cpuPct: number }>(c, { type: 'report' }, 'report')));
+  const histogram = reports.reduce((h, r) => merge(h, r.histogram), newHistogram());
+  console.log(
+    JSON.stringify({
+      backend: t.database.dialect,
+      streams: STREAMS,
+      rate: RATE,
+      seconds: SECONDS,
+      received,
+      expected,
+      wallMs: Math.round(wallMs),
+      serverUserMs: Math.round(cpu.user / 1000),
+      serverSystemMs: Math.round(cpu.system / 1000),
+      cpuUsPerDelivery: Number(((cpu.user + cpu.system) / Math.max(1, received)).toFixed(2)),
+      p50: percentileMs(histogram, 50),
+      p99: percentileMs(histogram, 99),
+      clientCpuPct: reports.map((r) => r.cpuPct),
+    }),
+  );
+} finally {
+  for (const c of clients) c.kill();
+  await t.close();
+}
+process.exit(0);
