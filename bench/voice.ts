@@ -1,5 +1,6 @@
 // npx tsx bench/voice.ts [--quick] [--concurrency=1,10,50] [--turns=2] [--backend=sqlite|postgres]
-//   [--stt-ms=150] [--llm-ms=300] [--tts-ms=100] [--no-build]   (also: npm run bench -- --only=voice)
+//   [--stt-ms=150] [--llm-ms=300] [--tts-ms=100] [--no-build] [--profile=DIR]   (also: npm run bench -- --only=voice)
+//   --profile=DIR runs the server under node --cpu-prof, keeps the profile in DIR and summarizes the last level's window
 // The built-in voice agent's latency, end to end on real sockets: the real
 // server (node dist/src/main.js) carries POST /api/session/call through Twilio
 // (test/support/twilio-fake.ts), hears through the Deepgram fake, thinks with
@@ -30,6 +31,7 @@ import type { SeededUser } from './seed.js';
 import { ROOT, cpuSeconds, forkTs, freePort, killAll, request, rssMb, sleep, stop, watchRss } from './lib/proc.js';
 import { startRealServer } from './lib/server.js';
 import { createBenchSchema } from './lib/pg-schema.js';
+import { findProfile, summarizeProfile } from './lib/profile.js';
 import type { CallerResult } from './workers/voice-callers.js';
 
 const args = process.argv.slice(2);
@@ -38,6 +40,7 @@ const quick = args.includes('--quick');
 const LEVELS = (flag('concurrency')?.split(',').map(Number) ?? (quick ? [1, 10] : [1, 10, 50])).filter((n) => n > 0);
 const TURNS = Number(flag('turns') ?? 2);
 const backend = flag('backend') ?? 'sqlite';
+const profileDir = flag('profile');
 const DELAYS = { sttMs: Number(flag('stt-ms') ?? 150), llmFirstTokenMs: Number(flag('llm-ms') ?? 300), ttsFirstByteMs: Number(flag('tts-ms') ?? 100) };
 const HARD_LIMIT_MS = (quick ? 240 : 600) * 1000;
 /** The server's end-of-turn wait after a final ending a sentence (VOICE_ENDPOINT_MIN_MS, default). */
@@ -183,7 +186,9 @@ async function main() {
     numbers.push(id);
   }
 
-  const server = await startRealServer({ dataDir: dir, env, port });
+  if (profileDir) mkdirSync(profileDir, { recursive: true });
+  const server = await startRealServer({ dataDir: dir, env, port, ...(profileDir ? { cpuProfDir: profileDir } : {}) });
+  let window: { fromUs: number; toUs: number } | undefined;
   const callers = forkTs('bench/workers/voice-callers.ts');
   const levels: VoiceLevel[] = [];
   const failures: string[] = [];
@@ -217,6 +222,7 @@ async function main() {
       const cpu0 = cpuSeconds(server.pid);
       const buckets0 = await latenessBuckets(server.base);
       const t0 = Date.now();
+      const fromUs = Number(process.hrtime.bigint() / 1000n);
       const runs: Array<{ user: SeededUser; sessionId: string | null; result?: CallerResult; error?: string }> = await Promise.all(
         batch.map(async ({ user, server: srv, numberId, index }) => {
           const jwt = await signPayload(srv, {
@@ -239,6 +245,7 @@ async function main() {
         }),
       );
       const cpu1 = cpuSeconds(server.pid);
+      window = { fromUs, toUs: Number(process.hrtime.bigint() / 1000n) };
       const buckets1 = await latenessBuckets(server.base);
       const rssPeak = rss.peak();
       rss.close();
@@ -305,6 +312,8 @@ async function main() {
     await pgSchema.drop().catch(() => {});
     rmSync(dir, { recursive: true, force: true });
   }
+  const profile = profileDir && window ? summarizeProfile(findProfile(profileDir), 25, window) : undefined;
+  if (profile) writeFileSync(join(profileDir!, 'summary.json'), `${JSON.stringify(profile, null, 2)}\n`);
 
   const top = levels.at(-1);
   const checks = top
@@ -326,6 +335,7 @@ async function main() {
     levels,
     checks,
     failures,
+    ...(profile ? { profile } : {}),
   };
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(join(ROOT, 'bench', 'results', `voice-${backend}.json`), `${JSON.stringify(out, null, 2)}\n`);

@@ -45,7 +45,8 @@ export function mulawToPcm(bytes: Uint8Array): Int16Array {
   return out;
 }
 
-function encodeMulawSample(sample: number): number {
+/** The G.711 μ-law encoding of one linear sample (the reference formula the encode table is built from). */
+export function encodeMulawSample(sample: number): number {
   const sign = sample < 0 ? 0x80 : 0;
   let magnitude = Math.min(sign ? -sample : sample, MULAW_CLIP) + MULAW_BIAS;
   let exponent = 7;
@@ -55,9 +56,24 @@ function encodeMulawSample(sample: number): number {
   return magnitude;
 }
 
+/**
+ * Linear sample → μ-law byte for all 65,536 PCM16 values (64 KB, built once), indexed by the sample's 16 bits
+ * (`sample & 0xffff`): every caller frame (to the recogniser) and agent frame (to Twilio) is encoded, and a table
+ * read is a fraction of the formula's loop.
+ */
+export const MULAW_ENCODE = (() => {
+  const table = new Uint8Array(65536);
+  for (let i = 0; i < 65536; i++) table[i] = encodeMulawSample(i < 32768 ? i : i - 65536);
+  return table;
+})();
+
 export function pcmToMulaw(samples: Int16Array): Uint8Array {
-  const out = new Uint8Array(samples.length);
-  for (let i = 0; i < samples.length; i++) out[i] = encodeMulawSample(samples[i]!);
+  return pcmToMulawInto(samples, new Uint8Array(samples.length));
+}
+
+/** pcmToMulaw into a given buffer (at least `samples.length` bytes): no allocation per frame. */
+export function pcmToMulawInto<T extends Uint8Array>(samples: Int16Array, out: T): T {
+  for (let i = 0; i < samples.length; i++) out[i] = MULAW_ENCODE[samples[i]! & 0xffff]!;
   return out;
 }
 

@@ -40,7 +40,8 @@ export function createVoiceAgentProviders(config: VoiceAgentConfig, voice: Voice
   let speechToText: SpeechToText | null = null;
   let sttName = 'none (set DEEPGRAM_API_KEY or STT_URL, or install pocketsphinx)';
   if (config.sttProvider === 'deepgram' && config.deepgram) {
-    speechToText = new DeepgramSpeechToText(config.deepgram);
+    // 60 ms of audio per message: a third of the sends of one per 20 ms frame (DeepgramConfig.chunkMs).
+    speechToText = new DeepgramSpeechToText({ chunkMs: 60, ...config.deepgram });
     sttName = `deepgram (${config.deepgram.apiBase})`;
   } else if (config.sttProvider === 'openai' && config.openaiStt) {
     speechToText = new OpenAiSpeechToText(config.openaiStt);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeWav, encodeWav, mulawToPcm, pcmToMulaw, resample } from '../../src/lib/audio.js';
+import { decodeWav, encodeMulawSample, encodeWav, MULAW_ENCODE, mulawToPcm, pcmToMulaw, pcmToMulawInto, resample } from '../../src/lib/audio.js';
 import { parseWav } from '../support/wav.js';
 
 describe('μ-law', () => {
@@ -10,6 +10,23 @@ describe('μ-law', () => {
     const all = Uint8Array.from({ length: 256 }, (_, i) => i);
     const again = pcmToMulaw(mulawToPcm(all));
     for (let i = 0; i < 256; i++) if (i !== 0x7f) expect(again[i]).toBe(i);
+  });
+  it('encodes through a table equal to the G.711 formula for all 65,536 samples', () => {
+    expect(MULAW_ENCODE.length).toBe(65536);
+    const all = Int16Array.from({ length: 65536 }, (_, i) => i - 32768);
+    const encoded = pcmToMulaw(all);
+    for (let i = 0; i < all.length; i++) {
+      expect(encoded[i]).toBe(encodeMulawSample(all[i]!));
+      expect(MULAW_ENCODE[all[i]! & 0xffff]).toBe(encodeMulawSample(all[i]!));
+    }
+    // The G.711 segment ends, by hand: zero, the clip level, and both signs.
+    expect([0, -1, 32767, -32768, 32635, 100, -100].map(encodeMulawSample)).toEqual([0xff, 0x7f, 0x80, 0x00, 0x80, 0xf2, 0x72]);
+  });
+  it('pcmToMulawInto writes into the given buffer and returns it', () => {
+    const out = Buffer.alloc(4, 0xaa);
+    const samples = Int16Array.from([0, 1000, -1000]);
+    expect(pcmToMulawInto(samples, out)).toBe(out);
+    expect(Array.from(out)).toEqual([...Array.from(pcmToMulaw(samples)), 0xaa]);
   });
   it('keeps a tone within μ-law quantisation error', () => {
     const tone = Int16Array.from({ length: 800 }, (_, i) => Math.round(10_000 * Math.sin((2 * Math.PI * 440 * i) / 8000)));

@@ -82,6 +82,29 @@ describe('DeepgramSpeechToText', () => {
     expect(seen.results.filter((r) => r.final)[1]).toMatchObject({ text: '', final: true });
   });
 
+  it('with chunkMs sends whole chunks of audio per message, and what is held before Finalize', async () => {
+    fake.transcripts.push('I would like to book a meeting.');
+    const stream = open({ endpointingMs: 5000, chunkMs: 60 });
+    const seen = collect(stream);
+    await until(() => fake.connections.length === 1, 5000, 'the connection');
+    await new Promise((r) => setTimeout(r, 50));
+    const speech = concat(tone(500), silence(100));
+    const all = frames(speech);
+    // 600 ms as 30 frames of 20 ms, one write each: 10 messages of 60 ms (480 bytes).
+    for (const frame of all) stream.write(frame);
+    await until(() => fake.connections[0]!.mulaw.length === 4800, 5000, 'the audio');
+    expect(fake.connections[0]!.audioMessages).toEqual(Array(10).fill(480));
+    // One frame more is held (less than a chunk) until the cut, then goes before the Finalize.
+    stream.write(tone(20));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(fake.connections[0]!.mulaw.length).toBe(4800);
+    stream.endUtterance();
+    await until(() => seen.results.some((r) => r.final), 5000, 'the finalized result');
+    expect(fake.connections[0]!.audioMessages).toEqual([...Array(10).fill(480), 160]);
+    expect(Buffer.from(fake.connections[0]!.mulaw)).toEqual(Buffer.from(pcmToMulaw(concat(speech, tone(20)))));
+    expect(fake.connections[0]!.controls).toEqual(['Finalize']);
+  });
+
   it('holds audio and a cut made before the socket opens, and sends them in order once open', async () => {
     fake.transcripts.push('Hello?');
     const stream = open({ endpointingMs: 5000 });

@@ -18,6 +18,8 @@ export interface DeepgramConnection {
   authorization: string | undefined;
   /** The μ-law bytes received, in order. */
   mulaw: number[];
+  /** Sizes of the binary (audio) messages, in order. */
+  audioMessages: number[];
   /** Control messages received (`KeepAlive`, `Finalize`, `CloseStream`), in order. */
   controls: string[];
   /** Every message sent back. */
@@ -86,7 +88,7 @@ export async function startDeepgramFake(): Promise<DeepgramFake> {
     if (req.headers.authorization !== `Token ${apiKey}`) return refuse(401, 'Invalid credentials.');
     const query = Object.fromEntries(url.searchParams);
     if (query.encoding !== 'mulaw' || query.sample_rate !== '8000' || query.channels !== '1') return refuse(400, 'Bad audio options.');
-    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, { query, authorization: req.headers.authorization, mulaw: [], controls: [], sent: [], socket: ws }));
+    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, { query, authorization: req.headers.authorization, mulaw: [], audioMessages: [], controls: [], sent: [], socket: ws }));
   });
 
   function serve(ws: WebSocket, connection: DeepgramConnection): void {
@@ -131,6 +133,7 @@ export async function startDeepgramFake(): Promise<DeepgramFake> {
         return;
       }
       const bytes = data as Buffer;
+      connection.audioMessages.push(bytes.length);
       for (const b of bytes) connection.mulaw.push(b);
       partial.push(...mulawToPcm(bytes));
       while (partial.length >= FRAME) {

@@ -65,10 +65,9 @@ export class CallRecording {
 /** A two-channel WAV (caller left, agent right) of a call's recording. */
 export function recordingWav({ caller, agent }: RecordingChannels): Buffer {
   const length = Math.max(caller.length, agent.length);
+  // Zero-filled: a channel shorter than the other ends in silence.
   const interleaved = new Int16Array(length * 2);
-  for (let i = 0; i < length; i++) {
-    interleaved[i * 2] = caller[i] ?? 0;
-    interleaved[i * 2 + 1] = agent[i] ?? 0;
-  }
+  for (let i = 0, n = caller.length; i < n; i++) interleaved[i * 2] = caller[i]!;
+  for (let i = 0, n = agent.length; i < n; i++) interleaved[i * 2 + 1] = agent[i]!;
   return encodeWav(interleaved, PIPELINE_SAMPLE_RATE, 2);
 }

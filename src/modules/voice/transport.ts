@@ -4,8 +4,8 @@
 // clear, DTMF, the far end going away, and close with a reason. Twilio Media
 // Streams and the browser socket are two framings of this one contract; the
 // session never sees either.
-import { FRAME_SAMPLES_8K, cutFrames, mulawToPcm, pcmToMulaw, resample } from '../../lib/audio.js';
-import { formatClear, formatMark, formatMedia, parseTwilioMessage, TwilioMessageError, type TwilioInbound } from './twilio-codec.js';
+import { FRAME_SAMPLES_8K, cutFrames, mulawToPcm, pcmToMulawInto, resample } from '../../lib/audio.js';
+import { formatClear, formatMark, mediaTemplate, parseTwilioMessage, TwilioMessageError, type TwilioInbound } from './twilio-codec.js';
 
 export interface TransportEvents {
   /**
@@ -74,6 +74,8 @@ abstract class BaseTransport {
 
   /** Cuts caller audio of any length into 160-sample frames, carrying the remainder to the next call. */
   protected pushCallerAudio(samples: Int16Array) {
+    // The usual case (Twilio: one whole frame per message, nothing carried): the frame as it came.
+    if (this.carry.length === 0 && samples.length === FRAME_SAMPLES_8K) return this.emit('audio', samples);
     const { frames, rest } = cutFrames(this.carry, samples);
     this.carry = rest;
     for (const frame of frames) this.emit('audio', frame);
@@ -113,6 +115,9 @@ export class TwilioTransport extends BaseTransport implements Transport {
   readonly callerSampleRate = 8000;
   readonly started: Promise<TwilioStart>;
   private streamSid: string | null = null;
+  private formatMedia: ((mulaw: Uint8Array) => string) | null = null;
+  /** One agent frame's μ-law, reused: its base64 is taken before the next frame is encoded. */
+  private readonly mulaw = Buffer.alloc(FRAME_SAMPLES_8K);
   private resolveStart!: (start: TwilioStart) => void;
   private rejectStart!: (error: Error) => void;
 
@@ -134,7 +139,7 @@ export class TwilioTransport extends BaseTransport implements Transport {
     if (isBinary) return this.invalid(new TwilioMessageError('binary frame'));
     let message: TwilioInbound;
     try {
-      message = parseTwilioMessage(typeof data === 'string' ? data : Buffer.from(data as Buffer).toString('utf8'));
+      message = parseTwilioMessage(typeof data === 'string' ? data : Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8'));
     } catch (error) {
       return this.invalid(error as Error);
     }
@@ -144,6 +149,7 @@ export class TwilioTransport extends BaseTransport implements Transport {
       case 'start':
         if (this.streamSid) return this.invalid(new TwilioMessageError('second start'));
         this.streamSid = message.streamSid;
+        this.formatMedia = mediaTemplate(message.streamSid);
         return this.resolveStart({ streamSid: message.streamSid, callSid: message.callSid, accountSid: message.accountSid, customParameters: message.customParameters });
       case 'media':
         if (!this.streamSid || message.streamSid !== this.streamSid) return this.invalid(new TwilioMessageError('media for another stream'));
@@ -160,7 +166,9 @@ export class TwilioTransport extends BaseTransport implements Transport {
   }
 
   sendAudio(frame: Int16Array) {
-    if (this.streamSid && !this.closed) this.socket.send(formatMedia(this.streamSid, pcmToMulaw(frame)));
+    if (!this.formatMedia || this.closed) return;
+    const mulaw = frame.length <= this.mulaw.length ? pcmToMulawInto(frame, this.mulaw).subarray(0, frame.length) : pcmToMulawInto(frame, Buffer.alloc(frame.length));
+    this.socket.send(this.formatMedia(mulaw));
   }
 
   sendMark(name: string) {

