@@ -4,8 +4,8 @@
 // without it). The main connection turns it off; this worker thread, with its
 // own connection to the same file, checkpoints in the background instead.
 // PASSIVE never waits for readers or writers, so requests are not blocked.
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { sqliteDriverPath } from './load-sqlite.js';
 
 const workerSource = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -43,7 +43,7 @@ export class WalCheckpointer {
   private readonly waiting = new Set<(result: CheckpointResult) => void>();
 
   constructor(file: string, intervalMs = 1000, onError: (message: string) => void = () => {}) {
-    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+    const driver = sqliteDriverPath();
     this.worker = new Worker(workerSource, { eval: true, workerData: { file, intervalMs, driver } });
     this.worker.unref();
     this.worker.on('message', (message: { type: string; result?: CheckpointResult; message?: string }) => {
