@@ -46,9 +46,13 @@ export function sqliteDriverPath(): string {
 /** Exported for tests: requires `driver` with `load` (normally this module's require) and explains a failure. */
 export function requireDriver(driver: SqliteDriver, nodeVersion: string, load: (id: string) => unknown = require): typeof SQLite {
   try {
-    return load(driver.package) as typeof SQLite;
+    const Driver = load(driver.package) as typeof SQLite;
+    // better-sqlite3 12 loads its native binary only when the first database opens: open one here, so a
+    // binary built for another Node.js fails now, with this message, not later as a problem of some file.
+    new Driver(':memory:').close();
+    return Driver;
   } catch (err) {
-    const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    const reason = (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' ').replace(/\.$/, '');
     throw new StartupError(
       `cannot load the SQLite driver ${driver.package} (better-sqlite3 ${driver.major}, the one for Node.js ${nodeVersion}): ${reason}; ` +
         `run npm ci (or npm install) with this Node.js, or npm rebuild ${driver.package} after changing Node.js versions`,

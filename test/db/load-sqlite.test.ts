@@ -51,15 +51,20 @@ describe('the driver on this Node.js', () => {
 
 describe('requireDriver', () => {
   it('turns a driver that cannot load into one StartupError line saying what to do', () => {
-    const built = () => {
-      throw new Error(
-        "The module '/app/node_modules/better-sqlite3/build/Release/better_sqlite3.node'\nwas compiled against a different Node.js version using\nNODE_MODULE_VERSION 115. This version of Node.js requires\nNODE_MODULE_VERSION 127.",
-      );
-    };
-    const attempt = () => requireDriver({ package: 'better-sqlite3', major: 12 }, '20.19.0', built);
+    // better-sqlite3 12 requires fine and fails on the first open when its binary was built for another Node.js.
+    const builtForAnotherNode = () =>
+      class {
+        constructor() {
+          const err = new Error(
+            "The module '/app/node_modules/better-sqlite3/build/Release/better_sqlite3.node'\nwas compiled against a different Node.js version using\nNODE_MODULE_VERSION 115. This version of Node.js requires\nNODE_MODULE_VERSION 127.",
+          );
+          throw Object.assign(err, { code: 'ERR_DLOPEN_FAILED' });
+        }
+      };
+    const attempt = () => requireDriver({ package: 'better-sqlite3', major: 12 }, '20.19.0', builtForAnotherNode);
     expect(attempt).toThrow(StartupError);
     expect(attempt).toThrow(
-      "cannot load the SQLite driver better-sqlite3 (better-sqlite3 12, the one for Node.js 20.19.0): The module '/app/node_modules/better-sqlite3/build/Release/better_sqlite3.node'; run npm ci (or npm install) with this Node.js, or npm rebuild better-sqlite3 after changing Node.js versions",
+      "cannot load the SQLite driver better-sqlite3 (better-sqlite3 12, the one for Node.js 20.19.0): The module '/app/node_modules/better-sqlite3/build/Release/better_sqlite3.node' was compiled against a different Node.js version using NODE_MODULE_VERSION 115. This version of Node.js requires NODE_MODULE_VERSION 127; run npm ci (or npm install) with this Node.js, or npm rebuild better-sqlite3 after changing Node.js versions",
     );
   });
 
@@ -69,6 +74,13 @@ describe('requireDriver', () => {
     };
     expect(() => requireDriver({ package: 'better-sqlite3-napi', major: 13 }, '24.21.0', missing)).toThrow(
       /^cannot load the SQLite driver better-sqlite3-napi \(better-sqlite3 13, the one for Node.js 24.21.0\): Cannot find module 'better-sqlite3-napi'; run npm ci/,
+    );
+  });
+
+  // The real thing: node_modules was installed by Node 20 (this machine, CI), so better-sqlite3 12 is built for it.
+  it.skipIf(sqliteDriverFor(process.versions.node).major !== 13)('on Node 22 and later, 12 (built by the Node 20 install) fails to open: that one-line error, not a crash', () => {
+    expect(() => requireDriver({ package: 'better-sqlite3', major: 12 }, process.versions.node)).toThrow(
+      /^cannot load the SQLite driver better-sqlite3 \(better-sqlite3 12, the one for Node.js [\d.]+\): The module '.*better_sqlite3\.node' was compiled against a different Node.js version using NODE_MODULE_VERSION \d+\. This version of Node.js requires NODE_MODULE_VERSION \d+\. .*; run npm ci/,
     );
   });
 });
