@@ -9,9 +9,9 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import SQLite from 'better-sqlite3';
 import Fastify from 'fastify';
 import pg from 'pg';
+import { loadSqlite } from '../src/db/load-sqlite.js';
 
 interface FloorRow {
   id: string;
@@ -29,7 +29,7 @@ interface FloorStore {
 function sqliteStore(): FloorStore {
   const dataDir = process.env.DATA_DIR!;
   mkdirSync(dataDir, { recursive: true });
-  const db = new SQLite(join(dataDir, 'floor.sqlite'));
+  const db = new (loadSqlite())(join(dataDir, 'floor.sqlite'));
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.exec('create table if not exists objects (id text primary key, key_id text not null, content blob not null, auth_tag blob not null, created_at integer not null)');

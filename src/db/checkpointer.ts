@@ -4,28 +4,29 @@
 // without it). The main connection turns it off; this worker thread, with its
 // own connection to the same file, checkpoints in the background instead.
 // PASSIVE never waits for readers or writers, so requests are not blocked.
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { sqliteDriverPath } from './load-sqlite.js';
 
 const workerSource = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file);
 db.pragma('busy_timeout = 1000');
-const checkpoint = () => {
+// id: the request answered (checkpointNow); null for the timer's own checkpoints.
+const checkpoint = (id) => {
   try {
     const [result] = db.pragma('wal_checkpoint(PASSIVE)');
-    parentPort.postMessage({ type: 'checkpointed', result });
+    parentPort.postMessage({ type: 'checkpointed', result, id });
   } catch (err) {
-    parentPort.postMessage({ type: 'error', message: String(err && err.message || err) });
+    parentPort.postMessage({ type: 'error', message: String(err && err.message || err), id });
   }
 };
-const timer = setInterval(checkpoint, workerData.intervalMs);
+const timer = setInterval(() => checkpoint(null), workerData.intervalMs);
 parentPort.on('message', (message) => {
-  if (message === 'checkpoint') checkpoint();
+  if (message && message.type === 'checkpoint') checkpoint(message.id);
   if (message === 'close') {
     clearInterval(timer);
-    checkpoint();
+    checkpoint(null);
     db.close();
     parentPort.close();
   }
@@ -40,17 +41,19 @@ export interface CheckpointResult {
 
 export class WalCheckpointer {
   private readonly worker: Worker;
-  private readonly waiting = new Set<(result: CheckpointResult) => void>();
+  /** checkpointNow() calls waiting for the answer to their own request (not a timer checkpoint still queued from before it). */
+  private readonly waiting = new Map<number, (result: CheckpointResult) => void>();
+  private lastId = 0;
 
   constructor(file: string, intervalMs = 1000, onError: (message: string) => void = () => {}) {
-    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+    const driver = sqliteDriverPath();
     this.worker = new Worker(workerSource, { eval: true, workerData: { file, intervalMs, driver } });
     this.worker.unref();
-    this.worker.on('message', (message: { type: string; result?: CheckpointResult; message?: string }) => {
+    this.worker.on('message', (message: { type: string; result?: CheckpointResult; message?: string; id: number | null }) => {
       if (message.type === 'error') onError(message.message ?? 'checkpoint failed');
-      if (message.type === 'checkpointed' && message.result) {
-        for (const resolve of this.waiting) resolve(message.result);
-        this.waiting.clear();
+      if (message.type === 'checkpointed' && message.result && message.id !== null) {
+        this.waiting.get(message.id)?.(message.result);
+        this.waiting.delete(message.id);
       }
     });
     this.worker.on('error', (err) => onError(err.message));
@@ -59,8 +62,9 @@ export class WalCheckpointer {
   /** Checkpoints now; resolves with SQLite's answer (frames in the WAL, frames copied). */
   checkpointNow(): Promise<CheckpointResult> {
     return new Promise((resolve) => {
-      this.waiting.add(resolve);
-      this.worker.postMessage('checkpoint');
+      const id = ++this.lastId;
+      this.waiting.set(id, resolve);
+      this.worker.postMessage({ type: 'checkpoint', id });
     });
   }
 

@@ -9,8 +9,9 @@
 // pid is written beside it (`server.pid`) only to name it in the refusal.
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import SQLite from 'better-sqlite3';
+import type SQLite from 'better-sqlite3';
 import { StartupError } from '../startup.js';
+import { loadSqlite } from './load-sqlite.js';
 
 export interface DataDirLock {
   /** Gives the folder up (at shutdown; the end of the process does it too). */
@@ -22,11 +23,13 @@ export function lockDataDir(dataDir: string): DataDirLock {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const lockFile = join(dataDir, 'server.lock');
   const pidFile = join(dataDir, 'server.pid');
+  // Outside the try below: a driver that cannot load says so itself (StartupError), not as a lock-file problem.
+  const Driver = loadSqlite();
   let lock: SQLite.Database;
   try {
     closeSync(openSync(lockFile, 'a', 0o600));
     // timeout 0: a held lock answers SQLITE_BUSY at once instead of being waited for.
-    lock = new SQLite(lockFile, { timeout: 0 });
+    lock = new Driver(lockFile, { timeout: 0 });
     lock.pragma('journal_mode = DELETE');
   } catch (err) {
     throw new StartupError(`cannot open ${lockFile} (DATA_DIR): ${err instanceof Error ? err.message : String(err)}`);

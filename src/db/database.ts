@@ -1,13 +1,15 @@
-// Opens the database named by the config: SQLite (better-sqlite3, WAL) under
+// Opens the database named by the config: SQLite (better-sqlite3, chosen by
+// load-sqlite.ts for the running Node.js; WAL) under
 // DATA_DIR by default, PostgreSQL when DATABASE_URL is set. Both run the same
 // migrations and are used through the same Kysely interface.
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import SQLite from 'better-sqlite3';
+import type SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type pg from 'pg';
 import * as sqliteVec from 'sqlite-vec';
 import { loadPg } from './load-pg.js';
+import { loadSqlite } from './load-sqlite.js';
 import { statementNames } from './prepared.js';
 import { type CheckpointResult, WalCheckpointer } from './checkpointer.js';
 import type { Database } from './schema.js';
@@ -125,7 +127,7 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const file = options.sqliteFile ?? join(options.dataDir, 'workspace.sqlite');
   restrictToOwner(file);
-  const sqlite = new SQLite(file);
+  const sqlite = new (loadSqlite())(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');

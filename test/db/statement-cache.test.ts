@@ -1,10 +1,10 @@
-import SQLite from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { withStatementCache } from '../../src/db/database.js';
+import { loadSqlite } from '../../src/db/load-sqlite.js';
 
 describe('withStatementCache', () => {
   it('reuses a statement per SQL text and keeps at most `capacity`, dropping the least recently used', () => {
-    const sqlite = new SQLite(':memory:');
+    const sqlite = new (loadSqlite())(':memory:');
     const cached = withStatementCache(sqlite, 2);
     const a = cached.prepare('select 1 as v');
     expect(cached.prepare('select 1 as v')).toBe(a);
