@@ -4,7 +4,7 @@ import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import type { AudioProvider } from '../../providers/audio/interface.js';
-import type { DataServices } from '../data/create-services.js';
+import type { StoreRecords } from '../data/store-records.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { WebhookService } from '../webhooks/service.js';
 import { CallChargeStore } from './charge-store.js';
@@ -19,7 +19,7 @@ export interface CallServiceDepsIn {
   eventRecorder: EventRecorder;
   webhooks: WebhookService;
   audio: AudioProvider;
-  data: Pick<DataServices, 'records'>;
+  data: { records: StoreRecords };
   /** Billing's account; null: calls are not charged (tests of other parts only). */
   billing: CallBilling | null;
   /** What calls cost: voice rates (ten-thousandths of a dollar a minute) and limits. */
