@@ -267,6 +267,37 @@ export interface EventStreamConfig {
 }
 
 
+/** The auth area's slice of the configuration: session lifetimes, the addresses its links and redirects may use, and its own rate-limit rules. */
+export interface AuthSettings {
+  publicUrl: string;
+  returnUrlOrigins: string[];
+  sessionTtlSeconds: number;
+  rememberTtlSeconds: number;
+  twoFactorPendingTtlSeconds: number;
+  rateLimits: Pick<
+    RateLimits,
+    | 'registerPerIp'
+    | 'loginPerIp'
+    | 'loginPerEmail'
+    | 'signupNoticePerEmail'
+    | 'verifyRequestPerPhone'
+    | 'verifyRequestPerUser'
+    | 'verifyRequestPerIp'
+    | 'verifySubmitPerUser'
+    | 'twoFactorPerUser'
+    | 'resetRequestPerIp'
+    | 'resetRequestPerEmail'
+    | 'resetSubmitPerIp'
+    | 'externalInitPerIp'
+  >;
+}
+
+/** Picks the auth area's settings out of the whole configuration. */
+export function authSettings(config: Config): AuthSettings {
+  const { publicUrl, returnUrlOrigins, sessionTtlSeconds, rememberTtlSeconds, twoFactorPendingTtlSeconds, rateLimits } = config;
+  return { publicUrl, returnUrlOrigins, sessionTtlSeconds, rememberTtlSeconds, twoFactorPendingTtlSeconds, rateLimits };
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export class ConfigError extends Error {
