@@ -21,8 +21,9 @@ function sourceFiles(dir: string): string[] {
  * Every module specifier a file names: import and export-from (type-only too),
  * side-effect imports, import-equals, import() calls and import('…') types.
  * (The installed TypeScript 7 has no JavaScript parser API, so a careful scan:
- * a static import or export starts a line; a stray match in a comment can only
- * add an edge, never hide one.)
+ * a static import or export starts a line and runs to its `from '…'` without
+ * a quote or semicolon in between; a quote inside a multi-line import list, in
+ * a comment say, would hide that import.)
  */
 export function moduleSpecifiers(file: string, text = readFileSync(file, 'utf8')): string[] {
   const patterns = [
