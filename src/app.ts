@@ -20,7 +20,6 @@ import { type Clock, systemClock } from './lib/clock.js';
 import { randomUUID } from 'node:crypto';
 import { apiKeyRoutes } from './modules/api-keys/routes.js';
 import { billingRoutes } from './modules/billing/routes.js';
-import { externalRoutes } from './modules/auth/external-routes.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { dataRoutes } from './modules/data/routes.js';
 import { personaRoutes } from './modules/personas/routes.js';
@@ -28,9 +27,6 @@ import { integrationRoutes } from './modules/integrations/routes.js';
 import type { BillingAccount } from './modules/billing/account.js';
 import { connectRoutes } from './modules/connect/routes.js';
 import { eventRoutes } from './modules/events/routes.js';
-import { resetRoutes } from './modules/auth/reset-routes.js';
-import { verificationRoutes } from './modules/auth/verification-routes.js';
-import { twoFactorRoutes } from './modules/auth/two-factor-routes.js';
 import { healthRoutes } from './modules/platform/health-routes.js';
 import { sandboxRoutes } from './modules/platform/sandbox-routes.js';
 import { knowledgeRoutes } from './modules/knowledge/routes.js';
@@ -63,8 +59,42 @@ export interface AppDeps {
 
 type RouteModule = (app: App, services: Services) => void | Promise<void>;
 
-/** Every area's routes, in the order they appear in the OpenAPI document. */
-const routeModules: RouteModule[] = [healthRoutes, sandboxRoutes, authRoutes, verificationRoutes, resetRoutes, twoFactorRoutes, externalRoutes, apiKeyRoutes, dataRoutes, eventRoutes, billingRoutes, personaRoutes, integrationRoutes, telephonyRoutes, knowledgeRoutes, connectRoutes, webhookRoutes, callRoutes, (app, services) => voiceRoutes(app, services.voice, services.inboundCalls), (app, services) => sandboxCallRoutes(app, services.sandboxInbound), (app, services) => webCallRoutes(app, services.voice, services.webCalls), temporarySessionRoutes, consoleRoutes];
+/**
+ * Every area's routes, in the order they appear in the OpenAPI document. Each
+ * route module receives only what it touches (its `…RouteDeps`), picked here
+ * from the composition root; none of them sees `Services`.
+ */
+const routeModules: RouteModule[] = [
+  (app, s) => healthRoutes(app, { database: s.database }),
+  (app, s) => sandboxRoutes(app, { providers: s.providers, outbox: s.outbox, production: s.config.env === 'production' }),
+  (app, s) =>
+    authRoutes(app, {
+      auth: s.auth,
+      accountMail: s.accountMail,
+      authenticator: s.authenticator,
+      phoneVerification: s.phoneVerification,
+      passwordReset: s.passwordReset,
+      twoFactor: s.twoFactor,
+      externalSignIn: s.externalSignIn,
+      cookies: { publicUrl: s.config.publicUrl },
+    }),
+  (app, s) => apiKeyRoutes(app, { apiKeys: s.apiKeys }),
+  (app, s) => dataRoutes(app, { ...s.data, limits: { bodyLimitBytes: s.config.bodyLimitBytes, objectContentLimitBytes: s.config.objectContentLimitBytes } }),
+  (app, s) => eventRoutes(app, { eventStreams: s.eventStreams, eventTickets: s.eventTickets, authenticator: s.authenticator }),
+  (app, s) => billingRoutes(app, { ...s.billing, production: s.config.env === 'production' }),
+  (app, s) => personaRoutes(app, s.personas),
+  (app, s) => integrationRoutes(app, s.integrations),
+  (app, s) => telephonyRoutes(app, s.telephony),
+  (app, s) => knowledgeRoutes(app, s.knowledge),
+  (app, s) => connectRoutes(app, s.connect),
+  (app, s) => webhookRoutes(app, s.webhooks),
+  (app, s) => callRoutes(app, { calls: s.calls.calls, sessions: s.callSessions.sessions, audio: s.providers.audio }),
+  (app, s) => voiceRoutes(app, s.voice, s.inboundCalls),
+  (app, s) => sandboxCallRoutes(app, s.sandboxInbound),
+  (app, s) => webCallRoutes(app, s.voice, s.webCalls),
+  (app, s) => temporarySessionRoutes(app, s.temporarySessions),
+  (app, s) => consoleRoutes(app, { publicUrl: s.config.publicUrl }),
+];
 
 /** An incoming X-Request-Id worth keeping: 1–128 visible characters from a safe set (no spaces, quotes or control characters). */
 export function acceptedRequestId(header: string | string[] | undefined): string | null {

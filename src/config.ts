@@ -2,7 +2,10 @@
 // A bad value stops start-up with a message naming every offending variable.
 import { availableParallelism } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
-import { developmentRateLimits, parseRateLimits } from './rate-limit-config.js';
+import { type RateLimits, defaultRateLimits, developmentRateLimits, parseRateLimits } from './rate-limit-config.js';
+
+// Rate limits are defined in src/rate-limit-config.ts; re-exported for the callers that read every setting from here.
+export { type RateLimitRule, type RateLimits, defaultRateLimits } from './rate-limit-config.js';
 
 export interface OidcProviderConfig {
   slug: string;
@@ -11,46 +14,6 @@ export interface OidcProviderConfig {
   clientId: string;
   clientSecret: string;
   scopes: string;
-}
-
-export interface RateLimitRule {
-  /** Requests allowed per window. */
-  limit: number;
-  windowMs: number;
-}
-
-export interface RateLimits {
-  registerPerIp: RateLimitRule;
-  loginPerIp: RateLimitRule;
-  loginPerEmail: RateLimitRule;
-  verifyRequestPerPhone: RateLimitRule;
-  verifyRequestPerUser: RateLimitRule;
-  verifyRequestPerIp: RateLimitRule;
-  verifySubmitPerUser: RateLimitRule;
-  twoFactorPerUser: RateLimitRule;
-  resetRequestPerIp: RateLimitRule;
-  resetRequestPerEmail: RateLimitRule;
-  resetSubmitPerIp: RateLimitRule;
-  /** "Someone tried to sign up with your email" notices per email (more are dropped silently: a 429 would tell the email exists). */
-  signupNoticePerEmail: RateLimitRule;
-  /** Started external sign-in flows (each writes a row) per IP. */
-  externalInitPerIp: RateLimitRule;
-  /** SMS sent through POST /api/sms/messages, per user. */
-  smsSendPerUser: RateLimitRule;
-  /** Payment pages opened (checkouts, portal sessions: each calls the payment provider) per user. */
-  billingSessionsPerUser: RateLimitRule;
-  /** Temporary-session codes sent (PUT /api/session/temporary), per user, per phone and per IP: each is an SMS and leads to a call (toll fraud). */
-  temporarySessionPerUser: RateLimitRule;
-  temporarySessionPerPhone: RateLimitRule;
-  temporarySessionPerIp: RateLimitRule;
-  /** Temporary-session code submissions (POST /api/session/temporary), per user. */
-  temporarySubmitPerUser: RateLimitRule;
-  /** Voice previews spoken by a paid provider (ElevenLabs), per user. */
-  voicePreviewPerUser: RateLimitRule;
-  /** Characters of paid voice previews per user: `limit` characters per window (a day). Local previews do not count. */
-  voicePreviewCharactersPerUser: RateLimitRule;
-  /** Web calls started (POST /api/calls/web), per user: free test calls, limited so they cannot be farmed. */
-  webCallsPerUser: RateLimitRule;
 }
 
 export interface Config {
@@ -303,33 +266,37 @@ export interface EventStreamConfig {
   reauthIntervalMs: number;
 }
 
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
 
-export const defaultRateLimits: RateLimits = {
-  registerPerIp: { limit: 10, windowMs: HOUR },
-  loginPerIp: { limit: 30, windowMs: 15 * MINUTE },
-  loginPerEmail: { limit: 10, windowMs: 15 * MINUTE },
-  verifyRequestPerPhone: { limit: 1, windowMs: MINUTE },
-  verifyRequestPerUser: { limit: 5, windowMs: HOUR },
-  verifyRequestPerIp: { limit: 20, windowMs: HOUR },
-  verifySubmitPerUser: { limit: 20, windowMs: HOUR },
-  twoFactorPerUser: { limit: 10, windowMs: 15 * MINUTE },
-  resetRequestPerIp: { limit: 10, windowMs: HOUR },
-  resetRequestPerEmail: { limit: 3, windowMs: HOUR },
-  resetSubmitPerIp: { limit: 20, windowMs: HOUR },
-  signupNoticePerEmail: { limit: 3, windowMs: HOUR },
-  externalInitPerIp: { limit: 60, windowMs: 15 * MINUTE },
-  smsSendPerUser: { limit: 60, windowMs: MINUTE },
-  billingSessionsPerUser: { limit: 30, windowMs: HOUR },
-  temporarySessionPerUser: { limit: 5, windowMs: HOUR },
-  temporarySessionPerPhone: { limit: 3, windowMs: HOUR },
-  temporarySessionPerIp: { limit: 10, windowMs: HOUR },
-  temporarySubmitPerUser: { limit: 30, windowMs: HOUR },
-  voicePreviewPerUser: { limit: 30, windowMs: HOUR },
-  voicePreviewCharactersPerUser: { limit: 10_000, windowMs: 24 * HOUR },
-  webCallsPerUser: { limit: 20, windowMs: HOUR },
-};
+/** The auth area's slice of the configuration: session lifetimes, the addresses its links and redirects may use, and its own rate-limit rules. */
+export interface AuthSettings {
+  publicUrl: string;
+  returnUrlOrigins: string[];
+  sessionTtlSeconds: number;
+  rememberTtlSeconds: number;
+  twoFactorPendingTtlSeconds: number;
+  rateLimits: Pick<
+    RateLimits,
+    | 'registerPerIp'
+    | 'loginPerIp'
+    | 'loginPerEmail'
+    | 'signupNoticePerEmail'
+    | 'verifyRequestPerPhone'
+    | 'verifyRequestPerUser'
+    | 'verifyRequestPerIp'
+    | 'verifySubmitPerUser'
+    | 'twoFactorPerUser'
+    | 'resetRequestPerIp'
+    | 'resetRequestPerEmail'
+    | 'resetSubmitPerIp'
+    | 'externalInitPerIp'
+  >;
+}
+
+/** Picks the auth area's settings out of the whole configuration. */
+export function authSettings(config: Config): AuthSettings {
+  const { publicUrl, returnUrlOrigins, sessionTtlSeconds, rememberTtlSeconds, twoFactorPendingTtlSeconds, rateLimits } = config;
+  return { publicUrl, returnUrlOrigins, sessionTtlSeconds, rememberTtlSeconds, twoFactorPendingTtlSeconds, rateLimits };
+}
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 

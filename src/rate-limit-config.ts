@@ -2,7 +2,75 @@
 // with RATE_LIMIT_<RULE>=<n>/<window> (e.g. RATE_LIMIT_LOGIN_PER_IP=30/15m) or
 // all at once with RATE_LIMITS='{"loginPerIp":"30/15m"}'; a RATE_LIMIT_<RULE>
 // variable wins over RATE_LIMITS. Development starts from relaxed defaults.
-import type { RateLimitRule, RateLimits } from './config.js';
+// This file owns the rules' types and defaults; src/config.ts reads them from here.
+
+export interface RateLimitRule {
+  /** Requests allowed per window. */
+  limit: number;
+  windowMs: number;
+}
+
+export interface RateLimits {
+  registerPerIp: RateLimitRule;
+  loginPerIp: RateLimitRule;
+  loginPerEmail: RateLimitRule;
+  verifyRequestPerPhone: RateLimitRule;
+  verifyRequestPerUser: RateLimitRule;
+  verifyRequestPerIp: RateLimitRule;
+  verifySubmitPerUser: RateLimitRule;
+  twoFactorPerUser: RateLimitRule;
+  resetRequestPerIp: RateLimitRule;
+  resetRequestPerEmail: RateLimitRule;
+  resetSubmitPerIp: RateLimitRule;
+  /** "Someone tried to sign up with your email" notices per email (more are dropped silently: a 429 would tell the email exists). */
+  signupNoticePerEmail: RateLimitRule;
+  /** Started external sign-in flows (each writes a row) per IP. */
+  externalInitPerIp: RateLimitRule;
+  /** SMS sent through POST /api/sms/messages, per user. */
+  smsSendPerUser: RateLimitRule;
+  /** Payment pages opened (checkouts, portal sessions: each calls the payment provider) per user. */
+  billingSessionsPerUser: RateLimitRule;
+  /** Temporary-session codes sent (PUT /api/session/temporary), per user, per phone and per IP: each is an SMS and leads to a call (toll fraud). */
+  temporarySessionPerUser: RateLimitRule;
+  temporarySessionPerPhone: RateLimitRule;
+  temporarySessionPerIp: RateLimitRule;
+  /** Temporary-session code submissions (POST /api/session/temporary), per user. */
+  temporarySubmitPerUser: RateLimitRule;
+  /** Voice previews spoken by a paid provider (ElevenLabs), per user. */
+  voicePreviewPerUser: RateLimitRule;
+  /** Characters of paid voice previews per user: `limit` characters per window (a day). Local previews do not count. */
+  voicePreviewCharactersPerUser: RateLimitRule;
+  /** Web calls started (POST /api/calls/web), per user: free test calls, limited so they cannot be farmed. */
+  webCallsPerUser: RateLimitRule;
+}
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+export const defaultRateLimits: RateLimits = {
+  registerPerIp: { limit: 10, windowMs: HOUR },
+  loginPerIp: { limit: 30, windowMs: 15 * MINUTE },
+  loginPerEmail: { limit: 10, windowMs: 15 * MINUTE },
+  verifyRequestPerPhone: { limit: 1, windowMs: MINUTE },
+  verifyRequestPerUser: { limit: 5, windowMs: HOUR },
+  verifyRequestPerIp: { limit: 20, windowMs: HOUR },
+  verifySubmitPerUser: { limit: 20, windowMs: HOUR },
+  twoFactorPerUser: { limit: 10, windowMs: 15 * MINUTE },
+  resetRequestPerIp: { limit: 10, windowMs: HOUR },
+  resetRequestPerEmail: { limit: 3, windowMs: HOUR },
+  resetSubmitPerIp: { limit: 20, windowMs: HOUR },
+  signupNoticePerEmail: { limit: 3, windowMs: HOUR },
+  externalInitPerIp: { limit: 60, windowMs: 15 * MINUTE },
+  smsSendPerUser: { limit: 60, windowMs: MINUTE },
+  billingSessionsPerUser: { limit: 30, windowMs: HOUR },
+  temporarySessionPerUser: { limit: 5, windowMs: HOUR },
+  temporarySessionPerPhone: { limit: 3, windowMs: HOUR },
+  temporarySessionPerIp: { limit: 10, windowMs: HOUR },
+  temporarySubmitPerUser: { limit: 30, windowMs: HOUR },
+  voicePreviewPerUser: { limit: 30, windowMs: HOUR },
+  voicePreviewCharactersPerUser: { limit: 10_000, windowMs: 24 * HOUR },
+  webCallsPerUser: { limit: 20, windowMs: HOUR },
+};
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 /** Housekeeping drops counters a day old (services.ts), so no window may be longer. */

@@ -1,9 +1,13 @@
 // The `token` cookie (spec 5.1): HTTP-only, SameSite=Lax, Secure on https.
 import type { FastifyReply } from 'fastify';
-import type { Config } from '../config.js';
 import type { SessionResult } from '../modules/auth/service.js';
 
-export function writeSessionCookie(reply: FastifyReply, config: Config, session: SessionResult): void {
+/** What the session cookie depends on: the public address (an https one makes the cookie Secure). */
+export interface CookieSettings {
+  publicUrl: string;
+}
+
+export function writeSessionCookie(reply: FastifyReply, config: CookieSettings, session: SessionResult): void {
   if (session.cookieMaxAge === null) return;
   reply.setCookie('token', session.token, {
     httpOnly: true,
@@ -14,7 +18,7 @@ export function writeSessionCookie(reply: FastifyReply, config: Config, session:
   });
 }
 
-export function clearSessionCookie(reply: FastifyReply, config: Config): void {
+export function clearSessionCookie(reply: FastifyReply, config: CookieSettings): void {
   reply.clearCookie('token', { httpOnly: true, sameSite: 'lax', secure: config.publicUrl.startsWith('https:'), path: '/' });
 }
 

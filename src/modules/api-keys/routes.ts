@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import { errorResponses, IdParams, ok } from '../../http/schemas.js';
 import { type App, metaOf } from '../../http/types.js';
-import type { Services } from '../../services.js';
+import type { ApiKeyService } from './service.js';
 
 const ApiKey = Type.Object({
   id: Type.String(),
@@ -20,8 +20,13 @@ const keyExample = {
   lastUsedAt: null,
 };
 
-export function apiKeyRoutes(app: App, services: Services) {
-  const { apiKeys } = services;
+/** What the API-key routes touch. */
+export interface ApiKeyRouteDeps {
+  apiKeys: ApiKeyService;
+}
+
+export function apiKeyRoutes(app: App, deps: ApiKeyRouteDeps) {
+  const { apiKeys } = deps;
 
   app.get(
     '/api/api-keys',

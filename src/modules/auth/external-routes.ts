@@ -1,12 +1,10 @@
 // External identity providers (spec 4.5): OpenID Connect sign-in, sign-up and attach.
 import { Type } from 'typebox';
-import { credentialOf } from '../../http/auth.js';
+import { type Authenticator, credentialOf } from '../../http/auth.js';
 import { errorResponses, ok } from '../../http/schemas.js';
-import { sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
+import { type CookieSettings, sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
 import { type App, metaOf } from '../../http/types.js';
-import type { Config } from '../../config.js';
-import type { Services } from '../../services.js';
-import { EXTERNAL_FLOW_TTL_MS } from './external-service.js';
+import { EXTERNAL_FLOW_TTL_MS, type ExternalSignInService } from './external-service.js';
 
 /**
  * The cookie that binds a flow to the browser that started it: the flow's
@@ -14,7 +12,7 @@ import { EXTERNAL_FLOW_TTL_MS } from './external-service.js';
  * enough: the provider sends the browser back with a top-level GET.
  */
 const stateCookieName = (slug: string) => `external_state_${slug.replace(/[^A-Za-z0-9_-]/g, '_')}`;
-const stateCookieOptions = (config: Config, slug: string) => ({
+const stateCookieOptions = (config: CookieSettings, slug: string) => ({
   httpOnly: true,
   sameSite: 'lax' as const,
   secure: config.publicUrl.startsWith('https:'),
@@ -34,8 +32,7 @@ const ProviderMetadata = Type.Object({
   issuer: Type.String({ format: 'uri', description: 'OpenID Connect issuer' }),
 });
 
-export function externalRoutes(app: App, services: Services) {
-  const { externalSignIn, config } = services;
+export function externalRoutes(app: App, externalSignIn: ExternalSignInService, authenticator: Authenticator, cookies: CookieSettings) {
 
   app.get(
     '/api/auth/external/providers',
@@ -101,11 +98,11 @@ export function externalRoutes(app: App, services: Services) {
     },
     async (request, reply) => {
       const credential = credentialOf(request);
-      const caller = credential ? await services.authenticator.authenticate(credential) : null;
+      const caller = credential ? await authenticator.authenticate(credential) : null;
       reply.header('cache-control', 'no-store');
       const { provider } = request.params;
       const started = await externalSignIn.init(provider, { returnTo: request.query.returnTo, caller }, metaOf(request));
-      reply.setCookie(stateCookieName(provider), started.state, { ...stateCookieOptions(config, provider), maxAge: EXTERNAL_FLOW_TTL_MS / 1000 });
+      reply.setCookie(stateCookieName(provider), started.state, { ...stateCookieOptions(cookies, provider), maxAge: EXTERNAL_FLOW_TTL_MS / 1000 });
       if (request.query.redirect) return reply.redirect(started.url, 302);
       return { url: started.url };
     },
@@ -142,9 +139,9 @@ export function externalRoutes(app: App, services: Services) {
       const { provider } = request.params;
       const outcome = await externalSignIn.handleCallback(provider, query, request.cookies[stateCookieName(provider)], metaOf(request));
       reply.header('cache-control', 'no-store');
-      reply.clearCookie(stateCookieName(provider), stateCookieOptions(config, provider));
+      reply.clearCookie(stateCookieName(provider), stateCookieOptions(cookies, provider));
       if (outcome.kind === 'redirect') return reply.redirect(outcome.location, 302);
-      writeSessionCookie(reply, config, outcome.session);
+      writeSessionCookie(reply, cookies, outcome.session);
       return sessionBody(outcome.session);
     },
   );
@@ -168,7 +165,7 @@ export function externalRoutes(app: App, services: Services) {
     async (request, reply) => {
       const session = await externalSignIn.complete(request.params.token, metaOf(request));
       reply.header('cache-control', 'no-store');
-      writeSessionCookie(reply, config, session);
+      writeSessionCookie(reply, cookies, session);
       return sessionBody(session);
     },
   );

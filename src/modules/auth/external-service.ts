@@ -1,7 +1,7 @@
 // External sign-in (spec 4.5): start an OpenID Connect flow, take the
 // provider's callback, and complete it as a sign-in, a sign-up or the attach
 // of the provider to the signed-in user. Sessions are issued by AuthService.
-import type { Config } from '../../config.js';
+import type { AuthSettings } from '../../config.js';
 import type { AuthContext } from '../../http/auth.js';
 import { isTwoFactorPending } from '../../http/auth.js';
 import { checkReturnUrl } from '../../http/return-url.js';
@@ -41,7 +41,7 @@ function withQuery(url: string, name: string, value: string): string {
 
 export class ExternalSignInService {
   constructor(
-    private readonly config: Config,
+    private readonly config: AuthSettings,
     private readonly providers: Map<string, IdentityProvider>,
     private readonly store: ExternalIdentityStore,
     private readonly users: UserStore,

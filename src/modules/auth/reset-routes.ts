@@ -1,9 +1,9 @@
 // Password reset routes (spec 4.3). No credentials: the emailed token is the proof.
 import { Type } from 'typebox';
 import { Email, errorResponses, ok } from '../../http/schemas.js';
-import { sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
+import { type CookieSettings, sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
 import { type App, metaOf } from '../../http/types.js';
-import type { Services } from '../../services.js';
+import type { PasswordResetService } from './reset-service.js';
 
 const ResetRequestBody = Type.Object({
   email: Email,
@@ -26,8 +26,7 @@ const ResetSubmitBody = Type.Object({
   confirmPassword: Type.String({ maxLength: 1024 }),
 });
 
-export function resetRoutes(app: App, services: Services) {
-  const { passwordReset, config } = services;
+export function resetRoutes(app: App, passwordReset: PasswordResetService, cookies: CookieSettings) {
   app.addHook('onClose', () => passwordReset.drain());
 
   app.post(
@@ -71,7 +70,7 @@ export function resetRoutes(app: App, services: Services) {
     },
     async (request, reply) => {
       const session = await passwordReset.submit(request.body, metaOf(request));
-      writeSessionCookie(reply, config, session);
+      writeSessionCookie(reply, cookies, session);
       return sessionBody(session);
     },
   );

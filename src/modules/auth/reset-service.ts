@@ -1,7 +1,7 @@
 // Password reset (spec 4.3): a single-use link by email, then a new password
 // that ends every other session and API key and signs the user in (still through 2FA).
 // Only a SHA-256 of the 32-byte token is stored.
-import type { Config } from '../../config.js';
+import type { AuthSettings } from '../../config.js';
 import { checkReturnUrl } from '../../http/return-url.js';
 import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
@@ -28,7 +28,7 @@ const REQUESTED: ResetRequested = {
 
 export class PasswordResetService {
   constructor(
-    private readonly config: Config,
+    private readonly config: AuthSettings,
     private readonly users: UserStore,
     private readonly resets: PasswordResetStore,
     private readonly auth: AuthService,

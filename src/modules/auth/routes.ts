@@ -1,16 +1,46 @@
 // Session and sign-in routes (spec 4.1).
 import { Type } from 'typebox';
-import { credentialOf } from '../../http/auth.js';
+import { type Authenticator, credentialOf } from '../../http/auth.js';
 import { AppError } from '../../http/errors.js';
 import { errorResponses, ok } from '../../http/schemas.js';
-import { clearSessionCookie, sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
+import { type CookieSettings, clearSessionCookie, sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
 import { type App, metaOf } from '../../http/types.js';
-import type { Services } from '../../services.js';
+import type { BackgroundMail } from './account-mail.js';
+import { externalRoutes } from './external-routes.js';
+import type { ExternalSignInService } from './external-service.js';
+import { resetRoutes } from './reset-routes.js';
+import type { PasswordResetService } from './reset-service.js';
+import type { AuthService } from './service.js';
+import { twoFactorRoutes } from './two-factor-routes.js';
+import type { TwoFactorService } from './two-factor-service.js';
+import { verificationRoutes } from './verification-routes.js';
+import type { PhoneVerificationService } from './verification-service.js';
 import { AuthInfo, LoginBody, LoginFailure, LoginResponse, RegisterBody, StatusResponse } from './schemas.js';
 
-export function authRoutes(app: App, services: Services) {
-  const { auth, config } = services;
-  app.addHook('onClose', () => services.accountMail.drain());
+/** What the auth area's routes touch: its services, the authenticator (sign-out and external sign-in read the caller), and the cookie settings. */
+export interface AuthRouteDeps {
+  auth: AuthService;
+  accountMail: BackgroundMail;
+  authenticator: Authenticator;
+  phoneVerification: PhoneVerificationService;
+  passwordReset: PasswordResetService;
+  twoFactor: TwoFactorService;
+  externalSignIn: ExternalSignInService;
+  cookies: CookieSettings;
+}
+
+/** Sign-up and sign-in, then phone verification, password reset, two-factor and external sign-in (in this order in the OpenAPI document). */
+export function authRoutes(app: App, deps: AuthRouteDeps) {
+  accountRoutes(app, deps);
+  verificationRoutes(app, deps.phoneVerification, deps.cookies);
+  resetRoutes(app, deps.passwordReset, deps.cookies);
+  twoFactorRoutes(app, deps.twoFactor, deps.cookies);
+  externalRoutes(app, deps.externalSignIn, deps.authenticator, deps.cookies);
+}
+
+function accountRoutes(app: App, deps: AuthRouteDeps) {
+  const { auth, cookies } = deps;
+  app.addHook('onClose', () => deps.accountMail.drain());
   app.addSchema(AuthInfo);
   app.addSchema(LoginResponse);
   app.addSchema(LoginFailure);
@@ -64,7 +94,7 @@ export function authRoutes(app: App, services: Services) {
     async (request, reply) => {
       const { session, notice } = await auth.register(request.body, metaOf(request));
       notice.catch((err) => request.log.error({ err }, 'sign-up notice email could not be sent'));
-      writeSessionCookie(reply, config, session);
+      writeSessionCookie(reply, cookies, session);
       return sessionBody(session);
     },
   );
@@ -88,7 +118,7 @@ export function authRoutes(app: App, services: Services) {
     async (request, reply) => {
       try {
         const session = await auth.login(request.body, metaOf(request));
-        writeSessionCookie(reply, config, session);
+        writeSessionCookie(reply, cookies, session);
         return sessionBody(session);
       } catch (err) {
         if (err instanceof AppError && err.code === 'invalid_credentials') {
@@ -113,9 +143,9 @@ export function authRoutes(app: App, services: Services) {
     },
     async (request, reply) => {
       const credential = credentialOf(request);
-      const caller = credential ? await services.authenticator.authenticate(credential) : null;
+      const caller = credential ? await deps.authenticator.authenticate(credential) : null;
       await auth.logout(caller, metaOf(request));
-      clearSessionCookie(reply, config);
+      clearSessionCookie(reply, cookies);
       return { status: 'logout' as const };
     },
   );

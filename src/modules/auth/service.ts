@@ -1,7 +1,7 @@
 // Sign-up, sign-in, sign-out and the authentication state machine of spec 3.1.
 // Other account flows (phone, reset, 2FA, external) start sessions through
 // startSession so every token is issued one way.
-import type { Config } from '../../config.js';
+import type { AuthSettings } from '../../config.js';
 import type { AuthContext } from '../../http/auth.js';
 import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
@@ -78,7 +78,7 @@ export function authInfoOf(user: UserRow, twoFactorPassed: boolean): AuthInfo {
 
 export class AuthService {
   constructor(
-    private readonly config: Config,
+    private readonly config: AuthSettings,
     private readonly users: UserStore,
     private readonly tokens: TokenService,
     private readonly passwords: PasswordHasher,

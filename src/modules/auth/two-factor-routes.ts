@@ -3,9 +3,9 @@
 // limited token that login answers with 2fa_required.
 import { Type } from 'typebox';
 import { errorResponses, errorWith, ok } from '../../http/schemas.js';
-import { sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
+import { type CookieSettings, sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
 import { type App, metaOf } from '../../http/types.js';
-import type { Services } from '../../services.js';
+import type { TwoFactorService } from './two-factor-service.js';
 import { AuthStatus } from './schemas.js';
 
 const CodeBody = Type.Object(
@@ -28,8 +28,7 @@ const EnableResponse = Type.Object({
   recoveryCodes: Type.Array(Type.String(), { description: 'Ten single-use recovery codes, shown only here; they replace any earlier ones' }),
 });
 
-export function twoFactorRoutes(app: App, services: Services) {
-  const { twoFactor, config } = services;
+export function twoFactorRoutes(app: App, twoFactor: TwoFactorService, cookies: CookieSettings) {
 
   app.post(
     '/api/auth/2fa/enable/request',
@@ -69,7 +68,7 @@ export function twoFactorRoutes(app: App, services: Services) {
     },
     async (request, reply) => {
       const { session, recoveryCodes } = await twoFactor.confirmEnable(request.auth!, request.body.token, metaOf(request));
-      writeSessionCookie(reply, config, session);
+      writeSessionCookie(reply, cookies, session);
       return { ...sessionBody(session), recoveryCodes };
     },
   );
@@ -92,7 +91,7 @@ export function twoFactorRoutes(app: App, services: Services) {
     },
     async (request, reply) => {
       const session = await twoFactor.verify(request.auth!, request.body.token, metaOf(request));
-      writeSessionCookie(reply, config, session);
+      writeSessionCookie(reply, cookies, session);
       return sessionBody(session);
     },
   );

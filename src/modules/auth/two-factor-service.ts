@@ -4,7 +4,7 @@
 // recovery codes (stored as SHA-256) stand in for a lost authenticator.
 import { randomInt } from 'node:crypto';
 import { HOTP, Secret, TOTP } from 'otpauth';
-import type { Config } from '../../config.js';
+import type { AuthSettings } from '../../config.js';
 import type { AuthContext } from '../../http/auth.js';
 import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
@@ -78,7 +78,7 @@ const invalidCode = () => new AppError('invalid_code', 'the code is missing, wro
 
 export class TwoFactorService {
   constructor(
-    private readonly config: Config,
+    private readonly config: AuthSettings,
     private readonly store: TwoFactorStore,
     private readonly secretBox: SecretBox,
     private readonly auth: AuthService,

@@ -2,9 +2,9 @@
 // phone is not necessarily verified yet.
 import { Type } from 'typebox';
 import { OPTIONAL_BODY, errorResponses, ok } from '../../http/schemas.js';
-import { sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
+import { type CookieSettings, sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
 import { type App, metaOf } from '../../http/types.js';
-import type { Services } from '../../services.js';
+import type { PhoneVerificationService } from './verification-service.js';
 
 /** The body is optional: no body at all reads as {}. */
 const VerifyRequestBody = Type.Object({
@@ -27,8 +27,7 @@ const VerifySubmitBody = Type.Object({
   code: Type.String({ minLength: 1, maxLength: 32, description: 'The 6-digit code from the SMS' }),
 });
 
-export function verificationRoutes(app: App, services: Services) {
-  const { phoneVerification, config } = services;
+export function verificationRoutes(app: App, phoneVerification: PhoneVerificationService, cookies: CookieSettings) {
 
   app.post(
     '/api/auth/verify/request',
@@ -71,7 +70,7 @@ export function verificationRoutes(app: App, services: Services) {
     },
     async (request, reply) => {
       const session = await phoneVerification.submit(request.auth!, request.body, metaOf(request));
-      writeSessionCookie(reply, config, session);
+      writeSessionCookie(reply, cookies, session);
       return sessionBody(session);
     },
   );

@@ -2,7 +2,7 @@
 // signed-in user. Only an HMAC of the code is stored (keyed with a subkey of
 // the master key, bound to the code's id and phone), so a database dump does
 // not reveal live codes even though a 6-digit space is small.
-import type { Config } from '../../config.js';
+import type { AuthSettings } from '../../config.js';
 import type { AuthContext } from '../../http/auth.js';
 import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
@@ -41,7 +41,7 @@ export class PhoneVerificationService {
   private readonly codeKey: string;
 
   constructor(
-    private readonly config: Config,
+    private readonly config: AuthSettings,
     private readonly users: UserStore,
     private readonly codes: PhoneCodeStore,
     private readonly auth: AuthService,

@@ -4,33 +4,13 @@
 import { readFileSync } from 'node:fs';
 import type { PlanPrice } from '../../providers/payments/interface.js';
 import type { UsageKind } from './account.js';
-import { defaultPlans } from './data/plans.js';
-import { defaultVoiceRates } from './data/voice-pricing.js';
+import { type PlanDefinition, defaultPlans } from './data/plans.js';
+import { type VoiceRateDefinition, defaultVoiceRates } from './data/voice-pricing.js';
 
 export const usageKinds: UsageKind[] = ['seconds_inbound', 'seconds_outbound', 'calls_inbound', 'calls_outbound', 'leads'];
 
-export interface PlanDefinition {
-  key: string;
-  name: string;
-  /** Per month, in US dollars (whole cents). */
-  priceUsd: number;
-  included: Record<UsageKind, number>;
-  /** A recurring price created at Stripe for this plan; without it the Stripe adapter finds or creates one by lookup key. */
-  stripePriceId?: string;
-  /** Calls under way at once on this plan, when more than CALL_CONCURRENCY_PER_USER. */
-  callConcurrency?: number;
-}
-
 export interface Plan extends PlanDefinition {
   monthlyCents: number;
-}
-
-/** Per-minute rates in ten-thousandths of a US dollar. */
-export interface VoiceRateDefinition {
-  country: string;
-  name: string;
-  inbound: number;
-  outbound: number;
 }
 
 /** What a payment provider needs of a plan. */

@@ -4,7 +4,10 @@
 import { type Static, Type } from 'typebox';
 import { errorResponses, errorWith, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import type { Services } from '../../services.js';
+import type { PaymentsProvider } from '../../providers/payments/interface.js';
+import type { PaymentEventHandler } from './payment-events.js';
+import type { SandboxBilling } from './sandbox-service.js';
+import type { BillingService } from './service.js';
 import { billingSandboxRoutes } from './sandbox-routes.js';
 import { billingWebhookRoutes } from './webhook-routes.js';
 import { TOPUP_MAX_USD, TOPUP_MIN_USD } from './service.js';
@@ -84,8 +87,17 @@ const VoiceRate = Type.Object({
 
 const ReturnTo = Type.String({ maxLength: 2048, description: 'Where the payment page sends the customer afterwards; its origin must be in RETURN_URL_ORIGINS' });
 
-export function billingRoutes(app: App, services: Services) {
-  const { billing } = services.billing;
+/** What the billing routes touch: the billing service, the payment provider's events, the sandbox pages (null without the sandbox), and whether this is production. */
+export interface BillingRouteDeps {
+  billing: BillingService;
+  events: PaymentEventHandler;
+  payments: PaymentsProvider;
+  sandbox: SandboxBilling | null;
+  production: boolean;
+}
+
+export function billingRoutes(app: App, deps: BillingRouteDeps) {
+  const { billing } = deps;
 
   app.get(
     '/api/credits',
@@ -223,6 +235,6 @@ export function billingRoutes(app: App, services: Services) {
     },
   );
 
-  billingWebhookRoutes(app, services.billing);
-  billingSandboxRoutes(app, services.billing, services.config.env === 'production');
+  billingWebhookRoutes(app, deps.events, deps.payments);
+  billingSandboxRoutes(app, deps.sandbox, deps.production);
 }

@@ -9,7 +9,7 @@ import { errorResponses } from '../../http/schemas.js';
 import type { App, FastifyReply } from '../../http/types.js';
 import { formatUsd } from './ledger.js';
 import { sandboxCheckoutPage, sandboxDonePage, sandboxPortalPage } from './sandbox-pages.js';
-import type { BillingServices } from './create-services.js';
+import type { SandboxBilling } from './sandbox-service.js';
 
 const SessionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 const html = (description: string) => ({ description, content: { 'text/html': { schema: Type.String({ example: '<!doctype html><html>…</html>' }) } } });
@@ -27,8 +27,7 @@ function allowFormRedirectTo(reply: FastifyReply, returnTo: string | null): void
   reply.header('content-security-policy', policy.replace(/form-action ([^;]*)/, (_all, sources: string) => `form-action ${sources} ${origin}`));
 }
 
-export function billingSandboxRoutes(app: App, services: BillingServices, production: boolean) {
-  const { sandbox } = services;
+export function billingSandboxRoutes(app: App, sandbox: SandboxBilling | null, production: boolean) {
   if (!sandbox || production) return;
 
   app.register(async (plugin) => {

@@ -5,7 +5,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import type { BillingServices } from './create-services.js';
+import type { PaymentsProvider } from '../../providers/payments/interface.js';
+import type { PaymentEventHandler } from './payment-events.js';
 
 /** A Stripe event as Stripe sends it (https://docs.stripe.com/api/events/object); the fields read here. */
 const StripeEvent = Type.Object(
@@ -37,8 +38,7 @@ const StripeEvent = Type.Object(
   },
 );
 
-export function billingWebhookRoutes(app: App, services: BillingServices) {
-  const { events, payments } = services;
+export function billingWebhookRoutes(app: App, events: PaymentEventHandler, payments: PaymentsProvider) {
   app.register(async (plugin) => {
     const scope = plugin.withTypeProvider<TypeBoxTypeProvider>();
     // The signature covers the exact bytes Stripe sent: keep them unparsed here.

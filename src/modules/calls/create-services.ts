@@ -1,10 +1,22 @@
-// Builds the calls area's services. Route modules receive these, not the whole composition root.
+// Builds the calls area's services: createCallArea for the app (around the
+// built-in voice agent), createCallServices alone for tests of the calls
+// service. Route modules receive these, not the whole composition root.
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
-import type { Clock } from '../../lib/clock.js';
-import type { AudioProvider } from '../../providers/audio/interface.js';
-import type { DataServices } from '../data/create-services.js';
+import type { WebCallConfig } from '../../config.js';
+import type { Clock, TimerClock } from '../../lib/clock.js';
+import type { SecretBox } from '../../lib/secret-box.js';
+import type { RateLimitRule } from '../../rate-limit-config.js';
+import type { AudioProvider, ProgressReporter } from '../../providers/audio/interface.js';
+import type { TelephonyProviders } from '../../providers/telephony/interface.js';
+import type { SignedPayloads } from '../data/signed-payloads.js';
+import type { IntegrationService } from '../integrations/service.js';
+import type { KnowledgeService } from '../knowledge/service.js';
+import type { PersonaService } from '../personas/service.js';
+import type { RateLimiter } from '../platform/rate-limiter.js';
+import type { PhoneNumberService } from '../telephony/numbers-service.js';
+import type { StoreRecords } from '../data/store-records.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { WebhookService } from '../webhooks/service.js';
 import { CallChargeStore } from './charge-store.js';
@@ -12,6 +24,12 @@ import { type CallBilling, type CallDirection, CallCharges } from './charges.js'
 import { CallService } from './service.js';
 import { type CallSessionDeps, CallSessionService } from './session-service.js';
 import { CallStore } from './store.js';
+import { type InboundCallDeps, InboundCalls } from './inbound-calls.js';
+import { SandboxInboundCalls } from './sandbox-inbound.js';
+import type { MediaTokens } from './media-tokens.js';
+import type { VoiceAgentCarrier } from './voice-carrier.js';
+import type { VoiceCallStore } from './voice-store.js';
+import { WebCalls } from './web-calls.js';
 
 export interface CallServiceDepsIn {
   db: Kysely<Database>;
@@ -19,7 +37,7 @@ export interface CallServiceDepsIn {
   eventRecorder: EventRecorder;
   webhooks: WebhookService;
   audio: AudioProvider;
-  data: Pick<DataServices, 'records'>;
+  data: { records: StoreRecords };
   /** Billing's account; null: calls are not charged (tests of other parts only). */
   billing: CallBilling | null;
   /** What calls cost: voice rates (ten-thousandths of a dollar a minute) and limits. */
@@ -49,3 +67,102 @@ export function createCallSessionServices(deps: CallSessionDeps) {
 }
 
 export type CallSessionServices = ReturnType<typeof createCallSessionServices>;
+
+/** What the calls area uses of the built-in voice agent (src/modules/calls/voice-services.ts). */
+export interface CallAreaVoiceAgent {
+  /** The carrier that places calls through the voice agent; null when it cannot. */
+  carrier: VoiceAgentCarrier | null;
+  store: VoiceCallStore;
+  tokens: MediaTokens;
+  /** The clock calls run on (timers included). */
+  clock: TimerClock;
+  bindReporter(calls: ProgressReporter): void;
+}
+
+/** Everything the calls area touches, as the composition root hands it over. */
+export interface CallAreaDeps {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  clock: Clock;
+  secretBox: SecretBox;
+  publicUrl: string;
+  /** Production never mounts the sandbox's POST /api/sandbox/calls/inbound. */
+  production: boolean;
+  /** The calls area's slice of the configuration. */
+  settings: {
+    webCalls: WebCallConfig;
+    webCallsPerUser: RateLimitRule;
+  };
+  voice: CallAreaVoiceAgent;
+  telephony: TelephonyProviders;
+  /** The audio server calls are handed to. */
+  audio: AudioProvider;
+  /** True when an audio server was configured or given (AUDIO_SERVER_URL, tests): the voice agent's carrier does not replace it. */
+  keepAudio: boolean;
+  audioSecret: string;
+  data: { records: StoreRecords; signedPayloads: SignedPayloads };
+  eventRecorder: EventRecorder;
+  webhooks: WebhookService;
+  billing: CallBilling | null;
+  pricing: CallServiceDepsIn['pricing'];
+  numbers: PhoneNumberService;
+  /** Telephony's inbound routing of a number. */
+  routeFor: InboundCallDeps['route'];
+  knowledge: KnowledgeService;
+  integrations: IntegrationService;
+  personas: PersonaService;
+  limiter: RateLimiter;
+  log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void };
+}
+
+/**
+ * The calls area around the built-in voice agent: the calls service (handed
+ * to the voice agent's carrier unless an audio server is configured), inbound
+ * and browser calls, the sandbox's inbound ringing and POST /api/session/call.
+ * `audio` is the audio server calls now go to.
+ */
+export function createCallArea(deps: CallAreaDeps) {
+  const { clock, secretBox, publicUrl, settings, voice } = deps;
+  // The built-in voice agent carries calls (through Twilio, or the sandbox carrier without it), unless an external audio server is configured.
+  const audio = voice.carrier && !deps.keepAudio ? voice.carrier : deps.audio;
+  const calls = createCallServices({ db: deps.db, dialect: deps.dialect, eventRecorder: deps.eventRecorder, webhooks: deps.webhooks, audio, data: deps.data, billing: deps.billing, pricing: deps.pricing, clock, audioSecret: deps.audioSecret, publicUrl });
+  const report: ProgressReporter = (...args) => calls.calls.report(...args);
+  voice.bindReporter(report);
+  const inboundCalls = new InboundCalls({
+    providers: deps.telephony,
+    publicUrl,
+    clock,
+    route: deps.routeFor,
+    records: deps.data.records,
+    personas: deps.personas,
+    integrations: deps.integrations,
+    calls: calls.calls,
+    store: voice.store,
+    tokens: voice.tokens,
+    secretBox,
+    report,
+  });
+  // POST /api/sandbox/calls/inbound: while the sandbox telephony provider can ring numbers, never in production.
+  const sandboxControl = deps.telephony.list.find((p) => p.sandbox)?.calls;
+  const sandboxInbound = sandboxControl?.ring && !deps.production ? new SandboxInboundCalls({ numbers: deps.numbers, control: { ring: (request) => sandboxControl.ring!(request) }, store: voice.store, clock, publicUrl }) : null;
+  // Calls from a browser: free test calls through the same voice runner (DESIGN.md "Calls from a browser").
+  const webCalls = new WebCalls({
+    calls: calls.calls,
+    store: voice.store,
+    tokens: voice.tokens,
+    secretBox,
+    records: deps.data.records,
+    knowledge: deps.knowledge,
+    integrations: deps.integrations,
+    personas: deps.personas,
+    limiter: deps.limiter,
+    rateLimit: settings.webCallsPerUser,
+    settings: settings.webCalls,
+    clock: voice.clock,
+    publicUrl,
+    report,
+    log: deps.log,
+  });
+  const callSessions = createCallSessionServices({ signedPayloads: deps.data.signedPayloads, calls: calls.calls, numbers: deps.numbers, knowledge: deps.knowledge, integrations: deps.integrations, personas: deps.personas, webhooks: deps.webhooks });
+  return { audio, voice, calls, inboundCalls, sandboxInbound, webCalls, callSessions };
+}

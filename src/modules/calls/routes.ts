@@ -4,8 +4,9 @@
 import { Type } from 'typebox';
 import { errorResponses } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import type { Services } from '../../services.js';
-import { CALL_STATUSES } from '../../providers/audio/interface.js';
+import { type AudioProvider, CALL_STATUSES } from '../../providers/audio/interface.js';
+import type { CallService } from './service.js';
+import type { CallSessionService } from './session-service.js';
 import { SandboxScriptSchema } from './sandbox-routes.js';
 
 const AudioReport = Type.Object({
@@ -33,9 +34,15 @@ const StartCallBody = Type.Object({
   }),
 }, { examples: [{ server: 'my-backend', jwt: 'eyJhbGciOiJFQ0RILUVTK0EyNTZLVyIsImVuYyI6IkEyNTZHQ00iLCJjdHkiOiJKV1QifQ.…' }, { server: 'my-backend', jwt: 'eyJhbGciOiJFUzI1NiJ9.…', script: 'voicemail' }] });
 
-export function callRoutes(app: App, services: Services) {
-  const { calls } = services.calls;
-  const { sessions } = services.callSessions;
+/** What the call routes touch: calls, the signed-payload call sessions, and the audio server (its reports, its lifetime). */
+export interface CallRouteDeps {
+  calls: CallService;
+  sessions: CallSessionService;
+  audio: AudioProvider;
+}
+
+export function callRoutes(app: App, deps: CallRouteDeps) {
+  const { calls, sessions, audio } = deps;
 
   app.post(
     '/api/session/call',
@@ -63,8 +70,8 @@ export function callRoutes(app: App, services: Services) {
       return reply.status(204).header('x-session-id', sessionId).send(null);
     },
   );
-  services.providers.audio.reportErrorsTo?.(app.log);
-  app.addHook('onClose', async () => services.providers.audio.close?.());
+  audio.reportErrorsTo?.(app.log);
+  app.addHook('onClose', async () => audio.close?.());
 
   // The signature covers the body exactly as sent: this scope keeps JSON bodies as raw bytes.
   app.register(async (scope) => {

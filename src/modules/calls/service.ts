@@ -15,7 +15,7 @@ import { verifyWebhook, WebhookSignatureError } from '../../lib/standard-webhook
 import { iso } from '../../lib/time.js';
 import type { AssembledCall, AudioProgress, AudioProvider, CallOutcome, CallRecordExtras, CallStatus, TranscriptLine } from '../../providers/audio/interface.js';
 import { CALL_STATUSES, FINAL_STATUSES } from '../../providers/audio/interface.js';
-import type { DataServices } from '../data/create-services.js';
+import type { StoreRecords } from '../data/store-records.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { WebhookService } from '../webhooks/service.js';
 import { type CallCharges, type CallDirection, refusalError } from './charges.js';
@@ -48,7 +48,7 @@ export interface CallServiceDeps {
   events: EventRecorder;
   webhooks: WebhookService;
   audio: AudioProvider;
-  data: Pick<DataServices, 'records'>;
+  data: { records: StoreRecords };
   /** What calls cost (charges.ts); null: calls are not charged (tests of other parts). */
   charges: CallCharges | null;
   clock: Clock;

@@ -10,7 +10,20 @@ import { type SignedParams, formParams } from '../../providers/telephony/twilio-
 import { TwilioTransport } from '../voice/transport.js';
 import { dialTwiml, hangUpTwiml } from './twiml.js';
 import type { InboundCalls } from './inbound-calls.js';
-import type { VoiceServices } from './voice-services.js';
+import type { CallControl } from '../../providers/telephony/interface.js';
+import type { CallViews } from './call-views.js';
+import type { MediaTokens } from './media-tokens.js';
+import type { TwilioCallCallbacks } from './twilio-callbacks.js';
+import type { VoiceRunner } from './voice-runner.js';
+
+/** What the voice routes touch of the voice agent: the call views, Twilio's status callbacks, media tokens, live-call control and the runner. */
+export interface VoiceRouteDeps {
+  views: CallViews;
+  callbacks: TwilioCallCallbacks;
+  tokens: MediaTokens;
+  controlFor(callSid: string): CallControl | null;
+  runner: VoiceRunner;
+}
 
 const TwilioForm = Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]), {
   description: "Twilio's callback parameters, form-encoded (CallSid, CallStatus, CallDuration, AnsweredBy, …)",
@@ -68,7 +81,7 @@ const exampleCall = {
   costUsd: 0.02,
 };
 
-export function voiceRoutes(app: App, voice: VoiceServices, inbound: InboundCalls) {
+export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCalls) {
   const { views } = voice;
   // Twilio posts form bodies; the signature covers PUBLIC_URL + the request URI + the parameters.
   app.register(async (plugin) => {

@@ -12,7 +12,8 @@ import { SandboxDialogue } from '../../providers/language-model/sandbox.js';
 import { NoRecognition } from '../../providers/speech-to-text/none.js';
 import type { CallControl, TelephonyProviders } from '../../providers/telephony/interface.js';
 import type { VoiceAgentProviders as ConfiguredVoiceProviders } from '../../providers/voice-agent.js';
-import type { DataServices } from '../data/create-services.js';
+import type { StoreRecords } from '../data/store-records.js';
+import type { ObjectService } from '../data/objects-service.js';
 import type { ServiceTokens } from '../data/service-tokens.js';
 import { CallViews } from './call-views.js';
 import type { EventRecorder } from '../events/recorder.js';
@@ -51,7 +52,7 @@ export interface VoiceServiceDeps {
   events: EventRecorder;
   maxRecordingBytes: number;
   /** The data area: call records are opened with the store's key; a record's children hold its recording. */
-  data: Pick<DataServices, 'records' | 'objects'>;
+  data: { records: StoreRecords; objects: ObjectService };
   settings?: Partial<VoiceSettings>;
   log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void };
 }

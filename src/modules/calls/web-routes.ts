@@ -8,7 +8,8 @@ import { AppError } from '../../http/errors.js';
 import { errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { WebTransport } from '../voice/transport.js';
-import type { VoiceServices } from './voice-services.js';
+import type { MediaTokens } from './media-tokens.js';
+import type { VoiceRunner } from './voice-runner.js';
 import { WEB_MEDIA_PATH, type WebCalls } from './web-calls.js';
 
 const id = (description: string) => Type.String({ minLength: 1, maxLength: 100, description });
@@ -77,7 +78,13 @@ const PROTOCOL = [
   'The call is recorded like a phone call: `call_status` events with `direction: "web"` (in_progress, then completed or failed), `call_transcript` events, and once it ends GET /api/calls/{id} with its transcript, tool calls, per-turn latency and, when CALL_RECORDING is on, the two-channel recording (8 kHz). Web calls are never charged.',
 ].join('\n');
 
-export function webCallRoutes(app: App, voice: VoiceServices, webCalls: WebCalls) {
+/** What the browser-call routes touch of the voice agent: media tokens and the runner. */
+export interface WebCallVoiceDeps {
+  tokens: MediaTokens;
+  runner: VoiceRunner;
+}
+
+export function webCallRoutes(app: App, voice: WebCallVoiceDeps, webCalls: WebCalls) {
   app.post(
     '/api/calls/web',
     {

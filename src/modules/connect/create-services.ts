@@ -6,14 +6,17 @@ import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import type { ConnectorProvider } from '../../providers/connector/interface.js';
 import type { BillingAccount } from '../billing/account.js';
-import type { DataServices } from '../data/create-services.js';
+import type { KeyService } from '../data/keys-service.js';
+import type { ObjectService } from '../data/objects-service.js';
+import type { RootService } from '../data/root-service.js';
 import { ConnectService } from './service.js';
 import { ConnectJobStore } from './store.js';
 
 export interface ConnectServiceDeps {
   db: Kysely<Database>;
   dialect: Dialect;
-  data: DataServices;
+  /** The data plane's services the lead jobs write through. */
+  data: { root: RootService; keys: KeyService; objects: ObjectService };
   connector: ConnectorProvider;
   billing: BillingAccount | null;
   clock: Clock;

@@ -7,8 +7,7 @@ import { AppError } from '../../http/errors.js';
 import { errorResponses } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { STORE_NAMES } from '../data/root-service.js';
-import type { ConnectServices } from './create-services.js';
-import type { ConnectResult } from './service.js';
+import type { ConnectResult, ConnectService } from './service.js';
 
 const ConnectBody = Type.Object(
   {
@@ -42,8 +41,13 @@ const ConnectorFailure = Type.Object(
   },
 );
 
-export function connectRoutes(app: App, services: { connect: ConnectServices }) {
-  const { jobs } = services.connect;
+/** What the connect routes touch: the lead jobs. */
+export interface ConnectRouteDeps {
+  jobs: ConnectService;
+}
+
+export function connectRoutes(app: App, deps: ConnectRouteDeps) {
+  const { jobs } = deps;
   app.post(
     '/api/connect',
     {

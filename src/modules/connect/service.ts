@@ -11,7 +11,9 @@ import { newId } from '../../lib/ids.js';
 import type { ConnectorProvider } from '../../providers/connector/interface.js';
 import { ConnectorError } from '../../providers/connector/interface.js';
 import type { BillingAccount } from '../billing/account.js';
-import type { DataServices } from '../data/create-services.js';
+import type { RootService } from '../data/root-service.js';
+import type { KeyService } from '../data/keys-service.js';
+import type { ObjectService } from '../data/objects-service.js';
 import type { CiphertextBytes } from '../data/objects-service.js';
 import { STORE_NAMES, type StoreName } from '../data/root-service.js';
 import { LEADS_PATH, normaliseConnectorPath } from './path.js';
@@ -57,7 +59,7 @@ const LOST_JOB = 'the job was settled by recovery (its heartbeat went stale); th
 
 export class ConnectService {
   constructor(
-    private readonly data: Pick<DataServices, 'root' | 'keys' | 'objects'>,
+    private readonly data: { root: RootService; keys: KeyService; objects: ObjectService },
     private readonly connector: ConnectorProvider,
     /** null until a billing account is wired: `/get-leads` then grants nothing. */
     private readonly billing: BillingAccount | null,

@@ -7,7 +7,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { notFound } from '../../http/errors.js';
 import type { App } from '../../http/types.js';
-import type { Services } from '../../services.js';
 import { type ConsoleAsset, loadConsoleAssets } from './assets.js';
 
 /**
@@ -42,10 +41,15 @@ export function consoleContentSecurityPolicy(publicUrl: string): string {
 
 const PAGES = { console: 'index.html', calls: 'calls.html', call: 'call.html' } as const;
 
-export function consoleRoutes(app: App, services: Services) {
+/** What the console pages need: the server's public address (their content security policy names it). */
+export interface ConsoleRouteDeps {
+  publicUrl: string;
+}
+
+export function consoleRoutes(app: App, deps: ConsoleRouteDeps) {
   const assets = loadConsoleAssets();
   for (const page of Object.values(PAGES)) if (!assets.has(page)) throw new Error(`the console's ${page} is missing`);
-  const policy = consoleContentSecurityPolicy(services.config.publicUrl);
+  const policy = consoleContentSecurityPolicy(deps.publicUrl);
 
   const send = (request: FastifyRequest, reply: FastifyReply, asset: ConsoleAsset) => {
     reply.header('content-security-policy', policy).header('cache-control', 'no-cache').header('etag', asset.etag);

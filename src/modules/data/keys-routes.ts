@@ -3,11 +3,10 @@ import { Type } from 'typebox';
 import { IdParams, errorResponses, ok } from '../../http/schemas.js';
 import { exampleIds, exampleKey } from './examples.js';
 import type { App } from '../../http/types.js';
-import type { Services } from '../../services.js';
+import type { KeyService } from './keys-service.js';
 import { CreateKeyBody, KeyResponse } from './schemas.js';
 
-export function keyRoutes(app: App, services: Services) {
-  const { keys } = services.data;
+export function keyRoutes(app: App, keys: KeyService) {
 
   app.put(
     '/api/keys',

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { IdParams, errorResponses, ok } from '../../http/schemas.js';
 import { exampleObject, exampleObjectBody } from './examples.js';
 import type { App } from '../../http/types.js';
-import type { Services } from '../../services.js';
+import type { ObjectService } from './objects-service.js';
 import { etagOf } from './encoding.js';
 import { IfMatchHeaders, ObjectBody, ObjectResponse, RelatedQuery } from './schemas.js';
 
@@ -13,9 +13,13 @@ const ObjectWithEtag = Type.Object(ObjectResponse.properties, {
   headers: { etag: Type.String({ description: 'The object\'s version, quoted (`"3"`): send it as If-Match on PATCH', examples: ['"1"'] }) },
 });
 
-export function objectRoutes(app: App, services: Services) {
-  const { objects } = services.data;
-  const { config } = services;
+/** The body limits object uploads are measured against. */
+export interface ObjectRouteLimits {
+  bodyLimitBytes: number;
+  objectContentLimitBytes: number;
+}
+
+export function objectRoutes(app: App, objects: ObjectService, config: ObjectRouteLimits) {
   // Content travels as base64 (4/3 of its size) inside JSON: let an object at
   // the content limit through even when the general body limit is lower.
   const bodyLimit = Math.max(config.bodyLimitBytes, Math.ceil(config.objectContentLimitBytes / 3) * 4 + 64 * 1024);

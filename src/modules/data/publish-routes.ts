@@ -3,11 +3,10 @@ import { Type } from 'typebox';
 import { errorResponses, ok } from '../../http/schemas.js';
 import { exampleIds } from './examples.js';
 import type { App } from '../../http/types.js';
-import type { Services } from '../../services.js';
+import type { PublishService } from './publish-service.js';
 import { PublicationResponse, PublishBody, PublishParams } from './schemas.js';
 
-export function publishRoutes(app: App, services: Services) {
-  const { publish } = services.data;
+export function publishRoutes(app: App, publish: PublishService) {
 
   app.put(
     '/api/objects/publish/:type/:relatedId',

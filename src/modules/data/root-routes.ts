@@ -3,11 +3,11 @@ import { Type } from 'typebox';
 import { errorResponses, ok } from '../../http/schemas.js';
 import { exampleIds, exampleRoot, exampleServer } from './examples.js';
 import type { App } from '../../http/types.js';
-import type { Services } from '../../services.js';
+import type { RootService } from './root-service.js';
+import type { ServerService } from './server-service.js';
 import { CurrentServer, RegisterServerBody, RegisteredServer, RootResponse, ServerEntry } from './schemas.js';
 
-export function rootRoutes(app: App, services: Services) {
-  const { root, servers } = services.data;
+export function rootRoutes(app: App, root: RootService, servers: ServerService) {
 
   app.get(
     '/api/root',

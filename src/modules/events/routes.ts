@@ -1,10 +1,11 @@
 // The live event stream (spec 4.9 and 6): GET /api/events/{type}.
-import { credentialOf, isTwoFactorPending } from '../../http/auth.js';
+import { type Authenticator, credentialOf, isTwoFactorPending } from '../../http/auth.js';
 import { errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import type { Services } from '../../services.js';
 import { responseSink } from './http-sink.js';
 import { eventPayloadSchemas } from './payloads.js';
+import type { EventStreamService } from './service.js';
+import type { EventTickets } from './tickets.js';
 import { EventStreamBody, EventStreamHeaders, EventStreamParams, EventStreamQuery, EventTicket, eventStreamDescription } from './schemas.js';
 
 const streamHeaders = {
@@ -14,8 +15,15 @@ const streamHeaders = {
   connection: 'keep-alive',
 };
 
-export function eventRoutes(app: App, services: Services) {
-  const { eventStreams, eventTickets, authenticator } = services;
+/** What the event routes touch: the streams, the tickets that open them, and the authenticator that re-checks a stream's credential. */
+export interface EventRouteDeps {
+  eventStreams: EventStreamService;
+  eventTickets: EventTickets;
+  authenticator: Authenticator;
+}
+
+export function eventRoutes(app: App, deps: EventRouteDeps) {
+  const { eventStreams, eventTickets, authenticator } = deps;
   for (const schema of Object.values(eventPayloadSchemas)) app.addSchema(schema);
   eventStreams.reportErrorsTo((err, context) => app.log.error({ err }, `${context} failed; retrying`));
   // preClose runs before the server waits for open connections: end the streams so shutdown does not hang.

@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import { errorResponses, IdParams, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import type { IntegrationServices } from './create-services.js';
+import type { IntegrationService } from './service.js';
 
 const example = {
   id: '0193a0d2-7c1e-7b3a-9f10-3c5d2e8b1a42',
@@ -50,8 +50,13 @@ const IntegrationBody = Type.Object(
   { examples: [{ type: 'calendly', data: { accessToken: 'eyJraWQiOiIxY2UxZTEzNjE3ZGNm.eyJpc3MiOiJodHRwczovL2F1dGguY2FsZW5kbHkuY29tIn0.9xQz', eventTypeUrl: 'https://calendly.com/acme/30min' } }] },
 );
 
-export function integrationRoutes(app: App, services: { integrations: IntegrationServices }) {
-  const { integrations } = services.integrations;
+/** What the integration routes touch. */
+export interface IntegrationRouteDeps {
+  integrations: IntegrationService;
+}
+
+export function integrationRoutes(app: App, deps: IntegrationRouteDeps) {
+  const { integrations } = deps;
 
   app.get(
     '/api/integrations',

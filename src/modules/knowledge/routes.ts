@@ -7,7 +7,7 @@ import { AppError } from '../../http/errors.js';
 import { errorResponses, errorWith, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { createValidatorCompiler } from '../../http/validation.js';
-import type { Services } from '../../services.js';
+import type { KnowledgeService } from './service.js';
 import {
   CreateKnowledgeBaseBody,
   DocumentList,
@@ -28,8 +28,14 @@ import type { UploadedFile } from './service.js';
 const tags = ['knowledge'];
 const deleted = Type.Null({ description: 'Deleted' });
 
-export async function knowledgeRoutes(app: App, services: Services) {
-  const { knowledge, limits } = services.knowledge;
+/** What the knowledge routes touch: the service, and the upload limits they check while reading files. */
+export interface KnowledgeRouteDeps {
+  knowledge: KnowledgeService;
+  limits: { maxFiles: number; maxFileBytes: number };
+}
+
+export async function knowledgeRoutes(app: App, deps: KnowledgeRouteDeps) {
+  const { knowledge, limits } = deps;
 
   app.get(
     '/api/knowledge-bases',

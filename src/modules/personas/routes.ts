@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import { errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import type { PersonaServices } from './create-services.js';
+import type { PersonaService } from './service.js';
 
 const example = {
   id: 'local-amy',
@@ -90,8 +90,13 @@ const EncryptedAudio = Type.Object(
 
 const PersonaParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
 
-export function personaRoutes(app: App, services: { personas: PersonaServices }) {
-  const { personas } = services.personas;
+/** What the persona routes touch. */
+export interface PersonaRouteDeps {
+  personas: PersonaService;
+}
+
+export function personaRoutes(app: App, deps: PersonaRouteDeps) {
+  const { personas } = deps;
   app.addHook('onClose', () => personas.close());
 
   app.get(

@@ -1,9 +1,14 @@
 import { Type } from 'typebox';
 import { errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import type { Services } from '../../services.js';
+import type { DatabaseHandle } from '../../db/database.js';
 
-export function healthRoutes(app: App, services: Services) {
+/** What the health routes touch: the database, to ping it and name its dialect. */
+export interface HealthRouteDeps {
+  database: Pick<DatabaseHandle, 'ping' | 'dialect'>;
+}
+
+export function healthRoutes(app: App, deps: HealthRouteDeps) {
   // The bare address: a browser is sent to the docs; a program gets where things are.
   app.get('/', { schema: { hide: true } }, async (request, reply) => {
     if ((request.headers.accept ?? '').includes('text/html')) return reply.redirect('/api/docs', 302);
@@ -25,11 +30,11 @@ export function healthRoutes(app: App, services: Services) {
     },
     async (_request, reply) => {
       try {
-        await services.database.ping();
+        await deps.database.ping();
       } catch {
         return reply.status(503).send({ message: 'database unreachable', code: 'not_ready' });
       }
-      return { status: 'ok' as const, database: services.database.dialect };
+      return { status: 'ok' as const, database: deps.database.dialect };
     },
   );
 }

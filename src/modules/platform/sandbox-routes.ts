@@ -5,7 +5,8 @@ import { Type } from 'typebox';
 import { ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { anySandbox } from '../../providers/index.js';
-import type { Services } from '../../services.js';
+import type { Providers } from '../../providers/index.js';
+import type { Outbox } from '../../providers/outbox.js';
 
 const OutboxItem = Type.Object({
   id: Type.String(),
@@ -38,8 +39,15 @@ function normalizeRecipient(to: string | undefined): string | null {
   return value.includes('@') ? value.toLowerCase() : value;
 }
 
-export function sandboxRoutes(app: App, services: Services) {
-  if (!anySandbox(services.providers) || services.config.env === 'production') return;
+/** What the sandbox outbox route touches: the providers (is any a sandbox?), the outbox, and whether this is production. */
+export interface SandboxRouteDeps {
+  providers: Providers;
+  outbox: Outbox;
+  production: boolean;
+}
+
+export function sandboxRoutes(app: App, deps: SandboxRouteDeps) {
+  if (!anySandbox(deps.providers) || deps.production) return;
   app.get(
     '/api/sandbox/outbox',
     {
@@ -61,6 +69,6 @@ export function sandboxRoutes(app: App, services: Services) {
         },
       },
     },
-    async (request) => services.outbox.list(normalizeRecipient(request.query.to), request.query.limit),
+    async (request) => deps.outbox.list(normalizeRecipient(request.query.to), request.query.limit),
   );
 }

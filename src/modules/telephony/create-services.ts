@@ -7,7 +7,10 @@ import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import type { TelephonyProviders } from '../../providers/telephony/interface.js';
 import type { BillingAccount } from '../billing/account.js';
-import type { DataServices } from '../data/create-services.js';
+import type { ObjectService } from '../data/objects-service.js';
+import type { RootService } from '../data/root-service.js';
+import type { ServiceKeyring } from '../data/server-keys.js';
+import type { ServiceTokens } from '../data/service-tokens.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { RateLimiter } from '../platform/rate-limiter.js';
 import { InboundConfigurationService, type KnowledgeBaseLookup } from './inbound-service.js';
@@ -21,7 +24,7 @@ export interface TelephonyServiceDeps {
   db: Kysely<Database>;
   providers: TelephonyProviders;
   billing: BillingAccount;
-  data: Pick<DataServices, 'objects' | 'root' | 'serviceKeys' | 'serviceTokens'>;
+  data: { objects: ObjectService; root: RootService; serviceKeys: ServiceKeyring; serviceTokens: ServiceTokens };
   /** The knowledge area's lookup; null refuses every knowledge_base_id. */
   knowledge: KnowledgeBaseLookup | null;
   eventRecorder: EventRecorder;

@@ -2,15 +2,14 @@
 import { Type } from 'typebox';
 import { IdParams, errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import type { TelephonyServices } from './create-services.js';
+import type { InboundConfigurationService } from './inbound-service.js';
 import { AttachBody, INBOUND_ID_EXAMPLE, InboundBody, InboundConfiguration, InboundPatchBody, PhoneNumber, inboundConfigurationExample, phoneNumberExample } from './schemas.js';
 
 const tags = ['inbound-configurations'];
 const REFERENCES =
   '`agent` must be an object in your `agents` store, each of `humanAgents` one in `contacts` (duplicates removed), `source` one in `campaigns` or `{ "type": "manual" }` (404 otherwise); `knowledge_base_id` must be one of your knowledge bases.';
 
-export function inboundRoutes(app: App, telephony: TelephonyServices) {
-  const { inbound } = telephony;
+export function inboundRoutes(app: App, inbound: InboundConfigurationService) {
 
   app.get(
     '/api/inbound-configurations',

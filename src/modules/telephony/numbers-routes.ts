@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import { IdParams, errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import type { TelephonyServices } from './create-services.js';
+import type { PhoneNumberService } from './numbers-service.js';
 import {
   AddressBody,
   AddressResult,
@@ -21,8 +21,7 @@ import {
 
 const tags = ['phone-numbers'];
 
-export function numberRoutes(app: App, telephony: TelephonyServices) {
-  const { numbers } = telephony;
+export function numberRoutes(app: App, numbers: PhoneNumberService) {
 
   app.get(
     '/api/phone-numbers/search',

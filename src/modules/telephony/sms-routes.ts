@@ -3,11 +3,10 @@ import { Type } from 'typebox';
 import { IdParams, errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { formParams } from '../../providers/telephony/twilio-signature.js';
-import type { TelephonyServices } from './create-services.js';
+import type { SmsService } from './sms-service.js';
 import { SmsBody, SmsMessage, StatusCallbackBody, smsMessageExample, twilioSignatureDoc } from './schemas.js';
 
-export async function smsRoutes(app: App, telephony: TelephonyServices) {
-  const { sms } = telephony;
+export async function smsRoutes(app: App, sms: SmsService) {
 
   app.post(
     '/api/sms/messages',

@@ -24,7 +24,8 @@ export interface TemporarySessionServiceDeps {
   calls: CallService;
   sessions: CallSessionService;
   limiter: RateLimiter;
-  rateLimits: RateLimits;
+  /** Its own rules: codes sent per user, phone and IP, and code submissions per user. */
+  rateLimits: Pick<RateLimits, 'temporarySessionPerUser' | 'temporarySessionPerPhone' | 'temporarySessionPerIp' | 'temporarySubmitPerUser'>;
   clock: Clock;
   masterKey: Buffer;
   firstName: (userId: string) => Promise<string | null>;

@@ -3,7 +3,7 @@
 import { Type } from 'typebox';
 import { errorResponses, ok } from '../../http/schemas.js';
 import { type App, metaOf } from '../../http/types.js';
-import type { TemporarySessionServices } from './create-services.js';
+import type { TemporarySessionService } from './service.js';
 
 const CallTypeView = Type.Object({
   id: Type.String({ description: 'What PUT names as `type`' }),
@@ -37,8 +37,13 @@ const StartBody = Type.Object(
 
 const SessionAnswer = Type.Object({ sessionId: Type.String({ description: 'The call session: follow it with GET /api/events/call_status?session_id=<id>' }) });
 
-export function temporarySessionRoutes(app: App, services: { temporarySessions: TemporarySessionServices }) {
-  const { temporary } = services.temporarySessions;
+/** What the temporary-session routes touch. */
+export interface TemporarySessionRouteDeps {
+  temporary: TemporarySessionService;
+}
+
+export function temporarySessionRoutes(app: App, deps: TemporarySessionRouteDeps) {
+  const { temporary } = deps;
 
   app.get(
     '/api/session/temporary',

@@ -3,7 +3,8 @@
 import { Type } from 'typebox';
 import { errors } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import type { Services } from '../../services.js';
+import type { WebhookService } from './service.js';
+import type { WebhookWorker } from './worker.js';
 
 const WebhookSecret = Type.Object(
   {
@@ -32,8 +33,15 @@ const Delivery = Type.Object({
   updatedAt: Type.String({ format: 'date-time' }),
 });
 
-export function webhookRoutes(app: App, services: Services) {
-  const { webhooks, webhookWorker, stop } = services.webhooks;
+/** What the webhook routes touch: the secrets and deliveries, and the delivery worker they start and stop with the app. */
+export interface WebhookRouteDeps {
+  webhooks: WebhookService;
+  webhookWorker: WebhookWorker;
+  stop: () => Promise<void>;
+}
+
+export function webhookRoutes(app: App, deps: WebhookRouteDeps) {
+  const { webhooks, webhookWorker, stop } = deps;
   webhookWorker.reportErrorsTo(app.log);
   app.addHook('onReady', async () => webhookWorker.start());
   app.addHook('onClose', stop);

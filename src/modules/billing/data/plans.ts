@@ -1,6 +1,19 @@
 // Built-in plans (PLANS_FILE replaces them). Prices in whole US cents per
 // month; included quantities per billing period (spec 2.17).
-import type { PlanDefinition } from '../catalog.js';
+// The shape of a plan is declared here, beside the data; catalog.ts checks files against it.
+import type { UsageKind } from '../account.js';
+
+export interface PlanDefinition {
+  key: string;
+  name: string;
+  /** Per month, in US dollars (whole cents). */
+  priceUsd: number;
+  included: Record<UsageKind, number>;
+  /** A recurring price created at Stripe for this plan; without it the Stripe adapter finds or creates one by lookup key. */
+  stripePriceId?: string;
+  /** Calls under way at once on this plan, when more than CALL_CONCURRENCY_PER_USER. */
+  callConcurrency?: number;
+}
 
 export const defaultPlans: PlanDefinition[] = [
   {

@@ -2,7 +2,14 @@
 // ten-thousandths of a US dollar so every rate is a whole number: 140 is
 // $0.0140 a minute. Inbound is a local number receiving; outbound is a call to
 // a mobile or landline in that country (the higher of the two).
-import type { VoiceRateDefinition } from '../catalog.js';
+
+/** Per-minute rates in ten-thousandths of a US dollar. */
+export interface VoiceRateDefinition {
+  country: string;
+  name: string;
+  inbound: number;
+  outbound: number;
+}
 
 export const defaultVoiceRates: VoiceRateDefinition[] = [
   { country: 'US', name: 'United States', inbound: 85, outbound: 140 },

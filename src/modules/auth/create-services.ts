@@ -1,0 +1,84 @@
+// Builds the auth area: users and sessions, the authenticator every request
+// goes through, phone verification, password reset, two-factor and external
+// sign-in. It is given the API keys (the authenticator accepts them), the
+// credential cache it shares with them, the providers it sends through, and
+// its slice of the configuration.
+import type { Kysely } from 'kysely';
+import type { AuthSettings } from '../../config.js';
+import type { Database } from '../../db/schema.js';
+import type { AuthContext } from '../../http/auth.js';
+import type { Clock } from '../../lib/clock.js';
+import type { SecretBox } from '../../lib/secret-box.js';
+import type { EmailProvider } from '../../providers/email/interface.js';
+import type { IdentityProvider } from '../../providers/oauth/interface.js';
+import type { SmsProvider } from '../../providers/sms/interface.js';
+import type { ApiKeyService } from '../api-keys/service.js';
+import type { AuditLog } from '../platform/audit.js';
+import type { RateLimiter } from '../platform/rate-limiter.js';
+import { BackgroundMail } from './account-mail.js';
+import { CredentialAuthenticator } from './authenticator.js';
+import type { CredentialCache } from './credential-cache.js';
+import { ExternalSignInService } from './external-service.js';
+import { ExternalIdentityStore } from './external-store.js';
+import { PasswordHasher } from './passwords.js';
+import { PasswordResetService } from './reset-service.js';
+import { PasswordResetStore } from './reset-store.js';
+import { AuthService } from './service.js';
+import { UserStore } from './store.js';
+import { TokenService } from './tokens.js';
+import { TwoFactorService } from './two-factor-service.js';
+import { TwoFactorStore } from './two-factor-store.js';
+import { PhoneVerificationService } from './verification-service.js';
+import { PhoneCodeStore } from './verification-store.js';
+
+export interface AuthServiceDeps {
+  db: Kysely<Database>;
+  settings: AuthSettings;
+  passwordHash: { memoryCost: number; timeCost: number };
+  /** Signs session tokens. */
+  jwtSecret: string;
+  /** Keys the phone-code hashes. */
+  masterKey: Buffer;
+  /** Encrypts two-factor secrets. */
+  secretBox: SecretBox;
+  credentialCache: CredentialCache<AuthContext>;
+  apiKeys: ApiKeyService;
+  email: EmailProvider;
+  sms: SmsProvider;
+  identityProviders: Map<string, IdentityProvider>;
+  limiter: RateLimiter;
+  audit: AuditLog;
+  clock: Clock;
+}
+
+export function createAuthServices(deps: AuthServiceDeps) {
+  const { db, settings, credentialCache, limiter, audit, clock } = deps;
+  const users = new UserStore(db, credentialCache);
+  const tokens = new TokenService(deps.jwtSecret, clock);
+  const passwords = new PasswordHasher(deps.passwordHash);
+  const authenticator = new CredentialAuthenticator(tokens, users, deps.apiKeys, credentialCache, () => clock.now());
+  const accountMail = new BackgroundMail(deps.email);
+  const auth = new AuthService(settings, users, tokens, passwords, accountMail, limiter, audit, clock);
+  const externalStore = new ExternalIdentityStore(db);
+  const phoneCodes = new PhoneCodeStore(db, credentialCache);
+  const resetStore = new PasswordResetStore(db, credentialCache);
+  return {
+    users,
+    tokens,
+    passwords,
+    authenticator,
+    accountMail,
+    auth,
+    externalSignIn: new ExternalSignInService(settings, deps.identityProviders, externalStore, users, auth, limiter, audit, clock),
+    phoneVerification: new PhoneVerificationService(settings, users, phoneCodes, auth, deps.sms, limiter, audit, clock, deps.masterKey),
+    passwordReset: new PasswordResetService(settings, users, resetStore, auth, passwords, accountMail, limiter, audit, clock),
+    twoFactor: new TwoFactorService(settings, new TwoFactorStore(db, credentialCache), deps.secretBox, auth, limiter, audit, clock),
+    /** What housekeeping purges of this area, oldest first. */
+    expired: {
+      revokedTokens: (now: number) => users.deleteExpiredRevocations(now),
+      phoneCodes: (now: number) => phoneCodes.deleteExpired(now),
+      passwordResets: (now: number) => resetStore.deleteExpired(now),
+      externalFlows: (now: number) => externalStore.deleteExpired(now),
+    },
+  };
+}
