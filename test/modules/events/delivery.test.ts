@@ -4,14 +4,14 @@
 // Sinks are our own StreamSink interface, so backlogs are set exactly.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EventBroker } from '../../../src/modules/events/broker.js';
-import { type ConnectionOptions, type DeliveryContext, EventConnection, type StreamSink } from '../../../src/modules/events/connection.js';
+import { type ConnectionOptions, type DeliveryContext, EventConnection } from '../../../src/modules/events/connection.js';
 import { BufferBudget, JoinCache, Slots, WriteScheduler } from '../../../src/modules/events/delivery.js';
 import { RecentEvents } from '../../../src/modules/events/recent.js';
 import { EventStore } from '../../../src/modules/events/store.js';
 import { Frames } from '../../../src/modules/events/stream-event.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { createVerifiedUser } from '../../support/factories.js';
-import { emit, eventually, sleep } from './support.js';
+import { emit, eventually, memorySink, sleep } from './support.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -31,40 +31,6 @@ const options: ConnectionOptions = {
   pressureBytes: 64 * 1024,
 };
 
-/** A sink with a backlog the test sets; it records every write. */
-function memorySink() {
-  const writes: Frames[] = [];
-  let buffered = 0;
-  let waiters: Array<(ok: boolean) => void> = [];
-  const sink: StreamSink = {
-    write(data) {
-      writes.push(typeof data === 'string' ? Frames.text(data) : data);
-      return buffered === 0;
-    },
-    get bufferedBytes() {
-      return buffered;
-    },
-    closed: false,
-    waitForDrain: () => (buffered === 0 ? Promise.resolve(true) : new Promise((resolve) => waiters.push(resolve))),
-    end() {},
-    onClose() {},
-  };
-  return {
-    sink,
-    writes,
-    /** Event ids in the order written. */
-    ids: () => writes.flatMap((w) => [...w.toString().matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))),
-    /** Writes that carried event frames. */
-    eventWrites: () => writes.filter((w) => w.toString().startsWith('id: ')),
-    setBacklog(bytes: number) {
-      buffered = bytes;
-      if (bytes === 0) {
-        for (const w of waiters) w(true);
-        waiters = [];
-      }
-    },
-  };
-}
 
 const brokers: EventBroker[] = [];
 afterEach(async () => {

@@ -5,13 +5,13 @@
 // every event of its own user and selection, in order, while a slow one neither
 // holds up the others nor keeps events queued for itself.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { EventConnection, type StreamSink } from '../../../src/modules/events/connection.js';
+import { EventConnection } from '../../../src/modules/events/connection.js';
 import { type EventSelection, parseFilters, parseTypes } from '../../../src/modules/events/selection.js';
 import { EventStore } from '../../../src/modules/events/store.js';
 import { Frames } from '../../../src/modules/events/stream-event.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { createVerifiedUser } from '../../support/factories.js';
-import { emit, eventually, sleep } from './support.js';
+import { emit, eventually, memorySink, sleep } from './support.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -22,38 +22,6 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** A sink recording every write, with a backlog the test sets. */
-function memorySink() {
-  const writes: Frames[] = [];
-  let buffered = 0;
-  let waiters: Array<(ok: boolean) => void> = [];
-  const sink: StreamSink = {
-    write(data) {
-      writes.push(typeof data === 'string' ? Frames.text(data) : data);
-      return buffered === 0;
-    },
-    get bufferedBytes() {
-      return buffered;
-    },
-    closed: false,
-    waitForDrain: () => (buffered === 0 ? Promise.resolve(true) : new Promise((resolve) => waiters.push(resolve))),
-    end() {},
-    onClose() {},
-  };
-  return {
-    sink,
-    writes,
-    ids: () => writes.flatMap((w) => [...w.toString().matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))),
-    eventWrites: () => writes.filter((w) => w.toString().startsWith('id: ')),
-    setBacklog(bytes: number) {
-      buffered = bytes;
-      if (bytes === 0) {
-        for (const w of waiters) w(true);
-        waiters = [];
-      }
-    },
-  };
-}
 
 const ALL: EventSelection = { types: null, filters: [] };
 

@@ -2,6 +2,8 @@
 // recorded the way the data plane records them (record in a transaction, then announce).
 import type { AddressInfo } from 'node:net';
 import type { EventType } from '../../../src/modules/events/recorder.js';
+import type { StreamSink } from '../../../src/modules/events/connection.js';
+import { Frames } from '../../../src/modules/events/stream-event.js';
 import type { TestApp } from '../../support/app.js';
 import { bearer } from '../../support/factories.js';
 import { type SseOptions, openSse } from '../../support/sse-client.js';
@@ -39,3 +41,38 @@ export async function eventually(predicate: () => boolean | Promise<boolean>, ti
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A sink with a backlog the test sets; it records every write. */
+export function memorySink() {
+  const writes: Frames[] = [];
+  let buffered = 0;
+  let waiters: Array<(ok: boolean) => void> = [];
+  const sink: StreamSink = {
+    write(data) {
+      writes.push(typeof data === 'string' ? Frames.text(data) : data);
+      return buffered === 0;
+    },
+    get bufferedBytes() {
+      return buffered;
+    },
+    closed: false,
+    waitForDrain: () => (buffered === 0 ? Promise.resolve(true) : new Promise((resolve) => waiters.push(resolve))),
+    end() {},
+    onClose() {},
+  };
+  return {
+    sink,
+    writes,
+    /** Event ids in the order written. */
+    ids: () => writes.flatMap((w) => [...w.toString().matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))),
+    /** Writes that carried event frames. */
+    eventWrites: () => writes.filter((w) => w.toString().startsWith('id: ')),
+    setBacklog(bytes: number) {
+      buffered = bytes;
+      if (bytes === 0) {
+        for (const w of waiters) w(true);
+        waiters = [];
+      }
+    },
+  };
+}
