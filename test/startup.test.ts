@@ -106,7 +106,9 @@ describe('npm start', () => {
   });
 });
 
-describe('start-up problems: one line, exit code 2', () => {
+// Each test starts a server through tsx (up to 60 s under a loaded CI, where the
+// real-time calls run beside this file), so the default 30 s is too short.
+describe('start-up problems: one line, exit code 2', { timeout: 90_000 }, () => {
   it('names a busy port', async () => {
     const busy = createServer();
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
