@@ -10,7 +10,7 @@ import type pg from 'pg';
 import * as sqliteVec from 'sqlite-vec';
 import { loadPg } from './load-pg.js';
 import { loadSqlite } from './load-sqlite.js';
-import { statementNames } from './prepared.js';
+import { registerSqliteRunner, statementNames } from './prepared.js';
 import { type CheckpointResult, WalCheckpointer } from './checkpointer.js';
 import type { Database } from './schema.js';
 
@@ -137,7 +137,23 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
   // Checkpoints run in a worker thread, not inside request commits (see checkpointer.ts).
   sqlite.pragma('wal_autocheckpoint = 0');
   const checkpointer = new WalCheckpointer(file);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const statements = withStatementCache(sqlite);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
+  registerSqliteRunner(db, {
+    // What Kysely's SQLite driver does with a statement, minus its executor.
+    all: (text, parameters) => {
+      const statement = statements.prepare(text);
+      if (statement.reader) return statement.all(parameters as unknown[]);
+      statement.run(parameters as unknown[]);
+      return [];
+    },
+    run: (text, parameters) => {
+      const statement = statements.prepare(text);
+      if (!statement.reader) return statement.run(parameters as unknown[]).changes;
+      statement.all(parameters as unknown[]);
+      return 0; // Kysely's driver counts no changes for a statement that returns rows
+    },
+  });
   return {
     db,
     dialect: 'sqlite',

@@ -11,7 +11,8 @@
 // together; a lone write pays one turn and runs as a plain transaction.
 // (Without that wait nothing ever batches: SQLite answers synchronously, so a
 // whole transaction runs inside microtasks before the next request is read.)
-import { type Kysely, type Transaction, sql } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
+import { runStatement } from './prepared.js';
 import type { Database } from './schema.js';
 
 export type TransactionWork<T> = (trx: Transaction<Database>) => Promise<T>;
@@ -78,15 +79,15 @@ export class GroupCommit {
 }
 
 async function runInSavepoint(trx: Transaction<Database>, work: TransactionWork<unknown>): Promise<Outcome> {
-  await sql`savepoint grouped_write`.execute(trx);
+  await runStatement(trx, 'savepoint grouped_write');
   try {
     const value = await work(trx);
-    await sql`release grouped_write`.execute(trx);
+    await runStatement(trx, 'release grouped_write');
     return { ok: true, value };
   } catch (error) {
     // If SQLite already rolled the whole transaction back (disk full, I/O error), this throws and the batch fails.
-    await sql`rollback to grouped_write`.execute(trx);
-    await sql`release grouped_write`.execute(trx);
+    await runStatement(trx, 'rollback to grouped_write');
+    await runStatement(trx, 'release grouped_write');
     return { ok: false, error };
   }
 }

@@ -1,7 +1,8 @@
 // Small, dependency-free crypto helpers shared by services.
-import { createHash, createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 
-export const sha256Hex = (value: string | Buffer): string => createHash('sha256').update(value).digest('hex');
+// crypto.hash: one call, no Hash object (it shows in the API-key auth of every request).
+export const sha256Hex = (value: string | Buffer): string => hash('sha256', value, 'hex');
 
 export const hmacHex = (secret: Buffer | string, value: string): string =>
   createHmac('sha256', secret).update(value).digest('hex');

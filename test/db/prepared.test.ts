@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prepareQuery } from '../../src/db/prepared.js';
+import type { KyselyPlugin } from 'kysely';
+import { prepareQuery, runStatement } from '../../src/db/prepared.js';
 import { type TestApp, createTestApp } from '../support/app.js';
 
 let t: TestApp;
@@ -33,6 +34,58 @@ describe('prepareQuery', () => {
       }),
     ).rejects.toThrow('roll back');
     expect(await limitsBetween.rows(t.database.db, ['prep:rolled%', 0])).toEqual([]);
+  });
+});
+
+/** Counts the queries that went through Kysely's executor (its plugins see every one). */
+function countingPlugin() {
+  const counter = { queries: 0, plugin: null as unknown as KyselyPlugin };
+  counter.plugin = {
+    transformQuery: (args) => args.node,
+    transformResult: async (args) => {
+      counter.queries++;
+      return args.result;
+    },
+  };
+  return counter;
+}
+
+describe.skipIf(Boolean(process.env.DATABASE_URL))('prepareQuery on SQLite: inside a transaction, straight on the connection', () => {
+  it('runs hot queries and savepoints of a transaction without Kysely\'s executor, in the transaction', async () => {
+    const counter = countingPlugin();
+    const db = t.database.db.withPlugin(counter.plugin);
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await runStatement(trx, 'savepoint direct');
+        await insertLimit.write(trx, [400, 'prep:direct']);
+        expect(await limitsBetween.rows(trx, ['prep:direct%', 0])).toEqual([{ key: 'prep:direct', count: 7 }]);
+        await runStatement(trx, 'release direct');
+        expect(counter.queries).toBe(0);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    // Outside a transaction the query goes through Kysely (its connection lock), and the rollback took the row.
+    expect(await limitsBetween.rows(db, ['prep:direct%', 0])).toEqual([]);
+    expect(counter.queries).toBe(1);
+  });
+
+  it('a query outside the transaction waits for it instead of joining it', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let inside!: () => void;
+    const started = new Promise<void>((resolve) => (inside = resolve));
+    const transaction = t.database.db.transaction().execute(async (trx) => {
+      await insertLimit.write(trx, [500, 'prep:inside']);
+      inside();
+      await held;
+      throw new Error('roll back');
+    });
+    await started;
+    const outside = insertLimit.write(t.database.db, [500, 'prep:outside']);
+    release();
+    await expect(transaction).rejects.toThrow('roll back');
+    expect(await outside).toBe(1);
+    expect(await limitsBetween.rows(t.database.db, ['prep:%side', 0])).toEqual([{ key: 'prep:outside', count: 7 }]);
   });
 });
 
