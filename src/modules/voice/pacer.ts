@@ -24,7 +24,16 @@ export class Pacer {
   private timerAt = Number.POSITIVE_INFINITY;
   private running = false;
 
-  constructor(private readonly clock: TimerClock) {}
+  /**
+   * `onError` hears a wake-up that threw; the others of the pass still run, and the poll's caller (another call's
+   * frame handling) never sees it. By default it is thrown again on its own, as a throwing timer callback was.
+   */
+  constructor(
+    private readonly clock: TimerClock,
+    private readonly onError: (error: unknown) => void = (error) => queueMicrotask(() => {
+      throw error;
+    }),
+  ) {}
 
   /** Runs `fn` once the clock reaches `at` (from the shared timer, or from a poll that comes first). */
   schedule(fn: () => void, at: number): Timer {
@@ -59,7 +68,12 @@ export class Pacer {
       // A wake-up may schedule the sink's next one; it runs in this pass too if it is already due.
       while (this.entries.length && this.entries[0]!.at <= this.clock.now()) {
         const entry = this.entries.shift()!;
-        if (!entry.cancelled) entry.fn();
+        if (entry.cancelled) continue;
+        try {
+          entry.fn();
+        } catch (error) {
+          this.onError(error);
+        }
       }
     } finally {
       this.running = false;

@@ -64,6 +64,21 @@ describe('Pacer (one pacing schedule for every call on a clock)', () => {
     clock.advance(10);
     expect(ran).toEqual([1, 2]);
   });
+
+  it('one call\'s failing wake-up does not stop the others or reach the poll\'s caller', () => {
+    const clock = new ManualClock(0);
+    const errors: unknown[] = [];
+    const pacer = new Pacer(clock, (error) => errors.push(error));
+    const ran: string[] = [];
+    pacer.schedule(() => {
+      throw new Error('listener failed');
+    }, 10);
+    pacer.schedule(() => ran.push('other call'), 10);
+    clock.set(10);
+    expect(() => pacer.poll()).not.toThrow();
+    expect(ran).toEqual(['other call']);
+    expect(errors).toHaveLength(1);
+  });
 });
 
 describe('AudioSinks sharing the pacer', () => {
