@@ -1,6 +1,9 @@
 // npx tsx bench/voice.ts [--quick] [--concurrency=1,10,50] [--turns=2] [--backend=sqlite|postgres]
 //   [--stt-ms=150] [--llm-ms=300] [--tts-ms=100] [--no-build] [--profile=DIR]   (also: npm run bench -- --only=voice)
 //   --profile=DIR runs the server under node --cpu-prof, keeps the profile in DIR and summarizes the last level's window
+//   (the window, in process.hrtime µs as the profile's timestamps, is kept with the summary to line other samples up with it)
+//   SERVER_NODE_OPTIONS (environment) is passed to the server as NODE_OPTIONS, with LAG_OUT: a preloaded sampler
+//   (--import=file:///…) can record when timers ran late and write it there at exit (docs/decisions/benchmarks.md)
 // The built-in voice agent's latency, end to end on real sockets: the real
 // server (node dist/src/main.js) carries POST /api/session/call through Twilio
 // (test/support/twilio-fake.ts), hears through the Deepgram fake, thinks with
@@ -83,6 +86,8 @@ export interface VoiceLevel {
   frameLatenessMs: ReturnType<typeof stats>;
   /** Outgoing pacing measured where frames leave: the server's voice_frame_lateness_seconds histogram over the level. */
   sendLateness: SendLateness | null;
+  /** The server's event-loop delay over the level (prom-client's monitorEventLoopDelay, 10 ms resolution). */
+  loopDelayMs: LoopDelay | null;
   callMinutes: number;
   serverCpuSeconds: number | null;
   cpuSecondsPerCallMinute: number | null;
@@ -101,9 +106,15 @@ export interface SendLateness {
   within10MsPct: number | null;
 }
 
+/** The server's event-loop delay since the previous scrape (prom-client resets it on each): p50, p99 and max, ms. */
+export interface LoopDelay { p50: number; p99: number; max: number }
+let lastLoopDelay: LoopDelay | null = null;
+
 /** The server's cumulative outgoing-pacing buckets (le in ms → frames), from /metrics. */
 async function latenessBuckets(base: string): Promise<Map<number, number>> {
   const text = await (await fetch(`${base}/metrics`)).text();
+  const lag = (name: string) => Math.round(Number(text.match(new RegExp(`^nodejs_eventloop_lag_${name}_seconds (\\S+)`, 'm'))?.[1] ?? NaN) * 10000) / 10;
+  lastLoopDelay = { p50: lag('p50'), p99: lag('p99'), max: lag('max') };
   const buckets = new Map<number, number>();
   for (const m of text.matchAll(/^voice_frame_lateness_seconds_bucket\{le="([^"]+)"\} (\d+)/gm)) buckets.set(m[1] === '+Inf' ? Number.POSITIVE_INFINITY : Number(m[1]) * 1000, Number(m[2]));
   return buckets;
@@ -163,6 +174,7 @@ async function main() {
     VOICE_ENDPOINT_MIN_MS: String(ENDPOINT_MIN_MS),
     ELEVENLABS_API_KEY: eleven.apiKey,
     ELEVENLABS_API_BASE: eleven.apiBase,
+    ...(process.env.SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVER_NODE_OPTIONS, LAG_OUT: process.env.LAG_OUT ?? '' } : {}),
   };
 
   // Users before the server starts (bench/seed.ts), then their money, numbers and registered servers.
@@ -287,6 +299,7 @@ async function main() {
         pacingJitterMs: stats(results.flatMap((r) => r.gaps.map((g) => Math.abs(g - 20)))),
         frameLatenessMs: stats(results.flatMap((r) => r.lateness)),
         sendLateness: sendLateness(buckets0, buckets1),
+        loopDelayMs: lastLoopDelay,
         callMinutes: Math.round(callMinutes * 100) / 100,
         serverCpuSeconds: cpuS,
         cpuSecondsPerCallMinute: cpuS === null || !callMinutes ? null : Math.round((cpuS / callMinutes) * 100) / 100,
@@ -312,7 +325,7 @@ async function main() {
     await pgSchema.drop().catch(() => {});
     rmSync(dir, { recursive: true, force: true });
   }
-  const profile = profileDir && window ? summarizeProfile(findProfile(profileDir), 25, window) : undefined;
+  const profile = profileDir && window ? { ...summarizeProfile(findProfile(profileDir), 25, window), window } : undefined;
   if (profile) writeFileSync(join(profileDir!, 'summary.json'), `${JSON.stringify(profile, null, 2)}\n`);
 
   const top = levels.at(-1);
@@ -340,7 +353,7 @@ async function main() {
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(join(ROOT, 'bench', 'results', `voice-${backend}.json`), `${JSON.stringify(out, null, 2)}\n`);
   console.log(`bench/voice: providers' delays stt ${DELAYS.sttMs} ms + model first token ${DELAYS.llmFirstTokenMs} ms + speech first byte ${DELAYS.ttsFirstByteMs} ms = ${DELAYS.sttMs + DELAYS.llmFirstTokenMs + DELAYS.ttsFirstByteMs} ms`);
-  for (const l of levels) console.log(`  ${l.concurrency} calls: caller speech end → first agent frame p50 ${l.replyMs.p50} / p99 ${l.replyMs.p99} ms; provider p50 ${l.providerMs.p50} ms; record overhead p50 ${l.overheadMs.p50} / p99 ${l.overheadMs.p99} ms (less the end-of-turn wait: ${l.processingMs.p50} / ${l.processingMs.p99} ms); jitter p99 ${l.pacingJitterMs.p99} ms, frame lateness p99 ${l.frameLatenessMs.p99} ms at the caller, ≤ ${l.sendLateness?.p99AtMostMs ?? '–'} ms at the server (${l.sendLateness?.within10MsPct ?? '–'}% within 10 ms); CPU ${l.cpuSecondsPerCallMinute} s per call-minute; RSS ${l.rssPerCallMb} MB per call; ${l.completedWithRecord}/${l.calls} recorded`);
+  for (const l of levels) console.log(`  ${l.concurrency} calls: caller speech end → first agent frame p50 ${l.replyMs.p50} / p99 ${l.replyMs.p99} ms; provider p50 ${l.providerMs.p50} ms; record overhead p50 ${l.overheadMs.p50} / p99 ${l.overheadMs.p99} ms (less the end-of-turn wait: ${l.processingMs.p50} / ${l.processingMs.p99} ms); jitter p99 ${l.pacingJitterMs.p99} ms, frame lateness p99 ${l.frameLatenessMs.p99} ms at the caller, ≤ ${l.sendLateness?.p99AtMostMs ?? '–'} ms at the server (${l.sendLateness?.within10MsPct ?? '–'}% within 10 ms; event-loop delay p99 ${l.loopDelayMs?.p99 ?? '–'} / max ${l.loopDelayMs?.max ?? '–'} ms); CPU ${l.cpuSecondsPerCallMinute} s per call-minute; RSS ${l.rssPerCallMb} MB per call; ${l.completedWithRecord}/${l.calls} recorded`);
   for (const c of checks) console.log(`  ${c.met ? 'ok  ' : 'MISS'} ${c.name}: ${c.value ?? '–'} (target ${c.target})`);
   for (const f of failures) console.log(`  failure: ${f}`);
   process.exitCode = failures.length === 0 && checks.every((c) => c.met) ? 0 : 1;

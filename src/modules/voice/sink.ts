@@ -7,6 +7,7 @@
 // drops). A segment is one sentence of a reply.
 import { FRAME_SAMPLES_8K, cutFrames } from '../../lib/audio.js';
 import type { Timer, TimerClock } from '../../lib/clock.js';
+import { type Pacer, pacerFor } from './pacer.js';
 import type { CallRecording } from './recording.js';
 import type { Transport } from './transport.js';
 
@@ -65,6 +66,8 @@ export class AudioSink {
   /** Send times of every frame (ms of the clock), for pacing measurements. */
   readonly sendTimes: number[] = [];
   private idleWaiters: Array<() => void> = [];
+  /** The clock's shared pacing schedule: one timer for every sink, and a poll on every caller frame. */
+  private readonly pacer: Pacer;
 
   constructor(
     private readonly transport: Transport,
@@ -74,7 +77,11 @@ export class AudioSink {
     this.leadMs = options.leadMs ?? 40;
     this.markEveryMs = options.markEveryMs ?? 400;
     this.ackTimeoutMs = options.ackTimeoutMs ?? 2000;
+    this.pacer = pacerFor(clock);
     transport.on('mark', (name) => this.acknowledge(name));
+    // Any call's caller frame is a moment to send every call's due frames: between two callbacks of a long
+    // event-loop turn rather than after it (the timer would wait for the whole turn).
+    transport.on('audio', () => this.pacer.poll());
   }
 
   listen(listener: SinkListener) {
@@ -96,6 +103,9 @@ export class AudioSink {
 
   /** Appends audio of any length to a segment; whole frames are queued at once. */
   write(segment: number, pcm: Int16Array) {
+    // Speech arriving (for any call) is also a moment to send every call's due frames: a voice's chunks of
+    // many calls can run as one long chain of promise callbacks, where no timer fires.
+    this.pacer.poll();
     const state = this.segments.get(segment);
     if (!state || state.cleared || state.ended) return;
     const { frames, rest } = cutFrames(state.pending, pcm);
@@ -201,17 +211,17 @@ export class AudioSink {
     }
     if (this.queue.length) {
       const due = this.timelineStart + this.framesOnTimeline * FRAME_MS - this.leadMs;
-      this.timer = this.clock.setTimeout(() => {
+      this.timer = this.pacer.schedule(() => {
         this.timer = null;
         this.pump(true);
-      }, Math.max(0, due - now));
+      }, due);
     } else this.armAckTimeout();
   }
 
   private sendFrame(item: Extract<QueueItem, { kind: 'frame' }>, now: number, fromTimer: boolean) {
     const state = this.segments.get(item.segment)!;
     // A frame is due `leadMs` before its slot, but never before its timeline began (the first frames go at once).
-    // Only a timer can send a frame late: one sent as its audio arrives went the moment it existed (a voice
+    // Only the pacer (its timer or a poll) can send a frame late: one sent as its audio arrives went the moment it existed (a voice
     // slower than real time eats into the lead, which is the voice's delay, not the pacing's).
     const slot = this.timelineStart + this.framesOnTimeline * FRAME_MS;
     this.options.onFrameLateness?.(fromTimer ? Math.max(0, now - Math.max(this.timelineStart, slot - this.leadMs)) : 0);
