@@ -81,4 +81,26 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('GroupCommit (SQLite)', () =>
     expect(await ids()).toHaveLength(10);
     expect(transactionsBegun).toBe(4); // 3 + 3 + 3 + 1
   });
+
+  it('lets the event loop run inside a long batch (a turn every sliceMs), and still commits it as one transaction', async () => {
+    const group = new GroupCommit(database.db, 64, 5);
+    const busy = (ms: number) => {
+      const until = performance.now() + ms;
+      while (performance.now() < until);
+    };
+    const order: string[] = [];
+    const slow = (id: number) => async (trx: Kysely<any>) => {
+      busy(3);
+      order.push(`write ${id}`);
+      return insert(id)(trx);
+    };
+    const writes = [1, 2, 3, 4, 5, 6].map((id) => group.run(slow(id)));
+    // Queued after the batch's drain: runs only when the batch gives the loop a turn.
+    setImmediate(() => setImmediate(() => order.push('timer')));
+    expect(await Promise.all(writes)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(order.indexOf('timer')).toBeGreaterThan(0);
+    expect(order.indexOf('timer')).toBeLessThan(order.length - 1);
+    expect(transactionsBegun).toBe(1);
+    expect(await ids()).toEqual([1, 2, 3, 4, 5, 6]);
+  });
 });
