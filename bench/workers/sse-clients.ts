@@ -262,7 +262,19 @@ process.on('message', async (msg: Message) => {
         counts[s.index] = s.received;
         idSums[s.index] = s.idSum;
       }
-      const report = { type: 'report', counts, idSums, duplicates: streams.reduce((n, s) => n + s.duplicates, 0), dupSamples, unstamped, closed, cpuPct, histogram };
+      const report = {
+        type: 'report',
+        counts,
+        idSums,
+        duplicates: streams.reduce((n, s) => n + s.duplicates, 0),
+        dupSamples,
+        unstamped,
+        closed,
+        cpuPct,
+        cpuUserMs: Math.round(cpu.user / 1000),
+        cpuSystemMs: Math.round(cpu.system / 1000),
+        histogram,
+      };
       if (dupSamples.length) console.error(`sse-clients: repeated or out-of-order ids: ${dupSamples.join('; ')}`);
       for (const socket of sockets) socket.destroy();
       process.send!(report, () => process.exit(0));
