@@ -52,7 +52,9 @@ for (let left = STREAMS; left > 0; left -= PER_PROCESS) sizes.push(Math.min(PER_
 /** --client-profile=DIR: the client processes run under --cpu-prof, their profiles written there. */
 const clientProfDir = process.argv.find((a) => a.startsWith('--client-profile='))?.slice('--client-profile='.length);
 const clientArgv = ['--import', 'tsx', ...(clientProfDir ? ['--cpu-prof', `--cpu-prof-dir=${clientProfDir}`] : [])];
-const clients = sizes.map(() => fork(join(ROOT, 'bench/workers/sse-clients.ts'), [], { cwd: ROOT, execArgv: clientArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+/** --client-script=PATH: another client worker (the one before a change, for a comparison in one sitting). */
+const clientScript = process.argv.find((a) => a.startsWith('--client-script='))?.slice('--client-script='.length) ?? 'bench/workers/sse-clients.ts';
+const clients = sizes.map(() => fork(join(ROOT, clientScript), [], { cwd: ROOT, execArgv: clientArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
 try {
   await Promise.all(clients.map((c, i) => ask(c, { type: 'connect', port, path: '/api/events/object_created', subscribers: Array.from({ length: sizes[i] }, () => ({ token: user.token })) }, 'connected')));
   await new Promise((r) => setTimeout(r, 500));
@@ -86,7 +88,7 @@ try {
   }
   const wallMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
-  const reports = await Promise.all(clients.map((c) => ask<{ histogram: Histogram; cpuPct: number; cpuUserMs: number; cpuSystemMs: number }>(c, { type: 'report' }, 'report')));
+  const reports = await Promise.all(clients.map((c) => ask<{ histogram: Histogram; cpuPct: number; cpuUserMs: number; cpuSystemMs: number; duplicates: number; unstamped: number }>(c, { type: 'report' }, 'report')));
   const clientUs = reports.reduce((n, r) => n + r.cpuUserMs + r.cpuSystemMs, 0) * 1000;
   const histogram = reports.reduce((h, r) => merge(h, r.histogram), newHistogram());
   console.log(
@@ -97,6 +99,8 @@ try {
       seconds: SECONDS,
       received,
       expected,
+      duplicates: reports.reduce((n, r) => n + r.duplicates, 0),
+      unstamped: reports.reduce((n, r) => n + r.unstamped, 0),
       wallMs: Math.round(wallMs),
       serverUserMs: Math.round(cpu.user / 1000),
       serverSystemMs: Math.round(cpu.system / 1000),
