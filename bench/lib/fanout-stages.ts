@@ -110,17 +110,19 @@ export function instrumentStages(): Stages {
   const sampled = new WeakMap<EventConnection, boolean>();
   let members = 0;
   connProto.flushFeed = function (this: EventConnection, events, frames, now) {
+    const self = this as unknown as { state: string; lastId: number; sink: { bufferedBytes: number } | null };
+    const before = self.lastId;
     flushFeed.call(this, events, frames, now);
     if (!active) return;
     counters.memberFlushes += 1;
-    const self = this as unknown as { state: string; sink: { bufferedBytes: number } | null };
     if (self.state !== 'live') counters.memberLeftBehind += 1;
     else if (self.sink && self.sink.bufferedBytes > 0) counters.writesLeftBuffered += 1;
     let sample = sampled.get(this);
     if (sample === undefined) sampled.set(this, (sample = members++ % SAMPLE_EVERY === 0));
     if (sample) {
       const t = nowNs();
-      for (const event of events) record(h.memberWrite, us(t - stampOfEvent(event)));
+      // Only what this write carried: the events above the member's position before it (none when it fell behind).
+      if (self.lastId > before) for (const event of events) if (event.id > before) record(h.memberWrite, us(t - stampOfEvent(event)));
     }
   };
   const catchUp = connProto.catchUp;
