@@ -6,7 +6,7 @@
 // It isolates what the scheduling decides (window, slices, rounds that take
 // late events) from the kernel's cost, which a shared machine blurs.
 //
-//   npx tsx bench/feed-rounds.ts [--members=5000] [--write-us=12] [--rate=100] [--seconds=3] [--window=40]
+//   npx tsx bench/feed-rounds.ts [--members=5000] [--write-us=12] [--rate=100] [--seconds=3] [--window=40] [--bytes=2300]
 import { WriteScheduler } from '../src/modules/events/delivery.js';
 import { Frames, StreamEvent } from '../src/modules/events/stream-event.js';
 import { newHistogram, percentileMs, record } from './lib/histogram.js';
@@ -17,6 +17,9 @@ const WRITE_US = arg('write-us', 12);
 const RATE = arg('rate', 100);
 const SECONDS = arg('seconds', 3);
 const WINDOW = arg('window', 40);
+/** Bytes of an event's payload (the fan-out bench's are ~2.3 KB): what the feed joins. */
+const BYTES = arg('bytes', 2300);
+const payload = JSON.stringify({ object_id: 'x'.repeat(Math.max(0, BYTES - 16)) });
 
 const scheduler = new WriteScheduler(WINDOW);
 const { feed } = scheduler.holdFeed('u', 'u\u0000all', (events) => Frames.join(events.map((e) => e.frames)));
@@ -45,7 +48,7 @@ for (let id = 1; id <= total; id++) {
   const due = started + ((id - 1) * 1000) / RATE - performance.now();
   if (due > 0) await new Promise((r) => setTimeout(r, due));
   handedAt.set(id, performance.now());
-  feed.deliver(new StreamEvent({ id, user_id: 'u', type: 'object_deleted', payload: '{"object_id":"x"}', created_at: 0 }));
+  feed.deliver(new StreamEvent({ id, user_id: 'u', type: 'object_deleted', payload, created_at: 0 }));
   scheduler.flush();
 }
 while (percentileMs(wait, 100) === null || wait.reduce((a, b) => a + b, 0) < total * MEMBERS) await new Promise((r) => setTimeout(r, 10));
