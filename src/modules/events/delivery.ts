@@ -111,7 +111,7 @@ export class LiveFeed implements Flushable {
       this.events = [];
       this.wroteAt = now;
       this.round = { events, frames: this.join(events), members: [...this.members], at: 0, base: events, taken: 0 };
-    } else if (this.events.length > this.round.taken && this.round.members.length - this.round.at > 0 && bytesOf(this.round.base, this.events) <= MAX_EXTENDED_ROUND_BYTES) {
+    } else if (this.events.length > this.round.taken && this.round.at < this.round.members.length && bytesOf(this.round.base, this.events) <= MAX_EXTENDED_ROUND_BYTES) {
       // Events that arrived while this round was cut short go out with it to the members it has not reached yet
       // (the same one write each), instead of waiting for the whole round to end and the next to reach them. They
       // stay pending for the next round: the members already written get them then, the others skip what they have.
