@@ -15,6 +15,21 @@ export interface Flushable {
   flush(now: number, until: number): boolean | void;
 }
 
+/**
+ * A round cut short takes the events that arrived meanwhile only while all of them together stay under this: each
+ * time it does, they are joined again (one copy for all the members left), which is nothing next to the members'
+ * writes of a short round, but grows with the square of a round that has fallen seconds behind (then every write
+ * is large anyway and they wait for the next round, as before). 64 KiB, not 256: with 256 the fan-out bench's
+ * server held ~25 MB more (joins of up to 256 KiB, one per slice, and their suffixes in the next round).
+ */
+const MAX_EXTENDED_ROUND_BYTES = 64 * 1024;
+
+function bytesOf(...lists: (readonly StreamEvent[])[]): number {
+  let bytes = 0;
+  for (const list of lists) for (const event of list) bytes += event.frames.raw.length;
+  return bytes;
+}
+
 /** A live stream of a feed. */
 export interface FeedMember {
   /**
@@ -34,12 +49,20 @@ export interface FeedMember {
  * the recent events, where every event is before it reaches a feed. So the
  * feed holds events only until its next flush (one window), whatever its
  * members' clients do.
+ *
+ * A round cut into time slices (thousands of members) takes the events that
+ * arrived between its slices to the members it has not reached yet, in their
+ * one write of the round: a member is then at most one round behind an event,
+ * not up to two (the rest of the round, then its place in the next).
  */
 export class LiveFeed implements Flushable {
   private events: StreamEvent[] = [];
   private readonly members = new Set<FeedMember>();
-  /** A flush cut short by the scheduler's time slice: its events, frames and the members still to write. */
-  private round: { events: StreamEvent[]; frames: Frames; members: FeedMember[]; at: number } | null = null;
+  /**
+   * A flush cut short by the scheduler's time slice: its events, frames and the members still to write.
+   * `taken` is how many of the pending events (those that arrived since it began) it carries too.
+   */
+  private round: { events: StreamEvent[]; frames: Frames; members: FeedMember[]; at: number; base: StreamEvent[]; taken: number } | null = null;
   private wroteAt = -Infinity;
   /** Streams (live or not) holding this feed: it is dropped from the registry at zero. */
   holders = 0;
@@ -87,7 +110,15 @@ export class LiveFeed implements Flushable {
       const events = this.events;
       this.events = [];
       this.wroteAt = now;
-      this.round = { events, frames: this.join(events), members: [...this.members], at: 0 };
+      this.round = { events, frames: this.join(events), members: [...this.members], at: 0, base: events, taken: 0 };
+    } else if (this.events.length > this.round.taken && this.round.at < this.round.members.length && bytesOf(this.round.base, this.events) <= MAX_EXTENDED_ROUND_BYTES) {
+      // Events that arrived while this round was cut short go out with it to the members it has not reached yet
+      // (the same one write each), instead of waiting for the whole round to end and the next to reach them. They
+      // stay pending for the next round: the members already written get them then, the others skip what they have.
+      const round = this.round;
+      round.events = round.base.concat(this.events);
+      round.frames = this.join(round.events);
+      round.taken = this.events.length;
     }
     const round = this.round;
     while (round.at < round.members.length) {
@@ -115,7 +146,9 @@ export class LiveFeed implements Flushable {
  * and a fixed window would have the instance writing all the time, falling
  * further behind. A pass yields to the event loop every sliceMs (inside a
  * feed's flush too) so requests (the writes that create the events) are not
- * held up behind it.
+ * held up behind it. (2 ms slices were tried in issue 26: every turn of the
+ * loop has its own cost, so the rounds got longer and delivery p99 worse, while
+ * writes with the production pool were already fine at 10 ms.)
  */
 export class WriteScheduler {
   private readonly dirty = new Set<Flushable>();

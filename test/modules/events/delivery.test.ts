@@ -8,7 +8,7 @@ import { type ConnectionOptions, type DeliveryContext, EventConnection } from '.
 import { BufferBudget, JoinCache, Slots, WriteScheduler } from '../../../src/modules/events/delivery.js';
 import { RecentEvents } from '../../../src/modules/events/recent.js';
 import { EventStore } from '../../../src/modules/events/store.js';
-import { Frames } from '../../../src/modules/events/stream-event.js';
+import { Frames, StreamEvent } from '../../../src/modules/events/stream-event.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { createVerifiedUser } from '../../support/factories.js';
 import { emit, eventually, memorySink, sleep } from './support.js';
@@ -38,10 +38,10 @@ afterEach(async () => {
 });
 
 /** A second delivery side on the test app's database (its own broker, recent events, scheduler and budget). */
-async function instance(settings: { recentBytes?: number; coalesceMs?: number; totalLimit?: number } = {}) {
+async function instance(settings: { recentBytes?: number; coalesceMs?: number; totalLimit?: number; sliceMs?: number } = {}) {
   const store = new EventStore(t.database.db, t.database.dialect);
   const recent = new RecentEvents(settings.recentBytes ?? 4 * MB);
-  const scheduler = new WriteScheduler(settings.coalesceMs ?? 0);
+  const scheduler = new WriteScheduler(settings.coalesceMs ?? 0, undefined, settings.sliceMs);
   const broker = new EventBroker(store, t.services.eventRecorder, null, { recent, scheduler, pollIntervalMs: 600_000 });
   brokers.push(broker);
   const context: DeliveryContext = {
@@ -215,5 +215,50 @@ describe('while nobody is subscribed', () => {
     await sleep(50);
     expect(s.ids()).toEqual(after);
     s.connection.close('client');
+  });
+});
+
+describe('a feed\'s round of writes cut into time slices (issue 26)', () => {
+  /** An event of `userId` that no stream has passed yet (the feed is driven directly, without the broker). */
+  const eventOf = (userId: string, id: number, bytes = 10) =>
+    new StreamEvent({ id, user_id: userId, type: 'object_deleted', payload: JSON.stringify({ object_id: 'x'.repeat(bytes) }), created_at: 0 });
+
+  it('an event that arrives while a round is cut short goes out with it to the streams the round has not reached', async () => {
+    const { open, scheduler } = await instance({ sliceMs: 0 }); // every slice ends after its first 64 streams
+    const user = await createVerifiedUser(t);
+    const streams = await Promise.all(Array.from({ length: 200 }, () => open(user.id)));
+    const feed = streams[0].connection.feed;
+    expect(feed.memberCount).toBe(200);
+    const [a, b] = [eventOf(user.id, 10_000_001), eventOf(user.id, 10_000_002)];
+    feed.deliver(a);
+    scheduler.flush(); // writes a to the first 64 streams, then yields
+    const reached = streams.filter((s) => s.ids().length > 0).length;
+    expect(reached).toBe(64);
+    feed.deliver(b); // arrives between two slices of the round
+    await eventually(() => streams.every((s) => s.ids().length === 2), 5000, 'both events on every stream');
+    for (const s of streams) expect(s.ids()).toEqual([a.id, b.id]); // in order, once each
+    // Streams the round had reached get b in the next round; every other one gets a and b in its one write of this
+    // round (before: a alone, then b a whole round later), the same Buffer for all of them.
+    const early = streams.slice(0, reached);
+    const late = streams.slice(reached);
+    for (const s of early) expect(s.eventWrites()).toHaveLength(2);
+    for (const s of late) expect(s.eventWrites()).toHaveLength(1);
+    expect(new Set(late.map((s) => s.eventWrites()[0])).size).toBe(1);
+    for (const s of streams) s.connection.close('client');
+  });
+
+  it('a round already large does not take more: what arrives waits for the next round, still in order and once', async () => {
+    const { open, scheduler } = await instance({ sliceMs: 0 });
+    const user = await createVerifiedUser(t);
+    const streams = await Promise.all(Array.from({ length: 130 }, () => open(user.id)));
+    const feed = streams[0].connection.feed;
+    const [a, b] = [eventOf(user.id, 10_000_001, 200 * 1024), eventOf(user.id, 10_000_002, 100 * 1024)];
+    feed.deliver(a);
+    scheduler.flush();
+    feed.deliver(b);
+    await eventually(() => streams.every((s) => s.ids().length === 2), 5000, 'both events on every stream');
+    for (const s of streams) expect(s.ids()).toEqual([a.id, b.id]);
+    for (const s of streams) expect(s.eventWrites()).toHaveLength(2);
+    for (const s of streams) s.connection.close('client');
   });
 });
