@@ -11,8 +11,9 @@
 // together; a lone write pays one turn and runs as a plain transaction.
 // (Without that wait nothing ever batches: SQLite answers synchronously, so a
 // whole transaction runs inside microtasks before the next request is read.)
-// A batch of large writes yields a turn every few milliseconds (sliceMs).
+// Between two writes of a batch, urgent work (src/lib/urgent-work.ts) gets to run.
 import type { Kysely, Transaction } from 'kysely';
+import { runUrgentWork } from '../lib/urgent-work.js';
 import { runStatement } from './prepared.js';
 import type { Database } from './schema.js';
 
@@ -34,8 +35,6 @@ export class GroupCommit {
     private readonly db: Kysely<Database>,
     /** Most transactions committed together: bounds how long the last one waits for the others. */
     private readonly maxBatch = 64,
-    /** A batch running longer than this (ms) lets the event loop run between two of its writes. */
-    private readonly sliceMs = 5,
   ) {}
 
   /** Runs `work` in a transaction (possibly shared with concurrent ones); settles after the commit. */
@@ -66,16 +65,10 @@ export class GroupCommit {
     const outcomes: Outcome[] = [];
     try {
       await this.db.transaction().execute(async (trx) => {
-        let sliceStart = performance.now();
         for (const item of batch) {
           outcomes.push(await runInSavepoint(trx, item.work));
-          // SQLite answers synchronously, so a batch runs as one chain of microtasks: a few large writes (the
-          // calls that end together, each with its recording) held timers, the voice agent's frame pacing
-          // among them, for 190 ms. Past a slice the batch yields a turn; its transaction keeps the connection.
-          if (performance.now() - sliceStart >= this.sliceMs) {
-            await new Promise<void>((resolve) => setImmediate(resolve));
-            sliceStart = performance.now();
-          }
+          // The batch runs as one chain of microtasks: time-critical work (voice frames due) goes out between items.
+          runUrgentWork();
         }
       });
     } catch (error) {

@@ -5,6 +5,7 @@ import { type Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js';
 import { GroupCommit } from '../../src/db/group-commit.js';
+import { addUrgentPoll } from '../../src/lib/urgent-work.js';
 
 // Group commit is SQLite-only (DataStore uses plain transactions on PostgreSQL).
 describe.skipIf(Boolean(process.env.DATABASE_URL))('GroupCommit (SQLite)', () => {
@@ -82,25 +83,23 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('GroupCommit (SQLite)', () =>
     expect(transactionsBegun).toBe(4); // 3 + 3 + 3 + 1
   });
 
-  it('lets the event loop run inside a long batch (a turn every sliceMs), and still commits it as one transaction', async () => {
-    const group = new GroupCommit(database.db, 64, 5);
-    const busy = (ms: number) => {
-      const until = performance.now() + ms;
-      while (performance.now() < until);
-    };
+  it('runs urgent work (src/lib/urgent-work.ts) between the writes of a batch, without leaving its turn', async () => {
+    const group = new GroupCommit(database.db);
     const order: string[] = [];
-    const slow = (id: number) => async (trx: Kysely<any>) => {
-      busy(3);
-      order.push(`write ${id}`);
-      return insert(id)(trx);
-    };
-    const writes = [1, 2, 3, 4, 5, 6].map((id) => group.run(slow(id)));
-    // Queued after the batch's drain: runs only when the batch gives the loop a turn.
-    setImmediate(() => setImmediate(() => order.push('timer')));
-    expect(await Promise.all(writes)).toEqual([1, 2, 3, 4, 5, 6]);
-    expect(order.indexOf('timer')).toBeGreaterThan(0);
-    expect(order.indexOf('timer')).toBeLessThan(order.length - 1);
-    expect(transactionsBegun).toBe(1);
-    expect(await ids()).toEqual([1, 2, 3, 4, 5, 6]);
+    const remove = addUrgentPoll(() => order.push('urgent'));
+    try {
+      const write = (id: number) => async (trx: Kysely<any>) => {
+        order.push(`write ${id}`);
+        return insert(id)(trx);
+      };
+      const writes = [1, 2, 3].map((id) => group.run(write(id)));
+      setImmediate(() => order.push('next turn'));
+      expect(await Promise.all(writes)).toEqual([1, 2, 3]);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      expect(order).toEqual(['write 1', 'urgent', 'write 2', 'urgent', 'write 3', 'urgent', 'next turn']);
+      expect(transactionsBegun).toBe(1);
+    } finally {
+      remove();
+    }
   });
 });

@@ -6,8 +6,11 @@
 // an event-loop turn that reads the sockets runs for tens of ms: a timer waits
 // for the whole turn, a poll between two callbacks of it does not. A frame
 // still leaves only when it is due, and its lateness is still measured
-// against its own slot when it leaves.
+// against its own slot when it leaves. While it has wake-ups pending, its poll
+// also runs at the urgent-work points of long synchronous runs (a group-commit
+// batch, src/lib/urgent-work.ts).
 import type { Timer, TimerClock } from '../../lib/clock.js';
+import { addUrgentPoll } from '../../lib/urgent-work.js';
 
 interface Entry {
   at: number;
@@ -23,6 +26,8 @@ export class Pacer {
   private timer: Timer | null = null;
   private timerAt = Number.POSITIVE_INFINITY;
   private running = false;
+  private readonly urgentPoll = () => this.poll();
+  private removeUrgentPoll: (() => void) | null = null;
 
   /**
    * `onError` hears a wake-up that threw; the others of the pass still run, and the poll's caller (another call's
@@ -85,6 +90,10 @@ export class Pacer {
   private arm() {
     while (this.entries.length && this.entries[0]!.cancelled) this.entries.shift();
     const next = this.entries[0]?.at ?? Number.POSITIVE_INFINITY;
+    if (next === Number.POSITIVE_INFINITY) {
+      this.removeUrgentPoll?.();
+      this.removeUrgentPoll = null;
+    } else this.removeUrgentPoll ??= addUrgentPoll(this.urgentPoll);
     if (next === this.timerAt) return;
     this.timer?.cancel();
     this.timer = null;

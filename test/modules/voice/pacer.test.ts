@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/lib/clock.js';
+import { runUrgentWork } from '../../../src/lib/urgent-work.js';
 import { Pacer, pacerFor } from '../../../src/modules/voice/pacer.js';
 import { AudioSink } from '../../../src/modules/voice/sink.js';
 import { TwilioTransport } from '../../../src/modules/voice/transport.js';
@@ -21,6 +22,28 @@ function speak(sink: AudioSink, samples = 8000) {
 }
 
 describe('Pacer (one pacing schedule for every call on a clock)', () => {
+  it('runs due wake-ups at urgent-work points (long synchronous runs), never one early', () => {
+    const clock = new ManualClock(0);
+    const pacer = new Pacer(clock);
+    const ran: string[] = [];
+    pacer.schedule(() => ran.push('a10'), 10);
+    pacer.schedule(() => ran.push('b20'), 20);
+    runUrgentWork();
+    expect(ran).toEqual([]);
+    // The clock moves on while the event loop is held (its timer cannot fire): the point sends what is due.
+    clock.set(15);
+    runUrgentWork();
+    expect(ran).toEqual(['a10']);
+    clock.set(25);
+    runUrgentWork();
+    expect(ran).toEqual(['a10', 'b20']);
+    // A point sends nothing before it is due.
+    pacer.schedule(() => ran.push('c100'), 100);
+    clock.set(50);
+    runUrgentWork();
+    expect(ran).toEqual(['a10', 'b20']);
+  });
+
   it('runs wake-ups in time order, ties in the order asked, skips cancelled ones, and keeps one clock timer', () => {
     const clock = new ManualClock(0);
     const pacer = new Pacer(clock);
