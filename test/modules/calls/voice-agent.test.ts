@@ -196,12 +196,14 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     await quiet(call);
     const greetingFrames = call.agentFrames;
 
+    // Synthesized now, ready to speak over the long answer below (see the inbound test).
+    const interruption = voice!.speak('Wait, one more thing.', AbortSignal.timeout(30_000));
     await call.speak(await voice!.speak('What are your opening hours?', AbortSignal.timeout(15_000)));
     await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(greetingFrames + 50), { timeout: 30_000, interval: 50 });
     expect(openai.chats[0]!.body.tools).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'function', function: expect.objectContaining({ name: 'search_knowledge' }) })]));
 
     // The caller speaks over the long answer: the agent stops (clear).
-    await call.speak(await voice!.speak('Wait, one more thing.', AbortSignal.timeout(15_000)), 1500);
+    await call.speak(await interruption, 1500);
     await vi.waitFor(() => expect(call.events('clear').length).toBeGreaterThan(0), { timeout: 20_000, interval: 50 });
 
     call.send({ event: 'stop', streamSid: call.streamSid, stop: { accountSid: twilio.accountSid, callSid: placed.sid } });
@@ -285,10 +287,13 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(50), { timeout: 20_000, interval: 50 });
     await quiet(call);
     const greeting = call.agentFrames;
+    // Synthesized now, so that it is ready while the long answer plays (on a loaded CI, synthesizing it after the
+    // answer began once took longer than the rest of the answer: nothing was left to cut).
+    const thanks = voice!.speak('Thank you, that is all.', AbortSignal.timeout(30_000));
     await call.speak(await voice!.speak('Where can I park?', AbortSignal.timeout(15_000)));
     await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(greeting + 50), { timeout: 30_000, interval: 50 });
     // Spoken over the long answer: the agent stops.
-    await call.speak(await voice!.speak('Thank you, that is all.', AbortSignal.timeout(15_000)));
+    await call.speak(await thanks);
     await vi.waitFor(() => expect(call.events('clear').length).toBeGreaterThan(0), { timeout: 20_000, interval: 50 });
     await quiet(call);
     call.send({ event: 'stop', streamSid: call.streamSid, stop: { accountSid: twilio.accountSid, callSid: 'CAanswered' } });
