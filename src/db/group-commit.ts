@@ -50,7 +50,12 @@ export class GroupCommit {
 
   private async drain(): Promise<void> {
     try {
-      while (this.queue.length > 0) await this.runBatch(this.queue.splice(0, this.maxBatch));
+      while (this.queue.length > 0) {
+        await this.runBatch(this.queue.splice(0, this.maxBatch));
+        // Batches that the last one's callers queued run in this same turn (SQLite answers synchronously): the
+        // calls that end together chain their whole accounting here, one-write batches included.
+        runUrgentWork();
+      }
     } finally {
       this.scheduled = false;
     }
@@ -66,9 +71,9 @@ export class GroupCommit {
     try {
       await this.db.transaction().execute(async (trx) => {
         for (const item of batch) {
+          // The batch runs as one chain of microtasks: time-critical work (voice frames due) goes out between items (and after the batch: drain).
+          if (outcomes.length > 0) runUrgentWork();
           outcomes.push(await runInSavepoint(trx, item.work));
-          // The batch runs as one chain of microtasks: time-critical work (voice frames due) goes out between items.
-          runUrgentWork();
         }
       });
     } catch (error) {

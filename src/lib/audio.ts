@@ -116,8 +116,18 @@ export function resample(samples: Int16Array, fromRate: number, toRate: number):
 
 /** A PCM16 WAV file of interleaved samples. */
 export function encodeWav(samples: Int16Array, sampleRate: number, channels = 1): Buffer {
-  const dataBytes = samples.length * 2;
-  const out = Buffer.alloc(44 + dataBytes);
+  const { file, data } = emptyWav(samples.length, sampleRate, channels);
+  data.set(samples);
+  return file;
+}
+
+export const WAV_HEADER_BYTES = 44;
+
+/** A PCM16 WAV file of `sampleCount` (interleaved) zero samples, and its data as samples to fill in place. */
+export function emptyWav(sampleCount: number, sampleRate: number, channels = 1): { file: Buffer; data: Int16Array } {
+  const dataBytes = sampleCount * 2;
+  // Its own zero-filled ArrayBuffer (Buffer.alloc never pools), so the data is 2-byte aligned at 44.
+  const out = Buffer.alloc(WAV_HEADER_BYTES + dataBytes);
   out.write('RIFF', 0, 'latin1');
   out.writeUInt32LE(36 + dataBytes, 4);
   out.write('WAVE', 8, 'latin1');
@@ -131,8 +141,7 @@ export function encodeWav(samples: Int16Array, sampleRate: number, channels = 1)
   out.writeUInt16LE(16, 34);
   out.write('data', 36, 'latin1');
   out.writeUInt32LE(dataBytes, 40);
-  Buffer.from(samples.buffer, samples.byteOffset, dataBytes).copy(out, 44);
-  return out;
+  return { file: out, data: new Int16Array(out.buffer, out.byteOffset + WAV_HEADER_BYTES, sampleCount) };
 }
 
 export interface DecodedWav {

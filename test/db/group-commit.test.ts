@@ -102,4 +102,29 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('GroupCommit (SQLite)', () =>
       remove();
     }
   });
+
+  it('runs urgent work between batches that follow each other in one turn (a write queued by the caller of the last one)', async () => {
+    const group = new GroupCommit(database.db);
+    const order: string[] = [];
+    const remove = addUrgentPoll(() => order.push('urgent'));
+    try {
+      const write = (id: number) => async (trx: Kysely<any>) => {
+        order.push(`write ${id}`);
+        return insert(id)(trx);
+      };
+      // Each caller's next write is queued as soon as its last one committed (as a call's end chains its writes).
+      const chain = async () => {
+        await group.run(write(1));
+        await group.run(write(2));
+        await group.run(write(3));
+      };
+      const done = chain();
+      setImmediate(() => order.push('next turn'));
+      await done;
+      expect(await ids()).toEqual([1, 2, 3]);
+      expect(order.slice(0, 6)).toEqual(['write 1', 'urgent', 'write 2', 'urgent', 'write 3', 'urgent']);
+    } finally {
+      remove();
+    }
+  });
 });

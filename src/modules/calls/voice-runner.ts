@@ -5,9 +5,11 @@
 // `call_transcript` events, and reports the end with the record's extras
 // (transcript with times and latency, tool calls, the two-channel recording).
 import { randomUUID } from 'node:crypto';
+import { WAV_HEADER_BYTES } from '../../lib/audio.js';
 import type { TimerClock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { iso } from '../../lib/time.js';
+import { runUrgentWork } from '../../lib/urgent-work.js';
 import { type AssembledCall, type AudioProgress, type CallOutcome as RecordOutcome, FINAL_STATUSES, type ProgressReporter } from '../../providers/audio/interface.js';
 import type { CallSpeech } from '../../providers/call-speech/interface.js';
 import type { LanguageModel } from '../../providers/language-model/interface.js';
@@ -202,17 +204,21 @@ export class VoiceRunner {
     const recordOutcome: RecordOutcome = outcome.outcome;
     const reason = outcome.reason ?? null;
     await this.deps.setOutcome(sessionId, recordOutcome, reason);
-    let wav: Buffer | undefined = recordingWav(outcome.recording);
+    let wav: Buffer | undefined;
     let recordingTruncated = false;
-    if (wav.length > this.deps.maxRecordingBytes) {
-      // A WAV cut to fit: the header's sizes are rewritten for the shorter data.
-      const keep = Math.max(0, this.deps.maxRecordingBytes - 44) & ~3;
-      wav = Buffer.concat([wav.subarray(0, 44), wav.subarray(44, 44 + keep)]);
-      wav.writeUInt32LE(36 + keep, 4);
-      wav.writeUInt32LE(keep, 40);
-      recordingTruncated = true;
+    if (outcome.recording.caller.length > 0 && this.deps.record !== false) {
+      wav = recordingWav(outcome.recording);
+      if (wav.length > this.deps.maxRecordingBytes) {
+        // A WAV cut to fit: the header's sizes are rewritten for the shorter data.
+        const keep = Math.max(0, this.deps.maxRecordingBytes - WAV_HEADER_BYTES) & ~3;
+        wav = wav.subarray(0, WAV_HEADER_BYTES + keep);
+        wav.writeUInt32LE(36 + keep, 4);
+        wav.writeUInt32LE(keep, 40);
+        recordingTruncated = true;
+      }
+      // Calls that end together build their files in one run of the loop (SQLite answers synchronously): live calls' due frames first.
+      runUrgentWork();
     }
-    if (outcome.recording.caller.length === 0 || this.deps.record === false) wav = undefined;
     const fields: Record<string, unknown> = {
       direction,
       // A web call has no numbers.

@@ -56,10 +56,13 @@ export function toObjectView(row: ObjectsTable): ObjectView {
  * ciphertext is hex-encoded once.
  */
 export function objectCreatedEvent(row: ObjectsTable, view: ObjectView = toObjectView(row)): NewEvent {
-  const payload: Record<string, unknown> = { id: view.id, key_id: view.keyId };
-  if (view.relatedId !== null) payload.related_object_id = view.relatedId;
-  Object.assign(payload, { content: view.content, auth_tag: view.auth_tag, iv: view.iv, metadata: view.metadata });
-  return { userId: row.user_id, type: 'object_created', payload };
+  const head: Record<string, unknown> = { id: view.id, key_id: view.keyId };
+  if (view.relatedId !== null) head.related_object_id = view.relatedId;
+  const tail = { auth_tag: view.auth_tag, iv: view.iv, metadata: view.metadata };
+  // The ciphertext's hex needs no escaping: spliced in, not scanned by JSON.stringify (a
+  // third of a 1 KiB create's serialization; 6 ms of one call recording's 2 MB, in one block).
+  const json = `${JSON.stringify(head).slice(0, -1)},"content":"${view.content}",${JSON.stringify(tail).slice(1)}`;
+  return { userId: row.user_id, type: 'object_created', payload: { ...head, content: view.content, ...tail }, json };
 }
 
 export const objectUpdatedEvent = (userId: string, row: { id: string; key_id: string | null; version: number }, updatedAt: number): NewEvent => ({

@@ -23,7 +23,9 @@ export class StoreRecords {
     if (!material) throw new Error(`the ${store} store key of user ${userId} is missing`);
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', material.key, iv);
-    const content = Buffer.concat([cipher.update(plain), cipher.final()]);
+    const body = cipher.update(plain);
+    const rest = cipher.final(); // empty for GCM: no copy of a recording's megabyte into a second buffer
+    const content = rest.length ? Buffer.concat([body, rest]) : body;
     return this.objects.createObjectFromBytes(userId, { keyId: container.keyId, content, authTag: cipher.getAuthTag(), iv, relatedId: parentId ?? container.id });
   }
 

@@ -3,7 +3,7 @@
 // the caller's frames in arrival order (the phone sends audio all the time,
 // silence included); the agent channel puts each frame the sink sends at the
 // call time it was sent, silence where the agent is quiet, never overlapping.
-import { encodeWav, PIPELINE_SAMPLE_RATE } from '../../lib/audio.js';
+import { emptyWav, PIPELINE_SAMPLE_RATE } from '../../lib/audio.js';
 
 class Int16Builder {
   private data = new Int16Array(PIPELINE_SAMPLE_RATE * 10);
@@ -19,9 +19,11 @@ class Int16Builder {
     this.data.set(samples, offset);
     this.length = Math.max(this.length, end);
   }
-  toArray(length: number) {
+  /** The first `length` samples, zero past what was written: a view when the store is long enough (it is zero-filled past `length`). */
+  view(length: number) {
+    if (length <= this.data.length) return this.data.subarray(0, length);
     const out = new Int16Array(length);
-    out.set(this.data.subarray(0, Math.min(length, this.length)));
+    out.set(this.data.subarray(0, this.length));
     return out;
   }
 }
@@ -55,19 +57,19 @@ export class CallRecording {
     if (offset + frame.length <= this.maxSamples) this.agent.writeAt(offset, frame);
   }
 
-  /** Both channels, padded with silence to the same length. */
+  /** Both channels, padded with silence to the same length (views of the call's own samples: a call's end copies its audio once, into the WAV). */
   channels(): RecordingChannels {
     const length = Math.max(this.caller.length, this.agent.length);
-    return { caller: this.caller.toArray(length), agent: this.agent.toArray(length) };
+    return { caller: this.caller.view(length), agent: this.agent.view(length) };
   }
 }
 
 /** A two-channel WAV (caller left, agent right) of a call's recording. */
 export function recordingWav({ caller, agent }: RecordingChannels): Buffer {
   const length = Math.max(caller.length, agent.length);
-  // Zero-filled: a channel shorter than the other ends in silence.
-  const interleaved = new Int16Array(length * 2);
+  // Interleaved straight into the file's data (zero-filled: a channel shorter than the other ends in silence).
+  const { file, data: interleaved } = emptyWav(length * 2, PIPELINE_SAMPLE_RATE, 2);
   for (let i = 0, n = caller.length; i < n; i++) interleaved[i * 2] = caller[i]!;
   for (let i = 0, n = agent.length; i < n; i++) interleaved[i * 2 + 1] = agent[i]!;
-  return encodeWav(interleaved, PIPELINE_SAMPLE_RATE, 2);
+  return file;
 }
