@@ -8,14 +8,24 @@
 // still leaves only when it is due, and its lateness is still measured
 // against its own slot when it leaves. While it has wake-ups pending, its poll
 // also runs at the urgent-work points of long synchronous runs (a group-commit
-// batch, src/lib/urgent-work.ts).
+// batch, src/lib/urgent-work.ts). There it runs, early, the wake-ups due within
+// the next frame period too (URGENT_AHEAD_MS): the run goes on after the point
+// for as long as its next unit takes (a call recording's write on SQLite holds
+// the loop 10-15 ms), and a frame sent 20 ms before its time only sits longer in
+// the carrier's buffer, while one sent late may leave a gap.
 import type { Timer, TimerClock } from '../../lib/clock.js';
 import { addUrgentPoll } from '../../lib/urgent-work.js';
+
+/** How far ahead an urgent-work point runs wake-ups: one 20 ms frame. */
+export const URGENT_AHEAD_MS = 20;
+
+/** A wake-up; `aheadMs` > 0 when it runs that much before its time at most (an urgent-work point). */
+export type WakeUp = (aheadMs: number) => void;
 
 interface Entry {
   at: number;
   seq: number;
-  fn: () => void;
+  fn: WakeUp;
   cancelled: boolean;
 }
 
@@ -26,7 +36,7 @@ export class Pacer {
   private timer: Timer | null = null;
   private timerAt = Number.POSITIVE_INFINITY;
   private running = false;
-  private readonly urgentPoll = () => this.poll();
+  private readonly urgentPoll = () => this.poll(URGENT_AHEAD_MS);
   private removeUrgentPoll: (() => void) | null = null;
 
   /**
@@ -40,8 +50,8 @@ export class Pacer {
     }),
   ) {}
 
-  /** Runs `fn` once the clock reaches `at` (from the shared timer, or from a poll that comes first). */
-  schedule(fn: () => void, at: number): Timer {
+  /** Runs `fn` once the clock reaches `at` (from the shared timer, or from a poll that comes first; an urgent-work point's up to URGENT_AHEAD_MS before). */
+  schedule(fn: WakeUp, at: number): Timer {
     const entry: Entry = { at, seq: this.seq++, fn, cancelled: false };
     // Binary search for the first entry due later: the list stays sorted by (at, seq).
     let lo = 0;
@@ -56,10 +66,10 @@ export class Pacer {
     return { cancel: () => void (entry.cancelled = true) };
   }
 
-  /** Runs every wake-up that is due now. Cheap when none is: one clock read. */
-  poll() {
-    if (this.running || !this.entries.length || this.entries[0]!.at > this.clock.now()) return;
-    this.run();
+  /** Runs every wake-up that is due now, or within `aheadMs`. Cheap when none is: one clock read. */
+  poll(aheadMs = 0) {
+    if (this.running || !this.entries.length || this.entries[0]!.at > this.clock.now() + aheadMs) return;
+    this.run(aheadMs);
   }
 
   /** Wake-ups not yet run or cancelled (tests). */
@@ -67,15 +77,15 @@ export class Pacer {
     return this.entries.filter((e) => !e.cancelled).length;
   }
 
-  private run() {
+  private run(aheadMs = 0) {
     this.running = true;
     try {
-      // A wake-up may schedule the sink's next one; it runs in this pass too if it is already due.
-      while (this.entries.length && this.entries[0]!.at <= this.clock.now()) {
+      // A wake-up may schedule the sink's next one; it runs in this pass too if it is already due (within aheadMs).
+      while (this.entries.length && this.entries[0]!.at <= this.clock.now() + aheadMs) {
         const entry = this.entries.shift()!;
         if (entry.cancelled) continue;
         try {
-          entry.fn();
+          entry.fn(aheadMs);
         } catch (error) {
           this.onError(error);
         }

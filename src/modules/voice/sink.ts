@@ -189,7 +189,8 @@ export class AudioSink {
     this.settle();
   }
 
-  private pump(fromTimer = false) {
+  /** Sends what is due; `aheadMs` > 0 at an urgent-work point, which sends that much ahead (pacer.ts). */
+  private pump(fromTimer = false, aheadMs = 0) {
     if (this.timer || !this.queue.length) return;
     const now = this.clock.now();
     // Audio arriving after the queue ran dry restarts the timeline now: pacing never catches up with a burst.
@@ -205,15 +206,15 @@ export class AudioSink {
         this.sendMark(head);
         continue;
       }
-      if (this.timelineStart + this.framesOnTimeline * FRAME_MS > now + this.leadMs) break;
+      if (this.timelineStart + this.framesOnTimeline * FRAME_MS > now + this.leadMs + aheadMs) break;
       this.queue.shift();
       this.sendFrame(head, now, fromTimer);
     }
     if (this.queue.length) {
       const due = this.timelineStart + this.framesOnTimeline * FRAME_MS - this.leadMs;
-      this.timer = this.pacer.schedule(() => {
+      this.timer = this.pacer.schedule((aheadMs) => {
         this.timer = null;
-        this.pump(true);
+        this.pump(true, aheadMs);
       }, due);
     } else this.armAckTimeout();
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/lib/clock.js';
 import { runUrgentWork } from '../../../src/lib/urgent-work.js';
-import { Pacer, pacerFor } from '../../../src/modules/voice/pacer.js';
+import { Pacer, pacerFor, URGENT_AHEAD_MS } from '../../../src/modules/voice/pacer.js';
 import { AudioSink } from '../../../src/modules/voice/sink.js';
 import { TwilioTransport } from '../../../src/modules/voice/transport.js';
 import { FakeSocket, silence, tone } from './fakes.js';
@@ -22,26 +22,34 @@ function speak(sink: AudioSink, samples = 8000) {
 }
 
 describe('Pacer (one pacing schedule for every call on a clock)', () => {
-  it('runs due wake-ups at urgent-work points (long synchronous runs), never one early', () => {
+  it('runs at urgent-work points (long synchronous runs) what is due and what falls due within one frame period, nothing further', () => {
     const clock = new ManualClock(0);
     const pacer = new Pacer(clock);
     const ran: string[] = [];
-    pacer.schedule(() => ran.push('a10'), 10);
-    pacer.schedule(() => ran.push('b20'), 20);
+    pacer.schedule((ahead) => ran.push(`a10 ahead ${ahead}`), 10);
+    pacer.schedule(() => ran.push('b30'), 30);
+    pacer.schedule(() => ran.push('c45'), 45);
+    // The run may hold the loop past the next due time after the point: the point sends it now.
     runUrgentWork();
-    expect(ran).toEqual([]);
-    // The clock moves on while the event loop is held (its timer cannot fire): the point sends what is due.
+    expect(ran).toEqual([`a10 ahead ${URGENT_AHEAD_MS}`]);
     clock.set(15);
     runUrgentWork();
-    expect(ran).toEqual(['a10']);
-    clock.set(25);
+    expect(ran).toEqual([`a10 ahead ${URGENT_AHEAD_MS}`, 'b30']);
+    // A plain poll (a caller frame, the timer) sends only what is due.
+    clock.set(30);
+    pacer.poll();
+    expect(ran).toHaveLength(2);
+    clock.set(45);
+    pacer.poll();
+    expect(ran).toEqual([`a10 ahead ${URGENT_AHEAD_MS}`, 'b30', 'c45']);
+    // Nothing beyond the frame period.
+    pacer.schedule(() => ran.push('d100'), 100);
+    clock.set(79);
     runUrgentWork();
-    expect(ran).toEqual(['a10', 'b20']);
-    // A point sends nothing before it is due.
-    pacer.schedule(() => ran.push('c100'), 100);
-    clock.set(50);
+    expect(ran).toHaveLength(3);
+    clock.set(80);
     runUrgentWork();
-    expect(ran).toEqual(['a10', 'b20']);
+    expect(ran).toHaveLength(4);
   });
 
   it('runs wake-ups in time order, ties in the order asked, skips cancelled ones, and keeps one clock timer', () => {
@@ -131,6 +139,24 @@ describe('AudioSinks sharing the pacer', () => {
     other.socket.media(silence());
     expect(speaking.socket.count('media')).toBe(4);
     expect(lateness).toEqual([7]); // against its slot (60) less the lead (40): not hidden by the poll
+  });
+
+  it('an urgent-work point sends each call its frame due within the next 20 ms, as on time', async () => {
+    const clock = new ManualClock(0);
+    const lateness: number[] = [];
+    const speaking = await call(clock, lateness);
+    speak(speaking.sink);
+    expect(speaking.socket.count('media')).toBe(3); // the lead at once; the next frame is due at 20
+    lateness.length = 0;
+    clock.set(5);
+    runUrgentWork(); // a group-commit batch is about to write a call's recording
+    expect(speaking.socket.count('media')).toBe(4);
+    runUrgentWork(); // the next (due at 40) is beyond the period
+    expect(speaking.socket.count('media')).toBe(4);
+    expect(lateness).toEqual([0]);
+    clock.set(40);
+    runUrgentWork();
+    expect(speaking.socket.count('media')).toBe(6); // due at 40 and, ahead, at 60
   });
 
   it('speech arriving for any call sends every call\'s due frames too', async () => {
