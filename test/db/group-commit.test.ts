@@ -83,35 +83,32 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('GroupCommit (SQLite)', () =>
     expect(transactionsBegun).toBe(4); // 3 + 3 + 3 + 1
   });
 
-  it('runs urgent work (src/lib/urgent-work.ts) between the writes of a batch, without leaving its turn', async () => {
-    const group = new GroupCommit(database.db);
+  /** A group commit whose writes and urgent-work polls are logged in `order`. */
+  async function withUrgentLog(test: (group: GroupCommit, write: (id: number) => (trx: Kysely<any>) => Promise<number>, order: string[]) => Promise<void>) {
     const order: string[] = [];
     const remove = addUrgentPoll(() => order.push('urgent'));
     try {
-      const write = (id: number) => async (trx: Kysely<any>) => {
+      await test(new GroupCommit(database.db), (id) => async (trx) => {
         order.push(`write ${id}`);
         return insert(id)(trx);
-      };
+      }, order);
+    } finally {
+      remove();
+    }
+  }
+
+  it('runs urgent work (src/lib/urgent-work.ts) between the writes of a batch, without leaving its turn', () =>
+    withUrgentLog(async (group, write, order) => {
       const writes = [1, 2, 3].map((id) => group.run(write(id)));
       setImmediate(() => order.push('next turn'));
       expect(await Promise.all(writes)).toEqual([1, 2, 3]);
       await new Promise<void>((resolve) => setImmediate(resolve));
       expect(order).toEqual(['write 1', 'urgent', 'write 2', 'urgent', 'write 3', 'urgent', 'next turn']);
       expect(transactionsBegun).toBe(1);
-    } finally {
-      remove();
-    }
-  });
+    }));
 
-  it('runs urgent work between batches that follow each other in one turn (a write queued by the caller of the last one)', async () => {
-    const group = new GroupCommit(database.db);
-    const order: string[] = [];
-    const remove = addUrgentPoll(() => order.push('urgent'));
-    try {
-      const write = (id: number) => async (trx: Kysely<any>) => {
-        order.push(`write ${id}`);
-        return insert(id)(trx);
-      };
+  it('runs urgent work between batches that follow each other in one turn (a write queued by the caller of the last one)', () =>
+    withUrgentLog(async (group, write, order) => {
       // Each caller's next write is queued as soon as its last one committed (as a call's end chains its writes).
       const chain = async () => {
         await group.run(write(1));
@@ -121,10 +118,8 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('GroupCommit (SQLite)', () =>
       const done = chain();
       setImmediate(() => order.push('next turn'));
       await done;
+      await new Promise<void>((resolve) => setImmediate(resolve));
       expect(await ids()).toEqual([1, 2, 3]);
-      expect(order.slice(0, 6)).toEqual(['write 1', 'urgent', 'write 2', 'urgent', 'write 3', 'urgent']);
-    } finally {
-      remove();
-    }
-  });
+      expect(order).toEqual(['write 1', 'urgent', 'write 2', 'urgent', 'write 3', 'urgent', 'next turn']);
+    }));
 });
