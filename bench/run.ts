@@ -7,7 +7,7 @@
 //   knowledge retrieval alone: npm run bench -- --only=knowledge [--backend=sqlite,postgres]
 //   fan-out iteration: [--subscribers=1000,5000] [--fanout-mode=one-user,one-each] [--fanout-seconds=N] [--rate=N] [--backend=sqlite,postgres]
 //     one-user rows are preceded by the streams floor (bench/streams-floor-server.ts) unless --no-streams-floor;
-//     --floor-slice-ms=N makes the floor yield to its event loop every N ms of a round (0, the default: never)
+//     --floor-slice-ms=N: the floor yields to its event loop every N ms of a round (10 by default, as the server; 0: never)
 // Builds the server, then measures in one run: the floor server, the real
 // server on SQLite (and PostgreSQL when DATABASE_URL is set, full mode), SSE
 // fan-out, start-up time and RSS. Writes bench/results/latest.json and
@@ -253,7 +253,7 @@ async function fanoutScenarios(backend: Backend) {
       if (mode === 'shared' && !args.includes('--no-streams-floor')) {
         floor = await runFanout({
           dataDir,
-          env: { FLOOR_SLICE_MS: flag('floor-slice-ms') ?? '0' },
+          env: { FLOOR_SLICE_MS: flag('floor-slice-ms') ?? '10' },
           users,
           subscribers,
           mode,

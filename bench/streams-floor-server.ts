@@ -9,9 +9,14 @@
 // it to every socket, one write per socket per round, straight to the socket as
 // the real server does. A round starts as soon as the event loop is free after
 // an event arrives and the next one right after it when more arrived meanwhile
-// (no coalescing window). With FLOOR_SLICE_MS > 0 a round yields to the event
-// loop every that many ms (as the real scheduler does every 10 ms); 0 (the
-// default) writes each round in one go.
+// (no coalescing window). A round yields to the event loop every
+// FLOOR_SLICE_MS (10, as the real scheduler does) so the writer's PUTs are
+// answered meanwhile; 0 writes each round in one go, which starves them: with
+// 5,000 streams a round is 100–450 ms of writes, a PUT needs a few turns of the
+// loop, and in two runs 63 and 189 of 500 PUTs were unanswered 15 s after the
+// last (p99 of delivery 22–43 s, since the send time is taken before the PUT).
+// 30 and 100 ms slices were no better than 10 ms in delivery and worse for the
+// PUTs (docs/decisions/benchmarks.md, "The streams floor").
 //
 // GET /floor/log?after=N answers what the orchestrator's log reader answers for
 // the real server (LogCounts): the events after id N, their count and id sum.
@@ -19,14 +24,15 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-const SLICE_MS = Number(process.env.FLOOR_SLICE_MS ?? 0);
+const SLICE_MS = Number(process.env.FLOOR_SLICE_MS ?? 10);
 
 const streams = new Set<Socket>();
 let pending: Buffer[] = [];
 let lastId = 0;
 let roundScheduled = false;
 let round: { chunk: Buffer; sockets: Socket[]; at: number } | null = null;
-const stats = { rounds: 0, writes: 0, events: 0, roundMsTotal: 0, roundMsMax: 0 };
+/** writesQueued: writes the kernel did not take whole (the rest waits in Node's queue for the socket to drain). */
+const stats = { rounds: 0, writes: 0, writesQueued: 0, events: 0, roundMsTotal: 0, roundMsMax: 0 };
 
 function chunkOf(frames: Buffer[]): Buffer {
   const body = frames.length === 1 ? frames[0] : Buffer.concat(frames);
@@ -55,6 +61,7 @@ function runRound() {
     if (!socket.destroyed) {
       socket.write(r.chunk);
       stats.writes += 1;
+      if (socket.writableLength > 0) stats.writesQueued += 1;
     }
     if ((r.at & 63) === 0 && performance.now() > until) break;
   }

@@ -7,7 +7,7 @@ import { get as httpGet } from 'node:http';
 import type { LogCounts, SeededUser } from '../seed.js';
 import type { WriterJob } from '../workers/writer.js';
 import { type Histogram, merge, newHistogram, percentileMs } from './histogram.js';
-import { forkTs, request, rssMb, sleep, stop, watchRss, withCpu } from './proc.js';
+import { cpuParts, forkTs, request, rssMb, sleep, stop, watchRss, withCpu } from './proc.js';
 import { startRealServer, startStreamsFloorServer } from './server.js';
 import { createStoreKey, mapLimit } from './setup.js';
 
@@ -68,14 +68,20 @@ export interface FanoutResult {
   aborted: string | null;
   /** From the first write to the writer's last answer (CLOCK_MONOTONIC µs): the window a server profile is summarized over. */
   writesWindow?: { fromUs: number; toUs: number };
+  /**
+   * CPU per delivery, µs: the server's (user + system, from the first write until every delivery arrived or the grace
+   * period ended) and the SSE client processes' together (since their reset, just before the writes). A busy machine
+   * stretches latency far more than these.
+   */
+  cpuPerDelivery?: { serverUserUs: number; serverSystemUs: number; clientsUs: number } | null;
   /** The streams floor's own counters (floor runs only): rounds of writes, socket writes, time spent writing. */
-  floorStats?: { rounds: number; writes: number; events: number; roundMsTotal: number; roundMsMax: number };
+  floorStats?: { rounds: number; writes: number; writesQueued: number; events: number; roundMsTotal: number; roundMsMax: number };
 }
 
 const PER_PROCESS = 2500;
 
 export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
-  const server = o.floor ? await startStreamsFloorServer({ dataDir: o.dataDir, env: { FLOOR_SLICE_MS: o.env.FLOOR_SLICE_MS ?? '0' } }) : await startRealServer({ dataDir: o.dataDir, env: o.env, cpuProfDir: o.cpuProfDir });
+  const server = o.floor ? await startStreamsFloorServer({ dataDir: o.dataDir, env: { FLOOR_SLICE_MS: o.env.FLOOR_SLICE_MS ?? '10' } }) : await startRealServer({ dataDir: o.dataDir, env: o.env, cpuProfDir: o.cpuProfDir });
   const rss = watchRss(server.pid, 250);
   const clients: ChildProcess[] = [];
   try {
@@ -125,6 +131,7 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
     const job: WriterJob = { type: 'run', port, targets, rate: o.rate, seconds: o.seconds, size: o.contentBytes, answerWaitMs: o.graceMs };
     type Written = { written: number[]; failed: number; failureSamples: string[]; achievedRate: number; putP50: number | null; putP99: number | null };
     const writesFromUs = Number(process.hrtime.bigint() / 1000n);
+    const serverCpu0 = cpuParts(server.pid);
     const { value: written, cpuPct: serverCpuPct } = await withCpu(server.pid, () =>
       request<Written>(writer, job, 'done', o.seconds * 1000 + o.graceMs + 15_000).catch((err): Written => {
         aborted ??= String(err);
@@ -145,10 +152,16 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
       if (stats.reduce((n, s) => n + s.received, 0) >= expectedNow) break;
       await sleep(200);
     }
+    const serverCpu1 = cpuParts(server.pid);
     const rssPeakMb = rss.peak();
     const reports = await Promise.all(
       sseClients.map((c) =>
-        request<{ counts: number[]; idSums: number[]; duplicates: number; closed: number; cpuPct: number; histogram: Histogram }>(c, { type: 'report' }, 'report', 30_000),
+        request<{ counts: number[]; idSums: number[]; duplicates: number; closed: number; cpuPct: number; cpuUserMs: number; cpuSystemMs: number; histogram: Histogram }>(
+          c,
+          { type: 'report' },
+          'report',
+          30_000,
+        ),
       ),
     );
     // Read after the reports: an event committed in between can only make a subscriber look incomplete, never complete.
@@ -159,6 +172,16 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
     const counts = reports.flatMap((r) => r.counts);
     const idSums = reports.flatMap((r) => r.idSums);
     const histogram = reports.reduce((h, r) => merge(h, r.histogram), newHistogram());
+    const delivered = counts.reduce((n, c) => n + Math.max(0, c), 0);
+    const perDelivery = (seconds: number) => Math.round(((seconds * 1e6) / delivered) * 100) / 100;
+    const cpuPerDelivery =
+      serverCpu0 && serverCpu1 && delivered > 0
+        ? {
+            serverUserUs: perDelivery(serverCpu1.user - serverCpu0.user),
+            serverSystemUs: perDelivery(serverCpu1.system - serverCpu0.system),
+            clientsUs: perDelivery(reports.reduce((n, r) => n + r.cpuUserMs + r.cpuSystemMs, 0) / 1000),
+          }
+        : null;
     return {
       mode: o.mode,
       subscribers: o.subscribers,
@@ -171,7 +194,7 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
       putP50: written.putP50,
       putP99: written.putP99,
       deliveriesExpected: expectedTotal,
-      deliveriesReceived: counts.reduce((n, c) => n + Math.max(0, c), 0),
+      deliveriesReceived: delivered,
       // Exactly the committed events: same count and same sum of ids (ids arrive strictly increasing, repeats are counted apart).
       subscribersComplete: counts.filter((c, i) => c === expected[i].count && idSums[i] === expected[i].idSum).length,
       eventsCommitted: committed.perUser.reduce((n, e) => n + e.count, 0),
@@ -187,6 +210,7 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
       serverCpuPct,
       aborted,
       writesWindow,
+      cpuPerDelivery,
       ...(floorStats ? { floorStats } : {}),
     };
   } finally {

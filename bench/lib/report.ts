@@ -119,13 +119,15 @@ function streamsFloorTable(rows: Results['fanout']): string[] {
   if (!pairs.length) return [];
   const ratio = (a: number | null, b: number | null | undefined) => (a !== null && b ? `${(Math.round((a / b) * 100) / 100).toFixed(2)}×` : '–');
   return [
-    '| backend | streams | floor p50 / p99 ms | server p50 / p99 ms | ratio p50 / p99 | floor: all delivered | floor server CPU % | server CPU % | floor client CPU % | client CPU % | floor rounds (writes) |',
-    '|---|---:|---|---|---|---|---:|---:|---|---|---|',
+    '| backend | streams | floor p50 / p99 ms | server p50 / p99 ms | ratio p50 / p99 | floor: all delivered | server CPU µs per delivery (user + system): floor / server | clients\' CPU µs per delivery: floor / server | floor server CPU % | server CPU % | floor client CPU % | client CPU % | floor rounds (writes) |',
+    '|---|---:|---|---|---|---|---|---|---:|---:|---|---|---|',
     ...pairs.map((r) => {
       const f = r.floor!;
       const all = f.subscribersComplete === f.subscribers && f.deliveriesReceived === f.deliveriesExpected ? 'yes' : `no (${f.deliveriesReceived} / ${f.deliveriesExpected})`;
       const rounds = f.floorStats ? `${f.floorStats.rounds} (${f.floorStats.writes})` : '–';
-      return `| ${r.backend} | ${r.subscribers} | ${fmt(f.p50)} / ${fmt(f.p99)} | ${fmt(r.p50)} / ${fmt(r.p99)} | ${ratio(r.p50, f.p50)} / ${ratio(r.p99, f.p99)} | ${all} | ${fmt(f.serverCpuPct)} | ${fmt(r.serverCpuPct)} | ${f.clientCpuPct.join(', ')} | ${r.clientCpuPct.join(', ')} | ${rounds} |`;
+      const server = (c: FanoutResult['cpuPerDelivery']) => (c ? `${fmt(c.serverUserUs + c.serverSystemUs, 2)} (${fmt(c.serverUserUs, 2)} + ${fmt(c.serverSystemUs, 2)})` : '–');
+      const clients = (c: FanoutResult['cpuPerDelivery']) => (c ? fmt(c.clientsUs, 2) : '–');
+      return `| ${r.backend} | ${r.subscribers} | ${fmt(f.p50)} / ${fmt(f.p99)} | ${fmt(r.p50)} / ${fmt(r.p99)} | ${ratio(r.p50, f.p50)} / ${ratio(r.p99, f.p99)} | ${all} | ${server(f.cpuPerDelivery)} / ${server(r.cpuPerDelivery)} | ${clients(f.cpuPerDelivery)} / ${clients(r.cpuPerDelivery)} | ${fmt(f.serverCpuPct)} | ${fmt(r.serverCpuPct)} | ${f.clientCpuPct.join(', ')} | ${r.clientCpuPct.join(', ')} | ${rounds} |`;
     }),
   ];
 }
@@ -167,7 +169,7 @@ function fanoutSection(r: Results): string[] {
     lines.push(
       '### One user\'s streams against the streams floor',
       '',
-      'The streams floor (bench/streams-floor-server.ts) is what plain node:http does on this machine with the same connections from the same client processes and the same writer: no auth, no database, no events table; each PUT\'s object becomes the same ~2.3 KB object_created frame (the send time inside), and every round writes the frames pending since the last one to every socket as one chunk, one write per socket per round, rounds back to back. It runs right before the real server\'s one-user row; the ratio is the real server\'s figure ÷ the floor\'s.',
+      'The streams floor (bench/streams-floor-server.ts) is what plain node:http does on this machine with the same connections from the same client processes and the same writer: no auth, no database, no events table; each PUT\'s object becomes the same ~2.3 KB object_created frame (the send time inside), and every round writes the frames pending since the last one to every socket as one chunk, one write per socket per round, rounds back to back, yielding to the event loop every 10 ms as the server does. It runs right before the real server\'s one-user row; the ratio is the real server\'s figure ÷ the floor\'s.',
       '',
       ...floor,
       '',
