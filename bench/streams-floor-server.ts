@@ -30,7 +30,9 @@ const streams = new Set<Socket>();
 let pending: Buffer[] = [];
 let lastId = 0;
 let roundScheduled = false;
-let round: { chunk: Buffer; sockets: Socket[]; at: number } | null = null;
+let round: { chunk: Buffer; sockets: Socket[]; at: number; events: number; cpuUs: number; writes: number } | null = null;
+/** Each round's CPU time (user + system, µs) with its size: what one write costs, by bytes (for the quiet-machine estimate). */
+const roundLog: { events: number; bytes: number; writes: number; cpuUs: number }[] = [];
 /** writesQueued: writes the kernel did not take whole (the rest waits in Node's queue for the socket to drain). */
 const stats = { rounds: 0, writes: 0, writesQueued: 0, events: 0, roundMsTotal: 0, roundMsMax: 0 };
 
@@ -50,21 +52,26 @@ function runRound() {
   const started = performance.now();
   if (!round) {
     if (pending.length === 0) return;
-    round = { chunk: chunkOf(pending), sockets: [...streams], at: 0 };
+    round = { chunk: chunkOf(pending), sockets: [...streams], at: 0, events: pending.length, cpuUs: 0, writes: 0 };
     pending = [];
     stats.rounds += 1;
   }
   const until = SLICE_MS > 0 ? started + SLICE_MS : Infinity;
+  const cpu0 = process.cpuUsage();
   const r = round;
   while (r.at < r.sockets.length) {
     const socket = r.sockets[r.at++];
     if (!socket.destroyed) {
       socket.write(r.chunk);
       stats.writes += 1;
+      r.writes += 1;
       if (socket.writableLength > 0) stats.writesQueued += 1;
     }
     if ((r.at & 63) === 0 && performance.now() > until) break;
   }
+  const cpu = process.cpuUsage(cpu0);
+  r.cpuUs += cpu.user + cpu.system;
+  if (r.at >= r.sockets.length && roundLog.length < 1000) roundLog.push({ events: r.events, bytes: r.chunk.length, writes: r.writes, cpuUs: r.cpuUs });
   const took = performance.now() - started;
   stats.roundMsTotal += took;
   stats.roundMsMax = Math.max(stats.roundMsMax, took);
@@ -94,7 +101,7 @@ const server = createServer(async (req, res) => {
     const after = Number(url.searchParams.get('after') ?? 0);
     const count = Math.max(0, lastId - after);
     // ids after `after` are after+1 … lastId
-    return json(res, 200, { latestId: lastId, perUser: [{ count, idSum: (count * (after + 1 + lastId)) / 2 }], stats });
+    return json(res, 200, { latestId: lastId, perUser: [{ count, idSum: (count * (after + 1 + lastId)) / 2 }], stats: { ...stats, roundLog } });
   }
   if (req.method === 'GET' && url.pathname === '/api/events/object_created') {
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no', connection: 'keep-alive' });

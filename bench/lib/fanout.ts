@@ -75,7 +75,16 @@ export interface FanoutResult {
    */
   cpuPerDelivery?: { serverUserUs: number; serverSystemUs: number; clientsUs: number } | null;
   /** The streams floor's own counters (floor runs only): rounds of writes, socket writes, time spent writing. */
-  floorStats?: { rounds: number; writes: number; writesQueued: number; events: number; roundMsTotal: number; roundMsMax: number };
+  floorStats?: {
+    rounds: number;
+    writes: number;
+    writesQueued: number;
+    events: number;
+    roundMsTotal: number;
+    roundMsMax: number;
+    /** Each round's size and CPU time (user + system, µs, the floor's own process.cpuUsage around its slices). */
+    roundLog?: { events: number; bytes: number; writes: number; cpuUs: number }[];
+  };
 }
 
 const PER_PROCESS = 2500;
