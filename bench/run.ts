@@ -6,7 +6,8 @@
 //   connector ingestion alone: npm run bench -- --quick --only=connect [--backend=sqlite,postgres]
 //   knowledge retrieval alone: npm run bench -- --only=knowledge [--backend=sqlite,postgres]
 //   fan-out iteration: [--subscribers=1000,5000] [--fanout-mode=one-user,one-each] [--fanout-seconds=N] [--rate=N] [--backend=sqlite,postgres]
-//     one-user rows are preceded by the streams floor (bench/streams-floor-server.ts) unless --no-streams-floor;
+//     one-user rows are preceded by the streams floor (bench/streams-floor-server.ts) in full runs and with --only=streams
+//     (--no-streams-floor skips it; --streams-floor adds it to a --quick run of everything);
 //     --floor-slice-ms=N: the floor yields to its event loop every N ms of a round (10 by default, as the server; 0: never)
 // Builds the server, then measures in one run: the floor server, the real
 // server on SQLite (and PostgreSQL when DATABASE_URL is set, full mode), SSE
@@ -48,6 +49,8 @@ const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? [
  */
 const streamsOnly = only.includes('streams') && !only.includes('fanout');
 if (streamsOnly) only.push('fanout');
+/** The streams floor (bench/streams-floor-server.ts) before each one-user fan-out row: full runs and --only=streams. */
+const withStreamsFloor = !args.includes('--no-streams-floor') && (!quick || streamsOnly || args.includes('--streams-floor'));
 /** Records streamed through POST /api/connect in the ingestion scenario (issue 14: 10,000, in both modes). */
 const INGEST_RECORDS = 10_000;
 const plan: { warmup: number; seconds: number; prefill: number; fanoutSeconds: number; graceMs: number; subscriberCounts: number[]; profile: boolean; hardLimitS: number } = quick
@@ -248,9 +251,10 @@ async function fanoutScenarios(backend: Backend) {
   const users = await seedUsers(dataDir, env, count);
   for (const subscribers of plan.subscriberCounts) {
     for (const mode of fanoutModes) {
-      // One user's streams: the streams floor first, on the same machine a moment before (--no-streams-floor skips it).
+      // One user's streams: the streams floor first, on the same machine a moment before (--no-streams-floor skips it;
+      // a quick run of everything skips it too, to stay within its time limit, unless --streams-floor).
       let floor: FanoutResult | null | undefined;
-      if (mode === 'shared' && !args.includes('--no-streams-floor')) {
+      if (mode === 'shared' && withStreamsFloor) {
         floor = await runFanout({
           dataDir,
           env: { FLOOR_SLICE_MS: flag('floor-slice-ms') ?? '10' },
