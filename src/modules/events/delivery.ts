@@ -146,7 +146,7 @@ export class LiveFeed implements Flushable {
  * the next one carry more events per write by itself. The window does not
  * widen under load: it used to (to twice the last pass, up to 250 ms), but
  * that never engaged while rounds ran back to back, and made to engage it
- * doubled the wait (docs/decisions/events.md, "Delivery at scale").
+ * lengthened the wait (p99 1.3–2×; docs/decisions/events.md, "Coalescing").
  *
  * A pass yields to the event loop every sliceMs (inside a feed's flush too) so
  * requests (the writes that create the events) are not held up behind it. (2 ms
