@@ -169,7 +169,7 @@ function fanoutSection(r: Results): string[] {
     lines.push(
       '### One user\'s streams against the streams floor',
       '',
-      'The streams floor (bench/streams-floor-server.ts) is what plain node:http does on this machine with the same connections from the same client processes and the same writer: no auth, no database, no events table; each PUT\'s object becomes the same ~2.3 KB object_created frame (the send time inside), and every round writes the frames pending since the last one to every socket as one chunk, one write per socket per round, rounds back to back, yielding to the event loop every 10 ms as the server does. It runs right before the real server\'s one-user row; the ratio is the real server\'s figure ÷ the floor\'s.',
+      'The streams floor (bench/streams-floor-server.ts) is what plain node:http does on this machine with the same connections from the same client processes and the same writer: no auth, no database, no events table; each PUT\'s object becomes the same ~2.3 KB object_created frame (the send time inside), and every round writes the frames pending since the last one to every socket as one chunk, one write per socket per round, rounds back to back, yielding to the event loop every 10 ms as the server does. It runs right before the real server\'s one-user row; the ratio is the real server\'s figure ÷ the floor\'s. On a shared machine the latencies follow the share of the cores each run got (two floor runs a minute apart differ by 2×): CPU µs per delivery compares the code.',
       '',
       ...floor,
       '',
