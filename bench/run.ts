@@ -6,6 +6,9 @@
 //   connector ingestion alone: npm run bench -- --quick --only=connect [--backend=sqlite,postgres]
 //   knowledge retrieval alone: npm run bench -- --only=knowledge [--backend=sqlite,postgres]
 //   fan-out iteration: [--subscribers=1000,5000] [--fanout-mode=one-user,one-each] [--fanout-seconds=N] [--rate=N] [--backend=sqlite,postgres]
+//     one-user rows are preceded by the streams floor (bench/streams-floor-server.ts) in full runs and with --only=streams
+//     (--no-streams-floor skips it; --streams-floor adds it to a --quick run of everything);
+//     --floor-slice-ms=N: the floor yields to its event loop every N ms of a round (10 by default, as the server; 0: never)
 // Builds the server, then measures in one run: the floor server, the real
 // server on SQLite (and PostgreSQL when DATABASE_URL is set, full mode), SSE
 // fan-out, start-up time and RSS. Writes bench/results/latest.json and
@@ -18,12 +21,12 @@ import { join } from 'node:path';
 import pg from 'pg';
 import type { SeededUser } from './seed.js';
 import type { LoadJob, LoadResult } from './workers/load.js';
-import { type FanoutMode, runFanout } from './lib/fanout.js';
+import { type FanoutMode, type FanoutResult, runFanout } from './lib/fanout.js';
 import { findProfile, summarizeProfile } from './lib/profile.js';
 import { ROOT, forkTs, killAll, request, rssMb, rssParts, sleep, stop, withCpu } from './lib/proc.js';
 import { checkTargets } from './lib/checks.js';
 import { acceptBaseline, baselineChecks, readBaseline, shout } from './lib/baseline.js';
-import { type LoadFigures, type ObjectRow, type Results, writeResults } from './lib/report.js';
+import { type LoadFigures, type ObjectRow, type Results, spliceFanoutSection, writeResults } from './lib/report.js';
 import { type RunningServer, startFloorServer, startRealServer } from './lib/server.js';
 import { createBenchUser, objectBody, prefillObjects } from './lib/setup.js';
 import { runKnowledgeBench } from './lib/knowledge.js';
@@ -46,6 +49,8 @@ const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? [
  */
 const streamsOnly = only.includes('streams') && !only.includes('fanout');
 if (streamsOnly) only.push('fanout');
+/** The streams floor (bench/streams-floor-server.ts) before each one-user fan-out row: full runs and --only=streams. */
+const withStreamsFloor = !args.includes('--no-streams-floor') && (!quick || streamsOnly || args.includes('--streams-floor'));
 /** Records streamed through POST /api/connect in the ingestion scenario (issue 14: 10,000, in both modes). */
 const INGEST_RECORDS = 10_000;
 const plan: { warmup: number; seconds: number; prefill: number; fanoutSeconds: number; graceMs: number; subscriberCounts: number[]; profile: boolean; hardLimitS: number } = quick
@@ -246,6 +251,27 @@ async function fanoutScenarios(backend: Backend) {
   const users = await seedUsers(dataDir, env, count);
   for (const subscribers of plan.subscriberCounts) {
     for (const mode of fanoutModes) {
+      // One user's streams: the streams floor first, on the same machine a moment before (--no-streams-floor skips it;
+      // a quick run of everything skips it too, to stay within its time limit, unless --streams-floor).
+      let floor: FanoutResult | null | undefined;
+      if (mode === 'shared' && withStreamsFloor) {
+        floor = await runFanout({
+          dataDir,
+          env: { FLOOR_SLICE_MS: flag('floor-slice-ms') ?? '10' },
+          users,
+          subscribers,
+          mode,
+          rate: FANOUT_RATE,
+          seconds: plan.fanoutSeconds,
+          contentBytes: CONTENT_BYTES,
+          rssLimitMb: 1500,
+          graceMs: plan.graceMs,
+          floor: true,
+        }).catch((err) => {
+          results.failures.push(`streams floor before ${backend.name} ${subscribers}: ${String(err).slice(0, 300)}`);
+          return null;
+        });
+      }
       try {
         const r = await runFanout({
           dataDir,
@@ -260,7 +286,7 @@ async function fanoutScenarios(backend: Backend) {
           graceMs: plan.graceMs,
           clientProfDir: flag('client-profile'),
         });
-        results.fanout.push({ backend: backend.name, ...r });
+        results.fanout.push({ backend: backend.name, ...r, ...(floor !== undefined ? { floor } : {}) });
       } catch (err) {
         results.failures.push(`fan-out ${backend.name} ${subscribers} ${mode}: ${String(err).slice(0, 300)}`);
       }
@@ -406,6 +432,19 @@ async function main() {
     spliceVoiceSection(ROOT);
     console.log(`bench: wrote the "Voice agent" section of BENCHMARKS.md in ${Math.round((Date.now() - started) / 1000)} s`);
     for (const c of voiceChecks) console.log(`  ${c.met ? 'ok  ' : 'MISS'} ${c.name}: ${c.value} (target ${c.target})`);
+    for (const f of results.failures) console.log(`  failure: ${f}`);
+    if (results.failures.length) process.exitCode = 1;
+    return;
+  }
+  if (streamsOnly && only.every((o) => o === 'streams' || o === 'fanout')) {
+    // Only one user's many streams: the "Event fan-out" section of BENCHMARKS.md, nothing else of it.
+    results.durationSeconds = Math.round((Date.now() - started) / 1000);
+    results.checks = checkTargets(results, Math.max(...plan.subscriberCounts));
+    spliceFanoutSection(ROOT, results);
+    console.log(`bench: wrote the "Event fan-out" section of BENCHMARKS.md and bench/results/streams-latest.json in ${results.durationSeconds} s`);
+    for (const f of results.fanout.filter((x) => x.floor))
+      console.log(`  ${f.backend} ${f.subscribers} streams of one user: floor p50 / p99 ${f.floor!.p50} / ${f.floor!.p99} ms (server CPU ${f.floor!.serverCpuPct}%), server ${f.p50} / ${f.p99} ms (CPU ${f.serverCpuPct}%)`);
+    for (const c of results.checks) console.log(`  ${c.met ? 'ok  ' : 'MISS'} ${c.name}: ${c.value} (target ${c.target})`);
     for (const f of results.failures) console.log(`  failure: ${f}`);
     if (results.failures.length) process.exitCode = 1;
     return;

@@ -135,7 +135,7 @@ export function instrumentStages(): Stages {
   const schedFlush = schedProto.flush;
   schedProto.flush = function (this: WriteScheduler) {
     const self = this as unknown as { continuing: boolean; dirty: Set<unknown> };
-    if (active && !self.continuing && self.dirty.size) record(h.window, this.currentWindowMs * 1000);
+    if (active && !self.continuing && self.dirty.size) record(h.window, this.windowMs * 1000);
     return schedFlush.call(this);
   };
 

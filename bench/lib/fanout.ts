@@ -3,11 +3,12 @@
 // rate. Checks that every subscriber got every event of its user and reports
 // write-to-receipt latency and the server's RSS.
 import type { ChildProcess } from 'node:child_process';
+import { get as httpGet } from 'node:http';
 import type { LogCounts, SeededUser } from '../seed.js';
 import type { WriterJob } from '../workers/writer.js';
 import { type Histogram, merge, newHistogram, percentileMs } from './histogram.js';
-import { forkTs, request, rssMb, sleep, stop, watchRss, withCpu } from './proc.js';
-import { startRealServer } from './server.js';
+import { cpuParts, forkTs, request, rssMb, sleep, stop, watchRss, withCpu } from './proc.js';
+import { startRealServer, startStreamsFloorServer } from './server.js';
 import { createStoreKey, mapLimit } from './setup.js';
 
 export type FanoutMode = 'distinct' | 'shared';
@@ -29,6 +30,11 @@ export interface FanoutOptions {
   cpuProfDir?: string;
   /** Run the SSE client processes under node --cpu-prof, writing their profiles here (--client-profile=DIR). */
   clientProfDir?: string;
+  /**
+   * Measure the streams floor (bench/streams-floor-server.ts: plain node:http, no auth, no database) instead of the
+   * real server, with the same clients, writer and checks; its own count of events stands in for the log. One user.
+   */
+  floor?: boolean;
 }
 
 export interface FanoutResult {
@@ -62,12 +68,29 @@ export interface FanoutResult {
   aborted: string | null;
   /** From the first write to the writer's last answer (CLOCK_MONOTONIC µs): the window a server profile is summarized over. */
   writesWindow?: { fromUs: number; toUs: number };
+  /**
+   * CPU per delivery, µs: the server's (user + system, from the first write until every delivery arrived or the grace
+   * period ended) and the SSE client processes' together (since their reset, just before the writes). A busy machine
+   * stretches latency far more than these.
+   */
+  cpuPerDelivery?: { serverUserUs: number; serverSystemUs: number; clientsUs: number } | null;
+  /** The streams floor's own counters (floor runs only): rounds of writes, socket writes, time spent writing. */
+  floorStats?: {
+    rounds: number;
+    writes: number;
+    writesQueued: number;
+    events: number;
+    roundMsTotal: number;
+    roundMsMax: number;
+    /** Each round's size and CPU time (user + system, µs, the floor's own process.cpuUsage around its slices). */
+    roundLog?: { events: number; bytes: number; writes: number; cpuUs: number }[];
+  };
 }
 
 const PER_PROCESS = 2500;
 
 export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
-  const server = await startRealServer({ dataDir: o.dataDir, env: o.env, cpuProfDir: o.cpuProfDir });
+  const server = o.floor ? await startStreamsFloorServer({ dataDir: o.dataDir, env: { FLOOR_SLICE_MS: o.env.FLOOR_SLICE_MS ?? '10' } }) : await startRealServer({ dataDir: o.dataDir, env: o.env, cpuProfDir: o.cpuProfDir });
   const rss = watchRss(server.pid, 250);
   const clients: ChildProcess[] = [];
   try {
@@ -76,7 +99,10 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
     // Who streams and who is written to: subscriber i belongs to user userOf[i].
     const userOf = Array.from({ length: o.subscribers }, (_, i) => (o.mode === 'shared' ? 0 : i));
     const targetCount = o.mode === 'shared' ? 1 : Math.min(o.subscribers, Math.round(o.rate * o.seconds));
-    const targets = await mapLimit(o.users.slice(0, targetCount), 16, async (u) => ({ token: u.token, keyId: await createStoreKey(server.base, u.token) }));
+    if (o.floor && o.mode !== 'shared') throw new Error('the streams floor holds one user\'s streams only');
+    const targets = o.floor
+      ? [{ token: o.users[0].token, keyId: 'floor' }]
+      : await mapLimit(o.users.slice(0, targetCount), 16, async (u) => ({ token: u.token, keyId: await createStoreKey(server.base, u.token) }));
 
     const subs = userOf.map((u) => ({ token: o.users[u].token }));
     const groups: (typeof subs)[] = [];
@@ -95,10 +121,12 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
     await Promise.all(clients.map((c) => request(c, { type: 'reset' }, 'reset', 10_000)));
     rss.reset();
     // The truth: the log's own count (and id sum) of each written user's object_created events after this point.
-    const logReader = forkTs('bench/seed.ts', [], { PATH: process.env.PATH, NODE_ENV: 'development', DATA_DIR: o.dataDir, LOG_LEVEL: 'warn', ...o.env });
-    clients.push(logReader);
+    // (The floor keeps no log: it counts its own events, ids 1, 2, 3, … .)
+    const logReader = o.floor ? null : forkTs('bench/seed.ts', [], { PATH: process.env.PATH, NODE_ENV: 'development', DATA_DIR: o.dataDir, LOG_LEVEL: 'warn', ...o.env });
+    if (logReader) clients.push(logReader);
     const targetUsers = o.users.slice(0, targetCount).map((u) => u.id);
-    const readLog = (afterId: number) => request<LogCounts>(logReader, { type: 'log', userIds: targetUsers, afterId }, 'log', 30_000);
+    const readLog = (afterId: number): Promise<LogCounts> =>
+      logReader ? request<LogCounts>(logReader, { type: 'log', userIds: targetUsers, afterId }, 'log', 30_000) : getJson<LogCounts>(`${server.base}/floor/log?after=${afterId}`);
     const baseline = (await readLog(0)).latestId;
 
     const writer = forkTs('bench/workers/writer.ts');
@@ -112,6 +140,7 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
     const job: WriterJob = { type: 'run', port, targets, rate: o.rate, seconds: o.seconds, size: o.contentBytes, answerWaitMs: o.graceMs };
     type Written = { written: number[]; failed: number; failureSamples: string[]; achievedRate: number; putP50: number | null; putP99: number | null };
     const writesFromUs = Number(process.hrtime.bigint() / 1000n);
+    const serverCpu0 = cpuParts(server.pid);
     const { value: written, cpuPct: serverCpuPct } = await withCpu(server.pid, () =>
       request<Written>(writer, job, 'done', o.seconds * 1000 + o.graceMs + 15_000).catch((err): Written => {
         aborted ??= String(err);
@@ -132,19 +161,36 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
       if (stats.reduce((n, s) => n + s.received, 0) >= expectedNow) break;
       await sleep(200);
     }
+    const serverCpu1 = cpuParts(server.pid);
     const rssPeakMb = rss.peak();
     const reports = await Promise.all(
       sseClients.map((c) =>
-        request<{ counts: number[]; idSums: number[]; duplicates: number; closed: number; cpuPct: number; histogram: Histogram }>(c, { type: 'report' }, 'report', 30_000),
+        request<{ counts: number[]; idSums: number[]; duplicates: number; closed: number; cpuPct: number; cpuUserMs: number; cpuSystemMs: number; histogram: Histogram }>(
+          c,
+          { type: 'report' },
+          'report',
+          30_000,
+        ),
       ),
     );
     // Read after the reports: an event committed in between can only make a subscriber look incomplete, never complete.
     const committed = await readLog(baseline);
+    const floorStats = (committed as LogCounts & { stats?: FanoutResult['floorStats'] }).stats;
     const expected = expectedOf(committed);
     const expectedTotal = expected.reduce((a, b) => a + b.count, 0);
     const counts = reports.flatMap((r) => r.counts);
     const idSums = reports.flatMap((r) => r.idSums);
     const histogram = reports.reduce((h, r) => merge(h, r.histogram), newHistogram());
+    const delivered = counts.reduce((n, c) => n + Math.max(0, c), 0);
+    const perDelivery = (seconds: number) => Math.round(((seconds * 1e6) / delivered) * 100) / 100;
+    const cpuPerDelivery =
+      serverCpu0 && serverCpu1 && delivered > 0
+        ? {
+            serverUserUs: perDelivery(serverCpu1.user - serverCpu0.user),
+            serverSystemUs: perDelivery(serverCpu1.system - serverCpu0.system),
+            clientsUs: perDelivery(reports.reduce((n, r) => n + r.cpuUserMs + r.cpuSystemMs, 0) / 1000),
+          }
+        : null;
     return {
       mode: o.mode,
       subscribers: o.subscribers,
@@ -157,7 +203,7 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
       putP50: written.putP50,
       putP99: written.putP99,
       deliveriesExpected: expectedTotal,
-      deliveriesReceived: counts.reduce((n, c) => n + Math.max(0, c), 0),
+      deliveriesReceived: delivered,
       // Exactly the committed events: same count and same sum of ids (ids arrive strictly increasing, repeats are counted apart).
       subscribersComplete: counts.filter((c, i) => c === expected[i].count && idSums[i] === expected[i].idSum).length,
       eventsCommitted: committed.perUser.reduce((n, e) => n + e.count, 0),
@@ -173,10 +219,29 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
       serverCpuPct,
       aborted,
       writesWindow,
+      cpuPerDelivery,
+      ...(floorStats ? { floorStats } : {}),
     };
   } finally {
     rss.close();
     await Promise.all(clients.map((c) => stop(c, 2000)));
     await server.stop();
   }
+}
+
+function getJson<T>(url: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    httpGet(url, { agent: false, timeout: 10_000 }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => {
+        try {
+          resolve(JSON.parse(text) as T);
+        } catch (err) {
+          reject(err);
+        }
+      });
+    }).on('error', reject);
+  });
 }

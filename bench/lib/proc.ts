@@ -130,6 +130,18 @@ export function cpuSeconds(pid: number): number | null {
   }
 }
 
+/** CPU time a process has used, user and system apart, in seconds; null once it is gone. */
+export function cpuParts(pid: number): { user: number; system: number } | null {
+  try {
+    ticksPerSecond ||= Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { user: Number(fields[11]) / ticksPerSecond, system: Number(fields[12]) / ticksPerSecond };
+  } catch {
+    return null;
+  }
+}
+
 /** Measures a process's CPU use (percent of one core) while `work` runs. */
 export async function withCpu<T>(pid: number, work: () => Promise<T>): Promise<{ value: T; cpuPct: number | null }> {
   const cpu0 = cpuSeconds(pid);

@@ -1,6 +1,6 @@
 // Turns the run's results into bench/results/latest.json and BENCHMARKS.md.
 // BENCHMARKS.md is generated: edit this file, never the output.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FanoutResult } from './fanout.js';
 import type { IsolationResults } from './isolation.js';
@@ -48,7 +48,8 @@ export interface Results {
   settings: Record<string, unknown>;
   startup: { backend: string; startMs: number; idleRssMb: number | null; anonMb: number | null; fileMb: number | null }[];
   objects: ObjectRow[];
-  fanout: (FanoutResult & { backend: string })[];
+  /** A one-user row may carry the streams floor measured right before it (bench/streams-floor-server.ts). */
+  fanout: (FanoutResult & { backend: string; floor?: FanoutResult | null })[];
   /** Connector ingestion (POST /api/connect); absent in results written before it existed. */
   ingest: IngestResult[];
   profiles: Record<string, ProfileSummary>;
@@ -98,14 +99,37 @@ function fanoutTable(rows: Results['fanout']): string[] {
     '| backend | subscribers | users | connected | events written (sent/s) | committed (log) | writer PUT p50 / p99 ms | deliveries received / expected | subscribers complete | delivery p50 ms | p99 ms | max ms | server RSS idle / connected / peak MB | server CPU % | client CPU % | note |',
     '|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---:|---|---|',
   ];
-  for (const r of rows) {
+  const line = (backend: string, r: FanoutResult) => {
     const users = r.mode === 'shared' ? 'one user, many streams' : 'one user each';
     const note = [r.aborted, r.duplicates ? `${r.duplicates} repeated or out-of-order ids` : null, ...r.connectFailures, ...r.writeFailures].filter(Boolean).join('; ').replace(/\|/g, '/').slice(0, 200);
     out.push(
-      `| ${r.backend} | ${r.subscribers} | ${users} | ${r.connected} | ${r.eventsWritten}${r.writesFailed ? ` + ${r.writesFailed} failed` : ''} (${r.achievedRate}) | ${r.eventsCommitted ?? '–'} | ${fmt(r.putP50)} / ${fmt(r.putP99)} | ${r.deliveriesReceived} / ${r.deliveriesExpected} | ${r.subscribersComplete} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.max)} | ${fmt(r.rssIdleMb)} / ${fmt(r.rssConnectedMb)} / ${fmt(r.rssPeakMb)} | ${fmt(r.serverCpuPct)} | ${r.clientCpuPct.join(', ')} | ${note} |`,
+      `| ${backend} | ${r.subscribers} | ${users} | ${r.connected} | ${r.eventsWritten}${r.writesFailed ? ` + ${r.writesFailed} failed` : ''} (${r.achievedRate}) | ${r.eventsCommitted ?? '–'} | ${fmt(r.putP50)} / ${fmt(r.putP99)} | ${r.deliveriesReceived} / ${r.deliveriesExpected} | ${r.subscribersComplete} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.max)} | ${fmt(r.rssIdleMb)} / ${fmt(r.rssConnectedMb)} / ${fmt(r.rssPeakMb)} | ${fmt(r.serverCpuPct)} | ${r.clientCpuPct.join(', ')} | ${note} |`,
     );
+  };
+  for (const r of rows) {
+    if (r.floor) line(`streams floor (before ${r.backend})`, r.floor);
+    line(r.backend, r);
   }
   return out;
+}
+
+/** One user's many streams against the streams floor measured right before them: p50 / p99 and their ratios. */
+function streamsFloorTable(rows: Results['fanout']): string[] {
+  const pairs = rows.filter((r) => r.floor);
+  if (!pairs.length) return [];
+  const ratio = (a: number | null, b: number | null | undefined) => (a !== null && b ? `${(Math.round((a / b) * 100) / 100).toFixed(2)}×` : '–');
+  return [
+    '| backend | streams | floor p50 / p99 ms | server p50 / p99 ms | ratio p50 / p99 | floor: all delivered | server CPU µs per delivery (user + system): floor / server | clients\' CPU µs per delivery: floor / server | floor server CPU % | server CPU % | floor client CPU % | client CPU % | floor rounds (writes) |',
+    '|---|---:|---|---|---|---|---|---|---:|---:|---|---|---|',
+    ...pairs.map((r) => {
+      const f = r.floor!;
+      const all = f.subscribersComplete === f.subscribers && f.deliveriesReceived === f.deliveriesExpected ? 'yes' : `no (${f.deliveriesReceived} / ${f.deliveriesExpected})`;
+      const rounds = f.floorStats ? `${f.floorStats.rounds} (${f.floorStats.writes})` : '–';
+      const server = (c: FanoutResult['cpuPerDelivery']) => (c ? `${fmt(c.serverUserUs + c.serverSystemUs, 2)} (${fmt(c.serverUserUs, 2)} + ${fmt(c.serverSystemUs, 2)})` : '–');
+      const clients = (c: FanoutResult['cpuPerDelivery']) => (c ? fmt(c.clientsUs, 2) : '–');
+      return `| ${r.backend} | ${r.subscribers} | ${fmt(f.p50)} / ${fmt(f.p99)} | ${fmt(r.p50)} / ${fmt(r.p99)} | ${ratio(r.p50, f.p50)} / ${ratio(r.p99, f.p99)} | ${all} | ${server(f.cpuPerDelivery)} / ${server(r.cpuPerDelivery)} | ${clients(f.cpuPerDelivery)} / ${clients(r.cpuPerDelivery)} | ${fmt(f.serverCpuPct)} | ${fmt(r.serverCpuPct)} | ${f.clientCpuPct.join(', ')} | ${r.clientCpuPct.join(', ')} | ${rounds} |`;
+    }),
+  ];
 }
 
 function profileSection(name: string, p: ProfileSummary): string[] {
@@ -126,6 +150,60 @@ function profileSection(name: string, p: ProfileSummary): string[] {
     '',
     ...(p.hooks?.length ? ['| total % (self + callees) | per-request hook (bench/lib/profile.ts HOOK_FILES) |', '|---:|---|', ...p.hooks.map((h) => `| ${h.totalPct} | ${h.hook} |`), ''] : []),
   ];
+}
+
+/** The "Event fan-out" section (with the streams floor's comparison when measured); empty without fan-out rows. */
+function fanoutSection(r: Results): string[] {
+  if (!r.fanout.length) return [];
+  const lines: string[] = [];
+  lines.push(
+    '## Event fan-out',
+    '',
+    'One writer creates objects at a steady rate (JWT, PUT /api/objects); subscribers hold GET /api/events/object_created open from separate processes. Latency is from just before the writer sends the PUT to the moment a subscriber has the whole event (the send time travels inside the ciphertext). "Deliveries expected" and "subscribers complete" are checked against the event log: a subscriber is complete when its count and the sum of its ids equal its user\'s committed object_created events, so a write that timed out at the writer but committed is expected too. "one user each": the writer goes round-robin over the users, so each subscriber expects its own user\'s events; "one user, many streams": every subscriber expects every event.',
+    '',
+    ...fanoutTable(r.fanout),
+    '',
+  );
+  const floor = streamsFloorTable(r.fanout);
+  if (floor.length) {
+    lines.push(
+      '### One user\'s streams against the streams floor',
+      '',
+      'The streams floor (bench/streams-floor-server.ts) is what plain node:http does on this machine with the same connections from the same client processes and the same writer: no auth, no database, no events table; each PUT\'s object becomes the same ~2.3 KB object_created frame (the send time inside), and every round writes the frames pending since the last one to every socket as one chunk, one write per socket per round, rounds back to back, yielding to the event loop every 10 ms as the server does. It runs right before the real server\'s one-user row; the ratio is the real server\'s figure ÷ the floor\'s. On a shared machine the latencies follow the share of the cores each run got (two floor runs a minute apart differ by 2×): CPU µs per delivery compares the code.',
+      '',
+      ...floor,
+      '',
+    );
+  }
+  return lines;
+}
+
+const FANOUT_HEADING = '## Event fan-out';
+
+/**
+ * `--only=streams`: puts this run's "Event fan-out" section into BENCHMARKS.md in place of the previous one (up to the
+ * next `## ` heading), leaving the rest of the file (and its Targets table) from the run that wrote it. The section
+ * says which run it comes from. The results go to bench/results/streams-latest.json, not latest.json.
+ */
+export function spliceFanoutSection(root: string, results: Results): void {
+  mkdirSync(join(root, 'bench', 'results'), { recursive: true });
+  writeFileSync(join(root, 'bench', 'results', 'streams-latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  const section = fanoutSection(results);
+  if (!section.length) return;
+  const m = results.machine;
+  section.splice(
+    2,
+    0,
+    `This section alone: \`--only=streams\` run of ${results.date} (${results.mode} mode, ${results.settings.fanoutSeconds} s of writes, ${results.durationSeconds} s) · code ${results.code.commit}${results.code.changedSrcFiles ? ` + ${results.code.changedSrcFiles} uncommitted files in src/` : ''} · load average at start ${m.loadAverageAtStart.join(' / ')}. The rest of this file (and the Targets table) is from the run named at the top.`,
+    '',
+  );
+  const path = join(root, 'BENCHMARKS.md');
+  const text = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmarks\n';
+  const start = text.indexOf(`${FANOUT_HEADING}\n`);
+  const after = start >= 0 ? text.indexOf('\n## ', start + FANOUT_HEADING.length) : -1;
+  const next =
+    start < 0 ? `${text.replace(/\n*$/, '\n\n')}${section.join('\n')}\n` : `${text.slice(0, start)}${section.join('\n')}${after >= 0 ? text.slice(after) : '\n'}`;
+  writeFileSync(path, next);
 }
 
 export function renderMarkdown(r: Results): string {
@@ -170,16 +248,7 @@ export function renderMarkdown(r: Results): string {
       '',
     );
   }
-  if (r.fanout.length) {
-    lines.push(
-      '## Event fan-out',
-      '',
-      'One writer creates objects at a steady rate (JWT, PUT /api/objects); subscribers hold GET /api/events/object_created open from separate processes. Latency is from just before the writer sends the PUT to the moment a subscriber has the whole event (the send time travels inside the ciphertext). "Deliveries expected" and "subscribers complete" are checked against the event log: a subscriber is complete when its count and the sum of its ids equal its user\'s committed object_created events, so a write that timed out at the writer but committed is expected too. "one user each": the writer goes round-robin over the users, so each subscriber expects its own user\'s events; "one user, many streams": every subscriber expects every event.',
-      '',
-      ...fanoutTable(r.fanout),
-      '',
-    );
-  }
+  lines.push(...fanoutSection(r));
   if (r.knowledge?.length) {
     const k0 = r.knowledge[0];
     lines.push(

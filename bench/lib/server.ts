@@ -81,3 +81,5 @@ function productionNodeFlags(): string[] {
 
 export const startRealServer = (options: ServerOptions) => launch('server', [...productionNodeFlags(), options.entry ?? 'dist/src/main.js'], options);
 export const startFloorServer = (options: ServerOptions) => launch('floor', ['--import', 'tsx', 'bench/floor-server.ts'], options);
+/** bench/streams-floor-server.ts: one user's many event streams with plain node:http, no auth, no database. */
+export const startStreamsFloorServer = (options: ServerOptions) => launch('streams floor', ['--import', 'tsx', 'bench/streams-floor-server.ts'], options);

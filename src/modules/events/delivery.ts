@@ -141,35 +141,30 @@ export class LiveFeed implements Flushable {
  * all members writing the same joined Buffer. One timer for the whole instance;
  * it also keeps the registry of live feeds.
  *
- * Under load the window widens to twice the time a full pass of writes took
- * (up to maxWindowMs): with thousands of streams, each write costs a syscall,
- * and a fixed window would have the instance writing all the time, falling
- * further behind. A pass yields to the event loop every sliceMs (inside a
- * feed's flush too) so requests (the writes that create the events) are not
- * held up behind it. (2 ms slices were tried in issue 26: every turn of the
- * loop has its own cost, so the rounds got longer and delivery p99 worse, while
- * writes with the production pool were already fine at 10 ms.)
+ * A feed whose round of writes takes longer than the window (thousands of
+ * members) starts its next round as soon as the last ends: a late round makes
+ * the next one carry more events per write by itself. The window does not
+ * widen under load: it used to (to twice the last pass, up to 250 ms), but
+ * that never engaged while rounds ran back to back, and made to engage it
+ * lengthened the wait (p99 1.3–2×; docs/decisions/events.md, "Coalescing").
+ *
+ * A pass yields to the event loop every sliceMs (inside a feed's flush too) so
+ * requests (the writes that create the events) are not held up behind it. (2 ms
+ * slices were tried in issue 26: every turn of the loop has its own cost, so the
+ * rounds got longer and delivery p99 worse, while writes with the production
+ * pool were already fine at 10 ms.)
  */
 export class WriteScheduler {
   private readonly dirty = new Set<Flushable>();
   private timer: NodeJS.Timeout | null = null;
   private timerDue = Infinity;
   private continuing = false;
-  /** CPU time of the current pass so far, and a smoothed figure of the last passes. */
-  private passMs = 0;
-  private passMsAverage = 0;
 
   constructor(
-    readonly windowMs: number,
     /** 0 turns gathering off altogether. */
-    readonly maxWindowMs = windowMs === 0 ? 0 : Math.max(windowMs, 250),
+    readonly windowMs: number,
     readonly sliceMs = 10,
   ) {}
-
-  /** The window now in force (widened under load). */
-  get currentWindowMs(): number {
-    return Math.min(this.maxWindowMs, Math.max(this.windowMs, 2 * this.passMsAverage));
-  }
 
   /** The live feeds, by user and selection (JoinCache group). */
   private readonly feeds = new Map<string, LiveFeed>();
@@ -212,7 +207,7 @@ export class WriteScheduler {
   flush(): void {
     if (this.continuing || this.dirty.size === 0) return; // a pass in progress picks the new ones up
     const started = performance.now();
-    const window = this.currentWindowMs;
+    const window = this.windowMs;
     let nextDue = Infinity;
     let now = started;
     let count = 0;
@@ -227,7 +222,6 @@ export class WriteScheduler {
           now = performance.now();
           if (!done || now > until) {
             // Let requests in, then go on with this pass.
-            this.passMs += now - started;
             this.continuing = true;
             setImmediate(() => {
               this.continuing = false;
@@ -237,11 +231,6 @@ export class WriteScheduler {
           }
         }
       } else if (due < nextDue) nextDue = due;
-    }
-    this.passMs += performance.now() - started;
-    if (count > 0 || this.passMs > 0) {
-      this.passMsAverage = this.passMsAverage * 0.7 + this.passMs * 0.3;
-      this.passMs = 0;
     }
     if (nextDue === Infinity || (this.timer && this.timerDue <= nextDue)) return;
     if (this.timer) clearTimeout(this.timer);

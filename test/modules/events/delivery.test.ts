@@ -41,7 +41,7 @@ afterEach(async () => {
 async function instance(settings: { recentBytes?: number; coalesceMs?: number; totalLimit?: number; sliceMs?: number } = {}) {
   const store = new EventStore(t.database.db, t.database.dialect);
   const recent = new RecentEvents(settings.recentBytes ?? 4 * MB);
-  const scheduler = new WriteScheduler(settings.coalesceMs ?? 0, undefined, settings.sliceMs);
+  const scheduler = new WriteScheduler(settings.coalesceMs ?? 0, settings.sliceMs);
   const broker = new EventBroker(store, t.services.eventRecorder, null, { recent, scheduler, pollIntervalMs: 600_000 });
   brokers.push(broker);
   const context: DeliveryContext = {
