@@ -90,15 +90,20 @@ export class GroupCommit {
 }
 
 async function runInSavepoint(trx: Transaction<Database>, work: TransactionWork<unknown>): Promise<Outcome> {
-  await runStatement(trx, 'savepoint grouped_write');
+  // On SQLite's connection the statements run synchronously: awaited only when Kysely runs them.
+  let pending = runStatement(trx, 'savepoint grouped_write');
+  if (pending) await pending;
   try {
     const value = await work(trx);
-    await runStatement(trx, 'release grouped_write');
+    pending = runStatement(trx, 'release grouped_write');
+    if (pending) await pending;
     return { ok: true, value };
   } catch (error) {
     // If SQLite already rolled the whole transaction back (disk full, I/O error), this throws and the batch fails.
-    await runStatement(trx, 'rollback to grouped_write');
-    await runStatement(trx, 'release grouped_write');
+    pending = runStatement(trx, 'rollback to grouped_write');
+    if (pending) await pending;
+    pending = runStatement(trx, 'release grouped_write');
+    if (pending) await pending;
     return { ok: false, error };
   }
 }

@@ -44,11 +44,16 @@ export function registerSqliteRunner(db: Kysely<any>, runner: SqliteRunner): voi
 /** The direct runner when `db` is a transaction on SQLite (its executor shares the adapter of its Kysely instance). */
 const directRunner = (db: Kysely<any>): SqliteRunner | undefined => (db.isTransaction ? sqliteRunners.get(db.getExecutor().adapter) : undefined);
 
-/** Runs one parameterless statement (a savepoint, say) on `db`: directly inside a SQLite transaction, else through Kysely. */
-export async function runStatement(db: Kysely<any>, sql: string): Promise<void> {
+/**
+ * Runs one parameterless statement (a savepoint, say) on `db`: directly inside
+ * a SQLite transaction, and then synchronously (undefined: nothing to await,
+ * no promise made), else through Kysely (a promise).
+ */
+export function runStatement(db: Kysely<any>, sql: string): Promise<void> | undefined {
   const direct = directRunner(db);
-  if (direct) direct.run(sql, []);
-  else await db.executeQuery(CompiledQuery.raw(sql));
+  if (!direct) return db.executeQuery(CompiledQuery.raw(sql)).then(() => undefined);
+  direct.run(sql, []);
+  return undefined;
 }
 
 export interface PreparedQuery<Row> {

@@ -5,7 +5,7 @@ import { Batcher, type Outcome } from '../../db/batcher.js';
 import { AppError, invalidInput, notFound } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import { type EventRecorder, type NewEvent, eventJson } from '../events/recorder.js';
+import { type EventRecorder, type NewEvent, payloadText } from '../events/recorder.js';
 import { iso } from '../../lib/time.js';
 import { decodeBase64, parseIfMatch, versionMismatch } from './encoding.js';
 import type { NewObjectWithEvent, ObjectRow } from './objects-store.js';
@@ -131,7 +131,7 @@ export class ObjectService {
     if (this.store.dialect === 'postgres') {
       let written: Set<string>;
       try {
-        written = await this.store.objects.insertManyWithKeyAndEvent(rows.map((row, i) => ({ row, payloadJson: eventJson(events[i]) })));
+        written = await this.store.objects.insertManyWithKeyAndEvent(rows.map((row, i) => ({ row, payloadJson: payloadText(events[i]) })));
       } catch (err) {
         if (isForeignKeyViolation(err)) throw notFound('related object');
         throw err;
@@ -160,7 +160,7 @@ export class ObjectService {
   private async createInOneStatement(row: ObjectRow, event: NewEvent): Promise<void> {
     let created: boolean;
     try {
-      created = await this.pgCreates!.run({ row, payloadJson: eventJson(event) });
+      created = await this.pgCreates!.run({ row, payloadJson: payloadText(event) });
     } catch (err) {
       if (isForeignKeyViolation(err)) throw notFound('related object'); // the parent was deleted meanwhile
       throw err;

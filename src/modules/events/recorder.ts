@@ -15,12 +15,12 @@ export interface NewEvent {
   userId: string;
   type: EventType;
   payload: Record<string, unknown>;
-  /** The payload already serialized, when its writer has it cheaper than JSON.stringify (the same JSON). */
-  json?: string;
+  /** The payload as JSON text when the writer already has it (exactly JSON.stringify(payload)); written instead of stringifying again. */
+  payloadJson?: string;
 }
 
-/** The payload as stored. */
-export const eventJson = (e: NewEvent): string => e.json ?? JSON.stringify(e.payload);
+/** The text stored in events.payload. */
+export const payloadText = (e: NewEvent): string => e.payloadJson ?? JSON.stringify(e.payload);
 
 type AnnounceListener = () => void;
 
@@ -65,7 +65,7 @@ export class EventRecorder {
     const now = this.clock.now();
     if (this.dialect === 'postgres' && events.length === 1) {
       const [e] = events;
-      await insertOneEventAfterXact.write(db, [e.userId, e.type, eventJson(e), now]);
+      await insertOneEventAfterXact.write(db, [e.userId, e.type, payloadText(e), now]);
       return;
     }
     if (this.dialect === 'postgres' && !db.isTransaction) {
@@ -76,12 +76,12 @@ export class EventRecorder {
     if (this.dialect === 'postgres') await sql`select ${transactionId()}`.execute(db);
     if (events.length === 1) {
       const [e] = events;
-      await insertOneEvent.write(db, [e.userId, e.type, eventJson(e), now]);
+      await insertOneEvent.write(db, [e.userId, e.type, payloadText(e), now]);
       return;
     }
     await db
       .insertInto('events')
-      .values(events.map((e) => ({ user_id: e.userId, type: e.type, payload: eventJson(e), created_at: now })))
+      .values(events.map((e) => ({ user_id: e.userId, type: e.type, payload: payloadText(e), created_at: now })))
       .execute();
   }
 
