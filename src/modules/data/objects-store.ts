@@ -1,5 +1,5 @@
 // SQL for encrypted objects and their parent/child relations.
-import { type Compilable, type ExpressionBuilder, type Kysely, sql } from 'kysely';
+import { type Compilable, type ExpressionBuilder, type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import { prepareQuery } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
@@ -61,13 +61,10 @@ const insertObjectWithKey = prepareQuery((db, p) =>
  * parent deleted meanwhile) fails every row, and the caller retries them one
  * by one.
  */
-const insertObjectsAndEvents = prepareQuery((db, p) => {
-  const query = sql<{ id: string }>`
+/** The statement of insertManyWithKeyAndEvent, its rows read from `input` (id, user_id, key_id, related_id, content, auth_tag, iv, created_at, payload, ord). */
+const objectsAndEventsFrom = (input: RawBuilder<unknown>) => sql<{ id: string }>`
     with xact as materialized (select ${transactionId()} as xid),
-    input as (
-      select * from unnest(${p(0)}::text[], ${p(1)}::text[], ${p(2)}::text[], ${p(3)}::text[], ${p(4)}::bytea[], ${p(5)}::bytea[], ${p(6)}::bytea[], ${p(7)}::bigint[], ${p(8)}::text[])
-        with ordinality as i(id, user_id, key_id, related_id, content, auth_tag, iv, created_at, payload, ord)
-    ),
+    input as (${input}),
     created as (
       insert into objects (id, user_id, key_id, related_id, kind, store, content, auth_tag, iv, version, created_at, updated_at)
       select i.id, i.user_id, i.key_id, i.related_id, 'object', null, i.content, i.auth_tag, i.iv, 1, i.created_at, i.created_at
@@ -81,6 +78,24 @@ const insertObjectsAndEvents = prepareQuery((db, p) => {
       select i.user_id, 'object_created', i.payload, i.created_at from input i join created c on c.id = i.id order by i.ord
     )
     select id from created`;
+
+const insertObjectsAndEvents = prepareQuery((db, p) => {
+  const query = objectsAndEventsFrom(sql`
+      select * from unnest(${p(0)}::text[], ${p(1)}::text[], ${p(2)}::text[], ${p(3)}::text[], ${p(4)}::bytea[], ${p(5)}::bytea[], ${p(6)}::bytea[], ${p(7)}::bigint[], ${p(8)}::text[])
+        with ordinality as i(id, user_id, key_id, related_id, content, auth_tag, iv, created_at, payload, ord)`);
+  return { compile: () => query.compile(db) } as Compilable<{ id: string }>;
+});
+
+/**
+ * The same for one row, its values as plain parameters: node-postgres sends a
+ * Buffer parameter as binary, but writes a Buffer inside an array as hex text
+ * that the server then parses (a call recording's megabyte became 2 MB of hex
+ * on both sides, on the event loop here).
+ */
+const insertOneObjectAndEvent = prepareQuery((db, p) => {
+  const query = objectsAndEventsFrom(sql`
+      select ${p(0)}::text as id, ${p(1)}::text as user_id, ${p(2)}::text as key_id, ${p(3)}::text as related_id, ${p(4)}::bytea as content,
+        ${p(5)}::bytea as auth_tag, ${p(6)}::bytea as iv, ${p(7)}::bigint as created_at, ${p(8)}::text as payload, 1::bigint as ord`);
   return { compile: () => query.compile(db) } as Compilable<{ id: string }>;
 });
 
@@ -118,6 +133,11 @@ export class ObjectStore {
    */
   async insertManyWithKeyAndEvent(items: NewObjectWithEvent[]): Promise<Set<string>> {
     if (this.dialect !== 'postgres') throw new Error('insertManyWithKeyAndEvent is PostgreSQL only');
+    if (items.length === 1) {
+      const [{ row, payloadJson }] = items;
+      const rows = await insertOneObjectAndEvent.rows(this.db, [row.id, row.user_id, row.key_id, row.related_id, row.content, row.auth_tag, row.iv, row.created_at, payloadJson]);
+      return new Set(rows.map((r) => r.id));
+    }
     const column = <T>(pick: (item: NewObjectWithEvent) => T) => items.map(pick);
     const rows = await insertObjectsAndEvents.rows(this.db, [
       column((x) => x.row.id),
