@@ -253,39 +253,17 @@ async function fanoutScenarios(backend: Backend) {
     for (const mode of fanoutModes) {
       // One user's streams: the streams floor first, on the same machine a moment before (--no-streams-floor skips it;
       // a quick run of everything skips it too, to stay within its time limit, unless --streams-floor).
+      // The same load for the floor and for the real server.
+      const load = { dataDir, users, subscribers, mode, rate: FANOUT_RATE, seconds: plan.fanoutSeconds, contentBytes: CONTENT_BYTES, rssLimitMb: 1500, graceMs: plan.graceMs };
       let floor: FanoutResult | null | undefined;
       if (mode === 'shared' && withStreamsFloor) {
-        floor = await runFanout({
-          dataDir,
-          env: { FLOOR_SLICE_MS: flag('floor-slice-ms') ?? '10' },
-          users,
-          subscribers,
-          mode,
-          rate: FANOUT_RATE,
-          seconds: plan.fanoutSeconds,
-          contentBytes: CONTENT_BYTES,
-          rssLimitMb: 1500,
-          graceMs: plan.graceMs,
-          floor: true,
-        }).catch((err) => {
+        floor = await runFanout({ ...load, env: { FLOOR_SLICE_MS: flag('floor-slice-ms') ?? '10' }, floor: true }).catch((err) => {
           results.failures.push(`streams floor before ${backend.name} ${subscribers}: ${String(err).slice(0, 300)}`);
           return null;
         });
       }
       try {
-        const r = await runFanout({
-          dataDir,
-          env: { ...env, EVENTS_MAX_STREAMS_PER_USER: String(Math.max(20, subscribers)), ...serverEnv },
-          users,
-          subscribers,
-          mode,
-          rate: FANOUT_RATE,
-          seconds: plan.fanoutSeconds,
-          contentBytes: CONTENT_BYTES,
-          rssLimitMb: 1500,
-          graceMs: plan.graceMs,
-          clientProfDir: flag('client-profile'),
-        });
+        const r = await runFanout({ ...load, env: { ...env, EVENTS_MAX_STREAMS_PER_USER: String(Math.max(20, subscribers)), ...serverEnv }, clientProfDir: flag('client-profile') });
         results.fanout.push({ backend: backend.name, ...r, ...(floor !== undefined ? { floor } : {}) });
       } catch (err) {
         results.failures.push(`fan-out ${backend.name} ${subscribers} ${mode}: ${String(err).slice(0, 300)}`);
