@@ -5,7 +5,9 @@
 // it: a stretch of loud frames followed by `endpointing` ms of quiet is an
 // utterance, answered with interim `Results` while it lasts and a final one
 // (is_final, speech_final) with the next scripted transcript; `Finalize`
-// finalizes what is pending at once (from_finalize), `CloseStream` is answered
+// finalizes what is pending at once (from_finalize). A transcript is one
+// sentence: speech resuming within 700 ms of a final is the rest of it, final
+// with no words. `CloseStream` is answered
 // with Metadata and a 1000 close. Tests can drop every socket (no close frame)
 // or close them with a code, and read back everything each connection got.
 import { createServer } from 'node:http';
@@ -48,6 +50,8 @@ export interface DeepgramFake {
 const FRAME = 160;
 /** A 20 ms frame louder than this (RMS) is speech. */
 const SPEECH_RMS = 500;
+/** Silence after which speech is a new sentence (a new scripted transcript), not the rest of the last one. */
+const SENTENCE_GAP_MS = 700;
 
 export async function startDeepgramFake(): Promise<DeepgramFake> {
   const apiKey = 'dg-test-key-0123456789abcdef';
@@ -99,6 +103,11 @@ export async function startDeepgramFake(): Promise<DeepgramFake> {
     let speechStart: number | null = null;
     let lastSpeech = 0;
     let framesSinceInterim = 0;
+    // A scripted transcript is one spoken sentence, given whole at its first final. A pause inside the sentence
+    // (a synthesized comma is 300 ms or more) ends an utterance too, by endpointing or by our VAD's Finalize:
+    // speech resuming within SENTENCE_GAP_MS is the rest of that sentence, whose words were already sent, so
+    // its finals are empty rather than the next script's.
+    let restOfSentence = false;
     const send = (message: Record<string, unknown>) => {
       connection.sent.push(message);
       if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(message));
@@ -113,10 +122,12 @@ export async function startDeepgramFake(): Promise<DeepgramFake> {
         channel: { alternatives: [{ transcript: text, confidence: 0.98, words: text ? text.split(' ').map((word) => ({ word, start: startSample / 8000, end: endSample / 8000, confidence: 0.98 })) : [] }] },
         metadata: { request_id: 'fake', model_info: { name: 'fake', version: '0', arch: 'fake' }, model_uuid: 'fake' },
       });
+    const nextText = () => (restOfSentence ? '' : (transcripts.shift() ?? '(unscripted)'));
     const finishUtterance = (flags: Record<string, boolean>) => {
-      const text = transcripts.shift() ?? '(unscripted)';
+      const text = nextText();
       results(text, speechStart!, lastSpeech, { is_final: true, ...flags });
       speechStart = null;
+      restOfSentence = true;
     };
 
     ws.on('message', (data, isBinary) => {
@@ -124,8 +135,9 @@ export async function startDeepgramFake(): Promise<DeepgramFake> {
         const type = String((JSON.parse(data.toString()) as { type?: unknown }).type);
         connection.controls.push(type);
         if (type === 'Finalize') {
-          if (speechStart !== null) finishUtterance({ speech_final: false, from_finalize: true });
-          else results('', received, received, { is_final: true, speech_final: false, from_finalize: true });
+          if (speechStart !== null) {
+            finishUtterance({ speech_final: false, from_finalize: true });
+          } else results('', received, received, { is_final: true, speech_final: false, from_finalize: true });
         } else if (type === 'CloseStream') {
           send({ type: 'Metadata', request_id: 'fake', duration: received / 8000, channels: 1 });
           ws.close(1000);
@@ -149,19 +161,20 @@ export async function startDeepgramFake(): Promise<DeepgramFake> {
           }
           lastSpeech = received;
           // An interim hypothesis every 200 ms of speech: the first word of what will be recognised.
-          if (++framesSinceInterim >= 10) {
+          if (++framesSinceInterim >= 10 && !restOfSentence) {
             framesSinceInterim = 0;
             results((transcripts[0] ?? '(unscripted)').split(' ')[0]!, speechStart, received, { is_final: false, speech_final: false });
           }
         } else if (speechStart !== null && received - lastSpeech >= endpointingSamples) {
           if (fake.resultDelayMs > 0) {
             // The text is taken now, the answer sent later; speech starting meanwhile begins a new utterance.
-            const text = transcripts.shift() ?? '(unscripted)';
+            const text = nextText();
             const [start, end] = [speechStart, lastSpeech];
             speechStart = null;
+            restOfSentence = true;
             setTimeout(() => results(text, start, end, { is_final: true, speech_final: true }), fake.resultDelayMs);
           } else finishUtterance({ speech_final: true });
-        }
+        } else if (speechStart === null && received - lastSpeech >= SENTENCE_GAP_MS * 8) restOfSentence = false;
       }
     });
   }

@@ -5,7 +5,7 @@
 // OpenAI-compatible fake (with one search_knowledge tool call), and a `clear`
 // when it speaks over the agent; the call ends completed with its record.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { FRAME_SAMPLES_8K, pcmToMulaw } from '../../../src/lib/audio.js';
 import { ManualClock, type Timer } from '../../../src/lib/clock.js';
@@ -62,6 +62,13 @@ beforeAll(async () => {
   });
   await t.app.listen({ port, host: '127.0.0.1' });
 }, 60_000);
+// The fakes' scripts are queues shared by the tests of this file: what one test leaves (a reply its call
+// ended before asking for) must not answer the next test's call. (It did: the inbound call's first answer was
+// the outbound call's leftover "Of course, go ahead.", over before the barge-in it was meant to carry.)
+beforeEach(() => {
+  openai.chatScripts.splice(0);
+  deepgram.transcripts.splice(0);
+});
 afterAll(async () => {
   await t?.close();
   await Promise.all([twilio?.close(), deepgram?.close(), openai?.close()]);
@@ -198,13 +205,20 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
 
     // Synthesized now, ready to speak over the long answer below (see the inbound test).
     const interruption = voice!.speak('Wait, one more thing.', AbortSignal.timeout(30_000));
+    const chatsBefore = openai.chats.length;
     await call.speak(await voice!.speak('What are your opening hours?', AbortSignal.timeout(15_000)));
-    await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(greetingFrames + 50), { timeout: 30_000, interval: 50 });
-    expect(openai.chats[0]!.body.tools).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'function', function: expect.objectContaining({ name: 'search_knowledge' }) })]));
+    // The long answer (the model's second round, after the tool call) is being heard.
+    await vi.waitFor(() => expect(openai.chats.length).toBe(chatsBefore + 2), { timeout: 30_000, interval: 50 });
+    const answerFrames = call.agentFrames;
+    await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(Math.max(greetingFrames, answerFrames) + 50), { timeout: 30_000, interval: 50 });
+    expect(openai.chats[chatsBefore]!.body.tools).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'function', function: expect.objectContaining({ name: 'search_knowledge' }) })]));
 
     // The caller speaks over the long answer: the agent stops (clear).
     await call.speak(await interruption, 1500);
-    await vi.waitFor(() => expect(call.events('clear').length).toBeGreaterThan(0), { timeout: 20_000, interval: 50 });
+    await vi.waitFor(() => expect(call.events('clear').length, `agent frames ${call.agentFrames}, model requests ${openai.chats.length - chatsBefore}`).toBeGreaterThan(0), { timeout: 20_000, interval: 50 });
+    // The words spoken over the answer are the caller's next turn: the agent answers them.
+    await vi.waitFor(() => expect(openai.chats.length).toBe(chatsBefore + 3), { timeout: 20_000, interval: 50 });
+    expect((openai.chats.at(-1)!.body.messages as unknown[]).at(-1)).toMatchObject({ role: 'user', content: 'Wait, one more thing.' });
 
     call.send({ event: 'stop', streamSid: call.streamSid, stop: { accountSid: twilio.accountSid, callSid: placed.sid } });
     await vi.waitFor(async () => {
@@ -290,11 +304,15 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     // Synthesized now, so that it is ready while the long answer plays (on a loaded CI, synthesizing it after the
     // answer began once took longer than the rest of the answer: nothing was left to cut).
     const thanks = voice!.speak('Thank you, that is all.', AbortSignal.timeout(30_000));
+    const chatsBefore = openai.chats.length;
     await call.speak(await voice!.speak('Where can I park?', AbortSignal.timeout(15_000)));
-    await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(greeting + 50), { timeout: 30_000, interval: 50 });
+    // The long answer (the model's second round, after the tool call) is being heard.
+    await vi.waitFor(() => expect(openai.chats.length).toBe(chatsBefore + 2), { timeout: 30_000, interval: 50 });
+    const answerFrames = call.agentFrames;
+    await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(Math.max(greeting, answerFrames) + 50), { timeout: 30_000, interval: 50 });
     // Spoken over the long answer (long, so that on a loaded CI the barge-in still lands inside it): the agent stops.
     await call.speak(await thanks);
-    await vi.waitFor(() => expect(call.events('clear').length).toBeGreaterThan(0), { timeout: 20_000, interval: 50 });
+    await vi.waitFor(() => expect(call.events('clear').length, `agent frames ${call.agentFrames}, model requests ${openai.chats.length - chatsBefore}`).toBeGreaterThan(0), { timeout: 20_000, interval: 50 });
     await quiet(call);
     call.send({ event: 'stop', streamSid: call.streamSid, stop: { accountSid: twilio.accountSid, callSid: 'CAanswered' } });
     await vi.waitFor(async () => {
