@@ -122,12 +122,16 @@ export async function startDeepgramFake(): Promise<DeepgramFake> {
         channel: { alternatives: [{ transcript: text, confidence: 0.98, words: text ? text.split(' ').map((word) => ({ word, start: startSample / 8000, end: endSample / 8000, confidence: 0.98 })) : [] }] },
         metadata: { request_id: 'fake', model_info: { name: 'fake', version: '0', arch: 'fake' }, model_uuid: 'fake' },
       });
-    const nextText = () => (restOfSentence ? '' : (transcripts.shift() ?? '(unscripted)'));
-    const finishUtterance = (flags: Record<string, boolean>) => {
-      const text = nextText();
-      results(text, speechStart!, lastSpeech, { is_final: true, ...flags });
+    /** Ends the pending utterance: its text (the next script's, or none for the rest of a sentence) and its span. */
+    const takeUtterance = () => {
+      const utterance = { text: restOfSentence ? '' : (transcripts.shift() ?? '(unscripted)'), start: speechStart!, end: lastSpeech };
       speechStart = null;
       restOfSentence = true;
+      return utterance;
+    };
+    const finishUtterance = (flags: Record<string, boolean>) => {
+      const { text, start, end } = takeUtterance();
+      results(text, start, end, { is_final: true, ...flags });
     };
 
     ws.on('message', (data, isBinary) => {
@@ -135,9 +139,8 @@ export async function startDeepgramFake(): Promise<DeepgramFake> {
         const type = String((JSON.parse(data.toString()) as { type?: unknown }).type);
         connection.controls.push(type);
         if (type === 'Finalize') {
-          if (speechStart !== null) {
-            finishUtterance({ speech_final: false, from_finalize: true });
-          } else results('', received, received, { is_final: true, speech_final: false, from_finalize: true });
+          if (speechStart !== null) finishUtterance({ speech_final: false, from_finalize: true });
+          else results('', received, received, { is_final: true, speech_final: false, from_finalize: true });
         } else if (type === 'CloseStream') {
           send({ type: 'Metadata', request_id: 'fake', duration: received / 8000, channels: 1 });
           ws.close(1000);
@@ -168,10 +171,7 @@ export async function startDeepgramFake(): Promise<DeepgramFake> {
         } else if (speechStart !== null && received - lastSpeech >= endpointingSamples) {
           if (fake.resultDelayMs > 0) {
             // The text is taken now, the answer sent later; speech starting meanwhile begins a new utterance.
-            const text = nextText();
-            const [start, end] = [speechStart, lastSpeech];
-            speechStart = null;
-            restOfSentence = true;
+            const { text, start, end } = takeUtterance();
             setTimeout(() => results(text, start, end, { is_final: true, speech_final: true }), fake.resultDelayMs);
           } else finishUtterance({ speech_final: true });
         } else if (speechStart === null && received - lastSpeech >= SENTENCE_GAP_MS * 8) restOfSentence = false;

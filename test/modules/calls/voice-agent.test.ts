@@ -142,6 +142,21 @@ class FakeTwilioCall {
   }
 }
 
+/**
+ * Waits until the reply to the caller's question is being heard: the model's second request of the turn (after its
+ * tool call) was made, and 50 frames (1 s) have been sent since then and since `floor`.
+ */
+async function hearingLongAnswer(call: FakeTwilioCall, chatsBefore: number, floor: number): Promise<void> {
+  await vi.waitFor(() => expect(openai.chats.length).toBe(chatsBefore + 2), { timeout: 30_000, interval: 50 });
+  const answerFrames = call.agentFrames;
+  await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(Math.max(floor, answerFrames) + 50), { timeout: 30_000, interval: 50 });
+}
+
+/** Waits until the agent stopped its audio (a `clear`); the failure says how far the reply had got. */
+async function cleared(call: FakeTwilioCall, chatsBefore: number): Promise<void> {
+  await vi.waitFor(() => expect(call.events('clear').length, `agent frames ${call.agentFrames}, model requests ${openai.chats.length - chatsBefore}`).toBeGreaterThan(0), { timeout: 20_000, interval: 50 });
+}
+
 /** Waits until the agent has sent no audio for 600 ms (it finished speaking). */
 async function quiet(call: FakeTwilioCall): Promise<void> {
   let last = -1;
@@ -207,15 +222,12 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     const interruption = voice!.speak('Wait, one more thing.', AbortSignal.timeout(30_000));
     const chatsBefore = openai.chats.length;
     await call.speak(await voice!.speak('What are your opening hours?', AbortSignal.timeout(15_000)));
-    // The long answer (the model's second round, after the tool call) is being heard.
-    await vi.waitFor(() => expect(openai.chats.length).toBe(chatsBefore + 2), { timeout: 30_000, interval: 50 });
-    const answerFrames = call.agentFrames;
-    await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(Math.max(greetingFrames, answerFrames) + 50), { timeout: 30_000, interval: 50 });
+    await hearingLongAnswer(call, chatsBefore, greetingFrames);
     expect(openai.chats[chatsBefore]!.body.tools).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'function', function: expect.objectContaining({ name: 'search_knowledge' }) })]));
 
     // The caller speaks over the long answer: the agent stops (clear).
     await call.speak(await interruption, 1500);
-    await vi.waitFor(() => expect(call.events('clear').length, `agent frames ${call.agentFrames}, model requests ${openai.chats.length - chatsBefore}`).toBeGreaterThan(0), { timeout: 20_000, interval: 50 });
+    await cleared(call, chatsBefore);
     // The words spoken over the answer are the caller's next turn: the agent answers them.
     await vi.waitFor(() => expect(openai.chats.length).toBe(chatsBefore + 3), { timeout: 20_000, interval: 50 });
     expect((openai.chats.at(-1)!.body.messages as unknown[]).at(-1)).toMatchObject({ role: 'user', content: 'Wait, one more thing.' });
@@ -306,13 +318,10 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     const thanks = voice!.speak('Thank you, that is all.', AbortSignal.timeout(30_000));
     const chatsBefore = openai.chats.length;
     await call.speak(await voice!.speak('Where can I park?', AbortSignal.timeout(15_000)));
-    // The long answer (the model's second round, after the tool call) is being heard.
-    await vi.waitFor(() => expect(openai.chats.length).toBe(chatsBefore + 2), { timeout: 30_000, interval: 50 });
-    const answerFrames = call.agentFrames;
-    await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(Math.max(greeting, answerFrames) + 50), { timeout: 30_000, interval: 50 });
+    await hearingLongAnswer(call, chatsBefore, greeting);
     // Spoken over the long answer (long, so that on a loaded CI the barge-in still lands inside it): the agent stops.
     await call.speak(await thanks);
-    await vi.waitFor(() => expect(call.events('clear').length, `agent frames ${call.agentFrames}, model requests ${openai.chats.length - chatsBefore}`).toBeGreaterThan(0), { timeout: 20_000, interval: 50 });
+    await cleared(call, chatsBefore);
     await quiet(call);
     call.send({ event: 'stop', streamSid: call.streamSid, stop: { accountSid: twilio.accountSid, callSid: 'CAanswered' } });
     await vi.waitFor(async () => {
