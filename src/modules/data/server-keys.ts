@@ -1,7 +1,8 @@
 // The service's own P-256 key pairs (spec 2.6 "current server"). The first is
 // created on first use; rotating adds a new generation and keeps the old ones,
 // so payloads encrypted to an earlier public key still decrypt.
-import { type KeyObject, createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { type KeyObject, createPrivateKey, generateKeyPairSync } from 'node:crypto';
+import { publicKeyOfSpki } from '../../lib/crypto.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import type { DataStore } from './store.js';
@@ -66,7 +67,7 @@ export class ServiceKeyring {
   /** The public key of a current or retired service key pair, or null. */
   async getServicePublicKey(name: string): Promise<KeyObject | null> {
     const row = await this.store.serviceKeys.findByName(name);
-    return row ? createPublicKey({ key: Buffer.from(row.public_key, 'base64url'), format: 'der', type: 'spki' }) : null;
+    return row ? publicKeyOfSpki(row.public_key) : null;
   }
 
   /** Whether `name` is one of the service's own servers (current or retired). */
@@ -91,8 +92,14 @@ export class ServiceKeyring {
   }
 }
 
+/** Public halves by key pair name: a pair never changes once written, and `current()` runs on every signed call. */
+const publicKeysByName = new Map<string, ServicePublicKeys>();
+
 function publicKeysOf(row: ServiceKeysTable): ServicePublicKeys {
-  const key = createPublicKey({ key: Buffer.from(row.public_key, 'base64url'), format: 'der', type: 'spki' });
-  const jwk = key.export({ format: 'jwk' }) as { kty: string; crv: string; x: string; y: string };
-  return { spki: row.public_key, jwk: { ...jwk, kid: row.name, use: 'enc', alg: 'ECDH-ES+A256KW' } };
+  const cached = publicKeysByName.get(row.name);
+  if (cached?.spki === row.public_key) return cached;
+  const jwk = publicKeyOfSpki(row.public_key).export({ format: 'jwk' }) as { kty: string; crv: string; x: string; y: string };
+  const keys: ServicePublicKeys = { spki: row.public_key, jwk: { ...jwk, kid: row.name, use: 'enc', alg: 'ECDH-ES+A256KW' } };
+  publicKeysByName.set(row.name, keys);
+  return keys;
 }

@@ -4,6 +4,7 @@
 import { type KeyObject, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { AppError, invalidInput } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
+import { publicKeyOfSpki } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
 import { decodeBase64Url } from './encoding.js';
@@ -66,7 +67,7 @@ export class ServerService {
   /** The public key of the user's registered server `name`, or null (for signed payloads of other modules). */
   async getServerPublicKey(userId: string, name: string): Promise<KeyObject | null> {
     const row = await this.store.servers.findByName(userId, name);
-    return row ? createPublicKey({ key: Buffer.from(row.public_key, 'base64url'), format: 'der', type: 'spki' }) : null;
+    return row ? publicKeyOfSpki(row.public_key) : null;
   }
 
   /** Whether `server` may be named by a store key of this user: one of their servers or the service's current one. */
