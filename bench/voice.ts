@@ -1,5 +1,8 @@
 // npx tsx bench/voice.ts [--quick] [--concurrency=1,10,50] [--turns=2] [--backend=sqlite|postgres]
-//   [--stt-ms=150] [--llm-ms=300] [--tts-ms=100] [--no-build] [--profile=DIR]   (also: npm run bench -- --only=voice)
+//   [--stt-ms=150] [--llm-ms=300] [--tts-ms=100] [--calls-per-second=10] [--no-build] [--profile=DIR]   (also: npm run bench -- --only=voice)
+//   --calls-per-second: how fast a level's calls are placed (0: all at once, the lockstep worst case). Carriers admit
+//   outbound calls at a limited rate (Twilio queues an account's Calls.json at 1 per second unless raised), so the
+//   default places 10 a second: 50 calls start over 5 s, then all 50 are on the line together for the rest of the level.
 //   --profile=DIR runs the server under node --cpu-prof, keeps the profile in DIR and summarizes the last level's window
 //   (the window, in process.hrtime µs as the profile's timestamps, is kept with the summary to line other samples up with it)
 //   SERVER_NODE_OPTIONS (environment) is passed to the server as NODE_OPTIONS, with LAG_OUT: a preloaded sampler
@@ -42,6 +45,7 @@ const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.sli
 const quick = args.includes('--quick');
 const LEVELS = (flag('concurrency')?.split(',').map(Number) ?? (quick ? [1, 10] : [1, 10, 50])).filter((n) => n > 0);
 const TURNS = Number(flag('turns') ?? 2);
+const CALLS_PER_SECOND = Number(flag('calls-per-second') ?? 10);
 const backend = flag('backend') ?? 'sqlite';
 const profileDir = flag('profile');
 const DELAYS = { sttMs: Number(flag('stt-ms') ?? 150), llmFirstTokenMs: Number(flag('llm-ms') ?? 300), ttsFirstByteMs: Number(flag('tts-ms') ?? 100) };
@@ -68,6 +72,10 @@ interface Latency { sttMs: number; llmFirstTokenMs: number; ttsFirstByteMs: numb
 export interface VoiceLevel {
   concurrency: number;
   calls: number;
+  /** How fast the level's calls were placed (0: all at once). */
+  callsPerSecond: number;
+  /** How long all the level's calls were on the line together, in ms. */
+  allOnLineMs: number;
   completedWithRecord: number;
   lostOrStuck: string[];
   callerErrors: string[];
@@ -235,8 +243,9 @@ async function main() {
       const buckets0 = await latenessBuckets(server.base);
       const t0 = Date.now();
       const fromUs = Number(process.hrtime.bigint() / 1000n);
-      const runs: Array<{ user: SeededUser; sessionId: string | null; result?: CallerResult; error?: string }> = await Promise.all(
-        batch.map(async ({ user, server: srv, numberId, index }) => {
+      const runs: Array<{ user: SeededUser; sessionId: string | null; onLine?: [number, number]; result?: CallerResult; error?: string }> = await Promise.all(
+        batch.map(async ({ user, server: srv, numberId, index }, k) => {
+          if (CALLS_PER_SECOND > 0) await sleep((k * 1000) / CALLS_PER_SECOND);
           const jwt = await signPayload(srv, {
             agent: { name: 'Amy', personaId: `elevenlabs-${eleven.voices[0]!.voice_id}`, firstMessage: 'Hello, this is Amy from the clinic.' },
             contact: { name: 'Grace', phone: `+1415777${String(index).padStart(4, '0')}` },
@@ -252,8 +261,9 @@ async function main() {
           if (!placed || !stream) return { user, sessionId, error: 'no Calls.json request with a stream TwiML' };
           const done = new Promise<{ result?: CallerResult; error?: string }>((resolve) => pending.set(sessionId, resolve));
           callers.send({ type: 'call', id: sessionId, url: stream[1], token: stream[2], callSid: placed.sid, accountSid: twilio.accountSid, turns: TURNS });
+          const onLine = Date.now();
           const outcome = await done;
-          return { user, sessionId, ...outcome };
+          return { user, sessionId, onLine: [onLine, Date.now()] as [number, number], ...outcome };
         }),
       );
       const cpu1 = cpuSeconds(server.pid);
@@ -284,9 +294,14 @@ async function main() {
       const replies = results.flatMap((r) => r.turns.map((t) => t.replyMs));
       const callMinutes = results.reduce((a, r) => a + r.durationMs, 0) / 60_000;
       const cpuS = cpu0 === null || cpu1 === null ? null : Math.round((cpu1 - cpu0) * 100) / 100;
+      // How long every call of the level was on the line at once (from the last one's start to the first one's end).
+      const spans = runs.map((r) => r.onLine).filter((v): v is [number, number] => !!v);
+      const allOnLineMs = spans.length === batch.length ? Math.max(0, Math.min(...spans.map((v) => v[1])) - Math.max(...spans.map((v) => v[0]))) : 0;
       const level: VoiceLevel = {
         concurrency,
         calls: batch.length,
+        callsPerSecond: CALLS_PER_SECOND,
+        allOnLineMs,
         completedWithRecord: records.filter(Boolean).length,
         lostOrStuck: runs.filter((_, i) => !records[i]).map((r) => r.sessionId ?? 'not placed'),
         callerErrors: runs.filter((r) => r.error).map((r) => `${r.sessionId}: ${r.error}`.slice(0, 300)),
@@ -353,7 +368,7 @@ async function main() {
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(join(ROOT, 'bench', 'results', `voice-${backend}.json`), `${JSON.stringify(out, null, 2)}\n`);
   console.log(`bench/voice: providers' delays stt ${DELAYS.sttMs} ms + model first token ${DELAYS.llmFirstTokenMs} ms + speech first byte ${DELAYS.ttsFirstByteMs} ms = ${DELAYS.sttMs + DELAYS.llmFirstTokenMs + DELAYS.ttsFirstByteMs} ms`);
-  for (const l of levels) console.log(`  ${l.concurrency} calls: caller speech end → first agent frame p50 ${l.replyMs.p50} / p99 ${l.replyMs.p99} ms; provider p50 ${l.providerMs.p50} ms; record overhead p50 ${l.overheadMs.p50} / p99 ${l.overheadMs.p99} ms (less the end-of-turn wait: ${l.processingMs.p50} / ${l.processingMs.p99} ms); jitter p99 ${l.pacingJitterMs.p99} ms, frame lateness p99 ${l.frameLatenessMs.p99} ms at the caller, ≤ ${l.sendLateness?.p99AtMostMs ?? '–'} ms at the server (${l.sendLateness?.within10MsPct ?? '–'}% within 10 ms; event-loop delay p99 ${l.loopDelayMs?.p99 ?? '–'} / max ${l.loopDelayMs?.max ?? '–'} ms); CPU ${l.cpuSecondsPerCallMinute} s per call-minute; RSS ${l.rssPerCallMb} MB per call; ${l.completedWithRecord}/${l.calls} recorded`);
+  for (const l of levels) console.log(`  ${l.concurrency} calls (placed ${l.callsPerSecond ? `${l.callsPerSecond} a second` : "all at once"}, all on the line together for ${(l.allOnLineMs / 1000).toFixed(1)} s): caller speech end → first agent frame p50 ${l.replyMs.p50} / p99 ${l.replyMs.p99} ms; provider p50 ${l.providerMs.p50} ms; record overhead p50 ${l.overheadMs.p50} / p99 ${l.overheadMs.p99} ms (less the end-of-turn wait: ${l.processingMs.p50} / ${l.processingMs.p99} ms); jitter p99 ${l.pacingJitterMs.p99} ms, frame lateness p99 ${l.frameLatenessMs.p99} ms at the caller, ≤ ${l.sendLateness?.p99AtMostMs ?? '–'} ms at the server (${l.sendLateness?.within10MsPct ?? '–'}% within 10 ms; event-loop delay p99 ${l.loopDelayMs?.p99 ?? '–'} / max ${l.loopDelayMs?.max ?? '–'} ms); CPU ${l.cpuSecondsPerCallMinute} s per call-minute; RSS ${l.rssPerCallMb} MB per call; ${l.completedWithRecord}/${l.calls} recorded`);
   for (const c of checks) console.log(`  ${c.met ? 'ok  ' : 'MISS'} ${c.name}: ${c.value ?? '–'} (target ${c.target})`);
   for (const f of failures) console.log(`  failure: ${f}`);
   process.exitCode = failures.length === 0 && checks.every((c) => c.met) ? 0 : 1;

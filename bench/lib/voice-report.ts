@@ -38,6 +38,9 @@ export function renderVoiceSection(root: string): string[] {
     'process, so they include its scheduling. "Sent late" is outgoing pacing where it happens: the server\'s',
     '`voice_frame_lateness_seconds` histogram, each frame\'s send time against its slot on the 20 ms timeline (less the',
     '40 ms lead); shown as the histogram bucket holding the 99th percentile, and the share of frames within 10 ms.',
+    'A level\'s calls are placed 10 a second (carriers admit outbound calls at a limited rate: Twilio queues an account\'s',
+    'calls at 1 a second unless raised), then all of them are on the line together for the time shown;',
+    '`--calls-per-second=0` places them all at once (the lockstep worst case, `docs/decisions/benchmarks.md`).',
     '',
   );
   for (const file of files) {
@@ -53,7 +56,7 @@ export function renderVoiceSection(root: string): string[] {
     );
     for (const l of r.levels) {
       lines.push(
-        `| ${l.concurrency} | ${v(l.replyMs.p50)} / ${v(l.replyMs.p99)}${l.turnsUnanswered ? ` (${l.turnsUnanswered} unanswered)` : ''} | ${v(l.providerMs.p50)} / ${v(l.providerMs.p99)} | ${v(l.overheadMs.p50)} / ${v(l.overheadMs.p99)} | ${v(l.processingMs.p50)} / ${v(l.processingMs.p99)} | ${v(l.recordTotalMs.p50)} / ${v(l.recordTotalMs.p99)} | ${v(l.pacingJitterMs.p99)} | ${v(l.frameLatenessMs?.p99)} | ${l.sendLateness ? `≤ ${v(l.sendLateness.p99AtMostMs)} (${v(l.sendLateness.within10MsPct)}% ≤ 10)` : '–'} | ${v(l.cpuSecondsPerCallMinute)} | ${v(l.rssPerCallMb)} | ${l.completedWithRecord}/${l.calls} |`,
+        `| ${l.concurrency}${l.callsPerSecond === undefined ? '' : ` (${l.callsPerSecond ? `${l.callsPerSecond}/s` : 'at once'}, all on ${v(Math.round(l.allOnLineMs / 100) / 10)} s)`} | ${v(l.replyMs.p50)} / ${v(l.replyMs.p99)}${l.turnsUnanswered ? ` (${l.turnsUnanswered} unanswered)` : ''} | ${v(l.providerMs.p50)} / ${v(l.providerMs.p99)} | ${v(l.overheadMs.p50)} / ${v(l.overheadMs.p99)} | ${v(l.processingMs.p50)} / ${v(l.processingMs.p99)} | ${v(l.recordTotalMs.p50)} / ${v(l.recordTotalMs.p99)} | ${v(l.pacingJitterMs.p99)} | ${v(l.frameLatenessMs?.p99)} | ${l.sendLateness ? `≤ ${v(l.sendLateness.p99AtMostMs)} (${v(l.sendLateness.within10MsPct)}% ≤ 10)` : '–'} | ${v(l.cpuSecondsPerCallMinute)} | ${v(l.rssPerCallMb)} | ${l.completedWithRecord}/${l.calls} |`,
       );
     }
     lines.push('', ...r.checks.map((c) => `- ${c.met ? 'met' : '**MISSED**'}: ${c.name}: ${v(c.value as number)} (target ${c.target})`));
