@@ -25,8 +25,9 @@ export interface ServiceServer {
 }
 
 export class ServiceKeyring {
-  /** Key pairs never change once written, so they are cached by name. */
+  /** Key pairs never change once written and are never deleted, so they are cached by name. */
   private readonly privateKeys = new Map<string, KeyObject>();
+  private readonly publicKeys = new Map<string, KeyObject>();
 
   constructor(
     private readonly store: DataStore,
@@ -66,13 +67,20 @@ export class ServiceKeyring {
 
   /** The public key of a current or retired service key pair, or null. */
   async getServicePublicKey(name: string): Promise<KeyObject | null> {
+    const cached = this.publicKeys.get(name);
+    if (cached) return cached;
     const row = await this.store.serviceKeys.findByName(name);
-    return row ? publicKeyOfSpki(row.public_key) : null;
+    if (!row) return null;
+    const key = publicKeyOfSpki(row.public_key);
+    this.publicKeys.set(name, key);
+    return key;
   }
 
   /** Whether `name` is one of the service's own servers (current or retired). */
   async isServiceServer(name: string): Promise<boolean> {
-    return SERVICE_SERVER_NAME.test(name) && (await this.store.serviceKeys.findByName(name)) !== undefined;
+    if (!SERVICE_SERVER_NAME.test(name)) return false;
+    // A name seen once stays a service key; an unknown one is asked again (another instance may have just made it).
+    return this.publicKeys.has(name) || (await this.getServicePublicKey(name)) !== null;
   }
 
   private async insertGeneration(generation: number): Promise<ServiceKeysTable> {

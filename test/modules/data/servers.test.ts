@@ -94,6 +94,29 @@ describe('service key rotation', () => {
     }
   });
 
+  it('knows its key pairs by name, retired ones too, and finds a name that was unknown once it exists', async () => {
+    const fresh = await createTestApp();
+    try {
+      const { serviceKeys } = fresh.services.data;
+      const first = await serviceKeys.current();
+      const next = `workspace-${Number(first.current.slice('workspace-'.length)) + 1}`;
+      expect(await serviceKeys.isServiceServer(next)).toBe(false);
+      expect(await serviceKeys.getServicePublicKey(next)).toBeNull();
+      const rotated = await serviceKeys.rotateServiceKey();
+      expect(rotated.current).toBe(next);
+      // The miss was not remembered: the new pair is found, and the retired one stays a service key.
+      expect(await serviceKeys.isServiceServer(next)).toBe(true);
+      expect(await serviceKeys.isServiceServer(first.current)).toBe(true);
+      expect(await serviceKeys.isServiceServer('my-server')).toBe(false);
+      const key = await serviceKeys.getServicePublicKey(first.current);
+      expect(spkiOf(key!)).toBe(first.keys.spki);
+      expect(await serviceKeys.getServicePublicKey(first.current)).toBe(key);
+      expect(spkiOf((await serviceKeys.getServicePublicKey(next))!)).toBe(rotated.keys.spki);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('stores private keys sealed, never in clear', async () => {
     const { serviceKeys } = t.services.data;
     const { current } = await serviceKeys.current();
