@@ -150,7 +150,8 @@ class WindowBatcher {
     this.scheduled = false;
     if (this.inFlight || !this.pending.length) return;
     if (!this.worker) {
-      // After a crash the next batch starts a new worker (once at a time; its failure fails the batch).
+      // After a crash the next batch starts a new worker. If that fails too, this batch and every later one fail
+      // (their calls hear silence, as with no VAD): a model that loaded once and no longer does will not come back.
       if (this.failure) return this.fail(this.failure);
       try {
         this.inFlight = [];
