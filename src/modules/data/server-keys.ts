@@ -79,8 +79,8 @@ export class ServiceKeyring {
   /** Whether `name` is one of the service's own servers (current or retired). */
   async isServiceServer(name: string): Promise<boolean> {
     if (!SERVICE_SERVER_NAME.test(name)) return false;
-    // A name seen once stays a service key; an unknown one is asked again (another instance may have just made it).
-    return this.publicKeys.has(name) || (await this.getServicePublicKey(name)) !== null;
+    // A name seen once stays a service key (cached); an unknown one is asked again (another instance may have just made it).
+    return (await this.getServicePublicKey(name)) !== null;
   }
 
   private async insertGeneration(generation: number): Promise<ServiceKeysTable> {

@@ -210,8 +210,9 @@ class WindowBatcher {
     if (this.pending.length) void this.flush();
   }
 
+  /** No worker is left (released, or one could not be started again): every window held or waiting fails, and every later one. */
   private fail(error: Error) {
-    this.failure = this.worker ? null : error;
+    this.failure = error;
     const windows = [...(this.inFlight ?? []), ...this.pending];
     this.inFlight = null;
     this.pending = [];
