@@ -33,7 +33,7 @@ for i in 1 2; do
   port=$(free_port)
   ports+=("$port")
   DATABASE_URL=$url MASTER_KEY=$master JWT_SECRET=$jwt PORT=$port HOST=127.0.0.1 DATA_DIR="$dir/$i" NODE_ENV=production ALLOW_SANDBOX=1 LOG_LEVEL=warn \
-    node dist/src/main.js >"$dir/server$i.log" 2>&1 &
+    node dist/server.js >"$dir/server$i.log" 2>&1 &
   pids+=($!)
 done
 

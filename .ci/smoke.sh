@@ -16,6 +16,10 @@ done
 curl -fsS "http://127.0.0.1:$port/api/health"; echo
 curl -fsS "http://127.0.0.1:$port/api/openapi.json" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const d=JSON.parse(s);if(!String(d.openapi).startsWith('3.1'))process.exit(1);console.log('openapi paths:',Object.keys(d.paths).length)})"
 curl -fsSI "http://127.0.0.1:$port/api/health" | grep -qi '^content-security-policy:' || { echo "no security headers"; exit 1; }
+# npm start runs the bundle (dist/server.js): the console's files are found from it beside dist/src.
+grep -q 'dist/server.js' package.json || { echo "npm start does not run dist/server.js"; exit 1; }
+curl -fsS "http://127.0.0.1:$port/console" | grep -qi '<!doctype html' || { echo "the console page did not answer"; exit 1; }
+curl -fsS "http://127.0.0.1:$port/api/docs/static/swagger-ui.css" >/dev/null || { echo "the API docs' files did not answer"; exit 1; }
 test "$(stat -c %a "$dir/master.key")" = 600
 test "$(stat -c %a "$dir/workspace.sqlite")" = 600
 kill -TERM "$pid"

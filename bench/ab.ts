@@ -1,11 +1,11 @@
-// A/B of two builds in one run: `npx tsx bench/ab.ts --before=<dir with src/main.js> [--rounds=3] [--seconds=3]
+// A/B of two builds in one run: `npx tsx bench/ab.ts --before=<a build's dist dir> [--rounds=3] [--seconds=3]
 // [--backend=sqlite|postgres]`. Starts both servers side by side and alternates the same loads on them (50
 // connections, GET /api/objects/{id} with a JWT and PUT /api/objects with an API key), so both see the same machine;
 // reports server CPU µs per request and req/s per round and the after/before ratios of the medians. For a busy
 // machine, where absolute figures mean little and the order of runs matters.
 //   a build of an older commit: git worktree add /tmp/before <commit> && cd /tmp/before && ln -s <repo>/node_modules && npm run build
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { LoadJob, LoadResult } from './workers/load.js';
@@ -16,7 +16,7 @@ import { createBenchUser, objectBody, prefillObjects } from './lib/setup.js';
 
 const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const before = flag('before');
-if (!before) throw new Error('--before=<a build dir holding src/main.js> is required');
+if (!before) throw new Error('--before=<a build dir holding server.js or src/main.js> is required');
 const rounds = Number(flag('rounds') ?? 3);
 const seconds = Number(flag('seconds') ?? 3);
 const backend = flag('backend') ?? 'sqlite';
@@ -62,7 +62,7 @@ async function measure(server: RunningServer, job: Omit<LoadJob, 'type' | 'conne
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const sides = [await prepare('before', relative(ROOT, join(before, 'src', 'main.js'))), await prepare('after', undefined)];
+const sides = [await prepare('before', relative(ROOT, existsSync(join(before, 'server.js')) ? join(before, 'server.js') : join(before, 'src', 'main.js'))), await prepare('after', undefined)];
 const figures: Record<string, Record<string, { rps: number[]; cpuUs: number[] }>> = {};
 for (let round = 0; round < rounds; round++) {
   for (const scenario of Object.keys(sides[0].jobs)) {

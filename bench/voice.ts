@@ -8,7 +8,7 @@
 //   SERVER_NODE_OPTIONS (environment) is passed to the server as NODE_OPTIONS, with LAG_OUT: a preloaded sampler
 //   (--import=file:///…) can record when timers ran late and write it there at exit (docs/decisions/benchmarks.md)
 // The built-in voice agent's latency, end to end on real sockets: the real
-// server (node dist/src/main.js) carries POST /api/session/call through Twilio
+// server (node dist/server.js) carries POST /api/session/call through Twilio
 // (test/support/twilio-fake.ts), hears through the Deepgram fake, thinks with
 // the OpenAI-compatible fake and speaks through the ElevenLabs fake, each with
 // a fixed delay (result after the utterance ends / first token / first byte).

@@ -1,6 +1,6 @@
-// `npm start`'s prestart step: compiles src/ into dist/ only when dist/ does
-// not match the sources, so a start after the first one skips the ~4 s
-// TypeScript build. The stamp records every source file's path, size and
+// `npm start`'s prestart step: compiles src/ into dist/ and bundles
+// dist/server.js (scripts/bundle.mjs) only when dist/ does not match the
+// sources, so a start after the first one skips the ~4 s build. The stamp records every source file's path, size and
 // modification time plus the compiler settings; any difference (an edit, a new
 // or a deleted file, a checkout) rebuilds dist/ from scratch.
 // Plain JavaScript: it must run before anything is compiled.
@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const stampFile = join(root, 'dist', '.build-stamp');
-const inputs = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
+const inputs = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json', 'scripts/bundle.mjs'];
 
 function* walk(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -33,12 +33,14 @@ function sourceFingerprint() {
 }
 
 const fingerprint = sourceFingerprint();
-const current = existsSync(stampFile) && existsSync(join(root, 'dist', 'src', 'main.js')) && readFileSync(stampFile, 'utf8').trim() === fingerprint;
+const current = existsSync(stampFile) && existsSync(join(root, 'dist', 'server.js')) && readFileSync(stampFile, 'utf8').trim() === fingerprint;
 if (!current || process.argv.includes('--force')) {
   process.stderr.write('building dist/ (sources changed since the last build)\n');
   rmSync(join(root, 'dist'), { recursive: true, force: true });
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit', cwd: root });
   if (result.status !== 0) process.exit(result.status ?? 1);
+  const bundled = spawnSync(process.execPath, [join(root, 'scripts', 'bundle.mjs')], { stdio: 'inherit', cwd: root });
+  if (bundled.status !== 0) process.exit(bundled.status ?? 1);
   writeFileSync(stampFile, `${fingerprint}\n`);
 }

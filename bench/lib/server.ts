@@ -1,4 +1,4 @@
-// Starts the real server exactly as in production (node dist/src/main.js) or
+// Starts the real server exactly as in production (node dist/server.js) or
 // the floor server, and measures the time from spawn to the first answered
 // GET /api/health.
 import { request as httpRequest } from 'node:http';
@@ -26,7 +26,7 @@ export interface ServerOptions {
   timeoutMs?: number;
   /** Listen on this port (when the environment must name it, as PUBLIC_URL does); a free one otherwise. */
   port?: number;
-  /** Another build's main.js (bench/ab.ts: an older build beside this one); dist/src/main.js by default. */
+  /** Another build's entry (bench/ab.ts: an older build beside this one); dist/server.js, what `npm start` runs, by default. */
   entry?: string;
 }
 
@@ -75,11 +75,11 @@ async function launch(name: string, args: string[], options: ServerOptions): Pro
 /** The node flags of `npm start` (package.json), so the bench runs the server exactly as production does. */
 function productionNodeFlags(): string[] {
   const start: string = JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')).scripts.start;
-  const match = /\bnode\s+((?:--\S+\s+)*)dist\/src\/main\.js/.exec(start);
+  const match = /\bnode\s+((?:--\S+\s+)*)dist\/server\.js/.exec(start);
   return match ? match[1].trim().split(/\s+/).filter(Boolean) : [];
 }
 
-export const startRealServer = (options: ServerOptions) => launch('server', [...productionNodeFlags(), options.entry ?? 'dist/src/main.js'], options);
+export const startRealServer = (options: ServerOptions) => launch('server', [...productionNodeFlags(), options.entry ?? 'dist/server.js'], options);
 export const startFloorServer = (options: ServerOptions) => launch('floor', ['--import', 'tsx', 'bench/floor-server.ts'], options);
 /** bench/streams-floor-server.ts: one user's many event streams with plain node:http, no auth, no database. */
 export const startStreamsFloorServer = (options: ServerOptions) => launch('streams floor', ['--import', 'tsx', 'bench/streams-floor-server.ts'], options);

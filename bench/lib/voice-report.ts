@@ -27,7 +27,7 @@ export function renderVoiceSection(root: string): string[] {
   if (!files.length) return [];
   const lines = [START, '## Voice agent (bench/voice.ts, `npm run bench -- --only=voice`)', ''];
   lines.push(
-    'Real server (`node dist/src/main.js`), POST /api/session/call carried by the built-in voice agent through the Twilio fake;',
+    'Real server (`node dist/server.js`), POST /api/session/call carried by the built-in voice agent through the Twilio fake;',
     'the Deepgram, OpenAI-compatible and ElevenLabs fakes answer with fixed delays. Callers in their own process speak flite',
     'speech as 20 ms μ-law frames at real pace, echo marks and hang up after their turns. "Reply" is measured at the caller:',
     'its last speech frame sent → the first agent frame received. The call records\' `overheadMs` is everything beyond the',

@@ -1,4 +1,4 @@
-// Runs every migration in src/db/migrations (files sorted by name) at start.
+// Runs every migration of src/db/migrations (listed in its index.ts, sorted by name) at start.
 // Each migration receives the dialect so it can pick column types that differ.
 //
 // Not Kysely's Migrator: on PostgreSQL it finds its tables by introspecting
@@ -8,32 +8,14 @@
 // the connection's own schema, keeps Kysely's bookkeeping table
 // (kysely_migration), and runs all pending migrations in one transaction under
 // a lock, so instances starting together apply each migration once.
-import { readdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from './database.js';
-
-export interface DialectMigration {
-  up(db: Kysely<any>, dialect: Dialect): Promise<void>;
-}
+import { MIGRATIONS } from './migrations/index.js';
 
 const TABLE = 'kysely_migration';
 
-async function loadMigrations(): Promise<Array<{ name: string; migration: DialectMigration }>> {
-  const folder = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
-  const files = (await readdir(folder)).filter((f) => /^\d.*\.(ts|js)$/.test(f) && !f.endsWith('.d.ts')).sort();
-  const loaded = [];
-  for (const file of files) {
-    const migration = (await import(pathToFileURL(join(folder, file)).href)) as DialectMigration;
-    loaded.push({ name: file.replace(/\.(ts|js)$/, ''), migration });
-  }
-  return loaded;
-}
-
 /** Applies the migrations not yet recorded; returns the names it applied. */
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<string[]> {
-  const migrations = await loadMigrations();
   return db.connection().execute(async (conn) => {
     // SQLite: take the write lock up front so a second process waits instead of failing on upgrade.
     await sql.raw(dialect === 'sqlite' ? 'begin immediate' : 'begin').execute(conn);
@@ -48,7 +30,7 @@ export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promis
         .execute();
       const done = new Set((await conn.selectFrom(TABLE).select('name').execute()).map((r) => r.name as string));
       const applied: string[] = [];
-      for (const { name, migration } of migrations) {
+      for (const { name, migration } of MIGRATIONS) {
         if (done.has(name)) continue;
         try {
           await migration.up(conn, dialect);

@@ -7,7 +7,12 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { Agent, buildConnector, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from 'undici';
+import type { Agent, RequestInit as UndiciRequestInit } from 'undici';
+
+// undici is loaded on the first outbound request, not at start: its ~100 files
+// were about 150 ms of the server's start-up, and many servers never call out.
+let undiciModule: Promise<typeof import('undici')> | null = null;
+const loadUndici = () => (undiciModule ??= import('undici'));
 
 /** Why an outbound request did not produce a response. */
 export type OutboundErrorReason = 'blocked_address' | 'invalid_url' | 'too_many_redirects' | 'timeout' | 'too_large' | 'network';
@@ -150,20 +155,24 @@ export function createOutboundHttp(options: OutboundHttpOptions = {}): OutboundH
     });
   };
 
-  const connector = buildConnector({ lookup: checkedLookup as never, timeout: timeoutMs });
   const allowedOrigins = new Set((options.allowOrigins ?? []).map((origin) => new URL(origin).origin));
-  const unchecked = allowedOrigins.size > 0 ? buildConnector({ timeout: timeoutMs }) : null;
-  const agent = new Agent({
-    connect: (opts, callback) => {
-      if (unchecked && allowedOrigins.has(originOf(opts))) return unchecked(opts, callback);
-      // Literal addresses never reach the resolver: check them here.
-      const host = opts.hostname.startsWith('[') ? opts.hostname.slice(1, -1) : opts.hostname;
-      if (isIP(host) && !allowed(host)) return callback(blocked(host, host), null);
-      return connector(opts, callback);
-    },
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-  });
+  const createAgent = async (): Promise<Agent> => {
+    const { Agent, buildConnector } = await loadUndici();
+    const connector = buildConnector({ lookup: checkedLookup as never, timeout: timeoutMs });
+    const unchecked = allowedOrigins.size > 0 ? buildConnector({ timeout: timeoutMs }) : null;
+    return new Agent({
+      connect: (opts, callback) => {
+        if (unchecked && allowedOrigins.has(originOf(opts))) return unchecked(opts, callback);
+        // Literal addresses never reach the resolver: check them here.
+        const host = opts.hostname.startsWith('[') ? opts.hostname.slice(1, -1) : opts.hostname;
+        if (isIP(host) && !allowed(host)) return callback(blocked(host, host), null);
+        return connector(opts, callback);
+      },
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+  };
+  let agent: Promise<Agent> | null = null;
 
   const outbound = async (input: string | URL, init: OutboundInit = {}): Promise<Response> => {
     // Without a deadline this signal never fires (it only keeps the code below uniform).
@@ -175,10 +184,12 @@ export function createOutboundHttp(options: OutboundHttpOptions = {}): OutboundH
     const headers = new Headers(init.headers as HeadersInit | undefined);
     if (!headers.has('user-agent')) headers.set('user-agent', options.userAgent ?? 'workspace-api');
 
+    const dispatcher = await (agent ??= createAgent());
+    const { fetch: undiciFetch } = await loadUndici();
     for (let hop = 0; ; hop += 1) {
       let response: Response;
       try {
-        response = (await undiciFetch(url, { ...init, method, body, headers: Object.fromEntries(headers), signal, dispatcher: agent, redirect: 'manual' })) as unknown as Response;
+        response = (await undiciFetch(url, { ...init, method, body, headers: Object.fromEntries(headers), signal, dispatcher, redirect: 'manual' })) as unknown as Response;
       } catch (error) {
         throw wrapFailure(error, timeout);
       }
@@ -205,7 +216,8 @@ export function createOutboundHttp(options: OutboundHttpOptions = {}): OutboundH
       return capResponse(response, url.href, maxBytes, timeout);
     }
   };
-  return Object.assign(outbound, { close: () => agent.close() });
+  // A client that never sent a request has no agent to close.
+  return Object.assign(outbound, { close: async () => (agent ? (await agent).close() : undefined) });
 }
 
 function parseHttpUrl(text: string): URL {

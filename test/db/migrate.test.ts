@@ -2,7 +2,7 @@
 // and on PostgreSQL is not disturbed by other schemas coming and going.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +11,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
+import { MIGRATIONS } from '../../src/db/migrations/index.js';
 
 const databaseUrl = process.env.DATABASE_URL ?? null;
 const cleanups: Array<() => Promise<void>> = [];
@@ -57,6 +58,15 @@ async function freshDatabase(): Promise<Fresh> {
     },
   };
 }
+
+describe('the migrations index', () => {
+  it('lists every file of src/db/migrations, sorted by name, each with its up()', () => {
+    const folder = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'db', 'migrations');
+    const files = readdirSync(folder).filter((f) => /^\d.*\.ts$/.test(f)).map((f) => f.replace(/\.ts$/, '')).sort();
+    expect(MIGRATIONS.map((m) => m.name)).toEqual(files);
+    for (const { name, migration } of MIGRATIONS) expect(typeof migration.up, name).toBe('function');
+  });
+});
 
 describe('migrateToLatest', () => {
   it('applies every migration once and nothing on the next start', async () => {
