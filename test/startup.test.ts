@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StartupError, waitForPostgres } from '../src/startup.js';
+import { freePort } from './support/ports.js';
 
 const dirs: string[] = [];
 const newDataDir = () => {
@@ -26,14 +27,6 @@ afterAll(() => {
 function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const { DATABASE_URL: _db, NODE_ENV: _env, ...parent } = process.env;
   return { ...parent, LOG_LEVEL: 'info', ...extra };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 async function canListen(port: number): Promise<boolean> {

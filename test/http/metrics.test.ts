@@ -1,12 +1,12 @@
 // What operators watch: /metrics in Prometheus text (by route pattern, never
 // the raw URL), where it is served and who may read it, and one log line per
 // request with method, route, status, duration, request id and user id.
-import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, createTestApp } from '../support/app.js';
 import { bearer, createVerifiedUser, topUp } from '../support/factories.js';
 import { stream } from '../modules/events/support.js';
+import { freePort } from '../support/ports.js';
 
 /** Every sample of the text format: `name{labels} value` → value, keyed by `name{labels}` exactly as written. */
 function parse(text: string): Map<string, number> {
@@ -17,14 +17,6 @@ function parse(text: string): Map<string, number> {
     samples.set(line.slice(0, at), Number(line.slice(at + 1)));
   }
   return samples;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 describe('/metrics', () => {

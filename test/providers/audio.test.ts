@@ -1,7 +1,6 @@
 // The real audio adapter against a local audio server (test/support/audio-fake.ts):
 // our POST /calls is signed and verified there with the official library; its
 // progress reports come back over HTTP to /api/webhooks/audio/{sessionId}.
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWebhookSecret } from '../../src/lib/standard-webhooks.js';
 import { HttpAudioProvider } from '../../src/providers/audio/http.js';
@@ -10,18 +9,11 @@ import { type AudioFake, startAudioFake } from '../support/audio-fake.js';
 import { createFundedUser } from '../support/factories.js';
 import { assembledCall } from '../modules/calls/support.js';
 import { eventually, stream } from '../modules/events/support.js';
+import { freePort } from '../support/ports.js';
 
 const secret = generateWebhookSecret();
 let fake: AudioFake;
 let t: TestApp;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 beforeAll(async () => {
   fake = await startAudioFake({ secret });

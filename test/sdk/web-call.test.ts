@@ -15,7 +15,7 @@ import { findBinary } from '../../src/providers/speech-to-text/pocketsphinx.js';
 import { createPocketsphinxSpeechToText } from '../../src/providers/speech-to-text/pocketsphinx.js';
 import { callConfig } from '../modules/calls/support.js';
 import { WallClock, clinicKnowledge } from '../modules/calls/web-call-support.js';
-import { freePort } from '../modules/telephony/helpers.js';
+import { freePort } from '../support/ports.js';
 import { type TestApp, createTestApp } from '../support/app.js';
 import { createVerifiedUser } from '../support/factories.js';
 import { parseWav } from '../support/wav.js';

@@ -3,7 +3,6 @@
 // carrier carries over loopback at the wall clock's pace, a clinic (a funded
 // user with a sandbox number, a knowledge base with opening hours and a
 // sandbox Calendly), a signed call, and waiting for a call's end.
-import { createServer } from 'node:net';
 import { expect, vi } from 'vitest';
 import { newId } from '../../../src/lib/ids.js';
 import { installedCallerSynthesizers } from '../../../src/providers/call-speech/offline-caller.js';
@@ -15,19 +14,12 @@ import { multipartForm } from '../../support/multipart.js';
 import { registerServer, signPayload } from '../../support/signed-payloads.js';
 import { callConfig } from './support.js';
 import { WallClock } from '../../support/wall-clock.js';
+import { freePort } from '../../support/ports.js';
 
 export { WallClock };
 
 export const canSpeak = installedCallerSynthesizers().length > 0;
 export const pocketsphinx = createPocketsphinxSpeechToText() !== null;
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** An app with no Twilio whose calls go through the sandbox carrier, listening on its PUBLIC_URL. */
 export async function sandboxCarrierApp(env: Record<string, string> = {}): Promise<TestApp> {

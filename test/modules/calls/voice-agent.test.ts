@@ -19,7 +19,7 @@ import { multipartForm } from '../../support/multipart.js';
 import { type OpenAiFake, startOpenAiFake, textAnswer, toolCallAnswer } from '../../support/openai-fake.js';
 import { registerServer, signPayload } from '../../support/signed-payloads.js';
 import { type TwilioFake, startTwilioFake } from '../../support/twilio-fake.js';
-import { freePort } from '../telephony/helpers.js';
+import { freePort } from '../../support/ports.js';
 import { callConfig } from './support.js';
 
 /** Real time: the media stream is paced by the wall clock, as Twilio paces it. */

@@ -14,7 +14,7 @@ import { createPocketsphinxSpeechToText } from '../../../src/providers/speech-to
 import { NOT_RECOGNISED } from '../../../src/providers/speech-to-text/none.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { type TestUser, bearer, createFundedUser, createVerifiedUser, registerUser } from '../../support/factories.js';
-import { freePort } from '../telephony/helpers.js';
+import { freePort } from '../../support/ports.js';
 import { callConfig, callRecords } from './support.js';
 import { BrowserCall, WallClock, clinicKnowledge, endedCall, startWebCall } from './web-call-support.js';
 

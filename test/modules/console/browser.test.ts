@@ -23,7 +23,7 @@ import { multipartForm } from '../../support/multipart.js';
 import { until } from '../../support/voice-audio.js';
 import { parseWav } from '../../support/wav.js';
 import { within } from '../../sdk/support.js';
-import { freePort } from '../telephony/helpers.js';
+import { freePort } from '../../support/ports.js';
 import { WallClock, seedCall, seededToolCalls, seededTranscript, stereoWav } from './support.js';
 
 const hasFlite = installedCallerSynthesizers().includes('flite');

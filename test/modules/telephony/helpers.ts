@@ -1,20 +1,11 @@
 // Set-up shared by the telephony tests: apps with the in-memory billing
 // account, objects in a user's stores, searches and purchases.
-import { createServer } from 'node:net';
 import { expect } from 'vitest';
 import { ManualClock } from '../../../src/lib/clock.js';
 import { type TestApp, type TestAppOptions, createTestApp } from '../../support/app.js';
 import { MemoryBillingAccount } from '../../support/billing-memory.js';
 import { type TestUser, bearer } from '../../support/factories.js';
-
-/** A port free right now on 127.0.0.1 (the app then listens on it, so PUBLIC_URL can name it). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { freePort } from '../../support/ports.js';
 
 export interface TelephonyTestApp extends TestApp {
   billing: MemoryBillingAccount;
