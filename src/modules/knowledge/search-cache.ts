@@ -9,6 +9,9 @@
 //     the base's chunks.
 // So another instance's write is seen at the next search. One build or
 // update per base runs at a time; searches that arrive meanwhile wait for it.
+// A build gives the event loop back every 10 ms: indexing 10,000 chunks is
+// more than a second of work, which must not stop other requests or the
+// audio of calls carried by this instance.
 // Indexes past KNOWLEDGE_SEARCH_CACHE_MB in total are dropped, least recently
 // used first; a base too large for the limit is searched by the database.
 import { type IndexedChunk, SearchIndex } from './search-index.js';
@@ -25,6 +28,20 @@ interface Entry {
 }
 
 const PAGE = 2000;
+/** Longest stretch of indexing before other work gets a turn. */
+const SLICE_MS = 10;
+
+/** Adds the chunks to the index, yielding to the event loop every SLICE_MS. */
+export async function addInSlices(index: SearchIndex, chunks: IndexedChunk[]): Promise<void> {
+  let sliceStart = performance.now();
+  for (let i = 0; i < chunks.length; i++) {
+    index.add(chunks[i]);
+    if ((i & 7) === 7 && performance.now() - sliceStart >= SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
+  }
+}
 
 export class SearchIndexCache {
   private readonly entries = new Map<string, Entry>();
@@ -70,12 +87,12 @@ export class SearchIndexCache {
     if (index) {
       // Appended chunks only when the count is what the index holds plus the new ones.
       const added = await this.readAll(baseId, index.lastId);
-      if ((await this.source.countChunks(baseId)) === index.size + added.length) for (const chunk of added) index.add(chunk);
+      if ((await this.source.countChunks(baseId)) === index.size + added.length) await addInSlices(index, added);
       else index = null;
     }
     if (!index) {
       index = new SearchIndex();
-      for (const chunk of await this.readAll(baseId, 0)) index.add(chunk);
+      await addInSlices(index, await this.readAll(baseId, 0));
     }
     if (index.bytes > this.maxBytes) return null;
     const entry = { version, index };

@@ -24,13 +24,31 @@ const DELTA = 1;
 const TITLE_WEIGHT = 2;
 const MAX_TERM_LENGTH = 64;
 
+/**
+ * Stems of the words seen, since the Porter stemmer (a run of regular
+ * expressions per word) was most of an index build: a base's vocabulary is
+ * far smaller than its word count. Emptied when full, which bounds its memory.
+ */
+const stems = new Map<string, string>();
+const MAX_STEMS = 50_000;
+
+function stem(word: string): string {
+  let stemmed = stems.get(word);
+  if (stemmed === undefined) {
+    if (stems.size >= MAX_STEMS) stems.clear();
+    stemmed = stemmer(word);
+    stems.set(word, stemmed);
+  }
+  return stemmed;
+}
+
 /** The index terms of a text, in order, repeats kept (for term frequencies). */
 export function indexTerms(text: string): string[] {
   const words = text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
   const out: string[] = [];
   for (const word of words) {
     if (word.length >= MAX_TERM_LENGTH || STOPWORDS.has(word)) continue;
-    out.push(stemmer(word));
+    out.push(stem(word));
   }
   return out;
 }

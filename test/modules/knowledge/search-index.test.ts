@@ -3,7 +3,8 @@
 // writes (two apps on one database, SQLite or PostgreSQL), deletes, or when
 // the memory limit sends a base to the database's full-text index.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SearchIndex, indexTerms } from '../../../src/modules/knowledge/search-index.js';
+import { SearchIndexCache } from '../../../src/modules/knowledge/search-cache.js';
+import { type IndexedChunk, SearchIndex, indexTerms } from '../../../src/modules/knowledge/search-index.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { type TestUser, bearer, createVerifiedUser } from '../../support/factories.js';
 import { type FormFile, multipartForm } from '../../support/multipart.js';
@@ -43,6 +44,40 @@ describe('SearchIndex', () => {
     const ties = new SearchIndex();
     for (let id = 10; id > 0; id--) ties.add({ id, title: 'same', text: 'identical words here' });
     expect(ties.search('identical', 3)).toEqual([1, 2, 3]);
+  });
+});
+
+describe('building an index', () => {
+  const words = ['invoice', 'parcel', 'refund', 'espresso', 'berlin', 'monthly', 'shipping', 'menu', 'guide', 'automatic'];
+  const chunks: IndexedChunk[] = Array.from({ length: 1500 }, (_, i) => ({
+    id: i + 1,
+    title: `Document ${i}`,
+    text: Array.from({ length: 150 }, (_, w) => `${words[(i * 7 + w) % words.length]}${w % 13}`).join(' '),
+  }));
+  // Every chunk in one page, answered at once: the build itself is the only place that can yield.
+  const source = {
+    chunksAfter: async (_base: string, afterId: number, limit: number) => chunks.filter((c) => c.id > afterId).slice(0, limit),
+    countChunks: async () => chunks.length,
+  };
+
+  it('gives the event loop turns while it indexes, and answers as an index built in one go', async () => {
+    const cache = new SearchIndexCache(source, 256 * 1024 * 1024);
+    let turns = 0;
+    let ticking = true;
+    const tick = () => {
+      turns += 1;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const built = await cache.indexFor('base', 1);
+    ticking = false;
+    const turnsDuringBuild = turns;
+    // 1,500 chunks of 150 words are far more than one 10 ms slice of indexing on any machine.
+    expect(turnsDuringBuild).toBeGreaterThan(1);
+    const direct = new SearchIndex();
+    for (const chunk of chunks) direct.add(chunk);
+    expect(built!.size).toBe(chunks.length);
+    for (const query of ['refund3 parcel7', 'espresso12 berlin0 menu5', 'automatic9']) expect(built!.search(query, 10)).toEqual(direct.search(query, 10));
   });
 });
 
