@@ -32,7 +32,7 @@ const PAGE = 2000;
 const SLICE_MS = 10;
 
 /** Adds the chunks to the index, yielding to the event loop every SLICE_MS. */
-export async function addInSlices(index: SearchIndex, chunks: IndexedChunk[]): Promise<void> {
+async function addInSlices(index: SearchIndex, chunks: IndexedChunk[]): Promise<void> {
   let sliceStart = performance.now();
   for (let i = 0; i < chunks.length; i++) {
     index.add(chunks[i]);
