@@ -9,10 +9,9 @@ import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { Agent, RequestInit as UndiciRequestInit } from 'undici';
 
-// undici is loaded on the first outbound request, not at start: its ~100 files
-// were about 150 ms of the server's start-up, and many servers never call out.
-let undiciModule: Promise<typeof import('undici')> | null = null;
-const loadUndici = () => (undiciModule ??= import('undici'));
+// undici is imported on a client's first outbound request, not at start: its
+// ~100 files were about 150 ms of the server's start-up, and many servers
+// never call out. (Node caches the import for every later client.)
 
 /** Why an outbound request did not produce a response. */
 export type OutboundErrorReason = 'blocked_address' | 'invalid_url' | 'too_many_redirects' | 'timeout' | 'too_large' | 'network';
@@ -156,11 +155,12 @@ export function createOutboundHttp(options: OutboundHttpOptions = {}): OutboundH
   };
 
   const allowedOrigins = new Set((options.allowOrigins ?? []).map((origin) => new URL(origin).origin));
-  const createAgent = async (): Promise<Agent> => {
-    const { Agent, buildConnector } = await loadUndici();
+  // undici's fetch and this client's agent, made on the first request.
+  const createClient = async (): Promise<{ agent: Agent; fetch: typeof import('undici').fetch }> => {
+    const { Agent, buildConnector, fetch } = await import('undici');
     const connector = buildConnector({ lookup: checkedLookup as never, timeout: timeoutMs });
     const unchecked = allowedOrigins.size > 0 ? buildConnector({ timeout: timeoutMs }) : null;
-    return new Agent({
+    const agent = new Agent({
       connect: (opts, callback) => {
         if (unchecked && allowedOrigins.has(originOf(opts))) return unchecked(opts, callback);
         // Literal addresses never reach the resolver: check them here.
@@ -171,8 +171,9 @@ export function createOutboundHttp(options: OutboundHttpOptions = {}): OutboundH
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     });
+    return { agent, fetch };
   };
-  let agent: Promise<Agent> | null = null;
+  let client: ReturnType<typeof createClient> | null = null;
 
   const outbound = async (input: string | URL, init: OutboundInit = {}): Promise<Response> => {
     // Without a deadline this signal never fires (it only keeps the code below uniform).
@@ -184,8 +185,7 @@ export function createOutboundHttp(options: OutboundHttpOptions = {}): OutboundH
     const headers = new Headers(init.headers as HeadersInit | undefined);
     if (!headers.has('user-agent')) headers.set('user-agent', options.userAgent ?? 'workspace-api');
 
-    const dispatcher = await (agent ??= createAgent());
-    const { fetch: undiciFetch } = await loadUndici();
+    const { agent: dispatcher, fetch: undiciFetch } = await (client ??= createClient());
     for (let hop = 0; ; hop += 1) {
       let response: Response;
       try {
@@ -217,7 +217,7 @@ export function createOutboundHttp(options: OutboundHttpOptions = {}): OutboundH
     }
   };
   // A client that never sent a request has no agent to close.
-  return Object.assign(outbound, { close: async () => (agent ? (await agent).close() : undefined) });
+  return Object.assign(outbound, { close: async () => (client ? (await client).agent.close() : undefined) });
 }
 
 function parseHttpUrl(text: string): URL {
