@@ -1,8 +1,9 @@
 // `npm start`'s prestart step: compiles src/ into dist/ and bundles
 // dist/server.js (scripts/bundle.mjs) only when dist/ does not match the
-// sources, so a start after the first one skips the ~4 s build. The stamp records every source file's path, size and
-// modification time plus the compiler settings; any difference (an edit, a new
-// or a deleted file, a checkout) rebuilds dist/ from scratch.
+// sources, so a start after the first one skips the ~4 s build. The stamp
+// records every source file's path, size and modification time plus the
+// compiler and bundler settings; any difference (an edit, a new or a deleted
+// file, a checkout) rebuilds dist/ from scratch.
 // Plain JavaScript: it must run before anything is compiled.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';

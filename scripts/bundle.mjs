@@ -28,7 +28,7 @@ const entry = join(root, 'dist', 'src', 'main.js');
 const outfile = join(root, 'dist', 'server.js');
 
 /** The package a bare specifier names: `@scope/name` or `name`. */
-export function packageName(specifier) {
+function packageName(specifier) {
   const parts = specifier.split('/');
   return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
 }

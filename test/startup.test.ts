@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StartupError, waitForPostgres } from '../src/startup.js';
-import { freePort } from './support/ports.js';
+import { canListen, freePort } from './support/ports.js';
 
 const dirs: string[] = [];
 const newDataDir = () => {
@@ -27,14 +27,6 @@ afterAll(() => {
 function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const { DATABASE_URL: _db, NODE_ENV: _env, ...parent } = process.env;
   return { ...parent, LOG_LEVEL: 'info', ...extra };
-}
-
-async function canListen(port: number): Promise<boolean> {
-  const server = createServer();
-  return new Promise((resolve) => {
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
 }
 
 interface Running {

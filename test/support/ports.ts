@@ -9,7 +9,8 @@ import { createServer } from 'node:net';
 const LOW = 20_000;
 const HIGH = 32_767;
 
-function canListen(port: number): Promise<boolean> {
+/** Whether a server can listen on the port on 127.0.0.1 right now (it closes again at once). */
+export function canListen(port: number): Promise<boolean> {
   const server = createServer();
   return new Promise((resolve) => {
     server.once('error', () => resolve(false));

@@ -1,6 +1,6 @@
 // Every migration in the order it runs (sorted by name). Listed here, not read
 // from the folder at start, so the server can run as one bundle (scripts/bundle.mjs);
-// test/db/migrations-index.test.ts fails when a file of this folder is missing here.
+// test/db/migrate.test.ts fails when a file of this folder is missing here.
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../database.js';
 import * as m00 from './20261122_001_platform_accounts.js';
