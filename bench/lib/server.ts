@@ -26,7 +26,11 @@ export interface ServerOptions {
   timeoutMs?: number;
   /** Listen on this port (when the environment must name it, as PUBLIC_URL does); a free one otherwise. */
   port?: number;
-  /** Another build's entry (bench/ab.ts: an older build beside this one); dist/server.js, what `npm start` runs, by default. */
+  /**
+   * Another build's entry (bench/ab.ts: an older build beside this one). By default dist/server.js, what `npm start`
+   * runs; under a CPU profile, the same build unbundled (dist/src/main.js), so each frame names its own file and the
+   * profile tables attribute it (in the bundle every frame of ours is dist/server.js).
+   */
   entry?: string;
 }
 
@@ -79,7 +83,8 @@ function productionNodeFlags(): string[] {
   return match ? match[1].trim().split(/\s+/).filter(Boolean) : [];
 }
 
-export const startRealServer = (options: ServerOptions) => launch('server', [...productionNodeFlags(), options.entry ?? 'dist/server.js'], options);
+export const startRealServer = (options: ServerOptions) =>
+  launch('server', [...productionNodeFlags(), options.entry ?? (options.cpuProfDir ? 'dist/src/main.js' : 'dist/server.js')], options);
 export const startFloorServer = (options: ServerOptions) => launch('floor', ['--import', 'tsx', 'bench/floor-server.ts'], options);
 /** bench/streams-floor-server.ts: one user's many event streams with plain node:http, no auth, no database. */
 export const startStreamsFloorServer = (options: ServerOptions) => launch('streams floor', ['--import', 'tsx', 'bench/streams-floor-server.ts'], options);
