@@ -11,7 +11,8 @@ import * as sqliteVec from 'sqlite-vec';
 import { loadPg } from './load-pg.js';
 import { loadSqlite } from './load-sqlite.js';
 import { registerSqliteRunner, statementNames } from './prepared.js';
-import { type CheckpointResult, WalCheckpointer } from './checkpointer.js';
+import { type CheckpointResult, WAL_RESET_FRAMES, WalCheckpointer } from './checkpointer.js';
+import { registerWriteBarrier } from './group-commit.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -49,6 +50,10 @@ export interface OpenOptions {
   pgPoolSize?: number;
   /** PostgreSQL application_name of this instance's connections (pg_stat_activity); 'workspace-api' by default. */
   pgApplicationName?: string;
+  /** SQLite: ms between background WAL checkpoints (1,000 by default; tests shorten it). */
+  walCheckpointMs?: number;
+  /** SQLite: WAL frames past which writers wait for the WAL to start over (WAL_RESET_FRAMES by default; tests lower it). */
+  walResetFrames?: number;
 }
 
 /**
@@ -136,9 +141,13 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
   sqliteVec.load(sqlite);
   // Checkpoints run in a worker thread, not inside request commits (see checkpointer.ts).
   sqlite.pragma('wal_autocheckpoint = 0');
-  const checkpointer = new WalCheckpointer(file);
+  const walResetFrames = options.walResetFrames ?? WAL_RESET_FRAMES;
+  const checkpointer = new WalCheckpointer(file, options.walCheckpointMs, undefined, walResetFrames);
+  // When the WAL starts over, its file is cut back to the limit (SQLite otherwise keeps the largest it ever was).
+  sqlite.pragma(`journal_size_limit = ${Math.min(walResetFrames * 4096, 2 ** 40)}`);
   const statements = withStatementCache(sqlite);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
+  registerWriteBarrier(db, () => checkpointer.writeBarrier());
   registerSqliteRunner(db, {
     // What Kysely's SQLite driver does with a statement, minus its executor.
     all: (text, parameters) => {

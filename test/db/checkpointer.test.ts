@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { WalCheckpointer } from '../../src/db/checkpointer.js';
 import { openDatabase } from '../../src/db/database.js';
+import { GroupCommit } from '../../src/db/group-commit.js';
 import { loadSqlite } from '../../src/db/load-sqlite.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 
@@ -52,6 +53,42 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('SQLite WAL checkpoints in th
     } finally {
       await checkpointer.close();
       sqlite.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps the WAL bounded under writes that never pause: writers wait for one whole checkpoint past the limit', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wsapi-wal-'));
+    // 256 frames (1 MiB) before the WAL must start over; a background checkpoint every 20 ms, as every second in production.
+    const database = openDatabase({ databaseUrl: null, dataDir: dir, walCheckpointMs: 20, walResetFrames: 256 });
+    const walBytes = () => statSync(join(dir, 'workspace.sqlite-wal')).size;
+    try {
+      await migrateToLatest(database.db, database.dialect);
+      const writes = new GroupCommit(database.db);
+      const pad = 'x'.repeat(2000);
+      let written = 0;
+      let largest = 0;
+      let restarts = 0;
+      let last = walBytes();
+      // Batch after batch with no pause between them: a background checkpoint never finds the WAL still, so
+      // without the barrier SQLite never starts it over (this loop then left a WAL of ~295 MB here, never shrinking).
+      const until = Date.now() + 2000;
+      while (Date.now() < until) {
+        await Promise.all(
+          Array.from({ length: 16 }, () => writes.run((trx) => trx.insertInto('rate_limits').values({ key: `k${written++}${pad}`, window_start: 0, count: 1 }).execute())),
+        );
+        const size = walBytes();
+        if (size < last) restarts += 1; // started over, and cut back to journal_size_limit
+        largest = Math.max(largest, size);
+        last = size;
+      }
+      expect(restarts).toBeGreaterThanOrEqual(3);
+      // With it, the WAL holds the limit plus what is written while a checkpoint runs (8 MB here), not every write.
+      expect(largest).toBeLessThan((written * 2000) / 2);
+      const count = await database.db.selectFrom('rate_limits').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+      expect(Number(count.n)).toBe(written);
+    } finally {
+      await database.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });
