@@ -60,11 +60,22 @@ export function baselineChecks(results: Results, baseline: Baseline): { checks: 
     if (!base) continue;
     const limit = base.cpuUsPerRequest * (1 + BASELINE_TOLERANCE);
     const change = Math.round((now.cpuUsPerRequest / base.cpuUsPerRequest - 1) * 100);
-    const floorNote = base.floorCpuUsPerRequest && now.floorCpuUsPerRequest ? `; floor ${now.floorCpuUsPerRequest} vs ${base.floorCpuUsPerRequest} µs then` : '';
+    const floorNote = base.floorCpuUsPerRequest && now.floorCpuUsPerRequest ? `; floor ${now.floorCpuUsPerRequest} vs ${base.floorCpuUsPerRequest} µs then${relativeNote(now, base)}` : '';
     checks.push({ name: `${key}: CPU µs/request vs accepted baseline (${base.commit})`, value: `${now.cpuUsPerRequest} vs ${base.cpuUsPerRequest} (${change >= 0 ? '+' : ''}${change}%${floorNote})`, target: `≤ +${BASELINE_TOLERANCE * 100}%`, met: now.cpuUsPerRequest <= limit });
     if (now.cpuUsPerRequest > limit) regressions.push(`${key}: ${now.cpuUsPerRequest} CPU µs per request, ${change}% above the accepted ${base.cpuUsPerRequest} µs (commit ${base.commit}, ${base.date.slice(0, 10)})${floorNote}`);
   }
   return { checks, regressions };
+}
+
+/**
+ * The same comparison with each figure divided by its floor's: a machine slower or faster as a whole moves both,
+ * a costlier server only ours. Shown beside the verdict (which stays on CPU µs, as accepted) so a reader can tell
+ * the two apart; a new machine makes every µs figure move at once (27 Nov 2026: -35 to -53% on a faster one).
+ */
+function relativeNote(now: BaselineEntry, base: BaselineEntry): string {
+  const change = Math.round(((now.cpuUsPerRequest / now.floorCpuUsPerRequest!) / (base.cpuUsPerRequest / base.floorCpuUsPerRequest!) - 1) * 100);
+  const verdict = now.cpuUsPerRequest > base.cpuUsPerRequest * (1 + BASELINE_TOLERANCE) && change <= BASELINE_TOLERANCE * 100 ? ': the floor moved as much, so the machine more likely than the server' : '';
+  return `, ${change >= 0 ? '+' : ''}${change}% against the floor${verdict}`;
 }
 
 /** Writes this run's figures over the baseline's (scenarios not measured in this run keep theirs). */

@@ -8,13 +8,13 @@ import { acceptBaseline, baselineChecks, readBaseline } from '../../bench/lib/ba
 import type { LoadFigures, Results } from '../../bench/lib/report.js';
 
 const figures = (rps: number, serverCpuPct: number): LoadFigures => ({ rps, p50: 1, p99: 5, errors: 0, serverCpuPct });
-function run(readCpuPct: number, commit = 'abc1234'): Results {
+function run(readCpuPct: number, commit = 'abc1234', floorCpuPct = 60): Results {
   return {
     date: '2026-11-26T04:00:00.000Z',
     code: { commit, changedSrcFiles: 0 },
     mode: 'quick',
     objects: [
-      { backend: 'sqlite', scenario: 'GET /api/objects/{id} (JWT)', figures: figures(10_000, readCpuPct), floor: figures(12_000, 60), ratio: 0.83 },
+      { backend: 'sqlite', scenario: 'GET /api/objects/{id} (JWT)', figures: figures(10_000, readCpuPct), floor: figures(12_000, floorCpuPct), ratio: 0.83 },
       { backend: 'postgres', scenario: 'PUT /api/objects (1 KiB, API key)', figures: figures(4_000, 80), floor: figures(8_000, 90), ratio: 0.5, pgFloor: figures(5_000, 60), pgRatio: 0.8 },
     ],
   } as unknown as Results;
@@ -39,6 +39,12 @@ describe('bench regression guard', () => {
     const worse = baselineChecks(run(56), readBaseline(root)); // +12%
     expect(worse.regressions).toHaveLength(1);
     expect(worse.regressions[0]).toMatch(/^sqlite: GET \/api\/objects\/\{id\} \(JWT\): 56 CPU µs per request, 12% above the accepted 50 µs \(commit abc1234/);
+    expect(worse.regressions[0]).toMatch(/floor 50 vs 50 µs then, \+12% against the floor$/);
+
+    // A slower machine: the floor rose by as much as ours. Still flagged (the guard is on µs), and said to be the machine.
+    const slower = baselineChecks(run(66, 'abc1234', 78), readBaseline(root)); // ours 66 µs (+32%), floor 65 µs (+30%)
+    expect(slower.regressions).toHaveLength(1);
+    expect(slower.regressions[0]).toMatch(/floor 65 vs 50 µs then, \+2% against the floor: the floor moved as much, so the machine more likely than the server$/);
     expect(worse.checks.find((c) => c.name.startsWith('sqlite'))?.met).toBe(false);
 
     acceptBaseline(root, run(56, 'def5678')); // accepting moves the mark
