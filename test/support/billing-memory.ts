@@ -186,6 +186,12 @@ export class MemoryBillingAccount implements BillingAccount {
     return Math.max(0, (this.included.get(userId)?.[kind] ?? 0) - this.usedOf(userId, kind));
   }
 
+  async allowances<K extends UsageKind>(userId: string, kinds: readonly K[]): Promise<{ period: BillingPeriod; remaining: Record<K, number> }> {
+    await this.roundTrip();
+    const remaining = Object.fromEntries(kinds.map((kind) => [kind, Math.max(0, (this.included.get(userId)?.[kind] ?? 0) - this.usedOf(userId, kind))])) as Record<K, number>;
+    return { period: await this.currentPeriod(userId), remaining };
+  }
+
   /** The open hold of `ref`; null when it was closed before; throws for an unknown ref or an injected failure. */
   private openHold(ref: string): Hold | null {
     if (this.failNextClose) {

@@ -51,4 +51,6 @@ export interface BillingAccount {
   currentPeriod(userId: string): Promise<BillingPeriod>;
   /** What remains of the plan's included quantity of `kind` in the current period (0 without a plan). */
   remainingAllowance(userId: string, kind: UsageKind): Promise<number>;
+  /** The current period and what remains of each of `kinds` in it, from one read of the plan and one of the usage. */
+  allowances<K extends UsageKind>(userId: string, kinds: readonly K[]): Promise<{ period: BillingPeriod; remaining: Record<K, number> }>;
 }

@@ -139,11 +139,16 @@ export class BillingService implements BillingAccount {
   }
 
   async remainingAllowance(userId: string, kind: UsageKind): Promise<number> {
+    return (await this.allowances(userId, [kind])).remaining[kind];
+  }
+
+  async allowances<K extends UsageKind>(userId: string, kinds: readonly K[]): Promise<{ period: BillingPeriod; remaining: Record<K, number> }> {
     const { plan, period, subscription } = await this.planAndPeriod(userId);
-    if (!plan) return 0;
-    const included = await this.includedFor(plan, period, subscription);
-    const used = (await this.store.usageTotals(userId, period.start, period.end)).get(kind) ?? 0;
-    return Math.max(0, included[kind] - used);
+    const remaining = Object.fromEntries(kinds.map((kind) => [kind, 0])) as Record<K, number>;
+    if (!plan) return { period, remaining };
+    const [included, totals] = await Promise.all([this.includedFor(plan, period, subscription), this.store.usageTotals(userId, period.start, period.end)]);
+    for (const kind of kinds) remaining[kind] = Math.max(0, included[kind] - (totals.get(kind) ?? 0));
+    return { period, remaining };
   }
 
   // ---- routes

@@ -44,7 +44,7 @@ export interface CallSettlement {
 }
 
 /** What calls ask of billing (BillingAccount implements it). */
-export type CallBilling = Pick<BillingAccount, 'balanceCents' | 'reserve' | 'settle' | 'refund' | 'recordUsage' | 'remainingAllowance' | 'currentPeriod'>;
+export type CallBilling = Pick<BillingAccount, 'balanceCents' | 'reserve' | 'settle' | 'refund' | 'recordUsage' | 'allowances'>;
 
 export interface CallChargeDeps {
   store: CallChargeStore;
@@ -190,12 +190,12 @@ export class CallCharges {
   /** The charge's terms from the allowance left, the balance and the concurrency limit, or why the call is refused. */
   private async terms(userId: string, direction: CallDirection, rate: number, wanted: number, snapshot: ChargeSnapshot) {
     const { billing } = this.deps;
-    const [period, secondsLeft, callsLeft, balance] = await Promise.all([
-      billing.currentPeriod(userId),
-      billing.remainingAllowance(userId, `seconds_${direction}`),
-      billing.remainingAllowance(userId, `calls_${direction}`),
-      billing.balanceCents(userId),
-    ]);
+    const seconds = `seconds_${direction}` as const;
+    const calls = `calls_${direction}` as const;
+    // One read of the plan and one of the usage for both allowances (each on its own read the plan three times).
+    const [{ period, remaining }, balance] = await Promise.all([billing.allowances(userId, [seconds, calls]), billing.balanceCents(userId)]);
+    const secondsLeft = remaining[seconds];
+    const callsLeft = remaining[calls];
     const limit = this.deps.concurrencyLimit(period.planKey);
     if (snapshot.open >= limit) {
       return { ok: false as const, reason: 'concurrency_limit' as const, message: `at most ${limit} calls may be under way at once on this account` };

@@ -198,6 +198,7 @@ describe('plans, periods and usage', () => {
     await account().recordUsage(user.id, 'calls_outbound', 1, 'call-a');
     await account().recordUsage(user.id, 'seconds_outbound', 90, 'call-a');
     expect(await account().remainingAllowance(user.id, 'seconds_outbound')).toBe(0);
+    expect(await account().allowances(user.id, ['seconds_outbound', 'calls_outbound'])).toEqual({ period, remaining: { seconds_outbound: 0, calls_outbound: 0 } });
     const state = (await t.app.inject({ method: 'GET', url: '/api/billing/state', headers: bearer(user.token) })).json();
     expect(state.usageRaw).toMatchObject({ seconds_outbound: 90, calls_outbound: 1 });
     expect(state.usage).toMatchObject({ seconds_outbound: 0, calls_outbound: 0 });
@@ -215,6 +216,9 @@ describe('plans, periods and usage', () => {
     await account().recordUsage(user.id, 'leads', 60, 'job-2');
     expect(await account().remainingAllowance(user.id, 'leads')).toBe(0);
     expect(await account().remainingAllowance(user.id, 'calls_inbound')).toBe(100);
+    // Several kinds from one read: the same figures and the same period.
+    await account().recordUsage(user.id, 'calls_inbound', 3, 'call-b');
+    expect(await account().allowances(user.id, ['leads', 'calls_inbound'])).toEqual({ period, remaining: { leads: 0, calls_inbound: 97 } });
     const state = (await t.app.inject({ method: 'GET', url: '/api/billing/state', headers: bearer(user.token) })).json();
     expect(state).toMatchObject({ plan: { key: 'starter', priceUsd: 29 }, usage: { leads: 100 }, usageRaw: { leads: 120 }, hasCard: true });
   });

@@ -44,8 +44,7 @@ export class CountingUsage implements CallBilling {
   reserve = (userId: string, cents: number, ref: string) => this.inner.reserve(userId, cents, ref);
   settle = (ref: string, cents: number) => this.inner.settle(ref, cents);
   refund = (ref: string) => this.inner.refund(ref);
-  remainingAllowance = (userId: string, kind: Parameters<CallBilling['remainingAllowance']>[1]) => this.inner.remainingAllowance(userId, kind);
-  currentPeriod = (userId: string) => this.inner.currentPeriod(userId);
+  allowances: CallBilling['allowances'] = (userId, kinds) => this.inner.allowances(userId, kinds);
 }
 
 /** The pricing of calls a test app was built with (the built-in voice rates, CALL_* settings). */
