@@ -7,6 +7,16 @@ if ! command -v pg_ctlcluster >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
 fi
 version=$(ls /etc/postgresql | sort -n | tail -1)
+# Debian's shared_buffers is PostgreSQL's default, 128 MB, meant for the smallest machines: under the bench's writes
+# the backends then write out dirty pages themselves and commits waited on stalled WAL flushes (PUT maxima of
+# 168-514 ms; 42-146 ms with 1 GB). PostgreSQL's docs suggest a quarter of the memory for a dedicated server; 1 GB
+# is plenty for the tests and the bench (docs/decisions/benchmarks.md, 27 Nov 2026).
+conf="/etc/postgresql/$version/main/conf.d/workspace.conf"
+if [ ! -f "$conf" ]; then
+  mkdir -p "$(dirname "$conf")"
+  echo "shared_buffers = 1GB" > "$conf"
+  if pg_lsclusters -h | awk '{print $4}' | grep -q online; then pg_ctlcluster "$version" main restart; fi
+fi
 if ! pg_lsclusters -h | awk '{print $4}' | grep -q online; then
   pg_ctlcluster "$version" main start
 fi

@@ -105,13 +105,17 @@ async function postgresBackend(url: string): Promise<Backend> {
   const admin = async (sql: string) => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
-    await client.query(sql);
+    const result = await client.query(sql);
     await client.end();
+    return result;
   };
   await admin(`create schema ${schema}`);
+  // The database's own settings move its latencies as much as the server does (.ci/pg-setup.sh): named in the report.
+  const shown = await admin(`select string_agg(name || ' ' || current_setting(name), ', ' order by name) as s from pg_settings where name in ('shared_buffers', 'synchronous_commit', 'max_wal_size', 'server_version')`);
+  results.settings.postgres = shown.rows[0]?.s ?? null;
   const withSchema = new URL(url);
   withSchema.searchParams.set('options', `-c search_path=${schema}`);
-  return { name: 'postgres', env: { DATABASE_URL: withSchema.toString() }, drop: () => admin(`drop schema ${schema} cascade`) };
+  return { name: 'postgres', env: { DATABASE_URL: withSchema.toString() }, drop: () => admin(`drop schema ${schema} cascade`).then(() => undefined) };
 }
 
 let loadWorker: ChildProcess | null = null;
