@@ -17,7 +17,7 @@ export const slowHtml = (repeats: number) => `<!doctype html><html><body>${'<div
 let t: TestApp;
 let user: TestUser;
 beforeAll(async () => {
-  t = await createTestApp({ env: { KNOWLEDGE_MAX_INFLATED_MB: '1', KNOWLEDGE_MAX_TEXT_MB: '1', KNOWLEDGE_EXTRACT_TIMEOUT_SECONDS: '5', KNOWLEDGE_EXTRACT_WORKERS: '1' } });
+  t = await createTestApp({ env: { KNOWLEDGE_MAX_INFLATED_MB: '1', KNOWLEDGE_MAX_TEXT_MB: '1', KNOWLEDGE_EXTRACT_TIMEOUT_SECONDS: '2', KNOWLEDGE_EXTRACT_WORKERS: '1' } });
   user = await createVerifiedUser(t);
 });
 afterAll(() => t.close());
@@ -107,7 +107,9 @@ describe('decompression caps (KNOWLEDGE_MAX_INFLATED_MB=1)', () => {
   });
 });
 
-describe('time limit per file (KNOWLEDGE_EXTRACT_TIMEOUT_SECONDS=5)', () => {
+// 2 s, not 5: on a faster machine (27 Nov 2026) slow.html was read whole in under 3.9 s, within 5 s, and answered 200.
+// The other files of this suite take well under 1 s each, the slow one 3.5-7 s here and ~40 s on the older machines.
+describe('time limit per file (KNOWLEDGE_EXTRACT_TIMEOUT_SECONDS=2)', () => {
   it('refuses a file that takes too long (422 file_too_complex, named), keeps nothing, and replaces the worker', async () => {
     const id = await createBase();
     const before = t.services.knowledge.files.stats();
@@ -115,7 +117,7 @@ describe('time limit per file (KNOWLEDGE_EXTRACT_TIMEOUT_SECONDS=5)', () => {
     const res = await upload(id, [good, { filename: 'slow.html', content: slowHtml(30_000) }]);
     expect(res.statusCode).toBe(422);
     expect(res.json()).toMatchObject({ code: 'file_too_complex', file: 'slow.html' });
-    expect(res.json().message).toMatch(/^slow\.html: took longer than 5 s/);
+    expect(res.json().message).toMatch(/^slow\.html: took longer than 2 s/);
     expect(Date.now() - started).toBeLessThan(30_000); // reading it whole takes ~40 s
     expect(await documentsOf(id)).toEqual([]);
     expect(await chunkCount(id)).toBe(0);
