@@ -47,7 +47,7 @@ export interface CheckpointResult {
   checkpointed: number;
 }
 
-/** Frames the WAL may hold (as a checkpoint last counted) before writers wait for it to start over: 64 MiB of 4 KiB pages. */
+/** Frames the WAL may hold (as a checkpoint last counted) before writers wait for it to start over: 64 MiB of SQLite's 4 KiB pages. */
 export const WAL_RESET_FRAMES = 16_384;
 /** Longest the writers wait for that checkpoint. */
 const BARRIER_TIMEOUT_MS = 1000;

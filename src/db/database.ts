@@ -12,7 +12,6 @@ import { loadPg } from './load-pg.js';
 import { loadSqlite } from './load-sqlite.js';
 import { registerSqliteRunner, statementNames } from './prepared.js';
 import { type CheckpointResult, WAL_RESET_FRAMES, WalCheckpointer } from './checkpointer.js';
-import { registerWriteBarrier } from './group-commit.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -144,10 +143,10 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
   const walResetFrames = options.walResetFrames ?? WAL_RESET_FRAMES;
   const checkpointer = new WalCheckpointer(file, options.walCheckpointMs, undefined, walResetFrames);
   // When the WAL starts over, its file is cut back to the limit (SQLite otherwise keeps the largest it ever was).
-  sqlite.pragma(`journal_size_limit = ${Math.min(walResetFrames * 4096, 2 ** 40)}`);
+  const pageBytes = sqlite.pragma('page_size', { simple: true }) as number;
+  sqlite.pragma(`journal_size_limit = ${Math.min(walResetFrames * pageBytes, 2 ** 40)}`);
   const statements = withStatementCache(sqlite);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
-  registerWriteBarrier(db, () => checkpointer.writeBarrier());
   registerSqliteRunner(db, {
     // What Kysely's SQLite driver does with a statement, minus its executor.
     all: (text, parameters) => {
@@ -162,6 +161,7 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
       statement.all(parameters as unknown[]);
       return 0; // Kysely's driver counts no changes for a statement that returns rows
     },
+    writeBarrier: () => checkpointer.writeBarrier(),
   });
   return {
     db,

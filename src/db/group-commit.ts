@@ -12,11 +12,12 @@
 // (Without that wait nothing ever batches: SQLite answers synchronously, so a
 // whole transaction runs inside microtasks before the next request is read.)
 // Between two writes of a batch, urgent work (src/lib/urgent-work.ts) gets to run.
-// Before each batch, the connection's write barrier (the WAL checkpointer's,
-// checkpointer.ts) may hold the writes until the WAL has been copied whole.
+// Before each batch, the connection's write barrier (its SqliteRunner's: the
+// WAL checkpointer's, checkpointer.ts) may hold the writes until the WAL has
+// been copied whole.
 import type { Kysely, Transaction } from 'kysely';
 import { runUrgentWork } from '../lib/urgent-work.js';
-import { runStatement } from './prepared.js';
+import { runStatement, type SqliteRunner, sqliteRunnerOf } from './prepared.js';
 import type { Database } from './schema.js';
 
 export type TransactionWork<T> = (trx: Transaction<Database>) => Promise<T>;
@@ -29,26 +30,17 @@ interface Pending {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-/** What a batch waits for before it writes, if anything (null: nothing), per SQLite connection. */
-export type WriteBarrier = () => Promise<void> | null;
-const writeBarriers = new WeakMap<object, WriteBarrier>();
-
-/** Makes every group commit on `db` wait for `barrier` before each batch (openDatabase: the WAL checkpointer's). */
-export function registerWriteBarrier(db: Kysely<Database>, barrier: WriteBarrier): void {
-  writeBarriers.set(db.getExecutor().adapter, barrier);
-}
-
 export class GroupCommit {
   private queue: Pending[] = [];
   private scheduled = false;
-  private readonly barrier: WriteBarrier | undefined;
+  private readonly runner: SqliteRunner | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
     /** Most transactions committed together: bounds how long the last one waits for the others. */
     private readonly maxBatch = 64,
   ) {
-    this.barrier = writeBarriers.get(db.getExecutor().adapter);
+    this.runner = sqliteRunnerOf(db);
   }
 
   /** Runs `work` in a transaction (possibly shared with concurrent ones); settles after the commit. */
@@ -65,7 +57,7 @@ export class GroupCommit {
   private async drain(): Promise<void> {
     try {
       while (this.queue.length > 0) {
-        const held = this.barrier?.();
+        const held = this.runner?.writeBarrier();
         if (held) await held;
         await this.runBatch(this.queue.splice(0, this.maxBatch));
         // Batches that the last one's callers queued run in this same turn (SQLite answers synchronously): the

@@ -27,11 +27,15 @@ type Slot = number | { value: unknown };
  * inside a transaction: the transaction holds SQLite's one connection, so a
  * statement run directly is in it, and Kysely's executor (a connection
  * provider, a promise chain and a result copy per query; about a third of a
- * grouped create's statements' cost) has nothing to add.
+ * grouped create's statements' cost) has nothing to add. Also what a group
+ * commit on the connection waits for before a batch (the WAL checkpointer's
+ * barrier, checkpointer.ts).
  */
 export interface SqliteRunner {
   all(sql: string, parameters: readonly unknown[]): unknown[];
   run(sql: string, parameters: readonly unknown[]): number;
+  /** Before a group commit's batch: null to write now, else a promise to wait for first. */
+  writeBarrier(): Promise<void> | null;
 }
 
 const sqliteRunners = new WeakMap<object, SqliteRunner>();
@@ -41,8 +45,11 @@ export function registerSqliteRunner(db: Kysely<any>, runner: SqliteRunner): voi
   sqliteRunners.set(db.getExecutor().adapter, runner);
 }
 
+/** The runner of `db`'s SQLite connection (undefined on PostgreSQL): its Kysely instance or one of its transactions. */
+export const sqliteRunnerOf = (db: Kysely<any>): SqliteRunner | undefined => sqliteRunners.get(db.getExecutor().adapter);
+
 /** The direct runner when `db` is a transaction on SQLite (its executor shares the adapter of its Kysely instance). */
-const directRunner = (db: Kysely<any>): SqliteRunner | undefined => (db.isTransaction ? sqliteRunners.get(db.getExecutor().adapter) : undefined);
+const directRunner = (db: Kysely<any>): SqliteRunner | undefined => (db.isTransaction ? sqliteRunnerOf(db) : undefined);
 
 /**
  * Runs one parameterless statement (a savepoint, say) on `db`: directly inside
