@@ -182,8 +182,7 @@ export class MemoryBillingAccount implements BillingAccount {
   }
 
   async remainingAllowance(userId: string, kind: UsageKind): Promise<number> {
-    await this.roundTrip();
-    return Math.max(0, (this.included.get(userId)?.[kind] ?? 0) - this.usedOf(userId, kind));
+    return (await this.allowances(userId, [kind])).remaining[kind];
   }
 
   async allowances<K extends UsageKind>(userId: string, kinds: readonly K[]): Promise<{ period: BillingPeriod; remaining: Record<K, number> }> {
