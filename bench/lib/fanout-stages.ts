@@ -7,8 +7,8 @@
 // clients' clock too, so the client's receipt histogram compares directly.
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { EventConnection } from '../../src/modules/events/connection.js';
-import { LiveFeed, WriteScheduler } from '../../src/modules/events/delivery.js';
-import type { Frames, StreamEvent } from '../../src/modules/events/stream-event.js';
+import { LiveFeed, type RoundFrames, WriteScheduler } from '../../src/modules/events/delivery.js';
+import type { StreamEvent } from '../../src/modules/events/stream-event.js';
 import { type Histogram, count, newHistogram, percentileMs, record } from './histogram.js';
 
 export interface Stages {
@@ -103,7 +103,7 @@ export function instrumentStages(): Stages {
   };
 
   const connProto = EventConnection.prototype as unknown as {
-    flushFeed(events: readonly StreamEvent[], frames: Frames, now: number): void;
+    flushFeed(events: readonly StreamEvent[], frames: RoundFrames, now: number): void;
     catchUp(): Promise<void>;
   };
   const flushFeed = connProto.flushFeed;

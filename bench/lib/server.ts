@@ -49,7 +49,10 @@ function healthOnce(port: number): Promise<boolean> {
 async function launch(name: string, args: string[], options: ServerOptions): Promise<RunningServer> {
   const port = options.port ?? (await freePort());
   const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: options.dataDir, NODE_ENV: 'development', LOG_LEVEL: 'warn', ...options.env };
-  const profArgs = options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : [];
+  // BENCH_SERVER_FLAGS: more node flags for the servers, e.g. --perf-basic-prof so that a system-wide `perf record`
+  // names the JIT's functions (how the fan-out's kernel and V8 costs were told apart: docs/decisions/benchmarks.md).
+  const extraFlags = process.env.BENCH_SERVER_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const profArgs = [...(options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : []), ...extraFlags];
   const started = performance.now();
   const child = spawnNode([...profArgs, ...args], env);
   const deadline = started + (options.timeoutMs ?? 20_000);

@@ -22,7 +22,7 @@
 // queueing catches up once the client has read its backlog; a client that does
 // not drain within slowClientTimeoutMs is ended and resumes with Last-Event-ID.
 import type { EventSubscriber } from './broker.js';
-import type { BufferBudget, FeedMember, JoinCache, LiveFeed, Slots, WriteScheduler } from './delivery.js';
+import type { BufferBudget, FeedMember, JoinCache, LiveFeed, RoundFrames, Slots, WriteScheduler } from './delivery.js';
 import type { RecentEvents } from './recent.js';
 import { type EventSelection, matchesPayload, matchesType, selectionKey } from './selection.js';
 import type { EventStore } from './store.js';
@@ -176,7 +176,7 @@ export class EventConnection implements EventSubscriber, FeedMember {
    * stream has not sent, unless its client is behind. Streams at the same
    * position (nearly always all of them) write the feed's one joined Buffer.
    */
-  flushFeed(events: readonly StreamEvent[], frames: Frames, now: number): void {
+  flushFeed(events: readonly StreamEvent[], frames: RoundFrames, now: number): void {
     if (this.state !== 'live') return;
     let from = 0;
     while (from < events.length && events[from].id <= this.lastId) from += 1; // sent by the catch-up that made it live
@@ -186,7 +186,7 @@ export class EventConnection implements EventSubscriber, FeedMember {
       void this.catchUp();
       return;
     }
-    const own = from === 0 ? frames : this.context.joins.get(events.slice(from), this.joinGroup);
+    const own = frames.from(from);
     this.lastId = events[events.length - 1].id;
     this.lastWriteAt = now;
     this.sink!.write(own);

@@ -248,6 +248,32 @@ describe('a feed\'s round of writes cut into time slices (issue 26)', () => {
     for (const s of streams) s.connection.close('client');
   });
 
+  it('the next round gives streams that already have part of it the rest, joined once for all of them', async () => {
+    const { open, scheduler } = await instance({ sliceMs: 0 }); // every slice ends after its first 64 streams
+    const user = await createVerifiedUser(t);
+    const streams = await Promise.all(Array.from({ length: 200 }, () => open(user.id)));
+    const feed = streams[0].connection.feed;
+    const [a, b, c] = [eventOf(user.id, 10_000_001), eventOf(user.id, 10_000_002), eventOf(user.id, 10_000_003)];
+    feed.deliver(a);
+    scheduler.flush(); // a to the first 64 streams
+    feed.deliver(b);
+    await new Promise((resolve) => setImmediate(resolve)); // the next slice: a and b to the next 64
+    feed.deliver(c); // the rest get a, b and c; the next round has b and c
+    await eventually(() => streams.every((s) => s.ids().length === 3), 5000, 'every event on every stream');
+    const byWrites = new Map<string, Frames[][]>();
+    for (const s of streams) {
+      expect(s.ids()).toEqual([a.id, b.id, c.id]); // in order, once each
+      const shape = s.eventWrites().map((w) => [...w.toString().matchAll(/^id: (\d+)$/gm)].length).join('+');
+      byWrites.set(shape, [...(byWrites.get(shape) ?? []), s.eventWrites()]);
+    }
+    expect([...byWrites.keys()].sort()).toEqual(['1+2', '2+1', '3']);
+    expect(byWrites.get('1+2')).toHaveLength(64);
+    expect(byWrites.get('2+1')).toHaveLength(64);
+    // Each write of a group is one Buffer shared by the group: the tail (c alone) too, joined once for the round.
+    for (const group of byWrites.values()) for (let i = 0; i < group[0].length; i++) expect(new Set(group.map((w) => w[i])).size).toBe(1);
+    for (const s of streams) s.connection.close('client');
+  });
+
   it('a round already large does not take more: what arrives waits for the next round, still in order and once', async () => {
     const { open, scheduler } = await instance({ sliceMs: 0 });
     const user = await createVerifiedUser(t);
