@@ -142,6 +142,8 @@ const results: Results = {
   date: new Date().toISOString(),
   code: codeVersion(),
   mode: quick ? 'quick' : 'full',
+  // A subset (--only=…) says so in the header: its BENCHMARKS.md holds only those scenarios.
+  only: args.some((a) => a.startsWith('--only=')) ? only : undefined,
   durationSeconds: 0,
   machine: { cores: cpus().length, cpu: cpus()[0]?.model.trim() ?? 'unknown', node: process.version, os: `${process.platform} ${process.arch}`, memoryGb: Math.round(totalmem() / 2 ** 30), loadAverageAtStart: loadavg().map((l) => Math.round(l * 100) / 100) },
   settings: { connections: CONNECTIONS, secondsPerScenario: plan.seconds, warmupSeconds: plan.warmup, objectBytes: CONTENT_BYTES, fanoutRatePerSecond: FANOUT_RATE, fanoutSeconds: plan.fanoutSeconds, subscribers: plan.subscriberCounts },
