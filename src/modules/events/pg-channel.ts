@@ -1,6 +1,7 @@
 // Cross-instance wake-ups on PostgreSQL: after a commit that recorded events,
 // NOTIFY carries the log's new highest id; every instance LISTENs on a
-// dedicated connection and wakes its broker. A notification is only a hint:
+// dedicated connection, on the channel of its events table's schema, and
+// wakes its broker. A notification is only a hint:
 // the broker reads the log itself, and a slow poll covers lost notifications.
 import type pg from 'pg';
 import { loadPg } from '../../db/load-pg.js';
@@ -20,8 +21,17 @@ export interface EventChannel {
   close(): Promise<void>;
 }
 
+/**
+ * The channel of the events table the connection's search_path finds: instances of one deployment share it, and a
+ * deployment in another schema of the same database (or a test in its own schema) neither wakes nor is woken by it.
+ * A hash of the schema keeps the name within PostgreSQL's 63 bytes, whatever the schema is called.
+ */
+const CHANNEL_NAME = `'workspace_events_' || left(md5(c.relnamespace::regnamespace::text), 16)`;
+const OF_EVENTS_TABLE = `from pg_class c where c.oid = 'events'::regclass`;
+
 export interface PgChannelOptions {
-  channel: string;
+  /** A fixed channel name; by default the events table's schema names it (CHANNEL_NAME). */
+  channel: string | null;
   /**
    * Least time between two NOTIFYs of this instance. Under a write burst every
    * NOTIFY is a query and a commit of its own; spacing them trades a few ms of
@@ -52,7 +62,7 @@ export class PgEventChannel implements EventChannel {
     private readonly pool: pg.Pool,
     options: Partial<PgChannelOptions> = {},
   ) {
-    this.options = { channel: 'workspace_events', minNotifyIntervalMs: 5, reconnectDelayMs: 500, maxReconnectDelayMs: 30_000, onError: () => {}, ...options };
+    this.options = { channel: null, minNotifyIntervalMs: 5, reconnectDelayMs: 500, maxReconnectDelayMs: 30_000, onError: () => {}, ...options };
   }
 
   /** The server process id of the LISTEN connection while it is up (tests use it to cut the connection). */
@@ -76,7 +86,9 @@ export class PgEventChannel implements EventChannel {
       .then(() => {
         this.lastNotifyAt = performance.now();
         // Reads the end of the log when it runs, so commits made while it waited are covered too.
-        return this.pool.query('select pg_notify($1, (select coalesce(max(id), 0) from events)::text)', [this.options.channel]);
+        const end = '(select coalesce(max(id), 0) from events)::text';
+        if (this.options.channel !== null) return this.pool.query(`select pg_notify($1, ${end})`, [this.options.channel]);
+        return this.pool.query(`select pg_notify(${CHANNEL_NAME}, ${end}) ${OF_EVENTS_TABLE}`);
       })
       .then(
         () => {},
@@ -123,14 +135,16 @@ export class PgEventChannel implements EventChannel {
     };
     client.on('error', onDrop);
     client.on('end', () => onDrop());
+    let channel = this.options.channel;
     client.on('notification', (message) => {
-      if (message.channel !== this.options.channel) return;
+      if (message.channel !== channel) return;
       const id = Number(message.payload);
       this.handlers?.onHint(Number.isFinite(id) ? id : Number.MAX_SAFE_INTEGER);
     });
     try {
       await client.connect();
-      await client.query(`LISTEN ${client.escapeIdentifier(this.options.channel)}`);
+      channel ??= (await client.query<{ name: string }>(`select ${CHANNEL_NAME} as name ${OF_EVENTS_TABLE}`)).rows[0].name;
+      await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
     } catch (err) {
       onDrop(err);
       return;

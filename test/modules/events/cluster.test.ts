@@ -139,6 +139,28 @@ describe.skipIf(!onPostgres)('events across instances (PostgreSQL only: skipped 
     sse.close();
   });
 
+  it('wakes the instances of its own schema only: a deployment (or a test) in another schema of the database is not woken', async () => {
+    const other = await createTestApp({ config: { events: noPoll } }); // its own schema, its own events table
+    const hints = { a: 0, b: 0, other: 0 };
+    const listeners = [
+      [new PgEventChannel(a.database.pgPool!), 'a'],
+      [new PgEventChannel(b.database.pgPool!), 'b'],
+      [new PgEventChannel(other.database.pgPool!), 'other'],
+    ] as const;
+    const notifier = new PgEventChannel(a.database.pgPool!);
+    try {
+      for (const [listener, name] of listeners) await listener.listen({ onHint: () => (hints[name] += 1), onConnected: () => {} });
+      notifier.notify();
+      await eventually(() => hints.a > 0 && hints.b > 0, 3000, 'the hint on both instances of the schema');
+      await sleep(300);
+      expect(hints.other).toBe(0);
+    } finally {
+      await notifier.close();
+      for (const [listener] of listeners) await listener.close();
+      await other.close();
+    }
+  });
+
   it('spaces NOTIFYs under a burst: the first at once, then one per interval carrying the newest id', async () => {
     const channel = new PgEventChannel(a.database.pgPool!, { channel: 'spacing_test', minNotifyIntervalMs: 200 });
     const received: Array<{ id: number; at: number }> = [];
