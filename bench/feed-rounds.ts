@@ -29,7 +29,7 @@ let writes = 0;
 for (let i = 0; i < MEMBERS; i++) {
   let lastId = 0;
   feed.enter({
-    flushFeed(events) {
+    flushFeed({ events }) {
       const until = performance.now() + WRITE_US / 1000;
       while (performance.now() < until);
       const now = performance.now();

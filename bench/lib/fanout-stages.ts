@@ -71,7 +71,7 @@ export function instrumentStages(): Stages {
   const rounds = new WeakMap<LiveFeed, { started: number; events: StreamEvent[]; slices: number }>();
   const flush = feedProto.flush;
   feedProto.flush = function (this: LiveFeed, now: number, until: number) {
-    const self = this as unknown as { round: { events: StreamEvent[] } | null; events: StreamEvent[] };
+    const self = this as unknown as { round: object | null; events: StreamEvent[] };
     if (active && !self.round && self.events.length) {
       const t = nowNs();
       rounds.set(this, { started: t, events: self.events, slices: 0 });
@@ -103,16 +103,16 @@ export function instrumentStages(): Stages {
   };
 
   const connProto = EventConnection.prototype as unknown as {
-    flushFeed(events: readonly StreamEvent[], frames: RoundFrames, now: number): void;
+    flushFeed(round: RoundFrames, now: number): void;
     catchUp(): Promise<void>;
   };
   const flushFeed = connProto.flushFeed;
   const sampled = new WeakMap<EventConnection, boolean>();
   let members = 0;
-  connProto.flushFeed = function (this: EventConnection, events, frames, now) {
+  connProto.flushFeed = function (this: EventConnection, round, now) {
     const self = this as unknown as { state: string; lastId: number; sink: { bufferedBytes: number } | null };
     const before = self.lastId;
-    flushFeed.call(this, events, frames, now);
+    flushFeed.call(this, round, now);
     if (!active) return;
     counters.memberFlushes += 1;
     if (self.state !== 'live') counters.memberLeftBehind += 1;
@@ -122,7 +122,7 @@ export function instrumentStages(): Stages {
     if (sample) {
       const t = nowNs();
       // Only what this write carried: the events above the member's position before it (none when it fell behind).
-      if (self.lastId > before) for (const event of events) if (event.id > before) record(h.memberWrite, us(t - stampOfEvent(event)));
+      if (self.lastId > before) for (const event of round.events) if (event.id > before) record(h.memberWrite, us(t - stampOfEvent(event)));
     }
   };
   const catchUp = connProto.catchUp;

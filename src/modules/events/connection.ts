@@ -176,8 +176,9 @@ export class EventConnection implements EventSubscriber, FeedMember {
    * stream has not sent, unless its client is behind. Streams at the same
    * position (nearly always all of them) write the feed's one joined Buffer.
    */
-  flushFeed(events: readonly StreamEvent[], frames: RoundFrames, now: number): void {
+  flushFeed(round: RoundFrames, now: number): void {
     if (this.state !== 'live') return;
+    const events = round.events;
     let from = 0;
     while (from < events.length && events[from].id <= this.lastId) from += 1; // sent by the catch-up that made it live
     if (from === events.length) return;
@@ -186,7 +187,7 @@ export class EventConnection implements EventSubscriber, FeedMember {
       void this.catchUp();
       return;
     }
-    const own = frames.from(from);
+    const own = round.from(from);
     this.lastId = events[events.length - 1].id;
     this.lastWriteAt = now;
     this.sink!.write(own);

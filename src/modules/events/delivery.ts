@@ -40,7 +40,8 @@ export class RoundFrames {
   private tails: Map<number, Frames> | null = null;
 
   constructor(
-    private readonly events: readonly StreamEvent[],
+    /** The round's events, in id order. */
+    readonly events: readonly StreamEvent[],
     readonly all: Frames,
     private readonly join: (events: readonly StreamEvent[]) => Frames,
   ) {}
@@ -59,10 +60,10 @@ export interface FeedMember {
   /**
    * Writes the round's events it has not sent (ids above its position; the
    * round is in id order), or leaves the feed when its client is behind.
-   * `frames` joins them once for all members (`frames.from(i)`: the events from i on).
+   * `round` joins them once for all members (`round.from(i)`: the events from i on).
    * A member that left the feed since the round began does nothing: the feed does not look it up again.
    */
-  flushFeed(events: readonly StreamEvent[], frames: RoundFrames, now: number): void;
+  flushFeed(round: RoundFrames, now: number): void;
 }
 
 /**
@@ -87,7 +88,7 @@ export class LiveFeed implements Flushable {
    * A flush cut short by the scheduler's time slice: its events, frames and the members still to write.
    * `taken` is how many of the pending events (those that arrived since it began) it carries too.
    */
-  private round: { events: StreamEvent[]; frames: RoundFrames; members: FeedMember[]; at: number; base: StreamEvent[]; taken: number } | null = null;
+  private round: { frames: RoundFrames; members: FeedMember[]; at: number; base: StreamEvent[]; taken: number } | null = null;
   private wroteAt = -Infinity;
   /** Streams (live or not) holding this feed: it is dropped from the registry at zero. */
   holders = 0;
@@ -139,14 +140,13 @@ export class LiveFeed implements Flushable {
       const events = this.events;
       this.events = [];
       this.wroteAt = now;
-      this.round = { events, frames: this.framesOf(events), members: [...this.members], at: 0, base: events, taken: 0 };
+      this.round = { frames: this.framesOf(events), members: [...this.members], at: 0, base: events, taken: 0 };
     } else if (this.events.length > this.round.taken && this.round.at < this.round.members.length && bytesOf(this.round.base, this.events) <= MAX_EXTENDED_ROUND_BYTES) {
       // Events that arrived while this round was cut short go out with it to the members it has not reached yet
       // (the same one write each), instead of waiting for the whole round to end and the next to reach them. They
       // stay pending for the next round: the members already written get them then, the others skip what they have.
       const round = this.round;
-      round.events = round.base.concat(this.events);
-      round.frames = this.framesOf(round.events);
+      round.frames = this.framesOf(round.base.concat(this.events));
       round.taken = this.events.length;
     }
     const round = this.round;
@@ -154,7 +154,7 @@ export class LiveFeed implements Flushable {
       const member = round.members[round.at++];
       // A member that left meanwhile (closed, or behind) ignores it (no lookup in the members per write); one that
       // joined reads the round's events from the recent events.
-      member.flushFeed(round.events, round.frames, now);
+      member.flushFeed(round.frames, now);
       if ((round.at & 63) === 0 && round.at < round.members.length && performance.now() > until) return false;
     }
     this.round = null;
