@@ -14,13 +14,13 @@ export class SentenceSplitter {
     const out: string[] = [];
     let searchFrom = 0;
     for (;;) {
-      const match = /[.!?…]+["')\]]*(\s+)/g;
+      const match = /[.!?\u2026]+["')\]]*(\s+)/g;
       match.lastIndex = searchFrom;
       const m = match.exec(this.buffer);
       if (!m) break;
       const end = m.index + m[0].length - m[1]!.length;
       const candidate = this.buffer.slice(0, end).trim();
-      const lastWord = candidate.replace(/[.!?…"')\]]+$/, '').split(/\s+/).pop()?.toLowerCase() ?? '';
+      const lastWord = candidate.replace(/[.!?\u2026"')\]]+$/, '').split(/\s+/).pop()?.toLowerCase() ?? '';
       if (m[0].startsWith('.') && (ABBREVIATIONS.has(lastWord) || /^[a-z]$/.test(lastWord))) {
         searchFrom = m.index + m[0].length;
         continue;

@@ -32,7 +32,7 @@ export const GARBAGE_WORDS = (
 export function wordsOf(text: string): string[] {
   return text
     .toLowerCase()
-    .replace(/[’‘]/g, "'")
+    .replace(/[\u2019\u2018]/g, "'")
     .replace(/[^a-z0-9' ]+/g, ' ')
     .split(' ')
     .map((w) => w.replace(/^'+|'+$/g, ''))
