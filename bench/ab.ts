@@ -1,6 +1,6 @@
 // A/B of two builds in one run: `npx tsx bench/ab.ts --before=<a build's dist dir> [--rounds=3] [--seconds=3]
-// [--backend=sqlite|postgres]`. Starts both servers side by side and alternates the same loads on them (50
-// connections, GET /api/objects/{id} with a JWT and PUT /api/objects with an API key), so both see the same machine;
+// [--backend=sqlite|postgres] [--after-flags="--max-semi-space-size=16"]`. Starts both servers side by side and
+// alternates the same loads on them (50 connections, GET /api/objects/{id} with a JWT and PUT /api/objects with an API key), so both see the same machine;
 // reports server CPU µs per request and req/s per round and the after/before ratios of the medians. For a busy
 // machine, where absolute figures mean little and the order of runs matters.
 //   a build of an older commit: git worktree add /tmp/before <commit> && cd /tmp/before && ln -s <repo>/node_modules && npm run build
@@ -20,6 +20,8 @@ if (!before) throw new Error('--before=<a build dir holding server.js or src/mai
 const rounds = Number(flag('rounds') ?? 3);
 const seconds = Number(flag('seconds') ?? 3);
 const backend = flag('backend') ?? 'sqlite';
+// Node flags for the "after" server only, after npm start's (an A/B of runtime flags: --before=dist for this build).
+const afterFlags = flag('after-flags')?.split(' ').filter(Boolean) ?? [];
 if (backend === 'postgres' && !process.env.DATABASE_URL) throw new Error('--backend=postgres needs DATABASE_URL');
 
 const tmp = mkdtempSync(join(tmpdir(), 'wsapi-ab-'));
@@ -43,7 +45,7 @@ async function prepare(name: string, entry: string | undefined) {
     url.searchParams.set('options', `-c search_path=${schema}`);
     env.DATABASE_URL = url.toString();
   }
-  const server = await startRealServer({ dataDir: join(tmp, name), env, entry, timeoutMs: 90_000 });
+  const server = await startRealServer({ dataDir: join(tmp, name), env, entry, timeoutMs: 90_000, nodeFlags: name === 'after' ? afterFlags : [] });
   const user = await createBenchUser(server.base);
   const body = objectBody(user.keyId, 1024);
   const ids = await prefillObjects(server.base, user.jwt, body, 300);

@@ -32,6 +32,8 @@ export interface ServerOptions {
    * profile tables attribute it (in the bundle every frame of ours is dist/server.js).
    */
   entry?: string;
+  /** Node flags after `npm start`'s own, which they override (bench/ab.ts --after-flags: an A/B of runtime flags). */
+  nodeFlags?: string[];
 }
 
 function healthOnce(port: number): Promise<boolean> {
@@ -87,7 +89,7 @@ function productionNodeFlags(): string[] {
 }
 
 export const startRealServer = (options: ServerOptions) =>
-  launch('server', [...productionNodeFlags(), options.entry ?? (options.cpuProfDir ? 'dist/src/main.js' : 'dist/server.js')], options);
+  launch('server', [...productionNodeFlags(), ...(options.nodeFlags ?? []), options.entry ?? (options.cpuProfDir ? 'dist/src/main.js' : 'dist/server.js')], options);
 export const startFloorServer = (options: ServerOptions) => launch('floor', ['--import', 'tsx', 'bench/floor-server.ts'], options);
 /** bench/streams-floor-server.ts: one user's many event streams with plain node:http, no auth, no database. */
 export const startStreamsFloorServer = (options: ServerOptions) => launch('streams floor', ['--import', 'tsx', 'bench/streams-floor-server.ts'], options);
