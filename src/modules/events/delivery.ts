@@ -179,10 +179,16 @@ export class LiveFeed implements Flushable {
  * lengthened the wait (p99 1.3–2×; docs/decisions/events.md, "Coalescing").
  *
  * A pass yields to the event loop every sliceMs (inside a feed's flush too) so
- * requests (the writes that create the events) are not held up behind it. (2 ms
- * slices were tried in issue 26: every turn of the loop has its own cost, so the
- * rounds got longer and delivery p99 worse, while writes with the production
- * pool were already fine at 10 ms.)
+ * requests (the writes that create the events) are not held up behind it, and
+ * it yields for two turns: a request read in the first defers its own work to
+ * the end of that turn (setImmediate: group commit, the batcher), which then
+ * runs before the pass goes on instead of a whole slice after it. With one turn,
+ * a create waited for two slices (the one its request arrived in, and the one
+ * queued before its commit); with two, for one. Slices are 5 ms: with 5,000
+ * streams of one user at 100 events/s, the writer's PUT p50 went from 19 to
+ * 5 ms and delivery p99 from 109–142 to 87–95 ms (docs/decisions/benchmarks.md,
+ * session 28). 2 ms slices (with one turn) made the rounds longer: every turn
+ * of the loop has its own cost.
  */
 export class WriteScheduler {
   private readonly dirty = new Set<Flushable>();
@@ -193,7 +199,7 @@ export class WriteScheduler {
   constructor(
     /** 0 turns gathering off altogether. */
     readonly windowMs: number,
-    readonly sliceMs = 10,
+    readonly sliceMs = 5,
   ) {}
 
   /** The live feeds, by user and selection (JoinCache group). */
@@ -251,12 +257,14 @@ export class WriteScheduler {
         if (!done || ++count % 64 === 0) {
           now = performance.now();
           if (!done || now > until) {
-            // Let requests in, then go on with this pass.
+            // Let requests in, and what they defer to the end of their turn, then go on with this pass.
             this.continuing = true;
-            setImmediate(() => {
-              this.continuing = false;
-              this.flush();
-            });
+            setImmediate(() =>
+              setImmediate(() => {
+                this.continuing = false;
+                this.flush();
+              }),
+            );
             return;
           }
         }

@@ -13,6 +13,11 @@ import { type TestApp, createTestApp } from '../../support/app.js';
 import { createVerifiedUser } from '../../support/factories.js';
 import { emit, eventually, memorySink, sleep } from './support.js';
 
+/** Waits `n` turns of the event loop (a scheduler pass yields two between its slices). */
+const turns = async (n: number) => {
+  for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+};
+
 let t: TestApp;
 beforeAll(async () => {
   t = await createTestApp();
@@ -257,7 +262,7 @@ describe('a feed\'s round of writes cut into time slices (issue 26)', () => {
     feed.deliver(a);
     scheduler.flush(); // a to the first 64 streams
     feed.deliver(b);
-    await new Promise((resolve) => setImmediate(resolve)); // the next slice: a and b to the next 64
+    await turns(2); // the next slice (the scheduler yields two turns): a and b to the next 64
     feed.deliver(c); // the rest get a, b and c; the next round has b and c
     await eventually(() => streams.every((s) => s.ids().length === 3), 5000, 'every event on every stream');
     const byWrites = new Map<string, Frames[][]>();
@@ -271,6 +276,22 @@ describe('a feed\'s round of writes cut into time slices (issue 26)', () => {
     expect(byWrites.get('2+1')).toHaveLength(64);
     // Each write of a group is one Buffer shared by the group: the tail (c alone) too, joined once for the round.
     for (const group of byWrites.values()) for (let i = 0; i < group[0].length; i++) expect(new Set(group.map((w) => w[i])).size).toBe(1);
+    for (const s of streams) s.connection.close('client');
+  });
+
+  it('between two slices, what a request defers to the end of its turn (a commit) runs before the round goes on', async () => {
+    const { open, scheduler } = await instance({ sliceMs: 0 }); // every slice ends after its first 64 streams
+    const user = await createVerifiedUser(t);
+    const streams = await Promise.all(Array.from({ length: 200 }, () => open(user.id)));
+    const feed = streams[0].connection.feed;
+    const reached = () => streams.filter((s) => s.ids().length > 0).length;
+    feed.deliver(eventOf(user.id, 10_000_001));
+    scheduler.flush(); // the first 64, then it yields
+    expect(reached()).toBe(64);
+    // A request read in the next turn defers its commit to the end of that turn (group commit's setImmediate), as this does.
+    const atCommit = await new Promise<number>((resolve) => setImmediate(() => resolve(reached())));
+    expect(atCommit).toBe(64);
+    await eventually(() => reached() === 200, 5000, 'the round goes on');
     for (const s of streams) s.connection.close('client');
   });
 
