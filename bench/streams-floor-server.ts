@@ -10,15 +10,16 @@
 // the real server does. A round starts as soon as the event loop is free after
 // an event arrives and the next one right after it when more arrived meanwhile
 // (no coalescing window). A round yields to the event loop every
-// FLOOR_SLICE_MS (5, as the real scheduler does) so the writer's PUTs are
+// FLOOR_SLICE_MS (10; the real scheduler's are 5) so the writer's PUTs are
 // answered meanwhile; 0 writes each round in one go, which starves them: with
 // 5,000 streams a round is 100–450 ms of writes, a PUT needs a few turns of the
 // loop, and in two runs 63 and 189 of 500 PUTs were unanswered 15 s after the
 // last (p99 of delivery 22–43 s, since the send time is taken before the PUT).
 // 30 and 100 ms slices were no better than 10 ms in delivery and worse for the
-// PUTs (docs/decisions/benchmarks.md, "The streams floor"). Its PUTs answer
-// at once, so one turn of the loop per yield is all they need (the server
-// yields two: its commits wait for the end of a turn).
+// PUTs (docs/decisions/benchmarks.md, "The streams floor"), and 5 ms gave it
+// p99 155-167 ms against 144-147 with 10 in alternating runs (27 Nov). Its
+// PUTs answer at once, so one turn of the loop per yield is all they need
+// (the server yields two: its commits wait for the end of a turn).
 //
 // GET /floor/log?after=N answers what the orchestrator's log reader answers for
 // the real server (LogCounts): the events after id N, their count and id sum.
@@ -26,7 +27,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-const SLICE_MS = Number(process.env.FLOOR_SLICE_MS ?? 5);
+const SLICE_MS = Number(process.env.FLOOR_SLICE_MS ?? 10);
 
 const streams = new Set<Socket>();
 let pending: Buffer[] = [];
