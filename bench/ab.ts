@@ -1,8 +1,8 @@
 // A/B of two builds in one run: `npx tsx bench/ab.ts --before=<a build's dist dir> [--rounds=3] [--seconds=3]
 // [--backend=sqlite|postgres] [--after-flags="--max-semi-space-size=16"]`. Starts both servers side by side and
-// alternates the same loads on them (50 connections, GET /api/objects/{id} with a JWT and PUT /api/objects with an API key), so both see the same machine;
-// reports server CPU µs per request and req/s per round and the after/before ratios of the medians. For a busy
-// machine, where absolute figures mean little and the order of runs matters.
+// alternates the same loads on them (50 connections, GET /api/objects/{id} with a JWT and PUT /api/objects with an
+// API key), so both see the same machine; reports server CPU µs per request and req/s per round and the after/before
+// ratios of the medians. For a busy machine, where absolute figures mean little and the order of runs matters.
 //   a build of an older commit: git worktree add /tmp/before <commit> && cd /tmp/before && ln -s <repo>/node_modules && npm run build
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';

@@ -186,9 +186,10 @@ export class LiveFeed implements Flushable {
  * a create waited for two slices (the one its request arrived in, and the one
  * queued before its commit); with two, for one. Slices are 5 ms: with 5,000
  * streams of one user at 100 events/s, the writer's PUT p50 went from 19 to
- * 5 ms and delivery p99 from 109–142 to 87–95 ms (docs/decisions/benchmarks.md,
- * session 28). 2 ms slices (with one turn) made the rounds longer: every turn
- * of the loop has its own cost.
+ * 5 ms and delivery p50 from 56–60 to 39–50 ms; p99 was 87–95 ms in the first
+ * three runs and 91–169 ms over a noisier half hour, when the floor's was
+ * 129–225 (docs/decisions/benchmarks.md, session 28). 2 ms slices (with one
+ * turn) made the rounds longer: every turn of the loop has its own cost.
  */
 export class WriteScheduler {
   private readonly dirty = new Set<Flushable>();
