@@ -132,7 +132,7 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
   const file = options.sqliteFile ?? join(options.dataDir, 'workspace.sqlite');
   restrictToOwner(file);
   const sqlite = new (loadSqlite())(file);
-  sqlite.pragma('journal_mode = WAL');
+  switchToWal(sqlite);
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
@@ -176,6 +176,32 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
     },
     onConnectionError: () => () => {},
   };
+}
+
+/** How long opening waits for other connections switching the same new file to WAL. */
+const WAL_SWITCH_WAIT_MS = 5000;
+
+/**
+ * Puts the file in WAL mode. The switch reads the header under a shared lock,
+ * then rewrites it: when two processes open a new file at the same moment
+ * (instances, or the migrator's, starting together) both hold the shared lock,
+ * and SQLite answers the second one's upgrade with SQLITE_BUSY at once, without
+ * the busy handler, because waiting there could deadlock. That one lets go and
+ * tries again until the other is done.
+ */
+function switchToWal(sqlite: SQLite.Database): void {
+  const deadline = Date.now() + WAL_SWITCH_WAIT_MS;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      sqlite.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw err;
+      // Opening is synchronous (startup, tests); a few milliseconds, jittered so two waiters part.
+      Atomics.wait(pause, 0, 0, 5 + Math.random() * 20);
+    }
+  }
 }
 
 /**
