@@ -111,7 +111,10 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
     for (let i = 0; i < subs.length; i += perProcess) groups.push(subs.slice(i, i + perProcess));
     const connected = await Promise.all(
       groups.map((group) => {
-        const child = forkTs('bench/workers/sse-clients.ts', [], process.env, o.clientProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.clientProfDir}`] : []);
+        // BENCH_EVENT_DETAIL=/path: each client process writes its per-event figures to /path.<floor|server>-<subscribers>.<pid> (bench/event-detail.ts).
+        const detail = process.env.BENCH_EVENT_DETAIL;
+        const env = detail ? { ...process.env, BENCH_EVENT_DETAIL: `${detail}.${o.floor ? 'floor' : 'server'}-${o.subscribers}` } : process.env;
+        const child = forkTs('bench/workers/sse-clients.ts', [], env, o.clientProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.clientProfDir}`] : []);
         clients.push(child);
         return request<{ ok: number; failures: string[] }>(child, { type: 'connect', port, path: '/api/events/object_created', subscribers: group }, 'connected', 180_000);
       }),

@@ -7,6 +7,7 @@
 // Parsing works on the Buffers as they arrive (indexOf, no string building):
 // at hundreds of MB/s a client that concatenated strings per chunk would be the
 // bottleneck and its own latency would show up as the server's.
+import { writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { type Histogram, newHistogram, record } from '../lib/histogram.js';
 import { STAMP_MAGIC_HEX } from '../lib/stamp.js';
@@ -32,6 +33,13 @@ let unstamped = 0;
 /** The first repeated or out-of-order ids, for the report. */
 const dupSamples: string[] = [];
 let closed = 0;
+/**
+ * BENCH_EVENT_DETAIL=/path (a diagnostic, off by default): per event id, its deliveries' count, latency sum and
+ * maximum (µs), the deliveries over 100 ms, and its stamp; written to /path.<pid> with the report. It tells an
+ * event that reached every stream late (the server's side) from streams that read late (a client's).
+ */
+const eventDetailPath = process.env.BENCH_EVENT_DETAIL || null;
+const eventDetail = new Map<number, [n: number, sumUs: number, maxUs: number, over100: number, stampNs: number]>();
 let cpuMark = process.cpuUsage();
 let timeMark = performance.now();
 
@@ -103,7 +111,20 @@ function onFrame(stream: Stream, buf: Buffer, start: number, end: number, now: n
   const content = buf.indexOf(CONTENT, at + EVENT.length);
   const stamp = content >= 0 && content < end ? stampAt(buf, content + CONTENT.length, end) : null;
   if (stamp === null) unstamped += 1;
-  else record(histogram, (now - stamp) / 1000);
+  else {
+    const us = (now - stamp) / 1000;
+    record(histogram, us);
+    if (eventDetailPath) {
+      const d = eventDetail.get(id);
+      if (!d) eventDetail.set(id, [1, us, us, us > 100_000 ? 1 : 0, stamp]);
+      else {
+        d[0] += 1;
+        d[1] += us;
+        if (us > d[2]) d[2] = us;
+        if (us > 100_000) d[3] += 1;
+      }
+    }
+  }
 }
 
 /**
@@ -274,6 +295,7 @@ process.on('message', async (msg: Message) => {
       process.send!({ type: 'connected', ...result });
     } else if (msg.type === 'reset') {
       histogram = newHistogram();
+      eventDetail.clear();
       cpuMark = process.cpuUsage();
       timeMark = performance.now();
       process.send!({ type: 'reset' });
@@ -302,6 +324,7 @@ process.on('message', async (msg: Message) => {
         cpuSystemMs: Math.round(cpu.system / 1000),
         histogram,
       };
+      if (eventDetailPath) writeFileSync(`${eventDetailPath}.${process.pid}`, JSON.stringify([...eventDetail]));
       if (dupSamples.length) console.error(`sse-clients: repeated or out-of-order ids: ${dupSamples.join('; ')}`);
       for (const socket of sockets) socket.destroy();
       process.send!(report, () => process.exit(0));
