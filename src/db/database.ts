@@ -184,7 +184,8 @@ const WAL_SWITCH_WAIT_MS = 5000;
 /**
  * Puts the file in WAL mode. The switch reads the header under a shared lock,
  * then rewrites it: when two processes open a new file at the same moment
- * (instances, or the migrator's, starting together) both hold the shared lock,
+ * (two servers are kept apart by the data folder's lock, but not the
+ * migrator's test processes or a tool beside the server) both hold the shared lock,
  * and SQLite answers the second one's upgrade with SQLITE_BUSY at once, without
  * the busy handler, because waiting there could deadlock. That one lets go and
  * tries again until the other is done.
