@@ -93,7 +93,11 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
   const server = o.floor ? await startStreamsFloorServer({ dataDir: o.dataDir, env: { FLOOR_SLICE_MS: o.env.FLOOR_SLICE_MS ?? '10' } }) : await startRealServer({ dataDir: o.dataDir, env: o.env, cpuProfDir: o.cpuProfDir });
   const rss = watchRss(server.pid, 250);
   const clients: ChildProcess[] = [];
+  // Forked and ready before the writes: its start (tsx compiling it) took half a core for the first ~100 ms of the
+  // writes when it was forked at their start, and the first round was timed with it.
+  const writer = forkTs('bench/workers/writer.ts');
   try {
+    await request(writer, { type: 'ready' }, 'ready', 60_000);
     const rssIdleMb = rssMb(server.pid);
     const port = Number(new URL(server.base).port);
     // Who streams and who is written to: subscriber i belongs to user userOf[i].
@@ -132,7 +136,6 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
       logReader ? request<LogCounts>(logReader, { type: 'log', userIds: targetUsers, afterId }, 'log', 30_000) : getJson<LogCounts>(`${server.base}/floor/log?after=${afterId}`);
     const baseline = (await readLog(0)).latestId;
 
-    const writer = forkTs('bench/workers/writer.ts');
     let aborted: string | null = null;
     const guard = setInterval(() => {
       if (rss.peak() > o.rssLimitMb && !aborted) {
@@ -227,7 +230,7 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
     };
   } finally {
     rss.close();
-    await Promise.all(clients.map((c) => stop(c, 2000)));
+    await Promise.all([...clients, writer].map((c) => stop(c, 2000)));
     await server.stop();
   }
 }

@@ -86,7 +86,9 @@ async function run(job: WriterJob) {
   };
 }
 
-process.on('message', (job: WriterJob) => {
+process.on('message', (job: WriterJob | { type: 'ready' }) => {
+  // The orchestrator asks before the writes, so this process's own start is over when they begin.
+  if (job.type === 'ready') return void process.send!({ type: 'ready' });
   run(job).then(
     (result) => process.send!(result, () => process.exit(0)),
     (err) => process.send!({ type: 'error', error: String(err) }, () => process.exit(1)),
