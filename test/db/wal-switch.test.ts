@@ -1,6 +1,6 @@
 // Opening a SQLite file while another connection holds it switches it to WAL
 // once that connection lets go, instead of failing with "database is locked"
-// (two instances, or two migrators, starting on one new file).
+// (two processes starting on one new file, as the migrator's test does).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,7 +45,9 @@ it('waits for a connection that holds the file, then switches it to WAL', async 
   const setup = new Driver(file);
   setup.exec('create table t (a)');
   setup.close();
-  expect(new Driver(file, { readonly: true }).pragma('journal_mode', { simple: true })).toBe('delete');
+  const reader = new Driver(file, { readonly: true });
+  expect(reader.pragma('journal_mode', { simple: true })).toBe('delete');
+  reader.close();
 
   const { released, done } = await holdWriteLock(file, 300);
   // Without the retry this threw SQLITE_BUSY at once: SQLite does not call the busy handler for that upgrade.
