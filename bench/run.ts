@@ -53,15 +53,18 @@ if (streamsOnly) only.push('fanout');
 const withStreamsFloor = !args.includes('--no-streams-floor') && (!quick || streamsOnly || args.includes('--streams-floor'));
 /** Records streamed through POST /api/connect in the ingestion scenario (issue 14: 10,000, in both modes). */
 const INGEST_RECORDS = 10_000;
-const plan: { warmup: number; seconds: number; prefill: number; fanoutSeconds: number; graceMs: number; subscriberCounts: number[]; profile: boolean; hardLimitS: number } = quick
-  ? { warmup: 1, seconds: 3, prefill: 300, fanoutSeconds: 2, graceMs: 4000, subscriberCounts: [1000], profile: args.includes('--profile'), hardLimitS: 170 }
-  : { warmup: 3, seconds: 10, prefill: 2000, fanoutSeconds: 10, graceMs: 15_000, subscriberCounts: [1000, 5000], profile: true, hardLimitS: 1500 };
+const plan: { warmup: number; seconds: number; prefill: number; fanoutSeconds: number; fanoutWarmup: number; graceMs: number; subscriberCounts: number[]; profile: boolean; hardLimitS: number } = quick
+  ? { warmup: 1, seconds: 3, prefill: 300, fanoutSeconds: 2, fanoutWarmup: 1, graceMs: 4000, subscriberCounts: [1000], profile: args.includes('--profile'), hardLimitS: 170 }
+  : { warmup: 3, seconds: 10, prefill: 2000, fanoutSeconds: 10, fanoutWarmup: 3, graceMs: 15_000, subscriberCounts: [1000, 5000], profile: true, hardLimitS: 1500 };
 const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const numbers = (text: string | undefined) => text?.split(',').map(Number).filter((n) => Number.isFinite(n) && n > 0);
 plan.subscriberCounts = numbers(flag('subscribers')) ?? (streamsOnly ? [5000] : plan.subscriberCounts);
 /** --seconds=N measures each load scenario for N seconds (e.g. longer profiles in quick mode). */
 plan.seconds = numbers(flag('seconds'))?.[0] ?? plan.seconds;
 plan.fanoutSeconds = numbers(flag('fanout-seconds'))?.[0] ?? plan.fanoutSeconds;
+/** --fanout-warmup=N: seconds of fan-out writes before the timed ones (0 times every write, as before 27 Nov 2026). */
+const fanoutWarmupFlag = Number(flag('fanout-warmup'));
+if (flag('fanout-warmup') !== undefined && Number.isFinite(fanoutWarmupFlag) && fanoutWarmupFlag >= 0) plan.fanoutWarmup = fanoutWarmupFlag;
 /** --fanout-mode=one-user (one user, many streams) and/or one-each (one user each); both by default. */
 const fanoutModes: FanoutMode[] = (flag('fanout-mode')?.split(',') ?? (streamsOnly ? ['one-user'] : ['one-each', 'one-user'])).map((m) => (m === 'one-user' ? 'shared' : 'distinct'));
 /** --backend=sqlite,postgres (PostgreSQL needs DATABASE_URL); default: SQLite, plus PostgreSQL in full mode. */
@@ -146,7 +149,7 @@ const results: Results = {
   only: args.some((a) => a.startsWith('--only=')) ? only : undefined,
   durationSeconds: 0,
   machine: { cores: cpus().length, cpu: cpus()[0]?.model.trim() ?? 'unknown', node: process.version, os: `${process.platform} ${process.arch}`, memoryGb: Math.round(totalmem() / 2 ** 30), loadAverageAtStart: loadavg().map((l) => Math.round(l * 100) / 100) },
-  settings: { connections: CONNECTIONS, secondsPerScenario: plan.seconds, warmupSeconds: plan.warmup, objectBytes: CONTENT_BYTES, fanoutRatePerSecond: FANOUT_RATE, fanoutSeconds: plan.fanoutSeconds, subscribers: plan.subscriberCounts },
+  settings: { connections: CONNECTIONS, secondsPerScenario: plan.seconds, warmupSeconds: plan.warmup, objectBytes: CONTENT_BYTES, fanoutRatePerSecond: FANOUT_RATE, fanoutSeconds: plan.fanoutSeconds, fanoutWarmupSeconds: plan.fanoutWarmup, subscribers: plan.subscriberCounts },
   startup: [],
   objects: [],
   fanout: [],
@@ -260,7 +263,7 @@ async function fanoutScenarios(backend: Backend) {
       // One user's streams: the streams floor first, on the same machine a moment before (--no-streams-floor skips it;
       // a quick run of everything skips it too, to stay within its time limit, unless --streams-floor).
       // The same load for the floor and for the real server.
-      const load = { dataDir, users, subscribers, mode, rate: FANOUT_RATE, seconds: plan.fanoutSeconds, contentBytes: CONTENT_BYTES, rssLimitMb: 1500, graceMs: plan.graceMs };
+      const load = { dataDir, users, subscribers, mode, rate: FANOUT_RATE, seconds: plan.fanoutSeconds, warmupSeconds: plan.fanoutWarmup, contentBytes: CONTENT_BYTES, rssLimitMb: 1500, graceMs: plan.graceMs };
       let floor: FanoutResult | null | undefined;
       if (mode === 'shared' && withStreamsFloor) {
         floor = await runFanout({ ...load, env: { FLOOR_SLICE_MS: flag('floor-slice-ms') ?? '10' }, floor: true }).catch((err) => {
@@ -314,7 +317,7 @@ async function profiles(backends: Backend[]) {
   const dataDir = dir('profile-fanout');
   const users = await seedUsers(dataDir, secrets, 1);
   const env = { ...secrets, EVENTS_MAX_STREAMS_PER_USER: String(subscribers), ...serverEnv };
-  const r = await runFanout({ dataDir, env, users, subscribers, mode: 'shared', rate: FANOUT_RATE, seconds: plan.fanoutSeconds, contentBytes: CONTENT_BYTES, rssLimitMb: 1500, graceMs: plan.graceMs, cpuProfDir: profDir });
+  const r = await runFanout({ dataDir, env, users, subscribers, mode: 'shared', rate: FANOUT_RATE, seconds: plan.fanoutSeconds, warmupSeconds: plan.fanoutWarmup, contentBytes: CONTENT_BYTES, rssLimitMb: 1500, graceMs: plan.graceMs, cpuProfDir: profDir });
   // The writes only (not the 5,000 connections' set-up).
   results.profiles[`fan-out: ${subscribers} streams of one user, ${FANOUT_RATE} events/s`] = summarizeProfile(findProfile(profDir), 15, r.writesWindow);
   const keep = flag('keep-profiles');

@@ -6,7 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 import { get as httpGet } from 'node:http';
 import type { LogCounts, SeededUser } from '../seed.js';
 import type { WriterJob } from '../workers/writer.js';
-import { type Histogram, merge, newHistogram, percentileMs } from './histogram.js';
+import { count, type Histogram, merge, newHistogram, percentileMs } from './histogram.js';
 import { cpuParts, forkTs, request, rssMb, sleep, stop, watchRss, withCpu } from './proc.js';
 import { startRealServer, startStreamsFloorServer } from './server.js';
 import { createStoreKey, mapLimit } from './setup.js';
@@ -20,7 +20,14 @@ export interface FanoutOptions {
   subscribers: number;
   mode: FanoutMode;
   rate: number;
+  /** Writes measured: their deliveries are timed. */
   seconds: number;
+  /**
+   * Writes at the same rate before the measured ones (default 0): every stream must still receive them, but their
+   * deliveries are not timed. The first round over thousands of streams runs on cold code and a cold machine; the
+   * request scenarios warm up the same way (autocannon's warmupSeconds).
+   */
+  warmupSeconds?: number;
   contentBytes: number;
   /** Abort the writes when the server's RSS passes this (protects a shared machine). */
   rssLimitMb: number;
@@ -50,6 +57,8 @@ export interface FanoutResult {
   putP99: number | null;
   deliveriesExpected: number;
   deliveriesReceived: number;
+  /** Deliveries whose latency was recorded: those of the writes after the warm-up. */
+  timedDeliveries?: number;
   /** Subscribers that received exactly their user's committed events (count and id sum checked against the log). */
   subscribersComplete: number;
   /** object_created events the log holds for the written users after the writes began (answered or not at the writer). */
@@ -66,7 +75,7 @@ export interface FanoutResult {
   /** The server's CPU while the writer ran, percent of one core. */
   serverCpuPct: number | null;
   aborted: string | null;
-  /** From the first write to the writer's last answer (CLOCK_MONOTONIC µs): the window a server profile is summarized over. */
+  /** From the first measured write (after the warm-up) to the writer's last answer (CLOCK_MONOTONIC µs): the window a server profile is summarized over. */
   writesWindow?: { fromUs: number; toUs: number };
   /**
    * CPU per delivery, µs: the server's (user + system, from the first write until every delivery arrived or the grace
@@ -125,8 +134,6 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
     );
     await sleep(500);
     const rssConnectedMb = rssMb(server.pid);
-    await Promise.all(clients.map((c) => request(c, { type: 'reset' }, 'reset', 10_000)));
-    rss.reset();
     // The truth: the log's own count (and id sum) of each written user's object_created events after this point.
     // (The floor keeps no log: it counts its own events, ids 1, 2, 3, … .)
     const logReader = o.floor ? null : forkTs('bench/seed.ts', [], { PATH: process.env.PATH, NODE_ENV: 'development', DATA_DIR: o.dataDir, LOG_LEVEL: 'warn', ...o.env });
@@ -143,12 +150,19 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
         writer.kill('SIGKILL');
       }
     }, 250);
-    const job: WriterJob = { type: 'run', port, targets, rate: o.rate, seconds: o.seconds, size: o.contentBytes, answerWaitMs: o.graceMs };
+    const warmupSeconds = o.warmupSeconds ?? 0;
+    const job: WriterJob = { type: 'run', port, targets, rate: o.rate, seconds: warmupSeconds + o.seconds, size: o.contentBytes, answerWaitMs: o.graceMs };
     type Written = { written: number[]; failed: number; failureSamples: string[]; achievedRate: number; putP50: number | null; putP99: number | null };
-    const writesFromUs = Number(process.hrtime.bigint() / 1000n);
+    // The clients time the events stamped from here on (the writer starts a few ms after this, so the warm-up is
+    // that much shorter than asked); their CPU is counted from the first write.
+    const measureFromNs = Number(process.hrtime.bigint()) + Math.round(warmupSeconds * 1e9);
+    const sseClients = clients.filter((c) => c !== logReader);
+    await Promise.all(sseClients.map((c) => request(c, { type: 'reset', measureFromNs }, 'reset', 10_000)));
+    rss.reset();
+    const writesFromUs = Math.round(measureFromNs / 1000);
     const serverCpu0 = cpuParts(server.pid);
     const { value: written, cpuPct: serverCpuPct } = await withCpu(server.pid, () =>
-      request<Written>(writer, job, 'done', o.seconds * 1000 + o.graceMs + 15_000).catch((err): Written => {
+      request<Written>(writer, job, 'done', job.seconds * 1000 + o.graceMs + 15_000).catch((err): Written => {
         aborted ??= String(err);
         return { written: new Array<number>(targets.length).fill(0), failed: 0, failureSamples: [], achievedRate: 0, putP50: null, putP99: null };
       }),
@@ -159,7 +173,6 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
 
     // Every subscriber of a written user expects each of that user's committed events (the log says which).
     const expectedOf = (log: LogCounts) => userOf.map((u) => (u < log.perUser.length ? log.perUser[u] : { count: 0, idSum: 0 }));
-    const sseClients = clients.filter((c) => c !== logReader);
     const graceEnd = performance.now() + o.graceMs;
     while (!aborted && performance.now() < graceEnd) {
       const stats = await Promise.all(sseClients.map((c) => request<{ received: number }>(c, { type: 'stats' }, 'stats', 10_000)));
@@ -210,6 +223,7 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
       putP99: written.putP99,
       deliveriesExpected: expectedTotal,
       deliveriesReceived: delivered,
+      timedDeliveries: count(histogram),
       // Exactly the committed events: same count and same sum of ids (ids arrive strictly increasing, repeats are counted apart).
       subscribersComplete: counts.filter((c, i) => c === expected[i].count && idSums[i] === expected[i].idSum).length,
       eventsCommitted: committed.perUser.reduce((n, e) => n + e.count, 0),

@@ -105,7 +105,7 @@ function fanoutTable(rows: Results['fanout']): string[] {
     const users = r.mode === 'shared' ? 'one user, many streams' : 'one user each';
     const note = [r.aborted, r.duplicates ? `${r.duplicates} repeated or out-of-order ids` : null, ...r.connectFailures, ...r.writeFailures].filter(Boolean).join('; ').replace(/\|/g, '/').slice(0, 200);
     out.push(
-      `| ${backend} | ${r.subscribers} | ${users} | ${r.connected} | ${r.eventsWritten}${r.writesFailed ? ` + ${r.writesFailed} failed` : ''} (${r.achievedRate}) | ${r.eventsCommitted ?? '–'} | ${fmt(r.putP50)} / ${fmt(r.putP99)} | ${r.deliveriesReceived} / ${r.deliveriesExpected} | ${r.subscribersComplete} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.max)} | ${fmt(r.rssIdleMb)} / ${fmt(r.rssConnectedMb)} / ${fmt(r.rssPeakMb)} | ${fmt(r.serverCpuPct)} | ${r.clientCpuPct.join(', ')} | ${note} |`,
+      `| ${backend} | ${r.subscribers} | ${users} | ${r.connected} | ${r.eventsWritten}${r.writesFailed ? ` + ${r.writesFailed} failed` : ''} (${r.achievedRate}) | ${r.eventsCommitted ?? '–'} | ${fmt(r.putP50)} / ${fmt(r.putP99)} | ${r.deliveriesReceived} / ${r.deliveriesExpected}${r.timedDeliveries !== undefined && r.timedDeliveries !== r.deliveriesReceived ? ` (${r.timedDeliveries} timed)` : ''} | ${r.subscribersComplete} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.max)} | ${fmt(r.rssIdleMb)} / ${fmt(r.rssConnectedMb)} / ${fmt(r.rssPeakMb)} | ${fmt(r.serverCpuPct)} | ${r.clientCpuPct.join(', ')} | ${note} |`,
     );
   };
   for (const r of rows) {
@@ -161,7 +161,7 @@ function fanoutSection(r: Results): string[] {
   lines.push(
     '## Event fan-out',
     '',
-    'One writer creates objects at a steady rate (JWT, PUT /api/objects); subscribers hold GET /api/events/object_created open from separate processes. Latency is from just before the writer sends the PUT to the moment a subscriber has the whole event (the send time travels inside the ciphertext). "Deliveries expected" and "subscribers complete" are checked against the event log: a subscriber is complete when its count and the sum of its ids equal its user\'s committed object_created events, so a write that timed out at the writer but committed is expected too. "one user each": the writer goes round-robin over the users, so each subscriber expects its own user\'s events; "one user, many streams": every subscriber expects every event.',
+    'One writer creates objects at a steady rate (JWT, PUT /api/objects); subscribers hold GET /api/events/object_created open from separate processes. Latency is from just before the writer sends the PUT to the moment a subscriber has the whole event (the send time travels inside the ciphertext). The writer first writes at the same rate for the warm-up (fanoutWarmupSeconds, as the request scenarios\' warmupSeconds): those events must reach every subscriber too, but their deliveries are not timed. "Deliveries expected" and "subscribers complete" are checked against the event log: a subscriber is complete when its count and the sum of its ids equal its user\'s committed object_created events, so a write that timed out at the writer but committed is expected too. "one user each": the writer goes round-robin over the users, so each subscriber expects its own user\'s events; "one user, many streams": every subscriber expects every event.',
     '',
     ...fanoutTable(r.fanout),
     '',
@@ -196,7 +196,7 @@ export function spliceFanoutSection(root: string, results: Results): void {
   section.splice(
     2,
     0,
-    `This section alone: \`--only=streams\` run of ${results.date} (${results.mode} mode, ${results.settings.fanoutSeconds} s of writes, ${results.durationSeconds} s) · code ${results.code.commit}${results.code.changedSrcFiles ? ` + ${results.code.changedSrcFiles} uncommitted files in src/` : ''} · load average at start ${m.loadAverageAtStart.join(' / ')}. The rest of this file (and the Targets table) is from the run named at the top.`,
+    `This section alone: \`--only=streams\` run of ${results.date} (${results.mode} mode, ${results.settings.fanoutSeconds} s of timed writes after ${results.settings.fanoutWarmupSeconds ?? 0} s of warm-up, ${results.durationSeconds} s) · code ${results.code.commit}${results.code.changedSrcFiles ? ` + ${results.code.changedSrcFiles} uncommitted files in src/` : ''} · load average at start ${m.loadAverageAtStart.join(' / ')}. The rest of this file (and the Targets table) is from the run named at the top.`,
     '',
   );
   const path = join(root, 'BENCHMARKS.md');
