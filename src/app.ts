@@ -147,6 +147,8 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   await app.register(cookie);
   await registerOpenApi(app);
   app.addSchema(ErrorResponse);
+  // Before the WebSocket plugin's own preClose closes every socket: calls end `instance_stopped` and are recorded while the database is open.
+  app.addHook('preClose', async () => void (await services.voice.stopCalls()));
   // Media streams (Twilio Media Streams, browser calls); frames are small, a message over 1 MiB is refused.
   await app.register(websocket, { options: { maxPayload: 1024 * 1024 } });
   installAuth(app, services.authenticator, services.eventTickets);

@@ -53,7 +53,8 @@ export class CallViews {
   constructor(
     private readonly store: VoiceCallStore,
     private readonly records: StoreRecords,
-    private readonly listChildren: (userId: string, objectId: string) => Promise<Array<{ id: string }>>,
+    /** The record's children, in creation order: the recording's parts. */
+    private readonly listChildren: (userId: string, objectId: string, limit?: number) => Promise<Array<{ id: string }>>,
   ) {}
 
   /** Newest first; `before` is the last id of the previous page. */
@@ -77,17 +78,19 @@ export class CallViews {
         return l.role === 'contact' ? { ...l, role: 'caller' } : line;
       });
       if (record.toolCalls) view.toolCalls = record.toolCalls;
-      if ((await this.listChildren(userId, row.record_object_id)).length) view.recordingUrl = `/api/calls/${id}/recording`;
+      if ((await this.listChildren(userId, row.record_object_id, 1)).length) view.recordingUrl = `/api/calls/${id}/recording`;
     }
     return view;
   }
 
-  /** The two-channel WAV of an ended call (404 when it has none). */
+  /** The two-channel WAV of an ended call, its parts joined (404 when it has none). */
   async recording(userId: string, id: string): Promise<Buffer> {
     const row = await this.store.find(id);
     if (!row || row.user_id !== userId || !row.record_object_id) throw notFound('recording');
-    const [child] = await this.listChildren(userId, row.record_object_id);
-    if (!child) throw notFound('recording');
-    return this.records.readChild(userId, child.id);
+    const parts = await this.listChildren(userId, row.record_object_id);
+    if (parts.length === 0) throw notFound('recording');
+    const bytes: Buffer[] = [];
+    for (const part of parts) bytes.push(await this.records.readChild(userId, part.id));
+    return Buffer.concat(bytes);
   }
 }

@@ -27,6 +27,7 @@ import { CallStore } from './store.js';
 import { type InboundCallDeps, InboundCalls } from './inbound-calls.js';
 import { SandboxInboundCalls } from './sandbox-inbound.js';
 import type { MediaTokens } from './media-tokens.js';
+import type { SingleUseTokens } from '../platform/single-use.js';
 import type { VoiceAgentCarrier } from './voice-carrier.js';
 import type { VoiceCallStore } from './voice-store.js';
 import { WebCalls } from './web-calls.js';
@@ -74,6 +75,7 @@ export interface CallAreaVoiceAgent {
   carrier: VoiceAgentCarrier | null;
   store: VoiceCallStore;
   tokens: MediaTokens;
+  singleUse: SingleUseTokens;
   /** The clock calls run on (timers included). */
   clock: TimerClock;
   bindReporter(calls: ProgressReporter): void;
@@ -139,6 +141,7 @@ export function createCallArea(deps: CallAreaDeps) {
     calls: calls.calls,
     store: voice.store,
     tokens: voice.tokens,
+    singleUse: voice.singleUse,
     secretBox,
     report,
   });

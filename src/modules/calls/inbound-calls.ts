@@ -10,10 +10,11 @@ import { AppError, notFound } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { iso } from '../../lib/time.js';
-import type { AssembledCall, CallTool, ProgressReporter } from '../../providers/audio/interface.js';
+import { type AssembledCall, type CallTool, FINAL_STATUSES, type ProgressReporter } from '../../providers/audio/interface.js';
 import type { TelephonyProviders } from '../../providers/telephony/interface.js';
 import { type SignedParams, formValue, verifyTwilioCallback } from '../../providers/telephony/twilio-signature.js';
 import type { StoreRecords } from '../data/store-records.js';
+import type { SingleUseTokens } from '../platform/single-use.js';
 import type { IntegrationService } from '../integrations/service.js';
 import type { PersonaService } from '../personas/service.js';
 import type { InboundRoute } from '../telephony/inbound-service.js';
@@ -21,7 +22,7 @@ import { type AgentRecord, agentCall, parseAgentRecord } from './agent-calls.js'
 import { MEDIA_TOKEN_TTL_SECONDS, type MediaTokens } from './media-tokens.js';
 import type { CallService } from './service.js';
 import { DEFAULT_PERSONA } from './session-service.js';
-import { connectStreamTwiml, mediaStreamUrl, sayAndHangUpTwiml } from './twiml.js';
+import { connectStreamTwiml, hangUpTwiml, mediaStreamUrl, sayAndHangUpTwiml } from './twiml.js';
 import { TWILIO_MEDIA_PATH } from './voice-carrier.js';
 import type { VoiceCallStore } from './voice-store.js';
 
@@ -45,9 +46,13 @@ export interface InboundCallDeps {
   calls: Pick<CallService, 'openInbound'>;
   store: VoiceCallStore;
   tokens: MediaTokens;
+  singleUse: Pick<SingleUseTokens, 'spend'>;
   secretBox: SecretBox;
   report: ProgressReporter;
 }
+
+/** How long a CallSid is remembered as answered (Twilio retries within seconds; a replayed signed webhook stays refused a day). */
+const CALL_SID_MEMORY_MS = 24 * 3600_000;
 
 const text = (v: unknown, max: number): string | undefined => (typeof v === 'string' && v.trim() ? v.slice(0, max) : undefined);
 
@@ -61,6 +66,9 @@ export class InboundCalls {
     if (!route || route.number.provider !== signer.slug) throw notFound('phone number');
     const callSid = formValue(params, 'CallSid') ?? '';
     const caller = formValue(params, 'From') ?? 'unknown';
+    // Twilio retries a webhook it got no answer to, and a signed one can be replayed: one CallSid opens one session.
+    const now = this.deps.clock.now();
+    if (callSid && !(await this.deps.singleUse.spend('inbound-call', [numberId, callSid], now + CALL_SID_MEMORY_MS))) return this.answerAgain(route.userId, callSid, now);
     const assembled = await this.assemble(route, caller);
     const refusalOf = assembled.refusal ?? (route.number.status !== 'active' ? 'number_suspended' : null);
     const call = assembled.call ?? this.placeholderCall(route, caller);
@@ -71,9 +79,33 @@ export class InboundCalls {
       await this.deps.report(opened.sessionId, `inbound_${opened.sessionId}_refused`, { status: 'failed', at: iso(this.deps.clock.now()), outcome: 'refused', reason });
       return sayAndHangUpTwiml(REFUSALS[reason] ?? REFUSALS.not_attached!);
     }
-    await this.deps.store.saveAssembled(opened.sessionId, this.deps.secretBox.seal(JSON.stringify(opened.call)));
-    const { token } = await this.deps.tokens.issue(route.userId, opened.sessionId, 'twilio', MEDIA_TOKEN_TTL_SECONDS);
+    const { token, expiresAt } = await this.deps.tokens.issue(route.userId, opened.sessionId, 'twilio', MEDIA_TOKEN_TTL_SECONDS);
+    await this.deps.store.saveAssembled(opened.sessionId, this.deps.secretBox.seal(JSON.stringify(opened.call)), expiresAt);
     return connectStreamTwiml(mediaStreamUrl(this.deps.publicUrl, TWILIO_MEDIA_PATH), { token });
+  }
+
+  /**
+   * The webhook of a call answered before (a retry or a replay): the same
+   * refusal, or a fresh media token for the same session while its stream
+   * has not connected (the first answer may never have reached Twilio); no
+   * second session, no second hold.
+   */
+  private async answerAgain(userId: string, callSid: string, now: number): Promise<string> {
+    const { store, tokens } = this.deps;
+    let sessionId: string | null = null;
+    // The first request may still be opening the session.
+    for (let attempt = 0; attempt < 20 && !sessionId; attempt++) {
+      sessionId = await store.findByProviderCall(userId, callSid, now - CALL_SID_MEMORY_MS);
+      if (!sessionId) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const session = sessionId ? await store.find(sessionId) : undefined;
+    if (!session) return sayAndHangUpTwiml(REFUSALS.agent_unreadable!);
+    if (session.outcome === 'refused') return sayAndHangUpTwiml(REFUSALS[session.reason ?? ''] ?? REFUSALS.not_attached!);
+    if (session.assembled && !session.media_instance && !(FINAL_STATUSES as readonly string[]).includes(session.status)) {
+      const { token } = await tokens.issue(userId, session.id, 'twilio', MEDIA_TOKEN_TTL_SECONDS);
+      return connectStreamTwiml(mediaStreamUrl(this.deps.publicUrl, TWILIO_MEDIA_PATH), { token });
+    }
+    return hangUpTwiml();
   }
 
   /** The call its configuration describes, or why there is none. */

@@ -6,6 +6,10 @@
 export interface LiveCall {
   /** Twilio's asynchronous machine detection decided (human, machine_end_beep, …). */
   answeredBy(verdict: string): void;
+  /** Ends the call now (this instance is shutting down): outcome `instance_stopped`, its record written as for any end. */
+  stop(): void;
+  /** Settles when the call's end has been reported and its record written. */
+  readonly done: Promise<void>;
 }
 
 export class LiveCalls {
@@ -21,6 +25,10 @@ export class LiveCalls {
 
   get(sessionId: string): LiveCall | undefined {
     return this.calls.get(sessionId);
+  }
+
+  all(): LiveCall[] {
+    return [...this.calls.values()];
   }
 
   ids(): string[] {

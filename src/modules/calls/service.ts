@@ -460,7 +460,8 @@ export class CallService {
       ...extras?.fields,
     };
     const created = await records.create(session.user_id, 'calls', Buffer.from(JSON.stringify(record), 'utf8'));
-    if (extras?.recordingWav) await records.create(session.user_id, 'calls', extras.recordingWav, created.id);
+    // In order: children list by creation, and the parts are the file's bytes in sequence.
+    for (const part of extras?.recordingParts ?? []) await records.create(session.user_id, 'calls', part, created.id);
     return created.id;
   }
 }

@@ -21,6 +21,10 @@ export interface CallSessionsTable {
   /** The instance carrying the call's media stream, and when it last confirmed it (a stale one has stopped). */
   media_instance?: string | null;
   media_heartbeat_at?: number | null;
+  /** When the media stream must have connected by (its token's expiry; migration 400): a session still waiting after it is ended. */
+  media_deadline_at?: number | null;
+  /** The carrier's CallDuration of a `completed` that came while an instance still carried the stream (migration 400). */
+  carrier_duration_seconds?: number | null;
   /** Final states: why the call ended (CallOutcome) and a short machine reason. */
   outcome?: string | null;
   reason?: string | null;

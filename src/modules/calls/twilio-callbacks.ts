@@ -55,8 +55,12 @@ export class TwilioCallCallbacks {
     const duration = Number(formValue(params, 'CallDuration'));
     if (mapped.status === 'completed') {
       // While a stream is carried, its instance reports the end with the transcript; Twilio's word only ends calls nobody carries.
+      // Its duration is kept all the same: should that instance have died, the call is charged what the carrier says (voice-services.ts).
       const carried = session.media_instance !== null && session.media_instance !== undefined && Number(session.media_heartbeat_at ?? 0) > now - MEDIA_STALE_MS;
-      if (carried) return;
+      if (carried) {
+        if (Number.isInteger(duration) && duration >= 0) await this.deps.store.setCarrierDuration(sessionId, duration);
+        return;
+      }
     }
     if (Number.isInteger(duration) && duration >= 0 && mapped.status !== 'in_progress') progress.duration_seconds = duration;
     if (mapped.outcome) {

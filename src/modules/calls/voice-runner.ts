@@ -5,7 +5,6 @@
 // `call_transcript` events, and reports the end with the record's extras
 // (transcript with times and latency, tool calls, the two-channel recording).
 import { randomUUID } from 'node:crypto';
-import { WAV_HEADER_BYTES } from '../../lib/audio.js';
 import type { TimerClock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { iso } from '../../lib/time.js';
@@ -60,7 +59,7 @@ export interface VoiceRunnerDeps {
   setOutcome(sessionId: string, outcome: string, reason: string | null): Promise<void>;
   /** Records a `call_transcript` event for the owner. */
   transcriptEvent(userId: string, payload: { session_id: string; role: 'agent' | 'caller'; text: string; at: string }): Promise<void>;
-  /** Largest object the data plane stores: a longer recording is cut to fit. */
+  /** Largest object the data plane stores: a longer recording is stored in parts of this size. */
   maxRecordingBytes: number;
   /** CALL_RECORDING: false keeps no recording. */
   record?: boolean;
@@ -87,6 +86,7 @@ const OUTCOME_STATUS: Record<CallOutcome['outcome'], AudioProgress['status']> = 
   transferred: 'completed',
   max_duration: 'completed',
   provider_error: 'failed',
+  instance_stopped: 'failed',
 };
 
 /** How often this instance confirms the calls it carries (a minute without it and they end `instance_stopped`). */
@@ -185,18 +185,41 @@ export class VoiceRunner {
     const answeredBy = (verdict: string) => {
       if (verdict.startsWith('machine_end')) voice.leaveVoicemail(context.voicemailMessage);
     };
-    live.add(sessionId, { answeredBy });
+    let reported!: () => void;
+    const done = new Promise<void>((resolve) => (reported = resolve));
+    live.add(sessionId, { answeredBy, stop: () => voice.end('instance_stopped', 'instance_stopped'), done });
     if (session.answered_by) answeredBy(session.answered_by);
     this.keepHeartbeat();
-    let outcome: CallOutcome;
     try {
-      outcome = await voice.start();
+      let outcome: CallOutcome;
+      try {
+        outcome = await voice.start();
+      } finally {
+        transport.close('call_ended');
+      }
+      await Promise.all(events);
+      await this.finish(sessionId, (session.direction ?? 'outbound') as CallDirection, call, outcome);
     } finally {
+      // Removed only once reported: a shutdown waits for this call's record before the database closes.
       live.remove(sessionId);
-      transport.close('call_ended');
+      reported();
     }
-    await Promise.all(events);
-    await this.finish(sessionId, (session.direction ?? 'outbound') as CallDirection, call, outcome);
+  }
+
+  /**
+   * The instance is stopping (SIGTERM, app.close): every call it carries ends
+   * now, `failed` with outcome `instance_stopped`, and is reported with its
+   * transcript, tool calls and recording before this resolves (at most
+   * `timeoutMs`), while the database is still open.
+   */
+  async stopAll(timeoutMs = 10_000): Promise<number> {
+    const calls = this.deps.live.all();
+    for (const call of calls) call.stop();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    await Promise.race([Promise.allSettled(calls.map((c) => c.done)), late]);
+    clearTimeout(timer);
+    return calls.length;
   }
 
   private async finish(sessionId: string, direction: CallDirection, call: AssembledCall, outcome: CallOutcome): Promise<void> {
@@ -204,18 +227,13 @@ export class VoiceRunner {
     const recordOutcome: RecordOutcome = outcome.outcome;
     const reason = outcome.reason ?? null;
     await this.deps.setOutcome(sessionId, recordOutcome, reason);
-    let wav: Buffer | undefined;
-    let recordingTruncated = false;
+    let recordingParts: Buffer[] | undefined;
     if (outcome.recording.caller.length > 0 && this.deps.record !== false) {
-      wav = recordingWav(outcome.recording);
-      if (wav.length > this.deps.maxRecordingBytes) {
-        // A WAV cut to fit: the header's sizes are rewritten for the shorter data.
-        const keep = Math.max(0, this.deps.maxRecordingBytes - WAV_HEADER_BYTES) & ~3;
-        wav = wav.subarray(0, WAV_HEADER_BYTES + keep);
-        wav.writeUInt32LE(36 + keep, 4);
-        wav.writeUInt32LE(keep, 40);
-        recordingTruncated = true;
-      }
+      // A recording longer than the largest object is kept whole, in parts (a 30-minute call is about 57 MB).
+      const wav = recordingWav(outcome.recording);
+      const partBytes = Math.max(1, this.deps.maxRecordingBytes);
+      recordingParts = [];
+      for (let offset = 0; offset < wav.length; offset += partBytes) recordingParts.push(wav.subarray(offset, offset + partBytes));
       // Calls that end together build their files in one run of the loop (SQLite answers synchronously): live calls' due frames first.
       runUrgentWork();
     }
@@ -229,7 +247,7 @@ export class VoiceRunner {
       transcript: outcome.transcript,
       toolCalls: outcome.toolCalls,
       ...(outcome.error ? { error: outcome.error } : {}),
-      ...(recordingTruncated ? { recordingTruncated } : {}),
+      ...(recordingParts ? { recordingParts: recordingParts.length } : {}),
     };
     await this.deps.report(
       sessionId,
@@ -242,7 +260,7 @@ export class VoiceRunner {
         outcome: recordOutcome,
         ...(reason ? { reason } : {}),
       },
-      { fields, ...(wav ? { recordingWav: wav } : {}) },
+      { fields, ...(recordingParts ? { recordingParts } : {}) },
     );
   }
 }

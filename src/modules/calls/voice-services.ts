@@ -57,6 +57,16 @@ export interface VoiceServiceDeps {
   log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void };
 }
 
+/** A session whose media stream has not connected this long after its token expired is ended. */
+export const MEDIA_CONNECT_GRACE_MS = 10_000;
+
+/** What an orphaned call is charged for: the carrier's duration when it told us, else answered → last heartbeat. */
+function orphanSeconds(session: { answered_at?: number | null; media_heartbeat_at?: number | null; carrier_duration_seconds?: number | null }): number {
+  if (session.carrier_duration_seconds !== null && session.carrier_duration_seconds !== undefined) return Number(session.carrier_duration_seconds);
+  if (!session.answered_at || !session.media_heartbeat_at) return 0;
+  return Math.max(0, Math.round((Number(session.media_heartbeat_at) - Number(session.answered_at)) / 1000));
+}
+
 /** Silero loads once per process, on the first call (not at start: idle memory); without it, calls use the energy detector. */
 function vadFactory(log: VoiceServiceDeps['log']) {
   let loading: Promise<VoiceActivitySource> | null = null;
@@ -129,21 +139,50 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
     report: (...args) => report()(...args),
     setOutcome,
   });
-  const views = new CallViews(store, deps.data.records, async (userId, objectId) => (await deps.data.objects.listRelated(userId, objectId, { limit: 1 })).items);
+  const views = new CallViews(store, deps.data.records, async (userId, objectId, limit = Infinity) => {
+    const children: Array<{ id: string }> = [];
+    for (let after: string | undefined; ; ) {
+      const page = await deps.data.objects.listRelated(userId, objectId, { limit: Math.min(limit - children.length, 100), ...(after ? { after } : {}) });
+      children.push(...page.items.map((item) => ({ id: item.id })));
+      if (!page.next || children.length >= limit) return children;
+      after = page.next;
+    }
+  });
   /**
    * Ends as `failed` (outcome `instance_stopped`) the calls whose media
    * instance has stopped confirming them: at start and every 30 s on every
    * instance, so within a minute. The report id is fixed per session, so two
-   * instances doing this at once end it once.
+   * instances doing this at once end it once. The call is charged what the
+   * carrier said it lasted when its `completed` came while the stream still
+   * looked carried, else up to the instance's last heartbeat.
    */
   const failOrphaned = async (): Promise<number> => {
     const now = deps.clock.now();
     const orphans = await store.listOrphaned(FINAL_STATUSES, now - MEDIA_STALE_MS, 100);
     for (const session of orphans) {
       await setOutcome(session.id, 'instance_stopped', 'instance_stopped');
-      await report()(session.id, `orphaned_${session.id}`, { status: 'failed', at: iso(now), outcome: 'instance_stopped', reason: 'instance_stopped' });
+      await report()(session.id, `orphaned_${session.id}`, { status: 'failed', at: iso(now), outcome: 'instance_stopped', reason: 'instance_stopped', duration_seconds: orphanSeconds(session) });
     }
     return orphans.length;
+  };
+  /**
+   * Ends the sessions whose media stream never connected although its token
+   * expired (a carrier that never opened it, a duplicate webhook's session,
+   * a browser that never came): their hold goes back and the concurrency
+   * slot is free again, within a minute of the deadline.
+   */
+  const endUnconnected = async (): Promise<number> => {
+    const now = deps.clock.now();
+    const waiting = await store.listUnconnected(FINAL_STATUSES, now - MEDIA_CONNECT_GRACE_MS, 100);
+    for (const session of waiting) {
+      // A web call: the same end (and report id) as its own timer's, so the two end it once.
+      const web = session.direction === 'web';
+      const outcome = web ? 'no_answer' : 'provider_error';
+      const reason = web ? 'not_connected' : 'media_not_connected';
+      await setOutcome(session.id, outcome, reason);
+      await report()(session.id, web ? `web_${session.id}_not_connected` : `unconnected_${session.id}`, { status: web ? 'canceled' : 'failed', at: iso(now), outcome, reason });
+    }
+    return waiting.length;
   };
   let orphanTimer: NodeJS.Timeout | null = null;
   return {
@@ -154,14 +193,20 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
     bindReporter(calls: ProgressReporter) {
       reporter = calls;
     },
-    /** Looks for calls of stopped instances now and every `intervalMs`. */
+    endUnconnected,
+    /** Looks for calls of stopped instances, and sessions whose stream never came, now and every `intervalMs`. */
     watchOrphans(intervalMs: number, log: VoiceServiceDeps['log']) {
-      const run = () => void failOrphaned().catch((err: unknown) => log.warn({ err }, 'ending calls of stopped instances failed'));
+      const run = () => {
+        void failOrphaned().catch((err: unknown) => log.warn({ err }, 'ending calls of stopped instances failed'));
+        void endUnconnected().catch((err: unknown) => log.warn({ err }, 'ending calls whose media never connected failed'));
+      };
       run();
       orphanTimer = setInterval(run, intervalMs);
       orphanTimer.unref();
     },
     tokens,
+    /** Once-only claims across instances (an inbound call's CallSid answered once). */
+    singleUse: deps.singleUse,
     live,
     /** The clock calls run on (timers included). */
     clock,
@@ -173,6 +218,8 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
     },
     runner,
     callbacks,
+    /** Ends every call this instance carries and waits for their records (before the media sockets and the database close). */
+    stopCalls: (timeoutMs?: number) => runner.stopAll(timeoutMs),
     close: async () => {
       runner.close();
       if (orphanTimer) clearInterval(orphanTimer);

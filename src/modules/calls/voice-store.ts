@@ -8,8 +8,26 @@ import type { CallSessionsTable } from './tables.js';
 export class VoiceCallStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async saveAssembled(sessionId: string, sealed: string): Promise<void> {
-    await this.db.updateTable('call_sessions').set({ assembled: sealed }).where('id', '=', sessionId).execute();
+  /** The sealed assembled call, and when its media stream must have connected by (the media token's expiry). */
+  async saveAssembled(sessionId: string, sealed: string, mediaDeadlineAt: number): Promise<void> {
+    await this.db.updateTable('call_sessions').set({ assembled: sealed, media_deadline_at: mediaDeadlineAt }).where('id', '=', sessionId).execute();
+  }
+
+  /** Sessions not ended whose stream never connected though its deadline passed before `before` (their token expired unused). */
+  listUnconnected(finalStatuses: readonly string[], before: number, limit: number): Promise<Array<Pick<CallSessionsTable, 'id' | 'direction'>>> {
+    return this.db
+      .selectFrom('call_sessions')
+      .select(['id', 'direction'])
+      .where('media_deadline_at', '<', before)
+      .where('media_instance', 'is', null)
+      .where('status', 'not in', finalStatuses)
+      .limit(limit)
+      .execute();
+  }
+
+  /** What the carrier said a carried call lasted, kept for the case its instance died before reporting the end itself. */
+  async setCarrierDuration(sessionId: string, seconds: number): Promise<void> {
+    await this.db.updateTable('call_sessions').set({ carrier_duration_seconds: seconds }).where('id', '=', sessionId).execute();
   }
 
   find(sessionId: string): Promise<CallSessionsTable | undefined> {
@@ -42,10 +60,14 @@ export class VoiceCallStore {
   }
 
   /** Calls under way whose media instance has been silent since `staleBefore`: that instance stopped. */
-  listOrphaned(finalStatuses: readonly string[], staleBefore: number, limit: number): Promise<Array<Pick<CallSessionsTable, 'id' | 'user_id'>>> {
+  listOrphaned(
+    finalStatuses: readonly string[],
+    staleBefore: number,
+    limit: number,
+  ): Promise<Array<Pick<CallSessionsTable, 'id' | 'user_id' | 'answered_at' | 'media_heartbeat_at' | 'carrier_duration_seconds'>>> {
     return this.db
       .selectFrom('call_sessions')
-      .select(['id', 'user_id'])
+      .select(['id', 'user_id', 'answered_at', 'media_heartbeat_at', 'carrier_duration_seconds'])
       .where('media_instance', 'is not', null)
       .where('media_heartbeat_at', '<', staleBefore)
       .where('status', 'not in', finalStatuses)

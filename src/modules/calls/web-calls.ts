@@ -91,8 +91,8 @@ export class WebCalls {
       await calls.discardWeb(sessionId);
       throw err;
     }
-    await store.saveAssembled(sessionId, secretBox.seal(JSON.stringify(call)));
     const { token, expiresAt } = await tokens.issue(userId, sessionId, 'web', MEDIA_TOKEN_TTL_SECONDS);
+    await store.saveAssembled(sessionId, secretBox.seal(JSON.stringify(call)), expiresAt);
     this.endIfNeverConnected(sessionId, MEDIA_TOKEN_TTL_SECONDS * 1000 + CONNECT_GRACE_MS);
     const url = new URL(mediaStreamUrl(this.deps.publicUrl, WEB_MEDIA_PATH));
     url.searchParams.set('token', token);

@@ -5,7 +5,7 @@
 import type { Clock } from '../../lib/clock.js';
 import type { SingleUseStore } from './single-use-store.js';
 
-export type SingleUsePurpose = 'phone-price' | 'signed-payload' | 'temporary-session' | 'media-stream' | 'event-ticket';
+export type SingleUsePurpose = 'phone-price' | 'signed-payload' | 'temporary-session' | 'media-stream' | 'event-ticket' | 'inbound-call';
 
 export class SingleUseTokens {
   constructor(

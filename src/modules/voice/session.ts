@@ -32,7 +32,7 @@ export interface TranscriptLine {
   latency?: Latency;
 }
 
-export type CallOutcomeKind = 'completed' | 'transferred' | 'max_duration' | 'provider_error' | 'voicemail';
+export type CallOutcomeKind = 'completed' | 'transferred' | 'max_duration' | 'provider_error' | 'voicemail' | 'instance_stopped';
 
 export interface CallOutcome {
   outcome: CallOutcomeKind;
@@ -217,9 +217,9 @@ export class VoiceSession {
     this.reply('voicemail', { text: message });
   }
 
-  /** Ends the call from outside (the carrier reported it over, the instance stops). */
-  end(reason = 'ended_by_server') {
-    this.finish('completed', reason);
+  /** Ends the call from outside (the carrier reported it over; the instance stops: outcome `instance_stopped`). */
+  end(reason = 'ended_by_server', outcome: CallOutcomeKind = 'completed') {
+    this.finish(outcome, reason);
   }
 
   // ---- caller audio → recording, recognition, VAD → turn-taking

@@ -75,8 +75,12 @@ export interface AudioProgress {
 export interface CallRecordExtras {
   /** Fields merged into the record: transcript lines with times and latency, tool calls, error. */
   fields: Record<string, unknown>;
-  /** Two-channel WAV (caller left, agent right), stored as a child object of the record. */
-  recordingWav?: Buffer;
+  /**
+   * Two-channel WAV (caller left, agent right): the file's bytes in order, in
+   * parts that each fit the largest object, stored as the record's children
+   * in that order (GET /api/calls/{id}/recording joins them).
+   */
+  recordingParts?: Buffer[];
 }
 
 /** Applies a report from an in-process carrier, which needs no signature; `reportId` deduplicates like a webhook-id. */
