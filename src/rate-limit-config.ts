@@ -40,6 +40,8 @@ export interface RateLimits {
   voicePreviewPerUser: RateLimitRule;
   /** Characters of paid voice previews per user: `limit` characters per window (a day). Local previews do not count. */
   voicePreviewCharactersPerUser: RateLimitRule;
+  /** Voice previews spoken locally (espeak-ng), per user: free, but they share the speech queue with calls. */
+  localVoicePreviewPerUser: RateLimitRule;
   /** Web calls started (POST /api/calls/web), per user: free test calls, limited so they cannot be farmed. */
   webCallsPerUser: RateLimitRule;
 }
@@ -69,6 +71,7 @@ export const defaultRateLimits: RateLimits = {
   temporarySubmitPerUser: { limit: 30, windowMs: HOUR },
   voicePreviewPerUser: { limit: 30, windowMs: HOUR },
   voicePreviewCharactersPerUser: { limit: 10_000, windowMs: 24 * HOUR },
+  localVoicePreviewPerUser: { limit: 60, windowMs: HOUR },
   webCallsPerUser: { limit: 20, windowMs: HOUR },
 };
 

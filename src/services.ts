@@ -79,7 +79,7 @@ export function createServices(deps: ServiceDeps) {
   const billingAccount = deps.billing ?? billing.account;
   const knowledge = createKnowledgeServices({ db, dialect, clock, config: config.knowledge, embeddings: createEmbeddingsProvider(config) });
   const telephony = createTelephonyServices({ db, providers: providers.telephony, billing: billingAccount, data, knowledge: knowledge.lookup, eventRecorder, limiter, clock, publicUrl: config.publicUrl, smsSendPerUser: config.rateLimits.smsSendPerUser, smsSegmentPrice: config.billing.smsSegmentPrice, singleUse });
-  const personas = createPersonaServices({ voice: providers.voice, signedPayloads: data.signedPayloads, clock, previewLimits: { limiter, perUser: config.rateLimits.voicePreviewPerUser, charactersPerUser: config.rateLimits.voicePreviewCharactersPerUser } });
+  const personas = createPersonaServices({ voice: providers.voice, signedPayloads: data.signedPayloads, clock, previewLimits: { limiter, perUser: config.rateLimits.voicePreviewPerUser, charactersPerUser: config.rateLimits.voicePreviewCharactersPerUser, localPerUser: config.rateLimits.localVoicePreviewPerUser } });
   const integrations = createIntegrationServices({ db, scheduling: providers.scheduling, secretBox, clock });
   // A number whose subscription goes unpaid is suspended (and restored when paid): billing announces, telephony follows.
   billing.events.onItemStatus((change) => telephony.numbers.followSubscription(change));

@@ -2,6 +2,7 @@
 // server speaking ElevenLabs' API, and the local espeak-ng voice resampled
 // to 8 kHz; both yield PCM16 8 kHz chunks.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { AppError } from '../../src/http/errors.js';
 import { decodeWav, mulawToPcm, resample } from '../../src/lib/audio.js';
 import { ElevenLabsCallSpeech } from '../../src/providers/call-speech/elevenlabs.js';
 import { LocalCallSpeech } from '../../src/providers/call-speech/local.js';
@@ -128,5 +129,19 @@ describe('LocalCallSpeech', () => {
     const controller = new AbortController();
     controller.abort();
     expect(await drain(new LocalCallSpeech(local).synthesize('Hello', { provider: 'local', voiceId: 'en-us' }, controller.signal))).toEqual({ values: [], error: null });
+  });
+
+  it("asks local speech as a call (ahead of previews), so previews filling the queue's preview room do not refuse it", async () => {
+    const speech = new LocalSpeechProvider({ binary: null, maxPreviews: 1, maxPreviewsPerAccount: 1 });
+    try {
+      const settings = { type: 'local', voiceId: 'en-us' };
+      const previews = ['a', 'b'].map((account) => speech.synthesize('a preview', settings, { priority: 'preview', account }).then((audio) => audio.contentType, (e: AppError) => e.code));
+      const { values, error } = await drain(new LocalCallSpeech(speech).synthesize('The call goes on.', { provider: 'local', voiceId: 'en-us' }, signal()));
+      expect(error).toBeNull();
+      expect(values.length).toBeGreaterThan(0);
+      expect(await Promise.all(previews)).toEqual(['audio/wav', 'rate_limited']);
+    } finally {
+      await speech.close();
+    }
   });
 });

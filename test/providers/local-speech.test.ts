@@ -71,6 +71,22 @@ describe('LocalSpeechProvider', () => {
       expect(outcomes).toEqual(['ok', 'ok', 'rate_limited']);
     });
 
+    it('speaks a call ahead of previews asked before it, and refuses one account its third preview', async () => {
+      const speech = make();
+      const settings = { type: 'local', voiceId: 'en-us' };
+      const order: string[] = [];
+      const ask = (name: string, request: { priority: 'call' | 'preview'; account?: string }) =>
+        speech.synthesize(`this is ${name}`, settings, request).then(
+          () => order.push(name),
+          (e: AppError) => order.push(`${name} ${e.code}`),
+        );
+      // With one job at a time (the WebAssembly worker, or a single core) the first preview runs and the second waits.
+      const jobs = [ask('preview a1', { priority: 'preview', account: 'a' }), ask('preview a2', { priority: 'preview', account: 'a' }), ask('preview a3', { priority: 'preview', account: 'a' }), ask('call', { priority: 'call' })];
+      await Promise.all(jobs);
+      expect(order[0]).toBe('preview a3 rate_limited');
+      expect(order.indexOf('call')).toBeLessThan(order.indexOf('preview a2'));
+    });
+
     it('fails a job that outlives its time limit and starts a fresh worker for the next', async () => {
       const speech = make({ timeoutMs: 1 });
       expect(await error(speech.synthesize('a sentence long enough to take more than a millisecond', { type: 'local', voiceId: 'en-us' }))).toMatchObject({ code: 'provider_error', message: expect.stringContaining('longer than') });

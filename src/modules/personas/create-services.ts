@@ -10,7 +10,7 @@ export interface PersonaServiceDeps {
   voice: VoiceProviders;
   signedPayloads: SignedPayloads;
   clock: Clock;
-  /** Limits of paid (ElevenLabs) previews. */
+  /** Per-user limits of previews (paid and local). */
   previewLimits: PreviewLimits;
 }
 

@@ -9,11 +9,13 @@ import type { RateLimitRule } from '../../config.js';
 import type { EncryptedAnswer, SignedPayloads } from '../data/signed-payloads.js';
 import type { RateLimiter } from '../platform/rate-limiter.js';
 
-/** Limits of previews spoken by a paid provider (local speech costs nothing and has neither). */
+/** Per-user limits of previews: a rate and daily characters for a paid provider, a rate of its own for local speech. */
 export interface PreviewLimits {
   limiter: RateLimiter;
   perUser: RateLimitRule;
   charactersPerUser: RateLimitRule;
+  /** Local (espeak-ng) previews: free, but they share the process's speech queue with calls. */
+  localPerUser: RateLimitRule;
 }
 
 export interface Persona {
@@ -91,13 +93,16 @@ export class PersonaService {
         if (claims.textBase64 !== undefined) text = decodePreviewText(claims.textBase64);
       },
     });
-    // A paid preview counts against the user's rate and daily characters (after the payload verified, so a forged
-    // or replayed one costs nothing); characters count when asked, whether the provider then succeeds or not.
-    if (speaker !== this.voice.local && this.limits) {
+    // Limits count after the payload verified, so a forged or replayed one costs nothing. A paid preview counts
+    // against the user's rate and daily characters (when asked, whether the provider then succeeds or not); a local
+    // one against a rate of its own, and in the speech queue it waits behind calls, a few per account at most.
+    if (this.limits && speaker === this.voice.local) {
+      await this.limits.limiter.consume(`local-voice-preview:user:${userId}`, this.limits.localPerUser);
+    } else if (this.limits) {
       await this.limits.limiter.consume(`voice-preview:user:${userId}`, this.limits.perUser);
       await this.limits.limiter.consumeAmount(`voice-preview-chars:user:${userId}`, [...text].length, this.limits.charactersPerUser, 'voice_preview_quota_exceeded', 'daily characters of paid voice previews used up');
     }
-    const audio = await speaker.synthesize(text, persona.settings);
+    const audio = await speaker.synthesize(text, persona.settings, { priority: 'preview', account: userId });
     return this.signedPayloads.encryptTo(serverPublicKey, audio.bytes, audio.contentType, input.server);
   }
 

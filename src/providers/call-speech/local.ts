@@ -27,7 +27,8 @@ export class LocalCallSpeech implements CallSpeech {
     let samples: Int16Array;
     let rate: number;
     try {
-      const audio = await this.speech.synthesize(text, settings);
+      // A call's sentence: ahead of previews in the local speech queue, and withdrawn from it when the call no longer wants it.
+      const audio = await this.speech.synthesize(text, settings, { priority: 'call', signal });
       const wav = decodeWav(audio.bytes);
       samples = wav.samples;
       rate = wav.sampleRate;

@@ -1,5 +1,8 @@
 // Speech providers for personas (DESIGN "Personas and voices"): local speech
 // (espeak-ng, WAV) always; ElevenLabs when ELEVENLABS_API_KEY is set.
+import type { SpeechRequest } from './speech-queue.js';
+
+export type { SpeechPriority, SpeechRequest } from './speech-queue.js';
 
 export interface SynthesizedAudio {
   bytes: Uint8Array;
@@ -16,8 +19,12 @@ export interface VoiceSettings {
 
 export interface SpeechProvider {
   readonly name: string;
-  /** Speaks `text` with the voice `settings` describe. */
-  synthesize(text: string, settings: VoiceSettings): Promise<SynthesizedAudio>;
+  /**
+   * Speaks `text` with the voice `settings` describe. `request` says who it
+   * is for: local speech serves calls before previews and limits previews per
+   * account; a paid provider ignores it.
+   */
+  synthesize(text: string, settings: VoiceSettings, request?: SpeechRequest): Promise<SynthesizedAudio>;
 }
 
 /** A voice of an external provider, before it is shown as a persona. */

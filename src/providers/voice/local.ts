@@ -8,22 +8,33 @@
 // text never blocks the event loop. Each job gets a fresh espeak-ng instance
 // (its own memory and file system) from one compiled module; the worker
 // starts on first use and is restarted after a crash or a timeout.
+//
+// Every job goes through one queue (./speech-queue.ts): a call's sentences
+// before previews, previews only in spare capacity and a few per account.
 import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { AppError } from '../../http/errors.js';
 import { SynthesisError, synthesizeWithBinary } from '../local-synthesis.js';
 import { findBinary } from '../speech-to-text/pocketsphinx.js';
 import type { SpeechProvider, SynthesizedAudio, VoiceSettings } from './interface.js';
+import { type SpeechRequest, SpeechQueue, defaultSpeechQueueLimits } from './speech-queue.js';
 
 /** espeak-ng voice names: a language tag with an optional variant (en-us, en-gb+f3, en-gb-x-rp+m3). */
 const VOICE_NAME = /^[a-z]{2,3}(?:-[a-z0-9]{1,8})*(?:\+[A-Za-z0-9]{1,16})?$/i;
 
 export interface LocalSpeechOptions {
-  /** Longest a job may take before the worker is restarted (default 30 s). */
+  /** Longest a job may take once it runs before the worker is restarted (default 30 s). */
   timeoutMs?: number;
-  /** Jobs queued or running at once; more are refused with 429 (default 8). */
+  /** Call jobs queued or running at once; more are refused with 429 (default 8). Previews never count against it. */
   maxPending?: number;
+  /** Preview jobs queued or running at once, all accounts together (default 4); also only while all jobs stay under maxPending. */
+  maxPreviews?: number;
+  /** Preview jobs queued or running for one account (default 2). */
+  maxPreviewsPerAccount?: number;
+  /** Jobs run at once (default: 1 for the WebAssembly worker, which runs one at a time; the cores for the command). */
+  concurrency?: number;
   /** The espeak-ng command (default: `espeak-ng` on PATH); null uses the WebAssembly build. */
   binary?: string | null;
 }
@@ -81,15 +92,22 @@ export class LocalSpeechProvider implements SpeechProvider {
   private readonly jobs = new Map<number, Job>();
   private nextId = 1;
   private readonly timeoutMs: number;
-  private readonly maxPending: number;
   /** Debian's espeak-ng when installed; null: the WebAssembly build. */
   readonly binary: string | null;
-  private running = 0;
+  /** The one queue every local speech job waits in. */
+  readonly queue: SpeechQueue;
 
   constructor(options: LocalSpeechOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? 30_000;
-    this.maxPending = options.maxPending ?? 8;
     this.binary = options.binary === undefined ? findBinary('espeak-ng') : options.binary;
+    const concurrency = options.concurrency ?? (this.binary ? availableParallelism() : 1);
+    const defaults = defaultSpeechQueueLimits(concurrency);
+    this.queue = new SpeechQueue({
+      ...defaults,
+      maxPending: options.maxPending ?? defaults.maxPending,
+      maxPreviews: options.maxPreviews ?? defaults.maxPreviews,
+      maxPreviewsPerAccount: options.maxPreviewsPerAccount ?? defaults.maxPreviewsPerAccount,
+    });
   }
 
   /** espeak-ng command-line arguments for the settings; refuses values that are not voice settings. */
@@ -109,12 +127,17 @@ export class LocalSpeechProvider implements SpeechProvider {
     return args;
   }
 
-  synthesize(text: string, settings: VoiceSettings): Promise<SynthesizedAudio> {
+  /**
+   * Speaks `text` when the queue gives it its turn. Without `request` the job
+   * counts as a call's speech: previews must say they are previews (and whose).
+   */
+  synthesize(text: string, settings: VoiceSettings, request: SpeechRequest = { priority: 'call' }): Promise<SynthesizedAudio> {
     const args = LocalSpeechProvider.argumentsFor(settings);
-    if (this.jobs.size + this.running >= this.maxPending) {
-      return Promise.reject(new AppError('rate_limited', 'local speech is busy: try again in a moment', undefined, { 'retry-after': '2' }));
-    }
-    if (this.binary) return this.synthesizeWithCommand(this.binary, args, text);
+    const binary = this.binary;
+    return this.queue.run(request, () => (binary ? this.synthesizeWithCommand(binary, args, text, request.signal) : this.synthesizeInWorker(args, text)));
+  }
+
+  private synthesizeInWorker(args: string[], text: string): Promise<SynthesizedAudio> {
     const worker = this.ensureWorker();
     const id = this.nextId++;
     return new Promise<SynthesizedAudio>((resolve, reject) => {
@@ -129,24 +152,23 @@ export class LocalSpeechProvider implements SpeechProvider {
     });
   }
 
-  private async synthesizeWithCommand(binary: string, args: string[], text: string): Promise<SynthesizedAudio> {
-    this.running++;
+  private async synthesizeWithCommand(binary: string, args: string[], text: string, signal?: AbortSignal): Promise<SynthesizedAudio> {
     try {
-      const wav = await synthesizeWithBinary(binary, (input, output) => [...args, '-f', input, '-w', output], text, { timeoutMs: this.timeoutMs });
+      const wav = await synthesizeWithBinary(binary, (input, output) => [...args, '-f', input, '-w', output], text, { timeoutMs: this.timeoutMs, signal });
       if (wav.length <= 44) throw new SynthesisError('espeak-ng wrote no audio', false);
       return { bytes: new Uint8Array(wav.buffer, wav.byteOffset, wav.byteLength), contentType: 'audio/wav' };
     } catch (err) {
       if (!(err instanceof SynthesisError)) throw err;
       throw new AppError('provider_error', err.timedOut ? `local speech took longer than ${this.timeoutMs} ms` : `local speech failed: ${err.message}`);
-    } finally {
-      this.running--;
     }
   }
 
   async close(): Promise<void> {
     const worker = this.worker;
     this.worker = null;
-    this.failAll(new AppError('not_ready', 'local speech is shutting down'));
+    const closing = new AppError('not_ready', 'local speech is shutting down');
+    this.queue.clear(closing);
+    this.failAll(closing);
     if (worker) await worker.terminate();
   }
 
