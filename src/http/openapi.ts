@@ -207,6 +207,11 @@ export function completeOperation(op: Json, components: Json = {}, method = 'pos
   }
 
   const params: Json[] = op.parameters ?? [];
+  // @fastify/swagger drops a query parameter named like an apiKey security scheme: the stream's `ticket` is declared again.
+  if (op.security?.some((r: Json) => 'eventTicket' in r) && !params.some((p) => p.in === 'query' && p.name === 'ticket')) {
+    params.push({ name: 'ticket', in: 'query', required: false, description: securitySchemes.eventTicket.description, schema: { type: 'string', maxLength: 4096 } });
+    op.parameters = params;
+  }
   const body = op.requestBody?.content;
   const bodySchema = body?.['application/json']?.schema;
   if (bodySchema?.['x-optional-body']) {

@@ -108,6 +108,12 @@ describe('the OpenAPI document', () => {
     expect(codesAt('/api/phone-numbers/search/{provider}', 'get', 404)).toEqual(['provider_not_found']);
   });
 
+  it("declares the event stream's ticket query parameter beside its security scheme", () => {
+    const stream = doc.paths['/api/events/{type}'].get;
+    expect(stream.security).toEqual(expect.arrayContaining([{ eventTicket: [] }]));
+    expect(stream.parameters.find((p: Json) => p.name === 'ticket')).toMatchObject({ in: 'query', required: false, schema: { type: 'string' } });
+  });
+
   it('marks as optional what the server does not require (login remember, outbox limit)', () => {
     const login = doc.paths['/api/auth/login'].post.requestBody.content['application/json'].schema;
     expect(login.required).not.toContain('remember');
