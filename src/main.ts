@@ -76,6 +76,7 @@ async function main() {
   }
   app.log.info(`database: ${database.dialect === 'sqlite' ? `SQLite in ${config.dataDir}` : 'PostgreSQL'}`);
   for (const line of providerLines) app.log.info(`provider ${line}`);
+  app.log.info(`voice agent: ${app.services.voice.description}`);
   const oidc = config.oidcProviders.map((p) => `${p.slug} (${p.issuer})`).join(', ');
   app.log.info(`knowledge search: ${app.services.knowledge.embeddings ? `full-text fused with vectors from ${app.services.knowledge.embeddings.name}` : 'full-text only (set EMBEDDINGS_URL to an OpenAI-compatible /v1 endpoint to add vector search)'}`);
   app.log.info(`external sign-in: ${oidc || 'none configured (set OIDC_PROVIDERS)'}`);

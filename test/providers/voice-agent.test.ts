@@ -71,7 +71,11 @@ describe('createVoiceAgentProviders', () => {
     expect(build({ STT_PROVIDER: 'pocketsphinx' }, () => sphinx).speechToText).toBe(sphinx);
     const none = build({});
     expect(none.speechToText).toBeNull();
-    expect(none.name).toContain('speech to text: none');
+    expect(none.name).toContain('recognition: none');
+    // Each part says why: a configured provider, or the offline fallback.
+    expect(build({}, () => sphinx).name).toContain('recognition: pocketsphinx, offline (the offline fallback: no DEEPGRAM_API_KEY or STT_URL)');
+    expect(build({ DEEPGRAM_API_KEY: 'dg' }).name).toContain('(DEEPGRAM_API_KEY is set)');
+    expect(build({ STT_URL: 'http://localhost:8080/v1' }).name).toMatch(/recognition: OpenAI-compatible transcription at http:\/\/localhost:8080\/v1, model \S+ \(STT_URL is set\)/);
     expect(build({ DEEPGRAM_API_KEY: 'dg', STT_PROVIDER: 'none' }, () => sphinx).speechToText).toBeNull();
     expect(build({ STT_PROVIDER: 'pocketsphinx' }, () => null).name).toContain('pocketsphinx is not installed');
   });
@@ -81,11 +85,14 @@ describe('createVoiceAgentProviders', () => {
     expect(bare.languageModel).toBeNull();
     expect(bare.callSpeech.elevenlabs).toBeNull();
     expect(bare.callSpeech.local.name).toBe('espeak-ng');
-    expect(bare.name).toContain('sandbox dialogue engine');
+    expect(bare.name).toContain('model: the sandbox dialogue engine (the offline fallback: LLM_URL is not set)');
+    expect(bare.name).toContain('ElevenLabs personas with espeak-ng too (ELEVENLABS_API_KEY is not set)');
     const full = build({ LLM_URL: 'http://localhost:11434/v1', ELEVENLABS_API_KEY: 'xi' });
     expect(full.languageModel).toBeInstanceOf(OpenAiLanguageModel);
     expect(full.callSpeech.elevenlabs?.name).toBe('elevenlabs');
     expect(full.llmDeadlineMs).toBe(4000);
+    expect(full.name).toContain('(LLM_URL is set)');
+    expect(full.name).toContain('ElevenLabs personas with ElevenLabs (ELEVENLABS_API_KEY is set)');
   });
 });
 

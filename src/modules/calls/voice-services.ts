@@ -205,6 +205,8 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
       orphanTimer.unref();
     },
     tokens,
+    /** What calls will use and why, in one line (main.ts logs it at start-up). */
+    description: deps.providers.name,
     /** Once-only claims across instances (an inbound call's CallSid answered once). */
     singleUse: deps.singleUse,
     live,
