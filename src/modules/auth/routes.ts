@@ -1,9 +1,10 @@
 // Session and sign-in routes (spec 4.1).
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { type Authenticator, credentialOf } from '../../http/auth.js';
 import { AppError } from '../../http/errors.js';
 import { errorResponses, ok } from '../../http/schemas.js';
-import { type CookieSettings, clearSessionCookie, sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
+import { type CookieSettings, clearSessionCookie, sessionBody, sessionCookieFromAnotherSite, writeSessionCookie } from '../../http/session-cookie.js';
 import { type App, metaOf } from '../../http/types.js';
 import type { BackgroundMail } from './account-mail.js';
 import { externalRoutes } from './external-routes.js';
@@ -129,6 +130,36 @@ function accountRoutes(app: App, deps: AuthRouteDeps) {
     },
   );
 
+  const LogoutAnswer = ok(Type.Object({ status: Type.Literal('logout') }), 'Signed out (or there was nobody to sign out)', { status: 'logout' });
+  const logoutDescription =
+    'Credentials are optional: without a valid one it only clears the cookie, and answers 200 alike. ' +
+    'A request whose credential is the session cookie (no Authorization header) and that a browser sends from another site (`Sec-Fetch-Site: cross-site` or `same-site`, or an Origin other than the server\'s) is refused with 403 `forbidden`: the session stays and the cookie is kept, so a link or form on another site cannot sign a console user out.';
+  const logout = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (sessionCookieFromAnotherSite(request, cookies)) {
+      throw new AppError('forbidden', 'a sign-out sent from another site is refused: sign out with POST /api/auth/logout from the console itself, or send the token as Authorization: Bearer');
+    }
+    const credential = credentialOf(request);
+    const caller = credential ? await deps.authenticator.authenticate(credential) : null;
+    await auth.logout(caller, metaOf(request));
+    clearSessionCookie(reply, cookies);
+    return { status: 'logout' as const };
+  };
+
+  app.post(
+    '/api/auth/logout',
+    {
+      schema: {
+        tags: ['auth'],
+        operationId: 'postLogout',
+        summary: 'Sign out (POST): the session token is revoked and the cookie cleared',
+        description: `An addition to the spec, the form to use: signing out changes state, so browsers should send it as POST (GET /api/auth/logout is the spec's form and answers the same). No body. ${logoutDescription}`,
+        security: [{ bearerAuth: [] }, { cookieAuth: [] }, {}],
+        response: { 200: LogoutAnswer, ...errorResponses('forbidden') },
+      },
+    },
+    logout,
+  );
+
   app.get(
     '/api/auth/logout',
     {
@@ -136,17 +167,11 @@ function accountRoutes(app: App, deps: AuthRouteDeps) {
         tags: ['auth'],
         operationId: 'logout',
         summary: 'Sign out: the session token is revoked and the cookie cleared',
-        description: 'Credentials are optional: without a valid one it only clears the cookie. Always answers 200.',
+        description: `The spec's form; POST /api/auth/logout answers the same and is the one for browsers. ${logoutDescription}`,
         security: [{ bearerAuth: [] }, { cookieAuth: [] }, {}],
-        response: { 200: ok(Type.Object({ status: Type.Literal('logout') }), 'Signed out', { status: 'logout' }) },
+        response: { 200: LogoutAnswer, ...errorResponses('forbidden') },
       },
     },
-    async (request, reply) => {
-      const credential = credentialOf(request);
-      const caller = credential ? await deps.authenticator.authenticate(credential) : null;
-      await auth.logout(caller, metaOf(request));
-      clearSessionCookie(reply, cookies);
-      return { status: 'logout' as const };
-    },
+    logout,
   );
 }

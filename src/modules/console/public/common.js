@@ -154,7 +154,8 @@ export async function startPage(onSignedIn) {
   });
 
   signOut.addEventListener('click', async () => {
-    await api('/api/auth/logout').catch(() => {});
+    // POST: signing out changes state (a GET with the cookie from another site is refused).
+    await api('/api/auth/logout', { method: 'POST' }).catch(() => {});
     location.reload();
   });
 
