@@ -66,6 +66,23 @@ describe('register', () => {
     expect(mails[0].body).toContain('Nothing was created');
   });
 
+  // The design's price (docs/decisions/account-recovery.md, issue 46): the answer looks the same, the token's use does not.
+  it("the token of a taken-email answer is refused where a new account's works: 401 on GET /api/auth and phone verification", async () => {
+    const owner = await registerUser(t);
+    const payload = (email: string) => ({ firstName: 'Eve', lastName: 'Probe', email, phone: '+14155550102', password: 'abcdefgh', confirmPassword: 'abcdefgh' });
+    const fresh = (await t.app.inject({ method: 'POST', url: '/api/auth/register', payload: payload(`fresh-use-${Date.now()}@example.com`) })).json();
+    const decoy = (await t.app.inject({ method: 'POST', url: '/api/auth/register', payload: payload(owner.email) })).json();
+    const use = (token: string) =>
+      Promise.all([
+        t.app.inject({ method: 'GET', url: '/api/auth', headers: bearer(token) }),
+        t.app.inject({ method: 'POST', url: '/api/auth/verify/request', headers: bearer(token), payload: {} }),
+      ]).then((answers) => answers.map((a) => a.statusCode));
+    expect(await use(fresh.token)).toEqual([200, 200]);
+    expect(await use(decoy.token)).toEqual([401, 401]);
+    // Signing out answers alike (credentials are optional there).
+    for (const token of [fresh.token, decoy.token]) expect((await t.app.inject({ method: 'POST', url: '/api/auth/logout', headers: bearer(token) })).json()).toEqual({ status: 'logout' });
+  });
+
   it('hashes the password for an existing email too, and takes about as long as a real sign-up', async () => {
     const owner = await registerUser(t);
     const hash = vi.spyOn(t.services.passwords, 'hash');
