@@ -174,8 +174,8 @@ export function createServices(deps: ServiceDeps) {
 
   const { users, tokens, passwords, authenticator, accountMail, externalSignIn, phoneVerification, passwordReset, twoFactor } = auth;
   const { eventStreams, eventTickets } = events;
-  const { inboundCalls, sandboxInbound, webCalls, callSessions } = callArea;
-  return { config, database, clock, secretBox, housekeeping, ...platform, providers, users, tokens, passwords, apiKeys: apiKeys.apiKeys, authenticator, accountMail, auth: auth.auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, eventTickets, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls, callSessions, temporarySessions, voice, inboundCalls, sandboxInbound, webCalls };
+  const { inboundCalls, sandboxInbound, webCalls, callSessions, transfers } = callArea;
+  return { config, database, clock, secretBox, housekeeping, ...platform, providers, users, tokens, passwords, apiKeys: apiKeys.apiKeys, authenticator, accountMail, auth: auth.auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, eventTickets, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls, callSessions, temporarySessions, voice, inboundCalls, sandboxInbound, webCalls, transfers };
 }
 
 export type Services = ReturnType<typeof createServices>;

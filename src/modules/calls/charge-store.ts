@@ -10,6 +10,9 @@ import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { CallChargesTable } from './tables.js';
 
+/** The `direction` of a dialled leg's charge (charges.ts authorizeLeg): not a call of the plan (no allowance, no usage), paid from the balance. */
+export const LEG_DIRECTION = 'leg';
+
 /** What the user's charges look like now: the version a new charge is checked against. */
 export interface ChargeSnapshot {
   open: number;
@@ -65,18 +68,33 @@ export class CallChargeStore {
     });
   }
 
-  /** Open charges created before `before` whose call session was never recorded (its start stopped in between). */
+  /** Open charges created before `before` whose call session was never recorded (its start stopped in between); dialled legs have their own sweep. */
   async listOrphans(before: number, limit: number): Promise<string[]> {
     const rows = await this.db
       .selectFrom('call_charges as c')
       .select('c.ref')
       .where('c.state', '=', 'open')
       .where('c.created_at', '<', before)
+      .where('c.direction', '<>', LEG_DIRECTION)
       .where(({ not, exists, selectFrom }) => not(exists(selectFrom('call_sessions as s').select('s.id').whereRef('s.id', '=', 'c.ref'))))
       .orderBy('c.created_at')
       .limit(limit)
       .execute();
     return rows.map((r) => r.ref);
+  }
+
+  /** Dialled legs (charges.ts authorizeLeg) still open that were authorized before `before`: their carrier never reported their end. */
+  async listOpenLegs(before: number, limit: number): Promise<Array<{ ref: string; maxSeconds: number }>> {
+    const rows = await this.db
+      .selectFrom('call_charges')
+      .select(['ref', 'max_seconds'])
+      .where('state', '=', 'open')
+      .where('direction', '=', LEG_DIRECTION)
+      .where('created_at', '<', before)
+      .orderBy('created_at')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ ref: r.ref, maxSeconds: Number(r.max_seconds) }));
   }
 
   find(ref: string): Promise<CallChargesTable | undefined> {

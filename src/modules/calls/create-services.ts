@@ -28,7 +28,9 @@ import { type InboundCallDeps, InboundCalls } from './inbound-calls.js';
 import { SandboxInboundCalls } from './sandbox-inbound.js';
 import type { MediaTokens } from './media-tokens.js';
 import type { SingleUseTokens } from '../platform/single-use.js';
+import { DialledLegs } from './transfers.js';
 import type { VoiceAgentCarrier } from './voice-carrier.js';
+import type { VoiceRunner } from './voice-runner.js';
 import type { VoiceCallStore } from './voice-store.js';
 import { WebCalls } from './web-calls.js';
 
@@ -79,6 +81,8 @@ export interface CallAreaVoiceAgent {
   /** The clock calls run on (timers included). */
   clock: TimerClock;
   bindReporter(calls: ProgressReporter): void;
+  /** Carries calls on this instance; its transfers dial legs the calls area charges. */
+  runner: Pick<VoiceRunner, 'bindLegs'>;
 }
 
 /** Everything the calls area touches, as the composition root hands it over. */
@@ -130,6 +134,9 @@ export function createCallArea(deps: CallAreaDeps) {
   const calls = createCallServices({ db: deps.db, dialect: deps.dialect, eventRecorder: deps.eventRecorder, webhooks: deps.webhooks, audio, data: deps.data, billing: deps.billing, pricing: deps.pricing, clock, audioSecret: deps.audioSecret, publicUrl });
   const report: ProgressReporter = (...args) => calls.calls.report(...args);
   voice.bindReporter(report);
+  // Transfers dial billed legs (transfers.ts): authorized by the calls' charges, settled by the carrier's signed callback.
+  const transfers = calls.charges ? new DialledLegs({ charges: calls.charges, providers: deps.telephony, publicUrl, findSession: (id) => voice.store.find(id) }) : null;
+  voice.runner.bindLegs(transfers);
   const inboundCalls = new InboundCalls({
     providers: deps.telephony,
     publicUrl,
@@ -166,6 +173,15 @@ export function createCallArea(deps: CallAreaDeps) {
     report,
     log: deps.log,
   });
-  const callSessions = createCallSessionServices({ signedPayloads: deps.data.signedPayloads, calls: calls.calls, numbers: deps.numbers, knowledge: deps.knowledge, integrations: deps.integrations, personas: deps.personas, webhooks: deps.webhooks });
-  return { audio, voice, calls, inboundCalls, sandboxInbound, webCalls, callSessions };
+  const callSessions = createCallSessionServices({
+    signedPayloads: deps.data.signedPayloads,
+    calls: calls.calls,
+    numbers: deps.numbers,
+    knowledge: deps.knowledge,
+    integrations: deps.integrations,
+    personas: deps.personas,
+    webhooks: deps.webhooks,
+    ...(transfers ? { dialable: (phone: string) => transfers.dialable(phone) } : {}),
+  });
+  return { audio, voice, calls, inboundCalls, sandboxInbound, webCalls, callSessions, transfers };
 }

@@ -43,6 +43,8 @@ export interface CallSessionDeps {
   integrations: IntegrationService;
   personas: PersonaService;
   webhooks: Pick<WebhookService, 'checkUrl'>;
+  /** Whether a human agent's phone can be dialled by a transfer (priced for outbound calls; transfers.ts). Absent: not checked. */
+  dialable?: (phone: string) => boolean;
 }
 
 export class CallSessionService {
@@ -57,6 +59,9 @@ export class CallSessionService {
       validate: (claims) => {
         const parsed = parseCallPayload(claims);
         if (parsed.webhook !== undefined) this.deps.webhooks.checkUrl(parsed.webhook);
+        // A human agent the transfer could never dial is refused now, as an unpriced contact is, before the jti is spent.
+        const undialable = parsed.humanAgents?.find((h) => this.deps.dialable && !this.deps.dialable(h.phone));
+        if (undialable) throw new AppError('unsupported_destination', `human agent ${undialable.name} (${undialable.phone}) cannot be called: calls to that number are not offered (GET /api/pricing/voice-countries lists the countries)`);
         payload = parsed;
       },
     });

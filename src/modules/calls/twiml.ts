@@ -19,9 +19,28 @@ export function sayAndHangUpTwiml(sentence: string): string {
   return response(`<Say>${escapeXml(sentence)}</Say><Hangup/>`);
 }
 
-/** Hands the live call to a person: dials `phone` with the call's own number as caller id. */
-export function dialTwiml(phone: string, callerId: string | null): string {
-  return response(`<Dial${callerId ? ` callerId="${escapeXml(callerId)}"` : ''}>${escapeXml(phone)}</Dial>`);
+/** A dialled leg as the carrier is told it (transfers.ts): the number, its longest duration, where its final status goes. */
+export interface DialTwimlLeg {
+  phone: string;
+  /** The leg's authorized maxDurationSeconds: the carrier hangs the leg up then. */
+  timeLimitSeconds: number;
+  /** The dialled leg's `completed` (with its CallDuration) is POSTed here, signed. */
+  statusCallbackUrl: string;
+  callerId?: string | null;
+}
+
+/**
+ * Hands the live call to a person: `<Dial timeLimit>` so the leg ends when
+ * its money does, and `<Number statusCallback>` so the carrier reports the
+ * dialled leg's own duration when it ends (Twilio: CallStatus, CallDuration,
+ * ParentCallSid). Nothing follows the `<Dial>`: the call ends with the leg.
+ */
+export function dialTwiml(leg: DialTwimlLeg): string {
+  const callerId = leg.callerId ? ` callerId="${escapeXml(leg.callerId)}"` : '';
+  const timeLimit = Math.max(1, Math.floor(leg.timeLimitSeconds));
+  return response(
+    `<Dial timeLimit="${timeLimit}"${callerId}><Number statusCallbackEvent="completed" statusCallback="${escapeXml(leg.statusCallbackUrl)}" statusCallbackMethod="POST">${escapeXml(leg.phone)}</Number></Dial>`,
+  );
 }
 
 export function hangUpTwiml(): string {

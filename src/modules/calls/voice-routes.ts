@@ -8,7 +8,8 @@ import { twilioSignatureDoc } from '../telephony/schemas.js';
 import type { App } from '../../http/types.js';
 import { type SignedParams, formParams } from '../../providers/telephony/twilio-signature.js';
 import { TwilioTransport } from '../voice/transport.js';
-import { dialTwiml, hangUpTwiml } from './twiml.js';
+import { hangUpTwiml } from './twiml.js';
+import { type DialledLegs, redirectToLeg } from './transfers.js';
 import type { InboundCalls } from './inbound-calls.js';
 import type { CallControl } from '../../providers/telephony/interface.js';
 import type { CallViews } from './call-views.js';
@@ -81,14 +82,14 @@ const exampleCall = {
   costUsd: 0.02,
 };
 
-export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCalls) {
+export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCalls, legs: DialledLegs | null) {
   const { views } = voice;
   // Twilio posts form bodies; the signature covers PUBLIC_URL + the request URI + the parameters.
   app.register(async (plugin) => {
     const scope = plugin as unknown as App;
     scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => done(null, formParams(String(body))));
     const signatureOf = (header: string | string[] | undefined) => (Array.isArray(header) ? header[0] : header);
-    const callback = (path: string, operationId: string, summary: string, description: string, handle: (sessionId: string, uri: string, signature: string | undefined, params: SignedParams) => Promise<void>) =>
+    const callback = (path: string, operationId: string, summary: string, description: string, handle: (sessionId: string, uri: string, signature: string | undefined, params: SignedParams) => Promise<void>, example?: Record<string, string>) =>
       scope.post(
         path,
         {
@@ -99,7 +100,7 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCal
             description: `Called by Twilio, not by API users. Checked before anything else: ${twilioSignatureDoc}; a bad signature is 400 \`invalid_signature\` and changes nothing. ${description}`,
             params: SessionParams,
             headers: Type.Object({ 'x-twilio-signature': Type.Optional(Type.String()) }),
-            body: TwilioForm,
+            body: example ? { ...TwilioForm, examples: [example] } : TwilioForm,
             consumes: ['application/x-www-form-urlencoded'],
             response: { 204: Type.Null({ description: 'Applied (or seen before)' }), ...errorResponses('invalid_signature', 'invalid_input', 'not_found') },
           },
@@ -146,6 +147,17 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCal
       '`AnsweredBy` (human, machine_end_beep, machine_end_silence, machine_end_other, fax, unknown) reaches the live call: after a machine\'s beep the agent speaks its `voicemailMessage` once and hangs up (none: hangs up at once), outcome `voicemail`.',
       (id, uri, sig, params) => voice.callbacks.handleMachineDetection(id, uri, sig, params),
     );
+    callback(
+      '/api/webhooks/twilio/dial/:sessionId',
+      'twilioDialedLegCallback',
+      "Twilio's final status of the number a call was transferred to",
+      'The `<Number statusCallback>` of a transfer\'s `<Dial>`: the dialled leg\'s `CallStatus` and `CallDuration` (seconds from its answer; `ParentCallSid` must be the call\'s own sid, else 400 `invalid_input`). A final status (completed, busy, no-answer, failed, canceled) settles the leg\'s charge once from `CallDuration`, per started minute at the dialled number\'s outbound rate plus the call\'s own, never more than its hold (`<Dial timeLimit>` is what the hold pays for); also long after the call\'s session ended. A retried callback charges nothing more; other statuses change nothing. 404 when the session has no transfer leg.',
+      async (id, uri, sig, params) => {
+        if (!legs) throw new AppError('not_found', 'this server dials no transfer legs');
+        await legs.handleCallback(id, uri, sig, params);
+      },
+      { AccountSid: 'AC0123456789abcdef0123456789abcdef', CallSid: 'CAfedcba9876543210fedcba9876543210', ParentCallSid: 'CA0123456789abcdef0123456789abcdef', CallStatus: 'completed', CallDuration: '184', Direction: 'outbound-dial', To: '+14155550111', From: '+14155550100' },
+    );
   });
 
   app.get(
@@ -186,8 +198,8 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCal
                 if (control) await control.redirectCall(start.callSid, hangUpTwiml()).catch(() => control.hangUpCall(start.callSid));
                 transport.close('hang_up');
               },
-              transfer: async (phone) => {
-                if (control) await control.redirectCall(start.callSid, dialTwiml(phone, null));
+              transfer: async (leg) => {
+                await redirectToLeg(control, start.callSid, leg);
                 transport.close('transferred');
               },
             },

@@ -22,6 +22,8 @@ import type { BookingResult, KnowledgeMatch, TransferResult } from '../voice/too
 import type { Transport } from '../voice/transport.js';
 import type { VoiceActivityDetector } from '../voice/vad.js';
 import type { LiveCalls } from './live-calls.js';
+import type { AuthorizedLeg, DialledLegs } from './transfers.js';
+import type { DialTwimlLeg } from './twiml.js';
 import type { VoiceCallStore } from './voice-store.js';
 
 /** Providers of live calls, picked from configuration (real, local or sandbox). */
@@ -43,8 +45,12 @@ export interface VoiceToolServices {
 /** Live-call control of the carrier that placed the call (Twilio REST; the browser: closing the socket). */
 export interface CarrierControl {
   hangUp(): Promise<void>;
-  transfer(phone: string): Promise<void>;
+  /** Dials the authorized leg in place of the agent (`<Dial timeLimit>` with its status callback). */
+  transfer(leg: DialTwimlLeg): Promise<void>;
 }
+
+/** Transfers as billed legs (transfers.ts DialledLegs): authorized when the agent arranges one, released when never dialled. */
+export type TransferLegs = Pick<DialledLegs, 'authorizeTransfer' | 'release'>;
 
 export interface VoiceRunnerDeps {
   store: VoiceCallStore;
@@ -99,7 +105,14 @@ export class VoiceRunner {
   /** Hears how late each agent frame left against its slot, in ms (metrics). */
   onFrameLateness: (ms: number) => void = () => {};
 
+  /** Bound once the calls area exists (its charges are built after the voice agent); unbound, phone calls cannot transfer. */
+  private legs: TransferLegs | null = null;
+
   constructor(private readonly deps: VoiceRunnerDeps) {}
+
+  bindLegs(legs: TransferLegs | null): void {
+    this.legs = legs;
+  }
 
   /** One timer for every call this instance carries, stopped when none is left. */
   private keepHeartbeat(): void {
@@ -143,7 +156,10 @@ export class VoiceRunner {
     voices.push({ speech: speech.local, voice: call.voice.provider === 'local' ? call.voice : { provider: 'local', voiceId: 'en-us' } });
     const integrations = context.integrationIds ?? [];
     const events: Promise<void>[] = [];
-    let transferTo: { name: string; phone: string } | null = null;
+    const direction = (session.direction ?? 'outbound') as CallDirection;
+    // The transfer the agent arranged: its person and, on a phone call, the leg authorized for it (held until dialled or released).
+    let arranged: { name: string; phone: string; leg: AuthorizedLeg | null } | null = null;
+    let dialled = false;
     // A sandbox call: the recogniser expects the simulated caller's lines; with none installed, its own words stand in.
     const caller = start.callSid ? (this.deps.simulatedCaller?.(start.callSid) ?? null) : null;
     const configuredStt = this.deps.providers.speechToText;
@@ -164,13 +180,35 @@ export class VoiceRunner {
           const humans = context.humanAgents ?? [];
           const target = humans.find((h) => h.id === humanAgentId) ?? humans[0];
           if (!target) return { ok: false, message: 'nobody to transfer to' };
-          transferTo = target;
+          // Asked again (the caller spoke over the agent's last words): the leg already authorized stands; one leg per call.
+          if (arranged) return arranged.phone === target.phone ? { ok: true, name: target.name } : { ok: false, message: `a transfer to ${arranged.name} is arranged already` };
+          // A browser call dials nothing.
+          if (direction === 'web') {
+            arranged = { name: target.name, phone: target.phone, leg: null };
+            return { ok: true, name: target.name };
+          }
+          if (!this.legs) return { ok: false, message: 'the transfer is not possible on this line' };
+          const authorized = await this.legs.authorizeTransfer(userId, sessionId, target.phone);
+          if (!authorized.ok) return { ok: false, message: authorized.message };
+          arranged = { name: target.name, phone: target.phone, leg: authorized.leg };
           return { ok: true, name: target.name };
         },
       },
       control: {
         hangUp: () => start.control.hangUp(),
-        transfer: () => (transferTo ? start.control.transfer(transferTo.phone) : start.control.hangUp()),
+        transfer: async () => {
+          if (!arranged) return start.control.hangUp();
+          const leg = arranged.leg;
+          if (!leg) return;
+          try {
+            await start.control.transfer(leg.dial);
+          } catch (err) {
+            // Nothing was dialled: the leg's hold goes back.
+            await this.legs?.release(leg);
+            throw err;
+          }
+          dialled = true;
+        },
       },
       systemPrompt: call.systemPrompt,
       firstMessage: call.firstMessage,
@@ -197,8 +235,11 @@ export class VoiceRunner {
       } finally {
         transport.close('call_ended');
       }
+      // A leg arranged but never dialled (the call ended first): nothing to charge, its hold goes back.
+      const undialled = arranged as { leg: AuthorizedLeg | null } | null;
+      if (undialled?.leg && !dialled) await this.legs?.release(undialled.leg).catch((err: unknown) => this.deps.log.warn({ err, sessionId }, 'transfer leg not released'));
       await Promise.all(events);
-      await this.finish(sessionId, (session.direction ?? 'outbound') as CallDirection, call, outcome);
+      await this.finish(sessionId, direction, call, outcome);
     } finally {
       // Removed only once reported: a shutdown waits for this call's record before the database closes.
       live.remove(sessionId);

@@ -11,8 +11,13 @@
 // next line, echoes each `mark` once the audio before it has played (at once
 // on `clear`, as Twilio does), barges in once per call (its next line over
 // an agent answer, 1 s into it), and hangs up after its last line
-// (`stop`, close). A redirect to `<Dial>` or `<Hangup/>`, or a hang-up, ends
-// the simulated call with the completed callback.
+// (`stop`, close). A redirect to `<Hangup/>`, or a hang-up, ends the
+// simulated call with the completed callback. A redirect to `<Dial>` (a
+// transfer) acts as Twilio does: the media stream stops, the number dialled
+// answers and talks `transferLegMs` (cut at the `<Dial timeLimit>`), then the
+// dialled leg's `completed` with its CallDuration and ParentCallSid goes,
+// signed, to the `<Number statusCallback>`, and the call ends with it (its
+// own completed callback counts the whole call).
 //
 // With `machineDetectionUrl` (asynchronous AMD) the verdict is POSTed there,
 // signed like the others: `human` once the caller has said its first line;
@@ -69,6 +74,8 @@ export interface SandboxCallOptions {
   replyPauseMs?: number;
   /** Longest wait for the agent to begin answering before the caller goes on (default 12 s). */
   replyTimeoutMs?: number;
+  /** How long the person a call is transferred to talks, before `<Dial timeLimit>` cuts it (default 4 s). */
+  transferLegMs?: number;
 }
 
 const FRAME_MS = 20;
@@ -89,6 +96,19 @@ export function parseStreamTwiml(twiml: string): { url: string; parameters: Reco
   const parameters: Record<string, string> = {};
   for (const m of twiml.matchAll(/<Parameter\s+name="([^"]*)"\s+value="([^"]*)"\s*\/>/g)) parameters[unescape(m[1]!)] = unescape(m[2]!);
   return { url: unescape(stream[1]!), parameters };
+}
+
+/** A transfer's `<Dial>` from TwiML the service wrote: its time limit, the number and the number's status callback. */
+export function parseDialTwiml(twiml: string): { timeLimitSeconds: number; phone: string; statusCallbackUrl: string | null } | null {
+  const unescape = (v: string) => v.replace(/&(lt|gt|amp|apos|quot);/g, (_, e: string) => ({ lt: '<', gt: '>', amp: '&', apos: "'", quot: '"' })[e]!);
+  const dial = /<Dial\b([^>]*)>([\s\S]*?)<\/Dial>/.exec(twiml);
+  if (!dial) return null;
+  // Twilio's default (and largest) time limit: four hours.
+  const timeLimit = Number(/\btimeLimit="(\d+)"/.exec(dial[1]!)?.[1] ?? 14_400);
+  const number = /<Number\b([^>]*)>([^<]*)<\/Number>/.exec(dial[2]!);
+  const phone = unescape((number ? number[2]! : dial[2]!).trim());
+  const callback = number ? /\bstatusCallback="([^"]*)"/.exec(number[1]!) : null;
+  return { timeLimitSeconds: timeLimit, phone, statusCallbackUrl: callback ? unescape(callback[1]!) : null };
 }
 
 /** One leg as the carrier sees it: an outbound call it places, or a call it makes to one of the service's numbers. */
@@ -427,6 +447,50 @@ class SimulatedCall implements SimulatedCaller {
     else await this.status('canceled');
   }
 
+  /**
+   * A redirect to `<Dial>`: the stream stops (Twilio stops it and moves to
+   * the new TwiML), the person dialled talks, then the dialled leg's signed
+   * `completed` (CallDuration from its answer, at most the time limit) and,
+   * as nothing follows the `<Dial>`, the call's own. Resolves once the
+   * stream has stopped; the leg goes on in the background.
+   */
+  async transfer(dial: NonNullable<ReturnType<typeof parseDialTwiml>>): Promise<void> {
+    if (this.endStarted) return;
+    this.endStarted = true;
+    this.ended = true;
+    this.abort.abort();
+    for (const timer of this.pendingMarks.keys()) clearTimeout(timer);
+    this.pendingMarks.clear();
+    const ws = this.ws;
+    this.ws = null;
+    if (ws?.readyState === WebSocket.OPEN) {
+      ws.send(JSON.stringify({ event: 'stop', sequenceNumber: String(this.seq++), streamSid: this.streamSid, stop: { accountSid: 'ACsandbox', callSid: this.sid } }));
+      ws.close(1000);
+    } else ws?.terminate();
+    void this.dialledLeg(dial);
+  }
+
+  private async dialledLeg(dial: NonNullable<ReturnType<typeof parseDialTwiml>>): Promise<void> {
+    const talkMs = Math.min(this.options.transferLegMs ?? 4000, dial.timeLimitSeconds * 1000);
+    await sleep(talkMs);
+    this.onEnd();
+    if (this.dropped) return;
+    if (dial.statusCallbackUrl) {
+      await this.options.post(dial.statusCallbackUrl, {
+        AccountSid: 'ACsandbox',
+        ApiVersion: '2010-04-01',
+        CallSid: `CA${randomBytes(16).toString('hex')}`,
+        ParentCallSid: this.sid,
+        Direction: 'outbound-dial',
+        From: this.request.from,
+        To: dial.phone,
+        CallStatus: 'completed',
+        CallDuration: String(Math.min(dial.timeLimitSeconds, Math.round(talkMs / 1000))),
+      });
+    }
+    if (this.answeredAt) await this.status('completed', { CallDuration: String(Math.max(0, Math.round((Date.now() - this.answeredAt) / 1000))) });
+  }
+
   /** The app is closing: hang up without callbacks. */
   drop(): void {
     this.dropped = true;
@@ -458,9 +522,12 @@ export class SandboxCallControl implements CallControl {
     return { callSid: sid, answered: await call.ring(request.voiceUrl) };
   }
 
-  /** `<Dial>` (a transfer) or `<Hangup/>`: either way the simulated caller's side of the call ends. */
-  async redirectCall(callSid: string, _twiml?: string): Promise<void> {
-    await this.calls.get(callSid)?.end();
+  /** `<Dial>` (a transfer: the number dialled talks, then its leg's and the call's completed callbacks) or `<Hangup/>` (the call ends). */
+  async redirectCall(callSid: string, twiml?: string): Promise<void> {
+    const call = this.calls.get(callSid);
+    const dial = twiml ? parseDialTwiml(twiml) : null;
+    if (dial) await call?.transfer(dial);
+    else await call?.end();
   }
 
   async hangUpCall(callSid: string): Promise<void> {
@@ -472,7 +539,7 @@ export class SandboxCallControl implements CallControl {
     return this.calls.get(callSid) ?? null;
   }
 
-  /** Calls under way (tests wait on them). */
+  /** Calls under way, transferred ones until their dialled leg ends (tests wait on them). */
   get running(): number {
     return this.calls.size;
   }

@@ -76,7 +76,7 @@ export interface SandboxTelephonyOptions {
   /** Pause before each status callback (and between retries, doubled each time). */
   callbackDelayMs: number;
   /** The sandbox carrier's script and timing (tests). */
-  calls?: Partial<Pick<SandboxCallOptions, 'script' | 'replyPauseMs' | 'replyTimeoutMs' | 'voice'>>;
+  calls?: Partial<Pick<SandboxCallOptions, 'script' | 'replyPauseMs' | 'replyTimeoutMs' | 'voice' | 'transferLegMs'>>;
 }
 
 export class SandboxTelephonyProvider implements TelephonyProvider {
