@@ -130,7 +130,8 @@ async function main() {
   }
   app.services.housekeeping.start(15 * 60_000, app.log);
   // Calls carried by an instance that stopped end within a minute (DESIGN.md "Voice agent": scale-out).
-  app.services.voice.watchOrphans(30_000, app.log);
+  // SQLite: this process holds the data folder's lock, so no other instance is carrying calls: their calls end at once.
+  app.services.voice.watchOrphans(30_000, app.log, { exclusive: database.dialect === 'sqlite' });
   app.log.info(`docs at ${config.publicUrl}/api/docs`);
 }
 

@@ -23,6 +23,8 @@ export interface CallSessionsTable {
   media_heartbeat_at?: number | null;
   /** When the media stream must have connected by (its token's expiry; migration 400): a session still waiting after it is ended. */
   media_deadline_at?: number | null;
+  /** The instance whose in-process sandbox carrier holds the call until its stream connects (migration 400). */
+  carrier_instance?: string | null;
   /** The carrier's CallDuration of a `completed` that came while an instance still carried the stream (migration 400). */
   carrier_duration_seconds?: number | null;
   /** Final states: why the call ended (CallOutcome) and a short machine reason. */

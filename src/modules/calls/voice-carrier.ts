@@ -28,6 +28,8 @@ export interface VoiceCarrierDeps {
   defaultFrom: string;
   /** true: the sandbox carrier places the calls (a simulated caller answers). */
   sandbox?: boolean;
+  /** The sandbox carrier lives in this process: a call it rings dies with it, so it is marked as this instance's and kept alive by its heartbeat. */
+  holder?: { instanceId: string; keepHeartbeat(): void; now(): number };
 }
 
 export class VoiceAgentCarrier implements AudioProvider {
@@ -60,6 +62,11 @@ export class VoiceAgentCarrier implements AudioProvider {
       timeLimitSeconds: (call.maxDurationSeconds ?? DEFAULT_MAX_CALL_SECONDS) + 60,
       ...(call.sandboxScript ? { script: call.sandboxScript } : {}),
     });
+    const { holder } = this.deps;
+    if (this.sandbox && holder) {
+      await store.setCarrierInstance(sessionId, holder.instanceId, holder.now());
+      holder.keepHeartbeat();
+    }
     return { providerCallId: callSid };
   }
 }

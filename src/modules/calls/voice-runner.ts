@@ -114,19 +114,21 @@ export class VoiceRunner {
     this.legs = legs;
   }
 
-  /** One timer for every call this instance carries, stopped when none is left. */
-  private keepHeartbeat(): void {
+  /**
+   * One timer for every call this instance carries or holds in its sandbox
+   * carrier (`keepHeartbeat()` from the carrier too), running until close().
+   */
+  keepHeartbeat(): void {
     if (this.heartbeat) return;
     this.heartbeat = setInterval(() => {
-      const ids = this.deps.live.ids();
-      if (ids.length === 0) {
-        clearInterval(this.heartbeat!);
-        this.heartbeat = null;
-        return;
-      }
-      this.deps.store.heartbeat(this.deps.instanceId, ids, this.deps.clock.now()).catch((err: unknown) => this.deps.log.warn({ err }, 'media heartbeat not written'));
+      this.deps.store.heartbeat(this.deps.instanceId, this.deps.live.ids(), FINAL_STATUSES, this.deps.clock.now()).catch((err: unknown) => this.deps.log.warn({ err }, 'media heartbeat not written'));
     }, MEDIA_HEARTBEAT_MS);
     this.heartbeat.unref();
+  }
+
+  /** This process, as it marks the calls it carries. */
+  get instanceId(): string {
+    return this.deps.instanceId;
   }
 
   /** Stops the heartbeat (the app is closing). */

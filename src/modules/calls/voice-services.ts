@@ -88,12 +88,16 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
   // Twilio places the calls when it can (credentials and TWILIO_FROM); without Twilio the sandbox carrier does, unless SANDBOX_CALLS=timer.
   const twilio = deps.telephony.list.find((p) => !p.sandbox && p.calls !== null) ?? null;
   const sandbox = deps.telephony.list.find((p) => p.sandbox && p.calls !== null) ?? null;
+  const instanceId = `instance_${randomUUID()}`;
+  // The runner is built below; the sandbox carrier only needs it once a call is placed.
+  let runnerRef: VoiceRunner | null = null;
+  const holder = { instanceId, keepHeartbeat: () => runnerRef?.keepHeartbeat(), now: () => deps.clock.now() };
   const carrierDeps = { store, tokens, secretBox: deps.secretBox, publicUrl: deps.publicUrl };
   const carrier =
     twilio?.calls && deps.twilioFrom
       ? new VoiceAgentCarrier({ ...carrierDeps, control: twilio.calls, defaultFrom: deps.twilioFrom, sandbox: false })
       : !twilio && sandbox?.calls && deps.sandboxCalls === 'voice'
-        ? new VoiceAgentCarrier({ ...carrierDeps, control: sandbox.calls, defaultFrom: SANDBOX_DEFAULT_FROM, sandbox: true })
+        ? new VoiceAgentCarrier({ ...carrierDeps, control: sandbox.calls, defaultFrom: SANDBOX_DEFAULT_FROM, sandbox: true, holder })
         : null;
   const clock: TimerClock = 'setTimeout' in deps.clock ? (deps.clock as TimerClock) : systemClock;
   const vad = vadFactory(deps.log);
@@ -109,7 +113,7 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
     secretBox: deps.secretBox,
     live,
     clock,
-    instanceId: `instance_${randomUUID()}`,
+    instanceId,
     providers: {
       speechToText: deps.providers.speechToText ?? new NoRecognition(),
       model: deps.providers.languageModel ?? new SandboxDialogue({ clock: deps.clock }),
@@ -130,6 +134,7 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
     settings: { llmDeadlineMs: deps.providers.llmDeadlineMs, ...deps.settings },
     log: deps.log,
   });
+  runnerRef = runner;
   const callbacks = new TwilioCallCallbacks({
     providers: deps.telephony,
     publicUrl: deps.publicUrl,
@@ -156,9 +161,10 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
    * carrier said it lasted when its `completed` came while the stream still
    * looked carried, else up to the instance's last heartbeat.
    */
-  const failOrphaned = async (): Promise<number> => {
+  const failOrphaned = async (options: { exclusive?: boolean } = {}): Promise<number> => {
     const now = deps.clock.now();
-    const orphans = await store.listOrphaned(FINAL_STATUSES, now - MEDIA_STALE_MS, 100);
+    // Exclusive (a SQLite server at start: it holds the data folder's lock): every other instance has stopped, however fresh its heartbeat.
+    const orphans = await store.listOrphaned(FINAL_STATUSES, now - MEDIA_STALE_MS, 100, options.exclusive ? instanceId : undefined);
     for (const session of orphans) {
       await setOutcome(session.id, 'instance_stopped', 'instance_stopped');
       await report()(session.id, `orphaned_${session.id}`, { status: 'failed', at: iso(now), outcome: 'instance_stopped', reason: 'instance_stopped', duration_seconds: orphanSeconds(session) });
@@ -194,13 +200,19 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
       reporter = calls;
     },
     endUnconnected,
-    /** Looks for calls of stopped instances, and sessions whose stream never came, now and every `intervalMs`. */
-    watchOrphans(intervalMs: number, log: VoiceServiceDeps['log']) {
-      const run = () => {
-        void failOrphaned().catch((err: unknown) => log.warn({ err }, 'ending calls of stopped instances failed'));
-        void endUnconnected().catch((err: unknown) => log.warn({ err }, 'ending calls whose media never connected failed'));
+    /**
+     * Looks for calls of stopped instances, and sessions whose stream never
+     * came, now and every `intervalMs`. `exclusive`: no other instance can be
+     * running (SQLite), so at start every call of another is ended at once.
+     */
+    watchOrphans(intervalMs: number, log: VoiceServiceDeps['log'], options: { exclusive?: boolean } = {}) {
+      const run = (first = false) => {
+        void failOrphaned({ exclusive: first && options.exclusive })
+          .then(() => endUnconnected())
+          .catch((err: unknown) => log.warn({ err }, 'ending calls of stopped instances, or whose media never connected, failed'));
       };
-      run();
+      runner.keepHeartbeat();
+      run(true);
       orphanTimer = setInterval(run, intervalMs);
       orphanTimer.unref();
     },

@@ -53,26 +53,38 @@ export class VoiceCallStore {
     return Number(result.numUpdatedRows) === 1;
   }
 
-  /** This instance still carries these calls. */
-  async heartbeat(instance: string, sessionIds: readonly string[], now: number): Promise<void> {
-    if (sessionIds.length === 0) return;
-    await this.db.updateTable('call_sessions').set({ media_heartbeat_at: now }).where('media_instance', '=', instance).where('id', 'in', sessionIds).execute();
+  /** This instance still carries these calls (and still holds, in its sandbox carrier, the calls it placed that have not connected). */
+  async heartbeat(instance: string, sessionIds: readonly string[], finalStatuses: readonly string[], now: number): Promise<void> {
+    if (sessionIds.length > 0) await this.db.updateTable('call_sessions').set({ media_heartbeat_at: now }).where('media_instance', '=', instance).where('id', 'in', sessionIds).execute();
+    await this.db.updateTable('call_sessions').set({ media_heartbeat_at: now }).where('carrier_instance', '=', instance).where('media_instance', 'is', null).where('status', 'not in', finalStatuses).execute();
   }
 
-  /** Calls under way whose media instance has been silent since `staleBefore`: that instance stopped. */
+  /** The call is held by this instance's in-process sandbox carrier until its stream connects (ringing there dies with it). */
+  async setCarrierInstance(sessionId: string, instance: string, now: number): Promise<void> {
+    await this.db.updateTable('call_sessions').set({ carrier_instance: instance, media_heartbeat_at: now }).where('id', '=', sessionId).execute();
+  }
+
+  /**
+   * Calls not ended whose instance (the one carrying their media, or holding
+   * them in its sandbox carrier) has been silent since `staleBefore`: that
+   * instance stopped. `otherThan`: every instance but this one (a SQLite
+   * server at start: no other process can have the data folder).
+   */
   listOrphaned(
     finalStatuses: readonly string[],
     staleBefore: number,
     limit: number,
+    otherThan?: string,
   ): Promise<Array<Pick<CallSessionsTable, 'id' | 'user_id' | 'answered_at' | 'media_heartbeat_at' | 'carrier_duration_seconds'>>> {
-    return this.db
+    let query = this.db
       .selectFrom('call_sessions')
       .select(['id', 'user_id', 'answered_at', 'media_heartbeat_at', 'carrier_duration_seconds'])
-      .where('media_instance', 'is not', null)
-      .where('media_heartbeat_at', '<', staleBefore)
-      .where('status', 'not in', finalStatuses)
-      .limit(limit)
-      .execute();
+      .where((eb) => eb.or([eb('media_instance', 'is not', null), eb('carrier_instance', 'is not', null)]))
+      .where('status', 'not in', finalStatuses);
+    query = otherThan
+      ? query.where((eb) => eb.and([eb.or([eb('media_instance', 'is', null), eb('media_instance', '!=', otherThan)]), eb.or([eb('carrier_instance', 'is', null), eb('carrier_instance', '!=', otherThan)])]))
+      : query.where('media_heartbeat_at', '<', staleBefore);
+    return query.limit(limit).execute();
   }
 
   /** Sets why the call ended, once (the first final report's reason stands). */

@@ -149,3 +149,37 @@ describe('a call whose instance died', () => {
     expect((await chargesOf(user)).find((c) => c.ref === id)).toMatchObject({ state: 'settled', seconds: 30 });
   });
 });
+
+describe('a call ringing in the sandbox carrier of an instance that stopped', () => {
+  async function ringingCall(user: TestUser, holder: string, heartbeatAgoMs: number): Promise<string> {
+    const now = t.clock.now();
+    const id = newId(now);
+    await t.database.db.insertInto('call_sessions').values({
+      id, user_id: user.id, direction: 'outbound', status: 'ringing', webhook_url: null, summary: JSON.stringify({ to: '+14155550123', from: '+15005550006' }),
+      provider_call_id: `CA${randomUUID().replace(/-/g, '')}`, duration_seconds: null, finished_at: null, record_object_id: null, created_at: now - heartbeatAgoMs, updated_at: now - heartbeatAgoMs,
+      carrier_instance: holder, media_heartbeat_at: now - heartbeatAgoMs,
+    }).execute();
+    return id;
+  }
+
+  it('ends failed, outcome instance_stopped, once its holder has been silent 45 s; a holder that beats keeps it', async () => {
+    const user = await createFundedUser(t);
+    const gone = await ringingCall(user, 'instance_gone_ringing', 46_000);
+    const alive = await ringingCall(user, 'instance_alive_ringing', 40_000);
+    // The live holder's heartbeat confirms the calls it holds that have not connected.
+    await t.services.voice.store.heartbeat('instance_alive_ringing', [], ['completed', 'failed', 'busy', 'no_answer', 'canceled'], t.clock.now());
+    t.clock.advance(10_000);
+    await t.services.voice.failOrphaned();
+    expect(await view(user, gone)).toMatchObject({ status: 'failed', outcome: 'instance_stopped', reason: 'instance_stopped' });
+    expect((await view(user, alive)).status).toBe('ringing');
+  });
+
+  it('ends at once when this instance is the only one there can be (a SQLite server at start), however fresh the other heartbeat', async () => {
+    const user = await createFundedUser(t);
+    const killed = await ringingCall(user, 'instance_killed_just_now', 1000);
+    await t.services.voice.failOrphaned();
+    expect((await view(user, killed)).status).toBe('ringing');
+    await t.services.voice.failOrphaned({ exclusive: true });
+    expect(await view(user, killed)).toMatchObject({ status: 'failed', outcome: 'instance_stopped' });
+  });
+});
