@@ -64,8 +64,8 @@ export async function clinic(t: TestApp) {
 
 export type Clinic = Awaited<ReturnType<typeof clinic>>;
 
-/** POST /api/session/call from the clinic's number to `to`, optionally with a sandbox script and more agent fields → the session id. */
-export async function placeCall(t: TestApp, c: Clinic, to = '+14155550123', options: { script?: SandboxScript; agent?: Record<string, unknown> } = {}) {
+/** POST /api/session/call from the clinic's number to `to`, optionally with a sandbox script, more agent fields and human agents → the session id. */
+export async function placeCall(t: TestApp, c: Clinic, to = '+14155550123', options: { script?: SandboxScript; agent?: Record<string, unknown>; humanAgents?: Array<{ name: string; phone: string }> } = {}) {
   const jwt = await signPayload(c.server, {
     agent: { name: 'Amy', personaId: 'local-amy', firstMessage: 'Hello Grace, this is Amy from the clinic.', ...options.agent },
     contact: { name: 'Grace', phone: to },
@@ -74,6 +74,7 @@ export async function placeCall(t: TestApp, c: Clinic, to = '+14155550123', opti
     knowledgeBase: { id: c.kbId },
     integrations: [c.integrationId],
     phoneNumberId: c.numberId,
+    ...(options.humanAgents ? { humanAgents: options.humanAgents } : {}),
   });
   const res = await t.app.inject({ method: 'POST', url: '/api/session/call', headers: bearer(c.user.token), payload: { server: c.server.name, jwt, ...(options.script ? { script: options.script } : {}) } });
   expect(res.statusCode, res.body).toBe(204);
