@@ -20,6 +20,7 @@ import { type OpenAiFake, startOpenAiFake, textAnswer, toolCallAnswer } from '..
 import { registerServer, signPayload } from '../../support/signed-payloads.js';
 import { type TwilioFake, startTwilioFake } from '../../support/twilio-fake.js';
 import { freePort } from '../../support/ports.js';
+import { callCostCents } from '../../../src/modules/calls/charges.js';
 import { callConfig } from './support.js';
 
 /** Real time: the media stream is paced by the wall clock, as Twilio paces it. */
@@ -351,6 +352,61 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
       expect(list.calls[0]).toMatchObject({ direction: 'inbound', status: 'failed', outcome: 'refused', reason: 'insufficient_funds' });
     }, { timeout: 10_000, interval: 50 });
   }, 120_000);
+
+  it("transfers to a human agent as a billed leg: <Dial timeLimit> of what the balance buys, and Twilio's later duration of the dialled leg settles it once", async () => {
+    const user = await createFundedUser(t);
+    // $1 left: the call's hour holds 84 cents (140 a minute); 16 cents buy 5 minutes of the leg (140 + 140 a minute).
+    const balance = await t.services.billing.account.balanceCents(user.id);
+    await t.database.db.insertInto('credit_ledger').values({ user_id: user.id, cents: 100 - balance, reason: 'test_spend', ref: `test:${randomUUID()}`, created_at: Date.now() }).execute();
+    const server = await registerServer(t, user);
+    const numberId = await twilioNumber(user, `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`);
+    deepgram.transcripts.push('Can I speak to a person?');
+    openai.chatScripts.push(
+      { events: toolCallAnswer([{ id: 'call_transfer', name: 'transfer_to_human', arguments: '{"humanAgentId":"human-1"}' }]) },
+      { events: textAnswer('Of course, I am putting you through to Sam now.') },
+    );
+    const jwt = await signPayload(server, {
+      agent: { name: 'Amy', firstMessage: 'Hello Grace, this is Amy from the clinic.' },
+      contact: { name: 'Grace', phone: '+14155550123' },
+      humanAgents: [{ name: 'Sam', phone: '+14155550111' }],
+      type: 'prompt',
+      prompt: 'Put the contact through to Sam when asked.',
+      phoneNumberId: numberId,
+    });
+    const res = await t.app.inject({ method: 'POST', url: '/api/session/call', headers: bearer(user.token), payload: { server: server.name, jwt } });
+    expect(res.statusCode, res.body).toBe(204);
+    const sessionId = res.headers['x-session-id'] as string;
+    const placed = twilio.calls.at(-1)!;
+    const stream = /<Stream url="([^"]+)"><Parameter name="token" value="([^"]+)"\/>/.exec(placed.twiml)!;
+    const call = new FakeTwilioCall(stream[1]!, stream[2]!, placed.sid);
+    await call.open();
+    await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(50), { timeout: 20_000, interval: 50 });
+    await quiet(call);
+    await call.speak(await voice!.speak('Can I speak to a person?', AbortSignal.timeout(15_000)));
+
+    // After the agent's last words, the live call is redirected to the leg: the number, its time limit and its status callback.
+    await vi.waitFor(() => expect(placed.redirects.some((r) => r.includes('<Dial'))).toBe(true), { timeout: 30_000, interval: 50 });
+    const callbackUrl = `${publicUrl}/api/webhooks/twilio/dial/${sessionId}`;
+    expect(placed.redirects.find((r) => r.includes('<Dial'))).toContain(`<Dial timeLimit="300"><Number statusCallbackEvent="completed" statusCallback="${callbackUrl}" statusCallbackMethod="POST">+14155550111</Number></Dial>`);
+    const legRef = `${sessionId}:transfer`;
+    const leg = () => t.database.db.selectFrom('call_charges').selectAll().where('ref', '=', legRef).executeTakeFirstOrThrow();
+    expect(await leg()).toMatchObject({ state: 'open', direction: 'leg', rate: 280, max_seconds: 300, hold_cents: callCostCents(300, 280) });
+    await vi.waitFor(async () => {
+      const view = (await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })).json();
+      expect(view).toMatchObject({ status: 'completed', outcome: 'transferred' });
+      expect(view.toolCalls).toEqual([expect.objectContaining({ name: 'transfer_to_human', result: { ok: true, name: 'Sam' } })]);
+    }, { timeout: 20_000, interval: 50 });
+
+    // The dialled leg ends long after the session: Twilio's signed completed with the leg's own duration. A forged one changes nothing.
+    const final = { AccountSid: twilio.accountSid, CallSid: 'CA0000000000000000000000000000leg1', ParentCallSid: placed.sid, CallStatus: 'completed', CallDuration: '3600', Direction: 'outbound-dial' };
+    const forged = await fetch(callbackUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': 'bm90IGEgc2lnbmF0dXJl' }, body: new URLSearchParams(final) });
+    expect(forged.status).toBe(400);
+    expect(await leg()).toMatchObject({ state: 'open' });
+    for (let i = 0; i < 2; i++) expect((await twilio.postSigned(callbackUrl, final)).status).toBe(204);
+    // 3600 s at 280 a minute would be $1.68: the leg is charged per started minute up to its hold, once.
+    expect(await leg()).toMatchObject({ state: 'settled', seconds: 3600, charged_cents: callCostCents(300, 280) });
+    expect(await t.services.billing.account.balanceCents(user.id)).toBe(100 - Number((await t.database.db.selectFrom('call_charges').select('charged_cents').where('ref', '=', sessionId).executeTakeFirstOrThrow()).charged_cents) - callCostCents(300, 280));
+  }, 90_000);
 
   it('leaves the voicemail message after an answering machine beeps, then hangs up (outcome voicemail)', async () => {
     const user = await createFundedUser(t);
