@@ -59,6 +59,16 @@ describe('OpenAiSpeechToText', () => {
     expect(Array.from(fake.transcriptions[1]!.wav!.samples)).toEqual(Array.from(resample(second, 8000, 16000)));
   });
 
+  it('holds only the last 60 s of an utterance that never ends: a caller who never pauses cannot grow the call without end', async () => {
+    fake.transcripts.push('a very long one');
+    const stream = open();
+    const results = stream.results[Symbol.asyncIterator]();
+    for (let i = 0; i < 90 * 50; i++) stream.write(new Int16Array(160).fill(1000));
+    stream.endUtterance();
+    expect(await next(results)).toEqual({ text: 'a very long one', final: true, startMs: 30_000, endMs: 90_000 });
+    expect(fake.transcriptions[0]!.wav!.samples.length).toBe(60 * 16000);
+  });
+
   it('answers an empty utterance with an empty final result without a request', async () => {
     const stream = open();
     const results = stream.results[Symbol.asyncIterator]();

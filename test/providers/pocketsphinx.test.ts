@@ -151,6 +151,11 @@ describe.skipIf(!canRecogniseFlite)('pocketsphinx on the phone path (flite calle
     expect(results.map((r) => r.text)).toEqual(['', '']);
   }, 120_000);
 
+  it('keeps only the last 30 s of an utterance that never ends: a caller who never pauses cannot grow the call without end', async () => {
+    const [result] = await recognise(stt, [new Int16Array(60 * 8000)], DEFAULT_SCRIPT);
+    expect(result).toMatchObject({ text: '', final: true, startMs: 30_000, endMs: 60_000 });
+  }, 60_000);
+
   it('spots the words the dialogue engine acts on when the call has no script', async () => {
     const audio = await speakAll('flite', ['Can you tell me your opening hours please?', 'I would like to book a meeting.', 'No thank you, goodbye.', 'Can I speak to a person?', 'Purple elephants dance quietly']);
     const results = await recognise(stt, audio);

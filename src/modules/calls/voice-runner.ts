@@ -93,6 +93,8 @@ const OUTCOME_STATUS: Record<CallOutcome['outcome'], AudioProgress['status']> = 
   max_duration: 'completed',
   provider_error: 'failed',
   instance_stopped: 'failed',
+  // Shut out for what its far end sent (an invalid message, an audio flood): the reason says which.
+  refused: 'failed',
 };
 
 /** How often this instance confirms the calls it carries (a minute without it and they end `instance_stopped`). */

@@ -17,7 +17,7 @@ import { CallRecording, type RecordingChannels } from './recording.js';
 import { DEFAULT_APOLOGY, runReply, type Latency, type ReplyFacts, type Voice } from './reply.js';
 import { AudioSink, FRAME_MS, type SinkOptions } from './sink.js';
 import { ToolRegistry, type ToolCallRecord, type ToolContext, type TransferResult } from './tools.js';
-import type { Transport } from './transport.js';
+import { MEDIA_VIOLATIONS, type Transport } from './transport.js';
 import { DEFAULT_TURN_SETTINGS, TurnTaking, type TurnDecision, type TurnSettings } from './turns.js';
 import { SpeechGate, type VoiceActivityDetector } from './vad.js';
 
@@ -32,11 +32,12 @@ export interface TranscriptLine {
   latency?: Latency;
 }
 
-export type CallOutcomeKind = 'completed' | 'transferred' | 'max_duration' | 'provider_error' | 'voicemail' | 'instance_stopped';
+/** `refused`: the far end was shut out for what it sent (transport.ts MEDIA_VIOLATIONS: an invalid message, an audio flood). */
+export type CallOutcomeKind = 'completed' | 'transferred' | 'max_duration' | 'provider_error' | 'voicemail' | 'instance_stopped' | 'refused';
 
 export interface CallOutcome {
   outcome: CallOutcomeKind;
-  /** agent_ended, silence, caller_hung_up, stream_stopped, socket_closed, ended_by_server, … */
+  /** agent_ended, silence, caller_hung_up, stream_stopped, socket_closed, ended_by_server, audio_flood, invalid_message, … */
   reason?: string;
   transcript: TranscriptLine[];
   toolCalls: ToolCallRecord[];
@@ -104,6 +105,14 @@ export interface VoiceSessionOptions {
 
 type ReplyKind = 'greeting' | 'answer' | 'reprompt' | 'resume' | 'voicemail';
 
+/** Caller frames that may wait for an asynchronous voice activity detector (1 s); later ones are not detected. */
+export const MAX_VAD_WAITING = 50;
+
+/** How a call ends when its far end stops: `refused` when it was shut out for what it sent, else `completed`. */
+function stopOutcome(reason: string): CallOutcomeKind {
+  return MEDIA_VIOLATIONS.has(reason) ? 'refused' : 'completed';
+}
+
 export class VoiceSession {
   readonly settings: VoiceSettings;
   private readonly clock: TimerClock;
@@ -119,6 +128,10 @@ export class VoiceSession {
   private toolCalls: ToolCallRecord[] = [];
   private tickTimer: Timer | null = null;
   private vadChain: Promise<void> | null = null;
+  /** Caller frames waiting for their speech probability (an asynchronous detector answers one at a time). */
+  private vadWaiting = 0;
+  /** Frames not given to the detector because MAX_VAD_WAITING were waiting already. */
+  vadSkipped = 0;
   private ended = false;
   private voicemail = false;
   /** How the call ends once the carrier has done what the agent asked (hang-up, transfer): its stream may stop before the carrier answers. */
@@ -187,10 +200,10 @@ export class VoiceSession {
     if (this.started) return this.outcome;
     this.started = true;
     this.transport.on('audio', (frame, native) => this.onCallerFrame(frame, native));
-    this.transport.on('stop', (reason) => (this.endingAs ? this.finish(this.endingAs.outcome, this.endingAs.reason) : this.finish('completed', reason)));
+    this.transport.on('stop', (reason) => (this.endingAs && !MEDIA_VIOLATIONS.has(reason) ? this.finish(this.endingAs.outcome, this.endingAs.reason) : this.finish(stopOutcome(reason), reason)));
     // The far end may have gone while the call was being set up (its stop came before this listener).
     if (this.transport.stopReason !== null) {
-      this.finish('completed', this.transport.stopReason);
+      this.finish(stopOutcome(this.transport.stopReason), this.transport.stopReason);
       return this.outcome;
     }
     this.openRecognition();
@@ -240,7 +253,16 @@ export class VoiceSession {
       if (typeof p === 'number') return this.onProbability(p, frameStart);
       this.vadChain = p.then((value) => this.onProbability(value, frameStart));
     } else {
+      // The transport paces caller audio to real time, so a detector behind by a second is itself slow:
+      // frames beyond that are not queued (memory), and none is run once the call has ended (CPU).
+      if (this.vadWaiting >= MAX_VAD_WAITING) {
+        this.vadSkipped++;
+        return;
+      }
+      this.vadWaiting++;
       this.vadChain = this.vadChain.then(async () => {
+        this.vadWaiting--;
+        if (this.ended) return;
         const p = probability();
         this.onProbability(typeof p === 'number' ? p : await p, frameStart);
       });

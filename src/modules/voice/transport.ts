@@ -5,6 +5,8 @@
 // Streams and the browser socket are two framings of this one contract; the
 // session never sees either.
 import { FRAME_SAMPLES_8K, cutFrames, mulawToPcm, pcmToMulawInto, resample } from '../../lib/audio.js';
+import { type Clock, systemClock } from '../../lib/clock.js';
+import { type AllowanceOptions, CALLER_AUDIO_ALLOWANCE, CONTROL_MESSAGE_ALLOWANCE, RealTimeAllowance } from './real-time-allowance.js';
 import { formatClear, formatMark, mediaTemplate, parseTwilioMessage, TwilioMessageError, type TwilioInbound } from './twilio-codec.js';
 
 export interface TransportEvents {
@@ -17,10 +19,40 @@ export interface TransportEvents {
   /** The far end played the audio up to this mark. */
   mark: (name: string) => void;
   dtmf: (digit: string) => void;
-  /** The far end went away (stream stopped, hang-up, socket closed). Emitted once. */
+  /** The far end went away (stream stopped, hang-up, socket closed), or was shut out for breaking the protocol (MEDIA_VIOLATIONS). Emitted once. */
   stop: (reason: string) => void;
-  /** A message that could not be read; it was ignored. */
+  /** A message that could not be read; the socket was closed for it (stop `invalid_message`). */
   invalid: (error: Error) => void;
+}
+
+/**
+ * Stop reasons of a far end shut out for what it sent, not gone by itself:
+ * a message that is not the protocol's (`invalid_message`), too big
+ * (`message_too_big`), or audio or other messages far faster than real time
+ * (`audio_flood`, `message_flood`). A call ending so is `refused`.
+ */
+export const MEDIA_VIOLATIONS: ReadonlySet<string> = new Set(['invalid_message', 'message_too_big', 'audio_flood', 'message_flood']);
+
+/** Close codes of those violations (RFC 6455): data that cannot be read, a message the protocol does not have (or a flood), too big. */
+export const CLOSE_UNREADABLE = 1007;
+export const CLOSE_POLICY = 1008;
+export const CLOSE_TOO_BIG = 1009;
+
+/** A Twilio Media Streams message is well under 1 KB (a 20 ms media frame about 400 bytes; `start` with our token under 2 KB). */
+export const MAX_TWILIO_MESSAGE_BYTES = 4096;
+
+/** How much a far end may send (real-time-allowance.ts), on which clock; tests that feed audio faster than the wall clock pass their own. */
+export interface InflowOptions {
+  clock?: Clock;
+  audio?: AllowanceOptions;
+  control?: AllowanceOptions;
+}
+
+/** What was accepted and dropped of what the far end sent, so far. */
+export interface InflowCounts {
+  audioMs: number;
+  droppedAudioMs: number;
+  droppedMessages: number;
 }
 
 /** Things only a transport with a screen shows (the browser); Twilio ignores them. */
@@ -55,7 +87,7 @@ export interface SocketLike {
 
 type Listeners = { [K in keyof TransportEvents]: Array<TransportEvents[K]> };
 
-/** Listener bookkeeping, frame cutting and the once-only stop/close shared by both framings. */
+/** Listener bookkeeping, frame cutting, real-time pacing of what comes in and the once-only stop/close shared by both framings. */
 abstract class BaseTransport {
   private listeners: Listeners = { audio: [], mark: [], dtmf: [], stop: [], invalid: [] };
   private carry: Int16Array = new Int16Array(0);
@@ -63,6 +95,42 @@ abstract class BaseTransport {
   stopReason: string | null = null;
   protected closing = false;
   invalidMessages = 0;
+  private readonly audioIn: RealTimeAllowance;
+  private readonly controlIn: RealTimeAllowance;
+
+  constructor(inflow: InflowOptions = {}) {
+    const clock = inflow.clock ?? systemClock;
+    this.audioIn = new RealTimeAllowance(clock, inflow.audio ?? CALLER_AUDIO_ALLOWANCE);
+    this.controlIn = new RealTimeAllowance(clock, inflow.control ?? CONTROL_MESSAGE_ALLOWANCE);
+  }
+
+  get inflow(): InflowCounts {
+    return { audioMs: this.audioIn.accepted, droppedAudioMs: this.audioIn.dropped, droppedMessages: this.controlIn.dropped };
+  }
+
+  /**
+   * `frames` caller frames of `frameMs` each arrived: how many of them (the
+   * first ones) are taken, at real time plus the allowance. The rest are
+   * dropped before any decoding; a far end that keeps flooding is shut out.
+   */
+  protected admitAudio(frames: number, frameMs = 20): number {
+    const admitted = this.audioIn.take(frames, frameMs);
+    if (this.audioIn.flooding) {
+      this.shutOut(CLOSE_POLICY, 'audio_flood');
+      return 0;
+    }
+    return admitted;
+  }
+
+  /** One message that is not audio arrived: false when it is dropped (or the far end was shut out for flooding). */
+  protected admitControl(): boolean {
+    const admitted = this.controlIn.take(1) === 1;
+    if (this.controlIn.flooding) {
+      this.shutOut(CLOSE_POLICY, 'message_flood');
+      return false;
+    }
+    return admitted;
+  }
 
   on<K extends keyof TransportEvents>(event: K, listener: TransportEvents[K]): void {
     (this.listeners[event] as Array<TransportEvents[K]>).push(listener);
@@ -81,10 +149,23 @@ abstract class BaseTransport {
     for (const frame of frames) this.emit('audio', frame);
   }
 
-  protected invalid(error: Error) {
+  /** A message that is not the protocol's: the far end is shut out at the first one (a carrier or browser sends none). */
+  protected invalid(error: Error, code = CLOSE_POLICY) {
     this.invalidMessages++;
     this.emit('invalid', error);
+    this.shutOut(code, 'invalid_message');
   }
+
+  /** Closes the socket with `code` for what the far end sent; the session hears `stop` with `reason` (one of MEDIA_VIOLATIONS). */
+  protected shutOut(code: number, reason: string) {
+    if (this.closing) return;
+    this.closing = true;
+    this.closeSocket(code, reason);
+    this.farEndStopped(reason);
+  }
+
+  /** Closes the socket; the framing may tell the far end why first. */
+  protected abstract closeSocket(code: number, reason: string): void;
 
   protected farEndStopped(reason: string) {
     if (this.stopped) return;
@@ -121,8 +202,11 @@ export class TwilioTransport extends BaseTransport implements Transport {
   private resolveStart!: (start: TwilioStart) => void;
   private rejectStart!: (error: Error) => void;
 
-  constructor(private readonly socket: SocketLike) {
-    super();
+  constructor(
+    private readonly socket: SocketLike,
+    inflow: InflowOptions = {},
+  ) {
+    super(inflow);
     this.started = new Promise((resolve, reject) => {
       this.resolveStart = resolve;
       this.rejectStart = reject;
@@ -133,18 +217,25 @@ export class TwilioTransport extends BaseTransport implements Transport {
       this.rejectStart(new Error('socket closed before start'));
       this.farEndStopped('socket_closed');
     });
+    this.on('stop', (reason) => this.rejectStart(new Error(`stream ended before start (${reason})`)));
   }
 
   private onMessage(data: unknown, isBinary: boolean) {
+    // Closed (by the session, or shut out): what the socket still delivers is not read.
+    if (this.closed) return;
     if (isBinary) return this.invalid(new TwilioMessageError('binary frame'));
+    const size = typeof data === 'string' ? Buffer.byteLength(data) : Buffer.isBuffer(data) ? data.length : (data as ArrayBuffer).byteLength;
+    if (size > MAX_TWILIO_MESSAGE_BYTES) return this.shutOut(CLOSE_TOO_BIG, 'message_too_big');
     let message: TwilioInbound;
     try {
       message = parseTwilioMessage(typeof data === 'string' ? data : Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8'));
     } catch (error) {
-      return this.invalid(error as Error);
+      return this.invalid(error as Error, (error as Error).message === 'not JSON' ? CLOSE_UNREADABLE : CLOSE_POLICY);
     }
+    if (message.event !== 'media' && !this.admitControl()) return;
     switch (message.event) {
       case 'connected':
+        if (this.streamSid) return this.invalid(new TwilioMessageError('connected after start'));
         return;
       case 'start':
         if (this.streamSid) return this.invalid(new TwilioMessageError('second start'));
@@ -152,17 +243,25 @@ export class TwilioTransport extends BaseTransport implements Transport {
         this.formatMedia = mediaTemplate(message.streamSid);
         return this.resolveStart({ streamSid: message.streamSid, callSid: message.callSid, accountSid: message.accountSid, customParameters: message.customParameters });
       case 'media':
-        if (!this.streamSid || message.streamSid !== this.streamSid) return this.invalid(new TwilioMessageError('media for another stream'));
+        if (!this.streamSid || message.streamSid !== this.streamSid) return this.invalid(new TwilioMessageError(this.streamSid ? 'media for another stream' : 'media before start'));
         if (message.track !== 'inbound') return;
+        if (this.admitAudio(1, message.payload.length / 8) === 0) return;
         return this.pushCallerAudio(mulawToPcm(message.payload));
       case 'mark':
         if (message.streamSid !== this.streamSid) return this.invalid(new TwilioMessageError('mark for another stream'));
         return this.emit('mark', message.name);
       case 'dtmf':
+        if (message.streamSid !== this.streamSid) return this.invalid(new TwilioMessageError('dtmf for another stream'));
         return this.emit('dtmf', message.digit);
       case 'stop':
+        if (message.streamSid !== this.streamSid) return this.invalid(new TwilioMessageError('stop for another stream'));
         return this.farEndStopped('stream_stopped');
     }
+  }
+
+  /** The `start` message has been read (synchronously, as it arrives; `started` resolves a microtask later). */
+  get hasStarted(): boolean {
+    return this.streamSid !== null;
   }
 
   sendAudio(frame: Int16Array) {
@@ -185,6 +284,10 @@ export class TwilioTransport extends BaseTransport implements Transport {
     if (this.closing) return;
     this.closing = true;
     this.socket.close(1000, 'call ended');
+  }
+
+  protected closeSocket(code: number, reason: string) {
+    this.socket.close(code, reason);
   }
 }
 
@@ -210,8 +313,9 @@ export class WebTransport extends BaseTransport implements Transport {
   constructor(
     private readonly socket: SocketLike,
     private readonly format: WebAudioFormat = WEB_AUDIO_FORMAT,
+    inflow: InflowOptions = {},
   ) {
-    super();
+    super(inflow);
     this.callerSampleRate = format.sampleRate;
     this.bytesPerFrame = (format.sampleRate / 1000) * format.frameMs * 2;
     socket.on('message', (data: unknown, isBinary?: boolean) => this.onMessage(data, isBinary));
@@ -222,10 +326,16 @@ export class WebTransport extends BaseTransport implements Transport {
   }
 
   private onMessage(data: unknown, isBinary: boolean | undefined) {
-    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+    // Closed (by the session, or shut out): what the socket still delivers is not read.
+    if (this.closed) return;
+    const whole = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
     const binary = isBinary ?? typeof data !== 'string';
     if (binary) {
-      if (bytes.length === 0 || bytes.length % this.bytesPerFrame !== 0) return this.invalid(new Error(`audio must be whole ${this.format.frameMs} ms frames of ${this.bytesPerFrame} bytes`));
+      if (whole.length === 0 || whole.length % this.bytesPerFrame !== 0) return this.invalid(new Error(`audio must be whole ${this.format.frameMs} ms frames of ${this.bytesPerFrame} bytes`), CLOSE_UNREADABLE);
+      // Paced before anything is decoded: what runs ahead of real time costs nothing.
+      const frames = this.admitAudio(whole.length / this.bytesPerFrame, this.format.frameMs);
+      if (frames === 0) return;
+      const bytes = whole.subarray(0, frames * this.bytesPerFrame);
       const samples = new Int16Array(bytes.length / 2);
       for (let i = 0; i < samples.length; i++) samples[i] = bytes.readInt16LE(i * 2);
       if (this.format.sampleRate === 8000) return this.pushCallerAudio(samples);
@@ -237,11 +347,12 @@ export class WebTransport extends BaseTransport implements Transport {
       }
       return;
     }
+    if (!this.admitControl()) return;
     let message: unknown;
     try {
-      message = JSON.parse(bytes.toString('utf8'));
+      message = JSON.parse(whole.toString('utf8'));
     } catch {
-      return this.invalid(new Error('not JSON'));
+      return this.invalid(new Error('not JSON'), CLOSE_UNREADABLE);
     }
     const m = message as { type?: unknown; name?: unknown; digit?: unknown };
     if (m && m.type === 'mark' && typeof m.name === 'string') return this.emit('mark', m.name);
@@ -274,7 +385,11 @@ export class WebTransport extends BaseTransport implements Transport {
   close(reason: string) {
     if (this.closing) return;
     this.closing = true;
+    this.closeSocket(1000, reason);
+  }
+
+  protected closeSocket(code: number, reason: string) {
     if (!this.socketClosed) this.socket.send(JSON.stringify({ type: 'ended', reason }));
-    this.socket.close(1000, reason.slice(0, 100));
+    this.socket.close(code, reason.slice(0, 100));
   }
 }

@@ -30,6 +30,8 @@ const PROVIDER = 'openai';
 const WAV_SAMPLE_RATE = 16_000;
 /** Longest utterance sent: 60 s of caller audio (a longer one is cut to its last minute). */
 const MAX_UTTERANCE_SAMPLES = 60 * 8000;
+/** Utterances of one call waiting to be transcribed before further ones are answered empty. */
+const MAX_WAITING_UTTERANCES = 8;
 
 /** A multipart/form-data body (built here: the outbound client takes bytes as they are). */
 export function multipartBody(fields: Record<string, string>, file: { field: string; filename: string; contentType: string; bytes: Buffer }): { body: Buffer; contentType: string } {
@@ -96,6 +98,8 @@ class UtteranceStream implements RecognitionStream {
   /** Samples before the held audio: where the next utterance starts. */
   private position = 0;
   private chain: Promise<void> = Promise.resolve();
+  /** Utterances cut and not yet sent. */
+  private waiting = 0;
   private readonly controller = new AbortController();
 
   constructor(
@@ -111,6 +115,12 @@ class UtteranceStream implements RecognitionStream {
     if (this.queue.closed || pcm.length === 0) return;
     this.held.push(pcm.slice());
     this.heldSamples += pcm.length;
+    // Only the last MAX_UTTERANCE_SAMPLES are sent: older audio is not kept (a caller who never pauses cannot grow memory without end).
+    while (this.heldSamples > MAX_UTTERANCE_SAMPLES && this.held.length > 1) {
+      const oldest = this.held.shift()!;
+      this.heldSamples -= oldest.length;
+      this.position += oldest.length;
+    }
   }
 
   endUtterance(): void {
@@ -127,8 +137,11 @@ class UtteranceStream implements RecognitionStream {
     this.held = [];
     this.heldSamples = 0;
     if (pcm.length > MAX_UTTERANCE_SAMPLES) pcm = pcm.subarray(pcm.length - MAX_UTTERANCE_SAMPLES);
-    const utterance = pcm;
+    // More utterances waiting than MAX_WAITING_UTTERANCES (noise the VAD keeps cutting): the extra ones are answered empty, unsent.
+    const utterance = this.waiting >= MAX_WAITING_UTTERANCES ? new Int16Array(0) : pcm;
+    this.waiting++;
     this.chain = this.chain.then(async () => {
+      this.waiting--;
       if (this.queue.closed) return;
       try {
         // Nothing heard: nothing to send, the answer is known.

@@ -52,6 +52,10 @@ const MATCH_THRESHOLD = 0.5;
 const GRAMMAR_AGREEMENT = 0.25;
 /** An utterance quieter than this (RMS of PCM16) is silence: no decoder runs. */
 const SILENCE_RMS = 60;
+/** Audio kept of one utterance: its last 30 s (a caller who never pauses cannot grow a call's memory without end). */
+export const MAX_UTTERANCE_MS = 30_000;
+/** Utterances of one call waiting for a decoder; a call that cuts more (noise the VAD keeps cutting) gets empty results for them, so it cannot hold the decoders every call shares. */
+export const MAX_WAITING_UTTERANCES = 8;
 
 export interface PocketsphinxOptions {
   modelDir?: string;
@@ -266,6 +270,8 @@ class PocketsphinxStream implements RecognitionStream {
   private utterances = 0;
   private readonly sampleRate: 8000 | 16000;
   private readonly pending: Array<Promise<RecognitionResult>> = [];
+  /** Utterances sent to the decoder and not yet recognised. */
+  private waiting = 0;
   private wake: (() => void) | null = null;
   private closed = false;
   private readonly controller = new AbortController();
@@ -283,6 +289,13 @@ class PocketsphinxStream implements RecognitionStream {
     if (this.closed || pcm.length === 0) return;
     this.chunks.push(pcm.slice());
     this.samples += pcm.length;
+    // Past the longest utterance kept, its oldest audio goes (the utterance then starts that much later).
+    const max = (MAX_UTTERANCE_MS * this.sampleRate) / 1000;
+    while (this.samples > max && this.chunks.length > 1) {
+      const oldest = this.chunks.shift()!;
+      this.samples -= oldest.length;
+      this.offsetSamples += oldest.length;
+    }
   }
 
   endUtterance(): void {
@@ -299,13 +312,20 @@ class PocketsphinxStream implements RecognitionStream {
     this.chunks = [];
     this.samples = 0;
     const id = ++this.utterances;
+    if (this.waiting >= MAX_WAITING_UTTERANCES) {
+      this.pending.push(Promise.resolve({ text: '', final: true, startMs, endMs }));
+      this.wake?.();
+      return;
+    }
+    this.waiting++;
     this.search ??= this.provider.prepare(this.options.phrases);
     const result = this.search
       .then((search) => this.provider.recognise(search, id, audio, this.controller.signal, this.sampleRate))
       .then((r): RecognitionResult => ({ text: r.text, final: true, startMs, endMs, confidence: r.confidence }))
       .catch((err: unknown) => {
         throw err instanceof ProviderFailure ? err : new ProviderFailure('pocketsphinx', err instanceof Error ? err.message : String(err));
-      });
+      })
+      .finally(() => this.waiting--);
     result.catch(() => {}); // observed by the reader; never an unhandled rejection
     this.pending.push(result);
     this.wake?.();

@@ -8,7 +8,7 @@ import type { LanguageModel } from '../../../src/providers/language-model/interf
 import { SandboxDialogue } from '../../../src/providers/language-model/sandbox.js';
 import { NoRecognition } from '../../../src/providers/speech-to-text/none.js';
 import type { SpeechToText } from '../../../src/providers/speech-to-text/interface.js';
-import { VoiceSession, type TranscriptLine, type VoiceSettings } from '../../../src/modules/voice/session.js';
+import { MAX_VAD_WAITING, VoiceSession, type TranscriptLine, type VoiceSettings } from '../../../src/modules/voice/session.js';
 import { TwilioTransport, WebTransport, type Transport } from '../../../src/modules/voice/transport.js';
 import { EnergyVad, type VoiceActivityDetector } from '../../../src/modules/voice/vad.js';
 import { loadVoiceActivity } from '../../../src/modules/voice/silero-vad.js';
@@ -34,9 +34,10 @@ async function startCall(options: CallOptions = {}) {
   const socket = new FakeSocket();
   if (options.echo !== false) socket.autoEcho = clock;
   let transport: Transport;
-  if (options.web) transport = new WebTransport(socket);
+  // Caller audio is paced to real time on the call's clock (the tests' audio runs on the ManualClock).
+  if (options.web) transport = new WebTransport(socket, undefined, { clock });
   else {
-    const twilio = new TwilioTransport(socket);
+    const twilio = new TwilioTransport(socket, { clock });
     socket.start();
     await twilio.started;
     transport = twilio;
@@ -385,12 +386,16 @@ describe('VoiceSession', () => {
 
   it('runs the same session over the browser transport: binary audio out, transcript and tool notices, ended', async () => {
     const call = await startCall({ web: true });
+    // The browser's echo, in its own framing (a Twilio-framed one would be an invalid message and close the socket).
+    const echoWebMarks = () => {
+      for (const m of call.socket.sent.filter((m) => !Buffer.isBuffer(m) && m.type === 'mark')) call.socket.emit('message', JSON.stringify({ type: 'mark', name: m.name }), false);
+    };
     await call.run(1500);
-    call.socket.echoMarks(call.socket.sent.filter((m) => !Buffer.isBuffer(m) && m.type === 'mark').map((m) => m.name));
+    echoWebMarks();
     await call.run(100);
     await call.say('Can you tell me your opening hours please?');
     await call.run(4000);
-    call.socket.echoMarks(call.socket.sent.filter((m) => !Buffer.isBuffer(m) && m.type === 'mark').map((m) => m.name));
+    echoWebMarks();
     await call.run(100);
     const json = call.socket.sent.filter((m) => !Buffer.isBuffer(m));
     expect(call.socket.sent.filter((m) => Buffer.isBuffer(m)).every((b: Buffer) => b.length === 640)).toBe(true);
@@ -417,6 +422,42 @@ describe('VoiceSession', () => {
       call.session.end('test_over');
       await call.outcome;
     }
+  });
+
+  it('a slow voice activity detector: at most a second of frames wait for it, and none is run once the call has ended', async () => {
+    let runs = 0;
+    const answers: Array<(p: number) => void> = [];
+    const slow: VoiceActivityDetector = {
+      name: 'slow',
+      process: () => {
+        runs++;
+        return new Promise<number>((resolve) => answers.push(resolve));
+      },
+    };
+    const call = await startCall({ vad: slow });
+    await call.run(5000); // 250 frames; the detector has not answered the first
+    expect(runs).toBe(1);
+    expect(call.session.vadSkipped).toBe(250 - 1 - MAX_VAD_WAITING);
+    call.session.end('test_over');
+    await call.outcome;
+    for (const answer of answers.splice(0)) answer(0.9);
+    await flush();
+    await flush();
+    // The 50 frames that waited are dropped with the call, not run after it.
+    expect(runs).toBe(1);
+  });
+
+  it('a far end flooding audio far faster than real time is shut out: outcome refused, reason audio_flood, nothing more decided', async () => {
+    const call = await startCall();
+    await call.run(1000);
+    const linesBefore = call.lines.length;
+    // Ten seconds of caller audio at once (no time passes): the 2 s burst is taken, then the stream is shut out.
+    for (let i = 0; i < 500; i++) call.socket.media(tone(160, 9000, 220));
+    const outcome = await call.outcome;
+    expect(outcome).toMatchObject({ outcome: 'refused', reason: 'audio_flood' });
+    expect(call.socket.closedWith).toEqual({ code: 1008, reason: 'audio_flood' });
+    await call.run(1000);
+    expect(call.lines.length).toBe(linesBefore);
   });
 
   it('ends at once when the far end left while the call was being set up', async () => {
