@@ -1,21 +1,31 @@
 // The sandbox dialogue engine (DESIGN "Voice agent"): a deterministic stand-in
 // for a language model, keyed on the caller's last words, answering through
 // the same tools as a real model (so its tool calls are recorded the same
-// way). Labelled sandbox. The session speaks the agent's firstMessage itself.
+// way) and calling only the tools the request offers. Labelled sandbox. The
+// session speaks the agent's firstMessage itself; the engine plays the agent
+// of the call it is asked about (sandbox-agent.ts: the name in the system
+// prompt, the introduction of the first message).
+//   not understood: "(unclear)", "(speech not recognised)" → asks to say it again, acts on nothing
 //   goodbye / bye / that's all    → says goodbye, calls end_call
 //   a person / human / agent …     → says it transfers, calls transfer_to_human
-//   meeting / appointment / book … → check_availability for the day named ("next Tuesday", "tomorrow",
+//   meeting / appointment / book … → with a calendar (check_availability and book_meeting offered):
+//                                    check_availability for the day named ("next Tuesday", "tomorrow",
 //                                    "2026-12-01"; days are UTC, relative to the call's clock), then
-//                                    book_meeting on that day's first slot, confirms
-//   hello / hi / who is this       → greets
-//   a question (what/when/where/how …, "?", "opening hours", "tell me") → search_knowledge, quotes the
-//                                    top match's sentence sharing most words with the question
+//                                    book_meeting on that day's first slot, confirms; without one it
+//                                    says it cannot book on this call
+//   hello / hi / who is this       → greets as the agent ("This is Amy from the clinic.")
+//   a question (what/when/where/how …, "?", "opening hours", "tell me") → search_knowledge, says the
+//                                    passage that answers it (sandbox-answer.ts: not a heading, a title
+//                                    or the FAQ's question read back)
 //   anything else                  → asks to rephrase
 import type { Clock } from '../../lib/clock.js';
+import { NOT_RECOGNISED } from '../speech-to-text/none.js';
 import type { ChatMessage, ChatToolCall, CompletionRequest, LanguageModel, ModelDelta } from './interface.js';
+import { agentIdentity } from './sandbox-agent.js';
+import { answeringPassage } from './sandbox-answer.js';
 
 export interface SandboxDialogueOptions {
-  /** Who the agent says it is when greeted. */
+  /** Who the agent says it is when greeted and the call's system prompt names nobody. */
   agentName?: string;
   /** The call's clock: "tomorrow" and "next Tuesday" count from its today (UTC). Default: the system clock. */
   clock?: Clock;
@@ -44,35 +54,6 @@ export function requestedDate(utterance: string, now: number): string | null {
   return day(today + ahead * DAY_MS);
 }
 
-const STOP_WORDS = new Set(['the', 'and', 'you', 'your', 'are', 'can', 'could', 'tell', 'please', 'what', 'when', 'where', 'how', 'why', 'who', 'which', 'does', 'for', 'with', 'about', 'this', 'that', 'have', 'has', 'there', 'is', 'me', 'my', 'our', 'its', 'it', 'do', 'of', 'to', 'in', 'on', 'at', 'a', 'an', 'be', 'would', 'like', 'know', 'want', 'i']);
-
-function words(text: string): string[] {
-  return text.toLowerCase().match(/[a-z0-9']+/g) ?? [];
-}
-
-/** Crude stem: the first four letters ("opening" and "open", "parking" and "park" meet). */
-function stem(word: string) {
-  return word.slice(0, 4);
-}
-
-export function mostRelevantSentence(text: string, question: string): string {
-  const sentences = text.split(/(?<=[.!?])\s+/).map((s) => s.trim()).filter(Boolean);
-  if (!sentences.length) return text.trim();
-  const wanted = new Set(words(question).filter((w) => w.length >= 3 && !STOP_WORDS.has(w)).map(stem));
-  let best = sentences[0]!;
-  let bestScore = -1;
-  for (const sentence of sentences) {
-    const have = new Set(words(sentence).map(stem));
-    let score = 0;
-    for (const w of wanted) if (have.has(w)) score++;
-    if (score > bestScore) {
-      best = sentence;
-      bestScore = score;
-    }
-  }
-  return best;
-}
-
 export function describeSlot(iso: string): string {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
@@ -94,17 +75,40 @@ export function describeDay(date: string): string {
   return new Intl.DateTimeFormat('en-GB', { weekday: 'long', day: 'numeric', month: 'long', timeZone: 'UTC' }).format(d);
 }
 
-type Intent = 'goodbye' | 'transfer' | 'meeting' | 'greeting' | 'question' | 'unknown';
+type Intent = 'unclear' | 'goodbye' | 'transfer' | 'meeting' | 'greeting' | 'question' | 'unknown';
+
+/** What the session passes for a caller line it could not (or not surely) recognise. */
+export const UNCLEAR = '(unclear)';
+
+/**
+ * A line marked as not understood: a recogniser's note in parentheses
+ * ("(unclear)", "(speech not recognised)", "(inaudible)") anywhere in it, or
+ * a line that is only such a note. Its words, if any, are not the caller's.
+ */
+export function isUnclear(utterance: string): boolean {
+  const t = utterance.trim().toLowerCase();
+  return t.includes(UNCLEAR) || t.includes(NOT_RECOGNISED) || /\((inaudible|unintelligible|no speech|silence|noise)\)/.test(t) || /^\([^()]*\)$/.test(t);
+}
 
 export function classify(utterance: string): Intent {
   const t = utterance.toLowerCase().trim();
+  if (isUnclear(t)) return 'unclear';
   if (/\b(good ?bye|bye|that'?s all|hang up)\b/.test(t)) return 'goodbye';
   if (/\b(person|human|agent|someone|somebody|representative|operator|colleague)\b/.test(t)) return 'transfer';
   if (/\b(meeting|appointment|booking|book|schedule|reserve|reservation)\b/.test(t)) return 'meeting';
-  if (/^(hello|hi|hey|good (morning|afternoon|evening))\b/.test(t) || /\bwho is (this|that|speaking)\b/.test(t)) return 'greeting';
+  if (/^(hello|hi|hey|good (morning|afternoon|evening))\b/.test(t) || /\b(who('s| is) (this|that|speaking)|who are you|who am i (speaking|talking) (to|with)|what('s| is) your name)\b/.test(t)) return 'greeting';
   if (/\?\s*$/.test(t) || /^(what|when|where|how|why|who|which|can|could|do|does|is|are|will|would)\b/.test(t) || /\b(opening hours|tell me|i want to know|i'd like to know)\b/.test(t)) return 'question';
   return 'unknown';
 }
+
+/** Tools the engine has been offered, by name: a real model cannot call a tool it was not given, neither does the engine. */
+type Offered = (name: string) => boolean;
+
+/** A meeting needs both: availability to offer a slot, booking to take it. */
+const CALENDAR_TOOLS = ['check_availability', 'book_meeting'];
+
+type Say = (text: string) => ModelDelta[];
+type Call = (name: string, args: Record<string, unknown>) => ModelDelta;
 
 export class SandboxDialogue implements LanguageModel {
   readonly name = 'sandbox';
@@ -120,12 +124,15 @@ export class SandboxDialogue implements LanguageModel {
     const { messages, signal } = request;
     const last = messages[messages.length - 1];
     const callId = `sandbox_call_${messages.length}`;
-    const say = (text: string): ModelDelta[] => text.split(/(?<= )/).map((w) => ({ type: 'text', text: w }) as ModelDelta);
-    const call = (name: string, args: Record<string, unknown>): ModelDelta => ({ type: 'tool_call', call: { id: callId, type: 'function', function: { name, arguments: JSON.stringify(args) } } });
+    const names = new Set(request.tools.map((t) => t.name));
+    const offered: Offered = (name) => names.has(name);
+    const say: Say = (text) => text.split(/(?<= )/).map((w) => ({ type: 'text', text: w }) as ModelDelta);
+    const call: Call = (name, args) => ({ type: 'tool_call', call: { id: callId, type: 'function', function: { name, arguments: JSON.stringify(args) } } });
+    const identity = agentIdentity(messages, this.options.agentName);
     let out: ModelDelta[];
-    if (last?.role === 'tool') out = this.afterTool(messages, last, say, call);
-    else if (last?.role === 'user') out = this.answer(last.content, say, call);
-    else out = say("Hello, how can I help you?");
+    if (last?.role === 'tool') out = this.afterTool(messages, last, say, call, offered);
+    else if (last?.role === 'user') out = this.answer(last.content, identity, say, call, offered);
+    else out = say(identity ? `Hello, this is ${identity}. How can I help you?` : 'Hello, how can I help you?');
     for (const delta of out) {
       if (signal.aborted) throw signal.reason;
       yield delta;
@@ -133,26 +140,32 @@ export class SandboxDialogue implements LanguageModel {
     yield { type: 'done', finishReason: out.some((d) => d.type === 'tool_call') ? 'tool_calls' : 'stop' };
   }
 
-  private answer(utterance: string, say: (t: string) => ModelDelta[], call: (n: string, a: Record<string, unknown>) => ModelDelta): ModelDelta[] {
+  private answer(utterance: string, identity: string | null, say: Say, call: Call, offered: Offered): ModelDelta[] {
     switch (classify(utterance)) {
+      case 'unclear':
+        // Words the recogniser was not sure of are not acted on: no goodbye, no transfer, no booking.
+        return say("Sorry, I didn't catch that. Could you say that again?");
       case 'goodbye':
-        return [...say('Thank you for calling. Goodbye!'), call('end_call', {})];
+        return [...say('Thank you for calling. Goodbye!'), ...(offered('end_call') ? [call('end_call', {})] : [])];
       case 'transfer':
+        if (!offered('transfer_to_human')) return say("I'm sorry, I can't transfer you on this call, but I'm happy to help with anything else.");
         return [...say('Of course, let me put you through to a colleague.'), call('transfer_to_human', {})];
       case 'meeting': {
+        if (!CALENDAR_TOOLS.every(offered)) return say("I'm sorry, I can't book meetings on this call, but I'm happy to help with anything else.");
         const date = requestedDate(utterance, this.now());
         return [...say(date ? `Let me check the calendar for ${describeDay(date)}.` : 'Let me check the calendar.'), call('check_availability', date ? { date } : {})];
       }
       case 'greeting':
-        return say(`Hello! This is ${this.options.agentName ?? 'the virtual assistant'}. How can I help you today?`);
+        return say(`Hello! This is ${identity ?? 'the virtual assistant'}. How can I help you today?`);
       case 'question':
+        if (!offered('search_knowledge')) return say("I'm sorry, I don't have information about that.");
         return [call('search_knowledge', { query: utterance.replace(/[?!.]+$/, '').trim() })];
       default:
-        return say("Sorry, I didn't catch that. Could you say it another way?");
+        return say("Sorry, I didn't understand that. Could you say it another way?");
     }
   }
 
-  private afterTool(messages: ChatMessage[], last: Extract<ChatMessage, { role: 'tool' }>, say: (t: string) => ModelDelta[], call: (n: string, a: Record<string, unknown>) => ModelDelta): ModelDelta[] {
+  private afterTool(messages: ChatMessage[], last: Extract<ChatMessage, { role: 'tool' }>, say: Say, call: Call, offered: Offered): ModelDelta[] {
     const toolCall = messages
       .flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []) : []))
       .find((c: ChatToolCall) => c.id === last.tool_call_id);
@@ -165,11 +178,15 @@ export class SandboxDialogue implements LanguageModel {
     const failed = typeof result.error === 'string';
     switch (toolCall?.function.name) {
       case 'search_knowledge': {
-        const matches = Array.isArray(result.matches) ? (result.matches as Array<{ text?: unknown }>) : [];
-        const top = matches.find((m) => typeof m.text === 'string');
-        if (failed || !top) return say("I'm sorry, I don't have information about that.");
+        const matches = Array.isArray(result.matches) ? (result.matches as Array<{ text?: unknown; title?: unknown }>) : [];
         const question = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
-        return say(mostRelevantSentence(top.text as string, question));
+        // The best match that holds an answer: one of only headings or questions gives way to the next.
+        for (const match of failed ? [] : matches) {
+          if (typeof match.text !== 'string') continue;
+          const passage = answeringPassage(match.text, question, typeof match.title === 'string' ? [match.title] : []);
+          if (passage) return say(passage);
+        }
+        return say("I'm sorry, I don't have information about that.");
       }
       case 'check_availability': {
         // The day asked for (the call's arguments): only a slot on that day will do.
@@ -182,6 +199,7 @@ export class SandboxDialogue implements LanguageModel {
         const slots = (Array.isArray(result.slots) ? result.slots.filter((s): s is string => typeof s === 'string') : []).filter((s) => !date || s.startsWith(date));
         if (failed || !slots.length) return say(date ? `I'm sorry, there are no open slots on ${describeDay(date)}.` : "I'm sorry, there are no open slots at the moment.");
         const offer = date ? `The first open slot on ${describeDay(date)} is at ${describeTime(slots[0]!)}.` : `The first open slot is ${describeSlot(slots[0]!)}.`;
+        if (!offered('book_meeting')) return say(`${offer} I can't book it on this call.`);
         return [...say(`${offer} I'll book it for you.`), call('book_meeting', { start: slots[0] })];
       }
       case 'book_meeting':

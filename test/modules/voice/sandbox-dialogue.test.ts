@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/lib/clock.js';
-import { classify, mostRelevantSentence, requestedDate, SandboxDialogue } from '../../../src/providers/language-model/sandbox.js';
-import type { ChatMessage, ModelDelta } from '../../../src/providers/language-model/interface.js';
-import { ToolRegistry } from '../../../src/modules/voice/tools.js';
+import { classify, requestedDate, SandboxDialogue } from '../../../src/providers/language-model/sandbox.js';
+import type { ChatMessage, ModelDelta, ToolSpec } from '../../../src/providers/language-model/interface.js';
+import { ToolRegistry, VOICE_TOOLS, type ToolContext, type VoiceTool } from '../../../src/modules/voice/tools.js';
+import { agentCall } from '../../../src/modules/calls/agent-calls.js';
+import { BUILT_IN_PERSONAS } from '../../../src/modules/personas/catalog.js';
 
-async function answer(model: SandboxDialogue, messages: ChatMessage[]) {
+async function answer(model: SandboxDialogue, messages: ChatMessage[], tools: ToolSpec[]) {
   const deltas: ModelDelta[] = [];
-  for await (const d of model.complete({ messages, tools: [], signal: new AbortController().signal })) deltas.push(d);
+  for await (const d of model.complete({ messages, tools, signal: new AbortController().signal })) deltas.push(d);
   const text = deltas.flatMap((d) => (d.type === 'text' ? [d.text] : [])).join('');
   const calls = deltas.flatMap((d) => (d.type === 'tool_call' ? [d.call] : []));
   return { text, calls };
@@ -15,21 +17,33 @@ async function answer(model: SandboxDialogue, messages: ChatMessage[]) {
 /** Open slots of a sandbox calendar: 10:00 and 11:00 UTC on each weekday of the week from Monday 30 November 2026, narrowed to `date` when given. */
 const SLOTS = ['2026-11-30', '2026-12-01', '2026-12-02', '2026-12-03', '2026-12-04'].flatMap((d) => [`${d}T10:00:00Z`, `${d}T11:00:00Z`]);
 
+interface Conversation {
+  clock?: ManualClock;
+  slots?: string[];
+  /** The call's messages before the caller's line (default: a system prompt naming nobody). */
+  before?: ChatMessage[];
+  /** The tools the call offers (default: all of them). */
+  tools?: VoiceTool[];
+  knowledge?: ToolContext['searchKnowledge'];
+}
+
 /** Runs the engine like a reply does: tool calls through the registry, results fed back, until text without calls. */
-async function converse(utterance: string, clock?: ManualClock, slots = SLOTS) {
-  const model = new SandboxDialogue({ agentName: 'Ada', ...(clock ? { clock } : {}) });
+async function converse(utterance: string, clock?: ManualClock, slots = SLOTS, options: Conversation = {}, model = new SandboxDialogue({ agentName: 'Ada', ...(clock ? { clock } : {}) })) {
   const executed: Array<{ name: string; args: unknown; result: unknown }> = [];
-  const tools = new ToolRegistry({
-    searchKnowledge: async () => [{ text: 'Welcome to the shop. Our opening hours are nine to five on weekdays. Parking is free.' }, { text: 'Other.' }],
-    checkAvailability: async (date) => slots.filter((s) => !date || s.startsWith(date)),
-    bookMeeting: async (i) => ({ booked: true, start: i.start }),
-    transferToHuman: async () => ({ ok: true, name: 'Sam' }),
-    endCall: () => {},
-  });
-  const messages: ChatMessage[] = [{ role: 'system', content: 'S' }, { role: 'user', content: utterance }];
+  const tools = new ToolRegistry(
+    {
+      searchKnowledge: options.knowledge ?? (async () => [{ text: 'Welcome to the shop. Our opening hours are nine to five on weekdays. Parking is free.' }, { text: 'Other.' }]),
+      checkAvailability: async (date) => slots.filter((s) => !date || s.startsWith(date)),
+      bookMeeting: async (i) => ({ booked: true, start: i.start }),
+      transferToHuman: async () => ({ ok: true, name: 'Sam' }),
+      endCall: () => {},
+    },
+    options.tools ?? VOICE_TOOLS,
+  );
+  const messages: ChatMessage[] = [...(options.before ?? [{ role: 'system', content: 'S' }]), { role: 'user', content: utterance }];
   const said: string[] = [];
   for (let round = 0; round < 5; round++) {
-    const { text, calls } = await answer(model, messages);
+    const { text, calls } = await answer(model, messages, tools.specs());
     if (text) said.push(text);
     if (!calls.length) break;
     messages.push({ role: 'assistant', content: text || null, tool_calls: calls });
@@ -55,7 +69,9 @@ describe('sandbox dialogue engine', () => {
     ['I would like to book a meeting for next Tuesday.', 'meeting'],
     ['Can I speak to a real person?', 'transfer'],
     ['No thank you, goodbye.', 'goodbye'],
-    ['(speech not recognised)', 'unknown'],
+    ['(speech not recognised)', 'unclear'],
+    ['(unclear)', 'unclear'],
+    ['Who am I speaking to?', 'greeting'],
     ['banana', 'unknown'],
   ])('%s → %s', (utterance, intent) => {
     expect(classify(utterance)).toBe(intent);
@@ -133,10 +149,62 @@ describe('sandbox dialogue engine', () => {
   });
 
   it('asks to rephrase what it does not understand', async () => {
-    expect((await converse('(speech not recognised)')).said).toEqual(["Sorry, I didn't catch that. Could you say it another way?"]);
+    expect((await converse('banana')).said).toEqual(["Sorry, I didn't understand that. Could you say it another way?"]);
   });
 
-  it('picks the sentence sharing most words with the question', () => {
-    expect(mostRelevantSentence('We are a shop. Parking is free behind the store. Opening hours are 9 to 5.', 'where can I park?')).toBe('Parking is free behind the store.');
+  describe('speaks as the agent of the call', () => {
+    /** A web call's messages as the session builds them: agentCall's system prompt (the persona says "You are Amy, …"), then the first message spoken. */
+    const webCall = (agent: { name: string; firstMessage?: string }): ChatMessage[] => {
+      const call = agentCall(agent, {
+        persona: { instructions: BUILT_IN_PERSONAS.find((p) => p.name === 'Amy')!.instructions, settings: { type: 'local', voiceId: 'en-us' } },
+        tools: [],
+        situation: 'talking with someone who calls you from a web browser to try you out',
+        to: 'web',
+        from: null,
+        contactName: 'you',
+        integrationIds: [],
+        humans: [],
+      });
+      return [{ role: 'system', content: call.systemPrompt }, { role: 'assistant', content: call.firstMessage! }];
+    };
+
+    it('"who is this" answers with the introduction of its first message', async () => {
+      const before = webCall({ name: 'Amy', firstMessage: 'Hello, this is Amy from the clinic. How can I help?' });
+      const { said } = await converse('Hello, who is this?', undefined, SLOTS, { before }, new SandboxDialogue());
+      expect(said).toEqual(['Hello! This is Amy from the clinic. How can I help you today?']);
+      expect((await converse('Who am I speaking to?', undefined, SLOTS, { before }, new SandboxDialogue())).said).toEqual(['Hello! This is Amy from the clinic. How can I help you today?']);
+    });
+
+    it("names the agent of the call's system prompt, not its persona nor the engine's option", async () => {
+      const { said } = await converse('Hi, who is this?', undefined, SLOTS, { before: webCall({ name: 'Ben' }) });
+      expect(said).toEqual(['Hello! This is Ben. How can I help you today?']);
+      // An outbound call's prompt (session-service.ts systemPrompt), its first message naming nobody.
+      const outbound: ChatMessage[] = [
+        { role: 'system', content: 'You are a helpful voice agent.\n\nYou are Grace Hopper, calling Ada.\n\nRemind Ada of her appointment.' },
+        { role: 'assistant', content: 'Hello Ada, I am calling about your appointment.' },
+      ];
+      expect((await converse('Who is this?', undefined, SLOTS, { before: outbound })).said).toEqual(['Hello! This is Grace Hopper. How can I help you today?']);
+    });
+
+    it("falls back to the engine's agentName when the prompt names nobody", async () => {
+      expect((await converse('Hello, who is this?', undefined, SLOTS, { before: [{ role: 'system', content: 'Be brief.' }] })).said).toEqual(['Hello! This is Ada. How can I help you today?']);
+    });
   });
+
+  it('without a calendar (no check_availability or book_meeting offered) says it cannot book, and calls no calendar tool', async () => {
+    const clock = new ManualClock(Date.parse('2026-11-27T15:00:00Z'));
+    const tools = VOICE_TOOLS.filter((t) => t.name !== 'check_availability' && t.name !== 'book_meeting');
+    const { said, executed } = await converse('I would like to book a meeting for next Tuesday.', clock, SLOTS, { tools });
+    expect(said).toEqual(["I'm sorry, I can't book meetings on this call, but I'm happy to help with anything else."]);
+    expect(executed).toEqual([]);
+  });
+
+  it.each(['(unclear)', '(speech not recognised)', '(unclear) goodbye', 'bye (unclear)', '(unclear) can I talk to a person', '(unclear) book a meeting'])(
+    'a caller line marked as not understood, "%s", is not acted on: it asks to hear it again',
+    async (utterance) => {
+      const { said, executed } = await converse(utterance);
+      expect(said).toEqual(["Sorry, I didn't catch that. Could you say that again?"]);
+      expect(executed).toEqual([]);
+    },
+  );
 });
