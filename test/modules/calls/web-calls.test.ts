@@ -262,7 +262,7 @@ describe.skipIf(!voice)('web calls (short calls, many at once, no recogniser)', 
     await call.speak(await speak16k('Can you tell me your opening hours please?'));
     await call.waitFor(() => call.lines('agent').length >= 2, 'the answer', 15_000);
     expect(call.lines('caller')).toEqual([NOT_RECOGNISED]);
-    expect(call.lines('agent')[1]).toBe("Sorry, I didn't catch that. Could you say it another way?");
+    expect(call.lines('agent')[1]).toBe("Sorry, I didn't catch that. Could you say that again?");
     call.send({ type: 'hangup' });
     await call.closed;
     const view = await endedCall(t, user, res.json().sessionId);

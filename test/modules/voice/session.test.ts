@@ -362,7 +362,7 @@ describe('VoiceSession', () => {
     expect(await transfer.outcome).toMatchObject({ outcome: 'transferred', reason: 'transferred' });
   });
 
-  it('with no recogniser, each utterance the VAD cuts is "(speech not recognised)" and gets the rephrase answer', async () => {
+  it('with no recogniser, each utterance the VAD cuts is "(speech not recognised)" and is asked again', async () => {
     const call = await startCall({ stt: new NoRecognition() as unknown as ScriptedStt });
     await call.run(1500);
     await call.run(800, true);
@@ -370,7 +370,7 @@ describe('VoiceSession', () => {
     expect(call.lines.map((l) => [l.role, l.text])).toEqual([
       ['agent', 'Hello, this is Ada.'],
       ['caller', '(speech not recognised)'],
-      ['agent', "Sorry, I didn't catch that. Could you say it another way?"],
+      ['agent', "Sorry, I didn't catch that. Could you say that again?"],
     ]);
     call.session.end();
     await call.outcome;
