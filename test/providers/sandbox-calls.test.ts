@@ -1,8 +1,10 @@
 // The sandbox carrier's call control against a local stand-in for our server:
 // signed status callbacks in Twilio's order, the media stream opened from the
 // TwiML with its token, the caller's lines as real-paced μ-law between its
-// waits for the agent, marks echoed, `stop` at the end, a redirect ending the
-// call, and a number ending in 0000 never answered.
+// waits for the agent, marks echoed, `stop` at the end, a redirect to
+// `<Dial>` dialling the number (for at most its time limit, its leg's signed
+// duration posted) or to `<Hangup/>` ending the call, and a number ending in
+// 0000 never answered.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -10,7 +12,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { FRAME_SAMPLES_8K, mulawToPcm, pcmToMulaw } from '../../src/lib/audio.js';
 import type { Outbox } from '../../src/providers/outbox.js';
 import { SandboxTelephonyProvider } from '../../src/providers/telephony/sandbox.js';
-import { VOICEMAIL_GREETING } from '../../src/providers/telephony/sandbox-calls.js';
+import { VOICEMAIL_GREETING, parseDialTwiml } from '../../src/providers/telephony/sandbox-calls.js';
+import { dialTwiml } from '../../src/modules/calls/twiml.js';
 import { twilioSignature } from '../../src/providers/telephony/twilio-signature.js';
 
 const TOKEN = 'sandbox-signing-token';
@@ -99,6 +102,13 @@ const request = (to = '+14155550123') => ({
 const loud = (stream: Stream) => stream.messages.filter((m) => m.event === 'media' && mulawToPcm(Buffer.from(m.media!.payload, 'base64')).some((s) => Math.abs(s) > 1000));
 
 describe('the sandbox carrier (call control)', () => {
+  it("reads a transfer's <Dial> as the service writes it", () => {
+    const url = 'http://127.0.0.1:3000/api/webhooks/twilio/dial/s1?a=1&b=2';
+    expect(parseDialTwiml(dialTwiml({ phone: '+14155550199', timeLimitSeconds: 300, statusCallbackUrl: url }))).toEqual({ timeLimitSeconds: 300, phone: '+14155550199', statusCallbackUrl: url });
+    expect(parseDialTwiml('<Response><Dial>+14155550199</Dial></Response>')).toEqual({ timeLimitSeconds: 14_400, phone: '+14155550199', statusCallbackUrl: null });
+    expect(parseDialTwiml('<Response><Hangup/></Response>')).toBeNull();
+  });
+
   it('answers a CA sid, posts signed progress, streams the caller lines between the agent answers, echoes marks and hangs up', async () => {
     const { callSid } = await provider.calls.placeCall(request());
     expect(callSid).toMatch(/^CA[0-9a-f]{32}$/);
@@ -121,22 +131,37 @@ describe('the sandbox carrier (call control)', () => {
     expect(provider.calls.running).toBe(0);
   }, 30_000);
 
-  it('a redirect (transfer or hang-up) ends the call with the completed callback; a number ending in 0000 is not answered', async () => {
+  it('a redirect to <Dial> stops the stream, dials the number for at most its time limit and posts the dialled leg\'s signed duration, then the call\'s; a hang-up ends the call; a number ending in 0000 is not answered', async () => {
     const { callSid } = await provider.calls.placeCall(request());
     await vi.waitFor(() => expect(streams[0]?.messages.some((m) => m.event === 'start')).toBe(true), { timeout: 10_000, interval: 20 });
     expect(provider.calls.caller(callSid)?.lines).toEqual(['one', 'two']);
-    await provider.calls.redirectCall(callSid, '<Response><Dial>+14155550199</Dial></Response>');
+    // The person would talk 4 s (transferLegMs); the time limit of 1 s cuts the leg.
+    const legCallback = `${base}/api/webhooks/twilio/dial/s1`;
+    await provider.calls.redirectCall(callSid, dialTwiml({ phone: '+14155550199', timeLimitSeconds: 1, statusCallbackUrl: legCallback }));
     await vi.waitFor(() => expect(streams[0]!.closed).toBe(true), { timeout: 5000, interval: 20 });
     expect(streams[0]!.messages.at(-1)).toMatchObject({ event: 'stop' });
-    await vi.waitFor(() => expect(callbacks.map((c) => c.params.CallStatus)).toEqual(['initiated', 'ringing', 'in-progress', 'completed']), { timeout: 5000, interval: 20 });
+    await vi.waitFor(() => expect(callbacks.map((c) => c.params.CallStatus)).toEqual(['initiated', 'ringing', 'in-progress', 'completed', 'completed']), { timeout: 5000, interval: 20 });
+    const leg = callbacks[3]!;
+    expect(leg).toMatchObject({ path: '/api/webhooks/twilio/dial/s1', signed: true, params: { ParentCallSid: callSid, CallStatus: 'completed', CallDuration: '1', To: '+14155550199', Direction: 'outbound-dial' } });
+    expect(leg.params.CallSid).toMatch(/^CA[0-9a-f]{32}$/);
+    expect(leg.params.CallSid).not.toBe(callSid);
+    // The call ends with its leg (nothing follows the <Dial>): its own completed counts the whole call.
+    expect(callbacks[4]).toMatchObject({ path: '/api/webhooks/twilio/call/s1', params: { CallSid: callSid, CallStatus: 'completed' } });
     await provider.calls.hangUpCall(callSid); // already ended: nothing more
     expect(provider.calls.caller(callSid)).toBeNull();
+
+    callbacks.length = 0;
+    const hungUp = await provider.calls.placeCall(request());
+    await vi.waitFor(() => expect(streams[1]?.messages.some((m) => m.event === 'start')).toBe(true), { timeout: 10_000, interval: 20 });
+    await provider.calls.redirectCall(hungUp.callSid, '<Response><Hangup/></Response>');
+    await vi.waitFor(() => expect(callbacks.map((c) => c.params.CallStatus)).toEqual(['initiated', 'ringing', 'in-progress', 'completed']), { timeout: 5000, interval: 20 });
+    expect(streams[1]!.messages.at(-1)).toMatchObject({ event: 'stop' });
 
     callbacks.length = 0;
     const unanswered = await provider.calls.placeCall(request('+14155550000'));
     await vi.waitFor(() => expect(callbacks.map((c) => c.params.CallStatus)).toEqual(['initiated', 'ringing', 'no-answer']), { timeout: 5000, interval: 20 });
     expect(callbacks.every((c) => c.signed && c.params.CallSid === unanswered.callSid)).toBe(true);
-    expect(streams).toHaveLength(1);
+    expect(streams).toHaveLength(2);
   }, 30_000);
 
   it('with asynchronous AMD: a caller who speaks is `human`; the voicemail script plays a greeting and a beep, then sends machine_end_beep, signed, and records until the agent hangs up', async () => {
