@@ -6,6 +6,7 @@ import { notFound } from '../../http/errors.js';
 import { iso } from '../../lib/time.js';
 import type { StoreRecords } from '../data/store-records.js';
 import type { CallSessionsTable } from './tables.js';
+import { transferLegRef } from './transfers.js';
 import type { VoiceCallStore } from './voice-store.js';
 
 export interface CallListItem {
@@ -20,7 +21,7 @@ export interface CallListItem {
   answeredAt?: string;
   endedAt?: string;
   durationSeconds?: number;
-  /** What the call was charged once settled (allowance seconds cost nothing); absent while it runs and for calls never charged. */
+  /** What the call was charged once settled (allowance seconds cost nothing), with its transfer leg once that is settled; absent while it runs and for calls never charged. */
   costUsd?: number;
 }
 
@@ -57,11 +58,22 @@ export class CallViews {
     private readonly listChildren: (userId: string, objectId: string, limit?: number) => Promise<Array<{ id: string }>>,
   ) {}
 
+  /** What each call was charged, its transfer leg's charge added (transfers.ts: a leg settles when the carrier reports its end). */
+  private async chargedCents(ids: string[]): Promise<Map<string, number>> {
+    const charged = await this.store.chargedCents([...ids, ...ids.map(transferLegRef)]);
+    const total = new Map<string, number>();
+    for (const id of ids) {
+      const own = charged.get(id);
+      if (own !== undefined) total.set(id, own + (charged.get(transferLegRef(id)) ?? 0));
+    }
+    return total;
+  }
+
   /** Newest first; `before` is the last id of the previous page. */
   async list(userId: string, page: { before?: string; limit: number }): Promise<{ calls: CallListItem[]; nextBefore: string | null }> {
     const rows = await this.store.listForUser(userId, page.before ?? null, page.limit + 1);
     const shown = rows.slice(0, page.limit);
-    const charged = await this.store.chargedCents(shown.map((row) => row.id));
+    const charged = await this.chargedCents(shown.map((row) => row.id));
     const calls = shown.map((row) => listItem(row, charged));
     return { calls, nextBefore: rows.length > page.limit ? calls.at(-1)!.id : null };
   }
@@ -69,7 +81,7 @@ export class CallViews {
   async get(userId: string, id: string): Promise<CallView> {
     const row = await this.store.find(id);
     if (!row || row.user_id !== userId) throw notFound('call');
-    const view: CallView = listItem(row, await this.store.chargedCents([id]));
+    const view: CallView = listItem(row, await this.chargedCents([id]));
     if (row.record_object_id) {
       const record = JSON.parse((await this.records.read(userId, 'calls', row.record_object_id)).toString('utf8')) as { transcript?: unknown[]; toolCalls?: unknown[] };
       // Records of external audio servers (and the timer sandbox) name the other party `contact`.

@@ -144,6 +144,8 @@ describe("the carrier's final duration of the dialled leg settles it", () => {
     for (let i = 0; i < 3; i++) expect((await dialCallback(parent.id, { ...final, CallDuration: '10' })).statusCode).toBe(204);
     expect(await charge(ref)).toMatchObject({ state: 'settled', seconds: 3600, charged_cents: 28 });
     expect(await t.services.billing.account.balanceCents(user.id)).toBe(0);
+    // The call's cost includes its leg.
+    expect((await t.app.inject({ method: 'GET', url: `/api/calls/${parent.id}`, headers: bearer(user.token) })).json()).toMatchObject({ id: parent.id, costUsd: 0.3 });
     // A leg is not a call of the plan: no usage recorded for it.
     const usage = (await t.app.inject({ method: 'GET', url: '/api/billing/state', headers: bearer(user.token) })).json().usageRaw;
     expect(usage).toMatchObject({ calls_outbound: 1, seconds_outbound: 45 });
