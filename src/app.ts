@@ -43,6 +43,7 @@ import { consoleRoutes } from './modules/console/routes.js';
 import { sandboxCallRoutes } from './modules/calls/sandbox-routes.js';
 import { webCallRoutes } from './modules/calls/web-routes.js';
 import websocket from '@fastify/websocket';
+import { MEDIA_MAX_PAYLOAD_BYTES, mediaSocketErrorHandler } from './modules/calls/media-admission.js';
 import { installRequestObservation, registerMetricsEndpoint, watchDatabaseErrors } from './http/metrics.js';
 import { Metrics } from './modules/platform/metrics.js';
 
@@ -131,11 +132,13 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
     sseStreams: () => services.eventStreams.openCount,
     callsInProgress: () => services.voice.live.size,
     webhookQueueDepth: () => services.webhooks.webhookStore.pendingCount(),
+    mediaSocketsWaiting: () => services.voice.admission.waiting,
   });
   services.billing.store.hooks.ledgerWrite = () => metrics.ledgerWrites.inc();
   services.webhooks.webhookWorker.onAttemptFailed = () => metrics.webhookFailures.inc();
   services.voice.runner.onTurnLatency = (latency) => metrics.observeVoiceLatency(latency);
   services.voice.runner.onFrameLateness = (ms) => metrics.voiceFrameLateness.observe(ms / 1000);
+  services.voice.runner.onCallerAudioDropped = (ms) => metrics.callerAudioDropped.inc(ms / 1000);
   registerMetricsEndpoint(app, config, metrics);
   // The request id, the security headers and CORS, in one hook (src/http/security.ts).
   installBrowserSecurity(app, config);
@@ -149,8 +152,8 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   app.addSchema(ErrorResponse);
   // Before the WebSocket plugin's own preClose closes every socket: calls end `instance_stopped` and are recorded while the database is open.
   app.addHook('preClose', async () => void (await services.voice.stopCalls()));
-  // Media streams (Twilio Media Streams, browser calls); frames are small, a message over 1 MiB is refused.
-  await app.register(websocket, { options: { maxPayload: 1024 * 1024 } });
+  // Media streams (Twilio Media Streams, browser calls), the only WebSocket routes: a message over 64 KB is refused (1009).
+  await app.register(websocket, { options: { maxPayload: MEDIA_MAX_PAYLOAD_BYTES }, errorHandler: mediaSocketErrorHandler });
   installAuth(app, services.authenticator, services.eventTickets);
   installBodyLimits(app, config);
   installIdempotency(app, services.idempotency);

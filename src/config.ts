@@ -79,6 +79,15 @@ export interface Config {
   temporarySessions: TemporarySessionConfig;
   voiceAgent: VoiceAgentConfig;
   webCalls: WebCallConfig;
+  mediaSockets: MediaSocketConfig;
+}
+
+/** Sockets of the media routes (/api/media/twilio, /api/media/web) whose token is not accepted yet (docs/decisions/voice-agent.md "Media sockets under attack"). */
+export interface MediaSocketConfig {
+  /** MEDIA_UNAUTHENTICATED_PER_ADDRESS (8): such sockets of one remote address; more are closed with 1013. */
+  unauthenticatedPerAddress: number;
+  /** MEDIA_UNAUTHENTICATED_MAX (200): such sockets in all, on one instance. */
+  unauthenticatedTotal: number;
 }
 
 /** Calls from a browser (DESIGN.md "Calls from a browser"): free test calls, so bounded in length and number. */
@@ -630,6 +639,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     webCalls: {
       maxSeconds: int('WEB_CALL_MAX_SECONDS', 600, 5, 4 * 3600),
       concurrencyPerUser: int('WEB_CALL_CONCURRENCY_PER_USER', 2, 1, 1000),
+    },
+    mediaSockets: {
+      unauthenticatedPerAddress: int('MEDIA_UNAUTHENTICATED_PER_ADDRESS', 8, 1, 100_000),
+      unauthenticatedTotal: int('MEDIA_UNAUTHENTICATED_MAX', 200, 1, 100_000),
     },
     voice: {
       endpointMinMs: int('VOICE_ENDPOINT_MIN_MS', 500, 100, 10_000),

@@ -102,6 +102,7 @@ export function createServices(deps: ServiceDeps) {
     maxRecordingBytes: config.objectContentLimitBytes,
     data,
     settings: config.voice,
+    mediaAdmission: { perAddress: config.mediaSockets.unauthenticatedPerAddress, total: config.mediaSockets.unauthenticatedTotal },
     log,
   });
   const callArea = createCallArea({

@@ -63,6 +63,15 @@ describe('web calls', () => {
   });
 });
 
+describe('media sockets before their token', () => {
+  it('defaults: 8 per remote address, 200 in all; each is checked', () => {
+    expect(loadConfig({}, '/srv').mediaSockets).toEqual({ unauthenticatedPerAddress: 8, unauthenticatedTotal: 200 });
+    expect(loadConfig({ MEDIA_UNAUTHENTICATED_PER_ADDRESS: '64', MEDIA_UNAUTHENTICATED_MAX: '1000' }, '/srv').mediaSockets).toEqual({ unauthenticatedPerAddress: 64, unauthenticatedTotal: 1000 });
+    expect(problemsOf({ MEDIA_UNAUTHENTICATED_PER_ADDRESS: '0' })[0]).toMatch(/MEDIA_UNAUTHENTICATED_PER_ADDRESS/);
+    expect(problemsOf({ MEDIA_UNAUTHENTICATED_MAX: 'lots' })[0]).toMatch(/MEDIA_UNAUTHENTICATED_MAX/);
+  });
+});
+
 describe('charges for calls and SMS', () => {
   it('defaults: 5 calls at once, an hour at most, $0.0079 an SMS segment; each is checked', () => {
     expect(loadConfig({}, '/srv').billing).toMatchObject({ callConcurrencyPerUser: 5, callMaxSeconds: 3600, smsSegmentPrice: 79 });

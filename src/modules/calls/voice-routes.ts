@@ -13,6 +13,7 @@ import { type DialledLegs, redirectToLeg } from './transfers.js';
 import type { InboundCalls } from './inbound-calls.js';
 import type { CallControl } from '../../providers/telephony/interface.js';
 import type { CallViews } from './call-views.js';
+import type { MediaAdmission } from './media-admission.js';
 import type { MediaTokens } from './media-tokens.js';
 import type { TwilioCallCallbacks } from './twilio-callbacks.js';
 import type { VoiceRunner } from './voice-runner.js';
@@ -22,6 +23,10 @@ export interface VoiceRouteDeps {
   views: CallViews;
   callbacks: TwilioCallCallbacks;
   tokens: MediaTokens;
+  /** Sockets before their token is accepted (shared with the browser-call route). */
+  admission: MediaAdmission;
+  /** The session's row: a stream's CallSid must be the call it placed or answered. */
+  store: { find(sessionId: string): Promise<{ provider_call_id: string | null } | undefined> };
   controlFor(callSid: string): CallControl | null;
   runner: VoiceRunner;
 }
@@ -169,24 +174,31 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCal
         operationId: 'twilioMediaStream',
         summary: 'Twilio Media Streams WebSocket of a call the voice agent carries',
         description:
-          'Opened by Twilio from the `<Connect><Stream>` TwiML the service answers with, not by API users. Speaks Twilio Media Streams exactly: in `connected`, `start` (`streamSid`, `callSid`, `customParameters.token`), `media` (base64 μ-law 8 kHz, 20 ms frames), `mark`, `dtmf`, `stop`; out `media`, `mark` (after each reply chunk), `clear` (barge-in). The token is single use, bound to the call session, and expires 60 s after the call can connect; anything else closes the socket with 1008.',
+          'Opened by Twilio from the `<Connect><Stream>` TwiML the service answers with, not by API users. Speaks Twilio Media Streams exactly: in `connected`, `start` (`streamSid`, `callSid`, `customParameters.token`), `media` (base64 μ-law 8 kHz, 20 ms frames), `mark`, `dtmf`, `stop`; out `media`, `mark` (after each reply chunk), `clear` (barge-in). The token is single use, bound to the call session and to its carrier call (`start.callSid` must be the call the session placed or answered), and expires 60 s after the call can connect; anything else closes the socket with 1008 and touches no call. ' +
+          'Until the token is accepted the socket gets what Twilio needs and no more: 5 s from open, messages of at most 4 KB, `connected` and `start` first (a third message before `start` closes it with 1008), and a place among at most MEDIA_UNAUTHENTICATED_PER_ADDRESS (8) such sockets per remote address and MEDIA_UNAUTHENTICATED_MAX (200) in all (beyond: closed at once with 1013). ' +
+          'Every message must be Twilio Media Streams, all through the call: the first that is not closes the socket (1007 for one that is not JSON, 1008 for any other, 1009 for one over 4 KB; a WebSocket message over 64 KB is refused by the server with 1009) and a call under way ends `failed`, outcome `refused`, reason `invalid_message`. Caller audio is taken at real time plus 10 % with a 2 s burst; more is dropped and counted, and a stream 7 s ahead of real time (2× real time for 7 s) is closed with 1008 and its call ends `refused`, reason `audio_flood`; marks and DTMF beyond 50 a second (200 at once) likewise (`message_flood`).',
       },
     },
-    (socket) => {
-      const transport = new TwilioTransport(socket);
-      const refuse = (why: string) => socket.close(1008, why.slice(0, 120));
-      const timeout = setTimeout(() => refuse('no start message'), 10_000);
+    (socket, request) => {
+      // Before its token is accepted a socket keeps admission's rules (media-admission.ts); too many waiting: refused.
+      const pending = voice.admission.admit(socket, request.ip);
+      if (!pending) return;
+      const transport = new TwilioTransport(pending.socket);
+      pending.presentedWhen(() => transport.hasStarted);
+      const refuse = (why: string) => pending.refuse(1008, why);
+      const callOf = async (sessionId: string) => (await voice.store.find(sessionId))?.provider_call_id ?? null;
       transport.started
         .then(async (start) => {
-          clearTimeout(timeout);
           const token = start.customParameters.token;
           if (!token) return refuse('no token');
           let accepted;
           try {
-            accepted = await voice.tokens.accept(token, 'twilio');
+            accepted = await voice.tokens.accept(token, 'twilio', { callSid: start.callSid, callOf });
           } catch (err) {
             return refuse(err instanceof AppError ? err.message : 'token refused');
           }
+          // Refused meanwhile (its deadline passed, it broke a rule, it closed): no call is touched.
+          if (!pending.accepted()) return;
           const control = voice.controlFor(start.callSid);
           await voice.runner.run({
             sessionId: accepted.sessionId,
@@ -204,10 +216,12 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCal
               },
             },
           });
-        })
+        },
+        // Closed or shut out before its start: nothing to log (strangers make many of these).
+        () => refuse('no start'),
+        )
         .catch((err: unknown) => {
-          clearTimeout(timeout);
-          app.log.warn({ err }, 'media stream ended before its call started');
+          app.log.warn({ err }, 'media stream failed');
           refuse('stream failed');
         });
     },

@@ -106,6 +106,8 @@ export class VoiceRunner {
   onTurnLatency: (latency: Record<string, number | undefined>) => void = () => {};
   /** Hears how late each agent frame left against its slot, in ms (metrics). */
   onFrameLateness: (ms: number) => void = () => {};
+  /** Hears, at a call's end, the caller audio dropped for running ahead of real time, in ms (metrics). */
+  onCallerAudioDropped: (ms: number) => void = () => {};
 
   /** Bound once the calls area exists (its charges are built after the voice agent); unbound, phone calls cannot transfer. */
   private legs: TransferLegs | null = null;
@@ -239,6 +241,9 @@ export class VoiceRunner {
       } finally {
         transport.close('call_ended');
       }
+      const { droppedAudioMs, droppedMessages } = transport.inflow;
+      if (droppedAudioMs > 0) this.onCallerAudioDropped(droppedAudioMs);
+      if (outcome.outcome === 'refused') this.deps.log.warn({ sessionId, reason: outcome.reason, droppedAudioMs, droppedMessages }, 'call ended: its far end was shut out for what it sent');
       // A leg arranged but never dialled (the call ended first): nothing to charge, its hold goes back.
       const undialled = arranged as { leg: AuthorizedLeg | null } | null;
       if (undialled?.leg && !dialled) await this.legs?.release(undialled.leg).catch((err: unknown) => this.deps.log.warn({ err, sessionId }, 'transfer leg not released'));

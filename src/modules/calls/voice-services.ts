@@ -22,6 +22,7 @@ import { type VoiceActivitySource, loadVoiceActivity } from '../voice/silero-vad
 import type { VoiceActivityDetector } from '../voice/vad.js';
 import type { VoiceSettings } from '../voice/session.js';
 import { LiveCalls } from './live-calls.js';
+import { DEFAULT_MEDIA_ADMISSION, MediaAdmission, type MediaAdmissionLimits } from './media-admission.js';
 import { MediaTokens } from './media-tokens.js';
 import { MEDIA_STALE_MS, TwilioCallCallbacks } from './twilio-callbacks.js';
 import { FINAL_STATUSES, type ProgressReporter } from '../../providers/audio/interface.js';
@@ -54,6 +55,8 @@ export interface VoiceServiceDeps {
   /** The data area: call records are opened with the store's key; a record's children hold its recording. */
   data: { records: StoreRecords; objects: ObjectService };
   settings?: Partial<VoiceSettings>;
+  /** Sockets of the media routes before their token is accepted (MEDIA_UNAUTHENTICATED_*). */
+  mediaAdmission?: Partial<MediaAdmissionLimits>;
   log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void };
 }
 
@@ -101,6 +104,8 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
         : null;
   const clock: TimerClock = 'setTimeout' in deps.clock ? (deps.clock as TimerClock) : systemClock;
   const vad = vadFactory(deps.log);
+  // One for both media routes: the cap in all counts Twilio's and browsers' sockets together.
+  const admission = new MediaAdmission({ ...DEFAULT_MEDIA_ADMISSION, ...deps.mediaAdmission }, clock);
   // Reports go to the calls service, which is built after these (it takes the carrier as its audio provider).
   let reporter: ProgressReporter | null = null;
   const report = () => {
@@ -217,6 +222,7 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
       orphanTimer.unref();
     },
     tokens,
+    admission,
     /** What calls will use and why, in one line (main.ts logs it at start-up). */
     description: deps.providers.name,
     /** Once-only claims across instances (an inbound call's CallSid answered once). */

@@ -11,6 +11,8 @@ export interface MetricSources {
   sseStreams: () => number;
   callsInProgress: () => number;
   webhookQueueDepth: () => Promise<number>;
+  /** Media sockets whose token is not accepted yet (media-admission.ts). */
+  mediaSocketsWaiting: () => number;
 }
 
 export class Metrics {
@@ -40,6 +42,8 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly callerAudioDropped = new Counter({ name: 'voice_caller_audio_dropped_seconds_total', help: 'Caller audio dropped because its far end sent it faster than real time (plus the allowance), counted as each call ends', registers: [this.registry] });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }
@@ -62,6 +66,7 @@ export class Metrics {
     });
     new Gauge({ name: 'sse_streams_open', help: 'Event streams open on this instance', registers: [this.registry], collect() { this.set(sources.sseStreams()); } });
     new Gauge({ name: 'calls_in_progress', help: 'Voice calls running on this instance', registers: [this.registry], collect() { this.set(sources.callsInProgress()); } });
+    new Gauge({ name: 'media_sockets_unauthenticated', help: 'Media WebSockets on this instance whose token is not accepted yet', registers: [this.registry], collect() { this.set(sources.mediaSocketsWaiting()); } });
     new Gauge({
       name: 'webhook_queue_depth',
       help: 'Webhook deliveries waiting to be attempted (the whole database, not this instance)',

@@ -75,6 +75,8 @@ export interface Transport {
   /** Ends the media connection; reason is told to the far end when the framing allows it. Idempotent. */
   close(reason: string): void;
   readonly closed: boolean;
+  /** What the far end sent that was taken and dropped, so far. */
+  readonly inflow: InflowCounts;
 }
 
 /** The part of a `ws` WebSocket a transport uses (tests pass a fake). */
