@@ -25,13 +25,13 @@ const SENTENCE_WORDS = new Set([
   'open', 'opens', 'close', 'closes', 'closed', 'offer', 'offers', 'accept', 'accepts', 'take', 'takes', 'cost', 'costs', 'need', 'needs', 'get', 'gets', 'call', 'visit', 'book', 'bring', 'park', 'pay', 'include', 'includes', 'provide', 'provides', 'serve', 'serves', 'start', 'starts', 'run', 'runs', 'help', 'helps',
 ]);
 
-/** Lower-case words, without the trailing period a splitter leaves: "9 a.m." is not a sentence end. */
-const ABBREVIATIONS = new Set(['mr', 'mrs', 'ms', 'dr', 'st', 'no', 'vs', 'etc', 'e.g', 'i.e', 'approx', 'a.m', 'p.m', 'inc', 'ltd', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']);
+/** Words a full stop follows without ending the sentence ("9 a.m. to 5", "Dr. Lee"); "No. 5" is handled apart. */
+const ABBREVIATIONS = new Set(['mr', 'mrs', 'ms', 'dr', 'st', 'vs', 'etc', 'e.g', 'i.e', 'approx', 'a.m', 'p.m', 'inc', 'ltd', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']);
 
 /** Little words a Title Case heading leaves in lower case. */
 const TITLE_SMALL_WORDS = new Set(['a', 'an', 'the', 'and', 'or', 'of', 'to', 'in', 'on', 'for', 'at', 'by', 'with', '&', '-', '—', '–']);
 
-export function words(text: string): string[] {
+function words(text: string): string[] {
   return text.toLowerCase().match(/[a-z0-9']+/g) ?? [];
 }
 
@@ -88,12 +88,13 @@ function isHeadingLike(line: string, listItem: boolean): boolean {
 }
 
 /** Splits at sentence ends followed by a capital, a digit or a quote, not after "a.m." or "Dr.". */
-export function sentencesOf(text: string): string[] {
+function sentencesOf(text: string): string[] {
   const out: string[] = [];
   let start = 0;
   for (const end of text.matchAll(/[.!?]+(?=\s+["'“(]?[A-Z0-9])/g)) {
     const before = text.slice(start, end.index).match(/([A-Za-z.]+)$/)?.[1]?.toLowerCase() ?? '';
     if (end[0] === '.' && ABBREVIATIONS.has(before.replace(/\.$/, ''))) continue;
+    if (end[0] === '.' && before === 'no' && /^\s+\d/.test(text.slice(end.index + 1))) continue;
     const stop = end.index + end[0].length;
     out.push(text.slice(start, stop).trim());
     start = stop;
@@ -183,6 +184,8 @@ function candidates(text: string, titles: string[]): { sentences: Sentence[]; he
     if (line.block !== paragraph) {
       paragraph = line.block;
       block++;
+      // A question is the topic of its own paragraph (and of an "A: …" set apart from it), a heading of its section.
+      if (!/^(A|Answer)\s*:/i.test(line.text)) topic = line.topic;
     }
     if (line.topic !== lineTopic) topic = lineTopic = line.topic;
     for (const part of faqParts(line.text)) {

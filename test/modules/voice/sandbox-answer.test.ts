@@ -71,6 +71,10 @@ describe('sandbox dialogue engine: the passage that answers', () => {
     const faq = 'Q: What are your opening hours? A: We are open from nine to five, Monday to Friday. Q: Can I park there? A: Yes, behind the building.';
     expect(await answerFrom('What are your opening hours?', [{ text: faq }])).toBe('We are open from nine to five, Monday to Friday.');
     expect(await answerFrom('Can I park there?', [{ text: faq }])).toBe('Yes, behind the building.');
+    // The answer set apart from its question by a blank line; a question asked back at the reader is not an answer either.
+    const spaced = 'Question: Do you deliver?\n\nAnswer: Yes. Orders go out every Tuesday and Friday.\n\nNeed parking? Use the lot behind the store.';
+    expect(await answerFrom('Do you deliver?', [{ text: spaced }])).toBe('Yes. Orders go out every Tuesday and Friday.');
+    expect(await answerFrom('Is there parking?', [{ text: spaced }])).toBe('Use the lot behind the store.');
   });
 
   it('a plain text page with headings: the sentence under the heading, not the title or the heading', async () => {
