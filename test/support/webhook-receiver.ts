@@ -1,6 +1,7 @@
-// A local HTTP server standing for a user's webhook endpoint: records every
-// request (headers and raw body) and answers as the test decides (a status,
-// or no answer at all, to play a timeout).
+// A local HTTP server standing for a user's webhook endpoint (or a custom
+// tool's): records every request (headers and raw body) and answers as the
+// test decides (a status, a JSON body, a late answer, or no answer at all, to
+// play a timeout).
 import { type IncomingHttpHeaders, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -12,8 +13,16 @@ export interface ReceivedWebhook {
   answered: number | null;
 }
 
-/** How to answer one request: a status code, or 'hang' (never answer). */
-export type Responder = (request: ReceivedWebhook, index: number) => number | 'hang';
+/** A full answer: a status with a JSON (or raw) body, sent after `delayMs`. */
+export interface Answer {
+  status: number;
+  json?: unknown;
+  body?: string;
+  delayMs?: number;
+}
+
+/** How to answer one request: a status code, an Answer, or 'hang' (never answer). */
+export type Responder = (request: ReceivedWebhook, index: number) => number | Answer | 'hang';
 
 export async function startWebhookReceiver(respond: Responder = () => 204) {
   const received: ReceivedWebhook[] = [];
@@ -26,9 +35,18 @@ export async function startWebhookReceiver(respond: Responder = () => 204) {
       const entry: ReceivedWebhook = { path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), answered: null };
       received.push(entry);
       const answer = responder(entry, received.length - 1);
-      if (answer !== 'hang') {
+      if (typeof answer === 'number') {
         entry.answered = answer;
         res.writeHead(answer, { 'content-type': 'text/plain' }).end('ok');
+      } else if (answer !== 'hang') {
+        const send = () => {
+          if (res.destroyed) return;
+          entry.answered = answer.status;
+          const json = answer.json !== undefined;
+          res.writeHead(answer.status, { 'content-type': json ? 'application/json' : 'text/plain' }).end(json ? JSON.stringify(answer.json) : (answer.body ?? ''));
+        };
+        if (answer.delayMs) setTimeout(send, answer.delayMs).unref();
+        else send();
       }
       for (const w of waiters) w();
     });

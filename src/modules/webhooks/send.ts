@@ -29,6 +29,24 @@ export interface WebhookSender {
 /** Receivers answer with a status; their body is not read beyond this. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
+export interface CustomerEndpointOptions extends Pick<OutboundHttpOptions, 'lookup'> {
+  allowPrivate: boolean;
+  timeoutMs: number;
+  maxBytes: number;
+  userAgent: string;
+}
+
+/**
+ * The client for signed requests to an address a customer gave us (webhook
+ * deliveries, custom tools): only public addresses unless allowPrivate (the
+ * webhook address policy), and redirects answered as they are, never
+ * followed, so a request and its headers never leave the origin that was
+ * checked and given.
+ */
+export function createCustomerEndpointHttp(options: CustomerEndpointOptions): OutboundHttp {
+  return createOutboundHttp({ ...options, maxRedirects: 0 });
+}
+
 /** A sender with one pooled client per policy (the worker always sends with the same one). `lookup` is for tests. */
 export function createWebhookSender(extra: Pick<OutboundHttpOptions, 'lookup'> = {}): WebhookSender {
   const clients = new Map<string, OutboundHttp>();
@@ -36,7 +54,7 @@ export function createWebhookSender(extra: Pick<OutboundHttpOptions, 'lookup'> =
     const key = `${options.allowPrivate}:${options.timeoutMs}`;
     let client = clients.get(key);
     if (!client) {
-      client = createOutboundHttp({ ...extra, allowPrivate: options.allowPrivate, timeoutMs: options.timeoutMs, maxRedirects: 0, maxBytes: MAX_ANSWER_BYTES, userAgent: 'workspace-api-webhooks/1' });
+      client = createCustomerEndpointHttp({ ...extra, allowPrivate: options.allowPrivate, timeoutMs: options.timeoutMs, maxBytes: MAX_ANSWER_BYTES, userAgent: 'workspace-api-webhooks/1' });
       clients.set(key, client);
     }
     return client;
