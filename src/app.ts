@@ -30,6 +30,7 @@ import { eventRoutes } from './modules/events/routes.js';
 import { healthRoutes } from './modules/platform/health-routes.js';
 import { sandboxRoutes } from './modules/platform/sandbox-routes.js';
 import { knowledgeRoutes } from './modules/knowledge/routes.js';
+import { pathwayRoutes } from './modules/pathways/routes.js';
 import type { Providers } from './providers/index.js';
 import { telephonyRoutes } from './modules/telephony/routes.js';
 import type { Secrets } from './secrets.js';
@@ -87,6 +88,7 @@ const routeModules: RouteModule[] = [
   (app, s) => integrationRoutes(app, s.integrations),
   (app, s) => telephonyRoutes(app, s.telephony),
   (app, s) => knowledgeRoutes(app, s.knowledge),
+  (app, s) => pathwayRoutes(app, s.pathways),
   (app, s) => connectRoutes(app, s.connect),
   (app, s) => webhookRoutes(app, s.webhooks),
   (app, s) => callRoutes(app, { calls: s.calls.calls, sessions: s.callSessions.sessions, audio: s.providers.audio }),

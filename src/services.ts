@@ -22,6 +22,7 @@ import { createDataServices } from './modules/data/create-services.js';
 import { createEventServices } from './modules/events/create-services.js';
 import { createIntegrationServices } from './modules/integrations/create-services.js';
 import { createKnowledgeServices } from './modules/knowledge/create-services.js';
+import { createPathwayServices } from './modules/pathways/create-services.js';
 import { createPersonaServices } from './modules/personas/create-services.js';
 import { createPlatformServices } from './modules/platform/create-services.js';
 import { Housekeeping } from './modules/platform/housekeeping.js';
@@ -77,6 +78,8 @@ export function createServices(deps: ServiceDeps) {
   const billing = createBillingServices({ db, dialect, settings: config.billing, catalog: billingCatalog, publicUrl: config.publicUrl, returnUrlOrigins: config.returnUrlOrigins, payments: providers.payments, users: (userId) => auth.users.findById(userId), limiter, sessionsPerUser: config.rateLimits.billingSessionsPerUser, clock });
   // The caller's billing account (tests may replace it with an in-memory one of the same interface).
   const billingAccount = deps.billing ?? billing.account;
+  // Pathways named by id are read from the owner's conversational-pathways store.
+  const pathways = createPathwayServices({ records: data.records });
   const knowledge = createKnowledgeServices({ db, dialect, clock, config: config.knowledge, embeddings: createEmbeddingsProvider(config) });
   const telephony = createTelephonyServices({ db, providers: providers.telephony, billing: billingAccount, data, knowledge: knowledge.lookup, eventRecorder, limiter, clock, publicUrl: config.publicUrl, smsSendPerUser: config.rateLimits.smsSendPerUser, smsSegmentPrice: config.billing.smsSegmentPrice, singleUse });
   const personas = createPersonaServices({ voice: providers.voice, signedPayloads: data.signedPayloads, clock, previewLimits: { limiter, perUser: config.rateLimits.voicePreviewPerUser, charactersPerUser: config.rateLimits.voicePreviewCharactersPerUser, localPerUser: config.rateLimits.localVoicePreviewPerUser } });
@@ -176,7 +179,7 @@ export function createServices(deps: ServiceDeps) {
   const { users, tokens, passwords, authenticator, accountMail, externalSignIn, phoneVerification, passwordReset, twoFactor } = auth;
   const { eventStreams, eventTickets } = events;
   const { inboundCalls, sandboxInbound, webCalls, callSessions, transfers } = callArea;
-  return { config, database, clock, secretBox, housekeeping, ...platform, providers, users, tokens, passwords, apiKeys: apiKeys.apiKeys, authenticator, accountMail, auth: auth.auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, eventTickets, data, billing, personas, integrations, telephony, knowledge, connect, webhooks, calls, callSessions, temporarySessions, voice, inboundCalls, sandboxInbound, webCalls, transfers };
+  return { config, database, clock, secretBox, housekeeping, ...platform, providers, users, tokens, passwords, apiKeys: apiKeys.apiKeys, authenticator, accountMail, auth: auth.auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, eventTickets, data, billing, personas, integrations, telephony, knowledge, pathways, connect, webhooks, calls, callSessions, temporarySessions, voice, inboundCalls, sandboxInbound, webCalls, transfers };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -41,6 +41,7 @@ export const errorMeaning: Partial<Record<ErrorCode, string>> = {
   payload_too_large: 'the body is larger than the limit',
   quota_exceeded: "the account's storage quota would be passed (the answer says what is used and what is allowed)",
   file_too_complex: 'a file took longer or more memory to read than the limit per file (the answer names it)',
+  invalid_pathway: 'the conversational pathway is not valid: `errors` lists each problem with its path in the document (POST /api/pathways/validate checks one)',
   unsupported_media_type: 'the content-type is not accepted here',
   upgrade_required: 'this URL is a WebSocket: open it with a WebSocket client (Connection: Upgrade, Upgrade: websocket)',
   rate_limited: 'too many requests: wait and retry (see Retry-After)',
@@ -93,6 +94,19 @@ export const errorFields: Partial<Record<ErrorCode, Record<string, ErrorField>>>
     allowed: { schema: { ...usage, description: 'The quota' }, example: { documents: 1000, chunks: 10000, bytes: 50000000 } },
     adding: { schema: { ...usage, description: 'What the refused request would have added' }, example: { documents: 1, chunks: 400, bytes: 2500000 } },
   },
+  invalid_pathway: {
+    errors: {
+      schema: {
+        type: 'array',
+        description: 'Every error of the pathway, in document order',
+        items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string', description: 'A JSON pointer into the pathway, e.g. `/nodes/3/id`' }, message: { type: 'string' } } },
+      },
+      example: [
+        { path: '/nodes/3/id', message: 'duplicate id "greet" (first at /nodes/0)' },
+        { path: '/edges/2/to', message: 'no node has id "confirm"' },
+      ],
+    },
+  },
   payment_method_required: {
     checkoutUrl: { schema: { type: 'string', format: 'uri', description: 'Open it to add a card, then retry the request' }, example: 'https://checkout.stripe.com/c/pay/cs_test_a1b2c3' },
   },
@@ -104,4 +118,5 @@ export const requiredErrorFields: Partial<Record<ErrorCode, string[]>> = {
   voice_preview_quota_exceeded: ['retryAfter', 'limit', 'remaining'],
   quota_exceeded: ['used', 'allowed', 'adding'],
   payment_method_required: ['checkoutUrl'],
+  invalid_pathway: ['errors'],
 };

@@ -39,6 +39,7 @@ export const errorStatus = {
   payload_too_large: 413,
   quota_exceeded: 413,
   file_too_complex: 422,
+  invalid_pathway: 422,
   unsupported_media_type: 415,
   upgrade_required: 426,
   rate_limited: 429,

@@ -50,6 +50,7 @@ export const openapiTags: Array<{ name: string; description: string }> = [
   { name: 'sms', description: 'Outbound SMS from your numbers, with delivery status reported back by the telephony provider.' },
   { name: 'calls', description: 'Call sessions started by a signed request and carried out by the audio server, and temporary test calls.' },
   { name: 'knowledge', description: 'Knowledge bases: uploaded files and crawled pages, cut into passages and searched by full text and, when configured, embeddings.' },
+  { name: 'pathways', description: 'Conversational pathways: graphs of conversation, webhook, transfer, digits, SMS and end nodes that an agent walks during a call, checked before use.' },
   { name: 'personas', description: 'Voices for agents: the built-in catalog, external voices, and encrypted audio previews.' },
   { name: 'integrations', description: 'Scheduling integrations (Calendly) whose functions agents can call during a call.' },
   { name: 'billing', description: 'Credit balance and top-ups, plans, usage, the customer portal and per-country voice pricing.' },

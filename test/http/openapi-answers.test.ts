@@ -1,5 +1,5 @@
 // The success answers of the merged areas (billing, personas, integrations,
-// telephony, knowledge) match the schemas openapi.json documents for them.
+// telephony, knowledge, pathways) match the schemas openapi.json documents for them.
 // The fuzz test mostly reaches error answers (its user owns nothing); this
 // walks the happy paths with real (sandbox) providers and billing, and checks
 // every 2xx JSON answer against its operation's documented schema, and that
@@ -8,6 +8,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestUser, bearer, createVerifiedUser } from '../support/factories.js';
+import { examplePathway } from '../../src/modules/pathways/examples.js';
 import { multipartForm } from '../support/multipart.js';
 import { type TelephonyTestApp, createTelephonyApp, storeObject } from '../modules/telephony/helpers.js';
 
@@ -128,6 +129,11 @@ describe('documented success answers', () => {
     expect(matches.length).toBeGreaterThan(0);
     await call('DELETE /api/knowledge-bases/{id}/{documentId}', `/api/knowledge-bases/${base.id}/${document.id}`, { status: 204 });
     await call('DELETE /api/knowledge-bases/{id}', `/api/knowledge-bases/${base.id}`, { status: 204 });
+  });
+
+  it('pathways', async () => {
+    const checkedPathway = await call('POST /api/pathways/validate', '/api/pathways/validate', { payload: { ...examplePathway, global: [{ to: 'person', when: 'The caller asks for a person' }] } });
+    expect(checkedPathway.warnings).toHaveLength(1);
   });
 
   it('checked a JSON answer of every operation walked', () => {
