@@ -28,7 +28,11 @@ export interface MediaAdmissionLimits {
   total: number;
   /** From open to an accepted token. */
   deadlineMs: number;
-  /** Largest message before the token is accepted. */
+  /**
+   * Largest message before the token is accepted: 4 KB, what Twilio's
+   * `connected` and `start` need; a route whose token is in its URL (the
+   * browser's) and whose client may send audio at once passes its own.
+   */
   maxMessageBytes: number;
   /** Messages before the token is presented (Twilio: `connected`, `start`). */
   maxMessagesBeforeToken: number;
@@ -95,7 +99,7 @@ export class MediaAdmission {
    * A socket just opened from `address`: its pass while its token is checked,
    * or null when too many wait already (the socket is then closed with 1013).
    */
-  admit(socket: MediaSocket, address: string): PendingMedia | null {
+  admit(socket: MediaSocket, address: string, rules: Partial<Pick<MediaAdmissionLimits, 'maxMessageBytes'>> = {}): PendingMedia | null {
     const mine = this.byAddress.get(address) ?? 0;
     if (mine >= this.limits.perAddress || this.count >= this.limits.total) {
       this.refused++;
@@ -113,7 +117,7 @@ export class MediaAdmission {
       if (left > 0) this.byAddress.set(address, left);
       else this.byAddress.delete(address);
     };
-    return new PendingMedia(socket, this.limits, this.clock, release);
+    return new PendingMedia(socket, { ...this.limits, ...rules }, this.clock, release);
   }
 }
 

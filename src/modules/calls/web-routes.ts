@@ -8,7 +8,7 @@ import { AppError } from '../../http/errors.js';
 import { errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { WebTransport } from '../voice/transport.js';
-import type { MediaAdmission } from './media-admission.js';
+import { type MediaAdmission, MEDIA_MAX_PAYLOAD_BYTES } from './media-admission.js';
 import type { MediaTokens } from './media-tokens.js';
 import type { VoiceRunner } from './voice-runner.js';
 import { WEB_MEDIA_PATH, type WebCalls } from './web-calls.js';
@@ -64,7 +64,7 @@ const WebCallStarted = Type.Object({
 const PROTOCOL = [
   'The audio and messages of a web call started with POST /api/calls/web; open the `url` of its answer (this route with `?token=`) with a WebSocket client within 60 s. The token is single use: a missing, forged, expired or already used token closes the socket with code 1008. A plain GET (no WebSocket upgrade) is 426.',
   '',
-  '**Limits.** Until the token is accepted (a few milliseconds) the socket has 5 s, messages of at most 4 KB, and a place among at most MEDIA_UNAUTHENTICATED_PER_ADDRESS (8) such sockets per remote address and MEDIA_UNAUTHENTICATED_MAX (200) in all (beyond: closed at once with 1013). A message is at most 64 KB (two seconds of audio; larger: closed with 1009). The first message that is not this protocol closes the socket: 1007 for audio not in whole frames or text that is not JSON, 1008 for any other; a call under way then ends `failed`, outcome `refused`, reason `invalid_message`, after an `ended` message. Caller audio is taken at real time plus 10 %, with a 2 s burst: frames beyond are dropped (counted, not heard); a client 7 s ahead of real time (2× real time for 7 s; 100× within a tenth of a second) is sent `{ "type": "ended", "reason": "audio_flood" }`, closed with 1008, and its call ends `refused`. Text messages beyond 50 a second (200 at once) are dropped likewise (`message_flood`).',
+  '**Limits.** Until the token is accepted (a few milliseconds) the socket has 5 s and a place among at most MEDIA_UNAUTHENTICATED_PER_ADDRESS (8) such sockets per remote address and MEDIA_UNAUTHENTICATED_MAX (200) in all (beyond: closed at once with 1013). A message is at most 64 KB (two seconds of audio; larger: closed with 1009). The first message that is not this protocol closes the socket: 1007 for audio not in whole frames or text that is not JSON, 1008 for any other; a call under way then ends `failed`, outcome `refused`, reason `invalid_message`, after an `ended` message. Caller audio is taken at real time plus 10 %, with a 2 s burst: frames beyond are dropped (counted, not heard); a client 7 s ahead of real time (2× real time for 7 s; 100× within a tenth of a second) is sent `{ "type": "ended", "reason": "audio_flood" }`, closed with 1008, and its call ends `refused`. Text messages beyond 50 a second (200 at once) are dropped likewise (`message_flood`).',
   '',
   '**Client → server.** Binary frames: caller audio, PCM16LE mono at the announced `sampleRate` (16 kHz), any whole number of 20 ms frames (640 bytes each at 16 kHz), as it is captured. Text frames, JSON:',
   '- `{ "type": "mark", "name": "<name>" }`: the client has played the agent\'s audio up to that mark. Echo every mark once its audio has played (not when it arrives): the history keeps only what the caller heard, and the agent waits for the last mark before it listens for silence or hangs up. A mark echoed after a `clear` is stale and ignored.',
@@ -137,7 +137,8 @@ export function webCallRoutes(app: App, voice: WebCallVoiceDeps, webCalls: WebCa
     },
     wsHandler: (socket, request) => {
       // Before its token is accepted a socket keeps admission's rules (media-admission.ts); too many waiting: refused.
-      const pending = voice.admission.admit(socket, request.ip);
+      // A browser may send audio at once, in messages up to the route's maxPayload: its transport paces them.
+      const pending = voice.admission.admit(socket, request.ip, { maxMessageBytes: MEDIA_MAX_PAYLOAD_BYTES });
       if (!pending) return;
       const transport = new WebTransport(pending.socket);
       const token = (request.query as { token?: string }).token;
