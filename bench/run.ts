@@ -1,7 +1,8 @@
-// npm run bench [-- --quick] [--profile] [--no-build] [--only=objects,streams,fanout,connect,knowledge,isolation,profiles,calls,voice]
+// npm run bench [-- --quick] [--profile] [--no-build] [--only=objects,streams,fanout,connect,knowledge,isolation,profiles,calls,voice,attack]
 //   the regression guard: every run compares CPU µs per request with bench/baseline.json (loud when > 10% above);
 //   --accept-baseline records this run's figures there (commit the file)
 //   the voice agent's latency alone: npm run bench -- --only=voice [--quick] [--backend=sqlite,postgres] (bench/voice.ts)
+//   the media sockets under attack alone (another user's p99, memory per web call): npm run bench -- --only=attack [--quick] (bench/attack.ts)
 //   worst uploads vs another user's GET /api/auth alone: npm run bench -- --quick --only=isolation [--backend=sqlite,postgres]
 //   connector ingestion alone: npm run bench -- --quick --only=connect [--backend=sqlite,postgres]
 //   knowledge retrieval alone: npm run bench -- --only=knowledge [--backend=sqlite,postgres]
@@ -42,7 +43,7 @@ const quick = args.includes('--quick');
  * writes bench/results/voice-<backend>.json and only the "Voice agent" section of BENCHMARKS.md: --only=voice leaves
  * the rest of the file as it is, and every run keeps that section.
  */
-const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['objects', 'fanout', 'connect', 'knowledge', 'isolation', 'profiles', 'calls', ...(quick ? [] : ['voice'])];
+const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['objects', 'fanout', 'connect', 'knowledge', 'isolation', 'profiles', 'calls', ...(quick ? [] : ['voice', 'attack'])];
 /**
  * --only=streams: one user's 5,000 streams at 100 events/s alone (issue 26), a bounded fan-out run (2 s of writes in
  * quick mode, 10 s in full, then the grace period). --subscribers and --fanout-seconds still apply.
@@ -409,15 +410,28 @@ async function main() {
       }
       if (run.status !== 0) throw new Error(`bench/voice.ts on ${backend.name} did not pass (its output above; figures in bench/results/voice-${backend.name}.json)`);
     });
+    // The media sockets under attack (bench/attack.ts, also runnable alone; issue 46): its own server and attackers per backend.
+    if (only.includes('attack')) for (const backend of backends) await step(`media sockets under attack on ${backend.name}`, async () => {
+      const file = join(ROOT, 'bench', 'results', `attack-${backend.name}.json`);
+      rmSync(file, { force: true }); // figures of an earlier run must not pass for this one's
+      const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/attack.ts', `--backend=${backend.name}`, '--no-build', ...(quick ? ['--quick'] : [])], { cwd: ROOT, stdio: 'inherit', env: process.env, timeout: (quick ? 160 : 310) * 1000 });
+      if (existsSync(file)) {
+        const a = JSON.parse(readFileSync(file, 'utf8'));
+        for (const c of a.checks) results.checks.push({ name: `${backend.name}: attack: ${c.name}`, value: c.value === null ? '–' : String(c.value), target: c.target, met: c.met });
+      }
+      if (run.status !== 0) throw new Error(`bench/attack.ts on ${backend.name} did not pass (its output above; figures in bench/results/attack-${backend.name}.json)`);
+    });
   } finally {
     for (const backend of backends) await backend.drop?.().catch(() => {});
   }
   if (loadWorker) await stop(loadWorker, 2000);
   const voiceChecks = results.checks;
-  if (only.every((o) => o === 'voice')) {
-    // Only the voice agent: its section of BENCHMARKS.md, nothing else of the file or of latest.json.
-    spliceVoiceSection(ROOT);
-    console.log(`bench: wrote the "Voice agent" section of BENCHMARKS.md in ${Math.round((Date.now() - started) / 1000)} s`);
+  if (only.every((o) => o === 'voice' || o === 'attack')) {
+    // Only the voice agent and/or the attack: the "Voice agent" section of BENCHMARKS.md (when it ran), nothing else of the file or of latest.json.
+    if (only.includes('voice')) {
+      spliceVoiceSection(ROOT);
+      console.log(`bench: wrote the "Voice agent" section of BENCHMARKS.md in ${Math.round((Date.now() - started) / 1000)} s`);
+    }
     for (const c of voiceChecks) console.log(`  ${c.met ? 'ok  ' : 'MISS'} ${c.name}: ${c.value} (target ${c.target})`);
     for (const f of results.failures) console.log(`  failure: ${f}`);
     if (results.failures.length) process.exitCode = 1;
