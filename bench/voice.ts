@@ -182,6 +182,9 @@ async function main() {
     VOICE_ENDPOINT_MIN_MS: String(ENDPOINT_MIN_MS),
     ELEVENLABS_API_KEY: eleven.apiKey,
     ELEVENLABS_API_BASE: eleven.apiBase,
+    // The callers all connect from 127.0.0.1 (as Twilio does from a few addresses of its own): a level placed all at
+    // once (--calls-per-second=0) has up to 50 streams waiting for their token together.
+    MEDIA_UNAUTHENTICATED_PER_ADDRESS: '200',
     ...(process.env.SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVER_NODE_OPTIONS, LAG_OUT: process.env.LAG_OUT ?? '' } : {}),
   };
 
