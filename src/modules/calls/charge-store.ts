@@ -84,17 +84,22 @@ export class CallChargeStore {
   }
 
   /** Dialled legs (charges.ts authorizeLeg) still open that were authorized before `before`: their carrier never reported their end. */
-  async listOpenLegs(before: number, limit: number): Promise<Array<{ ref: string; maxSeconds: number }>> {
+  async listOpenLegs(before: number, limit: number): Promise<Array<{ ref: string; maxSeconds: number; dialled: boolean }>> {
     const rows = await this.db
       .selectFrom('call_charges')
-      .select(['ref', 'max_seconds'])
+      .select(['ref', 'max_seconds', 'dialled_at'])
       .where('state', '=', 'open')
       .where('direction', '=', LEG_DIRECTION)
       .where('created_at', '<', before)
       .orderBy('created_at')
       .limit(limit)
       .execute();
-    return rows.map((r) => ({ ref: r.ref, maxSeconds: Number(r.max_seconds) }));
+    return rows.map((r) => ({ ref: r.ref, maxSeconds: Number(r.max_seconds), dialled: r.dialled_at !== null && r.dialled_at !== undefined }));
+  }
+
+  /** The carrier took the leg's redirect: from now on the leg may be talking. */
+  async markDialled(ref: string, now: number): Promise<void> {
+    await this.db.updateTable('call_charges').set({ dialled_at: now }).where('ref', '=', ref).where('dialled_at', 'is', null).execute();
   }
 
   find(ref: string): Promise<CallChargesTable | undefined> {

@@ -237,6 +237,11 @@ export class CallCharges {
     return { seconds, allowanceSeconds: Number(charge.allowance_seconds), paidSeconds: seconds - Number(charge.allowance_seconds), chargedCents: charged };
   }
 
+  /** A transfer leg's redirect to <Dial> was taken by the carrier (housekeeping then settles an unreported leg at its maximum, not at nothing). */
+  markLegDialled(ref: string): Promise<void> {
+    return this.deps.store.markDialled(ref, this.deps.clock.now());
+  }
+
   /**
    * Housekeeping: closes charges whose call session was never recorded (the
    * process stopped between authorizing and recording the call, or a caller
@@ -248,13 +253,15 @@ export class CallCharges {
    * `olderThanMs` is past any leg's end. Returns how many.
    */
   async closeOrphans(olderThanMs: number): Promise<number> {
+    // (Legs: see markLegDialled; one whose redirect never happened is released whole.)
     let closed = 0;
     const before = this.deps.clock.now() - olderThanMs;
     for (const ref of await this.deps.store.listOrphans(before, 100)) {
       if (await this.settleCall(ref, { seconds: 0 })) closed++;
     }
     for (const leg of await this.deps.store.listOpenLegs(before, 100)) {
-      if (await this.settleCall(leg.ref, { seconds: leg.maxSeconds })) closed++;
+      // Dialled: the most the carrier can have carried; never dialled (the process stopped before the redirect): nothing.
+      if (await this.settleCall(leg.ref, { seconds: leg.dialled ? leg.maxSeconds : 0 })) closed++;
     }
     return closed;
   }

@@ -64,6 +64,8 @@ export interface CallChargesTable {
   charged_cents: number | null;
   created_at: number;
   settled_at: number | null;
+  /** Transfer legs: when the carrier took the redirect to their <Dial> (migration 400); null while not dialled. */
+  dialled_at?: number | null;
 }
 
 export interface CallTables {

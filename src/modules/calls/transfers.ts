@@ -51,7 +51,7 @@ export interface AuthorizedLeg {
 export type LegAuthorization = { ok: true; leg: AuthorizedLeg } | { ok: false; reason: CallRefusal | 'invalid_number' | 'arranged_before'; message: string };
 
 export interface DialledLegDeps {
-  charges: Pick<CallCharges, 'authorizeLeg' | 'settleCall' | 'priced'>;
+  charges: Pick<CallCharges, 'authorizeLeg' | 'settleCall' | 'priced' | 'markLegDialled'>;
   providers: TelephonyProviders;
   publicUrl: string;
   /** The call session a leg belongs to (its carrier call sid is the leg's ParentCallSid). */
@@ -95,6 +95,11 @@ export class DialledLegs {
         dial: { phone, timeLimitSeconds: authorized.maxDurationSeconds, statusCallbackUrl: `${this.deps.publicUrl}${DIAL_CALLBACK_PATH}/${encodeURIComponent(sessionId)}` },
       },
     };
+  }
+
+  /** The carrier took the redirect to the leg of call `sessionId`: an unreported leg is then settled at its maximum, never before. */
+  markDialled(sessionId: string): Promise<void> {
+    return this.deps.charges.markLegDialled(transferLegRef(sessionId));
   }
 
   /** A leg that was never dialled (the call ended first, the redirect failed): its hold goes back whole. */

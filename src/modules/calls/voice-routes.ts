@@ -212,6 +212,7 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCal
               },
               transfer: async (leg) => {
                 await redirectToLeg(control, start.callSid, leg);
+                await legs?.markDialled(accepted.sessionId);
                 transport.close('transferred');
               },
             },

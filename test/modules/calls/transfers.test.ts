@@ -170,7 +170,7 @@ describe("the carrier's final duration of the dialled leg settles it", () => {
 });
 
 describe('legs nobody reports', () => {
-  it('a leg never dialled is released whole; one whose callback never comes is settled at its authorized maximum by housekeeping', async () => {
+  it('a leg never dialled is released whole (also when the process stopped before the redirect); a dialled one whose callback never comes is settled at its authorized maximum by housekeeping', async () => {
     const user = await createFundedUser(t, 5);
     const a = await parentCall(user, { maxDurationSeconds: 60 });
     const released = await legs().authorizeTransfer(user.id, a.id, '+14155550111');
@@ -182,7 +182,14 @@ describe('legs nobody reports', () => {
     const b = await parentCall(user, { maxDurationSeconds: 60 });
     const lost = await legs().authorizeTransfer(user.id, b.id, '+14155550111');
     if (!lost.ok) throw new Error(lost.message);
+    await legs().markDialled(b.id);
     await charges().settleCall(b.id, { seconds: 30 });
+    // Authorized, then the process stopped before the redirect: never dialled, so nothing is charged for it.
+    const other = await createFundedUser(t, 5);
+    const c = await parentCall(other, { maxDurationSeconds: 60 });
+    const cut = await legs().authorizeTransfer(other.id, c.id, '+14155550111');
+    if (!cut.ok) throw new Error(cut.message);
+    await charges().settleCall(c.id, { seconds: 30 });
     // Not before the longest leg could have ended (and its callback come).
     const sweepAfter = 2 * 3600_000 + 3600_000;
     expect(await charges().closeOrphans(sweepAfter)).toBe(0);
@@ -193,6 +200,7 @@ describe('legs nobody reports', () => {
       t.clock.advance(-(sweepAfter + 1000));
     }
     expect(await charge(transferLegRef(b.id))).toMatchObject({ state: 'settled', seconds: lost.leg.maxDurationSeconds, charged_cents: lost.leg.holdCents });
+    expect(await charge(transferLegRef(c.id))).toMatchObject({ state: 'settled', seconds: 0, charged_cents: 0 });
   });
 });
 
