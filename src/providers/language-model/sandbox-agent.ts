@@ -12,7 +12,7 @@ import type { ChatMessage } from './interface.js';
  */
 const AGENT_LINE = /^You are (.+), (?:answering calls\b|talking with\b|calling\b).*$/;
 /** Else the first "You are <Capitalised Name>," or "." in the prompt (not "You are a friendly …"). */
-const ANY_NAME = /(?:^|\n)\s*You are ((?!(?:A|An|The)\b)[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,3})\s*[,.]/;
+const ANY_NAME = /(?:^|\n)\s*You are ((?!(?:A|An|The)\b)[A-Z][\w'\u2019.-]*(?: [A-Z][\w'\u2019.-]*){0,3})\s*[,.]/;
 
 export function agentNameFromPrompt(prompt: string): string | null {
   for (const paragraph of prompt.split(/\n\s*\n/)) {
@@ -23,7 +23,7 @@ export function agentNameFromPrompt(prompt: string): string | null {
 }
 
 /** "Hello Grace, this is Amy from the clinic." → "Amy from the clinic". */
-const INTRODUCTION = /\b(?:this is|I am|I'm|my name is)\s+([^.!?,;:…]+)/i;
+const INTRODUCTION = /\b(?:this is|I am|I'm|my name is)\s+([^.!?,;:\u2026]+)/i;
 
 /**
  * How the agent introduced itself in its first message ("Amy from the

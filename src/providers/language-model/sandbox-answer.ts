@@ -29,7 +29,7 @@ const SENTENCE_WORDS = new Set([
 const ABBREVIATIONS = new Set(['mr', 'mrs', 'ms', 'dr', 'st', 'vs', 'etc', 'e.g', 'i.e', 'approx', 'a.m', 'p.m', 'inc', 'ltd', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']);
 
 /** Little words a Title Case heading leaves in lower case. */
-const TITLE_SMALL_WORDS = new Set(['a', 'an', 'the', 'and', 'or', 'of', 'to', 'in', 'on', 'for', 'at', 'by', 'with', '&', '-', '—', '–']);
+const TITLE_SMALL_WORDS = new Set(['a', 'an', 'the', 'and', 'or', 'of', 'to', 'in', 'on', 'for', 'at', 'by', 'with', '&', '-', '\u2014', '\u2013']);
 
 function words(text: string): string[] {
   return text.toLowerCase().match(/[a-z0-9']+/g) ?? [];
@@ -60,10 +60,10 @@ const SHORT_REPLY = /^(?:(?:yes|no|yep|nope|sure|of course|absolutely|certainly|
 
 /** Markdown a voice does not say: list markers, quotes, emphasis, code, links. */
 function plainLine(line: string): { text: string; listItem: boolean } {
-  const listItem = /^\s*([-*+•]|\d+[.)])\s+/.test(line);
+  const listItem = /^\s*([-*+\u2022]|\d+[.)])\s+/.test(line);
   const text = line
     .replace(/^\s*>\s?/, '')
-    .replace(/^\s*([-*+•]|\d+[.)])\s+/, '')
+    .replace(/^\s*([-*+\u2022]|\d+[.)])\s+/, '')
     .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
     .replace(/(\*\*|__|`)/g, '')
     .replace(/(^|\s)[*_](\S[^*_]*\S|\S)[*_](?=\s|[.,;:!?]|$)/g, '$1$2')
@@ -91,7 +91,7 @@ function isHeadingLike(line: string, listItem: boolean): boolean {
 function sentencesOf(text: string): string[] {
   const out: string[] = [];
   let start = 0;
-  for (const end of text.matchAll(/[.!?]+(?=\s+["'“(]?[A-Z0-9])/g)) {
+  for (const end of text.matchAll(/[.!?]+(?=\s+["'\u201c(]?[A-Z0-9])/g)) {
     const before = text.slice(start, end.index).match(/([A-Za-z.]+)$/)?.[1]?.toLowerCase() ?? '';
     if (end[0] === '.' && ABBREVIATIONS.has(before.replace(/\.$/, ''))) continue;
     if (end[0] === '.' && before === 'no' && /^\s+\d/.test(text.slice(end.index + 1))) continue;
