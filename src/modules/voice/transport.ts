@@ -258,6 +258,11 @@ export class TwilioTransport extends BaseTransport implements Transport {
       case 'stop':
         if (message.streamSid !== this.streamSid) return this.invalid(new TwilioMessageError('stop for another stream'));
         return this.farEndStopped('stream_stopped');
+      case 'other':
+        // An event Twilio may add later must not end calls; before `start` only connected and start belong (admission).
+        if (!this.streamSid) return this.invalid(new TwilioMessageError(`unknown event "${message.name}" before start`));
+        if (message.streamSid !== null && message.streamSid !== this.streamSid) return this.invalid(new TwilioMessageError(`${message.name} for another stream`));
+        return;
     }
   }
 

@@ -18,7 +18,9 @@ export type TwilioInbound =
   | { event: 'media'; sequenceNumber: number; streamSid: string; track: string; chunk: number; timestamp: number; payload: Uint8Array }
   | { event: 'mark'; sequenceNumber: number; streamSid: string; name: string }
   | { event: 'dtmf'; sequenceNumber: number; streamSid: string; track: string; digit: string }
-  | { event: 'stop'; sequenceNumber: number; streamSid: string; callSid: string; accountSid: string };
+  | { event: 'stop'; sequenceNumber: number; streamSid: string; callSid: string; accountSid: string }
+  /** A well-formed message of an event this codec does not know (one Twilio may add): ignored once the stream runs, refused before. */
+  | { event: 'other'; name: string; streamSid: string | null };
 
 export class TwilioMessageError extends Error {
   constructor(message: string) {
@@ -127,6 +129,7 @@ export function parseTwilioMessage(text: string): TwilioInbound {
       return { event, sequenceNumber: int(raw, 'sequenceNumber', 'stop'), streamSid: str(raw, 'streamSid', 'stop'), callSid: optStr(stop, 'callSid', ''), accountSid: optStr(stop, 'accountSid', '') };
     }
     default:
+      if (typeof event === 'string' && /^[a-z][A-Za-z_]{0,39}$/.test(event)) return { event: 'other', name: event, streamSid: typeof raw.streamSid === 'string' ? raw.streamSid : null };
       throw new TwilioMessageError(typeof event === 'string' ? `unknown event ${JSON.stringify(event.slice(0, 40))}` : 'event missing');
   }
 }

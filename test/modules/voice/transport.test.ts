@@ -22,6 +22,9 @@ describe('TwilioTransport', () => {
     socket.media(tone(80));
     expect(frames.length).toBe(3);
     expect([...frames[0]!]).toEqual([...mulawToPcm(pcmToMulaw(audio.slice(0, 160)))]);
+    // An event this codec does not know (one Twilio may add) is ignored once the stream runs: the call goes on.
+    socket.receive({ event: 'keepalive', sequenceNumber: '4', streamSid: 'MZ0001' });
+    expect(socket.closedWith).toBeNull();
     socket.receive({ event: 'mark', sequenceNumber: '5', streamSid: 'MZ0001', mark: { name: 'm1' } });
     socket.receive({ event: 'dtmf', sequenceNumber: '6', streamSid: 'MZ0001', dtmf: { track: 'inbound_track', digit: '5' } });
     socket.receive({ event: 'stop', sequenceNumber: '7', streamSid: 'MZ0001', stop: { accountSid: 'AC1', callSid: 'CA1' } });

@@ -20,7 +20,7 @@ describe('Twilio Media Streams codec', () => {
     ['not JSON', '{"event":'],
     ['not an object', '[1,2]'],
     ['no event', '{}'],
-    ['unknown event', '{"event":"party"}'],
+    ['an event name that is no word', '{"event":"<script>"}'],
     ['start without callSid', '{"event":"start","sequenceNumber":"1","streamSid":"MZ1","start":{"streamSid":"MZ1"}}'],
     ['non-string custom parameter', '{"event":"start","sequenceNumber":"1","streamSid":"MZ1","start":{"callSid":"CA1","customParameters":{"token":5}}}'],
     ['media payload not base64', '{"event":"media","sequenceNumber":"2","streamSid":"MZ1","media":{"chunk":"1","timestamp":"0","payload":"!!!!"}}'],
