@@ -43,9 +43,14 @@ export interface paths {
   "/api/auth/logout": {
     /**
      * Sign out: the session token is revoked and the cookie cleared
-     * @description Credentials are optional: without a valid one it only clears the cookie. Always answers 200.
+     * @description The spec's form; POST /api/auth/logout answers the same and is the one for browsers. Credentials are optional: without a valid one it only clears the cookie, and answers 200 alike. A request whose credential is the session cookie (no Authorization header) and that a browser sends from another site (`Sec-Fetch-Site: cross-site` or `same-site`, or an Origin other than the server's) is refused with 403 `forbidden`: the session stays and the cookie is kept, so a link or form on another site cannot sign a console user out.
      */
     get: operations["logout"];
+    /**
+     * Sign out (POST): the session token is revoked and the cookie cleared
+     * @description An addition to the spec, the form to use: signing out changes state, so browsers should send it as POST (GET /api/auth/logout is the spec's form and answers the same). No body. Credentials are optional: without a valid one it only clears the cookie, and answers 200 alike. A request whose credential is the session cookie (no Authorization header) and that a browser sends from another site (`Sec-Fetch-Site: cross-site` or `same-site`, or an Origin other than the server's) is refused with 403 `forbidden`: the session stays and the cookie is kept, so a link or form on another site cannot sign a console user out.
+     */
+    post: operations["postLogout"];
   };
   "/api/auth/verify/request": {
     /**
@@ -344,7 +349,7 @@ export interface paths {
   "/api/persona/{id}/play": {
     /**
      * Speak a preview, encrypted to your server's public key
-     * @description The `jwt` is verified with the public key of your registered server `server` and its `jti` is consumed. The text (textBase64, or the persona description) is spoken by the provider the persona's settings.type selects, and answered as a compact JWE to that server. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned, for another use or more than 10 minutes ahead; 400 `invalid_input` for bad textBase64; 404 for an unknown persona or a server you have not registered; 429 `rate_limited` past the per-user rate of paid previews (`RATE_LIMIT_VOICE_PREVIEW_PER_USER`) or when local speech is busy, 429 `voice_preview_quota_exceeded` past the daily characters of paid (ElevenLabs) previews (`RATE_LIMIT_VOICE_PREVIEW_CHARACTERS_PER_USER`; local previews do not count); 502 when the speech provider fails.
+     * @description The `jwt` is verified with the public key of your registered server `server` and its `jti` is consumed. The text (textBase64, or the persona description) is spoken by the provider the persona's settings.type selects, and answered as a compact JWE to that server. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned, for another use or more than 10 minutes ahead; 400 `invalid_input` for bad textBase64; 404 for an unknown persona or a server you have not registered; 429 `rate_limited` past the per-user rate of paid previews (`RATE_LIMIT_VOICE_PREVIEW_PER_USER`) or of local ones (`RATE_LIMIT_LOCAL_VOICE_PREVIEW_PER_USER`), or, with `Retry-After: 2`, when local speech has no spare room for previews (the speech of calls goes first; at most 4 local previews wait or run at once, 2 per account), 429 `voice_preview_quota_exceeded` past the daily characters of paid (ElevenLabs) previews (`RATE_LIMIT_VOICE_PREVIEW_CHARACTERS_PER_USER`; local previews do not count); 502 when the speech provider fails.
      */
     post: operations["playPersona"];
   };
@@ -577,6 +582,17 @@ export interface paths {
      */
     delete: operations["deleteKnowledgeDocument"];
   };
+  "/api/pathways/validate": {
+    /**
+     * Check a pathway document: every error and warning, each with its path
+     * @description Checks a conversational pathway `{ name, start, variables?, nodes, edges, global? }` as calls and campaigns will, without storing or running it. Any JSON object is taken (at most 1 MiB) and what is wrong with it is the answer; only a body that is not a JSON object is a 400 `invalid_input`.
+     *
+     * Errors (422 `invalid_pathway`, each `{ path, message }` with `path` a JSON pointer into the document, e.g. `/nodes/3/id`): a field of the wrong type, missing or unknown; a missing or duplicate node id; an unknown `start`, node type or edge end; an `if`, `extract`, `assign` or `{{template}}` (in `say`, `prompt`, `text`, `body`) naming an undeclared variable (`{{contact.name}}`, `{{contact.phone}}`, `{{contact.fields.X}}` and `{{now}}` are always known); a node not reachable from `start`; more than 200 nodes or 1,000 edges (then nothing else is checked).
+     *
+     * Warnings (200, the pathway runs): a `when` edge without `keywords` (the sandbox dialogue engine cannot take it); a node from which no `end` or `transfer` node can be reached.
+     */
+    post: operations["validatePathway"];
+  };
   "/api/connect": {
     /**
      * Ingest records from the connector into an encrypted store
@@ -652,7 +668,9 @@ export interface paths {
      * The WebSocket of a web call (audio both ways, transcript, tool calls, marks, clear, end)
      * @description The audio and messages of a web call started with POST /api/calls/web; open the `url` of its answer (this route with `?token=`) with a WebSocket client within 60 s. The token is single use: a missing, forged, expired or already used token closes the socket with code 1008. A plain GET (no WebSocket upgrade) is 426.
      *
-     * **Client → server.** Binary frames: caller audio, PCM16LE mono at the announced `sampleRate` (16 kHz), any whole number of 20 ms frames (640 bytes each at 16 kHz); other sizes are ignored. Text frames, JSON:
+     * **Limits.** Until the token is accepted (a few milliseconds) the socket has 5 s and a place among at most MEDIA_UNAUTHENTICATED_PER_ADDRESS (8) such sockets per remote address and MEDIA_UNAUTHENTICATED_MAX (200) in all (beyond: closed at once with 1013). A message is at most 64 KB (two seconds of audio; larger: closed with 1009). The first message that is not this protocol closes the socket: 1007 for audio not in whole frames or text that is not JSON, 1008 for any other; a call under way then ends `failed`, outcome `refused`, reason `invalid_message`, after an `ended` message. Caller audio is taken at real time plus 10 %, with a 2 s burst: frames beyond are dropped (counted, not heard); a client 7 s ahead of real time (2× real time for 7 s; 100× within a tenth of a second) is sent `{ "type": "ended", "reason": "audio_flood" }`, closed with 1008, and its call ends `refused`. Text messages beyond 50 a second (200 at once) are dropped likewise (`message_flood`).
+     *
+     * **Client → server.** Binary frames: caller audio, PCM16LE mono at the announced `sampleRate` (16 kHz), any whole number of 20 ms frames (640 bytes each at 16 kHz), as it is captured. Text frames, JSON:
      * - `{ "type": "mark", "name": "<name>" }`: the client has played the agent's audio up to that mark. Echo every mark once its audio has played (not when it arrives): the history keeps only what the caller heard, and the agent waits for the last mark before it listens for silence or hangs up. A mark echoed after a `clear` is stale and ignored.
      * - `{ "type": "dtmf", "digit": "0"–"9" | "*" | "#" | "A"–"D" }`: a key press.
      * - `{ "type": "hangup" }`: the caller hangs up; the server ends the call (outcome `completed`, reason `caller_hung_up`), answers `ended` and closes the socket with 1000. Closing the socket ends the call too (reason `socket_closed`).
@@ -712,6 +730,13 @@ export interface paths {
      * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign; a bad signature is 400 `invalid_signature` and changes nothing. `AnsweredBy` (human, machine_end_beep, machine_end_silence, machine_end_other, fax, unknown) reaches the live call: after a machine's beep the agent speaks its `voicemailMessage` once and hangs up (none: hangs up at once), outcome `voicemail`.
      */
     post: operations["twilioMachineDetectionCallback"];
+  };
+  "/api/webhooks/twilio/dial/{sessionId}": {
+    /**
+     * Twilio's final status of the number a call was transferred to
+     * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign; a bad signature is 400 `invalid_signature` and changes nothing. The `<Number statusCallback>` of a transfer's `<Dial>`: the dialled leg's `CallStatus` and `CallDuration` (seconds from its answer; `ParentCallSid` must be the call's own sid, else 400 `invalid_input`). A final status (completed, busy, no-answer, failed, canceled) settles the leg's charge once from `CallDuration`, per started minute at the dialled number's outbound rate plus the call's own, never more than its hold (`<Dial timeLimit>` is what the hold pays for); also long after the call's session ended. A retried callback charges nothing more; other statuses change nothing. 404 when the session has no transfer leg.
+     */
+    post: operations["twilioDialedLegCallback"];
   };
 }
 
@@ -1305,17 +1330,102 @@ export interface operations {
   };
   /**
    * Sign out: the session token is revoked and the cookie cleared
-   * @description Credentials are optional: without a valid one it only clears the cookie. Always answers 200.
+   * @description The spec's form; POST /api/auth/logout answers the same and is the one for browsers. Credentials are optional: without a valid one it only clears the cookie, and answers 200 alike. A request whose credential is the session cookie (no Authorization header) and that a browser sends from another site (`Sec-Fetch-Site: cross-site` or `same-site`, or an Origin other than the server's) is refused with 403 `forbidden`: the session stays and the cookie is kept, so a link or form on another site cannot sign a console user out.
    */
   logout: {
     responses: {
-      /** @description Signed out */
+      /** @description Signed out (or there was nobody to sign out) */
       200: {
         content: {
           "application/json": {
             /** @enum {string} */
             status: "logout";
           };
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Sign out (POST): the session token is revoked and the cookie cleared
+   * @description An addition to the spec, the form to use: signing out changes state, so browsers should send it as POST (GET /api/auth/logout is the spec's form and answers the same). No body. Credentials are optional: without a valid one it only clears the cookie, and answers 200 alike. A request whose credential is the session cookie (no Authorization header) and that a browser sends from another site (`Sec-Fetch-Site: cross-site` or `same-site`, or an Origin other than the server's) is refused with 403 `forbidden`: the session stays and the cookie is kept, so a link or form on another site cannot sign a console user out.
+   */
+  postLogout: {
+    responses: {
+      /** @description Signed out (or there was nobody to sign out) */
+      200: {
+        content: {
+          "application/json": {
+            /** @enum {string} */
+            status: "logout";
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `forbidden`: the caller may not do this
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
         };
       };
       /**
@@ -4719,6 +4829,8 @@ export interface operations {
          * @example 1042
          */
         lastEventId?: string;
+        /** @description Event streams only: a ticket from POST /api/events/ticket, for EventSource in browser apps on other sites (it cannot send Authorization, and the cookie does not cross sites). Single use, valid 60 s, bound to the user and credential that asked for it. */
+        ticket?: string;
       };
       header?: {
         /** @description Sent by EventSource on reconnect: replay events after this id */
@@ -5902,7 +6014,7 @@ export interface operations {
   };
   /**
    * Speak a preview, encrypted to your server's public key
-   * @description The `jwt` is verified with the public key of your registered server `server` and its `jti` is consumed. The text (textBase64, or the persona description) is spoken by the provider the persona's settings.type selects, and answered as a compact JWE to that server. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned, for another use or more than 10 minutes ahead; 400 `invalid_input` for bad textBase64; 404 for an unknown persona or a server you have not registered; 429 `rate_limited` past the per-user rate of paid previews (`RATE_LIMIT_VOICE_PREVIEW_PER_USER`) or when local speech is busy, 429 `voice_preview_quota_exceeded` past the daily characters of paid (ElevenLabs) previews (`RATE_LIMIT_VOICE_PREVIEW_CHARACTERS_PER_USER`; local previews do not count); 502 when the speech provider fails.
+   * @description The `jwt` is verified with the public key of your registered server `server` and its `jti` is consumed. The text (textBase64, or the persona description) is spoken by the provider the persona's settings.type selects, and answered as a compact JWE to that server. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned, for another use or more than 10 minutes ahead; 400 `invalid_input` for bad textBase64; 404 for an unknown persona or a server you have not registered; 429 `rate_limited` past the per-user rate of paid previews (`RATE_LIMIT_VOICE_PREVIEW_PER_USER`) or of local ones (`RATE_LIMIT_LOCAL_VOICE_PREVIEW_PER_USER`), or, with `Retry-After: 2`, when local speech has no spare room for previews (the speech of calls goes first; at most 4 local previews wait or run at once, 2 per account), 429 `voice_preview_quota_exceeded` past the daily characters of paid (ElevenLabs) previews (`RATE_LIMIT_VOICE_PREVIEW_CHARACTERS_PER_USER`; local previews do not count); 502 when the speech provider fails.
    */
   playPersona: {
     parameters: {
@@ -10667,6 +10779,354 @@ export interface operations {
     };
   };
   /**
+   * Check a pathway document: every error and warning, each with its path
+   * @description Checks a conversational pathway `{ name, start, variables?, nodes, edges, global? }` as calls and campaigns will, without storing or running it. Any JSON object is taken (at most 1 MiB) and what is wrong with it is the answer; only a body that is not a JSON object is a 400 `invalid_input`.
+   *
+   * Errors (422 `invalid_pathway`, each `{ path, message }` with `path` a JSON pointer into the document, e.g. `/nodes/3/id`): a field of the wrong type, missing or unknown; a missing or duplicate node id; an unknown `start`, node type or edge end; an `if`, `extract`, `assign` or `{{template}}` (in `say`, `prompt`, `text`, `body`) naming an undeclared variable (`{{contact.name}}`, `{{contact.phone}}`, `{{contact.fields.X}}` and `{{now}}` are always known); a node not reachable from `start`; more than 200 nodes or 1,000 edges (then nothing else is checked).
+   *
+   * Warnings (200, the pathway runs): a `when` edge without `keywords` (the sandbox dialogue engine cannot take it); a node from which no `end` or `transfer` node can be reached.
+   */
+  validatePathway: {
+    /** @description A conversational pathway: a graph the agent walks during a call */
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "name": "Order status",
+         *   "start": "greet",
+         *   "variables": {
+         *     "order_number": {
+         *       "type": "string",
+         *       "description": "The order number the caller reads out"
+         *     },
+         *     "order_status": {
+         *       "type": "enum",
+         *       "values": [
+         *         "shipped",
+         *         "processing",
+         *         "unknown"
+         *       ]
+         *     }
+         *   },
+         *   "nodes": [
+         *     {
+         *       "id": "greet",
+         *       "type": "conversation",
+         *       "say": "Hi {{contact.name}}, this is Acme. What is your order number?",
+         *       "extract": [
+         *         "order_number"
+         *       ]
+         *     },
+         *     {
+         *       "id": "lookup",
+         *       "type": "webhook",
+         *       "url": "https://example.com/orders/status",
+         *       "method": "POST",
+         *       "body": "{\"order\": \"{{order_number}}\"}",
+         *       "assign": {
+         *         "order_status": "$.status"
+         *       }
+         *     },
+         *     {
+         *       "id": "shipped",
+         *       "type": "end",
+         *       "say": "Good news: order {{order_number}} has shipped. Goodbye!"
+         *     },
+         *     {
+         *       "id": "person",
+         *       "type": "transfer",
+         *       "say": "Let me put you through to a colleague."
+         *     }
+         *   ],
+         *   "edges": [
+         *     {
+         *       "from": "greet",
+         *       "to": "lookup"
+         *     },
+         *     {
+         *       "from": "lookup",
+         *       "to": "shipped",
+         *       "if": {
+         *         "var": "order_status",
+         *         "op": "eq",
+         *         "value": "shipped"
+         *       }
+         *     },
+         *     {
+         *       "from": "lookup",
+         *       "to": "person"
+         *     }
+         *   ],
+         *   "global": [
+         *     {
+         *       "to": "person",
+         *       "when": "The caller asks for a person",
+         *       "keywords": [
+         *         "agent",
+         *         "person",
+         *         "human"
+         *       ]
+         *     }
+         *   ]
+         * }
+         */
+        "application/json": {
+          name: string;
+          description?: string;
+          /** @description The id of the first node */
+          start: string;
+          /** @description By name (letters, digits and _, not `contact` or `now`) */
+          variables?: {
+            [key: string]: {
+              /** @enum {unknown} */
+              type: "string" | "number" | "boolean" | "date" | "phone" | "email" | "enum";
+              /** @description What it holds, for the model */
+              description?: string;
+              /** @description enum: the values it may take */
+              values?: string[];
+            };
+          };
+          nodes: (({
+              /** @description Unique in the pathway */
+              id: string;
+              /** @enum {string} */
+              type: "conversation";
+              /** @description Spoken as written; `{{variable}}`, `{{contact.name}}`, `{{contact.fields.X}}` and `{{now}}` are filled in */
+              say?: string;
+              /** @description What the agent does here; `{{variable}}`, `{{contact.name}}`, `{{contact.fields.X}}` and `{{now}}` are filled in */
+              prompt?: string;
+              /** @description Variables to collect here */
+              extract?: string[];
+              /** @description Tools usable here: names, or tools declared inline */
+              tools?: (string | ({
+                  /** @enum {string} */
+                  type: "http";
+                  /**
+                   * @description a-z, 0-9 and _; unique among the tools of a call
+                   * @example check_order
+                   */
+                  name: string;
+                  /** @description What the tool does and when to use it (the model reads it) */
+                  description: string;
+                  /** @description A JSON Schema of type object; the arguments are checked against it before any request */
+                  parameters: {
+                    /** @enum {string} */
+                    type: "object";
+                    [key: string]: unknown;
+                  };
+                  /**
+                   * @description http(s); goes through the webhook address filter
+                   * @example https://api.example.com/orders/lookup
+                   */
+                  url: string;
+                  /**
+                   * @default POST
+                   * @enum {unknown}
+                   */
+                  method?: "POST" | "GET";
+                  /** @description Sent with each request; values are stored encrypted and answered as **** */
+                  headers?: {
+                    [key: string]: string;
+                  };
+                  /**
+                   * @description The whole budget of one use, a retry included
+                   * @default 5000
+                   */
+                  timeoutMs?: number;
+                  /** @description Said when the tool takes over 1 s */
+                  speak?: string;
+                  /** @description Call variables copied from the answer: { var: "$.json.path" } */
+                  assign?: {
+                    [key: string]: string;
+                  };
+                  /** @description Words that make the sandbox dialogue engine call the tool */
+                  keywords?: string[];
+                }))[];
+            }) | ({
+              /** @description Unique in the pathway */
+              id: string;
+              /** @enum {string} */
+              type: "webhook";
+              /** @description An http or https URL (not a template) */
+              url: string;
+              /** @enum {unknown} */
+              method: "POST" | "GET";
+              /** @description The request body; `{{variable}}`, `{{contact.name}}`, `{{contact.fields.X}}` and `{{now}}` are filled in */
+              body?: string;
+              /** @description Variables set from the JSON answer: `{ "<variable>": "$.json.path" }` (`$`, `.field`, `[index]`, `["key"]`) */
+              assign?: {
+                [key: string]: string;
+              };
+            }) | {
+              /** @description Unique in the pathway */
+              id: string;
+              /** @enum {string} */
+              type: "transfer";
+              /** @description A human agent (a contacts record); default the first */
+              humanAgentId?: string;
+              /** @description Spoken as written; `{{variable}}`, `{{contact.name}}`, `{{contact.fields.X}}` and `{{now}}` are filled in */
+              say?: string;
+            } | {
+              /** @description Unique in the pathway */
+              id: string;
+              /** @enum {string} */
+              type: "digits";
+              /** @description Digits, `*`, `#`; `w` a half-second pause */
+              send: string;
+            } | {
+              /** @description Unique in the pathway */
+              id: string;
+              /** @enum {string} */
+              type: "sms";
+              /** @description The message; `{{variable}}`, `{{contact.name}}`, `{{contact.fields.X}}` and `{{now}}` are filled in */
+              text: string;
+            } | {
+              /** @description Unique in the pathway */
+              id: string;
+              /** @enum {string} */
+              type: "end";
+              /** @description Spoken as written; `{{variable}}`, `{{contact.name}}`, `{{contact.fields.X}}` and `{{now}}` are filled in */
+              say?: string;
+            })[];
+          edges: ({
+              /** @description A node id */
+              from: string;
+              /** @description A node id */
+              to: string;
+              /** @description A condition in words the model decides (offered through `choose_path`) */
+              when?: string;
+              /** @description Words or short phrases the sandbox dialogue engine matches in the caller's turn (case-insensitive, whole words) */
+              keywords?: string[];
+              /** @description A condition on variables the server decides, without the model */
+              if?: {
+                /** @description A declared variable */
+                var: string;
+                /** @enum {unknown} */
+                op: "eq" | "ne" | "gt" | "lt" | "exists" | "in";
+                /** @description eq, ne: a value; gt, lt: a number (a date: YYYY-MM-DD); in: a list; exists: none */
+                value?: string | number | boolean | ((string | number)[]);
+              };
+            })[];
+          global?: {
+              /** @description A node id */
+              to: string;
+              /** @description A condition in words the model decides (offered through `choose_path`) */
+              when?: string;
+              /** @description Words or short phrases the sandbox dialogue engine matches in the caller's turn (case-insensitive, whole words) */
+              keywords?: string[];
+            }[];
+        };
+      };
+    };
+    responses: {
+      /** @description The pathway is valid; warnings say what may not behave as meant */
+      200: {
+        content: {
+          "application/json": {
+            /** @enum {boolean} */
+            valid: true;
+            /** @description What may not behave as meant; the pathway still runs */
+            warnings: {
+                /** @description A JSON pointer into the document, e.g. `/nodes/3/id`; `` for the document itself */
+                path: string;
+                message: string;
+              }[];
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unprocessable.
+       *
+       * - `invalid_pathway`: the conversational pathway is not valid: `errors` lists each problem with its path in the document (POST /api/pathways/validate checks one)
+       */
+      422: {
+        content: {
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Every error of the pathway, in document order */
+            errors: {
+                /** @description A JSON pointer into the pathway, e.g. `/nodes/3/id` */
+                path: string;
+                message: string;
+              }[];
+            [key: string]: unknown;
+          };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
    * Ingest records from the connector into an encrypted store
    * @description Streams `POST {CONNECTOR_URL}{path}` (SSE or NDJSON); each frame that is a JSON object is encrypted with the store's default key (AES-256-GCM, a fresh 12-byte IV) and created as a child of the store, emitting `object_created`. Answers 204 when the stream ends, with `X-Objects-Written`, `X-Frames-Skipped` and (for `/get-leads`) `X-Credits-Granted`. `/get-leads` clamps `params.credits` to the plan's remaining lead allowance plus what the prepaid balance buys (`LEAD_PRICE_USD` each), reserves the paid part, charges only delivered leads and returns the rest; no allowance: 204 at once. 400 unknown repository (the message lists the eight); 402 when the balance fell before the reservation; 502 when the connector fails (written objects stay, counts in the body).
    */
@@ -11327,7 +11787,7 @@ export interface operations {
                 /** Format: date-time */
                 endedAt?: string;
                 durationSeconds?: number;
-                /** @description What the call was charged, in US dollars, once settled (seconds within the plan's allowance cost nothing); absent while it runs and for calls that are never charged (web and temporary calls, refused calls) */
+                /** @description What the call was charged, in US dollars, once settled (seconds within the plan's allowance cost nothing), its transfer leg included once that is settled; absent while it runs and for calls that are never charged (web and temporary calls, refused calls) */
                 costUsd?: number;
               }[];
             /** @description Pass as `before` for the next page; null on the last */
@@ -11417,7 +11877,7 @@ export interface operations {
             /** Format: date-time */
             endedAt?: string;
             durationSeconds?: number;
-            /** @description What the call was charged, in US dollars, once settled (seconds within the plan's allowance cost nothing); absent while it runs and for calls that are never charged (web and temporary calls, refused calls) */
+            /** @description What the call was charged, in US dollars, once settled (seconds within the plan's allowance cost nothing), its transfer leg included once that is settled; absent while it runs and for calls that are never charged (web and temporary calls, refused calls) */
             costUsd?: number;
             transcript?: ({
                 role: "agent" | "caller";
@@ -11910,7 +12370,9 @@ export interface operations {
    * The WebSocket of a web call (audio both ways, transcript, tool calls, marks, clear, end)
    * @description The audio and messages of a web call started with POST /api/calls/web; open the `url` of its answer (this route with `?token=`) with a WebSocket client within 60 s. The token is single use: a missing, forged, expired or already used token closes the socket with code 1008. A plain GET (no WebSocket upgrade) is 426.
    *
-   * **Client → server.** Binary frames: caller audio, PCM16LE mono at the announced `sampleRate` (16 kHz), any whole number of 20 ms frames (640 bytes each at 16 kHz); other sizes are ignored. Text frames, JSON:
+   * **Limits.** Until the token is accepted (a few milliseconds) the socket has 5 s and a place among at most MEDIA_UNAUTHENTICATED_PER_ADDRESS (8) such sockets per remote address and MEDIA_UNAUTHENTICATED_MAX (200) in all (beyond: closed at once with 1013). A message is at most 64 KB (two seconds of audio; larger: closed with 1009). The first message that is not this protocol closes the socket: 1007 for audio not in whole frames or text that is not JSON, 1008 for any other; a call under way then ends `failed`, outcome `refused`, reason `invalid_message`, after an `ended` message. Caller audio is taken at real time plus 10 %, with a 2 s burst: frames beyond are dropped (counted, not heard); a client 7 s ahead of real time (2× real time for 7 s; 100× within a tenth of a second) is sent `{ "type": "ended", "reason": "audio_flood" }`, closed with 1008, and its call ends `refused`. Text messages beyond 50 a second (200 at once) are dropped likewise (`message_flood`).
+   *
+   * **Client → server.** Binary frames: caller audio, PCM16LE mono at the announced `sampleRate` (16 kHz), any whole number of 20 ms frames (640 bytes each at 16 kHz), as it is captured. Text frames, JSON:
    * - `{ "type": "mark", "name": "<name>" }`: the client has played the agent's audio up to that mark. Echo every mark once its audio has played (not when it arrives): the history keeps only what the caller heard, and the agent waits for the last mark before it listens for silence or hangs up. A mark echoed after a `clear` is stale and ignored.
    * - `{ "type": "dtmf", "digit": "0"–"9" | "*" | "#" | "A"–"D" }`: a key press.
    * - `{ "type": "hangup" }`: the caller hangs up; the server ends the call (outcome `completed`, reason `caller_hung_up`), answers `ended` and closes the socket with 1000. Closing the socket ends the call too (reason `socket_closed`).
@@ -12744,6 +13206,114 @@ export interface operations {
     /** @description Twilio's callback parameters, form-encoded (CallSid, CallStatus, CallDuration, AnsweredBy, …) */
     requestBody: {
       content: {
+        "application/x-www-form-urlencoded": {
+          [key: string]: string | string[];
+        };
+      };
+    };
+    responses: {
+      /** @description Applied (or seen before) */
+      204: {
+        content: never;
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_signature`: the request signature (a provider webhook signature header) does not verify
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Twilio's final status of the number a call was transferred to
+   * @description Called by Twilio, not by API users. Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign; a bad signature is 400 `invalid_signature` and changes nothing. The `<Number statusCallback>` of a transfer's `<Dial>`: the dialled leg's `CallStatus` and `CallDuration` (seconds from its answer; `ParentCallSid` must be the call's own sid, else 400 `invalid_input`). A final status (completed, busy, no-answer, failed, canceled) settles the leg's charge once from `CallDuration`, per started minute at the dialled number's outbound rate plus the call's own, never more than its hold (`<Dial timeLimit>` is what the hold pays for); also long after the call's session ended. A retried callback charges nothing more; other statuses change nothing. 404 when the session has no transfer leg.
+   */
+  twilioDialedLegCallback: {
+    parameters: {
+      header?: {
+        "x-twilio-signature"?: string;
+      };
+      path: {
+        sessionId: string;
+      };
+    };
+    /** @description Twilio's callback parameters, form-encoded (CallSid, CallStatus, CallDuration, AnsweredBy, …) */
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "AccountSid": "AC0123456789abcdef0123456789abcdef",
+         *   "CallSid": "CAfedcba9876543210fedcba9876543210",
+         *   "ParentCallSid": "CA0123456789abcdef0123456789abcdef",
+         *   "CallStatus": "completed",
+         *   "CallDuration": "184",
+         *   "Direction": "outbound-dial",
+         *   "To": "+14155550111",
+         *   "From": "+14155550100"
+         * }
+         */
         "application/x-www-form-urlencoded": {
           [key: string]: string | string[];
         };

@@ -62,7 +62,7 @@ const callItemFields = {
   answeredAt: Type.Optional(Type.String({ format: 'date-time' })),
   endedAt: Type.Optional(Type.String({ format: 'date-time' })),
   durationSeconds: Type.Optional(Type.Integer()),
-  costUsd: Type.Optional(Type.Number({ description: 'What the call was charged, in US dollars, once settled (seconds within the plan\'s allowance cost nothing); absent while it runs and for calls that are never charged (web and temporary calls, refused calls)' })),
+  costUsd: Type.Optional(Type.Number({ description: 'What the call was charged, in US dollars, once settled (seconds within the plan\'s allowance cost nothing), its transfer leg included once that is settled; absent while it runs and for calls that are never charged (web and temporary calls, refused calls)' })),
 };
 const CallItem = Type.Object(callItemFields);
 const CallPage = Type.Object({ calls: Type.Array(CallItem), nextBefore: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `before` for the next page; null on the last' }) });
