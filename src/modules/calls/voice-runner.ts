@@ -165,7 +165,9 @@ export class VoiceRunner {
     const direction = (session.direction ?? 'outbound') as CallDirection;
     // The transfer the agent arranged: its person and, on a phone call, the leg authorized for it (held until dialled or released).
     let arranged: { name: string; phone: string; leg: AuthorizedLeg | null } | null = null;
-    let dialled = false;
+    // The redirect to the leg's <Dial>, once asked for: true when the carrier took it. The stream may stop (the
+    // carrier carries the call to the leg) before the redirect's answer comes back: the end waits for it.
+    let dialling: Promise<boolean> | null = null;
     // A sandbox call: the recogniser expects the simulated caller's lines; with none installed, its own words stand in.
     const caller = start.callSid ? (this.deps.simulatedCaller?.(start.callSid) ?? null) : null;
     const configuredStt = this.deps.providers.speechToText;
@@ -206,14 +208,18 @@ export class VoiceRunner {
           if (!arranged) return start.control.hangUp();
           const leg = arranged.leg;
           if (!leg) return;
+          const redirect = start.control.transfer(leg.dial);
+          dialling = redirect.then(
+            () => true,
+            () => false,
+          );
           try {
-            await start.control.transfer(leg.dial);
+            await redirect;
           } catch (err) {
             // Nothing was dialled: the leg's hold goes back.
             await this.legs?.release(leg);
             throw err;
           }
-          dialled = true;
         },
       },
       systemPrompt: call.systemPrompt,
@@ -246,7 +252,7 @@ export class VoiceRunner {
       if (outcome.outcome === 'refused') this.deps.log.warn({ sessionId, reason: outcome.reason, droppedAudioMs, droppedMessages }, 'call ended: its far end was shut out for what it sent');
       // A leg arranged but never dialled (the call ended first): nothing to charge, its hold goes back.
       const undialled = arranged as { leg: AuthorizedLeg | null } | null;
-      if (undialled?.leg && !dialled) await this.legs?.release(undialled.leg).catch((err: unknown) => this.deps.log.warn({ err, sessionId }, 'transfer leg not released'));
+      if (undialled?.leg && !(dialling ? await dialling : false)) await this.legs?.release(undialled.leg).catch((err: unknown) => this.deps.log.warn({ err, sessionId }, 'transfer leg not released'));
       await Promise.all(events);
       await this.finish(sessionId, direction, call, outcome);
     } finally {
