@@ -39,10 +39,12 @@ describe('OpenAiSpeechToText', () => {
     const stream = open();
     const results = stream.results[Symbol.asyncIterator]();
     const first = concat(tone(400), silence(100));
+    stream.startUtterance();
     for (const frame of frames(first)) stream.write(frame);
     expect(fake.transcriptions).toHaveLength(0);
     stream.endUtterance();
     const second = tone(300, 300);
+    stream.startUtterance();
     stream.write(second);
     stream.endUtterance();
 
@@ -63,6 +65,7 @@ describe('OpenAiSpeechToText', () => {
     fake.transcripts.push('a very long one');
     const stream = open();
     const results = stream.results[Symbol.asyncIterator]();
+    stream.startUtterance();
     for (let i = 0; i < 90 * 50; i++) stream.write(new Int16Array(160).fill(1000));
     stream.endUtterance();
     expect(await next(results)).toEqual({ text: 'a very long one', final: true, startMs: 30_000, endMs: 90_000 });
@@ -79,6 +82,7 @@ describe('OpenAiSpeechToText', () => {
 
   it('a refused key fails the results with a ProviderFailure that is not retryable', async () => {
     const stream = open({ apiKey: 'sk-wrong' });
+    stream.startUtterance();
     stream.write(tone(200));
     stream.endUtterance();
     const { error } = await drain(stream.results);
@@ -90,11 +94,13 @@ describe('OpenAiSpeechToText', () => {
     for (const status of [500, 429]) {
       fake.transcriptionFailures.push(status);
       const stream = open();
+      stream.startUtterance();
       stream.write(tone(100));
       stream.endUtterance();
       expect((await drain(stream.results)).error).toMatchObject({ provider: 'openai', retryable: true, message: expect.stringContaining(`HTTP ${status}`) });
     }
     const down = open({ url: 'http://127.0.0.1:9/v1' });
+    down.startUtterance();
     down.write(tone(100));
     down.endUtterance();
     expect((await drain(down.results)).error).toMatchObject({ provider: 'openai', retryable: true, message: expect.stringContaining('request failed') });
@@ -104,6 +110,7 @@ describe('OpenAiSpeechToText', () => {
     const controller = new AbortController();
     const stream = open({}, controller.signal);
     controller.abort();
+    stream.startUtterance();
     stream.write(tone(100));
     stream.endUtterance();
     expect(await drain(stream.results)).toEqual({ values: [], error: null });

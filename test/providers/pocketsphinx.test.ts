@@ -10,6 +10,7 @@ import { ProviderFailure } from '../../src/providers/failure.js';
 import type { RecognitionResult } from '../../src/providers/speech-to-text/interface.js';
 import { createPocketsphinxSpeechToText, decideLine, isPocketsphinxInstalled, PocketsphinxSpeechToText, spotKeywords } from '../../src/providers/speech-to-text/pocketsphinx.js';
 import { buildArpa, matchPhrase, wordsOf } from '../../src/providers/speech-to-text/pocketsphinx-model.js';
+import { until } from '../support/voice-audio.js';
 
 const DEFAULT_SCRIPT = ['Hello, who is this?', 'Can you tell me your opening hours please?', 'I would like to book a meeting for next Tuesday.', 'No thank you, goodbye.'];
 
@@ -34,6 +35,8 @@ async function recognise(stt: PocketsphinxSpeechToText, utterances: Int16Array[]
   const stream = stt.open({ signal: controller.signal, phrases, ...(sampleRate === 16000 ? { sampleRate } : {}) });
   const frame = (FRAME_SAMPLES_8K * sampleRate) / 8000;
   for (const audio of utterances) {
+    // The whole line is the utterance (the VAD's start and end of speech at its edges): decoded as it is written.
+    stream.startUtterance();
     for (let at = 0; at < audio.length; at += frame) stream.write(audio.subarray(at, at + frame));
     stream.endUtterance();
   }
@@ -132,6 +135,37 @@ describe.skipIf(!canRecogniseFlite)('pocketsphinx on the phone path (flite calle
     expect(results[3]!.endMs).toBe(Math.round((audio.reduce((n, a) => n + a.length, 0) * 1000) / 8000));
   }, 120_000);
 
+  it('decodes as the caller speaks: a decoder runs before the cut, fed frame by frame; the result is the line', async () => {
+    const audio = await speakAll('flite', DEFAULT_SCRIPT);
+    const controller = new AbortController();
+    controllers.push(controller);
+    const stream = stt.open({ signal: controller.signal, phrases: DEFAULT_SCRIPT });
+    const results = stream.results[Symbol.asyncIterator]();
+    const afterCut: number[] = [];
+    try {
+      for (const [i, line] of audio.entries()) {
+        stream.startUtterance();
+        const half = Math.floor(line.length / 2 / FRAME_SAMPLES_8K) * FRAME_SAMPLES_8K;
+        // The first half at 4× real time, then the line waits until its decoder is running, then the rest.
+        for (let at = 0; at < half; at += FRAME_SAMPLES_8K) {
+          stream.write(line.subarray(at, at + FRAME_SAMPLES_8K));
+          if (at % (FRAME_SAMPLES_8K * 4) === 0) await new Promise((r) => setTimeout(r, 20));
+        }
+        await until(() => runningDecoders() === 1, 10_000, 'a decoder while the caller speaks');
+        for (let at = half; at < line.length; at += FRAME_SAMPLES_8K) stream.write(line.subarray(at, at + FRAME_SAMPLES_8K));
+        const cutAt = performance.now();
+        stream.endUtterance();
+        const { value } = await results.next();
+        afterCut.push(Math.round(performance.now() - cutAt));
+        expect(value).toMatchObject({ text: DEFAULT_SCRIPT[i], final: true });
+      }
+    } finally {
+      await stream.close();
+    }
+    console.log(`flite, decoded as spoken: result ${afterCut.join(', ')} ms after each cut`);
+    expect(runningDecoders()).toBe(0);
+  }, 120_000);
+
   it('does not snap speech off the script onto a line', async () => {
     const [elephants, closing] = await speakAll('flite', ['Purple elephants dance quietly', 'What time do you close today?']);
     const results = await recognise(stt, [elephants!, closing!], DEFAULT_SCRIPT);
@@ -210,6 +244,7 @@ describe.skipIf(!canRecogniseFlite)('pocketsphinx on the phone path (flite calle
     const [line] = await speakAll('flite', [DEFAULT_SCRIPT[0]!]);
     const controller = new AbortController();
     const stream = stt.open({ signal: controller.signal, phrases: DEFAULT_SCRIPT });
+    stream.startUtterance();
     stream.write(line!);
     stream.endUtterance();
     controller.abort();

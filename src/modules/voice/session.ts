@@ -159,6 +159,12 @@ export class VoiceSession {
   private streamStartFrame = 0;
   /** Frames up to here are recognised (end of the last final result). */
   private recognisedUpToFrame = 0;
+  /**
+   * The VAD's utterances in frame numbers (`cutAt`: framesIn when it was cut),
+   * as far back as the replay buffer: a reopened per-utterance stream gets each
+   * opened and cut again where it was, not the whole replay as one.
+   */
+  private utterances: Array<{ startFrame: number; endFrame: number | null; cutAt: number | null }> = [];
   private sttFailuresInRow = 0;
   private lastRecognised: boolean | undefined;
   /** What the recogniser hears: the browser's 16 kHz when both sides can, else the pipeline's 8 kHz. */
@@ -241,7 +247,7 @@ export class VoiceSession {
     if (this.ended) return;
     const frameStart = this.clock.now() - FRAME_MS;
     this.recording.writeCaller(frame);
-    this.framesIn++;
+    const frameNumber = this.framesIn++;
     const heard = this.sttRate === 8000 ? frame : native && native.length === this.sttRate / 50 ? native : resample(frame, 8000, this.sttRate);
     this.replay.push(heard);
     const keep = Math.ceil(this.settings.sttReplayMs / FRAME_MS);
@@ -250,8 +256,8 @@ export class VoiceSession {
     const probability = () => this.options.vad.process(frame);
     if (!this.vadChain) {
       const p = probability();
-      if (typeof p === 'number') return this.onProbability(p, frameStart);
-      this.vadChain = p.then((value) => this.onProbability(value, frameStart));
+      if (typeof p === 'number') return this.onProbability(p, frameStart, frameNumber);
+      this.vadChain = p.then((value) => this.onProbability(value, frameStart, frameNumber));
     } else {
       // The transport paces caller audio to real time, so a detector behind by a second is itself slow:
       // frames beyond that are not queued (memory), and none is run once the call has ended (CPU).
@@ -264,24 +270,48 @@ export class VoiceSession {
         this.vadWaiting--;
         if (this.ended) return;
         const p = probability();
-        this.onProbability(typeof p === 'number' ? p : await p, frameStart);
+        this.onProbability(typeof p === 'number' ? p : await p, frameStart, frameNumber);
       });
     }
     const chain = this.vadChain;
     chain
-      .catch(() => this.onProbability(0, frameStart))
+      .catch(() => this.onProbability(0, frameStart, frameNumber))
       .finally(() => {
         if (this.vadChain === chain) this.vadChain = null;
       });
   }
 
-  private onProbability(probability: number, frameStartMs: number) {
+  private onProbability(probability: number, frameStartMs: number, frameNumber: number) {
     if (this.ended || this.voicemail) return;
-    const edge = this.gate.push(probability, frameStartMs);
+    const edge = this.gate.push(probability, frameStartMs, FRAME_MS, frameNumber);
     // Every caller frame is also a tick: barge-in is seen within a frame, not a tick period.
     if (!edge) return this.decide(this.turns.update({ type: 'tick', atMs: this.clock.now() }));
-    if (edge.type === 'speech_end') this.stream?.endUtterance();
-    this.decide(this.turns.update(edge));
+    if (edge.type === 'speech_start') this.utteranceStarted(edge.frame!);
+    else this.utteranceEnded(edge.frame!);
+    this.decide(this.turns.update({ type: edge.type, atMs: edge.atMs }));
+  }
+
+  /** The VAD heard the caller start: a per-utterance recogniser keeps the audio from there (less its pre-roll). */
+  private utteranceStarted(frame: number) {
+    this.utterances.push({ startFrame: frame, endFrame: null, cutAt: null });
+    // Older than the replay buffer: never replayed again.
+    const oldest = this.framesIn - this.replay.length;
+    while (this.utterances.length > 1 && this.utterances[0]!.cutAt !== null && this.utterances[0]!.cutAt! <= oldest) this.utterances.shift();
+    this.stream?.startUtterance(this.streamMs(frame));
+  }
+
+  private utteranceEnded(frame: number) {
+    const open = this.utterances.at(-1);
+    if (open && open.cutAt === null) {
+      open.endFrame = frame;
+      open.cutAt = this.framesIn;
+    }
+    this.stream?.endUtterance(this.streamMs(frame));
+  }
+
+  /** Stream time (ms) of a caller frame: frames are 20 ms at any rate, counted from the stream's first. */
+  private streamMs(frame: number) {
+    return Math.max(0, frame - this.streamStartFrame) * FRAME_MS;
   }
 
   private scheduleTick() {
@@ -307,8 +337,10 @@ export class VoiceSession {
     const from = Math.max(this.recognisedUpToFrame, this.framesIn - this.replay.length);
     const replay = this.replay.slice(this.replay.length - (this.framesIn - from));
     this.streamStartFrame = from;
-    for (const frame of replay) stream.write(frame);
-    if (replay.length && !this.gate.inSpeech && this.framesIn > 0) stream.endUtterance();
+    if (this.options.stt.streaming) {
+      for (const frame of replay) stream.write(frame);
+      if (replay.length && !this.gate.inSpeech && this.framesIn > 0) stream.endUtterance();
+    } else this.replayUtterances(stream, from, replay);
     (async () => {
       for await (const result of stream.results) this.onRecognition(stream, result);
     })().then(
@@ -319,6 +351,28 @@ export class VoiceSession {
         if (this.stream === stream && !this.ended) this.recognitionDropped(error);
       },
     );
+  }
+
+  /** A per-utterance stream hears only utterances: each since `from` is opened and cut again where it was, in the order it was. */
+  private replayUtterances(stream: RecognitionStream, from: number, replay: Int16Array[]) {
+    const pending = this.utterances.filter((u) => u.cutAt === null || u.cutAt > from);
+    let next = 0;
+    let opened = false;
+    for (const [i, frame] of replay.entries()) {
+      stream.write(frame);
+      const written = from + i + 1;
+      const u = pending[next];
+      if (!u) continue;
+      if (!opened && u.startFrame < written) {
+        stream.startUtterance(this.streamMs(u.startFrame));
+        opened = true;
+      }
+      if (opened && u.cutAt !== null && u.cutAt <= written) {
+        stream.endUtterance(this.streamMs(u.endFrame!));
+        opened = false;
+        next++;
+      }
+    }
   }
 
   private onRecognition(stream: RecognitionStream, result: RecognitionResult) {

@@ -41,7 +41,13 @@ export interface SpeechGateOptions {
   stopFrames?: number;
 }
 
-export type SpeechEdge = { type: 'speech_start'; atMs: number } | { type: 'speech_end'; atMs: number };
+/**
+ * `frame` (when push was given frame numbers): the first speech frame of the
+ * run for a start, the frame after the last speech frame for an end. The
+ * session finds the utterance's audio by it: frame times come from arrival and
+ * repeat when frames arrive in a burst.
+ */
+export type SpeechEdge = { type: 'speech_start'; atMs: number; frame?: number } | { type: 'speech_end'; atMs: number; frame?: number };
 
 /**
  * Hysteresis over per-frame probabilities. `speech_start.atMs` is the start
@@ -52,7 +58,9 @@ export class SpeechGate {
   private speaking = false;
   private run = 0;
   private runStartMs = 0;
+  private runStartFrame = 0;
   private lastSpeechEndMs = 0;
+  private lastSpeechEndFrame = 0;
   private readonly o: Required<SpeechGateOptions>;
 
   constructor(options: SpeechGateOptions = {}) {
@@ -63,17 +71,21 @@ export class SpeechGate {
     return this.speaking;
   }
 
-  /** One frame's probability; `frameStartMs` is the call time the frame began. */
-  push(probability: number, frameStartMs: number, frameMs = (FRAME_SAMPLES_8K / 8000) * 1000): SpeechEdge | null {
+  /** One frame's probability; `frameStartMs` is the call time the frame began, `frame` its number in the call (optional). */
+  push(probability: number, frameStartMs: number, frameMs = (FRAME_SAMPLES_8K / 8000) * 1000, frame?: number): SpeechEdge | null {
     if (!this.speaking) {
       if (probability >= this.o.startThreshold) {
-        if (this.run === 0) this.runStartMs = frameStartMs;
+        if (this.run === 0) {
+          this.runStartMs = frameStartMs;
+          this.runStartFrame = frame ?? 0;
+        }
         this.run++;
         if (this.run >= this.o.startFrames) {
           this.speaking = true;
           this.run = 0;
           this.lastSpeechEndMs = frameStartMs + frameMs;
-          return { type: 'speech_start', atMs: this.runStartMs };
+          this.lastSpeechEndFrame = (frame ?? 0) + 1;
+          return { type: 'speech_start', atMs: this.runStartMs, ...(frame === undefined ? {} : { frame: this.runStartFrame }) };
         }
       } else this.run = 0;
       return null;
@@ -83,11 +95,12 @@ export class SpeechGate {
       if (this.run >= this.o.stopFrames) {
         this.speaking = false;
         this.run = 0;
-        return { type: 'speech_end', atMs: this.lastSpeechEndMs };
+        return { type: 'speech_end', atMs: this.lastSpeechEndMs, ...(frame === undefined ? {} : { frame: this.lastSpeechEndFrame }) };
       }
     } else {
       this.run = 0;
       this.lastSpeechEndMs = frameStartMs + frameMs;
+      this.lastSpeechEndFrame = (frame ?? 0) + 1;
     }
     return null;
   }

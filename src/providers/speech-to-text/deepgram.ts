@@ -175,6 +175,9 @@ class DeepgramStream implements RecognitionStream {
     }
   }
 
+  /** Deepgram streams: it hears the whole call and finds speech itself. */
+  startUtterance(): void {}
+
   endUtterance(): void {
     if (this.closing || this.queue.closed) return;
     this.flush();

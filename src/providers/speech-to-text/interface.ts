@@ -24,12 +24,24 @@ export interface RecognitionStream {
   /** Caller audio, PCM16 mono at the rate the stream was opened with (8 kHz unless asked otherwise), in order; any whole number of samples. */
   write(pcm: Int16Array): void;
   /**
-   * Our voice activity detector saw the caller stop. Utterance providers
-   * (OpenAI-compatible, pocketsphinx) transcribe what arrived since the last
-   * cut and yield one final result (empty text when nothing was recognised);
-   * streaming providers (Deepgram) finalize what they hold.
+   * Our voice activity detector saw the caller start speaking at `atMs` of
+   * stream time (default: the audio written so far); it tells this after the
+   * audio (a detector decides a few frames late). Utterance providers
+   * (OpenAI-compatible, pocketsphinx) keep from `atMs` less a short pre-roll
+   * (utterance-window.ts PRE_ROLL_MS); outside an utterance they keep only
+   * the last moments, never the agent's turn or the silence between turns.
+   * Streaming providers (Deepgram) hear everything and ignore it.
    */
-  endUtterance(): void;
+  startUtterance(atMs?: number): void;
+  /**
+   * Our voice activity detector saw the caller stop; `atMs` (stream time) is
+   * the end of the last speech frame (default: the audio written so far).
+   * Utterance providers transcribe from the start to `atMs` plus a short
+   * post-roll and yield one final result (empty text when nothing was
+   * recognised, or when no utterance was started); streaming providers
+   * finalize what they hold.
+   */
+  endUtterance(atMs?: number): void;
   /** Results in order. Throws a ProviderFailure when the provider fails or the socket drops. */
   readonly results: AsyncIterable<RecognitionResult>;
   /** Ends the stream; pending results are dropped. */

@@ -1,8 +1,9 @@
 // Any OpenAI-compatible transcription endpoint (OpenAI, Groq, a local
 // whisper.cpp / faster-whisper server): POST {STT_URL}/audio/transcriptions,
-// multipart with the utterance as a 16-bit WAV. Not streaming: audio is held
-// until our VAD cuts the utterance (endUtterance), then sent as one request;
-// requests run one at a time so results come in the caller's order.
+// multipart with the utterance as a 16-bit WAV. Not streaming: the utterance
+// (our VAD's start of speech less a pre-roll to its end plus a post-roll,
+// utterance-window.ts) is held until the VAD cuts it, then sent as one
+// request; requests run one at a time so results come in the caller's order.
 // The URL is the operator's, so private addresses are allowed (a Whisper
 // server on localhost is the usual case), through the one outbound client.
 import { randomBytes } from 'node:crypto';
@@ -11,6 +12,7 @@ import { AsyncQueue } from '../../lib/async-queue.js';
 import { type OutboundHttp, bufferResponse, createOperatorHttp } from '../../lib/outbound-http.js';
 import { ProviderFailure } from '../failure.js';
 import type { RecognitionOptions, RecognitionResult, RecognitionStream, SpeechToText } from './interface.js';
+import { UtteranceWindow } from './utterance-window.js';
 
 export interface OpenAiSpeechToTextConfig {
   /** API base in the OpenAI SDK's sense (https://api.openai.com/v1, http://localhost:8080/v1). */
@@ -29,7 +31,7 @@ const PROVIDER = 'openai';
  */
 const WAV_SAMPLE_RATE = 16_000;
 /** Longest utterance sent: 60 s of caller audio (a longer one is cut to its last minute). */
-const MAX_UTTERANCE_SAMPLES = 60 * 8000;
+const MAX_UTTERANCE_MS = 60_000;
 /** Utterances of one call waiting to be transcribed before further ones are answered empty. */
 const MAX_WAITING_UTTERANCES = 8;
 
@@ -89,14 +91,11 @@ export class OpenAiSpeechToText implements SpeechToText {
   }
 }
 
-/** Holds audio between cuts and turns each cut into one final result, in order. */
+/** Holds each utterance the VAD cuts and turns it into one final result, in order. */
 class UtteranceStream implements RecognitionStream {
   private readonly queue = new AsyncQueue<RecognitionResult>();
   readonly results: AsyncIterable<RecognitionResult> = this.queue;
-  private held: Int16Array[] = [];
-  private heldSamples = 0;
-  /** Samples before the held audio: where the next utterance starts. */
-  private position = 0;
+  private readonly window = new UtteranceWindow(8000, MAX_UTTERANCE_MS);
   private chain: Promise<void> = Promise.resolve();
   /** Utterances cut and not yet sent. */
   private waiting = 0;
@@ -112,31 +111,18 @@ class UtteranceStream implements RecognitionStream {
   }
 
   write(pcm: Int16Array): void {
-    if (this.queue.closed || pcm.length === 0) return;
-    this.held.push(pcm.slice());
-    this.heldSamples += pcm.length;
-    // Only the last MAX_UTTERANCE_SAMPLES are sent: older audio is not kept (a caller who never pauses cannot grow memory without end).
-    while (this.heldSamples > MAX_UTTERANCE_SAMPLES && this.held.length > 1) {
-      const oldest = this.held.shift()!;
-      this.heldSamples -= oldest.length;
-      this.position += oldest.length;
-    }
+    if (!this.queue.closed) this.window.write(pcm);
   }
 
-  endUtterance(): void {
+  startUtterance(atMs?: number): void {
+    if (!this.queue.closed) this.window.start(atMs);
+  }
+
+  endUtterance(atMs?: number): void {
     if (this.queue.closed) return;
-    let pcm = new Int16Array(this.heldSamples);
-    let offset = 0;
-    for (const piece of this.held) {
-      pcm.set(piece, offset);
-      offset += piece.length;
-    }
-    const startMs = Math.round((this.position / 8000) * 1000);
-    const endMs = Math.round(((this.position + pcm.length) / 8000) * 1000);
-    this.position += pcm.length;
-    this.held = [];
-    this.heldSamples = 0;
-    if (pcm.length > MAX_UTTERANCE_SAMPLES) pcm = pcm.subarray(pcm.length - MAX_UTTERANCE_SAMPLES);
+    // No utterance open (a cut the session replays, a test): an empty result, nothing sent.
+    const now = this.window.msOf(this.window.written);
+    const { pcm, startMs, endMs } = this.window.end(atMs) ?? { pcm: new Int16Array(0), startMs: now, endMs: now };
     // More utterances waiting than MAX_WAITING_UTTERANCES (noise the VAD keeps cutting): the extra ones are answered empty, unsent.
     const utterance = this.waiting >= MAX_WAITING_UTTERANCES ? new Int16Array(0) : pcm;
     this.waiting++;

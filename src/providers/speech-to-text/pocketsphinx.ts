@@ -1,16 +1,17 @@
 // Offline speech to text with the Debian pocketsphinx (`pocketsphinx`,
 // `pocketsphinx-en-us`): one utterance at a time, cut by our voice activity
-// detector (streaming = false). Measurements and choices:
+// detector (streaming = false), decoded while the caller speaks
+// (pocketsphinx-stream.ts, pocketsphinx-live.ts). Measurements and choices:
 // docs/decisions/offline-speech.md.
 //
-// With expected phrases (sandbox scripts) each utterance is decoded twice, in
-// parallel child processes: with a trigram model of the phrases plus common
-// "garbage" words (speech off the script becomes a jumble that matches no
-// line), and with a JSGF grammar of the phrases (which always picks a line).
-// The model's words pick the line when they match it well; a weaker match is
-// accepted only when the grammar chose the same line. Anything else is empty
-// text. Without phrases (web calls) it spots the words the dialogue engine
-// acts on (KEYWORDS) with the same kind of model.
+// With expected phrases (sandbox scripts) an utterance is decoded with a
+// trigram model of the phrases plus common "garbage" words (speech off the
+// script becomes a jumble that matches no line), and, when its words alone
+// match no line well, with a JSGF grammar of the phrases (which always picks a
+// line). The model's words pick the line when they match it well; a weaker
+// match is accepted only when the grammar chose the same line. Anything else
+// is empty text. Without phrases (web calls) it spots the words the dialogue
+// engine acts on (KEYWORDS) with the same kind of model.
 //
 // One `pocketsphinx_batch` process per decode: with a dictionary of only the
 // needed words it starts in about 20 ms of CPU, holds no state between
@@ -23,8 +24,12 @@ import { delimiter, join } from 'node:path';
 import { encodeWav, resample } from '../../lib/audio.js';
 import { Slots } from '../../lib/slots.js';
 import { ProviderFailure } from '../failure.js';
-import type { RecognitionOptions, RecognitionResult, RecognitionStream, SpeechToText } from './interface.js';
+import type { RecognitionOptions, RecognitionStream, SpeechToText } from './interface.js';
+import { LIVE_FILES, LiveDecoder, PHONE_CMN_INIT, WIDEBAND_CMN_INIT } from './pocketsphinx-live.js';
 import { buildArpa, GARBAGE_WORDS, KEYWORD_GARBAGE_MASS, matchPhrase, SCRIPT_GARBAGE_MASS, wordsOf } from './pocketsphinx-model.js';
+import { PocketsphinxStream } from './pocketsphinx-stream.js';
+
+export { MAX_UTTERANCE_MS, MAX_WAITING_UTTERANCES } from './pocketsphinx-stream.js';
 
 export const POCKETSPHINX_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
 const BINARY = 'pocketsphinx_batch';
@@ -46,21 +51,19 @@ const DECODER_OPTIONS = ['-remove_noise', 'no', '-beam', '1e-80', '-wbeam', '1e-
  */
 const WIDEBAND_DECODER_OPTIONS = ['-remove_noise', 'no', '-beam', '1e-80', '-wbeam', '1e-60', '-pbeam', '1e-80'];
 /** Silence added around each utterance: the decoder needs some to settle its cepstral mean and end its last word. */
-const PAD_MS = 300;
+export const PAD_MS = 300;
 /** Line accepted from the model's words alone at this confidence; from model and grammar together at GRAMMAR_AGREEMENT. */
 const MATCH_THRESHOLD = 0.5;
 const GRAMMAR_AGREEMENT = 0.25;
-/** An utterance quieter than this (RMS of PCM16) is silence: no decoder runs. */
-const SILENCE_RMS = 60;
-/** Audio kept of one utterance: its last 30 s (a caller who never pauses cannot grow a call's memory without end). */
-export const MAX_UTTERANCE_MS = 30_000;
-/** Utterances of one call waiting for a decoder; a call that cuts more (noise the VAD keeps cutting) gets empty results for them, so it cannot hold the decoders every call shares. */
-export const MAX_WAITING_UTTERANCES = 8;
+/** An utterance quieter than this (RMS of PCM16) is silence: no decoder runs (a live one is stopped). */
+export const SILENCE_RMS = 60;
 
 export interface PocketsphinxOptions {
   modelDir?: string;
-  /** Decoder processes at once for this provider (default 2); more utterances wait their turn. */
+  /** Decoder processes at once for this provider after a cut (grammar passes, whole-utterance decodes; default 2); more wait their turn. */
   concurrency?: number;
+  /** Calls decoding as their caller speaks at once (one process each; default 32); another call's utterance waits for one and is then fed what it missed. */
+  liveDecoders?: number;
   /** Longest one decode may take (default 20 s); then the process is killed and the stream fails. */
   timeoutMs?: number;
   /** Where the binary is looked up (default PATH). */
@@ -110,19 +113,35 @@ export class PocketsphinxSpeechToText implements SpeechToText {
   readonly wideband = true;
   private readonly modelDir: string;
   private readonly slots: Slots;
-  private readonly timeoutMs: number;
+  /** Live decoders of all calls (each stream runs at most one at a time). */
+  readonly liveSlots: Slots;
+  readonly timeoutMs: number;
   private readonly binary: string;
   private dictionary: Promise<Map<string, string[]>> | null = null;
 
   constructor(options: PocketsphinxOptions = {}) {
     this.modelDir = options.modelDir ?? POCKETSPHINX_MODEL_DIR;
     this.slots = new Slots(options.concurrency ?? 2);
+    this.liveSlots = new Slots(options.liveDecoders ?? 32);
     this.timeoutMs = options.timeoutMs ?? 20_000;
     this.binary = findBinary(BINARY, options.path) ?? BINARY;
   }
 
   open(options: RecognitionOptions): RecognitionStream {
     return new PocketsphinxStream(this, options);
+  }
+
+  /** 16 kHz samples of silence a decoder hears before and after an utterance. */
+  readonly padSamples = (16_000 * PAD_MS) / 1000;
+
+  /** Quieter than SILENCE_RMS: no decoder is needed to know there are no words. */
+  isSilent(pcm: Int16Array): boolean {
+    return rms(pcm) < SILENCE_RMS;
+  }
+
+  /** Deletes a call's directory (its model, grammar, FIFO and leftovers). */
+  async removeSearch(search: PreparedSearch): Promise<void> {
+    await rm(search.dir, { recursive: true, force: true });
   }
 
   /** Builds what a call decodes with (model, grammar, dictionary) in a fresh temporary directory. */
@@ -141,37 +160,86 @@ export class PocketsphinxSpeechToText implements SpeechToText {
       const alternatives = targets.map((t) => t.words.join(' ')).join(' | ');
       await writeFile(join(dir, 'lines.jsgf'), `#JSGF V1.0;\ngrammar lines;\npublic <line> = ${alternatives};\n`);
     }
+    // The live decoder's input: a FIFO the ctl file names (pocketsphinx-live.ts).
+    await writeFile(join(dir, LIVE_FILES.ctl), 'live\n');
+    await new Promise<void>((resolve, reject) => execFile('mkfifo', ['-m', '600', join(dir, LIVE_FILES.fifo)], (err) => (err ? reject(new ProviderFailure('pocketsphinx', `mkfifo failed: ${err.message}`)) : resolve())));
     return { dir, targets, keywordMode };
   }
 
-  /** Recognises one utterance of PCM16 mono (8 kHz: the phone; 16 kHz: a browser) against a prepared search. */
+  /** A decoder of the model pass fed while the caller speaks (the caller holds a liveSlots slot for it). */
+  startLive(search: PreparedSearch, sampleRate: 8000 | 16000, cmnInit: string | null): Promise<LiveDecoder> {
+    const options = sampleRate === 16_000 ? WIDEBAND_DECODER_OPTIONS : DECODER_OPTIONS;
+    return LiveDecoder.start({
+      binary: this.binary,
+      modelDir: this.modelDir,
+      dir: search.dir,
+      args: ['-lm', join(search.dir, 'model.arpa'), ...options],
+      sampleRate,
+      cmnInit: cmnInit ?? (sampleRate === 16_000 ? WIDEBAND_CMN_INIT : PHONE_CMN_INIT),
+    });
+  }
+
+  /**
+   * The result of an utterance from the model's words: keywords spotted, or
+   * the line decided; the grammar pass (on the utterance's audio, after the
+   * cut) runs only when the words alone match no line well, where decideLine
+   * would consult it.
+   */
+  async conclude(search: PreparedSearch, id: number, modelText: string, pcm: Int16Array, signal: AbortSignal, sampleRate: 8000 | 16000 = 8000): Promise<UtteranceRecognition> {
+    const started = performance.now();
+    const decoded = wordsOf(modelText);
+    if (search.keywordMode) return { ...keywordResult(decoded, search.targets), decoded: modelText, wallMs: 0 };
+    const lines = search.targets.map((t) => t.words);
+    if (matchPhrase(decoded, lines, MATCH_THRESHOLD).index >= 0) return { ...lineResult(search, decideLine(decoded, lines, [])), decoded: modelText, wallMs: 0 };
+    const name = `g${id}`;
+    await this.writeUtterance(search, name, pcm, sampleRate);
+    try {
+      const options = sampleRate === 16_000 ? WIDEBAND_DECODER_OPTIONS : DECODER_OPTIONS;
+      const jsgf = await this.decode(search, name, ['-jsgf', join(search.dir, 'lines.jsgf'), ...options], 'jsgf', signal);
+      return { ...lineResult(search, decideLine(decoded, lines, wordsOf(jsgf.text))), decoded: modelText, grammar: jsgf.text, wallMs: Math.round(performance.now() - started) };
+    } finally {
+      await this.removeUtterance(search, name);
+    }
+  }
+
+  /**
+   * Recognises one whole utterance of PCM16 mono (8 kHz: the phone; 16 kHz: a
+   * browser) against a prepared search, both passes at once: for an utterance
+   * the live decoder could not take (longer than MAX_UTTERANCE_MS, a decoder
+   * that fell behind).
+   */
   async recognise(search: PreparedSearch, id: number, pcm: Int16Array, signal: AbortSignal, sampleRate: 8000 | 16000 = 8000): Promise<UtteranceRecognition> {
     const started = performance.now();
     if (rms(pcm) < SILENCE_RMS) return { text: '', confidence: 0, decoded: '', wallMs: 0 };
-    const pad = new Int16Array((16_000 * PAD_MS) / 1000);
-    const speech = resample(pcm, sampleRate, 16_000);
     const options = sampleRate === 16_000 ? WIDEBAND_DECODER_OPTIONS : DECODER_OPTIONS;
-    const padded = new Int16Array(pad.length * 2 + speech.length);
-    padded.set(speech, pad.length);
     const name = `u${id}`;
-    await writeFile(join(search.dir, `${name}.wav`), encodeWav(padded, 16_000));
-    await writeFile(join(search.dir, `${name}.ctl`), `${name}\n`);
+    await this.writeUtterance(search, name, pcm, sampleRate);
     try {
       const model = this.decode(search, name, ['-lm', join(search.dir, 'model.arpa'), ...options], 'lm', signal);
       const grammar = search.keywordMode ? null : this.decode(search, name, ['-jsgf', join(search.dir, 'lines.jsgf'), ...options], 'jsgf', signal);
       const [lm, jsgf] = await Promise.all([model, grammar]);
       const decoded = wordsOf(lm.text);
       const wallMs = Math.round(performance.now() - started);
-      if (search.keywordMode) {
-        const spotted = spotKeywords(decoded, search.targets);
-        return { text: spotted.join(' '), confidence: spotted.length > 0 ? 1 - (decoded.length - spotted.join(' ').split(' ').length) / decoded.length : 0, decoded: lm.text, wallMs };
-      }
+      if (search.keywordMode) return { ...keywordResult(decoded, search.targets), decoded: lm.text, wallMs };
       const lines = search.targets.map((t) => t.words);
-      const chosen = decideLine(decoded, lines, jsgf ? wordsOf(jsgf.text) : []);
-      return { text: chosen.index >= 0 ? search.targets[chosen.index]!.text : '', confidence: chosen.confidence, decoded: lm.text, grammar: jsgf?.text, wallMs };
+      return { ...lineResult(search, decideLine(decoded, lines, jsgf ? wordsOf(jsgf.text) : [])), decoded: lm.text, grammar: jsgf?.text, wallMs };
     } finally {
-      await Promise.all([`${name}.wav`, `${name}.ctl`, `${name}.lm.hyp`, `${name}.jsgf.hyp`].map((f) => rm(join(search.dir, f), { force: true })));
+      await this.removeUtterance(search, name);
     }
+  }
+
+  /** The utterance as the batch decoder reads it: 16 kHz, PAD_MS of silence around it, a WAV and a ctl line. */
+  private async writeUtterance(search: PreparedSearch, name: string, pcm: Int16Array, sampleRate: 8000 | 16000) {
+    const pad = new Int16Array((16_000 * PAD_MS) / 1000);
+    const speech = resample(pcm, sampleRate, 16_000);
+    const padded = new Int16Array(pad.length * 2 + speech.length);
+    padded.set(speech, pad.length);
+    await writeFile(join(search.dir, `${name}.wav`), encodeWav(padded, 16_000));
+    await writeFile(join(search.dir, `${name}.ctl`), `${name}\n`);
+  }
+
+  private async removeUtterance(search: PreparedSearch, name: string) {
+    await Promise.all([`${name}.wav`, `${name}.ctl`, `${name}.lm.hyp`, `${name}.jsgf.hyp`].map((f) => rm(join(search.dir, f), { force: true })));
   }
 
   private async decode(search: PreparedSearch, name: string, searchArgs: string[], kind: string, signal: AbortSignal): Promise<{ text: string }> {
@@ -241,6 +309,16 @@ export function decideLine(decoded: string[], lines: string[][], grammar: string
   return agreement.index === 0 ? { index: grammarLine, confidence: agreement.confidence } : { index: -1, confidence: direct.confidence };
 }
 
+/** Keyword mode's result: the keywords found, confidence the share of decoded words that are keywords. */
+function keywordResult(decoded: string[], targets: PreparedSearch['targets']): { text: string; confidence: number } {
+  const spotted = spotKeywords(decoded, targets);
+  return { text: spotted.join(' '), confidence: spotted.length > 0 ? 1 - (decoded.length - spotted.join(' ').split(' ').length) / decoded.length : 0 };
+}
+
+function lineResult(search: PreparedSearch, chosen: { index: number; confidence: number }): { text: string; confidence: number } {
+  return { text: chosen.index >= 0 ? search.targets[chosen.index]!.text : '', confidence: chosen.confidence };
+}
+
 /** The keyword phrases that occur, word for word and in order, in the decoded words. */
 export function spotKeywords(decoded: string[], keywords: Array<{ text: string; words: string[] }>): string[] {
   const found: string[] = [];
@@ -255,109 +333,9 @@ export function spotKeywords(decoded: string[], keywords: Array<{ text: string; 
   return found;
 }
 
-function rms(samples: Int16Array): number {
+export function rms(samples: Int16Array): number {
   if (samples.length === 0) return 0;
   let sum = 0;
   for (let i = 0; i < samples.length; i++) sum += samples[i]! * samples[i]!;
   return Math.sqrt(sum / samples.length);
-}
-
-/** One call's recognition: audio gathered per utterance, each recognised in order, results in order. */
-class PocketsphinxStream implements RecognitionStream {
-  private chunks: Int16Array[] = [];
-  private samples = 0;
-  private offsetSamples = 0;
-  private utterances = 0;
-  private readonly sampleRate: 8000 | 16000;
-  private readonly pending: Array<Promise<RecognitionResult>> = [];
-  /** Utterances sent to the decoder and not yet recognised. */
-  private waiting = 0;
-  private wake: (() => void) | null = null;
-  private closed = false;
-  private readonly controller = new AbortController();
-  private search: Promise<PreparedSearch> | null = null;
-
-  constructor(
-    private readonly provider: PocketsphinxSpeechToText,
-    private readonly options: RecognitionOptions,
-  ) {
-    this.sampleRate = options.sampleRate ?? 8000;
-    options.signal.addEventListener('abort', () => void this.close(), { once: true });
-  }
-
-  write(pcm: Int16Array): void {
-    if (this.closed || pcm.length === 0) return;
-    this.chunks.push(pcm.slice());
-    this.samples += pcm.length;
-    // Past the longest utterance kept, its oldest audio goes (the utterance then starts that much later).
-    const max = (MAX_UTTERANCE_MS * this.sampleRate) / 1000;
-    while (this.samples > max && this.chunks.length > 1) {
-      const oldest = this.chunks.shift()!;
-      this.samples -= oldest.length;
-      this.offsetSamples += oldest.length;
-    }
-  }
-
-  endUtterance(): void {
-    if (this.closed) return;
-    const audio = new Int16Array(this.samples);
-    let at = 0;
-    for (const c of this.chunks) {
-      audio.set(c, at);
-      at += c.length;
-    }
-    const startMs = Math.round((this.offsetSamples * 1000) / this.sampleRate);
-    this.offsetSamples += this.samples;
-    const endMs = Math.round((this.offsetSamples * 1000) / this.sampleRate);
-    this.chunks = [];
-    this.samples = 0;
-    const id = ++this.utterances;
-    if (this.waiting >= MAX_WAITING_UTTERANCES) {
-      this.pending.push(Promise.resolve({ text: '', final: true, startMs, endMs }));
-      this.wake?.();
-      return;
-    }
-    this.waiting++;
-    this.search ??= this.provider.prepare(this.options.phrases);
-    const result = this.search
-      .then((search) => this.provider.recognise(search, id, audio, this.controller.signal, this.sampleRate))
-      .then((r): RecognitionResult => ({ text: r.text, final: true, startMs, endMs, confidence: r.confidence }))
-      .catch((err: unknown) => {
-        throw err instanceof ProviderFailure ? err : new ProviderFailure('pocketsphinx', err instanceof Error ? err.message : String(err));
-      })
-      .finally(() => this.waiting--);
-    result.catch(() => {}); // observed by the reader; never an unhandled rejection
-    this.pending.push(result);
-    this.wake?.();
-  }
-
-  get results(): AsyncIterable<RecognitionResult> {
-    return {
-      [Symbol.asyncIterator]: () => ({
-        next: async (): Promise<IteratorResult<RecognitionResult>> => {
-          while (this.pending.length === 0 && !this.closed) await new Promise<void>((resolve) => (this.wake = resolve));
-          const next = this.pending.shift();
-          if (!next || this.closed) return { done: true, value: undefined };
-          try {
-            const value = await next;
-            return this.closed ? { done: true, value: undefined } : { done: false, value };
-          } catch (err) {
-            // A decoder killed because the call ended is not a failure of the call.
-            if (this.closed) return { done: true, value: undefined };
-            throw err;
-          }
-        },
-      }),
-    };
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.controller.abort();
-    this.pending.length = 0;
-    this.wake?.();
-    const search = this.search;
-    if (search) await search.then((s) => rm(s.dir, { recursive: true, force: true })).catch(() => {});
-  }
 }

@@ -126,14 +126,21 @@ export class ToneSpeech implements CallSpeech {
 class ScriptedStream implements RecognitionStream {
   written: Int16Array[] = [];
   ended = 0;
+  /** Stream times (ms) the session gave startUtterance and endUtterance. */
+  startsAt: Array<number | undefined> = [];
+  endsAt: Array<number | undefined> = [];
   closed = false;
   private queue: Array<RecognitionResult | Error> = [];
   private wake: (() => void) | null = null;
   write(pcm: Int16Array) {
     this.written.push(pcm);
   }
-  endUtterance() {
+  startUtterance(atMs?: number) {
+    this.startsAt.push(atMs);
+  }
+  endUtterance(atMs?: number) {
     this.ended++;
+    this.endsAt.push(atMs);
   }
   push(item: RecognitionResult | Error) {
     this.queue.push(item);
