@@ -61,6 +61,23 @@ describe('OpenAiSpeechToText', () => {
     expect(Array.from(fake.transcriptions[1]!.wav!.samples)).toEqual(Array.from(resample(second, 8000, 16000)));
   });
 
+  it("sends a browser call's 16 kHz utterance as it came, not through the phone band", async () => {
+    fake.transcripts.push('Hello from the browser.');
+    const stt = new OpenAiSpeechToText({ url: fake.url, apiKey: fake.apiKey, model: 'whisper-1' });
+    expect(stt.wideband).toBe(true);
+    const stream = stt.open({ signal: new AbortController().signal, sampleRate: 16000 });
+    streams.push(stream);
+    const results = stream.results[Symbol.asyncIterator]();
+    // 6 kHz: above the phone band, gone after 8 kHz and back.
+    const wide = Int16Array.from({ length: 16000 }, (_, i) => Math.round(6000 * Math.sin((2 * Math.PI * 6000 * i) / 16000)));
+    stream.startUtterance();
+    for (const frame of frames(wide, 320)) stream.write(frame);
+    stream.endUtterance();
+    expect(await next(results)).toEqual({ text: 'Hello from the browser.', final: true, startMs: 0, endMs: 1000 });
+    expect(fake.transcriptions[0]!.wav!.sampleRate).toBe(16000);
+    expect(Array.from(fake.transcriptions[0]!.wav!.samples)).toEqual(Array.from(wide));
+  });
+
   it('holds only the last 60 s of an utterance that never ends: a caller who never pauses cannot grow the call without end', async () => {
     fake.transcripts.push('a very long one');
     const stream = open();

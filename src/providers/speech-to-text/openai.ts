@@ -27,7 +27,8 @@ export interface OpenAiSpeechToTextConfig {
 const PROVIDER = 'openai';
 /**
  * Whisper works at 16 kHz and some local servers (whisper.cpp without
- * --convert) accept nothing else, so the 8 kHz utterance is sent upsampled.
+ * --convert) accept nothing else, so a phone call's 8 kHz utterance is sent
+ * upsampled.
  */
 const WAV_SAMPLE_RATE = 16_000;
 /** Longest utterance sent: 60 s of caller audio (a longer one is cut to its last minute). */
@@ -51,6 +52,8 @@ export const retryableStatus = (status: number): boolean => status === 429 || st
 export class OpenAiSpeechToText implements SpeechToText {
   readonly name = PROVIDER;
   readonly streaming = false;
+  /** Whisper hears 16 kHz: a browser call's audio is sent as it came, not through the phone band. */
+  readonly wideband = true;
   private readonly endpoint: string;
   private readonly http: OutboundHttp;
 
@@ -61,12 +64,13 @@ export class OpenAiSpeechToText implements SpeechToText {
   }
 
   open(options: RecognitionOptions): RecognitionStream {
-    return new UtteranceStream((pcm, signal) => this.transcribe(pcm, signal), options.signal);
+    const sampleRate = options.sampleRate ?? 8000;
+    return new UtteranceStream((pcm, signal) => this.transcribe(pcm, signal, sampleRate), options.signal, sampleRate);
   }
 
-  /** One utterance (PCM16 8 kHz) → its text. Throws ProviderFailure. */
-  async transcribe(pcm: Int16Array, signal: AbortSignal): Promise<string> {
-    const wav = encodeWav(resample(pcm, 8000, WAV_SAMPLE_RATE), WAV_SAMPLE_RATE);
+  /** One utterance (PCM16 at 8 kHz, or a browser's 16 kHz) → its text. Throws ProviderFailure. */
+  async transcribe(pcm: Int16Array, signal: AbortSignal, sampleRate: 8000 | 16000 = 8000): Promise<string> {
+    const wav = encodeWav(resample(pcm, sampleRate, WAV_SAMPLE_RATE), WAV_SAMPLE_RATE);
     const { body, contentType } = multipartBody({ model: this.config.model, response_format: 'json' }, { field: 'file', filename: 'utterance.wav', contentType: 'audio/wav', bytes: wav });
     const headers: Record<string, string> = { 'content-type': contentType, accept: 'application/json' };
     if (this.config.apiKey) headers.authorization = `Bearer ${this.config.apiKey}`;
@@ -95,7 +99,7 @@ export class OpenAiSpeechToText implements SpeechToText {
 class UtteranceStream implements RecognitionStream {
   private readonly queue = new AsyncQueue<RecognitionResult>();
   readonly results: AsyncIterable<RecognitionResult> = this.queue;
-  private readonly window = new UtteranceWindow(8000, MAX_UTTERANCE_MS);
+  private readonly window: UtteranceWindow;
   private chain: Promise<void> = Promise.resolve();
   /** Utterances cut and not yet sent. */
   private waiting = 0;
@@ -104,7 +108,9 @@ class UtteranceStream implements RecognitionStream {
   constructor(
     private readonly transcribe: (pcm: Int16Array, signal: AbortSignal) => Promise<string>,
     signal: AbortSignal,
+    sampleRate: 8000 | 16000,
   ) {
+    this.window = new UtteranceWindow(sampleRate, MAX_UTTERANCE_MS);
     const stop = () => void this.close();
     if (signal.aborted) stop();
     else signal.addEventListener('abort', stop, { once: true });

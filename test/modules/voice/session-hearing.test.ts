@@ -10,19 +10,21 @@ import { ProviderFailure } from '../../../src/providers/failure.js';
 import { OpenAiSpeechToText } from '../../../src/providers/speech-to-text/openai.js';
 import { POST_ROLL_MS, PRE_ROLL_MS } from '../../../src/providers/speech-to-text/utterance-window.js';
 import { VoiceSession } from '../../../src/modules/voice/session.js';
-import { TwilioTransport } from '../../../src/modules/voice/transport.js';
+import { type Transport, TwilioTransport, WebTransport } from '../../../src/modules/voice/transport.js';
 import { EnergyVad } from '../../../src/modules/voice/vad.js';
 import { FakeSocket, flush, ScriptedModel, silence, text, tone, ToneSpeech } from './fakes.js';
 
 /** The OpenAI-compatible recogniser with its request replaced: what each utterance sent holds, and a scripted answer. */
 class RecordedWhisper extends OpenAiSpeechToText {
   sent: Int16Array[] = [];
+  rates: number[] = [];
   answers: Array<string | Error> = [];
   constructor() {
     super({ url: 'http://127.0.0.1:9/v1', apiKey: null, model: 'whisper-1' });
   }
-  override async transcribe(pcm: Int16Array): Promise<string> {
+  override async transcribe(pcm: Int16Array, _signal: AbortSignal, sampleRate: 8000 | 16000 = 8000): Promise<string> {
     this.sent.push(pcm);
+    this.rates.push(sampleRate);
     const answer = this.answers.shift() ?? '';
     if (answer instanceof Error) throw answer;
     return answer;
@@ -38,13 +40,18 @@ const speechMsIn = (pcm: Int16Array) => {
   return first < 0 ? 0 : Math.round(((last - first + 1) * 1000) / 8000);
 };
 
-async function startCall(firstMessage: string, model: ScriptedModel) {
+async function startCall(firstMessage: string, model: ScriptedModel, web = false) {
   const clock = new ManualClock(0);
   const socket = new FakeSocket();
   socket.autoEcho = clock;
-  const transport = new TwilioTransport(socket, { clock });
-  socket.start();
-  await transport.started;
+  let transport: Transport;
+  if (web) transport = new WebTransport(socket, undefined, { clock });
+  else {
+    const twilio = new TwilioTransport(socket, { clock });
+    socket.start();
+    await twilio.started;
+    transport = twilio;
+  }
   const stt = new RecordedWhisper();
   const speech = new ToneSpeech('espeak-ng', clock);
   const session = new VoiceSession({
@@ -61,10 +68,14 @@ async function startCall(firstMessage: string, model: ScriptedModel) {
   });
   const outcome = session.start();
   /** `ms` of caller audio, 20 ms a frame: a loud tone when speaking, else silence (Twilio sends frames all call long). */
-  const run = async (ms: number, speaking = false) => {
+  const run = async (ms: number, speaking = false, wide?: (i: number) => number) => {
     for (let t = 0; t < ms; t += 20) {
       clock.advance(20);
-      socket.media(speaking ? tone(160, 9000, 220) : silence());
+      if (web) {
+        const bytes = Buffer.alloc(640);
+        for (let i = 0; i < 320; i++) bytes.writeInt16LE(speaking && wide ? wide(i) : 0, i * 2);
+        socket.emit('message', bytes, true);
+      } else socket.media(speaking ? tone(160, 9000, 220) : silence());
       await flush();
     }
   };
@@ -135,5 +146,22 @@ describe('what a per-utterance recogniser is sent', () => {
     call.session.end();
     const outcome = await call.outcome;
     expect(outcome.transcript.filter((l) => l.role === 'caller').map((l) => l.text)).toEqual(['Can you hear me?']);
+  });
+
+  it("a browser call: the recogniser is sent the browser's own 16 kHz audio, not the phone band", async () => {
+    const call = await startCall('Hello, this is Ada.', new ScriptedModel([[text('Of course.')]]), true);
+    await call.run(3000);
+    call.stt.answers.push('Hello?');
+    // Loud, with a 4 kHz part in it that 8 kHz audio cannot carry.
+    const wide = (i: number) => Math.round(6000 * Math.sin((2 * Math.PI * 300 * i) / 16000) + 3000 * Math.sin((2 * Math.PI * 4000 * i) / 16000 + 0.5));
+    await call.run(1000, true, wide);
+    await call.run(1500);
+    expect(call.stt.rates).toEqual([16000]);
+    const sent = call.stt.sent[0]!;
+    expect((sent.length * 1000) / 16000).toBe(1000 + PRE_ROLL_MS + POST_ROLL_MS);
+    const speech = sent.subarray((PRE_ROLL_MS * 16000) / 1000, (PRE_ROLL_MS * 16000) / 1000 + 320);
+    expect(Array.from(speech)).toEqual(Array.from({ length: 320 }, (_, i) => wide(i)));
+    call.session.end();
+    await call.outcome;
   });
 });
