@@ -140,6 +140,7 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   services.webhooks.webhookWorker.onAttemptFailed = () => metrics.webhookFailures.inc();
   services.voice.runner.onTurnLatency = (latency) => metrics.observeVoiceLatency(latency);
   services.voice.runner.onFrameLateness = (ms) => metrics.voiceFrameLateness.observe(ms / 1000);
+  services.voice.runner.onRecognitionTime = (ms) => metrics.voiceRecognition.observe(ms / 1000);
   services.voice.runner.onCallerAudioDropped = (ms) => metrics.callerAudioDropped.inc(ms / 1000);
   registerMetricsEndpoint(app, config, metrics);
   // The request id, the security headers and CORS, in one hook (src/http/security.ts).

@@ -106,6 +106,8 @@ export class VoiceRunner {
   onTurnLatency: (latency: Record<string, number | undefined>) => void = () => {};
   /** Hears how late each agent frame left against its slot, in ms (metrics). */
   onFrameLateness: (ms: number) => void = () => {};
+  /** Hears a per-utterance recogniser's time from the VAD's cut to its final, in ms (metrics). */
+  onRecognitionTime: (ms: number) => void = () => {};
   /** Hears, at a call's end, the caller audio dropped for running ahead of real time, in ms (metrics). */
   onCallerAudioDropped: (ms: number) => void = () => {};
 
@@ -226,6 +228,7 @@ export class VoiceRunner {
       firstMessage: call.firstMessage,
       settings: { ...this.deps.settings, ...(call.maxDurationSeconds ? { maxDurationMs: call.maxDurationSeconds * 1000 } : {}) },
       onFrameLateness: (ms) => this.onFrameLateness(ms),
+      onRecognitionTime: (ms) => this.onRecognitionTime(ms),
       onTranscript: (line) => {
         if (line.latency) this.onTurnLatency(line.latency as unknown as Record<string, number | undefined>);
         events.push(this.deps.transcriptEvent(userId, { session_id: sessionId, role: line.role, text: line.text, at: iso(clock.now()) }).catch((err) => this.deps.log.warn({ err, sessionId }, 'call_transcript event not recorded')));

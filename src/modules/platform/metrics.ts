@@ -42,6 +42,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly voiceRecognition = new Histogram({
+    name: 'voice_recognition_seconds',
+    help: "A per-utterance recogniser's own time: from the VAD's cut of an utterance to its final result",
+    buckets: [0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 2, 5],
+    registers: [this.registry],
+  });
+
   readonly callerAudioDropped = new Counter({ name: 'voice_caller_audio_dropped_seconds_total', help: 'Caller audio dropped because its far end sent it faster than real time (plus the allowance), counted as each call ends', registers: [this.registry] });
 
   constructor() {

@@ -101,6 +101,8 @@ export interface VoiceSessionOptions {
   onToolCall?(call: ToolCallRecord): void;
   /** How late each agent frame left against its 20 ms slot (ms), for pacing metrics. */
   onFrameLateness?(ms: number): void;
+  /** A per-utterance recogniser's own time: from the VAD's cut (endUtterance) to that utterance's final result (ms). */
+  onRecognitionTime?(ms: number): void;
 }
 
 type ReplyKind = 'greeting' | 'answer' | 'reprompt' | 'resume' | 'voicemail';
@@ -165,6 +167,8 @@ export class VoiceSession {
    * opened and cut again where it was, not the whole replay as one.
    */
   private utterances: Array<{ startFrame: number; endFrame: number | null; cutAt: number | null }> = [];
+  /** Clock times of the cuts whose final has not come (per-utterance recognisers answer each cut once, in order). */
+  private cutsAwaitingFinal: number[] = [];
   private sttFailuresInRow = 0;
   private lastRecognised: boolean | undefined;
   /** What the recogniser hears: the browser's 16 kHz when both sides can, else the pipeline's 8 kHz. */
@@ -306,7 +310,12 @@ export class VoiceSession {
       open.endFrame = frame;
       open.cutAt = this.framesIn;
     }
-    this.stream?.endUtterance(this.streamMs(frame));
+    if (this.stream) this.cut(this.stream, frame);
+  }
+
+  private cut(stream: RecognitionStream, endFrame: number) {
+    if (!this.options.stt.streaming && this.cutsAwaitingFinal.push(this.clock.now()) > 16) this.cutsAwaitingFinal.shift();
+    stream.endUtterance(this.streamMs(endFrame));
   }
 
   /** Stream time (ms) of a caller frame: frames are 20 ms at any rate, counted from the stream's first. */
@@ -337,6 +346,7 @@ export class VoiceSession {
     const from = Math.max(this.recognisedUpToFrame, this.framesIn - this.replay.length);
     const replay = this.replay.slice(this.replay.length - (this.framesIn - from));
     this.streamStartFrame = from;
+    this.cutsAwaitingFinal = [];
     if (this.options.stt.streaming) {
       for (const frame of replay) stream.write(frame);
       if (replay.length && !this.gate.inSpeech && this.framesIn > 0) stream.endUtterance();
@@ -368,7 +378,7 @@ export class VoiceSession {
         opened = true;
       }
       if (opened && u.cutAt !== null && u.cutAt <= written) {
-        stream.endUtterance(this.streamMs(u.endFrame!));
+        this.cut(stream, u.endFrame!);
         opened = false;
         next++;
       }
@@ -378,6 +388,8 @@ export class VoiceSession {
   private onRecognition(stream: RecognitionStream, result: RecognitionResult) {
     if (this.ended || this.voicemail || this.stream !== stream) return;
     if (result.text.trim()) this.sttFailuresInRow = 0;
+    const cutAt = result.final ? this.cutsAwaitingFinal.shift() : undefined;
+    if (cutAt !== undefined) this.options.onRecognitionTime?.(this.clock.now() - cutAt);
     if (result.final) this.recognisedUpToFrame = Math.max(this.recognisedUpToFrame, this.streamStartFrame + Math.ceil(result.endMs / FRAME_MS));
     if (result.recognised === false) this.lastRecognised = false;
     this.decide(this.turns.update({ type: 'recognition', text: result.text, final: result.final, atMs: this.clock.now() }));

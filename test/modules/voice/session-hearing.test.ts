@@ -54,6 +54,7 @@ async function startCall(firstMessage: string, model: ScriptedModel, web = false
   }
   const stt = new RecordedWhisper();
   const speech = new ToneSpeech('espeak-ng', clock);
+  const recognitionTimes: number[] = [];
   const session = new VoiceSession({
     transport,
     clock,
@@ -65,6 +66,7 @@ async function startCall(firstMessage: string, model: ScriptedModel, web = false
     control: { hangUp: vi.fn() },
     systemPrompt: 'You are Ada.',
     firstMessage,
+    onRecognitionTime: (ms) => recognitionTimes.push(ms),
   });
   const outcome = session.start();
   /** `ms` of caller audio, 20 ms a frame: a loud tone when speaking, else silence (Twilio sends frames all call long). */
@@ -80,7 +82,7 @@ async function startCall(firstMessage: string, model: ScriptedModel, web = false
     }
   };
   const agentSpeaking = () => speech.spoken.length;
-  return { clock, socket, stt, speech, session, outcome, run, agentSpeaking };
+  return { clock, socket, stt, speech, session, outcome, run, agentSpeaking, recognitionTimes };
 }
 
 describe('what a per-utterance recogniser is sent', () => {
@@ -108,6 +110,8 @@ describe('what a per-utterance recogniser is sent', () => {
     expect(call.stt.sent).toHaveLength(2);
     expect(speechMsIn(call.stt.sent[1]!)).toBe(1200);
     expect(msOf(call.stt.sent[1]!)).toBe(1200 + PRE_ROLL_MS + POST_ROLL_MS);
+    // The recogniser's own time, cut to final, once per utterance (at once here: its answer is scripted).
+    expect(call.recognitionTimes).toEqual([0, 0]);
     call.session.end();
     const outcome = await call.outcome;
     expect(outcome.transcript.filter((l) => l.role === 'caller').map((l) => l.text)).toEqual(['What are your opening hours?', 'Thank you, goodbye.']);
