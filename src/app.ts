@@ -165,5 +165,6 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   app.addHook('onClose', () => services.knowledge.close());
   app.addHook('onClose', () => services.voice.close());
   app.addHook('onClose', async () => services.webCalls.close());
+  app.addHook('onClose', () => services.customTools.stop());
   return app as unknown as App & { services: Services; metrics: Metrics };
 }

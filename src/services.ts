@@ -18,6 +18,7 @@ import { STALLED_AFTER_MS } from './modules/calls/service.js';
 import { createVoiceServices } from './modules/calls/voice-services.js';
 import { createVoiceToolServices } from './modules/calls/voice-tools.js';
 import { createConnectServices } from './modules/connect/create-services.js';
+import { createCustomToolServices } from './modules/custom-tools/create-services.js';
 import { createDataServices } from './modules/data/create-services.js';
 import { createEventServices } from './modules/events/create-services.js';
 import { createIntegrationServices } from './modules/integrations/create-services.js';
@@ -88,6 +89,8 @@ export function createServices(deps: ServiceDeps) {
   billing.events.onItemStatus((change) => telephony.numbers.followSubscription(change));
   const connect = createConnectServices({ db, dialect, data, connector: providers.connector, billing: billingAccount, clock, config: config.connector });
   const webhooks = createWebhookServices({ db, dialect, secretBox, clock, config: config.webhooks });
+  // Custom HTTP tools are signed and filtered as webhooks are; the voice integration invokes them through this.
+  const customTools = createCustomToolServices({ webhooks: webhooks.webhooks, secretBox, clock, allowPrivate: config.webhooks.allowPrivate, log });
   const voice = createVoiceServices({
     db,
     clock,
@@ -131,6 +134,8 @@ export function createServices(deps: ServiceDeps) {
     knowledge: knowledge.knowledge,
     integrations: integrations.integrations,
     personas: personas.personas,
+    pathways: pathways.pathways,
+    customTools: customTools.customTools,
     limiter,
     log,
   });
@@ -179,7 +184,7 @@ export function createServices(deps: ServiceDeps) {
   const { users, tokens, passwords, authenticator, accountMail, externalSignIn, phoneVerification, passwordReset, twoFactor } = auth;
   const { eventStreams, eventTickets } = events;
   const { inboundCalls, sandboxInbound, webCalls, callSessions, transfers } = callArea;
-  return { config, database, clock, secretBox, housekeeping, ...platform, providers, users, tokens, passwords, apiKeys: apiKeys.apiKeys, authenticator, accountMail, auth: auth.auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, eventTickets, data, billing, personas, integrations, telephony, knowledge, pathways, connect, webhooks, calls, callSessions, temporarySessions, voice, inboundCalls, sandboxInbound, webCalls, transfers };
+  return { config, database, clock, secretBox, housekeeping, ...platform, providers, users, tokens, passwords, apiKeys: apiKeys.apiKeys, authenticator, accountMail, auth: auth.auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, eventTickets, data, billing, personas, integrations, telephony, knowledge, pathways, customTools, connect, webhooks, calls, callSessions, temporarySessions, voice, inboundCalls, sandboxInbound, webCalls, transfers };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -19,6 +19,9 @@ import type { PhoneNumberService } from '../telephony/numbers-service.js';
 import type { StoreRecords } from '../data/store-records.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { WebhookService } from '../webhooks/service.js';
+import type { CustomToolService } from '../custom-tools/service.js';
+import type { PathwayService } from '../pathways/service.js';
+import { CallDesigns } from './call-design.js';
 import { CallChargeStore } from './charge-store.js';
 import { type CallBilling, type CallDirection, CallCharges } from './charges.js';
 import { CallService } from './service.js';
@@ -117,6 +120,10 @@ export interface CallAreaDeps {
   knowledge: KnowledgeService;
   integrations: IntegrationService;
   personas: PersonaService;
+  /** Pathways a call names (inline, or by id from the owner's store). */
+  pathways: PathwayService;
+  /** Custom HTTP tools a call declares. */
+  customTools: CustomToolService;
   limiter: RateLimiter;
   log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void };
 }
@@ -137,6 +144,8 @@ export function createCallArea(deps: CallAreaDeps) {
   // Transfers dial billed legs (transfers.ts): authorized by the calls' charges, settled by the carrier's signed callback.
   const transfers = calls.charges ? new DialledLegs({ charges: calls.charges, providers: deps.telephony, publicUrl, findSession: (id) => voice.store.find(id) }) : null;
   voice.runner.bindLegs(transfers);
+  // The pathway, custom tools and variables of every kind of call: one set of rules.
+  const designs = new CallDesigns({ pathways: deps.pathways, customTools: deps.customTools });
   const inboundCalls = new InboundCalls({
     providers: deps.telephony,
     publicUrl,
@@ -144,6 +153,7 @@ export function createCallArea(deps: CallAreaDeps) {
     route: deps.routeFor,
     records: deps.data.records,
     personas: deps.personas,
+    designs,
     integrations: deps.integrations,
     calls: calls.calls,
     store: voice.store,
@@ -165,6 +175,7 @@ export function createCallArea(deps: CallAreaDeps) {
     knowledge: deps.knowledge,
     integrations: deps.integrations,
     personas: deps.personas,
+    designs,
     limiter: deps.limiter,
     rateLimit: settings.webCallsPerUser,
     settings: settings.webCalls,
@@ -181,6 +192,8 @@ export function createCallArea(deps: CallAreaDeps) {
     integrations: deps.integrations,
     personas: deps.personas,
     webhooks: deps.webhooks,
+    designs,
+    clock,
     ...(transfers ? { dialable: (phone: string) => transfers.dialable(phone) } : {}),
   });
   return { audio, voice, calls, inboundCalls, sandboxInbound, webCalls, callSessions, transfers };

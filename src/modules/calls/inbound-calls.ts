@@ -18,7 +18,8 @@ import type { SingleUseTokens } from '../platform/single-use.js';
 import type { IntegrationService } from '../integrations/service.js';
 import type { PersonaService } from '../personas/service.js';
 import type { InboundRoute } from '../telephony/inbound-service.js';
-import { type AgentRecord, agentCall, parseAgentRecord } from './agent-calls.js';
+import { type AgentRecord, agentCall, agentDesignInput, parseAgentRecord } from './agent-calls.js';
+import type { CallDesign, CallDesigns } from './call-design.js';
 import { MEDIA_TOKEN_TTL_SECONDS, type MediaTokens } from './media-tokens.js';
 import type { CallService } from './service.js';
 import { DEFAULT_PERSONA } from './session-service.js';
@@ -42,6 +43,8 @@ export interface InboundCallDeps {
   route(numberId: string): Promise<InboundRoute | null>;
   records: StoreRecords;
   personas: Pick<PersonaService, 'get'>;
+  /** The agent's pathway and custom tools. */
+  designs: Pick<CallDesigns, 'resolve'>;
   integrations: Pick<IntegrationService, 'functionsFor'>;
   calls: Pick<CallService, 'openInbound'>;
   store: VoiceCallStore;
@@ -121,6 +124,14 @@ export class InboundCalls {
       agent = null;
     }
     if (!agent) return { call: null, refusal: 'agent_unreadable' };
+    // A pathway that is not theirs or not valid, a custom tool that is not: the agent cannot run, as if unreadable.
+    let design: CallDesign;
+    try {
+      design = await this.deps.designs.resolve(route.userId, agentDesignInput(agent, 'tools'));
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      return { call: null, refusal: 'agent_unreadable' };
+    }
     const humans: Array<{ id: string; name: string; phone: string }> = [];
     for (const ref of configuration.humanAgents) {
       const contact = await records.read(route.userId, 'contacts', ref.id).then(
@@ -135,6 +146,9 @@ export class InboundCalls {
     const integrationIds = agent.integrations ?? [];
     const tools: CallTool[] = (await integrations.functionsFor(route.userId, integrationIds).catch(() => [])).map((fn) => ({ name: fn.name, description: fn.description, parameters: fn.parameters }));
     const call = agentCall(agent, {
+      design,
+      now: this.deps.clock.now(),
+      contactPhone: caller,
       persona,
       tools,
       situation: `answering calls to ${route.number.name}`,

@@ -2,9 +2,10 @@
 // caller's registered server is verified by the one signed-payload verifier,
 // its content checked, everything it references checked to be the caller's,
 // and the call assembled (system prompt, the persona's voice, knowledge search
-// and integration functions as tools with JSON schemas) and handed to
-// CallService.start.
+// and integration functions as tools with JSON schemas, the pathway, custom
+// tools and variables it names: call-design.ts) and handed to CallService.start.
 import { AppError, invalidInput } from '../../http/errors.js';
+import type { Clock } from '../../lib/clock.js';
 import type { AssembledCall, CallTool } from '../../providers/audio/interface.js';
 import type { SandboxScript } from '../../providers/telephony/interface.js';
 import type { SignedPayloads } from '../data/signed-payloads.js';
@@ -13,6 +14,7 @@ import type { KnowledgeService } from '../knowledge/service.js';
 import type { PersonaService } from '../personas/service.js';
 import type { PhoneNumberService } from '../telephony/numbers-service.js';
 import type { WebhookService } from '../webhooks/service.js';
+import { type CallDesigns, type CallVariables, type CheckedDesign, CallTemplates, designedCallFields, parseCallVariables, pathwayPrompt } from './call-design.js';
 import type { CallService } from './service.js';
 
 /** The `use` claim of a call-session payload. */
@@ -27,8 +29,12 @@ export interface CallPayload {
   contact: { name: string; phone: string; fields?: Record<string, string> };
   humanAgents?: Array<{ name: string; phone: string }>;
   type: 'pathway' | 'prompt';
-  pathway?: { name?: string; steps: string[] };
+  /** As sent: a pathway document, `{ id }` of the conversational-pathways store, or the old `{ name?, steps }` (call-design.ts checks it). */
+  pathway?: Record<string, unknown>;
   prompt?: string;
+  variables?: CallVariables;
+  /** Custom HTTP tools as sent (call-design.ts declares them). */
+  tools?: unknown[];
   knowledgeBase?: { id: string };
   integrations?: string[];
   phoneNumberId?: string;
@@ -43,6 +49,10 @@ export interface CallSessionDeps {
   integrations: IntegrationService;
   personas: PersonaService;
   webhooks: Pick<WebhookService, 'checkUrl'>;
+  /** The pathway, custom tools and variables a payload names. */
+  designs: CallDesigns;
+  /** `{{now}}` in the agent's texts. */
+  clock: Clock;
   /** Whether a human agent's phone can be dialled by a transfer (priced for outbound calls; transfers.ts). Absent: not checked. */
   dialable?: (phone: string) => boolean;
 }
@@ -53,6 +63,7 @@ export class CallSessionService {
   /** Verifies the signed payload, assembles the call and starts it → its session id. */
   async startSigned(userId: string, input: { jwt: string; server: string; script?: SandboxScript }): Promise<{ sessionId: string }> {
     let payload: CallPayload | null = null;
+    let checked: CheckedDesign | null = null;
     await this.deps.signedPayloads.verify(userId, input.server, input.jwt, {
       use: CALL_SESSION_USE,
       useOptional: true,
@@ -62,19 +73,28 @@ export class CallSessionService {
         // A human agent the transfer could never dial is refused now, as an unpriced contact is, before the jti is spent.
         const undialable = parsed.humanAgents?.find((h) => this.deps.dialable && !this.deps.dialable(h.phone));
         if (undialable) throw new AppError('unsupported_destination', `human agent ${undialable.name} (${undialable.phone}) cannot be called: calls to that number are not offered (GET /api/pricing/voice-countries lists the countries)`);
+        // An inline pathway or old list that is invalid (422), a tool that is not (400): refused before the jti is spent.
+        checked = this.deps.designs.check(designInput(parsed));
         payload = parsed;
       },
     });
-    const call = await this.assemble(userId, payload!);
+    // A pathway named by id is read now: 404 or 422 after the jti is spent.
+    const call = await this.assemble(userId, payload!, undefined, checked!);
     // Only the sandbox carrier acts on it (VoiceAgentCarrier passes it on; Twilio and audio servers never see it).
     if (input.script) call.sandboxScript = input.script;
     return this.deps.calls.start(userId, call, payload!.webhook ?? null);
   }
 
-  async assemble(userId: string, payload: CallPayload, fromOverride?: string): Promise<AssembledCall> {
+  /** The call a payload describes; `checked`: what startSigned's check found of its design already. */
+  async assemble(userId: string, payload: CallPayload, fromOverride?: string, checked?: CheckedDesign): Promise<AssembledCall> {
     const { knowledge, integrations, personas } = this.deps;
-    // A number, knowledge base or integration that is not the caller's is 404 not_found.
+    // A number, knowledge base, integration or pathway that is not the caller's is 404 not_found.
     const from = fromOverride ?? (await this.callerNumber(userId, payload.phoneNumberId));
+    const design = await this.deps.designs.resolve(userId, designInput(payload), checked);
+    const templates = new CallTemplates({ variables: payload.variables ?? {}, contact: payload.contact, now: this.deps.clock.now() });
+    const agent = { ...payload.agent, instructions: templates.fill(payload.agent.instructions), firstMessage: templates.fill(payload.agent.firstMessage), voicemailMessage: templates.fill(payload.agent.voicemailMessage) };
+    const prompt = templates.fill(payload.prompt);
+    const pathwayPart = pathwayPrompt(design.pathway, templates, { named: true });
     const persona = await personas.get(payload.agent.personaId ?? DEFAULT_PERSONA);
     const tools: CallTool[] = [];
     if (payload.knowledgeBase) {
@@ -93,8 +113,8 @@ export class CallSessionService {
       from,
       agent: { name: payload.agent.name },
       contact: { name: payload.contact.name },
-      systemPrompt: systemPrompt(payload, persona.instructions),
-      firstMessage: payload.agent.firstMessage ?? `Hello ${payload.contact.name}, this is ${payload.agent.name}.`,
+      systemPrompt: systemPrompt({ ...payload, agent, prompt }, pathwayPart, persona.instructions),
+      firstMessage: agent.firstMessage || `Hello ${payload.contact.name}, this is ${payload.agent.name}.`,
       voice: { provider: persona.settings.type, voiceId: persona.settings.voiceId },
       tools,
       // What the built-in voice agent's tools act on; an external audio server ignores it.
@@ -102,8 +122,9 @@ export class CallSessionService {
         ...(payload.knowledgeBase ? { knowledgeBaseId: payload.knowledgeBase.id } : {}),
         ...(payload.integrations?.length ? { integrationIds: payload.integrations } : {}),
         ...(payload.humanAgents?.length ? { humanAgents: payload.humanAgents.map((h, i) => ({ id: `human-${i + 1}`, name: h.name, phone: h.phone })) } : {}),
-        ...(payload.agent.voicemailMessage ? { voicemailMessage: payload.agent.voicemailMessage } : {}),
+        ...(agent.voicemailMessage ? { voicemailMessage: agent.voicemailMessage } : {}),
       },
+      ...designedCallFields(design, { variables: payload.variables, contactFields: payload.contact.fields, warnings: templates.warnings() }),
     };
   }
 
@@ -122,11 +143,15 @@ export class CallSessionService {
 }
 
 
-function systemPrompt(p: CallPayload, personaInstructions: string): string {
+/** What call-design.ts checks of a payload. */
+const designInput = (p: CallPayload) => ({ pathway: p.pathway, tools: p.tools, variables: p.variables });
+
+/** `p` with its texts filled in already; `pathwayPart` the pathway's part (pathwayPrompt). */
+function systemPrompt(p: CallPayload, pathwayPart: string | null, personaInstructions: string): string {
   const parts = [personaInstructions, `You are ${p.agent.name}, calling ${p.contact.name}.`];
   if (p.agent.instructions) parts.push(p.agent.instructions);
-  if (p.type === 'prompt') parts.push(p.prompt!);
-  else parts.push(`Follow this conversation pathway${p.pathway!.name ? ` ("${p.pathway!.name}")` : ''}, step by step:\n${p.pathway!.steps.map((s, i) => `${i + 1}. ${s}`).join('\n')}`);
+  if (p.type === 'prompt' && p.prompt) parts.push(p.prompt);
+  if (pathwayPart) parts.push(pathwayPart);
   const fields = Object.entries(p.contact.fields ?? {});
   if (fields.length) parts.push(`What you know about ${p.contact.name}:\n${fields.map(([k, v]) => `- ${k}: ${v}`).join('\n')}`);
   if (p.humanAgents?.length) parts.push(`If the contact asks for a person, these colleagues can be conferenced in: ${p.humanAgents.map((h) => h.name).join(', ')}.`);
@@ -172,12 +197,10 @@ export function parseCallPayload(c: Record<string, unknown>): CallPayload {
   }
   if (c.type === 'prompt') out.prompt = text(c.prompt, 'prompt');
   else if (c.type === 'pathway') {
-    const p = c.pathway;
-    if (!isObject(p) || !Array.isArray(p.steps) || p.steps.length === 0 || p.steps.length > 100) throw invalidInput('pathway must be { name?, steps: [1–100 strings] }');
+    // What is in it is the pathway validator's to say (422 invalid_pathway, every error).
+    if (!isObject(c.pathway)) throw invalidInput('pathway must be a pathway document { name, start, nodes, edges, \u2026 }, { id } (your conversational-pathways store) or { name?, steps }');
     out.type = 'pathway';
-    out.pathway = { steps: p.steps.map((s, i) => text(s, `pathway.steps[${i}]`, 2000)) };
-    const name = optText(p.name, 'pathway.name', 200);
-    if (name) out.pathway.name = name;
+    out.pathway = c.pathway;
   } else throw invalidInput('type must be "pathway" (with pathway) or "prompt" (with prompt)');
   if (c.knowledgeBase !== undefined) {
     if (!isObject(c.knowledgeBase)) throw invalidInput('knowledgeBase must be { id }');
@@ -186,6 +209,12 @@ export function parseCallPayload(c: Record<string, unknown>): CallPayload {
   if (c.integrations !== undefined) {
     if (!Array.isArray(c.integrations) || c.integrations.length > 20) throw invalidInput('integrations must be a list of at most 20 ids');
     out.integrations = [...new Set(c.integrations.map((id, i) => text(id, `integrations[${i}]`, 100)))];
+  }
+  if (c.variables !== undefined) out.variables = parseCallVariables(c.variables);
+  if (c.tools !== undefined) {
+    // Each tool is checked (and its URL filtered) where it is declared: call-design.ts.
+    if (!Array.isArray(c.tools)) throw invalidInput('tools must be an array of custom tools { type: "http", name, description, parameters, url, \u2026 }');
+    out.tools = c.tools;
   }
   if (c.phoneNumberId !== undefined) out.phoneNumberId = text(c.phoneNumberId, 'phoneNumberId', 100);
   if (c.webhook !== undefined) out.webhook = text(c.webhook, 'webhook', 2000);

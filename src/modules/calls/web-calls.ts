@@ -21,7 +21,8 @@ import type { KnowledgeService } from '../knowledge/service.js';
 import type { PersonaService } from '../personas/service.js';
 import type { RateLimiter } from '../platform/rate-limiter.js';
 import { WEB_AUDIO_FORMAT, type WebAudioFormat } from '../voice/transport.js';
-import { type AgentRecord, agentCall, parseAgentRecord } from './agent-calls.js';
+import { type AgentRecord, agentCall, agentDesignInput, parseAgentRecord } from './agent-calls.js';
+import type { CallDesigns } from './call-design.js';
 import { MEDIA_TOKEN_TTL_SECONDS, type MediaTokens } from './media-tokens.js';
 import type { CallService } from './service.js';
 import { DEFAULT_PERSONA } from './session-service.js';
@@ -38,6 +39,9 @@ export interface WebCallInput {
   knowledgeBaseId?: string;
   integrations?: string[];
   personaId?: string;
+  /** Replace the agent's pathway: an object of the caller's conversational-pathways store, or a pathway (a document, `{ id }` or `{ name?, steps }`). */
+  pathwayId?: string;
+  pathway?: unknown;
 }
 
 export interface WebCallStarted {
@@ -56,6 +60,8 @@ export interface WebCallDeps {
   knowledge: Pick<KnowledgeService, 'get'>;
   integrations: Pick<IntegrationService, 'functionsFor'>;
   personas: Pick<PersonaService, 'get'>;
+  /** The agent's (or the request's) pathway and the agent's custom tools. */
+  designs: Pick<CallDesigns, 'resolve'>;
   limiter: Pick<RateLimiter, 'consume'>;
   rateLimit: RateLimitRule;
   settings: WebCallConfig;
@@ -72,9 +78,11 @@ export class WebCalls {
 
   /**
    * Starts a web call for `userId`: 400 for an agent that is missing or
-   * unreadable, 404 for an agent, knowledge base, integration or persona that
-   * is not theirs, 429 `too_many_calls` over the concurrency limit, 429
-   * `rate_limited` over the hourly limit (only calls that would start count).
+   * unreadable or a custom tool that is not valid, 404 for an agent,
+   * knowledge base, integration, persona or pathway that is not theirs, 422
+   * `invalid_pathway` for a pathway that is not valid, 429 `too_many_calls`
+   * over the concurrency limit, 429 `rate_limited` over the hourly limit
+   * (only calls that would start count).
    */
   async start(userId: string, input: WebCallInput): Promise<WebCallStarted> {
     const { calls, store, tokens, secretBox, settings, clock } = this.deps;
@@ -126,7 +134,7 @@ export class WebCalls {
 
   /** The agent (stored or inline) with the request's overrides, assembled as a call (DESIGN "Voice agent": agent records). */
   private async assemble(userId: string, input: WebCallInput) {
-    const { records, knowledge, integrations, personas, settings } = this.deps;
+    const { records, knowledge, integrations, personas, designs, settings } = this.deps;
     if ((input.agentId === undefined) === (input.agent === undefined)) throw invalidInput('send exactly one of agentId (an object of your agents store) and agent (an agent record)');
     let agent: AgentRecord | null;
     if (input.agentId !== undefined) {
@@ -147,7 +155,11 @@ export class WebCalls {
     const integrationIds = [...new Set(input.integrations ?? agent.integrations ?? [])];
     const tools = (await integrations.functionsFor(userId, integrationIds)).map((fn) => ({ name: fn.name, description: fn.description, parameters: fn.parameters }));
     const persona = await personas.get(input.personaId ?? agent.personaId ?? DEFAULT_PERSONA);
+    const override = { ...(input.pathway !== undefined ? { pathway: input.pathway } : {}), ...(input.pathwayId !== undefined ? { pathwayId: input.pathwayId } : {}) };
+    const design = await designs.resolve(userId, agentDesignInput(agent, input.agent !== undefined ? 'agent.tools' : 'tools', override));
     return agentCall(agent, {
+      design,
+      now: this.deps.clock.now(),
       persona,
       tools,
       situation: 'talking with someone who calls you from a web browser to try you out',

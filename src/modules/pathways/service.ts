@@ -29,6 +29,22 @@ export function invalidPathway(errors: PathwayIssue[]): AppError {
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+export interface InlineOptions {
+  /**
+   * The call's own variables (a call payload's `variables`). An old steps
+   * list declares none, so these are declared for it (typed by their values)
+   * and its steps may name them; a document declares its own.
+   */
+  variables?: Readonly<Record<string, string | number | boolean>>;
+}
+
+function withCallVariables(document: PathwayDocument, variables: InlineOptions['variables']): PathwayDocument {
+  const names = Object.keys(variables ?? {});
+  if (!names.length) return document;
+  const declared = Object.fromEntries(names.map((name) => [name, { type: typeof variables![name] as 'string' | 'number' | 'boolean' }]));
+  return { ...document, variables: declared };
+}
+
 export class PathwayService {
   /** Compiles inline tools' `parameters` as the custom tools will (a bounded cache of its own). */
   private readonly parameterSchemas = new ParameterSchemas();
@@ -47,19 +63,29 @@ export class PathwayService {
    * The pathway `ref` names for a call of `userId`: a document, `{ id }` of
    * the user's `conversational-pathways` store (another user's id, or one not
    * in that store, is 404 not_found), or `{ name?, steps }`. Invalid: 422
-   * invalid_pathway with every error.
+   * invalid_pathway with every error. `options`: the call's variables.
    */
-  async resolvePathway(userId: string, ref: unknown): Promise<ResolvedPathway> {
+  async resolvePathway(userId: string, ref: unknown, options: InlineOptions = {}): Promise<ResolvedPathway> {
+    return this.resolveInline(ref, options) ?? this.stored(userId, ref as Record<string, unknown>);
+  }
+
+  /**
+   * resolvePathway without the store, so a caller can check before it spends
+   * anything (a signed payload's jti): the pathway of an inline document or
+   * old list, or null when `ref` names a stored one (`{ id }`). Same errors.
+   */
+  resolveInline(ref: unknown, options: InlineOptions = {}): ResolvedPathway | null {
     if (!isRecord(ref)) throw invalidPathway([{ path: '', message: 'a pathway is a document, `{ id }` or `{ name?, steps }`' }]);
     if (isLegacyPathway(ref)) {
       const converted = fromLegacyPathway(ref);
       if ('errors' in converted) throw invalidPathway(converted.errors);
-      const { errors, warnings } = validatePathway(converted.document, this.options);
+      const document = withCallVariables(converted.document, options.variables);
+      const { errors, warnings } = validatePathway(document, this.options);
       // Only a step's text can be wrong here (a {{name}} it cannot know).
       if (errors.length) throw invalidPathway(errors.map((e) => ({ ...e, path: legacyPath(e.path) })));
-      return { id: null, document: converted.document, warnings };
+      return { id: null, document, warnings };
     }
-    if (ref.nodes === undefined && ref.start === undefined && ref.id !== undefined) return this.stored(userId, ref);
+    if (ref.nodes === undefined && ref.start === undefined && ref.id !== undefined) return null;
     return { id: null, ...this.check(ref) };
   }
 

@@ -30,8 +30,38 @@ export interface AssembledCall {
   maxDurationSeconds?: number;
   /** What the built-in voice agent needs beyond the prompt: where its tools act, whom it may transfer to. */
   context?: CallContext;
+  /**
+   * The conversational pathway the voice session walks (DESIGN.md
+   * "Conversational pathways"), resolved and valid: `id` is the object of
+   * the owner's `conversational-pathways` store, null when given inline; an
+   * old `{ name?, steps }` list comes converted to its linear document.
+   * Inline tools of its conversation nodes are declared as `customTools`
+   * are (header values sealed).
+   */
+  pathway?: CallPathway;
+  /** The call's variables (a call payload's `variables`): what `{{name}}` templates are filled from, before what the call collects. */
+  variables?: Record<string, string | number | boolean>;
+  /**
+   * The custom HTTP tools of the agent or payload (DESIGN.md "Custom tools
+   * and call variables"), declared: `{ type: "http", name, description,
+   * parameters, url, method, headers, timeoutMs, speak?, assign, keywords }`,
+   * each header value sealed with the master key (CustomToolService.invoke
+   * opens them); never offered in `tools`.
+   */
+  customTools?: Array<Record<string, unknown>>;
+  /** The contact's fields (`{{contact.fields.X}}`). */
+  contactFields?: Record<string, string>;
+  /** What assembly noticed but let pass: `{{names}}` filled with nothing, the pathway validator's warnings. For the call record. */
+  warnings?: string[];
   /** What the sandbox carrier's simulated caller does (POST /api/session/call's `script`); Twilio and external audio servers ignore it. */
   sandboxScript?: SandboxScript;
+}
+
+/** A pathway as an assembled call carries it: plain JSON (the document's schema is src/modules/pathways/schemas.ts). */
+export interface CallPathway {
+  id: string | null;
+  name: string;
+  document: Record<string, unknown>;
 }
 
 /** The references behind an assembled call's tools (DESIGN.md "Voice agent"). */

@@ -4,9 +4,11 @@
 // encrypted record; forged, expired, replayed and foreign references refused.
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newId } from '../../../src/lib/ids.js';
 import { parseCallPayload } from '../../../src/modules/calls/session-service.js';
+import { examplePathway } from '../../../src/modules/pathways/examples.js';
+import type { AssembledCall } from '../../../src/providers/audio/interface.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { type TestUser, bearer, createFundedUser, createVerifiedUser } from '../../support/factories.js';
 import { type RegisteredServer, encryptToService, registerServer, signPayload } from '../../support/signed-payloads.js';
@@ -169,5 +171,147 @@ describe('POST /api/session/call', () => {
     const busy = await start(funded.user, funded.server.name, await signPayload(funded.server, claims()));
     expect(busy.statusCode).toBe(429);
     expect(busy.json().code).toBe('concurrency_limit');
+  });
+});
+
+describe('POST /api/session/call: pathways, custom tools and variables (issue 43)', () => {
+  /** The assembled call each session was handed to the audio server with. */
+  const handedOver = new Map<string, AssembledCall>();
+  beforeAll(() => {
+    const audio = t.services.providers.audio;
+    const startCall = audio.startCall.bind(audio);
+    vi.spyOn(audio, 'startCall').mockImplementation(async (sessionId, call, progressUrl) => {
+      handedOver.set(sessionId, call);
+      return startCall(sessionId, call, progressUrl);
+    });
+  });
+  afterAll(() => vi.restoreAllMocks());
+
+  async function placed(user: TestUser, server: RegisteredServer, extra: Record<string, unknown>, jti?: string): Promise<AssembledCall> {
+    const res = await start(user, server.name, await signPayload(server, claims(extra), jti ? { jti } : {}));
+    expect(res.statusCode, res.body).toBe(204);
+    return handedOver.get(res.headers['x-session-id'] as string)!;
+  }
+  const storePathway = async (owner: TestUser, document: unknown) =>
+    (await t.services.data.records.create(owner.id, 'conversational-pathways', Buffer.from(JSON.stringify(document)))).id;
+
+  const lookupTool = {
+    type: 'http',
+    name: 'check_order',
+    description: 'Looks an order up by its number',
+    parameters: { type: 'object', properties: { order: { type: 'string' } }, required: ['order'] },
+    url: 'https://api.example.com/orders/lookup',
+    headers: { Authorization: 'Bearer sk_live_abc123' },
+  };
+
+  it('carries an inline document, the variables filled into the first message and the declared tools, headers sealed', async () => {
+    const { user, server } = await setup();
+    const call = await placed(user, server, {
+      agent: { name: 'Amy', instructions: 'Be brief with {{first_name}}.', firstMessage: 'Hello {{first_name}}, about your {{contact.fields.appointment}} visit: {{missing}}is {{vip}} right?' },
+      type: 'pathway',
+      pathway: examplePathway,
+      variables: { first_name: 'Grace', balance: 12.5, vip: true },
+      tools: [lookupTool],
+    });
+    expect(call.pathway).toEqual({ id: null, name: 'Order status', document: examplePathway });
+    expect(call.firstMessage).toBe('Hello Grace, about your Tuesday 10:00 visit: is true right?');
+    expect(call.systemPrompt).toContain('Be brief with Grace.');
+    expect(call.systemPrompt).toContain('This call follows the conversation pathway "Order status".');
+    expect(call.variables).toEqual({ first_name: 'Grace', balance: 12.5, vip: true });
+    expect(call.contactFields).toEqual({ appointment: 'Tuesday 10:00' });
+    expect(call.warnings).toEqual(['{{missing}} has no value: filled with nothing']);
+    // Declared with its defaults; the header value sealed (the master key opens it), never in clear.
+    expect(call.customTools).toEqual([{ ...lookupTool, method: 'POST', timeoutMs: 5000, assign: {}, keywords: [], headers: { Authorization: expect.any(String) } }]);
+    const sealed = (call.customTools![0]!.headers as Record<string, string>).Authorization!;
+    expect(sealed).not.toContain('sk_live');
+    expect(t.services.secretBox.openText(sealed)).toBe('Bearer sk_live_abc123');
+    // Not a tool the model is offered directly: the voice integration runs custom tools.
+    expect(call.tools).toEqual([]);
+  });
+
+  it("resolves { id } from the caller's conversational-pathways store; another user's id is 404", async () => {
+    const { user, server } = await setup();
+    const id = await storePathway(user, examplePathway);
+    const call = await placed(user, server, { type: 'pathway', pathway: { id } });
+    expect(call.pathway).toEqual({ id, name: 'Order status', document: examplePathway });
+
+    const other = await setup();
+    const theirs = await storePathway(other.user, examplePathway);
+    const refused = await start(user, server.name, await signPayload(server, claims({ type: 'pathway', pathway: { id: theirs } })));
+    expect(refused.statusCode).toBe(404);
+    expect(refused.json().code).toBe('not_found');
+    // A stored pathway that is not valid: 422 after reading it.
+    const invalid = await storePathway(user, { ...examplePathway, start: 'nowhere' });
+    const bad = await start(user, server.name, await signPayload(server, claims({ type: 'pathway', pathway: { id: invalid } })));
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json().errors).toEqual(expect.arrayContaining([{ path: '/start', message: expect.stringContaining('nowhere') }]));
+  });
+
+  it('refuses an invalid inline pathway with 422 invalid_pathway and every error, its jti unspent', async () => {
+    const { user, server } = await setup();
+    const jti = randomUUID();
+    const invalid = { ...examplePathway, start: 'hello', edges: [...examplePathway.edges, { from: 'greet', to: 'nowhere' }] };
+    const res = await start(user, server.name, await signPayload(server, claims({ type: 'pathway', pathway: invalid }), { jti }));
+    expect(res.statusCode).toBe(422);
+    expect(res.json()).toMatchObject({ code: 'invalid_pathway', message: expect.stringContaining('errors') });
+    expect(res.json().errors).toEqual(expect.arrayContaining([
+      { path: '/start', message: expect.stringContaining('hello') },
+      { path: '/edges/3/to', message: expect.stringContaining('nowhere') },
+    ]));
+    // The same jti, now with the pathway fixed: accepted (the refusal did not spend it).
+    expect((await placed(user, server, { type: 'pathway', pathway: examplePathway }, jti)).pathway?.name).toBe('Order status');
+    // A named tool the call does not have is known only now: 422 at the node.
+    const namesTool = { ...examplePathway, nodes: [{ ...examplePathway.nodes[0]!, tools: ['check_order', 'search_knowledge'] }, ...examplePathway.nodes.slice(1)] };
+    const unknownTool = await start(user, server.name, await signPayload(server, claims({ type: 'pathway', pathway: namesTool })));
+    expect(unknownTool.statusCode).toBe(422);
+    expect(unknownTool.json().errors).toEqual([{ path: '/nodes/0/tools/0', message: expect.stringContaining('check_order') }]);
+    expect((await placed(user, server, { type: 'pathway', pathway: namesTool, tools: [lookupTool] })).pathway?.document).toEqual(namesTool);
+  });
+
+  it("declares a pathway node's inline tools as the call's: headers sealed, problems named at their path", async () => {
+    const { user, server } = await setup();
+    const withInline = { ...examplePathway, nodes: [{ ...examplePathway.nodes[0]!, tools: ['search_knowledge', lookupTool] }, ...examplePathway.nodes.slice(1)] };
+    const call = await placed(user, server, { type: 'pathway', pathway: withInline });
+    const inline = ((call.pathway!.document.nodes as Array<{ tools?: unknown[] }>)[0]!.tools![1]) as { headers: Record<string, string> };
+    expect(inline).toMatchObject({ name: 'check_order', method: 'POST', timeoutMs: 5000 });
+    expect(t.services.secretBox.openText(inline.headers.Authorization!)).toBe('Bearer sk_live_abc123');
+    const clash = await start(user, server.name, await signPayload(server, claims({ type: 'pathway', pathway: withInline, tools: [lookupTool] })));
+    expect(clash.statusCode).toBe(400);
+    expect(clash.json().message).toContain('pathway.nodes[0].tools[1].name');
+  });
+
+  it('keeps the old { name?, steps } working: the steps in the system prompt, filled, and its linear document', async () => {
+    const { user, server } = await setup();
+    const call = await placed(user, server, { type: 'pathway', pathway: { name: 'Confirm', steps: ['Greet {{first_name}}', 'Confirm the time'] }, variables: { first_name: 'Grace' } });
+    expect(call.systemPrompt).toContain('Follow this conversation pathway ("Confirm"), step by step:\n1. Greet Grace\n2. Confirm the time');
+    expect(call.pathway).toMatchObject({ id: null, name: 'Confirm', document: { start: 'step-1', variables: { first_name: { type: 'string' } } } });
+    expect((call.pathway!.document.nodes as Array<{ id: string }>).map((n) => n.id)).toEqual(['step-1', 'step-2', 'end']);
+    // A step naming a variable the call does not have is an error at the step.
+    const res = await start(user, server.name, await signPayload(server, claims({ type: 'pathway', pathway: { steps: ['Greet {{first_name}}'] } })));
+    expect(res.statusCode).toBe(422);
+    expect(res.json().errors).toEqual([{ path: '/steps/0', message: expect.stringContaining('{{first_name}}') }]);
+  });
+
+  it('refuses malformed tools and variables with 400 naming the field, before the jti is spent', async () => {
+    const { user, server } = await setup();
+    const jti = randomUUID();
+    const { description: _d, ...noDescription } = lookupTool;
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ tools: [noDescription] }, 'tools[0] is missing description'],
+      [{ tools: [{ ...lookupTool, timeout: 100 }] }, 'tools[0] has an unknown field "timeout"'],
+      [{ tools: [{ ...lookupTool, name: 'end_call' }] }, 'tools[0].name "end_call"'],
+      [{ tools: { check_order: lookupTool } }, 'tools must be an array'],
+      [{ variables: { '1st': 'x' } }, 'variables["1st"] is not a variable name'],
+      [{ variables: { now: 'x' } }, 'variables["now"] is reserved'],
+      [{ variables: { note: { a: 1 } } }, 'variables["note"] must be a string'],
+      [{ variables: { note: 'x'.repeat(2001) } }, 'variables["note"] must be a string of at most 2000'],
+      [{ variables: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`v${i}`, i])) }, 'at most 100'],
+    ];
+    for (const [extra, message] of cases) {
+      const res = await start(user, server.name, await signPayload(server, claims(extra), { jti }));
+      expect(res.statusCode, JSON.stringify(extra).slice(0, 80)).toBe(400);
+      expect(res.json()).toEqual({ code: 'invalid_input', message: expect.stringContaining(message) });
+    }
+    expect((await placed(user, server, { tools: [lookupTool], variables: { note: 'x' } }, jti)).customTools).toHaveLength(1);
   });
 });
