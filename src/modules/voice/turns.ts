@@ -9,7 +9,14 @@
 //   endpointMaxMs; any other final after twice endpointMinMs; only interim
 //   words after endpointMaxMs. Speech with no words at all is dropped at
 //   endpointMaxMs (after the final, when the recogniser transcribes per
-//   utterance).
+//   utterance). A per-utterance recogniser answers each utterance the VAD cut
+//   once: the turn waits for the answer of every one of them, not only the
+//   first to come back (a comma pause cuts "Hello, who is this?" in two, and
+//   the answer for "Hello" must not end the turn while "who is this" is being
+//   transcribed).
+// - unclear words: a final the session marks `unclear` (a recogniser's low
+//   confidence) is in the caller's line followed by "(unclear)", and the model
+//   gets "(unclear)" in its place: words nobody is sure of are not acted on.
 // - barge-in: the caller has spoken for bargeInMs while the agent replies
 //   (thinking or speaking). Shorter sounds while the agent replies (a cough,
 //   "mm-hm") are not a turn: their words are dropped.
@@ -20,6 +27,7 @@
 //   with no caller speech; after maxReprompts reprompts the next silence ends
 //   the call (reason `silence`). Words from the caller reset the count.
 // - max duration: the call ends (reason `max_duration`).
+import { UNCLEAR } from '../../providers/language-model/sandbox.js';
 
 export interface TurnSettings {
   endpointMinMs: number;
@@ -47,13 +55,15 @@ export const DEFAULT_TURN_SETTINGS: TurnSettings = {
 export type TurnEvent =
   | { type: 'speech_start'; atMs: number }
   | { type: 'speech_end'; atMs: number }
-  | { type: 'recognition'; text: string; final: boolean; atMs: number }
+  /** `unclear`: a final too unsure to act on (its words are recorded, the model is told "(unclear)"). */
+  | { type: 'recognition'; text: string; final: boolean; unclear?: boolean; atMs: number }
   /** replying: a reply (or reprompt, or greeting) started; idle: it is over and its audio played (or was cleared). */
   | { type: 'agent'; state: 'replying' | 'idle'; atMs: number }
   | { type: 'tick'; atMs: number };
 
 export type TurnDecision =
-  | { type: 'end_of_turn'; text: string; startMs: number; endMs: number; finalAtMs: number | null }
+  /** `text`: the caller's line as recognised; `modelText`: what the model is given (unclear words replaced by "(unclear)"). */
+  | { type: 'end_of_turn'; text: string; modelText: string; startMs: number; endMs: number; finalAtMs: number | null }
   | { type: 'barge_in'; atMs: number }
   | { type: 'false_interruption'; atMs: number }
   | { type: 'reprompt'; count: number; atMs: number }
@@ -82,10 +92,15 @@ export class TurnTaking {
   private speechStartMs = 0;
   private lastSpeechEndMs = 0;
   private turnStartMs: number | null = null;
-  private finals: string[] = [];
+  private finals: Array<{ text: string; unclear: boolean }> = [];
   private interim = '';
   private lastFinalAtMs: number | null = null;
-  private awaitingFinal = false;
+  /**
+   * Utterances cut by the VAD whose final a per-utterance recogniser has not
+   * given yet, oldest first (it answers in order); `dropped`: the turn they
+   * belonged to is gone, so their words are not taken.
+   */
+  private awaitingFinals: Array<{ dropped: boolean }> = [];
   /** Words heard while the agent replies belong to no turn until a barge-in makes them one. */
   private tentative = false;
   private ignoreUntilSpeech = false;
@@ -123,20 +138,21 @@ export class TurnTaking {
         this.inSpeech = false;
         this.lastSpeechEndMs = event.atMs;
         this.quietSinceMs = Math.max(this.quietSinceMs, event.atMs);
-        this.awaitingFinal = this.settings.finalPerUtterance;
         if (this.tentative) {
           // A short sound over the agent: not a turn.
           this.resetTurn();
           this.ignoreUntilSpeech = true;
         }
+        if (this.settings.finalPerUtterance) this.awaitingFinals.push({ dropped: this.ignoreUntilSpeech });
         break;
       case 'recognition': {
-        if (this.ignoreUntilSpeech) break;
+        // A per-utterance final answers the oldest utterance still waiting: one of a dropped turn says nothing.
+        const answered = event.final ? this.awaitingFinals.shift() : undefined;
+        if (this.ignoreUntilSpeech || answered?.dropped) break;
         const text = event.text.trim();
         if (event.final) {
-          this.awaitingFinal = false;
           if (text) {
-            this.finals.push(text);
+            this.finals.push({ text, unclear: event.unclear === true });
             this.interim = '';
             this.lastFinalAtMs = event.atMs;
           }
@@ -170,7 +186,8 @@ export class TurnTaking {
 
     // False interruption. A per-utterance recogniser (pocketsphinx, Whisper) has no words before the
     // caller stops and it has transcribed: the 2 s run on from there, not through a long sentence.
-    const transcribing = this.settings.finalPerUtterance && (this.inSpeech || (this.awaitingFinal && now - this.lastSpeechEndMs < FINAL_WAIT_MS));
+    const awaiting = this.awaitingFinals.some((u) => !u.dropped);
+    const transcribing = this.settings.finalPerUtterance && (this.inSpeech || (awaiting && now - this.lastSpeechEndMs < FINAL_WAIT_MS));
     if (this.bargeIn && !transcribing && now - this.bargeIn.atMs >= this.settings.falseInterruptionMs && !this.hasWords()) {
       this.bargeIn = null;
       this.resetTurn();
@@ -182,14 +199,14 @@ export class TurnTaking {
     // End of turn.
     if (!this.inSpeech && this.agent === 'idle' && this.turnStartMs !== null && !this.tentative) {
       const silence = now - this.lastSpeechEndMs;
-      const finalText = this.finals.join(' ');
-      if (this.awaitingFinal && silence < FINAL_WAIT_MS) {
-        // The recogniser is still transcribing the utterance.
+      const finalText = this.finals.map((f) => f.text).join(' ');
+      if (awaiting && silence < FINAL_WAIT_MS) {
+        // The recogniser is still transcribing an utterance of the turn.
       } else if (finalText) {
         const text = this.interim ? `${finalText} ${this.interim}` : finalText;
-        if (silence >= endpointDelay(text, !this.interim, this.settings)) out.push(this.endTurn(text));
+        if (silence >= endpointDelay(text, !this.interim, this.settings)) out.push(this.endTurn());
       } else if (this.interim && silence >= this.settings.endpointMaxMs) {
-        out.push(this.endTurn(this.interim));
+        out.push(this.endTurn());
       } else if (!finalText && !this.interim && !this.bargeIn && silence >= this.settings.endpointMaxMs) {
         this.resetTurn(); // noise: no words
       }
@@ -213,8 +230,21 @@ export class TurnTaking {
     return this.finals.length > 0 || this.interim.length > 0;
   }
 
-  private endTurn(text: string): TurnDecision {
-    const decision: TurnDecision = { type: 'end_of_turn', text, startMs: this.turnStartMs!, endMs: this.lastSpeechEndMs, finalAtMs: this.lastFinalAtMs };
+  /** The turn's words: finals in order (an unclear one marked; for the model, replaced), then the interim. */
+  private endTurn(): TurnDecision {
+    const text: string[] = [];
+    const modelText: string[] = [];
+    for (const f of this.finals) {
+      text.push(f.unclear ? `${f.text} ${UNCLEAR}` : f.text);
+      // Unclear words side by side are one "(unclear)" for the model.
+      if (!f.unclear) modelText.push(f.text);
+      else if (modelText.at(-1) !== UNCLEAR) modelText.push(UNCLEAR);
+    }
+    if (this.interim) {
+      text.push(this.interim);
+      modelText.push(this.interim);
+    }
+    const decision: TurnDecision = { type: 'end_of_turn', text: text.join(' '), modelText: modelText.join(' '), startMs: this.turnStartMs!, endMs: this.lastSpeechEndMs, finalAtMs: this.lastFinalAtMs };
     this.reprompts = 0;
     this.resetTurn();
     this.quietSinceMs = decision.endMs;
@@ -227,6 +257,7 @@ export class TurnTaking {
     this.interim = '';
     this.lastFinalAtMs = null;
     this.tentative = false;
-    this.awaitingFinal = false;
+    // Finals still awaited belong to the turn just gone (or given up): their words start no new one.
+    for (const u of this.awaitingFinals) u.dropped = true;
   }
 }

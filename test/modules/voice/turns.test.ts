@@ -135,6 +135,40 @@ describe('TurnTaking', () => {
     expect(turns.repromptCount).toBe(0);
   });
 
+  // flite's kal voice says "Hello, who is this?" as speech 300–760 ms and 1020–1560 ms (Silero through the phone
+  // path): the VAD cuts at the comma, so a per-utterance recogniser answers each half on its own. Under load the
+  // first answer came back after the second half was cut; the turn ended on it (the recogniser was thought done),
+  // and the second answer started a second turn.
+  it('a comma pause stays one turn: a per-utterance recogniser is waited for on every utterance of the turn', () => {
+    const comma: Row[] = [[300, 'start'], [760, 'end'], [1020, 'start'], [1560, 'end'], [1900, 'final', 'Hello.'], [2300, 'final', 'Who is this?']];
+    expect(run(comma, { finalPerUtterance: true }, 6000)).toEqual([[2300, 'end_of_turn', 'Hello. Who is this?']]);
+    // Answered in the pause, the first half does not end the turn either: the caller speaks again within 500 ms.
+    const quick: Row[] = [[300, 'start'], [760, 'end'], [900, 'final', 'Hello.'], [1020, 'start'], [1560, 'end'], [1700, 'final', 'Who is this?']];
+    expect(run(quick, { finalPerUtterance: true }, 6000)).toEqual([[2100, 'end_of_turn', 'Hello. Who is this?']]);
+    // A recogniser that never answers the second half: the turn is given up on after 10 s with what it has.
+    const lost: Row[] = [[300, 'start'], [760, 'end'], [1020, 'start'], [1560, 'end'], [1900, 'final', 'Hello.']];
+    expect(run(lost, { finalPerUtterance: true }, 14_000).filter((d) => d[1] === 'end_of_turn')).toEqual([[11_600, 'end_of_turn', 'Hello.']]);
+  });
+
+  it("a per-utterance recogniser's late answer for a sound dropped over the agent does not join the next turn", () => {
+    const d = run([[0, 'agent', 'replying'], [1000, 'start'], [1200, 'end'], [1300, 'agent', 'idle'], [1500, 'start'], [2300, 'end'], [2400, 'final', 'mm-hm'], [2600, 'final', 'What time is it?']], { finalPerUtterance: true }, 6000);
+    expect(d).toEqual([[2800, 'end_of_turn', 'What time is it?']]);
+  });
+
+  it('an unclear final is in the line with its words marked, and the model gets "(unclear)" instead', () => {
+    const turns = new TurnTaking(0);
+    turns.update({ type: 'speech_start', atMs: 1000 });
+    turns.update({ type: 'recognition', text: 'bye', final: true, unclear: true, atMs: 1400 });
+    turns.update({ type: 'recognition', text: 'no', final: true, unclear: true, atMs: 1450 });
+    turns.update({ type: 'speech_end', atMs: 1500 });
+    expect(turns.update({ type: 'tick', atMs: 2500 })).toMatchObject([{ type: 'end_of_turn', text: 'bye (unclear) no (unclear)', modelText: '(unclear)' }]);
+    turns.update({ type: 'speech_start', atMs: 3000 });
+    turns.update({ type: 'recognition', text: 'opening hours', final: true, atMs: 3400 });
+    turns.update({ type: 'recognition', text: 'bye', final: true, unclear: true, atMs: 3450 });
+    turns.update({ type: 'speech_end', atMs: 3500 });
+    expect(turns.update({ type: 'tick', atMs: 4500 })).toMatchObject([{ type: 'end_of_turn', text: 'opening hours bye (unclear)', modelText: 'opening hours (unclear)' }]);
+  });
+
   it('ends at the maximum duration, once', () => {
     const turns = new TurnTaking(0, { maxDurationMs: 60_000 });
     turns.update({ type: 'agent', state: 'replying', atMs: 0 });
