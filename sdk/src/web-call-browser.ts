@@ -20,7 +20,8 @@ export interface BrowserCallOptions {
   stream?: MediaStream;
   /** An AudioContext of your own (default: a new one, closed when the call ends). */
   audioContext?: AudioContext;
-  onTranscript?(line: { role: 'agent' | 'caller'; text: string; final: boolean }): void;
+  /** The transcript as it is said (WebCallHandlers.transcript): an agent reply `final: false` as each sentence starts, then `final: true` as heard. */
+  onTranscript?(line: { role: 'agent' | 'caller'; text: string; final: boolean; interrupted?: boolean }): void;
   onTool?(call: { name: string; arguments: unknown; result: unknown }): void;
   /** The agent was interrupted (barge-in): playback stopped. */
   onClear?(): void;

@@ -15,7 +15,7 @@ export type WebCallStarted = Answer<'/api/calls/web', 'post'>;
 export type WebCallMessage =
   | { type: 'mark'; name: string }
   | { type: 'clear' }
-  | { type: 'transcript'; role: 'agent' | 'caller'; text: string; final: boolean }
+  | { type: 'transcript'; role: 'agent' | 'caller'; text: string; final: boolean; interrupted?: boolean }
   | { type: 'tool'; name: string; arguments: unknown; result: unknown }
   | { type: 'ended'; reason: string };
 
@@ -37,7 +37,13 @@ export interface WebCallHandlers {
   mark?(name: string): void;
   /** Barge-in: stop playback now and drop what is queued. */
   clear?(): void;
-  transcript?(line: { role: 'agent' | 'caller'; text: string; final: boolean }): void;
+  /**
+   * A transcript line as it is said: an agent reply with `final: false` as
+   * each of its sentences starts (the text grows), then `final: true` with
+   * what was heard (`interrupted` when the caller cut it; empty when none of
+   * it was heard); a caller line once, `final: true`.
+   */
+  transcript?(line: { role: 'agent' | 'caller'; text: string; final: boolean; interrupted?: boolean }): void;
   tool?(call: { name: string; arguments: unknown; result: unknown }): void;
 }
 
@@ -95,7 +101,7 @@ export class WebCallConnection {
         case 'clear':
           return handlers.clear?.();
         case 'transcript':
-          return handlers.transcript?.({ role: message.role, text: message.text, final: message.final });
+          return handlers.transcript?.({ role: message.role, text: message.text, final: message.final, ...(message.interrupted ? { interrupted: true } : {}) });
         case 'tool':
           return handlers.tool?.({ name: message.name, arguments: message.arguments, result: message.result });
         case 'ended':
@@ -234,7 +240,7 @@ export interface PlayWavOptions {
   afterLastTurn?: 'hang_up' | 'wait';
   /** In Node 20 (no global WebSocket): the `ws` package's WebSocket. */
   WebSocket?: WebSocketFactory;
-  /** Told each message as it arrives. */
+  /** Told each line as heard: a caller line, an agent reply once it has played or been cut. */
   onTranscript?(line: { role: 'agent' | 'caller'; text: string }): void;
 }
 
@@ -286,6 +292,8 @@ export async function playWavCall(started: Pick<WebCallStarted, 'url' | 'audio'>
         pendingAcks.clear();
       },
       transcript: (line) => {
+        // The lines as heard: an agent reply counts once it has played (or been cut), not as it starts.
+        if (!line.final || !line.text) return;
         transcript.push({ role: line.role, text: line.text });
         options.onTranscript?.({ role: line.role, text: line.text });
         if (line.role === 'agent') lineWaiter?.();

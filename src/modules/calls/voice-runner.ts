@@ -9,7 +9,7 @@ import type { TimerClock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { iso } from '../../lib/time.js';
 import { runUrgentWork } from '../../lib/urgent-work.js';
-import { type AssembledCall, type AudioProgress, type CallOutcome as RecordOutcome, FINAL_STATUSES, type ProgressReporter } from '../../providers/audio/interface.js';
+import { type AssembledCall, type AudioProgress, type CallContext, type CallOutcome as RecordOutcome, FINAL_STATUSES, type ProgressReporter } from '../../providers/audio/interface.js';
 import type { CallSpeech } from '../../providers/call-speech/interface.js';
 import type { LanguageModel } from '../../providers/language-model/interface.js';
 import { CallerWords } from '../../providers/speech-to-text/caller-words.js';
@@ -18,7 +18,7 @@ import type { SimulatedCaller } from '../../providers/telephony/interface.js';
 import { recordingWav } from '../voice/recording.js';
 import type { Voice } from '../voice/reply.js';
 import { type CallOutcome, type TranscriptLine, VoiceSession, type VoiceSettings } from '../voice/session.js';
-import type { BookingResult, KnowledgeMatch, TransferResult } from '../voice/tools.js';
+import type { BookingResult, KnowledgeMatch, ToolServices, TransferResult } from '../voice/tools.js';
 import type { Transport } from '../voice/transport.js';
 import type { VoiceActivityDetector } from '../voice/vad.js';
 import type { LiveCalls } from './live-calls.js';
@@ -35,11 +35,40 @@ export interface VoiceAgentProviders {
   createVad(): Promise<VoiceActivityDetector>;
 }
 
-/** What the tools of a call act on, for the call's owner. */
+/** What the tools of a call act on, for the call's owner. `signal` aborts a lookup the caller spoke over (tools.ts `onBargeIn`). */
 export interface VoiceToolServices {
-  searchKnowledge(userId: string, knowledgeBaseId: string, query: string): Promise<KnowledgeMatch[]>;
-  checkAvailability(userId: string, integrationIds: string[], date: string | undefined): Promise<string[]>;
-  bookMeeting(userId: string, integrationIds: string[], input: { start: string; name?: string; email?: string }): Promise<BookingResult>;
+  searchKnowledge(userId: string, knowledgeBaseId: string, query: string, signal?: AbortSignal): Promise<KnowledgeMatch[]>;
+  checkAvailability(userId: string, integrationIds: string[], date: string | undefined, signal?: AbortSignal): Promise<string[]>;
+  bookMeeting(userId: string, integrationIds: string[], input: { start: string; name?: string; email?: string }, signal?: AbortSignal): Promise<BookingResult>;
+}
+
+/**
+ * Keyword spotting's confidence (pocketsphinx with no expected phrases: the
+ * share of the decoded words that are keywords) below which a result is not
+ * acted on. Measured on flite and espeak-ng questions: real keywords 0.22–0.6
+ * ("opening hours" in a whole question 0.25), keywords heard in sentences
+ * holding none 0.13–0.18, "bye" in sound with no words 0.2.
+ */
+export const KEYWORD_SPOTTING_MIN_CONFIDENCE = 0.25;
+
+/**
+ * The tool services of one call: only those it can use, so its model is
+ * offered only their tools (a knowledge base, a calendar, people to transfer
+ * to), each passing on the signal a barge-in aborts.
+ */
+export function callToolServices(userId: string, context: CallContext, tools: VoiceToolServices, transferToHuman: NonNullable<ToolServices['transferToHuman']>): ToolServices {
+  const { knowledgeBaseId } = context;
+  const integrations = context.integrationIds ?? [];
+  return {
+    ...(knowledgeBaseId ? { searchKnowledge: (query: string, signal: AbortSignal) => tools.searchKnowledge(userId, knowledgeBaseId, query, signal) } : {}),
+    ...(integrations.length
+      ? {
+          checkAvailability: (date: string | undefined, signal: AbortSignal) => tools.checkAvailability(userId, integrations, date, signal),
+          bookMeeting: (input: { start: string; name?: string; email?: string }, signal: AbortSignal) => tools.bookMeeting(userId, integrations, input, signal),
+        }
+      : {}),
+    ...(context.humanAgents?.length ? { transferToHuman } : {}),
+  };
 }
 
 /** Live-call control of the carrier that placed the call (Twilio REST; the browser: closing the socket). */
@@ -64,7 +93,7 @@ export interface VoiceRunnerDeps {
   report: ProgressReporter;
   setOutcome(sessionId: string, outcome: string, reason: string | null): Promise<void>;
   /** Records a `call_transcript` event for the owner. */
-  transcriptEvent(userId: string, payload: { session_id: string; role: 'agent' | 'caller'; text: string; at: string }): Promise<void>;
+  transcriptEvent(userId: string, payload: { session_id: string; role: 'agent' | 'caller'; text: string; at: string; interrupted?: boolean }): Promise<void>;
   /** Largest object the data plane stores: a longer recording is stored in parts of this size. */
   maxRecordingBytes: number;
   /** CALL_RECORDING: false keeps no recording. */
@@ -162,7 +191,6 @@ export class VoiceRunner {
     const { speech } = this.deps.providers;
     if (call.voice.provider === 'elevenlabs' && speech.elevenlabs) voices.push({ speech: speech.elevenlabs, voice: call.voice });
     voices.push({ speech: speech.local, voice: call.voice.provider === 'local' ? call.voice : { provider: 'local', voiceId: 'en-us' } });
-    const integrations = context.integrationIds ?? [];
     const events: Promise<void>[] = [];
     const direction = (session.direction ?? 'outbound') as CallDirection;
     // The transfer the agent arranged: its person and, on a phone call, the leg authorized for it (held until dialled or released).
@@ -174,36 +202,35 @@ export class VoiceRunner {
     const caller = start.callSid ? (this.deps.simulatedCaller?.(start.callSid) ?? null) : null;
     const configuredStt = this.deps.providers.speechToText;
     const stt = caller && configuredStt.name === 'none' ? new CallerWords(caller) : configuredStt;
+    const phrases = caller ? [...caller.lines] : [];
+    const humans = context.humanAgents ?? [];
+    const transferToHuman = async (humanAgentId: string | undefined): Promise<TransferResult> => {
+      const target = humans.find((h) => h.id === humanAgentId) ?? humans[0];
+      if (!target) return { ok: false, message: 'nobody to transfer to' };
+      // Asked again (the caller spoke over the agent's last words): the leg already authorized stands; one leg per call.
+      if (arranged) return arranged.phone === target.phone ? { ok: true, name: target.name } : { ok: false, message: `a transfer to ${arranged.name} is arranged already` };
+      // A browser call dials nothing.
+      if (direction === 'web') {
+        arranged = { name: target.name, phone: target.phone, leg: null };
+        return { ok: true, name: target.name };
+      }
+      if (!this.legs) return { ok: false, message: 'the transfer is not possible on this line' };
+      const authorized = await this.legs.authorizeTransfer(userId, sessionId, target.phone);
+      if (!authorized.ok) return { ok: false, message: authorized.message };
+      arranged = { name: target.name, phone: target.phone, leg: authorized.leg };
+      return { ok: true, name: target.name };
+    };
     const voice = new VoiceSession({
       transport,
       clock,
       vad: await this.deps.providers.createVad(),
       stt,
-      ...(caller ? { phrases: [...caller.lines] } : {}),
+      ...(phrases.length ? { phrases } : {}),
+      // pocketsphinx with no phrases spots keywords: a few of them in sound with none are not acted on.
+      ...(stt.name === 'pocketsphinx' && !phrases.length ? { minConfidence: KEYWORD_SPOTTING_MIN_CONFIDENCE } : {}),
       model: this.deps.providers.model,
       voices,
-      services: {
-        searchKnowledge: async (query) => (context.knowledgeBaseId ? this.deps.tools.searchKnowledge(userId, context.knowledgeBaseId, query) : []),
-        checkAvailability: async (date) => (integrations.length ? this.deps.tools.checkAvailability(userId, integrations, date) : []),
-        bookMeeting: async (input) => (integrations.length ? this.deps.tools.bookMeeting(userId, integrations, input) : { booked: false, start: input.start, message: 'no calendar is connected to this call' }),
-        transferToHuman: async (humanAgentId): Promise<TransferResult> => {
-          const humans = context.humanAgents ?? [];
-          const target = humans.find((h) => h.id === humanAgentId) ?? humans[0];
-          if (!target) return { ok: false, message: 'nobody to transfer to' };
-          // Asked again (the caller spoke over the agent's last words): the leg already authorized stands; one leg per call.
-          if (arranged) return arranged.phone === target.phone ? { ok: true, name: target.name } : { ok: false, message: `a transfer to ${arranged.name} is arranged already` };
-          // A browser call dials nothing.
-          if (direction === 'web') {
-            arranged = { name: target.name, phone: target.phone, leg: null };
-            return { ok: true, name: target.name };
-          }
-          if (!this.legs) return { ok: false, message: 'the transfer is not possible on this line' };
-          const authorized = await this.legs.authorizeTransfer(userId, sessionId, target.phone);
-          if (!authorized.ok) return { ok: false, message: authorized.message };
-          arranged = { name: target.name, phone: target.phone, leg: authorized.leg };
-          return { ok: true, name: target.name };
-        },
-      },
+      services: callToolServices(userId, context, this.deps.tools, transferToHuman),
       control: {
         hangUp: () => start.control.hangUp(),
         transfer: async () => {
@@ -231,7 +258,11 @@ export class VoiceRunner {
       onRecognitionTime: (ms) => this.onRecognitionTime(ms),
       onTranscript: (line) => {
         if (line.latency) this.onTurnLatency(line.latency as unknown as Record<string, number | undefined>);
-        events.push(this.deps.transcriptEvent(userId, { session_id: sessionId, role: line.role, text: line.text, at: iso(clock.now()) }).catch((err) => this.deps.log.warn({ err, sessionId }, 'call_transcript event not recorded')));
+      },
+      // Lines as they are said: an agent sentence when the caller starts hearing it, not once it has played.
+      onLiveLine: (line) => {
+        const payload = { session_id: sessionId, role: line.role, text: line.text, at: iso(clock.now()), ...(line.interrupted ? { interrupted: true } : {}) };
+        events.push(this.deps.transcriptEvent(userId, payload).catch((err) => this.deps.log.warn({ err, sessionId }, 'call_transcript event not recorded')));
       },
     });
     // An answering machine (Twilio's asynchronous detection): the voicemail message after the beep, or a hang-up.

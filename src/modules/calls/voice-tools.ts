@@ -1,19 +1,22 @@
 // What a live call's tools act on (DESIGN.md "Voice agent"): the call's
 // knowledge base through the knowledge area, its Calendly integrations
-// through the integrations area, always as the call's owner.
+// through the integrations area, always as the call's owner. A lookup the
+// caller spoke over (its signal aborted) stops before its next request.
 import type { IntegrationService } from '../integrations/service.js';
 import type { KnowledgeService } from '../knowledge/service.js';
 import type { VoiceToolServices } from './voice-runner.js';
 
 export function createVoiceToolServices(knowledge: Pick<KnowledgeService, 'search'>, integrations: Pick<IntegrationService, 'invoke'>): VoiceToolServices {
   return {
-    async searchKnowledge(userId, knowledgeBaseId, query) {
+    async searchKnowledge(userId, knowledgeBaseId, query, signal) {
+      signal?.throwIfAborted();
       const matches = await knowledge.search(userId, knowledgeBaseId, query);
       return matches.map((m) => ({ text: m.text, title: m.document.name, score: m.score }));
     },
-    async checkAvailability(userId, integrationIds, date) {
+    async checkAvailability(userId, integrationIds, date, signal) {
       // The first integration with open times answers: a call books one calendar.
       for (const id of integrationIds) {
+        signal?.throwIfAborted();
         const answer = await integrations.invoke(userId, id, 'check_availability', date ? { start_date: date, days: 1 } : {});
         const slots = (answer.slots as Array<{ start_time: string }> | undefined) ?? [];
         if (slots.length) return slots.map((s) => s.start_time);

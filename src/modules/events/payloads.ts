@@ -136,8 +136,18 @@ export const CallTranscriptEvent = Type.Object(
     role: Type.Union([Type.Literal('agent'), Type.Literal('caller')]),
     text: Type.String(),
     at: Timestamp('When the line was said'),
+    interrupted: Type.Optional(Type.Boolean({ description: 'An agent sentence cut by barge-in: `text` is what the caller heard of the agent line sent before it (empty when none of it)' })),
   },
-  { $id: 'CallTranscriptEvent', ...closed, description: "Payload of `call_transcript`: one line of a live call's transcript (the built-in voice agent), as it is said.", examples: [{ session_id: ex.session, role: 'caller', text: 'I would like to book a table.', at: ex.at }] },
+  {
+    $id: 'CallTranscriptEvent',
+    ...closed,
+    description:
+      "Payload of `call_transcript`: one line of a live call's transcript (the built-in voice agent), as it is said. An agent line is one sentence, sent when the agent starts saying it (not once it has played); a sentence the caller cut by speaking over it is followed by a line with what was heard of it and `interrupted: true`. A caller line comes at the end of the caller's turn. The call's record (GET /api/calls/{id}) keeps what was heard, one agent line per reply.",
+    examples: [
+      { session_id: ex.session, role: 'caller', text: 'I would like to book a table.', at: ex.at },
+      { session_id: ex.session, role: 'agent', text: 'We are open Monday to Friday', at: ex.at, interrupted: true },
+    ],
+  },
 );
 
 /** Every event type's payload schema. */

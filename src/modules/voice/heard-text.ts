@@ -20,6 +20,8 @@ export interface Heard {
   /** Heard text per round (only rounds with some heard text are present, in order). */
   rounds: Array<{ round: number; text: string }>;
   text: string;
+  /** Heard text of each segment, in the order given ('' for one not heard at all). */
+  parts: string[];
   /** Something was spoken (or meant to be) that the caller did not hear in full. */
   interrupted: boolean;
   /** What was not heard, from the cut (a whole word) on: the text a resumed reply speaks. */
@@ -46,14 +48,17 @@ export function cutByShare(text: string, fraction: number): string {
 export function heardText(segments: SegmentFacts[], pending = ''): Heard {
   const rounds = new Map<number, string[]>();
   const unheard: string[] = [];
+  const parts: string[] = [];
   let cut = false;
   for (const segment of segments) {
     if (cut) {
       unheard.push(segment.text);
+      parts.push('');
       continue;
     }
     const complete = segment.audioMs > 0 && segment.playedMs >= segment.audioMs;
     const part = complete ? segment.text : segment.audioMs > 0 ? cutByShare(segment.text, segment.playedMs / segment.audioMs) : '';
+    parts.push(part);
     if (part) rounds.set(segment.round, [...(rounds.get(segment.round) ?? []), part]);
     if (!complete) {
       cut = true;
@@ -65,6 +70,6 @@ export function heardText(segments: SegmentFacts[], pending = ''): Heard {
     unheard.push(pending.trim());
     cut = true;
   }
-  const list = [...rounds.entries()].map(([round, parts]) => ({ round, text: parts.join(' ') }));
-  return { rounds: list, text: list.map((r) => r.text).join(' '), interrupted: cut, unheard: unheard.join(' ') };
+  const list = [...rounds.entries()].map(([round, texts]) => ({ round, text: texts.join(' ') }));
+  return { rounds: list, text: list.map((r) => r.text).join(' '), parts, interrupted: cut, unheard: unheard.join(' ') };
 }

@@ -2,7 +2,9 @@
 // caller heard. An agent turn cut by a barge-in keeps its heard part, marked
 // interrupted (shown to the model with a trailing "…"); text never heard is
 // gone. Tool calls that ran stay with their results whatever was heard: they
-// happened (a booking made is made).
+// happened (a booking made is made), and one that settles after the cut (a
+// booking sent before the barge-in) joins its turn when it does: the model is
+// told from its next request.
 import type { ChatMessage, ChatToolCall } from '../../providers/language-model/interface.js';
 
 export interface HistoryToolCall {
@@ -17,7 +19,15 @@ export interface AgentRound {
   toolCalls: HistoryToolCall[];
 }
 
-type Entry = { kind: 'caller'; text: string } | { kind: 'agent'; rounds: AgentRound[]; interrupted: boolean };
+/** An agent turn of the history, as addAgent returns it (for tool calls that settle later). */
+export interface AgentTurn {
+  kind: 'agent';
+  /** Indexed by model round; a round with no heard text and no tool call says nothing. */
+  rounds: AgentRound[];
+  interrupted: boolean;
+}
+
+type Entry = { kind: 'caller'; text: string } | AgentTurn;
 
 export class History {
   private entries: Entry[] = [];
@@ -32,10 +42,21 @@ export class History {
     this.push({ kind: 'caller', text });
   }
 
-  /** An agent turn: per model round, the heard text and the tool calls that ran. */
-  addAgent(rounds: AgentRound[], interrupted: boolean) {
-    const kept = rounds.filter((r) => r.text || r.toolCalls.length);
-    if (kept.length) this.push({ kind: 'agent', rounds: kept, interrupted });
+  /**
+   * An agent turn: per model round (in order), the heard text and the tool
+   * calls that ran. A turn that said and did nothing is left out, unless
+   * `lateToolCalls` (a tool call of it still running) will add to it.
+   */
+  addAgent(rounds: AgentRound[], interrupted: boolean, lateToolCalls = false): AgentTurn {
+    const turn: AgentTurn = { kind: 'agent', rounds: rounds.map((r) => ({ text: r.text, toolCalls: [...r.toolCalls] })), interrupted };
+    if (lateToolCalls || rounds.some((r) => r.text || r.toolCalls.length)) this.push(turn);
+    return turn;
+  }
+
+  /** A tool call of `turn` (its model round `round`) that settled after the turn was cut: it ran, so the model is told. */
+  addLateToolCall(turn: AgentTurn, round: number, toolCall: HistoryToolCall) {
+    while (turn.rounds.length <= round) turn.rounds.push({ text: '', toolCalls: [] });
+    turn.rounds[round]!.toolCalls.push(toolCall);
   }
 
   private push(entry: Entry) {
@@ -56,9 +77,9 @@ export class History {
         out.push({ role: 'user', content: entry.text });
         continue;
       }
+      const last = entry.rounds.findLastIndex((r) => r.text || r.toolCalls.length);
       entry.rounds.forEach((round, i) => {
-        const lastRound = i === entry.rounds.length - 1;
-        const text = round.text && entry.interrupted && lastRound ? `${round.text}…` : round.text;
+        const text = round.text && entry.interrupted && i === last ? `${round.text}\u2026` : round.text;
         if (round.toolCalls.length) {
           out.push({ role: 'assistant', content: text || null, tool_calls: round.toolCalls.map((t) => t.call) });
           for (const t of round.toolCalls) out.push({ role: 'tool', tool_call_id: t.call.id, content: t.result });

@@ -5,7 +5,9 @@
 // llmDeadlineMs) while nothing of the attempt has been said; a second failure
 // says one apology line. A failing voice hands the rest of the reply to the
 // fallback voice (the local one). The reply returns facts only: segments with
-// audio and played ms, tool calls, whether it was cut, latency.
+// audio and played ms, tool calls, whether it was cut, latency. A barge-in
+// cancels a tool call in flight that only reads; one that acts (a booking)
+// goes on, handed back as a late tool call for the history and the record.
 import { sleep, type TimerClock } from '../../lib/clock.js';
 import type { CallSpeech, CallVoice } from '../../providers/call-speech/interface.js';
 import { ProviderFailure } from '../../providers/failure.js';
@@ -43,6 +45,8 @@ export interface ReplyDeps {
   apology?: string;
   /** Told as soon as a tool call has settled (the record and the browser show it live). */
   onToolCall?(call: ToolCallRecord): void;
+  /** Told as each sentence starts being heard (its first frame goes out), with the clock ms. */
+  onSentenceStart?(text: string, atMs: number): void;
 }
 
 export interface ReplyRequest {
@@ -58,6 +62,18 @@ export interface ReplyRequest {
 
 export interface ReplySegment extends SegmentFacts {
   segment: number;
+  /** Clock ms its first frame went out (null: never started). */
+  startedAtMs: number | null;
+}
+
+/** A tool call that acts (tools.ts `onBargeIn: 'complete'`) still running when the reply was cut: it settles later. */
+export interface LateToolCall {
+  call: ChatToolCall;
+  /** The model round that asked for it. */
+  round: number;
+  /** Call time (ms since the call started) it was called. */
+  atMs: number;
+  settled: Promise<{ arguments: unknown; result: unknown }>;
 }
 
 export interface ReplyFacts {
@@ -65,6 +81,8 @@ export interface ReplyFacts {
   /** Per model round, the tool calls that ran (for the history). */
   rounds: Array<{ toolCalls: HistoryToolCall[] }>;
   toolCalls: ToolCallRecord[];
+  /** Tool calls that act, sent before the reply was cut and not settled then. */
+  lateToolCalls: LateToolCall[];
   /** Text the reply had but never gave to the sink (cut before its turn). */
   pending: string;
   interrupted: boolean;
@@ -117,7 +135,7 @@ function describe(error: unknown, fallbackProvider: string) {
 export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceIndex = 0): Promise<ReplyFacts> {
   const { clock, sink, signal } = { ...deps, signal: request.signal };
   const startedAt = clock.now();
-  const facts: ReplyFacts = { segments: [], rounds: [], toolCalls: [], pending: '', interrupted: false, latency: null, firstFrameAtMs: null, errors: [], fatal: false, voiceIndex };
+  const facts: ReplyFacts = { segments: [], rounds: [], toolCalls: [], lateToolCalls: [], pending: '', interrupted: false, latency: null, firstFrameAtMs: null, errors: [], fatal: false, voiceIndex };
   let firstTextAt: number | null = null;
   let firstSentenceSentAt: number | null = null;
   let firstAudioAt: number | null = null;
@@ -150,8 +168,8 @@ export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceInde
   };
 
   async function speak(text: string, round: number) {
-    const segment = sink.startSegment();
-    const facts_: ReplySegment = { segment, text, round, audioMs: 0, playedMs: 0 };
+    const segment = sink.startSegment((atMs) => deps.onSentenceStart?.(text, atMs));
+    const facts_: ReplySegment = { segment, text, round, audioMs: 0, playedMs: 0, startedAtMs: null };
     facts.segments.push(facts_);
     const sentAt = clock.now();
     if (firstSentenceSentAt === null) firstSentenceSentAt = sentAt;
@@ -213,6 +231,7 @@ export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceInde
     s.audioMs = sink.audioMs(s.segment);
     s.playedMs = sink.playedMs(s.segment);
     const first = sink.firstFrameAt(s.segment);
+    s.startedAtMs = first;
     if (first !== null && (facts.firstFrameAtMs === null || first < facts.firstFrameAtMs)) facts.firstFrameAtMs = first;
   }
   facts.interrupted = signal.aborted;
@@ -254,22 +273,31 @@ export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceInde
           round--;
           continue;
         }
-        if (!saidSomething) enqueue(deps.apology ?? DEFAULT_APOLOGY, round);
+        // The apology is said as any text is: sentence by sentence.
+        if (!saidSomething) for (const sentence of splitter.push(`${deps.apology ?? DEFAULT_APOLOGY} `)) enqueue(sentence, round);
         return;
       }
       const held = splitter.flush();
       if (held) enqueue(held, round);
       if (!calls.length || round === maxRounds) return;
+      // The round's calls that ran are kept even when a later one is cut: they happened.
       const results: HistoryToolCall[] = [];
+      facts.rounds[round] = { toolCalls: results };
       for (const call of calls) {
         const atMs = clock.now() - deps.callStartMs;
-        const { arguments: args, result } = await untilAborted(deps.tools.call(call.function.name, call.function.arguments, signal), signal);
-        const record: ToolCallRecord = { name: call.function.name, arguments: args, result, atMs };
+        const running = deps.tools.call(call.function.name, call.function.arguments, signal);
+        let settled: { arguments: unknown; result: unknown };
+        try {
+          settled = await untilAborted(running, signal);
+        } catch (error) {
+          if (signal.aborted && deps.tools.completesOnBargeIn(call.function.name)) facts.lateToolCalls.push({ call, round, atMs, settled: running });
+          throw error;
+        }
+        const record: ToolCallRecord = { name: call.function.name, arguments: settled.arguments, result: settled.result, atMs };
         facts.toolCalls.push(record);
         deps.onToolCall?.(record);
-        results.push({ call, result: JSON.stringify(result) });
+        results.push({ call, result: JSON.stringify(settled.result) });
       }
-      facts.rounds[round] = { toolCalls: results };
       messages.push({ role: 'assistant', content: roundText || null, tool_calls: calls });
       for (const r of results) messages.push({ role: 'tool', tool_call_id: r.call.id, content: r.result });
     }

@@ -7,16 +7,17 @@
 // transport and the providers, call start(), await the CallOutcome; end()
 // stops it from outside (the carrier said completed, the instance stops).
 import { resample } from '../../lib/audio.js';
-import type { Timer, TimerClock } from '../../lib/clock.js';
+import { sleep, type Timer, type TimerClock } from '../../lib/clock.js';
 import { ProviderFailure } from '../../providers/failure.js';
 import type { LanguageModel } from '../../providers/language-model/interface.js';
 import type { RecognitionResult, RecognitionStream, SpeechToText } from '../../providers/speech-to-text/interface.js';
 import { heardText } from './heard-text.js';
-import { History } from './history.js';
+import { type AgentTurn, History } from './history.js';
+import { AgentLiveLines, type LiveLine } from './live-lines.js';
 import { CallRecording, type RecordingChannels } from './recording.js';
-import { DEFAULT_APOLOGY, runReply, type Latency, type ReplyFacts, type Voice } from './reply.js';
+import { DEFAULT_APOLOGY, type LateToolCall, runReply, type Latency, type ReplyFacts, type Voice } from './reply.js';
 import { AudioSink, FRAME_MS, type SinkOptions } from './sink.js';
-import { ToolRegistry, type ToolCallRecord, type ToolContext, type TransferResult } from './tools.js';
+import { offeredTools, ToolRegistry, type ToolCallRecord, type ToolServices, type TransferResult } from './tools.js';
 import { MEDIA_VIOLATIONS, type Transport } from './transport.js';
 import { DEFAULT_TURN_SETTINGS, TurnTaking, type TurnDecision, type TurnSettings } from './turns.js';
 import { SpeechGate, type VoiceActivityDetector } from './vad.js';
@@ -89,15 +90,24 @@ export interface VoiceSessionOptions {
   model: LanguageModel;
   /** The agent's voice first, then the local voice it falls back to. */
   voices: Voice[];
-  /** Knowledge, scheduling and transfer services for the tools (endCall is the session's). */
-  services: Omit<ToolContext, 'endCall'>;
+  /** Knowledge, scheduling and transfer services for the tools (endCall is the session's): the model is offered a tool only when its service is here. */
+  services: ToolServices;
   control: CallControl;
   systemPrompt: string;
   firstMessage?: string;
   /** Phrases the recogniser may expect (sandbox scripts). */
   phrases?: string[];
   settings?: Partial<VoiceSettings>;
+  /**
+   * A recognised final below this confidence is not acted on: the caller's
+   * line keeps its words marked "(unclear)" and the model is given
+   * "(unclear)" (turns.ts). Unset: confidence is not used.
+   */
+  minConfidence?: number;
+  /** Each line of the record (the call's transcript) once it is known: a caller line at the end of its turn, an agent line once its reply has played or been cut (its heard text). */
   onTranscript?(line: TranscriptLine): void;
+  /** Each line as it is said (call_transcript): an agent sentence when its first frame goes out, the heard part of one cut by barge-in, a caller line at the end of its turn. */
+  onLiveLine?(line: LiveLine): void;
   onToolCall?(call: ToolCallRecord): void;
   /** How late each agent frame left against its 20 ms slot (ms), for pacing metrics. */
   onFrameLateness?(ms: number): void;
@@ -109,6 +119,9 @@ type ReplyKind = 'greeting' | 'answer' | 'reprompt' | 'resume' | 'voicemail';
 
 /** Caller frames that may wait for an asynchronous voice activity detector (1 s); later ones are not detected. */
 export const MAX_VAD_WAITING = 50;
+
+/** How long the end of a call waits for tool calls that act (a booking) still running, so its record has their results. */
+export const LATE_TOOL_CALL_WAIT_MS = 10_000;
 
 /** How a call ends when its far end stops: `refused` when it was shut out for what it sent, else `completed`. */
 function stopOutcome(reason: string): CallOutcomeKind {
@@ -125,6 +138,9 @@ export class VoiceSession {
   private readonly gate = new SpeechGate();
   private readonly history: History;
   private readonly tools: ToolRegistry;
+  private readonly liveLines: AgentLiveLines;
+  /** Tool calls that act, sent before a barge-in and not settled yet. */
+  private readonly lateToolCalls = new Set<Promise<void>>();
   private startMs = 0;
   private transcript: TranscriptLine[] = [];
   private toolCalls: ToolCallRecord[] = [];
@@ -184,19 +200,30 @@ export class VoiceSession {
     this.turns = new TurnTaking(this.startMs, { ...this.settings, finalPerUtterance: !options.stt.streaming });
     this.sttRate = options.stt.wideband && this.transport.callerSampleRate === 16_000 ? 16_000 : 8000;
     this.history = new History(options.systemPrompt);
-    this.tools = new ToolRegistry({
-      searchKnowledge: (q, s) => options.services.searchKnowledge(q, s),
-      checkAvailability: (d, s) => options.services.checkAvailability(d, s),
-      bookMeeting: (i, s) => options.services.bookMeeting(i, s),
-      transferToHuman: async (id, s) => {
-        const result = await options.services.transferToHuman(id, s);
-        if (result.ok) this.pendingAction = { kind: 'transfer', target: result };
-        return result;
+    const services = options.services;
+    // A service missing here has its tool left out (offeredTools): the registry never calls it.
+    this.tools = new ToolRegistry(
+      {
+        searchKnowledge: (q, s) => services.searchKnowledge!(q, s),
+        checkAvailability: (d, s) => services.checkAvailability!(d, s),
+        bookMeeting: (i, s) => services.bookMeeting!(i, s),
+        transferToHuman: async (id, s) => {
+          const generation = this.cancelGeneration;
+          const result = await services.transferToHuman!(id, s);
+          // Arranged after the caller spoke over the agent: the caller never heard it announced, so it is not carried out.
+          if (result.ok && generation === this.cancelGeneration) this.pendingAction = { kind: 'transfer', target: result };
+          return result;
+        },
+        endCall: () => {
+          this.pendingAction ??= { kind: 'hang_up' };
+        },
       },
-      endCall: () => {
-        this.pendingAction ??= { kind: 'hang_up' };
-      },
-    });
+      offeredTools(services),
+    );
+    this.liveLines = new AgentLiveLines(
+      (line) => this.options.onLiveLine?.(line),
+      (notice) => this.transport.notify(notice),
+    );
     this.outcome = new Promise((resolve) => (this.resolveOutcome = resolve));
   }
 
@@ -392,7 +419,9 @@ export class VoiceSession {
     if (cutAt !== undefined) this.options.onRecognitionTime?.(this.clock.now() - cutAt);
     if (result.final) this.recognisedUpToFrame = Math.max(this.recognisedUpToFrame, this.streamStartFrame + Math.ceil(result.endMs / FRAME_MS));
     if (result.recognised === false) this.lastRecognised = false;
-    this.decide(this.turns.update({ type: 'recognition', text: result.text, final: result.final, atMs: this.clock.now() }));
+    const floor = this.options.minConfidence;
+    const unclear = result.final && floor !== undefined && result.confidence !== undefined && result.confidence < floor;
+    this.decide(this.turns.update({ type: 'recognition', text: result.text, final: result.final, ...(unclear ? { unclear } : {}), atMs: this.clock.now() }));
   }
 
   private recognitionDropped(error: unknown) {
@@ -421,9 +450,11 @@ export class VoiceSession {
           const line: TranscriptLine = { role: 'caller', text: d.text, startMs: this.at(d.startMs), endMs: this.at(d.endMs) };
           if (this.lastRecognised === false) line.recognised = false;
           this.lastRecognised = undefined;
-          this.emitLine(line);
+          this.recordLine(line);
+          this.options.onLiveLine?.({ role: 'caller', text: line.text });
+          this.transport.notify({ type: 'transcript', role: 'caller', text: line.text, final: true });
           // After the cut reply (if one is still settling) has put its heard part into the history.
-          this.agentWork = this.agentWork.then(() => this.history.addCaller(d.text));
+          this.agentWork = this.agentWork.then(() => this.history.addCaller(d.modelText));
           this.unheardAfterCut = '';
           // No final (the turn ended on an interim after the endpoint's longest wait): that wait was for the recogniser.
           const sttMs = Math.max(0, (d.finalAtMs ?? this.clock.now()) - d.endMs);
@@ -474,10 +505,9 @@ export class VoiceSession {
             callStartMs: this.startMs,
             llmDeadlineMs: this.settings.llmDeadlineMs,
             apology: this.settings.apology,
-            onToolCall: (call) => {
-              this.toolCalls.push(call);
-              this.options.onToolCall?.(call);
-              this.transport.notify({ type: 'tool', name: call.name, arguments: call.arguments, result: call.result });
+            onToolCall: (call) => this.recordToolCall(call),
+            onSentenceStart: (text) => {
+              if (!this.ended) this.liveLines.sentenceStarted(text);
             },
           },
           { signal: controller.signal, text: request.text, messages: request.text === undefined ? this.history.messages() : undefined, turnEndMs: request.turnEndMs, sttMs: request.sttMs },
@@ -496,12 +526,14 @@ export class VoiceSession {
     const interrupted = facts.interrupted && heard.interrupted;
     const roundCount = Math.max(facts.rounds.length, ...facts.segments.map((s) => s.round + 1), 0);
     const rounds = Array.from({ length: roundCount }, (_, r) => ({ text: heard.rounds.find((h) => h.round === r)?.text ?? '', toolCalls: facts.rounds[r]?.toolCalls ?? [] }));
-    this.history.addAgent(rounds, interrupted);
+    const turn = this.history.addAgent(rounds, interrupted, facts.lateToolCalls.length > 0);
+    for (const late of facts.lateToolCalls) this.awaitLateToolCall(turn, late);
+    this.liveLines.replyOver(facts.segments, heard, interrupted);
     if (heard.text) {
       const line: TranscriptLine = { role: 'agent', text: heard.text, startMs: this.at(facts.firstFrameAtMs ?? this.clock.now()), endMs: this.at() };
       if (interrupted) line.interrupted = true;
       if (kind === 'answer' && facts.latency) line.latency = facts.latency;
-      this.emitLine(line);
+      this.recordLine(line);
     }
     if (facts.interrupted) this.unheardAfterCut = heard.unheard;
     if (facts.fatal) return this.fail(new ProviderFailure(facts.errors.at(-1)?.provider ?? 'speech', facts.errors.at(-1)?.message ?? 'no voice'));
@@ -533,10 +565,33 @@ export class VoiceSession {
     }
   }
 
-  private emitLine(line: TranscriptLine) {
+  private recordLine(line: TranscriptLine) {
     this.transcript.push(line);
     this.options.onTranscript?.(line);
-    this.transport.notify({ type: 'transcript', role: line.role, text: line.text, final: true });
+  }
+
+  private recordToolCall(call: ToolCallRecord) {
+    this.toolCalls.push(call);
+    this.options.onToolCall?.(call);
+    this.transport.notify({ type: 'tool', name: call.name, arguments: call.arguments, result: call.result });
+  }
+
+  /**
+   * A tool call that acts (a booking) was running when the caller spoke over
+   * the agent: it goes on. Its result is not spoken into the turn the caller
+   * moved to: it is recorded when it settles and joins the cut turn in the
+   * history, so the model is told from its next request.
+   */
+  private awaitLateToolCall(turn: AgentTurn, late: LateToolCall) {
+    const settled = late.settled.then(
+      (done) => {
+        this.recordToolCall({ name: late.call.function.name, arguments: done.arguments, result: done.result, atMs: late.atMs });
+        this.history.addLateToolCall(turn, late.round, { call: late.call, result: JSON.stringify(done.result) });
+      },
+      () => {},
+    );
+    this.lateToolCalls.add(settled);
+    void settled.finally(() => this.lateToolCalls.delete(settled));
   }
 
   private async hangUpAndFinish(outcome: CallOutcomeKind, reason: string) {
@@ -571,15 +626,24 @@ export class VoiceSession {
     void this.stream?.close().catch(() => {});
     this.stream = null;
     this.transport.close(reason ?? outcome);
-    this.resolveOutcome({
-      outcome,
-      ...(reason ? { reason } : {}),
-      // Lines are emitted when known (a cut agent line after the caller's words that cut it): the record is in time order.
-      transcript: [...this.transcript].sort((a, b) => a.startMs - b.startMs),
-      toolCalls: this.toolCalls,
-      durationMs: this.at(),
-      recording: this.recording.channels(),
-      ...(error ? { error } : {}),
+    const durationMs = this.at();
+    const resolve = () =>
+      this.resolveOutcome({
+        outcome,
+        ...(reason ? { reason } : {}),
+        // Lines are emitted when known (a cut agent line after the caller's words that cut it): the record is in time order.
+        transcript: [...this.transcript].sort((a, b) => a.startMs - b.startMs),
+        toolCalls: [...this.toolCalls].sort((a, b) => a.atMs - b.atMs),
+        durationMs,
+        recording: this.recording.channels(),
+        ...(error ? { error } : {}),
+      });
+    if (!this.lateToolCalls.size) return resolve();
+    // A booking sent before the end is in the record with its result (for a while: a provider that never answers does not hold the call).
+    const waited = new AbortController();
+    void Promise.race([Promise.allSettled([...this.lateToolCalls]), sleep(this.clock, LATE_TOOL_CALL_WAIT_MS, waited.signal).catch(() => {})]).then(() => {
+      waited.abort();
+      resolve();
     });
   }
 }

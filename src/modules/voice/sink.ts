@@ -35,6 +35,8 @@ interface SegmentState {
   ended: boolean;
   cleared: boolean;
   firstFrameAtMs: number | null;
+  /** Told when the segment's first frame goes out: the caller starts hearing it. */
+  onFirstFrame?: (atMs: number) => void;
   /** Resolves when the segment's end mark is echoed, or the segment is cleared or timed out. */
   done: Promise<void>;
   finish: () => void;
@@ -92,12 +94,12 @@ export class AudioSink {
     return this.isSpeaking;
   }
 
-  /** Opens a segment (one sentence); returns its id. */
-  startSegment(): number {
+  /** Opens a segment (one sentence); returns its id. `onFirstFrame` is told when its first frame goes out. */
+  startSegment(onFirstFrame?: (atMs: number) => void): number {
     const id = this.nextSegment++;
     let finish!: () => void;
     const done = new Promise<void>((resolve) => (finish = resolve));
-    this.segments.set(id, { pending: new Int16Array(0), writtenMs: 0, playedMs: 0, nextMarkAtMs: this.markEveryMs, ended: false, cleared: false, firstFrameAtMs: null, done, finish });
+    this.segments.set(id, { pending: new Int16Array(0), writtenMs: 0, playedMs: 0, nextMarkAtMs: this.markEveryMs, ended: false, cleared: false, firstFrameAtMs: null, onFirstFrame, done, finish });
     return id;
   }
 
@@ -232,6 +234,7 @@ export class AudioSink {
     this.framesOnTimeline++;
     if (state.firstFrameAtMs === null) {
       state.firstFrameAtMs = now;
+      state.onFirstFrame?.(now);
       for (const l of this.listeners) l.firstFrame?.(item.segment, now);
     }
     if (!this.isSpeaking) {

@@ -3,6 +3,9 @@
 // services the session was given (ToolContext). Arguments are checked before
 // execute runs; a tool that fails answers the model with { error } instead of
 // breaking the reply. An abort (barge-in, hang-up) is not a failure: it throws.
+// A call is offered only the tools whose services it has (a calendar, a
+// knowledge base, people to transfer to). What a barge-in does to a tool call
+// in flight is each tool's `onBargeIn` (docs/decisions/voice-agent.md).
 import { Type, type Static, type TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import type { ToolSpec } from '../../providers/language-model/interface.js';
@@ -41,10 +44,22 @@ export interface ToolContext {
   endCall(): void;
 }
 
+/** Services a call may lack: a tool needing one it lacks is not offered to its model. */
+export type ToolServices = Partial<Omit<ToolContext, 'endCall'>>;
+
 export interface VoiceTool<S extends TSchema = TSchema> {
   name: string;
   description: string;
   parameters: S;
+  /** The service it calls (end_call's is the session's own). */
+  needs?: keyof ToolServices;
+  /**
+   * A barge-in while it runs: `cancel` for a tool that only reads (its signal
+   * aborts; its answer was for a turn the caller has left); `complete` for one
+   * that acts (a booking, a transfer): once sent it is not taken back, and its
+   * result is recorded and told to the model on its next turn.
+   */
+  onBargeIn: 'cancel' | 'complete';
   execute(args: Static<S>, context: ToolContext, options: { signal: AbortSignal }): Promise<unknown>;
 }
 
@@ -56,6 +71,8 @@ const DATE = '^\\d{4}-\\d{2}-\\d{2}$';
 
 export const searchKnowledge = tool({
   name: 'search_knowledge',
+  needs: 'searchKnowledge',
+  onBargeIn: 'cancel',
   description: "Searches the business's knowledge base. Use it before answering any question about the business (hours, prices, services, places).",
   parameters: Type.Object({ query: Type.String({ minLength: 1, maxLength: 500, description: 'What to look up, in a few words' }) }, { additionalProperties: false }),
   async execute({ query }, context, { signal }) {
@@ -66,6 +83,8 @@ export const searchKnowledge = tool({
 
 export const checkAvailability = tool({
   name: 'check_availability',
+  needs: 'checkAvailability',
+  onBargeIn: 'cancel',
   description: 'Lists open meeting slots (ISO 8601 start times), soonest first. Give a date (YYYY-MM-DD) to look at one day.',
   parameters: Type.Object({ date: Type.Optional(Type.String({ pattern: DATE, description: 'YYYY-MM-DD' })) }, { additionalProperties: false }),
   async execute({ date }, context, { signal }) {
@@ -76,6 +95,8 @@ export const checkAvailability = tool({
 
 export const bookMeeting = tool({
   name: 'book_meeting',
+  needs: 'bookMeeting',
+  onBargeIn: 'complete',
   description: 'Books a meeting at one of the open slots from check_availability.',
   parameters: Type.Object(
     {
@@ -93,6 +114,8 @@ export const bookMeeting = tool({
 
 export const transferToHuman = tool({
   name: 'transfer_to_human',
+  needs: 'transferToHuman',
+  onBargeIn: 'complete',
   description: 'Transfers the call to a person. Say a short line first; the transfer happens after it is heard.',
   parameters: Type.Object({ humanAgentId: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
   async execute({ humanAgentId }, context, { signal }) {
@@ -102,6 +125,7 @@ export const transferToHuman = tool({
 
 export const endCall = tool({
   name: 'end_call',
+  onBargeIn: 'complete',
   description: 'Ends the call after your last words have been heard. Say goodbye first.',
   parameters: Type.Object({}, { additionalProperties: false }),
   async execute(_args, context) {
@@ -111,6 +135,14 @@ export const endCall = tool({
 });
 
 export const VOICE_TOOLS: VoiceTool[] = [searchKnowledge, checkAvailability, bookMeeting, transferToHuman, endCall] as VoiceTool[];
+
+/** The tools of a call with these services: each one whose service it has, and end_call. */
+export function offeredTools(services: ToolServices): VoiceTool[] {
+  return VOICE_TOOLS.filter((t) => t.needs === undefined || services[t.needs] !== undefined);
+}
+
+/** A signal no barge-in aborts: what a tool that acts runs under once sent. */
+const NEVER_ABORTED = new AbortController().signal;
 
 export interface ToolCallRecord {
   name: string;
@@ -135,11 +167,17 @@ export class ToolRegistry {
     return [...this.byName.values()].map((t) => ({ name: t.name, description: t.description, parameters: JSON.parse(JSON.stringify(t.parameters)) as Record<string, unknown> }));
   }
 
+  /** true for a tool whose call, once sent, a barge-in does not take back (tools.ts `onBargeIn`). */
+  completesOnBargeIn(name: string): boolean {
+    return this.byName.get(name)?.onBargeIn === 'complete';
+  }
+
   /**
    * Runs one call from the model. `rawArguments` is the model's JSON string.
    * Returns the parsed arguments and the result the model sees ({ error } for
    * an unknown tool, bad arguments or a failing service). Throws only when the
-   * signal aborts.
+   * signal aborts, for a tool that is cancelled then; one that completes
+   * (`onBargeIn: 'complete'`) never sees the signal and always settles.
    */
   async call(name: string, rawArguments: string, signal: AbortSignal): Promise<{ arguments: unknown; result: unknown }> {
     const definition = this.byName.get(name);
@@ -154,10 +192,11 @@ export class ToolRegistry {
       const first = [...Value.Errors(definition.parameters, args)][0];
       return { arguments: args, result: { error: `invalid arguments: ${first ? `${first.instancePath || '/'} ${first.message}` : 'rejected'}` } };
     }
+    const toolSignal = definition.onBargeIn === 'cancel' ? signal : NEVER_ABORTED;
     try {
-      return { arguments: args, result: await definition.execute(args as never, this.context, { signal }) };
+      return { arguments: args, result: await definition.execute(args as never, this.context, { signal: toolSignal }) };
     } catch (error) {
-      if (signal.aborted) throw signal.reason ?? error;
+      if (toolSignal.aborted) throw toolSignal.reason ?? error;
       return { arguments: args, result: { error: error instanceof Error ? error.message : String(error) } };
     }
   }

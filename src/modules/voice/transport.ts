@@ -57,7 +57,8 @@ export interface InflowCounts {
 
 /** Things only a transport with a screen shows (the browser); Twilio ignores them. */
 export type TransportNotice =
-  | { type: 'transcript'; role: 'agent' | 'caller'; text: string; final: boolean }
+  /** An agent line with `final: false` is the reply being said (sentence by sentence as each starts); `final: true` what was heard of it. */
+  | { type: 'transcript'; role: 'agent' | 'caller'; text: string; final: boolean; interrupted?: boolean }
   | { type: 'tool'; name: string; arguments: unknown; result: unknown };
 
 export interface Transport {

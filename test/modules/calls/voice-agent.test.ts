@@ -225,6 +225,8 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     await call.speak(await voice!.speak('What are your opening hours?', AbortSignal.timeout(15_000)));
     await hearingLongAnswer(call, chatsBefore, greetingFrames);
     expect(openai.chats[chatsBefore]!.body.tools).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'function', function: expect.objectContaining({ name: 'search_knowledge' }) })]));
+    // Only the tools this call can use: a knowledge base, no calendar, nobody to transfer to.
+    expect((openai.chats[chatsBefore]!.body.tools as Array<{ function: { name: string } }>).map((tool) => tool.function.name)).toEqual(['search_knowledge', 'end_call']);
 
     // The caller speaks over the long answer: the agent stops (clear).
     await call.speak(await interruption, 1500);

@@ -11,11 +11,13 @@ import { WallClock } from '../../support/wall-clock.js';
 
 export { WallClock };
 
-export type WebMessage = { type: string; role?: string; text?: string; final?: boolean; name?: string; arguments?: unknown; result?: unknown; reason?: string };
+export type WebMessage = { type: string; role?: string; text?: string; final?: boolean; interrupted?: boolean; name?: string; arguments?: unknown; result?: unknown; reason?: string };
 
 export class BrowserCall {
   readonly ws: WebSocket;
   readonly messages: WebMessage[] = [];
+  /** Bytes of agent audio received before each message of `messages` arrived. */
+  readonly agentBytesAt: number[] = [];
   /** Bytes of agent audio received, and when the last arrived. */
   agentBytes = 0;
   lastAudioAt = 0;
@@ -39,6 +41,7 @@ export class BrowserCall {
       }
       const message = JSON.parse(String(data)) as WebMessage;
       this.messages.push(message);
+      this.agentBytesAt.push(this.agentBytes);
       if (message.type === 'mark' && this.echoMarks) this.send({ type: 'mark', name: message.name });
     });
   }
@@ -65,8 +68,11 @@ export class BrowserCall {
     return this.messages.filter((m) => m.type === type);
   }
 
+  /** The transcript as heard: caller lines, and agent replies once played or cut (`final: true`; one that nobody heard left out). */
   lines(role: 'agent' | 'caller'): string[] {
-    return this.of('transcript').filter((m) => m.role === role).map((m) => m.text!);
+    return this.of('transcript')
+      .filter((m) => m.role === role && m.final !== false && m.text)
+      .map((m) => m.text!);
   }
 
   async waitFor(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {

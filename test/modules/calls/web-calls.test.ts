@@ -33,6 +33,8 @@ async function listeningApp(env: Record<string, string> = {}): Promise<TestApp> 
 const ledger = (t: TestApp, userId: string) => t.database.db.selectFrom('credit_ledger').selectAll().where('user_id', '=', userId).execute();
 const charges = (t: TestApp, userId: string) => t.database.db.selectFrom('call_charges').selectAll().where('user_id', '=', userId).execute();
 const usage = (t: TestApp, userId: string) => t.database.db.selectFrom('billing_usage').selectAll().where('user_id', '=', userId).execute();
+const transcriptEvents = async (t: TestApp, userId: string, sessionId: string) =>
+  (await t.database.db.selectFrom('events').select('payload').where('user_id', '=', userId).where('type', '=', 'call_transcript').orderBy('id').execute()).map((r) => JSON.parse(r.payload)).filter((p) => p.session_id === sessionId);
 const statusEvents = async (t: TestApp, userId: string, sessionId: string) =>
   (await t.database.db.selectFrom('events').select('payload').where('user_id', '=', userId).where('type', '=', 'call_status').orderBy('id').execute()).map((r) => JSON.parse(r.payload)).filter((p) => p.session_id === sessionId);
 
@@ -62,6 +64,16 @@ describe.skipIf(!voice)('web calls (default limits, offline recognition)', () =>
     expect(call.lines('agent')[0]).toBe('Hello, this is Amy from the clinic.');
     // About two seconds of greeting at 16 kHz, 2 bytes a sample.
     expect(call.agentBytes).toBeGreaterThan(16_000 * 2);
+    // The greeting's line came as the agent started saying it, with its first audio, not once its audio had ended;
+    // then again, final, once heard.
+    const transcripts = call.messages.flatMap((m, i) => (m.type === 'transcript' ? [{ m, bytesBefore: call.agentBytesAt[i]! }] : []));
+    expect(transcripts.map(({ m }) => m)).toEqual([
+      { type: 'transcript', role: 'agent', text: 'Hello, this is Amy from the clinic.', final: false },
+      { type: 'transcript', role: 'agent', text: 'Hello, this is Amy from the clinic.', final: true },
+    ]);
+    const [saying, heard] = transcripts;
+    expect(saying!.bytesBefore).toBeLessThan(16_000 * 2 * 0.2);
+    expect(heard!.bytesBefore).toBeGreaterThan(16_000 * 2);
     expect(call.of('mark').length).toBeGreaterThan(0);
 
     await call.speak(await speak16k('Can you tell me your opening hours please?'));
@@ -78,7 +90,12 @@ describe.skipIf(!voice)('web calls (default limits, offline recognition)', () =>
     } else {
       expect(caller).toBe(NOT_RECOGNISED);
     }
-    expect(call.of('transcript').every((m) => m.final === true)).toBe(true);
+    // Every agent reply came first as said (final: false), then as heard; caller lines once, final.
+    const agentMessages = call.of('transcript').filter((m) => m.role === 'agent');
+    const said = agentMessages.filter((m) => m.final === false).map((m) => m.text);
+    expect(said[0]).toBe('Hello, this is Amy from the clinic.');
+    expect(said.at(-1)).toBe(answer);
+    expect(call.of('transcript').filter((m) => m.role === 'caller').every((m) => m.final === true)).toBe(true);
 
     call.send({ type: 'hangup' });
     expect(await call.closed).toMatchObject({ code: 1000, reason: 'caller_hung_up' });
@@ -150,10 +167,22 @@ describe.skipIf(!voice)('web calls (default limits, offline recognition)', () =>
     const heard = call.lines('agent')[0]!;
     expect(long.startsWith(heard.replace(/[.…]+$/, '').slice(0, 20))).toBe(true);
     expect(heard.length).toBeLessThan(long.length);
+    // The greeting was shown sentence by sentence as said, then as heard, marked cut off.
+    const greeting = call.of('transcript').filter((m) => m.role === 'agent');
+    expect(greeting[0]).toEqual({ type: 'transcript', role: 'agent', text: 'Hello, this is Amy from the clinic.', final: false });
+    expect(greeting.find((m) => m.final)).toEqual({ type: 'transcript', role: 'agent', text: heard, final: true, interrupted: true });
     call.send({ type: 'hangup' });
     await call.closed;
     const view = await endedCall(t, user, res.json().sessionId);
     expect(view.transcript[0]).toMatchObject({ role: 'agent', interrupted: true });
+    // The events: each sentence as it started, then the cut one's heard part, interrupted, before the caller's line.
+    const events = await transcriptEvents(t, user.id, res.json().sessionId);
+    expect(events[0]).toMatchObject({ role: 'agent', text: 'Hello, this is Amy from the clinic.' });
+    const cut = events.findIndex((e) => e.interrupted === true);
+    expect(cut).toBeGreaterThan(0);
+    expect(events[cut].role).toBe('agent');
+    expect(heard.endsWith(events[cut].text)).toBe(true);
+    expect(events.slice(0, cut).every((e) => e.role === 'agent' && !e.interrupted)).toBe(true);
   }, 60_000);
 
   it('accepts a token once: a second connection, a forged or missing token close with 1008; a plain GET is 426', async () => {

@@ -271,12 +271,20 @@ describe.runIf(chromium && hasFlite)('a web call from the console in Chromium, w
     expect(await browser.evaluate<string>("return document.querySelector('[data-testid=agent-select]').value;")).toBe(agentId);
     await browser.evaluate("document.querySelector('[data-testid=call]').click();", { userGesture: true });
 
-    // The answer from the knowledge base appears in the live transcript, and its audio plays.
+    // The answer from the knowledge base appears in the live transcript as the agent starts saying it (final: false),
+    // before its audio has played: the words show with the voice, not after it.
     await browser.waitFor(
       "[...document.querySelectorAll('[data-testid=transcript] [data-role=agent]')].some((li) => /Monday/.test(li.textContent))",
       90_000,
       "the agent's answer about the opening hours",
     );
+    const saying = await browser.evaluate<{ final: string; who: string }>(`
+      const line = [...document.querySelectorAll('[data-testid=transcript] [data-role=agent]')].find((li) => /Monday/.test(li.textContent));
+      return { final: line.dataset.final, who: line.querySelector('.who-said').textContent };
+    `);
+    expect(saying).toMatchObject({ final: 'false', who: 'Agent \u00b7 saying' });
+    await browser.evaluate('window.scrollTo(0, 0);');
+    await browser.screenshot(join(screenshotDir(dir), 'console-call.png'), 1100, 1150);
     const live = await browser.evaluate<{ state: string; sessionId: string; lines: Array<{ role: string; text: string }>; tools: string }>(`
       const status = document.getElementById('call-status');
       return {
@@ -290,8 +298,8 @@ describe.runIf(chromium && hasFlite)('a web call from the console in Chromium, w
     expect(live.lines.some((l) => l.role === 'caller')).toBe(true);
     expect(live.tools).toContain('search_knowledge');
     await browser.waitFor("Number(document.getElementById('call-status').dataset.agentAudioMs) > 1500", 30_000, "the agent's answer played");
-    await browser.evaluate('window.scrollTo(0, 0);');
-    await browser.screenshot(join(screenshotDir(dir), 'console.png'), 1100, 1150);
+    // Once heard, the same line is final.
+    await browser.waitFor("[...document.querySelectorAll('[data-testid=transcript] [data-role=agent]')].some((li) => /Monday/.test(li.textContent) && li.dataset.final === 'true')", 30_000, 'the answer heard');
 
     await browser.evaluate("document.querySelector('[data-testid=hang-up]').click();", { userGesture: true });
     await browser.waitFor("document.getElementById('call-status').dataset.state === 'ended' && !document.getElementById('call-link').hidden", 15_000, 'the call to end');
@@ -327,7 +335,7 @@ describe.runIf(chromium && hasFlite)('a web call from the console in Chromium, w
     expect(played.duration).toBeGreaterThan(3);
     expect(await violations(browser)).toEqual([]);
     await browser.evaluate('window.scrollTo(0, 0);');
-    await browser.screenshot(join(screenshotDir(dir), 'console-call.png'), 1100, 1400);
+    await browser.screenshot(join(screenshotDir(dir), 'console-call-page.png'), 1100, 1400);
   }, 180_000);
 });
 
@@ -464,6 +472,22 @@ describe.runIf(chromium)("the console's web call client against a scripted media
       { role: 'agent', text: 'We are open nine to five.', final: 'true' },
     ]);
     expect(state.tools).toContain('search_knowledge');
+
+    // An agent reply shows as it is said, sentence by sentence (final: false), then as heard: cut off, or gone when none of it was heard.
+    call.send({ type: 'transcript', role: 'agent', text: 'Let me check.', final: false });
+    await browser.waitFor("document.querySelectorAll('[data-testid=transcript] li').length === 3", 5000, 'the reply being said');
+    expect((await pageState()).lines[2]).toEqual({ role: 'agent', text: 'Let me check.', final: 'false' });
+    call.send({ type: 'transcript', role: 'agent', text: 'Let me check. We open at nine.', final: false });
+    call.send({ type: 'transcript', role: 'agent', text: 'Let me check. We open', final: true, interrupted: true });
+    call.send({ type: 'transcript', role: 'agent', text: 'Anything else?', final: false });
+    call.send({ type: 'transcript', role: 'agent', text: '', final: true });
+    call.send({ type: 'transcript', role: 'caller', text: 'Thanks.', final: true });
+    await browser.waitFor("document.querySelectorAll('[data-testid=transcript] li').length === 4 && document.querySelector('[data-testid=transcript] li:last-child').dataset.role === 'caller'", 5000, 'the replies as heard');
+    const cut = await browser.evaluate<{ text: string; who: string; interrupted: string }>(`
+      const line = document.querySelectorAll('[data-testid=transcript] li')[2];
+      return { text: line.querySelector('.text').textContent, who: line.querySelector('.who-said').textContent, interrupted: line.dataset.interrupted };
+    `);
+    expect(cut).toEqual({ text: 'Let me check. We open', who: 'Agent \u00b7 cut off (what you heard)', interrupted: 'true' });
 
     // A second of audio sent at once, then a mark: the mark is acknowledged when the second has played, not when it arrived.
     const sent = Date.now();

@@ -23,12 +23,13 @@ describe('heard-text rule', () => {
       { round: 0, text: 'Let me check.' },
       { round: 1, text: 'We open at' },
     ]);
+    expect(heard.parts).toEqual(['Let me check.', 'We open at', '']);
     expect(heard.interrupted).toBe(true);
     expect(heard.unheard).toBe('nine every morning. We close at five.');
   });
 
   it('a reply played to its last mark is heard whole and not interrupted; pending text is unheard', () => {
-    expect(heardText([{ text: 'Hi there.', audioMs: 400, playedMs: 400, round: 0 }])).toEqual({ rounds: [{ round: 0, text: 'Hi there.' }], text: 'Hi there.', interrupted: false, unheard: '' });
+    expect(heardText([{ text: 'Hi there.', audioMs: 400, playedMs: 400, round: 0 }])).toEqual({ rounds: [{ round: 0, text: 'Hi there.' }], text: 'Hi there.', parts: ['Hi there.'], interrupted: false, unheard: '' });
     expect(heardText([{ text: 'Hi there.', audioMs: 400, playedMs: 400, round: 0 }], 'And more.').unheard).toBe('And more.');
   });
 });

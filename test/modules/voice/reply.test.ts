@@ -97,7 +97,9 @@ describe('one reply', () => {
     const { clock, deps, primary, model } = await setup([new ProviderFailure('openai', '500'), new ProviderFailure('openai', '502'), [text('never')]]);
     const facts = await settle(clock, runReply(deps, { signal: new AbortController().signal, messages: [] }));
     expect(model.requests).toHaveLength(2);
-    expect(primary.spoken).toEqual([DEFAULT_APOLOGY]);
+    // Said as any text is, sentence by sentence.
+    expect(primary.spoken).toEqual(["I'm sorry, I'm having trouble answering right now.", 'Could you say that again?']);
+    expect(primary.spoken.join(' ')).toBe(DEFAULT_APOLOGY);
     expect(facts.errors).toHaveLength(2);
   });
 

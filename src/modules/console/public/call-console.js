@@ -38,18 +38,36 @@ function callRequest() {
   return { agent: { name: 'Console agent', prompt, ...(firstMessage ? { firstMessage } : {}) }, ...(knowledgeBaseId ? { knowledgeBaseId } : {}) };
 }
 
-/** One transcript line per utterance: a partial line is replaced by its final text. */
+/** Who said a line, and how far: an agent reply shows while it is being said, then as it was heard. */
+function whoSaid(role, final, interrupted) {
+  if (role === 'caller') return 'You';
+  if (final === false) return 'Agent \u00b7 saying';
+  return interrupted ? 'Agent \u00b7 cut off (what you heard)' : 'Agent';
+}
+
+/**
+ * One transcript line per utterance: a partial line is replaced by its final
+ * text. An agent reply arrives as the agent starts each sentence (final:
+ * false), then once heard (final: true); none of it heard: the line goes.
+ */
 const pending = { agent: null, caller: null };
-function showTranscript({ role, text, final }) {
+function showTranscript({ role, text, final, interrupted }) {
   if (role !== 'agent' && role !== 'caller') return;
   let line = pending[role];
+  if (final !== false && !text) {
+    line?.remove();
+    pending[role] = null;
+    return;
+  }
   if (!line) {
-    line = el('li', { 'data-role': role }, el('span', { class: 'who-said', text: role === 'agent' ? 'Agent' : 'You' }), el('span', { class: 'text' }));
+    line = el('li', { 'data-role': role }, el('span', { class: 'who-said' }), el('span', { class: 'text' }));
     byId('transcript').append(line);
     pending[role] = line;
   }
+  line.querySelector('.who-said').textContent = whoSaid(role, final, interrupted);
   line.querySelector('.text').textContent = text;
   line.setAttribute('data-final', final === false ? 'false' : 'true');
+  if (interrupted) line.setAttribute('data-interrupted', 'true');
   if (final !== false) pending[role] = null;
   line.scrollIntoView({ block: 'nearest' });
 }

@@ -13,7 +13,7 @@ const JITTER_LEAD_S = 0.08;
 
 export class WebCall {
   /**
-   * @param {object} handlers onState(state, detail), onTranscript({ role, text, final }),
+   * @param {object} handlers onState(state, detail), onTranscript({ role, text, final, interrupted }),
    *   onTool({ name, arguments, result }), onEnded(reason), onAudio(playedMs)
    */
   constructor(handlers) {
