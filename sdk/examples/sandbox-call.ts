@@ -3,7 +3,7 @@
 // give the agent a knowledge base with the opening hours and the sandbox
 // Calendly, register a server, sign a call request with its private key
 // (nested in a JWE to the service key), start the call and print its progress
-// events until it ends, its tool calls, then save its recording (both voices: the caller left, the agent
+// events until it ends, its tool calls and each answer's latency, then save its recording (both voices: the caller left, the agent
 // right) to call-<session id>.wav. Against a local server started with `npm start`:
 //
 //   npx tsx sdk/examples/sandbox-call.ts
@@ -100,6 +100,11 @@ for (let tries = 0; !call.transcript?.length && tries < 50; tries++) {
   call = await client.calls.get(sessionId);
 }
 for (const tool of call.toolCalls ?? []) console.log(`   tool ${tool.name} ${JSON.stringify(tool.arguments)} → ${JSON.stringify(tool.result).slice(0, 160)}`);
+// Each answer's latency: from the end of the caller's turn to the agent's first audio, per stage.
+for (const line of call.transcript ?? []) {
+  const l = line.latency;
+  if (l) console.log(`   latency ${l.totalMs} ms (speech to text ${l.sttMs}, model ${l.llmFirstTokenMs}, speech ${l.ttsFirstByteMs}, overhead ${l.overheadMs}) before "${line.text.slice(0, 48)}${line.text.length > 48 ? '…' : ''}"`);
+}
 if (call.recordingUrl) {
   const file = process.env.RECORDING_FILE ?? `call-${sessionId}.wav`;
   writeFileSync(file, await client.calls.recording(sessionId));
