@@ -163,6 +163,16 @@ export class LiveDecoder {
     return { text, cmnAfter };
   }
 
+  /**
+   * Stops the process and resolves once it has exited: only then is the
+   * call's FIFO free for the next utterance's decoder (a dying reader would
+   * take its audio, and leave the next one waiting for a writer).
+   */
+  async stop(): Promise<void> {
+    this.kill();
+    await this.exited;
+  }
+
   /** Stops the process at once (the call ended, the utterance is decoded another way). */
   kill(): void {
     if (this.killed) return;

@@ -209,7 +209,7 @@ export class PocketsphinxStream implements RecognitionStream {
     } finally {
       u.decoder = null;
       if (decoder) {
-        decoder.kill();
+        await decoder.stop();
         this.decoders.delete(decoder);
       }
       release();
