@@ -46,3 +46,35 @@ export async function drain<T>(iterable: AsyncIterable<T>): Promise<{ values: T[
     return { values, error };
   }
 }
+
+/** RMS of each 20 ms frame of PCM16 at `rate`. */
+export function frameRms(pcm: Int16Array, rate = 8000): number[] {
+  const size = rate / 50;
+  const out: number[] = [];
+  for (let at = 0; at + size <= pcm.length; at += size) {
+    let sum = 0;
+    for (let i = at; i < at + size; i++) sum += pcm[i]! * pcm[i]!;
+    out.push(Math.sqrt(sum / size));
+  }
+  return out;
+}
+
+/**
+ * The speech a synthesised line holds (ms): from the first to the last run of
+ * 100 ms above -40 dBFS, without its quiet edges (flite starts with a click).
+ */
+export function speechSpanMs(pcm: Int16Array, rate = 8000): number {
+  const voiced = frameRms(pcm, rate).map((r) => r > 330);
+  const inRun: boolean[] = voiced.map(() => false);
+  let runStart = -1;
+  for (let f = 0; f <= voiced.length; f++) {
+    if (f < voiced.length && voiced[f]) {
+      if (runStart < 0) runStart = f;
+      continue;
+    }
+    if (runStart >= 0 && f - runStart >= 5) inRun.fill(true, runStart, f);
+    runStart = -1;
+  }
+  const first = inRun.indexOf(true);
+  return first < 0 ? 0 : (inRun.lastIndexOf(true) - first + 1) * 20;
+}

@@ -45,7 +45,7 @@ export class Metrics {
   readonly voiceRecognition = new Histogram({
     name: 'voice_recognition_seconds',
     help: "A per-utterance recogniser's own time: from the VAD's cut of an utterance to its final result",
-    buckets: [0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 2, 5],
+    buckets: [0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.175, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1, 2, 5],
     registers: [this.registry],
   });
 

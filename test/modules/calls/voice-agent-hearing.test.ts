@@ -19,6 +19,7 @@ import { type OpenAiFake, startOpenAiFake, textAnswer } from '../../support/open
 import { freePort } from '../../support/ports.js';
 import { registerServer, signPayload } from '../../support/signed-payloads.js';
 import { type TwilioFake, startTwilioFake } from '../../support/twilio-fake.js';
+import { frameRms, speechSpanMs } from '../../support/voice-audio.js';
 import { callConfig } from './support.js';
 
 /** Real time: the media stream is paced by the wall clock, as Twilio paces it. */
@@ -139,40 +140,8 @@ class ContinuousTwilioCall {
   }
 }
 
-/** RMS of each 20 ms frame. */
-function frameRms(pcm: Int16Array, rate: number): number[] {
-  const size = rate / 50;
-  const out: number[] = [];
-  for (let at = 0; at + size <= pcm.length; at += size) {
-    let sum = 0;
-    for (let i = at; i < at + size; i++) sum += pcm[i]! * pcm[i]!;
-    out.push(Math.sqrt(sum / size));
-  }
-  return out;
-}
-
 /** Frames louder than -30 dBFS: the body of the speech, which an utterance must hold. */
 const loudFrames = (pcm: Int16Array, rate: number) => frameRms(pcm, rate).filter((r) => r > 1000).length;
-
-/**
- * The speech of a line (ms): from the first to the last run of 100 ms above
- * -40 dBFS, without the synthesiser's quiet edges (flite starts with a click).
- */
-function speechSpanMs(pcm: Int16Array, rate: number): number {
-  const voiced = frameRms(pcm, rate).map((r) => r > 330);
-  const inRun: boolean[] = voiced.map(() => false);
-  let runStart = -1;
-  for (let f = 0; f <= voiced.length; f++) {
-    if (f < voiced.length && voiced[f]) {
-      if (runStart < 0) runStart = f;
-      continue;
-    }
-    if (runStart >= 0 && f - runStart >= 5) inRun.fill(true, runStart, f);
-    runStart = -1;
-  }
-  const first = inRun.indexOf(true);
-  return first < 0 ? 0 : (inRun.lastIndexOf(true) - first + 1) * 20;
-}
 
 /** Waits until the agent has sent no audio for 800 ms. */
 async function agentQuiet(call: ContinuousTwilioCall) {
