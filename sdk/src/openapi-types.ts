@@ -275,7 +275,7 @@ export interface paths {
      * - `unpublish` (`UnpublishEvent`): `type`, `related_id`, `object_id`, `timestamp`
      * - `sms_status` (`SmsStatusEvent`): `message_id`, `phone_number_id`, `from`, `to`, `status`, `error_code`, `at`
      * - `call_status` (`CallStatusEvent`): `session_id`, `direction`, `status`, `at`, `duration_seconds`, `outcome`, `reason`
-     * - `call_transcript` (`CallTranscriptEvent`): `session_id`, `role`, `text`, `at`
+     * - `call_transcript` (`CallTranscriptEvent`): `session_id`, `role`, `text`, `at`, `interrupted`
      *
      * Examples: `GET /api/events/object_created?related_object_id=<store id>` (records created in one store), `GET /api/events/call_status?session_id=<id>` (one call), `GET /api/events/call_transcript?session_id=<id>` (a live call's words), `GET /api/events/all?object_id=<id>` (one object).
      *
@@ -624,7 +624,7 @@ export interface paths {
   "/api/session/call": {
     /**
      * Start a call from a payload signed by your server
-     * @description Verifies `jwt` with the public key of your registered server `server` and consumes its `jti`, then assembles the call: a system prompt from the agent, the prompt or pathway and the contact's fields; the voice of the agent's persona (default `local-amy`); a `search_knowledge` tool for `knowledgeBase`; the functions of each integration. It is placed from `phoneNumberId` (one of your voice-capable numbers; default your first one) and handed to the audio server. Answers 204 with the session id in `X-Session-Id`: follow it with `GET /api/events/call_status?session_id=<id>`; `webhook` receives the same `call_status` payloads signed with the secret of GET /api/webhooks/secret. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned or for another use; 400 `invalid_input` for an ill-formed payload (its jti stays unused); 404 for a server, number, knowledge base, integration or persona that is not yours; 409 when you have no voice-capable number; 402 `insufficient_funds` when your plan has no outbound allowance left and your prepaid balance does not cover one minute at the destination's rate (GET /api/pricing/voice-countries); 429 `concurrency_limit` when as many calls as your account may have at once are under way (`CALL_CONCURRENCY_PER_USER`, or your plan's); 400 `unsupported_destination` for a country that is not priced; 502 when the audio server refuses the call (its hold is returned). Charges: a hold for the call's longest duration (`CALL_MAX_SECONDS`, or less when your balance covers less; the audio server ends the call then) less your remaining allowance; at the end seconds come from the allowance first, the rest is charged per started minute rounded up to the next cent, and the hold is settled once. Send an `Idempotency-Key` to retry safely.
+     * @description Verifies `jwt` with the public key of your registered server `server` and consumes its `jti`, then assembles the call: a system prompt from the agent, the prompt or pathway and the contact's fields; the pathway (resolved and checked), the custom tools and the variables for the voice agent to run; the voice of the agent's persona (default `local-amy`); a `search_knowledge` tool for `knowledgeBase`; the functions of each integration. It is placed from `phoneNumberId` (one of your voice-capable numbers; default your first one) and handed to the audio server. Answers 204 with the session id in `X-Session-Id`: follow it with `GET /api/events/call_status?session_id=<id>`; `webhook` receives the same `call_status` payloads signed with the secret of GET /api/webhooks/secret. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned or for another use; 400 `invalid_input` for an ill-formed payload, `variables` or custom tool (the message names the field, e.g. `tools[0].url`; its jti stays unused); 422 `invalid_pathway` for a pathway that is not valid, with every error and its path in the pathway (an inline one: its jti stays unused; one named by `{ id }` is read after the jti is spent); 404 for a server, number, knowledge base, integration, persona or pathway that is not yours; 409 when you have no voice-capable number; 402 `insufficient_funds` when your plan has no outbound allowance left and your prepaid balance does not cover one minute at the destination's rate (GET /api/pricing/voice-countries); 429 `concurrency_limit` when as many calls as your account may have at once are under way (`CALL_CONCURRENCY_PER_USER`, or your plan's); 400 `unsupported_destination` for a country that is not priced; 502 when the audio server refuses the call (its hold is returned). Charges: a hold for the call's longest duration (`CALL_MAX_SECONDS`, or less when your balance covers less; the audio server ends the call then) less your remaining allowance; at the end seconds come from the allowance first, the rest is charged per started minute rounded up to the next cent, and the hold is settled once. Send an `Idempotency-Key` to retry safely.
      */
     post: operations["startCallSession"];
   };
@@ -659,7 +659,7 @@ export interface paths {
   "/api/calls/web": {
     /**
      * Call your agent from a browser
-     * @description Starts a free test call with an agent: `agentId` (an object of your `agents` store holding an agent record) or `agent` (an agent record inline), optionally with a knowledge base, integrations and a persona that replace the agent's own. The answer names the session, a single-use WebSocket URL valid 60 s (GET /api/media/web: its protocol is described there) and the audio format both ways. The call is carried by the same voice agent as phone calls: recognition is the configured speech to text (else pocketsphinx when installed, at the browser's 16 kHz; else each caller utterance is "(speech not recognised)"), the answer comes from the configured model or the sandbox dialogue engine. Web calls are never charged; they end after WEB_CALL_MAX_SECONDS (600) or the agent's shorter `maxDurationSeconds` (outcome `max_duration`). 400 `invalid_input` without exactly one of `agentId` and `agent`, or for an agent object that is not an agent record; 404 for an agent, knowledge base, integration or persona that is not yours; 429 `too_many_calls` when WEB_CALL_CONCURRENCY_PER_USER (2) web calls of yours are set up or under way (a set-up call counts until its URL expires); 429 `rate_limited` past 20 web calls started per hour (see Retry-After).
+     * @description Starts a free test call with an agent: `agentId` (an object of your `agents` store holding an agent record) or `agent` (an agent record inline), optionally with a knowledge base, integrations, a persona and a pathway (`pathwayId`, or `pathway`: a document, `{ id }` or the old `{ name?, steps }`) that replace the agent's own. The agent's `pathway` or `pathwayId` and custom `tools` are checked as for POST /api/session/call; `{{contact.name}}` and `{{now}}` in its instructions, prompt and first message are filled in (an unknown `{{name}}` is left empty). The answer names the session, a single-use WebSocket URL valid 60 s (GET /api/media/web: its protocol is described there) and the audio format both ways. The call is carried by the same voice agent as phone calls: recognition is the configured speech to text (else pocketsphinx when installed, at the browser's 16 kHz; else each caller utterance is "(speech not recognised)"), the answer comes from the configured model or the sandbox dialogue engine. Web calls are never charged; they end after WEB_CALL_MAX_SECONDS (600) or the agent's shorter `maxDurationSeconds` (outcome `max_duration`). 400 `invalid_input` without exactly one of `agentId` and `agent`, for an agent object that is not an agent record, for both `pathway` and `pathwayId`, or for a custom tool that is not valid (the message names its field, e.g. `agent.tools[0].url`); 404 for an agent, knowledge base, integration, persona or pathway that is not yours; 422 `invalid_pathway` for a pathway that is not valid (every error, with its path in the pathway); 429 `too_many_calls` when WEB_CALL_CONCURRENCY_PER_USER (2) web calls of yours are set up or under way (a set-up call counts until its URL expires); 429 `rate_limited` past 20 web calls started per hour (see Retry-After).
      */
     post: operations["startWebCall"];
   };
@@ -678,7 +678,7 @@ export interface paths {
      * **Server → client.** Binary frames: the agent's audio, PCM16LE mono at the same rate, in 20 ms frames paced in real time (a little ahead, never a whole sentence at once). Text frames, JSON:
      * - `{ "type": "mark", "name": "<name>" }`: after each chunk of a reply (every 400 ms of audio and at the end of each sentence); echo it once played.
      * - `{ "type": "clear" }`: the caller spoke over the agent (barge-in): stop playback now and drop what is queued.
-     * - `{ "type": "transcript", "role": "agent" | "caller", "text": "…", "final": true }`: one transcript line, as it is known (an agent line once said: its text is what was heard; a caller line once the turn ends). Without a recogniser a caller line reads `(speech not recognised)`.
+     * - `{ "type": "transcript", "role": "agent" | "caller", "text": "…", "final": true | false, "interrupted"?: true }`: the transcript as it is said. An agent reply first comes with `final: false` as the agent starts saying each of its sentences (its first audio frame goes out), the text growing by a sentence each time: show it at once, the words arrive with their audio, not after it. Once the reply has played, or the caller cut it, the same line comes again with `final: true` and what the caller heard of it (the record's line), plus `interrupted: true` when a barge-in cut it; an empty text means none of it was heard. Each agent line is one reply: its `final: false` messages are replaced by the next message of the same role. A caller line comes once, `final: true`, at the end of the caller's turn; without a recogniser it reads `(speech not recognised)`, and words the recogniser was not sure of are followed by `(unclear)` (the agent did not act on them).
      * - `{ "type": "tool", "name": "search_knowledge", "arguments": { … }, "result": { … } }`: a tool the agent called, with its result.
      * - `{ "type": "ended", "reason": "<reason>" }`: the call is over; the socket then closes with 1000. Reasons: `agent_ended` (the agent said goodbye), `silence` (no answer to two reprompts), `max_duration` (WEB_CALL_MAX_SECONDS or the agent's `maxDurationSeconds`), `provider_error`, `ended_by_server`, and `caller_hung_up` after the client's own `hangup`. Nothing is sent once the client has closed the socket.
      *
@@ -720,7 +720,7 @@ export interface paths {
   "/api/webhooks/twilio/voice/{numberId}": {
     /**
      * A call to one of your numbers (Twilio's voice webhook)
-     * @description Called by Twilio, not by API users; attaching a number to an inbound configuration points the number's voice URL here. Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign (a bad one is 400 `invalid_signature`). The number's inbound configuration decides who answers: its agent record (from your `agents` store: `{ name, instructions?, prompt?, firstMessage?, voicemailMessage?, personaId?, pathway?, knowledgeBaseId?, integrations?, maxDurationSeconds? }`) and human agents (from `contacts`: `{ name, phone }`). The answer is TwiML connecting the call's audio to the media WebSocket; a number not attached or suspended, an unreadable agent, an owner without allowance or balance, or the concurrency limit is answered with one spoken sentence and `<Hangup/>`, and the session ends `failed` with outcome `refused` and its reason (`not_attached`, `number_suspended`, `agent_unreadable`, `insufficient_funds`, `concurrency_limit`). Inbound calls are charged at the number's country's inbound rate, after the plan's inbound allowance.
+     * @description Called by Twilio, not by API users; attaching a number to an inbound configuration points the number's voice URL here. Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign (a bad one is 400 `invalid_signature`). The number's inbound configuration decides who answers: its agent record (from your `agents` store: `{ name, instructions?, prompt?, firstMessage?, voicemailMessage?, personaId?, pathway?, pathwayId?, knowledgeBaseId?, integrations?, tools?, maxDurationSeconds? }`: `pathway` a pathway document, `{ id }` or the old `{ name?, steps }`, `pathwayId` an object of your `conversational-pathways` store, `tools` custom HTTP tools) and human agents (from `contacts`: `{ name, phone }`). The answer is TwiML connecting the call's audio to the media WebSocket; a number not attached or suspended, an unreadable agent (or one whose pathway is not yours or not valid, or whose custom tool is not valid), an owner without allowance or balance, or the concurrency limit is answered with one spoken sentence and `<Hangup/>`, and the session ends `failed` with outcome `refused` and its reason (`not_attached`, `number_suspended`, `agent_unreadable`, `insufficient_funds`, `concurrency_limit`). Inbound calls are charged at the number's country's inbound rate, after the plan's inbound allowance.
      */
     post: operations["twilioVoiceWebhook"];
   };
@@ -911,7 +911,7 @@ export interface components {
       /** @description A short machine reason next to outcome */
       reason?: string;
     };
-    /** @description Payload of `call_transcript`: one line of a live call's transcript (the built-in voice agent), as it is said. */
+    /** @description Payload of `call_transcript`: one line of a live call's transcript (the built-in voice agent), as it is said. An agent line is one sentence, sent when the agent starts saying it (not once it has played); a sentence the caller cut by speaking over it is followed by a line with what was heard of it and `interrupted: true`. A caller line comes at the end of the caller's turn. The call's record (GET /api/calls/{id}) keeps what was heard, one agent line per reply. */
     CallTranscriptEvent: {
       session_id: string;
       role: "agent" | "caller";
@@ -921,6 +921,8 @@ export interface components {
        * @description When the line was said
        */
       at: string;
+      /** @description An agent sentence cut by barge-in: `text` is what the caller heard of the agent line sent before it (empty when none of it) */
+      interrupted?: boolean;
     };
   };
   responses: never;
@@ -4815,7 +4817,7 @@ export interface operations {
    * - `unpublish` (`UnpublishEvent`): `type`, `related_id`, `object_id`, `timestamp`
    * - `sms_status` (`SmsStatusEvent`): `message_id`, `phone_number_id`, `from`, `to`, `status`, `error_code`, `at`
    * - `call_status` (`CallStatusEvent`): `session_id`, `direction`, `status`, `at`, `duration_seconds`, `outcome`, `reason`
-   * - `call_transcript` (`CallTranscriptEvent`): `session_id`, `role`, `text`, `at`
+   * - `call_transcript` (`CallTranscriptEvent`): `session_id`, `role`, `text`, `at`, `interrupted`
    *
    * Examples: `GET /api/events/object_created?related_object_id=<store id>` (records created in one store), `GET /api/events/call_status?session_id=<id>` (one call), `GET /api/events/call_transcript?session_id=<id>` (a live call's words), `GET /api/events/all?object_id=<id>` (one object).
    *
@@ -11567,7 +11569,7 @@ export interface operations {
   };
   /**
    * Start a call from a payload signed by your server
-   * @description Verifies `jwt` with the public key of your registered server `server` and consumes its `jti`, then assembles the call: a system prompt from the agent, the prompt or pathway and the contact's fields; the voice of the agent's persona (default `local-amy`); a `search_knowledge` tool for `knowledgeBase`; the functions of each integration. It is placed from `phoneNumberId` (one of your voice-capable numbers; default your first one) and handed to the audio server. Answers 204 with the session id in `X-Session-Id`: follow it with `GET /api/events/call_status?session_id=<id>`; `webhook` receives the same `call_status` payloads signed with the secret of GET /api/webhooks/secret. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned or for another use; 400 `invalid_input` for an ill-formed payload (its jti stays unused); 404 for a server, number, knowledge base, integration or persona that is not yours; 409 when you have no voice-capable number; 402 `insufficient_funds` when your plan has no outbound allowance left and your prepaid balance does not cover one minute at the destination's rate (GET /api/pricing/voice-countries); 429 `concurrency_limit` when as many calls as your account may have at once are under way (`CALL_CONCURRENCY_PER_USER`, or your plan's); 400 `unsupported_destination` for a country that is not priced; 502 when the audio server refuses the call (its hold is returned). Charges: a hold for the call's longest duration (`CALL_MAX_SECONDS`, or less when your balance covers less; the audio server ends the call then) less your remaining allowance; at the end seconds come from the allowance first, the rest is charged per started minute rounded up to the next cent, and the hold is settled once. Send an `Idempotency-Key` to retry safely.
+   * @description Verifies `jwt` with the public key of your registered server `server` and consumes its `jti`, then assembles the call: a system prompt from the agent, the prompt or pathway and the contact's fields; the pathway (resolved and checked), the custom tools and the variables for the voice agent to run; the voice of the agent's persona (default `local-amy`); a `search_knowledge` tool for `knowledgeBase`; the functions of each integration. It is placed from `phoneNumberId` (one of your voice-capable numbers; default your first one) and handed to the audio server. Answers 204 with the session id in `X-Session-Id`: follow it with `GET /api/events/call_status?session_id=<id>`; `webhook` receives the same `call_status` payloads signed with the secret of GET /api/webhooks/secret. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned or for another use; 400 `invalid_input` for an ill-formed payload, `variables` or custom tool (the message names the field, e.g. `tools[0].url`; its jti stays unused); 422 `invalid_pathway` for a pathway that is not valid, with every error and its path in the pathway (an inline one: its jti stays unused; one named by `{ id }` is read after the jti is spent); 404 for a server, number, knowledge base, integration, persona or pathway that is not yours; 409 when you have no voice-capable number; 402 `insufficient_funds` when your plan has no outbound allowance left and your prepaid balance does not cover one minute at the destination's rate (GET /api/pricing/voice-countries); 429 `concurrency_limit` when as many calls as your account may have at once are under way (`CALL_CONCURRENCY_PER_USER`, or your plan's); 400 `unsupported_destination` for a country that is not priced; 502 when the audio server refuses the call (its hold is returned). Charges: a hold for the call's longest duration (`CALL_MAX_SECONDS`, or less when your balance covers less; the audio server ends the call then) less your remaining allowance; at the end seconds come from the allowance first, the rest is charged per started minute rounded up to the next cent, and the hold is settled once. Send an `Idempotency-Key` to retry safely.
    */
   startCallSession: {
     parameters: {
@@ -11584,7 +11586,7 @@ export interface operations {
         "application/json": {
           /** @description The name of your registered server that signed `jwt` (POST /api/servers) */
           server: string;
-          /** @description Compact JWS (ES256) signed with that server's private key, optionally nested in a compact JWE (ECDH-ES+A256KW, A256GCM, cty "JWT") to the key of GET /api/server (the SDK's signCallRequest builds it). Claims: `use: "call-session"` (optional), `exp` (at most 10 minutes ahead), a single-use `jti`, `agent` `{ name, personaId?, instructions?, firstMessage?, voicemailMessage? }`, `contact` `{ name, phone (E.164), fields? }`, optional `humanAgents` `[{ name, phone }]`, `type: "prompt"` with `prompt`, or `type: "pathway"` with `pathway` `{ name?, steps }`, optional `knowledgeBase` `{ id }`, `integrations` (ids), `phoneNumberId` and `webhook` (URL). */
+          /** @description Compact JWS (ES256) signed with that server's private key, optionally nested in a compact JWE (ECDH-ES+A256KW, A256GCM, cty "JWT") to the key of GET /api/server (the SDK's signCallRequest builds it). Claims: `use: "call-session"` (optional), `exp` (at most 10 minutes ahead), a single-use `jti`, `agent` `{ name, personaId?, instructions?, firstMessage?, voicemailMessage? }`, `contact` `{ name, phone (E.164), fields? }`, optional `humanAgents` `[{ name, phone }]`, `type: "prompt"` with `prompt`, or `type: "pathway"` with `pathway` (a pathway document `{ name, start, variables?, nodes, edges, global? }` as POST /api/pathways/validate checks it, `{ id }` of your `conversational-pathways` store, or the old `{ name?, steps }`, run as a linear pathway), optional `variables` (at most 100, named `^[A-Za-z_][A-Za-z0-9_]{0,63}$`, each a string of up to 2,000 characters, a number or a boolean), `tools` (custom HTTP tools `{ type: "http", name, description, parameters, url, method?, headers?, timeoutMs?, speak?, assign?, keywords? }`: see DESIGN "Custom tools and call variables"; header values are kept encrypted), `knowledgeBase` `{ id }`, `integrations` (ids), `phoneNumberId` and `webhook` (URL). `{{name}}` (a variable), `{{contact.name}}`, `{{contact.phone}}`, `{{contact.fields.X}}` and `{{now}}` are filled in the agent's `instructions`, `firstMessage` and `voicemailMessage`, the `prompt` and the old steps; a name with no value is left empty. */
           jwt: string;
           /** @description Sandbox calls only: what the sandbox carrier's simulated caller does once it answers — `default`, `voicemail` (an answering machine: its greeting, a beep, then the asynchronous AMD verdict `machine_end_beep`, after which the agent leaves the agent's `voicemailMessage` and hangs up; outcome `voicemail`) or a list of the caller's lines. Ignored when Twilio or an external audio server carries the call. Not part of the signed payload: it describes the test, not the call. */
           script?: "default" | "voicemail" | string[];
@@ -11700,11 +11702,24 @@ export interface operations {
       /**
        * @description Unprocessable.
        *
+       * - `invalid_pathway`: the conversational pathway is not valid: `errors` lists each problem with its path in the document (POST /api/pathways/validate checks one)
        * - `idempotency_mismatch`: this idempotency key was used with a different request
        */
       422: {
         content: {
-          "application/json": components["schemas"]["ErrorResponse"];
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Every error of the pathway, in document order */
+            errors?: {
+                /** @description A JSON pointer into the pathway, e.g. `/nodes/3/id` */
+                path: string;
+                message: string;
+              }[];
+            [key: string]: unknown;
+          };
         };
       };
       /**
@@ -12196,7 +12211,7 @@ export interface operations {
   };
   /**
    * Call your agent from a browser
-   * @description Starts a free test call with an agent: `agentId` (an object of your `agents` store holding an agent record) or `agent` (an agent record inline), optionally with a knowledge base, integrations and a persona that replace the agent's own. The answer names the session, a single-use WebSocket URL valid 60 s (GET /api/media/web: its protocol is described there) and the audio format both ways. The call is carried by the same voice agent as phone calls: recognition is the configured speech to text (else pocketsphinx when installed, at the browser's 16 kHz; else each caller utterance is "(speech not recognised)"), the answer comes from the configured model or the sandbox dialogue engine. Web calls are never charged; they end after WEB_CALL_MAX_SECONDS (600) or the agent's shorter `maxDurationSeconds` (outcome `max_duration`). 400 `invalid_input` without exactly one of `agentId` and `agent`, or for an agent object that is not an agent record; 404 for an agent, knowledge base, integration or persona that is not yours; 429 `too_many_calls` when WEB_CALL_CONCURRENCY_PER_USER (2) web calls of yours are set up or under way (a set-up call counts until its URL expires); 429 `rate_limited` past 20 web calls started per hour (see Retry-After).
+   * @description Starts a free test call with an agent: `agentId` (an object of your `agents` store holding an agent record) or `agent` (an agent record inline), optionally with a knowledge base, integrations, a persona and a pathway (`pathwayId`, or `pathway`: a document, `{ id }` or the old `{ name?, steps }`) that replace the agent's own. The agent's `pathway` or `pathwayId` and custom `tools` are checked as for POST /api/session/call; `{{contact.name}}` and `{{now}}` in its instructions, prompt and first message are filled in (an unknown `{{name}}` is left empty). The answer names the session, a single-use WebSocket URL valid 60 s (GET /api/media/web: its protocol is described there) and the audio format both ways. The call is carried by the same voice agent as phone calls: recognition is the configured speech to text (else pocketsphinx when installed, at the browser's 16 kHz; else each caller utterance is "(speech not recognised)"), the answer comes from the configured model or the sandbox dialogue engine. Web calls are never charged; they end after WEB_CALL_MAX_SECONDS (600) or the agent's shorter `maxDurationSeconds` (outcome `max_duration`). 400 `invalid_input` without exactly one of `agentId` and `agent`, for an agent object that is not an agent record, for both `pathway` and `pathwayId`, or for a custom tool that is not valid (the message names its field, e.g. `agent.tools[0].url`); 404 for an agent, knowledge base, integration, persona or pathway that is not yours; 422 `invalid_pathway` for a pathway that is not valid (every error, with its path in the pathway); 429 `too_many_calls` when WEB_CALL_CONCURRENCY_PER_USER (2) web calls of yours are set up or under way (a set-up call counts until its URL expires); 429 `rate_limited` past 20 web calls started per hour (see Retry-After).
    */
   startWebCall: {
     requestBody: {
@@ -12214,12 +12229,208 @@ export interface operations {
             /** @description Unused by web calls (no answering machines) */
             voicemailMessage?: string;
             personaId?: string;
-            pathway?: {
+            /** @description The pathway the agent walks: a pathway document (as POST /api/pathways/validate checks it), `{ id }` of your `conversational-pathways` store, or the old `{ name?, steps }` (a linear pathway); or `pathwayId` */
+            pathway?: ({
+              name: string;
+              description?: string;
+              /** @description The id of the first node */
+              start: string;
+              /** @description By name (letters, digits and _, not `contact` or `now`) */
+              variables?: {
+                [key: string]: {
+                  /** @enum {unknown} */
+                  type: "string" | "number" | "boolean" | "date" | "phone" | "email" | "enum";
+                  /** @description What it holds, for the model */
+                  description?: string;
+                  /** @description enum: the values it may take */
+                  values?: string[];
+                };
+              };
+              nodes: (({
+                  /** @description Unique in the pathway */
+                  id: string;
+                  /** @enum {string} */
+                  type: "conversation";
+                  /** @description Spoken as written; `{{variable}}`, `{{contact.name}}`, `{{contact.fields.X}}` and `{{now}}` are filled in */
+                  say?: string;
+                  /** @description What the agent does here; `{{variable}}`, `{{contact.name}}`, `{{contact.fields.X}}` and `{{now}}` are filled in */
+                  prompt?: string;
+                  /** @description Variables to collect here */
+                  extract?: string[];
+                  /** @description Tools usable here: names, or tools declared inline */
+                  tools?: (string | ({
+                      /** @enum {string} */
+                      type: "http";
+                      /**
+                       * @description a-z, 0-9 and _; unique among the tools of a call
+                       * @example check_order
+                       */
+                      name: string;
+                      /** @description What the tool does and when to use it (the model reads it) */
+                      description: string;
+                      /** @description A JSON Schema of type object; the arguments are checked against it before any request */
+                      parameters: {
+                        /** @enum {string} */
+                        type: "object";
+                        [key: string]: unknown;
+                      };
+                      /**
+                       * @description http(s); goes through the webhook address filter
+                       * @example https://api.example.com/orders/lookup
+                       */
+                      url: string;
+                      /**
+                       * @default POST
+                       * @enum {unknown}
+                       */
+                      method?: "POST" | "GET";
+                      /** @description Sent with each request; values are stored encrypted and answered as **** */
+                      headers?: {
+                        [key: string]: string;
+                      };
+                      /**
+                       * @description The whole budget of one use, a retry included
+                       * @default 5000
+                       */
+                      timeoutMs?: number;
+                      /** @description Said when the tool takes over 1 s */
+                      speak?: string;
+                      /** @description Call variables copied from the answer: { var: "$.json.path" } */
+                      assign?: {
+                        [key: string]: string;
+                      };
+                      /** @description Words that make the sandbox dialogue engine call the tool */
+                      keywords?: string[];
+                    }))[];
+                }) | ({
+                  /** @description Unique in the pathway */
+                  id: string;
+                  /** @enum {string} */
+                  type: "webhook";
+                  /** @description An http or https URL (not a template) */
+                  url: string;
+                  /** @enum {unknown} */
+                  method: "POST" | "GET";
+                  /** @description The request body; `{{variable}}`, `{{contact.name}}`, `{{contact.fields.X}}` and `{{now}}` are filled in */
+                  body?: string;
+                  /** @description Variables set from the JSON answer: `{ "<variable>": "$.json.path" }` (`$`, `.field`, `[index]`, `["key"]`) */
+                  assign?: {
+                    [key: string]: string;
+                  };
+                }) | {
+                  /** @description Unique in the pathway */
+                  id: string;
+                  /** @enum {string} */
+                  type: "transfer";
+                  /** @description A human agent (a contacts record); default the first */
+                  humanAgentId?: string;
+                  /** @description Spoken as written; `{{variable}}`, `{{contact.name}}`, `{{contact.fields.X}}` and `{{now}}` are filled in */
+                  say?: string;
+                } | {
+                  /** @description Unique in the pathway */
+                  id: string;
+                  /** @enum {string} */
+                  type: "digits";
+                  /** @description Digits, `*`, `#`; `w` a half-second pause */
+                  send: string;
+                } | {
+                  /** @description Unique in the pathway */
+                  id: string;
+                  /** @enum {string} */
+                  type: "sms";
+                  /** @description The message; `{{variable}}`, `{{contact.name}}`, `{{contact.fields.X}}` and `{{now}}` are filled in */
+                  text: string;
+                } | {
+                  /** @description Unique in the pathway */
+                  id: string;
+                  /** @enum {string} */
+                  type: "end";
+                  /** @description Spoken as written; `{{variable}}`, `{{contact.name}}`, `{{contact.fields.X}}` and `{{now}}` are filled in */
+                  say?: string;
+                })[];
+              edges: ({
+                  /** @description A node id */
+                  from: string;
+                  /** @description A node id */
+                  to: string;
+                  /** @description A condition in words the model decides (offered through `choose_path`) */
+                  when?: string;
+                  /** @description Words or short phrases the sandbox dialogue engine matches in the caller's turn (case-insensitive, whole words) */
+                  keywords?: string[];
+                  /** @description A condition on variables the server decides, without the model */
+                  if?: {
+                    /** @description A declared variable */
+                    var: string;
+                    /** @enum {unknown} */
+                    op: "eq" | "ne" | "gt" | "lt" | "exists" | "in";
+                    /** @description eq, ne: a value; gt, lt: a number (a date: YYYY-MM-DD); in: a list; exists: none */
+                    value?: string | number | boolean | ((string | number)[]);
+                  };
+                })[];
+              global?: {
+                  /** @description A node id */
+                  to: string;
+                  /** @description A condition in words the model decides (offered through `choose_path`) */
+                  when?: string;
+                  /** @description Words or short phrases the sandbox dialogue engine matches in the caller's turn (case-insensitive, whole words) */
+                  keywords?: string[];
+                }[];
+            }) | {
+              /** @description An object of your `conversational-pathways` store */
+              id: string;
+            } | {
               name?: string;
               steps: string[];
             };
+            /** @description An object of your `conversational-pathways` store: the pathway the agent walks (instead of `pathway`) */
+            pathwayId?: string;
             knowledgeBaseId?: string;
             integrations?: string[];
+            /** @description Custom HTTP tools the agent may call (names unique, none of the built-in tools'); header values are kept encrypted */
+            tools?: ({
+                /** @enum {string} */
+                type: "http";
+                /**
+                 * @description a-z, 0-9 and _; unique among the tools of a call
+                 * @example check_order
+                 */
+                name: string;
+                /** @description What the tool does and when to use it (the model reads it) */
+                description: string;
+                /** @description A JSON Schema of type object; the arguments are checked against it before any request */
+                parameters: {
+                  /** @enum {string} */
+                  type: "object";
+                  [key: string]: unknown;
+                };
+                /**
+                 * @description http(s); goes through the webhook address filter
+                 * @example https://api.example.com/orders/lookup
+                 */
+                url: string;
+                /**
+                 * @default POST
+                 * @enum {unknown}
+                 */
+                method?: "POST" | "GET";
+                /** @description Sent with each request; values are stored encrypted and answered as **** */
+                headers?: {
+                  [key: string]: string;
+                };
+                /**
+                 * @description The whole budget of one use, a retry included
+                 * @default 5000
+                 */
+                timeoutMs?: number;
+                /** @description Said when the tool takes over 1 s */
+                speak?: string;
+                /** @description Call variables copied from the answer: { var: "$.json.path" } */
+                assign?: {
+                  [key: string]: string;
+                };
+                /** @description Words that make the sandbox dialogue engine call the tool */
+                keywords?: string[];
+              })[];
             /** @description Shorter than WEB_CALL_MAX_SECONDS: the call ends then */
             maxDurationSeconds?: number;
             [key: string]: unknown;
@@ -12230,6 +12441,161 @@ export interface operations {
           integrations?: string[];
           /** @description The voice and manner (GET /api/personas), instead of the agent's own; default local-amy */
           personaId?: string;
+          /** @description An object of your `conversational-pathways` store: the pathway of this call, instead of the agent's own */
+          pathwayId?: string;
+          /** @description The pathway of this call, instead of the agent's own: a pathway document (as POST /api/pathways/validate checks it), `{ id }` of your `conversational-pathways` store, or the old `{ name?, steps }` (a linear pathway) */
+          pathway?: ({
+            name: string;
+            description?: string;
+            /** @description The id of the first node */
+            start: string;
+            /** @description By name (letters, digits and _, not `contact` or `now`) */
+            variables?: {
+              [key: string]: {
+                /** @enum {unknown} */
+                type: "string" | "number" | "boolean" | "date" | "phone" | "email" | "enum";
+                /** @description What it holds, for the model */
+                description?: string;
+                /** @description enum: the values it may take */
+                values?: string[];
+              };
+            };
+            nodes: (({
+                /** @description Unique in the pathway */
+                id: string;
+                /** @enum {string} */
+                type: "conversation";
+                /** @description Spoken as written; `{{variable}}`, `{{contact.name}}`, `{{contact.fields.X}}` and `{{now}}` are filled in */
+                say?: string;
+                /** @description What the agent does here; `{{variable}}`, `{{contact.name}}`, `{{contact.fields.X}}` and `{{now}}` are filled in */
+                prompt?: string;
+                /** @description Variables to collect here */
+                extract?: string[];
+                /** @description Tools usable here: names, or tools declared inline */
+                tools?: (string | ({
+                    /** @enum {string} */
+                    type: "http";
+                    /**
+                     * @description a-z, 0-9 and _; unique among the tools of a call
+                     * @example check_order
+                     */
+                    name: string;
+                    /** @description What the tool does and when to use it (the model reads it) */
+                    description: string;
+                    /** @description A JSON Schema of type object; the arguments are checked against it before any request */
+                    parameters: {
+                      /** @enum {string} */
+                      type: "object";
+                      [key: string]: unknown;
+                    };
+                    /**
+                     * @description http(s); goes through the webhook address filter
+                     * @example https://api.example.com/orders/lookup
+                     */
+                    url: string;
+                    /**
+                     * @default POST
+                     * @enum {unknown}
+                     */
+                    method?: "POST" | "GET";
+                    /** @description Sent with each request; values are stored encrypted and answered as **** */
+                    headers?: {
+                      [key: string]: string;
+                    };
+                    /**
+                     * @description The whole budget of one use, a retry included
+                     * @default 5000
+                     */
+                    timeoutMs?: number;
+                    /** @description Said when the tool takes over 1 s */
+                    speak?: string;
+                    /** @description Call variables copied from the answer: { var: "$.json.path" } */
+                    assign?: {
+                      [key: string]: string;
+                    };
+                    /** @description Words that make the sandbox dialogue engine call the tool */
+                    keywords?: string[];
+                  }))[];
+              }) | ({
+                /** @description Unique in the pathway */
+                id: string;
+                /** @enum {string} */
+                type: "webhook";
+                /** @description An http or https URL (not a template) */
+                url: string;
+                /** @enum {unknown} */
+                method: "POST" | "GET";
+                /** @description The request body; `{{variable}}`, `{{contact.name}}`, `{{contact.fields.X}}` and `{{now}}` are filled in */
+                body?: string;
+                /** @description Variables set from the JSON answer: `{ "<variable>": "$.json.path" }` (`$`, `.field`, `[index]`, `["key"]`) */
+                assign?: {
+                  [key: string]: string;
+                };
+              }) | {
+                /** @description Unique in the pathway */
+                id: string;
+                /** @enum {string} */
+                type: "transfer";
+                /** @description A human agent (a contacts record); default the first */
+                humanAgentId?: string;
+                /** @description Spoken as written; `{{variable}}`, `{{contact.name}}`, `{{contact.fields.X}}` and `{{now}}` are filled in */
+                say?: string;
+              } | {
+                /** @description Unique in the pathway */
+                id: string;
+                /** @enum {string} */
+                type: "digits";
+                /** @description Digits, `*`, `#`; `w` a half-second pause */
+                send: string;
+              } | {
+                /** @description Unique in the pathway */
+                id: string;
+                /** @enum {string} */
+                type: "sms";
+                /** @description The message; `{{variable}}`, `{{contact.name}}`, `{{contact.fields.X}}` and `{{now}}` are filled in */
+                text: string;
+              } | {
+                /** @description Unique in the pathway */
+                id: string;
+                /** @enum {string} */
+                type: "end";
+                /** @description Spoken as written; `{{variable}}`, `{{contact.name}}`, `{{contact.fields.X}}` and `{{now}}` are filled in */
+                say?: string;
+              })[];
+            edges: ({
+                /** @description A node id */
+                from: string;
+                /** @description A node id */
+                to: string;
+                /** @description A condition in words the model decides (offered through `choose_path`) */
+                when?: string;
+                /** @description Words or short phrases the sandbox dialogue engine matches in the caller's turn (case-insensitive, whole words) */
+                keywords?: string[];
+                /** @description A condition on variables the server decides, without the model */
+                if?: {
+                  /** @description A declared variable */
+                  var: string;
+                  /** @enum {unknown} */
+                  op: "eq" | "ne" | "gt" | "lt" | "exists" | "in";
+                  /** @description eq, ne: a value; gt, lt: a number (a date: YYYY-MM-DD); in: a list; exists: none */
+                  value?: string | number | boolean | ((string | number)[]);
+                };
+              })[];
+            global?: {
+                /** @description A node id */
+                to: string;
+                /** @description A condition in words the model decides (offered through `choose_path`) */
+                when?: string;
+                /** @description Words or short phrases the sandbox dialogue engine matches in the caller's turn (case-insensitive, whole words) */
+                keywords?: string[];
+              }[];
+          }) | {
+            /** @description An object of your `conversational-pathways` store */
+            id: string;
+          } | {
+            name?: string;
+            steps: string[];
+          };
         };
       };
     };
@@ -12322,6 +12688,28 @@ export interface operations {
         };
       };
       /**
+       * @description Unprocessable.
+       *
+       * - `invalid_pathway`: the conversational pathway is not valid: `errors` lists each problem with its path in the document (POST /api/pathways/validate checks one)
+       */
+      422: {
+        content: {
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Every error of the pathway, in document order */
+            errors: {
+                /** @description A JSON pointer into the pathway, e.g. `/nodes/3/id` */
+                path: string;
+                message: string;
+              }[];
+            [key: string]: unknown;
+          };
+        };
+      };
+      /**
        * @description Too many requests.
        *
        * - `too_many_calls`: as many web calls as one account may have at once are set up or under way (WEB_CALL_CONCURRENCY_PER_USER): hang one up first
@@ -12380,7 +12768,7 @@ export interface operations {
    * **Server → client.** Binary frames: the agent's audio, PCM16LE mono at the same rate, in 20 ms frames paced in real time (a little ahead, never a whole sentence at once). Text frames, JSON:
    * - `{ "type": "mark", "name": "<name>" }`: after each chunk of a reply (every 400 ms of audio and at the end of each sentence); echo it once played.
    * - `{ "type": "clear" }`: the caller spoke over the agent (barge-in): stop playback now and drop what is queued.
-   * - `{ "type": "transcript", "role": "agent" | "caller", "text": "…", "final": true }`: one transcript line, as it is known (an agent line once said: its text is what was heard; a caller line once the turn ends). Without a recogniser a caller line reads `(speech not recognised)`.
+   * - `{ "type": "transcript", "role": "agent" | "caller", "text": "…", "final": true | false, "interrupted"?: true }`: the transcript as it is said. An agent reply first comes with `final: false` as the agent starts saying each of its sentences (its first audio frame goes out), the text growing by a sentence each time: show it at once, the words arrive with their audio, not after it. Once the reply has played, or the caller cut it, the same line comes again with `final: true` and what the caller heard of it (the record's line), plus `interrupted: true` when a barge-in cut it; an empty text means none of it was heard. Each agent line is one reply: its `final: false` messages are replaced by the next message of the same role. A caller line comes once, `final: true`, at the end of the caller's turn; without a recogniser it reads `(speech not recognised)`, and words the recogniser was not sure of are followed by `(unclear)` (the agent did not act on them).
    * - `{ "type": "tool", "name": "search_knowledge", "arguments": { … }, "result": { … } }`: a tool the agent called, with its result.
    * - `{ "type": "ended", "reason": "<reason>" }`: the call is over; the socket then closes with 1000. Reasons: `agent_ended` (the agent said goodbye), `silence` (no answer to two reprompts), `max_duration` (WEB_CALL_MAX_SECONDS or the agent's `maxDurationSeconds`), `provider_error`, `ended_by_server`, and `caller_hung_up` after the client's own `hangup`. Nothing is sent once the client has closed the socket.
    *
@@ -13094,7 +13482,7 @@ export interface operations {
   };
   /**
    * A call to one of your numbers (Twilio's voice webhook)
-   * @description Called by Twilio, not by API users; attaching a number to an inbound configuration points the number's voice URL here. Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign (a bad one is 400 `invalid_signature`). The number's inbound configuration decides who answers: its agent record (from your `agents` store: `{ name, instructions?, prompt?, firstMessage?, voicemailMessage?, personaId?, pathway?, knowledgeBaseId?, integrations?, maxDurationSeconds? }`) and human agents (from `contacts`: `{ name, phone }`). The answer is TwiML connecting the call's audio to the media WebSocket; a number not attached or suspended, an unreadable agent, an owner without allowance or balance, or the concurrency limit is answered with one spoken sentence and `<Hangup/>`, and the session ends `failed` with outcome `refused` and its reason (`not_attached`, `number_suspended`, `agent_unreadable`, `insufficient_funds`, `concurrency_limit`). Inbound calls are charged at the number's country's inbound rate, after the plan's inbound allowance.
+   * @description Called by Twilio, not by API users; attaching a number to an inbound configuration points the number's voice URL here. Checked before anything else: `X-Twilio-Signature` is base64 HMAC-SHA1 over PUBLIC_URL plus the request URI as received, followed by each form parameter's name and value sorted by name, keyed with the auth token of the provider that sent the message or call: `TWILIO_AUTH_TOKEN` for the `twilio` provider; for the sandbox telephony provider, the 64 lowercase hex digits of HMAC-SHA256 keyed with the server's master key (the 32 bytes MASTER_KEY encodes in base64, or of `master.key` in DATA_DIR) over the ASCII text `sandbox twilio auth token` — no separate setting, and nobody without the master key can sign (a bad one is 400 `invalid_signature`). The number's inbound configuration decides who answers: its agent record (from your `agents` store: `{ name, instructions?, prompt?, firstMessage?, voicemailMessage?, personaId?, pathway?, pathwayId?, knowledgeBaseId?, integrations?, tools?, maxDurationSeconds? }`: `pathway` a pathway document, `{ id }` or the old `{ name?, steps }`, `pathwayId` an object of your `conversational-pathways` store, `tools` custom HTTP tools) and human agents (from `contacts`: `{ name, phone }`). The answer is TwiML connecting the call's audio to the media WebSocket; a number not attached or suspended, an unreadable agent (or one whose pathway is not yours or not valid, or whose custom tool is not valid), an owner without allowance or balance, or the concurrency limit is answered with one spoken sentence and `<Hangup/>`, and the session ends `failed` with outcome `refused` and its reason (`not_attached`, `number_suspended`, `agent_unreadable`, `insufficient_funds`, `concurrency_limit`). Inbound calls are charged at the number's country's inbound rate, after the plan's inbound allowance.
    */
   twilioVoiceWebhook: {
     parameters: {
