@@ -32,7 +32,7 @@ export const Variable = Type.Object(
   { additionalProperties: false },
 );
 
-const node = <P extends Record<string, TSchema>>(type: NodeType, description: string, properties: P) =>
+const node = <T extends NodeType, P extends Record<string, TSchema>>(type: T, description: string, properties: P) =>
   Type.Object({ id: Id('Unique in the pathway'), type: Type.Literal(type), ...properties }, { additionalProperties: false, description });
 
 export const ConversationNode = node('conversation', 'The agent talks: says `say`, follows `prompt`, collects `extract`', {
