@@ -33,7 +33,7 @@ export function sandboxTurn(walker: PathwayWalker, utterance: string): SandboxTu
   // Words the recogniser was not sure of are not acted on.
   if (isUnclear(utterance)) return { step: emptyStep(), keywordEdge: null, reply: UNCLEAR_REPLY };
 
-  const keywordEdge = walker.choosableEdges().find((edge) => edge.keywords !== undefined && keywordsOccur(edge.keywords, utterance)) ?? null;
+  const keywordEdge = keywordEdgeFor(walker, utterance);
   if (keywordEdge) {
     const step = walker.take(keywordEdge);
     return { step, keywordEdge, reply: promptAfter(walker, step) };
@@ -47,6 +47,15 @@ export function sandboxTurn(walker: PathwayWalker, utterance: string): SandboxTu
     if (fallback) merge(step, walker.take(fallback));
   }
   return { step, keywordEdge: null, reply: promptAfter(walker, step) };
+}
+
+/**
+ * The first global, then local, edge of the current node whose keywords
+ * occur in the words. Also for a real model's call: keypad digits can take
+ * `keywords: ["1"]` before the model is asked (walker.take).
+ */
+export function keywordEdgeFor(walker: PathwayWalker, utterance: string): WalkEdge | null {
+  return walker.choosableEdges().find((edge) => edge.keywords !== undefined && keywordsOccur(edge.keywords, utterance)) ?? null;
 }
 
 /**

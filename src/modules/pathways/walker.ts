@@ -144,6 +144,12 @@ export class PathwayWalker implements PathwayView {
     return tools;
   }
 
+  /** The current conversation node's own `tools` (names, or inline tools declared at assembly), offered beside the call's. */
+  nodeTools(): NonNullable<Extract<PathwayNode, { type: 'conversation' }>['tools']> {
+    const node = this.current;
+    return this.walkState === 'conversation' && node.type === 'conversation' ? (node.tools ?? []) : [];
+  }
+
   /** The model's choose_path: `{ to: "<node id>" }`, one of the choosable edges' targets (the first edge to it is taken). */
   applyChoosePath(args: unknown): ToolApplication {
     if (this.walkState !== 'conversation') return refused(this.notConversing());

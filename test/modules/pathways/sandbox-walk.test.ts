@@ -1,7 +1,7 @@
 // The sandbox walk: a pathway walked from the caller's words alone, exactly.
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/lib/clock.js';
-import { UNCLEAR_REPLY, sandboxTurn } from '../../../src/modules/pathways/sandbox-walk.js';
+import { UNCLEAR_REPLY, keywordEdgeFor, sandboxTurn } from '../../../src/modules/pathways/sandbox-walk.js';
 import type { PathwayDocument } from '../../../src/modules/pathways/schemas.js';
 import { PathwayWalker } from '../../../src/modules/pathways/walker.js';
 import { clinicPathway, menuPathway } from './fixtures.js';
@@ -147,5 +147,23 @@ describe('sandboxTurn: keypad, fallback, strings', () => {
     expect(rate.step.effects).toEqual([{ kind: 'conversation', node: 'comment' }]);
     expect(rate.reply).toBeNull();
     expect(sandboxTurn(w, 'all good').step.effects).toEqual([{ kind: 'end', node: 'bye', say: 'Thanks for the feedback.' }]);
+  });
+});
+
+describe('keywordEdgeFor and nodeTools', () => {
+  it('finds the keyword edge a keypad turn takes, for a call with a real model too', () => {
+    const { w } = started(menuPathway());
+    expect(keywordEdgeFor(w, '2')).toBeNull();
+    const edge = keywordEdgeFor(w, '1')!;
+    expect(w.take(edge).effects).toEqual([{ kind: 'end', node: 'thanks', say: 'Thank you!' }]);
+  });
+
+  it("gives the current conversation node's tools, none elsewhere", () => {
+    const document = clinicPathway();
+    (document.nodes[0] as { tools?: string[] }).tools = ['check_availability'];
+    const { w } = started(document);
+    expect(w.nodeTools()).toEqual(['check_availability']);
+    sandboxTurn(w, 'yes');
+    expect(w.nodeTools()).toEqual([]);
   });
 });
