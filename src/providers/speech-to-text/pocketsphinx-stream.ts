@@ -9,7 +9,7 @@
 import { ProviderFailure } from '../failure.js';
 import type { RecognitionOptions, RecognitionResult, RecognitionStream } from './interface.js';
 import type { LiveDecoder, LiveResult } from './pocketsphinx-live.js';
-import type { PocketsphinxSpeechToText, PreparedSearch } from './pocketsphinx.js';
+import type { PocketsphinxEngine, PreparedSearch } from './pocketsphinx-types.js';
 import { type CutUtterance, UtteranceWindow } from './utterance-window.js';
 
 /** Audio kept of one utterance: its last 30 s (a caller who never pauses cannot grow a call's memory without end). */
@@ -61,7 +61,7 @@ export class PocketsphinxStream implements RecognitionStream {
   private search: Promise<PreparedSearch> | null = null;
 
   constructor(
-    private readonly provider: PocketsphinxSpeechToText,
+    private readonly provider: PocketsphinxEngine,
     private readonly options: RecognitionOptions,
   ) {
     this.sampleRate = options.sampleRate ?? 8000;

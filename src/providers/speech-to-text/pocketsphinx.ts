@@ -28,6 +28,9 @@ import type { RecognitionOptions, RecognitionStream, SpeechToText } from './inte
 import { LIVE_FILES, LiveDecoder, PHONE_CMN_INIT, WIDEBAND_CMN_INIT } from './pocketsphinx-live.js';
 import { buildArpa, GARBAGE_WORDS, KEYWORD_GARBAGE_MASS, matchPhrase, SCRIPT_GARBAGE_MASS, wordsOf } from './pocketsphinx-model.js';
 import { PocketsphinxStream } from './pocketsphinx-stream.js';
+import type { PocketsphinxEngine, PreparedSearch, UtteranceRecognition } from './pocketsphinx-types.js';
+
+export type { PreparedSearch, UtteranceRecognition } from './pocketsphinx-types.js';
 
 export { MAX_UTTERANCE_MS, MAX_WAITING_UTTERANCES } from './pocketsphinx-stream.js';
 
@@ -96,18 +99,8 @@ export function createPocketsphinxSpeechToText(options: PocketsphinxOptions = {}
   return isPocketsphinxInstalled(options) ? new PocketsphinxSpeechToText(options) : null;
 }
 
-/** Outcome of one utterance, with what was decoded (for logs and measurements). */
-export interface UtteranceRecognition {
-  text: string;
-  confidence: number;
-  /** Words the n-gram model decoded; the grammar's line when it ran. */
-  decoded: string;
-  grammar?: string;
-  /** From the end of the utterance to its result, waiting for a decoder slot included. */
-  wallMs: number;
-}
 
-export class PocketsphinxSpeechToText implements SpeechToText {
+export class PocketsphinxSpeechToText implements SpeechToText, PocketsphinxEngine {
   readonly name = 'pocketsphinx';
   readonly streaming = false;
   readonly wideband = true;
@@ -289,11 +282,6 @@ export class PocketsphinxSpeechToText implements SpeechToText {
   }
 }
 
-export interface PreparedSearch {
-  dir: string;
-  targets: Array<{ text: string; words: string[] }>;
-  keywordMode: boolean;
-}
 
 /**
  * The expected line for an utterance: the model's words alone when they match
