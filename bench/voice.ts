@@ -1,5 +1,8 @@
 // npx tsx bench/voice.ts [--quick] [--concurrency=1,10,50] [--turns=2] [--backend=sqlite|postgres]
-//   [--stt-ms=150] [--llm-ms=300] [--tts-ms=100] [--calls-per-second=10] [--no-build] [--profile=DIR]   (also: npm run bench -- --only=voice)
+//   [--stt-ms=150] [--llm-ms=300] [--tts-ms=100] [--calls-per-second=10] [--no-build] [--profile=DIR] [--no-hearing]
+//   (also: npm run bench -- --only=voice)
+//   --no-hearing skips the hearing figures that follow the levels (bench/lib/voice-hearing.ts): audio sent to a
+//   per-utterance recogniser per second of caller speech, and offline sandbox calls at 1 and 10 concurrent calls.
 //   --calls-per-second: how fast a level's calls are placed (0: all at once, the lockstep worst case). Carriers admit
 //   outbound calls at a limited rate (Twilio queues an account's Calls.json at 1 per second unless raised), so the
 //   default places 10 a second: 50 calls start over 5 s, then all 50 are on the line together for the rest of the level.
@@ -36,6 +39,8 @@ import { startTwilioFake } from '../test/support/twilio-fake.js';
 import type { SeededUser } from './seed.js';
 import { ROOT, cpuSeconds, forkTs, freePort, killAll, request, rssMb, sleep, stop, watchRss } from './lib/proc.js';
 import { startRealServer } from './lib/server.js';
+import { type OfflineLevel, type RecogniserBytes, measureOfflineLevels, measureRecogniserBytes } from './lib/voice-hearing.js';
+import { isPocketsphinxInstalled } from '../src/providers/speech-to-text/pocketsphinx.js';
 import { createBenchSchema } from './lib/pg-schema.js';
 import { findProfile, summarizeProfile } from './lib/profile.js';
 import type { CallerResult } from './workers/voice-callers.js';
@@ -49,7 +54,11 @@ const CALLS_PER_SECOND = Number(flag('calls-per-second') ?? 10);
 const backend = flag('backend') ?? 'sqlite';
 const profileDir = flag('profile');
 const DELAYS = { sttMs: Number(flag('stt-ms') ?? 150), llmFirstTokenMs: Number(flag('llm-ms') ?? 300), ttsFirstByteMs: Number(flag('tts-ms') ?? 100) };
-const HARD_LIMIT_MS = (quick ? 240 : 600) * 1000;
+const hearing = !args.includes('--no-hearing');
+/** Calls whose transcription requests measure what a per-utterance recogniser is sent; the offline levels (sandbox calls). */
+const BYTES_CALLS = hearing ? (quick ? 2 : 4) : 0;
+const OFFLINE_LEVELS = hearing ? [1, 10] : [];
+const HARD_LIMIT_MS = (quick ? 240 : 600) * 1000 + (hearing ? 240_000 : 0);
 /** The server's end-of-turn wait after a final ending a sentence (VOICE_ENDPOINT_MIN_MS, default). */
 const ENDPOINT_MIN_MS = 500;
 const LINES = ['What are your opening hours on Friday?', 'Thank you, that is all I needed.'];
@@ -164,7 +173,9 @@ async function main() {
   const pgSchema = await createBenchSchema(backend, 'bench_voice');
   const dbEnv: Record<string, string> = pgSchema.urlWithSchema ? { DATABASE_URL: pgSchema.urlWithSchema } : {};
   const secrets = { MASTER_KEY: randomBytes(32).toString('base64'), JWT_SECRET: randomBytes(48).toString('base64url') };
-  const total = LEVELS.reduce((a, b) => a + b, 0);
+  const latencyUsers = LEVELS.reduce((a, b) => a + b, 0);
+  const offlineCalls = OFFLINE_LEVELS.reduce((a, b) => a + b, 0);
+  const total = latencyUsers + BYTES_CALLS + offlineCalls;
   const port = await freePort();
   const env = {
     ...secrets,
@@ -201,8 +212,10 @@ async function main() {
     const phone = `+1415555${String(i).padStart(4, '0')}`;
     const sid = `PN${randomUUID().replace(/-/g, '').slice(0, 32)}`;
     twilio.incoming.set(sid, { sid, phoneNumber: phone, friendlyName: phone, addressSid: null, voiceUrl: '' });
+    // The offline levels' calls go through the sandbox carrier, from a sandbox number.
+    const sandbox = i >= latencyUsers + BYTES_CALLS;
     await database.db.insertInto('phone_numbers').values({
-      id, user_id: user.id, provider: 'twilio', provider_sid: sid, phone_number: phone, name: 'Bench', description: null,
+      id, user_id: user.id, provider: sandbox ? 'sandbox' : 'twilio', provider_sid: sid, phone_number: phone, name: 'Bench', description: null,
       type: 'both', number_type: 'local', country: 'US', capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
       monthly_cents: 115, currency: 'usd', address_sid: null, subscription_id: null, inbound_configuration_id: null, status: 'active', created_at: now, updated_at: now,
     }).execute();
@@ -215,6 +228,8 @@ async function main() {
   const callers = forkTs('bench/workers/voice-callers.ts');
   const levels: VoiceLevel[] = [];
   const failures: string[] = [];
+  let bytes: RecogniserBytes | null = null;
+  let offline: OfflineLevel[] = [];
   try {
     const api = async (method: string, path: string, token: string, body?: unknown) => {
       const res = await fetch(server.base + path, { method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -331,6 +346,32 @@ async function main() {
       const crash = server.crash();
       if (crash) throw new Error(crash);
     }
+    if (hearing) {
+      // The same data directory and port (PUBLIC_URL), other providers: the OpenAI-compatible recogniser at the fake …
+      await server.stop();
+      const withWhisper = await startRealServer({ dataDir: dir, env: { ...env, STT_PROVIDER: 'openai', STT_URL: openai.url, STT_API_KEY: openai.apiKey }, port });
+      try {
+        console.log(`bench/voice: ${BYTES_CALLS} calls heard by the OpenAI-compatible recogniser (what it is sent)…`);
+        const calls = users.slice(latencyUsers, latencyUsers + BYTES_CALLS).map((user, k) => ({ user, server: registered[latencyUsers + k]!, numberId: numbers[latencyUsers + k]!, index: latencyUsers + k }));
+        bytes = await measureRecogniserBytes({ server: withWhisper, openai, twilio, calls, lines: pcm, turns: TURNS, callers, pending, agent: { name: 'Amy', personaId: `elevenlabs-${eleven.voices[0]!.voice_id}`, firstMessage: 'Hello, this is Amy from the clinic. Thank you for taking my call today, I will be brief.' } });
+        console.log(JSON.stringify(bytes));
+      } finally {
+        await withWhisper.stop();
+      }
+      // … then offline, as `npm start` runs with nothing configured: the sandbox carrier, pocketsphinx, espeak-ng, the dialogue engine.
+      if (!isPocketsphinxInstalled()) failures.push('offline levels not run: pocketsphinx is not installed');
+      else {
+        const offlineEnv = { ...secrets, ...dbEnv, PUBLIC_URL: env.PUBLIC_URL, STT_PROVIDER: 'pocketsphinx', MEDIA_UNAUTHENTICATED_PER_ADDRESS: '200' };
+        const sandboxServer = await startRealServer({ dataDir: dir, env: offlineEnv, port });
+        try {
+          const first = latencyUsers + BYTES_CALLS;
+          const calls = users.slice(first).map((user, k) => ({ user, server: registered[first + k]!, numberId: numbers[first + k]!, index: first + k }));
+          offline = await measureOfflineLevels({ server: sandboxServer, levels: OFFLINE_LEVELS, calls });
+        } finally {
+          await sandboxServer.stop();
+        }
+      }
+    }
   } catch (err) {
     const cause = err instanceof Error && err.cause ? ` (${String(err.cause)})` : '';
     failures.push(`${err instanceof Error ? err.message : String(err)}${cause}${server.crash() ? `; ${server.crash()}` : ''}`.slice(0, 1500));
@@ -356,6 +397,15 @@ async function main() {
         ...levels.map((l) => ({ name: `every call ends completed with its record at ${l.concurrency}`, value: `${l.completedWithRecord}/${l.calls}`, target: 'all', met: l.completedWithRecord === l.calls && l.callerErrors.length === 0 })),
       ]
     : [];
+  if (bytes) checks.push({ name: 'audio sent to a per-utterance recogniser (OpenAI-compatible) per second of caller speech, greeting and later turns', value: bytes.ratio, target: '≤ 1.3×', met: bytes.ratio !== null && bytes.ratio <= 1.3 && bytes.callerErrors.length === 0 });
+  for (const l of offline) {
+    checks.push(
+      { name: `offline sandbox calls at ${l.concurrency}: end of caller speech → agent's first audio p50 (records' totalMs)`, value: l.totalMs.p50, target: '≤ 700 ms', met: l.totalMs.p50 !== null && l.totalMs.p50 <= 700 },
+      { name: `offline sandbox calls at ${l.concurrency}: end of caller speech → agent's first audio p99 (records' totalMs)`, value: l.totalMs.p99, target: '≤ 1200 ms', met: l.totalMs.p99 !== null && l.totalMs.p99 <= 1200 },
+      { name: `offline sandbox calls at ${l.concurrency}: the recogniser's part p50, VAD cut → final (voice_recognition_seconds, bucket bound)`, value: l.recogniserAfterCut.p50AtMostMs, target: '≤ 200 ms', met: l.recogniserAfterCut.p50AtMostMs !== null && l.recogniserAfterCut.p50AtMostMs <= 200 },
+      { name: `offline sandbox calls at ${l.concurrency}: every call completed`, value: `${l.completed}/${l.calls}`, target: 'all', met: l.completed === l.calls },
+    );
+  }
   const out = {
     date: new Date().toISOString(),
     mode: quick ? 'quick' : 'full',
@@ -364,6 +414,7 @@ async function main() {
     turnsPerCall: TURNS,
     providerDelays: DELAYS,
     levels,
+    hearing: { bytes, offline },
     checks,
     failures,
     ...(profile ? { profile } : {}),
@@ -372,6 +423,8 @@ async function main() {
   writeFileSync(join(ROOT, 'bench', 'results', `voice-${backend}.json`), `${JSON.stringify(out, null, 2)}\n`);
   console.log(`bench/voice: providers' delays stt ${DELAYS.sttMs} ms + model first token ${DELAYS.llmFirstTokenMs} ms + speech first byte ${DELAYS.ttsFirstByteMs} ms = ${DELAYS.sttMs + DELAYS.llmFirstTokenMs + DELAYS.ttsFirstByteMs} ms`);
   for (const l of levels) console.log(`  ${l.concurrency} calls (placed ${l.callsPerSecond ? `${l.callsPerSecond} a second` : "all at once"}, all on the line together for ${(l.allOnLineMs / 1000).toFixed(1)} s): caller speech end → first agent frame p50 ${l.replyMs.p50} / p99 ${l.replyMs.p99} ms; provider p50 ${l.providerMs.p50} ms; record overhead p50 ${l.overheadMs.p50} / p99 ${l.overheadMs.p99} ms (less the end-of-turn wait: ${l.processingMs.p50} / ${l.processingMs.p99} ms); jitter p99 ${l.pacingJitterMs.p99} ms, frame lateness p99 ${l.frameLatenessMs.p99} ms at the caller, ≤ ${l.sendLateness?.p99AtMostMs ?? '–'} ms at the server (${l.sendLateness?.within10MsPct ?? '–'}% within 10 ms; event-loop delay p99 ${l.loopDelayMs?.p99 ?? '–'} / max ${l.loopDelayMs?.max ?? '–'} ms); CPU ${l.cpuSecondsPerCallMinute} s per call-minute; RSS ${l.rssPerCallMb} MB per call; ${l.completedWithRecord}/${l.calls} recorded`);
+  if (bytes) console.log(`  per-utterance recogniser (OpenAI-compatible): ${bytes.sentSeconds} s sent for ${bytes.speechSeconds} s of caller speech (${bytes.ratio}×, ${bytes.bytesPerSpeechSecond} bytes per second of speech; ${bytes.requests} requests, ${bytes.turns} turns)`);
+  for (const l of offline) console.log(`  offline ${l.concurrency} calls: end of caller speech → first agent audio p50 ${l.totalMs.p50} / p99 ${l.totalMs.p99} ms; record sttMs p50 ${l.sttMs.p50} / p99 ${l.sttMs.p99} ms; recogniser after the cut p50 ≤ ${l.recogniserAfterCut.p50AtMostMs ?? '–'} / p99 ≤ ${l.recogniserAfterCut.p99AtMostMs ?? '–'} ms (${l.recogniserAfterCut.utterances} utterances); lines recognised ${l.linesRecognised}; ${l.completed}/${l.calls} completed`);
   for (const c of checks) console.log(`  ${c.met ? 'ok  ' : 'MISS'} ${c.name}: ${c.value ?? '–'} (target ${c.target})`);
   for (const f of failures) console.log(`  failure: ${f}`);
   process.exitCode = failures.length === 0 && checks.every((c) => c.met) ? 0 : 1;

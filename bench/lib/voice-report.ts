@@ -4,6 +4,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { VoiceLevel } from '../voice.js';
+import type { OfflineLevel, RecogniserBytes } from './voice-hearing.js';
 
 const START = '<!-- voice-agent: generated from bench/results/voice-*.json by bench/lib/voice-report.ts -->';
 const END = '<!-- /voice-agent -->';
@@ -16,6 +17,8 @@ interface VoiceFile {
   turnsPerCall: number;
   providerDelays: { sttMs: number; llmFirstTokenMs: number; ttsFirstByteMs: number };
   levels: VoiceLevel[];
+  /** bench/lib/voice-hearing.ts (absent in files written before it, or with --no-hearing). */
+  hearing?: { bytes: RecogniserBytes | null; offline: OfflineLevel[] };
   checks: Array<{ name: string; value: unknown; target: string; met: boolean }>;
   failures: string[];
 }
@@ -59,12 +62,37 @@ export function renderVoiceSection(root: string): string[] {
         `| ${l.concurrency}${l.callsPerSecond === undefined ? '' : ` (${l.callsPerSecond ? `${l.callsPerSecond}/s` : 'at once'}, all on ${v(Math.round(l.allOnLineMs / 100) / 10)} s)`} | ${v(l.replyMs.p50)} / ${v(l.replyMs.p99)}${l.turnsUnanswered ? ` (${l.turnsUnanswered} unanswered)` : ''} | ${v(l.providerMs.p50)} / ${v(l.providerMs.p99)} | ${v(l.overheadMs.p50)} / ${v(l.overheadMs.p99)} | ${v(l.processingMs.p50)} / ${v(l.processingMs.p99)} | ${v(l.recordTotalMs.p50)} / ${v(l.recordTotalMs.p99)} | ${v(l.pacingJitterMs.p99)} | ${v(l.frameLatenessMs?.p99)} | ${l.sendLateness ? `≤ ${v(l.sendLateness.p99AtMostMs)} (${v(l.sendLateness.within10MsPct)}% ≤ 10)` : '–'} | ${v(l.cpuSecondsPerCallMinute)} | ${v(l.rssPerCallMb)} | ${l.completedWithRecord}/${l.calls} |`,
       );
     }
+    lines.push(...hearingLines(r.hearing));
     lines.push('', ...r.checks.map((c) => `- ${c.met ? 'met' : '**MISSED**'}: ${c.name}: ${v(c.value as number)} (target ${c.target})`));
     if (r.failures.length) lines.push(...r.failures.map((f) => `- failure: ${f.replace(/\n/g, ' ')}`));
     lines.push('');
   }
   lines.push(END);
   return lines;
+}
+
+/** What the recognisers hear, and offline sandbox calls (bench/lib/voice-hearing.ts). */
+function hearingLines(hearing: VoiceFile['hearing']): string[] {
+  if (!hearing) return [];
+  const out: string[] = [];
+  const b = hearing.bytes;
+  if (b) {
+    out.push(
+      '',
+      `What a per-utterance recogniser is sent (the OpenAI-compatible one, at the OpenAI fake; the same callers, silent through the greeting and the answers as Twilio is): ${b.sentSeconds} s of audio in ${b.requests} requests for ${b.speechSeconds} s of caller speech over ${b.turns} turns of ${b.calls} calls: **${v(b.ratio)}×** (${v(b.bytesPerSpeechSecond)} WAV bytes per second of speech; the speech of a line is from its first to its last 100 ms above -40 dBFS).`,
+    );
+  }
+  if (hearing.offline.length) {
+    out.push(
+      '',
+      `Offline (a server with nothing configured, as \`npm start\`: the sandbox carrier's simulated caller speaking the default script with flite, pocketsphinx, the dialogue engine, espeak-ng; from the records: end of caller speech → the agent's first frame; sttMs: end of caller speech → final, which holds the VAD's 200 ms of silence before it cuts; "after the cut": \`voice_recognition_seconds\`, bucket bounds):`,
+      '',
+      '| concurrent sandbox calls | end of caller speech → first agent audio p50 / p99 ms | record sttMs p50 / p99 ms | recogniser after the cut p50 / p99 ms | caller lines recognised | completed |',
+      '|---:|---:|---:|---:|---:|---:|',
+      ...hearing.offline.map((l) => `| ${l.concurrency} | ${v(l.totalMs.p50)} / ${v(l.totalMs.p99)} | ${v(l.sttMs.p50)} / ${v(l.sttMs.p99)} | ≤ ${v(l.recogniserAfterCut.p50AtMostMs)} / ≤ ${v(l.recogniserAfterCut.p99AtMostMs)} (${l.recogniserAfterCut.utterances} utterances) | ${l.linesRecognised} | ${l.completed}/${l.calls} |`),
+    );
+  }
+  return out;
 }
 
 /** Puts the voice section into BENCHMARKS.md in place of the previous one (or at the end), leaving the rest as it is. */
