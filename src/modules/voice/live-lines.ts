@@ -42,10 +42,16 @@ export class AgentLiveLines {
     if (!this.said.length) return;
     this.said = [];
     if (interrupted) {
+      let marked = false;
       segments.forEach((segment, i) => {
         const part = heard.parts[i] ?? '';
-        if (segment.startedAtMs !== null && part !== segment.text) this.emit({ role: 'agent', text: part, interrupted: true });
+        if (segment.startedAtMs === null || part === segment.text) return;
+        this.emit({ role: 'agent', text: part, interrupted: true });
+        marked = true;
       });
+      // Cut between two sentences (the last one said was heard whole, the next had not started): that one is the line cut.
+      const last = segments.map((segment, i) => ({ segment, i })).filter(({ segment }) => segment.startedAtMs !== null).at(-1);
+      if (!marked && last) this.emit({ role: 'agent', text: heard.parts[last.i] ?? '', interrupted: true });
     }
     this.notify({ type: 'transcript', role: 'agent', text: heard.text, final: true, ...(interrupted ? { interrupted: true } : {}) });
   }
