@@ -65,7 +65,10 @@ describe('a flood of local previews beside a call', () => {
       const res = await startWebCall(t, victim, { agent: { name: 'Ava', firstMessage: greeting } });
       expect(res.statusCode, res.body).toBe(201);
       const call = new BrowserCall(res.json().url);
-      await call.waitFor(() => call.lines('agent').length === 1 || call.of('ended').length > 0, 'the greeting, or the end of the call');
+      // The greeting starts being said (its speech was made despite the flood), then is heard whole; slow on a loaded CI.
+      await call.waitFor(() => call.of('transcript').some((m) => m.role === 'agent') || call.of('ended').length > 0, 'the greeting starts, or the call ends', 40_000);
+      expect(call.of('ended')).toEqual([]);
+      await call.waitFor(() => call.lines('agent').length === 1 || call.of('ended').length > 0, 'the greeting heard, or the end of the call', 40_000);
       expect(call.of('ended')).toEqual([]);
       expect(call.lines('agent')).toEqual([greeting]);
       expect(call.agentBytes).toBeGreaterThan(0);
@@ -81,7 +84,7 @@ describe('a flood of local previews beside a call', () => {
     // Some previews were spoken; the rest were refused with 429 and Retry-After, nothing else.
     expect(answers.get(200) ?? 0).toBeGreaterThan(0);
     expect([...answers.keys()].sort()).toEqual([200, '429 rate_limited 2']);
-  }, 90_000);
+  }, 150_000);
 });
 
 describe('the per-user rate of local previews', () => {
