@@ -427,9 +427,9 @@ class SimulatedCall implements SimulatedCaller {
     while (!this.ended && Date.now() < deadline) await sleep(50);
   }
 
-  /** Hangs up (once): `stop`, close, then the completed callback with the call's length (canceled before it was answered). */
-  async end(): Promise<void> {
-    if (this.endStarted) return;
+  /** Stops the call's stream once (Twilio's `stop`, then close): false when its end had already begun. */
+  private stopStream(): boolean {
+    if (this.endStarted) return false;
     this.endStarted = true;
     this.ended = true;
     this.abort.abort();
@@ -441,6 +441,12 @@ class SimulatedCall implements SimulatedCaller {
       ws.send(JSON.stringify({ event: 'stop', sequenceNumber: String(this.seq++), streamSid: this.streamSid, stop: { accountSid: 'ACsandbox', callSid: this.sid } }));
       ws.close(1000);
     } else ws?.terminate();
+    return true;
+  }
+
+  /** Hangs up (once): `stop`, close, then the completed callback with the call's length (canceled before it was answered). */
+  async end(): Promise<void> {
+    if (!this.stopStream()) return;
     this.onEnd();
     if (this.dropped) return;
     if (this.answeredAt) await this.status('completed', { CallDuration: String(Math.max(0, Math.round((Date.now() - this.answeredAt) / 1000))) });
@@ -455,18 +461,7 @@ class SimulatedCall implements SimulatedCaller {
    * stream has stopped; the leg goes on in the background.
    */
   async transfer(dial: NonNullable<ReturnType<typeof parseDialTwiml>>): Promise<void> {
-    if (this.endStarted) return;
-    this.endStarted = true;
-    this.ended = true;
-    this.abort.abort();
-    for (const timer of this.pendingMarks.keys()) clearTimeout(timer);
-    this.pendingMarks.clear();
-    const ws = this.ws;
-    this.ws = null;
-    if (ws?.readyState === WebSocket.OPEN) {
-      ws.send(JSON.stringify({ event: 'stop', sequenceNumber: String(this.seq++), streamSid: this.streamSid, stop: { accountSid: 'ACsandbox', callSid: this.sid } }));
-      ws.close(1000);
-    } else ws?.terminate();
+    if (!this.stopStream()) return;
     void this.dialledLeg(dial);
   }
 
