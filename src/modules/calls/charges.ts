@@ -249,11 +249,11 @@ export class CallCharges {
    * the concurrency slot is free again. Calls that were recorded settle when
    * they end (CallService.finishAbandoned / failStalled). Dialled legs whose
    * carrier never sent their final duration are settled at their authorized
-   * maximum (the carrier's `<Dial timeLimit>`: the most it can have carried):
+   * maximum (the carrier's `<Dial timeLimit>`: the most it can have carried),
+   * legs never dialled (markLegDialled) at nothing:
    * `olderThanMs` is past any leg's end. Returns how many.
    */
   async closeOrphans(olderThanMs: number): Promise<number> {
-    // (Legs: see markLegDialled; one whose redirect never happened is released whole.)
     let closed = 0;
     const before = this.deps.clock.now() - olderThanMs;
     for (const ref of await this.deps.store.listOrphans(before, 100)) {
