@@ -16,7 +16,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), '..');
-const databaseMarker = /createTestApp|DATABASE_URL|process\.env|loadConfig|openDatabase|createDatabase|spawn\(|fork\(|exec(File)?(Sync)?\(/;
+const databaseMarker =
+  /createTestApp|DATABASE_URL|process\.env|loadConfig|openDatabase|createDatabase|spawn\(|fork\(|exec(File)?(Sync)?\(/;
 const realtimeMarker = /WallClock/;
 
 /** Whether the file or a test/ module it imports (transitively) matches. */
@@ -29,7 +30,10 @@ function reaches(file, marker, memo, seen = new Set()) {
   for (const match of result ? [] : text.matchAll(/from\s+'(\.[^']+)'/g)) {
     const imported = resolve(dirname(file), match[1]).replace(/\.js$/, '.ts');
     if (!imported.startsWith(`${root}/test/`) || !existsSync(imported)) continue;
-    if (reaches(imported, marker, memo, seen)) { result = true; break; }
+    if (reaches(imported, marker, memo, seen)) {
+      result = true;
+      break;
+    }
   }
   memo.set(file, result);
   return result;
@@ -38,7 +42,11 @@ function reaches(file, marker, memo, seen = new Set()) {
 const args = process.argv.slice(2);
 const databaseMemo = new Map();
 const realtimeMemo = new Map();
-const files = execSync("find test -name '*.test.ts' | sort", { cwd: root }).toString().trim().split('\n').map((f) => resolve(root, f));
+const files = execSync("find test -name '*.test.ts' | sort", { cwd: root })
+  .toString()
+  .trim()
+  .split('\n')
+  .map((f) => resolve(root, f));
 for (const file of files) {
   if (args.includes('--database') && !reaches(file, databaseMarker, databaseMemo)) continue;
   const realtime = reaches(file, realtimeMarker, realtimeMemo);

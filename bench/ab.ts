@@ -45,26 +45,56 @@ async function prepare(name: string, entry: string | undefined) {
     url.searchParams.set('options', `-c search_path=${schema}`);
     env.DATABASE_URL = url.toString();
   }
-  const server = await startRealServer({ dataDir: join(tmp, name), env, entry, timeoutMs: 90_000, nodeFlags: name === 'after' ? afterFlags : [] });
+  const server = await startRealServer({
+    dataDir: join(tmp, name),
+    env,
+    entry,
+    timeoutMs: 90_000,
+    nodeFlags: name === 'after' ? afterFlags : [],
+  });
   const user = await createBenchUser(server.base);
   const body = objectBody(user.keyId, 1024);
   const ids = await prefillObjects(server.base, user.jwt, body, 300);
   const jobs: Record<string, Omit<LoadJob, 'type' | 'connections' | 'warmupSeconds' | 'seconds'>> = {
-    'GET /api/objects/{id}': { url: server.base, method: 'GET', headers: { authorization: `Bearer ${user.jwt}` }, paths: ids.map((id) => `/api/objects/${id}`) },
-    'PUT /api/objects': { url: `${server.base}/api/objects`, method: 'PUT', headers: { 'content-type': 'application/json', authorization: `Bearer ${user.apiKey}` }, body },
+    'GET /api/objects/{id}': {
+      url: server.base,
+      method: 'GET',
+      headers: { authorization: `Bearer ${user.jwt}` },
+      paths: ids.map((id) => `/api/objects/${id}`),
+    },
+    'PUT /api/objects': {
+      url: `${server.base}/api/objects`,
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${user.apiKey}` },
+      body,
+    },
   };
   return { name, server, jobs };
 }
 
 const loader = forkTs('bench/workers/load.ts');
-async function measure(server: RunningServer, job: Omit<LoadJob, 'type' | 'connections' | 'warmupSeconds' | 'seconds'>) {
+async function measure(
+  server: RunningServer,
+  job: Omit<LoadJob, 'type' | 'connections' | 'warmupSeconds' | 'seconds'>,
+) {
   const full: LoadJob = { type: 'run', connections: 50, warmupSeconds: 1, seconds, ...job };
-  const { value, cpuPct } = await withCpu(server.pid, () => request<LoadResult>(loader, full, 'result', (seconds + 30) * 1000));
-  return { rps: value.rps, cpuUs: cpuUsPerRequest({ rps: value.rps, p50: value.p50, p99: value.p99, errors: 0, serverCpuPct: cpuPct }) };
+  const { value, cpuPct } = await withCpu(server.pid, () =>
+    request<LoadResult>(loader, full, 'result', (seconds + 30) * 1000),
+  );
+  return {
+    rps: value.rps,
+    cpuUs: cpuUsPerRequest({ rps: value.rps, p50: value.p50, p99: value.p99, errors: 0, serverCpuPct: cpuPct }),
+  };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const sides = [await prepare('before', relative(ROOT, existsSync(join(before, 'server.js')) ? join(before, 'server.js') : join(before, 'src', 'main.js'))), await prepare('after', undefined)];
+const sides = [
+  await prepare(
+    'before',
+    relative(ROOT, existsSync(join(before, 'server.js')) ? join(before, 'server.js') : join(before, 'src', 'main.js')),
+  ),
+  await prepare('after', undefined),
+];
 const figures: Record<string, Record<string, { rps: number[]; cpuUs: number[] }>> = {};
 for (let round = 0; round < rounds; round++) {
   for (const scenario of Object.keys(sides[0].jobs)) {
@@ -82,7 +112,9 @@ console.log(`\nA/B on ${backend}, ${rounds} rounds of ${seconds} s, medians (aft
 for (const [scenario, s] of Object.entries(figures)) {
   const cpu = [median(s.before.cpuUs), median(s.after.cpuUs)];
   const rps = [median(s.before.rps), median(s.after.rps)];
-  console.log(`  ${scenario}: CPU µs/request ${cpu[0]} → ${cpu[1]} (${(cpu[1] / cpu[0]).toFixed(2)}×); req/s ${rps[0]} → ${rps[1]} (${(rps[1] / rps[0]).toFixed(2)}×)`);
+  console.log(
+    `  ${scenario}: CPU µs/request ${cpu[0]} → ${cpu[1]} (${(cpu[1] / cpu[0]).toFixed(2)}×); req/s ${rps[0]} → ${rps[1]} (${(rps[1] / rps[0]).toFixed(2)}×)`,
+  );
 }
 await stop(loader, 2000);
 for (const side of sides) await side.server.stop();

@@ -33,21 +33,28 @@ const args = process.argv.slice(2);
 const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const quick = args.includes('--quick');
 const backend = flag('backend') ?? 'sqlite';
-const PHASE_S = quick ? { baseline: 3, strangers: 5, flood: 5, after: 3 } : { baseline: 10, strangers: 15, flood: 15, after: 5 };
+const PHASE_S = quick
+  ? { baseline: 3, strangers: 5, flood: 5, after: 3 }
+  : { baseline: 10, strangers: 15, flood: 15, after: 5 };
 const VICTIM_RATE = 50;
 const STRANGERS = 200;
 const FLOOD_SPEED = 100;
 const TARGETS = { p99Ms: 100, mbPerWebCall: 20, cpuAfterPct: 10 };
-const hardStop = setTimeout(() => {
-  console.error('bench/attack: hard time limit reached');
-  killAll();
-  process.exit(1);
-}, (quick ? 150 : 300) * 1000);
+const hardStop = setTimeout(
+  () => {
+    console.error('bench/attack: hard time limit reached');
+    killAll();
+    process.exit(1);
+  },
+  (quick ? 150 : 300) * 1000,
+);
 hardStop.unref();
 
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length ? Math.round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! * 10) / 10 : null;
+  return sorted.length
+    ? Math.round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! * 10) / 10
+    : null;
 };
 
 export interface VictimFigures {
@@ -67,17 +74,28 @@ async function victim(base: string, token: string, seconds: number, rate = VICTI
   const one = () =>
     new Promise<void>((resolve) => {
       const sent = performance.now();
-      const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, agent, headers: { authorization: `Bearer ${token}` }, timeout: 20_000 }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => {
-          // Answered, and right: the victim's (empty) list of calls.
-          if (res.statusCode === 200 && Array.isArray((JSON.parse(body) as { calls?: unknown }).calls)) latencies.push(performance.now() - sent);
-          else errors++;
-          resolve();
-        });
-      });
+      const req = httpRequest(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          agent,
+          headers: { authorization: `Bearer ${token}` },
+          timeout: 20_000,
+        },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => {
+            // Answered, and right: the victim's (empty) list of calls.
+            if (res.statusCode === 200 && Array.isArray((JSON.parse(body) as { calls?: unknown }).calls))
+              latencies.push(performance.now() - sent);
+            else errors++;
+            resolve();
+          });
+        },
+      );
       req.on('error', () => (errors++, resolve()));
       req.on('timeout', () => req.destroy(new Error('timeout')));
       req.end();
@@ -92,7 +110,13 @@ async function victim(base: string, token: string, seconds: number, rate = VICTI
   }
   await Promise.all(pending);
   agent.destroy();
-  return { requests: total, errors, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.length ? Math.round(Math.max(...latencies)) : null };
+  return {
+    requests: total,
+    errors,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    max: latencies.length ? Math.round(Math.max(...latencies)) : null,
+  };
 }
 
 /** An ordinary web call for a second at real time, then a hang-up: loads what the first call of a process loads. */
@@ -110,7 +134,11 @@ async function warmUp(base: string, token: string): Promise<void> {
 }
 
 async function startWebCall(base: string, token: string): Promise<{ sessionId: string; url: string }> {
-  const res = await fetch(`${base}/api/calls/web`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ agent: { name: 'Amy', firstMessage: 'Hello, this is Amy.' } }) });
+  const res = await fetch(`${base}/api/calls/web`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ agent: { name: 'Amy', firstMessage: 'Hello, this is Amy.' } }),
+  });
   if (res.status !== 201) throw new Error(`POST /api/calls/web: ${res.status} ${(await res.text()).slice(0, 300)}`);
   return (await res.json()) as { sessionId: string; url: string };
 }
@@ -133,8 +161,16 @@ async function main() {
     // The flooders start a new web call as soon as one is ended, for the whole phase.
     RATE_LIMIT_WEB_CALLS_PER_USER: '100000/1h',
   };
-  const seeder = forkTs('bench/seed.ts', [], { PATH: process.env.PATH, NODE_ENV: 'development', DATA_DIR: dir, LOG_LEVEL: 'warn', ...env });
-  const [victimUser, ...flooders] = (await request<{ users: SeededUser[] }>(seeder, { type: 'seed', count: 3 }, 'seeded', 120_000)).users as [SeededUser, SeededUser, SeededUser];
+  const seeder = forkTs('bench/seed.ts', [], {
+    PATH: process.env.PATH,
+    NODE_ENV: 'development',
+    DATA_DIR: dir,
+    LOG_LEVEL: 'warn',
+    ...env,
+  });
+  const [victimUser, ...flooders] = (
+    await request<{ users: SeededUser[] }>(seeder, { type: 'seed', count: 3 }, 'seeded', 120_000)
+  ).users as [SeededUser, SeededUser, SeededUser];
   const server = await startRealServer({ dataDir: dir, env, port });
   const attackers = forkTs('bench/workers/media-attackers.ts');
   const failures: string[] = [];
@@ -146,7 +182,18 @@ async function main() {
     const baseline = await victim(server.base, victimUser.token, PHASE_S.baseline);
 
     console.log(`bench/attack: ${STRANGERS} strangers streaming garbage at /api/media/twilio…`);
-    const strangersDone = request<{ result: StrangersResult }>(attackers, { type: 'strangers', url: `ws://127.0.0.1:${port}/api/media/twilio`, sockets: STRANGERS, seconds: PHASE_S.strangers + 1, pauseMs: 20 }, 'strangers-done', (PHASE_S.strangers + 30) * 1000);
+    const strangersDone = request<{ result: StrangersResult }>(
+      attackers,
+      {
+        type: 'strangers',
+        url: `ws://127.0.0.1:${port}/api/media/twilio`,
+        sockets: STRANGERS,
+        seconds: PHASE_S.strangers + 1,
+        pauseMs: 20,
+      },
+      'strangers-done',
+      (PHASE_S.strangers + 30) * 1000,
+    );
     await sleep(1000); // all 200 under way
     const underStrangers = await victim(server.base, victimUser.token, PHASE_S.strangers);
     const strangers = (await strangersDone).result;
@@ -163,13 +210,20 @@ async function main() {
     const floodUntil = Date.now() + (PHASE_S.flood + 1) * 1000;
     const flooder = async (user: SeededUser) => {
       while (Date.now() < floodUntil) {
-        const call = await startWebCall(server.base, user.token).catch((err: unknown) => (floodErrors.push(String(err)), null));
+        const call = await startWebCall(server.base, user.token).catch(
+          (err: unknown) => (floodErrors.push(String(err)), null),
+        );
         if (!call) {
           await sleep(200);
           continue;
         }
         floodsStarted++;
-        const done = await request<{ result?: FloodResult; error?: string }>(attackers, { type: 'flood', id: call.sessionId, url: call.url, speed: FLOOD_SPEED }, 'flood-done', 60_000);
+        const done = await request<{ result?: FloodResult; error?: string }>(
+          attackers,
+          { type: 'flood', id: call.sessionId, url: call.url, speed: FLOOD_SPEED },
+          'flood-done',
+          60_000,
+        );
         if (done.result) floods.push(done.result);
         else floodErrors.push(done.error ?? 'no result');
         // The server still ends the call (its record) after the socket closes: the next one may wait a moment for a slot.
@@ -193,14 +247,40 @@ async function main() {
     const crashed = server.crash();
     if (crashed) failures.push(crashed);
 
-    const mbPerWebCall = rssBefore !== null && rssPeak !== null ? Math.round(((rssPeak - rssBefore) / 2) * 10) / 10 : null;
+    const mbPerWebCall =
+      rssBefore !== null && rssPeak !== null ? Math.round(((rssPeak - rssBefore) / 2) * 10) / 10 : null;
     const endedFlood = floods.filter((f) => f.close.code === 1008 && f.close.reason === 'audio_flood').length;
     const checks = [
-      { name: 'another user p99 while 200 strangers stream garbage at /api/media/twilio', value: underStrangers.p99, target: `< ${TARGETS.p99Ms} ms`, met: underStrangers.p99 !== null && underStrangers.p99 < TARGETS.p99Ms && underStrangers.errors === 0 },
-      { name: `another user p99 while two web calls send audio at ${FLOOD_SPEED}× real time`, value: underFlood.p99, target: `< ${TARGETS.p99Ms} ms`, met: underFlood.p99 !== null && underFlood.p99 < TARGETS.p99Ms && underFlood.errors === 0 },
-      { name: 'server memory per flooding web call (RSS peak above before, per call)', value: mbPerWebCall, target: `< ${TARGETS.mbPerWebCall} MB`, met: mbPerWebCall !== null && mbPerWebCall < TARGETS.mbPerWebCall },
-      { name: 'flooding web calls ended audio_flood', value: `${endedFlood}/${floods.length}`, target: 'all', met: floods.length > 0 && endedFlood === floods.length },
-      { name: 'server CPU once the attackers stopped', value: cpuAfterPct, target: `< ${TARGETS.cpuAfterPct} % of a core`, met: cpuAfterPct !== null && cpuAfterPct < TARGETS.cpuAfterPct },
+      {
+        name: 'another user p99 while 200 strangers stream garbage at /api/media/twilio',
+        value: underStrangers.p99,
+        target: `< ${TARGETS.p99Ms} ms`,
+        met: underStrangers.p99 !== null && underStrangers.p99 < TARGETS.p99Ms && underStrangers.errors === 0,
+      },
+      {
+        name: `another user p99 while two web calls send audio at ${FLOOD_SPEED}× real time`,
+        value: underFlood.p99,
+        target: `< ${TARGETS.p99Ms} ms`,
+        met: underFlood.p99 !== null && underFlood.p99 < TARGETS.p99Ms && underFlood.errors === 0,
+      },
+      {
+        name: 'server memory per flooding web call (RSS peak above before, per call)',
+        value: mbPerWebCall,
+        target: `< ${TARGETS.mbPerWebCall} MB`,
+        met: mbPerWebCall !== null && mbPerWebCall < TARGETS.mbPerWebCall,
+      },
+      {
+        name: 'flooding web calls ended audio_flood',
+        value: `${endedFlood}/${floods.length}`,
+        target: 'all',
+        met: floods.length > 0 && endedFlood === floods.length,
+      },
+      {
+        name: 'server CPU once the attackers stopped',
+        value: cpuAfterPct,
+        target: `< ${TARGETS.cpuAfterPct} % of a core`,
+        met: cpuAfterPct !== null && cpuAfterPct < TARGETS.cpuAfterPct,
+      },
     ];
     const audio = floods.map((f) => f.audioSeconds);
     const report = {
@@ -217,9 +297,23 @@ async function main() {
         callsStarted: floodsStarted,
         callsEnded: floods.length,
         endedAudioFlood: endedFlood,
-        closes: floods.reduce<Record<string, number>>((acc, f) => ((acc[`${f.close.code} ${f.close.reason}`] = (acc[`${f.close.code} ${f.close.reason}`] ?? 0) + 1), acc), {}),
-        audioSentPerCallSeconds: { p50: percentile(audio, 50), max: audio.length ? Math.round(Math.max(...audio)) : null },
-        endedAfterMsPerCall: { p50: percentile(floods.flatMap((f) => (f.endedAfterMs === null ? [] : [f.endedAfterMs])), 50), max: Math.max(0, ...floods.map((f) => f.endedAfterMs ?? 0)) },
+        closes: floods.reduce<Record<string, number>>(
+          (acc, f) => (
+            (acc[`${f.close.code} ${f.close.reason}`] = (acc[`${f.close.code} ${f.close.reason}`] ?? 0) + 1), acc
+          ),
+          {},
+        ),
+        audioSentPerCallSeconds: {
+          p50: percentile(audio, 50),
+          max: audio.length ? Math.round(Math.max(...audio)) : null,
+        },
+        endedAfterMsPerCall: {
+          p50: percentile(
+            floods.flatMap((f) => (f.endedAfterMs === null ? [] : [f.endedAfterMs])),
+            50,
+          ),
+          max: Math.max(0, ...floods.map((f) => f.endedAfterMs ?? 0)),
+        },
         bytesSent: floods.reduce((a, f) => a + f.bytesSent, 0),
         errors: floodErrors.slice(0, 5),
         victim: underFlood,
@@ -234,11 +328,18 @@ async function main() {
     mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
     const file = join(ROOT, 'bench', 'results', `attack-${backend}.json`);
     writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
-    const v = (f: VictimFigures) => `p50 ${f.p50} ms, p99 ${f.p99} ms, max ${f.max} ms, ${f.requests} requests, ${f.errors} errors`;
-    console.log(`bench/attack (${backend}${quick ? ', quick' : ''}): another user's GET /api/calls at ${VICTIM_RATE}/s`);
+    const v = (f: VictimFigures) =>
+      `p50 ${f.p50} ms, p99 ${f.p99} ms, max ${f.max} ms, ${f.requests} requests, ${f.errors} errors`;
+    console.log(
+      `bench/attack (${backend}${quick ? ', quick' : ''}): another user's GET /api/calls at ${VICTIM_RATE}/s`,
+    );
     console.log(`  baseline:   ${v(baseline)}`);
-    console.log(`  strangers:  ${v(underStrangers)}; ${strangers.connections} connections, closes ${JSON.stringify(strangers.closes)}, ${Math.round(strangers.bytesSent / 1e6)} MB of garbage sent`);
-    console.log(`  web flood:  ${v(underFlood)}; ${floods.length} calls ended (${endedFlood} audio_flood, after ${report.webFlood.endedAfterMsPerCall.p50} ms and ${report.webFlood.audioSentPerCallSeconds.p50} s of audio each, p50), ${Math.round(report.webFlood.bytesSent / 1e6)} MB of audio sent, RSS ${rssBefore} → peak ${rssPeak} MB (${mbPerWebCall} MB per call)`);
+    console.log(
+      `  strangers:  ${v(underStrangers)}; ${strangers.connections} connections, closes ${JSON.stringify(strangers.closes)}, ${Math.round(strangers.bytesSent / 1e6)} MB of garbage sent`,
+    );
+    console.log(
+      `  web flood:  ${v(underFlood)}; ${floods.length} calls ended (${endedFlood} audio_flood, after ${report.webFlood.endedAfterMsPerCall.p50} ms and ${report.webFlood.audioSentPerCallSeconds.p50} s of audio each, p50), ${Math.round(report.webFlood.bytesSent / 1e6)} MB of audio sent, RSS ${rssBefore} → peak ${rssPeak} MB (${mbPerWebCall} MB per call)`,
+    );
     console.log(`  after:      server CPU ${cpuAfterPct} % of a core, RSS ${rssAfter} MB`);
     for (const c of checks) console.log(`  ${c.met ? 'ok  ' : 'MISS'} ${c.name}: ${c.value} (target ${c.target})`);
     console.log(`bench/attack: wrote ${file}`);

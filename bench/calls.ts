@@ -26,13 +26,21 @@ import { forkTs, request as ask, stop } from './lib/proc.js';
 import { createBenchSchema } from './lib/pg-schema.js';
 
 const args = process.argv.slice(2);
-const flag = (name: string, fallback: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const flag = (name: string, fallback: string) =>
+  args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const CALLS = Number(flag('calls', '100'));
 const WEBHOOK_BURST = Number(flag('webhooks', '2000'));
 const STEP_MS = Number(flag('step-ms', '500'));
 const backend = flag('backend', 'sqlite');
 /** --server-env=EVENTS_COALESCE_MS=0,… passes settings to the app (for trying them out). */
-const serverEnv: Record<string, string> = Object.fromEntries((args.find((a) => a.startsWith('--server-env='))?.slice(13).split(',') ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+const serverEnv: Record<string, string> = Object.fromEntries(
+  (
+    args
+      .find((a) => a.startsWith('--server-env='))
+      ?.slice(13)
+      .split(',') ?? []
+  ).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+);
 const withWebhooks = !args.includes('--no-call-webhooks');
 const HARD_LIMIT_MS = 180_000;
 
@@ -42,7 +50,8 @@ const hardStop = setTimeout(() => {
 }, HARD_LIMIT_MS);
 hardStop.unref();
 
-const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : null);
+const percentile = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : null;
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'wsapi-bench-calls-'));
@@ -51,7 +60,16 @@ async function main() {
   mkdirSync(dir, { recursive: true });
 
   const config = {
-    ...loadConfig({ NODE_ENV: 'development', DATA_DIR: dir, LOG_LEVEL: 'warn', AUDIO_SANDBOX_STEP_MS: String(STEP_MS), SANDBOX_CALLS: 'timer', WEBHOOK_POLL_MS: '200', EVENTS_MAX_STREAMS_PER_USER: '5', ...serverEnv }),
+    ...loadConfig({
+      NODE_ENV: 'development',
+      DATA_DIR: dir,
+      LOG_LEVEL: 'warn',
+      AUDIO_SANDBOX_STEP_MS: String(STEP_MS),
+      SANDBOX_CALLS: 'timer',
+      WEBHOOK_POLL_MS: '200',
+      EVENTS_MAX_STREAMS_PER_USER: '5',
+      ...serverEnv,
+    }),
     databaseUrl: databaseUrl ?? null,
     passwordHash: { memoryCost: 1024, timeCost: 1 },
     // Every user signs up from 127.0.0.1.
@@ -59,7 +77,12 @@ async function main() {
   };
   const database = openDatabase({ databaseUrl: databaseUrl ?? null, dataDir: dir, pgSchema: schema ?? undefined });
   await migrateToLatest(database.db, database.dialect);
-  const app = await buildApp({ config, database, secrets: { masterKey: randomBytes(32), jwtSecret: randomBytes(32).toString('hex') }, logger: { level: 'warn' } });
+  const app = await buildApp({
+    config,
+    database,
+    secrets: { masterKey: randomBytes(32), jwtSecret: randomBytes(32).toString('hex') },
+    logger: { level: 'warn' },
+  });
   app.services.webhooks.webhookWorker.reportErrorsTo(app.log);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -72,12 +95,25 @@ async function main() {
     const users: Array<{ id: string; token: string; secret: string }> = [];
     for (let i = 0; i < CALLS; i++) {
       const email = `bench-calls-${i}-${randomBytes(3).toString('hex')}@example.com`;
-      const res = await app.inject({ method: 'POST', url: '/api/auth/register', payload: { email, phone: `+1415555${String(i).padStart(4, '0')}`, password: 'correct horse battery', confirmPassword: 'correct horse battery' } });
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/auth/register',
+        payload: {
+          email,
+          phone: `+1415555${String(i).padStart(4, '0')}`,
+          password: 'correct horse battery',
+          confirmPassword: 'correct horse battery',
+        },
+      });
       if (res.statusCode !== 200) throw new Error(`register: ${res.statusCode} ${res.body}`);
       const { auth, token } = res.json();
       await app.services.users.update(auth.id, { phone_verified: 1 });
       // Calls cost money: $5 of prepaid credit through the sandbox checkout, as a customer pays.
-      const topUp = await app.inject({ method: 'POST', url: '/api/credits/add?amount=5', headers: { authorization: `Bearer ${token}` } });
+      const topUp = await app.inject({
+        method: 'POST',
+        url: '/api/credits/add?amount=5',
+        headers: { authorization: `Bearer ${token}` },
+      });
       if (topUp.statusCode !== 200) throw new Error(`top-up: ${topUp.statusCode} ${topUp.body}`);
       const paid = await app.inject({ method: 'POST', url: new URL(topUp.json().url).pathname });
       if (paid.statusCode !== 200) throw new Error(`sandbox checkout: ${paid.statusCode} ${paid.body}`);
@@ -87,8 +123,17 @@ async function main() {
       users.push({ id: auth.id, token, secret });
     }
     clients = forkTs('bench/workers/call-clients.ts');
-    const { receiverUrl } = await ask<{ receiverUrl: string }>(clients, { type: 'start', origin, users }, 'ready', 60_000);
-    const reached = (events: number, hooks: number, timeoutMs: number) => ask(clients!, { type: 'expect', events, hooks }, 'reached', timeoutMs).then(() => true, () => false);
+    const { receiverUrl } = await ask<{ receiverUrl: string }>(
+      clients,
+      { type: 'start', origin, users },
+      'ready',
+      60_000,
+    );
+    const reached = (events: number, hooks: number, timeoutMs: number) =>
+      ask(clients!, { type: 'expect', events, hooks }, 'reached', timeoutMs).then(
+        () => true,
+        () => false,
+      );
 
     // Phase 1: N calls at once.
     const call = (i: number): AssembledCall => ({
@@ -103,7 +148,9 @@ async function main() {
     });
     const allArrived = reached(CALLS * 4, withWebhooks ? CALLS * 4 : 0, 60_000);
     const t0 = Date.now();
-    const sessions = await Promise.all(users.map((u, i) => calls.start(u.id, call(i), withWebhooks ? `${receiverUrl}/hook/${u.id}` : null)));
+    const sessions = await Promise.all(
+      users.map((u, i) => calls.start(u.id, call(i), withWebhooks ? `${receiverUrl}/hook/${u.id}` : null)),
+    );
     const startMs = Date.now() - t0;
     await allArrived;
     const callsMs = Date.now() - t0;
@@ -113,21 +160,38 @@ async function main() {
     const byStatus = new Map(Object.entries(phase1.byStatus));
     for (const s of sessions) {
       const seen = perSession.get(s.sessionId) ?? [];
-      if (seen.join(',') !== 'queued,ringing,in_progress,completed') console.error(`incomplete ${s.sessionId}: ${seen.join(',') || 'nothing'}`);
+      if (seen.join(',') !== 'queued,ringing,in_progress,completed')
+        console.error(`incomplete ${s.sessionId}: ${seen.join(',') || 'nothing'}`);
       if (seen.length !== 4 && process.env.BENCH_DEBUG) {
-        const progress = await database.db.selectFrom('call_progress').select(['status', 'received_at']).where('session_id', '=', s.sessionId).execute();
-        const events = await database.db.selectFrom('events').select(['id', 'payload']).where('type', '=', 'call_status').where('payload', 'like', `%${s.sessionId}%`).execute();
+        const progress = await database.db
+          .selectFrom('call_progress')
+          .select(['status', 'received_at'])
+          .where('session_id', '=', s.sessionId)
+          .execute();
+        const events = await database.db
+          .selectFrom('events')
+          .select(['id', 'payload'])
+          .where('type', '=', 'call_status')
+          .where('payload', 'like', `%${s.sessionId}%`)
+          .execute();
         console.error('incomplete', s.sessionId, seen, progress, events);
       }
     }
-    const complete = sessions.filter((s) => (perSession.get(s.sessionId) ?? []).join(',') === 'queued,ringing,in_progress,completed').length;
+    const complete = sessions.filter(
+      (s) => (perSession.get(s.sessionId) ?? []).join(',') === 'queued,ringing,in_progress,completed',
+    ).length;
 
     // Phase 2: a burst of deliveries to the receiver.
     const burstUser = users[0].id;
     const burstDone = reached(0, phase1.received.verified + WEBHOOK_BURST, 60_000);
     const t1 = Date.now();
     for (let done = 0; done < WEBHOOK_BURST; done += 500) {
-      const batch = Array.from({ length: Math.min(500, WEBHOOK_BURST - done) }, (_, i) => ({ userId: burstUser, url: `${receiverUrl}/hook/${burstUser}/burst`, type: 'call_status', data: { session_id: `burst-${done + i}`, status: 'completed', at: new Date().toISOString() } }));
+      const batch = Array.from({ length: Math.min(500, WEBHOOK_BURST - done) }, (_, i) => ({
+        userId: burstUser,
+        url: `${receiverUrl}/hook/${burstUser}/burst`,
+        type: 'call_status',
+        data: { session_id: `burst-${done + i}`, status: 'completed', at: new Date().toISOString() },
+      }));
       await database.db.transaction().execute((trx) => webhooks.enqueue(trx, batch));
     }
     webhooks.wake();
@@ -146,16 +210,41 @@ async function main() {
       startAllMs: startMs,
       callsWallMs: callsMs,
       events: { expected: CALLS * 4, received: perSessionTotal(perSession), sessionsWithAllFourInOrder: complete },
-      reportToSubscriberByStatusP99: Object.fromEntries(['queued', 'ringing', 'in_progress', 'completed'].map((st) => [st, percentile(byStatus.get(st)?.sort((a, b) => a - b) ?? [], 99)])),
-      reportToSubscriberMs: { p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), max: latencies.at(-1) ?? null },
+      reportToSubscriberByStatusP99: Object.fromEntries(
+        ['queued', 'ringing', 'in_progress', 'completed'].map((st) => [
+          st,
+          percentile(byStatus.get(st)?.sort((a, b) => a - b) ?? [], 99),
+        ]),
+      ),
+      reportToSubscriberMs: {
+        p50: percentile(latencies, 50),
+        p90: percentile(latencies, 90),
+        p99: percentile(latencies, 99),
+        max: latencies.at(-1) ?? null,
+      },
       callWebhooks: { expected: CALLS * 4, verified: phase2.received.callHooks, refused: phase2.received.refused },
-      webhookBurst: { deliveries: WEBHOOK_BURST, delivered: burstDelivered, ms: burstMs, perSecond: Math.round((burstDelivered / burstMs) * 1000) },
+      webhookBurst: {
+        deliveries: WEBHOOK_BURST,
+        delivered: burstDelivered,
+        ms: burstMs,
+        perSecond: Math.round((burstDelivered / burstMs) * 1000),
+      },
     };
     console.log(JSON.stringify(results, null, 2));
     mkdirSync(join(process.cwd(), 'bench', 'results'), { recursive: true });
-    writeFileSync(join(process.cwd(), 'bench', 'results', `calls-${database.dialect}.json`), `${JSON.stringify(results, null, 2)}\n`);
-    const ok = results.events.received === results.events.expected && complete === CALLS && (!withWebhooks || results.callWebhooks.verified === CALLS * 4) && phase2.received.refused === 0 && results.webhookBurst.delivered === WEBHOOK_BURST;
-    console.log(`${ok ? 'PASS' : 'FAIL'}: ${complete}/${CALLS} calls streamed all four statuses in order; p99 report → subscriber ${results.reportToSubscriberMs.p99} ms (target < 100 ms: ${(results.reportToSubscriberMs.p99 ?? Infinity) < 100 ? 'met' : 'MISSED'}; load average ${loadavg()[0].toFixed(1)} on ${cpus().length} cores); ${results.callWebhooks.verified}/${CALLS * 4} call webhooks verified; burst ${results.webhookBurst.perSecond} deliveries/s`);
+    writeFileSync(
+      join(process.cwd(), 'bench', 'results', `calls-${database.dialect}.json`),
+      `${JSON.stringify(results, null, 2)}\n`,
+    );
+    const ok =
+      results.events.received === results.events.expected &&
+      complete === CALLS &&
+      (!withWebhooks || results.callWebhooks.verified === CALLS * 4) &&
+      phase2.received.refused === 0 &&
+      results.webhookBurst.delivered === WEBHOOK_BURST;
+    console.log(
+      `${ok ? 'PASS' : 'FAIL'}: ${complete}/${CALLS} calls streamed all four statuses in order; p99 report → subscriber ${results.reportToSubscriberMs.p99} ms (target < 100 ms: ${(results.reportToSubscriberMs.p99 ?? Infinity) < 100 ? 'met' : 'MISSED'}; load average ${loadavg()[0].toFixed(1)} on ${cpus().length} cores); ${results.callWebhooks.verified}/${CALLS * 4} call webhooks verified; burst ${results.webhookBurst.perSecond} deliveries/s`,
+    );
     process.exitCode = ok ? 0 : 1;
   } finally {
     if (clients) {

@@ -15,7 +15,10 @@ function summarize(prefix: string): string {
   const files = readdirSync(dirname(prefix)).filter((f) => f.startsWith(`${basename(prefix)}.`));
   if (files.length === 0) return `${prefix}: no files`;
   for (const file of files) {
-    for (const [id, [n, sum, max, over, stamp]] of JSON.parse(readFileSync(`${dirname(prefix)}/${file}`, 'utf8')) as [number, Row][]) {
+    for (const [id, [n, sum, max, over, stamp]] of JSON.parse(readFileSync(`${dirname(prefix)}/${file}`, 'utf8')) as [
+      number,
+      Row,
+    ][]) {
       const m = merged.get(id);
       if (!m) merged.set(id, [n, sum, max, over, stamp]);
       else merged.set(id, [m[0] + n, m[1] + sum, Math.max(m[2], max), m[3] + over, Math.min(m[4], stamp)]);

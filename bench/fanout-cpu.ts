@@ -20,7 +20,8 @@ import { ROOT } from './lib/proc.js';
 import { STAMP_MAGIC_HEX } from './lib/stamp.js';
 import { type Stages, instrumentStages } from './lib/fanout-stages.js';
 
-const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
+const arg = (name: string, fallback: number) =>
+  Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
 const STREAMS = arg('streams', 2000);
 const RATE = arg('rate', 100);
 const SECONDS = arg('seconds', 5);
@@ -53,16 +54,42 @@ for (let left = STREAMS; left > 0; left -= PER_PROCESS) sizes.push(Math.min(PER_
 const clientProfDir = process.argv.find((a) => a.startsWith('--client-profile='))?.slice('--client-profile='.length);
 const clientArgv = ['--import', 'tsx', ...(clientProfDir ? ['--cpu-prof', `--cpu-prof-dir=${clientProfDir}`] : [])];
 /** --client-script=PATH: another client worker (the one before a change, for a comparison in one sitting). */
-const clientScript = process.argv.find((a) => a.startsWith('--client-script='))?.slice('--client-script='.length) ?? 'bench/workers/sse-clients.ts';
-const clients = sizes.map(() => fork(join(ROOT, clientScript), [], { cwd: ROOT, execArgv: clientArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+const clientScript =
+  process.argv.find((a) => a.startsWith('--client-script='))?.slice('--client-script='.length) ??
+  'bench/workers/sse-clients.ts';
+const clients = sizes.map(() =>
+  fork(join(ROOT, clientScript), [], {
+    cwd: ROOT,
+    execArgv: clientArgv,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  }),
+);
 try {
-  await Promise.all(clients.map((c, i) => ask(c, { type: 'connect', port, path: '/api/events/object_created', subscribers: Array.from({ length: sizes[i] }, () => ({ token: user.token })) }, 'connected')));
+  await Promise.all(
+    clients.map((c, i) =>
+      ask(
+        c,
+        {
+          type: 'connect',
+          port,
+          path: '/api/events/object_created',
+          subscribers: Array.from({ length: sizes[i] }, () => ({ token: user.token })),
+        },
+        'connected',
+      ),
+    ),
+  );
   await new Promise((r) => setTimeout(r, 500));
   await Promise.all(clients.map((c) => ask(c, { type: 'reset' }, 'reset')));
 
   // As the fan-out bench's events: 1 KB of ciphertext as hex (random, as ciphertext is) plus the object's other fields.
   const filler = randomBytes(CONTENT_BYTES - 16).toString('hex');
-  const extra = { key_id: `k_${randomBytes(8).toString('hex')}`, auth_tag: randomBytes(16).toString('hex'), iv: randomBytes(12).toString('hex'), metadata: { size: CONTENT_BYTES, kind: 'object' } };
+  const extra = {
+    key_id: `k_${randomBytes(8).toString('hex')}`,
+    auth_tag: randomBytes(16).toString('hex'),
+    iv: randomBytes(12).toString('hex'),
+    metadata: { size: CONTENT_BYTES, kind: 'object' },
+  };
   // The stamp as the clients read it: magic, 8 unused hex digits, the send time (ns) as 16.
   const content = () => `${STAMP_MAGIC_HEX}00000000${process.hrtime.bigint().toString(16).padStart(16, '0')}${filler}`;
   const total = RATE * SECONDS;
@@ -79,7 +106,11 @@ try {
     writes.push(
       t.database.db
         .transaction()
-        .execute((trx) => t.services.eventRecorder.record(trx, [{ userId: user.id, type: 'object_created', payload: { id: `o${i}`, ...extra, content: text } as never }]))
+        .execute((trx) =>
+          t.services.eventRecorder.record(trx, [
+            { userId: user.id, type: 'object_created', payload: { id: `o${i}`, ...extra, content: text } as never },
+          ]),
+        )
         .then(() => {
           stages?.committed(text);
           t.services.eventRecorder.announce();
@@ -99,7 +130,18 @@ try {
   }
   const wallMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
-  const reports = await Promise.all(clients.map((c) => ask<{ histogram: Histogram; cpuPct: number; cpuUserMs: number; cpuSystemMs: number; duplicates: number; unstamped: number }>(c, { type: 'report' }, 'report')));
+  const reports = await Promise.all(
+    clients.map((c) =>
+      ask<{
+        histogram: Histogram;
+        cpuPct: number;
+        cpuUserMs: number;
+        cpuSystemMs: number;
+        duplicates: number;
+        unstamped: number;
+      }>(c, { type: 'report' }, 'report'),
+    ),
+  );
   const clientUs = reports.reduce((n, r) => n + r.cpuUserMs + r.cpuSystemMs, 0) * 1000;
   const histogram = reports.reduce((h, r) => merge(h, r.histogram), newHistogram());
   console.log(
@@ -130,7 +172,16 @@ try {
   );
 } finally {
   // The clients exit after their report (a profile is written on exit): give them a moment before the kill.
-  await Promise.all(clients.map((c) => (c.exitCode !== null ? null : new Promise((r) => { c.once('exit', r); setTimeout(r, 5000).unref(); }))));
+  await Promise.all(
+    clients.map((c) =>
+      c.exitCode !== null
+        ? null
+        : new Promise((r) => {
+            c.once('exit', r);
+            setTimeout(r, 5000).unref();
+          }),
+    ),
+  );
   for (const c of clients) c.kill();
   await t.close();
 }

@@ -11,7 +11,8 @@ import { WriteScheduler } from '../src/modules/events/delivery.js';
 import { Frames, StreamEvent } from '../src/modules/events/stream-event.js';
 import { newHistogram, percentileMs, record } from './lib/histogram.js';
 
-const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
+const arg = (name: string, fallback: number) =>
+  Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
 const MEMBERS = arg('members', 5000);
 const WRITE_US = arg('write-us', 12);
 const RATE = arg('rate', 100);
@@ -51,7 +52,8 @@ for (let id = 1; id <= total; id++) {
   feed.deliver(new StreamEvent({ id, user_id: 'u', type: 'object_deleted', payload, created_at: 0 }));
   scheduler.flush();
 }
-while (percentileMs(wait, 100) === null || wait.reduce((a, b) => a + b, 0) < total * MEMBERS) await new Promise((r) => setTimeout(r, 10));
+while (percentileMs(wait, 100) === null || wait.reduce((a, b) => a + b, 0) < total * MEMBERS)
+  await new Promise((r) => setTimeout(r, 10));
 const cpu = process.cpuUsage();
 console.log(
   JSON.stringify({
@@ -62,7 +64,12 @@ console.log(
     sliceMs: scheduler.sliceMs,
     writes,
     writesPerEvent: Number((writes / total).toFixed(1)),
-    waitMs: { p50: percentileMs(wait, 50), p90: percentileMs(wait, 90), p99: percentileMs(wait, 99), max: percentileMs(wait, 100) },
+    waitMs: {
+      p50: percentileMs(wait, 50),
+      p90: percentileMs(wait, 90),
+      p99: percentileMs(wait, 99),
+      max: percentileMs(wait, 100),
+    },
     cpuPctOfWall: Math.round(((cpu.user + cpu.system) / 1000 / (performance.now() - started)) * 100),
   }),
 );

@@ -32,9 +32,13 @@ function sqliteStore(): FloorStore {
   const db = new (loadSqlite())(join(dataDir, 'floor.sqlite'));
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  db.exec('create table if not exists objects (id text primary key, key_id text not null, content blob not null, auth_tag blob not null, created_at integer not null)');
+  db.exec(
+    'create table if not exists objects (id text primary key, key_id text not null, content blob not null, auth_tag blob not null, created_at integer not null)',
+  );
   const insert = db.prepare('insert into objects (id, key_id, content, auth_tag, created_at) values (?, ?, ?, ?, ?)');
-  const select = db.prepare<[string], FloorRow>('select id, key_id, content, auth_tag, created_at from objects where id = ?');
+  const select = db.prepare<[string], FloorRow>(
+    'select id, key_id, content, auth_tag, created_at from objects where id = ?',
+  );
   return {
     insert: (...args) => void insert.run(...args),
     select: (id) => select.get(id),
@@ -43,11 +47,24 @@ function sqliteStore(): FloorStore {
 
 async function postgresStore(url: string): Promise<FloorStore> {
   const pool = new pg.Pool({ connectionString: url, max: 20 });
-  await pool.query('create table if not exists floor_objects (id text primary key, key_id text not null, content bytea not null, auth_tag bytea not null, created_at bigint not null)');
+  await pool.query(
+    'create table if not exists floor_objects (id text primary key, key_id text not null, content bytea not null, auth_tag bytea not null, created_at bigint not null)',
+  );
   return {
-    insert: async (...args) => void (await pool.query({ name: 'floor-insert', text: 'insert into floor_objects (id, key_id, content, auth_tag, created_at) values ($1, $2, $3, $4, $5)', values: args })),
+    insert: async (...args) =>
+      void (await pool.query({
+        name: 'floor-insert',
+        text: 'insert into floor_objects (id, key_id, content, auth_tag, created_at) values ($1, $2, $3, $4, $5)',
+        values: args,
+      })),
     select: async (id) =>
-      (await pool.query<FloorRow>({ name: 'floor-select', text: 'select id, key_id, content, auth_tag, created_at from floor_objects where id = $1', values: [id] })).rows[0],
+      (
+        await pool.query<FloorRow>({
+          name: 'floor-select',
+          text: 'select id, key_id, content, auth_tag, created_at from floor_objects where id = $1',
+          values: [id],
+        })
+      ).rows[0],
   };
 }
 
@@ -73,7 +90,13 @@ app.get<{ Params: { id: string } }>('/api/objects/:id', async (request, reply) =
   const found = store.select(request.params.id);
   const row = found instanceof Promise ? await found : found;
   if (!row) return reply.status(404).send({ message: 'not found' });
-  return { id: row.id, keyId: row.key_id, content: row.content.toString('hex'), auth_tag: row.auth_tag.toString('hex'), createdAt: new Date(Number(row.created_at)).toISOString() };
+  return {
+    id: row.id,
+    keyId: row.key_id,
+    content: row.content.toString('hex'),
+    auth_tag: row.auth_tag.toString('hex'),
+    createdAt: new Date(Number(row.created_at)).toISOString(),
+  };
 });
 
 process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));

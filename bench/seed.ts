@@ -28,7 +28,14 @@ async function seed(count: number): Promise<SeededUser[]> {
     const now = Date.now();
     for (let i = 0; i < count; i++) {
       const row = newUserRow(
-        { email: `bench-${i}@bench.invalid`, firstName: 'Bench', lastName: String(i), phone: `+1555${String(i).padStart(7, '0')}`, passwordHash: null, phoneVerified: true },
+        {
+          email: `bench-${i}@bench.invalid`,
+          firstName: 'Bench',
+          lastName: String(i),
+          phone: `+1555${String(i).padStart(7, '0')}`,
+          passwordHash: null,
+          phoneVerified: true,
+        },
         now,
       );
       if (!(await users.insert(row))) throw new Error(`seed user ${row.email} already exists`);
@@ -60,7 +67,10 @@ async function logCounts(userIds: string[], afterId: number): Promise<LogCounts>
     const config = loadConfig(process.env);
     reader = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgPoolSize: 2 });
   }
-  const latest = await reader.db.selectFrom('events').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
+  const latest = await reader.db
+    .selectFrom('events')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .executeTakeFirst();
   const rows = userIds.length
     ? await reader.db
         .selectFrom('events')
@@ -75,7 +85,10 @@ async function logCounts(userIds: string[], afterId: number): Promise<LogCounts>
   return { latestId: Number(latest?.id ?? 0), perUser: userIds.map((u) => byUser.get(u) ?? { count: 0, idSum: 0 }) };
 }
 
-type Message = { type: 'seed'; count: number } | { type: 'log'; userIds: string[]; afterId: number } | { type: 'close' };
+type Message =
+  | { type: 'seed'; count: number }
+  | { type: 'log'; userIds: string[]; afterId: number }
+  | { type: 'close' };
 
 process.on('message', (msg: Message) => {
   if (msg.type === 'seed') {

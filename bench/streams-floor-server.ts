@@ -33,7 +33,8 @@ const streams = new Set<Socket>();
 let pending: Buffer[] = [];
 let lastId = 0;
 let roundScheduled = false;
-let round: { chunk: Buffer; sockets: Socket[]; at: number; events: number; cpuUs: number; writes: number } | null = null;
+let round: { chunk: Buffer; sockets: Socket[]; at: number; events: number; cpuUs: number; writes: number } | null =
+  null;
 /** Each round's CPU time (user + system, µs) with its size: what one write costs, by bytes (for the quiet-machine estimate). */
 const roundLog: { events: number; bytes: number; writes: number; cpuUs: number }[] = [];
 /** writesQueued: writes the kernel did not take whole (the rest waits in Node's queue for the socket to drain). */
@@ -74,7 +75,8 @@ function runRound() {
   }
   const cpu = process.cpuUsage(cpu0);
   r.cpuUs += cpu.user + cpu.system;
-  if (r.at >= r.sockets.length && roundLog.length < 1000) roundLog.push({ events: r.events, bytes: r.chunk.length, writes: r.writes, cpuUs: r.cpuUs });
+  if (r.at >= r.sockets.length && roundLog.length < 1000)
+    roundLog.push({ events: r.events, bytes: r.chunk.length, writes: r.writes, cpuUs: r.cpuUs });
   const took = performance.now() - started;
   stats.roundMsTotal += took;
   stats.roundMsMax = Math.max(stats.roundMsMax, took);
@@ -93,7 +95,10 @@ function readBody(req: NodeJS.ReadableStream): Promise<string> {
 
 function json(res: ServerResponse, status: number, body: unknown) {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
@@ -104,10 +109,19 @@ const server = createServer(async (req, res) => {
     const after = Number(url.searchParams.get('after') ?? 0);
     const count = Math.max(0, lastId - after);
     // ids after `after` are after+1 … lastId
-    return json(res, 200, { latestId: lastId, perUser: [{ count, idSum: (count * (after + 1 + lastId)) / 2 }], stats: { ...stats, roundLog } });
+    return json(res, 200, {
+      latestId: lastId,
+      perUser: [{ count, idSum: (count * (after + 1 + lastId)) / 2 }],
+      stats: { ...stats, roundLog },
+    });
   }
   if (req.method === 'GET' && url.pathname === '/api/events/object_created') {
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no', connection: 'keep-alive' });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-accel-buffering': 'no',
+      connection: 'keep-alive',
+    });
     res.write('retry: 2000\n: connected\n\n'); // headers and the first chunk; from here on frames go straight to the socket
     const socket = res.socket!;
     streams.add(socket);

@@ -39,7 +39,12 @@ import { startTwilioFake } from '../test/support/twilio-fake.js';
 import type { SeededUser } from './seed.js';
 import { ROOT, cpuSeconds, forkTs, freePort, killAll, request, rssMb, sleep, stop, watchRss } from './lib/proc.js';
 import { startRealServer } from './lib/server.js';
-import { type OfflineLevel, type RecogniserBytes, measureOfflineLevels, measureRecogniserBytes } from './lib/voice-hearing.js';
+import {
+  type OfflineLevel,
+  type RecogniserBytes,
+  measureOfflineLevels,
+  measureRecogniserBytes,
+} from './lib/voice-hearing.js';
 import { isPocketsphinxInstalled } from '../src/providers/speech-to-text/pocketsphinx.js';
 import { createBenchSchema } from './lib/pg-schema.js';
 import { findProfile, summarizeProfile } from './lib/profile.js';
@@ -53,7 +58,11 @@ const TURNS = Number(flag('turns') ?? 2);
 const CALLS_PER_SECOND = Number(flag('calls-per-second') ?? 10);
 const backend = flag('backend') ?? 'sqlite';
 const profileDir = flag('profile');
-const DELAYS = { sttMs: Number(flag('stt-ms') ?? 150), llmFirstTokenMs: Number(flag('llm-ms') ?? 300), ttsFirstByteMs: Number(flag('tts-ms') ?? 100) };
+const DELAYS = {
+  sttMs: Number(flag('stt-ms') ?? 150),
+  llmFirstTokenMs: Number(flag('llm-ms') ?? 300),
+  ttsFirstByteMs: Number(flag('tts-ms') ?? 100),
+};
 const hearing = !args.includes('--no-hearing');
 /** Calls whose transcription requests measure what a per-utterance recogniser is sent; the offline levels (sandbox calls). */
 const BYTES_CALLS = hearing ? (quick ? 2 : 4) : 0;
@@ -72,11 +81,24 @@ hardStop.unref();
 
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length ? Math.round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! * 10) / 10 : null;
+  return sorted.length
+    ? Math.round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! * 10) / 10
+    : null;
 };
-const stats = (values: number[]) => ({ n: values.length, p50: percentile(values, 50), p99: percentile(values, 99), max: values.length ? Math.round(Math.max(...values) * 10) / 10 : null });
+const stats = (values: number[]) => ({
+  n: values.length,
+  p50: percentile(values, 50),
+  p99: percentile(values, 99),
+  max: values.length ? Math.round(Math.max(...values) * 10) / 10 : null,
+});
 
-interface Latency { sttMs: number; llmFirstTokenMs: number; ttsFirstByteMs: number; overheadMs: number; totalMs: number }
+interface Latency {
+  sttMs: number;
+  llmFirstTokenMs: number;
+  ttsFirstByteMs: number;
+  overheadMs: number;
+  totalMs: number;
+}
 
 export interface VoiceLevel {
   concurrency: number;
@@ -124,16 +146,24 @@ export interface SendLateness {
 }
 
 /** The server's event-loop delay since the previous scrape (prom-client resets it on each): p50, p99 and max, ms. */
-export interface LoopDelay { p50: number; p99: number; max: number }
+export interface LoopDelay {
+  p50: number;
+  p99: number;
+  max: number;
+}
 let lastLoopDelay: LoopDelay | null = null;
 
 /** The server's cumulative outgoing-pacing buckets (le in ms → frames), from /metrics. */
 async function latenessBuckets(base: string): Promise<Map<number, number>> {
   const text = await (await fetch(`${base}/metrics`)).text();
-  const lag = (name: string) => Math.round(Number(text.match(new RegExp(`^nodejs_eventloop_lag_${name}_seconds (\\S+)`, 'm'))?.[1] ?? NaN) * 10000) / 10;
+  const lag = (name: string) =>
+    Math.round(
+      Number(text.match(new RegExp(`^nodejs_eventloop_lag_${name}_seconds (\\S+)`, 'm'))?.[1] ?? NaN) * 10000,
+    ) / 10;
   lastLoopDelay = { p50: lag('p50'), p99: lag('p99'), max: lag('max') };
   const buckets = new Map<number, number>();
-  for (const m of text.matchAll(/^voice_frame_lateness_seconds_bucket\{le="([^"]+)"\} (\d+)/gm)) buckets.set(m[1] === '+Inf' ? Number.POSITIVE_INFINITY : Number(m[1]) * 1000, Number(m[2]));
+  for (const m of text.matchAll(/^voice_frame_lateness_seconds_bucket\{le="([^"]+)"\} (\d+)/gm))
+    buckets.set(m[1] === '+Inf' ? Number.POSITIVE_INFINITY : Number(m[1]) * 1000, Number(m[2]));
   return buckets;
 }
 
@@ -147,7 +177,12 @@ function sendLateness(before: Map<number, number>, after: Map<number, number>): 
     return i < 0 || !Number.isFinite(bounds[i]!) ? null : bounds[i]!;
   };
   const within = bounds.indexOf(10);
-  return { frames, p50AtMostMs: at(0.5), p99AtMostMs: at(0.99), within10MsPct: within < 0 ? null : Math.round((counts[within]! / frames) * 10000) / 100 };
+  return {
+    frames,
+    p50AtMostMs: at(0.5),
+    p99AtMostMs: at(0.99),
+    within10MsPct: within < 0 ? null : Math.round((counts[within]! / frames) * 10000) / 100,
+  };
 }
 
 async function main() {
@@ -156,10 +191,15 @@ async function main() {
     if (build.status !== 0) throw new Error('npm run build failed (use --no-build to measure the existing dist/)');
   }
   const voice = OfflineCallerVoice.create();
-  if (!voice) throw new Error('bench/voice needs flite or espeak-ng for the callers\' speech');
+  if (!voice) throw new Error("bench/voice needs flite or espeak-ng for the callers' speech");
   const pcm = await Promise.all(LINES.map((l) => voice.speak(l, AbortSignal.timeout(30_000))));
 
-  const [twilio, deepgram, openai, eleven] = await Promise.all([startTwilioFake(), startDeepgramFake(), startOpenAiFake(), startElevenLabsFake()]);
+  const [twilio, deepgram, openai, eleven] = await Promise.all([
+    startTwilioFake(),
+    startDeepgramFake(),
+    startOpenAiFake(),
+    startElevenLabsFake(),
+  ]);
   deepgram.resultDelayMs = DELAYS.sttMs;
   openai.firstTokenDelayMs = DELAYS.llmFirstTokenMs;
   eleven.stream.firstByteDelayMs = DELAYS.ttsFirstByteMs;
@@ -196,29 +236,66 @@ async function main() {
     // The callers all connect from 127.0.0.1 (as Twilio does from a few addresses of its own): a level placed all at
     // once (--calls-per-second=0) has up to 50 streams waiting for their token together.
     MEDIA_UNAUTHENTICATED_PER_ADDRESS: '200',
-    ...(process.env.SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVER_NODE_OPTIONS, LAG_OUT: process.env.LAG_OUT ?? '' } : {}),
+    ...(process.env.SERVER_NODE_OPTIONS
+      ? { NODE_OPTIONS: process.env.SERVER_NODE_OPTIONS, LAG_OUT: process.env.LAG_OUT ?? '' }
+      : {}),
   };
 
   // Users before the server starts (bench/seed.ts), then their money, numbers and registered servers.
-  const seeder = forkTs('bench/seed.ts', [], { PATH: process.env.PATH, NODE_ENV: 'development', DATA_DIR: dir, LOG_LEVEL: 'warn', ...env });
-  const users = (await request<{ users: SeededUser[] }>(seeder, { type: 'seed', count: total }, 'seeded', 120_000)).users;
+  const seeder = forkTs('bench/seed.ts', [], {
+    PATH: process.env.PATH,
+    NODE_ENV: 'development',
+    DATA_DIR: dir,
+    LOG_LEVEL: 'warn',
+    ...env,
+  });
+  const users = (await request<{ users: SeededUser[] }>(seeder, { type: 'seed', count: total }, 'seeded', 120_000))
+    .users;
   const config = loadConfig({ NODE_ENV: 'development', DATA_DIR: dir, LOG_LEVEL: 'warn', ...env });
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgPoolSize: 2 });
   const numbers: string[] = [];
   const now = Date.now();
   for (const [i, user] of users.entries()) {
-    await database.db.insertInto('credit_ledger').values({ user_id: user.id, cents: 10_000, reason: 'bench_credit', ref: `bench:${randomUUID()}`, created_at: now }).execute();
+    await database.db
+      .insertInto('credit_ledger')
+      .values({
+        user_id: user.id,
+        cents: 10_000,
+        reason: 'bench_credit',
+        ref: `bench:${randomUUID()}`,
+        created_at: now,
+      })
+      .execute();
     const id = newId(now + i);
     const phone = `+1415555${String(i).padStart(4, '0')}`;
     const sid = `PN${randomUUID().replace(/-/g, '').slice(0, 32)}`;
     twilio.incoming.set(sid, { sid, phoneNumber: phone, friendlyName: phone, addressSid: null, voiceUrl: '' });
     // The offline levels' calls go through the sandbox carrier, from a sandbox number.
     const sandbox = i >= latencyUsers + BYTES_CALLS;
-    await database.db.insertInto('phone_numbers').values({
-      id, user_id: user.id, provider: sandbox ? 'sandbox' : 'twilio', provider_sid: sid, phone_number: phone, name: 'Bench', description: null,
-      type: 'both', number_type: 'local', country: 'US', capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
-      monthly_cents: 115, currency: 'usd', address_sid: null, subscription_id: null, inbound_configuration_id: null, status: 'active', created_at: now, updated_at: now,
-    }).execute();
+    await database.db
+      .insertInto('phone_numbers')
+      .values({
+        id,
+        user_id: user.id,
+        provider: sandbox ? 'sandbox' : 'twilio',
+        provider_sid: sid,
+        phone_number: phone,
+        name: 'Bench',
+        description: null,
+        type: 'both',
+        number_type: 'local',
+        country: 'US',
+        capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
+        monthly_cents: 115,
+        currency: 'usd',
+        address_sid: null,
+        subscription_id: null,
+        inbound_configuration_id: null,
+        status: 'active',
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
     numbers.push(id);
   }
 
@@ -232,16 +309,31 @@ async function main() {
   let offline: OfflineLevel[] = [];
   try {
     const api = async (method: string, path: string, token: string, body?: unknown) => {
-      const res = await fetch(server.base + path, { method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(server.base + path, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       return res;
     };
     const registered: Array<{ name: string; privateKey: string; publicKey: string }> = [];
     for (const user of users) {
-      const res = await api('POST', '/api/servers', user.token, { name: `bench-${user.id.slice(-8)}`, mode: 'generate' });
+      const res = await api('POST', '/api/servers', user.token, {
+        name: `bench-${user.id.slice(-8)}`,
+        mode: 'generate',
+      });
       if (res.status !== 200) throw new Error(`POST /api/servers: ${res.status} ${await res.text()}`);
       registered.push((await res.json()) as { name: string; privateKey: string; publicKey: string });
     }
-    await request(callers, { type: 'lines', lines: pcm.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength).toString('base64')) }, 'ready', 30_000);
+    await request(
+      callers,
+      { type: 'lines', lines: pcm.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength).toString('base64')) },
+      'ready',
+      30_000,
+    );
     const pending = new Map<string, (r: { result?: CallerResult; error?: string }) => void>();
     callers.on('message', (m: { type: string; id: string; result?: CallerResult; error?: string }) => {
       if (m.type === 'done') pending.get(m.id)?.(m);
@@ -250,7 +342,12 @@ async function main() {
 
     let offset = 0;
     for (const concurrency of LEVELS) {
-      const batch = users.slice(offset, offset + concurrency).map((u, k) => ({ user: u, server: registered[offset + k]!, numberId: numbers[offset + k]!, index: offset + k }));
+      const batch = users.slice(offset, offset + concurrency).map((u, k) => ({
+        user: u,
+        server: registered[offset + k]!,
+        numberId: numbers[offset + k]!,
+        index: offset + k,
+      }));
       offset += concurrency;
       console.log(`bench/voice: ${concurrency} concurrent call${concurrency === 1 ? '' : 's'}…`);
       const rss = watchRss(server.pid, 250);
@@ -261,24 +358,50 @@ async function main() {
       const buckets0 = await latenessBuckets(server.base);
       const t0 = Date.now();
       const fromUs = Number(process.hrtime.bigint() / 1000n);
-      const runs: Array<{ user: SeededUser; sessionId: string | null; onLine?: [number, number]; result?: CallerResult; error?: string }> = await Promise.all(
+      const runs: Array<{
+        user: SeededUser;
+        sessionId: string | null;
+        onLine?: [number, number];
+        result?: CallerResult;
+        error?: string;
+      }> = await Promise.all(
         batch.map(async ({ user, server: srv, numberId, index }, k) => {
           if (CALLS_PER_SECOND > 0) await sleep((k * 1000) / CALLS_PER_SECOND);
           const jwt = await signPayload(srv, {
-            agent: { name: 'Amy', personaId: `elevenlabs-${eleven.voices[0]!.voice_id}`, firstMessage: 'Hello, this is Amy from the clinic.' },
+            agent: {
+              name: 'Amy',
+              personaId: `elevenlabs-${eleven.voices[0]!.voice_id}`,
+              firstMessage: 'Hello, this is Amy from the clinic.',
+            },
             contact: { name: 'Grace', phone: `+1415777${String(index).padStart(4, '0')}` },
             type: 'prompt',
             prompt: 'Answer questions about the clinic briefly.',
             phoneNumberId: numberId,
           });
           const res = await api('POST', '/api/session/call', user.token, { server: srv.name, jwt });
-          if (res.status !== 204) return { user, sessionId: null, error: `POST /api/session/call: ${res.status} ${(await res.text()).slice(0, 300)}` };
+          if (res.status !== 204)
+            return {
+              user,
+              sessionId: null,
+              error: `POST /api/session/call: ${res.status} ${(await res.text()).slice(0, 300)}`,
+            };
           const sessionId = res.headers.get('x-session-id')!;
           const placed = twilio.calls.find((c) => c.statusCallback?.endsWith(`/${sessionId}`));
-          const stream = placed && /<Stream url="([^"]+)"><Parameter name="token" value="([^"]+)"\/>/.exec(placed.twiml);
+          const stream =
+            placed && /<Stream url="([^"]+)"><Parameter name="token" value="([^"]+)"\/>/.exec(placed.twiml);
           if (!placed || !stream) return { user, sessionId, error: 'no Calls.json request with a stream TwiML' };
-          const done = new Promise<{ result?: CallerResult; error?: string }>((resolve) => pending.set(sessionId, resolve));
-          callers.send({ type: 'call', id: sessionId, url: stream[1], token: stream[2], callSid: placed.sid, accountSid: twilio.accountSid, turns: TURNS });
+          const done = new Promise<{ result?: CallerResult; error?: string }>((resolve) =>
+            pending.set(sessionId, resolve),
+          );
+          callers.send({
+            type: 'call',
+            id: sessionId,
+            url: stream[1],
+            token: stream[2],
+            callSid: placed.sid,
+            accountSid: twilio.accountSid,
+            turns: TURNS,
+          });
           const onLine = Date.now();
           const outcome = await done;
           return { user, sessionId, onLine: [onLine, Date.now()] as [number, number], ...outcome };
@@ -299,7 +422,10 @@ async function main() {
           while (Date.now() < deadline) {
             const res = await api('GET', `/api/calls/${r.sessionId}`, r.user.token);
             if (res.status === 200) {
-              const view = (await res.json()) as { status: string; transcript?: Array<{ role: string; latency?: Latency }> };
+              const view = (await res.json()) as {
+                status: string;
+                transcript?: Array<{ role: string; latency?: Latency }>;
+              };
               if (view.status === 'completed' && (view.transcript?.length ?? 0) > 0) return view;
             }
             await sleep(200);
@@ -307,14 +433,19 @@ async function main() {
           return null;
         }),
       );
-      const latencies = records.flatMap((v) => (v?.transcript ?? []).filter((l) => l.role === 'agent' && l.latency).map((l) => l.latency!));
+      const latencies = records.flatMap((v) =>
+        (v?.transcript ?? []).filter((l) => l.role === 'agent' && l.latency).map((l) => l.latency!),
+      );
       const results = runs.map((r) => r.result).filter((r): r is CallerResult => !!r);
       const replies = results.flatMap((r) => r.turns.map((t) => t.replyMs));
       const callMinutes = results.reduce((a, r) => a + r.durationMs, 0) / 60_000;
       const cpuS = cpu0 === null || cpu1 === null ? null : Math.round((cpu1 - cpu0) * 100) / 100;
       // How long every call of the level was on the line at once (from the last one's start to the first one's end).
       const spans = runs.map((r) => r.onLine).filter((v): v is [number, number] => !!v);
-      const allOnLineMs = spans.length === batch.length ? Math.max(0, Math.min(...spans.map((v) => v[1])) - Math.max(...spans.map((v) => v[0]))) : 0;
+      const allOnLineMs =
+        spans.length === batch.length
+          ? Math.max(0, Math.min(...spans.map((v) => v[1])) - Math.max(...spans.map((v) => v[0])))
+          : 0;
       const level: VoiceLevel = {
         concurrency,
         calls: batch.length,
@@ -349,11 +480,34 @@ async function main() {
     if (hearing) {
       // The same data directory and port (PUBLIC_URL), other providers: the OpenAI-compatible recogniser at the fake …
       await server.stop();
-      const withWhisper = await startRealServer({ dataDir: dir, env: { ...env, STT_PROVIDER: 'openai', STT_URL: openai.url, STT_API_KEY: openai.apiKey }, port });
+      const withWhisper = await startRealServer({
+        dataDir: dir,
+        env: { ...env, STT_PROVIDER: 'openai', STT_URL: openai.url, STT_API_KEY: openai.apiKey },
+        port,
+      });
       try {
         console.log(`bench/voice: ${BYTES_CALLS} calls heard by the OpenAI-compatible recogniser (what it is sent)…`);
-        const calls = users.slice(latencyUsers, latencyUsers + BYTES_CALLS).map((user, k) => ({ user, server: registered[latencyUsers + k]!, numberId: numbers[latencyUsers + k]!, index: latencyUsers + k }));
-        bytes = await measureRecogniserBytes({ server: withWhisper, openai, twilio, calls, lines: pcm, turns: TURNS, callers, pending, agent: { name: 'Amy', personaId: `elevenlabs-${eleven.voices[0]!.voice_id}`, firstMessage: 'Hello, this is Amy from the clinic. Thank you for taking my call today, I will be brief.' } });
+        const calls = users.slice(latencyUsers, latencyUsers + BYTES_CALLS).map((user, k) => ({
+          user,
+          server: registered[latencyUsers + k]!,
+          numberId: numbers[latencyUsers + k]!,
+          index: latencyUsers + k,
+        }));
+        bytes = await measureRecogniserBytes({
+          server: withWhisper,
+          openai,
+          twilio,
+          calls,
+          lines: pcm,
+          turns: TURNS,
+          callers,
+          pending,
+          agent: {
+            name: 'Amy',
+            personaId: `elevenlabs-${eleven.voices[0]!.voice_id}`,
+            firstMessage: 'Hello, this is Amy from the clinic. Thank you for taking my call today, I will be brief.',
+          },
+        });
         console.log(JSON.stringify(bytes));
       } finally {
         await withWhisper.stop();
@@ -361,11 +515,22 @@ async function main() {
       // … then offline, as `npm start` runs with nothing configured: the sandbox carrier, pocketsphinx, espeak-ng, the dialogue engine.
       if (!isPocketsphinxInstalled()) failures.push('offline levels not run: pocketsphinx is not installed');
       else {
-        const offlineEnv = { ...secrets, ...dbEnv, PUBLIC_URL: env.PUBLIC_URL, STT_PROVIDER: 'pocketsphinx', MEDIA_UNAUTHENTICATED_PER_ADDRESS: '200' };
+        const offlineEnv = {
+          ...secrets,
+          ...dbEnv,
+          PUBLIC_URL: env.PUBLIC_URL,
+          STT_PROVIDER: 'pocketsphinx',
+          MEDIA_UNAUTHENTICATED_PER_ADDRESS: '200',
+        };
         const sandboxServer = await startRealServer({ dataDir: dir, env: offlineEnv, port });
         try {
           const first = latencyUsers + BYTES_CALLS;
-          const calls = users.slice(first).map((user, k) => ({ user, server: registered[first + k]!, numberId: numbers[first + k]!, index: first + k }));
+          const calls = users.slice(first).map((user, k) => ({
+            user,
+            server: registered[first + k]!,
+            numberId: numbers[first + k]!,
+            index: first + k,
+          }));
           offline = await measureOfflineLevels({ server: sandboxServer, levels: OFFLINE_LEVELS, calls });
         } finally {
           await sandboxServer.stop();
@@ -374,7 +539,12 @@ async function main() {
     }
   } catch (err) {
     const cause = err instanceof Error && err.cause ? ` (${String(err.cause)})` : '';
-    failures.push(`${err instanceof Error ? err.message : String(err)}${cause}${server.crash() ? `; ${server.crash()}` : ''}`.slice(0, 1500));
+    failures.push(
+      `${err instanceof Error ? err.message : String(err)}${cause}${server.crash() ? `; ${server.crash()}` : ''}`.slice(
+        0,
+        1500,
+      ),
+    );
   } finally {
     callers.send({ type: 'stop' });
     await stop(callers, 2000);
@@ -384,32 +554,89 @@ async function main() {
     await pgSchema.drop().catch(() => {});
     rmSync(dir, { recursive: true, force: true });
   }
-  const profile = profileDir && window ? { ...summarizeProfile(findProfile(profileDir), 25, window), window } : undefined;
+  const profile =
+    profileDir && window ? { ...summarizeProfile(findProfile(profileDir), 25, window), window } : undefined;
   if (profile) writeFileSync(join(profileDir!, 'summary.json'), `${JSON.stringify(profile, null, 2)}\n`);
 
   const top = levels.at(-1);
   const checks = top
     ? [
-        { name: `our overhead (less the ${ENDPOINT_MIN_MS} ms end-of-turn wait) p50 at ${top.concurrency} concurrent calls`, value: top.processingMs.p50, target: '≤ 20 ms', met: top.processingMs.p50 !== null && top.processingMs.p50 <= 20 },
-        { name: `our overhead (less the ${ENDPOINT_MIN_MS} ms end-of-turn wait) p99 at ${top.concurrency} concurrent calls`, value: top.processingMs.p99, target: '≤ 50 ms', met: top.processingMs.p99 !== null && top.processingMs.p99 <= 50 },
+        {
+          name: `our overhead (less the ${ENDPOINT_MIN_MS} ms end-of-turn wait) p50 at ${top.concurrency} concurrent calls`,
+          value: top.processingMs.p50,
+          target: '≤ 20 ms',
+          met: top.processingMs.p50 !== null && top.processingMs.p50 <= 20,
+        },
+        {
+          name: `our overhead (less the ${ENDPOINT_MIN_MS} ms end-of-turn wait) p99 at ${top.concurrency} concurrent calls`,
+          value: top.processingMs.p99,
+          target: '≤ 50 ms',
+          met: top.processingMs.p99 !== null && top.processingMs.p99 <= 50,
+        },
         // Outgoing pacing is judged where frames go out (the server's own clock); the caller's figures add its process's scheduling.
-        ...levels.map((l) => ({ name: `outgoing frame pacing p99 at ${l.concurrency} (server: lateness against the 20 ms slot, bucket bound)`, value: l.sendLateness?.p99AtMostMs ?? null, target: '≤ 10 ms', met: l.sendLateness?.p99AtMostMs !== null && l.sendLateness?.p99AtMostMs !== undefined && l.sendLateness.p99AtMostMs <= 10 })),
-        ...levels.map((l) => ({ name: `every call ends completed with its record at ${l.concurrency}`, value: `${l.completedWithRecord}/${l.calls}`, target: 'all', met: l.completedWithRecord === l.calls && l.callerErrors.length === 0 })),
+        ...levels.map((l) => ({
+          name: `outgoing frame pacing p99 at ${l.concurrency} (server: lateness against the 20 ms slot, bucket bound)`,
+          value: l.sendLateness?.p99AtMostMs ?? null,
+          target: '≤ 10 ms',
+          met:
+            l.sendLateness?.p99AtMostMs !== null &&
+            l.sendLateness?.p99AtMostMs !== undefined &&
+            l.sendLateness.p99AtMostMs <= 10,
+        })),
+        ...levels.map((l) => ({
+          name: `every call ends completed with its record at ${l.concurrency}`,
+          value: `${l.completedWithRecord}/${l.calls}`,
+          target: 'all',
+          met: l.completedWithRecord === l.calls && l.callerErrors.length === 0,
+        })),
       ]
     : [];
-  if (bytes) checks.push({ name: 'audio sent to a per-utterance recogniser (OpenAI-compatible) per second of caller speech, greeting and later turns', value: bytes.ratio, target: '≤ 1.3×', met: bytes.ratio !== null && bytes.ratio <= 1.3 && bytes.callerErrors.length === 0 });
+  if (bytes)
+    checks.push({
+      name: 'audio sent to a per-utterance recogniser (OpenAI-compatible) per second of caller speech, greeting and later turns',
+      value: bytes.ratio,
+      target: '≤ 1.3×',
+      met: bytes.ratio !== null && bytes.ratio <= 1.3 && bytes.callerErrors.length === 0,
+    });
   for (const l of offline) {
     checks.push(
-      { name: `offline sandbox calls at ${l.concurrency}: end of caller speech → agent's first audio p50 (records' totalMs)`, value: l.totalMs.p50, target: '≤ 700 ms', met: l.totalMs.p50 !== null && l.totalMs.p50 <= 700 },
-      { name: `offline sandbox calls at ${l.concurrency}: end of caller speech → agent's first audio p99 (records' totalMs)`, value: l.totalMs.p99, target: '≤ 1200 ms', met: l.totalMs.p99 !== null && l.totalMs.p99 <= 1200 },
-      { name: `offline sandbox calls at ${l.concurrency}: the recogniser's part p50, VAD cut → final (voice_recognition_seconds, bucket bound)`, value: l.recogniserAfterCut.p50AtMostMs, target: '≤ 200 ms', met: l.recogniserAfterCut.p50AtMostMs !== null && l.recogniserAfterCut.p50AtMostMs <= 200 },
-      { name: `offline sandbox calls at ${l.concurrency}: every call completed`, value: `${l.completed}/${l.calls}`, target: 'all', met: l.completed === l.calls },
+      {
+        name: `offline sandbox calls at ${l.concurrency}: end of caller speech → agent's first audio p50 (records' totalMs)`,
+        value: l.totalMs.p50,
+        target: '≤ 700 ms',
+        met: l.totalMs.p50 !== null && l.totalMs.p50 <= 700,
+      },
+      {
+        name: `offline sandbox calls at ${l.concurrency}: end of caller speech → agent's first audio p99 (records' totalMs)`,
+        value: l.totalMs.p99,
+        target: '≤ 1200 ms',
+        met: l.totalMs.p99 !== null && l.totalMs.p99 <= 1200,
+      },
+      {
+        name: `offline sandbox calls at ${l.concurrency}: the recogniser's part p50, VAD cut → final (voice_recognition_seconds, bucket bound)`,
+        value: l.recogniserAfterCut.p50AtMostMs,
+        target: '≤ 200 ms',
+        met: l.recogniserAfterCut.p50AtMostMs !== null && l.recogniserAfterCut.p50AtMostMs <= 200,
+      },
+      {
+        name: `offline sandbox calls at ${l.concurrency}: every call completed`,
+        value: `${l.completed}/${l.calls}`,
+        target: 'all',
+        met: l.completed === l.calls,
+      },
     );
   }
   const out = {
     date: new Date().toISOString(),
     mode: quick ? 'quick' : 'full',
-    machine: { cores: cpus().length, loadAverage: loadavg().map((l) => Math.round(l * 10) / 10), note: loadavg()[0] > cpus().length ? 'loaded: load average above the core count, other work shares the machine' : 'load average below the core count' },
+    machine: {
+      cores: cpus().length,
+      loadAverage: loadavg().map((l) => Math.round(l * 10) / 10),
+      note:
+        loadavg()[0] > cpus().length
+          ? 'loaded: load average above the core count, other work shares the machine'
+          : 'load average below the core count',
+    },
     backend,
     turnsPerCall: TURNS,
     providerDelays: DELAYS,
@@ -421,10 +648,21 @@ async function main() {
   };
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(join(ROOT, 'bench', 'results', `voice-${backend}.json`), `${JSON.stringify(out, null, 2)}\n`);
-  console.log(`bench/voice: providers' delays stt ${DELAYS.sttMs} ms + model first token ${DELAYS.llmFirstTokenMs} ms + speech first byte ${DELAYS.ttsFirstByteMs} ms = ${DELAYS.sttMs + DELAYS.llmFirstTokenMs + DELAYS.ttsFirstByteMs} ms`);
-  for (const l of levels) console.log(`  ${l.concurrency} calls (placed ${l.callsPerSecond ? `${l.callsPerSecond} a second` : "all at once"}, all on the line together for ${(l.allOnLineMs / 1000).toFixed(1)} s): caller speech end → first agent frame p50 ${l.replyMs.p50} / p99 ${l.replyMs.p99} ms; provider p50 ${l.providerMs.p50} ms; record overhead p50 ${l.overheadMs.p50} / p99 ${l.overheadMs.p99} ms (less the end-of-turn wait: ${l.processingMs.p50} / ${l.processingMs.p99} ms); jitter p99 ${l.pacingJitterMs.p99} ms, frame lateness p99 ${l.frameLatenessMs.p99} ms at the caller, ≤ ${l.sendLateness?.p99AtMostMs ?? '–'} ms at the server (${l.sendLateness?.within10MsPct ?? '–'}% within 10 ms; event-loop delay p99 ${l.loopDelayMs?.p99 ?? '–'} / max ${l.loopDelayMs?.max ?? '–'} ms); CPU ${l.cpuSecondsPerCallMinute} s per call-minute; RSS ${l.rssPerCallMb} MB per call; ${l.completedWithRecord}/${l.calls} recorded`);
-  if (bytes) console.log(`  per-utterance recogniser (OpenAI-compatible): ${bytes.sentSeconds} s sent for ${bytes.speechSeconds} s of caller speech (${bytes.ratio}×, ${bytes.bytesPerSpeechSecond} bytes per second of speech; ${bytes.requests} requests, ${bytes.turns} turns)`);
-  for (const l of offline) console.log(`  offline ${l.concurrency} calls: end of caller speech → first agent audio p50 ${l.totalMs.p50} / p99 ${l.totalMs.p99} ms; record sttMs p50 ${l.sttMs.p50} / p99 ${l.sttMs.p99} ms; recogniser after the cut p50 ≤ ${l.recogniserAfterCut.p50AtMostMs ?? '–'} / p99 ≤ ${l.recogniserAfterCut.p99AtMostMs ?? '–'} ms (${l.recogniserAfterCut.utterances} utterances); lines recognised ${l.linesRecognised}; ${l.completed}/${l.calls} completed`);
+  console.log(
+    `bench/voice: providers' delays stt ${DELAYS.sttMs} ms + model first token ${DELAYS.llmFirstTokenMs} ms + speech first byte ${DELAYS.ttsFirstByteMs} ms = ${DELAYS.sttMs + DELAYS.llmFirstTokenMs + DELAYS.ttsFirstByteMs} ms`,
+  );
+  for (const l of levels)
+    console.log(
+      `  ${l.concurrency} calls (placed ${l.callsPerSecond ? `${l.callsPerSecond} a second` : 'all at once'}, all on the line together for ${(l.allOnLineMs / 1000).toFixed(1)} s): caller speech end → first agent frame p50 ${l.replyMs.p50} / p99 ${l.replyMs.p99} ms; provider p50 ${l.providerMs.p50} ms; record overhead p50 ${l.overheadMs.p50} / p99 ${l.overheadMs.p99} ms (less the end-of-turn wait: ${l.processingMs.p50} / ${l.processingMs.p99} ms); jitter p99 ${l.pacingJitterMs.p99} ms, frame lateness p99 ${l.frameLatenessMs.p99} ms at the caller, ≤ ${l.sendLateness?.p99AtMostMs ?? '–'} ms at the server (${l.sendLateness?.within10MsPct ?? '–'}% within 10 ms; event-loop delay p99 ${l.loopDelayMs?.p99 ?? '–'} / max ${l.loopDelayMs?.max ?? '–'} ms); CPU ${l.cpuSecondsPerCallMinute} s per call-minute; RSS ${l.rssPerCallMb} MB per call; ${l.completedWithRecord}/${l.calls} recorded`,
+    );
+  if (bytes)
+    console.log(
+      `  per-utterance recogniser (OpenAI-compatible): ${bytes.sentSeconds} s sent for ${bytes.speechSeconds} s of caller speech (${bytes.ratio}×, ${bytes.bytesPerSpeechSecond} bytes per second of speech; ${bytes.requests} requests, ${bytes.turns} turns)`,
+    );
+  for (const l of offline)
+    console.log(
+      `  offline ${l.concurrency} calls: end of caller speech → first agent audio p50 ${l.totalMs.p50} / p99 ${l.totalMs.p99} ms; record sttMs p50 ${l.sttMs.p50} / p99 ${l.sttMs.p99} ms; recogniser after the cut p50 ≤ ${l.recogniserAfterCut.p50AtMostMs ?? '–'} / p99 ≤ ${l.recogniserAfterCut.p99AtMostMs ?? '–'} ms (${l.recogniserAfterCut.utterances} utterances); lines recognised ${l.linesRecognised}; ${l.completed}/${l.calls} completed`,
+    );
   for (const c of checks) console.log(`  ${c.met ? 'ok  ' : 'MISS'} ${c.name}: ${c.value ?? '–'} (target ${c.target})`);
   for (const f of failures) console.log(`  failure: ${f}`);
   process.exitCode = failures.length === 0 && checks.every((c) => c.met) ? 0 : 1;

@@ -34,12 +34,18 @@ function sourceFingerprint() {
 }
 
 const fingerprint = sourceFingerprint();
-const current = existsSync(stampFile) && existsSync(join(root, 'dist', 'server.js')) && readFileSync(stampFile, 'utf8').trim() === fingerprint;
+const current =
+  existsSync(stampFile) &&
+  existsSync(join(root, 'dist', 'server.js')) &&
+  readFileSync(stampFile, 'utf8').trim() === fingerprint;
 if (!current || process.argv.includes('--force')) {
   process.stderr.write('building dist/ (sources changed since the last build)\n');
   rmSync(join(root, 'dist'), { recursive: true, force: true });
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit', cwd: root });
+  const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], {
+    stdio: 'inherit',
+    cwd: root,
+  });
   if (result.status !== 0) process.exit(result.status ?? 1);
   const bundled = spawnSync(process.execPath, [join(root, 'scripts', 'bundle.mjs')], { stdio: 'inherit', cwd: root });
   if (bundled.status !== 0) process.exit(bundled.status ?? 1);

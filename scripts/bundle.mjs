@@ -65,11 +65,16 @@ const placement = {
       const text = await readFile(args.path, 'utf8');
       if (!text.includes('import.meta')) return undefined;
       if (!args.path.includes(ourFiles)) {
-        throw new Error(`${relative(root, args.path)} uses import.meta: its package cannot be inlined (scripts/bundle.mjs)`);
+        throw new Error(
+          `${relative(root, args.path)} uses import.meta: its package cannot be inlined (scripts/bundle.mjs)`,
+        );
       }
       const own = `new URL(${JSON.stringify(`./${relative(dirname(outfile), args.path).split(sep).join('/')}`)}, import.meta.url).href`;
       const contents = text.replaceAll('import.meta.url', own);
-      if (contents.replaceAll(own, '').includes('import.meta')) throw new Error(`${relative(root, args.path)} uses import.meta beyond import.meta.url: teach scripts/bundle.mjs its meaning`);
+      if (contents.replaceAll(own, '').includes('import.meta'))
+        throw new Error(
+          `${relative(root, args.path)} uses import.meta beyond import.meta.url: teach scripts/bundle.mjs its meaning`,
+        );
       return { contents, loader: 'js' };
     });
   },
@@ -102,7 +107,9 @@ export function checkOneByteSource(text) {
   const at = text.search(/[^\u0000-\u00ff]/);
   if (at < 0) return;
   const line = text.slice(0, at).split('\n').length;
-  throw new Error(`dist/server.js line ${line} holds ${JSON.stringify(text[at])} (beyond Latin-1): the whole bundle would stay in memory at two bytes a character; write it as a \\u escape (${JSON.stringify(text.slice(Math.max(0, at - 60), at + 20))})`);
+  throw new Error(
+    `dist/server.js line ${line} holds ${JSON.stringify(text[at])} (beyond Latin-1): the whole bundle would stay in memory at two bytes a character; write it as a \\u escape (${JSON.stringify(text.slice(Math.max(0, at - 60), at + 20))})`,
+  );
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await bundle();

@@ -17,7 +17,9 @@ async function call(method, path, { token, json, form } = {}) {
   try {
     response = await fetch(base + path, { method, headers, body: json !== undefined ? JSON.stringify(json) : form });
   } catch (error) {
-    throw new Error(`${base} does not answer (${error.cause?.code ?? error.message}): start the server first with npm start`);
+    throw new Error(
+      `${base} does not answer (${error.cause?.code ?? error.message}): start the server first with npm start`,
+    );
   }
   const text = await response.text();
   if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
@@ -29,15 +31,29 @@ async function main() {
   const password = `demo-${randomBytes(9).toString('base64url')}`;
   const phone = `+1415555${String(randomInt(10_000)).padStart(4, '0')}`;
 
-  let { token } = await call('POST', '/api/auth/register', { json: { firstName: 'Demo', lastName: 'Builder', email, phone, password, confirmPassword: password } });
+  let { token } = await call('POST', '/api/auth/register', {
+    json: { firstName: 'Demo', lastName: 'Builder', email, phone, password, confirmPassword: password },
+  });
   await call('POST', '/api/auth/verify/request', { token });
   const [sms] = await call('GET', `/api/sandbox/outbox?to=${encodeURIComponent(phone)}`).catch(() => []);
-  if (!sms?.data?.code) throw new Error('no verification code in the sandbox outbox: this needs a server in sandbox mode (no SMS provider keys, NODE_ENV not production)');
+  if (!sms?.data?.code)
+    throw new Error(
+      'no verification code in the sandbox outbox: this needs a server in sandbox mode (no SMS provider keys, NODE_ENV not production)',
+    );
   ({ token } = await call('POST', '/api/auth/verify/submit', { token, json: { code: sms.data.code } }));
 
   const knowledgeBase = await call('PUT', '/api/knowledge-bases', { token, json: { name: 'Clinic' } });
   const files = new FormData();
-  files.append('files', new Blob(['Opening hours: we are open Monday to Friday from nine to five. We are closed on weekends.\n\nAddress: 12 High Street.'], { type: 'text/plain' }), 'clinic.txt');
+  files.append(
+    'files',
+    new Blob(
+      [
+        'Opening hours: we are open Monday to Friday from nine to five. We are closed on weekends.\n\nAddress: 12 High Street.',
+      ],
+      { type: 'text/plain' },
+    ),
+    'clinic.txt',
+  );
   await call('POST', `/api/knowledge-bases/${knowledgeBase.id}`, { token, form: files });
 
   // The agent record, encrypted with the agents store's key (AES-256-GCM, a fresh IV).
@@ -46,9 +62,24 @@ async function main() {
   const { key } = await call('GET', `/api/keys/${store.keyId}`, { token });
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', Buffer.from(key, 'hex'), iv);
-  const record = { name: 'Amy', prompt: 'You are Amy, the receptionist of the clinic. Answer questions about the clinic from its knowledge base, briefly.', firstMessage: 'Hello, this is Amy from the clinic. How can I help?', knowledgeBaseId: knowledgeBase.id };
+  const record = {
+    name: 'Amy',
+    prompt:
+      'You are Amy, the receptionist of the clinic. Answer questions about the clinic from its knowledge base, briefly.',
+    firstMessage: 'Hello, this is Amy from the clinic. How can I help?',
+    knowledgeBaseId: knowledgeBase.id,
+  };
   const content = Buffer.concat([cipher.update(JSON.stringify(record), 'utf8'), cipher.final()]);
-  const agent = await call('PUT', '/api/objects', { token, json: { keyId: store.keyId, content: content.toString('base64'), authTag: cipher.getAuthTag().toString('base64'), iv: iv.toString('base64'), relatedId: store.id } });
+  const agent = await call('PUT', '/api/objects', {
+    token,
+    json: {
+      keyId: store.keyId,
+      content: content.toString('base64'),
+      authTag: cipher.getAuthTag().toString('base64'),
+      iv: iv.toString('base64'),
+      relatedId: store.id,
+    },
+  });
 
   console.log(`Open ${base}/console and sign in:
     email     ${email}

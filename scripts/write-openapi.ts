@@ -17,7 +17,12 @@ try {
   const config = loadConfig({ NODE_ENV: 'development', DATA_DIR: dir });
   const database = openDatabase({ databaseUrl: null, dataDir: dir });
   await migrateToLatest(database.db, database.dialect);
-  const app = await buildApp({ config, database, secrets: { masterKey: randomBytes(32), jwtSecret: randomBytes(32).toString('hex') }, logger: false });
+  const app = await buildApp({
+    config,
+    database,
+    secrets: { masterKey: randomBytes(32), jwtSecret: randomBytes(32).toString('hex') },
+    logger: false,
+  });
   await app.ready();
   const generated = `${JSON.stringify(app.swagger(), null, 2)}\n`;
   await app.close();

@@ -68,7 +68,8 @@ type RouteModule = (app: App, services: Services) => void | Promise<void>;
  */
 const routeModules: RouteModule[] = [
   (app, s) => healthRoutes(app, { database: s.database }),
-  (app, s) => sandboxRoutes(app, { providers: s.providers, outbox: s.outbox, production: s.config.env === 'production' }),
+  (app, s) =>
+    sandboxRoutes(app, { providers: s.providers, outbox: s.outbox, production: s.config.env === 'production' }),
   (app, s) =>
     authRoutes(app, {
       auth: s.auth,
@@ -81,8 +82,13 @@ const routeModules: RouteModule[] = [
       cookies: { publicUrl: s.config.publicUrl },
     }),
   (app, s) => apiKeyRoutes(app, { apiKeys: s.apiKeys }),
-  (app, s) => dataRoutes(app, { ...s.data, limits: { bodyLimitBytes: s.config.bodyLimitBytes, objectContentLimitBytes: s.config.objectContentLimitBytes } }),
-  (app, s) => eventRoutes(app, { eventStreams: s.eventStreams, eventTickets: s.eventTickets, authenticator: s.authenticator }),
+  (app, s) =>
+    dataRoutes(app, {
+      ...s.data,
+      limits: { bodyLimitBytes: s.config.bodyLimitBytes, objectContentLimitBytes: s.config.objectContentLimitBytes },
+    }),
+  (app, s) =>
+    eventRoutes(app, { eventStreams: s.eventStreams, eventTickets: s.eventTickets, authenticator: s.authenticator }),
   (app, s) => billingRoutes(app, { ...s.billing, production: s.config.env === 'production' }),
   (app, s) => personaRoutes(app, s.personas),
   (app, s) => integrationRoutes(app, s.integrations),
@@ -101,7 +107,7 @@ const routeModules: RouteModule[] = [
 
 /** An incoming X-Request-Id worth keeping: 1–128 visible characters from a safe set (no spaces, quotes or control characters). */
 export function acceptedRequestId(header: string | string[] | undefined): string | null {
-  return typeof header === 'string' && /^[A-Za-z0-9._:\-]{1,128}$/.test(header) ? header : null;
+  return typeof header === 'string' && /^[A-Za-z0-9._:-]{1,128}$/.test(header) ? header : null;
 }
 
 export async function buildApp(deps: AppDeps): Promise<App & { services: Services; metrics: Metrics }> {
@@ -156,7 +162,10 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   // Before the WebSocket plugin's own preClose closes every socket: calls end `instance_stopped` and are recorded while the database is open.
   app.addHook('preClose', async () => void (await services.voice.stopCalls()));
   // Media streams (Twilio Media Streams, browser calls), the only WebSocket routes: a message over 64 KB is refused (1009).
-  await app.register(websocket, { options: { maxPayload: MEDIA_MAX_PAYLOAD_BYTES }, errorHandler: mediaSocketErrorHandler });
+  await app.register(websocket, {
+    options: { maxPayload: MEDIA_MAX_PAYLOAD_BYTES },
+    errorHandler: mediaSocketErrorHandler,
+  });
   installAuth(app, services.authenticator, services.eventTickets);
   installBodyLimits(app, config);
   installIdempotency(app, services.idempotency);

@@ -275,7 +275,6 @@ export interface EventStreamConfig {
   reauthIntervalMs: number;
 }
 
-
 /** The auth area's slice of the configuration: session lifetimes, the addresses its links and redirects may use, and its own rate-limit rules. */
 export interface AuthSettings {
   publicUrl: string;
@@ -303,7 +302,8 @@ export interface AuthSettings {
 
 /** Picks the auth area's settings out of the whole configuration. */
 export function authSettings(config: Config): AuthSettings {
-  const { publicUrl, returnUrlOrigins, sessionTtlSeconds, rememberTtlSeconds, twoFactorPendingTtlSeconds, rateLimits } = config;
+  const { publicUrl, returnUrlOrigins, sessionTtlSeconds, rememberTtlSeconds, twoFactorPendingTtlSeconds, rateLimits } =
+    config;
   return { publicUrl, returnUrlOrigins, sessionTtlSeconds, rememberTtlSeconds, twoFactorPendingTtlSeconds, rateLimits };
 }
 
@@ -370,8 +370,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   }
   const jwtSecret = opt('JWT_SECRET');
   if (jwtSecret && jwtSecret.length < 32) problems.push('JWT_SECRET must be at least 32 characters');
-  if (databaseUrl && !masterKey) problems.push('MASTER_KEY is required with DATABASE_URL (every instance must share it)');
-  if (databaseUrl && !jwtSecret) problems.push('JWT_SECRET is required with DATABASE_URL (every instance must share it)');
+  if (databaseUrl && !masterKey)
+    problems.push('MASTER_KEY is required with DATABASE_URL (every instance must share it)');
+  if (databaseUrl && !jwtSecret)
+    problems.push('JWT_SECRET is required with DATABASE_URL (every instance must share it)');
   const metricsPort = opt('METRICS_PORT') === null ? null : int('METRICS_PORT', 0, 1, 65535);
   if (metricsPort !== null && metricsPort === port) problems.push('METRICS_PORT must differ from PORT');
   const metricsToken = opt('METRICS_TOKEN');
@@ -380,7 +382,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   // Listening on every interface says nothing about the address clients use: links say localhost until PUBLIC_URL says otherwise.
   const wildcardHost = ['0.0.0.0', '::', '[::]'].includes(host);
   if (wildcardHost && !opt('PUBLIC_URL')) {
-    warnings.push(`HOST=${host} without PUBLIC_URL: links and redirect URIs use http://localhost:${port}; set PUBLIC_URL to the address clients reach`);
+    warnings.push(
+      `HOST=${host} without PUBLIC_URL: links and redirect URIs use http://localhost:${port}; set PUBLIC_URL to the address clients reach`,
+    );
   }
   const defaultHost = wildcardHost ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   const publicUrl = str('PUBLIC_URL', `http://${defaultHost}:${port}`).replace(/\/$/, '');
@@ -411,7 +415,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   if (smtpUrl && url('SMTP_URL', smtpUrl, ['smtp:', 'smtps:'])) smtp = { url: smtpUrl, from: emailFrom };
 
   const oidcProviders: OidcProviderConfig[] = [];
-  for (const slug of (opt('OIDC_PROVIDERS') ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const slug of (opt('OIDC_PROVIDERS') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     if (!/^[a-z0-9][a-z0-9-]{0,31}$/.test(slug)) {
       problems.push(`OIDC_PROVIDERS: "${slug}" must be lower-case letters, digits and dashes`);
       continue;
@@ -425,7 +432,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     const clientId = opt(`OIDC_${key}_CLIENT_ID`);
     const clientSecret = opt(`OIDC_${key}_CLIENT_SECRET`);
     if (!issuer || !clientId || !clientSecret) {
-      problems.push(`OIDC_${key}_ISSUER, OIDC_${key}_CLIENT_ID and OIDC_${key}_CLIENT_SECRET are required for provider "${slug}"`);
+      problems.push(
+        `OIDC_${key}_ISSUER, OIDC_${key}_CLIENT_ID and OIDC_${key}_CLIENT_SECRET are required for provider "${slug}"`,
+      );
       continue;
     }
     url(`OIDC_${key}_ISSUER`, issuer, ['http:', 'https:']);
@@ -443,7 +452,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   const stripeWebhookSecret = opt('STRIPE_WEBHOOK_SECRET');
   let stripe: BillingSettings['stripe'] = null;
   if (stripeKey) {
-    if (!/^(sk|rk)_(test|live)_/.test(stripeKey)) problems.push('STRIPE_SECRET_KEY must be a Stripe secret or restricted key (sk_… or rk_…)');
+    if (!/^(sk|rk)_(test|live)_/.test(stripeKey))
+      problems.push('STRIPE_SECRET_KEY must be a Stripe secret or restricted key (sk_… or rk_…)');
     if (!stripeWebhookSecret) problems.push('STRIPE_WEBHOOK_SECRET (whsec_…) is required with STRIPE_SECRET_KEY');
     const apiBase = str('STRIPE_API_BASE', 'https://api.stripe.com').replace(/\/$/, '');
     url('STRIPE_API_BASE', apiBase, ['http:', 'https:']);
@@ -454,11 +464,28 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     return raw === null ? null : isAbsolute(raw) ? raw : resolve(cwd, raw);
   };
   const temporaryRaw = opt('TEMPORARY_NUMBERS');
-  const temporaryNumbers = temporaryRaw === null ? (nodeEnv === 'production' ? [] : SANDBOX_TEMPORARY_NUMBERS) : [...new Set(temporaryRaw.split(',').map((n) => n.trim()).filter(Boolean))];
-  for (const n of temporaryNumbers) if (!/^\+[1-9]\d{6,14}$/.test(n)) problems.push(`TEMPORARY_NUMBERS must be comma-separated E.164 numbers such as +14155550123 (got "${n}")`);
+  const temporaryNumbers =
+    temporaryRaw === null
+      ? nodeEnv === 'production'
+        ? []
+        : SANDBOX_TEMPORARY_NUMBERS
+      : [
+          ...new Set(
+            temporaryRaw
+              .split(',')
+              .map((n) => n.trim())
+              .filter(Boolean),
+          ),
+        ];
+  for (const n of temporaryNumbers)
+    if (!/^\+[1-9]\d{6,14}$/.test(n))
+      problems.push(`TEMPORARY_NUMBERS must be comma-separated E.164 numbers such as +14155550123 (got "${n}")`);
   const topupRaw = opt('CREDITS_TOPUP_USD');
   const topupDefaultUsd = topupRaw === null ? 20 : Number(topupRaw);
-  if (!(topupDefaultUsd >= 5 && topupDefaultUsd <= 1000) || Math.round(topupDefaultUsd * 100) !== topupDefaultUsd * 100) {
+  if (
+    !(topupDefaultUsd >= 5 && topupDefaultUsd <= 1000) ||
+    Math.round(topupDefaultUsd * 100) !== topupDefaultUsd * 100
+  ) {
     problems.push(`CREDITS_TOPUP_USD must be 5 to 1000 US dollars in whole cents (got "${topupRaw}")`);
   }
   const elevenlabsKey = opt('ELEVENLABS_API_KEY');
@@ -470,21 +497,33 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   const calendlyBase = (calendlyBaseRaw ?? 'https://api.calendly.com').replace(/\/$/, '');
   if (calendlyBaseRaw) url('CALENDLY_API_BASE', calendlyBase, ['http:', 'https:']);
   const logLevel = str('LOG_LEVEL', nodeEnv === 'test' ? 'warn' : 'info');
-  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
+  if (!LOG_LEVELS.includes(logLevel))
+    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
 
   const corsOrigins: string[] = [];
   const corsDefault = nodeEnv === 'production' ? '' : [publicUrl, 'http://localhost:*', 'http://127.0.0.1:*'].join(',');
-  for (const entry of (opt('CORS_ORIGINS') ?? corsDefault).split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of (opt('CORS_ORIGINS') ?? corsDefault)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const anyPort = entry.endsWith(':*');
     const parsed = url('CORS_ORIGINS', anyPort ? entry.slice(0, -2) : entry, ['http:', 'https:']);
     if (!parsed) continue;
-    if (parsed.pathname !== '/' || parsed.search || parsed.hash || (anyPort && parsed.port)) problems.push(`CORS_ORIGINS: "${entry}" must be an origin (scheme://host[:port], or scheme://host:* for any port)`);
+    if (parsed.pathname !== '/' || parsed.search || parsed.hash || (anyPort && parsed.port))
+      problems.push(
+        `CORS_ORIGINS: "${entry}" must be an origin (scheme://host[:port], or scheme://host:* for any port)`,
+      );
     else corsOrigins.push(anyPort ? `${parsed.origin}:*` : parsed.origin);
   }
   const embeddingsUrl = opt('EMBEDDINGS_URL');
-  const embeddings = embeddingsUrl && url('EMBEDDINGS_URL', embeddingsUrl, ['http:', 'https:'])
-    ? { url: embeddingsUrl, model: str('EMBEDDINGS_MODEL', 'text-embedding-3-small'), apiKey: opt('EMBEDDINGS_API_KEY') }
-    : null;
+  const embeddings =
+    embeddingsUrl && url('EMBEDDINGS_URL', embeddingsUrl, ['http:', 'https:'])
+      ? {
+          url: embeddingsUrl,
+          model: str('EMBEDDINGS_MODEL', 'text-embedding-3-small'),
+          apiKey: opt('EMBEDDINGS_API_KEY'),
+        }
+      : null;
 
   const connectorUrl = opt('CONNECTOR_URL');
   if (connectorUrl) url('CONNECTOR_URL', connectorUrl, ['http:', 'https:']);
@@ -492,12 +531,16 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   const connectorHeartbeatMs = int('CONNECTOR_HEARTBEAT_SECONDS', 15, 1, 600) * 1000;
   const leadPriceCents = Math.round(Number(leadPriceRaw) * 100);
   if (!/^\d+(\.\d{1,2})?$/.test(leadPriceRaw) || leadPriceCents < 1 || leadPriceCents > 100_000) {
-    problems.push(`LEAD_PRICE_USD must be an amount in USD from 0.01 to 1000 with at most two decimals (got "${leadPriceRaw}")`);
+    problems.push(
+      `LEAD_PRICE_USD must be an amount in USD from 0.01 to 1000 with at most two decimals (got "${leadPriceRaw}")`,
+    );
   }
   const smsPriceRaw = str('SMS_PRICE_USD', '0.0079');
   const smsSegmentPrice = Math.round(Number(smsPriceRaw) * 10_000);
   if (!/^\d+(\.\d{1,4})?$/.test(smsPriceRaw) || smsSegmentPrice < 1 || smsSegmentPrice > 100_000) {
-    problems.push(`SMS_PRICE_USD must be an amount in USD from 0.0001 to 10 with at most four decimals (got "${smsPriceRaw}")`);
+    problems.push(
+      `SMS_PRICE_USD must be an amount in USD from 0.0001 to 10 with at most four decimals (got "${smsPriceRaw}")`,
+    );
   }
   const audioUrl = opt('AUDIO_SERVER_URL');
   const audioSecret = opt('AUDIO_SERVER_SECRET');
@@ -508,7 +551,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   }
 
   const sandboxCalls = (opt('SANDBOX_CALLS')?.toLowerCase() ?? 'voice') as AudioConfig['sandboxCalls'];
-  if (sandboxCalls !== 'voice' && sandboxCalls !== 'timer') problems.push(`SANDBOX_CALLS must be voice or timer (got "${sandboxCalls}")`);
+  if (sandboxCalls !== 'voice' && sandboxCalls !== 'timer')
+    problems.push(`SANDBOX_CALLS must be voice or timer (got "${sandboxCalls}")`);
 
   const deepgramKey = opt('DEEPGRAM_API_KEY');
   const deepgramBase = str('DEEPGRAM_API_BASE', 'wss://api.deepgram.com').replace(/\/+$/, '');
@@ -520,11 +564,15 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   const sttProviderRaw = opt('STT_PROVIDER')?.toLowerCase() ?? null;
   let sttProvider: VoiceAgentConfig['sttProvider'] = deepgramKey ? 'deepgram' : sttUrl ? 'openai' : null;
   if (sttProviderRaw !== null) {
-    if (!(STT_PROVIDERS as readonly string[]).includes(sttProviderRaw)) problems.push(`STT_PROVIDER must be one of ${STT_PROVIDERS.join(', ')} (got "${sttProviderRaw}")`);
+    if (!(STT_PROVIDERS as readonly string[]).includes(sttProviderRaw))
+      problems.push(`STT_PROVIDER must be one of ${STT_PROVIDERS.join(', ')} (got "${sttProviderRaw}")`);
     else sttProvider = sttProviderRaw as VoiceAgentConfig['sttProvider'];
   }
   if (sttProvider === 'deepgram' && !deepgramKey) problems.push('STT_PROVIDER=deepgram needs DEEPGRAM_API_KEY');
-  if (sttProvider === 'openai' && !sttUrl) problems.push('STT_PROVIDER=openai needs STT_URL (an OpenAI-compatible API base such as https://api.openai.com/v1)');
+  if (sttProvider === 'openai' && !sttUrl)
+    problems.push(
+      'STT_PROVIDER=openai needs STT_URL (an OpenAI-compatible API base such as https://api.openai.com/v1)',
+    );
 
   const config: Config = {
     env: nodeEnv as Config['env'],
@@ -555,12 +603,21 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     smtp,
     emailFrom,
     oidcProviders,
-    rateLimits: parseRateLimits(env, nodeEnv === 'development' ? developmentRateLimits(defaultRateLimits) : defaultRateLimits, problems),
+    rateLimits: parseRateLimits(
+      env,
+      nodeEnv === 'development' ? developmentRateLimits(defaultRateLimits) : defaultRateLimits,
+      problems,
+    ),
     events: {
       maxStreamsPerUser: int('EVENTS_MAX_STREAMS_PER_USER', 20, 1, 10_000),
       keepAliveMs: int('EVENTS_KEEPALIVE_SECONDS', 15, 1, 3600) * 1000,
       maxBufferedBytes: int('EVENTS_MAX_BUFFERED_BYTES', 4 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
-      maxBufferedTotalBytes: int('EVENTS_MAX_BUFFERED_TOTAL_BYTES', 128 * 1024 * 1024, 1024 * 1024, 64 * 1024 * 1024 * 1024),
+      maxBufferedTotalBytes: int(
+        'EVENTS_MAX_BUFFERED_TOTAL_BYTES',
+        128 * 1024 * 1024,
+        1024 * 1024,
+        64 * 1024 * 1024 * 1024,
+      ),
       recentBytes: int('EVENTS_RECENT_BYTES', 16 * 1024 * 1024, 0, 4 * 1024 * 1024 * 1024),
       coalesceMs: int('EVENTS_COALESCE_MS', 40, 0, 1000),
       slowClientTimeoutMs: int('EVENTS_SLOW_CLIENT_SECONDS', 30, 1, 3600) * 1000,
@@ -653,7 +710,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       maxReprompts: int('VOICE_MAX_REPROMPTS', 2, 0, 10),
     },
   };
-  if (config.voice.endpointMinMs > config.voice.endpointMaxMs) problems.push(`VOICE_ENDPOINT_MIN_MS (${config.voice.endpointMinMs}) must not exceed VOICE_ENDPOINT_MAX_MS (${config.voice.endpointMaxMs})`);
+  if (config.voice.endpointMinMs > config.voice.endpointMaxMs)
+    problems.push(
+      `VOICE_ENDPOINT_MIN_MS (${config.voice.endpointMinMs}) must not exceed VOICE_ENDPOINT_MAX_MS (${config.voice.endpointMaxMs})`,
+    );
   if (problems.length) throw new ConfigError(problems);
   return config;
 }

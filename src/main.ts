@@ -40,7 +40,9 @@ async function main() {
   try {
     database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   } catch (err) {
-    throw new FatalStartup(`cannot open the SQLite database in ${config.dataDir} (DATA_DIR): ${err instanceof Error ? err.message : String(err)}`);
+    throw new FatalStartup(
+      `cannot open the SQLite database in ${config.dataDir} (DATA_DIR): ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   await migrateToLatest(database.db, database.dialect);
 
@@ -48,13 +50,18 @@ async function main() {
   // knows a master key must get that key back, not a new one.
   const platformStore = new PlatformStore(database.db);
   const secrets = loadSecrets(config, { createMasterKey: !(await hasMasterKeyCheck(platformStore)) });
-  const { jwtSecretChanged } = await verifyKeys(platformStore, secrets, systemClock, { shared: database.dialect === 'postgres', rotate: config.jwtSecretRotate });
+  const { jwtSecretChanged } = await verifyKeys(platformStore, secrets, systemClock, {
+    shared: database.dialect === 'postgres',
+    rotate: config.jwtSecretRotate,
+  });
 
   // Structured JSON logs; human-readable ones when a person watches a terminal.
   const logger = {
     level: config.logLevel,
     redact: ['req.headers.authorization', 'req.headers.cookie'],
-    ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss', ignore: 'pid,hostname' } } } : {}),
+    ...(process.stdout.isTTY
+      ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss', ignore: 'pid,hostname' } } }
+      : {}),
   };
   const app = await buildApp({ config, database, secrets, logger });
 
@@ -62,10 +69,14 @@ async function main() {
   const sandboxLines = describeSandboxes(app.services.providers);
   if (config.env === 'production' && sandboxLines.length > 0 && !config.allowSandbox) {
     await database.close();
-    throw new FatalStartup(`refusing to start in production with sandbox providers (set ALLOW_SANDBOX=1 to allow):\n  ${sandboxLines.join('\n  ')}`);
+    throw new FatalStartup(
+      `refusing to start in production with sandbox providers (set ALLOW_SANDBOX=1 to allow):\n  ${sandboxLines.join('\n  ')}`,
+    );
   }
   if (config.env === 'production' && sandboxLines.length > 0) {
-    app.log.warn(`ALLOW_SANDBOX=1 in production: sandbox providers do not reach the outside world (${sandboxLines.join('; ')})`);
+    app.log.warn(
+      `ALLOW_SANDBOX=1 in production: sandbox providers do not reach the outside world (${sandboxLines.join('; ')})`,
+    );
   }
   if (jwtSecretChanged) {
     app.log.warn(
@@ -78,7 +89,9 @@ async function main() {
   for (const line of providerLines) app.log.info(`provider ${line}`);
   app.log.info(`voice agent: ${app.services.voice.description}`);
   const oidc = config.oidcProviders.map((p) => `${p.slug} (${p.issuer})`).join(', ');
-  app.log.info(`knowledge search: ${app.services.knowledge.embeddings ? `full-text fused with vectors from ${app.services.knowledge.embeddings.name}` : 'full-text only (set EMBEDDINGS_URL to an OpenAI-compatible /v1 endpoint to add vector search)'}`);
+  app.log.info(
+    `knowledge search: ${app.services.knowledge.embeddings ? `full-text fused with vectors from ${app.services.knowledge.embeddings.name}` : 'full-text only (set EMBEDDINGS_URL to an OpenAI-compatible /v1 endpoint to add vector search)'}`,
+  );
   app.log.info(`external sign-in: ${oidc || 'none configured (set OIDC_PROVIDERS)'}`);
 
   let closing = false;
@@ -137,7 +150,14 @@ async function main() {
 
 main().catch((err) => {
   // A bad PLANS_FILE / VOICE_PRICING_FILE / TEMPORARY_CALL_TYPES_FILE is a configuration problem too: its message says which and why.
-  if (err instanceof FatalStartup || err instanceof StartupError || err instanceof SecretsError || err instanceof KeyMismatchError || err instanceof CatalogError || err instanceof CallTypeError) {
+  if (
+    err instanceof FatalStartup ||
+    err instanceof StartupError ||
+    err instanceof SecretsError ||
+    err instanceof KeyMismatchError ||
+    err instanceof CatalogError ||
+    err instanceof CallTypeError
+  ) {
     console.error(err.message);
     process.exit(2);
   }

@@ -106,11 +106,16 @@ export function formatRateLimitRule(rule: RateLimitRule): string {
  */
 export function developmentRateLimits(defaults: RateLimits): RateLimits {
   const relaxed = {} as Record<string, RateLimitRule>;
-  for (const [name, rule] of Object.entries(defaults)) relaxed[name] = { limit: rule.limit * 10, windowMs: Math.min(rule.windowMs, UNITS.m) };
+  for (const [name, rule] of Object.entries(defaults))
+    relaxed[name] = { limit: rule.limit * 10, windowMs: Math.min(rule.windowMs, UNITS.m) };
   return relaxed as unknown as RateLimits;
 }
 
-export function parseRateLimits(env: Record<string, string | undefined>, defaults: RateLimits, problems: string[]): RateLimits {
+export function parseRateLimits(
+  env: Record<string, string | undefined>,
+  defaults: RateLimits,
+  problems: string[],
+): RateLimits {
   const limits = { ...defaults } as Record<string, RateLimitRule>;
   const rules = Object.keys(defaults);
   const byEnvName = new Map(rules.map((rule) => [rateLimitEnvName(rule), rule]));
@@ -128,7 +133,7 @@ export function parseRateLimits(env: Record<string, string | undefined>, default
       problems.push(`RATE_LIMITS must be a JSON object such as {"loginPerIp":"30/15m"}`);
     } else {
       for (const [key, value] of Object.entries(parsed)) {
-        const rule = rules.includes(key) ? key : byEnvName.get(rateLimitEnvName(key)) ?? byEnvName.get(key);
+        const rule = rules.includes(key) ? key : (byEnvName.get(rateLimitEnvName(key)) ?? byEnvName.get(key));
         const parsedRule = typeof value === 'string' ? parseRateLimitRule(value) : null;
         if (!rule) problems.push(`RATE_LIMITS: unknown rule "${key}" (rules: ${rules.join(', ')})`);
         else if (!parsedRule) problems.push(`RATE_LIMITS: "${key}" must be ${expected} (got ${JSON.stringify(value)})`);

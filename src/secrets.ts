@@ -15,7 +15,10 @@ export class SecretsError extends Error {}
 
 function readOrCreate(file: string, create: (() => string) | null): string {
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  if (!create) throw new SecretsError(`${file} is missing, but this database was set up with a master key: restore master.key from your backup (or set MASTER_KEY); a new key cannot read the secrets stored in the database`);
+  if (!create)
+    throw new SecretsError(
+      `${file} is missing, but this database was set up with a master key: restore master.key from your backup (or set MASTER_KEY); a new key cannot read the secrets stored in the database`,
+    );
   const value = create();
   writeFileSync(file, `${value}\n`, { mode: 0o600, flag: 'wx' });
   chmodSync(file, 0o600);
@@ -35,7 +38,8 @@ export function loadSecrets(config: Config, options: LoadSecretsOptions = {}): S
   const keyFile = join(config.dataDir, 'master.key');
   const newKey = () => randomBytes(32).toString('base64');
   const masterKey = config.masterKey ?? readOrCreate(keyFile, options.createMasterKey === false ? null : newKey);
-  const jwtSecret = config.jwtSecret ?? readOrCreate(join(config.dataDir, 'jwt.secret'), () => randomBytes(48).toString('base64url'));
+  const jwtSecret =
+    config.jwtSecret ?? readOrCreate(join(config.dataDir, 'jwt.secret'), () => randomBytes(48).toString('base64url'));
   const key = Buffer.from(masterKey, 'base64');
   if (key.length !== 32) throw new SecretsError(`${keyFile} does not hold a 32-byte base64 key`);
   return { masterKey: key, jwtSecret };

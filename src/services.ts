@@ -66,31 +66,120 @@ export function createServices(deps: ServiceDeps) {
   const { limiter, audit, singleUse } = platform;
   const billingCatalog = loadCatalog(config.billing);
   const audioSecret = config.audio.secret ?? generateWebhookSecret();
-  const providers: Providers = { ...createProviders(config, platform.outbox, secrets.masterKey, billingCatalog.plans, clock, audioSecret), ...deps.providers };
+  const providers: Providers = {
+    ...createProviders(config, platform.outbox, secrets.masterKey, billingCatalog.plans, clock, audioSecret),
+    ...deps.providers,
+  };
   const secretBox: SecretBox = createSecretBox(secrets.masterKey);
   // Sessions and API keys share one cache of recent credential lookups, so ending either takes effect at once on this instance.
   const credentialCache = new CredentialCache<AuthContext>(clock, config.authCacheMs);
 
   const apiKeys = createApiKeyServices({ db, credentialCache, audit, clock });
-  const auth = createAuthServices({ db, settings: authSettings(config), passwordHash: config.passwordHash, jwtSecret: secrets.jwtSecret, masterKey: secrets.masterKey, secretBox, credentialCache, apiKeys: apiKeys.apiKeys, email: providers.email, sms: providers.sms, identityProviders: createIdentityProviders(config.oidcProviders), limiter, audit, clock });
-  const events = createEventServices({ database, config: config.events, jwtSecret: secrets.jwtSecret, singleUse, authenticator: auth.authenticator, clock });
+  const auth = createAuthServices({
+    db,
+    settings: authSettings(config),
+    passwordHash: config.passwordHash,
+    jwtSecret: secrets.jwtSecret,
+    masterKey: secrets.masterKey,
+    secretBox,
+    credentialCache,
+    apiKeys: apiKeys.apiKeys,
+    email: providers.email,
+    sms: providers.sms,
+    identityProviders: createIdentityProviders(config.oidcProviders),
+    limiter,
+    audit,
+    clock,
+  });
+  const events = createEventServices({
+    database,
+    config: config.events,
+    jwtSecret: secrets.jwtSecret,
+    singleUse,
+    authenticator: auth.authenticator,
+    clock,
+  });
   const { eventRecorder } = events;
-  const data = createDataServices({ db, dialect, secretBox, eventRecorder, clock, objectContentLimitBytes: config.objectContentLimitBytes, relatedPageBytes: config.relatedPageBytes, singleUse });
-  const billing = createBillingServices({ db, dialect, settings: config.billing, catalog: billingCatalog, publicUrl: config.publicUrl, returnUrlOrigins: config.returnUrlOrigins, payments: providers.payments, users: (userId) => auth.users.findById(userId), limiter, sessionsPerUser: config.rateLimits.billingSessionsPerUser, clock });
+  const data = createDataServices({
+    db,
+    dialect,
+    secretBox,
+    eventRecorder,
+    clock,
+    objectContentLimitBytes: config.objectContentLimitBytes,
+    relatedPageBytes: config.relatedPageBytes,
+    singleUse,
+  });
+  const billing = createBillingServices({
+    db,
+    dialect,
+    settings: config.billing,
+    catalog: billingCatalog,
+    publicUrl: config.publicUrl,
+    returnUrlOrigins: config.returnUrlOrigins,
+    payments: providers.payments,
+    users: (userId) => auth.users.findById(userId),
+    limiter,
+    sessionsPerUser: config.rateLimits.billingSessionsPerUser,
+    clock,
+  });
   // The caller's billing account (tests may replace it with an in-memory one of the same interface).
   const billingAccount = deps.billing ?? billing.account;
   // Pathways named by id are read from the owner's conversational-pathways store.
   const pathways = createPathwayServices({ records: data.records });
-  const knowledge = createKnowledgeServices({ db, dialect, clock, config: config.knowledge, embeddings: createEmbeddingsProvider(config) });
-  const telephony = createTelephonyServices({ db, providers: providers.telephony, billing: billingAccount, data, knowledge: knowledge.lookup, eventRecorder, limiter, clock, publicUrl: config.publicUrl, smsSendPerUser: config.rateLimits.smsSendPerUser, smsSegmentPrice: config.billing.smsSegmentPrice, singleUse });
-  const personas = createPersonaServices({ voice: providers.voice, signedPayloads: data.signedPayloads, clock, previewLimits: { limiter, perUser: config.rateLimits.voicePreviewPerUser, charactersPerUser: config.rateLimits.voicePreviewCharactersPerUser, localPerUser: config.rateLimits.localVoicePreviewPerUser } });
+  const knowledge = createKnowledgeServices({
+    db,
+    dialect,
+    clock,
+    config: config.knowledge,
+    embeddings: createEmbeddingsProvider(config),
+  });
+  const telephony = createTelephonyServices({
+    db,
+    providers: providers.telephony,
+    billing: billingAccount,
+    data,
+    knowledge: knowledge.lookup,
+    eventRecorder,
+    limiter,
+    clock,
+    publicUrl: config.publicUrl,
+    smsSendPerUser: config.rateLimits.smsSendPerUser,
+    smsSegmentPrice: config.billing.smsSegmentPrice,
+    singleUse,
+  });
+  const personas = createPersonaServices({
+    voice: providers.voice,
+    signedPayloads: data.signedPayloads,
+    clock,
+    previewLimits: {
+      limiter,
+      perUser: config.rateLimits.voicePreviewPerUser,
+      charactersPerUser: config.rateLimits.voicePreviewCharactersPerUser,
+      localPerUser: config.rateLimits.localVoicePreviewPerUser,
+    },
+  });
   const integrations = createIntegrationServices({ db, scheduling: providers.scheduling, secretBox, clock });
   // A number whose subscription goes unpaid is suspended (and restored when paid): billing announces, telephony follows.
   billing.events.onItemStatus((change) => telephony.numbers.followSubscription(change));
-  const connect = createConnectServices({ db, dialect, data, connector: providers.connector, billing: billingAccount, clock, config: config.connector });
+  const connect = createConnectServices({
+    db,
+    dialect,
+    data,
+    connector: providers.connector,
+    billing: billingAccount,
+    clock,
+    config: config.connector,
+  });
   const webhooks = createWebhookServices({ db, dialect, secretBox, clock, config: config.webhooks });
   // Custom HTTP tools are signed and filtered as webhooks are; the voice integration invokes them through this.
-  const customTools = createCustomToolServices({ webhooks: webhooks.webhooks, secretBox, clock, allowPrivate: config.webhooks.allowPrivate, log });
+  const customTools = createCustomToolServices({
+    webhooks: webhooks.webhooks,
+    secretBox,
+    clock,
+    allowPrivate: config.webhooks.allowPrivate,
+    log,
+  });
   const voice = createVoiceServices({
     db,
     clock,
@@ -102,13 +191,20 @@ export function createServices(deps: ServiceDeps) {
     recording: config.audio.recording,
     serviceTokens: data.serviceTokens,
     singleUse,
-    providers: deps.voiceAgent ?? createVoiceAgentProviders(config.voiceAgent, providers.voice, { pocketsphinx: () => createPocketsphinxSpeechToText() }),
+    providers:
+      deps.voiceAgent ??
+      createVoiceAgentProviders(config.voiceAgent, providers.voice, {
+        pocketsphinx: () => createPocketsphinxSpeechToText(),
+      }),
     tools: createVoiceToolServices(knowledge.knowledge, integrations.integrations),
     events: eventRecorder,
     maxRecordingBytes: config.objectContentLimitBytes,
     data,
     settings: config.voice,
-    mediaAdmission: { perAddress: config.mediaSockets.unauthenticatedPerAddress, total: config.mediaSockets.unauthenticatedTotal },
+    mediaAdmission: {
+      perAddress: config.mediaSockets.unauthenticatedPerAddress,
+      total: config.mediaSockets.unauthenticatedTotal,
+    },
     log,
   });
   const callArea = createCallArea({
@@ -174,17 +270,68 @@ export function createServices(deps: ServiceDeps) {
       // Calls whose audio server went quiet (a sandbox call whose process stopped) end as failed.
       stalledCalls: async () => void (await calls.calls.failStalled()),
       // Charges whose call was never recorded (a start cut off, or an authorizeCall nobody settled) after the longest call.
-      orphanCallCharges: async () => void (await calls.charges?.closeOrphans(STALLED_AFTER_MS + config.billing.callMaxSeconds * 1000)),
+      orphanCallCharges: async () =>
+        void (await calls.charges?.closeOrphans(STALLED_AFTER_MS + config.billing.callMaxSeconds * 1000)),
       // After abandonedCalls: a call it just finished gets its summary in the same pass.
       temporarySessions: (now) => temporarySessions.temporary.housekeep(now),
     },
     clock,
   );
 
-  const { users, tokens, passwords, authenticator, accountMail, externalSignIn, phoneVerification, passwordReset, twoFactor } = auth;
+  const {
+    users,
+    tokens,
+    passwords,
+    authenticator,
+    accountMail,
+    externalSignIn,
+    phoneVerification,
+    passwordReset,
+    twoFactor,
+  } = auth;
   const { eventStreams, eventTickets } = events;
   const { inboundCalls, sandboxInbound, webCalls, callSessions, transfers } = callArea;
-  return { config, database, clock, secretBox, housekeeping, ...platform, providers, users, tokens, passwords, apiKeys: apiKeys.apiKeys, authenticator, accountMail, auth: auth.auth, externalSignIn, phoneVerification, passwordReset, twoFactor, eventRecorder, eventStreams, eventTickets, data, billing, personas, integrations, telephony, knowledge, pathways, customTools, connect, webhooks, calls, callSessions, temporarySessions, voice, inboundCalls, sandboxInbound, webCalls, transfers };
+  return {
+    config,
+    database,
+    clock,
+    secretBox,
+    housekeeping,
+    ...platform,
+    providers,
+    users,
+    tokens,
+    passwords,
+    apiKeys: apiKeys.apiKeys,
+    authenticator,
+    accountMail,
+    auth: auth.auth,
+    externalSignIn,
+    phoneVerification,
+    passwordReset,
+    twoFactor,
+    eventRecorder,
+    eventStreams,
+    eventTickets,
+    data,
+    billing,
+    personas,
+    integrations,
+    telephony,
+    knowledge,
+    pathways,
+    customTools,
+    connect,
+    webhooks,
+    calls,
+    callSessions,
+    temporarySessions,
+    voice,
+    inboundCalls,
+    sandboxInbound,
+    webCalls,
+    transfers,
+  };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -194,7 +341,8 @@ function callPricing(config: Config, catalog: Catalog) {
   const { callConcurrencyPerUser, callMaxSeconds } = config.billing;
   return {
     rate: (country: string, direction: 'inbound' | 'outbound') => catalog.voiceRate(country, direction),
-    concurrencyLimit: (planKey: string | null) => Math.max(callConcurrencyPerUser, (planKey ? catalog.plan(planKey)?.callConcurrency : undefined) ?? 0),
+    concurrencyLimit: (planKey: string | null) =>
+      Math.max(callConcurrencyPerUser, (planKey ? catalog.plan(planKey)?.callConcurrency : undefined) ?? 0),
     defaultMaxSeconds: callMaxSeconds,
   };
 }

@@ -49,12 +49,19 @@ function describePgError(err: unknown): PgProblem {
  * while the server is unreachable, up to `timeoutMs`. Wrong credentials or a
  * missing database fail at once. Throws StartupError.
  */
-export async function waitForPostgres(databaseUrl: string, timeoutMs: number, onRetry: (problem: string, delayMs: number) => void): Promise<void> {
+export async function waitForPostgres(
+  databaseUrl: string,
+  timeoutMs: number,
+  onRetry: (problem: string, delayMs: number) => void,
+): Promise<void> {
   const pg = loadPg();
   const deadline = Date.now() + timeoutMs;
   let delay = 250;
   for (;;) {
-    const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: Math.max(1000, Math.min(5000, deadline - Date.now())) });
+    const client = new pg.Client({
+      connectionString: databaseUrl,
+      connectionTimeoutMillis: Math.max(1000, Math.min(5000, deadline - Date.now())),
+    });
     client.on('error', () => {});
     try {
       await client.connect();
@@ -67,7 +74,9 @@ export async function waitForPostgres(databaseUrl: string, timeoutMs: number, on
       const where = `the database at ${redactDatabaseUrl(databaseUrl)} (DATABASE_URL)`;
       if (!problem.transient) throw new StartupError(`cannot use ${where}: ${problem.text}`);
       if (Date.now() + delay > deadline) {
-        throw new StartupError(`cannot reach ${where}: ${problem.text}; gave up after ${Math.round(timeoutMs / 1000)} s (DATABASE_CONNECT_TIMEOUT_SECONDS)`);
+        throw new StartupError(
+          `cannot reach ${where}: ${problem.text}; gave up after ${Math.round(timeoutMs / 1000)} s (DATABASE_CONNECT_TIMEOUT_SECONDS)`,
+        );
       }
       onRetry(problem.text, delay);
       await sleep(delay);

@@ -9,7 +9,9 @@ describe('the bundle stays a one-byte string', () => {
   });
 
   it('refuses a character beyond Latin-1 and names its line', () => {
-    expect(() => checkOneByteSource('const a = 1;\nconst ends = /[.!?\u2026]+/;\n')).toThrow(/line 2 holds "\u2026".*\\u escape/);
+    expect(() => checkOneByteSource('const a = 1;\nconst ends = /[.!?\u2026]+/;\n')).toThrow(
+      /line 2 holds "\u2026".*\\u escape/,
+    );
     expect(() => checkOneByteSource('// a \u2192 b\n')).toThrow(/line 1/);
   });
 });

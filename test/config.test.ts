@@ -18,12 +18,25 @@ const problemsOf = (env: Record<string, string>) => {
 describe('loadConfig', () => {
   it('gives working defaults for an empty environment', () => {
     const config = loadConfig({}, '/srv');
-    expect(config).toMatchObject({ port: 3000, host: '127.0.0.1', dataDir: '/srv/data', databaseUrl: null, publicUrl: 'http://127.0.0.1:3000', twilio: null, smtp: null });
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      dataDir: '/srv/data',
+      databaseUrl: null,
+      publicUrl: 'http://127.0.0.1:3000',
+      twilio: null,
+      smtp: null,
+    });
     expect(config.returnUrlOrigins).toEqual(['http://127.0.0.1:3000']);
   });
 
   it('reports every bad variable together, by name', () => {
-    const problems = problemsOf({ PORT: 'eighty', MASTER_KEY: 'short', TWILIO_ACCOUNT_SID: 'AC1', DATABASE_URL: 'mysql://x' });
+    const problems = problemsOf({
+      PORT: 'eighty',
+      MASTER_KEY: 'short',
+      TWILIO_ACCOUNT_SID: 'AC1',
+      DATABASE_URL: 'mysql://x',
+    });
     expect(problems.join('\n')).toMatch(/PORT/);
     expect(problems.join('\n')).toMatch(/MASTER_KEY must be 32 bytes/);
     expect(problems.join('\n')).toMatch(/TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM must be set together/);
@@ -32,7 +45,12 @@ describe('loadConfig', () => {
 
   it('requires shared secrets with PostgreSQL', () => {
     const problems = problemsOf({ DATABASE_URL: 'postgres://u:p@localhost/db' });
-    expect(problems).toEqual(expect.arrayContaining([expect.stringMatching(/^MASTER_KEY is required/), expect.stringMatching(/^JWT_SECRET is required/)]));
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^MASTER_KEY is required/),
+        expect.stringMatching(/^JWT_SECRET is required/),
+      ]),
+    );
   });
 
   it('parses METRICS_PORT, METRICS_TOKEN and JWT_SECRET_ROTATE, and names bad values', () => {
@@ -46,9 +64,25 @@ describe('loadConfig', () => {
   });
 
   it('parses OIDC providers and names the missing variables of one', () => {
-    const config = loadConfig({ OIDC_PROVIDERS: 'corp-sso', OIDC_CORP_SSO_ISSUER: 'https://id.example.com', OIDC_CORP_SSO_CLIENT_ID: 'c', OIDC_CORP_SSO_CLIENT_SECRET: 's' });
-    expect(config.oidcProviders).toEqual([{ slug: 'corp-sso', name: 'corp-sso', issuer: 'https://id.example.com', clientId: 'c', clientSecret: 's', scopes: 'openid email profile' }]);
-    expect(problemsOf({ OIDC_PROVIDERS: 'google' })[0]).toMatch(/OIDC_GOOGLE_ISSUER, OIDC_GOOGLE_CLIENT_ID and OIDC_GOOGLE_CLIENT_SECRET are required/);
+    const config = loadConfig({
+      OIDC_PROVIDERS: 'corp-sso',
+      OIDC_CORP_SSO_ISSUER: 'https://id.example.com',
+      OIDC_CORP_SSO_CLIENT_ID: 'c',
+      OIDC_CORP_SSO_CLIENT_SECRET: 's',
+    });
+    expect(config.oidcProviders).toEqual([
+      {
+        slug: 'corp-sso',
+        name: 'corp-sso',
+        issuer: 'https://id.example.com',
+        clientId: 'c',
+        clientSecret: 's',
+        scopes: 'openid email profile',
+      },
+    ]);
+    expect(problemsOf({ OIDC_PROVIDERS: 'google' })[0]).toMatch(
+      /OIDC_GOOGLE_ISSUER, OIDC_GOOGLE_CLIENT_ID and OIDC_GOOGLE_CLIENT_SECRET are required/,
+    );
   });
 });
 
@@ -57,7 +91,15 @@ describe('web calls', () => {
     const config = loadConfig({ NODE_ENV: 'production', ALLOW_SANDBOX: '1' }, '/srv');
     expect(config.webCalls).toEqual({ maxSeconds: 600, concurrencyPerUser: 2 });
     expect(config.rateLimits.webCallsPerUser).toEqual({ limit: 20, windowMs: 3_600_000 });
-    expect(loadConfig({ WEB_CALL_MAX_SECONDS: '120', WEB_CALL_CONCURRENCY_PER_USER: '5', RATE_LIMIT_WEB_CALLS_PER_USER: '50/1h' }, '/srv')).toMatchObject({ webCalls: { maxSeconds: 120, concurrencyPerUser: 5 }, rateLimits: { webCallsPerUser: { limit: 50, windowMs: 3_600_000 } } });
+    expect(
+      loadConfig(
+        { WEB_CALL_MAX_SECONDS: '120', WEB_CALL_CONCURRENCY_PER_USER: '5', RATE_LIMIT_WEB_CALLS_PER_USER: '50/1h' },
+        '/srv',
+      ),
+    ).toMatchObject({
+      webCalls: { maxSeconds: 120, concurrencyPerUser: 5 },
+      rateLimits: { webCallsPerUser: { limit: 50, windowMs: 3_600_000 } },
+    });
     expect(problemsOf({ WEB_CALL_MAX_SECONDS: '1' })[0]).toMatch(/WEB_CALL_MAX_SECONDS/);
     expect(problemsOf({ WEB_CALL_CONCURRENCY_PER_USER: '0' })[0]).toMatch(/WEB_CALL_CONCURRENCY_PER_USER/);
   });
@@ -66,7 +108,9 @@ describe('web calls', () => {
 describe('media sockets before their token', () => {
   it('defaults: 8 per remote address, 200 in all; each is checked', () => {
     expect(loadConfig({}, '/srv').mediaSockets).toEqual({ unauthenticatedPerAddress: 8, unauthenticatedTotal: 200 });
-    expect(loadConfig({ MEDIA_UNAUTHENTICATED_PER_ADDRESS: '64', MEDIA_UNAUTHENTICATED_MAX: '1000' }, '/srv').mediaSockets).toEqual({ unauthenticatedPerAddress: 64, unauthenticatedTotal: 1000 });
+    expect(
+      loadConfig({ MEDIA_UNAUTHENTICATED_PER_ADDRESS: '64', MEDIA_UNAUTHENTICATED_MAX: '1000' }, '/srv').mediaSockets,
+    ).toEqual({ unauthenticatedPerAddress: 64, unauthenticatedTotal: 1000 });
     expect(problemsOf({ MEDIA_UNAUTHENTICATED_PER_ADDRESS: '0' })[0]).toMatch(/MEDIA_UNAUTHENTICATED_PER_ADDRESS/);
     expect(problemsOf({ MEDIA_UNAUTHENTICATED_MAX: 'lots' })[0]).toMatch(/MEDIA_UNAUTHENTICATED_MAX/);
   });
@@ -74,11 +118,18 @@ describe('media sockets before their token', () => {
 
 describe('charges for calls and SMS', () => {
   it('defaults: 5 calls at once, an hour at most, $0.0079 an SMS segment; each is checked', () => {
-    expect(loadConfig({}, '/srv').billing).toMatchObject({ callConcurrencyPerUser: 5, callMaxSeconds: 3600, smsSegmentPrice: 79 });
-    expect(loadConfig({ CALL_CONCURRENCY_PER_USER: '12', CALL_MAX_SECONDS: '600', SMS_PRICE_USD: '0.04' }, '/srv').billing).toMatchObject({ callConcurrencyPerUser: 12, callMaxSeconds: 600, smsSegmentPrice: 400 });
+    expect(loadConfig({}, '/srv').billing).toMatchObject({
+      callConcurrencyPerUser: 5,
+      callMaxSeconds: 3600,
+      smsSegmentPrice: 79,
+    });
+    expect(
+      loadConfig({ CALL_CONCURRENCY_PER_USER: '12', CALL_MAX_SECONDS: '600', SMS_PRICE_USD: '0.04' }, '/srv').billing,
+    ).toMatchObject({ callConcurrencyPerUser: 12, callMaxSeconds: 600, smsSegmentPrice: 400 });
     expect(problemsOf({ CALL_CONCURRENCY_PER_USER: '0' })[0]).toMatch(/CALL_CONCURRENCY_PER_USER/);
     expect(problemsOf({ CALL_MAX_SECONDS: '10' })[0]).toMatch(/CALL_MAX_SECONDS/);
-    for (const bad of ['free', '0', '0.00001', '-1', '11']) expect(problemsOf({ SMS_PRICE_USD: bad })[0]).toMatch(/SMS_PRICE_USD/);
+    for (const bad of ['free', '0', '0.00001', '-1', '11'])
+      expect(problemsOf({ SMS_PRICE_USD: bad })[0]).toMatch(/SMS_PRICE_USD/);
   });
 });
 
@@ -128,7 +179,9 @@ describe('loadConfig: operations', () => {
   });
 
   it('checks LOG_LEVEL against the pino levels', () => {
-    expect(problemsOf({ LOG_LEVEL: 'verbose' })).toEqual([expect.stringMatching(/^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/)]);
+    expect(problemsOf({ LOG_LEVEL: 'verbose' })).toEqual([
+      expect.stringMatching(/^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/),
+    ]);
     expect(loadConfig({ LOG_LEVEL: 'debug' }).logLevel).toBe('debug');
   });
 
@@ -139,21 +192,52 @@ describe('loadConfig: operations', () => {
   });
 
   it('checks CORS_ORIGINS entries are origins', () => {
-    expect(loadConfig({ CORS_ORIGINS: 'https://a.example.com, http://localhost:*' }).corsOrigins).toEqual(['https://a.example.com', 'http://localhost:*']);
-    expect(problemsOf({ CORS_ORIGINS: 'https://a.example.com/app' })[0]).toMatch(/CORS_ORIGINS: "https:\/\/a.example.com\/app" must be an origin/);
+    expect(loadConfig({ CORS_ORIGINS: 'https://a.example.com, http://localhost:*' }).corsOrigins).toEqual([
+      'https://a.example.com',
+      'http://localhost:*',
+    ]);
+    expect(problemsOf({ CORS_ORIGINS: 'https://a.example.com/app' })[0]).toMatch(
+      /CORS_ORIGINS: "https:\/\/a.example.com\/app" must be an origin/,
+    );
     expect(problemsOf({ CORS_ORIGINS: 'a.example.com' })[0]).toMatch(/CORS_ORIGINS must be a http: or https: URL/);
   });
 });
 
 describe('loadConfig: live-call timing', () => {
   it('defaults to the numbers of DESIGN "Voice agent" and reads VOICE_* variables', () => {
-    expect(loadConfig({}, '/srv').voice).toEqual({ endpointMinMs: 500, endpointMaxMs: 3000, bargeInMs: 300, llmDeadlineMs: 4000, repromptMs: 8000, maxReprompts: 2 });
-    const config = loadConfig({ VOICE_ENDPOINT_MIN_MS: '400', VOICE_ENDPOINT_MAX_MS: '2000', VOICE_BARGE_IN_MS: '250', VOICE_LLM_DEADLINE_MS: '3000', VOICE_REPROMPT_MS: '6000', VOICE_MAX_REPROMPTS: '1' }, '/srv');
-    expect(config.voice).toEqual({ endpointMinMs: 400, endpointMaxMs: 2000, bargeInMs: 250, llmDeadlineMs: 3000, repromptMs: 6000, maxReprompts: 1 });
+    expect(loadConfig({}, '/srv').voice).toEqual({
+      endpointMinMs: 500,
+      endpointMaxMs: 3000,
+      bargeInMs: 300,
+      llmDeadlineMs: 4000,
+      repromptMs: 8000,
+      maxReprompts: 2,
+    });
+    const config = loadConfig(
+      {
+        VOICE_ENDPOINT_MIN_MS: '400',
+        VOICE_ENDPOINT_MAX_MS: '2000',
+        VOICE_BARGE_IN_MS: '250',
+        VOICE_LLM_DEADLINE_MS: '3000',
+        VOICE_REPROMPT_MS: '6000',
+        VOICE_MAX_REPROMPTS: '1',
+      },
+      '/srv',
+    );
+    expect(config.voice).toEqual({
+      endpointMinMs: 400,
+      endpointMaxMs: 2000,
+      bargeInMs: 250,
+      llmDeadlineMs: 3000,
+      repromptMs: 6000,
+      maxReprompts: 1,
+    });
   });
 
   it('refuses out-of-range values and a minimum above the maximum', () => {
     expect(() => loadConfig({ VOICE_BARGE_IN_MS: '0' }, '/srv')).toThrow(/VOICE_BARGE_IN_MS must be a whole number/);
-    expect(() => loadConfig({ VOICE_ENDPOINT_MIN_MS: '4000', VOICE_ENDPOINT_MAX_MS: '3000' }, '/srv')).toThrow(/VOICE_ENDPOINT_MIN_MS \(4000\) must not exceed/);
+    expect(() => loadConfig({ VOICE_ENDPOINT_MIN_MS: '4000', VOICE_ENDPOINT_MAX_MS: '3000' }, '/srv')).toThrow(
+      /VOICE_ENDPOINT_MIN_MS \(4000\) must not exceed/,
+    );
   });
 });

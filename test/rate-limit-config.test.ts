@@ -25,7 +25,8 @@ describe('rate limit configuration', () => {
     expect(parseRateLimitRule('30/15m')).toEqual({ limit: 30, windowMs: 15 * MINUTE });
     expect(parseRateLimitRule('5/h')).toEqual({ limit: 5, windowMs: 60 * MINUTE });
     expect(parseRateLimitRule('100 / 30s')).toEqual({ limit: 100, windowMs: 30_000 });
-    for (const bad of ['30', '30/15', 'x/1m', '30/2d', '-1/1m', '30/0s']) expect(parseRateLimitRule(bad), bad).toBeNull();
+    for (const bad of ['30', '30/15', 'x/1m', '30/2d', '-1/1m', '30/0s'])
+      expect(parseRateLimitRule(bad), bad).toBeNull();
     expect(formatRateLimitRule({ limit: 30, windowMs: 15 * MINUTE })).toBe('30/15m');
     expect(formatRateLimitRule({ limit: 10, windowMs: 60 * MINUTE })).toBe('10/1h');
   });
@@ -44,7 +45,11 @@ describe('rate limit configuration', () => {
   it('takes one rule from RATE_LIMIT_<RULE>, several from RATE_LIMITS, the variable winning', () => {
     const limits = loadConfig({
       NODE_ENV: 'production',
-      RATE_LIMITS: JSON.stringify({ loginPerIp: '100/1m', RATE_LIMIT_REGISTER_PER_IP: '50/1h', resetRequestPerEmail: '9/1h' }),
+      RATE_LIMITS: JSON.stringify({
+        loginPerIp: '100/1m',
+        RATE_LIMIT_REGISTER_PER_IP: '50/1h',
+        resetRequestPerEmail: '9/1h',
+      }),
       RATE_LIMIT_RESET_REQUEST_PER_EMAIL: '4/2h',
     }).rateLimits;
     expect(limits.loginPerIp).toEqual({ limit: 100, windowMs: MINUTE });
@@ -54,8 +59,12 @@ describe('rate limit configuration', () => {
   });
 
   it('names unknown rules and malformed values', () => {
-    expect(problemsOf({ RATE_LIMIT_LOGIN_PER_PLANET: '1/1m' })[0]).toMatch(/^RATE_LIMIT_LOGIN_PER_PLANET is not a rate limit rule/);
-    expect(problemsOf({ RATE_LIMIT_LOGIN_PER_IP: 'lots' })[0]).toMatch(/^RATE_LIMIT_LOGIN_PER_IP must be <requests>\/<window>/);
+    expect(problemsOf({ RATE_LIMIT_LOGIN_PER_PLANET: '1/1m' })[0]).toMatch(
+      /^RATE_LIMIT_LOGIN_PER_PLANET is not a rate limit rule/,
+    );
+    expect(problemsOf({ RATE_LIMIT_LOGIN_PER_IP: 'lots' })[0]).toMatch(
+      /^RATE_LIMIT_LOGIN_PER_IP must be <requests>\/<window>/,
+    );
     expect(problemsOf({ RATE_LIMITS: '[1]' })[0]).toMatch(/^RATE_LIMITS must be a JSON object/);
     expect(problemsOf({ RATE_LIMITS: '{"nope":"1/1m"}' })[0]).toMatch(/^RATE_LIMITS: unknown rule "nope"/);
     expect(problemsOf({ RATE_LIMITS: '{"loginPerIp":5}' })[0]).toMatch(/^RATE_LIMITS: "loginPerIp" must be/);
@@ -64,7 +73,9 @@ describe('rate limit configuration', () => {
   it('lists every rule in the README with its production default', () => {
     const readme = readFileSync('README.md', 'utf8');
     for (const [name, rule] of Object.entries(defaultRateLimits)) {
-      expect(readme, name).toMatch(new RegExp(`\`${rateLimitEnvName(name)}\` \\| \`${formatRateLimitRule(rule).replace('/', '\\/')}\``));
+      expect(readme, name).toMatch(
+        new RegExp(`\`${rateLimitEnvName(name)}\` \\| \`${formatRateLimitRule(rule).replace('/', '\\/')}\``),
+      );
     }
   });
 });
@@ -74,9 +85,16 @@ describe('a configured limit applies to requests', () => {
   afterAll(() => t?.close());
 
   it('RATE_LIMIT_LOGIN_PER_EMAIL=2/1m answers the third login 429', async () => {
-    t = await createTestApp({ config: { rateLimits: loadConfig({ NODE_ENV: 'production', RATE_LIMIT_LOGIN_PER_EMAIL: '2/1m' }).rateLimits } });
+    t = await createTestApp({
+      config: { rateLimits: loadConfig({ NODE_ENV: 'production', RATE_LIMIT_LOGIN_PER_EMAIL: '2/1m' }).rateLimits },
+    });
     const user = await createVerifiedUser(t);
-    const login = () => t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: 'wrong password here', remember: false } });
+    const login = () =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/auth/login',
+        payload: { email: user.email, password: 'wrong password here', remember: false },
+      });
     expect((await login()).statusCode).not.toBe(429);
     expect((await login()).statusCode).not.toBe(429);
     const third = await login();

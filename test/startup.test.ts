@@ -56,7 +56,11 @@ const tsxMain = ['--import', 'tsx', 'src/main.ts'];
 
 /** Runs src/main.ts to its end (for start-ups that must fail). */
 function runMain(env: Record<string, string>) {
-  return spawnSync(process.execPath, tsxMain, { env: baseEnv({ DATA_DIR: newDataDir(), PORT: '0', ...env }), encoding: 'utf8', timeout: 60_000 });
+  return spawnSync(process.execPath, tsxMain, {
+    env: baseEnv({ DATA_DIR: newDataDir(), PORT: '0', ...env }),
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
 }
 
 /** The failure is one line (after any retry notices), without a stack trace. */
@@ -68,9 +72,15 @@ function expectOneLineFailure(result: ReturnType<typeof runMain>, pattern: RegEx
 }
 
 describe('npm start', () => {
-  it('ends on SIGTERM to the process it started: the port is free within 5 s and nothing is left serving', { timeout: 180_000 }, async () => {
+  it('ends on SIGTERM to the process it started: the port is free within 5 s and nothing is left serving', {
+    timeout: 180_000,
+  }, async () => {
     const port = await freePort();
-    const server = await startServer('npm', ['start', '--silent'], baseEnv({ PORT: String(port), DATA_DIR: newDataDir() }));
+    const server = await startServer(
+      'npm',
+      ['start', '--silent'],
+      baseEnv({ PORT: String(port), DATA_DIR: newDataDir() }),
+    );
     const health = await fetch(`http://127.0.0.1:${port}/api/health`);
     expect(health.status).toBe(200);
 
@@ -108,12 +118,17 @@ describe('start-up problems: one line, exit code 2', { timeout: 90_000 }, () => 
   it('names an invalid LOG_LEVEL', () => {
     const result = runMain({ LOG_LEVEL: 'loud' });
     expect(result.status).toBe(2);
-    expect(result.stderr).toContain('LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")');
+    expect(result.stderr).toContain(
+      'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")',
+    );
     expect(result.stderr).not.toMatch(/^\s+at /m);
   });
 
   it('names a HOST that does not resolve', () => {
-    expectOneLineFailure(runMain({ HOST: 'no-such-host.invalid' }), /^HOST "no-such-host\.invalid" does not resolve to an address$/);
+    expectOneLineFailure(
+      runMain({ HOST: 'no-such-host.invalid' }),
+      /^HOST "no-such-host\.invalid" does not resolve to an address$/,
+    );
   });
 
   it('retries an unreachable database, then names it (without its password) and the timeout', async () => {
@@ -124,7 +139,10 @@ describe('start-up problems: one line, exit code 2', { timeout: 90_000 }, () => 
       JWT_SECRET: 'j'.repeat(40),
       DATABASE_CONNECT_TIMEOUT_SECONDS: '1',
     });
-    expectOneLineFailure(result, /^cannot reach the database at postgres:\/\/app:\*\*\*@127\.0\.0\.1:\d+\/app \(DATABASE_URL\): connection refused; gave up after 1 s \(DATABASE_CONNECT_TIMEOUT_SECONDS\)$/);
+    expectOneLineFailure(
+      result,
+      /^cannot reach the database at postgres:\/\/app:\*\*\*@127\.0\.0\.1:\d+\/app \(DATABASE_URL\): connection refused; gave up after 1 s \(DATABASE_CONNECT_TIMEOUT_SECONDS\)$/,
+    );
     expect(result.stderr).toContain('database not reachable yet (connection refused); retrying');
     expect(result.stderr).not.toContain('s3cret');
   });
@@ -132,7 +150,11 @@ describe('start-up problems: one line, exit code 2', { timeout: 90_000 }, () => 
   it.runIf(process.env.DATABASE_URL)('refuses wrong database credentials at once', () => {
     const url = new URL(process.env.DATABASE_URL!);
     url.password = 'wrong-password';
-    const result = runMain({ DATABASE_URL: url.toString(), MASTER_KEY: Buffer.alloc(32, 7).toString('base64'), JWT_SECRET: 'j'.repeat(40) });
+    const result = runMain({
+      DATABASE_URL: url.toString(),
+      MASTER_KEY: Buffer.alloc(32, 7).toString('base64'),
+      JWT_SECRET: 'j'.repeat(40),
+    });
     expectOneLineFailure(result, /^cannot use the database at .* \(DATABASE_URL\): password authentication failed/);
     expect(result.stderr).not.toContain('retrying');
   });
@@ -166,25 +188,41 @@ describe('start-up problems: one line, exit code 2', { timeout: 90_000 }, () => 
     expect(result.status, result.stderr).toBe(2);
     const [first, ...listed] = result.stderr.trim().split('\n');
     expect(first).toBe('refusing to start in production with sandbox providers (set ALLOW_SANDBOX=1 to allow):');
-    expect(listed.map((line) => line.trim().split(':')[0])).toEqual(['sms', 'email', 'payments', 'telephony', 'connector', 'audio']);
+    expect(listed.map((line) => line.trim().split(':')[0])).toEqual([
+      'sms',
+      'email',
+      'payments',
+      'telephony',
+      'connector',
+      'audio',
+    ]);
     for (const line of listed) expect(line).toContain('(sandbox stand-in');
     expect(result.stderr).not.toMatch(/^\s+at /m);
   });
 
   it('waitForPostgres with no time to wait fails on the first refusal', async () => {
     const port = await freePort();
-    await expect(waitForPostgres(`postgres://u:p@127.0.0.1:${port}/d`, 0, () => {})).rejects.toBeInstanceOf(StartupError);
+    await expect(waitForPostgres(`postgres://u:p@127.0.0.1:${port}/d`, 0, () => {})).rejects.toBeInstanceOf(
+      StartupError,
+    );
   });
 });
 
 describe('one server per SQLite data folder', () => {
-  it('refuses a second server on the same DATA_DIR with one line naming the first one\'s pid; a killed server leaves no lock behind', { timeout: 120_000 }, async () => {
+  it("refuses a second server on the same DATA_DIR with one line naming the first one's pid; a killed server leaves no lock behind", {
+    timeout: 120_000,
+  }, async () => {
     const dir = newDataDir();
     const env = async () => baseEnv({ DATA_DIR: dir, PORT: String(await freePort()), HOST: '127.0.0.1' });
     const first = await startServer(process.execPath, tsxMain, await env());
     try {
       const second = spawnSync(process.execPath, tsxMain, { env: await env(), encoding: 'utf8', timeout: 60_000 });
-      expectOneLineFailure(second, new RegExp(`^the data folder ${dir} \\(DATA_DIR\\) is in use by another server \\(pid ${first.child.pid}\\): stop it or give this one another DATA_DIR`));
+      expectOneLineFailure(
+        second,
+        new RegExp(
+          `^the data folder ${dir} \\(DATA_DIR\\) is in use by another server \\(pid ${first.child.pid}\\): stop it or give this one another DATA_DIR`,
+        ),
+      );
       expect(second.stderr.trim().split('\n')).toHaveLength(1);
       // The first one is untouched and still serves.
       expect(first.child.exitCode).toBe(null);
@@ -203,7 +241,9 @@ describe('one server per SQLite data folder', () => {
 });
 
 describe('keys and data files', () => {
-  it('keeps files 0600, warns about ALLOW_SANDBOX, refuses a lost or wrong master key, and ends sessions on a new JWT secret', { timeout: 120_000 }, async () => {
+  it('keeps files 0600, warns about ALLOW_SANDBOX, refuses a lost or wrong master key, and ends sessions on a new JWT secret', {
+    timeout: 120_000,
+  }, async () => {
     const dir = newDataDir();
     const env = (extra: Record<string, string> = {}) => baseEnv({ DATA_DIR: dir, PORT: '0', ...extra });
     const stop = async (server: Running) => {
@@ -213,7 +253,13 @@ describe('keys and data files', () => {
 
     const first = await startServer(process.execPath, tsxMain, env({ NODE_ENV: 'production', ALLOW_SANDBOX: '1' }));
     expect(first.output()).toMatch(/"level":40[^\n]*ALLOW_SANDBOX=1 in production: sandbox providers/);
-    for (const file of ['master.key', 'jwt.secret', 'workspace.sqlite', 'workspace.sqlite-wal', 'workspace.sqlite-shm']) {
+    for (const file of [
+      'master.key',
+      'jwt.secret',
+      'workspace.sqlite',
+      'workspace.sqlite-wal',
+      'workspace.sqlite-shm',
+    ]) {
       const path = join(dir, file);
       if (file.startsWith('workspace.sqlite-') && !existsSync(path)) continue;
       expect((statSync(path).mode & 0o777).toString(8), file).toBe('600');
@@ -224,13 +270,23 @@ describe('keys and data files', () => {
     const key = readFileSync(join(dir, 'master.key'), 'utf8');
     renameSync(join(dir, 'master.key'), join(dir, 'master.key.bak'));
     const lost = spawnSync(process.execPath, tsxMain, { env: env(), encoding: 'utf8', timeout: 60_000 });
-    expectOneLineFailure(lost, /master\.key is missing, but this database was set up with a master key: restore master\.key from your backup/);
+    expectOneLineFailure(
+      lost,
+      /master\.key is missing, but this database was set up with a master key: restore master\.key from your backup/,
+    );
     expect(existsSync(join(dir, 'master.key'))).toBe(false);
 
     writeFileSync(join(dir, 'master.key'), `${Buffer.alloc(32, 1).toString('base64')}\n`, { mode: 0o600 });
     const wrong = spawnSync(process.execPath, tsxMain, { env: env(), encoding: 'utf8', timeout: 60_000 });
-    expectOneLineFailure(wrong, /^the master key \(MASTER_KEY or DATA_DIR\/master\.key\) is not the one this database was set up with/);
-    const wrongEnv = spawnSync(process.execPath, tsxMain, { env: env({ MASTER_KEY: Buffer.alloc(32, 2).toString('base64') }), encoding: 'utf8', timeout: 60_000 });
+    expectOneLineFailure(
+      wrong,
+      /^the master key \(MASTER_KEY or DATA_DIR\/master\.key\) is not the one this database was set up with/,
+    );
+    const wrongEnv = spawnSync(process.execPath, tsxMain, {
+      env: env({ MASTER_KEY: Buffer.alloc(32, 2).toString('base64') }),
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expectOneLineFailure(wrongEnv, /is not the one this database was set up with/);
 
     writeFileSync(join(dir, 'master.key'), key);
@@ -241,42 +297,64 @@ describe('keys and data files', () => {
   });
 });
 
-describe.skipIf(!process.env.DATABASE_URL)('instances sharing one PostgreSQL database (PostgreSQL only: skipped without DATABASE_URL)', () => {
-  it('refuses a different JWT_SECRET with one line and exit code 2; JWT_SECRET_ROTATE=1 changes it for all, and says what is true', { timeout: 180_000 }, async () => {
-    const schema = `jwt_${randomBytes(5).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await admin.connect();
-    await admin.query(`create schema ${schema}`);
-    try {
-      const url = new URL(process.env.DATABASE_URL!);
-      url.searchParams.set('options', `-c search_path=${schema}`);
-      const shared = { DATABASE_URL: url.toString(), MASTER_KEY: Buffer.alloc(32, 9).toString('base64') };
-      const first = 'a'.repeat(40);
-      const second = 'b'.repeat(40);
-      const env = (extra: Record<string, string>) => baseEnv({ DATA_DIR: newDataDir(), PORT: '0', ...shared, ...extra });
+describe.skipIf(!process.env.DATABASE_URL)(
+  'instances sharing one PostgreSQL database (PostgreSQL only: skipped without DATABASE_URL)',
+  () => {
+    it('refuses a different JWT_SECRET with one line and exit code 2; JWT_SECRET_ROTATE=1 changes it for all, and says what is true', {
+      timeout: 180_000,
+    }, async () => {
+      const schema = `jwt_${randomBytes(5).toString('hex')}`;
+      const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+      await admin.connect();
+      await admin.query(`create schema ${schema}`);
+      try {
+        const url = new URL(process.env.DATABASE_URL!);
+        url.searchParams.set('options', `-c search_path=${schema}`);
+        const shared = { DATABASE_URL: url.toString(), MASTER_KEY: Buffer.alloc(32, 9).toString('base64') };
+        const first = 'a'.repeat(40);
+        const second = 'b'.repeat(40);
+        const env = (extra: Record<string, string>) =>
+          baseEnv({ DATA_DIR: newDataDir(), PORT: '0', ...shared, ...extra });
 
-      const running = await startServer(process.execPath, tsxMain, env({ JWT_SECRET: first }));
-      const other = spawnSync(process.execPath, tsxMain, { env: env({ JWT_SECRET: second }), encoding: 'utf8', timeout: 60_000 });
-      expectOneLineFailure(other, /^JWT_SECRET is not the one this database was last used with: every instance on one database must share it/);
-      expect(other.stdout + other.stderr).not.toContain('every existing session has ended');
-      running.child.kill('SIGTERM');
-      expect(await running.exited).toBe(0);
+        const running = await startServer(process.execPath, tsxMain, env({ JWT_SECRET: first }));
+        const other = spawnSync(process.execPath, tsxMain, {
+          env: env({ JWT_SECRET: second }),
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+        expectOneLineFailure(
+          other,
+          /^JWT_SECRET is not the one this database was last used with: every instance on one database must share it/,
+        );
+        expect(other.stdout + other.stderr).not.toContain('every existing session has ended');
+        running.child.kill('SIGTERM');
+        expect(await running.exited).toBe(0);
 
-      const rotated = await startServer(process.execPath, tsxMain, env({ JWT_SECRET: second, JWT_SECRET_ROTATE: '1' }));
-      expect(rotated.output()).toContain('JWT_SECRET changed (JWT_SECRET_ROTATE=1): sessions signed with the old secret are no longer accepted');
-      expect(rotated.output()).not.toContain('every existing session has ended');
-      rotated.child.kill('SIGTERM');
-      expect(await rotated.exited).toBe(0);
+        const rotated = await startServer(
+          process.execPath,
+          tsxMain,
+          env({ JWT_SECRET: second, JWT_SECRET_ROTATE: '1' }),
+        );
+        expect(rotated.output()).toContain(
+          'JWT_SECRET changed (JWT_SECRET_ROTATE=1): sessions signed with the old secret are no longer accepted',
+        );
+        expect(rotated.output()).not.toContain('every existing session has ended');
+        rotated.child.kill('SIGTERM');
+        expect(await rotated.exited).toBe(0);
 
-      // The old secret is now the stranger.
-      expectOneLineFailure(spawnSync(process.execPath, tsxMain, { env: env({ JWT_SECRET: first }), encoding: 'utf8', timeout: 60_000 }), /^JWT_SECRET is not the one this database was last used with/);
-      const again = await startServer(process.execPath, tsxMain, env({ JWT_SECRET: second }));
-      expect(again.output()).not.toContain('JWT_SECRET');
-      again.child.kill('SIGTERM');
-      expect(await again.exited).toBe(0);
-    } finally {
-      await admin.query(`drop schema ${schema} cascade`);
-      await admin.end();
-    }
-  });
-});
+        // The old secret is now the stranger.
+        expectOneLineFailure(
+          spawnSync(process.execPath, tsxMain, { env: env({ JWT_SECRET: first }), encoding: 'utf8', timeout: 60_000 }),
+          /^JWT_SECRET is not the one this database was last used with/,
+        );
+        const again = await startServer(process.execPath, tsxMain, env({ JWT_SECRET: second }));
+        expect(again.output()).not.toContain('JWT_SECRET');
+        again.child.kill('SIGTERM');
+        expect(await again.exited).toBe(0);
+      } finally {
+        await admin.query(`drop schema ${schema} cascade`);
+        await admin.end();
+      }
+    });
+  },
+);

@@ -33,7 +33,8 @@ export function moduleSpecifiers(file: string, text = readFileSync(file, 'utf8')
     /\brequire\(\s*(['"])([^'"\n]+)\1\s*\)/g,
   ];
   const found: Array<{ at: number; specifier: string }> = [];
-  for (const pattern of patterns) for (const match of text.matchAll(pattern)) found.push({ at: match.index, specifier: match[2]! });
+  for (const pattern of patterns)
+    for (const match of text.matchAll(pattern)) found.push({ at: match.index, specifier: match[2]! });
   return found.sort((a, b) => a.at - b.at).map((f) => f.specifier);
 }
 
@@ -41,7 +42,13 @@ export function moduleSpecifiers(file: string, text = readFileSync(file, 'utf8')
 function resolveLocal(from: string, specifier: string, known: Set<string>): string | null {
   if (!specifier.startsWith('.')) return null;
   const target = resolve(dirname(from), specifier);
-  for (const candidate of [target.replace(/\.js$/, '.ts'), target.replace(/\.mjs$/, '.mts'), `${target}.ts`, join(target, 'index.ts'), target]) {
+  for (const candidate of [
+    target.replace(/\.js$/, '.ts'),
+    target.replace(/\.mjs$/, '.mts'),
+    `${target}.ts`,
+    join(target, 'index.ts'),
+    target,
+  ]) {
     if (known.has(candidate)) return candidate;
   }
   return null;
@@ -51,7 +58,14 @@ function resolveLocal(from: string, specifier: string, known: Set<string>): stri
 function importGraph(): Map<string, string[]> {
   const files = sourceFiles(src);
   const known = new Set(files);
-  return new Map(files.map((file) => [file, moduleSpecifiers(file).map((s) => resolveLocal(file, s, known)).filter((f): f is string => f !== null)]));
+  return new Map(
+    files.map((file) => [
+      file,
+      moduleSpecifiers(file)
+        .map((s) => resolveLocal(file, s, known))
+        .filter((f): f is string => f !== null),
+    ]),
+  );
 }
 
 /** Every strongly connected component of more than one file (or a file importing itself), each as a readable circle. */
@@ -132,13 +146,40 @@ describe('source layout', () => {
         "export { k } from './k.js';",
       ].join('\n'),
     );
-    expect(specifiers).toEqual(['./a.js', './b.js', './c.js', './d.js', './e.js', './f.js', './g.js', './h.js', './i.js', './k.js']);
+    expect(specifiers).toEqual([
+      './a.js',
+      './b.js',
+      './c.js',
+      './d.js',
+      './e.js',
+      './f.js',
+      './g.js',
+      './h.js',
+      './i.js',
+      './k.js',
+    ]);
   });
 
   it('reports a circle, and none in a line', () => {
     const [a, b, c] = [join(root, 'a.ts'), join(root, 'b.ts'), join(root, 'c.ts')];
-    expect(importCycles(new Map([[a, [b]], [b, [c]], [c, [a]]]))).toEqual([['a.ts', 'b.ts', 'c.ts', 'a.ts']]);
-    expect(importCycles(new Map([[a, [b]], [b, [c]], [c, []]]))).toEqual([]);
+    expect(
+      importCycles(
+        new Map([
+          [a, [b]],
+          [b, [c]],
+          [c, [a]],
+        ]),
+      ),
+    ).toEqual([['a.ts', 'b.ts', 'c.ts', 'a.ts']]);
+    expect(
+      importCycles(
+        new Map([
+          [a, [b]],
+          [b, [c]],
+          [c, []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it('no area module imports the composition root or any create-services/voice-services file', () => {

@@ -50,13 +50,20 @@ export function currentFigures(results: Results): Record<string, BaselineEntry> 
     const cpu = cpuUsPerRequest(o.figures);
     if (cpu === null) continue;
     const floor = o.backend === 'postgres' && o.pgFloor !== undefined ? o.pgFloor : o.floor;
-    out[`${o.backend}: ${o.scenario}`] = { cpuUsPerRequest: cpu, floorCpuUsPerRequest: cpuUsPerRequest(floor), commit: results.code.commit, date: results.date, mode: results.mode };
+    out[`${o.backend}: ${o.scenario}`] = {
+      cpuUsPerRequest: cpu,
+      floorCpuUsPerRequest: cpuUsPerRequest(floor),
+      commit: results.code.commit,
+      date: results.date,
+      mode: results.mode,
+    };
   }
   return out;
 }
 
 /** Our CPU per request over the floor's (same run), or null when the floor was not measured. */
-const floorRatio = (e: BaselineEntry): number | null => (e.floorCpuUsPerRequest ? e.cpuUsPerRequest / e.floorCpuUsPerRequest : null);
+const floorRatio = (e: BaselineEntry): number | null =>
+  e.floorCpuUsPerRequest ? e.cpuUsPerRequest / e.floorCpuUsPerRequest : null;
 const signed = (pct: number) => `${pct >= 0 ? '+' : ''}${pct}%`;
 
 /** One check per scenario that has a baseline: CPU per request against the floor at most 10% above the accepted ratio. */
@@ -72,13 +79,24 @@ export function baselineChecks(results: Results, baseline: Baseline): { checks: 
     const relative = nowRatio !== null && baseRatio !== null ? Math.round((nowRatio / baseRatio - 1) * 100) : null;
     // The verdict: against the floor when both runs measured it, else on absolute µs.
     const change = relative ?? absolute;
-    const met = relative !== null ? nowRatio! <= baseRatio! * (1 + BASELINE_TOLERANCE) : now.cpuUsPerRequest <= base.cpuUsPerRequest * (1 + BASELINE_TOLERANCE);
+    const met =
+      relative !== null
+        ? nowRatio! <= baseRatio! * (1 + BASELINE_TOLERANCE)
+        : now.cpuUsPerRequest <= base.cpuUsPerRequest * (1 + BASELINE_TOLERANCE);
     const detail =
       relative !== null
         ? `${now.cpuUsPerRequest} µs, ${nowRatio!.toFixed(2)}× the floor's ${now.floorCpuUsPerRequest} µs, vs ${baseRatio!.toFixed(2)}× then (${signed(relative)} against the floor; ${signed(absolute)} absolute)`
         : `${now.cpuUsPerRequest} vs ${base.cpuUsPerRequest} µs (${signed(absolute)} absolute; no floor to compare with)`;
-    checks.push({ name: `${key}: CPU per request against the floor vs accepted baseline (${base.commit})`, value: detail, target: `≤ +${BASELINE_TOLERANCE * 100}%`, met });
-    if (!met) regressions.push(`${key}: ${signed(change)} ${relative !== null ? 'against the floor' : 'absolute'} over the accepted baseline (commit ${base.commit}, ${base.date.slice(0, 10)}): ${detail}`);
+    checks.push({
+      name: `${key}: CPU per request against the floor vs accepted baseline (${base.commit})`,
+      value: detail,
+      target: `≤ +${BASELINE_TOLERANCE * 100}%`,
+      met,
+    });
+    if (!met)
+      regressions.push(
+        `${key}: ${signed(change)} ${relative !== null ? 'against the floor' : 'absolute'} over the accepted baseline (commit ${base.commit}, ${base.date.slice(0, 10)}): ${detail}`,
+      );
   }
   return { checks, regressions };
 }
@@ -88,7 +106,7 @@ export function acceptBaseline(root: string, results: Results): string[] {
   const baseline = readBaseline(root);
   const now = currentFigures(results);
   baseline.about =
-    'Last accepted server CPU µs per request of each object scenario (npm run bench), with the same run\'s floor. A run whose CPU per request against its own floor is more than 10% above the accepted ratio is reported as a regression; `npm run bench -- --accept-baseline` (with the scenarios to keep) records a new one. Written by bench/lib/baseline.ts.';
+    "Last accepted server CPU µs per request of each object scenario (npm run bench), with the same run's floor. A run whose CPU per request against its own floor is more than 10% above the accepted ratio is reported as a regression; `npm run bench -- --accept-baseline` (with the scenarios to keep) records a new one. Written by bench/lib/baseline.ts.";
   baseline.scenarios = { ...baseline.scenarios, ...now };
   writeFileSync(file(root), `${JSON.stringify(baseline, null, 2)}\n`);
   return Object.keys(now);

@@ -45,7 +45,15 @@ export function instrumentStages(): Stages {
   /** Each round: start and end (ms after start()), events, slices. */
   const timeline: Array<[number, number, number, number]> = [];
   let startedNs = 0;
-  const counters = { rounds: 0, memberFlushes: 0, memberLeftBehind: 0, writesLeftBuffered: 0, catchUps: 0, gcMs: 0, gcCount: 0 };
+  const counters = {
+    rounds: 0,
+    memberFlushes: 0,
+    memberLeftBehind: 0,
+    writesLeftBuffered: 0,
+    catchUps: 0,
+    gcMs: 0,
+    gcCount: 0,
+  };
   const stamps = new WeakMap<StreamEvent, number>();
   const delivered = new Map<number, number>();
   const stampOfEvent = (event: StreamEvent) => {
@@ -92,7 +100,12 @@ export function instrumentStages(): Stages {
         record(h.roundMs, us(t - round.started));
         record(h.roundEvents, round.events.length);
         record(h.roundSlices, round.slices);
-        timeline.push([Math.round((round.started - startedNs) / 1e6), Math.round((t - startedNs) / 1e6), round.events.length, round.slices]);
+        timeline.push([
+          Math.round((round.started - startedNs) / 1e6),
+          Math.round((t - startedNs) / 1e6),
+          round.events.length,
+          round.slices,
+        ]);
         for (const event of round.events) {
           record(h.flushEnd, us(t - stampOfEvent(event)));
           delivered.delete(event.id);
@@ -122,7 +135,8 @@ export function instrumentStages(): Stages {
     if (sample) {
       const t = nowNs();
       // Only what this write carried: the events above the member's position before it (none when it fell behind).
-      if (self.lastId > before) for (const event of round.events) if (event.id > before) record(h.memberWrite, us(t - stampOfEvent(event)));
+      if (self.lastId > before)
+        for (const event of round.events) if (event.id > before) record(h.memberWrite, us(t - stampOfEvent(event)));
     }
   };
   const catchUp = connProto.catchUp;
@@ -149,7 +163,13 @@ export function instrumentStages(): Stages {
   });
   gc.observe({ entryTypes: ['gc'] });
 
-  const pct = (hist: Histogram) => ({ n: count(hist), p50: percentileMs(hist, 50), p90: percentileMs(hist, 90), p99: percentileMs(hist, 99), max: percentileMs(hist, 100) });
+  const pct = (hist: Histogram) => ({
+    n: count(hist),
+    p50: percentileMs(hist, 50),
+    p90: percentileMs(hist, 90),
+    p99: percentileMs(hist, 99),
+    max: percentileMs(hist, 100),
+  });
   /** Histograms of plain counts (recorded as µs): percentiles back in the same unit. */
   const pctCount = (hist: Histogram) => {
     const p = pct(hist);
@@ -171,7 +191,13 @@ export function instrumentStages(): Stages {
       loopDelay.disable();
       gc.disconnect();
       return {
-        msFromStamp: { commit: pct(h.commit), broker: pct(h.broker), flushStart: pct(h.flushStart), memberWrite: pct(h.memberWrite), flushEnd: pct(h.flushEnd) },
+        msFromStamp: {
+          commit: pct(h.commit),
+          broker: pct(h.broker),
+          flushStart: pct(h.flushStart),
+          memberWrite: pct(h.memberWrite),
+          flushEnd: pct(h.flushEnd),
+        },
         waitInFeedMs: pct(h.waitInFeed),
         roundMs: pct(h.roundMs),
         windowMs: pct(h.window),
@@ -180,7 +206,11 @@ export function instrumentStages(): Stages {
         ...counters,
         gcMs: Math.round(counters.gcMs),
         timeline: timeline.length > 40 ? [...timeline.slice(0, 20), ...timeline.slice(-20)] : timeline,
-        loopDelayMs: { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 },
+        loopDelayMs: {
+          p50: loopDelay.percentile(50) / 1e6,
+          p99: loopDelay.percentile(99) / 1e6,
+          max: loopDelay.max / 1e6,
+        },
       };
     },
   };

@@ -99,7 +99,9 @@ export interface FanoutResult {
 const PER_PROCESS = 2500;
 
 export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
-  const server = o.floor ? await startStreamsFloorServer({ dataDir: o.dataDir, env: { FLOOR_SLICE_MS: o.env.FLOOR_SLICE_MS ?? '10' } }) : await startRealServer({ dataDir: o.dataDir, env: o.env, cpuProfDir: o.cpuProfDir });
+  const server = o.floor
+    ? await startStreamsFloorServer({ dataDir: o.dataDir, env: { FLOOR_SLICE_MS: o.env.FLOOR_SLICE_MS ?? '10' } })
+    : await startRealServer({ dataDir: o.dataDir, env: o.env, cpuProfDir: o.cpuProfDir });
   const rss = watchRss(server.pid, 250);
   const clients: ChildProcess[] = [];
   // Forked and ready before the writes: its start (tsx compiling it) took half a core for the first ~100 ms of the
@@ -112,10 +114,13 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
     // Who streams and who is written to: subscriber i belongs to user userOf[i].
     const userOf = Array.from({ length: o.subscribers }, (_, i) => (o.mode === 'shared' ? 0 : i));
     const targetCount = o.mode === 'shared' ? 1 : Math.min(o.subscribers, Math.round(o.rate * o.seconds));
-    if (o.floor && o.mode !== 'shared') throw new Error('the streams floor holds one user\'s streams only');
+    if (o.floor && o.mode !== 'shared') throw new Error("the streams floor holds one user's streams only");
     const targets = o.floor
       ? [{ token: o.users[0].token, keyId: 'floor' }]
-      : await mapLimit(o.users.slice(0, targetCount), 16, async (u) => ({ token: u.token, keyId: await createStoreKey(server.base, u.token) }));
+      : await mapLimit(o.users.slice(0, targetCount), 16, async (u) => ({
+          token: u.token,
+          keyId: await createStoreKey(server.base, u.token),
+        }));
 
     const subs = userOf.map((u) => ({ token: o.users[u].token }));
     const groups: (typeof subs)[] = [];
@@ -126,21 +131,43 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
       groups.map((group) => {
         // BENCH_EVENT_DETAIL=/path: each client process writes its per-event figures to /path.<floor|server>-<subscribers>.<pid> (bench/event-detail.ts).
         const detail = process.env.BENCH_EVENT_DETAIL;
-        const env = detail ? { ...process.env, BENCH_EVENT_DETAIL: `${detail}.${o.floor ? 'floor' : 'server'}-${o.subscribers}` } : process.env;
-        const child = forkTs('bench/workers/sse-clients.ts', [], env, o.clientProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.clientProfDir}`] : []);
+        const env = detail
+          ? { ...process.env, BENCH_EVENT_DETAIL: `${detail}.${o.floor ? 'floor' : 'server'}-${o.subscribers}` }
+          : process.env;
+        const child = forkTs(
+          'bench/workers/sse-clients.ts',
+          [],
+          env,
+          o.clientProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.clientProfDir}`] : [],
+        );
         clients.push(child);
-        return request<{ ok: number; failures: string[] }>(child, { type: 'connect', port, path: '/api/events/object_created', subscribers: group }, 'connected', 180_000);
+        return request<{ ok: number; failures: string[] }>(
+          child,
+          { type: 'connect', port, path: '/api/events/object_created', subscribers: group },
+          'connected',
+          180_000,
+        );
       }),
     );
     await sleep(500);
     const rssConnectedMb = rssMb(server.pid);
     // The truth: the log's own count (and id sum) of each written user's object_created events after this point.
     // (The floor keeps no log: it counts its own events, ids 1, 2, 3, … .)
-    const logReader = o.floor ? null : forkTs('bench/seed.ts', [], { PATH: process.env.PATH, NODE_ENV: 'development', DATA_DIR: o.dataDir, LOG_LEVEL: 'warn', ...o.env });
+    const logReader = o.floor
+      ? null
+      : forkTs('bench/seed.ts', [], {
+          PATH: process.env.PATH,
+          NODE_ENV: 'development',
+          DATA_DIR: o.dataDir,
+          LOG_LEVEL: 'warn',
+          ...o.env,
+        });
     if (logReader) clients.push(logReader);
     const targetUsers = o.users.slice(0, targetCount).map((u) => u.id);
     const readLog = (afterId: number): Promise<LogCounts> =>
-      logReader ? request<LogCounts>(logReader, { type: 'log', userIds: targetUsers, afterId }, 'log', 30_000) : getJson<LogCounts>(`${server.base}/floor/log?after=${afterId}`);
+      logReader
+        ? request<LogCounts>(logReader, { type: 'log', userIds: targetUsers, afterId }, 'log', 30_000)
+        : getJson<LogCounts>(`${server.base}/floor/log?after=${afterId}`);
     const baseline = (await readLog(0)).latestId;
 
     let aborted: string | null = null;
@@ -151,8 +178,23 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
       }
     }, 250);
     const warmupSeconds = o.warmupSeconds ?? 0;
-    const job: WriterJob = { type: 'run', port, targets, rate: o.rate, seconds: warmupSeconds + o.seconds, size: o.contentBytes, answerWaitMs: o.graceMs };
-    type Written = { written: number[]; failed: number; failureSamples: string[]; achievedRate: number; putP50: number | null; putP99: number | null };
+    const job: WriterJob = {
+      type: 'run',
+      port,
+      targets,
+      rate: o.rate,
+      seconds: warmupSeconds + o.seconds,
+      size: o.contentBytes,
+      answerWaitMs: o.graceMs,
+    };
+    type Written = {
+      written: number[];
+      failed: number;
+      failureSamples: string[];
+      achievedRate: number;
+      putP50: number | null;
+      putP99: number | null;
+    };
     // The clients time the events stamped from here on (the writer starts a few ms after this, so the warm-up is
     // that much shorter than asked); their CPU is counted from the first write.
     const measureFromNs = Number(process.hrtime.bigint()) + Math.round(warmupSeconds * 1e9);
@@ -164,7 +206,14 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
     const { value: written, cpuPct: serverCpuPct } = await withCpu(server.pid, () =>
       request<Written>(writer, job, 'done', job.seconds * 1000 + o.graceMs + 15_000).catch((err): Written => {
         aborted ??= String(err);
-        return { written: new Array<number>(targets.length).fill(0), failed: 0, failureSamples: [], achievedRate: 0, putP50: null, putP99: null };
+        return {
+          written: new Array<number>(targets.length).fill(0),
+          failed: 0,
+          failureSamples: [],
+          achievedRate: 0,
+          putP50: null,
+          putP99: null,
+        };
       }),
     );
     clearInterval(guard);
@@ -172,10 +221,13 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
     const writesWindow = { fromUs: writesFromUs, toUs: Number(process.hrtime.bigint() / 1000n) };
 
     // Every subscriber of a written user expects each of that user's committed events (the log says which).
-    const expectedOf = (log: LogCounts) => userOf.map((u) => (u < log.perUser.length ? log.perUser[u] : { count: 0, idSum: 0 }));
+    const expectedOf = (log: LogCounts) =>
+      userOf.map((u) => (u < log.perUser.length ? log.perUser[u] : { count: 0, idSum: 0 }));
     const graceEnd = performance.now() + o.graceMs;
     while (!aborted && performance.now() < graceEnd) {
-      const stats = await Promise.all(sseClients.map((c) => request<{ received: number }>(c, { type: 'stats' }, 'stats', 10_000)));
+      const stats = await Promise.all(
+        sseClients.map((c) => request<{ received: number }>(c, { type: 'stats' }, 'stats', 10_000)),
+      );
       const expectedNow = expectedOf(await readLog(baseline)).reduce((n, e) => n + e.count, 0);
       if (stats.reduce((n, s) => n + s.received, 0) >= expectedNow) break;
       await sleep(200);
@@ -184,12 +236,16 @@ export async function runFanout(o: FanoutOptions): Promise<FanoutResult> {
     const rssPeakMb = rss.peak();
     const reports = await Promise.all(
       sseClients.map((c) =>
-        request<{ counts: number[]; idSums: number[]; duplicates: number; closed: number; cpuPct: number; cpuUserMs: number; cpuSystemMs: number; histogram: Histogram }>(
-          c,
-          { type: 'report' },
-          'report',
-          30_000,
-        ),
+        request<{
+          counts: number[];
+          idSums: number[];
+          duplicates: number;
+          closed: number;
+          cpuPct: number;
+          cpuUserMs: number;
+          cpuSystemMs: number;
+          histogram: Histogram;
+        }>(c, { type: 'report' }, 'report', 30_000),
       ),
     );
     // Read after the reports: an event committed in between can only make a subscriber look incomplete, never complete.

@@ -36,7 +36,14 @@ async function startBenchConnector(recordBytes: number): Promise<{ url: string; 
     for await (const chunk of req) body += chunk;
     const count = Number(JSON.parse(body || '{}').count ?? 10);
     res.writeHead(200, { 'content-type': 'application/x-ndjson' });
-    const base = JSON.stringify({ n: 0, firstName: 'Bench', lastName: 'Record', phone: '+14155550100', email: 'bench@example.com', notes: '' });
+    const base = JSON.stringify({
+      n: 0,
+      firstName: 'Bench',
+      lastName: 'Record',
+      phone: '+14155550100',
+      email: 'bench@example.com',
+      notes: '',
+    });
     const pad = 'x'.repeat(Math.max(0, recordBytes - base.length - 8));
     for (let n = 0; n < count; n++) {
       const line = `${JSON.stringify({ n, firstName: 'Bench', lastName: 'Record', phone: '+14155550100', email: 'bench@example.com', notes: pad })}\n`;
@@ -59,38 +66,50 @@ function countEvents(url: string, token: string) {
   let count = 0;
   let tail = '';
   const waiters: Array<() => void> = [];
-  return new Promise<{ count: () => number; until: (n: number, timeoutMs: number) => Promise<number>; close: () => void }>((resolve, reject) => {
-    const req = httpRequest(url, { headers: { accept: 'text/event-stream', authorization: `Bearer ${token}` } }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`event stream answered ${res.statusCode}`));
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        const lines = (tail + chunk).split('\n');
-        tail = lines.pop() ?? '';
-        for (const line of lines) if (line === 'event: object_created') count++;
-        for (const w of waiters.splice(0)) w();
-      });
-      resolve({
-        count: () => count,
-        until: (n, timeoutMs) =>
-          new Promise((done) => {
-            const deadline = setTimeout(() => done(count), timeoutMs);
-            const check = () => {
-              if (count >= n) {
-                clearTimeout(deadline);
-                done(count);
-              } else waiters.push(check);
-            };
-            check();
-          }),
-        close: () => req.destroy(),
-      });
-    });
+  return new Promise<{
+    count: () => number;
+    until: (n: number, timeoutMs: number) => Promise<number>;
+    close: () => void;
+  }>((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      { headers: { accept: 'text/event-stream', authorization: `Bearer ${token}` } },
+      (res) => {
+        if (res.statusCode !== 200) return reject(new Error(`event stream answered ${res.statusCode}`));
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          const lines = (tail + chunk).split('\n');
+          tail = lines.pop() ?? '';
+          for (const line of lines) if (line === 'event: object_created') count++;
+          for (const w of waiters.splice(0)) w();
+        });
+        resolve({
+          count: () => count,
+          until: (n, timeoutMs) =>
+            new Promise((done) => {
+              const deadline = setTimeout(() => done(count), timeoutMs);
+              const check = () => {
+                if (count >= n) {
+                  clearTimeout(deadline);
+                  done(count);
+                } else waiters.push(check);
+              };
+              check();
+            }),
+          close: () => req.destroy(),
+        });
+      },
+    );
     req.on('error', reject);
     req.end();
   });
 }
 
-async function connect(server: RunningServer, user: BenchUser, count: number): Promise<{ status: number; written: number | null }> {
+async function connect(
+  server: RunningServer,
+  user: BenchUser,
+  count: number,
+): Promise<{ status: number; written: number | null }> {
   const res = await fetch(`${server.base}/api/connect`, {
     method: 'POST',
     headers: { authorization: `Bearer ${user.apiKey}`, 'content-type': 'application/json' },
@@ -111,25 +130,53 @@ export async function runIngest(options: {
   measurePut: (server: RunningServer, user: BenchUser) => Promise<LoadFigures>;
 }): Promise<IngestResult> {
   const connector = await startBenchConnector(options.recordBytes);
-  const server = await startRealServer({ dataDir: options.dataDir, env: { ...options.env, CONNECTOR_URL: connector.url } });
-  const result: IngestResult = { backend: options.backend, records: options.records, recordBytes: options.recordBytes, seconds: null, recordsPerSecond: null, serverCpuPct: null, put: null, ratio: null, eventsDelivered: 0, lastEventMs: null, written: null };
+  const server = await startRealServer({
+    dataDir: options.dataDir,
+    env: { ...options.env, CONNECTOR_URL: connector.url },
+  });
+  const result: IngestResult = {
+    backend: options.backend,
+    records: options.records,
+    recordBytes: options.recordBytes,
+    seconds: null,
+    recordsPerSecond: null,
+    serverCpuPct: null,
+    put: null,
+    ratio: null,
+    eventsDelivered: 0,
+    lastEventMs: null,
+    written: null,
+  };
   try {
     const user = await createBenchUser(server.base);
     await connect(server, user, 500); // warm-up (JIT, root and store creation), not counted
-    const root = (await (await fetch(`${server.base}/api/root`, { headers: { authorization: `Bearer ${user.jwt}` } })).json()) as { stores: { contacts: { id: string } } };
-    const events = await countEvents(`${server.base}/api/events/object_created?related_object_id=${root.stores.contacts.id}`, user.jwt);
+    const root = (await (
+      await fetch(`${server.base}/api/root`, { headers: { authorization: `Bearer ${user.jwt}` } })
+    ).json()) as { stores: { contacts: { id: string } } };
+    const events = await countEvents(
+      `${server.base}/api/events/object_created?related_object_id=${root.stores.contacts.id}`,
+      user.jwt,
+    );
     try {
       const t0 = performance.now();
       const { value, cpuPct } = await withCpu(server.pid, () => connect(server, user, options.records));
       const seconds = (performance.now() - t0) / 1000;
-      Object.assign(result, { seconds: Math.round(seconds * 100) / 100, recordsPerSecond: Math.round(options.records / seconds), serverCpuPct: cpuPct, written: value.written });
+      Object.assign(result, {
+        seconds: Math.round(seconds * 100) / 100,
+        recordsPerSecond: Math.round(options.records / seconds),
+        serverCpuPct: cpuPct,
+        written: value.written,
+      });
       result.eventsDelivered = await events.until(options.records, 60_000);
       if (result.eventsDelivered >= options.records) result.lastEventMs = Math.round(performance.now() - t0);
     } finally {
       events.close();
     }
     result.put = await options.measurePut(server, user);
-    result.ratio = result.recordsPerSecond && result.put.rps ? Math.round((result.recordsPerSecond / result.put.rps) * 100) / 100 : null;
+    result.ratio =
+      result.recordsPerSecond && result.put.rps
+        ? Math.round((result.recordsPerSecond / result.put.rps) * 100) / 100
+        : null;
   } catch (err) {
     result.error = String(err).slice(0, 300);
   } finally {

@@ -27,7 +27,17 @@ export interface KnowledgeResults {
   /** Questions whose document the service did not return in its 5 matches. */
   misses: string[];
   ingestion: { bytes: number; seconds: number; mbPerSecond: number; chunks: number };
-  search: { chunks: number; concurrency: number; seconds: number; requests: number; rps: number; p50: number; p99: number; errors: number; firstSearchMs?: number };
+  search: {
+    chunks: number;
+    concurrency: number;
+    seconds: number;
+    requests: number;
+    rps: number;
+    p50: number;
+    p99: number;
+    errors: number;
+    firstSearchMs?: number;
+  };
 }
 
 interface CorpusFile {
@@ -67,7 +77,12 @@ export function loadCorpus(): CorpusFile[] {
   return files;
 }
 
-const pkgOfName = (name: string) => name.replace(/ \(\d+\/\d+\)$/, '').replace(/^copy\d+-/, '').replace(/\.md$/, '').replace('+', '/');
+const pkgOfName = (name: string) =>
+  name
+    .replace(/ \(\d+\/\d+\)$/, '')
+    .replace(/^copy\d+-/, '')
+    .replace(/\.md$/, '')
+    .replace('+', '/');
 
 async function call(base: string, key: string, method: string, path: string, body?: unknown) {
   const res = await fetch(base + path, {
@@ -81,12 +96,21 @@ async function call(base: string, key: string, method: string, path: string, bod
 }
 
 /** Uploads files 25 per request; returns the seconds it took. */
-async function uploadAll(base: string, key: string, baseId: string, files: Array<{ name: string; text: string }>): Promise<number> {
+async function uploadAll(
+  base: string,
+  key: string,
+  baseId: string,
+  files: Array<{ name: string; text: string }>,
+): Promise<number> {
   const t0 = performance.now();
   for (let i = 0; i < files.length; i += 25) {
     const form = new FormData();
     for (const f of files.slice(i, i + 25)) form.append('files', new Blob([f.text], { type: 'text/markdown' }), f.name);
-    const res = await fetch(`${base}/api/knowledge-bases/${baseId}`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    const res = await fetch(`${base}/api/knowledge-bases/${baseId}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: form,
+    });
     if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
     await res.arrayBuffer();
   }
@@ -110,9 +134,18 @@ function score(ranked: string[][], questions: Question[]): QualityFigures & { mi
 
 /** The same files in MiniSearch (BM25+, its defaults; file name boosted like the service's title weight). */
 function miniSearchRankings(corpus: CorpusFile[], questions: Question[]): string[][] {
-  const index = new MiniSearch<{ id: number; name: string; text: string; pkg: string }>({ fields: ['name', 'text'], storeFields: ['pkg'], searchOptions: { boost: { name: 2 } } });
+  const index = new MiniSearch<{ id: number; name: string; text: string; pkg: string }>({
+    fields: ['name', 'text'],
+    storeFields: ['pkg'],
+    searchOptions: { boost: { name: 2 } },
+  });
   index.addAll(corpus.map((f, id) => ({ id, name: f.name, text: f.text, pkg: f.pkg })));
-  return questions.map((q) => index.search(q.question).slice(0, 5).map((r) => r.pkg as string));
+  return questions.map((q) =>
+    index
+      .search(q.question)
+      .slice(0, 5)
+      .map((r) => r.pkg as string),
+  );
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -120,13 +153,22 @@ function percentile(sorted: number[], p: number): number {
   return Math.round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] * 10) / 10;
 }
 
-export async function runKnowledgeBench(options: { backend: string; base: string; apiKey: string; seconds: number; minChunks?: number; concurrency?: number }): Promise<KnowledgeResults> {
+export async function runKnowledgeBench(options: {
+  backend: string;
+  base: string;
+  apiKey: string;
+  seconds: number;
+  minChunks?: number;
+  concurrency?: number;
+}): Promise<KnowledgeResults> {
   const { base, apiKey: key } = options;
   const minChunks = options.minChunks ?? 10_000;
   const concurrency = options.concurrency ?? 20;
   const corpus = loadCorpus();
   const available = new Set(corpus.map((f) => f.pkg));
-  const questions = (JSON.parse(readFileSync(join(ROOT, 'bench', 'knowledge', 'questions.json'), 'utf8')) as Question[]).filter((q) => available.has(q.document));
+  const questions = (
+    JSON.parse(readFileSync(join(ROOT, 'bench', 'knowledge', 'questions.json'), 'utf8')) as Question[]
+  ).filter((q) => available.has(q.document));
   const corpusBytes = corpus.reduce((n, f) => n + Buffer.byteLength(f.text), 0);
 
   // Quality: one base holding the corpus once.
@@ -134,7 +176,9 @@ export async function runKnowledgeBench(options: { backend: string; base: string
   await uploadAll(base, key, quality, corpus);
   const rankings: string[][] = [];
   for (const q of questions) {
-    const matches = (await call(base, key, 'POST', `/api/knowledge-bases/${quality}/search`, { text: q.question })) as Array<{ document: { name: string } }>;
+    const matches = (await call(base, key, 'POST', `/api/knowledge-bases/${quality}/search`, {
+      text: q.question,
+    })) as Array<{ document: { name: string } }>;
     rankings.push(matches.map((m) => pkgOfName(m.document.name)));
   }
   const service = score(rankings, questions);
@@ -143,7 +187,9 @@ export async function runKnowledgeBench(options: { backend: string; base: string
   // Speed: copies of the corpus until the base holds at least minChunks chunks (counted as the server cuts them).
   const chunksPerCopy = corpus.reduce((n, f) => n + chunkText(normalizeText(f.text)).length, 0);
   const copies = Math.max(1, Math.ceil(minChunks / chunksPerCopy));
-  const files = Array.from({ length: copies }, (_, c) => corpus.map((f) => ({ name: `copy${c + 1}-${f.name}`, text: f.text }))).flat();
+  const files = Array.from({ length: copies }, (_, c) =>
+    corpus.map((f) => ({ name: `copy${c + 1}-${f.name}`, text: f.text })),
+  ).flat();
   const big = (await call(base, key, 'PUT', '/api/knowledge-bases', { name: 'bench load' })).id as string;
   const seconds = await uploadAll(base, key, big, files);
   const bytes = corpusBytes * copies;
@@ -164,7 +210,11 @@ export async function runKnowledgeBench(options: { backend: string; base: string
       const q = questions[next++ % questions.length].question;
       const t0 = performance.now();
       try {
-        const res = await fetch(`${base}/api/knowledge-bases/${big}/search`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ text: q }) });
+        const res = await fetch(`${base}/api/knowledge-bases/${big}/search`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ text: q }),
+        });
         await res.arrayBuffer();
         if (res.status !== 200) errors += 1;
       } catch {
@@ -184,7 +234,22 @@ export async function runKnowledgeBench(options: { backend: string; base: string
     service: { recallAt5: service.recallAt5, mrrAt5: service.mrrAt5 },
     minisearch: { recallAt5: mini.recallAt5, mrrAt5: mini.mrrAt5 },
     misses: service.misses,
-    ingestion: { bytes, seconds: Math.round(seconds * 100) / 100, mbPerSecond: Math.round((bytes / 1e6 / seconds) * 100) / 100, chunks: chunksPerCopy * copies },
-    search: { chunks: chunksPerCopy * copies, concurrency, seconds: measured, requests: latencies.length, rps: Math.round(latencies.length / measured), p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors, firstSearchMs },
+    ingestion: {
+      bytes,
+      seconds: Math.round(seconds * 100) / 100,
+      mbPerSecond: Math.round((bytes / 1e6 / seconds) * 100) / 100,
+      chunks: chunksPerCopy * copies,
+    },
+    search: {
+      chunks: chunksPerCopy * copies,
+      concurrency,
+      seconds: measured,
+      requests: latencies.length,
+      rps: Math.round(latencies.length / measured),
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+      errors,
+      firstSearchMs,
+    },
   };
 }

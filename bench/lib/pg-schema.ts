@@ -27,5 +27,10 @@ export async function createBenchSchema(backend: string, prefix: string): Promis
   await admin(`create schema ${schema}`);
   const withSchema = new URL(databaseUrl);
   withSchema.searchParams.set('options', `-c search_path=${schema}`);
-  return { databaseUrl, schema, urlWithSchema: withSchema.toString(), drop: () => admin(`drop schema ${schema} cascade`) };
+  return {
+    databaseUrl,
+    schema,
+    urlWithSchema: withSchema.toString(),
+    drop: () => admin(`drop schema ${schema} cascade`),
+  };
 }

@@ -15,8 +15,20 @@ function track(child: ChildProcess): ChildProcess {
 }
 
 /** Runs a TypeScript file under tsx in its own process, with an IPC channel. */
-export function forkTs(file: string, args: string[] = [], env: NodeJS.ProcessEnv = process.env, nodeFlags: string[] = []): ChildProcess {
-  return track(fork(join(ROOT, file), args, { cwd: ROOT, env, execArgv: [...nodeFlags, '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+export function forkTs(
+  file: string,
+  args: string[] = [],
+  env: NodeJS.ProcessEnv = process.env,
+  nodeFlags: string[] = [],
+): ChildProcess {
+  return track(
+    fork(join(ROOT, file), args, {
+      cwd: ROOT,
+      env,
+      execArgv: [...nodeFlags, '--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
+  );
 }
 
 /** Spawns a plain process (the built server); the tail of its output (logs at warn and above, crashes) is kept for reports. */
@@ -94,7 +106,10 @@ export function rssParts(pid: number): { anonMb: number; fileMb: number } | null
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
-    return { anonMb: Math.round(kb('RssAnon') / 102.4) / 10, fileMb: Math.round((kb('RssFile') + kb('RssShmem')) / 102.4) / 10 };
+    return {
+      anonMb: Math.round(kb('RssAnon') / 102.4) / 10,
+      fileMb: Math.round((kb('RssFile') + kb('RssShmem')) / 102.4) / 10,
+    };
   } catch {
     return null;
   }
@@ -148,7 +163,8 @@ export async function withCpu<T>(pid: number, work: () => Promise<T>): Promise<{
   const t0 = performance.now();
   const value = await work();
   const cpu1 = cpuSeconds(pid);
-  const cpuPct = cpu0 === null || cpu1 === null ? null : Math.round(((cpu1 - cpu0) / ((performance.now() - t0) / 1000)) * 100);
+  const cpuPct =
+    cpu0 === null || cpu1 === null ? null : Math.round(((cpu1 - cpu0) / ((performance.now() - t0) / 1000)) * 100);
   return { value, cpuPct };
 }
 

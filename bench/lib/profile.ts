@@ -29,14 +29,23 @@ export interface ProfileSummary {
 
 /** Where each per-request hook lives (dist/ or node_modules/ paths, matched as suffixes of the frame's url). */
 export const HOOK_FILES: { hook: string; files: string[] }[] = [
-  { hook: 'security headers (helmet, or src/http/security)', files: ['helmet/index.cjs', '@fastify/helmet/index.js', 'src/http/security.js'] },
+  {
+    hook: 'security headers (helmet, or src/http/security)',
+    files: ['helmet/index.cjs', '@fastify/helmet/index.js', 'src/http/security.js'],
+  },
   { hook: 'CORS (@fastify/cors)', files: ['@fastify/cors/index.js', '@fastify/cors/vary.js'] },
   { hook: 'cookies (@fastify/cookie)', files: ['@fastify/cookie/plugin.js', '@fastify/cookie/cookie.js'] },
   { hook: 'NUL guard (src/http/input-guard)', files: ['src/http/input-guard.js'] },
-  { hook: 'auth guard (src/http/auth + authenticator)', files: ['src/http/auth.js', 'src/modules/auth/authenticator.js'] },
+  {
+    hook: 'auth guard (src/http/auth + authenticator)',
+    files: ['src/http/auth.js', 'src/modules/auth/authenticator.js'],
+  },
   { hook: 'idempotency (src/http/idempotency)', files: ['src/http/idempotency.js'] },
   { hook: 'request id (genReqId, x-request-id hook in src/app)', files: ['src/app.js', 'src/lib/ids.js'] },
-  { hook: 'logging + metrics (src/http/metrics onResponse, pino, prom-client)', files: ['src/http/metrics.js', 'pino/', 'prom-client/'] },
+  {
+    hook: 'logging + metrics (src/http/metrics onResponse, pino, prom-client)',
+    files: ['src/http/metrics.js', 'pino/', 'prom-client/'],
+  },
   { hook: 'body limits (src/http/body-limits)', files: ['src/http/body-limits.js'] },
   { hook: 'JSON body parser (src/http/json-body)', files: ['src/http/json-body.js', 'secure-json-parse/'] },
   { hook: 'validation (src/http/validation, ajv)', files: ['src/http/validation.js', 'ajv/'] },
@@ -52,7 +61,14 @@ function areaOf(url: string, fn: string): string {
   }
   if (url.startsWith('node:')) return 'node (core)';
   const src = url.indexOf('/dist/src/');
-  if (src >= 0) return `src/${url.slice(src + 10).split('/').slice(0, -1).join('/') || '.'}`;
+  if (src >= 0)
+    return `src/${
+      url
+        .slice(src + 10)
+        .split('/')
+        .slice(0, -1)
+        .join('/') || '.'
+    }`;
   return url.includes('/bench/') ? 'bench' : 'other';
 }
 
@@ -67,7 +83,10 @@ const frameName = ({ functionName, url, lineNumber }: ProfileNode['callFrame']) 
   url ? `${functionName || '(anonymous)'} ${shortUrl(url)}:${lineNumber + 1}` : functionName || '(native)';
 
 /** Total samples under each key (a function or a group), counting recursion once. */
-function inclusive(nodes: ProfileNode[], keyOf: (frame: ProfileNode['callFrame']) => string | null): Map<string, number> {
+function inclusive(
+  nodes: ProfileNode[],
+  keyOf: (frame: ProfileNode['callFrame']) => string | null,
+): Map<string, number> {
   const byId = new Map(nodes.map((n) => [n.id, n]));
   const subtree = new Map<number, number>();
   const total = (n: ProfileNode): number => {
@@ -98,7 +117,8 @@ function inclusive(nodes: ProfileNode[], keyOf: (frame: ProfileNode['callFrame']
  * pipeline (hooks.js, route.js, handleRequest.js …) lies between: a callback-style hook calls `done()`, which runs the
  * next hooks and the handler inside it, and those are not the hook's cost.
  */
-const PIPELINE = /node_modules\/fastify\/lib\/(hooks|route|handle-request|handleRequest|wrap-thenable|wrapThenable|validation|content-type-parser|contentTypeParser)\.js$/;
+const PIPELINE =
+  /node_modules\/fastify\/lib\/(hooks|route|handle-request|handleRequest|wrap-thenable|wrapThenable|validation|content-type-parser|contentTypeParser)\.js$/;
 function byHook(nodes: ProfileNode[]): Map<string, number> {
   const byId = new Map(nodes.map((n) => [n.id, n]));
   const result = new Map<string, number>();
@@ -116,7 +136,14 @@ const ownKey = (frame: ProfileNode['callFrame']) => (frame.url.includes('/dist/s
 const hookKey = (frame: ProfileNode['callFrame']) => {
   const url = frame.url;
   if (!url) return null;
-  for (const { hook, files } of HOOK_FILES) for (const f of files) if (f.endsWith('/') ? url.includes(`node_modules/${f}`) : url.endsWith(f.startsWith('src/') ? `/dist/${f}` : `node_modules/${f}`)) return hook;
+  for (const { hook, files } of HOOK_FILES)
+    for (const f of files)
+      if (
+        f.endsWith('/')
+          ? url.includes(`node_modules/${f}`)
+          : url.endsWith(f.startsWith('src/') ? `/dist/${f}` : `node_modules/${f}`)
+      )
+        return hook;
   return null;
 };
 
@@ -125,7 +152,13 @@ const hookKey = (frame: ProfileNode['callFrame']) => {
  * the samples taken inside it count, so start-up and warm-up stay out of the figures.
  */
 export function summarizeProfile(file: string, top = 15, window?: { fromUs: number; toUs: number }): ProfileSummary {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; startTime: number; endTime: number; samples?: number[]; timeDeltas?: number[] };
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as {
+    nodes: ProfileNode[];
+    startTime: number;
+    endTime: number;
+    samples?: number[];
+    timeDeltas?: number[];
+  };
   let windowMs: number | undefined;
   if (window && profile.samples && profile.timeDeltas) {
     // hitCount from the samples inside the window only.
@@ -166,7 +199,9 @@ export function summarizeProfile(file: string, top = 15, window?: { fromUs: numb
     topFrames: sorted(frames).map(([frame, n]) => ({ frame, selfPct: pct(n) })),
     byPackage: sorted(areas).map(([area, n]) => ({ area, selfPct: pct(n) })),
     topOwnInclusive: sorted(inclusive(profile.nodes, ownKey)).map(([frame, n]) => ({ frame, totalPct: pct(n) })),
-    hooks: [...byHook(profile.nodes).entries()].sort((a, b) => b[1] - a[1]).map(([hook, n]) => ({ hook, totalPct: pct(n) })),
+    hooks: [...byHook(profile.nodes).entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([hook, n]) => ({ hook, totalPct: pct(n) })),
   };
 }
 

@@ -39,7 +39,17 @@ export interface Check {
 export interface Results {
   date: string;
   /** bench/calls.ts per backend: 100 concurrent sandbox calls. */
-  calls?: Array<{ backend: string; calls: number; eventsExpected: number; eventsReceived: number; inOrder: number; p99: number | null; webhooksExpected: number; webhooksVerified: number; deliveriesPerSecond: number }>;
+  calls?: Array<{
+    backend: string;
+    calls: number;
+    eventsExpected: number;
+    eventsReceived: number;
+    inOrder: number;
+    p99: number | null;
+    webhooksExpected: number;
+    webhooksVerified: number;
+    deliveriesPerSecond: number;
+  }>;
   /** The commit measured, and how many files under src/ differed from it. */
   code: { commit: string; changedSrcFiles: number };
   mode: 'quick' | 'full';
@@ -48,7 +58,13 @@ export interface Results {
   durationSeconds: number;
   machine: { cores: number; cpu: string; node: string; os: string; memoryGb: number; loadAverageAtStart: number[] };
   settings: Record<string, unknown>;
-  startup: { backend: string; startMs: number; idleRssMb: number | null; anonMb: number | null; fileMb: number | null }[];
+  startup: {
+    backend: string;
+    startMs: number;
+    idleRssMb: number | null;
+    anonMb: number | null;
+    fileMb: number | null;
+  }[];
   objects: ObjectRow[];
   /** A one-user row may carry the streams floor measured right before it (bench/streams-floor-server.ts). */
   fanout: (FanoutResult & { backend: string; floor?: FanoutResult | null })[];
@@ -62,11 +78,13 @@ export interface Results {
   failures: string[];
 }
 
-const fmt = (n: number | null | undefined, digits = 1) => (n === null || n === undefined ? '–' : n.toFixed(digits).replace(/\.0+$/, ''));
+const fmt = (n: number | null | undefined, digits = 1) =>
+  n === null || n === undefined ? '–' : n.toFixed(digits).replace(/\.0+$/, '');
 const pct = (r: number | null) => (r === null ? '–' : `${Math.round(r * 100)}%`);
 
 /** Server CPU time per answered request, in microseconds: less sensitive to a busy machine than req/s. */
-const cpuPerRequest = (f: LoadFigures | null) => (f?.serverCpuPct == null || !f.rps ? '–' : String(Math.round((f.serverCpuPct / 100 / f.rps) * 1e6)));
+const cpuPerRequest = (f: LoadFigures | null) =>
+  f?.serverCpuPct == null || !f.rps ? '–' : String(Math.round((f.serverCpuPct / 100 / f.rps) * 1e6));
 
 function pgFloorTable(rows: ObjectRow[]): string[] {
   const out = [
@@ -75,7 +93,9 @@ function pgFloorTable(rows: ObjectRow[]): string[] {
   ];
   for (const r of rows) {
     if (r.backend !== 'postgres' || !r.figures) continue;
-    out.push(`| ${r.scenario} | ${r.figures.rps} | ${cpuPerRequest(r.figures)} | ${r.pgFloor?.rps ?? '–'} | ${fmt(r.pgFloor?.p99)} | ${cpuPerRequest(r.pgFloor ?? null)} | ${pct(r.pgRatio ?? null)} |`);
+    out.push(
+      `| ${r.scenario} | ${r.figures.rps} | ${cpuPerRequest(r.figures)} | ${r.pgFloor?.rps ?? '–'} | ${fmt(r.pgFloor?.p99)} | ${cpuPerRequest(r.pgFloor ?? null)} | ${pct(r.pgRatio ?? null)} |`,
+    );
   }
   return out.length > 2 ? out : [];
 }
@@ -103,7 +123,16 @@ function fanoutTable(rows: Results['fanout']): string[] {
   ];
   const line = (backend: string, r: FanoutResult) => {
     const users = r.mode === 'shared' ? 'one user, many streams' : 'one user each';
-    const note = [r.aborted, r.duplicates ? `${r.duplicates} repeated or out-of-order ids` : null, ...r.connectFailures, ...r.writeFailures].filter(Boolean).join('; ').replace(/\|/g, '/').slice(0, 200);
+    const note = [
+      r.aborted,
+      r.duplicates ? `${r.duplicates} repeated or out-of-order ids` : null,
+      ...r.connectFailures,
+      ...r.writeFailures,
+    ]
+      .filter(Boolean)
+      .join('; ')
+      .replace(/\|/g, '/')
+      .slice(0, 200);
     out.push(
       `| ${backend} | ${r.subscribers} | ${users} | ${r.connected} | ${r.eventsWritten}${r.writesFailed ? ` + ${r.writesFailed} failed` : ''} (${r.achievedRate}) | ${r.eventsCommitted ?? '–'} | ${fmt(r.putP50)} / ${fmt(r.putP99)} | ${r.deliveriesReceived} / ${r.deliveriesExpected}${r.timedDeliveries !== undefined && r.timedDeliveries !== r.deliveriesReceived ? ` (${r.timedDeliveries} timed)` : ''} | ${r.subscribersComplete} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.max)} | ${fmt(r.rssIdleMb)} / ${fmt(r.rssConnectedMb)} / ${fmt(r.rssPeakMb)} | ${fmt(r.serverCpuPct)} | ${r.clientCpuPct.join(', ')} | ${note} |`,
     );
@@ -119,15 +148,22 @@ function fanoutTable(rows: Results['fanout']): string[] {
 function streamsFloorTable(rows: Results['fanout']): string[] {
   const pairs = rows.filter((r) => r.floor);
   if (!pairs.length) return [];
-  const ratio = (a: number | null, b: number | null | undefined) => (a !== null && b ? `${(Math.round((a / b) * 100) / 100).toFixed(2)}×` : '–');
+  const ratio = (a: number | null, b: number | null | undefined) =>
+    a !== null && b ? `${(Math.round((a / b) * 100) / 100).toFixed(2)}×` : '–';
   return [
-    '| backend | streams | floor p50 / p99 ms | server p50 / p99 ms | ratio p50 / p99 | floor: all delivered | server CPU µs per delivery (user + system): floor / server | clients\' CPU µs per delivery: floor / server | floor server CPU % | server CPU % | floor client CPU % | client CPU % | floor rounds (writes) |',
+    "| backend | streams | floor p50 / p99 ms | server p50 / p99 ms | ratio p50 / p99 | floor: all delivered | server CPU µs per delivery (user + system): floor / server | clients' CPU µs per delivery: floor / server | floor server CPU % | server CPU % | floor client CPU % | client CPU % | floor rounds (writes) |",
     '|---|---:|---|---|---|---|---|---|---:|---:|---|---|---|',
     ...pairs.map((r) => {
       const f = r.floor!;
-      const all = f.subscribersComplete === f.subscribers && f.deliveriesReceived === f.deliveriesExpected ? 'yes' : `no (${f.deliveriesReceived} / ${f.deliveriesExpected})`;
+      const all =
+        f.subscribersComplete === f.subscribers && f.deliveriesReceived === f.deliveriesExpected
+          ? 'yes'
+          : `no (${f.deliveriesReceived} / ${f.deliveriesExpected})`;
       const rounds = f.floorStats ? `${f.floorStats.rounds} (${f.floorStats.writes})` : '–';
-      const server = (c: FanoutResult['cpuPerDelivery']) => (c ? `${fmt(c.serverUserUs + c.serverSystemUs, 2)} (${fmt(c.serverUserUs, 2)} + ${fmt(c.serverSystemUs, 2)})` : '–');
+      const server = (c: FanoutResult['cpuPerDelivery']) =>
+        c
+          ? `${fmt(c.serverUserUs + c.serverSystemUs, 2)} (${fmt(c.serverUserUs, 2)} + ${fmt(c.serverSystemUs, 2)})`
+          : '–';
       const clients = (c: FanoutResult['cpuPerDelivery']) => (c ? fmt(c.clientsUs, 2) : '–');
       return `| ${r.backend} | ${r.subscribers} | ${fmt(f.p50)} / ${fmt(f.p99)} | ${fmt(r.p50)} / ${fmt(r.p99)} | ${ratio(r.p50, f.p50)} / ${ratio(r.p99, f.p99)} | ${all} | ${server(f.cpuPerDelivery)} / ${server(r.cpuPerDelivery)} | ${clients(f.cpuPerDelivery)} / ${clients(r.cpuPerDelivery)} | ${fmt(f.serverCpuPct)} | ${fmt(r.serverCpuPct)} | ${f.clientCpuPct.join(', ')} | ${r.clientCpuPct.join(', ')} | ${rounds} |`;
     }),
@@ -150,7 +186,14 @@ function profileSection(name: string, p: ProfileSummary): string[] {
     '|---:|---|',
     ...p.topOwnInclusive.map((f) => `| ${f.totalPct} | \`${f.frame}\` |`),
     '',
-    ...(p.hooks?.length ? ['| total % (self + callees) | per-request hook (bench/lib/profile.ts HOOK_FILES) |', '|---:|---|', ...p.hooks.map((h) => `| ${h.totalPct} | ${h.hook} |`), ''] : []),
+    ...(p.hooks?.length
+      ? [
+          '| total % (self + callees) | per-request hook (bench/lib/profile.ts HOOK_FILES) |',
+          '|---:|---|',
+          ...p.hooks.map((h) => `| ${h.totalPct} | ${h.hook} |`),
+          '',
+        ]
+      : []),
   ];
 }
 
@@ -169,9 +212,9 @@ function fanoutSection(r: Results): string[] {
   const floor = streamsFloorTable(r.fanout);
   if (floor.length) {
     lines.push(
-      '### One user\'s streams against the streams floor',
+      "### One user's streams against the streams floor",
       '',
-      'The streams floor (bench/streams-floor-server.ts) is what plain node:http does on this machine with the same connections from the same client processes and the same writer: no auth, no database, no events table; each PUT\'s object becomes the same ~2.3 KB object_created frame (the send time inside), and every round writes the frames pending since the last one to every socket as one chunk, one write per socket per round, rounds back to back, yielding to the event loop every 10 ms as the server does. It runs right before the real server\'s one-user row; the ratio is the real server\'s figure ÷ the floor\'s. On a shared machine the latencies follow the share of the cores each run got (two floor runs a minute apart differ by 2×): CPU µs per delivery compares the code.',
+      "The streams floor (bench/streams-floor-server.ts) is what plain node:http does on this machine with the same connections from the same client processes and the same writer: no auth, no database, no events table; each PUT's object becomes the same ~2.3 KB object_created frame (the send time inside), and every round writes the frames pending since the last one to every socket as one chunk, one write per socket per round, rounds back to back, yielding to the event loop every 10 ms as the server does. It runs right before the real server's one-user row; the ratio is the real server's figure ÷ the floor's. On a shared machine the latencies follow the share of the cores each run got (two floor runs a minute apart differ by 2×): CPU µs per delivery compares the code.",
       '',
       ...floor,
       '',
@@ -204,7 +247,9 @@ export function spliceFanoutSection(root: string, results: Results): void {
   const start = text.indexOf(`${FANOUT_HEADING}\n`);
   const after = start >= 0 ? text.indexOf('\n## ', start + FANOUT_HEADING.length) : -1;
   const next =
-    start < 0 ? `${text.replace(/\n*$/, '\n\n')}${section.join('\n')}\n` : `${text.slice(0, start)}${section.join('\n')}${after >= 0 ? text.slice(after) : '\n'}`;
+    start < 0
+      ? `${text.replace(/\n*$/, '\n\n')}${section.join('\n')}\n`
+      : `${text.slice(0, start)}${section.join('\n')}${after >= 0 ? text.slice(after) : '\n'}`;
   writeFileSync(path, next);
 }
 
@@ -217,9 +262,11 @@ export function renderMarkdown(r: Results): string {
     '',
     `Run: ${r.date} · mode **${r.mode}**${r.only ? ` · **only ${r.only.join(', ')}**` : ''} (${r.durationSeconds} s) · code ${r.code.commit}${r.code.changedSrcFiles ? ` + ${r.code.changedSrcFiles} uncommitted files in src/` : ''} · ${m.cores} cores (${m.cpu}) · Node ${m.node} · ${m.os} · ${m.memoryGb} GB RAM · load average at start ${m.loadAverageAtStart.join(' / ')}`,
     '',
-    `Settings: ${Object.entries(r.settings).map(([k, v]) => `${k} ${JSON.stringify(v)}`).join(' · ')}`,
+    `Settings: ${Object.entries(r.settings)
+      .map(([k, v]) => `${k} ${JSON.stringify(v)}`)
+      .join(' · ')}`,
     '',
-    'The floor is bench/floor-server.ts (Fastify + better-sqlite3, no auth, validation, events or logging), measured right before each real scenario in the same run; the ratio is real req/s ÷ floor req/s. GET /api/auth is compared with the floor\'s point read. Latencies are autocannon\'s, 50 connections. autocannon runs in its own process on the same machine: a server whose CPU stays well under 100% is limited by the load generator (or the machine), not by itself, and CPU µs per request is then the fairer comparison.',
+    "The floor is bench/floor-server.ts (Fastify + better-sqlite3, no auth, validation, events or logging), measured right before each real scenario in the same run; the ratio is real req/s ÷ floor req/s. GET /api/auth is compared with the floor's point read. Latencies are autocannon's, 50 connections. autocannon runs in its own process on the same machine: a server whose CPU stays well under 100% is limited by the load generator (or the machine), not by itself, and CPU µs per request is then the fairer comparison.",
     '',
     '## Targets',
     '',
@@ -234,7 +281,9 @@ export function renderMarkdown(r: Results): string {
       '',
       '| backend | spawn → first answered request (ms) | idle RSS 1 s after start (MB) | of which anonymous (heap, buffers) | of which file-backed (node binary, native modules) |',
       '|---|---:|---:|---:|---:|',
-      ...r.startup.map((s) => `| ${s.backend} | ${s.startMs} | ${fmt(s.idleRssMb)} | ${fmt(s.anonMb)} | ${fmt(s.fileMb)} |`),
+      ...r.startup.map(
+        (s) => `| ${s.backend} | ${s.startMs} | ${fmt(s.idleRssMb)} | ${fmt(s.anonMb)} | ${fmt(s.fileMb)} |`,
+      ),
       '',
     );
   }
@@ -244,7 +293,7 @@ export function renderMarkdown(r: Results): string {
     lines.push(
       '### PostgreSQL against a PostgreSQL floor',
       '',
-      'The issue\'s floor is SQLite, so the ratios above for PostgreSQL include the database\'s own round trips and CPU (on the same two cores). Here the same floor server runs on PostgreSQL (`DATABASE_URL`, a pool of 20, one autocommitted insert per PUT, one point read per GET), measured right before the real scenario.',
+      "The issue's floor is SQLite, so the ratios above for PostgreSQL include the database's own round trips and CPU (on the same two cores). Here the same floor server runs on PostgreSQL (`DATABASE_URL`, a pool of 20, one autocommitted insert per PUT, one point read per GET), measured right before the real scenario.",
       '',
       ...pgFloor,
       '',
@@ -265,7 +314,9 @@ export function renderMarkdown(r: Results): string {
           `| ${k.backend} | ${k.service.recallAt5} | ${k.service.mrrAt5} | ${k.minisearch.recallAt5} | ${k.minisearch.mrrAt5} | ${k.ingestion.mbPerSecond} | ${k.search.chunks} | ${k.search.firstSearchMs ?? '–'} | ${k.search.rps} | ${fmt(k.search.p50)} | ${fmt(k.search.p99)} | ${k.search.errors} |`,
       ),
       '',
-      ...(k0.misses.length ? ['Questions the service missed (SQLite run):', '', ...k0.misses.map((m) => `- ${m}`), ''] : []),
+      ...(k0.misses.length
+        ? ['Questions the service missed (SQLite run):', '', ...k0.misses.map((m) => `- ${m}`), '']
+        : []),
     );
   }
   if (r.isolation?.length) {
@@ -278,7 +329,11 @@ export function renderMarkdown(r: Results): string {
       '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
       ...r.isolation.map(
         (i) =>
-          `| ${i.backend} | ${i.seconds} | ${i.victim.requests} | ${fmt(i.victim.p50)} | ${fmt(i.victim.p99)} | ${fmt(i.victim.max)} | ${i.victim.errors} | ${fmt(i.baseline.p50)} / ${fmt(i.baseline.p99)} | ${i.attacker.uploads} | ${i.attacker.crawls} | ${Object.entries(i.attacker.statuses).map(([k, v]) => `${k}: ${v}`).join(', ')} |`,
+          `| ${i.backend} | ${i.seconds} | ${i.victim.requests} | ${fmt(i.victim.p50)} | ${fmt(i.victim.p99)} | ${fmt(i.victim.max)} | ${i.victim.errors} | ${fmt(i.baseline.p50)} / ${fmt(i.baseline.p99)} | ${i.attacker.uploads} | ${i.attacker.crawls} | ${Object.entries(
+            i.attacker.statuses,
+          )
+            .map(([k, v]) => `${k}: ${v}`)
+            .join(', ')} |`,
       ),
       '',
     );
@@ -291,15 +346,22 @@ export function renderMarkdown(r: Results): string {
       '',
       '| backend | records | seconds | records/s | server CPU % | PUT /api/objects req/s | ratio | events delivered | all events in (ms) |',
       '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-      ...r.ingest.map((i) => `| ${i.backend} | ${i.written ?? '–'} of ${i.records} | ${fmt(i.seconds, 2)} | ${i.recordsPerSecond ?? '–'} | ${i.serverCpuPct ?? '–'} | ${i.put ? Math.round(i.put.rps) : '–'} | ${pct(i.ratio)} | ${i.eventsDelivered} | ${i.lastEventMs ?? '–'} |`),
+      ...r.ingest.map(
+        (i) =>
+          `| ${i.backend} | ${i.written ?? '–'} of ${i.records} | ${fmt(i.seconds, 2)} | ${i.recordsPerSecond ?? '–'} | ${i.serverCpuPct ?? '–'} | ${i.put ? Math.round(i.put.rps) : '–'} | ${pct(i.ratio)} | ${i.eventsDelivered} | ${i.lastEventMs ?? '–'} |`,
+      ),
       '',
     );
   }
   if (Object.keys(r.profiles).length) {
-    lines.push('## CPU profiles of the server (node --cpu-prof, self time; SQLite unless the heading names postgres)', '');
+    lines.push(
+      '## CPU profiles of the server (node --cpu-prof, self time; SQLite unless the heading names postgres)',
+      '',
+    );
     for (const [name, p] of Object.entries(r.profiles)) lines.push(...profileSection(name, p));
   }
-  if (r.failures.length) lines.push('## Failures in this run', '', ...r.failures.map((f) => `- ${f.replace(/\n/g, ' ')}`), '');
+  if (r.failures.length)
+    lines.push('## Failures in this run', '', ...r.failures.map((f) => `- ${f.replace(/\n/g, ' ')}`), '');
   return `${lines.join('\n')}\n`;
 }
 

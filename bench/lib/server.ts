@@ -50,11 +50,23 @@ function healthOnce(port: number): Promise<boolean> {
 
 async function launch(name: string, args: string[], options: ServerOptions): Promise<RunningServer> {
   const port = options.port ?? (await freePort());
-  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: options.dataDir, NODE_ENV: 'development', LOG_LEVEL: 'warn', ...options.env };
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: options.dataDir,
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'warn',
+    ...options.env,
+  };
   // BENCH_SERVER_FLAGS: more node flags for the servers, e.g. --perf-basic-prof so that a system-wide `perf record`
   // names the JIT's functions (how the fan-out's kernel and V8 costs were told apart: docs/decisions/benchmarks.md).
   const extraFlags = process.env.BENCH_SERVER_FLAGS?.split(' ').filter(Boolean) ?? [];
-  const profArgs = [...(options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : []), ...extraFlags];
+  const profArgs = [
+    ...(options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : []),
+    ...extraFlags,
+  ];
   const started = performance.now();
   const child = spawnNode([...profArgs, ...args], env);
   const deadline = started + (options.timeoutMs ?? 20_000);
@@ -62,7 +74,9 @@ async function launch(name: string, args: string[], options: ServerOptions): Pro
     if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}: ${child.outputTail()}`);
     if (performance.now() > deadline) {
       await stop(child);
-      throw new Error(`${name} did not answer /api/health within ${options.timeoutMs ?? 20_000} ms: ${child.outputTail()}`);
+      throw new Error(
+        `${name} did not answer /api/health within ${options.timeoutMs ?? 20_000} ms: ${child.outputTail()}`,
+      );
     }
     await sleep(5);
   }
@@ -73,7 +87,10 @@ async function launch(name: string, args: string[], options: ServerOptions): Pro
     pid: child.pid!,
     base: `http://127.0.0.1:${port}`,
     startMs,
-    crash: () => (!stopping && (child.exitCode !== null || child.signalCode !== null) ? `${name} exited (${child.exitCode ?? child.signalCode}) during the run: ${child.outputTail().slice(-1500)}` : null),
+    crash: () =>
+      !stopping && (child.exitCode !== null || child.signalCode !== null)
+        ? `${name} exited (${child.exitCode ?? child.signalCode}) during the run: ${child.outputTail().slice(-1500)}`
+        : null,
     stop: () => {
       stopping = true;
       return stop(child, 15_000);
@@ -89,7 +106,17 @@ function productionNodeFlags(): string[] {
 }
 
 export const startRealServer = (options: ServerOptions) =>
-  launch('server', [...productionNodeFlags(), ...(options.nodeFlags ?? []), options.entry ?? (options.cpuProfDir ? 'dist/src/main.js' : 'dist/server.js')], options);
-export const startFloorServer = (options: ServerOptions) => launch('floor', ['--import', 'tsx', 'bench/floor-server.ts'], options);
+  launch(
+    'server',
+    [
+      ...productionNodeFlags(),
+      ...(options.nodeFlags ?? []),
+      options.entry ?? (options.cpuProfDir ? 'dist/src/main.js' : 'dist/server.js'),
+    ],
+    options,
+  );
+export const startFloorServer = (options: ServerOptions) =>
+  launch('floor', ['--import', 'tsx', 'bench/floor-server.ts'], options);
 /** bench/streams-floor-server.ts: one user's many event streams with plain node:http, no auth, no database. */
-export const startStreamsFloorServer = (options: ServerOptions) => launch('streams floor', ['--import', 'tsx', 'bench/streams-floor-server.ts'], options);
+export const startStreamsFloorServer = (options: ServerOptions) =>
+  launch('streams floor', ['--import', 'tsx', 'bench/streams-floor-server.ts'], options);

@@ -22,4 +22,3 @@ export function readStamp(content: string): bigint | null {
   }
   return null;
 }
-

@@ -67,16 +67,38 @@ export interface OfflineLevel {
   cpuSecondsPerCallMinute: number | null;
 }
 
-export interface Stats { n: number; p50: number | null; p99: number | null; max: number | null }
+export interface Stats {
+  n: number;
+  p50: number | null;
+  p99: number | null;
+  max: number | null;
+}
 
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length ? Math.round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!) : null;
+  return sorted.length
+    ? Math.round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!)
+    : null;
 };
-export const stats = (values: number[]): Stats => ({ n: values.length, p50: percentile(values, 50), p99: percentile(values, 99), max: values.length ? Math.round(Math.max(...values)) : null });
+export const stats = (values: number[]): Stats => ({
+  n: values.length,
+  p50: percentile(values, 50),
+  p99: percentile(values, 99),
+  max: values.length ? Math.round(Math.max(...values)) : null,
+});
 
-const api = (base: string, token: string) => async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-  fetch(base + path, { method, headers: { authorization: `Bearer ${token}`, ...(body === undefined || Buffer.isBuffer(body) ? {} : { 'content-type': 'application/json' }), ...headers }, body: body === undefined ? undefined : Buffer.isBuffer(body) ? new Uint8Array(body) : JSON.stringify(body) });
+const api =
+  (base: string, token: string) =>
+  async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    fetch(base + path, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined || Buffer.isBuffer(body) ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      body: body === undefined ? undefined : Buffer.isBuffer(body) ? new Uint8Array(body) : JSON.stringify(body),
+    });
 
 /** The OpenAI-compatible recogniser's requests while the bench's callers play Twilio: audio sent per second of their speech. */
 export async function measureRecogniserBytes(o: {
@@ -93,28 +115,52 @@ export async function measureRecogniserBytes(o: {
   o.openai.transcriptions.length = 0;
   o.openai.transcripts.length = 0;
   // The fake answers each utterance with a line ending a sentence, as Whisper punctuates.
-  for (let i = 0; i < 200; i++) o.openai.transcripts.push(i % 2 ? 'Thank you, that is all I needed.' : 'What are your opening hours on Friday?');
+  for (let i = 0; i < 200; i++)
+    o.openai.transcripts.push(i % 2 ? 'Thank you, that is all I needed.' : 'What are your opening hours on Friday?');
   const results = await Promise.all(
     o.calls.map(async ({ user, server, numberId, index }, k) => {
       await sleep(k * 300);
-      const jwt = await signPayload(server, { agent: o.agent, contact: { name: 'Grace', phone: `+1415888${String(index).padStart(4, '0')}` }, type: 'prompt', prompt: 'Answer questions about the clinic briefly.', phoneNumberId: numberId });
+      const jwt = await signPayload(server, {
+        agent: o.agent,
+        contact: { name: 'Grace', phone: `+1415888${String(index).padStart(4, '0')}` },
+        type: 'prompt',
+        prompt: 'Answer questions about the clinic briefly.',
+        phoneNumberId: numberId,
+      });
       const res = await api(o.server.base, user.token)('POST', '/api/session/call', { server: server.name, jwt });
-      if (res.status !== 204) return { error: `POST /api/session/call: ${res.status} ${(await res.text()).slice(0, 200)}` };
+      if (res.status !== 204)
+        return { error: `POST /api/session/call: ${res.status} ${(await res.text()).slice(0, 200)}` };
       const sessionId = res.headers.get('x-session-id')!;
       const placed = o.twilio.calls.find((c) => c.statusCallback?.endsWith(`/${sessionId}`));
       const stream = placed && /<Stream url="([^"]+)"><Parameter name="token" value="([^"]+)"\/>/.exec(placed.twiml);
       if (!placed || !stream) return { error: 'no Calls.json request with a stream TwiML' };
-      const done = new Promise<{ result?: CallerResult; error?: string }>((resolve) => o.pending.set(sessionId, resolve));
-      o.callers.send({ type: 'call', id: sessionId, url: stream[1], token: stream[2], callSid: placed.sid, accountSid: o.twilio.accountSid, turns: o.turns });
+      const done = new Promise<{ result?: CallerResult; error?: string }>((resolve) =>
+        o.pending.set(sessionId, resolve),
+      );
+      o.callers.send({
+        type: 'call',
+        id: sessionId,
+        url: stream[1],
+        token: stream[2],
+        callSid: placed.sid,
+        accountSid: o.twilio.accountSid,
+        turns: o.turns,
+      });
       return done;
     }),
   );
   // What the far end heard of each line: μ-law and back, as the callers send it.
   const spans = o.lines.map((pcm) => speechSpanMs(mulawToPcm(pcmToMulaw(pcm))) / 1000);
   const turnsSpoken = results.reduce((n, r) => n + (r.result?.turns.length ?? 0), 0);
-  const speechSeconds = results.reduce((s, r) => s + (r.result?.turns ?? []).reduce((a, _, t) => a + spans[t % spans.length]!, 0), 0);
+  const speechSeconds = results.reduce(
+    (s, r) => s + (r.result?.turns ?? []).reduce((a, _, t) => a + spans[t % spans.length]!, 0),
+    0,
+  );
   await sleep(1500); // the last utterances' requests
-  const sentSeconds = o.openai.transcriptions.reduce((s, r) => s + (r.wav ? r.wav.samples.length / r.wav.sampleRate : 0), 0);
+  const sentSeconds = o.openai.transcriptions.reduce(
+    (s, r) => s + (r.wav ? r.wav.samples.length / r.wav.sampleRate : 0),
+    0,
+  );
   const sentBytes = o.openai.transcriptions.reduce((s, r) => s + (r.wav ? r.wav.samples.length * 2 : 0), 0);
   return {
     calls: o.calls.length,
@@ -132,10 +178,22 @@ export async function measureRecogniserBytes(o: {
 async function clinic(base: string, call: HearingCall): Promise<{ kbId: string; integrationId: string }> {
   const request = api(base, call.user.token);
   const kb = (await (await request('PUT', '/api/knowledge-bases', { name: 'Clinic' })).json()) as { id: string };
-  const form = multipartForm([{ filename: 'hours.txt', content: 'Opening hours: we are open Monday to Friday from nine to five.', contentType: 'text/plain' }]);
+  const form = multipartForm([
+    {
+      filename: 'hours.txt',
+      content: 'Opening hours: we are open Monday to Friday from nine to five.',
+      contentType: 'text/plain',
+    },
+  ]);
   const upload = await request('POST', `/api/knowledge-bases/${kb.id}`, form.payload, form.headers);
   if (upload.status !== 200) throw new Error(`knowledge upload: ${upload.status} ${await upload.text()}`);
-  const integration = await request('PUT', '/api/integrations', { type: 'calendly', data: { accessToken: `sandbox_pat_bench_${String(call.index).padStart(4, '0')}`, eventTypeUrl: 'https://calendly.com/clinic/30min' } });
+  const integration = await request('PUT', '/api/integrations', {
+    type: 'calendly',
+    data: {
+      accessToken: `sandbox_pat_bench_${String(call.index).padStart(4, '0')}`,
+      eventTypeUrl: 'https://calendly.com/clinic/30min',
+    },
+  });
   if (integration.status !== 200) throw new Error(`integration: ${integration.status} ${await integration.text()}`);
   return { kbId: kb.id, integrationId: ((await integration.json()) as { id: string }).id };
 }
@@ -155,11 +213,15 @@ function cpuWithChildren(pid: number): number | null {
 async function recognitionBuckets(base: string): Promise<Map<number, number>> {
   const text = await (await fetch(`${base}/metrics`)).text();
   const buckets = new Map<number, number>();
-  for (const m of text.matchAll(/^voice_recognition_seconds_bucket\{le="([^"]+)"\} (\d+)/gm)) buckets.set(m[1] === '+Inf' ? Number.POSITIVE_INFINITY : Math.round(Number(m[1]) * 1000), Number(m[2]));
+  for (const m of text.matchAll(/^voice_recognition_seconds_bucket\{le="([^"]+)"\} (\d+)/gm))
+    buckets.set(m[1] === '+Inf' ? Number.POSITIVE_INFINITY : Math.round(Number(m[1]) * 1000), Number(m[2]));
   return buckets;
 }
 
-function bucketPercentiles(before: Map<number, number>, after: Map<number, number>): OfflineLevel['recogniserAfterCut'] {
+function bucketPercentiles(
+  before: Map<number, number>,
+  after: Map<number, number>,
+): OfflineLevel['recogniserAfterCut'] {
   const bounds = [...after.keys()].sort((a, b) => a - b);
   const counts = bounds.map((le) => (after.get(le) ?? 0) - (before.get(le) ?? 0));
   const utterances = counts.at(-1) ?? 0;
@@ -179,14 +241,24 @@ interface CallView {
   transcript?: Array<{ role: string; text: string; latency?: { totalMs: number; sttMs: number } }>;
 }
 
-const SCRIPT = ['Hello, who is this?', 'Can you tell me your opening hours please?', 'I would like to book a meeting for next Tuesday.', 'No thank you, goodbye.'];
+const SCRIPT = [
+  'Hello, who is this?',
+  'Can you tell me your opening hours please?',
+  'I would like to book a meeting for next Tuesday.',
+  'No thank you, goodbye.',
+];
 
 /**
  * Sandbox calls at each level, placed one a second (Twilio's default rate for
  * an account's calls; all at once, 2 of 10 greetings were refused by the
  * local speech queue, which holds 8 call sentences), until every one has ended.
  */
-export async function measureOfflineLevels(o: { server: RunningServer; levels: number[]; calls: HearingCall[]; callsPerSecond?: number }): Promise<OfflineLevel[]> {
+export async function measureOfflineLevels(o: {
+  server: RunningServer;
+  levels: number[];
+  calls: HearingCall[];
+  callsPerSecond?: number;
+}): Promise<OfflineLevel[]> {
   const gapMs = 1000 / (o.callsPerSecond ?? 1);
   const clinics = await Promise.all(o.calls.map((c) => clinic(o.server.base, c)));
   const out: OfflineLevel[] = [];
@@ -194,7 +266,9 @@ export async function measureOfflineLevels(o: { server: RunningServer; levels: n
   for (const concurrency of o.levels) {
     const batch = o.calls.slice(offset, offset + concurrency).map((c, k) => ({ ...c, ...clinics[offset + k]! }));
     offset += concurrency;
-    console.log(`bench/voice: offline, ${concurrency} concurrent sandbox call${concurrency === 1 ? '' : 's'} (pocketsphinx, espeak-ng, the dialogue engine)…`);
+    console.log(
+      `bench/voice: offline, ${concurrency} concurrent sandbox call${concurrency === 1 ? '' : 's'} (pocketsphinx, espeak-ng, the dialogue engine)…`,
+    );
     const before = await recognitionBuckets(o.server.base);
     const cpu0 = cpuWithChildren(o.server.pid);
     const t0 = Date.now();
@@ -212,13 +286,15 @@ export async function measureOfflineLevels(o: { server: RunningServer; levels: n
           phoneNumberId: c.numberId,
         });
         const res = await request('POST', '/api/session/call', { server: c.server.name, jwt });
-        if (res.status !== 204) return { error: `POST /api/session/call: ${res.status} ${(await res.text()).slice(0, 200)}` };
+        if (res.status !== 204)
+          return { error: `POST /api/session/call: ${res.status} ${(await res.text()).slice(0, 200)}` };
         const sessionId = res.headers.get('x-session-id')!;
         const deadline = Date.now() + 150_000;
         while (Date.now() < deadline) {
           await sleep(1000);
           const view = (await (await request('GET', `/api/calls/${sessionId}`)).json()) as CallView;
-          if (['completed', 'failed', 'no_answer', 'busy', 'canceled'].includes(view.status)) return { view, sessionId };
+          if (['completed', 'failed', 'no_answer', 'busy', 'canceled'].includes(view.status))
+            return { view, sessionId };
         }
         return { error: `${sessionId} still running after 150 s` };
       }),
@@ -240,8 +316,13 @@ export async function measureOfflineLevels(o: { server: RunningServer; levels: n
       recogniserAfterCut: bucketPercentiles(before, after),
       wallMs: Date.now() - t0,
       lost: views.filter((v) => 'error' in v).map((v) => (v as { error: string }).error),
-      cpuSecondsPerCallMinute: cpu0 === null || cpu1 === null || !callMinutes ? null : Math.round(((cpu1 - cpu0) / callMinutes) * 100) / 100,
-      notCompleted: ended.filter((v) => v.view.status !== 'completed').map((v) => `${v.sessionId}: ${v.view.status} ${v.view.outcome ?? ''} ${v.view.reason ?? ''} ${v.view.error ? JSON.stringify(v.view.error) : ''}`.trim()),
+      cpuSecondsPerCallMinute:
+        cpu0 === null || cpu1 === null || !callMinutes ? null : Math.round(((cpu1 - cpu0) / callMinutes) * 100) / 100,
+      notCompleted: ended
+        .filter((v) => v.view.status !== 'completed')
+        .map((v) =>
+          `${v.sessionId}: ${v.view.status} ${v.view.outcome ?? ''} ${v.view.reason ?? ''} ${v.view.error ? JSON.stringify(v.view.error) : ''}`.trim(),
+        ),
     });
     console.log(JSON.stringify(out.at(-1)));
   }

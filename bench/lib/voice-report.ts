@@ -33,15 +33,15 @@ export function renderVoiceSection(root: string): string[] {
     'Real server (`node dist/server.js`), POST /api/session/call carried by the built-in voice agent through the Twilio fake;',
     'the Deepgram, OpenAI-compatible and ElevenLabs fakes answer with fixed delays. Callers in their own process speak flite',
     'speech as 20 ms μ-law frames at real pace, echo marks and hang up after their turns. "Reply" is measured at the caller:',
-    'its last speech frame sent → the first agent frame received. The call records\' `overheadMs` is everything beyond the',
-    'providers\' time, including the end-of-turn wait (`VOICE_ENDPOINT_MIN_MS` after speech, 500 ms, less what STT took);',
+    "its last speech frame sent → the first agent frame received. The call records' `overheadMs` is everything beyond the",
+    "providers' time, including the end-of-turn wait (`VOICE_ENDPOINT_MIN_MS` after speech, 500 ms, less what STT took);",
     '"ours" subtracts that wait: the server\'s own processing. Pacing: |inter-arrival − 20 ms| of agent frames; lateness:',
-    'each frame against its 20 ms slot from its utterance\'s first frame (the sink may run 40 ms ahead, so bursts of 2–3',
-    'frames at an utterance\'s start count in the inter-arrival figure but not as lateness). Both are stamped in the callers\'',
+    "each frame against its 20 ms slot from its utterance's first frame (the sink may run 40 ms ahead, so bursts of 2–3",
+    "frames at an utterance's start count in the inter-arrival figure but not as lateness). Both are stamped in the callers'",
     'process, so they include its scheduling. "Sent late" is outgoing pacing where it happens: the server\'s',
-    '`voice_frame_lateness_seconds` histogram, each frame\'s send time against its slot on the 20 ms timeline (less the',
+    "`voice_frame_lateness_seconds` histogram, each frame's send time against its slot on the 20 ms timeline (less the",
     '40 ms lead); shown as the histogram bucket holding the 99th percentile, and the share of frames within 10 ms.',
-    'A level\'s calls are placed 10 a second (carriers admit outbound calls at a limited rate: Twilio queues an account\'s',
+    "A level's calls are placed 10 a second (carriers admit outbound calls at a limited rate: Twilio queues an account's",
     'calls at 1 a second unless raised), then all of them are on the line together for the time shown;',
     '`--calls-per-second=0` places them all at once (the lockstep worst case, `docs/decisions/benchmarks.md`).',
     '',
@@ -63,7 +63,12 @@ export function renderVoiceSection(root: string): string[] {
       );
     }
     lines.push(...hearingLines(r.hearing));
-    lines.push('', ...r.checks.map((c) => `- ${c.met ? 'met' : '**MISSED**'}: ${c.name}: ${v(c.value as number)} (target ${c.target})`));
+    lines.push(
+      '',
+      ...r.checks.map(
+        (c) => `- ${c.met ? 'met' : '**MISSED**'}: ${c.name}: ${v(c.value as number)} (target ${c.target})`,
+      ),
+    );
     if (r.failures.length) lines.push(...r.failures.map((f) => `- failure: ${f.replace(/\n/g, ' ')}`));
     lines.push('');
   }
@@ -89,7 +94,10 @@ function hearingLines(hearing: VoiceFile['hearing']): string[] {
       '',
       '| concurrent sandbox calls | end of caller speech → first agent audio p50 / p99 ms | record sttMs p50 / p99 ms | recogniser after the cut p50 / p99 ms | caller lines recognised | completed |',
       '|---:|---:|---:|---:|---:|---:|',
-      ...hearing.offline.map((l) => `| ${l.concurrency} | ${v(l.totalMs.p50)} / ${v(l.totalMs.p99)} | ${v(l.sttMs.p50)} / ${v(l.sttMs.p99)} | ≤ ${v(l.recogniserAfterCut.p50AtMostMs)} / ≤ ${v(l.recogniserAfterCut.p99AtMostMs)} (${l.recogniserAfterCut.utterances} utterances) | ${l.linesRecognised} | ${l.completed}/${l.calls} |`),
+      ...hearing.offline.map(
+        (l) =>
+          `| ${l.concurrency} | ${v(l.totalMs.p50)} / ${v(l.totalMs.p99)} | ${v(l.sttMs.p50)} / ${v(l.sttMs.p99)} | ≤ ${v(l.recogniserAfterCut.p50AtMostMs)} / ≤ ${v(l.recogniserAfterCut.p99AtMostMs)} (${l.recogniserAfterCut.utterances} utterances) | ${l.linesRecognised} | ${l.completed}/${l.calls} |`,
+      ),
     );
   }
   return out;
@@ -103,6 +111,9 @@ export function spliceVoiceSection(root: string): void {
   const text = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmarks\n';
   const start = text.indexOf(START);
   const end = text.indexOf(END);
-  const next = start >= 0 && end > start ? `${text.slice(0, start)}${section.join('\n')}${text.slice(end + END.length)}` : `${text.replace(/\n*$/, '\n\n')}${section.join('\n')}\n`;
+  const next =
+    start >= 0 && end > start
+      ? `${text.slice(0, start)}${section.join('\n')}${text.slice(end + END.length)}`
+      : `${text.replace(/\n*$/, '\n\n')}${section.join('\n')}\n`;
   writeFileSync(path, next);
 }

@@ -98,7 +98,13 @@ process.on('message', (msg: { type: string; origin?: string; users?: User[]; eve
     target = { events: msg.events!, hooks: msg.hooks! };
     checkTarget();
   } else if (msg.type === 'report') {
-    process.send!({ type: 'report', latencies, byStatus: Object.fromEntries(byStatus), perSession: Object.fromEntries(perSession), received });
+    process.send!({
+      type: 'report',
+      latencies,
+      byStatus: Object.fromEntries(byStatus),
+      perSession: Object.fromEntries(perSession),
+      received,
+    });
   } else if (msg.type === 'stop') {
     for (const close of closers) close();
     process.disconnect();

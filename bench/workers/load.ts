@@ -36,7 +36,16 @@ function options(job: LoadJob, seconds: number) {
   const requests: RequestSpec[] | undefined = paths
     ? [{ setupRequest: (request) => ({ ...request, path: paths[next++ % paths.length] }) }]
     : undefined;
-  return { url: job.url, method: job.method, headers: job.headers, body: job.body, connections: job.connections, duration: seconds, timeout: 10, requests };
+  return {
+    url: job.url,
+    method: job.method,
+    headers: job.headers,
+    body: job.body,
+    connections: job.connections,
+    duration: seconds,
+    timeout: 10,
+    requests,
+  };
 }
 
 process.on('message', async (job: LoadJob) => {

@@ -10,7 +10,9 @@
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 
-type Job = { type: 'strangers'; url: string; sockets: number; seconds: number; pauseMs: number } | { type: 'flood'; id: string; url: string; speed: number };
+type Job =
+  | { type: 'strangers'; url: string; sockets: number; seconds: number; pauseMs: number }
+  | { type: 'flood'; id: string; url: string; speed: number };
 
 export interface StrangersResult {
   connections: number;
@@ -40,7 +42,13 @@ const GARBAGE: Array<[Buffer | string, boolean]> = [
   ['{"event":"connected"}'.repeat(180), false],
 ];
 
-async function stranger(url: string, until: number, pauseMs: number, kind: number, result: StrangersResult): Promise<void> {
+async function stranger(
+  url: string,
+  until: number,
+  pauseMs: number,
+  kind: number,
+  result: StrangersResult,
+): Promise<void> {
   while (Date.now() < until) {
     const ws = new WebSocket(url);
     result.connections++;
@@ -88,7 +96,9 @@ async function flood(job: Extract<Job, { type: 'flood' }>): Promise<FloodResult>
       endedAt = Date.now();
     }
   });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
     ws.once('error', reject);
@@ -104,7 +114,13 @@ async function flood(job: Extract<Job, { type: 'flood' }>): Promise<FloodResult>
     else if (n % 10 === 0) await sleep(0);
   }
   const close = await closed;
-  return { audioSeconds: bytesSent / 32_000, bytesSent, endedAfterMs: endedAt === null ? null : endedAt - opened, close, ended };
+  return {
+    audioSeconds: bytesSent / 32_000,
+    bytesSent,
+    endedAfterMs: endedAt === null ? null : endedAt - opened,
+    close,
+    ended,
+  };
 }
 
 process.on('message', (job: Job) => {

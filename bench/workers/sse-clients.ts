@@ -107,7 +107,8 @@ function onFrame(stream: Stream, buf: Buffer, start: number, end: number, now: n
   at += 1;
   if (at + EVENT.length > end || !startsWith(buf, at, EVENT)) return;
   if (id <= stream.lastId) {
-    if (dupSamples.length < 5) dupSamples.push(`stream ${stream.index}: id ${id} after ${stream.lastId} (received ${stream.received})`);
+    if (dupSamples.length < 5)
+      dupSamples.push(`stream ${stream.index}: id ${id} after ${stream.lastId} (received ${stream.received})`);
     return void (stream.duplicates += 1);
   }
   stream.lastId = id;
@@ -270,7 +271,9 @@ function open(port: number, path: string, sub: Subscriber, index: number): Promi
       if (!chunked) return onBody(stream, buf, now);
       if (!decoder.feed(buf, now)) socket.end(); // the last chunk: the server ended the stream
     };
-    socket.write(`GET ${path} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nauthorization: Bearer ${sub.token}\r\naccept: text/event-stream\r\n\r\n`);
+    socket.write(
+      `GET ${path} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nauthorization: Bearer ${sub.token}\r\naccept: text/event-stream\r\n\r\n`,
+    );
   });
 }
 

@@ -49,7 +49,8 @@ function framesOf(pcm: Int16Array): { frames: Buffer[]; speechFrames: number } {
   const total = new Int16Array((speechFrames + SILENCE_MS / 20) * FRAME_SAMPLES_8K);
   total.set(pcm);
   const frames: Buffer[] = [];
-  for (let i = 0; i < total.length; i += FRAME_SAMPLES_8K) frames.push(Buffer.from(pcmToMulaw(total.subarray(i, i + FRAME_SAMPLES_8K))));
+  for (let i = 0; i < total.length; i += FRAME_SAMPLES_8K)
+    frames.push(Buffer.from(pcmToMulaw(total.subarray(i, i + FRAME_SAMPLES_8K))));
   return { frames, speechFrames };
 }
 
@@ -57,7 +58,8 @@ async function runCall(job: CallJob): Promise<CallerResult> {
   const ws = new WebSocket(job.url);
   const streamSid = `MZ${randomUUID().replace(/-/g, '')}`;
   let seq = 1;
-  const send = (message: Record<string, unknown>) => ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify({ ...message, sequenceNumber: String(seq++) }));
+  const send = (message: Record<string, unknown>) =>
+    ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify({ ...message, sequenceNumber: String(seq++) }));
   let agentFrames = 0;
   let lastFrameAt = 0;
   let waitingSince: number | null = null;
@@ -90,13 +92,33 @@ async function runCall(job: CallJob): Promise<CallerResult> {
   const t0 = performance.now();
   const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
   send({ event: 'connected', protocol: 'Call', version: '1.0.0' });
-  send({ event: 'start', streamSid, start: { streamSid, accountSid: job.accountSid, callSid: job.callSid, tracks: ['inbound'], customParameters: { token: job.token }, mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 } } });
+  send({
+    event: 'start',
+    streamSid,
+    start: {
+      streamSid,
+      accountSid: job.accountSid,
+      callSid: job.callSid,
+      tracks: ['inbound'],
+      customParameters: { token: job.token },
+      mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+    },
+  });
   let chunk = 0;
   /** Silence is sent while waiting, as a phone line carries it. */
   const silence = Buffer.alloc(FRAME_SAMPLES_8K, 0xff);
   const frame = (payload: Buffer) => {
     chunk++;
-    send({ event: 'media', streamSid, media: { track: 'inbound', chunk: String(chunk), timestamp: String(chunk * 20), payload: payload.toString('base64') } });
+    send({
+      event: 'media',
+      streamSid,
+      media: {
+        track: 'inbound',
+        chunk: String(chunk),
+        timestamp: String(chunk * 20),
+        payload: payload.toString('base64'),
+      },
+    });
   };
   /** Sends silence at real pace until the agent has sent nothing for QUIET_MS (after it started, when `mustHear`). */
   const waitQuiet = async (mustHear: boolean, limitMs: number) => {
@@ -132,7 +154,13 @@ async function runCall(job: CallJob): Promise<CallerResult> {
   await Promise.race([closed, sleep(5000)]);
   const durationMs = performance.now() - t0;
   ws.terminate();
-  return { turns, gaps: gaps.map((g) => Math.round(g * 10) / 10), lateness: lateness.map((g) => Math.round(g * 10) / 10), agentFrames, durationMs: Math.round(durationMs) };
+  return {
+    turns,
+    gaps: gaps.map((g) => Math.round(g * 10) / 10),
+    lateness: lateness.map((g) => Math.round(g * 10) / 10),
+    agentFrames,
+    durationMs: Math.round(durationMs),
+  };
 }
 
 process.on('message', (msg: { type: 'lines'; lines: string[] } | CallJob | { type: 'stop' }) => {

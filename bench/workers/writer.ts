@@ -27,10 +27,21 @@ const filler = randomBytes(64 * 1024);
 const authTag = randomBytes(16).toString('base64');
 
 function put(port: number, target: WriteTarget, size: number): Promise<{ status: number; body: string }> {
-  const body = JSON.stringify({ keyId: target.keyId, content: stampedContent(size, filler).toString('base64'), authTag });
+  const body = JSON.stringify({
+    keyId: target.keyId,
+    content: stampedContent(size, filler).toString('base64'),
+    authTag,
+  });
   return new Promise((resolve) => {
     const req = request(
-      { host: '127.0.0.1', port, method: 'PUT', path: '/api/objects', agent, headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/json' } },
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'PUT',
+        path: '/api/objects',
+        agent,
+        headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/json' },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -71,7 +82,8 @@ async function run(job: WriterJob) {
   const gaveUp = await Promise.race([Promise.all(pending).then(() => false), sleep(job.answerWaitMs).then(() => true)]);
   const answeredFailures = failures.length;
   const unanswered = gaveUp ? total - written.reduce((a, b) => a + b, 0) - answeredFailures : 0;
-  if (unanswered > 0) failures.unshift(`${unanswered} writes unanswered ${job.answerWaitMs} ms after the last was sent`);
+  if (unanswered > 0)
+    failures.unshift(`${unanswered} writes unanswered ${job.answerWaitMs} ms after the last was sent`);
   const sendWindow = (lastSend - t0) / 1000 + 1 / job.rate;
   return {
     type: 'done',

@@ -21,10 +21,18 @@ const unique = String(Math.floor(Math.random() * 10_000_000)).padStart(7, '0');
 const email = `persona.${Date.now()}.${unique}@example.com`;
 const phone = `+1555${unique}`;
 const password = 'correct horse battery staple';
-await client.auth.register({ firstName: 'Ada', lastName: 'Lovelace', email, phone, password, confirmPassword: password });
+await client.auth.register({
+  firstName: 'Ada',
+  lastName: 'Lovelace',
+  email,
+  phone,
+  password,
+  confirmPassword: password,
+});
 await client.auth.requestPhoneVerification();
 const [sms] = await client.sandboxOutbox({ to: phone });
-if (!sms) throw new Error(`no SMS for ${phone} in the sandbox outbox: is the server running with the sandbox SMS provider?`);
+if (!sms)
+  throw new Error(`no SMS for ${phone} in the sandbox outbox: is the server running with the sandbox SMS provider?`);
 await client.auth.submitPhoneVerification(String(sms.data.code));
 console.log(`1. signed up and verified ${phone}`);
 
@@ -35,8 +43,14 @@ console.log(`2. registered server ${server.name}`);
 
 // 3. Sign the preview request with the server's private key, nested in a JWE to the service key.
 const persona = await client.personas.get(personaId);
-const jwt = await signPreviewRequest({ privateKey: server.privateKey, text, encryptTo: await client.servers.current() });
-console.log(`3. signed a preview request for ${persona.name} (${persona.settings.type} voice ${persona.settings.voiceId})`);
+const jwt = await signPreviewRequest({
+  privateKey: server.privateKey,
+  text,
+  encryptTo: await client.servers.current(),
+});
+console.log(
+  `3. signed a preview request for ${persona.name} (${persona.settings.type} voice ${persona.settings.voiceId})`,
+);
 
 // 4. The answer is encrypted to the server: only its private key opens it.
 const answer = await client.personas.play(personaId, { server: server.name, jwt });

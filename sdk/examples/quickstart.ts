@@ -23,13 +23,21 @@ const phone = `+1555${unique}`;
 const password = 'correct horse battery staple';
 
 // 1. Register: the answer's token is kept by the client (status phone_not_verified).
-const session = await client.auth.register({ firstName: 'Ada', lastName: 'Lovelace', email, phone, password, confirmPassword: password });
+const session = await client.auth.register({
+  firstName: 'Ada',
+  lastName: 'Lovelace',
+  email,
+  phone,
+  password,
+  confirmPassword: password,
+});
 console.log(`1. registered ${email} — status ${session.status}`);
 
 // 2. Verify the phone: the sandbox SMS provider puts the code in the outbox.
 await client.auth.requestPhoneVerification();
 const [sms] = await client.sandboxOutbox({ to: phone });
-if (!sms) throw new Error(`no SMS for ${phone} in the sandbox outbox: is the server running with the sandbox SMS provider?`);
+if (!sms)
+  throw new Error(`no SMS for ${phone} in the sandbox outbox: is the server running with the sandbox SMS provider?`);
 const verified = await client.auth.submitPhoneVerification(String(sms.data.code));
 console.log(`2. verified ${phone} with code ${String(sms.data.code)} — status ${verified.status}`);
 

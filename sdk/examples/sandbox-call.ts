@@ -21,10 +21,18 @@ const client = new WorkspaceClient({ baseUrl });
 const unique = String(Math.floor(Math.random() * 10_000_000)).padStart(7, '0');
 const phone = `+1555${unique}`;
 const password = 'correct horse battery staple';
-await client.auth.register({ firstName: 'Ada', lastName: 'Lovelace', email: `call.${Date.now()}.${unique}@example.com`, phone, password, confirmPassword: password });
+await client.auth.register({
+  firstName: 'Ada',
+  lastName: 'Lovelace',
+  email: `call.${Date.now()}.${unique}@example.com`,
+  phone,
+  password,
+  confirmPassword: password,
+});
 await client.auth.requestPhoneVerification();
 const [sms] = await client.sandboxOutbox({ to: phone });
-if (!sms) throw new Error(`no SMS for ${phone} in the sandbox outbox: is the server running with the sandbox SMS provider?`);
+if (!sms)
+  throw new Error(`no SMS for ${phone} in the sandbox outbox: is the server running with the sandbox SMS provider?`);
 await client.auth.submitPhoneVerification(String(sms.data.code));
 console.log(`1. signed up and verified ${phone}`);
 
@@ -33,7 +41,12 @@ const json = async (path: string, init: { method?: string; body?: string } = {})
   const res = await client.http.send(`${baseUrl}${path}`, { ...init, headers: { 'content-type': 'application/json' } });
   return { status: res.status, body: (await res.json().catch(() => null)) as Record<string, any> };
 };
-const offers = (await json('/api/phone-numbers/search/sandbox?country=US&type=local')).body as unknown as Array<{ phoneNumber: string; capabilities: { voice: boolean }; addressRequirements: string; price: { jwt: string } }>;
+const offers = (await json('/api/phone-numbers/search/sandbox?country=US&type=local')).body as unknown as Array<{
+  phoneNumber: string;
+  capabilities: { voice: boolean };
+  addressRequirements: string;
+  price: { jwt: string };
+}>;
 const offer = offers.find((o) => o.capabilities.voice && o.addressRequirements === 'none');
 if (!offer) throw new Error('the sandbox offered no voice-capable number');
 // Calls cost money (plan allowance or prepaid balance): $5 of credit, paid on the sandbox checkout page.
@@ -45,17 +58,29 @@ if (bought.status === 409 && bought.body.code === 'payment_method_required') {
   await client.http.send(`${baseUrl}${new URL(bought.body.checkoutUrl).pathname}`, { method: 'POST' });
   bought = await json('/api/phone-numbers', { method: 'PUT', body: JSON.stringify({ jwt: offer.price.jwt }) });
 }
-if (bought.status !== 200) throw new Error(`buying ${offer.phoneNumber} failed: ${bought.status} ${JSON.stringify(bought.body)}`);
+if (bought.status !== 200)
+  throw new Error(`buying ${offer.phoneNumber} failed: ${bought.status} ${JSON.stringify(bought.body)}`);
 console.log(`2. bought ${offer.phoneNumber}`);
 
 // 3. What the agent knows and how it books: a knowledge base with the opening hours, and the sandbox Calendly.
 const kb = await json('/api/knowledge-bases', { method: 'PUT', body: JSON.stringify({ name: 'Clinic' }) });
 const form = new FormData();
-form.append('files', new Blob(['Opening hours: we are open Monday to Friday from nine to five.\n'], { type: 'text/plain' }), 'hours.txt');
+form.append(
+  'files',
+  new Blob(['Opening hours: we are open Monday to Friday from nine to five.\n'], { type: 'text/plain' }),
+  'hours.txt',
+);
 const uploaded = await client.http.send(`${baseUrl}/api/knowledge-bases/${kb.body.id}`, { method: 'POST', body: form });
 if (!uploaded.ok) throw new Error(`uploading the opening hours failed: ${uploaded.status} ${await uploaded.text()}`);
-const calendly = await json('/api/integrations', { method: 'PUT', body: JSON.stringify({ type: 'calendly', data: { pat: 'sandbox-token', eventTypeUrl: 'https://calendly.com/clinic/30min' } }) });
-if (calendly.status !== 200) throw new Error(`connecting the sandbox Calendly failed: ${calendly.status} ${JSON.stringify(calendly.body)}`);
+const calendly = await json('/api/integrations', {
+  method: 'PUT',
+  body: JSON.stringify({
+    type: 'calendly',
+    data: { pat: 'sandbox-token', eventTypeUrl: 'https://calendly.com/clinic/30min' },
+  }),
+});
+if (calendly.status !== 200)
+  throw new Error(`connecting the sandbox Calendly failed: ${calendly.status} ${JSON.stringify(calendly.body)}`);
 console.log('3. a knowledge base with the opening hours, and the sandbox Calendly');
 
 // 4. A server whose private key stays here signs the call.
@@ -80,7 +105,8 @@ let sessionId: string;
 try {
   ({ sessionId } = await client.calls.start({ server: server.name, jwt }, { idempotencyKey: crypto.randomUUID() }));
 } catch (err) {
-  if (err instanceof WorkspaceApiError) throw new Error(`the call was refused: ${err.status} ${err.code} ${err.message}`);
+  if (err instanceof WorkspaceApiError)
+    throw new Error(`the call was refused: ${err.status} ${err.code} ${err.message}`);
   throw err;
 }
 console.log(`5. call session ${sessionId}`);
@@ -99,11 +125,15 @@ for (let tries = 0; !call.transcript?.length && tries < 50; tries++) {
   await new Promise((resolve) => setTimeout(resolve, 200));
   call = await client.calls.get(sessionId);
 }
-for (const tool of call.toolCalls ?? []) console.log(`   tool ${tool.name} ${JSON.stringify(tool.arguments)} → ${JSON.stringify(tool.result).slice(0, 160)}`);
+for (const tool of call.toolCalls ?? [])
+  console.log(`   tool ${tool.name} ${JSON.stringify(tool.arguments)} → ${JSON.stringify(tool.result).slice(0, 160)}`);
 // Each answer's latency: from the end of the caller's turn to the agent's first audio, per stage.
 for (const line of call.transcript ?? []) {
   const l = line.latency;
-  if (l) console.log(`   latency ${l.totalMs} ms (speech to text ${l.sttMs}, model ${l.llmFirstTokenMs}, speech ${l.ttsFirstByteMs}, overhead ${l.overheadMs}) before "${line.text.slice(0, 48)}${line.text.length > 48 ? '…' : ''}"`);
+  if (l)
+    console.log(
+      `   latency ${l.totalMs} ms (speech to text ${l.sttMs}, model ${l.llmFirstTokenMs}, speech ${l.ttsFirstByteMs}, overhead ${l.overheadMs}) before "${line.text.slice(0, 48)}${line.text.length > 48 ? '…' : ''}"`,
+    );
 }
 if (call.recordingUrl) {
   const file = process.env.RECORDING_FILE ?? `call-${sessionId}.wav`;

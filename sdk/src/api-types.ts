@@ -15,7 +15,11 @@ type JsonContent<X> = X extends { content: { 'application/json': infer B } } ? B
 
 export type PathParamsOf<O> = O extends { parameters: { path: infer T } } ? T : never;
 export type QueryOf<O> = O extends { parameters: { query?: infer T } } ? T : never;
-export type BodyOf<O> = O extends { requestBody: infer R } ? JsonContent<R> : O extends { requestBody?: infer R } ? JsonContent<NonNullable<R>> : never;
+export type BodyOf<O> = O extends { requestBody: infer R }
+  ? JsonContent<R>
+  : O extends { requestBody?: infer R }
+    ? JsonContent<NonNullable<R>>
+    : never;
 
 type ResponsesOf<O> = O extends { responses: infer R } ? R : never;
 type SuccessStatus = 200 | 201 | 202 | 204;
@@ -35,7 +39,9 @@ export type Answer<P extends ApiPath, M extends MethodOf<P>> = SuccessOf<Operati
 export type Query<P extends ApiPath, M extends MethodOf<P>> = Partial<NonNullable<QueryOf<Operation<P, M>>>>;
 
 /** What a request needs: path parameters and a body exactly when the route has them. */
-export type RequestParts<O> = ([PathParamsOf<O>] extends [never] ? { params?: undefined } : { params: PathParamsOf<O> }) &
+export type RequestParts<O> = ([PathParamsOf<O>] extends [never]
+  ? { params?: undefined }
+  : { params: PathParamsOf<O> }) &
   ([BodyOf<O>] extends [never] ? { body?: undefined } : { body: BodyOf<O> }) &
   // Query parameters with a server-side default are listed as required; none must be sent.
   ([QueryOf<O>] extends [never] ? { query?: undefined } : { query?: Partial<NonNullable<QueryOf<O>>> }) & {

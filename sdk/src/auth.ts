@@ -37,7 +37,9 @@ export class AuthApi {
    * Status 2fa_required keeps a limited token: finish with twoFactor.verify(code).
    */
   async login(input: LoginInput): Promise<Session> {
-    return this.keep(await this.http.request('post', '/api/auth/login', { body: { ...input, remember: input.remember ?? false } }));
+    return this.keep(
+      await this.http.request('post', '/api/auth/login', { body: { ...input, remember: input.remember ?? false } }),
+    );
   }
 
   /** Revokes the session token and forgets it (an API key in use is kept: delete it with apiKeys.delete). */
@@ -48,7 +50,9 @@ export class AuthApi {
   }
 
   /** Sends a 6-digit code by SMS to the number on record, or to `phone`, which replaces it once confirmed. */
-  requestPhoneVerification(input: Body<'/api/auth/verify/request', 'post'> = {}): Promise<Answer<'/api/auth/verify/request', 'post'>> {
+  requestPhoneVerification(
+    input: Body<'/api/auth/verify/request', 'post'> = {},
+  ): Promise<Answer<'/api/auth/verify/request', 'post'>> {
     return this.http.request('post', '/api/auth/verify/request', { body: input });
   }
 
@@ -57,7 +61,9 @@ export class AuthApi {
     return this.keep(await this.http.request('post', '/api/auth/verify/submit', { body: { code } }));
   }
 
-  requestPasswordReset(input: Body<'/api/auth/reset-password/request', 'post'>): Promise<Answer<'/api/auth/reset-password/request', 'post'>> {
+  requestPasswordReset(
+    input: Body<'/api/auth/reset-password/request', 'post'>,
+  ): Promise<Answer<'/api/auth/reset-password/request', 'post'>> {
     return this.http.request('post', '/api/auth/reset-password/request', { body: input });
   }
 
@@ -113,13 +119,18 @@ export class ExternalApi {
    * which the callback requires: call this from the browser that will finish the flow, with
    * `credentials: 'include'` when the API is on another origin (or open /init?redirect=true in it).
    */
-  init(slug: string, query: Query<'/api/auth/external/{provider}/init', 'get'> = {}): Promise<Answer<'/api/auth/external/{provider}/init', 'get'>> {
+  init(
+    slug: string,
+    query: Query<'/api/auth/external/{provider}/init', 'get'> = {},
+  ): Promise<Answer<'/api/auth/external/{provider}/init', 'get'>> {
     return this.http.request('get', '/api/auth/external/{provider}/init', { params: { provider: slug }, query });
   }
 
   /** Completes sign-in, sign-up or attach with the registration token of the callback; the token is kept. */
   async complete(registrationToken: string): Promise<Session> {
-    return this.keep(await this.http.request('get', '/api/auth/external/register/{token}', { params: { token: registrationToken } }));
+    return this.keep(
+      await this.http.request('get', '/api/auth/external/register/{token}', { params: { token: registrationToken } }),
+    );
   }
 }
 

@@ -7,7 +7,13 @@ import { type ServerPrivateKey, type ServiceKey, signServerPayload } from './per
 
 /** What a call-session payload holds (besides `use`, `exp`, `jti`, which signCallRequest adds). */
 export interface CallRequest {
-  agent: { name: string; personaId?: string; instructions?: string; firstMessage?: string; /** Spoken after an answering machine's beep (the built-in voice agent); none: it hangs up. */ voicemailMessage?: string };
+  agent: {
+    name: string;
+    personaId?: string;
+    instructions?: string;
+    firstMessage?: string /** Spoken after an answering machine's beep (the built-in voice agent); none: it hangs up. */;
+    voicemailMessage?: string;
+  };
   contact: { name: string; phone: string; fields?: Record<string, string> };
   humanAgents?: Array<{ name: string; phone: string }>;
   type: 'prompt' | 'pathway';
@@ -33,18 +39,33 @@ export interface SignCallOptions {
  * are readable only by the service. Send it as `jwt` with the server's name to
  * POST /api/session/call. Each token is accepted once.
  */
-export function signCallRequest(serverPrivateKey: ServerPrivateKey, payload: CallRequest, servicePublicKey?: ServiceKey, options: SignCallOptions = {}): Promise<string> {
-  return signServerPayload(serverPrivateKey, { ...payload, use: 'call-session' }, { ...options, ...(servicePublicKey ? { encryptTo: servicePublicKey } : {}) });
+export function signCallRequest(
+  serverPrivateKey: ServerPrivateKey,
+  payload: CallRequest,
+  servicePublicKey?: ServiceKey,
+  options: SignCallOptions = {},
+): Promise<string> {
+  return signServerPayload(
+    serverPrivateKey,
+    { ...payload, use: 'call-session' },
+    { ...options, ...(servicePublicKey ? { encryptTo: servicePublicKey } : {}) },
+  );
 }
 
 export class CallsApi {
   constructor(private readonly http: HttpCore) {}
 
   /** POST /api/session/call → the new session's id (the `X-Session-Id` header of the 204). */
-  async start(input: { server: string; jwt: string }, options: { idempotencyKey?: string } = {}): Promise<{ sessionId: string }> {
+  async start(
+    input: { server: string; jwt: string },
+    options: { idempotencyKey?: string } = {},
+  ): Promise<{ sessionId: string }> {
     const response = await this.http.send(this.http.url('/api/session/call'), {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {}) },
+      headers: {
+        'content-type': 'application/json',
+        ...(options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {}),
+      },
       body: JSON.stringify(input),
     });
     if (!response.ok) throw await errorFromResponse(response);
@@ -85,14 +106,21 @@ export class CallsApi {
   }
 
   /** PUT /api/session/temporary: sends a code by SMS to `phone`; keep the returned key for startTemporary. */
-  requestTemporary(input: Body<'/api/session/temporary', 'put'>, options: { idempotencyKey?: string } = {}): Promise<Answer<'/api/session/temporary', 'put'>> {
+  requestTemporary(
+    input: Body<'/api/session/temporary', 'put'>,
+    options: { idempotencyKey?: string } = {},
+  ): Promise<Answer<'/api/session/temporary', 'put'>> {
     return this.http.request('put', '/api/session/temporary', { body: input, headers: idempotency(options) });
   }
 
   /** POST /api/session/temporary: the key, the SMS code and where to email the summary → the session id. */
-  startTemporary(input: Body<'/api/session/temporary', 'post'>, options: { idempotencyKey?: string } = {}): Promise<Answer<'/api/session/temporary', 'post'>> {
+  startTemporary(
+    input: Body<'/api/session/temporary', 'post'>,
+    options: { idempotencyKey?: string } = {},
+  ): Promise<Answer<'/api/session/temporary', 'post'>> {
     return this.http.request('post', '/api/session/temporary', { body: input, headers: idempotency(options) });
   }
 }
 
-const idempotency = (options: { idempotencyKey?: string }): Record<string, string> => (options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {});
+const idempotency = (options: { idempotencyKey?: string }): Record<string, string> =>
+  options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {};

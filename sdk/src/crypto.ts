@@ -38,7 +38,10 @@ export class DecryptionError extends Error {
 
 function subtle(): SubtleCrypto {
   const value = globalThis.crypto?.subtle;
-  if (!value) throw new Error('WebCrypto (globalThis.crypto.subtle) is not available: use Node 20+ or a browser in a secure context');
+  if (!value)
+    throw new Error(
+      'WebCrypto (globalThis.crypto.subtle) is not available: use Node 20+ or a browser in a secure context',
+    );
   return value;
 }
 
@@ -63,10 +66,16 @@ function toBytes(plaintext: Uint8Array | string): Bytes {
 export async function encrypt(key: KeyMaterial, plaintext: Uint8Array | string): Promise<EncryptedPayload> {
   const cryptoKey = await importKey(key);
   const iv = globalThis.crypto.getRandomValues(new Uint8Array(IV_BYTES));
-  const sealed = new Uint8Array(await subtle().encrypt({ name: 'AES-GCM', iv, tagLength: TAG_BYTES * 8 }, cryptoKey, toBytes(plaintext)));
+  const sealed = new Uint8Array(
+    await subtle().encrypt({ name: 'AES-GCM', iv, tagLength: TAG_BYTES * 8 }, cryptoKey, toBytes(plaintext)),
+  );
   // WebCrypto appends the tag to the ciphertext; the API keeps them apart.
   const cut = sealed.length - TAG_BYTES;
-  return { content: bytesToBase64(sealed.subarray(0, cut)), authTag: bytesToBase64(sealed.subarray(cut)), iv: bytesToBase64(iv) };
+  return {
+    content: bytesToBase64(sealed.subarray(0, cut)),
+    authTag: bytesToBase64(sealed.subarray(cut)),
+    iv: bytesToBase64(iv),
+  };
 }
 
 export async function encryptJson(key: KeyMaterial, value: unknown): Promise<EncryptedPayload> {
@@ -122,7 +131,11 @@ export async function decryptText(key: KeyMaterial, stored: Ciphertext, fallback
   }
 }
 
-export async function decryptJson<T = unknown>(key: KeyMaterial, stored: Ciphertext, fallbackIv?: string | null): Promise<T> {
+export async function decryptJson<T = unknown>(
+  key: KeyMaterial,
+  stored: Ciphertext,
+  fallbackIv?: string | null,
+): Promise<T> {
   const text = await decryptText(key, stored, fallbackIv);
   try {
     return JSON.parse(text) as T;

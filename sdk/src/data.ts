@@ -12,7 +12,16 @@ export type ObjectInput = Body<'/api/objects', 'put'>;
 export type StoreKey = Answer<'/api/keys/{id}', 'get'>;
 
 /** The eight stores of every root (spec 1). */
-export const STORE_NAMES: readonly StoreName[] = ['contacts', 'calls', 'agents', 'tasks', 'conversational-pathways', 'campaigns', 'sms-messages', 'performance-metrics'];
+export const STORE_NAMES: readonly StoreName[] = [
+  'contacts',
+  'calls',
+  'agents',
+  'tasks',
+  'conversational-pathways',
+  'campaigns',
+  'sms-messages',
+  'performance-metrics',
+];
 
 export class ServersApi {
   constructor(private readonly http: HttpCore) {}
@@ -90,7 +99,11 @@ export class ObjectsApi {
   }
 
   /** Replaces the ciphertext; with ifMatch, only if the object is still at that version (else 412 version_mismatch). */
-  update(id: string, input: Body<'/api/objects/{id}', 'patch'>, options: { ifMatch?: Version } = {}): Promise<StoredObject> {
+  update(
+    id: string,
+    input: Body<'/api/objects/{id}', 'patch'>,
+    options: { ifMatch?: Version } = {},
+  ): Promise<StoredObject> {
     const headers: Record<string, string> = {};
     if (options.ifMatch !== undefined) headers['if-match'] = String(options.ifMatch);
     return this.http.request('patch', '/api/objects/{id}', { params: { id }, body: input, headers });
@@ -102,12 +115,22 @@ export class ObjectsApi {
   }
 
   /** The children of an object (relatedId = id), oldest first; page with limit and after. */
-  related(id: string, query: Query<'/api/objects/{id}/related', 'get'> = {}): Promise<Answer<'/api/objects/{id}/related', 'get'>> {
+  related(
+    id: string,
+    query: Query<'/api/objects/{id}/related', 'get'> = {},
+  ): Promise<Answer<'/api/objects/{id}/related', 'get'>> {
     return this.http.request('get', '/api/objects/{id}/related', { params: { id }, query });
   }
 
-  publish(type: string, relatedId: string, objectId: string): Promise<Answer<'/api/objects/publish/{type}/{relatedId}', 'put'>> {
-    return this.http.request('put', '/api/objects/publish/{type}/{relatedId}', { params: { type, relatedId }, body: { objectId } });
+  publish(
+    type: string,
+    relatedId: string,
+    objectId: string,
+  ): Promise<Answer<'/api/objects/publish/{type}/{relatedId}', 'put'>> {
+    return this.http.request('put', '/api/objects/publish/{type}/{relatedId}', {
+      params: { type, relatedId },
+      body: { objectId },
+    });
   }
 
   unpublish(type: string, relatedId: string): Promise<void> {

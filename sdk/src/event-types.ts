@@ -6,7 +6,18 @@ import type { components } from './openapi-types.js';
 
 type Schemas = components['schemas'];
 
-export const EVENT_TYPES = ['key_created', 'key_deleted', 'object_created', 'object_updated', 'object_deleted', 'publish', 'unpublish', 'sms_status', 'call_status', 'call_transcript'] as const;
+export const EVENT_TYPES = [
+  'key_created',
+  'key_deleted',
+  'object_created',
+  'object_updated',
+  'object_deleted',
+  'publish',
+  'unpublish',
+  'sms_status',
+  'call_status',
+  'call_transcript',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface EventPayloads {

@@ -5,7 +5,11 @@ import { EventSubscription, type SubscribeOptions } from './events.js';
 import type { HttpCore } from './http.js';
 
 export type EventSelector = EventType | readonly EventType[] | 'all';
-type PayloadFor<S extends EventSelector> = S extends EventType ? EventPayloads[S] : S extends readonly (infer E extends EventType)[] ? EventPayloads[E] : EventPayloads[EventType];
+type PayloadFor<S extends EventSelector> = S extends EventType
+  ? EventPayloads[S]
+  : S extends readonly (infer E extends EventType)[]
+    ? EventPayloads[E]
+    : EventPayloads[EventType];
 
 export class EventsApi {
   constructor(private readonly http: HttpCore) {}
@@ -15,7 +19,10 @@ export class EventsApi {
    * right away (await `ready` before acting on what you want to observe) and
    * reconnects on its own until close().
    */
-  subscribe<S extends EventSelector>(types: S, options: SubscribeOptions<PayloadFor<S>> = {}): EventSubscription<PayloadFor<S>> {
+  subscribe<S extends EventSelector>(
+    types: S,
+    options: SubscribeOptions<PayloadFor<S>> = {},
+  ): EventSubscription<PayloadFor<S>> {
     const type = typeof types === 'string' ? types : (types as readonly string[]).join(',');
     // The path's {type} may hold a comma list; keep the commas readable.
     const params: PathParamsOf<Operation<'/api/events/{type}', 'get'>> = { type };

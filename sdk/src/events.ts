@@ -177,7 +177,12 @@ export class EventSubscription<T = Record<string, unknown>> implements AsyncIter
         } else if (this.parser.lastEventId) {
           headers['last-event-id'] = this.parser.lastEventId;
         }
-        const response = await this.http.send(url, { method: 'GET', headers, signal: connection.signal, credential: !(this.options.ticket ?? inBrowser()) });
+        const response = await this.http.send(url, {
+          method: 'GET',
+          headers,
+          signal: connection.signal,
+          credential: !(this.options.ticket ?? inBrowser()),
+        });
         if (!response.ok) {
           const error = await errorFromResponse(response);
           if (FATAL_STATUSES.has(response.status)) return this.fail(error);

@@ -3,7 +3,13 @@
 // every non-2xx answer into a WorkspaceApiError carrying the service's
 // `{ message, code }`.
 import type { ApiPath, MethodOf, Operation, RequestParts, SuccessOf } from './api-types.js';
-import { DEFAULT_STORAGE_KEY, SessionState, type TokenListener, type TokenStorage, defaultTokenStorage } from './session.js';
+import {
+  DEFAULT_STORAGE_KEY,
+  SessionState,
+  type TokenListener,
+  type TokenStorage,
+  defaultTokenStorage,
+} from './session.js';
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
@@ -59,17 +65,21 @@ export class WorkspaceNetworkError extends Error {
 
 function describeFetchFailure(error: unknown): string {
   const inner = (error as { cause?: { code?: string; message?: string } } | null)?.cause;
-  if (inner?.code) return `${inner.code}${inner.message && !inner.message.includes(inner.code) ? ` (${inner.message})` : ''}`;
+  if (inner?.code)
+    return `${inner.code}${inner.message && !inner.message.includes(inner.code) ? ` (${inner.message})` : ''}`;
   if (inner?.message) return inner.message;
   return error instanceof Error ? error.message : String(error);
 }
 
-const isAbort = (error: unknown) => (error as { name?: string } | null)?.name === 'AbortError' || (error as { name?: string } | null)?.name === 'TimeoutError';
+const isAbort = (error: unknown) =>
+  (error as { name?: string } | null)?.name === 'AbortError' ||
+  (error as { name?: string } | null)?.name === 'TimeoutError';
 
 function fillPath(template: string, params: Record<string, unknown> | undefined): string {
   return template.replace(/\{([^}]+)\}/g, (_match, name: string) => {
     const value = params?.[name];
-    if (value === undefined || value === null || value === '') throw new TypeError(`missing path parameter ${name} for ${template}`);
+    if (value === undefined || value === null || value === '')
+      throw new TypeError(`missing path parameter ${name} for ${template}`);
     return encodeURIComponent(String(value));
   });
 }
@@ -96,7 +106,8 @@ export async function errorFromResponse(response: Response): Promise<WorkspaceAp
   }
   const record = body && typeof body === 'object' ? (body as Record<string, unknown>) : {};
   const code = typeof record.code === 'string' ? record.code : `http_${response.status}`;
-  const message = typeof record.message === 'string' ? record.message : `${response.status} ${response.statusText}`.trim();
+  const message =
+    typeof record.message === 'string' ? record.message : `${response.status} ${response.statusText}`.trim();
   return new WorkspaceApiError(response.status, code, message, body);
 }
 
@@ -110,7 +121,11 @@ export class HttpCore {
   constructor(options: HttpOptions) {
     if (!options.baseUrl) throw new TypeError('baseUrl is required, e.g. http://127.0.0.1:3000');
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.session = new SessionState(options.storage ?? defaultTokenStorage(), options.storageKey ?? DEFAULT_STORAGE_KEY, options.token);
+    this.session = new SessionState(
+      options.storage ?? defaultTokenStorage(),
+      options.storageKey ?? DEFAULT_STORAGE_KEY,
+      options.token,
+    );
     const fetchImpl = options.fetch ?? globalThis.fetch;
     if (!fetchImpl) throw new Error('no fetch available: pass options.fetch');
     this.fetchImpl = (input, init) => fetchImpl(input, init);
@@ -142,10 +157,14 @@ export class HttpCore {
    * Response (streams use this). `credential: false` sends neither the token
    * nor cookies (a stream opened with a ticket).
    */
-  async send(url: string, init: Omit<RequestInit, 'headers'> & { headers?: Record<string, string>; credential?: boolean } = {}): Promise<Response> {
+  async send(
+    url: string,
+    init: Omit<RequestInit, 'headers'> & { headers?: Record<string, string>; credential?: boolean } = {},
+  ): Promise<Response> {
     const { credential = true, ...rest } = init;
     const headers: Record<string, string> = { accept: 'application/json', ...this.headers, ...rest.headers };
-    if (credential && this.token && !Object.keys(headers).some((h) => h.toLowerCase() === 'authorization')) headers.authorization = `Bearer ${this.token}`;
+    if (credential && this.token && !Object.keys(headers).some((h) => h.toLowerCase() === 'authorization'))
+      headers.authorization = `Bearer ${this.token}`;
     const credentials = credential ? this.credentials : 'omit';
     try {
       return await this.fetchImpl(url, { ...rest, headers, ...(credentials ? { credentials } : {}) });
@@ -157,7 +176,11 @@ export class HttpCore {
   }
 
   /** Calls a route of the OpenAPI document and returns its typed success body; throws WorkspaceApiError otherwise. */
-  async request<P extends ApiPath, M extends MethodOf<P>>(method: M, path: P, parts: RequestParts<Operation<P, M>>): Promise<SuccessOf<Operation<P, M>>> {
+  async request<P extends ApiPath, M extends MethodOf<P>>(
+    method: M,
+    path: P,
+    parts: RequestParts<Operation<P, M>>,
+  ): Promise<SuccessOf<Operation<P, M>>> {
     const { params, query, body, headers, signal } = parts as {
       params?: Record<string, unknown>;
       query?: Record<string, unknown>;
@@ -165,7 +188,11 @@ export class HttpCore {
       headers?: Record<string, string>;
       signal?: AbortSignal;
     };
-    const init: Omit<RequestInit, 'headers'> & { headers: Record<string, string> } = { method: method.toUpperCase(), headers: { ...headers }, signal };
+    const init: Omit<RequestInit, 'headers'> & { headers: Record<string, string> } = {
+      method: method.toUpperCase(),
+      headers: { ...headers },
+      signal,
+    };
     if (body !== undefined) {
       init.headers['content-type'] = 'application/json';
       init.body = JSON.stringify(body);

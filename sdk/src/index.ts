@@ -2,8 +2,23 @@
 // encryption helpers. Browser and Node 20+ (fetch, WebCrypto, streams only).
 export { WorkspaceClient, type WorkspaceClientOptions } from './client.js';
 export { HttpCore, WorkspaceApiError, WorkspaceNetworkError, type FetchLike, type HttpOptions } from './http.js';
-export { DEFAULT_STORAGE_KEY, SessionState, defaultTokenStorage, memoryStorage, type TokenListener, type TokenStorage } from './session.js';
-export { AuthApi, TwoFactorApi, ExternalApi, ApiKeysApi, type Session, type RegisterInput, type LoginInput } from './auth.js';
+export {
+  DEFAULT_STORAGE_KEY,
+  SessionState,
+  defaultTokenStorage,
+  memoryStorage,
+  type TokenListener,
+  type TokenStorage,
+} from './session.js';
+export {
+  AuthApi,
+  TwoFactorApi,
+  ExternalApi,
+  ApiKeysApi,
+  type Session,
+  type RegisterInput,
+  type LoginInput,
+} from './auth.js';
 export {
   KeysApi,
   ObjectsApi,

@@ -43,7 +43,10 @@ function base64UrlToBytes(value: string): Bytes {
 
 function subtle(): SubtleCrypto {
   const value = globalThis.crypto?.subtle;
-  if (!value) throw new Error('WebCrypto (globalThis.crypto.subtle) is not available: use Node 20+ or a browser in a secure context');
+  if (!value)
+    throw new Error(
+      'WebCrypto (globalThis.crypto.subtle) is not available: use Node 20+ or a browser in a secure context',
+    );
   return value;
 }
 
@@ -73,9 +76,14 @@ export async function signPreviewRequest(options: SignPreviewOptions): Promise<s
  * JWE (ECDH-ES+A256KW, A256GCM, cty JWT) to the service key. The one signer
  * behind signPreviewRequest and signCallRequest.
  */
-export async function signServerPayload(privateKey: ServerPrivateKey, claims: Record<string, unknown>, options: { expiresIn?: number; jti?: string; encryptTo?: ServiceKey } = {}): Promise<string> {
+export async function signServerPayload(
+  privateKey: ServerPrivateKey,
+  claims: Record<string, unknown>,
+  options: { expiresIn?: number; jti?: string; encryptTo?: ServiceKey } = {},
+): Promise<string> {
   const expiresIn = options.expiresIn ?? 300;
-  if (!Number.isInteger(expiresIn) || expiresIn < 1 || expiresIn > 600) throw new RangeError('expiresIn must be 1–600 seconds (the service refuses exp more than 10 minutes ahead)');
+  if (!Number.isInteger(expiresIn) || expiresIn < 1 || expiresIn > 600)
+    throw new RangeError('expiresIn must be 1–600 seconds (the service refuses exp more than 10 minutes ahead)');
   const now = Math.floor(Date.now() / 1000);
   const jws = await new SignJWT(claims)
     .setProtectedHeader({ alg: 'ES256', typ: 'JWT' })
@@ -97,12 +105,22 @@ export interface PersonaAudio {
 }
 
 /** Opens the `{ header, content }` answer of a preview with the server's private key. */
-export async function decryptPersonaAudio(answer: { header: { contentType?: string }; content: string }, privateKey: ServerPrivateKey): Promise<PersonaAudio> {
-  const { plaintext, protectedHeader } = await compactDecrypt(answer.content, await importServerKey(privateKey, 'decrypt'), {
-    keyManagementAlgorithms: ['ECDH-ES+A256KW'],
-    contentEncryptionAlgorithms: ['A256GCM'],
-  });
-  return { bytes: plaintext, contentType: answer.header.contentType ?? protectedHeader.cty ?? 'application/octet-stream' };
+export async function decryptPersonaAudio(
+  answer: { header: { contentType?: string }; content: string },
+  privateKey: ServerPrivateKey,
+): Promise<PersonaAudio> {
+  const { plaintext, protectedHeader } = await compactDecrypt(
+    answer.content,
+    await importServerKey(privateKey, 'decrypt'),
+    {
+      keyManagementAlgorithms: ['ECDH-ES+A256KW'],
+      contentEncryptionAlgorithms: ['A256GCM'],
+    },
+  );
+  return {
+    bytes: plaintext,
+    contentType: answer.header.contentType ?? protectedHeader.cty ?? 'application/octet-stream',
+  };
 }
 
 export class PersonasApi {
@@ -123,7 +141,10 @@ export class PersonasApi {
 
   /** Asks for a preview with a jwt from signPreviewRequest; open the answer with decryptPersonaAudio. */
   play(id: string, input: Body<'/api/persona/{id}/play', 'post'>): Promise<EncryptedPersonaAudio> {
-    return this.http.request('post', '/api/persona/{id}/play', { params: { id }, body: { server: input.server, jwt: input.jwt } });
+    return this.http.request('post', '/api/persona/{id}/play', {
+      params: { id },
+      body: { server: input.server, jwt: input.jwt },
+    });
   }
 }
 

@@ -2,7 +2,15 @@
 // values. Each record is an object whose relatedId is the store's container,
 // encrypted with the store's default key under a fresh IV.
 import { encryptJson } from './crypto.js';
-import { type KeysApi, type ObjectsApi, type RootObject, type StoreName, type StoredObject, type Version, objectInput } from './data.js';
+import {
+  type KeysApi,
+  type ObjectsApi,
+  type RootObject,
+  type StoreName,
+  type StoredObject,
+  type Version,
+  objectInput,
+} from './data.js';
 import type { EventsApi } from './events-api.js';
 import type { EventSubscription, SubscribeOptions, WorkspaceEvent } from './events.js';
 import type { EventPayloads } from './event-types.js';
@@ -94,12 +102,21 @@ export class StoreClient<T = unknown> {
   }
 
   /** object_created events of this store's records (decrypt each with openEvent). */
-  async subscribe(options: Omit<SubscribeOptions<EventPayloads['object_created']>, 'filter'> = {}): Promise<EventSubscription<EventPayloads['object_created']>> {
+  async subscribe(
+    options: Omit<SubscribeOptions<EventPayloads['object_created']>, 'filter'> = {},
+  ): Promise<EventSubscription<EventPayloads['object_created']>> {
     const { id: storeId } = await this.describe();
     return this.events.subscribe('object_created', { ...options, filter: { related_object_id: storeId } });
   }
 
   private record(object: StoredObject, value: T): StoreRecord<T> {
-    return { id: object.id, value, version: object.version, keyId: object.keyId, createdAt: object.createdAt, updatedAt: object.updatedAt };
+    return {
+      id: object.id,
+      value,
+      version: object.version,
+      keyId: object.keyId,
+      createdAt: object.createdAt,
+      updatedAt: object.updatedAt,
+    };
   }
 }

@@ -40,10 +40,15 @@ export interface BrowserCall {
 }
 
 /** Starts talking on a web call POST /api/calls/web answered; asks for the microphone unless `stream` is given. */
-export async function startBrowserCall(started: Pick<WebCallStarted, 'url' | 'audio'>, options: BrowserCallOptions = {}): Promise<BrowserCall> {
+export async function startBrowserCall(
+  started: Pick<WebCallStarted, 'url' | 'audio'>,
+  options: BrowserCallOptions = {},
+): Promise<BrowserCall> {
   const stream =
     options.stream ??
-    (await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true, autoGainControl: true } }));
+    (await navigator.mediaDevices.getUserMedia({
+      audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true, autoGainControl: true },
+    }));
   const context = options.audioContext ?? new AudioContext();
   if (context.state === 'suspended') await context.resume().catch(() => {});
   const rate = started.audio.sampleRate;

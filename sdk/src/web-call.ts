@@ -69,7 +69,11 @@ export class WebCallConnection {
   private carry = new Int16Array(0);
   private endReason: string | null = null;
 
-  constructor(started: Pick<WebCallStarted, 'url' | 'audio'>, handlers: WebCallHandlers = {}, options: { WebSocket?: WebSocketFactory } = {}) {
+  constructor(
+    started: Pick<WebCallStarted, 'url' | 'audio'>,
+    handlers: WebCallHandlers = {},
+    options: { WebSocket?: WebSocketFactory } = {},
+  ) {
     const Socket = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketFactory }).WebSocket;
     if (!Socket) throw new Error('no WebSocket here: pass options.WebSocket (e.g. the `ws` package in Node 20)');
     this.sampleRate = started.audio.sampleRate;
@@ -78,14 +82,27 @@ export class WebCallConnection {
     this.socket.binaryType = 'arraybuffer';
     this.opened = new Promise((resolve, reject) => {
       this.socket.addEventListener('open', () => resolve());
-      this.socket.addEventListener('error', (event) => reject(new Error(`web call socket failed: ${(event as { message?: string }).message ?? 'error'}`)));
+      this.socket.addEventListener('error', (event) =>
+        reject(new Error(`web call socket failed: ${(event as { message?: string }).message ?? 'error'}`)),
+      );
     });
     this.opened.catch(() => {});
-    this.ended = new Promise((resolve) => this.socket.addEventListener('close', (event: { code: number }) => resolve({ reason: this.endReason, code: event.code })));
+    this.ended = new Promise((resolve) =>
+      this.socket.addEventListener('close', (event: { code: number }) =>
+        resolve({ reason: this.endReason, code: event.code }),
+      ),
+    );
     this.socket.addEventListener('message', (event: { data: unknown }) => {
       const data = event.data;
       if (typeof data !== 'string') {
-        const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array((data as ArrayBufferView).buffer, (data as ArrayBufferView).byteOffset, (data as ArrayBufferView).byteLength);
+        const bytes =
+          data instanceof ArrayBuffer
+            ? new Uint8Array(data)
+            : new Uint8Array(
+                (data as ArrayBufferView).buffer,
+                (data as ArrayBufferView).byteOffset,
+                (data as ArrayBufferView).byteLength,
+              );
         handlers.audio?.(pcmFromBytes(bytes));
         return;
       }
@@ -101,7 +118,12 @@ export class WebCallConnection {
         case 'clear':
           return handlers.clear?.();
         case 'transcript':
-          return handlers.transcript?.({ role: message.role, text: message.text, final: message.final, ...(message.interrupted ? { interrupted: true } : {}) });
+          return handlers.transcript?.({
+            role: message.role,
+            text: message.text,
+            final: message.final,
+            ...(message.interrupted ? { interrupted: true } : {}),
+          });
         case 'tool':
           return handlers.tool?.({ name: message.name, arguments: message.arguments, result: message.result });
         case 'ended':
@@ -191,9 +213,15 @@ export function decodeWav(bytes: Uint8Array): { samples: Int16Array; sampleRate:
     const id = tag(at);
     const size = view.getUint32(at + 4, true);
     const body = at + 8;
-    if (id === 'fmt ') format = { code: view.getUint16(body, true), channels: view.getUint16(body + 2, true), sampleRate: view.getUint32(body + 4, true), bits: view.getUint16(body + 14, true) };
+    if (id === 'fmt ')
+      format = {
+        code: view.getUint16(body, true),
+        channels: view.getUint16(body + 2, true),
+        sampleRate: view.getUint32(body + 4, true),
+        bits: view.getUint16(body + 14, true),
+      };
     if (id === 'data') {
-      if (!format || format.code !== 1 || format.bits !== 16) throw new Error('only PCM16 WAV files are read');
+      if (format?.code !== 1 || format.bits !== 16) throw new Error('only PCM16 WAV files are read');
       const end = Math.min(bytes.length, body + size);
       const frames = Math.floor((end - body) / (2 * format.channels));
       const samples = new Int16Array(frames);
@@ -261,7 +289,10 @@ export interface PlayWavResult {
  * audio before them would have finished playing (played in real time, as a
  * speaker would); a `clear` drops what was still to play.
  */
-export async function playWavCall(started: Pick<WebCallStarted, 'url' | 'audio'>, options: PlayWavOptions): Promise<PlayWavResult> {
+export async function playWavCall(
+  started: Pick<WebCallStarted, 'url' | 'audio'>,
+  options: PlayWavOptions,
+): Promise<PlayWavResult> {
   const rate = started.audio.sampleRate;
   const frameMs = started.audio.frameMs;
   const transcript: PlayWavResult['transcript'] = [];
@@ -279,10 +310,13 @@ export async function playWavCall(started: Pick<WebCallStarted, 'url' | 'audio'>
         playoutEnd = Math.max(Date.now(), playoutEnd) + (samples.length * 1000) / rate;
       },
       mark: (name) => {
-        const timer = setTimeout(() => {
-          pendingAcks.delete(timer);
-          connection.ackMark(name);
-        }, Math.max(0, playoutEnd - Date.now()));
+        const timer = setTimeout(
+          () => {
+            pendingAcks.delete(timer);
+            connection.ackMark(name);
+          },
+          Math.max(0, playoutEnd - Date.now()),
+        );
         pendingAcks.add(timer);
       },
       clear: () => {

@@ -70,14 +70,18 @@ export class WalCheckpointer {
     const driver = sqliteDriverPath();
     this.worker = new Worker(workerSource, { eval: true, workerData: { file, intervalMs, driver } });
     this.worker.unref();
-    this.worker.on('message', (message: { type: string; result?: CheckpointResult; message?: string; id: number | null }) => {
-      if (message.type === 'error') onError(message.message ?? 'checkpoint failed');
-      if (message.type === 'checkpointed' && message.result && message.id === null) this.walFrames = message.result.log;
-      if (message.type === 'checkpointed' && message.result && message.id !== null) {
-        this.waiting.get(message.id)?.(message.result);
-        this.waiting.delete(message.id);
-      }
-    });
+    this.worker.on(
+      'message',
+      (message: { type: string; result?: CheckpointResult; message?: string; id: number | null }) => {
+        if (message.type === 'error') onError(message.message ?? 'checkpoint failed');
+        if (message.type === 'checkpointed' && message.result && message.id === null)
+          this.walFrames = message.result.log;
+        if (message.type === 'checkpointed' && message.result && message.id !== null) {
+          this.waiting.get(message.id)?.(message.result);
+          this.waiting.delete(message.id);
+        }
+      },
+    );
     this.worker.on('error', (err) => onError(err.message));
   }
 

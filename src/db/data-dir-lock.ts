@@ -39,7 +39,8 @@ export function lockDataDir(dataDir: string): DataDirLock {
     lock.exec('BEGIN IMMEDIATE');
   } catch (err) {
     lock.close();
-    if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw new StartupError(`cannot lock ${lockFile} (DATA_DIR): ${err instanceof Error ? err.message : String(err)}`);
+    if ((err as { code?: string }).code !== 'SQLITE_BUSY')
+      throw new StartupError(`cannot lock ${lockFile} (DATA_DIR): ${err instanceof Error ? err.message : String(err)}`);
     const pid = readPid(pidFile);
     throw new StartupError(
       `the data folder ${dataDir} (DATA_DIR) is in use by another server${pid ? ` (pid ${pid})` : ''}: stop it or give this one another DATA_DIR; instances share data only through PostgreSQL (DATABASE_URL)`,

@@ -39,7 +39,6 @@ export interface DatabaseHandle {
   onConnectionError(listener: (err: unknown) => void): () => void;
 }
 
-
 export interface OpenOptions {
   databaseUrl: string | null;
   dataDir: string;
@@ -70,8 +69,22 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message)) return true;
   return Array.isArray(e.errors) && e.errors.some(isDatabaseUnavailable);
 }
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03', '53300']);
-const UNAVAILABLE_MESSAGE = /^(Connection terminated|Client has encountered a connection error|Client was closed|timeout exceeded when trying to connect|Connection terminated due to connection timeout)/i;
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+]);
+const UNAVAILABLE_MESSAGE =
+  /^(Connection terminated|Client has encountered a connection error|Client was closed|timeout exceeded when trying to connect|Connection terminated due to connection timeout)/i;
 
 export function openDatabase(options: OpenOptions): DatabaseHandle {
   if (options.databaseUrl) {

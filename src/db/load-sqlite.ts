@@ -44,7 +44,11 @@ export function sqliteDriverPath(): string {
 }
 
 /** Exported for tests: requires `driver` with `load` (normally this module's require) and explains a failure. */
-export function requireDriver(driver: SqliteDriver, nodeVersion: string, load: (id: string) => unknown = require): typeof SQLite {
+export function requireDriver(
+  driver: SqliteDriver,
+  nodeVersion: string,
+  load: (id: string) => unknown = require,
+): typeof SQLite {
   try {
     const Driver = load(driver.package) as typeof SQLite;
     // better-sqlite3 12 loads its native binary only when the first database opens: open one here, so a

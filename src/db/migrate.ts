@@ -21,7 +21,8 @@ export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promis
     await sql.raw(dialect === 'sqlite' ? 'begin immediate' : 'begin').execute(conn);
     try {
       // PostgreSQL: one migrator per schema at a time; the lock ends with the transaction.
-      if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext('wsapi-migrate:' || current_schema()))`.execute(conn);
+      if (dialect === 'postgres')
+        await sql`select pg_advisory_xact_lock(hashtext('wsapi-migrate:' || current_schema()))`.execute(conn);
       await conn.schema
         .createTable(TABLE)
         .ifNotExists()
@@ -35,7 +36,9 @@ export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promis
         try {
           await migration.up(conn, dialect);
         } catch (error) {
-          throw new Error(`migration ${name} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+          throw new Error(`migration ${name} failed: ${error instanceof Error ? error.message : String(error)}`, {
+            cause: error,
+          });
         }
         await conn.insertInto(TABLE).values({ name, timestamp: new Date().toISOString() }).execute();
         applied.push(name);

@@ -46,7 +46,8 @@ export function registerSqliteRunner(db: Kysely<any>, runner: SqliteRunner): voi
 }
 
 /** The runner of `db`'s SQLite connection (undefined on PostgreSQL): its Kysely instance or one of its transactions. */
-export const sqliteRunnerOf = (db: Kysely<any>): SqliteRunner | undefined => sqliteRunners.get(db.getExecutor().adapter);
+export const sqliteRunnerOf = (db: Kysely<any>): SqliteRunner | undefined =>
+  sqliteRunners.get(db.getExecutor().adapter);
 
 /** The direct runner when `db` is a transaction on SQLite (its executor shares the adapter of its Kysely instance). */
 const directRunner = (db: Kysely<any>): SqliteRunner | undefined => (db.isTransaction ? sqliteRunnerOf(db) : undefined);
@@ -87,8 +88,9 @@ export function prepareQuery<Q extends Compilable<any>>(
     let compiled = byAdapter.get(adapter);
     if (!compiled) {
       const query = build(db as Kysely<Database>, param).compile();
-      const slots = query.parameters.map((value): Slot =>
-        typeof value === 'string' && value.startsWith(SENTINEL) ? Number(value.slice(SENTINEL.length)) : { value },
+      const slots = query.parameters.map(
+        (value): Slot =>
+          typeof value === 'string' && value.startsWith(SENTINEL) ? Number(value.slice(SENTINEL.length)) : { value },
       );
       compiled = { sql: query.sql, slots };
       byAdapter.set(adapter, compiled);
@@ -96,7 +98,8 @@ export function prepareQuery<Q extends Compilable<any>>(
     }
     return compiled;
   };
-  const parametersOf = (compiled: { slots: Slot[] }, args: unknown[]) => compiled.slots.map((slot) => (typeof slot === 'number' ? args[slot] : slot.value));
+  const parametersOf = (compiled: { slots: Slot[] }, args: unknown[]) =>
+    compiled.slots.map((slot) => (typeof slot === 'number' ? args[slot] : slot.value));
   const toQuery = (db: Kysely<any>, args: unknown[]) => {
     const compiled = compiledFor(db);
     return CompiledQuery.raw(compiled.sql, parametersOf(compiled, args));

@@ -14,4 +14,17 @@ import type { WebhookTables } from '../modules/webhooks/tables.js';
 import type { CallTables } from '../modules/calls/tables.js';
 import type { TemporarySessionTables } from '../modules/temporary-sessions/tables.js';
 
-export interface Database extends PlatformTables, AccountTables, ApiKeyTables, EventTables, DataTables, BillingTables, IntegrationTables, TelephonyTables, KnowledgeTables, ConnectTables, WebhookTables, CallTables, TemporarySessionTables {}
+export interface Database
+  extends PlatformTables,
+    AccountTables,
+    ApiKeyTables,
+    EventTables,
+    DataTables,
+    BillingTables,
+    IntegrationTables,
+    TelephonyTables,
+    KnowledgeTables,
+    ConnectTables,
+    WebhookTables,
+    CallTables,
+    TemporarySessionTables {}

@@ -16,7 +16,9 @@ export interface AuthContext {
   phoneVerified: boolean;
   twoFactorConfigured: boolean;
   twoFactorPassed: boolean;
-  credential: { kind: 'session'; jti: string; expiresAt: number; tokenVersion?: number } | { kind: 'api_key'; keyId: string };
+  credential:
+    | { kind: 'session'; jti: string; expiresAt: number; tokenVersion?: number }
+    | { kind: 'api_key'; keyId: string };
 }
 
 export interface Authenticator {
@@ -65,7 +67,11 @@ function guard(level: AuthLevel, authenticator: Authenticator, tickets: TicketRe
     const ticket = tickets ? (request.query as Record<string, unknown> | undefined)?.ticket : undefined;
     if (!credential && typeof ticket === 'string') {
       const redeemed = ticket.length <= 4096 ? await tickets!.redeem(ticket) : null;
-      if (!redeemed) throw new AppError('unauthenticated', 'the ticket is invalid, expired or already used: POST /api/events/ticket for a new one (each opens one stream, within 60 s)');
+      if (!redeemed)
+        throw new AppError(
+          'unauthenticated',
+          'the ticket is invalid, expired or already used: POST /api/events/ticket for a new one (each opens one stream, within 60 s)',
+        );
       return check(level, (request.auth = redeemed.auth));
     }
     if (!credential) {
@@ -88,18 +94,29 @@ function check(level: AuthLevel, auth: AuthContext): void {
     throw new AppError('two_factor_required', 'two-factor verification is pending: POST /api/auth/2fa/verify first');
   }
   if (level === 'verified' && !auth.phoneVerified) {
-    throw new AppError('phone_not_verified', 'phone verification is required: POST /api/auth/verify/request, then /api/auth/verify/submit');
+    throw new AppError(
+      'phone_not_verified',
+      'phone verification is required: POST /api/auth/verify/request, then /api/auth/verify/submit',
+    );
   }
 }
 
 /** Must run before any route is registered. */
-export function installAuth(app: FastifyInstance, authenticator: Authenticator, tickets: TicketRedeemer | null = null): void {
+export function installAuth(
+  app: FastifyInstance,
+  authenticator: Authenticator,
+  tickets: TicketRedeemer | null = null,
+): void {
   app.decorateRequest('auth', null);
   app.addHook('onRoute', (route) => {
     const level = route.config?.auth;
     if (!level) return;
     const byTicket = route.config?.ticket === true && tickets !== null;
-    const security: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { cookieAuth: [] }, ...(byTicket ? [{ eventTicket: [] }] : [])];
+    const security: Array<Record<string, string[]>> = [
+      { bearerAuth: [] },
+      { cookieAuth: [] },
+      ...(byTicket ? [{ eventTicket: [] }] : []),
+    ];
     // x-auth-level tells the OpenAPI transform which 401/403 codes the guard can answer.
     route.schema = { ...route.schema, security, 'x-auth-level': level } as typeof route.schema;
     const existing = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];

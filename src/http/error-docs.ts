@@ -17,11 +17,13 @@ export const errorMeaning: Partial<Record<ErrorCode, string>> = {
   invalid_token: 'the link or token is invalid, used or expired',
   invalid_return_url: 'the return URL is not on an allowed origin',
   provider_refused: 'the provider refused the request (e.g. an invalid phone number)',
-  email_not_verified: 'the external provider has not verified the email address it shared: verify it there, or sign up with a password',
+  email_not_verified:
+    'the external provider has not verified the email address it shared: verify it there, or sign up with a password',
   no_phone: 'the account has no phone number',
   invalid_key: 'a key is malformed',
   invalid_signature: 'the request signature (a provider webhook signature header) does not verify',
-  unsupported_destination: 'calls to this country are not offered (GET /api/pricing/voice-countries lists those that are)',
+  unsupported_destination:
+    'calls to this country are not offered (GET /api/pricing/voice-countries lists those that are)',
   unauthenticated: 'no credential, or an invalid, expired or revoked token or API key',
   invalid_credentials: 'wrong email or password',
   phone_not_verified: 'the phone number must be verified first',
@@ -32,7 +34,8 @@ export const errorMeaning: Partial<Record<ErrorCode, string>> = {
   provider_not_found: 'no such external sign-in provider',
   conflict: 'the request conflicts with the current state',
   identity_conflict: 'the external identity belongs to another account',
-  account_exists: 'an account with this email already exists: sign in to it (with its password), then attach the provider from that session',
+  account_exists:
+    'an account with this email already exists: sign in to it (with its password), then attach the provider from that session',
   payment_method_required: 'a payment method is required first',
   idempotency_in_progress: 'a request with this idempotency key is still running',
   insufficient_funds: 'the balance does not cover this',
@@ -41,13 +44,18 @@ export const errorMeaning: Partial<Record<ErrorCode, string>> = {
   payload_too_large: 'the body is larger than the limit',
   quota_exceeded: "the account's storage quota would be passed (the answer says what is used and what is allowed)",
   file_too_complex: 'a file took longer or more memory to read than the limit per file (the answer names it)',
-  invalid_pathway: 'the conversational pathway is not valid: `errors` lists each problem with its path in the document (POST /api/pathways/validate checks one)',
+  invalid_pathway:
+    'the conversational pathway is not valid: `errors` lists each problem with its path in the document (POST /api/pathways/validate checks one)',
   unsupported_media_type: 'the content-type is not accepted here',
-  upgrade_required: 'this URL is a WebSocket: open it with a WebSocket client (Connection: Upgrade, Upgrade: websocket)',
+  upgrade_required:
+    'this URL is a WebSocket: open it with a WebSocket client (Connection: Upgrade, Upgrade: websocket)',
   rate_limited: 'too many requests: wait and retry (see Retry-After)',
-  concurrency_limit: 'as many calls as the account may have at once are under way (CALL_CONCURRENCY_PER_USER, or the plan\'s): retry when one ends',
-  too_many_calls: 'as many web calls as one account may have at once are set up or under way (WEB_CALL_CONCURRENCY_PER_USER): hang one up first',
-  voice_preview_quota_exceeded: 'the daily characters of paid voice previews are used up (see Retry-After, limit and remaining)',
+  concurrency_limit:
+    "as many calls as the account may have at once are under way (CALL_CONCURRENCY_PER_USER, or the plan's): retry when one ends",
+  too_many_calls:
+    'as many web calls as one account may have at once are set up or under way (WEB_CALL_CONCURRENCY_PER_USER): hang one up first',
+  voice_preview_quota_exceeded:
+    'the daily characters of paid voice previews are used up (see Retry-After, limit and remaining)',
   request_timeout: 'the request took too long to arrive',
   uri_too_long: 'a path parameter is longer than the router accepts',
   headers_too_large: 'the request headers are too large',
@@ -79,27 +87,64 @@ const usage = {
  */
 export const errorFields: Partial<Record<ErrorCode, Record<string, ErrorField>>> = {
   version_mismatch: {
-    version: { schema: { type: 'integer', minimum: 1, description: 'The current version: read the object again, or retry with `If-Match: "<version>"`' }, example: 3 },
+    version: {
+      schema: {
+        type: 'integer',
+        minimum: 1,
+        description: 'The current version: read the object again, or retry with `If-Match: "<version>"`',
+      },
+      example: 3,
+    },
   },
   rate_limited: {
-    retryAfter: { schema: { type: 'integer', minimum: 1, description: 'Seconds to wait, as the Retry-After header (absent when only the header says it)' }, example: 30 },
+    retryAfter: {
+      schema: {
+        type: 'integer',
+        minimum: 1,
+        description: 'Seconds to wait, as the Retry-After header (absent when only the header says it)',
+      },
+      example: 30,
+    },
   },
   voice_preview_quota_exceeded: {
-    retryAfter: { schema: { type: 'integer', minimum: 1, description: 'Seconds until the daily quota starts again (also Retry-After)' }, example: 3600 },
+    retryAfter: {
+      schema: {
+        type: 'integer',
+        minimum: 1,
+        description: 'Seconds until the daily quota starts again (also Retry-After)',
+      },
+      example: 3600,
+    },
     limit: { schema: { type: 'integer', description: 'Characters per day' }, example: 20000 },
     remaining: { schema: { type: 'integer', minimum: 0, description: 'Characters still left today' }, example: 120 },
   },
   quota_exceeded: {
-    used: { schema: { ...usage, description: 'What the account stores now' }, example: { documents: 12, chunks: 9800, bytes: 48000000 } },
-    allowed: { schema: { ...usage, description: 'The quota' }, example: { documents: 1000, chunks: 10000, bytes: 50000000 } },
-    adding: { schema: { ...usage, description: 'What the refused request would have added' }, example: { documents: 1, chunks: 400, bytes: 2500000 } },
+    used: {
+      schema: { ...usage, description: 'What the account stores now' },
+      example: { documents: 12, chunks: 9800, bytes: 48000000 },
+    },
+    allowed: {
+      schema: { ...usage, description: 'The quota' },
+      example: { documents: 1000, chunks: 10000, bytes: 50000000 },
+    },
+    adding: {
+      schema: { ...usage, description: 'What the refused request would have added' },
+      example: { documents: 1, chunks: 400, bytes: 2500000 },
+    },
   },
   invalid_pathway: {
     errors: {
       schema: {
         type: 'array',
         description: 'Every error of the pathway, in document order',
-        items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string', description: 'A JSON pointer into the pathway, e.g. `/nodes/3/id`' }, message: { type: 'string' } } },
+        items: {
+          type: 'object',
+          required: ['path', 'message'],
+          properties: {
+            path: { type: 'string', description: 'A JSON pointer into the pathway, e.g. `/nodes/3/id`' },
+            message: { type: 'string' },
+          },
+        },
       },
       example: [
         { path: '/nodes/3/id', message: 'duplicate id "greet" (first at /nodes/0)' },
@@ -108,7 +153,10 @@ export const errorFields: Partial<Record<ErrorCode, Record<string, ErrorField>>>
     },
   },
   payment_method_required: {
-    checkoutUrl: { schema: { type: 'string', format: 'uri', description: 'Open it to add a card, then retry the request' }, example: 'https://checkout.stripe.com/c/pay/cs_test_a1b2c3' },
+    checkoutUrl: {
+      schema: { type: 'string', format: 'uri', description: 'Open it to add a card, then retry the request' },
+      example: 'https://checkout.stripe.com/c/pay/cs_test_a1b2c3',
+    },
   },
 };
 

@@ -17,14 +17,26 @@ interface Answer {
 /** Fastify's, the router's and the body plugins' error codes. */
 const frameworkCodes: Record<string, Answer> = {
   FST_ERR_CTP_BODY_TOO_LARGE: { code: 'payload_too_large', message: 'request body is too large' },
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: 'unsupported_media_type', message: 'unsupported content-type: send application/json' },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'invalid_input', message: 'the content-length header does not match the body' },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'invalid_json', message: 'request body is empty but content-type is application/json' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    code: 'unsupported_media_type',
+    message: 'unsupported content-type: send application/json',
+  },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: {
+    code: 'invalid_input',
+    message: 'the content-length header does not match the body',
+  },
+  FST_ERR_CTP_EMPTY_JSON_BODY: {
+    code: 'invalid_json',
+    message: 'request body is empty but content-type is application/json',
+  },
   FST_ERR_CTP_INVALID_JSON_BODY: { code: 'invalid_json', message: 'request body is not valid JSON' },
   FST_ERR_BAD_URL: { code: 'invalid_input', message: 'the URL is not valid (bad percent-encoding)' },
   FST_ERR_MAX_PARAM_LENGTH: { code: 'uri_too_long', message: 'a path parameter is too long' },
   // @fastify/multipart
-  FST_INVALID_MULTIPART_CONTENT_TYPE: { code: 'unsupported_media_type', message: 'the request is not multipart/form-data' },
+  FST_INVALID_MULTIPART_CONTENT_TYPE: {
+    code: 'unsupported_media_type',
+    message: 'the request is not multipart/form-data',
+  },
   FST_REQ_FILE_TOO_LARGE: { code: 'payload_too_large', message: 'an uploaded file is too large' },
   FST_PARTS_LIMIT: { code: 'payload_too_large', message: 'too many parts in the multipart body' },
   FST_FILES_LIMIT: { code: 'payload_too_large', message: 'too many files in the multipart body' },
@@ -49,7 +61,10 @@ const badRequest: Answer = { code: 'invalid_input', message: 'the request is not
 export function answerFor(err: FastifyError): Answer | null {
   if (err.validation) {
     const where = err.validationContext ?? 'body';
-    return { code: 'invalid_input', message: `${where}${err.message.replace(/^(body|querystring|params|headers)/, '')}` };
+    return {
+      code: 'invalid_input',
+      message: `${where}${err.message.replace(/^(body|querystring|params|headers)/, '')}`,
+    };
   }
   const known = err.code ? frameworkCodes[err.code] : undefined;
   if (known) return known;
@@ -74,7 +89,10 @@ export function installErrorHandler(app: FastifyInstance, hooks: { onDatabaseUna
       hooks.onDatabaseUnavailable?.();
       request.log.warn({ code: (err as { code?: string }).code }, `database unavailable: ${err.message}`);
       reply.header('retry-after', '5');
-      return send(reply, { code: 'not_ready', message: 'the database is unavailable right now; try again in a few seconds' });
+      return send(reply, {
+        code: 'not_ready',
+        message: 'the database is unavailable right now; try again in a few seconds',
+      });
     }
     const answer = answerFor(err);
     if (answer) return send(reply, answer);
@@ -86,7 +104,11 @@ export function installErrorHandler(app: FastifyInstance, hooks: { onDatabaseUna
     // A browser's CORS preflight from an origin CORS_ORIGINS does not list (listed ones are answered by
     // @fastify/cors before routing): say why, rather than "no route". No CORS headers, so the browser still refuses.
     if (request.method === 'OPTIONS' && request.headers.origin && request.headers['access-control-request-method']) {
-      return reply.status(403).send({ message: 'this origin may not call the API from a browser: the server lists the origins it accepts in CORS_ORIGINS', code: 'forbidden' });
+      return reply.status(403).send({
+        message:
+          'this origin may not call the API from a browser: the server lists the origins it accepts in CORS_ORIGINS',
+        code: 'forbidden',
+      });
     }
     const path = request.url.split('?')[0];
     const shown = path.length > 100 ? `${path.slice(0, 100)}…` : path;
@@ -110,7 +132,11 @@ export const frameworkErrorOptions: Pick<FastifyServerOptions, 'frameworkErrors'
   clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket) {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     const answer: Answer =
-      err.code === 'HPE_HEADER_OVERFLOW' ? byStatus[431] : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? byStatus[408] : { code: 'invalid_input', message: 'malformed HTTP request' };
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? byStatus[431]
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? byStatus[408]
+          : { code: 'invalid_input', message: 'malformed HTTP request' };
     const status = errorStatus[answer.code];
     const body = JSON.stringify(answer);
     if (socket.writable) {
@@ -122,4 +148,8 @@ export const frameworkErrorOptions: Pick<FastifyServerOptions, 'frameworkErrors'
   },
 };
 
-const statusText: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+const statusText: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+};

@@ -47,7 +47,10 @@ function withCodes(response: Record<string, unknown>, ...codes: ErrorCode[]): Re
     const declared = existing?.examples ?? [];
     const added = (schema as { examples?: unknown[] }).examples ?? [];
     // An answer with fields of its own (errorWith) keeps its schema; the shared one gets the examples of both.
-    out[Number(status)] = existing && !existing.$ref ? { ...existing, examples: [...declared, ...added] } : Type.Ref('ErrorResponse', { examples: [...declared, ...added] });
+    out[Number(status)] =
+      existing && !existing.$ref
+        ? { ...existing, examples: [...declared, ...added] }
+        : Type.Ref('ErrorResponse', { examples: [...declared, ...added] });
   }
   return out;
 }
@@ -62,9 +65,12 @@ function documentedSuccessHeaders(response: Record<string, unknown> | undefined)
   const names = new Set<string>(['location']);
   for (const [status, schema] of Object.entries(response ?? {})) {
     if (!/^[23]/.test(status)) continue;
-    const headers = (schema as { headers?: { properties?: Record<string, unknown> } & Record<string, unknown> } | undefined)?.headers;
+    const headers = (
+      schema as { headers?: { properties?: Record<string, unknown> } & Record<string, unknown> } | undefined
+    )?.headers;
     const declared = headers?.properties ?? headers ?? {};
-    for (const name of Object.keys(declared)) if (name !== 'type' && name !== 'properties') names.add(name.toLowerCase());
+    for (const name of Object.keys(declared))
+      if (name !== 'type' && name !== 'properties') names.add(name.toLowerCase());
   }
   return [...names];
 }
@@ -104,7 +110,12 @@ export function installIdempotency(app: FastifyInstance, service: IdempotencySer
     if (payload === null || payload === undefined || typeof payload === 'string' || Buffer.isBuffer(payload)) {
       const body = payload === null || payload === undefined ? '' : payload.toString();
       const contentType = (reply.getHeader('content-type') as string | undefined) ?? null;
-      await service.finish(owned.userId, owned.key, { statusCode: reply.statusCode, contentType, body, headers: pickHeaders(reply, owned.replayHeaders) });
+      await service.finish(owned.userId, owned.key, {
+        statusCode: reply.statusCode,
+        contentType,
+        body,
+        headers: pickHeaders(reply, owned.replayHeaders),
+      });
     } else {
       await service.release(owned.userId, owned.key);
     }
@@ -113,14 +124,17 @@ export function installIdempotency(app: FastifyInstance, service: IdempotencySer
 
   app.addHook('onRoute', (route) => {
     if (!route.config?.idempotent) return;
-    if (!route.config.auth) throw new Error(`${route.method} ${route.url}: idempotent routes need authentication (keys are per user)`);
+    if (!route.config.auth)
+      throw new Error(`${route.method} ${route.url}: idempotent routes need authentication (keys are per user)`);
     const schema = route.schema ?? {};
     const response = schema.response as Record<string, unknown> | undefined;
     route.config = { ...route.config, idempotencyReplayHeaders: documentedSuccessHeaders(response) };
     route.schema = {
       ...schema,
       headers: withKeyHeader(schema.headers),
-      ...(response ? { response: { ...response, ...withCodes(response, 'idempotency_in_progress', 'idempotency_mismatch') } } : {}),
+      ...(response
+        ? { response: { ...response, ...withCodes(response, 'idempotency_in_progress', 'idempotency_mismatch') } }
+        : {}),
     };
     const pre = route.preHandler ? (Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]) : [];
     route.preHandler = [begin, ...pre];

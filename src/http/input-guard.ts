@@ -24,7 +24,8 @@ export function holdsNul(value: unknown): boolean {
       continue;
     }
     // Binary data and streams (multipart files) are not text.
-    if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer || typeof (v as { pipe?: unknown }).pipe === 'function') continue;
+    if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer || typeof (v as { pipe?: unknown }).pipe === 'function')
+      continue;
     for (const [key, inner] of Object.entries(v)) {
       if (key.includes('\0')) return true;
       stack.push(inner);
@@ -62,7 +63,14 @@ export function installInputGuard(app: FastifyInstance): void {
       const readsQuery = Boolean(request.routeOptions.schema?.querystring);
       part = holdsNul(request.params) ? 'path' : readsQuery && holdsNul(request.query) ? 'query string' : null;
     }
-    if (!part && request.body !== undefined && request.body !== null && !request.bodyFreeOfNul && holdsNul(request.body)) part = 'body';
+    if (
+      !part &&
+      request.body !== undefined &&
+      request.body !== null &&
+      !request.bodyFreeOfNul &&
+      holdsNul(request.body)
+    )
+      part = 'body';
     done(part ? new AppError('invalid_input', `${part}: text may not contain the NUL character (U+0000)`) : undefined);
   });
 }

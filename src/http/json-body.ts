@@ -23,7 +23,8 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
     const [v, depth] = stack.pop()!;
     if (!v || typeof v !== 'object') continue;
     if (depth > limit) return true;
-    for (const inner of Array.isArray(v) ? v : Object.values(v)) if (inner && typeof inner === 'object') stack.push([inner, depth + 1]);
+    for (const inner of Array.isArray(v) ? v : Object.values(v))
+      if (inner && typeof inner === 'object') stack.push([inner, depth + 1]);
   }
   return false;
 }
@@ -40,14 +41,20 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       return done(new AppError('invalid_json', 'request body is not valid JSON'), undefined);
     }
     if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) {
-      return done(new AppError('invalid_input', `request body nests arrays or objects deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+      return done(
+        new AppError('invalid_input', `request body nests arrays or objects deeper than ${MAX_JSON_DEPTH} levels`),
+        undefined,
+      );
     }
     // A scan of the parsed value, not of the text: `"\u005f_proto__"` is the same key.
     if (parsed && typeof parsed === 'object') {
       try {
         secureJson.scan(parsed, { protoAction: 'error', constructorAction: 'error' });
       } catch {
-        return done(new AppError('invalid_input', 'request body may not contain a "__proto__" key or "constructor.prototype"'), undefined);
+        return done(
+          new AppError('invalid_input', 'request body may not contain a "__proto__" key or "constructor.prototype"'),
+          undefined,
+        );
       }
     }
     // The NUL guard (input-guard.ts) walks the parsed body only when its text holds the escape.

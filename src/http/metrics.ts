@@ -31,14 +31,29 @@ export function installRequestObservation(app: FastifyInstance, metrics: Metrics
     const log = request.log as typeof request.log & { isLevelEnabled?: (level: string) => boolean };
     if (!log.isLevelEnabled || log.isLevelEnabled(level)) {
       const userId = (request as { auth?: { userId?: string } | null }).auth?.userId;
-      request.log[level]({ method, route, url: request.url, status, durationMs: Math.round(ms * 10) / 10, ...(userId ? { userId } : {}) }, 'request');
+      request.log[level](
+        {
+          method,
+          route,
+          url: request.url,
+          status,
+          durationMs: Math.round(ms * 10) / 10,
+          ...(userId ? { userId } : {}),
+        },
+        'request',
+      );
     }
     done();
   });
 }
 
 /** Counts and logs (at most once per `quietMs`, with how many were not logged) the database's connection errors. */
-export function watchDatabaseErrors(app: FastifyInstance, database: DatabaseHandle, metrics: Metrics, quietMs = 10_000): void {
+export function watchDatabaseErrors(
+  app: FastifyInstance,
+  database: DatabaseHandle,
+  metrics: Metrics,
+  quietMs = 10_000,
+): void {
   let lastLogged = Number.NEGATIVE_INFINITY;
   let unlogged = 0;
   const stop = database.onConnectionError((err) => {
@@ -50,7 +65,10 @@ export function watchDatabaseErrors(app: FastifyInstance, database: DatabaseHand
     }
     lastLogged = now;
     const message = err instanceof Error ? err.message : String(err);
-    app.log.warn({ code: (err as { code?: string } | null)?.code, ...(unlogged ? { notLogged: unlogged } : {}) }, `database connection error: ${message} (the pool opens new connections when the database answers again)`);
+    app.log.warn(
+      { code: (err as { code?: string } | null)?.code, ...(unlogged ? { notLogged: unlogged } : {}) },
+      `database connection error: ${message} (the pool opens new connections when the database answers again)`,
+    );
     unlogged = 0;
   });
   app.addHook('onClose', async () => void stop());
@@ -68,7 +86,9 @@ export function registerMetricsEndpoint(app: FastifyInstance, config: Config, me
     app.addHook('onListen', async () => {
       server = createServer((req, res) => {
         if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
-          res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'only GET /metrics here', code: 'route_not_found' }));
+          res
+            .writeHead(404, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ message: 'only GET /metrics here', code: 'route_not_found' }));
           return;
         }
         metrics.text().then(
@@ -97,7 +117,10 @@ export function registerMetricsEndpoint(app: FastifyInstance, config: Config, me
       const header = request.headers.authorization ?? '';
       const given = header.startsWith('Bearer ') ? header.slice(7) : '';
       if (!sameToken(given, token)) {
-        return reply.status(401).header('www-authenticate', 'Bearer').send({ message: 'send Authorization: Bearer $METRICS_TOKEN', code: 'unauthenticated' });
+        return reply
+          .status(401)
+          .header('www-authenticate', 'Bearer')
+          .send({ message: 'send Authorization: Bearer $METRICS_TOKEN', code: 'unauthenticated' });
       }
     }
     return reply.header('content-type', metrics.contentType).send(await metrics.text());

@@ -38,23 +38,81 @@ export const openapiInfo = {
 
 /** Tags in the order the docs show them. Add yours when you add an area: the docs test fails for a tag without a description. */
 export const openapiTags: Array<{ name: string; description: string }> = [
-  { name: 'health', description: 'Liveness and database reachability, for load balancers and container health checks.' },
-  { name: 'sandbox', description: 'What the sandbox providers sent instead of real email and SMS (development and tests only).' },
-  { name: 'auth', description: 'Accounts and sessions: register, sign in, phone verification, password reset, two-factor authentication, external (OpenID Connect) sign-in.' },
-  { name: 'api-keys', description: 'Long-lived `wsk_` keys that authenticate like a session token, for servers and scripts.' },
-  { name: 'data', description: 'The end-to-end encrypted object store: root and server keys, objects, their children, and publishing.' },
-  { name: 'events', description: 'A server-sent event stream of changes to your objects, with replay from `Last-Event-ID`.' },
-  { name: 'connect', description: 'Connector jobs: records streamed from a connector backend into your encrypted stores, with lead credits for `/get-leads`.' },
-  { name: 'phone-numbers', description: 'Search, buy and manage phone numbers and the addresses regulated numbers need.' },
-  { name: 'inbound-configurations', description: 'What answers a phone number: an agent, human agents and a campaign source, attached to your numbers.' },
-  { name: 'sms', description: 'Outbound SMS from your numbers, with delivery status reported back by the telephony provider.' },
-  { name: 'calls', description: 'Call sessions started by a signed request and carried out by the audio server, and temporary test calls.' },
-  { name: 'knowledge', description: 'Knowledge bases: uploaded files and crawled pages, cut into passages and searched by full text and, when configured, embeddings.' },
-  { name: 'pathways', description: 'Conversational pathways: graphs of conversation, webhook, transfer, digits, SMS and end nodes that an agent walks during a call, checked before use.' },
-  { name: 'personas', description: 'Voices for agents: the built-in catalog, external voices, and encrypted audio previews.' },
-  { name: 'integrations', description: 'Scheduling integrations (Calendly) whose functions agents can call during a call.' },
-  { name: 'billing', description: 'Credit balance and top-ups, plans, usage, the customer portal and per-country voice pricing.' },
-  { name: 'webhooks', description: 'Callbacks from payment, telephony and audio providers (signed), and the secret that signs the webhooks we send you.' },
+  {
+    name: 'health',
+    description: 'Liveness and database reachability, for load balancers and container health checks.',
+  },
+  {
+    name: 'sandbox',
+    description: 'What the sandbox providers sent instead of real email and SMS (development and tests only).',
+  },
+  {
+    name: 'auth',
+    description:
+      'Accounts and sessions: register, sign in, phone verification, password reset, two-factor authentication, external (OpenID Connect) sign-in.',
+  },
+  {
+    name: 'api-keys',
+    description: 'Long-lived `wsk_` keys that authenticate like a session token, for servers and scripts.',
+  },
+  {
+    name: 'data',
+    description:
+      'The end-to-end encrypted object store: root and server keys, objects, their children, and publishing.',
+  },
+  {
+    name: 'events',
+    description: 'A server-sent event stream of changes to your objects, with replay from `Last-Event-ID`.',
+  },
+  {
+    name: 'connect',
+    description:
+      'Connector jobs: records streamed from a connector backend into your encrypted stores, with lead credits for `/get-leads`.',
+  },
+  {
+    name: 'phone-numbers',
+    description: 'Search, buy and manage phone numbers and the addresses regulated numbers need.',
+  },
+  {
+    name: 'inbound-configurations',
+    description: 'What answers a phone number: an agent, human agents and a campaign source, attached to your numbers.',
+  },
+  {
+    name: 'sms',
+    description: 'Outbound SMS from your numbers, with delivery status reported back by the telephony provider.',
+  },
+  {
+    name: 'calls',
+    description:
+      'Call sessions started by a signed request and carried out by the audio server, and temporary test calls.',
+  },
+  {
+    name: 'knowledge',
+    description:
+      'Knowledge bases: uploaded files and crawled pages, cut into passages and searched by full text and, when configured, embeddings.',
+  },
+  {
+    name: 'pathways',
+    description:
+      'Conversational pathways: graphs of conversation, webhook, transfer, digits, SMS and end nodes that an agent walks during a call, checked before use.',
+  },
+  {
+    name: 'personas',
+    description: 'Voices for agents: the built-in catalog, external voices, and encrypted audio previews.',
+  },
+  {
+    name: 'integrations',
+    description: 'Scheduling integrations (Calendly) whose functions agents can call during a call.',
+  },
+  {
+    name: 'billing',
+    description: 'Credit balance and top-ups, plans, usage, the customer portal and per-country voice pricing.',
+  },
+  {
+    name: 'webhooks',
+    description:
+      'Callbacks from payment, telephony and audio providers (signed), and the secret that signs the webhooks we send you.',
+  },
 ];
 
 const securitySchemes = {
@@ -64,12 +122,18 @@ const securitySchemes = {
     bearerFormat: 'JWT or API key (wsk_…)',
     description: 'A session token from sign-in (`token` in the answer) or an API key from PUT /api/api-keys.',
   },
-  cookieAuth: { type: 'apiKey', in: 'cookie', name: 'token', description: 'The HTTP-only `token` cookie set by sign-in, for browsers on the same site.' },
+  cookieAuth: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'token',
+    description: 'The HTTP-only `token` cookie set by sign-in, for browsers on the same site.',
+  },
   eventTicket: {
     type: 'apiKey',
     in: 'query',
     name: 'ticket',
-    description: 'Event streams only: a ticket from POST /api/events/ticket, for EventSource in browser apps on other sites (it cannot send Authorization, and the cookie does not cross sites). Single use, valid 60 s, bound to the user and credential that asked for it.',
+    description:
+      'Event streams only: a ticket from POST /api/events/ticket, for EventSource in browser apps on other sites (it cannot send Authorization, and the cookie does not cross sites). Single use, valid 60 s, bound to the user and credential that asked for it.',
   },
 };
 
@@ -127,7 +191,11 @@ function declaredCodes(response: Json): string[] {
 /** The example of one code's answer: its message and code, and the fields the code carries. */
 function codeExample(code: string): Json {
   const fields = errorFields[code as ErrorCode] ?? {};
-  return { message: describeCode(code), code, ...Object.fromEntries(Object.entries(fields).map(([name, f]) => [name, f.example])) };
+  return {
+    message: describeCode(code),
+    code,
+    ...Object.fromEntries(Object.entries(fields).map(([name, f]) => [name, f.example])),
+  };
 }
 
 /**
@@ -153,7 +221,10 @@ function errorSchema(codes: string[], own: Json = {}): Json {
     required: [...new Set(['message', 'code', ...always, ...(own.required ?? [])])],
     properties: {
       message: { type: 'string', description: 'Human-readable explanation' },
-      code: { type: 'string', description: 'Stable machine-readable error code (those of this answer are listed above)' },
+      code: {
+        type: 'string',
+        description: 'Stable machine-readable error code (those of this answer are listed above)',
+      },
       ...properties,
     },
     additionalProperties: true,
@@ -163,18 +234,25 @@ function errorSchema(codes: string[], own: Json = {}): Json {
 
 function errorResponse(status: number, codes: string[]) {
   return {
-    description: [`${statusName[status] ?? `Error ${status}`}.`, '', ...codes.map((c) => `- \`${c}\`: ${describeCode(c)}`)].join('\n'),
+    description: [
+      `${statusName[status] ?? `Error ${status}`}.`,
+      '',
+      ...codes.map((c) => `- \`${c}\`: ${describeCode(c)}`),
+    ].join('\n'),
     content: {
       'application/json': {
         schema: errorSchema(codes),
-        examples: Object.fromEntries(codes.map((code) => [code, { summary: describeCode(code), value: codeExample(code) }])),
+        examples: Object.fromEntries(
+          codes.map((code) => [code, { summary: describeCode(code), value: codeExample(code) }]),
+        ),
       },
     },
   };
 }
 
 /** An error answer of the route's own whose schema is `{ message, code, …fields }` (errorWith): merged with the codes' fields. */
-const isErrorObject = (schema: Json | undefined) => schema?.type === 'object' && schema.properties?.message && schema.properties?.code && !schema.$ref;
+const isErrorObject = (schema: Json | undefined) =>
+  schema?.type === 'object' && schema.properties?.message && schema.properties?.code && !schema.$ref;
 
 /** A media object whose schema is a shared one ($ref) shows that schema's example. */
 function exampleFromComponent(media: Json | undefined, components: Json): void {
@@ -186,7 +264,8 @@ function exampleFromComponent(media: Json | undefined, components: Json): void {
 
 /** Completes one operation's security and error answers from its shape (see the file comment). */
 export function completeOperation(op: Json, components: Json = {}, method = 'post'): void {
-  for (const response of Object.values<Json>(op.responses ?? {})) exampleFromComponent(response?.content?.['application/json'], components);
+  for (const response of Object.values<Json>(op.responses ?? {}))
+    exampleFromComponent(response?.content?.['application/json'], components);
   const codes = new Map<number, Set<string>>();
   /** A declared code is documented under the status it was declared with (login answers invalid_credentials as 400). */
   const add = (code: string, status: number = errorStatus[code as ErrorCode] ?? 500) => {
@@ -203,14 +282,28 @@ export function completeOperation(op: Json, components: Json = {}, method = 'pos
     if (response.content && schemaRef !== ERROR_REF) ownShape.set(status, response);
     const declared = declaredCodes(response);
     if (declared.length) for (const code of declared) add(code, status);
-    else add(defaultCodeOf[status] ?? (Object.keys(errorStatus) as ErrorCode[]).find((c) => errorStatus[c] === status) ?? 'internal_error');
+    else
+      add(
+        defaultCodeOf[status] ??
+          (Object.keys(errorStatus) as ErrorCode[]).find((c) => errorStatus[c] === status) ??
+          'internal_error',
+      );
     delete responses[key];
   }
 
   const params: Json[] = op.parameters ?? [];
   // @fastify/swagger drops a query parameter named like an apiKey security scheme: the stream's `ticket` is declared again.
-  if (op.security?.some((r: Json) => 'eventTicket' in r) && !params.some((p) => p.in === 'query' && p.name === 'ticket')) {
-    params.push({ name: 'ticket', in: 'query', required: false, description: securitySchemes.eventTicket.description, schema: { type: 'string', maxLength: 4096 } });
+  if (
+    op.security?.some((r: Json) => 'eventTicket' in r) &&
+    !params.some((p) => p.in === 'query' && p.name === 'ticket')
+  ) {
+    params.push({
+      name: 'ticket',
+      in: 'query',
+      required: false,
+      description: securitySchemes.eventTicket.description,
+      schema: { type: 'string', maxLength: 4096 },
+    });
     op.parameters = params;
   }
   const body = op.requestBody?.content;
@@ -260,7 +353,9 @@ export function completeOperation(op: Json, components: Json = {}, method = 'pos
     const shown = new Set(declaredCodes(own));
     const { example, examples } = media;
     delete media.example;
-    const added = Object.entries<Json>(standard.content['application/json'].examples).filter(([code]) => !shown.has(code));
+    const added = Object.entries<Json>(standard.content['application/json'].examples).filter(
+      ([code]) => !shown.has(code),
+    );
     media.examples = { ...(example ? { example: { value: example } } : {}), ...examples, ...Object.fromEntries(added) };
     responses[status] = { ...own, description: `${own.description}\n\n${standard.description}` };
   }
@@ -269,21 +364,31 @@ export function completeOperation(op: Json, components: Json = {}, method = 'pos
 }
 
 const retryAfter = {
-  description: 'Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)',
+  description:
+    'Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)',
   schema: { type: 'integer', minimum: 1 },
   example: 30,
 };
 const idempotentReplayed = {
-  description: '`true` when this answer is the stored answer of an earlier request with the same Idempotency-Key (nothing was done again)',
+  description:
+    '`true` when this answer is the stored answer of an earlier request with the same Idempotency-Key (nothing was done again)',
   schema: { type: 'string', enum: ['true'] },
   example: 'true',
 };
 
 /** Response headers implied by the codes and the shape: Retry-After on waits, Idempotent-Replayed on idempotent routes' successes. */
 function declareHeaders(op: Json, responses: Json, codes: Map<number, Set<string>>): void {
-  const waits = new Set(['rate_limited', 'concurrency_limit', 'voice_preview_quota_exceeded', 'idempotency_in_progress', 'not_ready', 'numbers_busy']);
+  const waits = new Set([
+    'rate_limited',
+    'concurrency_limit',
+    'voice_preview_quota_exceeded',
+    'idempotency_in_progress',
+    'not_ready',
+    'numbers_busy',
+  ]);
   for (const [status, set] of codes) {
-    if ([...set].some((code) => waits.has(code))) responses[status].headers = { ...responses[status].headers, 'Retry-After': retryAfter };
+    if ([...set].some((code) => waits.has(code)))
+      responses[status].headers = { ...responses[status].headers, 'Retry-After': retryAfter };
   }
   const idempotent = (op.parameters ?? []).some((p: Json) => p.in === 'header' && p.name === 'idempotency-key');
   if (!idempotent) return;
@@ -307,24 +412,39 @@ export function keepDeclaredCodes(schema: Json | undefined, components: Json = {
   for (const [status, entry] of Object.entries<Json>(response)) {
     const examples: unknown[] | undefined = entry?.examples;
     const inline = isErrorObject(entry);
-    if (Number(status) >= 400 && (typeof entry?.$ref === 'string' || inline) && Array.isArray(examples) && examples.length) {
+    if (
+      Number(status) >= 400 &&
+      (typeof entry?.$ref === 'string' || inline) &&
+      Array.isArray(examples) &&
+      examples.length
+    ) {
       const { examples: _examples, description: _description, headers, ...schema } = entry;
       out[status] = {
         // Still JSON Schema here: @fastify/swagger turns them into OpenAPI headers.
         ...(headers ? { headers } : {}),
         // What @fastify/swagger would have said: the answer's own description, else the shared schema's.
-        description: entry.description ?? components.schemas?.[entry.$ref]?.description ?? statusName[Number(status)] ?? 'Error answer',
+        description:
+          entry.description ??
+          components.schemas?.[entry.$ref]?.description ??
+          statusName[Number(status)] ??
+          'Error answer',
         content: {
           'application/json': {
             schema: inline ? schema : { $ref: entry.$ref },
-            examples: Object.fromEntries(examples.map((value: any, i) => [typeof value?.code === 'string' ? value.code : `example${i + 1}`, { value }])),
+            examples: Object.fromEntries(
+              examples.map((value: any, i) => [
+                typeof value?.code === 'string' ? value.code : `example${i + 1}`,
+                { value },
+              ]),
+            ),
           },
         },
       };
     } else if (typeof entry?.$ref === 'string' && Array.isArray(examples) && examples.length) {
       // A success answer's own example, where the shared schema's would show another outcome (register answers phone_not_verified, not ok).
       out[status] = {
-        description: entry.description ?? components.schemas?.[entry.$ref]?.description ?? statusName[Number(status)] ?? 'Answer',
+        description:
+          entry.description ?? components.schemas?.[entry.$ref]?.description ?? statusName[Number(status)] ?? 'Answer',
         content: { 'application/json': { schema: { $ref: entry.$ref }, example: examples[0] } },
       };
     } else {
@@ -355,7 +475,11 @@ export function completeDocument(doc: Json): Json {
     tags: [...known, ...unknown],
     paths: doc.paths,
     components: doc.components,
-    ...Object.fromEntries(Object.entries(doc).filter(([k]) => !['openapi', 'info', 'servers', 'tags', 'paths', 'components', 'security'].includes(k))),
+    ...Object.fromEntries(
+      Object.entries(doc).filter(
+        ([k]) => !['openapi', 'info', 'servers', 'tags', 'paths', 'components', 'security'].includes(k),
+      ),
+    ),
   };
 }
 
@@ -368,7 +492,13 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       components: { securitySchemes: securitySchemes as any },
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
-    transform: (route) => ({ schema: keepDeclaredCodes(route.schema as Json, (route as { openapiObject?: Json }).openapiObject?.components) as typeof route.schema, url: route.url }),
+    transform: (route) => ({
+      schema: keepDeclaredCodes(
+        route.schema as Json,
+        (route as { openapiObject?: Json }).openapiObject?.components,
+      ) as typeof route.schema,
+      url: route.url,
+    }),
     transformObject: (document) => completeDocument((document as { openapiObject: Json }).openapiObject) as any,
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });

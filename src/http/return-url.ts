@@ -12,7 +12,12 @@ export function checkReturnUrl(value: string, allowedOrigins: string[], field: s
   } catch {
     throw new AppError('invalid_return_url', `${field} must be an absolute URL`);
   }
-  if (!['http:', 'https:'].includes(url.protocol) || url.username || url.password || !allowedOrigins.includes(url.origin)) {
+  if (
+    !['http:', 'https:'].includes(url.protocol) ||
+    url.username ||
+    url.password ||
+    !allowedOrigins.includes(url.origin)
+  ) {
     throw new AppError('invalid_return_url', `${field} must point at an allowed origin (RETURN_URL_ORIGINS)`);
   }
   return url;

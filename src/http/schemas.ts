@@ -35,7 +35,9 @@ export const errorWith = (code: ErrorCode, fields: Record<string, ErrorField>): 
 
 type CodeOf<E> = E extends ErrorWithFields ? E['code'] : E;
 
-export function errorResponses<const C extends readonly (ErrorCode | ErrorWithFields)[]>(...codes: C): { [K in (typeof errorStatus)[CodeOf<C[number]> & ErrorCode]]: TSchema } {
+export function errorResponses<const C extends readonly (ErrorCode | ErrorWithFields)[]>(
+  ...codes: C
+): { [K in (typeof errorStatus)[CodeOf<C[number]> & ErrorCode]]: TSchema } {
   const byStatus = new Map<number, Array<ErrorCode | ErrorWithFields>>();
   for (const entry of codes) {
     const status = errorStatus[typeof entry === 'string' ? entry : entry.code];
@@ -46,7 +48,11 @@ export function errorResponses<const C extends readonly (ErrorCode | ErrorWithFi
     const examples = list.map((entry) =>
       typeof entry === 'string'
         ? { message: describeCode(entry), code: entry }
-        : { message: describeCode(entry.code), code: entry.code, ...Object.fromEntries(Object.entries(entry.fields).map(([name, f]) => [name, f.example])) },
+        : {
+            message: describeCode(entry.code),
+            code: entry.code,
+            ...Object.fromEntries(Object.entries(entry.fields).map(([name, f]) => [name, f.example])),
+          },
     );
     const withFields = list.filter((entry): entry is ErrorWithFields => typeof entry !== 'string');
     if (withFields.length === 0) {
@@ -56,7 +62,14 @@ export function errorResponses<const C extends readonly (ErrorCode | ErrorWithFi
     // `{ message, code }` and the fields (optional: other codes of this status do not send them); extra fields still pass.
     const properties: Record<string, unknown> = { message: { type: 'string' }, code: { type: 'string' } };
     for (const entry of withFields) for (const [name, f] of Object.entries(entry.fields)) properties[name] = f.schema;
-    out[status] = { type: 'object', required: ['message', 'code'], properties, additionalProperties: true, description: 'Error answer', examples };
+    out[status] = {
+      type: 'object',
+      required: ['message', 'code'],
+      properties,
+      additionalProperties: true,
+      description: 'Error answer',
+      examples,
+    };
   }
   return out as { [K in (typeof errorStatus)[CodeOf<C[number]> & ErrorCode]]: TSchema };
 }

@@ -143,7 +143,10 @@ function addVary(reply: FastifyReply, field: string): void {
   const current = reply.getHeader('vary');
   if (current === undefined || current === '') return void reply.header('vary', field);
   const text = Array.isArray(current) ? current.join(', ') : String(current);
-  const fields = text.toLowerCase().split(',').map((f) => f.trim());
+  const fields = text
+    .toLowerCase()
+    .split(',')
+    .map((f) => f.trim());
   if (fields.includes('*') || fields.includes(field.toLowerCase())) return;
   reply.header('vary', `${text}, ${field}`);
 }
@@ -155,7 +158,12 @@ function addVary(reply: FastifyReply, field: string): void {
  * any other origin gets no CORS headers, and its preflight falls through to
  * the not-found handler's 403. True when the answer was sent.
  */
-function corsForOrigin(request: FastifyRequest, reply: FastifyReply, origin: string, allowOrigin: (origin: string) => boolean): boolean {
+function corsForOrigin(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  origin: string,
+  allowOrigin: (origin: string) => boolean,
+): boolean {
   if (!allowOrigin(origin)) return false;
   reply.header('access-control-allow-origin', origin);
   reply.header('access-control-allow-credentials', 'true');

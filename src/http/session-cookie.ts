@@ -19,11 +19,20 @@ export function writeSessionCookie(reply: FastifyReply, config: CookieSettings, 
 }
 
 export function clearSessionCookie(reply: FastifyReply, config: CookieSettings): void {
-  reply.clearCookie('token', { httpOnly: true, sameSite: 'lax', secure: config.publicUrl.startsWith('https:'), path: '/' });
+  reply.clearCookie('token', {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: config.publicUrl.startsWith('https:'),
+    path: '/',
+  });
 }
 
 /** The JSON answer of every flow that signs a user in. */
-export const sessionBody = (session: SessionResult) => ({ status: session.status, token: session.token, auth: session.auth });
+export const sessionBody = (session: SessionResult) => ({
+  status: session.status,
+  token: session.token,
+  auth: session.auth,
+});
 
 /**
  * True when the credential of a request is the session cookie (no bearer

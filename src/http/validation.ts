@@ -7,7 +7,13 @@ import type { FastifySchemaCompiler } from 'fastify';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
-const base: Options = { allErrors: false, removeAdditional: false, useDefaults: true, strict: false, allowUnionTypes: true };
+const base: Options = {
+  allErrors: false,
+  removeAdditional: false,
+  useDefaults: true,
+  strict: false,
+  allowUnionTypes: true,
+};
 
 function build(coerceTypes: Options['coerceTypes']): Ajv {
   const ajv = new Ajv({ ...base, coerceTypes });

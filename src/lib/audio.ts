@@ -19,7 +19,8 @@ export function cutFrames(carry: Int16Array, samples: Int16Array): { frames: Int
   }
   const frames: Int16Array[] = [];
   let offset = 0;
-  for (; offset + FRAME_SAMPLES_8K <= data.length; offset += FRAME_SAMPLES_8K) frames.push(data.slice(offset, offset + FRAME_SAMPLES_8K));
+  for (; offset + FRAME_SAMPLES_8K <= data.length; offset += FRAME_SAMPLES_8K)
+    frames.push(data.slice(offset, offset + FRAME_SAMPLES_8K));
   return { frames, rest: data.slice(offset) };
 }
 
@@ -154,7 +155,8 @@ export interface DecodedWav {
 /** Reads a PCM16 WAV (RIFF, fmt, data chunks in any order; other chunks skipped). Throws on anything else. */
 export function decodeWav(bytes: Uint8Array): DecodedWav {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (buf.length < 12 || buf.toString('latin1', 0, 4) !== 'RIFF' || buf.toString('latin1', 8, 12) !== 'WAVE') throw new Error('not a RIFF/WAVE file');
+  if (buf.length < 12 || buf.toString('latin1', 0, 4) !== 'RIFF' || buf.toString('latin1', 8, 12) !== 'WAVE')
+    throw new Error('not a RIFF/WAVE file');
   let offset = 12;
   let format: { channels: number; sampleRate: number; bits: number; tag: number } | null = null;
   let data: Buffer | null = null;
@@ -163,12 +165,19 @@ export function decodeWav(bytes: Uint8Array): DecodedWav {
     // Streamed WAVs (espeak-ng to a pipe) declare 0xFFFFFFFF: take what is there.
     const size = Math.min(buf.readUInt32LE(offset + 4), buf.length - offset - 8);
     const body = buf.subarray(offset + 8, offset + 8 + size);
-    if (id === 'fmt ') format = { tag: body.readUInt16LE(0), channels: body.readUInt16LE(2), sampleRate: body.readUInt32LE(4), bits: body.readUInt16LE(14) };
+    if (id === 'fmt ')
+      format = {
+        tag: body.readUInt16LE(0),
+        channels: body.readUInt16LE(2),
+        sampleRate: body.readUInt32LE(4),
+        bits: body.readUInt16LE(14),
+      };
     else if (id === 'data') data = body;
     offset += 8 + size + (size % 2);
   }
   if (!format || !data) throw new Error('WAV without fmt or data chunk');
-  if (format.tag !== 1 || format.bits !== 16) throw new Error(`unsupported WAV encoding (format ${format.tag}, ${format.bits} bits)`);
+  if (format.tag !== 1 || format.bits !== 16)
+    throw new Error(`unsupported WAV encoding (format ${format.tag}, ${format.bits} bits)`);
   const even = data.length - (data.length % 2);
   const samples = new Int16Array(even / 2);
   for (let i = 0; i < samples.length; i++) samples[i] = data.readInt16LE(i * 2);

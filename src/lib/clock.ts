@@ -63,7 +63,8 @@ export class ManualClock implements TimerClock {
     for (;;) {
       this.timers = this.timers.filter((t) => !t.cancelled);
       let next: ManualTimer | undefined;
-      for (const t of this.timers) if (t.at <= target && (!next || t.at < next.at || (t.at === next.at && t.seq < next.seq))) next = t;
+      for (const t of this.timers)
+        if (t.at <= target && (!next || t.at < next.at || (t.at === next.at && t.seq < next.seq))) next = t;
       if (!next) break;
       next.cancelled = true;
       this.ms = Math.max(this.ms, next.at);

@@ -1,5 +1,13 @@
 // Small, dependency-free crypto helpers shared by services.
-import { type KeyObject, createHmac, createPublicKey, hash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import {
+  type KeyObject,
+  createHmac,
+  createPublicKey,
+  hash,
+  randomBytes,
+  randomInt,
+  timingSafeEqual,
+} from 'node:crypto';
 
 // crypto.hash: one call, no Hash object (it shows in the API-key auth of every request).
 export const sha256Hex = (value: string | Buffer): string => hash('sha256', value, 'hex');

@@ -14,7 +14,13 @@ import type { Agent, RequestInit as UndiciRequestInit } from 'undici';
 // never call out. (Node caches the import for every later client.)
 
 /** Why an outbound request did not produce a response. */
-export type OutboundErrorReason = 'blocked_address' | 'invalid_url' | 'too_many_redirects' | 'timeout' | 'too_large' | 'network';
+export type OutboundErrorReason =
+  | 'blocked_address'
+  | 'invalid_url'
+  | 'too_many_redirects'
+  | 'timeout'
+  | 'too_large'
+  | 'network';
 
 export class OutboundHttpError extends Error {
   constructor(
@@ -138,18 +144,28 @@ export function createOutboundHttp(options: OutboundHttpOptions = {}): OutboundH
   const resolve = options.lookup ?? dnsLookup;
 
   const blocked = (host: string, address: string) =>
-    new OutboundHttpError('blocked_address', host === address ? `${address} is not a public address` : `${host} resolves to ${address}, which is not a public address`);
+    new OutboundHttpError(
+      'blocked_address',
+      host === address
+        ? `${address} is not a public address`
+        : `${host} resolves to ${address}, which is not a public address`,
+    );
 
   // Resolves like dns.lookup, but fails when any address of the name is not public,
   // so the socket can only ever connect to an address that was checked.
-  const checkedLookup = (hostname: string, opts: LookupOptions, callback: (err: Error | null, address: string | LookupAddress[], family?: number) => void) => {
+  const checkedLookup = (
+    hostname: string,
+    opts: LookupOptions,
+    callback: (err: Error | null, address: string | LookupAddress[], family?: number) => void,
+  ) => {
     resolve(hostname, { ...opts, all: true }, (err, addresses) => {
       if (err) return callback(err, []);
       const list = addresses as LookupAddress[];
       const bad = list.find((a) => !allowed(a.address));
       if (bad) return callback(blocked(hostname, bad.address), []);
       if (opts.all) return callback(null, list);
-      if (list.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
+      if (list.length === 0)
+        return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
       return callback(null, list[0].address, list[0].family);
     });
   };
@@ -189,14 +205,23 @@ export function createOutboundHttp(options: OutboundHttpOptions = {}): OutboundH
     for (let hop = 0; ; hop += 1) {
       let response: Response;
       try {
-        response = (await undiciFetch(url, { ...init, method, body, headers: Object.fromEntries(headers), signal, dispatcher, redirect: 'manual' })) as unknown as Response;
+        response = (await undiciFetch(url, {
+          ...init,
+          method,
+          body,
+          headers: Object.fromEntries(headers),
+          signal,
+          dispatcher,
+          redirect: 'manual',
+        })) as unknown as Response;
       } catch (error) {
         throw wrapFailure(error, timeout);
       }
       const location = response.headers.get('location');
       if (REDIRECTS.has(response.status) && location && maxRedirects > 0) {
         await response.body?.cancel().catch(() => {});
-        if (hop >= maxRedirects) throw new OutboundHttpError('too_many_redirects', `more than ${maxRedirects} redirects`);
+        if (hop >= maxRedirects)
+          throw new OutboundHttpError('too_many_redirects', `more than ${maxRedirects} redirects`);
         const next = parseHttpUrl(new URL(location, url).href);
         // 303, and 301/302 after POST, continue as GET without a body (what browsers and fetch do).
         if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
@@ -227,7 +252,8 @@ function parseHttpUrl(text: string): URL {
   } catch {
     throw new OutboundHttpError('invalid_url', `not a valid URL: ${text.slice(0, 200)}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundHttpError('invalid_url', `only http and https URLs are fetched (got ${url.protocol})`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new OutboundHttpError('invalid_url', `only http and https URLs are fetched (got ${url.protocol})`);
   if (url.username || url.password) throw new OutboundHttpError('invalid_url', 'URLs with credentials are not fetched');
   return url;
 }
@@ -242,9 +268,11 @@ function wrapFailure(error: unknown, timeout: AbortSignal): OutboundHttpError {
   if (timeout.aborted) return new OutboundHttpError('timeout', 'the request timed out', { cause: error });
   // undici's own connect, headers and body timers (the same timeoutMs) may fire before the deadline's signal does.
   for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth += 1) {
-    if (UNDICI_TIMEOUTS.has((e as { code?: string }).code ?? '')) return new OutboundHttpError('timeout', 'the request timed out', { cause: error });
+    if (UNDICI_TIMEOUTS.has((e as { code?: string }).code ?? ''))
+      return new OutboundHttpError('timeout', 'the request timed out', { cause: error });
   }
-  if (error instanceof Error && error.name === 'AbortError') return new OutboundHttpError('network', 'the request was aborted', { cause: error });
+  if (error instanceof Error && error.name === 'AbortError')
+    return new OutboundHttpError('network', 'the request was aborted', { cause: error });
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
   const detail = cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
   return new OutboundHttpError('network', `the request failed (${detail})`, { cause: error });
@@ -282,7 +310,11 @@ function capResponse(response: Response, finalUrl: string, maxBytes: number, tim
       cancel: (reason) => reader.cancel(reason),
     });
   }
-  const capped = new Response(NULL_BODY.has(response.status) ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  const capped = new Response(NULL_BODY.has(response.status) ? null : body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
   Object.defineProperty(capped, 'url', { value: finalUrl });
   return capped;
 }
@@ -299,7 +331,11 @@ export async function readBody(response: Response): Promise<Buffer> {
  */
 export async function bufferResponse(response: Response): Promise<Response> {
   const body = NULL_BODY.has(response.status) ? null : await response.arrayBuffer();
-  const buffered = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  const buffered = new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
   Object.defineProperty(buffered, 'url', { value: response.url });
   return buffered;
 }
@@ -311,6 +347,8 @@ export async function bufferResponse(response: Response): Promise<Response> {
  * redirects are not followed (a 3xx is answered as it is), so a request never
  * leaves the configured origin, nor do credentials sent in custom headers.
  */
-export function createOperatorHttp(options: Omit<OutboundHttpOptions, 'allowPrivate' | 'allowAddress' | 'maxRedirects'> = {}): OutboundHttp {
+export function createOperatorHttp(
+  options: Omit<OutboundHttpOptions, 'allowPrivate' | 'allowAddress' | 'maxRedirects'> = {},
+): OutboundHttp {
   return createOutboundHttp({ ...options, allowPrivate: true, maxRedirects: 0 });
 }

@@ -25,7 +25,14 @@ export function countSmsSegments(body: string): SmsSegments {
     return { encoding: 'GSM-7', segments: pack(sizes, 160, 153) };
   }
   // UCS-2 counts UTF-16 units: a character outside the BMP (an emoji) is two.
-  return { encoding: 'UCS-2', segments: pack(chars.map((c) => c.length), 70, 67) };
+  return {
+    encoding: 'UCS-2',
+    segments: pack(
+      chars.map((c) => c.length),
+      70,
+      67,
+    ),
+  };
 }
 
 /** Segments needed for indivisible units of `sizes`: one if all fit in `single`, else greedy `multi`-sized ones. */

@@ -39,12 +39,20 @@ export function secretKey(secret: string): Buffer {
 
 /** The `v1,<base64>` signature of one message. */
 export function signature(secret: string, id: string, timestampSeconds: number, body: string | Buffer): string {
-  const mac = createHmac('sha256', secretKey(secret)).update(`${id}.${timestampSeconds}.`).update(body).digest('base64');
+  const mac = createHmac('sha256', secretKey(secret))
+    .update(`${id}.${timestampSeconds}.`)
+    .update(body)
+    .digest('base64');
   return `v1,${mac}`;
 }
 
 /** Headers for one message signed with each of `secrets` (the current one first). */
-export function signWebhook(secrets: readonly string[], id: string, timestampMs: number, body: string | Buffer): WebhookHeaders {
+export function signWebhook(
+  secrets: readonly string[],
+  id: string,
+  timestampMs: number,
+  body: string | Buffer,
+): WebhookHeaders {
   if (secrets.length === 0) throw new Error('at least one secret is needed to sign');
   const seconds = Math.floor(timestampMs / 1000);
   return {
@@ -67,14 +75,21 @@ const header = (headers: HeaderBag | WebhookHeaders, name: string): string | und
  * WebhookSignatureError when a header is missing, the timestamp is outside
  * the tolerance, or no v1 signature matches (constant-time comparison).
  */
-export function verifyWebhook(secret: string, headers: HeaderBag | WebhookHeaders, body: string | Buffer, nowMs: number): string {
+export function verifyWebhook(
+  secret: string,
+  headers: HeaderBag | WebhookHeaders,
+  body: string | Buffer,
+  nowMs: number,
+): string {
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');
-  if (!id || !timestamp || !signatures) throw new WebhookSignatureError('missing webhook-id, webhook-timestamp or webhook-signature');
+  if (!id || !timestamp || !signatures)
+    throw new WebhookSignatureError('missing webhook-id, webhook-timestamp or webhook-signature');
   if (!/^\d{1,12}$/.test(timestamp)) throw new WebhookSignatureError('webhook-timestamp is not a number of seconds');
   const seconds = Number(timestamp);
-  if (Math.abs(Math.floor(nowMs / 1000) - seconds) > TOLERANCE_SECONDS) throw new WebhookSignatureError('webhook-timestamp is outside the tolerance');
+  if (Math.abs(Math.floor(nowMs / 1000) - seconds) > TOLERANCE_SECONDS)
+    throw new WebhookSignatureError('webhook-timestamp is outside the tolerance');
   const expected = Buffer.from(signature(secret, id, seconds, body).slice(3), 'base64');
   for (const candidate of signatures.split(' ')) {
     const [version, value] = candidate.split(',', 2);

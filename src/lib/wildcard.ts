@@ -32,7 +32,10 @@ export class WildcardPattern {
     this.head = parts[0];
     this.tail = parts.length > 1 ? parts[parts.length - 1] : '';
     // Empty middle segments (from `**`) match anywhere: drop them.
-    this.middle = parts.slice(1, -1).filter((s) => s !== '').map((text) => ({ text, border: borders(text) }));
+    this.middle = parts
+      .slice(1, -1)
+      .filter((s) => s !== '')
+      .map((text) => ({ text, border: borders(text) }));
   }
 
   matches(text: string, meter?: StepMeter): boolean {

@@ -42,7 +42,8 @@ export interface Providers {
 }
 
 /** The auth token that signs the sandbox's Twilio-style callbacks: derived from the master key, so every instance agrees and nobody outside can sign. */
-export const sandboxTwilioToken = (masterKey: Buffer): string => createHmac('sha256', masterKey).update('sandbox twilio auth token').digest('hex');
+export const sandboxTwilioToken = (masterKey: Buffer): string =>
+  createHmac('sha256', masterKey).update('sandbox twilio auth token').digest('hex');
 
 /**
  * `masterKey` keys the sandbox telephony's callback signatures; without it (tools, tests) a random one lives as long as these providers.
@@ -60,19 +61,36 @@ export function createProviders(
   const telephony = [
     ...(config.twilio ? [new TwilioTelephonyProvider(config.twilio)] : []),
     // The sandbox is always offered, except in production next to a real provider.
-    ...(config.env !== 'production' || !config.twilio ? [new SandboxTelephonyProvider(outbox, sandboxTwilioToken(masterKey), { callbackDelayMs: config.sandboxCallbackDelayMs })] : []),
+    ...(config.env !== 'production' || !config.twilio
+      ? [
+          new SandboxTelephonyProvider(outbox, sandboxTwilioToken(masterKey), {
+            callbackDelayMs: config.sandboxCallbackDelayMs,
+          }),
+        ]
+      : []),
   ];
   return {
     sms: config.twilio ? new TwilioSmsProvider(config.twilio) : new SandboxSmsProvider(outbox),
     email: config.smtp ? new SmtpEmailProvider(config.smtp.url, config.smtp.from) : new SandboxEmailProvider(outbox),
-    payments: config.billing.stripe ? new StripePaymentsProvider(config.billing.stripe, plans) : new SandboxPaymentsProvider(config.publicUrl),
+    payments: config.billing.stripe
+      ? new StripePaymentsProvider(config.billing.stripe, plans)
+      : new SandboxPaymentsProvider(config.publicUrl),
     telephony: new TelephonyProviders(telephony),
     voice: createVoiceProviders(config.elevenlabs),
-    scheduling: config.calendly ? new CalendlySchedulingProvider(config.calendly.apiBase) : new SandboxSchedulingProvider(),
+    scheduling: config.calendly
+      ? new CalendlySchedulingProvider(config.calendly.apiBase)
+      : new SandboxSchedulingProvider(),
     connector: config.connector.url
-      ? new HttpConnectorProvider({ url: config.connector.url, token: config.connector.token, idleTimeoutMs: config.connector.idleTimeoutMs, maxFrameChars: config.objectContentLimitBytes })
+      ? new HttpConnectorProvider({
+          url: config.connector.url,
+          token: config.connector.token,
+          idleTimeoutMs: config.connector.idleTimeoutMs,
+          maxFrameChars: config.objectContentLimitBytes,
+        })
       : new SandboxConnectorProvider(),
-    audio: config.audio.url ? new HttpAudioProvider({ url: config.audio.url, secret: audioSecret }, clock) : new SandboxAudioProvider(audioSecret, config.audio.sandboxStepMs, clock),
+    audio: config.audio.url
+      ? new HttpAudioProvider({ url: config.audio.url, secret: audioSecret }, clock)
+      : new SandboxAudioProvider(audioSecret, config.audio.sandboxStepMs, clock),
   };
 }
 
@@ -115,5 +133,6 @@ const sandboxNotes: Record<string, string> = {
   payments: 'checkout and portal pages are served at /api/sandbox/…',
   telephony: 'offline numbers; SMS go to GET /api/sandbox/outbox and their delivery callbacks to PUBLIC_URL',
   connector: 'streams sample records; set CONNECTOR_URL',
-  audio: 'calls are answered by a simulated caller over loopback (SANDBOX_CALLS=voice; timer: status steps only); set Twilio or AUDIO_SERVER_URL',
+  audio:
+    'calls are answered by a simulated caller over loopback (SANDBOX_CALLS=voice; timer: status steps only); set Twilio or AUDIO_SERVER_URL',
 };

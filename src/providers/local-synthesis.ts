@@ -34,12 +34,21 @@ export async function synthesizeWithBinary(
     const output = join(dir, 'speech.wav');
     await writeFile(input, text);
     await new Promise<void>((resolve, reject) => {
-      execFile(binary, args(input, output), { timeout: options.timeoutMs, signal: options.signal, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
-        if (!err) return resolve();
-        // espeak-ng prints some errors (an unknown voice) on standard output.
-        const said = `${String(stderr)} ${String(stdout)}`.replace(/\s+/g, ' ').trim().slice(-200);
-        reject(err.killed ? new SynthesisError(`took longer than ${options.timeoutMs} ms`, true) : new SynthesisError(said || err.message, false));
-      });
+      execFile(
+        binary,
+        args(input, output),
+        { timeout: options.timeoutMs, signal: options.signal, killSignal: 'SIGKILL' },
+        (err, stdout, stderr) => {
+          if (!err) return resolve();
+          // espeak-ng prints some errors (an unknown voice) on standard output.
+          const said = `${String(stderr)} ${String(stdout)}`.replace(/\s+/g, ' ').trim().slice(-200);
+          reject(
+            err.killed
+              ? new SynthesisError(`took longer than ${options.timeoutMs} ms`, true)
+              : new SynthesisError(said || err.message, false),
+          );
+        },
+      );
     });
     return await readFile(output);
   } finally {

@@ -36,7 +36,8 @@ export class TwilioRestClient {
   /** Calls `{apiBase}/2010-04-01/Accounts/{sid}{path}`; GET parameters go in the query, POST parameters in the form body. */
   async request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, params: TwilioParams = {}): Promise<T> {
     const form = new URLSearchParams();
-    for (const [key, value] of Object.entries(params)) for (const v of value === undefined ? [] : Array.isArray(value) ? value : [value]) form.append(key, v);
+    for (const [key, value] of Object.entries(params))
+      for (const v of value === undefined ? [] : Array.isArray(value) ? value : [value]) form.append(key, v);
     let url = `${this.credentials.apiBase}/2010-04-01/Accounts/${encodeURIComponent(this.credentials.accountSid)}${path}`;
     if (method !== 'POST' && [...form.keys()].length) url += `?${form}`;
     let res: Response;
@@ -44,7 +45,10 @@ export class TwilioRestClient {
       res = await bufferResponse(
         await this.http(url, {
           method,
-          headers: { authorization: this.authorization, ...(method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+          headers: {
+            authorization: this.authorization,
+            ...(method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+          },
           body: method === 'POST' ? form : undefined,
         }),
       );
@@ -53,7 +57,12 @@ export class TwilioRestClient {
     }
     if (res.status === 204) return undefined as T;
     const body = (await res.json().catch(() => ({}))) as { message?: string; code?: number };
-    if (!res.ok) throw new TwilioApiError(res.status, typeof body.code === 'number' ? body.code : null, body.message ?? `HTTP ${res.status}`);
+    if (!res.ok)
+      throw new TwilioApiError(
+        res.status,
+        typeof body.code === 'number' ? body.code : null,
+        body.message ?? `HTTP ${res.status}`,
+      );
     return body as T;
   }
 
@@ -62,8 +71,18 @@ export class TwilioRestClient {
    * the message's sid and first status. An answer without a sid is a failure
    * of the provider (status 502).
    */
-  async sendMessage(message: { from: string; to: string; body: string; statusCallbackUrl?: string }): Promise<{ sid: string; status: string }> {
-    const body = await this.request<{ sid?: string; status?: string }>('POST', '/Messages.json', { From: message.from, To: message.to, Body: message.body, StatusCallback: message.statusCallbackUrl });
+  async sendMessage(message: {
+    from: string;
+    to: string;
+    body: string;
+    statusCallbackUrl?: string;
+  }): Promise<{ sid: string; status: string }> {
+    const body = await this.request<{ sid?: string; status?: string }>('POST', '/Messages.json', {
+      From: message.from,
+      To: message.to,
+      Body: message.body,
+      StatusCallback: message.statusCallbackUrl,
+    });
     if (!body?.sid) throw new TwilioApiError(502, null, 'Twilio answered a message without a sid');
     return { sid: body.sid, status: body.status ?? 'queued' };
   }

@@ -36,10 +36,15 @@ export interface VoiceAgentOptions {
   pocketsphinx?: () => SpeechToText | null;
 }
 
-export function createVoiceAgentProviders(config: VoiceAgentConfig, voice: VoiceProviders, options: VoiceAgentOptions = {}): VoiceAgentProviders {
+export function createVoiceAgentProviders(
+  config: VoiceAgentConfig,
+  voice: VoiceProviders,
+  options: VoiceAgentOptions = {},
+): VoiceAgentProviders {
   let speechToText: SpeechToText | null = null;
   // Each part says what the agent will use and why: a configured provider, or the offline fallback.
-  let sttName = 'none: each caller utterance is "(speech not recognised)" (set DEEPGRAM_API_KEY or STT_URL, or install Debian\'s pocketsphinx)';
+  let sttName =
+    'none: each caller utterance is "(speech not recognised)" (set DEEPGRAM_API_KEY or STT_URL, or install Debian\'s pocketsphinx)';
   if (config.sttProvider === 'deepgram' && config.deepgram) {
     // 60 ms of audio per message: a third of the sends of one per 20 ms frame (DeepgramConfig.chunkMs).
     speechToText = new DeepgramSpeechToText({ chunkMs: 60, ...config.deepgram });
@@ -49,13 +54,20 @@ export function createVoiceAgentProviders(config: VoiceAgentConfig, voice: Voice
     sttName = `OpenAI-compatible transcription at ${config.openaiStt.url}, model ${config.openaiStt.model} (STT_URL is set)`;
   } else if (config.sttProvider === 'pocketsphinx' || config.sttProvider === null) {
     speechToText = options.pocketsphinx?.() ?? null;
-    if (speechToText) sttName = `pocketsphinx, offline (${config.sttProvider === 'pocketsphinx' ? 'STT_PROVIDER=pocketsphinx' : 'the offline fallback: no DEEPGRAM_API_KEY or STT_URL'})`;
-    else if (config.sttProvider === 'pocketsphinx') sttName = 'none: STT_PROVIDER=pocketsphinx but pocketsphinx is not installed (apt-get install pocketsphinx pocketsphinx-en-us)';
-  } else if (config.sttProvider === 'none') sttName = 'none: each caller utterance is "(speech not recognised)" (STT_PROVIDER=none)';
+    if (speechToText)
+      sttName = `pocketsphinx, offline (${config.sttProvider === 'pocketsphinx' ? 'STT_PROVIDER=pocketsphinx' : 'the offline fallback: no DEEPGRAM_API_KEY or STT_URL'})`;
+    else if (config.sttProvider === 'pocketsphinx')
+      sttName =
+        'none: STT_PROVIDER=pocketsphinx but pocketsphinx is not installed (apt-get install pocketsphinx pocketsphinx-en-us)';
+  } else if (config.sttProvider === 'none')
+    sttName = 'none: each caller utterance is "(speech not recognised)" (STT_PROVIDER=none)';
 
   const languageModel = config.llm ? new OpenAiLanguageModel(config.llm) : null;
-  const elevenlabs = voice.external instanceof ElevenLabsVoiceProvider ? new ElevenLabsCallSpeech(voice.external) : null;
-  const espeak = (voice.local as { binary?: string | null }).binary ? `espeak-ng (${(voice.local as { binary?: string | null }).binary})` : 'espeak-ng (its WebAssembly build: Debian\'s espeak-ng is not installed)';
+  const elevenlabs =
+    voice.external instanceof ElevenLabsVoiceProvider ? new ElevenLabsCallSpeech(voice.external) : null;
+  const espeak = (voice.local as { binary?: string | null }).binary
+    ? `espeak-ng (${(voice.local as { binary?: string | null }).binary})`
+    : "espeak-ng (its WebAssembly build: Debian's espeak-ng is not installed)";
   const parts = [
     `recognition: ${sttName}`,
     `model: ${config.llm ? `OpenAI-compatible chat at ${config.llm.url}, model ${config.llm.model} (LLM_URL is set)` : 'the sandbox dialogue engine (the offline fallback: LLM_URL is not set)'}`,

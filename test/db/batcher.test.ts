@@ -7,11 +7,19 @@ describe('Batcher', () => {
     const batches: number[][] = [];
     const batcher = new Batcher<number, number>(async (items) => {
       batches.push(items);
-      return items.map((n): Outcome<number> => (n % 3 === 0 ? { ok: false, error: new Error(`no ${n}`) } : { ok: true, value: n * 10 }));
+      return items.map(
+        (n): Outcome<number> =>
+          n % 3 === 0 ? { ok: false, error: new Error(`no ${n}`) } : { ok: true, value: n * 10 },
+      );
     });
     const results = await Promise.allSettled([1, 2, 3, 4].map((n) => batcher.run(n)));
     expect(batches).toEqual([[1, 2, 3, 4]]);
-    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([10, 20, 'no 3', 40]);
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([
+      10,
+      20,
+      'no 3',
+      40,
+    ]);
     // A later turn is a new batch.
     expect(await batcher.run(5)).toBe(50);
     expect(batches).toEqual([[1, 2, 3, 4], [5]]);

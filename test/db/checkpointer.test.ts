@@ -15,13 +15,20 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('SQLite WAL checkpoints in th
     try {
       await migrateToLatest(database.db, database.dialect);
       const rows = Array.from({ length: 2000 }, (_, i) => ({ key: `k${i}`, window_start: i, count: 1 }));
-      for (let i = 0; i < rows.length; i += 200) await database.db.insertInto('rate_limits').values(rows.slice(i, i + 200)).execute();
+      for (let i = 0; i < rows.length; i += 200)
+        await database.db
+          .insertInto('rate_limits')
+          .values(rows.slice(i, i + 200))
+          .execute();
       const wal = statSync(join(dir, 'workspace.sqlite-wal')).size;
       expect(wal).toBeGreaterThan(0);
       const result = await database.checkpoint();
       expect(result!.log).toBeGreaterThan(0);
       expect(result!.checkpointed).toBe(result!.log);
-      const count = await database.db.selectFrom('rate_limits').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+      const count = await database.db
+        .selectFrom('rate_limits')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow();
       expect(Number(count.n)).toBe(2000);
     } finally {
       await database.close();
@@ -75,7 +82,14 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('SQLite WAL checkpoints in th
       const until = Date.now() + 2000;
       while (Date.now() < until) {
         await Promise.all(
-          Array.from({ length: 16 }, () => writes.run((trx) => trx.insertInto('rate_limits').values({ key: `k${written++}${pad}`, window_start: 0, count: 1 }).execute())),
+          Array.from({ length: 16 }, () =>
+            writes.run((trx) =>
+              trx
+                .insertInto('rate_limits')
+                .values({ key: `k${written++}${pad}`, window_start: 0, count: 1 })
+                .execute(),
+            ),
+          ),
         );
         const size = walBytes();
         if (size < last) restarts += 1; // started over, and cut back to journal_size_limit
@@ -86,7 +100,10 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('SQLite WAL checkpoints in th
       // With it, the WAL holds the limit plus what is written while a checkpoint runs: 8 MB on a quiet machine, about
       // the bytes written on a loaded CI machine (36 MB for 33), never the 5x of every page of every write (295 MB).
       expect(largest).toBeLessThan(written * 2000 * 2);
-      const count = await database.db.selectFrom('rate_limits').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+      const count = await database.db
+        .selectFrom('rate_limits')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow();
       expect(Number(count.n)).toBe(written);
     } finally {
       await database.close();

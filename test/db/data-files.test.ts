@@ -22,7 +22,8 @@ describe('SQLite data files', () => {
       await sql`create table t (x integer)`.execute(database.db);
       await sql`insert into t values (1)`.execute(database.db);
       expect(mode(dir)).toBe('700');
-      for (const file of ['workspace.sqlite', 'workspace.sqlite-wal', 'workspace.sqlite-shm']) expect(mode(join(dir, file)), file).toBe('600');
+      for (const file of ['workspace.sqlite', 'workspace.sqlite-wal', 'workspace.sqlite-shm'])
+        expect(mode(join(dir, file)), file).toBe('600');
     } finally {
       await database.close();
     }

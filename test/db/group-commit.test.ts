@@ -19,7 +19,9 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('GroupCommit (SQLite)', () =>
     database = openDatabase({ databaseUrl: null, dataDir: dir });
     db = database.db as unknown as Kysely<any>;
     await sql`create table parents (id integer primary key)`.execute(db);
-    await sql`create table items (id integer primary key, parent_id integer references parents(id) deferrable initially deferred)`.execute(db);
+    await sql`create table items (id integer primary key, parent_id integer references parents(id) deferrable initially deferred)`.execute(
+      db,
+    );
     await sql`insert into parents (id) values (1)`.execute(db);
     transactionsBegun = 0;
     const original = db.transaction.bind(db);
@@ -34,8 +36,12 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('GroupCommit (SQLite)', () =>
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const ids = async () => (await sql<{ id: number }>`select id from items order by id`.execute(db)).rows.map((r) => r.id);
-  const insert = (id: number, parent = 1) => (trx: Kysely<any>) => sql`insert into items (id, parent_id) values (${id}, ${parent})`.execute(trx).then(() => id);
+  const ids = async () =>
+    (await sql<{ id: number }>`select id from items order by id`.execute(db)).rows.map((r) => r.id);
+  const insert =
+    (id: number, parent = 1) =>
+    (trx: Kysely<any>) =>
+      sql`insert into items (id, parent_id) values (${id}, ${parent})`.execute(trx).then(() => id);
 
   it('commits writes that arrive together in one transaction, each answered with its own result', async () => {
     const group = new GroupCommit(database.db);
@@ -57,7 +63,12 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('GroupCommit (SQLite)', () =>
       await insert(12)(trx);
       throw new Error('rule broken after a write');
     };
-    const settled = await Promise.allSettled([group.run(insert(10)), group.run(insert(11)), group.run(failing), group.run(insert(13))]);
+    const settled = await Promise.allSettled([
+      group.run(insert(10)),
+      group.run(insert(11)),
+      group.run(failing),
+      group.run(insert(13)),
+    ]);
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     expect((settled[2] as PromiseRejectedResult).reason.message).toBe('rule broken after a write');
     expect(await ids()).toEqual([10, 11, 13]);
@@ -84,14 +95,24 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('GroupCommit (SQLite)', () =>
   });
 
   /** A group commit whose writes and urgent-work polls are logged in `order`. */
-  async function withUrgentLog(test: (group: GroupCommit, write: (id: number) => (trx: Kysely<any>) => Promise<number>, order: string[]) => Promise<void>) {
+  async function withUrgentLog(
+    test: (
+      group: GroupCommit,
+      write: (id: number) => (trx: Kysely<any>) => Promise<number>,
+      order: string[],
+    ) => Promise<void>,
+  ) {
     const order: string[] = [];
     const remove = addUrgentPoll(() => order.push('urgent'));
     try {
-      await test(new GroupCommit(database.db), (id) => async (trx) => {
-        order.push(`write ${id}`);
-        return insert(id)(trx);
-      }, order);
+      await test(
+        new GroupCommit(database.db),
+        (id) => async (trx) => {
+          order.push(`write ${id}`);
+          return insert(id)(trx);
+        },
+        order,
+      );
     } finally {
       remove();
     }

@@ -12,8 +12,10 @@ const require = createRequire(import.meta.url);
 
 describe('sqliteDriverFor', () => {
   it('picks better-sqlite3 12 on Node 20 and 13 (better-sqlite3-napi) on Node 22, 24 and later', () => {
-    for (const version of ['20.19.0', '20.20.2', 'v20.19.6']) expect(sqliteDriverFor(version), version).toEqual({ package: 'better-sqlite3', major: 12 });
-    for (const version of ['22.12.0', 'v22.23.3', '24.0.0', '24.21.0', '26.1.0']) expect(sqliteDriverFor(version), version).toEqual({ package: 'better-sqlite3-napi', major: 13 });
+    for (const version of ['20.19.0', '20.20.2', 'v20.19.6'])
+      expect(sqliteDriverFor(version), version).toEqual({ package: 'better-sqlite3', major: 12 });
+    for (const version of ['22.12.0', 'v22.23.3', '24.0.0', '24.21.0', '26.1.0'])
+      expect(sqliteDriverFor(version), version).toEqual({ package: 'better-sqlite3-napi', major: 13 });
   });
 
   it('refuses what is not a version', () => {
@@ -78,9 +80,12 @@ describe('requireDriver', () => {
   });
 
   // The real thing: node_modules was installed by Node 20 (this machine, CI), so better-sqlite3 12 is built for it.
-  it.skipIf(sqliteDriverFor(process.versions.node).major !== 13)('on Node 22 and later, 12 (built by the Node 20 install) fails to open: that one-line error, not a crash', () => {
-    expect(() => requireDriver({ package: 'better-sqlite3', major: 12 }, process.versions.node)).toThrow(
-      /^cannot load the SQLite driver better-sqlite3 \(better-sqlite3 12, the one for Node.js [\d.]+\): The module '.*better_sqlite3\.node' was compiled against a different Node.js version using NODE_MODULE_VERSION \d+\. This version of Node.js requires NODE_MODULE_VERSION \d+\. .*; run npm ci/,
-    );
-  });
+  it.skipIf(sqliteDriverFor(process.versions.node).major !== 13)(
+    'on Node 22 and later, 12 (built by the Node 20 install) fails to open: that one-line error, not a crash',
+    () => {
+      expect(() => requireDriver({ package: 'better-sqlite3', major: 12 }, process.versions.node)).toThrow(
+        /^cannot load the SQLite driver better-sqlite3 \(better-sqlite3 12, the one for Node.js [\d.]+\): The module '.*better_sqlite3\.node' was compiled against a different Node.js version using NODE_MODULE_VERSION \d+\. This version of Node.js requires NODE_MODULE_VERSION \d+\. .*; run npm ci/,
+      );
+    },
+  );
 });

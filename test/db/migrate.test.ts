@@ -62,7 +62,10 @@ async function freshDatabase(): Promise<Fresh> {
 describe('the migrations index', () => {
   it('lists every file of src/db/migrations, sorted by name, each with its up()', () => {
     const folder = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'db', 'migrations');
-    const files = readdirSync(folder).filter((f) => /^\d.*\.ts$/.test(f)).map((f) => f.replace(/\.ts$/, '')).sort();
+    const files = readdirSync(folder)
+      .filter((f) => /^\d.*\.ts$/.test(f))
+      .map((f) => f.replace(/\.ts$/, ''))
+      .sort();
     expect(MIGRATIONS.map((m) => m.name)).toEqual(files);
     for (const { name, migration } of MIGRATIONS) expect(typeof migration.up, name).toBe('function');
   });
@@ -74,7 +77,10 @@ describe('migrateToLatest', () => {
     const first = await migrateToLatest(database.db, database.dialect);
     expect(first.length).toBeGreaterThan(0);
     expect(await migrateToLatest(database.db, database.dialect)).toEqual([]);
-    const recorded = await database.db.selectFrom('kysely_migration' as any).select('name').execute();
+    const recorded = await database.db
+      .selectFrom('kysely_migration' as any)
+      .select('name')
+      .execute();
     expect(recorded.map((r: any) => r.name)).toEqual(first);
   });
 
@@ -93,7 +99,9 @@ describe('migrateToLatest', () => {
       let rounds = 0;
       while (churning || rounds < 5) {
         const other = `t_churn_${randomBytes(4).toString('hex')}`;
-        await admin(`create schema ${other}; create table ${other}.a (id serial primary key, b text); create table ${other}.c (id int)`);
+        await admin(
+          `create schema ${other}; create table ${other}.a (id serial primary key, b text); create table ${other}.c (id int)`,
+        );
         await admin(`drop schema ${other} cascade`);
         rounds++;
       }

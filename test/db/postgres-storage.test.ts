@@ -16,12 +16,26 @@ describe.runIf(Boolean(process.env.DATABASE_URL))('PostgreSQL storage of ciphert
   afterAll(() => t.close());
 
   const toastBytes = async (table: string) =>
-    Number((await sql<{ bytes: string }>`select pg_relation_size(reltoastrelid) as bytes from pg_class where oid = ${table}::regclass`.execute(t.database.db)).rows[0]!.bytes);
+    Number(
+      (
+        await sql<{
+          bytes: string;
+        }>`select pg_relation_size(reltoastrelid) as bytes from pg_class where oid = ${table}::regclass`.execute(
+          t.database.db,
+        )
+      ).rows[0]!.bytes,
+    );
 
   it('keeps objects up to a few KiB and their events inline; a larger one goes out of line uncompressed', async () => {
     const api = client(t, await createVerifiedUser(t));
     const keyId = await createKey(api);
-    const put = (bytes: number) => api.put('/api/objects', { keyId, content: randomBytes(bytes).toString('base64'), authTag: randomBytes(16).toString('base64'), iv: randomBytes(12).toString('base64') });
+    const put = (bytes: number) =>
+      api.put('/api/objects', {
+        keyId,
+        content: randomBytes(bytes).toString('base64'),
+        authTag: randomBytes(16).toString('base64'),
+        iv: randomBytes(12).toString('base64'),
+      });
     for (const bytes of [1024, 1024, 3000]) expect((await put(bytes)).statusCode).toBe(200);
     expect(await toastBytes('events')).toBe(0);
     expect(await toastBytes('objects')).toBe(0);
@@ -29,7 +43,14 @@ describe.runIf(Boolean(process.env.DATABASE_URL))('PostgreSQL storage of ciphert
     const large = await put(20_000);
     expect(large.statusCode).toBe(200);
     expect(await toastBytes('objects')).toBeGreaterThan(0);
-    const stored = (await sql<{ size: number; length: number }>`select pg_column_size(content) as size, octet_length(content) as length from objects where id = ${large.json().id}`.execute(t.database.db)).rows[0]!;
+    const stored = (
+      await sql<{
+        size: number;
+        length: number;
+      }>`select pg_column_size(content) as size, octet_length(content) as length from objects where id = ${large.json().id}`.execute(
+        t.database.db,
+      )
+    ).rows[0]!;
     expect(Number(stored.size)).toBeGreaterThanOrEqual(Number(stored.length));
   });
 });

@@ -9,9 +9,16 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const insertLimit = prepareQuery((db, p) => db.insertInto('rate_limits').values({ key: p(1), window_start: p<number>(0), count: 7 }));
+const insertLimit = prepareQuery((db, p) =>
+  db.insertInto('rate_limits').values({ key: p(1), window_start: p<number>(0), count: 7 }),
+);
 const limitsBetween = prepareQuery((db, p) =>
-  db.selectFrom('rate_limits').select(['key', 'count']).where('window_start', '>=', p<number>(1)).where('key', 'like', p(0)).orderBy('key'),
+  db
+    .selectFrom('rate_limits')
+    .select(['key', 'count'])
+    .where('window_start', '>=', p<number>(1))
+    .where('key', 'like', p(0))
+    .orderBy('key'),
 );
 
 describe('prepareQuery', () => {
@@ -50,55 +57,65 @@ function countingPlugin() {
   return counter;
 }
 
-describe.skipIf(Boolean(process.env.DATABASE_URL))('prepareQuery on SQLite: inside a transaction, straight on the connection', () => {
-  it('runs hot queries and savepoints of a transaction without Kysely\'s executor, in the transaction', async () => {
-    const counter = countingPlugin();
-    const db = t.database.db.withPlugin(counter.plugin);
-    await expect(
-      db.transaction().execute(async (trx) => {
-        await runStatement(trx, 'savepoint direct');
-        await insertLimit.write(trx, [400, 'prep:direct']);
-        expect(await limitsBetween.rows(trx, ['prep:direct%', 0])).toEqual([{ key: 'prep:direct', count: 7 }]);
-        await runStatement(trx, 'release direct');
-        expect(counter.queries).toBe(0);
-        throw new Error('roll back');
-      }),
-    ).rejects.toThrow('roll back');
-    // Outside a transaction the query goes through Kysely (its connection lock), and the rollback took the row.
-    expect(await limitsBetween.rows(db, ['prep:direct%', 0])).toEqual([]);
-    expect(counter.queries).toBe(1);
-  });
-
-  it('a query outside the transaction waits for it instead of joining it', async () => {
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let inside!: () => void;
-    const started = new Promise<void>((resolve) => (inside = resolve));
-    const transaction = t.database.db.transaction().execute(async (trx) => {
-      await insertLimit.write(trx, [500, 'prep:inside']);
-      inside();
-      await held;
-      throw new Error('roll back');
+describe.skipIf(Boolean(process.env.DATABASE_URL))(
+  'prepareQuery on SQLite: inside a transaction, straight on the connection',
+  () => {
+    it("runs hot queries and savepoints of a transaction without Kysely's executor, in the transaction", async () => {
+      const counter = countingPlugin();
+      const db = t.database.db.withPlugin(counter.plugin);
+      await expect(
+        db.transaction().execute(async (trx) => {
+          await runStatement(trx, 'savepoint direct');
+          await insertLimit.write(trx, [400, 'prep:direct']);
+          expect(await limitsBetween.rows(trx, ['prep:direct%', 0])).toEqual([{ key: 'prep:direct', count: 7 }]);
+          await runStatement(trx, 'release direct');
+          expect(counter.queries).toBe(0);
+          throw new Error('roll back');
+        }),
+      ).rejects.toThrow('roll back');
+      // Outside a transaction the query goes through Kysely (its connection lock), and the rollback took the row.
+      expect(await limitsBetween.rows(db, ['prep:direct%', 0])).toEqual([]);
+      expect(counter.queries).toBe(1);
     });
-    await started;
-    const outside = insertLimit.write(t.database.db, [500, 'prep:outside']);
-    release();
-    await expect(transaction).rejects.toThrow('roll back');
-    expect(await outside).toBe(1);
-    expect(await limitsBetween.rows(t.database.db, ['prep:%side', 0])).toEqual([{ key: 'prep:outside', count: 7 }]);
-  });
-});
+
+    it('a query outside the transaction waits for it instead of joining it', async () => {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let inside!: () => void;
+      const started = new Promise<void>((resolve) => (inside = resolve));
+      const transaction = t.database.db.transaction().execute(async (trx) => {
+        await insertLimit.write(trx, [500, 'prep:inside']);
+        inside();
+        await held;
+        throw new Error('roll back');
+      });
+      await started;
+      const outside = insertLimit.write(t.database.db, [500, 'prep:outside']);
+      release();
+      await expect(transaction).rejects.toThrow('roll back');
+      expect(await outside).toBe(1);
+      expect(await limitsBetween.rows(t.database.db, ['prep:%side', 0])).toEqual([{ key: 'prep:outside', count: 7 }]);
+    });
+  },
+);
 
 describe.runIf(Boolean(process.env.DATABASE_URL))('prepareQuery on PostgreSQL', () => {
   it('sends hot queries as named prepared statements, planned once per connection', async () => {
     const { sql } = await import('kysely');
     // One connection, so the session that runs the queries is the one asked.
     const { openDatabase } = await import('../../src/db/database.js');
-    const database = openDatabase({ databaseUrl: process.env.DATABASE_URL!, dataDir: t.dir, pgSchema: t.pgSchema, pgPoolSize: 1 });
+    const database = openDatabase({
+      databaseUrl: process.env.DATABASE_URL!,
+      dataDir: t.dir,
+      pgSchema: t.pgSchema,
+      pgPoolSize: 1,
+    });
     try {
       for (let i = 0; i < 3; i++) await limitsBetween.rows(database.db, ['prep:%', i]);
       const prepared = await sql<{ statement: string; generic_plans: number; custom_plans: number }>`
-        select statement, generic_plans, custom_plans from pg_prepared_statements where name like 'ws_hot_%'`.execute(database.db);
+        select statement, generic_plans, custom_plans from pg_prepared_statements where name like 'ws_hot_%'`.execute(
+        database.db,
+      );
       const mine = prepared.rows.filter((r) => r.statement.includes('"rate_limits"') && r.statement.includes('like'));
       expect(mine).toHaveLength(1);
       expect(Number(mine[0].generic_plans) + Number(mine[0].custom_plans)).toBe(3);

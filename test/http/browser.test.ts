@@ -40,7 +40,9 @@ async function startPageServer(sdkDir: string, host = '127.0.0.1'): Promise<{ se
       res.writeHead(404).end();
       return;
     }
-    res.writeHead(200, { 'content-type': extname(file) === '.js' ? 'text/javascript' : 'application/octet-stream' }).end(readFileSync(file));
+    res
+      .writeHead(200, { 'content-type': extname(file) === '.js' ? 'text/javascript' : 'application/octet-stream' })
+      .end(readFileSync(file));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, origin: `http://${host}:${(server.address() as AddressInfo).port}` };
@@ -57,7 +59,11 @@ describe.runIf(chromium)('the SDK in a browser page on another origin', () => {
 
   beforeAll(async () => {
     sdkDir = mkdtempSync(join(tmpdir(), 'wsapi-sdk-browser-'));
-    const build = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'sdk/tsconfig.build.json', '--outDir', sdkDir], { encoding: 'utf8' });
+    const build = spawnSync(
+      process.execPath,
+      ['node_modules/typescript/bin/tsc', '-p', 'sdk/tsconfig.build.json', '--outDir', sdkDir],
+      { encoding: 'utf8' },
+    );
     if (build.status !== 0) throw new Error(`SDK build failed: ${build.stdout}${build.stderr}`);
     listed = await startPageServer(sdkDir);
     unlisted = await startPageServer(sdkDir);
@@ -77,7 +83,12 @@ describe.runIf(chromium)('the SDK in a browser page on another origin', () => {
 
   it('signs up, keeps the session in localStorage and reads the account from a listed origin', async () => {
     await browser.open(`${listed.origin}/`, 'window.sdkReady');
-    const result = await browser.evaluate<{ status: string; stored: boolean; requestId: string | null; health: string }>(`
+    const result = await browser.evaluate<{
+      status: string;
+      stored: boolean;
+      requestId: string | null;
+      health: string;
+    }>(`
       const client = new window.sdk.WorkspaceClient({ baseUrl: ${JSON.stringify(api.baseUrl)} });
       const email = 'browser' + Date.now() + '@example.com';
       const password = 'correct horse battery staple';
@@ -91,7 +102,12 @@ describe.runIf(chromium)('the SDK in a browser page on another origin', () => {
         health: (await response.json()).status,
       };
     `);
-    expect(result).toEqual({ status: 'phone_not_verified', stored: true, requestId: expect.stringMatching(/^[0-9a-f-]{36}$/), health: 'ok' });
+    expect(result).toEqual({
+      status: 'phone_not_verified',
+      stored: true,
+      requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      health: 'ok',
+    });
   });
 
   it('refuses an origin that is not listed: the SDK reports a network error naming the URL', async () => {
@@ -142,7 +158,9 @@ describe.runIf(chromium)('the SDK in a browser page on another origin', () => {
     expect(opened.streamUrls[0]).toMatch(/\/api\/events\/object_deleted\?ticket=[\w.-]+$/);
     expect(opened.streamAuthorization).toEqual([null]);
 
-    await emit(api.t, user.id, [['object_deleted', { object_id: 'seen-across-sites', deleted_at: '2026-11-26T10:00:00.000Z' }]]);
+    await emit(api.t, user.id, [
+      ['object_deleted', { object_id: 'seen-across-sites', deleted_at: '2026-11-26T10:00:00.000Z' }],
+    ]);
     const received = await browser.evaluate<{ sdk: string[]; eventSource: string[] }>(`
       const deadline = Date.now() + 5000;
       while ((window.received.sdk.length < 1 || window.received.eventSource.length < 1) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));

@@ -20,21 +20,33 @@ const addCredits = (extra: string, idempotencyKey?: string) =>
   t.app.inject({
     method: 'POST',
     url: '/api/credits/add',
-    headers: { ...bearer(user.token), 'content-type': 'application/json', ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) },
+    headers: {
+      ...bearer(user.token),
+      'content-type': 'application/json',
+      ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+    },
     payload: `{"amount":10,"note":${extra}}`,
   });
 
 describe('deeply nested JSON bodies', () => {
-  it.each([5_000, 100_000])('answers %i levels with an Idempotency-Key with 400 invalid_input, not 500', async (depth) => {
-    const res = await addCredits(nested(depth), `deep-${depth}-${++keys}`);
-    expect(res.statusCode, res.body).toBe(400);
-    expect(res.json()).toMatchObject({ code: 'invalid_input' });
-    expect(res.json().message).toContain(`${MAX_JSON_DEPTH} levels`);
-  });
+  it.each([5_000, 100_000])(
+    'answers %i levels with an Idempotency-Key with 400 invalid_input, not 500',
+    async (depth) => {
+      const res = await addCredits(nested(depth), `deep-${depth}-${++keys}`);
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json()).toMatchObject({ code: 'invalid_input' });
+      expect(res.json().message).toContain(`${MAX_JSON_DEPTH} levels`);
+    },
+  );
 
   it('answers the same without the header, and on unauthenticated routes', async () => {
     expect((await addCredits(nested(5_000))).statusCode).toBe(400);
-    const login = await t.app.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' }, payload: `{"email":${nested(3_000)}}` });
+    const login = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      headers: { 'content-type': 'application/json' },
+      payload: `{"email":${nested(3_000)}}`,
+    });
     expect(login.statusCode).toBe(400);
     expect(login.json().code).toBe('invalid_input');
   });

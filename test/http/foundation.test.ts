@@ -9,7 +9,11 @@ afterAll(() => t.close());
 
 describe('foundation', () => {
   it('points the bare address at the docs: a browser is redirected, a program gets the addresses', async () => {
-    const browser = await t.app.inject({ method: 'GET', url: '/', headers: { accept: 'text/html,application/xhtml+xml' } });
+    const browser = await t.app.inject({
+      method: 'GET',
+      url: '/',
+      headers: { accept: 'text/html,application/xhtml+xml' },
+    });
     expect(browser.statusCode).toBe(302);
     expect(browser.headers.location).toBe('/api/docs');
     const program = await t.app.inject({ method: 'GET', url: '/' });
@@ -32,29 +36,51 @@ describe('foundation', () => {
   });
 
   it('answers malformed JSON with 400 invalid_json', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' }, payload: '{"email":' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"email":',
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toMatchObject({ code: 'invalid_json' });
   });
 
   it('answers a wrong type and a missing field with 400 invalid_input naming the field', async () => {
-    const wrongType = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: 'a@example.com', password: 5, remember: false } });
+    const wrongType = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { email: 'a@example.com', password: 5, remember: false },
+    });
     expect(wrongType.statusCode).toBe(400);
     expect(wrongType.json().code).toBe('invalid_input');
     expect(wrongType.json().message).toContain('password');
-    const missing = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { password: 'x', remember: false } });
+    const missing = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { password: 'x', remember: false },
+    });
     expect(missing.statusCode).toBe(400);
     expect(missing.json().message).toContain('email');
   });
 
   it('answers an oversized body with 413 payload_too_large', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: 'a@example.com', password: 'x'.repeat(8000), remember: false } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { email: 'a@example.com', password: 'x'.repeat(8000), remember: false },
+    });
     expect(res.statusCode).toBe(413);
     expect(res.json()).toMatchObject({ code: 'payload_too_large' });
   });
 
   it('answers an unsupported content type with 415', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'text/xml' }, payload: '<a/>' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      headers: { 'content-type': 'text/xml' },
+      payload: '<a/>',
+    });
     expect(res.statusCode).toBe(415);
     expect(res.json().code).toBe('unsupported_media_type');
   });

@@ -40,7 +40,7 @@ interface FuzzRequest {
 
 let t: TestApp;
 let user: TestUser;
-let operations: Operation[] = [];
+const operations: Operation[] = [];
 let baseUrl = '';
 
 // The live document is read before the tests are collected, so each operation is its own test.
@@ -66,9 +66,39 @@ afterAll(() => t.close());
 // ---- odd values --------------------------------------------------------------
 
 const oddText = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom('\u0000', 'a\u0000b', '\uD800', 'x\uDFFF', '\uFFFF', '𝒳😀', '\u202Eevil', '%00', '%', '../../etc/passwd', "' or 1=1 --", '<script>', ' ', '', '0', '-1', '1e309', 'null', 'true', '{}', '[]') },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      '\u0000',
+      'a\u0000b',
+      '\uD800',
+      'x\uDFFF',
+      '\uFFFF',
+      '𝒳😀',
+      '\u202Eevil',
+      '%00',
+      '%',
+      '../../etc/passwd',
+      "' or 1=1 --",
+      '<script>',
+      ' ',
+      '',
+      '0',
+      '-1',
+      '1e309',
+      'null',
+      'true',
+      '{}',
+      '[]',
+    ),
+  },
   { weight: 1, arbitrary: fc.string({ maxLength: 40 }) },
-  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }).map((s) => (s.length > 3 ? `${s.slice(0, 2)}\u0000${s.slice(2)}` : s)) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .string({ unit: 'binary', maxLength: 40 })
+      .map((s) => (s.length > 3 ? `${s.slice(0, 2)}\u0000${s.slice(2)}` : s)),
+  },
   { weight: 1, arbitrary: fc.string({ minLength: 201, maxLength: 3000 }) },
   { weight: 1, arbitrary: fc.constant('a'.repeat(70_000)) },
 );
@@ -86,9 +116,15 @@ const oddValue: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 /** Percent-encodes UTF-8 bytes (a lone surrogate becomes U+FFFD, as a client would send it). */
-const encode = (s: string) => [...Buffer.from(s, 'utf8')].map((b) => (/[A-Za-z0-9\-_.~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).padStart(2, '0')}`)).join('');
+const encode = (s: string) =>
+  [...Buffer.from(s, 'utf8')]
+    .map((b) =>
+      /[A-Za-z0-9\-_.~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).padStart(2, '0')}`,
+    )
+    .join('');
 
-const exampleOf = (schema: Json | undefined, fallback: unknown) => schema?.examples?.[0] ?? schema?.example ?? schema?.default ?? fallback;
+const exampleOf = (schema: Json | undefined, fallback: unknown) =>
+  schema?.examples?.[0] ?? schema?.example ?? schema?.default ?? fallback;
 
 // ---- requests ------------------------------------------------------------------
 
@@ -104,15 +140,30 @@ function pathArb(path: string, params: Json[]): fc.Arbitrary<string> {
       { weight: 1, arbitrary: fc.constantFrom('%E0%A4%A', '%', '%zz', '%C0%AF', '..%2F..', '..%5C..') },
     );
   };
-  return fc.tuple(...names.map(value)).map((values) => names.reduce((p, name, i) => p.replace(`{${name}}`, values[i]), path));
+  return fc
+    .tuple(...names.map(value))
+    .map((values) => names.reduce((p, name, i) => p.replace(`{${name}}`, values[i]), path));
 }
 
 function queryArb(params: Json[]): fc.Arbitrary<string> {
   const known = params.filter((p) => p.in === 'query').map((p) => p.name as string);
-  const key = fc.oneof(fc.constantFrom(...known, '__proto__', 'constructor[prototype]', 'toString', 'a.b', 'x'.repeat(300)), fc.string({ minLength: 1, maxLength: 10 }));
+  const key = fc.oneof(
+    fc.constantFrom(...known, '__proto__', 'constructor[prototype]', 'toString', 'a.b', 'x'.repeat(300)),
+    fc.string({ minLength: 1, maxLength: 10 }),
+  );
   const pair = fc.tuple(key, fc.oneof(oddText, fc.constant(''))).map(([k, v]) => `${encode(k)}=${encode(v)}`);
-  const duplicated = fc.constantFrom(...(known.length ? known : ['x'])).chain((k) => fc.array(oddText, { minLength: 2, maxLength: 4 }).map((vs) => vs.map((v) => `${encode(k)}=${encode(v)}`).join('&')));
-  return fc.oneof(fc.constant(''), fc.array(fc.oneof(pair, duplicated), { minLength: 1, maxLength: 4 }).map((parts) => `?${parts.join('&')}`), fc.constantFrom('?%E0%A4%A=1', '?a=%', '?&&&=&', '?a[b][c][d]=1'));
+  const duplicated = fc
+    .constantFrom(...(known.length ? known : ['x']))
+    .chain((k) =>
+      fc
+        .array(oddText, { minLength: 2, maxLength: 4 })
+        .map((vs) => vs.map((v) => `${encode(k)}=${encode(v)}`).join('&')),
+    );
+  return fc.oneof(
+    fc.constant(''),
+    fc.array(fc.oneof(pair, duplicated), { minLength: 1, maxLength: 4 }).map((parts) => `?${parts.join('&')}`),
+    fc.constantFrom('?%E0%A4%A=1', '?a=%', '?&&&=&', '?a[b][c][d]=1'),
+  );
 }
 
 function mutate(base: Json, schema: Json | undefined): fc.Arbitrary<unknown> {
@@ -122,14 +173,30 @@ function mutate(base: Json, schema: Json | undefined): fc.Arbitrary<unknown> {
     { weight: 1, arbitrary: fc.constant(base) },
     { weight: 4, arbitrary: fc.tuple(field, oddValue).map(([f, v]) => ({ ...base, [f]: v })) },
     { weight: 1, arbitrary: field.map((f) => Object.fromEntries(Object.entries(base).filter(([k]) => k !== f))) },
-    { weight: 1, arbitrary: fc.tuple(fc.string({ minLength: 1, maxLength: 20 }), oddValue).map(([f, v]) => ({ ...base, [f]: v })) },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(fc.string({ minLength: 1, maxLength: 20 }), oddValue).map(([f, v]) => ({ ...base, [f]: v })),
+    },
     { weight: 1, arbitrary: oddValue },
   );
 }
 
 const contentTypes = fc.oneof(
   { weight: 8, arbitrary: fc.constant('application/json') },
-  { weight: 1, arbitrary: fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=utf-16', 'application/xml', 'application/json, text/plain', '', '*/*', 'application/vnd.api+json') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/json; charset=utf-16',
+      'application/xml',
+      'application/json, text/plain',
+      '',
+      '*/*',
+      'application/vnd.api+json',
+    ),
+  },
 );
 
 function bodyArb(method: string, op: Json): fc.Arbitrary<{ payload?: string; contentType?: string }> {
@@ -138,7 +205,17 @@ function bodyArb(method: string, op: Json): fc.Arbitrary<{ payload?: string; con
   const media = op.requestBody?.content?.['application/json'];
   const base = (media?.example ?? exampleOf(schema, {})) as Json;
   const json = mutate(typeof base === 'object' && base ? base : {}, schema).map((v) => JSON.stringify(v) ?? 'null');
-  const raw = fc.constantFrom('', '{', '{"a":', 'nul', '\u0000', '{"a":"\\ud800"}', '[' .repeat(5000), '{"a":1,"a":2}', '\uFEFF{}');
+  const raw = fc.constantFrom(
+    '',
+    '{',
+    '{"a":',
+    'nul',
+    '\u0000',
+    '{"a":"\\ud800"}',
+    '['.repeat(5000),
+    '{"a":1,"a":2}',
+    '\uFEFF{}',
+  );
   return fc.record({
     payload: fc.oneof({ weight: 6, arbitrary: json }, { weight: 1, arbitrary: raw }),
     contentType: contentTypes,
@@ -149,12 +226,15 @@ function requestArb(operation: Operation): fc.Arbitrary<FuzzRequest> {
   const params: Json[] = operation.op.parameters ?? [];
   // Optional-credential operations (logout) are called without them, so the fuzzing session survives.
   const optional = operation.op.security?.some((s: Json) => Object.keys(s).length === 0);
-  const credentials: Record<string, string> = !optional && operation.op.security?.length ? { authorization: `Bearer ${user.token}` } : {};
-  return fc.tuple(pathArb(operation.path, params), queryArb(params), bodyArb(operation.method, operation.op)).map(([path, query, body]) => ({
-    url: `${path}${query}`,
-    headers: { ...credentials, ...(body.contentType ? { 'content-type': body.contentType } : {}) },
-    payload: body.payload,
-  }));
+  const credentials: Record<string, string> =
+    !optional && operation.op.security?.length ? { authorization: `Bearer ${user.token}` } : {};
+  return fc
+    .tuple(pathArb(operation.path, params), queryArb(params), bodyArb(operation.method, operation.op))
+    .map(([path, query, body]) => ({
+      url: `${path}${query}`,
+      headers: { ...credentials, ...(body.contentType ? { 'content-type': body.contentType } : {}) },
+      payload: body.payload,
+    }));
 }
 
 // ---- sending and checking -----------------------------------------------------
@@ -168,7 +248,12 @@ const answerSchemas = (() => {
     Array.isArray(node)
       ? node.map(rewrite)
       : node && typeof node === 'object'
-        ? Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' ? v.replace('#/components', 'doc#/components') : rewrite(v)]))
+        ? Object.fromEntries(
+            Object.entries(node).map(([k, v]) => [
+              k,
+              k === '$ref' && typeof v === 'string' ? v.replace('#/components', 'doc#/components') : rewrite(v),
+            ]),
+          )
         : node;
   const cache = new Map<string, ((data: unknown) => boolean) & { errors?: unknown }>();
   return (operation: Operation, status: number) => {
@@ -189,12 +274,22 @@ interface Answer {
 
 async function send(operation: Operation, request: FuzzRequest): Promise<Answer> {
   if (!operation.stream) {
-    const res = await t.app.inject({ method: operation.method as 'GET', url: request.url, headers: request.headers, payload: request.payload });
+    const res = await t.app.inject({
+      method: operation.method as 'GET',
+      url: request.url,
+      headers: request.headers,
+      payload: request.payload,
+    });
     return { status: res.statusCode, body: res.body };
   }
   // A stream that opens never ends by itself: read the status, then hang up.
   const controller = new AbortController();
-  const res = await fetch(`${baseUrl}${request.url}`, { method: operation.method, headers: request.headers, body: request.payload, signal: controller.signal });
+  const res = await fetch(`${baseUrl}${request.url}`, {
+    method: operation.method,
+    headers: request.headers,
+    body: request.payload,
+    signal: controller.signal,
+  });
   if (res.status === 200) {
     controller.abort();
     return { status: 200, body: '' };
@@ -205,10 +300,16 @@ async function send(operation: Operation, request: FuzzRequest): Promise<Answer>
 function check(operation: Operation, request: FuzzRequest, answer: Answer): void {
   const where = `${operation.name} ← ${request.url} ${request.headers['content-type'] ?? ''} ${(request.payload ?? '').slice(0, 200)}`;
   expect(answer.status, `${where}: ${answer.body.slice(0, 300)}`).toBeLessThan(500);
-  expect(Object.keys(operation.op.responses), `${where}: status ${answer.status} not declared (${answer.body.slice(0, 200)})`).toContain(String(answer.status));
+  expect(
+    Object.keys(operation.op.responses),
+    `${where}: status ${answer.status} not declared (${answer.body.slice(0, 200)})`,
+  ).toContain(String(answer.status));
   const validate = answerSchemas(operation, answer.status);
   if (validate) {
-    expect(validate(JSON.parse(answer.body)), `${where}: the answer does not match the documented schema: ${JSON.stringify(validate.errors)} ${answer.body.slice(0, 300)}`).toBe(true);
+    expect(
+      validate(JSON.parse(answer.body)),
+      `${where}: the answer does not match the documented schema: ${JSON.stringify(validate.errors)} ${answer.body.slice(0, 300)}`,
+    ).toBe(true);
   }
   if (answer.status < 400) return;
   let body: Json;

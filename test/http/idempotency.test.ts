@@ -30,7 +30,10 @@ async function chargeApp(t: TestApp, counter: Counter): Promise<FastifyInstance>
     '/charge',
     {
       config: { auth: 'verified', idempotent: true },
-      schema: { body: Type.Object({ amount: Type.Integer() }), response: { 200: Type.Object({ id: Type.String(), amount: Type.Integer() }), ...errors(400) } },
+      schema: {
+        body: Type.Object({ amount: Type.Integer() }),
+        response: { 200: Type.Object({ id: Type.String(), amount: Type.Integer() }), ...errors(400) },
+      },
     },
     async (request) => {
       counter.runs += 1;
@@ -48,7 +51,10 @@ async function chargeApp(t: TestApp, counter: Counter): Promise<FastifyInstance>
   // Documents X-Sent-Id on its 204, so a replay must carry it; X-Undocumented is not kept.
   app.post(
     '/send-with-id',
-    { config: { auth: 'verified', idempotent: true }, schema: { response: { 204: Type.Null({ headers: { 'x-sent-id': Type.String() } }) } } },
+    {
+      config: { auth: 'verified', idempotent: true },
+      schema: { response: { 204: Type.Null({ headers: { 'x-sent-id': Type.String() } }) } },
+    },
     async (_request, reply) => {
       counter.runs += 1;
       return reply.status(204).header('x-sent-id', `sent_${counter.runs}`).header('x-undocumented', 'yes').send();
@@ -69,7 +75,12 @@ let n = 0;
 const freshKey = () => `key-${Date.now()}-${++n}`;
 
 const charge = (target: FastifyInstance, key: string | null, amount: number, who = user) =>
-  target.inject({ method: 'POST', url: '/charge', headers: { ...bearer(who.token), ...(key ? { 'idempotency-key': key } : {}) }, payload: { amount } });
+  target.inject({
+    method: 'POST',
+    url: '/charge',
+    headers: { ...bearer(who.token), ...(key ? { 'idempotency-key': key } : {}) },
+    payload: { amount },
+  });
 
 beforeAll(async () => {
   t = await createTestApp();
@@ -78,7 +89,12 @@ beforeAll(async () => {
   app2 = await chargeApp(t2, counter);
   // API keys, not sessions: they do not expire while tests move the clock by a day.
   const withApiKey = async (u: TestUser): Promise<TestUser> => {
-    const res = await t.app.inject({ method: 'PUT', url: '/api/api-keys', headers: bearer(u.token), payload: { name: 'idempotency test' } });
+    const res = await t.app.inject({
+      method: 'PUT',
+      url: '/api/api-keys',
+      headers: bearer(u.token),
+      payload: { name: 'idempotency test' },
+    });
     return { ...u, token: res.json().key };
   };
   user = await withApiKey(await createVerifiedUser(t));
@@ -102,7 +118,12 @@ describe('Idempotency-Key', () => {
 
   it('replays the headers the route documents on its success answer, on another instance too', async () => {
     const key = freshKey();
-    const send = (target: FastifyInstance) => target.inject({ method: 'POST', url: '/send-with-id', headers: { ...bearer(user.token), 'idempotency-key': key } });
+    const send = (target: FastifyInstance) =>
+      target.inject({
+        method: 'POST',
+        url: '/send-with-id',
+        headers: { ...bearer(user.token), 'idempotency-key': key },
+      });
     const before = counter.runs;
     const first = await send(app);
     expect(first.statusCode).toBe(204);
@@ -139,7 +160,9 @@ describe('Idempotency-Key', () => {
   });
 
   it('treats a body with its keys in another order as the same request', () => {
-    expect(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: null } })).toBe(canonicalJson({ a: { c: null, d: [1, { y: 2, z: 1 }] }, b: 1 }));
+    expect(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: null } })).toBe(
+      canonicalJson({ a: { c: null, d: [1, { y: 2, z: 1 }] }, b: 1 }),
+    );
   });
 
   it('answers 422 idempotency_mismatch for the same key with another body or another route, and runs nothing', async () => {
@@ -149,7 +172,11 @@ describe('Idempotency-Key', () => {
     const otherBody = await charge(app, key, 21);
     expect(otherBody.statusCode).toBe(422);
     expect(otherBody.json()).toMatchObject({ code: 'idempotency_mismatch' });
-    const otherRoute = await app.inject({ method: 'POST', url: '/send', headers: { ...bearer(user.token), 'idempotency-key': key } });
+    const otherRoute = await app.inject({
+      method: 'POST',
+      url: '/send',
+      headers: { ...bearer(user.token), 'idempotency-key': key },
+    });
     expect(otherRoute.statusCode).toBe(422);
     expect(counter.runs).toBe(runs);
   });
@@ -168,7 +195,8 @@ describe('Idempotency-Key', () => {
     counter.gate = new Promise((resolve) => (open = resolve));
     const first = charge(app, key, 9);
     // Wait until the first request is inside its handler (it holds the key then).
-    while (counter.runs === 0 || !(await t.services.idempotency['store'].find(user.id, key))) await new Promise((r) => setTimeout(r, 5));
+    while (counter.runs === 0 || !(await t.services.idempotency['store'].find(user.id, key)))
+      await new Promise((r) => setTimeout(r, 5));
     const during = await charge(app2, key, 9);
     expect(during.statusCode).toBe(409);
     expect(during.json()).toMatchObject({ code: 'idempotency_in_progress' });
@@ -204,7 +232,8 @@ describe('Idempotency-Key', () => {
 
   it('replays an empty 204 answer', async () => {
     const key = freshKey();
-    const send = () => app.inject({ method: 'POST', url: '/send', headers: { ...bearer(user.token), 'idempotency-key': key } });
+    const send = () =>
+      app.inject({ method: 'POST', url: '/send', headers: { ...bearer(user.token), 'idempotency-key': key } });
     const first = await send();
     const runs = counter.runs;
     const retry = await send();

@@ -28,20 +28,35 @@ describe('/metrics', () => {
 
   it('counts requests by route pattern and status, with latency histograms and the gauges operators need', async () => {
     const user = await createVerifiedUser(t);
-    for (let i = 0; i < 3; i++) expect((await t.app.inject({ method: 'GET', url: '/api/health' })).statusCode).toBe(200);
-    await t.app.inject({ method: 'GET', url: '/api/objects/0190aaaa-0000-7000-8000-000000000001', headers: bearer(user.token) });
+    for (let i = 0; i < 3; i++)
+      expect((await t.app.inject({ method: 'GET', url: '/api/health' })).statusCode).toBe(200);
+    await t.app.inject({
+      method: 'GET',
+      url: '/api/objects/0190aaaa-0000-7000-8000-000000000001',
+      headers: bearer(user.token),
+    });
     await t.app.inject({ method: 'GET', url: '/api/no-such-thing/12345' });
     await topUp(t, user, 5);
     const sse = await stream(t, user.token, 'object_deleted');
-    t.services.voice.runner.onTurnLatency({ sttMs: 120, llmFirstTokenMs: 300, ttsFirstByteMs: 90, overheadMs: 10, totalMs: 520 });
+    t.services.voice.runner.onTurnLatency({
+      sttMs: 120,
+      llmFirstTokenMs: 300,
+      ttsFirstByteMs: 90,
+      overheadMs: 10,
+      totalMs: 520,
+    });
 
     const res = await t.app.inject({ method: 'GET', url: '/metrics' });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     const m = parse(res.body);
     expect(m.get('http_requests_total{method="GET",route="/api/health",status="200"}')).toBeGreaterThanOrEqual(3);
-    expect(m.get('http_request_duration_seconds_count{method="GET",route="/api/health",status="200"}')).toBeGreaterThanOrEqual(3);
-    expect(m.get('http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/api/health",status="200"}')).toBeGreaterThanOrEqual(3);
+    expect(
+      m.get('http_request_duration_seconds_count{method="GET",route="/api/health",status="200"}'),
+    ).toBeGreaterThanOrEqual(3);
+    expect(
+      m.get('http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/api/health",status="200"}'),
+    ).toBeGreaterThanOrEqual(3);
     expect(m.get('http_requests_total{method="GET",route="/api/objects/:id",status="404"}')).toBe(1);
     expect(m.get('http_requests_total{method="GET",route="unmatched",status="404"}')).toBe(1);
     expect(res.body).not.toContain('12345');
@@ -56,7 +71,8 @@ describe('/metrics', () => {
     expect(m.get('db_errors_total')).toBe(0);
     expect(m.has('process_cpu_user_seconds_total')).toBe(true);
     expect(m.has('nodejs_eventloop_lag_seconds')).toBe(true);
-    if (t.database.dialect === 'postgres') expect(m.get('db_pool_connections{state="total"}')).toBeGreaterThanOrEqual(1);
+    if (t.database.dialect === 'postgres')
+      expect(m.get('db_pool_connections{state="total"}')).toBeGreaterThanOrEqual(1);
     else expect(res.body).not.toMatch(/^db_pool_connections\{/m);
     sse.close();
   });
@@ -66,8 +82,13 @@ describe('/metrics', () => {
     const guarded = await createTestApp({ config: { metricsToken: token } });
     try {
       expect((await guarded.app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(401);
-      expect((await guarded.app.inject({ method: 'GET', url: '/metrics', headers: bearer('metrics-token-0123456780') })).statusCode).toBe(401);
-      expect((await guarded.app.inject({ method: 'GET', url: '/metrics', headers: bearer('short') })).statusCode).toBe(401);
+      expect(
+        (await guarded.app.inject({ method: 'GET', url: '/metrics', headers: bearer('metrics-token-0123456780') }))
+          .statusCode,
+      ).toBe(401);
+      expect((await guarded.app.inject({ method: 'GET', url: '/metrics', headers: bearer('short') })).statusCode).toBe(
+        401,
+      );
       const ok = await guarded.app.inject({ method: 'GET', url: '/metrics', headers: bearer(token) });
       expect(ok.statusCode).toBe(200);
       expect(ok.body).toContain('# TYPE http_requests_total counter');
@@ -89,7 +110,9 @@ describe('/metrics', () => {
     const withToken = await createTestApp({ config: { env: 'production', metricsToken: token } });
     try {
       expect((await withToken.app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(401);
-      expect((await withToken.app.inject({ method: 'GET', url: '/metrics', headers: bearer(token) })).statusCode).toBe(200);
+      expect((await withToken.app.inject({ method: 'GET', url: '/metrics', headers: bearer(token) })).statusCode).toBe(
+        200,
+      );
     } finally {
       await withToken.close();
     }
@@ -126,11 +149,23 @@ describe('request log', () => {
     try {
       const user = await createVerifiedUser(t);
       lines.length = 0;
-      const res = await t.app.inject({ method: 'GET', url: '/api/api-keys?limit=5', headers: { ...bearer(user.token), 'x-request-id': 'trace-abc-123' } });
+      const res = await t.app.inject({
+        method: 'GET',
+        url: '/api/api-keys?limit=5',
+        headers: { ...bearer(user.token), 'x-request-id': 'trace-abc-123' },
+      });
       expect(res.statusCode).toBe(200);
       const mine = lines.filter((l) => l.reqId === 'trace-abc-123');
       expect(mine).toHaveLength(1);
-      expect(mine[0]).toMatchObject({ level: 30, msg: 'request', method: 'GET', route: '/api/api-keys', url: '/api/api-keys?limit=5', status: 200, userId: user.id });
+      expect(mine[0]).toMatchObject({
+        level: 30,
+        msg: 'request',
+        method: 'GET',
+        route: '/api/api-keys',
+        url: '/api/api-keys?limit=5',
+        status: 200,
+        userId: user.id,
+      });
       expect(typeof mine[0].durationMs).toBe('number');
       expect(lines).toHaveLength(1);
 

@@ -20,13 +20,22 @@ describe('NUL guard fast path', () => {
     // An escaped backslash before u0000 is the text "\u0000", not NUL: the check is conservative, the walk decides.
     expect(jsonTextMayHoldNul('{"name":"a\\\\u0000b"}')).toBe(true);
 
-    const put = (payload: string) => t.app.inject({ method: 'PUT', url: '/api/api-keys', headers: { ...bearer(user.token), 'content-type': 'application/json' }, payload });
+    const put = (payload: string) =>
+      t.app.inject({
+        method: 'PUT',
+        url: '/api/api-keys',
+        headers: { ...bearer(user.token), 'content-type': 'application/json' },
+        payload,
+      });
     const literal = await put('{"name":"a\\\\u0000b"}');
     expect(literal.statusCode).toBeLessThan(300);
     for (const payload of ['{"name":"a\\u0000b"}', '{"name":"ok","\\u0000":"x"}', '{"name":"a\\\\\\u0000"}']) {
       const res = await put(payload);
       expect(res.statusCode, payload).toBe(400);
-      expect(res.json(), payload).toEqual({ message: 'body: text may not contain the NUL character (U+0000)', code: 'invalid_input' });
+      expect(res.json(), payload).toEqual({
+        message: 'body: text may not contain the NUL character (U+0000)',
+        code: 'invalid_input',
+      });
     }
     // The path is found through %00 whatever the body holds, and named first.
     const both = await t.app.inject({ method: 'DELETE', url: '/api/api-keys/a%00', headers: bearer(user.token) });

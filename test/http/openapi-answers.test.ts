@@ -35,11 +35,20 @@ const rewrite = (node: unknown): unknown =>
   Array.isArray(node)
     ? node.map(rewrite)
     : node && typeof node === 'object'
-      ? Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' ? v.replace('#/components', 'doc#/components') : rewrite(v)]))
+      ? Object.fromEntries(
+          Object.entries(node).map(([k, v]) => [
+            k,
+            k === '$ref' && typeof v === 'string' ? v.replace('#/components', 'doc#/components') : rewrite(v),
+          ]),
+        )
       : node;
 
 /** Sends the request, expects a 2xx, and checks it against the documented answer of `operation` ("METHOD /path/{param}"). */
-async function call(operation: string, url: string, options: { payload?: unknown; headers?: Record<string, string>; status?: number } = {}): Promise<Json> {
+async function call(
+  operation: string,
+  url: string,
+  options: { payload?: unknown; headers?: Record<string, string>; status?: number } = {},
+): Promise<Json> {
   const [method, path] = operation.split(' ') as [Method, string];
   const op = doc.paths[path]?.[method.toLowerCase()];
   expect(op, `${operation} is documented`).toBeDefined();
@@ -51,7 +60,9 @@ async function call(operation: string, url: string, options: { payload?: unknown
   });
   expect(res.statusCode, `${operation}: ${res.body.slice(0, 300)}`).toBe(options.status ?? res.statusCode);
   expect(res.statusCode, `${operation}: ${res.body.slice(0, 300)}`).toBeLessThan(300);
-  expect(Object.keys(op.responses), `${operation}: status ${res.statusCode} declared`).toContain(String(res.statusCode));
+  expect(Object.keys(op.responses), `${operation}: status ${res.statusCode} declared`).toContain(
+    String(res.statusCode),
+  );
   const schema = op.responses[res.statusCode]?.content?.['application/json']?.schema;
   if (!schema) return {};
   const body = res.json();
@@ -79,7 +90,9 @@ describe('documented success answers', () => {
     const personas = await call('GET /api/personas', '/api/personas');
     await call('GET /api/persona/list-external', '/api/persona/list-external');
     await call('GET /api/persona/{id}', `/api/persona/${personas[0].id}`);
-    const created = await call('PUT /api/integrations', '/api/integrations', { payload: { type: 'calendly', data: { accessToken: 'sandbox-token-0123456789', eventTypeSlug: '30min' } } });
+    const created = await call('PUT /api/integrations', '/api/integrations', {
+      payload: { type: 'calendly', data: { accessToken: 'sandbox-token-0123456789', eventTypeSlug: '30min' } },
+    });
     expect((await call('GET /api/integrations', '/api/integrations')).map((i: Json) => i.id)).toContain(created.id);
     await call('DELETE /api/integrations/{id}', `/api/integrations/${created.id}`, { status: 204 });
   });
@@ -87,30 +100,60 @@ describe('documented success answers', () => {
   it('phone numbers, inbound configurations and SMS', async () => {
     await call('GET /api/phone-numbers/search', '/api/phone-numbers/search');
     await call('GET /api/phone-numbers/search/{provider}/countries', '/api/phone-numbers/search/sandbox/countries');
-    const offers = await call('GET /api/phone-numbers/search/{provider}', '/api/phone-numbers/search/sandbox?country=US&type=local');
-    const offer = offers.find((o: Json) => o.capabilities.voice && o.capabilities.sms && o.addressRequirements === 'none');
+    const offers = await call(
+      'GET /api/phone-numbers/search/{provider}',
+      '/api/phone-numbers/search/sandbox?country=US&type=local',
+    );
+    const offer = offers.find(
+      (o: Json) => o.capabilities.voice && o.capabilities.sms && o.addressRequirements === 'none',
+    );
     expect(offer).toBeDefined();
     await call('PUT /api/phone-numbers/address', '/api/phone-numbers/address', {
-      payload: { street: '1 Market Street', city: 'San Francisco', region: 'CA', postalCode: '94105', isoCountry: 'US', provider: 'sandbox' },
+      payload: {
+        street: '1 Market Street',
+        city: 'San Francisco',
+        region: 'CA',
+        postalCode: '94105',
+        isoCountry: 'US',
+        provider: 'sandbox',
+      },
     });
-    const { id: numberId } = await call('PUT /api/phone-numbers', '/api/phone-numbers', { payload: { jwt: offer.price.jwt, name: 'Support line' }, headers: { 'idempotency-key': 'answers-buy' } });
+    const { id: numberId } = await call('PUT /api/phone-numbers', '/api/phone-numbers', {
+      payload: { jwt: offer.price.jwt, name: 'Support line' },
+      headers: { 'idempotency-key': 'answers-buy' },
+    });
     await call('GET /api/phone-numbers', '/api/phone-numbers');
     await call('GET /api/phone-numbers/{id}', `/api/phone-numbers/${numberId}`);
     await call('PATCH /api/phone-numbers/{id}', `/api/phone-numbers/${numberId}`, { payload: { description: null } });
 
     const agent = await storeObject(t, user, 'agents');
     const contact = await storeObject(t, user, 'contacts');
-    const body = { name: 'Front desk', agent: { id: agent, type: 'agents' }, source: { type: 'manual' }, humanAgents: [{ id: contact, type: 'contacts' }] };
+    const body = {
+      name: 'Front desk',
+      agent: { id: agent, type: 'agents' },
+      source: { type: 'manual' },
+      humanAgents: [{ id: contact, type: 'contacts' }],
+    };
     const config = await call('PUT /api/inbound-configurations', '/api/inbound-configurations', { payload: body });
     await call('GET /api/inbound-configurations', '/api/inbound-configurations');
     await call('GET /api/inbound-configurations/{id}', `/api/inbound-configurations/${config.id}`);
-    await call('PUT /api/inbound-configurations/{id}', `/api/inbound-configurations/${config.id}`, { payload: { ...body, description: 'Office hours' } });
-    await call('PATCH /api/inbound-configurations/{id}', `/api/inbound-configurations/${config.id}`, { payload: { name: 'Front desk (evenings)', humanAgents: [] } });
-    const attached = await call('POST /api/inbound-configurations/{id}', `/api/inbound-configurations/${config.id}`, { payload: { action: 'attach', phone_number_id: numberId } });
+    await call('PUT /api/inbound-configurations/{id}', `/api/inbound-configurations/${config.id}`, {
+      payload: { ...body, description: 'Office hours' },
+    });
+    await call('PATCH /api/inbound-configurations/{id}', `/api/inbound-configurations/${config.id}`, {
+      payload: { name: 'Front desk (evenings)', humanAgents: [] },
+    });
+    const attached = await call('POST /api/inbound-configurations/{id}', `/api/inbound-configurations/${config.id}`, {
+      payload: { action: 'attach', phone_number_id: numberId },
+    });
     expect(attached.inboundConfigurationId).toBe(config.id);
-    expect((await call('GET /api/inbound-configurations/{id}', `/api/inbound-configurations/${config.id}`)).phoneNumberIds).toEqual([numberId]);
+    expect(
+      (await call('GET /api/inbound-configurations/{id}', `/api/inbound-configurations/${config.id}`)).phoneNumberIds,
+    ).toEqual([numberId]);
 
-    const sms = await call('POST /api/sms/messages', '/api/sms/messages', { payload: { phoneNumberId: numberId, to: '+14155550123', body: 'Your table is ready' } });
+    const sms = await call('POST /api/sms/messages', '/api/sms/messages', {
+      payload: { phoneNumberId: numberId, to: '+14155550123', body: 'Your table is ready' },
+    });
     await call('GET /api/sms/messages', `/api/sms/messages?phoneNumberId=${numberId}`);
     await call('GET /api/sms/messages/{id}', `/api/sms/messages/${sms.id}`);
 
@@ -119,20 +162,40 @@ describe('documented success answers', () => {
   });
 
   it('knowledge bases', async () => {
-    const base = await call('PUT /api/knowledge-bases', '/api/knowledge-bases', { payload: { name: 'Support', description: 'Product manuals and FAQ' } });
+    const base = await call('PUT /api/knowledge-bases', '/api/knowledge-bases', {
+      payload: { name: 'Support', description: 'Product manuals and FAQ' },
+    });
     await call('GET /api/knowledge-bases', '/api/knowledge-bases');
-    await call('PATCH /api/knowledge-bases/{id}', `/api/knowledge-bases/${base.id}`, { payload: { description: 'Manuals' } });
-    const form = multipartForm([{ field: 'files', filename: 'manual.txt', contentType: 'text/plain', content: Buffer.from('To reset the device, hold the power button for ten seconds.\n\nThe light blinks twice.') }]);
-    const [document] = (await call('POST /api/knowledge-bases/{id}', `/api/knowledge-bases/${base.id}`, { payload: form.payload, headers: form.headers })) as unknown as Json[];
+    await call('PATCH /api/knowledge-bases/{id}', `/api/knowledge-bases/${base.id}`, {
+      payload: { description: 'Manuals' },
+    });
+    const form = multipartForm([
+      {
+        field: 'files',
+        filename: 'manual.txt',
+        contentType: 'text/plain',
+        content: Buffer.from('To reset the device, hold the power button for ten seconds.\n\nThe light blinks twice.'),
+      },
+    ]);
+    const [document] = (await call('POST /api/knowledge-bases/{id}', `/api/knowledge-bases/${base.id}`, {
+      payload: form.payload,
+      headers: form.headers,
+    })) as unknown as Json[];
     await call('GET /api/knowledge-bases/{id}', `/api/knowledge-bases/${base.id}`);
-    const matches = await call('POST /api/knowledge-bases/{id}/search', `/api/knowledge-bases/${base.id}/search`, { payload: { text: 'reset the device' } });
+    const matches = await call('POST /api/knowledge-bases/{id}/search', `/api/knowledge-bases/${base.id}/search`, {
+      payload: { text: 'reset the device' },
+    });
     expect(matches.length).toBeGreaterThan(0);
-    await call('DELETE /api/knowledge-bases/{id}/{documentId}', `/api/knowledge-bases/${base.id}/${document.id}`, { status: 204 });
+    await call('DELETE /api/knowledge-bases/{id}/{documentId}', `/api/knowledge-bases/${base.id}/${document.id}`, {
+      status: 204,
+    });
     await call('DELETE /api/knowledge-bases/{id}', `/api/knowledge-bases/${base.id}`, { status: 204 });
   });
 
   it('pathways', async () => {
-    const checkedPathway = await call('POST /api/pathways/validate', '/api/pathways/validate', { payload: { ...examplePathway, global: [{ to: 'person', when: 'The caller asks for a person' }] } });
+    const checkedPathway = await call('POST /api/pathways/validate', '/api/pathways/validate', {
+      payload: { ...examplePathway, global: [{ to: 'person', when: 'The caller asks for a person' }] },
+    });
     expect(checkedPathway.warnings).toHaveLength(1);
   });
 

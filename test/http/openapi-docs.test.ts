@@ -17,12 +17,16 @@ beforeAll(async () => {
   t = await createTestApp();
   doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
   for (const [path, item] of Object.entries<Json>(doc.paths)) {
-    for (const [method, op] of Object.entries<Json>(item)) operations.push({ name: `${method.toUpperCase()} ${path}`, op });
+    for (const [method, op] of Object.entries<Json>(item))
+      operations.push({ name: `${method.toUpperCase()} ${path}`, op });
   }
 });
 afterAll(() => t.close());
 
-const mediaExamples = (media: Json | undefined) => (media ? [media.example, ...Object.values<Json>(media.examples ?? {}).map((e) => e.value)].filter((v) => v !== undefined) : []);
+const mediaExamples = (media: Json | undefined) =>
+  media
+    ? [media.example, ...Object.values<Json>(media.examples ?? {}).map((e) => e.value)].filter((v) => v !== undefined)
+    : [];
 
 describe('the OpenAPI document', () => {
   it('has a licence, a server, the security schemes described and every tag described', () => {
@@ -30,7 +34,9 @@ describe('the OpenAPI document', () => {
     expect(doc.servers.length).toBeGreaterThan(0);
     for (const scheme of Object.values<Json>(doc.components.securitySchemes)) expect(scheme.description).toBeTruthy();
     const described = new Map(doc.tags.map((tag: Json) => [tag.name, tag.description]));
-    for (const { name, op } of operations) for (const tag of op.tags ?? []) expect(described.get(tag), `${name}: tag ${tag} needs a description in openapiTags`).toBeTruthy();
+    for (const { name, op } of operations)
+      for (const tag of op.tags ?? [])
+        expect(described.get(tag), `${name}: tag ${tag} needs a description in openapiTags`).toBeTruthy();
   });
 
   it('names, summarizes, describes and tags every operation, with unique operationIds', () => {
@@ -48,7 +54,9 @@ describe('the OpenAPI document', () => {
   it('names every success answer and gives JSON bodies and answers an example', () => {
     for (const { name, op } of operations) {
       // A form post answered only by a redirect (the sandbox portal's buttons: 303) has that as its success answer; a WebSocket, 101.
-      const success = Object.entries<Json>(op.responses).filter(([status]) => status === '101' || status.startsWith('2') || status.startsWith('3'));
+      const success = Object.entries<Json>(op.responses).filter(
+        ([status]) => status === '101' || status.startsWith('2') || status.startsWith('3'),
+      );
       expect(success.length, `${name}: a success answer`).toBeGreaterThan(0);
       for (const [status, response] of success) {
         expect(response.description, `${name} ${status}`).not.toBe('Default Response');
@@ -76,13 +84,15 @@ describe('the OpenAPI document', () => {
 
   it('declares the statuses the route shape implies, and security: [] on public operations', () => {
     for (const { name, op } of operations) {
-      const codesAt = (status: number) => mediaExamples(op.responses[status]?.content?.['application/json']).map((v) => v.code);
+      const codesAt = (status: number) =>
+        mediaExamples(op.responses[status]?.content?.['application/json']).map((v) => v.code);
       const params: Json[] = op.parameters ?? [];
       if (op.requestBody || /^(POST|PUT|PATCH|DELETE) /.test(name)) {
         expect(codesAt(413), name).toContain('payload_too_large');
         expect(codesAt(415), name).toContain('unsupported_media_type');
       }
-      if (op.requestBody || /^(POST|PUT|PATCH|DELETE) /.test(name) || params.length) expect(codesAt(400), name).toContain('invalid_input');
+      if (op.requestBody || /^(POST|PUT|PATCH|DELETE) /.test(name) || params.length)
+        expect(codesAt(400), name).toContain('invalid_input');
       if (params.some((p) => p.in === 'path')) expect(codesAt(414), name).toContain('uri_too_long');
       expect(Array.isArray(op.security), `${name}: security`).toBe(true);
       const optional = op.security.some((s: Json) => Object.keys(s).length === 0);
@@ -93,17 +103,25 @@ describe('the OpenAPI document', () => {
   });
 
   it('says what every error code means (src/http/error-docs.ts)', () => {
-    for (const code of Object.keys(errorStatus)) expect(errorMeaning[code as keyof typeof errorMeaning], code).toBeTruthy();
+    for (const code of Object.keys(errorStatus))
+      expect(errorMeaning[code as keyof typeof errorMeaning], code).toBeTruthy();
   });
 
   it('documents the codes a route declares with errorResponses, and the idempotency codes next to them', () => {
-    const codesAt = (path: string, method: string, status: number) => mediaExamples(doc.paths[path][method].responses[status]?.content?.['application/json']).map((v) => v.code);
+    const codesAt = (path: string, method: string, status: number) =>
+      mediaExamples(doc.paths[path][method].responses[status]?.content?.['application/json']).map((v) => v.code);
     // @fastify/swagger drops keywords next to a $ref: these were lost before keepDeclaredCodes.
-    expect(codesAt('/api/auth/verify/request', 'post', 400)).toEqual(expect.arrayContaining(['no_phone', 'provider_refused', 'invalid_input']));
+    expect(codesAt('/api/auth/verify/request', 'post', 400)).toEqual(
+      expect.arrayContaining(['no_phone', 'provider_refused', 'invalid_input']),
+    );
     expect(codesAt('/api/webhooks/twilio/sms/{id}', 'post', 400)).toContain('invalid_signature');
-    expect(codesAt('/api/phone-numbers', 'put', 400)).toEqual(expect.arrayContaining(['invalid_token', 'provider_refused', 'invalid_input']));
+    expect(codesAt('/api/phone-numbers', 'put', 400)).toEqual(
+      expect.arrayContaining(['invalid_token', 'provider_refused', 'invalid_input']),
+    );
     // An idempotent route keeps its own 409 codes and gains idempotency_in_progress.
-    expect(codesAt('/api/phone-numbers', 'put', 409)).toEqual(expect.arrayContaining(['payment_method_required', 'conflict', 'idempotency_in_progress']));
+    expect(codesAt('/api/phone-numbers', 'put', 409)).toEqual(
+      expect.arrayContaining(['payment_method_required', 'conflict', 'idempotency_in_progress']),
+    );
     expect(codesAt('/api/phone-numbers', 'put', 422)).toEqual(['idempotency_mismatch']);
     expect(codesAt('/api/phone-numbers/search/{provider}', 'get', 404)).toEqual(['provider_not_found']);
   });
@@ -111,7 +129,11 @@ describe('the OpenAPI document', () => {
   it("declares the event stream's ticket query parameter beside its security scheme", () => {
     const stream = doc.paths['/api/events/{type}'].get;
     expect(stream.security).toEqual(expect.arrayContaining([{ eventTicket: [] }]));
-    expect(stream.parameters.find((p: Json) => p.name === 'ticket')).toMatchObject({ in: 'query', required: false, schema: { type: 'string' } });
+    expect(stream.parameters.find((p: Json) => p.name === 'ticket')).toMatchObject({
+      in: 'query',
+      required: false,
+      schema: { type: 'string' },
+    });
   });
 
   it('marks as optional what the server does not require (login remember, outbox limit)', () => {
@@ -120,7 +142,11 @@ describe('the OpenAPI document', () => {
     const outbox = doc.paths['/api/sandbox/outbox'].get.parameters.find((p: Json) => p.name === 'limit');
     expect(outbox.required).toBe(false);
     // A default makes a parameter optional: number search, SMS list, webhook deliveries.
-    for (const [path, method] of [['/api/phone-numbers/search/{provider}', 'get'], ['/api/sms/messages', 'get'], ['/api/webhooks/deliveries', 'get']]) {
+    for (const [path, method] of [
+      ['/api/phone-numbers/search/{provider}', 'get'],
+      ['/api/sms/messages', 'get'],
+      ['/api/webhooks/deliveries', 'get'],
+    ]) {
       const limit = doc.paths[path][method].parameters.find((p: Json) => p.name === 'limit');
       expect([path, limit.required, limit.schema.default !== undefined]).toEqual([path, false, true]);
     }
@@ -142,11 +168,23 @@ describe('documented answers are the real ones', () => {
     const real = await t.app.inject({
       method: 'POST',
       url: '/api/auth/register',
-      payload: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada.docs@example.com', phone: '+14155550123', password: 'correct horse battery staple', confirmPassword: 'correct horse battery staple' },
+      payload: {
+        firstName: 'Ada',
+        lastName: 'Lovelace',
+        email: 'ada.docs@example.com',
+        phone: '+14155550123',
+        password: 'correct horse battery staple',
+        confirmPassword: 'correct horse battery staple',
+      },
     });
     expect(real.statusCode).toBe(200);
     const answer = real.json();
-    const shape = (v: Json) => ({ keys: Object.keys(v).sort(), auth: Object.keys(v.auth).sort(), status: v.status, flags: [v.auth.phoneVerified, v.auth.twoFactorPassed, v.auth.twoFactorConfigured] });
+    const shape = (v: Json) => ({
+      keys: Object.keys(v).sort(),
+      auth: Object.keys(v.auth).sort(),
+      status: v.status,
+      flags: [v.auth.phoneVerified, v.auth.twoFactorPassed, v.auth.twoFactorConfigured],
+    });
     expect(shape(example)).toEqual(shape(answer));
     expect(example.status).toBe('phone_not_verified');
   });

@@ -29,7 +29,10 @@ describe('NUL characters', () => {
     for (const r of requests) {
       const res = await t.app.inject({ ...r, headers: bearer(user.token) });
       expect(res.statusCode, `${r.method} ${r.url}`).toBe(400);
-      expect(res.json(), `${r.method} ${r.url}`).toEqual({ message: expect.stringContaining('NUL'), code: 'invalid_input' });
+      expect(res.json(), `${r.method} ${r.url}`).toEqual({
+        message: expect.stringContaining('NUL'),
+        code: 'invalid_input',
+      });
     }
   });
 
@@ -77,7 +80,11 @@ describe('framework and Node errors keep { message, code } and never echo the re
   });
 
   it('answers malformed HTTP with 400 invalid_input', async () => {
-    for (const bytes of ['NOT HTTP AT ALL\r\n\r\n', 'GET /api/health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n', 'GET /api/health HTTP/1.1\r\nHost: x\r\nX-A: a\u0000b\r\n\r\n']) {
+    for (const bytes of [
+      'NOT HTTP AT ALL\r\n\r\n',
+      'GET /api/health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n',
+      'GET /api/health HTTP/1.1\r\nHost: x\r\nX-A: a\u0000b\r\n\r\n',
+    ]) {
       const res = await raw(bytes);
       expect(res.status, bytes).toBe(400);
       expectError(JSON.parse(res.body), 'invalid_input');
@@ -99,21 +106,32 @@ describe('framework and Node errors keep { message, code } and never echo the re
   });
 
   it('answers a path parameter over the router limit with 414 uri_too_long, without the URL', async () => {
-    const res = await t.app.inject({ method: 'GET', url: `/api/objects/${'x'.repeat(300)}`, headers: bearer(user.token) });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: `/api/objects/${'x'.repeat(300)}`,
+      headers: bearer(user.token),
+    });
     expect(res.statusCode).toBe(414);
     expectError(res.json(), 'uri_too_long');
     expect(res.body).not.toContain('xxxxxxxxxx');
   });
 
   it('answers an unsupported content type with 415 without echoing it', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'text/x-secret-probe' }, payload: 'a' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      headers: { 'content-type': 'text/x-secret-probe' },
+      payload: 'a',
+    });
     expect(res.statusCode).toBe(415);
     expectError(res.json(), 'unsupported_media_type');
     expect(res.body).not.toContain('secret-probe');
   });
 
   it('answers a wrong content-length with 400 invalid_input', async () => {
-    const res = await raw('PUT /api/api-keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n');
+    const res = await raw(
+      'PUT /api/api-keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+    );
     expect(res.status).toBe(400);
     expectError(JSON.parse(res.body), 'invalid_input');
   });
@@ -127,7 +145,12 @@ describe('JSON bodies', () => {
       '{"name":"k","constructor":{"prototype":{"admin":true}}}',
       '{"name":"k","x":[{"__proto__":{}}]}',
     ]) {
-      const res = await t.app.inject({ method: 'PUT', url: '/api/api-keys', headers: { ...bearer(user.token), 'content-type': 'application/json' }, payload });
+      const res = await t.app.inject({
+        method: 'PUT',
+        url: '/api/api-keys',
+        headers: { ...bearer(user.token), 'content-type': 'application/json' },
+        payload,
+      });
       expect(res.statusCode, payload).toBe(400);
       expect(res.json(), payload).toEqual({ message: expect.stringContaining('__proto__'), code: 'invalid_input' });
     }
@@ -135,9 +158,19 @@ describe('JSON bodies', () => {
   });
 
   it('still read an empty body as no body and refuse broken JSON with invalid_json', async () => {
-    const empty = await t.app.inject({ method: 'GET', url: '/api/auth', headers: { ...bearer(user.token), 'content-type': 'application/json' }, payload: '' });
+    const empty = await t.app.inject({
+      method: 'GET',
+      url: '/api/auth',
+      headers: { ...bearer(user.token), 'content-type': 'application/json' },
+      payload: '',
+    });
     expect(empty.statusCode).toBe(200);
-    const broken = await t.app.inject({ method: 'PUT', url: '/api/api-keys', headers: { ...bearer(user.token), 'content-type': 'application/json' }, payload: '{"name":' });
+    const broken = await t.app.inject({
+      method: 'PUT',
+      url: '/api/api-keys',
+      headers: { ...bearer(user.token), 'content-type': 'application/json' },
+      payload: '{"name":',
+    });
     expect(broken.statusCode).toBe(400);
     expectError(broken.json(), 'invalid_json');
   });
@@ -146,12 +179,24 @@ describe('JSON bodies', () => {
 describe('API key names', () => {
   it('are trimmed before they are checked: a name of spaces is refused, not stored empty', async () => {
     for (const name of ['   ', '\t\n', '\u00a0\u2003']) {
-      const res = await t.app.inject({ method: 'PUT', url: '/api/api-keys', headers: bearer(user.token), payload: { name } });
+      const res = await t.app.inject({
+        method: 'PUT',
+        url: '/api/api-keys',
+        headers: bearer(user.token),
+        payload: { name },
+      });
       expect(res.statusCode, JSON.stringify(name)).toBe(400);
       expectError(res.json(), 'invalid_input');
     }
-    await expect(t.services.apiKeys.create(user.id, '  ', { ip: '127.0.0.1', userAgent: null })).rejects.toMatchObject({ code: 'invalid_input' });
-    const ok = await t.app.inject({ method: 'PUT', url: '/api/api-keys', headers: bearer(user.token), payload: { name: '  deploy  ' } });
+    await expect(t.services.apiKeys.create(user.id, '  ', { ip: '127.0.0.1', userAgent: null })).rejects.toMatchObject({
+      code: 'invalid_input',
+    });
+    const ok = await t.app.inject({
+      method: 'PUT',
+      url: '/api/api-keys',
+      headers: bearer(user.token),
+      payload: { name: '  deploy  ' },
+    });
     expect(ok.json().name).toBe('deploy');
   });
 });

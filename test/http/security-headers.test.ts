@@ -8,9 +8,15 @@ import { type TestApp, createTestApp } from '../support/app.js';
 /** What helmet 8 wrote for the pages with our options (the plugin before issue 26), collected from a fake response. */
 function helmetWrote(https: boolean): Record<string, string> {
   const headers: Record<string, string> = {};
-  const res = { setHeader: (name: string, value: string) => void (headers[name.toLowerCase()] = String(value)), removeHeader: () => {} };
+  const res = {
+    setHeader: (name: string, value: string) => void (headers[name.toLowerCase()] = String(value)),
+    removeHeader: () => {},
+  };
   helmet({
-    contentSecurityPolicy: { useDefaults: false, directives: { ...contentSecurityPolicy, ...(https ? { upgradeInsecureRequests: [] } : {}) } },
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: { ...contentSecurityPolicy, ...(https ? { upgradeInsecureRequests: [] } : {}) },
+    },
     strictTransportSecurity: https ? { maxAge: 180 * 24 * 3600, includeSubDomains: false } : false,
   })({} as never, res as never, () => {});
   return headers;
@@ -39,10 +45,16 @@ describe('security headers', () => {
       await t.app.inject({ method: 'GET', url: '/api/health' }),
       await t.app.inject({ method: 'GET', url: '/api/auth' }),
       await t.app.inject({ method: 'GET', url: '/api/nothing-here' }),
-      await t.app.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' }, payload: '{' }),
+      await t.app.inject({
+        method: 'POST',
+        url: '/api/auth/login',
+        headers: { 'content-type': 'application/json' },
+        payload: '{',
+      }),
     ];
     for (const res of answers) {
-      for (const [name, value] of Object.entries(API_SET)) expect(res.headers[name], `${res.statusCode} ${name}`).toBe(value);
+      for (const [name, value] of Object.entries(API_SET))
+        expect(res.headers[name], `${res.statusCode} ${name}`).toBe(value);
       for (const name of DOCUMENT_ONLY) expect(res.headers[name], `${res.statusCode} ${name}`).toBeUndefined();
       expect(res.headers['strict-transport-security']).toBeUndefined(); // plain-HTTP PUBLIC_URL
     }
@@ -52,9 +64,11 @@ describe('security headers', () => {
     const expected = helmetWrote(false);
     expect(Object.keys(expected).length).toBeGreaterThan(8);
     const page = await t.app.inject({ method: 'GET', url: '/api/docs/' });
-    const html = page.statusCode === 302 ? await t.app.inject({ method: 'GET', url: String(page.headers.location) }) : page;
+    const html =
+      page.statusCode === 302 ? await t.app.inject({ method: 'GET', url: String(page.headers.location) }) : page;
     expect(html.headers['content-type']).toMatch(/text\/html/);
-    for (const res of [page, html]) for (const [name, value] of Object.entries(expected)) expect(res.headers[name], name).toBe(value);
+    for (const res of [page, html])
+      for (const [name, value] of Object.entries(expected)) expect(res.headers[name], name).toBe(value);
   });
 
   it('over HTTPS both sets carry HSTS as helmet wrote it, and the page policy upgrades insecure requests', () => {

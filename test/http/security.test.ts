@@ -12,7 +12,15 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const preflight = (url: string, origin: string, method = 'POST') =>
-  t.app.inject({ method: 'OPTIONS', url, headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'authorization,content-type' } });
+  t.app.inject({
+    method: 'OPTIONS',
+    url,
+    headers: {
+      origin,
+      'access-control-request-method': method,
+      'access-control-request-headers': 'authorization,content-type',
+    },
+  });
 
 describe('CORS', () => {
   it('answers the preflight of a listed origin on any route, with credentials', async () => {
@@ -34,31 +42,62 @@ describe('CORS', () => {
 
   it('lets a listed origin read answers and their request id', async () => {
     const user = await createVerifiedUser(t);
-    const res = await t.app.inject({ method: 'GET', url: '/api/auth', headers: { ...bearer(user.token), origin: 'http://localhost:5173' } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/api/auth',
+      headers: { ...bearer(user.token), origin: 'http://localhost:5173' },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.headers['access-control-allow-origin']).toBe('http://localhost:5173');
     expect(res.headers['access-control-allow-credentials']).toBe('true');
-    const exposed = String(res.headers['access-control-expose-headers']).split(',').map((name) => name.trim());
-    for (const name of ['x-request-id', 'x-session-id', 'idempotent-replayed', 'x-objects-written', 'etag']) expect(exposed).toContain(name);
+    const exposed = String(res.headers['access-control-expose-headers'])
+      .split(',')
+      .map((name) => name.trim());
+    for (const name of ['x-request-id', 'x-session-id', 'idempotent-replayed', 'x-objects-written', 'etag'])
+      expect(exposed).toContain(name);
   });
 
   it('exposes to listed origins every response header the OpenAPI document declares (ETag, Retry-After, paging, counts)', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
     const declared = new Set<string>();
-    for (const item of Object.values<Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>>(doc.paths)) {
-      for (const op of Object.values(item)) for (const response of Object.values(op.responses)) for (const name of Object.keys(response.headers ?? {})) declared.add(name.toLowerCase());
+    for (const item of Object.values<
+      Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>
+    >(doc.paths)) {
+      for (const op of Object.values(item))
+        for (const response of Object.values(op.responses))
+          for (const name of Object.keys(response.headers ?? {})) declared.add(name.toLowerCase());
     }
-    expect([...declared]).toEqual(expect.arrayContaining(['etag', 'retry-after', 'idempotent-replayed', 'x-session-id', 'x-objects-written', 'x-next-after']));
+    expect([...declared]).toEqual(
+      expect.arrayContaining([
+        'etag',
+        'retry-after',
+        'idempotent-replayed',
+        'x-session-id',
+        'x-objects-written',
+        'x-next-after',
+      ]),
+    );
     const res = await t.app.inject({ method: 'GET', url: '/api/health', headers: { origin: 'http://localhost:5173' } });
-    const exposed = String(res.headers['access-control-expose-headers']).split(',').map((name) => name.trim().toLowerCase());
+    const exposed = String(res.headers['access-control-expose-headers'])
+      .split(',')
+      .map((name) => name.trim().toLowerCase());
     expect([...declared].filter((name) => !exposed.includes(name))).toEqual([]);
   });
 
   it('gives an origin that is not listed no CORS headers, so browsers refuse it, and a preflight 403 naming CORS_ORIGINS', async () => {
-    for (const origin of ['https://evil.example.com', 'https://app.example.com.evil.com', 'http://localhost.evil.com:3000', 'null']) {
+    for (const origin of [
+      'https://evil.example.com',
+      'https://app.example.com.evil.com',
+      'http://localhost.evil.com:3000',
+      'null',
+    ]) {
       const pre = await preflight('/api/auth/login', origin);
       expect(pre.statusCode, origin).toBe(403);
-      expect(pre.json(), origin).toEqual({ code: 'forbidden', message: 'this origin may not call the API from a browser: the server lists the origins it accepts in CORS_ORIGINS' });
+      expect(pre.json(), origin).toEqual({
+        code: 'forbidden',
+        message:
+          'this origin may not call the API from a browser: the server lists the origins it accepts in CORS_ORIGINS',
+      });
       expect(pre.headers['access-control-allow-origin'], origin).toBeUndefined();
       expect(pre.headers['access-control-allow-credentials'], origin).toBeUndefined();
       const res = await t.app.inject({ method: 'GET', url: '/api/health', headers: { origin } });
@@ -110,12 +149,25 @@ describe('security headers', () => {
     expectHelmet((await t.app.inject({ method: 'GET', url: '/api/health' })).headers, 'health');
     expectHelmet((await t.app.inject({ method: 'GET', url: '/api/auth' })).headers, '401');
     expectHelmet((await t.app.inject({ method: 'GET', url: '/api/nothing-here' })).headers, '404');
-    expectHelmet((await t.app.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' }, payload: '{' })).headers, '400');
+    expectHelmet(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/api/auth/login',
+          headers: { 'content-type': 'application/json' },
+          payload: '{',
+        })
+      ).headers,
+      '400',
+    );
   });
 
   it('let the docs UI load: every script and stylesheet of /api/docs is same-origin and served', async () => {
     const page = await t.app.inject({ method: 'GET', url: '/api/docs/' });
-    const html = page.statusCode === 302 ? (await t.app.inject({ method: 'GET', url: String(page.headers.location) })).body : page.body;
+    const html =
+      page.statusCode === 302
+        ? (await t.app.inject({ method: 'GET', url: String(page.headers.location) })).body
+        : page.body;
     expectHelmet(page.headers, 'docs');
     const csp = String(page.headers['content-security-policy']);
     expect(csp).toContain("script-src 'self'");
@@ -136,7 +188,11 @@ describe('security headers', () => {
 
 describe('X-Request-Id', () => {
   it('keeps a well-formed incoming id and echoes it', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/api/health', headers: { 'x-request-id': 'lb-7f3a.2024:req_42' } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/api/health',
+      headers: { 'x-request-id': 'lb-7f3a.2024:req_42' },
+    });
     expect(res.headers['x-request-id']).toBe('lb-7f3a.2024:req_42');
   });
 

@@ -29,7 +29,12 @@ describe('the validators', () => {
 
   it("a route's own schema that is not valid JSON Schema fails when first compiled", () => {
     const compile = createValidatorCompiler(() => ({}));
-    const validate = compile({ schema: { type: 'object', properties: { n: { type: 'nonsense' } } }, httpPart: 'body', method: 'POST', url: '/x' }) as (data: unknown) => boolean;
+    const validate = compile({
+      schema: { type: 'object', properties: { n: { type: 'nonsense' } } },
+      httpPart: 'body',
+      method: 'POST',
+      url: '/x',
+    }) as (data: unknown) => boolean;
     expect(() => validate({ n: 1 })).toThrow(/schema is invalid/);
   });
 });

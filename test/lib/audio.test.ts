@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { decodeWav, encodeMulawSample, encodeWav, MULAW_ENCODE, mulawToPcm, pcmToMulaw, pcmToMulawInto, resample } from '../../src/lib/audio.js';
+import {
+  decodeWav,
+  encodeMulawSample,
+  encodeWav,
+  MULAW_ENCODE,
+  mulawToPcm,
+  pcmToMulaw,
+  pcmToMulawInto,
+  resample,
+} from '../../src/lib/audio.js';
 import { parseWav } from '../support/wav.js';
 
 describe('μ-law', () => {
@@ -20,7 +29,9 @@ describe('μ-law', () => {
       expect(MULAW_ENCODE[all[i]! & 0xffff]).toBe(encodeMulawSample(all[i]!));
     }
     // The G.711 segment ends, by hand: zero, the clip level, and both signs.
-    expect([0, -1, 32767, -32768, 32635, 100, -100].map(encodeMulawSample)).toEqual([0xff, 0x7f, 0x80, 0x00, 0x80, 0xf2, 0x72]);
+    expect([0, -1, 32767, -32768, 32635, 100, -100].map(encodeMulawSample)).toEqual([
+      0xff, 0x7f, 0x80, 0x00, 0x80, 0xf2, 0x72,
+    ]);
   });
   it('pcmToMulawInto writes into the given buffer and returns it', () => {
     const out = Buffer.alloc(4, 0xaa);
@@ -29,19 +40,25 @@ describe('μ-law', () => {
     expect(Array.from(out)).toEqual([...Array.from(pcmToMulaw(samples)), 0xaa]);
   });
   it('keeps a tone within μ-law quantisation error', () => {
-    const tone = Int16Array.from({ length: 800 }, (_, i) => Math.round(10_000 * Math.sin((2 * Math.PI * 440 * i) / 8000)));
+    const tone = Int16Array.from({ length: 800 }, (_, i) =>
+      Math.round(10_000 * Math.sin((2 * Math.PI * 440 * i) / 8000)),
+    );
     const back = mulawToPcm(pcmToMulaw(tone));
-    for (let i = 0; i < tone.length; i++) expect(Math.abs(back[i]! - tone[i]!)).toBeLessThanOrEqual(Math.abs(tone[i]!) / 16 + 8);
+    for (let i = 0; i < tone.length; i++)
+      expect(Math.abs(back[i]! - tone[i]!)).toBeLessThanOrEqual(Math.abs(tone[i]!) / 16 + 8);
   });
 });
 
 describe('resample', () => {
   it('changes the length by the ratio and keeps a low tone', () => {
-    const tone = Int16Array.from({ length: 22050 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 300 * i) / 22050)));
+    const tone = Int16Array.from({ length: 22050 }, (_, i) =>
+      Math.round(8000 * Math.sin((2 * Math.PI * 300 * i) / 22050)),
+    );
     const out = resample(tone, 22050, 8000);
     expect(out.length).toBe(8000);
     // 300 Hz at 8 kHz: compare with the ideal tone away from the edges.
-    for (let i = 100; i < 7900; i += 97) expect(Math.abs(out[i]! - 8000 * Math.sin((2 * Math.PI * 300 * i) / 8000))).toBeLessThan(800);
+    for (let i = 100; i < 7900; i += 97)
+      expect(Math.abs(out[i]! - 8000 * Math.sin((2 * Math.PI * 300 * i) / 8000))).toBeLessThan(800);
     expect(resample(out, 8000, 16000).length).toBe(16000);
   });
 });

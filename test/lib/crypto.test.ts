@@ -2,7 +2,10 @@ import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { publicKeyOfSpki } from '../../src/lib/crypto.js';
 
-const spkiOf = () => generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'der', type: 'spki' }).toString('base64url');
+const spkiOf = () =>
+  generateKeyPairSync('ec', { namedCurve: 'P-256' })
+    .publicKey.export({ format: 'der', type: 'spki' })
+    .toString('base64url');
 
 describe('publicKeyOfSpki', () => {
   it('parses a key once: the same bytes give the same KeyObject, other bytes their own key', () => {

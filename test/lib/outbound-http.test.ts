@@ -4,7 +4,14 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OutboundHttpError, addressRange, bufferResponse, createOperatorHttp, createOutboundHttp, isPublicAddress } from '../../src/lib/outbound-http.js';
+import {
+  OutboundHttpError,
+  addressRange,
+  bufferResponse,
+  createOperatorHttp,
+  createOutboundHttp,
+  isPublicAddress,
+} from '../../src/lib/outbound-http.js';
 
 describe('isPublicAddress', () => {
   it.each([
@@ -46,9 +53,12 @@ describe('isPublicAddress', () => {
     expect(isPublicAddress(address)).toBe(false);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '2606:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8'])('allows the public address %s', (address) => {
-    expect(isPublicAddress(address)).toBe(true);
-  });
+  it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '2606:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8'])(
+    'allows the public address %s',
+    (address) => {
+      expect(isPublicAddress(address)).toBe(true);
+    },
+  );
 });
 
 describe('addressRange: IPv4-compatible and IPv4-mapped IPv6 carrying 127/8 are loopback', () => {
@@ -167,7 +177,16 @@ describe('createOutboundHttp', () => {
   it('refuses the local server by default, under every spelling, before sending anything', async () => {
     const http = createOutboundHttp();
     const before = seen.length;
-    for (const host of ['127.0.0.1', '127.1', '0x7f.0.0.1', '0177.0.0.1', '2130706433', '[::ffff:127.0.0.1]', 'localhost', '[::1]']) {
+    for (const host of [
+      '127.0.0.1',
+      '127.1',
+      '0x7f.0.0.1',
+      '0177.0.0.1',
+      '2130706433',
+      '[::ffff:127.0.0.1]',
+      'localhost',
+      '[::1]',
+    ]) {
       const error = await failure(http(`http://${host}:${port}/hello`));
       expect(error.reason, host).toBe('blocked_address');
     }
@@ -222,21 +241,31 @@ describe('createOutboundHttp', () => {
       expect(error.reason, target).toBe('blocked_address');
       expect(seen.length).toBe(before + 1); // only the first hop reached the server
     }
-    expect((await failure(http(`${base}/to?target=${encodeURIComponent('file:///etc/passwd')}`))).reason).toBe('invalid_url');
+    expect((await failure(http(`${base}/to?target=${encodeURIComponent('file:///etc/passwd')}`))).reason).toBe(
+      'invalid_url',
+    );
     await http.close();
   });
 
   it('turns a POST answered by 303 into a GET without a body, and drops credentials across origins', async () => {
     const http = createOutboundHttp({ allowPrivate: true });
     const before = seen.length;
-    const res = await http(`${base}/see-other`, { method: 'POST', body: 'payload', headers: { authorization: 'Bearer secret' } });
+    const res = await http(`${base}/see-other`, {
+      method: 'POST',
+      body: 'payload',
+      headers: { authorization: 'Bearer secret' },
+    });
     expect(await res.text()).toBe('hello');
     expect(seen.slice(before).map((s) => [s.method, s.url, s.body, s.authorization])).toEqual([
       ['POST', '/see-other', 'payload', 'Bearer secret'],
       ['GET', '/hello', '', 'Bearer secret'],
     ]);
     const cross = seen.length;
-    await (await http(`${base}/to?target=${encodeURIComponent(`http://localhost:${port}/hello`)}`, { headers: { authorization: 'Bearer secret' } })).text();
+    await (
+      await http(`${base}/to?target=${encodeURIComponent(`http://localhost:${port}/hello`)}`, {
+        headers: { authorization: 'Bearer secret' },
+      })
+    ).text();
     expect(seen.slice(cross).map((s) => s.authorization)).toEqual(['Bearer secret', undefined]);
     await http.close();
   });
@@ -255,7 +284,7 @@ describe('createOutboundHttp', () => {
     await http.close();
   });
 
-  it('calls a silent server a timeout also when undici\'s headers timer fires before the deadline', async () => {
+  it("calls a silent server a timeout also when undici's headers timer fires before the deadline", async () => {
     // No deadline: only undici's headers timer (timeoutMs) can end the wait, so its error must read as a timeout, not a network failure.
     const http = createOutboundHttp({ allowPrivate: true, timeoutMs: 300, deadlineMs: null });
     const error = await failure(http(`${base}/never`));
@@ -280,7 +309,9 @@ describe('createOperatorHttp and bufferResponse', () => {
     const http = createOperatorHttp();
     expect(await (await http(`${base}/hello`)).text()).toBe('hello');
     const before = seen.length;
-    const res = await http(`${base}/to?target=${encodeURIComponent(`http://localhost:${port}/hello`)}`, { headers: { 'xi-api-key': 'secret' } });
+    const res = await http(`${base}/to?target=${encodeURIComponent(`http://localhost:${port}/hello`)}`, {
+      headers: { 'xi-api-key': 'secret' },
+    });
     expect(res.status).toBe(307);
     expect(seen.length).toBe(before + 1);
     await http.close();

@@ -3,7 +3,20 @@ import { iso } from '../../src/lib/time.js';
 
 describe('iso', () => {
   it('matches Date#toISOString at the edges', () => {
-    const edges = [0, 1, 999, 86_399_999, 86_400_000, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(2026, 10, 22, 6, 5, 4, 30), 253_402_300_799_999, 253_402_300_800_000, -1, -86_400_001, 8.64e15];
+    const edges = [
+      0,
+      1,
+      999,
+      86_399_999,
+      86_400_000,
+      Date.UTC(2024, 1, 29, 23, 59, 59, 999),
+      Date.UTC(2026, 10, 22, 6, 5, 4, 30),
+      253_402_300_799_999,
+      253_402_300_800_000,
+      -1,
+      -86_400_001,
+      8.64e15,
+    ];
     for (const ms of edges) expect(iso(ms)).toBe(new Date(ms).toISOString());
   });
 

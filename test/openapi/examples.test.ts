@@ -33,7 +33,13 @@ export function closed(node: unknown): unknown {
     else out[key] = closed(value);
   }
   const isObject = out.type === 'object' || (out.properties && out.type === undefined);
-  if (isObject && out.properties && Object.keys(out.properties).length > 0 && (out.additionalProperties === undefined || typeof out.additionalProperties === 'boolean')) out.additionalProperties = false;
+  if (
+    isObject &&
+    out.properties &&
+    Object.keys(out.properties).length > 0 &&
+    (out.additionalProperties === undefined || typeof out.additionalProperties === 'boolean')
+  )
+    out.additionalProperties = false;
   return out;
 }
 
@@ -49,7 +55,8 @@ function examplesOf(media: Json): Array<{ name: string; value: unknown }> {
   const out: Array<{ name: string; value: unknown }> = [];
   if (media.example !== undefined) out.push({ name: 'example', value: media.example });
   for (const [name, ex] of Object.entries<Json>(media.examples ?? {})) out.push({ name, value: ex.value });
-  for (const [i, value] of (media.schema?.examples ?? []).entries()) out.push({ name: `schema example ${i + 1}`, value });
+  for (const [i, value] of (media.schema?.examples ?? []).entries())
+    out.push({ name: `schema example ${i + 1}`, value });
   return out;
 }
 
@@ -74,11 +81,19 @@ describe('documented examples under closed schemas', () => {
                 success += 1;
                 successShown = true;
               } else errors += 1;
-              if (!validate(value)) failures.push(`${method.toUpperCase()} ${path} ${status} ${type} ${name}: ${ajv.errorsText(validate.errors)}`);
+              if (!validate(value))
+                failures.push(
+                  `${method.toUpperCase()} ${path} ${status} ${type} ${name}: ${ajv.errorsText(validate.errors)}`,
+                );
             }
           }
           // 204s, redirects and a WebSocket's 101 have no body to show; pages and files (HTML, audio) are not JSON answers a client parses.
-          if ((status === '101' || status.startsWith('2') || status.startsWith('3')) && !response.content?.['application/json'] && !response.content?.['text/event-stream']) successShown = true;
+          if (
+            (status === '101' || status.startsWith('2') || status.startsWith('3')) &&
+            !response.content?.['application/json'] &&
+            !response.content?.['text/event-stream']
+          )
+            successShown = true;
         }
         if (!successShown) withoutSuccessExample.push(`${method.toUpperCase()} ${path}`);
       }
@@ -93,11 +108,35 @@ describe('documented examples under closed schemas', () => {
     const ajv = validator(doc);
     const conflict = doc.paths['/api/phone-numbers'].put.responses['409'].content['application/json'].schema;
     const validate = ajv.compile(closed(conflict) as object);
-    expect(validate({ message: 'm', code: 'payment_method_required', checkoutUrl: 'https://checkout.example.com/x' })).toBe(true);
-    expect(validate({ message: 'm', code: 'payment_method_required', checkoutURL: 'https://checkout.example.com/x' })).toBe(false);
-    const frame = ajv.compile(closed(doc.paths['/api/events/{type}'].get.responses['200'].content['text/event-stream'].schema) as object);
-    expect(frame([{ id: '1', event: 'object_deleted', data: { object_id: 'o', deleted_at: '2026-11-26T10:00:00.000Z' } }])).toBe(true);
-    expect(frame([{ id: '1', event: 'object_deleted', data: { object_id: 'o', deleted_at: '2026-11-26T10:00:00.000Z', extra: 1 } }])).toBe(false);
-    expect(frame([{ id: '1', event: 'object_deleted', data: { id: 'o', key_id: null, content: '', auth_tag: '', iv: null, metadata: { size: 0, kind: 'object' } } }])).toBe(false);
+    expect(
+      validate({ message: 'm', code: 'payment_method_required', checkoutUrl: 'https://checkout.example.com/x' }),
+    ).toBe(true);
+    expect(
+      validate({ message: 'm', code: 'payment_method_required', checkoutURL: 'https://checkout.example.com/x' }),
+    ).toBe(false);
+    const frame = ajv.compile(
+      closed(doc.paths['/api/events/{type}'].get.responses['200'].content['text/event-stream'].schema) as object,
+    );
+    expect(
+      frame([{ id: '1', event: 'object_deleted', data: { object_id: 'o', deleted_at: '2026-11-26T10:00:00.000Z' } }]),
+    ).toBe(true);
+    expect(
+      frame([
+        {
+          id: '1',
+          event: 'object_deleted',
+          data: { object_id: 'o', deleted_at: '2026-11-26T10:00:00.000Z', extra: 1 },
+        },
+      ]),
+    ).toBe(false);
+    expect(
+      frame([
+        {
+          id: '1',
+          event: 'object_deleted',
+          data: { id: 'o', key_id: null, content: '', auth_tag: '', iv: null, metadata: { size: 0, kind: 'object' } },
+        },
+      ]),
+    ).toBe(false);
   });
 });

@@ -18,7 +18,9 @@ let t: TestApp;
 beforeAll(async () => {
   fake = await startAudioFake({ secret });
   const port = await freePort();
-  t = await createTestApp({ env: { AUDIO_SERVER_URL: fake.url, AUDIO_SERVER_SECRET: secret, PUBLIC_URL: `http://127.0.0.1:${port}` } });
+  t = await createTestApp({
+    env: { AUDIO_SERVER_URL: fake.url, AUDIO_SERVER_SECRET: secret, PUBLIC_URL: `http://127.0.0.1:${port}` },
+  });
   await t.app.listen({ port, host: '127.0.0.1' });
 });
 afterAll(async () => {
@@ -26,7 +28,8 @@ afterAll(async () => {
   await fake.close();
 });
 
-const session = (id: string) => t.database.db.selectFrom('call_sessions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const session = (id: string) =>
+  t.database.db.selectFrom('call_sessions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
 describe('HTTP audio provider', () => {
   it('is chosen when AUDIO_SERVER_URL is set', () => {
@@ -38,7 +41,9 @@ describe('HTTP audio provider', () => {
     const user = await createFundedUser(t);
     const call = assembledCall();
     const { sessionId } = await t.services.calls.calls.start(user.id, call, null);
-    const sse = await stream(t, user.token, `call_status?session_id=${sessionId}`, { headers: { 'last-event-id': '0' } });
+    const sse = await stream(t, user.token, `call_status?session_id=${sessionId}`, {
+      headers: { 'last-event-id': '0' },
+    });
     const events = await sse.waitForEvents(4, 20_000);
     sse.close();
     await fake.settled();
@@ -53,7 +58,13 @@ describe('HTTP audio provider', () => {
     expect(fake.reports.filter((r) => r.sessionId === sessionId).map((r) => r.status)).toEqual([204, 204, 204, 204]);
     const payloads = events.map((e) => JSON.parse(e.data));
     expect(payloads.map((p) => p.status)).toEqual(['queued', 'ringing', 'in_progress', 'completed']);
-    expect(payloads[3]).toMatchObject({ duration_seconds: 42, transcript: [{ role: 'agent', text: 'Hello from the audio server.' }, { role: 'contact', text: 'Hi there.' }] });
+    expect(payloads[3]).toMatchObject({
+      duration_seconds: 42,
+      transcript: [
+        { role: 'agent', text: 'Hello from the audio server.' },
+        { role: 'contact', text: 'Hi there.' },
+      ],
+    });
     await eventually(async () => (await session(sessionId)).finished_at !== null, 5000, 'call accounted for');
     expect(await session(sessionId)).toMatchObject({ status: 'completed', duration_seconds: 42 });
   });
@@ -63,11 +74,21 @@ describe('HTTP audio provider', () => {
     const { sessionId } = await t.services.calls.calls.start(user.id, assembledCall(), null);
     await fake.settled();
     const url = `${t.config.publicUrl}/api/webhooks/audio/${sessionId}`;
-    const forged = await fake.report(url, { status: 'failed', at: new Date().toISOString() }, { secret: generateWebhookSecret() });
+    const forged = await fake.report(
+      url,
+      { status: 'failed', at: new Date().toISOString() },
+      { secret: generateWebhookSecret() },
+    );
     expect(forged.status).toBe(400);
     expect(JSON.parse(forged.body).code).toBe('invalid_token');
     const first = fake.reports.find((r) => r.sessionId === sessionId)!;
-    const events = () => t.database.db.selectFrom('events').select('id').where('user_id', '=', user.id).where('type', '=', 'call_status').execute();
+    const events = () =>
+      t.database.db
+        .selectFrom('events')
+        .select('id')
+        .where('user_id', '=', user.id)
+        .where('type', '=', 'call_status')
+        .execute();
     const before = (await events()).length;
     const replay = await fake.report(url, { status: 'queued', at: new Date().toISOString() }, { id: first.id });
     expect(replay.status).toBe(204);
@@ -85,20 +106,47 @@ describe('HTTP audio provider', () => {
         [unreachable, /unreachable/],
       ] as const) {
         const provider = new HttpAudioProvider({ url: server.url, secret }, t.clock);
-        await expect(provider.startCall('s1', assembledCall(), 'http://127.0.0.1:1/x')).rejects.toMatchObject({ code: 'provider_error', message: expect.stringMatching(message) });
+        await expect(provider.startCall('s1', assembledCall(), 'http://127.0.0.1:1/x')).rejects.toMatchObject({
+          code: 'provider_error',
+          message: expect.stringMatching(message),
+        });
       }
       // The same through the service of an app whose audio server refuses: the session is failed and says so.
       const other = await createTestApp({ env: { AUDIO_SERVER_URL: refusing.url, AUDIO_SERVER_SECRET: secret } });
       try {
         const user = await createFundedUser(other);
-        await expect(other.services.calls.calls.start(user.id, assembledCall(), null)).rejects.toMatchObject({ code: 'provider_error' });
-        const rows = await other.database.db.selectFrom('call_sessions').selectAll().where('user_id', '=', user.id).execute();
+        await expect(other.services.calls.calls.start(user.id, assembledCall(), null)).rejects.toMatchObject({
+          code: 'provider_error',
+        });
+        const rows = await other.database.db
+          .selectFrom('call_sessions')
+          .selectAll()
+          .where('user_id', '=', user.id)
+          .execute();
         expect(rows.map((r) => r.status)).toEqual(['failed']);
-        const payloads = (await other.database.db.selectFrom('events').select('payload').where('user_id', '=', user.id).where('type', '=', 'call_status').execute()).map((r) => JSON.parse(r.payload));
+        const payloads = (
+          await other.database.db
+            .selectFrom('events')
+            .select('payload')
+            .where('user_id', '=', user.id)
+            .where('type', '=', 'call_status')
+            .execute()
+        ).map((r) => JSON.parse(r.payload));
         expect(payloads).toMatchObject([{ session_id: rows[0].id, status: 'failed' }]);
         // Its hold went back whole, once: nothing was charged for a call that never started.
-        const ledger = (await other.database.db.selectFrom('credit_ledger').selectAll().where('user_id', '=', user.id).orderBy('id').execute()).map((r) => [r.reason, Number(r.cents)]);
-        expect(ledger).toEqual([['topup', 500], ['hold', -84], ['refund', 84]]);
+        const ledger = (
+          await other.database.db
+            .selectFrom('credit_ledger')
+            .selectAll()
+            .where('user_id', '=', user.id)
+            .orderBy('id')
+            .execute()
+        ).map((r) => [r.reason, Number(r.cents)]);
+        expect(ledger).toEqual([
+          ['topup', 500],
+          ['hold', -84],
+          ['refund', 84],
+        ]);
         expect(await other.services.billing.account.balanceCents(user.id)).toBe(500);
       } finally {
         await other.close();
@@ -110,7 +158,10 @@ describe('HTTP audio provider', () => {
 
   it('a request signed with another secret is refused by the audio server', async () => {
     const provider = new HttpAudioProvider({ url: fake.url, secret: generateWebhookSecret() }, t.clock);
-    await expect(provider.startCall('s2', assembledCall(), 'http://127.0.0.1:1/x')).rejects.toMatchObject({ code: 'provider_error', message: expect.stringMatching(/bad signature/) });
+    await expect(provider.startCall('s2', assembledCall(), 'http://127.0.0.1:1/x')).rejects.toMatchObject({
+      code: 'provider_error',
+      message: expect.stringMatching(/bad signature/),
+    });
     expect(fake.calls.at(-1)!.signatureValid).toBe(false);
   });
 });

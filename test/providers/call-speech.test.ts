@@ -27,13 +27,16 @@ afterAll(async () => {
 });
 
 const RACHEL = '21m00Tcm4TlvDq8ikWAM';
-const eleven = (apiKey = fake.apiKey) => new ElevenLabsCallSpeech(new ElevenLabsVoiceProvider({ apiKey, apiBase: fake.apiBase }));
+const eleven = (apiKey = fake.apiKey) =>
+  new ElevenLabsCallSpeech(new ElevenLabsVoiceProvider({ apiKey, apiBase: fake.apiBase }));
 const signal = () => new AbortController().signal;
 
 describe('ElevenLabsCallSpeech', () => {
   it('streams /v1/text-to-speech/{voice}/stream as ulaw_8000 and yields the decoded samples chunk by chunk', async () => {
     const text = 'Hello, thanks for calling us today.';
-    const { values, error } = await drain(eleven().synthesize(text, { provider: 'elevenlabs', voiceId: RACHEL }, signal()));
+    const { values, error } = await drain(
+      eleven().synthesize(text, { provider: 'elevenlabs', voiceId: RACHEL }, signal()),
+    );
     expect(error).toBeNull();
     expect(values.length).toBeGreaterThan(1);
     // Exactly the μ-law the server sent, decoded (each byte one sample at 8 kHz).
@@ -49,7 +52,13 @@ describe('ElevenLabsCallSpeech', () => {
 
   it("uses the persona's model, and yields the first chunk before the stream ends", async () => {
     fake.stream.delayMs = 60;
-    const iterator = eleven().synthesize('One two three four five six', { provider: 'elevenlabs', voiceId: RACHEL, settings: { modelId: 'eleven_turbo_v2_5' } }, signal())[Symbol.asyncIterator]();
+    const iterator = eleven()
+      .synthesize(
+        'One two three four five six',
+        { provider: 'elevenlabs', voiceId: RACHEL, settings: { modelId: 'eleven_turbo_v2_5' } },
+        signal(),
+      )
+      [Symbol.asyncIterator]();
     const started = Date.now();
     await iterator.next();
     const first = Date.now() - started;
@@ -59,22 +68,36 @@ describe('ElevenLabsCallSpeech', () => {
   });
 
   it('refusals (wrong key, unknown voice) are not retryable; 429 and 500 are', async () => {
-    const wrongKey = await drain(eleven('wrong').synthesize('Hi', { provider: 'elevenlabs', voiceId: RACHEL }, signal()));
+    const wrongKey = await drain(
+      eleven('wrong').synthesize('Hi', { provider: 'elevenlabs', voiceId: RACHEL }, signal()),
+    );
     expect(wrongKey.error).toBeInstanceOf(ProviderFailure);
-    expect(wrongKey.error).toMatchObject({ provider: 'elevenlabs', retryable: false, message: expect.stringContaining('HTTP 401: Invalid API key') });
+    expect(wrongKey.error).toMatchObject({
+      provider: 'elevenlabs',
+      retryable: false,
+      message: expect.stringContaining('HTTP 401: Invalid API key'),
+    });
     const unknown = await drain(eleven().synthesize('Hi', { provider: 'elevenlabs', voiceId: 'nope' }, signal()));
     expect(unknown.error).toMatchObject({ retryable: false, message: expect.stringContaining('HTTP 404') });
     for (const status of [429, 500]) {
       fake.stream.failWith = status;
-      expect((await drain(eleven().synthesize('Hi', { provider: 'elevenlabs', voiceId: RACHEL }, signal()))).error).toMatchObject({ retryable: true, message: expect.stringContaining(`HTTP ${status}`) });
+      expect(
+        (await drain(eleven().synthesize('Hi', { provider: 'elevenlabs', voiceId: RACHEL }, signal()))).error,
+      ).toMatchObject({ retryable: true, message: expect.stringContaining(`HTTP ${status}`) });
     }
-    const down = new ElevenLabsCallSpeech(new ElevenLabsVoiceProvider({ apiKey: fake.apiKey, apiBase: 'http://127.0.0.1:9' }));
-    expect((await drain(down.synthesize('Hi', { provider: 'elevenlabs', voiceId: RACHEL }, signal()))).error).toMatchObject({ provider: 'elevenlabs', retryable: true });
+    const down = new ElevenLabsCallSpeech(
+      new ElevenLabsVoiceProvider({ apiKey: fake.apiKey, apiBase: 'http://127.0.0.1:9' }),
+    );
+    expect(
+      (await drain(down.synthesize('Hi', { provider: 'elevenlabs', voiceId: RACHEL }, signal()))).error,
+    ).toMatchObject({ provider: 'elevenlabs', retryable: true });
   });
 
   it('a stream dropped midway fails retryably after the audio that came', async () => {
     Object.assign(fake.stream, { after: 'drop', afterBytes: 800, chunkBytes: 400 });
-    const { values, error } = await drain(eleven().synthesize('one two three four', { provider: 'elevenlabs', voiceId: RACHEL }, signal()));
+    const { values, error } = await drain(
+      eleven().synthesize('one two three four', { provider: 'elevenlabs', voiceId: RACHEL }, signal()),
+    );
     expect(error).toBeInstanceOf(ProviderFailure);
     expect(error).toMatchObject({ provider: 'elevenlabs', retryable: true });
     expect(concat(...values).length).toBe(800);
@@ -86,7 +109,11 @@ describe('ElevenLabsCallSpeech', () => {
     const chunks: Int16Array[] = [];
     const done = drain(
       (async function* () {
-        for await (const c of eleven().synthesize('one two three', { provider: 'elevenlabs', voiceId: RACHEL }, controller.signal)) {
+        for await (const c of eleven().synthesize(
+          'one two three',
+          { provider: 'elevenlabs', voiceId: RACHEL },
+          controller.signal,
+        )) {
           chunks.push(c);
           yield c;
         }
@@ -102,7 +129,13 @@ describe('ElevenLabsCallSpeech', () => {
 describe('LocalCallSpeech', () => {
   it('speaks with espeak-ng and yields its 22,050 Hz WAV resampled to 8 kHz, in chunks', async () => {
     const text = 'Hello, who is this?';
-    const { values, error } = await drain(new LocalCallSpeech(local).synthesize(text, { provider: 'local', voiceId: 'en-us', settings: { speed: 160 } }, signal()));
+    const { values, error } = await drain(
+      new LocalCallSpeech(local).synthesize(
+        text,
+        { provider: 'local', voiceId: 'en-us', settings: { speed: 160 } },
+        signal(),
+      ),
+    );
     expect(error).toBeNull();
     const wav = decodeWav((await local.synthesize(text, { type: 'local', voiceId: 'en-us', speed: 160 })).bytes);
     expect(wav.sampleRate).toBe(22050);
@@ -117,10 +150,18 @@ describe('LocalCallSpeech', () => {
   });
 
   it('speaks an ElevenLabs voice (a fallback) with the default local voice; bad local settings are a refusal', async () => {
-    const fallback = await drain(new LocalCallSpeech(local).synthesize('Sorry about that.', { provider: 'elevenlabs', voiceId: RACHEL, settings: { modelId: 'x' } }, signal()));
+    const fallback = await drain(
+      new LocalCallSpeech(local).synthesize(
+        'Sorry about that.',
+        { provider: 'elevenlabs', voiceId: RACHEL, settings: { modelId: 'x' } },
+        signal(),
+      ),
+    );
     expect(fallback.error).toBeNull();
     expect(concat(...fallback.values).length).toBeGreaterThan(4000);
-    const bad = await drain(new LocalCallSpeech(local).synthesize('Hi', { provider: 'local', voiceId: '-w /tmp/x' }, signal()));
+    const bad = await drain(
+      new LocalCallSpeech(local).synthesize('Hi', { provider: 'local', voiceId: '-w /tmp/x' }, signal()),
+    );
     expect(bad.error).toBeInstanceOf(ProviderFailure);
     expect(bad.error).toMatchObject({ provider: 'espeak-ng', retryable: false });
   });
@@ -128,15 +169,26 @@ describe('LocalCallSpeech', () => {
   it('an aborted request yields nothing', async () => {
     const controller = new AbortController();
     controller.abort();
-    expect(await drain(new LocalCallSpeech(local).synthesize('Hello', { provider: 'local', voiceId: 'en-us' }, controller.signal))).toEqual({ values: [], error: null });
+    expect(
+      await drain(
+        new LocalCallSpeech(local).synthesize('Hello', { provider: 'local', voiceId: 'en-us' }, controller.signal),
+      ),
+    ).toEqual({ values: [], error: null });
   });
 
   it("asks local speech as a call (ahead of previews), so previews filling the queue's preview room do not refuse it", async () => {
     const speech = new LocalSpeechProvider({ binary: null, maxPreviews: 1, maxPreviewsPerAccount: 1 });
     try {
       const settings = { type: 'local', voiceId: 'en-us' };
-      const previews = ['a', 'b'].map((account) => speech.synthesize('a preview', settings, { priority: 'preview', account }).then((audio) => audio.contentType, (e: AppError) => e.code));
-      const { values, error } = await drain(new LocalCallSpeech(speech).synthesize('The call goes on.', { provider: 'local', voiceId: 'en-us' }, signal()));
+      const previews = ['a', 'b'].map((account) =>
+        speech.synthesize('a preview', settings, { priority: 'preview', account }).then(
+          (audio) => audio.contentType,
+          (e: AppError) => e.code,
+        ),
+      );
+      const { values, error } = await drain(
+        new LocalCallSpeech(speech).synthesize('The call goes on.', { provider: 'local', voiceId: 'en-us' }, signal()),
+      );
       expect(error).toBeNull();
       expect(values.length).toBeGreaterThan(0);
       expect(await Promise.all(previews)).toEqual(['audio/wav', 'rate_limited']);

@@ -21,8 +21,16 @@ afterEach(async () => {
 });
 afterAll(() => fake.close());
 
-const open = (config: Partial<ConstructorParameters<typeof DeepgramSpeechToText>[0]> = {}, signal = new AbortController().signal) => {
-  const stream = new DeepgramSpeechToText({ apiKey: fake.apiKey, apiBase: fake.apiBase, endpointingMs: 200, ...config }).open({ signal });
+const open = (
+  config: Partial<ConstructorParameters<typeof DeepgramSpeechToText>[0]> = {},
+  signal = new AbortController().signal,
+) => {
+  const stream = new DeepgramSpeechToText({
+    apiKey: fake.apiKey,
+    apiBase: fake.apiBase,
+    endpointingMs: 200,
+    ...config,
+  }).open({ signal });
   streams.push(stream);
   return stream;
 };
@@ -52,16 +60,32 @@ describe('DeepgramSpeechToText', () => {
 
     const connection = fake.connections[0]!;
     expect(connection.authorization).toBe(`Token ${fake.apiKey}`);
-    expect(connection.query).toMatchObject({ encoding: 'mulaw', sample_rate: '8000', channels: '1', interim_results: 'true', punctuate: 'true', endpointing: '200' });
+    expect(connection.query).toMatchObject({
+      encoding: 'mulaw',
+      sample_rate: '8000',
+      channels: '1',
+      interim_results: 'true',
+      punctuate: 'true',
+      endpointing: '200',
+    });
     // What Deepgram received decodes to exactly what we wrote, through μ-law.
     expect(Buffer.from(connection.mulaw)).toEqual(Buffer.from(pcmToMulaw(speech)));
-    expect(Array.from(mulawToPcm(Uint8Array.from(connection.mulaw)))).toEqual(Array.from(mulawToPcm(pcmToMulaw(speech))));
+    expect(Array.from(mulawToPcm(Uint8Array.from(connection.mulaw)))).toEqual(
+      Array.from(mulawToPcm(pcmToMulaw(speech))),
+    );
 
     const interim = seen.results.filter((r) => !r.final);
     expect(interim.length).toBeGreaterThan(0);
     expect(interim[0]).toMatchObject({ text: 'Hello,', final: false, startMs: 100 });
     const final = seen.results.find((r) => r.final)!;
-    expect(final).toEqual({ text: 'Hello, who is this?', final: true, startMs: 100, endMs: 700, confidence: 0.98, endOfSpeech: true });
+    expect(final).toEqual({
+      text: 'Hello, who is this?',
+      final: true,
+      startMs: 100,
+      endMs: 700,
+      confidence: 0.98,
+      endOfSpeech: true,
+    });
   });
 
   it('endUtterance sends Finalize and yields what Deepgram held; an empty finalize still answers', async () => {
@@ -74,7 +98,12 @@ describe('DeepgramSpeechToText', () => {
     stream.endUtterance();
     await until(() => seen.results.some((r) => r.final), 5000, 'the finalized result');
     expect(fake.connections[0]!.controls).toContain('Finalize');
-    expect(seen.results.find((r) => r.final)).toMatchObject({ text: 'I would like to book a meeting.', final: true, startMs: 0, endMs: 500 });
+    expect(seen.results.find((r) => r.final)).toMatchObject({
+      text: 'I would like to book a meeting.',
+      final: true,
+      startMs: 0,
+      endMs: 500,
+    });
     expect(seen.results.find((r) => r.final)!.endOfSpeech).toBeUndefined();
 
     stream.endUtterance();
@@ -121,7 +150,11 @@ describe('DeepgramSpeechToText', () => {
   it('sends KeepAlive while no audio flows, and CloseStream on close (the results then end)', async () => {
     const stream = open({ keepAliveMs: 50 });
     const seen = collect(stream);
-    await until(() => (fake.connections[0]?.controls.filter((c) => c === 'KeepAlive').length ?? 0) >= 2, 5000, 'KeepAlive messages');
+    await until(
+      () => (fake.connections[0]?.controls.filter((c) => c === 'KeepAlive').length ?? 0) >= 2,
+      5000,
+      'KeepAlive messages',
+    );
     await stream.close();
     expect(fake.connections[0]!.controls.at(-1)).toBe('CloseStream');
     expect(await seen.done).toBeNull();
@@ -154,11 +187,17 @@ describe('DeepgramSpeechToText', () => {
     const a = open();
     await until(() => fake.connections.length === 1, 5000, 'a connection');
     fake.closeAll(1011, 'NET-0001');
-    expect((await drain(a.results)).error).toMatchObject({ retryable: true, message: expect.stringContaining('1011 NET-0001') });
+    expect((await drain(a.results)).error).toMatchObject({
+      retryable: true,
+      message: expect.stringContaining('1011 NET-0001'),
+    });
     const b = open();
     await until(() => fake.connections.length === 2, 5000, 'a second connection');
     fake.closeAll(1008, 'DATA-0000');
-    expect((await drain(b.results)).error).toMatchObject({ retryable: false, message: expect.stringContaining('1008 DATA-0000') });
+    expect((await drain(b.results)).error).toMatchObject({
+      retryable: false,
+      message: expect.stringContaining('1008 DATA-0000'),
+    });
   });
 
   it('an unreachable server fails the results; an abort ends them quietly and closes the socket', async () => {
@@ -186,9 +225,16 @@ describe('DeepgramSpeechToText', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {
       const started = Date.now();
-      const stream = open({ apiBase: `ws://127.0.0.1:${(silent.address() as { port: number }).port}`, connectTimeoutMs: 300 });
+      const stream = open({
+        apiBase: `ws://127.0.0.1:${(silent.address() as { port: number }).port}`,
+        connectTimeoutMs: 300,
+      });
       const { error } = await drain(stream.results);
-      expect(error).toMatchObject({ provider: 'deepgram', retryable: true, message: expect.stringContaining('did not open in time') });
+      expect(error).toMatchObject({
+        provider: 'deepgram',
+        retryable: true,
+        message: expect.stringContaining('did not open in time'),
+      });
       expect(Date.now() - started).toBeLessThan(3000);
       await until(() => held.length === 1 && dropped === 1, 5000, 'the connection to be dropped');
     } finally {

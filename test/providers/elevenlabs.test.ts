@@ -28,15 +28,32 @@ describe('ElevenLabsVoiceProvider', () => {
   it('lists voices with the xi-api-key header; a refused key gives null', async () => {
     const voices = await new ElevenLabsVoiceProvider({ apiKey: fake.apiKey, apiBase: fake.apiBase }).listVoices();
     expect(voices).toEqual([
-      { voiceId: '21m00Tcm4TlvDq8ikWAM', name: 'Rachel', description: null, category: 'premade', labels: { accent: 'american', gender: 'female', age: 'young' }, previewUrl: 'https://example.com/rachel.mp3' },
-      { voiceId: 'AZnzlk1XvdvUeBnXmlld', name: 'Domi', description: 'Strong and confident.', category: 'premade', labels: { accent: 'american', gender: 'female' }, previewUrl: 'https://example.com/domi.mp3' },
+      {
+        voiceId: '21m00Tcm4TlvDq8ikWAM',
+        name: 'Rachel',
+        description: null,
+        category: 'premade',
+        labels: { accent: 'american', gender: 'female', age: 'young' },
+        previewUrl: 'https://example.com/rachel.mp3',
+      },
+      {
+        voiceId: 'AZnzlk1XvdvUeBnXmlld',
+        name: 'Domi',
+        description: 'Strong and confident.',
+        category: 'premade',
+        labels: { accent: 'american', gender: 'female' },
+        previewUrl: 'https://example.com/domi.mp3',
+      },
     ]);
     expect(fake.requests.at(-1)).toMatchObject({ method: 'GET', path: '/v1/voices', apiKey: fake.apiKey });
     expect(await new ElevenLabsVoiceProvider({ apiKey: 'wrong', apiBase: fake.apiBase }).listVoices()).toBeNull();
   });
 
   it('posts text and model to /v1/text-to-speech/{voiceId} and returns the MP3 bytes', async () => {
-    const audio = await new ElevenLabsVoiceProvider({ apiKey: fake.apiKey, apiBase: fake.apiBase }).synthesize('Hello there', { type: 'elevenlabs', voiceId: 'AZnzlk1XvdvUeBnXmlld' });
+    const audio = await new ElevenLabsVoiceProvider({ apiKey: fake.apiKey, apiBase: fake.apiBase }).synthesize(
+      'Hello there',
+      { type: 'elevenlabs', voiceId: 'AZnzlk1XvdvUeBnXmlld' },
+    );
     expect(audio.contentType).toBe('audio/mpeg');
     expect(Buffer.from(audio.bytes)).toEqual(fake.audioFor('Hello there'));
     expect(fake.requests.at(-1)).toMatchObject({
@@ -51,9 +68,14 @@ describe('ElevenLabsVoiceProvider', () => {
 
   it('turns refusals and an unreachable API into provider_error (502)', async () => {
     const provider = new ElevenLabsVoiceProvider({ apiKey: fake.apiKey, apiBase: fake.apiBase });
-    const unknownVoice = await provider.synthesize('x', { type: 'elevenlabs', voiceId: 'nope' }).catch((e: unknown) => e);
+    const unknownVoice = await provider
+      .synthesize('x', { type: 'elevenlabs', voiceId: 'nope' })
+      .catch((e: unknown) => e);
     expect(unknownVoice).toBeInstanceOf(AppError);
-    expect(unknownVoice).toMatchObject({ code: 'provider_error', message: expect.stringContaining('voice_id was not found') });
+    expect(unknownVoice).toMatchObject({
+      code: 'provider_error',
+      message: expect.stringContaining('voice_id was not found'),
+    });
     const down = new ElevenLabsVoiceProvider({ apiKey: fake.apiKey, apiBase: 'http://127.0.0.1:9' });
     await expect(down.listVoices()).rejects.toMatchObject({ code: 'provider_error' });
   });
@@ -64,8 +86,17 @@ describe('ElevenLabs personas', () => {
     const res = await get('/api/persona/list-external');
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual([
-      expect.objectContaining({ id: 'elevenlabs-21m00Tcm4TlvDq8ikWAM', name: 'Rachel', description: 'Rachel: female, young, american', settings: expect.objectContaining({ type: 'elevenlabs', voiceId: '21m00Tcm4TlvDq8ikWAM' }) }),
-      expect.objectContaining({ id: 'elevenlabs-AZnzlk1XvdvUeBnXmlld', name: 'Domi', description: 'Strong and confident.' }),
+      expect.objectContaining({
+        id: 'elevenlabs-21m00Tcm4TlvDq8ikWAM',
+        name: 'Rachel',
+        description: 'Rachel: female, young, american',
+        settings: expect.objectContaining({ type: 'elevenlabs', voiceId: '21m00Tcm4TlvDq8ikWAM' }),
+      }),
+      expect.objectContaining({
+        id: 'elevenlabs-AZnzlk1XvdvUeBnXmlld',
+        name: 'Domi',
+        description: 'Strong and confident.',
+      }),
     ]);
     const all = (await get('/api/personas')).json().map((p: { id: string }) => p.id);
     expect(all).toContain('local-amy');
@@ -74,13 +105,27 @@ describe('ElevenLabs personas', () => {
   });
 
   it('list-external is [] when ElevenLabs refuses the key', async () => {
-    const refused = await createTestApp({ env: { ELEVENLABS_API_KEY: 'not-the-key', ELEVENLABS_API_BASE: fake.apiBase } });
+    const refused = await createTestApp({
+      env: { ELEVENLABS_API_KEY: 'not-the-key', ELEVENLABS_API_BASE: fake.apiBase },
+    });
     try {
       const u = await createVerifiedUser(refused);
-      const res = await refused.app.inject({ method: 'GET', url: '/api/persona/list-external', headers: bearer(u.token) });
+      const res = await refused.app.inject({
+        method: 'GET',
+        url: '/api/persona/list-external',
+        headers: bearer(u.token),
+      });
       expect(res.statusCode).toBe(200);
       expect(res.json()).toEqual([]);
-      expect((await refused.app.inject({ method: 'GET', url: '/api/persona/elevenlabs-AZnzlk1XvdvUeBnXmlld', headers: bearer(u.token) })).statusCode).toBe(404);
+      expect(
+        (
+          await refused.app.inject({
+            method: 'GET',
+            url: '/api/persona/elevenlabs-AZnzlk1XvdvUeBnXmlld',
+            headers: bearer(u.token),
+          })
+        ).statusCode,
+      ).toBe(404);
     } finally {
       await refused.close();
     }
@@ -88,8 +133,17 @@ describe('ElevenLabs personas', () => {
 
   it('play speaks through ElevenLabs and answers MP3 encrypted to the registered server', async () => {
     const server = await registerServer(t, user);
-    const jwt = await signPayload(server, { use: 'persona-preview', textBase64: Buffer.from('Bonjour, ici Domi.').toString('base64') }, { now: t.clock.now() });
-    const res = await t.app.inject({ method: 'POST', url: '/api/persona/elevenlabs-AZnzlk1XvdvUeBnXmlld/play', headers: bearer(user.token), payload: { server: server.name, jwt } });
+    const jwt = await signPayload(
+      server,
+      { use: 'persona-preview', textBase64: Buffer.from('Bonjour, ici Domi.').toString('base64') },
+      { now: t.clock.now() },
+    );
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/persona/elevenlabs-AZnzlk1XvdvUeBnXmlld/play',
+      headers: bearer(user.token),
+      payload: { server: server.name, jwt },
+    });
     expect(res.statusCode).toBe(200);
     const { header, content } = res.json();
     expect(header).toMatchObject({ cty: 'audio/mpeg', contentType: 'audio/mpeg' });

@@ -35,7 +35,10 @@ describe('OpenAiEmbeddingsProvider', () => {
     const provider = new OpenAiEmbeddingsProvider({ url: `${fake.url}/`, model: 'm', apiKey: null, batchSize: 2 });
     const before = fake.requests.length;
     const vectors = await provider.embed(['car engine', 'doctor visit', 'automobile engine']);
-    expect(fake.requests.slice(before).map((r) => r.input)).toEqual([['car engine', 'doctor visit'], ['automobile engine']]);
+    expect(fake.requests.slice(before).map((r) => r.input)).toEqual([
+      ['car engine', 'doctor visit'],
+      ['automobile engine'],
+    ]);
     expect(fake.requests[before].authorization).toBeUndefined();
     expect(vectors).toHaveLength(3);
     for (const v of vectors) {
@@ -57,12 +60,39 @@ describe('OpenAiEmbeddingsProvider', () => {
   it.each([
     ['an error status', null],
     ['too few vectors', { data: [{ index: 0, embedding: [1, 2] }] }],
-    ['a non-numeric vector', { data: [{ index: 0, embedding: ['a'] }, { index: 1, embedding: [1] }] }],
-    ['vectors of different lengths', { data: [{ index: 0, embedding: [1, 2] }, { index: 1, embedding: [1] }] }],
-    ['an index out of range', { data: [{ index: 0, embedding: [1] }, { index: 5, embedding: [1] }] }],
+    [
+      'a non-numeric vector',
+      {
+        data: [
+          { index: 0, embedding: ['a'] },
+          { index: 1, embedding: [1] },
+        ],
+      },
+    ],
+    [
+      'vectors of different lengths',
+      {
+        data: [
+          { index: 0, embedding: [1, 2] },
+          { index: 1, embedding: [1] },
+        ],
+      },
+    ],
+    [
+      'an index out of range',
+      {
+        data: [
+          { index: 0, embedding: [1] },
+          { index: 5, embedding: [1] },
+        ],
+      },
+    ],
     ['no data', { object: 'list' }],
   ])('answers provider_error (502) for %s', async (_name, body) => {
-    const provider = body === null ? new OpenAiEmbeddingsProvider({ url: fake.url, model: 'm', apiKey: null }) : new OpenAiEmbeddingsProvider({ url: liarUrl, model: 'm', apiKey: null });
+    const provider =
+      body === null
+        ? new OpenAiEmbeddingsProvider({ url: fake.url, model: 'm', apiKey: null })
+        : new OpenAiEmbeddingsProvider({ url: liarUrl, model: 'm', apiKey: null });
     if (body === null) fake.failNext(1);
     answer = body;
     const error = await provider.embed(['one', 'two']).catch((e: unknown) => e);

@@ -21,13 +21,22 @@ afterAll(async () => {
 /** Ms from sending an utterance's trailing silence to its final result. */
 async function deepgramFinalAfter(): Promise<{ ms: number; text: string }> {
   deepgram.transcripts.push('Hello there.');
-  const ws = new WebSocket(`${deepgram.apiBase}/v1/listen?encoding=mulaw&sample_rate=8000&channels=1&endpointing=10`, { headers: { authorization: `Token ${deepgram.apiKey}` } });
+  const ws = new WebSocket(`${deepgram.apiBase}/v1/listen?encoding=mulaw&sample_rate=8000&channels=1&endpointing=10`, {
+    headers: { authorization: `Token ${deepgram.apiKey}` },
+  });
   await new Promise<void>((resolve, reject) => (ws.once('open', () => resolve()), ws.once('error', reject)));
-  const speech = Buffer.from(pcmToMulaw(Int16Array.from({ length: 8000 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 300 * i) / 8000)))));
+  const speech = Buffer.from(
+    pcmToMulaw(
+      Int16Array.from({ length: 8000 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 300 * i) / 8000))),
+    ),
+  );
   const silence = Buffer.from(pcmToMulaw(new Int16Array(1600)));
   const final = new Promise<{ at: number; text: string }>((resolve) =>
     ws.on('message', (data) => {
-      const m = JSON.parse(String(data)) as { is_final?: boolean; channel?: { alternatives: Array<{ transcript: string }> } };
+      const m = JSON.parse(String(data)) as {
+        is_final?: boolean;
+        channel?: { alternatives: Array<{ transcript: string }> };
+      };
       if (m.is_final) resolve({ at: performance.now(), text: m.channel!.alternatives[0]!.transcript });
     }),
   );
@@ -41,7 +50,11 @@ async function deepgramFinalAfter(): Promise<{ ms: number; text: string }> {
 
 async function openaiFirstTokenAfter(): Promise<number> {
   const t0 = performance.now();
-  const res = await fetch(`${openai.url}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${openai.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
+  const res = await fetch(`${openai.url}/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${openai.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+  });
   const reader = res.body!.getReader();
   await reader.read();
   const ms = performance.now() - t0;
@@ -51,7 +64,14 @@ async function openaiFirstTokenAfter(): Promise<number> {
 
 async function elevenFirstByteAfter(): Promise<number> {
   const t0 = performance.now();
-  const res = await fetch(`${eleven.apiBase}/v1/text-to-speech/${eleven.voices[0]!.voice_id}/stream?output_format=ulaw_8000`, { method: 'POST', headers: { 'xi-api-key': eleven.apiKey, 'content-type': 'application/json' }, body: JSON.stringify({ text: 'Hello there.' }) });
+  const res = await fetch(
+    `${eleven.apiBase}/v1/text-to-speech/${eleven.voices[0]!.voice_id}/stream?output_format=ulaw_8000`,
+    {
+      method: 'POST',
+      headers: { 'xi-api-key': eleven.apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'Hello there.' }),
+    },
+  );
   const reader = res.body!.getReader();
   const first = await reader.read();
   const ms = performance.now() - t0;

@@ -24,13 +24,15 @@ async function error(promise: Promise<unknown>): Promise<AppError> {
 }
 
 describe('LocalSpeechProvider', () => {
-  it('uses Debian\'s espeak-ng when it is installed, else the WebAssembly build', () => {
+  it("uses Debian's espeak-ng when it is installed, else the WebAssembly build", () => {
     expect(new LocalSpeechProvider({ binary: null }).binary).toBeNull();
     expect(new LocalSpeechProvider().binary).toBe(command);
   });
 
   it('turns settings into espeak-ng arguments and refuses anything else', () => {
-    expect(LocalSpeechProvider.argumentsFor({ type: 'local', voiceId: 'en-gb-x-rp+m3', speed: 150, pitch: 40 })).toEqual(['-v', 'en-gb-x-rp+m3', '-s', '150', '-p', '40']);
+    expect(
+      LocalSpeechProvider.argumentsFor({ type: 'local', voiceId: 'en-gb-x-rp+m3', speed: 150, pitch: 40 }),
+    ).toEqual(['-v', 'en-gb-x-rp+m3', '-s', '150', '-p', '40']);
     for (const voiceId of ['-w', '--stdout', 'en-us -w /tmp/x', '../../etc', '']) {
       expect(() => LocalSpeechProvider.argumentsFor({ type: 'local', voiceId })).toThrow(AppError);
     }
@@ -40,7 +42,7 @@ describe('LocalSpeechProvider', () => {
 
   describe.each([
     ['the WebAssembly build', null],
-    ['Debian\'s espeak-ng command', command],
+    ["Debian's espeak-ng command", command],
   ] as const)('on %s', (name, binary) => {
     const make = (options?: ConstructorParameters<typeof LocalSpeechProvider>[0]) => {
       const p = new LocalSpeechProvider({ binary, ...options });
@@ -60,14 +62,26 @@ describe('LocalSpeechProvider', () => {
 
     it('answers an unknown voice with provider_error and keeps working', async () => {
       const speech = make();
-      expect(await error(speech.synthesize('hello', { type: 'local', voiceId: 'zz-nowhere' }))).toMatchObject({ code: 'provider_error', message: expect.stringContaining('voice does not exist') });
-      expect(parseWav((await speech.synthesize('still here', { type: 'local', voiceId: 'en-us' })).bytes).rms).toBeGreaterThan(500);
+      expect(await error(speech.synthesize('hello', { type: 'local', voiceId: 'zz-nowhere' }))).toMatchObject({
+        code: 'provider_error',
+        message: expect.stringContaining('voice does not exist'),
+      });
+      expect(
+        parseWav((await speech.synthesize('still here', { type: 'local', voiceId: 'en-us' })).bytes).rms,
+      ).toBeGreaterThan(500);
     });
 
     it('refuses work past its queue with 429, and serves every job it accepted', async () => {
       const speech = make({ maxPending: 2 });
       const settings = { type: 'local', voiceId: 'en-us' };
-      const outcomes = await Promise.all(['one', 'two', 'three'].map((t) => speech.synthesize(t, settings).then(() => 'ok', (e: AppError) => e.code)));
+      const outcomes = await Promise.all(
+        ['one', 'two', 'three'].map((t) =>
+          speech.synthesize(t, settings).then(
+            () => 'ok',
+            (e: AppError) => e.code,
+          ),
+        ),
+      );
       expect(outcomes).toEqual(['ok', 'ok', 'rate_limited']);
     });
 
@@ -81,7 +95,12 @@ describe('LocalSpeechProvider', () => {
           (e: AppError) => order.push(`${name} ${e.code}`),
         );
       // With one job at a time (the WebAssembly worker, or a single core) the first preview runs and the second waits.
-      const jobs = [ask('preview a1', { priority: 'preview', account: 'a' }), ask('preview a2', { priority: 'preview', account: 'a' }), ask('preview a3', { priority: 'preview', account: 'a' }), ask('call', { priority: 'call' })];
+      const jobs = [
+        ask('preview a1', { priority: 'preview', account: 'a' }),
+        ask('preview a2', { priority: 'preview', account: 'a' }),
+        ask('preview a3', { priority: 'preview', account: 'a' }),
+        ask('call', { priority: 'call' }),
+      ];
       await Promise.all(jobs);
       expect(order[0]).toBe('preview a3 rate_limited');
       expect(order.indexOf('call')).toBeLessThan(order.indexOf('preview a2'));
@@ -89,10 +108,19 @@ describe('LocalSpeechProvider', () => {
 
     it('fails a job that outlives its time limit and starts a fresh worker for the next', async () => {
       const speech = make({ timeoutMs: 1 });
-      expect(await error(speech.synthesize('a sentence long enough to take more than a millisecond', { type: 'local', voiceId: 'en-us' }))).toMatchObject({ code: 'provider_error', message: expect.stringContaining('longer than') });
+      expect(
+        await error(
+          speech.synthesize('a sentence long enough to take more than a millisecond', {
+            type: 'local',
+            voiceId: 'en-us',
+          }),
+        ),
+      ).toMatchObject({ code: 'provider_error', message: expect.stringContaining('longer than') });
       // The same provider, given time again, speaks through a new worker.
       Object.assign(speech, { timeoutMs: 30_000 });
-      expect(parseWav((await speech.synthesize('recovered', { type: 'local', voiceId: 'en-us' })).bytes).rms).toBeGreaterThan(500);
+      expect(
+        parseWav((await speech.synthesize('recovered', { type: 'local', voiceId: 'en-us' })).bytes).rms,
+      ).toBeGreaterThan(500);
     });
   });
 });

@@ -17,9 +17,14 @@ afterEach(() => {
 });
 afterAll(() => fake.close());
 
-const model = (config: Partial<ConstructorParameters<typeof OpenAiLanguageModel>[0]> = {}) => new OpenAiLanguageModel({ url: fake.url, apiKey: fake.apiKey, model: 'gpt-4o-mini', ...config });
+const model = (config: Partial<ConstructorParameters<typeof OpenAiLanguageModel>[0]> = {}) =>
+  new OpenAiLanguageModel({ url: fake.url, apiKey: fake.apiKey, model: 'gpt-4o-mini', ...config });
 const tools: CompletionRequest['tools'] = [
-  { name: 'check_availability', description: 'Free meeting slots on a day.', parameters: { type: 'object', properties: { date: { type: 'string' } } } },
+  {
+    name: 'check_availability',
+    description: 'Free meeting slots on a day.',
+    parameters: { type: 'object', properties: { date: { type: 'string' } } },
+  },
   { name: 'end_call', description: 'Hang up.', parameters: { type: 'object', properties: {} } },
 ];
 const request = (signal = new AbortController().signal): CompletionRequest => ({
@@ -63,13 +68,32 @@ describe('OpenAiLanguageModel', () => {
 
   it('assembles tool calls streamed in fragments into whole calls, in index order', async () => {
     const args = JSON.stringify({ date: '2026-12-01' });
-    fake.chatScripts.push({ events: toolCallAnswer([{ id: 'call_abc', name: 'check_availability', arguments: args }, { id: 'call_def', name: 'end_call', arguments: '' }], { text: 'Let me check.', piece: 3 }) });
+    fake.chatScripts.push({
+      events: toolCallAnswer(
+        [
+          { id: 'call_abc', name: 'check_availability', arguments: args },
+          { id: 'call_def', name: 'end_call', arguments: '' },
+        ],
+        { text: 'Let me check.', piece: 3 },
+      ),
+    });
     const { values, error } = await drain(model().complete(request()));
     expect(error).toBeNull();
-    expect(values.filter((d) => d.type === 'text').map((d) => (d as { text: string }).text).join('')).toBe('Let me check.');
+    expect(
+      values
+        .filter((d) => d.type === 'text')
+        .map((d) => (d as { text: string }).text)
+        .join(''),
+    ).toBe('Let me check.');
     expect(values.filter((d) => d.type !== 'text')).toEqual([
-      { type: 'tool_call', call: { id: 'call_abc', type: 'function', function: { name: 'check_availability', arguments: args } } },
-      { type: 'tool_call', call: { id: 'call_def', type: 'function', function: { name: 'end_call', arguments: '{}' } } },
+      {
+        type: 'tool_call',
+        call: { id: 'call_abc', type: 'function', function: { name: 'check_availability', arguments: args } },
+      },
+      {
+        type: 'tool_call',
+        call: { id: 'call_def', type: 'function', function: { name: 'end_call', arguments: '{}' } },
+      },
       { type: 'done', finishReason: 'tool_calls' },
     ]);
   });
@@ -84,15 +108,30 @@ describe('OpenAiLanguageModel', () => {
   it('401 is a refusal (not retryable); 429 and 500 are retryable', async () => {
     const wrong = await drain(model({ apiKey: 'sk-wrong' }).complete(request()));
     expect(wrong.error).toBeInstanceOf(ProviderFailure);
-    expect(wrong.error).toMatchObject({ provider: 'openai', retryable: false, message: expect.stringContaining('HTTP 401: Incorrect API key') });
+    expect(wrong.error).toMatchObject({
+      provider: 'openai',
+      retryable: false,
+      message: expect.stringContaining('HTTP 401: Incorrect API key'),
+    });
     fake.chatScripts.push({ status: 400 }, { status: 429 }, { status: 500 });
-    expect((await drain(model().complete(request()))).error).toMatchObject({ retryable: false, message: expect.stringContaining('HTTP 400') });
-    expect((await drain(model().complete(request()))).error).toMatchObject({ retryable: true, message: expect.stringContaining('HTTP 429') });
-    expect((await drain(model().complete(request()))).error).toMatchObject({ retryable: true, message: expect.stringContaining('HTTP 500') });
+    expect((await drain(model().complete(request()))).error).toMatchObject({
+      retryable: false,
+      message: expect.stringContaining('HTTP 400'),
+    });
+    expect((await drain(model().complete(request()))).error).toMatchObject({
+      retryable: true,
+      message: expect.stringContaining('HTTP 429'),
+    });
+    expect((await drain(model().complete(request()))).error).toMatchObject({
+      retryable: true,
+      message: expect.stringContaining('HTTP 500'),
+    });
   });
 
   it('a stream that breaks or ends before it finishes fails retryably, after the text that came', async () => {
-    const partial = toolCallAnswer([{ id: 'call_1', name: 'check_availability', arguments: '{"date":"2026-12-01"}' }], { text: 'Let me see.' }).slice(0, -3);
+    const partial = toolCallAnswer([{ id: 'call_1', name: 'check_availability', arguments: '{"date":"2026-12-01"}' }], {
+      text: 'Let me see.',
+    }).slice(0, -3);
     fake.chatScripts.push({ events: partial, then: 'drop' }, { events: partial, then: 'end' });
     for (let i = 0; i < 2; i++) {
       const { values, error } = await drain(model().complete(request()));
@@ -102,8 +141,14 @@ describe('OpenAiLanguageModel', () => {
       expect(values.every((d) => d.type === 'text')).toBe(true);
     }
     fake.chatScripts.push({ events: ['{"error":{"message":"overloaded"}}'] }, { events: ['not json'] });
-    expect((await drain(model().complete(request()))).error).toMatchObject({ retryable: true, message: expect.stringContaining('overloaded') });
-    expect((await drain(model().complete(request()))).error).toMatchObject({ retryable: true, message: expect.stringContaining('not JSON') });
+    expect((await drain(model().complete(request()))).error).toMatchObject({
+      retryable: true,
+      message: expect.stringContaining('overloaded'),
+    });
+    expect((await drain(model().complete(request()))).error).toMatchObject({
+      retryable: true,
+      message: expect.stringContaining('not JSON'),
+    });
   });
 
   it('a stalled stream ends when the caller aborts, and the connection is released', async () => {
@@ -134,7 +179,10 @@ describe('OpenAiLanguageModel', () => {
     expect(slow.error).toMatchObject({ provider: 'openai', retryable: true });
     const controller = new AbortController();
     controller.abort();
-    expect((await drain(model().complete(request(controller.signal)))).error).toMatchObject({ provider: 'openai', message: expect.stringContaining('cancelled') });
+    expect((await drain(model().complete(request(controller.signal)))).error).toMatchObject({
+      provider: 'openai',
+      message: expect.stringContaining('cancelled'),
+    });
   });
 });
 

@@ -21,8 +21,13 @@ afterEach(async () => {
 });
 afterAll(() => fake.close());
 
-const open = (config: Partial<ConstructorParameters<typeof OpenAiSpeechToText>[0]> = {}, signal = new AbortController().signal) => {
-  const stream = new OpenAiSpeechToText({ url: fake.url, apiKey: fake.apiKey, model: 'whisper-1', ...config }).open({ signal });
+const open = (
+  config: Partial<ConstructorParameters<typeof OpenAiSpeechToText>[0]> = {},
+  signal = new AbortController().signal,
+) => {
+  const stream = new OpenAiSpeechToText({ url: fake.url, apiKey: fake.apiKey, model: 'whisper-1', ...config }).open({
+    signal,
+  });
   streams.push(stream);
   return stream;
 };
@@ -69,7 +74,9 @@ describe('OpenAiSpeechToText', () => {
     streams.push(stream);
     const results = stream.results[Symbol.asyncIterator]();
     // 6 kHz: above the phone band, gone after 8 kHz and back.
-    const wide = Int16Array.from({ length: 16000 }, (_, i) => Math.round(6000 * Math.sin((2 * Math.PI * 6000 * i) / 16000)));
+    const wide = Int16Array.from({ length: 16000 }, (_, i) =>
+      Math.round(6000 * Math.sin((2 * Math.PI * 6000 * i) / 16000)),
+    );
     stream.startUtterance();
     for (const frame of frames(wide, 320)) stream.write(frame);
     stream.endUtterance();
@@ -104,7 +111,11 @@ describe('OpenAiSpeechToText', () => {
     stream.endUtterance();
     const { error } = await drain(stream.results);
     expect(error).toBeInstanceOf(ProviderFailure);
-    expect(error).toMatchObject({ provider: 'openai', retryable: false, message: expect.stringContaining('HTTP 401: Incorrect API key') });
+    expect(error).toMatchObject({
+      provider: 'openai',
+      retryable: false,
+      message: expect.stringContaining('HTTP 401: Incorrect API key'),
+    });
   });
 
   it('500 and 429 are retryable failures; an unreachable server too', async () => {
@@ -114,13 +125,21 @@ describe('OpenAiSpeechToText', () => {
       stream.startUtterance();
       stream.write(tone(100));
       stream.endUtterance();
-      expect((await drain(stream.results)).error).toMatchObject({ provider: 'openai', retryable: true, message: expect.stringContaining(`HTTP ${status}`) });
+      expect((await drain(stream.results)).error).toMatchObject({
+        provider: 'openai',
+        retryable: true,
+        message: expect.stringContaining(`HTTP ${status}`),
+      });
     }
     const down = open({ url: 'http://127.0.0.1:9/v1' });
     down.startUtterance();
     down.write(tone(100));
     down.endUtterance();
-    expect((await drain(down.results)).error).toMatchObject({ provider: 'openai', retryable: true, message: expect.stringContaining('request failed') });
+    expect((await drain(down.results)).error).toMatchObject({
+      provider: 'openai',
+      retryable: true,
+      message: expect.stringContaining('request failed'),
+    });
   });
 
   it('an abort ends the results quietly and sends nothing more', async () => {

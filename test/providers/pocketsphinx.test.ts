@@ -8,17 +8,33 @@ import { FRAME_SAMPLES_8K, mulawToPcm, pcmToMulaw } from '../../src/lib/audio.js
 import { installedCallerSynthesizers, OfflineCallerVoice } from '../../src/providers/call-speech/offline-caller.js';
 import { ProviderFailure } from '../../src/providers/failure.js';
 import type { RecognitionResult } from '../../src/providers/speech-to-text/interface.js';
-import { createPocketsphinxSpeechToText, decideLine, isPocketsphinxInstalled, PocketsphinxSpeechToText, spotKeywords } from '../../src/providers/speech-to-text/pocketsphinx.js';
+import {
+  createPocketsphinxSpeechToText,
+  decideLine,
+  isPocketsphinxInstalled,
+  PocketsphinxSpeechToText,
+  spotKeywords,
+} from '../../src/providers/speech-to-text/pocketsphinx.js';
 import { buildArpa, matchPhrase, wordsOf } from '../../src/providers/speech-to-text/pocketsphinx-model.js';
 import { until } from '../support/voice-audio.js';
 
-const DEFAULT_SCRIPT = ['Hello, who is this?', 'Can you tell me your opening hours please?', 'I would like to book a meeting for next Tuesday.', 'No thank you, goodbye.'];
+const DEFAULT_SCRIPT = [
+  'Hello, who is this?',
+  'Can you tell me your opening hours please?',
+  'I would like to book a meeting for next Tuesday.',
+  'No thank you, goodbye.',
+];
 
 const hasPocketsphinx = isPocketsphinxInstalled();
 const synthesizers = installedCallerSynthesizers();
-if (!hasPocketsphinx) console.warn('pocketsphinx tests skipped: pocketsphinx_batch or /usr/share/pocketsphinx/model/en-us is missing (apt-get install pocketsphinx pocketsphinx-en-us)');
-if (!synthesizers.includes('flite')) console.warn('flite tests skipped: flite is not installed (apt-get install flite)');
-if (!synthesizers.includes('espeak-ng')) console.warn('espeak-ng caller tests skipped: espeak-ng is not installed (apt-get install espeak-ng)');
+if (!hasPocketsphinx)
+  console.warn(
+    'pocketsphinx tests skipped: pocketsphinx_batch or /usr/share/pocketsphinx/model/en-us is missing (apt-get install pocketsphinx pocketsphinx-en-us)',
+  );
+if (!synthesizers.includes('flite'))
+  console.warn('flite tests skipped: flite is not installed (apt-get install flite)');
+if (!synthesizers.includes('espeak-ng'))
+  console.warn('espeak-ng caller tests skipped: espeak-ng is not installed (apt-get install espeak-ng)');
 const canRecogniseFlite = hasPocketsphinx && synthesizers.includes('flite');
 const canRecogniseEspeak = hasPocketsphinx && synthesizers.includes('espeak-ng');
 
@@ -29,7 +45,12 @@ const controllers: AbortController[] = [];
 afterAll(() => controllers.forEach((c) => c.abort()));
 
 /** Writes each utterance in 20 ms frames, cuts it, and collects one result per utterance. */
-async function recognise(stt: PocketsphinxSpeechToText, utterances: Int16Array[], phrases?: string[], sampleRate: 8000 | 16000 = 8000): Promise<RecognitionResult[]> {
+async function recognise(
+  stt: PocketsphinxSpeechToText,
+  utterances: Int16Array[],
+  phrases?: string[],
+  sampleRate: 8000 | 16000 = 8000,
+): Promise<RecognitionResult[]> {
   const controller = new AbortController();
   controllers.push(controller);
   const stream = stt.open({ signal: controller.signal, phrases, ...(sampleRate === 16000 ? { sampleRate } : {}) });
@@ -83,11 +104,17 @@ async function speakAll(synthesizer: 'flite' | 'espeak-ng', lines: string[]): Pr
 
 describe('pocketsphinx models and matching (no decoder)', () => {
   it('writes an ARPA model whose n-gram counts match its sections and whose garbage words skip the script words', () => {
-    const arpa = buildArpa([wordsOf('No thank you, goodbye.'), wordsOf('Hello, who is this?')], ['the', 'thank', 'dog'], (w) => w !== 'dog');
+    const arpa = buildArpa(
+      [wordsOf('No thank you, goodbye.'), wordsOf('Hello, who is this?')],
+      ['the', 'thank', 'dog'],
+      (w) => w !== 'dog',
+    );
     const header = Object.fromEntries([...arpa.matchAll(/ngram (\d)=(\d+)/g)].map((m) => [m[1], Number(m[2])]));
     const section = (n: number) => arpa.split(`\\${n}-grams:\n`)[1]!.split('\n\n')[0]!.split('\n');
     for (const n of [1, 2, 3]) expect(section(n)).toHaveLength(header[n]);
-    expect(section(1).map((l) => l.split(' ')[1])).toEqual(expect.arrayContaining(['no', 'thank', 'goodbye', 'hello', 'the', '</s>', '<s>']));
+    expect(section(1).map((l) => l.split(' ')[1])).toEqual(
+      expect.arrayContaining(['no', 'thank', 'goodbye', 'hello', 'the', '</s>', '<s>']),
+    );
     expect(arpa).not.toMatch(/ dog/); // not in the dictionary
     expect(section(1).filter((l) => l.split(' ')[1] === 'thank')).toHaveLength(1);
     // Probabilities after one history sum to at most 1 (discounted), each a log10 ≤ 0.
@@ -96,18 +123,33 @@ describe('pocketsphinx models and matching (no decoder)', () => {
 
   it('matches decoded words to the closest line, and refuses a jumble', () => {
     const lines = DEFAULT_SCRIPT.map(wordsOf);
-    expect(matchPhrase(wordsOf('can you me your opening going please'), lines, 0.5)).toEqual({ index: 1, confidence: 0.75 });
+    expect(matchPhrase(wordsOf('can you me your opening going please'), lines, 0.5)).toEqual({
+      index: 1,
+      confidence: 0.75,
+    });
     expect(matchPhrase(wordsOf('purple well of thank them while please'), lines, 0.5).index).toBe(-1);
     expect(matchPhrase([], lines, 0.5)).toEqual({ index: -1, confidence: 0 });
     // The grammar's line is taken on weak evidence only when the model's words agree with it.
-    expect(decideLine(wordsOf('hello me'), lines, wordsOf('hello who is this'))).toEqual({ index: 0, confidence: 0.25 });
-    expect(decideLine(wordsOf('purple hello thank them while please'), lines, wordsOf('no thank you goodbye')).index).toBe(-1);
+    expect(decideLine(wordsOf('hello me'), lines, wordsOf('hello who is this'))).toEqual({
+      index: 0,
+      confidence: 0.25,
+    });
+    expect(
+      decideLine(wordsOf('purple hello thank them while please'), lines, wordsOf('no thank you goodbye')).index,
+    ).toBe(-1);
     expect(decideLine(wordsOf('best'), lines, wordsOf('hello who is this')).index).toBe(-1);
   });
 
   it('spots keywords, longest first, in order', () => {
-    const keywords = ['opening hours', 'meeting', 'book', 'bye', 'thank you'].map((text) => ({ text, words: wordsOf(text) }));
-    expect(spotKeywords(wordsOf('what are your opening hours thank you bye'), keywords)).toEqual(['opening hours', 'thank you', 'bye']);
+    const keywords = ['opening hours', 'meeting', 'book', 'bye', 'thank you'].map((text) => ({
+      text,
+      words: wordsOf(text),
+    }));
+    expect(spotKeywords(wordsOf('what are your opening hours thank you bye'), keywords)).toEqual([
+      'opening hours',
+      'thank you',
+      'bye',
+    ]);
     expect(spotKeywords(wordsOf('the opening of the door'), keywords)).toEqual([]);
   });
 
@@ -127,7 +169,9 @@ describe.skipIf(!canRecogniseFlite)('pocketsphinx on the phone path (flite calle
     const started = performance.now();
     const results = await recognise(stt, audio, DEFAULT_SCRIPT);
     const wall = performance.now() - started;
-    console.log(`flite, default script: ${results.map((r) => JSON.stringify(r.text)).join(', ')}; ${Math.round(wall / audio.length)} ms and ${Math.round((childrenCpuMs() - cpuBefore) / audio.length)} ms of decoder CPU per utterance`);
+    console.log(
+      `flite, default script: ${results.map((r) => JSON.stringify(r.text)).join(', ')}; ${Math.round(wall / audio.length)} ms and ${Math.round((childrenCpuMs() - cpuBefore) / audio.length)} ms of decoder CPU per utterance`,
+    );
     expect(results.map((r) => r.text)).toEqual(DEFAULT_SCRIPT);
     expect(results.every((r) => r.final && (r.confidence ?? 0) >= 0.5)).toBe(true);
     expect(results[0]!.startMs).toBe(0);
@@ -152,7 +196,8 @@ describe.skipIf(!canRecogniseFlite)('pocketsphinx on the phone path (flite calle
           if (at % (FRAME_SAMPLES_8K * 4) === 0) await new Promise((r) => setTimeout(r, 20));
         }
         await until(() => runningDecoders() === 1, 10_000, 'a decoder while the caller speaks');
-        for (let at = half; at < line.length; at += FRAME_SAMPLES_8K) stream.write(line.subarray(at, at + FRAME_SAMPLES_8K));
+        for (let at = half; at < line.length; at += FRAME_SAMPLES_8K)
+          stream.write(line.subarray(at, at + FRAME_SAMPLES_8K));
         const cutAt = performance.now();
         stream.endUtterance();
         const { value } = await results.next();
@@ -167,9 +212,14 @@ describe.skipIf(!canRecogniseFlite)('pocketsphinx on the phone path (flite calle
   }, 120_000);
 
   it('does not snap speech off the script onto a line', async () => {
-    const [elephants, closing] = await speakAll('flite', ['Purple elephants dance quietly', 'What time do you close today?']);
+    const [elephants, closing] = await speakAll('flite', [
+      'Purple elephants dance quietly',
+      'What time do you close today?',
+    ]);
     const results = await recognise(stt, [elephants!, closing!], DEFAULT_SCRIPT);
-    console.log(`flite, off the script: ${results.map((r) => `${JSON.stringify(r.text)} (${r.confidence?.toFixed(2)})`).join(', ')}`);
+    console.log(
+      `flite, off the script: ${results.map((r) => `${JSON.stringify(r.text)} (${r.confidence?.toFixed(2)})`).join(', ')}`,
+    );
     for (const r of results) expect(r.text).toBe('');
     for (const r of results) expect(r.confidence ?? 0).toBeLessThan(0.5);
   }, 120_000);
@@ -191,7 +241,13 @@ describe.skipIf(!canRecogniseFlite)('pocketsphinx on the phone path (flite calle
   }, 60_000);
 
   it('spots the words the dialogue engine acts on when the call has no script', async () => {
-    const audio = await speakAll('flite', ['Can you tell me your opening hours please?', 'I would like to book a meeting.', 'No thank you, goodbye.', 'Can I speak to a person?', 'Purple elephants dance quietly']);
+    const audio = await speakAll('flite', [
+      'Can you tell me your opening hours please?',
+      'I would like to book a meeting.',
+      'No thank you, goodbye.',
+      'Can I speak to a person?',
+      'Purple elephants dance quietly',
+    ]);
     const results = await recognise(stt, audio);
     console.log(`flite, keywords: ${results.map((r) => JSON.stringify(r.text)).join(', ')}`);
     expect(results[0]!.text).toContain('opening hours');
@@ -221,7 +277,10 @@ describe.skipIf(!canRecogniseFlite)('pocketsphinx on the phone path (flite calle
   it('fails the stream with a ProviderFailure naming pocketsphinx when a decode outlives its time limit', async () => {
     const [line] = await speakAll('flite', [DEFAULT_SCRIPT[1]!]);
     const slow = new PocketsphinxSpeechToText({ timeoutMs: 1 });
-    const err = await recognise(slow, [line!], DEFAULT_SCRIPT).then(() => null, (e: unknown) => e);
+    const err = await recognise(slow, [line!], DEFAULT_SCRIPT).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ProviderFailure);
     expect(err).toMatchObject({ provider: 'pocketsphinx', message: expect.stringContaining('longer than 1 ms') });
   }, 60_000);
@@ -260,7 +319,9 @@ describe.skipIf(!canRecogniseEspeak)('pocketsphinx on the phone path (espeak-ng 
     const audio = await speakAll('espeak-ng', DEFAULT_SCRIPT);
     const results = await recognise(stt, audio, DEFAULT_SCRIPT);
     const right = results.filter((r, i) => r.text === DEFAULT_SCRIPT[i]).length;
-    console.log(`espeak-ng, default script: ${right} of 4: ${results.map((r) => `${JSON.stringify(r.text)} (${r.confidence?.toFixed(2)})`).join(', ')}`);
+    console.log(
+      `espeak-ng, default script: ${right} of 4: ${results.map((r) => `${JSON.stringify(r.text)} (${r.confidence?.toFixed(2)})`).join(', ')}`,
+    );
     // Never a wrong line: a miss is empty text.
     for (const [i, r] of results.entries()) expect([DEFAULT_SCRIPT[i], '']).toContain(r.text);
     expect(right).toBe(4);
@@ -274,21 +335,31 @@ describe('the simulated caller voice', () => {
     expect(OfflineCallerVoice.create({ synthesizer: 'flite', path: '/nonexistent' })).toBeNull();
   });
 
-  it.skipIf(synthesizers.length === 0).each(synthesizers.length > 0 ? synthesizers : (['flite'] as const))('%s speaks a line as PCM16 8 kHz, text that looks like options included', async (synthesizer) => {
-    const voice = OfflineCallerVoice.create({ synthesizer })!;
-    expect(voice.name).toBe(synthesizer);
-    const pcm = await voice.speak('--help -o /tmp/owned.wav hello', new AbortController().signal);
-    const seconds = pcm.length / 8000;
-    expect(seconds).toBeGreaterThan(0.8);
-    expect(seconds).toBeLessThan(6);
-    expect(Math.max(...pcm.map(Math.abs))).toBeGreaterThan(2000);
-  }, 60_000);
+  it.skipIf(synthesizers.length === 0).each(synthesizers.length > 0 ? synthesizers : (['flite'] as const))(
+    '%s speaks a line as PCM16 8 kHz, text that looks like options included',
+    async (synthesizer) => {
+      const voice = OfflineCallerVoice.create({ synthesizer })!;
+      expect(voice.name).toBe(synthesizer);
+      const pcm = await voice.speak('--help -o /tmp/owned.wav hello', new AbortController().signal);
+      const seconds = pcm.length / 8000;
+      expect(seconds).toBeGreaterThan(0.8);
+      expect(seconds).toBeLessThan(6);
+      expect(Math.max(...pcm.map(Math.abs))).toBeGreaterThan(2000);
+    },
+    60_000,
+  );
 
-  it.skipIf(!synthesizers.includes('flite'))('takes a voice name, and refuses one that could be an option', async () => {
-    const slt = OfflineCallerVoice.create({ synthesizer: 'flite', voice: 'slt' })!;
-    expect(slt.voice).toBe('slt');
-    expect((await slt.speak('hello there', new AbortController().signal)).length).toBeGreaterThan(4000);
-    expect(() => OfflineCallerVoice.create({ synthesizer: 'flite', voice: '-o' })).toThrow(/not a flite voice/);
-    expect(() => OfflineCallerVoice.create({ synthesizer: 'flite', voice: 'kal /tmp/x' })).toThrow(/not a flite voice/);
-  }, 60_000);
+  it.skipIf(!synthesizers.includes('flite'))(
+    'takes a voice name, and refuses one that could be an option',
+    async () => {
+      const slt = OfflineCallerVoice.create({ synthesizer: 'flite', voice: 'slt' })!;
+      expect(slt.voice).toBe('slt');
+      expect((await slt.speak('hello there', new AbortController().signal)).length).toBeGreaterThan(4000);
+      expect(() => OfflineCallerVoice.create({ synthesizer: 'flite', voice: '-o' })).toThrow(/not a flite voice/);
+      expect(() => OfflineCallerVoice.create({ synthesizer: 'flite', voice: 'kal /tmp/x' })).toThrow(
+        /not a flite voice/,
+      );
+    },
+    60_000,
+  );
 });

@@ -23,7 +23,12 @@ describe('SmtpEmailProvider', () => {
       const result = await provider.send({ to: 'ada@example.com', subject: 'Hello there', text });
       expect(result.id).toMatch(/^<.+@.+>$/);
       const [mail] = (await smtp.waitFor(before + 1)).slice(before);
-      expect(mail).toMatchObject({ mailFrom: 'no-reply@workspace.test', rcptTo: ['ada@example.com'], to: 'ada@example.com', subject: 'Hello there' });
+      expect(mail).toMatchObject({
+        mailFrom: 'no-reply@workspace.test',
+        rcptTo: ['ada@example.com'],
+        to: 'ada@example.com',
+        subject: 'Hello there',
+      });
       expect(mail.from).toContain('no-reply@workspace.test');
       expect(mail.headers['message-id']).toBe(result.id);
       expect(mail.text.replace(/\r\n/g, '\n')).toBe(text);
@@ -56,7 +61,8 @@ describe('password reset email through SMTP', () => {
   });
   afterAll(() => t.close());
 
-  const requestReset = (email: string) => t.app.inject({ method: 'POST', url: '/api/auth/reset-password/request', payload: { email } });
+  const requestReset = (email: string) =>
+    t.app.inject({ method: 'POST', url: '/api/auth/reset-password/request', payload: { email } });
 
   it('uses the real provider, not the sandbox', () => {
     expect(t.services.providers.email).toBeInstanceOf(SmtpEmailProvider);
@@ -80,7 +86,11 @@ describe('password reset email through SMTP', () => {
     });
     expect(done.statusCode).toBe(200);
     expect(done.json().status).toBe('phone_not_verified');
-    const login = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: 'emailed new passphrase', remember: false } });
+    const login = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { email: user.email, password: 'emailed new passphrase', remember: false },
+    });
     expect(login.statusCode).toBe(200);
   });
 

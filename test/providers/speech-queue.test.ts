@@ -4,7 +4,12 @@
 // nothing sleeps.
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/http/errors.js';
-import { type SpeechQueueLimits, type SpeechRequest, SpeechQueue, defaultSpeechQueueLimits } from '../../src/providers/voice/speech-queue.js';
+import {
+  type SpeechQueueLimits,
+  type SpeechRequest,
+  SpeechQueue,
+  defaultSpeechQueueLimits,
+} from '../../src/providers/voice/speech-queue.js';
 
 /** A queue whose jobs record when they start and end when the test says. */
 function harness(limits: Partial<SpeechQueueLimits> = {}) {
@@ -86,7 +91,11 @@ describe('SpeechQueue', () => {
     void queue.run(preview('a'), () => new Promise(() => {}));
     const err = await queue.run(preview('a'), async () => 'never').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
-    expect(err).toMatchObject({ code: 'rate_limited', message: expect.stringContaining('your local previews'), headers: { 'retry-after': '2' } });
+    expect(err).toMatchObject({
+      code: 'rate_limited',
+      message: expect.stringContaining('your local previews'),
+      headers: { 'retry-after': '2' },
+    });
   });
 
   it('keeps a running slot for calls when it runs more than one job at once', async () => {
@@ -116,7 +125,9 @@ describe('SpeechQueue', () => {
 
   it('frees the place of a job that fails, and of every waiting job on clear', async () => {
     const queue = new SpeechQueue({ ...defaultSpeechQueueLimits(1), maxPreviewsPerAccount: 1 });
-    await expect(queue.run(preview('a'), async () => Promise.reject(new Error('espeak-ng crashed')))).rejects.toThrow('crashed');
+    await expect(queue.run(preview('a'), async () => Promise.reject(new Error('espeak-ng crashed')))).rejects.toThrow(
+      'crashed',
+    );
     void queue.run(call, () => new Promise(() => {}));
     const waiting = queue.run(preview('a'), async () => 'never');
     queue.clear(new AppError('not_ready', 'closing'));

@@ -9,11 +9,16 @@ let fake: TwilioFake;
 let twilio: TwilioTelephonyProvider;
 beforeAll(async () => {
   fake = await startTwilioFake();
-  twilio = new TwilioTelephonyProvider({ accountSid: fake.accountSid, authToken: fake.authToken, apiBase: fake.apiBase });
+  twilio = new TwilioTelephonyProvider({
+    accountSid: fake.accountSid,
+    authToken: fake.authToken,
+    apiBase: fake.apiBase,
+  });
 });
 afterAll(() => fake.close());
 
-const twiml = '<Response><Connect><Stream url="wss://example.test/api/media/twilio"><Parameter name="token" value="t"/></Stream></Connect></Response>';
+const twiml =
+  '<Response><Connect><Stream url="wss://example.test/api/media/twilio"><Parameter name="token" value="t"/></Stream></Connect></Response>';
 
 describe('Twilio call control', () => {
   it('places a call with inline TwiML, the four progress callbacks and asynchronous machine detection', async () => {
@@ -26,19 +31,37 @@ describe('Twilio call control', () => {
       timeLimitSeconds: 1800,
     });
     const call = fake.calls.find((c) => c.sid === callSid)!;
-    expect(call).toMatchObject({ to: '+14155550199', from: '+14155550100', twiml, statusCallback: 'https://example.test/api/webhooks/twilio/call/s1', machineDetection: 'DetectMessageEnd', amdCallback: 'https://example.test/api/webhooks/twilio/amd/s1', timeLimit: '1800' });
+    expect(call).toMatchObject({
+      to: '+14155550199',
+      from: '+14155550100',
+      twiml,
+      statusCallback: 'https://example.test/api/webhooks/twilio/call/s1',
+      machineDetection: 'DetectMessageEnd',
+      amdCallback: 'https://example.test/api/webhooks/twilio/amd/s1',
+      timeLimit: '1800',
+    });
     expect(call.statusCallbackEvents).toEqual(['initiated', 'ringing', 'answered', 'completed']);
     const request = fake.requests.at(-1)!;
     expect(request.form.AsyncAmd).toBe('true');
   });
 
   it('leaves machine detection off when no callback is given', async () => {
-    const { callSid } = await twilio.calls.placeCall({ from: '+14155550100', to: '+14155550199', twiml, statusCallbackUrl: 'https://example.test/cb' });
+    const { callSid } = await twilio.calls.placeCall({
+      from: '+14155550100',
+      to: '+14155550199',
+      twiml,
+      statusCallbackUrl: 'https://example.test/cb',
+    });
     expect(fake.calls.find((c) => c.sid === callSid)!.machineDetection).toBeNull();
   });
 
   it('redirects a live call to new TwiML and hangs it up; hanging up an ended call is not an error', async () => {
-    const { callSid } = await twilio.calls.placeCall({ from: '+14155550100', to: '+14155550199', twiml, statusCallbackUrl: 'https://example.test/cb' });
+    const { callSid } = await twilio.calls.placeCall({
+      from: '+14155550100',
+      to: '+14155550199',
+      twiml,
+      statusCallbackUrl: 'https://example.test/cb',
+    });
     await twilio.calls.redirectCall(callSid, '<Response><Dial>+14155550111</Dial></Response>');
     await twilio.calls.hangUpCall(callSid);
     const call = fake.calls.find((c) => c.sid === callSid)!;
@@ -49,11 +72,19 @@ describe('Twilio call control', () => {
   });
 
   it('maps a refusal to provider_refused and bad credentials to provider_error', async () => {
-    const refused = await twilio.calls.placeCall({ from: '', to: '+14155550199', twiml, statusCallbackUrl: 'https://example.test/cb' }).catch((e: unknown) => e);
+    const refused = await twilio.calls
+      .placeCall({ from: '', to: '+14155550199', twiml, statusCallbackUrl: 'https://example.test/cb' })
+      .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(AppError);
     expect((refused as AppError).code).toBe('provider_refused');
-    const wrong = new TwilioTelephonyProvider({ accountSid: fake.accountSid, authToken: 'wrong', apiBase: fake.apiBase });
-    const failed = await wrong.calls.placeCall({ from: '+14155550100', to: '+14155550199', twiml, statusCallbackUrl: 'https://example.test/cb' }).catch((e: unknown) => e);
+    const wrong = new TwilioTelephonyProvider({
+      accountSid: fake.accountSid,
+      authToken: 'wrong',
+      apiBase: fake.apiBase,
+    });
+    const failed = await wrong.calls
+      .placeCall({ from: '+14155550100', to: '+14155550199', twiml, statusCallbackUrl: 'https://example.test/cb' })
+      .catch((e: unknown) => e);
     expect((failed as AppError).code).toBe('provider_error');
   });
 });

@@ -6,7 +6,13 @@ import { formParams, twilioSignature, verifyTwilioSignature } from '../../src/pr
 
 const TOKEN = '12345678901234567890123456789012';
 const URL_ = 'https://api.example.com/api/webhooks/twilio/sms/0193?x=1';
-const PARAMS = { MessageSid: 'SM123', MessageStatus: 'delivered', To: '+14155550123', From: '+14155550100', AccountSid: 'AC1' };
+const PARAMS = {
+  MessageSid: 'SM123',
+  MessageStatus: 'delivered',
+  To: '+14155550123',
+  From: '+14155550100',
+  AccountSid: 'AC1',
+};
 
 const paramName = fc.stringMatching(/^[A-Za-z][A-Za-z0-9_]{0,12}$/);
 const paramValue = fc.string({ maxLength: 30 });
@@ -14,9 +20,13 @@ const paramValue = fc.string({ maxLength: 30 });
 describe('X-Twilio-Signature', () => {
   it('computes what the twilio package computes, for any parameters', () => {
     fc.assert(
-      fc.property(fc.dictionary(paramName, fc.oneof(paramValue, fc.array(paramValue, { minLength: 1, maxLength: 3 }))), fc.webUrl({ withQueryParameters: true }), (params, url) => {
-        expect(twilioSignature(TOKEN, url, params)).toBe(twilio.getExpectedTwilioSignature(TOKEN, url, params));
-      }),
+      fc.property(
+        fc.dictionary(paramName, fc.oneof(paramValue, fc.array(paramValue, { minLength: 1, maxLength: 3 }))),
+        fc.webUrl({ withQueryParameters: true }),
+        (params, url) => {
+          expect(twilioSignature(TOKEN, url, params)).toBe(twilio.getExpectedTwilioSignature(TOKEN, url, params));
+        },
+      ),
       { numRuns: 100 },
     );
   });

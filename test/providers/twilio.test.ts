@@ -13,7 +13,13 @@ beforeAll(async () => {
 afterAll(() => fake.close());
 
 const provider = (overrides: Partial<{ accountSid: string; authToken: string; from: string; apiBase: string }> = {}) =>
-  new TwilioSmsProvider({ accountSid: fake.accountSid, authToken: fake.authToken, from: fake.from, apiBase: fake.apiBase, ...overrides });
+  new TwilioSmsProvider({
+    accountSid: fake.accountSid,
+    authToken: fake.authToken,
+    from: fake.from,
+    apiBase: fake.apiBase,
+    ...overrides,
+  });
 
 async function sendError(p: TwilioSmsProvider): Promise<AppError> {
   const err = await p.send({ to: '+14155550123', body: 'hello' }).then(
@@ -27,7 +33,11 @@ async function sendError(p: TwilioSmsProvider): Promise<AppError> {
 describe('TwilioSmsProvider', () => {
   it('posts a form-encoded message with Basic auth and returns the message sid and status', async () => {
     const before = fake.requests.length;
-    const result = await provider().send({ to: '+14155550123', body: 'Your code is 123456', statusCallbackUrl: 'https://api.example.com/sms/status' });
+    const result = await provider().send({
+      to: '+14155550123',
+      body: 'Your code is 123456',
+      statusCallbackUrl: 'https://api.example.com/sms/status',
+    });
     expect(result.id).toMatch(/^SM[0-9a-f]{32}$/);
     expect(result.status).toBe('queued');
 
@@ -37,9 +47,19 @@ describe('TwilioSmsProvider', () => {
       path: `/2010-04-01/Accounts/${fake.accountSid}/Messages.json`,
       contentType: expect.stringMatching(/^application\/x-www-form-urlencoded/),
       auth: { user: fake.accountSid, password: fake.authToken },
-      form: { To: '+14155550123', From: fake.from, Body: 'Your code is 123456', StatusCallback: 'https://api.example.com/sms/status' },
+      form: {
+        To: '+14155550123',
+        From: fake.from,
+        Body: 'Your code is 123456',
+        StatusCallback: 'https://api.example.com/sms/status',
+      },
     });
-    expect(fake.messages.at(-1)).toMatchObject({ sid: result.id, to: '+14155550123', from: fake.from, body: 'Your code is 123456' });
+    expect(fake.messages.at(-1)).toMatchObject({
+      sid: result.id,
+      to: '+14155550123',
+      from: fake.from,
+      body: 'Your code is 123456',
+    });
   });
 
   it('sends from the number given on the message instead of the configured one', async () => {
@@ -74,12 +94,18 @@ describe('TwilioSmsProvider', () => {
 describe('phone verification through Twilio', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await createTestApp({ config: { twilio: { accountSid: fake.accountSid, authToken: fake.authToken, from: fake.from, apiBase: fake.apiBase } } });
+    t = await createTestApp({
+      config: {
+        twilio: { accountSid: fake.accountSid, authToken: fake.authToken, from: fake.from, apiBase: fake.apiBase },
+      },
+    });
   });
   afterAll(() => t.close());
 
-  const request = (token: string) => t.app.inject({ method: 'POST', url: '/api/auth/verify/request', headers: bearer(token) });
-  const submit = (token: string, code: string) => t.app.inject({ method: 'POST', url: '/api/auth/verify/submit', headers: bearer(token), payload: { code } });
+  const request = (token: string) =>
+    t.app.inject({ method: 'POST', url: '/api/auth/verify/request', headers: bearer(token) });
+  const submit = (token: string, code: string) =>
+    t.app.inject({ method: 'POST', url: '/api/auth/verify/submit', headers: bearer(token), payload: { code } });
 
   it('uses the real provider, not the sandbox', () => {
     expect(t.services.providers.sms).toBeInstanceOf(TwilioSmsProvider);
@@ -111,6 +137,8 @@ describe('phone verification through Twilio', () => {
     expect(res.json().code).toBe('provider_error');
     const rows = await t.database.db.selectFrom('phone_codes').selectAll().where('user_id', '=', user.id).execute();
     expect(rows).toEqual([]);
-    expect((await t.services.audit.listForUser(user.id)).map((e) => `${e.action}:${Number(e.success)}`)).toContain('phone.verify_request:0');
+    expect((await t.services.audit.listForUser(user.id)).map((e) => `${e.action}:${Number(e.success)}`)).toContain(
+      'phone.verify_request:0',
+    );
   });
 });

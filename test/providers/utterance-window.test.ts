@@ -2,7 +2,12 @@
 // from the VAD's start less the pre-roll to its end plus the post-roll, in
 // stream time, whatever came before it; frames injected as a call gives them.
 import { describe, expect, it } from 'vitest';
-import { LOOKBACK_MS, POST_ROLL_MS, PRE_ROLL_MS, UtteranceWindow } from '../../src/providers/speech-to-text/utterance-window.js';
+import {
+  LOOKBACK_MS,
+  POST_ROLL_MS,
+  PRE_ROLL_MS,
+  UtteranceWindow,
+} from '../../src/providers/speech-to-text/utterance-window.js';
 
 /** 20 ms frames at 8 kHz whose samples are their own stream position (mod 32768): what was kept is read back from the values. */
 function writeMs(window: UtteranceWindow, ms: number) {
@@ -12,7 +17,7 @@ function writeMs(window: UtteranceWindow, ms: number) {
     window.write(frame);
   }
 }
-const positionOf = (sample: number, near: number) => near - ((near - sample) % 32768 + 32768) % 32768;
+const positionOf = (sample: number, near: number) => near - ((((near - sample) % 32768) + 32768) % 32768);
 
 describe('UtteranceWindow', () => {
   it('keeps the utterance from its start less the pre-roll to its end plus the post-roll, reported late, in stream time', () => {

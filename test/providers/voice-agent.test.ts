@@ -30,7 +30,13 @@ const build = (env: Record<string, string>, pocketsphinx?: () => SpeechToText | 
 
 describe('voice agent variables', () => {
   it('default to no recogniser choice, no model and a 4 s first-token deadline', () => {
-    expect(loadConfig({}, '/srv').voiceAgent).toEqual({ sttProvider: null, deepgram: null, openaiStt: null, llm: null, llmDeadlineMs: 4000 });
+    expect(loadConfig({}, '/srv').voiceAgent).toEqual({
+      sttProvider: null,
+      deepgram: null,
+      openaiStt: null,
+      llm: null,
+      llmDeadlineMs: 4000,
+    });
   });
 
   it('pick deepgram with a key, else openai with STT_URL; STT_PROVIDER overrides', () => {
@@ -40,25 +46,47 @@ describe('voice agent variables', () => {
       deepgram: { apiKey: 'dg', apiBase: 'wss://api.deepgram.com' },
       openaiStt: { url: 'http://localhost:8080/v1', apiKey: null, model: 'whisper-1' },
     });
-    expect(loadConfig({ STT_URL: 'https://api.openai.com/v1', STT_API_KEY: 'sk', STT_MODEL: 'gpt-4o-mini-transcribe' }, '/srv').voiceAgent).toMatchObject({
+    expect(
+      loadConfig(
+        { STT_URL: 'https://api.openai.com/v1', STT_API_KEY: 'sk', STT_MODEL: 'gpt-4o-mini-transcribe' },
+        '/srv',
+      ).voiceAgent,
+    ).toMatchObject({
       sttProvider: 'openai',
       openaiStt: { url: 'https://api.openai.com/v1', apiKey: 'sk', model: 'gpt-4o-mini-transcribe' },
     });
     expect(loadConfig({ ...both, STT_PROVIDER: 'openai' }, '/srv').voiceAgent.sttProvider).toBe('openai');
     expect(loadConfig({ ...both, STT_PROVIDER: 'None' }, '/srv').voiceAgent.sttProvider).toBe('none');
-    expect(loadConfig({ LLM_URL: 'http://localhost:11434/v1', LLM_MODEL: 'llama3.2', VOICE_LLM_DEADLINE_MS: '2500' }, '/srv').voiceAgent).toMatchObject({
+    expect(
+      loadConfig({ LLM_URL: 'http://localhost:11434/v1', LLM_MODEL: 'llama3.2', VOICE_LLM_DEADLINE_MS: '2500' }, '/srv')
+        .voiceAgent,
+    ).toMatchObject({
       llm: { url: 'http://localhost:11434/v1', apiKey: null, model: 'llama3.2' },
       llmDeadlineMs: 2500,
     });
   });
 
   it('report every bad voice variable by name', () => {
-    const problems = problemsOf({ STT_PROVIDER: 'whisper', DEEPGRAM_API_BASE: 'https://api.deepgram.com', STT_URL: 'ftp://x', LLM_URL: 'nope', VOICE_LLM_DEADLINE_MS: '10' }).join('\n');
-    for (const name of ['STT_PROVIDER must be one of deepgram, openai, pocketsphinx, none', 'DEEPGRAM_API_BASE must be a wss: or ws: URL', 'STT_URL must be', 'LLM_URL must be', 'VOICE_LLM_DEADLINE_MS must be']) {
+    const problems = problemsOf({
+      STT_PROVIDER: 'whisper',
+      DEEPGRAM_API_BASE: 'https://api.deepgram.com',
+      STT_URL: 'ftp://x',
+      LLM_URL: 'nope',
+      VOICE_LLM_DEADLINE_MS: '10',
+    }).join('\n');
+    for (const name of [
+      'STT_PROVIDER must be one of deepgram, openai, pocketsphinx, none',
+      'DEEPGRAM_API_BASE must be a wss: or ws: URL',
+      'STT_URL must be',
+      'LLM_URL must be',
+      'VOICE_LLM_DEADLINE_MS must be',
+    ]) {
       expect(problems).toContain(name);
     }
     expect(problemsOf({ STT_PROVIDER: 'deepgram' })).toEqual(['STT_PROVIDER=deepgram needs DEEPGRAM_API_KEY']);
-    expect(problemsOf({ STT_PROVIDER: 'openai' })).toEqual([expect.stringContaining('STT_PROVIDER=openai needs STT_URL')]);
+    expect(problemsOf({ STT_PROVIDER: 'openai' })).toEqual([
+      expect.stringContaining('STT_PROVIDER=openai needs STT_URL'),
+    ]);
   });
 });
 
@@ -66,16 +94,26 @@ describe('createVoiceAgentProviders', () => {
   it('builds the configured recogniser, or pocketsphinx when installed, or none', () => {
     expect(build({ DEEPGRAM_API_KEY: 'dg' }).speechToText).toBeInstanceOf(DeepgramSpeechToText);
     expect(build({ STT_URL: 'http://localhost:8080/v1' }).speechToText).toBeInstanceOf(OpenAiSpeechToText);
-    const sphinx = { name: 'pocketsphinx', streaming: false, open: () => { throw new Error('unused'); } } as SpeechToText;
+    const sphinx = {
+      name: 'pocketsphinx',
+      streaming: false,
+      open: () => {
+        throw new Error('unused');
+      },
+    } as SpeechToText;
     expect(build({}, () => sphinx).speechToText).toBe(sphinx);
     expect(build({ STT_PROVIDER: 'pocketsphinx' }, () => sphinx).speechToText).toBe(sphinx);
     const none = build({});
     expect(none.speechToText).toBeNull();
     expect(none.name).toContain('recognition: none');
     // Each part says why: a configured provider, or the offline fallback.
-    expect(build({}, () => sphinx).name).toContain('recognition: pocketsphinx, offline (the offline fallback: no DEEPGRAM_API_KEY or STT_URL)');
+    expect(build({}, () => sphinx).name).toContain(
+      'recognition: pocketsphinx, offline (the offline fallback: no DEEPGRAM_API_KEY or STT_URL)',
+    );
     expect(build({ DEEPGRAM_API_KEY: 'dg' }).name).toContain('(DEEPGRAM_API_KEY is set)');
-    expect(build({ STT_URL: 'http://localhost:8080/v1' }).name).toMatch(/recognition: OpenAI-compatible transcription at http:\/\/localhost:8080\/v1, model \S+ \(STT_URL is set\)/);
+    expect(build({ STT_URL: 'http://localhost:8080/v1' }).name).toMatch(
+      /recognition: OpenAI-compatible transcription at http:\/\/localhost:8080\/v1, model \S+ \(STT_URL is set\)/,
+    );
     expect(build({ DEEPGRAM_API_KEY: 'dg', STT_PROVIDER: 'none' }, () => sphinx).speechToText).toBeNull();
     expect(build({ STT_PROVIDER: 'pocketsphinx' }, () => null).name).toContain('pocketsphinx is not installed');
   });
@@ -131,11 +169,28 @@ describe('providers built from the variables talk to the configured servers', ()
     expect(heard).toBe('What are your opening hours?');
 
     openai.chatScripts.push({ events: textAnswer('From nine to five.') });
-    const answer = await drain(providers.languageModel!.complete({ messages: [{ role: 'user', content: heard }], tools: [], signal: new AbortController().signal }));
-    expect(answer.values.filter((d) => d.type === 'text').map((d) => (d as { text: string }).text).join('')).toBe('From nine to five.');
+    const answer = await drain(
+      providers.languageModel!.complete({
+        messages: [{ role: 'user', content: heard }],
+        tools: [],
+        signal: new AbortController().signal,
+      }),
+    );
+    expect(
+      answer.values
+        .filter((d) => d.type === 'text')
+        .map((d) => (d as { text: string }).text)
+        .join(''),
+    ).toBe('From nine to five.');
     expect(openai.chats[0]!.body.model).toBe('fake-model');
 
-    const speech = await drain(providers.callSpeech.elevenlabs!.synthesize('From nine to five.', { provider: 'elevenlabs', voiceId: eleven.voices[0]!.voice_id }, new AbortController().signal));
+    const speech = await drain(
+      providers.callSpeech.elevenlabs!.synthesize(
+        'From nine to five.',
+        { provider: 'elevenlabs', voiceId: eleven.voices[0]!.voice_id },
+        new AbortController().signal,
+      ),
+    );
     expect(speech.error).toBeNull();
     expect(concat(...speech.values).length).toBe(eleven.ulawFor('From nine to five.').length);
     await providers.close();

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WorkspaceApiError, WorkspaceClient, signCallRequest } from '../../sdk/src/index.js';
 import { callConfig } from '../modules/calls/support.js';
 import { runNpx } from './support.js';
-import { type TelephonyTestApp, buyNumber, createTelephonyApp } from '../modules/telephony/helpers.js';
+import { type TelephonyTestApp, createTelephonyApp } from '../modules/telephony/helpers.js';
 import { createFundedUser, createVerifiedUser } from '../support/factories.js';
 import { canSpeak, channelRms, sandboxCarrierApp } from '../modules/calls/sandbox-support.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -36,21 +36,36 @@ describe('SDK call sessions', () => {
     // Calls cost money: $5 of prepaid credit (sandbox checkout).
     const user = await createFundedUser(t);
     const client = new WorkspaceClient({ baseUrl: t.publicUrl, token: user.token });
-    const offers = (await (await client.http.send(`${t.publicUrl}/api/phone-numbers/search/sandbox?country=US&type=local`)).json()) as Array<{ capabilities: { voice: boolean }; addressRequirements: string; price: { jwt: string } }>;
+    const offers = (await (
+      await client.http.send(`${t.publicUrl}/api/phone-numbers/search/sandbox?country=US&type=local`)
+    ).json()) as Array<{ capabilities: { voice: boolean }; addressRequirements: string; price: { jwt: string } }>;
     const offer = offers.find((o) => o.capabilities.voice && o.addressRequirements === 'none')!;
-    const put = () => client.http.send(`${t.publicUrl}/api/phone-numbers`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jwt: offer.price.jwt }) });
+    const put = () =>
+      client.http.send(`${t.publicUrl}/api/phone-numbers`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jwt: offer.price.jwt }),
+      });
     // The top-up's checkout kept the card on file, so the number is bought at once.
     expect((await put()).status).toBe(200);
 
     const server = await client.servers.register({ name: 'sdk-calls', mode: 'generate' });
-    const payload = { agent: { name: 'Amy' }, contact: { name: 'Grace', phone: '+14155550123' }, type: 'prompt' as const, prompt: 'Confirm the appointment.' };
+    const payload = {
+      agent: { name: 'Amy' },
+      contact: { name: 'Grace', phone: '+14155550123' },
+      type: 'prompt' as const,
+      prompt: 'Confirm the appointment.',
+    };
     for (const serviceKey of [undefined, await client.servers.current()]) {
       const jwt = await signCallRequest(server.privateKey!, payload, serviceKey);
       expect(jwt.split('.')).toHaveLength(serviceKey ? 5 : 3);
       const { sessionId } = await client.calls.start({ server: server.name, jwt });
       expect(await statusesToCompleted(client, sessionId)).toEqual(['queued', 'ringing', 'in_progress', 'completed']);
       // The call page: its record's transcript once it is written; the list has it first.
-      await vi.waitFor(async () => expect((await client.calls.get(sessionId)).transcript?.length).toBeGreaterThan(0), { timeout: 10_000, interval: 50 });
+      await vi.waitFor(async () => expect((await client.calls.get(sessionId)).transcript?.length).toBeGreaterThan(0), {
+        timeout: 10_000,
+        interval: 50,
+      });
       const call = await client.calls.get(sessionId);
       expect(call).toMatchObject({ id: sessionId, direction: 'outbound', status: 'completed', to: '+14155550123' });
       expect(call.transcript![0]).toMatchObject({ role: 'agent' });
@@ -68,18 +83,36 @@ describe('SDK call sessions', () => {
     const client = new WorkspaceClient({ baseUrl: t.publicUrl, token: user.token });
     const { types } = await client.calls.temporaryTypes();
     const phone = '+14155550177';
-    const { key } = await client.calls.requestTemporary({ phone, type: types[0]!.id }, { idempotencyKey: `sdk-temp-${user.id}` });
-    const sms = (await (await client.http.send(`${t.publicUrl}/api/sandbox/outbox?to=${encodeURIComponent(phone)}&limit=1`)).json()) as Array<{ data: { code: string } }>;
-    const wrong = await client.calls.startTemporary({ key, code: '000000' === sms[0]!.data.code ? '111111' : '000000', email: 'grace@example.com' }).catch((e: unknown) => e);
+    const { key } = await client.calls.requestTemporary(
+      { phone, type: types[0]!.id },
+      { idempotencyKey: `sdk-temp-${user.id}` },
+    );
+    const sms = (await (
+      await client.http.send(`${t.publicUrl}/api/sandbox/outbox?to=${encodeURIComponent(phone)}&limit=1`)
+    ).json()) as Array<{ data: { code: string } }>;
+    const wrong = await client.calls
+      .startTemporary({ key, code: '000000' === sms[0]!.data.code ? '111111' : '000000', email: 'grace@example.com' })
+      .catch((e: unknown) => e);
     expect(wrong).toMatchObject({ status: 400, code: 'invalid_code' });
-    const { sessionId } = await client.calls.startTemporary({ key, code: sms[0]!.data.code, email: 'grace@example.com' });
+    const { sessionId } = await client.calls.startTemporary({
+      key,
+      code: sms[0]!.data.code,
+      email: 'grace@example.com',
+    });
     expect(await statusesToCompleted(client, sessionId)).toEqual(['queued', 'ringing', 'in_progress', 'completed']);
   }, 30_000);
 
   it('sdk/examples/sandbox-call.ts prints the progress of a sandbox call to completed', async () => {
-    const { code, stdout, stderr } = await runNpx(['tsx', 'sdk/examples/sandbox-call.ts'], { BASE_URL: t.publicUrl }, 80_000);
+    const { code, stdout, stderr } = await runNpx(
+      ['tsx', 'sdk/examples/sandbox-call.ts'],
+      { BASE_URL: t.publicUrl },
+      80_000,
+    );
     expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
-    const lines = stdout.trim().split('\n').map((l) => l.trim());
+    const lines = stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.trim());
     expect(lines[0]).toMatch(/^1\. signed up and verified \+1555\d{7}$/);
     expect(lines).toContain('queued');
     expect(lines).toContain('in_progress');
@@ -92,25 +125,33 @@ describe('SDK call sessions', () => {
 });
 
 describe('sdk/examples/sandbox-call.ts against the sandbox carrier (SANDBOX_CALLS=voice, as `npm start`)', () => {
-  it.skipIf(!canSpeak)('saves the call\'s recording: a WAV holding the agent and the simulated caller', async () => {
-    const voice = await sandboxCarrierApp();
-    const dir = mkdtempSync(join(tmpdir(), 'sdk-recording-'));
-    try {
-      const file = join(dir, 'call.wav');
-      const { code, stdout, stderr } = await runNpx(['tsx', 'sdk/examples/sandbox-call.ts'], { BASE_URL: voice.config.publicUrl, RECORDING_FILE: file }, 170_000);
-      expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
-      expect(stdout).toContain(`6. recording saved to ${file} (the caller left, the agent right)`);
-      // The agent answered from the knowledge base and booked through the sandbox Calendly.
-      expect(stdout).toMatch(/tool search_knowledge .*Monday to Friday/);
-      expect(stdout).toMatch(/tool book_meeting /);
-      const wav = readFileSync(file);
-      expect(wav.toString('latin1', 0, 4)).toBe('RIFF');
-      expect(wav.readUInt16LE(22)).toBe(2);
-      expect(channelRms(wav, 0)).toBeGreaterThan(100); // the caller
-      expect(channelRms(wav, 1)).toBeGreaterThan(100); // the agent
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-      await voice.close();
-    }
-  }, 180_000);
+  it.skipIf(!canSpeak)(
+    "saves the call's recording: a WAV holding the agent and the simulated caller",
+    async () => {
+      const voice = await sandboxCarrierApp();
+      const dir = mkdtempSync(join(tmpdir(), 'sdk-recording-'));
+      try {
+        const file = join(dir, 'call.wav');
+        const { code, stdout, stderr } = await runNpx(
+          ['tsx', 'sdk/examples/sandbox-call.ts'],
+          { BASE_URL: voice.config.publicUrl, RECORDING_FILE: file },
+          170_000,
+        );
+        expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
+        expect(stdout).toContain(`6. recording saved to ${file} (the caller left, the agent right)`);
+        // The agent answered from the knowledge base and booked through the sandbox Calendly.
+        expect(stdout).toMatch(/tool search_knowledge .*Monday to Friday/);
+        expect(stdout).toMatch(/tool book_meeting /);
+        const wav = readFileSync(file);
+        expect(wav.toString('latin1', 0, 4)).toBe('RIFF');
+        expect(wav.readUInt16LE(22)).toBe(2);
+        expect(channelRms(wav, 0)).toBeGreaterThan(100); // the caller
+        expect(channelRms(wav, 1)).toBeGreaterThan(100); // the agent
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+        await voice.close();
+      }
+    },
+    180_000,
+  );
 });

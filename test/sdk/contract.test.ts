@@ -12,7 +12,9 @@ const tsc = join(process.cwd(), 'node_modules', '.bin', 'tsc');
 
 describe('SDK contract', () => {
   it('sdk/src/openapi-types.ts is what openapi-typescript generates from openapi.json', () => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'sdk/scripts/openapi-types.ts', '--check'], { encoding: 'utf8' });
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'sdk/scripts/openapi-types.ts', '--check'], {
+      encoding: 'utf8',
+    });
     expect(result.stderr.replace(/npm warn.*\n/g, '')).toBe('');
     expect(result.status).toBe(0);
   });
@@ -21,8 +23,21 @@ describe('SDK contract', () => {
     const result = spawnSync(tsc, ['-p', 'sdk/tsconfig.json'], { encoding: 'utf8' });
     expect(result.stdout + result.stderr).toBe('');
     expect(result.status).toBe(0);
-    for (const file of ['client.ts', 'crypto.ts', 'encoding.ts', 'events.ts', 'http.ts', 'sse.ts', 'store.ts', 'data.ts', 'auth.ts', 'events-api.ts']) {
-      expect(readFileSync(join('sdk/src', file), 'utf8')).not.toMatch(/from ['"]node:|require\(|\bBuffer\b|\bprocess\./);
+    for (const file of [
+      'client.ts',
+      'crypto.ts',
+      'encoding.ts',
+      'events.ts',
+      'http.ts',
+      'sse.ts',
+      'store.ts',
+      'data.ts',
+      'auth.ts',
+      'events-api.ts',
+    ]) {
+      expect(readFileSync(join('sdk/src', file), 'utf8')).not.toMatch(
+        /from ['"]node:|require\(|\bBuffer\b|\bprocess\./,
+      );
     }
   });
 

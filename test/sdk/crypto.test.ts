@@ -34,12 +34,15 @@ describe('encrypt', () => {
     expect(Buffer.from(payload.authTag, 'base64')).toHaveLength(16);
     expect(Buffer.from(payload.iv, 'base64')).toHaveLength(12);
     // Strict base64, as the service wants it: re-encoding gives the same text.
-    for (const field of [payload.content, payload.authTag, payload.iv]) expect(Buffer.from(field, 'base64').toString('base64')).toBe(field);
+    for (const field of [payload.content, payload.authTag, payload.iv])
+      expect(Buffer.from(field, 'base64').toString('base64')).toBe(field);
     expect(Buffer.from(payload.content, 'base64')).toHaveLength('hello, world'.length);
 
     const decipher = createDecipheriv('aes-256-gcm', Buffer.from(keyHex, 'hex'), Buffer.from(payload.iv, 'base64'));
     decipher.setAuthTag(Buffer.from(payload.authTag, 'base64'));
-    const plain = Buffer.concat([decipher.update(Buffer.from(payload.content, 'base64')), decipher.final()]).toString('utf8');
+    const plain = Buffer.concat([decipher.update(Buffer.from(payload.content, 'base64')), decipher.final()]).toString(
+      'utf8',
+    );
     expect(plain).toBe('hello, world');
   });
 
@@ -70,7 +73,11 @@ describe('decrypt', () => {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', Buffer.from(keyHex, 'hex'), iv);
     const content = Buffer.concat([cipher.update(JSON.stringify({ name: 'Ada', n: 1 }), 'utf8'), cipher.final()]);
-    const stored = { content: content.toString('hex'), auth_tag: cipher.getAuthTag().toString('hex'), iv: iv.toString('hex') };
+    const stored = {
+      content: content.toString('hex'),
+      auth_tag: cipher.getAuthTag().toString('hex'),
+      iv: iv.toString('hex'),
+    };
     expect(await decryptJson(keyHex, stored)).toEqual({ name: 'Ada', n: 1 });
   });
 
@@ -78,7 +85,9 @@ describe('decrypt', () => {
     const value = { name: 'Zoë 🚀', tags: ['a', 'b'], nested: { ok: true, n: 1.5 } };
     expect(await decryptJson(keyHex, payloadToStored(await encryptJson(keyHex, value)))).toEqual(value);
     const binary = new Uint8Array(randomBytes(70_000));
-    expect(Buffer.from(await decrypt(keyHex, payloadToStored(await encrypt(keyHex, binary)))).equals(binary)).toBe(true);
+    expect(Buffer.from(await decrypt(keyHex, payloadToStored(await encrypt(keyHex, binary)))).equals(binary)).toBe(
+      true,
+    );
     expect(await decryptText(keyHex, payloadToStored(await encrypt(keyHex, '')))).toBe('');
   });
 
@@ -95,11 +104,21 @@ describe('decrypt', () => {
     ['ciphertext', (s: { content: string; auth_tag: string; iv: string }) => ({ ...s, content: flip(s.content, 3) })],
     ['tag', (s: { content: string; auth_tag: string; iv: string }) => ({ ...s, auth_tag: flip(s.auth_tag, 15) })],
     ['IV', (s: { content: string; auth_tag: string; iv: string }) => ({ ...s, iv: flip(s.iv, 0) })],
-    ['truncated ciphertext', (s: { content: string; auth_tag: string; iv: string }) => ({ ...s, content: s.content.slice(0, -2) })],
-    ['tag of the wrong length', (s: { content: string; auth_tag: string; iv: string }) => ({ ...s, auth_tag: s.auth_tag.slice(0, 30) })],
+    [
+      'truncated ciphertext',
+      (s: { content: string; auth_tag: string; iv: string }) => ({ ...s, content: s.content.slice(0, -2) }),
+    ],
+    [
+      'tag of the wrong length',
+      (s: { content: string; auth_tag: string; iv: string }) => ({ ...s, auth_tag: s.auth_tag.slice(0, 30) }),
+    ],
     ['non-hex tag', (s: { content: string; auth_tag: string; iv: string }) => ({ ...s, auth_tag: 'zz'.repeat(16) })],
   ])('refuses an altered %s with DecryptionError', async (_what, alter) => {
-    const stored = payloadToStored(await encrypt(keyHex, 'secret payload')) as { content: string; auth_tag: string; iv: string };
+    const stored = payloadToStored(await encrypt(keyHex, 'secret payload')) as {
+      content: string;
+      auth_tag: string;
+      iv: string;
+    };
     await expect(decrypt(keyHex, alter(stored))).rejects.toBeInstanceOf(DecryptionError);
   });
 

@@ -3,7 +3,15 @@
 // service errors surface as WorkspaceApiError.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DecryptionError, WorkspaceApiError, WorkspaceClient, decryptJson, encrypt, encryptJson, objectInput } from '../../sdk/src/index.js';
+import {
+  DecryptionError,
+  WorkspaceApiError,
+  WorkspaceClient,
+  decryptJson,
+  encrypt,
+  encryptJson,
+  objectInput,
+} from '../../sdk/src/index.js';
 import { registerUser } from '../support/factories.js';
 import { type ListeningApp, startServer, verifiedClient } from './support.js';
 
@@ -15,10 +23,18 @@ afterAll(() => server.close());
 
 /** Flips one bit in the stored ciphertext or tag, in the database, as an attacker with storage access could. */
 async function tamper(objectId: string, column: 'content' | 'auth_tag') {
-  const row = await server.t.database.db.selectFrom('objects').select(column).where('id', '=', objectId).executeTakeFirstOrThrow();
+  const row = await server.t.database.db
+    .selectFrom('objects')
+    .select(column)
+    .where('id', '=', objectId)
+    .executeTakeFirstOrThrow();
   const bytes = Buffer.from(row[column] as Buffer);
   bytes[bytes.length - 1] ^= 0x80;
-  await server.t.database.db.updateTable('objects').set({ [column]: bytes }).where('id', '=', objectId).execute();
+  await server.t.database.db
+    .updateTable('objects')
+    .set({ [column]: bytes })
+    .where('id', '=', objectId)
+    .execute();
 }
 
 describe('crypto round trip through the service', () => {
@@ -42,7 +58,11 @@ describe('crypto round trip through the service', () => {
     expect(await decryptJson(key.key, read)).toEqual(value);
     expect(await client.objects.decrypt(read)).toEqual(value);
     // The plaintext never reached the service.
-    const row = await server.t.database.db.selectFrom('objects').selectAll().where('id', '=', created.id).executeTakeFirstOrThrow();
+    const row = await server.t.database.db
+      .selectFrom('objects')
+      .selectAll()
+      .where('id', '=', created.id)
+      .executeTakeFirstOrThrow();
     expect(Buffer.from(row.content).toString('utf8')).not.toContain('Ada');
   });
 
@@ -60,8 +80,12 @@ describe('crypto round trip through the service', () => {
     const root = await client.root();
     const contactsKey = await client.keys.get(root.stores.contacts.keyId);
     const callsKey = await client.keys.get(root.stores.calls.keyId);
-    const created = await client.objects.create(objectInput(root.stores.contacts.keyId, await encrypt(contactsKey.key, 'x'), root.stores.contacts.id));
-    await expect(decryptJson(callsKey.key, await client.objects.get(created.id))).rejects.toBeInstanceOf(DecryptionError);
+    const created = await client.objects.create(
+      objectInput(root.stores.contacts.keyId, await encrypt(contactsKey.key, 'x'), root.stores.contacts.id),
+    );
+    await expect(decryptJson(callsKey.key, await client.objects.get(created.id))).rejects.toBeInstanceOf(
+      DecryptionError,
+    );
   });
 
   it('decrypts an object stored without its own IV with the key IV (compatibility)', async () => {
@@ -72,7 +96,12 @@ describe('crypto round trip through the service', () => {
     const { createCipheriv } = await import('node:crypto');
     const cipher = createCipheriv('aes-256-gcm', Buffer.from(key.key, 'hex'), Buffer.from(key.iv, 'hex'));
     const content = Buffer.concat([cipher.update('{"legacy":true}'), cipher.final()]);
-    const created = await client.objects.create({ keyId, content: content.toString('base64'), authTag: cipher.getAuthTag().toString('base64'), relatedId: storeId });
+    const created = await client.objects.create({
+      keyId,
+      content: content.toString('base64'),
+      authTag: cipher.getAuthTag().toString('base64'),
+      relatedId: storeId,
+    });
     expect(created.iv).toBeNull();
     expect(await client.store('tasks').get(created.id)).toMatchObject({ id: created.id, value: { legacy: true } });
   });
@@ -178,10 +207,15 @@ describe('account access and credentials', () => {
   it('surfaces input errors with the service code, and an unverified user cannot reach the data plane', async () => {
     const user = await registerUser(server.t);
     const client = new WorkspaceClient({ baseUrl: server.baseUrl, token: user.token });
-    await expect(client.store('contacts').create({ a: 1 })).rejects.toMatchObject({ status: 403, code: 'phone_not_verified' });
+    await expect(client.store('contacts').create({ a: 1 })).rejects.toMatchObject({
+      status: 403,
+      code: 'phone_not_verified',
+    });
     const { client: verified } = await verifiedClient(server);
     const { keyId } = (await verified.root()).stores.contacts;
-    const bad = await verified.objects.create({ keyId, content: 'not base64!', authTag: 'AAAA' }).catch((e: unknown) => e);
+    const bad = await verified.objects
+      .create({ keyId, content: 'not base64!', authTag: 'AAAA' })
+      .catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(WorkspaceApiError);
     expect(bad).toMatchObject({ status: 400, code: expect.any(String) });
     expect((bad as Error).message).toMatch(/base64/);

@@ -38,7 +38,15 @@ describe('event subscriptions', () => {
     expect(event!.type).toBe('object_created');
     expect(Number(event!.id)).toBeGreaterThan(0);
     // The payload has exactly the fields the SDK's EventPayloads type names.
-    const expected: Array<keyof EventPayloads['object_created']> = ['id', 'key_id', 'related_object_id', 'content', 'auth_tag', 'iv', 'metadata'];
+    const expected: Array<keyof EventPayloads['object_created']> = [
+      'id',
+      'key_id',
+      'related_object_id',
+      'content',
+      'auth_tag',
+      'iv',
+      'metadata',
+    ];
     expect(Object.keys(event!.data).sort()).toEqual([...expected].sort());
     expect(event!.data).toMatchObject({ id: created.id, related_object_id: (await contacts.describe()).id });
     expect(await contacts.openEvent(event!)).toEqual({ id: created.id, value: { name: 'Grace Hopper' } });
@@ -66,7 +74,13 @@ describe('event subscriptions', () => {
       if (someEvents.length === 2) break;
     }
     await sub.close();
-    expect(seen.map((e) => e.type)).toEqual(['object_created', 'object_updated', 'object_deleted', 'key_created', 'key_deleted']);
+    expect(seen.map((e) => e.type)).toEqual([
+      'object_created',
+      'object_updated',
+      'object_deleted',
+      'key_created',
+      'key_deleted',
+    ]);
     expect(someEvents.map((e) => e.type)).toEqual(['object_updated', 'object_deleted']);
     const fields: Record<string, string[]> = {
       object_updated: ['object_id', 'key_id', 'updated_at'],
@@ -74,7 +88,8 @@ describe('event subscriptions', () => {
       key_created: ['key_id', 'user_id', 'created_at'],
       key_deleted: ['key_id', 'user_id', 'deleted_at'],
     };
-    for (const e of seen.slice(1)) expect(Object.keys(e.data as object)).toEqual(expect.arrayContaining(fields[e.type]));
+    for (const e of seen.slice(1))
+      expect(Object.keys(e.data as object)).toEqual(expect.arrayContaining(fields[e.type]));
     expect(EVENT_TYPES).toEqual(expect.arrayContaining(seen.map((e) => e.type)));
   });
 
@@ -117,7 +132,11 @@ describe('event subscriptions', () => {
     const contacts = client.store<{ n: number }>('contacts');
     const received: WorkspaceEvent<EventPayloads['object_created']>[] = [];
     const errors: unknown[] = [];
-    const sub = await contacts.subscribe({ retryMs: 50, onEvent: (e) => received.push(e), onError: (e) => errors.push(e) });
+    const sub = await contacts.subscribe({
+      retryMs: 50,
+      onEvent: (e) => received.push(e),
+      onError: (e) => errors.push(e),
+    });
     await within(sub.ready, 5000, 'the stream to open');
 
     const ids: string[] = [];

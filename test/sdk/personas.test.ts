@@ -20,7 +20,11 @@ describe('SDK persona helpers', () => {
     const { client } = await verifiedClient(server);
     const registered = await client.servers.register({ name: 'sdk-preview', mode: 'generate' });
     for (const encryptTo of [undefined, await client.servers.current()]) {
-      const jwt = await signPreviewRequest({ privateKey: registered.privateKey!, text: 'Hello from the SDK.', encryptTo });
+      const jwt = await signPreviewRequest({
+        privateKey: registered.privateKey!,
+        text: 'Hello from the SDK.',
+        encryptTo,
+      });
       expect(jwt.split('.')).toHaveLength(encryptTo ? 5 : 3);
       const answer = await client.personas.play('local-noah', { server: registered.name, jwt });
       const audio = await decryptPersonaAudio(answer, registered.privateKey!);
@@ -48,17 +52,21 @@ describe('SDK persona helpers', () => {
   });
 });
 
-
 it('sdk/examples/persona-preview.ts writes a playable WAV of audible speech', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'persona-example-'));
   try {
     const out = join(dir, 'preview.wav');
-    const { code, stdout, stderr } = await runNpx(['tsx', 'sdk/examples/persona-preview.ts'], { BASE_URL: server.baseUrl, OUT: out });
+    const { code, stdout, stderr } = await runNpx(['tsx', 'sdk/examples/persona-preview.ts'], {
+      BASE_URL: server.baseUrl,
+      OUT: out,
+    });
     expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
     const lines = stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^1\. signed up and verified \+1555\d{7}$/);
     expect(lines[2]).toBe('3. signed a preview request for Amy (local voice en-us+f3)');
-    expect(lines[3]).toMatch(new RegExp(`^4\\. wrote ${out.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: audio/wav, \\d+ bytes$`));
+    expect(lines[3]).toMatch(
+      new RegExp(`^4\\. wrote ${out.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: audio/wav, \\d+ bytes$`),
+    );
     expect(lines.at(-1)).toBe('done');
     const wav = parseWav(readFileSync(out));
     expect(wav).toMatchObject({ format: 1, channels: 1, bitsPerSample: 16, sampleRate: 22050 });

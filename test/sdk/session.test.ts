@@ -79,7 +79,11 @@ describe('session storage', () => {
       expect(fake.getItem('my-app.session')).toBe('abc');
       expect(new WorkspaceClient({ baseUrl: server.baseUrl, storageKey: 'my-app.session' }).token).toBe('abc');
       // memoryStorage() keeps a client out of localStorage.
-      const isolated = new WorkspaceClient({ baseUrl: server.baseUrl, storageKey: 'my-app.session', storage: memoryStorage() });
+      const isolated = new WorkspaceClient({
+        baseUrl: server.baseUrl,
+        storageKey: 'my-app.session',
+        storage: memoryStorage(),
+      });
       expect(isolated.token).toBeNull();
     } finally {
       delete global.localStorage;
@@ -149,7 +153,9 @@ describe('an unreachable server', () => {
     const client = new WorkspaceClient({ baseUrl: server.baseUrl, storage: memoryStorage() });
     const controller = new AbortController();
     controller.abort();
-    const error = await client.http.request('get', '/api/health', { signal: controller.signal } as never).catch((e: unknown) => e);
+    const error = await client.http
+      .request('get', '/api/health', { signal: controller.signal } as never)
+      .catch((e: unknown) => e);
     expect((error as Error).name).toBe('AbortError');
   });
 });

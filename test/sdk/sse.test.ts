@@ -6,7 +6,10 @@ function parse(chunks: string[], lastEventId = '') {
   const frames: SseFrame[] = [];
   const comments: string[] = [];
   const retries: number[] = [];
-  const parser = new SseParser({ onFrame: (f) => frames.push(f), onComment: (c) => comments.push(c), onRetry: (ms) => retries.push(ms) }, lastEventId);
+  const parser = new SseParser(
+    { onFrame: (f) => frames.push(f), onComment: (c) => comments.push(c), onRetry: (ms) => retries.push(ms) },
+    lastEventId,
+  );
   for (const chunk of chunks) parser.feed(chunk);
   return { frames, comments, retries, parser };
 }

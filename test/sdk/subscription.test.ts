@@ -37,7 +37,8 @@ function openStream(res: ServerResponse) {
   res.flushHeaders();
 }
 
-const frame = (id: number, data: unknown, event = 'object_created') => `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+const frame = (id: number, data: unknown, event = 'object_created') =>
+  `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
 async function take<T>(sub: EventSubscription<T>, n: number): Promise<WorkspaceEvent<T>[]> {
   const out: WorkspaceEvent<T>[] = [];
@@ -65,7 +66,10 @@ describe('EventSubscription', () => {
       }
     });
     const errors: unknown[] = [];
-    const sub = new EventSubscription<{ n: number }>(new HttpCore({ baseUrl: 'http://unused', token: 'tok' }), url, { retryMs: 10, onError: (e) => errors.push(e) });
+    const sub = new EventSubscription<{ n: number }>(new HttpCore({ baseUrl: 'http://unused', token: 'tok' }), url, {
+      retryMs: 10,
+      onError: (e) => errors.push(e),
+    });
     const events = await take(sub, 6);
     expect(events.map((e) => e.data.n)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(events.map((e) => e.id)).toEqual(['1', '2', '3', '4', '5', '6']);
@@ -79,7 +83,7 @@ describe('EventSubscription', () => {
 
   it('sends the lastEventId it was given on the first connection, and honours retry: from the server when no retryMs is set', async () => {
     const opened: number[] = [];
-    const { url, requests } = await sseServer((req, res, connection) => {
+    const { url, requests } = await sseServer((_req, res, connection) => {
       opened.push(Date.now());
       openStream(res);
       if (connection === 1) {
@@ -88,7 +92,9 @@ describe('EventSubscription', () => {
         res.write(frame(12, { n: 12 }));
       }
     });
-    const sub = new EventSubscription<{ n: number }>(new HttpCore({ baseUrl: 'http://unused' }), url, { lastEventId: '10' });
+    const sub = new EventSubscription<{ n: number }>(new HttpCore({ baseUrl: 'http://unused' }), url, {
+      lastEventId: '10',
+    });
     const events = await take(sub, 2);
     expect(events.map((e) => e.data.n)).toEqual([11, 12]);
     expect(requests.map((r) => r.headers['last-event-id'])).toEqual(['10', '11']);
@@ -105,7 +111,9 @@ describe('EventSubscription', () => {
       setTimeout(() => res.write(bytes.subarray(cut)), 20);
     });
     const seen: WorkspaceEvent<{ name: string }>[] = [];
-    const sub = new EventSubscription<{ name: string }>(new HttpCore({ baseUrl: 'http://unused' }), url, { onEvent: (e) => seen.push(e) });
+    const sub = new EventSubscription<{ name: string }>(new HttpCore({ baseUrl: 'http://unused' }), url, {
+      onEvent: (e) => seen.push(e),
+    });
     const [event] = await take(sub, 1);
     expect(event).toEqual({ id: '1', type: 'x', data: { name: 'Zoë 🚀' } });
     expect(seen).toEqual([event]);
@@ -114,13 +122,20 @@ describe('EventSubscription', () => {
   it('retries a 503 with backoff but ends with WorkspaceApiError on 401', async () => {
     const { url, requests } = await sseServer((_req, res, connection) => {
       if (connection === 1) {
-        res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'busy', code: 'unavailable' }));
+        res
+          .writeHead(503, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ message: 'busy', code: 'unavailable' }));
       } else {
-        res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'no', code: 'unauthenticated' }));
+        res
+          .writeHead(401, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ message: 'no', code: 'unauthenticated' }));
       }
     });
     const errors: unknown[] = [];
-    const sub = new EventSubscription(new HttpCore({ baseUrl: 'http://unused' }), url, { retryMs: 5, onError: (e) => errors.push(e) });
+    const sub = new EventSubscription(new HttpCore({ baseUrl: 'http://unused' }), url, {
+      retryMs: 5,
+      onError: (e) => errors.push(e),
+    });
     await expect(sub.ready).rejects.toMatchObject({ status: 401, code: 'unauthenticated' });
     await expect(take(sub, 1)).rejects.toBeInstanceOf(WorkspaceApiError);
     expect(requests).toHaveLength(2);
@@ -150,7 +165,9 @@ describe('EventSubscription', () => {
       const after = Number(req.headers['last-event-id'] ?? 0);
       res.write(frame(after + 1, { n: after + 1 }));
     });
-    const sub = new EventSubscription<{ n: number }>(new HttpCore({ baseUrl: 'http://unused' }), url, { retryMs: 60_000 });
+    const sub = new EventSubscription<{ n: number }>(new HttpCore({ baseUrl: 'http://unused' }), url, {
+      retryMs: 60_000,
+    });
     const iterator = sub[Symbol.asyncIterator]();
     expect((await iterator.next()).value?.data.n).toBe(1);
     sub.reconnect();

@@ -77,16 +77,27 @@ describe('startBrowserCall (stand-in audio objects, a real socket)', () => {
     const clears: number[] = [];
     const call = await startBrowserCall(
       { url, audio: { encoding: 'pcm16le', sampleRate: 16_000, frameMs: 20 } },
-      { stream: stream as never, audioContext: context as never, WebSocket: WebSocket as unknown as WebSocketFactory, onClear: () => clears.push(1) },
+      {
+        stream: stream as never,
+        audioContext: context as never,
+        WebSocket: WebSocket as unknown as WebSocketFactory,
+        onClear: () => clears.push(1),
+      },
     );
     const media = await connected;
     const binary: Buffer[] = [];
     const text: Array<Record<string, unknown>> = [];
-    media.on('message', (data, isBinary) => (isBinary ? binary.push(data as Buffer) : text.push(JSON.parse(String(data)))));
+    media.on('message', (data, isBinary) =>
+      isBinary ? binary.push(data as Buffer) : text.push(JSON.parse(String(data))),
+    );
 
     // Microphone: 48 kHz float blocks, as a ScriptProcessor delivers them.
     const block = Float32Array.from({ length: 2048 }, (_, i) => 0.5 * Math.sin(i / 10));
-    const process = (input: Float32Array) => context.processor!.onaudioprocess!({ inputBuffer: { getChannelData: () => input }, outputBuffer: { getChannelData: () => new Float32Array(2048) } });
+    const process = (input: Float32Array) =>
+      context.processor!.onaudioprocess!({
+        inputBuffer: { getChannelData: () => input },
+        outputBuffer: { getChannelData: () => new Float32Array(2048) },
+      });
     for (let i = 0; i < 6; i++) process(block);
     call.setMuted(true);
     process(block);

@@ -10,7 +10,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { WorkspaceApiError, WorkspaceClient, decodeWav, encodeWav, playWavCall, resamplePcm, type WebSocketFactory } from '../../sdk/src/index.js';
+import {
+  WorkspaceApiError,
+  WorkspaceClient,
+  decodeWav,
+  encodeWav,
+  playWavCall,
+  resamplePcm,
+  type WebSocketFactory,
+} from '../../sdk/src/index.js';
 import { findBinary } from '../../src/providers/speech-to-text/pocketsphinx.js';
 import { createPocketsphinxSpeechToText } from '../../src/providers/speech-to-text/pocketsphinx.js';
 import { callConfig } from '../modules/calls/support.js';
@@ -46,7 +54,11 @@ describe.skipIf(!flite)('SDK: a web call played from WAV files (Node)', () => {
     baseUrl = `http://127.0.0.1:${port}`;
     // No reprompt: on a loaded machine (CI's real-time group) recognising the question once took longer than
     // the 8 s after which the agent asks "Are you still there?", and this test is about playing a call.
-    t = await createTestApp({ clock: new WallClock(), env: { PORT: String(port), VOICE_REPROMPT_MS: '120000' }, config: { ...callConfig(), publicUrl: baseUrl } });
+    t = await createTestApp({
+      clock: new WallClock(),
+      env: { PORT: String(port), VOICE_REPROMPT_MS: '120000' },
+      config: { ...callConfig(), publicUrl: baseUrl },
+    });
     await t.app.listen({ port, host: '127.0.0.1' });
     dir = mkdtempSync(join(tmpdir(), 'sdk-web-call-'));
   }, 60_000);
@@ -68,9 +80,15 @@ describe.skipIf(!flite)('SDK: a web call played from WAV files (Node)', () => {
       return file;
     });
 
-    const started = await client.calls.startWeb({ agent: { name: 'Amy', firstMessage: 'Hello, this is Amy from the clinic.' }, knowledgeBaseId: kbId });
+    const started = await client.calls.startWeb({
+      agent: { name: 'Amy', firstMessage: 'Hello, this is Amy from the clinic.' },
+      knowledgeBaseId: kbId,
+    });
     expect(started.audio).toEqual({ encoding: 'pcm16le', sampleRate: 16000, frameMs: 20 });
-    const result = await playWavCall(started, { turns: files.map((f) => readFileSync(f)), WebSocket: WebSocket as unknown as WebSocketFactory });
+    const result = await playWavCall(started, {
+      turns: files.map((f) => readFileSync(f)),
+      WebSocket: WebSocket as unknown as WebSocketFactory,
+    });
     const out = join(dir, 'agent.wav');
     writeFileSync(out, result.agentWav);
 
@@ -83,7 +101,10 @@ describe.skipIf(!flite)('SDK: a web call played from WAV files (Node)', () => {
       // The agent hung up after its goodbye had played.
       expect(result.ended).toEqual({ reason: 'agent_ended', code: 1000 });
     } else {
-      expect(result.transcript.filter((l) => l.role === 'caller').map((l) => l.text)).toEqual(['(speech not recognised)', '(speech not recognised)']);
+      expect(result.transcript.filter((l) => l.role === 'caller').map((l) => l.text)).toEqual([
+        '(speech not recognised)',
+        '(speech not recognised)',
+      ]);
       expect(result.ended.code).toBe(1000);
     }
     // Everything the agent said, at the call's rate: several seconds of speech.
@@ -97,12 +118,16 @@ describe.skipIf(!flite)('SDK: a web call played from WAV files (Node)', () => {
     expect(call).toMatchObject({ id: started.sessionId, direction: 'web' });
 
     // A second player on the same URL is refused: the token was spent.
-    const again = await playWavCall(started, { turns: [], WebSocket: WebSocket as unknown as WebSocketFactory, replyTimeoutMs: 2000 });
+    const again = await playWavCall(started, {
+      turns: [],
+      WebSocket: WebSocket as unknown as WebSocketFactory,
+      replyTimeoutMs: 2000,
+    });
     expect(again.ended.code).toBe(1008);
     expect(again.transcript).toEqual([]);
   }, 120_000);
 
-  it('startWeb refusals are WorkspaceApiErrors with the server\'s code', async () => {
+  it("startWeb refusals are WorkspaceApiErrors with the server's code", async () => {
     const user = await createVerifiedUser(t);
     const client = new WorkspaceClient({ baseUrl, token: user.token });
     const err = await client.calls.startWeb({ agentId: 'no-such-agent' }).catch((e: unknown) => e);
@@ -110,6 +135,9 @@ describe.skipIf(!flite)('SDK: a web call played from WAV files (Node)', () => {
     expect(err).toMatchObject({ status: 404, code: 'not_found' });
     await client.calls.startWeb({ agent: { name: 'A' } });
     await client.calls.startWeb({ agent: { name: 'B' } });
-    expect(await client.calls.startWeb({ agent: { name: 'C' } }).catch((e: unknown) => e)).toMatchObject({ status: 429, code: 'too_many_calls' });
+    expect(await client.calls.startWeb({ agent: { name: 'C' } }).catch((e: unknown) => e)).toMatchObject({
+      status: 429,
+      code: 'too_many_calls',
+    });
   });
 });

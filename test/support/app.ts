@@ -56,11 +56,25 @@ export async function createTestApp(options: TestAppOptions = {}) {
   // Calls use the quick timer stand-in unless a test asks for the sandbox carrier (SANDBOX_CALLS=voice, real time).
   const base = loadConfig({ NODE_ENV: 'test', DATA_DIR: dir, SANDBOX_CALLS: 'timer', ...options.env });
   const config: Config = { ...base, databaseUrl, rateLimits: relaxedIpLimits, ...options.config };
-  const database = openDatabase({ databaseUrl, dataDir: dir, pgSchema, pgPoolSize: 5, pgApplicationName: options.pgApplicationName });
+  const database = openDatabase({
+    databaseUrl,
+    dataDir: dir,
+    pgSchema,
+    pgPoolSize: 5,
+    pgApplicationName: options.pgApplicationName,
+  });
   await migrateToLatest(database.db, database.dialect);
   const clock = options.clock ?? new ManualClock();
   const secrets = shared?.secrets ?? { masterKey: randomBytes(32), jwtSecret: randomBytes(32).toString('hex') };
-  const app = await buildApp({ config, database, secrets, clock, providers: options.providers, billing: options.billing, logger: options.logger ?? false });
+  const app = await buildApp({
+    config,
+    database,
+    secrets,
+    clock,
+    providers: options.providers,
+    billing: options.billing,
+    logger: options.logger ?? false,
+  });
   await app.ready();
 
   const close = async () => {

@@ -28,14 +28,23 @@ export async function startAudioFake(options: AudioFakeOptions) {
   const played: Array<Promise<void>> = [];
 
   /** Sends one signed progress report; `secret` and `timestamp` can be overridden to forge or replay. */
-  async function report(progressUrl: string, body: Record<string, unknown>, opts: { id?: string; secret?: string; timestamp?: Date; rawBody?: string } = {}) {
+  async function report(
+    progressUrl: string,
+    body: Record<string, unknown>,
+    opts: { id?: string; secret?: string; timestamp?: Date; rawBody?: string } = {},
+  ) {
     const id = opts.id ?? `evt_${randomUUID()}`;
     const text = JSON.stringify(body);
     const timestamp = opts.timestamp ?? new Date();
     const signature = new Webhook(opts.secret ?? options.secret).sign(id, timestamp, text);
     const res = await fetch(progressUrl, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)), 'webhook-signature': signature },
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+        'webhook-signature': signature,
+      },
       body: opts.rawBody ?? text,
     });
     const answer = await res.text();
@@ -73,8 +82,14 @@ export async function startAudioFake(options: AudioFakeOptions) {
       }
       const body = JSON.parse(text) as FakeCallRequest['body'];
       calls.push({ headers: req.headers, body, signatureValid });
-      if (!signatureValid) return res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'bad signature' }));
-      if (options.refuseWith) return res.writeHead(options.refuseWith, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'no capacity' }));
+      if (!signatureValid)
+        return res
+          .writeHead(401, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ message: 'bad signature' }));
+      if (options.refuseWith)
+        return res
+          .writeHead(options.refuseWith, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ message: 'no capacity' }));
       res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ id: `ac_${body.session_id}` }));
       if (options.autoplay !== false) played.push(play(body.progress_url));
     });

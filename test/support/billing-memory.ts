@@ -93,19 +93,32 @@ export class MemoryBillingAccount implements BillingAccount {
     return `${this.checkoutBase}/setup-${userId}`;
   }
 
-  async startSubscription(userId: string, item: { ref: string; description: string; monthlyCents: number }): Promise<{ subscriptionId: string }> {
+  async startSubscription(
+    userId: string,
+    item: { ref: string; description: string; monthlyCents: number },
+  ): Promise<{ subscriptionId: string }> {
     const existing = [...this.subscriptions.values()].find((s) => s.ref === item.ref);
     if (existing) {
       if (existing.userId !== userId) throw new AppError('conflict', 'this reference belongs to another subscription');
       return { subscriptionId: existing.id };
     }
-    if (!this.cards.has(userId)) throw new AppError('payment_method_required', 'a card on file is required: complete the checkout at url', { url: await this.cardCheckoutUrl(userId) });
+    if (!this.cards.has(userId))
+      throw new AppError('payment_method_required', 'a card on file is required: complete the checkout at url', {
+        url: await this.cardCheckoutUrl(userId),
+      });
     if (this.failStarts > 0) {
       this.failStarts -= 1;
       throw new AppError('provider_error', 'the payment provider declined the subscription');
     }
     const id = `sub_memory_${++this.seq}`;
-    this.subscriptions.set(id, { id, userId, ref: item.ref, description: item.description, monthlyCents: item.monthlyCents, status: 'active' });
+    this.subscriptions.set(id, {
+      id,
+      userId,
+      ref: item.ref,
+      description: item.description,
+      monthlyCents: item.monthlyCents,
+      status: 'active',
+    });
     return { subscriptionId: id };
   }
 
@@ -131,9 +144,11 @@ export class MemoryBillingAccount implements BillingAccount {
 
   async reserve(userId: string, cents: number, ref: string): Promise<void> {
     if (this.holds.has(ref)) return;
-    if (!Number.isInteger(cents) || cents <= 0) throw new Error(`reserve: cents must be a positive whole number (got ${cents})`);
+    if (!Number.isInteger(cents) || cents <= 0)
+      throw new Error(`reserve: cents must be a positive whole number (got ${cents})`);
     // Checked and debited without yielding: atomic, as billing's ledger statement is.
-    if (this.balanceNow(userId) < cents) throw new AppError('insufficient_funds', 'the prepaid balance does not cover this');
+    if (this.balanceNow(userId) < cents)
+      throw new AppError('insufficient_funds', 'the prepaid balance does not cover this');
     this.holds.set(ref, { userId, cents, createdAt: this.clock.now(), state: 'open', keptCents: 0 });
     this.append(userId, -cents, `hold:${ref}`);
   }
@@ -144,7 +159,8 @@ export class MemoryBillingAccount implements BillingAccount {
   async settle(ref: string, usedCents: number): Promise<void> {
     const hold = this.openHold(ref);
     if (!hold) return; // closed before: settling twice changes nothing, as billing's ledger does
-    if (!Number.isInteger(usedCents) || usedCents < 0 || usedCents > hold.cents) throw new Error(`settle ${ref}: ${usedCents} is not within the hold of ${hold.cents}`);
+    if (!Number.isInteger(usedCents) || usedCents < 0 || usedCents > hold.cents)
+      throw new Error(`settle ${ref}: ${usedCents} is not within the hold of ${hold.cents}`);
     hold.state = 'settled';
     hold.keptCents = usedCents;
     if (hold.cents > usedCents) this.append(hold.userId, hold.cents - usedCents, `release:${ref}`);
@@ -185,9 +201,14 @@ export class MemoryBillingAccount implements BillingAccount {
     return (await this.allowances(userId, [kind])).remaining[kind];
   }
 
-  async allowances<K extends UsageKind>(userId: string, kinds: readonly K[]): Promise<{ period: BillingPeriod; remaining: Record<K, number> }> {
+  async allowances<K extends UsageKind>(
+    userId: string,
+    kinds: readonly K[],
+  ): Promise<{ period: BillingPeriod; remaining: Record<K, number> }> {
     await this.roundTrip();
-    const remaining = Object.fromEntries(kinds.map((kind) => [kind, Math.max(0, (this.included.get(userId)?.[kind] ?? 0) - this.usedOf(userId, kind))])) as Record<K, number>;
+    const remaining = Object.fromEntries(
+      kinds.map((kind) => [kind, Math.max(0, (this.included.get(userId)?.[kind] ?? 0) - this.usedOf(userId, kind))]),
+    ) as Record<K, number>;
     return { period: await this.currentPeriod(userId), remaining };
   }
 

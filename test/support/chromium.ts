@@ -18,7 +18,13 @@ export class Browser {
     private readonly socket: WebSocket,
   ) {
     socket.addEventListener('message', (event) => {
-      const message = JSON.parse(String(event.data)) as { id?: number; method?: string; params?: unknown; result?: unknown; error?: { message: string } };
+      const message = JSON.parse(String(event.data)) as {
+        id?: number;
+        method?: string;
+        params?: unknown;
+        result?: unknown;
+        error?: { message: string };
+      };
       if (message.method) for (const listener of this.listeners.get(message.method) ?? []) listener(message.params);
       const waiter = message.id === undefined ? undefined : this.pending.get(message.id);
       if (!waiter) return;
@@ -70,7 +76,10 @@ export class Browser {
       child.once('exit', (code) => reject(new Error(`chromium exited with ${code}: ${text}`)));
     });
     const { port } = new URL(browserUrl);
-    const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{ type: string; webSocketDebuggerUrl: string }>;
+    const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{
+      type: string;
+      webSocketDebuggerUrl: string;
+    }>;
     const pageTarget = targets.find((t) => t.type === 'page');
     if (!pageTarget) throw new Error('chromium has no page target');
     const socket = new WebSocket(pageTarget.webSocketDebuggerUrl);
@@ -89,11 +98,17 @@ export class Browser {
 
   /** Runs an async function body in the page and returns its JSON result; `userGesture` runs it as if the user acted (a click may start audio). */
   async evaluate<T>(body: string, options: { userGesture?: boolean } = {}): Promise<T> {
-    const answer = (await this.send('Runtime.evaluate', { expression: `(async () => { ${body} })()`, awaitPromise: true, returnByValue: true, userGesture: options.userGesture ?? false })) as {
+    const answer = (await this.send('Runtime.evaluate', {
+      expression: `(async () => { ${body} })()`,
+      awaitPromise: true,
+      returnByValue: true,
+      userGesture: options.userGesture ?? false,
+    })) as {
       result: { value?: T };
       exceptionDetails?: { exception?: { description?: string }; text: string };
     };
-    if (answer.exceptionDetails) throw new Error(answer.exceptionDetails.exception?.description ?? answer.exceptionDetails.text);
+    if (answer.exceptionDetails)
+      throw new Error(answer.exceptionDetails.exception?.description ?? answer.exceptionDetails.text);
     return answer.result.value as T;
   }
 
@@ -123,7 +138,9 @@ export class Browser {
   /** A PNG of the page at `width`×`height` CSS pixels, written to `path`. */
   async screenshot(path: string, width: number, height: number): Promise<void> {
     await this.send('Emulation.setDeviceMetricsOverride', { width, height, deviceScaleFactor: 1, mobile: false });
-    const { data } = (await this.send('Page.captureScreenshot', { format: 'png', captureBeyondViewport: false })) as { data: string };
+    const { data } = (await this.send('Page.captureScreenshot', { format: 'png', captureBeyondViewport: false })) as {
+      data: string;
+    };
     writeFileSync(path, Buffer.from(data, 'base64'));
   }
 
@@ -151,7 +168,10 @@ export class Browser {
         // the group is already gone
       }
     };
-    const exited = this.process.exitCode !== null || this.process.signalCode !== null ? Promise.resolve() : new Promise((resolve) => this.process.once('exit', resolve));
+    const exited =
+      this.process.exitCode !== null || this.process.signalCode !== null
+        ? Promise.resolve()
+        : new Promise((resolve) => this.process.once('exit', resolve));
     signal('SIGTERM');
     await exited;
     // Bounded: after 10 s whatever is left is killed outright.

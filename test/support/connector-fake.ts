@@ -33,7 +33,13 @@ export interface ConnectorFake {
 }
 
 /** The record number i of a stream, as the fake sends it. */
-export const fakeRecord = (i: number, path = '/records') => ({ n: i, name: `Record ${i}`, phone: `+1555010${String(i % 100).padStart(2, '0')}`, tags: ['a', 'b'], nested: { path, ok: true, note: 'line one\nline two' } });
+export const fakeRecord = (i: number, path = '/records') => ({
+  n: i,
+  name: `Record ${i}`,
+  phone: `+1555010${String(i % 100).padStart(2, '0')}`,
+  tags: ['a', 'b'],
+  nested: { path, ok: true, note: 'line one\nline two' },
+});
 
 export async function startConnectorFake(): Promise<ConnectorFake> {
   const requests: FakeRequest[] = [];
@@ -47,12 +53,15 @@ export async function startConnectorFake(): Promise<ConnectorFake> {
     const path = req.url ?? '/';
     requests.push({ path, params, authorization: req.headers.authorization, accept: req.headers.accept });
     if (req.method !== 'POST') return void res.writeHead(405).end();
-    if (path === '/refuse') return void res.writeHead(503, { 'content-type': 'text/plain' }).end('connector is down for maintenance');
+    if (path === '/refuse')
+      return void res.writeHead(503, { 'content-type': 'text/plain' }).end('connector is down for maintenance');
     const sse = params.format !== 'ndjson';
     res.writeHead(200, { 'content-type': sse ? 'text/event-stream' : 'application/x-ndjson' });
     open.add(res);
     res.on('close', () => open.delete(res));
-    const count: number = isLeadsPath(path) ? Number(params.credits) + Number(params.extra ?? 0) : Number(params.count ?? 3);
+    const count: number = isLeadsPath(path)
+      ? Number(params.credits) + Number(params.extra ?? 0)
+      : Number(params.count ?? 3);
     if (sse) res.write(': connector stream\n\n');
     for (let i = 0; i < count; i++) {
       if (params.failAfter === i) {
@@ -68,7 +77,11 @@ export async function startConnectorFake(): Promise<ConnectorFake> {
       }
       const json = JSON.stringify(fakeRecord(i, path));
       // SSE: the record's JSON split over two data lines after its first comma (joined with \n: whitespace, the same JSON), CRLF line ends on odd records.
-      const frame = sse ? (i % 2 ? `id: ${i}\r\ndata: ${json.slice(0, json.indexOf(',') + 1)}\r\ndata: ${json.slice(json.indexOf(',') + 1)}\r\n\r\n` : `event: record\ndata: ${json}\n\n`) : `${json}\n`;
+      const frame = sse
+        ? i % 2
+          ? `id: ${i}\r\ndata: ${json.slice(0, json.indexOf(',') + 1)}\r\ndata: ${json.slice(json.indexOf(',') + 1)}\r\n\r\n`
+          : `event: record\ndata: ${json}\n\n`
+        : `${json}\n`;
       // Split each frame across two writes so the parser must join pieces.
       const cut = Math.floor(frame.length / 2);
       res.write(frame.slice(0, cut));

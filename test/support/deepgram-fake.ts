@@ -74,7 +74,8 @@ export async function startDeepgramFake(): Promise<DeepgramFake> {
     refused: 0,
     resultDelayMs: 0,
     drop: () => connections.forEach((c) => c.socket.readyState === WebSocket.OPEN && c.socket.terminate()),
-    closeAll: (code, reason) => connections.forEach((c) => c.socket.readyState === WebSocket.OPEN && c.socket.close(code, reason)),
+    closeAll: (code, reason) =>
+      connections.forEach((c) => c.socket.readyState === WebSocket.OPEN && c.socket.close(code, reason)),
     close: async () => {
       for (const c of connections) c.socket.terminate();
       for (const s of sockets) s.destroy();
@@ -91,8 +92,19 @@ export async function startDeepgramFake(): Promise<DeepgramFake> {
     if (url.pathname !== '/v1/listen') return refuse(404, 'Not found');
     if (req.headers.authorization !== `Token ${apiKey}`) return refuse(401, 'Invalid credentials.');
     const query = Object.fromEntries(url.searchParams);
-    if (query.encoding !== 'mulaw' || query.sample_rate !== '8000' || query.channels !== '1') return refuse(400, 'Bad audio options.');
-    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, { query, authorization: req.headers.authorization, mulaw: [], audioMessages: [], controls: [], sent: [], socket: ws }));
+    if (query.encoding !== 'mulaw' || query.sample_rate !== '8000' || query.channels !== '1')
+      return refuse(400, 'Bad audio options.');
+    wss.handleUpgrade(req, socket, head, (ws) =>
+      serve(ws, {
+        query,
+        authorization: req.headers.authorization,
+        mulaw: [],
+        audioMessages: [],
+        controls: [],
+        sent: [],
+        socket: ws,
+      }),
+    );
   });
 
   function serve(ws: WebSocket, connection: DeepgramConnection): void {
@@ -119,12 +131,28 @@ export async function startDeepgramFake(): Promise<DeepgramFake> {
         start: startSample / 8000,
         duration: (endSample - startSample) / 8000,
         ...flags,
-        channel: { alternatives: [{ transcript: text, confidence: 0.98, words: text ? text.split(' ').map((word) => ({ word, start: startSample / 8000, end: endSample / 8000, confidence: 0.98 })) : [] }] },
+        channel: {
+          alternatives: [
+            {
+              transcript: text,
+              confidence: 0.98,
+              words: text
+                ? text
+                    .split(' ')
+                    .map((word) => ({ word, start: startSample / 8000, end: endSample / 8000, confidence: 0.98 }))
+                : [],
+            },
+          ],
+        },
         metadata: { request_id: 'fake', model_info: { name: 'fake', version: '0', arch: 'fake' }, model_uuid: 'fake' },
       });
     /** Ends the pending utterance: its text (the next script's, or none for the rest of a sentence) and its span. */
     const takeUtterance = () => {
-      const utterance = { text: restOfSentence ? '' : (transcripts.shift() ?? '(unscripted)'), start: speechStart!, end: lastSpeech };
+      const utterance = {
+        text: restOfSentence ? '' : (transcripts.shift() ?? '(unscripted)'),
+        start: speechStart!,
+        end: lastSpeech,
+      };
       speechStart = null;
       restOfSentence = true;
       return utterance;
@@ -166,7 +194,10 @@ export async function startDeepgramFake(): Promise<DeepgramFake> {
           // An interim hypothesis every 200 ms of speech: the first word of what will be recognised.
           if (++framesSinceInterim >= 10 && !restOfSentence) {
             framesSinceInterim = 0;
-            results((transcripts[0] ?? '(unscripted)').split(' ')[0]!, speechStart, received, { is_final: false, speech_final: false });
+            results((transcripts[0] ?? '(unscripted)').split(' ')[0]!, speechStart, received, {
+              is_final: false,
+              speech_final: false,
+            });
           }
         } else if (speechStart !== null && received - lastSpeech >= endpointingSamples) {
           if (fake.resultDelayMs > 0) {

@@ -20,7 +20,25 @@ const SYNONYMS: Record<string, string> = {
   back: 'reimbursement',
 };
 
-const STOP = new Set(['the', 'a', 'an', 'of', 'to', 'is', 'my', 'i', 'how', 'do', 'get', 'for', 'and', 'in', 'on', 'what', 'can']);
+const STOP = new Set([
+  'the',
+  'a',
+  'an',
+  'of',
+  'to',
+  'is',
+  'my',
+  'i',
+  'how',
+  'do',
+  'get',
+  'for',
+  'and',
+  'in',
+  'on',
+  'what',
+  'can',
+]);
 
 function hash(word: string): number {
   let h = 0x811c9dc5;
@@ -60,7 +78,8 @@ export async function startEmbeddingsFake(): Promise<EmbeddingsFake> {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(json));
       };
-      if (req.method !== 'POST' || req.url !== '/v1/embeddings') return send(404, { error: { message: 'not found', type: 'invalid_request_error' } });
+      if (req.method !== 'POST' || req.url !== '/v1/embeddings')
+        return send(404, { error: { message: 'not found', type: 'invalid_request_error' } });
       let parsed: { model?: unknown; input?: unknown };
       try {
         parsed = JSON.parse(body);
@@ -80,7 +99,10 @@ export async function startEmbeddingsFake(): Promise<EmbeddingsFake> {
         object: 'list',
         data: input.map((text, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(text) })),
         model: parsed.model,
-        usage: { prompt_tokens: input.join(' ').split(/\s+/).length, total_tokens: input.join(' ').split(/\s+/).length },
+        usage: {
+          prompt_tokens: input.join(' ').split(/\s+/).length,
+          total_tokens: input.join(' ').split(/\s+/).length,
+        },
       });
     });
   });

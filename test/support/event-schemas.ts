@@ -11,17 +11,34 @@ import type { EventType } from '../../src/modules/events/recorder.js';
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 (addFormatsModule as unknown as (a: Ajv2020) => void)(ajv);
-const validators = new Map(Object.entries(eventPayloadSchemas).map(([type, schema]) => [type, ajv.compile(schema as object)]));
+const validators = new Map(
+  Object.entries(eventPayloadSchemas).map(([type, schema]) => [type, ajv.compile(schema as object)]),
+);
 
 /** The ways `payload` departs from its type's schema; [] when it matches. */
 export function eventPayloadErrors(type: string, payload: unknown): string[] {
   const validate = validators.get(type as EventType);
   if (!validate) return [`no schema for event type ${type}`];
-  return validate(payload) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`);
+  return validate(payload)
+    ? []
+    : (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`);
 }
 
 /** Every event of the user in the log, each with its schema's complaints (none expected). */
-export async function loggedEventErrors(db: Kysely<Database>, userId: string): Promise<{ types: string[]; errors: string[] }> {
-  const rows = await db.selectFrom('events').select(['type', 'payload']).where('user_id', '=', userId).orderBy('id').execute();
-  return { types: [...new Set(rows.map((r) => r.type))].sort(), errors: rows.flatMap((r) => eventPayloadErrors(r.type, JSON.parse(String(r.payload))).map((e) => `${r.type}: ${e}`)) };
+export async function loggedEventErrors(
+  db: Kysely<Database>,
+  userId: string,
+): Promise<{ types: string[]; errors: string[] }> {
+  const rows = await db
+    .selectFrom('events')
+    .select(['type', 'payload'])
+    .where('user_id', '=', userId)
+    .orderBy('id')
+    .execute();
+  return {
+    types: [...new Set(rows.map((r) => r.type))].sort(),
+    errors: rows.flatMap((r) =>
+      eventPayloadErrors(r.type, JSON.parse(String(r.payload))).map((e) => `${r.type}: ${e}`),
+    ),
+  };
 }

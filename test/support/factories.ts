@@ -29,7 +29,13 @@ export async function registerUser(t: TestApp, overrides: Record<string, unknown
   const res = await t.app.inject({ method: 'POST', url: '/api/auth/register', payload: body });
   if (res.statusCode !== 200) throw new Error(`register failed: ${res.statusCode} ${res.body}`);
   const json = res.json();
-  return { id: json.auth.id, email: body.email as string, phone: body.phone as string, password: body.password as string, token: json.token };
+  return {
+    id: json.auth.id,
+    email: body.email as string,
+    phone: body.phone as string,
+    password: body.password as string,
+    token: json.token,
+  };
 }
 
 /** A user whose phone is verified (set directly: the verification flow has its own tests). */
@@ -46,14 +52,22 @@ export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
  * checkout (as a customer pays): calls and SMS need money or plan allowance.
  */
 export async function topUp(t: TestApp, user: TestUser, usd = 5): Promise<void> {
-  const res = await t.app.inject({ method: 'POST', url: `/api/credits/add?amount=${usd}`, headers: bearer(user.token) });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: `/api/credits/add?amount=${usd}`,
+    headers: bearer(user.token),
+  });
   if (res.statusCode !== 200) throw new Error(`top-up failed: ${res.statusCode} ${res.body}`);
   const paid = await t.app.inject({ method: 'POST', url: new URL(res.json().url).pathname });
   if (paid.statusCode !== 200) throw new Error(`sandbox checkout failed: ${paid.statusCode} ${paid.body}`);
 }
 
 /** A verified user with prepaid credit (default $5), who may place calls and send SMS. */
-export async function createFundedUser(t: TestApp, usd = 5, overrides: Record<string, unknown> = {}): Promise<TestUser> {
+export async function createFundedUser(
+  t: TestApp,
+  usd = 5,
+  overrides: Record<string, unknown> = {},
+): Promise<TestUser> {
   const user = await createVerifiedUser(t, overrides);
   await topUp(t, user, usd);
   return user;

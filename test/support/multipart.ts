@@ -8,7 +8,10 @@ export interface FormFile {
   contentType?: string;
 }
 
-export function multipartForm(files: FormFile[], fields: Record<string, string> = {}): { payload: Buffer; headers: Record<string, string> } {
+export function multipartForm(
+  files: FormFile[],
+  fields: Record<string, string> = {},
+): { payload: Buffer; headers: Record<string, string> } {
   const boundary = `----wsapi${randomBytes(8).toString('hex')}`;
   const chunks: Buffer[] = [];
   for (const [name, value] of Object.entries(fields)) {

@@ -47,7 +47,12 @@ export async function startOidcServer(options: OidcTestServerOptions): Promise<O
   const clientSecret = options.clientSecret ?? randomBytes(24).toString('hex');
   const accounts = new Map<string, TestAccountClaims>();
   const tokenRequests: OidcTestServer['tokenRequests'] = [];
-  const signingKey = { ...generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' }), use: 'sig', alg: 'RS256', kid: 'test' };
+  const signingKey = {
+    ...generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' }),
+    use: 'sig',
+    alg: 'RS256',
+    kid: 'test',
+  };
 
   const provider = new Provider(issuer, {
     clients: [
@@ -63,7 +68,12 @@ export async function startOidcServer(options: OidcTestServerOptions): Promise<O
       return {
         accountId: id,
         async claims() {
-          const claims = accounts.get(id) ?? { email: `${id}@example.test`, email_verified: true, given_name: 'Test', family_name: 'User' };
+          const claims = accounts.get(id) ?? {
+            email: `${id}@example.test`,
+            email_verified: true,
+            given_name: 'Test',
+            family_name: 'User',
+          };
           return { sub: id, ...claims };
         },
       };
@@ -78,7 +88,10 @@ export async function startOidcServer(options: OidcTestServerOptions): Promise<O
   });
   provider.on('grant.success', (ctx: { oidc: { params?: Record<string, unknown> } }) => {
     const params = ctx.oidc.params ?? {};
-    tokenRequests.push({ grantType: typeof params.grant_type === 'string' ? params.grant_type : null, codeVerifier: typeof params.code_verifier === 'string' });
+    tokenRequests.push({
+      grantType: typeof params.grant_type === 'string' ? params.grant_type : null,
+      codeVerifier: typeof params.code_verifier === 'string',
+    });
   });
   server.on('request', provider.callback());
 
@@ -120,7 +133,10 @@ class CookieJar {
  * returns the callback URL the provider redirects to (never requested: the
  * test hands its query to the app with inject()).
  */
-export async function signInAtProvider(authorizationUrl: string, options: { login: string; redirectUri: string; deny?: boolean }): Promise<URL> {
+export async function signInAtProvider(
+  authorizationUrl: string,
+  options: { login: string; redirectUri: string; deny?: boolean },
+): Promise<URL> {
   const jar = new CookieJar();
   let next: { url: string; method: 'GET' | 'POST'; body?: URLSearchParams } = { url: authorizationUrl, method: 'GET' };
   for (let step = 0; step < 20; step++) {
@@ -146,7 +162,11 @@ export async function signInAtProvider(authorizationUrl: string, options: { logi
     if (options.deny) {
       next = { url: `${submitUrl}/abort`, method: 'GET' };
     } else if (prompt === 'login') {
-      next = { url: submitUrl, method: 'POST', body: new URLSearchParams({ prompt: 'login', login: options.login, password: 'any password' }) };
+      next = {
+        url: submitUrl,
+        method: 'POST',
+        body: new URLSearchParams({ prompt: 'login', login: options.login, password: 'any password' }),
+      };
     } else {
       next = { url: submitUrl, method: 'POST', body: new URLSearchParams({ prompt }) };
     }

@@ -72,19 +72,30 @@ export function textAnswer(text: string, piece = 4): Array<Record<string, unknow
 }
 
 /** Events of tool calls streamed like OpenAI does: id and name first, then the arguments in fragments of `piece` characters. */
-export function toolCallAnswer(calls: Array<{ id: string; name: string; arguments: string }>, options: { text?: string; piece?: number } = {}): Array<Record<string, unknown>> {
-  const events: Array<Record<string, unknown>> = options.text ? textAnswer(options.text).slice(0, -1) : [chunk({ role: 'assistant', content: null })];
+export function toolCallAnswer(
+  calls: Array<{ id: string; name: string; arguments: string }>,
+  options: { text?: string; piece?: number } = {},
+): Array<Record<string, unknown>> {
+  const events: Array<Record<string, unknown>> = options.text
+    ? textAnswer(options.text).slice(0, -1)
+    : [chunk({ role: 'assistant', content: null })];
   calls.forEach((call, index) => {
-    events.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
+    events.push(
+      chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }),
+    );
     const piece = options.piece ?? 5;
-    for (let i = 0; i < call.arguments.length; i += piece) events.push(chunk({ tool_calls: [{ index, function: { arguments: call.arguments.slice(i, i + piece) } }] }));
+    for (let i = 0; i < call.arguments.length; i += piece)
+      events.push(chunk({ tool_calls: [{ index, function: { arguments: call.arguments.slice(i, i + piece) } }] }));
   });
   events.push(chunk({}, 'tool_calls'));
   return events;
 }
 
 /** Splits a multipart/form-data body into its parts. */
-function parseMultipart(body: Buffer, contentType: string): Array<{ name: string; filename?: string; contentType?: string; data: Buffer }> {
+function parseMultipart(
+  body: Buffer,
+  contentType: string,
+): Array<{ name: string; filename?: string; contentType?: string; data: Buffer }> {
   const boundary = /boundary=(?:"([^"]+)"|([^;]+))/i.exec(contentType);
   if (!boundary) return [];
   const delimiter = Buffer.from(`--${boundary[1] ?? boundary[2]}`);
@@ -120,7 +131,10 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(value));
   };
-  const error = (res: ServerResponse, status: number, message: string) => json(res, status, { error: { message, type: status === 401 ? 'invalid_request_error' : 'server_error', code: null } });
+  const error = (res: ServerResponse, status: number, message: string) =>
+    json(res, status, {
+      error: { message, type: status === 401 ? 'invalid_request_error' : 'server_error', code: null },
+    });
 
   const server = createServer(async (req, res) => {
     const parts: Buffer[] = [];
@@ -144,12 +158,24 @@ export async function startOpenAiFake(): Promise<OpenAiFake> {
       } catch (e) {
         wavError = (e as Error).message;
       }
-      transcriptions.push({ authorization, fields, filename: file?.filename, fileContentType: file?.contentType, wav, wavError });
+      transcriptions.push({
+        authorization,
+        fields,
+        filename: file?.filename,
+        fileContentType: file?.contentType,
+        wav,
+        wavError,
+      });
       if (!authorised) return error(res, 401, 'Incorrect API key provided.');
       const failure = transcriptionFailures.shift();
       if (failure) return error(res, failure, `scripted failure ${failure}`);
       if (!file || !fields.model) return error(res, 400, 'file and model are required');
-      if (!wav || wav.format !== 1 || wav.bitsPerSample !== 16) return error(res, 400, `the file is not a 16-bit PCM WAV (${wavError ?? `format ${wav?.format}, ${wav?.bitsPerSample} bits`})`);
+      if (wav?.format !== 1 || wav.bitsPerSample !== 16)
+        return error(
+          res,
+          400,
+          `the file is not a 16-bit PCM WAV (${wavError ?? `format ${wav?.format}, ${wav?.bitsPerSample} bits`})`,
+        );
       return json(res, 200, { text: transcripts.shift() ?? '' });
     }
 

@@ -19,8 +19,14 @@ export function buildPdf(text: string, padding = 0, options: PdfOptions = {}): B
   const objects: Buffer[] = [
     Buffer.from('<< /Type /Catalog /Pages 2 0 R >>'),
     Buffer.from('<< /Type /Pages /Kids [3 0 R] /Count 1 >>'),
-    Buffer.from('<< /Type /Page /Parent 2 0 R /MediaBox [0 0 600 800] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>'),
-    Buffer.concat([Buffer.from(`<< ${filter}/Length ${options.declaredLength ?? stream.length} >>\nstream\n`), stream, Buffer.from('\nendstream')]),
+    Buffer.from(
+      '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 600 800] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
+    ),
+    Buffer.concat([
+      Buffer.from(`<< ${filter}/Length ${options.declaredLength ?? stream.length} >>\nstream\n`),
+      stream,
+      Buffer.from('\nendstream'),
+    ]),
     Buffer.from('<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>'),
   ];
   const parts: Buffer[] = [Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n', 'latin1')];
@@ -32,7 +38,13 @@ export function buildPdf(text: string, padding = 0, options: PdfOptions = {}): B
     parts.push(object);
     length += object.length;
   });
-  const xref = [`xref\n0 ${objects.length + 1}\n`, '0000000000 65535 f \n', ...offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`)].join('');
-  parts.push(Buffer.from(`${xref}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`));
+  const xref = [
+    `xref\n0 ${objects.length + 1}\n`,
+    '0000000000 65535 f \n',
+    ...offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`),
+  ].join('');
+  parts.push(
+    Buffer.from(`${xref}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`),
+  );
   return Buffer.concat(parts);
 }

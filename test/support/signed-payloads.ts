@@ -15,13 +15,23 @@ export interface RegisteredServer {
 let serverCounter = 0;
 
 /** Registers a generated server for the user through the route. */
-export async function registerServer(t: TestApp, user: TestUser, name = `srv-${process.pid}-${++serverCounter}`): Promise<RegisteredServer> {
-  const res = await t.app.inject({ method: 'POST', url: '/api/servers', headers: bearer(user.token), payload: { name, mode: 'generate' } });
+export async function registerServer(
+  t: TestApp,
+  user: TestUser,
+  name = `srv-${process.pid}-${++serverCounter}`,
+): Promise<RegisteredServer> {
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/servers',
+    headers: bearer(user.token),
+    payload: { name, mode: 'generate' },
+  });
   if (res.statusCode !== 200) throw new Error(`server registration failed: ${res.statusCode} ${res.body}`);
   return res.json();
 }
 
-export const privateKeyOf = (server: Pick<RegisteredServer, 'privateKey'>) => createPrivateKey({ key: Buffer.from(server.privateKey, 'base64url'), format: 'der', type: 'pkcs8' });
+export const privateKeyOf = (server: Pick<RegisteredServer, 'privateKey'>) =>
+  createPrivateKey({ key: Buffer.from(server.privateKey, 'base64url'), format: 'der', type: 'pkcs8' });
 
 export interface SignOptions {
   /** Seconds from `now` (default 300). */
@@ -34,7 +44,11 @@ export interface SignOptions {
 }
 
 /** A compact JWS (ES256) of `claims` signed with the server's private key. */
-export async function signPayload(server: Pick<RegisteredServer, 'privateKey'>, claims: Record<string, unknown>, options: SignOptions = {}): Promise<string> {
+export async function signPayload(
+  server: Pick<RegisteredServer, 'privateKey'>,
+  claims: Record<string, unknown>,
+  options: SignOptions = {},
+): Promise<string> {
   const now = Math.floor((options.now ?? Date.now()) / 1000);
   const body: Record<string, unknown> = { ...claims, iat: now };
   if (!options.omit?.includes('exp')) body.exp = now + (options.expiresIn ?? 300);
@@ -43,8 +57,16 @@ export async function signPayload(server: Pick<RegisteredServer, 'privateKey'>, 
 }
 
 /** Nests a JWS in a compact JWE (ECDH-ES+A256KW, A256GCM, cty JWT) to the service key of GET /api/server. */
-export async function encryptToService(jws: string, serviceKey: { current: string; keys: { spki: string } }, header: Record<string, unknown> = {}): Promise<string> {
-  const publicKey = createPublicKey({ key: Buffer.from(serviceKey.keys.spki, 'base64url'), format: 'der', type: 'spki' });
+export async function encryptToService(
+  jws: string,
+  serviceKey: { current: string; keys: { spki: string } },
+  header: Record<string, unknown> = {},
+): Promise<string> {
+  const publicKey = createPublicKey({
+    key: Buffer.from(serviceKey.keys.spki, 'base64url'),
+    format: 'der',
+    type: 'spki',
+  });
   return new CompactEncrypt(new TextEncoder().encode(jws))
     .setProtectedHeader({ alg: 'ECDH-ES+A256KW', enc: 'A256GCM', cty: 'JWT', kid: serviceKey.current, ...header })
     .encrypt(publicKey);

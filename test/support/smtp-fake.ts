@@ -120,7 +120,10 @@ export async function startSmtpFake(): Promise<SmtpFake> {
     messages,
     waitFor(count, timeoutMs = 5000) {
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`expected ${count} emails, got ${messages.length}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`expected ${count} emails, got ${messages.length}`)),
+          timeoutMs,
+        );
         const check = () => {
           if (messages.length >= count) {
             clearTimeout(timer);

@@ -82,8 +82,18 @@ function createClient(res: IncomingMessage): SseClient {
     lastEventId: undefined,
     ended: endedPromise,
     isEnded: () => ended,
-    waitForEvents: (count, timeoutMs = 5000) => waitUntil(() => client.events.length >= count, timeoutMs, () => `${client.events.length} of ${count} events`).then(() => client.events.slice(0, count)),
-    waitForComment: (text, timeoutMs = 5000) => waitUntil(() => client.comments.includes(text), timeoutMs, () => `comment "${text}" (got ${JSON.stringify(client.comments)})`),
+    waitForEvents: (count, timeoutMs = 5000) =>
+      waitUntil(
+        () => client.events.length >= count,
+        timeoutMs,
+        () => `${client.events.length} of ${count} events`,
+      ).then(() => client.events.slice(0, count)),
+    waitForComment: (text, timeoutMs = 5000) =>
+      waitUntil(
+        () => client.comments.includes(text),
+        timeoutMs,
+        () => `comment "${text}" (got ${JSON.stringify(client.comments)})`,
+      ),
     pause: () => res.pause(),
     resume: () => res.resume(),
     close: () => res.destroy(),
@@ -116,7 +126,8 @@ function createClient(res: IncomingMessage): SseClient {
   function processLine(line: string) {
     if (line === '') {
       client.lastEventId = idBuffer;
-      if (pending.data.length > 0) client.events.push({ id: idBuffer, event: pending.event ?? 'message', data: pending.data.join('\n') });
+      if (pending.data.length > 0)
+        client.events.push({ id: idBuffer, event: pending.event ?? 'message', data: pending.data.join('\n') });
       pending = { data: [] };
       return;
     }

@@ -43,7 +43,8 @@ export function parseStripeForm(text: string): Obj {
   const arrays = (value: unknown): unknown => {
     if (!value || typeof value !== 'object') return value;
     const entries = Object.entries(value as Obj).map(([k, v]) => [k, arrays(v)] as const);
-    if (entries.length && entries.every(([k]) => /^\d+$/.test(k))) return entries.sort((a, b) => Number(a[0]) - Number(b[0])).map(([, v]) => v);
+    if (entries.length && entries.every(([k]) => /^\d+$/.test(k)))
+      return entries.sort((a, b) => Number(a[0]) - Number(b[0])).map(([, v]) => v);
     return Object.fromEntries(entries);
   };
   return arrays(root) as Obj;
@@ -68,7 +69,11 @@ export class StripeFake {
 
   /** Environment that points the service at this server. */
   env(): Record<string, string> {
-    return { STRIPE_SECRET_KEY: this.secretKey, STRIPE_WEBHOOK_SECRET: this.webhookSecret, STRIPE_API_BASE: this.apiBase };
+    return {
+      STRIPE_SECRET_KEY: this.secretKey,
+      STRIPE_WEBHOOK_SECRET: this.webhookSecret,
+      STRIPE_API_BASE: this.apiBase,
+    };
   }
 
   /** The next request whose path matches fails with Stripe's error answer. */
@@ -86,7 +91,13 @@ export class StripeFake {
   pay(sessionId: string, card = { brand: 'visa', last4: '4242' }): Obj {
     const session = this.get(sessionId);
     const customer = session.customer as string;
-    const pm = this.put({ id: newId('pm'), object: 'payment_method', type: 'card', customer, card: { ...card, exp_month: 12, exp_year: 2030 } });
+    const pm = this.put({
+      id: newId('pm'),
+      object: 'payment_method',
+      type: 'card',
+      customer,
+      card: { ...card, exp_month: 12, exp_year: 2030 },
+    });
     if (session.mode === 'payment') {
       const pi = this.put({
         id: newId('pi'),
@@ -100,11 +111,22 @@ export class StripeFake {
       });
       Object.assign(session, { payment_intent: pi.id, payment_status: 'paid' });
     } else if (session.mode === 'setup') {
-      const seti = this.put({ id: newId('seti'), object: 'setup_intent', status: 'succeeded', customer, payment_method: pm.id });
+      const seti = this.put({
+        id: newId('seti'),
+        object: 'setup_intent',
+        status: 'succeeded',
+        customer,
+        payment_method: pm.id,
+      });
       Object.assign(session, { setup_intent: seti.id, payment_status: 'no_payment_required' });
     } else {
       const price = this.get(session.line_items[0].price);
-      const sub = this.createSubscriptionObject({ customer, price, metadata: session.subscription_data?.metadata ?? {}, default_payment_method: pm.id });
+      const sub = this.createSubscriptionObject({
+        customer,
+        price,
+        metadata: session.subscription_data?.metadata ?? {},
+        default_payment_method: pm.id,
+      });
       Object.assign(session, { subscription: sub.id, payment_status: 'paid' });
     }
     session.status = 'complete';
@@ -152,21 +174,46 @@ export class StripeFake {
   /** The merchant refunds (part of) a paid top-up; returns refund.created (status succeeded, or pending to be settled later). */
   refund(sessionId: string, amount: number, status: 'succeeded' | 'pending' = 'succeeded'): Obj {
     const session = this.get(sessionId);
-    const refund = this.put({ id: newId('re'), object: 'refund', amount, currency: 'usd', payment_intent: session.payment_intent, status });
+    const refund = this.put({
+      id: newId('re'),
+      object: 'refund',
+      amount,
+      currency: 'usd',
+      payment_intent: session.payment_intent,
+      status,
+    });
     return this.event('refund.created', refund);
   }
 
   /** The charge behind a paid top-up (created on first need, as Stripe creates it with the payment). */
   chargeOf(sessionId: string): Obj {
     const intent = this.get(this.get(sessionId).payment_intent);
-    intent.latest_charge ??= this.put({ id: newId('ch'), object: 'charge', amount: intent.amount, amount_refunded: 0, refunded: false, disputed: false, payment_intent: intent.id, customer: intent.customer, status: 'succeeded' }).id;
+    intent.latest_charge ??= this.put({
+      id: newId('ch'),
+      object: 'charge',
+      amount: intent.amount,
+      amount_refunded: 0,
+      refunded: false,
+      disputed: false,
+      payment_intent: intent.id,
+      customer: intent.customer,
+      status: 'succeeded',
+    }).id;
     return this.get(intent.latest_charge);
   }
 
   /** The merchant refunds (part of) a top-up's charge; returns charge.refunded (and keeps the refund, listed by GET /v1/refunds?charge=). */
   refundCharge(sessionId: string, amount: number): Obj {
     const charge = this.chargeOf(sessionId);
-    this.put({ id: newId('re'), object: 'refund', amount, currency: 'usd', charge: charge.id, payment_intent: charge.payment_intent, status: 'succeeded' });
+    this.put({
+      id: newId('re'),
+      object: 'refund',
+      amount,
+      currency: 'usd',
+      charge: charge.id,
+      payment_intent: charge.payment_intent,
+      status: 'succeeded',
+    });
     charge.amount_refunded += amount;
     charge.refunded = charge.amount_refunded >= charge.amount;
     return this.event('charge.refunded', charge);
@@ -183,7 +230,16 @@ export class StripeFake {
   dispute(sessionId: string, amount?: number): Obj {
     const charge = this.chargeOf(sessionId);
     charge.disputed = true;
-    const dispute = this.put({ id: newId('dp'), object: 'dispute', amount: amount ?? charge.amount, currency: 'usd', charge: charge.id, payment_intent: charge.payment_intent, reason: 'fraudulent', status: 'needs_response' });
+    const dispute = this.put({
+      id: newId('dp'),
+      object: 'dispute',
+      amount: amount ?? charge.amount,
+      currency: 'usd',
+      charge: charge.id,
+      payment_intent: charge.payment_intent,
+      reason: 'fraudulent',
+      status: 'needs_response',
+    });
     return this.event('charge.dispute.created', dispute);
   }
 
@@ -222,14 +278,35 @@ export class StripeFake {
   }
 
   event(type: string, object: Obj): Obj {
-    return { id: newId('evt'), object: 'event', api_version: '2026-10-28.endive', created: nowSeconds(), livemode: false, type, data: { object: structuredClone(object) }, pending_webhooks: 1 };
+    return {
+      id: newId('evt'),
+      object: 'event',
+      api_version: '2026-10-28.endive',
+      created: nowSeconds(),
+      livemode: false,
+      type,
+      data: { object: structuredClone(object) },
+      pending_webhooks: 1,
+    };
   }
 
   /** The request Stripe would send for `event`: the JSON body and a Stripe-Signature header (t=…,v1=…). */
   signed(event: Obj, options: { secret?: string; timestamp?: number } = {}): SignedWebhook {
     const body = JSON.stringify(event, null, 2);
-    const signature = Stripe.webhooks.generateTestHeaderString({ payload: body, secret: options.secret ?? this.webhookSecret, timestamp: options.timestamp });
-    return { event, body, headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': signature, 'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)' } };
+    const signature = Stripe.webhooks.generateTestHeaderString({
+      payload: body,
+      secret: options.secret ?? this.webhookSecret,
+      timestamp: options.timestamp,
+    });
+    return {
+      event,
+      body,
+      headers: {
+        'content-type': 'application/json; charset=utf-8',
+        'stripe-signature': signature,
+        'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
+      },
+    };
   }
 
   /** Delivers an event as Stripe does: an HTTP POST of the signed JSON to the endpoint; answers the endpoint's status and body. */
@@ -252,9 +329,18 @@ export class StripeFake {
     return object;
   }
 
-  private createSubscriptionObject(input: { customer: string; price: Obj; metadata: Obj; default_payment_method: string; quantity?: number }): Obj {
+  private createSubscriptionObject(input: {
+    customer: string;
+    price: Obj;
+    metadata: Obj;
+    default_payment_method: string;
+    quantity?: number;
+  }): Obj {
     const start = nowSeconds();
-    const end = Math.floor(new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, new Date().getUTCDate())).getTime() / 1000);
+    const end = Math.floor(
+      new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, new Date().getUTCDate())).getTime() /
+        1000,
+    );
     const id = newId('sub');
     return this.put({
       id,
@@ -265,7 +351,17 @@ export class StripeFake {
       metadata: input.metadata,
       items: {
         object: 'list',
-        data: [{ id: newId('si'), object: 'subscription_item', subscription: id, price: input.price, quantity: input.quantity ?? 1, current_period_start: start, current_period_end: end }],
+        data: [
+          {
+            id: newId('si'),
+            object: 'subscription_item',
+            subscription: id,
+            price: input.price,
+            quantity: input.quantity ?? 1,
+            current_period_start: start,
+            current_period_end: end,
+          },
+        ],
       },
     });
   }
@@ -274,28 +370,38 @@ export class StripeFake {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const params = req.method === 'GET' ? parseStripeForm(url.search.slice(1)) : parseStripeForm(Buffer.concat(chunks).toString());
+    const params =
+      req.method === 'GET' ? parseStripeForm(url.search.slice(1)) : parseStripeForm(Buffer.concat(chunks).toString());
     const idempotencyKey = req.headers['idempotency-key'] as string | undefined;
     this.requests.push({ method: req.method ?? '', path: url.pathname, params, idempotencyKey });
     const send = (status: number, body: unknown) => {
       const text = JSON.stringify(body);
-      if (idempotencyKey && req.method === 'POST') this.idempotent.set(`${url.pathname}:${idempotencyKey}`, { status, body: text });
+      if (idempotencyKey && req.method === 'POST')
+        this.idempotent.set(`${url.pathname}:${idempotencyKey}`, { status, body: text });
       res.writeHead(status, { 'content-type': 'application/json', 'request-id': newId('req') }).end(text);
     };
-    const fail = (status: number, message: string, type = 'invalid_request_error', code?: string) => send(status, { error: { type, message, ...(code ? { code } : {}) } });
+    const fail = (status: number, message: string, type = 'invalid_request_error', code?: string) =>
+      send(status, { error: { type, message, ...(code ? { code } : {}) } });
 
     if (req.headers.authorization !== `Bearer ${this.secretKey}`) return fail(401, 'Invalid API Key provided.');
     if (idempotencyKey && req.method === 'POST') {
       const replay = this.idempotent.get(`${url.pathname}:${idempotencyKey}`);
       if (replay) {
-        res.writeHead(replay.status, { 'content-type': 'application/json', 'idempotent-replayed': 'true' }).end(replay.body);
+        res
+          .writeHead(replay.status, { 'content-type': 'application/json', 'idempotent-replayed': 'true' })
+          .end(replay.body);
         return;
       }
     }
     const failure = this.failures.findIndex((f) => f.path.test(url.pathname));
     if (failure >= 0) {
       const [f] = this.failures.splice(failure, 1);
-      return fail(f.status, f.message, f.status === 402 ? 'card_error' : 'api_error', f.status === 402 ? 'card_declined' : undefined);
+      return fail(
+        f.status,
+        f.message,
+        f.status === 402 ? 'card_error' : 'api_error',
+        f.status === 402 ? 'card_declined' : undefined,
+      );
     }
     try {
       const answer = this.route(req.method ?? 'GET', url.pathname, params);
@@ -321,7 +427,8 @@ export class StripeFake {
         for (const segment of path.split('.')) {
           if (!node) break;
           const value: unknown = node[segment];
-          if (typeof value === 'string' && this.objects.has(value)) node[segment] = structuredClone(this.objects.get(value));
+          if (typeof value === 'string' && this.objects.has(value))
+            node[segment] = structuredClone(this.objects.get(value));
           node = (node[segment] as Obj) ?? null;
         }
       }
@@ -347,7 +454,9 @@ export class StripeFake {
     }
     if (method === 'GET' && path === '/v1/prices') {
       const keys: string[] = p.lookup_keys ?? [];
-      const data = [...this.objects.values()].filter((o) => o.object === 'price' && o.active && keys.includes(o.lookup_key));
+      const data = [...this.objects.values()].filter(
+        (o) => o.object === 'price' && o.active && keys.includes(o.lookup_key),
+      );
       return { object: 'list', data, has_more: false, url: '/v1/prices' };
     }
     if (method === 'POST' && path === '/v1/checkout/sessions') {
@@ -356,7 +465,12 @@ export class StripeFake {
       if (!p.success_url) throw new Error('Missing required param: success_url.');
       const items = (p.line_items ?? []) as Obj[];
       if (p.mode === 'subscription') for (const item of items) find(item.price);
-      const amount = items.reduce((sum, i) => sum + Number(i.price_data?.unit_amount ?? (i.price ? find(i.price).unit_amount : 0)) * Number(i.quantity ?? 1), 0);
+      const amount = items.reduce(
+        (sum, i) =>
+          sum +
+          Number(i.price_data?.unit_amount ?? (i.price ? find(i.price).unit_amount : 0)) * Number(i.quantity ?? 1),
+        0,
+      );
       const id = `cs_test_${randomBytes(16).toString('hex')}`;
       return this.put({
         id,
@@ -383,7 +497,9 @@ export class StripeFake {
     if (method === 'GET' && (m = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(path))) return expand(find(m[1]));
     if (method === 'GET' && (m = /^\/v1\/payment_intents\/([^/]+)$/.exec(path))) return expand(find(m[1]));
     if (method === 'GET' && path === '/v1/refunds') {
-      const data = [...this.objects.values()].filter((o) => o.object === 'refund' && (!p.charge || o.charge === p.charge)).reverse();
+      const data = [...this.objects.values()]
+        .filter((o) => o.object === 'refund' && (!p.charge || o.charge === p.charge))
+        .reverse();
       return { object: 'list', data, has_more: false, url: '/v1/refunds' };
     }
     if (method === 'POST' && path === '/v1/billing_portal/sessions') {
@@ -394,13 +510,29 @@ export class StripeFake {
         find(p.flow_data.subscription_update_confirm.items[0].price);
       }
       const id = newId('bps');
-      return this.put({ id, object: 'billing_portal.session', customer: p.customer, return_url: p.return_url ?? null, url: `${this.apiBase}/p/session/${id}`, flow: p.flow_data ?? null });
+      return this.put({
+        id,
+        object: 'billing_portal.session',
+        customer: p.customer,
+        return_url: p.return_url ?? null,
+        url: `${this.apiBase}/p/session/${id}`,
+        flow: p.flow_data ?? null,
+      });
     }
     if (method === 'POST' && path === '/v1/subscriptions') {
       const customer = find(p.customer);
       const pm = p.default_payment_method ? find(p.default_payment_method) : null;
-      if (!pm) throw Object.assign(new Error('This customer has no attached payment source or default payment method.'), { status: 400 });
-      return this.createSubscriptionObject({ customer: customer.id, price: find(p.items[0].price), metadata: p.metadata ?? {}, default_payment_method: pm.id, quantity: Number(p.items[0].quantity ?? 1) });
+      if (!pm)
+        throw Object.assign(new Error('This customer has no attached payment source or default payment method.'), {
+          status: 400,
+        });
+      return this.createSubscriptionObject({
+        customer: customer.id,
+        price: find(p.items[0].price),
+        metadata: p.metadata ?? {},
+        default_payment_method: pm.id,
+        quantity: Number(p.items[0].quantity ?? 1),
+      });
     }
     if (method === 'GET' && (m = /^\/v1\/subscriptions\/([^/]+)$/.exec(path))) return expand(find(m[1]));
     if (method === 'DELETE' && (m = /^\/v1\/subscriptions\/([^/]+)$/.exec(path))) {

@@ -67,7 +67,16 @@ export interface TwilioOffer {
 }
 
 export const DEFAULT_OFFERS: TwilioOffer[] = [
-  ...Array.from({ length: 6 }, (_, i): TwilioOffer => ({ country: 'US', resource: 'Local', phoneNumber: `+1415555020${i}`, addressRequirements: 'none', voice: i !== 5 })),
+  ...Array.from(
+    { length: 6 },
+    (_, i): TwilioOffer => ({
+      country: 'US',
+      resource: 'Local',
+      phoneNumber: `+1415555020${i}`,
+      addressRequirements: 'none',
+      voice: i !== 5,
+    }),
+  ),
   { country: 'US', resource: 'TollFree', phoneNumber: '+18005550199', addressRequirements: 'none', voice: true },
   { country: 'GB', resource: 'Local', phoneNumber: '+442079460111', addressRequirements: 'any', voice: true },
   { country: 'DE', resource: 'Mobile', phoneNumber: '+4915770000111', addressRequirements: 'foreign', voice: false },
@@ -119,7 +128,9 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export async function startTwilioFake(options: { accountSid?: string; authToken?: string; from?: string } = {}): Promise<TwilioFake> {
+export async function startTwilioFake(
+  options: { accountSid?: string; authToken?: string; from?: string } = {},
+): Promise<TwilioFake> {
   const accountSid = options.accountSid ?? `AC${randomBytes(16).toString('hex')}`;
   const authToken = options.authToken ?? randomBytes(16).toString('hex');
   const from = options.from ?? '+15005550006';
@@ -147,7 +158,12 @@ export async function startTwilioFake(options: { accountSid?: string; authToken?
 
     const account = /^\/2010-04-01\/Accounts\/([^/]+)(\/.*)$/.exec(path);
     if (!account) return twilioError(res, 404, 20404, 'The requested resource was not found');
-    if (!auth || auth.user !== accountSid || auth.password !== authToken || decodeURIComponent(account[1]) !== accountSid) {
+    if (
+      !auth ||
+      auth.user !== accountSid ||
+      auth.password !== authToken ||
+      decodeURIComponent(account[1]) !== accountSid
+    ) {
       res.setHeader('www-authenticate', 'Basic realm="Twilio API"');
       return twilioError(res, 401, 20003, 'Authenticate');
     }
@@ -172,7 +188,14 @@ export async function startTwilioFake(options: { accountSid?: string; authToken?
       return twilioError(res, 400, 21211, `The 'To' number ${form.To} is not a valid phone number.`);
     }
     const sid = `SM${randomBytes(16).toString('hex')}`;
-    messages.push({ sid, accountSid, to: form.To, from: form.From, body: form.Body, statusCallback: form.StatusCallback ?? null });
+    messages.push({
+      sid,
+      accountSid,
+      to: form.To,
+      from: form.From,
+      body: form.Body,
+      statusCallback: form.StatusCallback ?? null,
+    });
     const now = new Date().toUTCString();
     res.writeHead(201, { 'content-type': 'application/json' });
     res.end(
@@ -199,10 +222,24 @@ export async function startTwilioFake(options: { accountSid?: string; authToken?
   });
 
   function callResource(c: TwilioCall) {
-    return { sid: c.sid, account_sid: accountSid, to: c.to, from: c.from, status: c.status, direction: 'outbound-api', uri: `${base(accountSid)}/Calls/${c.sid}.json` };
+    return {
+      sid: c.sid,
+      account_sid: accountSid,
+      to: c.to,
+      from: c.from,
+      status: c.status,
+      direction: 'outbound-api',
+      uri: `${base(accountSid)}/Calls/${c.sid}.json`,
+    };
   }
 
-  function handleCalls(method: string, resource: string, form: Record<string, string>, params: URLSearchParams, res: ServerResponse) {
+  function handleCalls(
+    method: string,
+    resource: string,
+    form: Record<string, string>,
+    params: URLSearchParams,
+    res: ServerResponse,
+  ) {
     if (method === 'POST' && resource === '/Calls.json') {
       if (!form.To) return twilioError(res, 400, 21201, "No 'To' number is specified");
       if (!form.From) return twilioError(res, 400, 21213, "No 'From' number is specified");
@@ -269,7 +306,13 @@ export async function startTwilioFake(options: { accountSid?: string; authToken?
     };
   }
 
-  function handleNumbers(method: string, resource: string, form: Record<string, string>, query: Record<string, string>, res: ServerResponse) {
+  function handleNumbers(
+    method: string,
+    resource: string,
+    form: Record<string, string>,
+    query: Record<string, string>,
+    res: ServerResponse,
+  ) {
     if (method === 'GET' && resource === '/AvailablePhoneNumbers.json') {
       const countries = [...new Set(offers.map((o) => o.country))];
       return json(res, 200, {
@@ -291,9 +334,19 @@ export async function startTwilioFake(options: { accountSid?: string; authToken?
     const search = /^\/AvailablePhoneNumbers\/([A-Z]{2})\/(Local|Mobile|TollFree)\.json$/.exec(resource);
     if (method === 'GET' && search) {
       const owned = new Set([...incoming.values()].map((n) => n.phoneNumber));
-      const matching = offers.filter((o) => o.country === search[1] && o.resource === search[2] && !owned.has(o.phoneNumber) && (!query.Contains || o.phoneNumber.includes(query.Contains)));
-      if (!offers.some((o) => o.country === search[1] && o.resource === search[2])) return twilioError(res, 404, 20404, 'The requested resource was not found');
-      return json(res, 200, { available_phone_numbers: matching.slice(0, Number(query.PageSize ?? 50)).map(offerResource), uri: `${base(accountSid)}${resource}` });
+      const matching = offers.filter(
+        (o) =>
+          o.country === search[1] &&
+          o.resource === search[2] &&
+          !owned.has(o.phoneNumber) &&
+          (!query.Contains || o.phoneNumber.includes(query.Contains)),
+      );
+      if (!offers.some((o) => o.country === search[1] && o.resource === search[2]))
+        return twilioError(res, 404, 20404, 'The requested resource was not found');
+      return json(res, 200, {
+        available_phone_numbers: matching.slice(0, Number(query.PageSize ?? 50)).map(offerResource),
+        uri: `${base(accountSid)}${resource}`,
+      });
     }
     if (method === 'POST' && resource === '/Addresses.json') {
       for (const name of ['CustomerName', 'Street', 'City', 'Region', 'PostalCode', 'IsoCountry']) {
@@ -302,15 +355,33 @@ export async function startTwilioFake(options: { accountSid?: string; authToken?
       if (form.PostalCode === '00000') return twilioError(res, 400, 21628, 'Address Validation Error');
       const sid = `AD${randomBytes(16).toString('hex')}`;
       addresses.push({ sid, params: form });
-      return json(res, 201, { sid, account_sid: accountSid, customer_name: form.CustomerName, street: form.Street, city: form.City, region: form.Region, postal_code: form.PostalCode, iso_country: form.IsoCountry, validated: true, verified: false });
+      return json(res, 201, {
+        sid,
+        account_sid: accountSid,
+        customer_name: form.CustomerName,
+        street: form.Street,
+        city: form.City,
+        region: form.Region,
+        postal_code: form.PostalCode,
+        iso_country: form.IsoCountry,
+        validated: true,
+        verified: false,
+      });
     }
     if (method === 'POST' && resource === '/IncomingPhoneNumbers.json') {
       const offer = offers.find((o) => o.phoneNumber === form.PhoneNumber);
-      if (!offer || [...incoming.values()].some((n) => n.phoneNumber === form.PhoneNumber)) return twilioError(res, 400, 21422, 'PhoneNumber requested is not available');
+      if (!offer || [...incoming.values()].some((n) => n.phoneNumber === form.PhoneNumber))
+        return twilioError(res, 400, 21422, 'PhoneNumber requested is not available');
       if (offer.addressRequirements !== 'none' && !addresses.some((a) => a.sid === form.AddressSid)) {
         return twilioError(res, 400, 21631, 'Phone Number Requires an Address but the AddressSid parameter was empty.');
       }
-      const n: TwilioIncomingNumber = { sid: `PN${randomBytes(16).toString('hex')}`, phoneNumber: offer.phoneNumber, friendlyName: form.FriendlyName ?? offer.phoneNumber, addressSid: form.AddressSid ?? null, voiceUrl: '' };
+      const n: TwilioIncomingNumber = {
+        sid: `PN${randomBytes(16).toString('hex')}`,
+        phoneNumber: offer.phoneNumber,
+        friendlyName: form.FriendlyName ?? offer.phoneNumber,
+        addressSid: form.AddressSid ?? null,
+        voiceUrl: '',
+      };
       incoming.set(n.sid, n);
       return json(res, 201, incomingResource(n));
     }
@@ -353,16 +424,34 @@ export async function startTwilioFake(options: { accountSid?: string; authToken?
     },
     async postSigned(url, params) {
       const signature = twilio.getExpectedTwilioSignature(authToken, url, params);
-      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature }, body: new URLSearchParams(params) });
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature },
+        body: new URLSearchParams(params),
+      });
       return { status: res.status, body: await res.text() };
     },
     async sendStatusCallback(sid, status, extra = {}) {
       const message = messages.find((m) => m.sid === sid);
       if (!message?.statusCallback) throw new Error(`no message ${sid} with a StatusCallback`);
-      const params: Record<string, string> = { AccountSid: accountSid, ApiVersion: '2010-04-01', From: message.from, To: message.to, MessageSid: sid, SmsSid: sid, MessageStatus: status, SmsStatus: status, ...extra };
+      const params: Record<string, string> = {
+        AccountSid: accountSid,
+        ApiVersion: '2010-04-01',
+        From: message.from,
+        To: message.to,
+        MessageSid: sid,
+        SmsSid: sid,
+        MessageStatus: status,
+        SmsStatus: status,
+        ...extra,
+      };
       // Signed by the official library: the oracle our verifier must agree with.
       const signature = twilio.getExpectedTwilioSignature(authToken, message.statusCallback, params);
-      const res = await fetch(message.statusCallback, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature }, body: new URLSearchParams(params) });
+      const res = await fetch(message.statusCallback, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature },
+        body: new URLSearchParams(params),
+      });
       await res.arrayBuffer();
       return res.status;
     },

@@ -3,7 +3,9 @@
 
 /** A tone as loud as speech, `ms` long, at 8 kHz. */
 export function tone(ms: number, hz = 440, amplitude = 8000): Int16Array {
-  return Int16Array.from({ length: (ms * 8000) / 1000 }, (_, i) => Math.round(amplitude * Math.sin((2 * Math.PI * hz * i) / 8000)));
+  return Int16Array.from({ length: (ms * 8000) / 1000 }, (_, i) =>
+    Math.round(amplitude * Math.sin((2 * Math.PI * hz * i) / 8000)),
+  );
 }
 
 export function silence(ms: number): Int16Array {

@@ -32,7 +32,12 @@ export async function startWebhookReceiver(respond: Responder = () => 204) {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const entry: ReceivedWebhook = { path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), answered: null };
+      const entry: ReceivedWebhook = {
+        path: req.url ?? '/',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        answered: null,
+      };
       received.push(entry);
       const answer = responder(entry, received.length - 1);
       if (typeof answer === 'number') {
@@ -43,7 +48,9 @@ export async function startWebhookReceiver(respond: Responder = () => 204) {
           if (res.destroyed) return;
           entry.answered = answer.status;
           const json = answer.json !== undefined;
-          res.writeHead(answer.status, { 'content-type': json ? 'application/json' : 'text/plain' }).end(json ? JSON.stringify(answer.json) : (answer.body ?? ''));
+          res
+            .writeHead(answer.status, { 'content-type': json ? 'application/json' : 'text/plain' })
+            .end(json ? JSON.stringify(answer.json) : (answer.body ?? ''));
         };
         if (answer.delayMs) setTimeout(send, answer.delayMs).unref();
         else send();

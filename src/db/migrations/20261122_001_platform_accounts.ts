@@ -5,7 +5,9 @@ import { serialType } from '../columns.js';
 export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
   await db.schema
     .createTable('audit_log')
-    .addColumn('id', serialType(dialect) as any, (c) => (dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey()))
+    .addColumn('id', serialType(dialect) as any, (c) =>
+      dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey(),
+    )
     .addColumn('user_id', 'text')
     .addColumn('action', 'text', (c) => c.notNull())
     .addColumn('success', 'integer', (c) => c.notNull())

@@ -5,7 +5,9 @@ import type { Dialect } from '../database.js';
 export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
   await db.schema
     .createTable('events')
-    .addColumn('id', serialType(dialect) as any, (c) => (dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey()))
+    .addColumn('id', serialType(dialect) as any, (c) =>
+      dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey(),
+    )
     .addColumn('user_id', 'text', (c) => c.notNull())
     .addColumn('type', 'text', (c) => c.notNull())
     .addColumn('payload', 'text', (c) => c.notNull())

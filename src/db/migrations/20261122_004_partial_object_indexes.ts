@@ -7,7 +7,12 @@ import { type Kysely, sql } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex('objects_user_kind').execute();
-  await db.schema.createIndex('objects_user_stores').on('objects').column('user_id').where(sql.ref('kind'), '=', sql.lit('store')).execute();
+  await db.schema
+    .createIndex('objects_user_stores')
+    .on('objects')
+    .column('user_id')
+    .where(sql.ref('kind'), '=', sql.lit('store'))
+    .execute();
   await db.schema.dropIndex('objects_related').execute();
   await db.schema
     .createIndex('objects_related')

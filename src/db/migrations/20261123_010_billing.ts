@@ -7,7 +7,9 @@ import type { Dialect } from '../database.js';
 export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
   await db.schema
     .createTable('credit_ledger')
-    .addColumn('id', serialType(dialect) as any, (c) => (dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey()))
+    .addColumn('id', serialType(dialect) as any, (c) =>
+      dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey(),
+    )
     .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
     .addColumn('cents', 'bigint', (c) => c.notNull())
     .addColumn('reason', 'text', (c) => c.notNull())
@@ -26,7 +28,11 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('closed_at', 'bigint')
     .execute();
-  await db.schema.createIndex('credit_reservations_open').on('credit_reservations').columns(['state', 'created_at']).execute();
+  await db.schema
+    .createIndex('credit_reservations_open')
+    .on('credit_reservations')
+    .columns(['state', 'created_at'])
+    .execute();
 
   await db.schema
     .createTable('billing_customers')
@@ -39,7 +45,11 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('billing_customers_customer').on('billing_customers').columns(['provider', 'customer_id']).execute();
+  await db.schema
+    .createIndex('billing_customers_customer')
+    .on('billing_customers')
+    .columns(['provider', 'customer_id'])
+    .execute();
 
   await db.schema
     .createTable('billing_subscriptions')
@@ -57,7 +67,11 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('billing_subscriptions_user').on('billing_subscriptions').columns(['user_id', 'kind']).execute();
+  await db.schema
+    .createIndex('billing_subscriptions_user')
+    .on('billing_subscriptions')
+    .columns(['user_id', 'kind'])
+    .execute();
 
   await db.schema
     .createTable('billing_sessions')
@@ -90,5 +104,9 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
     .addColumn('recorded_at', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('billing_usage_pk', ['ref', 'kind'])
     .execute();
-  await db.schema.createIndex('billing_usage_user').on('billing_usage').columns(['user_id', 'kind', 'recorded_at']).execute();
+  await db.schema
+    .createIndex('billing_usage_user')
+    .on('billing_usage')
+    .columns(['user_id', 'kind', 'recorded_at'])
+    .execute();
 }

@@ -21,7 +21,11 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('knowledge_bases_user').on('knowledge_bases').columns(['user_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('knowledge_bases_user')
+    .on('knowledge_bases')
+    .columns(['user_id', 'created_at'])
+    .execute();
 
   await db.schema
     .createTable('knowledge_documents')
@@ -34,7 +38,11 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
     .addColumn('url', 'text')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('knowledge_documents_base').on('knowledge_documents').columns(['knowledge_base_id', 'id']).execute();
+  await db.schema
+    .createIndex('knowledge_documents_base')
+    .on('knowledge_documents')
+    .columns(['knowledge_base_id', 'id'])
+    .execute();
 
   await db.schema
     .createTable('knowledge_chunks')
@@ -47,20 +55,32 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
     .addColumn('embedding', dialect === 'postgres' ? sql`real[]` : bytesType(dialect))
     .execute();
   await db.schema.createIndex('knowledge_chunks_base').on('knowledge_chunks').columns(['knowledge_base_id']).execute();
-  await db.schema.createIndex('knowledge_chunks_document').on('knowledge_chunks').columns(['document_id', 'position']).execute();
+  await db.schema
+    .createIndex('knowledge_chunks_document')
+    .on('knowledge_chunks')
+    .columns(['document_id', 'position'])
+    .execute();
 
   if (dialect === 'postgres') {
     await sql`alter table knowledge_chunks add column search tsvector generated always as (
-      setweight(to_tsvector('english', title), 'A') || setweight(to_tsvector('english', text), 'B')) stored`.execute(db);
+      setweight(to_tsvector('english', title), 'A') || setweight(to_tsvector('english', text), 'B')) stored`.execute(
+      db,
+    );
     await sql`create index knowledge_chunks_search on knowledge_chunks using gin (search)`.execute(db);
   } else {
     await sql`create virtual table knowledge_chunks_fts using fts5(
-      title, text, content='knowledge_chunks', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2')`.execute(db);
+      title, text, content='knowledge_chunks', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2')`.execute(
+      db,
+    );
     // Ranking by bm25 with the document name weighted over the text; `order by rank` uses it.
-    await sql`insert into knowledge_chunks_fts (knowledge_chunks_fts, rank) values ('rank', 'bm25(2.0, 1.0)')`.execute(db);
+    await sql`insert into knowledge_chunks_fts (knowledge_chunks_fts, rank) values ('rank', 'bm25(2.0, 1.0)')`.execute(
+      db,
+    );
     await sql`create trigger knowledge_chunks_fts_insert after insert on knowledge_chunks begin
       insert into knowledge_chunks_fts (rowid, title, text) values (new.id, new.title, new.text); end`.execute(db);
     await sql`create trigger knowledge_chunks_fts_delete after delete on knowledge_chunks begin
-      insert into knowledge_chunks_fts (knowledge_chunks_fts, rowid, title, text) values ('delete', old.id, old.title, old.text); end`.execute(db);
+      insert into knowledge_chunks_fts (knowledge_chunks_fts, rowid, title, text) values ('delete', old.id, old.title, old.text); end`.execute(
+      db,
+    );
   }
 }

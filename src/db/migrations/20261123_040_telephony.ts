@@ -15,7 +15,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('inbound_configurations_user').on('inbound_configurations').columns(['user_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('inbound_configurations_user')
+    .on('inbound_configurations')
+    .columns(['user_id', 'created_at'])
+    .execute();
 
   await db.schema
     .createTable('phone_numbers')
@@ -34,7 +38,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('currency', 'text', (c) => c.notNull())
     .addColumn('address_sid', 'text')
     .addColumn('subscription_id', 'text')
-    .addColumn('inbound_configuration_id', 'text', (c) => c.references('inbound_configurations.id').onDelete('set null'))
+    .addColumn('inbound_configuration_id', 'text', (c) =>
+      c.references('inbound_configurations.id').onDelete('set null'),
+    )
     .addColumn('status', 'text', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())

@@ -23,5 +23,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     /** Bumped with every batch written: a running job not touched for long was abandoned. */
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('connect_jobs_state_updated').on('connect_jobs').columns(['state', 'updated_at']).execute();
+  await db.schema
+    .createIndex('connect_jobs_state_updated')
+    .on('connect_jobs')
+    .columns(['state', 'updated_at'])
+    .execute();
 }

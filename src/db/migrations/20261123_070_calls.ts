@@ -33,8 +33,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['status', 'next_attempt_at']).execute();
-  await db.schema.createIndex('webhook_deliveries_user').on('webhook_deliveries').columns(['user_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('webhook_deliveries_due')
+    .on('webhook_deliveries')
+    .columns(['status', 'next_attempt_at'])
+    .execute();
+  await db.schema
+    .createIndex('webhook_deliveries_user')
+    .on('webhook_deliveries')
+    .columns(['user_id', 'created_at'])
+    .execute();
 
   await db.schema
     .createTable('call_sessions')
@@ -64,5 +72,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('payload', 'text', (c) => c.notNull())
     .addColumn('received_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('call_progress_session').on('call_progress').columns(['session_id', 'received_at']).execute();
+  await db.schema
+    .createIndex('call_progress_session')
+    .on('call_progress')
+    .columns(['session_id', 'received_at'])
+    .execute();
 }

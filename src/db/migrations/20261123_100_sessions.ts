@@ -5,6 +5,9 @@ import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('call_sessions').addColumn('request_hash', 'text').execute();
-  await db.schema.createIndex('call_sessions_request').on('call_sessions').columns(['user_id', 'request_hash']).execute();
+  await db.schema
+    .createIndex('call_sessions_request')
+    .on('call_sessions')
+    .columns(['user_id', 'request_hash'])
+    .execute();
 }
-

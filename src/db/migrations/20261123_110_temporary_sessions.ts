@@ -18,7 +18,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     /** Set when the summary email is claimed for sending; null again if sending failed. */
     .addColumn('summary_sent_at', 'bigint')
     .execute();
-  await db.schema.createIndex('temporary_sessions_pending').on('temporary_sessions').columns(['summary_sent_at', 'created_at']).execute();
+  await db.schema
+    .createIndex('temporary_sessions_pending')
+    .on('temporary_sessions')
+    .columns(['summary_sent_at', 'created_at'])
+    .execute();
 
   // One row per number in use; a lease past expires_at may be taken over (its call ended without telling us).
   await db.schema
@@ -29,5 +33,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('leased_at', 'bigint', (c) => c.notNull())
     .addColumn('expires_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('temporary_number_leases_session').on('temporary_number_leases').column('session_id').execute();
+  await db.schema
+    .createIndex('temporary_number_leases_session')
+    .on('temporary_number_leases')
+    .column('session_id')
+    .execute();
 }

@@ -4,5 +4,8 @@
 import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('knowledge_bases').addColumn('index_version', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('knowledge_bases')
+    .addColumn('index_version', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
 }

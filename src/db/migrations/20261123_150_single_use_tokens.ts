@@ -21,11 +21,19 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`insert into single_use_tokens (purpose, id, expires_at, used_at)
     select 'phone-price', jti, expires_at, expires_at from phone_price_tokens`.execute(db);
   // The id of a signed payload's jti is the JSON array [user, server, jti], as SignedPayloads writes it.
-  const uses = await db.selectFrom('signed_payload_uses').select(['user_id', 'server', 'jti', 'expires_at', 'used_at']).execute();
+  const uses = await db
+    .selectFrom('signed_payload_uses')
+    .select(['user_id', 'server', 'jti', 'expires_at', 'used_at'])
+    .execute();
   for (const row of uses) {
     await db
       .insertInto('single_use_tokens')
-      .values({ purpose: 'signed-payload', id: JSON.stringify([row.user_id, row.server, row.jti]), expires_at: row.expires_at, used_at: row.used_at })
+      .values({
+        purpose: 'signed-payload',
+        id: JSON.stringify([row.user_id, row.server, row.jti]),
+        expires_at: row.expires_at,
+        used_at: row.used_at,
+      })
       .execute();
   }
   await db.schema.dropTable('phone_price_tokens').execute();

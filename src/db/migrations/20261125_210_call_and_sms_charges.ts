@@ -30,7 +30,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('settled_at', 'bigint')
     .execute();
   await db.schema.createIndex('call_charges_user_state').on('call_charges').columns(['user_id', 'state']).execute();
-  await db.schema.alterTable('call_sessions').addColumn('direction', 'text', (c) => c.notNull().defaultTo('outbound')).execute();
+  await db.schema
+    .alterTable('call_sessions')
+    .addColumn('direction', 'text', (c) => c.notNull().defaultTo('outbound'))
+    .execute();
   /** Segments of the message and the price held for it (null: not charged, e.g. sent before charging existed). */
   await db.schema.alterTable('sms_messages').addColumn('segments', 'integer').execute();
   await db.schema.alterTable('sms_messages').addColumn('price_cents', 'integer').execute();

@@ -15,5 +15,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('call_sessions').addColumn('answered_by', 'text').execute();
   await db.schema.alterTable('call_sessions').addColumn('outcome', 'text').execute();
   await db.schema.alterTable('call_sessions').addColumn('reason', 'text').execute();
-  await db.schema.createIndex('call_sessions_media').on('call_sessions').columns(['media_instance', 'media_heartbeat_at']).execute();
+  await db.schema
+    .createIndex('call_sessions_media')
+    .on('call_sessions')
+    .columns(['media_instance', 'media_heartbeat_at'])
+    .execute();
 }

@@ -15,5 +15,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('call_sessions').addColumn('carrier_instance', 'text').execute();
   // A transfer leg's charge: when the carrier took the redirect to <Dial> (a leg never dialled costs nothing, whatever the carrier did not report).
   await db.schema.alterTable('call_charges').addColumn('dialled_at', 'bigint').execute();
-  await db.schema.createIndex('call_sessions_media_deadline').on('call_sessions').columns(['media_deadline_at']).execute();
+  await db.schema
+    .createIndex('call_sessions_media_deadline')
+    .on('call_sessions')
+    .columns(['media_deadline_at'])
+    .execute();
 }

@@ -37,7 +37,11 @@ export function apiKeyRoutes(app: App, deps: ApiKeyRouteDeps) {
         operationId: 'listApiKeys',
         summary: "The caller's API keys, masked",
         description: 'Oldest first; each key shows only its last four characters.',
-        response: { 200: ok(Type.Array(ApiKey), 'Your keys, masked', [{ ...keyExample, key: 'wsk_…Qx3v', lastUsedAt: '2026-11-23T13:05:00.000Z' }]) },
+        response: {
+          200: ok(Type.Array(ApiKey), 'Your keys, masked', [
+            { ...keyExample, key: 'wsk_…Qx3v', lastUsedAt: '2026-11-23T13:05:00.000Z' },
+          ]),
+        },
       },
     },
     async (request) => apiKeys.list(request.auth!.userId),
@@ -51,8 +55,19 @@ export function apiKeyRoutes(app: App, deps: ApiKeyRouteDeps) {
         tags: ['api-keys'],
         operationId: 'createApiKey',
         summary: 'Create an API key; the clear key is in this answer only',
-        description: 'The key authenticates as you wherever a session token does (send it as a bearer token), until you delete it or reset your password (a reset deletes every key). Store it now: only a hash is kept.',
-        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: 'Stored trimmed; must contain a non-space character' }) }, { examples: [{ name: 'deploy' }] }),
+        description:
+          'The key authenticates as you wherever a session token does (send it as a bearer token), until you delete it or reset your password (a reset deletes every key). Store it now: only a hash is kept.',
+        body: Type.Object(
+          {
+            name: Type.String({
+              minLength: 1,
+              maxLength: 100,
+              pattern: '\\S',
+              description: 'Stored trimmed; must contain a non-space character',
+            }),
+          },
+          { examples: [{ name: 'deploy' }] },
+        ),
         response: { 200: ok(ApiKey, 'The new key, in clear this once', keyExample) },
       },
     },

@@ -23,7 +23,6 @@ export interface ApiKeyView {
   lastUsedAt: string | null;
 }
 
-
 export class ApiKeyService {
   constructor(
     private readonly store: ApiKeyStore,
@@ -37,7 +36,15 @@ export class ApiKeyService {
     if (!name) throw invalidInput('name may not be blank');
     const key = API_KEY_PREFIX + randomToken(32);
     const now = this.clock.now();
-    const row = { id: newId(), user_id: userId, name, key_hash: sha256Hex(key), last4: key.slice(-4), created_at: now, last_used_at: null };
+    const row = {
+      id: newId(),
+      user_id: userId,
+      name,
+      key_hash: sha256Hex(key),
+      last4: key.slice(-4),
+      created_at: now,
+      last_used_at: null,
+    };
     await this.store.insert(row);
     await this.audit.record({ userId, action: 'api_key.create', success: true, meta, detail: { keyId: row.id, name } });
     return { id: row.id, name, key, createdAt: iso(now), lastUsedAt: null };
@@ -45,7 +52,13 @@ export class ApiKeyService {
 
   async list(userId: string): Promise<ApiKeyView[]> {
     const rows = await this.store.listByUser(userId);
-    return rows.map((r) => ({ id: r.id, name: r.name, key: `${API_KEY_PREFIX}…${r.last4}`, createdAt: iso(r.created_at), lastUsedAt: r.last_used_at === null ? null : iso(r.last_used_at) }));
+    return rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      key: `${API_KEY_PREFIX}…${r.last4}`,
+      createdAt: iso(r.created_at),
+      lastUsedAt: r.last_used_at === null ? null : iso(r.last_used_at),
+    }));
   }
 
   async delete(userId: string, id: string, meta: RequestMeta): Promise<void> {
@@ -64,7 +77,8 @@ export class ApiKeyService {
     if (!row) return null;
     const { key_id, key_last_used_at, ...user } = row;
     const now = this.clock.now();
-    if (key_last_used_at === null || now - Number(key_last_used_at) > TOUCH_INTERVAL_MS) await this.store.touch(key_id, now);
+    if (key_last_used_at === null || now - Number(key_last_used_at) > TOUCH_INTERVAL_MS)
+      await this.store.touch(key_id, now);
     return { user, keyId: key_id };
   }
 }

@@ -24,12 +24,22 @@ export class ApiKeyStore {
   }
 
   listByUser(userId: string) {
-    return this.db.selectFrom('api_keys').selectAll().where('user_id', '=', userId).orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
+    return this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc')
+      .execute();
   }
 
   /** Deletes a key of the user; false when no such key is theirs. */
   async delete(userId: string, id: string): Promise<boolean> {
-    const result = await this.db.deleteFrom('api_keys').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    const result = await this.db
+      .deleteFrom('api_keys')
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
     this.changes.userChanged(userId);
     return Number(result.numDeletedRows) === 1;
   }
@@ -41,7 +51,12 @@ export class ApiKeyStore {
 
   /** The owner of the key with this id, when the key still exists (event tickets re-check the key that issued them). */
   async findOwnerById(id: string) {
-    return this.db.selectFrom('api_keys').innerJoin('users', 'users.id', 'api_keys.user_id').selectAll('users').where('api_keys.id', '=', id).executeTakeFirst();
+    return this.db
+      .selectFrom('api_keys')
+      .innerJoin('users', 'users.id', 'api_keys.user_id')
+      .selectAll('users')
+      .where('api_keys.id', '=', id)
+      .executeTakeFirst();
   }
 
   async touch(id: string, now: number): Promise<void> {

@@ -29,7 +29,11 @@ export class CredentialAuthenticator implements Authenticator {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async recheck(userId: string, credential: AuthContext['credential'], twoFactorPassed: boolean): Promise<AuthContext | null> {
+  async recheck(
+    userId: string,
+    credential: AuthContext['credential'],
+    twoFactorPassed: boolean,
+  ): Promise<AuthContext | null> {
     if (credential.kind === 'api_key') {
       const user = await this.apiKeys.ownerOf(credential.keyId);
       return user && user.id === userId ? contextOf(user, true, credential) : null;
@@ -60,7 +64,12 @@ export class CredentialAuthenticator implements Authenticator {
     if (cached) return cached;
     const found = await this.users.findForSession(claims.sub, claims.jti);
     if (!found || found.revoked || found.user.token_version !== claims.ver) return null;
-    const context = contextOf(found.user, claims.tfa, { kind: 'session', jti: claims.jti, expiresAt: claims.exp * 1000, tokenVersion: claims.ver });
+    const context = contextOf(found.user, claims.tfa, {
+      kind: 'session',
+      jti: claims.jti,
+      expiresAt: claims.exp * 1000,
+      tokenVersion: claims.ver,
+    });
     this.cache.set(cacheKey, context.userId, context);
     return context;
   }

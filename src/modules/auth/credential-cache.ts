@@ -41,7 +41,8 @@ export class CredentialCache<V> implements UserChangeListener {
   set(key: string, userId: string, value: V): void {
     if (this.ttlMs <= 0) return;
     // Oldest first: a Map iterates in insertion order.
-    if (this.entries.size >= this.capacity && !this.entries.has(key)) this.entries.delete(this.entries.keys().next().value as string);
+    if (this.entries.size >= this.capacity && !this.entries.has(key))
+      this.entries.delete(this.entries.keys().next().value as string);
     this.entries.set(key, { value, userId, expiresAt: this.clock.now() + this.ttlMs });
   }
 

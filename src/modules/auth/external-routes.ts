@@ -19,7 +19,9 @@ const stateCookieOptions = (config: CookieSettings, slug: string) => ({
   path: `/api/auth/external/${encodeURIComponent(slug)}/redirect`,
 });
 
-const ProviderParams = Type.Object({ provider: Type.String({ minLength: 1, maxLength: 64, description: 'Provider slug' }) });
+const ProviderParams = Type.Object({
+  provider: Type.String({ minLength: 1, maxLength: 64, description: 'Provider slug' }),
+});
 
 const ProviderSummary = Type.Object({
   slug: Type.String({ description: 'Names the provider in the other /api/auth/external routes' }),
@@ -32,8 +34,12 @@ const ProviderMetadata = Type.Object({
   issuer: Type.String({ format: 'uri', description: 'OpenID Connect issuer' }),
 });
 
-export function externalRoutes(app: App, externalSignIn: ExternalSignInService, authenticator: Authenticator, cookies: CookieSettings) {
-
+export function externalRoutes(
+  app: App,
+  externalSignIn: ExternalSignInService,
+  authenticator: Authenticator,
+  cookies: CookieSettings,
+) {
   app.get(
     '/api/auth/external/providers',
     {
@@ -58,7 +64,11 @@ export function externalRoutes(app: App, externalSignIn: ExternalSignInService, 
         description: 'The display name and OpenID Connect issuer of one configured provider. No credentials.',
         params: ProviderParams,
         response: {
-          200: ok(ProviderMetadata, 'The provider', { slug: 'google', name: 'Google', issuer: 'https://accounts.google.com' }),
+          200: ok(ProviderMetadata, 'The provider', {
+            slug: 'google',
+            name: 'Google',
+            issuer: 'https://accounts.google.com',
+          }),
           ...errorResponses('provider_not_found'),
         },
       },
@@ -74,7 +84,7 @@ export function externalRoutes(app: App, externalSignIn: ExternalSignInService, 
         operationId: 'startExternalSignIn',
         summary: 'Start external sign-in: the authorization URL to send the browser to',
         description:
-          'Authorization code flow with S256 PKCE, state and nonce; the flow expires after 10 minutes. The answer sets an HttpOnly cookie holding the flow\'s state, sent only to the callback: the flow completes only in the browser that called /init (call it from that browser with credentials, e.g. `fetch(url, { credentials: \'include\' })`, or open it in the browser with `redirect=true`). When the caller is signed in (bearer token, API key or cookie), the provider is attached to their account instead. ' +
+          "Authorization code flow with S256 PKCE, state and nonce; the flow expires after 10 minutes. The answer sets an HttpOnly cookie holding the flow's state, sent only to the callback: the flow completes only in the browser that called /init (call it from that browser with credentials, e.g. `fetch(url, { credentials: 'include' })`, or open it in the browser with `redirect=true`). When the caller is signed in (bearer token, API key or cookie), the provider is attached to their account instead. " +
           'With `returnTo` (its origin must be in RETURN_URL_ORIGINS) the browser comes back there with `externalToken` (complete it with GET /api/auth/external/register/{token}) or `error`; without it the callback answers the session JSON itself.',
         security: [{ bearerAuth: [] }, { cookieAuth: [] }, {}],
         params: ProviderParams,
@@ -92,7 +102,13 @@ export function externalRoutes(app: App, externalSignIn: ExternalSignInService, 
             url: 'https://accounts.google.com/o/oauth2/v2/auth?client_id=abc&response_type=code&code_challenge_method=S256&state=xyz',
           }),
           302: Type.Null({ description: 'With redirect=true: to the provider' }),
-          ...errorResponses('invalid_return_url', 'two_factor_required', 'provider_not_found', 'rate_limited', 'provider_error'),
+          ...errorResponses(
+            'invalid_return_url',
+            'two_factor_required',
+            'provider_not_found',
+            'rate_limited',
+            'provider_error',
+          ),
         },
       },
     },
@@ -101,8 +117,15 @@ export function externalRoutes(app: App, externalSignIn: ExternalSignInService, 
       const caller = credential ? await authenticator.authenticate(credential) : null;
       reply.header('cache-control', 'no-store');
       const { provider } = request.params;
-      const started = await externalSignIn.init(provider, { returnTo: request.query.returnTo, caller }, metaOf(request));
-      reply.setCookie(stateCookieName(provider), started.state, { ...stateCookieOptions(cookies, provider), maxAge: EXTERNAL_FLOW_TTL_MS / 1000 });
+      const started = await externalSignIn.init(
+        provider,
+        { returnTo: request.query.returnTo, caller },
+        metaOf(request),
+      );
+      reply.setCookie(stateCookieName(provider), started.state, {
+        ...stateCookieOptions(cookies, provider),
+        maxAge: EXTERNAL_FLOW_TTL_MS / 1000,
+      });
       if (request.query.redirect) return reply.redirect(started.url, 302);
       return { url: started.url };
     },
@@ -116,7 +139,7 @@ export function externalRoutes(app: App, externalSignIn: ExternalSignInService, 
         operationId: 'externalSignInCallback',
         summary: "The provider's callback (redirect_uri); not called by clients",
         description:
-          'Needs the state cookie /init set in this browser: a callback opened in another browser is 400 `invalid_token` and the flow stays unused. Redirects (302) to the flow\'s returnTo with `externalToken` added, or `error` when the provider or the code exchange failed; without returnTo it completes the flow and answers like GET /api/auth/external/register/{token}.',
+          "Needs the state cookie /init set in this browser: a callback opened in another browser is 400 `invalid_token` and the flow stays unused. Redirects (302) to the flow's returnTo with `externalToken` added, or `error` when the provider or the code exchange failed; without returnTo it completes the flow and answers like GET /api/auth/external/register/{token}.",
         querystring: Type.Object(
           {
             state: Type.Optional(Type.String({ maxLength: 512 })),
@@ -130,14 +153,27 @@ export function externalRoutes(app: App, externalSignIn: ExternalSignInService, 
         response: {
           200: Type.Ref('LoginResponse', { description: 'Signed in (flows started without returnTo)' }),
           302: Type.Null({ description: 'To returnTo with externalToken or error in its query' }),
-          ...errorResponses('invalid_token', 'provider_refused', 'email_not_verified', 'provider_not_found', 'identity_conflict', 'account_exists', 'provider_error'),
+          ...errorResponses(
+            'invalid_token',
+            'provider_refused',
+            'email_not_verified',
+            'provider_not_found',
+            'identity_conflict',
+            'account_exists',
+            'provider_error',
+          ),
         },
       },
     },
     async (request, reply) => {
       const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
       const { provider } = request.params;
-      const outcome = await externalSignIn.handleCallback(provider, query, request.cookies[stateCookieName(provider)], metaOf(request));
+      const outcome = await externalSignIn.handleCallback(
+        provider,
+        query,
+        request.cookies[stateCookieName(provider)],
+        metaOf(request),
+      );
       reply.header('cache-control', 'no-store');
       reply.clearCookie(stateCookieName(provider), stateCookieOptions(cookies, provider));
       if (outcome.kind === 'redirect') return reply.redirect(outcome.location, 302);
@@ -158,7 +194,13 @@ export function externalRoutes(app: App, externalSignIn: ExternalSignInService, 
         params: Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) }),
         response: {
           200: Type.Ref('LoginResponse', { description: 'Signed in, signed up or attached' }),
-          ...errorResponses('invalid_token', 'provider_refused', 'email_not_verified', 'identity_conflict', 'account_exists'),
+          ...errorResponses(
+            'invalid_token',
+            'provider_refused',
+            'email_not_verified',
+            'identity_conflict',
+            'account_exists',
+          ),
         },
       },
     },

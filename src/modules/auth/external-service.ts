@@ -69,11 +69,18 @@ export class ExternalSignInService {
    * Starts a flow and returns the provider's authorization URL. A signed-in
    * caller attaches the provider to their account instead of signing in.
    */
-  async init(slug: string, input: { returnTo?: string; caller: AuthContext | null }, meta: RequestMeta): Promise<{ url: string; state: string }> {
+  async init(
+    slug: string,
+    input: { returnTo?: string; caller: AuthContext | null },
+    meta: RequestMeta,
+  ): Promise<{ url: string; state: string }> {
     const provider = this.provider(slug);
     const returnTo = input.returnTo === undefined ? null : this.checkReturnTo(input.returnTo);
     if (input.caller && isTwoFactorPending(input.caller)) {
-      throw new AppError('two_factor_required', 'two-factor verification is pending: POST /api/auth/2fa/verify before attaching a provider');
+      throw new AppError(
+        'two_factor_required',
+        'two-factor verification is pending: POST /api/auth/2fa/verify before attaching a provider',
+      );
     }
     await this.limiter.consume(`external_init:ip:${meta.ip}`, this.config.rateLimits.externalInitPerIp);
     const now = this.clock.now();
@@ -99,7 +106,12 @@ export class ExternalSignInService {
    * a returnTo the browser goes back there with `externalToken` (or `error`);
    * without one the flow completes at once.
    */
-  async handleCallback(slug: string, rawQuery: string, browserState: string | undefined, meta: RequestMeta): Promise<CallbackOutcome> {
+  async handleCallback(
+    slug: string,
+    rawQuery: string,
+    browserState: string | undefined,
+    meta: RequestMeta,
+  ): Promise<CallbackOutcome> {
     const provider = this.provider(slug);
     const params = new URLSearchParams(rawQuery);
     const state = params.get('state');
@@ -111,18 +123,28 @@ export class ExternalSignInService {
     }
     const flow = state ? await this.store.takeState(state) : undefined;
     if (!flow || flow.provider !== slug || flow.expires_at <= this.clock.now()) {
-      throw new AppError('invalid_token', 'the sign-in flow is unknown, already used or expired; start again from /init');
+      throw new AppError(
+        'invalid_token',
+        'the sign-in flow is unknown, already used or expired; start again from /init',
+      );
     }
     const providerError = params.get('error');
     if (providerError !== null) {
       if (flow.return_to) return { kind: 'redirect', location: withQuery(flow.return_to, 'error', providerError) };
       const description = params.get('error_description');
-      throw new AppError('provider_refused', `provider "${slug}" answered ${providerError}${description ? `: ${description}` : ''}`);
+      throw new AppError(
+        'provider_refused',
+        `provider "${slug}" answered ${providerError}${description ? `: ${description}` : ''}`,
+      );
     }
     try {
       const callbackUrl = new URL(this.redirectUri(slug));
       callbackUrl.search = rawQuery;
-      const identity = await provider.finishAuthorization(callbackUrl, { state: flow.state, nonce: flow.nonce, codeVerifier: flow.code_verifier });
+      const identity = await provider.finishAuthorization(callbackUrl, {
+        state: flow.state,
+        nonce: flow.nonce,
+        codeVerifier: flow.code_verifier,
+      });
       const token = randomToken(32);
       await this.store.insertPending({
         token_hash: sha256Hex(token),
@@ -139,7 +161,8 @@ export class ExternalSignInService {
       if (flow.return_to) return { kind: 'redirect', location: withQuery(flow.return_to, 'externalToken', token) };
       return { kind: 'session', session: await this.complete(token, meta) };
     } catch (err) {
-      if (flow.return_to && err instanceof AppError) return { kind: 'redirect', location: withQuery(flow.return_to, 'error', err.code) };
+      if (flow.return_to && err instanceof AppError)
+        return { kind: 'redirect', location: withQuery(flow.return_to, 'error', err.code) };
       throw err;
     }
   }
@@ -159,7 +182,13 @@ export class ExternalSignInService {
     const linked = await this.store.findIdentity(pending.provider, pending.subject);
     if (linked) {
       if (pending.attach_user_id && linked.user_id !== pending.attach_user_id) {
-        await this.audit.record({ userId: pending.attach_user_id, action: 'external.link', success: false, meta, detail: { ...detail, reason: 'linked_to_other_user' } });
+        await this.audit.record({
+          userId: pending.attach_user_id,
+          action: 'external.link',
+          success: false,
+          meta,
+          detail: { ...detail, reason: 'linked_to_other_user' },
+        });
         throw new AppError('identity_conflict', 'this provider account is already linked to another user');
       }
       return this.signIn(await this.userOf(linked.user_id), detail, meta);
@@ -172,7 +201,10 @@ export class ExternalSignInService {
     }
 
     if (!pending.email) {
-      throw new AppError('provider_refused', `provider "${pending.provider}" did not share an email address; allow the email scope and try again`);
+      throw new AppError(
+        'provider_refused',
+        `provider "${pending.provider}" did not share an email address; allow the email scope and try again`,
+      );
     }
     // Checked before the lookup below, so an unverified email tells nothing about which accounts exist.
     if (!pending.email_verified) {
@@ -186,7 +218,13 @@ export class ExternalSignInService {
     // The owner signs in (password, or the provider they used) and attaches from that session.
     const existing = await this.users.findByEmail(pending.email);
     if (existing) {
-      await this.audit.record({ userId: existing.id, action: 'external.link', success: false, meta, detail: { ...detail, reason: 'account_exists' } });
+      await this.audit.record({
+        userId: existing.id,
+        action: 'external.link',
+        success: false,
+        meta,
+        detail: { ...detail, reason: 'account_exists' },
+      });
       throw new AppError(
         'account_exists',
         'an account with this email already exists: sign in to it (with its password), then start this provider from that session (GET /api/auth/external/{provider}/init signed in) to attach it',
@@ -225,7 +263,13 @@ export class ExternalSignInService {
     const detail = { provider: pending.provider, subject: pending.subject };
     if (!linked) {
       // Another request linked the same identity between our lookup and this insert.
-      await this.audit.record({ userId: user.id, action: 'external.link', success: false, meta, detail: { ...detail, reason: 'linked_concurrently' } });
+      await this.audit.record({
+        userId: user.id,
+        action: 'external.link',
+        success: false,
+        meta,
+        detail: { ...detail, reason: 'linked_concurrently' },
+      });
       throw new AppError('identity_conflict', 'this provider account is already linked to another user');
     }
     await this.audit.record({ userId: user.id, action: 'external.link', success: true, meta, detail });
@@ -233,17 +277,43 @@ export class ExternalSignInService {
 
   private async createUser(pending: ExternalPendingTable): Promise<UserRow> {
     const now = this.clock.now();
-    const user = newUserRow({ email: pending.email!, firstName: pending.first_name, lastName: pending.last_name, phone: null, passwordHash: null }, now);
-    const identity = { id: newId(), user_id: user.id, provider: pending.provider, subject: pending.subject, email: pending.email, created_at: now };
+    const user = newUserRow(
+      {
+        email: pending.email!,
+        firstName: pending.first_name,
+        lastName: pending.last_name,
+        phone: null,
+        passwordHash: null,
+      },
+      now,
+    );
+    const identity = {
+      id: newId(),
+      user_id: user.id,
+      provider: pending.provider,
+      subject: pending.subject,
+      email: pending.email,
+      created_at: now,
+    };
     const outcome = await this.store.createUserWithIdentity(user, identity);
-    if (outcome !== 'created') throw new AppError('identity_conflict', 'an account for this email or provider account was created at the same time; sign in again');
+    if (outcome !== 'created')
+      throw new AppError(
+        'identity_conflict',
+        'an account for this email or provider account was created at the same time; sign in again',
+      );
     return user;
   }
 
   /** Issues the session (2FA still applies: a user with 2FA configured gets 2fa_required). */
   private async signIn(user: UserRow, detail: Record<string, unknown>, meta: RequestMeta): Promise<SessionResult> {
     const session = await this.auth.startSession(user);
-    await this.audit.record({ userId: user.id, action: 'external.login', success: true, meta, detail: { ...detail, status: session.status } });
+    await this.audit.record({
+      userId: user.id,
+      action: 'external.login',
+      success: true,
+      meta,
+      detail: { ...detail, status: session.status },
+    });
     return session;
   }
 }

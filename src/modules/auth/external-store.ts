@@ -38,7 +38,12 @@ export class ExternalIdentityStore {
   }
 
   findIdentity(provider: string, subject: string) {
-    return this.db.selectFrom('external_identities').selectAll().where('provider', '=', provider).where('subject', '=', subject).executeTakeFirst();
+    return this.db
+      .selectFrom('external_identities')
+      .selectAll()
+      .where('provider', '=', provider)
+      .where('subject', '=', subject)
+      .executeTakeFirst();
   }
 
   /** Links an identity; false when (provider, subject) is already linked. */
@@ -55,25 +60,31 @@ export class ExternalIdentityStore {
    * Creates a user and links the identity in one transaction; 'email_taken' or
    * 'identity_taken' (nothing written) when another request got there first.
    */
-  createUserWithIdentity(user: UsersTable, identity: ExternalIdentitiesTable): Promise<'created' | 'email_taken' | 'identity_taken'> {
-    return this.db.transaction().execute(async (trx) => {
-      const inserted = await trx
-        .insertInto('users')
-        .values(user)
-        .onConflict((oc) => oc.column('email').doNothing())
-        .executeTakeFirst();
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) !== 1) return 'email_taken';
-      const linked = await trx
-        .insertInto('external_identities')
-        .values(identity)
-        .onConflict((oc) => oc.columns(['provider', 'subject']).doNothing())
-        .executeTakeFirst();
-      if (Number(linked.numInsertedOrUpdatedRows ?? 0) !== 1) throw new IdentityTaken();
-      return 'created';
-    }).catch((err: unknown) => {
-      if (err instanceof IdentityTaken) return 'identity_taken' as const;
-      throw err;
-    });
+  createUserWithIdentity(
+    user: UsersTable,
+    identity: ExternalIdentitiesTable,
+  ): Promise<'created' | 'email_taken' | 'identity_taken'> {
+    return this.db
+      .transaction()
+      .execute(async (trx) => {
+        const inserted = await trx
+          .insertInto('users')
+          .values(user)
+          .onConflict((oc) => oc.column('email').doNothing())
+          .executeTakeFirst();
+        if (Number(inserted.numInsertedOrUpdatedRows ?? 0) !== 1) return 'email_taken';
+        const linked = await trx
+          .insertInto('external_identities')
+          .values(identity)
+          .onConflict((oc) => oc.columns(['provider', 'subject']).doNothing())
+          .executeTakeFirst();
+        if (Number(linked.numInsertedOrUpdatedRows ?? 0) !== 1) throw new IdentityTaken();
+        return 'created';
+      })
+      .catch((err: unknown) => {
+        if (err instanceof IdentityTaken) return 'identity_taken' as const;
+        throw err;
+      });
   }
 
   /** Removes flows and pending results past their expiry (pending rows are kept until then, used or not). */

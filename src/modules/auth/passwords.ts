@@ -18,7 +18,12 @@ export class PasswordHasher {
 
   async hash(password: string): Promise<string> {
     const { hash } = await loadArgon2();
-    return hash(password, { algorithm: ARGON2ID, memoryCost: this.params.memoryCost, timeCost: this.params.timeCost, parallelism: 1 });
+    return hash(password, {
+      algorithm: ARGON2ID,
+      memoryCost: this.params.memoryCost,
+      timeCost: this.params.timeCost,
+      parallelism: 1,
+    });
   }
 
   async verify(phc: string | null, password: string): Promise<boolean> {

@@ -10,7 +10,8 @@ const ResetRequestBody = Type.Object({
   returnUrl: Type.Optional(
     Type.String({
       maxLength: 2048,
-      description: 'Page the emailed link opens, with ?token=… appended; its origin must be in RETURN_URL_ORIGINS. Default PUBLIC_URL/reset-password.',
+      description:
+        'Page the emailed link opens, with ?token=… appended; its origin must be in RETURN_URL_ORIGINS. Default PUBLIC_URL/reset-password.',
     }),
   ),
 });
@@ -38,9 +39,14 @@ export function resetRoutes(app: App, passwordReset: PasswordResetService, cooki
         summary: 'Email a single-use password reset link (valid 30 minutes)',
         description:
           'Answers the same whether or not the email has an account. 400 `invalid_return_url` when returnUrl points outside the allowed origins; 429 when rate limited (per IP and per email).',
-        body: Type.Object(ResetRequestBody.properties, { examples: [{ email: 'ada@example.com', returnUrl: 'http://localhost:3000/reset-password' }] }),
+        body: Type.Object(ResetRequestBody.properties, {
+          examples: [{ email: 'ada@example.com', returnUrl: 'http://localhost:3000/reset-password' }],
+        }),
         response: {
-          200: ok(ResetRequested, 'Requested (whether or not the account exists)', { status: 'requested', message: 'if an account exists for this email, a reset link has been sent' }),
+          200: ok(ResetRequested, 'Requested (whether or not the account exists)', {
+            status: 'requested',
+            message: 'if an account exists for this email, a reset link has been sent',
+          }),
           ...errorResponses('invalid_return_url', 'rate_limited'),
         },
       },
@@ -58,10 +64,19 @@ export function resetRoutes(app: App, passwordReset: PasswordResetService, cooki
       schema: {
         tags: ['auth'],
         operationId: 'submitPasswordReset',
-        summary: 'Set a new password with the emailed token; ends every other session, deletes every API key and signs in',
+        summary:
+          'Set a new password with the emailed token; ends every other session, deletes every API key and signs in',
         description:
           'Every earlier session of the account ends (401) and every API key of the account is deleted, in the same transaction as the new password: a reset is what an owner does when a credential may be in other hands. Create new keys afterwards. Errors: 400 `invalid_token` (unknown, used or expired), `invalid_input` / `passwords_mismatch` for the password. A user with 2FA gets status 2fa_required and a limited token (no cookie).',
-        body: Type.Object(ResetSubmitBody.properties, { examples: [{ token: 'q8Xr2mZ0bWQ4YjU1NDRkZTQ', password: 'correct horse battery staple', confirmPassword: 'correct horse battery staple' }] }),
+        body: Type.Object(ResetSubmitBody.properties, {
+          examples: [
+            {
+              token: 'q8Xr2mZ0bWQ4YjU1NDRkZTQ',
+              password: 'correct horse battery staple',
+              confirmPassword: 'correct horse battery staple',
+            },
+          ],
+        }),
         response: {
           200: Type.Ref('LoginResponse', { description: 'Password changed; signed in' }),
           ...errorResponses('invalid_token', 'passwords_mismatch', 'rate_limited'),

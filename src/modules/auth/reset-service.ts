@@ -50,7 +50,10 @@ export class PasswordResetService {
    * sent in the background: `delivery` settles when it is sent (or failed),
    * for the caller to log; it is an already-settled promise for unknown emails.
    */
-  async request(input: { email: string; returnUrl?: string }, meta: RequestMeta): Promise<{ answer: ResetRequested; delivery: Promise<void> }> {
+  async request(
+    input: { email: string; returnUrl?: string },
+    meta: RequestMeta,
+  ): Promise<{ answer: ResetRequested; delivery: Promise<void> }> {
     const base = this.linkBase(input.returnUrl);
     const email = normalizeEmail(input.email);
     await this.limiter.consume(`reset-request:ip:${meta.ip}`, this.config.rateLimits.resetRequestPerIp);
@@ -58,12 +61,24 @@ export class PasswordResetService {
 
     const user = await this.users.findByEmail(email);
     if (!user) {
-      await this.audit.record({ userId: null, action: 'password.reset_request', success: false, meta, detail: { email, reason: 'unknown_email' } });
+      await this.audit.record({
+        userId: null,
+        action: 'password.reset_request',
+        success: false,
+        meta,
+        detail: { email, reason: 'unknown_email' },
+      });
       return { answer: REQUESTED, delivery: Promise.resolve() };
     }
     const now = this.clock.now();
     const token = randomToken(32);
-    await this.resets.insert({ token_hash: sha256Hex(token), user_id: user.id, expires_at: now + RESET_TOKEN_TTL_MS, used_at: null, created_at: now });
+    await this.resets.insert({
+      token_hash: sha256Hex(token),
+      user_id: user.id,
+      expires_at: now + RESET_TOKEN_TTL_MS,
+      used_at: null,
+      created_at: now,
+    });
     await this.audit.record({ userId: user.id, action: 'password.reset_request', success: true, meta });
 
     base.searchParams.set('token', token);
@@ -91,11 +106,15 @@ export class PasswordResetService {
   }
 
   /** Sets the new password, ends every other session, deletes every API key and starts a new session (2FA still applies). */
-  async submit(input: { token: string; password: string; confirmPassword: string }, meta: RequestMeta): Promise<SessionResult> {
+  async submit(
+    input: { token: string; password: string; confirmPassword: string },
+    meta: RequestMeta,
+  ): Promise<SessionResult> {
     await this.limiter.consume(`reset-submit:ip:${meta.ip}`, this.config.rateLimits.resetSubmitPerIp);
     checkNewPassword(input.password, input.confirmPassword);
     const tokenHash = sha256Hex(input.token);
-    const invalid = () => new AppError('invalid_token', 'the reset link is invalid, expired or already used: request a new one');
+    const invalid = () =>
+      new AppError('invalid_token', 'the reset link is invalid, expired or already used: request a new one');
     const found = await this.resets.findByHash(tokenHash);
     if (!found || found.used_at !== null || Number(found.expires_at) <= this.clock.now()) throw invalid();
 
@@ -103,7 +122,13 @@ export class PasswordResetService {
     const user = await this.resets.complete(tokenHash, passwordHash, this.clock.now());
     if (!user) throw invalid();
     const session = await this.auth.startSession(user);
-    await this.audit.record({ userId: user.id, action: 'password.reset', success: true, meta, detail: { status: session.status } });
+    await this.audit.record({
+      userId: user.id,
+      action: 'password.reset',
+      success: true,
+      meta,
+      detail: { status: session.status },
+    });
     return session;
   }
 }

@@ -45,7 +45,11 @@ export class PasswordResetStore {
         .where('id', '=', used.user_id)
         .execute();
       await trx.deleteFrom('api_keys').where('user_id', '=', used.user_id).execute();
-      await trx.deleteFrom('password_resets').where('user_id', '=', used.user_id).where('token_hash', '!=', tokenHash).execute();
+      await trx
+        .deleteFrom('password_resets')
+        .where('user_id', '=', used.user_id)
+        .where('token_hash', '!=', tokenHash)
+        .execute();
       return (await trx.selectFrom('users').selectAll().where('id', '=', used.user_id).executeTakeFirst()) ?? null;
     });
     if (user) this.changes.userChanged(user.id);

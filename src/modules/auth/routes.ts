@@ -4,7 +4,13 @@ import { Type } from 'typebox';
 import { type Authenticator, credentialOf } from '../../http/auth.js';
 import { AppError } from '../../http/errors.js';
 import { errorResponses, ok } from '../../http/schemas.js';
-import { type CookieSettings, clearSessionCookie, sessionBody, sessionCookieFromAnotherSite, writeSessionCookie } from '../../http/session-cookie.js';
+import {
+  type CookieSettings,
+  clearSessionCookie,
+  sessionBody,
+  sessionCookieFromAnotherSite,
+  writeSessionCookie,
+} from '../../http/session-cookie.js';
 import { type App, metaOf } from '../../http/types.js';
 import type { BackgroundMail } from './account-mail.js';
 import { externalRoutes } from './external-routes.js';
@@ -54,11 +60,20 @@ function accountRoutes(app: App, deps: AuthRouteDeps) {
         tags: ['auth'],
         operationId: 'getAuthStatus',
         summary: 'The signed-in user and their authentication status',
-        description: 'Works with any valid credential, even while two-factor verification is pending, so a client can tell what the user must do next (`status`).',
+        description:
+          'Works with any valid credential, even while two-factor verification is pending, so a client can tell what the user must do next (`status`).',
         response: {
           200: ok(StatusResponse, 'The caller and their status', {
             status: 'ok',
-            auth: { id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40', email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', phoneVerified: true, twoFactorPassed: false, twoFactorConfigured: false },
+            auth: {
+              id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40',
+              email: 'ada@example.com',
+              firstName: 'Ada',
+              lastName: 'Lovelace',
+              phoneVerified: true,
+              twoFactorPassed: false,
+              twoFactorConfigured: false,
+            },
           }),
         },
       },
@@ -84,7 +99,15 @@ function accountRoutes(app: App, deps: AuthRouteDeps) {
               {
                 status: 'phone_not_verified',
                 token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ2ZXIiOjAsInN1YiI6IjAxOTM2YjJlIn0.c2lnbmF0dXJl',
-                auth: { id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40', email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', phoneVerified: false, twoFactorPassed: false, twoFactorConfigured: false },
+                auth: {
+                  id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40',
+                  email: 'ada@example.com',
+                  firstName: 'Ada',
+                  lastName: 'Lovelace',
+                  phoneVerified: false,
+                  twoFactorPassed: false,
+                  twoFactorConfigured: false,
+                },
               },
             ],
           }),
@@ -107,11 +130,14 @@ function accountRoutes(app: App, deps: AuthRouteDeps) {
         tags: ['auth'],
         operationId: 'login',
         summary: 'Sign in with email and password',
-        description: 'Outcomes: ok, phone_not_verified (cookie set), 2fa_required (limited token, no cookie: POST /api/auth/2fa/verify next), or 400 { status: error, message, code: invalid_credentials }. Wrong email and wrong password answer alike. Rate limited per IP and per account.',
+        description:
+          'Outcomes: ok, phone_not_verified (cookie set), 2fa_required (limited token, no cookie: POST /api/auth/2fa/verify next), or 400 { status: error, message, code: invalid_credentials }. Wrong email and wrong password answer alike. Rate limited per IP and per account.',
         body: LoginBody,
         response: {
           200: Type.Ref('LoginResponse', { description: 'Signed in (or two-factor verification pending)' }),
-          400: Type.Ref('LoginFailure', { examples: [{ status: 'error', message: 'invalid email or password', code: 'invalid_credentials' }] }),
+          400: Type.Ref('LoginFailure', {
+            examples: [{ status: 'error', message: 'invalid email or password', code: 'invalid_credentials' }],
+          }),
           ...errorResponses('rate_limited'),
         },
       },
@@ -130,13 +156,20 @@ function accountRoutes(app: App, deps: AuthRouteDeps) {
     },
   );
 
-  const LogoutAnswer = ok(Type.Object({ status: Type.Literal('logout') }), 'Signed out (or there was nobody to sign out)', { status: 'logout' });
+  const LogoutAnswer = ok(
+    Type.Object({ status: Type.Literal('logout') }),
+    'Signed out (or there was nobody to sign out)',
+    { status: 'logout' },
+  );
   const logoutDescription =
     'Credentials are optional: without a valid one it only clears the cookie, and answers 200 alike. ' +
-    'A request whose credential is the session cookie (no Authorization header) and that a browser sends from another site (`Sec-Fetch-Site: cross-site` or `same-site`, or an Origin other than the server\'s) is refused with 403 `forbidden`: the session stays and the cookie is kept, so a link or form on another site cannot sign a console user out.';
+    "A request whose credential is the session cookie (no Authorization header) and that a browser sends from another site (`Sec-Fetch-Site: cross-site` or `same-site`, or an Origin other than the server's) is refused with 403 `forbidden`: the session stays and the cookie is kept, so a link or form on another site cannot sign a console user out.";
   const logout = async (request: FastifyRequest, reply: FastifyReply) => {
     if (sessionCookieFromAnotherSite(request, cookies)) {
-      throw new AppError('forbidden', 'a sign-out sent from another site is refused: sign out with POST /api/auth/logout from the console itself, or send the token as Authorization: Bearer');
+      throw new AppError(
+        'forbidden',
+        'a sign-out sent from another site is refused: sign out with POST /api/auth/logout from the console itself, or send the token as Authorization: Bearer',
+      );
     }
     const credential = credentialOf(request);
     const caller = credential ? await deps.authenticator.authenticate(credential) : null;

@@ -52,9 +52,12 @@ export function normalizePhone(phone: string): string | null {
 }
 
 export function checkNewPassword(password: string, confirmPassword: string): void {
-  if (password.length < PASSWORD_MIN) throw new AppError('invalid_input', `password must be at least ${PASSWORD_MIN} characters`);
-  if (password.length > PASSWORD_MAX) throw new AppError('invalid_input', `password must be at most ${PASSWORD_MAX} characters`);
-  if (password !== confirmPassword) throw new AppError('passwords_mismatch', 'password and confirmPassword do not match');
+  if (password.length < PASSWORD_MIN)
+    throw new AppError('invalid_input', `password must be at least ${PASSWORD_MIN} characters`);
+  if (password.length > PASSWORD_MAX)
+    throw new AppError('invalid_input', `password must be at most ${PASSWORD_MAX} characters`);
+  if (password !== confirmPassword)
+    throw new AppError('passwords_mismatch', 'password and confirmPassword do not match');
 }
 
 export function statusOf(info: AuthInfo): AuthStatus {
@@ -71,7 +74,14 @@ function authInfo(fields: Omit<AuthInfo, 'twoFactorPassed'>, twoFactorPassed: bo
 export function authInfoOf(user: UserRow, twoFactorPassed: boolean): AuthInfo {
   const { id, email } = user;
   return authInfo(
-    { id, email, firstName: user.first_name, lastName: user.last_name, phoneVerified: Boolean(user.phone_verified), twoFactorConfigured: Boolean(user.two_factor_enabled) },
+    {
+      id,
+      email,
+      firstName: user.first_name,
+      lastName: user.last_name,
+      phoneVerified: Boolean(user.phone_verified),
+      twoFactorConfigured: Boolean(user.two_factor_enabled),
+    },
     twoFactorPassed,
   );
 }
@@ -93,12 +103,19 @@ export class AuthService {
    * user with 2FA configured but not yet passed is short-lived and reaches
    * only /api/auth, /api/auth/2fa/verify and logout.
    */
-  async startSession(user: UserRow, options: { remember?: boolean; twoFactorPassed?: boolean } = {}): Promise<SessionResult> {
+  async startSession(
+    user: UserRow,
+    options: { remember?: boolean; twoFactorPassed?: boolean } = {},
+  ): Promise<SessionResult> {
     const info = authInfoOf(user, options.twoFactorPassed === true);
     const { twoFactorPassed } = info;
     const status = statusOf(info);
     const ttlSeconds =
-      status === '2fa_required' ? this.config.twoFactorPendingTtlSeconds : options.remember ? this.config.rememberTtlSeconds : this.config.sessionTtlSeconds;
+      status === '2fa_required'
+        ? this.config.twoFactorPendingTtlSeconds
+        : options.remember
+          ? this.config.rememberTtlSeconds
+          : this.config.sessionTtlSeconds;
     const issued = await this.tokens.issue(user, { ttlSeconds, twoFactorPassed });
     return { status, token: issued.token, auth: info, cookieMaxAge: status === '2fa_required' ? null : ttlSeconds };
   }
@@ -107,9 +124,15 @@ export class AuthService {
   async refreshSession(auth: AuthContext, options: { twoFactorPassed?: boolean } = {}): Promise<SessionResult> {
     const user = await this.users.findById(auth.userId);
     if (!user) throw new AppError('unauthenticated', 'the user no longer exists');
-    const remember = auth.credential.kind === 'session' && auth.credential.expiresAt - this.clock.now() > this.config.sessionTtlSeconds * 1000;
-    const result = await this.startSession(user, { remember, twoFactorPassed: options.twoFactorPassed ?? auth.twoFactorPassed });
-    if (auth.credential.kind === 'session') await this.users.revokeToken(auth.credential.jti, user.id, auth.credential.expiresAt);
+    const remember =
+      auth.credential.kind === 'session' &&
+      auth.credential.expiresAt - this.clock.now() > this.config.sessionTtlSeconds * 1000;
+    const result = await this.startSession(user, {
+      remember,
+      twoFactorPassed: options.twoFactorPassed ?? auth.twoFactorPassed,
+    });
+    if (auth.credential.kind === 'session')
+      await this.users.revokeToken(auth.credential.jti, user.id, auth.credential.expiresAt);
     return result;
   }
 
@@ -129,14 +152,26 @@ export class AuthService {
     if (!phone) throw new AppError('invalid_input', 'phone must be an international number such as +14155550123');
     checkNewPassword(input.password, input.confirmPassword);
     const user = newUserRow(
-      { email, firstName: (input.firstName ?? '').trim(), lastName: (input.lastName ?? '').trim(), phone, passwordHash: await this.passwords.hash(input.password) },
+      {
+        email,
+        firstName: (input.firstName ?? '').trim(),
+        lastName: (input.lastName ?? '').trim(),
+        phone,
+        passwordHash: await this.passwords.hash(input.password),
+      },
       this.clock.now(),
     );
     if (await this.users.insert(user)) {
       await this.audit.record({ userId: user.id, action: 'register', success: true, meta });
       return { session: await this.startSession(user, { remember: input.remember }), notice: Promise.resolve() };
     }
-    await this.audit.record({ userId: null, action: 'register', success: false, meta, detail: { email, reason: 'email_taken' } });
+    await this.audit.record({
+      userId: null,
+      action: 'register',
+      success: false,
+      meta,
+      detail: { email, reason: 'email_taken' },
+    });
     const notice = this.mail.run(() => this.sendSignUpNotice(email));
     // The answer a new account would get, for a user id that does not exist: its token is
     // signed like any other and answers 401 wherever it is used.
@@ -167,7 +202,10 @@ export class AuthService {
   }
 
   /** Checks the credentials; wrong password and unknown email fail alike and take the same time. */
-  async login(input: { email: string; password: string; remember?: boolean }, meta: RequestMeta): Promise<SessionResult> {
+  async login(
+    input: { email: string; password: string; remember?: boolean },
+    meta: RequestMeta,
+  ): Promise<SessionResult> {
     const email = normalizeEmail(input.email);
     await this.limiter.consume(`login:ip:${meta.ip}`, this.config.rateLimits.loginPerIp);
     await this.limiter.consume(`login:email:${email}`, this.config.rateLimits.loginPerEmail);
@@ -178,7 +216,13 @@ export class AuthService {
       throw new AppError('invalid_credentials', 'email or password is incorrect');
     }
     const result = await this.startSession(user, { remember: input.remember });
-    await this.audit.record({ userId: user.id, action: 'login', success: true, meta, detail: { status: result.status } });
+    await this.audit.record({
+      userId: user.id,
+      action: 'login',
+      success: true,
+      meta,
+      detail: { status: result.status },
+    });
     return result;
   }
 

@@ -10,7 +10,14 @@ export type UserRow = UsersTable;
 
 /** A new user row with every security flag at its starting value. */
 export function newUserRow(
-  fields: { email: string; firstName: string; lastName: string; phone: string | null; passwordHash: string | null; phoneVerified?: boolean },
+  fields: {
+    email: string;
+    firstName: string;
+    lastName: string;
+    phone: string | null;
+    passwordHash: string | null;
+    phoneVerified?: boolean;
+  },
   now: number,
 ): UserRow {
   return {

@@ -33,7 +33,10 @@ export class TokenService {
     this.key = new TextEncoder().encode(secret);
   }
 
-  async issue(user: { id: string; token_version: number }, options: { ttlSeconds: number; twoFactorPassed: boolean }): Promise<IssuedToken> {
+  async issue(
+    user: { id: string; token_version: number },
+    options: { ttlSeconds: number; twoFactorPassed: boolean },
+  ): Promise<IssuedToken> {
     const iat = Math.floor(this.clock.now() / 1000);
     const exp = iat + options.ttlSeconds;
     const jti = newId();
@@ -65,8 +68,12 @@ export class TokenService {
 
   private async verifySignature(token: string): Promise<SessionClaims | null> {
     try {
-      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], currentDate: new Date(this.clock.now()) });
-      if (typeof payload.sub !== 'string' || typeof payload.jti !== 'string' || typeof payload.exp !== 'number') return null;
+      const { payload } = await jwtVerify(token, this.key, {
+        algorithms: ['HS256'],
+        currentDate: new Date(this.clock.now()),
+      });
+      if (typeof payload.sub !== 'string' || typeof payload.jti !== 'string' || typeof payload.exp !== 'number')
+        return null;
       return {
         sub: payload.sub,
         jti: payload.jti,

@@ -9,27 +9,41 @@ import type { TwoFactorService } from './two-factor-service.js';
 import { AuthStatus } from './schemas.js';
 
 const CodeBody = Type.Object(
-  { token: Type.String({ maxLength: 64, description: 'A 6-digit TOTP code, or (verify and reset only) an unused recovery code such as abcde-12345' }) },
+  {
+    token: Type.String({
+      maxLength: 64,
+      description: 'A 6-digit TOTP code, or (verify and reset only) an unused recovery code such as abcde-12345',
+    }),
+  },
   { examples: [{ token: '123456' }] },
 );
 
-const setupExample = { status: '2fa_setup' as const, otpauthUrl: 'otpauth://totp/Workspace:ada%40example.com?secret=JBSWY3DPEHPK3PXP&issuer=Workspace', base32: 'JBSWY3DPEHPK3PXP' };
+const setupExample = {
+  status: '2fa_setup' as const,
+  otpauthUrl: 'otpauth://totp/Workspace:ada%40example.com?secret=JBSWY3DPEHPK3PXP&issuer=Workspace',
+  base32: 'JBSWY3DPEHPK3PXP',
+};
 
 const SetupResponse = Type.Object({
   status: Type.Literal('2fa_setup'),
-  otpauthUrl: Type.String({ description: 'otpauth://totp/… URL for a QR code (issuer Workspace, SHA1, 6 digits, 30 s)' }),
+  otpauthUrl: Type.String({
+    description: 'otpauth://totp/… URL for a QR code (issuer Workspace, SHA1, 6 digits, 30 s)',
+  }),
   base32: Type.String({ description: 'The secret in Base32, for manual entry' }),
 });
 
 const EnableResponse = Type.Object({
   status: AuthStatus,
-  token: Type.String({ description: 'Re-issued JWT with 2FA passed; also written to the `token` cookie. The calling token is revoked.' }),
+  token: Type.String({
+    description: 'Re-issued JWT with 2FA passed; also written to the `token` cookie. The calling token is revoked.',
+  }),
   auth: Type.Ref('AuthInfo'),
-  recoveryCodes: Type.Array(Type.String(), { description: 'Ten single-use recovery codes, shown only here; they replace any earlier ones' }),
+  recoveryCodes: Type.Array(Type.String(), {
+    description: 'Ten single-use recovery codes, shown only here; they replace any earlier ones',
+  }),
 });
 
 export function twoFactorRoutes(app: App, twoFactor: TwoFactorService, cookies: CookieSettings) {
-
   app.post(
     '/api/auth/2fa/enable/request',
     {
@@ -39,7 +53,20 @@ export function twoFactorRoutes(app: App, twoFactor: TwoFactorService, cookies: 
         operationId: 'requestTwoFactorSetup',
         summary: 'Start TOTP set-up: a new secret to scan, confirmed with enable/submit',
         description: 'Answers 409 when 2FA is already configured: POST /api/auth/2fa/reset replaces the secret.',
-        response: { 200: ok(SetupResponse, 'A new secret, pending confirmation', setupExample), ...errorResponses(errorWith('conflict', { reset: { schema: { type: 'string', description: 'Two-factor authentication is configured already: the route that replaces its secret' }, example: '/api/auth/2fa/reset' } })) },
+        response: {
+          200: ok(SetupResponse, 'A new secret, pending confirmation', setupExample),
+          ...errorResponses(
+            errorWith('conflict', {
+              reset: {
+                schema: {
+                  type: 'string',
+                  description: 'Two-factor authentication is configured already: the route that replaces its secret',
+                },
+                example: '/api/auth/2fa/reset',
+              },
+            }),
+          ),
+        },
       },
     },
     async (request) => twoFactor.requestEnable(request.auth!, metaOf(request)),
@@ -59,7 +86,15 @@ export function twoFactorRoutes(app: App, twoFactor: TwoFactorService, cookies: 
           200: ok(EnableResponse, '2FA on; a re-issued session and the recovery codes', {
             status: 'ok',
             token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIwMTkzNmIyZSJ9.c2lnbmF0dXJl',
-            auth: { id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40', email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', phoneVerified: true, twoFactorPassed: true, twoFactorConfigured: true },
+            auth: {
+              id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40',
+              email: 'ada@example.com',
+              firstName: 'Ada',
+              lastName: 'Lovelace',
+              phoneVerified: true,
+              twoFactorPassed: true,
+              twoFactorConfigured: true,
+            },
             recoveryCodes: ['abcde-12345', 'fghij-67890'],
           }),
           ...errorResponses('invalid_code', 'two_factor_setup_missing', 'conflict', 'rate_limited'),
@@ -67,7 +102,11 @@ export function twoFactorRoutes(app: App, twoFactor: TwoFactorService, cookies: 
       },
     },
     async (request, reply) => {
-      const { session, recoveryCodes } = await twoFactor.confirmEnable(request.auth!, request.body.token, metaOf(request));
+      const { session, recoveryCodes } = await twoFactor.confirmEnable(
+        request.auth!,
+        request.body.token,
+        metaOf(request),
+      );
       writeSessionCookie(reply, cookies, session);
       return { ...sessionBody(session), recoveryCodes };
     },
@@ -106,7 +145,10 @@ export function twoFactorRoutes(app: App, twoFactor: TwoFactorService, cookies: 
         summary: 'Replace the TOTP secret: checks a current code, answers a new secret to confirm with enable/submit',
         description: 'The current secret keeps working until the new one is confirmed, and the caller stays signed in.',
         body: CodeBody,
-        response: { 200: ok(SetupResponse, 'A new secret, pending confirmation', setupExample), ...errorResponses('invalid_code', 'two_factor_not_configured', 'rate_limited') },
+        response: {
+          200: ok(SetupResponse, 'A new secret, pending confirmation', setupExample),
+          ...errorResponses('invalid_code', 'two_factor_not_configured', 'rate_limited'),
+        },
       },
     },
     async (request) => twoFactor.reset(request.auth!, request.body.token, metaOf(request)),

@@ -45,11 +45,7 @@ export function generateRecoveryCode(): string {
 
 /** The canonical form of a typed recovery code (case, spaces, dashes and Crockford look-alikes forgiven), or null. */
 export function canonicalRecoveryCode(input: string): string | null {
-  const cleaned = input
-    .toLowerCase()
-    .replace(/[\s-]/g, '')
-    .replace(/o/g, '0')
-    .replace(/[il]/g, '1');
+  const cleaned = input.toLowerCase().replace(/[\s-]/g, '').replace(/o/g, '0').replace(/[il]/g, '1');
   if (cleaned.length !== RECOVERY_HALF * 2) return null;
   for (const ch of cleaned) if (!RECOVERY_ALPHABET.includes(ch)) return null;
   return cleaned;
@@ -91,9 +87,13 @@ export class TwoFactorService {
   async requestEnable(caller: AuthContext, meta: RequestMeta): Promise<TwoFactorSetup> {
     const user = await this.userOf(caller);
     if (user.two_factor_enabled) {
-      throw new AppError('conflict', 'two-factor authentication is already configured: POST /api/auth/2fa/reset replaces the secret', {
-        reset: '/api/auth/2fa/reset',
-      });
+      throw new AppError(
+        'conflict',
+        'two-factor authentication is already configured: POST /api/auth/2fa/reset replaces the secret',
+        {
+          reset: '/api/auth/2fa/reset',
+        },
+      );
     }
     const setup = await this.issuePendingSecret(user);
     await this.audit.record({ userId: user.id, action: '2fa.setup', success: true, meta });
@@ -105,28 +105,49 @@ export class TwoFactorService {
    * secret, 2FA is on, new recovery codes replace the old ones, and the
    * caller's session is re-issued with 2FA passed.
    */
-  async confirmEnable(caller: AuthContext, code: string, meta: RequestMeta): Promise<{ session: SessionResult; recoveryCodes: string[] }> {
+  async confirmEnable(
+    caller: AuthContext,
+    code: string,
+    meta: RequestMeta,
+  ): Promise<{ session: SessionResult; recoveryCodes: string[] }> {
     await this.limiter.consume(`2fa:user:${caller.userId}`, this.config.rateLimits.twoFactorPerUser);
     const user = await this.userOf(caller);
     const pendingSealed = user.totp_pending_secret;
     if (!pendingSealed) {
-      throw new AppError('two_factor_setup_missing', 'no two-factor set-up is pending: POST /api/auth/2fa/enable/request (or /api/auth/2fa/reset) first');
+      throw new AppError(
+        'two_factor_setup_missing',
+        'no two-factor set-up is pending: POST /api/auth/2fa/enable/request (or /api/auth/2fa/reset) first',
+      );
     }
     const now = this.clock.now();
     const digits = code.replace(/\s/g, '');
     // A pending secret has never accepted a code, so any step in the window
     // is new for it; the old secret's last step must not block it.
-    const step = /^\d{6}$/.test(digits) ? matchTotpStep(this.secretBox.openText(pendingSealed), digits, now, null) : null;
+    const step = /^\d{6}$/.test(digits)
+      ? matchTotpStep(this.secretBox.openText(pendingSealed), digits, now, null)
+      : null;
     if (step === null) return this.fail(user.id, '2fa.enable', meta, 'wrong_code');
 
     const recoveryCodes = Array.from({ length: RECOVERY_CODE_COUNT }, generateRecoveryCode);
-    const rows = recoveryCodes.map((c) => ({ id: newId(now), user_id: user.id, code_hash: hashRecoveryCode(canonicalRecoveryCode(c)!), used_at: null, created_at: now }));
+    const rows = recoveryCodes.map((c) => ({
+      id: newId(now),
+      user_id: user.id,
+      code_hash: hashRecoveryCode(canonicalRecoveryCode(c)!),
+      used_at: null,
+      created_at: now,
+    }));
     const lastStep = Math.max(step, Number(user.totp_last_step ?? step));
     if (!(await this.store.confirmPendingSecret(user.id, pendingSealed, lastStep, rows, now))) {
       throw new AppError('conflict', 'the pending secret changed meanwhile: request a new one');
     }
     const session = await this.auth.refreshSession(caller, { twoFactorPassed: true });
-    await this.audit.record({ userId: user.id, action: '2fa.enable', success: true, meta, detail: { replaced: Boolean(user.two_factor_enabled) } });
+    await this.audit.record({
+      userId: user.id,
+      action: '2fa.enable',
+      success: true,
+      meta,
+      detail: { replaced: Boolean(user.two_factor_enabled) },
+    });
     return { session, recoveryCodes };
   }
 
@@ -171,15 +192,32 @@ export class TwoFactorService {
   private async issuePendingSecret(user: TwoFactorUser): Promise<TwoFactorSetup> {
     const secret = new Secret({ size: SECRET_BYTES });
     await this.store.setPendingSecret(user.id, this.secretBox.seal(secret.base32), this.clock.now());
-    const totp = new TOTP({ issuer: ISSUER, label: user.email, secret, algorithm: ALGORITHM, digits: DIGITS, period: PERIOD_SECONDS });
+    const totp = new TOTP({
+      issuer: ISSUER,
+      label: user.email,
+      secret,
+      algorithm: ALGORITHM,
+      digits: DIGITS,
+      period: PERIOD_SECONDS,
+    });
     return { status: '2fa_setup', otpauthUrl: totp.toString(), base32: secret.base32 };
   }
 
   /** Accepts a code of the active secret (once per step) or an unused recovery code (then used up); throws invalid_code otherwise. */
-  private async checkCode(user: TwoFactorUser & { totp_secret: string }, code: string, action: AuditAction, meta: RequestMeta): Promise<'totp' | 'recovery'> {
+  private async checkCode(
+    user: TwoFactorUser & { totp_secret: string },
+    code: string,
+    action: AuditAction,
+    meta: RequestMeta,
+  ): Promise<'totp' | 'recovery'> {
     const digits = code.replace(/\s/g, '');
     if (/^\d{6}$/.test(digits)) {
-      const step = matchTotpStep(this.secretBox.openText(user.totp_secret), digits, this.clock.now(), user.totp_last_step === null ? null : Number(user.totp_last_step));
+      const step = matchTotpStep(
+        this.secretBox.openText(user.totp_secret),
+        digits,
+        this.clock.now(),
+        user.totp_last_step === null ? null : Number(user.totp_last_step),
+      );
       if (step === null) return this.fail(user.id, action, meta, 'wrong_code');
       if (!(await this.store.advanceLastStep(user.id, step))) return this.fail(user.id, action, meta, 'replayed_code');
       return 'totp';
@@ -191,7 +229,8 @@ export class TwoFactorService {
     for (const row of await this.store.listUnusedRecoveryCodes(user.id)) {
       if (safeEqual(row.code_hash, hash) && matchedId === null) matchedId = row.id;
     }
-    if (matchedId === null || !(await this.store.useRecoveryCode(matchedId, this.clock.now()))) return this.fail(user.id, action, meta, 'wrong_recovery_code');
+    if (matchedId === null || !(await this.store.useRecoveryCode(matchedId, this.clock.now())))
+      return this.fail(user.id, action, meta, 'wrong_recovery_code');
     return 'recovery';
   }
 

@@ -29,7 +29,11 @@ export class TwoFactorStore {
   }
 
   async setPendingSecret(userId: string, sealed: string, now: number): Promise<void> {
-    await this.db.updateTable('users').set({ totp_pending_secret: sealed, updated_at: now }).where('id', '=', userId).execute();
+    await this.db
+      .updateTable('users')
+      .set({ totp_pending_secret: sealed, updated_at: now })
+      .where('id', '=', userId)
+      .execute();
   }
 
   /**
@@ -53,11 +57,23 @@ export class TwoFactorStore {
    * one the caller checked the code against (false otherwise: a concurrent
    * confirmation or a newer enable/request won).
    */
-  async confirmPendingSecret(userId: string, pendingSealed: string, lastStep: number, codes: RecoveryCodesTable[], now: number): Promise<boolean> {
+  async confirmPendingSecret(
+    userId: string,
+    pendingSealed: string,
+    lastStep: number,
+    codes: RecoveryCodesTable[],
+    now: number,
+  ): Promise<boolean> {
     const confirmed = await this.db.transaction().execute(async (trx) => {
       const result = await trx
         .updateTable('users')
-        .set({ totp_secret: pendingSealed, totp_pending_secret: null, two_factor_enabled: 1, totp_last_step: lastStep, updated_at: now })
+        .set({
+          totp_secret: pendingSealed,
+          totp_pending_secret: null,
+          two_factor_enabled: 1,
+          totp_last_step: lastStep,
+          updated_at: now,
+        })
         .where('id', '=', userId)
         .where('totp_pending_secret', '=', pendingSealed)
         .executeTakeFirst();
@@ -71,12 +87,22 @@ export class TwoFactorStore {
   }
 
   listUnusedRecoveryCodes(userId: string) {
-    return this.db.selectFrom('recovery_codes').select(['id', 'code_hash']).where('user_id', '=', userId).where('used_at', 'is', null).execute();
+    return this.db
+      .selectFrom('recovery_codes')
+      .select(['id', 'code_hash'])
+      .where('user_id', '=', userId)
+      .where('used_at', 'is', null)
+      .execute();
   }
 
   /** Marks a recovery code used; false when it was used meanwhile. */
   async useRecoveryCode(id: string, now: number): Promise<boolean> {
-    const result = await this.db.updateTable('recovery_codes').set({ used_at: now }).where('id', '=', id).where('used_at', 'is', null).executeTakeFirst();
+    const result = await this.db
+      .updateTable('recovery_codes')
+      .set({ used_at: now })
+      .where('id', '=', id)
+      .where('used_at', 'is', null)
+      .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 }

@@ -12,7 +12,8 @@ const VerifyRequestBody = Type.Object({
     Type.String({
       minLength: 1,
       maxLength: 32,
-      description: 'International number to verify (e.g. +14155550123). It replaces the number on record once the code is confirmed. Omit to use the number on record.',
+      description:
+        'International number to verify (e.g. +14155550123). It replaces the number on record once the code is confirmed. Omit to use the number on record.',
     }),
   ),
 });
@@ -28,7 +29,6 @@ const VerifySubmitBody = Type.Object({
 });
 
 export function verificationRoutes(app: App, phoneVerification: PhoneVerificationService, cookies: CookieSettings) {
-
   app.post(
     '/api/auth/verify/request',
     {
@@ -42,9 +42,16 @@ export function verificationRoutes(app: App, phoneVerification: PhoneVerificatio
         summary: 'Send a 6-digit verification code by SMS',
         description:
           'No body is needed (send none, or `{}`, to use the number on record; `{ phone }` sets a new one). The code expires after 10 minutes, allows 5 tries and is superseded by the next request. One code per number per minute (429 with Retry-After). 400 `no_phone` when there is no number on record and none is given; 502 `provider_error` when the SMS provider refuses.',
-        body: Type.Object(VerifyRequestBody.properties, { examples: [{ phone: '+14155550123' }], [OPTIONAL_BODY]: true }),
+        body: Type.Object(VerifyRequestBody.properties, {
+          examples: [{ phone: '+14155550123' }],
+          [OPTIONAL_BODY]: true,
+        }),
         response: {
-          200: ok(VerificationSent, 'The code was sent', { status: 'sent', phone: '+1415•••0123', expiresAt: '2026-11-23T12:10:00.000Z' }),
+          200: ok(VerificationSent, 'The code was sent', {
+            status: 'sent',
+            phone: '+1415•••0123',
+            expiresAt: '2026-11-23T12:10:00.000Z',
+          }),
           ...errorResponses('no_phone', 'provider_refused', 'rate_limited', 'provider_error'),
         },
       },
@@ -60,7 +67,8 @@ export function verificationRoutes(app: App, phoneVerification: PhoneVerificatio
         tags: ['auth'],
         operationId: 'submitPhoneVerification',
         summary: 'Confirm the SMS code; the phone becomes verified and a refreshed token is returned',
-        description: 'Errors: 400 `invalid_code`, `code_expired` or `too_many_attempts` (the code is dead after 5 tries). Writes the `token` cookie.',
+        description:
+          'Errors: 400 `invalid_code`, `code_expired` or `too_many_attempts` (the code is dead after 5 tries). Writes the `token` cookie.',
         body: Type.Object(VerifySubmitBody.properties, { examples: [{ code: '123456' }] }),
         response: {
           200: Type.Ref('LoginResponse', { description: 'Phone verified; the refreshed session' }),

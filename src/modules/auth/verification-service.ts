@@ -102,10 +102,22 @@ export class PhoneVerificationService {
     } catch (err) {
       // A code nobody received must not linger as the current one.
       await this.codes.delete(id);
-      await this.audit.record({ userId: user.id, action: 'phone.verify_request', success: false, meta, detail: { phone: maskPhone(phone) } });
+      await this.audit.record({
+        userId: user.id,
+        action: 'phone.verify_request',
+        success: false,
+        meta,
+        detail: { phone: maskPhone(phone) },
+      });
       throw err instanceof AppError ? err : new AppError('provider_error', 'the SMS could not be sent');
     }
-    await this.audit.record({ userId: user.id, action: 'phone.verify_request', success: true, meta, detail: { phone: maskPhone(phone) } });
+    await this.audit.record({
+      userId: user.id,
+      action: 'phone.verify_request',
+      success: true,
+      meta,
+      detail: { phone: maskPhone(phone) },
+    });
     return { status: 'sent', phone: maskPhone(phone), expiresAt: iso(row.expires_at) };
   }
 
@@ -114,18 +126,31 @@ export class PhoneVerificationService {
     await this.limiter.consume(`verify-submit:user:${caller.userId}`, this.config.rateLimits.verifySubmitPerUser);
     const current = await this.codes.findCurrent(caller.userId);
     const fail = async (code: 'invalid_code' | 'code_expired' | 'too_many_attempts', message: string) => {
-      await this.audit.record({ userId: caller.userId, action: 'phone.verify', success: false, meta, detail: { reason: code } });
+      await this.audit.record({
+        userId: caller.userId,
+        action: 'phone.verify',
+        success: false,
+        meta,
+        detail: { reason: code },
+      });
       return new AppError(code, message);
     };
-    if (!current) throw await fail('invalid_code', 'the code is not valid: request one with POST /api/auth/verify/request');
-    if (Number(current.expires_at) <= this.clock.now()) throw await fail('code_expired', 'the code has expired: request a new one');
+    if (!current)
+      throw await fail('invalid_code', 'the code is not valid: request one with POST /api/auth/verify/request');
+    if (Number(current.expires_at) <= this.clock.now())
+      throw await fail('code_expired', 'the code has expired: request a new one');
     if (!(await this.codes.claimAttempt(current.id, PHONE_CODE_MAX_ATTEMPTS))) {
       throw await fail('too_many_attempts', 'too many wrong codes: request a new one');
     }
     const given = input.code.trim();
     if (!safeEqual(this.hashCode(current.id, current.phone, given), current.code_hash)) {
       const left = PHONE_CODE_MAX_ATTEMPTS - (Number(current.attempts) + 1);
-      throw await fail('invalid_code', left > 0 ? `the code is not valid (${left} tries left)` : 'the code is not valid; no tries left: request a new one');
+      throw await fail(
+        'invalid_code',
+        left > 0
+          ? `the code is not valid (${left} tries left)`
+          : 'the code is not valid; no tries left: request a new one',
+      );
     }
 
     const user = await this.users.findById(caller.userId);
@@ -133,7 +158,13 @@ export class PhoneVerificationService {
     if (!(await this.codes.consumeAndVerify(current, this.clock.now()))) {
       throw await fail('invalid_code', 'the code is not valid: request one with POST /api/auth/verify/request');
     }
-    await this.audit.record({ userId: user.id, action: 'phone.verify', success: true, meta, detail: { phone: maskPhone(current.phone) } });
+    await this.audit.record({
+      userId: user.id,
+      action: 'phone.verify',
+      success: true,
+      meta,
+      detail: { phone: maskPhone(current.phone) },
+    });
     if (user.phone !== current.phone) {
       await this.audit.record({
         userId: user.id,

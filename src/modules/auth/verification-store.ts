@@ -67,7 +67,11 @@ export class PhoneCodeStore {
         .where('consumed_at', 'is', null)
         .executeTakeFirst();
       if (Number(used.numUpdatedRows) !== 1) return false;
-      await trx.updateTable('users').set({ phone: code.phone, phone_verified: 1, updated_at: now }).where('id', '=', code.user_id).execute();
+      await trx
+        .updateTable('users')
+        .set({ phone: code.phone, phone_verified: 1, updated_at: now })
+        .where('id', '=', code.user_id)
+        .execute();
       return true;
     });
     if (verified) this.changes.userChanged(code.user_id);

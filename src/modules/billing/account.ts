@@ -26,7 +26,10 @@ export interface BillingAccount {
    * Throws AppError `payment_method_required` (409, with a checkout `url`) without a card on file,
    * `provider_refused` (400) when the card is declined, `provider_error` (502) when the provider fails.
    */
-  startSubscription(userId: string, item: { ref: string; description: string; monthlyCents: number }): Promise<{ subscriptionId: string }>;
+  startSubscription(
+    userId: string,
+    item: { ref: string; description: string; monthlyCents: number },
+  ): Promise<{ subscriptionId: string }>;
   /** Cancels it; AppError `provider_error` when the provider fails (the caller then keeps the item). Cancelling twice is a no-op. */
   cancelSubscription(userId: string, subscriptionId: string): Promise<void>;
 
@@ -52,5 +55,8 @@ export interface BillingAccount {
   /** What remains of the plan's included quantity of `kind` in the current period (0 without a plan). */
   remainingAllowance(userId: string, kind: UsageKind): Promise<number>;
   /** The current period and what remains of each of `kinds` in it, from one read of the plan and one of the usage. */
-  allowances<K extends UsageKind>(userId: string, kinds: readonly K[]): Promise<{ period: BillingPeriod; remaining: Record<K, number> }>;
+  allowances<K extends UsageKind>(
+    userId: string,
+    kinds: readonly K[],
+  ): Promise<{ period: BillingPeriod; remaining: Record<K, number> }>;
 }

@@ -35,7 +35,12 @@ export function createBillingServices(deps: BillingServiceDeps) {
   const { catalog } = deps;
   const ledger = new CreditLedger(store, deps.clock, deps.settings.balanceCacheMs);
   const billing = new BillingService(
-    { publicUrl: deps.publicUrl, returnUrlOrigins: deps.returnUrlOrigins, sessionsPerUser: deps.sessionsPerUser, topupDefaultUsd: deps.settings.topupDefaultUsd },
+    {
+      publicUrl: deps.publicUrl,
+      returnUrlOrigins: deps.returnUrlOrigins,
+      sessionsPerUser: deps.sessionsPerUser,
+      topupDefaultUsd: deps.settings.topupDefaultUsd,
+    },
     store,
     ledger,
     catalog,
@@ -47,7 +52,10 @@ export function createBillingServices(deps: BillingServiceDeps) {
   const account: BillingAccount = billing;
   const events = new PaymentEventHandler(store, ledger, catalog, deps.payments.name, deps.clock);
   // The sandbox pages exist only while the sandbox provider is active.
-  const sandbox = deps.payments instanceof SandboxPaymentsProvider ? new SandboxBilling(store, events, billing, catalog, deps.payments, deps.clock) : null;
+  const sandbox =
+    deps.payments instanceof SandboxPaymentsProvider
+      ? new SandboxBilling(store, events, billing, catalog, deps.payments, deps.clock)
+      : null;
   return { billing, account, catalog, payments: deps.payments, events, sandbox, store };
 }
 

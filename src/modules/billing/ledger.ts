@@ -44,18 +44,28 @@ export class CreditLedger {
     await this.store.transaction(async (s) => {
       await s.lockUser(userId);
       if (await s.appendCovered({ userId, cents, reason: 'hold', ref: `hold:${ref}`, now })) {
-        await s.insertReservation({ ref, user_id: userId, cents, state: 'held', used_cents: null, created_at: now, closed_at: null });
+        await s.insertReservation({
+          ref,
+          user_id: userId,
+          cents,
+          state: 'held',
+          used_cents: null,
+          created_at: now,
+          closed_at: null,
+        });
         return;
       }
       const existing = await s.entry(`hold:${ref}`);
       if (!existing) throw new AppError('insufficient_funds', `the prepaid balance does not cover ${formatUsd(cents)}`);
-      if (existing.user_id !== userId || -Number(existing.cents) !== cents) throw new AppError('conflict', `reservation ${ref} exists with other terms`);
+      if (existing.user_id !== userId || -Number(existing.cents) !== cents)
+        throw new AppError('conflict', `reservation ${ref} exists with other terms`);
     });
     this.forget(userId);
   }
 
   settle(ref: string, usedCents: number): Promise<void> {
-    if (!Number.isSafeInteger(usedCents) || usedCents < 0) return Promise.reject(invalidInput('usedCents must be a whole number ≥ 0'));
+    if (!Number.isSafeInteger(usedCents) || usedCents < 0)
+      return Promise.reject(invalidInput('usedCents must be a whole number ≥ 0'));
     return this.close(ref, 'settled', usedCents);
   }
 
@@ -79,7 +89,8 @@ export class CreditLedger {
     if (await this.closeOnce(ref, state, usedCents)) return;
     const reservation = await this.store.reservation(ref);
     if (!reservation) throw notFound('reservation');
-    if (reservation.state === 'held') throw invalidInput(`usedCents ${usedCents} exceeds the hold of ${reservation.cents}`);
+    if (reservation.state === 'held')
+      throw invalidInput(`usedCents ${usedCents} exceeds the hold of ${reservation.cents}`);
     // Closed before: settling or refunding twice changes nothing.
   }
 
@@ -90,7 +101,14 @@ export class CreditLedger {
       const row = await s.closeReservation(ref, state, usedCents, now);
       if (!row) return null;
       const back = Number(row.cents) - usedCents;
-      if (back > 0) await s.append({ userId: row.user_id, cents: back, reason: state === 'settled' ? 'release' : 'refund', ref: `release:${ref}`, now });
+      if (back > 0)
+        await s.append({
+          userId: row.user_id,
+          cents: back,
+          reason: state === 'settled' ? 'release' : 'refund',
+          ref: `release:${ref}`,
+          now,
+        });
       return row.user_id;
     });
     if (closed) this.forget(closed);
@@ -99,7 +117,8 @@ export class CreditLedger {
 }
 
 function checkRef(ref: string): void {
-  if (typeof ref !== 'string' || ref.length < 1 || ref.length > 200) throw invalidInput('a reference is 1 to 200 characters');
+  if (typeof ref !== 'string' || ref.length < 1 || ref.length > 200)
+    throw invalidInput('a reference is 1 to 200 characters');
 }
 
 export const formatUsd = (cents: number) => `$${(cents / 100).toFixed(2)}`;

@@ -47,12 +47,22 @@ export class PaymentEventHandler {
       if (event.type === 'checkout.completed') {
         const session = await s.session(event.sessionId);
         // Only the provider session opened for this row completes it (its id was recorded when it was opened).
-        if (!session || (session.provider_session_id !== null && session.provider_session_id !== event.providerSessionId)) return 'ignored';
+        if (
+          !session ||
+          (session.provider_session_id !== null && session.provider_session_id !== event.providerSessionId)
+        )
+          return 'ignored';
         touched.push(session.user_id);
         await s.completeSession(session.id, now);
         if (event.card) await s.setCard(session.user_id, event.card, now);
         if (session.purpose === 'topup' && event.paid && event.amountCents && event.amountCents > 0) {
-          await s.append({ userId: session.user_id, cents: event.amountCents, reason: 'topup', ref: `topup:${session.id}`, now });
+          await s.append({
+            userId: session.user_id,
+            cents: event.amountCents,
+            reason: 'topup',
+            ref: `topup:${session.id}`,
+            now,
+          });
         }
         if (session.purpose === 'plan' && event.subscription) {
           await this.recordSubscription(s, session.user_id, 'plan', event.subscription, session.plan_key, now);
@@ -61,15 +71,21 @@ export class PaymentEventHandler {
       }
       if (event.type === 'topup.refunded' || event.type === 'topup.disputed') {
         const session = await s.session(event.sessionId);
-        if (!session || session.purpose !== 'topup' || session.status !== 'complete') return 'ignored';
+        if (session?.purpose !== 'topup' || session.status !== 'complete') return 'ignored';
         touched.push(session.user_id);
         // Each refund's (or dispute's) own id is the ref: taken off once, whichever events report it, partial ones
         // too. The balance may go below zero; holds are then refused until it is topped up again.
         const debits =
           event.type === 'topup.refunded'
-            ? event.refunds.map((r) => ({ cents: r.amountCents, reason: 'topup_refund', ref: `topup_refund:${r.refundId}` }))
+            ? event.refunds.map((r) => ({
+                cents: r.amountCents,
+                reason: 'topup_refund',
+                ref: `topup_refund:${r.refundId}`,
+              }))
             : [{ cents: event.amountCents, reason: 'topup_dispute', ref: `topup_dispute:${event.disputeId}` }];
-        for (const debit of debits) if (debit.cents > 0) await s.append({ userId: session.user_id, cents: -debit.cents, reason: debit.reason, ref: debit.ref, now });
+        for (const debit of debits)
+          if (debit.cents > 0)
+            await s.append({ userId: session.user_id, cents: -debit.cents, reason: debit.reason, ref: debit.ref, now });
         return 'handled';
       }
       if (event.type === 'card.removed') {
@@ -89,7 +105,8 @@ export class PaymentEventHandler {
     // Items paid by a subscription follow its recorded status (a number is suspended while unpaid). Announced
     // after commit, also for a duplicate (the first delivery may have stopped before announcing), and always
     // with the status recorded now, so a replayed old event cannot move an item back.
-    if (outcome !== 'ignored' && 'subscription' in event && event.subscription) await this.announceItem(event.subscription.id);
+    if (outcome !== 'ignored' && 'subscription' in event && event.subscription)
+      await this.announceItem(event.subscription.id);
     return outcome;
   }
 
@@ -103,8 +120,13 @@ export class PaymentEventHandler {
   private async announceItem(providerSubscriptionId: string): Promise<void> {
     if (this.itemListeners.length === 0) return;
     const row = await this.store.subscriptionByProviderId(providerSubscriptionId);
-    if (!row || row.kind !== 'item' || !row.ref) return;
-    const change: ItemStatus = { userId: row.user_id, ref: row.ref, status: row.status, paid: PAID_STATUSES.has(row.status) };
+    if (row?.kind !== 'item' || !row.ref) return;
+    const change: ItemStatus = {
+      userId: row.user_id,
+      ref: row.ref,
+      status: row.status,
+      paid: PAID_STATUSES.has(row.status),
+    };
     for (const listener of this.itemListeners) await listener(change);
   }
 
@@ -116,7 +138,14 @@ export class PaymentEventHandler {
     return customer && customer.customer_id === sub.customerId ? userId : null;
   }
 
-  private async recordSubscription(s: BillingStore, userId: string, kind: string, sub: ProviderSubscription, planKey: string | null, now: number) {
+  private async recordSubscription(
+    s: BillingStore,
+    userId: string,
+    kind: string,
+    sub: ProviderSubscription,
+    planKey: string | null,
+    now: number,
+  ) {
     const key = kind === 'plan' ? (sub.planKey ?? planKey) : null;
     const plan = key ? this.catalog.plan(key) : undefined;
     const monthly = sub.monthlyCents ?? plan?.monthlyCents ?? 0;
@@ -124,7 +153,13 @@ export class PaymentEventHandler {
     if (known) {
       // A plan change counts from now: the period's allowance is prorated over the plans in force, as the price is.
       if (kind === 'plan' && key && known.plan_key && key !== known.plan_key) {
-        await s.insertPlanChange({ id: newId(now), subscription_id: known.id, from_plan: known.plan_key, to_plan: key, at: now });
+        await s.insertPlanChange({
+          id: newId(now),
+          subscription_id: known.id,
+          from_plan: known.plan_key,
+          to_plan: key,
+          at: now,
+        });
       }
       await s.updateSubscription(known.id, {
         status: sub.status,

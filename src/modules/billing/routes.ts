@@ -20,7 +20,10 @@ const Money = Type.Object(
   { description: 'An amount of money' },
 );
 
-const Url = Type.Object({ url: Type.String({ format: 'uri', description: 'The page to send the customer to' }) }, { description: 'The payment page' });
+const Url = Type.Object(
+  { url: Type.String({ format: 'uri', description: 'The page to send the customer to' }) },
+  { description: 'The payment page' },
+);
 const checkoutUrl = { url: 'https://checkout.stripe.com/c/pay/cs_test_a1b2c3' };
 
 const usageOf = (description?: string) =>
@@ -85,7 +88,10 @@ const VoiceRate = Type.Object({
   currency: Type.Literal('usd'),
 });
 
-const ReturnTo = Type.String({ maxLength: 2048, description: 'Where the payment page sends the customer afterwards; its origin must be in RETURN_URL_ORIGINS' });
+const ReturnTo = Type.String({
+  maxLength: 2048,
+  description: 'Where the payment page sends the customer afterwards; its origin must be in RETURN_URL_ORIGINS',
+});
 
 /** What the billing routes touch: the billing service, the payment provider's events, the sandbox pages (null without the sandbox), and whether this is production. */
 export interface BillingRouteDeps {
@@ -128,7 +134,11 @@ export function billingRoutes(app: App, deps: BillingRouteDeps) {
         querystring: Type.Object({
           returnTo: Type.Optional(ReturnTo),
           amount: Type.Optional(
-            Type.Number({ minimum: TOPUP_MIN_USD, maximum: TOPUP_MAX_USD, description: 'US dollars in whole cents; default CREDITS_TOPUP_USD (20)' }),
+            Type.Number({
+              minimum: TOPUP_MIN_USD,
+              maximum: TOPUP_MAX_USD,
+              description: 'US dollars in whole cents; default CREDITS_TOPUP_USD (20)',
+            }),
           ),
         }),
         response: {
@@ -137,7 +147,8 @@ export function billingRoutes(app: App, deps: BillingRouteDeps) {
         },
       },
     },
-    async (request) => billing.addCredits(request.auth!.userId, { amountUsd: request.query.amount, returnTo: request.query.returnTo }),
+    async (request) =>
+      billing.addCredits(request.auth!.userId, { amountUsd: request.query.amount, returnTo: request.query.returnTo }),
   );
 
   app.get(
@@ -148,8 +159,11 @@ export function billingRoutes(app: App, deps: BillingRouteDeps) {
         tags: ['billing'],
         operationId: 'getBillingState',
         summary: 'Plan, usage this period, card on file and balance',
-        description: "Usage counts in the current billing period. `usage` is clamped to the plan's included quantities (spec 2.17); `usageRaw` is not.",
-        response: { 200: ok(BillingState, "The caller's plan, usage this period, card on file and balance", billingStateExample) },
+        description:
+          "Usage counts in the current billing period. `usage` is clamped to the plan's included quantities (spec 2.17); `usageRaw` is not.",
+        response: {
+          200: ok(BillingState, "The caller's plan, usage this period, card on file and balance", billingStateExample),
+        },
       },
     },
     async (request) => billing.state(request.auth!.userId),
@@ -164,11 +178,15 @@ export function billingRoutes(app: App, deps: BillingRouteDeps) {
         operationId: 'choosePlan',
         summary: 'Subscribe to a plan, or change the subscription to another plan',
         description:
-          'Without `mode`: a subscription checkout (409 when a plan is already active). One plan checkout is open per user at a time: asking again for the same plan answers the open checkout\'s `url`; another plan is 409 `conflict` with the open one\'s `url`, `plan` and `expiresAt` (complete it, or choose again once it expires). With `mode: "upgrade"`: a confirmation page that moves the existing subscription to the new plan\'s price; never a second subscription (409 when there is none). A change takes effect as Stripe prorates it: the period\'s included quantities are prorated over the plans in force.',
+          "Without `mode`: a subscription checkout (409 when a plan is already active). One plan checkout is open per user at a time: asking again for the same plan answers the open checkout's `url`; another plan is 409 `conflict` with the open one's `url`, `plan` and `expiresAt` (complete it, or choose again once it expires). With `mode: \"upgrade\"`: a confirmation page that moves the existing subscription to the new plan's price; never a second subscription (409 when there is none). A change takes effect as Stripe prorates it: the period's included quantities are prorated over the plans in force.",
         querystring: Type.Object({ returnTo: Type.Optional(ReturnTo) }),
         body: Type.Object(
           {
-            plan: Type.String({ minLength: 1, maxLength: 64, description: 'A plan key: starter, growth or scale (or those of PLANS_FILE)' }),
+            plan: Type.String({
+              minLength: 1,
+              maxLength: 64,
+              description: 'A plan key: starter, growth or scale (or those of PLANS_FILE)',
+            }),
             mode: Type.Optional(Type.Literal('upgrade')),
           },
           { examples: [{ plan: 'starter' }, { plan: 'growth', mode: 'upgrade' }] },
@@ -179,9 +197,23 @@ export function billingRoutes(app: App, deps: BillingRouteDeps) {
             'invalid_input',
             'invalid_return_url',
             errorWith('conflict', {
-              url: { schema: { type: 'string', format: 'uri', description: 'The checkout of another plan still open: complete it there' }, example: 'https://checkout.stripe.com/c/pay/cs_test_plan' },
+              url: {
+                schema: {
+                  type: 'string',
+                  format: 'uri',
+                  description: 'The checkout of another plan still open: complete it there',
+                },
+                example: 'https://checkout.stripe.com/c/pay/cs_test_plan',
+              },
               plan: { schema: { type: 'string', description: 'The plan of that open checkout' }, example: 'starter' },
-              expiresAt: { schema: { type: 'string', format: 'date-time', description: 'When that checkout expires (another plan may be chosen then)' }, example: '2026-11-26T11:00:00.000Z' },
+              expiresAt: {
+                schema: {
+                  type: 'string',
+                  format: 'date-time',
+                  description: 'When that checkout expires (another plan may be chosen then)',
+                },
+                example: '2026-11-26T11:00:00.000Z',
+              },
             }),
             'rate_limited',
             'provider_error',
@@ -201,10 +233,13 @@ export function billingRoutes(app: App, deps: BillingRouteDeps) {
         tags: ['billing'],
         operationId: 'openBillingPortal',
         summary: 'Open the customer portal',
-        description: 'Answers `{ url }` of a Stripe Billing Portal session (sandbox: a page showing plan, card, balance and ledger).',
+        description:
+          'Answers `{ url }` of a Stripe Billing Portal session (sandbox: a page showing plan, card, balance and ledger).',
         querystring: Type.Object({ returnTo: Type.Optional(ReturnTo) }),
         response: {
-          200: ok(Url, 'The customer portal session', { url: 'https://billing.stripe.com/p/session/test_YWNjdF8xUzJ4' }),
+          200: ok(Url, 'The customer portal session', {
+            url: 'https://billing.stripe.com/p/session/test_YWNjdF8xUzJ4',
+          }),
           ...errorResponses('invalid_return_url', 'rate_limited', 'provider_error'),
         },
       },
@@ -220,11 +255,24 @@ export function billingRoutes(app: App, deps: BillingRouteDeps) {
         tags: ['billing'],
         operationId: 'listVoicePricing',
         summary: 'Per-country voice rates per minute',
-        description: 'Built in, or from VOICE_PRICING_FILE. Cacheable for an hour (`Cache-Control: public, s-maxage=3600`).',
+        description:
+          'Built in, or from VOICE_PRICING_FILE. Cacheable for an hour (`Cache-Control: public, s-maxage=3600`).',
         response: {
           200: ok(Type.Array(VoiceRate), 'Voice rates per country', [
-            { country: 'US', name: 'United States', inboundPerMinute: 0.0085, outboundPerMinute: 0.014, currency: 'usd' },
-            { country: 'GB', name: 'United Kingdom', inboundPerMinute: 0.01, outboundPerMinute: 0.024, currency: 'usd' },
+            {
+              country: 'US',
+              name: 'United States',
+              inboundPerMinute: 0.0085,
+              outboundPerMinute: 0.014,
+              currency: 'usd',
+            },
+            {
+              country: 'GB',
+              name: 'United Kingdom',
+              inboundPerMinute: 0.01,
+              outboundPerMinute: 0.024,
+              currency: 'usd',
+            },
           ]),
         },
       },

@@ -21,7 +21,11 @@ ${body}
 `;
 }
 
-export function sandboxCheckoutPage(input: { session: BillingSessionsTable; plan: Plan | null; expired: boolean }): string {
+export function sandboxCheckoutPage(input: {
+  session: BillingSessionsTable;
+  plan: Plan | null;
+  expired: boolean;
+}): string {
   const { session, plan, expired } = input;
   let heading: string;
   let detail: string;
@@ -69,10 +73,17 @@ export function sandboxPortalPage(input: {
   self: string;
 }): string {
   const { state, customer, entries, returnTo, self } = input;
-  const plan = state.plan ? `${escape(state.plan.name)}, $${state.plan.priceUsd.toFixed(2)}/month (${escape(state.plan.status)})` : 'No plan';
-  const card = customer?.payment_method_id ? `${escape(customer.card_brand ?? 'card')} ending ${escape(customer.card_last4 ?? '????')}` : 'No card on file';
+  const plan = state.plan
+    ? `${escape(state.plan.name)}, $${state.plan.priceUsd.toFixed(2)}/month (${escape(state.plan.status)})`
+    : 'No plan';
+  const card = customer?.payment_method_id
+    ? `${escape(customer.card_brand ?? 'card')} ending ${escape(customer.card_last4 ?? '????')}`
+    : 'No card on file';
   const rows = entries
-    .map((e) => `<tr><td>${iso(Number(e.created_at))}</td><td>${escape(e.reason)}</td><td>${formatUsd(Number(e.cents))}</td></tr>`)
+    .map(
+      (e) =>
+        `<tr><td>${iso(Number(e.created_at))}</td><td>${escape(e.reason)}</td><td>${formatUsd(Number(e.cents))}</td></tr>`,
+    )
     .join('\n');
   const back = returnTo ? `<p><a href="${escape(returnTo)}">Return</a></p>` : '';
   return page(

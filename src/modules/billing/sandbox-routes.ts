@@ -12,7 +12,10 @@ import { sandboxCheckoutPage, sandboxDonePage, sandboxPortalPage } from './sandb
 import type { SandboxBilling } from './sandbox-service.js';
 
 const SessionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
-const html = (description: string) => ({ description, content: { 'text/html': { schema: Type.String({ example: '<!doctype html><html>…</html>' }) } } });
+const html = (description: string) => ({
+  description,
+  content: { 'text/html': { schema: Type.String({ example: '<!doctype html><html>…</html>' }) } },
+});
 
 /**
  * Browsers apply the page's CSP `form-action` to where a submitted form is
@@ -24,7 +27,10 @@ function allowFormRedirectTo(reply: FastifyReply, returnTo: string | null): void
   const policy = reply.getHeader('content-security-policy');
   if (!returnTo || typeof policy !== 'string') return;
   const origin = new URL(returnTo).origin;
-  reply.header('content-security-policy', policy.replace(/form-action ([^;]*)/, (_all, sources: string) => `form-action ${sources} ${origin}`));
+  reply.header(
+    'content-security-policy',
+    policy.replace(/form-action ([^;]*)/, (_all, sources: string) => `form-action ${sources} ${origin}`),
+  );
 }
 
 export function billingSandboxRoutes(app: App, sandbox: SandboxBilling | null, production: boolean) {
@@ -33,7 +39,9 @@ export function billingSandboxRoutes(app: App, sandbox: SandboxBilling | null, p
   app.register(async (plugin) => {
     const scope = plugin.withTypeProvider<TypeBoxTypeProvider>();
     // The page's form posts an empty urlencoded body; nothing in it is read.
-    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, _body, done) => done(null, undefined));
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, _body, done) =>
+      done(null, undefined),
+    );
 
     scope.get(
       '/api/sandbox/checkout/:id',
@@ -51,7 +59,10 @@ export function billingSandboxRoutes(app: App, sandbox: SandboxBilling | null, p
       async (request, reply) => {
         const { session, plan, expired } = await sandbox.session(request.params.id, 'checkout');
         allowFormRedirectTo(reply, session.return_to);
-        return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(sandboxCheckoutPage({ session, plan, expired }));
+        return reply
+          .type('text/html; charset=utf-8')
+          .header('cache-control', 'no-store')
+          .send(sandboxCheckoutPage({ session, plan, expired }));
       },
     );
 
@@ -65,13 +76,18 @@ export function billingSandboxRoutes(app: App, sandbox: SandboxBilling | null, p
           description:
             'Completes the session through the same handler as the Stripe webhook (balance credited, card on file, plan active), then redirects (303) to the returnTo URL given when the session was opened. Submitting twice changes nothing more.',
           params: SessionParams,
-          response: { 200: html('Payment complete (when no returnTo was given)'), 303: Type.Null({ description: 'Completed: redirect to the returnTo URL' }), ...errorResponses('not_found', 'conflict') },
+          response: {
+            200: html('Payment complete (when no returnTo was given)'),
+            303: Type.Null({ description: 'Completed: redirect to the returnTo URL' }),
+            ...errorResponses('not_found', 'conflict'),
+          },
         },
       },
       async (request, reply) => {
         const session = await sandbox.complete(request.params.id);
         if (session.return_to) return reply.redirect(session.return_to, 303);
-        const what = session.purpose === 'topup' ? `${formatUsd(Number(session.amount_cents))} added to your balance` : 'Done';
+        const what =
+          session.purpose === 'topup' ? `${formatUsd(Number(session.amount_cents))} added to your balance` : 'Done';
         return reply.type('text/html; charset=utf-8').send(sandboxDonePage(what));
       },
     );
@@ -84,9 +100,15 @@ export function billingSandboxRoutes(app: App, sandbox: SandboxBilling | null, p
           operationId: 'sandboxPortalAction',
           summary: 'Cancel the plan or remove the card in the sandbox portal',
           description:
-            'What the Stripe Billing Portal lets a customer do: `cancel-plan` ends the plan subscription, `remove-card` forgets the card on file. Reported through the same handler as Stripe\'s `customer.subscription.deleted` and `payment_method.detached` webhooks; then redirects (303) back to the portal page.',
-          params: Type.Object({ id: SessionParams.properties.id, action: Type.Union([Type.Literal('cancel-plan'), Type.Literal('remove-card')]) }),
-          response: { 303: Type.Null({ description: 'Done: back to the portal page' }), ...errorResponses('not_found', 'conflict') },
+            "What the Stripe Billing Portal lets a customer do: `cancel-plan` ends the plan subscription, `remove-card` forgets the card on file. Reported through the same handler as Stripe's `customer.subscription.deleted` and `payment_method.detached` webhooks; then redirects (303) back to the portal page.",
+          params: Type.Object({
+            id: SessionParams.properties.id,
+            action: Type.Union([Type.Literal('cancel-plan'), Type.Literal('remove-card')]),
+          }),
+          response: {
+            303: Type.Null({ description: 'Done: back to the portal page' }),
+            ...errorResponses('not_found', 'conflict'),
+          },
         },
       },
       async (request, reply) => {
@@ -102,7 +124,8 @@ export function billingSandboxRoutes(app: App, sandbox: SandboxBilling | null, p
           tags: ['sandbox'],
           operationId: 'sandboxPortalPage',
           summary: 'Sandbox customer portal',
-          description: 'The page GET /api/billing/portal points at while the sandbox payment provider is active: plan, card on file, balance and recent ledger entries.',
+          description:
+            'The page GET /api/billing/portal points at while the sandbox payment provider is active: plan, card on file, balance and recent ledger entries.',
           params: SessionParams,
           response: { 200: html('The portal page'), ...errorResponses('not_found') },
         },
@@ -110,7 +133,16 @@ export function billingSandboxRoutes(app: App, sandbox: SandboxBilling | null, p
       async (request, reply) => {
         const { session } = await sandbox.session(request.params.id, 'portal');
         const portal = await sandbox.portal(session.user_id);
-        return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(sandboxPortalPage({ ...portal, returnTo: session.return_to, self: `/api/sandbox/portal/${encodeURIComponent(session.id)}` }));
+        return reply
+          .type('text/html; charset=utf-8')
+          .header('cache-control', 'no-store')
+          .send(
+            sandboxPortalPage({
+              ...portal,
+              returnTo: session.return_to,
+              self: `/api/sandbox/portal/${encodeURIComponent(session.id)}`,
+            }),
+          );
       },
     );
   });

@@ -38,7 +38,11 @@ export class SandboxBilling {
 
   /** The sandbox portal's contents: plan, card, balance and recent ledger entries. */
   async portal(userId: string) {
-    const [state, customer, entries] = await Promise.all([this.billing.state(userId), this.store.customer(userId), this.store.listEntries(userId, 50)]);
+    const [state, customer, entries] = await Promise.all([
+      this.billing.state(userId),
+      this.store.customer(userId),
+      this.store.listEntries(userId, 50),
+    ]);
     return { state, customer, entries };
   }
 

@@ -77,15 +77,21 @@ export class BillingService implements BillingAccount {
     return this.openCheckout(userId, 'card', {}, returnTo);
   }
 
-  async startSubscription(userId: string, item: { ref: string; description: string; monthlyCents: number }): Promise<{ subscriptionId: string }> {
-    if (!Number.isSafeInteger(item.monthlyCents) || item.monthlyCents <= 0) throw invalidInput('monthlyCents must be a whole number > 0');
+  async startSubscription(
+    userId: string,
+    item: { ref: string; description: string; monthlyCents: number },
+  ): Promise<{ subscriptionId: string }> {
+    if (!Number.isSafeInteger(item.monthlyCents) || item.monthlyCents <= 0)
+      throw invalidInput('monthlyCents must be a whole number > 0');
     if (!item.ref || item.ref.length > 200) throw invalidInput('a reference is 1 to 200 characters');
     const known = await this.store.subscriptionByRef(item.ref);
     if (known) return this.sameOwner(known, userId);
     const customer = await this.ensureCustomer(userId);
     if (!customer.payment_method_id) {
       const url = await this.cardCheckoutUrl(userId);
-      throw new AppError('payment_method_required', 'a card on file is required: complete the checkout at url', { url });
+      throw new AppError('payment_method_required', 'a card on file is required: complete the checkout at url', {
+        url,
+      });
     }
     const sub = await this.payments.createSubscription({
       userId,
@@ -129,7 +135,8 @@ export class BillingService implements BillingAccount {
 
   async recordUsage(userId: string, kind: UsageKind, quantity: number, ref: string): Promise<void> {
     if (!usageKinds.includes(kind)) throw invalidInput(`unknown usage kind ${kind}`);
-    if (!Number.isSafeInteger(quantity) || quantity < 0) throw invalidInput('usage quantity must be a whole number ≥ 0');
+    if (!Number.isSafeInteger(quantity) || quantity < 0)
+      throw invalidInput('usage quantity must be a whole number ≥ 0');
     if (!ref || ref.length > 200) throw invalidInput('a reference is 1 to 200 characters');
     await this.store.insertUsage({ ref, kind, userId, quantity, now: this.clock.now() });
   }
@@ -142,11 +149,17 @@ export class BillingService implements BillingAccount {
     return (await this.allowances(userId, [kind])).remaining[kind];
   }
 
-  async allowances<K extends UsageKind>(userId: string, kinds: readonly K[]): Promise<{ period: BillingPeriod; remaining: Record<K, number> }> {
+  async allowances<K extends UsageKind>(
+    userId: string,
+    kinds: readonly K[],
+  ): Promise<{ period: BillingPeriod; remaining: Record<K, number> }> {
     const { plan, period, subscription } = await this.planAndPeriod(userId);
     const remaining = Object.fromEntries(kinds.map((kind) => [kind, 0])) as Record<K, number>;
     if (!plan) return { period, remaining };
-    const [included, totals] = await Promise.all([this.includedFor(plan, period, subscription), this.store.usageTotals(userId, period.start, period.end)]);
+    const [included, totals] = await Promise.all([
+      this.includedFor(plan, period, subscription),
+      this.store.usageTotals(userId, period.start, period.end),
+    ]);
     for (const kind of kinds) remaining[kind] = Math.max(0, included[kind] - (totals.get(kind) ?? 0));
     return { period, remaining };
   }
@@ -166,12 +179,20 @@ export class BillingService implements BillingAccount {
     return { url: await this.openCheckout(userId, 'topup', { amountCents: cents }, input.returnTo) };
   }
 
-  async choosePlan(userId: string, input: { plan: string; mode?: 'upgrade'; returnTo?: string }): Promise<{ url: string }> {
+  async choosePlan(
+    userId: string,
+    input: { plan: string; mode?: 'upgrade'; returnTo?: string },
+  ): Promise<{ url: string }> {
     const plan = this.catalog.plan(input.plan);
-    if (!plan) throw invalidInput(`unknown plan "${input.plan}"; plans: ${this.catalog.plans.map((p) => p.key).join(', ')}`);
+    if (!plan)
+      throw invalidInput(`unknown plan "${input.plan}"; plans: ${this.catalog.plans.map((p) => p.key).join(', ')}`);
     const live = await this.store.livePlan(userId);
     if (input.mode !== 'upgrade') {
-      if (live) throw new AppError('conflict', `already subscribed to ${live.plan_key}: send mode "upgrade" to change the plan`);
+      if (live)
+        throw new AppError(
+          'conflict',
+          `already subscribed to ${live.plan_key}: send mode "upgrade" to change the plan`,
+        );
       return { url: await this.openCheckout(userId, 'plan', { plan }, input.returnTo) };
     }
     if (!live) throw new AppError('conflict', 'there is no subscription to upgrade: choose a plan without mode first');
@@ -193,7 +214,11 @@ export class BillingService implements BillingAccount {
     const returnUrl = this.returnUrl(returnTo);
     const customer = await this.ensureCustomer(userId);
     const id = await this.openSession(userId, 'portal', {}, returnUrl);
-    const portal = await this.payments.createPortal({ sessionId: id, customerId: customer.customer_id, returnUrl: this.providerReturnUrl(returnUrl) });
+    const portal = await this.payments.createPortal({
+      sessionId: id,
+      customerId: customer.customer_id,
+      returnUrl: this.providerReturnUrl(returnUrl),
+    });
     await this.store.setProviderSession(id, portal.providerSessionId);
     return { url: portal.url };
   }
@@ -207,7 +232,10 @@ export class BillingService implements BillingAccount {
     const totals = await this.store.usageTotals(userId, period.start, period.end);
     const included = plan ? await this.includedFor(plan, period, subscription) : null;
     const usageRaw = Object.fromEntries(usageKinds.map((k) => [k, totals.get(k) ?? 0])) as Record<UsageKind, number>;
-    const usage = Object.fromEntries(usageKinds.map((k) => [k, Math.min(usageRaw[k], included?.[k] ?? 0)])) as Record<UsageKind, number>;
+    const usage = Object.fromEntries(usageKinds.map((k) => [k, Math.min(usageRaw[k], included?.[k] ?? 0)])) as Record<
+      UsageKind,
+      number
+    >;
     return {
       plan: plan
         ? {
@@ -238,10 +266,13 @@ export class BillingService implements BillingAccount {
 
   // ---- internals
 
-  private async planAndPeriod(userId: string): Promise<{ plan: Plan | null; period: BillingPeriod; subscription: BillingSubscriptionsTable | null }> {
+  private async planAndPeriod(
+    userId: string,
+  ): Promise<{ plan: Plan | null; period: BillingPeriod; subscription: BillingSubscriptionsTable | null }> {
     const now = this.clock.now();
     const live = await this.store.livePlan(userId);
-    const plan = live && LIVE_STATES.has(live.status) && live.plan_key ? (this.catalog.plan(live.plan_key) ?? null) : null;
+    const plan =
+      live && LIVE_STATES.has(live.status) && live.plan_key ? (this.catalog.plan(live.plan_key) ?? null) : null;
     if (plan && live && live.period_start !== null && live.period_end !== null) {
       let start = Number(live.period_start);
       let end = Number(live.period_end);
@@ -250,7 +281,11 @@ export class BillingService implements BillingAccount {
       return { plan, period: { planKey: plan.key, start, end }, subscription: live };
     }
     const start = monthStartUtc(now);
-    return { plan, period: { planKey: plan?.key ?? null, start, end: addMonthsUtc(start, 1) }, subscription: plan ? live! : null };
+    return {
+      plan,
+      period: { planKey: plan?.key ?? null, start, end: addMonthsUtc(start, 1) },
+      subscription: plan ? live! : null,
+    };
   }
 
   /**
@@ -260,9 +295,15 @@ export class BillingService implements BillingAccount {
    * the period only, so upgrading and downgrading at once yields no more than
    * was paid for. Without changes in the period: the plan's full quantities.
    */
-  private async includedFor(plan: Plan, period: BillingPeriod, subscription: BillingSubscriptionsTable | null): Promise<Record<UsageKind, number>> {
+  private async includedFor(
+    plan: Plan,
+    period: BillingPeriod,
+    subscription: BillingSubscriptionsTable | null,
+  ): Promise<Record<UsageKind, number>> {
     if (!subscription) return plan.included;
-    const changes = (await this.store.planChanges(subscription.id, period.start)).filter((c) => Number(c.at) < period.end);
+    const changes = (await this.store.planChanges(subscription.id, period.start)).filter(
+      (c) => Number(c.at) < period.end,
+    );
     if (changes.length === 0) return plan.included;
     const length = period.end - period.start;
     const sum = Object.fromEntries(usageKinds.map((k) => [k, 0])) as Record<UsageKind, number>;
@@ -331,20 +372,41 @@ export class BillingService implements BillingAccount {
     if (!open) return null;
     if (!open.url) throw new AppError('idempotency_in_progress', 'a plan checkout is being opened; retry in a moment');
     if (open.plan_key === plan.key) return open.url;
-    throw new AppError('conflict', `a checkout for the ${open.plan_key} plan is open: complete it at url, or wait until it expires (${new Date(Number(open.expires_at)).toISOString()}) to choose another plan`, {
-      url: open.url,
-      plan: open.plan_key,
-      expiresAt: new Date(Number(open.expires_at)).toISOString(),
-    });
+    throw new AppError(
+      'conflict',
+      `a checkout for the ${open.plan_key} plan is open: complete it at url, or wait until it expires (${new Date(Number(open.expires_at)).toISOString()}) to choose another plan`,
+      {
+        url: open.url,
+        plan: open.plan_key,
+        expiresAt: new Date(Number(open.expires_at)).toISOString(),
+      },
+    );
   }
 
-  private async openSession(userId: string, purpose: string, what: { amountCents?: number; plan?: Plan }, returnUrl: string | null): Promise<string> {
+  private async openSession(
+    userId: string,
+    purpose: string,
+    what: { amountCents?: number; plan?: Plan },
+    returnUrl: string | null,
+  ): Promise<string> {
     await this.limiter.consume(`billing-session:user:${userId}`, this.config.sessionsPerUser);
     const now = this.clock.now();
     // The id is the capability in a sandbox page's URL: 192 random bits, as unguessable as a Stripe Checkout URL.
     const id = `bs_${randomBytes(24).toString('base64url')}`;
     if (purpose === 'plan') {
-      const row = { id, user_id: userId, purpose, amount_cents: null, plan_key: what.plan!.key, provider_session_id: null, return_to: returnUrl, status: 'open', expires_at: now + SESSION_TTL_MS, created_at: now, completed_at: null };
+      const row = {
+        id,
+        user_id: userId,
+        purpose,
+        amount_cents: null,
+        plan_key: what.plan!.key,
+        provider_session_id: null,
+        return_to: returnUrl,
+        status: 'open',
+        expires_at: now + SESSION_TTL_MS,
+        created_at: now,
+        completed_at: null,
+      };
       // Another request opened one meanwhile: the unique index decided; answer as for an open one.
       if (!(await this.store.insertUniqueSession(row, now))) {
         await this.openPlanCheckout(userId, what.plan!);
@@ -368,7 +430,12 @@ export class BillingService implements BillingAccount {
     return id;
   }
 
-  private async openCheckout(userId: string, purpose: 'topup' | 'card' | 'plan', what: { amountCents?: number; plan?: Plan }, returnTo: string | undefined) {
+  private async openCheckout(
+    userId: string,
+    purpose: 'topup' | 'card' | 'plan',
+    what: { amountCents?: number; plan?: Plan },
+    returnTo: string | undefined,
+  ) {
     const returnUrl = this.returnUrl(returnTo);
     if (purpose === 'plan') {
       const open = await this.openPlanCheckout(userId, what.plan!);

@@ -34,7 +34,8 @@ export class BillingStore {
    * wrote, and would fail with SQLITE_BUSY instead of waiting its turn.
    */
   transaction<T>(work: (store: BillingStore) => Promise<T>): Promise<T> {
-    if (this.dialect === 'postgres') return this.db.transaction().execute((trx) => work(new BillingStore(trx, this.dialect, this.hooks)));
+    if (this.dialect === 'postgres')
+      return this.db.transaction().execute((trx) => work(new BillingStore(trx, this.dialect, this.hooks)));
     return this.db.connection().execute(async (conn) => {
       await sql.raw('begin immediate').execute(conn);
       try {
@@ -54,13 +55,18 @@ export class BillingStore {
    * serialized already, and the hold's first statement is a write.
    */
   async lockUser(userId: string): Promise<void> {
-    if (this.dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(${`billing:${userId}`}))`.execute(this.db);
+    if (this.dialect === 'postgres')
+      await sql`select pg_advisory_xact_lock(hashtext(${`billing:${userId}`}))`.execute(this.db);
   }
 
   // ---- ledger
 
   async balance(userId: string): Promise<number> {
-    const row = await this.db.selectFrom('credit_ledger').select(total.as('cents')).where('user_id', '=', userId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('credit_ledger')
+      .select(total.as('cents'))
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
     return Number(row?.cents ?? 0);
   }
 
@@ -68,7 +74,13 @@ export class BillingStore {
   async append(entry: { userId: string; cents: number; reason: string; ref: string; now: number }): Promise<boolean> {
     const result = await this.db
       .insertInto('credit_ledger')
-      .values({ user_id: entry.userId, cents: entry.cents, reason: entry.reason, ref: entry.ref, created_at: entry.now })
+      .values({
+        user_id: entry.userId,
+        cents: entry.cents,
+        reason: entry.reason,
+        ref: entry.ref,
+        created_at: entry.now,
+      })
       .onConflict((oc) => oc.column('ref').doNothing())
       .executeTakeFirst();
     const appended = Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
@@ -77,7 +89,13 @@ export class BillingStore {
   }
 
   /** Appends a debit of `cents` only when the balance covers it (one statement); true when appended. */
-  async appendCovered(entry: { userId: string; cents: number; reason: string; ref: string; now: number }): Promise<boolean> {
+  async appendCovered(entry: {
+    userId: string;
+    cents: number;
+    reason: string;
+    ref: string;
+    now: number;
+  }): Promise<boolean> {
     const result = await sql`
       insert into credit_ledger (user_id, cents, reason, ref, created_at)
       select ${entry.userId}, cast(${-entry.cents} as bigint), ${entry.reason}, ${entry.ref}, cast(${entry.now} as bigint)
@@ -93,13 +111,23 @@ export class BillingStore {
   }
 
   listEntries(userId: string, limit: number) {
-    return this.db.selectFrom('credit_ledger').selectAll().where('user_id', '=', userId).orderBy('id', 'desc').limit(limit).execute();
+    return this.db
+      .selectFrom('credit_ledger')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
   }
 
   // ---- reservations
 
   async insertReservation(row: CreditReservationsTable): Promise<void> {
-    await this.db.insertInto('credit_reservations').values(row).onConflict((oc) => oc.column('ref').doNothing()).execute();
+    await this.db
+      .insertInto('credit_reservations')
+      .values(row)
+      .onConflict((oc) => oc.column('ref').doNothing())
+      .execute();
   }
 
   reservation(ref: string) {
@@ -137,7 +165,11 @@ export class BillingStore {
   }
 
   async insertCustomer(row: BillingCustomersTable): Promise<void> {
-    await this.db.insertInto('billing_customers').values(row).onConflict((oc) => oc.column('user_id').doNothing()).execute();
+    await this.db
+      .insertInto('billing_customers')
+      .values(row)
+      .onConflict((oc) => oc.column('user_id').doNothing())
+      .execute();
   }
 
   async replaceCustomer(row: BillingCustomersTable): Promise<void> {
@@ -158,7 +190,11 @@ export class BillingStore {
     return row?.user_id ?? null;
   }
 
-  async setCard(userId: string, card: { id: string; brand: string | null; last4: string | null }, now: number): Promise<void> {
+  async setCard(
+    userId: string,
+    card: { id: string; brand: string | null; last4: string | null },
+    now: number,
+  ): Promise<void> {
     await this.db
       .updateTable('billing_customers')
       .set({ payment_method_id: card.id, card_brand: card.brand, card_last4: card.last4, updated_at: now })
@@ -177,7 +213,11 @@ export class BillingStore {
   }
 
   subscriptionByProviderId(providerId: string) {
-    return this.db.selectFrom('billing_subscriptions').selectAll().where('provider_subscription_id', '=', providerId).executeTakeFirst();
+    return this.db
+      .selectFrom('billing_subscriptions')
+      .selectAll()
+      .where('provider_subscription_id', '=', providerId)
+      .executeTakeFirst();
   }
 
   /** The user's newest plan subscription that is not canceled. */
@@ -194,7 +234,11 @@ export class BillingStore {
 
   /** Inserts unless the provider id or ref exists; true when inserted. */
   async insertSubscription(row: BillingSubscriptionsTable): Promise<boolean> {
-    const result = await this.db.insertInto('billing_subscriptions').values(row).onConflict((oc) => oc.doNothing()).executeTakeFirst();
+    const result = await this.db
+      .insertInto('billing_subscriptions')
+      .values(row)
+      .onConflict((oc) => oc.doNothing())
+      .executeTakeFirst();
     return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
   }
 
@@ -204,12 +248,24 @@ export class BillingStore {
 
   /** Plan changes of a subscription after `since`, oldest first. */
   planChanges(subscriptionId: string, since: number) {
-    return this.db.selectFrom('billing_plan_changes').selectAll().where('subscription_id', '=', subscriptionId).where('at', '>', since).orderBy('at').orderBy('id').execute();
+    return this.db
+      .selectFrom('billing_plan_changes')
+      .selectAll()
+      .where('subscription_id', '=', subscriptionId)
+      .where('at', '>', since)
+      .orderBy('at')
+      .orderBy('id')
+      .execute();
   }
 
   async updateSubscription(
     id: string,
-    changes: Partial<Pick<BillingSubscriptionsTable, 'status' | 'plan_key' | 'monthly_cents' | 'description' | 'period_start' | 'period_end' | 'updated_at'>>,
+    changes: Partial<
+      Pick<
+        BillingSubscriptionsTable,
+        'status' | 'plan_key' | 'monthly_cents' | 'description' | 'period_start' | 'period_end' | 'updated_at'
+      >
+    >,
   ): Promise<void> {
     await this.db.updateTable('billing_subscriptions').set(changes).where('id', '=', id).execute();
   }
@@ -225,7 +281,11 @@ export class BillingStore {
   }
 
   async setProviderSession(id: string, providerSessionId: string, url?: string): Promise<void> {
-    await this.db.updateTable('billing_sessions').set({ provider_session_id: providerSessionId, ...(url === undefined ? {} : { url }) }).where('id', '=', id).execute();
+    await this.db
+      .updateTable('billing_sessions')
+      .set({ provider_session_id: providerSessionId, ...(url === undefined ? {} : { url }) })
+      .where('id', '=', id)
+      .execute();
   }
 
   /**
@@ -234,7 +294,14 @@ export class BillingStore {
    * false then. Open sessions past their expiry are closed first.
    */
   async insertUniqueSession(row: BillingSessionsTable, now: number): Promise<boolean> {
-    await this.db.updateTable('billing_sessions').set({ status: 'expired' }).where('user_id', '=', row.user_id).where('purpose', '=', row.purpose).where('status', '=', 'open').where('expires_at', '<=', now).execute();
+    await this.db
+      .updateTable('billing_sessions')
+      .set({ status: 'expired' })
+      .where('user_id', '=', row.user_id)
+      .where('purpose', '=', row.purpose)
+      .where('status', '=', 'open')
+      .where('expires_at', '<=', now)
+      .execute();
     try {
       await this.db.insertInto('billing_sessions').values(row).execute();
       return true;
@@ -247,12 +314,24 @@ export class BillingStore {
 
   /** The user's open session of `purpose` (not yet past its expiry), if any. */
   openSessionOf(userId: string, purpose: string, now: number) {
-    return this.db.selectFrom('billing_sessions').selectAll().where('user_id', '=', userId).where('purpose', '=', purpose).where('status', '=', 'open').where('expires_at', '>', now).executeTakeFirst();
+    return this.db
+      .selectFrom('billing_sessions')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .where('purpose', '=', purpose)
+      .where('status', '=', 'open')
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
   }
 
   /** Closes an open session that will not complete (its provider session could not be opened). */
   async failSession(id: string): Promise<void> {
-    await this.db.updateTable('billing_sessions').set({ status: 'failed' }).where('id', '=', id).where('status', '=', 'open').execute();
+    await this.db
+      .updateTable('billing_sessions')
+      .set({ status: 'failed' })
+      .where('id', '=', id)
+      .where('status', '=', 'open')
+      .execute();
   }
 
   async completeSession(id: string, now: number): Promise<boolean> {
@@ -279,7 +358,13 @@ export class BillingStore {
 
   // ---- usage
 
-  async insertUsage(row: { ref: string; kind: string; userId: string; quantity: number; now: number }): Promise<boolean> {
+  async insertUsage(row: {
+    ref: string;
+    kind: string;
+    userId: string;
+    quantity: number;
+    now: number;
+  }): Promise<boolean> {
     const result = await this.db
       .insertInto('billing_usage')
       .values({ ref: row.ref, kind: row.kind, user_id: row.userId, quantity: row.quantity, recorded_at: row.now })

@@ -3,7 +3,13 @@
 // one prompt composition for calls to a number and calls from a browser.
 import { invalidInput } from '../../http/errors.js';
 import type { AssembledCall, CallTool } from '../../providers/audio/interface.js';
-import { type CallDesign, type CallDesignInput, CallTemplates, designedCallFields, pathwayPrompt } from './call-design.js';
+import {
+  type CallDesign,
+  type CallDesignInput,
+  CallTemplates,
+  designedCallFields,
+  pathwayPrompt,
+} from './call-design.js';
 
 /** The agent record (documented; unknown fields ignored). */
 export interface AgentRecord {
@@ -26,7 +32,8 @@ export interface AgentRecord {
 
 const NO_DESIGN: CallDesign = { pathway: null, customTools: [], warnings: [] };
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const text = (v: unknown, max: number): string | undefined => (typeof v === 'string' && v.trim() ? v.slice(0, max) : undefined);
+const text = (v: unknown, max: number): string | undefined =>
+  typeof v === 'string' && v.trim() ? v.slice(0, max) : undefined;
 
 /** Reads an agent record leniently: what the server needs, with bounds; a record without a name is unreadable (null). */
 export function parseAgentRecord(raw: unknown): AgentRecord | null {
@@ -43,12 +50,16 @@ export function parseAgentRecord(raw: unknown): AgentRecord | null {
   if (personaId) agent.personaId = personaId;
   const kb = text(r.knowledgeBaseId, 100);
   if (kb) agent.knowledgeBaseId = kb;
-  if (Array.isArray(r.integrations)) agent.integrations = r.integrations.filter((id): id is string => typeof id === 'string').slice(0, 20);
+  if (Array.isArray(r.integrations))
+    agent.integrations = r.integrations.filter((id): id is string => typeof id === 'string').slice(0, 20);
   const pathway = r.pathway;
   if (isObject(pathway)) {
     if (Array.isArray(pathway.steps) && pathway.nodes === undefined && pathway.start === undefined) {
       // The old list, read as leniently as before documents came: strings kept, bounded; none left is no pathway.
-      const steps = pathway.steps.filter((s): s is string => typeof s === 'string' && s.trim() !== '').slice(0, 100).map((s) => s.slice(0, 2000));
+      const steps = pathway.steps
+        .filter((s): s is string => typeof s === 'string' && s.trim() !== '')
+        .slice(0, 100)
+        .map((s) => s.slice(0, 2000));
       const name = text(pathway.name, 200);
       if (steps.length) agent.pathway = { ...(name ? { name } : {}), steps };
     } else agent.pathway = pathway;
@@ -56,7 +67,8 @@ export function parseAgentRecord(raw: unknown): AgentRecord | null {
   // null is "none", as an absent field.
   if (r.pathwayId !== undefined && r.pathwayId !== null) agent.pathwayId = r.pathwayId;
   if (r.tools !== undefined && r.tools !== null) agent.tools = r.tools;
-  if (Number.isInteger(r.maxDurationSeconds) && (r.maxDurationSeconds as number) > 0) agent.maxDurationSeconds = Math.min(r.maxDurationSeconds as number, 4 * 3600);
+  if (Number.isInteger(r.maxDurationSeconds) && (r.maxDurationSeconds as number) > 0)
+    agent.maxDurationSeconds = Math.min(r.maxDurationSeconds as number, 4 * 3600);
   return agent;
 }
 
@@ -88,9 +100,14 @@ export interface AgentCallInput {
  * `pathwayId`, not both; `override` replaces them: a web call's own) and its
  * custom tools. `toolsPath` names the record's tools in messages.
  */
-export function agentDesignInput(agent: AgentRecord, toolsPath: string, override?: { pathway?: unknown; pathwayId?: unknown }): CallDesignInput {
+export function agentDesignInput(
+  agent: AgentRecord,
+  toolsPath: string,
+  override?: { pathway?: unknown; pathwayId?: unknown },
+): CallDesignInput {
   const named = override && (override.pathway !== undefined || override.pathwayId !== undefined) ? override : agent;
-  if (named.pathway !== undefined && named.pathwayId !== undefined) throw invalidInput('name the pathway by pathway or by pathwayId, not both');
+  if (named.pathway !== undefined && named.pathwayId !== undefined)
+    throw invalidInput('name the pathway by pathway or by pathwayId, not both');
   const pathway = named.pathwayId !== undefined ? { id: named.pathwayId } : named.pathway;
   return { ...(pathway ? { pathway } : {}), ...(agent.tools !== undefined ? { tools: agent.tools, toolsPath } : {}) };
 }
@@ -98,7 +115,11 @@ export function agentDesignInput(agent: AgentRecord, toolsPath: string, override
 /** The assembled call of an agent record: its prompt, pathway, persona, tools and limits. */
 export function agentCall(agent: AgentRecord, input: AgentCallInput): AssembledCall {
   // An agent record carries no variables: its templates know the contact and the time.
-  const templates = new CallTemplates({ variables: {}, contact: { name: input.contactName, phone: input.contactPhone ?? null }, now: input.now ?? Date.now() });
+  const templates = new CallTemplates({
+    variables: {},
+    contact: { name: input.contactName, phone: input.contactPhone ?? null },
+    now: input.now ?? Date.now(),
+  });
   const parts = [input.persona.instructions, `You are ${agent.name}, ${input.situation}.`];
   const instructions = templates.fill(agent.instructions);
   const prompt = templates.fill(agent.prompt);
@@ -109,7 +130,10 @@ export function agentCall(agent: AgentRecord, input: AgentCallInput): AssembledC
   const design = input.design ?? NO_DESIGN;
   const pathwayPart = pathwayPrompt(design.pathway, templates, { named: false });
   if (pathwayPart) parts.push(pathwayPart);
-  if (input.humans.length) parts.push(`If the caller asks for a person, you can transfer them to: ${input.humans.map((h) => h.name).join(', ')}.`);
+  if (input.humans.length)
+    parts.push(
+      `If the caller asks for a person, you can transfer them to: ${input.humans.map((h) => h.name).join(', ')}.`,
+    );
   const limits = [agent.maxDurationSeconds, input.maxDurationSeconds].filter((n): n is number => n !== undefined);
   return {
     to: input.to,

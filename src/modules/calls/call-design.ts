@@ -21,7 +21,11 @@ export const MAX_CALL_VARIABLES = 100;
 export const MAX_VARIABLE_TEXT = 2000;
 
 /** Names the model has already (the voice agent's tools, the pathway's functions): no custom tool may take one. */
-export const BUILT_IN_TOOL_NAMES: readonly string[] = [...VOICE_TOOLS.map((t) => t.name), 'choose_path', 'set_variables'];
+export const BUILT_IN_TOOL_NAMES: readonly string[] = [
+  ...VOICE_TOOLS.map((t) => t.name),
+  'choose_path',
+  'set_variables',
+];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -29,13 +33,20 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export function parseCallVariables(input: unknown, path = 'variables'): CallVariables {
   if (!isObject(input)) throw invalidInput(`${path} must be an object of at most ${MAX_CALL_VARIABLES} variables`);
   const entries = Object.entries(input);
-  if (entries.length > MAX_CALL_VARIABLES) throw invalidInput(`${path} has ${entries.length} variables: at most ${MAX_CALL_VARIABLES}`);
+  if (entries.length > MAX_CALL_VARIABLES)
+    throw invalidInput(`${path} has ${entries.length} variables: at most ${MAX_CALL_VARIABLES}`);
   for (const [name, value] of entries) {
     const at = `${path}[${JSON.stringify(name)}]`;
-    if (!VARIABLE_NAME.test(name)) throw invalidInput(`${at} is not a variable name: a letter or _, then up to 63 letters, digits or _`);
-    if ((RESERVED_NAMES as readonly string[]).includes(name)) throw invalidInput(`${at} is reserved: {{${name}}} is filled from the call itself`);
-    const fits = typeof value === 'string' ? value.length <= MAX_VARIABLE_TEXT : typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
-    if (!fits) throw invalidInput(`${at} must be a string of at most ${MAX_VARIABLE_TEXT} characters, a number or a boolean`);
+    if (!VARIABLE_NAME.test(name))
+      throw invalidInput(`${at} is not a variable name: a letter or _, then up to 63 letters, digits or _`);
+    if ((RESERVED_NAMES as readonly string[]).includes(name))
+      throw invalidInput(`${at} is reserved: {{${name}}} is filled from the call itself`);
+    const fits =
+      typeof value === 'string'
+        ? value.length <= MAX_VARIABLE_TEXT
+        : typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
+    if (!fits)
+      throw invalidInput(`${at} must be a string of at most ${MAX_VARIABLE_TEXT} characters, a number or a boolean`);
   }
   return Object.fromEntries(entries) as CallVariables;
 }
@@ -86,7 +97,10 @@ export class CallDesigns {
    * named tools found among the call's.
    */
   check(input: CallDesignInput): CheckedDesign {
-    const customTools = input.tools === undefined ? [] : this.deps.customTools.declare(input.tools, input.toolsPath ?? 'tools', BUILT_IN_TOOL_NAMES);
+    const customTools =
+      input.tools === undefined
+        ? []
+        : this.deps.customTools.declare(input.tools, input.toolsPath ?? 'tools', BUILT_IN_TOOL_NAMES);
     if (input.pathway === undefined) return { pathway: null, customTools, warnings: [], storedPathway: false };
     const resolved = this.deps.pathways.resolveInline(input.pathway, { variables: input.variables });
     if (!resolved) return { pathway: null, customTools, warnings: [], storedPathway: true };
@@ -95,7 +109,11 @@ export class CallDesigns {
   }
 
   /** `check`, then a pathway named by id read from `userId`'s store (another user's: 404; invalid: 422). */
-  async resolve(userId: string, input: CallDesignInput, checked: CheckedDesign = this.check(input)): Promise<CallDesign> {
+  async resolve(
+    userId: string,
+    input: CallDesignInput,
+    checked: CheckedDesign = this.check(input),
+  ): Promise<CallDesign> {
     const { storedPathway, ...design } = checked;
     if (!storedPathway) return design;
     const resolved = await this.deps.pathways.resolvePathway(userId, input.pathway, { variables: input.variables });
@@ -103,9 +121,16 @@ export class CallDesigns {
   }
 
   private designed(resolved: ResolvedPathway, ref: Record<string, unknown>, customTools: HttpTool[]): CallDesign {
-    const legacy = isLegacyPathway(ref) ? { ...(typeof ref.name === 'string' && ref.name ? { name: ref.name } : {}), steps: ref.steps as string[] } : null;
+    const legacy = isLegacyPathway(ref)
+      ? { ...(typeof ref.name === 'string' && ref.name ? { name: ref.name } : {}), steps: ref.steps as string[] }
+      : null;
     return {
-      pathway: { id: resolved.id, name: resolved.document.name, document: this.withDeclaredTools(resolved.document, customTools), legacy },
+      pathway: {
+        id: resolved.id,
+        name: resolved.document.name,
+        document: this.withDeclaredTools(resolved.document, customTools),
+        legacy,
+      },
       customTools,
       warnings: resolved.warnings.map((w) => `pathway ${w.path || '(the document)'}: ${w.message}`),
     };
@@ -121,14 +146,26 @@ export class CallDesigns {
     const callTools = new Set([...BUILT_IN_TOOL_NAMES, ...customTools.map((t) => t.name)]);
     const unknownNames: PathwayIssue[] = document.nodes.flatMap((node, i) =>
       toolsOf(node).flatMap((tool, j) =>
-        typeof tool === 'string' && !callTools.has(tool) ? [{ path: `/nodes/${i}/tools/${j}`, message: `names no tool of this call: "${tool}" (its tools: ${[...callTools].join(', ')})` }] : [],
+        typeof tool === 'string' && !callTools.has(tool)
+          ? [
+              {
+                path: `/nodes/${i}/tools/${j}`,
+                message: `names no tool of this call: "${tool}" (its tools: ${[...callTools].join(', ')})`,
+              },
+            ]
+          : [],
       ),
     );
     if (unknownNames.length) throw invalidPathway(unknownNames);
     const nodes = document.nodes.map((node, i) => {
       const tools = toolsOf(node);
       if (!tools.some((tool) => typeof tool !== 'string')) return node;
-      return { ...node, tools: tools.map((tool, j) => (typeof tool === 'string' ? tool : this.declareOne(tool, `pathway.nodes[${i}].tools`, j, callTools))) };
+      return {
+        ...node,
+        tools: tools.map((tool, j) =>
+          typeof tool === 'string' ? tool : this.declareOne(tool, `pathway.nodes[${i}].tools`, j, callTools),
+        ),
+      };
     });
     return { ...document, nodes };
   }
@@ -145,7 +182,8 @@ export class CallDesigns {
 }
 
 /** A conversation node's tools (names or inline declarations); none for other nodes. */
-const toolsOf = (node: PathwayNode): NonNullable<ConversationNode['tools']> => (node.type === 'conversation' ? ((node as ConversationNode).tools ?? []) : []);
+const toolsOf = (node: PathwayNode): NonNullable<ConversationNode['tools']> =>
+  node.type === 'conversation' ? ((node as ConversationNode).tools ?? []) : [];
 
 /** Fills the `{{name}}` templates of one call's texts, remembering the names that had no value. */
 export class CallTemplates {
@@ -169,7 +207,11 @@ export class CallTemplates {
 }
 
 /** The system prompt's part about the pathway: the old list spelled out as it always was, or one sentence naming a document. */
-export function pathwayPrompt(pathway: DesignedPathway | null, templates: CallTemplates, options: { named: boolean }): string | null {
+export function pathwayPrompt(
+  pathway: DesignedPathway | null,
+  templates: CallTemplates,
+  options: { named: boolean },
+): string | null {
   if (!pathway) return null;
   // The voice session will walk the old list's linear document too; until it does, the model reads the steps here.
   if (pathway.legacy) {
@@ -187,10 +229,16 @@ export function designedCallFields(
 ): Pick<AssembledCall, 'pathway' | 'variables' | 'customTools' | 'contactFields' | 'warnings'> {
   const warnings = [...extras.warnings, ...design.warnings];
   return {
-    ...(design.pathway ? { pathway: { id: design.pathway.id, name: design.pathway.name, document: design.pathway.document } } : {}),
+    ...(design.pathway
+      ? { pathway: { id: design.pathway.id, name: design.pathway.name, document: design.pathway.document } }
+      : {}),
     ...(extras.variables && Object.keys(extras.variables).length ? { variables: extras.variables } : {}),
-    ...(design.customTools.length ? { customTools: design.customTools as unknown as Array<Record<string, unknown>> } : {}),
-    ...(extras.contactFields && Object.keys(extras.contactFields).length ? { contactFields: extras.contactFields } : {}),
+    ...(design.customTools.length
+      ? { customTools: design.customTools as unknown as Array<Record<string, unknown>> }
+      : {}),
+    ...(extras.contactFields && Object.keys(extras.contactFields).length
+      ? { contactFields: extras.contactFields }
+      : {}),
     ...(warnings.length ? { warnings } : {}),
   };
 }

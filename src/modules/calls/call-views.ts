@@ -35,7 +35,12 @@ const ENDED = new Set(['completed', 'failed', 'busy', 'no_answer', 'canceled']);
 
 function listItem(row: CallSessionsTable, chargedCents: Map<string, number>): CallListItem {
   const summary = JSON.parse(row.summary) as { to?: string; from?: string | null };
-  const item: CallListItem = { id: row.id, direction: row.direction ?? 'outbound', status: row.status === 'created' ? 'queued' : row.status, startedAt: iso(Number(row.created_at)) };
+  const item: CallListItem = {
+    id: row.id,
+    direction: row.direction ?? 'outbound',
+    status: row.status === 'created' ? 'queued' : row.status,
+    startedAt: iso(Number(row.created_at)),
+  };
   if (row.outcome) item.outcome = row.outcome;
   if (row.reason) item.reason = row.reason;
   if (summary.from) item.from = summary.from;
@@ -70,7 +75,10 @@ export class CallViews {
   }
 
   /** Newest first; `before` is the last id of the previous page. */
-  async list(userId: string, page: { before?: string; limit: number }): Promise<{ calls: CallListItem[]; nextBefore: string | null }> {
+  async list(
+    userId: string,
+    page: { before?: string; limit: number },
+  ): Promise<{ calls: CallListItem[]; nextBefore: string | null }> {
     const rows = await this.store.listForUser(userId, page.before ?? null, page.limit + 1);
     const shown = rows.slice(0, page.limit);
     const charged = await this.chargedCents(shown.map((row) => row.id));
@@ -83,14 +91,18 @@ export class CallViews {
     if (!row || row.user_id !== userId) throw notFound('call');
     const view: CallView = listItem(row, await this.chargedCents([id]));
     if (row.record_object_id) {
-      const record = JSON.parse((await this.records.read(userId, 'calls', row.record_object_id)).toString('utf8')) as { transcript?: unknown[]; toolCalls?: unknown[] };
+      const record = JSON.parse((await this.records.read(userId, 'calls', row.record_object_id)).toString('utf8')) as {
+        transcript?: unknown[];
+        toolCalls?: unknown[];
+      };
       // Records of external audio servers (and the timer sandbox) name the other party `contact`.
       view.transcript = (record.transcript ?? []).map((line) => {
         const l = line as { role?: string };
         return l.role === 'contact' ? { ...l, role: 'caller' } : line;
       });
       if (record.toolCalls) view.toolCalls = record.toolCalls;
-      if ((await this.listChildren(userId, row.record_object_id, 1)).length) view.recordingUrl = `/api/calls/${id}/recording`;
+      if ((await this.listChildren(userId, row.record_object_id, 1)).length)
+        view.recordingUrl = `/api/calls/${id}/recording`;
     }
     return view;
   }

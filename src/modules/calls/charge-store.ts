@@ -55,7 +55,8 @@ export class CallChargeStore {
 
   /** Inserts the charge when the user's open and closed counts are still those of `seen`; true when inserted. */
   async insertIfUnchanged(row: CallChargesTable, seen: Pick<ChargeSnapshot, 'open' | 'closed'>): Promise<boolean> {
-    const insert = (db: Kysely<Database>) => sql`
+    const insert = (db: Kysely<Database>) =>
+      sql`
       insert into call_charges (ref, user_id, direction, country, rate, max_seconds, allowance_seconds, allowance_call, hold_cents, state, seconds, charged_cents, created_at, settled_at)
       select ${row.ref}, ${row.user_id}, ${row.direction}, ${row.country}, ${row.rate}, ${row.max_seconds}, ${row.allowance_seconds}, ${row.allowance_call}, ${row.hold_cents}, ${row.state}, null, null, cast(${row.created_at} as bigint), null
       where (select count(*) from call_charges where user_id = ${row.user_id} and state = 'open') = ${seen.open}
@@ -76,7 +77,9 @@ export class CallChargeStore {
       .where('c.state', '=', 'open')
       .where('c.created_at', '<', before)
       .where('c.direction', '<>', LEG_DIRECTION)
-      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('call_sessions as s').select('s.id').whereRef('s.id', '=', 'c.ref'))))
+      .where(({ not, exists, selectFrom }) =>
+        not(exists(selectFrom('call_sessions as s').select('s.id').whereRef('s.id', '=', 'c.ref'))),
+      )
       .orderBy('c.created_at')
       .limit(limit)
       .execute();
@@ -84,7 +87,10 @@ export class CallChargeStore {
   }
 
   /** Dialled legs (charges.ts authorizeLeg) still open that were authorized before `before`: their carrier never reported their end. */
-  async listOpenLegs(before: number, limit: number): Promise<Array<{ ref: string; maxSeconds: number; dialled: boolean }>> {
+  async listOpenLegs(
+    before: number,
+    limit: number,
+  ): Promise<Array<{ ref: string; maxSeconds: number; dialled: boolean }>> {
     const rows = await this.db
       .selectFrom('call_charges')
       .select(['ref', 'max_seconds', 'dialled_at'])
@@ -94,12 +100,21 @@ export class CallChargeStore {
       .orderBy('created_at')
       .limit(limit)
       .execute();
-    return rows.map((r) => ({ ref: r.ref, maxSeconds: Number(r.max_seconds), dialled: r.dialled_at !== null && r.dialled_at !== undefined }));
+    return rows.map((r) => ({
+      ref: r.ref,
+      maxSeconds: Number(r.max_seconds),
+      dialled: r.dialled_at !== null && r.dialled_at !== undefined,
+    }));
   }
 
   /** The carrier took the leg's redirect: from now on the leg may be talking. */
   async markDialled(ref: string, now: number): Promise<void> {
-    await this.db.updateTable('call_charges').set({ dialled_at: now }).where('ref', '=', ref).where('dialled_at', 'is', null).execute();
+    await this.db
+      .updateTable('call_charges')
+      .set({ dialled_at: now })
+      .where('ref', '=', ref)
+      .where('dialled_at', 'is', null)
+      .execute();
   }
 
   find(ref: string): Promise<CallChargesTable | undefined> {
@@ -107,10 +122,25 @@ export class CallChargeStore {
   }
 
   /** Closes an open charge with its outcome (once); true for the caller that closed it. */
-  async close(ref: string, outcome: { state: 'settled' | 'refused'; seconds: number; chargedCents: number; allowanceSeconds: number; now: number }): Promise<boolean> {
+  async close(
+    ref: string,
+    outcome: {
+      state: 'settled' | 'refused';
+      seconds: number;
+      chargedCents: number;
+      allowanceSeconds: number;
+      now: number;
+    },
+  ): Promise<boolean> {
     const result = await this.db
       .updateTable('call_charges')
-      .set({ state: outcome.state, seconds: outcome.seconds, charged_cents: outcome.chargedCents, allowance_seconds: outcome.allowanceSeconds, settled_at: outcome.now })
+      .set({
+        state: outcome.state,
+        seconds: outcome.seconds,
+        charged_cents: outcome.chargedCents,
+        allowance_seconds: outcome.allowanceSeconds,
+        settled_at: outcome.now,
+      })
       .where('ref', '=', ref)
       .where('state', '=', 'open')
       .executeTakeFirst();

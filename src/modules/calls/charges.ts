@@ -52,7 +52,10 @@ export interface CallSettlement {
 }
 
 /** What calls ask of billing (BillingAccount implements it). */
-export type CallBilling = Pick<BillingAccount, 'balanceCents' | 'reserve' | 'settle' | 'refund' | 'recordUsage' | 'allowances'>;
+export type CallBilling = Pick<
+  BillingAccount,
+  'balanceCents' | 'reserve' | 'settle' | 'refund' | 'recordUsage' | 'allowances'
+>;
 
 export interface CallChargeDeps {
   store: CallChargeStore;
@@ -73,7 +76,9 @@ export function callCostCents(seconds: number, rate: number): number {
 }
 
 /** The terms a charge is inserted with, or why it is refused. */
-type ChargeTerms = { ok: true; allowanceSeconds: number; maxSeconds: number; holdCents: number } | { ok: false; reason: CallRefusal; message: string };
+type ChargeTerms =
+  | { ok: true; allowanceSeconds: number; maxSeconds: number; holdCents: number }
+  | { ok: false; reason: CallRefusal; message: string };
 
 /** The HTTP error of a refusal (402 / 429 / 400). */
 export function refusalError(refusal: { reason: CallRefusal; message: string }): AppError {
@@ -97,10 +102,16 @@ export class CallCharges {
     const country = input.country ?? (input.number ? countryOfNumber(input.number) : null);
     const rate = country ? this.deps.rate(country, input.direction) : null;
     if (!country || rate === null) {
-      return { ok: false, reason: 'unsupported_destination', message: `calls ${input.direction === 'inbound' ? 'to numbers in' : 'to'} ${country ?? input.number ?? 'this destination'} are not offered (GET /api/pricing/voice-countries lists the countries)` };
+      return {
+        ok: false,
+        reason: 'unsupported_destination',
+        message: `calls ${input.direction === 'inbound' ? 'to numbers in' : 'to'} ${country ?? input.number ?? 'this destination'} are not offered (GET /api/pricing/voice-countries lists the countries)`,
+      };
     }
     const wanted = Math.max(1, Math.floor(input.maxDurationSeconds ?? this.deps.defaultMaxSeconds));
-    return this.open(userId, { ref: input.ref, direction: input.direction, country, rate }, (snapshot) => this.terms(userId, input.direction, rate, wanted, snapshot));
+    return this.open(userId, { ref: input.ref, direction: input.direction, country, rate }, (snapshot) =>
+      this.terms(userId, input.direction, rate, wanted, snapshot),
+    );
   }
 
   /** Whether calls to `number` are offered in `direction` (the voice pricing data has its country). */
@@ -121,24 +132,48 @@ export class CallCharges {
    * parent is about to end; its own minutes stop at the transfer). The
    * answer's `maxDurationSeconds` is the carrier's `<Dial timeLimit>`.
    */
-  async authorizeLeg(userId: string, input: { ref: string; parentRef: string; number: string; maxDurationSeconds?: number }): Promise<CallAuthorization> {
+  async authorizeLeg(
+    userId: string,
+    input: { ref: string; parentRef: string; number: string; maxDurationSeconds?: number },
+  ): Promise<CallAuthorization> {
     const country = countryOfNumber(input.number);
     const rate = country ? this.deps.rate(country, 'outbound') : null;
     if (!country || rate === null) {
-      return { ok: false, reason: 'unsupported_destination', message: `calls to ${country ?? input.number} are not offered (GET /api/pricing/voice-countries lists the countries)` };
+      return {
+        ok: false,
+        reason: 'unsupported_destination',
+        message: `calls to ${country ?? input.number} are not offered (GET /api/pricing/voice-countries lists the countries)`,
+      };
     }
     const parent = await this.deps.store.find(input.parentRef);
-    if (parent && parent.user_id !== userId) throw new AppError('conflict', `call ${input.parentRef} is not this user's`);
+    if (parent && parent.user_id !== userId)
+      throw new AppError('conflict', `call ${input.parentRef} is not this user's`);
     const legRate = rate + (parent ? Number(parent.rate) : 0);
     const parentOpen = parent?.state === 'open' ? 1 : 0;
-    const wanted = Math.max(1, Math.min(this.deps.defaultMaxSeconds, Math.floor(input.maxDurationSeconds ?? this.deps.defaultMaxSeconds)));
+    const wanted = Math.max(
+      1,
+      Math.min(this.deps.defaultMaxSeconds, Math.floor(input.maxDurationSeconds ?? this.deps.defaultMaxSeconds)),
+    );
     return this.open(userId, { ref: input.ref, direction: LEG_DIRECTION, country, rate: legRate }, async (snapshot) => {
-      const [{ period }, balance] = await Promise.all([this.deps.billing.allowances(userId, []), this.deps.billing.balanceCents(userId)]);
+      const [{ period }, balance] = await Promise.all([
+        this.deps.billing.allowances(userId, []),
+        this.deps.billing.balanceCents(userId),
+      ]);
       const limit = this.deps.concurrencyLimit(period.planKey);
-      if (snapshot.open - parentOpen >= limit) return { ok: false, reason: 'concurrency_limit', message: `at most ${limit} calls may be under way at once on this account` };
-      const payableMinutes = legRate === 0 ? Math.ceil(wanted / 60) : Math.floor((Math.max(0, balance) * 100) / legRate);
+      if (snapshot.open - parentOpen >= limit)
+        return {
+          ok: false,
+          reason: 'concurrency_limit',
+          message: `at most ${limit} calls may be under way at once on this account`,
+        };
+      const payableMinutes =
+        legRate === 0 ? Math.ceil(wanted / 60) : Math.floor((Math.max(0, balance) * 100) / legRate);
       if (payableMinutes === 0) {
-        return { ok: false, reason: 'insufficient_funds', message: `the prepaid balance does not cover one minute of this transfer ($${(legRate / 10_000).toFixed(4)} a minute): top up with POST /api/credits/add` };
+        return {
+          ok: false,
+          reason: 'insufficient_funds',
+          message: `the prepaid balance does not cover one minute of this transfer ($${(legRate / 10_000).toFixed(4)} a minute): top up with POST /api/credits/add`,
+        };
       }
       const maxSeconds = Math.min(wanted, payableMinutes * 60);
       return { ok: true, allowanceSeconds: 0, maxSeconds, holdCents: callCostCents(maxSeconds, legRate) };
@@ -151,7 +186,11 @@ export class CallCharges {
    * charges are unchanged (else the terms are worked out again), so no two
    * starts share a slot or allowance seconds.
    */
-  private async open(userId: string, charge: { ref: string; direction: string; country: string; rate: number }, termsOf: (snapshot: ChargeSnapshot) => Promise<ChargeTerms>): Promise<CallAuthorization> {
+  private async open(
+    userId: string,
+    charge: { ref: string; direction: string; country: string; rate: number },
+    termsOf: (snapshot: ChargeSnapshot) => Promise<ChargeTerms>,
+  ): Promise<CallAuthorization> {
     return this.serialized(userId, async () => {
       for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
         const snapshot = await this.deps.store.snapshot(userId);
@@ -178,7 +217,8 @@ export class CallCharges {
           snapshot,
         );
         if (!inserted) {
-          if (await this.deps.store.find(charge.ref)) throw new AppError('conflict', `call ${charge.ref} was authorized before`);
+          if (await this.deps.store.find(charge.ref))
+            throw new AppError('conflict', `call ${charge.ref} was authorized before`);
           // Another instance started or settled a call of this user meanwhile: work the terms out again.
           await new Promise((resolve) => setTimeout(resolve, 1 + Math.random() * 10 * (attempt + 1)));
           continue;
@@ -188,12 +228,27 @@ export class CallCharges {
             await this.deps.billing.reserve(userId, terms.holdCents, holdRef(charge.ref));
           } catch (err) {
             // No hold was made (the balance fell meanwhile): the charge closes, nothing to settle.
-            await this.deps.store.close(charge.ref, { state: 'refused', seconds: 0, chargedCents: 0, allowanceSeconds: 0, now: this.deps.clock.now() });
-            if (err instanceof AppError && err.code === 'insufficient_funds') return { ok: false, reason: 'insufficient_funds', message: err.message };
+            await this.deps.store.close(charge.ref, {
+              state: 'refused',
+              seconds: 0,
+              chargedCents: 0,
+              allowanceSeconds: 0,
+              now: this.deps.clock.now(),
+            });
+            if (err instanceof AppError && err.code === 'insufficient_funds')
+              return { ok: false, reason: 'insufficient_funds', message: err.message };
             throw err;
           }
         }
-        return { ok: true, ref: charge.ref, maxDurationSeconds: terms.maxSeconds, holdCents: terms.holdCents, allowanceSeconds: terms.allowanceSeconds, country: charge.country, ratePerMinute: charge.rate / 10_000 };
+        return {
+          ok: true,
+          ref: charge.ref,
+          maxDurationSeconds: terms.maxSeconds,
+          holdCents: terms.holdCents,
+          allowanceSeconds: terms.allowanceSeconds,
+          country: charge.country,
+          ratePerMinute: charge.rate / 10_000,
+        };
       }
       throw new AppError('conflict', 'too many calls are being started at once: try again');
     });
@@ -217,7 +272,10 @@ export class CallCharges {
     if (charge.state === 'open') {
       const seconds = Math.max(0, Math.floor(input.seconds));
       const allowanceSeconds = Math.min(seconds, Number(charge.allowance_seconds));
-      const chargedCents = Math.min(Number(charge.hold_cents), callCostCents(seconds - allowanceSeconds, Number(charge.rate)));
+      const chargedCents = Math.min(
+        Number(charge.hold_cents),
+        callCostCents(seconds - allowanceSeconds, Number(charge.rate)),
+      );
       // Usage before the close: a start that reads the allowance in between sees these seconds both used and set
       // aside (too little left, never too much); once the charge is closed, only as used. Both are idempotent by ref.
       if (seconds > 0 && countsAsUsage) {
@@ -234,7 +292,12 @@ export class CallCharges {
       else await billing.refund(holdRef(ref));
     }
     const seconds = Number(charge.seconds ?? 0);
-    return { seconds, allowanceSeconds: Number(charge.allowance_seconds), paidSeconds: seconds - Number(charge.allowance_seconds), chargedCents: charged };
+    return {
+      seconds,
+      allowanceSeconds: Number(charge.allowance_seconds),
+      paidSeconds: seconds - Number(charge.allowance_seconds),
+      chargedCents: charged,
+    };
   }
 
   /** A transfer leg's redirect to <Dial> was taken by the carrier (housekeeping then settles an unreported leg at its maximum, not at nothing). */
@@ -267,20 +330,36 @@ export class CallCharges {
   }
 
   /** The charge's terms from the allowance left, the balance and the concurrency limit, or why the call is refused. */
-  private async terms(userId: string, direction: CallDirection, rate: number, wanted: number, snapshot: ChargeSnapshot): Promise<ChargeTerms> {
+  private async terms(
+    userId: string,
+    direction: CallDirection,
+    rate: number,
+    wanted: number,
+    snapshot: ChargeSnapshot,
+  ): Promise<ChargeTerms> {
     const { billing } = this.deps;
     const seconds = `seconds_${direction}` as const;
     const calls = `calls_${direction}` as const;
     // One read of the plan and one of the usage for both allowances (each on its own read the plan three times).
-    const [{ period, remaining }, balance] = await Promise.all([billing.allowances(userId, [seconds, calls]), billing.balanceCents(userId)]);
+    const [{ period, remaining }, balance] = await Promise.all([
+      billing.allowances(userId, [seconds, calls]),
+      billing.balanceCents(userId),
+    ]);
     const secondsLeft = remaining[seconds];
     const callsLeft = remaining[calls];
     const limit = this.deps.concurrencyLimit(period.planKey);
     if (snapshot.open >= limit) {
-      return { ok: false, reason: 'concurrency_limit', message: `at most ${limit} calls may be under way at once on this account` };
+      return {
+        ok: false,
+        reason: 'concurrency_limit',
+        message: `at most ${limit} calls may be under way at once on this account`,
+      };
     }
     const inFlight = snapshot.byDirection[direction] ?? { open: 0, allowanceSeconds: 0, allowanceCalls: 0 };
-    const allowanceSeconds = callsLeft - inFlight.allowanceCalls > 0 ? Math.min(wanted, Math.max(0, secondsLeft - inFlight.allowanceSeconds)) : 0;
+    const allowanceSeconds =
+      callsLeft - inFlight.allowanceCalls > 0
+        ? Math.min(wanted, Math.max(0, secondsLeft - inFlight.allowanceSeconds))
+        : 0;
     // Whole minutes the balance pays for at this rate (a free destination: all of them).
     const payableMinutes = rate === 0 ? Math.ceil(wanted / 60) : Math.floor((Math.max(0, balance) * 100) / rate);
     if (allowanceSeconds === 0 && payableMinutes === 0) {
@@ -291,7 +370,12 @@ export class CallCharges {
       };
     }
     const paidSeconds = Math.min(wanted - allowanceSeconds, payableMinutes * 60);
-    return { ok: true, allowanceSeconds, maxSeconds: allowanceSeconds + paidSeconds, holdCents: callCostCents(paidSeconds, rate) };
+    return {
+      ok: true,
+      allowanceSeconds,
+      maxSeconds: allowanceSeconds + paidSeconds,
+      holdCents: callCostCents(paidSeconds, rate),
+    };
   }
 
   private async serialized<T>(userId: string, work: () => Promise<T>): Promise<T> {

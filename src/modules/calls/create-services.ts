@@ -58,8 +58,20 @@ export interface CallServiceDepsIn {
 }
 
 export function createCallServices(deps: CallServiceDepsIn) {
-  const charges = deps.billing ? new CallCharges({ store: new CallChargeStore(deps.db, deps.dialect), billing: deps.billing, clock: deps.clock, ...deps.pricing }) : null;
-  const calls = new CallService({ ...deps, charges, store: new CallStore(deps.db, deps.dialect), events: deps.eventRecorder });
+  const charges = deps.billing
+    ? new CallCharges({
+        store: new CallChargeStore(deps.db, deps.dialect),
+        billing: deps.billing,
+        clock: deps.clock,
+        ...deps.pricing,
+      })
+    : null;
+  const calls = new CallService({
+    ...deps,
+    charges,
+    store: new CallStore(deps.db, deps.dialect),
+    events: deps.eventRecorder,
+  });
   // The in-process audio server reports through the same handler as the webhook route.
   deps.audio.connect?.((sessionId, body, headers) => calls.handleAudioReport(sessionId, body, headers));
   return { calls, charges };
@@ -138,11 +150,30 @@ export function createCallArea(deps: CallAreaDeps) {
   const { clock, secretBox, publicUrl, settings, voice } = deps;
   // The built-in voice agent carries calls (through Twilio, or the sandbox carrier without it), unless an external audio server is configured.
   const audio = voice.carrier && !deps.keepAudio ? voice.carrier : deps.audio;
-  const calls = createCallServices({ db: deps.db, dialect: deps.dialect, eventRecorder: deps.eventRecorder, webhooks: deps.webhooks, audio, data: deps.data, billing: deps.billing, pricing: deps.pricing, clock, audioSecret: deps.audioSecret, publicUrl });
+  const calls = createCallServices({
+    db: deps.db,
+    dialect: deps.dialect,
+    eventRecorder: deps.eventRecorder,
+    webhooks: deps.webhooks,
+    audio,
+    data: deps.data,
+    billing: deps.billing,
+    pricing: deps.pricing,
+    clock,
+    audioSecret: deps.audioSecret,
+    publicUrl,
+  });
   const report: ProgressReporter = (...args) => calls.calls.report(...args);
   voice.bindReporter(report);
   // Transfers dial billed legs (transfers.ts): authorized by the calls' charges, settled by the carrier's signed callback.
-  const transfers = calls.charges ? new DialledLegs({ charges: calls.charges, providers: deps.telephony, publicUrl, findSession: (id) => voice.store.find(id) }) : null;
+  const transfers = calls.charges
+    ? new DialledLegs({
+        charges: calls.charges,
+        providers: deps.telephony,
+        publicUrl,
+        findSession: (id) => voice.store.find(id),
+      })
+    : null;
   voice.runner.bindLegs(transfers);
   // The pathway, custom tools and variables of every kind of call: one set of rules.
   const designs = new CallDesigns({ pathways: deps.pathways, customTools: deps.customTools });
@@ -164,7 +195,16 @@ export function createCallArea(deps: CallAreaDeps) {
   });
   // POST /api/sandbox/calls/inbound: while the sandbox telephony provider can ring numbers, never in production.
   const sandboxControl = deps.telephony.list.find((p) => p.sandbox)?.calls;
-  const sandboxInbound = sandboxControl?.ring && !deps.production ? new SandboxInboundCalls({ numbers: deps.numbers, control: { ring: (request) => sandboxControl.ring!(request) }, store: voice.store, clock, publicUrl }) : null;
+  const sandboxInbound =
+    sandboxControl?.ring && !deps.production
+      ? new SandboxInboundCalls({
+          numbers: deps.numbers,
+          control: { ring: (request) => sandboxControl.ring!(request) },
+          store: voice.store,
+          clock,
+          publicUrl,
+        })
+      : null;
   // Calls from a browser: free test calls through the same voice runner (DESIGN.md "Calls from a browser").
   const webCalls = new WebCalls({
     calls: calls.calls,

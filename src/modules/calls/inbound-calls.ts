@@ -10,7 +10,12 @@ import { AppError, notFound } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { iso } from '../../lib/time.js';
-import { type AssembledCall, type CallTool, FINAL_STATUSES, type ProgressReporter } from '../../providers/audio/interface.js';
+import {
+  type AssembledCall,
+  type CallTool,
+  FINAL_STATUSES,
+  type ProgressReporter,
+} from '../../providers/audio/interface.js';
 import type { TelephonyProviders } from '../../providers/telephony/interface.js';
 import { type SignedParams, formValue, verifyTwilioCallback } from '../../providers/telephony/twilio-signature.js';
 import type { StoreRecords } from '../data/store-records.js';
@@ -57,13 +62,19 @@ export interface InboundCallDeps {
 /** How long a CallSid is remembered as answered (Twilio retries within seconds; a replayed signed webhook stays refused a day). */
 const CALL_SID_MEMORY_MS = 24 * 3600_000;
 
-const text = (v: unknown, max: number): string | undefined => (typeof v === 'string' && v.trim() ? v.slice(0, max) : undefined);
+const text = (v: unknown, max: number): string | undefined =>
+  typeof v === 'string' && v.trim() ? v.slice(0, max) : undefined;
 
 export class InboundCalls {
   constructor(private readonly deps: InboundCallDeps) {}
 
   /** POST /api/webhooks/twilio/voice/{numberId} → the TwiML to answer with. */
-  async answer(numberId: string, requestUri: string, signature: string | undefined, params: SignedParams): Promise<string> {
+  async answer(
+    numberId: string,
+    requestUri: string,
+    signature: string | undefined,
+    params: SignedParams,
+  ): Promise<string> {
     const signer = verifyTwilioCallback(this.deps.providers.list, signature, this.deps.publicUrl + requestUri, params);
     const route = await this.deps.route(numberId);
     if (!route || route.number.provider !== signer.slug) throw notFound('phone number');
@@ -71,7 +82,8 @@ export class InboundCalls {
     const caller = formValue(params, 'From') ?? 'unknown';
     // Twilio retries a webhook it got no answer to, and a signed one can be replayed: one CallSid opens one session.
     const now = this.deps.clock.now();
-    if (callSid && !(await this.deps.singleUse.spend('inbound-call', [numberId, callSid], now + CALL_SID_MEMORY_MS))) return this.answerAgain(route.userId, callSid, now);
+    if (callSid && !(await this.deps.singleUse.spend('inbound-call', [numberId, callSid], now + CALL_SID_MEMORY_MS)))
+      return this.answerAgain(route.userId, callSid, now);
     const assembled = await this.assemble(route, caller);
     const refusalOf = assembled.refusal ?? (route.number.status !== 'active' ? 'number_suspended' : null);
     const call = assembled.call ?? this.placeholderCall(route, caller);
@@ -79,11 +91,25 @@ export class InboundCalls {
     const reason = refusalOf ?? opened.refusal?.reason ?? null;
     if (reason) {
       await this.deps.store.setOutcome(opened.sessionId, 'refused', reason);
-      await this.deps.report(opened.sessionId, `inbound_${opened.sessionId}_refused`, { status: 'failed', at: iso(this.deps.clock.now()), outcome: 'refused', reason });
+      await this.deps.report(opened.sessionId, `inbound_${opened.sessionId}_refused`, {
+        status: 'failed',
+        at: iso(this.deps.clock.now()),
+        outcome: 'refused',
+        reason,
+      });
       return sayAndHangUpTwiml(REFUSALS[reason] ?? REFUSALS.not_attached!);
     }
-    const { token, expiresAt } = await this.deps.tokens.issue(route.userId, opened.sessionId, 'twilio', MEDIA_TOKEN_TTL_SECONDS);
-    await this.deps.store.saveAssembled(opened.sessionId, this.deps.secretBox.seal(JSON.stringify(opened.call)), expiresAt);
+    const { token, expiresAt } = await this.deps.tokens.issue(
+      route.userId,
+      opened.sessionId,
+      'twilio',
+      MEDIA_TOKEN_TTL_SECONDS,
+    );
+    await this.deps.store.saveAssembled(
+      opened.sessionId,
+      this.deps.secretBox.seal(JSON.stringify(opened.call)),
+      expiresAt,
+    );
     return connectStreamTwiml(mediaStreamUrl(this.deps.publicUrl, TWILIO_MEDIA_PATH), { token });
   }
 
@@ -103,8 +129,13 @@ export class InboundCalls {
     }
     const session = sessionId ? await store.find(sessionId) : undefined;
     if (!session) return sayAndHangUpTwiml(REFUSALS.agent_unreadable!);
-    if (session.outcome === 'refused') return sayAndHangUpTwiml(REFUSALS[session.reason ?? ''] ?? REFUSALS.not_attached!);
-    if (session.assembled && !session.media_instance && !(FINAL_STATUSES as readonly string[]).includes(session.status)) {
+    if (session.outcome === 'refused')
+      return sayAndHangUpTwiml(REFUSALS[session.reason ?? ''] ?? REFUSALS.not_attached!);
+    if (
+      session.assembled &&
+      !session.media_instance &&
+      !(FINAL_STATUSES as readonly string[]).includes(session.status)
+    ) {
       const { token } = await tokens.issue(userId, session.id, 'twilio', MEDIA_TOKEN_TTL_SECONDS);
       return connectStreamTwiml(mediaStreamUrl(this.deps.publicUrl, TWILIO_MEDIA_PATH), { token });
     }
@@ -112,13 +143,18 @@ export class InboundCalls {
   }
 
   /** The call its configuration describes, or why there is none. */
-  private async assemble(route: InboundRoute, caller: string): Promise<{ call: AssembledCall | null; refusal: string | null }> {
+  private async assemble(
+    route: InboundRoute,
+    caller: string,
+  ): Promise<{ call: AssembledCall | null; refusal: string | null }> {
     const configuration = route.configuration;
     if (!configuration) return { call: null, refusal: 'not_attached' };
     const { records, personas, integrations } = this.deps;
     let agent: AgentRecord | null;
     try {
-      agent = parseAgentRecord(JSON.parse((await records.read(route.userId, 'agents', configuration.agent.id)).toString('utf8')));
+      agent = parseAgentRecord(
+        JSON.parse((await records.read(route.userId, 'agents', configuration.agent.id)).toString('utf8')),
+      );
     } catch (err) {
       if (!(err instanceof AppError) && !(err instanceof SyntaxError)) throw err;
       agent = null;
@@ -139,12 +175,15 @@ export class InboundCalls {
         () => null,
       );
       const phone = text(contact?.phone, 20) ?? text(contact?.phoneNumber, 20);
-      if (contact && phone && /^\+[1-9]\d{6,14}$/.test(phone)) humans.push({ id: ref.id, name: text(contact.name, 200) ?? 'a colleague', phone });
+      if (contact && phone && /^\+[1-9]\d{6,14}$/.test(phone))
+        humans.push({ id: ref.id, name: text(contact.name, 200) ?? 'a colleague', phone });
     }
     const persona = await personas.get(agent.personaId ?? DEFAULT_PERSONA).catch(() => personas.get(DEFAULT_PERSONA));
     const knowledgeBaseId = configuration.knowledge_base_id ?? agent.knowledgeBaseId;
     const integrationIds = agent.integrations ?? [];
-    const tools: CallTool[] = (await integrations.functionsFor(route.userId, integrationIds).catch(() => [])).map((fn) => ({ name: fn.name, description: fn.description, parameters: fn.parameters }));
+    const tools: CallTool[] = (await integrations.functionsFor(route.userId, integrationIds).catch(() => [])).map(
+      (fn) => ({ name: fn.name, description: fn.description, parameters: fn.parameters }),
+    );
     const call = agentCall(agent, {
       design,
       now: this.deps.clock.now(),
@@ -164,6 +203,15 @@ export class InboundCalls {
 
   /** What a refused call is recorded as (no agent could be read). */
   private placeholderCall(route: InboundRoute, caller: string): AssembledCall {
-    return { to: route.number.phoneNumber, from: caller, agent: { name: 'none' }, contact: { name: caller }, systemPrompt: '', firstMessage: '', voice: { provider: 'local', voiceId: 'en-us' }, tools: [] };
+    return {
+      to: route.number.phoneNumber,
+      from: caller,
+      agent: { name: 'none' },
+      contact: { name: caller },
+      systemPrompt: '',
+      firstMessage: '',
+      voice: { provider: 'local', voiceId: 'en-us' },
+      tools: [],
+    };
   }
 }

@@ -99,7 +99,11 @@ export class MediaAdmission {
    * A socket just opened from `address`: its pass while its token is checked,
    * or null when too many wait already (the socket is then closed with 1013).
    */
-  admit(socket: MediaSocket, address: string, rules: Partial<Pick<MediaAdmissionLimits, 'maxMessageBytes'>> = {}): PendingMedia | null {
+  admit(
+    socket: MediaSocket,
+    address: string,
+    rules: Partial<Pick<MediaAdmissionLimits, 'maxMessageBytes'>> = {},
+  ): PendingMedia | null {
     const mine = this.byAddress.get(address) ?? 0;
     if (mine >= this.limits.perAddress || this.count >= this.limits.total) {
       this.refused++;
@@ -137,7 +141,7 @@ export class PendingMedia {
   constructor(
     private readonly raw: MediaSocket,
     private readonly limits: MediaAdmissionLimits,
-    private readonly clock: TimerClock,
+    readonly clock: TimerClock,
     private readonly release: () => void,
   ) {
     this.deadline = clock.setTimeout(() => this.refuse(CLOSE_POLICY, 'no accepted token in time'), limits.deadlineMs);
@@ -150,7 +154,8 @@ export class PendingMedia {
     const pass = this;
     this.socket = {
       send: (data) => raw.send(data),
-      close: (code, reason) => (code === undefined || code === 1000 ? raw.close(code, reason) : pass.refuse(code, reason ?? '')),
+      close: (code, reason) =>
+        code === undefined || code === 1000 ? raw.close(code, reason) : pass.refuse(code, reason ?? ''),
       on(event: 'message' | 'close', listener: (...args: any[]) => void) {
         if (event === 'message') pass.listeners.push(listener);
         else raw.on('close', listener);
@@ -197,9 +202,11 @@ export class PendingMedia {
   private onMessage(data: unknown, isBinary?: boolean) {
     if (this.state === 'refused') return;
     if (this.state !== 'accepted') {
-      if (byteSize(data) > this.limits.maxMessageBytes) return this.refuse(CLOSE_TOO_BIG, 'message too big before the token was accepted');
+      if (byteSize(data) > this.limits.maxMessageBytes)
+        return this.refuse(CLOSE_TOO_BIG, 'message too big before the token was accepted');
       if (this.state === 'waiting' && this.presentedCheck?.()) this.state = 'presented';
-      if (this.state === 'waiting' && ++this.messages > this.limits.maxMessagesBeforeToken) return this.refuse(CLOSE_POLICY, 'no token in the first messages');
+      if (this.state === 'waiting' && ++this.messages > this.limits.maxMessagesBeforeToken)
+        return this.refuse(CLOSE_POLICY, 'no token in the first messages');
     }
     for (const listener of this.listeners) listener(data, isBinary);
   }
@@ -213,7 +220,11 @@ export class PendingMedia {
  * debug and cut off after the close grace rather than at once (the close
  * frame still reaches the peer). Anything else as the plugin's default.
  */
-export function mediaSocketErrorHandler(error: Error & { code?: unknown }, socket: MediaSocket, request: { log: { debug(obj: unknown, msg: string): void; error(obj: unknown): void } }): void {
+export function mediaSocketErrorHandler(
+  error: Error & { code?: unknown },
+  socket: MediaSocket,
+  request: { log: { debug(obj: unknown, msg: string): void; error(obj: unknown): void } },
+): void {
   if (typeof error.code === 'string' && error.code.startsWith('WS_ERR_')) {
     request.log.debug({ err: error }, 'media socket closed for a protocol error');
     const cut = setTimeout(() => socket.terminate(), DEFAULT_MEDIA_ADMISSION.closeGraceMs);

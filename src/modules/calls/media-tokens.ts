@@ -40,7 +40,12 @@ export class MediaTokens {
   ) {}
 
   /** `ttlSeconds`: 60 from when the stream can first connect (an outbound call adds the time it may ring). */
-  async issue(userId: string, sessionId: string, transport: MediaTransportKind, ttlSeconds = MEDIA_TOKEN_TTL_SECONDS): Promise<{ token: string; expiresAt: number }> {
+  async issue(
+    userId: string,
+    sessionId: string,
+    transport: MediaTransportKind,
+    ttlSeconds = MEDIA_TOKEN_TTL_SECONDS,
+  ): Promise<{ token: string; expiresAt: number }> {
     const { token, expiresAt } = await this.tokens.sign(`media-${transport}`, userId, { sid: sessionId }, ttlSeconds);
     return { token, expiresAt };
   }

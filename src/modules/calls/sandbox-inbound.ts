@@ -29,11 +29,19 @@ export class SandboxInboundCalls {
   constructor(private readonly deps: SandboxInboundDeps) {}
 
   /** Rings the user's number `numberId` → the session the call opened (answered or refused). */
-  async ring(userId: string, input: { numberId: string; from?: string; script?: SandboxScript }): Promise<{ sessionId: string }> {
+  async ring(
+    userId: string,
+    input: { numberId: string; from?: string; script?: SandboxScript },
+  ): Promise<{ sessionId: string }> {
     const { numbers, control, store, clock, publicUrl } = this.deps;
     const number = await numbers.get(userId, input.numberId);
-    if (number.provider !== 'sandbox') throw new AppError('conflict', `phone number ${input.numberId} is carried by ${number.provider}: call it from a phone`);
-    if (!number.capabilities.voice) throw new AppError('conflict', `phone number ${input.numberId} cannot take calls (SMS only)`);
+    if (number.provider !== 'sandbox')
+      throw new AppError(
+        'conflict',
+        `phone number ${input.numberId} is carried by ${number.provider}: call it from a phone`,
+      );
+    if (!number.capabilities.voice)
+      throw new AppError('conflict', `phone number ${input.numberId} cannot take calls (SMS only)`);
     const since = clock.now();
     const { callSid, answered } = await control.ring({
       from: input.from ?? SANDBOX_INBOUND_FROM,
@@ -42,7 +50,11 @@ export class SandboxInboundCalls {
       ...(input.script ? { script: input.script } : {}),
     });
     const sessionId = answered ? await store.findByProviderCall(userId, callSid, since) : null;
-    if (!sessionId) throw new AppError('provider_error', `the sandbox carrier could not reach the voice webhook at PUBLIC_URL (${publicUrl}): is PUBLIC_URL this server?`);
+    if (!sessionId)
+      throw new AppError(
+        'provider_error',
+        `the sandbox carrier could not reach the voice webhook at PUBLIC_URL (${publicUrl}): is PUBLIC_URL this server?`,
+      );
     return { sessionId };
   }
 }

@@ -11,24 +11,43 @@ import type { SandboxInboundCalls } from './sandbox-inbound.js';
 /** The sandbox carrier's script, as POST /api/sandbox/calls/inbound and POST /api/session/call take it. */
 export const SandboxScriptSchema = Type.Union(
   [
-    Type.Literal('default', { description: 'The default caller: "Hello, who is this?", "Can you tell me your opening hours please?", "I would like to book a meeting for next Tuesday.", "No thank you, goodbye."' }),
-    Type.Literal('voicemail', { description: 'An answering machine: a greeting, a beep, then the asynchronous AMD verdict `machine_end_beep`' }),
-    Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { minItems: 1, maxItems: 20, description: "The caller's lines, in order" }),
+    Type.Literal('default', {
+      description:
+        'The default caller: "Hello, who is this?", "Can you tell me your opening hours please?", "I would like to book a meeting for next Tuesday.", "No thank you, goodbye."',
+    }),
+    Type.Literal('voicemail', {
+      description: 'An answering machine: a greeting, a beep, then the asynchronous AMD verdict `machine_end_beep`',
+    }),
+    Type.Array(Type.String({ minLength: 1, maxLength: 500 }), {
+      minItems: 1,
+      maxItems: 20,
+      description: "The caller's lines, in order",
+    }),
   ],
   { description: "What the sandbox carrier's simulated caller does (default `default`)" },
 );
 
 const RingBody = Type.Object(
   {
-    numberId: Type.String({ minLength: 1, maxLength: 100, description: 'One of your sandbox numbers (GET /api/phone-numbers); it answers as its inbound configuration says' }),
-    from: Type.Optional(Type.String({ pattern: '^\\+[1-9]\\d{6,14}$', description: `The caller's number, E.164 (default +12125550142)` })),
+    numberId: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: 'One of your sandbox numbers (GET /api/phone-numbers); it answers as its inbound configuration says',
+    }),
+    from: Type.Optional(
+      Type.String({ pattern: '^\\+[1-9]\\d{6,14}$', description: `The caller's number, E.164 (default +12125550142)` }),
+    ),
     script: Type.Optional(SandboxScriptSchema),
   },
   {
     additionalProperties: false,
     examples: [
       { numberId: '019ab3f0-1d2c-7e41-8a9b-3c4d5e6f7a80' },
-      { numberId: '019ab3f0-1d2c-7e41-8a9b-3c4d5e6f7a80', from: '+14155550177', script: ['Hi, what are your opening hours?', 'Thanks, bye.'] },
+      {
+        numberId: '019ab3f0-1d2c-7e41-8a9b-3c4d5e6f7a80',
+        from: '+14155550177',
+        script: ['Hi, what are your opening hours?', 'Thanks, bye.'],
+      },
     ],
   },
 );
@@ -44,12 +63,16 @@ export function sandboxCallRoutes(app: App, inbound: SandboxInboundCalls | null)
         operationId: 'ringSandboxNumber',
         summary: 'Ring one of your sandbox numbers from a simulated phone',
         description:
-          'Present only while the sandbox telephony provider is active and NODE_ENV is not production. The sandbox carrier calls your number exactly as Twilio would: it POSTs the number\'s signed voice webhook (`POST /api/webhooks/twilio/voice/{numberId}`) to PUBLIC_URL, follows the TwiML answer by opening the media WebSocket with its stream parameters, and its simulated caller speaks `script` (real audio at real pace; recognised by pocketsphinx when installed). ' +
+          "Present only while the sandbox telephony provider is active and NODE_ENV is not production. The sandbox carrier calls your number exactly as Twilio would: it POSTs the number's signed voice webhook (`POST /api/webhooks/twilio/voice/{numberId}`) to PUBLIC_URL, follows the TwiML answer by opening the media WebSocket with its stream parameters, and its simulated caller speaks `script` (real audio at real pace; recognised by pocketsphinx when installed). " +
           'Answers 202 with the call session as soon as the webhook has answered, whatever happens next: follow it with `GET /api/events/call_status?session_id=<id>` or `GET /api/calls/{id}`. A number that is not attached to an inbound configuration or is suspended, an agent record that cannot be read, an owner without inbound allowance or balance, or the concurrency limit: the call is refused as Twilio carries it (one spoken sentence, a hang-up) and the session ends `failed` with outcome `refused` and its `reason` (`not_attached`, `number_suspended`, `agent_unreadable`, `insufficient_funds`, `concurrency_limit`). ' +
-          'Before any call: 404 for a number that is unknown or not yours; 409 `conflict` for a number Twilio carries (call it from a phone) or one that cannot take calls; 502 `provider_error` when the carrier cannot reach the voice webhook (PUBLIC_URL is not this server). The call is charged like any inbound call (the number\'s country\'s inbound rate after your plan\'s inbound allowance).',
+          "Before any call: 404 for a number that is unknown or not yours; 409 `conflict` for a number Twilio carries (call it from a phone) or one that cannot take calls; 502 `provider_error` when the carrier cannot reach the voice webhook (PUBLIC_URL is not this server). The call is charged like any inbound call (the number's country's inbound rate after your plan's inbound allowance).",
         body: RingBody,
         response: {
-          202: ok(Type.Object({ sessionId: Type.String({ description: 'The call session the webhook opened' }) }), 'The number was rung; the call goes on (or was refused) as its session shows', { sessionId: '019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e07' }),
+          202: ok(
+            Type.Object({ sessionId: Type.String({ description: 'The call session the webhook opened' }) }),
+            'The number was rung; the call goes on (or was refused) as its session shows',
+            { sessionId: '019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e07' },
+          ),
           ...errorResponses('not_found', 'conflict', 'provider_error'),
         },
       },

@@ -13,7 +13,15 @@ import { newId } from '../../lib/ids.js';
 import { Slots } from '../../lib/slots.js';
 import { verifyWebhook, WebhookSignatureError } from '../../lib/standard-webhooks.js';
 import { iso } from '../../lib/time.js';
-import type { AssembledCall, AudioProgress, AudioProvider, CallOutcome, CallRecordExtras, CallStatus, TranscriptLine } from '../../providers/audio/interface.js';
+import type {
+  AssembledCall,
+  AudioProgress,
+  AudioProvider,
+  CallOutcome,
+  CallRecordExtras,
+  CallStatus,
+  TranscriptLine,
+} from '../../providers/audio/interface.js';
 import { CALL_STATUSES, FINAL_STATUSES } from '../../providers/audio/interface.js';
 import type { StoreRecords } from '../data/store-records.js';
 import type { EventRecorder } from '../events/recorder.js';
@@ -79,8 +87,16 @@ interface PendingReport {
 }
 
 /** The `call_status` payload of a report (event and webhook alike). */
-function statusPayload({ sessionId, report }: { sessionId: string; report: AudioProgress }, direction: string | undefined): CallStatusPayload {
-  const payload: CallStatusPayload = { session_id: sessionId, direction: direction ?? 'outbound', status: report.status, at: report.at };
+function statusPayload(
+  { sessionId, report }: { sessionId: string; report: AudioProgress },
+  direction: string | undefined,
+): CallStatusPayload {
+  const payload: CallStatusPayload = {
+    session_id: sessionId,
+    direction: direction ?? 'outbound',
+    status: report.status,
+    at: report.at,
+  };
   if (report.duration_seconds !== undefined) payload.duration_seconds = report.duration_seconds;
   if (report.transcript !== undefined) payload.transcript = report.transcript;
   if (report.outcome !== undefined) payload.outcome = report.outcome;
@@ -115,7 +131,14 @@ export class CallService {
     const session = await this.deps.store.findSession(sessionId);
     if (!session || !FINAL_STATUSES.includes(session.status as CallStatus)) return null;
     const last = await this.deps.store.lastProgress(sessionId, session.status);
-    return last ? (JSON.parse(last.payload) as CallStatusPayload) : { session_id: sessionId, direction: session.direction ?? 'outbound', status: session.status as CallStatus, at: iso(Number(session.updated_at)) };
+    return last
+      ? (JSON.parse(last.payload) as CallStatusPayload)
+      : {
+          session_id: sessionId,
+          direction: session.direction ?? 'outbound',
+          status: session.status as CallStatus,
+          at: iso(Number(session.updated_at)),
+        };
   }
 
   /**
@@ -149,7 +172,12 @@ export class CallService {
     if (charges && !options.free) {
       // Inbound calls are priced by the country of the number called (the user's), outbound by the number dialled.
       const number = direction === 'outbound' ? call.to : (call.from ?? call.to);
-      const authorized = await charges.authorizeCall(userId, { ref: id, direction, number, maxDurationSeconds: call.maxDurationSeconds });
+      const authorized = await charges.authorizeCall(userId, {
+        ref: id,
+        direction,
+        number,
+        maxDurationSeconds: call.maxDurationSeconds,
+      });
       if (!authorized.ok) throw refusalError(authorized);
       call = { ...call, maxDurationSeconds: authorized.maxDurationSeconds };
     }
@@ -170,7 +198,11 @@ export class CallService {
     });
     try {
       await options.onCreated?.(id);
-      const { providerCallId } = await this.deps.audio.startCall(id, call, `${this.deps.publicUrl}/api/webhooks/audio/${id}`);
+      const { providerCallId } = await this.deps.audio.startCall(
+        id,
+        call,
+        `${this.deps.publicUrl}/api/webhooks/audio/${id}`,
+      );
       await store.setProviderCallId(id, providerCallId);
     } catch (err) {
       await this.applyReport(id, `start_${randomUUID()}`, { status: 'failed', at: iso(clock.now()) });
@@ -187,13 +219,23 @@ export class CallService {
    * refusal (no money, too many calls) is returned, not thrown: the caller is
    * told so in speech, and the session is ended `failed` by the caller of this.
    */
-  async openInbound(userId: string, call: AssembledCall, providerCallId: string, options: { /** Refused already (e.g. no configuration): recorded, not charged. */ refused?: boolean } = {}): Promise<{ sessionId: string; call: AssembledCall; refusal: { reason: string; message: string } | null }> {
+  async openInbound(
+    userId: string,
+    call: AssembledCall,
+    providerCallId: string,
+    options: { /** Refused already (e.g. no configuration): recorded, not charged. */ refused?: boolean } = {},
+  ): Promise<{ sessionId: string; call: AssembledCall; refusal: { reason: string; message: string } | null }> {
     const { charges, clock } = this.deps;
     const now = clock.now();
     const id = newId(now);
     let refusal: { reason: string; message: string } | null = null;
     if (charges && !options.refused) {
-      const authorized = await charges.authorizeCall(userId, { ref: id, direction: 'inbound', number: call.to, maxDurationSeconds: call.maxDurationSeconds });
+      const authorized = await charges.authorizeCall(userId, {
+        ref: id,
+        direction: 'inbound',
+        number: call.to,
+        maxDurationSeconds: call.maxDurationSeconds,
+      });
       if (authorized.ok) call = { ...call, maxDurationSeconds: authorized.maxDurationSeconds };
       else refusal = { reason: authorized.reason, message: authorized.message };
     }
@@ -262,7 +304,13 @@ export class CallService {
   async get(userId: string, sessionId: string): Promise<CallSessionView> {
     const row = await this.deps.store.findSession(sessionId);
     if (!row || row.user_id !== userId) throw notFound('call session');
-    return { id: row.id, status: row.status, durationSeconds: row.duration_seconds, createdAt: iso(Number(row.created_at)), updatedAt: iso(Number(row.updated_at)) };
+    return {
+      id: row.id,
+      status: row.status,
+      durationSeconds: row.duration_seconds,
+      createdAt: iso(Number(row.created_at)),
+      updatedAt: iso(Number(row.updated_at)),
+    };
   }
 
   /**
@@ -270,12 +318,17 @@ export class CallService {
    * signature over the raw body first (400 `invalid_token`, nothing changed),
    * then applies the report once per webhook-id.
    */
-  async handleAudioReport(sessionId: string, rawBody: Buffer, headers: Record<string, string | string[] | undefined>): Promise<void> {
+  async handleAudioReport(
+    sessionId: string,
+    rawBody: Buffer,
+    headers: Record<string, string | string[] | undefined>,
+  ): Promise<void> {
     let messageId: string;
     try {
       messageId = verifyWebhook(this.deps.audioSecret, headers, rawBody, this.deps.clock.now());
     } catch (err) {
-      if (err instanceof WebhookSignatureError) throw new AppError('invalid_token', `audio report refused: ${err.message}`);
+      if (err instanceof WebhookSignatureError)
+        throw new AppError('invalid_token', `audio report refused: ${err.message}`);
       throw err;
     }
     await this.applyReport(sessionId, messageId, parseReport(rawBody));
@@ -309,16 +362,33 @@ export class CallService {
     const earlier = ALL_STATUSES.filter((s) => rank(s) < rank(report.status));
 
     const advanced = await store.transaction(async (tx) => {
-      if (!(await tx.insertProgress({ id: messageId, session_id: sessionId, status: report.status, payload: JSON.stringify(payload), received_at: now }))) return false;
-      if (!(await tx.advanceStatus(sessionId, earlier, report.status, report.duration_seconds ?? null, now))) return false;
-      if (session.webhook_url) await webhooks.enqueue(tx.db, [{ userId: session.user_id, url: session.webhook_url, type: 'call_status', data: { ...payload } }]);
+      if (
+        !(await tx.insertProgress({
+          id: messageId,
+          session_id: sessionId,
+          status: report.status,
+          payload: JSON.stringify(payload),
+          received_at: now,
+        }))
+      )
+        return false;
+      if (!(await tx.advanceStatus(sessionId, earlier, report.status, report.duration_seconds ?? null, now)))
+        return false;
+      if (session.webhook_url)
+        await webhooks.enqueue(tx.db, [
+          { userId: session.user_id, url: session.webhook_url, type: 'call_status', data: { ...payload } },
+        ]);
       await events.record(tx.db, [{ userId: session.user_id, type: 'call_status', payload: { ...payload } }]);
       return true;
     });
     if (!advanced) return;
     events.announce();
     if (session.webhook_url) webhooks.wake();
-    if (FINAL_STATUSES.includes(report.status)) await this.finish({ ...session, status: report.status, duration_seconds: report.duration_seconds ?? null }, payload);
+    if (FINAL_STATUSES.includes(report.status))
+      await this.finish(
+        { ...session, status: report.status, duration_seconds: report.duration_seconds ?? null },
+        payload,
+      );
   }
 
   /** applyReport for many reports: one round per report of a session, so a session's reports keep their order. */
@@ -346,7 +416,10 @@ export class CallService {
     return outcomes;
   }
 
-  private async applyRound(round: Array<{ item: PendingReport; index: number }>, outcomes: Array<Outcome<void>>): Promise<void> {
+  private async applyRound(
+    round: Array<{ item: PendingReport; index: number }>,
+    outcomes: Array<Outcome<void>>,
+  ): Promise<void> {
     const { store, events, webhooks, clock } = this.deps;
     const now = clock.now();
     const sessions = new Map((await store.findSessions(round.map((p) => p.item.sessionId))).map((s) => [s.id, s]));
@@ -356,15 +429,45 @@ export class CallService {
       return false;
     });
     const moved = await store.transaction(async (tx) => {
-      const kept = await tx.insertProgressMany(live.map(({ item }) => ({ id: item.messageId, session_id: item.sessionId, status: item.report.status, payload: JSON.stringify(statusPayload(item, sessions.get(item.sessionId)!.direction)), received_at: now })));
+      const kept = await tx.insertProgressMany(
+        live.map(({ item }) => ({
+          id: item.messageId,
+          session_id: item.sessionId,
+          status: item.report.status,
+          payload: JSON.stringify(statusPayload(item, sessions.get(item.sessionId)!.direction)),
+          received_at: now,
+        })),
+      );
       const fresh = live.filter((p) => kept.has(p.item.messageId));
       const advanced = await tx.advanceStatusMany(
-        fresh.map(({ item }) => ({ id: item.sessionId, from: ALL_STATUSES.filter((s) => rank(s) < rank(item.report.status)), status: item.report.status, durationSeconds: item.report.duration_seconds ?? null, now })),
+        fresh.map(({ item }) => ({
+          id: item.sessionId,
+          from: ALL_STATUSES.filter((s) => rank(s) < rank(item.report.status)),
+          status: item.report.status,
+          durationSeconds: item.report.duration_seconds ?? null,
+          now,
+        })),
       );
       const moving = fresh.filter((p) => advanced.has(p.item.sessionId));
       const hooks = moving.filter((p) => sessions.get(p.item.sessionId)!.webhook_url);
-      if (hooks.length) await webhooks.enqueue(tx.db, hooks.map(({ item }) => ({ userId: sessions.get(item.sessionId)!.user_id, url: sessions.get(item.sessionId)!.webhook_url!, type: 'call_status', data: { ...statusPayload(item, sessions.get(item.sessionId)!.direction) } })));
-      await events.record(tx.db, moving.map(({ item }) => ({ userId: sessions.get(item.sessionId)!.user_id, type: 'call_status' as const, payload: { ...statusPayload(item, sessions.get(item.sessionId)!.direction) } })));
+      if (hooks.length)
+        await webhooks.enqueue(
+          tx.db,
+          hooks.map(({ item }) => ({
+            userId: sessions.get(item.sessionId)!.user_id,
+            url: sessions.get(item.sessionId)!.webhook_url!,
+            type: 'call_status',
+            data: { ...statusPayload(item, sessions.get(item.sessionId)!.direction) },
+          })),
+        );
+      await events.record(
+        tx.db,
+        moving.map(({ item }) => ({
+          userId: sessions.get(item.sessionId)!.user_id,
+          type: 'call_status' as const,
+          payload: { ...statusPayload(item, sessions.get(item.sessionId)!.direction) },
+        })),
+      );
       return moving;
     });
     for (const p of live) outcomes[p.index] = { ok: true, value: undefined };
@@ -376,7 +479,10 @@ export class CallService {
         .filter((p) => FINAL_STATUSES.includes(p.item.report.status))
         .map(({ item }) => {
           const session = sessions.get(item.sessionId)!;
-          return this.finish({ ...session, status: item.report.status, duration_seconds: item.report.duration_seconds ?? null }, statusPayload(item, session.direction));
+          return this.finish(
+            { ...session, status: item.report.status, duration_seconds: item.report.duration_seconds ?? null },
+            statusPayload(item, session.direction),
+          );
         }),
     );
   }
@@ -418,7 +524,14 @@ export class CallService {
     for (const session of await store.listEndedUnfinished(FINAL_STATUSES, 100)) {
       if (Number(session.updated_at) > clock.now() - olderThanMs) continue;
       const last = await store.lastProgress(session.id, session.status);
-      const final: CallStatusPayload = last ? (JSON.parse(last.payload) as CallStatusPayload) : { session_id: session.id, direction: session.direction ?? 'outbound', status: session.status as CallStatus, at: iso(Number(session.updated_at)) };
+      const final: CallStatusPayload = last
+        ? (JSON.parse(last.payload) as CallStatusPayload)
+        : {
+            session_id: session.id,
+            direction: session.direction ?? 'outbound',
+            status: session.status as CallStatus,
+            at: iso(Number(session.updated_at)),
+          };
       await this.finish(session, final);
       done++;
     }
@@ -476,16 +589,32 @@ function parseReport(rawBody: Buffer): AudioProgress {
   }
   const b = body as Record<string, unknown>;
   if (!b || typeof b !== 'object') throw invalidInput('audio report must be an object');
-  if (typeof b.status !== 'string' || !(CALL_STATUSES as readonly string[]).includes(b.status)) throw invalidInput(`status must be one of ${CALL_STATUSES.join(', ')}`);
+  if (typeof b.status !== 'string' || !(CALL_STATUSES as readonly string[]).includes(b.status))
+    throw invalidInput(`status must be one of ${CALL_STATUSES.join(', ')}`);
   if (typeof b.at !== 'string' || Number.isNaN(Date.parse(b.at))) throw invalidInput('at must be an ISO-8601 time');
   const report: AudioProgress = { status: b.status as CallStatus, at: new Date(b.at).toISOString() };
   if (b.duration_seconds !== undefined) {
-    if (!Number.isInteger(b.duration_seconds) || (b.duration_seconds as number) < 0 || (b.duration_seconds as number) > 86_400) throw invalidInput('duration_seconds must be a whole number of seconds');
+    if (
+      !Number.isInteger(b.duration_seconds) ||
+      (b.duration_seconds as number) < 0 ||
+      (b.duration_seconds as number) > 86_400
+    )
+      throw invalidInput('duration_seconds must be a whole number of seconds');
     report.duration_seconds = b.duration_seconds as number;
   }
   if (b.transcript !== undefined) {
     const lines = b.transcript;
-    const valid = Array.isArray(lines) && lines.length <= 1000 && lines.every((l) => l && typeof l === 'object' && ['agent', 'contact'].includes((l as TranscriptLine).role) && typeof (l as TranscriptLine).text === 'string' && (l as TranscriptLine).text.length <= 10_000);
+    const valid =
+      Array.isArray(lines) &&
+      lines.length <= 1000 &&
+      lines.every(
+        (l) =>
+          l &&
+          typeof l === 'object' &&
+          ['agent', 'contact'].includes((l as TranscriptLine).role) &&
+          typeof (l as TranscriptLine).text === 'string' &&
+          (l as TranscriptLine).text.length <= 10_000,
+      );
     if (!valid) throw invalidInput('transcript must be a list of { role: agent | contact, text }');
     report.transcript = (lines as TranscriptLine[]).map((l) => ({ role: l.role, text: l.text }));
   }

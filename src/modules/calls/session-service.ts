@@ -14,7 +14,15 @@ import type { KnowledgeService } from '../knowledge/service.js';
 import type { PersonaService } from '../personas/service.js';
 import type { PhoneNumberService } from '../telephony/numbers-service.js';
 import type { WebhookService } from '../webhooks/service.js';
-import { type CallDesigns, type CallVariables, type CheckedDesign, CallTemplates, designedCallFields, parseCallVariables, pathwayPrompt } from './call-design.js';
+import {
+  type CallDesigns,
+  type CallVariables,
+  type CheckedDesign,
+  CallTemplates,
+  designedCallFields,
+  parseCallVariables,
+  pathwayPrompt,
+} from './call-design.js';
 import type { CallService } from './service.js';
 
 /** The `use` claim of a call-session payload. */
@@ -61,7 +69,10 @@ export class CallSessionService {
   constructor(private readonly deps: CallSessionDeps) {}
 
   /** Verifies the signed payload, assembles the call and starts it → its session id. */
-  async startSigned(userId: string, input: { jwt: string; server: string; script?: SandboxScript }): Promise<{ sessionId: string }> {
+  async startSigned(
+    userId: string,
+    input: { jwt: string; server: string; script?: SandboxScript },
+  ): Promise<{ sessionId: string }> {
     let payload: CallPayload | null = null;
     let checked: CheckedDesign | null = null;
     await this.deps.signedPayloads.verify(userId, input.server, input.jwt, {
@@ -72,7 +83,11 @@ export class CallSessionService {
         if (parsed.webhook !== undefined) this.deps.webhooks.checkUrl(parsed.webhook);
         // A human agent the transfer could never dial is refused now, as an unpriced contact is, before the jti is spent.
         const undialable = parsed.humanAgents?.find((h) => this.deps.dialable && !this.deps.dialable(h.phone));
-        if (undialable) throw new AppError('unsupported_destination', `human agent ${undialable.name} (${undialable.phone}) cannot be called: calls to that number are not offered (GET /api/pricing/voice-countries lists the countries)`);
+        if (undialable)
+          throw new AppError(
+            'unsupported_destination',
+            `human agent ${undialable.name} (${undialable.phone}) cannot be called: calls to that number are not offered (GET /api/pricing/voice-countries lists the countries)`,
+          );
         // An inline pathway or old list that is invalid (422), a tool that is not (400): refused before the jti is spent.
         checked = this.deps.designs.check(designInput(parsed));
         payload = parsed;
@@ -86,13 +101,27 @@ export class CallSessionService {
   }
 
   /** The call a payload describes; `checked`: what startSigned's check found of its design already. */
-  async assemble(userId: string, payload: CallPayload, fromOverride?: string, checked?: CheckedDesign): Promise<AssembledCall> {
+  async assemble(
+    userId: string,
+    payload: CallPayload,
+    fromOverride?: string,
+    checked?: CheckedDesign,
+  ): Promise<AssembledCall> {
     const { knowledge, integrations, personas } = this.deps;
     // A number, knowledge base, integration or pathway that is not the caller's is 404 not_found.
     const from = fromOverride ?? (await this.callerNumber(userId, payload.phoneNumberId));
     const design = await this.deps.designs.resolve(userId, designInput(payload), checked);
-    const templates = new CallTemplates({ variables: payload.variables ?? {}, contact: payload.contact, now: this.deps.clock.now() });
-    const agent = { ...payload.agent, instructions: templates.fill(payload.agent.instructions), firstMessage: templates.fill(payload.agent.firstMessage), voicemailMessage: templates.fill(payload.agent.voicemailMessage) };
+    const templates = new CallTemplates({
+      variables: payload.variables ?? {},
+      contact: payload.contact,
+      now: this.deps.clock.now(),
+    });
+    const agent = {
+      ...payload.agent,
+      instructions: templates.fill(payload.agent.instructions),
+      firstMessage: templates.fill(payload.agent.firstMessage),
+      voicemailMessage: templates.fill(payload.agent.voicemailMessage),
+    };
     const prompt = templates.fill(payload.prompt);
     const pathwayPart = pathwayPrompt(design.pathway, templates, { named: true });
     const persona = await personas.get(payload.agent.personaId ?? DEFAULT_PERSONA);
@@ -102,7 +131,12 @@ export class CallSessionService {
       tools.push({
         name: 'search_knowledge',
         description: `Search the knowledge base "${base.name}" for facts to answer the contact.`,
-        parameters: { type: 'object', properties: { query: { type: 'string', description: 'What to look up' } }, required: ['query'], additionalProperties: false },
+        parameters: {
+          type: 'object',
+          properties: { query: { type: 'string', description: 'What to look up' } },
+          required: ['query'],
+          additionalProperties: false,
+        },
       });
     }
     for (const fn of await integrations.functionsFor(userId, payload.integrations ?? [])) {
@@ -121,10 +155,16 @@ export class CallSessionService {
       context: {
         ...(payload.knowledgeBase ? { knowledgeBaseId: payload.knowledgeBase.id } : {}),
         ...(payload.integrations?.length ? { integrationIds: payload.integrations } : {}),
-        ...(payload.humanAgents?.length ? { humanAgents: payload.humanAgents.map((h, i) => ({ id: `human-${i + 1}`, name: h.name, phone: h.phone })) } : {}),
+        ...(payload.humanAgents?.length
+          ? { humanAgents: payload.humanAgents.map((h, i) => ({ id: `human-${i + 1}`, name: h.name, phone: h.phone })) }
+          : {}),
         ...(agent.voicemailMessage ? { voicemailMessage: agent.voicemailMessage } : {}),
       },
-      ...designedCallFields(design, { variables: payload.variables, contactFields: payload.contact.fields, warnings: templates.warnings() }),
+      ...designedCallFields(design, {
+        variables: payload.variables,
+        contactFields: payload.contact.fields,
+        warnings: templates.warnings(),
+      }),
     };
   }
 
@@ -133,15 +173,19 @@ export class CallSessionService {
     const { numbers } = this.deps;
     if (phoneNumberId !== undefined) {
       const n = await numbers.get(userId, phoneNumberId);
-      if (!n.capabilities.voice || n.status !== 'active') throw new AppError('conflict', `phone number ${phoneNumberId} cannot place voice calls`);
+      if (!n.capabilities.voice || n.status !== 'active')
+        throw new AppError('conflict', `phone number ${phoneNumberId} cannot place voice calls`);
       return n.phoneNumber;
     }
     const first = (await numbers.list(userId)).find((n) => n.capabilities.voice && n.status === 'active');
-    if (!first) throw new AppError('conflict', 'you have no voice-capable phone number to call from: buy one (POST /api/phone-numbers)');
+    if (!first)
+      throw new AppError(
+        'conflict',
+        'you have no voice-capable phone number to call from: buy one (POST /api/phone-numbers)',
+      );
     return first.phoneNumber;
   }
 }
-
 
 /** What call-design.ts checks of a payload. */
 const designInput = (p: CallPayload) => ({ pathway: p.pathway, tools: p.tools, variables: p.variables });
@@ -153,14 +197,19 @@ function systemPrompt(p: CallPayload, pathwayPart: string | null, personaInstruc
   if (p.type === 'prompt' && p.prompt) parts.push(p.prompt);
   if (pathwayPart) parts.push(pathwayPart);
   const fields = Object.entries(p.contact.fields ?? {});
-  if (fields.length) parts.push(`What you know about ${p.contact.name}:\n${fields.map(([k, v]) => `- ${k}: ${v}`).join('\n')}`);
-  if (p.humanAgents?.length) parts.push(`If the contact asks for a person, these colleagues can be conferenced in: ${p.humanAgents.map((h) => h.name).join(', ')}.`);
+  if (fields.length)
+    parts.push(`What you know about ${p.contact.name}:\n${fields.map(([k, v]) => `- ${k}: ${v}`).join('\n')}`);
+  if (p.humanAgents?.length)
+    parts.push(
+      `If the contact asks for a person, these colleagues can be conferenced in: ${p.humanAgents.map((h) => h.name).join(', ')}.`,
+    );
   return parts.join('\n\n');
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const text = (v: unknown, what: string, max = MAX_TEXT): string => {
-  if (typeof v !== 'string' || v.trim().length === 0 || v.length > max) throw invalidInput(`${what} must be a non-empty string of at most ${max} characters`);
+  if (typeof v !== 'string' || v.trim().length === 0 || v.length > max)
+    throw invalidInput(`${what} must be a non-empty string of at most ${max} characters`);
   return v;
 };
 const optText = (v: unknown, what: string, max = MAX_TEXT) => (v === undefined ? undefined : text(v, what, max));
@@ -182,14 +231,24 @@ export function parseCallPayload(c: Record<string, unknown>): CallPayload {
   if (firstMessage) agent.firstMessage = firstMessage;
   const voicemailMessage = optText(c.agent.voicemailMessage, 'agent.voicemailMessage', 2000);
   if (voicemailMessage) agent.voicemailMessage = voicemailMessage;
-  const contact: CallPayload['contact'] = { name: text(c.contact.name, 'contact.name', 200), phone: phone(c.contact.phone, 'contact.phone') };
+  const contact: CallPayload['contact'] = {
+    name: text(c.contact.name, 'contact.name', 200),
+    phone: phone(c.contact.phone, 'contact.phone'),
+  };
   if (c.contact.fields !== undefined) {
-    if (!isObject(c.contact.fields) || Object.keys(c.contact.fields).length > 100) throw invalidInput('contact.fields must be an object of at most 100 strings');
-    contact.fields = Object.fromEntries(Object.entries(c.contact.fields).map(([k, v]) => [text(k, 'contact.fields key', 100), text(v, `contact.fields.${k}`, 2000)]));
+    if (!isObject(c.contact.fields) || Object.keys(c.contact.fields).length > 100)
+      throw invalidInput('contact.fields must be an object of at most 100 strings');
+    contact.fields = Object.fromEntries(
+      Object.entries(c.contact.fields).map(([k, v]) => [
+        text(k, 'contact.fields key', 100),
+        text(v, `contact.fields.${k}`, 2000),
+      ]),
+    );
   }
   const out: CallPayload = { agent, contact, type: 'prompt' };
   if (c.humanAgents !== undefined) {
-    if (!Array.isArray(c.humanAgents) || c.humanAgents.length > 10) throw invalidInput('humanAgents must be a list of at most 10 { name, phone }');
+    if (!Array.isArray(c.humanAgents) || c.humanAgents.length > 10)
+      throw invalidInput('humanAgents must be a list of at most 10 { name, phone }');
     out.humanAgents = c.humanAgents.map((h, i) => {
       if (!isObject(h)) throw invalidInput(`humanAgents[${i}] must be an object`);
       return { name: text(h.name, `humanAgents[${i}].name`, 200), phone: phone(h.phone, `humanAgents[${i}].phone`) };
@@ -198,7 +257,10 @@ export function parseCallPayload(c: Record<string, unknown>): CallPayload {
   if (c.type === 'prompt') out.prompt = text(c.prompt, 'prompt');
   else if (c.type === 'pathway') {
     // What is in it is the pathway validator's to say (422 invalid_pathway, every error).
-    if (!isObject(c.pathway)) throw invalidInput('pathway must be a pathway document { name, start, nodes, edges, \u2026 }, { id } (your conversational-pathways store) or { name?, steps }');
+    if (!isObject(c.pathway))
+      throw invalidInput(
+        'pathway must be a pathway document { name, start, nodes, edges, \u2026 }, { id } (your conversational-pathways store) or { name?, steps }',
+      );
     out.type = 'pathway';
     out.pathway = c.pathway;
   } else throw invalidInput('type must be "pathway" (with pathway) or "prompt" (with prompt)');
@@ -207,13 +269,17 @@ export function parseCallPayload(c: Record<string, unknown>): CallPayload {
     out.knowledgeBase = { id: text(c.knowledgeBase.id, 'knowledgeBase.id', 100) };
   }
   if (c.integrations !== undefined) {
-    if (!Array.isArray(c.integrations) || c.integrations.length > 20) throw invalidInput('integrations must be a list of at most 20 ids');
+    if (!Array.isArray(c.integrations) || c.integrations.length > 20)
+      throw invalidInput('integrations must be a list of at most 20 ids');
     out.integrations = [...new Set(c.integrations.map((id, i) => text(id, `integrations[${i}]`, 100)))];
   }
   if (c.variables !== undefined) out.variables = parseCallVariables(c.variables);
   if (c.tools !== undefined) {
     // Each tool is checked (and its URL filtered) where it is declared: call-design.ts.
-    if (!Array.isArray(c.tools)) throw invalidInput('tools must be an array of custom tools { type: "http", name, description, parameters, url, \u2026 }');
+    if (!Array.isArray(c.tools))
+      throw invalidInput(
+        'tools must be an array of custom tools { type: "http", name, description, parameters, url, \u2026 }',
+      );
     out.tools = c.tools;
   }
   if (c.phoneNumberId !== undefined) out.phoneNumberId = text(c.phoneNumberId, 'phoneNumberId', 100);

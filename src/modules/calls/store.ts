@@ -19,11 +19,17 @@ export class CallStore {
     bound = false,
   ) {
     const batched = dialect === 'postgres' && !bound;
-    this.sessionInserts = batched ? Batcher.forWrites<CallSessionsTable>(async (rows) => void (await this.db.insertInto('call_sessions').values(rows).execute())) : null;
+    this.sessionInserts = batched
+      ? Batcher.forWrites<CallSessionsTable>(
+          async (rows) => void (await this.db.insertInto('call_sessions').values(rows).execute()),
+        )
+      : null;
     this.providerIds = batched
       ? Batcher.forWrites<{ id: string; providerCallId: string }>(async (items) => {
           const values = sql.join(items.map((i) => sql`(${i.id}::text, ${i.providerCallId}::text)`));
-          await sql`update call_sessions as s set provider_call_id = v.pid from (values ${values}) as v(id, pid) where s.id = v.id`.execute(this.db);
+          await sql`update call_sessions as s set provider_call_id = v.pid from (values ${values}) as v(id, pid) where s.id = v.id`.execute(
+            this.db,
+          );
         })
       : null;
   }
@@ -46,7 +52,12 @@ export class CallStore {
 
   /** Removes a session nothing happened on yet (a web call refused right after it was recorded): no progress, no record. */
   async deleteUnstartedSession(id: string): Promise<void> {
-    await this.db.deleteFrom('call_sessions').where('id', '=', id).where('status', '=', 'created').where('media_instance', 'is', null).execute();
+    await this.db
+      .deleteFrom('call_sessions')
+      .where('id', '=', id)
+      .where('status', '=', 'created')
+      .where('media_instance', 'is', null)
+      .execute();
   }
 
   findSession(id: string): Promise<CallSessionsTable | undefined> {
@@ -66,7 +77,12 @@ export class CallStore {
   /** Keeps the reports whose ids were not kept before; returns the ids kept now. */
   async insertProgressMany(rows: CallProgressTable[]): Promise<Set<string>> {
     if (rows.length === 0) return new Set();
-    const kept = await this.db.insertInto('call_progress').values(rows).onConflict((oc) => oc.column('id').doNothing()).returning('id').execute();
+    const kept = await this.db
+      .insertInto('call_progress')
+      .values(rows)
+      .onConflict((oc) => oc.column('id').doNothing())
+      .returning('id')
+      .execute();
     return new Set(kept.map((r) => r.id));
   }
 
@@ -74,9 +90,16 @@ export class CallStore {
    * PostgreSQL: advanceStatus for many sessions in one statement (each moves
    * only from one of its `from` statuses); returns the ids that moved.
    */
-  async advanceStatusMany(moves: Array<{ id: string; from: readonly string[]; status: string; durationSeconds: number | null; now: number }>): Promise<Set<string>> {
+  async advanceStatusMany(
+    moves: Array<{ id: string; from: readonly string[]; status: string; durationSeconds: number | null; now: number }>,
+  ): Promise<Set<string>> {
     if (moves.length === 0) return new Set();
-    const values = sql.join(moves.map((m) => sql`(${m.id}::text, ${m.status}::text, ${[...m.from]}::text[], ${m.durationSeconds}::integer, ${m.now}::bigint)`));
+    const values = sql.join(
+      moves.map(
+        (m) =>
+          sql`(${m.id}::text, ${m.status}::text, ${[...m.from]}::text[], ${m.durationSeconds}::integer, ${m.now}::bigint)`,
+      ),
+    );
     const { rows } = await sql<{ id: string }>`
       update call_sessions as s
          set status = v.status, updated_at = v.now, duration_seconds = coalesce(v.duration, s.duration_seconds)
@@ -88,12 +111,22 @@ export class CallStore {
 
   /** Keeps a report unless one with the same id was kept before; true when it is new. */
   async insertProgress(row: CallProgressTable): Promise<boolean> {
-    const result = await this.db.insertInto('call_progress').values(row).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
+    const result = await this.db
+      .insertInto('call_progress')
+      .values(row)
+      .onConflict((oc) => oc.column('id').doNothing())
+      .executeTakeFirst();
     return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
   }
 
   /** Moves the session to `status` only from one of `from` (statuses before it), so each step happens once. */
-  async advanceStatus(id: string, from: readonly string[], status: string, durationSeconds: number | null, now: number): Promise<boolean> {
+  async advanceStatus(
+    id: string,
+    from: readonly string[],
+    status: string,
+    durationSeconds: number | null,
+    now: number,
+  ): Promise<boolean> {
     const result = await this.db
       .updateTable('call_sessions')
       .set({ status, updated_at: now, ...(durationSeconds !== null ? { duration_seconds: durationSeconds } : {}) })
@@ -105,7 +138,13 @@ export class CallStore {
 
   /** The report that ended the call (its transcript goes into the call record). */
   lastProgress(sessionId: string, status: string): Promise<CallProgressTable | undefined> {
-    return this.db.selectFrom('call_progress').selectAll().where('session_id', '=', sessionId).where('status', '=', status).orderBy('received_at', 'desc').executeTakeFirst();
+    return this.db
+      .selectFrom('call_progress')
+      .selectAll()
+      .where('session_id', '=', sessionId)
+      .where('status', '=', status)
+      .orderBy('received_at', 'desc')
+      .executeTakeFirst();
   }
 
   /** Marks the end of the call accounted for; true for the one caller that did it. */
@@ -122,10 +161,24 @@ export class CallStore {
   /** Sessions that ended but whose end was not accounted for (the process stopped in between). */
   /** Sessions not ended whose last change is older than `before` (their audio server went quiet). */
   listStalled(finalStatuses: readonly string[], before: number, limit: number): Promise<CallSessionsTable[]> {
-    return this.db.selectFrom('call_sessions').selectAll().where('status', 'not in', finalStatuses).where('updated_at', '<', before).orderBy('updated_at').limit(limit).execute();
+    return this.db
+      .selectFrom('call_sessions')
+      .selectAll()
+      .where('status', 'not in', finalStatuses)
+      .where('updated_at', '<', before)
+      .orderBy('updated_at')
+      .limit(limit)
+      .execute();
   }
 
   listEndedUnfinished(finalStatuses: readonly string[], limit: number): Promise<CallSessionsTable[]> {
-    return this.db.selectFrom('call_sessions').selectAll().where('status', 'in', finalStatuses).where('finished_at', 'is', null).orderBy('updated_at').limit(limit).execute();
+    return this.db
+      .selectFrom('call_sessions')
+      .selectAll()
+      .where('status', 'in', finalStatuses)
+      .where('finished_at', 'is', null)
+      .orderBy('updated_at')
+      .limit(limit)
+      .execute();
   }
 }

@@ -48,7 +48,9 @@ export interface AuthorizedLeg {
   dial: DialTwimlLeg;
 }
 
-export type LegAuthorization = { ok: true; leg: AuthorizedLeg } | { ok: false; reason: CallRefusal | 'invalid_number' | 'arranged_before'; message: string };
+export type LegAuthorization =
+  | { ok: true; leg: AuthorizedLeg }
+  | { ok: false; reason: CallRefusal | 'invalid_number' | 'arranged_before'; message: string };
 
 export interface DialledLegDeps {
   charges: Pick<CallCharges, 'authorizeLeg' | 'settleCall' | 'priced' | 'markLegDialled'>;
@@ -72,14 +74,20 @@ export class DialledLegs {
    * held or dialled then.
    */
   async authorizeTransfer(userId: string, sessionId: string, phone: string): Promise<LegAuthorization> {
-    if (!E164.test(phone)) return { ok: false, reason: 'invalid_number', message: 'the transfer is not possible: this person has no valid phone number' };
+    if (!E164.test(phone))
+      return {
+        ok: false,
+        reason: 'invalid_number',
+        message: 'the transfer is not possible: this person has no valid phone number',
+      };
     const ref = transferLegRef(sessionId);
     let authorized;
     try {
       authorized = await this.deps.charges.authorizeLeg(userId, { ref, parentRef: sessionId, number: phone });
     } catch (err) {
       // The call's leg was authorized before (a hold refused in a race, or released): one leg per call.
-      if (err instanceof AppError && err.code === 'conflict') return { ok: false, reason: 'arranged_before', message: 'the transfer is not possible any more on this call' };
+      if (err instanceof AppError && err.code === 'conflict')
+        return { ok: false, reason: 'arranged_before', message: 'the transfer is not possible any more on this call' };
       throw err;
     }
     if (!authorized.ok) return { ok: false, reason: authorized.reason, message: REFUSAL_MESSAGES[authorized.reason] };
@@ -92,7 +100,11 @@ export class DialledLegs {
         maxDurationSeconds: authorized.maxDurationSeconds,
         holdCents: authorized.holdCents,
         ratePerMinute: authorized.ratePerMinute,
-        dial: { phone, timeLimitSeconds: authorized.maxDurationSeconds, statusCallbackUrl: `${this.deps.publicUrl}${DIAL_CALLBACK_PATH}/${encodeURIComponent(sessionId)}` },
+        dial: {
+          phone,
+          timeLimitSeconds: authorized.maxDurationSeconds,
+          statusCallbackUrl: `${this.deps.publicUrl}${DIAL_CALLBACK_PATH}/${encodeURIComponent(sessionId)}`,
+        },
       },
     };
   }
@@ -114,17 +126,24 @@ export class DialledLegs {
    * CallDuration, once (settleCall is idempotent by ref: a retried webhook
    * charges nothing more). Other statuses change nothing.
    */
-  async handleCallback(sessionId: string, requestUri: string, signature: string | undefined, params: SignedParams): Promise<void> {
+  async handleCallback(
+    sessionId: string,
+    requestUri: string,
+    signature: string | undefined,
+    params: SignedParams,
+  ): Promise<void> {
     verifyTwilioCallback(this.deps.providers.list, signature, this.deps.publicUrl + requestUri, params);
     const session = await this.deps.findSession(sessionId);
     if (!session) throw notFound('call session');
     const parent = formValue(params, 'ParentCallSid');
-    if (parent && session.provider_call_id && parent !== session.provider_call_id) throw invalidInput('ParentCallSid does not match this session');
+    if (parent && session.provider_call_id && parent !== session.provider_call_id)
+      throw invalidInput('ParentCallSid does not match this session');
     const status = formValue(params, 'CallStatus') ?? '';
     if (!FINAL_LEG_STATUSES.has(status)) return;
     const raw = formValue(params, 'CallDuration') ?? (status === 'completed' ? undefined : '0');
     const seconds = Number(raw);
-    if (raw === undefined || !/^\d+$/.test(raw) || seconds > MAX_REPORTED_SECONDS) throw invalidInput('CallDuration must be a whole number of seconds');
+    if (raw === undefined || !/^\d+$/.test(raw) || seconds > MAX_REPORTED_SECONDS)
+      throw invalidInput('CallDuration must be a whole number of seconds');
     const settled = await this.deps.charges.settleCall(transferLegRef(sessionId), { seconds });
     if (!settled) throw notFound('dialled leg');
   }

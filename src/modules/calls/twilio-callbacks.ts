@@ -44,7 +44,12 @@ export class TwilioCallCallbacks {
   constructor(private readonly deps: TwilioCallbackDeps) {}
 
   /** POST /api/webhooks/twilio/call/{sessionId}. */
-  async handleStatus(sessionId: string, requestUri: string, signature: string | undefined, params: SignedParams): Promise<void> {
+  async handleStatus(
+    sessionId: string,
+    requestUri: string,
+    signature: string | undefined,
+    params: SignedParams,
+  ): Promise<void> {
     const session = await this.verified(sessionId, requestUri, signature, params);
     const twilioStatus = formValue(params, 'CallStatus') ?? '';
     const mapped = TWILIO_STATUS[twilioStatus];
@@ -56,13 +61,17 @@ export class TwilioCallCallbacks {
     if (mapped.status === 'completed') {
       // While a stream is carried, its instance reports the end with the transcript; Twilio's word only ends calls nobody carries.
       // Its duration is kept all the same: should that instance have died, the call is charged what the carrier says (voice-services.ts).
-      const carried = session.media_instance !== null && session.media_instance !== undefined && Number(session.media_heartbeat_at ?? 0) > now - MEDIA_STALE_MS;
+      const carried =
+        session.media_instance !== null &&
+        session.media_instance !== undefined &&
+        Number(session.media_heartbeat_at ?? 0) > now - MEDIA_STALE_MS;
       if (carried) {
         if (Number.isInteger(duration) && duration >= 0) await this.deps.store.setCarrierDuration(sessionId, duration);
         return;
       }
     }
-    if (Number.isInteger(duration) && duration >= 0 && mapped.status !== 'in_progress') progress.duration_seconds = duration;
+    if (Number.isInteger(duration) && duration >= 0 && mapped.status !== 'in_progress')
+      progress.duration_seconds = duration;
     if (mapped.outcome) {
       progress.outcome = mapped.outcome;
       await this.deps.setOutcome(sessionId, mapped.outcome, mapped.status === 'failed' ? 'carrier_failed' : null);
@@ -71,7 +80,12 @@ export class TwilioCallCallbacks {
   }
 
   /** POST /api/webhooks/twilio/amd/{sessionId}: AnsweredBy reaches the live call here, or through the database elsewhere. */
-  async handleMachineDetection(sessionId: string, requestUri: string, signature: string | undefined, params: SignedParams): Promise<void> {
+  async handleMachineDetection(
+    sessionId: string,
+    requestUri: string,
+    signature: string | undefined,
+    params: SignedParams,
+  ): Promise<void> {
     await this.verified(sessionId, requestUri, signature, params);
     const answeredBy = formValue(params, 'AnsweredBy');
     if (!answeredBy || !/^[a-z_]{1,40}$/.test(answeredBy)) throw invalidInput('AnsweredBy is missing');
@@ -84,7 +98,8 @@ export class TwilioCallCallbacks {
     const session = await this.deps.store.find(sessionId);
     if (!session) throw notFound('call session');
     const callSid = formValue(params, 'CallSid');
-    if (callSid && session.provider_call_id && callSid !== session.provider_call_id) throw invalidInput('CallSid does not match this session');
+    if (callSid && session.provider_call_id && callSid !== session.provider_call_id)
+      throw invalidInput('CallSid does not match this session');
     return session;
   }
 }

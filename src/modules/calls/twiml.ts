@@ -2,7 +2,8 @@
 // media stream to our WebSocket, a spoken refusal, a transfer. Every value is
 // XML-escaped; nothing a caller or user typed reaches the markup unescaped.
 
-const escapeXml = (text: string): string => text.replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]!);
+const escapeXml = (text: string): string =>
+  text.replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]!);
 
 const response = (body: string) => `<?xml version="1.0" encoding="UTF-8"?><Response>${body}</Response>`;
 

@@ -49,7 +49,12 @@ export class VoiceAgentCarrier implements AudioProvider {
     const { store, control, tokens, secretBox, publicUrl } = this.deps;
     const session = await store.find(sessionId);
     if (!session) throw new AppError('not_found', 'call session not found');
-    const { token, expiresAt } = await tokens.issue(session.user_id, sessionId, 'twilio', MEDIA_TOKEN_TTL_SECONDS + RING_TIMEOUT_SECONDS);
+    const { token, expiresAt } = await tokens.issue(
+      session.user_id,
+      sessionId,
+      'twilio',
+      MEDIA_TOKEN_TTL_SECONDS + RING_TIMEOUT_SECONDS,
+    );
     await store.saveAssembled(sessionId, secretBox.seal(JSON.stringify(call)), expiresAt);
     const { callSid } = await control.placeCall({
       from: call.from ?? this.deps.defaultFrom,

@@ -36,25 +36,52 @@ const TwilioForm = Type.Record(Type.String(), Type.Union([Type.String(), Type.Ar
 });
 const SessionParams = Type.Object({ sessionId: Type.String({ minLength: 1, maxLength: 100 }) });
 
-const Latency = Type.Object({ sttMs: Type.Number(), llmFirstTokenMs: Type.Number(), ttsFirstByteMs: Type.Number(), overheadMs: Type.Number(), totalMs: Type.Number() });
+const Latency = Type.Object({
+  sttMs: Type.Number(),
+  llmFirstTokenMs: Type.Number(),
+  ttsFirstByteMs: Type.Number(),
+  overheadMs: Type.Number(),
+  totalMs: Type.Number(),
+});
 const TranscriptLine = Type.Object(
   {
     role: Type.Union([Type.Literal('agent'), Type.Literal('caller')]),
     text: Type.String(),
-    startMs: Type.Optional(Type.Number({ description: 'ms since the call was answered (absent for calls of an external audio server or the timer sandbox)' })),
+    startMs: Type.Optional(
+      Type.Number({
+        description:
+          'ms since the call was answered (absent for calls of an external audio server or the timer sandbox)',
+      }),
+    ),
     endMs: Type.Optional(Type.Number()),
-    interrupted: Type.Optional(Type.Boolean({ description: 'An agent line cut by the caller: its text is what was heard' })),
-    recognised: Type.Optional(Type.Boolean({ description: 'false: not recognised from audio (no recogniser, or the sandbox caller\'s own words)' })),
+    interrupted: Type.Optional(
+      Type.Boolean({ description: 'An agent line cut by the caller: its text is what was heard' }),
+    ),
+    recognised: Type.Optional(
+      Type.Boolean({
+        description: "false: not recognised from audio (no recogniser, or the sandbox caller's own words)",
+      }),
+    ),
     latency: Type.Optional(Latency),
   },
   { additionalProperties: true },
 );
-const ToolCall = Type.Object({ name: Type.String(), arguments: Type.Unknown(), result: Type.Unknown(), atMs: Type.Number() });
+const ToolCall = Type.Object({
+  name: Type.String(),
+  arguments: Type.Unknown(),
+  result: Type.Unknown(),
+  atMs: Type.Number(),
+});
 const callItemFields = {
   id: Type.String(),
   direction: Type.String({ description: 'outbound, inbound or web' }),
   status: Type.String({ description: 'queued, ringing, in_progress, completed, failed, busy, no_answer or canceled' }),
-  outcome: Type.Optional(Type.String({ description: 'Why it ended: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration' })),
+  outcome: Type.Optional(
+    Type.String({
+      description:
+        'Why it ended: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration',
+    }),
+  ),
   reason: Type.Optional(Type.String()),
   from: Type.Optional(Type.String()),
   to: Type.Optional(Type.String()),
@@ -62,15 +89,27 @@ const callItemFields = {
   answeredAt: Type.Optional(Type.String({ format: 'date-time' })),
   endedAt: Type.Optional(Type.String({ format: 'date-time' })),
   durationSeconds: Type.Optional(Type.Integer()),
-  costUsd: Type.Optional(Type.Number({ description: 'What the call was charged, in US dollars, once settled (seconds within the plan\'s allowance cost nothing), its transfer leg included once that is settled; absent while it runs and for calls that are never charged (web and temporary calls, refused calls)' })),
+  costUsd: Type.Optional(
+    Type.Number({
+      description:
+        "What the call was charged, in US dollars, once settled (seconds within the plan's allowance cost nothing), its transfer leg included once that is settled; absent while it runs and for calls that are never charged (web and temporary calls, refused calls)",
+    }),
+  ),
 };
 const CallItem = Type.Object(callItemFields);
-const CallPage = Type.Object({ calls: Type.Array(CallItem), nextBefore: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `before` for the next page; null on the last' }) });
+const CallPage = Type.Object({
+  calls: Type.Array(CallItem),
+  nextBefore: Type.Union([Type.String(), Type.Null()], {
+    description: 'Pass as `before` for the next page; null on the last',
+  }),
+});
 const CallDetail = Type.Object({
   ...callItemFields,
   transcript: Type.Optional(Type.Array(TranscriptLine)),
   toolCalls: Type.Optional(Type.Array(ToolCall)),
-  recordingUrl: Type.Optional(Type.String({ description: 'GET it for the two-channel WAV (caller left, agent right)' })),
+  recordingUrl: Type.Optional(
+    Type.String({ description: 'GET it for the two-channel WAV (caller left, agent right)' }),
+  ),
 });
 
 const exampleCall = {
@@ -92,9 +131,20 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCal
   // Twilio posts form bodies; the signature covers PUBLIC_URL + the request URI + the parameters.
   app.register(async (plugin) => {
     const scope = plugin as unknown as App;
-    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => done(null, formParams(String(body))));
+    scope.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: 64 * 1024 },
+      (_request, body, done) => done(null, formParams(String(body))),
+    );
     const signatureOf = (header: string | string[] | undefined) => (Array.isArray(header) ? header[0] : header);
-    const callback = (path: string, operationId: string, summary: string, description: string, handle: (sessionId: string, uri: string, signature: string | undefined, params: SignedParams) => Promise<void>, example?: Record<string, string>) =>
+    const callback = (
+      path: string,
+      operationId: string,
+      summary: string,
+      description: string,
+      handle: (sessionId: string, uri: string, signature: string | undefined, params: SignedParams) => Promise<void>,
+      example?: Record<string, string>,
+    ) =>
       scope.post(
         path,
         {
@@ -107,11 +157,19 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCal
             headers: Type.Object({ 'x-twilio-signature': Type.Optional(Type.String()) }),
             body: example ? { ...TwilioForm, examples: [example] } : TwilioForm,
             consumes: ['application/x-www-form-urlencoded'],
-            response: { 204: Type.Null({ description: 'Applied (or seen before)' }), ...errorResponses('invalid_signature', 'invalid_input', 'not_found') },
+            response: {
+              204: Type.Null({ description: 'Applied (or seen before)' }),
+              ...errorResponses('invalid_signature', 'invalid_input', 'not_found'),
+            },
           },
         },
         async (request, reply) => {
-          await handle((request.params as { sessionId: string }).sessionId, request.raw.url ?? request.url, signatureOf(request.headers['x-twilio-signature']), request.body as SignedParams);
+          await handle(
+            (request.params as { sessionId: string }).sessionId,
+            request.raw.url ?? request.url,
+            signatureOf(request.headers['x-twilio-signature']),
+            request.body as SignedParams,
+          );
           return reply.status(204).send(null);
         },
       );
@@ -119,7 +177,7 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCal
       '/api/webhooks/twilio/call/:sessionId',
       'twilioCallStatusCallback',
       "Twilio's progress of a call the voice agent carries",
-      'CallStatus initiated/queued, ringing, in-progress, completed, busy, no-answer, canceled, failed moves the session forward once per status (a `call_status` event and webhook). While the media stream is carried, the instance carrying it reports the end with the transcript; Twilio\'s `completed` ends only calls nobody carries.',
+      "CallStatus initiated/queued, ringing, in-progress, completed, busy, no-answer, canceled, failed moves the session forward once per status (a `call_status` event and webhook). While the media stream is carried, the instance carrying it reports the end with the transcript; Twilio's `completed` ends only calls nobody carries.",
       (id, uri, sig, params) => voice.callbacks.handleStatus(id, uri, sig, params),
     );
     scope.post(
@@ -128,7 +186,7 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCal
         schema: {
           tags: ['webhooks'],
           operationId: 'twilioVoiceWebhook',
-          summary: 'A call to one of your numbers (Twilio\'s voice webhook)',
+          summary: "A call to one of your numbers (Twilio's voice webhook)",
           description:
             `Called by Twilio, not by API users; attaching a number to an inbound configuration points the number's voice URL here. Checked before anything else: ${twilioSignatureDoc} (a bad one is 400 \`invalid_signature\`). ` +
             "The number's inbound configuration decides who answers: its agent record (from your `agents` store: `{ name, instructions?, prompt?, firstMessage?, voicemailMessage?, personaId?, pathway?, pathwayId?, knowledgeBaseId?, integrations?, tools?, maxDurationSeconds? }`: `pathway` a pathway document, `{ id }` or the old `{ name?, steps }`, `pathwayId` an object of your `conversational-pathways` store, `tools` custom HTTP tools) and human agents (from `contacts`: `{ name, phone }`). The answer is TwiML connecting the call's audio to the media WebSocket; a number not attached or suspended, an unreadable agent (or one whose pathway is not yours or not valid, or whose custom tool is not valid), an owner without allowance or balance, or the concurrency limit is answered with one spoken sentence and `<Hangup/>`, and the session ends `failed` with outcome `refused` and its reason (`not_attached`, `number_suspended`, `agent_unreadable`, `insufficient_funds`, `concurrency_limit`). Inbound calls are charged at the number's country's inbound rate, after the plan's inbound allowance.",
@@ -137,11 +195,24 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCal
           body: TwilioForm,
           consumes: ['application/x-www-form-urlencoded'],
           produces: ['text/xml'],
-          response: { 200: Type.String({ description: 'TwiML', examples: ['<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="wss://api.example.com/api/media/twilio"><Parameter name="token" value="eyJ…"/></Stream></Connect></Response>'] }), ...errorResponses('invalid_signature', 'not_found') },
+          response: {
+            200: Type.String({
+              description: 'TwiML',
+              examples: [
+                '<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="wss://api.example.com/api/media/twilio"><Parameter name="token" value="eyJ…"/></Stream></Connect></Response>',
+              ],
+            }),
+            ...errorResponses('invalid_signature', 'not_found'),
+          },
         },
       },
       async (request, reply) => {
-        const twiml = await inbound.answer((request.params as { numberId: string }).numberId, request.raw.url ?? request.url, signatureOf(request.headers['x-twilio-signature']), request.body as SignedParams);
+        const twiml = await inbound.answer(
+          (request.params as { numberId: string }).numberId,
+          request.raw.url ?? request.url,
+          signatureOf(request.headers['x-twilio-signature']),
+          request.body as SignedParams,
+        );
         return reply.type('text/xml').send(twiml);
       },
     );
@@ -149,19 +220,28 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCal
       '/api/webhooks/twilio/amd/:sessionId',
       'twilioMachineDetectionCallback',
       "Twilio's answering-machine verdict for an outbound call",
-      '`AnsweredBy` (human, machine_end_beep, machine_end_silence, machine_end_other, fax, unknown) reaches the live call: after a machine\'s beep the agent speaks its `voicemailMessage` once and hangs up (none: hangs up at once), outcome `voicemail`.',
+      "`AnsweredBy` (human, machine_end_beep, machine_end_silence, machine_end_other, fax, unknown) reaches the live call: after a machine's beep the agent speaks its `voicemailMessage` once and hangs up (none: hangs up at once), outcome `voicemail`.",
       (id, uri, sig, params) => voice.callbacks.handleMachineDetection(id, uri, sig, params),
     );
     callback(
       '/api/webhooks/twilio/dial/:sessionId',
       'twilioDialedLegCallback',
       "Twilio's final status of the number a call was transferred to",
-      'The `<Number statusCallback>` of a transfer\'s `<Dial>`: the dialled leg\'s `CallStatus` and `CallDuration` (seconds from its answer; `ParentCallSid` must be the call\'s own sid, else 400 `invalid_input`). A final status (completed, busy, no-answer, failed, canceled) settles the leg\'s charge once from `CallDuration`, per started minute at the dialled number\'s outbound rate plus the call\'s own, never more than its hold (`<Dial timeLimit>` is what the hold pays for); also long after the call\'s session ended. A retried callback charges nothing more; other statuses change nothing. 404 when the session has no transfer leg.',
+      "The `<Number statusCallback>` of a transfer's `<Dial>`: the dialled leg's `CallStatus` and `CallDuration` (seconds from its answer; `ParentCallSid` must be the call's own sid, else 400 `invalid_input`). A final status (completed, busy, no-answer, failed, canceled) settles the leg's charge once from `CallDuration`, per started minute at the dialled number's outbound rate plus the call's own, never more than its hold (`<Dial timeLimit>` is what the hold pays for); also long after the call's session ended. A retried callback charges nothing more; other statuses change nothing. 404 when the session has no transfer leg.",
       async (id, uri, sig, params) => {
         if (!legs) throw new AppError('not_found', 'this server dials no transfer legs');
         await legs.handleCallback(id, uri, sig, params);
       },
-      { AccountSid: 'AC0123456789abcdef0123456789abcdef', CallSid: 'CAfedcba9876543210fedcba9876543210', ParentCallSid: 'CA0123456789abcdef0123456789abcdef', CallStatus: 'completed', CallDuration: '184', Direction: 'outbound-dial', To: '+14155550111', From: '+14155550100' },
+      {
+        AccountSid: 'AC0123456789abcdef0123456789abcdef',
+        CallSid: 'CAfedcba9876543210fedcba9876543210',
+        ParentCallSid: 'CA0123456789abcdef0123456789abcdef',
+        CallStatus: 'completed',
+        CallDuration: '184',
+        Direction: 'outbound-dial',
+        To: '+14155550111',
+        From: '+14155550100',
+      },
     );
   });
 
@@ -188,38 +268,42 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCal
       const refuse = (why: string) => pending.refuse(1008, why);
       const callOf = async (sessionId: string) => (await voice.store.find(sessionId))?.provider_call_id ?? null;
       transport.started
-        .then(async (start) => {
-          const token = start.customParameters.token;
-          if (!token) return refuse('no token');
-          let accepted;
-          try {
-            accepted = await voice.tokens.accept(token, 'twilio', { callSid: start.callSid, callOf });
-          } catch (err) {
-            return refuse(err instanceof AppError ? err.message : 'token refused');
-          }
-          // Refused meanwhile (its deadline passed, it broke a rule, it closed): no call is touched.
-          if (!pending.accepted()) return;
-          const control = voice.controlFor(start.callSid);
-          await voice.runner.run({
-            sessionId: accepted.sessionId,
-            userId: accepted.userId,
-            transport,
-            callSid: start.callSid,
-            control: {
-              hangUp: async () => {
-                if (control) await control.redirectCall(start.callSid, hangUpTwiml()).catch(() => control.hangUpCall(start.callSid));
-                transport.close('hang_up');
+        .then(
+          async (start) => {
+            const token = start.customParameters.token;
+            if (!token) return refuse('no token');
+            let accepted;
+            try {
+              accepted = await voice.tokens.accept(token, 'twilio', { callSid: start.callSid, callOf });
+            } catch (err) {
+              return refuse(err instanceof AppError ? err.message : 'token refused');
+            }
+            // Refused meanwhile (its deadline passed, it broke a rule, it closed): no call is touched.
+            if (!pending.accepted()) return;
+            const control = voice.controlFor(start.callSid);
+            await voice.runner.run({
+              sessionId: accepted.sessionId,
+              userId: accepted.userId,
+              transport,
+              callSid: start.callSid,
+              control: {
+                hangUp: async () => {
+                  if (control)
+                    await control
+                      .redirectCall(start.callSid, hangUpTwiml())
+                      .catch(() => control.hangUpCall(start.callSid));
+                  transport.close('hang_up');
+                },
+                transfer: async (leg) => {
+                  await redirectToLeg(control, start.callSid, leg);
+                  await legs?.markDialled(accepted.sessionId);
+                  transport.close('transferred');
+                },
               },
-              transfer: async (leg) => {
-                await redirectToLeg(control, start.callSid, leg);
-                await legs?.markDialled(accepted.sessionId);
-                transport.close('transferred');
-              },
-            },
-          });
-        },
-        // Closed or shut out before its start: nothing to log (strangers make many of these).
-        () => refuse('no start'),
+            });
+          },
+          // Closed or shut out before its start: nothing to log (strangers make many of these).
+          () => refuse('no start'),
         )
         .catch((err: unknown) => {
           app.log.warn({ err }, 'media stream failed');
@@ -236,8 +320,12 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCal
         tags: ['calls'],
         operationId: 'listCalls',
         summary: 'Your calls, newest first',
-        description: 'Every call session of the account (outbound, inbound, temporary and web), newest first, `limit` at a time (default 20, at most 100); pass `nextBefore` as `before` for the next page.',
-        querystring: Type.Object({ before: Type.Optional(Type.String({ maxLength: 100 })), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })) }),
+        description:
+          'Every call session of the account (outbound, inbound, temporary and web), newest first, `limit` at a time (default 20, at most 100); pass `nextBefore` as `before` for the next page.',
+        querystring: Type.Object({
+          before: Type.Optional(Type.String({ maxLength: 100 })),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+        }),
         response: { 200: ok(CallPage, 'A page of calls', { calls: [exampleCall], nextBefore: null }) },
       },
     },
@@ -264,9 +352,22 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCal
             transcript: [
               { role: 'agent', text: 'Hello Grace, this is Amy from the clinic.', startMs: 120, endMs: 2300 },
               { role: 'caller', text: 'Can you tell me your opening hours please?', startMs: 2900, endMs: 5100 },
-              { role: 'agent', text: 'We are open Monday to Friday, 9 to 5.', startMs: 5900, endMs: 8200, latency: { sttMs: 310, llmFirstTokenMs: 420, ttsFirstByteMs: 150, overheadMs: 12, totalMs: 892 } },
+              {
+                role: 'agent',
+                text: 'We are open Monday to Friday, 9 to 5.',
+                startMs: 5900,
+                endMs: 8200,
+                latency: { sttMs: 310, llmFirstTokenMs: 420, ttsFirstByteMs: 150, overheadMs: 12, totalMs: 892 },
+              },
             ],
-            toolCalls: [{ name: 'search_knowledge', arguments: { query: 'opening hours' }, result: { matches: [{ text: 'We are open Monday to Friday, 9 to 5.' }] }, atMs: 5300 }],
+            toolCalls: [
+              {
+                name: 'search_knowledge',
+                arguments: { query: 'opening hours' },
+                result: { matches: [{ text: 'We are open Monday to Friday, 9 to 5.' }] },
+                atMs: 5300,
+              },
+            ],
             recordingUrl: '/api/calls/019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e07/recording',
           }),
           ...errorResponses('not_found'),
@@ -284,10 +385,14 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCal
         tags: ['calls'],
         operationId: 'getCallRecording',
         summary: "A call's recording",
-        description: 'A WAV file: PCM16, 8 kHz, two channels (caller left, agent right). 404 when the call is not yours or has no recording.',
+        description:
+          'A WAV file: PCM16, 8 kHz, two channels (caller left, agent right). 404 when the call is not yours or has no recording.',
         params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
         produces: ['audio/wav'],
-        response: { 200: Type.String({ format: 'binary', description: 'The WAV file' }), ...errorResponses('not_found') },
+        response: {
+          200: Type.String({ format: 'binary', description: 'The WAV file' }),
+          ...errorResponses('not_found'),
+        },
       },
     },
     async (request, reply) => {

@@ -9,7 +9,14 @@ import type { TimerClock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { iso } from '../../lib/time.js';
 import { runUrgentWork } from '../../lib/urgent-work.js';
-import { type AssembledCall, type AudioProgress, type CallContext, type CallOutcome as RecordOutcome, FINAL_STATUSES, type ProgressReporter } from '../../providers/audio/interface.js';
+import {
+  type AssembledCall,
+  type AudioProgress,
+  type CallContext,
+  type CallOutcome as RecordOutcome,
+  FINAL_STATUSES,
+  type ProgressReporter,
+} from '../../providers/audio/interface.js';
 import type { CallSpeech } from '../../providers/call-speech/interface.js';
 import type { LanguageModel } from '../../providers/language-model/interface.js';
 import { CallerWords } from '../../providers/speech-to-text/caller-words.js';
@@ -37,9 +44,24 @@ export interface VoiceAgentProviders {
 
 /** What the tools of a call act on, for the call's owner. `signal` aborts a lookup the caller spoke over (tools.ts `onBargeIn`). */
 export interface VoiceToolServices {
-  searchKnowledge(userId: string, knowledgeBaseId: string, query: string, signal?: AbortSignal): Promise<KnowledgeMatch[]>;
-  checkAvailability(userId: string, integrationIds: string[], date: string | undefined, signal?: AbortSignal): Promise<string[]>;
-  bookMeeting(userId: string, integrationIds: string[], input: { start: string; name?: string; email?: string }, signal?: AbortSignal): Promise<BookingResult>;
+  searchKnowledge(
+    userId: string,
+    knowledgeBaseId: string,
+    query: string,
+    signal?: AbortSignal,
+  ): Promise<KnowledgeMatch[]>;
+  checkAvailability(
+    userId: string,
+    integrationIds: string[],
+    date: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<string[]>;
+  bookMeeting(
+    userId: string,
+    integrationIds: string[],
+    input: { start: string; name?: string; email?: string },
+    signal?: AbortSignal,
+  ): Promise<BookingResult>;
 }
 
 /**
@@ -56,15 +78,27 @@ export const KEYWORD_SPOTTING_MIN_CONFIDENCE = 0.25;
  * offered only their tools (a knowledge base, a calendar, people to transfer
  * to), each passing on the signal a barge-in aborts.
  */
-export function callToolServices(userId: string, context: CallContext, tools: VoiceToolServices, transferToHuman: NonNullable<ToolServices['transferToHuman']>): ToolServices {
+export function callToolServices(
+  userId: string,
+  context: CallContext,
+  tools: VoiceToolServices,
+  transferToHuman: NonNullable<ToolServices['transferToHuman']>,
+): ToolServices {
   const { knowledgeBaseId } = context;
   const integrations = context.integrationIds ?? [];
   return {
-    ...(knowledgeBaseId ? { searchKnowledge: (query: string, signal: AbortSignal) => tools.searchKnowledge(userId, knowledgeBaseId, query, signal) } : {}),
+    ...(knowledgeBaseId
+      ? {
+          searchKnowledge: (query: string, signal: AbortSignal) =>
+            tools.searchKnowledge(userId, knowledgeBaseId, query, signal),
+        }
+      : {}),
     ...(integrations.length
       ? {
-          checkAvailability: (date: string | undefined, signal: AbortSignal) => tools.checkAvailability(userId, integrations, date, signal),
-          bookMeeting: (input: { start: string; name?: string; email?: string }, signal: AbortSignal) => tools.bookMeeting(userId, integrations, input, signal),
+          checkAvailability: (date: string | undefined, signal: AbortSignal) =>
+            tools.checkAvailability(userId, integrations, date, signal),
+          bookMeeting: (input: { start: string; name?: string; email?: string }, signal: AbortSignal) =>
+            tools.bookMeeting(userId, integrations, input, signal),
         }
       : {}),
     ...(context.humanAgents?.length ? { transferToHuman } : {}),
@@ -93,7 +127,10 @@ export interface VoiceRunnerDeps {
   report: ProgressReporter;
   setOutcome(sessionId: string, outcome: string, reason: string | null): Promise<void>;
   /** Records a `call_transcript` event for the owner. */
-  transcriptEvent(userId: string, payload: { session_id: string; role: 'agent' | 'caller'; text: string; at: string; interrupted?: boolean }): Promise<void>;
+  transcriptEvent(
+    userId: string,
+    payload: { session_id: string; role: 'agent' | 'caller'; text: string; at: string; interrupted?: boolean },
+  ): Promise<void>;
   /** Largest object the data plane stores: a longer recording is stored in parts of this size. */
   maxRecordingBytes: number;
   /** CALL_RECORDING: false keeps no recording. */
@@ -156,7 +193,9 @@ export class VoiceRunner {
   keepHeartbeat(): void {
     if (this.heartbeat) return;
     this.heartbeat = setInterval(() => {
-      this.deps.store.heartbeat(this.deps.instanceId, this.deps.live.ids(), FINAL_STATUSES, this.deps.clock.now()).catch((err: unknown) => this.deps.log.warn({ err }, 'media heartbeat not written'));
+      this.deps.store
+        .heartbeat(this.deps.instanceId, this.deps.live.ids(), FINAL_STATUSES, this.deps.clock.now())
+        .catch((err: unknown) => this.deps.log.warn({ err }, 'media heartbeat not written'));
     }, MEDIA_HEARTBEAT_MS);
     this.heartbeat.unref();
   }
@@ -189,8 +228,12 @@ export class VoiceRunner {
     const context = call.context ?? {};
     const voices: Voice[] = [];
     const { speech } = this.deps.providers;
-    if (call.voice.provider === 'elevenlabs' && speech.elevenlabs) voices.push({ speech: speech.elevenlabs, voice: call.voice });
-    voices.push({ speech: speech.local, voice: call.voice.provider === 'local' ? call.voice : { provider: 'local', voiceId: 'en-us' } });
+    if (call.voice.provider === 'elevenlabs' && speech.elevenlabs)
+      voices.push({ speech: speech.elevenlabs, voice: call.voice });
+    voices.push({
+      speech: speech.local,
+      voice: call.voice.provider === 'local' ? call.voice : { provider: 'local', voiceId: 'en-us' },
+    });
     const events: Promise<void>[] = [];
     const direction = (session.direction ?? 'outbound') as CallDirection;
     // The transfer the agent arranged: its person and, on a phone call, the leg authorized for it (held until dialled or released).
@@ -208,7 +251,10 @@ export class VoiceRunner {
       const target = humans.find((h) => h.id === humanAgentId) ?? humans[0];
       if (!target) return { ok: false, message: 'nobody to transfer to' };
       // Asked again (the caller spoke over the agent's last words): the leg already authorized stands; one leg per call.
-      if (arranged) return arranged.phone === target.phone ? { ok: true, name: target.name } : { ok: false, message: `a transfer to ${arranged.name} is arranged already` };
+      if (arranged)
+        return arranged.phone === target.phone
+          ? { ok: true, name: target.name }
+          : { ok: false, message: `a transfer to ${arranged.name} is arranged already` };
       // A browser call dials nothing.
       if (direction === 'web') {
         arranged = { name: target.name, phone: target.phone, leg: null };
@@ -253,7 +299,10 @@ export class VoiceRunner {
       },
       systemPrompt: call.systemPrompt,
       firstMessage: call.firstMessage,
-      settings: { ...this.deps.settings, ...(call.maxDurationSeconds ? { maxDurationMs: call.maxDurationSeconds * 1000 } : {}) },
+      settings: {
+        ...this.deps.settings,
+        ...(call.maxDurationSeconds ? { maxDurationMs: call.maxDurationSeconds * 1000 } : {}),
+      },
       onFrameLateness: (ms) => this.onFrameLateness(ms),
       onRecognitionTime: (ms) => this.onRecognitionTime(ms),
       onTranscript: (line) => {
@@ -261,8 +310,18 @@ export class VoiceRunner {
       },
       // Lines as they are said: an agent sentence when the caller starts hearing it, not once it has played.
       onLiveLine: (line) => {
-        const payload = { session_id: sessionId, role: line.role, text: line.text, at: iso(clock.now()), ...(line.interrupted ? { interrupted: true } : {}) };
-        events.push(this.deps.transcriptEvent(userId, payload).catch((err) => this.deps.log.warn({ err, sessionId }, 'call_transcript event not recorded')));
+        const payload = {
+          session_id: sessionId,
+          role: line.role,
+          text: line.text,
+          at: iso(clock.now()),
+          ...(line.interrupted ? { interrupted: true } : {}),
+        };
+        events.push(
+          this.deps
+            .transcriptEvent(userId, payload)
+            .catch((err) => this.deps.log.warn({ err, sessionId }, 'call_transcript event not recorded')),
+        );
       },
     });
     // An answering machine (Twilio's asynchronous detection): the voicemail message after the beep, or a hang-up.
@@ -283,10 +342,17 @@ export class VoiceRunner {
       }
       const { droppedAudioMs, droppedMessages } = transport.inflow;
       if (droppedAudioMs > 0) this.onCallerAudioDropped(droppedAudioMs);
-      if (outcome.outcome === 'refused') this.deps.log.warn({ sessionId, reason: outcome.reason, droppedAudioMs, droppedMessages }, 'call ended: its far end was shut out for what it sent');
+      if (outcome.outcome === 'refused')
+        this.deps.log.warn(
+          { sessionId, reason: outcome.reason, droppedAudioMs, droppedMessages },
+          'call ended: its far end was shut out for what it sent',
+        );
       // A leg arranged but never dialled (the call ended first): nothing to charge, its hold goes back.
       const undialled = arranged as { leg: AuthorizedLeg | null } | null;
-      if (undialled?.leg && !(dialling ? await dialling : false)) await this.legs?.release(undialled.leg).catch((err: unknown) => this.deps.log.warn({ err, sessionId }, 'transfer leg not released'));
+      if (undialled?.leg && !(dialling ? await dialling : false))
+        await this.legs
+          ?.release(undialled.leg)
+          .catch((err: unknown) => this.deps.log.warn({ err, sessionId }, 'transfer leg not released'));
       await Promise.all(events);
       await this.finish(sessionId, direction, call, outcome);
     } finally {
@@ -312,7 +378,12 @@ export class VoiceRunner {
     return calls.length;
   }
 
-  private async finish(sessionId: string, direction: CallDirection, call: AssembledCall, outcome: CallOutcome): Promise<void> {
+  private async finish(
+    sessionId: string,
+    direction: CallDirection,
+    call: AssembledCall,
+    outcome: CallOutcome,
+  ): Promise<void> {
     const status = OUTCOME_STATUS[outcome.outcome];
     const recordOutcome: RecordOutcome = outcome.outcome;
     const reason = outcome.reason ?? null;
@@ -323,7 +394,8 @@ export class VoiceRunner {
       const wav = recordingWav(outcome.recording);
       const partBytes = Math.max(1, this.deps.maxRecordingBytes);
       recordingParts = [];
-      for (let offset = 0; offset < wav.length; offset += partBytes) recordingParts.push(wav.subarray(offset, offset + partBytes));
+      for (let offset = 0; offset < wav.length; offset += partBytes)
+        recordingParts.push(wav.subarray(offset, offset + partBytes));
       // Calls that end together build their files in one run of the loop (SQLite answers synchronously): live calls' due frames first.
       runUrgentWork();
     }
@@ -346,7 +418,10 @@ export class VoiceRunner {
         status,
         at: iso(this.deps.clock.now()),
         duration_seconds: Math.max(0, Math.round(outcome.durationMs / 1000)),
-        transcript: outcome.transcript.map((l: TranscriptLine) => ({ role: l.role === 'agent' ? 'agent' : 'contact', text: l.text })),
+        transcript: outcome.transcript.map((l: TranscriptLine) => ({
+          role: l.role === 'agent' ? 'agent' : 'contact',
+          text: l.text,
+        })),
         outcome: recordOutcome,
         ...(reason ? { reason } : {}),
       },

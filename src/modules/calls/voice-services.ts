@@ -64,8 +64,13 @@ export interface VoiceServiceDeps {
 export const MEDIA_CONNECT_GRACE_MS = 10_000;
 
 /** What an orphaned call is charged for: the carrier's duration when it told us, else answered → last heartbeat. */
-function orphanSeconds(session: { answered_at?: number | null; media_heartbeat_at?: number | null; carrier_duration_seconds?: number | null }): number {
-  if (session.carrier_duration_seconds !== null && session.carrier_duration_seconds !== undefined) return Number(session.carrier_duration_seconds);
+function orphanSeconds(session: {
+  answered_at?: number | null;
+  media_heartbeat_at?: number | null;
+  carrier_duration_seconds?: number | null;
+}): number {
+  if (session.carrier_duration_seconds !== null && session.carrier_duration_seconds !== undefined)
+    return Number(session.carrier_duration_seconds);
   if (!session.answered_at || !session.media_heartbeat_at) return 0;
   return Math.max(0, Math.round((Number(session.media_heartbeat_at) - Number(session.answered_at)) / 1000));
 }
@@ -76,7 +81,11 @@ function vadFactory(log: VoiceServiceDeps['log']) {
   return {
     create: async (): Promise<VoiceActivityDetector> => {
       loading ??= loadVoiceActivity().then((source) => {
-        if (source.kind !== 'silero') log.warn({ reason: source.fallbackReason }, 'Silero voice activity model did not load; calls use the energy detector');
+        if (source.kind !== 'silero')
+          log.warn(
+            { reason: source.fallbackReason },
+            'Silero voice activity model did not load; calls use the energy detector',
+          );
         return source;
       });
       return (await loading).create();
@@ -100,7 +109,13 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
     twilio?.calls && deps.twilioFrom
       ? new VoiceAgentCarrier({ ...carrierDeps, control: twilio.calls, defaultFrom: deps.twilioFrom, sandbox: false })
       : !twilio && sandbox?.calls && deps.sandboxCalls === 'voice'
-        ? new VoiceAgentCarrier({ ...carrierDeps, control: sandbox.calls, defaultFrom: SANDBOX_DEFAULT_FROM, sandbox: true, holder })
+        ? new VoiceAgentCarrier({
+            ...carrierDeps,
+            control: sandbox.calls,
+            defaultFrom: SANDBOX_DEFAULT_FROM,
+            sandbox: true,
+            holder,
+          })
         : null;
   const clock: TimerClock = 'setTimeout' in deps.clock ? (deps.clock as TimerClock) : systemClock;
   const vad = vadFactory(deps.log);
@@ -112,7 +127,8 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
     if (!reporter) throw new Error('the voice agent is not bound to the calls service');
     return reporter;
   };
-  const setOutcome = (sessionId: string, outcome: string, reason: string | null) => store.setOutcome(sessionId, outcome, reason);
+  const setOutcome = (sessionId: string, outcome: string, reason: string | null) =>
+    store.setOutcome(sessionId, outcome, reason);
   const runner = new VoiceRunner({
     store,
     secretBox: deps.secretBox,
@@ -152,7 +168,10 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
   const views = new CallViews(store, deps.data.records, async (userId, objectId, limit = Infinity) => {
     const children: Array<{ id: string }> = [];
     for (let after: string | undefined; ; ) {
-      const page = await deps.data.objects.listRelated(userId, objectId, { limit: Math.min(limit - children.length, 100), ...(after ? { after } : {}) });
+      const page = await deps.data.objects.listRelated(userId, objectId, {
+        limit: Math.min(limit - children.length, 100),
+        ...(after ? { after } : {}),
+      });
       children.push(...page.items.map((item) => ({ id: item.id })));
       if (!page.next || children.length >= limit) return children;
       after = page.next;
@@ -169,10 +188,21 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
   const failOrphaned = async (options: { exclusive?: boolean } = {}): Promise<number> => {
     const now = deps.clock.now();
     // Exclusive (a SQLite server at start: it holds the data folder's lock): every other instance has stopped, however fresh its heartbeat.
-    const orphans = await store.listOrphaned(FINAL_STATUSES, now - MEDIA_STALE_MS, 100, options.exclusive ? instanceId : undefined);
+    const orphans = await store.listOrphaned(
+      FINAL_STATUSES,
+      now - MEDIA_STALE_MS,
+      100,
+      options.exclusive ? instanceId : undefined,
+    );
     for (const session of orphans) {
       await setOutcome(session.id, 'instance_stopped', 'instance_stopped');
-      await report()(session.id, `orphaned_${session.id}`, { status: 'failed', at: iso(now), outcome: 'instance_stopped', reason: 'instance_stopped', duration_seconds: orphanSeconds(session) });
+      await report()(session.id, `orphaned_${session.id}`, {
+        status: 'failed',
+        at: iso(now),
+        outcome: 'instance_stopped',
+        reason: 'instance_stopped',
+        duration_seconds: orphanSeconds(session),
+      });
     }
     return orphans.length;
   };
@@ -191,7 +221,12 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
       const outcome = web ? 'no_answer' : 'provider_error';
       const reason = web ? 'not_connected' : 'media_not_connected';
       await setOutcome(session.id, outcome, reason);
-      await report()(session.id, web ? `web_${session.id}_not_connected` : `unconnected_${session.id}`, { status: web ? 'canceled' : 'failed', at: iso(now), outcome, reason });
+      await report()(session.id, web ? `web_${session.id}_not_connected` : `unconnected_${session.id}`, {
+        status: web ? 'canceled' : 'failed',
+        at: iso(now),
+        outcome,
+        reason,
+      });
     }
     return waiting.length;
   };
@@ -214,7 +249,9 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
       const run = (first = false) => {
         void failOrphaned({ exclusive: first && options.exclusive })
           .then(() => endUnconnected())
-          .catch((err: unknown) => log.warn({ err }, 'ending calls of stopped instances, or whose media never connected, failed'));
+          .catch((err: unknown) =>
+            log.warn({ err }, 'ending calls of stopped instances, or whose media never connected, failed'),
+          );
       };
       runner.keepHeartbeat();
       run(true);

@@ -6,7 +6,10 @@ import type { IntegrationService } from '../integrations/service.js';
 import type { KnowledgeService } from '../knowledge/service.js';
 import type { VoiceToolServices } from './voice-runner.js';
 
-export function createVoiceToolServices(knowledge: Pick<KnowledgeService, 'search'>, integrations: Pick<IntegrationService, 'invoke'>): VoiceToolServices {
+export function createVoiceToolServices(
+  knowledge: Pick<KnowledgeService, 'search'>,
+  integrations: Pick<IntegrationService, 'invoke'>,
+): VoiceToolServices {
   return {
     async searchKnowledge(userId, knowledgeBaseId, query, signal) {
       signal?.throwIfAborted();
@@ -17,7 +20,12 @@ export function createVoiceToolServices(knowledge: Pick<KnowledgeService, 'searc
       // The first integration with open times answers: a call books one calendar.
       for (const id of integrationIds) {
         signal?.throwIfAborted();
-        const answer = await integrations.invoke(userId, id, 'check_availability', date ? { start_date: date, days: 1 } : {});
+        const answer = await integrations.invoke(
+          userId,
+          id,
+          'check_availability',
+          date ? { start_date: date, days: 1 } : {},
+        );
         const slots = (answer.slots as Array<{ start_time: string }> | undefined) ?? [];
         if (slots.length) return slots.map((s) => s.start_time);
       }
@@ -26,9 +34,19 @@ export function createVoiceToolServices(knowledge: Pick<KnowledgeService, 'searc
     async bookMeeting(userId, integrationIds, input) {
       const [id] = integrationIds;
       if (!id) return { booked: false, start: input.start, message: 'no calendar is connected to this call' };
-      const answer = await integrations.invoke(userId, id, 'book_meeting', { start_time: input.start, ...(input.name ? { name: input.name } : {}), ...(input.email ? { email: input.email } : {}) });
-      if (answer.status !== 'link_created') return { booked: false, start: input.start, message: String(answer.message ?? 'that slot is not free') };
-      return { booked: true, start: String(answer.start_time ?? input.start), bookingUrl: String(answer.booking_url), message: String(answer.message) };
+      const answer = await integrations.invoke(userId, id, 'book_meeting', {
+        start_time: input.start,
+        ...(input.name ? { name: input.name } : {}),
+        ...(input.email ? { email: input.email } : {}),
+      });
+      if (answer.status !== 'link_created')
+        return { booked: false, start: input.start, message: String(answer.message ?? 'that slot is not free') };
+      return {
+        booked: true,
+        start: String(answer.start_time ?? input.start),
+        bookingUrl: String(answer.booking_url),
+        message: String(answer.message),
+      };
     },
   };
 }

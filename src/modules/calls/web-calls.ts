@@ -92,7 +92,11 @@ export class WebCalls {
       // Recorded first, then counted with the others: two starts at once may both be refused, never both admitted past the limit.
       const live = await store.countLiveWeb(userId, FINAL_STATUSES, clock.now() - MEDIA_TOKEN_TTL_SECONDS * 1000);
       if (live > settings.concurrencyPerUser) {
-        throw new AppError('too_many_calls', `at most ${settings.concurrencyPerUser} web calls may be set up or under way at once: hang one up first`, { limit: settings.concurrencyPerUser });
+        throw new AppError(
+          'too_many_calls',
+          `at most ${settings.concurrencyPerUser} web calls may be set up or under way at once: hang one up first`,
+          { limit: settings.concurrencyPerUser },
+        );
       }
       await this.deps.limiter.consume(`web-calls:user:${userId}`, this.deps.rateLimit);
     } catch (err) {
@@ -126,8 +130,15 @@ export class WebCalls {
         const session = await this.deps.store.find(sessionId);
         if (!session || session.media_instance || session.status !== 'created') return;
         await this.deps.store.setOutcome(sessionId, 'no_answer', 'not_connected');
-        await this.deps.report(sessionId, `web_${sessionId}_not_connected`, { status: 'canceled', at: iso(this.deps.clock.now()), outcome: 'no_answer', reason: 'not_connected' });
-      })().catch((err: unknown) => this.deps.log.warn({ err, sessionId }, 'ending a web call that never connected failed'));
+        await this.deps.report(sessionId, `web_${sessionId}_not_connected`, {
+          status: 'canceled',
+          at: iso(this.deps.clock.now()),
+          outcome: 'no_answer',
+          reason: 'not_connected',
+        });
+      })().catch((err: unknown) =>
+        this.deps.log.warn({ err, sessionId }, 'ending a web call that never connected failed'),
+      );
     }, afterMs);
     this.expiry.set(sessionId, timer);
   }
@@ -135,7 +146,8 @@ export class WebCalls {
   /** The agent (stored or inline) with the request's overrides, assembled as a call (DESIGN "Voice agent": agent records). */
   private async assemble(userId: string, input: WebCallInput) {
     const { records, knowledge, integrations, personas, designs, settings } = this.deps;
-    if ((input.agentId === undefined) === (input.agent === undefined)) throw invalidInput('send exactly one of agentId (an object of your agents store) and agent (an agent record)');
+    if ((input.agentId === undefined) === (input.agent === undefined))
+      throw invalidInput('send exactly one of agentId (an object of your agents store) and agent (an agent record)');
     let agent: AgentRecord | null;
     if (input.agentId !== undefined) {
       const plain = await records.read(userId, 'agents', input.agentId);
@@ -153,10 +165,20 @@ export class WebCalls {
     // A knowledge base, integration or persona that is not the caller's is 404, as for POST /api/session/call.
     if (knowledgeBaseId) await knowledge.get(userId, knowledgeBaseId);
     const integrationIds = [...new Set(input.integrations ?? agent.integrations ?? [])];
-    const tools = (await integrations.functionsFor(userId, integrationIds)).map((fn) => ({ name: fn.name, description: fn.description, parameters: fn.parameters }));
+    const tools = (await integrations.functionsFor(userId, integrationIds)).map((fn) => ({
+      name: fn.name,
+      description: fn.description,
+      parameters: fn.parameters,
+    }));
     const persona = await personas.get(input.personaId ?? agent.personaId ?? DEFAULT_PERSONA);
-    const override = { ...(input.pathway !== undefined ? { pathway: input.pathway } : {}), ...(input.pathwayId !== undefined ? { pathwayId: input.pathwayId } : {}) };
-    const design = await designs.resolve(userId, agentDesignInput(agent, input.agent !== undefined ? 'agent.tools' : 'tools', override));
+    const override = {
+      ...(input.pathway !== undefined ? { pathway: input.pathway } : {}),
+      ...(input.pathwayId !== undefined ? { pathwayId: input.pathwayId } : {}),
+    };
+    const design = await designs.resolve(
+      userId,
+      agentDesignInput(agent, input.agent !== undefined ? 'agent.tools' : 'tools', override),
+    );
     return agentCall(agent, {
       design,
       now: this.deps.clock.now(),

@@ -19,9 +19,13 @@ import { WEB_MEDIA_PATH, type WebCalls } from './web-calls.js';
 
 const id = (description: string) => Type.String({ minLength: 1, maxLength: 100, description });
 
-const StoredPathway = Type.Object({ id: id('An object of your `conversational-pathways` store') }, { additionalProperties: false });
+const StoredPathway = Type.Object(
+  { id: id('An object of your `conversational-pathways` store') },
+  { additionalProperties: false },
+);
 const Pathway = (description: string) => Type.Union([PathwayDocument, StoredPathway, LegacyPathway], { description });
-const PATHWAY_FORMS = 'a pathway document (as POST /api/pathways/validate checks it), `{ id }` of your `conversational-pathways` store, or the old `{ name?, steps }` (a linear pathway)';
+const PATHWAY_FORMS =
+  'a pathway document (as POST /api/pathways/validate checks it), `{ id }` of your `conversational-pathways` store, or the old `{ name?, steps }` (a linear pathway)';
 
 /**
  * The agent record and body as documented (`documented`), or as the route
@@ -29,70 +33,115 @@ const PATHWAY_FORMS = 'a pathway document (as POST /api/pathways/validate checks
  * service answers what is wrong with them (422 `invalid_pathway` with every
  * error, 400 naming a tool's field) as POST /api/session/call does.
  */
-const agentRecord = (documented: boolean) => Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: 200 }),
-    instructions: Type.Optional(Type.String({ maxLength: 10_000 })),
-    prompt: Type.Optional(Type.String({ maxLength: 10_000 })),
-    firstMessage: Type.Optional(Type.String({ maxLength: 10_000, description: 'What the agent says first; default "Hello, this is <name>. How can I help you?"' })),
-    voicemailMessage: Type.Optional(Type.String({ maxLength: 10_000, description: 'Unused by web calls (no answering machines)' })),
-    personaId: Type.Optional(Type.String({ maxLength: 200 })),
-    pathway: Type.Optional(documented ? Pathway(`The pathway the agent walks: ${PATHWAY_FORMS}; or \`pathwayId\``) : Type.Unknown()),
-    pathwayId: Type.Optional(id('An object of your `conversational-pathways` store: the pathway the agent walks (instead of `pathway`)')),
-    knowledgeBaseId: Type.Optional(Type.String({ maxLength: 100 })),
-    integrations: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 20 })),
-    tools: Type.Optional(
-      documented
-        ? Type.Array(HttpToolDeclaration, { maxItems: MAX_TOOLS, description: "Custom HTTP tools the agent may call (names unique, none of the built-in tools'); header values are kept encrypted" })
-        : Type.Unknown(),
-    ),
-    maxDurationSeconds: Type.Optional(Type.Integer({ minimum: 1, description: 'Shorter than WEB_CALL_MAX_SECONDS: the call ends then' })),
-  },
-  { additionalProperties: true, description: 'An agent record, the same JSON as the records of your `agents` store (unknown fields ignored)' },
-);
+const agentRecord = (documented: boolean) =>
+  Type.Object(
+    {
+      name: Type.String({ minLength: 1, maxLength: 200 }),
+      instructions: Type.Optional(Type.String({ maxLength: 10_000 })),
+      prompt: Type.Optional(Type.String({ maxLength: 10_000 })),
+      firstMessage: Type.Optional(
+        Type.String({
+          maxLength: 10_000,
+          description: 'What the agent says first; default "Hello, this is <name>. How can I help you?"',
+        }),
+      ),
+      voicemailMessage: Type.Optional(
+        Type.String({ maxLength: 10_000, description: 'Unused by web calls (no answering machines)' }),
+      ),
+      personaId: Type.Optional(Type.String({ maxLength: 200 })),
+      pathway: Type.Optional(
+        documented ? Pathway(`The pathway the agent walks: ${PATHWAY_FORMS}; or \`pathwayId\``) : Type.Unknown(),
+      ),
+      pathwayId: Type.Optional(
+        id('An object of your `conversational-pathways` store: the pathway the agent walks (instead of `pathway`)'),
+      ),
+      knowledgeBaseId: Type.Optional(Type.String({ maxLength: 100 })),
+      integrations: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 20 })),
+      tools: Type.Optional(
+        documented
+          ? Type.Array(HttpToolDeclaration, {
+              maxItems: MAX_TOOLS,
+              description:
+                "Custom HTTP tools the agent may call (names unique, none of the built-in tools'); header values are kept encrypted",
+            })
+          : Type.Unknown(),
+      ),
+      maxDurationSeconds: Type.Optional(
+        Type.Integer({ minimum: 1, description: 'Shorter than WEB_CALL_MAX_SECONDS: the call ends then' }),
+      ),
+    },
+    {
+      additionalProperties: true,
+      description: 'An agent record, the same JSON as the records of your `agents` store (unknown fields ignored)',
+    },
+  );
 
-const startWebCallBody = (documented: boolean) => Type.Object(
-  {
-    agentId: Type.Optional(id('An object of your `agents` store holding an agent record (send this or `agent`)')),
-    agent: Type.Optional(agentRecord(documented)),
-    knowledgeBaseId: Type.Optional(id("One of your knowledge bases: the agent's `search_knowledge` tool searches it (instead of the agent's own)")),
-    integrations: Type.Optional(Type.Array(id('An integration id'), { maxItems: 20, description: "Your integrations whose functions the agent may call (instead of the agent's own)" })),
-    personaId: Type.Optional(id("The voice and manner (GET /api/personas), instead of the agent's own; default local-amy")),
-    pathwayId: Type.Optional(id("An object of your `conversational-pathways` store: the pathway of this call, instead of the agent's own")),
-    pathway: Type.Optional(documented ? Pathway(`The pathway of this call, instead of the agent's own: ${PATHWAY_FORMS}`) : Type.Unknown()),
-  },
-  {
-    examples: [
-      { agentId: '019ab3f0-5d11-7c2e-8f3a-4b6c1d2e3f40' },
-      { agent: { name: 'Amy', firstMessage: 'Hello, this is Amy from the clinic. How can I help?', prompt: 'Answer questions about the clinic.' }, knowledgeBaseId: '019ab3f0-6e22-7d3f-9a4b-5c7d2e3f4051', personaId: 'local-amy' },
-      { agentId: '019ab3f0-5d11-7c2e-8f3a-4b6c1d2e3f40', pathwayId: '019ab3f0-8a33-7e40-9b5c-6d8e3f405162' },
-      {
-        agent: {
-          name: 'Ava',
-          firstMessage: 'Hi, this is Ava from Acme. How can I help?',
-          pathway: examplePathway,
-          tools: [
-            {
-              type: 'http',
-              name: 'check_order',
-              description: 'Looks an order up by its number',
-              parameters: { type: 'object', properties: { order: { type: 'string' } }, required: ['order'] },
-              url: 'https://api.example.com/orders/lookup',
-              headers: { Authorization: 'Bearer sk_live_abc123' },
-              speak: 'One moment while I look that up.',
-            },
-          ],
+const startWebCallBody = (documented: boolean) =>
+  Type.Object(
+    {
+      agentId: Type.Optional(id('An object of your `agents` store holding an agent record (send this or `agent`)')),
+      agent: Type.Optional(agentRecord(documented)),
+      knowledgeBaseId: Type.Optional(
+        id("One of your knowledge bases: the agent's `search_knowledge` tool searches it (instead of the agent's own)"),
+      ),
+      integrations: Type.Optional(
+        Type.Array(id('An integration id'), {
+          maxItems: 20,
+          description: "Your integrations whose functions the agent may call (instead of the agent's own)",
+        }),
+      ),
+      personaId: Type.Optional(
+        id("The voice and manner (GET /api/personas), instead of the agent's own; default local-amy"),
+      ),
+      pathwayId: Type.Optional(
+        id("An object of your `conversational-pathways` store: the pathway of this call, instead of the agent's own"),
+      ),
+      pathway: Type.Optional(
+        documented ? Pathway(`The pathway of this call, instead of the agent's own: ${PATHWAY_FORMS}`) : Type.Unknown(),
+      ),
+    },
+    {
+      examples: [
+        { agentId: '019ab3f0-5d11-7c2e-8f3a-4b6c1d2e3f40' },
+        {
+          agent: {
+            name: 'Amy',
+            firstMessage: 'Hello, this is Amy from the clinic. How can I help?',
+            prompt: 'Answer questions about the clinic.',
+          },
+          knowledgeBaseId: '019ab3f0-6e22-7d3f-9a4b-5c7d2e3f4051',
+          personaId: 'local-amy',
         },
-      },
-    ],
-  },
-);
+        { agentId: '019ab3f0-5d11-7c2e-8f3a-4b6c1d2e3f40', pathwayId: '019ab3f0-8a33-7e40-9b5c-6d8e3f405162' },
+        {
+          agent: {
+            name: 'Ava',
+            firstMessage: 'Hi, this is Ava from Acme. How can I help?',
+            pathway: examplePathway,
+            tools: [
+              {
+                type: 'http',
+                name: 'check_order',
+                description: 'Looks an order up by its number',
+                parameters: { type: 'object', properties: { order: { type: 'string' } }, required: ['order'] },
+                url: 'https://api.example.com/orders/lookup',
+                headers: { Authorization: 'Bearer sk_live_abc123' },
+                speak: 'One moment while I look that up.',
+              },
+            ],
+          },
+        },
+      ],
+    },
+  );
 
 const StartWebCallBody = startWebCallBody(true);
 const ValidatedWebCallBody = startWebCallBody(false);
 
 const WebCallStarted = Type.Object({
-  sessionId: Type.String({ description: 'The call session: GET /api/calls/{sessionId}, or follow GET /api/events/call_status?session_id=<id>' }),
+  sessionId: Type.String({
+    description: 'The call session: GET /api/calls/{sessionId}, or follow GET /api/events/call_status?session_id=<id>',
+  }),
   url: Type.String({ description: 'Open this WebSocket within 60 s; its token is single use' }),
   expiresAt: Type.String({ format: 'date-time', description: 'When `url` stops being accepted' }),
   audio: Type.Object(
@@ -115,7 +164,7 @@ const PROTOCOL = [
   '- `{ "type": "dtmf", "digit": "0"–"9" | "*" | "#" | "A"–"D" }`: a key press.',
   '- `{ "type": "hangup" }`: the caller hangs up; the server ends the call (outcome `completed`, reason `caller_hung_up`), answers `ended` and closes the socket with 1000. Closing the socket ends the call too (reason `socket_closed`).',
   '',
-  '**Server → client.** Binary frames: the agent\'s audio, PCM16LE mono at the same rate, in 20 ms frames paced in real time (a little ahead, never a whole sentence at once). Text frames, JSON:',
+  "**Server → client.** Binary frames: the agent's audio, PCM16LE mono at the same rate, in 20 ms frames paced in real time (a little ahead, never a whole sentence at once). Text frames, JSON:",
   '- `{ "type": "mark", "name": "<name>" }`: after each chunk of a reply (every 400 ms of audio and at the end of each sentence); echo it once played.',
   '- `{ "type": "clear" }`: the caller spoke over the agent (barge-in): stop playback now and drop what is queued.',
   '- `{ "type": "transcript", "role": "agent" | "caller", "text": "…", "final": true | false, "interrupted"?: true }`: the transcript as it is said. An agent reply first comes with `final: false` as the agent starts saying each of its sentences (its first audio frame goes out), the text growing by a sentence each time: show it at once, the words arrive with their audio, not after it. Once the reply has played, or the caller cut it, the same line comes again with `final: true` and what the caller heard of it (the record\'s line), plus `interrupted: true` when a barge-in cut it; an empty text means none of it was heard. Each agent line is one reply: its `final: false` messages are replaced by the next message of the same role. A caller line comes once, `final: true`, at the end of the caller\'s turn; without a recogniser it reads `(speech not recognised)`, and words the recogniser was not sure of are followed by `(unclear)` (the agent did not act on them).',
@@ -138,13 +187,14 @@ export function webCallRoutes(app: App, voice: WebCallVoiceDeps, webCalls: WebCa
     {
       config: { auth: 'verified' },
       // The documented body is not the gate for a pathway and tools (startWebCallBody).
-      validatorCompiler: (route) => app.validatorCompiler!({ ...route, schema: route.httpPart === 'body' ? ValidatedWebCallBody : route.schema }),
+      validatorCompiler: (route) =>
+        app.validatorCompiler!({ ...route, schema: route.httpPart === 'body' ? ValidatedWebCallBody : route.schema }),
       schema: {
         tags: ['calls'],
         operationId: 'startWebCall',
         summary: 'Call your agent from a browser',
         description:
-          'Starts a free test call with an agent: `agentId` (an object of your `agents` store holding an agent record) or `agent` (an agent record inline), optionally with a knowledge base, integrations, a persona and a pathway (`pathwayId`, or `pathway`: a document, `{ id }` or the old `{ name?, steps }`) that replace the agent\'s own. The agent\'s `pathway` or `pathwayId` and custom `tools` are checked as for POST /api/session/call; `{{contact.name}}` and `{{now}}` in its instructions, prompt and first message are filled in (an unknown `{{name}}` is left empty). The answer names the session, a single-use WebSocket URL valid 60 s (GET /api/media/web: its protocol is described there) and the audio format both ways. The call is carried by the same voice agent as phone calls: recognition is the configured speech to text (else pocketsphinx when installed, at the browser\'s 16 kHz; else each caller utterance is "(speech not recognised)"), the answer comes from the configured model or the sandbox dialogue engine. Web calls are never charged; they end after WEB_CALL_MAX_SECONDS (600) or the agent\'s shorter `maxDurationSeconds` (outcome `max_duration`). 400 `invalid_input` without exactly one of `agentId` and `agent`, for an agent object that is not an agent record, for both `pathway` and `pathwayId`, or for a custom tool that is not valid (the message names its field, e.g. `agent.tools[0].url`); 404 for an agent, knowledge base, integration, persona or pathway that is not yours; 422 `invalid_pathway` for a pathway that is not valid (every error, with its path in the pathway); 429 `too_many_calls` when WEB_CALL_CONCURRENCY_PER_USER (2) web calls of yours are set up or under way (a set-up call counts until its URL expires); 429 `rate_limited` past 20 web calls started per hour (see Retry-After).',
+          "Starts a free test call with an agent: `agentId` (an object of your `agents` store holding an agent record) or `agent` (an agent record inline), optionally with a knowledge base, integrations, a persona and a pathway (`pathwayId`, or `pathway`: a document, `{ id }` or the old `{ name?, steps }`) that replace the agent's own. The agent's `pathway` or `pathwayId` and custom `tools` are checked as for POST /api/session/call; `{{contact.name}}` and `{{now}}` in its instructions, prompt and first message are filled in (an unknown `{{name}}` is left empty). The answer names the session, a single-use WebSocket URL valid 60 s (GET /api/media/web: its protocol is described there) and the audio format both ways. The call is carried by the same voice agent as phone calls: recognition is the configured speech to text (else pocketsphinx when installed, at the browser's 16 kHz; else each caller utterance is \"(speech not recognised)\"), the answer comes from the configured model or the sandbox dialogue engine. Web calls are never charged; they end after WEB_CALL_MAX_SECONDS (600) or the agent's shorter `maxDurationSeconds` (outcome `max_duration`). 400 `invalid_input` without exactly one of `agentId` and `agent`, for an agent object that is not an agent record, for both `pathway` and `pathwayId`, or for a custom tool that is not valid (the message names its field, e.g. `agent.tools[0].url`); 404 for an agent, knowledge base, integration, persona or pathway that is not yours; 422 `invalid_pathway` for a pathway that is not valid (every error, with its path in the pathway); 429 `too_many_calls` when WEB_CALL_CONCURRENCY_PER_USER (2) web calls of yours are set up or under way (a set-up call counts until its URL expires); 429 `rate_limited` past 20 web calls started per hour (see Retry-After).",
         body: StartWebCallBody,
         response: {
           201: ok(WebCallStarted, 'The call is set up: open `url` within 60 s', {
@@ -172,14 +222,29 @@ export function webCallRoutes(app: App, voice: WebCallVoiceDeps, webCalls: WebCa
       summary: 'The WebSocket of a web call (audio both ways, transcript, tool calls, marks, clear, end)',
       description: PROTOCOL,
       // Checked by the socket (close 1008), not by validation: a refused upgrade would tell the client less.
-      querystring: Type.Object({ token: Type.Optional(Type.String({ maxLength: 4096, description: 'The token of the `url` POST /api/calls/web answered (required)', examples: ['eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCJ9.eyJzaWQiOiIwMTlhYjNmMCJ9.c2lnbmF0dXJl'] })) }),
+      querystring: Type.Object({
+        token: Type.Optional(
+          Type.String({
+            maxLength: 4096,
+            description: 'The token of the `url` POST /api/calls/web answered (required)',
+            examples: ['eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCJ9.eyJzaWQiOiIwMTlhYjNmMCJ9.c2lnbmF0dXJl'],
+          }),
+        ),
+      }),
       response: {
-        101: Type.Null({ description: 'Switching Protocols: the WebSocket is open (see the description for its messages)' }),
+        101: Type.Null({
+          description: 'Switching Protocols: the WebSocket is open (see the description for its messages)',
+        }),
         ...errorResponses('upgrade_required'),
       },
     },
     handler: async () => {
-      throw new AppError('upgrade_required', `${WEB_MEDIA_PATH} is a WebSocket: open it with a WebSocket client`, {}, { upgrade: 'websocket', connection: 'Upgrade' });
+      throw new AppError(
+        'upgrade_required',
+        `${WEB_MEDIA_PATH} is a WebSocket: open it with a WebSocket client`,
+        {},
+        { upgrade: 'websocket', connection: 'Upgrade' },
+      );
     },
     wsHandler: (socket, request) => {
       // Before its token is accepted a socket keeps admission's rules (media-admission.ts); too many waiting: refused.
@@ -191,24 +256,27 @@ export function webCallRoutes(app: App, voice: WebCallVoiceDeps, webCalls: WebCa
       const refuse = (why: string) => pending.refuse(1008, why);
       if (!token) return refuse('no token');
       pending.presented();
-      voice.tokens.accept(token, 'web').then(
-        async (accepted) => {
-          // Refused meanwhile (its deadline passed, it broke a rule, it closed): the call is left to its own timer.
-          if (!pending.accepted()) return;
-          webCalls.connected(accepted.sessionId);
-          await voice.runner.run({
-            sessionId: accepted.sessionId,
-            userId: accepted.userId,
-            transport,
-            // A browser call has no carrier: the session closes the socket with its reason (an `ended` message first).
-            control: { hangUp: async () => {}, transfer: async () => {} },
-          });
-        },
-        (err: unknown) => refuse(err instanceof AppError ? err.message : 'token refused'),
-      ).catch((err: unknown) => {
-        app.log.warn({ err }, 'web call ended with an error');
-        transport.close('provider_error');
-      });
+      voice.tokens
+        .accept(token, 'web')
+        .then(
+          async (accepted) => {
+            // Refused meanwhile (its deadline passed, it broke a rule, it closed): the call is left to its own timer.
+            if (!pending.accepted()) return;
+            webCalls.connected(accepted.sessionId);
+            await voice.runner.run({
+              sessionId: accepted.sessionId,
+              userId: accepted.userId,
+              transport,
+              // A browser call has no carrier: the session closes the socket with its reason (an `ended` message first).
+              control: { hangUp: async () => {}, transfer: async () => {} },
+            });
+          },
+          (err: unknown) => refuse(err instanceof AppError ? err.message : 'token refused'),
+        )
+        .catch((err: unknown) => {
+          app.log.warn({ err }, 'web call ended with an error');
+          transport.close('provider_error');
+        });
     },
   });
 }

@@ -24,11 +24,18 @@ export interface ConnectServiceDeps {
 }
 
 export function createConnectServices(deps: ConnectServiceDeps) {
-  const jobs = new ConnectService(deps.data, deps.connector, deps.billing, new ConnectJobStore(deps.db, deps.dialect), deps.clock, {
-    leadPriceCents: deps.config.leadPriceCents,
-    heartbeatMs: deps.config.heartbeatMs,
-    abandonedAfterMs: deps.config.staleAfterMs,
-  });
+  const jobs = new ConnectService(
+    deps.data,
+    deps.connector,
+    deps.billing,
+    new ConnectJobStore(deps.db, deps.dialect),
+    deps.clock,
+    {
+      leadPriceCents: deps.config.leadPriceCents,
+      heartbeatMs: deps.config.heartbeatMs,
+      abandonedAfterMs: deps.config.staleAfterMs,
+    },
+  );
   return { jobs };
 }
 

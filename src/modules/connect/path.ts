@@ -44,7 +44,7 @@ export function normaliseConnectorPath(raw: string): NormalisedPath {
   for (const segment of decoded.split('/')) {
     if (segment === '' || segment === '.') continue;
     if (segment === '..') {
-      if (segments.length === 0) throw refuse('it may not climb above the connector\'s base path');
+      if (segments.length === 0) throw refuse("it may not climb above the connector's base path");
       segments.pop();
       continue;
     }

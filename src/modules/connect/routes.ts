@@ -11,20 +11,49 @@ import type { ConnectResult, ConnectService } from './service.js';
 
 const ConnectBody = Type.Object(
   {
-    repository: Type.String({ description: `The store the records go to: one of ${STORE_NAMES.join(', ')}`, examples: ['contacts'] }),
-    path: Type.String({ minLength: 1, maxLength: 2048, description: 'Connector path (`/get-leads` spends lead credits)', examples: ['/get-leads'] }),
-    params: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Forwarded to the connector as its JSON body. `/get-leads`: `credits` (whole number, clamped); sandbox: `limit` (default 10, at most 1,000)', examples: [{ credits: 25 }] })),
+    repository: Type.String({
+      description: `The store the records go to: one of ${STORE_NAMES.join(', ')}`,
+      examples: ['contacts'],
+    }),
+    path: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      description: 'Connector path (`/get-leads` spends lead credits)',
+      examples: ['/get-leads'],
+    }),
+    params: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description:
+          'Forwarded to the connector as its JSON body. `/get-leads`: `credits` (whole number, clamped); sandbox: `limit` (default 10, at most 1,000)',
+        examples: [{ credits: 25 }],
+      }),
+    ),
   },
   { additionalProperties: false, examples: [{ repository: 'contacts', path: '/get-leads', params: { credits: 25 } }] },
 );
 
 const countHeaders = {
-  'x-objects-written': { type: 'integer', description: 'Records written as objects (each announced by an object_created event)', examples: [25] },
-  'x-frames-skipped': { type: 'integer', description: 'Frames skipped because they were not a JSON object', examples: [0] },
-  'x-credits-granted': { type: 'integer', description: '`/get-leads` only: the credits granted after clamping to allowance plus balance', examples: [25] },
+  'x-objects-written': {
+    type: 'integer',
+    description: 'Records written as objects (each announced by an object_created event)',
+    examples: [25],
+  },
+  'x-frames-skipped': {
+    type: 'integer',
+    description: 'Frames skipped because they were not a JSON object',
+    examples: [0],
+  },
+  'x-credits-granted': {
+    type: 'integer',
+    description: '`/get-leads` only: the credits granted after clamping to allowance plus balance',
+    examples: [25],
+  },
 };
 
-const Completed = Type.Null({ description: 'The stream ended (or `/get-leads` had no allowance: nothing streamed). Counts in the headers.', headers: countHeaders });
+const Completed = Type.Null({
+  description: 'The stream ended (or `/get-leads` had no allowance: nothing streamed). Counts in the headers.',
+  headers: countHeaders,
+});
 
 const ConnectorFailure = Type.Object(
   {
@@ -32,12 +61,23 @@ const ConnectorFailure = Type.Object(
     code: Type.Literal('provider_error'),
     written: Type.Integer({ description: 'Records written before the failure; they stay' }),
     skipped: Type.Integer(),
-    credits: Type.Optional(Type.Integer({ description: '`/get-leads`: credits granted; only the written ones are charged' })),
+    credits: Type.Optional(
+      Type.Integer({ description: '`/get-leads`: credits granted; only the written ones are charged' }),
+    ),
   },
   {
-    description: 'The connector could not be reached or broke off mid-stream; what was written stays and is counted (in the body and the headers)',
+    description:
+      'The connector could not be reached or broke off mid-stream; what was written stays and is counted (in the body and the headers)',
     headers: countHeaders,
-    examples: [{ message: 'connector stream broke off: terminated', code: 'provider_error', written: 120, skipped: 1, credits: 500 }],
+    examples: [
+      {
+        message: 'connector stream broke off: terminated',
+        code: 'provider_error',
+        written: 120,
+        skipped: 1,
+        credits: 500,
+      },
+    ],
   },
 );
 
@@ -57,7 +97,7 @@ export function connectRoutes(app: App, deps: ConnectRouteDeps) {
         operationId: 'runConnectorJob',
         summary: 'Ingest records from the connector into an encrypted store',
         description:
-          'Streams `POST {CONNECTOR_URL}{path}` (SSE or NDJSON); each frame that is a JSON object is encrypted with the store\'s default key (AES-256-GCM, a fresh 12-byte IV) and created as a child of the store, emitting `object_created`. Answers 204 when the stream ends, with `X-Objects-Written`, `X-Frames-Skipped` and (for `/get-leads`) `X-Credits-Granted`. `/get-leads` clamps `params.credits` to the plan\'s remaining lead allowance plus what the prepaid balance buys (`LEAD_PRICE_USD` each), reserves the paid part, charges only delivered leads and returns the rest; no allowance: 204 at once. 400 unknown repository (the message lists the eight); 402 when the balance fell before the reservation; 502 when the connector fails (written objects stay, counts in the body).',
+          "Streams `POST {CONNECTOR_URL}{path}` (SSE or NDJSON); each frame that is a JSON object is encrypted with the store's default key (AES-256-GCM, a fresh 12-byte IV) and created as a child of the store, emitting `object_created`. Answers 204 when the stream ends, with `X-Objects-Written`, `X-Frames-Skipped` and (for `/get-leads`) `X-Credits-Granted`. `/get-leads` clamps `params.credits` to the plan's remaining lead allowance plus what the prepaid balance buys (`LEAD_PRICE_USD` each), reserves the paid part, charges only delivered leads and returns the rest; no allowance: 204 at once. 400 unknown repository (the message lists the eight); 402 when the balance fell before the reservation; 502 when the connector fails (written objects stay, counts in the body).",
         body: ConnectBody,
         response: { 204: Completed, ...errorResponses('invalid_input', 'insufficient_funds'), 502: ConnectorFailure },
       },
@@ -69,8 +109,14 @@ export function connectRoutes(app: App, deps: ConnectRouteDeps) {
         if (!reply.raw.writableFinished) controller.abort();
       };
       reply.raw.once('close', onClose);
-      const result = await jobs.run(request.auth!.userId, { ...request.body, params: request.body.params ?? {} }, controller.signal).finally(() => reply.raw.off('close', onClose));
-      if (result.settlementError) request.log.error({ err: result.settlementError }, 'connect: settling lead credits failed; recovery will finish it');
+      const result = await jobs
+        .run(request.auth!.userId, { ...request.body, params: request.body.params ?? {} }, controller.signal)
+        .finally(() => reply.raw.off('close', onClose));
+      if (result.settlementError)
+        request.log.error(
+          { err: result.settlementError },
+          'connect: settling lead credits failed; recovery will finish it',
+        );
       const headers = countsOf(result);
       if (result.failure !== null) {
         const extra: Record<string, unknown> = { written: result.written, skipped: result.skipped };
@@ -83,7 +129,10 @@ export function connectRoutes(app: App, deps: ConnectRouteDeps) {
 }
 
 function countsOf(result: ConnectResult): Record<string, string> {
-  const headers: Record<string, string> = { 'x-objects-written': String(result.written), 'x-frames-skipped': String(result.skipped) };
+  const headers: Record<string, string> = {
+    'x-objects-written': String(result.written),
+    'x-frames-skipped': String(result.skipped),
+  };
   if (result.credits !== null) headers['x-credits-granted'] = String(result.credits);
   return headers;
 }

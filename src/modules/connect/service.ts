@@ -102,8 +102,22 @@ export class ConnectService {
             if (!(await this.jobs.recordProgress(job.id, written, this.clock.now()))) lost.abort();
           }
         : async () => {};
-      const frames = this.connector.stream({ path, params, repository, signal: AbortSignal.any([signal, lost.signal]) });
-      failure = await this.ingest(userId, { relatedId: target.id, keyId: target.keyId }, material.key, frames, cap, progress, onBatch, lost.signal);
+      const frames = this.connector.stream({
+        path,
+        params,
+        repository,
+        signal: AbortSignal.any([signal, lost.signal]),
+      });
+      failure = await this.ingest(
+        userId,
+        { relatedId: target.id, keyId: target.keyId },
+        material.key,
+        frames,
+        cap,
+        progress,
+        onBatch,
+        lost.signal,
+      );
       if (lost.signal.aborted) failure = LOST_JOB;
     } finally {
       if (heartbeat) clearInterval(heartbeat);
@@ -164,7 +178,11 @@ export class ConnectService {
    * buys, records the job and reserves the paid part; null when nothing can be
    * granted (or billing is not wired).
    */
-  private async grantLeads(userId: string, repository: StoreName, params: Record<string, unknown>): Promise<ConnectJobsTable | null> {
+  private async grantLeads(
+    userId: string,
+    repository: StoreName,
+    params: Record<string, unknown>,
+  ): Promise<ConnectJobsTable | null> {
     const requested = params.credits;
     if (typeof requested !== 'number' || !Number.isInteger(requested) || requested < 0) {
       throw invalidInput('params.credits must be a whole number of leads (0 or more) for /get-leads');
@@ -175,7 +193,10 @@ export class ConnectService {
     // One grant per user at a time, so two requests cannot both spend the same allowance.
     const job = await this.jobs.serializedForUser(userId, async (jobs) => {
       // Free credits already promised to this user's running jobs are not in the allowance's usage yet.
-      const allowance = Math.max(0, (await billing.remainingAllowance(userId, 'leads')) - (await jobs.freeCreditsInFlight(userId)));
+      const allowance = Math.max(
+        0,
+        (await billing.remainingAllowance(userId, 'leads')) - (await jobs.freeCreditsInFlight(userId)),
+      );
       const buyable = Math.floor(Math.max(0, await billing.balanceCents(userId)) / price);
       const granted = Math.min(requested, allowance + buyable);
       if (granted === 0) return null;
@@ -205,7 +226,8 @@ export class ConnectService {
         await billing.reserve(userId, job.reserved_cents, reservationRef(job.id));
       } catch (err) {
         // No hold was made (the balance fell meanwhile): the job ends here, nothing to settle.
-        if (err instanceof AppError && err.code === 'insufficient_funds') await this.jobs.markSettled(job.id, this.clock.now());
+        if (err instanceof AppError && err.code === 'insufficient_funds')
+          await this.jobs.markSettled(job.id, this.clock.now());
         throw err;
       }
     }
@@ -225,13 +247,16 @@ export class ConnectService {
       const now = this.clock.now();
       // A running job is claimed with its final count; one left settling (its charge failed) is charged again
       // by recovery: billing's settle, refund and usage are idempotent by ref, so a repeat changes nothing.
-      const claimed = (await jobs.claimSettlement(job.id, delivered, now)) ?? (delivered === null ? await jobs.findSettling(job.id) : undefined);
+      const claimed =
+        (await jobs.claimSettlement(job.id, delivered, now)) ??
+        (delivered === null ? await jobs.findSettling(job.id) : undefined);
       if (!claimed) return false;
       const count = Math.min(Number(claimed.delivered), Number(claimed.granted));
       const paid = Math.max(0, count - Number(claimed.free_credits));
       const ref = reservationRef(claimed.id);
       if (Number(claimed.reserved_cents) > 0) {
-        if (paid > 0) await billing.settle(ref, Math.min(paid * Number(claimed.price_cents), Number(claimed.reserved_cents)));
+        if (paid > 0)
+          await billing.settle(ref, Math.min(paid * Number(claimed.price_cents), Number(claimed.reserved_cents)));
         else await billing.refund(ref);
       }
       if (count > 0) await billing.recordUsage(claimed.user_id, 'leads', count, ref);
@@ -312,7 +337,8 @@ export class ConnectService {
 export const reservationRef = (jobId: string) => `connect:${jobId}`;
 
 function checkRepository(name: string): StoreName {
-  if (!(STORE_NAMES as readonly string[]).includes(name)) throw invalidInput(`repository must be one of: ${STORE_NAMES.join(', ')}`);
+  if (!(STORE_NAMES as readonly string[]).includes(name))
+    throw invalidInput(`repository must be one of: ${STORE_NAMES.join(', ')}`);
   return name as StoreName;
 }
 

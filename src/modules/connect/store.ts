@@ -49,13 +49,23 @@ export class ConnectJobStore {
    * its stream must stop.
    */
   async recordProgress(id: string, delivered: number, now: number): Promise<boolean> {
-    const result = await this.db.updateTable('connect_jobs').set({ delivered, updated_at: now }).where('id', '=', id).where('state', '=', 'running').executeTakeFirst();
+    const result = await this.db
+      .updateTable('connect_jobs')
+      .set({ delivered, updated_at: now })
+      .where('id', '=', id)
+      .where('state', '=', 'running')
+      .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }
 
   /** Stamps a running job's heartbeat (`updated_at`). False when it is no longer running. */
   async beat(id: string, now: number): Promise<boolean> {
-    const result = await this.db.updateTable('connect_jobs').set({ updated_at: now }).where('id', '=', id).where('state', '=', 'running').executeTakeFirst();
+    const result = await this.db
+      .updateTable('connect_jobs')
+      .set({ updated_at: now })
+      .where('id', '=', id)
+      .where('state', '=', 'running')
+      .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }
 
@@ -77,17 +87,33 @@ export class ConnectJobStore {
 
   /** A job still settling (its charge may not have reached billing), or undefined. */
   findSettling(id: string): Promise<ConnectJobsTable | undefined> {
-    return this.db.selectFrom('connect_jobs').selectAll().where('id', '=', id).where('state', '=', 'settling').executeTakeFirst();
+    return this.db
+      .selectFrom('connect_jobs')
+      .selectAll()
+      .where('id', '=', id)
+      .where('state', '=', 'settling')
+      .executeTakeFirst();
   }
 
   /** Marks a job settled (from running or settling): billing has what it owes. */
   async markSettled(id: string, now: number): Promise<void> {
-    await this.db.updateTable('connect_jobs').set({ state: 'settled', updated_at: now }).where('id', '=', id).where('state', '!=', 'settled').execute();
+    await this.db
+      .updateTable('connect_jobs')
+      .set({ state: 'settled', updated_at: now })
+      .where('id', '=', id)
+      .where('state', '!=', 'settled')
+      .execute();
   }
 
   /** Jobs whose heartbeat (`updated_at`) is older than `before` that are still running (their instance stopped) or settling (their charge failed). */
   listAbandoned(before: number): Promise<ConnectJobsTable[]> {
-    return this.db.selectFrom('connect_jobs').selectAll().where('state', 'in', ['running', 'settling']).where('updated_at', '<', before).orderBy('created_at').execute();
+    return this.db
+      .selectFrom('connect_jobs')
+      .selectAll()
+      .where('state', 'in', ['running', 'settling'])
+      .where('updated_at', '<', before)
+      .orderBy('created_at')
+      .execute();
   }
 
   /** Free credits the user's running jobs still hold (granted from the allowance, usage not yet recorded). */

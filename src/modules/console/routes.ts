@@ -56,16 +56,25 @@ export function consoleRoutes(app: App, deps: ConsoleRouteDeps) {
     if (request.headers['if-none-match'] === asset.etag) return reply.status(304).send();
     return reply.type(asset.type).send(asset.body);
   };
-  const page = (name: string) => (request: FastifyRequest, reply: FastifyReply) => send(request, reply, assets.get(name)!);
+  const page = (name: string) => (request: FastifyRequest, reply: FastifyReply) =>
+    send(request, reply, assets.get(name)!);
 
   // Not API routes: HTML for people, left out of the OpenAPI document like the docs UI.
   app.get('/console', { schema: { hide: true } }, page(PAGES.console));
   app.get('/console/', { schema: { hide: true } }, (_request, reply) => reply.redirect('/console', 301));
   app.get('/console/calls', { schema: { hide: true } }, page(PAGES.calls));
-  app.get('/console/calls/:id', { schema: { hide: true, params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }) } }, page(PAGES.call));
-  app.get('/console/assets/:name', { schema: { hide: true, params: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }) } }, (request, reply) => {
-    const asset = assets.get((request.params as { name: string }).name);
-    if (!asset || asset.type.startsWith('text/html')) throw notFound('console file');
-    return send(request, reply, asset);
-  });
+  app.get(
+    '/console/calls/:id',
+    { schema: { hide: true, params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }) } },
+    page(PAGES.call),
+  );
+  app.get(
+    '/console/assets/:name',
+    { schema: { hide: true, params: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }) } },
+    (request, reply) => {
+      const asset = assets.get((request.params as { name: string }).name);
+      if (!asset || asset.type.startsWith('text/html')) throw notFound('console file');
+      return send(request, reply, asset);
+    },
+  );
 }

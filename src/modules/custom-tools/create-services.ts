@@ -21,7 +21,13 @@ export interface CustomToolServiceDeps {
 
 export function createCustomToolServices(deps: CustomToolServiceDeps) {
   const sender = deps.send ? null : createToolSender({ allowPrivate: deps.allowPrivate });
-  const customTools = new CustomToolService({ webhooks: deps.webhooks, secretBox: deps.secretBox, clock: deps.clock, send: deps.send ?? sender!.send, ...(deps.log ? { log: deps.log } : {}) });
+  const customTools = new CustomToolService({
+    webhooks: deps.webhooks,
+    secretBox: deps.secretBox,
+    clock: deps.clock,
+    send: deps.send ?? sender!.send,
+    ...(deps.log ? { log: deps.log } : {}),
+  });
   return { customTools, stop: async () => sender?.close() };
 }
 

@@ -23,16 +23,59 @@ export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 export const HttpToolDeclaration = Type.Object(
   {
     type: Type.Literal('http'),
-    name: Type.String({ pattern: TOOL_NAME, description: 'a-z, 0-9 and _; unique among the tools of a call', example: 'check_order' }),
-    description: Type.String({ minLength: 1, maxLength: 2000, description: 'What the tool does and when to use it (the model reads it)' }),
-    parameters: Type.Object({ type: Type.Literal('object') }, { additionalProperties: true, description: 'A JSON Schema of type object; the arguments are checked against it before any request' }),
-    url: Type.String({ minLength: 1, maxLength: 2048, description: 'http(s); goes through the webhook address filter', example: 'https://api.example.com/orders/lookup' }),
+    name: Type.String({
+      pattern: TOOL_NAME,
+      description: 'a-z, 0-9 and _; unique among the tools of a call',
+      example: 'check_order',
+    }),
+    description: Type.String({
+      minLength: 1,
+      maxLength: 2000,
+      description: 'What the tool does and when to use it (the model reads it)',
+    }),
+    parameters: Type.Object(
+      { type: Type.Literal('object') },
+      {
+        additionalProperties: true,
+        description: 'A JSON Schema of type object; the arguments are checked against it before any request',
+      },
+    ),
+    url: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      description: 'http(s); goes through the webhook address filter',
+      example: 'https://api.example.com/orders/lookup',
+    }),
     method: Type.Optional(Type.Enum(['POST', 'GET'], { default: 'POST' })),
-    headers: Type.Optional(Type.Record(Type.String(), Type.String(), { maxProperties: MAX_HEADERS, description: 'Sent with each request; values are stored encrypted and answered as ****' })),
-    timeoutMs: Type.Optional(Type.Integer({ minimum: MIN_TIMEOUT_MS, maximum: MAX_TIMEOUT_MS, default: DEFAULT_TIMEOUT_MS, description: 'The whole budget of one use, a retry included' })),
-    speak: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Said when the tool takes over 1 s' })),
-    assign: Type.Optional(Type.Record(Type.String(), Type.String(), { maxProperties: 50, description: 'Call variables copied from the answer: { var: "$.json.path" }' })),
-    keywords: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 50, description: 'Words that make the sandbox dialogue engine call the tool' })),
+    headers: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        maxProperties: MAX_HEADERS,
+        description: 'Sent with each request; values are stored encrypted and answered as ****',
+      }),
+    ),
+    timeoutMs: Type.Optional(
+      Type.Integer({
+        minimum: MIN_TIMEOUT_MS,
+        maximum: MAX_TIMEOUT_MS,
+        default: DEFAULT_TIMEOUT_MS,
+        description: 'The whole budget of one use, a retry included',
+      }),
+    ),
+    speak: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 500, description: 'Said when the tool takes over 1 s' }),
+    ),
+    assign: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        maxProperties: 50,
+        description: 'Call variables copied from the answer: { var: "$.json.path" }',
+      }),
+    ),
+    keywords: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+        maxItems: 50,
+        description: 'Words that make the sandbox dialogue engine call the tool',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -63,13 +106,18 @@ export function parseHttpTool(input: unknown, path: string, schemas: ParameterSc
   const headers = tool.headers ?? {};
   const seen = new Set<string>();
   for (const [name, value] of Object.entries(headers)) {
-    const problem = headerProblem(name, value) ?? (seen.has(name.toLowerCase()) ? 'is given twice (header names are case-insensitive)' : null);
+    const problem =
+      headerProblem(name, value) ??
+      (seen.has(name.toLowerCase()) ? 'is given twice (header names are case-insensitive)' : null);
     if (problem) throw invalidInput(`${path}.headers${step(name)} ${problem}`);
     seen.add(name.toLowerCase());
   }
   const assign = tool.assign ?? {};
   for (const [variable, jsonPath] of Object.entries(assign)) {
-    if (!VARIABLE_NAME.test(variable)) throw invalidInput(`${path}.assign${step(variable)} is not a variable name (a letter or _, then letters, digits or _)`);
+    if (!VARIABLE_NAME.test(variable))
+      throw invalidInput(
+        `${path}.assign${step(variable)} is not a variable name (a letter or _, then letters, digits or _)`,
+      );
     const steps = parseJsonPath(jsonPath);
     if (typeof steps === 'string') throw invalidInput(`${path}.assign.${variable} ${steps}`);
   }
@@ -89,13 +137,19 @@ export function parseHttpTool(input: unknown, path: string, schemas: ParameterSc
 }
 
 /** A list of tools (`path` names the list, `tools`); names unique, and none of `taken` (the call's built-in tools). */
-export function parseHttpTools(input: unknown, path: string, schemas: ParameterSchemas, taken: Iterable<string> = []): DeclaredHttpTool[] {
+export function parseHttpTools(
+  input: unknown,
+  path: string,
+  schemas: ParameterSchemas,
+  taken: Iterable<string> = [],
+): DeclaredHttpTool[] {
   if (!Array.isArray(input)) throw invalidInput(`${path} must be an array of tools`);
   if (input.length > MAX_TOOLS) throw invalidInput(`${path} has more than ${MAX_TOOLS} tools`);
   const names = new Set(taken);
   return input.map((item, index) => {
     const tool = parseHttpTool(item, `${path}[${index}]`, schemas);
-    if (names.has(tool.name)) throw invalidInput(`${path}[${index}].name "${tool.name}" is already the name of another tool of this call`);
+    if (names.has(tool.name))
+      throw invalidInput(`${path}[${index}].name "${tool.name}" is already the name of another tool of this call`);
     names.add(tool.name);
     return tool;
   });
@@ -109,10 +163,17 @@ function step(key: string): string {
 /** A JSON pointer (`/headers/0`) as a path after `base` (`tools[0].headers[0]`). */
 function pathOf(base: string, pointer: string): string {
   if (!pointer) return base;
-  return base + pointer.slice(1).split('/').map((raw) => {
-    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    return /^\d+$/.test(key) ? `[${key}]` : step(key);
-  }).join('');
+  return (
+    base +
+    pointer
+      .slice(1)
+      .split('/')
+      .map((raw) => {
+        const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+        return /^\d+$/.test(key) ? `[${key}]` : step(key);
+      })
+      .join('')
+  );
 }
 
 function describeFirstError(input: unknown, path: string): string {

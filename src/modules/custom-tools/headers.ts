@@ -17,7 +17,21 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 /** Visible ASCII, space, tab and obs-text: no CR, LF or other control characters. */
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 /** Set by the server (framing, the body's type, the signature), never by a tool. */
-const RESERVED = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'webhook-id', 'webhook-timestamp', 'webhook-signature']);
+const RESERVED = new Set([
+  'host',
+  'content-length',
+  'content-type',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
+]);
 
 /** Why a declared header cannot be sent, or null. */
 export function headerProblem(name: string, value: unknown): string | null {

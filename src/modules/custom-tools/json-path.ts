@@ -32,7 +32,9 @@ export function parseJsonPath(path: string): PathStep[] | string {
     if (quoted) {
       const literal = quoted[1];
       try {
-        steps.push(literal.startsWith('"') ? (JSON.parse(literal) as string) : literal.slice(1, -1).replace(/\\(.)/g, '$1'));
+        steps.push(
+          literal.startsWith('"') ? (JSON.parse(literal) as string) : literal.slice(1, -1).replace(/\\(.)/g, '$1'),
+        );
       } catch {
         return `has an invalid quoted key at "${rest}"`;
       }
@@ -52,7 +54,8 @@ export function readJsonPath(value: unknown, steps: readonly PathStep[]): unknow
       if (!Array.isArray(current) || step >= current.length) return undefined;
       current = current[step];
     } else {
-      if (typeof current !== 'object' || current === null || Array.isArray(current) || !Object.hasOwn(current, step)) return undefined;
+      if (typeof current !== 'object' || current === null || Array.isArray(current) || !Object.hasOwn(current, step))
+        return undefined;
       current = (current as Record<string, unknown>)[step];
     }
   }

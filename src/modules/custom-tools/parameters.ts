@@ -32,7 +32,8 @@ export class ParameterSchemas {
     const json = JSON.stringify(schema);
     if (Buffer.byteLength(json) > MAX_PARAMETERS_BYTES) return `is larger than ${MAX_PARAMETERS_BYTES / 1024} KB`;
     if (/"\$id"\s*:/.test(json)) return 'must not use $id';
-    if ((schema as { properties?: Record<string, unknown> }).properties?._call !== undefined) return 'must not declare `_call` (it carries the call beside the arguments)';
+    if ((schema as { properties?: Record<string, unknown> }).properties?._call !== undefined)
+      return 'must not declare `_call` (it carries the call beside the arguments)';
     try {
       this.validator(schema as object, json);
     } catch (err) {
@@ -49,7 +50,7 @@ export class ParameterSchemas {
     return first ? `${first.instancePath || '/'} ${first.message ?? 'is invalid'}` : 'rejected by the schema';
   }
 
-  private validator(schema: object, json: string): ValidateFunction {
+  private validator(_schema: object, json: string): ValidateFunction {
     const cached = this.validators.get(json);
     if (cached) {
       this.validators.delete(json);

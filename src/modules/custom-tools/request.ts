@@ -43,7 +43,14 @@ export function buildToolRequest(
   const url = new URL(tool.url);
   for (const [name, value] of Object.entries(args)) {
     if (value === undefined) continue;
-    url.searchParams.set(name, typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value));
+    url.searchParams.set(
+      name,
+      typeof value === 'string'
+        ? value
+        : typeof value === 'number' || typeof value === 'boolean'
+          ? String(value)
+          : JSON.stringify(value),
+    );
   }
   const signedPayload = JSON.stringify({ call, variables, arguments: args });
   url.searchParams.set('_call', signedPayload);

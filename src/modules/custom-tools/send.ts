@@ -19,7 +19,11 @@ export interface ToolAnswer {
 }
 
 /** One attempt; failures to get an answer throw OutboundHttpError (an abort of `signal` throws its reason). */
-export type SendToolRequest = (request: ToolRequest, headers: WebhookHeaders & Record<string, string>, signal: AbortSignal) => Promise<ToolAnswer>;
+export type SendToolRequest = (
+  request: ToolRequest,
+  headers: WebhookHeaders & Record<string, string>,
+  signal: AbortSignal,
+) => Promise<ToolAnswer>;
 
 export interface ToolSender {
   send: SendToolRequest;
@@ -29,20 +33,33 @@ export interface ToolSender {
 
 export function createToolSender(options: { allowPrivate: boolean } & Pick<OutboundHttpOptions, 'lookup'>): ToolSender {
   // The client's own limits are the longest a tool may take; each request's signal ends it sooner.
-  const http = createCustomerEndpointHttp({ ...options, timeoutMs: MAX_TIMEOUT_MS, maxBytes: MAX_ANSWER_BYTES, userAgent: 'workspace-api-tools/1' });
+  const http = createCustomerEndpointHttp({
+    ...options,
+    timeoutMs: MAX_TIMEOUT_MS,
+    maxBytes: MAX_ANSWER_BYTES,
+    userAgent: 'workspace-api-tools/1',
+  });
   return {
     send: async (request, headers, signal) => {
       try {
         const response = await http(request.url, {
           method: request.method,
-          headers: { accept: 'application/json', ...(request.body !== null ? { 'content-type': 'application/json' } : {}), ...headers },
+          headers: {
+            accept: 'application/json',
+            ...(request.body !== null ? { 'content-type': 'application/json' } : {}),
+            ...headers,
+          },
           ...(request.body !== null ? { body: request.body } : {}),
           signal,
         });
         return { status: response.status, body: await readBody(response) };
       } catch (err) {
         if (signal.aborted) throw signal.reason;
-        throw err instanceof OutboundHttpError ? err : new OutboundHttpError('network', `the request failed (${(err as Error)?.message ?? String(err)})`, { cause: err });
+        throw err instanceof OutboundHttpError
+          ? err
+          : new OutboundHttpError('network', `the request failed (${(err as Error)?.message ?? String(err)})`, {
+              cause: err,
+            });
       }
     },
     close: () => http.close(),

@@ -98,7 +98,8 @@ export class CustomToolService {
     options.signal?.throwIfAborted();
 
     // Bounded before validation: a customer's `pattern` runs on them, and they travel in the request.
-    if (Buffer.byteLength(JSON.stringify(args) ?? '') > MAX_ARGUMENTS_BYTES) return fail(`invalid arguments: larger than ${MAX_ARGUMENTS_BYTES / 1024} KB`);
+    if (Buffer.byteLength(JSON.stringify(args) ?? '') > MAX_ARGUMENTS_BYTES)
+      return fail(`invalid arguments: larger than ${MAX_ARGUMENTS_BYTES / 1024} KB`);
     const argumentProblem = this.schemas.argumentProblem(tool.parameters, args);
     if (argumentProblem) return fail(`invalid arguments: ${argumentProblem}`);
     try {
@@ -107,7 +108,8 @@ export class CustomToolService {
       return fail(`the tool's address was refused: ${(err as Error).message}`);
     }
     const request = buildToolRequest(tool, args as Record<string, unknown>, call, variables);
-    if (request.url.length > MAX_GET_URL_LENGTH) return fail(`the GET request is longer than ${MAX_GET_URL_LENGTH} characters (declare the tool with POST)`);
+    if (request.url.length > MAX_GET_URL_LENGTH)
+      return fail(`the GET request is longer than ${MAX_GET_URL_LENGTH} characters (declare the tool with POST)`);
 
     const deadline = AbortSignal.timeout(tool.timeoutMs);
     const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
@@ -118,10 +120,18 @@ export class CustomToolService {
       await this.deps.webhooks.ensureSecret(userId);
       const secrets = await this.deps.webhooks.signingSecrets(userId);
       // Lower-cased so a customer's `Accept` cannot sit beside ours; the server's own headers win.
-      const customHeaders = Object.fromEntries(Object.entries(openHeaders(this.deps.secretBox, tool.headers)).map(([name, value]) => [name.toLowerCase(), value]));
+      const customHeaders = Object.fromEntries(
+        Object.entries(openHeaders(this.deps.secretBox, tool.headers)).map(([name, value]) => [
+          name.toLowerCase(),
+          value,
+        ]),
+      );
       for (;;) {
         tries += 1;
-        const headers = { ...customHeaders, ...signWebhook(secrets, messageId, this.deps.clock.now(), request.signedPayload) };
+        const headers = {
+          ...customHeaders,
+          ...signWebhook(secrets, messageId, this.deps.clock.now(), request.signedPayload),
+        };
         try {
           attempt = { answer: await this.deps.send(request, headers, signal) };
         } catch (err) {
@@ -146,10 +156,13 @@ export class CustomToolService {
     if ('failure' in attempt) {
       const { reason, message } = attempt.failure;
       const error =
-        reason === 'timeout' ? `timed out after ${tool.timeoutMs} ms`
-        : reason === 'too_large' ? `the answer is larger than ${MAX_ANSWER_BYTES / 1024} KB`
-        : reason === 'blocked_address' ? `the tool's address was refused: ${message}`
-        : message;
+        reason === 'timeout'
+          ? `timed out after ${tool.timeoutMs} ms`
+          : reason === 'too_large'
+            ? `the answer is larger than ${MAX_ANSWER_BYTES / 1024} KB`
+            : reason === 'blocked_address'
+              ? `the tool's address was refused: ${message}`
+              : message;
       return { ok: false, error: error + afterRetry, ms };
     }
     const { status, body } = attempt.answer;

@@ -11,7 +11,8 @@ const NOT_BASE64 = /[^A-Za-z0-9+/=]/;
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
 
 /** Exact decoded length of a string that passed the BASE64 pattern with length % 4 === 0. */
-const decodedLength = (value: string) => (value.length / 4) * 3 - (value.endsWith('==') ? 2 : value.endsWith('=') ? 1 : 0);
+const decodedLength = (value: string) =>
+  (value.length / 4) * 3 - (value.endsWith('==') ? 2 : value.endsWith('=') ? 1 : 0);
 
 /**
  * Decodes standard, padded base64 and refuses anything else. Buffer.from is
@@ -88,4 +89,8 @@ export function parseIfMatch(header: string | undefined): number[] | null {
 }
 
 export const versionMismatch = (current: number) =>
-  new AppError('version_mismatch', `the object is at version ${current}; fetch it again and retry with If-Match: "${current}"`, { version: current });
+  new AppError(
+    'version_mismatch',
+    `the object is at version ${current}; fetch it again and retry with If-Match: "${current}"`,
+    { version: current },
+  );

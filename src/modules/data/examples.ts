@@ -11,11 +11,22 @@ export const exampleServer: Static<typeof CurrentServer> = {
   current: 'workspace-1',
   keys: {
     spki: SPKI,
-    jwk: { kty: 'EC', crv: 'P-256', x: '3ZRb0a4nL0SmgxmCX0vT3Wq0mQJ5c6R0Ywq8Uq2Dgk4', y: 'kY8Cq4b8m2l0eA7yS0o6J5pX9rT1uW3vZ2nD4fG6hJ8', kid: 'workspace-1', use: 'enc', alg: 'ECDH-ES+A256KW' },
+    jwk: {
+      kty: 'EC',
+      crv: 'P-256',
+      x: '3ZRb0a4nL0SmgxmCX0vT3Wq0mQJ5c6R0Ywq8Uq2Dgk4',
+      y: 'kY8Cq4b8m2l0eA7yS0o6J5pX9rT1uW3vZ2nD4fG6hJ8',
+      kid: 'workspace-1',
+      use: 'enc',
+      alg: 'ECDH-ES+A256KW',
+    },
   },
 };
 
-const store = (n: number) => ({ id: `01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f4${n}`, keyId: `01936b2e-9a10-7b22-8c3d-4e5f6071829${n}` });
+const store = (n: number) => ({
+  id: `01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f4${n}`,
+  keyId: `01936b2e-9a10-7b22-8c3d-4e5f6071829${n}`,
+});
 
 export const exampleRoot: Static<typeof RootResponse> = {
   id: ID,

@@ -7,7 +7,6 @@ import type { KeyService } from './keys-service.js';
 import { CreateKeyBody, KeyResponse } from './schemas.js';
 
 export function keyRoutes(app: App, keys: KeyService) {
-
   app.put(
     '/api/keys',
     {
@@ -15,10 +14,16 @@ export function keyRoutes(app: App, keys: KeyService) {
       schema: {
         tags: ['data'],
         operationId: 'createKey',
-        summary: 'Create a store key bound to a server: random, or bring your own (base64 key of 32 bytes and iv of 12)',
-        description: 'The server is one of your registered servers or the service\'s current server (GET /api/server). 400 `invalid_input` for an unknown server or a key or iv of the wrong length.',
+        summary:
+          'Create a store key bound to a server: random, or bring your own (base64 key of 32 bytes and iv of 12)',
+        description:
+          "The server is one of your registered servers or the service's current server (GET /api/server). 400 `invalid_input` for an unknown server or a key or iv of the wrong length.",
         body: Type.Object(CreateKeyBody.properties, { examples: [{ server: 'backend-1' }] }),
-        response: { 200: ok(Type.Object({ id: Type.String({ description: 'The new key id' }) }), 'The new key', { id: exampleIds.KEY_ID }) },
+        response: {
+          200: ok(Type.Object({ id: Type.String({ description: 'The new key id' }) }), 'The new key', {
+            id: exampleIds.KEY_ID,
+          }),
+        },
       },
     },
     async (request) => keys.create(request.auth!.userId, request.body),
@@ -32,7 +37,7 @@ export function keyRoutes(app: App, keys: KeyService) {
         tags: ['data'],
         operationId: 'getKey',
         summary: 'A store key, hex-encoded',
-        description: 'Only your own keys; another user\'s key answers 404 like a missing one.',
+        description: "Only your own keys; another user's key answers 404 like a missing one.",
         params: IdParams,
         response: { 200: ok(KeyResponse, 'The key', exampleKey), ...errorResponses('not_found') },
       },

@@ -49,7 +49,9 @@ export class KeyService {
     const iv = input.iv === undefined ? randomBytes(IV_BYTES) : decodeBase64(input.iv, 'iv');
     if (iv.length !== IV_BYTES) throw invalidInput(`iv must be ${IV_BYTES} bytes; got ${iv.length}`);
     if (!(await this.servers.isUsableServer(userId, input.server))) {
-      throw invalidInput(`server "${input.server}" is neither one of your registered servers nor the service's current server`);
+      throw invalidInput(
+        `server "${input.server}" is neither one of your registered servers nor the service's current server`,
+      );
     }
     const row = this.buildRow(userId, input.server, key, iv);
     await this.store.transaction(async (tx) => {
@@ -84,16 +86,32 @@ export class KeyService {
     const deletedAt = this.clock.now();
     await this.store.transaction(async (tx) => {
       if (!(await tx.keys.exists(userId, id))) throw notFound('key');
-      if (await tx.objects.isStoreDefaultKey(userId, id)) throw new AppError('conflict', "this key is a store's default key and cannot be deleted");
+      if (await tx.objects.isStoreDefaultKey(userId, id))
+        throw new AppError('conflict', "this key is a store's default key and cannot be deleted");
       await tx.keys.delete(userId, id);
-      await this.events.record(tx.db, [{ userId, type: 'key_deleted', payload: { key_id: id, user_id: userId, deleted_at: iso(deletedAt) } }]);
+      await this.events.record(tx.db, [
+        { userId, type: 'key_deleted', payload: { key_id: id, user_id: userId, deleted_at: iso(deletedAt) } },
+      ]);
     });
     this.events.announce();
   }
 
   /** A new random key row (sealed), for callers that insert it in their own transaction. */
-  buildRow(userId: string, server: string, key: Buffer = randomBytes(KEY_BYTES), iv: Buffer = randomBytes(IV_BYTES)): StoreKeysTable {
-    return { id: newId(), user_id: userId, server, key_material: this.secretBox.seal(key), iv, deprecated: 0, created_at: this.clock.now() };
+  buildRow(
+    userId: string,
+    server: string,
+    key: Buffer = randomBytes(KEY_BYTES),
+    iv: Buffer = randomBytes(IV_BYTES),
+  ): StoreKeysTable {
+    return {
+      id: newId(),
+      user_id: userId,
+      server,
+      key_material: this.secretBox.seal(key),
+      iv,
+      deprecated: 0,
+      created_at: this.clock.now(),
+    };
   }
 }
 

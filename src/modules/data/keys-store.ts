@@ -35,11 +35,22 @@ export class ServerStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   listByUser(userId: string) {
-    return this.db.selectFrom('servers').selectAll().where('user_id', '=', userId).orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
+    return this.db
+      .selectFrom('servers')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc')
+      .execute();
   }
 
   findByName(userId: string, name: string) {
-    return this.db.selectFrom('servers').selectAll().where('user_id', '=', userId).where('name', '=', name).executeTakeFirst();
+    return this.db
+      .selectFrom('servers')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .where('name', '=', name)
+      .executeTakeFirst();
   }
 
   /** Inserts a server; false when the user already has one with this name. */
@@ -53,7 +64,9 @@ export class ServerStore {
   }
 }
 
-const keyOfUser = prepareQuery((db, p) => db.selectFrom('store_keys').select('id').where('id', '=', p(0)).where('user_id', '=', p(1)));
+const keyOfUser = prepareQuery((db, p) =>
+  db.selectFrom('store_keys').select('id').where('id', '=', p(0)).where('user_id', '=', p(1)),
+);
 
 export class KeyStore {
   constructor(private readonly db: Kysely<Database>) {}
@@ -63,7 +76,12 @@ export class KeyStore {
   }
 
   find(userId: string, id: string) {
-    return this.db.selectFrom('store_keys').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    return this.db
+      .selectFrom('store_keys')
+      .selectAll()
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
   }
 
   async exists(userId: string, id: string): Promise<boolean> {
@@ -72,7 +90,11 @@ export class KeyStore {
 
   /** Deletes a key of the user; false when no such key is theirs. */
   async delete(userId: string, id: string): Promise<boolean> {
-    const result = await this.db.deleteFrom('store_keys').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    const result = await this.db
+      .deleteFrom('store_keys')
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
     return Number(result.numDeletedRows) === 1;
   }
 }

@@ -12,7 +12,12 @@ import { IfMatchHeaders, ObjectBody, ObjectResponse, RelatedQuery } from './sche
 
 /** An object answer, with its version as the ETag header (send it back as If-Match). */
 const ObjectWithEtag = Type.Object(ObjectResponse.properties, {
-  headers: { etag: Type.String({ description: 'The object\'s version, quoted (`"3"`): send it as If-Match on PATCH', examples: ['"1"'] }) },
+  headers: {
+    etag: Type.String({
+      description: 'The object\'s version, quoted (`"3"`): send it as If-Match on PATCH',
+      examples: ['"1"'],
+    }),
+  },
 });
 
 /**
@@ -21,7 +26,10 @@ const ObjectWithEtag = Type.Object(ObjectResponse.properties, {
  * scanning the hex for characters to escape or copying the text on its way out).
  */
 function answerObject(reply: FastifyReply, object: ObjectView): ObjectView {
-  reply.header('etag', etagOf(object.version)).header('content-type', 'application/json; charset=utf-8').serializer(objectViewBody as unknown as (payload: unknown) => string);
+  reply
+    .header('etag', etagOf(object.version))
+    .header('content-type', 'application/json; charset=utf-8')
+    .serializer(objectViewBody as unknown as (payload: unknown) => string);
   return object;
 }
 
@@ -45,9 +53,13 @@ export function objectRoutes(app: App, objects: ObjectService, config: ObjectRou
         tags: ['data'],
         operationId: 'createObject',
         summary: 'Store an encrypted object (base64 in); answers it hex-encoded, with its version as ETag',
-        description: '400 invalid base64, wrong tag or iv length; 400 invalid_key when keyId is not one of your keys; 404 unknown relatedId; 413 content over the limit.',
+        description:
+          '400 invalid base64, wrong tag or iv length; 400 invalid_key when keyId is not one of your keys; 404 unknown relatedId; 413 content over the limit.',
         body: Type.Object(ObjectBody.properties, { examples: [exampleObjectBody] }),
-        response: { 200: ok(ObjectWithEtag, 'The stored object', exampleObject), ...errorResponses('invalid_key', 'not_found', 'payload_too_large') },
+        response: {
+          200: ok(ObjectWithEtag, 'The stored object', exampleObject),
+          ...errorResponses('invalid_key', 'not_found', 'payload_too_large'),
+        },
       },
     },
     async (request, reply) => {
@@ -63,7 +75,8 @@ export function objectRoutes(app: App, objects: ObjectService, config: ObjectRou
         tags: ['data'],
         operationId: 'getObject',
         summary: 'An object: content, auth_tag and iv hex-encoded',
-        description: 'Only your own objects; another user\'s object answers 404 like a missing one. The version is also the ETag.',
+        description:
+          "Only your own objects; another user's object answers 404 like a missing one. The version is also the ETag.",
         params: IdParams,
         response: { 200: ok(ObjectWithEtag, 'The object', exampleObject), ...errorResponses('not_found') },
       },
@@ -82,7 +95,8 @@ export function objectRoutes(app: App, objects: ObjectService, config: ObjectRou
         tags: ['data'],
         operationId: 'updateObject',
         summary: 'Replace the ciphertext in place; with If-Match only if the object is still at that version',
-        description: '412 version_mismatch when If-Match names a stale version; 409 for the root and store containers; 400 when relatedId would create a cycle.',
+        description:
+          '412 version_mismatch when If-Match names a stale version; 409 for the root and store containers; 400 when relatedId would create a cycle.',
         params: IdParams,
         headers: IfMatchHeaders,
         body: Type.Object(ObjectBody.properties, { examples: [exampleObjectBody] }),
@@ -93,7 +107,10 @@ export function objectRoutes(app: App, objects: ObjectService, config: ObjectRou
       },
     },
     async (request, reply) => {
-      return answerObject(reply, await objects.updateObject(request.auth!.userId, request.params.id, request.body, request.headers['if-match']));
+      return answerObject(
+        reply,
+        await objects.updateObject(request.auth!.userId, request.params.id, request.body, request.headers['if-match']),
+      );
     },
   );
 
@@ -133,8 +150,13 @@ export function objectRoutes(app: App, objects: ObjectService, config: ObjectRou
           200: ok(
             Type.Array(ObjectResponse, {
               headers: {
-                'x-next-after': Type.String({ description: 'Present when more children may follow: pass it as `after` for the next page' }),
-                link: Type.String({ description: 'Present when more children may follow: `</api/objects/{id}/related?after=…&limit=…>; rel="next"`' }),
+                'x-next-after': Type.String({
+                  description: 'Present when more children may follow: pass it as `after` for the next page',
+                }),
+                link: Type.String({
+                  description:
+                    'Present when more children may follow: `</api/objects/{id}/related?after=…&limit=…>; rel="next"`',
+                }),
               },
             }),
             'The children, oldest first (one page)',
@@ -148,7 +170,10 @@ export function objectRoutes(app: App, objects: ObjectService, config: ObjectRou
       const { id } = request.params;
       const page = await objects.listRelated(request.auth!.userId, id, request.query);
       if (page.next !== null) {
-        const query = new URLSearchParams({ after: page.next, ...(request.query.limit ? { limit: String(request.query.limit) } : {}) });
+        const query = new URLSearchParams({
+          after: page.next,
+          ...(request.query.limit ? { limit: String(request.query.limit) } : {}),
+        });
         reply.header('x-next-after', page.next);
         reply.header('link', `</api/objects/${encodeURIComponent(id)}/related?${query}>; rel="next"`);
       }

@@ -106,7 +106,11 @@ export class ObjectService {
    * object: the service's own bulk writers (connector ingestion). All or
    * nothing: an unknown key or parent refuses the whole batch.
    */
-  async createChildrenFromBytes(userId: string, parent: { keyId: string; relatedId: string }, items: CiphertextBytes[]): Promise<ObjectView[]> {
+  async createChildrenFromBytes(
+    userId: string,
+    parent: { keyId: string; relatedId: string },
+    items: CiphertextBytes[],
+  ): Promise<ObjectView[]> {
     if (items.length === 0) return [];
     const now = this.clock.now();
     const rows: ObjectRow[] = items.map((item) => {
@@ -131,7 +135,9 @@ export class ObjectService {
     if (this.store.dialect === 'postgres') {
       let written: Set<string>;
       try {
-        written = await this.store.objects.insertManyWithKeyAndEvent(rows.map((row, i) => ({ row, payloadJson: payloadText(events[i]) })));
+        written = await this.store.objects.insertManyWithKeyAndEvent(
+          rows.map((row, i) => ({ row, payloadJson: payloadText(events[i]) })),
+        );
       } catch (err) {
         if (isForeignKeyViolation(err)) throw notFound('related object');
         throw err;
@@ -139,7 +145,8 @@ export class ObjectService {
         this.events.announce();
       }
       // One key and one parent for every row: the statement wrote all of them or none.
-      if (written.size === 0) throw (await this.store.keys.exists(userId, parent.keyId)) ? notFound('related object') : invalidKey();
+      if (written.size === 0)
+        throw (await this.store.keys.exists(userId, parent.keyId)) ? notFound('related object') : invalidKey();
       if (written.size !== rows.length) throw new Error(`batch create wrote ${written.size} of ${rows.length} rows`);
       return views;
     }
@@ -165,7 +172,8 @@ export class ObjectService {
       if (isForeignKeyViolation(err)) throw notFound('related object'); // the parent was deleted meanwhile
       throw err;
     }
-    if (!created) throw (await this.store.keys.exists(row.user_id, row.key_id!)) ? notFound('related object') : invalidKey();
+    if (!created)
+      throw (await this.store.keys.exists(row.user_id, row.key_id!)) ? notFound('related object') : invalidKey();
   }
 
   /** One batch of PostgreSQL creates: one statement, or one each when that statement failed; then one announce. */
@@ -195,7 +203,9 @@ export class ObjectService {
   }
 
   /** One batch of reads: one query; each caller gets its row only if it is the owner's. */
-  private async readObjects(items: Array<{ userId: string; id: string }>): Promise<Array<Outcome<ObjectRow | undefined>>> {
+  private async readObjects(
+    items: Array<{ userId: string; id: string }>,
+  ): Promise<Array<Outcome<ObjectRow | undefined>>> {
     if (items.length === 1) return [{ ok: true, value: await this.store.objects.find(items[0].userId, items[0].id) }];
     const rows = await this.store.objects.findManyById([...new Set(items.map((item) => item.id))]);
     const byId = new Map(rows.map((row) => [row.id, row]));
@@ -219,7 +229,11 @@ export class ObjectService {
    * sizes are read first, so no ciphertext beyond the page is ever loaded.
    * `next` is the cursor of the following page when there may be more.
    */
-  async listRelated(userId: string, id: string, page: { limit?: number; after?: string } = {}): Promise<{ items: ObjectView[]; next: string | null }> {
+  async listRelated(
+    userId: string,
+    id: string,
+    page: { limit?: number; after?: string } = {},
+  ): Promise<{ items: ObjectView[]; next: string | null }> {
     if (!(await this.store.objects.find(userId, id))) throw notFound('object');
     let after: ObjectRow | undefined;
     if (page.after !== undefined) {
@@ -239,7 +253,9 @@ export class ObjectService {
     }
     const found = new Map((await this.store.objects.findManyById(chosen)).map((row) => [row.id, row]));
     // A child deleted or moved between the two reads is left out.
-    const rows = chosen.map((childId) => found.get(childId)).filter((row): row is ObjectRow => row !== undefined && row.user_id === userId && row.related_id === id);
+    const rows = chosen
+      .map((childId) => found.get(childId))
+      .filter((row): row is ObjectRow => row !== undefined && row.user_id === userId && row.related_id === id);
     const more = chosen.length < sizes.length;
     return { items: rows.map(toObjectView), next: more && rows.length > 0 ? rows[rows.length - 1].id : null };
   }
@@ -257,8 +273,13 @@ export class ObjectService {
     const updated = await this.inTransaction(async (tx) => {
       const current = await tx.objects.find(userId, id);
       if (!current) throw notFound('object');
-      if (current.kind !== 'object') throw new AppError('conflict', `the ${current.kind} container is managed by the service and cannot be replaced`);
-      if (versions !== null && !versions.includes(Number(current.version))) throw versionMismatch(Number(current.version));
+      if (current.kind !== 'object')
+        throw new AppError(
+          'conflict',
+          `the ${current.kind} container is managed by the service and cannot be replaced`,
+        );
+      if (versions !== null && !versions.includes(Number(current.version)))
+        throw versionMismatch(Number(current.version));
       await this.checkKey(tx, userId, bytes.keyId);
       const relatedId = input.relatedId === undefined ? current.related_id : input.relatedId;
       if (relatedId !== null && relatedId !== current.related_id) {
@@ -268,7 +289,14 @@ export class ObjectService {
           throw invalidInput('relatedId would make the object its own ancestor');
         }
       }
-      const change = { key_id: bytes.keyId, content: bytes.content, auth_tag: bytes.authTag, iv: bytes.iv, related_id: relatedId, updated_at: now };
+      const change = {
+        key_id: bytes.keyId,
+        content: bytes.content,
+        auth_tag: bytes.authTag,
+        iv: bytes.iv,
+        related_id: relatedId,
+        updated_at: now,
+      };
       const row = await tx.objects.update(userId, id, change, versions);
       if (!row) {
         // Another writer changed (or removed) the object after it was read.
@@ -294,9 +322,14 @@ export class ObjectService {
       if (row.kind !== 'object') throw new AppError('conflict', `the ${row.kind} container cannot be deleted`);
       const events: NewEvent[] = [];
       for (const p of await tx.publications.deleteByObject(userId, id)) {
-        events.push({ userId, type: 'unpublish', payload: { type: p.type, related_id: p.related_id, object_id: p.object_id, timestamp: iso(now) } });
+        events.push({
+          userId,
+          type: 'unpublish',
+          payload: { type: p.type, related_id: p.related_id, object_id: p.object_id, timestamp: iso(now) },
+        });
       }
-      for (const child of await tx.objects.detachChildren(userId, id, now)) events.push(objectUpdatedEvent(userId, child, now));
+      for (const child of await tx.objects.detachChildren(userId, id, now))
+        events.push(objectUpdatedEvent(userId, child, now));
       await tx.objects.delete(userId, id);
       events.push({ userId, type: 'object_deleted', payload: { object_id: id, deleted_at: iso(now) } });
       await this.events.record(tx.db, events);
@@ -331,9 +364,12 @@ export class ObjectService {
   }
 
   private checkBytes(input: ObjectBytesInput): void {
-    if (input.content.length > this.contentLimitBytes) throw new AppError('payload_too_large', `content is larger than ${this.contentLimitBytes} bytes`);
-    if (input.authTag.length !== TAG_BYTES) throw invalidInput(`authTag must be ${TAG_BYTES} bytes (an AES-GCM tag); got ${input.authTag.length}`);
-    if (input.iv !== null && input.iv.length !== OBJECT_IV_BYTES) throw invalidInput(`iv must be ${OBJECT_IV_BYTES} bytes; got ${input.iv.length}`);
+    if (input.content.length > this.contentLimitBytes)
+      throw new AppError('payload_too_large', `content is larger than ${this.contentLimitBytes} bytes`);
+    if (input.authTag.length !== TAG_BYTES)
+      throw invalidInput(`authTag must be ${TAG_BYTES} bytes (an AES-GCM tag); got ${input.authTag.length}`);
+    if (input.iv !== null && input.iv.length !== OBJECT_IV_BYTES)
+      throw invalidInput(`iv must be ${OBJECT_IV_BYTES} bytes; got ${input.iv.length}`);
   }
 }
 

@@ -17,17 +17,47 @@ export interface CiphertextChange {
   updated_at: number;
 }
 
-const objectOfUser = prepareQuery((db, p) => db.selectFrom('objects').selectAll().where('id', '=', p(0)).where('user_id', '=', p(1)));
+const objectOfUser = prepareQuery((db, p) =>
+  db.selectFrom('objects').selectAll().where('id', '=', p(0)).where('user_id', '=', p(1)),
+);
 /** Many objects by id in one query: the ids are one parameter (a PostgreSQL array, a JSON array on SQLite), so one statement text for any count. */
-const objectsById = prepareQuery((db, p) => db.selectFrom('objects').selectAll().where('id', '=', sql<string>`any(${p(0)}::text[])`));
-const objectsByIdSqlite = prepareQuery((db, p) => db.selectFrom('objects').selectAll().where('id', 'in', sql<string>`(select value from json_each(${p(0)}))`));
+const objectsById = prepareQuery((db, p) =>
+  db
+    .selectFrom('objects')
+    .selectAll()
+    .where('id', '=', sql<string>`any(${p(0)}::text[])`),
+);
+const objectsByIdSqlite = prepareQuery((db, p) =>
+  db
+    .selectFrom('objects')
+    .selectAll()
+    .where('id', 'in', sql<string>`(select value from json_each(${p(0)}))`),
+);
 /** Children listed after a cursor row, in (created_at, id) order. */
 const childrenAfter = (after: { created_at: number; id: string }) => (eb: ExpressionBuilder<Database, 'objects'>) =>
-  eb.or([eb('created_at', '>', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '>', after.id)])]);
+  eb.or([
+    eb('created_at', '>', after.created_at),
+    eb.and([eb('created_at', '=', after.created_at), eb('id', '>', after.id)]),
+  ]);
 
-const OBJECT_COLUMNS = ['id', 'user_id', 'key_id', 'related_id', 'kind', 'store', 'content', 'auth_tag', 'iv', 'version', 'created_at', 'updated_at'] as const;
+const OBJECT_COLUMNS = [
+  'id',
+  'user_id',
+  'key_id',
+  'related_id',
+  'kind',
+  'store',
+  'content',
+  'auth_tag',
+  'iv',
+  'version',
+  'created_at',
+  'updated_at',
+] as const;
 const insertOneObject = prepareQuery((db, p) =>
-  db.insertInto('objects').values(Object.fromEntries(OBJECT_COLUMNS.map((column, i) => [column, p(i)])) as unknown as ObjectsTable),
+  db
+    .insertInto('objects')
+    .values(Object.fromEntries(OBJECT_COLUMNS.map((column, i) => [column, p(i)])) as unknown as ObjectsTable),
 );
 /** The insert only when the row's key_id is a store key of its user: one statement instead of a check and an insert. */
 const insertObjectWithKey = prepareQuery((db, p) =>
@@ -137,7 +167,8 @@ const insertOneObjectAndEvent = prepareQuery((db, p) => {
  * control character), so the separator cannot occur inside a payload.
  */
 function payloadsJoined(items: NewObjectWithEvent[]): string {
-  for (const item of items) if (item.payloadJson.includes('\u001e')) throw new Error('an event payload holds a raw U+001E: not JSON text');
+  for (const item of items)
+    if (item.payloadJson.includes('\u001e')) throw new Error('an event payload holds a raw U+001E: not JSON text');
   return items.map((item) => item.payloadJson).join('\u001e');
 }
 
@@ -157,14 +188,28 @@ export class ObjectStore {
   ) {}
 
   async insert(rows: ObjectRow[]): Promise<void> {
-    if (rows.length === 1) await insertOneObject.write(this.db, OBJECT_COLUMNS.map((column) => rows[0][column]));
+    if (rows.length === 1)
+      await insertOneObject.write(
+        this.db,
+        OBJECT_COLUMNS.map((column) => rows[0][column]),
+      );
     // 12 parameters a row: chunks stay far below SQLite's 32,766 bound parameters.
-    else for (let i = 0; i < rows.length; i += INSERT_CHUNK_ROWS) await this.db.insertInto('objects').values(rows.slice(i, i + INSERT_CHUNK_ROWS)).execute();
+    else
+      for (let i = 0; i < rows.length; i += INSERT_CHUNK_ROWS)
+        await this.db
+          .insertInto('objects')
+          .values(rows.slice(i, i + INSERT_CHUNK_ROWS))
+          .execute();
   }
 
   /** Inserts one object if its key_id names a store key of its user_id; false (nothing written) when not. */
   async insertWithKey(row: ObjectRow): Promise<boolean> {
-    return (await insertObjectWithKey.write(this.db, OBJECT_COLUMNS.map((column) => row[column]))) === 1;
+    return (
+      (await insertObjectWithKey.write(
+        this.db,
+        OBJECT_COLUMNS.map((column) => row[column]),
+      )) === 1
+    );
   }
 
   /**
@@ -177,7 +222,17 @@ export class ObjectStore {
     if (this.dialect !== 'postgres') throw new Error('insertManyWithKeyAndEvent is PostgreSQL only');
     if (items.length === 1) {
       const [{ row, payloadJson }] = items;
-      const rows = await insertOneObjectAndEvent.rows(this.db, [row.id, row.user_id, row.key_id, row.related_id, row.content, row.auth_tag, row.iv, row.created_at, payloadJson]);
+      const rows = await insertOneObjectAndEvent.rows(this.db, [
+        row.id,
+        row.user_id,
+        row.key_id,
+        row.related_id,
+        row.content,
+        row.auth_tag,
+        row.iv,
+        row.created_at,
+        payloadJson,
+      ]);
       return new Set(rows.map((r) => r.id));
     }
     const column = <T>(pick: (item: NewObjectWithEvent) => T) => items.map(pick);
@@ -215,7 +270,11 @@ export class ObjectStore {
   }
 
   /** The user's children of `parentId`, oldest first, optionally after a cursor row (exclusive). */
-  listChildren(userId: string, parentId: string, options: { limit?: number; after?: { created_at: number; id: string } } = {}) {
+  listChildren(
+    userId: string,
+    parentId: string,
+    options: { limit?: number; after?: { created_at: number; id: string } } = {},
+  ) {
     let q = this.db
       .selectFrom('objects')
       .selectAll()
@@ -234,10 +293,19 @@ export class ObjectStore {
    * reading any ciphertext (SQLite and PostgreSQL take a blob's length from
    * its header, not its bytes).
    */
-  listChildSizes(userId: string, parentId: string, options: { limit: number; after?: { created_at: number; id: string } }) {
+  listChildSizes(
+    userId: string,
+    parentId: string,
+    options: { limit: number; after?: { created_at: number; id: string } },
+  ) {
     let q = this.db
       .selectFrom('objects')
-      .select((eb) => ['id', sql<number>`length(${eb.ref('content')}) + length(${eb.ref('auth_tag')}) + coalesce(length(${eb.ref('iv')}), 0)`.as('bytes')])
+      .select((eb) => [
+        'id',
+        sql<number>`length(${eb.ref('content')}) + length(${eb.ref('auth_tag')}) + coalesce(length(${eb.ref('iv')}), 0)`.as(
+          'bytes',
+        ),
+      ])
       .where('related_id', '=', parentId)
       .where('user_id', '=', userId)
       .orderBy('created_at', 'asc')
@@ -248,7 +316,12 @@ export class ObjectStore {
 
   /** The user's store containers (children of the root). */
   listStores(userId: string) {
-    return this.db.selectFrom('objects').select(['id', 'store', 'key_id']).where('user_id', '=', userId).where('kind', '=', sql.lit('store')).execute();
+    return this.db
+      .selectFrom('objects')
+      .select(['id', 'store', 'key_id'])
+      .where('user_id', '=', userId)
+      .where('kind', '=', sql.lit('store'))
+      .execute();
   }
 
   /** Whether some store container of the user uses this key as its default key. */
@@ -284,7 +357,8 @@ export class ObjectStore {
    * together. SQLite already runs one write transaction at a time.
    */
   async lockTree(userId: string): Promise<void> {
-    if (this.dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(${`data-tree:${userId}`}))`.execute(this.db);
+    if (this.dialect === 'postgres')
+      await sql`select pg_advisory_xact_lock(hashtext(${`data-tree:${userId}`}))`.execute(this.db);
   }
 
   /**
@@ -315,7 +389,11 @@ export class ObjectStore {
   }
 
   async delete(userId: string, id: string): Promise<boolean> {
-    const result = await this.db.deleteFrom('objects').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    const result = await this.db
+      .deleteFrom('objects')
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
     return Number(result.numDeletedRows) === 1;
   }
 }

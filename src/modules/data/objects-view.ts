@@ -116,7 +116,11 @@ function objectCreatedJson(view: ObjectView): string {
   );
 }
 
-export const objectUpdatedEvent = (userId: string, row: { id: string; key_id: string | null; version: number }, updatedAt: number): NewEvent => ({
+export const objectUpdatedEvent = (
+  userId: string,
+  row: { id: string; key_id: string | null; version: number },
+  updatedAt: number,
+): NewEvent => ({
   userId,
   type: 'object_updated',
   payload: { object_id: row.id, key_id: row.key_id, updated_at: iso(updatedAt), version: Number(row.version) },

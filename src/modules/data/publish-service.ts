@@ -25,8 +25,16 @@ export class PublishService {
     const now = this.clock.now();
     await this.store.transaction(async (tx) => {
       if (!(await tx.objects.find(userId, objectId))) throw notFound('object');
-      await tx.publications.upsert({ user_id: userId, type, related_id: relatedId, object_id: objectId, published_at: now });
-      await this.events.record(tx.db, [{ userId, type: 'publish', payload: { type, related_id: relatedId, object_id: objectId, timestamp: iso(now) } }]);
+      await tx.publications.upsert({
+        user_id: userId,
+        type,
+        related_id: relatedId,
+        object_id: objectId,
+        published_at: now,
+      });
+      await this.events.record(tx.db, [
+        { userId, type: 'publish', payload: { type, related_id: relatedId, object_id: objectId, timestamp: iso(now) } },
+      ]);
     });
     this.events.announce();
     return { type, relatedId, objectId, publishedAt: iso(now) };
@@ -38,7 +46,13 @@ export class PublishService {
     await this.store.transaction(async (tx) => {
       const removed = await tx.publications.delete(userId, type, relatedId);
       if (!removed) throw notFound('publication');
-      await this.events.record(tx.db, [{ userId, type: 'unpublish', payload: { type, related_id: relatedId, object_id: removed.object_id, timestamp: iso(now) } }]);
+      await this.events.record(tx.db, [
+        {
+          userId,
+          type: 'unpublish',
+          payload: { type, related_id: relatedId, object_id: removed.object_id, timestamp: iso(now) },
+        },
+      ]);
     });
     this.events.announce();
   }
@@ -46,6 +60,8 @@ export class PublishService {
   /** What the user published under (type, relatedId), or null (for other modules). */
   async findPublished(userId: string, type: string, relatedId: string): Promise<PublicationView | null> {
     const row = await this.store.publications.find(userId, type, relatedId);
-    return row ? { type: row.type, relatedId: row.related_id, objectId: row.object_id, publishedAt: iso(row.published_at) } : null;
+    return row
+      ? { type: row.type, relatedId: row.related_id, objectId: row.object_id, publishedAt: iso(row.published_at) }
+      : null;
   }
 }

@@ -12,7 +12,11 @@ export class PublicationStore {
     await this.db
       .insertInto('publications')
       .values(row)
-      .onConflict((oc) => oc.columns(['user_id', 'type', 'related_id']).doUpdateSet({ object_id: row.object_id, published_at: row.published_at }))
+      .onConflict((oc) =>
+        oc
+          .columns(['user_id', 'type', 'related_id'])
+          .doUpdateSet({ object_id: row.object_id, published_at: row.published_at }),
+      )
       .execute();
   }
 

@@ -13,7 +13,16 @@ import type { ServiceKeyring, ServiceServer } from './server-keys.js';
 import type { DataStore } from './store.js';
 
 /** The eight stores of spec section 1, in the spec's order. */
-export const STORE_NAMES = ['contacts', 'calls', 'agents', 'tasks', 'conversational-pathways', 'campaigns', 'sms-messages', 'performance-metrics'] as const;
+export const STORE_NAMES = [
+  'contacts',
+  'calls',
+  'agents',
+  'tasks',
+  'conversational-pathways',
+  'campaigns',
+  'sms-messages',
+  'performance-metrics',
+] as const;
 export type StoreName = (typeof STORE_NAMES)[number];
 
 export interface RootView {
@@ -59,7 +68,13 @@ export class RootService {
   private async createRoot(userId: string, serverName: string): Promise<void> {
     const now = this.clock.now();
     const rootId = newId(now);
-    const container = (id: string, kind: 'root' | 'store', store: string | null, keyId: string | null, relatedId: string | null): ObjectRow => ({
+    const container = (
+      id: string,
+      kind: 'root' | 'store',
+      store: string | null,
+      keyId: string | null,
+      relatedId: string | null,
+    ): ObjectRow => ({
       id,
       user_id: userId,
       key_id: keyId,
@@ -76,7 +91,10 @@ export class RootService {
     const created = await this.store.transaction(async (tx) => {
       if (!(await tx.roots.insertIfAbsent({ user_id: userId, root_id: rootId, created_at: now }))) return false;
       const keyRows = STORE_NAMES.map(() => this.keys.buildRow(userId, serverName));
-      const objects = [container(rootId, 'root', null, null, null), ...STORE_NAMES.map((name, i) => container(newId(now), 'store', name, keyRows[i].id, rootId))];
+      const objects = [
+        container(rootId, 'root', null, null, null),
+        ...STORE_NAMES.map((name, i) => container(newId(now), 'store', name, keyRows[i].id, rootId)),
+      ];
       await tx.keys.insert(keyRows);
       await tx.objects.insert(objects);
       const events: NewEvent[] = [...keyRows.map(keyCreatedEvent), ...objects.map((row) => objectCreatedEvent(row))];

@@ -28,7 +28,10 @@ export const CurrentServer = Type.Object({
   keys: ServicePublicKeys,
 });
 
-const StoreRef = Type.Object({ id: Type.String({ description: 'The store container object' }), keyId: Type.String({ description: 'The store default key' }) });
+const StoreRef = Type.Object({
+  id: Type.String({ description: 'The store container object' }),
+  keyId: Type.String({ description: 'The store default key' }),
+});
 
 export const RootResponse = Type.Object({
   id: Type.String({ description: 'The root container object' }),
@@ -48,27 +51,51 @@ export const RootResponse = Type.Object({
 
 // ---- registered servers ----------------------------------------------------
 
-export const ServerEntry = Type.Object({ name: Type.String(), publicKey: Type.String({ description: 'base64url SPKI' }), createdAt: Timestamp });
+export const ServerEntry = Type.Object({
+  name: Type.String(),
+  publicKey: Type.String({ description: 'base64url SPKI' }),
+  createdAt: Timestamp,
+});
 
 export const RegisterServerBody = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 64, description: 'Unique among your servers; letters, digits, ".", "-", "_"' }),
+  name: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: 'Unique among your servers; letters, digits, ".", "-", "_"',
+  }),
   mode: Type.Union([Type.Literal('generate'), Type.Literal('upload_public')]),
-  publicKey: Type.Optional(Type.String({ maxLength: 4096, description: 'base64url DER SPKI of a P-256 key; required with upload_public, ignored with generate' })),
+  publicKey: Type.Optional(
+    Type.String({
+      maxLength: 4096,
+      description: 'base64url DER SPKI of a P-256 key; required with upload_public, ignored with generate',
+    }),
+  ),
 });
 
 export const RegisteredServer = Type.Object({
   name: Type.String(),
   publicKey: Type.String({ description: 'base64url SPKI' }),
-  privateKey: Type.Optional(Type.String({ description: 'base64url PKCS#8; mode generate only, returned once and never stored' })),
+  privateKey: Type.Optional(
+    Type.String({ description: 'base64url PKCS#8; mode generate only, returned once and never stored' }),
+  ),
   createdAt: Timestamp,
 });
 
 // ---- store keys ------------------------------------------------------------
 
 export const CreateKeyBody = Type.Object({
-  server: Type.String({ minLength: 1, maxLength: 64, description: 'A registered server name or the service current server' }),
+  server: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: 'A registered server name or the service current server',
+  }),
   key: Type.Optional(Type.String({ maxLength: 64, description: 'base64, 32 bytes (AES-256); random when omitted' })),
-  iv: Type.Optional(Type.String({ maxLength: 32, description: 'base64, 12 bytes; random when omitted. Kept for compatibility: use a fresh per-object iv' })),
+  iv: Type.Optional(
+    Type.String({
+      maxLength: 32,
+      description: 'base64, 12 bytes; random when omitted. Kept for compatibility: use a fresh per-object iv',
+    }),
+  ),
 });
 
 export const KeyResponse = Type.Object({
@@ -86,7 +113,11 @@ export const ObjectBody = Type.Object({
   keyId: Id,
   content: Type.String({ description: 'base64 ciphertext' }),
   authTag: Type.String({ maxLength: 64, description: 'base64 AES-GCM tag, 16 bytes' }),
-  iv: Type.Optional(Type.Union([Type.String({ maxLength: 32 }), Type.Null()], { description: 'base64 12-byte nonce of this ciphertext' })),
+  iv: Type.Optional(
+    Type.Union([Type.String({ maxLength: 32 }), Type.Null()], {
+      description: 'base64 12-byte nonce of this ciphertext',
+    }),
+  ),
   relatedId: Type.Optional(
     Type.Union([Id, Type.Null()], { description: 'Parent object. On PATCH: omitted keeps the parent, null detaches' }),
   ),
@@ -110,12 +141,22 @@ export const ObjectResponse = Type.Object({
 });
 
 export const IfMatchHeaders = Type.Object({
-  'if-match': Type.Optional(Type.String({ maxLength: 200, description: 'The version you read: "3" (or 3). A stale version answers 412' })),
+  'if-match': Type.Optional(
+    Type.String({ maxLength: 200, description: 'The version you read: "3" (or 3). A stale version answers 412' }),
+  ),
 });
 
 export const RelatedQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'At most this many children (default 1000); a page may end earlier to stay within the byte budget' })),
-  after: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Id of the last child of the previous page' })),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 1000,
+      description: 'At most this many children (default 1000); a page may end earlier to stay within the byte budget',
+    }),
+  ),
+  after: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 200, description: 'Id of the last child of the previous page' }),
+  ),
 });
 
 // ---- publish ---------------------------------------------------------------
@@ -127,4 +168,9 @@ export const PublishParams = Type.Object({
 
 export const PublishBody = Type.Object({ objectId: Id });
 
-export const PublicationResponse = Type.Object({ type: Type.String(), relatedId: Type.String(), objectId: Type.String(), publishedAt: Timestamp });
+export const PublicationResponse = Type.Object({
+  type: Type.String(),
+  relatedId: Type.String(),
+  objectId: Type.String(),
+  publishedAt: Timestamp,
+});

@@ -106,8 +106,16 @@ const publicKeysByName = new Map<string, ServicePublicKeys>();
 function publicKeysOf(row: ServiceKeysTable): ServicePublicKeys {
   const cached = publicKeysByName.get(row.name);
   if (cached?.spki === row.public_key) return cached;
-  const jwk = publicKeyOfSpki(row.public_key).export({ format: 'jwk' }) as { kty: string; crv: string; x: string; y: string };
-  const keys: ServicePublicKeys = { spki: row.public_key, jwk: { ...jwk, kid: row.name, use: 'enc', alg: 'ECDH-ES+A256KW' } };
+  const jwk = publicKeyOfSpki(row.public_key).export({ format: 'jwk' }) as {
+    kty: string;
+    crv: string;
+    x: string;
+    y: string;
+  };
+  const keys: ServicePublicKeys = {
+    spki: row.public_key,
+    jwk: { ...jwk, kid: row.name, use: 'enc', alg: 'ECDH-ES+A256KW' },
+  };
   publicKeysByName.set(row.name, keys);
   return keys;
 }

@@ -44,8 +44,12 @@ export class ServerService {
 
   async register(userId: string, input: RegisterServerInput): Promise<ServerView & { privateKey?: string }> {
     const name = input.name.trim();
-    if (!SERVER_NAME.test(name)) throw invalidInput('name must be 1–64 letters, digits, dots, dashes or underscores, starting with a letter or digit');
-    if (SERVICE_SERVER_NAME.test(name)) throw invalidInput(`names like "${name}" are reserved for the service's own servers`);
+    if (!SERVER_NAME.test(name))
+      throw invalidInput(
+        'name must be 1–64 letters, digits, dots, dashes or underscores, starting with a letter or digit',
+      );
+    if (SERVICE_SERVER_NAME.test(name))
+      throw invalidInput(`names like "${name}" are reserved for the service's own servers`);
 
     let publicKey: string;
     let privateKey: string | undefined;
@@ -59,9 +63,17 @@ export class ServerService {
     }
 
     const now = this.clock.now();
-    const inserted = await this.store.servers.insert({ id: newId(), user_id: userId, name, public_key: publicKey, created_at: now });
+    const inserted = await this.store.servers.insert({
+      id: newId(),
+      user_id: userId,
+      name,
+      public_key: publicKey,
+      created_at: now,
+    });
     if (!inserted) throw new AppError('conflict', `a server named "${name}" is already registered`);
-    return privateKey === undefined ? { name, publicKey, createdAt: iso(now) } : { name, publicKey, privateKey, createdAt: iso(now) };
+    return privateKey === undefined
+      ? { name, publicKey, createdAt: iso(now) }
+      : { name, publicKey, privateKey, createdAt: iso(now) };
   }
 
   /** The public key of the user's registered server `name`, or null (for signed payloads of other modules). */
@@ -87,7 +99,9 @@ export function parseP256Spki(value: string): KeyObject {
     throw invalidInput('publicKey is not a DER SubjectPublicKeyInfo (base64url)');
   }
   if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') {
-    throw invalidInput(`publicKey must be an EC P-256 key (got ${key.asymmetricKeyType}${key.asymmetricKeyDetails?.namedCurve ? ` ${key.asymmetricKeyDetails.namedCurve}` : ''})`);
+    throw invalidInput(
+      `publicKey must be an EC P-256 key (got ${key.asymmetricKeyType}${key.asymmetricKeyDetails?.namedCurve ? ` ${key.asymmetricKeyDetails.namedCurve}` : ''})`,
+    );
   }
   return key;
 }

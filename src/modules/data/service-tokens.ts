@@ -49,18 +49,30 @@ export class ServiceTokens {
   }
 
   /** The claims of a genuine, unexpired token of `use` issued to `userId`; otherwise `refuse(why)` is thrown. */
-  async verify(token: string, use: string, userId: string, refuse: (why: TokenRefusal) => Error): Promise<AcceptedToken> {
+  async verify(
+    token: string,
+    use: string,
+    userId: string,
+    refuse: (why: TokenRefusal) => Error,
+  ): Promise<AcceptedToken> {
     let kid: unknown;
     try {
       kid = decodeProtectedHeader(token).kid;
     } catch {
       throw refuse('malformed');
     }
-    const key = typeof kid === 'string' && (await this.keyring.isServiceServer(kid)) ? await this.keyring.getServicePublicKey(kid) : null;
+    const key =
+      typeof kid === 'string' && (await this.keyring.isServiceServer(kid))
+        ? await this.keyring.getServicePublicKey(kid)
+        : null;
     if (!key) throw refuse('foreign');
     let payload: Record<string, unknown>;
     try {
-      ({ payload } = await jwtVerify(token, key, { algorithms: ['ES256'], currentDate: new Date(this.clock.now()), requiredClaims: ['sub', 'jti', 'exp'] }));
+      ({ payload } = await jwtVerify(token, key, {
+        algorithms: ['ES256'],
+        currentDate: new Date(this.clock.now()),
+        requiredClaims: ['sub', 'jti', 'exp'],
+      }));
     } catch (err) {
       throw refuse((err as { code?: string }).code === 'ERR_JWT_EXPIRED' ? 'expired' : 'invalid');
     }

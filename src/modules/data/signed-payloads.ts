@@ -11,7 +11,15 @@
 // the caller does not own). Answers going back to a registered server are
 // compact JWEs to its public key (encryptTo).
 import type { KeyObject } from 'node:crypto';
-import { CompactEncrypt, type CompactJWEHeaderParameters, type JWTPayload, compactDecrypt, decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
+import {
+  CompactEncrypt,
+  type CompactJWEHeaderParameters,
+  type JWTPayload,
+  compactDecrypt,
+  decodeProtectedHeader,
+  errors as joseErrors,
+  jwtVerify,
+} from 'jose';
 import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import type { ServiceKeyring } from './server-keys.js';
@@ -72,10 +80,20 @@ export class SignedPayloads {
    * and consumes its jti. Throws 404 not_found for a server the caller has not
    * registered and 400 invalid_token for anything else that is wrong.
    */
-  async verify(userId: string, serverName: string, token: string, options: VerifyOptions = {}): Promise<VerifiedPayload> {
+  async verify(
+    userId: string,
+    serverName: string,
+    token: string,
+    options: VerifyOptions = {},
+  ): Promise<VerifiedPayload> {
     const serverPublicKey = await this.servers.getServerPublicKey(userId, serverName);
-    if (!serverPublicKey) throw new AppError('not_found', `server "${serverName}" is not one of your registered servers (POST /api/servers)`);
-    if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) throw invalidToken(`jwt must be a compact JWS or JWE of at most ${MAX_TOKEN_LENGTH} characters`);
+    if (!serverPublicKey)
+      throw new AppError(
+        'not_found',
+        `server "${serverName}" is not one of your registered servers (POST /api/servers)`,
+      );
+    if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH)
+      throw invalidToken(`jwt must be a compact JWS or JWE of at most ${MAX_TOKEN_LENGTH} characters`);
 
     const parts = token.split('.').length;
     let jws: string;
@@ -100,11 +118,17 @@ export class SignedPayloads {
       throw invalidToken(`jwt exp is more than ${MAX_LIFETIME_SECONDS / 60} minutes ahead`);
     }
     const jti = claims.jti;
-    if (typeof jti !== 'string' || jti.length === 0 || jti.length > MAX_JTI_LENGTH) throw invalidToken(`jwt jti must be a string of 1–${MAX_JTI_LENGTH} characters`);
-    if (options.use !== undefined && claims.use !== options.use && !(options.useOptional && claims.use === undefined)) throw invalidToken(`jwt use must be "${options.use}"`);
+    if (typeof jti !== 'string' || jti.length === 0 || jti.length > MAX_JTI_LENGTH)
+      throw invalidToken(`jwt jti must be a string of 1–${MAX_JTI_LENGTH} characters`);
+    if (options.use !== undefined && claims.use !== options.use && !(options.useOptional && claims.use === undefined))
+      throw invalidToken(`jwt use must be "${options.use}"`);
     options.validate?.(claims as VerifiedPayload['claims']);
 
-    const accepted = await this.singleUse.spend('signed-payload', [userId, serverName, jti], (exp + CLOCK_TOLERANCE_SECONDS) * 1000);
+    const accepted = await this.singleUse.spend(
+      'signed-payload',
+      [userId, serverName, jti],
+      (exp + CLOCK_TOLERANCE_SECONDS) * 1000,
+    );
     if (!accepted) throw invalidToken('jwt jti was already used: sign a new payload for every request');
     return { claims: claims as VerifiedPayload['claims'], encrypted: parts === 5, serverPublicKey };
   }
@@ -113,8 +137,18 @@ export class SignedPayloads {
    * Encrypts `bytes` to a registered server's public key: a compact JWE
    * (ECDH-ES+A256KW, A256GCM) whose `cty` is the media type.
    */
-  async encryptTo(serverPublicKey: KeyObject, bytes: Uint8Array, contentType: string, kid?: string): Promise<EncryptedAnswer> {
-    const protectedHeader: CompactJWEHeaderParameters = { alg: JWE_ALG, enc: JWE_ENC, cty: contentType, ...(kid ? { kid } : {}) };
+  async encryptTo(
+    serverPublicKey: KeyObject,
+    bytes: Uint8Array,
+    contentType: string,
+    kid?: string,
+  ): Promise<EncryptedAnswer> {
+    const protectedHeader: CompactJWEHeaderParameters = {
+      alg: JWE_ALG,
+      enc: JWE_ENC,
+      cty: contentType,
+      ...(kid ? { kid } : {}),
+    };
     const content = await new CompactEncrypt(bytes).setProtectedHeader(protectedHeader).encrypt(serverPublicKey);
     const header = decodeProtectedHeader(content) as CompactJWEHeaderParameters;
     return { header: { ...header, contentType }, content };
@@ -128,13 +162,21 @@ export class SignedPayloads {
     } catch {
       throw invalidToken('jwt has an unreadable protected header');
     }
-    if (header.alg !== JWE_ALG || header.enc !== JWE_ENC) throw invalidToken(`an encrypted jwt must use alg ${JWE_ALG} and enc ${JWE_ENC}`);
-    if (typeof header.cty !== 'string' || header.cty.toUpperCase() !== 'JWT') throw invalidToken('an encrypted jwt must carry cty "JWT" (a nested signed JWT)');
+    if (header.alg !== JWE_ALG || header.enc !== JWE_ENC)
+      throw invalidToken(`an encrypted jwt must use alg ${JWE_ALG} and enc ${JWE_ENC}`);
+    if (typeof header.cty !== 'string' || header.cty.toUpperCase() !== 'JWT')
+      throw invalidToken('an encrypted jwt must carry cty "JWT" (a nested signed JWT)');
     const keyName = typeof header.kid === 'string' ? header.kid : (await this.keyring.current()).current;
-    const privateKey = (await this.keyring.isServiceServer(keyName)) ? await this.keyring.getServicePrivateKey(keyName) : null;
-    if (!privateKey) throw invalidToken(`jwt is encrypted to an unknown key "${keyName}": use the key of GET /api/server`);
+    const privateKey = (await this.keyring.isServiceServer(keyName))
+      ? await this.keyring.getServicePrivateKey(keyName)
+      : null;
+    if (!privateKey)
+      throw invalidToken(`jwt is encrypted to an unknown key "${keyName}": use the key of GET /api/server`);
     try {
-      const { plaintext } = await compactDecrypt(token, privateKey, { keyManagementAlgorithms: [JWE_ALG], contentEncryptionAlgorithms: [JWE_ENC] });
+      const { plaintext } = await compactDecrypt(token, privateKey, {
+        keyManagementAlgorithms: [JWE_ALG],
+        contentEncryptionAlgorithms: [JWE_ENC],
+      });
       return new TextDecoder('utf-8', { fatal: true }).decode(plaintext);
     } catch {
       throw invalidToken('jwt could not be decrypted with the service key');
@@ -146,7 +188,9 @@ function describeJoseError(err: unknown, serverName: string): string {
   if (err instanceof joseErrors.JWTExpired) return 'jwt has expired';
   if (err instanceof joseErrors.JWTClaimValidationFailed) return `jwt claim check failed: ${err.message}`;
   if (err instanceof joseErrors.JOSEAlgNotAllowed) return 'jwt must be signed with ES256';
-  if (err instanceof joseErrors.JWSSignatureVerificationFailed) return `jwt signature does not verify with the public key of server "${serverName}"`;
-  if (err instanceof joseErrors.JWTInvalid || err instanceof joseErrors.JWSInvalid) return `jwt is malformed: ${err.message}`;
+  if (err instanceof joseErrors.JWSSignatureVerificationFailed)
+    return `jwt signature does not verify with the public key of server "${serverName}"`;
+  if (err instanceof joseErrors.JWTInvalid || err instanceof joseErrors.JWSInvalid)
+    return `jwt is malformed: ${err.message}`;
   return 'jwt could not be verified';
 }

@@ -26,7 +26,13 @@ export class StoreRecords {
     const body = cipher.update(plain);
     const rest = cipher.final(); // empty for GCM: no copy of a recording's megabyte into a second buffer
     const content = rest.length ? Buffer.concat([body, rest]) : body;
-    return this.objects.createObjectFromBytes(userId, { keyId: container.keyId, content, authTag: cipher.getAuthTag(), iv, relatedId: parentId ?? container.id });
+    return this.objects.createObjectFromBytes(userId, {
+      keyId: container.keyId,
+      content,
+      authTag: cipher.getAuthTag(),
+      iv,
+      relatedId: parentId ?? container.id,
+    });
   }
 
   /** The plaintext of a record of the user's `store` (404 when it is not one, or cannot be read). */

@@ -112,7 +112,9 @@ export class EventConnection implements EventSubscriber, FeedMember {
     this.joinGroup = `${userId}\u0000${this.selectionKey}`;
     const joins = context.joins;
     const group = this.joinGroup;
-    ({ feed: this.feed, release: this.releaseFeed } = context.scheduler.holdFeed(userId, group, (events) => joins.get(events, group)));
+    ({ feed: this.feed, release: this.releaseFeed } = context.scheduler.holdFeed(userId, group, (events) =>
+      joins.get(events, group),
+    ));
   }
 
   get isClosed(): boolean {
@@ -198,7 +200,9 @@ export class EventConnection implements EventSubscriber, FeedMember {
   private overLimit(): boolean {
     const buffered = this.sink!.bufferedBytes;
     this.account(buffered);
-    const limit = this.context.budget.exceeded ? Math.min(this.options.maxBufferedBytes, this.options.pressureBytes) : this.options.maxBufferedBytes;
+    const limit = this.context.budget.exceeded
+      ? Math.min(this.options.maxBufferedBytes, this.options.pressureBytes)
+      : this.options.maxBufferedBytes;
     return buffered > limit;
   }
 
@@ -219,7 +223,8 @@ export class EventConnection implements EventSubscriber, FeedMember {
           if (!(await this.drained())) return;
           continue;
         }
-        if (this.syncedEpoch !== recent.epoch && this.lastId >= recent.floorFor(this.userId)) this.syncedEpoch = recent.epoch;
+        if (this.syncedEpoch !== recent.epoch && this.lastId >= recent.floorFor(this.userId))
+          this.syncedEpoch = recent.epoch;
         if (this.syncedEpoch !== recent.epoch || this.lastId < recent.evictedFloorFor(this.userId)) {
           // The recent events do not reach back to lastId: read the log up to its end first.
           if (!(await this.replayLog())) return;
@@ -265,7 +270,13 @@ export class EventConnection implements EventSubscriber, FeedMember {
         if (this.state !== 'catching-up') return false;
         const epoch = recent.epoch;
         const evictedBefore = recent.evictedFloorFor(this.userId);
-        const rows = await store.listForUser(this.userId, this.lastId, this.selection.types, this.options.replayBatch, this.context.releasedUpTo());
+        const rows = await store.listForUser(
+          this.userId,
+          this.lastId,
+          this.selection.types,
+          this.options.replayBatch,
+          this.context.releasedUpTo(),
+        );
         if (this.state !== 'catching-up') return false;
         const frames: Frames[] = [];
         for (const row of rows) {

@@ -12,7 +12,7 @@ export interface Flushable {
   /** When it last wrote (performance.now()); -Infinity while a write pass over it is unfinished. */
   readonly lastWriteAt: number;
   /** Writes what is pending; false when it stopped at `until` (performance.now()) and must be called again. */
-  flush(now: number, until: number): boolean | void;
+  flush(now: number, until: number): boolean | undefined;
 }
 
 /**
@@ -88,7 +88,8 @@ export class LiveFeed implements Flushable {
    * A flush cut short by the scheduler's time slice: its events, frames and the members still to write.
    * `taken` is how many of the pending events (those that arrived since it began) it carries too.
    */
-  private round: { frames: RoundFrames; members: FeedMember[]; at: number; base: StreamEvent[]; taken: number } | null = null;
+  private round: { frames: RoundFrames; members: FeedMember[]; at: number; base: StreamEvent[]; taken: number } | null =
+    null;
   private wroteAt = -Infinity;
   /** Streams (live or not) holding this feed: it is dropped from the registry at zero. */
   holders = 0;
@@ -141,7 +142,11 @@ export class LiveFeed implements Flushable {
       this.events = [];
       this.wroteAt = now;
       this.round = { frames: this.framesOf(events), members: [...this.members], at: 0, base: events, taken: 0 };
-    } else if (this.events.length > this.round.taken && this.round.at < this.round.members.length && bytesOf(this.round.base, this.events) <= MAX_EXTENDED_ROUND_BYTES) {
+    } else if (
+      this.events.length > this.round.taken &&
+      this.round.at < this.round.members.length &&
+      bytesOf(this.round.base, this.events) <= MAX_EXTENDED_ROUND_BYTES
+    ) {
       // Events that arrived while this round was cut short go out with it to the members it has not reached yet
       // (the same one write each), instead of waiting for the whole round to end and the next to reach them. They
       // stay pending for the next round: the members already written get them then, the others skip what they have.
@@ -207,7 +212,11 @@ export class WriteScheduler {
   private readonly feeds = new Map<string, LiveFeed>();
 
   /** The feed of one user and selection, created on first use; release() when the stream is done with it. */
-  holdFeed(userId: string, group: string, join: (events: readonly StreamEvent[]) => Frames): { feed: LiveFeed; release: () => void } {
+  holdFeed(
+    userId: string,
+    group: string,
+    join: (events: readonly StreamEvent[]) => Frames,
+  ): { feed: LiveFeed; release: () => void } {
     let feed = this.feeds.get(group);
     if (!feed) this.feeds.set(group, (feed = new LiveFeed(userId, this, join)));
     feed.holders += 1;
@@ -326,7 +335,10 @@ export class JoinCache {
    */
   get(events: readonly { id: number; frames: Frames }[], group?: string): Frames {
     if (events.length === 1) return events[0].frames;
-    const key = group === undefined ? events.map((e) => e.id).join(',') : `${group}\u0000${events[0].id}\u0000${events[events.length - 1].id}\u0000${events.length}`;
+    const key =
+      group === undefined
+        ? events.map((e) => e.id).join(',')
+        : `${group}\u0000${events[0].id}\u0000${events[events.length - 1].id}\u0000${events.length}`;
     let frames = this.entries.get(key);
     if (frames) {
       this.entries.delete(key); // most recently used last

@@ -22,19 +22,33 @@ const ex = {
 
 export const KeyCreatedEvent = Type.Object(
   { key_id: Type.String(), user_id: Type.String(), created_at: Timestamp('When the key was created') },
-  { $id: 'KeyCreatedEvent', ...closed, description: 'Payload of `key_created`: a key was added (PUT /api/keys, or the root keys of GET /api/root).', examples: [{ key_id: ex.key, user_id: ex.user, created_at: ex.at }] },
+  {
+    $id: 'KeyCreatedEvent',
+    ...closed,
+    description: 'Payload of `key_created`: a key was added (PUT /api/keys, or the root keys of GET /api/root).',
+    examples: [{ key_id: ex.key, user_id: ex.user, created_at: ex.at }],
+  },
 );
 
 export const KeyDeletedEvent = Type.Object(
   { key_id: Type.String(), user_id: Type.String(), deleted_at: Timestamp('When the key was deleted') },
-  { $id: 'KeyDeletedEvent', ...closed, description: 'Payload of `key_deleted`.', examples: [{ key_id: ex.key, user_id: ex.user, deleted_at: ex.at }] },
+  {
+    $id: 'KeyDeletedEvent',
+    ...closed,
+    description: 'Payload of `key_deleted`.',
+    examples: [{ key_id: ex.key, user_id: ex.user, deleted_at: ex.at }],
+  },
 );
 
 export const ObjectCreatedEvent = Type.Object(
   {
-    id: Type.String({ description: 'The new object (the one event that names its object `id`; the `object_id` filter matches it too)' }),
+    id: Type.String({
+      description: 'The new object (the one event that names its object `id`; the `object_id` filter matches it too)',
+    }),
     key_id: Type.Union([Type.String(), Type.Null()], { description: 'null only on the root container' }),
-    related_object_id: Type.Optional(Type.String({ description: 'The parent object (a store container for store records); absent without a parent' })),
+    related_object_id: Type.Optional(
+      Type.String({ description: 'The parent object (a store container for store records); absent without a parent' }),
+    ),
     content: Hex('Ciphertext, as GET /api/objects/{id} answers it'),
     auth_tag: Hex('GCM tag'),
     iv: Type.Union([Hex('Nonce'), Type.Null()]),
@@ -50,8 +64,19 @@ export const ObjectCreatedEvent = Type.Object(
   {
     $id: 'ObjectCreatedEvent',
     ...closed,
-    description: 'Payload of `object_created`: carries the ciphertext as GET /api/objects/{id} would, so it can be decrypted right away.',
-    examples: [{ id: ex.object, key_id: ex.key, related_object_id: ex.store, content: '9f2c4e', auth_tag: '3a7be0c1d2f3a4b5c6d7e8f9a0b1c2d3', iv: '0a1b2c3d4e5f60718293a4b5', metadata: { size: 3, kind: 'object' } }],
+    description:
+      'Payload of `object_created`: carries the ciphertext as GET /api/objects/{id} would, so it can be decrypted right away.',
+    examples: [
+      {
+        id: ex.object,
+        key_id: ex.key,
+        related_object_id: ex.store,
+        content: '9f2c4e',
+        auth_tag: '3a7be0c1d2f3a4b5c6d7e8f9a0b1c2d3',
+        iv: '0a1b2c3d4e5f60718293a4b5',
+        metadata: { size: 3, kind: 'object' },
+      },
+    ],
   },
 );
 
@@ -60,14 +85,28 @@ export const ObjectUpdatedEvent = Type.Object(
     object_id: Type.String(),
     key_id: Type.Union([Type.String(), Type.Null()]),
     updated_at: Timestamp('When the change was made'),
-    version: Type.Integer({ minimum: 1, description: 'The version after the change (the ETag of GET /api/objects/{id})' }),
+    version: Type.Integer({
+      minimum: 1,
+      description: 'The version after the change (the ETag of GET /api/objects/{id})',
+    }),
   },
-  { $id: 'ObjectUpdatedEvent', ...closed, description: 'Payload of `object_updated`: the object changed (PATCH, or a child detached by its parent\'s deletion). Fetch it for the new ciphertext.', examples: [{ object_id: ex.object, key_id: ex.key, updated_at: ex.at, version: 2 }] },
+  {
+    $id: 'ObjectUpdatedEvent',
+    ...closed,
+    description:
+      "Payload of `object_updated`: the object changed (PATCH, or a child detached by its parent's deletion). Fetch it for the new ciphertext.",
+    examples: [{ object_id: ex.object, key_id: ex.key, updated_at: ex.at, version: 2 }],
+  },
 );
 
 export const ObjectDeletedEvent = Type.Object(
   { object_id: Type.String(), deleted_at: Timestamp('When the object was deleted') },
-  { $id: 'ObjectDeletedEvent', ...closed, description: 'Payload of `object_deleted`.', examples: [{ object_id: ex.object, deleted_at: ex.at }] },
+  {
+    $id: 'ObjectDeletedEvent',
+    ...closed,
+    description: 'Payload of `object_deleted`.',
+    examples: [{ object_id: ex.object, deleted_at: ex.at }],
+  },
 );
 
 const publishFields = {
@@ -87,7 +126,8 @@ export const PublishEvent = Type.Object(publishFields, {
 export const UnpublishEvent = Type.Object(publishFields, {
   $id: 'UnpublishEvent',
   ...closed,
-  description: 'Payload of `unpublish` (DELETE /api/objects/publish/{type}/{relatedId}, or the published object deleted).',
+  description:
+    'Payload of `unpublish` (DELETE /api/objects/publish/{type}/{relatedId}, or the published object deleted).',
   examples: [{ type: 'contacts', related_id: ex.store, object_id: ex.object, timestamp: ex.at }],
 });
 
@@ -97,36 +137,77 @@ export const SmsStatusEvent = Type.Object(
     phone_number_id: Type.String({ description: 'The number it was sent from' }),
     from: Type.String(),
     to: Type.String(),
-    status: Type.String({ description: 'As the carrier names it: queued, sending, sent, delivered, undelivered, failed, …' }),
-    error_code: Type.Union([Type.String(), Type.Null()], { description: "The carrier's error code of a failed delivery" }),
+    status: Type.String({
+      description: 'As the carrier names it: queued, sending, sent, delivered, undelivered, failed, …',
+    }),
+    error_code: Type.Union([Type.String(), Type.Null()], {
+      description: "The carrier's error code of a failed delivery",
+    }),
     at: Timestamp('When the status was reported'),
   },
   {
     $id: 'SmsStatusEvent',
     ...closed,
     description: 'Payload of `sms_status`: a new delivery status of an SMS you sent.',
-    examples: [{ message_id: ex.object, phone_number_id: ex.store, from: '+14155550100', to: '+14155550123', status: 'delivered', error_code: null, at: ex.at }],
+    examples: [
+      {
+        message_id: ex.object,
+        phone_number_id: ex.store,
+        from: '+14155550100',
+        to: '+14155550123',
+        status: 'delivered',
+        error_code: null,
+        at: ex.at,
+      },
+    ],
   },
 );
 
 export const CallStatusEvent = Type.Object(
   {
     session_id: Type.String({ description: 'The call session (X-Session-Id of POST /api/session/call)' }),
-    direction: Type.Optional(Type.Union([Type.Literal('outbound'), Type.Literal('inbound'), Type.Literal('web')], { description: 'outbound, inbound or web (a call from a browser); absent only on events recorded before directions were reported' })),
+    direction: Type.Optional(
+      Type.Union([Type.Literal('outbound'), Type.Literal('inbound'), Type.Literal('web')], {
+        description:
+          'outbound, inbound or web (a call from a browser); absent only on events recorded before directions were reported',
+      }),
+    ),
     status: Type.Union(CALL_STATUSES.map((s) => Type.Literal(s))),
     at: Timestamp('When the status changed at the audio server'),
     duration_seconds: Type.Optional(Type.Number({ minimum: 0, description: 'When the call ended' })),
     transcript: Type.Optional(
-      Type.Array(Type.Object({ role: Type.Union([Type.Literal('agent'), Type.Literal('contact')]), text: Type.String() }, closed), { description: 'When completed' }),
+      Type.Array(
+        Type.Object(
+          { role: Type.Union([Type.Literal('agent'), Type.Literal('contact')]), text: Type.String() },
+          closed,
+        ),
+        { description: 'When completed' },
+      ),
     ),
-    outcome: Type.Optional(Type.Union(CALL_OUTCOMES.map((o) => Type.Literal(o)), { description: 'Final states of calls the built-in voice agent carries: why it ended' })),
+    outcome: Type.Optional(
+      Type.Union(
+        CALL_OUTCOMES.map((o) => Type.Literal(o)),
+        { description: 'Final states of calls the built-in voice agent carries: why it ended' },
+      ),
+    ),
     reason: Type.Optional(Type.String({ description: 'A short machine reason next to outcome' })),
   },
   {
     $id: 'CallStatusEvent',
     ...closed,
-    description: 'Payload of `call_status`: progress of a call session; also the `data` of the session\'s webhook `{ type: "call_status", timestamp, data }`.',
-    examples: [{ session_id: ex.session, direction: 'outbound', status: 'completed', at: ex.at, duration_seconds: 42, transcript: [{ role: 'agent', text: 'Hello!' }], outcome: 'completed' }],
+    description:
+      'Payload of `call_status`: progress of a call session; also the `data` of the session\'s webhook `{ type: "call_status", timestamp, data }`.',
+    examples: [
+      {
+        session_id: ex.session,
+        direction: 'outbound',
+        status: 'completed',
+        at: ex.at,
+        duration_seconds: 42,
+        transcript: [{ role: 'agent', text: 'Hello!' }],
+        outcome: 'completed',
+      },
+    ],
   },
 );
 
@@ -136,7 +217,12 @@ export const CallTranscriptEvent = Type.Object(
     role: Type.Union([Type.Literal('agent'), Type.Literal('caller')]),
     text: Type.String(),
     at: Timestamp('When the line was said'),
-    interrupted: Type.Optional(Type.Boolean({ description: 'An agent sentence cut by barge-in: `text` is what the caller heard of the agent line sent before it (empty when none of it)' })),
+    interrupted: Type.Optional(
+      Type.Boolean({
+        description:
+          'An agent sentence cut by barge-in: `text` is what the caller heard of the agent line sent before it (empty when none of it)',
+      }),
+    ),
   },
   {
     $id: 'CallTranscriptEvent',
@@ -166,7 +252,9 @@ export const eventPayloadSchemas: Record<EventType, TSchema> = {
 
 /** Which query parameter filters which payload field, per type, for the stream's description. */
 export function filterableFields(type: EventType): string[] {
-  const schema = eventPayloadSchemas[type] as unknown as { properties: Record<string, { type?: unknown; anyOf?: unknown }> };
+  const schema = eventPayloadSchemas[type] as unknown as {
+    properties: Record<string, { type?: unknown; anyOf?: unknown }>;
+  };
   return Object.entries(schema.properties)
     .filter(([name]) => !['content', 'auth_tag', 'iv', 'transcript'].includes(name))
     .map(([name]) => (name === 'metadata' ? 'metadata.kind, metadata.store, metadata.size' : name));

@@ -62,7 +62,14 @@ export class PgEventChannel implements EventChannel {
     private readonly pool: pg.Pool,
     options: Partial<PgChannelOptions> = {},
   ) {
-    this.options = { channel: null, minNotifyIntervalMs: 5, reconnectDelayMs: 500, maxReconnectDelayMs: 30_000, onError: () => {}, ...options };
+    this.options = {
+      channel: null,
+      minNotifyIntervalMs: 5,
+      reconnectDelayMs: 500,
+      maxReconnectDelayMs: 30_000,
+      onError: () => {},
+      ...options,
+    };
   }
 
   /** The server process id of the LISTEN connection while it is up (tests use it to cut the connection). */
@@ -87,7 +94,8 @@ export class PgEventChannel implements EventChannel {
         this.lastNotifyAt = performance.now();
         // Reads the end of the log when it runs, so commits made while it waited are covered too.
         const end = '(select coalesce(max(id), 0) from events)::text';
-        if (this.options.channel !== null) return this.pool.query(`select pg_notify($1, ${end})`, [this.options.channel]);
+        if (this.options.channel !== null)
+          return this.pool.query(`select pg_notify($1, ${end})`, [this.options.channel]);
         return this.pool.query(`select pg_notify(${CHANNEL_NAME}, ${end}) ${OF_EVENTS_TABLE}`);
       })
       .then(
@@ -118,8 +126,15 @@ export class PgEventChannel implements EventChannel {
   private async connect(): Promise<void> {
     if (this.closed) return;
     // Same server, credentials and search_path as the pool, but outside it: LISTEN holds its connection forever.
-    const name = `${(this.pool.options as pg.PoolConfig).application_name ?? 'workspace-api'} events listener`.slice(0, 63);
-    const client = new (loadPg().Client)({ connectionTimeoutMillis: 5000, ...this.pool.options, application_name: name } as pg.ClientConfig);
+    const name = `${(this.pool.options as pg.PoolConfig).application_name ?? 'workspace-api'} events listener`.slice(
+      0,
+      63,
+    );
+    const client = new (loadPg().Client)({
+      connectionTimeoutMillis: 5000,
+      ...this.pool.options,
+      application_name: name,
+    } as pg.ClientConfig);
     let dropped = false;
     const onDrop = (err?: unknown) => {
       if (dropped) return;
@@ -143,7 +158,8 @@ export class PgEventChannel implements EventChannel {
     });
     try {
       await client.connect();
-      channel ??= (await client.query<{ name: string }>(`select ${CHANNEL_NAME} as name ${OF_EVENTS_TABLE}`)).rows[0].name;
+      channel ??= (await client.query<{ name: string }>(`select ${CHANNEL_NAME} as name ${OF_EVENTS_TABLE}`)).rows[0]
+        .name;
       await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
     } catch (err) {
       onDrop(err);

@@ -8,7 +8,18 @@ import { prepareQuery } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 
-export const EVENT_TYPES = ['key_created', 'key_deleted', 'object_created', 'object_updated', 'object_deleted', 'publish', 'unpublish', 'sms_status', 'call_status', 'call_transcript'] as const;
+export const EVENT_TYPES = [
+  'key_created',
+  'key_deleted',
+  'object_created',
+  'object_updated',
+  'object_deleted',
+  'publish',
+  'unpublish',
+  'sms_status',
+  'call_status',
+  'call_transcript',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface NewEvent {
@@ -38,10 +49,22 @@ const insertOneEvent = prepareQuery((db, p) =>
  */
 const insertOneEventAfterXact = prepareQuery((db, p) =>
   db
-    .with((cte) => cte('xact').materialized(), (qb) => qb.selectNoFrom(transactionId().as('xid')))
+    .with(
+      (cte) => cte('xact').materialized(),
+      (qb) => qb.selectNoFrom(transactionId().as('xid')),
+    )
     .insertInto('events')
     .columns(['user_id', 'type', 'payload', 'created_at'])
-    .expression((eb) => eb.selectFrom('xact').select([eb.val(p(0)).as('user_id'), eb.val(p(1)).as('type'), eb.val(p(2)).as('payload'), eb.val(p<number>(3)).as('created_at')])),
+    .expression((eb) =>
+      eb
+        .selectFrom('xact')
+        .select([
+          eb.val(p(0)).as('user_id'),
+          eb.val(p(1)).as('type'),
+          eb.val(p(2)).as('payload'),
+          eb.val(p<number>(3)).as('created_at'),
+        ]),
+    ),
 );
 
 /** PostgreSQL: the current transaction's id, assigning one if it has none; for statements that write events themselves (see above). */

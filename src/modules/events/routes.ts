@@ -6,7 +6,14 @@ import { responseSink } from './http-sink.js';
 import { eventPayloadSchemas } from './payloads.js';
 import type { EventStreamService } from './service.js';
 import type { EventTickets } from './tickets.js';
-import { EventStreamBody, EventStreamHeaders, EventStreamParams, EventStreamQuery, EventTicket, eventStreamDescription } from './schemas.js';
+import {
+  EventStreamBody,
+  EventStreamHeaders,
+  EventStreamParams,
+  EventStreamQuery,
+  EventTicket,
+  eventStreamDescription,
+} from './schemas.js';
 
 const streamHeaders = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -40,7 +47,12 @@ export function eventRoutes(app: App, deps: EventRouteDeps) {
         summary: 'A one-time ticket that opens an event stream without credentials (EventSource from another site)',
         description:
           'Authenticated like GET /api/events/{type}. `GET /api/events/{type}?ticket=<ticket>` accepts the ticket in place of credentials: EventSource cannot send an Authorization header, and the `token` cookie (SameSite=Lax) does not cross sites. A ticket opens one stream (single use), within 60 s (`expiresAt`), for the user and credential that asked for it; the stream then ends when that session ends or that API key is deleted, as any stream does. Ask for a new ticket before each (re)connection; pass the resume point as `?lastEventId=` (EventSource sends `Last-Event-ID` on its own reconnects, which a spent ticket cannot open: reconnect yourself with a new ticket). No body.',
-        response: { 200: ok(EventTicket, 'The ticket', { ticket: 'eyJhbGciOiJIUzI1NiIsInR5cCI6ImV2ZW50LXRpY2tldCtqd3QifQ.eyJzdWIiOiIwMTkzIn0.c2lnbmF0dXJl', expiresAt: '2026-11-26T10:01:00.000Z' }) },
+        response: {
+          200: ok(EventTicket, 'The ticket', {
+            ticket: 'eyJhbGciOiJIUzI1NiIsInR5cCI6ImV2ZW50LXRpY2tldCtqd3QifQ.eyJzdWIiOiIwMTkzIn0.c2lnbmF0dXJl',
+            expiresAt: '2026-11-26T10:01:00.000Z',
+          }),
+        },
       },
     },
     async (request) => eventTickets.issue(request.auth!),
@@ -58,7 +70,13 @@ export function eventRoutes(app: App, deps: EventRouteDeps) {
         params: EventStreamParams,
         querystring: EventStreamQuery,
         headers: EventStreamHeaders,
-        response: { 200: { description: 'The stream: one frame per event, each frame\'s `data` the payload schema of its `event` type', content: { 'text/event-stream': { schema: EventStreamBody } } }, ...errorResponses('rate_limited') },
+        response: {
+          200: {
+            description: "The stream: one frame per event, each frame's `data` the payload schema of its `event` type",
+            content: { 'text/event-stream': { schema: EventStreamBody } },
+          },
+          ...errorResponses('rate_limited'),
+        },
       },
     },
     async (request, reply) => {
@@ -72,7 +90,9 @@ export function eventRoutes(app: App, deps: EventRouteDeps) {
         // The guard ran once; an open stream re-checks so a revoked key or ended session stops it.
         stillAuthorized: async () => {
           // Opened with a ticket: the session or key that asked for it is re-checked (tickets.ts).
-          const current = credential ? await authenticator.authenticate(credential) : await authenticator.recheck(auth.userId, auth.credential, auth.twoFactorPassed);
+          const current = credential
+            ? await authenticator.authenticate(credential)
+            : await authenticator.recheck(auth.userId, auth.credential, auth.twoFactorPassed);
           return !!current && current.userId === auth.userId && current.phoneVerified && !isTwoFactorPending(current);
         },
       });

@@ -14,10 +14,17 @@ export const EventStreamParams = Type.Object({
 export const EventStreamQuery = Type.Object(
   {
     lastEventId: Type.Optional(
-      Type.String({ description: 'Replay events after this id first (the Last-Event-ID header, when sent, takes precedence)', examples: ['1042'] }),
+      Type.String({
+        description: 'Replay events after this id first (the Last-Event-ID header, when sent, takes precedence)',
+        examples: ['1042'],
+      }),
     ),
     ticket: Type.Optional(
-      Type.String({ maxLength: 4096, description: 'A ticket from POST /api/events/ticket, in place of credentials (EventSource from another site); not a filter' }),
+      Type.String({
+        maxLength: 4096,
+        description:
+          'A ticket from POST /api/events/ticket, in place of credentials (EventSource from another site); not a filter',
+      }),
     ),
   },
   {
@@ -28,7 +35,9 @@ export const EventStreamQuery = Type.Object(
 );
 
 export const EventStreamHeaders = Type.Object({
-  'last-event-id': Type.Optional(Type.String({ description: 'Sent by EventSource on reconnect: replay events after this id' })),
+  'last-event-id': Type.Optional(
+    Type.String({ description: 'Sent by EventSource on reconnect: replay events after this id' }),
+  ),
 });
 
 /** The stream, described as the frames it carries: `event` names the type, `data` is that type's payload schema. */
@@ -48,7 +57,15 @@ export const EventStreamBody = Type.Array(
   {
     description:
       'text/event-stream, described here as the list of frames it carries. On the wire: `retry: 2000` and a `: connected` comment, then per event `id: <id>`, `event: <type>`, `data: <the payload as one line of JSON>` and a blank line; a `: keep-alive` comment every 15 s.',
-    examples: [[{ id: '42', event: 'object_deleted', data: { object_id: '0193a5c2-5e0b-7c3a-8d21-4f6a9b2c7e10', deleted_at: '2026-11-22T10:00:00.000Z' } }]],
+    examples: [
+      [
+        {
+          id: '42',
+          event: 'object_deleted',
+          data: { object_id: '0193a5c2-5e0b-7c3a-8d21-4f6a9b2c7e10', deleted_at: '2026-11-22T10:00:00.000Z' },
+        },
+      ],
+    ],
   },
 );
 
@@ -71,9 +88,19 @@ export const eventStreamDescription = [
   '',
   'Filters: every other query parameter filters on the payload field of that name, exact text with `*` matching any run of characters; repeat a parameter for any of several values; different parameters must all match; `a.b` reaches a nested field; numbers and booleans compare as their JSON text. A filter on a field an event lacks does not match that event, except `object_id`, which also matches the `id` of `object_created` (so `?object_id=<id>` follows one object from its creation on, and `?object_id=0193*` matches ids starting with 0193 in every object event). The fields each type can be filtered on:',
   '',
-  ...EVENT_TYPES.map((type) => `- \`${type}\` (\`${eventSchemaId(type)}\`): ${filterableFields(type).map((f) => f.split(', ').map((x) => `\`${x}\``).join(', ')).join(', ')}${type === 'object_created' ? ', and `object_id` (its `id`)' : ''}`),
+  ...EVENT_TYPES.map(
+    (type) =>
+      `- \`${type}\` (\`${eventSchemaId(type)}\`): ${filterableFields(type)
+        .map((f) =>
+          f
+            .split(', ')
+            .map((x) => `\`${x}\``)
+            .join(', '),
+        )
+        .join(', ')}${type === 'object_created' ? ', and `object_id` (its `id`)' : ''}`,
+  ),
   '',
-  'Examples: `GET /api/events/object_created?related_object_id=<store id>` (records created in one store), `GET /api/events/call_status?session_id=<id>` (one call), `GET /api/events/call_transcript?session_id=<id>` (a live call\'s words), `GET /api/events/all?object_id=<id>` (one object).',
+  "Examples: `GET /api/events/object_created?related_object_id=<store id>` (records created in one store), `GET /api/events/call_status?session_id=<id>` (one call), `GET /api/events/call_transcript?session_id=<id>` (a live call's words), `GET /api/events/all?object_id=<id>` (one object).",
   '',
   'At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream.',
 ].join('\n');

@@ -41,7 +41,9 @@ export function parseTypes(param: string): readonly EventType[] | null {
   const names = [...new Set(param.split(',').map((s) => s.trim()))];
   const unknown = names.filter((n) => !(EVENT_TYPES as readonly string[]).includes(n));
   if (unknown.length || names.length === 0) {
-    throw invalidInput(`unknown event type "${unknown[0] ?? param}": use one of ${EVENT_TYPES.join(', ')} (or several, comma-separated), or "all"`);
+    throw invalidInput(
+      `unknown event type "${unknown[0] ?? param}": use one of ${EVENT_TYPES.join(', ')} (or several, comma-separated), or "all"`,
+    );
   }
   return names as EventType[];
 }
@@ -51,11 +53,15 @@ export function parseFilters(query: Record<string, unknown>): FieldFilter[] {
   const filters: FieldFilter[] = [];
   for (const [field, raw] of Object.entries(query)) {
     if ((RESERVED_QUERY as readonly string[]).includes(field)) continue;
-    if (!FIELD_NAME.test(field)) throw invalidInput(`filter "${field.slice(0, 100)}": a field name is letters, digits, "_", "-" or "." (for nested fields)`);
+    if (!FIELD_NAME.test(field))
+      throw invalidInput(
+        `filter "${field.slice(0, 100)}": a field name is letters, digits, "_", "-" or "." (for nested fields)`,
+      );
     const values = Array.isArray(raw) ? raw : [raw];
     if (values.length > MAX_VALUES) throw invalidInput(`filter "${field}": at most ${MAX_VALUES} values`);
     const patterns = values.map((value) => {
-      if (typeof value !== 'string' || value.length > MAX_VALUE_LENGTH) throw invalidInput(`filter "${field}": a value is text of at most ${MAX_VALUE_LENGTH} characters`);
+      if (typeof value !== 'string' || value.length > MAX_VALUE_LENGTH)
+        throw invalidInput(`filter "${field}": a value is text of at most ${MAX_VALUE_LENGTH} characters`);
       return compilePattern(value);
     });
     filters.push({ field, patterns });
@@ -80,7 +86,13 @@ function fieldText(payload: Record<string, unknown>, field: string, type: string
   const alias = FIELD_ALIASES[type]?.[field];
   if (value === undefined && alias !== undefined) value = payload[alias];
   if (value === undefined && field.includes('.')) {
-    value = field.split('.').reduce<unknown>((node, key) => (node && typeof node === 'object' && !Array.isArray(node) ? (node as Record<string, unknown>)[key] : undefined), payload);
+    value = field
+      .split('.')
+      .reduce<unknown>(
+        (node, key) =>
+          node && typeof node === 'object' && !Array.isArray(node) ? (node as Record<string, unknown>)[key] : undefined,
+        payload,
+      );
   }
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
@@ -104,6 +116,9 @@ export function matchesPayload(selection: EventSelection, event: StreamEvent): b
 /** Equal for selections that accept the same events (the broker tests such streams once per event). */
 export function selectionKey(selection: EventSelection): string {
   const types = selection.types ? [...selection.types].sort() : null;
-  const filters = selection.filters.map((f) => [f.field, f.patterns.map((p) => (typeof p === 'string' ? `=${p}` : `~${p.source}`))]);
+  const filters = selection.filters.map((f) => [
+    f.field,
+    f.patterns.map((p) => (typeof p === 'string' ? `=${p}` : `~${p.source}`)),
+  ]);
   return JSON.stringify([types, filters]);
 }

@@ -24,13 +24,19 @@ const LOG_READ_SLOTS = 8;
  * recorder's announce(), and on PostgreSQL by NOTIFY from every instance) and
  * the stream service. Nothing runs until the first stream opens.
  */
-export function createEventStreams(database: DatabaseHandle, recorder: EventRecorder, config: EventStreamConfig): EventStreamService {
+export function createEventStreams(
+  database: DatabaseHandle,
+  recorder: EventRecorder,
+  config: EventStreamConfig,
+): EventStreamService {
   let report: ErrorReporter = () => {};
   const store = new EventStore(database.db, database.dialect);
   // The broker's tail reads have a connection of their own on PostgreSQL: in a burst of writes the
   // shared pool's queue is long, and every live stream waits on these reads.
   const tailStore = database.dialect === 'postgres' ? new EventStore(database.dedicated(1), database.dialect) : store;
-  const channel = database.pgPool ? new PgEventChannel(database.pgPool, { onError: (err) => report(err, 'event LISTEN/NOTIFY') }) : null;
+  const channel = database.pgPool
+    ? new PgEventChannel(database.pgPool, { onError: (err) => report(err, 'event LISTEN/NOTIFY') })
+    : null;
   const recent = new RecentEvents(config.recentBytes);
   const scheduler = new WriteScheduler(config.coalesceMs);
   const broker = new EventBroker(tailStore, recorder, channel, {
@@ -108,7 +114,13 @@ export class EventStreamService {
     if (this.broker.subscriberCount(input.userId) >= max) {
       throw new AppError('rate_limited', `at most ${max} event streams may be open at once per user: close one first`);
     }
-    const connection = new EventConnection(input.userId, { types, filters }, startAfter, this.delivery, input.stillAuthorized);
+    const connection = new EventConnection(
+      input.userId,
+      { types, filters },
+      startAfter,
+      this.delivery,
+      input.stillAuthorized,
+    );
     connection.bindSubscription(this.broker.subscribe(connection));
     this.connections.add(connection);
     connection.onClose(() => this.connections.delete(connection));

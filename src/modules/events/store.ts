@@ -47,7 +47,13 @@ export class EventStore {
    * one query per wake-up per instance.
    */
   async listAfter(afterId: number, alsoIds: number[], limit: number): Promise<TailRead<EventRow>> {
-    const { rows, snapshot } = await this.tail(afterId, alsoIds, limit, ['id', 'user_id', 'type', 'payload', 'created_at']);
+    const { rows, snapshot } = await this.tail(afterId, alsoIds, limit, [
+      'id',
+      'user_id',
+      'type',
+      'payload',
+      'created_at',
+    ]);
     return { rows: rows.map(normalise), snapshot };
   }
 
@@ -57,11 +63,18 @@ export class EventStore {
     return { rows: rows.map((r) => Number(r.id)), snapshot };
   }
 
-  private async tail<C extends 'id' | 'user_id' | 'type' | 'payload' | 'created_at'>(afterId: number, alsoIds: number[], limit: number, columns: C[]) {
+  private async tail<C extends 'id' | 'user_id' | 'type' | 'payload' | 'created_at'>(
+    afterId: number,
+    alsoIds: number[],
+    limit: number,
+    columns: C[],
+  ) {
     const query = this.db
       .selectFrom('events')
       .select(columns)
-      .where((eb) => (alsoIds.length ? eb.or([eb('id', '>', afterId), eb('id', 'in', alsoIds)]) : eb('id', '>', afterId)))
+      .where((eb) =>
+        alsoIds.length ? eb.or([eb('id', '>', afterId), eb('id', 'in', alsoIds)]) : eb('id', '>', afterId),
+      )
       .orderBy('id', 'asc')
       .limit(limit);
     if (this.dialect !== 'postgres') return { rows: await query.execute(), snapshot: null };
@@ -78,7 +91,13 @@ export class EventStore {
    * One user's events after `afterId` up to `upToId`, optionally of some types,
    * oldest first (replay; the bound is what the broker has released). Uses the (user_id, id) index.
    */
-  async listForUser(userId: string, afterId: number, types: readonly EventType[] | null, limit: number, upToId = Number.MAX_SAFE_INTEGER): Promise<EventRow[]> {
+  async listForUser(
+    userId: string,
+    afterId: number,
+    types: readonly EventType[] | null,
+    limit: number,
+    upToId = Number.MAX_SAFE_INTEGER,
+  ): Promise<EventRow[]> {
     let query = this.db
       .selectFrom('events')
       .select(['id', 'user_id', 'type', 'payload', 'created_at'])
@@ -92,7 +111,10 @@ export class EventStore {
 
   /** The highest id in the log, 0 when it is empty. */
   async latestId(): Promise<number> {
-    const row = await this.db.selectFrom('events').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('events')
+      .select((eb) => eb.fn.max('id').as('id'))
+      .executeTakeFirst();
     return Number(row?.id ?? 0);
   }
 
@@ -110,7 +132,12 @@ export class EventStore {
 /** pg_snapshot text: `xmin:xmax:xip,xip,…` (64-bit transaction ids; far below 2^53 in practice). */
 export function parseSnapshot(text: string, running = ''): Snapshot {
   const [xmin, xmax, list] = text.split(':');
-  return { xmin: Number(xmin), xmax: Number(xmax), inProgress: new Set(list ? list.split(',').map(Number) : []), running: new Set(running ? running.split(',').map(Number) : []) };
+  return {
+    xmin: Number(xmin),
+    xmax: Number(xmax),
+    inProgress: new Set(list ? list.split(',').map(Number) : []),
+    running: new Set(running ? running.split(',').map(Number) : []),
+  };
 }
 
 // bigserial ids arrive as numbers (the pg int8 parser is set in db/database.ts); be explicit anyway.

@@ -65,7 +65,8 @@ export class StreamEvent {
     if (this.parsed === undefined) {
       try {
         const value = JSON.parse(this.payloadText) as unknown;
-        this.parsed = value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+        this.parsed =
+          value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
       } catch {
         this.parsed = {};
       }

@@ -67,7 +67,8 @@ export class EventTickets {
       return null;
     }
     const { sub, jti, cred, tfa, exp_ms: expiresAt } = claims;
-    if (typeof sub !== 'string' || typeof jti !== 'string' || typeof expiresAt !== 'number' || !isCredential(cred)) return null;
+    if (typeof sub !== 'string' || typeof jti !== 'string' || typeof expiresAt !== 'number' || !isCredential(cred))
+      return null;
     if (expiresAt <= this.clock.now()) return null;
     if (!(await this.singleUse.spend('event-ticket', jti, expiresAt))) return null;
     const recheck = () => this.authenticator.recheck(sub, cred, tfa === true);
@@ -80,5 +81,10 @@ function isCredential(value: unknown): value is AuthContext['credential'] {
   const c = value as Record<string, unknown> | null;
   if (!c || typeof c !== 'object') return false;
   if (c.kind === 'api_key') return typeof c.keyId === 'string';
-  return c.kind === 'session' && typeof c.jti === 'string' && typeof c.expiresAt === 'number' && (c.tokenVersion === undefined || typeof c.tokenVersion === 'number');
+  return (
+    c.kind === 'session' &&
+    typeof c.jti === 'string' &&
+    typeof c.expiresAt === 'number' &&
+    (c.tokenVersion === undefined || typeof c.tokenVersion === 'number')
+  );
 }

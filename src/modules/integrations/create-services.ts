@@ -16,7 +16,9 @@ export interface IntegrationServiceDeps {
 }
 
 export function createIntegrationServices(deps: IntegrationServiceDeps) {
-  return { integrations: new IntegrationService(new IntegrationStore(deps.db), deps.scheduling, deps.secretBox, deps.clock) };
+  return {
+    integrations: new IntegrationService(new IntegrationStore(deps.db), deps.scheduling, deps.secretBox, deps.clock),
+  };
 }
 
 export type IntegrationServices = ReturnType<typeof createIntegrationServices>;

@@ -5,8 +5,12 @@ import { type Static, Type } from 'typebox';
 
 export const CheckAvailabilityArgs = Type.Object(
   {
-    start_date: Type.Optional(Type.String({ format: 'date', description: 'First day to look at (YYYY-MM-DD, UTC); today when omitted' })),
-    days: Type.Optional(Type.Integer({ minimum: 1, maximum: 7, description: 'How many days to look at (1–7, default 3)' })),
+    start_date: Type.Optional(
+      Type.String({ format: 'date', description: 'First day to look at (YYYY-MM-DD, UTC); today when omitted' }),
+    ),
+    days: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 7, description: 'How many days to look at (1–7, default 3)' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -14,10 +18,17 @@ export type CheckAvailabilityArgs = Static<typeof CheckAvailabilityArgs>;
 
 export const BookMeetingArgs = Type.Object(
   {
-    start_time: Type.String({ format: 'date-time', description: 'Start of an available slot from check_availability (ISO 8601)' }),
+    start_time: Type.String({
+      format: 'date-time',
+      description: 'Start of an available slot from check_availability (ISO 8601)',
+    }),
     // Optional: on a phone call the caller's email is seldom known; the link then asks for it.
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "The invitee's full name, when known" })),
-    email: Type.Optional(Type.String({ format: 'email', maxLength: 254, description: "The invitee's email address, when known" })),
+    name: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: "The invitee's full name, when known" }),
+    ),
+    email: Type.Optional(
+      Type.String({ format: 'email', maxLength: 254, description: "The invitee's email address, when known" }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -29,7 +40,8 @@ export const SCHEDULING_FUNCTIONS = {
     parameters: CheckAvailabilityArgs,
   },
   book_meeting: {
-    description: 'Book one open slot for the contact: checks the slot is still free and returns a single-use booking link prefilled with their name and email.',
+    description:
+      'Book one open slot for the contact: checks the slot is still free and returns a single-use booking link prefilled with their name and email.',
     parameters: BookMeetingArgs,
   },
 } as const;

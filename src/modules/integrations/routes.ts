@@ -29,7 +29,9 @@ const Integration = Type.Object(
         eventTypeName: Type.String(),
         userUri: Type.String(),
         schedulingUrl: Type.Optional(Type.String()),
-        accessToken: Type.String({ description: 'Masked: first and last four characters around an ellipsis (abcd…wxyz)' }),
+        accessToken: Type.String({
+          description: 'Masked: first and last four characters around an ellipsis (abcd…wxyz)',
+        }),
       },
       { description: 'The sanitized payload (spec 2.16)' },
     ),
@@ -47,7 +49,17 @@ const IntegrationBody = Type.Object(
       examples: [{ accessToken: 'eyJraWQiOi…', eventTypeUrl: 'https://calendly.com/acme/30min' }],
     }),
   },
-  { examples: [{ type: 'calendly', data: { accessToken: 'eyJraWQiOiIxY2UxZTEzNjE3ZGNm.eyJpc3MiOiJodHRwczovL2F1dGguY2FsZW5kbHkuY29tIn0.9xQz', eventTypeUrl: 'https://calendly.com/acme/30min' } }] },
+  {
+    examples: [
+      {
+        type: 'calendly',
+        data: {
+          accessToken: 'eyJraWQiOiIxY2UxZTEzNjE3ZGNm.eyJpc3MiOiJodHRwczovL2F1dGguY2FsZW5kbHkuY29tIn0.9xQz',
+          eventTypeUrl: 'https://calendly.com/acme/30min',
+        },
+      },
+    ],
+  },
 );
 
 /** What the integration routes touch. */
@@ -67,7 +79,13 @@ export function integrationRoutes(app: App, deps: IntegrationRouteDeps) {
         operationId: 'listIntegrations',
         summary: 'Your integrations, tokens masked',
         description: 'Oldest first. Token-like fields are masked (abcd…wxyz); the clear token is never shown again.',
-        response: { 200: ok(Type.Array(Integration, { title: 'IntegrationList' }), 'Your integrations, oldest first, tokens masked', [example]) },
+        response: {
+          200: ok(
+            Type.Array(Integration, { title: 'IntegrationList' }),
+            'Your integrations, oldest first, tokens masked',
+            [example],
+          ),
+        },
       },
     },
     async (request) => integrations.list(request.auth!.userId),
@@ -84,7 +102,10 @@ export function integrationRoutes(app: App, deps: IntegrationRouteDeps) {
         description:
           'Calendly: the token is checked with GET /users/me and the event type found among GET /event_types of that user, by URL, API uri or slug. The token is stored encrypted with the master key. 400 `invalid_input` for an unknown type, missing fields, non-string values or an unknown event type; 400 `provider_refused` for a token Calendly refuses; 502 when Calendly cannot be reached.',
         body: IntegrationBody,
-        response: { 200: ok(Integration, 'The stored integration, token masked'), ...errorResponses('invalid_input', 'provider_refused', 'provider_error') },
+        response: {
+          200: ok(Integration, 'The stored integration, token masked'),
+          ...errorResponses('invalid_input', 'provider_refused', 'provider_error'),
+        },
       },
     },
     async (request) => integrations.create(request.auth!.userId, request.body),

@@ -7,8 +7,14 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { iso } from '../../lib/time.js';
-import type { EventType, SchedulingProvider } from '../../providers/scheduling/interface.js';
-import { BookMeetingArgs, CheckAvailabilityArgs, type IntegrationFunction, SCHEDULING_FUNCTIONS, type SchedulingFunctionName } from './functions.js';
+import type { SchedulingProvider } from '../../providers/scheduling/interface.js';
+import {
+  BookMeetingArgs,
+  CheckAvailabilityArgs,
+  type IntegrationFunction,
+  SCHEDULING_FUNCTIONS,
+  type SchedulingFunctionName,
+} from './functions.js';
 import type { IntegrationStore } from './store.js';
 import type { IntegrationsTable } from './tables.js';
 
@@ -61,8 +67,10 @@ export class IntegrationService {
   /** Validates the token and event type with the provider, then stores the sanitized payload. */
   async create(userId: string, input: IntegrationInput): Promise<IntegrationView> {
     const type = input.type.trim().toLowerCase();
-    if (!(INTEGRATION_TYPES as readonly string[]).includes(type)) throw invalidInput(`unknown integration type "${input.type}" (supported: ${INTEGRATION_TYPES.join(', ')})`);
-    for (const [key, value] of Object.entries(input.data)) if (typeof value !== 'string') throw invalidInput(`data.${key} must be a string`);
+    if (!(INTEGRATION_TYPES as readonly string[]).includes(type))
+      throw invalidInput(`unknown integration type "${input.type}" (supported: ${INTEGRATION_TYPES.join(', ')})`);
+    for (const [key, value] of Object.entries(input.data))
+      if (typeof value !== 'string') throw invalidInput(`data.${key} must be a string`);
     const data = input.data as Record<string, string>;
     const token = firstOf(data, TOKEN_ALIASES);
     if (!token) throw invalidInput(`data needs the access token under one of ${TOKEN_ALIASES.join(', ')}`);
@@ -81,7 +89,9 @@ export class IntegrationService {
       eventTypeSlug: eventType.slug,
       eventTypeName: eventType.name,
       userUri: user.uri,
-      ...(eventType.schedulingUrl || user.schedulingUrl ? { schedulingUrl: eventType.schedulingUrl || user.schedulingUrl! } : {}),
+      ...(eventType.schedulingUrl || user.schedulingUrl
+        ? { schedulingUrl: eventType.schedulingUrl || user.schedulingUrl! }
+        : {}),
     };
     const row: IntegrationsTable = {
       id: newId(),
@@ -109,7 +119,9 @@ export class IntegrationService {
     for (const id of ids) {
       const row = await this.store.findById(userId, id);
       if (!row) throw notFound('integration');
-      for (const [name, spec] of Object.entries(SCHEDULING_FUNCTIONS) as Array<[SchedulingFunctionName, (typeof SCHEDULING_FUNCTIONS)[SchedulingFunctionName]]>) {
+      for (const [name, spec] of Object.entries(SCHEDULING_FUNCTIONS) as Array<
+        [SchedulingFunctionName, (typeof SCHEDULING_FUNCTIONS)[SchedulingFunctionName]]
+      >) {
         const n = (seen.get(name) ?? 0) + 1;
         seen.set(name, n);
         out.push({
@@ -131,12 +143,17 @@ export class IntegrationService {
     if (!row) throw notFound('integration');
     const data = JSON.parse(row.data) as SchedulingData;
     const token = this.secretBox.openText(row.sealed_token);
-    if (fn === 'check_availability') return this.checkAvailability(token, data, await checked(CheckAvailabilityArgs, args ?? {}, fn));
+    if (fn === 'check_availability')
+      return this.checkAvailability(token, data, await checked(CheckAvailabilityArgs, args ?? {}, fn));
     if (fn === 'book_meeting') return this.bookMeeting(token, data, await checked(BookMeetingArgs, args, fn));
     throw invalidInput(`unknown function "${fn}" (${Object.keys(SCHEDULING_FUNCTIONS).join(', ')})`);
   }
 
-  private async checkAvailability(token: string, data: SchedulingData, args: CheckAvailabilityArgs): Promise<Record<string, unknown>> {
+  private async checkAvailability(
+    token: string,
+    data: SchedulingData,
+    args: CheckAvailabilityArgs,
+  ): Promise<Record<string, unknown>> {
     const now = this.clock.now();
     // Calendly takes only future ranges: start a minute from now at the earliest.
     const from = Math.max(args.start_date ? Date.parse(`${args.start_date}T00:00:00Z`) : now, now + 60_000);
@@ -150,13 +167,32 @@ export class IntegrationService {
     };
   }
 
-  private async bookMeeting(token: string, data: SchedulingData, args: BookMeetingArgs): Promise<Record<string, unknown>> {
+  private async bookMeeting(
+    token: string,
+    data: SchedulingData,
+    args: BookMeetingArgs,
+  ): Promise<Record<string, unknown>> {
     const start = Date.parse(args.start_time);
     const now = this.clock.now();
-    if (start <= now) return { status: 'unavailable', message: 'that time has already passed', alternatives: await this.nextSlots(token, data, now) };
-    const slots = await this.scheduling.availableTimes(token, data.eventTypeUri, new Date(start), new Date(start + 3600_000));
+    if (start <= now)
+      return {
+        status: 'unavailable',
+        message: 'that time has already passed',
+        alternatives: await this.nextSlots(token, data, now),
+      };
+    const slots = await this.scheduling.availableTimes(
+      token,
+      data.eventTypeUri,
+      new Date(start),
+      new Date(start + 3600_000),
+    );
     const slot = slots.find((s) => Date.parse(s.startTime) === start);
-    if (!slot) return { status: 'unavailable', message: 'that slot is not free', alternatives: await this.nextSlots(token, data, start) };
+    if (!slot)
+      return {
+        status: 'unavailable',
+        message: 'that slot is not free',
+        alternatives: await this.nextSlots(token, data, start),
+      };
     const { bookingUrl } = await this.scheduling.createBookingLink(token, data.eventTypeUri);
     const startIso = new Date(start).toISOString();
     const url = new URL(bookingUrl);
@@ -175,13 +211,23 @@ export class IntegrationService {
 
   private async nextSlots(token: string, data: SchedulingData, after: number): Promise<string[]> {
     const from = Math.max(after, this.clock.now() + 60_000);
-    const slots = await this.scheduling.availableTimes(token, data.eventTypeUri, new Date(from), new Date(from + 3 * 86_400_000));
+    const slots = await this.scheduling.availableTimes(
+      token,
+      data.eventTypeUri,
+      new Date(from),
+      new Date(from + 3 * 86_400_000),
+    );
     return slots.slice(0, 3).map((s) => s.startTime);
   }
 
   private view(row: IntegrationsTable): IntegrationView {
     const data = JSON.parse(row.data) as SchedulingData;
-    return { id: row.id, type: row.type, data: { ...data, accessToken: maskToken(this.secretBox.openText(row.sealed_token)) }, createdAt: iso(row.created_at) };
+    return {
+      id: row.id,
+      type: row.type,
+      data: { ...data, accessToken: maskToken(this.secretBox.openText(row.sealed_token)) },
+      createdAt: iso(row.created_at),
+    };
   }
 }
 

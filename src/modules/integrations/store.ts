@@ -11,16 +11,31 @@ export class IntegrationStore {
   }
 
   listByUser(userId: string) {
-    return this.db.selectFrom('integrations').selectAll().where('user_id', '=', userId).orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
+    return this.db
+      .selectFrom('integrations')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc')
+      .execute();
   }
 
   findById(userId: string, id: string) {
-    return this.db.selectFrom('integrations').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    return this.db
+      .selectFrom('integrations')
+      .selectAll()
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
   }
 
   /** Deletes an integration of the user; false when no such integration is theirs. */
   async delete(userId: string, id: string): Promise<boolean> {
-    const result = await this.db.deleteFrom('integrations').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    const result = await this.db
+      .deleteFrom('integrations')
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
     return Number(result.numDeletedRows) === 1;
   }
 }

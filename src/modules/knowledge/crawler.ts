@@ -34,16 +34,23 @@ export class LinkCrawler {
 
   async fetchOne(url: string): Promise<CrawlResult> {
     try {
-      const res = await this.http(url, { headers: { accept: 'text/html,application/xhtml+xml,text/plain,application/pdf;q=0.9,*/*;q=0.5' } });
+      const res = await this.http(url, {
+        headers: { accept: 'text/html,application/xhtml+xml,text/plain,application/pdf;q=0.9,*/*;q=0.5' },
+      });
       if (!res.ok) {
         await res.body?.cancel().catch(() => {});
         return { ok: false, url, reason: `the server answered ${res.status}` };
       }
       const bytes = await readBody(res);
-      const extracted = await this.files.prepare(new URL(res.url).pathname, bytes, res.headers.get('content-type') ?? '');
+      const extracted = await this.files.prepare(
+        new URL(res.url).pathname,
+        bytes,
+        res.headers.get('content-type') ?? '',
+      );
       return { ok: true, page: { ...extracted, url, size: bytes.length } };
     } catch (error) {
-      if (error instanceof OutboundHttpError || error instanceof ExtractionError) return { ok: false, url, reason: error.message };
+      if (error instanceof OutboundHttpError || error instanceof ExtractionError)
+        return { ok: false, url, reason: error.message };
       return { ok: false, url, reason: 'the download failed' };
     }
   }

@@ -24,15 +24,32 @@ export interface KnowledgeServiceDeps {
 export function createKnowledgeServices(deps: KnowledgeServiceDeps) {
   const store = new KnowledgeStore(deps.db, deps.dialect);
   // Spec 8: 4 downloads at a time, 15 s each.
-  const http = createOutboundHttp({ allowPrivate: deps.config.crawlAllowPrivate, allowOrigins: deps.config.crawlAllowOrigins, timeoutMs: deps.config.crawlTimeoutMs, maxBytes: deps.config.crawlMaxBytes, maxRedirects: 5, userAgent: 'workspace-api knowledge crawler' });
+  const http = createOutboundHttp({
+    allowPrivate: deps.config.crawlAllowPrivate,
+    allowOrigins: deps.config.crawlAllowOrigins,
+    timeoutMs: deps.config.crawlTimeoutMs,
+    maxBytes: deps.config.crawlMaxBytes,
+    maxRedirects: 5,
+    userAgent: 'workspace-api knowledge crawler',
+  });
   // Files and pages are read in worker threads, within the limits per file.
   const files = new ExtractionPool(deps.config.extraction, defaultKnowledgeOptions);
   const crawler = new LinkCrawler(http, files, 4);
   const indexes = new SearchIndexCache(store, deps.config.searchCacheBytes);
-  const knowledge = new KnowledgeService(store, crawler, files, deps.embeddings, deps.clock, deps.config.quota, indexes);
+  const knowledge = new KnowledgeService(
+    store,
+    crawler,
+    files,
+    deps.embeddings,
+    deps.clock,
+    deps.config.quota,
+    indexes,
+  );
   // Other areas check a knowledge_base_id through this (telephony's KnowledgeBaseLookup):
   // true only for the caller's own knowledge base.
-  const lookup = { knowledgeBaseExists: async (userId: string, id: string) => (await store.findBase(userId, id)) !== undefined };
+  const lookup = {
+    knowledgeBaseExists: async (userId: string, id: string) => (await store.findBase(userId, id)) !== undefined,
+  };
   return {
     knowledge,
     lookup,

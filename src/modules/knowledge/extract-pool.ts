@@ -78,7 +78,8 @@ export class ExtractionPool implements FilePreparer {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const pending of this.queue.splice(0)) pending.reject(new ExtractionError('too_complex', 'the server is shutting down'));
+    for (const pending of this.queue.splice(0))
+      pending.reject(new ExtractionError('too_complex', 'the server is shutting down'));
     const slots = [...this.slots];
     this.slots.clear();
     await Promise.all(
@@ -111,7 +112,14 @@ export class ExtractionPool implements FilePreparer {
     slot.idleTimer = null;
     const id = this.nextId++;
     const timer = setTimeout(
-      () => this.replace(slot, new ExtractionError('too_complex', `took longer than ${this.config.timeoutMs / 1000} s to read (the limit per file)`)),
+      () =>
+        this.replace(
+          slot,
+          new ExtractionError(
+            'too_complex',
+            `took longer than ${this.config.timeoutMs / 1000} s to read (the limit per file)`,
+          ),
+        ),
       this.config.timeoutMs,
     );
     slot.job = { ...pending, id, timer };
@@ -122,7 +130,11 @@ export class ExtractionPool implements FilePreparer {
       name: pending.name,
       bytes,
       declaredType: pending.declaredType,
-      options: { ...this.chunking, maxInflatedBytes: this.config.maxInflatedBytes, maxTextBytes: this.config.maxTextBytes },
+      options: {
+        ...this.chunking,
+        maxInflatedBytes: this.config.maxInflatedBytes,
+        maxTextBytes: this.config.maxTextBytes,
+      },
     };
     // Hold the process open while a file is read; an idle worker does not.
     slot.worker.ref();
@@ -142,7 +154,12 @@ export class ExtractionPool implements FilePreparer {
     slot.job = null;
     slot.worker.unref();
     if (answer.ok) job.resolve(answer.result);
-    else job.reject(answer.kind === 'failed' ? new ExtractionError('unreadable', `could not be read (${answer.message})`) : new ExtractionError(answer.kind, answer.message));
+    else
+      job.reject(
+        answer.kind === 'failed'
+          ? new ExtractionError('unreadable', `could not be read (${answer.message})`)
+          : new ExtractionError(answer.kind, answer.message),
+      );
     slot.idleTimer = setTimeout(() => this.retire(slot), this.config.idleMs);
     slot.idleTimer.unref();
     this.dispatch();
@@ -186,7 +203,10 @@ export class ExtractionPool implements FilePreparer {
     worker.on('error', (error: Error & { code?: string }) => {
       const reason =
         error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-          ? new ExtractionError('too_complex', `needed more than ${this.config.memoryMb} MB of memory to read (the limit per file)`)
+          ? new ExtractionError(
+              'too_complex',
+              `needed more than ${this.config.memoryMb} MB of memory to read (the limit per file)`,
+            )
           : new ExtractionError('too_complex', `stopped the reader (${error.message})`);
       this.replace(slot, reason);
     });
@@ -203,7 +223,11 @@ function startWorker(resourceLimits: NonNullable<ConstructorParameters<typeof Wo
   const here = import.meta.url;
   if (!here.endsWith('.ts')) return new Worker(new URL('./extract-worker.js', here), { resourceLimits });
   const entry = new URL('./extract-worker.ts', here).href;
-  const tsx = pathToFileURL(createRequire(here).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+  const tsx = pathToFileURL(
+    createRequire(here)
+      .resolve('tsx/esm/api')
+      .replace(/\.cjs$/, '.mjs'),
+  ).href;
   const boot = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); });`;
   return new Worker(boot, { eval: true, resourceLimits });
 }

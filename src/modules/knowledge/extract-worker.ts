@@ -20,7 +20,13 @@ export type ExtractionAnswer =
 
 // The extractors are loaded before the worker says it is ready, so a file's
 // time limit measures reading it, not loading the parsers (~0.3 s).
-await Promise.all([import('file-type'), import('unpdf'), import('mammoth'), import('linkedom'), import('@mozilla/readability')]);
+await Promise.all([
+  import('file-type'),
+  import('unpdf'),
+  import('mammoth'),
+  import('linkedom'),
+  import('@mozilla/readability'),
+]);
 
 parentPort?.on('message', async (job: ExtractionJob) => {
   let answer: ExtractionAnswer;

@@ -39,16 +39,30 @@ export interface ExtractionLimits {
   maxTextBytes: number;
 }
 
-const unlimited: ExtractionLimits = { maxInflatedBytes: Number.MAX_SAFE_INTEGER, maxTextBytes: Number.MAX_SAFE_INTEGER };
+const unlimited: ExtractionLimits = {
+  maxInflatedBytes: Number.MAX_SAFE_INTEGER,
+  maxTextBytes: Number.MAX_SAFE_INTEGER,
+};
 
 /** The text of a file; `declaredType` (a Content-Type header) only helps classify text, never binaries. */
-export async function extractText(name: string, bytes: Buffer, declaredType = '', limits: ExtractionLimits = unlimited): Promise<ExtractedText> {
+export async function extractText(
+  name: string,
+  bytes: Buffer,
+  declaredType = '',
+  limits: ExtractionLimits = unlimited,
+): Promise<ExtractedText> {
   const extracted = await extractWithinInflateLimit(name, bytes, declaredType, limits);
-  if (Buffer.byteLength(extracted.text) > limits.maxTextBytes) throw new ExtractionError('too_large', `yields more than ${limits.maxTextBytes} bytes of text (the limit)`);
+  if (Buffer.byteLength(extracted.text) > limits.maxTextBytes)
+    throw new ExtractionError('too_large', `yields more than ${limits.maxTextBytes} bytes of text (the limit)`);
   return extracted;
 }
 
-async function extractWithinInflateLimit(name: string, bytes: Buffer, declaredType: string, limits: ExtractionLimits): Promise<ExtractedText> {
+async function extractWithinInflateLimit(
+  name: string,
+  bytes: Buffer,
+  declaredType: string,
+  limits: ExtractionLimits,
+): Promise<ExtractedText> {
   const { fileTypeFromBuffer } = await import('file-type');
   const detected = await fileTypeFromBuffer(bytes);
   if (detected?.mime === 'application/pdf') {
@@ -59,7 +73,11 @@ async function extractWithinInflateLimit(name: string, bytes: Buffer, declaredTy
     checkInflated(() => checkZipInflatedSize(bytes, limits.maxInflatedBytes), 'DOCX');
     return { mimeType: DOCX, text: await docxText(bytes) };
   }
-  if (detected) throw new ExtractionError('unsupported', `${detected.mime} is not a supported type (text, Markdown, CSV, JSON, HTML, PDF, DOCX)`);
+  if (detected)
+    throw new ExtractionError(
+      'unsupported',
+      `${detected.mime} is not a supported type (text, Markdown, CSV, JSON, HTML, PDF, DOCX)`,
+    );
 
   if (bytes.includes(0)) throw new ExtractionError('unsupported', 'binary content of an unknown type');
   let text: string;
@@ -72,7 +90,10 @@ async function extractWithinInflateLimit(name: string, bytes: Buffer, declaredTy
   const extension = lowerName.includes('.') ? lowerName.slice(lowerName.lastIndexOf('.') + 1) : '';
   const start = text.trimStart().slice(0, 512).toLowerCase();
 
-  if (/^(<!doctype html|<html[\s>]|<head[\s>]|<body[\s>])/.test(start) || ((extension === 'html' || extension === 'htm' || declaredType.includes('html')) && start.startsWith('<'))) {
+  if (
+    /^(<!doctype html|<html[\s>]|<head[\s>]|<body[\s>])/.test(start) ||
+    ((extension === 'html' || extension === 'htm' || declaredType.includes('html')) && start.startsWith('<'))
+  ) {
     const html = await htmlText(text);
     return { mimeType: 'text/html', text: requireText(html.text), title: html.title };
   }
@@ -85,7 +106,8 @@ async function extractWithinInflateLimit(name: string, bytes: Buffer, declaredTy
     }
   }
   if (extension === 'csv' || declaredType.includes('csv')) return { mimeType: 'text/csv', text: requireText(text) };
-  if (extension === 'md' || extension === 'markdown' || declaredType.includes('markdown')) return { mimeType: 'text/markdown', text: requireText(text) };
+  if (extension === 'md' || extension === 'markdown' || declaredType.includes('markdown'))
+    return { mimeType: 'text/markdown', text: requireText(text) };
   return { mimeType: 'text/plain', text: requireText(text) };
 }
 
@@ -93,8 +115,13 @@ function checkInflated(check: () => void, kind: string): void {
   try {
     check();
   } catch (error) {
-    if (error instanceof InflateLimitError) throw new ExtractionError('too_large', `its compressed content inflates to more than ${error.limit} bytes (the limit)`);
-    if (error instanceof ArchiveFormatError) throw new ExtractionError('unreadable', `not a readable ${kind} (${error.message})`);
+    if (error instanceof InflateLimitError)
+      throw new ExtractionError(
+        'too_large',
+        `its compressed content inflates to more than ${error.limit} bytes (the limit)`,
+      );
+    if (error instanceof ArchiveFormatError)
+      throw new ExtractionError('unreadable', `not a readable ${kind} (${error.message})`);
     throw error;
   }
 }
@@ -119,7 +146,12 @@ export interface PrepareOptions extends ExtractionLimits {
 }
 
 /** Reads a file, then slices and chunks its text: all the CPU work of ingesting it (run in a worker thread by ExtractionPool). */
-export async function prepareFile(name: string, bytes: Buffer, declaredType: string, options: PrepareOptions): Promise<PreparedText> {
+export async function prepareFile(
+  name: string,
+  bytes: Buffer,
+  declaredType: string,
+  options: PrepareOptions,
+): Promise<PreparedText> {
   const { mimeType, text, title } = await extractText(name, bytes, declaredType, options);
   const slices = sliceText(text, options.sliceBytes).map((slice) => ({
     text: slice,
@@ -144,7 +176,10 @@ async function pdfText(bytes: Buffer): Promise<string> {
     text = pages.text.join('\n\n');
     await pdf.destroy();
   } catch (error) {
-    throw new ExtractionError('unreadable', `not a readable PDF (${error instanceof Error ? error.message : 'parse error'})`);
+    throw new ExtractionError(
+      'unreadable',
+      `not a readable PDF (${error instanceof Error ? error.message : 'parse error'})`,
+    );
   }
   const normalized = normalizeText(text);
   if (!normalized) throw new ExtractionError('unreadable', 'a PDF without a text layer (scanned pages are not read)');
@@ -157,12 +192,40 @@ async function docxText(bytes: Buffer): Promise<string> {
     const { default: mammoth } = await import('mammoth');
     text = (await mammoth.extractRawText({ buffer: bytes })).value;
   } catch (error) {
-    throw new ExtractionError('unreadable', `not a readable DOCX (${error instanceof Error ? error.message : 'parse error'})`);
+    throw new ExtractionError(
+      'unreadable',
+      `not a readable DOCX (${error instanceof Error ? error.message : 'parse error'})`,
+    );
   }
   return requireText(text);
 }
 
-const BLOCKS = new Set(['P', 'DIV', 'SECTION', 'ARTICLE', 'LI', 'UL', 'OL', 'PRE', 'BLOCKQUOTE', 'TABLE', 'TR', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'HEADER', 'FOOTER', 'DL', 'DT', 'DD', 'FIGURE', 'MAIN']);
+const BLOCKS = new Set([
+  'P',
+  'DIV',
+  'SECTION',
+  'ARTICLE',
+  'LI',
+  'UL',
+  'OL',
+  'PRE',
+  'BLOCKQUOTE',
+  'TABLE',
+  'TR',
+  'H1',
+  'H2',
+  'H3',
+  'H4',
+  'H5',
+  'H6',
+  'HEADER',
+  'FOOTER',
+  'DL',
+  'DT',
+  'DD',
+  'FIGURE',
+  'MAIN',
+]);
 const SKIPPED = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'SVG', 'IFRAME']);
 
 /** The readable text of a page: Readability's article when it finds one, else the body; paragraphs kept apart. */
@@ -176,7 +239,9 @@ export async function htmlText(html: string): Promise<{ text: string; title?: st
   } catch {
     article = null;
   }
-  const root = article?.content ? parseHTML(`<!doctype html><html><body>${article.content}</body></html>`).document.body : parseHTML(html).document.body;
+  const root = article?.content
+    ? parseHTML(`<!doctype html><html><body>${article.content}</body></html>`).document.body
+    : parseHTML(html).document.body;
   const out: string[] = [];
   const walk = (node: Node) => {
     if (node.nodeType === 3) {

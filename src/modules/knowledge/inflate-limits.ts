@@ -52,7 +52,8 @@ export function readZipDirectory(zip: Buffer): ZipEntry[] {
   let offset = zip.readUInt32LE(eocd + 16);
   if ((count === 0xffff || offset === 0xffffffff) && eocd >= 20 && zip.readUInt32LE(eocd - 20) === ZIP64_EOCD_LOCATOR) {
     const at = Number(zip.readBigUInt64LE(eocd - 20 + 8));
-    if (at + 56 > zip.length || zip.readUInt32LE(at) !== ZIP64_EOCD) throw new ArchiveFormatError('a broken zip64 directory');
+    if (at + 56 > zip.length || zip.readUInt32LE(at) !== ZIP64_EOCD)
+      throw new ArchiveFormatError('a broken zip64 directory');
     count = Number(zip.readBigUInt64LE(at + 32));
     offset = Number(zip.readBigUInt64LE(at + 48));
   }
@@ -60,7 +61,8 @@ export function readZipDirectory(zip: Buffer): ZipEntry[] {
   const entries: ZipEntry[] = [];
   let at = offset;
   for (let i = 0; i < count; i += 1) {
-    if (at + 46 > zip.length || zip.readUInt32LE(at) !== CENTRAL_HEADER) throw new ArchiveFormatError('a broken central directory');
+    if (at + 46 > zip.length || zip.readUInt32LE(at) !== CENTRAL_HEADER)
+      throw new ArchiveFormatError('a broken central directory');
     const nameLength = zip.readUInt16LE(at + 28);
     const extraLength = zip.readUInt16LE(at + 30);
     const commentLength = zip.readUInt16LE(at + 32);
@@ -111,12 +113,16 @@ export function checkZipInflatedSize(zip: Buffer, limit: number, what = 'the arc
   let left = limit;
   for (const entry of entries) {
     const at = entry.localHeaderOffset;
-    if (at + 30 > zip.length || zip.readUInt32LE(at) !== LOCAL_HEADER) throw new ArchiveFormatError(`a broken entry (${entry.name})`);
+    if (at + 30 > zip.length || zip.readUInt32LE(at) !== LOCAL_HEADER)
+      throw new ArchiveFormatError(`a broken entry (${entry.name})`);
     const start = at + 30 + zip.readUInt16LE(at + 26) + zip.readUInt16LE(at + 28);
     const data = zip.subarray(start, Math.min(zip.length, start + entry.compressedSize));
     let produced: number;
     if (entry.method === 0) produced = data.length;
-    else if (entry.method === 8) produced = inflatedLength(() => inflateRawSync(data, { maxOutputLength: cap(left), finishFlush: constants.Z_SYNC_FLUSH }));
+    else if (entry.method === 8)
+      produced = inflatedLength(() =>
+        inflateRawSync(data, { maxOutputLength: cap(left), finishFlush: constants.Z_SYNC_FLUSH }),
+      );
     else throw new ArchiveFormatError(`entry ${entry.name} uses compression method ${entry.method}`);
     if (produced > left) throw new InflateLimitError(what, limit);
     left -= produced;
@@ -169,4 +175,5 @@ function inflatedLength(inflate: () => Buffer): number {
   }
 }
 
-const isOutputCap = (error: unknown) => (error as { code?: string })?.code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError;
+const isOutputCap = (error: unknown) =>
+  (error as { code?: string })?.code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError;

@@ -78,7 +78,10 @@ export async function knowledgeRoutes(app: App, deps: KnowledgeRouteDeps) {
         summary: 'Read a knowledge base and its documents',
         description: 'Documents have numeric ids, oldest first.',
         params: KnowledgeBaseParams,
-        response: { 200: ok(KnowledgeBaseWithDocuments, 'The knowledge base and its documents'), ...errorResponses('not_found') },
+        response: {
+          200: ok(KnowledgeBaseWithDocuments, 'The knowledge base and its documents'),
+          ...errorResponses('not_found'),
+        },
       },
     },
     async (request) => knowledge.get(request.auth!.userId, request.params.id),
@@ -91,7 +94,7 @@ export async function knowledgeRoutes(app: App, deps: KnowledgeRouteDeps) {
       schema: {
         tags,
         operationId: 'updateKnowledgeBase',
-        summary: "Rename or describe a knowledge base",
+        summary: 'Rename or describe a knowledge base',
         description: "Updates the base's own fields (name, description); its documents are unchanged.",
         params: KnowledgeBaseParams,
         body: UpdateKnowledgeBaseBody,
@@ -109,7 +112,8 @@ export async function knowledgeRoutes(app: App, deps: KnowledgeRouteDeps) {
         tags,
         operationId: 'deleteKnowledgeBase',
         summary: 'Delete a knowledge base',
-        description: 'Removes every document from the search indexes (full-text and vectors), then the documents, then the base.',
+        description:
+          'Removes every document from the search indexes (full-text and vectors), then the documents, then the base.',
         params: KnowledgeBaseParams,
         response: { 204: deleted, ...errorResponses('not_found') },
       },
@@ -148,12 +152,25 @@ export async function knowledgeRoutes(app: App, deps: KnowledgeRouteDeps) {
           body: UploadBody,
           response: {
             200: ok(DocumentList, 'The documents created from the files, in upload order'),
-            ...errorResponses('invalid_input', 'not_found', errorWith('payload_too_large', { file: { schema: { type: 'string', description: 'The file that was refused' }, example: 'handbook.pdf' } }), 'quota_exceeded', 'unsupported_media_type', errorWith('file_too_complex', { file: { schema: { type: 'string', description: 'The file that was refused' }, example: 'handbook.pdf' } }), 'provider_error'),
+            ...errorResponses(
+              'invalid_input',
+              'not_found',
+              errorWith('payload_too_large', {
+                file: { schema: { type: 'string', description: 'The file that was refused' }, example: 'handbook.pdf' },
+              }),
+              'quota_exceeded',
+              'unsupported_media_type',
+              errorWith('file_too_complex', {
+                file: { schema: { type: 'string', description: 'The file that was refused' }, example: 'handbook.pdf' },
+              }),
+              'provider_error',
+            ),
           },
         },
       },
       async (request) => {
-        if (!request.isMultipart()) throw new AppError('unsupported_media_type', 'send multipart/form-data with file parts named "files"');
+        if (!request.isMultipart())
+          throw new AppError('unsupported_media_type', 'send multipart/form-data with file parts named "files"');
         return knowledge.addFiles(request.auth!.userId, request.params.id, uploadedFiles(request, limits));
       },
     );
@@ -174,7 +191,10 @@ export async function knowledgeRoutes(app: App, deps: KnowledgeRouteDeps) {
           "Pages count toward the user's knowledge quota: a user already at it is refused with 413 `quota_exceeded`; a batch that would pass it is skipped, each URL with the quota as reason.",
         params: KnowledgeBaseParams,
         body: LinksBody,
-        response: { 200: ok(LinksResult, 'The documents created and the URLs skipped'), ...errorResponses('not_found', 'quota_exceeded', 'provider_error') },
+        response: {
+          200: ok(LinksResult, 'The documents created and the URLs skipped'),
+          ...errorResponses('not_found', 'quota_exceeded', 'provider_error'),
+        },
       },
     },
     async (request) => knowledge.addLinks(request.auth!.userId, request.params.id, request.body.urls),
@@ -219,12 +239,18 @@ export async function knowledgeRoutes(app: App, deps: KnowledgeRouteDeps) {
 }
 
 /** The request's file parts, with multipart limit errors turned into answers that name the limit and the file. */
-async function* uploadedFiles(request: FastifyRequest, limits: { maxFiles: number; maxFileBytes: number }): AsyncGenerator<UploadedFile> {
-  const parts = request.parts({ limits: { files: limits.maxFiles, fileSize: limits.maxFileBytes, fields: 20, parts: limits.maxFiles + 20 } });
+async function* uploadedFiles(
+  request: FastifyRequest,
+  limits: { maxFiles: number; maxFileBytes: number },
+): AsyncGenerator<UploadedFile> {
+  const parts = request.parts({
+    limits: { files: limits.maxFiles, fileSize: limits.maxFileBytes, fields: 20, parts: limits.maxFiles + 20 },
+  });
   try {
     for await (const part of parts) {
       if (part.type !== 'file') continue;
-      if (part.fieldname !== 'files') throw new AppError('invalid_input', `unexpected file part "${part.fieldname}": name every file part "files"`);
+      if (part.fieldname !== 'files')
+        throw new AppError('invalid_input', `unexpected file part "${part.fieldname}": name every file part "files"`);
       const file = part as MultipartFile;
       yield {
         filename: file.filename,
@@ -237,10 +263,20 @@ async function* uploadedFiles(request: FastifyRequest, limits: { maxFiles: numbe
   }
 }
 
-function limitError(error: unknown, filename: string | undefined, limits: { maxFiles: number; maxFileBytes: number }): unknown {
+function limitError(
+  error: unknown,
+  filename: string | undefined,
+  limits: { maxFiles: number; maxFileBytes: number },
+): unknown {
   const code = (error as { code?: string })?.code;
-  if (code === 'FST_REQ_FILE_TOO_LARGE') return new AppError('payload_too_large', `${filename ?? 'a file'} is larger than ${limits.maxFileBytes} bytes; nothing was added`, filename ? { file: filename } : undefined);
-  if (code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT') return new AppError('payload_too_large', `at most ${limits.maxFiles} files per upload; nothing was added`);
+  if (code === 'FST_REQ_FILE_TOO_LARGE')
+    return new AppError(
+      'payload_too_large',
+      `${filename ?? 'a file'} is larger than ${limits.maxFileBytes} bytes; nothing was added`,
+      filename ? { file: filename } : undefined,
+    );
+  if (code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT')
+    return new AppError('payload_too_large', `at most ${limits.maxFiles} files per upload; nothing was added`);
   if (code === 'FST_FIELDS_LIMIT') return new AppError('invalid_input', 'too many form fields');
   return error;
 }

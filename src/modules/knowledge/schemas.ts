@@ -4,14 +4,30 @@ import { Type } from 'typebox';
 const id = '0193a5b2-7c1e-7d3f-9a41-5c2b8e6f1a20';
 const at = '2026-11-23T10:00:00.000Z';
 
-export const KnowledgeBaseParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200, description: 'Knowledge base id' }) });
+export const KnowledgeBaseParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 200, description: 'Knowledge base id' }),
+});
 export const DocumentParams = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 200, description: 'Knowledge base id' }),
   documentId: Type.Integer({ minimum: 1, description: 'Numeric document id' }),
 });
 
-const baseExample = { id, name: 'Support', description: 'Product manuals and FAQ', metadata: {}, createdAt: at, updatedAt: at };
-const documentExample = { id: 42, name: 'manual.pdf', mimeType: 'application/pdf', size: 183_204, source: 'upload', createdAt: at };
+const baseExample = {
+  id,
+  name: 'Support',
+  description: 'Product manuals and FAQ',
+  metadata: {},
+  createdAt: at,
+  updatedAt: at,
+};
+const documentExample = {
+  id: 42,
+  name: 'manual.pdf',
+  mimeType: 'application/pdf',
+  size: 183_204,
+  source: 'upload',
+  createdAt: at,
+};
 
 export const KnowledgeBase = Type.Object(
   {
@@ -43,15 +59,24 @@ export const KnowledgeBaseWithDocuments = Type.Object(
   { description: 'A knowledge base and its documents', examples: [{ ...baseExample, documents: [documentExample] }] },
 );
 
-export const KnowledgeBaseList = Type.Array(KnowledgeBase, { description: "The caller's knowledge bases, oldest first", examples: [[baseExample]] });
-export const DocumentList = Type.Array(KnowledgeDocument, { description: 'The created documents', examples: [[documentExample]] });
+export const KnowledgeBaseList = Type.Array(KnowledgeBase, {
+  description: "The caller's knowledge bases, oldest first",
+  examples: [[baseExample]],
+});
+export const DocumentList = Type.Array(KnowledgeDocument, {
+  description: 'The created documents',
+  examples: [[documentExample]],
+});
 
 export const CreateKnowledgeBaseBody = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 200 }), description: Type.Optional(Type.String({ maxLength: 2000 })) },
   { additionalProperties: false, examples: [{ name: 'Support', description: 'Product manuals and FAQ' }] },
 );
 export const UpdateKnowledgeBaseBody = Type.Object(
-  { name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), description: Type.Optional(Type.String({ maxLength: 2000 })) },
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    description: Type.Optional(Type.String({ maxLength: 2000 })),
+  },
   { additionalProperties: false, examples: [{ description: 'Product manuals, FAQ and release notes' }] },
 );
 
@@ -61,18 +86,44 @@ export const UploadBody = Type.Object(
 );
 
 export const LinksBody = Type.Object(
-  { urls: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { minItems: 1, maxItems: 100, description: 'http(s) URLs to crawl' }) },
+  {
+    urls: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), {
+      minItems: 1,
+      maxItems: 100,
+      description: 'http(s) URLs to crawl',
+    }),
+  },
   { additionalProperties: false, examples: [{ urls: ['https://example.com/pricing', 'https://example.com/faq'] }] },
 );
 
 export const LinksResult = Type.Object(
   {
     documents: Type.Array(KnowledgeDocument),
-    skipped: Type.Array(Type.Object({ url: Type.String(), reason: Type.String() }), { description: 'URLs that could not be downloaded or read' }),
+    skipped: Type.Array(Type.Object({ url: Type.String(), reason: Type.String() }), {
+      description: 'URLs that could not be downloaded or read',
+    }),
   },
   {
     description: 'Created documents and the skipped URLs',
-    examples: [{ documents: [{ ...documentExample, name: 'Pricing', mimeType: 'text/html', source: 'link', url: 'https://example.com/pricing' }], skipped: [{ url: 'http://intranet.example/', reason: 'intranet.example resolves to 10.0.0.5, which is not a public address' }] }],
+    examples: [
+      {
+        documents: [
+          {
+            ...documentExample,
+            name: 'Pricing',
+            mimeType: 'text/html',
+            source: 'link',
+            url: 'https://example.com/pricing',
+          },
+        ],
+        skipped: [
+          {
+            url: 'http://intranet.example/',
+            reason: 'intranet.example resolves to 10.0.0.5, which is not a public address',
+          },
+        ],
+      },
+    ],
   },
 );
 
@@ -83,13 +134,30 @@ export const SearchBody = Type.Object(
 
 export const SearchMatches = Type.Array(
   Type.Object({
-    score: Type.Number({ minimum: 0, maximum: 1, description: 'Higher is better; 1 means first in every retrieval list' }),
+    score: Type.Number({
+      minimum: 0,
+      maximum: 1,
+      description: 'Higher is better; 1 means first in every retrieval list',
+    }),
     text: Type.String({ description: 'The matching passage (about 1,000 characters)' }),
-    document: Type.Object({ id: Type.Integer(), name: Type.String(), source: Type.Union([Type.Literal('upload'), Type.Literal('link')]), url: Type.Optional(Type.String()) }),
+    document: Type.Object({
+      id: Type.Integer(),
+      name: Type.String(),
+      source: Type.Union([Type.Literal('upload'), Type.Literal('link')]),
+      url: Type.Optional(Type.String()),
+    }),
   }),
   {
     maxItems: 5,
     description: 'At most 5 matches, best first',
-    examples: [[{ score: 1, text: 'To reset the device, hold the power button for ten seconds…', document: { id: 42, name: 'manual.pdf', source: 'upload' } }]],
+    examples: [
+      [
+        {
+          score: 1,
+          text: 'To reset the device, hold the power button for ten seconds…',
+          document: { id: 42, name: 'manual.pdf', source: 'upload' },
+        },
+      ],
+    ],
   },
 );

@@ -44,7 +44,12 @@ function stem(word: string): string {
 
 /** The index terms of a text, in order, repeats kept (for term frequencies). */
 export function indexTerms(text: string): string[] {
-  const words = text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const words =
+    text
+      .normalize('NFKD')
+      .replace(/\p{M}+/gu, '')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? [];
   const out: string[] = [];
   for (const word of words) {
     if (word.length >= MAX_TERM_LENGTH || STOPWORDS.has(word)) continue;

@@ -72,7 +72,11 @@ export interface KnowledgeOptions {
 export const defaultKnowledgeOptions: KnowledgeOptions = { sliceBytes: 200 * 1024, chunkSize: 1000, chunkOverlap: 200 };
 
 /** No quota: for callers (bench tools) that measure ingestion alone. */
-export const unlimitedQuota: KnowledgeQuota = { documents: Number.MAX_SAFE_INTEGER, chunks: Number.MAX_SAFE_INTEGER, bytes: Number.MAX_SAFE_INTEGER };
+export const unlimitedQuota: KnowledgeQuota = {
+  documents: Number.MAX_SAFE_INTEGER,
+  chunks: Number.MAX_SAFE_INTEGER,
+  bytes: Number.MAX_SAFE_INTEGER,
+};
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -95,7 +99,15 @@ export class KnowledgeService {
 
   async create(userId: string, input: { name: string; description?: string }): Promise<KnowledgeBaseView> {
     const now = this.clock.now();
-    const row: KnowledgeBasesTable = { id: newId(now), user_id: userId, name: input.name, description: input.description ?? '', metadata: '{}', created_at: now, updated_at: now };
+    const row: KnowledgeBasesTable = {
+      id: newId(now),
+      user_id: userId,
+      name: input.name,
+      description: input.description ?? '',
+      metadata: '{}',
+      created_at: now,
+      updated_at: now,
+    };
     await this.store.insertBase(row);
     return viewOfBase(row);
   }
@@ -108,7 +120,11 @@ export class KnowledgeService {
 
   async update(userId: string, id: string, input: { name?: string; description?: string }): Promise<KnowledgeBaseView> {
     await this.owned(userId, id);
-    const changes = { ...(input.name !== undefined ? { name: input.name } : {}), ...(input.description !== undefined ? { description: input.description } : {}), updated_at: this.clock.now() };
+    const changes = {
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(input.description !== undefined ? { description: input.description } : {}),
+      updated_at: this.clock.now(),
+    };
     if (!(await this.store.updateBase(userId, id, changes))) throw notFound('knowledge base');
     return viewOfBase(await this.owned(userId, id));
   }
@@ -139,7 +155,10 @@ export class KnowledgeService {
         const { mimeType, slices } = await this.files.prepare(name, bytes, file.mimetype);
         read.push({ name, mimeType, size: bytes.length, source: 'upload', url: null, slices });
       } catch (error) {
-        if (error instanceof ExtractionError) throw new AppError(extractionCode[error.kind], `${name}: ${error.message}; nothing was added`, { file: name });
+        if (error instanceof ExtractionError)
+          throw new AppError(extractionCode[error.kind], `${name}: ${error.message}; nothing was added`, {
+            file: name,
+          });
         throw error;
       }
     }
@@ -159,7 +178,11 @@ export class KnowledgeService {
    * quota is refused (413) before anything is downloaded; a batch that would
    * pass it is skipped, each of its links with the quota as reason.
    */
-  async addLinks(userId: string, id: string, urls: string[]): Promise<{ documents: DocumentView[]; skipped: Array<{ url: string; reason: string }> }> {
+  async addLinks(
+    userId: string,
+    id: string,
+    urls: string[],
+  ): Promise<{ documents: DocumentView[]; skipped: Array<{ url: string; reason: string }> }> {
     await this.owned(userId, id);
     const used = await this.store.usage(userId);
     // A link adds at least one document, chunk and byte.
@@ -187,7 +210,14 @@ export class KnowledgeService {
     await this.crawler.crawl(unique, async (result) => {
       if (!result.ok) return void skipped.push({ url: result.url, reason: result.reason });
       const { page } = result;
-      pending.push({ name: page.title || page.url, mimeType: page.mimeType, size: page.size, source: 'link', url: page.url, slices: page.slices });
+      pending.push({
+        name: page.title || page.url,
+        mimeType: page.mimeType,
+        size: page.size,
+        source: 'link',
+        url: page.url,
+        slices: page.slices,
+      });
       if (pending.length >= LINK_BATCH) await flush();
     });
     await flush();
@@ -200,7 +230,11 @@ export class KnowledgeService {
     const base = await this.owned(userId, id);
     // The in-memory index when this instance has it current (or can bring it up to date); else the database's full-text index.
     const index = this.indexes ? await this.indexes.indexFor(id, base.index_version ?? 0) : null;
-    const lists: number[][] = [index ? index.search(text, CANDIDATES) : (await this.store.searchText(id, queryTerms(text), CANDIDATES)).map((r) => r.id)];
+    const lists: number[][] = [
+      index
+        ? index.search(text, CANDIDATES)
+        : (await this.store.searchText(id, queryTerms(text), CANDIDATES)).map((r) => r.id),
+    ];
     if (this.embeddings) {
       try {
         const [vector] = await this.embeddings.embed([text]);
@@ -216,7 +250,13 @@ export class KnowledgeService {
       const row = rows.get(chunkId);
       if (!row) return [];
       const source = row.source as DocumentSource;
-      return [{ score: Math.round((score / best) * 1e4) / 1e4, text: row.text, document: { id: row.document_id, name: row.name, source, ...(row.url ? { url: row.url } : {}) } }];
+      return [
+        {
+          score: Math.round((score / best) * 1e4) / 1e4,
+          text: row.text,
+          document: { id: row.document_id, name: row.name, source, ...(row.url ? { url: row.url } : {}) },
+        },
+      ];
     });
   }
 
@@ -229,7 +269,14 @@ export class KnowledgeService {
         const several = item.slices.length > 1;
         const name = several ? `${item.name} (${i + 1}/${item.slices.length})` : item.name;
         docs.push({
-          document: { name, mime_type: item.mimeType, size: several ? slice.bytes : item.size, source: item.source, url: item.url, created_at: now },
+          document: {
+            name,
+            mime_type: item.mimeType,
+            size: several ? slice.bytes : item.size,
+            source: item.source,
+            url: item.url,
+            created_at: now,
+          },
           chunks: slice.chunks.map((text) => ({ title: name, text, embedding: null })),
         });
       });
@@ -252,7 +299,11 @@ export class KnowledgeService {
     const over = (['documents', 'chunks', 'bytes'] as const).filter((k) => used[k] + adding[k] > allowed[k]);
     if (over.length === 0) return;
     const what = over.map((k) => `${k}: ${used[k]} used + ${adding[k]} new > ${allowed[k]} allowed`).join('; ');
-    throw new AppError('quota_exceeded', `knowledge storage quota exceeded (${what}); nothing was added`, { used, allowed: { ...allowed }, adding });
+    throw new AppError('quota_exceeded', `knowledge storage quota exceeded (${what}); nothing was added`, {
+      used,
+      allowed: { ...allowed },
+      adding,
+    });
   }
 
   private async owned(userId: string, id: string): Promise<KnowledgeBasesTable> {
@@ -277,9 +328,24 @@ export function fuseRankings(lists: number[][], k = RRF_K): Array<{ id: number; 
 }
 
 function viewOfBase(row: KnowledgeBasesTable): KnowledgeBaseView {
-  return { id: row.id, name: row.name, description: row.description, metadata: JSON.parse(row.metadata) as Record<string, unknown>, createdAt: iso(row.created_at), updatedAt: iso(row.updated_at) };
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
 }
 
 function viewOfDocument(row: DocumentRow): DocumentView {
-  return { id: row.id, name: row.name, mimeType: row.mime_type, size: row.size, source: row.source, ...(row.url ? { url: row.url } : {}), createdAt: iso(row.created_at) };
+  return {
+    id: row.id,
+    name: row.name,
+    mimeType: row.mime_type,
+    size: row.size,
+    source: row.source,
+    ...(row.url ? { url: row.url } : {}),
+    createdAt: iso(row.created_at),
+  };
 }

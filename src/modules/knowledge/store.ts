@@ -74,44 +74,83 @@ export class KnowledgeStore {
   }
 
   listBases(userId: string) {
-    return this.db.selectFrom('knowledge_bases').selectAll().where('user_id', '=', userId).orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
+    return this.db
+      .selectFrom('knowledge_bases')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc')
+      .execute();
   }
 
   findBase(userId: string, id: string) {
-    return this.db.selectFrom('knowledge_bases').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    return this.db
+      .selectFrom('knowledge_bases')
+      .selectAll()
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
   }
 
-  async updateBase(userId: string, id: string, changes: Partial<Pick<KnowledgeBasesTable, 'name' | 'description' | 'updated_at'>>): Promise<boolean> {
-    const result = await this.db.updateTable('knowledge_bases').set(changes).where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  async updateBase(
+    userId: string,
+    id: string,
+    changes: Partial<Pick<KnowledgeBasesTable, 'name' | 'description' | 'updated_at'>>,
+  ): Promise<boolean> {
+    const result = await this.db
+      .updateTable('knowledge_bases')
+      .set(changes)
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 
   /** Deletes the base's chunks (and so its full-text and vector entries) first, then its documents, then the base. */
   async deleteBase(userId: string, id: string): Promise<boolean> {
-    return this.changing(id, async () => this.db.transaction().execute(async (trx) => {
-      const base = await trx.selectFrom('knowledge_bases').select('id').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
-      if (!base) return false;
-      await trx.deleteFrom('knowledge_chunks').where('knowledge_base_id', '=', id).execute();
-      await trx.deleteFrom('knowledge_documents').where('knowledge_base_id', '=', id).execute();
-      await trx.deleteFrom('knowledge_bases').where('id', '=', id).execute();
-      return true;
-    }));
+    return this.changing(id, async () =>
+      this.db.transaction().execute(async (trx) => {
+        const base = await trx
+          .selectFrom('knowledge_bases')
+          .select('id')
+          .where('id', '=', id)
+          .where('user_id', '=', userId)
+          .executeTakeFirst();
+        if (!base) return false;
+        await trx.deleteFrom('knowledge_chunks').where('knowledge_base_id', '=', id).execute();
+        await trx.deleteFrom('knowledge_documents').where('knowledge_base_id', '=', id).execute();
+        await trx.deleteFrom('knowledge_bases').where('id', '=', id).execute();
+        return true;
+      }),
+    );
   }
 
   listDocuments(baseId: string): Promise<DocumentRow[]> {
-    return this.db.selectFrom('knowledge_documents').selectAll().where('knowledge_base_id', '=', baseId).orderBy('id', 'asc').execute();
+    return this.db
+      .selectFrom('knowledge_documents')
+      .selectAll()
+      .where('knowledge_base_id', '=', baseId)
+      .orderBy('id', 'asc')
+      .execute();
   }
 
   /** Deletes one document of a base, its chunks first; false when the base has no such document. */
   async deleteDocument(baseId: string, documentId: number): Promise<boolean> {
-    return this.changing(baseId, async () => this.db.transaction().execute(async (trx) => {
-      const doc = await trx.selectFrom('knowledge_documents').select('id').where('id', '=', documentId).where('knowledge_base_id', '=', baseId).executeTakeFirst();
-      if (!doc) return false;
-      await trx.deleteFrom('knowledge_chunks').where('document_id', '=', documentId).execute();
-      await trx.deleteFrom('knowledge_documents').where('id', '=', documentId).execute();
-      await this.bumpVersion(trx, baseId);
-      return true;
-    }));
+    return this.changing(baseId, async () =>
+      this.db.transaction().execute(async (trx) => {
+        const doc = await trx
+          .selectFrom('knowledge_documents')
+          .select('id')
+          .where('id', '=', documentId)
+          .where('knowledge_base_id', '=', baseId)
+          .executeTakeFirst();
+        if (!doc) return false;
+        await trx.deleteFrom('knowledge_chunks').where('document_id', '=', documentId).execute();
+        await trx.deleteFrom('knowledge_documents').where('id', '=', documentId).execute();
+        await this.bumpVersion(trx, baseId);
+        return true;
+      }),
+    );
   }
 
   /** The user's documents, chunks and bytes over all their bases. */
@@ -120,7 +159,10 @@ export class KnowledgeStore {
       .selectFrom('knowledge_documents as d')
       .innerJoin('knowledge_bases as b', 'b.id', 'd.knowledge_base_id')
       .where('b.user_id', '=', userId)
-      .select((eb) => [eb.fn.countAll<number | string>().as('documents'), eb.fn.sum<number | string | null>('d.size').as('bytes')])
+      .select((eb) => [
+        eb.fn.countAll<number | string>().as('documents'),
+        eb.fn.sum<number | string | null>('d.size').as('bytes'),
+      ])
       .executeTakeFirstOrThrow();
     const chunks = await db
       .selectFrom('knowledge_chunks as c')
@@ -139,34 +181,45 @@ export class KnowledgeStore {
    * the guard may refuse the write.
    */
   async insertDocuments(baseId: string, docs: NewDocument[], quota?: QuotaGuard): Promise<DocumentRow[]> {
-    return this.changing(baseId, async () => this.db.transaction().execute(async (trx) => {
-      if (quota) {
-        if (this.dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(${`knowledge-quota:${quota.userId}`}))`.execute(trx);
-        const adding = { documents: docs.length, chunks: docs.reduce((n, d) => n + d.chunks.length, 0), bytes: docs.reduce((n, d) => n + d.document.size, 0) };
-        quota.check(await this.usage(quota.userId, trx), adding);
-      }
-      const created: DocumentRow[] = [];
-      for (const { document, chunks } of docs) {
-        const row = await trx
-          .insertInto('knowledge_documents')
-          .values({ ...document, knowledge_base_id: baseId })
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        created.push(row);
-        const rows = chunks.map((chunk, position) => ({
-          document_id: row.id,
-          knowledge_base_id: baseId,
-          position,
-          title: chunk.title,
-          text: chunk.text,
-          embedding: chunk.embedding ? this.encodeVector(chunk.embedding) : null,
-        }));
-        // Bounded statements: SQLite allows 32,766 parameters per statement.
-        for (let i = 0; i < rows.length; i += 500) await trx.insertInto('knowledge_chunks').values(rows.slice(i, i + 500)).execute();
-      }
-      await this.bumpVersion(trx, baseId);
-      return created;
-    }));
+    return this.changing(baseId, async () =>
+      this.db.transaction().execute(async (trx) => {
+        if (quota) {
+          if (this.dialect === 'postgres')
+            await sql`select pg_advisory_xact_lock(hashtext(${`knowledge-quota:${quota.userId}`}))`.execute(trx);
+          const adding = {
+            documents: docs.length,
+            chunks: docs.reduce((n, d) => n + d.chunks.length, 0),
+            bytes: docs.reduce((n, d) => n + d.document.size, 0),
+          };
+          quota.check(await this.usage(quota.userId, trx), adding);
+        }
+        const created: DocumentRow[] = [];
+        for (const { document, chunks } of docs) {
+          const row = await trx
+            .insertInto('knowledge_documents')
+            .values({ ...document, knowledge_base_id: baseId })
+            .returningAll()
+            .executeTakeFirstOrThrow();
+          created.push(row);
+          const rows = chunks.map((chunk, position) => ({
+            document_id: row.id,
+            knowledge_base_id: baseId,
+            position,
+            title: chunk.title,
+            text: chunk.text,
+            embedding: chunk.embedding ? this.encodeVector(chunk.embedding) : null,
+          }));
+          // Bounded statements: SQLite allows 32,766 parameters per statement.
+          for (let i = 0; i < rows.length; i += 500)
+            await trx
+              .insertInto('knowledge_chunks')
+              .values(rows.slice(i, i + 500))
+              .execute();
+        }
+        await this.bumpVersion(trx, baseId);
+        return created;
+      }),
+    );
   }
 
   /**
@@ -192,7 +245,10 @@ export class KnowledgeStore {
     // not a function evaluated per row and term.
     const stats = await this.termStats(baseId, terms);
     const score = sql.join(
-      terms.map((t) => sql`${bm25Idf(stats.total, stats.df.get(t) ?? 0)}::float8 * ts_rank(search, to_tsquery('english', ${t}), 1)`),
+      terms.map(
+        (t) =>
+          sql`${bm25Idf(stats.total, stats.df.get(t) ?? 0)}::float8 * ts_rank(search, to_tsquery('english', ${t}), 1)`,
+      ),
       sql` + `,
     );
     const { rows } = await sql<RankedChunk>`
@@ -264,7 +320,9 @@ export class KnowledgeStore {
     const { rows } = await sql<RankedChunk>`
       select id from knowledge_chunks
       where knowledge_base_id = ${baseId} and embedding is not null and cardinality(embedding) = ${vector.length}
-      order by (select sum(a * b) from unnest(embedding, ${vector}::real[]) as t(a, b)) desc, id limit ${limit}`.execute(this.db);
+      order by (select sum(a * b) from unnest(embedding, ${vector}::real[]) as t(a, b)) desc, id limit ${limit}`.execute(
+      this.db,
+    );
     return rows;
   }
 
@@ -273,13 +331,24 @@ export class KnowledgeStore {
     return this.db
       .selectFrom('knowledge_chunks as c')
       .innerJoin('knowledge_documents as d', 'd.id', 'c.document_id')
-      .select(['c.id as id', 'c.text as text', 'c.document_id as document_id', 'd.name as name', 'd.source as source', 'd.url as url'])
+      .select([
+        'c.id as id',
+        'c.text as text',
+        'c.document_id as document_id',
+        'd.name as name',
+        'd.source as source',
+        'd.url as url',
+      ])
       .where('c.id', 'in', ids)
       .execute();
   }
 
   /** The base's chunks after `afterId`, in id order (what the in-memory search index is built from). */
-  chunksAfter(baseId: string, afterId: number, limit: number): Promise<Array<{ id: number; title: string; text: string }>> {
+  chunksAfter(
+    baseId: string,
+    afterId: number,
+    limit: number,
+  ): Promise<Array<{ id: number; title: string; text: string }>> {
     return this.db
       .selectFrom('knowledge_chunks')
       .select(['id', 'title', 'text'])
@@ -291,7 +360,11 @@ export class KnowledgeStore {
   }
 
   private async bumpVersion(trx: Kysely<Database>, baseId: string): Promise<void> {
-    await trx.updateTable('knowledge_bases').set((eb) => ({ index_version: eb('index_version', '+', 1) })).where('id', '=', baseId).execute();
+    await trx
+      .updateTable('knowledge_bases')
+      .set((eb) => ({ index_version: eb('index_version', '+', 1) }))
+      .where('id', '=', baseId)
+      .execute();
   }
 
   countChunks(baseId: string) {

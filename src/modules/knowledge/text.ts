@@ -49,7 +49,12 @@ export function sliceText(text: string, maxBytes = 200 * 1024): string[] {
  * sizes, cut at the first separator that makes them fit. A piece is measured
  * once per separator level (at most four times in all).
  */
-function splitToFit(text: string, maxBytes: number, separators: string[], bytes = utf8Bytes(text)): Array<{ piece: string; bytes: number }> {
+function splitToFit(
+  text: string,
+  maxBytes: number,
+  separators: string[],
+  bytes = utf8Bytes(text),
+): Array<{ piece: string; bytes: number }> {
   if (bytes <= maxBytes) return text ? [{ piece: text, bytes }] : [];
   const [separator, ...rest] = separators;
   if (separator === undefined) {
@@ -115,13 +120,14 @@ function breakPoint(text: string, min: number, end: number): number {
 
 // Words too common to tell passages apart; dropping them keeps OR queries selective.
 export const STOPWORDS = new Set(
-  ('a an and are as at be been but by can could did do does doing for from had has have how i if in into is it its ' +
+  (
+    'a an and are as at be been but by can could did do does doing for from had has have how i if in into is it its ' +
     'me my no not of on or our so than that the their them then there these they this those to too was we were what ' +
     'when where which while who whom why will with would you your about after again all also am any because before ' +
     'being below between both during each few further he her here hers him his itself just more most must myself ' +
     'nor now off once only other ought ours out over own same she should some such theirs themselves through under ' +
-    'until up very yours yourself use using used get want need way make one')
-    .split(' '),
+    'until up very yours yourself use using used get want need way make one'
+  ).split(' '),
 );
 
 /** The distinct search terms of a question: lower-cased letters and digits, stopwords dropped (all kept if nothing else is left). */

@@ -11,7 +11,11 @@ import { type VariableDeclaration, asDate, asNumber, asPhone, hasValue } from '.
  * as E.164, strings, emails and enum values without regard to case or
  * surrounding spaces, booleans as they are.
  */
-export function conditionHolds(condition: Condition, variables: Readonly<Record<string, unknown>>, declared: Readonly<Record<string, VariableDeclaration>>): boolean {
+export function conditionHolds(
+  condition: Condition,
+  variables: Readonly<Record<string, unknown>>,
+  declared: Readonly<Record<string, VariableDeclaration>>,
+): boolean {
   const value = Object.hasOwn(variables, condition.var) ? variables[condition.var] : undefined;
   if (condition.op === 'exists') return hasValue(value);
   if (!hasValue(value)) return false;

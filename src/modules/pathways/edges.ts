@@ -14,7 +14,8 @@ export interface WalkEdge {
 }
 
 /** No `when`, `keywords` or `if`: taken when its node has finished, or as the fallback. */
-export const isUnconditioned = (edge: WalkEdge) => edge.when === undefined && edge.keywords === undefined && edge.if === undefined;
+export const isUnconditioned = (edge: WalkEdge) =>
+  edge.when === undefined && edge.keywords === undefined && edge.if === undefined;
 
 /** The document's edges by the node they leave (in document order), and its global edges. */
 export function walkEdges(document: PathwayDocument): { from: Map<string, WalkEdge[]>; global: WalkEdge[] } {
@@ -24,10 +25,23 @@ export function walkEdges(document: PathwayDocument): { from: Map<string, WalkEd
     list.push({ ref: `/edges/${i}`, to: edge.to, global: false, ...conditionsOf(edge) });
     from.set(edge.from, list);
   });
-  const global = (document.global ?? []).map((edge, i) => ({ ref: `/global/${i}`, to: edge.to, global: true, ...conditionsOf(edge) }));
+  const global = (document.global ?? []).map((edge, i) => ({
+    ref: `/global/${i}`,
+    to: edge.to,
+    global: true,
+    ...conditionsOf(edge),
+  }));
   return { from, global };
 }
 
-function conditionsOf(edge: { when?: string; keywords?: string[]; if?: Condition }): Pick<WalkEdge, 'when' | 'keywords' | 'if'> {
-  return { ...(edge.when !== undefined ? { when: edge.when } : {}), ...(edge.keywords !== undefined ? { keywords: edge.keywords } : {}), ...(edge.if !== undefined ? { if: edge.if } : {}) };
+function conditionsOf(edge: {
+  when?: string;
+  keywords?: string[];
+  if?: Condition;
+}): Pick<WalkEdge, 'when' | 'keywords' | 'if'> {
+  return {
+    ...(edge.when !== undefined ? { when: edge.when } : {}),
+    ...(edge.keywords !== undefined ? { keywords: edge.keywords } : {}),
+    ...(edge.if !== undefined ? { if: edge.if } : {}),
+  };
 }

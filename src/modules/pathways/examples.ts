@@ -11,8 +11,20 @@ export const examplePathway: PathwayDocument = {
     order_status: { type: 'enum', values: ['shipped', 'processing', 'unknown'] },
   },
   nodes: [
-    { id: 'greet', type: 'conversation', say: 'Hi {{contact.name}}, this is Acme. What is your order number?', extract: ['order_number'] },
-    { id: 'lookup', type: 'webhook', url: 'https://example.com/orders/status', method: 'POST', body: '{"order": "{{order_number}}"}', assign: { order_status: '$.status' } },
+    {
+      id: 'greet',
+      type: 'conversation',
+      say: 'Hi {{contact.name}}, this is Acme. What is your order number?',
+      extract: ['order_number'],
+    },
+    {
+      id: 'lookup',
+      type: 'webhook',
+      url: 'https://example.com/orders/status',
+      method: 'POST',
+      body: '{"order": "{{order_number}}"}',
+      assign: { order_status: '$.status' },
+    },
     { id: 'shipped', type: 'end', say: 'Good news: order {{order_number}} has shipped. Goodbye!' },
     { id: 'person', type: 'transfer', say: 'Let me put you through to a colleague.' },
   ],

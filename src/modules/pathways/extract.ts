@@ -27,8 +27,38 @@ export function keywordsOccur(keywords: readonly string[], utterance: string): b
   return keywords.some((keyword) => phraseIndex(keyword, utterance) >= 0);
 }
 
-const SMALL = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen'];
-const TENS: Record<string, number> = { twenty: 20, thirty: 30, forty: 40, fifty: 50, sixty: 60, seventy: 70, eighty: 80, ninety: 90 };
+const SMALL = [
+  'zero',
+  'one',
+  'two',
+  'three',
+  'four',
+  'five',
+  'six',
+  'seven',
+  'eight',
+  'nine',
+  'ten',
+  'eleven',
+  'twelve',
+  'thirteen',
+  'fourteen',
+  'fifteen',
+  'sixteen',
+  'seventeen',
+  'eighteen',
+  'nineteen',
+];
+const TENS: Record<string, number> = {
+  twenty: 20,
+  thirty: 30,
+  forty: 40,
+  fifty: 50,
+  sixty: 60,
+  seventy: 70,
+  eighty: 80,
+  ninety: 90,
+};
 
 /** "twenty five", "twenty-five", "seven", "three hundred and two" at tokens[i]: its value and the tokens it took, or null. */
 function wordsNumber(tokens: string[], i: number): { value: number; length: number } | null {
@@ -46,14 +76,21 @@ function wordsNumber(tokens: string[], i: number): { value: number; length: numb
   let length = first.length + 1;
   if (tokens[i + length] === 'and') length += 1;
   const rest = below100(i + length);
-  return rest ? { value: first.value * 100 + rest.value, length: length + rest.length } : { value: first.value * 100, length: tokens[i + length - 1] === 'and' ? length - 1 : length };
+  return rest
+    ? { value: first.value * 100 + rest.value, length: length + rest.length }
+    : { value: first.value * 100, length: tokens[i + length - 1] === 'and' ? length - 1 : length };
 }
 
 /** The first number in the words: written in digits ("42", "1,250.5", "-3"), else in words up to the hundreds. */
 export function numberIn(utterance: string): number | null {
-  const digits = /(?<![\p{L}\p{N}.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\p{N}])|(?<![\p{L}\p{N}.])-?\d+(?:\.\d+)?(?![\p{N}])/u.exec(utterance)?.[0];
+  const digits =
+    /(?<![\p{L}\p{N}.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\p{N}])|(?<![\p{L}\p{N}.])-?\d+(?:\.\d+)?(?![\p{N}])/u.exec(
+      utterance,
+    )?.[0];
   if (digits) return Number(digits.replace(/,/g, ''));
-  const tokens = normalise(utterance).split(/[^a-z]+/).filter(Boolean);
+  const tokens = normalise(utterance)
+    .split(/[^a-z]+/)
+    .filter(Boolean);
   for (let i = 0; i < tokens.length; i++) {
     const found = wordsNumber(tokens, i);
     if (found) return found.value;
@@ -61,7 +98,20 @@ export function numberIn(utterance: string): number | null {
   return null;
 }
 
-const DIGIT_WORDS: Record<string, string> = { zero: '0', oh: '0', o: '0', one: '1', two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9' };
+const DIGIT_WORDS: Record<string, string> = {
+  zero: '0',
+  oh: '0',
+  o: '0',
+  one: '1',
+  two: '2',
+  three: '3',
+  four: '4',
+  five: '5',
+  six: '6',
+  seven: '7',
+  eight: '8',
+  nine: '9',
+};
 
 /**
  * A phone number in the words, as E.164: one written with its `+`
@@ -75,7 +125,9 @@ export function phoneIn(utterance: string): string | null {
     const phone = asPhone(written);
     if (phone) return phone;
   }
-  const tokens = normalise(utterance).split(/[^a-z0-9+]+/).filter(Boolean);
+  const tokens = normalise(utterance)
+    .split(/[^a-z0-9+]+/)
+    .filter(Boolean);
   let digits = '';
   let plus = false;
   for (let i = 0; i < tokens.length; i++) {
@@ -108,11 +160,13 @@ export function emailIn(utterance: string): string | null {
     .replace(/\s+dot\s+/g, '.')
     .replace(/\s*\bunderscore\b\s*/g, '_')
     .replace(/\s+(?:dash|hyphen)\s+/g, '-');
-  const spoken = /([a-z0-9][a-z0-9._%+-]*)\s+at\s+([a-z0-9-]+(?:\.[a-z0-9-]+)+)(?![a-z0-9-]|\.[a-z0-9])(?!\s+at\s)/.exec(spelled);
+  const spoken =
+    /([a-z0-9][a-z0-9._%+-]*)\s+at\s+([a-z0-9-]+(?:\.[a-z0-9-]+)+)(?![a-z0-9-]|\.[a-z0-9])(?!\s+at\s)/.exec(spelled);
   return spoken ? `${spoken[1]}@${spoken[2]!.replace(/\.+$/, '')}` : null;
 }
 
-const YES = /(?<![a-z'])(yes|yeah|yep|yup|sure|correct|right|absolutely|definitely|certainly|of course|ok|okay|affirmative)(?![a-z'])/;
+const YES =
+  /(?<![a-z'])(yes|yeah|yep|yup|sure|correct|right|absolutely|definitely|certainly|of course|ok|okay|affirmative)(?![a-z'])/;
 const NO = /(?<![a-z'])(no|nope|nah|not|don't|do not|never|negative|incorrect|wrong)(?![a-z'])/;
 
 /** A yes or a no in the words; when both occur, the first said. */
@@ -130,7 +184,10 @@ export function booleanIn(utterance: string): boolean | null {
 export function enumIn(values: readonly string[], utterance: string): string | null {
   let best: { value: string; at: number } | null = null;
   for (const value of values) {
-    const at = [value, value.replace(/[_-]+/g, ' ')].map((v) => phraseIndex(v, utterance)).filter((i) => i >= 0).sort((a, b) => a - b)[0];
+    const at = [value, value.replace(/[_-]+/g, ' ')]
+      .map((v) => phraseIndex(v, utterance))
+      .filter((i) => i >= 0)
+      .sort((a, b) => a - b)[0];
     if (at === undefined) continue;
     if (!best || at < best.at || (at === best.at && value.length > best.value.length)) best = { value, at };
   }
@@ -144,13 +201,19 @@ export function enumIn(values: readonly string[], utterance: string): string | n
  */
 export function extractValue(variable: VariableDeclaration, utterance: string, now: number): VariableValue | null {
   const raw =
-    variable.type === 'date' ? requestedDate(utterance, now)
-    : variable.type === 'phone' ? phoneIn(utterance)
-    : variable.type === 'email' ? emailIn(utterance)
-    : variable.type === 'number' ? numberIn(utterance)
-    : variable.type === 'boolean' ? booleanIn(utterance)
-    : variable.type === 'enum' ? enumIn(variable.values ?? [], utterance)
-    : utterance.trim().slice(0, MAX_STRING_LENGTH);
+    variable.type === 'date'
+      ? requestedDate(utterance, now)
+      : variable.type === 'phone'
+        ? phoneIn(utterance)
+        : variable.type === 'email'
+          ? emailIn(utterance)
+          : variable.type === 'number'
+            ? numberIn(utterance)
+            : variable.type === 'boolean'
+              ? booleanIn(utterance)
+              : variable.type === 'enum'
+                ? enumIn(variable.values ?? [], utterance)
+                : utterance.trim().slice(0, MAX_STRING_LENGTH);
   if (raw === null || raw === '') return null;
   const checked = toVariableValue(variable, raw);
   return 'value' in checked ? checked.value : null;

@@ -28,11 +28,17 @@ export function graphIssues(graph: PathwayGraph): { errors: PathwayIssue[]; warn
   const errors: PathwayIssue[] = [];
   const warnings: PathwayIssue[] = [];
   const reachable = graph.start === null ? null : walk([graph.start], next);
-  const finishing = walk(graph.nodes.filter((n) => n.type === 'end' || n.type === 'transfer').map((n) => n.id), previous);
+  const finishing = walk(
+    graph.nodes.filter((n) => n.type === 'end' || n.type === 'transfer').map((n) => n.id),
+    previous,
+  );
   for (const node of graph.nodes) {
     const path = `/nodes/${node.index}`;
     if (reachable && !reachable.has(node.id)) {
-      errors.push({ path, message: `node ${JSON.stringify(node.id)} cannot be reached from the start node ${JSON.stringify(graph.start)}` });
+      errors.push({
+        path,
+        message: `node ${JSON.stringify(node.id)} cannot be reached from the start node ${JSON.stringify(graph.start)}`,
+      });
     } else if (!finishing.has(node.id)) {
       warnings.push({ path, message: `no end or transfer node can be reached from node ${JSON.stringify(node.id)}` });
     }

@@ -15,7 +15,8 @@ export const LegacyPathway = Type.Object(
 );
 
 /** True for `{ steps: [...] }` without the fields of a document. */
-export const isLegacyPathway = (ref: Record<string, unknown>) => Array.isArray(ref.steps) && ref.nodes === undefined && ref.start === undefined;
+export const isLegacyPathway = (ref: Record<string, unknown>) =>
+  Array.isArray(ref.steps) && ref.nodes === undefined && ref.start === undefined;
 
 /** The linear pathway of a legacy one, or the errors of its shape (paths under `/steps`). */
 export function fromLegacyPathway(ref: unknown): { document: PathwayDocument } | { errors: PathwayIssue[] } {
@@ -27,7 +28,10 @@ export function fromLegacyPathway(ref: unknown): { document: PathwayDocument } |
     document: {
       name: name || 'Pathway',
       start: ids[0]!,
-      nodes: [...steps.map((prompt, i) => ({ id: ids[i]!, type: 'conversation' as const, prompt })), { id: 'end', type: 'end' as const }],
+      nodes: [
+        ...steps.map((prompt, i) => ({ id: ids[i]!, type: 'conversation' as const, prompt })),
+        { id: 'end', type: 'end' as const },
+      ],
       // No condition: each step leads on once it is done (the fallback edge), the last to the end.
       edges: ids.map((id, i) => ({ from: id, to: ids[i + 1] ?? 'end' })),
     },

@@ -39,25 +39,45 @@ function pathLines(edges: WalkEdge[]): string[] {
 /** The current node's instructions for the model; `said` is the `say` the session spoke on arriving. */
 export function describeInstructions(walker: PathwayView, said: string | undefined): string {
   const node = walker.current;
-  const lines = [`This call follows the conversation pathway ${quoted(walker.document.name)}. The current step is ${quoted(node.id)}.`];
-  if (walker.state === 'finished') return [...lines, walker.failed ? 'The pathway cannot go on: end the call politely.' : 'The pathway has ended.'].join('\n');
-  if (walker.state !== 'conversation' || node.type !== 'conversation') return [...lines, 'A step without speech is running: if the caller speaks, say briefly that you are on it.'].join('\n');
-  if (said !== undefined && said !== '') lines.push(`On arriving at this step the agent said, as written (do not say it again): ${quoted(said)}`);
+  const lines = [
+    `This call follows the conversation pathway ${quoted(walker.document.name)}. The current step is ${quoted(node.id)}.`,
+  ];
+  if (walker.state === 'finished')
+    return [
+      ...lines,
+      walker.failed ? 'The pathway cannot go on: end the call politely.' : 'The pathway has ended.',
+    ].join('\n');
+  if (walker.state !== 'conversation' || node.type !== 'conversation')
+    return [...lines, 'A step without speech is running: if the caller speaks, say briefly that you are on it.'].join(
+      '\n',
+    );
+  if (said !== undefined && said !== '')
+    lines.push(`On arriving at this step the agent said, as written (do not say it again): ${quoted(said)}`);
   if (node.prompt !== undefined) lines.push(`What to do at this step: ${walker.fill(node.prompt)}`);
   const extract = walker.extractHere();
   if (extract.length) {
-    lines.push(`Collect at this step, calling ${SET_VARIABLES} as soon as the caller gives a value (once all have values the pathway moves on by itself, so choose a path first if one applies):`);
+    lines.push(
+      `Collect at this step, calling ${SET_VARIABLES} as soon as the caller gives a value (once all have values the pathway moves on by itself, so choose a path first if one applies):`,
+    );
     for (const name of extract) {
       const variable = walker.declared[name]!;
       const known = walker.variables[name];
-      lines.push(`- ${name} (${variable.type}${variable.values ? `: ${variable.values.join(', ')}` : ''})${variable.description ? `: ${variable.description}` : ''}${known !== undefined && known !== '' && known !== null ? ` [has ${JSON.stringify(known)}]` : ' [still needed]'}`);
+      lines.push(
+        `- ${name} (${variable.type}${variable.values ? `: ${variable.values.join(', ')}` : ''})${variable.description ? `: ${variable.description}` : ''}${known !== undefined && known !== '' && known !== null ? ` [has ${JSON.stringify(known)}]` : ' [still needed]'}`,
+      );
     }
   }
   const known = Object.entries(walker.variables).filter(([, v]) => v !== undefined && v !== null && v !== '');
-  lines.push(known.length ? `Variables so far: ${JSON.stringify(Object.fromEntries(known))}` : 'Variables so far: none.');
+  lines.push(
+    known.length ? `Variables so far: ${JSON.stringify(Object.fromEntries(known))}` : 'Variables so far: none.',
+  );
   const edges = walker.choosableEdges();
-  if (edges.length) lines.push(`Paths from here (call ${CHOOSE_PATH} with \`to\` once one applies):`, ...pathLines(edges));
-  else lines.push('No path leads on from here by the conversation: the pathway moves on by itself when its conditions are met.');
+  if (edges.length)
+    lines.push(`Paths from here (call ${CHOOSE_PATH} with \`to\` once one applies):`, ...pathLines(edges));
+  else
+    lines.push(
+      'No path leads on from here by the conversation: the pathway moves on by itself when its conditions are met.',
+    );
   return lines.join('\n');
 }
 

@@ -8,7 +8,10 @@ import { examplePathway } from './examples.js';
 import { PathwayDocument, PathwayIssue } from './schemas.js';
 import { PATHWAY_MAX_BYTES, type PathwayService } from './service.js';
 
-const Validated = Type.Object({ valid: Type.Literal(true), warnings: Type.Array(PathwayIssue, { description: 'What may not behave as meant; the pathway still runs' }) });
+const Validated = Type.Object({
+  valid: Type.Literal(true),
+  warnings: Type.Array(PathwayIssue, { description: 'What may not behave as meant; the pathway still runs' }),
+});
 
 /**
  * Any JSON object passes to the handler: the validator reports what is wrong
@@ -16,7 +19,15 @@ const Validated = Type.Object({ valid: Type.Literal(true), warnings: Type.Array(
  * schema (for clients and the SDK's types), not a gate.
  */
 const anyJsonObject: FastifySchemaCompiler<unknown> = () => {
-  const notAnObject: FastifySchemaValidationError[] = [{ instancePath: '', schemaPath: '#/type', keyword: 'type', params: { type: 'object' }, message: 'must be a JSON object (a pathway document)' }];
+  const notAnObject: FastifySchemaValidationError[] = [
+    {
+      instancePath: '',
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be a JSON object (a pathway document)',
+    },
+  ];
   const validate = (data: unknown) => {
     const isObject = typeof data === 'object' && data !== null && !Array.isArray(data);
     validate.errors = isObject ? null : notAnObject;
@@ -54,7 +65,12 @@ export function pathwayRoutes(app: App, deps: PathwayRouteDeps) {
         response: {
           200: ok(Validated, 'The pathway is valid; warnings say what may not behave as meant', {
             valid: true,
-            warnings: [{ path: '/global/0/keywords', message: 'a `when` edge without keywords: the sandbox dialogue engine cannot take it' }],
+            warnings: [
+              {
+                path: '/global/0/keywords',
+                message: 'a `when` edge without keywords: the sandbox dialogue engine cannot take it',
+              },
+            ],
           }),
           ...errorResponses('invalid_pathway'),
         },

@@ -42,7 +42,12 @@ export function sandboxTurn(walker: PathwayWalker, utterance: string): SandboxTu
   const at = walker.current.id;
   const step = walker.collect(collected(walker, utterance));
   // The caller has answered and nothing else applies: a node with nothing left to collect leads on by its fallback.
-  if (!step.moves.length && walker.state === 'conversation' && walker.current.id === at && walker.missingVariables().length === 0) {
+  if (
+    !step.moves.length &&
+    walker.state === 'conversation' &&
+    walker.current.id === at &&
+    walker.missingVariables().length === 0
+  ) {
     const fallback = walker.fallbackEdge();
     if (fallback) merge(step, walker.take(fallback));
   }
@@ -55,7 +60,10 @@ export function sandboxTurn(walker: PathwayWalker, utterance: string): SandboxTu
  * `keywords: ["1"]` before the model is asked (walker.take).
  */
 export function keywordEdgeFor(walker: PathwayWalker, utterance: string): WalkEdge | null {
-  return walker.choosableEdges().find((edge) => edge.keywords !== undefined && keywordsOccur(edge.keywords, utterance)) ?? null;
+  return (
+    walker.choosableEdges().find((edge) => edge.keywords !== undefined && keywordsOccur(edge.keywords, utterance)) ??
+    null
+  );
 }
 
 /**

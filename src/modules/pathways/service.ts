@@ -24,7 +24,11 @@ export interface ResolvedPathway {
 export function invalidPathway(errors: PathwayIssue[]): AppError {
   const first = errors[0];
   const summary = first ? `; the first: ${first.path || '(the document)'} ${first.message}` : '';
-  return new AppError('invalid_pathway', `the pathway is not valid: ${errors.length} error${errors.length === 1 ? '' : 's'}${summary}`, { errors });
+  return new AppError(
+    'invalid_pathway',
+    `the pathway is not valid: ${errors.length} error${errors.length === 1 ? '' : 's'}${summary}`,
+    { errors },
+  );
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -41,7 +45,9 @@ export interface InlineOptions {
 function withCallVariables(document: PathwayDocument, variables: InlineOptions['variables']): PathwayDocument {
   const names = Object.keys(variables ?? {});
   if (!names.length) return document;
-  const declared = Object.fromEntries(names.map((name) => [name, { type: typeof variables![name] as 'string' | 'number' | 'boolean' }]));
+  const declared = Object.fromEntries(
+    names.map((name) => [name, { type: typeof variables![name] as 'string' | 'number' | 'boolean' }]),
+  );
   return { ...document, variables: declared };
 }
 
@@ -75,7 +81,8 @@ export class PathwayService {
    * old list, or null when `ref` names a stored one (`{ id }`). Same errors.
    */
   resolveInline(ref: unknown, options: InlineOptions = {}): ResolvedPathway | null {
-    if (!isRecord(ref)) throw invalidPathway([{ path: '', message: 'a pathway is a document, `{ id }` or `{ name?, steps }`' }]);
+    if (!isRecord(ref))
+      throw invalidPathway([{ path: '', message: 'a pathway is a document, `{ id }` or `{ name?, steps }`' }]);
     if (isLegacyPathway(ref)) {
       const converted = fromLegacyPathway(ref);
       if ('errors' in converted) throw invalidPathway(converted.errors);
@@ -91,18 +98,31 @@ export class PathwayService {
 
   private async stored(userId: string, ref: Record<string, unknown>): Promise<ResolvedPathway> {
     const { id } = ref;
-    if (typeof id !== 'string' || id.length === 0 || id.length > 200) throw invalidPathway([{ path: '/id', message: 'must be the id of an object of your conversational-pathways store' }]);
+    if (typeof id !== 'string' || id.length === 0 || id.length > 200)
+      throw invalidPathway([
+        { path: '/id', message: 'must be the id of an object of your conversational-pathways store' },
+      ]);
     const extra = Object.keys(ref).filter((key) => key !== 'id');
-    if (extra.length) throw invalidPathway(extra.map((key) => ({ path: `/${key}`, message: 'is not a field here: name a stored pathway by `{ id }` alone' })));
+    if (extra.length)
+      throw invalidPathway(
+        extra.map((key) => ({
+          path: `/${key}`,
+          message: 'is not a field here: name a stored pathway by `{ id }` alone',
+        })),
+      );
     const plain = await this.records.read(userId, 'conversational-pathways', id);
-    if (plain.length > PATHWAY_MAX_BYTES) throw invalidPathway([{ path: '', message: `the stored pathway is ${plain.length} bytes: at most ${PATHWAY_MAX_BYTES}` }]);
+    if (plain.length > PATHWAY_MAX_BYTES)
+      throw invalidPathway([
+        { path: '', message: `the stored pathway is ${plain.length} bytes: at most ${PATHWAY_MAX_BYTES}` },
+      ]);
     let document: unknown;
     try {
       document = JSON.parse(plain.toString('utf8'));
     } catch {
       throw invalidPathway([{ path: '', message: 'the stored pathway is not JSON' }]);
     }
-    if (nestsDeeperThan(document, MAX_JSON_DEPTH)) throw invalidPathway([{ path: '', message: `the stored pathway nests deeper than ${MAX_JSON_DEPTH} levels` }]);
+    if (nestsDeeperThan(document, MAX_JSON_DEPTH))
+      throw invalidPathway([{ path: '', message: `the stored pathway nests deeper than ${MAX_JSON_DEPTH} levels` }]);
     return { id, ...this.check(document) };
   }
 }

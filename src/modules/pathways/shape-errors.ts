@@ -29,7 +29,8 @@ export function shapeErrors(schema: TSchema, value: unknown, prefix = ''): Pathw
 }
 
 /** A member error of `union` (Ajv's union path is `…/anyOf`, its members' `…/anyOf/<n>/…`), for the same value. */
-const inside = (e: ErrorObject, union: ErrorObject) => e !== union && e.schemaPath.startsWith(`${union.schemaPath}/`) && within(e.instancePath, union.instancePath);
+const inside = (e: ErrorObject, union: ErrorObject) =>
+  e !== union && e.schemaPath.startsWith(`${union.schemaPath}/`) && within(e.instancePath, union.instancePath);
 
 function describe(errors: ErrorObject[], prefix: string): PathwayIssue[] {
   const unions = errors.filter((e) => e.keyword === 'anyOf');
@@ -40,8 +41,13 @@ function describe(errors: ErrorObject[], prefix: string): PathwayIssue[] {
     if (outer.some((u) => inside(e, u))) continue;
     const path = prefix + e.instancePath;
     if (e.keyword === 'anyOf') issues.push(...describeUnion(errors, e, prefix));
-    else if (e.keyword === 'required') issues.push({ path: `${path}/${pointerToken(String(e.params.missingProperty))}`, message: 'is required' });
-    else if (e.keyword === 'additionalProperties') issues.push({ path: `${path}/${pointerToken(String(e.params.additionalProperty))}`, message: 'is not a field here' });
+    else if (e.keyword === 'required')
+      issues.push({ path: `${path}/${pointerToken(String(e.params.missingProperty))}`, message: 'is required' });
+    else if (e.keyword === 'additionalProperties')
+      issues.push({
+        path: `${path}/${pointerToken(String(e.params.additionalProperty))}`,
+        message: 'is not a field here',
+      });
     else issues.push({ path, message: MESSAGES[e.keyword]?.(e) ?? e.message ?? 'is not valid' });
   }
   return issues;
@@ -60,9 +66,20 @@ function describeUnion(errors: ErrorObject[], union: ErrorObject, prefix: string
     byMember.set(index, [...(byMember.get(index) ?? []), e]);
   }
   const rootOf = (index: string) => `${union.schemaPath}/${index}/`;
-  const wrongKind = (index: string, e: ErrorObject) => e.instancePath === union.instancePath && (e.schemaPath === `${rootOf(index)}type` || e.schemaPath === `${rootOf(index)}const`);
+  const wrongKind = (index: string, e: ErrorObject) =>
+    e.instancePath === union.instancePath &&
+    (e.schemaPath === `${rootOf(index)}type` || e.schemaPath === `${rootOf(index)}const`);
   for (const [index, list] of byMember) if (!list.some((e) => wrongKind(index, e))) return describe(list, prefix);
-  const types = [...new Set([...byMember].flatMap(([index, list]) => list.filter((e) => wrongKind(index, e) && e.keyword === 'type').map((e) => String(e.params.type))))];
-  const message = types.length === 0 ? 'matches none of the allowed forms' : `must be ${types.length === 1 ? types[0] : `${types.slice(0, -1).join(', ')} or ${types.at(-1)}`}`;
+  const types = [
+    ...new Set(
+      [...byMember].flatMap(([index, list]) =>
+        list.filter((e) => wrongKind(index, e) && e.keyword === 'type').map((e) => String(e.params.type)),
+      ),
+    ),
+  ];
+  const message =
+    types.length === 0
+      ? 'matches none of the allowed forms'
+      : `must be ${types.length === 1 ? types[0] : `${types.slice(0, -1).join(', ')} or ${types.at(-1)}`}`;
   return [{ path: prefix + union.instancePath, message }];
 }

@@ -14,7 +14,9 @@ export function templateNames(text: string): string[] {
 
 /** True for the names filled from the call itself: `contact.name`, `contact.phone`, `contact.fields.X`, `now`. */
 export function isCallName(name: string): boolean {
-  return name === 'now' || name === 'contact.name' || name === 'contact.phone' || /^contact\.fields\.[^\s.]+$/.test(name);
+  return (
+    name === 'now' || name === 'contact.name' || name === 'contact.phone' || /^contact\.fields\.[^\s.]+$/.test(name)
+  );
 }
 
 export interface TemplateContext {
@@ -36,7 +38,11 @@ export interface FilledTemplate {
  * listed in `unknown` (the call record's warnings). `escape: 'json'` escapes
  * each value for use inside a JSON string (a webhook body template).
  */
-export function fillTemplate(text: string, context: TemplateContext, options: { escape?: 'json' } = {}): FilledTemplate {
+export function fillTemplate(
+  text: string,
+  context: TemplateContext,
+  options: { escape?: 'json' } = {},
+): FilledTemplate {
   const unknown = new Set<string>();
   const filled = text.replace(PLACEHOLDER, (_match, name: string) => {
     const value = valueOf(name, context);

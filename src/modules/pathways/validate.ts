@@ -7,7 +7,17 @@ import { VARIABLE_NAME } from '../custom-tools/declaration.js';
 import { headerProblem } from '../custom-tools/headers.js';
 import { parseJsonPath } from '../custom-tools/json-path.js';
 import { graphIssues } from './graph.js';
-import { type PathwayIssue, CONDITION_OPS, MAX_EDGES, MAX_NODES, NODE_SCHEMAS, NODE_TYPES, type NodeType, PathwayShell, VARIABLE_TYPES } from './schemas.js';
+import {
+  type PathwayIssue,
+  CONDITION_OPS,
+  MAX_EDGES,
+  MAX_NODES,
+  NODE_SCHEMAS,
+  NODE_TYPES,
+  type NodeType,
+  PathwayShell,
+  VARIABLE_TYPES,
+} from './schemas.js';
 import { pointerToken, shapeErrors } from './shape-errors.js';
 import { RESERVED_NAMES, isCallName, templateNames } from './templates.js';
 
@@ -28,7 +38,14 @@ const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 const quoted = (v: unknown) => JSON.stringify(v);
 
 /** The fields of each node type that are templates. */
-const TEMPLATE_FIELDS: Record<NodeType, string[]> = { conversation: ['say', 'prompt'], webhook: ['body'], transfer: ['say'], digits: [], sms: ['text'], end: ['say'] };
+const TEMPLATE_FIELDS: Record<NodeType, string[]> = {
+  conversation: ['say', 'prompt'],
+  webhook: ['body'],
+  transfer: ['say'],
+  digits: [],
+  sms: ['text'],
+  end: ['say'],
+};
 
 const NO_KEYWORDS = 'a `when` edge without keywords: the sandbox dialogue engine cannot take it';
 
@@ -40,9 +57,14 @@ export function validatePathway(input: unknown, options: ValidateOptions = {}): 
   if (!isRecord(input)) return { errors: [{ path: '', message: 'a pathway is a JSON object' }], warnings: [] };
   // Too large to run: said alone, before any work proportional to the size.
   const sizes: PathwayIssue[] = [];
-  for (const [field, max] of [['nodes', MAX_NODES], ['edges', MAX_EDGES], ['global', MAX_EDGES]] as const) {
+  for (const [field, max] of [
+    ['nodes', MAX_NODES],
+    ['edges', MAX_EDGES],
+    ['global', MAX_EDGES],
+  ] as const) {
     const list = input[field];
-    if (Array.isArray(list) && list.length > max) sizes.push({ path: `/${field}`, message: `has ${list.length} items: at most ${max}` });
+    if (Array.isArray(list) && list.length > max)
+      sizes.push({ path: `/${field}`, message: `has ${list.length} items: at most ${max}` });
   }
   if (sizes.length) return { errors: sizes, warnings: [] };
 
@@ -63,7 +85,8 @@ export function validatePathway(input: unknown, options: ValidateOptions = {}): 
     else errors.push({ path: `${at}/id`, message: `duplicate id ${quoted(node.id)} (first at /nodes/${first})` });
   });
   const unknownNode = (id: unknown, path: string) => {
-    if (typeof id === 'string' && id !== '' && !ids.has(id)) errors.push({ path, message: `no node has id ${quoted(id)}` });
+    if (typeof id === 'string' && id !== '' && !ids.has(id))
+      errors.push({ path, message: `no node has id ${quoted(id)}` });
   };
   unknownNode(input.start, '/start');
 
@@ -73,22 +96,29 @@ export function validatePathway(input: unknown, options: ValidateOptions = {}): 
     unknownNode(edge.from, `${at}/from`);
     unknownNode(edge.to, `${at}/to`);
     if (edge.if !== undefined && (edge.when !== undefined || edge.keywords !== undefined)) {
-      errors.push({ path: `${at}/if`, message: 'an `if` edge is decided by the server alone: it takes no `when` or `keywords`' });
+      errors.push({
+        path: `${at}/if`,
+        message: 'an `if` edge is decided by the server alone: it takes no `when` or `keywords`',
+      });
     }
     if (isRecord(edge.if)) checkCondition(edge.if, `${at}/if`, variables, errors);
-    if (edge.when !== undefined && edge.keywords === undefined) warnings.push({ path: `${at}/keywords`, message: NO_KEYWORDS });
+    if (edge.when !== undefined && edge.keywords === undefined)
+      warnings.push({ path: `${at}/keywords`, message: NO_KEYWORDS });
   });
   global.forEach((edge, i) => {
     if (!isRecord(edge)) return;
     const at = `/global/${i}`;
     unknownNode(edge.to, `${at}/to`);
-    if (edge.when === undefined && edge.keywords === undefined) errors.push({ path: at, message: 'a global edge needs `when` or `keywords` (else every turn would take it)' });
+    if (edge.when === undefined && edge.keywords === undefined)
+      errors.push({ path: at, message: 'a global edge needs `when` or `keywords` (else every turn would take it)' });
     else if (edge.keywords === undefined) warnings.push({ path: `${at}/keywords`, message: NO_KEYWORDS });
   });
 
   const graph = graphIssues({
     nodes: [...ids].map(([id, index]) => ({ id, index, type: (nodes[index] as Json).type as string })),
-    edges: edges.filter((e) => ids.has(e.from as string) && ids.has(e.to as string)).map((e) => ({ from: e.from as string, to: e.to as string })),
+    edges: edges
+      .filter((e) => ids.has(e.from as string) && ids.has(e.to as string))
+      .map((e) => ({ from: e.from as string, to: e.to as string })),
     global: global.filter((e): e is Json => isRecord(e) && ids.has(e.to as string)).map((e) => e.to as string),
     start: typeof input.start === 'string' && ids.has(input.start) ? input.start : null,
   });
@@ -101,12 +131,19 @@ function declaredVariables(raw: unknown, errors: PathwayIssue[]): Variables {
   if (!isRecord(raw)) return variables;
   for (const [name, variable] of Object.entries(raw)) {
     const at = `/variables/${pointerToken(name)}`;
-    if (!VARIABLE_NAME.test(name)) errors.push({ path: at, message: 'a variable name is letters, digits and _ (at most 64), not starting with a digit' });
-    else if ((RESERVED_NAMES as readonly string[]).includes(name)) errors.push({ path: at, message: `${quoted(name)} is filled by the call itself: pick another name` });
+    if (!VARIABLE_NAME.test(name))
+      errors.push({
+        path: at,
+        message: 'a variable name is letters, digits and _ (at most 64), not starting with a digit',
+      });
+    else if ((RESERVED_NAMES as readonly string[]).includes(name))
+      errors.push({ path: at, message: `${quoted(name)} is filled by the call itself: pick another name` });
     if (!isRecord(variable)) continue;
     variables.set(name, variable);
-    if (variable.type === 'enum' && variable.values === undefined) errors.push({ path: `${at}/values`, message: 'is required for an enum' });
-    if (variable.type !== 'enum' && variable.values !== undefined) errors.push({ path: `${at}/values`, message: 'only an enum has values' });
+    if (variable.type === 'enum' && variable.values === undefined)
+      errors.push({ path: `${at}/values`, message: 'is required for an enum' });
+    if (variable.type !== 'enum' && variable.values !== undefined)
+      errors.push({ path: `${at}/values`, message: 'only an enum has values' });
   }
   return variables;
 }
@@ -125,7 +162,13 @@ function checkNode(node: unknown, at: string, context: NodeContext): void {
   }
   const type = node.type as NodeType;
   if (!NODE_TYPES.includes(type)) {
-    errors.push({ path: `${at}/type`, message: node.type === undefined ? 'is required' : `unknown node type ${quoted(node.type)}: one of ${NODE_TYPES.join(', ')}` });
+    errors.push({
+      path: `${at}/type`,
+      message:
+        node.type === undefined
+          ? 'is required'
+          : `unknown node type ${quoted(node.type)}: one of ${NODE_TYPES.join(', ')}`,
+    });
     errors.push(...shapeErrors(NodeIdentity, node, at));
     return;
   }
@@ -141,7 +184,8 @@ function checkNode(node: unknown, at: string, context: NodeContext): void {
   if (type === 'conversation') {
     if (Array.isArray(node.extract)) {
       node.extract.forEach((name, i) => {
-        if (typeof name === 'string' && !variables.has(name)) errors.push({ path: `${at}/extract/${i}`, message: `names no declared variable: ${quoted(name)}` });
+        if (typeof name === 'string' && !variables.has(name))
+          errors.push({ path: `${at}/extract/${i}`, message: `names no declared variable: ${quoted(name)}` });
       });
     }
     if (Array.isArray(node.tools)) checkTools(node.tools, `${at}/tools`, context);
@@ -162,17 +206,24 @@ function checkTools(tools: unknown[], at: string, { variables, errors, parameter
       checkAssignments(tool.assign, `${at}/${i}/assign`, variables, errors);
       const headerNames = new Set<string>();
       for (const [header, value] of Object.entries(isRecord(tool.headers) ? tool.headers : {})) {
-        const problem = headerProblem(header, value) ?? (headerNames.has(header.toLowerCase()) ? 'is given twice (header names are case-insensitive)' : null);
+        const problem =
+          headerProblem(header, value) ??
+          (headerNames.has(header.toLowerCase()) ? 'is given twice (header names are case-insensitive)' : null);
         if (problem) errors.push({ path: `${at}/${i}/headers/${pointerToken(header)}`, message: problem });
         headerNames.add(header.toLowerCase());
       }
-      const problem = isRecord(tool.parameters) && tool.parameters.type === 'object' ? parametersProblem?.(tool.parameters) : null;
+      const problem =
+        isRecord(tool.parameters) && tool.parameters.type === 'object' ? parametersProblem?.(tool.parameters) : null;
       if (problem) errors.push({ path: `${at}/${i}/parameters`, message: problem });
     }
     if (typeof name !== 'string') return;
     const first = seen.get(name);
     if (first === undefined) seen.set(name, i);
-    else errors.push({ path: typeof tool === 'string' ? `${at}/${i}` : `${at}/${i}/name`, message: `tool ${quoted(name)} is already listed at ${at}/${first}` });
+    else
+      errors.push({
+        path: typeof tool === 'string' ? `${at}/${i}` : `${at}/${i}/name`,
+        message: `tool ${quoted(name)} is already listed at ${at}/${first}`,
+      });
   });
 }
 
@@ -184,7 +235,8 @@ function checkUrl(url: unknown, path: string, errors: PathwayIssue[]): void {
   } catch {
     // reported below
   }
-  if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) errors.push({ path, message: 'must be an absolute http or https URL' });
+  if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:'))
+    errors.push({ path, message: 'must be an absolute http or https URL' });
   else if (url.includes('{{')) errors.push({ path, message: 'is not a template: put variables in the body' });
 }
 
@@ -201,7 +253,10 @@ function checkAssignments(assign: unknown, at: string, variables: Variables, err
 function checkTemplate(text: string, path: string, variables: Variables, errors: PathwayIssue[]): void {
   for (const name of templateNames(text)) {
     if (isCallName(name) || variables.has(name)) continue;
-    errors.push({ path, message: `{{${name}}} names no declared variable (always known: contact.name, contact.phone, contact.fields.X, now)` });
+    errors.push({
+      path,
+      message: `{{${name}}} names no declared variable (always known: contact.name, contact.phone, contact.fields.X, now)`,
+    });
   }
 }
 
@@ -221,31 +276,55 @@ function checkCondition(condition: Json, at: string, variables: Variables, error
     if (value !== undefined) errors.push({ path: `${at}/value`, message: '`exists` takes no value' });
     return;
   }
-  if (value === undefined) return void errors.push({ path: `${at}/value`, message: `is required for \`${String(op)}\`` });
+  if (value === undefined)
+    return void errors.push({ path: `${at}/value`, message: `is required for \`${String(op)}\`` });
   if (op === 'in') {
     if (!Array.isArray(value)) return void errors.push({ path: `${at}/value`, message: '`in` takes a list of values' });
     value.forEach((item, i) => checkValue(variable, item, `${at}/value/${i}`, errors));
     return;
   }
-  if (Array.isArray(value)) return void errors.push({ path: `${at}/value`, message: `\`${String(op)}\` takes one value (\`in\` takes a list)` });
+  if (Array.isArray(value))
+    return void errors.push({
+      path: `${at}/value`,
+      message: `\`${String(op)}\` takes one value (\`in\` takes a list)`,
+    });
   if ((op === 'gt' || op === 'lt') && type !== 'number' && type !== 'date') {
-    return void errors.push({ path: `${at}/op`, message: `\`${op}\` compares numbers or dates; ${quoted(name)} is of type ${String(type)}` });
+    return void errors.push({
+      path: `${at}/op`,
+      message: `\`${op}\` compares numbers or dates; ${quoted(name)} is of type ${String(type)}`,
+    });
   }
   checkValue(variable, value, `${at}/value`, errors);
 }
 
-function checkValue(variable: { type?: unknown; values?: unknown }, value: unknown, path: string, errors: PathwayIssue[]): void {
+function checkValue(
+  variable: { type?: unknown; values?: unknown },
+  value: unknown,
+  path: string,
+  errors: PathwayIssue[],
+): void {
   const type = variable.type;
   // A value of no JSON kind a condition takes, or a variable of no known type, has its shape error already.
   if (!(VARIABLE_TYPES as readonly unknown[]).includes(type) || (typeof value === 'object' && value !== null)) return;
   const fits =
-    type === 'number' ? typeof value === 'number'
-    : type === 'boolean' ? typeof value === 'boolean'
-    : type === 'date' ? typeof value === 'string' && DATE.test(value)
-    : type === 'enum' ? Array.isArray(variable.values) && variable.values.includes(value)
-    : typeof value === 'string';
+    type === 'number'
+      ? typeof value === 'number'
+      : type === 'boolean'
+        ? typeof value === 'boolean'
+        : type === 'date'
+          ? typeof value === 'string' && DATE.test(value)
+          : type === 'enum'
+            ? Array.isArray(variable.values) && variable.values.includes(value)
+            : typeof value === 'string';
   if (fits) return;
-  const wanted = type === 'date' ? 'a date (YYYY-MM-DD)' : type === 'enum' ? `one of ${(Array.isArray(variable.values) ? variable.values : []).map(quoted).join(', ')}` : type === 'number' || type === 'boolean' ? `a ${type}` : 'a string';
+  const wanted =
+    type === 'date'
+      ? 'a date (YYYY-MM-DD)'
+      : type === 'enum'
+        ? `one of ${(Array.isArray(variable.values) ? variable.values : []).map(quoted).join(', ')}`
+        : type === 'number' || type === 'boolean'
+          ? `a ${type}`
+          : 'a string';
   errors.push({ path, message: `must be ${wanted}` });
 }
 

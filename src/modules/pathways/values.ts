@@ -28,7 +28,11 @@ export function variableSchema(name: string, variable: VariableDeclaration): Rec
     case 'date':
       return { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: `${description} (a date, YYYY-MM-DD)` };
     case 'phone':
-      return { type: 'string', pattern: E164.source, description: `${description} (a phone number in E.164, such as +14155550123)` };
+      return {
+        type: 'string',
+        pattern: E164.source,
+        description: `${description} (a phone number in E.164, such as +14155550123)`,
+      };
     case 'email':
       return { type: 'string', format: 'email', maxLength: 254, description: `${description} (an email address)` };
     case 'enum':
@@ -76,7 +80,10 @@ export function asPhone(value: unknown): string | null {
  * number, "true" for a boolean, an enum value in any case, a phone with
  * separators, a string given a number.
  */
-export function toVariableValue(variable: VariableDeclaration, raw: unknown): { value: VariableValue } | { problem: string } {
+export function toVariableValue(
+  variable: VariableDeclaration,
+  raw: unknown,
+): { value: VariableValue } | { problem: string } {
   switch (variable.type) {
     case 'number': {
       const n = asNumber(raw);
@@ -100,13 +107,19 @@ export function toVariableValue(variable: VariableDeclaration, raw: unknown): { 
     }
     case 'enum': {
       const values = variable.values ?? [];
-      const found = typeof raw === 'string' ? values.find((v) => v.toLowerCase() === raw.trim().toLowerCase()) : undefined;
-      return found === undefined ? { problem: `must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}` } : { value: found };
+      const found =
+        typeof raw === 'string' ? values.find((v) => v.toLowerCase() === raw.trim().toLowerCase()) : undefined;
+      return found === undefined
+        ? { problem: `must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}` }
+        : { value: found };
     }
     default: {
-      const text = typeof raw === 'number' || typeof raw === 'boolean' ? String(raw) : typeof raw === 'string' ? raw.trim() : null;
+      const text =
+        typeof raw === 'number' || typeof raw === 'boolean' ? String(raw) : typeof raw === 'string' ? raw.trim() : null;
       if (text === null || text === '') return { problem: 'must be a non-empty string' };
-      return text.length > MAX_STRING_LENGTH ? { problem: `must be at most ${MAX_STRING_LENGTH} characters` } : { value: text };
+      return text.length > MAX_STRING_LENGTH
+        ? { problem: `must be at most ${MAX_STRING_LENGTH} characters` }
+        : { value: text };
     }
   }
 }

@@ -20,7 +20,14 @@ export type NodeEffect =
   /** Speak `say` (filled) if any, then converse at this node. */
   | { kind: 'conversation'; node: string; say?: string }
   /** Make the request (signed, filtered, 5 s), then report it with completeWebhook. */
-  | { kind: 'webhook'; node: string; url: string; method: 'POST' | 'GET'; body?: string; assign: Record<string, string> }
+  | {
+      kind: 'webhook';
+      node: string;
+      url: string;
+      method: 'POST' | 'GET';
+      body?: string;
+      assign: Record<string, string>;
+    }
   /** Send these DTMF digits (`w`: a half-second pause); the walk has moved on. */
   | { kind: 'digits'; node: string; send: string }
   /** Text the contact; the walk has moved on. */

@@ -37,7 +37,15 @@ export interface PathwayWalkerOptions {
 export type WalkerState = PathwayView['state'];
 
 export type { WalkEdge } from './edges.js';
-export type { Move, NodeEffect, PathEntry, PathwaySnapshot, ToolApplication, WalkStep, WebhookResult } from './walk-step.js';
+export type {
+  Move,
+  NodeEffect,
+  PathEntry,
+  PathwaySnapshot,
+  ToolApplication,
+  WalkStep,
+  WebhookResult,
+} from './walk-step.js';
 
 const emptyStep = (): WalkStep => ({ moves: [], effects: [], set: {}, warnings: [] });
 const refused = (error: string): ToolApplication => ({ result: { error }, step: emptyStep() });
@@ -107,7 +115,11 @@ export class PathwayWalker implements PathwayView {
 
   /** `{{name}}`s filled from the variables so far, the contact and the clock; names with no value become warnings. */
   fill(text: string, options: { escape?: 'json' } = {}, step?: WalkStep): string {
-    const filled = fillTemplate(text, { variables: this.values, contact: this.options.contact ?? null, now: this.clock.now() }, options);
+    const filled = fillTemplate(
+      text,
+      { variables: this.values, contact: this.options.contact ?? null, now: this.clock.now() },
+      options,
+    );
     for (const name of filled.unknown) this.warn(`{{${name}}} has no value: filled with nothing`, step);
     return filled.text;
   }
@@ -126,7 +138,9 @@ export class PathwayWalker implements PathwayView {
   /** The node's own `extract` list (declared names; a valid document names no other). */
   extractHere(): string[] {
     const node = this.current;
-    return this.walkState === 'conversation' && node.type === 'conversation' ? (node.extract ?? []).filter((n) => Object.hasOwn(this.declared, n)) : [];
+    return this.walkState === 'conversation' && node.type === 'conversation'
+      ? (node.extract ?? []).filter((n) => Object.hasOwn(this.declared, n))
+      : [];
   }
 
   /** What the model is told about the current node, besides the agent's instructions. */
@@ -157,9 +171,17 @@ export class PathwayWalker implements PathwayView {
     const targets = [...new Set(edges.map((e) => e.to))];
     const to = asObject(args)?.to;
     const edge = typeof to === 'string' ? edges.find((e) => e.to === to) : undefined;
-    if (!edge) return refused(`choose_path: ${JSON.stringify(to ?? null)} is not a path from here; \`to\` is one of ${targets.map((t) => JSON.stringify(t)).join(', ') || '(none)'}`);
+    if (!edge)
+      return refused(
+        `choose_path: ${JSON.stringify(to ?? null)} is not a path from here; \`to\` is one of ${targets.map((t) => JSON.stringify(t)).join(', ') || '(none)'}`,
+      );
     const step = this.take(edge);
-    return { result: this.failure ? { error: `the pathway cannot go on: ${this.failure}` } : { ok: true, node: this.currentId }, step };
+    return {
+      result: this.failure
+        ? { error: `the pathway cannot go on: ${this.failure}` }
+        : { ok: true, node: this.currentId },
+      step,
+    };
   }
 
   /** The model's set_variables: values of the current node's `extract` variables, each of its type; all or nothing. */
@@ -167,7 +189,8 @@ export class PathwayWalker implements PathwayView {
     if (this.walkState !== 'conversation') return refused(this.notConversing());
     const input = asObject(args);
     const allowed = this.extractHere();
-    if (!input || !Object.keys(input).length) return refused(`set_variables: give an object of at least one of ${allowed.join(', ')}`);
+    if (!input || !Object.keys(input).length)
+      return refused(`set_variables: give an object of at least one of ${allowed.join(', ')}`);
     const problems: string[] = [];
     const values: Record<string, VariableValue> = {};
     for (const [name, raw] of Object.entries(input)) {
@@ -181,13 +204,19 @@ export class PathwayWalker implements PathwayView {
     }
     if (problems.length) return refused(`set_variables: ${problems.join('; ')}; nothing was set`);
     const step = this.collect(values);
-    return { result: this.failure ? { error: `the pathway cannot go on: ${this.failure}` } : { ok: true, set: values, node: this.currentId }, step };
+    return {
+      result: this.failure
+        ? { error: `the pathway cannot go on: ${this.failure}` }
+        : { ok: true, set: values, node: this.currentId },
+      step,
+    };
   }
 
   /** The session's report of the current webhook node's request: `assign` picks variables from a JSON answer, then the walk leads on. */
   completeWebhook(outcome: WebhookResult): WalkStep {
     const node = this.current;
-    if (this.walkState !== 'webhook' || node.type !== 'webhook') throw new Error('no webhook node is waiting for its answer');
+    if (this.walkState !== 'webhook' || node.type !== 'webhook')
+      throw new Error('no webhook node is waiting for its answer');
     const step = emptyStep();
     if (outcome.ok) {
       for (const [name, jsonPath] of Object.entries(node.assign ?? {})) {
@@ -196,7 +225,8 @@ export class PathwayWalker implements PathwayView {
         const variable = this.declared[name];
         if (found === undefined || found === null || !variable) continue;
         const checked = toVariableValue(variable, found);
-        if ('problem' in checked) this.warn(`webhook node ${JSON.stringify(node.id)}: ${name} ${checked.problem}; not assigned`, step);
+        if ('problem' in checked)
+          this.warn(`webhook node ${JSON.stringify(node.id)}: ${name} ${checked.problem}; not assigned`, step);
         else step.set[name] = this.values[name] = checked.value;
       }
     }
@@ -233,12 +263,19 @@ export class PathwayWalker implements PathwayView {
 
   /** The first `if` edge of a node whose condition holds now. */
   holdingIfEdge(nodeId = this.currentId): WalkEdge | null {
-    return this.edgesOf(nodeId).find((e) => e.if !== undefined && conditionHolds(e.if, this.values, this.declared)) ?? null;
+    return (
+      this.edgesOf(nodeId).find((e) => e.if !== undefined && conditionHolds(e.if, this.values, this.declared)) ?? null
+    );
   }
 
   snapshot(): PathwaySnapshot {
     const id = this.options.id;
-    return { ...(id ? { id } : {}), name: this.document.name, path: this.path.map((e) => ({ ...e })), variables: { ...this.values } };
+    return {
+      ...(id ? { id } : {}),
+      name: this.document.name,
+      path: this.path.map((e) => ({ ...e })),
+      variables: { ...this.values },
+    };
   }
 
   private localEdges(): WalkEdge[] {
@@ -257,7 +294,8 @@ export class PathwayWalker implements PathwayView {
   /** Follows `edge` and whatever edges the nodes it reaches take by themselves, within the move limit. */
   private run(edge: WalkEdge | null, step: WalkStep): void {
     while (edge && this.walkState !== 'finished') {
-      if (this.moveCount >= this.maxMoves) return this.fail(`the pathway took ${this.maxMoves} edges, the most one call may take`, step);
+      if (this.moveCount >= this.maxMoves)
+        return this.fail(`the pathway took ${this.maxMoves} edges, the most one call may take`, step);
       this.moveCount += 1;
       edge = this.arrive(edge.to, edge, step);
     }
@@ -266,7 +304,11 @@ export class PathwayWalker implements PathwayView {
   /** Makes `id` current and does what its type does; returns the edge it leads on by at once, if any. */
   private arrive(id: string, edge: WalkEdge | undefined, step: WalkStep): WalkEdge | null {
     const from = this.path.length ? this.currentId : undefined;
-    const entry: PathEntry = { node: id, atMs: this.clock.now() - this.callStartMs, ...(edge ? { edge: edge.ref } : {}) };
+    const entry: PathEntry = {
+      node: id,
+      atMs: this.clock.now() - this.callStartMs,
+      ...(edge ? { edge: edge.ref } : {}),
+    };
     this.path.push(entry);
     step.moves.push({ ...entry, ...(from !== undefined ? { from } : {}) });
     this.currentId = id;
@@ -290,18 +332,34 @@ export class PathwayWalker implements PathwayView {
       }
       case 'webhook':
         this.walkState = 'webhook';
-        step.effects.push({ kind: 'webhook', node: id, url: node.url, method: node.method, ...(node.body !== undefined ? { body: this.fill(node.body, { escape: 'json' }, step) } : {}), assign: { ...(node.assign ?? {}) } });
+        step.effects.push({
+          kind: 'webhook',
+          node: id,
+          url: node.url,
+          method: node.method,
+          ...(node.body !== undefined ? { body: this.fill(node.body, { escape: 'json' }, step) } : {}),
+          assign: { ...(node.assign ?? {}) },
+        });
         return null;
       case 'digits':
       case 'sms': {
-        step.effects.push(node.type === 'digits' ? { kind: 'digits', node: id, send: node.send } : { kind: 'sms', node: id, text: this.fill(node.text, {}, step) });
+        step.effects.push(
+          node.type === 'digits'
+            ? { kind: 'digits', node: id, send: node.send }
+            : { kind: 'sms', node: id, text: this.fill(node.text, {}, step) },
+        );
         const next = this.finishedEdge(id);
         if (!next) this.fail(`${node.type} node ${JSON.stringify(id)} has no edge to lead on by`, step);
         return next;
       }
       case 'transfer':
         this.walkState = 'finished';
-        step.effects.push({ kind: 'transfer', node: id, ...(node.humanAgentId !== undefined ? { humanAgentId: node.humanAgentId } : {}), ...say(node.say) });
+        step.effects.push({
+          kind: 'transfer',
+          node: id,
+          ...(node.humanAgentId !== undefined ? { humanAgentId: node.humanAgentId } : {}),
+          ...say(node.say),
+        });
         return null;
       case 'end':
         this.walkState = 'finished';
@@ -339,5 +397,7 @@ function asObject(args: unknown): Record<string, unknown> | null {
       return null;
     }
   }
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : null;
 }

@@ -15,7 +15,9 @@ export interface PersonaServiceDeps {
 }
 
 export function createPersonaServices(deps: PersonaServiceDeps) {
-  return { personas: new PersonaService(deps.voice, deps.signedPayloads, deps.clock, BUILT_IN_PERSONAS, deps.previewLimits) };
+  return {
+    personas: new PersonaService(deps.voice, deps.signedPayloads, deps.clock, BUILT_IN_PERSONAS, deps.previewLimits),
+  };
 }
 
 export type PersonaServices = ReturnType<typeof createPersonaServices>;

@@ -21,15 +21,27 @@ const Persona = Type.Object(
     settings: Type.Object(
       {
         type: Type.String({ description: 'The speech provider: `local` (espeak-ng, WAV) or `elevenlabs` (MP3)' }),
-        voiceId: Type.String({ description: 'The provider voice: an espeak-ng voice name (`en-us+f3`) or an ElevenLabs voice id' }),
+        voiceId: Type.String({
+          description: 'The provider voice: an espeak-ng voice name (`en-us+f3`) or an ElevenLabs voice id',
+        }),
         speed: Type.Optional(Type.Integer({ description: 'local: words per minute' })),
         pitch: Type.Optional(Type.Integer({ minimum: 0, maximum: 99, description: 'local: pitch, 0–99' })),
         language: Type.Optional(Type.String({ description: 'local: the language spoken (BCP 47)' })),
-        gender: Type.Optional(Type.String({ description: 'local: the voice\'s gender' })),
+        gender: Type.Optional(Type.String({ description: "local: the voice's gender" })),
         modelId: Type.Optional(Type.String({ description: 'elevenlabs: the speech model' })),
-        category: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'elevenlabs: the voice\'s category (premade, cloned, …)' })),
-        labels: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'elevenlabs: the voice\'s labels (gender, age, accent, …)' })),
-        previewUrl: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'elevenlabs: a sample of the voice' })),
+        category: Type.Optional(
+          Type.Union([Type.String(), Type.Null()], {
+            description: "elevenlabs: the voice's category (premade, cloned, …)",
+          }),
+        ),
+        labels: Type.Optional(
+          Type.Record(Type.String(), Type.String(), {
+            description: "elevenlabs: the voice's labels (gender, age, accent, …)",
+          }),
+        ),
+        previewUrl: Type.Optional(
+          Type.Union([Type.String(), Type.Null()], { description: 'elevenlabs: a sample of the voice' }),
+        ),
       },
       { additionalProperties: true, description: 'Provider-specific settings' },
     ),
@@ -41,7 +53,11 @@ const PersonaList = Type.Array(Persona, { title: 'PersonaList', examples: [[exam
 
 const PlayBody = Type.Object(
   {
-    server: Type.String({ minLength: 1, maxLength: 64, description: 'The name of your registered server that signed `jwt` (POST /api/servers)' }),
+    server: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: 'The name of your registered server that signed `jwt` (POST /api/servers)',
+    }),
     jwt: Type.String({
       minLength: 1,
       maxLength: 65536,
@@ -75,13 +91,23 @@ const EncryptedAudio = Type.Object(
       },
       { additionalProperties: true, description: "The JWE's protected header plus contentType" },
     ),
-    content: Type.String({ description: "Compact JWE of the audio, encrypted to your server's public key: decrypt it with the server's private key" }),
+    content: Type.String({
+      description:
+        "Compact JWE of the audio, encrypted to your server's public key: decrypt it with the server's private key",
+    }),
   },
   {
     title: 'EncryptedPersonaAudio',
     examples: [
       {
-        header: { alg: 'ECDH-ES+A256KW', enc: 'A256GCM', cty: 'audio/wav', kid: 'my-server', epk: { kty: 'EC', crv: 'P-256', x: '…', y: '…' }, contentType: 'audio/wav' },
+        header: {
+          alg: 'ECDH-ES+A256KW',
+          enc: 'A256GCM',
+          cty: 'audio/wav',
+          kid: 'my-server',
+          epk: { kty: 'EC', crv: 'P-256', x: '…', y: '…' },
+          contentType: 'audio/wav',
+        },
         content: 'eyJhbGciOiJFQ0RILUVTK0EyNTZLVyIs….….….….…',
       },
     ],
@@ -107,7 +133,8 @@ export function personaRoutes(app: App, deps: PersonaRouteDeps) {
         tags: ['personas'],
         operationId: 'listPersonas',
         summary: 'Every persona: the built-in voices, then ElevenLabs voices when configured',
-        description: 'An addition to the spec. Built-in personas are spoken locally by espeak-ng; ElevenLabs voices appear when ELEVENLABS_API_KEY is set and accepted.',
+        description:
+          'An addition to the spec. Built-in personas are spoken locally by espeak-ng; ElevenLabs voices appear when ELEVENLABS_API_KEY is set and accepted.',
         response: { 200: ok(PersonaList, 'The built-in personas, then the ElevenLabs voices') },
       },
     },
@@ -122,8 +149,12 @@ export function personaRoutes(app: App, deps: PersonaRouteDeps) {
         tags: ['personas'],
         operationId: 'listExternalPersonas',
         summary: "The external voice provider's voices as personas",
-        description: 'ElevenLabs voices (GET /v1/voices) converted to personas. An empty list when no ElevenLabs key is configured or ElevenLabs refuses it; 502 when ElevenLabs cannot be reached.',
-        response: { 200: ok(PersonaList, 'The ElevenLabs voices as personas (empty without a key)'), ...errorResponses('provider_error') },
+        description:
+          'ElevenLabs voices (GET /v1/voices) converted to personas. An empty list when no ElevenLabs key is configured or ElevenLabs refuses it; 502 when ElevenLabs cannot be reached.',
+        response: {
+          200: ok(PersonaList, 'The ElevenLabs voices as personas (empty without a key)'),
+          ...errorResponses('provider_error'),
+        },
       },
     },
     async () => personas.listExternal(),
@@ -137,7 +168,8 @@ export function personaRoutes(app: App, deps: PersonaRouteDeps) {
         tags: ['personas'],
         operationId: 'getPersona',
         summary: 'One persona',
-        description: 'A built-in persona (`local-amy`, …) or an ElevenLabs voice (`elevenlabs-<voiceId>`); 404 for an unknown id.',
+        description:
+          'A built-in persona (`local-amy`, …) or an ElevenLabs voice (`elevenlabs-<voiceId>`); 404 for an unknown id.',
         params: PersonaParams,
         response: { 200: ok(Persona, 'The persona'), ...errorResponses('not_found', 'provider_error') },
       },
@@ -154,12 +186,20 @@ export function personaRoutes(app: App, deps: PersonaRouteDeps) {
         operationId: 'playPersona',
         summary: "Speak a preview, encrypted to your server's public key",
         description:
-          'The `jwt` is verified with the public key of your registered server `server` and its `jti` is consumed. The text (textBase64, or the persona description) is spoken by the provider the persona\'s settings.type selects, and answered as a compact JWE to that server. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned, for another use or more than 10 minutes ahead; 400 `invalid_input` for bad textBase64; 404 for an unknown persona or a server you have not registered; 429 `rate_limited` past the per-user rate of paid previews (`RATE_LIMIT_VOICE_PREVIEW_PER_USER`) or of local ones (`RATE_LIMIT_LOCAL_VOICE_PREVIEW_PER_USER`), or, with `Retry-After: 2`, when local speech has no spare room for previews (the speech of calls goes first; at most 4 local previews wait or run at once, 2 per account), 429 `voice_preview_quota_exceeded` past the daily characters of paid (ElevenLabs) previews (`RATE_LIMIT_VOICE_PREVIEW_CHARACTERS_PER_USER`; local previews do not count); 502 when the speech provider fails.',
+          "The `jwt` is verified with the public key of your registered server `server` and its `jti` is consumed. The text (textBase64, or the persona description) is spoken by the provider the persona's settings.type selects, and answered as a compact JWE to that server. 400 `invalid_token` for a jwt that is forged, expired, replayed, unsigned, for another use or more than 10 minutes ahead; 400 `invalid_input` for bad textBase64; 404 for an unknown persona or a server you have not registered; 429 `rate_limited` past the per-user rate of paid previews (`RATE_LIMIT_VOICE_PREVIEW_PER_USER`) or of local ones (`RATE_LIMIT_LOCAL_VOICE_PREVIEW_PER_USER`), or, with `Retry-After: 2`, when local speech has no spare room for previews (the speech of calls goes first; at most 4 local previews wait or run at once, 2 per account), 429 `voice_preview_quota_exceeded` past the daily characters of paid (ElevenLabs) previews (`RATE_LIMIT_VOICE_PREVIEW_CHARACTERS_PER_USER`; local previews do not count); 502 when the speech provider fails.",
         params: PersonaParams,
         body: PlayBody,
         response: {
           200: ok(EncryptedAudio, 'The spoken preview, encrypted to your server'),
-          ...errorResponses('invalid_input', 'invalid_token', 'not_found', 'rate_limited', 'voice_preview_quota_exceeded', 'provider_error', 'not_ready'),
+          ...errorResponses(
+            'invalid_input',
+            'invalid_token',
+            'not_found',
+            'rate_limited',
+            'voice_preview_quota_exceeded',
+            'provider_error',
+            'not_ready',
+          ),
         },
       },
     },

@@ -100,7 +100,13 @@ export class PersonaService {
       await this.limits.limiter.consume(`local-voice-preview:user:${userId}`, this.limits.localPerUser);
     } else if (this.limits) {
       await this.limits.limiter.consume(`voice-preview:user:${userId}`, this.limits.perUser);
-      await this.limits.limiter.consumeAmount(`voice-preview-chars:user:${userId}`, [...text].length, this.limits.charactersPerUser, 'voice_preview_quota_exceeded', 'daily characters of paid voice previews used up');
+      await this.limits.limiter.consumeAmount(
+        `voice-preview-chars:user:${userId}`,
+        [...text].length,
+        this.limits.charactersPerUser,
+        'voice_preview_quota_exceeded',
+        'daily characters of paid voice previews used up',
+      );
     }
     const audio = await speaker.synthesize(text, persona.settings, { priority: 'preview', account: userId });
     return this.signedPayloads.encryptTo(serverPublicKey, audio.bytes, audio.contentType, input.server);
@@ -114,28 +120,38 @@ export class PersonaService {
   private providerFor(persona: Persona): SpeechProvider {
     if (persona.settings.type === 'local') return this.voice.local;
     if (persona.settings.type === 'elevenlabs' && this.voice.external) return this.voice.external;
-    throw new AppError('not_found', `no speech provider "${persona.settings.type}" is configured for persona "${persona.id}"`);
+    throw new AppError(
+      'not_found',
+      `no speech provider "${persona.settings.type}" is configured for persona "${persona.id}"`,
+    );
   }
 }
 
 /** textBase64: base64 (standard or URL-safe) of 1–1,000 characters of UTF-8 text. */
 export function decodePreviewText(value: unknown): string {
-  if (typeof value !== 'string' || !/^[A-Za-z0-9+/_-]*={0,2}$/.test(value) || value.length === 0) throw invalidInput('textBase64 must be a non-empty base64 string');
+  if (typeof value !== 'string' || !/^[A-Za-z0-9+/_-]*={0,2}$/.test(value) || value.length === 0)
+    throw invalidInput('textBase64 must be a non-empty base64 string');
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(value.replace(/-/g, '+').replace(/_/g, '/'), 'base64'));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(
+      Buffer.from(value.replace(/-/g, '+').replace(/_/g, '/'), 'base64'),
+    );
   } catch {
     throw invalidInput('textBase64 must encode UTF-8 text');
   }
   text = text.trim();
   if (text.length === 0) throw invalidInput('textBase64 must encode some text');
-  if ([...text].length > MAX_PREVIEW_CHARACTERS) throw invalidInput(`textBase64 must encode at most ${MAX_PREVIEW_CHARACTERS} characters`);
+  if ([...text].length > MAX_PREVIEW_CHARACTERS)
+    throw invalidInput(`textBase64 must encode at most ${MAX_PREVIEW_CHARACTERS} characters`);
   return text;
 }
 
 function externalPersona(voice: ExternalVoice): Persona {
-  const traits = ['gender', 'age', 'accent', 'description', 'use_case', 'use case'].map((k) => voice.labels[k]).filter(Boolean);
-  const description = voice.description ?? (traits.length ? `${voice.name}: ${traits.join(', ')}` : `${voice.name}, an ElevenLabs voice`);
+  const traits = ['gender', 'age', 'accent', 'description', 'use_case', 'use case']
+    .map((k) => voice.labels[k])
+    .filter(Boolean);
+  const description =
+    voice.description ?? (traits.length ? `${voice.name}: ${traits.join(', ')}` : `${voice.name}, an ElevenLabs voice`);
   return {
     id: `${EXTERNAL_PREFIX}${voice.voiceId}`,
     name: voice.name,

@@ -32,7 +32,13 @@ export class AuditLog {
     private readonly clock: Clock,
   ) {}
 
-  record(entry: { userId: string | null; action: AuditAction; success: boolean; meta: RequestMeta; detail?: Record<string, unknown> }) {
+  record(entry: {
+    userId: string | null;
+    action: AuditAction;
+    success: boolean;
+    meta: RequestMeta;
+    detail?: Record<string, unknown>;
+  }) {
     return this.store.insertAudit({
       userId: entry.userId,
       action: entry.action,

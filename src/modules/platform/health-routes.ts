@@ -21,9 +21,14 @@ export function healthRoutes(app: App, deps: HealthRouteDeps) {
         tags: ['health'],
         operationId: 'getHealth',
         summary: 'Liveness and database reachability, for load balancers',
-        description: 'Answers 200 while the server runs and its database answers a ping; 503 `not_ready` otherwise. No credentials.',
+        description:
+          'Answers 200 while the server runs and its database answers a ping; 503 `not_ready` otherwise. No credentials.',
         response: {
-          200: ok(Type.Object({ status: Type.Literal('ok'), database: Type.String({ description: 'sqlite or postgres' }) }), 'Serving', { status: 'ok', database: 'sqlite' }),
+          200: ok(
+            Type.Object({ status: Type.Literal('ok'), database: Type.String({ description: 'sqlite or postgres' }) }),
+            'Serving',
+            { status: 'ok', database: 'sqlite' },
+          ),
           ...errorResponses('not_ready'),
         },
       },

@@ -14,8 +14,24 @@ export class IdempotencyStore {
    * over one that expired or whose runner was abandoned (running since before
    * `staleBefore`). Returns true when this caller now owns the key.
    */
-  async claim(row: { userId: string; key: string; fingerprint: string; now: number; expiresAt: number; staleBefore: number }): Promise<boolean> {
-    const values = { fingerprint: row.fingerprint, state: 'running' as const, status_code: null, content_type: null, body: null, headers: null, created_at: row.now, expires_at: row.expiresAt };
+  async claim(row: {
+    userId: string;
+    key: string;
+    fingerprint: string;
+    now: number;
+    expiresAt: number;
+    staleBefore: number;
+  }): Promise<boolean> {
+    const values = {
+      fingerprint: row.fingerprint,
+      state: 'running' as const,
+      status_code: null,
+      content_type: null,
+      body: null,
+      headers: null,
+      created_at: row.now,
+      expires_at: row.expiresAt,
+    };
     const inserted = await this.db
       .insertInto('idempotency_keys')
       .values({ user_id: row.userId, key: row.key, ...values })
@@ -28,21 +44,41 @@ export class IdempotencyStore {
       .set(values)
       .where('user_id', '=', row.userId)
       .where('key', '=', row.key)
-      .where((eb) => eb.or([eb('expires_at', '<=', row.now), eb.and([eb('state', '=', 'running'), eb('created_at', '<', row.staleBefore)])]))
+      .where((eb) =>
+        eb.or([
+          eb('expires_at', '<=', row.now),
+          eb.and([eb('state', '=', 'running'), eb('created_at', '<', row.staleBefore)]),
+        ]),
+      )
       .returning('key')
       .executeTakeFirst();
     return taken !== undefined;
   }
 
   find(userId: string, key: string): Promise<IdempotencyRecord | undefined> {
-    return this.db.selectFrom('idempotency_keys').selectAll().where('user_id', '=', userId).where('key', '=', key).executeTakeFirst();
+    return this.db
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .where('key', '=', key)
+      .executeTakeFirst();
   }
 
-  async complete(userId: string, key: string, answer: { statusCode: number; contentType: string | null; body: string; headers: Record<string, string> }): Promise<void> {
+  async complete(
+    userId: string,
+    key: string,
+    answer: { statusCode: number; contentType: string | null; body: string; headers: Record<string, string> },
+  ): Promise<void> {
     const headers = Object.keys(answer.headers).length > 0 ? JSON.stringify(answer.headers) : null;
     await this.db
       .updateTable('idempotency_keys')
-      .set({ state: 'done', status_code: answer.statusCode, content_type: answer.contentType, body: answer.body, headers })
+      .set({
+        state: 'done',
+        status_code: answer.statusCode,
+        content_type: answer.contentType,
+        body: answer.body,
+        headers,
+      })
       .where('user_id', '=', userId)
       .where('key', '=', key)
       .where('state', '=', 'running')
@@ -51,7 +87,12 @@ export class IdempotencyStore {
 
   /** Forgets a running record (its request failed on our side), so a retry runs again. */
   async release(userId: string, key: string): Promise<void> {
-    await this.db.deleteFrom('idempotency_keys').where('user_id', '=', userId).where('key', '=', key).where('state', '=', 'running').execute();
+    await this.db
+      .deleteFrom('idempotency_keys')
+      .where('user_id', '=', userId)
+      .where('key', '=', key)
+      .where('state', '=', 'running')
+      .execute();
   }
 
   async deleteExpired(now: number): Promise<void> {

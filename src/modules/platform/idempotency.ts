@@ -39,7 +39,9 @@ export class IdempotencyService {
 
   /** What identifies "the same request": method, URL with its query, and the body with keys sorted. */
   fingerprint(method: string, url: string, body: unknown): string {
-    return createHash('sha256').update(`${method}\n${url}\n${canonicalJson(body ?? null)}`).digest('hex');
+    return createHash('sha256')
+      .update(`${method}\n${url}\n${canonicalJson(body ?? null)}`)
+      .digest('hex');
   }
 
   /** Claims the key for this request, or answers with the stored result; throws 422 / 409 as described above. */
@@ -47,19 +49,45 @@ export class IdempotencyService {
     // A record can vanish between the failed claim and the read (released by a failed first request): claim again.
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = this.clock.now();
-      const claimed = await this.store.claim({ userId, key, fingerprint, now, expiresAt: now + this.options.ttlMs, staleBefore: now - this.options.staleAfterMs });
+      const claimed = await this.store.claim({
+        userId,
+        key,
+        fingerprint,
+        now,
+        expiresAt: now + this.options.ttlMs,
+        staleBefore: now - this.options.staleAfterMs,
+      });
       if (claimed) return { kind: 'run' };
       const existing = await this.store.find(userId, key);
       if (!existing) continue;
       if (existing.fingerprint !== fingerprint) {
-        throw new AppError('idempotency_mismatch', 'this Idempotency-Key was already used with a different request; use a new key for a new request');
+        throw new AppError(
+          'idempotency_mismatch',
+          'this Idempotency-Key was already used with a different request; use a new key for a new request',
+        );
       }
       if (existing.state === 'running' || existing.status_code === null) {
-        throw new AppError('idempotency_in_progress', 'a request with this Idempotency-Key is still being processed; retry shortly', undefined, { 'retry-after': '1' });
+        throw new AppError(
+          'idempotency_in_progress',
+          'a request with this Idempotency-Key is still being processed; retry shortly',
+          undefined,
+          { 'retry-after': '1' },
+        );
       }
-      return { kind: 'replay', statusCode: existing.status_code, contentType: existing.content_type, body: existing.body ?? '', headers: parseHeaders(existing.headers) };
+      return {
+        kind: 'replay',
+        statusCode: existing.status_code,
+        contentType: existing.content_type,
+        body: existing.body ?? '',
+        headers: parseHeaders(existing.headers),
+      };
     }
-    throw new AppError('idempotency_in_progress', 'a request with this Idempotency-Key is changing state; retry shortly', undefined, { 'retry-after': '1' });
+    throw new AppError(
+      'idempotency_in_progress',
+      'a request with this Idempotency-Key is changing state; retry shortly',
+      undefined,
+      { 'retry-after': '1' },
+    );
   }
 
   /** Keeps a successful answer for replay; an error answer releases the key instead. */

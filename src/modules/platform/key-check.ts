@@ -41,7 +41,12 @@ export interface VerifyKeysOptions {
  * without `rotate`; otherwise answers whether the JWT secret changed (then
  * the new one is recorded).
  */
-export async function verifyKeys(store: PlatformStore, secrets: Secrets, clock: Clock, options: VerifyKeysOptions = { shared: false, rotate: false }): Promise<{ jwtSecretChanged: boolean }> {
+export async function verifyKeys(
+  store: PlatformStore,
+  secrets: Secrets,
+  clock: Clock,
+  options: VerifyKeysOptions = { shared: false, rotate: false },
+): Promise<{ jwtSecretChanged: boolean }> {
   const now = clock.now();
   const master = keyCheckValue(secrets.masterKey, MASTER_KEY_CHECK);
   if ((await store.claimSetting(MASTER_KEY_CHECK, master, now)) !== master) {

@@ -17,7 +17,12 @@ export interface MetricSources {
 
 export class Metrics {
   readonly registry = new Registry();
-  readonly httpRequests = new Counter({ name: 'http_requests_total', help: 'HTTP requests answered, by method, route pattern and status', labelNames: ['method', 'route', 'status'] as const, registers: [this.registry] });
+  readonly httpRequests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
   readonly httpDuration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'Time from receiving a request to sending its answer, by method, route pattern and status',
@@ -25,9 +30,21 @@ export class Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
-  readonly dbErrors = new Counter({ name: 'db_errors_total', help: 'Database connection errors: connections that broke (server restart, network) and requests answered 503 because the database could not be reached', registers: [this.registry] });
-  readonly webhookFailures = new Counter({ name: 'webhook_failures_total', help: 'Webhook delivery attempts that failed (retried later or given up)', registers: [this.registry] });
-  readonly ledgerWrites = new Counter({ name: 'ledger_writes_total', help: 'Credit ledger writes (reservations, settlements, grants, purchases)', registers: [this.registry] });
+  readonly dbErrors = new Counter({
+    name: 'db_errors_total',
+    help: 'Database connection errors: connections that broke (server restart, network) and requests answered 503 because the database could not be reached',
+    registers: [this.registry],
+  });
+  readonly webhookFailures = new Counter({
+    name: 'webhook_failures_total',
+    help: 'Webhook delivery attempts that failed (retried later or given up)',
+    registers: [this.registry],
+  });
+  readonly ledgerWrites = new Counter({
+    name: 'ledger_writes_total',
+    help: 'Credit ledger writes (reservations, settlements, grants, purchases)',
+    registers: [this.registry],
+  });
   readonly voiceTurnLatency = new Histogram({
     name: 'voice_turn_latency_seconds',
     help: 'Voice agent turn latency by stage (as reported on transcript lines)',
@@ -49,7 +66,11 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly callerAudioDropped = new Counter({ name: 'voice_caller_audio_dropped_seconds_total', help: 'Caller audio dropped because its far end sent it faster than real time (plus the allowance), counted as each call ends', registers: [this.registry] });
+  readonly callerAudioDropped = new Counter({
+    name: 'voice_caller_audio_dropped_seconds_total',
+    help: 'Caller audio dropped because its far end sent it faster than real time (plus the allowance), counted as each call ends',
+    registers: [this.registry],
+  });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
@@ -71,9 +92,30 @@ export class Metrics {
         this.set({ state: 'waiting' }, now.waiting);
       },
     });
-    new Gauge({ name: 'sse_streams_open', help: 'Event streams open on this instance', registers: [this.registry], collect() { this.set(sources.sseStreams()); } });
-    new Gauge({ name: 'calls_in_progress', help: 'Voice calls running on this instance', registers: [this.registry], collect() { this.set(sources.callsInProgress()); } });
-    new Gauge({ name: 'media_sockets_unauthenticated', help: 'Media WebSockets on this instance whose token is not accepted yet', registers: [this.registry], collect() { this.set(sources.mediaSocketsWaiting()); } });
+    new Gauge({
+      name: 'sse_streams_open',
+      help: 'Event streams open on this instance',
+      registers: [this.registry],
+      collect() {
+        this.set(sources.sseStreams());
+      },
+    });
+    new Gauge({
+      name: 'calls_in_progress',
+      help: 'Voice calls running on this instance',
+      registers: [this.registry],
+      collect() {
+        this.set(sources.callsInProgress());
+      },
+    });
+    new Gauge({
+      name: 'media_sockets_unauthenticated',
+      help: 'Media WebSockets on this instance whose token is not accepted yet',
+      registers: [this.registry],
+      collect() {
+        this.set(sources.mediaSocketsWaiting());
+      },
+    });
     new Gauge({
       name: 'webhook_queue_depth',
       help: 'Webhook deliveries waiting to be attempted (the whole database, not this instance)',
@@ -93,7 +135,8 @@ export class Metrics {
   observeVoiceLatency(latency: Record<string, number | undefined> | undefined): void {
     if (!latency) return;
     for (const [stage, ms] of Object.entries(latency)) {
-      if (typeof ms === 'number' && Number.isFinite(ms) && ms >= 0) this.voiceTurnLatency.observe({ stage: stage.replace(/Ms$/, '') }, ms / 1000);
+      if (typeof ms === 'number' && Number.isFinite(ms) && ms >= 0)
+        this.voiceTurnLatency.observe({ stage: stage.replace(/Ms$/, '') }, ms / 1000);
     }
   }
 

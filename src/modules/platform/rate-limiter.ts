@@ -16,7 +16,12 @@ export class RateLimiter {
     const { count, windowStart } = await this.store.hitRateLimit(key, now, rule.windowMs);
     if (count > rule.limit) {
       const retryAfter = Math.max(1, Math.ceil((windowStart + rule.windowMs - now) / 1000));
-      throw new AppError('rate_limited', `too many requests; try again in ${retryAfter} s`, { retryAfter }, { 'retry-after': String(retryAfter) });
+      throw new AppError(
+        'rate_limited',
+        `too many requests; try again in ${retryAfter} s`,
+        { retryAfter },
+        { 'retry-after': String(retryAfter) },
+      );
     }
   }
 
@@ -34,7 +39,12 @@ export class RateLimiter {
       await this.store.unhitRateLimit(key, windowStart, amount);
       const retryAfter = Math.max(1, Math.ceil((windowStart + rule.windowMs - now) / 1000));
       const left = Math.max(0, rule.limit - (count - amount));
-      throw new AppError(code, `${what}: ${amount} asked, ${left} of ${rule.limit} left; try again in ${retryAfter} s`, { retryAfter, limit: rule.limit, remaining: left }, { 'retry-after': String(retryAfter) });
+      throw new AppError(
+        code,
+        `${what}: ${amount} asked, ${left} of ${rule.limit} left; try again in ${retryAfter} s`,
+        { retryAfter, limit: rule.limit, remaining: left },
+        { 'retry-after': String(retryAfter) },
+      );
     }
   }
 }

@@ -16,18 +16,43 @@ const OutboxItem = Type.Object({
   body: Type.String(),
   data: Type.Object(
     {
-      code: Type.Optional(Type.String({ description: 'The 6-digit code of a phone verification SMS, or of a temporary-session SMS (`purpose: temporary-session`)' })),
-      purpose: Type.Optional(Type.Literal('temporary-session', { description: 'On the SMS of PUT /api/session/temporary' })),
-      token: Type.Optional(Type.String({ description: 'The password reset token (POST /api/auth/reset-password/submit)' })),
-      url: Type.Optional(Type.String({ description: 'The link of a password reset email, or of the notice sent when someone signs up with an email that has an account' })),
+      code: Type.Optional(
+        Type.String({
+          description:
+            'The 6-digit code of a phone verification SMS, or of a temporary-session SMS (`purpose: temporary-session`)',
+        }),
+      ),
+      purpose: Type.Optional(
+        Type.Literal('temporary-session', { description: 'On the SMS of PUT /api/session/temporary' }),
+      ),
+      token: Type.Optional(
+        Type.String({ description: 'The password reset token (POST /api/auth/reset-password/submit)' }),
+      ),
+      url: Type.Optional(
+        Type.String({
+          description:
+            'The link of a password reset email, or of the notice sent when someone signs up with an email that has an account',
+        }),
+      ),
       reason: Type.Optional(Type.Literal('sign_up_existing_email', { description: 'On that notice' })),
-      from: Type.Optional(Type.String({ description: 'The sending number of an SMS sent through the sandbox telephony provider (POST /api/sms/messages)' })),
-      messageSid: Type.Optional(Type.String({ description: 'Its sandbox message id (as Twilio\'s MessageSid)' })),
-      sessionId: Type.Optional(Type.String({ description: 'The call session of a temporary test call\'s summary email' })),
+      from: Type.Optional(
+        Type.String({
+          description:
+            'The sending number of an SMS sent through the sandbox telephony provider (POST /api/sms/messages)',
+        }),
+      ),
+      messageSid: Type.Optional(Type.String({ description: "Its sandbox message id (as Twilio's MessageSid)" })),
+      sessionId: Type.Optional(
+        Type.String({ description: "The call session of a temporary test call's summary email" }),
+      ),
       status: Type.Optional(Type.String({ description: "That call's final status" })),
       durationSeconds: Type.Optional(Type.Number({ description: "That call's duration" })),
     },
-    { additionalProperties: true, description: 'The machine-readable part of the message: which fields depends on the message, as described for each' },
+    {
+      additionalProperties: true,
+      description:
+        'The machine-readable part of the message: which fields depends on the message, as described for each',
+    },
   ),
   createdAt: Type.String({ format: 'date-time' }),
 });
@@ -60,11 +85,25 @@ export function sandboxRoutes(app: App, deps: SandboxRouteDeps) {
           '**It holds secrets**: phone verification codes, password reset tokens and links, temporary-session codes. Anyone who can reach this route can read them and take over the accounts they belong to, so never let anyone but yourself reach a server that runs with sandbox providers.',
         querystring: Type.Object({
           to: Type.Optional(Type.String({ description: 'Only messages to this phone number or email address' })),
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'At most this many messages (default 50)' })),
+          limit: Type.Optional(
+            Type.Integer({
+              minimum: 1,
+              maximum: 200,
+              default: 50,
+              description: 'At most this many messages (default 50)',
+            }),
+          ),
         }),
         response: {
           200: ok(Type.Array(OutboxItem), 'The messages, newest first', [
-            { id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40', channel: 'sms', to: '+14155550123', body: 'Your Workspace code is 123456', data: { code: '123456' }, createdAt: '2026-11-23T12:00:00.000Z' },
+            {
+              id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40',
+              channel: 'sms',
+              to: '+14155550123',
+              body: 'Your Workspace code is 123456',
+              data: { code: '123456' },
+              createdAt: '2026-11-23T12:00:00.000Z',
+            },
           ]),
         },
       },

@@ -8,7 +8,11 @@ export class SingleUseStore {
 
   /** Inserts the row; false when (purpose, id) was there already (one atomic statement). */
   async insertIfAbsent(row: SingleUseTokensTable): Promise<boolean> {
-    const result = await this.db.insertInto('single_use_tokens').values(row).onConflict((oc) => oc.columns(['purpose', 'id']).doNothing()).executeTakeFirst();
+    const result = await this.db
+      .insertInto('single_use_tokens')
+      .values(row)
+      .onConflict((oc) => oc.columns(['purpose', 'id']).doNothing())
+      .executeTakeFirst();
     return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
   }
 

@@ -5,7 +5,13 @@
 import type { Clock } from '../../lib/clock.js';
 import type { SingleUseStore } from './single-use-store.js';
 
-export type SingleUsePurpose = 'phone-price' | 'signed-payload' | 'temporary-session' | 'media-stream' | 'event-ticket' | 'inbound-call';
+export type SingleUsePurpose =
+  | 'phone-price'
+  | 'signed-payload'
+  | 'temporary-session'
+  | 'media-stream'
+  | 'event-ticket'
+  | 'inbound-call';
 
 export class SingleUseTokens {
   constructor(

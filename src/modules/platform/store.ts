@@ -11,7 +11,12 @@ export class PlatformStore {
    * window's start; a window older than `windowMs` restarts at `now`. One
    * atomic upsert, so every instance sharing the database sees the same count.
    */
-  async hitRateLimit(key: string, now: number, windowMs: number, amount = 1): Promise<{ count: number; windowStart: number }> {
+  async hitRateLimit(
+    key: string,
+    now: number,
+    windowMs: number,
+    amount = 1,
+  ): Promise<{ count: number; windowStart: number }> {
     const expired = now - windowMs;
     const row = await this.db
       .insertInto('rate_limits')
@@ -29,7 +34,12 @@ export class PlatformStore {
 
   /** Takes back `amount` counted on `key` in its current window (a refused quota request). */
   async unhitRateLimit(key: string, windowStart: number, amount: number): Promise<void> {
-    await this.db.updateTable('rate_limits').set({ count: sql`count - ${amount}` }).where('key', '=', key).where('window_start', '=', windowStart).execute();
+    await this.db
+      .updateTable('rate_limits')
+      .set({ count: sql`count - ${amount}` })
+      .where('key', '=', key)
+      .where('window_start', '=', windowStart)
+      .execute();
   }
 
   async deleteStaleRateLimits(before: number): Promise<void> {
@@ -60,7 +70,13 @@ export class PlatformStore {
   }
 
   listAudit(userId: string, limit = 100) {
-    return this.db.selectFrom('audit_log').selectAll().where('user_id', '=', userId).orderBy('id', 'desc').limit(limit).execute();
+    return this.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
   }
 
   async insertOutbox(row: SandboxOutboxTable): Promise<void> {
@@ -68,15 +84,28 @@ export class PlatformStore {
   }
 
   listOutbox(recipient: string | null, limit: number) {
-    let q = this.db.selectFrom('sandbox_outbox').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit);
+    let q = this.db
+      .selectFrom('sandbox_outbox')
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit);
     if (recipient) q = q.where('recipient', '=', recipient);
     return q.execute();
   }
 
   /** Stores `value` under `name` unless a value is there already; answers the stored value (the first writer's, when instances start together). */
   async claimSetting(name: string, value: string, now: number): Promise<string> {
-    await this.db.insertInto('server_settings').values({ name, value, updated_at: now }).onConflict((oc) => oc.column('name').doNothing()).execute();
-    const row = await this.db.selectFrom('server_settings').select('value').where('name', '=', name).executeTakeFirstOrThrow();
+    await this.db
+      .insertInto('server_settings')
+      .values({ name, value, updated_at: now })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
+    const row = await this.db
+      .selectFrom('server_settings')
+      .select('value')
+      .where('name', '=', name)
+      .executeTakeFirstOrThrow();
     return row.value;
   }
 

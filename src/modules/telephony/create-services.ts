@@ -42,8 +42,20 @@ export function createTelephonyServices(deps: TelephonyServiceDeps) {
   const store = new TelephonyStore(deps.db);
   const prices = new PriceTokens(deps.data.serviceTokens);
   const numbers = new PhoneNumberService(store, providers, prices, deps.singleUse, deps.billing, clock);
-  const inbound = new InboundConfigurationService(store, deps.data.objects, deps.data.root, providers, deps.knowledge, clock, deps.publicUrl);
-  const sms = new SmsService(store, providers, deps.eventRecorder, deps.limiter, deps.billing, clock, { publicUrl: deps.publicUrl, sendPerUser: deps.smsSendPerUser, segmentPrice: deps.smsSegmentPrice });
+  const inbound = new InboundConfigurationService(
+    store,
+    deps.data.objects,
+    deps.data.root,
+    providers,
+    deps.knowledge,
+    clock,
+    deps.publicUrl,
+  );
+  const sms = new SmsService(store, providers, deps.eventRecorder, deps.limiter, deps.billing, clock, {
+    publicUrl: deps.publicUrl,
+    sendPerUser: deps.smsSendPerUser,
+    segmentPrice: deps.smsSegmentPrice,
+  });
   return {
     numbers,
     inbound,

@@ -3,14 +3,22 @@ import { Type } from 'typebox';
 import { IdParams, errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { InboundConfigurationService } from './inbound-service.js';
-import { AttachBody, INBOUND_ID_EXAMPLE, InboundBody, InboundConfiguration, InboundPatchBody, PhoneNumber, inboundConfigurationExample, phoneNumberExample } from './schemas.js';
+import {
+  AttachBody,
+  INBOUND_ID_EXAMPLE,
+  InboundBody,
+  InboundConfiguration,
+  InboundPatchBody,
+  PhoneNumber,
+  inboundConfigurationExample,
+  phoneNumberExample,
+} from './schemas.js';
 
 const tags = ['inbound-configurations'];
 const REFERENCES =
   '`agent` must be an object in your `agents` store, each of `humanAgents` one in `contacts` (duplicates removed), `source` one in `campaigns` or `{ "type": "manual" }` (404 otherwise); `knowledge_base_id` must be one of your knowledge bases.';
 
 export function inboundRoutes(app: App, inbound: InboundConfigurationService) {
-
   app.get(
     '/api/inbound-configurations',
     {
@@ -20,7 +28,11 @@ export function inboundRoutes(app: App, inbound: InboundConfigurationService) {
         operationId: 'listInboundConfigurations',
         summary: 'Your inbound configurations',
         description: 'Oldest first, each with its human agents and attached numbers.',
-        response: { 200: ok(Type.Array(InboundConfiguration), 'Your inbound configurations, oldest first', [inboundConfigurationExample]) },
+        response: {
+          200: ok(Type.Array(InboundConfiguration), 'Your inbound configurations, oldest first', [
+            inboundConfigurationExample,
+          ]),
+        },
       },
     },
     async (request) => inbound.list(request.auth!.userId),
@@ -36,7 +48,13 @@ export function inboundRoutes(app: App, inbound: InboundConfigurationService) {
         summary: 'Create an inbound configuration',
         description: REFERENCES,
         body: InboundBody,
-        response: { 200: ok(InboundConfiguration, 'The new inbound configuration', { ...inboundConfigurationExample, phoneNumberIds: [] }), ...errorResponses('invalid_input', 'not_found') },
+        response: {
+          200: ok(InboundConfiguration, 'The new inbound configuration', {
+            ...inboundConfigurationExample,
+            phoneNumberIds: [],
+          }),
+          ...errorResponses('invalid_input', 'not_found'),
+        },
       },
     },
     async (request) => inbound.create(request.auth!.userId, request.body),
@@ -69,7 +87,10 @@ export function inboundRoutes(app: App, inbound: InboundConfigurationService) {
         description: `Every field as on create; optional fields left out are cleared. ${REFERENCES}`,
         params: IdParams,
         body: InboundBody,
-        response: { 200: ok(InboundConfiguration, 'The replaced inbound configuration'), ...errorResponses('invalid_input', 'not_found') },
+        response: {
+          200: ok(InboundConfiguration, 'The replaced inbound configuration'),
+          ...errorResponses('invalid_input', 'not_found'),
+        },
       },
     },
     async (request) => inbound.replace(request.auth!.userId, request.params.id, request.body),
@@ -87,7 +108,12 @@ export function inboundRoutes(app: App, inbound: InboundConfigurationService) {
         params: IdParams,
         body: InboundPatchBody,
         response: {
-          200: ok(InboundConfiguration, 'The updated inbound configuration', { ...inboundConfigurationExample, name: 'Front desk (evenings)', humanAgents: [], knowledge_base_id: null }),
+          200: ok(InboundConfiguration, 'The updated inbound configuration', {
+            ...inboundConfigurationExample,
+            name: 'Front desk (evenings)',
+            humanAgents: [],
+            knowledge_base_id: null,
+          }),
           ...errorResponses('invalid_input', 'not_found'),
         },
       },
@@ -103,7 +129,8 @@ export function inboundRoutes(app: App, inbound: InboundConfigurationService) {
         tags,
         operationId: 'deleteInboundConfiguration',
         summary: 'Delete an inbound configuration',
-        description: 'Its numbers are detached first (their voice webhooks cleared); 502 if the provider fails, and the configuration stays.',
+        description:
+          'Its numbers are detached first (their voice webhooks cleared); 502 if the provider fails, and the configuration stays.',
         params: IdParams,
         response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses('not_found', 'provider_error') },
       },
@@ -123,11 +150,14 @@ export function inboundRoutes(app: App, inbound: InboundConfigurationService) {
         operationId: 'attachPhoneNumber',
         summary: 'Attach a number to this configuration, or detach it',
         description:
-          'Spec 3.3. `attach`: the number must be of type `inbound` or `both` (else 409 `conflict`) and not attached elsewhere (409: detach it there first); attaching again is a no-op. `detach`: the number must be attached to this configuration (else 409 `conflict`). With a real provider, attach points the number\'s voice webhook at the service and detach clears it (502 if the provider fails; nothing changes). Answers the number.',
+          "Spec 3.3. `attach`: the number must be of type `inbound` or `both` (else 409 `conflict`) and not attached elsewhere (409: detach it there first); attaching again is a no-op. `detach`: the number must be attached to this configuration (else 409 `conflict`). With a real provider, attach points the number's voice webhook at the service and detach clears it (502 if the provider fails; nothing changes). Answers the number.",
         params: IdParams,
         body: AttachBody,
         response: {
-          200: ok(PhoneNumber, 'The number, attached to this configuration or detached', { ...phoneNumberExample, inboundConfigurationId: INBOUND_ID_EXAMPLE }),
+          200: ok(PhoneNumber, 'The number, attached to this configuration or detached', {
+            ...phoneNumberExample,
+            inboundConfigurationId: INBOUND_ID_EXAMPLE,
+          }),
           ...errorResponses('not_found', 'conflict', 'provider_error'),
         },
       },
@@ -135,7 +165,9 @@ export function inboundRoutes(app: App, inbound: InboundConfigurationService) {
     async (request) => {
       const { action, phone_number_id } = request.body;
       const userId = request.auth!.userId;
-      return action === 'attach' ? inbound.attach(userId, request.params.id, phone_number_id) : inbound.detach(userId, request.params.id, phone_number_id);
+      return action === 'attach'
+        ? inbound.attach(userId, request.params.id, phone_number_id)
+        : inbound.detach(userId, request.params.id, phone_number_id);
     },
   );
 }

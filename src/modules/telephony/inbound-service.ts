@@ -36,7 +36,9 @@ export interface InboundInput {
   knowledge_base_id?: string | null;
 }
 
-export type InboundPatch = Partial<Pick<InboundInput, 'name' | 'description' | 'source' | 'humanAgents' | 'knowledge_base_id'>>;
+export type InboundPatch = Partial<
+  Pick<InboundInput, 'name' | 'description' | 'source' | 'humanAgents' | 'knowledge_base_id'>
+>;
 
 export interface InboundView {
   id: string;
@@ -77,12 +79,21 @@ export class InboundConfigurationService {
   async routeFor(numberId: string): Promise<InboundRoute | null> {
     const number = await this.store.findNumberById(numberId);
     if (!number) return null;
-    const row = number.inbound_configuration_id ? await this.store.findConfiguration(number.user_id, number.inbound_configuration_id) : undefined;
-    return { userId: number.user_id, number: toPhoneNumberView(number), configuration: row ? await this.view(number.user_id, row) : null };
+    const row = number.inbound_configuration_id
+      ? await this.store.findConfiguration(number.user_id, number.inbound_configuration_id)
+      : undefined;
+    return {
+      userId: number.user_id,
+      number: toPhoneNumberView(number),
+      configuration: row ? await this.view(number.user_id, row) : null,
+    };
   }
 
   async list(userId: string): Promise<InboundView[]> {
-    const [rows, attached] = await Promise.all([this.store.listConfigurations(userId), this.store.attachedNumberIds(userId)]);
+    const [rows, attached] = await Promise.all([
+      this.store.listConfigurations(userId),
+      this.store.attachedNumberIds(userId),
+    ]);
     return rows.map((row) => toView(row, attached.get(row.id) ?? []));
   }
 
@@ -95,7 +106,13 @@ export class InboundConfigurationService {
   async create(userId: string, input: InboundInput): Promise<InboundView> {
     const checked = await this.check(userId, input);
     const now = this.clock.now();
-    const row: InboundConfigurationsTable = { id: newId(now), user_id: userId, ...checked, created_at: now, updated_at: now };
+    const row: InboundConfigurationsTable = {
+      id: newId(now),
+      user_id: userId,
+      ...checked,
+      created_at: now,
+      updated_at: now,
+    };
     await this.store.insertConfiguration(row);
     return toView(row, []);
   }
@@ -117,8 +134,10 @@ export class InboundConfigurationService {
     if (patch.name !== undefined) set.name = checkName(patch.name);
     if (patch.description !== undefined) set.description = patch.description;
     if (patch.source !== undefined) set.source = JSON.stringify(await this.checkSource(userId, patch.source));
-    if (patch.humanAgents !== undefined) set.human_agents = JSON.stringify(await this.checkHumanAgents(userId, patch.humanAgents));
-    if (patch.knowledge_base_id !== undefined) set.knowledge_base_id = await this.checkKnowledgeBase(userId, patch.knowledge_base_id);
+    if (patch.humanAgents !== undefined)
+      set.human_agents = JSON.stringify(await this.checkHumanAgents(userId, patch.humanAgents));
+    if (patch.knowledge_base_id !== undefined)
+      set.knowledge_base_id = await this.checkKnowledgeBase(userId, patch.knowledge_base_id);
     const row = await this.store.updateConfiguration(userId, id, set);
     if (!row) throw notFound('inbound configuration');
     return this.view(userId, row);
@@ -127,7 +146,8 @@ export class InboundConfigurationService {
   /** Detaches its numbers (clearing their voice webhooks), then deletes it. */
   async delete(userId: string, id: string): Promise<void> {
     if (!(await this.store.findConfiguration(userId, id))) throw notFound('inbound configuration');
-    for (const number of await this.store.listNumbersOfConfiguration(userId, id)) await this.detach(userId, id, number.id);
+    for (const number of await this.store.listNumbersOfConfiguration(userId, id))
+      await this.detach(userId, id, number.id);
     if (!(await this.store.deleteConfiguration(userId, id))) throw notFound('inbound configuration');
   }
 
@@ -136,10 +156,12 @@ export class InboundConfigurationService {
     if (!(await this.store.findConfiguration(userId, id))) throw notFound('inbound configuration');
     const number = await this.store.findNumber(userId, numberId);
     if (!number) throw notFound('phone number');
-    if (number.type !== 'both' && number.type !== 'inbound') throw new AppError('conflict', `a number of type "${number.type}" cannot take calls, so it cannot be attached`);
+    if (number.type !== 'both' && number.type !== 'inbound')
+      throw new AppError('conflict', `a number of type "${number.type}" cannot take calls, so it cannot be attached`);
     if (number.status !== 'active') throw new AppError('conflict', `the number is ${number.status}, not active`);
     if (number.inbound_configuration_id === id) return toPhoneNumberView(number);
-    if (number.inbound_configuration_id !== null) throw new AppError('conflict', 'the number is attached to another inbound configuration: detach it there first');
+    if (number.inbound_configuration_id !== null)
+      throw new AppError('conflict', 'the number is attached to another inbound configuration: detach it there first');
     let moved: boolean;
     try {
       moved = await this.store.moveAttachment(userId, numberId, null, id, this.clock.now());
@@ -149,7 +171,10 @@ export class InboundConfigurationService {
     }
     if (!moved) throw new AppError('conflict', 'the number was attached or changed meanwhile; read it again');
     try {
-      await this.providerOf(number.provider).setVoiceUrl(number.provider_sid!, `${this.publicUrl}/api/webhooks/twilio/voice/${number.id}`);
+      await this.providerOf(number.provider).setVoiceUrl(
+        number.provider_sid!,
+        `${this.publicUrl}/api/webhooks/twilio/voice/${number.id}`,
+      );
     } catch (err) {
       await this.store.moveAttachment(userId, numberId, id, null, this.clock.now());
       throw err;
@@ -162,8 +187,10 @@ export class InboundConfigurationService {
     if (!(await this.store.findConfiguration(userId, id))) throw notFound('inbound configuration');
     const number = await this.store.findNumber(userId, numberId);
     if (!number) throw notFound('phone number');
-    if (number.inbound_configuration_id !== id) throw new AppError('conflict', 'the number is not attached to this inbound configuration');
-    if (!(await this.store.moveAttachment(userId, numberId, id, null, this.clock.now()))) throw new AppError('conflict', 'the number was detached or changed meanwhile; read it again');
+    if (number.inbound_configuration_id !== id)
+      throw new AppError('conflict', 'the number is not attached to this inbound configuration');
+    if (!(await this.store.moveAttachment(userId, numberId, id, null, this.clock.now())))
+      throw new AppError('conflict', 'the number was detached or changed meanwhile; read it again');
     try {
       await this.providerOf(number.provider).setVoiceUrl(number.provider_sid!, null);
     } catch (err) {
@@ -207,7 +234,8 @@ export class InboundConfigurationService {
   /** The object must be a record of the caller's `store` (a child of that store's container). */
   private async checkReference(userId: string, ref: Reference, store: StoreName, field: string): Promise<Reference> {
     if (ref.type !== store) throw invalidInput(`${field}.type must be "${store}"`);
-    if (Buffer.byteLength(JSON.stringify(ref)) > MAX_REFERENCE_BYTES) throw invalidInput(`${field} is larger than ${MAX_REFERENCE_BYTES} bytes`);
+    if (Buffer.byteLength(JSON.stringify(ref)) > MAX_REFERENCE_BYTES)
+      throw invalidInput(`${field} is larger than ${MAX_REFERENCE_BYTES} bytes`);
     const container = await this.root.getStore(userId, store);
     const object = await this.objects.getObject(userId, ref.id).catch((err: unknown) => {
       if (err instanceof AppError && err.code === 'not_found') return null;
@@ -219,7 +247,8 @@ export class InboundConfigurationService {
 
   private async checkSource(userId: string, source: Record<string, unknown>): Promise<Record<string, unknown>> {
     if (source.type === 'manual') return source;
-    if (source.type === 'campaigns' && typeof source.id === 'string') return this.checkReference(userId, source as Reference, 'campaigns', 'source');
+    if (source.type === 'campaigns' && typeof source.id === 'string')
+      return this.checkReference(userId, source as Reference, 'campaigns', 'source');
     throw invalidInput('source must be { "type": "campaigns", "id": <campaign object id> } or { "type": "manual" }');
   }
 
@@ -233,7 +262,8 @@ export class InboundConfigurationService {
 
   private async checkKnowledgeBase(userId: string, id: string | null): Promise<string | null> {
     if (id === null) return null;
-    if (!this.knowledge) throw invalidInput('knowledge bases are not available on this server yet, so knowledge_base_id cannot be set');
+    if (!this.knowledge)
+      throw invalidInput('knowledge bases are not available on this server yet, so knowledge_base_id cannot be set');
     if (!(await this.knowledge.knowledgeBaseExists(userId, id))) throw notFound('knowledge base');
     return id;
   }

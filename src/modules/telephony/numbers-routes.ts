@@ -22,7 +22,6 @@ import {
 const tags = ['phone-numbers'];
 
 export function numberRoutes(app: App, numbers: PhoneNumberService) {
-
   app.get(
     '/api/phone-numbers/search',
     {
@@ -31,7 +30,8 @@ export function numberRoutes(app: App, numbers: PhoneNumberService) {
         tags,
         operationId: 'listTelephonyProviders',
         summary: 'Telephony providers to search',
-        description: '`twilio` when Twilio credentials are configured; `sandbox` (offline numbers) except in production next to a real provider.',
+        description:
+          '`twilio` when Twilio credentials are configured; `sandbox` (offline numbers) except in production next to a real provider.',
         response: { 200: ok(ProviderList, 'The provider slugs you can search') },
       },
     },
@@ -46,9 +46,13 @@ export function numberRoutes(app: App, numbers: PhoneNumberService) {
         tags,
         operationId: 'listPhoneNumberCountries',
         summary: 'Countries with the number types on sale there',
-        description: 'Only countries and types the provider offers and the pricing data prices. 404 `provider_not_found` for an unknown slug; 502 when the provider fails.',
+        description:
+          'Only countries and types the provider offers and the pricing data prices. 404 `provider_not_found` for an unknown slug; 502 when the provider fails.',
         params: ProviderParams,
-        response: { 200: ok(CountryList, 'Countries and their number types, by name'), ...errorResponses('provider_not_found', 'provider_error') },
+        response: {
+          200: ok(CountryList, 'Countries and their number types, by name'),
+          ...errorResponses('provider_not_found', 'provider_error'),
+        },
       },
     },
     async (request) => numbers.countries(request.params.provider),
@@ -66,10 +70,18 @@ export function numberRoutes(app: App, numbers: PhoneNumberService) {
           'Entries per spec 2.10. `price.jwt` is a JWS (ES256) signed by the service, bound to you, naming the number, its type, capabilities, address requirement and monthly price; valid 15 minutes and accepted by one purchase. `type` defaults to `local`. An empty list when nothing matches or the country/type is not priced.',
         params: ProviderParams,
         querystring: SearchQuery,
-        response: { 200: ok(SearchResult, 'Numbers for sale, each with a signed price offer'), ...errorResponses('provider_not_found', 'provider_error') },
+        response: {
+          200: ok(SearchResult, 'Numbers for sale, each with a signed price offer'),
+          ...errorResponses('provider_not_found', 'provider_error'),
+        },
       },
     },
-    async (request) => numbers.search(request.auth!.userId, request.params.provider, { ...request.query, type: request.query.type ?? 'local', limit: request.query.limit ?? 20 }),
+    async (request) =>
+      numbers.search(request.auth!.userId, request.params.provider, {
+        ...request.query,
+        type: request.query.type ?? 'local',
+        limit: request.query.limit ?? 20,
+      }),
   );
 
   app.put(
@@ -81,9 +93,12 @@ export function numberRoutes(app: App, numbers: PhoneNumberService) {
         operationId: 'createPhoneNumberAddress',
         summary: 'Register an address with the provider for regulated numbers',
         description:
-          'Answers the provider address id (`addressSid`) to send with a purchase whose search entry says `addressRequirements: local` (an address in the number\'s country) or `foreign` (outside it). 400 `provider_refused` when the provider rejects the address; 502 when it fails.',
+          "Answers the provider address id (`addressSid`) to send with a purchase whose search entry says `addressRequirements: local` (an address in the number's country) or `foreign` (outside it). 400 `provider_refused` when the provider rejects the address; 502 when it fails.",
         body: AddressBody,
-        response: { 200: ok(AddressResult, 'The address registered with the provider'), ...errorResponses('provider_refused', 'provider_not_found', 'provider_error') },
+        response: {
+          200: ok(AddressResult, 'The address registered with the provider'),
+          ...errorResponses('provider_refused', 'provider_not_found', 'provider_error'),
+        },
       },
     },
     async (request) => {
@@ -106,7 +121,15 @@ export function numberRoutes(app: App, numbers: PhoneNumberService) {
         body: PurchaseBody,
         response: {
           200: ok(IdResult, 'The new phone number'),
-          ...errorResponses('invalid_token', 'invalid_input', 'provider_refused', 'payment_method_required', 'conflict', 'rate_limited', 'provider_error'),
+          ...errorResponses(
+            'invalid_token',
+            'invalid_input',
+            'provider_refused',
+            'payment_method_required',
+            'conflict',
+            'rate_limited',
+            'provider_error',
+          ),
         },
       },
     },
@@ -117,7 +140,13 @@ export function numberRoutes(app: App, numbers: PhoneNumberService) {
     '/api/phone-numbers',
     {
       config: { auth: 'verified' },
-      schema: { tags, operationId: 'listPhoneNumbers', summary: 'Your numbers', description: 'Oldest first.', response: { 200: ok(PhoneNumberList, 'Your numbers, oldest first') } },
+      schema: {
+        tags,
+        operationId: 'listPhoneNumbers',
+        summary: 'Your numbers',
+        description: 'Oldest first.',
+        response: { 200: ok(PhoneNumberList, 'Your numbers, oldest first') },
+      },
     },
     async (request) => numbers.list(request.auth!.userId),
   );
@@ -126,7 +155,14 @@ export function numberRoutes(app: App, numbers: PhoneNumberService) {
     '/api/phone-numbers/:id',
     {
       config: { auth: 'verified' },
-      schema: { tags, operationId: 'getPhoneNumber', summary: 'One of your numbers', description: '404 when it is not yours.', params: IdParams, response: { 200: ok(PhoneNumber, 'The number'), ...errorResponses('not_found') } },
+      schema: {
+        tags,
+        operationId: 'getPhoneNumber',
+        summary: 'One of your numbers',
+        description: '404 when it is not yours.',
+        params: IdParams,
+        response: { 200: ok(PhoneNumber, 'The number'), ...errorResponses('not_found') },
+      },
     },
     async (request) => numbers.get(request.auth!.userId, request.params.id),
   );
@@ -138,11 +174,17 @@ export function numberRoutes(app: App, numbers: PhoneNumberService) {
       schema: {
         tags,
         operationId: 'updatePhoneNumber',
-        summary: "Rename a number or change its description",
+        summary: 'Rename a number or change its description',
         description: 'Only `name` and `description` change; `description: null` clears it.',
         params: IdParams,
         body: PhoneNumberPatch,
-        response: { 200: ok(PhoneNumber, 'The updated number', { ...phoneNumberExample, description: 'Answers the support queue' }), ...errorResponses('invalid_input', 'not_found') },
+        response: {
+          200: ok(PhoneNumber, 'The updated number', {
+            ...phoneNumberExample,
+            description: 'Answers the support queue',
+          }),
+          ...errorResponses('invalid_input', 'not_found'),
+        },
       },
     },
     async (request) => numbers.update(request.auth!.userId, request.params.id, request.body),

@@ -5,7 +5,13 @@ import { AppError, invalidInput, notFound } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
-import type { AddressInput, Capabilities, NumberType, TelephonyProvider, TelephonyProviders } from '../../providers/telephony/interface.js';
+import type {
+  AddressInput,
+  Capabilities,
+  NumberType,
+  TelephonyProvider,
+  TelephonyProviders,
+} from '../../providers/telephony/interface.js';
 import type { BillingAccount } from '../billing/account.js';
 import { NUMBER_CURRENCY, NUMBER_PRICING, money, monthlyCentsOf } from './pricing.js';
 import type { PriceClaims, PriceTokens } from './price-token.js';
@@ -70,7 +76,9 @@ export function toPhoneNumberView(row: PhoneNumbersTable): PhoneNumberView {
 
 /** Wraps a failure of billing or the provider as 502, keeping AppErrors that already say what happened. */
 const asProviderError = (err: unknown, what: string): AppError =>
-  err instanceof AppError && err.status >= 500 ? err : new AppError('provider_error', `${what}: ${(err as Error).message}`);
+  err instanceof AppError && err.status >= 500
+    ? err
+    : new AppError('provider_error', `${what}: ${(err as Error).message}`);
 
 export class PhoneNumberService {
   constructor(
@@ -90,19 +98,35 @@ export class PhoneNumberService {
   async countries(slug: string): Promise<Array<{ country: string; name: string; types: NumberType[] }>> {
     const offered = await this.provider(slug).listCountries();
     return offered
-      .map(({ country, types }) => ({ country, name: NUMBER_PRICING[country]?.name ?? country, types: types.filter((t) => monthlyCentsOf(country, t) !== null) }))
+      .map(({ country, types }) => ({
+        country,
+        name: NUMBER_PRICING[country]?.name ?? country,
+        types: types.filter((t) => monthlyCentsOf(country, t) !== null),
+      }))
       .filter((c) => c.types.length > 0)
       .sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  async search(userId: string, slug: string, query: { country: string; type: NumberType; contains?: string; limit: number }): Promise<SearchEntry[]> {
+  async search(
+    userId: string,
+    slug: string,
+    query: { country: string; type: NumberType; contains?: string; limit: number },
+  ): Promise<SearchEntry[]> {
     const provider = this.provider(slug);
     const country = query.country.toUpperCase();
     const monthlyCents = monthlyCentsOf(country, query.type);
     if (monthlyCents === null) return [];
     // Ask for a few more: numbers someone here already owns are left out.
-    const found = await provider.searchNumbers({ country, type: query.type, contains: query.contains, limit: Math.min(query.limit + 20, 100) });
-    const owned = await this.store.ownedNumbers(slug, found.map((n) => n.phoneNumber));
+    const found = await provider.searchNumbers({
+      country,
+      type: query.type,
+      contains: query.contains,
+      limit: Math.min(query.limit + 20, 100),
+    });
+    const owned = await this.store.ownedNumbers(
+      slug,
+      found.map((n) => n.phoneNumber),
+    );
     const available = found.filter((n) => !owned.has(n.phoneNumber)).slice(0, query.limit);
     return Promise.all(
       available.map(async (n) => ({
@@ -134,11 +158,20 @@ export class PhoneNumberService {
 
   /** Registers an address with the provider (default: the real one when configured) and remembers whose it is. */
   async createAddress(userId: string, input: AddressInput & { provider?: string }): Promise<{ addressSid: string }> {
-    const provider = input.provider ? this.provider(input.provider) : (this.providers.list.find((p) => !p.sandbox) ?? this.providers.list[0]);
+    const provider = input.provider
+      ? this.provider(input.provider)
+      : (this.providers.list.find((p) => !p.sandbox) ?? this.providers.list[0]);
     const address: AddressInput = { ...input, isoCountry: input.isoCountry.toUpperCase() };
     delete (address as { provider?: string }).provider;
     const { addressSid } = await provider.createAddress(address);
-    await this.store.insertAddress({ id: addressSid, user_id: userId, provider: provider.slug, iso_country: address.isoCountry, fields: JSON.stringify(address), created_at: this.clock.now() });
+    await this.store.insertAddress({
+      id: addressSid,
+      user_id: userId,
+      provider: provider.slug,
+      iso_country: address.isoCountry,
+      fields: JSON.stringify(address),
+      created_at: this.clock.now(),
+    });
     return { addressSid };
   }
 
@@ -150,12 +183,20 @@ export class PhoneNumberService {
   async purchase(userId: string, input: PurchaseInput): Promise<{ id: string }> {
     const claims = await this.prices.verify(input.jwt, userId);
     const provider = this.providers.get(claims.provider);
-    if (!provider) throw new AppError('invalid_token', `the price jwt names provider "${claims.provider}", which this server no longer offers; search again`);
+    if (!provider)
+      throw new AppError(
+        'invalid_token',
+        `the price jwt names provider "${claims.provider}", which this server no longer offers; search again`,
+      );
 
     if (!(await this.billing.hasCard(userId))) {
-      throw new AppError('payment_method_required', 'buying a number needs a card on file: open checkoutUrl, add a card, then retry', {
-        checkoutUrl: await this.billing.cardCheckoutUrl(userId),
-      });
+      throw new AppError(
+        'payment_method_required',
+        'buying a number needs a card on file: open checkoutUrl, add a card, then retry',
+        {
+          checkoutUrl: await this.billing.cardCheckoutUrl(userId),
+        },
+      );
     }
     const addressSid = await this.checkAddress(userId, claims, input.addressSid);
 
@@ -192,7 +233,11 @@ export class PhoneNumberService {
 
     let sid: string;
     try {
-      ({ sid } = await provider.buyNumber({ phoneNumber: claims.phoneNumber, addressSid: addressSid ?? undefined, friendlyName: `workspace:${id}` }));
+      ({ sid } = await provider.buyNumber({
+        phoneNumber: claims.phoneNumber,
+        addressSid: addressSid ?? undefined,
+        friendlyName: `workspace:${id}`,
+      }));
     } catch (err) {
       await this.store.deleteNumber(userId, id);
       await this.singleUse.restore('phone-price', claims.jti);
@@ -202,12 +247,18 @@ export class PhoneNumberService {
 
     let subscriptionId: string;
     try {
-      ({ subscriptionId } = await this.billing.startSubscription(userId, { ref: `phone-number:${id}`, description: `Phone number ${claims.phoneNumber}`, monthlyCents: claims.monthlyCents }));
+      ({ subscriptionId } = await this.billing.startSubscription(userId, {
+        ref: `phone-number:${id}`,
+        description: `Phone number ${claims.phoneNumber}`,
+        monthlyCents: claims.monthlyCents,
+      }));
     } catch (err) {
       // The card went away since step (1): the same 409 as there; anything else is the provider's failure (502).
       const failure =
         err instanceof AppError && err.code === 'payment_method_required'
-          ? new AppError('payment_method_required', err.message, { checkoutUrl: err.extra?.url ?? err.extra?.checkoutUrl ?? (await this.billing.cardCheckoutUrl(userId)) })
+          ? new AppError('payment_method_required', err.message, {
+              checkoutUrl: err.extra?.url ?? err.extra?.checkoutUrl ?? (await this.billing.cardCheckoutUrl(userId)),
+            })
           : asProviderError(err, 'the monthly subscription for the number could not be started');
       try {
         await provider.releaseNumber(sid);
@@ -220,7 +271,11 @@ export class PhoneNumberService {
       await this.singleUse.restore('phone-price', claims.jti);
       throw failure;
     }
-    await this.store.updateNumber(userId, id, { subscription_id: subscriptionId, status: 'active', updated_at: this.clock.now() });
+    await this.store.updateNumber(userId, id, {
+      subscription_id: subscriptionId,
+      status: 'active',
+      updated_at: this.clock.now(),
+    });
     return { id };
   }
 
@@ -234,7 +289,11 @@ export class PhoneNumberService {
     return toPhoneNumberView(row);
   }
 
-  async update(userId: string, id: string, changes: { name?: string; description?: string | null }): Promise<PhoneNumberView> {
+  async update(
+    userId: string,
+    id: string,
+    changes: { name?: string; description?: string | null },
+  ): Promise<PhoneNumberView> {
     const set: Partial<PhoneNumbersTable> = { updated_at: this.clock.now() };
     if (changes.name !== undefined) {
       if (!changes.name.trim()) throw invalidInput('name must not be empty');
@@ -274,19 +333,30 @@ export class PhoneNumberService {
     }
     if (row.provider_sid) {
       const provider = this.providers.get(row.provider);
-      if (!provider) throw new AppError('provider_error', `provider "${row.provider}" is not configured on this server; the number cannot be released`);
+      if (!provider)
+        throw new AppError(
+          'provider_error',
+          `provider "${row.provider}" is not configured on this server; the number cannot be released`,
+        );
       try {
         await provider.releaseNumber(row.provider_sid);
       } catch (err) {
         await this.store.updateNumber(userId, id, { status: 'releasing', updated_at: this.clock.now() });
-        throw asProviderError(err, 'the subscription is cancelled but the provider did not release the number; retry DELETE');
+        throw asProviderError(
+          err,
+          'the subscription is cancelled but the provider did not release the number; retry DELETE',
+        );
       }
     }
     await this.store.deleteNumber(userId, id);
   }
 
   /** The address a regulated number needs (DESIGN: 400 without a matching addressSid). */
-  private async checkAddress(userId: string, claims: PriceClaims, addressSid: string | undefined): Promise<string | null> {
+  private async checkAddress(
+    userId: string,
+    claims: PriceClaims,
+    addressSid: string | undefined,
+  ): Promise<string | null> {
     if (addressSid === undefined) {
       if (claims.addressRequirements === 'none') return null;
       throw invalidInput(
@@ -294,15 +364,24 @@ export class PhoneNumberService {
       );
     }
     const address = await this.store.findAddress(userId, addressSid);
-    if (!address || address.provider !== claims.provider) throw invalidInput(`addressSid is not one of your addresses at provider ${claims.provider}`);
-    if (claims.addressRequirements === 'local' && address.iso_country !== claims.country) throw invalidInput(`${claims.phoneNumber} needs an address in ${claims.country}; this address is in ${address.iso_country}`);
-    if (claims.addressRequirements === 'foreign' && address.iso_country === claims.country) throw invalidInput(`${claims.phoneNumber} needs an address outside ${claims.country}`);
+    if (!address || address.provider !== claims.provider)
+      throw invalidInput(`addressSid is not one of your addresses at provider ${claims.provider}`);
+    if (claims.addressRequirements === 'local' && address.iso_country !== claims.country)
+      throw invalidInput(
+        `${claims.phoneNumber} needs an address in ${claims.country}; this address is in ${address.iso_country}`,
+      );
+    if (claims.addressRequirements === 'foreign' && address.iso_country === claims.country)
+      throw invalidInput(`${claims.phoneNumber} needs an address outside ${claims.country}`);
     return address.id;
   }
 
   private provider(slug: string): TelephonyProvider {
     const provider = this.providers.get(slug);
-    if (!provider) throw new AppError('provider_not_found', `no telephony provider "${slug}" on this server; GET /api/phone-numbers/search lists them`);
+    if (!provider)
+      throw new AppError(
+        'provider_not_found',
+        `no telephony provider "${slug}" on this server; GET /api/phone-numbers/search lists them`,
+      );
     return provider;
   }
 }

@@ -33,7 +33,8 @@ const REFUSALS: Record<TokenRefusal, string> = {
   // Another user's token reads as not valid, without saying whose it is.
   'other-user': 'issued to another account',
 };
-const invalid = (why: TokenRefusal) => new AppError('invalid_token', `the price jwt is not valid: ${REFUSALS[why]}; search again for a fresh one`);
+const invalid = (why: TokenRefusal) =>
+  new AppError('invalid_token', `the price jwt is not valid: ${REFUSALS[why]}; search again for a fresh one`);
 
 export class PriceTokens {
   constructor(private readonly tokens: ServiceTokens) {}

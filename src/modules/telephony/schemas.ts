@@ -4,18 +4,36 @@ import { Type } from 'typebox';
 const SMS_ID_EXAMPLE = '0193a5c2-7d1e-7b42-9f10-3c5d2e8a4b61';
 export const INBOUND_ID_EXAMPLE = '0193a5c2-6a4d-7e19-b3c5-2d8f1e7a9c44';
 export const PHONE_NUMBER_ID_EXAMPLE = '0193a5c2-5e0b-7c3a-8d21-4f6a9b2c7e10';
-const PRICE_JWT_EXAMPLE = 'eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6IndvcmtzcGFjZS0xIn0.eyJwaG9uZU51bWJlciI6IisxNDE1NTU1MDEwMCJ9.3kP9xQ…';
+const PRICE_JWT_EXAMPLE =
+  'eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6IndvcmtzcGFjZS0xIn0.eyJwaG9uZU51bWJlciI6IisxNDE1NTU1MDEwMCJ9.3kP9xQ…';
 
 export const Capabilities = Type.Object({ voice: Type.Boolean(), sms: Type.Boolean(), mms: Type.Boolean() });
 export const NumberTypeSchema = Type.Union([Type.Literal('local'), Type.Literal('mobile'), Type.Literal('tollFree')]);
-const Money = Type.Object({ amount: Type.Number({ description: 'In currency units' }), currency: Type.String({ description: 'Lower-case ISO 4217' }) });
+const Money = Type.Object({
+  amount: Type.Number({ description: 'In currency units' }),
+  currency: Type.String({ description: 'Lower-case ISO 4217' }),
+});
 
-export const ProviderParams = Type.Object({ provider: Type.String({ minLength: 1, maxLength: 40, description: 'A slug from GET /api/phone-numbers/search', examples: ['sandbox'] }) });
+export const ProviderParams = Type.Object({
+  provider: Type.String({
+    minLength: 1,
+    maxLength: 40,
+    description: 'A slug from GET /api/phone-numbers/search',
+    examples: ['sandbox'],
+  }),
+});
 
-export const ProviderList = Type.Array(Type.String(), { description: 'Telephony provider slugs', examples: [['twilio', 'sandbox']] });
+export const ProviderList = Type.Array(Type.String(), {
+  description: 'Telephony provider slugs',
+  examples: [['twilio', 'sandbox']],
+});
 
 export const CountryList = Type.Array(
-  Type.Object({ country: Type.String({ description: 'ISO 3166-1 alpha-2' }), name: Type.String(), types: Type.Array(NumberTypeSchema) }),
+  Type.Object({
+    country: Type.String({ description: 'ISO 3166-1 alpha-2' }),
+    name: Type.String(),
+    types: Type.Array(NumberTypeSchema),
+  }),
   { examples: [[{ country: 'US', name: 'United States', types: ['local', 'tollFree'] }]] },
 );
 
@@ -23,7 +41,9 @@ export const SearchQuery = Type.Object({
   country: Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2 country code', examples: ['US'] }),
   type: Type.Optional(NumberTypeSchema),
   contains: Type.Optional(Type.String({ pattern: '^[0-9]{1,10}$', description: 'Digits the number must contain' })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 20, description: 'At most this many numbers (default 20)' })),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 50, default: 20, description: 'At most this many numbers (default 20)' }),
+  ),
 });
 
 export const SearchEntry = Type.Object({
@@ -62,7 +82,9 @@ export const SearchResult = Type.Array(SearchEntry, {
 
 export const AddressBody = Type.Object(
   {
-    customerName: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Defaults to your first and last name' })),
+    customerName: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'Defaults to your first and last name' }),
+    ),
     street: Type.String({ minLength: 1, maxLength: 200 }),
     streetSecondary: Type.Optional(Type.String({ maxLength: 200 })),
     city: Type.String({ minLength: 1, maxLength: 100 }),
@@ -70,19 +92,42 @@ export const AddressBody = Type.Object(
     postalCode: Type.String({ minLength: 1, maxLength: 20 }),
     isoCountry: Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2' }),
     friendlyName: Type.Optional(Type.String({ maxLength: 100 })),
-    provider: Type.Optional(Type.String({ maxLength: 40, description: 'Provider slug; default: the real provider when configured, else the sandbox' })),
+    provider: Type.Optional(
+      Type.String({
+        maxLength: 40,
+        description: 'Provider slug; default: the real provider when configured, else the sandbox',
+      }),
+    ),
   },
-  { examples: [{ customerName: 'Acme Inc.', street: '1 Market Street', streetSecondary: 'Suite 300', city: 'San Francisco', region: 'CA', postalCode: '94105', isoCountry: 'US', friendlyName: 'Head office' }] },
+  {
+    examples: [
+      {
+        customerName: 'Acme Inc.',
+        street: '1 Market Street',
+        streetSecondary: 'Suite 300',
+        city: 'San Francisco',
+        region: 'CA',
+        postalCode: '94105',
+        isoCountry: 'US',
+        friendlyName: 'Head office',
+      },
+    ],
+  },
 );
 
-export const AddressResult = Type.Object({ addressSid: Type.String() }, { examples: [{ addressSid: 'AD5d3c0f6b0e8a4c1f9a2b7e6d4c3b2a19' }] });
+export const AddressResult = Type.Object(
+  { addressSid: Type.String() },
+  { examples: [{ addressSid: 'AD5d3c0f6b0e8a4c1f9a2b7e6d4c3b2a19' }] },
+);
 
 export const PurchaseBody = Type.Object(
   {
     jwt: Type.String({ minLength: 1, maxLength: 8192, description: 'price.jwt of a search result' }),
     name: Type.Optional(Type.String({ maxLength: 200, description: 'Display name (default: the number)' })),
     description: Type.Optional(Type.String({ maxLength: 2000 })),
-    addressSid: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Needed when addressRequirements is not none' })),
+    addressSid: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'Needed when addressRequirements is not none' }),
+    ),
   },
   { examples: [{ jwt: PRICE_JWT_EXAMPLE, name: 'Support line', description: 'Answers the support queue' }] },
 );
@@ -112,14 +157,19 @@ export const PhoneNumber = Type.Object(
     phoneNumber: Type.String(),
     name: Type.String(),
     description: Type.Union([Type.String(), Type.Null()]),
-    type: Type.String({ description: '`both` (takes calls and sends SMS; attaches to inbound configurations) or `outbound` (SMS only)' }),
+    type: Type.String({
+      description: '`both` (takes calls and sends SMS; attaches to inbound configurations) or `outbound` (SMS only)',
+    }),
     numberType: NumberTypeSchema,
     country: Type.String(),
     capabilities: Capabilities,
     provider: Type.String(),
     monthlyPrice: Money,
     inboundConfigurationId: Type.Union([Type.String(), Type.Null()]),
-    status: Type.String({ description: '`active`; `pending` while a purchase runs; `suspended` while the subscription paying for it is unpaid (no SMS, no calls; active again once paid); `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again)' }),
+    status: Type.String({
+      description:
+        '`active`; `pending` while a purchase runs; `suspended` while the subscription paying for it is unpaid (no SMS, no calls; active again once paid); `releasing` when the subscription is cancelled but the provider has not released it yet (DELETE again)',
+    }),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },
@@ -139,14 +189,20 @@ export const PhoneNumberPatch = Type.Object(
 const reference = (type: string, what: string) =>
   Type.Object(
     { id: Type.String({ minLength: 1, maxLength: 200 }), type: Type.Literal(type) },
-    { additionalProperties: true, description: `${what}: an object in your \`${type}\` store; further fields are kept as sent` },
+    {
+      additionalProperties: true,
+      description: `${what}: an object in your \`${type}\` store; further fields are kept as sent`,
+    },
   );
 
 export const AgentReference = reference('agents', 'The agent');
 export const HumanAgentReference = reference('contacts', 'A human agent');
 export const SourceReference = Type.Union(
   [
-    Type.Object({ type: Type.Literal('campaigns'), id: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: true }),
+    Type.Object(
+      { type: Type.Literal('campaigns'), id: Type.String({ minLength: 1, maxLength: 200 }) },
+      { additionalProperties: true },
+    ),
     Type.Object({ type: Type.Literal('manual') }, { additionalProperties: true }),
   ],
   { description: 'An object in your `campaigns` store, or `{ "type": "manual" }`' },
@@ -157,7 +213,9 @@ const inboundFields = {
   description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
   agent: AgentReference,
   source: SourceReference,
-  humanAgents: Type.Optional(Type.Array(HumanAgentReference, { maxItems: 50, description: 'Duplicates (same id) are removed' })),
+  humanAgents: Type.Optional(
+    Type.Array(HumanAgentReference, { maxItems: 50, description: 'Duplicates (same id) are removed' }),
+  ),
   knowledge_base_id: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()])),
 };
 
@@ -262,18 +320,29 @@ export const SmsMessage = Type.Object(
     from: Type.String(),
     to: Type.String(),
     body: Type.String(),
-    status: Type.String({ description: "Furthest status reached (Twilio's: queued, sending, sent, delivered, undelivered, failed, …)" }),
+    status: Type.String({
+      description: "Furthest status reached (Twilio's: queued, sending, sent, delivered, undelivered, failed, …)",
+    }),
     errorCode: Type.Union([Type.String(), Type.Null()]),
     provider: Type.String(),
     providerSid: Type.Union([Type.String(), Type.Null()]),
-    statuses: Type.Array(Type.Object({ status: Type.String(), errorCode: Type.Union([Type.String(), Type.Null()]), at: Type.String({ format: 'date-time' }) }), {
-      description: 'Every status in the order they happened, starting with the provider’s answer to the send',
-    }),
+    statuses: Type.Array(
+      Type.Object({
+        status: Type.String(),
+        errorCode: Type.Union([Type.String(), Type.Null()]),
+        at: Type.String({ format: 'date-time' }),
+      }),
+      {
+        description: 'Every status in the order they happened, starting with the provider’s answer to the send',
+      },
+    ),
     segments: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
-      description: 'Segments the body is sent as: 160 GSM-7 characters (70 for other text, UCS-2) in one, 153 (67) each when split',
+      description:
+        'Segments the body is sent as: 160 GSM-7 characters (70 for other text, UCS-2) in one, 153 (67) each when split',
     }),
     price: Type.Union([Type.Object({ amount: Type.Number(), currency: Type.Literal('usd') }), Type.Null()], {
-      description: 'SMS_PRICE_USD per segment, rounded up to the next cent: held from your balance at send, kept when the message is sent or delivered, returned when it fails first',
+      description:
+        'SMS_PRICE_USD per segment, rounded up to the next cent: held from your balance at send, kept when the message is sent or delivered, returned when it fails first',
     }),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),

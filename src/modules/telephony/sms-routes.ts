@@ -7,7 +7,6 @@ import type { SmsService } from './sms-service.js';
 import { SmsBody, SmsMessage, StatusCallbackBody, smsMessageExample, twilioSignatureDoc } from './schemas.js';
 
 export async function smsRoutes(app: App, sms: SmsService) {
-
   app.post(
     '/api/sms/messages',
     {
@@ -17,7 +16,7 @@ export async function smsRoutes(app: App, sms: SmsService) {
         operationId: 'sendSms',
         summary: 'Send an SMS from one of your numbers',
         description:
-          'The sender must be your number and able to send SMS (404 / 409 otherwise); `to` in E.164; body 1–1,600 characters; at most 60 messages a minute per user (429). Each message costs `SMS_PRICE_USD` per segment (160 GSM-7 / 70 UCS-2 characters; 153 / 67 each when split), rounded up to the next cent, held from your prepaid balance before it is sent (402 `insufficient_funds` when the balance does not cover it: nothing is sent), kept when it reaches `sent` or `delivered`, returned when it fails first. The answer mirrors the provider\'s; delivery updates arrive at the service (`sms_status` events, GET /api/sms/messages/{id}). Send an `Idempotency-Key` to retry without sending twice.',
+          "The sender must be your number and able to send SMS (404 / 409 otherwise); `to` in E.164; body 1–1,600 characters; at most 60 messages a minute per user (429). Each message costs `SMS_PRICE_USD` per segment (160 GSM-7 / 70 UCS-2 characters; 153 / 67 each when split), rounded up to the next cent, held from your prepaid balance before it is sent (402 `insufficient_funds` when the balance does not cover it: nothing is sent), kept when it reaches `sent` or `delivered`, returned when it fails first. The answer mirrors the provider's; delivery updates arrive at the service (`sms_status` events, GET /api/sms/messages/{id}). Send an `Idempotency-Key` to retry without sending twice.",
         body: SmsBody,
         response: {
           200: ok(SmsMessage, "The message, with the provider's answer to the send", {
@@ -26,7 +25,15 @@ export async function smsRoutes(app: App, sms: SmsService) {
             statuses: [smsMessageExample.statuses[0]],
             updatedAt: smsMessageExample.createdAt,
           }),
-          ...errorResponses('invalid_input', 'insufficient_funds', 'not_found', 'conflict', 'rate_limited', 'provider_refused', 'provider_error'),
+          ...errorResponses(
+            'invalid_input',
+            'insufficient_funds',
+            'not_found',
+            'conflict',
+            'rate_limited',
+            'provider_refused',
+            'provider_error',
+          ),
         },
       },
     },
@@ -45,7 +52,14 @@ export async function smsRoutes(app: App, sms: SmsService) {
         querystring: Type.Object({
           phoneNumberId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
           before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'At most this many messages (default 50)' })),
+          limit: Type.Optional(
+            Type.Integer({
+              minimum: 1,
+              maximum: 200,
+              default: 50,
+              description: 'At most this many messages (default 50)',
+            }),
+          ),
         }),
         response: { 200: ok(Type.Array(SmsMessage), 'Your messages, newest first', [smsMessageExample]) },
       },
@@ -72,7 +86,11 @@ export async function smsRoutes(app: App, sms: SmsService) {
   // Form bodies are parsed for this route only (Twilio posts application/x-www-form-urlencoded).
   await app.register(async (plugin) => {
     const scope = plugin as unknown as App;
-    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => done(null, formParams(String(body))));
+    scope.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: 64 * 1024 },
+      (_request, body, done) => done(null, formParams(String(body))),
+    );
     scope.post(
       '/api/webhooks/twilio/sms/:id',
       {
@@ -87,12 +105,20 @@ export async function smsRoutes(app: App, sms: SmsService) {
           headers: Type.Object({ 'x-twilio-signature': Type.Optional(Type.String()) }),
           body: StatusCallbackBody,
           consumes: ['application/x-www-form-urlencoded'],
-          response: { 204: Type.Null({ description: 'Recorded (or already recorded)' }), ...errorResponses('invalid_signature', 'invalid_input', 'not_found') },
+          response: {
+            204: Type.Null({ description: 'Recorded (or already recorded)' }),
+            ...errorResponses('invalid_signature', 'invalid_input', 'not_found'),
+          },
         },
       },
       async (request, reply) => {
         const signature = request.headers['x-twilio-signature'];
-        await sms.handleStatusCallback(request.params.id, request.raw.url ?? request.url, Array.isArray(signature) ? signature[0] : signature, request.body);
+        await sms.handleStatusCallback(
+          request.params.id,
+          request.raw.url ?? request.url,
+          Array.isArray(signature) ? signature[0] : signature,
+          request.body,
+        );
         return reply.status(204).send(null);
       },
     );

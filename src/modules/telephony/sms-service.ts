@@ -75,13 +75,16 @@ export class SmsService {
   ) {}
 
   async send(userId: string, input: { phoneNumberId: string; to: string; body: string }): Promise<SmsView> {
-    if (input.body.length === 0 || input.body.length > SMS_BODY_MAX) throw invalidInput(`body must be 1 to ${SMS_BODY_MAX} characters`);
+    if (input.body.length === 0 || input.body.length > SMS_BODY_MAX)
+      throw invalidInput(`body must be 1 to ${SMS_BODY_MAX} characters`);
     const number = await this.store.findNumber(userId, input.phoneNumberId);
     if (!number) throw notFound('phone number');
     if (number.status !== 'active') throw new AppError('conflict', `the number is ${number.status}, not active`);
-    if (!(JSON.parse(number.capabilities) as { sms?: boolean }).sms) throw new AppError('conflict', 'this number cannot send SMS');
+    if (!(JSON.parse(number.capabilities) as { sms?: boolean }).sms)
+      throw new AppError('conflict', 'this number cannot send SMS');
     const provider = this.providers.get(number.provider);
-    if (!provider) throw new AppError('provider_error', `provider "${number.provider}" is not configured on this server`);
+    if (!provider)
+      throw new AppError('provider_error', `provider "${number.provider}" is not configured on this server`);
     await this.limiter.consume(`sms:user:${userId}`, this.options.sendPerUser);
 
     // The message exists (status `accepted`, no history yet) before it is sent: a fast provider's first callback must find it.
@@ -115,7 +118,12 @@ export class SmsService {
     }
     let sent: { sid: string; status: string };
     try {
-      sent = await provider.sendMessage({ from: number.phone_number, to: input.to, body: input.body, statusCallbackUrl: `${this.options.publicUrl}/api/webhooks/twilio/sms/${id}` });
+      sent = await provider.sendMessage({
+        from: number.phone_number,
+        to: input.to,
+        body: input.body,
+        statusCallbackUrl: `${this.options.publicUrl}/api/webhooks/twilio/sms/${id}`,
+      });
     } catch (err) {
       // Nothing was sent: the hold goes back and the message is forgotten.
       await this.billing.refund(holdRef(id));
@@ -152,7 +160,12 @@ export class SmsService {
    * message must then belong to the provider that signed. A status already
    * recorded changes nothing.
    */
-  async handleStatusCallback(id: string, requestUri: string, signature: string | undefined, params: SignedParams): Promise<void> {
+  async handleStatusCallback(
+    id: string,
+    requestUri: string,
+    signature: string | undefined,
+    params: SignedParams,
+  ): Promise<void> {
     // PUBLIC_URL plus the URI as received, never a re-serialised one, so it matches what the provider signed behind proxies too.
     const url = this.options.publicUrl + requestUri;
     const signers = this.providers.list;
@@ -165,20 +178,28 @@ export class SmsService {
     if (index < 0) throw new AppError('invalid_signature', 'X-Twilio-Signature does not match this request');
     const message = await this.store.findMessageById(id);
     if (!message) throw notFound('message');
-    if (message.provider !== signers[index].slug) throw new AppError('invalid_signature', 'the callback was not signed by the provider that sent this message');
+    if (message.provider !== signers[index].slug)
+      throw new AppError('invalid_signature', 'the callback was not signed by the provider that sent this message');
     const one = (name: string) => {
       const value = params[name];
       return Array.isArray(value) ? value[0] : value;
     };
     const sid = one('MessageSid') ?? one('SmsSid');
-    if (sid && message.provider_sid && sid !== message.provider_sid) throw invalidInput('MessageSid does not match this message');
+    if (sid && message.provider_sid && sid !== message.provider_sid)
+      throw invalidInput('MessageSid does not match this message');
     const status = one('MessageStatus') ?? one('SmsStatus');
     if (!status || STATUS_RANK[status] === undefined) throw invalidInput(`unknown message status "${status ?? ''}"`);
     await this.recordStatus(message, status, one('ErrorCode') ?? null, 'callback', this.clock.now());
   }
 
   /** Adds a status to the history once, moves the current status forward, emits `sms_status`. */
-  private async recordStatus(message: SmsMessagesTable, status: string, errorCode: string | null, source: string, at: number): Promise<void> {
+  private async recordStatus(
+    message: SmsMessagesTable,
+    status: string,
+    errorCode: string | null,
+    source: string,
+    at: number,
+  ): Promise<void> {
     const entry: SmsStatusesTable = { message_id: message.id, status, error_code: errorCode, source, at };
     const recorded = await this.store.transaction(async (tx) => {
       if (!(await tx.insertStatus(entry))) return false;
@@ -188,7 +209,15 @@ export class SmsService {
         {
           userId: message.user_id,
           type: 'sms_status',
-          payload: { message_id: message.id, phone_number_id: message.phone_number_id, from: message.from_number, to: message.to_number, status, error_code: errorCode, at: iso(at) },
+          payload: {
+            message_id: message.id,
+            phone_number_id: message.phone_number_id,
+            from: message.from_number,
+            to: message.to_number,
+            status,
+            error_code: errorCode,
+            at: iso(at),
+          },
         },
       ]);
       return true;
@@ -229,8 +258,13 @@ function toView(row: SmsMessagesTable, statuses: SmsStatusesTable[]): SmsView {
     providerSid: row.provider_sid,
     // By time; statuses of the same millisecond in the order they happen.
     segments: row.segments ?? null,
-    price: row.price_cents === null || row.price_cents === undefined ? null : { amount: Number(row.price_cents) / 100, currency: 'usd' },
-    statuses: [...statuses].sort((a, b) => Number(a.at) - Number(b.at) || (STATUS_RANK[a.status] ?? 0) - (STATUS_RANK[b.status] ?? 0)).map((s) => ({ status: s.status, errorCode: s.error_code, at: iso(s.at) })),
+    price:
+      row.price_cents === null || row.price_cents === undefined
+        ? null
+        : { amount: Number(row.price_cents) / 100, currency: 'usd' },
+    statuses: [...statuses]
+      .sort((a, b) => Number(a.at) - Number(b.at) || (STATUS_RANK[a.status] ?? 0) - (STATUS_RANK[b.status] ?? 0))
+      .map((s) => ({ status: s.status, errorCode: s.error_code, at: iso(s.at) })),
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };

@@ -1,7 +1,13 @@
 // The only SQL of the telephony area.
 import type { Kysely, Updateable } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { InboundConfigurationsTable, PhoneAddressesTable, PhoneNumbersTable, SmsMessagesTable, SmsStatusesTable } from './tables.js';
+import type {
+  InboundConfigurationsTable,
+  PhoneAddressesTable,
+  PhoneNumbersTable,
+  SmsMessagesTable,
+  SmsStatusesTable,
+} from './tables.js';
 
 export class TelephonyStore {
   constructor(readonly db: Kysely<Database>) {}
@@ -24,7 +30,12 @@ export class TelephonyStore {
   }
 
   findNumber(userId: string, id: string) {
-    return this.db.selectFrom('phone_numbers').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    return this.db
+      .selectFrom('phone_numbers')
+      .selectAll()
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
   }
 
   /** A number whoever owns it (provider callbacks name numbers by id and are verified by signature). */
@@ -33,28 +44,55 @@ export class TelephonyStore {
   }
 
   listNumbers(userId: string) {
-    return this.db.selectFrom('phone_numbers').selectAll().where('user_id', '=', userId).orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
+    return this.db
+      .selectFrom('phone_numbers')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc')
+      .execute();
   }
 
   /** Numbers of `provider` owned by anyone among `phoneNumbers` (search hides them). */
   async ownedNumbers(provider: string, phoneNumbers: string[]): Promise<Set<string>> {
     if (phoneNumbers.length === 0) return new Set();
-    const rows = await this.db.selectFrom('phone_numbers').select('phone_number').where('provider', '=', provider).where('phone_number', 'in', phoneNumbers).execute();
+    const rows = await this.db
+      .selectFrom('phone_numbers')
+      .select('phone_number')
+      .where('provider', '=', provider)
+      .where('phone_number', 'in', phoneNumbers)
+      .execute();
     return new Set(rows.map((r) => r.phone_number));
   }
 
   async updateNumber(userId: string, id: string, changes: Updateable<PhoneNumbersTable>) {
-    return this.db.updateTable('phone_numbers').set(changes).where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
+    return this.db
+      .updateTable('phone_numbers')
+      .set(changes)
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .returningAll()
+      .executeTakeFirst();
   }
 
   /** Moves a number from status `from` to `to`; false when it was not in `from`. */
   async moveNumberStatus(userId: string, id: string, from: string, to: string, now: number): Promise<boolean> {
-    const result = await this.db.updateTable('phone_numbers').set({ status: to, updated_at: now }).where('id', '=', id).where('user_id', '=', userId).where('status', '=', from).executeTakeFirst();
+    const result = await this.db
+      .updateTable('phone_numbers')
+      .set({ status: to, updated_at: now })
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .where('status', '=', from)
+      .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }
 
   async deleteNumber(userId: string, id: string): Promise<boolean> {
-    const result = await this.db.deleteFrom('phone_numbers').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    const result = await this.db
+      .deleteFrom('phone_numbers')
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
     return Number(result.numDeletedRows) === 1;
   }
 
@@ -62,15 +100,35 @@ export class TelephonyStore {
    * Moves a number's attachment from `from` to `to` only if it is still at
    * `from` (null = detached): concurrent attaches cannot both win.
    */
-  async moveAttachment(userId: string, numberId: string, from: string | null, to: string | null, now: number): Promise<boolean> {
-    let query = this.db.updateTable('phone_numbers').set({ inbound_configuration_id: to, updated_at: now }).where('id', '=', numberId).where('user_id', '=', userId).where('status', '=', 'active');
-    query = from === null ? query.where('inbound_configuration_id', 'is', null) : query.where('inbound_configuration_id', '=', from);
+  async moveAttachment(
+    userId: string,
+    numberId: string,
+    from: string | null,
+    to: string | null,
+    now: number,
+  ): Promise<boolean> {
+    let query = this.db
+      .updateTable('phone_numbers')
+      .set({ inbound_configuration_id: to, updated_at: now })
+      .where('id', '=', numberId)
+      .where('user_id', '=', userId)
+      .where('status', '=', 'active');
+    query =
+      from === null
+        ? query.where('inbound_configuration_id', 'is', null)
+        : query.where('inbound_configuration_id', '=', from);
     const result = await query.executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 
   listNumbersOfConfiguration(userId: string, configurationId: string) {
-    return this.db.selectFrom('phone_numbers').selectAll().where('user_id', '=', userId).where('inbound_configuration_id', '=', configurationId).orderBy('created_at', 'asc').execute();
+    return this.db
+      .selectFrom('phone_numbers')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .where('inbound_configuration_id', '=', configurationId)
+      .orderBy('created_at', 'asc')
+      .execute();
   }
 
   /** Attached number ids per configuration of the user. */
@@ -94,9 +152,13 @@ export class TelephonyStore {
   }
 
   findAddress(userId: string, id: string) {
-    return this.db.selectFrom('phone_addresses').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    return this.db
+      .selectFrom('phone_addresses')
+      .selectAll()
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
   }
-
 
   // Inbound configurations
 
@@ -105,19 +167,40 @@ export class TelephonyStore {
   }
 
   findConfiguration(userId: string, id: string) {
-    return this.db.selectFrom('inbound_configurations').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    return this.db
+      .selectFrom('inbound_configurations')
+      .selectAll()
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
   }
 
   listConfigurations(userId: string) {
-    return this.db.selectFrom('inbound_configurations').selectAll().where('user_id', '=', userId).orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
+    return this.db
+      .selectFrom('inbound_configurations')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc')
+      .execute();
   }
 
   updateConfiguration(userId: string, id: string, changes: Updateable<InboundConfigurationsTable>) {
-    return this.db.updateTable('inbound_configurations').set(changes).where('id', '=', id).where('user_id', '=', userId).returningAll().executeTakeFirst();
+    return this.db
+      .updateTable('inbound_configurations')
+      .set(changes)
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .returningAll()
+      .executeTakeFirst();
   }
 
   async deleteConfiguration(userId: string, id: string): Promise<boolean> {
-    const result = await this.db.deleteFrom('inbound_configurations').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    const result = await this.db
+      .deleteFrom('inbound_configurations')
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
     return Number(result.numDeletedRows) === 1;
   }
 
@@ -132,7 +215,12 @@ export class TelephonyStore {
   }
 
   findMessage(userId: string, id: string) {
-    return this.db.selectFrom('sms_messages').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    return this.db
+      .selectFrom('sms_messages')
+      .selectAll()
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
   }
 
   /** A message by id alone: for provider callbacks, which carry no user. */
@@ -155,7 +243,12 @@ export class TelephonyStore {
   }
 
   listStatuses(messageId: string) {
-    return this.db.selectFrom('sms_statuses').selectAll().where('message_id', '=', messageId).orderBy('at', 'asc').execute();
+    return this.db
+      .selectFrom('sms_statuses')
+      .selectAll()
+      .where('message_id', '=', messageId)
+      .orderBy('at', 'asc')
+      .execute();
   }
 
   /** Records a status once; false when the message already had it (a repeated callback). */
@@ -169,7 +262,13 @@ export class TelephonyStore {
   }
 
   /** Sets the current status only if it is still one of `behind` (less far along): concurrent callbacks never move it back. */
-  async advanceMessageStatus(id: string, status: string, errorCode: string | null, behind: string[], now: number): Promise<void> {
+  async advanceMessageStatus(
+    id: string,
+    status: string,
+    errorCode: string | null,
+    behind: string[],
+    now: number,
+  ): Promise<void> {
     if (behind.length === 0) return;
     await this.db
       .updateTable('sms_messages')
@@ -181,7 +280,12 @@ export class TelephonyStore {
 
   /** Moves a message's charge from `from` to `to` (once); true for the caller that moved it. */
   async moveCharge(id: string, from: string, to: string): Promise<boolean> {
-    const result = await this.db.updateTable('sms_messages').set({ charge_state: to }).where('id', '=', id).where('charge_state', '=', from).executeTakeFirst();
+    const result = await this.db
+      .updateTable('sms_messages')
+      .set({ charge_state: to })
+      .where('id', '=', id)
+      .where('charge_state', '=', from)
+      .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 

@@ -25,7 +25,10 @@ export interface TemporarySessionServiceDeps {
   sessions: CallSessionService;
   limiter: RateLimiter;
   /** Its own rules: codes sent per user, phone and IP, and code submissions per user. */
-  rateLimits: Pick<RateLimits, 'temporarySessionPerUser' | 'temporarySessionPerPhone' | 'temporarySessionPerIp' | 'temporarySubmitPerUser'>;
+  rateLimits: Pick<
+    RateLimits,
+    'temporarySessionPerUser' | 'temporarySessionPerPhone' | 'temporarySessionPerIp' | 'temporarySubmitPerUser'
+  >;
   clock: Clock;
   masterKey: Buffer;
   firstName: (userId: string) => Promise<string | null>;

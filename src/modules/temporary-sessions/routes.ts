@@ -15,14 +15,21 @@ const TypesAnswer = Type.Object({ types: Type.Array(CallTypeView) });
 
 const RequestBody = Type.Object(
   {
-    phone: Type.String({ minLength: 1, maxLength: 32, description: 'The number to call, international (E.164) form; the code goes to it by SMS' }),
+    phone: Type.String({
+      minLength: 1,
+      maxLength: 32,
+      description: 'The number to call, international (E.164) form; the code goes to it by SMS',
+    }),
     type: Type.String({ minLength: 1, maxLength: 64, description: 'A call type id of GET /api/session/temporary' }),
   },
   { additionalProperties: false, examples: [{ phone: '+14155550123', type: 'appointment-reminder' }] },
 );
 
 const KeyAnswer = Type.Object({
-  key: Type.String({ description: 'Signed key (JWS) bound to you, the phone, the type and the code; send it back with the code within 10 minutes. It is spent by the first successful POST.' }),
+  key: Type.String({
+    description:
+      'Signed key (JWS) bound to you, the phone, the type and the code; send it back with the code within 10 minutes. It is spent by the first successful POST.',
+  }),
   expiresAt: Type.String({ format: 'date-time' }),
 });
 
@@ -30,12 +37,29 @@ const StartBody = Type.Object(
   {
     key: Type.String({ minLength: 1, maxLength: 4096, description: 'The key PUT returned' }),
     code: Type.String({ minLength: 1, maxLength: 16, description: 'The 6-digit code sent by SMS' }),
-    email: Type.String({ format: 'email', maxLength: 254, description: 'Where the call summary (status, duration, transcript) is sent when the call ends' }),
+    email: Type.String({
+      format: 'email',
+      maxLength: 254,
+      description: 'Where the call summary (status, duration, transcript) is sent when the call ends',
+    }),
   },
-  { additionalProperties: false, examples: [{ key: 'eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InNlcnZpY2UtMSJ9.…', code: '493027', email: 'grace@example.com' }] },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        key: 'eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InNlcnZpY2UtMSJ9.…',
+        code: '493027',
+        email: 'grace@example.com',
+      },
+    ],
+  },
 );
 
-const SessionAnswer = Type.Object({ sessionId: Type.String({ description: 'The call session: follow it with GET /api/events/call_status?session_id=<id>' }) });
+const SessionAnswer = Type.Object({
+  sessionId: Type.String({
+    description: 'The call session: follow it with GET /api/events/call_status?session_id=<id>',
+  }),
+});
 
 /** What the temporary-session routes touch. */
 export interface TemporarySessionRouteDeps {
@@ -53,9 +77,18 @@ export function temporarySessionRoutes(app: App, deps: TemporarySessionRouteDeps
         tags: ['calls'],
         operationId: 'listTemporaryCallTypes',
         summary: 'List the call types of temporary test calls',
-        description: 'The preconfigured kinds of one-off test call this server offers (data: built in, or TEMPORARY_CALL_TYPES_FILE).',
+        description:
+          'The preconfigured kinds of one-off test call this server offers (data: built in, or TEMPORARY_CALL_TYPES_FILE).',
         response: {
-          200: ok(TypesAnswer, 'The call types', { types: [{ id: 'appointment-reminder', name: 'Appointment reminder', description: 'An agent reminds you of a dental appointment tomorrow at 10:00 and offers to move it.' }] }),
+          200: ok(TypesAnswer, 'The call types', {
+            types: [
+              {
+                id: 'appointment-reminder',
+                name: 'Appointment reminder',
+                description: 'An agent reminds you of a dental appointment tomorrow at 10:00 and offers to move it.',
+              },
+            ],
+          }),
         },
       },
     },
@@ -74,7 +107,10 @@ export function temporarySessionRoutes(app: App, deps: TemporarySessionRouteDeps
           'Sends a 6-digit code by SMS to `phone` and returns a signed `key` bound to you, the phone, the call type and the code, valid 10 minutes. Limited per account, per phone and per IP (toll fraud): 429 past a limit. 400 for a phone that is not E.164 or an unknown type; 503 `numbers_busy` when the server has no temporary numbers; 502 when the SMS cannot be sent. Send an `Idempotency-Key` to retry without a second SMS.',
         body: RequestBody,
         response: {
-          200: ok(KeyAnswer, 'The code was sent; keep the key', { key: 'eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InNlcnZpY2UtMSJ9.…', expiresAt: '2026-11-23T10:10:00.000Z' }),
+          200: ok(KeyAnswer, 'The code was sent; keep the key', {
+            key: 'eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InNlcnZpY2UtMSJ9.…',
+            expiresAt: '2026-11-23T10:10:00.000Z',
+          }),
           ...errorResponses('invalid_input', 'rate_limited', 'provider_error', 'numbers_busy'),
         },
       },
@@ -91,11 +127,18 @@ export function temporarySessionRoutes(app: App, deps: TemporarySessionRouteDeps
         operationId: 'startTemporarySession',
         summary: 'Start a temporary test call with the code',
         description:
-          'Checks `code` against `key` (5 tries per key, then 400 `too_many_attempts`), spends the key (once, even across instances: a second use is 400 `invalid_token`), leases one of the server\'s temporary numbers and starts a one-off call of the key\'s type from it to the key\'s phone. The answer is the session id; progress arrives as `call_status` events. When the call ends the number returns to the pool and a summary is emailed to `email`. 400 `invalid_code` for a wrong code; 400 `invalid_token` for a forged, expired, used or another account\'s key; 503 `numbers_busy` when every temporary number is in a call (the key stays usable; see Retry-After); 502 when the audio server refuses the call. Send an `Idempotency-Key` to retry safely.',
+          "Checks `code` against `key` (5 tries per key, then 400 `too_many_attempts`), spends the key (once, even across instances: a second use is 400 `invalid_token`), leases one of the server's temporary numbers and starts a one-off call of the key's type from it to the key's phone. The answer is the session id; progress arrives as `call_status` events. When the call ends the number returns to the pool and a summary is emailed to `email`. 400 `invalid_code` for a wrong code; 400 `invalid_token` for a forged, expired, used or another account's key; 503 `numbers_busy` when every temporary number is in a call (the key stays usable; see Retry-After); 502 when the audio server refuses the call. Send an `Idempotency-Key` to retry safely.",
         body: StartBody,
         response: {
           200: ok(SessionAnswer, 'The call is under way', { sessionId: '019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e07' }),
-          ...errorResponses('invalid_code', 'invalid_token', 'too_many_attempts', 'rate_limited', 'numbers_busy', 'provider_error'),
+          ...errorResponses(
+            'invalid_code',
+            'invalid_token',
+            'too_many_attempts',
+            'rate_limited',
+            'numbers_busy',
+            'provider_error',
+          ),
         },
       },
     },

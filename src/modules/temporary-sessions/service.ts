@@ -45,7 +45,10 @@ export interface TemporarySessionDeps {
   calls: CallService;
   sessions: CallSessionService;
   limiter: RateLimiter;
-  rateLimits: Pick<RateLimits, 'temporarySessionPerUser' | 'temporarySessionPerPhone' | 'temporarySessionPerIp' | 'temporarySubmitPerUser'>;
+  rateLimits: Pick<
+    RateLimits,
+    'temporarySessionPerUser' | 'temporarySessionPerPhone' | 'temporarySessionPerIp' | 'temporarySubmitPerUser'
+  >;
   clock: Clock;
   masterKey: Buffer;
   /** The account's first name: whom the agent greets. */
@@ -60,12 +63,19 @@ const REFUSALS: Record<TokenRefusal, string> = {
   'wrong-use': 'it is not a temporary-session key',
   'other-user': 'it was issued to another account',
 };
-const badKey = (why: TokenRefusal | string) => new AppError('invalid_token', `the key is not valid: ${REFUSALS[why as TokenRefusal] ?? why}; request a new one with PUT /api/session/temporary`);
+const badKey = (why: TokenRefusal | string) =>
+  new AppError(
+    'invalid_token',
+    `the key is not valid: ${REFUSALS[why as TokenRefusal] ?? why}; request a new one with PUT /api/session/temporary`,
+  );
 
 export class TemporarySessionService {
   private readonly codeKey: string;
   private readonly byId: Map<string, CallType>;
-  private readonly attemptRule: RateLimitRule = { limit: TEMPORARY_KEY_MAX_ATTEMPTS, windowMs: TEMPORARY_KEY_TTL_SECONDS * 1000 + 60_000 };
+  private readonly attemptRule: RateLimitRule = {
+    limit: TEMPORARY_KEY_MAX_ATTEMPTS,
+    windowMs: TEMPORARY_KEY_TTL_SECONDS * 1000 + 60_000,
+  };
 
   constructor(private readonly deps: TemporarySessionDeps) {
     this.codeKey = hmacHex(deps.masterKey, 'workspace/temporary-session-codes/v1');
@@ -79,22 +89,39 @@ export class TemporarySessionService {
   }
 
   /** PUT: sends a code to `phone` and returns the key the code goes with. */
-  async request(userId: string, input: { phone: string; type: string }, meta: RequestMeta): Promise<{ key: string; expiresAt: string }> {
+  async request(
+    userId: string,
+    input: { phone: string; type: string },
+    meta: RequestMeta,
+  ): Promise<{ key: string; expiresAt: string }> {
     const { limiter, rateLimits, sms, tokens } = this.deps;
     const phone = normalizePhone(input.phone);
     if (!phone) throw invalidInput('phone must be an international number such as +14155550123');
     const type = this.byId.get(input.type);
-    if (!type) throw invalidInput(`type must be one of ${[...this.byId.keys()].join(', ')} (GET /api/session/temporary lists them)`);
-    if (this.deps.numbers.length === 0) throw new AppError('numbers_busy', 'this server has no temporary numbers to call from (TEMPORARY_NUMBERS)');
+    if (!type)
+      throw invalidInput(
+        `type must be one of ${[...this.byId.keys()].join(', ')} (GET /api/session/temporary lists them)`,
+      );
+    if (this.deps.numbers.length === 0)
+      throw new AppError('numbers_busy', 'this server has no temporary numbers to call from (TEMPORARY_NUMBERS)');
     await limiter.consume(`temporary:ip:${meta.ip}`, rateLimits.temporarySessionPerIp);
     await limiter.consume(`temporary:user:${userId}`, rateLimits.temporarySessionPerUser);
     await limiter.consume(`temporary:phone:${phone}`, rateLimits.temporarySessionPerPhone);
 
     const code = randomDigits(6);
     const nonce = randomToken(16);
-    const issued = await tokens.sign(KEY_USE, userId, { phone, type: type.id, nonce, codeHash: this.codeHash(userId, phone, type.id, nonce, code) }, TEMPORARY_KEY_TTL_SECONDS);
+    const issued = await tokens.sign(
+      KEY_USE,
+      userId,
+      { phone, type: type.id, nonce, codeHash: this.codeHash(userId, phone, type.id, nonce, code) },
+      TEMPORARY_KEY_TTL_SECONDS,
+    );
     try {
-      await sms.send({ to: phone, body: `Your Workspace test call code is ${code}. It expires in ${TEMPORARY_KEY_TTL_SECONDS / 60} minutes.`, data: { code, purpose: 'temporary-session' } });
+      await sms.send({
+        to: phone,
+        body: `Your Workspace test call code is ${code}. It expires in ${TEMPORARY_KEY_TTL_SECONDS / 60} minutes.`,
+        data: { code, purpose: 'temporary-session' },
+      });
     } catch (err) {
       throw err instanceof AppError ? err : new AppError('provider_error', 'the SMS with the code could not be sent');
     }
@@ -106,36 +133,71 @@ export class TemporarySessionService {
     const { tokens, limiter, rateLimits, singleUse, store, clock } = this.deps;
     await limiter.consume(`temporary-submit:user:${userId}`, rateLimits.temporarySubmitPerUser);
     const key = await tokens.verify(input.key, KEY_USE, userId, badKey);
-    const { phone, type: typeId, nonce, codeHash } = key.claims as { phone: string; type: string; nonce: string; codeHash: string };
+    const {
+      phone,
+      type: typeId,
+      nonce,
+      codeHash,
+    } = key.claims as { phone: string; type: string; nonce: string; codeHash: string };
     const type = this.byId.get(typeId);
     if (!type) throw badKey(`its call type "${typeId}" is no longer offered`);
 
     try {
       await limiter.consume(`temporary-key:${key.jti}`, this.attemptRule);
     } catch (err) {
-      if (err instanceof AppError && err.code === 'rate_limited') throw new AppError('too_many_attempts', `${TEMPORARY_KEY_MAX_ATTEMPTS} codes were tried with this key: request a new one`);
+      if (err instanceof AppError && err.code === 'rate_limited')
+        throw new AppError(
+          'too_many_attempts',
+          `${TEMPORARY_KEY_MAX_ATTEMPTS} codes were tried with this key: request a new one`,
+        );
       throw err;
     }
-    if (!safeEqual(this.codeHash(userId, phone, typeId, nonce, input.code.trim()), codeHash)) throw new AppError('invalid_code', 'the code is not the one sent with this key');
+    if (!safeEqual(this.codeHash(userId, phone, typeId, nonce, input.code.trim()), codeHash))
+      throw new AppError('invalid_code', 'the code is not the one sent with this key');
     if (!(await singleUse.spend('temporary-session', key.jti, key.expiresAt))) throw badKey('it was already used');
 
     const now = clock.now();
     const lease = await this.leaseNumber(userId, now, now + type.maxDurationSeconds * 1000 + LEASE_MARGIN_MS);
     if (!lease) {
       await singleUse.restore('temporary-session', key.jti);
-      throw new AppError('numbers_busy', 'every temporary number is in a call: try again in a few minutes', undefined, { 'retry-after': '60' });
+      throw new AppError('numbers_busy', 'every temporary number is in a call: try again in a few minutes', undefined, {
+        'retry-after': '60',
+      });
     }
     try {
-      const call = await this.deps.sessions.assemble(userId, { agent: type.agent, contact: { name: (await this.deps.firstName(userId)) ?? 'there', phone }, type: 'prompt', prompt: type.prompt }, lease.number);
-      return await this.deps.calls.start(userId, { ...call, firstMessage: type.firstMessage, maxDurationSeconds: type.maxDurationSeconds }, null, {
-        // A test call from the operator's pool: the operator's cost, limited by the rate limits above, never charged.
-        free: true,
-        // Recorded before the audio server has the call, so even a call that ends at once finds its session here.
-        onCreated: async (sessionId) => {
-          await store.attachSession(lease.number, lease.leasedAt, sessionId);
-          await store.insertSession({ session_id: sessionId, user_id: userId, type: type.id, phone, email: input.email, number: lease.number, created_at: now, summary_sent_at: null });
+      const call = await this.deps.sessions.assemble(
+        userId,
+        {
+          agent: type.agent,
+          contact: { name: (await this.deps.firstName(userId)) ?? 'there', phone },
+          type: 'prompt',
+          prompt: type.prompt,
         },
-      });
+        lease.number,
+      );
+      return await this.deps.calls.start(
+        userId,
+        { ...call, firstMessage: type.firstMessage, maxDurationSeconds: type.maxDurationSeconds },
+        null,
+        {
+          // A test call from the operator's pool: the operator's cost, limited by the rate limits above, never charged.
+          free: true,
+          // Recorded before the audio server has the call, so even a call that ends at once finds its session here.
+          onCreated: async (sessionId) => {
+            await store.attachSession(lease.number, lease.leasedAt, sessionId);
+            await store.insertSession({
+              session_id: sessionId,
+              user_id: userId,
+              type: type.id,
+              phone,
+              email: input.email,
+              number: lease.number,
+              created_at: now,
+              summary_sent_at: null,
+            });
+          },
+        },
+      );
     } catch (err) {
       // Nothing was placed: the number goes back and the key may be used again.
       await store.release(lease.number, lease.leasedAt);
@@ -158,7 +220,11 @@ export class TemporarySessionService {
   }
 
   /** A free number of the pool, leased until `expiresAt`; null when all are in calls. */
-  private async leaseNumber(userId: string, now: number, expiresAt: number): Promise<{ number: string; leasedAt: number } | null> {
+  private async leaseNumber(
+    userId: string,
+    now: number,
+    expiresAt: number,
+  ): Promise<{ number: string; leasedAt: number } | null> {
     const busy = await this.deps.store.leasedNumbers(now);
     // Free numbers first, in random order, so instances do not all race for the first one.
     const free = this.deps.numbers.filter((n) => !busy.has(n)).sort(() => Math.random() - 0.5);
@@ -191,7 +257,12 @@ export class TemporarySessionService {
       ...lines,
     ].join('\n');
     try {
-      await email.send({ to: session.email, subject: `Your test call: ${type?.name ?? session.type}`, text, data: { sessionId, status: final.status, durationSeconds: final.duration_seconds ?? 0 } });
+      await email.send({
+        to: session.email,
+        subject: `Your test call: ${type?.name ?? session.type}`,
+        text,
+        data: { sessionId, status: final.status, durationSeconds: final.duration_seconds ?? 0 },
+      });
     } catch (err) {
       await store.unclaimSummary(sessionId);
       throw err;

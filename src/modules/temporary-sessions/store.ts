@@ -27,17 +27,30 @@ export class TemporarySessionStore {
 
   /** Numbers of the pool held by a lease still in force. */
   async leasedNumbers(now: number): Promise<Set<string>> {
-    const rows = await this.db.selectFrom('temporary_number_leases').select('number').where('expires_at', '>', now).execute();
+    const rows = await this.db
+      .selectFrom('temporary_number_leases')
+      .select('number')
+      .where('expires_at', '>', now)
+      .execute();
     return new Set(rows.map((r) => r.number));
   }
 
   async attachSession(number: string, leasedAt: number, sessionId: string): Promise<void> {
-    await this.db.updateTable('temporary_number_leases').set({ session_id: sessionId }).where('number', '=', number).where('leased_at', '=', leasedAt).execute();
+    await this.db
+      .updateTable('temporary_number_leases')
+      .set({ session_id: sessionId })
+      .where('number', '=', number)
+      .where('leased_at', '=', leasedAt)
+      .execute();
   }
 
   /** Gives the number back, if this lease (identified by when it was taken) still holds it. */
   async release(number: string, leasedAt: number): Promise<void> {
-    await this.db.deleteFrom('temporary_number_leases').where('number', '=', number).where('leased_at', '=', leasedAt).execute();
+    await this.db
+      .deleteFrom('temporary_number_leases')
+      .where('number', '=', number)
+      .where('leased_at', '=', leasedAt)
+      .execute();
   }
 
   async releaseForSession(sessionId: string): Promise<void> {
@@ -69,7 +82,11 @@ export class TemporarySessionStore {
   }
 
   async unclaimSummary(sessionId: string): Promise<void> {
-    await this.db.updateTable('temporary_sessions').set({ summary_sent_at: null }).where('session_id', '=', sessionId).execute();
+    await this.db
+      .updateTable('temporary_sessions')
+      .set({ summary_sent_at: null })
+      .where('session_id', '=', sessionId)
+      .execute();
   }
 
   /** Sessions whose call has ended but whose summary was not sent (the process stopped, or the mail provider failed). */

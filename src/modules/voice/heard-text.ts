@@ -57,7 +57,11 @@ export function heardText(segments: SegmentFacts[], pending = ''): Heard {
       continue;
     }
     const complete = segment.audioMs > 0 && segment.playedMs >= segment.audioMs;
-    const part = complete ? segment.text : segment.audioMs > 0 ? cutByShare(segment.text, segment.playedMs / segment.audioMs) : '';
+    const part = complete
+      ? segment.text
+      : segment.audioMs > 0
+        ? cutByShare(segment.text, segment.playedMs / segment.audioMs)
+        : '';
     parts.push(part);
     if (part) rounds.set(segment.round, [...(rounds.get(segment.round) ?? []), part]);
     if (!complete) {

@@ -48,7 +48,11 @@ export class History {
    * `lateToolCalls` (a tool call of it still running) will add to it.
    */
   addAgent(rounds: AgentRound[], interrupted: boolean, lateToolCalls = false): AgentTurn {
-    const turn: AgentTurn = { kind: 'agent', rounds: rounds.map((r) => ({ text: r.text, toolCalls: [...r.toolCalls] })), interrupted };
+    const turn: AgentTurn = {
+      kind: 'agent',
+      rounds: rounds.map((r) => ({ text: r.text, toolCalls: [...r.toolCalls] })),
+      interrupted,
+    };
     if (lateToolCalls || rounds.some((r) => r.text || r.toolCalls.length)) this.push(turn);
     return turn;
   }

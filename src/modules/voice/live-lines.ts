@@ -50,9 +50,18 @@ export class AgentLiveLines {
         marked = true;
       });
       // Cut between two sentences (the last one said was heard whole, the next had not started): that one is the line cut.
-      const last = segments.map((segment, i) => ({ segment, i })).filter(({ segment }) => segment.startedAtMs !== null).at(-1);
+      const last = segments
+        .map((segment, i) => ({ segment, i }))
+        .filter(({ segment }) => segment.startedAtMs !== null)
+        .at(-1);
       if (!marked && last) this.emit({ role: 'agent', text: heard.parts[last.i] ?? '', interrupted: true });
     }
-    this.notify({ type: 'transcript', role: 'agent', text: heard.text, final: true, ...(interrupted ? { interrupted: true } : {}) });
+    this.notify({
+      type: 'transcript',
+      role: 'agent',
+      text: heard.text,
+      final: true,
+      ...(interrupted ? { interrupted: true } : {}),
+    });
   }
 }

@@ -45,9 +45,10 @@ export class Pacer {
    */
   constructor(
     private readonly clock: TimerClock,
-    private readonly onError: (error: unknown) => void = (error) => queueMicrotask(() => {
-      throw error;
-    }),
+    private readonly onError: (error: unknown) => void = (error) =>
+      queueMicrotask(() => {
+        throw error;
+      }),
   ) {}
 
   /** Runs `fn` once the clock reaches `at` (from the shared timer, or from a poll that comes first; an urgent-work point's up to URGENT_AHEAD_MS before). */
@@ -109,11 +110,14 @@ export class Pacer {
     this.timer = null;
     this.timerAt = next;
     if (next === Number.POSITIVE_INFINITY) return;
-    this.timer = this.clock.setTimeout(() => {
-      this.timer = null;
-      this.timerAt = Number.POSITIVE_INFINITY;
-      this.run();
-    }, Math.max(0, next - this.clock.now()));
+    this.timer = this.clock.setTimeout(
+      () => {
+        this.timer = null;
+        this.timerAt = Number.POSITIVE_INFINITY;
+        this.run();
+      },
+      Math.max(0, next - this.clock.now()),
+    );
   }
 }
 

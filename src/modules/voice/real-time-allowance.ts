@@ -23,7 +23,12 @@ export interface AllowanceOptions {
  * network hands over a second or two at once), flooding 7 s ahead of real
  * time (2× real time for 7 s; 100× for about 70 ms).
  */
-export const CALLER_AUDIO_ALLOWANCE: AllowanceOptions = { perSecond: 1000, allowance: 0.1, burst: 2000, floodAhead: 7000 };
+export const CALLER_AUDIO_ALLOWANCE: AllowanceOptions = {
+  perSecond: 1000,
+  allowance: 0.1,
+  burst: 2000,
+  floodAhead: 7000,
+};
 
 /**
  * Messages that are not audio (marks, DTMF, hang-up): a far end echoes a few

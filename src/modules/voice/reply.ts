@@ -128,14 +128,27 @@ function isAbort(error: unknown, signal: AbortSignal) {
 }
 
 function describe(error: unknown, fallbackProvider: string) {
-  if (error instanceof ProviderFailure) return { provider: error.provider, message: error.message.replace(`${error.provider}: `, '') };
+  if (error instanceof ProviderFailure)
+    return { provider: error.provider, message: error.message.replace(`${error.provider}: `, '') };
   return { provider: fallbackProvider, message: error instanceof Error ? error.message : String(error) };
 }
 
 export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceIndex = 0): Promise<ReplyFacts> {
   const { clock, sink, signal } = { ...deps, signal: request.signal };
   const startedAt = clock.now();
-  const facts: ReplyFacts = { segments: [], rounds: [], toolCalls: [], lateToolCalls: [], pending: '', interrupted: false, latency: null, firstFrameAtMs: null, errors: [], fatal: false, voiceIndex };
+  const facts: ReplyFacts = {
+    segments: [],
+    rounds: [],
+    toolCalls: [],
+    lateToolCalls: [],
+    pending: '',
+    interrupted: false,
+    latency: null,
+    firstFrameAtMs: null,
+    errors: [],
+    fatal: false,
+    voiceIndex,
+  };
   let firstTextAt: number | null = null;
   let firstSentenceSentAt: number | null = null;
   let firstAudioAt: number | null = null;
@@ -239,9 +252,16 @@ export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceInde
   if (request.turnEndMs !== undefined && facts.firstFrameAtMs !== null) {
     const sttMs = Math.max(0, Math.round(request.sttMs ?? 0));
     const llmFirstTokenMs = firstTextAt === null ? 0 : Math.max(0, firstTextAt - startedAt);
-    const ttsFirstByteMs = firstAudioAt === null || firstSentenceSentAt === null ? 0 : Math.max(0, firstAudioAt - firstSentenceSentAt);
+    const ttsFirstByteMs =
+      firstAudioAt === null || firstSentenceSentAt === null ? 0 : Math.max(0, firstAudioAt - firstSentenceSentAt);
     const totalMs = Math.max(0, facts.firstFrameAtMs - request.turnEndMs);
-    facts.latency = { sttMs, llmFirstTokenMs, ttsFirstByteMs, overheadMs: Math.max(0, totalMs - sttMs - llmFirstTokenMs - ttsFirstByteMs), totalMs };
+    facts.latency = {
+      sttMs,
+      llmFirstTokenMs,
+      ttsFirstByteMs,
+      overheadMs: Math.max(0, totalMs - sttMs - llmFirstTokenMs - ttsFirstByteMs),
+      totalMs,
+    };
   }
   return facts;
 
@@ -274,7 +294,8 @@ export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceInde
           continue;
         }
         // The apology is said as any text is: sentence by sentence.
-        if (!saidSomething) for (const sentence of splitter.push(`${deps.apology ?? DEFAULT_APOLOGY} `)) enqueue(sentence, round);
+        if (!saidSomething)
+          for (const sentence of splitter.push(`${deps.apology ?? DEFAULT_APOLOGY} `)) enqueue(sentence, round);
         return;
       }
       const held = splitter.flush();
@@ -290,10 +311,16 @@ export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceInde
         try {
           settled = await untilAborted(running, signal);
         } catch (error) {
-          if (signal.aborted && deps.tools.completesOnBargeIn(call.function.name)) facts.lateToolCalls.push({ call, round, atMs, settled: running });
+          if (signal.aborted && deps.tools.completesOnBargeIn(call.function.name))
+            facts.lateToolCalls.push({ call, round, atMs, settled: running });
           throw error;
         }
-        const record: ToolCallRecord = { name: call.function.name, arguments: settled.arguments, result: settled.result, atMs };
+        const record: ToolCallRecord = {
+          name: call.function.name,
+          arguments: settled.arguments,
+          result: settled.result,
+          atMs,
+        };
         facts.toolCalls.push(record);
         deps.onToolCall?.(record);
         results.push({ call, result: JSON.stringify(settled.result) });
@@ -309,7 +336,9 @@ export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceInde
     const onAbort = () => attempt.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const iterator = deps.model.complete({ messages, tools: deps.tools.specs(), signal: attempt.signal })[Symbol.asyncIterator]();
+      const iterator = deps.model
+        .complete({ messages, tools: deps.tools.specs(), signal: attempt.signal })
+        [Symbol.asyncIterator]();
       const deadlineMs = deps.llmDeadlineMs ?? 4000;
       let first = true;
       for (;;) {

@@ -3,7 +3,26 @@
 // white space (or the end of the answer), unless the word before is a common
 // abbreviation (Dr. Mr. e.g. …) or a single letter.
 
-const ABBREVIATIONS = new Set(['mr', 'mrs', 'ms', 'dr', 'st', 'jr', 'sr', 'prof', 'vs', 'etc', 'e.g', 'i.e', 'no', 'approx', 'inc', 'ltd', 'mt', 'ave']);
+const ABBREVIATIONS = new Set([
+  'mr',
+  'mrs',
+  'ms',
+  'dr',
+  'st',
+  'jr',
+  'sr',
+  'prof',
+  'vs',
+  'etc',
+  'e.g',
+  'i.e',
+  'no',
+  'approx',
+  'inc',
+  'ltd',
+  'mt',
+  'ave',
+]);
 
 export class SentenceSplitter {
   private buffer = '';
@@ -20,7 +39,12 @@ export class SentenceSplitter {
       if (!m) break;
       const end = m.index + m[0].length - m[1]!.length;
       const candidate = this.buffer.slice(0, end).trim();
-      const lastWord = candidate.replace(/[.!?\u2026"')\]]+$/, '').split(/\s+/).pop()?.toLowerCase() ?? '';
+      const lastWord =
+        candidate
+          .replace(/[.!?\u2026"')\]]+$/, '')
+          .split(/\s+/)
+          .pop()
+          ?.toLowerCase() ?? '';
       if (m[0].startsWith('.') && (ABBREVIATIONS.has(lastWord) || /^[a-z]$/.test(lastWord))) {
         searchFrom = m.index + m[0].length;
         continue;

@@ -34,7 +34,14 @@ export interface TranscriptLine {
 }
 
 /** `refused`: the far end was shut out for what it sent (transport.ts MEDIA_VIOLATIONS: an invalid message, an audio flood). */
-export type CallOutcomeKind = 'completed' | 'transferred' | 'max_duration' | 'provider_error' | 'voicemail' | 'instance_stopped' | 'refused';
+export type CallOutcomeKind =
+  | 'completed'
+  | 'transferred'
+  | 'max_duration'
+  | 'provider_error'
+  | 'voicemail'
+  | 'instance_stopped'
+  | 'refused';
 
 export interface CallOutcome {
   outcome: CallOutcomeKind;
@@ -196,7 +203,11 @@ export class VoiceSession {
     this.transport = options.transport;
     this.startMs = this.clock.now();
     this.recording = new CallRecording(this.startMs, Math.ceil(this.settings.maxDurationMs / 1000) + 60);
-    this.sink = new AudioSink(this.transport, this.clock, { ...this.settings.sink, recording: this.recording, onFrameLateness: options.onFrameLateness });
+    this.sink = new AudioSink(this.transport, this.clock, {
+      ...this.settings.sink,
+      recording: this.recording,
+      onFrameLateness: options.onFrameLateness,
+    });
     this.turns = new TurnTaking(this.startMs, { ...this.settings, finalPerUtterance: !options.stt.streaming });
     this.sttRate = options.stt.wideband && this.transport.callerSampleRate === 16_000 ? 16_000 : 8000;
     this.history = new History(options.systemPrompt);
@@ -211,7 +222,8 @@ export class VoiceSession {
           const generation = this.cancelGeneration;
           const result = await services.transferToHuman!(id, s);
           // Arranged after the caller spoke over the agent: the caller never heard it announced, so it is not carried out.
-          if (result.ok && generation === this.cancelGeneration) this.pendingAction = { kind: 'transfer', target: result };
+          if (result.ok && generation === this.cancelGeneration)
+            this.pendingAction = { kind: 'transfer', target: result };
           return result;
         },
         endCall: () => {
@@ -237,7 +249,11 @@ export class VoiceSession {
     if (this.started) return this.outcome;
     this.started = true;
     this.transport.on('audio', (frame, native) => this.onCallerFrame(frame, native));
-    this.transport.on('stop', (reason) => (this.endingAs && !MEDIA_VIOLATIONS.has(reason) ? this.finish(this.endingAs.outcome, this.endingAs.reason) : this.finish(stopOutcome(reason), reason)));
+    this.transport.on('stop', (reason) =>
+      this.endingAs && !MEDIA_VIOLATIONS.has(reason)
+        ? this.finish(this.endingAs.outcome, this.endingAs.reason)
+        : this.finish(stopOutcome(reason), reason),
+    );
     // The far end may have gone while the call was being set up (its stop came before this listener).
     if (this.transport.stopReason !== null) {
       this.finish(stopOutcome(this.transport.stopReason), this.transport.stopReason);
@@ -279,7 +295,12 @@ export class VoiceSession {
     const frameStart = this.clock.now() - FRAME_MS;
     this.recording.writeCaller(frame);
     const frameNumber = this.framesIn++;
-    const heard = this.sttRate === 8000 ? frame : native && native.length === this.sttRate / 50 ? native : resample(frame, 8000, this.sttRate);
+    const heard =
+      this.sttRate === 8000
+        ? frame
+        : native && native.length === this.sttRate / 50
+          ? native
+          : resample(frame, 8000, this.sttRate);
     this.replay.push(heard);
     const keep = Math.ceil(this.settings.sttReplayMs / FRAME_MS);
     if (this.replay.length > keep) this.replay.splice(0, this.replay.length - keep);
@@ -327,7 +348,8 @@ export class VoiceSession {
     this.utterances.push({ startFrame: frame, endFrame: null, cutAt: null });
     // Older than the replay buffer: never replayed again.
     const oldest = this.framesIn - this.replay.length;
-    while (this.utterances.length > 1 && this.utterances[0]!.cutAt !== null && this.utterances[0]!.cutAt! <= oldest) this.utterances.shift();
+    while (this.utterances.length > 1 && this.utterances[0]!.cutAt !== null && this.utterances[0]!.cutAt! <= oldest)
+      this.utterances.shift();
     this.stream?.startUtterance(this.streamMs(frame));
   }
 
@@ -341,7 +363,8 @@ export class VoiceSession {
   }
 
   private cut(stream: RecognitionStream, endFrame: number) {
-    if (!this.options.stt.streaming && this.cutsAwaitingFinal.push(this.clock.now()) > 16) this.cutsAwaitingFinal.shift();
+    if (!this.options.stt.streaming && this.cutsAwaitingFinal.push(this.clock.now()) > 16)
+      this.cutsAwaitingFinal.shift();
     stream.endUtterance(this.streamMs(endFrame));
   }
 
@@ -364,7 +387,11 @@ export class VoiceSession {
     if (this.ended) return;
     let stream: RecognitionStream;
     try {
-      stream = this.options.stt.open({ signal: this.sttController.signal, phrases: this.options.phrases, ...(this.sttRate !== 8000 ? { sampleRate: this.sttRate } : {}) });
+      stream = this.options.stt.open({
+        signal: this.sttController.signal,
+        phrases: this.options.phrases,
+        ...(this.sttRate !== 8000 ? { sampleRate: this.sttRate } : {}),
+      });
     } catch (error) {
       return this.recognitionDropped(error);
     }
@@ -382,7 +409,8 @@ export class VoiceSession {
       for await (const result of stream.results) this.onRecognition(stream, result);
     })().then(
       () => {
-        if (this.stream === stream && !this.ended) this.recognitionDropped(new ProviderFailure(this.options.stt.name, 'recognition stream ended'));
+        if (this.stream === stream && !this.ended)
+          this.recognitionDropped(new ProviderFailure(this.options.stt.name, 'recognition stream ended'));
       },
       (error) => {
         if (this.stream === stream && !this.ended) this.recognitionDropped(error);
@@ -417,11 +445,23 @@ export class VoiceSession {
     if (result.text.trim()) this.sttFailuresInRow = 0;
     const cutAt = result.final ? this.cutsAwaitingFinal.shift() : undefined;
     if (cutAt !== undefined) this.options.onRecognitionTime?.(this.clock.now() - cutAt);
-    if (result.final) this.recognisedUpToFrame = Math.max(this.recognisedUpToFrame, this.streamStartFrame + Math.ceil(result.endMs / FRAME_MS));
+    if (result.final)
+      this.recognisedUpToFrame = Math.max(
+        this.recognisedUpToFrame,
+        this.streamStartFrame + Math.ceil(result.endMs / FRAME_MS),
+      );
     if (result.recognised === false) this.lastRecognised = false;
     const floor = this.options.minConfidence;
     const unclear = result.final && floor !== undefined && result.confidence !== undefined && result.confidence < floor;
-    this.decide(this.turns.update({ type: 'recognition', text: result.text, final: result.final, ...(unclear ? { unclear } : {}), atMs: this.clock.now() }));
+    this.decide(
+      this.turns.update({
+        type: 'recognition',
+        text: result.text,
+        final: result.final,
+        ...(unclear ? { unclear } : {}),
+        atMs: this.clock.now(),
+      }),
+    );
   }
 
   private recognitionDropped(error: unknown) {
@@ -430,7 +470,10 @@ export class VoiceSession {
     void old?.close().catch(() => {});
     this.sttFailuresInRow++;
     if (this.sttFailuresInRow > this.settings.sttReopenAttempts) {
-      const failure = error instanceof ProviderFailure ? error : new ProviderFailure(this.options.stt.name, error instanceof Error ? error.message : String(error));
+      const failure =
+        error instanceof ProviderFailure
+          ? error
+          : new ProviderFailure(this.options.stt.name, error instanceof Error ? error.message : String(error));
       return this.fail(failure);
     }
     // The first reopen is immediate; a stream that keeps failing is retried after 0.5 s, 1 s, …
@@ -447,7 +490,12 @@ export class VoiceSession {
       if (this.ended) return;
       switch (d.type) {
         case 'end_of_turn': {
-          const line: TranscriptLine = { role: 'caller', text: d.text, startMs: this.at(d.startMs), endMs: this.at(d.endMs) };
+          const line: TranscriptLine = {
+            role: 'caller',
+            text: d.text,
+            startMs: this.at(d.startMs),
+            endMs: this.at(d.endMs),
+          };
           if (this.lastRecognised === false) line.recognised = false;
           this.lastRecognised = undefined;
           this.recordLine(line);
@@ -510,7 +558,13 @@ export class VoiceSession {
               if (!this.ended) this.liveLines.sentenceStarted(text);
             },
           },
-          { signal: controller.signal, text: request.text, messages: request.text === undefined ? this.history.messages() : undefined, turnEndMs: request.turnEndMs, sttMs: request.sttMs },
+          {
+            signal: controller.signal,
+            text: request.text,
+            messages: request.text === undefined ? this.history.messages() : undefined,
+            turnEndMs: request.turnEndMs,
+            sttMs: request.sttMs,
+          },
           this.voiceIndex,
         );
         if (this.current?.id === id) this.current = null;
@@ -525,18 +579,29 @@ export class VoiceSession {
     const heard = heardText(facts.segments, facts.pending);
     const interrupted = facts.interrupted && heard.interrupted;
     const roundCount = Math.max(facts.rounds.length, ...facts.segments.map((s) => s.round + 1), 0);
-    const rounds = Array.from({ length: roundCount }, (_, r) => ({ text: heard.rounds.find((h) => h.round === r)?.text ?? '', toolCalls: facts.rounds[r]?.toolCalls ?? [] }));
+    const rounds = Array.from({ length: roundCount }, (_, r) => ({
+      text: heard.rounds.find((h) => h.round === r)?.text ?? '',
+      toolCalls: facts.rounds[r]?.toolCalls ?? [],
+    }));
     const turn = this.history.addAgent(rounds, interrupted, facts.lateToolCalls.length > 0);
     for (const late of facts.lateToolCalls) this.awaitLateToolCall(turn, late);
     this.liveLines.replyOver(facts.segments, heard, interrupted);
     if (heard.text) {
-      const line: TranscriptLine = { role: 'agent', text: heard.text, startMs: this.at(facts.firstFrameAtMs ?? this.clock.now()), endMs: this.at() };
+      const line: TranscriptLine = {
+        role: 'agent',
+        text: heard.text,
+        startMs: this.at(facts.firstFrameAtMs ?? this.clock.now()),
+        endMs: this.at(),
+      };
       if (interrupted) line.interrupted = true;
       if (kind === 'answer' && facts.latency) line.latency = facts.latency;
       this.recordLine(line);
     }
     if (facts.interrupted) this.unheardAfterCut = heard.unheard;
-    if (facts.fatal) return this.fail(new ProviderFailure(facts.errors.at(-1)?.provider ?? 'speech', facts.errors.at(-1)?.message ?? 'no voice'));
+    if (facts.fatal)
+      return this.fail(
+        new ProviderFailure(facts.errors.at(-1)?.provider ?? 'speech', facts.errors.at(-1)?.message ?? 'no voice'),
+      );
     if (kind === 'answer') {
       // Two model errors in one reply: the retry failed too and the apology was said.
       const modelFailed = facts.errors.filter((e) => e.provider === this.options.model.name).length >= 2;
@@ -585,7 +650,12 @@ export class VoiceSession {
   private awaitLateToolCall(turn: AgentTurn, late: LateToolCall) {
     const settled = late.settled.then(
       (done) => {
-        this.recordToolCall({ name: late.call.function.name, arguments: done.arguments, result: done.result, atMs: late.atMs });
+        this.recordToolCall({
+          name: late.call.function.name,
+          arguments: done.arguments,
+          result: done.result,
+          atMs: late.atMs,
+        });
         this.history.addLateToolCall(turn, late.round, { call: late.call, result: JSON.stringify(done.result) });
       },
       () => {},
@@ -612,7 +682,10 @@ export class VoiceSession {
   }
 
   private fail(error: unknown) {
-    const failure = error instanceof ProviderFailure ? { provider: error.provider, message: error.message.replace(`${error.provider}: `, '') } : { provider: 'voice_session', message: error instanceof Error ? error.message : String(error) };
+    const failure =
+      error instanceof ProviderFailure
+        ? { provider: error.provider, message: error.message.replace(`${error.provider}: `, '') }
+        : { provider: 'voice_session', message: error instanceof Error ? error.message : String(error) };
     this.finish('provider_error', 'provider_error', failure);
   }
 
@@ -641,7 +714,10 @@ export class VoiceSession {
     if (!this.lateToolCalls.size) return resolve();
     // A booking sent before the end is in the record with its result (for a while: a provider that never answers does not hold the call).
     const waited = new AbortController();
-    void Promise.race([Promise.allSettled([...this.lateToolCalls]), sleep(this.clock, LATE_TOOL_CALL_WAIT_MS, waited.signal).catch(() => {})]).then(() => {
+    void Promise.race([
+      Promise.allSettled([...this.lateToolCalls]),
+      sleep(this.clock, LATE_TOOL_CALL_WAIT_MS, waited.signal).catch(() => {}),
+    ]).then(() => {
       waited.abort();
       resolve();
     });

@@ -75,7 +75,11 @@ interface PendingWindow {
   reject(error: unknown): void;
 }
 
-type WorkerAnswer = { ready: true } | { loadError: string } | { error: string } | { probabilities: ArrayBuffer; states: ArrayBuffer };
+type WorkerAnswer =
+  | { ready: true }
+  | { loadError: string }
+  | { error: string }
+  | { probabilities: ArrayBuffer; states: ArrayBuffer };
 
 /** Starts a worker with the model loaded; rejects when onnxruntime or the file is unavailable. */
 async function startModelWorker(modelPath: string): Promise<Worker> {
@@ -87,7 +91,10 @@ async function startModelWorker(modelPath: string): Promise<Worker> {
   let onExit!: (code: number) => void;
   try {
     await new Promise<void>((resolve, reject) => {
-      onMessage = (answer) => ('ready' in answer ? resolve() : reject(new Error('loadError' in answer ? answer.loadError : 'the VAD worker did not start')));
+      onMessage = (answer) =>
+        'ready' in answer
+          ? resolve()
+          : reject(new Error('loadError' in answer ? answer.loadError : 'the VAD worker did not start'));
       onError = reject;
       onExit = (code) => reject(new Error(`the VAD worker exited (${code}) while loading`));
       worker.once('message', onMessage).once('error', onError).once('exit', onExit);
@@ -329,6 +336,10 @@ export async function loadVoiceActivity(): Promise<VoiceActivitySource> {
     const model = await SileroVadModel.load();
     return { kind: 'silero', create: () => model.detector() };
   } catch (error) {
-    return { kind: 'energy', fallbackReason: error instanceof Error ? error.message : String(error), create: () => new EnergyVad() };
+    return {
+      kind: 'energy',
+      fallbackReason: error instanceof Error ? error.message : String(error),
+      create: () => new EnergyVad(),
+    };
   }
 }

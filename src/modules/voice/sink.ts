@@ -25,7 +25,9 @@ export interface SinkOptions {
   onFrameLateness?: (ms: number) => void;
 }
 
-type QueueItem = { kind: 'frame'; segment: number; samples: Int16Array } | { kind: 'mark'; segment: number; name: string; audioMs: number; last: boolean };
+type QueueItem =
+  | { kind: 'frame'; segment: number; samples: Int16Array }
+  | { kind: 'mark'; segment: number; name: string; audioMs: number; last: boolean };
 
 interface SegmentState {
   pending: Int16Array;
@@ -99,7 +101,18 @@ export class AudioSink {
     const id = this.nextSegment++;
     let finish!: () => void;
     const done = new Promise<void>((resolve) => (finish = resolve));
-    this.segments.set(id, { pending: new Int16Array(0), writtenMs: 0, playedMs: 0, nextMarkAtMs: this.markEveryMs, ended: false, cleared: false, firstFrameAtMs: null, onFirstFrame, done, finish });
+    this.segments.set(id, {
+      pending: new Int16Array(0),
+      writtenMs: 0,
+      playedMs: 0,
+      nextMarkAtMs: this.markEveryMs,
+      ended: false,
+      cleared: false,
+      firstFrameAtMs: null,
+      onFirstFrame,
+      done,
+      finish,
+    });
     return id;
   }
 
@@ -230,7 +243,10 @@ export class AudioSink {
     this.options.onFrameLateness?.(fromTimer ? Math.max(0, now - Math.max(this.timelineStart, slot - this.leadMs)) : 0);
     this.transport.sendAudio(item.samples);
     this.sendTimes.push(now);
-    this.options.recording?.writeAgent(item.samples, Math.max(now, this.timelineStart + this.framesOnTimeline * FRAME_MS));
+    this.options.recording?.writeAgent(
+      item.samples,
+      Math.max(now, this.timelineStart + this.framesOnTimeline * FRAME_MS),
+    );
     this.framesOnTimeline++;
     if (state.firstFrameAtMs === null) {
       state.firstFrameAtMs = now;
@@ -245,7 +261,12 @@ export class AudioSink {
 
   private sendMark(item: Extract<QueueItem, { kind: 'mark' }>) {
     this.transport.sendMark(item.name);
-    this.pendingMarks.push({ name: item.name, segment: item.segment, audioMs: item.audioMs, dueAtMs: this.timelineStart + this.framesOnTimeline * FRAME_MS });
+    this.pendingMarks.push({
+      name: item.name,
+      segment: item.segment,
+      audioMs: item.audioMs,
+      dueAtMs: this.timelineStart + this.framesOnTimeline * FRAME_MS,
+    });
   }
 
   private acknowledge(name: string) {
@@ -269,15 +290,18 @@ export class AudioSink {
     if (!this.pendingMarks.length || this.queue.length) return;
     const last = this.pendingMarks[this.pendingMarks.length - 1]!;
     const wait = last.dueAtMs + this.ackTimeoutMs - this.clock.now();
-    this.ackTimer = this.clock.setTimeout(() => {
-      this.ackTimer = null;
-      for (const mark of this.pendingMarks) {
-        this.stale.add(mark.name);
-        this.segments.get(mark.segment)?.finish();
-      }
-      this.pendingMarks = [];
-      this.settle();
-    }, Math.max(0, wait));
+    this.ackTimer = this.clock.setTimeout(
+      () => {
+        this.ackTimer = null;
+        for (const mark of this.pendingMarks) {
+          this.stale.add(mark.name);
+          this.segments.get(mark.segment)?.finish();
+        }
+        this.pendingMarks = [];
+        this.settle();
+      },
+      Math.max(0, wait),
+    );
   }
 
   private settle() {

@@ -73,11 +73,21 @@ export const searchKnowledge = tool({
   name: 'search_knowledge',
   needs: 'searchKnowledge',
   onBargeIn: 'cancel',
-  description: "Searches the business's knowledge base. Use it before answering any question about the business (hours, prices, services, places).",
-  parameters: Type.Object({ query: Type.String({ minLength: 1, maxLength: 500, description: 'What to look up, in a few words' }) }, { additionalProperties: false }),
+  description:
+    "Searches the business's knowledge base. Use it before answering any question about the business (hours, prices, services, places).",
+  parameters: Type.Object(
+    { query: Type.String({ minLength: 1, maxLength: 500, description: 'What to look up, in a few words' }) },
+    { additionalProperties: false },
+  ),
   async execute({ query }, context, { signal }) {
     const matches = await context.searchKnowledge(query, signal);
-    return { matches: matches.slice(0, 5).map((m) => ({ text: m.text, ...(m.title ? { title: m.title } : {}), ...(m.score !== undefined ? { score: m.score } : {}) })) };
+    return {
+      matches: matches.slice(0, 5).map((m) => ({
+        text: m.text,
+        ...(m.title ? { title: m.title } : {}),
+        ...(m.score !== undefined ? { score: m.score } : {}),
+      })),
+    };
   },
 });
 
@@ -85,8 +95,12 @@ export const checkAvailability = tool({
   name: 'check_availability',
   needs: 'checkAvailability',
   onBargeIn: 'cancel',
-  description: 'Lists open meeting slots (ISO 8601 start times), soonest first. Give a date (YYYY-MM-DD) to look at one day.',
-  parameters: Type.Object({ date: Type.Optional(Type.String({ pattern: DATE, description: 'YYYY-MM-DD' })) }, { additionalProperties: false }),
+  description:
+    'Lists open meeting slots (ISO 8601 start times), soonest first. Give a date (YYYY-MM-DD) to look at one day.',
+  parameters: Type.Object(
+    { date: Type.Optional(Type.String({ pattern: DATE, description: 'YYYY-MM-DD' })) },
+    { additionalProperties: false },
+  ),
   async execute({ date }, context, { signal }) {
     const slots = await context.checkAvailability(date, signal);
     return { slots: slots.slice(0, 10) };
@@ -117,7 +131,10 @@ export const transferToHuman = tool({
   needs: 'transferToHuman',
   onBargeIn: 'complete',
   description: 'Transfers the call to a person. Say a short line first; the transfer happens after it is heard.',
-  parameters: Type.Object({ humanAgentId: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
+  parameters: Type.Object(
+    { humanAgentId: Type.Optional(Type.String({ maxLength: 200 })) },
+    { additionalProperties: false },
+  ),
   async execute({ humanAgentId }, context, { signal }) {
     return context.transferToHuman(humanAgentId, signal);
   },
@@ -134,7 +151,13 @@ export const endCall = tool({
   },
 });
 
-export const VOICE_TOOLS: VoiceTool[] = [searchKnowledge, checkAvailability, bookMeeting, transferToHuman, endCall] as VoiceTool[];
+export const VOICE_TOOLS: VoiceTool[] = [
+  searchKnowledge,
+  checkAvailability,
+  bookMeeting,
+  transferToHuman,
+  endCall,
+] as VoiceTool[];
 
 /** The tools of a call with these services: each one whose service it has, and end_call. */
 export function offeredTools(services: ToolServices): VoiceTool[] {
@@ -164,7 +187,11 @@ export class ToolRegistry {
 
   /** What the model is told. */
   specs(): ToolSpec[] {
-    return [...this.byName.values()].map((t) => ({ name: t.name, description: t.description, parameters: JSON.parse(JSON.stringify(t.parameters)) as Record<string, unknown> }));
+    return [...this.byName.values()].map((t) => ({
+      name: t.name,
+      description: t.description,
+      parameters: JSON.parse(JSON.stringify(t.parameters)) as Record<string, unknown>,
+    }));
   }
 
   /** true for a tool whose call, once sent, a barge-in does not take back (tools.ts `onBargeIn`). */
@@ -179,7 +206,11 @@ export class ToolRegistry {
    * signal aborts, for a tool that is cancelled then; one that completes
    * (`onBargeIn: 'complete'`) never sees the signal and always settles.
    */
-  async call(name: string, rawArguments: string, signal: AbortSignal): Promise<{ arguments: unknown; result: unknown }> {
+  async call(
+    name: string,
+    rawArguments: string,
+    signal: AbortSignal,
+  ): Promise<{ arguments: unknown; result: unknown }> {
     const definition = this.byName.get(name);
     let args: unknown;
     try {
@@ -190,7 +221,10 @@ export class ToolRegistry {
     if (!definition) return { arguments: args, result: { error: `unknown tool ${name}` } };
     if (!Value.Check(definition.parameters, args)) {
       const first = [...Value.Errors(definition.parameters, args)][0];
-      return { arguments: args, result: { error: `invalid arguments: ${first ? `${first.instancePath || '/'} ${first.message}` : 'rejected'}` } };
+      return {
+        arguments: args,
+        result: { error: `invalid arguments: ${first ? `${first.instancePath || '/'} ${first.message}` : 'rejected'}` },
+      };
     }
     const toolSignal = definition.onBargeIn === 'cancel' ? signal : NEVER_ABORTED;
     try {

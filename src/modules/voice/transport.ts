@@ -6,8 +6,20 @@
 // session never sees either.
 import { FRAME_SAMPLES_8K, cutFrames, mulawToPcm, pcmToMulawInto, resample } from '../../lib/audio.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
-import { type AllowanceOptions, CALLER_AUDIO_ALLOWANCE, CONTROL_MESSAGE_ALLOWANCE, RealTimeAllowance } from './real-time-allowance.js';
-import { formatClear, formatMark, mediaTemplate, parseTwilioMessage, TwilioMessageError, type TwilioInbound } from './twilio-codec.js';
+import {
+  type AllowanceOptions,
+  CALLER_AUDIO_ALLOWANCE,
+  CONTROL_MESSAGE_ALLOWANCE,
+  RealTimeAllowance,
+} from './real-time-allowance.js';
+import {
+  formatClear,
+  formatMark,
+  mediaTemplate,
+  parseTwilioMessage,
+  TwilioMessageError,
+  type TwilioInbound,
+} from './twilio-codec.js';
 
 export interface TransportEvents {
   /**
@@ -31,7 +43,12 @@ export interface TransportEvents {
  * (`message_too_big`), or audio or other messages far faster than real time
  * (`audio_flood`, `message_flood`). A call ending so is `refused`.
  */
-export const MEDIA_VIOLATIONS: ReadonlySet<string> = new Set(['invalid_message', 'message_too_big', 'audio_flood', 'message_flood']);
+export const MEDIA_VIOLATIONS: ReadonlySet<string> = new Set([
+  'invalid_message',
+  'message_too_big',
+  'audio_flood',
+  'message_flood',
+]);
 
 /** Close codes of those violations (RFC 6455): data that cannot be read, a message the protocol does not have (or a flood), too big. */
 export const CLOSE_UNREADABLE = 1007;
@@ -108,7 +125,11 @@ abstract class BaseTransport {
   }
 
   get inflow(): InflowCounts {
-    return { audioMs: this.audioIn.accepted, droppedAudioMs: this.audioIn.dropped, droppedMessages: this.controlIn.dropped };
+    return {
+      audioMs: this.audioIn.accepted,
+      droppedAudioMs: this.audioIn.dropped,
+      droppedMessages: this.controlIn.dropped,
+    };
   }
 
   /**
@@ -227,11 +248,22 @@ export class TwilioTransport extends BaseTransport implements Transport {
     // Closed (by the session, or shut out): what the socket still delivers is not read.
     if (this.closed) return;
     if (isBinary) return this.invalid(new TwilioMessageError('binary frame'));
-    const size = typeof data === 'string' ? Buffer.byteLength(data) : Buffer.isBuffer(data) ? data.length : (data as ArrayBuffer).byteLength;
+    const size =
+      typeof data === 'string'
+        ? Buffer.byteLength(data)
+        : Buffer.isBuffer(data)
+          ? data.length
+          : (data as ArrayBuffer).byteLength;
     if (size > MAX_TWILIO_MESSAGE_BYTES) return this.shutOut(CLOSE_TOO_BIG, 'message_too_big');
     let message: TwilioInbound;
     try {
-      message = parseTwilioMessage(typeof data === 'string' ? data : Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8'));
+      message = parseTwilioMessage(
+        typeof data === 'string'
+          ? data
+          : Buffer.isBuffer(data)
+            ? data.toString('utf8')
+            : Buffer.from(data as ArrayBuffer).toString('utf8'),
+      );
     } catch (error) {
       return this.invalid(error as Error, (error as Error).message === 'not JSON' ? CLOSE_UNREADABLE : CLOSE_POLICY);
     }
@@ -244,25 +276,38 @@ export class TwilioTransport extends BaseTransport implements Transport {
         if (this.streamSid) return this.invalid(new TwilioMessageError('second start'));
         this.streamSid = message.streamSid;
         this.formatMedia = mediaTemplate(message.streamSid);
-        return this.resolveStart({ streamSid: message.streamSid, callSid: message.callSid, accountSid: message.accountSid, customParameters: message.customParameters });
+        return this.resolveStart({
+          streamSid: message.streamSid,
+          callSid: message.callSid,
+          accountSid: message.accountSid,
+          customParameters: message.customParameters,
+        });
       case 'media':
-        if (!this.streamSid || message.streamSid !== this.streamSid) return this.invalid(new TwilioMessageError(this.streamSid ? 'media for another stream' : 'media before start'));
+        if (!this.streamSid || message.streamSid !== this.streamSid)
+          return this.invalid(
+            new TwilioMessageError(this.streamSid ? 'media for another stream' : 'media before start'),
+          );
         if (message.track !== 'inbound') return;
         if (this.admitAudio(1, message.payload.length / 8) === 0) return;
         return this.pushCallerAudio(mulawToPcm(message.payload));
       case 'mark':
-        if (message.streamSid !== this.streamSid) return this.invalid(new TwilioMessageError('mark for another stream'));
+        if (message.streamSid !== this.streamSid)
+          return this.invalid(new TwilioMessageError('mark for another stream'));
         return this.emit('mark', message.name);
       case 'dtmf':
-        if (message.streamSid !== this.streamSid) return this.invalid(new TwilioMessageError('dtmf for another stream'));
+        if (message.streamSid !== this.streamSid)
+          return this.invalid(new TwilioMessageError('dtmf for another stream'));
         return this.emit('dtmf', message.digit);
       case 'stop':
-        if (message.streamSid !== this.streamSid) return this.invalid(new TwilioMessageError('stop for another stream'));
+        if (message.streamSid !== this.streamSid)
+          return this.invalid(new TwilioMessageError('stop for another stream'));
         return this.farEndStopped('stream_stopped');
       case 'other':
         // An event Twilio may add later must not end calls; before `start` only connected and start belong (admission).
-        if (!this.streamSid) return this.invalid(new TwilioMessageError(`unknown event "${message.name}" before start`));
-        if (message.streamSid !== null && message.streamSid !== this.streamSid) return this.invalid(new TwilioMessageError(`${message.name} for another stream`));
+        if (!this.streamSid)
+          return this.invalid(new TwilioMessageError(`unknown event "${message.name}" before start`));
+        if (message.streamSid !== null && message.streamSid !== this.streamSid)
+          return this.invalid(new TwilioMessageError(`${message.name} for another stream`));
         return;
     }
   }
@@ -274,7 +319,10 @@ export class TwilioTransport extends BaseTransport implements Transport {
 
   sendAudio(frame: Int16Array) {
     if (!this.formatMedia || this.closed) return;
-    const mulaw = frame.length <= this.mulaw.length ? pcmToMulawInto(frame, this.mulaw).subarray(0, frame.length) : pcmToMulawInto(frame, Buffer.alloc(frame.length));
+    const mulaw =
+      frame.length <= this.mulaw.length
+        ? pcmToMulawInto(frame, this.mulaw).subarray(0, frame.length)
+        : pcmToMulawInto(frame, Buffer.alloc(frame.length));
     this.socket.send(this.formatMedia(mulaw));
   }
 
@@ -336,10 +384,21 @@ export class WebTransport extends BaseTransport implements Transport {
   private onMessage(data: unknown, isBinary: boolean | undefined) {
     // Closed (by the session, or shut out): what the socket still delivers is not read.
     if (this.closed) return;
-    const whole = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+    const whole =
+      typeof data === 'string'
+        ? Buffer.from(data, 'utf8')
+        : Buffer.isBuffer(data)
+          ? data
+          : Array.isArray(data)
+            ? Buffer.concat(data)
+            : Buffer.from(data as ArrayBuffer);
     const binary = isBinary ?? typeof data !== 'string';
     if (binary) {
-      if (whole.length === 0 || whole.length % this.bytesPerFrame !== 0) return this.invalid(new Error(`audio must be whole ${this.format.frameMs} ms frames of ${this.bytesPerFrame} bytes`), CLOSE_UNREADABLE);
+      if (whole.length === 0 || whole.length % this.bytesPerFrame !== 0)
+        return this.invalid(
+          new Error(`audio must be whole ${this.format.frameMs} ms frames of ${this.bytesPerFrame} bytes`),
+          CLOSE_UNREADABLE,
+        );
       // Paced before anything is decoded: what runs ahead of real time costs nothing.
       const frames = this.admitAudio(whole.length / this.bytesPerFrame, this.format.frameMs);
       if (frames === 0) return;
@@ -351,7 +410,11 @@ export class WebTransport extends BaseTransport implements Transport {
       const narrow = resample(samples, this.format.sampleRate, 8000);
       const wide = this.bytesPerFrame / 2;
       for (let i = 0; i * FRAME_SAMPLES_8K < narrow.length; i++) {
-        this.emit('audio', narrow.subarray(i * FRAME_SAMPLES_8K, (i + 1) * FRAME_SAMPLES_8K), samples.subarray(i * wide, (i + 1) * wide));
+        this.emit(
+          'audio',
+          narrow.subarray(i * FRAME_SAMPLES_8K, (i + 1) * FRAME_SAMPLES_8K),
+          samples.subarray(i * wide, (i + 1) * wide),
+        );
       }
       return;
     }
@@ -364,7 +427,8 @@ export class WebTransport extends BaseTransport implements Transport {
     }
     const m = message as { type?: unknown; name?: unknown; digit?: unknown };
     if (m && m.type === 'mark' && typeof m.name === 'string') return this.emit('mark', m.name);
-    if (m && m.type === 'dtmf' && typeof m.digit === 'string' && /^[0-9*#A-D]$/.test(m.digit)) return this.emit('dtmf', m.digit);
+    if (m && m.type === 'dtmf' && typeof m.digit === 'string' && /^[0-9*#A-D]$/.test(m.digit))
+      return this.emit('dtmf', m.digit);
     if (m && m.type === 'hangup') return this.farEndStopped('caller_hung_up');
     return this.invalid(new Error('unknown message'));
   }

@@ -72,14 +72,47 @@ export type TurnDecision =
 /** How long a per-utterance recogniser may take before its utterance is given up. */
 const FINAL_WAIT_MS = 10_000;
 
-const LEADING_ON = new Set(['and', 'but', 'or', 'so', 'because', 'the', 'a', 'an', 'to', 'for', 'of', 'with', 'um', 'uh', 'er', 'my', 'your', 'is', 'if', 'that', 'in', 'on', 'at']);
+const LEADING_ON = new Set([
+  'and',
+  'but',
+  'or',
+  'so',
+  'because',
+  'the',
+  'a',
+  'an',
+  'to',
+  'for',
+  'of',
+  'with',
+  'um',
+  'uh',
+  'er',
+  'my',
+  'your',
+  'is',
+  'if',
+  'that',
+  'in',
+  'on',
+  'at',
+]);
 
 /** Silence needed after the last speech before a turn with this text ends. */
-export function endpointDelay(text: string, final: boolean, s: Pick<TurnSettings, 'endpointMinMs' | 'endpointMaxMs'>): number {
+export function endpointDelay(
+  text: string,
+  final: boolean,
+  s: Pick<TurnSettings, 'endpointMinMs' | 'endpointMaxMs'>,
+): number {
   const trimmed = text.trim();
   if (!final) return s.endpointMaxMs;
   if (/[.!?]["')\]]*$/.test(trimmed)) return s.endpointMinMs;
-  const lastWord = trimmed.split(/\s+/).pop()?.toLowerCase().replace(/[^a-z']/g, '') ?? '';
+  const lastWord =
+    trimmed
+      .split(/\s+/)
+      .pop()
+      ?.toLowerCase()
+      .replace(/[^a-z']/g, '') ?? '';
   if (LEADING_ON.has(lastWord)) return s.endpointMaxMs;
   return Math.min(s.endpointMaxMs, s.endpointMinMs * 2);
 }
@@ -158,7 +191,8 @@ export class TurnTaking {
           }
         } else this.interim = text;
         if (text && this.turnStartMs === null) this.turnStartMs = event.atMs;
-        if (text && !this.inSpeech && this.lastSpeechEndMs < (this.turnStartMs ?? event.atMs)) this.lastSpeechEndMs = event.atMs;
+        if (text && !this.inSpeech && this.lastSpeechEndMs < (this.turnStartMs ?? event.atMs))
+          this.lastSpeechEndMs = event.atMs;
         if (text && this.bargeIn) this.bargeIn = null;
         break;
       }
@@ -176,7 +210,12 @@ export class TurnTaking {
     }
 
     // Barge-in.
-    if (this.agent === 'replying' && this.inSpeech && !this.bargedInThisRun && now - this.speechStartMs >= this.settings.bargeInMs) {
+    if (
+      this.agent === 'replying' &&
+      this.inSpeech &&
+      !this.bargedInThisRun &&
+      now - this.speechStartMs >= this.settings.bargeInMs
+    ) {
       this.bargedInThisRun = true;
       this.tentative = false;
       this.agent = 'idle';
@@ -187,8 +226,14 @@ export class TurnTaking {
     // False interruption. A per-utterance recogniser (pocketsphinx, Whisper) has no words before the
     // caller stops and it has transcribed: the 2 s run on from there, not through a long sentence.
     const awaiting = this.awaitingFinals.some((u) => !u.dropped);
-    const transcribing = this.settings.finalPerUtterance && (this.inSpeech || (awaiting && now - this.lastSpeechEndMs < FINAL_WAIT_MS));
-    if (this.bargeIn && !transcribing && now - this.bargeIn.atMs >= this.settings.falseInterruptionMs && !this.hasWords()) {
+    const transcribing =
+      this.settings.finalPerUtterance && (this.inSpeech || (awaiting && now - this.lastSpeechEndMs < FINAL_WAIT_MS));
+    if (
+      this.bargeIn &&
+      !transcribing &&
+      now - this.bargeIn.atMs >= this.settings.falseInterruptionMs &&
+      !this.hasWords()
+    ) {
       this.bargeIn = null;
       this.resetTurn();
       this.ignoreUntilSpeech = this.inSpeech;
@@ -213,7 +258,13 @@ export class TurnTaking {
     }
 
     // Silence: reprompt, then end.
-    if (this.agent === 'idle' && !this.inSpeech && this.turnStartMs === null && !this.bargeIn && now - this.quietSinceMs >= this.settings.repromptMs) {
+    if (
+      this.agent === 'idle' &&
+      !this.inSpeech &&
+      this.turnStartMs === null &&
+      !this.bargeIn &&
+      now - this.quietSinceMs >= this.settings.repromptMs
+    ) {
       if (this.reprompts >= this.settings.maxReprompts) {
         this.ended = true;
         out.push({ type: 'end', reason: 'silence', atMs: now });
@@ -244,7 +295,14 @@ export class TurnTaking {
       text.push(this.interim);
       modelText.push(this.interim);
     }
-    const decision: TurnDecision = { type: 'end_of_turn', text: text.join(' '), modelText: modelText.join(' '), startMs: this.turnStartMs!, endMs: this.lastSpeechEndMs, finalAtMs: this.lastFinalAtMs };
+    const decision: TurnDecision = {
+      type: 'end_of_turn',
+      text: text.join(' '),
+      modelText: modelText.join(' '),
+      startMs: this.turnStartMs!,
+      endMs: this.lastSpeechEndMs,
+      finalAtMs: this.lastFinalAtMs,
+    };
     this.reprompts = 0;
     this.resetTurn();
     this.quietSinceMs = decision.endMs;

@@ -15,7 +15,15 @@ export type TwilioInbound =
       customParameters: Record<string, string>;
       mediaFormat: { encoding: string; sampleRate: number; channels: number };
     }
-  | { event: 'media'; sequenceNumber: number; streamSid: string; track: string; chunk: number; timestamp: number; payload: Uint8Array }
+  | {
+      event: 'media';
+      sequenceNumber: number;
+      streamSid: string;
+      track: string;
+      chunk: number;
+      timestamp: number;
+      payload: Uint8Array;
+    }
   | { event: 'mark'; sequenceNumber: number; streamSid: string; name: string }
   | { event: 'dtmf'; sequenceNumber: number; streamSid: string; track: string; digit: string }
   | { event: 'stop'; sequenceNumber: number; streamSid: string; callSid: string; accountSid: string }
@@ -50,7 +58,8 @@ function optStr(obj: Json, key: string, fallback: string): string {
 function int(obj: Json, key: string, where: string): number {
   const value = obj[key];
   const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) throw new TwilioMessageError(`${where}.${key} must be a non-negative integer`);
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0)
+    throw new TwilioMessageError(`${where}.${key} must be a non-negative integer`);
   return n;
 }
 
@@ -85,7 +94,9 @@ export function parseTwilioMessage(text: string): TwilioInbound {
         customParameters[k] = v;
       }
       const format = isObject(start.mediaFormat) ? start.mediaFormat : {};
-      const tracks = Array.isArray(start.tracks) ? start.tracks.filter((t): t is string => typeof t === 'string') : ['inbound'];
+      const tracks = Array.isArray(start.tracks)
+        ? start.tracks.filter((t): t is string => typeof t === 'string')
+        : ['inbound'];
       const streamSid = typeof raw.streamSid === 'string' ? raw.streamSid : str(start, 'streamSid', 'start');
       return {
         event,
@@ -105,7 +116,8 @@ export function parseTwilioMessage(text: string): TwilioInbound {
     case 'media': {
       const media = section(raw, 'media');
       const payload = str(media, 'payload', 'media');
-      if (payload.length % 4 !== 0 || !BASE64.test(payload)) throw new TwilioMessageError('media.payload must be base64');
+      if (payload.length % 4 !== 0 || !BASE64.test(payload))
+        throw new TwilioMessageError('media.payload must be base64');
       return {
         event,
         sequenceNumber: int(raw, 'sequenceNumber', 'media'),
@@ -117,20 +129,40 @@ export function parseTwilioMessage(text: string): TwilioInbound {
       };
     }
     case 'mark':
-      return { event, sequenceNumber: int(raw, 'sequenceNumber', 'mark'), streamSid: str(raw, 'streamSid', 'mark'), name: str(section(raw, 'mark'), 'name', 'mark') };
+      return {
+        event,
+        sequenceNumber: int(raw, 'sequenceNumber', 'mark'),
+        streamSid: str(raw, 'streamSid', 'mark'),
+        name: str(section(raw, 'mark'), 'name', 'mark'),
+      };
     case 'dtmf': {
       const dtmf = section(raw, 'dtmf');
       const digit = str(dtmf, 'digit', 'dtmf');
       if (!/^[0-9*#A-D]$/.test(digit)) throw new TwilioMessageError('dtmf.digit must be one of 0-9 * # A-D');
-      return { event, sequenceNumber: int(raw, 'sequenceNumber', 'dtmf'), streamSid: str(raw, 'streamSid', 'dtmf'), track: optStr(dtmf, 'track', 'inbound_track'), digit };
+      return {
+        event,
+        sequenceNumber: int(raw, 'sequenceNumber', 'dtmf'),
+        streamSid: str(raw, 'streamSid', 'dtmf'),
+        track: optStr(dtmf, 'track', 'inbound_track'),
+        digit,
+      };
     }
     case 'stop': {
       const stop = isObject(raw.stop) ? raw.stop : {};
-      return { event, sequenceNumber: int(raw, 'sequenceNumber', 'stop'), streamSid: str(raw, 'streamSid', 'stop'), callSid: optStr(stop, 'callSid', ''), accountSid: optStr(stop, 'accountSid', '') };
+      return {
+        event,
+        sequenceNumber: int(raw, 'sequenceNumber', 'stop'),
+        streamSid: str(raw, 'streamSid', 'stop'),
+        callSid: optStr(stop, 'callSid', ''),
+        accountSid: optStr(stop, 'accountSid', ''),
+      };
     }
     default:
-      if (typeof event === 'string' && /^[a-z][A-Za-z_]{0,39}$/.test(event)) return { event: 'other', name: event, streamSid: typeof raw.streamSid === 'string' ? raw.streamSid : null };
-      throw new TwilioMessageError(typeof event === 'string' ? `unknown event ${JSON.stringify(event.slice(0, 40))}` : 'event missing');
+      if (typeof event === 'string' && /^[a-z][A-Za-z_]{0,39}$/.test(event))
+        return { event: 'other', name: event, streamSid: typeof raw.streamSid === 'string' ? raw.streamSid : null };
+      throw new TwilioMessageError(
+        typeof event === 'string' ? `unknown event ${JSON.stringify(event.slice(0, 40))}` : 'event missing',
+      );
   }
 }
 

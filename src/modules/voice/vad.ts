@@ -47,7 +47,9 @@ export interface SpeechGateOptions {
  * session finds the utterance's audio by it: frame times come from arrival and
  * repeat when frames arrive in a burst.
  */
-export type SpeechEdge = { type: 'speech_start'; atMs: number; frame?: number } | { type: 'speech_end'; atMs: number; frame?: number };
+export type SpeechEdge =
+  | { type: 'speech_start'; atMs: number; frame?: number }
+  | { type: 'speech_end'; atMs: number; frame?: number };
 
 /**
  * Hysteresis over per-frame probabilities. `speech_start.atMs` is the start
@@ -72,7 +74,12 @@ export class SpeechGate {
   }
 
   /** One frame's probability; `frameStartMs` is the call time the frame began, `frame` its number in the call (optional). */
-  push(probability: number, frameStartMs: number, frameMs = (FRAME_SAMPLES_8K / 8000) * 1000, frame?: number): SpeechEdge | null {
+  push(
+    probability: number,
+    frameStartMs: number,
+    frameMs = (FRAME_SAMPLES_8K / 8000) * 1000,
+    frame?: number,
+  ): SpeechEdge | null {
     if (!this.speaking) {
       if (probability >= this.o.startThreshold) {
         if (this.run === 0) {
@@ -85,7 +92,11 @@ export class SpeechGate {
           this.run = 0;
           this.lastSpeechEndMs = frameStartMs + frameMs;
           this.lastSpeechEndFrame = (frame ?? 0) + 1;
-          return { type: 'speech_start', atMs: this.runStartMs, ...(frame === undefined ? {} : { frame: this.runStartFrame }) };
+          return {
+            type: 'speech_start',
+            atMs: this.runStartMs,
+            ...(frame === undefined ? {} : { frame: this.runStartFrame }),
+          };
         }
       } else this.run = 0;
       return null;
@@ -95,7 +106,11 @@ export class SpeechGate {
       if (this.run >= this.o.stopFrames) {
         this.speaking = false;
         this.run = 0;
-        return { type: 'speech_end', atMs: this.lastSpeechEndMs, ...(frame === undefined ? {} : { frame: this.lastSpeechEndFrame }) };
+        return {
+          type: 'speech_end',
+          atMs: this.lastSpeechEndMs,
+          ...(frame === undefined ? {} : { frame: this.lastSpeechEndFrame }),
+        };
       }
     } else {
       this.run = 0;

@@ -25,8 +25,17 @@ export function createWebhookServices(deps: WebhookServiceDeps) {
   const webhooks = new WebhookService(store, deps.secretBox, deps.clock, deps.config);
   const sender = deps.send ? null : createWebhookSender();
   const worker = new WebhookWorker(
-    { store, signingSecrets: (userId) => webhooks.signingSecrets(userId), send: deps.send ?? sender!.send, clock: deps.clock },
-    { timeoutMs: deps.config.timeoutMs, pollIntervalMs: deps.config.pollIntervalMs, allowPrivate: deps.config.allowPrivate },
+    {
+      store,
+      signingSecrets: (userId) => webhooks.signingSecrets(userId),
+      send: deps.send ?? sender!.send,
+      clock: deps.clock,
+    },
+    {
+      timeoutMs: deps.config.timeoutMs,
+      pollIntervalMs: deps.config.pollIntervalMs,
+      allowPrivate: deps.config.allowPrivate,
+    },
   );
   webhooks.onWake(() => worker.wake());
   /** Stops the worker, then closes the sender's connections (app close). */

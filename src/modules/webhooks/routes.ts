@@ -8,15 +8,26 @@ import type { WebhookWorker } from './worker.js';
 
 const WebhookSecret = Type.Object(
   {
-    secret: Type.String({ description: 'Standard Webhooks secret (`whsec_<base64>`): verify `webhook-signature` with it' }),
-    createdAt: Type.String({ format: 'date-time', description: 'When this secret was made (first use or last rotation)' }),
+    secret: Type.String({
+      description: 'Standard Webhooks secret (`whsec_<base64>`): verify `webhook-signature` with it',
+    }),
+    createdAt: Type.String({
+      format: 'date-time',
+      description: 'When this secret was made (first use or last rotation)',
+    }),
     previousSecretValidUntil: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
       description: 'After a rotation: until then deliveries also carry a signature made with the previous secret',
     }),
   },
   {
     description: 'The signing secret',
-    examples: [{ secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw3Q8GxZLzoPk=', createdAt: '2026-11-23T10:00:00.000Z', previousSecretValidUntil: null }],
+    examples: [
+      {
+        secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw3Q8GxZLzoPk=',
+        createdAt: '2026-11-23T10:00:00.000Z',
+        previousSecretValidUntil: null,
+      },
+    ],
   },
 );
 
@@ -24,11 +35,19 @@ const Delivery = Type.Object({
   id: Type.String({ description: 'The `webhook-id` header of every attempt' }),
   url: Type.String(),
   type: Type.String({ description: 'The message type, e.g. call_status' }),
-  status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')], { description: 'failed: no 2xx within 24 h' }),
+  status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')], {
+    description: 'failed: no 2xx within 24 h',
+  }),
   attempts: Type.Integer(),
-  nextAttemptAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When a pending delivery is tried next' }),
-  lastStatusCode: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status of the last attempt; null when it got no answer' }),
-  lastError: Type.Union([Type.String(), Type.Null()], { description: 'Why the last attempt failed (`HTTP 500`, `timed out`, …)' }),
+  nextAttemptAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'When a pending delivery is tried next',
+  }),
+  lastStatusCode: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'HTTP status of the last attempt; null when it got no answer',
+  }),
+  lastError: Type.Union([Type.String(), Type.Null()], {
+    description: 'Why the last attempt failed (`HTTP 500`, `timed out`, …)',
+  }),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
 });
@@ -72,12 +91,37 @@ export function webhookRoutes(app: App, deps: WebhookRouteDeps) {
         tags: ['webhooks'],
         operationId: 'listWebhookDeliveries',
         summary: 'Your most recent webhook deliveries and how they went, newest first',
-        description: 'For finding out why a receiver did not get something: each delivery with its attempts, the last answer or error, and when a pending one is tried next.',
-        querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'At most this many deliveries (default 50)' })) }),
+        description:
+          'For finding out why a receiver did not get something: each delivery with its attempts, the last answer or error, and when a pending one is tried next.',
+        querystring: Type.Object({
+          limit: Type.Optional(
+            Type.Integer({
+              minimum: 1,
+              maximum: 200,
+              default: 50,
+              description: 'At most this many deliveries (default 50)',
+            }),
+          ),
+        }),
         response: {
           200: Type.Array(Delivery, {
             description: 'Deliveries, newest first',
-            examples: [[{ id: 'msg_01a209f6c3c07000a1b2c3d4e5f60718', url: 'https://example.com/hooks/calls', type: 'call_status', status: 'pending', attempts: 2, nextAttemptAt: '2026-11-23T10:00:15.000Z', lastStatusCode: 503, lastError: 'HTTP 503', createdAt: '2026-11-23T10:00:00.000Z', updatedAt: '2026-11-23T10:00:05.000Z' }]],
+            examples: [
+              [
+                {
+                  id: 'msg_01a209f6c3c07000a1b2c3d4e5f60718',
+                  url: 'https://example.com/hooks/calls',
+                  type: 'call_status',
+                  status: 'pending',
+                  attempts: 2,
+                  nextAttemptAt: '2026-11-23T10:00:15.000Z',
+                  lastStatusCode: 503,
+                  lastError: 'HTTP 503',
+                  createdAt: '2026-11-23T10:00:00.000Z',
+                  updatedAt: '2026-11-23T10:00:05.000Z',
+                },
+              ],
+            ],
           }),
           ...errors(400, 401, 403),
         },

@@ -18,7 +18,12 @@ export interface SendResult {
   statusCode: number;
 }
 
-export type SendWebhook = (url: string, headers: WebhookHeaders, body: string, options: SendOptions) => Promise<SendResult>;
+export type SendWebhook = (
+  url: string,
+  headers: WebhookHeaders,
+  body: string,
+  options: SendOptions,
+) => Promise<SendResult>;
 
 export interface WebhookSender {
   send: SendWebhook;
@@ -54,14 +59,24 @@ export function createWebhookSender(extra: Pick<OutboundHttpOptions, 'lookup'> =
     const key = `${options.allowPrivate}:${options.timeoutMs}`;
     let client = clients.get(key);
     if (!client) {
-      client = createCustomerEndpointHttp({ ...extra, allowPrivate: options.allowPrivate, timeoutMs: options.timeoutMs, maxBytes: MAX_ANSWER_BYTES, userAgent: 'workspace-api-webhooks/1' });
+      client = createCustomerEndpointHttp({
+        ...extra,
+        allowPrivate: options.allowPrivate,
+        timeoutMs: options.timeoutMs,
+        maxBytes: MAX_ANSWER_BYTES,
+        userAgent: 'workspace-api-webhooks/1',
+      });
       clients.set(key, client);
     }
     return client;
   };
   return {
     send: async (url, headers, body, options) => {
-      const res = await clientFor(options)(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body });
+      const res = await clientFor(options)(url, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body,
+      });
       await res.body?.cancel().catch(() => undefined);
       return { statusCode: res.status };
     },

@@ -77,7 +77,13 @@ export class WebhookService {
   async getSecret(userId: string): Promise<WebhookSecretView> {
     let row = await this.store.findSecret(userId);
     if (!row) {
-      await this.store.insertSecretIfMissing({ user_id: userId, secret: this.secretBox.seal(generateWebhookSecret()), previous_secret: null, rotated_at: null, created_at: this.clock.now() });
+      await this.store.insertSecretIfMissing({
+        user_id: userId,
+        secret: this.secretBox.seal(generateWebhookSecret()),
+        previous_secret: null,
+        rotated_at: null,
+        created_at: this.clock.now(),
+      });
       row = await this.store.findSecret(userId);
       if (!row) throw new Error('webhook secret vanished after creation');
     }
@@ -97,7 +103,12 @@ export class WebhookService {
   async rotateSecret(userId: string): Promise<WebhookSecretView> {
     const current = await this.store.findSecret(userId);
     if (!current) return this.getSecret(userId);
-    await this.store.rotateSecret(userId, current.secret, this.secretBox.seal(generateWebhookSecret()), this.clock.now());
+    await this.store.rotateSecret(
+      userId,
+      current.secret,
+      this.secretBox.seal(generateWebhookSecret()),
+      this.clock.now(),
+    );
     return this.getSecret(userId);
   }
 
@@ -106,7 +117,11 @@ export class WebhookService {
     const row = await this.secretReads.run(userId);
     if (!row) return [];
     const secrets = [this.secretBox.openText(row.secret)];
-    if (row.previous_secret && row.rotated_at !== null && Number(row.rotated_at) + PREVIOUS_SECRET_GRACE_MS > this.clock.now()) {
+    if (
+      row.previous_secret &&
+      row.rotated_at !== null &&
+      Number(row.rotated_at) + PREVIOUS_SECRET_GRACE_MS > this.clock.now()
+    ) {
       secrets.push(this.secretBox.openText(row.previous_secret));
     }
     return secrets;
@@ -128,7 +143,10 @@ export class WebhookService {
     if (parsed.username || parsed.password) throw invalidInput('webhook must not carry credentials');
     if (url.length > 2048) throw invalidInput('webhook URL is longer than 2048 characters');
     const host = parsed.hostname.replace(/^\[|\]$/g, '');
-    if (!this.config.allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || (isIpLiteral(host) && !isPublicAddress(host)))) {
+    if (
+      !this.config.allowPrivate &&
+      (host === 'localhost' || host.endsWith('.localhost') || (isIpLiteral(host) && !isPublicAddress(host)))
+    ) {
       throw invalidInput('webhook must point at a public address');
     }
     return parsed.toString();

@@ -5,7 +5,13 @@ import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { WebhookDeliveriesTable, WebhookSecretsTable } from './tables.js';
 
-type AttemptOutcome = { status: WebhookDeliveriesTable['status']; nextAttemptAt: number; statusCode: number | null; error: string | null; now: number };
+type AttemptOutcome = {
+  status: WebhookDeliveriesTable['status'];
+  nextAttemptAt: number;
+  statusCode: number | null;
+  error: string | null;
+  now: number;
+};
 
 export class WebhookStore {
   /**
@@ -19,12 +25,21 @@ export class WebhookStore {
     private readonly db: Kysely<Database>,
     private readonly dialect: Dialect,
   ) {
-    this.outcomes = dialect === 'postgres' ? Batcher.forWrites((items: Array<{ id: string; attempts: number; outcome: AttemptOutcome }>) => this.finishAttempts(items)) : null;
+    this.outcomes =
+      dialect === 'postgres'
+        ? Batcher.forWrites((items: Array<{ id: string; attempts: number; outcome: AttemptOutcome }>) =>
+            this.finishAttempts(items),
+          )
+        : null;
   }
 
   /** Deliveries still waiting for a (first or next) attempt, across every instance. */
   async pendingCount(): Promise<number> {
-    const row = await this.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'pending').executeTakeFirst();
+    const row = await this.db
+      .selectFrom('webhook_deliveries')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
     return Number(row?.n ?? 0);
   }
 
@@ -40,7 +55,11 @@ export class WebhookStore {
 
   /** Inserts the user's first secret unless one exists (two first requests race: one wins, both read it back). */
   async insertSecretIfMissing(row: WebhookSecretsTable): Promise<void> {
-    await this.db.insertInto('webhook_secrets').values(row).onConflict((oc) => oc.column('user_id').doNothing()).execute();
+    await this.db
+      .insertInto('webhook_secrets')
+      .values(row)
+      .onConflict((oc) => oc.column('user_id').doNothing())
+      .execute();
   }
 
   /** Replaces the secret only if it is still `expected` (a concurrent rotation wins once); true when replaced. */
@@ -78,19 +97,26 @@ export class WebhookStore {
                      order by next_attempt_at limit ${limit}${lock})
          and status = 'pending' and next_attempt_at <= ${now}
       returning *`.execute(this.db);
-    return rows.map((r) => ({ ...r, attempts: Number(r.attempts), next_attempt_at: Number(r.next_attempt_at), created_at: Number(r.created_at) }));
+    return rows.map((r) => ({
+      ...r,
+      attempts: Number(r.attempts),
+      next_attempt_at: Number(r.next_attempt_at),
+      created_at: Number(r.created_at),
+    }));
   }
 
   /** Records an attempt's outcome, only while this worker's claim (`attempts`) still holds. */
-  async finishAttempt(
-    id: string,
-    attempts: number,
-    outcome: AttemptOutcome,
-  ): Promise<void> {
+  async finishAttempt(id: string, attempts: number, outcome: AttemptOutcome): Promise<void> {
     if (this.outcomes) return this.outcomes.run({ id, attempts, outcome });
     await this.db
       .updateTable('webhook_deliveries')
-      .set({ status: outcome.status, next_attempt_at: outcome.nextAttemptAt, last_status_code: outcome.statusCode, last_error: outcome.error, updated_at: outcome.now })
+      .set({
+        status: outcome.status,
+        next_attempt_at: outcome.nextAttemptAt,
+        last_status_code: outcome.statusCode,
+        last_error: outcome.error,
+        updated_at: outcome.now,
+      })
       .where('id', '=', id)
       .where('attempts', '=', attempts)
       .where('status', '=', 'pending')
@@ -100,7 +126,10 @@ export class WebhookStore {
   /** PostgreSQL: finishAttempt for many deliveries in one statement, each only while its claim still holds. */
   private async finishAttempts(items: Array<{ id: string; attempts: number; outcome: AttemptOutcome }>): Promise<void> {
     const values = sql.join(
-      items.map(({ id, attempts, outcome: o }) => sql`(${id}::text, ${attempts}::integer, ${o.status}::text, ${o.nextAttemptAt}::bigint, ${o.statusCode}::integer, ${o.error}::text, ${o.now}::bigint)`),
+      items.map(
+        ({ id, attempts, outcome: o }) =>
+          sql`(${id}::text, ${attempts}::integer, ${o.status}::text, ${o.nextAttemptAt}::bigint, ${o.statusCode}::integer, ${o.error}::text, ${o.now}::bigint)`,
+      ),
     );
     await sql`
       update webhook_deliveries as d
@@ -114,6 +143,13 @@ export class WebhookStore {
   }
 
   listForUser(userId: string, limit: number): Promise<WebhookDeliveriesTable[]> {
-    return this.db.selectFrom('webhook_deliveries').selectAll().where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+    return this.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
   }
 }

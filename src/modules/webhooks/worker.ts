@@ -143,7 +143,12 @@ export class WebhookWorker {
       const secrets = await this.deps.signingSecrets(delivery.user_id);
       if (secrets.length === 0) throw new Error('the user has no webhook secret');
       const headers = signWebhook(secrets, delivery.id, this.deps.clock.now(), delivery.body);
-      statusCode = (await this.deps.send(delivery.url, headers, delivery.body, { timeoutMs: this.options.timeoutMs, allowPrivate: this.options.allowPrivate })).statusCode;
+      statusCode = (
+        await this.deps.send(delivery.url, headers, delivery.body, {
+          timeoutMs: this.options.timeoutMs,
+          allowPrivate: this.options.allowPrivate,
+        })
+      ).statusCode;
       if (statusCode < 200 || statusCode > 299) error = `HTTP ${statusCode}`;
     } catch (err) {
       error = describe(err);
@@ -156,9 +161,17 @@ export class WebhookWorker {
         ? { status: 'delivered' as const, nextAttemptAt: now }
         : now >= deadline
           ? { status: 'failed' as const, nextAttemptAt: now }
-          : { status: 'pending' as const, nextAttemptAt: Math.min(now + retryDelayMs(delivery.attempts, this.options.random), deadline) };
+          : {
+              status: 'pending' as const,
+              nextAttemptAt: Math.min(now + retryDelayMs(delivery.attempts, this.options.random), deadline),
+            };
     try {
-      await this.deps.store.finishAttempt(delivery.id, delivery.attempts, { ...outcome, statusCode, error: error?.slice(0, 500) ?? null, now });
+      await this.deps.store.finishAttempt(delivery.id, delivery.attempts, {
+        ...outcome,
+        statusCode,
+        error: error?.slice(0, 500) ?? null,
+        now,
+      });
     } catch (err) {
       // The lease ends and the delivery is attempted again (receivers deduplicate on webhook-id).
       this.log?.warn({ err }, 'webhook worker: recording an attempt failed');

@@ -30,12 +30,22 @@ export class HttpAudioProvider implements AudioProvider {
     const headers = signWebhook([this.config.secret], `req_${randomUUID()}`, this.clock.now(), body);
     let res: Response;
     try {
-      res = await bufferResponse(await this.http(`${this.config.url}/calls`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body }));
+      res = await bufferResponse(
+        await this.http(`${this.config.url}/calls`, {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body,
+        }),
+      );
     } catch (err) {
       throw new AppError('provider_error', `audio server unreachable: ${(err as Error).message}`);
     }
     const answer = (await res.json().catch(() => ({}))) as { id?: unknown; message?: unknown };
-    if (!res.ok) throw new AppError('provider_error', `audio server refused the call: ${typeof answer.message === 'string' ? answer.message : `HTTP ${res.status}`}`);
+    if (!res.ok)
+      throw new AppError(
+        'provider_error',
+        `audio server refused the call: ${typeof answer.message === 'string' ? answer.message : `HTTP ${res.status}`}`,
+      );
     return { providerCallId: typeof answer.id === 'string' ? answer.id : sessionId };
   }
 

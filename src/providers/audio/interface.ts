@@ -74,10 +74,29 @@ export interface CallContext {
 }
 
 /** Why a call ended as it did (DESIGN.md "Voice agent: the exact contract"). */
-export const CALL_OUTCOMES = ['completed', 'voicemail', 'transferred', 'no_answer', 'busy', 'refused', 'provider_error', 'instance_stopped', 'max_duration'] as const;
+export const CALL_OUTCOMES = [
+  'completed',
+  'voicemail',
+  'transferred',
+  'no_answer',
+  'busy',
+  'refused',
+  'provider_error',
+  'instance_stopped',
+  'max_duration',
+] as const;
 export type CallOutcome = (typeof CALL_OUTCOMES)[number];
 
-export const CALL_STATUSES = ['queued', 'ringing', 'in_progress', 'completed', 'failed', 'busy', 'no_answer', 'canceled'] as const;
+export const CALL_STATUSES = [
+  'queued',
+  'ringing',
+  'in_progress',
+  'completed',
+  'failed',
+  'busy',
+  'no_answer',
+  'canceled',
+] as const;
 export type CallStatus = (typeof CALL_STATUSES)[number];
 export const FINAL_STATUSES: readonly CallStatus[] = ['completed', 'failed', 'busy', 'no_answer', 'canceled'];
 
@@ -114,7 +133,12 @@ export interface CallRecordExtras {
 }
 
 /** Applies a report from an in-process carrier, which needs no signature; `reportId` deduplicates like a webhook-id. */
-export type ProgressReporter = (sessionId: string, reportId: string, progress: AudioProgress, extras?: CallRecordExtras) => Promise<void>;
+export type ProgressReporter = (
+  sessionId: string,
+  reportId: string,
+  progress: AudioProgress,
+  extras?: CallRecordExtras,
+) => Promise<void>;
 
 /** Where progress reports go: the raw body and headers, verified like the webhook route's. */
 export type ProgressSink = (sessionId: string, rawBody: Buffer, headers: Record<string, string>) => Promise<void>;

@@ -14,7 +14,8 @@ export class ElevenLabsCallSpeech implements CallSpeech {
 
   async *synthesize(text: string, voice: CallVoice, signal: AbortSignal): AsyncGenerator<Int16Array> {
     if (signal.aborted) return;
-    const modelId = typeof voice.settings?.modelId === 'string' ? voice.settings.modelId : DEFAULT_ELEVENLABS_CALL_MODEL;
+    const modelId =
+      typeof voice.settings?.modelId === 'string' ? voice.settings.modelId : DEFAULT_ELEVENLABS_CALL_MODEL;
     let bytes = 0;
     try {
       // Each μ-law byte is one sample: a chunk boundary never splits a sample.

@@ -23,7 +23,11 @@ export class LocalCallSpeech implements CallSpeech {
     if (signal.aborted || !text.trim()) return;
     // A fallback from ElevenLabs brings an ElevenLabs voice id and settings: speak with the default voice instead.
     const local = voice.provider === 'local';
-    const settings = { ...(local ? voice.settings : {}), type: 'local', voiceId: local ? voice.voiceId : DEFAULT_LOCAL_VOICE };
+    const settings = {
+      ...(local ? voice.settings : {}),
+      type: 'local',
+      voiceId: local ? voice.voiceId : DEFAULT_LOCAL_VOICE,
+    };
     let samples: Int16Array;
     let rate: number;
     try {

@@ -54,12 +54,17 @@ export class OfflineCallerVoice {
 
   /** Speaks one line: PCM16 mono at `sampleRate` (8 kHz: the phone; 16 kHz: a browser). Throws a ProviderFailure when the synthesiser fails. */
   async speak(text: string, signal: AbortSignal, sampleRate: number = PIPELINE_SAMPLE_RATE): Promise<Int16Array> {
-    const args = (input: string, output: string) => (this.name === 'flite' ? ['-voice', this.voice, '-f', input, '-o', output] : ['-v', this.voice, '-f', input, '-w', output]);
+    const args = (input: string, output: string) =>
+      this.name === 'flite'
+        ? ['-voice', this.voice, '-f', input, '-o', output]
+        : ['-v', this.voice, '-f', input, '-w', output];
     let bytes: Buffer;
     try {
       bytes = await synthesizeWithBinary(this.binary, args, text, { timeoutMs: this.timeoutMs, signal });
     } catch (err) {
-      throw err instanceof SynthesisError ? new ProviderFailure(this.name, err.timedOut ? `speaking ${err.message}` : err.message) : err;
+      throw err instanceof SynthesisError
+        ? new ProviderFailure(this.name, err.timedOut ? `speaking ${err.message}` : err.message)
+        : err;
     }
     const wav = decodeWav(bytes);
     const mono = wav.channels === 1 ? wav.samples : wav.samples.filter((_, i) => i % wav.channels === 0);

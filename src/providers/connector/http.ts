@@ -29,12 +29,26 @@ export class HttpConnectorProvider implements ConnectorProvider {
    */
   private readonly http: OutboundHttp;
   constructor(private readonly config: HttpConnectorConfig) {
-    this.http = createOperatorHttp({ timeoutMs: 2 * config.idleTimeoutMs, deadlineMs: null, maxBytes: Number.POSITIVE_INFINITY });
+    this.http = createOperatorHttp({
+      timeoutMs: 2 * config.idleTimeoutMs,
+      deadlineMs: null,
+      maxBytes: Number.POSITIVE_INFINITY,
+    });
   }
 
   /** The one outbound call of this provider. */
-  private postJson(url: string, body: unknown, headers: Record<string, string>, signal: AbortSignal): Promise<Response> {
-    return this.http(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal });
+  private postJson(
+    url: string,
+    body: unknown,
+    headers: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<Response> {
+    return this.http(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+      signal,
+    });
   }
 
   async *stream(request: ConnectorRequest): AsyncIterable<string[]> {
@@ -58,20 +72,31 @@ export class HttpConnectorProvider implements ConnectorProvider {
     const fail = (err: unknown): ConnectorError => {
       if (err instanceof ConnectorError) return err;
       if (timedOut) return new ConnectorError(`connector sent nothing for ${this.config.idleTimeoutMs} ms`, started);
-      return new ConnectorError(`connector ${started ? 'stream broke off' : 'unreachable'}: ${(err as Error)?.message ?? String(err)}`, started);
+      return new ConnectorError(
+        `connector ${started ? 'stream broke off' : 'unreachable'}: ${(err as Error)?.message ?? String(err)}`,
+        started,
+      );
     };
     try {
       arm();
       let response: Response;
       try {
         // Inside the try: a path that would leave the base is a failed request, never sent.
-        response = await this.postJson(connectorUrl(this.config.url, request.path).href, request.params, headers, controller.signal);
+        response = await this.postJson(
+          connectorUrl(this.config.url, request.path).href,
+          request.params,
+          headers,
+          controller.signal,
+        );
       } catch (err) {
         throw fail(err);
       }
       if (!response.ok || !response.body) {
         const text = await readStart(response, REFUSAL_BYTES);
-        throw new ConnectorError(`connector answered HTTP ${response.status}${text ? `: ${text.slice(0, 200)}` : ''}`, false);
+        throw new ConnectorError(
+          `connector answered HTTP ${response.status}${text ? `: ${text.slice(0, 200)}` : ''}`,
+          false,
+        );
       }
       started = true;
       arm();
@@ -82,7 +107,8 @@ export class HttpConnectorProvider implements ConnectorProvider {
           // The timer measures the connector's silence, not the time the caller takes with the frames.
           clearTimeout(timer);
           const frames = parser.push(decoder.decode(chunk, { stream: true }));
-          if (parser.pending() > this.config.maxFrameChars) throw new ConnectorError(`connector frame longer than ${this.config.maxFrameChars} characters`, true);
+          if (parser.pending() > this.config.maxFrameChars)
+            throw new ConnectorError(`connector frame longer than ${this.config.maxFrameChars} characters`, true);
           if (frames.length) yield frames;
           arm();
         }
@@ -131,7 +157,11 @@ export function connectorUrl(baseUrl: string, path: string): URL {
   const base = new URL(baseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
   const url = new URL(`${basePath}${path}`, base.origin);
-  if (url.origin !== base.origin || url.pathname !== `${basePath}${path}` || !(url.pathname === basePath || url.pathname.startsWith(`${basePath}/`))) {
+  if (
+    url.origin !== base.origin ||
+    url.pathname !== `${basePath}${path}` ||
+    !(url.pathname === basePath || url.pathname.startsWith(`${basePath}/`))
+  ) {
     throw new Error(`connector path ${JSON.stringify(path)} does not stay under ${base.origin}${basePath}/`);
   }
   return url;

@@ -10,10 +10,63 @@ export const SANDBOX_MAX_LIMIT = 1000;
 /** Frames per streamed piece. */
 const PIECE = 50;
 
-const FIRST = ['Ada', 'Grace', 'Alan', 'Katherine', 'Linus', 'Margaret', 'Dennis', 'Barbara', 'Ken', 'Radia', 'Tim', 'Frances', 'Edsger', 'Hedy', 'John', 'Joan'];
-const LAST = ['Lovelace', 'Hopper', 'Turing', 'Johnson', 'Torvalds', 'Hamilton', 'Ritchie', 'Liskov', 'Thompson', 'Perlman', 'Berners-Lee', 'Allen', 'Dijkstra', 'Lamarr', 'McCarthy', 'Clarke'];
-const COMPANIES = ['Acme Corp', 'Globex', 'Initech', 'Umbrella Health', 'Stark Industries', 'Wayne Logistics', 'Hooli', 'Vandelay Imports', 'Soylent Foods', 'Tyrell Systems'];
-const TITLES = ['Head of Sales', 'Operations Manager', 'CTO', 'Office Manager', 'Founder', 'Procurement Lead', 'Marketing Director'];
+const FIRST = [
+  'Ada',
+  'Grace',
+  'Alan',
+  'Katherine',
+  'Linus',
+  'Margaret',
+  'Dennis',
+  'Barbara',
+  'Ken',
+  'Radia',
+  'Tim',
+  'Frances',
+  'Edsger',
+  'Hedy',
+  'John',
+  'Joan',
+];
+const LAST = [
+  'Lovelace',
+  'Hopper',
+  'Turing',
+  'Johnson',
+  'Torvalds',
+  'Hamilton',
+  'Ritchie',
+  'Liskov',
+  'Thompson',
+  'Perlman',
+  'Berners-Lee',
+  'Allen',
+  'Dijkstra',
+  'Lamarr',
+  'McCarthy',
+  'Clarke',
+];
+const COMPANIES = [
+  'Acme Corp',
+  'Globex',
+  'Initech',
+  'Umbrella Health',
+  'Stark Industries',
+  'Wayne Logistics',
+  'Hooli',
+  'Vandelay Imports',
+  'Soylent Foods',
+  'Tyrell Systems',
+];
+const TITLES = [
+  'Head of Sales',
+  'Operations Manager',
+  'CTO',
+  'Office Manager',
+  'Founder',
+  'Procurement Lead',
+  'Marketing Director',
+];
 
 const pick = <T>(list: readonly T[]): T => list[randomInt(list.length)];
 /** A US number in the 555-01xx fictional range, E.164. */
@@ -25,18 +78,77 @@ function contact() {
   const lastName = pick(LAST);
   const company = pick(COMPANIES);
   const domain = `${company.toLowerCase().replace(/[^a-z]+/g, '')}.example`;
-  return { id: randomUUID(), firstName, lastName, phone: phone(), email: `${firstName}.${lastName}@${domain}`.toLowerCase(), company, title: pick(TITLES) };
+  return {
+    id: randomUUID(),
+    firstName,
+    lastName,
+    phone: phone(),
+    email: `${firstName}.${lastName}@${domain}`.toLowerCase(),
+    company,
+    title: pick(TITLES),
+  };
 }
 
 const RECORDS: Record<string, () => Record<string, unknown>> = {
   contacts: contact,
-  calls: () => ({ id: randomUUID(), from: phone(), to: phone(), direction: pick(['inbound', 'outbound']), durationSeconds: randomInt(5, 900), outcome: pick(['completed', 'voicemail', 'no-answer', 'busy']), startedAt: daysFromNow(-randomInt(30)) }),
-  agents: () => ({ id: randomUUID(), name: `${pick(FIRST)} (${pick(['sales', 'support', 'scheduling'])} agent)`, language: pick(['en-US', 'en-GB', 'es-ES', 'de-DE']), voice: pick(['alloy', 'verse', 'sage']), prompt: 'Greet the caller, qualify the need, book a follow-up.' }),
-  tasks: () => ({ id: randomUUID(), title: `${pick(['Call back', 'Send quote to', 'Follow up with', 'Book demo for'])} ${pick(FIRST)} ${pick(LAST)}`, status: pick(['open', 'in_progress', 'done']), priority: pick(['low', 'normal', 'high']), dueAt: daysFromNow(randomInt(1, 21)) }),
-  'conversational-pathways': () => ({ id: randomUUID(), name: `${pick(['Inbound', 'Renewal', 'Appointment'])} pathway`, nodes: [{ id: 'start', type: 'greeting' }, { id: 'qualify', type: 'question' }, { id: 'end', type: 'goodbye' }], edges: [{ from: 'start', to: 'qualify' }, { from: 'qualify', to: 'end' }] }),
-  campaigns: () => ({ id: randomUUID(), name: `${pick(['Spring', 'Summer', 'Autumn', 'Winter'])} ${pick(['outreach', 'renewals', 'launch'])}`, channel: pick(['phone', 'sms', 'email']), status: pick(['draft', 'running', 'paused', 'finished']), startsAt: daysFromNow(randomInt(-10, 10)), budget: { amount: randomInt(100, 5000), currency: 'usd' } }),
-  'sms-messages': () => ({ id: randomUUID(), from: phone(), to: phone(), direction: pick(['inbound', 'outbound']), body: pick(['Thanks, see you Tuesday!', 'Can you call me back?', 'Your appointment is confirmed.']), sentAt: daysFromNow(-randomInt(14)) }),
-  'performance-metrics': () => ({ id: randomUUID(), metric: pick(['calls_answered', 'avg_handle_seconds', 'conversion_rate', 'sms_sent']), value: randomInt(0, 1000), period: { start: daysFromNow(-7), end: daysFromNow(0) } }),
+  calls: () => ({
+    id: randomUUID(),
+    from: phone(),
+    to: phone(),
+    direction: pick(['inbound', 'outbound']),
+    durationSeconds: randomInt(5, 900),
+    outcome: pick(['completed', 'voicemail', 'no-answer', 'busy']),
+    startedAt: daysFromNow(-randomInt(30)),
+  }),
+  agents: () => ({
+    id: randomUUID(),
+    name: `${pick(FIRST)} (${pick(['sales', 'support', 'scheduling'])} agent)`,
+    language: pick(['en-US', 'en-GB', 'es-ES', 'de-DE']),
+    voice: pick(['alloy', 'verse', 'sage']),
+    prompt: 'Greet the caller, qualify the need, book a follow-up.',
+  }),
+  tasks: () => ({
+    id: randomUUID(),
+    title: `${pick(['Call back', 'Send quote to', 'Follow up with', 'Book demo for'])} ${pick(FIRST)} ${pick(LAST)}`,
+    status: pick(['open', 'in_progress', 'done']),
+    priority: pick(['low', 'normal', 'high']),
+    dueAt: daysFromNow(randomInt(1, 21)),
+  }),
+  'conversational-pathways': () => ({
+    id: randomUUID(),
+    name: `${pick(['Inbound', 'Renewal', 'Appointment'])} pathway`,
+    nodes: [
+      { id: 'start', type: 'greeting' },
+      { id: 'qualify', type: 'question' },
+      { id: 'end', type: 'goodbye' },
+    ],
+    edges: [
+      { from: 'start', to: 'qualify' },
+      { from: 'qualify', to: 'end' },
+    ],
+  }),
+  campaigns: () => ({
+    id: randomUUID(),
+    name: `${pick(['Spring', 'Summer', 'Autumn', 'Winter'])} ${pick(['outreach', 'renewals', 'launch'])}`,
+    channel: pick(['phone', 'sms', 'email']),
+    status: pick(['draft', 'running', 'paused', 'finished']),
+    startsAt: daysFromNow(randomInt(-10, 10)),
+    budget: { amount: randomInt(100, 5000), currency: 'usd' },
+  }),
+  'sms-messages': () => ({
+    id: randomUUID(),
+    from: phone(),
+    to: phone(),
+    direction: pick(['inbound', 'outbound']),
+    body: pick(['Thanks, see you Tuesday!', 'Can you call me back?', 'Your appointment is confirmed.']),
+    sentAt: daysFromNow(-randomInt(14)),
+  }),
+  'performance-metrics': () => ({
+    id: randomUUID(),
+    metric: pick(['calls_answered', 'avg_handle_seconds', 'conversion_rate', 'sms_sent']),
+    value: randomInt(0, 1000),
+    period: { start: daysFromNow(-7), end: daysFromNow(0) },
+  }),
 };
 
 const lead = () => ({ ...contact(), source: 'sandbox', score: randomInt(1, 100), status: 'new' });
@@ -48,7 +160,8 @@ export function sandboxCount(path: string, params: Record<string, unknown>): num
   return Math.min(Math.max(limit, 0), SANDBOX_MAX_LIMIT);
 }
 
-const wholeNumber = (value: unknown) => (typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : null);
+const wholeNumber = (value: unknown) =>
+  typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : null;
 
 export class SandboxConnectorProvider implements ConnectorProvider {
   readonly name = 'sandbox';

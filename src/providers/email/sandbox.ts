@@ -8,7 +8,13 @@ export class SandboxEmailProvider implements EmailProvider {
   constructor(private readonly outbox: Outbox) {}
 
   async send(message: EmailMessage) {
-    const id = await this.outbox.add({ channel: 'email', to: message.to, subject: message.subject, body: message.text, data: message.data ?? {} });
+    const id = await this.outbox.add({
+      channel: 'email',
+      to: message.to,
+      subject: message.subject,
+      body: message.text,
+      data: message.data ?? {},
+    });
     return { id };
   }
 }

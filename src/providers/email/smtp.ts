@@ -20,7 +20,13 @@ export class SmtpEmailProvider implements EmailProvider {
 
   async send(message: EmailMessage) {
     try {
-      const info = await this.transport.sendMail({ from: this.from, to: message.to, subject: message.subject, text: message.text, html: message.html });
+      const info = await this.transport.sendMail({
+        from: this.from,
+        to: message.to,
+        subject: message.subject,
+        text: message.text,
+        html: message.html,
+      });
       return { id: String(info.messageId) };
     } catch (err) {
       throw new AppError('provider_error', `email could not be sent: ${(err as Error).message}`);

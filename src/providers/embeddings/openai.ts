@@ -43,7 +43,11 @@ export class OpenAiEmbeddingsProvider implements EmbeddingsProvider {
     if (this.config.apiKey) headers.authorization = `Bearer ${this.config.apiKey}`;
     let answer: EmbeddingsAnswer;
     try {
-      const res = await this.http(this.endpoint, { method: 'POST', headers, body: JSON.stringify({ model: this.config.model, input }) });
+      const res = await this.http(this.endpoint, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ model: this.config.model, input }),
+      });
       if (!res.ok) throw new AppError('provider_error', `the embeddings provider answered ${res.status}`);
       answer = (await res.json()) as EmbeddingsAnswer;
     } catch (error) {
@@ -52,17 +56,25 @@ export class OpenAiEmbeddingsProvider implements EmbeddingsProvider {
       throw new AppError('provider_error', `the embeddings provider failed: ${detail}`);
     }
     const data = answer.data;
-    if (!Array.isArray(data) || data.length !== input.length) throw new AppError('provider_error', 'the embeddings provider returned the wrong number of vectors');
+    if (!Array.isArray(data) || data.length !== input.length)
+      throw new AppError('provider_error', 'the embeddings provider returned the wrong number of vectors');
     const vectors: number[][] = new Array(input.length);
     data.forEach((item, position) => {
       const index = typeof item.index === 'number' ? item.index : position;
       const embedding = item.embedding;
-      if (!Array.isArray(embedding) || embedding.length === 0 || !embedding.every((v) => typeof v === 'number' && Number.isFinite(v)) || index < 0 || index >= input.length) {
+      if (
+        !Array.isArray(embedding) ||
+        embedding.length === 0 ||
+        !embedding.every((v) => typeof v === 'number' && Number.isFinite(v)) ||
+        index < 0 ||
+        index >= input.length
+      ) {
         throw new AppError('provider_error', 'the embeddings provider returned an invalid vector');
       }
       vectors[index] = unitVector(embedding as number[]);
     });
-    if (vectors.some((v) => !v) || new Set(vectors.map((v) => v.length)).size !== 1) throw new AppError('provider_error', 'the embeddings provider returned inconsistent vectors');
+    if (vectors.some((v) => !v) || new Set(vectors.map((v) => v.length)).size !== 1)
+      throw new AppError('provider_error', 'the embeddings provider returned inconsistent vectors');
     return vectors;
   }
 

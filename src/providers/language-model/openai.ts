@@ -30,7 +30,12 @@ interface ChatChunk {
   choices?: Array<{
     delta?: {
       content?: string | null;
-      tool_calls?: Array<{ index?: number; id?: string; type?: string; function?: { name?: string; arguments?: string } }>;
+      tool_calls?: Array<{
+        index?: number;
+        id?: string;
+        type?: string;
+        function?: { name?: string; arguments?: string };
+      }>;
     };
     finish_reason?: string | null;
   }>;
@@ -47,14 +52,22 @@ export class OpenAiLanguageModel implements LanguageModel {
     const base = config.url.replace(/\/+$/, '');
     this.endpoint = base.endsWith('/chat/completions') ? base : `${base}/chat/completions`;
     // No deadline for the whole answer (the caller's signal is it); the idle timeout bounds a silent server.
-    this.http = createOperatorHttp({ timeoutMs: config.idleTimeoutMs ?? 30_000, deadlineMs: null, maxBytes: 4 * 1024 * 1024 });
+    this.http = createOperatorHttp({
+      timeoutMs: config.idleTimeoutMs ?? 30_000,
+      deadlineMs: null,
+      maxBytes: 4 * 1024 * 1024,
+    });
   }
 
   /** The request body for a completion: OpenAI's shapes, which the compatible servers share. */
   requestBody(request: Omit<CompletionRequest, 'signal'>): Record<string, unknown> {
     const body: Record<string, unknown> = { model: this.config.model, messages: request.messages, stream: true };
     // Some servers refuse an empty `tools` array: send it only when there are tools.
-    if (request.tools.length) body.tools = request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+    if (request.tools.length)
+      body.tools = request.tools.map((t) => ({
+        type: 'function',
+        function: { name: t.name, description: t.description, parameters: t.parameters },
+      }));
     if (this.config.maxTokens) body.max_tokens = this.config.maxTokens;
     if (this.config.temperature !== undefined) body.temperature = this.config.temperature;
     return body;
@@ -68,7 +81,12 @@ export class OpenAiLanguageModel implements LanguageModel {
 
     let res: Response;
     try {
-      res = await this.http(this.endpoint, { method: 'POST', headers, body: JSON.stringify(this.requestBody(request)), signal });
+      res = await this.http(this.endpoint, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(this.requestBody(request)),
+        signal,
+      });
     } catch (error) {
       if (signal.aborted) throw aborted();
       throw new ProviderFailure(PROVIDER, `request failed: ${(error as Error).message}`);
@@ -76,7 +94,11 @@ export class OpenAiLanguageModel implements LanguageModel {
     if (!res.ok || !res.body) {
       const answer = (await res.json().catch(() => null)) as ChatChunk | null;
       const detail = typeof answer?.error?.message === 'string' ? `: ${answer.error.message.slice(0, 200)}` : '';
-      throw new ProviderFailure(PROVIDER, `the model refused (HTTP ${res.status}${detail})`, retryableStatus(res.status));
+      throw new ProviderFailure(
+        PROVIDER,
+        `the model refused (HTTP ${res.status}${detail})`,
+        retryableStatus(res.status),
+      );
     }
 
     const calls = new Map<number, { id: string; name: string; arguments: string }>();
@@ -85,7 +107,11 @@ export class OpenAiLanguageModel implements LanguageModel {
     const finished = function* (): Generator<ModelDelta> {
       for (const index of [...calls.keys()].sort((a, b) => a - b)) {
         const c = calls.get(index)!;
-        const call: ChatToolCall = { id: c.id || `call_${randomBytes(12).toString('hex')}`, type: 'function', function: { name: c.name, arguments: c.arguments || '{}' } };
+        const call: ChatToolCall = {
+          id: c.id || `call_${randomBytes(12).toString('hex')}`,
+          type: 'function',
+          function: { name: c.name, arguments: c.arguments || '{}' },
+        };
         yield { type: 'tool_call', call };
       }
       yield { type: 'done', finishReason: finishReason ?? (calls.size ? 'tool_calls' : 'stop') };
@@ -103,7 +129,11 @@ export class OpenAiLanguageModel implements LanguageModel {
         } catch {
           throw new ProviderFailure(PROVIDER, 'the answer stream carried a chunk that is not JSON');
         }
-        if (chunk.error) throw new ProviderFailure(PROVIDER, `the model failed mid-answer${typeof chunk.error.message === 'string' ? `: ${chunk.error.message.slice(0, 200)}` : ''}`);
+        if (chunk.error)
+          throw new ProviderFailure(
+            PROVIDER,
+            `the model failed mid-answer${typeof chunk.error.message === 'string' ? `: ${chunk.error.message.slice(0, 200)}` : ''}`,
+          );
         const choice = chunk.choices?.[0];
         if (!choice) continue;
         const content = choice.delta?.content;

@@ -35,10 +35,14 @@ export function agentIdentity(messages: ChatMessage[], fallbackName?: string): s
   const name = (system ? agentNameFromPrompt(system.content) : null) ?? fallbackName ?? null;
   // The first message is the agent's line before the caller said anything (as heard: "…" when cut).
   const firstUser = messages.findIndex((m) => m.role === 'user');
-  const greeting = messages.slice(0, firstUser < 0 ? messages.length : firstUser).find((m) => m.role === 'assistant' && typeof m.content === 'string');
-  const introduced = greeting?.role === 'assistant' ? INTRODUCTION.exec(greeting.content ?? '')?.[1]?.trim() : undefined;
+  const greeting = messages
+    .slice(0, firstUser < 0 ? messages.length : firstUser)
+    .find((m) => m.role === 'assistant' && typeof m.content === 'string');
+  const introduced =
+    greeting?.role === 'assistant' ? INTRODUCTION.exec(greeting.content ?? '')?.[1]?.trim() : undefined;
   if (introduced && introduced.length <= 80) {
-    if (name && introduced.toLowerCase().startsWith(name.toLowerCase()) && /^$|^\W/.test(introduced.slice(name.length))) return introduced;
+    if (name && introduced.toLowerCase().startsWith(name.toLowerCase()) && /^$|^\W/.test(introduced.slice(name.length)))
+      return introduced;
     if (!name && /^[A-Z]/.test(introduced)) return introduced;
   }
   return name;

@@ -13,23 +13,190 @@
 //     earliest;
 //   - a short reply ("Yes.", "We do.") and a line ending in a colon ("Our
 //     hours are:") are said with what follows them in their paragraph.
-const STOP_WORDS = new Set(['the', 'and', 'you', 'your', 'are', 'can', 'could', 'tell', 'please', 'what', 'when', 'where', 'how', 'why', 'who', 'which', 'does', 'for', 'with', 'about', 'this', 'that', 'have', 'has', 'there', 'is', 'me', 'my', 'our', 'its', 'it', 'do', 'of', 'to', 'in', 'on', 'at', 'a', 'an', 'be', 'would', 'like', 'know', 'want', 'i', 'we', 'us', 'was', 'were', 'will', 'from', 'any', 'all', 'also', 'just', 'very', 'than', 'then', 'them', 'they', 'their', 'yes', 'not']);
+const STOP_WORDS = new Set([
+  'the',
+  'and',
+  'you',
+  'your',
+  'are',
+  'can',
+  'could',
+  'tell',
+  'please',
+  'what',
+  'when',
+  'where',
+  'how',
+  'why',
+  'who',
+  'which',
+  'does',
+  'for',
+  'with',
+  'about',
+  'this',
+  'that',
+  'have',
+  'has',
+  'there',
+  'is',
+  'me',
+  'my',
+  'our',
+  'its',
+  'it',
+  'do',
+  'of',
+  'to',
+  'in',
+  'on',
+  'at',
+  'a',
+  'an',
+  'be',
+  'would',
+  'like',
+  'know',
+  'want',
+  'i',
+  'we',
+  'us',
+  'was',
+  'were',
+  'will',
+  'from',
+  'any',
+  'all',
+  'also',
+  'just',
+  'very',
+  'than',
+  'then',
+  'them',
+  'they',
+  'their',
+  'yes',
+  'not',
+]);
 
 /**
  * Words that make a line a sentence rather than a heading: verbs and
  * auxiliaries a business page uses, and subject pronouns ("We …").
  */
 const SENTENCE_WORDS = new Set([
-  'is', 'are', 'was', 'were', 'be', 'been', 'am', 'have', 'has', 'had', 'do', 'does', 'did', 'can', 'could', 'will', 'would', 'shall', 'should', 'may', 'might', 'must',
-  'we', 'you', 'they', 'it', 'i', 'he', 'she', 'there', 'please',
-  'open', 'opens', 'close', 'closes', 'closed', 'offer', 'offers', 'accept', 'accepts', 'take', 'takes', 'cost', 'costs', 'need', 'needs', 'get', 'gets', 'call', 'visit', 'book', 'bring', 'park', 'pay', 'include', 'includes', 'provide', 'provides', 'serve', 'serves', 'start', 'starts', 'run', 'runs', 'help', 'helps',
+  'is',
+  'are',
+  'was',
+  'were',
+  'be',
+  'been',
+  'am',
+  'have',
+  'has',
+  'had',
+  'do',
+  'does',
+  'did',
+  'can',
+  'could',
+  'will',
+  'would',
+  'shall',
+  'should',
+  'may',
+  'might',
+  'must',
+  'we',
+  'you',
+  'they',
+  'it',
+  'i',
+  'he',
+  'she',
+  'there',
+  'please',
+  'open',
+  'opens',
+  'close',
+  'closes',
+  'closed',
+  'offer',
+  'offers',
+  'accept',
+  'accepts',
+  'take',
+  'takes',
+  'cost',
+  'costs',
+  'need',
+  'needs',
+  'get',
+  'gets',
+  'call',
+  'visit',
+  'book',
+  'bring',
+  'park',
+  'pay',
+  'include',
+  'includes',
+  'provide',
+  'provides',
+  'serve',
+  'serves',
+  'start',
+  'starts',
+  'run',
+  'runs',
+  'help',
+  'helps',
 ]);
 
 /** Words a full stop follows without ending the sentence ("9 a.m. to 5", "Dr. Lee"); "No. 5" is handled apart. */
-const ABBREVIATIONS = new Set(['mr', 'mrs', 'ms', 'dr', 'st', 'vs', 'etc', 'e.g', 'i.e', 'approx', 'a.m', 'p.m', 'inc', 'ltd', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']);
+const ABBREVIATIONS = new Set([
+  'mr',
+  'mrs',
+  'ms',
+  'dr',
+  'st',
+  'vs',
+  'etc',
+  'e.g',
+  'i.e',
+  'approx',
+  'a.m',
+  'p.m',
+  'inc',
+  'ltd',
+  'mon',
+  'tue',
+  'wed',
+  'thu',
+  'fri',
+  'sat',
+  'sun',
+]);
 
 /** Little words a Title Case heading leaves in lower case. */
-const TITLE_SMALL_WORDS = new Set(['a', 'an', 'the', 'and', 'or', 'of', 'to', 'in', 'on', 'for', 'at', 'by', 'with', '&', '-', '\u2014', '\u2013']);
+const TITLE_SMALL_WORDS = new Set([
+  'a',
+  'an',
+  'the',
+  'and',
+  'or',
+  'of',
+  'to',
+  'in',
+  'on',
+  'for',
+  'at',
+  'by',
+  'with',
+  '&',
+  '-',
+  '\u2014',
+  '\u2013',
+]);
 
 function words(text: string): string[] {
   return text.toLowerCase().match(/[a-z0-9']+/g) ?? [];
@@ -42,7 +209,11 @@ function stem(word: string) {
 
 /** Words that carry meaning: three letters or more and not a stop word, or any number ("9 to 5"). */
 function contentStems(text: string): Set<string> {
-  return new Set(words(text).filter((w) => /\d/.test(w) || (w.length >= 3 && !STOP_WORDS.has(w))).map(stem));
+  return new Set(
+    words(text)
+      .filter((w) => /\d/.test(w) || (w.length >= 3 && !STOP_WORDS.has(w)))
+      .map(stem),
+  );
 }
 
 interface Sentence {
@@ -56,7 +227,8 @@ interface Sentence {
 }
 
 /** An answer that needs what follows it: "Yes.", "We do.", "Of course!". */
-const SHORT_REPLY = /^(?:(?:yes|no|yep|nope|sure|of course|absolutely|certainly|definitely|not yet)\b[^.!]{0,12}|(?:(?:yes|no),? )?(?:we|it|you|they|i) (?:do|don't|can|can't|are|aren't|is|isn't|does|doesn't|will|won't))[.!]$/i;
+const SHORT_REPLY =
+  /^(?:(?:yes|no|yep|nope|sure|of course|absolutely|certainly|definitely|not yet)\b[^.!]{0,12}|(?:(?:yes|no),? )?(?:we|it|you|they|i) (?:do|don't|can|can't|are|aren't|is|isn't|does|doesn't|will|won't))[.!]$/i;
 
 /** Markdown a voice does not say: list markers, quotes, emphasis, code, links. */
 function plainLine(line: string): { text: string; listItem: boolean } {
@@ -72,7 +244,10 @@ function plainLine(line: string): { text: string; listItem: boolean } {
 }
 
 function isTitleCase(line: string): boolean {
-  const tokens = line.replace(/[.:]$/, '').split(/\s+/).filter((t) => /[a-z]/i.test(t));
+  const tokens = line
+    .replace(/[.:]$/, '')
+    .split(/\s+/)
+    .filter((t) => /[a-z]/i.test(t));
   return tokens.length >= 2 && tokens.every((t) => TITLE_SMALL_WORDS.has(t.toLowerCase()) || /^[A-Z0-9]/.test(t));
 }
 
@@ -92,7 +267,11 @@ function sentencesOf(text: string): string[] {
   const out: string[] = [];
   let start = 0;
   for (const end of text.matchAll(/[.!?]+(?=\s+["'\u201c(]?[A-Z0-9])/g)) {
-    const before = text.slice(start, end.index).match(/([A-Za-z.]+)$/)?.[1]?.toLowerCase() ?? '';
+    const before =
+      text
+        .slice(start, end.index)
+        .match(/([A-Za-z.]+)$/)?.[1]
+        ?.toLowerCase() ?? '';
     if (end[0] === '.' && ABBREVIATIONS.has(before.replace(/\.$/, ''))) continue;
     if (end[0] === '.' && before === 'no' && /^\s+\d/.test(text.slice(end.index + 1))) continue;
     const stop = end.index + end[0].length;
@@ -130,7 +309,11 @@ interface Line {
 
 /** The lines of a passage that may answer, each with its paragraph and topic; `titles` are lines that name the document. */
 function answerLines(text: string, titles: string[]): { lines: Line[]; headings: string[] } {
-  const key = (t: string) => t.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+  const key = (t: string) =>
+    t
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, ' ')
+      .trim();
   const titleKeys = new Set(titles.map((t) => key(t.replace(/\.[a-z0-9]{1,5}$/i, ''))).filter(Boolean));
   const lines: Line[] = [];
   // Heading-like lines: an answer only when there is nothing else ("Free parking behind the store" alone).
@@ -156,7 +339,14 @@ function answerLines(text: string, titles: string[]): { lines: Line[]; headings:
     }
     const faq = faqParts(line).length > 1 || /^(Q|Question|A|Answer)\s*:/i.test(line);
     const previous = lines[lines.length - 1];
-    if (previous && previous.block === block && !listItem && !faq && !previous.faq && (RUNS_ON.test(previous.text) || (/^[a-z]/.test(line) && !/[.!?:]$/.test(previous.text)))) {
+    if (
+      previous &&
+      previous.block === block &&
+      !listItem &&
+      !faq &&
+      !previous.faq &&
+      (RUNS_ON.test(previous.text) || (/^[a-z]/.test(line) && !/[.!?:]$/.test(previous.text)))
+    ) {
       previous.text = `${previous.text} ${line}`;
       continue;
     }

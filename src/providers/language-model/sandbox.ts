@@ -57,7 +57,12 @@ export function requestedDate(utterance: string, now: number): string | null {
 export function describeSlot(iso: string): string {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
-  const day = new Intl.DateTimeFormat('en-GB', { weekday: 'long', day: 'numeric', month: 'long', timeZone: 'UTC' }).format(date);
+  const day = new Intl.DateTimeFormat('en-GB', {
+    weekday: 'long',
+    day: 'numeric',
+    month: 'long',
+    timeZone: 'UTC',
+  }).format(date);
   return `${day} at ${describeTime(iso)}`;
 }
 
@@ -72,7 +77,9 @@ export function describeTime(iso: string): string {
 export function describeDay(date: string): string {
   const d = new Date(`${date}T00:00:00Z`);
   if (Number.isNaN(d.getTime())) return date;
-  return new Intl.DateTimeFormat('en-GB', { weekday: 'long', day: 'numeric', month: 'long', timeZone: 'UTC' }).format(d);
+  return new Intl.DateTimeFormat('en-GB', { weekday: 'long', day: 'numeric', month: 'long', timeZone: 'UTC' }).format(
+    d,
+  );
 }
 
 type Intent = 'unclear' | 'goodbye' | 'transfer' | 'meeting' | 'greeting' | 'question' | 'unknown';
@@ -87,7 +94,12 @@ export const UNCLEAR = '(unclear)';
  */
 export function isUnclear(utterance: string): boolean {
   const t = utterance.trim().toLowerCase();
-  return t.includes(UNCLEAR) || t.includes(NOT_RECOGNISED) || /\((inaudible|unintelligible|no speech|silence|noise)\)/.test(t) || /^\([^()]*\)$/.test(t);
+  return (
+    t.includes(UNCLEAR) ||
+    t.includes(NOT_RECOGNISED) ||
+    /\((inaudible|unintelligible|no speech|silence|noise)\)/.test(t) ||
+    /^\([^()]*\)$/.test(t)
+  );
 }
 
 export function classify(utterance: string): Intent {
@@ -96,8 +108,19 @@ export function classify(utterance: string): Intent {
   if (/\b(good ?bye|bye|that'?s all|hang up)\b/.test(t)) return 'goodbye';
   if (/\b(person|human|agent|someone|somebody|representative|operator|colleague)\b/.test(t)) return 'transfer';
   if (/\b(meeting|appointment|booking|book|schedule|reserve|reservation)\b/.test(t)) return 'meeting';
-  if (/^(hello|hi|hey|good (morning|afternoon|evening))\b/.test(t) || /\b(who('s| is) (this|that|speaking)|who are you|who am i (speaking|talking) (to|with)|what('s| is) your name)\b/.test(t)) return 'greeting';
-  if (/\?\s*$/.test(t) || /^(what|when|where|how|why|who|which|can|could|do|does|is|are|will|would)\b/.test(t) || /\b(opening hours|tell me|i want to know|i'd like to know)\b/.test(t)) return 'question';
+  if (
+    /^(hello|hi|hey|good (morning|afternoon|evening))\b/.test(t) ||
+    /\b(who('s| is) (this|that|speaking)|who are you|who am i (speaking|talking) (to|with)|what('s| is) your name)\b/.test(
+      t,
+    )
+  )
+    return 'greeting';
+  if (
+    /\?\s*$/.test(t) ||
+    /^(what|when|where|how|why|who|which|can|could|do|does|is|are|will|would)\b/.test(t) ||
+    /\b(opening hours|tell me|i want to know|i'd like to know)\b/.test(t)
+  )
+    return 'question';
   return 'unknown';
 }
 
@@ -127,7 +150,10 @@ export class SandboxDialogue implements LanguageModel {
     const names = new Set(request.tools.map((t) => t.name));
     const offered: Offered = (name) => names.has(name);
     const say: Say = (text) => text.split(/(?<= )/).map((w) => ({ type: 'text', text: w }) as ModelDelta);
-    const call: Call = (name, args) => ({ type: 'tool_call', call: { id: callId, type: 'function', function: { name, arguments: JSON.stringify(args) } } });
+    const call: Call = (name, args) => ({
+      type: 'tool_call',
+      call: { id: callId, type: 'function', function: { name, arguments: JSON.stringify(args) } },
+    });
     const identity = agentIdentity(messages, this.options.agentName);
     let out: ModelDelta[];
     if (last?.role === 'tool') out = this.afterTool(messages, last, say, call, offered);
@@ -148,12 +174,17 @@ export class SandboxDialogue implements LanguageModel {
       case 'goodbye':
         return [...say('Thank you for calling. Goodbye!'), ...(offered('end_call') ? [call('end_call', {})] : [])];
       case 'transfer':
-        if (!offered('transfer_to_human')) return say("I'm sorry, I can't transfer you on this call, but I'm happy to help with anything else.");
+        if (!offered('transfer_to_human'))
+          return say("I'm sorry, I can't transfer you on this call, but I'm happy to help with anything else.");
         return [...say('Of course, let me put you through to a colleague.'), call('transfer_to_human', {})];
       case 'meeting': {
-        if (!CALENDAR_TOOLS.every(offered)) return say("I'm sorry, I can't book meetings on this call, but I'm happy to help with anything else.");
+        if (!CALENDAR_TOOLS.every(offered))
+          return say("I'm sorry, I can't book meetings on this call, but I'm happy to help with anything else.");
         const date = requestedDate(utterance, this.now());
-        return [...say(date ? `Let me check the calendar for ${describeDay(date)}.` : 'Let me check the calendar.'), call('check_availability', date ? { date } : {})];
+        return [
+          ...say(date ? `Let me check the calendar for ${describeDay(date)}.` : 'Let me check the calendar.'),
+          call('check_availability', date ? { date } : {}),
+        ];
       }
       case 'greeting':
         return say(`Hello! This is ${identity ?? 'the virtual assistant'}. How can I help you today?`);
@@ -165,7 +196,13 @@ export class SandboxDialogue implements LanguageModel {
     }
   }
 
-  private afterTool(messages: ChatMessage[], last: Extract<ChatMessage, { role: 'tool' }>, say: Say, call: Call, offered: Offered): ModelDelta[] {
+  private afterTool(
+    messages: ChatMessage[],
+    last: Extract<ChatMessage, { role: 'tool' }>,
+    say: Say,
+    call: Call,
+    offered: Offered,
+  ): ModelDelta[] {
     const toolCall = messages
       .flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []) : []))
       .find((c: ChatToolCall) => c.id === last.tool_call_id);
@@ -178,7 +215,9 @@ export class SandboxDialogue implements LanguageModel {
     const failed = typeof result.error === 'string';
     switch (toolCall?.function.name) {
       case 'search_knowledge': {
-        const matches = Array.isArray(result.matches) ? (result.matches as Array<{ text?: unknown; title?: unknown }>) : [];
+        const matches = Array.isArray(result.matches)
+          ? (result.matches as Array<{ text?: unknown; title?: unknown }>)
+          : [];
         const question = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
         // The best match that holds an answer: one of only headings or questions gives way to the next.
         for (const match of failed ? [] : matches) {
@@ -196,15 +235,26 @@ export class SandboxDialogue implements LanguageModel {
         } catch {
           date = undefined;
         }
-        const slots = (Array.isArray(result.slots) ? result.slots.filter((s): s is string => typeof s === 'string') : []).filter((s) => !date || s.startsWith(date));
-        if (failed || !slots.length) return say(date ? `I'm sorry, there are no open slots on ${describeDay(date)}.` : "I'm sorry, there are no open slots at the moment.");
-        const offer = date ? `The first open slot on ${describeDay(date)} is at ${describeTime(slots[0]!)}.` : `The first open slot is ${describeSlot(slots[0]!)}.`;
+        const slots = (
+          Array.isArray(result.slots) ? result.slots.filter((s): s is string => typeof s === 'string') : []
+        ).filter((s) => !date || s.startsWith(date));
+        if (failed || !slots.length)
+          return say(
+            date
+              ? `I'm sorry, there are no open slots on ${describeDay(date)}.`
+              : "I'm sorry, there are no open slots at the moment.",
+          );
+        const offer = date
+          ? `The first open slot on ${describeDay(date)} is at ${describeTime(slots[0]!)}.`
+          : `The first open slot is ${describeSlot(slots[0]!)}.`;
         if (!offered('book_meeting')) return say(`${offer} I can't book it on this call.`);
         return [...say(`${offer} I'll book it for you.`), call('book_meeting', { start: slots[0] })];
       }
       case 'book_meeting':
         if (failed || result.booked === false) return say("I'm sorry, I couldn't book that slot.");
-        return say(`You're booked for ${describeSlot(String(result.start ?? ''))}. Is there anything else I can help with?`);
+        return say(
+          `You're booked for ${describeSlot(String(result.start ?? ''))}. Is there anything else I can help with?`,
+        );
       case 'transfer_to_human':
         return failed || result.ok === false ? say("I'm sorry, nobody is available to take your call right now.") : [];
       default:

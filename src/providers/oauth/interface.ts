@@ -33,5 +33,8 @@ export interface IdentityProvider {
    * nonce) and returns the identity. Throws invalid_token when the provider
    * refuses the code, provider_error when it is unreachable or misbehaves.
    */
-  finishAuthorization(callbackUrl: URL, expected: { state: string; nonce: string; codeVerifier: string }): Promise<ExternalIdentity>;
+  finishAuthorization(
+    callbackUrl: URL,
+    expected: { state: string; nonce: string; codeVerifier: string },
+  ): Promise<ExternalIdentity>;
 }

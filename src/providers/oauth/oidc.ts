@@ -27,10 +27,16 @@ function providerFailure(err: unknown, slug: string, step: string): AppError {
   if (err instanceof AppError) return err;
   // The provider answered with an OAuth error (e.g. invalid_grant: code reused, expired or PKCE mismatch).
   if (err instanceof client.ResponseBodyError && err.status < 500) {
-    return new AppError('invalid_token', `provider "${slug}" refused the ${step}: ${err.error}${err.error_description ? ` (${err.error_description})` : ''}`);
+    return new AppError(
+      'invalid_token',
+      `provider "${slug}" refused the ${step}: ${err.error}${err.error_description ? ` (${err.error_description})` : ''}`,
+    );
   }
   if (err instanceof client.AuthorizationResponseError) {
-    return new AppError('provider_refused', `provider "${slug}" answered ${err.error}${err.error_description ? `: ${err.error_description}` : ''}`);
+    return new AppError(
+      'provider_refused',
+      `provider "${slug}" answered ${err.error}${err.error_description ? `: ${err.error_description}` : ''}`,
+    );
   }
   const cause = err instanceof Error ? err.message : String(err);
   return new AppError('provider_error', `provider "${slug}" failed during ${step}: ${cause}`);
@@ -65,11 +71,22 @@ export class OidcIdentityProvider implements IdentityProvider {
     const insecure = issuer.protocol === 'http:';
     const execute = insecure ? [client.allowInsecureRequests] : [];
     const options = { execute, timeout: REQUEST_TIMEOUT_SECONDS };
-    const found = await client.discovery(issuer, this.config.clientId, undefined, client.ClientSecretBasic(this.config.clientSecret), options);
+    const found = await client.discovery(
+      issuer,
+      this.config.clientId,
+      undefined,
+      client.ClientSecretBasic(this.config.clientSecret),
+      options,
+    );
     // RFC 8414: client_secret_basic is the default; switch to client_secret_post only for providers that list it alone.
     const methods = found.serverMetadata().token_endpoint_auth_methods_supported;
     if (methods && !methods.includes('client_secret_basic') && methods.includes('client_secret_post')) {
-      const post = new client.Configuration(found.serverMetadata(), this.config.clientId, undefined, client.ClientSecretPost(this.config.clientSecret));
+      const post = new client.Configuration(
+        found.serverMetadata(),
+        this.config.clientId,
+        undefined,
+        client.ClientSecretPost(this.config.clientSecret),
+      );
       post.timeout = REQUEST_TIMEOUT_SECONDS;
       if (insecure) client.allowInsecureRequests(post);
       return post;
@@ -94,7 +111,10 @@ export class OidcIdentityProvider implements IdentityProvider {
     return { url: url.href, state, nonce, codeVerifier };
   }
 
-  async finishAuthorization(callbackUrl: URL, expected: { state: string; nonce: string; codeVerifier: string }): Promise<ExternalIdentity> {
+  async finishAuthorization(
+    callbackUrl: URL,
+    expected: { state: string; nonce: string; codeVerifier: string },
+  ): Promise<ExternalIdentity> {
     const configuration = await this.configuration();
     let claims: Claims;
     let accessToken: string;
@@ -123,7 +143,12 @@ export class OidcIdentityProvider implements IdentityProvider {
       }
     }
     const email = text(claims.email).toLowerCase() || null;
-    return { subject, email, emailVerified: email !== null && (claims.email_verified === true || claims.email_verified === 'true'), ...namesOf(claims) };
+    return {
+      subject,
+      email,
+      emailVerified: email !== null && (claims.email_verified === true || claims.email_verified === 'true'),
+      ...namesOf(claims),
+    };
   }
 }
 

@@ -69,7 +69,11 @@ export type PaymentEvent =
       subscription: ProviderSubscription | null;
     }
   /** `subscription.payment_failed`: an invoice of it could not be paid (the subscription as re-read after that, e.g. past_due). */
-  | { id: string; type: 'subscription.changed' | 'subscription.deleted' | 'subscription.payment_failed'; subscription: ProviderSubscription }
+  | {
+      id: string;
+      type: 'subscription.changed' | 'subscription.deleted' | 'subscription.payment_failed';
+      subscription: ProviderSubscription;
+    }
   /**
    * Money of a top-up was given back to the customer (refunds made at the provider, e.g. in its dashboard):
    * each succeeded refund by its own id, so the refund's several events (refund.created, charge.refunded) take it once.

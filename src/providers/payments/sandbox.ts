@@ -7,7 +7,15 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { AppError } from '../../http/errors.js';
 import { addMonthsUtc } from '../../lib/time.js';
-import type { CheckoutInput, PaymentCard, PaymentEvent, PaymentsProvider, PlanPrice, PortalInput, ProviderSubscription } from './interface.js';
+import type {
+  CheckoutInput,
+  PaymentCard,
+  PaymentEvent,
+  PaymentsProvider,
+  PlanPrice,
+  PortalInput,
+  ProviderSubscription,
+} from './interface.js';
 
 const digest = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 24);
 
@@ -33,15 +41,24 @@ export class SandboxPaymentsProvider implements PaymentsProvider {
   }
 
   async createCheckout(input: CheckoutInput) {
-    return { url: `${this.publicUrl}/api/sandbox/checkout/${input.sessionId}`, providerSessionId: `cs_sandbox_${input.sessionId}` };
+    return {
+      url: `${this.publicUrl}/api/sandbox/checkout/${input.sessionId}`,
+      providerSessionId: `cs_sandbox_${input.sessionId}`,
+    };
   }
 
   async createPortal(input: PortalInput) {
     const page = input.upgrade ? 'checkout' : 'portal';
-    return { url: `${this.publicUrl}/api/sandbox/${page}/${input.sessionId}`, providerSessionId: `bps_sandbox_${input.sessionId}` };
+    return {
+      url: `${this.publicUrl}/api/sandbox/${page}/${input.sessionId}`,
+      providerSessionId: `bps_sandbox_${input.sessionId}`,
+    };
   }
 
-  async createSubscription(input: { userId: string; customerId: string; description: string; monthlyCents: number; ref: string }, now = Date.now()) {
+  async createSubscription(
+    input: { userId: string; customerId: string; description: string; monthlyCents: number; ref: string },
+    now = Date.now(),
+  ) {
     return {
       id: `sub_sandbox_${digest(`item:${input.ref}`)}`,
       customerId: input.customerId,
@@ -57,7 +74,10 @@ export class SandboxPaymentsProvider implements PaymentsProvider {
   async cancelSubscription(): Promise<void> {}
 
   async parseWebhook(): Promise<PaymentEvent> {
-    throw new AppError('not_found', 'Stripe webhooks are not accepted: the sandbox payment provider is active (set STRIPE_SECRET_KEY)');
+    throw new AppError(
+      'not_found',
+      'Stripe webhooks are not accepted: the sandbox payment provider is active (set STRIPE_SECRET_KEY)',
+    );
   }
 
   /** The card the sandbox "saves" for a user: a Visa ending 4242, like Stripe's test card. */
@@ -67,7 +87,11 @@ export class SandboxPaymentsProvider implements PaymentsProvider {
 
   /** What the sandbox portal's "Cancel plan" reports, as Stripe reports a cancellation made in its portal. */
   cancellation(subscription: ProviderSubscription): PaymentEvent {
-    return { id: `evt_sandbox_cancel_${subscription.id}`, type: 'subscription.deleted', subscription: { ...subscription, status: 'canceled' } };
+    return {
+      id: `evt_sandbox_cancel_${subscription.id}`,
+      type: 'subscription.deleted',
+      subscription: { ...subscription, status: 'canceled' },
+    };
   }
 
   /** What the sandbox portal's "Remove card" reports (payment_method.detached at Stripe). */
@@ -80,7 +104,11 @@ export class SandboxPaymentsProvider implements PaymentsProvider {
     const id = `evt_sandbox_${session.id}`;
     if (session.purpose === 'upgrade') {
       if (!session.subscription || !session.plan) throw new AppError('conflict', 'there is no subscription to change');
-      return { id, type: 'subscription.changed', subscription: { ...session.subscription, planKey: session.plan.key, monthlyCents: session.plan.monthlyCents } };
+      return {
+        id,
+        type: 'subscription.changed',
+        subscription: { ...session.subscription, planKey: session.plan.key, monthlyCents: session.plan.monthlyCents },
+      };
     }
     const subscription: ProviderSubscription | null =
       session.purpose === 'plan' && session.plan
@@ -101,7 +129,12 @@ export class SandboxPaymentsProvider implements PaymentsProvider {
       sessionId: session.id,
       providerSessionId: `cs_sandbox_${session.id}`,
       paid: true,
-      amountCents: session.purpose === 'topup' ? session.amountCents : session.purpose === 'plan' ? (session.plan?.monthlyCents ?? null) : 0,
+      amountCents:
+        session.purpose === 'topup'
+          ? session.amountCents
+          : session.purpose === 'plan'
+            ? (session.plan?.monthlyCents ?? null)
+            : 0,
       customerId: session.customerId,
       card: this.cardFor(session.userId),
       subscription,

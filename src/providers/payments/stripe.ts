@@ -7,7 +7,15 @@ import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type Stripe from 'stripe';
 import { AppError } from '../../http/errors.js';
-import type { CheckoutInput, PaymentCard, PaymentEvent, PaymentsProvider, PlanPrice, PortalInput, ProviderSubscription } from './interface.js';
+import type {
+  CheckoutInput,
+  PaymentCard,
+  PaymentEvent,
+  PaymentsProvider,
+  PlanPrice,
+  PortalInput,
+  ProviderSubscription,
+} from './interface.js';
 
 export interface StripeSettings {
   secretKey: string;
@@ -20,7 +28,8 @@ export interface StripeSettings {
 export const WEBHOOK_TOLERANCE_SECONDS = 300;
 
 type Obj = Record<string, any>;
-const idOf = (value: unknown): string | null => (typeof value === 'string' ? value : value && typeof value === 'object' ? ((value as Obj).id ?? null) : null);
+const idOf = (value: unknown): string | null =>
+  typeof value === 'string' ? value : value && typeof value === 'object' ? ((value as Obj).id ?? null) : null;
 const ms = (seconds: unknown) => (typeof seconds === 'number' ? seconds * 1000 : null);
 /** Idempotency keys are at most 255 characters: long references are hashed. */
 // The SDK is loaded when this adapter is built, not at start: most servers
@@ -54,7 +63,10 @@ export class StripePaymentsProvider implements PaymentsProvider {
 
   async createCustomer(input: { userId: string; email: string | null }) {
     const customer = await this.call(() =>
-      this.stripe.customers.create({ email: input.email ?? undefined, metadata: { userId: input.userId } }, { idempotencyKey: keyFor('customer', input.userId) }),
+      this.stripe.customers.create(
+        { email: input.email ?? undefined, metadata: { userId: input.userId } },
+        { idempotencyKey: keyFor('customer', input.userId) },
+      ),
     );
     return { customerId: customer.id };
   }
@@ -73,7 +85,12 @@ export class StripePaymentsProvider implements PaymentsProvider {
       params = {
         ...common,
         mode: 'payment',
-        line_items: [{ quantity: 1, price_data: { currency: 'usd', unit_amount: input.amountCents!, product_data: { name: 'Prepaid credits' } } }],
+        line_items: [
+          {
+            quantity: 1,
+            price_data: { currency: 'usd', unit_amount: input.amountCents!, product_data: { name: 'Prepaid credits' } },
+          },
+        ],
         // Keeps the card for later purchases (card on file).
         payment_intent_data: { setup_future_usage: 'off_session', metadata },
       };
@@ -88,31 +105,53 @@ export class StripePaymentsProvider implements PaymentsProvider {
         subscription_data: { metadata: { userId: input.userId, kind: 'plan', plan: plan.key } },
       };
     }
-    const session = await this.call(() => this.stripe.checkout.sessions.create(params, { idempotencyKey: keyFor('checkout', input.sessionId) }));
+    const session = await this.call(() =>
+      this.stripe.checkout.sessions.create(params, { idempotencyKey: keyFor('checkout', input.sessionId) }),
+    );
     if (!session.url) throw new AppError('provider_error', 'Stripe returned a checkout session without a url');
     return { url: session.url, providerSessionId: session.id };
   }
 
   async createPortal(input: PortalInput) {
-    const params: Stripe.BillingPortal.SessionCreateParams = { customer: input.customerId, return_url: input.returnUrl };
+    const params: Stripe.BillingPortal.SessionCreateParams = {
+      customer: input.customerId,
+      return_url: input.returnUrl,
+    };
     if (input.upgrade) {
       const subscription = await this.call(() => this.stripe.subscriptions.retrieve(input.upgrade!.subscriptionId));
       const item = subscription.items.data[0];
       if (!item) throw new AppError('provider_error', 'the Stripe subscription has no item to change');
       params.flow_data = {
         type: 'subscription_update_confirm',
-        subscription_update_confirm: { subscription: subscription.id, items: [{ id: item.id, price: await this.planPrice(input.upgrade.plan), quantity: 1 }] },
+        subscription_update_confirm: {
+          subscription: subscription.id,
+          items: [{ id: item.id, price: await this.planPrice(input.upgrade.plan), quantity: 1 }],
+        },
         after_completion: { type: 'redirect', redirect: { return_url: input.returnUrl } },
       };
     }
-    const session = await this.call(() => this.stripe.billingPortal.sessions.create(params, { idempotencyKey: keyFor('portal', input.sessionId) }));
+    const session = await this.call(() =>
+      this.stripe.billingPortal.sessions.create(params, { idempotencyKey: keyFor('portal', input.sessionId) }),
+    );
     return { url: session.url, providerSessionId: session.id };
   }
 
-  async createSubscription(input: { userId: string; customerId: string; paymentMethodId: string; description: string; monthlyCents: number; ref: string }) {
+  async createSubscription(input: {
+    userId: string;
+    customerId: string;
+    paymentMethodId: string;
+    description: string;
+    monthlyCents: number;
+    ref: string;
+  }) {
     const price = await this.call(() =>
       this.stripe.prices.create(
-        { currency: 'usd', unit_amount: input.monthlyCents, recurring: { interval: 'month' }, product_data: { name: input.description } },
+        {
+          currency: 'usd',
+          unit_amount: input.monthlyCents,
+          recurring: { interval: 'month' },
+          product_data: { name: input.description },
+        },
         { idempotencyKey: keyFor('item-price', input.ref) },
       ),
     );
@@ -146,7 +185,12 @@ export class StripePaymentsProvider implements PaymentsProvider {
     let event: Stripe.Event;
     try {
       if (!signature) throw new Error('no Stripe-Signature header');
-      event = this.stripe.webhooks.constructEvent(rawBody, signature, this.settings.webhookSecret, WEBHOOK_TOLERANCE_SECONDS);
+      event = this.stripe.webhooks.constructEvent(
+        rawBody,
+        signature,
+        this.settings.webhookSecret,
+        WEBHOOK_TOLERANCE_SECONDS,
+      );
     } catch (err) {
       throw new AppError('invalid_signature', `webhook signature does not verify: ${(err as Error).message}`);
     }
@@ -165,7 +209,12 @@ export class StripePaymentsProvider implements PaymentsProvider {
         // Applied once the money is on its way back; the top-up is named by its payment's metadata.
         const sessionId = object.status === 'succeeded' ? await this.topupOf(idOf(object.payment_intent)) : null;
         if (!sessionId) return { id: event.id, type: 'ignored', providerType: event.type };
-        return { id: event.id, type: 'topup.refunded', sessionId, refunds: [{ refundId: object.id, amountCents: object.amount }] };
+        return {
+          id: event.id,
+          type: 'topup.refunded',
+          sessionId,
+          refunds: [{ refundId: object.id, amountCents: object.amount }],
+        };
       }
       case 'charge.refunded': {
         // The charge's refunds, listed (the event's charge may not carry them): each succeeded one by its id,
@@ -173,7 +222,9 @@ export class StripePaymentsProvider implements PaymentsProvider {
         const sessionId = await this.topupOf(idOf(object.payment_intent));
         if (!sessionId) return { id: event.id, type: 'ignored', providerType: event.type };
         const listed = await this.call(() => this.stripe.refunds.list({ charge: object.id, limit: 100 }));
-        const refunds = listed.data.filter((r) => r.status === 'succeeded').map((r) => ({ refundId: r.id, amountCents: r.amount }));
+        const refunds = listed.data
+          .filter((r) => r.status === 'succeeded')
+          .map((r) => ({ refundId: r.id, amountCents: r.amount }));
         if (refunds.length === 0) return { id: event.id, type: 'ignored', providerType: event.type };
         return { id: event.id, type: 'topup.refunded', sessionId, refunds };
       }
@@ -187,7 +238,11 @@ export class StripePaymentsProvider implements PaymentsProvider {
         const subscriptionId = idOf(object.parent?.subscription_details?.subscription) ?? idOf(object.subscription);
         if (!subscriptionId) return { id: event.id, type: 'ignored', providerType: event.type };
         const subscription = await this.call(() => this.stripe.subscriptions.retrieve(subscriptionId));
-        return { id: event.id, type: 'subscription.payment_failed', subscription: this.normalizeSubscription(subscription as unknown as Obj) };
+        return {
+          id: event.id,
+          type: 'subscription.payment_failed',
+          subscription: this.normalizeSubscription(subscription as unknown as Obj),
+        };
       }
       case 'payment_method.detached': {
         const customerId = idOf((event.data.previous_attributes as Obj | undefined)?.customer);
@@ -199,7 +254,11 @@ export class StripePaymentsProvider implements PaymentsProvider {
         const subscriptionId = idOf(object.parent?.subscription_details?.subscription) ?? idOf(object.subscription);
         if (!subscriptionId) return { id: event.id, type: 'ignored', providerType: event.type };
         const subscription = await this.call(() => this.stripe.subscriptions.retrieve(subscriptionId));
-        return { id: event.id, type: 'subscription.changed', subscription: this.normalizeSubscription(subscription as unknown as Obj) };
+        return {
+          id: event.id,
+          type: 'subscription.changed',
+          subscription: this.normalizeSubscription(subscription as unknown as Obj),
+        };
       }
       default:
         return { id: event.id, type: 'ignored', providerType: event.type };
@@ -217,31 +276,46 @@ export class StripePaymentsProvider implements PaymentsProvider {
   /** The session re-read from Stripe with what it created (payment method, subscription) expanded. */
   private async checkoutEvent(eventId: string, object: Obj): Promise<PaymentEvent> {
     const sessionId = object.metadata?.sessionId;
-    if (typeof sessionId !== 'string') return { id: eventId, type: 'ignored', providerType: 'checkout.session.completed' };
+    if (typeof sessionId !== 'string')
+      return { id: eventId, type: 'ignored', providerType: 'checkout.session.completed' };
     const session = (await this.call(() =>
       this.stripe.checkout.sessions.retrieve(object.id, {
         expand: ['payment_intent.payment_method', 'setup_intent.payment_method', 'subscription.default_payment_method'],
       }),
     )) as unknown as Obj;
-    const method = session.payment_intent?.payment_method ?? session.setup_intent?.payment_method ?? session.subscription?.default_payment_method ?? null;
-    const card: PaymentCard | null = method && typeof method === 'object' ? { id: method.id, brand: method.card?.brand ?? null, last4: method.card?.last4 ?? null } : null;
+    const method =
+      session.payment_intent?.payment_method ??
+      session.setup_intent?.payment_method ??
+      session.subscription?.default_payment_method ??
+      null;
+    const card: PaymentCard | null =
+      method && typeof method === 'object'
+        ? { id: method.id, brand: method.card?.brand ?? null, last4: method.card?.last4 ?? null }
+        : null;
     return {
       id: eventId,
       type: 'checkout.completed',
       sessionId,
       providerSessionId: session.id,
-      paid: session.status === 'complete' && (session.payment_status === 'paid' || session.payment_status === 'no_payment_required'),
+      paid:
+        session.status === 'complete' &&
+        (session.payment_status === 'paid' || session.payment_status === 'no_payment_required'),
       amountCents: typeof session.amount_total === 'number' ? session.amount_total : null,
       customerId: idOf(session.customer),
       card,
-      subscription: session.subscription && typeof session.subscription === 'object' ? this.normalizeSubscription(session.subscription) : null,
+      subscription:
+        session.subscription && typeof session.subscription === 'object'
+          ? this.normalizeSubscription(session.subscription)
+          : null,
     };
   }
 
   private normalizeSubscription(sub: Obj): ProviderSubscription {
     const item = sub.items?.data?.[0] as Obj | undefined;
     const price = (item?.price ?? null) as Obj | null;
-    const plan = price ? this.plans.find((p) => p.stripePriceId === price.id || lookupKey(p) === price.lookup_key) : undefined;
+    const plan = price
+      ? this.plans.find((p) => p.stripePriceId === price.id || lookupKey(p) === price.lookup_key)
+      : undefined;
     return {
       id: sub.id,
       customerId: idOf(sub.customer) ?? '',
@@ -296,6 +370,7 @@ function providerError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const message = err instanceof Error ? err.message : String(err);
   // A declined card is the customer's to fix (another card), not an outage: 400, not 502.
-  if (err instanceof loadStripe().errors.StripeCardError) return new AppError('provider_refused', `the card was declined: ${message}`);
+  if (err instanceof loadStripe().errors.StripeCardError)
+    return new AppError('provider_refused', `the card was declined: ${message}`);
   return new AppError('provider_error', `payment provider: ${message}`);
 }

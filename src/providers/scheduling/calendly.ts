@@ -23,7 +23,12 @@ export class CalendlySchedulingProvider implements SchedulingProvider {
     const resource = (body as { resource?: Record<string, unknown> }).resource ?? {};
     const uri = str(resource.uri);
     if (!uri) throw new AppError('provider_error', 'Calendly answered /users/me without a user uri');
-    return { uri, name: str(resource.name), schedulingUrl: str(resource.scheduling_url), timezone: str(resource.timezone) };
+    return {
+      uri,
+      name: str(resource.name),
+      schedulingUrl: str(resource.scheduling_url),
+      timezone: str(resource.timezone),
+    };
   }
 
   async findEventType(token: string, user: SchedulingUser, ref: string): Promise<EventType | null> {
@@ -34,7 +39,10 @@ export class CalendlySchedulingProvider implements SchedulingProvider {
     const types: EventType[] = [];
     let path: string | null = `/event_types?${new URLSearchParams({ user: userUri, count: '100' })}`;
     for (let page = 0; path && page < MAX_EVENT_TYPE_PAGES; page++) {
-      const body = (await this.json(token, 'GET', path)) as { collection?: Array<Record<string, unknown>>; pagination?: { next_page?: unknown } };
+      const body = (await this.json(token, 'GET', path)) as {
+        collection?: Array<Record<string, unknown>>;
+        pagination?: { next_page?: unknown };
+      };
       for (const item of body.collection ?? []) {
         const uri = str(item.uri);
         const schedulingUrl = str(item.scheduling_url);
@@ -54,8 +62,14 @@ export class CalendlySchedulingProvider implements SchedulingProvider {
   }
 
   async availableTimes(token: string, eventTypeUri: string, start: Date, end: Date): Promise<AvailableSlot[]> {
-    const query = new URLSearchParams({ event_type: eventTypeUri, start_time: start.toISOString(), end_time: end.toISOString() });
-    const body = (await this.json(token, 'GET', `/event_type_available_times?${query}`)) as { collection?: Array<Record<string, unknown>> };
+    const query = new URLSearchParams({
+      event_type: eventTypeUri,
+      start_time: start.toISOString(),
+      end_time: end.toISOString(),
+    });
+    const body = (await this.json(token, 'GET', `/event_type_available_times?${query}`)) as {
+      collection?: Array<Record<string, unknown>>;
+    };
     const slots: AvailableSlot[] = [];
     for (const item of body.collection ?? []) {
       const startTime = str(item.start_time);
@@ -66,7 +80,11 @@ export class CalendlySchedulingProvider implements SchedulingProvider {
   }
 
   async createBookingLink(token: string, eventTypeUri: string): Promise<BookingLink> {
-    const body = (await this.json(token, 'POST', '/scheduling_links', { max_event_count: 1, owner: eventTypeUri, owner_type: 'EventType' })) as {
+    const body = (await this.json(token, 'POST', '/scheduling_links', {
+      max_event_count: 1,
+      owner: eventTypeUri,
+      owner_type: 'EventType',
+    })) as {
       resource?: { booking_url?: unknown };
     };
     const bookingUrl = str(body.resource?.booking_url);
@@ -80,7 +98,9 @@ export class CalendlySchedulingProvider implements SchedulingProvider {
     try {
       const url = new URL(next);
       const base = new URL(this.apiBase);
-      return url.origin === base.origin ? `${url.pathname.slice(base.pathname.replace(/\/$/, '').length)}${url.search}` : null;
+      return url.origin === base.origin
+        ? `${url.pathname.slice(base.pathname.replace(/\/$/, '').length)}${url.search}`
+        : null;
     } catch {
       return null;
     }
@@ -90,10 +110,16 @@ export class CalendlySchedulingProvider implements SchedulingProvider {
     const res = await this.request(token, method, path, payload);
     const body = (await res.json().catch(() => null)) as { message?: unknown; title?: unknown } | null;
     if (res.status === 401 || res.status === 403) {
-      throw new AppError('provider_refused', `Calendly refused the access token${str(body?.message) ? `: ${body!.message}` : ''}`);
+      throw new AppError(
+        'provider_refused',
+        `Calendly refused the access token${str(body?.message) ? `: ${body!.message}` : ''}`,
+      );
     }
     if (!res.ok || body === null) {
-      throw new AppError('provider_error', `Calendly answered HTTP ${res.status}${str(body?.message) ? `: ${body!.message}` : ''}`);
+      throw new AppError(
+        'provider_error',
+        `Calendly answered HTTP ${res.status}${str(body?.message) ? `: ${body!.message}` : ''}`,
+      );
     }
     return body;
   }
@@ -103,7 +129,11 @@ export class CalendlySchedulingProvider implements SchedulingProvider {
     try {
       const res = await this.http(`${this.apiBase}${path}`, {
         method,
-        headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(payload ? { 'content-type': 'application/json' } : {}) },
+        headers: {
+          authorization: `Bearer ${token}`,
+          accept: 'application/json',
+          ...(payload ? { 'content-type': 'application/json' } : {}),
+        },
         body: payload ? JSON.stringify(payload) : undefined,
       });
       return await bufferResponse(res);

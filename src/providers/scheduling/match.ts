@@ -18,7 +18,10 @@ export function slugOf(ref: string): string {
 }
 
 /** By scheduling URL or API uri, else by slug. */
-export function matchEventType<T extends { uri: string; slug: string; schedulingUrl: string }>(types: readonly T[], ref: string): T | null {
+export function matchEventType<T extends { uri: string; slug: string; schedulingUrl: string }>(
+  types: readonly T[],
+  ref: string,
+): T | null {
   const url = /^https?:\/\//i.test(ref) ? normalizeUrl(ref) : null;
   if (url) {
     const exact = types.find((t) => normalizeUrl(t.schedulingUrl) === url || normalizeUrl(t.uri) === url);

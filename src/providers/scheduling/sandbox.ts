@@ -44,7 +44,12 @@ export class SandboxSchedulingProvider implements SchedulingProvider {
   async currentUser(token: string): Promise<SchedulingUser> {
     this.check(token);
     const id = digest(`user:${token}`);
-    return { uri: `${API}/users/${id}`, name: 'Sandbox Scheduler', schedulingUrl: `${SANDBOX_SCHEDULING_HOST}/sandbox-${id.slice(0, 8)}`, timezone: 'UTC' };
+    return {
+      uri: `${API}/users/${id}`,
+      name: 'Sandbox Scheduler',
+      schedulingUrl: `${SANDBOX_SCHEDULING_HOST}/sandbox-${id.slice(0, 8)}`,
+      timezone: 'UTC',
+    };
   }
 
   async listEventTypes(token: string, userUri: string): Promise<EventType[]> {
@@ -84,7 +89,11 @@ export class SandboxSchedulingProvider implements SchedulingProvider {
     this.check(token);
     const slots: AvailableSlot[] = [];
     const first = new Date(start);
-    first.setUTCMinutes(first.getUTCMinutes() > 0 || first.getUTCSeconds() > 0 || first.getUTCMilliseconds() > 0 ? 60 : 0, 0, 0);
+    first.setUTCMinutes(
+      first.getUTCMinutes() > 0 || first.getUTCSeconds() > 0 || first.getUTCMilliseconds() > 0 ? 60 : 0,
+      0,
+      0,
+    );
     for (let t = first.getTime(); t < end.getTime(); t += 3600_000) {
       const at = new Date(t);
       const day = at.getUTCDay();
@@ -92,7 +101,10 @@ export class SandboxSchedulingProvider implements SchedulingProvider {
       if (day === 0 || day === 6 || hour < 9 || hour >= 17) continue;
       // About one slot in four is taken, the same ones everywhere.
       if (parseInt(digest(`${eventTypeUri}@${at.toISOString()}`, 2), 16) % 4 === 0) continue;
-      slots.push({ startTime: at.toISOString(), schedulingUrl: `${SANDBOX_SCHEDULING_HOST}/slot/${digest(eventTypeUri, 8)}/${at.toISOString()}` });
+      slots.push({
+        startTime: at.toISOString(),
+        schedulingUrl: `${SANDBOX_SCHEDULING_HOST}/slot/${digest(eventTypeUri, 8)}/${at.toISOString()}`,
+      });
     }
     return slots;
   }
@@ -103,6 +115,10 @@ export class SandboxSchedulingProvider implements SchedulingProvider {
   }
 
   private check(token: string): void {
-    if (token.toLowerCase().startsWith('invalid')) throw new AppError('provider_refused', 'Calendly refused the access token (sandbox: tokens beginning with "invalid" are refused)');
+    if (token.toLowerCase().startsWith('invalid'))
+      throw new AppError(
+        'provider_refused',
+        'Calendly refused the access token (sandbox: tokens beginning with "invalid" are refused)',
+      );
   }
 }

@@ -18,11 +18,21 @@ export class TwilioSmsProvider implements SmsProvider {
 
   async send(message: SmsMessage): Promise<SmsResult> {
     try {
-      const sent = await this.client.sendMessage({ from: message.from ?? this.config.from, to: message.to, body: message.body, statusCallbackUrl: message.statusCallbackUrl });
+      const sent = await this.client.sendMessage({
+        from: message.from ?? this.config.from,
+        to: message.to,
+        body: message.body,
+        statusCallbackUrl: message.statusCallbackUrl,
+      });
       return { id: sent.sid, status: sent.status };
     } catch (err) {
       const reason = (err as Error).message;
-      throw new AppError('provider_error', reason.startsWith('Twilio unreachable') ? `SMS provider unreachable: ${reason}` : `SMS provider refused the message: ${reason}`);
+      throw new AppError(
+        'provider_error',
+        reason.startsWith('Twilio unreachable')
+          ? `SMS provider unreachable: ${reason}`
+          : `SMS provider refused the message: ${reason}`,
+      );
     }
   }
 }

@@ -95,12 +95,15 @@ class DeepgramStream implements RecognitionStream {
 
   constructor(
     url: string,
-    private readonly config: DeepgramConfig,
+    readonly config: DeepgramConfig,
     private readonly signal: AbortSignal,
   ) {
     this.chunkBytes = Math.max(1, Math.round(((config.chunkMs ?? 20) * 8000) / 1000));
     this.held = Buffer.allocUnsafe(this.chunkBytes * 2);
-    this.socket = new WebSocket(url, { headers: { Authorization: `Token ${config.apiKey}` }, perMessageDeflate: false });
+    this.socket = new WebSocket(url, {
+      headers: { Authorization: `Token ${config.apiKey}` },
+      perMessageDeflate: false,
+    });
     this.closed = new Promise((resolve) => this.socket.once('close', () => resolve()));
     this.connectTimer = setTimeout(() => {
       this.fail(new ProviderFailure(PROVIDER, 'the connection did not open in time'));
@@ -108,7 +111,8 @@ class DeepgramStream implements RecognitionStream {
     }, config.connectTimeoutMs ?? 10_000);
     const keepAliveMs = config.keepAliveMs ?? 4000;
     this.keepAlive = setInterval(() => {
-      if (this.socket.readyState === WebSocket.OPEN && Date.now() - this.lastSentAt >= keepAliveMs) this.sendControl('KeepAlive');
+      if (this.socket.readyState === WebSocket.OPEN && Date.now() - this.lastSentAt >= keepAliveMs)
+        this.sendControl('KeepAlive');
     }, keepAliveMs);
     this.keepAlive.unref();
 
@@ -127,7 +131,13 @@ class DeepgramStream implements RecognitionStream {
       const status = res.statusCode ?? 0;
       const reason = String(res.headers['dg-error'] ?? '') || res.statusMessage || '';
       res.resume();
-      this.fail(new ProviderFailure(PROVIDER, `refused the connection (HTTP ${status}${reason ? `: ${reason}` : ''})`, status === 429 || status >= 500));
+      this.fail(
+        new ProviderFailure(
+          PROVIDER,
+          `refused the connection (HTTP ${status}${reason ? `: ${reason}` : ''})`,
+          status === 429 || status >= 500,
+        ),
+      );
       this.socket.terminate();
     });
     this.socket.on('error', (err) => this.fail(new ProviderFailure(PROVIDER, `connection failed: ${err.message}`)));
@@ -225,7 +235,12 @@ class DeepgramStream implements RecognitionStream {
     // (the utterance had no words), so the pipeline is not left waiting for it.
     if (!transcript && !(final && results.from_finalize)) return;
     const startMs = Math.round((results.start ?? 0) * 1000);
-    const result: RecognitionResult = { text: transcript, final, startMs, endMs: Math.round(((results.start ?? 0) + (results.duration ?? 0)) * 1000) };
+    const result: RecognitionResult = {
+      text: transcript,
+      final,
+      startMs,
+      endMs: Math.round(((results.start ?? 0) + (results.duration ?? 0)) * 1000),
+    };
     if (typeof best?.confidence === 'number') result.confidence = best.confidence;
     if (results.speech_final) result.endOfSpeech = true;
     this.queue.push(result);

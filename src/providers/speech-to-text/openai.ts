@@ -37,11 +37,19 @@ const MAX_UTTERANCE_MS = 60_000;
 const MAX_WAITING_UTTERANCES = 8;
 
 /** A multipart/form-data body (built here: the outbound client takes bytes as they are). */
-export function multipartBody(fields: Record<string, string>, file: { field: string; filename: string; contentType: string; bytes: Buffer }): { body: Buffer; contentType: string } {
+export function multipartBody(
+  fields: Record<string, string>,
+  file: { field: string; filename: string; contentType: string; bytes: Buffer },
+): { body: Buffer; contentType: string } {
   const boundary = `----voice${randomBytes(12).toString('hex')}`;
   const parts: Buffer[] = [];
-  for (const [name, value] of Object.entries(fields)) parts.push(Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
-  parts.push(Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="${file.field}"; filename="${file.filename}"\r\ncontent-type: ${file.contentType}\r\n\r\n`));
+  for (const [name, value] of Object.entries(fields))
+    parts.push(Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+  parts.push(
+    Buffer.from(
+      `--${boundary}\r\ncontent-disposition: form-data; name="${file.field}"; filename="${file.filename}"\r\ncontent-type: ${file.contentType}\r\n\r\n`,
+    ),
+  );
   parts.push(file.bytes, Buffer.from(`\r\n--${boundary}--\r\n`));
   return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
 }
@@ -71,7 +79,10 @@ export class OpenAiSpeechToText implements SpeechToText {
   /** One utterance (PCM16 at 8 kHz, or a browser's 16 kHz) → its text. Throws ProviderFailure. */
   async transcribe(pcm: Int16Array, signal: AbortSignal, sampleRate: 8000 | 16000 = 8000): Promise<string> {
     const wav = encodeWav(resample(pcm, sampleRate, WAV_SAMPLE_RATE), WAV_SAMPLE_RATE);
-    const { body, contentType } = multipartBody({ model: this.config.model, response_format: 'json' }, { field: 'file', filename: 'utterance.wav', contentType: 'audio/wav', bytes: wav });
+    const { body, contentType } = multipartBody(
+      { model: this.config.model, response_format: 'json' },
+      { field: 'file', filename: 'utterance.wav', contentType: 'audio/wav', bytes: wav },
+    );
     const headers: Record<string, string> = { 'content-type': contentType, accept: 'application/json' };
     if (this.config.apiKey) headers.authorization = `Bearer ${this.config.apiKey}`;
     let res: Response;
@@ -84,7 +95,11 @@ export class OpenAiSpeechToText implements SpeechToText {
     }
     if (!res.ok) {
       const detail = typeof answer?.error?.message === 'string' ? `: ${answer.error.message.slice(0, 200)}` : '';
-      throw new ProviderFailure(PROVIDER, `transcription refused (HTTP ${res.status}${detail})`, retryableStatus(res.status));
+      throw new ProviderFailure(
+        PROVIDER,
+        `transcription refused (HTTP ${res.status}${detail})`,
+        retryableStatus(res.status),
+      );
     }
     if (typeof answer?.text !== 'string') throw new ProviderFailure(PROVIDER, 'transcription answer has no text');
     return answer.text.trim();

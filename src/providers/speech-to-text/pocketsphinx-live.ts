@@ -66,7 +66,9 @@ async function featParamsWith(modelDir: string, cmnInit: string): Promise<string
   modelFeatParams ??= readFile(join(modelDir, 'en-us', 'feat.params'), 'utf8');
   modelFeatParams.catch(() => (modelFeatParams = null));
   const params = await modelFeatParams;
-  return /^-cmninit .*$/m.test(params) ? params.replace(/^-cmninit .*$/m, `-cmninit ${cmnInit}`) : `${params.trimEnd()}\n-cmninit ${cmnInit}\n`;
+  return /^-cmninit .*$/m.test(params)
+    ? params.replace(/^-cmninit .*$/m, `-cmninit ${cmnInit}`)
+    : `${params.trimEnd()}\n-cmninit ${cmnInit}\n`;
 }
 
 export interface LiveDecoderOptions {
@@ -88,7 +90,13 @@ export interface LiveResult {
 }
 
 /** Files of a call's directory the live decoder uses; prepared once per call (the FIFO with mkfifo). */
-export const LIVE_FILES = { fifo: 'live.raw', ctl: 'live.ctl', hyp: 'live.hyp', log: 'live.log', featParams: 'live.feat.params' };
+export const LIVE_FILES = {
+  fifo: 'live.raw',
+  ctl: 'live.ctl',
+  hyp: 'live.hyp',
+  log: 'live.log',
+  featParams: 'live.feat.params',
+};
 
 export class LiveDecoder {
   private readonly child: ChildProcess;
@@ -106,12 +114,27 @@ export class LiveDecoder {
     this.upsampler = options.sampleRate === 8000 ? new Upsampler2x() : null;
     const { dir } = options;
     const args = [
-      '-hmm', join(options.modelDir, 'en-us'),
-      '-dict', join(dir, 'words.dict'),
+      '-hmm',
+      join(options.modelDir, 'en-us'),
+      '-dict',
+      join(dir, 'words.dict'),
       ...options.args,
-      '-featparams', join(dir, LIVE_FILES.featParams),
-      '-adcin', 'yes', '-adchdr', '0', '-cepdir', dir, '-cepext', '.raw',
-      '-ctl', join(dir, LIVE_FILES.ctl), '-hyp', join(dir, LIVE_FILES.hyp), '-logfn', join(dir, LIVE_FILES.log),
+      '-featparams',
+      join(dir, LIVE_FILES.featParams),
+      '-adcin',
+      'yes',
+      '-adchdr',
+      '0',
+      '-cepdir',
+      dir,
+      '-cepext',
+      '.raw',
+      '-ctl',
+      join(dir, LIVE_FILES.ctl),
+      '-hyp',
+      join(dir, LIVE_FILES.hyp),
+      '-logfn',
+      join(dir, LIVE_FILES.log),
     ];
     this.child = spawn(options.binary, args, { stdio: 'ignore' });
     this.exited = new Promise((resolve) => {
@@ -124,7 +147,10 @@ export class LiveDecoder {
 
   /** Starts a decoder for one utterance (its files written first). */
   static async start(options: LiveDecoderOptions): Promise<LiveDecoder> {
-    await Promise.all([rm(join(options.dir, LIVE_FILES.hyp), { force: true }), rm(join(options.dir, LIVE_FILES.log), { force: true })]);
+    await Promise.all([
+      rm(join(options.dir, LIVE_FILES.hyp), { force: true }),
+      rm(join(options.dir, LIVE_FILES.log), { force: true }),
+    ]);
     await writeFile(join(options.dir, LIVE_FILES.featParams), await featParamsWith(options.modelDir, options.cmnInit));
     return new LiveDecoder(options);
   }
@@ -154,12 +180,26 @@ export class LiveDecoder {
     if (this.killed) throw new ProviderFailure('pocketsphinx', `decoding took longer than ${timeoutMs} ms`);
     const { dir } = this.options;
     const log = await readFile(join(dir, LIVE_FILES.log), 'utf8').catch(() => '');
-    if (error || code !== 0) throw new ProviderFailure('pocketsphinx', `decoder failed: ${error?.message ?? (log.trim().split('\n').filter((l) => l.startsWith('ERROR')).at(-1)?.slice(-200) || `exit ${code}`)}`);
+    if (error || code !== 0)
+      throw new ProviderFailure(
+        'pocketsphinx',
+        `decoder failed: ${
+          error?.message ??
+          (log
+            .trim()
+            .split('\n')
+            .filter((l) => l.startsWith('ERROR'))
+            .at(-1)
+            ?.slice(-200) ||
+            `exit ${code}`)
+        }`,
+      );
     const line = (await readFile(join(dir, LIVE_FILES.hyp), 'utf8').catch(() => '')).trim();
     // "words (uttid score)": the words are everything before the last parenthesis.
     const text = line.replace(/\s*\([^()]*\)\s*$/, '').replace(/\(\d+\)/g, '');
     const update = [...log.matchAll(/Update to\s*<([^>]*)>/g)].at(-1)?.[1]?.trim().split(/\s+/);
-    const cmnAfter = update && update.length === 13 && update.every((v) => Number.isFinite(Number(v))) ? update.join(',') : null;
+    const cmnAfter =
+      update && update.length === 13 && update.every((v) => Number.isFinite(Number(v))) ? update.join(',') : null;
     return { text, cmnAfter };
   }
 
@@ -210,7 +250,8 @@ export class LiveDecoder {
     try {
       fd = openSync(join(this.options.dir, LIVE_FILES.fifo), constants.O_WRONLY | constants.O_NONBLOCK);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENXIO') this.openTimer = setTimeout(() => this.tryOpen(), OPEN_RETRY_MS);
+      if ((error as NodeJS.ErrnoException).code === 'ENXIO')
+        this.openTimer = setTimeout(() => this.tryOpen(), OPEN_RETRY_MS);
       else this.behind = true;
       return;
     }

@@ -50,7 +50,12 @@ export const KEYWORD_GARBAGE_MASS = 0.3;
  * discounting and proper back-off weights, plus the garbage words as unigrams.
  * Only words `known` accepts (those in the pronunciation dictionary) are used.
  */
-export function buildArpa(phrases: string[][], garbage: string[], known: (word: string) => boolean = () => true, garbageMass = SCRIPT_GARBAGE_MASS): string {
+export function buildArpa(
+  phrases: string[][],
+  garbage: string[],
+  known: (word: string) => boolean = () => true,
+  garbageMass = SCRIPT_GARBAGE_MASS,
+): string {
   const sentences = phrases.map((p) => p.filter(known)).filter((p) => p.length > 0);
   const counts = [new Map<string, number>(), new Map<string, number>(), new Map<string, number>()];
   for (const words of sentences) {
@@ -76,7 +81,8 @@ export function buildArpa(phrases: string[][], garbage: string[], known: (word: 
   uni.set('<s>', 0);
 
   // Higher orders: p(w|h) = (c(h w) - D) / c(h) for seen (h, w); back-off weight from the mass left over.
-  const historyCount = (h: string, order: number): number => (order === 1 ? (counts[0]!.get(h) ?? 0) + (h === '<s>' ? sentences.length : 0) : (counts[order - 1]!.get(h) ?? 0));
+  const historyCount = (h: string, order: number): number =>
+    order === 1 ? (counts[0]!.get(h) ?? 0) + (h === '<s>' ? sentences.length : 0) : (counts[order - 1]!.get(h) ?? 0);
   const probs: Array<Map<string, number>> = [uni, new Map(), new Map()];
   const backoff: Array<Map<string, number>> = [new Map(), new Map(), new Map()];
   const lowerProb = (words: string[]): number => {
@@ -125,7 +131,8 @@ function editDistance(a: string[], b: string[]): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     prev = row;
   }
   return prev[b.length]!;

@@ -87,7 +87,17 @@ export class PocketsphinxStream implements RecognitionStream {
     this.window.start(atMs);
     let markCut!: () => void;
     const whenCut = new Promise<void>((resolve) => (markCut = resolve));
-    const u: Utterance = { id: ++this.utterances, from: this.window.utteranceStart!, fed: 0, decoder: null, cut: null, truncated: false, skipped: this.waiting >= MAX_WAITING_UTTERANCES, whenCut, markCut };
+    const u: Utterance = {
+      id: ++this.utterances,
+      from: this.window.utteranceStart!,
+      fed: 0,
+      decoder: null,
+      cut: null,
+      truncated: false,
+      skipped: this.waiting >= MAX_WAITING_UTTERANCES,
+      whenCut,
+      markCut,
+    };
     this.open = u;
     this.waiting++;
     const result = this.lane.then(() => this.recognise(u)).finally(() => this.waiting--);
@@ -170,15 +180,20 @@ export class PocketsphinxStream implements RecognitionStream {
       this.checkOpen();
       const cut = u.cut!;
       const base = { final: true, startMs: cut.startMs, endMs: cut.endMs };
-      if (u.skipped || this.provider.isSilent(cut.pcm)) return { text: '', ...base, ...(u.skipped ? {} : { confidence: 0 }) };
+      if (u.skipped || this.provider.isSilent(cut.pcm))
+        return { text: '', ...base, ...(u.skipped ? {} : { confidence: 0 }) };
       const signal = this.controller.signal;
-      const r = live ? await this.provider.conclude(search, u.id, live.text, cut.pcm, signal, this.sampleRate) : await this.provider.recognise(search, u.id, cut.pcm, signal, this.sampleRate);
+      const r = live
+        ? await this.provider.conclude(search, u.id, live.text, cut.pcm, signal, this.sampleRate)
+        : await this.provider.recognise(search, u.id, cut.pcm, signal, this.sampleRate);
       // The next utterance starts from this one's cepstral mean (one with words: noise would mislead it).
       if (live?.cmnAfter && live.text.trim()) this.cmnInit = live.cmnAfter;
       return { text: r.text, ...base, confidence: r.confidence };
     } catch (err) {
       if (err instanceof StreamClosed) throw err;
-      throw err instanceof ProviderFailure ? err : new ProviderFailure('pocketsphinx', err instanceof Error ? err.message : String(err));
+      throw err instanceof ProviderFailure
+        ? err
+        : new ProviderFailure('pocketsphinx', err instanceof Error ? err.message : String(err));
     }
   }
 

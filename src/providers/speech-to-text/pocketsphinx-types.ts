@@ -30,6 +30,19 @@ export interface PocketsphinxEngine {
   removeSearch(search: PreparedSearch): Promise<void>;
   prepare(phrases: string[] | undefined): Promise<PreparedSearch>;
   startLive(search: PreparedSearch, sampleRate: 8000 | 16000, cmnInit: string | null): Promise<LiveDecoder>;
-  conclude(search: PreparedSearch, id: number, modelText: string, pcm: Int16Array, signal: AbortSignal, sampleRate?: 8000 | 16000): Promise<UtteranceRecognition>;
-  recognise(search: PreparedSearch, id: number, pcm: Int16Array, signal: AbortSignal, sampleRate?: 8000 | 16000): Promise<UtteranceRecognition>;
+  conclude(
+    search: PreparedSearch,
+    id: number,
+    modelText: string,
+    pcm: Int16Array,
+    signal: AbortSignal,
+    sampleRate?: 8000 | 16000,
+  ): Promise<UtteranceRecognition>;
+  recognise(
+    search: PreparedSearch,
+    id: number,
+    pcm: Int16Array,
+    signal: AbortSignal,
+    sampleRate?: 8000 | 16000,
+  ): Promise<UtteranceRecognition>;
 }

@@ -26,7 +26,14 @@ import { Slots } from '../../lib/slots.js';
 import { ProviderFailure } from '../failure.js';
 import type { RecognitionOptions, RecognitionStream, SpeechToText } from './interface.js';
 import { LIVE_FILES, LiveDecoder, PHONE_CMN_INIT, WIDEBAND_CMN_INIT } from './pocketsphinx-live.js';
-import { buildArpa, GARBAGE_WORDS, KEYWORD_GARBAGE_MASS, matchPhrase, SCRIPT_GARBAGE_MASS, wordsOf } from './pocketsphinx-model.js';
+import {
+  buildArpa,
+  GARBAGE_WORDS,
+  KEYWORD_GARBAGE_MASS,
+  matchPhrase,
+  SCRIPT_GARBAGE_MASS,
+  wordsOf,
+} from './pocketsphinx-model.js';
 import { PocketsphinxStream } from './pocketsphinx-stream.js';
 import type { PocketsphinxEngine, PreparedSearch, UtteranceRecognition } from './pocketsphinx-types.js';
 
@@ -38,14 +45,36 @@ export const POCKETSPHINX_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
 const BINARY = 'pocketsphinx_batch';
 
 /** What the sandbox dialogue engine acts on: spotted when a call has no script (web calls). */
-export const KEYWORDS = ['opening hours', 'meeting', 'book', 'person', 'human', 'goodbye', 'bye', 'yes', 'no', 'thank you'];
+export const KEYWORDS = [
+  'opening hours',
+  'meeting',
+  'book',
+  'person',
+  'human',
+  'goodbye',
+  'bye',
+  'yes',
+  'no',
+  'thank you',
+];
 
 /**
  * Decoder options for phone audio (8 kHz μ-law upsampled to 16 kHz for the
  * 16 kHz en-us model): noise removal off (it eats the quiet phone band), wide
  * beams, and filters only up to 3.8 kHz, where the phone band ends.
  */
-const DECODER_OPTIONS = ['-remove_noise', 'no', '-beam', '1e-80', '-wbeam', '1e-60', '-pbeam', '1e-80', '-upperf', '3800'];
+const DECODER_OPTIONS = [
+  '-remove_noise',
+  'no',
+  '-beam',
+  '1e-80',
+  '-wbeam',
+  '1e-60',
+  '-pbeam',
+  '1e-80',
+  '-upperf',
+  '3800',
+];
 /**
  * Browser calls bring 16 kHz audio, the model's own rate: no upsampling and
  * the whole band (no -upperf). Noise removal stays off, as on the phone: on
@@ -99,7 +128,6 @@ export function createPocketsphinxSpeechToText(options: PocketsphinxOptions = {}
   return isPocketsphinxInstalled(options) ? new PocketsphinxSpeechToText(options) : null;
 }
 
-
 export class PocketsphinxSpeechToText implements SpeechToText, PocketsphinxEngine {
   readonly name = 'pocketsphinx';
   readonly streaming = false;
@@ -141,21 +169,35 @@ export class PocketsphinxSpeechToText implements SpeechToText, PocketsphinxEngin
   async prepare(phrases: string[] | undefined): Promise<PreparedSearch> {
     const dictionary = await this.loadDictionary();
     const known = (w: string) => dictionary.has(w);
-    const scripted = (phrases ?? []).map((text) => ({ text, words: wordsOf(text).filter(known) })).filter((p) => p.words.length > 0);
+    const scripted = (phrases ?? [])
+      .map((text) => ({ text, words: wordsOf(text).filter(known) }))
+      .filter((p) => p.words.length > 0);
     const keywordMode = scripted.length === 0;
     const targets = keywordMode ? KEYWORDS.map((text) => ({ text, words: wordsOf(text) })) : scripted;
     const dir = await mkdtemp(join(tmpdir(), 'pocketsphinx-'));
     const vocabulary = new Set([...targets.flatMap((t) => t.words), ...GARBAGE_WORDS.filter(known)]);
     const dict = [...vocabulary].flatMap((w) => dictionary.get(w) ?? []).join('\n');
     await writeFile(join(dir, 'words.dict'), `${dict}\n`);
-    await writeFile(join(dir, 'model.arpa'), buildArpa(targets.map((t) => t.words), GARBAGE_WORDS, known, keywordMode ? KEYWORD_GARBAGE_MASS : SCRIPT_GARBAGE_MASS));
+    await writeFile(
+      join(dir, 'model.arpa'),
+      buildArpa(
+        targets.map((t) => t.words),
+        GARBAGE_WORDS,
+        known,
+        keywordMode ? KEYWORD_GARBAGE_MASS : SCRIPT_GARBAGE_MASS,
+      ),
+    );
     if (!keywordMode) {
       const alternatives = targets.map((t) => t.words.join(' ')).join(' | ');
       await writeFile(join(dir, 'lines.jsgf'), `#JSGF V1.0;\ngrammar lines;\npublic <line> = ${alternatives};\n`);
     }
     // The live decoder's input: a FIFO the ctl file names (pocketsphinx-live.ts).
     await writeFile(join(dir, LIVE_FILES.ctl), 'live\n');
-    await new Promise<void>((resolve, reject) => execFile('mkfifo', ['-m', '600', join(dir, LIVE_FILES.fifo)], (err) => (err ? reject(new ProviderFailure('pocketsphinx', `mkfifo failed: ${err.message}`)) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      execFile('mkfifo', ['-m', '600', join(dir, LIVE_FILES.fifo)], (err) =>
+        err ? reject(new ProviderFailure('pocketsphinx', `mkfifo failed: ${err.message}`)) : resolve(),
+      ),
+    );
     return { dir, targets, keywordMode };
   }
 
@@ -178,18 +220,37 @@ export class PocketsphinxSpeechToText implements SpeechToText, PocketsphinxEngin
    * cut) runs only when the words alone match no line well, where decideLine
    * would consult it.
    */
-  async conclude(search: PreparedSearch, id: number, modelText: string, pcm: Int16Array, signal: AbortSignal, sampleRate: 8000 | 16000 = 8000): Promise<UtteranceRecognition> {
+  async conclude(
+    search: PreparedSearch,
+    id: number,
+    modelText: string,
+    pcm: Int16Array,
+    signal: AbortSignal,
+    sampleRate: 8000 | 16000 = 8000,
+  ): Promise<UtteranceRecognition> {
     const started = performance.now();
     const decoded = wordsOf(modelText);
     if (search.keywordMode) return { ...keywordResult(decoded, search.targets), decoded: modelText, wallMs: 0 };
     const lines = search.targets.map((t) => t.words);
-    if (matchPhrase(decoded, lines, MATCH_THRESHOLD).index >= 0) return { ...lineResult(search, decideLine(decoded, lines, [])), decoded: modelText, wallMs: 0 };
+    if (matchPhrase(decoded, lines, MATCH_THRESHOLD).index >= 0)
+      return { ...lineResult(search, decideLine(decoded, lines, [])), decoded: modelText, wallMs: 0 };
     const name = `g${id}`;
     await this.writeUtterance(search, name, pcm, sampleRate);
     try {
       const options = sampleRate === 16_000 ? WIDEBAND_DECODER_OPTIONS : DECODER_OPTIONS;
-      const jsgf = await this.decode(search, name, ['-jsgf', join(search.dir, 'lines.jsgf'), ...options], 'jsgf', signal);
-      return { ...lineResult(search, decideLine(decoded, lines, wordsOf(jsgf.text))), decoded: modelText, grammar: jsgf.text, wallMs: Math.round(performance.now() - started) };
+      const jsgf = await this.decode(
+        search,
+        name,
+        ['-jsgf', join(search.dir, 'lines.jsgf'), ...options],
+        'jsgf',
+        signal,
+      );
+      return {
+        ...lineResult(search, decideLine(decoded, lines, wordsOf(jsgf.text))),
+        decoded: modelText,
+        grammar: jsgf.text,
+        wallMs: Math.round(performance.now() - started),
+      };
     } finally {
       await this.removeUtterance(search, name);
     }
@@ -201,7 +262,13 @@ export class PocketsphinxSpeechToText implements SpeechToText, PocketsphinxEngin
    * the live decoder could not take (longer than MAX_UTTERANCE_MS, a decoder
    * that fell behind).
    */
-  async recognise(search: PreparedSearch, id: number, pcm: Int16Array, signal: AbortSignal, sampleRate: 8000 | 16000 = 8000): Promise<UtteranceRecognition> {
+  async recognise(
+    search: PreparedSearch,
+    id: number,
+    pcm: Int16Array,
+    signal: AbortSignal,
+    sampleRate: 8000 | 16000 = 8000,
+  ): Promise<UtteranceRecognition> {
     const started = performance.now();
     if (rms(pcm) < SILENCE_RMS) return { text: '', confidence: 0, decoded: '', wallMs: 0 };
     const options = sampleRate === 16_000 ? WIDEBAND_DECODER_OPTIONS : DECODER_OPTIONS;
@@ -209,13 +276,20 @@ export class PocketsphinxSpeechToText implements SpeechToText, PocketsphinxEngin
     await this.writeUtterance(search, name, pcm, sampleRate);
     try {
       const model = this.decode(search, name, ['-lm', join(search.dir, 'model.arpa'), ...options], 'lm', signal);
-      const grammar = search.keywordMode ? null : this.decode(search, name, ['-jsgf', join(search.dir, 'lines.jsgf'), ...options], 'jsgf', signal);
+      const grammar = search.keywordMode
+        ? null
+        : this.decode(search, name, ['-jsgf', join(search.dir, 'lines.jsgf'), ...options], 'jsgf', signal);
       const [lm, jsgf] = await Promise.all([model, grammar]);
       const decoded = wordsOf(lm.text);
       const wallMs = Math.round(performance.now() - started);
       if (search.keywordMode) return { ...keywordResult(decoded, search.targets), decoded: lm.text, wallMs };
       const lines = search.targets.map((t) => t.words);
-      return { ...lineResult(search, decideLine(decoded, lines, jsgf ? wordsOf(jsgf.text) : [])), decoded: lm.text, grammar: jsgf?.text, wallMs };
+      return {
+        ...lineResult(search, decideLine(decoded, lines, jsgf ? wordsOf(jsgf.text) : [])),
+        decoded: lm.text,
+        grammar: jsgf?.text,
+        wallMs,
+      };
     } finally {
       await this.removeUtterance(search, name);
     }
@@ -232,26 +306,63 @@ export class PocketsphinxSpeechToText implements SpeechToText, PocketsphinxEngin
   }
 
   private async removeUtterance(search: PreparedSearch, name: string) {
-    await Promise.all([`${name}.wav`, `${name}.ctl`, `${name}.lm.hyp`, `${name}.jsgf.hyp`].map((f) => rm(join(search.dir, f), { force: true })));
+    await Promise.all(
+      [`${name}.wav`, `${name}.ctl`, `${name}.lm.hyp`, `${name}.jsgf.hyp`].map((f) =>
+        rm(join(search.dir, f), { force: true }),
+      ),
+    );
   }
 
-  private async decode(search: PreparedSearch, name: string, searchArgs: string[], kind: string, signal: AbortSignal): Promise<{ text: string }> {
+  private async decode(
+    search: PreparedSearch,
+    name: string,
+    searchArgs: string[],
+    kind: string,
+    signal: AbortSignal,
+  ): Promise<{ text: string }> {
     const release = await this.slots.acquire();
     try {
       signal.throwIfAborted();
       const hyp = join(search.dir, `${name}.${kind}.hyp`);
       const args = [
-        '-hmm', join(this.modelDir, 'en-us'),
-        '-dict', join(search.dir, 'words.dict'),
+        '-hmm',
+        join(this.modelDir, 'en-us'),
+        '-dict',
+        join(search.dir, 'words.dict'),
         ...searchArgs,
-        '-adcin', 'yes', '-adchdr', '44', '-cepdir', search.dir, '-cepext', '.wav',
-        '-ctl', join(search.dir, `${name}.ctl`), '-hyp', hyp, '-logfn', '/dev/null',
+        '-adcin',
+        'yes',
+        '-adchdr',
+        '44',
+        '-cepdir',
+        search.dir,
+        '-cepext',
+        '.wav',
+        '-ctl',
+        join(search.dir, `${name}.ctl`),
+        '-hyp',
+        hyp,
+        '-logfn',
+        '/dev/null',
       ];
       await new Promise<void>((resolve, reject) => {
-        execFile(this.binary, args, { timeout: this.timeoutMs, signal, killSignal: 'SIGKILL' }, (err, _stdout, stderr) => {
-          if (err) reject(new ProviderFailure('pocketsphinx', err.killed ? `decoding took longer than ${this.timeoutMs} ms` : `decoder failed: ${String(stderr).trim().slice(-200) || err.message}`));
-          else resolve();
-        });
+        execFile(
+          this.binary,
+          args,
+          { timeout: this.timeoutMs, signal, killSignal: 'SIGKILL' },
+          (err, _stdout, stderr) => {
+            if (err)
+              reject(
+                new ProviderFailure(
+                  'pocketsphinx',
+                  err.killed
+                    ? `decoding took longer than ${this.timeoutMs} ms`
+                    : `decoder failed: ${String(stderr).trim().slice(-200) || err.message}`,
+                ),
+              );
+            else resolve();
+          },
+        );
       });
       // "words (uttid score)": the words are everything before the last parenthesis.
       const line = (await readFile(hyp, 'utf8')).trim();
@@ -282,28 +393,39 @@ export class PocketsphinxSpeechToText implements SpeechToText, PocketsphinxEngin
   }
 }
 
-
 /**
  * The expected line for an utterance: the model's words alone when they match
  * a line well (≥ MATCH_THRESHOLD); else the grammar's line when the model's
  * words agree with it at least a little (≥ GRAMMAR_AGREEMENT); else none.
  */
-export function decideLine(decoded: string[], lines: string[][], grammar: string[]): { index: number; confidence: number } {
+export function decideLine(
+  decoded: string[],
+  lines: string[][],
+  grammar: string[],
+): { index: number; confidence: number } {
   const direct = matchPhrase(decoded, lines, MATCH_THRESHOLD);
   if (direct.index >= 0) return direct;
   const grammarLine = grammar.length > 0 ? lines.findIndex((l) => l.join(' ') === grammar.join(' ')) : -1;
   if (grammarLine < 0) return { index: -1, confidence: direct.confidence };
   const agreement = matchPhrase(decoded, [lines[grammarLine]!], GRAMMAR_AGREEMENT);
-  return agreement.index === 0 ? { index: grammarLine, confidence: agreement.confidence } : { index: -1, confidence: direct.confidence };
+  return agreement.index === 0
+    ? { index: grammarLine, confidence: agreement.confidence }
+    : { index: -1, confidence: direct.confidence };
 }
 
 /** Keyword mode's result: the keywords found, confidence the share of decoded words that are keywords. */
 function keywordResult(decoded: string[], targets: PreparedSearch['targets']): { text: string; confidence: number } {
   const spotted = spotKeywords(decoded, targets);
-  return { text: spotted.join(' '), confidence: spotted.length > 0 ? 1 - (decoded.length - spotted.join(' ').split(' ').length) / decoded.length : 0 };
+  return {
+    text: spotted.join(' '),
+    confidence: spotted.length > 0 ? 1 - (decoded.length - spotted.join(' ').split(' ').length) / decoded.length : 0,
+  };
 }
 
-function lineResult(search: PreparedSearch, chosen: { index: number; confidence: number }): { text: string; confidence: number } {
+function lineResult(
+  search: PreparedSearch,
+  chosen: { index: number; confidence: number },
+): { text: string; confidence: number } {
   return { text: chosen.index >= 0 ? search.targets[chosen.index]!.text : '', confidence: chosen.confidence };
 }
 
@@ -312,7 +434,9 @@ export function spotKeywords(decoded: string[], keywords: Array<{ text: string; 
   const found: string[] = [];
   let i = 0;
   while (i < decoded.length) {
-    const hit = keywords.filter((k) => k.words.every((w, j) => decoded[i + j] === w)).sort((a, b) => b.words.length - a.words.length)[0];
+    const hit = keywords
+      .filter((k) => k.words.every((w, j) => decoded[i + j] === w))
+      .sort((a, b) => b.words.length - a.words.length)[0];
     if (hit) {
       found.push(hit.text);
       i += hit.words.length;

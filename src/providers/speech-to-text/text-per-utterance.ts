@@ -5,7 +5,10 @@
 import { AsyncQueue } from '../../lib/async-queue.js';
 import type { RecognitionOptions, RecognitionResult, RecognitionStream } from './interface.js';
 
-export function textPerUtterance(options: RecognitionOptions, textOf: () => Pick<RecognitionResult, 'text' | 'recognised'>): RecognitionStream {
+export function textPerUtterance(
+  options: RecognitionOptions,
+  textOf: () => Pick<RecognitionResult, 'text' | 'recognised'>,
+): RecognitionStream {
   const results = new AsyncQueue<RecognitionResult>();
   let samples = 0;
   let utteranceStart = 0;

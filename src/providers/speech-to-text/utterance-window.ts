@@ -102,7 +102,10 @@ export class UtteranceWindow {
     for (const chunk of this.chunks) {
       const chunkEnd = position + chunk.length;
       if (chunkEnd > start && offset < out.length) {
-        const piece = chunk.subarray(Math.max(0, start - position), Math.min(chunk.length, start + out.length - position));
+        const piece = chunk.subarray(
+          Math.max(0, start - position),
+          Math.min(chunk.length, start + out.length - position),
+        );
         out.set(piece, offset);
         offset += piece.length;
       }
@@ -112,7 +115,8 @@ export class UtteranceWindow {
   }
 
   private dropBefore(position: number): void {
-    while (this.chunks.length > 0 && this.heldFrom + this.chunks[0]!.length <= position) this.heldFrom += this.chunks.shift()!.length;
+    while (this.chunks.length > 0 && this.heldFrom + this.chunks[0]!.length <= position)
+      this.heldFrom += this.chunks.shift()!.length;
     if (this.chunks.length > 0 && position > this.heldFrom) {
       this.chunks[0] = this.chunks[0]!.subarray(position - this.heldFrom);
       this.heldFrom = position;

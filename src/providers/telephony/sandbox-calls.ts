@@ -45,7 +45,8 @@ export const DEFAULT_CALLER_SCRIPT: readonly string[] = [
 ];
 
 /** What the answering machine of the `voicemail` script says before its beep. */
-export const VOICEMAIL_GREETING = 'Hello, you have reached the voicemail of this number. Please leave a message after the beep.';
+export const VOICEMAIL_GREETING =
+  'Hello, you have reached the voicemail of this number. Please leave a message after the beep.';
 
 /** The caller's lines of a script. */
 export function scriptLines(script: SandboxScript): readonly string[] {
@@ -90,17 +91,22 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 /** `<Stream url="…">` and its `<Parameter>`s from TwiML the service wrote (XML-escaped values). */
 export function parseStreamTwiml(twiml: string): { url: string; parameters: Record<string, string> } | null {
-  const unescape = (v: string) => v.replace(/&(lt|gt|amp|apos|quot);/g, (_, e: string) => ({ lt: '<', gt: '>', amp: '&', apos: "'", quot: '"' })[e]!);
+  const unescape = (v: string) =>
+    v.replace(/&(lt|gt|amp|apos|quot);/g, (_, e: string) => ({ lt: '<', gt: '>', amp: '&', apos: "'", quot: '"' })[e]!);
   const stream = /<Stream\s+url="([^"]+)"/.exec(twiml);
   if (!stream) return null;
   const parameters: Record<string, string> = {};
-  for (const m of twiml.matchAll(/<Parameter\s+name="([^"]*)"\s+value="([^"]*)"\s*\/>/g)) parameters[unescape(m[1]!)] = unescape(m[2]!);
+  for (const m of twiml.matchAll(/<Parameter\s+name="([^"]*)"\s+value="([^"]*)"\s*\/>/g))
+    parameters[unescape(m[1]!)] = unescape(m[2]!);
   return { url: unescape(stream[1]!), parameters };
 }
 
 /** A transfer's `<Dial>` from TwiML the service wrote: its time limit, the number and the number's status callback. */
-export function parseDialTwiml(twiml: string): { timeLimitSeconds: number; phone: string; statusCallbackUrl: string | null } | null {
-  const unescape = (v: string) => v.replace(/&(lt|gt|amp|apos|quot);/g, (_, e: string) => ({ lt: '<', gt: '>', amp: '&', apos: "'", quot: '"' })[e]!);
+export function parseDialTwiml(
+  twiml: string,
+): { timeLimitSeconds: number; phone: string; statusCallbackUrl: string | null } | null {
+  const unescape = (v: string) =>
+    v.replace(/&(lt|gt|amp|apos|quot);/g, (_, e: string) => ({ lt: '<', gt: '>', amp: '&', apos: "'", quot: '"' })[e]!);
   const dial = /<Dial\b([^>]*)>([\s\S]*?)<\/Dial>/.exec(twiml);
   if (!dial) return null;
   // Twilio's default (and largest) time limit: four hours.
@@ -164,7 +170,15 @@ class SimulatedCall implements SimulatedCaller {
 
   private params(extra: Record<string, string>): Record<string, string> {
     const { request } = this;
-    return { AccountSid: 'ACsandbox', ApiVersion: '2010-04-01', CallSid: this.sid, Direction: request.direction, From: request.from, To: request.to, ...extra };
+    return {
+      AccountSid: 'ACsandbox',
+      ApiVersion: '2010-04-01',
+      CallSid: this.sid,
+      Direction: request.direction,
+      From: request.from,
+      To: request.to,
+      ...extra,
+    };
   }
 
   /** A status callback, when the call has a statusCallbackUrl (inbound calls have none). */
@@ -177,7 +191,12 @@ class SimulatedCall implements SimulatedCaller {
   private machineVerdict(answeredBy: string) {
     const url = this.request.machineDetectionUrl;
     if (!url || this.ended) return;
-    void this.options.post(url, { AccountSid: 'ACsandbox', CallSid: this.sid, AnsweredBy: answeredBy, MachineDetectionDuration: String(Math.max(0, Date.now() - this.answeredAt)) });
+    void this.options.post(url, {
+      AccountSid: 'ACsandbox',
+      CallSid: this.sid,
+      AnsweredBy: answeredBy,
+      MachineDetectionDuration: String(Math.max(0, Date.now() - this.answeredAt)),
+    });
   }
 
   /**
@@ -186,8 +205,11 @@ class SimulatedCall implements SimulatedCaller {
    * the background (false: not reached or refused; the call is over).
    */
   async ring(voiceUrl: string): Promise<boolean> {
-    const answer = await this.options.request(voiceUrl, this.params({ CallStatus: 'ringing', Caller: this.request.from, Called: this.request.to }));
-    if (!answer || answer.status !== 200 || this.ended) {
+    const answer = await this.options.request(
+      voiceUrl,
+      this.params({ CallStatus: 'ringing', Caller: this.request.from, Called: this.request.to }),
+    );
+    if (answer?.status !== 200 || this.ended) {
       this.ended = true;
       this.endStarted = true;
       this.onEnd();
@@ -277,7 +299,8 @@ class SimulatedCall implements SimulatedCaller {
   }
 
   private send(message: Record<string, unknown>) {
-    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify({ ...message, sequenceNumber: String(this.seq++) }));
+    if (this.ws?.readyState === WebSocket.OPEN)
+      this.ws.send(JSON.stringify({ ...message, sequenceNumber: String(this.seq++) }));
   }
 
   private onMessage(raw: string) {
@@ -294,10 +317,13 @@ class SimulatedCall implements SimulatedCaller {
     } else if (message.event === 'mark' && message.mark?.name) {
       // Echoed once the audio sent before it has played.
       const name = message.mark.name;
-      const timer = setTimeout(() => {
-        this.pendingMarks.delete(timer);
-        this.echoMark(name);
-      }, Math.max(0, this.playedUntil - now));
+      const timer = setTimeout(
+        () => {
+          this.pendingMarks.delete(timer);
+          this.echoMark(name);
+        },
+        Math.max(0, this.playedUntil - now),
+      );
       this.pendingMarks.set(timer, name);
     } else if (message.event === 'clear') {
       // The buffered audio is dropped and its marks come back at once.
@@ -330,7 +356,11 @@ class SimulatedCall implements SimulatedCaller {
           out.done();
         }
       }
-      this.send({ event: 'media', streamSid: this.streamSid, media: { track: 'inbound', chunk: String(chunk), timestamp: String(chunk * FRAME_MS), payload } });
+      this.send({
+        event: 'media',
+        streamSid: this.streamSid,
+        media: { track: 'inbound', chunk: String(chunk), timestamp: String(chunk * FRAME_MS), payload },
+      });
       await sleep(started + chunk * FRAME_MS - Date.now());
     }
     const out = this.outgoing;
@@ -391,7 +421,8 @@ class SimulatedCall implements SimulatedCaller {
     }
     if (this.machine) return this.answeringMachine(voice);
     // Each line is synthesised while the one before plays, so a barge-in starts at once.
-    const speak = (i: number) => (i < this.lines.length ? voice.speak(this.lines[i]!, this.abort.signal) : Promise.resolve(null));
+    const speak = (i: number) =>
+      i < this.lines.length ? voice.speak(this.lines[i]!, this.abort.signal) : Promise.resolve(null);
     let next = speak(0);
     next.catch(() => {});
     // The greeting (or, without one, the timeout) first.
@@ -438,7 +469,14 @@ class SimulatedCall implements SimulatedCaller {
     const ws = this.ws;
     this.ws = null;
     if (ws?.readyState === WebSocket.OPEN) {
-      ws.send(JSON.stringify({ event: 'stop', sequenceNumber: String(this.seq++), streamSid: this.streamSid, stop: { accountSid: 'ACsandbox', callSid: this.sid } }));
+      ws.send(
+        JSON.stringify({
+          event: 'stop',
+          sequenceNumber: String(this.seq++),
+          streamSid: this.streamSid,
+          stop: { accountSid: 'ACsandbox', callSid: this.sid },
+        }),
+      );
       ws.close(1000);
     } else ws?.terminate();
     return true;
@@ -449,7 +487,10 @@ class SimulatedCall implements SimulatedCaller {
     if (!this.stopStream()) return;
     this.onEnd();
     if (this.dropped) return;
-    if (this.answeredAt) await this.status('completed', { CallDuration: String(Math.max(0, Math.round((Date.now() - this.answeredAt) / 1000))) });
+    if (this.answeredAt)
+      await this.status('completed', {
+        CallDuration: String(Math.max(0, Math.round((Date.now() - this.answeredAt) / 1000))),
+      });
     else await this.status('canceled');
   }
 
@@ -483,7 +524,10 @@ class SimulatedCall implements SimulatedCaller {
         CallDuration: String(Math.min(dial.timeLimitSeconds, Math.round(talkMs / 1000))),
       });
     }
-    if (this.answeredAt) await this.status('completed', { CallDuration: String(Math.max(0, Math.round((Date.now() - this.answeredAt) / 1000))) });
+    if (this.answeredAt)
+      await this.status('completed', {
+        CallDuration: String(Math.max(0, Math.round((Date.now() - this.answeredAt) / 1000))),
+      });
   }
 
   /** The app is closing: hang up without callbacks. */
@@ -503,7 +547,9 @@ export class SandboxCallControl implements CallControl {
   async placeCall(request: PlaceCallRequest): Promise<{ callSid: string }> {
     const sid = `CA${randomBytes(16).toString('hex')}`;
     if (this.stopped) return { callSid: sid };
-    const call = new SimulatedCall(sid, { ...request, direction: 'outbound-api' }, this.options, () => this.calls.delete(sid));
+    const call = new SimulatedCall(sid, { ...request, direction: 'outbound-api' }, this.options, () =>
+      this.calls.delete(sid),
+    );
     this.calls.set(sid, call);
     void call.run();
     return { callSid: sid };
@@ -512,7 +558,17 @@ export class SandboxCallControl implements CallControl {
   async ring(request: RingRequest): Promise<{ callSid: string; answered: boolean }> {
     const sid = `CA${randomBytes(16).toString('hex')}`;
     if (this.stopped) return { callSid: sid, answered: false };
-    const call = new SimulatedCall(sid, { direction: 'inbound', from: request.from, to: request.to, ...(request.script ? { script: request.script } : {}) }, this.options, () => this.calls.delete(sid));
+    const call = new SimulatedCall(
+      sid,
+      {
+        direction: 'inbound',
+        from: request.from,
+        to: request.to,
+        ...(request.script ? { script: request.script } : {}),
+      },
+      this.options,
+      () => this.calls.delete(sid),
+    );
     this.calls.set(sid, call);
     return { callSid: sid, answered: await call.ring(request.voiceUrl) };
   }

@@ -9,7 +9,16 @@ import { randomBytes } from 'node:crypto';
 import { AppError } from '../../http/errors.js';
 import { createOperatorHttp } from '../../lib/outbound-http.js';
 import type { Outbox } from '../outbox.js';
-import type { AddressInput, AddressRequirement, AvailableNumber, Capabilities, NumberSearch, NumberType, OutboundMessage, TelephonyProvider } from './interface.js';
+import type {
+  AddressInput,
+  AddressRequirement,
+  AvailableNumber,
+  Capabilities,
+  NumberSearch,
+  NumberType,
+  OutboundMessage,
+  TelephonyProvider,
+} from './interface.js';
 import { OfflineCallerVoice } from '../call-speech/offline-caller.js';
 import { type SandboxCallOptions, SandboxCallControl } from './sandbox-calls.js';
 import { twilioSignature } from './twilio-signature.js';
@@ -37,23 +46,48 @@ export const SANDBOX_INVENTORY: Record<string, Partial<Record<NumberType, Range>
       count: 400,
       address: 'none',
       smsOnlyEvery: 5,
-      localities: [['San Francisco', 'CA'], ['New York', 'NY'], ['Chicago', 'IL'], ['Austin', 'TX']],
+      localities: [
+        ['San Francisco', 'CA'],
+        ['New York', 'NY'],
+        ['Chicago', 'IL'],
+        ['Austin', 'TX'],
+      ],
     },
     tollFree: { number: (i) => `+18335550${pad(100 + i, 3)}`, count: 100, address: 'none', localities: [['', '']] },
   },
   CA: {
-    local: { number: (i) => `+1${i % 2 ? '416' : '604'}5550${pad(100 + Math.floor(i / 2), 3)}`, count: 200, address: 'none', localities: [['Vancouver', 'BC'], ['Toronto', 'ON']] },
+    local: {
+      number: (i) => `+1${i % 2 ? '416' : '604'}5550${pad(100 + Math.floor(i / 2), 3)}`,
+      count: 200,
+      address: 'none',
+      localities: [
+        ['Vancouver', 'BC'],
+        ['Toronto', 'ON'],
+      ],
+    },
     tollFree: { number: (i) => `+18445550${pad(100 + i, 3)}`, count: 100, address: 'none', localities: [['', '']] },
   },
   GB: {
     // Ofcom's drama ranges.
     local: { number: (i) => `+4420794600${pad(i, 2)}`, count: 100, address: 'local', localities: [['London', '']] },
-    mobile: { number: (i) => `+4477009001${pad(i, 2)}`, count: 100, address: 'none', smsOnlyEvery: 3, localities: [['', '']] },
+    mobile: {
+      number: (i) => `+4477009001${pad(i, 2)}`,
+      count: 100,
+      address: 'none',
+      smsOnlyEvery: 3,
+      localities: [['', '']],
+    },
     tollFree: { number: (i) => `+4480815700${pad(i, 2)}`, count: 100, address: 'none', localities: [['', '']] },
   },
   DE: {
     local: { number: (i) => `+493023125${pad(i, 3)}`, count: 200, address: 'local', localities: [['Berlin', 'BE']] },
-    mobile: { number: (i) => `+4915770${pad(i, 5)}`, count: 200, address: 'foreign', smsOnlyEvery: 2, localities: [['', '']] },
+    mobile: {
+      number: (i) => `+4915770${pad(i, 5)}`,
+      count: 200,
+      address: 'foreign',
+      smsOnlyEvery: 2,
+      localities: [['', '']],
+    },
   },
   AU: {
     // ACMA's fictional ranges.
@@ -63,7 +97,13 @@ export const SANDBOX_INVENTORY: Record<string, Partial<Record<NumberType, Range>
   FR: {
     // ARCEP's fictional ranges.
     local: { number: (i) => `+3319900${pad(i, 4)}`, count: 200, address: 'local', localities: [['Paris', 'IDF']] },
-    mobile: { number: (i) => `+3363998${pad(i, 4)}`, count: 200, address: 'foreign', voice: false, localities: [['', '']] },
+    mobile: {
+      number: (i) => `+3363998${pad(i, 4)}`,
+      count: 200,
+      address: 'foreign',
+      voice: false,
+      localities: [['', '']],
+    },
   },
 };
 
@@ -107,7 +147,10 @@ export class SandboxTelephonyProvider implements TelephonyProvider {
   }
 
   async listCountries(): Promise<Array<{ country: string; types: NumberType[] }>> {
-    return Object.entries(SANDBOX_INVENTORY).map(([country, ranges]) => ({ country, types: Object.keys(ranges) as NumberType[] }));
+    return Object.entries(SANDBOX_INVENTORY).map(([country, ranges]) => ({
+      country,
+      types: Object.keys(ranges) as NumberType[],
+    }));
   }
 
   async searchNumbers(search: NumberSearch): Promise<AvailableNumber[]> {
@@ -124,12 +167,14 @@ export class SandboxTelephonyProvider implements TelephonyProvider {
 
   async createAddress(address: AddressInput): Promise<{ addressSid: string }> {
     // Twilio validates addresses; the sandbox refuses a postal code without any digit or letter.
-    if (!/[0-9A-Za-z]/.test(address.postalCode)) throw new AppError('provider_refused', 'the sandbox provider refused the address: postal code is not valid');
+    if (!/[0-9A-Za-z]/.test(address.postalCode))
+      throw new AppError('provider_refused', 'the sandbox provider refused the address: postal code is not valid');
     return { addressSid: `AD${randomBytes(16).toString('hex')}` };
   }
 
   async buyNumber(request: { phoneNumber: string }): Promise<{ sid: string }> {
-    if (!this.find(request.phoneNumber)) throw new AppError('conflict', `the number ${request.phoneNumber} is not available; search again`);
+    if (!this.find(request.phoneNumber))
+      throw new AppError('conflict', `the number ${request.phoneNumber} is not available; search again`);
     return { sid: `PN${randomBytes(16).toString('hex')}` };
   }
 
@@ -139,7 +184,12 @@ export class SandboxTelephonyProvider implements TelephonyProvider {
 
   async sendMessage(message: OutboundMessage): Promise<{ sid: string; status: string }> {
     const sid = `SM${randomBytes(16).toString('hex')}`;
-    await this.outbox.add({ channel: 'sms', to: message.to, body: message.body, data: { from: message.from, messageSid: sid } });
+    await this.outbox.add({
+      channel: 'sms',
+      to: message.to,
+      body: message.body,
+      data: { from: message.from, messageSid: sid },
+    });
     void this.deliverStatuses(message, sid);
     return { sid, status: 'queued' };
   }
@@ -156,7 +206,8 @@ export class SandboxTelephonyProvider implements TelephonyProvider {
   find(phoneNumber: string): AvailableNumber | undefined {
     for (const [country, ranges] of Object.entries(SANDBOX_INVENTORY)) {
       for (const [type, range] of Object.entries(ranges) as Array<[NumberType, Range]>) {
-        for (let i = 0; i < range.count; i++) if (range.number(i) === phoneNumber) return this.entry(country, type, range, i);
+        for (let i = 0; i < range.count; i++)
+          if (range.number(i) === phoneNumber) return this.entry(country, type, range, i);
       }
     }
     return undefined;
@@ -164,10 +215,20 @@ export class SandboxTelephonyProvider implements TelephonyProvider {
 
   private entry(country: string, type: NumberType, range: Range, i: number): AvailableNumber {
     const phoneNumber = range.number(i);
-    const smsOnly = range.voice === false || (range.smsOnlyEvery !== undefined && i % range.smsOnlyEvery === range.smsOnlyEvery - 1);
+    const smsOnly =
+      range.voice === false || (range.smsOnlyEvery !== undefined && i % range.smsOnlyEvery === range.smsOnlyEvery - 1);
     const capabilities: Capabilities = { voice: !smsOnly, sms: true, mms: country === 'US' || country === 'CA' };
     const [locality, region] = range.localities[i % range.localities.length];
-    return { phoneNumber, friendlyName: friendlyName(phoneNumber), country, type, capabilities, addressRequirements: range.address, locality: locality || null, region: region || null };
+    return {
+      phoneNumber,
+      friendlyName: friendlyName(phoneNumber),
+      country,
+      type,
+      capabilities,
+      addressRequirements: range.address,
+      locality: locality || null,
+      region: region || null,
+    };
   }
 
   /** `sent`, then `delivered`, each POSTed (retried up to 3 times) before the next. */
@@ -209,7 +270,11 @@ export class SandboxTelephonyProvider implements TelephonyProvider {
     try {
       const res = await this.http(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(this.callbackSigningToken, url, params), 'user-agent': 'TwilioProxy/1.1 (workspace sandbox)' },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-twilio-signature': twilioSignature(this.callbackSigningToken, url, params),
+          'user-agent': 'TwilioProxy/1.1 (workspace sandbox)',
+        },
         body: new URLSearchParams(params),
       });
       const body = await res.text().catch(() => '');

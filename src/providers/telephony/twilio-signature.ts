@@ -29,7 +29,12 @@ function urlVariants(url: string): string[] {
 }
 
 /** Constant-time check of an X-Twilio-Signature header against one or more auth tokens; returns the index of the token that signed, or -1. */
-export function verifyTwilioSignature(authTokens: string[], header: string | undefined, url: string, params: SignedParams): number {
+export function verifyTwilioSignature(
+  authTokens: string[],
+  header: string | undefined,
+  url: string,
+  params: SignedParams,
+): number {
   const given = header ?? '';
   let found = -1;
   for (let i = 0; i < authTokens.length; i++) {
@@ -58,7 +63,12 @@ export function formParams(body: string): SignedParams {
  * (`url` = PUBLIC_URL plus the request URI as received); 400
  * `invalid_signature` when none did. Every Twilio callback route checks this first.
  */
-export function verifyTwilioCallback<P extends { callbackSigningToken: string }>(providers: readonly P[], header: string | undefined, url: string, params: SignedParams): P {
+export function verifyTwilioCallback<P extends { callbackSigningToken: string }>(
+  providers: readonly P[],
+  header: string | undefined,
+  url: string,
+  params: SignedParams,
+): P {
   const index = verifyTwilioSignature(
     providers.map((p) => p.callbackSigningToken),
     header,

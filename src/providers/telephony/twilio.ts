@@ -4,7 +4,18 @@
 // code provider through TwilioRestClient.
 import { AppError } from '../../http/errors.js';
 import { TwilioApiError, type TwilioCredentials, type TwilioParams, TwilioRestClient } from '../twilio-rest.js';
-import type { AddressInput, AddressRequirement, AvailableNumber, CallControl, Capabilities, NumberSearch, NumberType, OutboundMessage, PlaceCallRequest, TelephonyProvider } from './interface.js';
+import type {
+  AddressInput,
+  AddressRequirement,
+  AvailableNumber,
+  CallControl,
+  Capabilities,
+  NumberSearch,
+  NumberType,
+  OutboundMessage,
+  PlaceCallRequest,
+  TelephonyProvider,
+} from './interface.js';
 
 const RESOURCE: Record<NumberType, string> = { local: 'Local', mobile: 'Mobile', tollFree: 'TollFree' };
 const SUBRESOURCE: Record<string, NumberType> = { local: 'local', mobile: 'mobile', toll_free: 'tollFree' };
@@ -47,7 +58,9 @@ export class TwilioTelephonyProvider implements TelephonyProvider, CallControl {
   }
 
   async listCountries(): Promise<Array<{ country: string; types: NumberType[] }>> {
-    const body = await this.call<{ available_phone_numbers?: Array<{ country_code: string; subresource_uris?: Record<string, string> }> }>('GET', '/AvailablePhoneNumbers.json');
+    const body = await this.call<{
+      available_phone_numbers?: Array<{ country_code: string; subresource_uris?: Record<string, string> }>;
+    }>('GET', '/AvailablePhoneNumbers.json');
     return (body.available_phone_numbers ?? []).map((c) => ({
       country: c.country_code,
       types: Object.keys(c.subresource_uris ?? {})
@@ -59,10 +72,14 @@ export class TwilioTelephonyProvider implements TelephonyProvider, CallControl {
   async searchNumbers(search: NumberSearch): Promise<AvailableNumber[]> {
     let body: { available_phone_numbers?: TwilioAvailableNumber[] };
     try {
-      body = await this.client.request('GET', `/AvailablePhoneNumbers/${encodeURIComponent(search.country)}/${RESOURCE[search.type]}.json`, {
-        PageSize: String(search.limit),
-        Contains: search.contains,
-      });
+      body = await this.client.request(
+        'GET',
+        `/AvailablePhoneNumbers/${encodeURIComponent(search.country)}/${RESOURCE[search.type]}.json`,
+        {
+          PageSize: String(search.limit),
+          Contains: search.contains,
+        },
+      );
     } catch (err) {
       // Twilio answers 404 for a country or type it does not offer: nothing available.
       if (err instanceof TwilioApiError && err.status === 404) return [];
@@ -95,7 +112,11 @@ export class TwilioTelephonyProvider implements TelephonyProvider, CallControl {
     return { addressSid: body.sid };
   }
 
-  async buyNumber(request: { phoneNumber: string; addressSid?: string; friendlyName: string }): Promise<{ sid: string }> {
+  async buyNumber(request: {
+    phoneNumber: string;
+    addressSid?: string;
+    friendlyName: string;
+  }): Promise<{ sid: string }> {
     const body = await this.call<{ sid?: string }>('POST', '/IncomingPhoneNumbers.json', {
       PhoneNumber: request.phoneNumber,
       AddressSid: request.addressSid,
@@ -106,7 +127,10 @@ export class TwilioTelephonyProvider implements TelephonyProvider, CallControl {
   }
 
   async setVoiceUrl(sid: string, url: string | null): Promise<void> {
-    await this.call('POST', `/IncomingPhoneNumbers/${encodeURIComponent(sid)}.json`, { VoiceUrl: url ?? '', VoiceMethod: 'POST' });
+    await this.call('POST', `/IncomingPhoneNumbers/${encodeURIComponent(sid)}.json`, {
+      VoiceUrl: url ?? '',
+      VoiceMethod: 'POST',
+    });
   }
 
   async releaseNumber(sid: string): Promise<void> {
@@ -132,7 +156,12 @@ export class TwilioTelephonyProvider implements TelephonyProvider, CallControl {
    */
   async placeCall(request: PlaceCallRequest): Promise<{ callSid: string }> {
     const amd = request.machineDetectionUrl
-      ? { MachineDetection: 'DetectMessageEnd', AsyncAmd: 'true', AsyncAmdStatusCallback: request.machineDetectionUrl, AsyncAmdStatusCallbackMethod: 'POST' }
+      ? {
+          MachineDetection: 'DetectMessageEnd',
+          AsyncAmd: 'true',
+          AsyncAmdStatusCallback: request.machineDetectionUrl,
+          AsyncAmdStatusCallbackMethod: 'POST',
+        }
       : {};
     const body = await this.call<{ sid?: string }>('POST', '/Calls.json', {
       To: request.to,
@@ -176,7 +205,8 @@ export class TwilioTelephonyProvider implements TelephonyProvider, CallControl {
   private mapError(err: unknown): unknown {
     if (!(err instanceof TwilioApiError)) return err;
     const detail = `${err.message}${err.code ? ` (Twilio error ${err.code})` : ''}`;
-    if (err.code !== null && NUMBER_UNAVAILABLE.has(err.code)) return new AppError('conflict', `the number is no longer available: ${detail}; search again`);
+    if (err.code !== null && NUMBER_UNAVAILABLE.has(err.code))
+      return new AppError('conflict', `the number is no longer available: ${detail}; search again`);
     // A 400 is about what the user sent (an invalid address, a bad "to"); 401/403/5xx and no answer are the provider's failure.
     if (err.status === 400) return new AppError('provider_refused', `Twilio refused the request: ${detail}`);
     return new AppError('provider_error', `Twilio failed: ${detail}`);

@@ -36,9 +36,18 @@ const text = (value: unknown): string | null => (typeof value === 'string' && va
 
 export class ElevenLabsVoiceProvider implements ExternalVoiceProvider {
   readonly name = 'elevenlabs';
-  private readonly http = createOperatorHttp({ timeoutMs: TIMEOUT_MS, maxBytes: MAX_BYTES, userAgent: 'workspace-api' });
+  private readonly http = createOperatorHttp({
+    timeoutMs: TIMEOUT_MS,
+    maxBytes: MAX_BYTES,
+    userAgent: 'workspace-api',
+  });
   /** Live calls: a short wait for the first byte and between bytes, a minute for one sentence's whole stream. */
-  private readonly streamHttp = createOperatorHttp({ timeoutMs: 10_000, deadlineMs: 60_000, maxBytes: 8 * 1024 * 1024, userAgent: 'workspace-api' });
+  private readonly streamHttp = createOperatorHttp({
+    timeoutMs: 10_000,
+    deadlineMs: 60_000,
+    maxBytes: 8 * 1024 * 1024,
+    userAgent: 'workspace-api',
+  });
   constructor(private readonly config: ElevenLabsConfig) {}
 
   async listVoices(): Promise<ExternalVoice[] | null> {
@@ -46,14 +55,23 @@ export class ElevenLabsVoiceProvider implements ExternalVoiceProvider {
     if (res.status === 401 || res.status === 403) return null;
     if (!res.ok) throw new AppError('provider_error', `ElevenLabs answered HTTP ${res.status} to the voice list`);
     const body = (await res.json().catch(() => null)) as { voices?: VoiceResource[] } | null;
-    if (!body || !Array.isArray(body.voices)) throw new AppError('provider_error', 'ElevenLabs answered the voice list with an unexpected body');
+    if (!body || !Array.isArray(body.voices))
+      throw new AppError('provider_error', 'ElevenLabs answered the voice list with an unexpected body');
     const voices: ExternalVoice[] = [];
     for (const v of body.voices) {
       const voiceId = text(v.voice_id);
       if (!voiceId || !/^[A-Za-z0-9_-]{1,64}$/.test(voiceId)) continue;
       const labels: Record<string, string> = {};
-      if (v.labels && typeof v.labels === 'object') for (const [k, l] of Object.entries(v.labels)) if (typeof l === 'string') labels[k] = l;
-      voices.push({ voiceId, name: text(v.name) ?? voiceId, description: text(v.description), category: text(v.category), labels, previewUrl: text(v.preview_url) });
+      if (v.labels && typeof v.labels === 'object')
+        for (const [k, l] of Object.entries(v.labels)) if (typeof l === 'string') labels[k] = l;
+      voices.push({
+        voiceId,
+        name: text(v.name) ?? voiceId,
+        description: text(v.description),
+        category: text(v.category),
+        labels,
+        previewUrl: text(v.preview_url),
+      });
     }
     return voices;
   }
@@ -69,7 +87,10 @@ export class ElevenLabsVoiceProvider implements ExternalVoiceProvider {
     if (!res.ok) {
       const detail = (await res.json().catch(() => null)) as { detail?: { message?: string } | string } | null;
       const message = typeof detail?.detail === 'string' ? detail.detail : detail?.detail?.message;
-      throw new AppError('provider_error', `ElevenLabs refused the speech request (HTTP ${res.status}${message ? `: ${message}` : ''})`);
+      throw new AppError(
+        'provider_error',
+        `ElevenLabs refused the speech request (HTTP ${res.status}${message ? `: ${message}` : ''})`,
+      );
     }
     const bytes = new Uint8Array(await res.arrayBuffer());
     if (bytes.length === 0) throw new AppError('provider_error', 'ElevenLabs answered with no audio');
@@ -97,7 +118,11 @@ export class ElevenLabsVoiceProvider implements ExternalVoiceProvider {
     if (!res.ok || !res.body) {
       const detail = (await res.json().catch(() => null)) as { detail?: { message?: string } | string } | null;
       const message = typeof detail?.detail === 'string' ? detail.detail : detail?.detail?.message;
-      throw new ProviderFailure(this.name, `refused the speech request (HTTP ${res.status}${message ? `: ${message.slice(0, 200)}` : ''})`, res.status === 429 || res.status >= 500);
+      throw new ProviderFailure(
+        this.name,
+        `refused the speech request (HTTP ${res.status}${message ? `: ${message.slice(0, 200)}` : ''})`,
+        res.status === 429 || res.status >= 500,
+      );
     }
     const reader = res.body.getReader();
     try {
@@ -117,7 +142,12 @@ export class ElevenLabsVoiceProvider implements ExternalVoiceProvider {
   }
 
   /** The one HTTP call of this adapter, through the shared outbound client (ELEVENLABS_API_BASE is the operator's). */
-  private async request(method: 'GET' | 'POST', path: string, body: string | undefined, accept: string): Promise<Response> {
+  private async request(
+    method: 'GET' | 'POST',
+    path: string,
+    body: string | undefined,
+    accept: string,
+  ): Promise<Response> {
     try {
       const res = await this.http(`${this.config.apiBase}${path}`, {
         method,

@@ -112,12 +112,14 @@ export class LocalSpeechProvider implements SpeechProvider {
 
   /** espeak-ng command-line arguments for the settings; refuses values that are not voice settings. */
   static argumentsFor(settings: VoiceSettings): string[] {
-    if (!VOICE_NAME.test(settings.voiceId)) throw new AppError('invalid_input', `"${settings.voiceId}" is not an espeak-ng voice name`);
+    if (!VOICE_NAME.test(settings.voiceId))
+      throw new AppError('invalid_input', `"${settings.voiceId}" is not an espeak-ng voice name`);
     const args = ['-v', settings.voiceId];
     const numeric = (key: string, flag: string, min: number, max: number) => {
       const value = settings[key];
       if (value === undefined) return;
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) throw new AppError('invalid_input', `${key} must be a whole number from ${min} to ${max}`);
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
+        throw new AppError('invalid_input', `${key} must be a whole number from ${min} to ${max}`);
       args.push(flag, String(value));
     };
     numeric('speed', '-s', 80, 450);
@@ -131,10 +133,16 @@ export class LocalSpeechProvider implements SpeechProvider {
    * Speaks `text` when the queue gives it its turn. Without `request` the job
    * counts as a call's speech: previews must say they are previews (and whose).
    */
-  synthesize(text: string, settings: VoiceSettings, request: SpeechRequest = { priority: 'call' }): Promise<SynthesizedAudio> {
+  synthesize(
+    text: string,
+    settings: VoiceSettings,
+    request: SpeechRequest = { priority: 'call' },
+  ): Promise<SynthesizedAudio> {
     const args = LocalSpeechProvider.argumentsFor(settings);
     const binary = this.binary;
-    return this.queue.run(request, () => (binary ? this.synthesizeWithCommand(binary, args, text, request.signal) : this.synthesizeInWorker(args, text)));
+    return this.queue.run(request, () =>
+      binary ? this.synthesizeWithCommand(binary, args, text, request.signal) : this.synthesizeInWorker(args, text),
+    );
   }
 
   private synthesizeInWorker(args: string[], text: string): Promise<SynthesizedAudio> {
@@ -152,14 +160,25 @@ export class LocalSpeechProvider implements SpeechProvider {
     });
   }
 
-  private async synthesizeWithCommand(binary: string, args: string[], text: string, signal?: AbortSignal): Promise<SynthesizedAudio> {
+  private async synthesizeWithCommand(
+    binary: string,
+    args: string[],
+    text: string,
+    signal?: AbortSignal,
+  ): Promise<SynthesizedAudio> {
     try {
-      const wav = await synthesizeWithBinary(binary, (input, output) => [...args, '-f', input, '-w', output], text, { timeoutMs: this.timeoutMs, signal });
+      const wav = await synthesizeWithBinary(binary, (input, output) => [...args, '-f', input, '-w', output], text, {
+        timeoutMs: this.timeoutMs,
+        signal,
+      });
       if (wav.length <= 44) throw new SynthesisError('espeak-ng wrote no audio', false);
       return { bytes: new Uint8Array(wav.buffer, wav.byteOffset, wav.byteLength), contentType: 'audio/wav' };
     } catch (err) {
       if (!(err instanceof SynthesisError)) throw err;
-      throw new AppError('provider_error', err.timedOut ? `local speech took longer than ${this.timeoutMs} ms` : `local speech failed: ${err.message}`);
+      throw new AppError(
+        'provider_error',
+        err.timedOut ? `local speech took longer than ${this.timeoutMs} ms` : `local speech failed: ${err.message}`,
+      );
     }
   }
 

@@ -32,7 +32,13 @@ export interface SpeechQueueLimits {
 
 /** Defaults for a queue running `concurrency` jobs at once: 8 pending calls, half of that for previews, 2 per account. */
 export function defaultSpeechQueueLimits(concurrency: number): SpeechQueueLimits {
-  return { concurrency, maxPending: 8, maxPreviews: 4, maxPreviewsPerAccount: 2, maxRunningPreviews: Math.max(1, concurrency - 1) };
+  return {
+    concurrency,
+    maxPending: 8,
+    maxPreviews: 4,
+    maxPreviewsPerAccount: 2,
+    maxRunningPreviews: Math.max(1, concurrency - 1),
+  };
 }
 
 interface Waiting {
@@ -126,7 +132,8 @@ export class SpeechQueue {
 
   private refusal(priority: SpeechPriority, account: string): AppError | null {
     const { maxPending, maxPreviews, maxPreviewsPerAccount } = this.limits;
-    if (priority === 'call') return this.pending.call >= maxPending ? busy('local speech is busy: try again in a moment') : null;
+    if (priority === 'call')
+      return this.pending.call >= maxPending ? busy('local speech is busy: try again in a moment') : null;
     if ((this.previewsByAccount.get(account) ?? 0) >= maxPreviewsPerAccount) {
       return busy(`${maxPreviewsPerAccount} of your local previews are being spoken: wait for them to finish`);
     }
@@ -140,7 +147,9 @@ export class SpeechQueue {
   private pump(): void {
     const { concurrency, maxRunningPreviews } = this.limits;
     while (this.running.call + this.running.preview < concurrency) {
-      const next = this.waiting.call.shift() ?? (this.running.preview < maxRunningPreviews ? this.waiting.preview.shift() : undefined);
+      const next =
+        this.waiting.call.shift() ??
+        (this.running.preview < maxRunningPreviews ? this.waiting.preview.shift() : undefined);
       if (!next) return;
       next.start();
     }

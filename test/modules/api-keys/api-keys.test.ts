@@ -8,7 +8,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const createKey = (token: string, name = 'ci') => t.app.inject({ method: 'PUT', url: '/api/api-keys', headers: bearer(token), payload: { name } });
+const createKey = (token: string, name = 'ci') =>
+  t.app.inject({ method: 'PUT', url: '/api/api-keys', headers: bearer(token), payload: { name } });
 
 describe('API keys', () => {
   it('returns the clear wsk_ key once and lists it masked', async () => {
@@ -19,7 +20,9 @@ describe('API keys', () => {
     expect(name).toBe('deploy');
     expect(key).toMatch(/^wsk_[A-Za-z0-9_-]{43}$/);
     const list = await t.app.inject({ method: 'GET', url: '/api/api-keys', headers: bearer(user.token) });
-    expect(list.json()).toEqual([{ id, name: 'deploy', key: `wsk_…${key.slice(-4)}`, createdAt: expect.any(String), lastUsedAt: null }]);
+    expect(list.json()).toEqual([
+      { id, name: 'deploy', key: `wsk_…${key.slice(-4)}`, createdAt: expect.any(String), lastUsedAt: null },
+    ]);
     expect(JSON.stringify(list.json())).not.toContain(key);
   });
 

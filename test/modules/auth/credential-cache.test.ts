@@ -49,12 +49,15 @@ describe('credential lookups across instances', () => {
     await a.close();
   });
 
-  const status = (t: TestApp, token: string) => t.app.inject({ method: 'GET', url: '/api/auth', headers: bearer(token) }).then((r) => r.statusCode);
+  const status = (t: TestApp, token: string) =>
+    t.app.inject({ method: 'GET', url: '/api/auth', headers: bearer(token) }).then((r) => r.statusCode);
 
   it('a logout on one instance reaches the other within AUTH_CACHE_MS', async () => {
     const user = await createVerifiedUser(a);
     expect(await status(b, user.token)).toBe(200); // b has now looked the session up
-    expect((await a.app.inject({ method: 'GET', url: '/api/auth/logout', headers: bearer(user.token) })).statusCode).toBe(200);
+    expect(
+      (await a.app.inject({ method: 'GET', url: '/api/auth/logout', headers: bearer(user.token) })).statusCode,
+    ).toBe(200);
     expect(await status(a, user.token)).toBe(401); // at once where it happened
     expect(await status(b, user.token)).toBe(200); // b still trusts its lookup…
     a.clock.advance(a.config.authCacheMs);
@@ -63,9 +66,13 @@ describe('credential lookups across instances', () => {
 
   it('a deleted API key stops working on the other instance within AUTH_CACHE_MS', async () => {
     const user = await createVerifiedUser(a);
-    const { id, key } = (await a.app.inject({ method: 'PUT', url: '/api/api-keys', headers: bearer(user.token), payload: { name: 'ci' } })).json();
+    const { id, key } = (
+      await a.app.inject({ method: 'PUT', url: '/api/api-keys', headers: bearer(user.token), payload: { name: 'ci' } })
+    ).json();
     expect(await status(b, key)).toBe(200);
-    expect((await a.app.inject({ method: 'DELETE', url: `/api/api-keys/${id}`, headers: bearer(user.token) })).statusCode).toBeLessThan(300);
+    expect(
+      (await a.app.inject({ method: 'DELETE', url: `/api/api-keys/${id}`, headers: bearer(user.token) })).statusCode,
+    ).toBeLessThan(300);
     expect(await status(a, key)).toBe(401);
     a.clock.advance(a.config.authCacheMs);
     expect(await status(b, key)).toBe(401);

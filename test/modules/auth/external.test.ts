@@ -73,13 +73,21 @@ async function init(slug: string, options: { returnTo?: string; token?: string }
 
 /** The callback as the browser opens it; `jar` replaces this browser's cookies (another browser). */
 async function callback(slug: string, search: string, jar: Map<string, string> = browser) {
-  const res = await t.app.inject({ method: 'GET', url: `/api/auth/external/${slug}/redirect${search}`, headers: jar.size ? { cookie: cookieHeader(jar) } : {} });
+  const res = await t.app.inject({
+    method: 'GET',
+    url: `/api/auth/external/${slug}/redirect${search}`,
+    headers: jar.size ? { cookie: cookieHeader(jar) } : {},
+  });
   if (jar === browser) keepCookies(res);
   return res;
 }
 
 /** init → provider login and consent → the callback URL the provider sends the browser to. */
-async function authorize(slug: string, login: string, options: { returnTo?: string; token?: string; deny?: boolean } = {}): Promise<URL> {
+async function authorize(
+  slug: string,
+  login: string,
+  options: { returnTo?: string; token?: string; deny?: boolean } = {},
+): Promise<URL> {
   const started = await init(slug, options);
   expect(started.statusCode, started.body).toBe(200);
   return signInAtProvider(started.json().url, { login, redirectUri: redirectUri(slug), deny: options.deny });
@@ -91,10 +99,13 @@ async function signIn(slug: string, login: string, options: { token?: string } =
   return callback(slug, cb.search);
 }
 
-const identitiesOf = (userId: string) => t.database.db.selectFrom('external_identities').selectAll().where('user_id', '=', userId).execute();
+const identitiesOf = (userId: string) =>
+  t.database.db.selectFrom('external_identities').selectAll().where('user_id', '=', userId).execute();
 
 const auditActions = async (userId: string) =>
-  (await t.database.db.selectFrom('audit_log').select(['action', 'success']).where('user_id', '=', userId).execute()).map((r) => `${r.action}:${Number(r.success)}`);
+  (
+    await t.database.db.selectFrom('audit_log').select(['action', 'success']).where('user_id', '=', userId).execute()
+  ).map((r) => `${r.action}:${Number(r.success)}`);
 
 describe('provider listing and metadata', () => {
   it('lists the configured providers as { slug, name }', async () => {
@@ -110,7 +121,11 @@ describe('provider listing and metadata', () => {
   it('answers metadata of a provider and 404 provider_not_found for an unknown one', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/api/auth/external/acme' });
     expect(res.json()).toEqual({ slug: 'acme', name: 'Acme ID', issuer: acme.issuer });
-    for (const url of ['/api/auth/external/nope', '/api/auth/external/nope/init', '/api/auth/external/nope/redirect?state=x&code=y']) {
+    for (const url of [
+      '/api/auth/external/nope',
+      '/api/auth/external/nope/init',
+      '/api/auth/external/nope/redirect?state=x&code=y',
+    ]) {
       const missing = await t.app.inject({ method: 'GET', url });
       expect(missing.statusCode, url).toBe(404);
       expect(missing.json().code).toBe('provider_not_found');
@@ -132,7 +147,11 @@ describe('init', () => {
     expect(q.get('code_challenge_method')).toBe('S256');
     expect(q.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(q.get('nonce')).toBeTruthy();
-    const row = await t.database.db.selectFrom('oauth_states').selectAll().where('state', '=', q.get('state')!).executeTakeFirstOrThrow();
+    const row = await t.database.db
+      .selectFrom('oauth_states')
+      .selectAll()
+      .where('state', '=', q.get('state')!)
+      .executeTakeFirstOrThrow();
     expect(row).toMatchObject({ provider: 'acme', nonce: q.get('nonce'), return_to: null, attach_user_id: null });
     expect(Number(row.expires_at)).toBe(t.clock.now() + 10 * 60_000);
   });
@@ -168,20 +187,33 @@ describe('init', () => {
 describe('sign-up and sign-in', () => {
   it('creates a user without password or phone (phone_not_verified), sets the cookie, and used PKCE at the token endpoint', async () => {
     const login = newLogin('grace');
-    acme.accounts.set(login, { email: `${login}@Example.test`, email_verified: true, given_name: 'Grace', family_name: 'Hopper' });
+    acme.accounts.set(login, {
+      email: `${login}@Example.test`,
+      email_verified: true,
+      given_name: 'Grace',
+      family_name: 'Hopper',
+    });
     const res = await signIn('acme', login);
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
     expect(body).toMatchObject({
       status: 'phone_not_verified',
-      auth: { email: `${login}@example.test`, firstName: 'Grace', lastName: 'Hopper', phoneVerified: false, twoFactorConfigured: false },
+      auth: {
+        email: `${login}@example.test`,
+        firstName: 'Grace',
+        lastName: 'Hopper',
+        phoneVerified: false,
+        twoFactorConfigured: false,
+      },
     });
     expect(res.cookies.find((c) => c.name === 'token')).toMatchObject({ value: body.token, httpOnly: true });
     expect(res.headers['cache-control']).toBe('no-store');
 
     const user = await t.services.users.findById(body.auth.id);
     expect(user).toMatchObject({ password_hash: null, phone: null, phone_verified: 0 });
-    expect(await identitiesOf(body.auth.id)).toMatchObject([{ provider: 'acme', subject: login, email: `${login}@example.test` }]);
+    expect(await identitiesOf(body.auth.id)).toMatchObject([
+      { provider: 'acme', subject: login, email: `${login}@example.test` },
+    ]);
     expect(await auditActions(body.auth.id)).toContain('external.login:1');
     expect(acme.tokenRequests.at(-1)).toEqual({ grantType: 'authorization_code', codeVerifier: true });
 
@@ -196,13 +228,22 @@ describe('sign-up and sign-in', () => {
     expect(second.statusCode).toBe(200);
     expect(second.json().auth.id).toBe(first.json().auth.id);
     expect(second.json().token).not.toBe(first.json().token);
-    const users = await t.database.db.selectFrom('users').select('id').where('email', '=', `${login}@example.test`).execute();
+    const users = await t.database.db
+      .selectFrom('users')
+      .select('id')
+      .where('email', '=', `${login}@example.test`)
+      .execute();
     expect(users).toHaveLength(1);
   });
 
   it('reads the profile from userinfo when the ID token carries only sub', async () => {
     const login = newLogin('thin');
-    thin.accounts.set(login, { email: `${login}@thin.test`, email_verified: true, given_name: 'Ada', family_name: 'Byron' });
+    thin.accounts.set(login, {
+      email: `${login}@thin.test`,
+      email_verified: true,
+      given_name: 'Ada',
+      family_name: 'Byron',
+    });
     const res = await signIn('thin', login);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().auth).toMatchObject({ email: `${login}@thin.test`, firstName: 'Ada', lastName: 'Byron' });
@@ -214,7 +255,9 @@ describe('sign-up and sign-in', () => {
     const res = await signIn('acme', login);
     expect(res.statusCode).toBe(400);
     expect(res.json().code).toBe('provider_refused');
-    expect(await t.database.db.selectFrom('external_identities').select('id').where('subject', '=', login).execute()).toHaveLength(0);
+    expect(
+      await t.database.db.selectFrom('external_identities').select('id').where('subject', '=', login).execute(),
+    ).toHaveLength(0);
   });
 
   it('still asks a user with 2FA for the code: 2fa_required and no cookie', async () => {
@@ -222,7 +265,10 @@ describe('sign-up and sign-in', () => {
     const first = await signIn('acme', login);
     await t.services.users.update(first.json().auth.id, { phone_verified: 1, two_factor_enabled: 1 });
     const res = await signIn('acme', login);
-    expect(res.json()).toMatchObject({ status: '2fa_required', auth: { id: first.json().auth.id, twoFactorPassed: false } });
+    expect(res.json()).toMatchObject({
+      status: '2fa_required',
+      auth: { id: first.json().auth.id, twoFactorPassed: false },
+    });
     expect(res.cookies.find((c) => c.name === 'token')).toBeUndefined();
   });
 });
@@ -231,7 +277,12 @@ describe('existing accounts and attach', () => {
   it('attaches the provider to the signed-in user who started the flow, who can then sign in with it', async () => {
     const user = await registerUser(t);
     const login = newLogin('attach');
-    acme.accounts.set(login, { email: `${login}@work.test`, email_verified: true, given_name: 'Other', family_name: 'Name' });
+    acme.accounts.set(login, {
+      email: `${login}@work.test`,
+      email_verified: true,
+      given_name: 'Other',
+      family_name: 'Name',
+    });
     const res = await signIn('acme', login, { token: user.token });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().auth).toMatchObject({ id: user.id, email: user.email, firstName: 'Ada' });
@@ -272,12 +323,20 @@ describe('existing accounts and attach', () => {
   it('never creates an account for an email the provider has not verified (false or absent)', async () => {
     for (const verified of [false, undefined]) {
       const login = newLogin('newunverified');
-      acme.accounts.set(login, { email: `${login}@example.test`, ...(verified === undefined ? {} : { email_verified: verified }), given_name: 'Eve' });
+      acme.accounts.set(login, {
+        email: `${login}@example.test`,
+        ...(verified === undefined ? {} : { email_verified: verified }),
+        given_name: 'Eve',
+      });
       const res = await signIn('acme', login);
       expect(res.statusCode, res.body).toBe(400);
       expect(res.json().code).toBe('email_not_verified');
-      expect(await t.database.db.selectFrom('users').select('id').where('email', '=', `${login}@example.test`).execute()).toHaveLength(0);
-      expect(await t.database.db.selectFrom('external_identities').select('id').where('subject', '=', login).execute()).toHaveLength(0);
+      expect(
+        await t.database.db.selectFrom('users').select('id').where('email', '=', `${login}@example.test`).execute(),
+      ).toHaveLength(0);
+      expect(
+        await t.database.db.selectFrom('external_identities').select('id').where('subject', '=', login).execute(),
+      ).toHaveLength(0);
     }
   });
 
@@ -303,7 +362,11 @@ describe('existing accounts and attach', () => {
     expect(completed.json().code).toBe('account_exists');
 
     // The owner signs in with the password and attaches the provider from that session.
-    const session = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: user.password, remember: false } });
+    const session = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { email: user.email, password: user.password, remember: false },
+    });
     const attached = await signIn('acme', login, { token: session.json().token });
     expect(attached.statusCode, attached.body).toBe(200);
     expect(attached.json().auth.id).toBe(user.id);
@@ -335,7 +398,9 @@ describe('returnTo and the registration token', () => {
     const token = location.searchParams.get('externalToken')!;
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     // Only a hash is stored.
-    expect(await t.database.db.selectFrom('external_pending').select('token_hash').where('token_hash', '=', token).execute()).toHaveLength(0);
+    expect(
+      await t.database.db.selectFrom('external_pending').select('token_hash').where('token_hash', '=', token).execute(),
+    ).toHaveLength(0);
 
     const done = await t.app.inject({ method: 'GET', url: `/api/auth/external/register/${token}` });
     expect(done.statusCode, done.body).toBe(200);
@@ -349,7 +414,9 @@ describe('returnTo and the registration token', () => {
 
   it('refuses a registration token after 10 minutes and an unknown one', async () => {
     const cb = await authorize('acme', newLogin('late'), { returnTo: `${APP_ORIGIN}/done` });
-    const token = new URL((await callback('acme', cb.search)).headers.location as string).searchParams.get('externalToken')!;
+    const token = new URL((await callback('acme', cb.search)).headers.location as string).searchParams.get(
+      'externalToken',
+    )!;
     t.clock.advance(10 * 60_000 + 1);
     const late = await t.app.inject({ method: 'GET', url: `/api/auth/external/register/${token}` });
     expect(late.statusCode).toBe(400);
@@ -379,7 +446,13 @@ describe('state', () => {
     const started = await init('acme');
     const state = new URL(started.json().url).searchParams.get('state')!;
     const cookie = started.cookies.find((c) => c.name === 'external_state_acme');
-    expect(cookie).toMatchObject({ value: state, httpOnly: true, sameSite: 'Lax', path: '/api/auth/external/acme/redirect', maxAge: 600 });
+    expect(cookie).toMatchObject({
+      value: state,
+      httpOnly: true,
+      sameSite: 'Lax',
+      path: '/api/auth/external/acme/redirect',
+      maxAge: 600,
+    });
   });
 
   it('with redirect=true, /init sends the browser to the provider itself (302) and sets the same cookie', async () => {
@@ -400,7 +473,9 @@ describe('state', () => {
     expect(stranger.json().token).toBeUndefined();
     const wrongCookie = await callback('acme', cb.search, new Map([['external_state_acme', 'another-flows-state']]));
     expect(wrongCookie.statusCode).toBe(400);
-    expect(await t.database.db.selectFrom('oauth_states').select('state').where('state', '=', state).execute()).toHaveLength(1);
+    expect(
+      await t.database.db.selectFrom('oauth_states').select('state').where('state', '=', state).execute(),
+    ).toHaveLength(1);
 
     // The browser that started it completes it, and its state cookie is cleared.
     const own = await callback('acme', cb.search);

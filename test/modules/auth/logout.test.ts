@@ -14,10 +14,13 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 type Method = 'GET' | 'POST';
-const logout = (method: Method, headers: Record<string, string>) => t.app.inject({ method, url: '/api/auth/logout', headers: { host: 'api.internal:3000', ...headers } });
+const logout = (method: Method, headers: Record<string, string>) =>
+  t.app.inject({ method, url: '/api/auth/logout', headers: { host: 'api.internal:3000', ...headers } });
 const cookie = (token: string) => ({ cookie: `token=${token}` });
-const signedIn = async (token: string) => (await t.app.inject({ method: 'GET', url: '/api/auth', headers: bearer(token) })).statusCode === 200;
-const clearsCookie = (res: Awaited<ReturnType<typeof logout>>) => res.cookies.some((c) => c.name === 'token' && c.value === '');
+const signedIn = async (token: string) =>
+  (await t.app.inject({ method: 'GET', url: '/api/auth', headers: bearer(token) })).statusCode === 200;
+const clearsCookie = (res: Awaited<ReturnType<typeof logout>>) =>
+  res.cookies.some((c) => c.name === 'token' && c.value === '');
 
 describe('POST /api/auth/logout', () => {
   it('answers like GET: status logout, the cookie cleared, the token revoked', async () => {
@@ -31,7 +34,11 @@ describe('POST /api/auth/logout', () => {
 
   it('signs out a console user from the console itself (the cookie, Origin PUBLIC_URL, same-origin)', async () => {
     const user = await registerUser(t);
-    const res = await logout('POST', { ...cookie(user.token), origin: 'https://console.example.com', 'sec-fetch-site': 'same-origin' });
+    const res = await logout('POST', {
+      ...cookie(user.token),
+      origin: 'https://console.example.com',
+      'sec-fetch-site': 'same-origin',
+    });
     expect(res.json()).toEqual({ status: 'logout' });
     expect(await signedIn(user.token)).toBe(false);
   });
@@ -74,8 +81,20 @@ describe.each(['GET', 'POST'] as const)('%s /api/auth/logout with the session co
 
   it('signs out a bearer token sent from another origin (an app with its own token; a link cannot send one), not the cookie', async () => {
     const user = await registerUser(t);
-    expect((await logout(method, { ...cookie(user.token), origin: 'https://app.example.org', 'sec-fetch-site': 'cross-site' })).statusCode).toBe(403);
-    const res = await logout(method, { ...bearer(user.token), origin: 'https://app.example.org', 'sec-fetch-site': 'cross-site' });
+    expect(
+      (
+        await logout(method, {
+          ...cookie(user.token),
+          origin: 'https://app.example.org',
+          'sec-fetch-site': 'cross-site',
+        })
+      ).statusCode,
+    ).toBe(403);
+    const res = await logout(method, {
+      ...bearer(user.token),
+      origin: 'https://app.example.org',
+      'sec-fetch-site': 'cross-site',
+    });
     expect(res.json()).toEqual({ status: 'logout' });
     expect(await signedIn(user.token)).toBe(false);
   });

@@ -13,20 +13,38 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const requestReset = (payload: Record<string, unknown>, app: TestApp = t) => app.app.inject({ method: 'POST', url: '/api/auth/reset-password/request', payload });
-const submitReset = (token: string, password = 'a brand new passphrase', confirmPassword = password, app: TestApp = t) =>
-  app.app.inject({ method: 'POST', url: '/api/auth/reset-password/submit', payload: { token, password, confirmPassword } });
+const requestReset = (payload: Record<string, unknown>, app: TestApp = t) =>
+  app.app.inject({ method: 'POST', url: '/api/auth/reset-password/request', payload });
+const submitReset = (
+  token: string,
+  password = 'a brand new passphrase',
+  confirmPassword = password,
+  app: TestApp = t,
+) =>
+  app.app.inject({
+    method: 'POST',
+    url: '/api/auth/reset-password/submit',
+    payload: { token, password, confirmPassword },
+  });
 const login = (email: string, password: string) =>
   t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password, remember: false } });
 const getAuth = (token: string) => t.app.inject({ method: 'GET', url: '/api/auth', headers: bearer(token) });
-const resetRows = (userId: string) => t.database.db.selectFrom('password_resets').selectAll().where('user_id', '=', userId).execute();
-const actions = async (id: string) => (await t.services.audit.listForUser(id)).map((e) => `${e.action}:${Number(e.success)}`);
+const resetRows = (userId: string) =>
+  t.database.db.selectFrom('password_resets').selectAll().where('user_id', '=', userId).execute();
+const actions = async (id: string) =>
+  (await t.services.audit.listForUser(id)).map((e) => `${e.action}:${Number(e.success)}`);
 
 /** Emails the sandbox sent to `email`, newest first, once background sends have finished. */
 async function emailsTo(email: string) {
   await t.services.passwordReset.drain();
   const res = await t.app.inject({ method: 'GET', url: `/api/sandbox/outbox?to=${encodeURIComponent(email)}` });
-  return res.json() as Array<{ channel: string; to: string; subject: string; body: string; data: { token: string; url: string } }>;
+  return res.json() as Array<{
+    channel: string;
+    to: string;
+    subject: string;
+    body: string;
+    data: { token: string; url: string };
+  }>;
 }
 
 /** Requests a reset for the user and returns the emailed token. */
@@ -37,7 +55,10 @@ async function resetToken(user: TestUser): Promise<string> {
   return mail.data.token;
 }
 
-const REQUESTED = { status: 'requested', message: 'if an account with this email exists, a reset link has been sent to it' };
+const REQUESTED = {
+  status: 'requested',
+  message: 'if an account with this email exists, a reset link has been sent to it',
+};
 
 describe('POST /api/auth/reset-password/request', () => {
   it('emails a link holding a single-use token; only its SHA-256 is stored', async () => {
@@ -56,7 +77,15 @@ describe('POST /api/auth/reset-password/request', () => {
     expect(mail.body).toContain('30 minutes');
 
     const rows = await resetRows(user.id);
-    expect(rows).toEqual([{ token_hash: sha256Hex(mail.data.token), user_id: user.id, expires_at: t.clock.now() + 30 * MINUTE, used_at: null, created_at: t.clock.now() }]);
+    expect(rows).toEqual([
+      {
+        token_hash: sha256Hex(mail.data.token),
+        user_id: user.id,
+        expires_at: t.clock.now() + 30 * MINUTE,
+        used_at: null,
+        created_at: t.clock.now(),
+      },
+    ]);
     expect(await actions(user.id)).toContain('password.reset_request:1');
   });
 
@@ -156,7 +185,11 @@ describe('POST /api/auth/reset-password/submit', () => {
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body).toMatchObject({ status: 'ok', auth: { id: user.id, phoneVerified: true } });
-    expect(res.cookies.find((c) => c.name === 'token')).toMatchObject({ value: body.token, httpOnly: true, maxAge: t.config.sessionTtlSeconds });
+    expect(res.cookies.find((c) => c.name === 'token')).toMatchObject({
+      value: body.token,
+      httpOnly: true,
+      maxAge: t.config.sessionTtlSeconds,
+    });
 
     // Every session from before the reset is over; the new one works.
     expect((await getAuth(user.token)).statusCode).toBe(401);
@@ -173,7 +206,12 @@ describe('POST /api/auth/reset-password/submit', () => {
 
   it('deletes every API key of the account: an old key answers 401 afterwards, old session too; the email says so', async () => {
     const user = await createVerifiedUser(t);
-    const created = await t.app.inject({ method: 'PUT', url: '/api/api-keys', headers: bearer(user.token), payload: { name: 'ci' } });
+    const created = await t.app.inject({
+      method: 'PUT',
+      url: '/api/api-keys',
+      headers: bearer(user.token),
+      payload: { name: 'ci' },
+    });
     expect(created.statusCode).toBe(200);
     const key = created.json().key as string;
     // The key works (and its lookup is now cached) before the reset.
@@ -189,7 +227,9 @@ describe('POST /api/auth/reset-password/submit', () => {
     expect((await getAuth(user.token)).statusCode).toBe(401);
     const fresh = res.json().token as string;
     expect((await t.app.inject({ method: 'GET', url: '/api/api-keys', headers: bearer(fresh) })).json()).toEqual([]);
-    expect(await t.database.db.selectFrom('api_keys').select('id').where('user_id', '=', user.id).execute()).toEqual([]);
+    expect(await t.database.db.selectFrom('api_keys').select('id').where('user_id', '=', user.id).execute()).toEqual(
+      [],
+    );
   });
 
   it('signs an unverified user in as phone_not_verified', async () => {
@@ -204,7 +244,10 @@ describe('POST /api/auth/reset-password/submit', () => {
     await t.services.users.update(user.id, { two_factor_enabled: 1 });
     const res = await submitReset(await resetToken(user));
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ status: '2fa_required', auth: { twoFactorConfigured: true, twoFactorPassed: false } });
+    expect(res.json()).toMatchObject({
+      status: '2fa_required',
+      auth: { twoFactorConfigured: true, twoFactorPassed: false },
+    });
     expect(res.cookies.find((c) => c.name === 'token')).toBeUndefined();
     const limited = res.json().token;
     expect((await getAuth(limited)).json().status).toBe('2fa_required');
@@ -213,7 +256,7 @@ describe('POST /api/auth/reset-password/submit', () => {
     expect(guarded.json().code).toBe('two_factor_required');
   });
 
-  it('accepts a token once only, and using one ends the user\'s other reset tokens', async () => {
+  it("accepts a token once only, and using one ends the user's other reset tokens", async () => {
     const user = await registerUser(t);
     const first = await resetToken(user);
     const second = await resetToken(user);
@@ -226,7 +269,9 @@ describe('POST /api/auth/reset-password/submit', () => {
     expect(again.json().code).toBe('invalid_token');
     const older = await submitReset(first, 'yet another passphrase');
     expect(older.json().code).toBe('invalid_token');
-    expect(await resetRows(user.id)).toEqual([expect.objectContaining({ token_hash: sha256Hex(second), used_at: t.clock.now() })]);
+    expect(await resetRows(user.id)).toEqual([
+      expect.objectContaining({ token_hash: sha256Hex(second), used_at: t.clock.now() }),
+    ]);
     expect((await login(user.email, 'a brand new passphrase')).json().status).toBe('phone_not_verified');
   });
 
@@ -250,7 +295,10 @@ describe('POST /api/auth/reset-password/submit', () => {
   it('refuses an unknown token with 400 invalid_token', async () => {
     const res = await submitReset('A'.repeat(43));
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toMatchObject({ code: 'invalid_token', message: expect.stringContaining('invalid, expired or already used') });
+    expect(res.json()).toMatchObject({
+      code: 'invalid_token',
+      message: expect.stringContaining('invalid, expired or already used'),
+    });
   });
 
   it('checks the new password first and leaves the token usable when it is refused', async () => {
@@ -266,7 +314,11 @@ describe('POST /api/auth/reset-password/submit', () => {
   });
 
   it('refuses a body without confirmPassword with 400 invalid_input', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/auth/reset-password/submit', payload: { token: 'x', password: 'abcdefgh' } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/reset-password/submit',
+      payload: { token: 'x', password: 'abcdefgh' },
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json().code).toBe('invalid_input');
   });
@@ -277,7 +329,11 @@ describe('per-IP limits', () => {
   beforeAll(async () => {
     small = await createTestApp({
       config: {
-        rateLimits: { ...relaxedIpLimits, resetRequestPerIp: { limit: 2, windowMs: 60 * MINUTE }, resetSubmitPerIp: { limit: 2, windowMs: 60 * MINUTE } },
+        rateLimits: {
+          ...relaxedIpLimits,
+          resetRequestPerIp: { limit: 2, windowMs: 60 * MINUTE },
+          resetSubmitPerIp: { limit: 2, windowMs: 60 * MINUTE },
+        },
       },
     });
   });
@@ -285,7 +341,12 @@ describe('per-IP limits', () => {
 
   it('limits reset requests per IP (resetRequestPerIp)', async () => {
     const send = (email: string, ip: string) =>
-      small.app.inject({ method: 'POST', url: '/api/auth/reset-password/request', payload: { email }, remoteAddress: ip });
+      small.app.inject({
+        method: 'POST',
+        url: '/api/auth/reset-password/request',
+        payload: { email },
+        remoteAddress: ip,
+      });
     expect((await send('a@example.com', '198.51.100.1')).statusCode).toBe(200);
     expect((await send('b@example.com', '198.51.100.1')).statusCode).toBe(200);
     const res = await send('c@example.com', '198.51.100.1');

@@ -16,15 +16,32 @@ describe('register', () => {
     const res = await t.app.inject({
       method: 'POST',
       url: '/api/auth/register',
-      payload: { firstName: 'Grace', lastName: 'Hopper', email: 'Grace@Example.com', phone: '+1 (415) 555-0100', password: 'abcdefgh', confirmPassword: 'abcdefgh' },
+      payload: {
+        firstName: 'Grace',
+        lastName: 'Hopper',
+        email: 'Grace@Example.com',
+        phone: '+1 (415) 555-0100',
+        password: 'abcdefgh',
+        confirmPassword: 'abcdefgh',
+      },
     });
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body.status).toBe('phone_not_verified');
     expect(body.token.split('.')).toHaveLength(3);
-    expect(body.auth).toMatchObject({ email: 'grace@example.com', firstName: 'Grace', phoneVerified: false, twoFactorConfigured: false });
+    expect(body.auth).toMatchObject({
+      email: 'grace@example.com',
+      firstName: 'Grace',
+      phoneVerified: false,
+      twoFactorConfigured: false,
+    });
     const cookie = res.cookies.find((c) => c.name === 'token');
-    expect(cookie).toMatchObject({ value: body.token, httpOnly: true, sameSite: 'Lax', maxAge: t.config.sessionTtlSeconds });
+    expect(cookie).toMatchObject({
+      value: body.token,
+      httpOnly: true,
+      sameSite: 'Lax',
+      maxAge: t.config.sessionTtlSeconds,
+    });
     const user = await t.services.users.findByEmail('grace@example.com');
     expect(user?.phone).toBe('+14155550100');
     expect(user?.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
@@ -33,16 +50,34 @@ describe('register', () => {
   it('answers an existing email like a new one (status, fields, cookie), creates and changes nothing, and emails the owner', async () => {
     const owner = await registerUser(t);
     const before = await t.services.users.findById(owner.id);
-    const payload = (email: string) => ({ firstName: 'Eve', lastName: 'Probe', email, phone: '+14155550101', password: 'abcdefgh', confirmPassword: 'abcdefgh' });
-    const fresh = await t.app.inject({ method: 'POST', url: '/api/auth/register', payload: payload(`fresh-${Date.now()}@example.com`) });
-    const taken = await t.app.inject({ method: 'POST', url: '/api/auth/register', payload: payload(owner.email.toUpperCase()) });
+    const payload = (email: string) => ({
+      firstName: 'Eve',
+      lastName: 'Probe',
+      email,
+      phone: '+14155550101',
+      password: 'abcdefgh',
+      confirmPassword: 'abcdefgh',
+    });
+    const fresh = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/register',
+      payload: payload(`fresh-${Date.now()}@example.com`),
+    });
+    const taken = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/register',
+      payload: payload(owner.email.toUpperCase()),
+    });
 
     expect(taken.statusCode).toBe(fresh.statusCode);
     expect(taken.statusCode).toBe(200);
     const [a, b] = [fresh.json(), taken.json()];
     expect(Object.keys(b).sort()).toEqual(Object.keys(a).sort());
     expect(Object.keys(b.auth).sort()).toEqual(Object.keys(a.auth).sort());
-    expect(b).toMatchObject({ status: 'phone_not_verified', auth: { email: owner.email, firstName: 'Eve', lastName: 'Probe', phoneVerified: false } });
+    expect(b).toMatchObject({
+      status: 'phone_not_verified',
+      auth: { email: owner.email, firstName: 'Eve', lastName: 'Probe', phoneVerified: false },
+    });
     expect(b.token.split('.')).toHaveLength(3);
     expect(b.auth.id).not.toBe(owner.id);
     const cookieOf = (res: typeof fresh) => {
@@ -54,24 +89,47 @@ describe('register', () => {
 
     // Nothing was created or changed; the decoy token authenticates nobody.
     expect(await t.services.users.findById(owner.id)).toEqual(before);
-    expect(await t.database.db.selectFrom('users').select('id').where('email', '=', owner.email).execute()).toHaveLength(1);
+    expect(
+      await t.database.db.selectFrom('users').select('id').where('email', '=', owner.email).execute(),
+    ).toHaveLength(1);
     expect((await t.app.inject({ method: 'GET', url: '/api/auth', headers: bearer(b.token) })).statusCode).toBe(401);
     expect((await login(owner.email, owner.password)).json().status).toBe('phone_not_verified');
 
     // The owner hears about it.
     await t.services.accountMail.drain();
-    const mails = (await t.app.inject({ method: 'GET', url: `/api/sandbox/outbox?to=${encodeURIComponent(owner.email)}` })).json();
+    const mails = (
+      await t.app.inject({ method: 'GET', url: `/api/sandbox/outbox?to=${encodeURIComponent(owner.email)}` })
+    ).json();
     expect(mails).toHaveLength(1);
-    expect(mails[0]).toMatchObject({ channel: 'email', to: owner.email, subject: 'Someone tried to sign up with your email' });
+    expect(mails[0]).toMatchObject({
+      channel: 'email',
+      to: owner.email,
+      subject: 'Someone tried to sign up with your email',
+    });
     expect(mails[0].body).toContain('Nothing was created');
   });
 
   // The design's price (docs/decisions/account-recovery.md, issue 46): the answer looks the same, the token's use does not.
   it("the token of a taken-email answer is refused where a new account's works: 401 on GET /api/auth and phone verification", async () => {
     const owner = await registerUser(t);
-    const payload = (email: string) => ({ firstName: 'Eve', lastName: 'Probe', email, phone: '+14155550102', password: 'abcdefgh', confirmPassword: 'abcdefgh' });
-    const fresh = (await t.app.inject({ method: 'POST', url: '/api/auth/register', payload: payload(`fresh-use-${Date.now()}@example.com`) })).json();
-    const decoy = (await t.app.inject({ method: 'POST', url: '/api/auth/register', payload: payload(owner.email) })).json();
+    const payload = (email: string) => ({
+      firstName: 'Eve',
+      lastName: 'Probe',
+      email,
+      phone: '+14155550102',
+      password: 'abcdefgh',
+      confirmPassword: 'abcdefgh',
+    });
+    const fresh = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/api/auth/register',
+        payload: payload(`fresh-use-${Date.now()}@example.com`),
+      })
+    ).json();
+    const decoy = (
+      await t.app.inject({ method: 'POST', url: '/api/auth/register', payload: payload(owner.email) })
+    ).json();
     const use = (token: string) =>
       Promise.all([
         t.app.inject({ method: 'GET', url: '/api/auth', headers: bearer(token) }),
@@ -80,7 +138,10 @@ describe('register', () => {
     expect(await use(fresh.token)).toEqual([200, 200]);
     expect(await use(decoy.token)).toEqual([401, 401]);
     // Signing out answers alike (credentials are optional there).
-    for (const token of [fresh.token, decoy.token]) expect((await t.app.inject({ method: 'POST', url: '/api/auth/logout', headers: bearer(token) })).json()).toEqual({ status: 'logout' });
+    for (const token of [fresh.token, decoy.token])
+      expect((await t.app.inject({ method: 'POST', url: '/api/auth/logout', headers: bearer(token) })).json()).toEqual({
+        status: 'logout',
+      });
   });
 
   it('hashes the password for an existing email too, and takes about as long as a real sign-up', async () => {
@@ -88,7 +149,11 @@ describe('register', () => {
     const hash = vi.spyOn(t.services.passwords, 'hash');
     const timed = async (email: string) => {
       const started = performance.now();
-      const res = await t.app.inject({ method: 'POST', url: '/api/auth/register', payload: { email, phone: '+14155550103', password: 'abcdefgh', confirmPassword: 'abcdefgh' } });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/auth/register',
+        payload: { email, phone: '+14155550103', password: 'abcdefgh', confirmPassword: 'abcdefgh' },
+      });
       expect(res.statusCode).toBe(200);
       return performance.now() - started;
     };
@@ -109,11 +174,17 @@ describe('register', () => {
   it('sends at most signupNoticePerEmail notices to one address, still answering 200 to every attempt', async () => {
     const owner = await registerUser(t);
     for (let i = 0; i < 5; i++) {
-      const res = await t.app.inject({ method: 'POST', url: '/api/auth/register', payload: { email: owner.email, phone: '+14155550104', password: 'abcdefgh', confirmPassword: 'abcdefgh' } });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/auth/register',
+        payload: { email: owner.email, phone: '+14155550104', password: 'abcdefgh', confirmPassword: 'abcdefgh' },
+      });
       expect(res.statusCode).toBe(200);
     }
     await t.services.accountMail.drain();
-    const mails = (await t.app.inject({ method: 'GET', url: `/api/sandbox/outbox?to=${encodeURIComponent(owner.email)}` })).json();
+    const mails = (
+      await t.app.inject({ method: 'GET', url: `/api/sandbox/outbox?to=${encodeURIComponent(owner.email)}` })
+    ).json();
     expect(mails).toHaveLength(t.config.rateLimits.signupNoticePerEmail.limit);
   });
 
@@ -126,7 +197,13 @@ describe('register', () => {
     const res = await t.app.inject({
       method: 'POST',
       url: '/api/auth/register',
-      payload: { email: 'x@example.com', phone: '+14155550102', password: 'abcdefgh', confirmPassword: 'abcdefgh', ...override },
+      payload: {
+        email: 'x@example.com',
+        phone: '+14155550102',
+        password: 'abcdefgh',
+        confirmPassword: 'abcdefgh',
+        ...override,
+      },
     });
     expect(res.statusCode).toBe(400);
     expect(res.json().code).toBe(code);
@@ -162,7 +239,11 @@ describe('login', () => {
     const unknown = await login('nobody@example.com', 'wrong password');
     expect(wrong.statusCode).toBe(400);
     expect(unknown.statusCode).toBe(400);
-    expect(wrong.json()).toEqual({ status: 'error', message: 'email or password is incorrect', code: 'invalid_credentials' });
+    expect(wrong.json()).toEqual({
+      status: 'error',
+      message: 'email or password is incorrect',
+      code: 'invalid_credentials',
+    });
     expect(unknown.json()).toEqual(wrong.json());
     expect(wrong.cookies).toHaveLength(0);
   });
@@ -174,7 +255,10 @@ describe('login', () => {
     const entries = await t.services.audit.listForUser(user.id);
     const logins = entries.filter((e) => e.action === 'login').map((e) => Number(e.success));
     expect(logins).toEqual([1, 0]);
-    expect(entries.find((e) => e.action === 'register')).toMatchObject({ ip: '127.0.0.1', user_agent: 'lightMyRequest' });
+    expect(entries.find((e) => e.action === 'register')).toMatchObject({
+      ip: '127.0.0.1',
+      user_agent: 'lightMyRequest',
+    });
   });
 
   it('limits attempts per email with 429 and Retry-After', async () => {
@@ -194,7 +278,15 @@ describe('GET /api/auth and logout', () => {
     const res = await t.app.inject({ method: 'GET', url: '/api/auth', headers: bearer(user.token) });
     expect(res.json()).toEqual({
       status: 'phone_not_verified',
-      auth: { id: user.id, email: user.email, firstName: 'Ada', lastName: 'Lovelace', phoneVerified: false, twoFactorPassed: false, twoFactorConfigured: false },
+      auth: {
+        id: user.id,
+        email: user.email,
+        firstName: 'Ada',
+        lastName: 'Lovelace',
+        phoneVerified: false,
+        twoFactorPassed: false,
+        twoFactorConfigured: false,
+      },
     });
   });
 

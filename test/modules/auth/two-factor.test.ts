@@ -14,7 +14,8 @@ afterAll(() => t.close());
 const STEP_MS = 30_000;
 
 /** The code an authenticator app shows for `base32` at `ms`. */
-const codeAt = (base32: string, ms: number) => new TOTP({ secret: Secret.fromBase32(base32) }).generate({ timestamp: ms });
+const codeAt = (base32: string, ms: number) =>
+  new TOTP({ secret: Secret.fromBase32(base32) }).generate({ timestamp: ms });
 const codeNow = (base32: string, stepOffset = 0) => codeAt(base32, t.clock.now() + stepOffset * STEP_MS);
 /** A 6-digit code that is not the current one (nor a neighbour's). */
 function wrongCode(base32: string): string {
@@ -32,10 +33,18 @@ function nextStep() {
 const post = (url: string, token: string | null, payload?: Record<string, unknown>) =>
   t.app.inject({ method: 'POST', url, headers: token ? bearer(token) : {}, payload });
 const getAuth = (token: string) => t.app.inject({ method: 'GET', url: '/api/auth', headers: bearer(token) });
-const login = (user: TestUser) => t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: user.password, remember: false } });
-const userRow = (id: string) => t.database.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-const recoveryRows = (id: string) => t.database.db.selectFrom('recovery_codes').selectAll().where('user_id', '=', id).execute();
-const actions = async (id: string) => (await t.services.audit.listForUser(id)).map((e) => `${e.action}:${Number(e.success)}`);
+const login = (user: TestUser) =>
+  t.app.inject({
+    method: 'POST',
+    url: '/api/auth/login',
+    payload: { email: user.email, password: user.password, remember: false },
+  });
+const userRow = (id: string) =>
+  t.database.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const recoveryRows = (id: string) =>
+  t.database.db.selectFrom('recovery_codes').selectAll().where('user_id', '=', id).execute();
+const actions = async (id: string) =>
+  (await t.services.audit.listForUser(id)).map((e) => `${e.action}:${Number(e.success)}`);
 
 /** A phone-verified user with 2FA enabled through the routes; `token` is the full session answered by enable/submit. */
 async function enabledUser() {
@@ -45,7 +54,12 @@ async function enabledUser() {
   const res = await post('/api/auth/2fa/enable/submit', user.token, { token: codeNow(base32) });
   expect(res.statusCode).toBe(200);
   nextStep();
-  return { ...user, token: res.json().token as string, base32: base32 as string, recoveryCodes: res.json().recoveryCodes as string[] };
+  return {
+    ...user,
+    token: res.json().token as string,
+    base32: base32 as string,
+    recoveryCodes: res.json().recoveryCodes as string[],
+  };
 }
 
 async function limitedToken(user: TestUser): Promise<string> {
@@ -57,7 +71,10 @@ async function limitedToken(user: TestUser): Promise<string> {
 describe('enable, login, verify', () => {
   it('runs the whole flow and keeps the limited token to any-level routes', async () => {
     const user = await createVerifiedUser(t);
-    expect((await getAuth(user.token)).json()).toMatchObject({ status: 'ok', auth: { twoFactorConfigured: false, twoFactorPassed: false } });
+    expect((await getAuth(user.token)).json()).toMatchObject({
+      status: 'ok',
+      auth: { twoFactorConfigured: false, twoFactorPassed: false },
+    });
 
     nextStep();
     const setup = await post('/api/auth/2fa/enable/request', user.token);
@@ -83,13 +100,19 @@ describe('enable, login, verify', () => {
     const enabled = await post('/api/auth/2fa/enable/submit', user.token, { token: codeNow(base32) });
     expect(enabled.statusCode).toBe(200);
     const body = enabled.json();
-    expect(body).toMatchObject({ status: 'ok', auth: { id: user.id, twoFactorConfigured: true, twoFactorPassed: true } });
+    expect(body).toMatchObject({
+      status: 'ok',
+      auth: { id: user.id, twoFactorConfigured: true, twoFactorPassed: true },
+    });
     expect(body.recoveryCodes).toHaveLength(10);
     expect(new Set(body.recoveryCodes).size).toBe(10);
     for (const code of body.recoveryCodes) expect(code).toMatch(/^[0-9a-hjkmnp-tv-z]{5}-[0-9a-hjkmnp-tv-z]{5}$/);
     expect(enabled.cookies.find((c) => c.name === 'token')?.value).toBe(body.token);
     expect((await getAuth(user.token)).statusCode).toBe(401); // the calling token was re-issued
-    expect((await getAuth(body.token)).json()).toMatchObject({ status: 'ok', auth: { twoFactorConfigured: true, twoFactorPassed: true } });
+    expect((await getAuth(body.token)).json()).toMatchObject({
+      status: 'ok',
+      auth: { twoFactorConfigured: true, twoFactorPassed: true },
+    });
 
     row = await userRow(user.id);
     expect(row).toMatchObject({ totp_pending_secret: null, two_factor_enabled: 1 });
@@ -104,7 +127,10 @@ describe('enable, login, verify', () => {
     // Login now stops at 2fa_required, with a limited token and no cookie.
     const loggedIn = await login(user);
     expect(loggedIn.statusCode).toBe(200);
-    expect(loggedIn.json()).toMatchObject({ status: '2fa_required', auth: { twoFactorConfigured: true, twoFactorPassed: false } });
+    expect(loggedIn.json()).toMatchObject({
+      status: '2fa_required',
+      auth: { twoFactorConfigured: true, twoFactorPassed: false },
+    });
     expect(loggedIn.cookies).toHaveLength(0);
     const limited = loggedIn.json().token;
     for (const res of [
@@ -116,19 +142,31 @@ describe('enable, login, verify', () => {
       expect(res.statusCode).toBe(403);
       expect(res.json().code).toBe('two_factor_required');
     }
-    expect((await getAuth(limited)).json()).toMatchObject({ status: '2fa_required', auth: { twoFactorConfigured: true, twoFactorPassed: false } });
+    expect((await getAuth(limited)).json()).toMatchObject({
+      status: '2fa_required',
+      auth: { twoFactorConfigured: true, twoFactorPassed: false },
+    });
 
     nextStep();
     const verified = await post('/api/auth/2fa/verify', limited, { token: codeNow(base32) });
     expect(verified.statusCode).toBe(200);
-    expect(verified.json()).toEqual({ status: 'ok', token: expect.any(String), auth: expect.objectContaining({ twoFactorConfigured: true, twoFactorPassed: true }) });
+    expect(verified.json()).toEqual({
+      status: 'ok',
+      token: expect.any(String),
+      auth: expect.objectContaining({ twoFactorConfigured: true, twoFactorPassed: true }),
+    });
     const full = verified.json().token;
-    expect(verified.cookies.find((c) => c.name === 'token')).toMatchObject({ value: full, maxAge: t.config.sessionTtlSeconds });
+    expect(verified.cookies.find((c) => c.name === 'token')).toMatchObject({
+      value: full,
+      maxAge: t.config.sessionTtlSeconds,
+    });
     expect((await t.app.inject({ method: 'GET', url: '/api/api-keys', headers: bearer(full) })).statusCode).toBe(200);
     expect((await getAuth(full)).json()).toMatchObject({ status: 'ok', auth: { twoFactorPassed: true } });
     expect((await getAuth(limited)).statusCode).toBe(401); // revoked by the refresh
 
-    expect(await actions(user.id)).toEqual(expect.arrayContaining(['2fa.setup:1', '2fa.enable:0', '2fa.enable:1', '2fa.verify:1']));
+    expect(await actions(user.id)).toEqual(
+      expect.arrayContaining(['2fa.setup:1', '2fa.enable:0', '2fa.enable:1', '2fa.verify:1']),
+    );
   });
 
   it('lets a limited token sign out', async () => {
@@ -212,7 +250,8 @@ describe('code rules', () => {
     const rule = t.config.rateLimits.twoFactorPerUser;
     t.clock.advance(rule.windowMs); // a fresh window, without enable/submit's attempt
     const limited = await limitedToken(user);
-    for (let i = 0; i < rule.limit; i++) expect((await post('/api/auth/2fa/verify', limited, { token: wrongCode(user.base32) })).statusCode).toBe(400);
+    for (let i = 0; i < rule.limit; i++)
+      expect((await post('/api/auth/2fa/verify', limited, { token: wrongCode(user.base32) })).statusCode).toBe(400);
     const blocked = await post('/api/auth/2fa/verify', limited, { token: codeNow(user.base32) });
     expect(blocked.statusCode).toBe(429);
     expect(blocked.json().code).toBe('rate_limited');
@@ -220,7 +259,9 @@ describe('code rules', () => {
 
     t.clock.advance(rule.windowMs);
     nextStep();
-    expect((await post('/api/auth/2fa/verify', await limitedToken(user), { token: codeNow(user.base32) })).statusCode).toBe(200);
+    expect(
+      (await post('/api/auth/2fa/verify', await limitedToken(user), { token: codeNow(user.base32) })).statusCode,
+    ).toBe(200);
   });
 
   it('matches the RFC 6238 SHA-1 test vector and reads recovery codes canonically', () => {
@@ -253,8 +294,13 @@ describe('reset', () => {
     expect(t.services.secretBox.openText(row.totp_secret!)).toBe(user.base32);
     expect(t.services.secretBox.openText(row.totp_pending_secret!)).toBe(fresh);
     expect(JSON.stringify(row)).not.toContain(fresh);
-    expect((await t.app.inject({ method: 'GET', url: '/api/api-keys', headers: bearer(user.token) })).statusCode).toBe(200); // still signed in
-    expect((await getAuth(user.token)).json()).toMatchObject({ status: 'ok', auth: { twoFactorConfigured: true, twoFactorPassed: true } });
+    expect((await t.app.inject({ method: 'GET', url: '/api/api-keys', headers: bearer(user.token) })).statusCode).toBe(
+      200,
+    ); // still signed in
+    expect((await getAuth(user.token)).json()).toMatchObject({
+      status: 'ok',
+      auth: { twoFactorConfigured: true, twoFactorPassed: true },
+    });
 
     // Until confirmed, sign-in still takes the old secret, not the new one.
     nextStep();
@@ -314,7 +360,12 @@ describe('guards and preconditions', () => {
 
   it('answers 401 without credentials and 403 to a user whose phone is not verified', async () => {
     const unverified = await registerUser(t);
-    for (const url of ['/api/auth/2fa/enable/request', '/api/auth/2fa/enable/submit', '/api/auth/2fa/verify', '/api/auth/2fa/reset']) {
+    for (const url of [
+      '/api/auth/2fa/enable/request',
+      '/api/auth/2fa/enable/submit',
+      '/api/auth/2fa/verify',
+      '/api/auth/2fa/reset',
+    ]) {
       const anonymous = await post(url, null, { token: '123456' });
       expect(anonymous.statusCode, url).toBe(401);
       expect(anonymous.json().code).toBe('unauthenticated');
@@ -328,7 +379,12 @@ describe('guards and preconditions', () => {
 
   it('documents the four routes in the OpenAPI document', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
-    for (const path of ['/api/auth/2fa/enable/request', '/api/auth/2fa/enable/submit', '/api/auth/2fa/verify', '/api/auth/2fa/reset']) {
+    for (const path of [
+      '/api/auth/2fa/enable/request',
+      '/api/auth/2fa/enable/submit',
+      '/api/auth/2fa/verify',
+      '/api/auth/2fa/reset',
+    ]) {
       expect(doc.paths[path]?.post?.summary, path).toEqual(expect.any(String));
       expect(doc.paths[path].post.responses['400'] ?? doc.paths[path].post.responses['409']).toBeDefined();
     }

@@ -12,13 +12,22 @@ afterAll(() => t.close());
 const MINUTE = 60_000;
 
 const post = (url: string, token: string | null, payload?: Record<string, unknown>) =>
-  t.app.inject({ method: 'POST', url, headers: token ? bearer(token) : {}, ...(payload === undefined ? {} : { payload }) });
-const requestCode = (token: string, payload?: Record<string, unknown>) => post('/api/auth/verify/request', token, payload);
+  t.app.inject({
+    method: 'POST',
+    url,
+    headers: token ? bearer(token) : {},
+    ...(payload === undefined ? {} : { payload }),
+  });
+const requestCode = (token: string, payload?: Record<string, unknown>) =>
+  post('/api/auth/verify/request', token, payload);
 const submitCode = (token: string, code: string) => post('/api/auth/verify/submit', token, { code });
 const getAuth = (token: string) => t.app.inject({ method: 'GET', url: '/api/auth', headers: bearer(token) });
-const userRow = (id: string) => t.database.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-const codeRows = (userId: string) => t.database.db.selectFrom('phone_codes').selectAll().where('user_id', '=', userId).execute();
-const actions = async (id: string) => (await t.services.audit.listForUser(id)).map((e) => `${e.action}:${Number(e.success)}`);
+const userRow = (id: string) =>
+  t.database.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const codeRows = (userId: string) =>
+  t.database.db.selectFrom('phone_codes').selectAll().where('user_id', '=', userId).execute();
+const actions = async (id: string) =>
+  (await t.services.audit.listForUser(id)).map((e) => `${e.action}:${Number(e.success)}`);
 
 /** The newest SMS the sandbox sent to `phone`, read through the outbox route. */
 async function latestSms(phone: string) {
@@ -55,7 +64,11 @@ describe('POST /api/auth/verify/request', () => {
     const user = await registerUser(t, { phone: '+14155550123' });
     const res = await requestCode(user.token);
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ status: 'sent', phone: '+1415•••0123', expiresAt: new Date(t.clock.now() + 10 * MINUTE).toISOString() });
+    expect(res.json()).toEqual({
+      status: 'sent',
+      phone: '+1415•••0123',
+      expiresAt: new Date(t.clock.now() + 10 * MINUTE).toISOString(),
+    });
 
     const sms = await latestSms('+14155550123');
     expect(sms.data.code).toMatch(/^\d{6}$/);
@@ -63,7 +76,12 @@ describe('POST /api/auth/verify/request', () => {
 
     const rows = await codeRows(user.id);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ phone: '+14155550123', attempts: 0, consumed_at: null, expires_at: t.clock.now() + 10 * MINUTE });
+    expect(rows[0]).toMatchObject({
+      phone: '+14155550123',
+      attempts: 0,
+      consumed_at: null,
+      expires_at: t.clock.now() + 10 * MINUTE,
+    });
     expect(rows[0].code_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(JSON.stringify(rows[0])).not.toContain(sms.data.code);
     expect(await actions(user.id)).toContain('phone.verify_request:1');
@@ -71,7 +89,11 @@ describe('POST /api/auth/verify/request', () => {
 
   it('accepts a request with an empty JSON body or a content-type but no body', async () => {
     const user = await registerUser(t);
-    const res = await t.app.inject({ method: 'POST', url: '/api/auth/verify/request', headers: { ...bearer(user.token), 'content-type': 'application/json' } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/verify/request',
+      headers: { ...bearer(user.token), 'content-type': 'application/json' },
+    });
     expect(res.statusCode).toBe(200);
     t.clock.advance(MINUTE);
     expect((await requestCode(user.token, {})).statusCode).toBe(200);
@@ -134,7 +156,11 @@ describe('POST /api/auth/verify/request', () => {
     expect((await t.app.inject({ method: 'POST', url: '/api/auth/verify/request' })).statusCode).toBe(401);
     const user = await createVerifiedUser(t);
     await t.services.users.update(user.id, { two_factor_enabled: 1 });
-    const login = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: user.password, remember: false } });
+    const login = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { email: user.email, password: user.password, remember: false },
+    });
     expect(login.json().status).toBe('2fa_required');
     const res = await requestCode(login.json().token);
     expect(res.statusCode).toBe(403);
@@ -145,7 +171,10 @@ describe('POST /api/auth/verify/request', () => {
 describe('POST /api/auth/verify/submit', () => {
   it('verifies the phone: phone_not_verified → ok through GET /api/auth, with a new token and cookie', async () => {
     const user = await registerUser(t);
-    expect((await getAuth(user.token)).json()).toMatchObject({ status: 'phone_not_verified', auth: { phoneVerified: false } });
+    expect((await getAuth(user.token)).json()).toMatchObject({
+      status: 'phone_not_verified',
+      auth: { phoneVerified: false },
+    });
     const guarded = await t.app.inject({ method: 'DELETE', url: '/api/api-keys/none', headers: bearer(user.token) });
     expect(guarded.json().code).toBe('phone_not_verified');
 
@@ -153,9 +182,16 @@ describe('POST /api/auth/verify/submit', () => {
     const res = await submitCode(user.token, code);
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body).toMatchObject({ status: 'ok', auth: { id: user.id, phoneVerified: true, twoFactorConfigured: false } });
+    expect(body).toMatchObject({
+      status: 'ok',
+      auth: { id: user.id, phoneVerified: true, twoFactorConfigured: false },
+    });
     expect(body.token).not.toBe(user.token);
-    expect(res.cookies.find((c) => c.name === 'token')).toMatchObject({ value: body.token, httpOnly: true, maxAge: t.config.sessionTtlSeconds });
+    expect(res.cookies.find((c) => c.name === 'token')).toMatchObject({
+      value: body.token,
+      httpOnly: true,
+      maxAge: t.config.sessionTtlSeconds,
+    });
 
     expect((await getAuth(body.token)).json()).toMatchObject({ status: 'ok', auth: { phoneVerified: true } });
     // The refreshed session replaces the old one.
@@ -193,14 +229,16 @@ describe('POST /api/auth/verify/submit', () => {
   it('allows 5 tries per code: the right code still works on the 5th try', async () => {
     const user = await registerUser(t);
     const code = await sendCode(user);
-    for (let i = 0; i < 4; i++) expect((await submitCode(user.token, otherCode(code))).json().code).toBe('invalid_code');
+    for (let i = 0; i < 4; i++)
+      expect((await submitCode(user.token, otherCode(code))).json().code).toBe('invalid_code');
     expect((await submitCode(user.token, code)).json().status).toBe('ok');
   });
 
   it('kills the code after 5 wrong tries (too_many_attempts, even for the right code) until a new one is requested', async () => {
     const user = await registerUser(t);
     const code = await sendCode(user);
-    for (let i = 0; i < 5; i++) expect((await submitCode(user.token, otherCode(code))).json().code).toBe('invalid_code');
+    for (let i = 0; i < 5; i++)
+      expect((await submitCode(user.token, otherCode(code))).json().code).toBe('invalid_code');
     const dead = await submitCode(user.token, code);
     expect(dead.statusCode).toBe(400);
     expect(dead.json().code).toBe('too_many_attempts');
@@ -281,7 +319,9 @@ describe('POST /api/auth/verify/submit', () => {
 describe('per-IP limit', () => {
   let small: TestApp;
   beforeAll(async () => {
-    small = await createTestApp({ config: { rateLimits: { ...relaxedIpLimits, verifyRequestPerIp: { limit: 2, windowMs: 60 * MINUTE } } } });
+    small = await createTestApp({
+      config: { rateLimits: { ...relaxedIpLimits, verifyRequestPerIp: { limit: 2, windowMs: 60 * MINUTE } } },
+    });
   });
   afterAll(() => small.close());
 

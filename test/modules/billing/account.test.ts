@@ -57,7 +57,9 @@ describe('credit ledger through the sandbox checkout', () => {
   it('concurrent submits on two instances move the balance once', async () => {
     const user = await createVerifiedUser(t);
     const path = await topUp(user.token, 35.5, false);
-    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? peer() : t).app.inject({ method: 'POST', url: path })));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => (i % 2 ? peer() : t).app.inject({ method: 'POST', url: path })),
+    );
     expect(answers.map((a) => a.statusCode)).toEqual(Array(8).fill(200));
     expect(await account().balanceCents(user.id)).toBe(3550);
   });
@@ -109,7 +111,10 @@ describe('reservations', () => {
 
   it('refuses a hold the balance does not cover (402) and a ref reused with other terms', async () => {
     const user = await createVerifiedUser(t);
-    await expect(account().reserve(user.id, 1, 'r-empty')).rejects.toMatchObject({ code: 'insufficient_funds', status: 402 });
+    await expect(account().reserve(user.id, 1, 'r-empty')).rejects.toMatchObject({
+      code: 'insufficient_funds',
+      status: 402,
+    });
     await topUp(user.token, 5);
     await account().reserve(user.id, 200, 'r-1');
     await expect(account().reserve(user.id, 300, 'r-1')).rejects.toMatchObject({ code: 'conflict' });
@@ -121,7 +126,9 @@ describe('reservations', () => {
     const user = await createVerifiedUser(t);
     await topUp(user.token, 20);
     const results = await Promise.allSettled(
-      Array.from({ length: 10 }, (_, i) => (i % 2 ? peer() : t).services.billing.account.reserve(user.id, 700, `c-${i}`)),
+      Array.from({ length: 10 }, (_, i) =>
+        (i % 2 ? peer() : t).services.billing.account.reserve(user.id, 700, `c-${i}`),
+      ),
     );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
     for (const r of results) if (r.status === 'rejected') expect(r.reason.code).toBe('insufficient_funds');
@@ -133,7 +140,12 @@ describe('reservations', () => {
     await topUp(user.token, 10);
     await account().reserve(user.id, 400, 'once');
     const other = peer().services.billing.account;
-    await Promise.all([account().settle('once', 100), other.settle('once', 100), account().refund('once'), other.refund('once')]);
+    await Promise.all([
+      account().settle('once', 100),
+      other.settle('once', 100),
+      account().refund('once'),
+      other.refund('once'),
+    ]);
     const balance = await account().balanceCents(user.id);
     expect([900, 1000]).toContain(balance); // settled (100 kept) or refunded, never both
   });
@@ -174,15 +186,25 @@ describe('cards and item subscriptions', () => {
     const user = await createVerifiedUser(t);
     const other = await createVerifiedUser(t);
     const item = { ref: `number:${user.id}:+15550001111`, description: 'Phone number +15550001111', monthlyCents: 115 };
-    await expect(account().startSubscription(user.id, item)).rejects.toMatchObject({ code: 'payment_method_required', extra: { url: expect.stringContaining('/api/sandbox/checkout/') } });
+    await expect(account().startSubscription(user.id, item)).rejects.toMatchObject({
+      code: 'payment_method_required',
+      extra: { url: expect.stringContaining('/api/sandbox/checkout/') },
+    });
     await saveCard(user.id);
-    const [a, b] = await Promise.all([account().startSubscription(user.id, item), peer().services.billing.account.startSubscription(user.id, item)]);
+    const [a, b] = await Promise.all([
+      account().startSubscription(user.id, item),
+      peer().services.billing.account.startSubscription(user.id, item),
+    ]);
     expect(a.subscriptionId).toBe(b.subscriptionId);
     await expect(account().startSubscription(other.id, item)).rejects.toMatchObject({ code: 'conflict' });
     await expect(account().cancelSubscription(other.id, a.subscriptionId)).rejects.toMatchObject({ code: 'not_found' });
     await account().cancelSubscription(user.id, a.subscriptionId);
     await account().cancelSubscription(user.id, a.subscriptionId);
-    const row = await t.database.db.selectFrom('billing_subscriptions').selectAll().where('id', '=', a.subscriptionId).executeTakeFirstOrThrow();
+    const row = await t.database.db
+      .selectFrom('billing_subscriptions')
+      .selectAll()
+      .where('id', '=', a.subscriptionId)
+      .executeTakeFirstOrThrow();
     expect(row).toMatchObject({ status: 'canceled', kind: 'item', ref: item.ref });
   });
 });
@@ -198,8 +220,13 @@ describe('plans, periods and usage', () => {
     await account().recordUsage(user.id, 'calls_outbound', 1, 'call-a');
     await account().recordUsage(user.id, 'seconds_outbound', 90, 'call-a');
     expect(await account().remainingAllowance(user.id, 'seconds_outbound')).toBe(0);
-    expect(await account().allowances(user.id, ['seconds_outbound', 'calls_outbound'])).toEqual({ period, remaining: { seconds_outbound: 0, calls_outbound: 0 } });
-    const state = (await t.app.inject({ method: 'GET', url: '/api/billing/state', headers: bearer(user.token) })).json();
+    expect(await account().allowances(user.id, ['seconds_outbound', 'calls_outbound'])).toEqual({
+      period,
+      remaining: { seconds_outbound: 0, calls_outbound: 0 },
+    });
+    const state = (
+      await t.app.inject({ method: 'GET', url: '/api/billing/state', headers: bearer(user.token) })
+    ).json();
     expect(state.usageRaw).toMatchObject({ seconds_outbound: 90, calls_outbound: 1 });
     expect(state.usage).toMatchObject({ seconds_outbound: 0, calls_outbound: 0 });
     await expect(account().recordUsage(user.id, 'leads', -1, 'x')).rejects.toMatchObject({ code: 'invalid_input' });
@@ -207,7 +234,12 @@ describe('plans, periods and usage', () => {
 
   it("with a plan: the subscription's period, remaining allowance, usage clamped", async () => {
     const user = await createVerifiedUser(t);
-    const res = await t.app.inject({ method: 'POST', url: '/api/billing/plan', headers: bearer(user.token), payload: { plan: 'starter' } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/billing/plan',
+      headers: bearer(user.token),
+      payload: { plan: 'starter' },
+    });
     expect(res.statusCode).toBe(200);
     expect((await t.app.inject({ method: 'POST', url: pathOf(res.json().url) })).statusCode).toBe(200);
     const period = await account().currentPeriod(user.id);
@@ -218,16 +250,27 @@ describe('plans, periods and usage', () => {
     expect(await account().remainingAllowance(user.id, 'calls_inbound')).toBe(100);
     // Several kinds from one read: the same figures and the same period.
     await account().recordUsage(user.id, 'calls_inbound', 3, 'call-b');
-    expect(await account().allowances(user.id, ['leads', 'calls_inbound'])).toEqual({ period, remaining: { leads: 0, calls_inbound: 97 } });
-    const state = (await t.app.inject({ method: 'GET', url: '/api/billing/state', headers: bearer(user.token) })).json();
-    expect(state).toMatchObject({ plan: { key: 'starter', priceUsd: 29 }, usage: { leads: 100 }, usageRaw: { leads: 120 }, hasCard: true });
+    expect(await account().allowances(user.id, ['leads', 'calls_inbound'])).toEqual({
+      period,
+      remaining: { leads: 0, calls_inbound: 97 },
+    });
+    const state = (
+      await t.app.inject({ method: 'GET', url: '/api/billing/state', headers: bearer(user.token) })
+    ).json();
+    expect(state).toMatchObject({
+      plan: { key: 'starter', priceUsd: 29 },
+      usage: { leads: 100 },
+      usageRaw: { leads: 120 },
+      hasCard: true,
+    });
   });
 });
 
 describe('GET /api/credits cache (spec 8: 60 s)', () => {
   it('a change made on this instance shows at once; another instance may answer from memory for up to 60 s', async () => {
     const user = await createVerifiedUser(t);
-    const credits = async (app: TestApp) => (await app.app.inject({ method: 'GET', url: '/api/credits', headers: bearer(user.token) })).json().amount;
+    const credits = async (app: TestApp) =>
+      (await app.app.inject({ method: 'GET', url: '/api/credits', headers: bearer(user.token) })).json().amount;
     expect(await credits(t2)).toBe(0); // t2 remembers 0
     await topUp(user.token, 20); // paid through t
     expect(await credits(t)).toBe(20);

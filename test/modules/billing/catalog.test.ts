@@ -31,24 +31,49 @@ describe('catalog', () => {
   });
 
   it('PLANS_FILE and VOICE_PRICING_FILE replace the defaults, in the API too', async () => {
-    const plans = file('plans.json', [{ key: 'solo', name: 'Solo', priceUsd: 9.5, included, stripePriceId: 'price_123' }]);
+    const plans = file('plans.json', [
+      { key: 'solo', name: 'Solo', priceUsd: 9.5, included, stripePriceId: 'price_123' },
+    ]);
     const rates = file('rates.json', [{ country: 'FR', name: 'France', inbound: 100, outbound: 420 }]);
     const t = await createTestApp({ env: { PLANS_FILE: plans, VOICE_PRICING_FILE: rates } });
     try {
       const user = await createVerifiedUser(t);
-      expect((await t.app.inject({ method: 'POST', url: '/api/billing/plan', headers: bearer(user.token), payload: { plan: 'starter' } })).statusCode).toBe(400);
-      const res = await t.app.inject({ method: 'POST', url: '/api/billing/plan', headers: bearer(user.token), payload: { plan: 'solo' } });
+      expect(
+        (
+          await t.app.inject({
+            method: 'POST',
+            url: '/api/billing/plan',
+            headers: bearer(user.token),
+            payload: { plan: 'starter' },
+          })
+        ).statusCode,
+      ).toBe(400);
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/billing/plan',
+        headers: bearer(user.token),
+        payload: { plan: 'solo' },
+      });
       const page = await t.app.inject({ method: 'GET', url: new URL(res.json().url).pathname });
       expect(page.body).toContain('Subscribe for $9.50/month');
-      const pricing = await t.app.inject({ method: 'GET', url: '/api/pricing/voice-countries', headers: bearer(user.token) });
-      expect(pricing.json()).toEqual([{ country: 'FR', name: 'France', inboundPerMinute: 0.01, outboundPerMinute: 0.042, currency: 'usd' }]);
+      const pricing = await t.app.inject({
+        method: 'GET',
+        url: '/api/pricing/voice-countries',
+        headers: bearer(user.token),
+      });
+      expect(pricing.json()).toEqual([
+        { country: 'FR', name: 'France', inboundPerMinute: 0.01, outboundPerMinute: 0.042, currency: 'usd' },
+      ]);
     } finally {
       await t.close();
     }
   });
 
   it('a plan may raise the concurrent calls (callConcurrency); voice rates are looked up by country and direction', () => {
-    const catalog = loadCatalog({ plansFile: file('concurrency-plans.json', [{ key: 'team', priceUsd: 50, included, callConcurrency: 12 }]), voicePricingFile: null });
+    const catalog = loadCatalog({
+      plansFile: file('concurrency-plans.json', [{ key: 'team', priceUsd: 50, included, callConcurrency: 12 }]),
+      voicePricingFile: null,
+    });
     expect(catalog.plan('team')).toMatchObject({ callConcurrency: 12 });
     expect(loadCatalog({ plansFile: null, voicePricingFile: null }).plan('starter')!.callConcurrency).toBeUndefined();
     expect(catalog.voiceRate('US', 'outbound')).toBe(140);
@@ -61,17 +86,32 @@ describe('catalog', () => {
     ['empty', []],
     ['fractional cents', [{ key: 'a', priceUsd: 9.999, included }]],
     ['missing quantity', [{ key: 'a', priceUsd: 10, included: { ...included, leads: undefined } }]],
-    ['duplicate keys', [{ key: 'a', priceUsd: 10, included }, { key: 'a', priceUsd: 20, included }]],
+    [
+      'duplicate keys',
+      [
+        { key: 'a', priceUsd: 10, included },
+        { key: 'a', priceUsd: 20, included },
+      ],
+    ],
     ['bad price id', [{ key: 'a', priceUsd: 10, included, stripePriceId: 'prod_1' }]],
     ['a call concurrency of 0', [{ key: 'a', priceUsd: 10, included, callConcurrency: 0 }]],
     ['a fractional call concurrency', [{ key: 'a', priceUsd: 10, included, callConcurrency: 2.5 }]],
   ])('a plans file that is %s stops start-up', (_what, content) => {
-    expect(() => loadCatalog({ plansFile: file('bad-plans.json', content), voicePricingFile: null })).toThrow(CatalogError);
+    expect(() => loadCatalog({ plansFile: file('bad-plans.json', content), voicePricingFile: null })).toThrow(
+      CatalogError,
+    );
   });
 
   it('a bad voice pricing file stops start-up', () => {
-    expect(() => loadCatalog({ plansFile: null, voicePricingFile: file('bad-rates.json', [{ country: 'usa', inbound: 1, outbound: 1 }]) })).toThrow(CatalogError);
-    expect(() => loadCatalog({ plansFile: null, voicePricingFile: join(dir, 'missing.json') })).toThrow(/VOICE_PRICING_FILE/);
+    expect(() =>
+      loadCatalog({
+        plansFile: null,
+        voicePricingFile: file('bad-rates.json', [{ country: 'usa', inbound: 1, outbound: 1 }]),
+      }),
+    ).toThrow(CatalogError);
+    expect(() => loadCatalog({ plansFile: null, voicePricingFile: join(dir, 'missing.json') })).toThrow(
+      /VOICE_PRICING_FILE/,
+    );
   });
 });
 
@@ -84,7 +124,12 @@ describe('billing configuration', () => {
   it('Stripe needs its webhook secret; a bad key, API base or top-up is reported', () => {
     expect(() => loadConfig({ STRIPE_SECRET_KEY: 'sk_test_abc' })).toThrow(/STRIPE_WEBHOOK_SECRET/);
     try {
-      loadConfig({ STRIPE_SECRET_KEY: 'pk_test_abc', STRIPE_WEBHOOK_SECRET: 'whsec_x', STRIPE_API_BASE: 'ftp://x', CREDITS_TOPUP_USD: '2' });
+      loadConfig({
+        STRIPE_SECRET_KEY: 'pk_test_abc',
+        STRIPE_WEBHOOK_SECRET: 'whsec_x',
+        STRIPE_API_BASE: 'ftp://x',
+        CREDITS_TOPUP_USD: '2',
+      });
       expect.unreachable();
     } catch (err) {
       expect(err).toBeInstanceOf(ConfigError);
@@ -93,8 +138,15 @@ describe('billing configuration', () => {
       expect(problems).toMatch(/STRIPE_API_BASE/);
       expect(problems).toMatch(/CREDITS_TOPUP_USD/);
     }
-    const ok = loadConfig({ STRIPE_SECRET_KEY: 'sk_live_abc', STRIPE_WEBHOOK_SECRET: 'whsec_x', PLANS_FILE: 'plans.json' }, '/srv');
-    expect(ok.billing.stripe).toEqual({ secretKey: 'sk_live_abc', webhookSecret: 'whsec_x', apiBase: 'https://api.stripe.com' });
+    const ok = loadConfig(
+      { STRIPE_SECRET_KEY: 'sk_live_abc', STRIPE_WEBHOOK_SECRET: 'whsec_x', PLANS_FILE: 'plans.json' },
+      '/srv',
+    );
+    expect(ok.billing.stripe).toEqual({
+      secretKey: 'sk_live_abc',
+      webhookSecret: 'whsec_x',
+      apiBase: 'https://api.stripe.com',
+    });
     expect(ok.billing.plansFile).toBe('/srv/plans.json');
   });
 });

@@ -12,8 +12,15 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const choose = (user: TestUser, plan: string) => t.app.inject({ method: 'POST', url: '/api/billing/plan', headers: bearer(user.token), payload: { plan } });
-const planSessions = async (user: TestUser) => t.database.db.selectFrom('billing_sessions').select(['id', 'status', 'plan_key']).where('user_id', '=', user.id).where('purpose', '=', 'plan').execute();
+const choose = (user: TestUser, plan: string) =>
+  t.app.inject({ method: 'POST', url: '/api/billing/plan', headers: bearer(user.token), payload: { plan } });
+const planSessions = async (user: TestUser) =>
+  t.database.db
+    .selectFrom('billing_sessions')
+    .select(['id', 'status', 'plan_key'])
+    .where('user_id', '=', user.id)
+    .where('purpose', '=', 'plan')
+    .execute();
 
 describe('POST /api/billing/plan while a plan checkout is open', () => {
   it('the same plan again: the same checkout page; another plan: 409 naming the open one; once paid, a plan is live', async () => {
@@ -25,11 +32,20 @@ describe('POST /api/billing/plan while a plan checkout is open', () => {
     expect(again.json().url).toBe(first.json().url);
     const other = await choose(user, 'growth');
     expect(other.statusCode).toBe(409);
-    expect(other.json()).toMatchObject({ code: 'conflict', url: first.json().url, plan: 'starter', expiresAt: expect.any(String) });
+    expect(other.json()).toMatchObject({
+      code: 'conflict',
+      url: first.json().url,
+      plan: 'starter',
+      expiresAt: expect.any(String),
+    });
     expect(await planSessions(user)).toHaveLength(1);
 
-    expect((await t.app.inject({ method: 'POST', url: new URL(first.json().url).pathname })).statusCode).toBeLessThan(400);
-    expect((await t.app.inject({ method: 'GET', url: '/api/billing/state', headers: bearer(user.token) })).json().plan.key).toBe('starter');
+    expect((await t.app.inject({ method: 'POST', url: new URL(first.json().url).pathname })).statusCode).toBeLessThan(
+      400,
+    );
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/api/billing/state', headers: bearer(user.token) })).json().plan.key,
+    ).toBe('starter');
     expect((await choose(user, 'growth')).statusCode).toBe(409); // a live plan: mode "upgrade" changes it
   });
 
@@ -50,6 +66,9 @@ describe('POST /api/billing/plan while a plan checkout is open', () => {
     // The sign-in token has expired by now: the service is asked directly.
     const { url } = await t.services.billing.billing.choosePlan(user.id, { plan: 'growth' });
     expect(url).not.toBe(first.json().url);
-    expect((await planSessions(user)).map((s) => [s.plan_key, s.status]).sort()).toEqual([['growth', 'open'], ['starter', 'expired']]);
+    expect((await planSessions(user)).map((s) => [s.plan_key, s.status]).sort()).toEqual([
+      ['growth', 'open'],
+      ['starter', 'expired'],
+    ]);
   });
 });

@@ -45,7 +45,7 @@ describe('plan changes mid-period', () => {
     expect((await state(user)).usageRaw.leads).toBeLessThanOrEqual(paidFor);
   });
 
-  it('upgrade and downgrade at once, with nothing used: the allowance is the starting plan\'s', async () => {
+  it("upgrade and downgrade at once, with nothing used: the allowance is the starting plan's", async () => {
     const user = await createVerifiedUser(t);
     await choose(user, 'starter');
     const { period } = await state(user);

@@ -24,7 +24,8 @@ afterAll(async () => {
   await fake.close();
 });
 
-const deliver = (w: SignedWebhook, app = t.app) => app.inject({ method: 'POST', url: '/api/webhooks/stripe', payload: w.body, headers: w.headers });
+const deliver = (w: SignedWebhook, app = t.app) =>
+  app.inject({ method: 'POST', url: '/api/webhooks/stripe', payload: w.body, headers: w.headers });
 const outcome = async (w: SignedWebhook, app = t.app) => (await deliver(w, app)).json().outcome;
 const balance = (user: TestUser) => t.services.billing.account.balanceCents(user.id);
 const sessionOf = (url: string) => fake.get(url.split('/').pop()!);
@@ -37,7 +38,11 @@ async function deliverConcurrently(w: SignedWebhook, times = 3): Promise<string[
 }
 
 async function paidTopUp(user: TestUser, usd: number) {
-  const res = await t.app.inject({ method: 'POST', url: `/api/credits/add?amount=${usd}`, headers: bearer(user.token) });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: `/api/credits/add?amount=${usd}`,
+    headers: bearer(user.token),
+  });
   expect(res.statusCode).toBe(200);
   const session = sessionOf(res.json().url);
   expect(await outcome(fake.signed(fake.pay(session.id)))).toBe('handled');
@@ -60,8 +65,17 @@ describe('a top-up refunded or disputed at Stripe', () => {
     expect(await outcome(second, t2.app)).toBe('handled');
     expect(await outcome(second)).toBe('duplicate');
     expect(await balance(user)).toBe(2500);
-    const ledger = await t.database.db.selectFrom('credit_ledger').select(['reason', 'cents']).where('user_id', '=', user.id).orderBy('id').execute();
-    expect(ledger.map((r) => [r.reason, Number(r.cents)])).toEqual([['topup', 5000], ['topup_refund', -1500], ['topup_refund', -1000]]);
+    const ledger = await t.database.db
+      .selectFrom('credit_ledger')
+      .select(['reason', 'cents'])
+      .where('user_id', '=', user.id)
+      .orderBy('id')
+      .execute();
+    expect(ledger.map((r) => [r.reason, Number(r.cents)])).toEqual([
+      ['topup', 5000],
+      ['topup_refund', -1500],
+      ['topup_refund', -1000],
+    ]);
   });
 
   it('charge.dispute.created takes the top-up back even below zero; a negative balance refuses new holds', async () => {
@@ -73,10 +87,20 @@ describe('a top-up refunded or disputed at Stripe', () => {
     const dispute = fake.signed(fake.dispute(session.id));
     expect(await deliverConcurrently(dispute)).toEqual(['duplicate', 'duplicate', 'handled']);
     expect(await balance(user)).toBe(500 - 2000);
-    expect((await t.app.inject({ method: 'GET', url: '/api/credits', headers: bearer(user.token) })).json().amount).toBe(-15);
-    await expect(account.reserve(user.id, 1, `test:more:${user.id}`)).rejects.toMatchObject({ code: 'insufficient_funds', status: 402 });
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/api/credits', headers: bearer(user.token) })).json().amount,
+    ).toBe(-15);
+    await expect(account.reserve(user.id, 1, `test:more:${user.id}`)).rejects.toMatchObject({
+      code: 'insufficient_funds',
+      status: 402,
+    });
     // Paid work through the API is refused too: /get-leads grants nothing.
-    const leads = await t.app.inject({ method: 'POST', url: '/api/connect', headers: bearer(user.token), payload: { repository: 'contacts', path: '/get-leads', params: { credits: 5 } } });
+    const leads = await t.app.inject({
+      method: 'POST',
+      url: '/api/connect',
+      headers: bearer(user.token),
+      payload: { repository: 'contacts', path: '/get-leads', params: { credits: 5 } },
+    });
     expect(leads.headers['x-credits-granted']).toBe('0');
     // A top-up that brings the balance back above zero lets work start again.
     await paidTopUp(user, 20);
@@ -89,9 +113,13 @@ describe('a top-up refunded or disputed at Stripe', () => {
     const session = await paidTopUp(user, 10);
     const event = fake.dispute(session.id);
     expect((await deliver(fake.signed(event, { secret: 'whsec_forged' }))).statusCode).toBe(400);
-    expect((await deliver(fake.signed(event, { timestamp: Math.floor(Date.now() / 1000) - 3600 }))).statusCode).toBe(400);
+    expect((await deliver(fake.signed(event, { timestamp: Math.floor(Date.now() / 1000) - 3600 }))).statusCode).toBe(
+      400,
+    );
     const genuine = fake.signed(event);
-    expect((await deliver({ ...genuine, body: genuine.body.replace(`"amount": 1000`, `"amount": 999999`) })).statusCode).toBe(400);
+    expect(
+      (await deliver({ ...genuine, body: genuine.body.replace(`"amount": 1000`, `"amount": 999999`) })).statusCode,
+    ).toBe(400);
     expect(await balance(user)).toBe(1000);
     expect(await outcome(genuine)).toBe('handled');
     expect(await balance(user)).toBe(0);
@@ -102,15 +130,23 @@ describe('the subscription paying for a phone number', () => {
   async function numberWithSubscription(user: TestUser) {
     const setup = sessionOf(await t.services.billing.account.cardCheckoutUrl(user.id));
     expect(await outcome(fake.signed(fake.pay(setup.id)))).toBe('handled');
-    const offer = (await search(t, user, 'sandbox', 'country=US&type=local')).find((o) => o.capabilities.voice && o.capabilities.sms && o.addressRequirements === 'none')!;
+    const offer = (await search(t, user, 'sandbox', 'country=US&type=local')).find(
+      (o) => o.capabilities.voice && o.capabilities.sms && o.addressRequirements === 'none',
+    )!;
     const bought = await json(t, 'PUT', '/api/phone-numbers', user, { jwt: offer.price.jwt });
     expect(bought.statusCode, bought.body).toBe(200);
     const numberId = bought.json().id as string;
-    const row = await t.database.db.selectFrom('billing_subscriptions').selectAll().where('ref', '=', `phone-number:${numberId}`).executeTakeFirstOrThrow();
+    const row = await t.database.db
+      .selectFrom('billing_subscriptions')
+      .selectAll()
+      .where('ref', '=', `phone-number:${numberId}`)
+      .executeTakeFirstOrThrow();
     return { numberId, subscriptionId: row.provider_subscription_id };
   }
-  const statusOf = async (user: TestUser, numberId: string) => (await json(t, 'GET', `/api/phone-numbers/${numberId}`, user)).json().status;
-  const sms = (user: TestUser, numberId: string) => json(t, 'POST', '/api/sms/messages', user, { phoneNumberId: numberId, to: '+14155550123', body: 'hello' });
+  const statusOf = async (user: TestUser, numberId: string) =>
+    (await json(t, 'GET', `/api/phone-numbers/${numberId}`, user)).json().status;
+  const sms = (user: TestUser, numberId: string) =>
+    json(t, 'POST', '/api/sms/messages', user, { phoneNumberId: numberId, to: '+14155550123', body: 'hello' });
 
   it('invoice.payment_failed suspends the number (no SMS) once; a paid renewal restores it; an old failure replayed does not suspend it again', async () => {
     const user = await createVerifiedUser(t);

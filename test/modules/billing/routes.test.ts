@@ -20,13 +20,21 @@ const PUBLIC_URL = 'http://127.0.0.1:3000';
 const payments = new GatedSandbox(PUBLIC_URL);
 let t: TestApp;
 beforeAll(async () => {
-  t = await createTestApp({ env: { PUBLIC_URL, RETURN_URL_ORIGINS: 'https://app.example.com' }, providers: { payments } });
+  t = await createTestApp({
+    env: { PUBLIC_URL, RETURN_URL_ORIGINS: 'https://app.example.com' },
+    providers: { payments },
+  });
 });
 afterAll(() => t.close());
 
 const get = (url: string, user: TestUser) => t.app.inject({ method: 'GET', url, headers: bearer(user.token) });
 const post = (url: string, user: TestUser, payload?: object, headers: Record<string, string> = {}) =>
-  t.app.inject({ method: 'POST', url, headers: { ...bearer(user.token), ...headers }, ...(payload ? { payload } : {}) });
+  t.app.inject({
+    method: 'POST',
+    url,
+    headers: { ...bearer(user.token), ...headers },
+    ...(payload ? { payload } : {}),
+  });
 const pathOf = (url: string) => new URL(url).pathname;
 
 describe('credits', () => {
@@ -44,7 +52,12 @@ describe('credits', () => {
     expect(page.body).toContain('<form method="post">');
     // The page's form may be redirected on to the returnTo origin (CSP form-action), nowhere else.
     expect(page.headers['content-security-policy']).toMatch(/form-action 'self' https:\/\/app\.example\.com(;|$)/);
-    const paid = await t.app.inject({ method: 'POST', url: pathOf(url), headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: '' });
+    const paid = await t.app.inject({
+      method: 'POST',
+      url: pathOf(url),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: '',
+    });
     expect(paid.statusCode).toBe(303);
     expect(paid.headers.location).toBe(returnTo);
     expect((await get('/api/credits', user)).json()).toEqual({ amount: 20, currency: 'usd' });
@@ -53,14 +66,20 @@ describe('credits', () => {
 
   it('amount: 5 to 1000 dollars in whole cents', async () => {
     const user = await createVerifiedUser(t);
-    for (const bad of ['4.99', '1000.01', '12.345', 'abc']) expect((await post(`/api/credits/add?amount=${bad}`, user)).statusCode).toBe(400);
+    for (const bad of ['4.99', '1000.01', '12.345', 'abc'])
+      expect((await post(`/api/credits/add?amount=${bad}`, user)).statusCode).toBe(400);
     const ok = await post('/api/credits/add?amount=12.34', user);
     expect((await t.app.inject({ method: 'GET', url: pathOf(ok.json().url) })).body).toContain('Pay $12.34');
   });
 
   it('returnTo must be on an allowed origin', async () => {
     const user = await createVerifiedUser(t);
-    for (const bad of ['https://evil.example.net/x', 'javascript:alert(1)', '/relative', 'https://user:pw@app.example.com/']) {
+    for (const bad of [
+      'https://evil.example.net/x',
+      'javascript:alert(1)',
+      '/relative',
+      'https://user:pw@app.example.com/',
+    ]) {
       const res = await post(`/api/credits/add?returnTo=${encodeURIComponent(bad)}`, user);
       expect(res.statusCode).toBe(400);
       expect(res.json().code).toBe('invalid_return_url');
@@ -85,7 +104,8 @@ describe('credits', () => {
 });
 
 describe('Idempotency-Key on POST /api/credits/add and /api/billing/plan', () => {
-  const sessions = (userId: string) => t.database.db.selectFrom('billing_sessions').select('id').where('user_id', '=', userId).execute();
+  const sessions = (userId: string) =>
+    t.database.db.selectFrom('billing_sessions').select('id').where('user_id', '=', userId).execute();
 
   it('a retry with the same key replays the first answer and opens no second checkout', async () => {
     const user = await createVerifiedUser(t);
@@ -138,7 +158,13 @@ describe('plans', () => {
     const user = await createVerifiedUser(t);
     const before = (await get('/api/billing/state', user)).json();
     expect(before).toMatchObject({ plan: null, hasCard: false, balance: { amount: 0, currency: 'usd' } });
-    expect(before.usage).toEqual({ seconds_inbound: 0, seconds_outbound: 0, calls_inbound: 0, calls_outbound: 0, leads: 0 });
+    expect(before.usage).toEqual({
+      seconds_inbound: 0,
+      seconds_outbound: 0,
+      calls_inbound: 0,
+      calls_outbound: 0,
+      leads: 0,
+    });
 
     const checkout = await post('/api/billing/plan', user, { plan: 'starter' });
     expect(checkout.statusCode).toBe(200);
@@ -150,7 +176,11 @@ describe('plans', () => {
 
     expect((await post('/api/billing/plan', user, { plan: 'growth' })).statusCode).toBe(409);
     expect((await post('/api/billing/plan', user, { plan: 'starter', mode: 'upgrade' })).statusCode).toBe(409);
-    const [sub] = await t.database.db.selectFrom('billing_subscriptions').selectAll().where('user_id', '=', user.id).execute();
+    const [sub] = await t.database.db
+      .selectFrom('billing_subscriptions')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .execute();
 
     const upgrade = await post('/api/billing/plan', user, { plan: 'growth', mode: 'upgrade' });
     expect(upgrade.statusCode).toBe(200);
@@ -159,9 +189,18 @@ describe('plans', () => {
     expect((await get('/api/billing/state', user)).json().plan.key).toBe('starter'); // not before confirming
     await t.app.inject({ method: 'POST', url: pathOf(upgrade.json().url) });
     expect((await get('/api/billing/state', user)).json().plan).toMatchObject({ key: 'growth', priceUsd: 99 });
-    const rows = await t.database.db.selectFrom('billing_subscriptions').selectAll().where('user_id', '=', user.id).execute();
+    const rows = await t.database.db
+      .selectFrom('billing_subscriptions')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .execute();
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ id: sub.id, provider_subscription_id: sub.provider_subscription_id, plan_key: 'growth', monthly_cents: 9900 });
+    expect(rows[0]).toMatchObject({
+      id: sub.id,
+      provider_subscription_id: sub.provider_subscription_id,
+      plan_key: 'growth',
+      monthly_cents: 9900,
+    });
   });
 
   it('an unknown plan or mode is 400', async () => {
@@ -176,7 +215,10 @@ describe('portal and pricing', () => {
     const user = await createVerifiedUser(t);
     const topUp = await post('/api/credits/add?amount=15', user);
     await t.app.inject({ method: 'POST', url: pathOf(topUp.json().url) });
-    const res = await get(`/api/billing/portal?returnTo=${encodeURIComponent('https://app.example.com/account')}`, user);
+    const res = await get(
+      `/api/billing/portal?returnTo=${encodeURIComponent('https://app.example.com/account')}`,
+      user,
+    );
     expect(res.statusCode).toBe(200);
     const page = await t.app.inject({ method: 'GET', url: pathOf(res.json().url) });
     expect(page.body).toContain('visa ending 4242');
@@ -184,14 +226,21 @@ describe('portal and pricing', () => {
     expect(page.body).toContain('topup');
     expect(page.body).toContain('href="https://app.example.com/account"');
     // A portal page is not a checkout: it cannot be "paid".
-    expect((await t.app.inject({ method: 'POST', url: pathOf(res.json().url).replace('portal', 'checkout') })).statusCode).toBe(404);
+    expect(
+      (await t.app.inject({ method: 'POST', url: pathOf(res.json().url).replace('portal', 'checkout') })).statusCode,
+    ).toBe(404);
     // While the sandbox is active, Stripe's webhook endpoint does not accept events.
-    const hook = await t.app.inject({ method: 'POST', url: '/api/webhooks/stripe', headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=x' }, payload: '{}' });
+    const hook = await t.app.inject({
+      method: 'POST',
+      url: '/api/webhooks/stripe',
+      headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=x' },
+      payload: '{}',
+    });
     expect(hook.statusCode).toBe(404);
     expect(hook.json().code).toBe('not_found');
   });
 
-  it('the sandbox portal cancels the plan and removes the card, as Stripe\'s portal does', async () => {
+  it("the sandbox portal cancels the plan and removes the card, as Stripe's portal does", async () => {
     const user = await createVerifiedUser(t);
     const checkout = await post('/api/billing/plan', user, { plan: 'scale' });
     await t.app.inject({ method: 'POST', url: pathOf(checkout.json().url) });
@@ -210,7 +259,11 @@ describe('portal and pricing', () => {
     expect((await get('/api/billing/state', user)).json().plan).toBeNull();
     expect((await t.app.inject({ method: 'POST', url: `${portal}/cancel-plan` })).statusCode).toBe(409);
     expect((await t.app.inject({ method: 'POST', url: `${portal}/delete-account` })).statusCode).toBe(400);
-    const [row] = await t.database.db.selectFrom('billing_subscriptions').selectAll().where('user_id', '=', user.id).execute();
+    const [row] = await t.database.db
+      .selectFrom('billing_subscriptions')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .execute();
     expect(row.status).toBe('canceled');
     // A new plan may be chosen after cancelling.
     expect((await post('/api/billing/plan', user, { plan: 'starter' })).statusCode).toBe(200);
@@ -222,7 +275,13 @@ describe('portal and pricing', () => {
     expect(res.headers['cache-control']).toBe('public, s-maxage=3600');
     const rates = res.json();
     expect(rates.length).toBeGreaterThanOrEqual(30);
-    expect(rates).toContainEqual({ country: 'US', name: 'United States', inboundPerMinute: 0.0085, outboundPerMinute: 0.014, currency: 'usd' });
+    expect(rates).toContainEqual({
+      country: 'US',
+      name: 'United States',
+      inboundPerMinute: 0.0085,
+      outboundPerMinute: 0.014,
+      currency: 'usd',
+    });
     for (const r of rates) expect(r.outboundPerMinute).toBeGreaterThan(0);
   });
 });
@@ -242,10 +301,13 @@ describe('sandbox pages in production', () => {
 
 describe('payment pages per user', () => {
   it('are rate limited (RATE_LIMIT_BILLING_SESSIONS_PER_USER): 429 with Retry-After, other users unaffected', async () => {
-    const limited = await createTestApp({ config: { rateLimits: { ...relaxedIpLimits, billingSessionsPerUser: { limit: 2, windowMs: 3600_000 } } } });
+    const limited = await createTestApp({
+      config: { rateLimits: { ...relaxedIpLimits, billingSessionsPerUser: { limit: 2, windowMs: 3600_000 } } },
+    });
     try {
       const [user, other] = [await createVerifiedUser(limited), await createVerifiedUser(limited)];
-      const open = (u: TestUser, url: string) => limited.app.inject({ method: url.includes('portal') ? 'GET' : 'POST', url, headers: bearer(u.token) });
+      const open = (u: TestUser, url: string) =>
+        limited.app.inject({ method: url.includes('portal') ? 'GET' : 'POST', url, headers: bearer(u.token) });
       expect((await open(user, '/api/credits/add')).statusCode).toBe(200);
       expect((await open(user, '/api/billing/portal')).statusCode).toBe(200);
       const third = await open(user, '/api/credits/add');

@@ -22,19 +22,31 @@ afterAll(async () => {
   await fake.close();
 });
 
-const deliver = (w: SignedWebhook, app = t.app) => app.inject({ method: 'POST', url: '/api/webhooks/stripe', payload: w.body, headers: w.headers });
-const balance = async (user: TestUser) => (await t.app.inject({ method: 'GET', url: '/api/credits', headers: bearer(user.token) })).json().amount;
-const state = async (user: TestUser) => (await t.app.inject({ method: 'GET', url: '/api/billing/state', headers: bearer(user.token) })).json();
+const deliver = (w: SignedWebhook, app = t.app) =>
+  app.inject({ method: 'POST', url: '/api/webhooks/stripe', payload: w.body, headers: w.headers });
+const balance = async (user: TestUser) =>
+  (await t.app.inject({ method: 'GET', url: '/api/credits', headers: bearer(user.token) })).json().amount;
+const state = async (user: TestUser) =>
+  (await t.app.inject({ method: 'GET', url: '/api/billing/state', headers: bearer(user.token) })).json();
 const sessionOf = (url: string) => fake.get(url.split('/').pop()!);
 
 async function openTopUp(user: TestUser, usd = 25) {
-  const res = await t.app.inject({ method: 'POST', url: `/api/credits/add?amount=${usd}&returnTo=${encodeURIComponent('https://app.example.com/billing')}`, headers: bearer(user.token) });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: `/api/credits/add?amount=${usd}&returnTo=${encodeURIComponent('https://app.example.com/billing')}`,
+    headers: bearer(user.token),
+  });
   expect(res.statusCode).toBe(200);
   return sessionOf(res.json().url);
 }
 
 async function subscribe(user: TestUser, plan = 'starter') {
-  const res = await t.app.inject({ method: 'POST', url: '/api/billing/plan', headers: bearer(user.token), payload: { plan } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/billing/plan',
+    headers: bearer(user.token),
+    payload: { plan },
+  });
   expect(res.statusCode).toBe(200);
   const session = sessionOf(res.json().url);
   expect((await deliver(fake.signed(fake.pay(session.id)))).json()).toEqual({ received: true, outcome: 'handled' });
@@ -54,8 +66,15 @@ describe('Stripe payments provider', () => {
   it('top-up: a payment-mode Checkout Session; the signed webhook credits once and keeps the card', async () => {
     const user = await createVerifiedUser(t);
     const session = await openTopUp(user, 25);
-    expect(session).toMatchObject({ mode: 'payment', amount_total: 2500, success_url: 'https://app.example.com/billing', metadata: { purpose: 'topup' } });
-    const create = fake.requests.find((r) => r.path === '/v1/checkout/sessions' && r.params.metadata?.sessionId === session.metadata.sessionId)!;
+    expect(session).toMatchObject({
+      mode: 'payment',
+      amount_total: 2500,
+      success_url: 'https://app.example.com/billing',
+      metadata: { purpose: 'topup' },
+    });
+    const create = fake.requests.find(
+      (r) => r.path === '/v1/checkout/sessions' && r.params.metadata?.sessionId === session.metadata.sessionId,
+    )!;
     expect(create.params.payment_intent_data.setup_future_usage).toBe('off_session');
     expect(await balance(user)).toBe(0);
     const webhook = fake.signed(fake.pay(session.id, { brand: 'mastercard', last4: '4444' }));
@@ -67,7 +86,11 @@ describe('Stripe payments provider', () => {
     expect((await deliver(fake.signed(again))).json().outcome).toBe('handled');
     expect(await balance(user)).toBe(25);
     expect(await t.services.billing.account.hasCard(user.id)).toBe(true);
-    const customer = await t.database.db.selectFrom('billing_customers').selectAll().where('user_id', '=', user.id).executeTakeFirstOrThrow();
+    const customer = await t.database.db
+      .selectFrom('billing_customers')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .executeTakeFirstOrThrow();
     expect(customer).toMatchObject({ provider: 'stripe', card_brand: 'mastercard', card_last4: '4444' });
   });
 
@@ -100,9 +123,13 @@ describe('Stripe payments provider', () => {
     const settled = fake.settleRefund(pending.data.object.id);
     expect((await deliver(fake.signed(settled))).json().outcome).toBe('handled');
     // The same refund reported again under another event id is still taken off once.
-    expect((await deliver(fake.signed(fake.event('refund.updated', fake.get(pending.data.object.id))))).json().outcome).toBe('handled');
+    expect(
+      (await deliver(fake.signed(fake.event('refund.updated', fake.get(pending.data.object.id))))).json().outcome,
+    ).toBe('handled');
     expect(await t.services.billing.account.balanceCents(user.id)).toBe(2500);
-    expect((await t.app.inject({ method: 'GET', url: '/api/credits', headers: bearer(user.token) })).json().amount).toBe(25);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/api/credits', headers: bearer(user.token) })).json().amount,
+    ).toBe(25);
   });
 
   it('webhooks arrive over HTTP as Stripe sends them', async () => {
@@ -110,7 +137,10 @@ describe('Stripe payments provider', () => {
     const user = await createVerifiedUser(t);
     const session = await openTopUp(user, 12);
     const event = fake.pay(session.id);
-    expect(await fake.send(event, `${address}/api/webhooks/stripe`)).toEqual({ status: 200, body: JSON.stringify({ received: true, outcome: 'handled' }) });
+    expect(await fake.send(event, `${address}/api/webhooks/stripe`)).toEqual({
+      status: 200,
+      body: JSON.stringify({ received: true, outcome: 'handled' }),
+    });
     expect(await t.services.billing.account.balanceCents(user.id)).toBe(1200);
   });
 
@@ -179,31 +209,58 @@ describe('Stripe payments provider', () => {
   it('an event for a session this service did not open, or of another type, is acknowledged and ignored', async () => {
     const other = fake.event('payment_intent.created', { id: 'pi_x', object: 'payment_intent' });
     expect((await deliver(fake.signed(other))).json()).toEqual({ received: true, outcome: 'ignored' });
-    const foreign = fake.event('checkout.session.completed', { id: 'cs_test_foreign', object: 'checkout.session', metadata: {} });
+    const foreign = fake.event('checkout.session.completed', {
+      id: 'cs_test_foreign',
+      object: 'checkout.session',
+      metadata: {},
+    });
     expect((await deliver(fake.signed(foreign))).json().outcome).toBe('ignored');
   });
 
   it('plan: subscription checkout → active; upgrade changes the same subscription to the new price', async () => {
     const user = await createVerifiedUser(t);
     const sub = await subscribe(user, 'starter');
-    expect(sub.items.data[0].price).toMatchObject({ unit_amount: 2900, lookup_key: 'workspace_plan_starter_2900', recurring: { interval: 'month' } });
+    expect(sub.items.data[0].price).toMatchObject({
+      unit_amount: 2900,
+      lookup_key: 'workspace_plan_starter_2900',
+      recurring: { interval: 'month' },
+    });
     const s1 = await state(user);
     expect(s1).toMatchObject({ plan: { key: 'starter', priceUsd: 29, status: 'active' }, hasCard: true });
     expect(Date.parse(s1.period.start)).toBe(sub.items.data[0].current_period_start * 1000);
 
-    const again = await t.app.inject({ method: 'POST', url: '/api/billing/plan', headers: bearer(user.token), payload: { plan: 'growth' } });
+    const again = await t.app.inject({
+      method: 'POST',
+      url: '/api/billing/plan',
+      headers: bearer(user.token),
+      payload: { plan: 'growth' },
+    });
     expect(again.statusCode).toBe(409);
 
-    const up = await t.app.inject({ method: 'POST', url: '/api/billing/plan', headers: bearer(user.token), payload: { plan: 'growth', mode: 'upgrade' } });
+    const up = await t.app.inject({
+      method: 'POST',
+      url: '/api/billing/plan',
+      headers: bearer(user.token),
+      payload: { plan: 'growth', mode: 'upgrade' },
+    });
     expect(up.statusCode).toBe(200);
     const portal = fake.get(up.json().url.split('/').pop());
-    expect(portal.flow).toMatchObject({ type: 'subscription_update_confirm', subscription_update_confirm: { subscription: sub.id } });
+    expect(portal.flow).toMatchObject({
+      type: 'subscription_update_confirm',
+      subscription_update_confirm: { subscription: sub.id },
+    });
     expect((await deliver(fake.signed(fake.confirmPortal(portal.id)))).json().outcome).toBe('handled');
     expect((await state(user)).plan).toMatchObject({ key: 'growth', priceUsd: 99 });
-    const rows = await t.database.db.selectFrom('billing_subscriptions').selectAll().where('user_id', '=', user.id).execute();
+    const rows = await t.database.db
+      .selectFrom('billing_subscriptions')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .execute();
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ provider_subscription_id: sub.id, plan_key: 'growth', monthly_cents: 9900 });
-    const subscriptionsAtStripe = [...fake.objects.values()].filter((o) => o.object === 'subscription' && o.customer === sub.customer);
+    const subscriptionsAtStripe = [...fake.objects.values()].filter(
+      (o) => o.object === 'subscription' && o.customer === sub.customer,
+    );
     expect(subscriptionsAtStripe).toHaveLength(1);
   });
 
@@ -220,9 +277,19 @@ describe('Stripe payments provider', () => {
 
   it('upgrade without a subscription is 409; an unknown plan is 400', async () => {
     const user = await createVerifiedUser(t);
-    const up = await t.app.inject({ method: 'POST', url: '/api/billing/plan', headers: bearer(user.token), payload: { plan: 'growth', mode: 'upgrade' } });
+    const up = await t.app.inject({
+      method: 'POST',
+      url: '/api/billing/plan',
+      headers: bearer(user.token),
+      payload: { plan: 'growth', mode: 'upgrade' },
+    });
     expect(up.statusCode).toBe(409);
-    const unknown = await t.app.inject({ method: 'POST', url: '/api/billing/plan', headers: bearer(user.token), payload: { plan: 'platinum' } });
+    const unknown = await t.app.inject({
+      method: 'POST',
+      url: '/api/billing/plan',
+      headers: bearer(user.token),
+      payload: { plan: 'platinum' },
+    });
     expect(unknown.statusCode).toBe(400);
   });
 
@@ -237,7 +304,11 @@ describe('Stripe payments provider', () => {
     const a = await account.startSubscription(user.id, item);
     const b = await account.startSubscription(user.id, item);
     expect(b).toEqual(a);
-    const row = await t.database.db.selectFrom('billing_subscriptions').selectAll().where('id', '=', a.subscriptionId).executeTakeFirstOrThrow();
+    const row = await t.database.db
+      .selectFrom('billing_subscriptions')
+      .selectAll()
+      .where('id', '=', a.subscriptionId)
+      .executeTakeFirstOrThrow();
     const atStripe = fake.get(row.provider_subscription_id);
     expect(atStripe).toMatchObject({ status: 'active', metadata: { ref: item.ref, kind: 'item' } });
     expect(atStripe.items.data[0].price.unit_amount).toBe(150);
@@ -245,14 +316,22 @@ describe('Stripe payments provider', () => {
 
     // A declined card is 400 provider_refused (the customer's to fix), nothing recorded.
     fake.failNext(/^\/v1\/subscriptions$/, 402, 'Your card was declined.');
-    await expect(account.startSubscription(user.id, { ...item, ref: `${item.ref}:2` })).rejects.toMatchObject({ code: 'provider_refused', status: 400 });
-    expect(await t.database.db.selectFrom('billing_subscriptions').select('id').where('ref', '=', `${item.ref}:2`).execute()).toEqual([]);
+    await expect(account.startSubscription(user.id, { ...item, ref: `${item.ref}:2` })).rejects.toMatchObject({
+      code: 'provider_refused',
+      status: 400,
+    });
+    expect(
+      await t.database.db.selectFrom('billing_subscriptions').select('id').where('ref', '=', `${item.ref}:2`).execute(),
+    ).toEqual([]);
 
     fake.failNext(/^\/v1\/subscriptions\//, 500, 'Stripe is having a bad day');
     fake.failNext(/^\/v1\/subscriptions\//, 500, 'Stripe is having a bad day');
     fake.failNext(/^\/v1\/subscriptions\//, 500, 'Stripe is having a bad day');
     fake.failNext(/^\/v1\/subscriptions\//, 500, 'Stripe is having a bad day');
-    await expect(account.cancelSubscription(user.id, a.subscriptionId)).rejects.toMatchObject({ code: 'provider_error', status: 502 });
+    await expect(account.cancelSubscription(user.id, a.subscriptionId)).rejects.toMatchObject({
+      code: 'provider_error',
+      status: 502,
+    });
     fake.failures.length = 0;
     expect(fake.get(row.provider_subscription_id).status).toBe('active');
     await account.cancelSubscription(user.id, a.subscriptionId);
@@ -271,11 +350,23 @@ describe('Stripe payments provider', () => {
 
   it('the portal is a Billing Portal session of the customer', async () => {
     const user = await createVerifiedUser(t);
-    const res = await t.app.inject({ method: 'GET', url: `/api/billing/portal?returnTo=${encodeURIComponent('https://app.example.com/x')}`, headers: bearer(user.token) });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: `/api/billing/portal?returnTo=${encodeURIComponent('https://app.example.com/x')}`,
+      headers: bearer(user.token),
+    });
     expect(res.statusCode).toBe(200);
     const portal = fake.get(res.json().url.split('/').pop());
-    expect(portal).toMatchObject({ object: 'billing_portal.session', return_url: 'https://app.example.com/x', flow: null });
-    const evil = await t.app.inject({ method: 'GET', url: `/api/billing/portal?returnTo=${encodeURIComponent('https://evil.example.net/x')}`, headers: bearer(user.token) });
+    expect(portal).toMatchObject({
+      object: 'billing_portal.session',
+      return_url: 'https://app.example.com/x',
+      flow: null,
+    });
+    const evil = await t.app.inject({
+      method: 'GET',
+      url: `/api/billing/portal?returnTo=${encodeURIComponent('https://evil.example.net/x')}`,
+      headers: bearer(user.token),
+    });
     expect(evil.statusCode).toBe(400);
     expect(evil.json().code).toBe('invalid_return_url');
   });

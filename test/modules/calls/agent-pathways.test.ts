@@ -16,7 +16,12 @@ import { callConfig } from './support.js';
 
 const publicUrl = 'https://api.example.test';
 // Twilio's API is not running: inbound calls need only its signature on our webhook.
-const twilio = { accountSid: `AC${'2'.repeat(32)}`, authToken: 'agent-pathways-auth-token', from: '+15005550006', apiBase: 'http://127.0.0.1:9' };
+const twilio = {
+  accountSid: `AC${'2'.repeat(32)}`,
+  authToken: 'agent-pathways-auth-token',
+  from: '+15005550006',
+  apiBase: 'http://127.0.0.1:9',
+};
 
 let t: TestApp;
 beforeAll(async () => {
@@ -26,16 +31,22 @@ afterAll(async () => {
   await t?.close();
 });
 
-const storeRecord = async (owner: TestUser, store: 'agents' | 'conversational-pathways', value: unknown) => (await t.services.data.records.create(owner.id, store, Buffer.from(JSON.stringify(value)))).id;
+const storeRecord = async (owner: TestUser, store: 'agents' | 'conversational-pathways', value: unknown) =>
+  (await t.services.data.records.create(owner.id, store, Buffer.from(JSON.stringify(value)))).id;
 
 /** The call sealed with a session (the voice runner opens the same column). */
 async function assembledOf(sessionId: string): Promise<AssembledCall> {
-  const row = await t.database.db.selectFrom('call_sessions').select('assembled').where('id', '=', sessionId).executeTakeFirstOrThrow();
+  const row = await t.database.db
+    .selectFrom('call_sessions')
+    .select('assembled')
+    .where('id', '=', sessionId)
+    .executeTakeFirstOrThrow();
   expect(row.assembled).toBeTruthy();
   return JSON.parse(t.services.secretBox.openText(row.assembled!)) as AssembledCall;
 }
 
-const startWebCall = (user: TestUser, body: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/api/calls/web', headers: bearer(user.token), payload: body });
+const startWebCall = (user: TestUser, body: Record<string, unknown>) =>
+  t.app.inject({ method: 'POST', url: '/api/calls/web', headers: bearer(user.token), payload: body });
 
 const lookupTool = {
   type: 'http',
@@ -50,14 +61,23 @@ describe('POST /api/calls/web with a pathway', () => {
   it("assembles the agent's pathwayId and tools, or the request's pathway instead", async () => {
     const user = await createVerifiedUser(t);
     const pathwayId = await storeRecord(user, 'conversational-pathways', examplePathway);
-    const agentId = await storeRecord(user, 'agents', { name: 'Ava', firstMessage: 'Hi, this is Ava. It is {{now}}.', pathwayId, tools: [lookupTool] });
+    const agentId = await storeRecord(user, 'agents', {
+      name: 'Ava',
+      firstMessage: 'Hi, this is Ava. It is {{now}}.',
+      pathwayId,
+      tools: [lookupTool],
+    });
     const res = await startWebCall(user, { agentId });
     expect(res.statusCode, res.body).toBe(201);
     const call = await assembledOf(res.json().sessionId);
     expect(call.pathway).toEqual({ id: pathwayId, name: 'Order status', document: examplePathway });
     expect(call.systemPrompt).toContain('This call follows the conversation pathway "Order status".');
-    expect(call.firstMessage).toBe(`Hi, this is Ava. It is ${new Date(t.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z')}.`);
-    expect(call.customTools).toEqual([expect.objectContaining({ name: 'check_order', method: 'POST', headers: { 'X-Api-Key': expect.any(String) } })]);
+    expect(call.firstMessage).toBe(
+      `Hi, this is Ava. It is ${new Date(t.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z')}.`,
+    );
+    expect(call.customTools).toEqual([
+      expect.objectContaining({ name: 'check_order', method: 'POST', headers: { 'X-Api-Key': expect.any(String) } }),
+    ]);
     expect(JSON.stringify(call)).not.toContain('key_abc123');
 
     // The request's pathway replaces the agent's: here the old list, inline.
@@ -80,20 +100,34 @@ describe('POST /api/calls/web with a pathway', () => {
     const inAgent = await startWebCall(user, { agent: { ...agent, pathwayId: theirs } });
     expect(inAgent.statusCode).toBe(404);
 
-    const invalid = await startWebCall(user, { agent: { ...agent, pathway: { ...examplePathway, start: 'hello', nodes: [...examplePathway.nodes, { id: 'x', type: 'sing' }] } } });
+    const invalid = await startWebCall(user, {
+      agent: {
+        ...agent,
+        pathway: { ...examplePathway, start: 'hello', nodes: [...examplePathway.nodes, { id: 'x', type: 'sing' }] },
+      },
+    });
     expect(invalid.statusCode).toBe(422);
     expect(invalid.json()).toMatchObject({ code: 'invalid_pathway' });
-    expect(invalid.json().errors).toEqual(expect.arrayContaining([{ path: '/start', message: expect.any(String) }, { path: '/nodes/4/type', message: expect.any(String) }]));
+    expect(invalid.json().errors).toEqual(
+      expect.arrayContaining([
+        { path: '/start', message: expect.any(String) },
+        { path: '/nodes/4/type', message: expect.any(String) },
+      ]),
+    );
 
     const both = await startWebCall(user, { agent, pathwayId: theirs, pathway: examplePathway });
     expect(both.statusCode).toBe(400);
     expect(both.json().message).toContain('not both');
 
-    const tool = await startWebCall(user, { agent: { ...agent, tools: [{ ...lookupTool, url: 'ftp://example.com/x' }] } });
+    const tool = await startWebCall(user, {
+      agent: { ...agent, tools: [{ ...lookupTool, url: 'ftp://example.com/x' }] },
+    });
     expect(tool.statusCode).toBe(400);
     expect(tool.json()).toEqual({ code: 'invalid_input', message: expect.stringContaining('agent.tools[0].url') });
     // Nothing was set up for the refused calls.
-    expect(await t.database.db.selectFrom('call_sessions').select('id').where('user_id', '=', user.id).execute()).toEqual([]);
+    expect(
+      await t.database.db.selectFrom('call_sessions').select('id').where('user_id', '=', user.id).execute(),
+    ).toEqual([]);
   });
 });
 
@@ -102,7 +136,12 @@ describe('an inbound call to an agent with a pathway', () => {
   function ring(numberId: string, params: Record<string, string>) {
     const path = `/api/webhooks/twilio/voice/${numberId}`;
     const signature = twilioLib.getExpectedTwilioSignature(twilio.authToken, publicUrl + path, params);
-    return t.app.inject({ method: 'POST', url: path, headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature }, payload: new URLSearchParams(params).toString() });
+    return t.app.inject({
+      method: 'POST',
+      url: path,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature },
+      payload: new URLSearchParams(params).toString(),
+    });
   }
 
   /** A Twilio number of the user's whose inbound configuration answers with `agent` (a record of their `agents` store). */
@@ -110,26 +149,67 @@ describe('an inbound call to an agent with a pathway', () => {
     const now = t.clock.now();
     const numberId = newId(now);
     const phone = `+1415555${String(1000 + Math.floor(Math.random() * 8999))}`;
-    await t.database.db.insertInto('phone_numbers').values({
-      id: numberId, user_id: user.id, provider: 'twilio', provider_sid: `PN${randomUUID().replace(/-/g, '')}`, phone_number: phone, name: 'Main', description: null,
-      type: 'both', number_type: 'local', country: 'US', capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
-      monthly_cents: 115, currency: 'usd', address_sid: null, subscription_id: null, inbound_configuration_id: null, status: 'active', created_at: now, updated_at: now,
-    }).execute();
+    await t.database.db
+      .insertInto('phone_numbers')
+      .values({
+        id: numberId,
+        user_id: user.id,
+        provider: 'twilio',
+        provider_sid: `PN${randomUUID().replace(/-/g, '')}`,
+        phone_number: phone,
+        name: 'Main',
+        description: null,
+        type: 'both',
+        number_type: 'local',
+        country: 'US',
+        capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
+        monthly_cents: 115,
+        currency: 'usd',
+        address_sid: null,
+        subscription_id: null,
+        inbound_configuration_id: null,
+        status: 'active',
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
     const agentId = await storeRecord(user, 'agents', agent);
-    const config = await t.app.inject({ method: 'PUT', url: '/api/inbound-configurations', headers: bearer(user.token), payload: { name: 'Desk', agent: { id: agentId, type: 'agents' }, source: { type: 'manual' } } });
+    const config = await t.app.inject({
+      method: 'PUT',
+      url: '/api/inbound-configurations',
+      headers: bearer(user.token),
+      payload: { name: 'Desk', agent: { id: agentId, type: 'agents' }, source: { type: 'manual' } },
+    });
     expect(config.statusCode, config.body).toBe(200);
     // Attaching would point the number at us through Twilio's API, which is not running here: attached in the database.
-    await t.database.db.updateTable('phone_numbers').set({ inbound_configuration_id: config.json().id }).where('id', '=', numberId).execute();
+    await t.database.db
+      .updateTable('phone_numbers')
+      .set({ inbound_configuration_id: config.json().id })
+      .where('id', '=', numberId)
+      .execute();
     return { numberId, phone };
   }
 
-  const inboundCall = (sid: string, to: string) => ({ CallSid: sid, AccountSid: twilio.accountSid, From: '+14155550177', To: to, CallStatus: 'ringing', Direction: 'inbound' });
-  const sessionOf = (user: TestUser) => t.database.db.selectFrom('call_sessions').selectAll().where('user_id', '=', user.id).executeTakeFirstOrThrow();
+  const inboundCall = (sid: string, to: string) => ({
+    CallSid: sid,
+    AccountSid: twilio.accountSid,
+    From: '+14155550177',
+    To: to,
+    CallStatus: 'ringing',
+    Direction: 'inbound',
+  });
+  const sessionOf = (user: TestUser) =>
+    t.database.db.selectFrom('call_sessions').selectAll().where('user_id', '=', user.id).executeTakeFirstOrThrow();
 
   it("assembles the agent record's pathwayId and tools; {{contact.phone}} is the caller", async () => {
     const user = await createFundedUser(t, 20);
     const pathwayId = await storeRecord(user, 'conversational-pathways', examplePathway);
-    const { numberId, phone } = await answeringNumber(user, { name: 'Ava', firstMessage: 'Hello {{contact.phone}}, this is Ava.', pathwayId, tools: [lookupTool] });
+    const { numberId, phone } = await answeringNumber(user, {
+      name: 'Ava',
+      firstMessage: 'Hello {{contact.phone}}, this is Ava.',
+      pathwayId,
+      tools: [lookupTool],
+    });
     const answer = await ring(numberId, inboundCall('CApathway1', phone));
     expect(answer.statusCode).toBe(200);
     expect(answer.body).toContain('<Stream');

@@ -18,7 +18,10 @@ let t: TestApp;
 let user: TestUser;
 beforeAll(async () => {
   const port = await freePort();
-  t = await createTestApp({ clock: new WallClock(), config: { ...callConfig(), publicUrl: `http://127.0.0.1:${port}`, objectContentLimitBytes: OBJECT_LIMIT } });
+  t = await createTestApp({
+    clock: new WallClock(),
+    config: { ...callConfig(), publicUrl: `http://127.0.0.1:${port}`, objectContentLimitBytes: OBJECT_LIMIT },
+  });
   await t.app.listen({ port, host: '127.0.0.1' });
   user = await createFundedUser(t);
 }, 60_000);
@@ -28,27 +31,45 @@ afterAll(async () => {
 
 describe('a call under way when the instance stops', () => {
   it('ends instance_stopped with its whole record, recording included, before the database closes', async () => {
-    const started = await startWebCall(t, user, { agent: { name: 'Amy', firstMessage: 'Hello, this is Amy from the clinic. How can I help you today?' } });
+    const started = await startWebCall(t, user, {
+      agent: { name: 'Amy', firstMessage: 'Hello, this is Amy from the clinic. How can I help you today?' },
+    });
     expect(started.statusCode, started.body).toBe(201);
     const { sessionId, url } = started.json();
     const browser = new BrowserCall(url);
     await browser.opened;
-    await browser.waitFor(() => browser.lines('agent').length > 0 && browser.agentBytes > 16_000 * 2, 'the greeting is being heard');
+    await browser.waitFor(
+      () => browser.lines('agent').length > 0 && browser.agentBytes > 16_000 * 2,
+      'the greeting is being heard',
+    );
     // Three seconds of (quiet) caller audio, at real pace.
-    await browser.speak(new Int16Array(16_000 * 3).map((_, i) => Math.round(Math.sin(i / 7) * 40)), 0);
+    await browser.speak(
+      new Int16Array(16_000 * 3).map((_, i) => Math.round(Math.sin(i / 7) * 40)),
+      0,
+    );
     const closedAt = Date.now();
     await t.app.close();
     const ended = await browser.closed;
     expect(ended.code).toBe(1000);
 
     // The database is still open: the app closed first, as main.ts does on SIGTERM.
-    const row = await t.database.db.selectFrom('call_sessions').selectAll().where('id', '=', sessionId).executeTakeFirstOrThrow();
+    const row = await t.database.db
+      .selectFrom('call_sessions')
+      .selectAll()
+      .where('id', '=', sessionId)
+      .executeTakeFirstOrThrow();
     expect(row).toMatchObject({ status: 'failed', outcome: 'instance_stopped', reason: 'instance_stopped' });
     expect(row.record_object_id).not.toBeNull();
     expect(row.finished_at).not.toBeNull();
-    const record = JSON.parse((await t.services.data.records.read(user.id, 'calls', row.record_object_id!)).toString('utf8'));
+    const record = JSON.parse(
+      (await t.services.data.records.read(user.id, 'calls', row.record_object_id!)).toString('utf8'),
+    );
     expect(record.outcome).toBe('instance_stopped');
-    expect(record.transcript[0]).toMatchObject({ role: 'agent', text: expect.stringContaining('Amy'), startMs: expect.any(Number) });
+    expect(record.transcript[0]).toMatchObject({
+      role: 'agent',
+      text: expect.stringContaining('Amy'),
+      startMs: expect.any(Number),
+    });
     expect(record.toolCalls).toEqual([]);
     expect(record.recordingParts).toBeGreaterThan(1);
 

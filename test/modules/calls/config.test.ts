@@ -8,7 +8,10 @@ describe('calls configuration', () => {
   it('defaults to the sandbox audio server and allows private webhook targets outside production only', () => {
     const dev = loadConfig({});
     expect(dev.audio).toEqual({ url: null, secret: null, sandboxStepMs: 1500, sandboxCalls: 'voice', recording: true });
-    expect(loadConfig({ SANDBOX_CALLS: 'timer', CALL_RECORDING: '0' }).audio).toMatchObject({ sandboxCalls: 'timer', recording: false });
+    expect(loadConfig({ SANDBOX_CALLS: 'timer', CALL_RECORDING: '0' }).audio).toMatchObject({
+      sandboxCalls: 'timer',
+      recording: false,
+    });
     expect(dev.webhooks).toEqual({ allowPrivate: true, timeoutMs: 10_000, pollIntervalMs: 1000 });
     const prod = loadConfig({ NODE_ENV: 'production' });
     expect(prod.webhooks.allowPrivate).toBe(false);
@@ -16,7 +19,11 @@ describe('calls configuration', () => {
   });
 
   it('takes a real audio server with its secret', () => {
-    const config = loadConfig({ AUDIO_SERVER_URL: 'https://audio.example.com/', AUDIO_SERVER_SECRET: secret, WEBHOOK_TIMEOUT_SECONDS: '3' });
+    const config = loadConfig({
+      AUDIO_SERVER_URL: 'https://audio.example.com/',
+      AUDIO_SERVER_SECRET: secret,
+      WEBHOOK_TIMEOUT_SECONDS: '3',
+    });
     expect(config.audio).toMatchObject({ url: 'https://audio.example.com', secret });
     expect(config.webhooks.timeoutMs).toBe(3000);
   });
@@ -32,6 +39,8 @@ describe('calls configuration', () => {
       expect(problems).toMatch(/AUDIO_SERVER_SECRET is required with AUDIO_SERVER_URL/);
       expect(problems).toMatch(/WEBHOOK_ALLOW_PRIVATE must be/);
     }
-    expect(() => loadConfig({ AUDIO_SERVER_URL: 'https://audio.example.com', AUDIO_SERVER_SECRET: 'not-a-secret' })).toThrow(/AUDIO_SERVER_SECRET must be whsec_/);
+    expect(() =>
+      loadConfig({ AUDIO_SERVER_URL: 'https://audio.example.com', AUDIO_SERVER_SECRET: 'not-a-secret' }),
+    ).toThrow(/AUDIO_SERVER_SECRET must be whsec_/);
   });
 });

@@ -3,7 +3,11 @@
 // and sockets closed for a violation cut off after the grace.
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/lib/clock.js';
-import { DEFAULT_MEDIA_ADMISSION, MediaAdmission, type MediaSocket } from '../../../src/modules/calls/media-admission.js';
+import {
+  DEFAULT_MEDIA_ADMISSION,
+  MediaAdmission,
+  type MediaSocket,
+} from '../../../src/modules/calls/media-admission.js';
 
 type Listener = (...args: any[]) => void;
 
@@ -104,7 +108,8 @@ describe('MediaAdmission', () => {
       read.push(data);
       if (data === 'start') started = true;
     });
-    for (const m of ['connected', 'start', ...Array.from({ length: 100 }, () => 'media')]) carrier.emit('message', m, false);
+    for (const m of ['connected', 'start', ...Array.from({ length: 100 }, () => 'media')])
+      carrier.emit('message', m, false);
     expect(count()).toBe(102);
     expect(carrier.closedWith).toBeNull();
     // Still waiting for the token's check: a big message closes it with 1009.

@@ -29,7 +29,16 @@ beforeAll(async () => {
   t = await createTestApp({
     clock: new WallClock(),
     env: { PORT: String(port) },
-    config: { ...callConfig(), publicUrl: origin, twilio: { accountSid: twilio.accountSid, authToken: twilio.authToken, from: twilio.from, apiBase: twilio.apiBase } },
+    config: {
+      ...callConfig(),
+      publicUrl: origin,
+      twilio: {
+        accountSid: twilio.accountSid,
+        authToken: twilio.authToken,
+        from: twilio.from,
+        apiBase: twilio.apiBase,
+      },
+    },
   });
   await t.app.listen({ port, host: '127.0.0.1' });
 }, 60_000);
@@ -48,7 +57,9 @@ function connect(path: string) {
     ws.once('open', () => resolve());
     ws.once('unexpected-response', () => reject(new Error('upgrade refused')));
   });
-  const closed = new Promise<Closed>((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  const closed = new Promise<Closed>((resolve) =>
+    ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
   const messages: Array<Record<string, unknown>> = [];
   ws.on('message', (data, isBinary) => {
     if (!isBinary) messages.push(JSON.parse(String(data)));
@@ -64,11 +75,30 @@ async function twilioNumber(user: TestUser): Promise<string> {
   const phone = `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`;
   const sid = `PN${randomUUID().replace(/-/g, '').slice(0, 32)}`;
   twilio.incoming.set(sid, { sid, phoneNumber: phone, friendlyName: phone, addressSid: null, voiceUrl: '' });
-  await t.database.db.insertInto('phone_numbers').values({
-    id, user_id: user.id, provider: 'twilio', provider_sid: sid, phone_number: phone, name: 'Main', description: null,
-    type: 'both', number_type: 'local', country: 'US', capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
-    monthly_cents: 115, currency: 'usd', address_sid: null, subscription_id: null, inbound_configuration_id: null, status: 'active', created_at: now, updated_at: now,
-  }).execute();
+  await t.database.db
+    .insertInto('phone_numbers')
+    .values({
+      id,
+      user_id: user.id,
+      provider: 'twilio',
+      provider_sid: sid,
+      phone_number: phone,
+      name: 'Main',
+      description: null,
+      type: 'both',
+      number_type: 'local',
+      country: 'US',
+      capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
+      monthly_cents: 115,
+      currency: 'usd',
+      address_sid: null,
+      subscription_id: null,
+      inbound_configuration_id: null,
+      status: 'active',
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
   return id;
 }
 
@@ -76,8 +106,19 @@ async function twilioNumber(user: TestUser): Promise<string> {
 async function placeCall(user: TestUser) {
   const server = await registerServer(t, user);
   const numberId = await twilioNumber(user);
-  const jwt = await signPayload(server, { agent: { name: 'Amy', firstMessage: 'Hello Grace, this is Amy from the clinic.' }, contact: { name: 'Grace', phone: '+14155550123' }, type: 'prompt', prompt: 'Confirm the appointment.', phoneNumberId: numberId });
-  const res = await t.app.inject({ method: 'POST', url: '/api/session/call', headers: bearer(user.token), payload: { server: server.name, jwt } });
+  const jwt = await signPayload(server, {
+    agent: { name: 'Amy', firstMessage: 'Hello Grace, this is Amy from the clinic.' },
+    contact: { name: 'Grace', phone: '+14155550123' },
+    type: 'prompt',
+    prompt: 'Confirm the appointment.',
+    phoneNumberId: numberId,
+  });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/session/call',
+    headers: bearer(user.token),
+    payload: { server: server.name, jwt },
+  });
   expect(res.statusCode, res.body).toBe(204);
   const placed = twilio.calls.at(-1)!;
   const stream = /<Stream url="([^"]+)"><Parameter name="token" value="([^"]+)"\/>/.exec(placed.twiml)!;
@@ -87,11 +128,26 @@ async function placeCall(user: TestUser) {
 /** What Twilio sends first: `connected`, then `start` with the token and a CallSid. */
 function startStream(ws: WebSocket, token: string, callSid: string, streamSid = `MZ${randomUUID().replace(/-/g, '')}`) {
   ws.send(JSON.stringify({ event: 'connected', protocol: 'Call', version: '1.0.0' }));
-  ws.send(JSON.stringify({ event: 'start', sequenceNumber: '1', streamSid, start: { streamSid, accountSid: twilio.accountSid, callSid, tracks: ['inbound'], customParameters: { token }, mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 } } }));
+  ws.send(
+    JSON.stringify({
+      event: 'start',
+      sequenceNumber: '1',
+      streamSid,
+      start: {
+        streamSid,
+        accountSid: twilio.accountSid,
+        callSid,
+        tracks: ['inbound'],
+        customParameters: { token },
+        mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+      },
+    }),
+  );
   return streamSid;
 }
 
-const callView = async (user: TestUser, id: string) => (await t.app.inject({ method: 'GET', url: `/api/calls/${id}`, headers: bearer(user.token) })).json();
+const callView = async (user: TestUser, id: string) =>
+  (await t.app.inject({ method: 'GET', url: `/api/calls/${id}`, headers: bearer(user.token) })).json();
 
 describe('strangers on /api/media/twilio', () => {
   it('closes each at its first wrong message, refuses sockets over the cap (1013), and another user is answered meanwhile', async () => {
@@ -100,7 +156,10 @@ describe('strangers on /api/media/twilio', () => {
     // 20 strangers from one address, silent at first: 8 wait for their token, 12 are refused at once.
     const strangers = Array.from({ length: 20 }, () => connect('/api/media/twilio'));
     await Promise.all(strangers.map((s) => s.opened.catch(() => {})));
-    await vi.waitFor(() => expect(strangers.filter((s) => !isOpen(s.ws)).length).toBe(12), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(() => expect(strangers.filter((s) => !isOpen(s.ws)).length).toBe(12), {
+      timeout: 10_000,
+      interval: 20,
+    });
     const refused = strangers.filter((s) => !isOpen(s.ws));
     for (const s of refused) expect((await s.closed).code).toBe(1013);
     expect(admission.waitingFrom('127.0.0.1')).toBe(8);
@@ -111,7 +170,8 @@ describe('strangers on /api/media/twilio', () => {
     binary!.ws.send(Buffer.from([0, 1, 2, 3]));
     big!.ws.send(JSON.stringify({ event: 'connected', padding: 'x'.repeat(5000) }));
     huge!.ws.send(Buffer.alloc(200 * 1024)); // over the server's 64 KB maxPayload
-    for (let i = 0; i < 3; i++) chatty!.ws.send(JSON.stringify({ event: 'connected', protocol: 'Call', version: '1.0.0' }));
+    for (let i = 0; i < 3; i++)
+      chatty!.ws.send(JSON.stringify({ event: 'connected', protocol: 'Call', version: '1.0.0' }));
     startStream(tokenless!.ws, '', 'CA1');
     startStream(forged!.ws, 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln', 'CA1');
     // Another user's plain request while they are at it: answered, and right.
@@ -136,7 +196,10 @@ describe('strangers on /api/media/twilio', () => {
     next.ws.send('{');
     expect(await next.closed).toMatchObject({ code: 1007 });
     // No session was touched by any of them.
-    expect((await t.database.db.selectFrom('call_sessions').select('id').where('media_instance', 'is not', null).execute()).length).toBe(0);
+    expect(
+      (await t.database.db.selectFrom('call_sessions').select('id').where('media_instance', 'is not', null).execute())
+        .length,
+    ).toBe(0);
   }, 60_000);
 
   it('closes strangers streaming big frames at once, however many come, and keeps answering others', async () => {
@@ -181,7 +244,11 @@ describe('a Twilio stream bound to its call', () => {
     startStream(hijack.ws, a.token, b.placed.sid);
     expect(await hijack.closed).toMatchObject({ code: 1008, reason: expect.stringContaining('another call') });
     expect(b.placed.redirects).toEqual([]);
-    const bRow = await t.database.db.selectFrom('call_sessions').select(['status', 'media_instance', 'outcome']).where('id', '=', b.sessionId).executeTakeFirstOrThrow();
+    const bRow = await t.database.db
+      .selectFrom('call_sessions')
+      .select(['status', 'media_instance', 'outcome'])
+      .where('id', '=', b.sessionId)
+      .executeTakeFirstOrThrow();
     expect(bRow).toMatchObject({ media_instance: null, outcome: null });
     expect(['created', 'queued']).toContain(bRow.status);
     expect(a.placed.redirects).toEqual([]);
@@ -190,7 +257,10 @@ describe('a Twilio stream bound to its call', () => {
     const own = connect('/api/media/twilio');
     await own.opened;
     startStream(own.ws, a.token, a.placed.sid);
-    await vi.waitFor(async () => expect((await callView(mine, a.sessionId)).status).toBe('in_progress'), { timeout: 20_000, interval: 50 });
+    await vi.waitFor(async () => expect((await callView(mine, a.sessionId)).status).toBe('in_progress'), {
+      timeout: 20_000,
+      interval: 50,
+    });
     expect(isOpen(own.ws)).toBe(true);
 
     // One message that is not Twilio Media Streams: closed (1007), and the call ends failed, outcome refused.
@@ -200,7 +270,13 @@ describe('a Twilio stream bound to its call', () => {
     expect(view).toMatchObject({ status: 'failed', outcome: 'refused', reason: 'invalid_message' });
     // B still untouched.
     expect(b.placed.redirects).toEqual([]);
-    expect(await t.database.db.selectFrom('call_sessions').select(['media_instance', 'outcome']).where('id', '=', b.sessionId).executeTakeFirstOrThrow()).toEqual({ media_instance: null, outcome: null });
+    expect(
+      await t.database.db
+        .selectFrom('call_sessions')
+        .select(['media_instance', 'outcome'])
+        .where('id', '=', b.sessionId)
+        .executeTakeFirstOrThrow(),
+    ).toEqual({ media_instance: null, outcome: null });
   }, 60_000);
 });
 
@@ -213,7 +289,10 @@ describe('a browser sending audio faster than real time', () => {
     const { sessionId, url } = started.json();
     const browser = connect(new URL(url).pathname + new URL(url).search);
     await browser.opened;
-    await vi.waitFor(async () => expect((await callView(user, sessionId)).status).toBe('in_progress'), { timeout: 20_000, interval: 50 });
+    await vi.waitFor(async () => expect((await callView(user, sessionId)).status).toBe('in_progress'), {
+      timeout: 20_000,
+      interval: 50,
+    });
 
     // The issue's flood: two seconds of 16 kHz audio per 64 KB message, as fast as the socket takes them.
     const twoSeconds = Buffer.alloc(640 * 100);
@@ -227,7 +306,11 @@ describe('a browser sending audio faster than real time', () => {
     const view = await endedCall(t, user, sessionId);
     expect(view).toMatchObject({ direction: 'web', status: 'failed', outcome: 'refused', reason: 'audio_flood' });
     // The recording's caller channel holds what was taken: the 2 s burst and about real time since, not the flood.
-    const wav = await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}/recording`, headers: bearer(user.token) });
+    const wav = await t.app.inject({
+      method: 'GET',
+      url: `/api/calls/${sessionId}/recording`,
+      headers: bearer(user.token),
+    });
     expect(wav.statusCode).toBe(200);
     const seconds = (wav.rawPayload.length - 44) / (8000 * 2 * 2);
     expect(seconds).toBeLessThan(2 + 1.1 * (view.durationSeconds + 1) + 1);

@@ -11,7 +11,11 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const code = (p: Promise<unknown>) => p.then(() => 'accepted', (e: { code?: string }) => e.code);
+const code = (p: Promise<unknown>) =>
+  p.then(
+    () => 'accepted',
+    (e: { code?: string }) => e.code,
+  );
 /** A Twilio stream naming the call its session is for (here: every session's call is CA1). */
 const ownCall = { callSid: 'CA1', callOf: async () => 'CA1' };
 
@@ -19,7 +23,10 @@ describe('media tokens', () => {
   it('opens its session once', async () => {
     const { token, expiresAt } = await tokens.issue('user-1', 'session-1', 'twilio');
     expect(expiresAt - t.clock.now()).toBeLessThanOrEqual(60_000);
-    await expect(tokens.accept(token, 'twilio', ownCall)).resolves.toEqual({ userId: 'user-1', sessionId: 'session-1' });
+    await expect(tokens.accept(token, 'twilio', ownCall)).resolves.toEqual({
+      userId: 'user-1',
+      sessionId: 'session-1',
+    });
     expect(await code(tokens.accept(token, 'twilio', ownCall))).toBe('invalid_token');
   });
 
@@ -41,7 +48,10 @@ describe('media tokens', () => {
     const forged = `${h}.${Buffer.from(JSON.stringify({ ...claims, sid: 'someone-elses' })).toString('base64url')}.${s}`;
     expect(await code(tokens.accept(forged, 'twilio', ownCall))).toBe('invalid_token');
     expect(await code(tokens.accept('not-a-token', 'twilio', ownCall))).toBe('invalid_token');
-    await expect(tokens.accept(fresh.token, 'twilio', ownCall)).resolves.toEqual({ userId: 'user-1', sessionId: 'session-5' });
+    await expect(tokens.accept(fresh.token, 'twilio', ownCall)).resolves.toEqual({
+      userId: 'user-1',
+      sessionId: 'session-5',
+    });
   });
 
   it("a Twilio stream is bound to its session's carrier call: another CallSid is refused and does not spend the token", async () => {
@@ -49,17 +59,26 @@ describe('media tokens', () => {
     const calls: Record<string, string | null> = { 'session-6': 'CAmine' };
     const callOf = async (sessionId: string) => calls[sessionId] ?? null;
     expect(await code(tokens.accept(token, 'twilio', { callSid: 'CAsomeone-elses', callOf }))).toBe('invalid_token');
-    await expect(tokens.accept(token, 'twilio', { callSid: 'CAsomeone-elses', callOf })).rejects.toThrow('another call');
+    await expect(tokens.accept(token, 'twilio', { callSid: 'CAsomeone-elses', callOf })).rejects.toThrow(
+      'another call',
+    );
     // The carrier's own stream can still use it.
-    await expect(tokens.accept(token, 'twilio', { callSid: 'CAmine', callOf })).resolves.toEqual({ userId: 'user-1', sessionId: 'session-6' });
+    await expect(tokens.accept(token, 'twilio', { callSid: 'CAmine', callOf })).resolves.toEqual({
+      userId: 'user-1',
+      sessionId: 'session-6',
+    });
   });
 
   it("waits briefly for an outbound session's call id (stored once Calls.json answers), and refuses a session that has none", async () => {
     const { token } = await tokens.issue('user-1', 'session-7', 'twilio');
     let stored: string | null = null;
     setTimeout(() => (stored = 'CAlater'), 150);
-    await expect(tokens.accept(token, 'twilio', { callSid: 'CAlater', callOf: async () => stored })).resolves.toMatchObject({ sessionId: 'session-7' });
+    await expect(
+      tokens.accept(token, 'twilio', { callSid: 'CAlater', callOf: async () => stored }),
+    ).resolves.toMatchObject({ sessionId: 'session-7' });
     const never = await tokens.issue('user-1', 'session-8', 'twilio');
-    expect(await code(tokens.accept(never.token, 'twilio', { callSid: 'CA1', callOf: async () => null }))).toBe('invalid_token');
+    expect(await code(tokens.accept(never.token, 'twilio', { callSid: 'CA1', callOf: async () => null }))).toBe(
+      'invalid_token',
+    );
   });
 });

@@ -10,8 +10,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CALLER_SCRIPT } from '../../../src/providers/telephony/sandbox-calls.js';
 import type { TestApp } from '../../support/app.js';
-import { bearer } from '../../support/factories.js';
-import { type Line, canSpeak, clinic, ended, expectTwoVoiceRecording, placeCall, pocketsphinx, sandboxCarrierApp } from './sandbox-support.js';
+import {
+  type Line,
+  canSpeak,
+  clinic,
+  ended,
+  expectTwoVoiceRecording,
+  placeCall,
+  pocketsphinx,
+  sandboxCarrierApp,
+} from './sandbox-support.js';
 
 describe.skipIf(!canSpeak)('the sandbox carrier (no Twilio)', () => {
   let t: TestApp;
@@ -26,7 +34,13 @@ describe.skipIf(!canSpeak)('the sandbox carrier (no Twilio)', () => {
     const c = await clinic(t);
     const sessionId = await placeCall(t, c);
     const view = await ended(t, c.user, sessionId, 150_000);
-    expect(view).toMatchObject({ id: sessionId, direction: 'outbound', status: 'completed', from: c.from, to: '+14155550123' });
+    expect(view).toMatchObject({
+      id: sessionId,
+      direction: 'outbound',
+      status: 'completed',
+      from: c.from,
+      to: '+14155550123',
+    });
     expect(view.answeredAt).toBeDefined();
 
     const transcript = view.transcript as Line[];
@@ -77,7 +91,9 @@ describe.skipIf(!canSpeak)('the sandbox carrier without a recogniser (STT_PROVID
       expect(line.recognised).toBe(false);
       expect(DEFAULT_CALLER_SCRIPT).toContain(line.text);
     }
-    expect(view.toolCalls.map((call: { name: string }) => call.name)).toEqual(expect.arrayContaining(['search_knowledge', 'check_availability', 'book_meeting']));
+    expect(view.toolCalls.map((call: { name: string }) => call.name)).toEqual(
+      expect.arrayContaining(['search_knowledge', 'check_availability', 'book_meeting']),
+    );
     expect(view.recordingUrl).toBeUndefined();
   }, 180_000);
 });

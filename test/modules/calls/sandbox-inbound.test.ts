@@ -17,7 +17,19 @@ import { describeDay, requestedDate } from '../../../src/providers/language-mode
 import type { TestApp } from '../../support/app.js';
 import { bearer, createFundedUser } from '../../support/factories.js';
 import { callRecords } from './support.js';
-import { type Clinic, type Line, canSpeak, channelRms, clinic, ended, expectTwoVoiceRecording, placeCall, pocketsphinx, sandboxCarrierApp, sandboxNumber } from './sandbox-support.js';
+import {
+  type Clinic,
+  type Line,
+  canSpeak,
+  channelRms,
+  clinic,
+  ended,
+  expectTwoVoiceRecording,
+  placeCall,
+  pocketsphinx,
+  sandboxCarrierApp,
+  sandboxNumber,
+} from './sandbox-support.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -32,15 +44,33 @@ async function frontDesk(c: Clinic, numberId = c.numberId) {
   const agent = await t.services.data.records.create(
     c.user.id,
     'agents',
-    Buffer.from(JSON.stringify({ name: 'Ava', firstMessage: 'Thanks for calling the clinic, this is Ava.', knowledgeBaseId: c.kbId, integrations: [c.integrationId] })),
+    Buffer.from(
+      JSON.stringify({
+        name: 'Ava',
+        firstMessage: 'Thanks for calling the clinic, this is Ava.',
+        knowledgeBaseId: c.kbId,
+        integrations: [c.integrationId],
+      }),
+    ),
   );
-  const config = await t.app.inject({ method: 'PUT', url: '/api/inbound-configurations', headers: bearer(c.user.token), payload: { name: 'Front desk', agent: { id: agent.id, type: 'agents' }, source: { type: 'manual' } } });
+  const config = await t.app.inject({
+    method: 'PUT',
+    url: '/api/inbound-configurations',
+    headers: bearer(c.user.token),
+    payload: { name: 'Front desk', agent: { id: agent.id, type: 'agents' }, source: { type: 'manual' } },
+  });
   expect(config.statusCode, config.body).toBe(200);
-  const attach = await t.app.inject({ method: 'POST', url: `/api/inbound-configurations/${config.json().id}`, headers: bearer(c.user.token), payload: { action: 'attach', phone_number_id: numberId } });
+  const attach = await t.app.inject({
+    method: 'POST',
+    url: `/api/inbound-configurations/${config.json().id}`,
+    headers: bearer(c.user.token),
+    payload: { action: 'attach', phone_number_id: numberId },
+  });
   expect(attach.statusCode, attach.body).toBe(200);
 }
 
-const ring = (token: string, payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/api/sandbox/calls/inbound', headers: bearer(token), payload });
+const ring = (token: string, payload: Record<string, unknown>) =>
+  t.app.inject({ method: 'POST', url: '/api/sandbox/calls/inbound', headers: bearer(token), payload });
 
 describe.skipIf(!canSpeak).concurrent('sandbox inbound calls and voicemail (no Twilio)', () => {
   it('rings a number attached to an inbound configuration: the caller is recognised, the agent answers from its knowledge base and books next Tuesday; record and two-channel recording written', async () => {
@@ -50,7 +80,14 @@ describe.skipIf(!canSpeak).concurrent('sandbox inbound calls and voicemail (no T
     expect(res.statusCode, res.body).toBe(202);
     const { sessionId } = res.json();
     const view = await ended(t, c.user, sessionId, 150_000);
-    expect(view).toMatchObject({ id: sessionId, direction: 'inbound', status: 'completed', outcome: 'completed', from: '+14155550177', to: c.from });
+    expect(view).toMatchObject({
+      id: sessionId,
+      direction: 'inbound',
+      status: 'completed',
+      outcome: 'completed',
+      from: '+14155550177',
+      to: c.from,
+    });
 
     const transcript = view.transcript as Line[];
     // The agent's first message (what the caller let it say: on a loaded machine a slow voice may pause long enough for the caller to go on).
@@ -76,18 +113,34 @@ describe.skipIf(!canSpeak).concurrent('sandbox inbound calls and voicemail (no T
     expect(booking.result).toMatchObject({ booked: true });
     expect(String(booking.arguments.start).slice(0, 10)).toBe(tuesday);
     // The transcript names the day (the caller may speak over the rest on a loaded machine).
-    expect(transcript.some((l) => l.role === 'agent' && l.text.includes(describeDay(tuesday))), JSON.stringify(transcript)).toBe(true);
+    expect(
+      transcript.some((l) => l.role === 'agent' && l.text.includes(describeDay(tuesday))),
+      JSON.stringify(transcript),
+    ).toBe(true);
 
     // The encrypted record in the calls store, and the recording: caller left, agent right, speech on both.
     const records = await callRecords(t, c.user);
-    expect(records).toEqual(expect.arrayContaining([expect.objectContaining({ session_id: sessionId, direction: 'inbound', outcome: 'completed', from: '+14155550177', to: c.from })]));
+    expect(records).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          session_id: sessionId,
+          direction: 'inbound',
+          outcome: 'completed',
+          from: '+14155550177',
+          to: c.from,
+        }),
+      ]),
+    );
     await expectTwoVoiceRecording(t, c.user, sessionId, view.recordingUrl);
   }, 180_000);
 
   it('an outbound call with script "voicemail" reaches an answering machine: after its beep the agent leaves the voicemail message once and hangs up (outcome voicemail)', async () => {
     const c = await clinic(t);
     const message = 'Hi Grace, this is Amy from the clinic. Please call us back.';
-    const sessionId = await placeCall(t, c, '+14155550123', { script: 'voicemail', agent: { voicemailMessage: message } });
+    const sessionId = await placeCall(t, c, '+14155550123', {
+      script: 'voicemail',
+      agent: { voicemailMessage: message },
+    });
     const view = await ended(t, c.user, sessionId, 90_000);
     expect(view).toMatchObject({ direction: 'outbound', status: 'completed', outcome: 'voicemail' });
     const transcript = view.transcript as Line[];
@@ -107,15 +160,36 @@ describe.skipIf(!canSpeak).concurrent('sandbox inbound calls and voicemail (no T
     const unattached = await ring(c.user.token, { numberId: c.numberId });
     expect(unattached.statusCode, unattached.body).toBe(202);
     const refused = await ended(t, c.user, unattached.json().sessionId, 20_000);
-    expect(refused).toMatchObject({ direction: 'inbound', status: 'failed', outcome: 'refused', reason: 'not_attached', from: '+12125550142', to: c.from });
+    expect(refused).toMatchObject({
+      direction: 'inbound',
+      status: 'failed',
+      outcome: 'refused',
+      reason: 'not_attached',
+      from: '+12125550142',
+      to: c.from,
+    });
     expect(refused.transcript ?? []).toEqual([]);
 
     const poor = await clinic(t);
     await frontDesk(poor);
-    await t.database.db.insertInto('credit_ledger').values({ user_id: poor.user.id, cents: -500, reason: 'test_spend', ref: `test:${randomUUID()}`, created_at: Date.now() }).execute();
+    await t.database.db
+      .insertInto('credit_ledger')
+      .values({
+        user_id: poor.user.id,
+        cents: -500,
+        reason: 'test_spend',
+        ref: `test:${randomUUID()}`,
+        created_at: Date.now(),
+      })
+      .execute();
     const broke = await ring(poor.user.token, { numberId: poor.numberId, script: ['Hello?'] });
     expect(broke.statusCode, broke.body).toBe(202);
-    expect(await ended(t, poor.user, broke.json().sessionId, 20_000)).toMatchObject({ direction: 'inbound', status: 'failed', outcome: 'refused', reason: 'insufficient_funds' });
+    expect(await ended(t, poor.user, broke.json().sessionId, 20_000)).toMatchObject({
+      direction: 'inbound',
+      status: 'failed',
+      outcome: 'refused',
+      reason: 'insufficient_funds',
+    });
   }, 60_000);
 
   it('checks the request before any call: 404 for a number that is unknown or not yours, 409 for one Twilio carries, 400 for a bad script or caller', async () => {
@@ -126,14 +200,23 @@ describe.skipIf(!canSpeak).concurrent('sandbox inbound calls and voicemail (no T
     expect(foreign.statusCode).toBe(404);
     expect(foreign.json()).toMatchObject({ code: 'not_found' });
     const twilioNumber = await sandboxNumber(t, c.user);
-    await t.database.db.updateTable('phone_numbers').set({ provider: 'twilio' }).where('id', '=', twilioNumber).execute();
+    await t.database.db
+      .updateTable('phone_numbers')
+      .set({ provider: 'twilio' })
+      .where('id', '=', twilioNumber)
+      .execute();
     expect((await ring(c.user.token, { numberId: twilioNumber })).json()).toMatchObject({ code: 'conflict' });
     expect((await ring(c.user.token, { numberId: c.numberId, script: [] })).statusCode).toBe(400);
     expect((await ring(c.user.token, { numberId: c.numberId, script: 'shout' })).statusCode).toBe(400);
     expect((await ring(c.user.token, { numberId: c.numberId, from: '0123' })).statusCode).toBe(400);
-    expect((await t.app.inject({ method: 'POST', url: '/api/sandbox/calls/inbound', payload: { numberId: c.numberId } })).statusCode).toBe(401);
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/api/sandbox/calls/inbound', payload: { numberId: c.numberId } }))
+        .statusCode,
+    ).toBe(401);
     // None of these rang: the user has no call session.
-    expect((await t.app.inject({ method: 'GET', url: '/api/calls', headers: bearer(c.user.token) })).json().calls).toEqual([]);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/api/calls', headers: bearer(c.user.token) })).json().calls,
+    ).toEqual([]);
     // 60 s like its neighbours: CI runs this file beside the other real-time calls, whose load once stretched it past 30 s.
   }, 60_000);
 });

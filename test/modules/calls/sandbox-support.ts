@@ -27,7 +27,10 @@ export async function sandboxCarrierApp(env: Record<string, string> = {}): Promi
   const t = await createTestApp({
     clock: new WallClock(),
     env: { SANDBOX_CALLS: 'voice', PORT: String(port), ...env },
-    config: { ...callConfig({ sandboxCalls: 'voice', recording: env.CALL_RECORDING !== '0' }), sandboxCallbackDelayMs: 50 },
+    config: {
+      ...callConfig({ sandboxCalls: 'voice', recording: env.CALL_RECORDING !== '0' }),
+      sandboxCallbackDelayMs: 50,
+    },
   });
   // The default PUBLIC_URL (http://127.0.0.1:PORT) is where the carrier's callbacks and media stream go.
   expect(t.config.publicUrl).toBe(`http://127.0.0.1:${port}`);
@@ -40,11 +43,30 @@ export async function sandboxNumber(t: TestApp, user: TestUser): Promise<string>
   const id = newId(Date.now());
   const phoneNumber = `+1415555${String(100 + ++numbers).padStart(4, '0')}`;
   const now = Date.now();
-  await t.database.db.insertInto('phone_numbers').values({
-    id, user_id: user.id, provider: 'sandbox', provider_sid: `PN${id.replace(/-/g, '')}`, phone_number: phoneNumber, name: 'Main', description: null,
-    type: 'both', number_type: 'local', country: 'US', capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
-    monthly_cents: 115, currency: 'usd', address_sid: null, subscription_id: null, inbound_configuration_id: null, status: 'active', created_at: now, updated_at: now,
-  }).execute();
+  await t.database.db
+    .insertInto('phone_numbers')
+    .values({
+      id,
+      user_id: user.id,
+      provider: 'sandbox',
+      provider_sid: `PN${id.replace(/-/g, '')}`,
+      phone_number: phoneNumber,
+      name: 'Main',
+      description: null,
+      type: 'both',
+      number_type: 'local',
+      country: 'US',
+      capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
+      monthly_cents: 115,
+      currency: 'usd',
+      address_sid: null,
+      subscription_id: null,
+      inbound_configuration_id: null,
+      status: 'active',
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
   return id;
 }
 
@@ -53,21 +75,69 @@ export async function clinic(t: TestApp) {
   const user = await createFundedUser(t);
   const server = await registerServer(t, user);
   const numberId = await sandboxNumber(t, user);
-  const kb = (await t.app.inject({ method: 'PUT', url: '/api/knowledge-bases', headers: bearer(user.token), payload: { name: 'Clinic' } })).json();
-  const form = multipartForm([{ filename: 'hours.txt', content: 'Opening hours: we are open Monday to Friday from nine to five.', contentType: 'text/plain' }]);
-  expect((await t.app.inject({ method: 'POST', url: `/api/knowledge-bases/${kb.id}`, headers: { ...bearer(user.token), ...form.headers }, payload: form.payload })).statusCode).toBe(200);
-  const integration = await t.app.inject({ method: 'PUT', url: '/api/integrations', headers: bearer(user.token), payload: { type: 'calendly', data: { accessToken: 'sandbox_pat_clinic_0001', eventTypeUrl: 'https://calendly.com/clinic/30min' } } });
+  const kb = (
+    await t.app.inject({
+      method: 'PUT',
+      url: '/api/knowledge-bases',
+      headers: bearer(user.token),
+      payload: { name: 'Clinic' },
+    })
+  ).json();
+  const form = multipartForm([
+    {
+      filename: 'hours.txt',
+      content: 'Opening hours: we are open Monday to Friday from nine to five.',
+      contentType: 'text/plain',
+    },
+  ]);
+  expect(
+    (
+      await t.app.inject({
+        method: 'POST',
+        url: `/api/knowledge-bases/${kb.id}`,
+        headers: { ...bearer(user.token), ...form.headers },
+        payload: form.payload,
+      })
+    ).statusCode,
+  ).toBe(200);
+  const integration = await t.app.inject({
+    method: 'PUT',
+    url: '/api/integrations',
+    headers: bearer(user.token),
+    payload: {
+      type: 'calendly',
+      data: { accessToken: 'sandbox_pat_clinic_0001', eventTypeUrl: 'https://calendly.com/clinic/30min' },
+    },
+  });
   expect(integration.statusCode, integration.body).toBe(200);
-  const { phone_number: from } = await t.database.db.selectFrom('phone_numbers').select('phone_number').where('id', '=', numberId).executeTakeFirstOrThrow();
+  const { phone_number: from } = await t.database.db
+    .selectFrom('phone_numbers')
+    .select('phone_number')
+    .where('id', '=', numberId)
+    .executeTakeFirstOrThrow();
   return { user, server, numberId, kbId: kb.id as string, integrationId: integration.json().id as string, from };
 }
 
 export type Clinic = Awaited<ReturnType<typeof clinic>>;
 
 /** POST /api/session/call from the clinic's number to `to`, optionally with a sandbox script, more agent fields and human agents → the session id. */
-export async function placeCall(t: TestApp, c: Clinic, to = '+14155550123', options: { script?: SandboxScript; agent?: Record<string, unknown>; humanAgents?: Array<{ name: string; phone: string }> } = {}) {
+export async function placeCall(
+  t: TestApp,
+  c: Clinic,
+  to = '+14155550123',
+  options: {
+    script?: SandboxScript;
+    agent?: Record<string, unknown>;
+    humanAgents?: Array<{ name: string; phone: string }>;
+  } = {},
+) {
   const jwt = await signPayload(c.server, {
-    agent: { name: 'Amy', personaId: 'local-amy', firstMessage: 'Hello Grace, this is Amy from the clinic.', ...options.agent },
+    agent: {
+      name: 'Amy',
+      personaId: 'local-amy',
+      firstMessage: 'Hello Grace, this is Amy from the clinic.',
+      ...options.agent,
+    },
     contact: { name: 'Grace', phone: to },
     type: 'prompt',
     prompt: 'Answer questions about the clinic and book meetings.',
@@ -76,7 +146,12 @@ export async function placeCall(t: TestApp, c: Clinic, to = '+14155550123', opti
     phoneNumberId: c.numberId,
     ...(options.humanAgents ? { humanAgents: options.humanAgents } : {}),
   });
-  const res = await t.app.inject({ method: 'POST', url: '/api/session/call', headers: bearer(c.user.token), payload: { server: c.server.name, jwt, ...(options.script ? { script: options.script } : {}) } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/session/call',
+    headers: bearer(c.user.token),
+    payload: { server: c.server.name, jwt, ...(options.script ? { script: options.script } : {}) },
+  });
   expect(res.statusCode, res.body).toBe(204);
   return res.headers['x-session-id'] as string;
 }
@@ -84,7 +159,9 @@ export async function placeCall(t: TestApp, c: Clinic, to = '+14155550123', opti
 export async function ended(t: TestApp, user: TestUser, sessionId: string, timeout: number) {
   await vi.waitFor(
     async () => {
-      const view = (await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })).json();
+      const view = (
+        await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })
+      ).json();
       expect(['completed', 'failed', 'no_answer', 'busy', 'canceled']).toContain(view.status);
       if (view.status === 'completed') expect(view.transcript).toBeDefined();
     },
@@ -108,7 +185,12 @@ export function channelRms(wav: Buffer, channel: 0 | 1): number {
 }
 
 /** The call's recording: a two-channel 8 kHz WAV of more than 10 s, with speech on both channels (the caller left, the agent right). */
-export async function expectTwoVoiceRecording(t: TestApp, user: TestUser, sessionId: string, recordingUrl: string | undefined): Promise<void> {
+export async function expectTwoVoiceRecording(
+  t: TestApp,
+  user: TestUser,
+  sessionId: string,
+  recordingUrl: string | undefined,
+): Promise<void> {
   expect(recordingUrl).toBe(`/api/calls/${sessionId}/recording`);
   const wav = await t.app.inject({ method: 'GET', url: recordingUrl!, headers: bearer(user.token) });
   expect(wav.statusCode).toBe(200);

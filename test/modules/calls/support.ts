@@ -28,7 +28,13 @@ export const assembledCall = (overrides: Partial<AssembledCall> = {}): Assembled
   systemPrompt: 'You are Amy, calling Grace to confirm tomorrow’s appointment.',
   firstMessage: 'Hello Grace, this is Amy from the clinic.',
   voice: { provider: 'local', voiceId: 'en-us' },
-  tools: [{ name: 'search_knowledge', description: 'Search the knowledge base', parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } }],
+  tools: [
+    {
+      name: 'search_knowledge',
+      description: 'Search the knowledge base',
+      parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+    },
+  ],
   ...overrides,
 });
 
@@ -36,7 +42,12 @@ export const assembledCall = (overrides: Partial<AssembledCall> = {}): Assembled
 export class CountingUsage implements CallBilling {
   readonly calls: Array<{ userId: string; kind: string; quantity: number; ref: string }> = [];
   constructor(private readonly inner: CallBilling) {}
-  async recordUsage(userId: string, kind: Parameters<CallBilling['recordUsage']>[1], quantity: number, ref: string): Promise<void> {
+  async recordUsage(
+    userId: string,
+    kind: Parameters<CallBilling['recordUsage']>[1],
+    quantity: number,
+    ref: string,
+  ): Promise<void> {
     this.calls.push({ userId, kind, quantity, ref });
     await this.inner.recordUsage(userId, kind, quantity, ref);
   }
@@ -52,7 +63,11 @@ export function callPricing(t: TestApp) {
   const catalog = t.services.billing.catalog;
   return {
     rate: (country: string, direction: 'inbound' | 'outbound') => catalog.voiceRate(country, direction),
-    concurrencyLimit: (planKey: string | null) => Math.max(t.config.billing.callConcurrencyPerUser, (planKey ? catalog.plan(planKey)?.callConcurrency : undefined) ?? 0),
+    concurrencyLimit: (planKey: string | null) =>
+      Math.max(
+        t.config.billing.callConcurrencyPerUser,
+        (planKey ? catalog.plan(planKey)?.callConcurrency : undefined) ?? 0,
+      ),
     defaultMaxSeconds: t.config.billing.callMaxSeconds,
   };
 }
@@ -85,11 +100,18 @@ export async function callRecords(t: TestApp, user: TestUser): Promise<Array<Rec
   const api = client(t, user);
   const store = (await api.get('/api/root')).json().stores.calls;
   const key = Buffer.from((await api.get(`/api/keys/${store.keyId}`)).json().key, 'hex');
-  const objects = (await api.get(`/api/objects/${store.id}/related`)).json() as Array<{ content: string; auth_tag: string; iv: string; keyId: string }>;
+  const objects = (await api.get(`/api/objects/${store.id}/related`)).json() as Array<{
+    content: string;
+    auth_tag: string;
+    iv: string;
+    keyId: string;
+  }>;
   return objects.map((o) => {
     expect(o.keyId).toBe(store.keyId);
     const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(o.iv, 'hex'));
     decipher.setAuthTag(Buffer.from(o.auth_tag, 'hex'));
-    return JSON.parse(Buffer.concat([decipher.update(Buffer.from(o.content, 'hex')), decipher.final()]).toString('utf8'));
+    return JSON.parse(
+      Buffer.concat([decipher.update(Buffer.from(o.content, 'hex')), decipher.final()]).toString('utf8'),
+    );
   });
 }

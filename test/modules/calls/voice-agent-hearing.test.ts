@@ -51,7 +51,12 @@ beforeAll(async () => {
     config: {
       ...callConfig(),
       publicUrl,
-      twilio: { accountSid: twilio.accountSid, authToken: twilio.authToken, from: twilio.from, apiBase: twilio.apiBase },
+      twilio: {
+        accountSid: twilio.accountSid,
+        authToken: twilio.authToken,
+        from: twilio.from,
+        apiBase: twilio.apiBase,
+      },
       voiceAgent: {
         sttProvider: 'openai',
         deepgram: null,
@@ -73,11 +78,30 @@ async function twilioNumber(user: TestUser): Promise<string> {
   const now = Date.now();
   const sid = `PN${randomUUID().replace(/-/g, '').slice(0, 32)}`;
   twilio.incoming.set(sid, { sid, phoneNumber: '+14155550100', friendlyName: 'Main', addressSid: null, voiceUrl: '' });
-  await t.database.db.insertInto('phone_numbers').values({
-    id, user_id: user.id, provider: 'twilio', provider_sid: sid, phone_number: '+14155550100', name: 'Main', description: null,
-    type: 'both', number_type: 'local', country: 'US', capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
-    monthly_cents: 115, currency: 'usd', address_sid: null, subscription_id: null, inbound_configuration_id: null, status: 'active', created_at: now, updated_at: now,
-  }).execute();
+  await t.database.db
+    .insertInto('phone_numbers')
+    .values({
+      id,
+      user_id: user.id,
+      provider: 'twilio',
+      provider_sid: sid,
+      phone_number: '+14155550100',
+      name: 'Main',
+      description: null,
+      type: 'both',
+      number_type: 'local',
+      country: 'US',
+      capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
+      monthly_cents: 115,
+      currency: 'usd',
+      address_sid: null,
+      subscription_id: null,
+      inbound_configuration_id: null,
+      status: 'active',
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
   return id;
 }
 
@@ -93,7 +117,11 @@ class ContinuousTwilioCall {
   private timer: NodeJS.Timeout | null = null;
   readonly streamSid = `MZ${randomUUID().replace(/-/g, '')}`;
 
-  constructor(url: string, private readonly token: string, readonly callSid: string) {
+  constructor(
+    url: string,
+    private readonly token: string,
+    readonly callSid: string,
+  ) {
     this.ws = new WebSocket(url);
     this.ws.on('message', (data) => {
       const message = JSON.parse(String(data)) as { event: string; mark?: { name: string } };
@@ -111,14 +139,34 @@ class ContinuousTwilioCall {
       this.ws.once('error', reject);
     });
     this.send({ event: 'connected', protocol: 'Call', version: '1.0.0' });
-    this.send({ event: 'start', streamSid: this.streamSid, start: { streamSid: this.streamSid, accountSid: twilio.accountSid, callSid: this.callSid, tracks: ['inbound'], customParameters: { token: this.token }, mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 } } });
+    this.send({
+      event: 'start',
+      streamSid: this.streamSid,
+      start: {
+        streamSid: this.streamSid,
+        accountSid: twilio.accountSid,
+        callSid: this.callSid,
+        tracks: ['inbound'],
+        customParameters: { token: this.token },
+        mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+      },
+    });
     const started = Date.now();
     const tick = () => {
       if (this.ws.readyState !== WebSocket.OPEN) return;
       this.chunk++;
       const frame = this.queue.shift() ?? new Int16Array(FRAME_SAMPLES_8K);
       if (this.queue.length === 0) this.whenSpoken?.();
-      this.send({ event: 'media', streamSid: this.streamSid, media: { track: 'inbound', chunk: String(this.chunk), timestamp: String(this.chunk * 20), payload: Buffer.from(pcmToMulaw(frame)).toString('base64') } });
+      this.send({
+        event: 'media',
+        streamSid: this.streamSid,
+        media: {
+          track: 'inbound',
+          chunk: String(this.chunk),
+          timestamp: String(this.chunk * 20),
+          payload: Buffer.from(pcmToMulaw(frame)).toString('base64'),
+        },
+      });
       this.timer = setTimeout(tick, Math.max(0, started + (this.chunk + 1) * 20 - Date.now()));
     };
     tick();
@@ -126,7 +174,8 @@ class ContinuousTwilioCall {
 
   /** The caller's line, frame by frame in place of silence; resolves once it has been sent. */
   say(pcm: Int16Array): Promise<void> {
-    for (let i = 0; i + FRAME_SAMPLES_8K <= pcm.length; i += FRAME_SAMPLES_8K) this.queue.push(pcm.subarray(i, i + FRAME_SAMPLES_8K));
+    for (let i = 0; i + FRAME_SAMPLES_8K <= pcm.length; i += FRAME_SAMPLES_8K)
+      this.queue.push(pcm.subarray(i, i + FRAME_SAMPLES_8K));
     return new Promise((resolve) => (this.whenSpoken = resolve));
   }
 
@@ -136,7 +185,11 @@ class ContinuousTwilioCall {
 
   stop() {
     if (this.timer) clearTimeout(this.timer);
-    this.send({ event: 'stop', streamSid: this.streamSid, stop: { accountSid: twilio.accountSid, callSid: this.callSid } });
+    this.send({
+      event: 'stop',
+      streamSid: this.streamSid,
+      stop: { accountSid: twilio.accountSid, callSid: this.callSid },
+    });
   }
 }
 
@@ -145,7 +198,10 @@ const loudFrames = (pcm: Int16Array, rate: number) => frameRms(pcm, rate).filter
 
 /** Waits until the agent has sent no audio for 800 ms. */
 async function agentQuiet(call: ContinuousTwilioCall) {
-  await vi.waitFor(() => expect(call.agentFrames > 0 && Date.now() - call.lastAgentFrameAt > 800).toBe(true), { timeout: 30_000, interval: 50 });
+  await vi.waitFor(() => expect(call.agentFrames > 0 && Date.now() - call.lastAgentFrameAt > 800).toBe(true), {
+    timeout: 30_000,
+    interval: 50,
+  });
 }
 
 describe.skipIf(!voice)('the OpenAI-compatible recogniser on a call played as Twilio', () => {
@@ -153,9 +209,13 @@ describe.skipIf(!voice)('the OpenAI-compatible recogniser on a call played as Tw
     const user = await createFundedUser(t);
     const server = await registerServer(t, user);
     const numberId = await twilioNumber(user);
-    const greeting = 'Hello Grace, this is Amy from the clinic. I am calling about the new opening hours of the clinic, which change from next month, and about your appointment.';
+    const greeting =
+      'Hello Grace, this is Amy from the clinic. I am calling about the new opening hours of the clinic, which change from next month, and about your appointment.';
     openai.transcripts.push('What are your opening hours?', 'Do you have parking for visitors?');
-    openai.chatScripts.push({ events: textAnswer('We are open Monday to Friday from nine to five, and on Saturday morning.') }, { events: textAnswer('Goodbye!') });
+    openai.chatScripts.push(
+      { events: textAnswer('We are open Monday to Friday from nine to five, and on Saturday morning.') },
+      { events: textAnswer('Goodbye!') },
+    );
     const jwt = await signPayload(server, {
       agent: { name: 'Amy', personaId: 'local-amy', firstMessage: greeting },
       contact: { name: 'Grace', phone: '+14155550123' },
@@ -163,11 +223,20 @@ describe.skipIf(!voice)('the OpenAI-compatible recogniser on a call played as Tw
       prompt: 'Answer questions about the clinic.',
       phoneNumberId: numberId,
     });
-    const res = await t.app.inject({ method: 'POST', url: '/api/session/call', headers: bearer(user.token), payload: { server: server.name, jwt } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/session/call',
+      headers: bearer(user.token),
+      payload: { server: server.name, jwt },
+    });
     expect(res.statusCode, res.body).toBe(204);
     const placed = twilio.calls.at(-1)!;
     const stream = /<Stream url="([^"]+)"><Parameter name="token" value="([^"]+)"\/>/.exec(placed.twiml)!;
-    const [question, parking] = await Promise.all(['What are your opening hours?', 'Do you have parking for visitors?'].map(async (line) => mulawToPcm(pcmToMulaw(await voice!.speak(line, AbortSignal.timeout(15_000))))));
+    const [question, parking] = await Promise.all(
+      ['What are your opening hours?', 'Do you have parking for visitors?'].map(async (line) =>
+        mulawToPcm(pcmToMulaw(await voice!.speak(line, AbortSignal.timeout(15_000)))),
+      ),
+    );
 
     const call = new ContinuousTwilioCall(stream[1]!, stream[2]!, placed.sid);
     /** Transcription requests made by the end of each caller turn (the VAD may cut a line in two). */
@@ -194,9 +263,13 @@ describe.skipIf(!voice)('the OpenAI-compatible recogniser on a call played as Tw
       expect(requests.length).toBeGreaterThan(0);
       const sentMs = requests.reduce((ms, wav) => ms + (wav.samples.length * 1000) / wav.sampleRate, 0);
       const speechMs = speechSpanMs(line, 8000);
-      console.log(`turn ${i + 1}: ${requests.length} request(s), ${Math.round(sentMs)} ms sent for ${speechMs} ms of speech (${(sentMs / speechMs).toFixed(2)}×)`);
+      console.log(
+        `turn ${i + 1}: ${requests.length} request(s), ${Math.round(sentMs)} ms sent for ${speechMs} ms of speech (${(sentMs / speechMs).toFixed(2)}×)`,
+      );
       // They hold the whole line…
-      expect(requests.reduce((n, wav) => n + loudFrames(wav.samples, wav.sampleRate), 0)).toBeGreaterThanOrEqual(loudFrames(line, 8000) - 1);
+      expect(requests.reduce((n, wav) => n + loudFrames(wav.samples, wav.sampleRate), 0)).toBeGreaterThanOrEqual(
+        loudFrames(line, 8000) - 1,
+      );
       // …and little else: each utterance's pre-roll and post-roll, and what the VAD counts as speech around the loud part.
       expect(sentMs).toBeLessThanOrEqual(speechMs + requests.length * (PRE_ROLL_MS + POST_ROLL_MS) + VAD_SLACK_MS);
     }

@@ -51,7 +51,12 @@ beforeAll(async () => {
     config: {
       ...callConfig(),
       publicUrl,
-      twilio: { accountSid: twilio.accountSid, authToken: twilio.authToken, from: twilio.from, apiBase: twilio.apiBase },
+      twilio: {
+        accountSid: twilio.accountSid,
+        authToken: twilio.authToken,
+        from: twilio.from,
+        apiBase: twilio.apiBase,
+      },
       voiceAgent: {
         sttProvider: 'deepgram',
         deepgram: { apiKey: deepgram.apiKey, apiBase: deepgram.apiBase },
@@ -81,11 +86,30 @@ async function twilioNumber(user: TestUser, phone = '+14155550100'): Promise<str
   const sid = `PN${randomUUID().replace(/-/g, '').slice(0, 32)}`;
   // The number exists at (fake) Twilio too, so attaching it can point its voice URL at us.
   twilio.incoming.set(sid, { sid, phoneNumber: phone, friendlyName: phone, addressSid: null, voiceUrl: '' });
-  await t.database.db.insertInto('phone_numbers').values({
-    id, user_id: user.id, provider: 'twilio', provider_sid: sid, phone_number: phone, name: 'Main', description: null,
-    type: 'both', number_type: 'local', country: 'US', capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
-    monthly_cents: 115, currency: 'usd', address_sid: null, subscription_id: null, inbound_configuration_id: null, status: 'active', created_at: now, updated_at: now,
-  }).execute();
+  await t.database.db
+    .insertInto('phone_numbers')
+    .values({
+      id,
+      user_id: user.id,
+      provider: 'twilio',
+      provider_sid: sid,
+      phone_number: phone,
+      name: 'Main',
+      description: null,
+      type: 'both',
+      number_type: 'local',
+      country: 'US',
+      capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
+      monthly_cents: 115,
+      currency: 'usd',
+      address_sid: null,
+      subscription_id: null,
+      inbound_configuration_id: null,
+      status: 'active',
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
   return id;
 }
 
@@ -97,10 +121,18 @@ class FakeTwilioCall {
   private seq = 1;
   readonly streamSid = `MZ${randomUUID().replace(/-/g, '')}`;
 
-  constructor(url: string, private readonly token: string, readonly callSid: string) {
+  constructor(
+    url: string,
+    private readonly token: string,
+    readonly callSid: string,
+  ) {
     this.ws = new WebSocket(url);
     this.ws.on('message', (data) => {
-      const message = JSON.parse(String(data)) as { event: string; media?: { payload: string }; mark?: { name: string } };
+      const message = JSON.parse(String(data)) as {
+        event: string;
+        media?: { payload: string };
+        mark?: { name: string };
+      };
       this.received.push(message);
       if (message.event === 'media') this.agentFrames++;
       // Twilio echoes a mark once the audio before it has played; the agent's audio arrives paced, so at once is close.
@@ -117,7 +149,14 @@ class FakeTwilioCall {
     this.send({
       event: 'start',
       streamSid: this.streamSid,
-      start: { streamSid: this.streamSid, accountSid: twilio.accountSid, callSid: this.callSid, tracks: ['inbound'], customParameters: { token: this.token }, mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 } },
+      start: {
+        streamSid: this.streamSid,
+        accountSid: twilio.accountSid,
+        callSid: this.callSid,
+        tracks: ['inbound'],
+        customParameters: { token: this.token },
+        mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+      },
     });
   }
 
@@ -132,7 +171,11 @@ class FakeTwilioCall {
     const started = Date.now();
     for (let i = 0, chunk = 1; i + FRAME_SAMPLES_8K <= total.length; i += FRAME_SAMPLES_8K, chunk++) {
       const payload = Buffer.from(pcmToMulaw(total.subarray(i, i + FRAME_SAMPLES_8K))).toString('base64');
-      this.send({ event: 'media', streamSid: this.streamSid, media: { track: 'inbound', chunk: String(chunk), timestamp: String(chunk * 20), payload } });
+      this.send({
+        event: 'media',
+        streamSid: this.streamSid,
+        media: { track: 'inbound', chunk: String(chunk), timestamp: String(chunk * 20), payload },
+      });
       const due = started + chunk * 20;
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - Date.now())));
     }
@@ -150,12 +193,22 @@ class FakeTwilioCall {
 async function hearingLongAnswer(call: FakeTwilioCall, chatsBefore: number, floor: number): Promise<void> {
   await vi.waitFor(() => expect(openai.chats.length).toBe(chatsBefore + 2), { timeout: 30_000, interval: 50 });
   const answerFrames = call.agentFrames;
-  await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(Math.max(floor, answerFrames) + 50), { timeout: 30_000, interval: 50 });
+  await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(Math.max(floor, answerFrames) + 50), {
+    timeout: 30_000,
+    interval: 50,
+  });
 }
 
 /** Waits until the agent stopped its audio (a `clear`); the failure says how far the reply had got. */
 async function cleared(call: FakeTwilioCall, chatsBefore: number): Promise<void> {
-  await vi.waitFor(() => expect(call.events('clear').length, `agent frames ${call.agentFrames}, model requests ${openai.chats.length - chatsBefore}`).toBeGreaterThan(0), { timeout: 20_000, interval: 50 });
+  await vi.waitFor(
+    () =>
+      expect(
+        call.events('clear').length,
+        `agent frames ${call.agentFrames}, model requests ${openai.chats.length - chatsBefore}`,
+      ).toBeGreaterThan(0),
+    { timeout: 20_000, interval: 50 },
+  );
 }
 
 /** Waits until the agent has sent no audio for 600 ms (it finished speaking). */
@@ -179,14 +232,40 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     const user = await createFundedUser(t);
     const server = await registerServer(t, user);
     const numberId = await twilioNumber(user);
-    const kb = (await t.app.inject({ method: 'PUT', url: '/api/knowledge-bases', headers: bearer(user.token), payload: { name: 'Clinic' } })).json();
-    const form = multipartForm([{ filename: 'hours.txt', content: 'Opening hours: we are open Monday to Friday from nine to five.', contentType: 'text/plain' }]);
-    expect((await t.app.inject({ method: 'POST', url: `/api/knowledge-bases/${kb.id}`, headers: { ...bearer(user.token), ...form.headers }, payload: form.payload })).statusCode).toBe(200);
+    const kb = (
+      await t.app.inject({
+        method: 'PUT',
+        url: '/api/knowledge-bases',
+        headers: bearer(user.token),
+        payload: { name: 'Clinic' },
+      })
+    ).json();
+    const form = multipartForm([
+      {
+        filename: 'hours.txt',
+        content: 'Opening hours: we are open Monday to Friday from nine to five.',
+        contentType: 'text/plain',
+      },
+    ]);
+    expect(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: `/api/knowledge-bases/${kb.id}`,
+          headers: { ...bearer(user.token), ...form.headers },
+          payload: form.payload,
+        })
+      ).statusCode,
+    ).toBe(200);
 
     deepgram.transcripts.push('What are your opening hours?', 'Wait, one more thing.');
     openai.chatScripts.push(
       { events: toolCallAnswer([{ id: 'call_1', name: 'search_knowledge', arguments: '{"query":"opening hours"}' }]) },
-      { events: textAnswer('We are open Monday to Friday from nine to five. We look forward to seeing you at the clinic any weekday.') },
+      {
+        events: textAnswer(
+          'We are open Monday to Friday from nine to five. We look forward to seeing you at the clinic any weekday.',
+        ),
+      },
       { events: textAnswer('Of course, go ahead.') },
     );
     const jwt = await signPayload(server, {
@@ -197,19 +276,46 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
       knowledgeBase: { id: kb.id },
       phoneNumberId: numberId,
     });
-    const res = await t.app.inject({ method: 'POST', url: '/api/session/call', headers: bearer(user.token), payload: { server: server.name, jwt } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/session/call',
+      headers: bearer(user.token),
+      payload: { server: server.name, jwt },
+    });
     expect(res.statusCode, res.body).toBe(204);
     const sessionId = res.headers['x-session-id'] as string;
 
     // Calls.json: from the user's number, TwiML connecting a stream with a token, progress and machine-detection callbacks.
     const placed = twilio.calls.at(-1)!;
-    expect(placed).toMatchObject({ from: '+14155550100', to: '+14155550123', statusCallback: `${publicUrl}/api/webhooks/twilio/call/${sessionId}`, amdCallback: `${publicUrl}/api/webhooks/twilio/amd/${sessionId}`, machineDetection: 'DetectMessageEnd' });
+    expect(placed).toMatchObject({
+      from: '+14155550100',
+      to: '+14155550123',
+      statusCallback: `${publicUrl}/api/webhooks/twilio/call/${sessionId}`,
+      amdCallback: `${publicUrl}/api/webhooks/twilio/amd/${sessionId}`,
+      machineDetection: 'DetectMessageEnd',
+    });
     const stream = /<Stream url="([^"]+)"><Parameter name="token" value="([^"]+)"\/>/.exec(placed.twiml);
     expect(stream?.[1]).toBe(`ws://127.0.0.1:${new URL(publicUrl).port}/api/media/twilio`);
 
     // Twilio's ringing callback, signed as Twilio signs.
-    expect((await twilio.postSigned(placed.statusCallback!, { CallSid: placed.sid, CallStatus: 'ringing', AccountSid: twilio.accountSid })).status).toBe(204);
-    expect((await twilio.postSigned(placed.statusCallback!, { CallSid: 'CAother', CallStatus: 'ringing', AccountSid: twilio.accountSid })).status).toBe(400);
+    expect(
+      (
+        await twilio.postSigned(placed.statusCallback!, {
+          CallSid: placed.sid,
+          CallStatus: 'ringing',
+          AccountSid: twilio.accountSid,
+        })
+      ).status,
+    ).toBe(204);
+    expect(
+      (
+        await twilio.postSigned(placed.statusCallback!, {
+          CallSid: 'CAother',
+          CallStatus: 'ringing',
+          AccountSid: twilio.accountSid,
+        })
+      ).status,
+    ).toBe(400);
 
     const call = new FakeTwilioCall(stream![1]!, stream![2]!, placed.sid);
     await call.open();
@@ -224,28 +330,67 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     const chatsBefore = openai.chats.length;
     await call.speak(await voice!.speak('What are your opening hours?', AbortSignal.timeout(15_000)));
     await hearingLongAnswer(call, chatsBefore, greetingFrames);
-    expect(openai.chats[chatsBefore]!.body.tools).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'function', function: expect.objectContaining({ name: 'search_knowledge' }) })]));
+    expect(openai.chats[chatsBefore]!.body.tools).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'function', function: expect.objectContaining({ name: 'search_knowledge' }) }),
+      ]),
+    );
     // Only the tools this call can use: a knowledge base, no calendar, nobody to transfer to.
-    expect((openai.chats[chatsBefore]!.body.tools as Array<{ function: { name: string } }>).map((tool) => tool.function.name)).toEqual(['search_knowledge', 'end_call']);
+    expect(
+      (openai.chats[chatsBefore]!.body.tools as Array<{ function: { name: string } }>).map(
+        (tool) => tool.function.name,
+      ),
+    ).toEqual(['search_knowledge', 'end_call']);
 
     // The caller speaks over the long answer: the agent stops (clear).
     await call.speak(await interruption, 1500);
     await cleared(call, chatsBefore);
     // The words spoken over the answer are the caller's next turn: the agent answers them.
     await vi.waitFor(() => expect(openai.chats.length).toBe(chatsBefore + 3), { timeout: 20_000, interval: 50 });
-    expect((openai.chats.at(-1)!.body.messages as unknown[]).at(-1)).toMatchObject({ role: 'user', content: 'Wait, one more thing.' });
+    expect((openai.chats.at(-1)!.body.messages as unknown[]).at(-1)).toMatchObject({
+      role: 'user',
+      content: 'Wait, one more thing.',
+    });
 
-    call.send({ event: 'stop', streamSid: call.streamSid, stop: { accountSid: twilio.accountSid, callSid: placed.sid } });
-    await vi.waitFor(async () => {
-      const view = (await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })).json();
-      expect(view).toMatchObject({ id: sessionId, direction: 'outbound', status: 'completed', outcome: 'completed', from: '+14155550100', to: '+14155550123' });
-      expect(view.transcript.length).toBeGreaterThanOrEqual(3);
-    }, { timeout: 30_000, interval: 50 });
-    const view = (await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })).json();
+    call.send({
+      event: 'stop',
+      streamSid: call.streamSid,
+      stop: { accountSid: twilio.accountSid, callSid: placed.sid },
+    });
+    await vi.waitFor(
+      async () => {
+        const view = (
+          await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })
+        ).json();
+        expect(view).toMatchObject({
+          id: sessionId,
+          direction: 'outbound',
+          status: 'completed',
+          outcome: 'completed',
+          from: '+14155550100',
+          to: '+14155550123',
+        });
+        expect(view.transcript.length).toBeGreaterThanOrEqual(3);
+      },
+      { timeout: 30_000, interval: 50 },
+    );
+    const view = (
+      await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })
+    ).json();
     expect(view.transcript[0]).toMatchObject({ role: 'agent', text: 'Hello Grace, this is Amy from the clinic.' });
-    expect(view.transcript).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'caller', text: 'What are your opening hours?' })]));
-    expect(view.transcript).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'agent', interrupted: true })]));
-    expect(view.toolCalls).toEqual([expect.objectContaining({ name: 'search_knowledge', arguments: { query: 'opening hours' }, result: { matches: [expect.objectContaining({ text: expect.stringContaining('Monday to Friday') })] } })]);
+    expect(view.transcript).toEqual(
+      expect.arrayContaining([expect.objectContaining({ role: 'caller', text: 'What are your opening hours?' })]),
+    );
+    expect(view.transcript).toEqual(
+      expect.arrayContaining([expect.objectContaining({ role: 'agent', interrupted: true })]),
+    );
+    expect(view.toolCalls).toEqual([
+      expect.objectContaining({
+        name: 'search_knowledge',
+        arguments: { query: 'opening hours' },
+        result: { matches: [expect.objectContaining({ text: expect.stringContaining('Monday to Friday') })] },
+      }),
+    ]);
     // Every event the call produced (call_status, call_transcript, …) is as the document publishes it.
     const logged = await loggedEventErrors(t.database.db, user.id);
     expect(logged.types).toEqual(expect.arrayContaining(['call_status', 'call_transcript']));
@@ -254,7 +399,9 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     expect(answer.latency).toMatchObject({ totalMs: expect.any(Number), overheadMs: expect.any(Number) });
     // The same latencies reach /metrics, per stage.
     const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
-    expect(Number(/^voice_turn_latency_seconds_count\{stage="total"\} (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
+    expect(
+      Number(/^voice_turn_latency_seconds_count\{stage="total"\} (\d+)/m.exec(metrics)?.[1]),
+    ).toBeGreaterThanOrEqual(1);
     expect(metrics).toMatch(/^voice_turn_latency_seconds_count\{stage="overhead"\} [1-9]/m);
     // Every agent frame sent is counted in the outgoing pacing histogram.
     expect(Number(/^voice_frame_lateness_seconds_count (\d+)/m.exec(metrics)?.[1])).toBeGreaterThan(10);
@@ -269,7 +416,20 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     // The token was single use: a second connection is closed with 1008.
     const again = new WebSocket(stream![1]!);
     await new Promise<void>((resolve) => again.once('open', () => resolve()));
-    again.send(JSON.stringify({ event: 'start', sequenceNumber: '1', streamSid: 'MZx', start: { streamSid: 'MZx', callSid: placed.sid, accountSid: twilio.accountSid, customParameters: { token: stream![2]! }, tracks: ['inbound'] } }));
+    again.send(
+      JSON.stringify({
+        event: 'start',
+        sequenceNumber: '1',
+        streamSid: 'MZx',
+        start: {
+          streamSid: 'MZx',
+          callSid: placed.sid,
+          accountSid: twilio.accountSid,
+          customParameters: { token: stream![2]! },
+          tracks: ['inbound'],
+        },
+      }),
+    );
     const code = await new Promise<number>((resolve) => again.once('close', (c) => resolve(c)));
     expect(code).toBe(1008);
   }, 120_000);
@@ -278,28 +438,96 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     const user = await createFundedUser(t);
     const phone = `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`;
     const numberId = await twilioNumber(user, phone);
-    const agent = await t.services.data.records.create(user.id, 'agents', Buffer.from(JSON.stringify({ name: 'Ava', firstMessage: 'Thanks for calling the clinic, this is Ava.', instructions: 'Be brief.' })));
-    const kb = (await t.app.inject({ method: 'PUT', url: '/api/knowledge-bases', headers: bearer(user.token), payload: { name: 'Clinic' } })).json();
-    const form = multipartForm([{ filename: 'parking.txt', content: 'Parking: free parking is behind the clinic, entrance on Elm Street.', contentType: 'text/plain' }]);
-    expect((await t.app.inject({ method: 'POST', url: `/api/knowledge-bases/${kb.id}`, headers: { ...bearer(user.token), ...form.headers }, payload: form.payload })).statusCode).toBe(200);
-    const config = await t.app.inject({ method: 'PUT', url: '/api/inbound-configurations', headers: bearer(user.token), payload: { name: 'Front desk', agent: { id: agent.id, type: 'agents' }, source: { type: 'manual' }, knowledge_base_id: kb.id } });
+    const agent = await t.services.data.records.create(
+      user.id,
+      'agents',
+      Buffer.from(
+        JSON.stringify({
+          name: 'Ava',
+          firstMessage: 'Thanks for calling the clinic, this is Ava.',
+          instructions: 'Be brief.',
+        }),
+      ),
+    );
+    const kb = (
+      await t.app.inject({
+        method: 'PUT',
+        url: '/api/knowledge-bases',
+        headers: bearer(user.token),
+        payload: { name: 'Clinic' },
+      })
+    ).json();
+    const form = multipartForm([
+      {
+        filename: 'parking.txt',
+        content: 'Parking: free parking is behind the clinic, entrance on Elm Street.',
+        contentType: 'text/plain',
+      },
+    ]);
+    expect(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: `/api/knowledge-bases/${kb.id}`,
+          headers: { ...bearer(user.token), ...form.headers },
+          payload: form.payload,
+        })
+      ).statusCode,
+    ).toBe(200);
+    const config = await t.app.inject({
+      method: 'PUT',
+      url: '/api/inbound-configurations',
+      headers: bearer(user.token),
+      payload: {
+        name: 'Front desk',
+        agent: { id: agent.id, type: 'agents' },
+        source: { type: 'manual' },
+        knowledge_base_id: kb.id,
+      },
+    });
     expect(config.statusCode, config.body).toBe(200);
     const voiceUrl = `${publicUrl}/api/webhooks/twilio/voice/${numberId}`;
-    const inboundCall = (sid: string) => ({ CallSid: sid, AccountSid: twilio.accountSid, From: '+14155550177', To: phone, CallStatus: 'ringing', Direction: 'inbound' });
+    const inboundCall = (sid: string) => ({
+      CallSid: sid,
+      AccountSid: twilio.accountSid,
+      From: '+14155550177',
+      To: phone,
+      CallStatus: 'ringing',
+      Direction: 'inbound',
+    });
 
     // Not attached yet: one spoken sentence, a hang-up, and a failed session with its reason.
     const refused = await twilio.postSigned(voiceUrl, inboundCall('CArefused'));
     expect(refused.status).toBe(200);
     expect(refused.body).toMatch(/<Say>[^<]+<\/Say><Hangup\/>/);
-    await vi.waitFor(async () => {
-      const list = (await t.app.inject({ method: 'GET', url: '/api/calls', headers: bearer(user.token) })).json();
-      expect(list.calls[0]).toMatchObject({ direction: 'inbound', status: 'failed', outcome: 'refused', reason: 'not_attached', to: phone });
-    }, { timeout: 10_000, interval: 50 });
+    await vi.waitFor(
+      async () => {
+        const list = (await t.app.inject({ method: 'GET', url: '/api/calls', headers: bearer(user.token) })).json();
+        expect(list.calls[0]).toMatchObject({
+          direction: 'inbound',
+          status: 'failed',
+          outcome: 'refused',
+          reason: 'not_attached',
+          to: phone,
+        });
+      },
+      { timeout: 10_000, interval: 50 },
+    );
     // A forged webhook changes nothing.
-    const forged = await t.app.inject({ method: 'POST', url: `/api/webhooks/twilio/voice/${numberId}`, headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': 'bm90IGEgc2lnbmF0dXJl' }, payload: new URLSearchParams(inboundCall('CAforged')).toString() });
+    const forged = await t.app.inject({
+      method: 'POST',
+      url: `/api/webhooks/twilio/voice/${numberId}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': 'bm90IGEgc2lnbmF0dXJl' },
+      payload: new URLSearchParams(inboundCall('CAforged')).toString(),
+    });
     expect(forged.statusCode).toBe(400);
 
-    const attach = await t.app.inject({ method: 'POST', url: `/api/inbound-configurations/${config.json().id}`, headers: bearer(user.token), payload: { action: 'attach', phone_number_id: numberId } });
+    const attach = await t.app.inject({
+      method: 'POST',
+      url: `/api/inbound-configurations/${config.json().id}`,
+      headers: bearer(user.token),
+      payload: { action: 'attach', phone_number_id: numberId },
+    });
     expect(attach.statusCode, attach.body).toBe(200);
     const answered = await twilio.postSigned(voiceUrl, inboundCall('CAanswered'));
     expect(answered.status).toBe(200);
@@ -307,7 +535,11 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     expect(stream, answered.body).not.toBeNull();
     openai.chatScripts.push(
       { events: toolCallAnswer([{ id: 'call_in', name: 'search_knowledge', arguments: '{"query":"parking"}' }]) },
-      { events: textAnswer('There is free parking behind the clinic, with the entrance on Elm Street. You will see the signs as soon as you turn in from the main road. If that is full, the town car park on Station Road is a short walk away, and the first two hours there are free as well. Please bring your ticket to the desk so that we can stamp it for you.') },
+      {
+        events: textAnswer(
+          'There is free parking behind the clinic, with the entrance on Elm Street. You will see the signs as soon as you turn in from the main road. If that is full, the town car park on Station Road is a short walk away, and the first two hours there are free as well. Please bring your ticket to the desk so that we can stamp it for you.',
+        ),
+      },
       { events: textAnswer('You are welcome. Goodbye!') },
     );
     deepgram.transcripts.push('Where can I park?', 'Thank you, that is all.');
@@ -326,45 +558,128 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     await call.speak(await thanks);
     await cleared(call, chatsBefore);
     await quiet(call);
-    call.send({ event: 'stop', streamSid: call.streamSid, stop: { accountSid: twilio.accountSid, callSid: 'CAanswered' } });
-    await vi.waitFor(async () => {
-      const list = (await t.app.inject({ method: 'GET', url: '/api/calls', headers: bearer(user.token) })).json();
-      expect(list.calls[0]).toMatchObject({ direction: 'inbound', status: 'completed', outcome: 'completed', from: '+14155550177', to: phone });
-      const one = (await t.app.inject({ method: 'GET', url: `/api/calls/${list.calls[0].id}`, headers: bearer(user.token) })).json();
-      expect(one.transcript?.length).toBeGreaterThan(1);
-    }, { timeout: 20_000, interval: 50 });
-    const latest = (await t.app.inject({ method: 'GET', url: '/api/calls', headers: bearer(user.token) })).json().calls[0];
-    const view = (await t.app.inject({ method: 'GET', url: `/api/calls/${latest.id}`, headers: bearer(user.token) })).json();
+    call.send({
+      event: 'stop',
+      streamSid: call.streamSid,
+      stop: { accountSid: twilio.accountSid, callSid: 'CAanswered' },
+    });
+    await vi.waitFor(
+      async () => {
+        const list = (await t.app.inject({ method: 'GET', url: '/api/calls', headers: bearer(user.token) })).json();
+        expect(list.calls[0]).toMatchObject({
+          direction: 'inbound',
+          status: 'completed',
+          outcome: 'completed',
+          from: '+14155550177',
+          to: phone,
+        });
+        const one = (
+          await t.app.inject({ method: 'GET', url: `/api/calls/${list.calls[0].id}`, headers: bearer(user.token) })
+        ).json();
+        expect(one.transcript?.length).toBeGreaterThan(1);
+      },
+      { timeout: 20_000, interval: 50 },
+    );
+    const latest = (await t.app.inject({ method: 'GET', url: '/api/calls', headers: bearer(user.token) })).json()
+      .calls[0];
+    const view = (
+      await t.app.inject({ method: 'GET', url: `/api/calls/${latest.id}`, headers: bearer(user.token) })
+    ).json();
     expect(view.transcript[0]).toMatchObject({ role: 'agent', text: 'Thanks for calling the clinic, this is Ava.' });
-    expect(view.transcript).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'caller', text: 'Thank you, that is all.' })]));
-    expect(openai.chats.at(-1)!.body.messages).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'system', content: expect.stringContaining('Be brief.') })]));
-    expect(view.toolCalls).toEqual([expect.objectContaining({ name: 'search_knowledge', arguments: { query: 'parking' }, result: { matches: [expect.objectContaining({ text: expect.stringContaining('Elm Street') })] } })]);
+    expect(view.transcript).toEqual(
+      expect.arrayContaining([expect.objectContaining({ role: 'caller', text: 'Thank you, that is all.' })]),
+    );
+    expect(openai.chats.at(-1)!.body.messages).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ role: 'system', content: expect.stringContaining('Be brief.') }),
+      ]),
+    );
+    expect(view.toolCalls).toEqual([
+      expect.objectContaining({
+        name: 'search_knowledge',
+        arguments: { query: 'parking' },
+        result: { matches: [expect.objectContaining({ text: expect.stringContaining('Elm Street') })] },
+      }),
+    ]);
 
     // An owner without money is refused in speech too.
     const poor = await createFundedUser(t, 5);
     const poorNumber = await twilioNumber(poor, `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`);
-    const poorAgent = await t.services.data.records.create(poor.id, 'agents', Buffer.from(JSON.stringify({ name: 'Bo' })));
-    const poorConfig = (await t.app.inject({ method: 'PUT', url: '/api/inbound-configurations', headers: bearer(poor.token), payload: { name: 'Desk', agent: { id: poorAgent.id, type: 'agents' }, source: { type: 'manual' } } })).json();
-    expect((await t.app.inject({ method: 'POST', url: `/api/inbound-configurations/${poorConfig.id}`, headers: bearer(poor.token), payload: { action: 'attach', phone_number_id: poorNumber } })).statusCode).toBe(200);
-    await t.database.db.insertInto('credit_ledger').values({ user_id: poor.id, cents: -500, reason: 'test_spend', ref: `test:${randomUUID()}`, created_at: Date.now() }).execute();
-    const broke = await twilio.postSigned(`${publicUrl}/api/webhooks/twilio/voice/${poorNumber}`, inboundCall('CAbroke'));
+    const poorAgent = await t.services.data.records.create(
+      poor.id,
+      'agents',
+      Buffer.from(JSON.stringify({ name: 'Bo' })),
+    );
+    const poorConfig = (
+      await t.app.inject({
+        method: 'PUT',
+        url: '/api/inbound-configurations',
+        headers: bearer(poor.token),
+        payload: { name: 'Desk', agent: { id: poorAgent.id, type: 'agents' }, source: { type: 'manual' } },
+      })
+    ).json();
+    expect(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: `/api/inbound-configurations/${poorConfig.id}`,
+          headers: bearer(poor.token),
+          payload: { action: 'attach', phone_number_id: poorNumber },
+        })
+      ).statusCode,
+    ).toBe(200);
+    await t.database.db
+      .insertInto('credit_ledger')
+      .values({
+        user_id: poor.id,
+        cents: -500,
+        reason: 'test_spend',
+        ref: `test:${randomUUID()}`,
+        created_at: Date.now(),
+      })
+      .execute();
+    const broke = await twilio.postSigned(
+      `${publicUrl}/api/webhooks/twilio/voice/${poorNumber}`,
+      inboundCall('CAbroke'),
+    );
     expect(broke.body).toMatch(/<Say>[^<]+<\/Say><Hangup\/>/);
-    await vi.waitFor(async () => {
-      const list = (await t.app.inject({ method: 'GET', url: '/api/calls', headers: bearer(poor.token) })).json();
-      expect(list.calls[0]).toMatchObject({ direction: 'inbound', status: 'failed', outcome: 'refused', reason: 'insufficient_funds' });
-    }, { timeout: 10_000, interval: 50 });
+    await vi.waitFor(
+      async () => {
+        const list = (await t.app.inject({ method: 'GET', url: '/api/calls', headers: bearer(poor.token) })).json();
+        expect(list.calls[0]).toMatchObject({
+          direction: 'inbound',
+          status: 'failed',
+          outcome: 'refused',
+          reason: 'insufficient_funds',
+        });
+      },
+      { timeout: 10_000, interval: 50 },
+    );
   }, 120_000);
 
   it("transfers to a human agent as a billed leg: <Dial timeLimit> of what the balance buys, and Twilio's later duration of the dialled leg settles it once", async () => {
     const user = await createFundedUser(t);
     // $1 left: the call's hour holds 84 cents (140 a minute); 16 cents buy 5 minutes of the leg (140 + 140 a minute).
     const balance = await t.services.billing.account.balanceCents(user.id);
-    await t.database.db.insertInto('credit_ledger').values({ user_id: user.id, cents: 100 - balance, reason: 'test_spend', ref: `test:${randomUUID()}`, created_at: Date.now() }).execute();
+    await t.database.db
+      .insertInto('credit_ledger')
+      .values({
+        user_id: user.id,
+        cents: 100 - balance,
+        reason: 'test_spend',
+        ref: `test:${randomUUID()}`,
+        created_at: Date.now(),
+      })
+      .execute();
     const server = await registerServer(t, user);
     const numberId = await twilioNumber(user, `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`);
     deepgram.transcripts.push('Can I speak to a person?');
     openai.chatScripts.push(
-      { events: toolCallAnswer([{ id: 'call_transfer', name: 'transfer_to_human', arguments: '{"humanAgentId":"human-1"}' }]) },
+      {
+        events: toolCallAnswer([
+          { id: 'call_transfer', name: 'transfer_to_human', arguments: '{"humanAgentId":"human-1"}' },
+        ]),
+      },
       { events: textAnswer('Of course, I am putting you through to Sam now.') },
     );
     const jwt = await signPayload(server, {
@@ -375,7 +690,12 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
       prompt: 'Put the contact through to Sam when asked.',
       phoneNumberId: numberId,
     });
-    const res = await t.app.inject({ method: 'POST', url: '/api/session/call', headers: bearer(user.token), payload: { server: server.name, jwt } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/session/call',
+      headers: bearer(user.token),
+      payload: { server: server.name, jwt },
+    });
     expect(res.statusCode, res.body).toBe(204);
     const sessionId = res.headers['x-session-id'] as string;
     const placed = twilio.calls.at(-1)!;
@@ -387,27 +707,69 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     await call.speak(await voice!.speak('Can I speak to a person?', AbortSignal.timeout(15_000)));
 
     // After the agent's last words, the live call is redirected to the leg: the number, its time limit and its status callback.
-    await vi.waitFor(() => expect(placed.redirects.some((r) => r.includes('<Dial'))).toBe(true), { timeout: 30_000, interval: 50 });
+    await vi.waitFor(() => expect(placed.redirects.some((r) => r.includes('<Dial'))).toBe(true), {
+      timeout: 30_000,
+      interval: 50,
+    });
     const callbackUrl = `${publicUrl}/api/webhooks/twilio/dial/${sessionId}`;
-    expect(placed.redirects.find((r) => r.includes('<Dial'))).toContain(`<Dial timeLimit="300"><Number statusCallbackEvent="completed" statusCallback="${callbackUrl}" statusCallbackMethod="POST">+14155550111</Number></Dial>`);
+    expect(placed.redirects.find((r) => r.includes('<Dial'))).toContain(
+      `<Dial timeLimit="300"><Number statusCallbackEvent="completed" statusCallback="${callbackUrl}" statusCallbackMethod="POST">+14155550111</Number></Dial>`,
+    );
     const legRef = `${sessionId}:transfer`;
-    const leg = () => t.database.db.selectFrom('call_charges').selectAll().where('ref', '=', legRef).executeTakeFirstOrThrow();
-    expect(await leg()).toMatchObject({ state: 'open', direction: 'leg', rate: 280, max_seconds: 300, hold_cents: callCostCents(300, 280) });
-    await vi.waitFor(async () => {
-      const view = (await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })).json();
-      expect(view).toMatchObject({ status: 'completed', outcome: 'transferred' });
-      expect(view.toolCalls).toEqual([expect.objectContaining({ name: 'transfer_to_human', result: { ok: true, name: 'Sam' } })]);
-    }, { timeout: 20_000, interval: 50 });
+    const leg = () =>
+      t.database.db.selectFrom('call_charges').selectAll().where('ref', '=', legRef).executeTakeFirstOrThrow();
+    expect(await leg()).toMatchObject({
+      state: 'open',
+      direction: 'leg',
+      rate: 280,
+      max_seconds: 300,
+      hold_cents: callCostCents(300, 280),
+    });
+    await vi.waitFor(
+      async () => {
+        const view = (
+          await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })
+        ).json();
+        expect(view).toMatchObject({ status: 'completed', outcome: 'transferred' });
+        expect(view.toolCalls).toEqual([
+          expect.objectContaining({ name: 'transfer_to_human', result: { ok: true, name: 'Sam' } }),
+        ]);
+      },
+      { timeout: 20_000, interval: 50 },
+    );
 
     // The dialled leg ends long after the session: Twilio's signed completed with the leg's own duration. A forged one changes nothing.
-    const final = { AccountSid: twilio.accountSid, CallSid: 'CA0000000000000000000000000000leg1', ParentCallSid: placed.sid, CallStatus: 'completed', CallDuration: '3600', Direction: 'outbound-dial' };
-    const forged = await fetch(callbackUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': 'bm90IGEgc2lnbmF0dXJl' }, body: new URLSearchParams(final) });
+    const final = {
+      AccountSid: twilio.accountSid,
+      CallSid: 'CA0000000000000000000000000000leg1',
+      ParentCallSid: placed.sid,
+      CallStatus: 'completed',
+      CallDuration: '3600',
+      Direction: 'outbound-dial',
+    };
+    const forged = await fetch(callbackUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': 'bm90IGEgc2lnbmF0dXJl' },
+      body: new URLSearchParams(final),
+    });
     expect(forged.status).toBe(400);
     expect(await leg()).toMatchObject({ state: 'open' });
     for (let i = 0; i < 2; i++) expect((await twilio.postSigned(callbackUrl, final)).status).toBe(204);
     // 3600 s at 280 a minute would be $1.68: the leg is charged per started minute up to its hold, once.
     expect(await leg()).toMatchObject({ state: 'settled', seconds: 3600, charged_cents: callCostCents(300, 280) });
-    expect(await t.services.billing.account.balanceCents(user.id)).toBe(100 - Number((await t.database.db.selectFrom('call_charges').select('charged_cents').where('ref', '=', sessionId).executeTakeFirstOrThrow()).charged_cents) - callCostCents(300, 280));
+    expect(await t.services.billing.account.balanceCents(user.id)).toBe(
+      100 -
+        Number(
+          (
+            await t.database.db
+              .selectFrom('call_charges')
+              .select('charged_cents')
+              .where('ref', '=', sessionId)
+              .executeTakeFirstOrThrow()
+          ).charged_cents,
+        ) -
+        callCostCents(300, 280),
+    );
   }, 90_000);
 
   it('leaves the voicemail message after an answering machine beeps, then hangs up (outcome voicemail)', async () => {
@@ -415,13 +777,22 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     const server = await registerServer(t, user);
     const numberId = await twilioNumber(user, `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`);
     const jwt = await signPayload(server, {
-      agent: { name: 'Amy', firstMessage: 'Hello Grace, this is Amy from the clinic, calling about your appointment tomorrow.', voicemailMessage: 'Hi Grace, Amy from the clinic. Please call us back.' },
+      agent: {
+        name: 'Amy',
+        firstMessage: 'Hello Grace, this is Amy from the clinic, calling about your appointment tomorrow.',
+        voicemailMessage: 'Hi Grace, Amy from the clinic. Please call us back.',
+      },
       contact: { name: 'Grace', phone: '+14155550123' },
       type: 'prompt',
       prompt: 'Confirm the appointment.',
       phoneNumberId: numberId,
     });
-    const res = await t.app.inject({ method: 'POST', url: '/api/session/call', headers: bearer(user.token), payload: { server: server.name, jwt } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/session/call',
+      headers: bearer(user.token),
+      payload: { server: server.name, jwt },
+    });
     expect(res.statusCode, res.body).toBe(204);
     const sessionId = res.headers['x-session-id'] as string;
     const placed = twilio.calls.at(-1)!;
@@ -430,12 +801,33 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     await call.open();
     await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(10), { timeout: 20_000, interval: 50 });
     // The machine's greeting ended with a beep: Twilio's asynchronous verdict.
-    expect((await twilio.postSigned(placed.amdCallback!, { CallSid: placed.sid, AccountSid: twilio.accountSid, AnsweredBy: 'machine_end_beep', MachineDetectionDuration: '4200' })).status).toBe(204);
-    await vi.waitFor(() => expect(placed.redirects.some((r) => r.includes('<Hangup/>'))).toBe(true), { timeout: 30_000, interval: 50 });
-    await vi.waitFor(async () => {
-      const view = (await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })).json();
-      expect(view).toMatchObject({ status: 'completed', outcome: 'voicemail' });
-      expect(view.transcript).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'agent', text: 'Hi Grace, Amy from the clinic. Please call us back.' })]));
-    }, { timeout: 20_000, interval: 50 });
+    expect(
+      (
+        await twilio.postSigned(placed.amdCallback!, {
+          CallSid: placed.sid,
+          AccountSid: twilio.accountSid,
+          AnsweredBy: 'machine_end_beep',
+          MachineDetectionDuration: '4200',
+        })
+      ).status,
+    ).toBe(204);
+    await vi.waitFor(() => expect(placed.redirects.some((r) => r.includes('<Hangup/>'))).toBe(true), {
+      timeout: 30_000,
+      interval: 50,
+    });
+    await vi.waitFor(
+      async () => {
+        const view = (
+          await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })
+        ).json();
+        expect(view).toMatchObject({ status: 'completed', outcome: 'voicemail' });
+        expect(view.transcript).toEqual(
+          expect.arrayContaining([
+            expect.objectContaining({ role: 'agent', text: 'Hi Grace, Amy from the clinic. Please call us back.' }),
+          ]),
+        );
+      },
+      { timeout: 20_000, interval: 50 },
+    );
   }, 90_000);
 });

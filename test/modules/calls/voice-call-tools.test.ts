@@ -10,7 +10,10 @@ function fakeTools() {
   return {
     searchKnowledge: vi.fn(async () => [{ text: 'Nine to five.' }]),
     checkAvailability: vi.fn(async () => ['2026-12-01T10:00:00Z']),
-    bookMeeting: vi.fn(async (_u: string, _i: string[], input: { start: string }) => ({ booked: true, start: input.start })),
+    bookMeeting: vi.fn(async (_u: string, _i: string[], input: { start: string }) => ({
+      booked: true,
+      start: input.start,
+    })),
   } satisfies VoiceToolServices;
 }
 const transfer = async () => ({ ok: true, name: 'Sam' });
@@ -20,16 +23,32 @@ describe('the tool services of a call', () => {
   it('are those its context holds: a knowledge base, integrations, human agents; end_call always', () => {
     const tools = fakeTools();
     expect(names(callToolServices('u1', {}, tools, transfer))).toEqual(['end_call']);
-    expect(names(callToolServices('u1', { knowledgeBaseId: 'kb1' }, tools, transfer))).toEqual(['search_knowledge', 'end_call']);
-    expect(names(callToolServices('u1', { integrationIds: ['cal1'] }, tools, transfer))).toEqual(['check_availability', 'book_meeting', 'end_call']);
-    expect(names(callToolServices('u1', { integrationIds: [], humanAgents: [] }, tools, transfer))).toEqual(['end_call']);
-    expect(names(callToolServices('u1', { knowledgeBaseId: 'kb1', integrationIds: ['cal1'], humanAgents: [{ id: 'h1', name: 'Sam', phone: '+14155550111' }] }, tools, transfer))).toEqual([
+    expect(names(callToolServices('u1', { knowledgeBaseId: 'kb1' }, tools, transfer))).toEqual([
       'search_knowledge',
-      'check_availability',
-      'book_meeting',
-      'transfer_to_human',
       'end_call',
     ]);
+    expect(names(callToolServices('u1', { integrationIds: ['cal1'] }, tools, transfer))).toEqual([
+      'check_availability',
+      'book_meeting',
+      'end_call',
+    ]);
+    expect(names(callToolServices('u1', { integrationIds: [], humanAgents: [] }, tools, transfer))).toEqual([
+      'end_call',
+    ]);
+    expect(
+      names(
+        callToolServices(
+          'u1',
+          {
+            knowledgeBaseId: 'kb1',
+            integrationIds: ['cal1'],
+            humanAgents: [{ id: 'h1', name: 'Sam', phone: '+14155550111' }],
+          },
+          tools,
+          transfer,
+        ),
+      ),
+    ).toEqual(['search_knowledge', 'check_availability', 'book_meeting', 'transfer_to_human', 'end_call']);
   });
 
   it("pass on the reply's signal, as the call's owner", async () => {

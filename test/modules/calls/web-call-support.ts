@@ -11,7 +11,17 @@ import { WallClock } from '../../support/wall-clock.js';
 
 export { WallClock };
 
-export type WebMessage = { type: string; role?: string; text?: string; final?: boolean; interrupted?: boolean; name?: string; arguments?: unknown; result?: unknown; reason?: string };
+export type WebMessage = {
+  type: string;
+  role?: string;
+  text?: string;
+  final?: boolean;
+  interrupted?: boolean;
+  name?: string;
+  arguments?: unknown;
+  result?: unknown;
+  reason?: string;
+};
 
 export class BrowserCall {
   readonly ws: WebSocket;
@@ -32,7 +42,9 @@ export class BrowserCall {
       this.ws.once('open', () => resolve());
       this.ws.once('error', reject);
     });
-    this.closed = new Promise((resolve) => this.ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+    this.closed = new Promise((resolve) =>
+      this.ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
     this.ws.on('message', (data, isBinary) => {
       if (isBinary) {
         this.agentBytes += (data as Buffer).length;
@@ -82,9 +94,31 @@ export class BrowserCall {
 
 /** A knowledge base of the user's with the clinic's opening hours. */
 export async function clinicKnowledge(t: TestApp, user: TestUser): Promise<string> {
-  const kb = (await t.app.inject({ method: 'PUT', url: '/api/knowledge-bases', headers: bearer(user.token), payload: { name: 'Clinic' } })).json();
-  const form = multipartForm([{ filename: 'hours.txt', content: 'Opening hours: we are open Monday to Friday from nine to five.', contentType: 'text/plain' }]);
-  expect((await t.app.inject({ method: 'POST', url: `/api/knowledge-bases/${kb.id}`, headers: { ...bearer(user.token), ...form.headers }, payload: form.payload })).statusCode).toBe(200);
+  const kb = (
+    await t.app.inject({
+      method: 'PUT',
+      url: '/api/knowledge-bases',
+      headers: bearer(user.token),
+      payload: { name: 'Clinic' },
+    })
+  ).json();
+  const form = multipartForm([
+    {
+      filename: 'hours.txt',
+      content: 'Opening hours: we are open Monday to Friday from nine to five.',
+      contentType: 'text/plain',
+    },
+  ]);
+  expect(
+    (
+      await t.app.inject({
+        method: 'POST',
+        url: `/api/knowledge-bases/${kb.id}`,
+        headers: { ...bearer(user.token), ...form.headers },
+        payload: form.payload,
+      })
+    ).statusCode,
+  ).toBe(200);
   return kb.id as string;
 }
 
@@ -97,7 +131,9 @@ export async function endedCall(t: TestApp, user: TestUser, sessionId: string, t
   let view: Record<string, unknown> = {};
   await vi.waitFor(
     async () => {
-      view = (await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })).json();
+      view = (
+        await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })
+      ).json();
       expect(['completed', 'failed', 'canceled']).toContain(view.status);
       expect(view.transcript).toBeDefined();
     },

@@ -25,18 +25,45 @@ const speak16k = (text: string) => voice!.speak(text, new AbortController().sign
 
 async function listeningApp(env: Record<string, string> = {}): Promise<TestApp> {
   const port = await freePort();
-  const t = await createTestApp({ clock: new WallClock(), env: { PORT: String(port), ...env }, config: { ...callConfig(), publicUrl: `http://127.0.0.1:${port}` } });
+  const t = await createTestApp({
+    clock: new WallClock(),
+    env: { PORT: String(port), ...env },
+    config: { ...callConfig(), publicUrl: `http://127.0.0.1:${port}` },
+  });
   await t.app.listen({ port, host: '127.0.0.1' });
   return t;
 }
 
-const ledger = (t: TestApp, userId: string) => t.database.db.selectFrom('credit_ledger').selectAll().where('user_id', '=', userId).execute();
-const charges = (t: TestApp, userId: string) => t.database.db.selectFrom('call_charges').selectAll().where('user_id', '=', userId).execute();
-const usage = (t: TestApp, userId: string) => t.database.db.selectFrom('billing_usage').selectAll().where('user_id', '=', userId).execute();
+const ledger = (t: TestApp, userId: string) =>
+  t.database.db.selectFrom('credit_ledger').selectAll().where('user_id', '=', userId).execute();
+const charges = (t: TestApp, userId: string) =>
+  t.database.db.selectFrom('call_charges').selectAll().where('user_id', '=', userId).execute();
+const usage = (t: TestApp, userId: string) =>
+  t.database.db.selectFrom('billing_usage').selectAll().where('user_id', '=', userId).execute();
 const transcriptEvents = async (t: TestApp, userId: string, sessionId: string) =>
-  (await t.database.db.selectFrom('events').select('payload').where('user_id', '=', userId).where('type', '=', 'call_transcript').orderBy('id').execute()).map((r) => JSON.parse(r.payload)).filter((p) => p.session_id === sessionId);
+  (
+    await t.database.db
+      .selectFrom('events')
+      .select('payload')
+      .where('user_id', '=', userId)
+      .where('type', '=', 'call_transcript')
+      .orderBy('id')
+      .execute()
+  )
+    .map((r) => JSON.parse(r.payload))
+    .filter((p) => p.session_id === sessionId);
 const statusEvents = async (t: TestApp, userId: string, sessionId: string) =>
-  (await t.database.db.selectFrom('events').select('payload').where('user_id', '=', userId).where('type', '=', 'call_status').orderBy('id').execute()).map((r) => JSON.parse(r.payload)).filter((p) => p.session_id === sessionId);
+  (
+    await t.database.db
+      .selectFrom('events')
+      .select('payload')
+      .where('user_id', '=', userId)
+      .where('type', '=', 'call_status')
+      .orderBy('id')
+      .execute()
+  )
+    .map((r) => JSON.parse(r.payload))
+    .filter((p) => p.session_id === sessionId);
 
 describe.skipIf(!voice)('web calls (default limits, offline recognition)', () => {
   let t: TestApp;
@@ -51,10 +78,18 @@ describe.skipIf(!voice)('web calls (default limits, offline recognition)', () =>
     const user = await createFundedUser(t);
     const kbId = await clinicKnowledge(t, user);
     const ledgerBefore = await ledger(t, user.id);
-    const res = await startWebCall(t, user, { agent: { name: 'Amy', firstMessage: 'Hello, this is Amy from the clinic.' }, knowledgeBaseId: kbId });
+    const res = await startWebCall(t, user, {
+      agent: { name: 'Amy', firstMessage: 'Hello, this is Amy from the clinic.' },
+      knowledgeBaseId: kbId,
+    });
     expect(res.statusCode, res.body).toBe(201);
     const started = res.json();
-    expect(started).toEqual({ sessionId: expect.any(String), url: expect.stringMatching(new RegExp(`^ws://127\\.0\\.0\\.1:\\d+/api/media/web\\?token=`)), expiresAt: expect.any(String), audio: { encoding: 'pcm16le', sampleRate: 16000, frameMs: 20 } });
+    expect(started).toEqual({
+      sessionId: expect.any(String),
+      url: expect.stringMatching(/^ws:\/\/127\.0\.0\.1:\d+\/api\/media\/web\?token=/),
+      expiresAt: expect.any(String),
+      audio: { encoding: 'pcm16le', sampleRate: 16000, frameMs: 20 },
+    });
     expect(Date.parse(started.expiresAt) - Date.now()).toBeGreaterThan(50_000);
     expect(Date.parse(started.expiresAt) - Date.now()).toBeLessThanOrEqual(61_000);
 
@@ -66,7 +101,9 @@ describe.skipIf(!voice)('web calls (default limits, offline recognition)', () =>
     expect(call.agentBytes).toBeGreaterThan(16_000 * 2);
     // The greeting's line came as the agent started saying it, with its first audio, not once its audio had ended;
     // then again, final, once heard.
-    const transcripts = call.messages.flatMap((m, i) => (m.type === 'transcript' ? [{ m, bytesBefore: call.agentBytesAt[i]! }] : []));
+    const transcripts = call.messages.flatMap((m, i) =>
+      m.type === 'transcript' ? [{ m, bytesBefore: call.agentBytesAt[i]! }] : [],
+    );
     expect(transcripts.map(({ m }) => m)).toEqual([
       { type: 'transcript', role: 'agent', text: 'Hello, this is Amy from the clinic.', final: false },
       { type: 'transcript', role: 'agent', text: 'Hello, this is Amy from the clinic.', final: true },
@@ -85,7 +122,11 @@ describe.skipIf(!voice)('web calls (default limits, offline recognition)', () =>
       expect(caller).toContain('opening hours');
       expect(answer).toContain('Monday to Friday');
       const tool = call.of('tool')[0]!;
-      expect(tool).toMatchObject({ type: 'tool', name: 'search_knowledge', arguments: { query: expect.stringContaining('opening hours') } });
+      expect(tool).toMatchObject({
+        type: 'tool',
+        name: 'search_knowledge',
+        arguments: { query: expect.stringContaining('opening hours') },
+      });
       expect(JSON.stringify(tool.result)).toContain('Monday to Friday');
     } else {
       expect(caller).toBe(NOT_RECOGNISED);
@@ -95,7 +136,12 @@ describe.skipIf(!voice)('web calls (default limits, offline recognition)', () =>
     const said = agentMessages.filter((m) => m.final === false).map((m) => m.text);
     expect(said[0]).toBe('Hello, this is Amy from the clinic.');
     expect(said.at(-1)).toBe(answer);
-    expect(call.of('transcript').filter((m) => m.role === 'caller').every((m) => m.final === true)).toBe(true);
+    expect(
+      call
+        .of('transcript')
+        .filter((m) => m.role === 'caller')
+        .every((m) => m.final === true),
+    ).toBe(true);
 
     call.send({ type: 'hangup' });
     expect(await call.closed).toMatchObject({ code: 1000, reason: 'caller_hung_up' });
@@ -103,7 +149,13 @@ describe.skipIf(!voice)('web calls (default limits, offline recognition)', () =>
     expect(call.messages.at(-1)).toEqual({ type: 'ended', reason: 'caller_hung_up' });
 
     const view = await endedCall(t, user, started.sessionId);
-    expect(view).toMatchObject({ id: started.sessionId, direction: 'web', status: 'completed', outcome: 'completed', reason: 'caller_hung_up' });
+    expect(view).toMatchObject({
+      id: started.sessionId,
+      direction: 'web',
+      status: 'completed',
+      outcome: 'completed',
+      reason: 'caller_hung_up',
+    });
     expect(view.from).toBeUndefined();
     expect(view.to).toBeUndefined();
     expect(view.answeredAt).toBeDefined();
@@ -113,7 +165,13 @@ describe.skipIf(!voice)('web calls (default limits, offline recognition)', () =>
       ['agent', answer],
     ]);
     // The answer's latency, split per stage.
-    expect(view.transcript[2].latency).toMatchObject({ sttMs: expect.any(Number), llmFirstTokenMs: expect.any(Number), ttsFirstByteMs: expect.any(Number), overheadMs: expect.any(Number), totalMs: expect.any(Number) });
+    expect(view.transcript[2].latency).toMatchObject({
+      sttMs: expect.any(Number),
+      llmFirstTokenMs: expect.any(Number),
+      ttsFirstByteMs: expect.any(Number),
+      overheadMs: expect.any(Number),
+      totalMs: expect.any(Number),
+    });
     if (pocketsphinx) expect(view.toolCalls.map((c: { name: string }) => c.name)).toEqual(['search_knowledge']);
     // The recording: two channels at 8 kHz, like a phone call's.
     expect(view.recordingUrl).toBe(`/api/calls/${started.sessionId}/recording`);
@@ -139,7 +197,11 @@ describe.skipIf(!voice)('web calls (default limits, offline recognition)', () =>
 
   it('works for an account without money, with an agent from the agents store', async () => {
     const user = await createVerifiedUser(t);
-    const agent = await t.services.data.records.create(user.id, 'agents', Buffer.from(JSON.stringify({ name: 'Ava', firstMessage: 'Hi, Ava here.' })));
+    const agent = await t.services.data.records.create(
+      user.id,
+      'agents',
+      Buffer.from(JSON.stringify({ name: 'Ava', firstMessage: 'Hi, Ava here.' })),
+    );
     const res = await startWebCall(t, user, { agentId: agent.id });
     expect(res.statusCode, res.body).toBe(201);
     const call = new BrowserCall(res.json().url);
@@ -153,7 +215,8 @@ describe.skipIf(!voice)('web calls (default limits, offline recognition)', () =>
 
   it('sends clear when the caller speaks over the agent, and keeps only what was heard', async () => {
     const user = await createVerifiedUser(t);
-    const long = 'Hello, this is Amy from the clinic. I can tell you about our opening hours, our doctors, our prices and our address. I can also book an appointment for you, or put you through to a colleague.';
+    const long =
+      'Hello, this is Amy from the clinic. I can tell you about our opening hours, our doctors, our prices and our address. I can also book an appointment for you, or put you through to a colleague.';
     const res = await startWebCall(t, user, { agent: { name: 'Amy', firstMessage: long } });
     const call = new BrowserCall(res.json().url);
     await call.waitFor(() => call.agentBytes > 16_000 * 2 * 1.5, 'a second and a half of the greeting');
@@ -169,8 +232,19 @@ describe.skipIf(!voice)('web calls (default limits, offline recognition)', () =>
     expect(heard.length).toBeLessThan(long.length);
     // The greeting was shown sentence by sentence as said, then as heard, marked cut off.
     const greeting = call.of('transcript').filter((m) => m.role === 'agent');
-    expect(greeting[0]).toEqual({ type: 'transcript', role: 'agent', text: 'Hello, this is Amy from the clinic.', final: false });
-    expect(greeting.find((m) => m.final)).toEqual({ type: 'transcript', role: 'agent', text: heard, final: true, interrupted: true });
+    expect(greeting[0]).toEqual({
+      type: 'transcript',
+      role: 'agent',
+      text: 'Hello, this is Amy from the clinic.',
+      final: false,
+    });
+    expect(greeting.find((m) => m.final)).toEqual({
+      type: 'transcript',
+      role: 'agent',
+      text: heard,
+      final: true,
+      interrupted: true,
+    });
     call.send({ type: 'hangup' });
     await call.closed;
     const view = await endedCall(t, user, res.json().sessionId);
@@ -215,12 +289,19 @@ describe.skipIf(!voice)('web calls (default limits, offline recognition)', () =>
   it('does not carry a call that ended before its browser connected', async () => {
     const user = await createVerifiedUser(t);
     const res = await startWebCall(t, user, { agent: { name: 'Amy' } });
-    await t.services.calls.calls.report(res.json().sessionId, 'test_canceled', { status: 'canceled', at: new Date().toISOString() });
+    await t.services.calls.calls.report(res.json().sessionId, 'test_canceled', {
+      status: 'canceled',
+      at: new Date().toISOString(),
+    });
     const call = new BrowserCall(res.json().url);
     expect(await call.closed).toMatchObject({ code: 1000 });
     expect(call.messages).toEqual([{ type: 'ended', reason: 'call_ended' }]);
     expect(call.agentBytes).toBe(0);
-    expect((await t.app.inject({ method: 'GET', url: `/api/calls/${res.json().sessionId}`, headers: bearer(user.token) })).json()).toMatchObject({ status: 'canceled' });
+    expect(
+      (
+        await t.app.inject({ method: 'GET', url: `/api/calls/${res.json().sessionId}`, headers: bearer(user.token) })
+      ).json(),
+    ).toMatchObject({ status: 'canceled' });
   }, 30_000);
 
   it('allows two web calls at once per user (429 too_many_calls beyond), counts a set-up call until its URL expires, and admits no more than two of many started at once', async () => {
@@ -232,7 +313,9 @@ describe.skipIf(!voice)('web calls (default limits, offline recognition)', () =>
     expect(c.statusCode).toBe(429);
     expect(c.json()).toMatchObject({ code: 'too_many_calls' });
     // A refused call leaves nothing behind.
-    expect((await t.app.inject({ method: 'GET', url: '/api/calls', headers: bearer(user.token) })).json().calls).toHaveLength(2);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/api/calls', headers: bearer(user.token) })).json().calls,
+    ).toHaveLength(2);
 
     // A's call runs and ends: its place is free again.
     const callA = new BrowserCall(a.json().url);
@@ -245,17 +328,26 @@ describe.skipIf(!voice)('web calls (default limits, offline recognition)', () =>
 
     // B was never connected: once its URL has expired it no longer counts.
     expect((await startWebCall(t, user, { agent: { name: 'E' } })).statusCode).toBe(429);
-    await t.database.db.updateTable('call_sessions').set({ created_at: Date.now() - 61_000 }).where('id', '=', b.json().sessionId).execute();
+    await t.database.db
+      .updateTable('call_sessions')
+      .set({ created_at: Date.now() - 61_000 })
+      .where('id', '=', b.json().sessionId)
+      .execute();
     expect((await startWebCall(t, user, { agent: { name: 'E' } })).statusCode).toBe(201);
 
     // Many at once from a fresh account: never more than two.
     const other = await createVerifiedUser(t);
-    const burst = await Promise.all(Array.from({ length: 6 }, (_, i) => startWebCall(t, other, { agent: { name: `N${i}` } })));
+    const burst = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => startWebCall(t, other, { agent: { name: `N${i}` } })),
+    );
     const admitted = burst.filter((r) => r.statusCode === 201).length;
     expect(admitted).toBeGreaterThanOrEqual(1);
     expect(admitted).toBeLessThanOrEqual(2);
-    for (const r of burst.filter((x) => x.statusCode !== 201)) expect(r.json()).toMatchObject({ code: 'too_many_calls' });
-    expect((await t.app.inject({ method: 'GET', url: '/api/calls', headers: bearer(other.token) })).json().calls).toHaveLength(admitted);
+    for (const r of burst.filter((x) => x.statusCode !== 201))
+      expect(r.json()).toMatchObject({ code: 'too_many_calls' });
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/api/calls', headers: bearer(other.token) })).json().calls,
+    ).toHaveLength(admitted);
   }, 60_000);
 });
 
@@ -306,7 +398,9 @@ describe.skipIf(!voice)('web calls (short calls, many at once, no recogniser)', 
     expect(answers[20]!.statusCode).toBe(429);
     expect(answers[20]!.json()).toMatchObject({ code: 'rate_limited' });
     expect(Number(answers[20]!.headers['retry-after'])).toBeGreaterThan(0);
-    const list = (await t.app.inject({ method: 'GET', url: '/api/calls?limit=100', headers: bearer(user.token) })).json();
+    const list = (
+      await t.app.inject({ method: 'GET', url: '/api/calls?limit=100', headers: bearer(user.token) })
+    ).json();
     expect(list.calls).toHaveLength(20);
     // Another account is not affected.
     const other = await createVerifiedUser(t);
@@ -342,9 +436,20 @@ describe('POST /api/calls/web: input, ownership, a call nobody connects to', () 
     }
     // Another user's agent and knowledge base are not found.
     const other = await createVerifiedUser(t);
-    const theirAgent = await t.services.data.records.create(other.id, 'agents', Buffer.from(JSON.stringify({ name: 'Theirs' })));
+    const theirAgent = await t.services.data.records.create(
+      other.id,
+      'agents',
+      Buffer.from(JSON.stringify({ name: 'Theirs' })),
+    );
     expect((await startWebCall(t, user, { agentId: theirAgent.id })).statusCode).toBe(404);
-    const theirKb = (await t.app.inject({ method: 'PUT', url: '/api/knowledge-bases', headers: bearer(other.token), payload: { name: 'Theirs' } })).json().id;
+    const theirKb = (
+      await t.app.inject({
+        method: 'PUT',
+        url: '/api/knowledge-bases',
+        headers: bearer(other.token),
+        payload: { name: 'Theirs' },
+      })
+    ).json().id;
     expect((await startWebCall(t, user, { agent: { name: 'A' }, knowledgeBaseId: theirKb })).statusCode).toBe(404);
     // A stored object that is not an agent record.
     const notAgent = await t.services.data.records.create(user.id, 'agents', Buffer.from('not json'));
@@ -352,9 +457,13 @@ describe('POST /api/calls/web: input, ownership, a call nobody connects to', () 
     // Data-plane authentication: a verified phone.
     const unverified = await registerUser(t);
     expect((await startWebCall(t, unverified, { agent: { name: 'A' } })).statusCode).toBe(403);
-    expect((await t.app.inject({ method: 'POST', url: '/api/calls/web', payload: { agent: { name: 'A' } } })).statusCode).toBe(401);
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/api/calls/web', payload: { agent: { name: 'A' } } })).statusCode,
+    ).toBe(401);
     // Nothing was recorded for the refusals.
-    expect((await t.app.inject({ method: 'GET', url: '/api/calls', headers: bearer(user.token) })).json().calls).toEqual([]);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/api/calls', headers: bearer(user.token) })).json().calls,
+    ).toEqual([]);
   });
 
   it('ends a call whose browser never connects as canceled (no_answer, not_connected) once its URL has expired', async () => {
@@ -362,12 +471,25 @@ describe('POST /api/calls/web: input, ownership, a call nobody connects to', () 
     expect(res.statusCode).toBe(201);
     const { sessionId } = res.json();
     t.clock.advance(60_000);
-    expect((await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })).json().status).toBe('queued');
+    expect(
+      (await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })).json()
+        .status,
+    ).toBe('queued');
     t.clock.advance(11_000);
-    await vi.waitFor(async () => expect((await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })).json()).toMatchObject({ status: 'canceled', outcome: 'no_answer', reason: 'not_connected', direction: 'web' }), { timeout: 5000 });
+    await vi.waitFor(
+      async () =>
+        expect(
+          (await t.app.inject({ method: 'GET', url: `/api/calls/${sessionId}`, headers: bearer(user.token) })).json(),
+        ).toMatchObject({ status: 'canceled', outcome: 'no_answer', reason: 'not_connected', direction: 'web' }),
+      { timeout: 5000 },
+    );
     const events = await statusEvents(t, user.id, sessionId);
-    expect(events).toEqual([expect.objectContaining({ status: 'canceled', direction: 'web', reason: 'not_connected' })]);
+    expect(events).toEqual([
+      expect.objectContaining({ status: 'canceled', direction: 'web', reason: 'not_connected' }),
+    ]);
     // Its token is expired too: the socket would close with 1008 (checked above with a listening app).
-    await expect(t.services.voice.tokens.accept(new URL(res.json().url).searchParams.get('token')!, 'web')).rejects.toMatchObject({ code: 'invalid_token' });
+    await expect(
+      t.services.voice.tokens.accept(new URL(res.json().url).searchParams.get('token')!, 'web'),
+    ).rejects.toMatchObject({ code: 'invalid_token' });
   });
 });

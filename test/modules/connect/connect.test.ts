@@ -43,10 +43,18 @@ describe('POST /api/connect with the sandbox connector', () => {
 
   it('defaults to 10 records, caps params.limit at 1,000, and shapes records after the store', async () => {
     const api = client(t, await createVerifiedUser(t));
-    expect((await api.post('/api/connect', { repository: 'tasks', path: '/tasks' })).headers['x-objects-written']).toBe('10');
+    expect((await api.post('/api/connect', { repository: 'tasks', path: '/tasks' })).headers['x-objects-written']).toBe(
+      '10',
+    );
     const tasks = await recordsOf(api, 'tasks');
-    expect(tasks.records.every((r) => typeof r.title === 'string' && ['open', 'in_progress', 'done'].includes(r.status))).toBe(true);
-    const big = await api.post('/api/connect', { repository: 'campaigns', path: '/campaigns', params: { limit: 5000 } });
+    expect(
+      tasks.records.every((r) => typeof r.title === 'string' && ['open', 'in_progress', 'done'].includes(r.status)),
+    ).toBe(true);
+    const big = await api.post('/api/connect', {
+      repository: 'campaigns',
+      path: '/campaigns',
+      params: { limit: 5000 },
+    });
     expect(big.statusCode).toBe(204);
     expect(big.headers['x-objects-written']).toBe('1000');
     const store = await storeOf(api, 'campaigns');
@@ -58,7 +66,9 @@ describe('POST /api/connect with the sandbox connector', () => {
     const res = await api.post('/api/connect', { repository: 'leads', path: '/x', params: {} });
     expect(res.statusCode).toBe(400);
     expect(res.json().code).toBe('invalid_input');
-    expect(res.json().message).toContain('contacts, calls, agents, tasks, conversational-pathways, campaigns, sms-messages, performance-metrics');
+    expect(res.json().message).toContain(
+      'contacts, calls, agents, tasks, conversational-pathways, campaigns, sms-messages, performance-metrics',
+    );
     for (const path of ['x', '/../admin', '//evil.example/x', '/a b']) {
       const bad = await api.post('/api/connect', { repository: 'contacts', path, params: {} });
       expect(bad.statusCode, path).toBe(path === '//evil.example/x' ? 204 : 400);
@@ -71,7 +81,10 @@ describe('POST /api/connect with the sandbox connector', () => {
     await t.services.users.update(user.id, { phone_verified: 0 });
     const res = await client(t, user).post('/api/connect', { repository: 'contacts', path: '/x', params: {} });
     expect(res.statusCode).toBe(403);
-    expect((await t.app.inject({ method: 'POST', url: '/api/connect', payload: { repository: 'contacts', path: '/x' } })).statusCode).toBe(401);
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/api/connect', payload: { repository: 'contacts', path: '/x' } }))
+        .statusCode,
+    ).toBe(401);
   });
 });
 
@@ -80,7 +93,9 @@ describe('POST /api/connect with a real connector over HTTP', () => {
   let fake: ConnectorFake;
   beforeAll(async () => {
     fake = await startConnectorFake();
-    t = await createTestApp({ env: { CONNECTOR_URL: `${fake.url}/`, CONNECTOR_TOKEN: 'conn-secret', CONNECTOR_IDLE_TIMEOUT_SECONDS: '30' } });
+    t = await createTestApp({
+      env: { CONNECTOR_URL: `${fake.url}/`, CONNECTOR_TOKEN: 'conn-secret', CONNECTOR_IDLE_TIMEOUT_SECONDS: '30' },
+    });
   });
   afterAll(async () => {
     await t.close();
@@ -89,12 +104,20 @@ describe('POST /api/connect with a real connector over HTTP', () => {
 
   it('streams SSE (split frames, multi-line data, CRLF, comments), skips a frame that is not JSON, and sends path, params and token', async () => {
     const api = client(t, await createVerifiedUser(t));
-    const res = await api.post('/api/connect', { repository: 'contacts', path: '/records', params: { format: 'sse', count: 6, junk: true, filter: { city: 'Berlin' } } });
+    const res = await api.post('/api/connect', {
+      repository: 'contacts',
+      path: '/records',
+      params: { format: 'sse', count: 6, junk: true, filter: { city: 'Berlin' } },
+    });
     expect(res.statusCode).toBe(204);
     expect(res.headers['x-objects-written']).toBe('6');
     expect(res.headers['x-frames-skipped']).toBe('1');
     const request = fake.requests.at(-1)!;
-    expect(request).toMatchObject({ path: '/records', authorization: 'Bearer conn-secret', params: { format: 'sse', count: 6, junk: true, filter: { city: 'Berlin' } } });
+    expect(request).toMatchObject({
+      path: '/records',
+      authorization: 'Bearer conn-secret',
+      params: { format: 'sse', count: 6, junk: true, filter: { city: 'Berlin' } },
+    });
     expect(request.accept).toContain('text/event-stream');
     const { records } = await recordsOf(api, 'contacts');
     expect(records).toEqual([0, 1, 2, 3, 4, 5].map((i) => fakeRecord(i)));
@@ -102,7 +125,11 @@ describe('POST /api/connect with a real connector over HTTP', () => {
 
   it('streams NDJSON that arrives slowly, in pieces', async () => {
     const api = client(t, await createVerifiedUser(t));
-    const res = await api.post('/api/connect', { repository: 'sms-messages', path: '/slow', params: { format: 'ndjson', count: 4, delayMs: 30, junk: true } });
+    const res = await api.post('/api/connect', {
+      repository: 'sms-messages',
+      path: '/slow',
+      params: { format: 'ndjson', count: 4, delayMs: 30, junk: true },
+    });
     expect(res.statusCode).toBe(204);
     expect(res.headers['x-objects-written']).toBe('4');
     expect(res.headers['x-frames-skipped']).toBe('1');
@@ -115,12 +142,19 @@ describe('POST /api/connect with a real connector over HTTP', () => {
     const store = await storeOf(api, 'agents');
     const sub = await stream(t, user.token, `object_created?related_object_id=${store.id}`);
     try {
-      const res = await api.post('/api/connect', { repository: 'agents', path: '/records', params: { format: 'ndjson', count: 25 } });
+      const res = await api.post('/api/connect', {
+        repository: 'agents',
+        path: '/records',
+        params: { format: 'ndjson', count: 25 },
+      });
       expect(res.headers['x-objects-written']).toBe('25');
       const events = await sub.waitForEvents(25);
       const payloads = events.map((e) => JSON.parse(e.data));
-      expect(payloads.map((p) => JSON.parse(decrypt(store.key, p)))).toEqual(Array.from({ length: 25 }, (_, i) => fakeRecord(i)));
-      for (const p of payloads) expect(p).toMatchObject({ key_id: store.keyId, related_object_id: store.id, metadata: { kind: 'object' } });
+      expect(payloads.map((p) => JSON.parse(decrypt(store.key, p)))).toEqual(
+        Array.from({ length: 25 }, (_, i) => fakeRecord(i)),
+      );
+      for (const p of payloads)
+        expect(p).toMatchObject({ key_id: store.keyId, related_object_id: store.id, metadata: { kind: 'object' } });
       expect(new Set(payloads.map((p) => p.id)).size).toBe(25);
     } finally {
       sub.close();
@@ -130,12 +164,18 @@ describe('POST /api/connect with a real connector over HTTP', () => {
   it('a connector that breaks off mid-stream ends the job: 502 with the count, what was written stays', async () => {
     const api = client(t, await createVerifiedUser(t));
     for (const format of ['sse', 'ndjson']) {
-      const res = await api.post('/api/connect', { repository: 'calls', path: '/broken', params: { format, count: 10, failAfter: 4 } });
+      const res = await api.post('/api/connect', {
+        repository: 'calls',
+        path: '/broken',
+        params: { format, count: 10, failAfter: 4 },
+      });
       expect(res.statusCode).toBe(502);
       expect(res.json()).toMatchObject({ code: 'provider_error', written: 4, skipped: 0 });
       expect(res.headers['x-objects-written']).toBe('4');
     }
-    expect((await recordsOf(api, 'calls')).records).toEqual([...[0, 1, 2, 3], ...[0, 1, 2, 3]].map((i) => fakeRecord(i, '/broken')));
+    expect((await recordsOf(api, 'calls')).records).toEqual(
+      [...[0, 1, 2, 3], ...[0, 1, 2, 3]].map((i) => fakeRecord(i, '/broken')),
+    );
   });
 
   it('the client going away closes the connector stream; what was written stays', async () => {
@@ -143,10 +183,23 @@ describe('POST /api/connect with a real connector over HTTP', () => {
     const api = client(t, user);
     const store = await storeOf(api, 'campaigns');
     const origin = await originOf(t);
-    const req = httpRequest(`${origin}/api/connect`, { method: 'POST', headers: { ...bearer(user.token), 'content-type': 'application/json' } });
+    const req = httpRequest(`${origin}/api/connect`, {
+      method: 'POST',
+      headers: { ...bearer(user.token), 'content-type': 'application/json' },
+    });
     req.on('error', () => {});
-    req.end(JSON.stringify({ repository: 'campaigns', path: '/endless', params: { format: 'ndjson', count: 1000, hangAfter: 3 } }));
-    await eventually(async () => (await api.get(`/api/objects/${store.id}/related`)).json().length === 3, 5000, 'three records written');
+    req.end(
+      JSON.stringify({
+        repository: 'campaigns',
+        path: '/endless',
+        params: { format: 'ndjson', count: 1000, hangAfter: 3 },
+      }),
+    );
+    await eventually(
+      async () => (await api.get(`/api/objects/${store.id}/related`)).json().length === 3,
+      5000,
+      'three records written',
+    );
     expect(fake.openResponses()).toBe(1);
     req.destroy();
     // The idle timeout here is 30 s: only the client's leaving can close it within 10 s.
@@ -165,7 +218,13 @@ describe('POST /api/connect with a real connector over HTTP', () => {
   it('Idempotency-Key: a retry replays the answer without streaming again; another request with the key is 422', async () => {
     const user = await createVerifiedUser(t);
     const body = { repository: 'tasks', path: '/records', params: { format: 'ndjson', count: 3 } };
-    const post = (payload: object, key = 'connect-once-1') => t.app.inject({ method: 'POST', url: '/api/connect', headers: { ...bearer(user.token), 'idempotency-key': key }, payload });
+    const post = (payload: object, key = 'connect-once-1') =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/connect',
+        headers: { ...bearer(user.token), 'idempotency-key': key },
+        payload,
+      });
     const calls = fake.requests.length;
     const first = await post(body);
     expect(first.statusCode).toBe(204);
@@ -199,12 +258,15 @@ describe('POST /api/connect: a silent connector', () => {
 
   it('a connector silent for CONNECTOR_IDLE_TIMEOUT_SECONDS ends the job: 502, what arrived is written', async () => {
     const api = client(t, await createVerifiedUser(t));
-    const res = await api.post('/api/connect', { repository: 'tasks', path: '/quiet', params: { format: 'sse', count: 5, hangAfter: 2 } });
+    const res = await api.post('/api/connect', {
+      repository: 'tasks',
+      path: '/quiet',
+      params: { format: 'sse', count: 5, hangAfter: 2 },
+    });
     expect(res.statusCode).toBe(502);
     expect(res.json()).toMatchObject({ code: 'provider_error', written: 2 });
     expect(res.json().message).toContain('sent nothing for 1000 ms');
     expect((await recordsOf(api, 'tasks')).records).toEqual([0, 1].map((i) => fakeRecord(i, '/quiet')));
     await eventually(() => fake.openResponses() === 0, 5000, 'the connector connection closed');
   });
-
 });

@@ -31,7 +31,12 @@ describe('POST /api/connect on /get-leads', () => {
   });
 
   const leads = (user: TestUser, params: Record<string, unknown>, headers: Record<string, string> = {}) =>
-    t.app.inject({ method: 'POST', url: '/api/connect', headers: { ...bearer(user.token), ...headers }, payload: { repository: 'contacts', path: '/get-leads', params: { format: 'ndjson', ...params } } });
+    t.app.inject({
+      method: 'POST',
+      url: '/api/connect',
+      headers: { ...bearer(user.token), ...headers },
+      payload: { repository: 'contacts', path: '/get-leads', params: { format: 'ndjson', ...params } },
+    });
   const holdOf = (userId: string) => [...billing.holds.entries()].filter(([, h]) => h.userId === userId);
 
   it('clamps credits to the allowance plus what the balance buys; reserves the paid part; charges what was delivered', async () => {
@@ -94,7 +99,12 @@ describe('POST /api/connect on /get-leads', () => {
   it('a connector that sends no leads: the whole hold is refunded, no usage', async () => {
     const user = await createVerifiedUser(t);
     billing.fund(user.id, 1000);
-    const res = await t.app.inject({ method: 'POST', url: '/api/connect', headers: bearer(user.token), payload: { repository: 'contacts', path: '/get-leads', params: { credits: 3, format: 'ndjson', extra: -3 } } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/connect',
+      headers: bearer(user.token),
+      payload: { repository: 'contacts', path: '/get-leads', params: { credits: 3, format: 'ndjson', extra: -3 } },
+    });
     expect(res.statusCode).toBe(204);
     expect(res.headers['x-objects-written']).toBe('0');
     const [[, hold]] = holdOf(user.id);
@@ -112,7 +122,11 @@ describe('POST /api/connect on /get-leads', () => {
     expect(res.headers['x-objects-written']).toBe('4');
     const [[ref, hold]] = holdOf(user.id);
     expect(hold.state).toBe('open');
-    const job = await t.database.db.selectFrom('connect_jobs').selectAll().where('user_id', '=', user.id).executeTakeFirstOrThrow();
+    const job = await t.database.db
+      .selectFrom('connect_jobs')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .executeTakeFirstOrThrow();
     // SQLite keeps the claim (settling); on PostgreSQL the claim rolled back with the failed charge (running).
     expect(job).toMatchObject({ state: t.database.dialect === 'sqlite' ? 'settling' : 'running', delivered: 4 });
     // Not yet abandoned: recovery leaves it; later it charges the 4 delivered, and a second pass changes nothing.
@@ -123,7 +137,15 @@ describe('POST /api/connect on /get-leads', () => {
     expect(await t.services.connect.jobs.recoverAbandoned()).toBe(0);
     expect(await billing.balanceCents(user.id)).toBe(1000 - 4 * PRICE);
     expect(billing.usedOf(user.id, 'leads')).toBe(4);
-    expect((await t.database.db.selectFrom('connect_jobs').select('state').where('id', '=', job.id).executeTakeFirstOrThrow()).state).toBe('settled');
+    expect(
+      (
+        await t.database.db
+          .selectFrom('connect_jobs')
+          .select('state')
+          .where('id', '=', job.id)
+          .executeTakeFirstOrThrow()
+      ).state,
+    ).toBe('settled');
   });
 
   it('no allowance and no balance: 204 at once, nothing streamed, nothing held', async () => {
@@ -151,7 +173,9 @@ describe('POST /api/connect on /get-leads', () => {
     const user = await createVerifiedUser(t);
     billing.include(user.id, 'leads', 5);
     billing.slowReads = true; // reads take a turn of the event loop, so the requests' grants overlap
-    const answers = await Promise.all([1, 2, 3].map(() => leads(user, { credits: 5 }))).finally(() => (billing.slowReads = false));
+    const answers = await Promise.all([1, 2, 3].map(() => leads(user, { credits: 5 }))).finally(
+      () => (billing.slowReads = false),
+    );
     const granted = answers.map((a) => Number(a.headers['x-credits-granted']));
     expect(granted.reduce((a, b) => a + b, 0)).toBe(5);
     expect(billing.usedOf(user.id, 'leads')).toBe(5);
@@ -162,15 +186,26 @@ describe('POST /api/connect on /get-leads', () => {
     const user = await createVerifiedUser(t);
     billing.fund(user.id, 5 * PRICE);
     billing.slowReads = true;
-    const answers = await Promise.all([1, 2, 3].map(() => leads(user, { credits: 5 }))).finally(() => (billing.slowReads = false));
+    const answers = await Promise.all([1, 2, 3].map(() => leads(user, { credits: 5 }))).finally(
+      () => (billing.slowReads = false),
+    );
     for (const a of answers) expect([204, 402]).toContain(a.statusCode);
-    const written = answers.filter((a) => a.statusCode === 204).reduce((n, a) => n + Number(a.headers['x-objects-written']), 0);
+    const written = answers
+      .filter((a) => a.statusCode === 204)
+      .reduce((n, a) => n + Number(a.headers['x-objects-written']), 0);
     expect(written).toBe(5);
     for (const a of answers.filter((x) => x.statusCode === 402)) expect(a.json().code).toBe('insufficient_funds');
     expect(await billing.balanceCents(user.id)).toBe(0);
     expect(billing.usedOf(user.id, 'leads')).toBe(5);
     // A refused request's job is closed: nothing left for recovery.
-    expect(await t.database.db.selectFrom('connect_jobs').select('id').where('user_id', '=', user.id).where('state', '=', 'running').execute()).toHaveLength(0);
+    expect(
+      await t.database.db
+        .selectFrom('connect_jobs')
+        .select('id')
+        .where('user_id', '=', user.id)
+        .where('state', '=', 'running')
+        .execute(),
+    ).toHaveLength(0);
   });
 
   it('Idempotency-Key: a retried /get-leads is not streamed or charged twice', async () => {
@@ -196,14 +231,34 @@ describe('crash between reserve and settle', () => {
     const env = { CONNECTOR_URL: fake.url };
     const a = await createTestApp({ clock: clockA, billing, env });
     const clockB = new ManualClock(clockA.now());
-    const b = await createTestApp({ clock: clockB, billing, env, shareDatabaseWith: { dir: a.dir, pgSchema: a.pgSchema, secrets: a.secrets } });
+    const b = await createTestApp({
+      clock: clockB,
+      billing,
+      env,
+      shareDatabaseWith: { dir: a.dir, pgSchema: a.pgSchema, secrets: a.secrets },
+    });
     try {
       const user = await createVerifiedUser(a);
       billing.fund(user.id, 1000);
       // Instance A reserves 10 leads, writes 3, and then its connector goes quiet: A "crashes" here.
       const stopA = new AbortController();
-      const running = a.services.connect.jobs.run(user.id, { repository: 'contacts', path: '/get-leads', params: { credits: 10, format: 'ndjson', hangAfter: 3 } }, stopA.signal);
-      await eventually(async () => (await a.database.db.selectFrom('connect_jobs').select('delivered').where('user_id', '=', user.id).executeTakeFirst())?.delivered === 3, 10_000, 'three leads written');
+      const running = a.services.connect.jobs.run(
+        user.id,
+        { repository: 'contacts', path: '/get-leads', params: { credits: 10, format: 'ndjson', hangAfter: 3 } },
+        stopA.signal,
+      );
+      await eventually(
+        async () =>
+          (
+            await a.database.db
+              .selectFrom('connect_jobs')
+              .select('delivered')
+              .where('user_id', '=', user.id)
+              .executeTakeFirst()
+          )?.delivered === 3,
+        10_000,
+        'three leads written',
+      );
       const [ref] = [...billing.holds.keys()];
       expect(billing.holds.get(ref)).toMatchObject({ cents: 500, state: 'open' });
 
@@ -224,7 +279,9 @@ describe('crash between reserve and settle', () => {
       expect(result).toMatchObject({ written: 3, credits: 10 });
       expect(billing.holds.get(ref)).toMatchObject({ state: 'settled', keptCents: 150 });
       expect(billing.usedOf(user.id, 'leads')).toBe(3);
-      expect(ref).toBe(reservationRef((await b.database.db.selectFrom('connect_jobs').select('id').executeTakeFirstOrThrow()).id));
+      expect(ref).toBe(
+        reservationRef((await b.database.db.selectFrom('connect_jobs').select('id').executeTakeFirstOrThrow()).id),
+      );
       const { records } = await recordsOf(client(b, user), 'contacts');
       expect(records).toEqual([0, 1, 2].map((i) => fakeRecord(i, '/get-leads')));
     } finally {

@@ -27,13 +27,25 @@ afterAll(async () => {
 /** Two instances on one database (A streams, B recovers), A's heartbeat every 50 ms of real time. */
 async function twoInstances(clockA: ManualClock, clockB: ManualClock, billing: MemoryBillingAccount) {
   const env = { CONNECTOR_URL: fake.url, LEAD_PRICE_USD: '0.50' };
-  const connector = { ...loadConfig({ NODE_ENV: 'test', DATA_DIR: '/tmp', ...env }).connector, heartbeatMs: 50, staleAfterMs: 60_000 };
+  const connector = {
+    ...loadConfig({ NODE_ENV: 'test', DATA_DIR: '/tmp', ...env }).connector,
+    heartbeatMs: 50,
+    staleAfterMs: 60_000,
+  };
   const a = await createTestApp({ clock: clockA, billing, env, config: { connector } });
-  const b = await createTestApp({ clock: clockB, billing, env, config: { connector }, shareDatabaseWith: { dir: a.dir, pgSchema: a.pgSchema, secrets: a.secrets } });
+  const b = await createTestApp({
+    clock: clockB,
+    billing,
+    env,
+    config: { connector },
+    shareDatabaseWith: { dir: a.dir, pgSchema: a.pgSchema, secrets: a.secrets },
+  });
   return { a, b, close: async () => (await b.close(), await a.close()) };
 }
 
-const deliveredOf = async (t: TestApp, userId: string) => (await t.database.db.selectFrom('connect_jobs').select('delivered').where('user_id', '=', userId).executeTakeFirst())?.delivered;
+const deliveredOf = async (t: TestApp, userId: string) =>
+  (await t.database.db.selectFrom('connect_jobs').select('delivered').where('user_id', '=', userId).executeTakeFirst())
+    ?.delivered;
 
 describe('lead job heartbeat', () => {
   it('a job streaming past the old 10-minute mark (its connector paused) is not recovered; it is charged once for all it delivered', async () => {
@@ -43,7 +55,15 @@ describe('lead job heartbeat', () => {
     try {
       const user = await createVerifiedUser(a);
       billing.fund(user.id, 1000);
-      const running = a.services.connect.jobs.run(user.id, { repository: 'contacts', path: '/get-leads', params: { credits: 6, format: 'ndjson', pauseAfter: 3, pauseMs: 2000 } }, new AbortController().signal);
+      const running = a.services.connect.jobs.run(
+        user.id,
+        {
+          repository: 'contacts',
+          path: '/get-leads',
+          params: { credits: 6, format: 'ndjson', pauseAfter: 3, pauseMs: 2000 },
+        },
+        new AbortController().signal,
+      );
       await eventually(async () => Number(await deliveredOf(a, user.id)) === 3, 10_000, 'three leads written');
       // Eleven minutes pass while the connector is silent (within its own idle timeout); A's heartbeat goes on.
       clock.advance(11 * 60_000);
@@ -74,7 +94,15 @@ describe('lead job heartbeat', () => {
     try {
       const user = await createVerifiedUser(a);
       billing.fund(user.id, 1000);
-      const running = a.services.connect.jobs.run(user.id, { repository: 'contacts', path: '/get-leads', params: { credits: 10, format: 'ndjson', pauseAfter: 3, pauseMs: 2000 } }, new AbortController().signal);
+      const running = a.services.connect.jobs.run(
+        user.id,
+        {
+          repository: 'contacts',
+          path: '/get-leads',
+          params: { credits: 10, format: 'ndjson', pauseAfter: 3, pauseMs: 2000 },
+        },
+        new AbortController().signal,
+      );
       await eventually(async () => Number(await deliveredOf(a, user.id)) === 3, 10_000, 'three leads written');
       // Within the stale limit B leaves it; past it (A's stamps are in A's clock, which stands still), B settles it.
       clockB.advance(59_000);

@@ -21,10 +21,19 @@ afterAll(async () => {
 });
 
 const connect = (user: TestUser, path: string, params: Record<string, unknown> = {}) =>
-  t.app.inject({ method: 'POST', url: '/api/connect', headers: bearer(user.token), payload: { repository: 'contacts', path, params: { format: 'ndjson', ...params } } });
+  t.app.inject({
+    method: 'POST',
+    url: '/api/connect',
+    headers: bearer(user.token),
+    payload: { repository: 'contacts', path, params: { format: 'ndjson', ...params } },
+  });
 
 async function topUp(user: TestUser, usd: number) {
-  const res = await t.app.inject({ method: 'POST', url: `/api/credits/add?amount=${usd}`, headers: bearer(user.token) });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: `/api/credits/add?amount=${usd}`,
+    headers: bearer(user.token),
+  });
   expect((await t.app.inject({ method: 'POST', url: new URL(res.json().url).pathname })).statusCode).toBe(200);
 }
 
@@ -63,15 +72,18 @@ const ESCAPES = [
 ];
 
 describe('connector paths', () => {
-  it.each(LEADS_SPELLINGS)('%s is /get-leads with its billing: no balance, no plan → nothing granted, the connector not called', async (path) => {
-    const user = await createVerifiedUser(t);
-    const before = fake.requests.length;
-    const res = await connect(user, path, { credits: 5 });
-    expect(res.statusCode).toBe(204);
-    expect(res.headers['x-credits-granted']).toBe('0');
-    expect(res.headers['x-objects-written']).toBe('0');
-    expect(fake.requests.length).toBe(before);
-  });
+  it.each(LEADS_SPELLINGS)(
+    '%s is /get-leads with its billing: no balance, no plan → nothing granted, the connector not called',
+    async (path) => {
+      const user = await createVerifiedUser(t);
+      const before = fake.requests.length;
+      const res = await connect(user, path, { credits: 5 });
+      expect(res.statusCode).toBe(204);
+      expect(res.headers['x-credits-granted']).toBe('0');
+      expect(res.headers['x-objects-written']).toBe('0');
+      expect(fake.requests.length).toBe(before);
+    },
+  );
 
   it.each(ESCAPES)('%s cannot leave the base path: 400, the connector not called', async (path) => {
     const user = await createVerifiedUser(t);

@@ -17,16 +17,27 @@ afterAll(async () => {
 });
 
 async function topUp(user: TestUser, usd: number) {
-  const res = await t.app.inject({ method: 'POST', url: `/api/credits/add?amount=${usd}`, headers: bearer(user.token) });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: `/api/credits/add?amount=${usd}`,
+    headers: bearer(user.token),
+  });
   expect(res.statusCode).toBe(200);
   expect((await t.app.inject({ method: 'POST', url: new URL(res.json().url).pathname })).statusCode).toBe(200);
 }
 
 const ledger = async (userId: string) =>
-  (await t.database.db.selectFrom('credit_ledger').selectAll().where('user_id', '=', userId).orderBy('id').execute()).map((r) => [r.reason, Number(r.cents)]);
+  (
+    await t.database.db.selectFrom('credit_ledger').selectAll().where('user_id', '=', userId).orderBy('id').execute()
+  ).map((r) => [r.reason, Number(r.cents)]);
 
 const leads = (user: TestUser, params: Record<string, unknown>) =>
-  t.app.inject({ method: 'POST', url: '/api/connect', headers: bearer(user.token), payload: { repository: 'contacts', path: '/get-leads', params: { format: 'ndjson', ...params } } });
+  t.app.inject({
+    method: 'POST',
+    url: '/api/connect',
+    headers: bearer(user.token),
+    payload: { repository: 'contacts', path: '/get-leads', params: { format: 'ndjson', ...params } },
+  });
 
 describe('/get-leads with the real billing account', () => {
   it('without a plan, credits are what the balance buys; the whole hold is kept when all are delivered', async () => {
@@ -37,7 +48,10 @@ describe('/get-leads with the real billing account', () => {
     expect(res.headers['x-credits-granted']).toBe('10');
     expect(res.headers['x-objects-written']).toBe('10');
     expect(await t.services.billing.account.balanceCents(user.id)).toBe(0);
-    expect(await ledger(user.id)).toEqual([['topup', 500], ['hold', -500]]);
+    expect(await ledger(user.id)).toEqual([
+      ['topup', 500],
+      ['hold', -500],
+    ]);
   });
 
   it('a connector failure returns the undelivered part to the ledger and records usage for the delivered', async () => {
@@ -47,7 +61,11 @@ describe('/get-leads with the real billing account', () => {
     expect(res.statusCode).toBe(502);
     expect(res.json()).toMatchObject({ written: 4, credits: 10 });
     expect(await t.services.billing.account.balanceCents(user.id)).toBe(300);
-    expect(await ledger(user.id)).toEqual([['topup', 500], ['hold', -500], ['release', 300]]);
+    expect(await ledger(user.id)).toEqual([
+      ['topup', 500],
+      ['hold', -500],
+      ['release', 300],
+    ]);
     const state = await t.app.inject({ method: 'GET', url: '/api/billing/state', headers: bearer(user.token) });
     expect(state.json().usageRaw.leads).toBe(4);
   });

@@ -36,7 +36,10 @@ const COLLECT_CSP_VIOLATIONS = `
   document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));
 `;
 
-async function listeningApp(env: Record<string, string> = {}, clock?: WallClock): Promise<{ t: TestApp; origin: string }> {
+async function listeningApp(
+  env: Record<string, string> = {},
+  clock?: WallClock,
+): Promise<{ t: TestApp; origin: string }> {
   const port = await freePort();
   const t = await createTestApp({ env: { PORT: String(port), ...env }, ...(clock ? { clock } : {}) });
   await t.app.listen({ port, host: '127.0.0.1' });
@@ -44,9 +47,27 @@ async function listeningApp(env: Record<string, string> = {}, clock?: WallClock)
 }
 
 async function knowledgeBase(t: TestApp, user: TestUser): Promise<string> {
-  const kb = (await t.app.inject({ method: 'PUT', url: '/api/knowledge-bases', headers: bearer(user.token), payload: { name: 'Clinic' } })).json();
-  const form = multipartForm([{ filename: 'hours.txt', content: 'Opening hours: we are open Monday to Friday from nine to five.', contentType: 'text/plain' }]);
-  const upload = await t.app.inject({ method: 'POST', url: `/api/knowledge-bases/${kb.id}`, headers: { ...bearer(user.token), ...form.headers }, payload: form.payload });
+  const kb = (
+    await t.app.inject({
+      method: 'PUT',
+      url: '/api/knowledge-bases',
+      headers: bearer(user.token),
+      payload: { name: 'Clinic' },
+    })
+  ).json();
+  const form = multipartForm([
+    {
+      filename: 'hours.txt',
+      content: 'Opening hours: we are open Monday to Friday from nine to five.',
+      contentType: 'text/plain',
+    },
+  ]);
+  const upload = await t.app.inject({
+    method: 'POST',
+    url: `/api/knowledge-bases/${kb.id}`,
+    headers: { ...bearer(user.token), ...form.headers },
+    payload: form.payload,
+  });
   expect(upload.statusCode, upload.body).toBe(200);
   return kb.id as string;
 }
@@ -63,19 +84,39 @@ async function type(browser: Browser, text: string) {
 
 async function press(browser: Browser, key: 'Tab' | 'Enter') {
   const code = key === 'Tab' ? 9 : 13;
-  await browser.send('Input.dispatchKeyEvent', { type: 'rawKeyDown', key, code: key, windowsVirtualKeyCode: code, ...(key === 'Enter' ? { text: '\r' } : {}) });
-  if (key === 'Enter') await browser.send('Input.dispatchKeyEvent', { type: 'char', key, code: key, windowsVirtualKeyCode: code, text: '\r' });
+  await browser.send('Input.dispatchKeyEvent', {
+    type: 'rawKeyDown',
+    key,
+    code: key,
+    windowsVirtualKeyCode: code,
+    ...(key === 'Enter' ? { text: '\r' } : {}),
+  });
+  if (key === 'Enter')
+    await browser.send('Input.dispatchKeyEvent', {
+      type: 'char',
+      key,
+      code: key,
+      windowsVirtualKeyCode: code,
+      text: '\r',
+    });
   await browser.send('Input.dispatchKeyEvent', { type: 'keyUp', key, code: key, windowsVirtualKeyCode: code });
 }
 
 /** Signs in on /console with the keyboard alone: the email field has focus, Tab to the password, Enter. */
 async function signIn(browser: Browser, origin: string, user: TestUser) {
-  await browser.open(`${origin}/console`, "!document.getElementById('sign-in-panel').hidden && document.activeElement?.id === 'email'");
+  await browser.open(
+    `${origin}/console`,
+    "!document.getElementById('sign-in-panel').hidden && document.activeElement?.id === 'email'",
+  );
   await type(browser, user.email);
   await press(browser, 'Tab');
   await type(browser, user.password);
   await press(browser, 'Enter');
-  await browser.waitFor("document.getElementById('content').dataset.ready === 'true'", 15_000, 'the console after sign-in');
+  await browser.waitFor(
+    "document.getElementById('content').dataset.ready === 'true'",
+    15_000,
+    'the console after sign-in',
+  );
 }
 
 const violations = (browser: Browser) => browser.evaluate<string[]>('return window.__cspViolations;');
@@ -92,10 +133,27 @@ describe.runIf(chromium)('the console in Chromium, on calls already in the accou
     ({ t, origin } = await listeningApp());
     user = await createVerifiedUser(t);
     const kbId = await knowledgeBase(t, user);
-    kbAgent = await agent(t, user, { name: 'Amy', prompt: 'Answer questions about the clinic.', knowledgeBaseId: kbId });
+    kbAgent = await agent(t, user, {
+      name: 'Amy',
+      prompt: 'Answer questions about the clinic.',
+      knowledgeBaseId: kbId,
+    });
     await agent(t, user, { name: 'Bob', prompt: 'Say hello.' });
-    await seedCall(t, user, { from: '+14155550100', to: '+14155550123', durationSeconds: 75, chargedCents: 4, startedAt: Date.now() - 120_000 });
-    recorded = await seedCall(t, user, { direction: 'web', durationSeconds: 12, transcript: seededTranscript, toolCalls: seededToolCalls, recording: stereoWav(2), startedAt: Date.now() - 60_000 });
+    await seedCall(t, user, {
+      from: '+14155550100',
+      to: '+14155550123',
+      durationSeconds: 75,
+      chargedCents: 4,
+      startedAt: Date.now() - 120_000,
+    });
+    recorded = await seedCall(t, user, {
+      direction: 'web',
+      durationSeconds: 12,
+      transcript: seededTranscript,
+      toolCalls: seededToolCalls,
+      recording: stereoWav(2),
+      startedAt: Date.now() - 60_000,
+    });
     browser = await Browser.launch(chromium!, ['--autoplay-policy=user-gesture-required']);
     await browser.beforeEachDocument(COLLECT_CSP_VIOLATIONS);
   }, 120_000);
@@ -118,7 +176,13 @@ describe.runIf(chromium)('the console in Chromium, on calls already in the accou
     expect(refused).toBe('Wrong email or password (or code).');
 
     await signIn(browser, origin, user);
-    const form = await browser.evaluate<{ agents: Array<{ value: string; text: string }>; selected: string; promptHidden: boolean; bases: string[]; who: string }>(`
+    const form = await browser.evaluate<{
+      agents: Array<{ value: string; text: string }>;
+      selected: string;
+      promptHidden: boolean;
+      bases: string[];
+      who: string;
+    }>(`
       return {
         agents: [...document.querySelector('[data-testid=agent-select]').options].map((o) => ({ value: o.value, text: o.textContent })),
         selected: document.querySelector('[data-testid=agent-select]').value,
@@ -130,7 +194,7 @@ describe.runIf(chromium)('the console in Chromium, on calls already in the accou
     expect(form.agents.map((a) => a.text)).toEqual(['Write a prompt instead', 'Amy (with a knowledge base)', 'Bob']);
     expect(form.selected).toBe(kbAgent);
     expect(form.promptHidden).toBe(true);
-    expect(form.bases).toEqual(['None (or the agent\'s own)', 'Clinic']);
+    expect(form.bases).toEqual(["None (or the agent's own)", 'Clinic']);
     expect(form.who).toBe(user.email);
     // Choosing "write a prompt" shows the prompt.
     const promptShown = await browser.evaluate<boolean>(`
@@ -154,8 +218,17 @@ describe.runIf(chromium)('the console in Chromium, on calls already in the accou
 
     // Follow the link, as a click does.
     await browser.evaluate(`document.querySelector('[data-call-id="${recorded}"] a').click();`);
-    await browser.waitFor(`location.pathname === '/console/calls/${recorded}' && document.getElementById('content').dataset.ready === 'true'`, 15_000, 'the call page');
-    const page = await browser.evaluate<{ lines: Array<{ role: string; text: string }>; latency: string[][]; tools: string; recording: string | null }>(`
+    await browser.waitFor(
+      `location.pathname === '/console/calls/${recorded}' && document.getElementById('content').dataset.ready === 'true'`,
+      15_000,
+      'the call page',
+    );
+    const page = await browser.evaluate<{
+      lines: Array<{ role: string; text: string }>;
+      latency: string[][];
+      tools: string;
+      recording: string | null;
+    }>(`
       return {
         lines: [...document.querySelector('[data-testid=transcript]').children].map((li) => ({ role: li.dataset.role, text: li.textContent })),
         latency: [...document.querySelectorAll('[data-testid=latency] tbody tr')].map((row) => [...row.cells].map((c) => c.textContent)),
@@ -193,11 +266,19 @@ describe.runIf(chromium)('the console in Chromium, on calls already in the accou
   }, 60_000);
 
   it('fits a phone screen: nothing wider than 375 px on the call list and the call page', async () => {
-    await browser.send('Emulation.setDeviceMetricsOverride', { width: 375, height: 740, deviceScaleFactor: 2, mobile: true });
+    await browser.send('Emulation.setDeviceMetricsOverride', {
+      width: 375,
+      height: 740,
+      deviceScaleFactor: 2,
+      mobile: true,
+    });
     try {
       for (const path of ['/console/calls', `/console/calls/${recorded}`, '/console']) {
         await browser.open(`${origin}${path}`, "document.getElementById('content').dataset.ready === 'true'");
-        expect(await browser.evaluate<number>('return document.documentElement.scrollWidth;'), path).toBeLessThanOrEqual(375);
+        expect(
+          await browser.evaluate<number>('return document.documentElement.scrollWidth;'),
+          path,
+        ).toBeLessThanOrEqual(375);
       }
     } finally {
       await browser.send('Emulation.clearDeviceMetricsOverride');
@@ -213,8 +294,14 @@ describe.runIf(chromium)('the console in Chromium, on calls already in the accou
       document.querySelector('[data-testid=password]').value = ${JSON.stringify(user.password)};
       document.querySelector('[data-testid=sign-in]').click();
     `);
-    await browser.waitFor("document.getElementById('content').dataset.ready === 'true'", 15_000, 'the call page after sign-in');
-    expect(await browser.evaluate<number>("return document.querySelector('[data-testid=transcript]').children.length;")).toBe(5);
+    await browser.waitFor(
+      "document.getElementById('content').dataset.ready === 'true'",
+      15_000,
+      'the call page after sign-in',
+    );
+    expect(
+      await browser.evaluate<number>("return document.querySelector('[data-testid=transcript]').children.length;"),
+    ).toBe(5);
   }, 60_000);
 });
 
@@ -226,7 +313,9 @@ describe.runIf(chromium)('the console in Chromium, on calls already in the accou
  */
 function callerWav(dir: string): string {
   const spoken = join(dir, 'question.wav');
-  const flite = spawnSync('flite', ['-t', 'Can you tell me your opening hours please?', '-o', spoken], { encoding: 'utf8' });
+  const flite = spawnSync('flite', ['-t', 'Can you tell me your opening hours please?', '-o', spoken], {
+    encoding: 'utf8',
+  });
   if (flite.status !== 0) throw new Error(`flite failed: ${flite.stderr}`);
   const question = parseWav(readFileSync(spoken));
   const rate = question.sampleRate;
@@ -246,7 +335,12 @@ describe.runIf(chromium && hasFlite)('a web call from the console in Chromium, w
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'wsapi-console-call-'));
     ({ t, origin } = await listeningApp({ CALL_RECORDING: '1' }, new WallClock()));
-    browser = await Browser.launch(chromium!, ['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${callerWav(dir)}%noloop`, '--autoplay-policy=user-gesture-required']);
+    browser = await Browser.launch(chromium!, [
+      '--use-fake-ui-for-media-stream',
+      '--use-fake-device-for-media-stream',
+      `--use-file-for-fake-audio-capture=${callerWav(dir)}%noloop`,
+      '--autoplay-policy=user-gesture-required',
+    ]);
     await browser.beforeEachDocument(COLLECT_CSP_VIOLATIONS);
   }, 120_000);
 
@@ -259,16 +353,28 @@ describe.runIf(chromium && hasFlite)('a web call from the console in Chromium, w
   it('signs in, calls the agent with a knowledge base, hears its answer about the opening hours; the call page shows transcript, latency and a playable recording', async (context) => {
     const user = await createVerifiedUser(t);
     // Web calls are the subject of another change (POST /api/calls/web): until this server has the route, there is nothing to call.
-    const probe = await t.app.inject({ method: 'POST', url: '/api/calls/web', headers: bearer(user.token), payload: {} });
+    const probe = await t.app.inject({
+      method: 'POST',
+      url: '/api/calls/web',
+      headers: bearer(user.token),
+      payload: {},
+    });
     if (probe.statusCode === 404 && probe.json().code === 'route_not_found') {
       context.skip('POST /api/calls/web is not on this server');
       return;
     }
     const kbId = await knowledgeBase(t, user);
-    const agentId = await agent(t, user, { name: 'Amy', prompt: 'You are Amy at the clinic. Answer questions about the clinic from its knowledge base.', firstMessage: 'Hello, clinic here.', knowledgeBaseId: kbId });
+    const agentId = await agent(t, user, {
+      name: 'Amy',
+      prompt: 'You are Amy at the clinic. Answer questions about the clinic from its knowledge base.',
+      firstMessage: 'Hello, clinic here.',
+      knowledgeBaseId: kbId,
+    });
 
     await signIn(browser, origin, user);
-    expect(await browser.evaluate<string>("return document.querySelector('[data-testid=agent-select]').value;")).toBe(agentId);
+    expect(await browser.evaluate<string>("return document.querySelector('[data-testid=agent-select]').value;")).toBe(
+      agentId,
+    );
     await browser.evaluate("document.querySelector('[data-testid=call]').click();", { userGesture: true });
 
     // The answer from the knowledge base appears in the live transcript as the agent starts saying it (final: false),
@@ -285,7 +391,12 @@ describe.runIf(chromium && hasFlite)('a web call from the console in Chromium, w
     expect(saying).toMatchObject({ final: 'false', who: 'Agent \u00b7 saying' });
     await browser.evaluate('window.scrollTo(0, 0);');
     await browser.screenshot(join(screenshotDir(dir), 'console-call.png'), 1100, 1150);
-    const live = await browser.evaluate<{ state: string; sessionId: string; lines: Array<{ role: string; text: string }>; tools: string }>(`
+    const live = await browser.evaluate<{
+      state: string;
+      sessionId: string;
+      lines: Array<{ role: string; text: string }>;
+      tools: string;
+    }>(`
       const status = document.getElementById('call-status');
       return {
         state: status.dataset.state,
@@ -297,19 +408,41 @@ describe.runIf(chromium && hasFlite)('a web call from the console in Chromium, w
     expect(live.state).toBe('live');
     expect(live.lines.some((l) => l.role === 'caller')).toBe(true);
     expect(live.tools).toContain('search_knowledge');
-    await browser.waitFor("Number(document.getElementById('call-status').dataset.agentAudioMs) > 1500", 30_000, "the agent's answer played");
+    await browser.waitFor(
+      "Number(document.getElementById('call-status').dataset.agentAudioMs) > 1500",
+      30_000,
+      "the agent's answer played",
+    );
     // Once heard, the same line is final.
-    await browser.waitFor("[...document.querySelectorAll('[data-testid=transcript] [data-role=agent]')].some((li) => /Monday/.test(li.textContent) && li.dataset.final === 'true')", 30_000, 'the answer heard');
+    await browser.waitFor(
+      "[...document.querySelectorAll('[data-testid=transcript] [data-role=agent]')].some((li) => /Monday/.test(li.textContent) && li.dataset.final === 'true')",
+      30_000,
+      'the answer heard',
+    );
 
     await browser.evaluate("document.querySelector('[data-testid=hang-up]').click();", { userGesture: true });
-    await browser.waitFor("document.getElementById('call-status').dataset.state === 'ended' && !document.getElementById('call-link').hidden", 15_000, 'the call to end');
-    const web = (await t.app.inject({ method: 'GET', url: `/api/calls/${live.sessionId}`, headers: bearer(user.token) })).json();
+    await browser.waitFor(
+      "document.getElementById('call-status').dataset.state === 'ended' && !document.getElementById('call-link').hidden",
+      15_000,
+      'the call to end',
+    );
+    const web = (
+      await t.app.inject({ method: 'GET', url: `/api/calls/${live.sessionId}`, headers: bearer(user.token) })
+    ).json();
     expect(web).toMatchObject({ id: live.sessionId, direction: 'web' });
     expect(web.costUsd).toBeUndefined();
 
     await browser.evaluate("document.getElementById('call-link').click();");
-    await browser.waitFor(`location.pathname === '/console/calls/${live.sessionId}' && document.getElementById('content').dataset.ready === 'true'`, 60_000, 'the call page with its record');
-    const page = await browser.evaluate<{ lines: Array<{ role: string; text: string }>; latency: string[][]; recording: string | null }>(`
+    await browser.waitFor(
+      `location.pathname === '/console/calls/${live.sessionId}' && document.getElementById('content').dataset.ready === 'true'`,
+      60_000,
+      'the call page with its record',
+    );
+    const page = await browser.evaluate<{
+      lines: Array<{ role: string; text: string }>;
+      latency: string[][];
+      recording: string | null;
+    }>(`
       return {
         lines: [...document.querySelector('[data-testid=transcript]').children].map((li) => ({ role: li.dataset.role, text: li.textContent })),
         latency: [...document.querySelectorAll('[data-testid=latency] tbody tr')].map((row) => [...row.cells].map((c) => c.textContent)),
@@ -366,7 +499,8 @@ class ScriptedSocket {
   sendTone(ms: number) {
     for (let frame = 0; frame < ms / 20; frame++) {
       const bytes = Buffer.alloc(640);
-      for (let i = 0; i < 320; i++) bytes.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * (frame * 320 + i)) / 16000)), i * 2);
+      for (let i = 0; i < 320; i++)
+        bytes.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * (frame * 320 + i)) / 16000)), i * 2);
       this.socket.send(bytes);
     }
   }
@@ -374,7 +508,9 @@ class ScriptedSocket {
   async next(type: string, name?: string, timeoutMs = 10_000): Promise<number> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const found = this.messages.find((m) => m.message.type === type && (name === undefined || m.message.name === name));
+      const found = this.messages.find(
+        (m) => m.message.type === type && (name === undefined || m.message.name === name),
+      );
       if (found) return found.at;
       if (Date.now() > deadline) throw new Error(`no ${type} ${name ?? ''} within ${timeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, 10));
@@ -382,53 +518,76 @@ class ScriptedSocket {
   }
 }
 
-describe.runIf(chromium)("the console's web call client against a scripted media server (the protocol of DESIGN.md)", () => {
-  let t: TestApp;
-  let origin: string;
-  let browser: Browser;
-  let media: WebSocketServer;
-  let mediaOrigin: string;
-  let user: TestUser;
-  const connections: ScriptedSocket[] = [];
-  const started: unknown[] = [];
-  let onConnect: (socket: ScriptedSocket) => void = () => {};
+describe.runIf(chromium)(
+  "the console's web call client against a scripted media server (the protocol of DESIGN.md)",
+  () => {
+    let t: TestApp;
+    let origin: string;
+    let browser: Browser;
+    let media: WebSocketServer;
+    let mediaOrigin: string;
+    let user: TestUser;
+    const connections: ScriptedSocket[] = [];
+    const started: unknown[] = [];
+    let onConnect: (socket: ScriptedSocket) => void = () => {};
 
-  beforeAll(async () => {
-    const mediaPort = await freePort();
-    media = new WebSocketServer({ port: mediaPort, host: '127.0.0.1' });
-    media.on('connection', (socket, request) => {
-      const scripted = new ScriptedSocket(socket, request.url ?? '');
-      connections.push(scripted);
-      onConnect(scripted);
+    beforeAll(async () => {
+      const mediaPort = await freePort();
+      media = new WebSocketServer({ port: mediaPort, host: '127.0.0.1' });
+      media.on('connection', (socket, request) => {
+        const scripted = new ScriptedSocket(socket, request.url ?? '');
+        connections.push(scripted);
+        onConnect(scripted);
+      });
+      mediaOrigin = `127.0.0.1:${mediaPort}`;
+      // PUBLIC_URL names the media server: the console's CSP lets the page reach it, as it lets it reach the real one.
+      const port = await freePort();
+      t = await createTestApp({ env: { PORT: String(port), PUBLIC_URL: `http://${mediaOrigin}` } });
+      await t.app.listen({ port, host: '127.0.0.1' });
+      origin = `http://127.0.0.1:${port}`;
+      user = await createVerifiedUser(t);
+      browser = await Browser.launch(chromium!, [
+        '--use-fake-ui-for-media-stream',
+        '--use-fake-device-for-media-stream',
+        '--autoplay-policy=user-gesture-required',
+      ]);
+      await browser.beforeEachDocument(COLLECT_CSP_VIOLATIONS);
+      // POST /api/calls/web is answered here, as the service answers it, pointing at the scripted media server.
+      let calls = 0;
+      browser.on('Fetch.requestPaused', (paused: { requestId: string; request: { postData?: string } }) => {
+        started.push(JSON.parse(paused.request.postData ?? 'null'));
+        calls++;
+        const answer = {
+          sessionId: `019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e0${calls}`,
+          url: `ws://${mediaOrigin}/api/media/web?token=single-use-${calls}`,
+          expiresAt: new Date(Date.now() + 60_000).toISOString(),
+          audio: { encoding: 'pcm16le', sampleRate: 16000, frameMs: 20 },
+        };
+        void browser.send('Fetch.fulfillRequest', {
+          requestId: paused.requestId,
+          responseCode: 200,
+          responseHeaders: [{ name: 'content-type', value: 'application/json' }],
+          body: Buffer.from(JSON.stringify(answer)).toString('base64'),
+        });
+      });
+      await browser.send('Fetch.enable', { patterns: [{ urlPattern: '*/api/calls/web' }] });
+    }, 120_000);
+
+    afterAll(async () => {
+      await browser?.close();
+      await t?.close();
+      await new Promise((resolve) => media?.close(resolve));
     });
-    mediaOrigin = `127.0.0.1:${mediaPort}`;
-    // PUBLIC_URL names the media server: the console's CSP lets the page reach it, as it lets it reach the real one.
-    const port = await freePort();
-    t = await createTestApp({ env: { PORT: String(port), PUBLIC_URL: `http://${mediaOrigin}` } });
-    await t.app.listen({ port, host: '127.0.0.1' });
-    origin = `http://127.0.0.1:${port}`;
-    user = await createVerifiedUser(t);
-    browser = await Browser.launch(chromium!, ['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', '--autoplay-policy=user-gesture-required']);
-    await browser.beforeEachDocument(COLLECT_CSP_VIOLATIONS);
-    // POST /api/calls/web is answered here, as the service answers it, pointing at the scripted media server.
-    let calls = 0;
-    browser.on('Fetch.requestPaused', (paused: { requestId: string; request: { postData?: string } }) => {
-      started.push(JSON.parse(paused.request.postData ?? 'null'));
-      calls++;
-      const answer = { sessionId: `019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e0${calls}`, url: `ws://${mediaOrigin}/api/media/web?token=single-use-${calls}`, expiresAt: new Date(Date.now() + 60_000).toISOString(), audio: { encoding: 'pcm16le', sampleRate: 16000, frameMs: 20 } };
-      void browser.send('Fetch.fulfillRequest', { requestId: paused.requestId, responseCode: 200, responseHeaders: [{ name: 'content-type', value: 'application/json' }], body: Buffer.from(JSON.stringify(answer)).toString('base64') });
-    });
-    await browser.send('Fetch.enable', { patterns: [{ urlPattern: '*/api/calls/web' }] });
-  }, 120_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-    await new Promise((resolve) => media?.close(resolve));
-  });
-
-  const pageState = () =>
-    browser.evaluate<{ state: string; text: string; heardMs: number; lines: Array<{ role: string; text: string; final: string }>; tools: string; link: string | null }>(`
+    const pageState = () =>
+      browser.evaluate<{
+        state: string;
+        text: string;
+        heardMs: number;
+        lines: Array<{ role: string; text: string; final: string }>;
+        tools: string;
+        link: string | null;
+      }>(`
       const status = document.getElementById('call-status');
       const link = document.getElementById('call-link');
       return {
@@ -441,106 +600,155 @@ describe.runIf(chromium)("the console's web call client against a scripted media
       };
     `);
 
-  it('sends whole 20 ms frames of the microphone, shows the transcript and tool calls, acknowledges a mark only once its audio has played, stops on clear, sends DTMF and hangs up', async () => {
-    await signIn(browser, origin, user);
-    await browser.evaluate(`
+    it('sends whole 20 ms frames of the microphone, shows the transcript and tool calls, acknowledges a mark only once its audio has played, stops on clear, sends DTMF and hangs up', async () => {
+      await signIn(browser, origin, user);
+      await browser.evaluate(`
       const select = document.querySelector('[data-testid=agent-select]');
       select.value = '';
       select.dispatchEvent(new Event('change'));
       document.querySelector('[data-testid=prompt]').value = 'Be brief.';
     `);
-    const connected = new Promise<ScriptedSocket>((resolve) => (onConnect = resolve));
-    await browser.evaluate("document.querySelector('[data-testid=call]').click();", { userGesture: true });
-    const call = await within(connected, 15_000, 'the media connection');
-    expect(started).toEqual([{ agent: { name: 'Console agent', prompt: 'Be brief.' } }]);
-    expect(call.url).toBe('/api/media/web?token=single-use-1');
-    await browser.waitFor("document.getElementById('call-status').dataset.state === 'live'", 10_000, 'the call to be live');
+      const connected = new Promise<ScriptedSocket>((resolve) => (onConnect = resolve));
+      await browser.evaluate("document.querySelector('[data-testid=call]').click();", { userGesture: true });
+      const call = await within(connected, 15_000, 'the media connection');
+      expect(started).toEqual([{ agent: { name: 'Console agent', prompt: 'Be brief.' } }]);
+      expect(call.url).toBe('/api/media/web?token=single-use-1');
+      await browser.waitFor(
+        "document.getElementById('call-status').dataset.state === 'live'",
+        10_000,
+        'the call to be live',
+      );
 
-    // The microphone (Chromium's fake device beeps) arrives as whole 20 ms frames of PCM16LE at 16 kHz.
-    await until(() => call.frames.length >= 60 && call.nonSilentFrames.length > 0, 10_000, 'microphone frames');
-    expect(new Set(call.frames)).toEqual(new Set([640]));
+      // The microphone (Chromium's fake device beeps) arrives as whole 20 ms frames of PCM16LE at 16 kHz.
+      await until(() => call.frames.length >= 60 && call.nonSilentFrames.length > 0, 10_000, 'microphone frames');
+      expect(new Set(call.frames)).toEqual(new Set([640]));
 
-    // A partial line is replaced by its final text: one child per line.
-    call.send({ type: 'transcript', role: 'caller', text: 'What are', final: false });
-    call.send({ type: 'transcript', role: 'caller', text: 'What are your hours?', final: true });
-    call.send({ type: 'tool', name: 'search_knowledge', arguments: { query: 'hours' }, result: { matches: [{ text: 'Nine to five.' }] } });
-    call.send({ type: 'transcript', role: 'agent', text: 'We are open nine to five.', final: true });
-    await browser.waitFor("document.querySelectorAll('[data-testid=transcript] li').length === 2 && document.querySelector('[data-testid=tool-calls]').textContent.includes('Nine to five')", 5000, 'the transcript');
-    let state = await pageState();
-    expect(state.lines).toEqual([
-      { role: 'caller', text: 'What are your hours?', final: 'true' },
-      { role: 'agent', text: 'We are open nine to five.', final: 'true' },
-    ]);
-    expect(state.tools).toContain('search_knowledge');
+      // A partial line is replaced by its final text: one child per line.
+      call.send({ type: 'transcript', role: 'caller', text: 'What are', final: false });
+      call.send({ type: 'transcript', role: 'caller', text: 'What are your hours?', final: true });
+      call.send({
+        type: 'tool',
+        name: 'search_knowledge',
+        arguments: { query: 'hours' },
+        result: { matches: [{ text: 'Nine to five.' }] },
+      });
+      call.send({ type: 'transcript', role: 'agent', text: 'We are open nine to five.', final: true });
+      await browser.waitFor(
+        "document.querySelectorAll('[data-testid=transcript] li').length === 2 && document.querySelector('[data-testid=tool-calls]').textContent.includes('Nine to five')",
+        5000,
+        'the transcript',
+      );
+      let state = await pageState();
+      expect(state.lines).toEqual([
+        { role: 'caller', text: 'What are your hours?', final: 'true' },
+        { role: 'agent', text: 'We are open nine to five.', final: 'true' },
+      ]);
+      expect(state.tools).toContain('search_knowledge');
 
-    // An agent reply shows as it is said, sentence by sentence (final: false), then as heard: cut off, or gone when none of it was heard.
-    call.send({ type: 'transcript', role: 'agent', text: 'Let me check.', final: false });
-    await browser.waitFor("document.querySelectorAll('[data-testid=transcript] li').length === 3", 5000, 'the reply being said');
-    expect((await pageState()).lines[2]).toEqual({ role: 'agent', text: 'Let me check.', final: 'false' });
-    call.send({ type: 'transcript', role: 'agent', text: 'Let me check. We open at nine.', final: false });
-    call.send({ type: 'transcript', role: 'agent', text: 'Let me check. We open', final: true, interrupted: true });
-    call.send({ type: 'transcript', role: 'agent', text: 'Anything else?', final: false });
-    call.send({ type: 'transcript', role: 'agent', text: '', final: true });
-    call.send({ type: 'transcript', role: 'caller', text: 'Thanks.', final: true });
-    await browser.waitFor("document.querySelectorAll('[data-testid=transcript] li').length === 4 && document.querySelector('[data-testid=transcript] li:last-child').dataset.role === 'caller'", 5000, 'the replies as heard');
-    const cut = await browser.evaluate<{ text: string; who: string; interrupted: string }>(`
+      // An agent reply shows as it is said, sentence by sentence (final: false), then as heard: cut off, or gone when none of it was heard.
+      call.send({ type: 'transcript', role: 'agent', text: 'Let me check.', final: false });
+      await browser.waitFor(
+        "document.querySelectorAll('[data-testid=transcript] li').length === 3",
+        5000,
+        'the reply being said',
+      );
+      expect((await pageState()).lines[2]).toEqual({ role: 'agent', text: 'Let me check.', final: 'false' });
+      call.send({ type: 'transcript', role: 'agent', text: 'Let me check. We open at nine.', final: false });
+      call.send({ type: 'transcript', role: 'agent', text: 'Let me check. We open', final: true, interrupted: true });
+      call.send({ type: 'transcript', role: 'agent', text: 'Anything else?', final: false });
+      call.send({ type: 'transcript', role: 'agent', text: '', final: true });
+      call.send({ type: 'transcript', role: 'caller', text: 'Thanks.', final: true });
+      await browser.waitFor(
+        "document.querySelectorAll('[data-testid=transcript] li').length === 4 && document.querySelector('[data-testid=transcript] li:last-child').dataset.role === 'caller'",
+        5000,
+        'the replies as heard',
+      );
+      const cut = await browser.evaluate<{ text: string; who: string; interrupted: string }>(`
       const line = document.querySelectorAll('[data-testid=transcript] li')[2];
       return { text: line.querySelector('.text').textContent, who: line.querySelector('.who-said').textContent, interrupted: line.dataset.interrupted };
     `);
-    expect(cut).toEqual({ text: 'Let me check. We open', who: 'Agent \u00b7 cut off (what you heard)', interrupted: 'true' });
+      expect(cut).toEqual({
+        text: 'Let me check. We open',
+        who: 'Agent \u00b7 cut off (what you heard)',
+        interrupted: 'true',
+      });
 
-    // A second of audio sent at once, then a mark: the mark is acknowledged when the second has played, not when it arrived.
-    const sent = Date.now();
-    call.sendTone(1000);
-    call.send({ type: 'mark', name: 'reply-1' });
-    const acknowledged = await call.next('mark', 'reply-1', 5000);
-    expect(acknowledged - sent).toBeGreaterThanOrEqual(950);
-    expect(acknowledged - sent).toBeLessThan(2500);
-    await browser.waitFor("Number(document.getElementById('call-status').dataset.agentAudioMs) >= 980", 2000, 'the second played');
+      // A second of audio sent at once, then a mark: the mark is acknowledged when the second has played, not when it arrived.
+      const sent = Date.now();
+      call.sendTone(1000);
+      call.send({ type: 'mark', name: 'reply-1' });
+      const acknowledged = await call.next('mark', 'reply-1', 5000);
+      expect(acknowledged - sent).toBeGreaterThanOrEqual(950);
+      expect(acknowledged - sent).toBeLessThan(2500);
+      await browser.waitFor(
+        "Number(document.getElementById('call-status').dataset.agentAudioMs) >= 980",
+        2000,
+        'the second played',
+      );
 
-    // Barge-in: three seconds sent, `clear` after 0.4 s: playback stops and that mark is never acknowledged.
-    const heardBefore = (await pageState()).heardMs;
-    call.sendTone(3000);
-    call.send({ type: 'mark', name: 'reply-2' });
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    call.send({ type: 'clear' });
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(call.messages.some((m) => m.message.name === 'reply-2')).toBe(false);
-    expect((await pageState()).heardMs - heardBefore).toBeLessThan(800);
-    // Audio after the clear plays and is acknowledged again.
-    call.sendTone(200);
-    call.send({ type: 'mark', name: 'reply-3' });
-    await call.next('mark', 'reply-3', 3000);
+      // Barge-in: three seconds sent, `clear` after 0.4 s: playback stops and that mark is never acknowledged.
+      const heardBefore = (await pageState()).heardMs;
+      call.sendTone(3000);
+      call.send({ type: 'mark', name: 'reply-2' });
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      call.send({ type: 'clear' });
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(call.messages.some((m) => m.message.name === 'reply-2')).toBe(false);
+      expect((await pageState()).heardMs - heardBefore).toBeLessThan(800);
+      // Audio after the clear plays and is acknowledged again.
+      call.sendTone(200);
+      call.send({ type: 'mark', name: 'reply-3' });
+      await call.next('mark', 'reply-3', 3000);
 
-    // A digit typed outside the form's fields is DTMF.
-    await browser.evaluate("document.querySelector('[data-testid=hang-up]').focus();");
-    await browser.send('Input.dispatchKeyEvent', { type: 'keyDown', key: '5', code: 'Digit5', text: '5', windowsVirtualKeyCode: 53 });
-    await browser.send('Input.dispatchKeyEvent', { type: 'keyUp', key: '5', code: 'Digit5', windowsVirtualKeyCode: 53 });
-    await call.next('dtmf');
-    expect(call.messages.find((m) => m.message.type === 'dtmf')!.message.digit).toBe('5');
+      // A digit typed outside the form's fields is DTMF.
+      await browser.evaluate("document.querySelector('[data-testid=hang-up]').focus();");
+      await browser.send('Input.dispatchKeyEvent', {
+        type: 'keyDown',
+        key: '5',
+        code: 'Digit5',
+        text: '5',
+        windowsVirtualKeyCode: 53,
+      });
+      await browser.send('Input.dispatchKeyEvent', {
+        type: 'keyUp',
+        key: '5',
+        code: 'Digit5',
+        windowsVirtualKeyCode: 53,
+      });
+      await call.next('dtmf');
+      expect(call.messages.find((m) => m.message.type === 'dtmf')!.message.digit).toBe('5');
 
-    // Hang up: the page asks, the server answers `ended` and closes; the microphone stops.
-    call.socket.on('message', (data: Buffer, isBinary: boolean) => {
-      if (!isBinary && JSON.parse(String(data)).type === 'hangup') {
-        call.send({ type: 'ended', reason: 'caller_hung_up' });
-        call.socket.close(1000, 'caller_hung_up');
-      }
-    });
-    await browser.evaluate("document.querySelector('[data-testid=hang-up]').click();", { userGesture: true });
-    await call.next('hangup');
-    await browser.waitFor("document.getElementById('call-status').dataset.state === 'ended'", 5000, 'the end');
-    state = await pageState();
-    expect(state.text).toBe('Call ended: caller_hung_up.');
-    expect(state.link).toBe('/console/calls/019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e01');
-    expect(await browser.evaluate<boolean>("return !document.querySelector('[data-testid=call]').disabled && document.querySelector('[data-testid=hang-up]').disabled;")).toBe(true);
-    expect(await violations(browser)).toEqual([]);
-  }, 90_000);
+      // Hang up: the page asks, the server answers `ended` and closes; the microphone stops.
+      call.socket.on('message', (data: Buffer, isBinary: boolean) => {
+        if (!isBinary && JSON.parse(String(data)).type === 'hangup') {
+          call.send({ type: 'ended', reason: 'caller_hung_up' });
+          call.socket.close(1000, 'caller_hung_up');
+        }
+      });
+      await browser.evaluate("document.querySelector('[data-testid=hang-up]').click();", { userGesture: true });
+      await call.next('hangup');
+      await browser.waitFor("document.getElementById('call-status').dataset.state === 'ended'", 5000, 'the end');
+      state = await pageState();
+      expect(state.text).toBe('Call ended: caller_hung_up.');
+      expect(state.link).toBe('/console/calls/019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e01');
+      expect(
+        await browser.evaluate<boolean>(
+          "return !document.querySelector('[data-testid=call]').disabled && document.querySelector('[data-testid=hang-up]').disabled;",
+        ),
+      ).toBe(true);
+      expect(await violations(browser)).toEqual([]);
+    }, 90_000);
 
-  it('shows a refused call token (close 1008) as the end of the call', async () => {
-    onConnect = (socket) => socket.socket.close(1008, 'token refused');
-    await browser.evaluate("document.querySelector('[data-testid=call]').click();", { userGesture: true });
-    await browser.waitFor("document.getElementById('call-status').dataset.state === 'ended' && document.getElementById('call-status').textContent.includes('refused')", 10_000, 'the refusal');
-    expect((await pageState()).text).toBe('Call ended: refused: token refused.');
-    expect(await violations(browser)).toEqual([]);
-  }, 30_000);
-});
+    it('shows a refused call token (close 1008) as the end of the call', async () => {
+      onConnect = (socket) => socket.socket.close(1008, 'token refused');
+      await browser.evaluate("document.querySelector('[data-testid=call]').click();", { userGesture: true });
+      await browser.waitFor(
+        "document.getElementById('call-status').dataset.state === 'ended' && document.getElementById('call-status').textContent.includes('refused')",
+        10_000,
+        'the refusal',
+      );
+      expect((await pageState()).text).toBe('Call ended: refused: token refused.');
+      expect(await violations(browser)).toEqual([]);
+    }, 30_000);
+  },
+);

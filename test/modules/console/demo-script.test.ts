@@ -41,11 +41,22 @@ describe('scripts/console-demo.mjs', () => {
     expect(login.json().status).toBe('ok');
     const { token, auth } = login.json();
     const root = (await t.app.inject({ method: 'GET', url: '/api/root', headers: bearer(token) })).json();
-    const agents = (await t.app.inject({ method: 'GET', url: `/api/objects/${root.stores.agents.id}/related`, headers: bearer(token) })).json();
+    const agents = (
+      await t.app.inject({
+        method: 'GET',
+        url: `/api/objects/${root.stores.agents.id}/related`,
+        headers: bearer(token),
+      })
+    ).json();
     expect(agents).toHaveLength(1);
     const record = JSON.parse((await t.services.data.records.read(auth.id, 'agents', agents[0].id)).toString('utf8'));
     expect(record).toMatchObject({ name: 'Amy', knowledgeBaseId: expect.any(String) });
-    const search = await t.app.inject({ method: 'POST', url: `/api/knowledge-bases/${record.knowledgeBaseId}/search`, headers: bearer(token), payload: { text: 'opening hours' } });
+    const search = await t.app.inject({
+      method: 'POST',
+      url: `/api/knowledge-bases/${record.knowledgeBaseId}/search`,
+      headers: bearer(token),
+      payload: { text: 'opening hours' },
+    });
     expect(JSON.stringify(search.json())).toContain('Monday to Friday from nine to five');
   }, 60_000);
 

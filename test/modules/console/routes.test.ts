@@ -27,44 +27,54 @@ function directives(header: unknown): Map<string, string[]> {
 }
 
 const PAGES = [
-  { path: '/console', testIds: ['email', 'password', 'sign-in', 'agent-select', 'prompt', 'call', 'hang-up', 'transcript'] },
+  {
+    path: '/console',
+    testIds: ['email', 'password', 'sign-in', 'agent-select', 'prompt', 'call', 'hang-up', 'transcript'],
+  },
   { path: '/console/calls', testIds: ['email', 'password', 'sign-in', 'call-list'] },
-  { path: '/console/calls/019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e07', testIds: ['email', 'password', 'sign-in', 'transcript', 'latency', 'recording'] },
+  {
+    path: '/console/calls/019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e07',
+    testIds: ['email', 'password', 'sign-in', 'transcript', 'latency', 'recording'],
+  },
 ];
 
 describe('the console pages', () => {
-  it.each(PAGES)('$path is HTML under a strict CSP, with no inline script or style and the stable test ids', async ({ path, testIds }) => {
-    const page = await t.app.inject({ method: 'GET', url: path });
-    expect(page.statusCode).toBe(200);
-    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
-    const csp = directives(page.headers['content-security-policy']);
-    expect(csp.get('default-src')).toEqual(["'none'"]);
-    // Scripts only from this origin: no 'unsafe-inline', no eval, no other host.
-    expect(csp.get('script-src')).toEqual(["'self'"]);
-    expect(csp.get('script-src-attr')).toEqual(["'none'"]);
-    expect(csp.get('style-src')).toEqual(["'self'"]);
-    expect(csp.get('connect-src')).toEqual(["'self'", 'https://console.example.com', 'wss://console.example.com']);
-    expect(csp.get('media-src')).toEqual(["'self'"]);
-    expect(csp.get('frame-ancestors')).toEqual(["'none'"]);
-    expect(csp.get('require-trusted-types-for')).toEqual(["'script'"]);
-    expect(csp.has('upgrade-insecure-requests')).toBe(true);
-    expect(page.headers['x-content-type-options']).toBe('nosniff');
+  it.each(PAGES)(
+    '$path is HTML under a strict CSP, with no inline script or style and the stable test ids',
+    async ({ path, testIds }) => {
+      const page = await t.app.inject({ method: 'GET', url: path });
+      expect(page.statusCode).toBe(200);
+      expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+      const csp = directives(page.headers['content-security-policy']);
+      expect(csp.get('default-src')).toEqual(["'none'"]);
+      // Scripts only from this origin: no 'unsafe-inline', no eval, no other host.
+      expect(csp.get('script-src')).toEqual(["'self'"]);
+      expect(csp.get('script-src-attr')).toEqual(["'none'"]);
+      expect(csp.get('style-src')).toEqual(["'self'"]);
+      expect(csp.get('connect-src')).toEqual(["'self'", 'https://console.example.com', 'wss://console.example.com']);
+      expect(csp.get('media-src')).toEqual(["'self'"]);
+      expect(csp.get('frame-ancestors')).toEqual(["'none'"]);
+      expect(csp.get('require-trusted-types-for')).toEqual(["'script'"]);
+      expect(csp.has('upgrade-insecure-requests')).toBe(true);
+      expect(page.headers['x-content-type-options']).toBe('nosniff');
 
-    const html = page.body;
-    const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
-    expect(scripts.length).toBe(1);
-    for (const [, attributes, body] of scripts) {
-      expect(attributes).toMatch(/\bsrc="\/console\/assets\/[a-z-]+\.js"/);
-      expect(body.trim()).toBe('');
-    }
-    expect(html).not.toMatch(/<style\b/);
-    expect(html).not.toMatch(/\sstyle="/);
-    expect(html).not.toMatch(/\son[a-z]+="/);
-    expect(html).not.toMatch(/javascript:/);
-    for (const id of testIds) expect(html, id).toContain(`data-testid="${id}"`);
-    // Every field has a label.
-    for (const [, id] of html.matchAll(/<(?:input|select|textarea)\b[^>]*\bid="([^"]+)"/g)) expect(html, id).toContain(`for="${id}"`);
-  });
+      const html = page.body;
+      const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
+      expect(scripts.length).toBe(1);
+      for (const [, attributes, body] of scripts) {
+        expect(attributes).toMatch(/\bsrc="\/console\/assets\/[a-z-]+\.js"/);
+        expect(body.trim()).toBe('');
+      }
+      expect(html).not.toMatch(/<style\b/);
+      expect(html).not.toMatch(/\sstyle="/);
+      expect(html).not.toMatch(/\son[a-z]+="/);
+      expect(html).not.toMatch(/javascript:/);
+      for (const id of testIds) expect(html, id).toContain(`data-testid="${id}"`);
+      // Every field has a label.
+      for (const [, id] of html.matchAll(/<(?:input|select|textarea)\b[^>]*\bid="([^"]+)"/g))
+        expect(html, id).toContain(`for="${id}"`);
+    },
+  );
 
   it('serves every file a page names, and every module those files import, from this origin under the same CSP', async () => {
     const seen = new Set<string>();
@@ -88,7 +98,15 @@ describe('the console pages', () => {
       }
     }
     const files = [...seen].filter((u) => u.startsWith('/console/assets/'));
-    expect(files).toEqual(expect.arrayContaining(['/console/assets/console.css', '/console/assets/common.js', '/console/assets/web-call.js', '/console/assets/capture-worklet.js', '/console/assets/agents.js']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        '/console/assets/console.css',
+        '/console/assets/common.js',
+        '/console/assets/web-call.js',
+        '/console/assets/capture-worklet.js',
+        '/console/assets/agents.js',
+      ]),
+    );
     const worklet = await t.app.inject({ method: 'GET', url: '/console/assets/capture-worklet.js' });
     expect(worklet.headers['content-type']).toBe('text/javascript; charset=utf-8');
     expect(worklet.body).toContain("registerProcessor('pcm16-capture'");
@@ -97,10 +115,19 @@ describe('the console pages', () => {
   it('answers 304 to a matching If-None-Match, 404 for files it does not have, and redirects /console/', async () => {
     const first = await t.app.inject({ method: 'GET', url: '/console/assets/console.css' });
     expect(first.headers['content-type']).toBe('text/css; charset=utf-8');
-    const again = await t.app.inject({ method: 'GET', url: '/console/assets/console.css', headers: { 'if-none-match': String(first.headers.etag) } });
+    const again = await t.app.inject({
+      method: 'GET',
+      url: '/console/assets/console.css',
+      headers: { 'if-none-match': String(first.headers.etag) },
+    });
     expect(again.statusCode).toBe(304);
     expect(again.body).toBe('');
-    for (const url of ['/console/assets/nothing.js', '/console/assets/..%2Fassets.ts', '/console/assets/index.html', '/console/assets/routes.ts']) {
+    for (const url of [
+      '/console/assets/nothing.js',
+      '/console/assets/..%2Fassets.ts',
+      '/console/assets/index.html',
+      '/console/assets/routes.ts',
+    ]) {
       const res = await t.app.inject({ method: 'GET', url });
       expect(res.statusCode, url).toBe(404);
       expect(res.json().code).toBe('not_found');
@@ -121,7 +148,11 @@ describe('the API behind the console, with the session cookie it signs in with',
   let cookie: string;
   beforeAll(async () => {
     user = await createVerifiedUser(t);
-    const login = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: user.password } });
+    const login = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { email: user.email, password: user.password },
+    });
     expect(login.json().status).toBe('ok');
     const setCookie = ([] as string[]).concat(login.headers['set-cookie'] ?? []);
     const token = setCookie.find((c) => c.startsWith('token='));
@@ -130,7 +161,13 @@ describe('the API behind the console, with the session cookie it signs in with',
   });
 
   it('lists the calls with direction, numbers, duration and what each cost; a web call costs nothing', async () => {
-    const paid = await seedCall(t, user, { from: '+14155550100', to: '+14155550123', durationSeconds: 75, chargedCents: 4, startedAt: Date.now() - 60_000 });
+    const paid = await seedCall(t, user, {
+      from: '+14155550100',
+      to: '+14155550123',
+      durationSeconds: 75,
+      chargedCents: 4,
+      startedAt: Date.now() - 60_000,
+    });
     const web = await seedCall(t, user, { direction: 'web', durationSeconds: 30 });
     const running = await seedCall(t, user, { status: 'in_progress', from: '+14155550100', to: '+14155550124' });
     expect((await t.app.inject({ method: 'GET', url: '/api/calls' })).statusCode).toBe(401);
@@ -138,27 +175,52 @@ describe('the API behind the console, with the session cookie it signs in with',
     expect(list.statusCode).toBe(200);
     const calls = list.json().calls as Array<Record<string, unknown>>;
     expect(calls.map((c) => c.id)).toEqual([running, web, paid]);
-    expect(calls[2]).toMatchObject({ direction: 'outbound', status: 'completed', from: '+14155550100', to: '+14155550123', durationSeconds: 75, costUsd: 0.04 });
+    expect(calls[2]).toMatchObject({
+      direction: 'outbound',
+      status: 'completed',
+      from: '+14155550100',
+      to: '+14155550123',
+      durationSeconds: 75,
+      costUsd: 0.04,
+    });
     expect(calls[1]).toMatchObject({ direction: 'web', durationSeconds: 30 });
     expect(calls[1]!.costUsd).toBeUndefined();
     expect(calls[0]!.costUsd).toBeUndefined();
     expect(calls[0]!.durationSeconds).toBeUndefined();
     // One call adds the same figure.
-    expect((await t.app.inject({ method: 'GET', url: `/api/calls/${paid}`, headers: { cookie } })).json().costUsd).toBe(0.04);
+    expect((await t.app.inject({ method: 'GET', url: `/api/calls/${paid}`, headers: { cookie } })).json().costUsd).toBe(
+      0.04,
+    );
   });
 
   it("reads one call's transcript, tool calls, latency and recording with the cookie, as the call page does; another account's call is 404", async () => {
-    const id = await seedCall(t, user, { direction: 'web', transcript: seededTranscript, toolCalls: seededToolCalls, recording: stereoWav(1) });
+    const id = await seedCall(t, user, {
+      direction: 'web',
+      transcript: seededTranscript,
+      toolCalls: seededToolCalls,
+      recording: stereoWav(1),
+    });
     const view = await t.app.inject({ method: 'GET', url: `/api/calls/${id}`, headers: { cookie } });
     expect(view.statusCode).toBe(200);
-    expect(view.json()).toMatchObject({ id, direction: 'web', transcript: seededTranscript, toolCalls: seededToolCalls, recordingUrl: `/api/calls/${id}/recording` });
+    expect(view.json()).toMatchObject({
+      id,
+      direction: 'web',
+      transcript: seededTranscript,
+      toolCalls: seededToolCalls,
+      recordingUrl: `/api/calls/${id}/recording`,
+    });
     const wav = await t.app.inject({ method: 'GET', url: `/api/calls/${id}/recording`, headers: { cookie } });
     expect(wav.statusCode).toBe(200);
     expect(wav.headers['content-type']).toBe('audio/wav');
     expect(wav.rawPayload.equals(stereoWav(1))).toBe(true);
 
     const other = await createVerifiedUser(t);
-    expect((await t.app.inject({ method: 'GET', url: `/api/calls/${id}`, headers: bearer(other.token) })).statusCode).toBe(404);
-    expect((await t.app.inject({ method: 'GET', url: `/api/calls/${id}/recording`, headers: bearer(other.token) })).statusCode).toBe(404);
+    expect(
+      (await t.app.inject({ method: 'GET', url: `/api/calls/${id}`, headers: bearer(other.token) })).statusCode,
+    ).toBe(404);
+    expect(
+      (await t.app.inject({ method: 'GET', url: `/api/calls/${id}/recording`, headers: bearer(other.token) }))
+        .statusCode,
+    ).toBe(404);
   });
 });

@@ -11,12 +11,32 @@ import { WallClock } from '../../support/wall-clock.js';
 export const seededTranscript = [
   { role: 'agent', text: 'Hello, this is Amy from the clinic.', startMs: 120, endMs: 2300 },
   { role: 'caller', text: 'Can you tell me your opening hours please?', startMs: 2900, endMs: 5100 },
-  { role: 'agent', text: 'We are open Monday to Friday from nine to five.', startMs: 5900, endMs: 8200, latency: { sttMs: 310, llmFirstTokenMs: 420, ttsFirstByteMs: 150, overheadMs: 12, totalMs: 892 } },
+  {
+    role: 'agent',
+    text: 'We are open Monday to Friday from nine to five.',
+    startMs: 5900,
+    endMs: 8200,
+    latency: { sttMs: 310, llmFirstTokenMs: 420, ttsFirstByteMs: 150, overheadMs: 12, totalMs: 892 },
+  },
   { role: 'caller', text: 'Thank you, goodbye.', startMs: 9000, endMs: 10100, recognised: false },
-  { role: 'agent', text: 'Goodbye!', startMs: 10900, endMs: 11500, interrupted: true, latency: { sttMs: 280, llmFirstTokenMs: 390, ttsFirstByteMs: 140, overheadMs: 9, totalMs: 819 } },
+  {
+    role: 'agent',
+    text: 'Goodbye!',
+    startMs: 10900,
+    endMs: 11500,
+    interrupted: true,
+    latency: { sttMs: 280, llmFirstTokenMs: 390, ttsFirstByteMs: 140, overheadMs: 9, totalMs: 819 },
+  },
 ];
 
-export const seededToolCalls = [{ name: 'search_knowledge', arguments: { query: 'opening hours' }, result: { matches: [{ text: 'Opening hours: we are open Monday to Friday from nine to five.' }] }, atMs: 5300 }];
+export const seededToolCalls = [
+  {
+    name: 'search_knowledge',
+    arguments: { query: 'opening hours' },
+    result: { matches: [{ text: 'Opening hours: we are open Monday to Friday from nine to five.' }] },
+    atMs: 5300,
+  },
+];
 
 /** A two-channel 8 kHz WAV of `seconds`: a tone on the caller's channel, another on the agent's. */
 export function stereoWav(seconds = 2): Buffer {
@@ -75,7 +95,22 @@ export async function seedCall(t: TestApp, user: TestUser, call: SeededCall = {}
   if (call.chargedCents !== undefined) {
     await t.database.db
       .insertInto('call_charges')
-      .values({ ref: id, user_id: user.id, direction, country: 'US', rate: 200, max_seconds: 600, allowance_seconds: 0, allowance_call: 0, hold_cents: 20, state: 'settled', seconds: call.durationSeconds ?? 11, charged_cents: call.chargedCents, created_at: now, settled_at: now + 12_000 })
+      .values({
+        ref: id,
+        user_id: user.id,
+        direction,
+        country: 'US',
+        rate: 200,
+        max_seconds: 600,
+        allowance_seconds: 0,
+        allowance_call: 0,
+        hold_cents: 20,
+        state: 'settled',
+        seconds: call.durationSeconds ?? 11,
+        charged_cents: call.chargedCents,
+        created_at: now,
+        settled_at: now + 12_000,
+      })
       .execute();
   }
   return id;

@@ -17,7 +17,12 @@ const tool = (overrides: Record<string, unknown> = {}) => ({
   type: 'http',
   name: 'check_order',
   description: 'Looks an order up by its number',
-  parameters: { type: 'object', properties: { order: { type: 'string', pattern: '^[0-9]{4,8}$' } }, required: ['order'], additionalProperties: false },
+  parameters: {
+    type: 'object',
+    properties: { order: { type: 'string', pattern: '^[0-9]{4,8}$' } },
+    required: ['order'],
+    additionalProperties: false,
+  },
   url: 'https://api.example.com/orders',
   ...overrides,
 });
@@ -36,9 +41,33 @@ function refusal(run: () => unknown): string {
 
 describe('parseHttpTool', () => {
   it('fills the defaults: POST, 5000 ms, no headers, no assign, no keywords', () => {
-    expect(parseHttpTool(tool(), 'tools[0]', schemas)).toEqual({ ...tool(), method: 'POST', headers: {}, timeoutMs: 5000, assign: {}, keywords: [] });
-    const full = parseHttpTool(tool({ method: 'GET', timeoutMs: 20_000, speak: 'One moment.', assign: { status: '$.order.status' }, keywords: ['order'], headers: { Authorization: 'Bearer x' } }), 'tools[0]', schemas);
-    expect(full).toMatchObject({ method: 'GET', timeoutMs: 20_000, speak: 'One moment.', assign: { status: '$.order.status' }, keywords: ['order'] });
+    expect(parseHttpTool(tool(), 'tools[0]', schemas)).toEqual({
+      ...tool(),
+      method: 'POST',
+      headers: {},
+      timeoutMs: 5000,
+      assign: {},
+      keywords: [],
+    });
+    const full = parseHttpTool(
+      tool({
+        method: 'GET',
+        timeoutMs: 20_000,
+        speak: 'One moment.',
+        assign: { status: '$.order.status' },
+        keywords: ['order'],
+        headers: { Authorization: 'Bearer x' },
+      }),
+      'tools[0]',
+      schemas,
+    );
+    expect(full).toMatchObject({
+      method: 'GET',
+      timeoutMs: 20_000,
+      speak: 'One moment.',
+      assign: { status: '$.order.status' },
+      keywords: ['order'],
+    });
   });
 
   it.each([
@@ -51,10 +80,19 @@ describe('parseHttpTool', () => {
     [{ timeout: 3000 }, 'tools[2] has an unknown field "timeout"'],
     [{ keywords: ['ok', ''] }, 'tools[2].keywords[1] must not have fewer than 1 characters'],
     [{ parameters: { type: 'string' } }, 'tools[2].parameters.type must be "object"'],
-    [{ parameters: { type: 'object', properties: { n: { type: 'integr' } } } }, 'tools[2].parameters does not compile: '],
-    [{ parameters: { type: 'object', properties: { n: { $ref: 'https://evil.example/s.json' } } } }, 'tools[2].parameters does not compile: '],
+    [
+      { parameters: { type: 'object', properties: { n: { type: 'integr' } } } },
+      'tools[2].parameters does not compile: ',
+    ],
+    [
+      { parameters: { type: 'object', properties: { n: { $ref: 'https://evil.example/s.json' } } } },
+      'tools[2].parameters does not compile: ',
+    ],
     [{ parameters: { type: 'object', $id: 'https://example.com/x' } }, 'tools[2].parameters must not use $id'],
-    [{ parameters: { type: 'object', properties: { _call: { type: 'string' } } } }, 'tools[2].parameters must not declare `_call`'],
+    [
+      { parameters: { type: 'object', properties: { _call: { type: 'string' } } } },
+      'tools[2].parameters must not declare `_call`',
+    ],
     [{ headers: { 'Bad Name': 'x' } }, 'tools[2].headers["Bad Name"] is not a valid header name'],
     [{ headers: { 'Webhook-Signature': 'x' } }, 'tools[2].headers["Webhook-Signature"] is set by the server'],
     [{ headers: { 'X-Key': 'a\r\nInjected: 1' } }, 'tools[2].headers["X-Key"] must not contain control characters'],
@@ -68,13 +106,22 @@ describe('parseHttpTool', () => {
 
   it('names a missing field', () => {
     const { url: _url, ...withoutUrl } = tool();
-    expect(refusal(() => parseHttpTool(withoutUrl, 'nodes[1].tools[0]', schemas))).toBe('nodes[1].tools[0] is missing url');
+    expect(refusal(() => parseHttpTool(withoutUrl, 'nodes[1].tools[0]', schemas))).toBe(
+      'nodes[1].tools[0] is missing url',
+    );
   });
 
   it('keeps a list to unique names, none of the call built-in tools', () => {
-    expect(parseHttpTools([tool(), tool({ name: 'book' })], 'tools', schemas).map((t) => t.name)).toEqual(['check_order', 'book']);
-    expect(refusal(() => parseHttpTools([tool(), tool()], 'tools', schemas))).toContain('tools[1].name "check_order" is already the name of another tool');
-    expect(refusal(() => parseHttpTools([tool({ name: 'end_call' })], 'tools', schemas, ['end_call']))).toContain('tools[0].name "end_call"');
+    expect(parseHttpTools([tool(), tool({ name: 'book' })], 'tools', schemas).map((t) => t.name)).toEqual([
+      'check_order',
+      'book',
+    ]);
+    expect(refusal(() => parseHttpTools([tool(), tool()], 'tools', schemas))).toContain(
+      'tools[1].name "check_order" is already the name of another tool',
+    );
+    expect(refusal(() => parseHttpTools([tool({ name: 'end_call' })], 'tools', schemas, ['end_call']))).toContain(
+      'tools[0].name "end_call"',
+    );
     expect(refusal(() => parseHttpTools({}, 'tools', schemas))).toBe('tools must be an array of tools');
   });
 });
@@ -85,12 +132,18 @@ describe('ParameterSchemas', () => {
     expect(schemas.argumentProblem(parameters, { order: '1234' })).toBeNull();
     expect(schemas.argumentProblem(parameters, { order: 'abc' })).toBe('/order must match pattern "^[0-9]{4,8}$"');
     expect(schemas.argumentProblem(parameters, {})).toBe("/ must have required property 'order'");
-    expect(schemas.argumentProblem({ type: 'object', properties: { day: { type: 'string', format: 'date' } } }, { day: 'Monday' })).toBe('/day must match format "date"');
+    expect(
+      schemas.argumentProblem(
+        { type: 'object', properties: { day: { type: 'string', format: 'date' } } },
+        { day: 'Monday' },
+      ),
+    ).toBe('/day must match format "date"');
   });
 
   it('keeps a bounded number of compiled schemas', () => {
     const own = new ParameterSchemas();
-    for (let n = 0; n < 300; n++) expect(own.argumentProblem({ type: 'object', properties: { [`p${n}`]: { type: 'number' } } }, {})).toBeNull();
+    for (let n = 0; n < 300; n++)
+      expect(own.argumentProblem({ type: 'object', properties: { [`p${n}`]: { type: 'number' } } }, {})).toBeNull();
     const cached = (own as unknown as { validators: Map<string, unknown> }).validators;
     expect(cached.size).toBe(256);
   });
@@ -135,7 +188,9 @@ describe('the request', () => {
   const call = { session_id: 's1', direction: 'outbound' as const, from: '+15550001111', to: '+15550002222' };
 
   it('POST: the arguments with _call beside them, the body signed', () => {
-    const request = buildToolRequest({ url: 'https://api.example.com/x', method: 'POST' }, { order: '1234' }, call, { name: 'Ada' });
+    const request = buildToolRequest({ url: 'https://api.example.com/x', method: 'POST' }, { order: '1234' }, call, {
+      name: 'Ada',
+    });
     expect(JSON.parse(request.body!)).toEqual({ order: '1234', _call: { call, variables: { name: 'Ada' } } });
     expect(request.signedPayload).toBe(request.body);
   });
@@ -144,7 +199,13 @@ describe('the request', () => {
     const args = { order: '1234', count: 2, express: true, tags: ['a', 'b'] };
     const request = buildToolRequest({ url: 'https://api.example.com/x?v=2', method: 'GET' }, args, call, {});
     const query = new URL(request.url).searchParams;
-    expect(Object.fromEntries(query)).toMatchObject({ v: '2', order: '1234', count: '2', express: 'true', tags: '["a","b"]' });
+    expect(Object.fromEntries(query)).toMatchObject({
+      v: '2',
+      order: '1234',
+      count: '2',
+      express: 'true',
+      tags: '["a","b"]',
+    });
     expect(JSON.parse(query.get('_call')!)).toEqual({ call, variables: {}, arguments: args });
     expect(request.signedPayload).toBe(query.get('_call'));
     expect(request.body).toBeNull();

@@ -16,7 +16,9 @@ describe('concurrent writers', () => {
     const keyId = await createKey(api);
     const object = await createObject(api, keyId);
     const bodies = Array.from({ length: 50 }, () => sampleObject(keyId));
-    const answers = await Promise.all(bodies.map((body) => api.patch(`/api/objects/${object.id}`, body, { 'if-match': '"1"' })));
+    const answers = await Promise.all(
+      bodies.map((body) => api.patch(`/api/objects/${object.id}`, body, { 'if-match': '"1"' })),
+    );
     const codes = answers.map((a) => a.statusCode);
     expect(codes.filter((c) => c === 200)).toHaveLength(1);
     expect(codes.filter((c) => c === 412)).toHaveLength(49);
@@ -31,7 +33,9 @@ describe('concurrent writers', () => {
     const api = client(t, await createVerifiedUser(t));
     const keyId = await createKey(api);
     const object = await createObject(api, keyId);
-    const answers = await Promise.all(Array.from({ length: 50 }, () => api.patch(`/api/objects/${object.id}`, sampleObject(keyId))));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () => api.patch(`/api/objects/${object.id}`, sampleObject(keyId))),
+    );
     expect(answers.every((a) => a.statusCode === 200)).toBe(true);
     expect(new Set(answers.map((a) => a.json().version)).size).toBe(50);
     expect((await api.get(`/api/objects/${object.id}`)).json().version).toBe(51);
@@ -48,7 +52,10 @@ describe('concurrent writers', () => {
         api.patch(`/api/objects/${b.id}`, sampleObject(keyId, { relatedId: a.id })),
       ]);
       expect([ab.statusCode, ba.statusCode].sort()).toEqual([200, 400]);
-      const parents = [(await api.get(`/api/objects/${a.id}`)).json().relatedId, (await api.get(`/api/objects/${b.id}`)).json().relatedId];
+      const parents = [
+        (await api.get(`/api/objects/${a.id}`)).json().relatedId,
+        (await api.get(`/api/objects/${b.id}`)).json().relatedId,
+      ];
       expect(parents.filter((p) => p === null)).toHaveLength(1);
     }
   });

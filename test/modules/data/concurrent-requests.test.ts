@@ -25,14 +25,19 @@ describe('concurrent creates', () => {
     const [aliceKey, bobKey] = [await createKey(a), await createKey(b)];
     const bobParent = await createObject(b, bobKey);
     const aliceParent = await createObject(a, aliceKey);
-    const kinds = Array.from({ length: 30 }, (_, i) => ['good', 'good-child', 'bad-key', 'foreign-parent', 'missing-parent', 'bob'][i % 6]);
+    const kinds = Array.from(
+      { length: 30 },
+      (_, i) => ['good', 'good-child', 'bad-key', 'foreign-parent', 'missing-parent', 'bob'][i % 6],
+    );
     const responses = await Promise.all(
       kinds.map((kind) => {
         if (kind === 'good') return a.put('/api/objects', sampleObject(aliceKey));
         if (kind === 'good-child') return a.put('/api/objects', sampleObject(aliceKey, { relatedId: aliceParent.id }));
         if (kind === 'bad-key') return a.put('/api/objects', sampleObject(bobKey));
-        if (kind === 'foreign-parent') return a.put('/api/objects', sampleObject(aliceKey, { relatedId: bobParent.id }));
-        if (kind === 'missing-parent') return a.put('/api/objects', sampleObject(aliceKey, { relatedId: newId(Date.now()) }));
+        if (kind === 'foreign-parent')
+          return a.put('/api/objects', sampleObject(aliceKey, { relatedId: bobParent.id }));
+        if (kind === 'missing-parent')
+          return a.put('/api/objects', sampleObject(aliceKey, { relatedId: newId(Date.now()) }));
         return b.put('/api/objects', sampleObject(bobKey));
       }),
     );
@@ -52,10 +57,15 @@ describe('concurrent creates', () => {
     // Each stored object has exactly one object_created event, carrying its own content; refused ones have none.
     for (const [user, api, created] of [
       [alice, a, responses.filter((r, i) => r.statusCode === 200 && kinds[i] !== 'bob').map((r) => r.json())],
-      [bob, b, responses.filter((r, i) => kinds[i] === 'bob').map((r) => r.json())],
+      [bob, b, responses.filter((_r, i) => kinds[i] === 'bob').map((r) => r.json())],
     ] as const) {
       const events = (await eventsOf(t, user.id, 'object_created')).map((e) => e.payload);
-      const objects = await t.database.db.selectFrom('objects').select('id').where('user_id', '=', user.id).where('kind', '=', 'object').execute();
+      const objects = await t.database.db
+        .selectFrom('objects')
+        .select('id')
+        .where('user_id', '=', user.id)
+        .where('kind', '=', 'object')
+        .execute();
       expect(objects).toHaveLength(created.length + 1); // + the parent made first
       expect(events).toHaveLength(created.length + 1);
       for (const object of created) {
@@ -66,27 +76,43 @@ describe('concurrent creates', () => {
     }
   });
 
-  it.runIf(Boolean(process.env.DATABASE_URL))('PostgreSQL: when the shared statement fails, each create is written on its own and answered for itself', async () => {
-    const user = await createVerifiedUser(t);
-    const api = client(t, user);
-    const keyId = await createKey(api);
-    const item = (id: string): NewObjectWithEvent => ({
-      row: { id, user_id: user.id, key_id: keyId, related_id: null, kind: 'object', store: null, content: randomBytes(8), auth_tag: randomBytes(16), iv: null, version: 1, created_at: 1, updated_at: 1 },
-      payloadJson: JSON.stringify({ id }),
-    });
-    const id = newId(Date.now());
-    const other = newId(Date.now());
-    // The same id twice makes the one statement fail (unique key); alone, one twin and the third succeed.
-    const writeCreates = (t.services as any).data.objects.writeCreates.bind((t.services as any).data.objects);
-    const outcomes = await writeCreates([item(id), item(id), item(other)]);
-    // Written one by one (concurrently): one of the twins wins, the other gets its own error.
-    const twins = outcomes.slice(0, 2);
-    expect(twins.filter((o: any) => o.ok && o.value === true)).toHaveLength(1);
-    expect(String(twins.find((o: any) => !o.ok).error)).toMatch(/duplicate key/);
-    expect(outcomes[2]).toEqual({ ok: true, value: true });
-    const events = await eventsOf(t, user.id, 'object_created');
-    expect(events.map((e) => e.payload.id).sort()).toEqual([id, other].sort());
-  });
+  it.runIf(Boolean(process.env.DATABASE_URL))(
+    'PostgreSQL: when the shared statement fails, each create is written on its own and answered for itself',
+    async () => {
+      const user = await createVerifiedUser(t);
+      const api = client(t, user);
+      const keyId = await createKey(api);
+      const item = (id: string): NewObjectWithEvent => ({
+        row: {
+          id,
+          user_id: user.id,
+          key_id: keyId,
+          related_id: null,
+          kind: 'object',
+          store: null,
+          content: randomBytes(8),
+          auth_tag: randomBytes(16),
+          iv: null,
+          version: 1,
+          created_at: 1,
+          updated_at: 1,
+        },
+        payloadJson: JSON.stringify({ id }),
+      });
+      const id = newId(Date.now());
+      const other = newId(Date.now());
+      // The same id twice makes the one statement fail (unique key); alone, one twin and the third succeed.
+      const writeCreates = (t.services as any).data.objects.writeCreates.bind((t.services as any).data.objects);
+      const outcomes = await writeCreates([item(id), item(id), item(other)]);
+      // Written one by one (concurrently): one of the twins wins, the other gets its own error.
+      const twins = outcomes.slice(0, 2);
+      expect(twins.filter((o: any) => o.ok && o.value === true)).toHaveLength(1);
+      expect(String(twins.find((o: any) => !o.ok).error)).toMatch(/duplicate key/);
+      expect(outcomes[2]).toEqual({ ok: true, value: true });
+      const events = await eventsOf(t, user.id, 'object_created');
+      expect(events.map((e) => e.payload.id).sort()).toEqual([id, other].sort());
+    },
+  );
 
   it("reads: each gets its own object, and another user's or a missing id is 404", async () => {
     const alice = await createVerifiedUser(t);
@@ -96,12 +122,25 @@ describe('concurrent creates', () => {
     const mine = await Promise.all(Array.from({ length: 5 }, async () => createObject(a, await createKey(a))));
     const bobs = await createObject(b, await createKey(b));
     type Ask = [Client, string, number];
-    const asks: Ask[] = [...mine.map((o): Ask => [a, o.id, 200]), [a, bobs.id, 404], [b, bobs.id, 200], [a, mine[0].id, 200], [a, newId(Date.now()), 404], [b, mine[1].id, 404]];
+    const asks: Ask[] = [
+      ...mine.map((o): Ask => [a, o.id, 200]),
+      [a, bobs.id, 404],
+      [b, bobs.id, 200],
+      [a, mine[0].id, 200],
+      [a, newId(Date.now()), 404],
+      [b, mine[1].id, 404],
+    ];
     const responses = await Promise.all(asks.map(([api, id]) => api.get(`/api/objects/${id}`)));
     responses.forEach((res, i) => {
       const [, id, status] = asks[i];
       expect(res.statusCode, `${i}: ${res.body}`).toBe(status);
-      if (status === 200) expect(res.json()).toEqual(expect.objectContaining({ id, content: ([...mine, bobs] as Array<{ id: string; content?: string }>).find((o) => o.id === id)!.content }));
+      if (status === 200)
+        expect(res.json()).toEqual(
+          expect.objectContaining({
+            id,
+            content: ([...mine, bobs] as Array<{ id: string; content?: string }>).find((o) => o.id === id)!.content,
+          }),
+        );
       else expect(res.json().code).toBe('not_found');
     });
   });

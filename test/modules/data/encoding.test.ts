@@ -47,13 +47,34 @@ describe('decodeBase64', () => {
     const old = (text: string) => text.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(text);
     // Every placement of up to four '=' and of a foreign character in short texts, then random mixes.
     const symbols = ['A', 'z', '0', '+', '/', '=', '-', '_', ' ', '\n', '\0', '.', 'é', 'Ł', '\ud800', '😀'];
-    const texts: string[] = ['', '=', '==', '===', '====', 'QUJD', 'QQ==', 'QUI=', 'Q===', '=QUJ', 'QU=J', 'QUJD\n', 'QUJD===='];
-    for (const a of symbols) for (const b of symbols) for (const c of ['A', '=']) for (const d of ['A', '=']) texts.push(a + b + c + d, c + d + a + b, 'QUJD' + a + b + c + d);
+    const texts: string[] = [
+      '',
+      '=',
+      '==',
+      '===',
+      '====',
+      'QUJD',
+      'QQ==',
+      'QUI=',
+      'Q===',
+      '=QUJ',
+      'QU=J',
+      'QUJD\n',
+      'QUJD====',
+    ];
+    for (const a of symbols)
+      for (const b of symbols)
+        for (const c of ['A', '='])
+          for (const d of ['A', '=']) texts.push(a + b + c + d, c + d + a + b, `QUJD${a}${b}${c}${d}`);
     for (let i = 0; i < 5000; i++) {
       const length = 4 * (1 + (i % 6)) + (i % 7 === 0 ? 1 : 0);
       let text = '';
-      for (let j = 0; j < length; j++) text += Math.random() < 0.9 ? ALPHABET[Math.floor(Math.random() * 64)] : symbols[Math.floor(Math.random() * symbols.length)];
-      texts.push(text, text.slice(0, -2) + '==', text.slice(0, -1) + '=');
+      for (let j = 0; j < length; j++)
+        text +=
+          Math.random() < 0.9
+            ? ALPHABET[Math.floor(Math.random() * 64)]
+            : symbols[Math.floor(Math.random() * symbols.length)];
+      texts.push(text, `${text.slice(0, -2)}==`, `${text.slice(0, -1)}=`);
     }
     texts.push(randomBytes(1024).toString('base64'), randomBytes(1024).toString('base64').replace('A', 'Ł'));
     for (const text of texts) expect(isBase64Text(text), JSON.stringify(text)).toBe(old(text));

@@ -37,7 +37,10 @@ describe("another user's ids", () => {
       ['GET store key', () => bob.get(`/api/keys/${a.root.stores.calls.keyId}`)],
       ['DELETE key', () => bob.del(`/api/keys/${a.keyId}`)],
       ['PUT object under A parent', async () => bob.put('/api/objects', { ...(await body()), relatedId: a.objectId })],
-      ['PUT object under A store', async () => bob.put('/api/objects', { ...(await body()), relatedId: a.root.stores.contacts.id })],
+      [
+        'PUT object under A store',
+        async () => bob.put('/api/objects', { ...(await body()), relatedId: a.root.stores.contacts.id }),
+      ],
       ['publish A object', () => bob.put('/api/objects/publish/calls/anything', { objectId: a.objectId })],
       ['unpublish A publication', () => bob.del('/api/objects/publish/calls/shared-name')],
     ];
@@ -69,11 +72,15 @@ describe("another user's ids", () => {
     expect(object.version).toBe(1);
     expect((await alice.get(`/api/objects/${a.objectId}/related`)).json().map((o: any) => o.id)).toEqual([a.childId]);
     expect((await alice.get(`/api/keys/${a.keyId}`)).statusCode).toBe(200);
-    expect(await t.services.data.publish.findPublished(await idOf(alice), 'calls', 'shared-name')).toMatchObject({ objectId: a.objectId });
+    expect(await t.services.data.publish.findPublished(await idOf(alice), 'calls', 'shared-name')).toMatchObject({
+      objectId: a.objectId,
+    });
     // B publishing under the same (type, relatedId) does not touch A's entry.
     const bobObject = await createObject(bob, await createKey(bob));
     expect((await bob.put('/api/objects/publish/calls/shared-name', { objectId: bobObject.id })).statusCode).toBe(200);
-    expect(await t.services.data.publish.findPublished(await idOf(alice), 'calls', 'shared-name')).toMatchObject({ objectId: a.objectId });
+    expect(await t.services.data.publish.findPublished(await idOf(alice), 'calls', 'shared-name')).toMatchObject({
+      objectId: a.objectId,
+    });
     expect((await bob.get('/api/root')).json().id).not.toBe(a.root.id);
   });
 });

@@ -22,7 +22,14 @@ describe('store keys', () => {
     const { id } = res.json();
     expect(res.json()).toEqual({ id: expect.any(String) });
     const key = (await api.get(`/api/keys/${id}`)).json();
-    expect(key).toEqual({ id, server, key: expect.stringMatching(/^[0-9a-f]{64}$/), iv: expect.stringMatching(/^[0-9a-f]{24}$/), created_at: expect.stringMatching(ISO), deprecated: false });
+    expect(key).toEqual({
+      id,
+      server,
+      key: expect.stringMatching(/^[0-9a-f]{64}$/),
+      iv: expect.stringMatching(/^[0-9a-f]{24}$/),
+      created_at: expect.stringMatching(ISO),
+      deprecated: false,
+    });
     const other = (await api.get(`/api/keys/${(await api.put('/api/keys', { server })).json().id}`)).json();
     expect(other.key).not.toBe(key.key);
 
@@ -35,12 +42,19 @@ describe('store keys', () => {
     const api = client(t, user);
     const material = randomBytes(32);
     const iv = randomBytes(12);
-    const { id } = (await api.put('/api/keys', { server: await currentServer(), key: material.toString('base64'), iv: iv.toString('base64') })).json();
+    const { id } = (
+      await api.put('/api/keys', {
+        server: await currentServer(),
+        key: material.toString('base64'),
+        iv: iv.toString('base64'),
+      })
+    ).json();
     const key = (await api.get(`/api/keys/${id}`)).json();
     expect(key.key).toBe(material.toString('hex'));
     expect(key.iv).toBe(iv.toString('hex'));
     const row = await t.database.db.selectFrom('store_keys').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-    for (const encoding of ['hex', 'base64', 'base64url'] as const) expect(row.key_material).not.toContain(material.toString(encoding).slice(0, 20));
+    for (const encoding of ['hex', 'base64', 'base64url'] as const)
+      expect(row.key_material).not.toContain(material.toString(encoding).slice(0, 20));
   });
 
   it('binds a key to one of the caller’s registered servers', async () => {
@@ -56,7 +70,7 @@ describe('store keys', () => {
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ server, key: randomBytes(16).toString('base64') }, /32 bytes/],
       [{ server, key: randomBytes(33).toString('base64') }, /32 bytes/],
-      [{ server, key: randomBytes(32).toString('base64url') + '!' }, /base64/],
+      [{ server, key: `${randomBytes(32).toString('base64url')}!` }, /base64/],
       [{ server, key: randomBytes(32).toString('base64').slice(0, -1) }, /base64/],
       [{ server, iv: randomBytes(16).toString('base64') }, /12 bytes/],
       [{ server: 'nowhere' }, /server/],
@@ -81,7 +95,11 @@ describe('store keys', () => {
     const stillThere = await api.get(`/api/objects/${object.id}`);
     expect(stillThere.statusCode).toBe(200);
     expect(stillThere.json().keyId).toBe(keyId);
-    const reuse = await api.put('/api/objects', { keyId, content: 'AAAA', authTag: randomBytes(16).toString('base64') });
+    const reuse = await api.put('/api/objects', {
+      keyId,
+      content: 'AAAA',
+      authTag: randomBytes(16).toString('base64'),
+    });
     expect(reuse.statusCode).toBe(400);
     expect(reuse.json().code).toBe('invalid_key');
 
@@ -121,11 +139,15 @@ describe('AES-256-GCM round trip', () => {
     const { stores } = (await api.get('/api/root')).json();
     const { key } = (await api.get(`/api/keys/${stores.tasks.keyId}`)).json();
     const sealed = encrypt(key, 'call the plumber');
-    const { id } = (await api.put('/api/objects', { keyId: stores.tasks.keyId, relatedId: stores.tasks.id, ...sealed })).json();
+    const { id } = (
+      await api.put('/api/objects', { keyId: stores.tasks.keyId, relatedId: stores.tasks.id, ...sealed })
+    ).json();
     const [child] = (await api.get(`/api/objects/${stores.tasks.id}/related`)).json();
     expect(child.id).toBe(id);
     const decipher = createDecipheriv('aes-256-gcm', Buffer.from(key, 'hex'), Buffer.from(child.iv, 'hex'));
     decipher.setAuthTag(Buffer.from(child.auth_tag, 'hex'));
-    expect(Buffer.concat([decipher.update(Buffer.from(child.content, 'hex')), decipher.final()]).toString()).toBe('call the plumber');
+    expect(Buffer.concat([decipher.update(Buffer.from(child.content, 'hex')), decipher.final()]).toString()).toBe(
+      'call the plumber',
+    );
   });
 });

@@ -13,7 +13,11 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const body = (keyId: string, size: number) => ({ keyId, content: randomBytes(size).toString('base64'), authTag: randomBytes(16).toString('base64') });
+const body = (keyId: string, size: number) => ({
+  keyId,
+  content: randomBytes(size).toString('base64'),
+  authTag: randomBytes(16).toString('base64'),
+});
 
 describe('object content limit', () => {
   it('accepts content at the limit even when its base64 exceeds the general body limit', async () => {
@@ -36,7 +40,9 @@ describe('object content limit', () => {
     const patch = await api.patch(`/api/objects/${object.id}`, body(keyId, LIMIT + 1));
     expect(patch.statusCode).toBe(413);
     expect((await api.get(`/api/objects/${object.id}`)).json().version).toBe(1);
-    expect(await t.database.db.selectFrom('objects').select('id').where('user_id', '=', user.id).execute()).toHaveLength(1);
+    expect(
+      await t.database.db.selectFrom('objects').select('id').where('user_id', '=', user.id).execute(),
+    ).toHaveLength(1);
   });
 
   it('answers 413 for a body far beyond what the route allows', async () => {

@@ -32,19 +32,30 @@ const row = (over: Partial<ObjectsTable>): ObjectsTable => ({
 });
 
 const shapes: Array<[string, Partial<ObjectsTable>]> = [
-    ['a plain object', {}],
-    ['a child with an iv', { related_id: 'parent-1', iv: randomBytes(12) }],
-    ['empty ciphertext', { content: Buffer.alloc(0), auth_tag: Buffer.alloc(0) }],
-    ['a store container', { kind: 'store', store: 'tasks', related_id: 'root-1' }],
-    ['the root container (no key)', { kind: 'root', key_id: null }],
-    ['ids a client chose with characters JSON escapes', { key_id: 'k"\\\u0000\u001f\u2028é😀\ud800', related_id: '</script>"\n' }],
-    ['a store name with a quote', { kind: 'store', store: 'a"b' }],
-    ['an updated object (version 7, later updatedAt)', { version: 7, updated_at: 1_764_000_999_000 }],
-    ['a version read back as a string (PostgreSQL bigint)', { version: '3' as unknown as number, created_at: '1764000000123' as unknown as number }],
-  ];
+  ['a plain object', {}],
+  ['a child with an iv', { related_id: 'parent-1', iv: randomBytes(12) }],
+  ['empty ciphertext', { content: Buffer.alloc(0), auth_tag: Buffer.alloc(0) }],
+  ['a store container', { kind: 'store', store: 'tasks', related_id: 'root-1' }],
+  ['the root container (no key)', { kind: 'root', key_id: null }],
+  [
+    'ids a client chose with characters JSON escapes',
+    { key_id: 'k"\\\u0000\u001f\u2028é😀\ud800', related_id: '</script>"\n' },
+  ],
+  ['a store name with a quote', { kind: 'store', store: 'a"b' }],
+  ['an updated object (version 7, later updatedAt)', { version: 7, updated_at: 1_764_000_999_000 }],
+  [
+    'a version read back as a string (PostgreSQL bigint)',
+    { version: '3' as unknown as number, created_at: '1764000000123' as unknown as number },
+  ],
+];
 
 /** What Fastify answered with before: the route's 200 schema compiled by fast-json-stringify. */
-const schemaSerializer = SerializerSelector()({}, {})({ schema: Type.Object(ObjectResponse.properties, { headers: { etag: Type.String() } }), method: 'GET', url: '/api/objects/:id', httpStatus: '200' }) as (doc: unknown) => string;
+const schemaSerializer = SerializerSelector()({}, {})({
+  schema: Type.Object(ObjectResponse.properties, { headers: { etag: Type.String() } }),
+  method: 'GET',
+  url: '/api/objects/:id',
+  httpStatus: '200',
+}) as (doc: unknown) => string;
 
 describe('object answer text', () => {
   for (const [name, over] of shapes) {
@@ -56,7 +67,6 @@ describe('object answer text', () => {
 });
 
 describe('object_created payload text', () => {
-
   for (const [name, over] of shapes) {
     it(`is JSON.stringify of the payload: ${name}`, () => {
       const event = objectCreatedEvent(row(over));
@@ -69,7 +79,15 @@ describe('object_created payload text', () => {
 
   it('holds the spec fields in the order the events API has always written them', () => {
     const event = objectCreatedEvent(row({ related_id: 'p', iv: Buffer.from('000102030405060708090a0b', 'hex') }));
-    expect(Object.keys(JSON.parse(event.payloadJson!))).toEqual(['id', 'key_id', 'related_object_id', 'content', 'auth_tag', 'iv', 'metadata']);
+    expect(Object.keys(JSON.parse(event.payloadJson!))).toEqual([
+      'id',
+      'key_id',
+      'related_object_id',
+      'content',
+      'auth_tag',
+      'iv',
+      'metadata',
+    ]);
     expect(JSON.parse(event.payloadJson!).iv).toBe('000102030405060708090a0b');
   });
 });
@@ -81,7 +99,7 @@ describe('object routes over HTTP', () => {
   });
   afterAll(() => t.close());
 
-  it('PUT, GET and PATCH answer JSON (utf-8) with the schema serializer\'s exact text and the ETag', async () => {
+  it("PUT, GET and PATCH answer JSON (utf-8) with the schema serializer's exact text and the ETag", async () => {
     const user = await createVerifiedUser(t);
     const api = client(t, user);
     const keyId = await createKey(api);
@@ -97,7 +115,11 @@ describe('object routes over HTTP', () => {
       expect(res.body).toBe(schemaSerializer(res.json()));
     }
     // HEAD (Fastify's route beside GET) counts the same bytes and sends none.
-    const head = await t.app.inject({ method: 'HEAD', url: `/api/objects/${id}`, headers: { authorization: `Bearer ${user.token}` } });
+    const head = await t.app.inject({
+      method: 'HEAD',
+      url: `/api/objects/${id}`,
+      headers: { authorization: `Bearer ${user.token}` },
+    });
     expect(head.statusCode).toBe(200);
     expect(head.headers['content-length']).toBe(String(Buffer.byteLength((await api.get(`/api/objects/${id}`)).body)));
     expect(head.body).toBe('');

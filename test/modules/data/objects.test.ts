@@ -20,7 +20,12 @@ describe('PUT and GET /api/objects', () => {
     const content = Buffer.from('ciphertext bytes');
     const authTag = randomBytes(16);
     const iv = randomBytes(12);
-    const res = await api.put('/api/objects', { keyId, content: content.toString('base64'), authTag: authTag.toString('base64'), iv: iv.toString('base64') });
+    const res = await api.put('/api/objects', {
+      keyId,
+      content: content.toString('base64'),
+      authTag: authTag.toString('base64'),
+      iv: iv.toString('base64'),
+    });
     expect(res.statusCode).toBe(200);
     expect(res.headers.etag).toBe('"1"');
     const object = res.json();
@@ -55,7 +60,11 @@ describe('PUT and GET /api/objects', () => {
     const api = client(t, await createVerifiedUser(t));
     const body = sampleObject(await createKey(api));
     const { id } = (await api.put('/api/objects', body)).json();
-    const row = await t.database.db.selectFrom('objects').select(['content', 'auth_tag']).where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await t.database.db
+      .selectFrom('objects')
+      .select(['content', 'auth_tag'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(Buffer.isBuffer(row.content)).toBe(true);
     expect(Buffer.from(row.content).toString('base64')).toBe(body.content);
   });
@@ -92,7 +101,9 @@ describe('PUT and GET /api/objects', () => {
       expect(res.statusCode, JSON.stringify(override)).toBe(400);
       expect(res.json().message).toMatch(message);
     }
-    expect(await t.database.db.selectFrom('objects').select('id').where('key_id', '=', keyId).execute()).toHaveLength(0);
+    expect(await t.database.db.selectFrom('objects').select('id').where('key_id', '=', keyId).execute()).toHaveLength(
+      0,
+    );
   });
 
   it('answers 400 invalid_key for an unknown keyId and 404 for an unknown relatedId, writing neither object nor event', async () => {
@@ -101,12 +112,20 @@ describe('PUT and GET /api/objects', () => {
     const badKey = await api.put('/api/objects', sampleObject('no-such-key'));
     expect(badKey.statusCode).toBe(400);
     expect(badKey.json().code).toBe('invalid_key');
-    const badParent = await api.put('/api/objects', sampleObject(await createKey(api), { relatedId: 'no-such-object' }));
+    const badParent = await api.put(
+      '/api/objects',
+      sampleObject(await createKey(api), { relatedId: 'no-such-object' }),
+    );
     expect(badParent.statusCode).toBe(404);
     expect(badParent.json().code).toBe('not_found');
     expect((await api.get('/api/objects/no-such-object')).statusCode).toBe(404);
     const written = (table: 'objects' | 'events') =>
-      t.database.db.selectFrom(table).select('user_id').where('user_id', '=', user.id).where(table === 'objects' ? 'kind' : 'type', '=', table === 'objects' ? 'object' : 'object_created').execute();
+      t.database.db
+        .selectFrom(table)
+        .select('user_id')
+        .where('user_id', '=', user.id)
+        .where(table === 'objects' ? 'kind' : 'type', '=', table === 'objects' ? 'object' : 'object_created')
+        .execute();
     expect(await written('objects')).toHaveLength(0);
     expect(await written('events')).toHaveLength(0);
   });
@@ -132,14 +151,21 @@ describe('PATCH /api/objects/{id}', () => {
     });
     expect((await api.get(`/api/objects/${object.id}`)).json().version).toBe(2);
     const [event] = await eventsOf(t, user.id, 'object_updated');
-    expect(event.payload).toEqual({ object_id: object.id, key_id: otherKey, updated_at: expect.stringMatching(ISO), version: 2 });
+    expect(event.payload).toEqual({
+      object_id: object.id,
+      key_id: otherKey,
+      updated_at: expect.stringMatching(ISO),
+      version: 2,
+    });
   });
 
   it('answers 412 version_mismatch on a stale If-Match and leaves the object unchanged', async () => {
     const api = client(t, await createVerifiedUser(t));
     const keyId = await createKey(api);
     const object = await createObject(api, keyId);
-    expect((await api.patch(`/api/objects/${object.id}`, sampleObject(keyId), { 'if-match': '1' })).statusCode).toBe(200);
+    expect((await api.patch(`/api/objects/${object.id}`, sampleObject(keyId), { 'if-match': '1' })).statusCode).toBe(
+      200,
+    );
     const before = (await api.get(`/api/objects/${object.id}`)).json();
     for (const ifMatch of ['"1"', '1', 'W/"2"', '"abc"', '"1", "3"']) {
       const stale = await api.patch(`/api/objects/${object.id}`, sampleObject(keyId), { 'if-match': ifMatch });
@@ -147,8 +173,12 @@ describe('PATCH /api/objects/{id}', () => {
       expect(stale.json()).toMatchObject({ code: 'version_mismatch', version: 2 });
     }
     expect((await api.get(`/api/objects/${object.id}`)).json()).toEqual(before);
-    expect((await api.patch(`/api/objects/${object.id}`, sampleObject(keyId), { 'if-match': '"1", "2"' })).statusCode).toBe(200);
-    expect((await api.patch(`/api/objects/${object.id}`, sampleObject(keyId), { 'if-match': '*' })).json().version).toBe(4);
+    expect(
+      (await api.patch(`/api/objects/${object.id}`, sampleObject(keyId), { 'if-match': '"1", "2"' })).statusCode,
+    ).toBe(200);
+    expect(
+      (await api.patch(`/api/objects/${object.id}`, sampleObject(keyId), { 'if-match': '*' })).json().version,
+    ).toBe(4);
   });
 
   it('replaces unconditionally without If-Match, still bumping the version', async () => {
@@ -167,9 +197,13 @@ describe('PATCH /api/objects/{id}', () => {
     const b = await createObject(api, keyId);
     const child = await createObject(api, keyId, { relatedId: a.id });
     expect((await api.patch(`/api/objects/${child.id}`, sampleObject(keyId))).json().relatedId).toBe(a.id);
-    expect((await api.patch(`/api/objects/${child.id}`, sampleObject(keyId, { relatedId: b.id }))).json().relatedId).toBe(b.id);
+    expect(
+      (await api.patch(`/api/objects/${child.id}`, sampleObject(keyId, { relatedId: b.id }))).json().relatedId,
+    ).toBe(b.id);
     expect((await api.get(`/api/objects/${a.id}/related`)).json()).toEqual([]);
-    expect((await api.patch(`/api/objects/${child.id}`, sampleObject(keyId, { relatedId: null }))).json().relatedId).toBeNull();
+    expect(
+      (await api.patch(`/api/objects/${child.id}`, sampleObject(keyId, { relatedId: null }))).json().relatedId,
+    ).toBeNull();
     const missing = await api.patch(`/api/objects/${child.id}`, sampleObject(keyId, { relatedId: 'nope' }));
     expect(missing.statusCode).toBe(404);
   });
@@ -180,7 +214,12 @@ describe('PATCH /api/objects/{id}', () => {
     const a = await createObject(api, keyId);
     const b = await createObject(api, keyId, { relatedId: a.id });
     const c = await createObject(api, keyId, { relatedId: b.id });
-    for (const [id, parent] of [[a.id, c.id], [a.id, b.id], [a.id, a.id], [b.id, c.id]]) {
+    for (const [id, parent] of [
+      [a.id, c.id],
+      [a.id, b.id],
+      [a.id, a.id],
+      [b.id, c.id],
+    ]) {
       const res = await api.patch(`/api/objects/${id}`, sampleObject(keyId, { relatedId: parent }));
       expect(res.statusCode, `${id} -> ${parent}`).toBe(400);
       expect(res.json().message).toMatch(/ancestor/);
@@ -240,10 +279,18 @@ describe('DELETE /api/objects/{id}', () => {
     expect((await api.get(`/api/objects/${grandparent.id}/related`)).json()).toEqual([]);
     expect((await api.del('/api/objects/publish/calls/c-1')).statusCode).toBe(404);
 
-    const events = (await eventsOf(t, user.id)).filter((e) => ['unpublish', 'object_updated', 'object_deleted'].includes(e.type));
+    const events = (await eventsOf(t, user.id)).filter((e) =>
+      ['unpublish', 'object_updated', 'object_deleted'].includes(e.type),
+    );
     expect(events).toEqual([
-      { type: 'unpublish', payload: { type: 'calls', related_id: 'c-1', object_id: object.id, timestamp: expect.stringMatching(ISO) } },
-      { type: 'object_updated', payload: { object_id: child.id, key_id: keyId, updated_at: expect.stringMatching(ISO), version: 2 } },
+      {
+        type: 'unpublish',
+        payload: { type: 'calls', related_id: 'c-1', object_id: object.id, timestamp: expect.stringMatching(ISO) },
+      },
+      {
+        type: 'object_updated',
+        payload: { object_id: child.id, key_id: keyId, updated_at: expect.stringMatching(ISO), version: 2 },
+      },
       { type: 'object_deleted', payload: { object_id: object.id, deleted_at: expect.stringMatching(ISO) } },
     ]);
   });

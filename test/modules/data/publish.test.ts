@@ -19,12 +19,21 @@ describe('publish', () => {
 
     const res = await api.put('/api/objects/publish/calls/call-42', { objectId: first.id });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ type: 'calls', relatedId: 'call-42', objectId: first.id, publishedAt: expect.stringMatching(ISO) });
-    expect(await t.services.data.publish.findPublished(user.id, 'calls', 'call-42')).toMatchObject({ objectId: first.id });
+    expect(res.json()).toEqual({
+      type: 'calls',
+      relatedId: 'call-42',
+      objectId: first.id,
+      publishedAt: expect.stringMatching(ISO),
+    });
+    expect(await t.services.data.publish.findPublished(user.id, 'calls', 'call-42')).toMatchObject({
+      objectId: first.id,
+    });
 
     const replaced = await api.put('/api/objects/publish/calls/call-42', { objectId: second.id });
     expect(replaced.json().objectId).toBe(second.id);
-    expect(await t.services.data.publish.findPublished(user.id, 'calls', 'call-42')).toMatchObject({ objectId: second.id });
+    expect(await t.services.data.publish.findPublished(user.id, 'calls', 'call-42')).toMatchObject({
+      objectId: second.id,
+    });
 
     const un = await api.del('/api/objects/publish/calls/call-42');
     expect(un.statusCode).toBe(204);
@@ -36,9 +45,18 @@ describe('publish', () => {
 
     const events = (await eventsOf(t, user.id)).filter((e) => e.type === 'publish' || e.type === 'unpublish');
     expect(events).toEqual([
-      { type: 'publish', payload: { type: 'calls', related_id: 'call-42', object_id: first.id, timestamp: expect.stringMatching(ISO) } },
-      { type: 'publish', payload: { type: 'calls', related_id: 'call-42', object_id: second.id, timestamp: expect.stringMatching(ISO) } },
-      { type: 'unpublish', payload: { type: 'calls', related_id: 'call-42', object_id: second.id, timestamp: expect.stringMatching(ISO) } },
+      {
+        type: 'publish',
+        payload: { type: 'calls', related_id: 'call-42', object_id: first.id, timestamp: expect.stringMatching(ISO) },
+      },
+      {
+        type: 'publish',
+        payload: { type: 'calls', related_id: 'call-42', object_id: second.id, timestamp: expect.stringMatching(ISO) },
+      },
+      {
+        type: 'unpublish',
+        payload: { type: 'calls', related_id: 'call-42', object_id: second.id, timestamp: expect.stringMatching(ISO) },
+      },
     ]);
   });
 
@@ -47,10 +65,14 @@ describe('publish', () => {
     const api = client(t, user);
     const object = await createObject(api, await createKey(api));
     const relatedId = 'a b/c?d';
-    const res = await api.put(`/api/objects/publish/contacts/${encodeURIComponent(relatedId)}`, { objectId: object.id });
+    const res = await api.put(`/api/objects/publish/contacts/${encodeURIComponent(relatedId)}`, {
+      objectId: object.id,
+    });
     expect(res.json().relatedId).toBe(relatedId);
     expect((await api.del(`/api/objects/publish/contacts/${encodeURIComponent(relatedId)}`)).statusCode).toBe(204);
-    expect((await api.put(`/api/objects/publish/contacts/${'x'.repeat(201)}`, { objectId: object.id })).statusCode).toBe(400);
+    expect(
+      (await api.put(`/api/objects/publish/contacts/${'x'.repeat(201)}`, { objectId: object.id })).statusCode,
+    ).toBe(400);
   });
 
   it('refuses a bad type with 400 and an unknown object with 404', async () => {

@@ -16,12 +16,26 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 /** Creates `count` children of `bytes` ciphertext each through the service's batch write; returns their ids in order. */
-async function children(userId: string, keyId: string, parentId: string, count: number, bytes: number): Promise<string[]> {
+async function children(
+  userId: string,
+  keyId: string,
+  parentId: string,
+  count: number,
+  bytes: number,
+): Promise<string[]> {
   const ids: string[] = [];
   for (let done = 0; done < count; done += 200) {
     t.clock.advance(1000);
-    const items = Array.from({ length: Math.min(200, count - done) }, () => ({ content: randomBytes(bytes), authTag: randomBytes(16), iv: randomBytes(12) }));
-    const created = await t.services.data.objects.createChildrenFromBytes(userId, { keyId, relatedId: parentId }, items);
+    const items = Array.from({ length: Math.min(200, count - done) }, () => ({
+      content: randomBytes(bytes),
+      authTag: randomBytes(16),
+      iv: randomBytes(12),
+    }));
+    const created = await t.services.data.objects.createChildrenFromBytes(
+      userId,
+      { keyId, relatedId: parentId },
+      items,
+    );
     ids.push(...created.map((o) => o.id));
   }
   return ids;

@@ -3,7 +3,16 @@ import { type TestApp, createTestApp } from '../../support/app.js';
 import { bearer, createVerifiedUser, registerUser } from '../../support/factories.js';
 import { ISO, client, eventsOf, sampleObject } from './support.js';
 
-const STORES = ['contacts', 'calls', 'agents', 'tasks', 'conversational-pathways', 'campaigns', 'sms-messages', 'performance-metrics'];
+const STORES = [
+  'contacts',
+  'calls',
+  'agents',
+  'tasks',
+  'conversational-pathways',
+  'campaigns',
+  'sms-messages',
+  'performance-metrics',
+];
 
 let t: TestApp;
 beforeAll(async () => {
@@ -28,7 +37,14 @@ describe('GET /api/root', () => {
     for (const name of STORES) {
       const { id, keyId } = root.stores[name];
       const store = children.find((c: any) => c.id === id);
-      expect(store).toMatchObject({ relatedId: root.id, keyId, content: '', auth_tag: '', version: 1, metadata: { kind: 'store', store: name, size: 0 } });
+      expect(store).toMatchObject({
+        relatedId: root.id,
+        keyId,
+        content: '',
+        auth_tag: '',
+        version: 1,
+        metadata: { kind: 'store', store: name, size: 0 },
+      });
       const key = (await api.get(`/api/keys/${keyId}`)).json();
       expect(key).toMatchObject({ id: keyId, server: server.current, deprecated: false });
       expect(key.key).toMatch(/^[0-9a-f]{64}$/);
@@ -46,7 +62,11 @@ describe('GET /api/root', () => {
     expect(second).toEqual(first);
     const keyEvents = await eventsOf(t, user.id, 'key_created');
     expect(keyEvents.map((e) => e.payload.key_id).sort()).toEqual(STORES.map((s) => first.stores[s].keyId).sort());
-    expect(keyEvents[0].payload).toEqual({ key_id: expect.any(String), user_id: user.id, created_at: expect.stringMatching(ISO) });
+    expect(keyEvents[0].payload).toEqual({
+      key_id: expect.any(String),
+      user_id: user.id,
+      created_at: expect.stringMatching(ISO),
+    });
     const objectEvents = await eventsOf(t, user.id, 'object_created');
     expect(objectEvents).toHaveLength(9);
     expect(objectEvents.find((e) => e.payload.metadata.store === 'calls')?.payload).toMatchObject({
@@ -89,7 +109,10 @@ describe('GET /api/root', () => {
   it('stores records as children of a store container', async () => {
     const api = client(t, await createVerifiedUser(t));
     const { stores } = (await api.get('/api/root')).json();
-    const created = await api.put('/api/objects', sampleObject(stores.contacts.keyId, { relatedId: stores.contacts.id }));
+    const created = await api.put(
+      '/api/objects',
+      sampleObject(stores.contacts.keyId, { relatedId: stores.contacts.id }),
+    );
     expect(created.statusCode).toBe(200);
     const list = (await api.get(`/api/objects/${stores.contacts.id}/related`)).json();
     expect(list.map((o: any) => o.id)).toEqual([created.json().id]);
@@ -117,16 +140,27 @@ describe('data-plane authentication', () => {
   it('answers 403 phone_not_verified to an unverified user on every route', async () => {
     const user = await registerUser(t);
     for (const [method, url, payload] of routes) {
-      const res = await t.app.inject({ method: method as any, url, headers: bearer(user.token), ...(payload ? { payload: payload as object } : {}) });
+      const res = await t.app.inject({
+        method: method as any,
+        url,
+        headers: bearer(user.token),
+        ...(payload ? { payload: payload as object } : {}),
+      });
       expect(res.statusCode, `${method} ${url}`).toBe(403);
       expect(res.json().code).toBe('phone_not_verified');
     }
-    expect(await t.database.db.selectFrom('data_roots').select('user_id').where('user_id', '=', user.id).execute()).toHaveLength(0);
+    expect(
+      await t.database.db.selectFrom('data_roots').select('user_id').where('user_id', '=', user.id).execute(),
+    ).toHaveLength(0);
   });
 
   it('answers 401 without credentials on every route', async () => {
     for (const [method, url, payload] of routes) {
-      const res = await t.app.inject({ method: method as any, url, ...(payload ? { payload: payload as object } : {}) });
+      const res = await t.app.inject({
+        method: method as any,
+        url,
+        ...(payload ? { payload: payload as object } : {}),
+      });
       expect(res.statusCode, `${method} ${url}`).toBe(401);
     }
   });

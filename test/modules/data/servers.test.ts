@@ -1,4 +1,12 @@
-import { createECDH, createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, sign, verify } from 'node:crypto';
+import {
+  createECDH,
+  createPrivateKey,
+  createPublicKey,
+  diffieHellman,
+  generateKeyPairSync,
+  sign,
+  verify,
+} from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDataServices } from '../../../src/modules/data/create-services.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
@@ -11,7 +19,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const spkiOf = (key: ReturnType<typeof createPublicKey>) => key.export({ format: 'der', type: 'spki' }).toString('base64url');
+const spkiOf = (key: ReturnType<typeof createPublicKey>) =>
+  key.export({ format: 'der', type: 'spki' }).toString('base64url');
 
 describe('GET /api/server', () => {
   it('names the current server and gives the same P-256 public key as SPKI and JWK', async () => {
@@ -47,7 +56,9 @@ describe('GET /api/server', () => {
       ]);
       expect(new Set(answers.map((a) => a.keys.spki)).size).toBe(1);
       expect(answers[0].current).toBe('workspace-1');
-      expect(await fresh.database.db.selectFrom('service_keys').select('name').execute()).toEqual([{ name: 'workspace-1' }]);
+      expect(await fresh.database.db.selectFrom('service_keys').select('name').execute()).toEqual([
+        { name: 'workspace-1' },
+      ]);
     } finally {
       await fresh.close();
     }
@@ -65,7 +76,11 @@ describe('service key rotation', () => {
       // A client derives a secret for the current key (ECDH, as JWE ECDH-ES does).
       const ephemeral = createECDH('prime256v1');
       ephemeral.generateKeys();
-      const oldPublic = createPublicKey({ key: Buffer.from(before.keys.spki, 'base64url'), format: 'der', type: 'spki' });
+      const oldPublic = createPublicKey({
+        key: Buffer.from(before.keys.spki, 'base64url'),
+        format: 'der',
+        type: 'spki',
+      });
       const clientSecret = ephemeral.computeSecret(rawPoint(oldPublic));
 
       const rotated = await serviceKeys.rotateServiceKey();
@@ -122,9 +137,14 @@ describe('service key rotation', () => {
     const { current } = await serviceKeys.current();
     const privateKey = await serviceKeys.getServicePrivateKey(current);
     const pkcs8 = privateKey!.export({ format: 'der', type: 'pkcs8' });
-    const row = await t.database.db.selectFrom('service_keys').selectAll().where('name', '=', current).executeTakeFirstOrThrow();
+    const row = await t.database.db
+      .selectFrom('service_keys')
+      .selectAll()
+      .where('name', '=', current)
+      .executeTakeFirstOrThrow();
     expect(row.private_key.startsWith('v1.')).toBe(true);
-    for (const encoding of ['base64', 'base64url', 'hex'] as const) expect(row.private_key).not.toContain(pkcs8.toString(encoding).slice(0, 40));
+    for (const encoding of ['base64', 'base64url', 'hex'] as const)
+      expect(row.private_key).not.toContain(pkcs8.toString(encoding).slice(0, 40));
   });
 });
 
@@ -200,5 +220,10 @@ function rawPoint(key: ReturnType<typeof createPublicKey>): Buffer {
 }
 
 function pointToJwk(point: Buffer) {
-  return { kty: 'EC', crv: 'P-256', x: point.subarray(1, 33).toString('base64url'), y: point.subarray(33, 65).toString('base64url') };
+  return {
+    kty: 'EC',
+    crv: 'P-256',
+    x: point.subarray(1, 33).toString('base64url'),
+    y: point.subarray(33, 65).toString('base64url'),
+  };
 }

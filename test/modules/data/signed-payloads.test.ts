@@ -7,7 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/http/errors.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { type TestUser, createVerifiedUser } from '../../support/factories.js';
-import { type RegisteredServer, encryptToService, privateKeyOf, registerServer, signPayload, unsignedToken } from '../../support/signed-payloads.js';
+import {
+  type RegisteredServer,
+  encryptToService,
+  privateKeyOf,
+  registerServer,
+  signPayload,
+  unsignedToken,
+} from '../../support/signed-payloads.js';
 
 let t: TestApp;
 let user: TestUser;
@@ -37,16 +44,23 @@ describe('SignedPayloads.verify', () => {
     const verified = await payloads().verify(user.id, server.name, jwt, { use: 'persona-preview' });
     expect(verified.encrypted).toBe(false);
     expect(verified.claims).toMatchObject({ use: 'persona-preview', hello: 'world' });
-    expect(verified.serverPublicKey.export({ format: 'der', type: 'spki' }).toString('base64url')).toBe(server.publicKey);
+    expect(verified.serverPublicKey.export({ format: 'der', type: 'spki' }).toString('base64url')).toBe(
+      server.publicKey,
+    );
   });
 
   it('accepts the JWS nested in a JWE to the current service key, with or without kid', async () => {
     const serviceKey = await t.services.data.servers.currentServer();
-    const nested = await encryptToService(await signPayload(server, { use: 'persona-preview' }, { now: now() }), serviceKey);
+    const nested = await encryptToService(
+      await signPayload(server, { use: 'persona-preview' }, { now: now() }),
+      serviceKey,
+    );
     expect(nested.split('.')).toHaveLength(5);
     expect((await payloads().verify(user.id, server.name, nested)).encrypted).toBe(true);
 
-    const withoutKid = await encryptToService(await signPayload(server, { n: 2 }, { now: now() }), serviceKey, { kid: undefined });
+    const withoutKid = await encryptToService(await signPayload(server, { n: 2 }, { now: now() }), serviceKey, {
+      kid: undefined,
+    });
     expect((await payloads().verify(user.id, server.name, withoutKid)).claims.n).toBe(2);
   });
 
@@ -54,15 +68,22 @@ describe('SignedPayloads.verify', () => {
     const serviceKey = await t.services.data.servers.currentServer();
     const jws = () => signPayload(server, {}, { now: now() });
     const noCty = await encryptToService(await jws(), serviceKey, { cty: undefined });
-    expect(await refusal(payloads().verify(user.id, server.name, noCty))).toMatchObject({ code: 'invalid_token', message: expect.stringContaining('cty') });
+    expect(await refusal(payloads().verify(user.id, server.name, noCty))).toMatchObject({
+      code: 'invalid_token',
+      message: expect.stringContaining('cty'),
+    });
     const wrongEnc = await encryptToService(await jws(), serviceKey, { enc: 'A128GCM' });
     expect((await refusal(payloads().verify(user.id, server.name, wrongEnc))).code).toBe('invalid_token');
     const unknownKid = await encryptToService(await jws(), serviceKey, { kid: 'workspace-999' });
     expect((await refusal(payloads().verify(user.id, server.name, unknownKid))).message).toContain('unknown key');
     // Encrypted to some other P-256 key, labelled as the service's.
-    const stranger = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'der', type: 'spki' }).toString('base64url');
+    const stranger = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      .publicKey.export({ format: 'der', type: 'spki' })
+      .toString('base64url');
     const elsewhere = await encryptToService(await jws(), { current: serviceKey.current, keys: { spki: stranger } });
-    expect((await refusal(payloads().verify(user.id, server.name, elsewhere))).message).toContain('could not be decrypted');
+    expect((await refusal(payloads().verify(user.id, server.name, elsewhere))).message).toContain(
+      'could not be decrypted',
+    );
   });
 
   it('keeps accepting payloads encrypted to a rotated-out service key (kid names it)', async () => {
@@ -80,14 +101,16 @@ describe('SignedPayloads.verify', () => {
   });
 
   it('refuses a forged signature (another key) with invalid_token', async () => {
-    const forger = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64url');
+    const forger = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      .privateKey.export({ format: 'der', type: 'pkcs8' })
+      .toString('base64url');
     const jwt = await signPayload({ privateKey: forger }, { use: 'persona-preview' }, { now: now() });
     const err = await refusal(payloads().verify(user.id, server.name, jwt));
     expect(err).toMatchObject({ code: 'invalid_token', status: 400 });
     expect(err.message).toContain('signature');
   });
 
-  it('refuses a token signed by one of the user\'s servers but naming another of them', async () => {
+  it("refuses a token signed by one of the user's servers but naming another of them", async () => {
     const second = await registerServer(t, user);
     const jwt = await signPayload(server, {}, { now: now() });
     expect((await refusal(payloads().verify(user.id, second.name, jwt))).code).toBe('invalid_token');
@@ -96,7 +119,10 @@ describe('SignedPayloads.verify', () => {
   it("answers 404 for a server the caller has not registered, including another user's server", async () => {
     const other = await createVerifiedUser(t);
     const jwt = await signPayload(server, {}, { now: now() });
-    expect(await refusal(payloads().verify(other.id, server.name, jwt))).toMatchObject({ code: 'not_found', status: 404 });
+    expect(await refusal(payloads().verify(other.id, server.name, jwt))).toMatchObject({
+      code: 'not_found',
+      status: 404,
+    });
     expect((await refusal(payloads().verify(user.id, 'no-such-server', jwt))).code).toBe('not_found');
     // The service's own server is not a registered server: nobody holds its private key.
     const current = (await t.services.data.servers.currentServer()).current;
@@ -137,7 +163,9 @@ describe('SignedPayloads.verify', () => {
   it('refuses alg none, HS256 keyed with the public key, and tokens that are not JWTs', async () => {
     const claims = { exp: Math.floor(now() / 1000) + 60, jti: randomUUID(), use: 'persona-preview' };
     expect((await refusal(payloads().verify(user.id, server.name, unsignedToken(claims)))).code).toBe('invalid_token');
-    const hs = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).sign(Buffer.from(server.publicKey, 'base64url'));
+    const hs = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(Buffer.from(server.publicKey, 'base64url'));
     expect((await refusal(payloads().verify(user.id, server.name, hs))).code).toBe('invalid_token');
     const es384 = generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey;
     const other = await new SignJWT(claims).setProtectedHeader({ alg: 'ES384' }).sign(es384);
@@ -149,7 +177,9 @@ describe('SignedPayloads.verify', () => {
 
   it('refuses a payload whose use is not the one asked for', async () => {
     const jwt = await signPayload(server, { use: 'call-session' }, { now: now() });
-    expect((await refusal(payloads().verify(user.id, server.name, jwt, { use: 'persona-preview' }))).message).toContain('persona-preview');
+    expect((await refusal(payloads().verify(user.id, server.name, jwt, { use: 'persona-preview' }))).message).toContain(
+      'persona-preview',
+    );
   });
 
   it('accepts a jti once: a replay is invalid_token', async () => {
@@ -162,13 +192,18 @@ describe('SignedPayloads.verify', () => {
   });
 
   it('accepts exactly one of many concurrent uses of one token, across two instances', async () => {
-    const second = await createTestApp({ shareDatabaseWith: { dir: t.dir, pgSchema: t.pgSchema, secrets: t.secrets }, clock: t.clock });
+    const second = await createTestApp({
+      shareDatabaseWith: { dir: t.dir, pgSchema: t.pgSchema, secrets: t.secrets },
+      clock: t.clock,
+    });
     try {
       const jwt = await signPayload(server, {}, { now: now() });
-      const attempts = Array.from({ length: 12 }, (_, i) => (i % 2 ? second : t).services.data.signedPayloads.verify(user.id, server.name, jwt).then(
-        () => 'ok',
-        (e: AppError) => e.code,
-      ));
+      const attempts = Array.from({ length: 12 }, (_, i) =>
+        (i % 2 ? second : t).services.data.signedPayloads.verify(user.id, server.name, jwt).then(
+          () => 'ok',
+          (e: AppError) => e.code,
+        ),
+      );
       const outcomes = await Promise.all(attempts);
       expect(outcomes.filter((o) => o === 'ok')).toHaveLength(1);
       expect(outcomes.filter((o) => o === 'invalid_token')).toHaveLength(11);
@@ -189,7 +224,15 @@ describe('SignedPayloads.verify', () => {
     const jwt = await signPayload(server, {}, { now: now(), expiresIn: 60 });
     const { claims } = await payloads().verify(user.id, server.name, jwt);
     const id = JSON.stringify([user.id, server.name, claims.jti]);
-    const count = async () => (await t.database.db.selectFrom('single_use_tokens').select('id').where('purpose', '=', 'signed-payload').where('id', '=', id).execute()).length;
+    const count = async () =>
+      (
+        await t.database.db
+          .selectFrom('single_use_tokens')
+          .select('id')
+          .where('purpose', '=', 'signed-payload')
+          .where('id', '=', id)
+          .execute()
+      ).length;
     expect(await count()).toBe(1);
     await t.services.singleUse.purgeExpired(now());
     expect(await count()).toBe(1);
@@ -203,7 +246,13 @@ describe('SignedPayloads.encryptTo', () => {
     const bytes = new Uint8Array([1, 2, 3, 250, 251, 252]);
     const publicKey = (await t.services.data.servers.getServerPublicKey(user.id, server.name))!;
     const answer = await payloads().encryptTo(publicKey, bytes, 'audio/wav', server.name);
-    expect(answer.header).toMatchObject({ alg: 'ECDH-ES+A256KW', enc: 'A256GCM', cty: 'audio/wav', kid: server.name, contentType: 'audio/wav' });
+    expect(answer.header).toMatchObject({
+      alg: 'ECDH-ES+A256KW',
+      enc: 'A256GCM',
+      cty: 'audio/wav',
+      kid: server.name,
+      contentType: 'audio/wav',
+    });
     expect(answer.header.epk).toMatchObject({ kty: 'EC', crv: 'P-256' });
     const { plaintext, protectedHeader } = await compactDecrypt(answer.content, privateKeyOf(server));
     expect(Array.from(plaintext)).toEqual(Array.from(bytes));

@@ -8,7 +8,12 @@ type Method = 'GET' | 'PUT' | 'POST' | 'PATCH' | 'DELETE';
 
 export function client(t: TestApp, user: TestUser) {
   const call = (method: Method, url: string, payload?: unknown, headers: Record<string, string> = {}) =>
-    t.app.inject({ method, url, headers: { ...bearer(user.token), ...headers }, ...(payload === undefined ? {} : { payload: payload as object }) });
+    t.app.inject({
+      method,
+      url,
+      headers: { ...bearer(user.token), ...headers },
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
   return {
     get: (url: string) => call('GET', url),
     put: (url: string, payload: unknown) => call('PUT', url, payload),
@@ -33,12 +38,22 @@ export function encrypt(keyHex: string, plaintext: string) {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', Buffer.from(keyHex, 'hex'), iv);
   const content = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-  return { content: content.toString('base64'), authTag: cipher.getAuthTag().toString('base64'), iv: iv.toString('base64') };
+  return {
+    content: content.toString('base64'),
+    authTag: cipher.getAuthTag().toString('base64'),
+    iv: iv.toString('base64'),
+  };
 }
 
 /** A well-formed object body with random bytes standing in for ciphertext. */
 export function sampleObject(keyId: string, extra: Record<string, unknown> = {}) {
-  return { keyId, content: randomBytes(24).toString('base64'), authTag: randomBytes(16).toString('base64'), iv: randomBytes(12).toString('base64'), ...extra };
+  return {
+    keyId,
+    content: randomBytes(24).toString('base64'),
+    authTag: randomBytes(16).toString('base64'),
+    iv: randomBytes(12).toString('base64'),
+    ...extra,
+  };
 }
 
 export async function createObject(api: Client, keyId: string, extra: Record<string, unknown> = {}) {

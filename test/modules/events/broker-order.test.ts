@@ -12,7 +12,8 @@ class ScriptedLog {
   readonly rows = new Map<number, EventRow>();
   snapshot: Snapshot | null = { xmin: 100, xmax: 100, inProgress: new Set(), running: new Set() };
   commit(...ids: number[]) {
-    for (const id of ids) this.rows.set(id, { id, user_id: 'u', type: 'object_deleted', payload: `{"n":${id}}`, created_at: 0 });
+    for (const id of ids)
+      this.rows.set(id, { id, user_id: 'u', type: 'object_deleted', payload: `{"n":${id}}`, created_at: 0 });
   }
   running(...xids: number[]) {
     this.snapshot = { xmin: Math.min(...xids, 200), xmax: 200, inProgress: new Set(xids), running: new Set(xids) };
@@ -25,21 +26,39 @@ class ScriptedLog {
     this.snapshot = { xmin: 300, xmax: 300, inProgress: new Set(), running: new Set() };
   }
   private read(after: number, also: number[], limit: number): EventRow[] {
-    return [...this.rows.values()].filter((r) => r.id > after || also.includes(r.id)).sort((x, y) => x.id - y.id).slice(0, limit);
+    return [...this.rows.values()]
+      .filter((r) => r.id > after || also.includes(r.id))
+      .sort((x, y) => x.id - y.id)
+      .slice(0, limit);
   }
   store(): EventStore {
     return {
       latestId: async () => Math.max(0, ...this.rows.keys()),
-      listAfter: async (after: number, also: number[], limit: number): Promise<TailRead<EventRow>> => ({ rows: this.read(after, also, limit), snapshot: this.snapshot }),
-      listIdsAfter: async (after: number, also: number[], limit: number): Promise<TailRead<number>> => ({ rows: this.read(after, also, limit).map((r) => r.id), snapshot: this.snapshot }),
+      listAfter: async (after: number, also: number[], limit: number): Promise<TailRead<EventRow>> => ({
+        rows: this.read(after, also, limit),
+        snapshot: this.snapshot,
+      }),
+      listIdsAfter: async (after: number, also: number[], limit: number): Promise<TailRead<number>> => ({
+        rows: this.read(after, also, limit).map((r) => r.id),
+        snapshot: this.snapshot,
+      }),
     } as unknown as EventStore;
   }
 }
 
 async function setUp(log: ScriptedLog, now: () => number = Date.now) {
-  const broker = new EventBroker(log.store(), new EventRecorder(new ManualClock()), null, { pollIntervalMs: 600_000, gapRetentionMs: 10_000, now });
+  const broker = new EventBroker(log.store(), new EventRecorder(new ManualClock()), null, {
+    pollIntervalMs: 600_000,
+    gapRetentionMs: 10_000,
+    now,
+  });
   const delivered: number[] = [];
-  const subscriber: EventSubscriber = { userId: 'u', selectionKey: 'all', accepts: () => true, deliver: (e) => delivered.push(e.id) };
+  const subscriber: EventSubscriber = {
+    userId: 'u',
+    selectionKey: 'all',
+    accepts: () => true,
+    deliver: (e) => delivered.push(e.id),
+  };
   await broker.ready();
   broker.subscribe(subscriber);
   const read = async () => {
@@ -116,7 +135,7 @@ describe('EventBroker release order', () => {
     expect(delivered).toEqual([1, 2, 5]);
   });
 
-  it('waits for an owner whose transaction id is past the snapshot\'s xmax (in no list of the snapshot)', async () => {
+  it("waits for an owner whose transaction id is past the snapshot's xmax (in no list of the snapshot)", async () => {
     // PostgreSQL's xmax is the latest finished transaction + 1: a transaction that took its id after that
     // and drew a lower event id is running but in neither xip nor below xmax. This lost events before.
     const log = new ScriptedLog();

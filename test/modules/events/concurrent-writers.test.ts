@@ -27,7 +27,14 @@ it('delivers every event of 30 concurrent writers, 20 rounds, to live streams ex
           // Work before and after the event, with pauses, so transactions overlap and commit out of id order.
           await trx.selectFrom('users').select('id').where('id', '=', u.id).execute();
           await sleep(Math.random() * 4);
-          await t.services.eventRecorder.record(trx, Array.from({ length: n }, (_, k) => ({ userId: u.id, type: 'call_status' as const, payload: { session_id: `${round}-${k}`, status: 'queued', at: new Date().toISOString() } })));
+          await t.services.eventRecorder.record(
+            trx,
+            Array.from({ length: n }, (_, k) => ({
+              userId: u.id,
+              type: 'call_status' as const,
+              payload: { session_id: `${round}-${k}`, status: 'queued', at: new Date().toISOString() },
+            })),
+          );
           await sleep(Math.random() * 4);
         });
         t.services.eventRecorder.announce();

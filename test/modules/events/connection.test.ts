@@ -39,7 +39,10 @@ function stallingSink(stallAt: number) {
 }
 
 const deletions = (n: number, tag: string) =>
-  Array.from({ length: n }, (_, i) => ['object_deleted', { object_id: `${tag}${i}` }] as ['object_deleted', Record<string, unknown>]);
+  Array.from(
+    { length: n },
+    (_, i) => ['object_deleted', { object_id: `${tag}${i}` }] as ['object_deleted', Record<string, unknown>],
+  );
 
 async function openConnection(userId: string) {
   const broker = t.services.eventStreams.broker;

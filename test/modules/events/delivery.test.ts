@@ -4,7 +4,11 @@
 // Sinks are our own StreamSink interface, so backlogs are set exactly.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EventBroker } from '../../../src/modules/events/broker.js';
-import { type ConnectionOptions, type DeliveryContext, EventConnection } from '../../../src/modules/events/connection.js';
+import {
+  type ConnectionOptions,
+  type DeliveryContext,
+  EventConnection,
+} from '../../../src/modules/events/connection.js';
 import { BufferBudget, JoinCache, Slots, WriteScheduler } from '../../../src/modules/events/delivery.js';
 import { RecentEvents } from '../../../src/modules/events/recent.js';
 import { EventStore } from '../../../src/modules/events/store.js';
@@ -36,14 +40,15 @@ const options: ConnectionOptions = {
   pressureBytes: 64 * 1024,
 };
 
-
 const brokers: EventBroker[] = [];
 afterEach(async () => {
   for (const broker of brokers.splice(0)) await broker.stop();
 });
 
 /** A second delivery side on the test app's database (its own broker, recent events, scheduler and budget). */
-async function instance(settings: { recentBytes?: number; coalesceMs?: number; totalLimit?: number; sliceMs?: number } = {}) {
+async function instance(
+  settings: { recentBytes?: number; coalesceMs?: number; totalLimit?: number; sliceMs?: number } = {},
+) {
   const store = new EventStore(t.database.db, t.database.dialect);
   const recent = new RecentEvents(settings.recentBytes ?? 4 * MB);
   const scheduler = new WriteScheduler(settings.coalesceMs ?? 0, settings.sliceMs);
@@ -71,7 +76,10 @@ async function instance(settings: { recentBytes?: number; coalesceMs?: number; t
 }
 
 const deletions = (n: number, tag: string) =>
-  Array.from({ length: n }, (_, i) => ['object_deleted', { object_id: `${tag}${i}` }] as ['object_deleted', Record<string, unknown>]);
+  Array.from(
+    { length: n },
+    (_, i) => ['object_deleted', { object_id: `${tag}${i}` }] as ['object_deleted', Record<string, unknown>],
+  );
 
 describe('catching up', () => {
   it('a stream that fell behind catches up from the recent events, not the log', async () => {
@@ -180,7 +188,7 @@ describe('coalesced writes', () => {
     b.connection.close('client');
   });
 
-  it('the one-event write of every stream is the event\'s own shared frame', async () => {
+  it("the one-event write of every stream is the event's own shared frame", async () => {
     const { open } = await instance();
     const user = await createVerifiedUser(t);
     const streams = await Promise.all(Array.from({ length: 5 }, () => open(user.id)));
@@ -223,10 +231,16 @@ describe('while nobody is subscribed', () => {
   });
 });
 
-describe('a feed\'s round of writes cut into time slices (issue 26)', () => {
+describe("a feed's round of writes cut into time slices (issue 26)", () => {
   /** An event of `userId` that no stream has passed yet (the feed is driven directly, without the broker). */
   const eventOf = (userId: string, id: number, bytes = 10) =>
-    new StreamEvent({ id, user_id: userId, type: 'object_deleted', payload: JSON.stringify({ object_id: 'x'.repeat(bytes) }), created_at: 0 });
+    new StreamEvent({
+      id,
+      user_id: userId,
+      type: 'object_deleted',
+      payload: JSON.stringify({ object_id: 'x'.repeat(bytes) }),
+      created_at: 0,
+    });
 
   it('an event that arrives while a round is cut short goes out with it to the streams the round has not reached', async () => {
     const { open, scheduler } = await instance({ sliceMs: 0 }); // every slice ends after its first 64 streams
@@ -268,14 +282,18 @@ describe('a feed\'s round of writes cut into time slices (issue 26)', () => {
     const byWrites = new Map<string, Frames[][]>();
     for (const s of streams) {
       expect(s.ids()).toEqual([a.id, b.id, c.id]); // in order, once each
-      const shape = s.eventWrites().map((w) => [...w.toString().matchAll(/^id: (\d+)$/gm)].length).join('+');
+      const shape = s
+        .eventWrites()
+        .map((w) => [...w.toString().matchAll(/^id: (\d+)$/gm)].length)
+        .join('+');
       byWrites.set(shape, [...(byWrites.get(shape) ?? []), s.eventWrites()]);
     }
     expect([...byWrites.keys()].sort()).toEqual(['1+2', '2+1', '3']);
     expect(byWrites.get('1+2')).toHaveLength(64);
     expect(byWrites.get('2+1')).toHaveLength(64);
     // Each write of a group is one Buffer shared by the group: the tail (c alone) too, joined once for the round.
-    for (const group of byWrites.values()) for (let i = 0; i < group[0].length; i++) expect(new Set(group.map((w) => w[i])).size).toBe(1);
+    for (const group of byWrites.values())
+      for (let i = 0; i < group[0].length; i++) expect(new Set(group.map((w) => w[i])).size).toBe(1);
     for (const s of streams) s.connection.close('client');
   });
 

@@ -13,7 +13,18 @@ beforeAll(async () => {
   // slowClientTimeoutMs: the "fast" client below reads in this same process, so under
   // load (the whole suite on a busy machine) it can take well over 500 ms to drain a
   // 2.5 MB burst and was then ended as slow too; 2 s keeps it clearly fast.
-  t = await createTestApp({ config: { events: { ...defaults, keepAliveMs: 100, maxStreamsPerUser: 2, maxBufferedBytes: 64 * 1024, slowClientTimeoutMs: 2000, reauthIntervalMs: 100 } } });
+  t = await createTestApp({
+    config: {
+      events: {
+        ...defaults,
+        keepAliveMs: 100,
+        maxStreamsPerUser: 2,
+        maxBufferedBytes: 64 * 1024,
+        slowClientTimeoutMs: 2000,
+        reauthIntervalMs: 100,
+      },
+    },
+  });
 });
 afterAll(() => t.close());
 
@@ -34,12 +45,19 @@ describe('event stream limits', () => {
     const b = await stream(t, user.token, 'publish');
     const refused = await stream(t, user.token, 'all');
     expect(refused.status).toBe(429);
-    expect(JSON.parse(refused.body)).toMatchObject({ code: 'rate_limited', message: expect.stringContaining('at most 2 event streams') });
+    expect(JSON.parse(refused.body)).toMatchObject({
+      code: 'rate_limited',
+      message: expect.stringContaining('at most 2 event streams'),
+    });
     const otherUser = await stream(t, other.token, 'all'); // the cap is per user
     expect(otherUser.status).toBe(200);
 
     a.close();
-    await eventually(() => t.services.eventStreams.broker.subscriberCount(user.id) === 1, 5000, 'the closed stream to be released');
+    await eventually(
+      () => t.services.eventStreams.broker.subscriberCount(user.id) === 1,
+      5000,
+      'the closed stream to be released',
+    );
     const again = await stream(t, user.token, 'all');
     expect(again.status).toBe(200);
     for (const s of [b, otherUser, again]) s.close();
@@ -63,7 +81,20 @@ describe('event stream limits', () => {
     // Write until the server gives up on the slow client (kernel buffers absorb the first few MB).
     for (let round = 0; round < 40 && broker.subscriberCount(user.id) === 2; round++) {
       const started = Date.now();
-      ids.push(...(await emit(t, user.id, Array.from({ length: 10 }, (_, i) => ['object_deleted', { object_id: `s${round}-${i}`, pad: big }] as ['object_deleted', Record<string, unknown>]))));
+      ids.push(
+        ...(await emit(
+          t,
+          user.id,
+          Array.from(
+            { length: 10 },
+            (_, i) =>
+              ['object_deleted', { object_id: `s${round}-${i}`, pad: big }] as [
+                'object_deleted',
+                Record<string, unknown>,
+              ],
+          ),
+        )),
+      );
       expect(Date.now() - started).toBeLessThan(2000); // writers never wait for readers
       await fast.waitForEvents(ids.length, 10_000);
       await sleep(100); // while the slow client's timeout runs, write at a moderate pace (each round is 2.5 MB of log)
@@ -84,7 +115,9 @@ describe('event stream limits', () => {
     expect(got).toEqual(ids.slice(0, got.length));
 
     // It resumes where it stopped, and misses nothing.
-    const resumed = await stream(t, user.token, 'object_deleted', { headers: { 'last-event-id': slow.lastEventId ?? '0' } });
+    const resumed = await stream(t, user.token, 'object_deleted', {
+      headers: { 'last-event-id': slow.lastEventId ?? '0' },
+    });
     await resumed.waitForEvents(ids.length - got.length, 10_000);
     expect([...got, ...resumed.events.map((e) => Number(e.id))]).toEqual(ids);
     fast.close();
@@ -93,7 +126,12 @@ describe('event stream limits', () => {
 
   it('ends the stream when its API key is revoked', async () => {
     const user = await createVerifiedUser(t);
-    const created = await t.app.inject({ method: 'PUT', url: '/api/api-keys', headers: bearer(user.token), payload: { name: 'sse' } });
+    const created = await t.app.inject({
+      method: 'PUT',
+      url: '/api/api-keys',
+      headers: bearer(user.token),
+      payload: { name: 'sse' },
+    });
     const { id, key } = created.json();
     const sse = await stream(t, key, 'all');
     await sleep(250);
@@ -106,12 +144,16 @@ describe('event stream limits', () => {
 
   it('ends a stream opened with a ticket when the session that asked for the ticket ends', async () => {
     const user = await createVerifiedUser(t);
-    const { ticket } = (await t.app.inject({ method: 'POST', url: '/api/events/ticket', headers: bearer(user.token) })).json();
+    const { ticket } = (
+      await t.app.inject({ method: 'POST', url: '/api/events/ticket', headers: bearer(user.token) })
+    ).json();
     const sse = await openSse(`${await originOf(t)}/api/events/all?ticket=${encodeURIComponent(ticket)}`);
     expect(sse.status).toBe(200);
     await sleep(250);
     expect(sse.isEnded()).toBe(false);
-    expect((await t.app.inject({ method: 'GET', url: '/api/auth/logout', headers: bearer(user.token) })).statusCode).toBe(200);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/api/auth/logout', headers: bearer(user.token) })).statusCode,
+    ).toBe(200);
     await sse.ended;
     expect(t.services.eventStreams.broker.subscriberCount(user.id)).toBe(0);
   });

@@ -22,7 +22,6 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-
 const ALL: EventSelection = { types: null, filters: [] };
 
 /** A stream on the test app's own delivery side (broker, feeds, scheduler), on a memory sink. */
@@ -37,7 +36,10 @@ async function open(userId: string, selection: EventSelection = ALL) {
 }
 
 const deletions = (n: number, tag: string) =>
-  Array.from({ length: n }, (_, i) => ['object_deleted', { object_id: `${tag}${i}` }] as ['object_deleted', Record<string, unknown>]);
+  Array.from(
+    { length: n },
+    (_, i) => ['object_deleted', { object_id: `${tag}${i}` }] as ['object_deleted', Record<string, unknown>],
+  );
 
 describe('one user, many streams', () => {
   it('an event is handed over, framed and joined once for all the streams of a selection, and read from the log once', async () => {
@@ -74,13 +76,25 @@ describe('one user, many streams', () => {
     const bob = await createVerifiedUser(t);
     const aliceAll = await Promise.all(Array.from({ length: 5 }, () => open(alice.id)));
     const aliceOne = await Promise.all(
-      Array.from({ length: 5 }, () => open(alice.id, { types: parseTypes('object_deleted'), filters: parseFilters({ object_id: 'keep' }) })),
+      Array.from({ length: 5 }, () =>
+        open(alice.id, { types: parseTypes('object_deleted'), filters: parseFilters({ object_id: 'keep' }) }),
+      ),
     );
     const bobAll = await Promise.all(Array.from({ length: 5 }, () => open(bob.id)));
-    const a1 = await emit(t, alice.id, [['object_deleted', { object_id: 'keep' }], ['object_deleted', { object_id: 'drop' }]]);
+    const a1 = await emit(t, alice.id, [
+      ['object_deleted', { object_id: 'keep' }],
+      ['object_deleted', { object_id: 'drop' }],
+    ]);
     const b1 = await emit(t, bob.id, deletions(2, 'b'));
     const a2 = await emit(t, alice.id, [['object_deleted', { object_id: 'keep' }]]);
-    await eventually(() => aliceAll.every((s) => s.ids().length === 3) && bobAll.every((s) => s.ids().length === 2) && aliceOne.every((s) => s.ids().length === 2), 5000, 'the events');
+    await eventually(
+      () =>
+        aliceAll.every((s) => s.ids().length === 3) &&
+        bobAll.every((s) => s.ids().length === 2) &&
+        aliceOne.every((s) => s.ids().length === 2),
+      5000,
+      'the events',
+    );
     await sleep(50);
     for (const s of aliceAll) expect(s.ids()).toEqual([...a1, ...a2]);
     for (const s of aliceOne) expect(s.ids()).toEqual([a1[0], a2[0]]);

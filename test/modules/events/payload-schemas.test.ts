@@ -23,14 +23,24 @@ describe('event payloads against their documented schemas', () => {
     const child = (await createObject(api, keyId, { relatedId: parent })).id;
     const detached = await api.patch(`/api/objects/${child}`, sampleObject(keyId, { relatedId: null }));
     expect(detached.statusCode, detached.body).toBe(200);
-    expect((await api.put(`/api/objects/publish/contacts/${root.stores.contacts.id}`, { objectId: parent })).statusCode).toBe(200);
+    expect(
+      (await api.put(`/api/objects/publish/contacts/${root.stores.contacts.id}`, { objectId: parent })).statusCode,
+    ).toBe(200);
     expect((await api.del(`/api/objects/publish/contacts/${root.stores.contacts.id}`)).statusCode).toBeLessThan(300);
     expect((await api.del(`/api/objects/${child}`)).statusCode).toBeLessThan(300);
     expect((await api.del(`/api/objects/${parent}`)).statusCode).toBeLessThan(300);
     expect((await api.del(`/api/keys/${keyId}`)).statusCode).toBeLessThan(300);
 
     const { types, errors } = await loggedEventErrors(t.database.db, user.id);
-    expect(types).toEqual(['key_created', 'key_deleted', 'object_created', 'object_deleted', 'object_updated', 'publish', 'unpublish']);
+    expect(types).toEqual([
+      'key_created',
+      'key_deleted',
+      'object_created',
+      'object_deleted',
+      'object_updated',
+      'publish',
+      'unpublish',
+    ]);
     expect(errors).toEqual([]);
   });
 });

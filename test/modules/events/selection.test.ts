@@ -4,8 +4,10 @@ import { matchesPayload, parseFilters, parseTypes } from '../../../src/modules/e
 import { WildcardPattern } from '../../../src/lib/wildcard.js';
 import { StreamEvent } from '../../../src/modules/events/stream-event.js';
 
-const event = (payload: unknown) => new StreamEvent({ id: 1, user_id: 'u', type: 'publish', payload: JSON.stringify(payload), created_at: 0 });
-const matches = (query: Record<string, unknown>, payload: unknown) => matchesPayload({ types: null, filters: parseFilters(query) }, event(payload));
+const event = (payload: unknown) =>
+  new StreamEvent({ id: 1, user_id: 'u', type: 'publish', payload: JSON.stringify(payload), created_at: 0 });
+const matches = (query: Record<string, unknown>, payload: unknown) =>
+  matchesPayload({ types: null, filters: parseFilters(query) }, event(payload));
 
 describe('event selection', () => {
   it('parses one type, a comma-separated list, and all / * as every type', () => {
@@ -43,16 +45,27 @@ describe('event selection', () => {
 
   it('needs every field to match, and any one of a field’s repeated values', () => {
     expect(matches({ type: ['calls', 'contacts'], related_id: 'r' }, { type: 'contacts', related_id: 'r' })).toBe(true);
-    expect(matches({ type: ['calls', 'contacts'], related_id: 'r' }, { type: 'contacts', related_id: 's' })).toBe(false);
+    expect(matches({ type: ['calls', 'contacts'], related_id: 'r' }, { type: 'contacts', related_id: 's' })).toBe(
+      false,
+    );
   });
 
   it('lets object_id match the id of object_created (the documented ?object_id=0193* follows an object from its creation on)', () => {
-    const typed = (type: string, payload: unknown) => new StreamEvent({ id: 1, user_id: 'u', type, payload: JSON.stringify(payload), created_at: 0 });
+    const typed = (type: string, payload: unknown) =>
+      new StreamEvent({ id: 1, user_id: 'u', type, payload: JSON.stringify(payload), created_at: 0 });
     const selection = (query: Record<string, unknown>) => ({ types: null, filters: parseFilters(query) });
-    expect(matchesPayload(selection({ object_id: '0193*' }), typed('object_created', { id: '0193abc', key_id: 'k' }))).toBe(true);
-    expect(matchesPayload(selection({ object_id: '0193abc' }), typed('object_created', { id: '0193abc', key_id: 'k' }))).toBe(true);
-    expect(matchesPayload(selection({ object_id: '0193*' }), typed('object_created', { id: 'x0193', key_id: 'k' }))).toBe(false);
-    expect(matchesPayload(selection({ object_id: '0193*' }), typed('object_updated', { object_id: '0193abc' }))).toBe(true);
+    expect(
+      matchesPayload(selection({ object_id: '0193*' }), typed('object_created', { id: '0193abc', key_id: 'k' })),
+    ).toBe(true);
+    expect(
+      matchesPayload(selection({ object_id: '0193abc' }), typed('object_created', { id: '0193abc', key_id: 'k' })),
+    ).toBe(true);
+    expect(
+      matchesPayload(selection({ object_id: '0193*' }), typed('object_created', { id: 'x0193', key_id: 'k' })),
+    ).toBe(false);
+    expect(matchesPayload(selection({ object_id: '0193*' }), typed('object_updated', { object_id: '0193abc' }))).toBe(
+      true,
+    );
     // Only object_created: another payload's `id` is not its object.
     expect(matchesPayload(selection({ object_id: '0193*' }), typed('publish', { id: '0193abc' }))).toBe(false);
     // The ticket is not a filter either.
@@ -63,6 +76,8 @@ describe('event selection', () => {
     expect(parseFilters({ lastEventId: '5', type: 'calls' }).map((f) => f.field)).toEqual(['type']);
     expect(() => parseFilters({ 'bad field': 'x' })).toThrow(/field name/);
     expect(() => parseFilters({ f: 'x'.repeat(257) })).toThrow(/at most 256/);
-    expect(() => parseFilters(Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`f${i}`, 'x'])))).toThrow(/at most 20 filters/);
+    expect(() => parseFilters(Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`f${i}`, 'x'])))).toThrow(
+      /at most 20 filters/,
+    );
   });
 });

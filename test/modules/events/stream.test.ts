@@ -80,12 +80,27 @@ describe('GET /api/events/{type}', () => {
       ['publish', { type: 'contacts', related_id: 'r2', object_id: '0200ab', timestamp: 'x' }],
       ['publish', { type: 'calls', related_id: 'r2', timestamp: 'x' }],
       ['object_deleted', { object_id: '0193ff', deleted_at: 'x' }],
-      ['object_created', { id: 'o1', key_id: 'k', related_object_id: 'p1', content: '', auth_tag: '', metadata: { store: 'tasks' } }],
-      ['object_created', { id: 'o2', key_id: 'k', related_object_id: null, content: '', auth_tag: '', metadata: { store: 'calls' } }],
+      [
+        'object_created',
+        { id: 'o1', key_id: 'k', related_object_id: 'p1', content: '', auth_tag: '', metadata: { store: 'tasks' } },
+      ],
+      [
+        'object_created',
+        { id: 'o2', key_id: 'k', related_object_id: null, content: '', auth_tag: '', metadata: { store: 'calls' } },
+      ],
     ]);
     // A sentinel every stream lets through, so "nothing more arrived" is observed, not assumed.
-    const everyone = { type: 'calls', related_id: 'r2', object_id: '0193abz', related_object_id: 'p', metadata: { store: 'tasks' } };
-    await emit(t, user.id, [['publish', everyone], ['object_created', everyone]]);
+    const everyone = {
+      type: 'calls',
+      related_id: 'r2',
+      object_id: '0193abz',
+      related_object_id: 'p',
+      metadata: { store: 'tasks' },
+    };
+    await emit(t, user.id, [
+      ['publish', everyone],
+      ['object_created', everyone],
+    ]);
     const seen = async (s: typeof calls, n: number) => (await s.waitForEvents(n)).map((e) => JSON.parse(e.data));
     expect((await seen(calls, 4)).map((p) => p.related_id)).toEqual(['r1', 'r2', 'r2', 'r2']);
     expect((await seen(prefix, 4)).map((p) => p.object_id)).toEqual(['0193ab', '0193ff', '0193abz', '0193abz']);
@@ -95,7 +110,9 @@ describe('GET /api/events/{type}', () => {
     expect((await seen(present, 3)).map((p) => p.related_object_id)).toEqual(['p1', 'p', 'p']);
     expect((await seen(nested, 2)).map((p) => p.id ?? p.type)).toEqual(['o1', 'calls']);
     await sleep(100);
-    expect([calls, prefix, infix, either, both, present, nested].map((s) => s.events.length)).toEqual([4, 4, 4, 4, 2, 3, 2]);
+    expect([calls, prefix, infix, either, both, present, nested].map((s) => s.events.length)).toEqual([
+      4, 4, 4, 4, 2, 3, 2,
+    ]);
     for (const s of [calls, prefix, infix, either, both, present, nested]) s.close();
   });
 
@@ -124,7 +141,10 @@ describe('GET /api/events/{type}', () => {
 
   it('after a dropped connection, Last-Event-ID replays exactly what was missed, then continues live', async () => {
     const user = await createVerifiedUser(t);
-    const del = (n: number): ['object_deleted', Record<string, unknown>] => ['object_deleted', { object_id: `o${n}`, deleted_at: 'x' }];
+    const del = (n: number): ['object_deleted', Record<string, unknown>] => [
+      'object_deleted',
+      { object_id: `o${n}`, deleted_at: 'x' },
+    ];
     const first = await stream(t, user.token, 'object_deleted');
     const before = await emit(t, user.id, [del(1), del(2)]);
     await first.waitForEvents(2);
@@ -147,15 +167,25 @@ describe('GET /api/events/{type}', () => {
 
   it('takes ?lastEventId= too; the Last-Event-ID header (what EventSource sends on reconnect) wins', async () => {
     const user = await createVerifiedUser(t);
-    const ids = await emit(t, user.id, [1, 2, 3].map((n) => ['object_deleted', { object_id: `q${n}`, deleted_at: 'x' }] as const) as any);
+    const ids = await emit(
+      t,
+      user.id,
+      [1, 2, 3].map((n) => ['object_deleted', { object_id: `q${n}`, deleted_at: 'x' }] as const) as any,
+    );
     const byQuery = await stream(t, user.token, `object_deleted?lastEventId=${ids[0]}`);
     await byQuery.waitForEvents(2);
-    const both = await stream(t, user.token, `object_deleted?lastEventId=${ids[0]}`, { headers: { 'last-event-id': String(ids[1]) } });
+    const both = await stream(t, user.token, `object_deleted?lastEventId=${ids[0]}`, {
+      headers: { 'last-event-id': String(ids[1]) },
+    });
     await both.waitForEvents(1);
     await sleep(100);
     expect(byQuery.events.map((e) => Number(e.id))).toEqual(ids.slice(1));
     expect(both.events.map((e) => Number(e.id))).toEqual(ids.slice(2));
-    const bad = await t.app.inject({ method: 'GET', url: '/api/events/all', headers: { ...bearer(user.token), 'last-event-id': 'yesterday' } });
+    const bad = await t.app.inject({
+      method: 'GET',
+      url: '/api/events/all',
+      headers: { ...bearer(user.token), 'last-event-id': 'yesterday' },
+    });
     expect(bad.statusCode).toBe(400);
     for (const s of [byQuery, both]) s.close();
   });
@@ -163,12 +193,24 @@ describe('GET /api/events/{type}', () => {
   it('loses and repeats nothing when events are written during a long replay', async () => {
     const user = await createVerifiedUser(t);
     const batch = (from: number, n: number) =>
-      Array.from({ length: n }, (_, i) => ['object_deleted', { object_id: `b${from + i}`, deleted_at: 'x' }] as ['object_deleted', Record<string, unknown>]);
+      Array.from(
+        { length: n },
+        (_, i) =>
+          ['object_deleted', { object_id: `b${from + i}`, deleted_at: 'x' }] as [
+            'object_deleted',
+            Record<string, unknown>,
+          ],
+      );
     const [start] = await emit(t, user.id, batch(0, 1));
     await emit(t, user.id, batch(1, 449)); // more than two replay pages
     const sse = await stream(t, user.token, 'object_deleted', { headers: { 'last-event-id': String(start - 1) } });
     for (let i = 0; i < 15; i++) await emit(t, user.id, batch(450 + i * 10, 10)); // while the replay runs
-    const all = await t.database.db.selectFrom('events').select('id').where('user_id', '=', user.id).orderBy('id').execute();
+    const all = await t.database.db
+      .selectFrom('events')
+      .select('id')
+      .where('user_id', '=', user.id)
+      .orderBy('id')
+      .execute();
     await sse.waitForEvents(600, 10_000);
     await sleep(100);
     const got = sse.events.map((e) => Number(e.id));
@@ -189,7 +231,7 @@ describe('GET /api/events/{type}', () => {
     sse.close();
   });
 
-  it('treats a Last-Event-ID past the user\'s newest event (a reset log) as the present instead of staying silent', async () => {
+  it("treats a Last-Event-ID past the user's newest event (a reset log) as the present instead of staying silent", async () => {
     const user = await createVerifiedUser(t);
     const sse = await stream(t, user.token, 'all', { headers: { 'last-event-id': '999999999' } });
     const [id] = await emit(t, user.id, [['object_deleted', { object_id: 'fresh', deleted_at: 'x' }]]);
@@ -209,7 +251,9 @@ describe('GET /api/events/{type}', () => {
     expect(res.json().code).toBe('phone_not_verified');
 
     const user = await createVerifiedUser(t);
-    const { key } = (await t.app.inject({ method: 'PUT', url: '/api/api-keys', headers: bearer(user.token), payload: { name: 'sse' } })).json();
+    const { key } = (
+      await t.app.inject({ method: 'PUT', url: '/api/api-keys', headers: bearer(user.token), payload: { name: 'sse' } })
+    ).json();
     const sse = await stream(t, key, 'all');
     expect(sse.status).toBe(200);
     const [id] = await emit(t, user.id, [['object_deleted', { object_id: 'k', deleted_at: 'x' }]]);

@@ -15,11 +15,18 @@ export async function originOf(t: TestApp): Promise<string> {
 }
 
 export async function stream(t: TestApp, token: string, path: string, options: SseOptions = {}) {
-  return openSse(`${await originOf(t)}/api/events/${path}`, { ...options, headers: { ...bearer(token), ...options.headers } });
+  return openSse(`${await originOf(t)}/api/events/${path}`, {
+    ...options,
+    headers: { ...bearer(token), ...options.headers },
+  });
 }
 
 /** Records events of one user in one transaction and announces them; returns their ids. */
-export async function emit(t: TestApp, userId: string, events: Array<[EventType, Record<string, unknown>]>): Promise<number[]> {
+export async function emit(
+  t: TestApp,
+  userId: string,
+  events: Array<[EventType, Record<string, unknown>]>,
+): Promise<number[]> {
   await t.database.db.transaction().execute((trx) =>
     t.services.eventRecorder.record(
       trx,
@@ -27,12 +34,22 @@ export async function emit(t: TestApp, userId: string, events: Array<[EventType,
     ),
   );
   t.services.eventRecorder.announce();
-  const rows = await t.database.db.selectFrom('events').select('id').where('user_id', '=', userId).orderBy('id', 'desc').limit(events.length).execute();
+  const rows = await t.database.db
+    .selectFrom('events')
+    .select('id')
+    .where('user_id', '=', userId)
+    .orderBy('id', 'desc')
+    .limit(events.length)
+    .execute();
   return rows.map((r) => Number(r.id)).reverse();
 }
 
 /** Waits until the predicate holds (state the test cannot await directly, e.g. a server-side close). */
-export async function eventually(predicate: () => boolean | Promise<boolean>, timeoutMs = 5000, what = 'condition'): Promise<void> {
+export async function eventually(
+  predicate: () => boolean | Promise<boolean>,
+  timeoutMs = 5000,
+  what = 'condition',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

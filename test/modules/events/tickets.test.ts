@@ -25,7 +25,10 @@ async function openWithTicket(path: string, ticket: string, query = '') {
   return openSse(`${await originOf(t)}/api/events/${path}?ticket=${encodeURIComponent(ticket)}${query}`);
 }
 
-const refused = (sse: { status: number; body: string }) => ({ status: sse.status, code: sse.body ? JSON.parse(sse.body).code : null });
+const refused = (sse: { status: number; body: string }) => ({
+  status: sse.status,
+  code: sse.body ? JSON.parse(sse.body).code : null,
+});
 
 describe('event stream tickets', () => {
   let user: TestUser;
@@ -33,7 +36,7 @@ describe('event stream tickets', () => {
     user = await createVerifiedUser(t);
   });
 
-  it('opens a stream of its own user without credentials: that user\'s events only, a ticket is not a filter', async () => {
+  it("opens a stream of its own user without credentials: that user's events only, a ticket is not a filter", async () => {
     const other = await createVerifiedUser(t);
     const { ticket, expiresAt } = await ticketFor(user.token);
     expect(Date.parse(expiresAt) - t.clock.now()).toBe(60_000);
@@ -43,7 +46,11 @@ describe('event stream tickets', () => {
     await emit(t, other.id, [['object_deleted', { object_id: 'theirs', deleted_at: 'x' }]]);
     const [mine] = await emit(t, user.id, [['object_deleted', { object_id: 'mine', deleted_at: 'x' }]]);
     const [event] = await sse.waitForEvents(1);
-    expect(event).toEqual({ id: String(mine), event: 'object_deleted', data: JSON.stringify({ object_id: 'mine', deleted_at: 'x' }) });
+    expect(event).toEqual({
+      id: String(mine),
+      event: 'object_deleted',
+      data: JSON.stringify({ object_id: 'mine', deleted_at: 'x' }),
+    });
     await sleep(100);
     expect(sse.events).toHaveLength(1);
     sse.close();
@@ -90,7 +97,10 @@ describe('event stream tickets', () => {
     const [head, body, signature] = ticket.split('.');
     const claims = decodeJwt(ticket);
     const swapped = Buffer.from(JSON.stringify({ ...claims, sub: victim.id })).toString('base64url');
-    expect(refused(await openWithTicket('all', `${head}.${swapped}.${signature}`))).toEqual({ status: 401, code: 'unauthenticated' });
+    expect(refused(await openWithTicket('all', `${head}.${swapped}.${signature}`))).toEqual({
+      status: 401,
+      code: 'unauthenticated',
+    });
     const ownKey = await new SignJWT({ ...claims, sub: victim.id })
       .setProtectedHeader(decodeProtectedHeader(ticket) as { alg: string })
       .sign(new TextEncoder().encode('not the server secret'));
@@ -112,7 +122,7 @@ describe('event stream tickets', () => {
     expect(res.statusCode).toBe(401);
   });
 
-  it('needs the stream\'s own authentication: refused to an unverified user, and to no credential', async () => {
+  it("needs the stream's own authentication: refused to an unverified user, and to no credential", async () => {
     const unverified = await registerUser(t);
     const res = await t.app.inject({ method: 'POST', url: '/api/events/ticket', headers: bearer(unverified.token) });
     expect([res.statusCode, res.json().code]).toEqual([403, 'phone_not_verified']);
@@ -122,13 +132,23 @@ describe('event stream tickets', () => {
   it('opens nothing once the session that asked for it has ended, or the API key was deleted', async () => {
     const signedOut = await createVerifiedUser(t);
     const { ticket } = await ticketFor(signedOut.token);
-    expect((await t.app.inject({ method: 'GET', url: '/api/auth/logout', headers: bearer(signedOut.token) })).statusCode).toBe(200);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/api/auth/logout', headers: bearer(signedOut.token) })).statusCode,
+    ).toBe(200);
     expect(refused(await openWithTicket('all', ticket))).toEqual({ status: 401, code: 'unauthenticated' });
 
-    const created = await t.app.inject({ method: 'PUT', url: '/api/api-keys', headers: bearer(user.token), payload: { name: 'tickets' } });
+    const created = await t.app.inject({
+      method: 'PUT',
+      url: '/api/api-keys',
+      headers: bearer(user.token),
+      payload: { name: 'tickets' },
+    });
     const key = created.json();
     const byKey = await ticketFor(key.key);
-    expect((await t.app.inject({ method: 'DELETE', url: `/api/api-keys/${key.id}`, headers: bearer(user.token) })).statusCode).toBeLessThan(300);
+    expect(
+      (await t.app.inject({ method: 'DELETE', url: `/api/api-keys/${key.id}`, headers: bearer(user.token) }))
+        .statusCode,
+    ).toBeLessThan(300);
     expect(refused(await openWithTicket('all', byKey.ticket))).toEqual({ status: 401, code: 'unauthenticated' });
   });
 });

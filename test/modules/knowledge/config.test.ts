@@ -13,14 +13,30 @@ describe('knowledge configuration', () => {
       crawlMaxBytes: 10 * 1024 * 1024,
       crawlTimeoutMs: 15_000,
       searchCacheBytes: 256 * 1024 * 1024,
-      extraction: { workers: Math.max(1, Math.min(4, availableParallelism() - 1)), timeoutMs: 30_000, memoryMb: 256, maxInflatedBytes: 64 * 1024 * 1024, maxTextBytes: 16 * 1024 * 1024, idleMs: 30_000 },
+      extraction: {
+        workers: Math.max(1, Math.min(4, availableParallelism() - 1)),
+        timeoutMs: 30_000,
+        memoryMb: 256,
+        maxInflatedBytes: 64 * 1024 * 1024,
+        maxTextBytes: 16 * 1024 * 1024,
+        idleMs: 30_000,
+      },
       quota: { documents: 10_000, chunks: 100_000, bytes: 1024 * 1024 * 1024 },
     });
     expect(config.embeddings).toBeNull();
   });
 
   it('reads the embeddings endpoint, model and key', () => {
-    const config = loadConfig({ NODE_ENV: 'test', EMBEDDINGS_URL: 'http://127.0.0.1:11434/v1', EMBEDDINGS_MODEL: 'nomic-embed-text', EMBEDDINGS_API_KEY: 'k', CRAWL_ALLOW_PRIVATE: '1' }, '/tmp');
+    const config = loadConfig(
+      {
+        NODE_ENV: 'test',
+        EMBEDDINGS_URL: 'http://127.0.0.1:11434/v1',
+        EMBEDDINGS_MODEL: 'nomic-embed-text',
+        EMBEDDINGS_API_KEY: 'k',
+        CRAWL_ALLOW_PRIVATE: '1',
+      },
+      '/tmp',
+    );
     expect(config.embeddings).toEqual({ url: 'http://127.0.0.1:11434/v1', model: 'nomic-embed-text', apiKey: 'k' });
     expect(config.knowledge.crawlAllowPrivate).toBe(true);
   });
@@ -40,18 +56,42 @@ describe('knowledge configuration', () => {
       },
       '/tmp',
     );
-    expect(config.knowledge.extraction).toEqual({ workers: 3, timeoutMs: 5000, memoryMb: 128, maxInflatedBytes: 8 * 1024 * 1024, maxTextBytes: 2 * 1024 * 1024, idleMs: 30_000 });
+    expect(config.knowledge.extraction).toEqual({
+      workers: 3,
+      timeoutMs: 5000,
+      memoryMb: 128,
+      maxInflatedBytes: 8 * 1024 * 1024,
+      maxTextBytes: 2 * 1024 * 1024,
+      idleMs: 30_000,
+    });
     expect(config.knowledge.quota).toEqual({ documents: 10, chunks: 100, bytes: 5 * 1024 * 1024 });
   });
 
   it('names every bad knowledge variable', () => {
     try {
-      loadConfig({ NODE_ENV: 'test', EMBEDDINGS_URL: 'ftp://models', KNOWLEDGE_MAX_FILES: '0', CRAWL_ALLOW_PRIVATE: 'maybe', KNOWLEDGE_EXTRACT_WORKERS: '0', KNOWLEDGE_QUOTA_CHUNKS: 'lots' }, '/tmp');
+      loadConfig(
+        {
+          NODE_ENV: 'test',
+          EMBEDDINGS_URL: 'ftp://models',
+          KNOWLEDGE_MAX_FILES: '0',
+          CRAWL_ALLOW_PRIVATE: 'maybe',
+          KNOWLEDGE_EXTRACT_WORKERS: '0',
+          KNOWLEDGE_QUOTA_CHUNKS: 'lots',
+        },
+        '/tmp',
+      );
       throw new Error('expected a ConfigError');
     } catch (error) {
       expect(error).toBeInstanceOf(ConfigError);
       const text = (error as ConfigError).problems.join('\n');
-      for (const name of ['EMBEDDINGS_URL', 'KNOWLEDGE_MAX_FILES', 'CRAWL_ALLOW_PRIVATE', 'KNOWLEDGE_EXTRACT_WORKERS', 'KNOWLEDGE_QUOTA_CHUNKS']) expect(text).toContain(name);
+      for (const name of [
+        'EMBEDDINGS_URL',
+        'KNOWLEDGE_MAX_FILES',
+        'CRAWL_ALLOW_PRIVATE',
+        'KNOWLEDGE_EXTRACT_WORKERS',
+        'KNOWLEDGE_QUOTA_CHUNKS',
+      ])
+        expect(text).toContain(name);
     }
   });
 });

@@ -12,7 +12,9 @@ let t: TestApp;
 let user: TestUser;
 beforeAll(async () => {
   fake = await startEmbeddingsFake();
-  t = await createTestApp({ env: { EMBEDDINGS_URL: fake.url, EMBEDDINGS_MODEL: 'fake-embed-1', EMBEDDINGS_API_KEY: 'sk-test' } });
+  t = await createTestApp({
+    env: { EMBEDDINGS_URL: fake.url, EMBEDDINGS_MODEL: 'fake-embed-1', EMBEDDINGS_API_KEY: 'sk-test' },
+  });
   user = await createVerifiedUser(t);
 });
 afterAll(async () => {
@@ -21,24 +23,53 @@ afterAll(async () => {
 });
 
 async function baseWith(files: Array<{ filename: string; content: string }>) {
-  const id = (await t.app.inject({ method: 'PUT', url: '/api/knowledge-bases', headers: bearer(user.token), payload: { name: 'hybrid' } })).json().id;
+  const id = (
+    await t.app.inject({
+      method: 'PUT',
+      url: '/api/knowledge-bases',
+      headers: bearer(user.token),
+      payload: { name: 'hybrid' },
+    })
+  ).json().id;
   const form = multipartForm(files);
-  const res = await t.app.inject({ method: 'POST', url: `/api/knowledge-bases/${id}`, headers: { ...bearer(user.token), ...form.headers }, payload: form.payload });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: `/api/knowledge-bases/${id}`,
+    headers: { ...bearer(user.token), ...form.headers },
+    payload: form.payload,
+  });
   expect(res.statusCode, res.body).toBe(200);
   return id as string;
 }
-const search = async (id: string, text: string) => (await t.app.inject({ method: 'POST', url: `/api/knowledge-bases/${id}/search`, headers: bearer(user.token), payload: { text } })).json();
+const search = async (id: string, text: string) =>
+  (
+    await t.app.inject({
+      method: 'POST',
+      url: `/api/knowledge-bases/${id}/search`,
+      headers: bearer(user.token),
+      payload: { text },
+    })
+  ).json();
 
 describe('hybrid search', () => {
   it('embeds every chunk on upload through the OpenAI-compatible API and stores unit vectors', async () => {
     const before = fake.requests.length;
-    const id = await baseWith([{ filename: 'garage.txt', content: 'Our garage repairs every car brand within two days.' }]);
+    const id = await baseWith([
+      { filename: 'garage.txt', content: 'Our garage repairs every car brand within two days.' },
+    ]);
     const sent = fake.requests.slice(before);
     expect(sent).toHaveLength(1);
     expect(sent[0]).toMatchObject({ model: 'fake-embed-1', authorization: 'Bearer sk-test' });
     expect(sent[0].input[0]).toContain('repairs every car brand');
-    const rows = await t.database.db.selectFrom('knowledge_chunks').select('embedding').where('knowledge_base_id', '=', id).execute();
-    const vector = t.database.dialect === 'sqlite' ? Array.from(new Float32Array(new Uint8Array(rows[0].embedding as Buffer).buffer)) : (rows[0].embedding as number[]);
+    const rows = await t.database.db
+      .selectFrom('knowledge_chunks')
+      .select('embedding')
+      .where('knowledge_base_id', '=', id)
+      .execute();
+    const vector =
+      t.database.dialect === 'sqlite'
+        ? Array.from(new Float32Array(new Uint8Array(rows[0].embedding as Buffer).buffer))
+        : (rows[0].embedding as number[]);
     expect(vector).toHaveLength(FAKE_DIMENSIONS);
     expect(Math.hypot(...vector)).toBeCloseTo(1, 5);
   });
@@ -61,7 +92,9 @@ describe('hybrid search', () => {
   });
 
   it('falls back to full-text results when the embeddings provider fails during a search', async () => {
-    const id = await baseWith([{ filename: 'garage.txt', content: 'Our garage repairs every car brand within two days.' }]);
+    const id = await baseWith([
+      { filename: 'garage.txt', content: 'Our garage repairs every car brand within two days.' },
+    ]);
     fake.failNext(2);
     const before = fake.requests.length;
     const matches = await search(id, 'garage repairs');
@@ -74,13 +107,28 @@ describe('hybrid search', () => {
   });
 
   it('refuses an upload with 502 and creates nothing when the provider fails', async () => {
-    const id = (await t.app.inject({ method: 'PUT', url: '/api/knowledge-bases', headers: bearer(user.token), payload: { name: 'x' } })).json().id;
+    const id = (
+      await t.app.inject({
+        method: 'PUT',
+        url: '/api/knowledge-bases',
+        headers: bearer(user.token),
+        payload: { name: 'x' },
+      })
+    ).json().id;
     fake.failNext(1);
     const form = multipartForm([{ filename: 'a.txt', content: 'Some text' }]);
-    const res = await t.app.inject({ method: 'POST', url: `/api/knowledge-bases/${id}`, headers: { ...bearer(user.token), ...form.headers }, payload: form.payload });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/api/knowledge-bases/${id}`,
+      headers: { ...bearer(user.token), ...form.headers },
+      payload: form.payload,
+    });
     expect(res.statusCode).toBe(502);
     expect(res.json().code).toBe('provider_error');
-    expect((await t.app.inject({ method: 'GET', url: `/api/knowledge-bases/${id}`, headers: bearer(user.token) })).json().documents).toEqual([]);
+    expect(
+      (await t.app.inject({ method: 'GET', url: `/api/knowledge-bases/${id}`, headers: bearer(user.token) })).json()
+        .documents,
+    ).toEqual([]);
   });
 
   it('deleting a document removes its vectors', async () => {
@@ -88,12 +136,26 @@ describe('hybrid search', () => {
       { filename: 'garage.txt', content: 'Our garage repairs every car brand within two days.' },
       { filename: 'clinic.txt', content: 'The clinic has a doctor on duty every night.' },
     ]);
-    const docs = (await t.app.inject({ method: 'GET', url: `/api/knowledge-bases/${id}`, headers: bearer(user.token) })).json().documents;
+    const docs = (
+      await t.app.inject({ method: 'GET', url: `/api/knowledge-bases/${id}`, headers: bearer(user.token) })
+    ).json().documents;
     const garage = docs.find((d: { name: string }) => d.name === 'garage.txt').id;
-    expect((await t.app.inject({ method: 'DELETE', url: `/api/knowledge-bases/${id}/${garage}`, headers: bearer(user.token) })).statusCode).toBe(204);
+    expect(
+      (
+        await t.app.inject({
+          method: 'DELETE',
+          url: `/api/knowledge-bases/${id}/${garage}`,
+          headers: bearer(user.token),
+        })
+      ).statusCode,
+    ).toBe(204);
     const matches = await search(id, 'automobile');
     expect(matches.map((m: { document: { name: string } }) => m.document.name)).not.toContain('garage.txt');
-    const left = await t.database.db.selectFrom('knowledge_chunks').select('document_id').where('knowledge_base_id', '=', id).execute();
+    const left = await t.database.db
+      .selectFrom('knowledge_chunks')
+      .select('document_id')
+      .where('knowledge_base_id', '=', id)
+      .execute();
     expect(left.map((r) => r.document_id)).not.toContain(garage);
   });
 });

@@ -14,7 +14,8 @@ import { type FormFile, multipartForm } from '../../support/multipart.js';
 import { buildPdf } from '../../support/pdf.js';
 import { buildDocx, buildDocxBomb } from '../../support/zip.js';
 
-const slowHtml = (repeats: number) => `<!doctype html><html><body>${'<div><p>word and more words here</p><span>x</span></div>'.repeat(repeats)}</body></html>`;
+const slowHtml = (repeats: number) =>
+  `<!doctype html><html><body>${'<div><p>word and more words here</p><span>x</span></div>'.repeat(repeats)}</body></html>`;
 
 let t: TestApp;
 let url: string;
@@ -49,7 +50,10 @@ function worstFiles(): FormFile[] {
   return [
     // ~2.3 MB of zip-bomb DOCX files, as in the report: each ~230 KB inflating to 64+ MB.
     ...Array.from({ length: 5 }, (_, i) => ({ filename: `bomb-${i}.docx`, content: buildDocxBomb(70 * 1024 * 1024) })),
-    ...Array.from({ length: 5 }, (_, i) => ({ filename: `liar-${i}.docx`, content: buildDocxBomb(70 * 1024 * 1024, { declaredSize: 1000 }) })),
+    ...Array.from({ length: 5 }, (_, i) => ({
+      filename: `liar-${i}.docx`,
+      content: buildDocxBomb(70 * 1024 * 1024, { declaredSize: 1000 }),
+    })),
     { filename: 'twice.pdf', content: buildPdf('A bomb', 200 * 1024 * 1024, { deflations: 2 }) },
     // 23 KB: 9 MB of one-letter runs, slow to parse and large in memory.
     { filename: 'runs.docx', content: buildDocx(`<w:p>${'<w:r><w:t>a</w:t></w:r>'.repeat(400_000)}</w:p>`) },
@@ -64,11 +68,17 @@ function percentile(sorted: number[], p: number) {
 
 describe('one user uploading the worst files does not stall another', () => {
   it("keeps the other user's GET /api/auth fast and the event loop free", { timeout: 300_000 }, async () => {
-    const baseRes = await request(`${url}/api/knowledge-bases`, { method: 'PUT', dispatcher: agent, headers: { ...bearer(attacker.token), 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Worst' }) });
+    const baseRes = await request(`${url}/api/knowledge-bases`, {
+      method: 'PUT',
+      dispatcher: agent,
+      headers: { ...bearer(attacker.token), 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Worst' }),
+    });
     const baseId = ((await baseRes.body.json()) as { id: string }).id;
 
     // Warm up (connections, the victim's route) before measuring.
-    for (let i = 0; i < 5; i += 1) await (await request(`${url}/api/auth`, { dispatcher: agent, headers: bearer(victim.token) })).body.dump();
+    for (let i = 0; i < 5; i += 1)
+      await (await request(`${url}/api/auth`, { dispatcher: agent, headers: bearer(victim.token) })).body.dump();
 
     const files = worstFiles();
     const delay = monitorEventLoopDelay({ resolution: 10 });
@@ -79,7 +89,12 @@ describe('one user uploading the worst files does not stall another', () => {
       // Each file in its own request, all at once (a file refused ends its request), plus a crawl of the slow page.
       const uploads = files.map(async (file) => {
         const form = multipartForm([file]);
-        const res = await request(`${url}/api/knowledge-bases/${baseId}`, { method: 'POST', dispatcher: agent, headers: { ...bearer(attacker.token), ...form.headers }, body: form.payload });
+        const res = await request(`${url}/api/knowledge-bases/${baseId}`, {
+          method: 'POST',
+          dispatcher: agent,
+          headers: { ...bearer(attacker.token), ...form.headers },
+          body: form.payload,
+        });
         const body = (await res.body.json()) as { code?: string; file?: string };
         answers.push({ file: file.filename, status: res.statusCode, code: body.code });
       });
@@ -110,17 +125,36 @@ describe('one user uploading the worst files does not stall another', () => {
     delay.disable();
 
     latencies.sort((a, b) => a - b);
-    const figures = { requests: latencies.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1), loopMaxMs: delay.max / 1e6, loopP99Ms: delay.percentile(99) / 1e6 };
+    const figures = {
+      requests: latencies.length,
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+      max: latencies.at(-1),
+      loopMaxMs: delay.max / 1e6,
+      loopP99Ms: delay.percentile(99) / 1e6,
+    };
     console.log('isolation:', JSON.stringify(figures), JSON.stringify(answers));
 
     // Every worst file was refused by name with a stable code; nothing was kept.
-    expect(answers.filter((a) => a.file !== 'crawl').map((a) => [a.file, a.status, a.code]).sort()).toEqual(
+    expect(
+      answers
+        .filter((a) => a.file !== 'crawl')
+        .map((a) => [a.file, a.status, a.code])
+        .sort(),
+    ).toEqual(
       files
-        .map((f) => [f.filename, f.filename === 'runs.docx' || f.filename === 'slow.html' ? 422 : 413, f.filename === 'runs.docx' || f.filename === 'slow.html' ? 'file_too_complex' : 'payload_too_large'])
+        .map((f) => [
+          f.filename,
+          f.filename === 'runs.docx' || f.filename === 'slow.html' ? 422 : 413,
+          f.filename === 'runs.docx' || f.filename === 'slow.html' ? 'file_too_complex' : 'payload_too_large',
+        ])
         .sort(),
     );
     expect(answers.find((a) => a.file === 'crawl')?.code).toMatch(/took longer than 3 s.*\|.*took longer than 3 s/);
-    const docs = await request(`${url}/api/knowledge-bases/${baseId}`, { dispatcher: agent, headers: bearer(attacker.token) });
+    const docs = await request(`${url}/api/knowledge-bases/${baseId}`, {
+      dispatcher: agent,
+      headers: bearer(attacker.token),
+    });
     expect(((await docs.body.json()) as { documents: unknown[] }).documents).toEqual([]);
 
     // On the event loop these files froze every request for tens of seconds

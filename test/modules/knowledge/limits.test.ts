@@ -12,25 +12,43 @@ import { buildPdf } from '../../support/pdf.js';
 import { buildDocx, buildDocxBomb, paragraph } from '../../support/zip.js';
 
 /** HTML that linkedom and Readability take tens of seconds over (measured: 840 KB, 22 s; 3.3 MB, 58 s on the event loop). */
-export const slowHtml = (repeats: number) => `<!doctype html><html><body>${'<div><p>word and more words here</p><span>x</span></div>'.repeat(repeats)}</body></html>`;
+export const slowHtml = (repeats: number) =>
+  `<!doctype html><html><body>${'<div><p>word and more words here</p><span>x</span></div>'.repeat(repeats)}</body></html>`;
 
 let t: TestApp;
 let user: TestUser;
 beforeAll(async () => {
-  t = await createTestApp({ env: { KNOWLEDGE_MAX_INFLATED_MB: '1', KNOWLEDGE_MAX_TEXT_MB: '1', KNOWLEDGE_EXTRACT_TIMEOUT_SECONDS: '2', KNOWLEDGE_EXTRACT_WORKERS: '1' } });
+  t = await createTestApp({
+    env: {
+      KNOWLEDGE_MAX_INFLATED_MB: '1',
+      KNOWLEDGE_MAX_TEXT_MB: '1',
+      KNOWLEDGE_EXTRACT_TIMEOUT_SECONDS: '2',
+      KNOWLEDGE_EXTRACT_WORKERS: '1',
+    },
+  });
   user = await createVerifiedUser(t);
 });
 afterAll(() => t.close());
 
 async function createBase(token = user.token) {
-  const res = await t.app.inject({ method: 'PUT', url: '/api/knowledge-bases', headers: bearer(token), payload: { name: 'Limits' } });
+  const res = await t.app.inject({
+    method: 'PUT',
+    url: '/api/knowledge-bases',
+    headers: bearer(token),
+    payload: { name: 'Limits' },
+  });
   expect(res.statusCode).toBe(200);
   return res.json().id as string;
 }
 
 const upload = (id: string, files: FormFile[], token = user.token) => {
   const form = multipartForm(files);
-  return t.app.inject({ method: 'POST', url: `/api/knowledge-bases/${id}`, headers: { ...bearer(token), ...form.headers }, payload: form.payload });
+  return t.app.inject({
+    method: 'POST',
+    url: `/api/knowledge-bases/${id}`,
+    headers: { ...bearer(token), ...form.headers },
+    payload: form.payload,
+  });
 };
 
 async function documentsOf(id: string) {
@@ -40,7 +58,11 @@ async function documentsOf(id: string) {
 
 /** Chunks of the base in the database: none may be left by a refused upload. */
 async function chunkCount(id: string) {
-  const row = await t.database.db.selectFrom('knowledge_chunks').where('knowledge_base_id', '=', id).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+  const row = await t.database.db
+    .selectFrom('knowledge_chunks')
+    .where('knowledge_base_id', '=', id)
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -99,10 +121,18 @@ describe('decompression caps (KNOWLEDGE_MAX_INFLATED_MB=1)', () => {
     const id = await createBase();
     const docx = buildDocx(paragraph('Beavers build dams.') + paragraph('They eat bark.'));
     const pdf = buildPdf('Sea otters use rocks as tools', 200_000); // 200 KB inflated: under the limit
-    const res = await upload(id, [{ filename: 'beavers.docx', content: docx }, { filename: 'otters.pdf', content: pdf }]);
+    const res = await upload(id, [
+      { filename: 'beavers.docx', content: docx },
+      { filename: 'otters.pdf', content: pdf },
+    ]);
     expect(res.statusCode).toBe(200);
     expect(res.json().map((d: { name: string }) => d.name)).toEqual(['beavers.docx', 'otters.pdf']);
-    const found = await t.app.inject({ method: 'POST', url: `/api/knowledge-bases/${id}/search`, headers: bearer(user.token), payload: { text: 'otters rocks' } });
+    const found = await t.app.inject({
+      method: 'POST',
+      url: `/api/knowledge-bases/${id}/search`,
+      headers: bearer(user.token),
+      payload: { text: 'otters rocks' },
+    });
     expect(found.json()[0].text).toContain('Sea otters use rocks as tools');
   });
 });
@@ -135,7 +165,17 @@ describe('ExtractionPool', () => {
   const chunking = { sliceBytes: 200 * 1024, chunkSize: 1000, chunkOverlap: 200 };
 
   it('starts no worker before the first file, stops a worker past its heap limit and replaces it', async () => {
-    const pool = new ExtractionPool({ workers: 1, timeoutMs: 120_000, memoryMb: 32, maxInflatedBytes: 64 * 1024 * 1024, maxTextBytes: 16 * 1024 * 1024, idleMs: 30_000 }, chunking);
+    const pool = new ExtractionPool(
+      {
+        workers: 1,
+        timeoutMs: 120_000,
+        memoryMb: 32,
+        maxInflatedBytes: 64 * 1024 * 1024,
+        maxTextBytes: 16 * 1024 * 1024,
+        idleMs: 30_000,
+      },
+      chunking,
+    );
     try {
       expect(pool.stats()).toEqual({ workers: 0, started: 0, stopped: 0, queued: 0 });
       // 23 KB of DOCX: 400,000 one-letter runs, 9 MB of XML (far under the inflation cap), which the parser cannot hold in 32 MB.
@@ -145,7 +185,10 @@ describe('ExtractionPool', () => {
         (error: unknown) => error,
       );
       expect(refused).toBeInstanceOf(ExtractionError);
-      expect(refused).toMatchObject({ kind: 'too_complex', message: 'needed more than 32 MB of memory to read (the limit per file)' });
+      expect(refused).toMatchObject({
+        kind: 'too_complex',
+        message: 'needed more than 32 MB of memory to read (the limit per file)',
+      });
       const after = await pool.prepare('after.txt', Buffer.from('Read by a fresh worker.'));
       expect(after.slices[0].chunks).toEqual(['Read by a fresh worker.']);
       expect(pool.stats()).toMatchObject({ workers: 1, started: 2, stopped: 1, queued: 0 });
@@ -155,12 +198,28 @@ describe('ExtractionPool', () => {
   });
 
   it('runs at most `workers` files at once and stops idle workers', async () => {
-    const pool = new ExtractionPool({ workers: 2, timeoutMs: 120_000, memoryMb: 128, maxInflatedBytes: 1024 * 1024, maxTextBytes: 1024 * 1024, idleMs: 300 }, chunking);
+    const pool = new ExtractionPool(
+      {
+        workers: 2,
+        timeoutMs: 120_000,
+        memoryMb: 128,
+        maxInflatedBytes: 1024 * 1024,
+        maxTextBytes: 1024 * 1024,
+        idleMs: 300,
+      },
+      chunking,
+    );
     try {
       const files = Array.from({ length: 5 }, (_, i) => pool.prepare(`f${i}.txt`, Buffer.from(`File number ${i}.`)));
       expect(pool.stats().queued).toBe(5);
       const read = await Promise.all(files);
-      expect(read.map((r) => r.slices[0].text)).toEqual(['File number 0.', 'File number 1.', 'File number 2.', 'File number 3.', 'File number 4.']);
+      expect(read.map((r) => r.slices[0].text)).toEqual([
+        'File number 0.',
+        'File number 1.',
+        'File number 2.',
+        'File number 3.',
+        'File number 4.',
+      ]);
       expect(pool.stats()).toMatchObject({ started: 2, stopped: 0 });
       // Each worker stops 300 ms after its last file (or after starting, if it got none).
       await vi.waitFor(() => expect(pool.stats().workers).toBe(0), { timeout: 30_000, interval: 100 });

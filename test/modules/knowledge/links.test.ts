@@ -15,7 +15,12 @@ const requests: string[] = [];
 let pdf: Buffer;
 
 /** Requests to /held/* wait until as many are open as the crawl can run at once, then all are answered. */
-const held: { open: ServerResponse[]; completed: number; total: number; maxOpen: number } = { open: [], completed: 0, total: 0, maxOpen: 0 };
+const held: { open: ServerResponse[]; completed: number; total: number; maxOpen: number } = {
+  open: [],
+  completed: 0,
+  total: 0,
+  maxOpen: 0,
+};
 
 function page(title: string, body: string) {
   return `<!doctype html><html><head><title>${title}</title><style>.x{}</style></head><body><header>Site menu</header><main><article><h1>${title}</h1>${body}</article></main><footer>© footer</footer></body></html>`;
@@ -28,7 +33,13 @@ function handle(req: IncomingMessage, res: ServerResponse) {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end(text);
   };
-  if (url.pathname === '/otters') return html(page('All about otters', '<p>Sea otters hold hands while sleeping so they do not drift apart.</p><p>They use rocks as tools to open shellfish.</p>'));
+  if (url.pathname === '/otters')
+    return html(
+      page(
+        'All about otters',
+        '<p>Sea otters hold hands while sleeping so they do not drift apart.</p><p>They use rocks as tools to open shellfish.</p>',
+      ),
+    );
   if (url.pathname === '/plain') {
     res.writeHead(200, { 'content-type': 'text/plain' });
     return res.end('Beavers build dams from branches and mud.');
@@ -88,7 +99,9 @@ afterAll(async () => {
 });
 
 async function baseFor(t: TestApp, token: string) {
-  return (await t.app.inject({ method: 'PUT', url: '/api/knowledge-bases', headers: bearer(token), payload: { name: 'web' } })).json().id as string;
+  return (
+    await t.app.inject({ method: 'PUT', url: '/api/knowledge-bases', headers: bearer(token), payload: { name: 'web' } })
+  ).json().id as string;
 }
 const crawl = (t: TestApp, token: string, id: string, urls: string[]) =>
   t.app.inject({ method: 'POST', url: `/api/knowledge-bases/${id}/links`, headers: bearer(token), payload: { urls } });
@@ -124,18 +137,30 @@ describe('links, by default', () => {
     expect(skipped.map((s: { url: string }) => s.url).sort()).toEqual([...urls].sort());
     for (const s of skipped.slice(0, 8)) if (s.url.startsWith('http')) expect(s.reason).toMatch(/not a public address/);
     expect(requests.length).toBe(before);
-    expect((await t.app.inject({ method: 'GET', url: `/api/knowledge-bases/${id}`, headers: bearer(user.token) })).json().documents).toEqual([]);
+    expect(
+      (await t.app.inject({ method: 'GET', url: `/api/knowledge-bases/${id}`, headers: bearer(user.token) })).json()
+        .documents,
+    ).toEqual([]);
   });
 
   it('refuses an empty list and more than 100 URLs', async () => {
     const user = await createVerifiedUser(t);
     const id = await baseFor(t, user.token);
     expect((await crawl(t, user.token, id, [])).statusCode).toBe(400);
-    expect((await crawl(t, user.token, id, Array.from({ length: 101 }, (_, i) => `https://example.com/${i}`))).statusCode).toBe(400);
+    expect(
+      (
+        await crawl(
+          t,
+          user.token,
+          id,
+          Array.from({ length: 101 }, (_, i) => `https://example.com/${i}`),
+        )
+      ).statusCode,
+    ).toBe(400);
   });
 });
 
-describe('links, outside production: the server\'s own origin (PUBLIC_URL)', () => {
+describe("links, outside production: the server's own origin (PUBLIC_URL)", () => {
   let t: TestApp;
   let other: Server;
   let otherBase: string;
@@ -155,17 +180,25 @@ describe('links, outside production: the server\'s own origin (PUBLIC_URL)', () 
   it('crawls pages of its own origin, and still refuses other local ports and redirects from its origin to them', async () => {
     const user = await createVerifiedUser(t);
     const id = await baseFor(t, user.token);
-    const res = await crawl(t, user.token, id, [`${base}/otters`, `${otherBase}/x`, `${base}/to?target=${encodeURIComponent(`${otherBase}/x`)}`]);
+    const res = await crawl(t, user.token, id, [
+      `${base}/otters`,
+      `${otherBase}/x`,
+      `${base}/to?target=${encodeURIComponent(`${otherBase}/x`)}`,
+    ]);
     expect(res.statusCode).toBe(200);
     const { documents, skipped } = res.json();
     expect(documents.map((d: { name: string }) => d.name)).toEqual(['All about otters']);
-    expect(skipped.map((s: { url: string }) => s.url).sort()).toEqual([`${otherBase}/x`, `${base}/to?target=${encodeURIComponent(`${otherBase}/x`)}`].sort());
+    expect(skipped.map((s: { url: string }) => s.url).sort()).toEqual(
+      [`${otherBase}/x`, `${base}/to?target=${encodeURIComponent(`${otherBase}/x`)}`].sort(),
+    );
     for (const s of skipped) expect(s.reason).toMatch(/not a public address/);
   });
 
   it('is off in production', () => {
     expect(t.config.knowledge.crawlAllowOrigins).toEqual([base]);
-    expect(loadConfig({ NODE_ENV: 'production', PUBLIC_URL: base, ALLOW_SANDBOX: '1' }, '/tmp').knowledge.crawlAllowOrigins).toEqual([]);
+    expect(
+      loadConfig({ NODE_ENV: 'production', PUBLIC_URL: base, ALLOW_SANDBOX: '1' }, '/tmp').knowledge.crawlAllowOrigins,
+    ).toEqual([]);
   });
 });
 
@@ -177,10 +210,15 @@ describe('links, with CRAWL_ALLOW_PRIVATE=1', () => {
   afterAll(() => t.close());
 
   // A second app, and its first extraction worker starting (seconds on a loaded machine): more than the default 30 s may pass.
-  it('creates documents from pages, text and PDFs, follows redirects, and skips failures with their reason', { timeout: 90_000 }, async () => {
+  it('creates documents from pages, text and PDFs, follows redirects, and skips failures with their reason', {
+    timeout: 90_000,
+  }, async () => {
     // A shorter deadline than 15 s for the page that never answers; long enough for the others
     // (it counts wall time).
-    const quick = await createTestApp({ env: { CRAWL_ALLOW_PRIVATE: '1', CRAWL_MAX_BYTES: '65536' }, config: { knowledge: { ...t.config.knowledge, crawlMaxBytes: 65536, crawlTimeoutMs: 3000 } } });
+    const quick = await createTestApp({
+      env: { CRAWL_ALLOW_PRIVATE: '1', CRAWL_MAX_BYTES: '65536' },
+      config: { knowledge: { ...t.config.knowledge, crawlMaxBytes: 65536, crawlTimeoutMs: 3000 } },
+    });
     try {
       const user = await createVerifiedUser(quick);
       const id = await baseFor(quick, user.token);
@@ -199,12 +237,20 @@ describe('links, with CRAWL_ALLOW_PRIVATE=1', () => {
       expect(res.statusCode, res.body).toBe(200);
       const { documents, skipped } = res.json();
       const byUrl = Object.fromEntries(documents.map((d: { url: string }) => [d.url, d]));
-      expect(Object.keys(byUrl).sort()).toEqual([`${base}/hop?n=4`, `${base}/manual.pdf`, `${base}/otters`, `${base}/plain`].sort());
-      expect(byUrl[`${base}/otters`]).toMatchObject({ name: 'All about otters', mimeType: 'text/html', source: 'link' });
+      expect(Object.keys(byUrl).sort()).toEqual(
+        [`${base}/hop?n=4`, `${base}/manual.pdf`, `${base}/otters`, `${base}/plain`].sort(),
+      );
+      expect(byUrl[`${base}/otters`]).toMatchObject({
+        name: 'All about otters',
+        mimeType: 'text/html',
+        source: 'link',
+      });
       expect(byUrl[`${base}/hop?n=4`]).toMatchObject({ name: 'All about otters', mimeType: 'text/html' });
       expect(byUrl[`${base}/plain`]).toMatchObject({ mimeType: 'text/plain', name: `${base}/plain` });
       expect(byUrl[`${base}/manual.pdf`]).toMatchObject({ mimeType: 'application/pdf' });
-      const reasons = Object.fromEntries(skipped.map((s: { url: string; reason: string }) => [s.url.replace(base, ''), s.reason]));
+      const reasons = Object.fromEntries(
+        skipped.map((s: { url: string; reason: string }) => [s.url.replace(base, ''), s.reason]),
+      );
       expect(reasons).toEqual({
         '/hop?n=5': expect.stringMatching(/more than 5 redirects/),
         '/missing': expect.stringMatching(/404/),
@@ -213,7 +259,15 @@ describe('links, with CRAWL_ALLOW_PRIVATE=1', () => {
         '/silent': expect.stringMatching(/timed out/),
       });
 
-      const search = async (text: string) => (await quick.app.inject({ method: 'POST', url: `/api/knowledge-bases/${id}/search`, headers: bearer(user.token), payload: { text } })).json();
+      const search = async (text: string) =>
+        (
+          await quick.app.inject({
+            method: 'POST',
+            url: `/api/knowledge-bases/${id}/search`,
+            headers: bearer(user.token),
+            payload: { text },
+          })
+        ).json();
       const otters = await search('why do otters hold hands');
       expect(otters[0].text).toContain('hold hands while sleeping');
       expect(otters[0].text).not.toContain('Site menu');

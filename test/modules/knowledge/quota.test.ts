@@ -12,7 +12,14 @@ let t: TestApp;
 let server: Server;
 let origin: string;
 beforeAll(async () => {
-  t = await createTestApp({ env: { KNOWLEDGE_QUOTA_DOCUMENTS: '4', KNOWLEDGE_QUOTA_CHUNKS: '40', KNOWLEDGE_QUOTA_MB: '1', CRAWL_ALLOW_PRIVATE: '1' } });
+  t = await createTestApp({
+    env: {
+      KNOWLEDGE_QUOTA_DOCUMENTS: '4',
+      KNOWLEDGE_QUOTA_CHUNKS: '40',
+      KNOWLEDGE_QUOTA_MB: '1',
+      CRAWL_ALLOW_PRIVATE: '1',
+    },
+  });
   server = createServer((req, res) => {
     const n = new URL(req.url!, 'http://x').pathname.slice(1);
     res.writeHead(200, { 'content-type': 'text/plain' });
@@ -27,17 +34,36 @@ afterAll(async () => {
 });
 
 async function createBase(user: TestUser, name = 'Quota') {
-  const res = await t.app.inject({ method: 'PUT', url: '/api/knowledge-bases', headers: bearer(user.token), payload: { name } });
+  const res = await t.app.inject({
+    method: 'PUT',
+    url: '/api/knowledge-bases',
+    headers: bearer(user.token),
+    payload: { name },
+  });
   expect(res.statusCode).toBe(200);
   return res.json().id as string;
 }
 
 const upload = (user: TestUser, id: string, files: FormFile[]) => {
   const form = multipartForm(files);
-  return t.app.inject({ method: 'POST', url: `/api/knowledge-bases/${id}`, headers: { ...bearer(user.token), ...form.headers }, payload: form.payload });
+  return t.app.inject({
+    method: 'POST',
+    url: `/api/knowledge-bases/${id}`,
+    headers: { ...bearer(user.token), ...form.headers },
+    payload: form.payload,
+  });
 };
-const links = (user: TestUser, id: string, urls: string[]) => t.app.inject({ method: 'POST', url: `/api/knowledge-bases/${id}/links`, headers: bearer(user.token), payload: { urls } });
-const txt = (name: string, text = `The ${name} file is about beavers.`): FormFile => ({ filename: `${name}.txt`, content: text });
+const links = (user: TestUser, id: string, urls: string[]) =>
+  t.app.inject({
+    method: 'POST',
+    url: `/api/knowledge-bases/${id}/links`,
+    headers: bearer(user.token),
+    payload: { urls },
+  });
+const txt = (name: string, text = `The ${name} file is about beavers.`): FormFile => ({
+  filename: `${name}.txt`,
+  content: text,
+});
 
 async function documentCount(user: TestUser) {
   const row = await t.database.db
@@ -83,7 +109,10 @@ describe('knowledge quota per user', () => {
     expect(many.json().message).toMatch(/chunks: 0 used \+ \d+ new > 40 allowed/);
     // Two files of 600 KB each (1 chunk each once spaces are collapsed): past 1 MB.
     expect((await upload(user, id, [txt('small')])).statusCode).toBe(200);
-    const bytes = await upload(user, id, [{ filename: 'a.txt', content: `Beavers.${' '.repeat(600 * 1024)}Dams.` }, { filename: 'b.txt', content: `Otters.${' '.repeat(600 * 1024)}Rocks.` }]);
+    const bytes = await upload(user, id, [
+      { filename: 'a.txt', content: `Beavers.${' '.repeat(600 * 1024)}Dams.` },
+      { filename: 'b.txt', content: `Otters.${' '.repeat(600 * 1024)}Rocks.` },
+    ]);
     expect(bytes.statusCode).toBe(413);
     expect(bytes.json().message).toMatch(/bytes: \d+ used \+ \d+ new > 1048576 allowed/);
     expect(await documentCount(user)).toBe(1);
@@ -92,7 +121,10 @@ describe('knowledge quota per user', () => {
   it('lets only one of two simultaneous uploads through when both together would pass the quota', async () => {
     const user = await createVerifiedUser(t);
     const id = await createBase(user);
-    const results = await Promise.all([upload(user, id, [txt('p1'), txt('p2'), txt('p3')]), upload(user, id, [txt('q1'), txt('q2'), txt('q3')])]);
+    const results = await Promise.all([
+      upload(user, id, [txt('p1'), txt('p2'), txt('p3')]),
+      upload(user, id, [txt('q1'), txt('q2'), txt('q3')]),
+    ]);
     expect(results.map((r) => r.statusCode).sort()).toEqual([200, 413]);
     expect(await documentCount(user)).toBe(3);
   });
@@ -102,11 +134,16 @@ describe('knowledge quota per user', () => {
     const id = await createBase(user);
     expect((await upload(user, id, [txt('a')])).statusCode).toBe(200);
     // 1 used + a batch of 5 pages > 4: the batch is skipped, each link with the quota as its reason.
-    const crawl = await links(user, id, [1, 2, 3, 4, 5].map((n) => `${origin}/${n}`));
+    const crawl = await links(
+      user,
+      id,
+      [1, 2, 3, 4, 5].map((n) => `${origin}/${n}`),
+    );
     expect(crawl.statusCode).toBe(200);
     expect(crawl.json().documents).toEqual([]);
     expect(crawl.json().skipped).toHaveLength(5);
-    for (const skipped of crawl.json().skipped) expect(skipped.reason).toMatch(/knowledge storage quota exceeded \(documents: 1 used \+ 5 new > 4 allowed\)/);
+    for (const skipped of crawl.json().skipped)
+      expect(skipped.reason).toMatch(/knowledge storage quota exceeded \(documents: 1 used \+ 5 new > 4 allowed\)/);
 
     // Three pages fit.
     const fits = await links(user, id, [`${origin}/6`, `${origin}/7`, `${origin}/8`]);

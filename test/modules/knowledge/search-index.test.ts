@@ -11,9 +11,17 @@ import { type FormFile, multipartForm } from '../../support/multipart.js';
 
 describe('SearchIndex', () => {
   const index = new SearchIndex();
-  index.add({ id: 1, title: 'Billing guide', text: 'Invoices are sent on the first day of the month. Refunds take five days.' });
+  index.add({
+    id: 1,
+    title: 'Billing guide',
+    text: 'Invoices are sent on the first day of the month. Refunds take five days.',
+  });
   index.add({ id: 2, title: 'Shipping', text: 'Parcels ship from Berlin. Refunds for lost parcels are automatic.' });
-  index.add({ id: 3, title: 'Café menu', text: 'The café serves espresso, crème brûlée and tea every day of the month.' });
+  index.add({
+    id: 3,
+    title: 'Café menu',
+    text: 'The café serves espresso, crème brûlée and tea every day of the month.',
+  });
   index.add({ id: 4, title: 'Refunds', text: 'How refunds work.' });
 
   it('stems, folds diacritics and drops stopwords, in documents and questions alike', () => {
@@ -48,7 +56,18 @@ describe('SearchIndex', () => {
 });
 
 describe('building an index', () => {
-  const words = ['invoice', 'parcel', 'refund', 'espresso', 'berlin', 'monthly', 'shipping', 'menu', 'guide', 'automatic'];
+  const words = [
+    'invoice',
+    'parcel',
+    'refund',
+    'espresso',
+    'berlin',
+    'monthly',
+    'shipping',
+    'menu',
+    'guide',
+    'automatic',
+  ];
   const chunks: IndexedChunk[] = Array.from({ length: 1500 }, (_, i) => ({
     id: i + 1,
     title: `Document ${i}`,
@@ -56,7 +75,8 @@ describe('building an index', () => {
   }));
   // Every chunk in one page, answered at once: the build itself is the only place that can yield.
   const source = {
-    chunksAfter: async (_base: string, afterId: number, limit: number) => chunks.filter((c) => c.id > afterId).slice(0, limit),
+    chunksAfter: async (_base: string, afterId: number, limit: number) =>
+      chunks.filter((c) => c.id > afterId).slice(0, limit),
     countChunks: async () => chunks.length,
   };
 
@@ -77,7 +97,8 @@ describe('building an index', () => {
     const direct = new SearchIndex();
     for (const chunk of chunks) direct.add(chunk);
     expect(built!.size).toBe(chunks.length);
-    for (const query of ['refund3 parcel7', 'espresso12 berlin0 menu5', 'automatic9']) expect(built!.search(query, 10)).toEqual(direct.search(query, 10));
+    for (const query of ['refund3 parcel7', 'espresso12 berlin0 menu5', 'automatic9'])
+      expect(built!.search(query, 10)).toEqual(direct.search(query, 10));
   });
 });
 
@@ -97,17 +118,36 @@ describe('search indexes across instances', () => {
 
   const upload = (app: TestApp, id: string, files: FormFile[]) => {
     const form = multipartForm(files);
-    return app.app.inject({ method: 'POST', url: `/api/knowledge-bases/${id}`, headers: { ...bearer(user.token), ...form.headers }, payload: form.payload });
+    return app.app.inject({
+      method: 'POST',
+      url: `/api/knowledge-bases/${id}`,
+      headers: { ...bearer(user.token), ...form.headers },
+      payload: form.payload,
+    });
   };
   const search = async (app: TestApp, id: string, text: string) => {
-    const res = await app.app.inject({ method: 'POST', url: `/api/knowledge-bases/${id}/search`, headers: bearer(user.token), payload: { text } });
+    const res = await app.app.inject({
+      method: 'POST',
+      url: `/api/knowledge-bases/${id}/search`,
+      headers: bearer(user.token),
+      payload: { text },
+    });
     expect(res.statusCode, res.body).toBe(200);
     return (res.json() as Array<{ text: string; document: { id: number; name: string } }>).map((m) => m.document.name);
   };
 
-  it('sees another instance\'s uploads and deletions at the next search', async () => {
-    const id = (await a.app.inject({ method: 'PUT', url: '/api/knowledge-bases', headers: bearer(user.token), payload: { name: 'Shared' } })).json().id as string;
-    expect((await upload(a, id, [{ filename: 'otters.txt', content: 'Otters hold hands while they sleep.' }])).statusCode).toBe(200);
+  it("sees another instance's uploads and deletions at the next search", async () => {
+    const id = (
+      await a.app.inject({
+        method: 'PUT',
+        url: '/api/knowledge-bases',
+        headers: bearer(user.token),
+        payload: { name: 'Shared' },
+      })
+    ).json().id as string;
+    expect(
+      (await upload(a, id, [{ filename: 'otters.txt', content: 'Otters hold hands while they sleep.' }])).statusCode,
+    ).toBe(200);
     // B builds its index from the database.
     expect(await search(b, id, 'otters sleep')).toEqual(['otters.txt']);
     // A adds a document: B's index is behind by one version and catches up (appended chunks).
@@ -115,17 +155,53 @@ describe('search indexes across instances', () => {
     const badgersId = added.json()[0].id as number;
     expect(await search(b, id, 'badgers tunnels')).toEqual(['badgers.txt']);
     // A deletes it: B never answers its passage again (rebuilt).
-    expect((await a.app.inject({ method: 'DELETE', url: `/api/knowledge-bases/${id}/${badgersId}`, headers: bearer(user.token) })).statusCode).toBe(204);
+    expect(
+      (
+        await a.app.inject({
+          method: 'DELETE',
+          url: `/api/knowledge-bases/${id}/${badgersId}`,
+          headers: bearer(user.token),
+        })
+      ).statusCode,
+    ).toBe(204);
     expect(await search(b, id, 'badgers tunnels')).toEqual([]);
     expect(await search(b, id, 'otters')).toEqual(['otters.txt']);
     // A deletes the base: B answers 404.
-    expect((await a.app.inject({ method: 'DELETE', url: `/api/knowledge-bases/${id}`, headers: bearer(user.token) })).statusCode).toBe(204);
-    expect((await b.app.inject({ method: 'POST', url: `/api/knowledge-bases/${id}/search`, headers: bearer(user.token), payload: { text: 'otters' } })).statusCode).toBe(404);
+    expect(
+      (await a.app.inject({ method: 'DELETE', url: `/api/knowledge-bases/${id}`, headers: bearer(user.token) }))
+        .statusCode,
+    ).toBe(204);
+    expect(
+      (
+        await b.app.inject({
+          method: 'POST',
+          url: `/api/knowledge-bases/${id}/search`,
+          headers: bearer(user.token),
+          payload: { text: 'otters' },
+        })
+      ).statusCode,
+    ).toBe(404);
   });
 
-  it('raises the base\'s version with every write of its chunks, in the same transaction', async () => {
-    const id = (await a.app.inject({ method: 'PUT', url: '/api/knowledge-bases', headers: bearer(user.token), payload: { name: 'Versions' } })).json().id as string;
-    const version = async () => Number((await a.database.db.selectFrom('knowledge_bases').select('index_version').where('id', '=', id).executeTakeFirstOrThrow()).index_version);
+  it("raises the base's version with every write of its chunks, in the same transaction", async () => {
+    const id = (
+      await a.app.inject({
+        method: 'PUT',
+        url: '/api/knowledge-bases',
+        headers: bearer(user.token),
+        payload: { name: 'Versions' },
+      })
+    ).json().id as string;
+    const version = async () =>
+      Number(
+        (
+          await a.database.db
+            .selectFrom('knowledge_bases')
+            .select('index_version')
+            .where('id', '=', id)
+            .executeTakeFirstOrThrow()
+        ).index_version,
+      );
     expect(await version()).toBe(0);
     const doc = (await upload(a, id, [{ filename: 'one.txt', content: 'first' }])).json()[0].id as number;
     expect(await version()).toBe(1);
@@ -151,16 +227,45 @@ describe('the memory limit', () => {
   });
 
   it('searches through the database full-text index when the cache is off, with the same best answer', async () => {
-    const id = (await off.app.inject({ method: 'PUT', url: '/api/knowledge-bases', headers: bearer(user.token), payload: { name: 'No cache' } })).json().id as string;
+    const id = (
+      await off.app.inject({
+        method: 'PUT',
+        url: '/api/knowledge-bases',
+        headers: bearer(user.token),
+        payload: { name: 'No cache' },
+      })
+    ).json().id as string;
     const form = multipartForm([
       { filename: 'otters.txt', content: 'Otters hold hands while they sleep in the river.' },
       { filename: 'badgers.txt', content: 'Badgers dig setts with many tunnels under the river bank.' },
       { filename: 'herons.txt', content: 'Herons stand still in shallow water, waiting for fish.' },
     ]);
-    expect((await off.app.inject({ method: 'POST', url: `/api/knowledge-bases/${id}`, headers: { ...bearer(user.token), ...form.headers }, payload: form.payload })).statusCode).toBe(200);
-    const best = async (text: string) => (await off.app.inject({ method: 'POST', url: `/api/knowledge-bases/${id}/search`, headers: bearer(user.token), payload: { text } })).json()[0]?.document.name;
+    expect(
+      (
+        await off.app.inject({
+          method: 'POST',
+          url: `/api/knowledge-bases/${id}`,
+          headers: { ...bearer(user.token), ...form.headers },
+          payload: form.payload,
+        })
+      ).statusCode,
+    ).toBe(200);
+    const best = async (text: string) =>
+      (
+        await off.app.inject({
+          method: 'POST',
+          url: `/api/knowledge-bases/${id}/search`,
+          headers: bearer(user.token),
+          payload: { text },
+        })
+      ).json()[0]?.document.name;
     const memory = new SearchIndex();
-    const chunks = await off.database.db.selectFrom('knowledge_chunks').select(['id', 'title', 'text']).where('knowledge_base_id', '=', id).orderBy('id').execute();
+    const chunks = await off.database.db
+      .selectFrom('knowledge_chunks')
+      .select(['id', 'title', 'text'])
+      .where('knowledge_base_id', '=', id)
+      .orderBy('id')
+      .execute();
     for (const c of chunks) memory.add(c);
     const names = new Map(chunks.map((c) => [c.id, c.title]));
     for (const question of ['where do otters sleep', 'tunnels under the bank', 'birds waiting for fish', 'river']) {

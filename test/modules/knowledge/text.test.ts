@@ -3,7 +3,10 @@ import { fuseRankings } from '../../../src/modules/knowledge/service.js';
 import { chunkText, normalizeText, queryTerms, sliceText } from '../../../src/modules/knowledge/text.js';
 
 describe('chunkText', () => {
-  const sentences = Array.from({ length: 60 }, (_, i) => `Sentence number ${i} says something useful about topic ${i}.`);
+  const sentences = Array.from(
+    { length: 60 },
+    (_, i) => `Sentence number ${i} says something useful about topic ${i}.`,
+  );
   const text = sentences.join(' ');
 
   it('cuts about 1,000 characters at sentence ends, overlapping, covering every sentence whole', () => {

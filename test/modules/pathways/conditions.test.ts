@@ -14,14 +14,16 @@ const declared: Record<string, VariableDeclaration> = {
   plan: { type: 'enum', values: ['basic', 'pro'] },
 };
 
-const holds = (condition: Condition, variables: Record<string, unknown>) => conditionHolds(condition, variables, declared);
+const holds = (condition: Condition, variables: Record<string, unknown>) =>
+  conditionHolds(condition, variables, declared);
 
 describe('conditionHolds', () => {
   it('exists: a value that is not absent, null or empty', () => {
     expect(holds({ var: 's', op: 'exists' }, { s: 'x' })).toBe(true);
     expect(holds({ var: 'b', op: 'exists' }, { b: false })).toBe(true);
     expect(holds({ var: 'n', op: 'exists' }, { n: 0 })).toBe(true);
-    for (const variables of [{}, { s: '' }, { s: null }]) expect(holds({ var: 's', op: 'exists' }, variables)).toBe(false);
+    for (const variables of [{}, { s: '' }, { s: null }])
+      expect(holds({ var: 's', op: 'exists' }, variables)).toBe(false);
   });
 
   it('every other operator is false while the variable has no value, ne too', () => {
@@ -61,6 +63,8 @@ describe('conditionHolds', () => {
 
   it('phones compare as E.164', () => {
     expect(holds({ var: 'p', op: 'eq', value: '+14155550123' }, { p: '(415) 555-0123' })).toBe(true);
-    expect(holds({ var: 'p', op: 'in', value: ['+442079460958', '+14155550123'] }, { p: '+1 415 555 0123' })).toBe(true);
+    expect(holds({ var: 'p', op: 'in', value: ['+442079460958', '+14155550123'] }, { p: '+1 415 555 0123' })).toBe(
+      true,
+    );
   });
 });

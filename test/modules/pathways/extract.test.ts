@@ -1,7 +1,15 @@
 // The sandbox walk's readers of a caller's words: keywords and a value of
 // every variable type.
 import { describe, expect, it } from 'vitest';
-import { booleanIn, emailIn, enumIn, extractValue, keywordsOccur, numberIn, phoneIn } from '../../../src/modules/pathways/extract.js';
+import {
+  booleanIn,
+  emailIn,
+  enumIn,
+  extractValue,
+  keywordsOccur,
+  numberIn,
+  phoneIn,
+} from '../../../src/modules/pathways/extract.js';
 
 // Monday 23 November 2026.
 const NOW = Date.parse('2026-11-23T10:00:00Z');
@@ -66,7 +74,8 @@ describe('emailIn', () => {
 describe('booleanIn', () => {
   it('reads yes and no words; the first said wins', () => {
     for (const yes of ['Yes', 'yeah sure', 'that is correct', 'of course', 'OK']) expect(booleanIn(yes)).toBe(true);
-    for (const no of ['No', 'nope', 'not really', "I don't think so", 'that is wrong']) expect(booleanIn(no)).toBe(false);
+    for (const no of ['No', 'nope', 'not really', "I don't think so", 'that is wrong'])
+      expect(booleanIn(no)).toBe(false);
     expect(booleanIn('no, wait, yes')).toBe(false);
     expect(booleanIn('yes, not now')).toBe(true);
     expect(booleanIn('maybe')).toBeNull();

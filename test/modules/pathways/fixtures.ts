@@ -17,8 +17,19 @@ export function clinicPathway(): PathwayDocument {
       email: { type: 'email' },
     },
     nodes: [
-      { id: 'greet', type: 'conversation', say: 'Hello {{contact.name}}, this is Bright Dental. Are you an existing patient?', extract: ['is_patient'] },
-      { id: 'qualify', type: 'conversation', say: 'What can we help with: a checkup, a cleaning, or pain?', prompt: 'Find out why {{contact.name}} calls and which day suits them', extract: ['reason', 'preferred_date'] },
+      {
+        id: 'greet',
+        type: 'conversation',
+        say: 'Hello {{contact.name}}, this is Bright Dental. Are you an existing patient?',
+        extract: ['is_patient'],
+      },
+      {
+        id: 'qualify',
+        type: 'conversation',
+        say: 'What can we help with: a checkup, a cleaning, or pain?',
+        prompt: 'Find out why {{contact.name}} calls and which day suits them',
+        extract: ['reason', 'preferred_date'],
+      },
       {
         id: 'lookup',
         type: 'webhook',
@@ -27,7 +38,12 @@ export function clinicPathway(): PathwayDocument {
         body: '{"reason": "{{reason}}", "date": "{{preferred_date}}", "patient": {{is_patient}}, "note": "{{contact.fields.note}}"}',
         assign: { slot_count: '$.count', first_slot: '$.slots[0].start' },
       },
-      { id: 'book', type: 'conversation', say: 'I can book you for {{first_slot}}. What phone number and email should the confirmation go to?', extract: ['phone', 'email'] },
+      {
+        id: 'book',
+        type: 'conversation',
+        say: 'I can book you for {{first_slot}}. What phone number and email should the confirmation go to?',
+        extract: ['phone', 'email'],
+      },
       { id: 'confirm', type: 'sms', text: 'Bright Dental: you are booked for {{first_slot}}.' },
       { id: 'done', type: 'end', say: 'You are all set, {{contact.name}}. Goodbye!' },
       { id: 'no_slots', type: 'end', say: 'Sorry, nothing is open on {{preferred_date}}. Goodbye.' },
@@ -38,7 +54,12 @@ export function clinicPathway(): PathwayDocument {
     edges: [
       { from: 'greet', to: 'qualify' },
       { from: 'qualify', to: 'urgent', if: { var: 'reason', op: 'eq', value: 'pain' } },
-      { from: 'qualify', to: 'person', when: 'The caller wants something other than an appointment', keywords: ['invoice', 'billing'] },
+      {
+        from: 'qualify',
+        to: 'person',
+        when: 'The caller wants something other than an appointment',
+        keywords: ['invoice', 'billing'],
+      },
       { from: 'qualify', to: 'lookup' },
       { from: 'lookup', to: 'book', if: { var: 'slot_count', op: 'gt', value: 0 } },
       { from: 'lookup', to: 'no_slots' },

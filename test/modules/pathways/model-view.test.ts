@@ -9,7 +9,12 @@ import { clinicPathway } from './fixtures.js';
 const START = Date.parse('2026-11-23T10:00:00Z');
 
 function atQualify() {
-  const w = new PathwayWalker({ document: clinicPathway(), clock: new ManualClock(START), contact: { name: 'Ada' }, variables: { campaign: 'autumn' } });
+  const w = new PathwayWalker({
+    document: clinicPathway(),
+    clock: new ManualClock(START),
+    contact: { name: 'Ada' },
+    variables: { campaign: 'autumn' },
+  });
   w.start();
   w.applySetVariables({ is_patient: true });
   return w;
@@ -77,7 +82,11 @@ describe('the pathway tools', () => {
     expect(set.parameters).toEqual({
       type: 'object',
       properties: {
-        phone: { type: 'string', pattern: '^\\+[1-9]\\d{6,14}$', description: 'phone (a phone number in E.164, such as +14155550123)' },
+        phone: {
+          type: 'string',
+          pattern: '^\\+[1-9]\\d{6,14}$',
+          description: 'phone (a phone number in E.164, such as +14155550123)',
+        },
         email: { type: 'string', format: 'email', maxLength: 254, description: 'email (an email address)' },
       },
       minProperties: 1,
@@ -94,8 +103,17 @@ describe('the pathway tools', () => {
       document: {
         name: 'Types',
         start: 'ask',
-        variables: { s: { type: 'string' }, n: { type: 'number' }, b: { type: 'boolean' }, d: { type: 'date' }, e: { type: 'enum', values: ['x', 'y'] } },
-        nodes: [{ id: 'ask', type: 'conversation', extract: ['s', 'n', 'b', 'd', 'e'] }, { id: 'end', type: 'end' }],
+        variables: {
+          s: { type: 'string' },
+          n: { type: 'number' },
+          b: { type: 'boolean' },
+          d: { type: 'date' },
+          e: { type: 'enum', values: ['x', 'y'] },
+        },
+        nodes: [
+          { id: 'ask', type: 'conversation', extract: ['s', 'n', 'b', 'd', 'e'] },
+          { id: 'end', type: 'end' },
+        ],
         edges: [],
       },
       clock: new ManualClock(START),

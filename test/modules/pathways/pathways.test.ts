@@ -17,7 +17,12 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const validate = (payload: unknown, headers: Record<string, string> = bearer(user.token)) =>
-  t.app.inject({ method: 'POST', url: '/api/pathways/validate', headers: { 'content-type': 'application/json', ...headers }, payload: JSON.stringify(payload) });
+  t.app.inject({
+    method: 'POST',
+    url: '/api/pathways/validate',
+    headers: { 'content-type': 'application/json', ...headers },
+    payload: JSON.stringify(payload),
+  });
 
 /** The AppError a promise rejects with. */
 async function failure(promise: Promise<unknown>): Promise<AppError> {
@@ -34,9 +39,20 @@ describe('POST /api/pathways/validate', () => {
     const res = await validate(examplePathway);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toEqual({ valid: true, warnings: [] });
-    const warned = await validate({ ...examplePathway, global: [{ to: 'person', when: 'The caller asks for a person' }] });
+    const warned = await validate({
+      ...examplePathway,
+      global: [{ to: 'person', when: 'The caller asks for a person' }],
+    });
     expect(warned.statusCode).toBe(200);
-    expect(warned.json()).toEqual({ valid: true, warnings: [{ path: '/global/0/keywords', message: 'a `when` edge without keywords: the sandbox dialogue engine cannot take it' }] });
+    expect(warned.json()).toEqual({
+      valid: true,
+      warnings: [
+        {
+          path: '/global/0/keywords',
+          message: 'a `when` edge without keywords: the sandbox dialogue engine cannot take it',
+        },
+      ],
+    });
   });
 
   it('answers 422 invalid_pathway with every error and its path, wrong types included', async () => {
@@ -48,7 +64,11 @@ describe('POST /api/pathways/validate', () => {
     });
     expect(res.statusCode).toBe(422);
     const body = res.json();
-    expect(body).toEqual({ code: 'invalid_pathway', message: expect.stringMatching(/^the pathway is not valid: 3 errors; the first: \/name must be string$/), errors: expect.any(Array) });
+    expect(body).toEqual({
+      code: 'invalid_pathway',
+      message: expect.stringMatching(/^the pathway is not valid: 3 errors; the first: \/name must be string$/),
+      errors: expect.any(Array),
+    });
     expect(body.errors).toEqual([
       { path: '/name', message: 'must be string' },
       { path: '/nodes/4/id', message: 'duplicate id "greet" (first at /nodes/0)' },
@@ -56,11 +76,22 @@ describe('POST /api/pathways/validate', () => {
     ]);
   });
 
-  it("checks inline tools as the custom tools will declare them (parameters that compile)", async () => {
-    const tool = { type: 'http', name: 'lookup', description: 'Look an order up', parameters: { type: 'object', properties: { id: { type: 'text' } } }, url: 'https://example.com/lookup' };
-    const res = await validate({ ...examplePathway, nodes: [{ ...examplePathway.nodes[0], tools: [tool] }, ...examplePathway.nodes.slice(1)] });
+  it('checks inline tools as the custom tools will declare them (parameters that compile)', async () => {
+    const tool = {
+      type: 'http',
+      name: 'lookup',
+      description: 'Look an order up',
+      parameters: { type: 'object', properties: { id: { type: 'text' } } },
+      url: 'https://example.com/lookup',
+    };
+    const res = await validate({
+      ...examplePathway,
+      nodes: [{ ...examplePathway.nodes[0], tools: [tool] }, ...examplePathway.nodes.slice(1)],
+    });
     expect(res.statusCode).toBe(422);
-    expect(res.json().errors).toEqual([{ path: '/nodes/0/tools/0/parameters', message: expect.stringMatching(/^does not compile/) }]);
+    expect(res.json().errors).toEqual([
+      { path: '/nodes/0/tools/0/parameters', message: expect.stringMatching(/^does not compile/) },
+    ]);
   });
 
   it('takes any JSON object (what is wrong is the answer), but not another JSON value', async () => {
@@ -69,7 +100,10 @@ describe('POST /api/pathways/validate', () => {
     expect(empty.json().errors.map((e: { path: string }) => e.path)).toEqual(['/name', '/start', '/nodes', '/edges']);
     const list = await validate([examplePathway]);
     expect(list.statusCode).toBe(400);
-    expect(list.json()).toMatchObject({ code: 'invalid_input', message: expect.stringContaining('must be a JSON object') });
+    expect(list.json()).toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringContaining('must be a JSON object'),
+    });
   });
 
   it('refuses a body over 1 MiB with 413', async () => {
@@ -89,12 +123,21 @@ describe('POST /api/pathways/validate', () => {
 describe('resolvePathway', () => {
   const pathways = () => t.services.pathways.pathways;
   const store = async (owner: TestUser, document: unknown) =>
-    (await t.services.data.records.create(owner.id, 'conversational-pathways', Buffer.from(typeof document === 'string' ? document : JSON.stringify(document)))).id;
+    (
+      await t.services.data.records.create(
+        owner.id,
+        'conversational-pathways',
+        Buffer.from(typeof document === 'string' ? document : JSON.stringify(document)),
+      )
+    ).id;
 
   it('takes an inline document as it is, with its warnings', async () => {
     const resolved = await pathways().resolvePathway(user.id, examplePathway);
     expect(resolved).toEqual({ id: null, document: examplePathway, warnings: [] });
-    const withWarning = await pathways().resolvePathway(user.id, { ...examplePathway, edges: [...examplePathway.edges, { from: 'greet', to: 'person', when: 'The caller is angry' }] });
+    const withWarning = await pathways().resolvePathway(user.id, {
+      ...examplePathway,
+      edges: [...examplePathway.edges, { from: 'greet', to: 'person', when: 'The caller is angry' }],
+    });
     expect(withWarning.warnings).toEqual([{ path: '/edges/3/keywords', message: expect.stringContaining('sandbox') }]);
   });
 
@@ -105,10 +148,14 @@ describe('resolvePathway', () => {
     expect((await failure(pathways().resolvePathway(user.id, 'greet'))).code).toBe('invalid_pathway');
   });
 
-  it('reads { id } from the owner\'s conversational-pathways store, decrypted', async () => {
+  it("reads { id } from the owner's conversational-pathways store, decrypted", async () => {
     const id = await store(user, examplePathway);
     // Encrypted at rest: the stored content is not the document's JSON.
-    const row = await t.database.db.selectFrom('objects').select('content').where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await t.database.db
+      .selectFrom('objects')
+      .select('content')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(Buffer.from(row.content).toString('utf8')).not.toContain('Order status');
     expect(await pathways().resolvePathway(user.id, { id })).toEqual({ id, document: examplePathway, warnings: [] });
   });
@@ -120,9 +167,12 @@ describe('resolvePathway', () => {
     expect([mine.code, mine.status]).toEqual(['not_found', 404]);
     // The owner reads it.
     expect((await pathways().resolvePathway(other.id, { id: theirs })).id).toBe(theirs);
-    const agent = (await t.services.data.records.create(user.id, 'agents', Buffer.from(JSON.stringify(examplePathway)))).id;
+    const agent = (await t.services.data.records.create(user.id, 'agents', Buffer.from(JSON.stringify(examplePathway))))
+      .id;
     expect((await failure(pathways().resolvePathway(user.id, { id: agent }))).status).toBe(404);
-    expect((await failure(pathways().resolvePathway(user.id, { id: '01890a5d-ac96-774b-bcce-b302099a8057' }))).status).toBe(404);
+    expect(
+      (await failure(pathways().resolvePathway(user.id, { id: '01890a5d-ac96-774b-bcce-b302099a8057' }))).status,
+    ).toBe(404);
   });
 
   it('refuses a stored pathway that is not valid, or not JSON, with invalid_pathway', async () => {
@@ -131,12 +181,19 @@ describe('resolvePathway', () => {
     expect(err.code).toBe('invalid_pathway');
     expect(err.extra?.errors).toEqual(expect.arrayContaining([{ path: '/start', message: 'no node has id "greet"' }]));
     const garbled = await store(user, 'not { json');
-    expect((await failure(pathways().resolvePathway(user.id, { id: garbled }))).extra).toEqual({ errors: [{ path: '', message: 'the stored pathway is not JSON' }] });
-    expect((await failure(pathways().resolvePathway(user.id, { id: 7 }))).extra).toEqual({ errors: [{ path: '/id', message: expect.stringContaining('conversational-pathways') }] });
+    expect((await failure(pathways().resolvePathway(user.id, { id: garbled }))).extra).toEqual({
+      errors: [{ path: '', message: 'the stored pathway is not JSON' }],
+    });
+    expect((await failure(pathways().resolvePathway(user.id, { id: 7 }))).extra).toEqual({
+      errors: [{ path: '/id', message: expect.stringContaining('conversational-pathways') }],
+    });
   });
 
   it('turns the old { name?, steps } into a linear pathway of conversation nodes ending in an end node', async () => {
-    const resolved = await pathways().resolvePathway(user.id, { name: 'Intake', steps: ['Ask for their name', 'Ask what they need'] });
+    const resolved = await pathways().resolvePathway(user.id, {
+      name: 'Intake',
+      steps: ['Ask for their name', 'Ask what they need'],
+    });
     expect(resolved).toEqual({
       id: null,
       warnings: [],
@@ -160,7 +217,9 @@ describe('resolvePathway', () => {
   it('refuses an old steps list that is empty or names what no call knows, at the step', async () => {
     const empty = await failure(pathways().resolvePathway(user.id, { steps: [] }));
     expect(empty.extra).toEqual({ errors: [{ path: '/steps', message: expect.stringContaining('fewer than 1') }] });
-    const templated = await failure(pathways().resolvePathway(user.id, { steps: ['Greet {{contact.name}}', 'Ask about {{order}}'] }));
+    const templated = await failure(
+      pathways().resolvePathway(user.id, { steps: ['Greet {{contact.name}}', 'Ask about {{order}}'] }),
+    );
     expect(templated.extra).toEqual({ errors: [{ path: '/steps/1', message: expect.stringContaining('{{order}}') }] });
   });
 });

@@ -33,10 +33,20 @@ describe('sandboxTurn on the clinic pathway', () => {
 
     const date = sandboxTurn(w, 'Next Thursday, if possible');
     expect(date.step.set).toEqual({ preferred_date: '2026-11-26' });
-    expect(date.step.effects).toEqual([expect.objectContaining({ kind: 'webhook', node: 'lookup', body: '{"reason": "cleaning", "date": "2026-11-26", "patient": true, "note": ""}' })]);
+    expect(date.step.effects).toEqual([
+      expect.objectContaining({
+        kind: 'webhook',
+        node: 'lookup',
+        body: '{"reason": "cleaning", "date": "2026-11-26", "patient": true, "note": ""}',
+      }),
+    ]);
     expect(date.reply).toBeNull();
     // While the request runs a turn does nothing.
-    expect(sandboxTurn(w, 'hello?')).toEqual({ step: { moves: [], effects: [], set: {}, warnings: [] }, keywordEdge: null, reply: null });
+    expect(sandboxTurn(w, 'hello?')).toEqual({
+      step: { moves: [], effects: [], set: {}, warnings: [] },
+      keywordEdge: null,
+      reply: null,
+    });
 
     w.completeWebhook({ ok: true, result: { count: 1, slots: [{ start: 'Thursday at 9' }] } });
     expect(w.current.id).toBe('book');
@@ -49,14 +59,29 @@ describe('sandboxTurn on the clinic pathway', () => {
       { kind: 'end', node: 'done', say: 'You are all set, Ada. Goodbye!' },
     ]);
     expect(w.snapshot().path.map((p) => p.node)).toEqual(['greet', 'qualify', 'lookup', 'book', 'confirm', 'done']);
-    expect(w.snapshot().variables).toEqual({ is_patient: true, reason: 'cleaning', preferred_date: '2026-11-26', slot_count: 1, first_slot: 'Thursday at 9', phone: '+14155550123', email: 'ada@example.com' });
+    expect(w.snapshot().variables).toEqual({
+      is_patient: true,
+      reason: 'cleaning',
+      preferred_date: '2026-11-26',
+      slot_count: 1,
+      first_slot: 'Thursday at 9',
+      phone: '+14155550123',
+      email: 'ada@example.com',
+    });
   });
 
   it('an if edge decided on the words: pain goes to the urgent line', () => {
     const { w } = started(clinicPathway());
     sandboxTurn(w, 'no');
     const turn = sandboxTurn(w, "I'm in a lot of pain");
-    expect(turn.step.effects).toEqual([{ kind: 'transfer', node: 'urgent', humanAgentId: 'ha_urgent', say: 'Let me put you through to our urgent line.' }]);
+    expect(turn.step.effects).toEqual([
+      {
+        kind: 'transfer',
+        node: 'urgent',
+        humanAgentId: 'ha_urgent',
+        say: 'Let me put you through to our urgent line.',
+      },
+    ]);
     expect(turn.step.moves[0]).toMatchObject({ edge: '/edges/1' });
   });
 
@@ -64,7 +89,9 @@ describe('sandboxTurn on the clinic pathway', () => {
     const { w } = started(clinicPathway());
     const global = sandboxTurn(w, 'Can I speak to a receptionist?');
     expect(global.keywordEdge).toMatchObject({ ref: '/global/0', to: 'person' });
-    expect(global.step.effects).toEqual([{ kind: 'transfer', node: 'person', say: 'One moment, I will find a receptionist.' }]);
+    expect(global.step.effects).toEqual([
+      { kind: 'transfer', node: 'person', say: 'One moment, I will find a receptionist.' },
+    ]);
 
     const local = started(clinicPathway()).w;
     sandboxTurn(local, 'yes');
@@ -81,7 +108,11 @@ describe('sandboxTurn on the clinic pathway', () => {
   it('an unclear turn is not acted on', () => {
     const { w } = started(clinicPathway());
     const turn = sandboxTurn(w, 'yes (unclear)');
-    expect(turn).toEqual({ step: { moves: [], effects: [], set: {}, warnings: [] }, keywordEdge: null, reply: UNCLEAR_REPLY });
+    expect(turn).toEqual({
+      step: { moves: [], effects: [], set: {}, warnings: [] },
+      keywordEdge: null,
+      reply: UNCLEAR_REPLY,
+    });
     expect(w.variables).toEqual({});
   });
 
@@ -103,7 +134,9 @@ describe('sandboxTurn: keypad, fallback, strings', () => {
 
   it('a yes or no decides the if edges of the menu pathway', () => {
     const { w } = started(menuPathway());
-    expect(sandboxTurn(w, 'No, not yet').step.effects).toEqual([{ kind: 'end', node: 'later', say: 'We will call back tomorrow.' }]);
+    expect(sandboxTurn(w, 'No, not yet').step.effects).toEqual([
+      { kind: 'end', node: 'later', say: 'We will call back tomorrow.' },
+    ]);
   });
 
   /** A survey: a string answer, then a node without extract that leads on by its fallback; a node with neither say nor extract. */
@@ -133,8 +166,12 @@ describe('sandboxTurn: keypad, fallback, strings', () => {
     expect(phone.reply).toBe('Could you tell me the full name?');
     const name = sandboxTurn(w, 'Ada Lovelace');
     expect(name.step.set).toEqual({ full_name: 'Ada Lovelace' });
-    expect(name.step.effects).toEqual([{ kind: 'conversation', node: 'rate', say: 'From zero to ten, how did we do?' }]);
-    expect(sandboxTurn(w, 'nine').step.effects).toEqual([{ kind: 'end', node: 'promoter', say: 'Thank you, Ada Lovelace!' }]);
+    expect(name.step.effects).toEqual([
+      { kind: 'conversation', node: 'rate', say: 'From zero to ten, how did we do?' },
+    ]);
+    expect(sandboxTurn(w, 'nine').step.effects).toEqual([
+      { kind: 'end', node: 'promoter', say: 'Thank you, Ada Lovelace!' },
+    ]);
   });
 
   it('the fallback after the if edges; a node with nothing to collect leads on by it on any answer', () => {
@@ -146,7 +183,9 @@ describe('sandboxTurn: keypad, fallback, strings', () => {
     // No say, nothing to collect: the walk leaves the answer to the sandbox engine.
     expect(rate.step.effects).toEqual([{ kind: 'conversation', node: 'comment' }]);
     expect(rate.reply).toBeNull();
-    expect(sandboxTurn(w, 'all good').step.effects).toEqual([{ kind: 'end', node: 'bye', say: 'Thanks for the feedback.' }]);
+    expect(sandboxTurn(w, 'all good').step.effects).toEqual([
+      { kind: 'end', node: 'bye', say: 'Thanks for the feedback.' },
+    ]);
   });
 });
 

@@ -6,21 +6,35 @@ const now = Date.parse('2026-11-23T10:00:00.250Z');
 
 describe('fillTemplate', () => {
   it('fills variables, the contact and now', () => {
-    const filled = fillTemplate('Hi {{contact.name}} ({{ contact.phone }}) of {{contact.fields.company}}: order {{order}} of {{count}} items, paid {{paid}}, at {{now}}', {
-      variables: { order: 'A-17', count: 3, paid: true },
-      contact: { name: 'Ada', phone: '+14155550123', fields: { company: 'Acme' } },
-      now,
+    const filled = fillTemplate(
+      'Hi {{contact.name}} ({{ contact.phone }}) of {{contact.fields.company}}: order {{order}} of {{count}} items, paid {{paid}}, at {{now}}',
+      {
+        variables: { order: 'A-17', count: 3, paid: true },
+        contact: { name: 'Ada', phone: '+14155550123', fields: { company: 'Acme' } },
+        now,
+      },
+    );
+    expect(filled).toEqual({
+      text: 'Hi Ada (+14155550123) of Acme: order A-17 of 3 items, paid true, at 2026-11-23T10:00:00Z',
+      unknown: [],
     });
-    expect(filled).toEqual({ text: 'Hi Ada (+14155550123) of Acme: order A-17 of 3 items, paid true, at 2026-11-23T10:00:00Z', unknown: [] });
   });
 
   it('leaves unknown names empty and lists each once', () => {
-    const filled = fillTemplate('{{a}}-{{b}}-{{a}}-{{contact.fields.x}}-{{contact.name}}-{{empty}}-{{gone}}', { variables: { b: 'B', empty: '', gone: null }, now, contact: null });
+    const filled = fillTemplate('{{a}}-{{b}}-{{a}}-{{contact.fields.x}}-{{contact.name}}-{{empty}}-{{gone}}', {
+      variables: { b: 'B', empty: '', gone: null },
+      now,
+      contact: null,
+    });
     expect(filled).toEqual({ text: '-B-----', unknown: ['a', 'contact.fields.x', 'contact.name', 'empty', 'gone'] });
   });
 
   it('does not read inherited properties as variables or contact fields', () => {
-    const filled = fillTemplate('{{constructor}}{{toString}}{{contact.fields.constructor}}', { variables: {}, contact: { fields: {} }, now });
+    const filled = fillTemplate('{{constructor}}{{toString}}{{contact.fields.constructor}}', {
+      variables: {},
+      contact: { fields: {} },
+      now,
+    });
     expect(filled).toEqual({ text: '', unknown: ['constructor', 'toString', 'contact.fields.constructor'] });
   });
 

@@ -61,9 +61,27 @@ describe('validatePathway: valid documents', () => {
           type: 'conversation',
           say: 'It is {{now}}; {{contact.fields.company}} {{contact.phone}}',
           extract: ['n', 'ok', 'day', 'tel', 'mail', 'plan'],
-          tools: ['book_slot', { type: 'http', name: 'lookup', description: 'Look an order up', parameters: { type: 'object', properties: { id: { type: 'string' } } } as { type: 'object' }, url: 'https://example.com/lookup', assign: { note: '$.items[0].note' }, keywords: ['order'] }],
+          tools: [
+            'book_slot',
+            {
+              type: 'http',
+              name: 'lookup',
+              description: 'Look an order up',
+              parameters: { type: 'object', properties: { id: { type: 'string' } } } as { type: 'object' },
+              url: 'https://example.com/lookup',
+              assign: { note: '$.items[0].note' },
+              keywords: ['order'],
+            },
+          ],
         },
-        { id: 'hook', type: 'webhook', url: 'http://example.com/hook', method: 'GET', body: '{"n": {{n}}}', assign: { note: '$' } },
+        {
+          id: 'hook',
+          type: 'webhook',
+          url: 'http://example.com/hook',
+          method: 'GET',
+          body: '{"n": {{n}}}',
+          assign: { note: '$' },
+        },
         { id: 'keys', type: 'digits', send: '1w2#*' },
         { id: 'text', type: 'sms', text: 'Your plan: {{plan}}' },
         { id: 'human', type: 'transfer', humanAgentId: 'contact-1', say: 'One moment' },
@@ -88,40 +106,220 @@ describe('validatePathway: valid documents', () => {
 describe('validatePathway: errors, each at its path', () => {
   it.each<[string, (doc: Doc) => void, Array<{ path: string; message: RegExp }>]>([
     ['a missing node id', (d) => d.nodes.push({ type: 'end' }), [{ path: '/nodes/4/id', message: /is required/ }]],
-    ['an empty node id', (d) => d.nodes.push({ id: '', type: 'end' }), [{ path: '/nodes/4/id', message: /fewer than 1/ }]],
-    ['a duplicate node id', (d) => d.nodes.push({ id: 'ask', type: 'end' }), [{ path: '/nodes/4/id', message: /duplicate id "ask" \(first at \/nodes\/1\)/ }]],
+    [
+      'an empty node id',
+      (d) => d.nodes.push({ id: '', type: 'end' }),
+      [{ path: '/nodes/4/id', message: /fewer than 1/ }],
+    ],
+    [
+      'a duplicate node id',
+      (d) => d.nodes.push({ id: 'ask', type: 'end' }),
+      [{ path: '/nodes/4/id', message: /duplicate id "ask" \(first at \/nodes\/1\)/ }],
+    ],
     ['an unknown start', (d) => (d.start = 'hello'), [{ path: '/start', message: /no node has id "hello"/ }]],
-    ['an unknown node type', (d) => (d.nodes[3].type = 'voicemail'), [{ path: '/nodes/3/type', message: /unknown node type "voicemail"/ }]],
-    ['an unknown edge start', (d) => d.edges.push({ from: 'nowhere', to: 'done' }), [{ path: '/edges/2/from', message: /no node has id "nowhere"/ }]],
-    ['an unknown edge end', (d) => d.edges.push({ from: 'ask', to: 'confirm' }), [{ path: '/edges/2/to', message: /no node has id "confirm"/ }]],
-    ['an unknown global edge end', (d) => d.global.push({ to: 'desk', keywords: ['desk'] }), [{ path: '/global/1/to', message: /no node has id "desk"/ }]],
-    ['a broken link, and the nodes it leaves unreachable', (d) => (d.edges[0].to = 'asc'), [{ path: '/edges/0/to', message: /no node has id "asc"/ }, { path: '/nodes/1', message: /node "ask" cannot be reached/ }, { path: '/nodes/2', message: /node "done" cannot be reached/ }]],
-    ['an if on an undeclared variable', (d) => (d.edges[1].if.var = 'town'), [{ path: '/edges/1/if/var', message: /undeclared|no declared variable: "town"/ }]],
-    ['an extract of an undeclared variable', (d) => d.nodes[1].extract.push('zip'), [{ path: '/nodes/1/extract/1', message: /no declared variable: "zip"/ }]],
-    ['a say template naming an undeclared variable', (d) => (d.nodes[0].say = 'Hi {{ first_name }}'), [{ path: '/nodes/0/say', message: /\{\{first_name\}\} names no declared variable/ }]],
-    ['a prompt template naming an undeclared variable', (d) => (d.nodes[1].prompt = 'Ask about {{order}}'), [{ path: '/nodes/1/prompt', message: /\{\{order\}\}/ }]],
-    ['an sms text template naming an undeclared variable', (d) => d.nodes.push({ id: 's', type: 'sms', text: 'Code {{code}}' }) && d.edges.push({ from: 'greet', to: 's' }, { from: 's', to: 'done' }), [{ path: '/nodes/4/text', message: /\{\{code\}\}/ }]],
-    ['a webhook body template naming an undeclared variable', (d) => d.nodes.push({ id: 'w', type: 'webhook', url: 'https://example.com', method: 'POST', body: '{"x":"{{secret}}"}' }) && d.edges.push({ from: 'greet', to: 'w' }, { from: 'w', to: 'done' }), [{ path: '/nodes/4/body', message: /\{\{secret\}\}/ }]],
-    ['a contact name the call does not know', (d) => (d.nodes[0].say = 'Hi {{contact.email}}'), [{ path: '/nodes/0/say', message: /\{\{contact\.email\}\}/ }]],
-    ['a webhook assigning an undeclared variable', (d) => d.nodes.push({ id: 'w', type: 'webhook', url: 'https://example.com', method: 'GET', assign: { status: '$.status' } }) && d.edges.push({ from: 'greet', to: 'w' }, { from: 'w', to: 'done' }), [{ path: '/nodes/4/assign/status', message: /no declared variable: "status"/ }]],
-    ['a node not reachable from start', (d) => d.nodes.push({ id: 'orphan', type: 'end' }), [{ path: '/nodes/4', message: /node "orphan" cannot be reached from the start node "greet"/ }]],
-    ['a global edge with neither when nor keywords', (d) => d.global.push({ to: 'person' }), [{ path: '/global/1', message: /needs `when` or `keywords`/ }]],
-    ['an if edge that also has when', (d) => (d.edges[1].when = 'the city is known'), [{ path: '/edges/1/if', message: /decided by the server alone/ }]],
-    ['an enum without values', (d) => delete d.variables.plan.values, [{ path: '/variables/plan/values', message: /required for an enum/ }]],
-    ['values on a variable that is not an enum', (d) => (d.variables.city.values = ['Paris']), [{ path: '/variables/city/values', message: /only an enum/ }]],
-    ['a variable name that is not a name', (d) => (d.variables['first name'] = { type: 'string' }), [{ path: '/variables/first name', message: /letters, digits and _/ }]],
-    ['a reserved variable name', (d) => (d.variables.now = { type: 'date' }), [{ path: '/variables/now', message: /filled by the call itself/ }]],
-    ['gt on a string variable', (d) => (d.edges[1].if = { var: 'city', op: 'gt', value: 3 }), [{ path: '/edges/1/if/op', message: /compares numbers or dates/ }]],
-    ['eq without a value', (d) => (d.edges[1].if = { var: 'city', op: 'eq' }), [{ path: '/edges/1/if/value', message: /is required for `eq`/ }]],
-    ['in without a list', (d) => (d.edges[1].if = { var: 'plan', op: 'in', value: 'pro' }), [{ path: '/edges/1/if/value', message: /takes a list/ }]],
-    ['an enum value that is not one of its values', (d) => (d.edges[1].if = { var: 'plan', op: 'in', value: ['pro', 'gold'] }), [{ path: '/edges/1/if/value/1', message: /must be one of "basic", "pro"/ }]],
-    ['a number compared with a string', (d) => (d.edges[1].if = { var: 'age', op: 'lt', value: 'ten' }), [{ path: '/edges/1/if/value', message: /must be a number/ }]],
-    ['a duplicate inline tool', (d) => (d.nodes[1].tools = ['lookup', 'lookup']), [{ path: '/nodes/1/tools/1', message: /already listed at \/nodes\/1\/tools\/0/ }]],
-    ['an inline tool missing its description, with a bad URL', (d) => (d.nodes[1].tools = [{ type: 'http', name: 'lookup', parameters: { type: 'object' }, url: 'file:///etc/passwd' }]), [{ path: '/nodes/1/tools/0/description', message: /is required/ }, { path: '/nodes/1/tools/0/url', message: /http or https/ }]],
-    ['a tool that is neither a name nor an object', (d) => (d.nodes[1].tools = [42]), [{ path: '/nodes/1/tools/0', message: /must be string or object/ }]],
-    ['a bad JSON path to assign', (d) => d.nodes.push({ id: 'w', type: 'webhook', url: 'https://example.com', method: 'GET', assign: { city: 'status' } }) && d.edges.push({ from: 'greet', to: 'w' }, { from: 'w', to: 'done' }), [{ path: '/nodes/4/assign/city', message: /must start with \$/ }]],
-    ['an inline tool header that cannot be sent', (d) => (d.nodes[1].tools = [{ type: 'http', name: 'lookup', description: 'Look up', parameters: { type: 'object' }, url: 'https://example.com', headers: { 'Content-Type': 'text/plain', 'X-Key': 'a\r\nb' } }]), [{ path: '/nodes/1/tools/0/headers/Content-Type', message: /set by the server/ }, { path: '/nodes/1/tools/0/headers/X-Key', message: /control characters/ }]],
-    ['a templated webhook URL', (d) => d.nodes.push({ id: 'w', type: 'webhook', url: 'https://example.com/{{city}}', method: 'GET' }) && d.edges.push({ from: 'greet', to: 'w' }, { from: 'w', to: 'done' }), [{ path: '/nodes/4/url', message: /not a template/ }]],
+    [
+      'an unknown node type',
+      (d) => (d.nodes[3].type = 'voicemail'),
+      [{ path: '/nodes/3/type', message: /unknown node type "voicemail"/ }],
+    ],
+    [
+      'an unknown edge start',
+      (d) => d.edges.push({ from: 'nowhere', to: 'done' }),
+      [{ path: '/edges/2/from', message: /no node has id "nowhere"/ }],
+    ],
+    [
+      'an unknown edge end',
+      (d) => d.edges.push({ from: 'ask', to: 'confirm' }),
+      [{ path: '/edges/2/to', message: /no node has id "confirm"/ }],
+    ],
+    [
+      'an unknown global edge end',
+      (d) => d.global.push({ to: 'desk', keywords: ['desk'] }),
+      [{ path: '/global/1/to', message: /no node has id "desk"/ }],
+    ],
+    [
+      'a broken link, and the nodes it leaves unreachable',
+      (d) => (d.edges[0].to = 'asc'),
+      [
+        { path: '/edges/0/to', message: /no node has id "asc"/ },
+        { path: '/nodes/1', message: /node "ask" cannot be reached/ },
+        { path: '/nodes/2', message: /node "done" cannot be reached/ },
+      ],
+    ],
+    [
+      'an if on an undeclared variable',
+      (d) => (d.edges[1].if.var = 'town'),
+      [{ path: '/edges/1/if/var', message: /undeclared|no declared variable: "town"/ }],
+    ],
+    [
+      'an extract of an undeclared variable',
+      (d) => d.nodes[1].extract.push('zip'),
+      [{ path: '/nodes/1/extract/1', message: /no declared variable: "zip"/ }],
+    ],
+    [
+      'a say template naming an undeclared variable',
+      (d) => (d.nodes[0].say = 'Hi {{ first_name }}'),
+      [{ path: '/nodes/0/say', message: /\{\{first_name\}\} names no declared variable/ }],
+    ],
+    [
+      'a prompt template naming an undeclared variable',
+      (d) => (d.nodes[1].prompt = 'Ask about {{order}}'),
+      [{ path: '/nodes/1/prompt', message: /\{\{order\}\}/ }],
+    ],
+    [
+      'an sms text template naming an undeclared variable',
+      (d) =>
+        d.nodes.push({ id: 's', type: 'sms', text: 'Code {{code}}' }) &&
+        d.edges.push({ from: 'greet', to: 's' }, { from: 's', to: 'done' }),
+      [{ path: '/nodes/4/text', message: /\{\{code\}\}/ }],
+    ],
+    [
+      'a webhook body template naming an undeclared variable',
+      (d) =>
+        d.nodes.push({
+          id: 'w',
+          type: 'webhook',
+          url: 'https://example.com',
+          method: 'POST',
+          body: '{"x":"{{secret}}"}',
+        }) && d.edges.push({ from: 'greet', to: 'w' }, { from: 'w', to: 'done' }),
+      [{ path: '/nodes/4/body', message: /\{\{secret\}\}/ }],
+    ],
+    [
+      'a contact name the call does not know',
+      (d) => (d.nodes[0].say = 'Hi {{contact.email}}'),
+      [{ path: '/nodes/0/say', message: /\{\{contact\.email\}\}/ }],
+    ],
+    [
+      'a webhook assigning an undeclared variable',
+      (d) =>
+        d.nodes.push({
+          id: 'w',
+          type: 'webhook',
+          url: 'https://example.com',
+          method: 'GET',
+          assign: { status: '$.status' },
+        }) && d.edges.push({ from: 'greet', to: 'w' }, { from: 'w', to: 'done' }),
+      [{ path: '/nodes/4/assign/status', message: /no declared variable: "status"/ }],
+    ],
+    [
+      'a node not reachable from start',
+      (d) => d.nodes.push({ id: 'orphan', type: 'end' }),
+      [{ path: '/nodes/4', message: /node "orphan" cannot be reached from the start node "greet"/ }],
+    ],
+    [
+      'a global edge with neither when nor keywords',
+      (d) => d.global.push({ to: 'person' }),
+      [{ path: '/global/1', message: /needs `when` or `keywords`/ }],
+    ],
+    [
+      'an if edge that also has when',
+      (d) => (d.edges[1].when = 'the city is known'),
+      [{ path: '/edges/1/if', message: /decided by the server alone/ }],
+    ],
+    [
+      'an enum without values',
+      (d) => delete d.variables.plan.values,
+      [{ path: '/variables/plan/values', message: /required for an enum/ }],
+    ],
+    [
+      'values on a variable that is not an enum',
+      (d) => (d.variables.city.values = ['Paris']),
+      [{ path: '/variables/city/values', message: /only an enum/ }],
+    ],
+    [
+      'a variable name that is not a name',
+      (d) => (d.variables['first name'] = { type: 'string' }),
+      [{ path: '/variables/first name', message: /letters, digits and _/ }],
+    ],
+    [
+      'a reserved variable name',
+      (d) => (d.variables.now = { type: 'date' }),
+      [{ path: '/variables/now', message: /filled by the call itself/ }],
+    ],
+    [
+      'gt on a string variable',
+      (d) => (d.edges[1].if = { var: 'city', op: 'gt', value: 3 }),
+      [{ path: '/edges/1/if/op', message: /compares numbers or dates/ }],
+    ],
+    [
+      'eq without a value',
+      (d) => (d.edges[1].if = { var: 'city', op: 'eq' }),
+      [{ path: '/edges/1/if/value', message: /is required for `eq`/ }],
+    ],
+    [
+      'in without a list',
+      (d) => (d.edges[1].if = { var: 'plan', op: 'in', value: 'pro' }),
+      [{ path: '/edges/1/if/value', message: /takes a list/ }],
+    ],
+    [
+      'an enum value that is not one of its values',
+      (d) => (d.edges[1].if = { var: 'plan', op: 'in', value: ['pro', 'gold'] }),
+      [{ path: '/edges/1/if/value/1', message: /must be one of "basic", "pro"/ }],
+    ],
+    [
+      'a number compared with a string',
+      (d) => (d.edges[1].if = { var: 'age', op: 'lt', value: 'ten' }),
+      [{ path: '/edges/1/if/value', message: /must be a number/ }],
+    ],
+    [
+      'a duplicate inline tool',
+      (d) => (d.nodes[1].tools = ['lookup', 'lookup']),
+      [{ path: '/nodes/1/tools/1', message: /already listed at \/nodes\/1\/tools\/0/ }],
+    ],
+    [
+      'an inline tool missing its description, with a bad URL',
+      (d) =>
+        (d.nodes[1].tools = [
+          { type: 'http', name: 'lookup', parameters: { type: 'object' }, url: 'file:///etc/passwd' },
+        ]),
+      [
+        { path: '/nodes/1/tools/0/description', message: /is required/ },
+        { path: '/nodes/1/tools/0/url', message: /http or https/ },
+      ],
+    ],
+    [
+      'a tool that is neither a name nor an object',
+      (d) => (d.nodes[1].tools = [42]),
+      [{ path: '/nodes/1/tools/0', message: /must be string or object/ }],
+    ],
+    [
+      'a bad JSON path to assign',
+      (d) =>
+        d.nodes.push({
+          id: 'w',
+          type: 'webhook',
+          url: 'https://example.com',
+          method: 'GET',
+          assign: { city: 'status' },
+        }) && d.edges.push({ from: 'greet', to: 'w' }, { from: 'w', to: 'done' }),
+      [{ path: '/nodes/4/assign/city', message: /must start with \$/ }],
+    ],
+    [
+      'an inline tool header that cannot be sent',
+      (d) =>
+        (d.nodes[1].tools = [
+          {
+            type: 'http',
+            name: 'lookup',
+            description: 'Look up',
+            parameters: { type: 'object' },
+            url: 'https://example.com',
+            headers: { 'Content-Type': 'text/plain', 'X-Key': 'a\r\nb' },
+          },
+        ]),
+      [
+        { path: '/nodes/1/tools/0/headers/Content-Type', message: /set by the server/ },
+        { path: '/nodes/1/tools/0/headers/X-Key', message: /control characters/ },
+      ],
+    ],
+    [
+      'a templated webhook URL',
+      (d) =>
+        d.nodes.push({ id: 'w', type: 'webhook', url: 'https://example.com/{{city}}', method: 'GET' }) &&
+        d.edges.push({ from: 'greet', to: 'w' }, { from: 'w', to: 'done' }),
+      [{ path: '/nodes/4/url', message: /not a template/ }],
+    ],
   ])('%s', (_name, change, expected) => {
     const { errors } = check(change);
     expect(errors.map((e) => e.path)).toEqual(expected.map((e) => e.path));
@@ -135,7 +333,11 @@ describe('validatePathway: errors, each at its path', () => {
       d.nodes[0].say = ['hi'];
       d.nodes[1].extract = 'city';
       d.nodes[2].sayy = 'typo';
-      d.nodes.push({ id: 'keys', type: 'digits', send: '12x' }, { id: 'hook', type: 'webhook', url: 'https://example.com', method: 'PUT' }, { id: 'msg', type: 'sms' });
+      d.nodes.push(
+        { id: 'keys', type: 'digits', send: '12x' },
+        { id: 'hook', type: 'webhook', url: 'https://example.com', method: 'PUT' },
+        { id: 'msg', type: 'sms' },
+      );
       d.edges[0].keywords = 'yes';
       d.edges[1].if.op = 'contains';
       d.variables.age.type = 'integer';
@@ -165,23 +367,43 @@ describe('validatePathway: errors, each at its path', () => {
 
   it('refuses more than 200 nodes or 1,000 edges, and checks nothing else then', () => {
     const nodes = Array.from({ length: 201 }, (_, i) => ({ id: `n${i}`, type: 'end' }));
-    expect(validatePathway({ name: 'big', start: 'n0', nodes, edges: [] }).errors).toEqual([{ path: '/nodes', message: 'has 201 items: at most 200' }]);
+    expect(validatePathway({ name: 'big', start: 'n0', nodes, edges: [] }).errors).toEqual([
+      { path: '/nodes', message: 'has 201 items: at most 200' },
+    ]);
     const edges = Array.from({ length: 1001 }, () => ({ from: 'a', to: 'b' }));
-    expect(validatePathway({ name: 'big', start: 'nowhere', nodes: [{ id: 'a', type: 'end' }], edges }).errors).toEqual([{ path: '/edges', message: 'has 1001 items: at most 1000' }]);
+    expect(validatePathway({ name: 'big', start: 'nowhere', nodes: [{ id: 'a', type: 'end' }], edges }).errors).toEqual(
+      [{ path: '/edges', message: 'has 1001 items: at most 1000' }],
+    );
     // 200 nodes and 1,000 edges are fine.
     const chain = Array.from({ length: 200 }, (_, i) => ({ id: `n${i}`, type: i === 199 ? 'end' : 'conversation' }));
-    const links = Array.from({ length: 1000 }, (_, i) => ({ from: `n${Math.min(i, 198)}`, to: `n${Math.min(i + 1, 199)}` }));
-    expect(validatePathway({ name: 'big', start: 'n0', nodes: chain, edges: links })).toEqual({ errors: [], warnings: [] });
+    const links = Array.from({ length: 1000 }, (_, i) => ({
+      from: `n${Math.min(i, 198)}`,
+      to: `n${Math.min(i + 1, 199)}`,
+    }));
+    expect(validatePathway({ name: 'big', start: 'n0', nodes: chain, edges: links })).toEqual({
+      errors: [],
+      warnings: [],
+    });
   });
 
   it("reports inline tool parameters that do not compile, through the custom tools' check", async () => {
     const { ParameterSchemas } = await import('../../../src/modules/custom-tools/parameters.js');
     const schemas = new ParameterSchemas();
     const doc = basePathway();
-    doc.nodes[1].tools = [{ type: 'http', name: 'lookup', description: 'Look up', parameters: { type: 'object', properties: { id: { type: 'strin' } } }, url: 'https://example.com' }];
+    doc.nodes[1].tools = [
+      {
+        type: 'http',
+        name: 'lookup',
+        description: 'Look up',
+        parameters: { type: 'object', properties: { id: { type: 'strin' } } },
+        url: 'https://example.com',
+      },
+    ];
     expect(validatePathway(doc).errors).toEqual([]);
     const { errors } = validatePathway(doc, { parametersProblem: (schema) => schemas.problem(schema) });
-    expect(errors).toEqual([{ path: '/nodes/1/tools/0/parameters', message: expect.stringMatching(/does not compile/) }]);
+    expect(errors).toEqual([
+      { path: '/nodes/1/tools/0/parameters', message: expect.stringMatching(/does not compile/) },
+    ]);
   });
 
   it('escapes ~ and / in paths made of names (JSON pointer)', () => {
@@ -198,8 +420,14 @@ describe('validatePathway: warnings', () => {
     });
     expect(errors).toEqual([]);
     expect(warnings).toEqual([
-      { path: '/edges/0/keywords', message: 'a `when` edge without keywords: the sandbox dialogue engine cannot take it' },
-      { path: '/global/0/keywords', message: 'a `when` edge without keywords: the sandbox dialogue engine cannot take it' },
+      {
+        path: '/edges/0/keywords',
+        message: 'a `when` edge without keywords: the sandbox dialogue engine cannot take it',
+      },
+      {
+        path: '/global/0/keywords',
+        message: 'a `when` edge without keywords: the sandbox dialogue engine cannot take it',
+      },
     ]);
   });
 
@@ -209,7 +437,9 @@ describe('validatePathway: warnings', () => {
       d.edges.push({ from: 'greet', to: 'loop' }, { from: 'loop', to: 'loop' });
     });
     expect(errors).toEqual([]);
-    expect(warnings).toEqual([{ path: '/nodes/4', message: 'no end or transfer node can be reached from node "loop"' }]);
+    expect(warnings).toEqual([
+      { path: '/nodes/4', message: 'no end or transfer node can be reached from node "loop"' },
+    ]);
   });
 
   it('counts global edges as leaving every conversation node, both for reaching nodes and for reaching an end', () => {

@@ -12,7 +12,12 @@ const START = Date.parse('2026-11-23T10:00:00Z');
 
 function walker(document: PathwayDocument, options: Partial<PathwayWalkerOptions> = {}) {
   const clock = new ManualClock(START);
-  const w = new PathwayWalker({ document, clock, contact: { name: 'Ada', phone: '+14155550100', fields: { note: 'says "hi"' } }, ...options });
+  const w = new PathwayWalker({
+    document,
+    clock,
+    contact: { name: 'Ada', phone: '+14155550100', fields: { note: 'says "hi"' } },
+    ...options,
+  });
   return { w, clock };
 }
 
@@ -27,7 +32,9 @@ describe('PathwayWalker: conversation nodes and the model tools', () => {
   it('enters the start node: its say filled, the path started at call time zero', () => {
     const { w } = walker(clinicPathway());
     const step = w.start();
-    expect(step.effects).toEqual([{ kind: 'conversation', node: 'greet', say: 'Hello Ada, this is Bright Dental. Are you an existing patient?' }]);
+    expect(step.effects).toEqual([
+      { kind: 'conversation', node: 'greet', say: 'Hello Ada, this is Bright Dental. Are you an existing patient?' },
+    ]);
     expect(step.moves).toEqual([{ node: 'greet', atMs: 0 }]);
     expect(w.state).toBe('conversation');
     expect(w.moves).toBe(0);
@@ -50,7 +57,9 @@ describe('PathwayWalker: conversation nodes and the model tools', () => {
     const applied = w.applySetVariables({ is_patient: true });
     expect(applied.result).toEqual({ ok: true, set: { is_patient: true }, node: 'qualify' });
     expect(applied.step.moves).toEqual([{ node: 'qualify', atMs: 4200, edge: '/edges/0', from: 'greet' }]);
-    expect(applied.step.effects).toEqual([{ kind: 'conversation', node: 'qualify', say: 'What can we help with: a checkup, a cleaning, or pain?' }]);
+    expect(applied.step.effects).toEqual([
+      { kind: 'conversation', node: 'qualify', say: 'What can we help with: a checkup, a cleaning, or pain?' },
+    ]);
     // Half the variables: the node waits for the rest.
     const half = w.applySetVariables({ reason: 'Checkup' });
     expect(half.result).toEqual({ ok: true, set: { reason: 'checkup' }, node: 'qualify' });
@@ -63,7 +72,14 @@ describe('PathwayWalker: conversation nodes and the model tools', () => {
     w.start();
     w.applySetVariables({ is_patient: false });
     const step = w.applySetVariables({ reason: 'pain' }).step;
-    expect(step.effects).toEqual([{ kind: 'transfer', node: 'urgent', humanAgentId: 'ha_urgent', say: 'Let me put you through to our urgent line.' }]);
+    expect(step.effects).toEqual([
+      {
+        kind: 'transfer',
+        node: 'urgent',
+        humanAgentId: 'ha_urgent',
+        say: 'Let me put you through to our urgent line.',
+      },
+    ]);
     expect(step.moves.at(-1)).toMatchObject({ node: 'urgent', edge: '/edges/1', from: 'qualify' });
     expect(w.state).toBe('finished');
   });
@@ -88,7 +104,9 @@ describe('PathwayWalker: conversation nodes and the model tools', () => {
     w.applySetVariables({ is_patient: true });
     for (const args of [{ to: 'urgent' }, { to: 'book' }, {}, 'not json', { to: 3 }]) {
       const applied = w.applyChoosePath(args);
-      expect(applied.result.error).toMatch(/^choose_path: .* is not a path from here; `to` is one of "person", "optout", "lookup"$/);
+      expect(applied.result.error).toMatch(
+        /^choose_path: .* is not a path from here; `to` is one of "person", "optout", "lookup"$/,
+      );
       expect(applied.step.moves).toEqual([]);
     }
     expect(w.current.id).toBe('qualify');
@@ -111,18 +129,46 @@ describe('PathwayWalker: conversation nodes and the model tools', () => {
     const document: PathwayDocument = {
       name: 'Types',
       start: 'ask',
-      variables: { b: { type: 'boolean' }, n: { type: 'number' }, d: { type: 'date' }, p: { type: 'phone' }, e: { type: 'email' }, s: { type: 'string' } },
-      nodes: [{ id: 'ask', type: 'conversation', extract: ['b', 'n', 'd', 'p', 'e', 's'] }, { id: 'end', type: 'end' }],
+      variables: {
+        b: { type: 'boolean' },
+        n: { type: 'number' },
+        d: { type: 'date' },
+        p: { type: 'phone' },
+        e: { type: 'email' },
+        s: { type: 'string' },
+      },
+      nodes: [
+        { id: 'ask', type: 'conversation', extract: ['b', 'n', 'd', 'p', 'e', 's'] },
+        { id: 'end', type: 'end' },
+      ],
       edges: [{ from: 'ask', to: 'end', when: 'done', keywords: ['done'] }],
     };
     const { w } = walker(document);
     w.start();
-    const wrong = w.applySetVariables({ b: 'yes', n: 'many', d: 'tomorrow', p: '555-0100', e: 'ada at example', s: '  ' });
+    const wrong = w.applySetVariables({
+      b: 'yes',
+      n: 'many',
+      d: 'tomorrow',
+      p: '555-0100',
+      e: 'ada at example',
+      s: '  ',
+    });
     expect(wrong.result.error).toBe(
       'set_variables: b must be true or false; n must be a number; d must be a date (YYYY-MM-DD); p must be a phone number in E.164 (such as +14155550123); e must be an email address; s must be a non-empty string; nothing was set',
     );
-    const right = w.applySetVariables({ b: 'false', n: '1,250', d: '2026-12-01T09:00:00Z', p: '(415) 555-0123', e: ' ada@example.com ', s: ' Ada ' });
-    expect(right.result).toEqual({ ok: true, set: { b: false, n: 1250, d: '2026-12-01', p: '+14155550123', e: 'ada@example.com', s: 'Ada' }, node: 'ask' });
+    const right = w.applySetVariables({
+      b: 'false',
+      n: '1,250',
+      d: '2026-12-01T09:00:00Z',
+      p: '(415) 555-0123',
+      e: ' ada@example.com ',
+      s: ' Ada ',
+    });
+    expect(right.result).toEqual({
+      ok: true,
+      set: { b: false, n: 1250, d: '2026-12-01', p: '+14155550123', e: 'ada@example.com', s: 'Ada' },
+      node: 'ask',
+    });
     expect(w.applySetVariables({ p: '+442079460958' }).result).toMatchObject({ set: { p: '+442079460958' } });
   });
 });
@@ -151,23 +197,36 @@ describe('PathwayWalker: webhook, digits and sms nodes', () => {
     ]);
     expect(JSON.parse((step.effects[0] as { body: string }).body)).toMatchObject({ note: 'says "hi"', patient: true });
     expect(w.state).toBe('webhook');
-    expect(w.applySetVariables({ reason: 'pain' }).result).toEqual({ error: 'the step "lookup" is waiting for its request' });
+    expect(w.applySetVariables({ reason: 'pain' }).result).toEqual({
+      error: 'the step "lookup" is waiting for its request',
+    });
     expect(w.tools()).toEqual([]);
   });
 
   it('completeWebhook assigns by JSONPath, then takes the if edge that holds', () => {
     const { w, clock } = atLookup();
     clock.advance(900);
-    const step = w.completeWebhook({ ok: true, result: { count: '2', slots: [{ start: '2026-11-26T09:00:00Z' }, { start: '2026-11-26T11:00:00Z' }] } });
+    const step = w.completeWebhook({
+      ok: true,
+      result: { count: '2', slots: [{ start: '2026-11-26T09:00:00Z' }, { start: '2026-11-26T11:00:00Z' }] },
+    });
     expect(step.set).toEqual({ slot_count: 2, first_slot: '2026-11-26T09:00:00Z' });
     expect(step.moves).toEqual([{ node: 'book', atMs: 900, edge: '/edges/4', from: 'lookup' }]);
-    expect(step.effects).toEqual([{ kind: 'conversation', node: 'book', say: 'I can book you for 2026-11-26T09:00:00Z. What phone number and email should the confirmation go to?' }]);
+    expect(step.effects).toEqual([
+      {
+        kind: 'conversation',
+        node: 'book',
+        say: 'I can book you for 2026-11-26T09:00:00Z. What phone number and email should the confirmation go to?',
+      },
+    ]);
     expect(() => w.completeWebhook({ ok: true, result: {} })).toThrow(/no webhook node/);
   });
 
   it('a failed webhook, or an answer without the fields, takes the unconditioned edge', () => {
     const failed = atLookup();
-    expect(failed.w.completeWebhook({ ok: false, error: 'HTTP 500 (after a retry)' }).effects).toEqual([{ kind: 'end', node: 'no_slots', say: 'Sorry, nothing is open on 2026-11-26. Goodbye.' }]);
+    expect(failed.w.completeWebhook({ ok: false, error: 'HTTP 500 (after a retry)' }).effects).toEqual([
+      { kind: 'end', node: 'no_slots', say: 'Sorry, nothing is open on 2026-11-26. Goodbye.' },
+    ]);
     const empty = atLookup();
     const step = empty.w.completeWebhook({ ok: true, result: { count: 0, slots: [] } });
     expect(step.set).toEqual({ slot_count: 0 });
@@ -190,7 +249,10 @@ describe('PathwayWalker: webhook, digits and sms nodes', () => {
       { kind: 'sms', node: 'confirm', text: 'Bright Dental: you are booked for Thursday at 9.' },
       { kind: 'end', node: 'done', say: 'You are all set, Ada. Goodbye!' },
     ]);
-    expect(step.moves.map((m) => [m.from, m.node])).toEqual([['book', 'confirm'], ['confirm', 'done']]);
+    expect(step.moves.map((m) => [m.from, m.node])).toEqual([
+      ['book', 'confirm'],
+      ['confirm', 'done'],
+    ]);
     expect(w.state).toBe('finished');
     expect(w.failed).toBeNull();
   });
@@ -205,7 +267,9 @@ describe('PathwayWalker: webhook, digits and sms nodes', () => {
     ]);
     expect(step.moves.map((m) => m.node)).toEqual(['press', 'notify', 'ask']);
     expect(w.moves).toBe(2);
-    expect(w.applySetVariables({ refill_ready: false }).step.effects).toEqual([{ kind: 'end', node: 'later', say: 'We will call back tomorrow.' }]);
+    expect(w.applySetVariables({ refill_ready: false }).step.effects).toEqual([
+      { kind: 'end', node: 'later', say: 'We will call back tomorrow.' },
+    ]);
   });
 
   it('a non-speaking node with no edge to take fails the walk: pathway_error', () => {
@@ -213,13 +277,21 @@ describe('PathwayWalker: webhook, digits and sms nodes', () => {
       name: 'Stuck',
       start: 'press',
       variables: { x: { type: 'string' } },
-      nodes: [{ id: 'press', type: 'digits', send: '9' }, { id: 'end', type: 'end' }],
+      nodes: [
+        { id: 'press', type: 'digits', send: '9' },
+        { id: 'end', type: 'end' },
+      ],
       edges: [{ from: 'press', to: 'end', if: { var: 'x', op: 'exists' } }],
     };
     const { w } = walker(document);
     expect(w.start().effects).toEqual([
       { kind: 'digits', node: 'press', send: '9' },
-      { kind: 'failed', node: 'press', outcome: 'pathway_error', message: 'digits node "press" has no edge to lead on by' },
+      {
+        kind: 'failed',
+        node: 'press',
+        outcome: 'pathway_error',
+        message: 'digits node "press" has no edge to lead on by',
+      },
     ]);
     expect(w.state).toBe('finished');
     expect(w.failed).toMatch(/no edge/);
@@ -231,7 +303,14 @@ describe('PathwayWalker: if edges on arrival, the move limit', () => {
     const { w } = walker(clinicPathway(), { variables: { is_patient: true, reason: 'pain' } });
     w.start();
     const step = w.applyChoosePath({ to: 'qualify' }).step;
-    expect(step.effects).toEqual([{ kind: 'transfer', node: 'urgent', humanAgentId: 'ha_urgent', say: 'Let me put you through to our urgent line.' }]);
+    expect(step.effects).toEqual([
+      {
+        kind: 'transfer',
+        node: 'urgent',
+        humanAgentId: 'ha_urgent',
+        say: 'Let me put you through to our urgent line.',
+      },
+    ]);
     expect(step.moves.map((m) => m.node)).toEqual(['qualify', 'urgent']);
   });
 
@@ -239,14 +318,26 @@ describe('PathwayWalker: if edges on arrival, the move limit', () => {
     const document: PathwayDocument = {
       name: 'Loop',
       start: 'a',
-      nodes: [{ id: 'a', type: 'digits', send: '1' }, { id: 'b', type: 'sms', text: 'again' }, { id: 'end', type: 'end' }],
-      edges: [{ from: 'a', to: 'b' }, { from: 'b', to: 'a' }],
+      nodes: [
+        { id: 'a', type: 'digits', send: '1' },
+        { id: 'b', type: 'sms', text: 'again' },
+        { id: 'end', type: 'end' },
+      ],
+      edges: [
+        { from: 'a', to: 'b' },
+        { from: 'b', to: 'a' },
+      ],
     };
     const { w } = walker(document);
     const step = w.start();
     expect(w.moves).toBe(MAX_MOVES);
     expect(step.moves).toHaveLength(MAX_MOVES + 1);
-    expect(step.effects.at(-1)).toEqual({ kind: 'failed', node: 'a', outcome: 'pathway_error', message: 'the pathway took 100 edges, the most one call may take' });
+    expect(step.effects.at(-1)).toEqual({
+      kind: 'failed',
+      node: 'a',
+      outcome: 'pathway_error',
+      message: 'the pathway took 100 edges, the most one call may take',
+    });
     expect(w.snapshot().path).toHaveLength(MAX_MOVES + 1);
   });
 
@@ -255,12 +346,28 @@ describe('PathwayWalker: if edges on arrival, the move limit', () => {
     w.start();
     w.applyChoosePath({ to: 'qualify' });
     expect(w.applyChoosePath({ to: 'lookup' }).result).toEqual({ ok: true, node: 'lookup' });
-    expect(w.completeWebhook({ ok: false, error: 'timed out after 5000 ms' }).effects).toEqual([{ kind: 'failed', node: 'lookup', outcome: 'pathway_error', message: 'the pathway took 2 edges, the most one call may take' }]);
+    expect(w.completeWebhook({ ok: false, error: 'timed out after 5000 ms' }).effects).toEqual([
+      {
+        kind: 'failed',
+        node: 'lookup',
+        outcome: 'pathway_error',
+        message: 'the pathway took 2 edges, the most one call may take',
+      },
+    ]);
     const other = walker(menuPathway(), { maxMoves: 2 }).w;
     other.start();
     const last = other.applyChoosePath({ to: 'thanks' });
-    expect(last.step.effects).toEqual([{ kind: 'failed', node: 'ask', outcome: 'pathway_error', message: 'the pathway took 2 edges, the most one call may take' }]);
-    expect(last.result).toEqual({ error: 'the pathway cannot go on: the pathway took 2 edges, the most one call may take' });
+    expect(last.step.effects).toEqual([
+      {
+        kind: 'failed',
+        node: 'ask',
+        outcome: 'pathway_error',
+        message: 'the pathway took 2 edges, the most one call may take',
+      },
+    ]);
+    expect(last.result).toEqual({
+      error: 'the pathway cannot go on: the pathway took 2 edges, the most one call may take',
+    });
     expect(other.failed).toMatch(/2 edges/);
   });
 });
@@ -269,7 +376,11 @@ describe('PathwayWalker: templates and the snapshot', () => {
   it('names with no value are filled with nothing and listed once as warnings', () => {
     const { w } = walker(clinicPathway(), { contact: { name: null } });
     const step = w.start();
-    expect(step.effects[0]).toEqual({ kind: 'conversation', node: 'greet', say: 'Hello , this is Bright Dental. Are you an existing patient?' });
+    expect(step.effects[0]).toEqual({
+      kind: 'conversation',
+      node: 'greet',
+      say: 'Hello , this is Bright Dental. Are you an existing patient?',
+    });
     expect(step.warnings).toEqual(['{{contact.name}} has no value: filled with nothing']);
     w.nodeInstructions();
     w.applySetVariables({ is_patient: true });
@@ -297,6 +408,10 @@ describe('PathwayWalker: templates and the snapshot', () => {
     // A copy: later changes do not reach it; an inline pathway has no id.
     const inline = walker(clinicPathway(), { id: null, callStartMs: START - 3000 }).w;
     inline.start();
-    expect(inline.snapshot()).toEqual({ name: 'Bright Dental bookings', path: [{ node: 'greet', atMs: 3000 }], variables: {} });
+    expect(inline.snapshot()).toEqual({
+      name: 'Bright Dental bookings',
+      path: [{ node: 'greet', atMs: 3000 }],
+      variables: {},
+    });
   });
 });

@@ -1,7 +1,7 @@
 // The variables of personas and integrations: ElevenLabs when its key is set,
 // Calendly's real API in production or when CALENDLY_API_BASE is set.
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../../src/config.js';
+import { type ConfigError, loadConfig } from '../../../src/config.js';
 import { createProviders } from '../../../src/providers/index.js';
 import type { Outbox } from '../../../src/providers/outbox.js';
 
@@ -11,13 +11,24 @@ describe('voice and scheduling configuration', () => {
     expect(config.elevenlabs).toBeNull();
     expect(config.calendly).toBeNull();
     const providers = createProviders(config, {} as Outbox);
-    expect(providers.voice).toMatchObject({ sandbox: false, external: null, name: expect.stringContaining('espeak-ng (local, WebAssembly)') });
+    expect(providers.voice).toMatchObject({
+      sandbox: false,
+      external: null,
+      name: expect.stringContaining('espeak-ng (local, WebAssembly)'),
+    });
     expect(providers.scheduling).toMatchObject({ name: 'calendly sandbox', sandbox: true });
     await providers.voice.local.close?.();
   });
 
   it('turns on ElevenLabs with a key and the real Calendly API with a base URL or in production', async () => {
-    const config = loadConfig({ ELEVENLABS_API_KEY: 'xi', ELEVENLABS_API_BASE: 'http://127.0.0.1:1234/', CALENDLY_API_BASE: 'http://127.0.0.1:5678/' }, '/srv');
+    const config = loadConfig(
+      {
+        ELEVENLABS_API_KEY: 'xi',
+        ELEVENLABS_API_BASE: 'http://127.0.0.1:1234/',
+        CALENDLY_API_BASE: 'http://127.0.0.1:5678/',
+      },
+      '/srv',
+    );
     expect(config.elevenlabs).toEqual({ apiKey: 'xi', apiBase: 'http://127.0.0.1:1234' });
     expect(config.calendly).toEqual({ apiBase: 'http://127.0.0.1:5678' });
     const providers = createProviders(config, {} as Outbox);

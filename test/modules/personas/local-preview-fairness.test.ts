@@ -12,7 +12,9 @@ import { callConfig } from '../calls/support.js';
 import { BrowserCall, WallClock, endedCall, startWebCall } from '../calls/web-call-support.js';
 
 const HOUR = 3_600_000;
-const PREVIEW_TEXT = Buffer.from('This is a preview of a local voice, long enough to keep espeak busy for a while. '.repeat(3)).toString('base64');
+const PREVIEW_TEXT = Buffer.from(
+  'This is a preview of a local voice, long enough to keep espeak busy for a while. '.repeat(3),
+).toString('base64');
 
 interface Speaker {
   user: TestUser;
@@ -25,8 +27,17 @@ async function speaker(t: TestApp): Promise<Speaker> {
 }
 
 async function play(t: TestApp, who: Speaker) {
-  const jwt = await signPayload(who.server, { use: 'persona-preview', textBase64: PREVIEW_TEXT }, { now: t.clock.now() });
-  return t.app.inject({ method: 'POST', url: '/api/persona/local-amy/play', headers: bearer(who.user.token), payload: { server: who.server.name, jwt } });
+  const jwt = await signPayload(
+    who.server,
+    { use: 'persona-preview', textBase64: PREVIEW_TEXT },
+    { now: t.clock.now() },
+  );
+  return t.app.inject({
+    method: 'POST',
+    url: '/api/persona/local-amy/play',
+    headers: bearer(who.user.token),
+    payload: { server: who.server.name, jwt },
+  });
 }
 
 describe('a flood of local previews beside a call', () => {
@@ -37,7 +48,11 @@ describe('a flood of local previews beside a call', () => {
     t = await createTestApp({
       clock: new WallClock(),
       env: { PORT: String(port) },
-      config: { ...callConfig(), publicUrl: `http://127.0.0.1:${port}`, rateLimits: { ...relaxedIpLimits, localVoicePreviewPerUser: { limit: 1_000_000, windowMs: HOUR } } },
+      config: {
+        ...callConfig(),
+        publicUrl: `http://127.0.0.1:${port}`,
+        rateLimits: { ...relaxedIpLimits, localVoicePreviewPerUser: { limit: 1_000_000, windowMs: HOUR } },
+      },
     });
     await t.app.listen({ port, host: '127.0.0.1' });
   }, 60_000);
@@ -59,16 +74,27 @@ describe('a flood of local previews beside a call', () => {
     const floods = Array.from({ length: 24 }, flood);
     try {
       // The flood is refused before the call starts: the queue has as much of it as it takes.
-      await vi.waitFor(() => expect(answers.get('429 rate_limited 2') ?? 0).toBeGreaterThan(20), { timeout: 20_000, interval: 20 });
+      await vi.waitFor(() => expect(answers.get('429 rate_limited 2') ?? 0).toBeGreaterThan(20), {
+        timeout: 20_000,
+        interval: 20,
+      });
 
       const greeting = 'Hi, Ava here. How can I help you today?';
       const res = await startWebCall(t, victim, { agent: { name: 'Ava', firstMessage: greeting } });
       expect(res.statusCode, res.body).toBe(201);
       const call = new BrowserCall(res.json().url);
       // The greeting starts being said (its speech was made despite the flood), then is heard whole; slow on a loaded CI.
-      await call.waitFor(() => call.of('transcript').some((m) => m.role === 'agent') || call.of('ended').length > 0, 'the greeting starts, or the call ends', 40_000);
+      await call.waitFor(
+        () => call.of('transcript').some((m) => m.role === 'agent') || call.of('ended').length > 0,
+        'the greeting starts, or the call ends',
+        40_000,
+      );
       expect(call.of('ended')).toEqual([]);
-      await call.waitFor(() => call.lines('agent').length === 1 || call.of('ended').length > 0, 'the greeting heard, or the end of the call', 40_000);
+      await call.waitFor(
+        () => call.lines('agent').length === 1 || call.of('ended').length > 0,
+        'the greeting heard, or the end of the call',
+        40_000,
+      );
       expect(call.of('ended')).toEqual([]);
       expect(call.lines('agent')).toEqual([greeting]);
       expect(call.agentBytes).toBeGreaterThan(0);
@@ -76,7 +102,11 @@ describe('a flood of local previews beside a call', () => {
       const view = await endedCall(t, victim, res.json().sessionId);
       expect(view.outcome).not.toBe('provider_error');
       expect(view).toMatchObject({ direction: 'web', status: 'completed', reason: 'socket_closed' });
-      expect(view.transcript.filter((line: { role: string }) => line.role === 'agent').map((line: { text: string }) => line.text)).toEqual([greeting]);
+      expect(
+        view.transcript
+          .filter((line: { role: string }) => line.role === 'agent')
+          .map((line: { text: string }) => line.text),
+      ).toEqual([greeting]);
     } finally {
       stop = true;
       await Promise.all(floods);
@@ -90,7 +120,9 @@ describe('a flood of local previews beside a call', () => {
 describe('the per-user rate of local previews', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await createTestApp({ config: { rateLimits: { ...relaxedIpLimits, localVoicePreviewPerUser: { limit: 3, windowMs: HOUR } } } });
+    t = await createTestApp({
+      config: { rateLimits: { ...relaxedIpLimits, localVoicePreviewPerUser: { limit: 3, windowMs: HOUR } } },
+    });
   });
   afterAll(() => t?.close());
 
@@ -105,6 +137,9 @@ describe('the per-user rate of local previews', () => {
     // An hour later the rate is back (the sign-in token has expired by then: the service is asked directly).
     t.clock.advance(HOUR + 1000);
     const jwt = await signPayload(who.server, { use: 'persona-preview' }, { now: t.clock.now() });
-    expect((await t.services.personas.personas.play(who.user.id, 'local-amy', { server: who.server.name, jwt })).header.contentType).toBe('audio/wav');
+    expect(
+      (await t.services.personas.personas.play(who.user.id, 'local-amy', { server: who.server.name, jwt })).header
+        .contentType,
+    ).toBe('audio/wav');
   });
 });

@@ -6,7 +6,14 @@ import { compactDecrypt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { type TestUser, bearer, createVerifiedUser, registerUser } from '../../support/factories.js';
-import { type RegisteredServer, encryptToService, privateKeyOf, registerServer, signPayload, unsignedToken } from '../../support/signed-payloads.js';
+import {
+  type RegisteredServer,
+  encryptToService,
+  privateKeyOf,
+  registerServer,
+  signPayload,
+  unsignedToken,
+} from '../../support/signed-payloads.js';
 import { parseWav } from '../../support/wav.js';
 
 let t: TestApp;
@@ -25,7 +32,10 @@ const preview = (claims: Record<string, unknown> = {}, options: Parameters<typeo
 const play = (id: string, body: Record<string, unknown>, who: TestUser = user) =>
   t.app.inject({ method: 'POST', url: `/api/persona/${id}/play`, headers: bearer(who.token), payload: body });
 
-async function decryptAudio(answer: { header: Record<string, unknown>; content: string }, s: RegisteredServer = server) {
+async function decryptAudio(
+  answer: { header: Record<string, unknown>; content: string },
+  s: RegisteredServer = server,
+) {
   const { plaintext, protectedHeader } = await compactDecrypt(answer.content, privateKeyOf(s));
   expect(protectedHeader.cty).toBe(answer.header.contentType);
   return plaintext;
@@ -47,11 +57,23 @@ describe('persona catalog', () => {
   it('reads one persona by id; an unknown id is 404', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/api/persona/local-amy', headers: bearer(user.token) });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ id: 'local-amy', name: 'Amy', settings: { type: 'local', voiceId: 'en-us+f3' } });
-    const missing = await t.app.inject({ method: 'GET', url: '/api/persona/local-nobody', headers: bearer(user.token) });
+    expect(res.json()).toMatchObject({
+      id: 'local-amy',
+      name: 'Amy',
+      settings: { type: 'local', voiceId: 'en-us+f3' },
+    });
+    const missing = await t.app.inject({
+      method: 'GET',
+      url: '/api/persona/local-nobody',
+      headers: bearer(user.token),
+    });
     expect(missing.statusCode).toBe(404);
     expect(missing.json().code).toBe('not_found');
-    const external = await t.app.inject({ method: 'GET', url: '/api/persona/elevenlabs-21m00Tcm4TlvDq8ikWAM', headers: bearer(user.token) });
+    const external = await t.app.inject({
+      method: 'GET',
+      url: '/api/persona/elevenlabs-21m00Tcm4TlvDq8ikWAM',
+      headers: bearer(user.token),
+    });
     expect(external.statusCode).toBe(404);
   });
 
@@ -69,19 +91,32 @@ describe('persona catalog', () => {
 
 describe('POST /api/persona/{id}/play (local speech)', () => {
   it('speaks textBase64 as an audible WAV encrypted to the registered server', async () => {
-    const res = await play('local-amy', { server: server.name, jwt: await preview({ textBase64: b64('Hello! Your appointment is confirmed for Tuesday at ten.') }) });
+    const res = await play('local-amy', {
+      server: server.name,
+      jwt: await preview({ textBase64: b64('Hello! Your appointment is confirmed for Tuesday at ten.') }),
+    });
     expect(res.statusCode).toBe(200);
     const answer = res.json();
-    expect(answer.header).toMatchObject({ alg: 'ECDH-ES+A256KW', enc: 'A256GCM', cty: 'audio/wav', contentType: 'audio/wav', kid: server.name });
+    expect(answer.header).toMatchObject({
+      alg: 'ECDH-ES+A256KW',
+      enc: 'A256GCM',
+      cty: 'audio/wav',
+      contentType: 'audio/wav',
+      kid: server.name,
+    });
     const wav = parseWav(await decryptAudio(answer));
     expect(wav).toMatchObject({ format: 1, channels: 1, bitsPerSample: 16, sampleRate: 22050 });
     expect(wav.durationSeconds).toBeGreaterThan(1.5);
     expect(wav.rms).toBeGreaterThan(500);
   });
 
-  it('speaks the persona description when textBase64 is absent, with that persona\'s voice', async () => {
-    const amy = parseWav(await decryptAudio((await play('local-amy', { server: server.name, jwt: await preview() })).json()));
-    const james = parseWav(await decryptAudio((await play('local-james', { server: server.name, jwt: await preview() })).json()));
+  it("speaks the persona description when textBase64 is absent, with that persona's voice", async () => {
+    const amy = parseWav(
+      await decryptAudio((await play('local-amy', { server: server.name, jwt: await preview() })).json()),
+    );
+    const james = parseWav(
+      await decryptAudio((await play('local-james', { server: server.name, jwt: await preview() })).json()),
+    );
     expect(amy.rms).toBeGreaterThan(500);
     expect(james.rms).toBeGreaterThan(500);
     // Different text, voice and speed: different audio.
@@ -116,13 +151,21 @@ describe('POST /api/persona/{id}/play (local speech)', () => {
     const cases = {
       expired: await preview({}, { now: t.clock.now() - 3600_000 }),
       tooFar: await preview({}, { expiresIn: 3600 }),
-      unsigned: unsignedToken({ use: 'persona-preview', exp: Math.floor(t.clock.now() / 1000) + 60, jti: randomUUID() }),
+      unsigned: unsignedToken({
+        use: 'persona-preview',
+        exp: Math.floor(t.clock.now() / 1000) + 60,
+        jti: randomUUID(),
+      }),
       wrongUse: await signPayload(server, { use: 'call-session' }, { now: t.clock.now() }),
       otherServer: await signPayload(other, { use: 'persona-preview' }, { now: t.clock.now() }),
     };
     for (const [name, jwt] of Object.entries(cases)) {
       const res = await play('local-amy', { server: server.name, jwt });
-      expect({ name, status: res.statusCode, code: res.json().code }).toEqual({ name, status: 400, code: 'invalid_token' });
+      expect({ name, status: res.statusCode, code: res.json().code }).toEqual({
+        name,
+        status: 400,
+        code: 'invalid_token',
+      });
     }
   });
 
@@ -137,12 +180,21 @@ describe('POST /api/persona/{id}/play (local speech)', () => {
 
   it('refuses bad textBase64 with 400 invalid_input without consuming the jti', async () => {
     const jti = randomUUID();
-    const tooLong = await play('local-amy', { server: server.name, jwt: await preview({ textBase64: b64('a'.repeat(1001)) }, { jti }) });
+    const tooLong = await play('local-amy', {
+      server: server.name,
+      jwt: await preview({ textBase64: b64('a'.repeat(1001)) }, { jti }),
+    });
     expect(tooLong.statusCode).toBe(400);
     expect(tooLong.json()).toMatchObject({ code: 'invalid_input', message: expect.stringContaining('1000') });
-    const notBase64 = await play('local-amy', { server: server.name, jwt: await preview({ textBase64: 'not base64!' }, { jti }) });
+    const notBase64 = await play('local-amy', {
+      server: server.name,
+      jwt: await preview({ textBase64: 'not base64!' }, { jti }),
+    });
     expect(notBase64.json().code).toBe('invalid_input');
-    const ok = await play('local-amy', { server: server.name, jwt: await preview({ textBase64: b64('Now it is fine.') }, { jti }) });
+    const ok = await play('local-amy', {
+      server: server.name,
+      jwt: await preview({ textBase64: b64('Now it is fine.') }, { jti }),
+    });
     expect(ok.statusCode).toBe(200);
   });
 
@@ -161,7 +213,10 @@ describe('POST /api/persona/{id}/play (local speech)', () => {
   it('speaks every built-in persona audibly', async () => {
     const list = (await t.app.inject({ method: 'GET', url: '/api/personas', headers: bearer(user.token) })).json();
     for (const persona of list) {
-      const res = await play(persona.id, { server: server.name, jwt: await preview({ textBase64: b64('Testing one two three.') }) });
+      const res = await play(persona.id, {
+        server: server.name,
+        jwt: await preview({ textBase64: b64('Testing one two three.') }),
+      });
       expect({ id: persona.id, status: res.statusCode }).toEqual({ id: persona.id, status: 200 });
       expect(parseWav(await decryptAudio(res.json())).rms).toBeGreaterThan(300);
     }

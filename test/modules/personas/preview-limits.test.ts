@@ -17,7 +17,13 @@ beforeAll(async () => {
   fake = await startElevenLabsFake();
   t = await createTestApp({
     env: { ELEVENLABS_API_KEY: fake.apiKey, ELEVENLABS_API_BASE: fake.apiBase },
-    config: { rateLimits: { ...relaxedIpLimits, voicePreviewPerUser: { limit: 4, windowMs: HOUR }, voicePreviewCharactersPerUser: { limit: 100, windowMs: 24 * HOUR } } },
+    config: {
+      rateLimits: {
+        ...relaxedIpLimits,
+        voicePreviewPerUser: { limit: 4, windowMs: HOUR },
+        voicePreviewCharactersPerUser: { limit: 100, windowMs: 24 * HOUR },
+      },
+    },
   });
 });
 afterAll(async () => {
@@ -31,10 +37,21 @@ async function speaker() {
   const server = await registerServer(t, user);
   return { user, server };
 }
-const jwtFor = (server: RegisteredServer, chars: number) => signPayload(server, { use: 'persona-preview', textBase64: Buffer.from(text(chars)).toString('base64') }, { now: t.clock.now() });
+const jwtFor = (server: RegisteredServer, chars: number) =>
+  signPayload(
+    server,
+    { use: 'persona-preview', textBase64: Buffer.from(text(chars)).toString('base64') },
+    { now: t.clock.now() },
+  );
 const play = async (who: { user: TestUser; server: RegisteredServer }, persona: string, chars: number, jwt?: string) =>
-  t.app.inject({ method: 'POST', url: `/api/persona/${persona}/play`, headers: bearer(who.user.token), payload: { server: who.server.name, jwt: jwt ?? (await jwtFor(who.server, chars)) } });
-const spoken = () => fake.requests.filter((r) => r.method === 'POST' && r.path.startsWith('/v1/text-to-speech/')).length;
+  t.app.inject({
+    method: 'POST',
+    url: `/api/persona/${persona}/play`,
+    headers: bearer(who.user.token),
+    payload: { server: who.server.name, jwt: jwt ?? (await jwtFor(who.server, chars)) },
+  });
+const spoken = () =>
+  fake.requests.filter((r) => r.method === 'POST' && r.path.startsWith('/v1/text-to-speech/')).length;
 
 describe('paid voice previews', () => {
   it('are capped in characters per day: the preview that would pass the cap is 429 and not counted; a day later the cap is back', async () => {
@@ -52,7 +69,10 @@ describe('paid voice previews', () => {
     expect((await play(await speaker(), PAID, 100)).statusCode).toBe(200);
     // A day later (the sign-in token has expired by then, so the service is asked directly) the cap is back.
     t.clock.advance(24 * HOUR + 1000);
-    const answer = await t.services.personas.personas.play(who.user.id, PAID, { server: who.server.name, jwt: await jwtFor(who.server, 90) });
+    const answer = await t.services.personas.personas.play(who.user.id, PAID, {
+      server: who.server.name,
+      jwt: await jwtFor(who.server, 90),
+    });
     expect(answer.header.contentType).toBe('audio/mpeg');
   });
 

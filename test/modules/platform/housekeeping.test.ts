@@ -9,7 +9,14 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const count = async (table: 'revoked_tokens' | 'phone_codes' | 'password_resets' | 'rate_limits' | 'oauth_states') =>
-  Number((await t.database.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  Number(
+    (
+      await t.database.db
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 describe('housekeeping', () => {
   it('deletes expired revocations, codes, reset tokens, sign-in flows and old rate-limit windows, and keeps live ones', async () => {
@@ -19,7 +26,15 @@ describe('housekeeping', () => {
     await t.app.inject({ method: 'GET', url: '/api/auth/logout', headers: bearer(user.token) });
     await t.database.db
       .insertInto('oauth_states')
-      .values({ state: 's1', provider: 'p', code_verifier: 'v', nonce: 'n', return_to: null, attach_user_id: null, expires_at: t.clock.now() + 600_000 })
+      .values({
+        state: 's1',
+        provider: 'p',
+        code_verifier: 'v',
+        nonce: 'n',
+        return_to: null,
+        attach_user_id: null,
+        expires_at: t.clock.now() + 600_000,
+      })
       .execute();
     expect(await count('revoked_tokens')).toBe(1);
     expect(await count('phone_codes')).toBe(1);

@@ -20,7 +20,9 @@ describe('key checks', () => {
     expect(await hasMasterKeyCheck(store)).toBe(true);
     expect(await verifyKeys(store, secrets, t.clock)).toEqual({ jwtSecretChanged: false });
 
-    await expect(verifyKeys(store, { ...secrets, masterKey: randomBytes(32) }, t.clock)).rejects.toBeInstanceOf(KeyMismatchError);
+    await expect(verifyKeys(store, { ...secrets, masterKey: randomBytes(32) }, t.clock)).rejects.toBeInstanceOf(
+      KeyMismatchError,
+    );
 
     const rotated = { ...secrets, jwtSecret: randomBytes(32).toString('hex') };
     expect(await verifyKeys(store, rotated, t.clock)).toEqual({ jwtSecretChanged: true });
@@ -41,11 +43,17 @@ describe('key checks', () => {
       const shared = { shared: true, rotate: false };
       expect(await verifyKeys(store, secrets, other.clock, shared)).toEqual({ jwtSecretChanged: false });
       const stranger = { ...secrets, jwtSecret: 'b'.repeat(40) };
-      await expect(verifyKeys(store, stranger, other.clock, shared)).rejects.toThrow(/^JWT_SECRET is not the one this database was last used with/);
+      await expect(verifyKeys(store, stranger, other.clock, shared)).rejects.toThrow(
+        /^JWT_SECRET is not the one this database was last used with/,
+      );
       expect(await verifyKeys(store, secrets, other.clock, shared)).toEqual({ jwtSecretChanged: false }); // the refusal recorded nothing
-      expect(await verifyKeys(store, stranger, other.clock, { shared: true, rotate: true })).toEqual({ jwtSecretChanged: true });
+      expect(await verifyKeys(store, stranger, other.clock, { shared: true, rotate: true })).toEqual({
+        jwtSecretChanged: true,
+      });
       await expect(verifyKeys(store, secrets, other.clock, shared)).rejects.toBeInstanceOf(KeyMismatchError);
-      expect(await verifyKeys(store, stranger, other.clock, { shared: true, rotate: true })).toEqual({ jwtSecretChanged: false });
+      expect(await verifyKeys(store, stranger, other.clock, { shared: true, rotate: true })).toEqual({
+        jwtSecretChanged: false,
+      });
     } finally {
       await other.close();
     }
@@ -55,7 +63,9 @@ describe('key checks', () => {
     const other = await createTestApp();
     try {
       const secrets = { masterKey: randomBytes(32), jwtSecret: 'x'.repeat(40) };
-      const results = await Promise.allSettled(Array.from({ length: 4 }, () => verifyKeys(other.services.platformStore, secrets, other.clock)));
+      const results = await Promise.allSettled(
+        Array.from({ length: 4 }, () => verifyKeys(other.services.platformStore, secrets, other.clock)),
+      );
       expect(results.every((r) => r.status === 'fulfilled')).toBe(true);
       const mixed = await Promise.allSettled([
         verifyKeys(other.services.platformStore, secrets, other.clock),

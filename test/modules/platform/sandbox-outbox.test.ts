@@ -6,7 +6,9 @@ import { registerUser } from '../../support/factories.js';
 
 describe('GET /api/sandbox/outbox', () => {
   it('is not served in production, even with ALLOW_SANDBOX=1, and is not in the OpenAPI document there', async () => {
-    const t = await createTestApp({ env: { NODE_ENV: 'production', ALLOW_SANDBOX: '1', PUBLIC_URL: 'https://api.example.com' } });
+    const t = await createTestApp({
+      env: { NODE_ENV: 'production', ALLOW_SANDBOX: '1', PUBLIC_URL: 'https://api.example.com' },
+    });
     try {
       expect(t.config.env).toBe('production');
       const user = await registerUser(t);

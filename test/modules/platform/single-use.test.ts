@@ -20,7 +20,9 @@ const later = () => a.clock.now() + 60_000;
 describe('SingleUseTokens', () => {
   it('lets exactly one of 20 concurrent spends across two instances win', async () => {
     const jti = randomUUID();
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).services.singleUse.spend('phone-price', jti, later())));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).services.singleUse.spend('phone-price', jti, later())),
+    );
     expect(results.filter(Boolean)).toHaveLength(1);
   });
 
@@ -37,7 +39,10 @@ describe('SingleUseTokens', () => {
     const jti = randomUUID();
     expect(await a.services.singleUse.spend('phone-price', jti, later())).toBe(true);
     await b.services.singleUse.restore('phone-price', jti);
-    const again = await Promise.all([a.services.singleUse.spend('phone-price', jti, later()), b.services.singleUse.spend('phone-price', jti, later())]);
+    const again = await Promise.all([
+      a.services.singleUse.spend('phone-price', jti, later()),
+      b.services.singleUse.spend('phone-price', jti, later()),
+    ]);
     expect(again.filter(Boolean)).toHaveLength(1);
   });
 

@@ -25,32 +25,67 @@ describe('telephony end to end (sandbox providers, real billing)', () => {
     expect((await t.app.inject({ method: 'POST', url: new URL(checkoutUrl).pathname })).statusCode).toBe(200);
     expect((await json(t, 'GET', '/api/billing/state', user)).json().hasCard).toBe(true);
 
-    const bought = await json(t, 'PUT', '/api/phone-numbers', user, { jwt: offer.price.jwt, description: 'support' }, { 'idempotency-key': 'e2e-buy' });
+    const bought = await json(
+      t,
+      'PUT',
+      '/api/phone-numbers',
+      user,
+      { jwt: offer.price.jwt, description: 'support' },
+      { 'idempotency-key': 'e2e-buy' },
+    );
     expect(bought.statusCode, bought.body).toBe(200);
     const numberId = bought.json().id;
 
     const agent = await storeObject(t, user, 'agents');
-    const config = await json(t, 'PUT', '/api/inbound-configurations', user, { name: 'Front desk', agent: { id: agent, type: 'agents' }, source: { type: 'manual' } });
+    const config = await json(t, 'PUT', '/api/inbound-configurations', user, {
+      name: 'Front desk',
+      agent: { id: agent, type: 'agents' },
+      source: { type: 'manual' },
+    });
     expect(config.statusCode).toBe(200);
-    const attached = await json(t, 'POST', `/api/inbound-configurations/${config.json().id}`, user, { action: 'attach', phone_number_id: numberId });
+    const attached = await json(t, 'POST', `/api/inbound-configurations/${config.json().id}`, user, {
+      action: 'attach',
+      phone_number_id: numberId,
+    });
     expect(attached.json().inboundConfigurationId).toBe(config.json().id);
 
-    const stream = await openSse(`${t.publicUrl}/api/events/sms_status`, { headers: { authorization: `Bearer ${user.token}` } });
+    const stream = await openSse(`${t.publicUrl}/api/events/sms_status`, {
+      headers: { authorization: `Bearer ${user.token}` },
+    });
     expect(stream.status).toBe(200);
     // An SMS costs money: without balance it is refused; $5 of credit through the sandbox checkout pays for it.
-    const broke = await json(t, 'POST', '/api/sms/messages', user, { phoneNumberId: numberId, to: '+14155550123', body: 'Hello from the sandbox' });
+    const broke = await json(t, 'POST', '/api/sms/messages', user, {
+      phoneNumberId: numberId,
+      to: '+14155550123',
+      body: 'Hello from the sandbox',
+    });
     expect(broke.statusCode).toBe(402);
     await topUp(t, user, 5);
-    const sms = await json(t, 'POST', '/api/sms/messages', user, { phoneNumberId: numberId, to: '+14155550123', body: 'Hello from the sandbox' }, { 'idempotency-key': 'e2e-sms' });
+    const sms = await json(
+      t,
+      'POST',
+      '/api/sms/messages',
+      user,
+      { phoneNumberId: numberId, to: '+14155550123', body: 'Hello from the sandbox' },
+      { 'idempotency-key': 'e2e-sms' },
+    );
     expect(sms.statusCode).toBe(200);
-    const delivered = await eventually(async () => (await json(t, 'GET', `/api/sms/messages/${sms.json().id}`, user)).json(), (m) => m.status === 'delivered', 'delivered');
+    const delivered = await eventually(
+      async () => (await json(t, 'GET', `/api/sms/messages/${sms.json().id}`, user)).json(),
+      (m) => m.status === 'delivered',
+      'delivered',
+    );
     expect(delivered.statuses.map((s: { status: string }) => s.status)).toEqual(['queued', 'sent', 'delivered']);
     // The stream carried every status as an sms_status event.
     const events = await stream.waitForEvents(3, 10_000);
     stream.close();
     expect(events.map((e) => e.event)).toEqual(['sms_status', 'sms_status', 'sms_status']);
     expect(events.map((e) => JSON.parse(e.data).status).sort()).toEqual(['delivered', 'queued', 'sent']);
-    expect(JSON.parse(events[0].data)).toMatchObject({ message_id: sms.json().id, phone_number_id: numberId, to: '+14155550123' });
+    expect(JSON.parse(events[0].data)).toMatchObject({
+      message_id: sms.json().id,
+      phone_number_id: numberId,
+      to: '+14155550123',
+    });
     const outbox = (await t.app.inject({ method: 'GET', url: '/api/sandbox/outbox?to=%2B14155550123' })).json();
     expect(outbox[0]).toMatchObject({ channel: 'sms', body: 'Hello from the sandbox' });
 

@@ -19,7 +19,12 @@ async function refs(user: TestUser) {
 }
 
 async function createConfig(user: TestUser, r: { agent: string }, extra: Record<string, unknown> = {}) {
-  const res = await json(t, 'PUT', '/api/inbound-configurations', user, { name: 'Front desk', agent: { id: r.agent, type: 'agents' }, source: { type: 'manual' }, ...extra });
+  const res = await json(t, 'PUT', '/api/inbound-configurations', user, {
+    name: 'Front desk',
+    agent: { id: r.agent, type: 'agents' },
+    source: { type: 'manual' },
+    ...extra,
+  });
   expect(res.statusCode, res.body).toBe(200);
   return res.json() as { id: string };
 }
@@ -94,34 +99,85 @@ describe('inbound configurations', () => {
     const own = (await json(t, 'PUT', '/api/knowledge-bases', user, { name: 'Manuals' })).json().id as string;
     const foreign = (await json(t, 'PUT', '/api/knowledge-bases', other, { name: 'Theirs' })).json().id as string;
     const created = await createConfig(user, r, { knowledge_base_id: own });
-    expect((await json(t, 'GET', `/api/inbound-configurations/${created.id}`, user)).json().knowledge_base_id).toBe(own);
+    expect((await json(t, 'GET', `/api/inbound-configurations/${created.id}`, user)).json().knowledge_base_id).toBe(
+      own,
+    );
 
     const base = { name: 'x', agent: { id: r.agent, type: 'agents' }, source: { type: 'manual' } };
     for (const id of [foreign, 'kb_missing']) {
       const put = await json(t, 'PUT', '/api/inbound-configurations', user, { ...base, knowledge_base_id: id });
       expect(put.statusCode, id).toBe(404);
       expect(put.json().code).toBe('not_found');
-      const patch = await json(t, 'PATCH', `/api/inbound-configurations/${created.id}`, user, { knowledge_base_id: id });
+      const patch = await json(t, 'PATCH', `/api/inbound-configurations/${created.id}`, user, {
+        knowledge_base_id: id,
+      });
       expect(patch.statusCode, id).toBe(404);
-      const replace = await json(t, 'PUT', `/api/inbound-configurations/${created.id}`, user, { ...base, knowledge_base_id: id });
+      const replace = await json(t, 'PUT', `/api/inbound-configurations/${created.id}`, user, {
+        ...base,
+        knowledge_base_id: id,
+      });
       expect(replace.statusCode, id).toBe(404);
     }
-    expect((await json(t, 'GET', `/api/inbound-configurations/${created.id}`, user)).json()).toMatchObject({ name: 'Front desk', knowledge_base_id: own });
+    expect((await json(t, 'GET', `/api/inbound-configurations/${created.id}`, user)).json()).toMatchObject({
+      name: 'Front desk',
+      knowledge_base_id: own,
+    });
     expect((await json(t, 'GET', '/api/inbound-configurations', user)).json()).toHaveLength(1);
-    expect((await json(t, 'PATCH', `/api/inbound-configurations/${created.id}`, user, { knowledge_base_id: null })).json().knowledge_base_id).toBeNull();
+    expect(
+      (await json(t, 'PATCH', `/api/inbound-configurations/${created.id}`, user, { knowledge_base_id: null })).json()
+        .knowledge_base_id,
+    ).toBeNull();
   });
 
   it('PUT replaces, PATCH changes only what is sent', async () => {
     const user = await createVerifiedUser(t);
     const r = await refs(user);
     const agent2 = await storeObject(t, user, 'agents');
-    const { id } = await createConfig(user, r, { description: 'd', humanAgents: [{ id: r.contact, type: 'contacts' }] });
-    const replaced = await json(t, 'PUT', `/api/inbound-configurations/${id}`, user, { name: 'New', agent: { id: agent2, type: 'agents' }, source: { type: 'manual' } });
-    expect(replaced.json()).toMatchObject({ id, name: 'New', agent: { id: agent2 }, description: null, humanAgents: [] });
-    const patched = await json(t, 'PATCH', `/api/inbound-configurations/${id}`, user, { humanAgents: [{ id: r.contact2, type: 'contacts' }, { id: r.contact2, type: 'contacts' }], source: { type: 'campaigns', id: r.campaign } });
-    expect(patched.json()).toMatchObject({ name: 'New', agent: { id: agent2 }, humanAgents: [{ id: r.contact2, type: 'contacts' }], source: { type: 'campaigns', id: r.campaign } });
-    expect((await json(t, 'PATCH', `/api/inbound-configurations/${id}`, user, { source: { type: 'campaigns', id: r.contact } })).statusCode).toBe(404);
-    expect((await json(t, 'PUT', `/api/inbound-configurations/${id}`, user, { name: 'x', agent: { id: r.contact, type: 'agents' }, source: { type: 'manual' } })).statusCode).toBe(404);
+    const { id } = await createConfig(user, r, {
+      description: 'd',
+      humanAgents: [{ id: r.contact, type: 'contacts' }],
+    });
+    const replaced = await json(t, 'PUT', `/api/inbound-configurations/${id}`, user, {
+      name: 'New',
+      agent: { id: agent2, type: 'agents' },
+      source: { type: 'manual' },
+    });
+    expect(replaced.json()).toMatchObject({
+      id,
+      name: 'New',
+      agent: { id: agent2 },
+      description: null,
+      humanAgents: [],
+    });
+    const patched = await json(t, 'PATCH', `/api/inbound-configurations/${id}`, user, {
+      humanAgents: [
+        { id: r.contact2, type: 'contacts' },
+        { id: r.contact2, type: 'contacts' },
+      ],
+      source: { type: 'campaigns', id: r.campaign },
+    });
+    expect(patched.json()).toMatchObject({
+      name: 'New',
+      agent: { id: agent2 },
+      humanAgents: [{ id: r.contact2, type: 'contacts' }],
+      source: { type: 'campaigns', id: r.campaign },
+    });
+    expect(
+      (
+        await json(t, 'PATCH', `/api/inbound-configurations/${id}`, user, {
+          source: { type: 'campaigns', id: r.contact },
+        })
+      ).statusCode,
+    ).toBe(404);
+    expect(
+      (
+        await json(t, 'PUT', `/api/inbound-configurations/${id}`, user, {
+          name: 'x',
+          agent: { id: r.contact, type: 'agents' },
+          source: { type: 'manual' },
+        })
+      ).statusCode,
+    ).toBe(404);
     expect((await json(t, 'GET', `/api/inbound-configurations/${id}`, user)).json().name).toBe('New');
   });
 
@@ -134,7 +190,15 @@ describe('inbound configurations', () => {
     const otherNumber = await buyNumber(t, other);
     expect((await json(t, 'GET', `/api/inbound-configurations/${id}`, other)).statusCode).toBe(404);
     expect((await json(t, 'PATCH', `/api/inbound-configurations/${id}`, other, { name: 'x' })).statusCode).toBe(404);
-    expect((await json(t, 'PUT', `/api/inbound-configurations/${id}`, other, { name: 'x', agent: { id: otherAgent, type: 'agents' }, source: { type: 'manual' } })).statusCode).toBe(404);
+    expect(
+      (
+        await json(t, 'PUT', `/api/inbound-configurations/${id}`, other, {
+          name: 'x',
+          agent: { id: otherAgent, type: 'agents' },
+          source: { type: 'manual' },
+        })
+      ).statusCode,
+    ).toBe(404);
     expect((await act(other, id, 'attach', otherNumber)).statusCode).toBe(404);
     expect((await json(t, 'DELETE', `/api/inbound-configurations/${id}`, other)).statusCode).toBe(404);
     expect((await json(t, 'GET', '/api/inbound-configurations', other)).json()).toEqual([]);
@@ -178,7 +242,10 @@ describe('attach and detach (spec 3.3)', () => {
     const foreign = await buyNumber(t, other);
     expect((await act(user, c.id, 'attach', foreign)).statusCode).toBe(404);
     expect((await json(t, 'GET', `/api/phone-numbers/${foreign}`, other)).json().inboundConfigurationId).toBeNull();
-    expect((await json(t, 'POST', `/api/inbound-configurations/${c.id}`, user, { action: 'move', phone_number_id: smsOnly })).statusCode).toBe(400);
+    expect(
+      (await json(t, 'POST', `/api/inbound-configurations/${c.id}`, user, { action: 'move', phone_number_id: smsOnly }))
+        .statusCode,
+    ).toBe(400);
   });
 
   it('concurrent attaches of one number to two configurations: exactly one wins', async () => {

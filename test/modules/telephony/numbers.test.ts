@@ -14,8 +14,10 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const purchase = (user: TestUser, body: Record<string, unknown>, headers: Record<string, string> = {}) => json(t, 'PUT', '/api/phone-numbers', user, body, headers);
-const rows = (userId: string) => t.database.db.selectFrom('phone_numbers').selectAll().where('user_id', '=', userId).execute();
+const purchase = (user: TestUser, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  json(t, 'PUT', '/api/phone-numbers', user, body, headers);
+const rows = (userId: string) =>
+  t.database.db.selectFrom('phone_numbers').selectAll().where('user_id', '=', userId).execute();
 
 describe('search', () => {
   it('lists provider slugs and the countries with number types', async () => {
@@ -33,9 +35,21 @@ describe('search', () => {
     const offers = await search(t, user, 'sandbox', 'country=US&type=local&limit=10');
     expect(offers).toHaveLength(10);
     for (const o of offers) {
-      expect(o).toMatchObject({ phoneNumber: expect.stringMatching(/^\+1\d{10}$/), addressRequirements: 'none', price: { amount: 1.15, currency: 'usd' } });
+      expect(o).toMatchObject({
+        phoneNumber: expect.stringMatching(/^\+1\d{10}$/),
+        addressRequirements: 'none',
+        price: { amount: 1.15, currency: 'usd' },
+      });
       const claims = decodeJwt(o.price.jwt);
-      expect(claims).toMatchObject({ sub: user.id, provider: 'sandbox', phoneNumber: o.phoneNumber, country: 'US', type: 'local', monthlyCents: 115, addressRequirements: 'none' });
+      expect(claims).toMatchObject({
+        sub: user.id,
+        provider: 'sandbox',
+        phoneNumber: o.phoneNumber,
+        country: 'US',
+        type: 'local',
+        monthlyCents: 115,
+        addressRequirements: 'none',
+      });
       expect(claims.exp! - claims.iat!).toBe(900);
     }
     // Some SMS-only numbers, and regulated ones elsewhere.
@@ -60,7 +74,11 @@ describe('purchase', () => {
     const [offer] = await search(t, user, 'sandbox', 'country=US&type=tollFree');
     const res = await purchase(user, { jwt: offer.price.jwt });
     expect(res.statusCode).toBe(409);
-    expect(res.json()).toEqual({ message: expect.any(String), code: 'payment_method_required', checkoutUrl: `${t.publicUrl}/api/sandbox/checkout/setup-${user.id}` });
+    expect(res.json()).toEqual({
+      message: expect.any(String),
+      code: 'payment_method_required',
+      checkoutUrl: `${t.publicUrl}/api/sandbox/checkout/setup-${user.id}`,
+    });
     expect(await rows(user.id)).toEqual([]);
     expect(t.billing.activeFor(user.id)).toEqual([]);
     // The same jwt works once the card is there.
@@ -92,16 +110,23 @@ describe('purchase', () => {
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
-    expect(t.billing.activeFor(user.id)).toEqual([expect.objectContaining({ ref: `phone-number:${id}`, monthlyCents: 115 })]);
+    expect(t.billing.activeFor(user.id)).toEqual([
+      expect.objectContaining({ ref: `phone-number:${id}`, monthlyCents: 115 }),
+    ]);
     // Bought numbers are no longer offered, to anyone.
     const other = await createVerifiedUser(t);
-    expect((await search(t, other, 'sandbox', 'country=US&type=local&limit=50')).map((o) => o.phoneNumber)).not.toContain(offer.phoneNumber);
+    expect(
+      (await search(t, other, 'sandbox', 'country=US&type=local&limit=50')).map((o) => o.phoneNumber),
+    ).not.toContain(offer.phoneNumber);
   });
 
   it('an SMS-only number is of type outbound', async () => {
     const user = await createVerifiedUser(t);
     const id = await buyNumber(t, user, (o) => !o.capabilities.voice);
-    expect((await json(t, 'GET', `/api/phone-numbers/${id}`, user)).json()).toMatchObject({ type: 'outbound', capabilities: { voice: false, sms: true } });
+    expect((await json(t, 'GET', `/api/phone-numbers/${id}`, user)).json()).toMatchObject({
+      type: 'outbound',
+      capabilities: { voice: false, sms: true },
+    });
   });
 
   it('refuses forged, tampered, foreign-key, expired, other users’ and spent jwts with 400 invalid_token', async () => {
@@ -111,8 +136,12 @@ describe('purchase', () => {
     const [offer, second] = await search(t, user, 'sandbox', 'country=CA&type=local');
     const claims = decodeJwt(offer.price.jwt);
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    const forged = await new SignJWT({ ...claims }).setProtectedHeader({ alg: 'ES256', kid: 'workspace-1' }).sign(privateKey);
-    const hs = await new SignJWT({ ...claims }).setProtectedHeader({ alg: 'HS256', kid: 'workspace-1' }).sign(new TextEncoder().encode('x'.repeat(32)));
+    const forged = await new SignJWT({ ...claims })
+      .setProtectedHeader({ alg: 'ES256', kid: 'workspace-1' })
+      .sign(privateKey);
+    const hs = await new SignJWT({ ...claims })
+      .setProtectedHeader({ alg: 'HS256', kid: 'workspace-1' })
+      .sign(new TextEncoder().encode('x'.repeat(32)));
     const [h, , s] = offer.price.jwt.split('.');
     const tampered = `${h}.${Buffer.from(JSON.stringify({ ...claims, monthlyCents: 1 })).toString('base64url')}.${s}`;
     for (const jwt of ['not-a-jwt', forged, hs, tampered]) {
@@ -155,11 +184,32 @@ describe('purchase', () => {
     t.billing.addCard(a.id);
     t.billing.addCard(b.id);
     const [offerA] = await search(t, a, 'sandbox', 'country=AU&type=local');
-    const offerB = (await search(t, b, 'sandbox', 'country=AU&type=local')).find((o) => o.phoneNumber === offerA.phoneNumber)!;
+    const offerB = (await search(t, b, 'sandbox', 'country=AU&type=local')).find(
+      (o) => o.phoneNumber === offerA.phoneNumber,
+    )!;
     const fields = { addressSid: undefined };
-    const addrA = (await json(t, 'PUT', '/api/phone-numbers/address', a, { street: '1 George St', city: 'Sydney', region: 'NSW', postalCode: '2000', isoCountry: 'AU' })).json().addressSid;
-    const addrB = (await json(t, 'PUT', '/api/phone-numbers/address', b, { street: '2 George St', city: 'Sydney', region: 'NSW', postalCode: '2000', isoCountry: 'AU' })).json().addressSid;
-    const answers = await Promise.all([purchase(a, { ...fields, jwt: offerA.price.jwt, addressSid: addrA }), purchase(b, { jwt: offerB.price.jwt, addressSid: addrB })]);
+    const addrA = (
+      await json(t, 'PUT', '/api/phone-numbers/address', a, {
+        street: '1 George St',
+        city: 'Sydney',
+        region: 'NSW',
+        postalCode: '2000',
+        isoCountry: 'AU',
+      })
+    ).json().addressSid;
+    const addrB = (
+      await json(t, 'PUT', '/api/phone-numbers/address', b, {
+        street: '2 George St',
+        city: 'Sydney',
+        region: 'NSW',
+        postalCode: '2000',
+        isoCountry: 'AU',
+      })
+    ).json().addressSid;
+    const answers = await Promise.all([
+      purchase(a, { ...fields, jwt: offerA.price.jwt, addressSid: addrA }),
+      purchase(b, { jwt: offerB.price.jwt, addressSid: addrB }),
+    ]);
     expect(answers.map((r) => r.statusCode).sort()).toEqual([200, 409]);
     expect([...(await rows(a.id)), ...(await rows(b.id))]).toHaveLength(1);
   });
@@ -196,7 +246,13 @@ describe('purchase', () => {
     const user = await createVerifiedUser(t);
     t.billing.addCard(user.id);
     const address = async (isoCountry: string) => {
-      const res = await json(t, 'PUT', '/api/phone-numbers/address', user, { street: '1 Main St', city: 'Town', region: 'R', postalCode: '12345', isoCountry });
+      const res = await json(t, 'PUT', '/api/phone-numbers/address', user, {
+        street: '1 Main St',
+        city: 'Town',
+        region: 'R',
+        postalCode: '12345',
+        isoCountry,
+      });
       expect(res.statusCode).toBe(200);
       expect(res.json().addressSid).toMatch(/^AD[0-9a-f]{32}$/);
       return res.json().addressSid as string;
@@ -204,7 +260,10 @@ describe('purchase', () => {
     const [gbUs, gb] = [await address('US'), await address('gb')];
     const [local] = await search(t, user, 'sandbox', 'country=GB&type=local');
     expect(local.addressRequirements).toBe('local');
-    expect((await purchase(user, { jwt: local.price.jwt })).json()).toMatchObject({ code: 'invalid_input', message: expect.stringContaining('local address') });
+    expect((await purchase(user, { jwt: local.price.jwt })).json()).toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringContaining('local address'),
+    });
     expect((await purchase(user, { jwt: local.price.jwt, addressSid: gbUs })).statusCode).toBe(400);
     expect((await purchase(user, { jwt: local.price.jwt, addressSid: 'ADnotmine' })).statusCode).toBe(400);
     expect((await purchase(user, { jwt: local.price.jwt, addressSid: gb })).statusCode).toBe(200);
@@ -218,13 +277,34 @@ describe('purchase', () => {
     const other = await createVerifiedUser(t);
     t.billing.addCard(other.id);
     const [otherLocal] = await search(t, other, 'sandbox', 'country=GB&type=local');
-    expect((await json(t, 'PUT', '/api/phone-numbers', other, { jwt: otherLocal.price.jwt, addressSid: gb })).statusCode).toBe(400);
+    expect(
+      (await json(t, 'PUT', '/api/phone-numbers', other, { jwt: otherLocal.price.jwt, addressSid: gb })).statusCode,
+    ).toBe(400);
   });
 
   it('validates address fields', async () => {
     const user = await createVerifiedUser(t);
-    expect((await json(t, 'PUT', '/api/phone-numbers/address', user, { street: '1 Main St', city: 'Town', region: 'R', postalCode: '1', isoCountry: 'USA' })).statusCode).toBe(400);
-    expect((await json(t, 'PUT', '/api/phone-numbers/address', user, { city: 'Town', region: 'R', postalCode: '1', isoCountry: 'US' })).statusCode).toBe(400);
+    expect(
+      (
+        await json(t, 'PUT', '/api/phone-numbers/address', user, {
+          street: '1 Main St',
+          city: 'Town',
+          region: 'R',
+          postalCode: '1',
+          isoCountry: 'USA',
+        })
+      ).statusCode,
+    ).toBe(400);
+    expect(
+      (
+        await json(t, 'PUT', '/api/phone-numbers/address', user, {
+          city: 'Town',
+          region: 'R',
+          postalCode: '1',
+          isoCountry: 'US',
+        })
+      ).statusCode,
+    ).toBe(400);
   });
 });
 
@@ -232,11 +312,19 @@ describe('list, get, patch, delete', () => {
   it('lists own numbers; patches name and description', async () => {
     const user = await createVerifiedUser(t);
     const id = await buyNumber(t, user);
-    const patched = await json(t, 'PATCH', `/api/phone-numbers/${id}`, user, { name: 'Sales', description: 'inbound leads' });
+    const patched = await json(t, 'PATCH', `/api/phone-numbers/${id}`, user, {
+      name: 'Sales',
+      description: 'inbound leads',
+    });
     expect(patched.json()).toMatchObject({ id, name: 'Sales', description: 'inbound leads' });
-    expect((await json(t, 'PATCH', `/api/phone-numbers/${id}`, user, { description: null })).json()).toMatchObject({ name: 'Sales', description: null });
+    expect((await json(t, 'PATCH', `/api/phone-numbers/${id}`, user, { description: null })).json()).toMatchObject({
+      name: 'Sales',
+      description: null,
+    });
     // Only name and description change; other fields are ignored.
-    expect((await json(t, 'PATCH', `/api/phone-numbers/${id}`, user, { phoneNumber: '+1' })).json().phoneNumber).not.toBe('+1');
+    expect(
+      (await json(t, 'PATCH', `/api/phone-numbers/${id}`, user, { phoneNumber: '+1' })).json().phoneNumber,
+    ).not.toBe('+1');
     expect((await json(t, 'PATCH', `/api/phone-numbers/${id}`, user, { name: '' })).statusCode).toBe(400);
     expect((await json(t, 'GET', '/api/phone-numbers', user)).json().map((n: { id: string }) => n.id)).toEqual([id]);
   });
@@ -271,7 +359,9 @@ describe('list, get, patch, delete', () => {
   it('concurrent deletes release once and leave nothing behind', async () => {
     const user = await createVerifiedUser(t);
     const id = await buyNumber(t, user);
-    const answers = await Promise.all(Array.from({ length: 4 }, () => json(t, 'DELETE', `/api/phone-numbers/${id}`, user)));
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => json(t, 'DELETE', `/api/phone-numbers/${id}`, user)),
+    );
     expect(answers.every((a) => a.statusCode === 204 || a.statusCode === 404)).toBe(true);
     expect(answers.some((a) => a.statusCode === 204)).toBe(true);
     expect(await rows(user.id)).toEqual([]);

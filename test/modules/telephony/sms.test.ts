@@ -12,7 +12,9 @@ import { type TelephonyTestApp, buyNumber, createTelephonyApp, eventually, json 
 
 let t: TelephonyTestApp;
 beforeAll(async () => {
-  t = await createTelephonyApp({ config: { rateLimits: { ...relaxedIpLimits, smsSendPerUser: { limit: 5, windowMs: 60_000 } } } });
+  t = await createTelephonyApp({
+    config: { rateLimits: { ...relaxedIpLimits, smsSendPerUser: { limit: 5, windowMs: 60_000 } } },
+  });
 });
 /** A verified user with $10 of prepaid credit in the in-memory billing account (SMS cost money). */
 const fundedUser = async () => {
@@ -23,22 +25,39 @@ const fundedUser = async () => {
 
 afterAll(() => t.close());
 
-const send = (user: TestUser, body: Record<string, unknown>, headers: Record<string, string> = {}) => json(t, 'POST', '/api/sms/messages', user, body, headers);
+const send = (user: TestUser, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  json(t, 'POST', '/api/sms/messages', user, body, headers);
 const message = (user: TestUser, id: string) => json(t, 'GET', `/api/sms/messages/${id}`, user);
 /** The user's sms_status payloads, each checked against the schema the document publishes (SmsStatusEvent). */
 const smsEvents = async (userId: string) => {
-  const payloads = (await t.database.db.selectFrom('events').selectAll().where('user_id', '=', userId).where('type', '=', 'sms_status').orderBy('id').execute()).map((e) => JSON.parse(String(e.payload)));
+  const payloads = (
+    await t.database.db
+      .selectFrom('events')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .where('type', '=', 'sms_status')
+      .orderBy('id')
+      .execute()
+  ).map((e) => JSON.parse(String(e.payload)));
   for (const payload of payloads) expect(eventPayloadErrors('sms_status', payload)).toEqual([]);
   return payloads;
 };
 
 /** Posts a status callback to the service, signed with `token` (the sandbox's by default) by the twilio package. */
-async function callback(id: string, params: Record<string, string>, token = sandboxTwilioToken(t.secrets.masterKey), signature?: string) {
+async function callback(
+  id: string,
+  params: Record<string, string>,
+  token = sandboxTwilioToken(t.secrets.masterKey),
+  signature?: string,
+) {
   const url = `${t.publicUrl}/api/webhooks/twilio/sms/${id}`;
   return t.app.inject({
     method: 'POST',
     url: `/api/webhooks/twilio/sms/${id}`,
-    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature ?? twilio.getExpectedTwilioSignature(token, url, params) },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-twilio-signature': signature ?? twilio.getExpectedTwilioSignature(token, url, params),
+    },
     payload: new URLSearchParams(params).toString(),
   });
 }
@@ -50,18 +69,39 @@ describe('POST /api/sms/messages (sandbox)', () => {
     const res = await send(user, { phoneNumberId: numberId, to: '+14155550123', body: 'Your table is ready' });
     expect(res.statusCode).toBe(200);
     const sent = res.json();
-    expect(sent).toMatchObject({ id: expect.any(String), phoneNumberId: numberId, to: '+14155550123', body: 'Your table is ready', provider: 'sandbox', providerSid: expect.stringMatching(/^SM/) });
+    expect(sent).toMatchObject({
+      id: expect.any(String),
+      phoneNumberId: numberId,
+      to: '+14155550123',
+      body: 'Your table is ready',
+      provider: 'sandbox',
+      providerSid: expect.stringMatching(/^SM/),
+    });
     expect(sent.statuses[0]).toMatchObject({ status: 'queued' });
 
     const [outboxed] = await t.services.outbox.list('+14155550123');
-    expect(outboxed).toMatchObject({ channel: 'sms', body: 'Your table is ready', data: { messageSid: sent.providerSid } });
+    expect(outboxed).toMatchObject({
+      channel: 'sms',
+      body: 'Your table is ready',
+      data: { messageSid: sent.providerSid },
+    });
 
-    const done = await eventually(async () => (await message(user, sent.id)).json(), (m) => m.status === 'delivered', 'delivered');
+    const done = await eventually(
+      async () => (await message(user, sent.id)).json(),
+      (m) => m.status === 'delivered',
+      'delivered',
+    );
     expect(done.statuses.map((s: { status: string }) => s.status)).toEqual(['queued', 'sent', 'delivered']);
     const events = await smsEvents(user.id);
     // One event per status; the create answer's may be recorded after a fast callback's.
     expect(events.map((e) => e.status).sort()).toEqual(['delivered', 'queued', 'sent']);
-    expect(events.find((e) => e.status === 'delivered')).toMatchObject({ message_id: sent.id, phone_number_id: numberId, to: '+14155550123', status: 'delivered', error_code: null });
+    expect(events.find((e) => e.status === 'delivered')).toMatchObject({
+      message_id: sent.id,
+      phone_number_id: numberId,
+      to: '+14155550123',
+      status: 'delivered',
+      error_code: null,
+    });
   });
 
   it('refuses another user’s number (404), a non-E.164 recipient and bodies out of bounds (400)', async () => {
@@ -77,7 +117,9 @@ describe('POST /api/sms/messages (sandbox)', () => {
     ]) {
       expect((await send(owner, body)).statusCode, JSON.stringify(body).slice(0, 80)).toBe(400);
     }
-    expect((await send(owner, { phoneNumberId: numberId, to: '+14155550123', body: 'x'.repeat(1600) })).statusCode).toBe(200);
+    expect(
+      (await send(owner, { phoneNumberId: numberId, to: '+14155550123', body: 'x'.repeat(1600) })).statusCode,
+    ).toBe(200);
   });
 
   it('lists the caller’s messages newest first, by number, in pages', async () => {
@@ -86,12 +128,25 @@ describe('POST /api/sms/messages (sandbox)', () => {
     const first = await buyNumber(t, user);
     const second = await buyNumber(t, user);
     const ids: string[] = [];
-    for (const [numberId, body] of [[first, 'a'], [second, 'b'], [first, 'c']]) ids.push((await send(user, { phoneNumberId: numberId, to: '+14155550128', body })).json().id);
+    for (const [numberId, body] of [
+      [first, 'a'],
+      [second, 'b'],
+      [first, 'c'],
+    ])
+      ids.push((await send(user, { phoneNumberId: numberId, to: '+14155550128', body })).json().id);
     const all = (await json(t, 'GET', '/api/sms/messages', user)).json();
     expect(all.map((m: { id: string }) => m.id)).toEqual([...ids].reverse());
     expect(all[0].statuses.length).toBeGreaterThan(0);
-    expect((await json(t, 'GET', `/api/sms/messages?phoneNumberId=${first}`, user)).json().map((m: { body: string }) => m.body)).toEqual(['c', 'a']);
-    expect((await json(t, 'GET', `/api/sms/messages?limit=1&before=${ids[2]}`, user)).json().map((m: { id: string }) => m.id)).toEqual([ids[1]]);
+    expect(
+      (await json(t, 'GET', `/api/sms/messages?phoneNumberId=${first}`, user))
+        .json()
+        .map((m: { body: string }) => m.body),
+    ).toEqual(['c', 'a']);
+    expect(
+      (await json(t, 'GET', `/api/sms/messages?limit=1&before=${ids[2]}`, user))
+        .json()
+        .map((m: { id: string }) => m.id),
+    ).toEqual([ids[1]]);
     expect((await json(t, 'GET', '/api/sms/messages', other)).json()).toEqual([]);
   });
 
@@ -120,7 +175,8 @@ describe('POST /api/sms/messages (sandbox)', () => {
     const user = await fundedUser();
     const numberId = await buyNumber(t, user);
     const codes: number[] = [];
-    for (let i = 0; i < 6; i++) codes.push((await send(user, { phoneNumberId: numberId, to: '+14155550126', body: `n${i}` })).statusCode);
+    for (let i = 0; i < 6; i++)
+      codes.push((await send(user, { phoneNumberId: numberId, to: '+14155550126', body: `n${i}` })).statusCode);
     expect(codes).toEqual([200, 200, 200, 200, 200, 429]);
     expect(defaultRateLimits.smsSendPerUser.limit).toBe(60);
   });
@@ -131,7 +187,11 @@ describe('POST /api/webhooks/twilio/sms/{id}', () => {
     const user = await fundedUser();
     const numberId = await buyNumber(t, user);
     const m = (await send(user, { phoneNumberId: numberId, to: '+14155550127', body: 'hello' })).json();
-    await eventually(async () => (await message(user, m.id)).json(), (v) => v.status === 'delivered', 'delivered');
+    await eventually(
+      async () => (await message(user, m.id)).json(),
+      (v) => v.status === 'delivered',
+      'delivered',
+    );
     return { user, m };
   }
 
@@ -143,14 +203,28 @@ describe('POST /api/webhooks/twilio/sms/{id}', () => {
     for (const res of [
       await callback(m.id, params, 'not-the-token'),
       await callback(m.id, params, undefined, 'AAAA'),
-      await t.app.inject({ method: 'POST', url: `/api/webhooks/twilio/sms/${m.id}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(params).toString() }),
+      await t.app.inject({
+        method: 'POST',
+        url: `/api/webhooks/twilio/sms/${m.id}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams(params).toString(),
+      }),
     ]) {
       expect(res.statusCode).toBe(400);
       expect(res.json().code).toBe('invalid_signature');
     }
     // A signature made for another message's URL does not carry over.
     const url = `${t.publicUrl}/api/webhooks/twilio/sms/other`;
-    expect((await callback(m.id, params, undefined, twilio.getExpectedTwilioSignature(sandboxTwilioToken(t.secrets.masterKey), url, params))).statusCode).toBe(400);
+    expect(
+      (
+        await callback(
+          m.id,
+          params,
+          undefined,
+          twilio.getExpectedTwilioSignature(sandboxTwilioToken(t.secrets.masterKey), url, params),
+        )
+      ).statusCode,
+    ).toBe(400);
     expect((await message(user, m.id)).json()).toEqual(before);
     expect(await smsEvents(user.id)).toEqual(eventsBefore);
   });

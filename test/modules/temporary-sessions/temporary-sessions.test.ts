@@ -25,9 +25,19 @@ let phoneSeq = 0;
 const freshPhone = () => `+1415556${String(1000 + ((Date.now() + ++phoneSeq) % 8999)).padStart(4, '0')}`;
 
 const put = (app: TestApp, user: TestUser, payload: object, headers: Record<string, string> = {}) =>
-  app.app.inject({ method: 'PUT', url: '/api/session/temporary', headers: { ...bearer(user.token), ...headers }, payload });
+  app.app.inject({
+    method: 'PUT',
+    url: '/api/session/temporary',
+    headers: { ...bearer(user.token), ...headers },
+    payload,
+  });
 const post = (app: TestApp, user: TestUser, payload: object, headers: Record<string, string> = {}) =>
-  app.app.inject({ method: 'POST', url: '/api/session/temporary', headers: { ...bearer(user.token), ...headers }, payload });
+  app.app.inject({
+    method: 'POST',
+    url: '/api/session/temporary',
+    headers: { ...bearer(user.token), ...headers },
+    payload,
+  });
 
 async function outbox(app: TestApp, to: string) {
   const res = await app.app.inject({ method: 'GET', url: `/api/sandbox/outbox?to=${encodeURIComponent(to)}` });
@@ -36,7 +46,12 @@ async function outbox(app: TestApp, to: string) {
 }
 
 /** PUT, then the code from the SMS the sandbox sent. */
-async function requestKey(app: TestApp, user: TestUser, phone = freshPhone(), type = 'appointment-reminder'): Promise<{ key: string; code: string; phone: string }> {
+async function requestKey(
+  app: TestApp,
+  user: TestUser,
+  phone = freshPhone(),
+  type = 'appointment-reminder',
+): Promise<{ key: string; code: string; phone: string }> {
   const res = await put(app, user, { phone, type });
   expect(res.statusCode, res.body).toBe(200);
   const [sms] = await outbox(app, phone);
@@ -81,19 +96,29 @@ describe('temporary session, end to end', () => {
     expect(retry.headers['idempotent-replayed']).toBe('true');
     expect(retry.json().sessionId).toBe(sessionId);
 
-    const sse = await stream(t, user.token, `call_status?session_id=${sessionId}`, { headers: { 'last-event-id': '0' } });
+    const sse = await stream(t, user.token, `call_status?session_id=${sessionId}`, {
+      headers: { 'last-event-id': '0' },
+    });
     const events = (await sse.waitForEvents(4, 20_000)).map((e) => JSON.parse(e.data));
     sse.close();
     expect(events.map((e) => e.status)).toEqual(['queued', 'ringing', 'in_progress', 'completed']);
 
-    const session = await t.database.db.selectFrom('call_sessions').selectAll().where('id', '=', sessionId).executeTakeFirstOrThrow();
+    const session = await t.database.db
+      .selectFrom('call_sessions')
+      .selectAll()
+      .where('id', '=', sessionId)
+      .executeTakeFirstOrThrow();
     const summary = JSON.parse(session.summary);
     expect(summary.to).toBe(phone);
     expect(POOL).toContain(summary.from);
 
     await eventually(async () => (await outbox(t, email)).length === 1, 10_000, 'summary email');
     const [mail] = await outbox(t, email);
-    expect(mail).toMatchObject({ channel: 'email', subject: 'Your test call: Appointment reminder', data: { sessionId, status: 'completed' } });
+    expect(mail).toMatchObject({
+      channel: 'email',
+      subject: 'Your test call: Appointment reminder',
+      data: { sessionId, status: 'completed' },
+    });
     expect(mail!.body).toContain('Agent: Hi, this is Amy from Bright Smile Dental');
     expect((await leases(t)).filter((l) => l.session_id === sessionId)).toEqual([]);
 
@@ -102,23 +127,42 @@ describe('temporary session, end to end', () => {
     expect(again.statusCode).toBe(400);
     expect(again.json().code).toBe('invalid_token');
     expect(again.json().message).toContain('already used');
-    expect(await t.database.db.selectFrom('temporary_sessions').selectAll().where('user_id', '=', user.id).execute()).toHaveLength(1);
+    expect(
+      await t.database.db.selectFrom('temporary_sessions').selectAll().where('user_id', '=', user.id).execute(),
+    ).toHaveLength(1);
 
     // The summary is sent once, even if the end is handled again (housekeeping's backstop).
     await t.services.temporarySessions.temporary.housekeep(t.clock.now());
     expect(await outbox(t, email)).toHaveLength(1);
   }, 40_000);
 
-  it('is the operator\'s cost: a user with no balance and no plan gets the code and the call; no hold, no charge, no usage', async () => {
+  it("is the operator's cost: a user with no balance and no plan gets the code and the call; no hold, no charge, no usage", async () => {
     const user = await createVerifiedUser(t);
     const { key, code } = await requestKey(t, user);
     const res = await post(t, user, { key, code, email: `free-${Date.now()}@example.com` });
     expect(res.statusCode, res.body).toBe(200);
     const { sessionId } = res.json();
-    await eventually(async () => (await t.database.db.selectFrom('call_sessions').select('finished_at').where('id', '=', sessionId).executeTakeFirstOrThrow()).finished_at !== null, 10_000, 'call accounted for');
-    expect(await t.database.db.selectFrom('call_charges').select('ref').where('user_id', '=', user.id).execute()).toEqual([]);
-    expect(await t.database.db.selectFrom('credit_ledger').select('ref').where('user_id', '=', user.id).execute()).toEqual([]);
-    const state = (await t.app.inject({ method: 'GET', url: '/api/billing/state', headers: bearer(user.token) })).json();
+    await eventually(
+      async () =>
+        (
+          await t.database.db
+            .selectFrom('call_sessions')
+            .select('finished_at')
+            .where('id', '=', sessionId)
+            .executeTakeFirstOrThrow()
+        ).finished_at !== null,
+      10_000,
+      'call accounted for',
+    );
+    expect(
+      await t.database.db.selectFrom('call_charges').select('ref').where('user_id', '=', user.id).execute(),
+    ).toEqual([]);
+    expect(
+      await t.database.db.selectFrom('credit_ledger').select('ref').where('user_id', '=', user.id).execute(),
+    ).toEqual([]);
+    const state = (
+      await t.app.inject({ method: 'GET', url: '/api/billing/state', headers: bearer(user.token) })
+    ).json();
     expect(state.usageRaw).toMatchObject({ calls_outbound: 0, seconds_outbound: 0 });
     expect(state.balance.amount).toBe(0);
   }, 40_000);
@@ -129,13 +173,18 @@ describe('temporary session, end to end', () => {
     const answers = await Promise.all([0, 1, 2].map(() => post(t, user, { key, code, email: 'race@example.com' })));
     expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 400, 400]);
     for (const a of answers.filter((x) => x.statusCode === 400)) expect(a.json().code).toBe('invalid_token');
-    expect(await t.database.db.selectFrom('temporary_sessions').selectAll().where('user_id', '=', user.id).execute()).toHaveLength(1);
+    expect(
+      await t.database.db.selectFrom('temporary_sessions').selectAll().where('user_id', '=', user.id).execute(),
+    ).toHaveLength(1);
   });
 
   it('5 wrong codes end the key: the right code after them is refused', async () => {
     const user = await createVerifiedUser(t);
     const { key, code } = await requestKey(t, user);
-    for (let i = 0; i < 5; i++) expect((await post(t, user, { key, code: wrong(code), email: 'x@example.com' })).json().code).toBe('invalid_code');
+    for (let i = 0; i < 5; i++)
+      expect((await post(t, user, { key, code: wrong(code), email: 'x@example.com' })).json().code).toBe(
+        'invalid_code',
+      );
     const sixth = await post(t, user, { key, code, email: 'x@example.com' });
     expect(sixth.statusCode).toBe(400);
     expect(sixth.json().code).toBe('too_many_attempts');
@@ -148,7 +197,7 @@ describe('temporary session, end to end', () => {
     expect((await post(t, user, { key, code, email: 'x@example.com' })).statusCode).toBe(200);
   });
 
-  it('refuses an expired, a tampered, a forged and another account\'s key', async () => {
+  it("refuses an expired, a tampered, a forged and another account's key", async () => {
     const user = await createVerifiedUser(t);
     const other = await createVerifiedUser(t);
     const { key, code } = await requestKey(t, user);
@@ -156,7 +205,12 @@ describe('temporary session, end to end', () => {
     const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString());
     const tampered = `${header}.${Buffer.from(JSON.stringify({ ...claims, phone: '+14155559999' })).toString('base64url')}.${signature}`;
     const forged = `${header}.${payload}.${Buffer.from('not the signature at all, not at all').toString('base64url')}`;
-    for (const [who, k, why] of [[user, tampered, 'signature'], [user, forged, 'signature'], [other, key, 'another account'], [user, 'not-a-key', 'not a key']] as const) {
+    for (const [who, k, why] of [
+      [user, tampered, 'signature'],
+      [user, forged, 'signature'],
+      [other, key, 'another account'],
+      [user, 'not-a-key', 'not a key'],
+    ] as const) {
       const res = await post(t, who, { key: k, code, email: 'x@example.com' });
       expect(res.statusCode, why).toBe(400);
       expect(res.json().code).toBe('invalid_token');
@@ -193,7 +247,11 @@ describe('temporary session, end to end', () => {
     expect(retry.json().key).toBe(first.json().key);
     expect(await outbox(t, phone)).toHaveLength(1);
     const limit = relaxedIpLimits.temporarySessionPerPhone.limit;
-    const others = await Promise.all(Array.from({ length: limit }, async () => put(t, await createVerifiedUser(t), { phone, type: 'appointment-reminder' })));
+    const others = await Promise.all(
+      Array.from({ length: limit }, async () =>
+        put(t, await createVerifiedUser(t), { phone, type: 'appointment-reminder' }),
+      ),
+    );
     expect(others.map((r) => r.statusCode).sort()).toEqual([...Array(limit - 1).fill(200), 429]);
     expect(await outbox(t, phone)).toHaveLength(limit);
   });
@@ -203,13 +261,18 @@ describe('the temporary number pool', () => {
   let small: TestApp;
   beforeAll(async () => {
     // One number, and a sandbox call slow enough to hold it.
-    small = await createTestApp({ config: { ...callConfig({ sandboxStepMs: 60_000 }), temporarySessions: { numbers: ['+15005550109'], callTypesFile: null } } });
+    small = await createTestApp({
+      config: {
+        ...callConfig({ sandboxStepMs: 60_000 }),
+        temporarySessions: { numbers: ['+15005550109'], callTypesFile: null },
+      },
+    });
   });
   afterAll(async () => {
     await small?.close();
   });
 
-  it('answers 503 numbers_busy while every number is in a call, keeps the key, and a lease past its call\'s longest duration is taken over', async () => {
+  it("answers 503 numbers_busy while every number is in a call, keeps the key, and a lease past its call's longest duration is taken over", async () => {
     const user = await createVerifiedUser(small);
     const a = await requestKey(small, user);
     const b = await requestKey(small, user);

@@ -7,7 +7,12 @@ import type { ManualClock, Timer } from '../../../src/lib/clock.js';
 import type { CallSpeech, CallVoice } from '../../../src/providers/call-speech/interface.js';
 import { ProviderFailure } from '../../../src/providers/failure.js';
 import type { CompletionRequest, LanguageModel, ModelDelta } from '../../../src/providers/language-model/interface.js';
-import type { RecognitionOptions, RecognitionResult, RecognitionStream, SpeechToText } from '../../../src/providers/speech-to-text/interface.js';
+import type {
+  RecognitionOptions,
+  RecognitionResult,
+  RecognitionStream,
+  SpeechToText,
+} from '../../../src/providers/speech-to-text/interface.js';
 import type { SocketLike } from '../../../src/modules/voice/transport.js';
 
 export const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -33,21 +38,32 @@ export class FakeSocket implements SocketLike {
     if (message.event === 'media') this.playoutEndMs = Math.max(this.playoutEndMs, clock.now()) + 20;
     else if (message.event === 'mark') {
       const name = message.mark.name as string;
-      const entry = { name, timer: clock.setTimeout(() => this.echo(name, entry), Math.max(0, this.playoutEndMs - clock.now())) };
+      const entry = {
+        name,
+        timer: clock.setTimeout(() => this.echo(name, entry), Math.max(0, this.playoutEndMs - clock.now())),
+      };
       this.pendingEchoes.push(entry);
     } else if (message.event === 'clear') {
       // Twilio drops its buffer and echoes every pending mark.
       this.playoutEndMs = clock.now();
       for (const e of this.pendingEchoes.splice(0)) {
         e.timer.cancel();
-        this.emit('message', JSON.stringify({ event: 'mark', sequenceNumber: '9', streamSid: this.streamSid, mark: { name: e.name } }), false);
+        this.emit(
+          'message',
+          JSON.stringify({ event: 'mark', sequenceNumber: '9', streamSid: this.streamSid, mark: { name: e.name } }),
+          false,
+        );
       }
     }
   }
 
   private echo(name: string, entry: { name: string; timer: Timer }) {
     this.pendingEchoes = this.pendingEchoes.filter((e) => e !== entry);
-    this.emit('message', JSON.stringify({ event: 'mark', sequenceNumber: '9', streamSid: this.streamSid, mark: { name } }), false);
+    this.emit(
+      'message',
+      JSON.stringify({ event: 'mark', sequenceNumber: '9', streamSid: this.streamSid, mark: { name } }),
+      false,
+    );
   }
 
   close(code?: number, reason?: string) {
@@ -69,18 +85,41 @@ export class FakeSocket implements SocketLike {
 
   start(customParameters: Record<string, string> = { token: 't' }) {
     this.receive({ event: 'connected', protocol: 'Call', version: '1.0.0' });
-    this.receive({ event: 'start', sequenceNumber: '1', streamSid: this.streamSid, start: { accountSid: 'AC1', streamSid: this.streamSid, callSid: 'CA1', tracks: ['inbound'], customParameters, mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 } } });
+    this.receive({
+      event: 'start',
+      sequenceNumber: '1',
+      streamSid: this.streamSid,
+      start: {
+        accountSid: 'AC1',
+        streamSid: this.streamSid,
+        callSid: 'CA1',
+        tracks: ['inbound'],
+        customParameters,
+        mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+      },
+    });
   }
 
   private chunk = 0;
   media(pcm: Int16Array) {
     this.chunk++;
-    this.receive({ event: 'media', sequenceNumber: String(this.chunk + 1), streamSid: this.streamSid, media: { track: 'inbound', chunk: String(this.chunk), timestamp: String(this.chunk * 20), payload: Buffer.from(pcmToMulaw(pcm)).toString('base64') } });
+    this.receive({
+      event: 'media',
+      sequenceNumber: String(this.chunk + 1),
+      streamSid: this.streamSid,
+      media: {
+        track: 'inbound',
+        chunk: String(this.chunk),
+        timestamp: String(this.chunk * 20),
+        payload: Buffer.from(pcmToMulaw(pcm)).toString('base64'),
+      },
+    });
   }
 
   /** Echoes every mark sent so far that has not been echoed (the test decides when audio "played"). */
   echoMarks(names = this.marks()) {
-    for (const name of names) this.receive({ event: 'mark', sequenceNumber: '9', streamSid: this.streamSid, mark: { name } });
+    for (const name of names)
+      this.receive({ event: 'mark', sequenceNumber: '9', streamSid: this.streamSid, mark: { name } });
   }
 
   marks(): string[] {
@@ -210,9 +249,12 @@ export class ScriptedModel implements LanguageModel {
     this.requests.push({ ...request, messages: [...request.messages] });
     this.requestedAt.push(this.clock?.now() ?? 0);
     const step = this.steps.shift() ?? [{ type: 'text', text: 'Okay.' }];
-    if (this.clock && this.firstTokenMs && step !== 'hang') await new Promise<void>((resolve) => this.clock!.setTimeout(resolve, this.firstTokenMs));
+    if (this.clock && this.firstTokenMs && step !== 'hang')
+      await new Promise<void>((resolve) => this.clock!.setTimeout(resolve, this.firstTokenMs));
     if (step === 'hang') {
-      await new Promise<void>((_, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true }));
+      await new Promise<void>((_, reject) =>
+        request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true }),
+      );
       return;
     }
     if (step instanceof Error) throw step;
@@ -225,7 +267,10 @@ export class ScriptedModel implements LanguageModel {
 }
 
 export const text = (t: string): ModelDelta => ({ type: 'text', text: t });
-export const toolCall = (id: string, name: string, args: unknown): ModelDelta => ({ type: 'tool_call', call: { id, type: 'function', function: { name, arguments: JSON.stringify(args) } } });
+export const toolCall = (id: string, name: string, args: unknown): ModelDelta => ({
+  type: 'tool_call',
+  call: { id, type: 'function', function: { name, arguments: JSON.stringify(args) } },
+});
 
 /** Advances the clock in 20 ms steps (flushing promises between) until the promise settles. */
 export async function settle<T>(clock: ManualClock, promise: Promise<T>, maxMs = 120_000, stepMs = 20): Promise<T> {

@@ -29,8 +29,16 @@ describe('heard-text rule', () => {
   });
 
   it('a reply played to its last mark is heard whole and not interrupted; pending text is unheard', () => {
-    expect(heardText([{ text: 'Hi there.', audioMs: 400, playedMs: 400, round: 0 }])).toEqual({ rounds: [{ round: 0, text: 'Hi there.' }], text: 'Hi there.', parts: ['Hi there.'], interrupted: false, unheard: '' });
-    expect(heardText([{ text: 'Hi there.', audioMs: 400, playedMs: 400, round: 0 }], 'And more.').unheard).toBe('And more.');
+    expect(heardText([{ text: 'Hi there.', audioMs: 400, playedMs: 400, round: 0 }])).toEqual({
+      rounds: [{ round: 0, text: 'Hi there.' }],
+      text: 'Hi there.',
+      parts: ['Hi there.'],
+      interrupted: false,
+      unheard: '',
+    });
+    expect(heardText([{ text: 'Hi there.', audioMs: 400, playedMs: 400, round: 0 }], 'And more.').unheard).toBe(
+      'And more.',
+    );
   });
 });
 
@@ -40,7 +48,19 @@ describe('History', () => {
     history.addCaller('When do you open?');
     history.addAgent(
       [
-        { text: '', toolCalls: [{ call: { id: 'c1', type: 'function', function: { name: 'search_knowledge', arguments: '{"query":"open"}' } }, result: '{"matches":[]}' }] },
+        {
+          text: '',
+          toolCalls: [
+            {
+              call: {
+                id: 'c1',
+                type: 'function',
+                function: { name: 'search_knowledge', arguments: '{"query":"open"}' },
+              },
+              result: '{"matches":[]}',
+            },
+          ],
+        },
         { text: 'We open at', toolCalls: [] },
       ],
       true,
@@ -50,7 +70,13 @@ describe('History', () => {
     expect(history.messages()).toEqual([
       { role: 'system', content: 'You are helpful.' },
       { role: 'user', content: 'When do you open?' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'search_knowledge', arguments: '{"query":"open"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'c1', type: 'function', function: { name: 'search_knowledge', arguments: '{"query":"open"}' } },
+        ],
+      },
       { role: 'tool', tool_call_id: 'c1', content: '{"matches":[]}' },
       { role: 'assistant', content: 'We open at…' },
       { role: 'user', content: 'Sorry, go on.' },

@@ -96,7 +96,7 @@ describe('Pacer (one pacing schedule for every call on a clock)', () => {
     expect(ran).toEqual([1, 2]);
   });
 
-  it('one call\'s failing wake-up does not stop the others or reach the poll\'s caller', () => {
+  it("one call's failing wake-up does not stop the others or reach the poll's caller", () => {
     const clock = new ManualClock(0);
     const errors: unknown[] = [];
     const pacer = new Pacer(clock, (error) => errors.push(error));
@@ -127,7 +127,7 @@ describe('AudioSinks sharing the pacer', () => {
     for (const { socket } of calls) expect(socket.count('media')).toBe(50);
   });
 
-  it('a caller frame of any call sends every call\'s due frames while the timer waits, and their lateness is still counted', async () => {
+  it("a caller frame of any call sends every call's due frames while the timer waits, and their lateness is still counted", async () => {
     const clock = new ManualClock(0);
     const lateness: number[] = [];
     const speaking = await call(clock, lateness);
@@ -159,7 +159,7 @@ describe('AudioSinks sharing the pacer', () => {
     expect(speaking.socket.count('media')).toBe(6); // due at 40 and, ahead, at 60
   });
 
-  it('speech arriving for any call sends every call\'s due frames too', async () => {
+  it("speech arriving for any call sends every call's due frames too", async () => {
     const clock = new ManualClock(0);
     const first = await call(clock);
     const second = await call(clock);

@@ -10,7 +10,10 @@ import { FakeSocket, ScriptedModel, settle, text, ToneSpeech, toolCall, type Mod
 
 const voice = { provider: 'elevenlabs', voiceId: 'v1' };
 
-async function setup(steps: ModelStep[], options: { firstTokenMs?: number; ttsFirstByteMs?: number; echo?: boolean } = {}) {
+async function setup(
+  steps: ModelStep[],
+  options: { firstTokenMs?: number; ttsFirstByteMs?: number; echo?: boolean } = {},
+) {
   const clock = new ManualClock(1_000_000);
   const socket = new FakeSocket();
   if (options.echo !== false) socket.autoEcho = clock;
@@ -32,14 +35,38 @@ async function setup(steps: ModelStep[], options: { firstTokenMs?: number; ttsFi
     transferToHuman: async () => ({ ok: true }),
     endCall: () => {},
   });
-  const deps: ReplyDeps = { model, tools, voices: [{ speech: primary, voice }, { speech: local, voice: { provider: 'local', voiceId: 'en' } }], sink, clock, callStartMs: 1_000_000 - 5000 };
+  const deps: ReplyDeps = {
+    model,
+    tools,
+    voices: [
+      { speech: primary, voice },
+      { speech: local, voice: { provider: 'local', voiceId: 'en' } },
+    ],
+    sink,
+    clock,
+    callStartMs: 1_000_000 - 5000,
+  };
   return { clock, socket, sink, model, primary, local, deps, searched };
 }
 
 describe('one reply', () => {
   it('speaks sentence by sentence, runs a tool call and feeds it back until the model answers in text', async () => {
-    const { clock, socket, model, deps, searched, primary } = await setup([[text('Let me check. '), toolCall('c1', 'search_knowledge', { query: 'opening hours' })], [text('We open at nine. '), text('We close at five.')]]);
-    const facts = await settle(clock, runReply(deps, { signal: new AbortController().signal, messages: [{ role: 'system', content: 'S' }, { role: 'user', content: 'When are you open?' }], turnEndMs: clock.now() - 300, sttMs: 200 }));
+    const { clock, socket, model, deps, searched, primary } = await setup([
+      [text('Let me check. '), toolCall('c1', 'search_knowledge', { query: 'opening hours' })],
+      [text('We open at nine. '), text('We close at five.')],
+    ]);
+    const facts = await settle(
+      clock,
+      runReply(deps, {
+        signal: new AbortController().signal,
+        messages: [
+          { role: 'system', content: 'S' },
+          { role: 'user', content: 'When are you open?' },
+        ],
+        turnEndMs: clock.now() - 300,
+        sttMs: 200,
+      }),
+    );
     expect(primary.spoken).toEqual(['Let me check.', 'We open at nine.', 'We close at five.']);
     expect(facts.segments.map((s) => [s.text, s.round, s.playedMs === s.audioMs])).toEqual([
       ['Let me check.', 0, true],
@@ -47,10 +74,31 @@ describe('one reply', () => {
       ['We close at five.', 1, true],
     ]);
     expect(searched).toEqual(['opening hours']);
-    expect(facts.toolCalls).toEqual([{ name: 'search_knowledge', arguments: { query: 'opening hours' }, result: { matches: [{ text: 'We open at nine. We close at five.' }] }, atMs: 5000 }]);
+    expect(facts.toolCalls).toEqual([
+      {
+        name: 'search_knowledge',
+        arguments: { query: 'opening hours' },
+        result: { matches: [{ text: 'We open at nine. We close at five.' }] },
+        atMs: 5000,
+      },
+    ]);
     expect(model.requests[1]!.messages.slice(-2)).toEqual([
-      { role: 'assistant', content: 'Let me check. ', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'search_knowledge', arguments: '{"query":"opening hours"}' } }] },
-      { role: 'tool', tool_call_id: 'c1', content: JSON.stringify({ matches: [{ text: 'We open at nine. We close at five.' }] }) },
+      {
+        role: 'assistant',
+        content: 'Let me check. ',
+        tool_calls: [
+          {
+            id: 'c1',
+            type: 'function',
+            function: { name: 'search_knowledge', arguments: '{"query":"opening hours"}' },
+          },
+        ],
+      },
+      {
+        role: 'tool',
+        tool_call_id: 'c1',
+        content: JSON.stringify({ matches: [{ text: 'We open at nine. We close at five.' }] }),
+      },
     ]);
     expect(model.requests[0]!.tools.map((t) => t.name)).toContain('search_knowledge');
     expect(facts.interrupted).toBe(false);
@@ -62,7 +110,10 @@ describe('one reply', () => {
   it('measures latency from the end of caller speech to the first frame out, in parts', async () => {
     const { clock, deps } = await setup([[text('Hello there.')]], { firstTokenMs: 400, ttsFirstByteMs: 160 });
     const turnEnd = clock.now() - 500; // speech ended 500 ms ago; recognition took 300 of them
-    const facts = await settle(clock, runReply(deps, { signal: new AbortController().signal, messages: [], turnEndMs: turnEnd, sttMs: 300 }));
+    const facts = await settle(
+      clock,
+      runReply(deps, { signal: new AbortController().signal, messages: [], turnEndMs: turnEnd, sttMs: 300 }),
+    );
     expect(facts.latency).not.toBeNull();
     const l = facts.latency!;
     expect(l.sttMs).toBe(300);
@@ -76,7 +127,10 @@ describe('one reply', () => {
   });
 
   it('retries the model once after a 5xx, without a word said twice', async () => {
-    const { clock, deps, primary, model } = await setup([new ProviderFailure('openai', '503 Service Unavailable'), [text('Sorry for the wait. Here it is.')]]);
+    const { clock, deps, primary, model } = await setup([
+      new ProviderFailure('openai', '503 Service Unavailable'),
+      [text('Sorry for the wait. Here it is.')],
+    ]);
     const facts = await settle(clock, runReply(deps, { signal: new AbortController().signal, messages: [] }));
     expect(model.requests).toHaveLength(2);
     expect(primary.spoken).toEqual(['Sorry for the wait.', 'Here it is.']);
@@ -94,7 +148,11 @@ describe('one reply', () => {
   });
 
   it('after a second failure says one apology line', async () => {
-    const { clock, deps, primary, model } = await setup([new ProviderFailure('openai', '500'), new ProviderFailure('openai', '502'), [text('never')]]);
+    const { clock, deps, primary, model } = await setup([
+      new ProviderFailure('openai', '500'),
+      new ProviderFailure('openai', '502'),
+      [text('never')],
+    ]);
     const facts = await settle(clock, runReply(deps, { signal: new AbortController().signal, messages: [] }));
     expect(model.requests).toHaveLength(2);
     // Said as any text is, sentence by sentence.
@@ -124,7 +182,9 @@ describe('one reply', () => {
   });
 
   it('an abort stops model and speech; what played is what the marks say', async () => {
-    const { clock, deps, sink, socket } = await setup([[text('This is a rather long first sentence for the test. And a second one.')]]);
+    const { clock, deps, sink, socket } = await setup([
+      [text('This is a rather long first sentence for the test. And a second one.')],
+    ]);
     const controller = new AbortController();
     const pending = runReply(deps, { signal: controller.signal, messages: [] });
     for (let i = 0; i < 30; i++) {
@@ -145,14 +205,25 @@ describe('one reply', () => {
 
   it('speaks given text without the model', async () => {
     const { clock, deps, model, primary } = await setup([]);
-    await settle(clock, runReply(deps, { signal: new AbortController().signal, text: 'Hello, this is Ada. How can I help?' }));
+    await settle(
+      clock,
+      runReply(deps, { signal: new AbortController().signal, text: 'Hello, this is Ada. How can I help?' }),
+    );
     expect(model.requests).toHaveLength(0);
     expect(primary.spoken).toEqual(['Hello, this is Ada.', 'How can I help?']);
   });
 
   it('a voice or a tool that ignores the abort does not hold the reply', async () => {
     const stuckVoice = await setup([[text('Hello.')]]);
-    stuckVoice.deps.voices = [{ speech: { name: 'stuck', synthesize: () => ({ [Symbol.asyncIterator]: () => ({ next: () => new Promise<never>(() => {}) }) }) }, voice }];
+    stuckVoice.deps.voices = [
+      {
+        speech: {
+          name: 'stuck',
+          synthesize: () => ({ [Symbol.asyncIterator]: () => ({ next: () => new Promise<never>(() => {}) }) }),
+        },
+        voice,
+      },
+    ];
     const c1 = new AbortController();
     const r1 = runReply(stuckVoice.deps, { signal: c1.signal, messages: [] });
     await settle(stuckVoice.clock, new Promise((r) => stuckVoice.clock.setTimeout(() => r(null), 500)));

@@ -17,7 +17,10 @@ async function answerFrom(question: string, matches: Array<{ text: string; title
     transferToHuman: async () => ({ ok: false }),
     endCall: () => {},
   });
-  const messages: ChatMessage[] = [{ role: 'system', content: 'You are Amy, answering calls to Main line.' }, { role: 'user', content: question }];
+  const messages: ChatMessage[] = [
+    { role: 'system', content: 'You are Amy, answering calls to Main line.' },
+    { role: 'user', content: question },
+  ];
   for (let round = 0; round < 3; round++) {
     let text = '';
     const calls = [];
@@ -61,30 +64,50 @@ A check-up costs 45 pounds.
 
 describe('sandbox dialogue engine: the passage that answers', () => {
   it('a Markdown FAQ: the answer under the question, not the heading or the question', async () => {
-    expect(await answerFrom('What are your opening hours?', [{ text: MARKDOWN_FAQ, title: 'faq.md' }])).toBe('We are open Monday to Friday, 9 a.m. to 5 p.m.');
-    expect(await answerFrom('Where can I park?', [{ text: MARKDOWN_FAQ }])).toBe('There is free parking behind the building.');
+    expect(await answerFrom('What are your opening hours?', [{ text: MARKDOWN_FAQ, title: 'faq.md' }])).toBe(
+      'We are open Monday to Friday, 9 a.m. to 5 p.m.',
+    );
+    expect(await answerFrom('Where can I park?', [{ text: MARKDOWN_FAQ }])).toBe(
+      'There is free parking behind the building.',
+    );
     // A short reply is said with the sentence that follows it.
-    expect(await answerFrom('Do you take walk-ins?', [{ text: MARKDOWN_FAQ }])).toBe('We do. Walk-ins are seen every morning until eleven.');
+    expect(await answerFrom('Do you take walk-ins?', [{ text: MARKDOWN_FAQ }])).toBe(
+      'We do. Walk-ins are seen every morning until eleven.',
+    );
   });
 
   it('"Q: … A: …" on one line answers with the A part, found by its question', async () => {
-    const faq = 'Q: What are your opening hours? A: We are open from nine to five, Monday to Friday. Q: Can I park there? A: Yes, behind the building.';
-    expect(await answerFrom('What are your opening hours?', [{ text: faq }])).toBe('We are open from nine to five, Monday to Friday.');
+    const faq =
+      'Q: What are your opening hours? A: We are open from nine to five, Monday to Friday. Q: Can I park there? A: Yes, behind the building.';
+    expect(await answerFrom('What are your opening hours?', [{ text: faq }])).toBe(
+      'We are open from nine to five, Monday to Friday.',
+    );
     expect(await answerFrom('Can I park there?', [{ text: faq }])).toBe('Yes, behind the building.');
     // The answer set apart from its question by a blank line; a question asked back at the reader is not an answer either.
-    const spaced = 'Question: Do you deliver?\n\nAnswer: Yes. Orders go out every Tuesday and Friday.\n\nNeed parking? Use the lot behind the store.';
-    expect(await answerFrom('Do you deliver?', [{ text: spaced }])).toBe('Yes. Orders go out every Tuesday and Friday.');
+    const spaced =
+      'Question: Do you deliver?\n\nAnswer: Yes. Orders go out every Tuesday and Friday.\n\nNeed parking? Use the lot behind the store.';
+    expect(await answerFrom('Do you deliver?', [{ text: spaced }])).toBe(
+      'Yes. Orders go out every Tuesday and Friday.',
+    );
     expect(await answerFrom('Is there parking?', [{ text: spaced }])).toBe('Use the lot behind the store.');
   });
 
   it('a plain text page with headings: the sentence under the heading, not the title or the heading', async () => {
-    expect(await answerFrom('Can you tell me your opening hours please?', [{ text: PLAIN_PAGE, title: 'Acme Dental' }])).toBe('We are open Monday to Friday from 8am to 6pm.');
-    expect(await answerFrom('Where can I park?', [{ text: PLAIN_PAGE }])).toBe('The car park behind the clinic is free for patients.');
+    expect(
+      await answerFrom('Can you tell me your opening hours please?', [{ text: PLAIN_PAGE, title: 'Acme Dental' }]),
+    ).toBe('We are open Monday to Friday from 8am to 6pm.');
+    expect(await answerFrom('Where can I park?', [{ text: PLAIN_PAGE }])).toBe(
+      'The car park behind the clinic is free for patients.',
+    );
     expect(await answerFrom('How much is a check-up?', [{ text: PLAIN_PAGE }])).toBe('A check-up costs 45 pounds.');
   });
 
   it('a heading run into its text on one line ("Opening hours. We are open …") answers with the text', async () => {
-    expect(await answerFrom('Can you tell me your opening hours please?', [{ text: 'Opening hours. We are open Monday to Friday from nine to five.' }])).toBe('We are open Monday to Friday from nine to five.');
+    expect(
+      await answerFrom('Can you tell me your opening hours please?', [
+        { text: 'Opening hours. We are open Monday to Friday from nine to five.' },
+      ]),
+    ).toBe('We are open Monday to Friday from nine to five.');
   });
 
   it('a one-line answer is said whole', async () => {
@@ -93,21 +116,37 @@ describe('sandbox dialogue engine: the passage that answers', () => {
   });
 
   it('a line ending in a colon is said with its list', async () => {
-    const text = 'Our opening hours are:\n- Monday to Friday: 9 to 5\n- Saturday: 10 to 2\n\nWe are closed on bank holidays.';
-    expect(await answerFrom('What are your opening hours?', [{ text }])).toBe('Our opening hours are: Monday to Friday: 9 to 5 Saturday: 10 to 2');
+    const text =
+      'Our opening hours are:\n- Monday to Friday: 9 to 5\n- Saturday: 10 to 2\n\nWe are closed on bank holidays.';
+    expect(await answerFrom('What are your opening hours?', [{ text }])).toBe(
+      'Our opening hours are: Monday to Friday: 9 to 5 Saturday: 10 to 2',
+    );
   });
 
   it('hard-wrapped lines are read as one sentence', async () => {
     const text = 'Parking\nThere is a free car park behind the\nclinic, open from 8am.';
-    expect(await answerFrom('Where can I park?', [{ text }])).toBe('There is a free car park behind the clinic, open from 8am.');
+    expect(await answerFrom('Where can I park?', [{ text }])).toBe(
+      'There is a free car park behind the clinic, open from 8am.',
+    );
   });
 
   it('a match of only headings and questions gives way to the next match; none at all is said plainly', async () => {
-    expect(await answerFrom('What are your opening hours?', [{ text: '# Opening hours\n\nWhat are your opening hours?' }, { text: 'We open at nine and close at five.' }])).toBe('We open at nine and close at five.');
-    expect(await answerFrom('What are your opening hours?', [{ text: 'Opening hours.' }])).toBe("I'm sorry, I don't have information about that.");
+    expect(
+      await answerFrom('What are your opening hours?', [
+        { text: '# Opening hours\n\nWhat are your opening hours?' },
+        { text: 'We open at nine and close at five.' },
+      ]),
+    ).toBe('We open at nine and close at five.');
+    expect(await answerFrom('What are your opening hours?', [{ text: 'Opening hours.' }])).toBe(
+      "I'm sorry, I don't have information about that.",
+    );
   });
 
   it('still picks the sentence sharing most words with the question', async () => {
-    expect(await answerFrom('where can I park?', [{ text: 'We are a shop. Parking is free behind the store. Opening hours are 9 to 5.' }])).toBe('Parking is free behind the store.');
+    expect(
+      await answerFrom('where can I park?', [
+        { text: 'We are a shop. Parking is free behind the store. Opening hours are 9 to 5.' },
+      ]),
+    ).toBe('Parking is free behind the store.');
   });
 });

@@ -15,7 +15,10 @@ async function answer(model: SandboxDialogue, messages: ChatMessage[], tools: To
 }
 
 /** Open slots of a sandbox calendar: 10:00 and 11:00 UTC on each weekday of the week from Monday 30 November 2026, narrowed to `date` when given. */
-const SLOTS = ['2026-11-30', '2026-12-01', '2026-12-02', '2026-12-03', '2026-12-04'].flatMap((d) => [`${d}T10:00:00Z`, `${d}T11:00:00Z`]);
+const SLOTS = ['2026-11-30', '2026-12-01', '2026-12-02', '2026-12-03', '2026-12-04'].flatMap((d) => [
+  `${d}T10:00:00Z`,
+  `${d}T11:00:00Z`,
+]);
 
 interface Conversation {
   clock?: ManualClock;
@@ -28,11 +31,22 @@ interface Conversation {
 }
 
 /** Runs the engine like a reply does: tool calls through the registry, results fed back, until text without calls. */
-async function converse(utterance: string, clock?: ManualClock, slots = SLOTS, options: Conversation = {}, model = new SandboxDialogue({ agentName: 'Ada', ...(clock ? { clock } : {}) })) {
+async function converse(
+  utterance: string,
+  clock?: ManualClock,
+  slots = SLOTS,
+  options: Conversation = {},
+  model = new SandboxDialogue({ agentName: 'Ada', ...(clock ? { clock } : {}) }),
+) {
   const executed: Array<{ name: string; args: unknown; result: unknown }> = [];
   const tools = new ToolRegistry(
     {
-      searchKnowledge: options.knowledge ?? (async () => [{ text: 'Welcome to the shop. Our opening hours are nine to five on weekdays. Parking is free.' }, { text: 'Other.' }]),
+      searchKnowledge:
+        options.knowledge ??
+        (async () => [
+          { text: 'Welcome to the shop. Our opening hours are nine to five on weekdays. Parking is free.' },
+          { text: 'Other.' },
+        ]),
       checkAvailability: async (date) => slots.filter((s) => !date || s.startsWith(date)),
       bookMeeting: async (i) => ({ booked: true, start: i.start }),
       transferToHuman: async () => ({ ok: true, name: 'Sam' }),
@@ -40,7 +54,10 @@ async function converse(utterance: string, clock?: ManualClock, slots = SLOTS, o
     },
     options.tools ?? VOICE_TOOLS,
   );
-  const messages: ChatMessage[] = [...(options.before ?? [{ role: 'system', content: 'S' }]), { role: 'user', content: utterance }];
+  const messages: ChatMessage[] = [
+    ...(options.before ?? [{ role: 'system', content: 'S' }]),
+    { role: 'user', content: utterance },
+  ];
   const said: string[] = [];
   for (let round = 0; round < 5; round++) {
     const { text, calls } = await answer(model, messages, tools.specs());
@@ -48,7 +65,11 @@ async function converse(utterance: string, clock?: ManualClock, slots = SLOTS, o
     if (!calls.length) break;
     messages.push({ role: 'assistant', content: text || null, tool_calls: calls });
     for (const call of calls) {
-      const { arguments: args, result } = await tools.call(call.function.name, call.function.arguments, new AbortController().signal);
+      const { arguments: args, result } = await tools.call(
+        call.function.name,
+        call.function.arguments,
+        new AbortController().signal,
+      );
       executed.push({ name: call.function.name, args, result });
       messages.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(result) });
     }
@@ -78,7 +99,10 @@ describe('sandbox dialogue engine', () => {
   });
 
   it('greets', async () => {
-    expect(await converse('Hello, who is this?')).toEqual({ said: ['Hello! This is Ada. How can I help you today?'], executed: [] });
+    expect(await converse('Hello, who is this?')).toEqual({
+      said: ['Hello! This is Ada. How can I help you today?'],
+      executed: [],
+    });
   });
 
   it('answers a question from the top knowledge match, quoting its most relevant sentence', async () => {
@@ -94,7 +118,11 @@ describe('sandbox dialogue engine', () => {
       ['check_availability', {}],
       ['book_meeting', { start: '2026-11-30T10:00:00Z' }],
     ]);
-    expect(said).toEqual(['Let me check the calendar.', "The first open slot is Monday 30 November at 10:00 UTC. I'll book it for you.", "You're booked for Monday 30 November at 10:00 UTC. Is there anything else I can help with?"]);
+    expect(said).toEqual([
+      'Let me check the calendar.',
+      "The first open slot is Monday 30 November at 10:00 UTC. I'll book it for you.",
+      "You're booked for Monday 30 November at 10:00 UTC. Is there anything else I can help with?",
+    ]);
   });
 
   it('checks and books the day asked for: "next Tuesday" from the call\'s clock', async () => {
@@ -112,7 +140,10 @@ describe('sandbox dialogue engine', () => {
     ]);
     // A week later the same words mean the Tuesday after.
     clock.advance(7 * 86_400_000);
-    const later = await converse('I would like to book a meeting for next Tuesday.', clock, [...SLOTS, '2026-12-08T09:30:00Z']);
+    const later = await converse('I would like to book a meeting for next Tuesday.', clock, [
+      ...SLOTS,
+      '2026-12-08T09:30:00Z',
+    ]);
     expect(later.executed.map((e) => [e.name, e.args])).toEqual([
       ['check_availability', { date: '2026-12-08' }],
       ['book_meeting', { start: '2026-12-08T09:30:00Z' }],
@@ -123,7 +154,10 @@ describe('sandbox dialogue engine', () => {
     const clock = new ManualClock(Date.parse('2026-11-27T15:00:00Z'));
     const { said, executed } = await converse('Can I book a meeting on Saturday?', clock);
     expect(executed.map((e) => [e.name, e.args])).toEqual([['check_availability', { date: '2026-11-28' }]]);
-    expect(said).toEqual(['Let me check the calendar for Saturday 28 November.', "I'm sorry, there are no open slots on Saturday 28 November."]);
+    expect(said).toEqual([
+      'Let me check the calendar for Saturday 28 November.',
+      "I'm sorry, there are no open slots on Saturday 28 November.",
+    ]);
   });
 
   it.each([
@@ -156,7 +190,10 @@ describe('sandbox dialogue engine', () => {
     /** A web call's messages as the session builds them: agentCall's system prompt (the persona says "You are Amy, …"), then the first message spoken. */
     const webCall = (agent: { name: string; firstMessage?: string }): ChatMessage[] => {
       const call = agentCall(agent, {
-        persona: { instructions: BUILT_IN_PERSONAS.find((p) => p.name === 'Amy')!.instructions, settings: { type: 'local', voiceId: 'en-us' } },
+        persona: {
+          instructions: BUILT_IN_PERSONAS.find((p) => p.name === 'Amy')!.instructions,
+          settings: { type: 'local', voiceId: 'en-us' },
+        },
         tools: [],
         situation: 'talking with someone who calls you from a web browser to try you out',
         to: 'web',
@@ -165,14 +202,19 @@ describe('sandbox dialogue engine', () => {
         integrationIds: [],
         humans: [],
       });
-      return [{ role: 'system', content: call.systemPrompt }, { role: 'assistant', content: call.firstMessage! }];
+      return [
+        { role: 'system', content: call.systemPrompt },
+        { role: 'assistant', content: call.firstMessage! },
+      ];
     };
 
     it('"who is this" answers with the introduction of its first message', async () => {
       const before = webCall({ name: 'Amy', firstMessage: 'Hello, this is Amy from the clinic. How can I help?' });
       const { said } = await converse('Hello, who is this?', undefined, SLOTS, { before }, new SandboxDialogue());
       expect(said).toEqual(['Hello! This is Amy from the clinic. How can I help you today?']);
-      expect((await converse('Who am I speaking to?', undefined, SLOTS, { before }, new SandboxDialogue())).said).toEqual(['Hello! This is Amy from the clinic. How can I help you today?']);
+      expect(
+        (await converse('Who am I speaking to?', undefined, SLOTS, { before }, new SandboxDialogue())).said,
+      ).toEqual(['Hello! This is Amy from the clinic. How can I help you today?']);
     });
 
     it("names the agent of the call's system prompt, not its persona nor the engine's option", async () => {
@@ -180,31 +222,49 @@ describe('sandbox dialogue engine', () => {
       expect(said).toEqual(['Hello! This is Ben. How can I help you today?']);
       // An outbound call's prompt (session-service.ts systemPrompt), its first message naming nobody.
       const outbound: ChatMessage[] = [
-        { role: 'system', content: 'You are a helpful voice agent.\n\nYou are Grace Hopper, calling Ada.\n\nRemind Ada of her appointment.' },
+        {
+          role: 'system',
+          content:
+            'You are a helpful voice agent.\n\nYou are Grace Hopper, calling Ada.\n\nRemind Ada of her appointment.',
+        },
         { role: 'assistant', content: 'Hello Ada, I am calling about your appointment.' },
       ];
-      expect((await converse('Who is this?', undefined, SLOTS, { before: outbound })).said).toEqual(['Hello! This is Grace Hopper. How can I help you today?']);
+      expect((await converse('Who is this?', undefined, SLOTS, { before: outbound })).said).toEqual([
+        'Hello! This is Grace Hopper. How can I help you today?',
+      ]);
     });
 
     it("falls back to the engine's agentName when the prompt names nobody", async () => {
-      expect((await converse('Hello, who is this?', undefined, SLOTS, { before: [{ role: 'system', content: 'Be brief.' }] })).said).toEqual(['Hello! This is Ada. How can I help you today?']);
+      expect(
+        (
+          await converse('Hello, who is this?', undefined, SLOTS, {
+            before: [{ role: 'system', content: 'Be brief.' }],
+          })
+        ).said,
+      ).toEqual(['Hello! This is Ada. How can I help you today?']);
     });
   });
 
   it('without a calendar (no check_availability or book_meeting offered) says it cannot book, and calls no calendar tool', async () => {
     const clock = new ManualClock(Date.parse('2026-11-27T15:00:00Z'));
     const tools = VOICE_TOOLS.filter((t) => t.name !== 'check_availability' && t.name !== 'book_meeting');
-    const { said, executed } = await converse('I would like to book a meeting for next Tuesday.', clock, SLOTS, { tools });
+    const { said, executed } = await converse('I would like to book a meeting for next Tuesday.', clock, SLOTS, {
+      tools,
+    });
     expect(said).toEqual(["I'm sorry, I can't book meetings on this call, but I'm happy to help with anything else."]);
     expect(executed).toEqual([]);
   });
 
-  it.each(['(unclear)', '(speech not recognised)', '(unclear) goodbye', 'bye (unclear)', '(unclear) can I talk to a person', '(unclear) book a meeting'])(
-    'a caller line marked as not understood, "%s", is not acted on: it asks to hear it again',
-    async (utterance) => {
-      const { said, executed } = await converse(utterance);
-      expect(said).toEqual(["Sorry, I didn't catch that. Could you say that again?"]);
-      expect(executed).toEqual([]);
-    },
-  );
+  it.each([
+    '(unclear)',
+    '(speech not recognised)',
+    '(unclear) goodbye',
+    'bye (unclear)',
+    '(unclear) can I talk to a person',
+    '(unclear) book a meeting',
+  ])('a caller line marked as not understood, "%s", is not acted on: it asks to hear it again', async (utterance) => {
+    const { said, executed } = await converse(utterance);
+    expect(said).toEqual(["Sorry, I didn't catch that. Could you say that again?"]);
+    expect(executed).toEqual([]);
+  });
 });

@@ -36,7 +36,7 @@ const msOf = (pcm: Int16Array) => (pcm.length * 1000) / 8000;
 const speechMsIn = (pcm: Int16Array) => {
   let first = -1;
   let last = -1;
-  for (let i = 0; i < pcm.length; i++) if (Math.abs(pcm[i]!) > 1000) (first < 0 ? (first = i) : 0), (last = i);
+  for (let i = 0; i < pcm.length; i++) if (Math.abs(pcm[i]!) > 1000) first < 0 ? (first = i) : 0, (last = i);
   return first < 0 ? 0 : Math.round(((last - first + 1) * 1000) / 8000);
 };
 
@@ -62,7 +62,12 @@ async function startCall(firstMessage: string, model: ScriptedModel, web = false
     stt,
     model,
     voices: [{ speech, voice: { provider: 'local', voiceId: 'en' } }],
-    services: { searchKnowledge: async () => [], checkAvailability: async () => [], bookMeeting: async (i) => ({ booked: true, start: i.start }), transferToHuman: async () => ({ ok: false, error: 'none' }) },
+    services: {
+      searchKnowledge: async () => [],
+      checkAvailability: async () => [],
+      bookMeeting: async (i) => ({ booked: true, start: i.start }),
+      transferToHuman: async () => ({ ok: false, error: 'none' }),
+    },
     control: { hangUp: vi.fn() },
     systemPrompt: 'You are Ada.',
     firstMessage,
@@ -88,8 +93,16 @@ async function startCall(firstMessage: string, model: ScriptedModel, web = false
 describe('what a per-utterance recogniser is sent', () => {
   it('on the greeting turn and a later one: only the caller speech, from the start of speech less the pre-roll to its end plus the post-roll', async () => {
     // A greeting of 150 characters: 6 s of the agent speaking, the caller silent through it.
-    const greeting = 'Hello and thank you for calling the clinic, this is Ada speaking, and before we start I would like to tell you about our new opening hours this month.';
-    const model = new ScriptedModel([[text('We are open from nine in the morning until five in the evening on every weekday, and on Saturdays until noon.')], [text('Goodbye.')]]);
+    const greeting =
+      'Hello and thank you for calling the clinic, this is Ada speaking, and before we start I would like to tell you about our new opening hours this month.';
+    const model = new ScriptedModel([
+      [
+        text(
+          'We are open from nine in the morning until five in the evening on every weekday, and on Saturdays until noon.',
+        ),
+      ],
+      [text('Goodbye.')],
+    ]);
     const call = await startCall(greeting, model);
     await call.run(7500); // the greeting plays, then a second and a half of silence
     expect(call.stt.sent).toHaveLength(0);
@@ -114,11 +127,15 @@ describe('what a per-utterance recogniser is sent', () => {
     expect(call.recognitionTimes).toEqual([0, 0]);
     call.session.end();
     const outcome = await call.outcome;
-    expect(outcome.transcript.filter((l) => l.role === 'caller').map((l) => l.text)).toEqual(['What are your opening hours?', 'Thank you, goodbye.']);
+    expect(outcome.transcript.filter((l) => l.role === 'caller').map((l) => l.text)).toEqual([
+      'What are your opening hours?',
+      'Thank you, goodbye.',
+    ]);
   });
 
   it('a barge-in with no words is its own utterance: the next one holds nothing of it beyond the pre-roll', async () => {
-    const greeting = 'Thank you for calling the clinic where we are always happy to help you with anything you need today.';
+    const greeting =
+      'Thank you for calling the clinic where we are always happy to help you with anything you need today.';
     const call = await startCall(greeting, new ScriptedModel([[text('Sure.')]]));
     await call.run(1200);
     await call.run(400, true); // a noise over the agent: a barge-in, then no words (the recogniser answers nothing)
@@ -157,7 +174,10 @@ describe('what a per-utterance recogniser is sent', () => {
     await call.run(3000);
     call.stt.answers.push('Hello?');
     // Loud, with a 4 kHz part in it that 8 kHz audio cannot carry.
-    const wide = (i: number) => Math.round(6000 * Math.sin((2 * Math.PI * 300 * i) / 16000) + 3000 * Math.sin((2 * Math.PI * 4000 * i) / 16000 + 0.5));
+    const wide = (i: number) =>
+      Math.round(
+        6000 * Math.sin((2 * Math.PI * 300 * i) / 16000) + 3000 * Math.sin((2 * Math.PI * 4000 * i) / 16000 + 0.5),
+      );
     await call.run(1000, true, wide);
     await call.run(1500);
     expect(call.stt.rates).toEqual([16000]);

@@ -80,11 +80,33 @@ async function startCall(options: Options = {}) {
   const say = async (words: string, ms = 800, confidence?: number) => {
     await run(ms - 100, true);
     const audioMs = stt.current.written.length * 20;
-    stt.current.push({ text: words, final: true, startMs: 0, endMs: audioMs, ...(confidence !== undefined ? { confidence } : {}) });
+    stt.current.push({
+      text: words,
+      final: true,
+      startMs: 0,
+      endMs: audioMs,
+      ...(confidence !== undefined ? { confidence } : {}),
+    });
     await run(100, true);
   };
   const transcriptNotices = () => notices.filter((n) => n.notice.type === 'transcript').map((n) => n.notice);
-  return { clock, socket, stt, speech, lines, live, notices, transcriptNotices, control, session, outcome, run, say, model, isEnded: () => ended };
+  return {
+    clock,
+    socket,
+    stt,
+    speech,
+    lines,
+    live,
+    notices,
+    transcriptNotices,
+    control,
+    session,
+    outcome,
+    run,
+    say,
+    model,
+    isEnded: () => ended,
+  };
 }
 
 /** A service the test settles when it wants, recording the signal it was given. */
@@ -106,7 +128,10 @@ describe('agent lines as they are said', () => {
     ]);
     const [first, second] = call.live;
     const record = call.lines[0]!;
-    expect(record).toMatchObject({ role: 'agent', text: 'Hello, this is Ada from the clinic. How can I help you today?' });
+    expect(record).toMatchObject({
+      role: 'agent',
+      text: 'Hello, this is Ada from the clinic. How can I help you today?',
+    });
     // Told with the first frame of its sentence (at most the pacer's lead of two frames out with it) …
     expect(first!.framesOut).toBeLessThanOrEqual(3);
     expect(first!.atMs).toBeLessThan(100);
@@ -117,8 +142,18 @@ describe('agent lines as they are said', () => {
     // The browser's line grows sentence by sentence (final: false), then comes as heard (final: true) once played.
     expect(call.transcriptNotices()).toEqual([
       { type: 'transcript', role: 'agent', text: 'Hello, this is Ada from the clinic.', final: false },
-      { type: 'transcript', role: 'agent', text: 'Hello, this is Ada from the clinic. How can I help you today?', final: false },
-      { type: 'transcript', role: 'agent', text: 'Hello, this is Ada from the clinic. How can I help you today?', final: true },
+      {
+        type: 'transcript',
+        role: 'agent',
+        text: 'Hello, this is Ada from the clinic. How can I help you today?',
+        final: false,
+      },
+      {
+        type: 'transcript',
+        role: 'agent',
+        text: 'Hello, this is Ada from the clinic. How can I help you today?',
+        final: true,
+      },
     ]);
     const heardNotice = call.notices.find((n) => n.notice.type === 'transcript' && n.notice.final)!;
     expect(heardNotice.atMs).toBeGreaterThanOrEqual(record.endMs);
@@ -127,7 +162,8 @@ describe('agent lines as they are said', () => {
   });
 
   it('a sentence cut by barge-in is followed by its heard part, interrupted; the record keeps what was heard', async () => {
-    const firstMessage = 'Thank you for calling the clinic. We are open on every weekday from nine in the morning. Ask me anything.';
+    const firstMessage =
+      'Thank you for calling the clinic. We are open on every weekday from nine in the morning. Ask me anything.';
     const call = await startCall({ firstMessage });
     await call.run(2000); // the first sentence (33 characters: 1.3 s) has played, the second is under way
     await call.run(400, true); // the caller talks over it
@@ -150,23 +186,39 @@ describe('agent lines as they are said', () => {
     const record = call.lines.find((l) => l.interrupted)!;
     expect(record.text).toBe(`Thank you for calling the clinic. ${cut.text}`);
     expect(call.live.some((l) => l.text === 'Ask me anything.')).toBe(false);
-    expect(call.transcriptNotices().find((n) => n.type === 'transcript' && n.final && n.role === 'agent')).toEqual({ type: 'transcript', role: 'agent', text: record.text, final: true, interrupted: true });
+    expect(call.transcriptNotices().find((n) => n.type === 'transcript' && n.final && n.role === 'agent')).toEqual({
+      type: 'transcript',
+      role: 'agent',
+      text: record.text,
+      final: true,
+      interrupted: true,
+    });
     call.session.end();
     await call.outcome;
   });
 
   it('the apology after a failing model is a line like any other: told as it starts', async () => {
-    const model = new ScriptedModel([new ProviderFailure('openai', '500 Internal Server Error'), new ProviderFailure('openai', '503 Service Unavailable')]);
+    const model = new ScriptedModel([
+      new ProviderFailure('openai', '500 Internal Server Error'),
+      new ProviderFailure('openai', '503 Service Unavailable'),
+    ]);
     const call = await startCall({ model });
     await call.run(1500);
     await call.say('Hello?');
     await call.run(800);
     // Its first sentence is told as it starts (0.3 s ago); its audio (50 characters: 2 s) has not ended yet.
-    expect(call.live.filter((l) => l.role === 'agent').map((l) => l.text)).toEqual(['Hello, this is Ada.', "I'm sorry, I'm having trouble answering right now."]);
+    expect(call.live.filter((l) => l.role === 'agent').map((l) => l.text)).toEqual([
+      'Hello, this is Ada.',
+      "I'm sorry, I'm having trouble answering right now.",
+    ]);
     expect(call.lines.filter((l) => l.role === 'agent')).toHaveLength(1); // only the greeting is in the record yet
     await call.run(5000);
     expect(call.lines.at(-1)).toMatchObject({ role: 'agent', text: DEFAULT_APOLOGY });
-    expect(call.live.filter((l) => l.role === 'agent').map((l) => l.text)).toEqual(['Hello, this is Ada.', "I'm sorry, I'm having trouble answering right now.", 'Could you say that again?']);
+    expect(call.live.filter((l) => l.role === 'agent').map((l) => l.text)).toEqual([
+      'Hello, this is Ada.',
+      "I'm sorry, I'm having trouble answering right now.",
+      'Could you say that again?',
+    ]);
     call.session.end();
     await call.outcome;
   });
@@ -175,7 +227,10 @@ describe('agent lines as they are said', () => {
 describe('a barge-in while a tool call runs', () => {
   it('a lookup (search_knowledge) is cancelled: its signal aborts, it is not recorded and the model never hears of it', async () => {
     const search = pending<Array<{ text: string }>>();
-    const model = new ScriptedModel([[text('Let me look that up. '), toolCall('c1', 'search_knowledge', { query: 'hours' })], [text('Sure.')]]);
+    const model = new ScriptedModel([
+      [text('Let me look that up. '), toolCall('c1', 'search_knowledge', { query: 'hours' })],
+      [text('Sure.')],
+    ]);
     const call = await startCall({
       model,
       services: {
@@ -203,7 +258,11 @@ describe('a barge-in while a tool call runs', () => {
 
   it('a booking sent goes on: its result is not spoken into the new turn, it is recorded and the model is told on its next turn', async () => {
     const booking = pending<{ booked: boolean; start: string }>();
-    const model = new ScriptedModel([[text("I'll book ten o'clock for you. "), toolCall('b1', 'book_meeting', { start: '2026-12-01T10:00:00Z' })], [text('Go ahead.')], [text('It is booked.')]]);
+    const model = new ScriptedModel([
+      [text("I'll book ten o'clock for you. "), toolCall('b1', 'book_meeting', { start: '2026-12-01T10:00:00Z' })],
+      [text('Go ahead.')],
+      [text('It is booked.')],
+    ]);
     const call = await startCall({
       model,
       services: {
@@ -228,7 +287,11 @@ describe('a barge-in while a tool call runs', () => {
     const next = model.requests[1]!.messages;
     expect(next.slice(-3)).toEqual([
       // Heard whole before the caller spoke: not marked as cut.
-      { role: 'assistant', content: "I'll book ten o'clock for you.", tool_calls: [expect.objectContaining({ id: 'b1' })] },
+      {
+        role: 'assistant',
+        content: "I'll book ten o'clock for you.",
+        tool_calls: [expect.objectContaining({ id: 'b1' })],
+      },
       { role: 'tool', tool_call_id: 'b1', content: JSON.stringify({ booked: true, start: '2026-12-01T10:00:00Z' }) },
       { role: 'user', content: 'Actually, one more question.' },
     ]);
@@ -236,12 +299,22 @@ describe('a barge-in while a tool call runs', () => {
     expect(call.speech.spoken).toEqual(['Hello, this is Ada.', "I'll book ten o'clock for you.", 'Go ahead.']);
     call.session.end();
     const outcome = await call.outcome;
-    expect(outcome.toolCalls).toEqual([{ name: 'book_meeting', arguments: { start: '2026-12-01T10:00:00Z' }, result: { booked: true, start: '2026-12-01T10:00:00Z' }, atMs: expect.any(Number) }]);
+    expect(outcome.toolCalls).toEqual([
+      {
+        name: 'book_meeting',
+        arguments: { start: '2026-12-01T10:00:00Z' },
+        result: { booked: true, start: '2026-12-01T10:00:00Z' },
+        atMs: expect.any(Number),
+      },
+    ]);
   });
 
   it('a transfer arranged after the caller spoke over its announcement is not carried out', async () => {
     const transfer = pending<{ ok: boolean; name: string }>();
-    const model = new ScriptedModel([[text('Let me put you through to a colleague now. '), toolCall('t1', 'transfer_to_human', {})], [text('Of course.')]]);
+    const model = new ScriptedModel([
+      [text('Let me put you through to a colleague now. '), toolCall('t1', 'transfer_to_human', {})],
+      [text('Of course.')],
+    ]);
     const call = await startCall({ model, services: { ...ALL_SERVICES, transferToHuman: () => transfer.promise } });
     await call.run(1500);
     await call.say('Can I speak to a person?');
@@ -258,7 +331,9 @@ describe('a barge-in while a tool call runs', () => {
 
   it('the end of the call waits for a booking still running, so the record has its result', async () => {
     const booking = pending<{ booked: boolean; start: string }>();
-    const model = new ScriptedModel([[text("I'll book it. "), toolCall('b1', 'book_meeting', { start: '2026-12-01T10:00:00Z' })]]);
+    const model = new ScriptedModel([
+      [text("I'll book it. "), toolCall('b1', 'book_meeting', { start: '2026-12-01T10:00:00Z' })],
+    ]);
     const call = await startCall({ model, services: { ...ALL_SERVICES, bookMeeting: () => booking.promise } });
     await call.run(1500);
     await call.say('Book Tuesday at ten.');
@@ -293,7 +368,9 @@ describe('the tools a call is offered', () => {
     await call.say('I would like to book a meeting for next Tuesday.');
     await call.run(6000);
     expect(asked[0]).toEqual(['search_knowledge', 'end_call']);
-    expect(call.lines.at(-1)!.text).toBe("I'm sorry, I can't book meetings on this call, but I'm happy to help with anything else.");
+    expect(call.lines.at(-1)!.text).toBe(
+      "I'm sorry, I can't book meetings on this call, but I'm happy to help with anything else.",
+    );
     call.session.end();
     expect((await call.outcome).toolCalls).toEqual([]);
   });
@@ -304,7 +381,13 @@ describe('the tools a call is offered', () => {
     await call.run(1500);
     await call.say('Hello?');
     await call.run(2000);
-    expect(model.requests[0]!.tools.map((t) => t.name)).toEqual(['search_knowledge', 'check_availability', 'book_meeting', 'transfer_to_human', 'end_call']);
+    expect(model.requests[0]!.tools.map((t) => t.name)).toEqual([
+      'search_knowledge',
+      'check_availability',
+      'book_meeting',
+      'transfer_to_human',
+      'end_call',
+    ]);
     call.session.end();
     await call.outcome;
   });

@@ -8,7 +8,12 @@ import type { LanguageModel } from '../../../src/providers/language-model/interf
 import { SandboxDialogue } from '../../../src/providers/language-model/sandbox.js';
 import { NoRecognition } from '../../../src/providers/speech-to-text/none.js';
 import type { SpeechToText } from '../../../src/providers/speech-to-text/interface.js';
-import { MAX_VAD_WAITING, VoiceSession, type TranscriptLine, type VoiceSettings } from '../../../src/modules/voice/session.js';
+import {
+  MAX_VAD_WAITING,
+  VoiceSession,
+  type TranscriptLine,
+  type VoiceSettings,
+} from '../../../src/modules/voice/session.js';
 import { TwilioTransport, WebTransport, type Transport } from '../../../src/modules/voice/transport.js';
 import { EnergyVad, type VoiceActivityDetector } from '../../../src/modules/voice/vad.js';
 import { loadVoiceActivity } from '../../../src/modules/voice/silero-vad.js';
@@ -17,7 +22,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeSocket, flush, ScriptedModel, ScriptedStt, silence, text, tone, ToneSpeech, toolCall } from './fakes.js';
+import { FakeSocket, flush, ScriptedModel, ScriptedStt, silence, text, tone, ToneSpeech } from './fakes.js';
 
 interface CallOptions {
   model?: LanguageModel;
@@ -59,7 +64,9 @@ async function startCall(options: CallOptions = {}) {
       { speech: local, voice: { provider: 'local', voiceId: 'en' } },
     ],
     services: {
-      searchKnowledge: async () => [{ text: 'Welcome. Our opening hours are nine to five on weekdays. Parking is free.' }],
+      searchKnowledge: async () => [
+        { text: 'Welcome. Our opening hours are nine to five on weekdays. Parking is free.' },
+      ],
       checkAvailability: async () => ['2026-12-01T10:00:00Z'],
       bookMeeting: async (i) => ({ booked: true, start: i.start }),
       transferToHuman: async () => ({ ok: true, name: 'Sam' }),
@@ -103,7 +110,22 @@ async function startCall(options: CallOptions = {}) {
       await flush();
     }
   };
-  return { clock, socket, stt, speech, local, lines, control, session, outcome, run, say, play, model, isEnded: () => ended };
+  return {
+    clock,
+    socket,
+    stt,
+    speech,
+    local,
+    lines,
+    control,
+    session,
+    outcome,
+    run,
+    say,
+    play,
+    model,
+    isEnded: () => ended,
+  };
 }
 
 describe('VoiceSession', () => {
@@ -144,7 +166,14 @@ describe('VoiceSession', () => {
     expect(call.lines[1]!.endMs).toBeLessThan(answer.startMs);
     call.session.end();
     const outcome = await call.outcome;
-    expect(outcome.toolCalls).toEqual([{ name: 'search_knowledge', arguments: { query: 'Can you tell me your opening hours please' }, result: { matches: [{ text: 'Welcome. Our opening hours are nine to five on weekdays. Parking is free.' }] }, atMs: expect.any(Number) }]);
+    expect(outcome.toolCalls).toEqual([
+      {
+        name: 'search_knowledge',
+        arguments: { query: 'Can you tell me your opening hours please' },
+        result: { matches: [{ text: 'Welcome. Our opening hours are nine to five on weekdays. Parking is free.' }] },
+        atMs: expect.any(Number),
+      },
+    ]);
     expect(outcome.toolCalls[0]!.atMs).toBeGreaterThan(call.lines[1]!.endMs);
   });
 
@@ -166,7 +195,8 @@ describe('VoiceSession', () => {
   });
 
   it('barge-in: clear is sent, the reply stops, the history and transcript hold only what was heard', async () => {
-    const long = 'We have many different services for you and I will list every one of them now. The second sentence is never heard.';
+    const long =
+      'We have many different services for you and I will list every one of them now. The second sentence is never heard.';
     const model = new ScriptedModel([[text(long)], [text('Sure.')]]);
     const call = await startCall({ model });
     await call.run(1500);
@@ -248,7 +278,9 @@ describe('VoiceSession', () => {
     await call.run(300, true);
     call.stt.say('Can you tell me your opening hours please?');
     await call.run(3000);
-    expect(call.lines.filter((l) => l.role === 'caller').map((l) => l.text)).toEqual(['Can you tell me your opening hours please?']);
+    expect(call.lines.filter((l) => l.role === 'caller').map((l) => l.text)).toEqual([
+      'Can you tell me your opening hours please?',
+    ]);
     expect(call.lines.at(-1)!.text).toBe('Our opening hours are nine to five on weekdays.');
     call.session.end();
     expect((await call.outcome).outcome).toBe('completed');
@@ -276,7 +308,10 @@ describe('VoiceSession', () => {
   });
 
   it('the model failing with 5xx is retried once, then the agent says one apology line', async () => {
-    const model = new ScriptedModel([new ProviderFailure('openai', '500 Internal Server Error'), new ProviderFailure('openai', '503 Service Unavailable')]);
+    const model = new ScriptedModel([
+      new ProviderFailure('openai', '500 Internal Server Error'),
+      new ProviderFailure('openai', '503 Service Unavailable'),
+    ]);
     const call = await startCall({ model });
     await call.run(1500);
     await call.say('Hello?');
@@ -329,7 +364,9 @@ describe('VoiceSession', () => {
   });
 
   it('an answering machine: the greeting stops, the voicemail message is spoken once, then hang-up with outcome voicemail', async () => {
-    const call = await startCall({ firstMessage: 'Hello, this is Ada calling about your appointment next week, do you have a minute?' });
+    const call = await startCall({
+      firstMessage: 'Hello, this is Ada calling about your appointment next week, do you have a minute?',
+    });
     await call.run(600);
     call.session.leaveVoicemail('Please call us back.');
     expect(call.socket.count('clear')).toBe(1);
@@ -344,7 +381,12 @@ describe('VoiceSession', () => {
 
   it('the carrier stopping the stream while it hangs up or transfers (before its answer) keeps the outcome the agent chose', async () => {
     const stop = (call: Awaited<ReturnType<typeof startCall>>) => async () => {
-      call.socket.receive({ event: 'stop', sequenceNumber: '99', streamSid: 'MZ0001', stop: { accountSid: 'AC1', callSid: 'CA1' } });
+      call.socket.receive({
+        event: 'stop',
+        sequenceNumber: '99',
+        streamSid: 'MZ0001',
+        stop: { accountSid: 'AC1', callSid: 'CA1' },
+      });
       await flush();
     };
     const machine = await startCall();
@@ -379,7 +421,12 @@ describe('VoiceSession', () => {
   it('the caller hanging up ends the call completed', async () => {
     const call = await startCall();
     await call.run(500);
-    call.socket.receive({ event: 'stop', sequenceNumber: '99', streamSid: 'MZ0001', stop: { accountSid: 'AC1', callSid: 'CA1' } });
+    call.socket.receive({
+      event: 'stop',
+      sequenceNumber: '99',
+      streamSid: 'MZ0001',
+      stop: { accountSid: 'AC1', callSid: 'CA1' },
+    });
     expect(await call.outcome).toMatchObject({ outcome: 'completed', reason: 'stream_stopped' });
     expect(call.control.hangUp).not.toHaveBeenCalled();
   });
@@ -388,7 +435,8 @@ describe('VoiceSession', () => {
     const call = await startCall({ web: true });
     // The browser's echo, in its own framing (a Twilio-framed one would be an invalid message and close the socket).
     const echoWebMarks = () => {
-      for (const m of call.socket.sent.filter((m) => !Buffer.isBuffer(m) && m.type === 'mark')) call.socket.emit('message', JSON.stringify({ type: 'mark', name: m.name }), false);
+      for (const m of call.socket.sent.filter((m) => !Buffer.isBuffer(m) && m.type === 'mark'))
+        call.socket.emit('message', JSON.stringify({ type: 'mark', name: m.name }), false);
     };
     await call.run(1500);
     echoWebMarks();
@@ -399,7 +447,12 @@ describe('VoiceSession', () => {
     await call.run(100);
     const json = call.socket.sent.filter((m) => !Buffer.isBuffer(m));
     expect(call.socket.sent.filter((m) => Buffer.isBuffer(m)).every((b: Buffer) => b.length === 640)).toBe(true);
-    expect(json).toContainEqual({ type: 'transcript', role: 'caller', text: 'Can you tell me your opening hours please?', final: true });
+    expect(json).toContainEqual({
+      type: 'transcript',
+      role: 'caller',
+      text: 'Can you tell me your opening hours please?',
+      final: true,
+    });
     expect(json).toContainEqual(expect.objectContaining({ type: 'tool', name: 'search_knowledge' }));
     call.session.end('caller_left');
     await call.outcome;
@@ -471,7 +524,12 @@ describe('VoiceSession', () => {
       stt: new ScriptedStt(),
       model: new SandboxDialogue(),
       voices: [],
-      services: { searchKnowledge: async () => [], checkAvailability: async () => [], bookMeeting: async (i) => ({ booked: false, start: i.start }), transferToHuman: async () => ({ ok: false, message: 'none' }) },
+      services: {
+        searchKnowledge: async () => [],
+        checkAvailability: async () => [],
+        bookMeeting: async (i) => ({ booked: false, start: i.start }),
+        transferToHuman: async () => ({ ok: false, message: 'none' }),
+      },
       control: { hangUp: vi.fn() },
       systemPrompt: 'You are Ada.',
       firstMessage: 'Hello.',
@@ -504,7 +562,7 @@ describe('VoiceSession', () => {
     // The caller line spans the speech Silero found (within the clip, which has a little silence at its ends).
     const caller = call.lines[1]!;
     expect(caller.startMs).toBeGreaterThanOrEqual(2000);
-    expect(caller.endMs).toBeLessThanOrEqual(2000 + (speech.length / 8) + 20);
+    expect(caller.endMs).toBeLessThanOrEqual(2000 + speech.length / 8 + 20);
     expect(caller.endMs - caller.startMs).toBeGreaterThan(500);
     call.session.end();
     await call.outcome;

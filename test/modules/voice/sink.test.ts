@@ -34,7 +34,7 @@ describe('AudioSink', () => {
     expect(Math.max(...gaps)).toBe(20);
   });
 
-  it('reports how late each frame left against its slot: 0 on time, the timer\'s delay when it fires late', async () => {
+  it("reports how late each frame left against its slot: 0 on time, the timer's delay when it fires late", async () => {
     const lateness: number[] = [];
     const { sink, clock } = await setup(new ManualClock(0), { onFrameLateness: (ms: number) => lateness.push(ms) });
     const segment = sink.startSegment();

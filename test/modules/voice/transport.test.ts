@@ -15,7 +15,12 @@ describe('TwilioTransport', () => {
     transport.on('dtmf', (d) => events.push(`dtmf:${d}`));
     transport.on('stop', (r) => events.push(`stop:${r}`));
     socket.start({ token: 'tok' });
-    await expect(transport.started).resolves.toEqual({ streamSid: 'MZ0001', callSid: 'CA1', accountSid: 'AC1', customParameters: { token: 'tok' } });
+    await expect(transport.started).resolves.toEqual({
+      streamSid: 'MZ0001',
+      callSid: 'CA1',
+      accountSid: 'AC1',
+      customParameters: { token: 'tok' },
+    });
     const audio = tone(400);
     socket.media(audio); // 400 samples: two frames now, 80 carried
     expect(frames.map((f) => f.length)).toEqual([160, 160]);
@@ -26,8 +31,18 @@ describe('TwilioTransport', () => {
     socket.receive({ event: 'keepalive', sequenceNumber: '4', streamSid: 'MZ0001' });
     expect(socket.closedWith).toBeNull();
     socket.receive({ event: 'mark', sequenceNumber: '5', streamSid: 'MZ0001', mark: { name: 'm1' } });
-    socket.receive({ event: 'dtmf', sequenceNumber: '6', streamSid: 'MZ0001', dtmf: { track: 'inbound_track', digit: '5' } });
-    socket.receive({ event: 'stop', sequenceNumber: '7', streamSid: 'MZ0001', stop: { accountSid: 'AC1', callSid: 'CA1' } });
+    socket.receive({
+      event: 'dtmf',
+      sequenceNumber: '6',
+      streamSid: 'MZ0001',
+      dtmf: { track: 'inbound_track', digit: '5' },
+    });
+    socket.receive({
+      event: 'stop',
+      sequenceNumber: '7',
+      streamSid: 'MZ0001',
+      stop: { accountSid: 'AC1', callSid: 'CA1' },
+    });
     socket.emit('close', 1000, Buffer.from(''));
     expect(events).toEqual(['mark:m1', 'dtmf:5', 'stop:stream_stopped']);
   });
@@ -38,7 +53,11 @@ describe('TwilioTransport', () => {
       ['binary', (socket) => socket.emit('message', Buffer.from([1, 2]), true), 1008],
       ['media before start', (socket) => socket.media(tone(160)), 1008],
       ['unknown event', (socket) => socket.receive({ event: 'hello', streamSid: 'MZ0001' }), 1008],
-      ['too big', (socket) => socket.emit('message', JSON.stringify({ event: 'connected', padding: 'x'.repeat(5000) }), false), 1009],
+      [
+        'too big',
+        (socket) => socket.emit('message', JSON.stringify({ event: 'connected', padding: 'x'.repeat(5000) }), false),
+        1009,
+      ],
     ];
     for (const [what, send, code] of cases) {
       const socket = new FakeSocket();
@@ -60,7 +79,12 @@ describe('TwilioTransport', () => {
     transport.on('stop', (r) => stops.push(r));
     socket.start();
     await transport.started;
-    socket.receive({ event: 'media', sequenceNumber: '2', streamSid: 'MZother', media: { track: 'inbound', chunk: '1', timestamp: '0', payload: 'AAAA' } });
+    socket.receive({
+      event: 'media',
+      sequenceNumber: '2',
+      streamSid: 'MZother',
+      media: { track: 'inbound', chunk: '1', timestamp: '0', payload: 'AAAA' },
+    });
     expect(socket.closedWith).toEqual({ code: 1008, reason: 'invalid_message' });
     expect(stops).toEqual(['invalid_message']);
     expect(transport.invalidMessages).toBe(1);
@@ -243,7 +267,12 @@ describe('WebTransport', () => {
     transport.close('agent_ended');
     expect(Buffer.isBuffer(socket.sent[0])).toBe(true);
     expect(socket.sent[0].length).toBe(640);
-    expect(socket.sent.slice(1)).toEqual([{ type: 'mark', name: 'm1' }, { type: 'clear' }, { type: 'transcript', role: 'agent', text: 'Hi', final: true }, { type: 'ended', reason: 'agent_ended' }]);
+    expect(socket.sent.slice(1)).toEqual([
+      { type: 'mark', name: 'm1' },
+      { type: 'clear' },
+      { type: 'transcript', role: 'agent', text: 'Hi', final: true },
+      { type: 'ended', reason: 'agent_ended' },
+    ]);
     expect(socket.closedWith).toEqual({ code: 1000, reason: 'agent_ended' });
   });
 });

@@ -9,13 +9,14 @@ function run(rows: Row[], settings = {}, until?: number): Array<[number, string,
   const out: Array<[number, string, unknown?]> = [];
   let t = 0;
   const row = (at: number, d: TurnDecision): [number, string, unknown?] => {
-    const extra = d.type === 'end_of_turn' ? d.text : d.type === 'reprompt' ? d.count : d.type === 'end' ? d.reason : undefined;
+    const extra =
+      d.type === 'end_of_turn' ? d.text : d.type === 'reprompt' ? d.count : d.type === 'end' ? d.reason : undefined;
     return extra === undefined ? [at, d.type] : [at, d.type, extra];
   };
   const take = (ds: TurnDecision[]) => {
     for (const d of ds) out.push(row('atMs' in d ? d.atMs : t, d));
   };
-  const toEvent = ([at, kind, a, b]: Row): TurnEvent => {
+  const toEvent = ([at, kind, a, _b]: Row): TurnEvent => {
     switch (kind) {
       case 'start':
         return { type: 'speech_start', atMs: at };
@@ -58,31 +59,110 @@ describe('endpointDelay', () => {
 
 describe('TurnTaking', () => {
   it('ends a turn 500 ms after speech when the final ends a sentence', () => {
-    expect(run([[100, 'start'], [1000, 'end'], [1100, 'final', 'What are your opening hours?']], {}, 3000).filter((d) => d[1] === 'end_of_turn')).toEqual([[1500, 'end_of_turn', 'What are your opening hours?']]);
+    expect(
+      run(
+        [
+          [100, 'start'],
+          [1000, 'end'],
+          [1100, 'final', 'What are your opening hours?'],
+        ],
+        {},
+        3000,
+      ).filter((d) => d[1] === 'end_of_turn'),
+    ).toEqual([[1500, 'end_of_turn', 'What are your opening hours?']]);
   });
 
   it('waits 1000 ms for a final without punctuation and 3000 ms after a word that leads on', () => {
-    expect(run([[100, 'start'], [1000, 'end'], [1050, 'final', 'hello who is this']], {}, 5000).filter((d) => d[1] === 'end_of_turn')).toEqual([[2000, 'end_of_turn', 'hello who is this']]);
-    expect(run([[100, 'start'], [1000, 'end'], [1050, 'final', 'I want to book a meeting for']], {}, 5000).filter((d) => d[1] === 'end_of_turn')).toEqual([[4000, 'end_of_turn', 'I want to book a meeting for']]);
+    expect(
+      run(
+        [
+          [100, 'start'],
+          [1000, 'end'],
+          [1050, 'final', 'hello who is this'],
+        ],
+        {},
+        5000,
+      ).filter((d) => d[1] === 'end_of_turn'),
+    ).toEqual([[2000, 'end_of_turn', 'hello who is this']]);
+    expect(
+      run(
+        [
+          [100, 'start'],
+          [1000, 'end'],
+          [1050, 'final', 'I want to book a meeting for'],
+        ],
+        {},
+        5000,
+      ).filter((d) => d[1] === 'end_of_turn'),
+    ).toEqual([[4000, 'end_of_turn', 'I want to book a meeting for']]);
   });
 
   it('keeps one turn across a pause when the caller goes on before the endpoint', () => {
-    const d = run([[100, 'start'], [800, 'end'], [850, 'final', 'I would like to book'], [1500, 'start'], [2200, 'end'], [2250, 'final', 'a meeting next Tuesday.']], {}, 4000);
-    expect(d.filter((x) => x[1] === 'end_of_turn')).toEqual([[2700, 'end_of_turn', 'I would like to book a meeting next Tuesday.']]);
+    const d = run(
+      [
+        [100, 'start'],
+        [800, 'end'],
+        [850, 'final', 'I would like to book'],
+        [1500, 'start'],
+        [2200, 'end'],
+        [2250, 'final', 'a meeting next Tuesday.'],
+      ],
+      {},
+      4000,
+    );
+    expect(d.filter((x) => x[1] === 'end_of_turn')).toEqual([
+      [2700, 'end_of_turn', 'I would like to book a meeting next Tuesday.'],
+    ]);
   });
 
   it('ends on interim words alone after the maximum, and drops speech with no words', () => {
-    expect(run([[100, 'start'], [900, 'end'], [950, 'interim', 'maybe']], {}, 5000).filter((d) => d[1] === 'end_of_turn')).toEqual([[3900, 'end_of_turn', 'maybe']]);
-    expect(run([[100, 'start'], [900, 'end']], {}, 5000)).toEqual([]);
+    expect(
+      run(
+        [
+          [100, 'start'],
+          [900, 'end'],
+          [950, 'interim', 'maybe'],
+        ],
+        {},
+        5000,
+      ).filter((d) => d[1] === 'end_of_turn'),
+    ).toEqual([[3900, 'end_of_turn', 'maybe']]);
+    expect(
+      run(
+        [
+          [100, 'start'],
+          [900, 'end'],
+        ],
+        {},
+        5000,
+      ),
+    ).toEqual([]);
   });
 
   it('waits for a per-utterance recogniser before deciding', () => {
-    const d = run([[100, 'start'], [900, 'end'], [4500, 'final', 'Goodbye.']], { finalPerUtterance: true }, 6000);
+    const d = run(
+      [
+        [100, 'start'],
+        [900, 'end'],
+        [4500, 'final', 'Goodbye.'],
+      ],
+      { finalPerUtterance: true },
+      6000,
+    );
     expect(d).toEqual([[4500, 'end_of_turn', 'Goodbye.']]);
   });
 
   it('barges in after 300 ms of caller speech while the agent replies', () => {
-    const d = run([[0, 'agent', 'replying'], [1000, 'start'], [1600, 'final', 'Wait.'], [1700, 'end']], {}, 3000);
+    const d = run(
+      [
+        [0, 'agent', 'replying'],
+        [1000, 'start'],
+        [1600, 'final', 'Wait.'],
+        [1700, 'end'],
+      ],
+      {},
+      3000,
+    );
     expect(d).toEqual([
       [1300, 'barge_in'],
       [2200, 'end_of_turn', 'Wait.'],
@@ -90,12 +170,30 @@ describe('TurnTaking', () => {
   });
 
   it('a short sound over the agent is no barge-in and no turn', () => {
-    const d = run([[0, 'agent', 'replying'], [1000, 'start'], [1200, 'end'], [1250, 'final', 'mm-hm.'], [2000, 'agent', 'idle']], {}, 5000);
+    const d = run(
+      [
+        [0, 'agent', 'replying'],
+        [1000, 'start'],
+        [1200, 'end'],
+        [1250, 'final', 'mm-hm.'],
+        [2000, 'agent', 'idle'],
+      ],
+      {},
+      5000,
+    );
     expect(d).toEqual([]);
   });
 
   it('no words within 2 s of a barge-in is a false interruption', () => {
-    const d = run([[0, 'agent', 'replying'], [1000, 'start'], [1500, 'end']], {}, 4000);
+    const d = run(
+      [
+        [0, 'agent', 'replying'],
+        [1000, 'start'],
+        [1500, 'end'],
+      ],
+      {},
+      4000,
+    );
     expect(d).toEqual([
       [1300, 'barge_in'],
       [3300, 'false_interruption'],
@@ -103,13 +201,31 @@ describe('TurnTaking', () => {
   });
 
   it('a per-utterance recogniser: a long sentence over the agent is a barge-in and a turn, not a false interruption', () => {
-    const d = run([[0, 'agent', 'replying'], [1000, 'start'], [3800, 'end'], [4900, 'final', 'I would like to book a meeting.']], { finalPerUtterance: true }, 8000);
+    const d = run(
+      [
+        [0, 'agent', 'replying'],
+        [1000, 'start'],
+        [3800, 'end'],
+        [4900, 'final', 'I would like to book a meeting.'],
+      ],
+      { finalPerUtterance: true },
+      8000,
+    );
     expect(d).toEqual([
       [1300, 'barge_in'],
       [4900, 'end_of_turn', 'I would like to book a meeting.'],
     ]);
     // Nothing recognised once transcribed: a false interruption after all.
-    const none = run([[0, 'agent', 'replying'], [1000, 'start'], [3800, 'end'], [4200, 'final', '']], { finalPerUtterance: true }, 8000);
+    const none = run(
+      [
+        [0, 'agent', 'replying'],
+        [1000, 'start'],
+        [3800, 'end'],
+        [4200, 'final', ''],
+      ],
+      { finalPerUtterance: true },
+      8000,
+    );
     expect(none).toEqual([
       [1300, 'barge_in'],
       [4200, 'false_interruption'],
@@ -117,7 +233,18 @@ describe('TurnTaking', () => {
   });
 
   it('reprompts 8 s after the agent went quiet, twice, then ends for silence', () => {
-    const d = run([[0, 'agent', 'replying'], [2000, 'agent', 'idle'], [10_500, 'agent', 'replying'], [11_000, 'agent', 'idle'], [19_500, 'agent', 'replying'], [20_000, 'agent', 'idle']], {}, 30_000);
+    const d = run(
+      [
+        [0, 'agent', 'replying'],
+        [2000, 'agent', 'idle'],
+        [10_500, 'agent', 'replying'],
+        [11_000, 'agent', 'idle'],
+        [19_500, 'agent', 'replying'],
+        [20_000, 'agent', 'idle'],
+      ],
+      {},
+      30_000,
+    );
     expect(d).toEqual([
       [10_000, 'reprompt', 1],
       [19_000, 'reprompt', 2],
@@ -140,18 +267,53 @@ describe('TurnTaking', () => {
   // first answer came back after the second half was cut; the turn ended on it (the recogniser was thought done),
   // and the second answer started a second turn.
   it('a comma pause stays one turn: a per-utterance recogniser is waited for on every utterance of the turn', () => {
-    const comma: Row[] = [[300, 'start'], [760, 'end'], [1020, 'start'], [1560, 'end'], [1900, 'final', 'Hello.'], [2300, 'final', 'Who is this?']];
+    const comma: Row[] = [
+      [300, 'start'],
+      [760, 'end'],
+      [1020, 'start'],
+      [1560, 'end'],
+      [1900, 'final', 'Hello.'],
+      [2300, 'final', 'Who is this?'],
+    ];
     expect(run(comma, { finalPerUtterance: true }, 6000)).toEqual([[2300, 'end_of_turn', 'Hello. Who is this?']]);
     // Answered in the pause, the first half does not end the turn either: the caller speaks again within 500 ms.
-    const quick: Row[] = [[300, 'start'], [760, 'end'], [900, 'final', 'Hello.'], [1020, 'start'], [1560, 'end'], [1700, 'final', 'Who is this?']];
+    const quick: Row[] = [
+      [300, 'start'],
+      [760, 'end'],
+      [900, 'final', 'Hello.'],
+      [1020, 'start'],
+      [1560, 'end'],
+      [1700, 'final', 'Who is this?'],
+    ];
     expect(run(quick, { finalPerUtterance: true }, 6000)).toEqual([[2100, 'end_of_turn', 'Hello. Who is this?']]);
     // A recogniser that never answers the second half: the turn is given up on after 10 s with what it has.
-    const lost: Row[] = [[300, 'start'], [760, 'end'], [1020, 'start'], [1560, 'end'], [1900, 'final', 'Hello.']];
-    expect(run(lost, { finalPerUtterance: true }, 14_000).filter((d) => d[1] === 'end_of_turn')).toEqual([[11_600, 'end_of_turn', 'Hello.']]);
+    const lost: Row[] = [
+      [300, 'start'],
+      [760, 'end'],
+      [1020, 'start'],
+      [1560, 'end'],
+      [1900, 'final', 'Hello.'],
+    ];
+    expect(run(lost, { finalPerUtterance: true }, 14_000).filter((d) => d[1] === 'end_of_turn')).toEqual([
+      [11_600, 'end_of_turn', 'Hello.'],
+    ]);
   });
 
   it("a per-utterance recogniser's late answer for a sound dropped over the agent does not join the next turn", () => {
-    const d = run([[0, 'agent', 'replying'], [1000, 'start'], [1200, 'end'], [1300, 'agent', 'idle'], [1500, 'start'], [2300, 'end'], [2400, 'final', 'mm-hm'], [2600, 'final', 'What time is it?']], { finalPerUtterance: true }, 6000);
+    const d = run(
+      [
+        [0, 'agent', 'replying'],
+        [1000, 'start'],
+        [1200, 'end'],
+        [1300, 'agent', 'idle'],
+        [1500, 'start'],
+        [2300, 'end'],
+        [2400, 'final', 'mm-hm'],
+        [2600, 'final', 'What time is it?'],
+      ],
+      { finalPerUtterance: true },
+      6000,
+    );
     expect(d).toEqual([[2800, 'end_of_turn', 'What time is it?']]);
   });
 
@@ -161,19 +323,25 @@ describe('TurnTaking', () => {
     turns.update({ type: 'recognition', text: 'bye', final: true, unclear: true, atMs: 1400 });
     turns.update({ type: 'recognition', text: 'no', final: true, unclear: true, atMs: 1450 });
     turns.update({ type: 'speech_end', atMs: 1500 });
-    expect(turns.update({ type: 'tick', atMs: 2500 })).toMatchObject([{ type: 'end_of_turn', text: 'bye (unclear) no (unclear)', modelText: '(unclear)' }]);
+    expect(turns.update({ type: 'tick', atMs: 2500 })).toMatchObject([
+      { type: 'end_of_turn', text: 'bye (unclear) no (unclear)', modelText: '(unclear)' },
+    ]);
     turns.update({ type: 'speech_start', atMs: 3000 });
     turns.update({ type: 'recognition', text: 'opening hours', final: true, atMs: 3400 });
     turns.update({ type: 'recognition', text: 'bye', final: true, unclear: true, atMs: 3450 });
     turns.update({ type: 'speech_end', atMs: 3500 });
-    expect(turns.update({ type: 'tick', atMs: 4500 })).toMatchObject([{ type: 'end_of_turn', text: 'opening hours bye (unclear)', modelText: 'opening hours (unclear)' }]);
+    expect(turns.update({ type: 'tick', atMs: 4500 })).toMatchObject([
+      { type: 'end_of_turn', text: 'opening hours bye (unclear)', modelText: 'opening hours (unclear)' },
+    ]);
   });
 
   it('ends at the maximum duration, once', () => {
     const turns = new TurnTaking(0, { maxDurationMs: 60_000 });
     turns.update({ type: 'agent', state: 'replying', atMs: 0 });
     expect(turns.update({ type: 'tick', atMs: 59_999 })).toEqual([]);
-    expect(turns.update({ type: 'tick', atMs: 60_000 })).toEqual([{ type: 'end', reason: 'max_duration', atMs: 60_000 }]);
+    expect(turns.update({ type: 'tick', atMs: 60_000 })).toEqual([
+      { type: 'end', reason: 'max_duration', atMs: 60_000 },
+    ]);
     expect(turns.update({ type: 'tick', atMs: 60_050 })).toEqual([]);
   });
 });

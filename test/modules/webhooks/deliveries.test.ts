@@ -46,7 +46,11 @@ describe('GET /api/webhooks/secret and rotation', () => {
     expect(await secretOf(t, a.token)).toBe(first);
     expect(await secretOf(t, b.token)).not.toBe(first);
     // Sealed at rest: the clear secret is not in the table.
-    const row = await t.database.db.selectFrom('webhook_secrets').selectAll().where('user_id', '=', a.id).executeTakeFirstOrThrow();
+    const row = await t.database.db
+      .selectFrom('webhook_secrets')
+      .selectAll()
+      .where('user_id', '=', a.id)
+      .executeTakeFirstOrThrow();
     expect(row.secret).not.toContain(first.slice(6));
   });
 
@@ -60,7 +64,9 @@ describe('GET /api/webhooks/secret and rotation', () => {
     expect(Date.parse(rotated.previousSecretValidUntil)).toBe(t.clock.now() + 24 * 3600_000);
     expect(await secretOf(t, user.token)).toBe(rotated.secret);
 
-    const [id] = await enqueue(t, [{ userId: user.id, url: `${receiver.url}/rotated`, type: 'call_status', data: data(1) }]);
+    const [id] = await enqueue(t, [
+      { userId: user.id, url: `${receiver.url}/rotated`, type: 'call_status', data: data(1) },
+    ]);
     await receiver.waitFor((all) => all.some((r) => r.headers['webhook-id'] === id));
     const request = receiver.received.find((r) => r.headers['webhook-id'] === id)!;
     expect(String(request.headers['webhook-signature']).split(' ')).toHaveLength(2);
@@ -73,7 +79,9 @@ describe('delivery', () => {
   it('POSTs the signed message once; a 2xx ends it', async () => {
     const user = await createVerifiedUser(t);
     const secret = await secretOf(t, user.token);
-    const [id] = await enqueue(t, [{ userId: user.id, url: `${receiver.url}/hook?x=1`, type: 'call_status', data: data(2) }]);
+    const [id] = await enqueue(t, [
+      { userId: user.id, url: `${receiver.url}/hook?x=1`, type: 'call_status', data: data(2) },
+    ]);
     expect(id).toMatch(/^msg_[0-9a-f]{32}$/);
     await eventually(async () => (await deliveryRow(t, id)).status === 'delivered', 5000, 'delivered');
     const requests = receiver.received.filter((r) => r.headers['webhook-id'] === id);
@@ -92,7 +100,9 @@ describe('delivery', () => {
     let failures = 2;
     const path = '/flaky';
     receiver.setResponder((r) => (r.path === path && failures-- > 0 ? 500 : 204));
-    const [id] = await enqueue(t, [{ userId: user.id, url: `${receiver.url}${path}`, type: 'call_status', data: data(3) }]);
+    const [id] = await enqueue(t, [
+      { userId: user.id, url: `${receiver.url}${path}`, type: 'call_status', data: data(3) },
+    ]);
     const worker = t.services.webhooks.webhookWorker;
     const sent = () => receiver.received.filter((r) => r.path === path).length;
     await receiver.waitFor(() => sent() === 1);
@@ -132,7 +142,9 @@ describe('delivery', () => {
     await secretOf(t, user.token);
     let hung = false;
     receiver.setResponder((r) => (r.path === '/slow' && !hung ? ((hung = true), 'hang') : 204));
-    const [id] = await enqueue(t, [{ userId: user.id, url: `${receiver.url}/slow`, type: 'call_status', data: data(4) }]);
+    const [id] = await enqueue(t, [
+      { userId: user.id, url: `${receiver.url}/slow`, type: 'call_status', data: data(4) },
+    ]);
     await receiver.waitFor((all) => all.some((r) => r.path === '/slow'));
     await t.services.webhooks.webhookWorker.whenIdle();
     expect((await deliveryRow(t, id)).last_error).toBe('timed out');
@@ -147,7 +159,9 @@ describe('delivery', () => {
     await secretOf(t, user.token);
     receiver.setResponder((r) => (r.path === '/down' ? 503 : 204));
     const created = t.clock.now();
-    const [id] = await enqueue(t, [{ userId: user.id, url: `${receiver.url}/down`, type: 'call_status', data: data(5) }]);
+    const [id] = await enqueue(t, [
+      { userId: user.id, url: `${receiver.url}/down`, type: 'call_status', data: data(5) },
+    ]);
     const worker = t.services.webhooks.webhookWorker;
     const sentTo = () => receiver.received.filter((r) => r.path === '/down').length;
     for (let attempt = 1; attempt < 100; attempt++) {
@@ -193,30 +207,67 @@ describe('GET /api/webhooks/deliveries', () => {
     await secretOf(t, user.token);
     await secretOf(t, other.token);
     receiver.setResponder((r) => (r.path === '/listed-bad' ? 502 : 204));
-    const [good] = await enqueue(t, [{ userId: user.id, url: `${receiver.url}/listed-good`, type: 'call_status', data: data(6) }]);
-    const [bad] = await enqueue(t, [{ userId: user.id, url: `${receiver.url}/listed-bad`, type: 'call_status', data: data(7) }]);
+    const [good] = await enqueue(t, [
+      { userId: user.id, url: `${receiver.url}/listed-good`, type: 'call_status', data: data(6) },
+    ]);
+    const [bad] = await enqueue(t, [
+      { userId: user.id, url: `${receiver.url}/listed-bad`, type: 'call_status', data: data(7) },
+    ]);
     await enqueue(t, [{ userId: other.id, url: `${receiver.url}/listed-other`, type: 'call_status', data: data(8) }]);
-    await receiver.waitFor((all) => ['/listed-good', '/listed-bad', '/listed-other'].every((p) => all.some((r) => r.path === p)));
+    await receiver.waitFor((all) =>
+      ['/listed-good', '/listed-bad', '/listed-other'].every((p) => all.some((r) => r.path === p)),
+    );
     await t.services.webhooks.webhookWorker.whenIdle();
     const res = await t.app.inject({ method: 'GET', url: '/api/webhooks/deliveries', headers: bearer(user.token) });
     expect(res.statusCode).toBe(200);
     const list = res.json();
     expect(list.map((d: { id: string }) => d.id)).toEqual([bad, good]);
-    expect(list[0]).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: 502, lastError: 'HTTP 502', type: 'call_status', url: `${receiver.url}/listed-bad` });
+    expect(list[0]).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      lastStatusCode: 502,
+      lastError: 'HTTP 502',
+      type: 'call_status',
+      url: `${receiver.url}/listed-bad`,
+    });
     expect(Date.parse(list[0].nextAttemptAt)).toBeGreaterThan(t.clock.now());
-    expect(list[1]).toMatchObject({ status: 'delivered', attempts: 1, lastStatusCode: 204, lastError: null, nextAttemptAt: null });
-    expect((await t.app.inject({ method: 'GET', url: '/api/webhooks/deliveries?limit=1', headers: bearer(user.token) })).json()).toHaveLength(1);
-    expect((await t.app.inject({ method: 'GET', url: '/api/webhooks/deliveries?limit=0', headers: bearer(user.token) })).statusCode).toBe(400);
+    expect(list[1]).toMatchObject({
+      status: 'delivered',
+      attempts: 1,
+      lastStatusCode: 204,
+      lastError: null,
+      nextAttemptAt: null,
+    });
+    expect(
+      (
+        await t.app.inject({ method: 'GET', url: '/api/webhooks/deliveries?limit=1', headers: bearer(user.token) })
+      ).json(),
+    ).toHaveLength(1);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/api/webhooks/deliveries?limit=0', headers: bearer(user.token) }))
+        .statusCode,
+    ).toBe(400);
     receiver.setResponder(() => 204);
   });
 });
 
 describe('webhook URLs and private addresses', () => {
   it('refuses private and loopback targets unless allowed (production default)', async () => {
-    const prod = await createTestApp({ config: { webhooks: { allowPrivate: false, timeoutMs: 500, pollIntervalMs: 1000 } } });
+    const prod = await createTestApp({
+      config: { webhooks: { allowPrivate: false, timeoutMs: 500, pollIntervalMs: 1000 } },
+    });
     try {
       const { webhooks } = prod.services.webhooks;
-      for (const url of ['http://127.0.0.1:8080/x', 'http://10.1.2.3/x', 'http://[::1]/x', 'http://localhost/x', 'http://169.254.169.254/latest', 'ftp://example.com/x', 'http://user:pw@example.com/x', 'not a url']) {
+      for (const url of [
+        'http://127.0.0.1:8080/x',
+        'http://10.1.2.3/x',
+        'http://[::1]/x',
+        'http://localhost/x',
+        'http://169.254.169.254/latest',
+        'ftp://example.com/x',
+        'http://user:pw@example.com/x',
+        'not a url',
+      ]) {
         expect(() => webhooks.checkUrl(url), url).toThrow(expect.objectContaining({ code: 'invalid_input' }));
       }
       expect(webhooks.checkUrl('https://hooks.example.com/calls')).toBe('https://hooks.example.com/calls');
@@ -227,14 +278,27 @@ describe('webhook URLs and private addresses', () => {
       const headers = { 'webhook-id': 'm', 'webhook-timestamp': '1', 'webhook-signature': 'v1,x' };
       try {
         for (const url of [`${receiver.url}/x`, 'http://localhost:8080/x']) {
-          const refused = await sender.send(url, headers, '{}', { timeoutMs: 500, allowPrivate: false }).catch((e: unknown) => e);
+          const refused = await sender
+            .send(url, headers, '{}', { timeoutMs: 500, allowPrivate: false })
+            .catch((e: unknown) => e);
           expect(refused, url).toBeInstanceOf(OutboundHttpError);
           expect(refused).toMatchObject({ reason: 'blocked_address' });
         }
         // A name whose DNS answer is a private address is refused the same way (the resolver is the test's; no packet leaves).
-        const rebinding = createWebhookSender({ lookup: ((_host: string, _opts: unknown, cb: (e: null, a: Array<{ address: string; family: number }>) => void) => cb(null, [{ address: '169.254.169.254', family: 4 }])) as never });
-        const refused = await rebinding.send('http://hooks.example.com/x', headers, '{}', { timeoutMs: 500, allowPrivate: false }).catch((e: unknown) => e);
-        expect(refused).toMatchObject({ reason: 'blocked_address', message: expect.stringContaining('169.254.169.254') });
+        const rebinding = createWebhookSender({
+          lookup: ((
+            _host: string,
+            _opts: unknown,
+            cb: (e: null, a: Array<{ address: string; family: number }>) => void,
+          ) => cb(null, [{ address: '169.254.169.254', family: 4 }])) as never,
+        });
+        const refused = await rebinding
+          .send('http://hooks.example.com/x', headers, '{}', { timeoutMs: 500, allowPrivate: false })
+          .catch((e: unknown) => e);
+        expect(refused).toMatchObject({
+          reason: 'blocked_address',
+          message: expect.stringContaining('169.254.169.254'),
+        });
         await rebinding.close();
       } finally {
         await sender.close();
@@ -242,9 +306,15 @@ describe('webhook URLs and private addresses', () => {
       // A delivery whose target is refused at send time is a failed attempt with the reason recorded, and is retried later.
       const user = await createVerifiedUser(prod);
       await secretOf(prod, user.token);
-      const [id] = await enqueue(prod, [{ userId: user.id, url: `${receiver.url}/refused`, type: 'call_status', data: data(9) }]);
+      const [id] = await enqueue(prod, [
+        { userId: user.id, url: `${receiver.url}/refused`, type: 'call_status', data: data(9) },
+      ]);
       await eventually(async () => (await deliveryRow(prod, id)).last_error !== null, 5000, 'an attempt recorded');
-      expect(await deliveryRow(prod, id)).toMatchObject({ status: 'pending', last_status_code: null, last_error: expect.stringContaining('not a public address') });
+      expect(await deliveryRow(prod, id)).toMatchObject({
+        status: 'pending',
+        last_status_code: null,
+        last_error: expect.stringContaining('not a public address'),
+      });
       expect(receiver.received.length).toBe(before);
     } finally {
       await prod.close();

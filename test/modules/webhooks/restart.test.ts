@@ -20,7 +20,8 @@ afterAll(async () => {
   await receiver.close();
 });
 
-const instance = (timeoutMs = 2000) => webhookApp({ shareDatabaseWith: holder, clock: holder.clock, config: fastWebhooks({ timeoutMs }) });
+const instance = (timeoutMs = 2000) =>
+  webhookApp({ shareDatabaseWith: holder, clock: holder.clock, config: fastWebhooks({ timeoutMs }) });
 const data = (n: number) => ({ session_id: `r${n}`, status: 'completed', at: '2026-11-23T10:00:00.000Z' });
 
 describe('restarts', () => {
@@ -29,7 +30,9 @@ describe('restarts', () => {
     const user = await createVerifiedUser(first);
     const secret = (await first.services.webhooks.webhooks.getSecret(user.id)).secret;
     receiver.setResponder((r) => (r.path === '/restart' ? 500 : 204));
-    const [id] = await enqueue(first, [{ userId: user.id, url: `${receiver.url}/restart`, type: 'call_status', data: data(1) }]);
+    const [id] = await enqueue(first, [
+      { userId: user.id, url: `${receiver.url}/restart`, type: 'call_status', data: data(1) },
+    ]);
     await receiver.waitFor((all) => all.some((r) => r.path === '/restart'));
     await first.services.webhooks.webhookWorker.whenIdle();
     expect((await deliveryRow(holder, id)).status).toBe('pending');
@@ -39,7 +42,11 @@ describe('restarts', () => {
     holder.clock.advance(60_000);
     const second = await instance();
     try {
-      await eventually(async () => (await deliveryRow(holder, id)).status === 'delivered', 5000, 'delivered after restart');
+      await eventually(
+        async () => (await deliveryRow(holder, id)).status === 'delivered',
+        5000,
+        'delivered after restart',
+      );
       const requests = receiver.received.filter((r) => r.path === '/restart');
       expect(requests.map((r) => r.answered)).toEqual([500, 204]);
       expect(verifyWithOracle(secret, requests[1])).toMatchObject({ data: data(1) });
@@ -54,16 +61,24 @@ describe('restarts', () => {
     const user = await createVerifiedUser(first);
     await first.services.webhooks.webhooks.getSecret(user.id);
     const held: Array<() => void> = [];
-    receiver.setResponder((r) => (r.path === '/closing' && held.length === 0 ? (held.push(() => undefined), 'hang') : 204));
-    const [id] = await enqueue(first, [{ userId: user.id, url: `${receiver.url}/closing`, type: 'call_status', data: data(2) }]);
+    receiver.setResponder((r) =>
+      r.path === '/closing' && held.length === 0 ? (held.push(() => undefined), 'hang') : 204,
+    );
+    const [id] = await enqueue(first, [
+      { userId: user.id, url: `${receiver.url}/closing`, type: 'call_status', data: data(2) },
+    ]);
     await receiver.waitFor((all) => all.some((r) => r.path === '/closing'));
     await first.close(); // the hanging attempt times out (2 s) and is recorded as a failure first
-    expect((await deliveryRow(holder, id))).toMatchObject({ status: 'pending', attempts: 1, last_error: 'timed out' });
+    expect(await deliveryRow(holder, id)).toMatchObject({ status: 'pending', attempts: 1, last_error: 'timed out' });
 
     holder.clock.advance(60_000);
     const second = await instance();
     try {
-      await eventually(async () => (await deliveryRow(holder, id)).status === 'delivered', 5000, 'delivered after restart');
+      await eventually(
+        async () => (await deliveryRow(holder, id)).status === 'delivered',
+        5000,
+        'delivered after restart',
+      );
       expect(receiver.received.filter((r) => r.path === '/closing')).toHaveLength(2);
       expect(receiver.delivered().filter((r) => r.headers['webhook-id'] === id)).toHaveLength(1);
     } finally {
@@ -77,7 +92,9 @@ describe('an instance that dies during an attempt', () => {
     const user = await createVerifiedUser(holder);
     await holder.services.webhooks.webhooks.getSecret(user.id);
     receiver.setResponder(() => 204);
-    const [id] = await enqueue(holder, [{ userId: user.id, url: `${receiver.url}/lease`, type: 'call_status', data: data(3) }]);
+    const [id] = await enqueue(holder, [
+      { userId: user.id, url: `${receiver.url}/lease`, type: 'call_status', data: data(3) },
+    ]);
     // What a worker does before sending; its process then disappears without recording anything.
     const now = holder.clock.now();
     const claimed = await holder.services.webhooks.webhookStore.claimDue(now, now + 30_000, 100);
@@ -88,7 +105,11 @@ describe('an instance that dies during an attempt', () => {
       await other.services.webhooks.webhookWorker.whenIdle();
       expect(receiver.received.filter((r) => r.path === '/lease')).toHaveLength(0);
       holder.clock.advance(30_000);
-      await eventually(async () => (await deliveryRow(holder, id)).status === 'delivered', 5000, 'delivered after the lease');
+      await eventually(
+        async () => (await deliveryRow(holder, id)).status === 'delivered',
+        5000,
+        'delivered after the lease',
+      );
       expect(receiver.received.filter((r) => r.path === '/lease')).toHaveLength(1);
       expect((await deliveryRow(holder, id)).attempts).toBe(2);
     } finally {
@@ -105,7 +126,12 @@ describe('several instances', () => {
       const user = await createVerifiedUser(a);
       const secret = (await a.services.webhooks.webhooks.getSecret(user.id)).secret;
       receiver.setResponder(() => 204);
-      const deliveries = Array.from({ length: 200 }, (_, i) => ({ userId: user.id, url: `${receiver.url}/many`, type: 'call_status', data: data(100 + i) }));
+      const deliveries = Array.from({ length: 200 }, (_, i) => ({
+        userId: user.id,
+        url: `${receiver.url}/many`,
+        type: 'call_status',
+        data: data(100 + i),
+      }));
       const ids = [...(await enqueue(a, deliveries.slice(0, 100))), ...(await enqueue(b, deliveries.slice(100)))];
       b.services.webhooks.webhooks.wake();
       a.services.webhooks.webhooks.wake();
@@ -115,7 +141,11 @@ describe('several instances', () => {
       expect(many).toHaveLength(200);
       expect(new Set(many.map((r) => r.headers['webhook-id']))).toEqual(new Set(ids));
       for (const r of many.slice(0, 5)) verifyWithOracle(secret, r);
-      const rows = await holder.database.db.selectFrom('webhook_deliveries').select(['status', 'attempts', 'last_error', 'last_status_code']).where('id', 'in', ids).execute();
+      const rows = await holder.database.db
+        .selectFrom('webhook_deliveries')
+        .select(['status', 'attempts', 'last_error', 'last_status_code'])
+        .where('id', 'in', ids)
+        .execute();
       expect(rows.filter((r) => !(r.status === 'delivered' && Number(r.attempts) === 1))).toEqual([]);
     } finally {
       await a.close();

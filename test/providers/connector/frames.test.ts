@@ -3,7 +3,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createNdjsonParser, createSseParser, parserFor } from '../../../src/providers/connector/frames.js';
 
-const feed = (parser: ReturnType<typeof createSseParser>, pieces: string[]) => [...pieces.flatMap((p) => parser.push(p)), ...parser.end()];
+const feed = (parser: ReturnType<typeof createSseParser>, pieces: string[]) => [
+  ...pieces.flatMap((p) => parser.push(p)),
+  ...parser.end(),
+];
 
 /** Cuts text at the given fractions. */
 function cut(text: string, points: number[]): string[] {
@@ -19,7 +22,8 @@ function cut(text: string, points: number[]): string[] {
 }
 
 describe('SSE parser', () => {
-  const text = ': hello\n\nevent: record\nid: 1\ndata: {"a":1}\n\ndata: {"b":\r\ndata: 2}\r\n\r\nretry: 10\ndata\n\ndata: last\rdata:  two spaces\r\r: no data\n\nid: 9\n\n';
+  const text =
+    ': hello\n\nevent: record\nid: 1\ndata: {"a":1}\n\ndata: {"b":\r\ndata: 2}\r\n\r\nretry: 10\ndata\n\ndata: last\rdata:  two spaces\r\r: no data\n\nid: 9\n\n';
   const expected = ['{"a":1}', '{"b":\n2}', '', 'last\n two spaces'];
 
   it('dispatches on blank lines, joins data lines with LF, handles CR, LF and CRLF, ignores comments and events without data', () => {
@@ -27,9 +31,11 @@ describe('SSE parser', () => {
   });
 
   it('gives the same frames however the stream is cut (CRLF split included)', () => {
-    fc.assert(fc.property(fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 12 }), (points) => {
-      expect(feed(createSseParser(), cut(text, points))).toEqual(expected);
-    }));
+    fc.assert(
+      fc.property(fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 12 }), (points) => {
+        expect(feed(createSseParser(), cut(text, points))).toEqual(expected);
+      }),
+    );
     expect(feed(createSseParser(), text.split(''))).toEqual(expected);
   });
 
@@ -47,9 +53,11 @@ describe('NDJSON parser', () => {
 
   it('one frame per non-blank line, the last line without newline included', () => {
     expect(feed(createNdjsonParser(), [text])).toEqual(expected);
-    fc.assert(fc.property(fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 12 }), (points) => {
-      expect(feed(createNdjsonParser(), cut(text, points))).toEqual(expected);
-    }));
+    fc.assert(
+      fc.property(fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 12 }), (points) => {
+        expect(feed(createNdjsonParser(), cut(text, points))).toEqual(expected);
+      }),
+    );
   });
 
   it('is chosen for anything but text/event-stream', () => {

@@ -26,12 +26,24 @@ export const defaultPlans: PlanDefinition[] = [
     key: 'growth',
     name: 'Growth',
     priceUsd: 99,
-    included: { seconds_inbound: 18_000, seconds_outbound: 18_000, calls_inbound: 500, calls_outbound: 500, leads: 1_000 },
+    included: {
+      seconds_inbound: 18_000,
+      seconds_outbound: 18_000,
+      calls_inbound: 500,
+      calls_outbound: 500,
+      leads: 1_000,
+    },
   },
   {
     key: 'scale',
     name: 'Scale',
     priceUsd: 299,
-    included: { seconds_inbound: 60_000, seconds_outbound: 60_000, calls_inbound: 2_000, calls_outbound: 2_000, leads: 5_000 },
+    included: {
+      seconds_inbound: 60_000,
+      seconds_outbound: 60_000,
+      calls_inbound: 2_000,
+      calls_outbound: 2_000,
+      leads: 5_000,
+    },
   },
 ];

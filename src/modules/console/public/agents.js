@@ -21,7 +21,11 @@ async function openRecord(object, keys) {
   }
   const { cryptoKey, iv } = await key;
   const sealed = new Uint8Array([...hexBytes(object.content), ...hexBytes(object.auth_tag)]);
-  const plain = await subtle.decrypt({ name: 'AES-GCM', iv: hexBytes(object.iv ?? iv), tagLength: 128 }, cryptoKey, sealed);
+  const plain = await subtle.decrypt(
+    { name: 'AES-GCM', iv: hexBytes(object.iv ?? iv), tagLength: 128 },
+    cryptoKey,
+    sealed,
+  );
   return JSON.parse(new TextDecoder().decode(plain));
 }
 
@@ -37,7 +41,12 @@ export async function listAgents(limit = 200) {
       try {
         const record = await openRecord(object, keys);
         if (record && typeof record.name === 'string' && record.name.trim()) {
-          return { id: object.id, name: record.name.trim(), knowledgeBaseId: typeof record.knowledgeBaseId === 'string' ? record.knowledgeBaseId : undefined, readable: true };
+          return {
+            id: object.id,
+            name: record.name.trim(),
+            knowledgeBaseId: typeof record.knowledgeBaseId === 'string' ? record.knowledgeBaseId : undefined,
+            readable: true,
+          };
         }
       } catch {
         // listed by id below

@@ -35,7 +35,10 @@ function callRequest() {
   if (agentId) return { agentId, ...(knowledgeBaseId ? { knowledgeBaseId } : {}) };
   const prompt = byId('prompt').value.trim();
   const firstMessage = byId('first-message').value.trim();
-  return { agent: { name: 'Console agent', prompt, ...(firstMessage ? { firstMessage } : {}) }, ...(knowledgeBaseId ? { knowledgeBaseId } : {}) };
+  return {
+    agent: { name: 'Console agent', prompt, ...(firstMessage ? { firstMessage } : {}) },
+    ...(knowledgeBaseId ? { knowledgeBaseId } : {}),
+  };
 }
 
 /** Who said a line, and how far: an agent reply shows while it is being said, then as it was heard. */
@@ -74,7 +77,13 @@ function showTranscript({ role, text, final, interrupted }) {
 
 function showTool({ name, arguments: args, result }) {
   byId('tools').append(
-    el('li', {}, el('strong', { text: name }), el('pre', { 'aria-label': `${name} arguments`, text: JSON.stringify(args, null, 2) }), el('pre', { 'aria-label': `${name} result`, text: JSON.stringify(result, null, 2) })),
+    el(
+      'li',
+      {},
+      el('strong', { text: name }),
+      el('pre', { 'aria-label': `${name} arguments`, text: JSON.stringify(args, null, 2) }),
+      el('pre', { 'aria-label': `${name} result`, text: JSON.stringify(result, null, 2) }),
+    ),
   );
 }
 
@@ -120,7 +129,8 @@ async function startCall(event) {
   } catch (error) {
     call = null;
     setStatus('idle', 'Not connected.');
-    byId('call-error').textContent = `The call did not start: ${error.message}${error instanceof ApiError && error.code ? ` (${error.code})` : ''}`;
+    byId('call-error').textContent =
+      `The call did not start: ${error.message}${error instanceof ApiError && error.code ? ` (${error.code})` : ''}`;
   }
 }
 
@@ -130,7 +140,7 @@ startPage(async () => {
   byId('hang-up').addEventListener('click', () => call?.hangUp());
   // Digits typed during a call are sent as DTMF (outside text fields).
   document.addEventListener('keydown', (event) => {
-    if (!call || call.state !== 'live' || /^(INPUT|TEXTAREA|SELECT)$/.test(event.target.tagName)) return;
+    if (call?.state !== 'live' || /^(INPUT|TEXTAREA|SELECT)$/.test(event.target.tagName)) return;
     if (/^[0-9*#]$/.test(event.key)) call.sendDigit(event.key);
   });
   const [agents] = await Promise.all([listAgents().catch(() => []), fillKnowledgeBases().catch(() => {})]);

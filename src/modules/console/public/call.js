@@ -13,7 +13,12 @@ const at = (ms) => (typeof ms === 'number' ? formatDuration(ms / 1000) : '');
 
 function showFacts(call) {
   const facts = [
-    ['Status', call.outcome && call.outcome !== call.status ? `${call.status} (${call.outcome}${call.reason ? `: ${call.reason}` : ''})` : call.status],
+    [
+      'Status',
+      call.outcome && call.outcome !== call.status
+        ? `${call.status} (${call.outcome}${call.reason ? `: ${call.reason}` : ''})`
+        : call.status,
+    ],
     ['Direction', call.direction],
     ['From', call.from ?? '—'],
     ['To', call.to ?? '—'],
@@ -23,8 +28,11 @@ function showFacts(call) {
     ['Duration', formatDuration(call.durationSeconds)],
     ['Cost', formatCost(call)],
   ];
-  byId('facts').replaceChildren(...facts.flatMap(([name, value]) => [el('dt', { text: name }), el('dd', { text: value })]));
-  byId('call-title').textContent = `${call.direction === 'web' ? 'Web call' : call.direction === 'inbound' ? 'Inbound call' : 'Call'} · ${formatDate(call.startedAt)}`;
+  byId('facts').replaceChildren(
+    ...facts.flatMap(([name, value]) => [el('dt', { text: name }), el('dd', { text: value })]),
+  );
+  byId('call-title').textContent =
+    `${call.direction === 'web' ? 'Web call' : call.direction === 'inbound' ? 'Inbound call' : 'Call'} · ${formatDate(call.startedAt)}`;
 }
 
 function showTranscript(lines) {
@@ -37,7 +45,12 @@ function showTranscript(lines) {
       return el(
         'li',
         { 'data-role': role },
-        el('span', { class: 'who-said' }, role === 'agent' ? 'Agent' : 'Caller', line.startMs !== undefined ? ` · ${at(line.startMs)}` : ''),
+        el(
+          'span',
+          { class: 'who-said' },
+          role === 'agent' ? 'Agent' : 'Caller',
+          line.startMs !== undefined ? ` · ${at(line.startMs)}` : '',
+        ),
         el('span', { class: 'text', text: line.text }),
         ...flags.map((flag) => el('span', { class: 'flag', text: `(${flag})` })),
       );
@@ -54,7 +67,10 @@ function showLatency(lines) {
         'tr',
         {},
         el('td', { 'data-label': 'Turn', text: String(index + 1) }),
-        el('td', { 'data-label': 'Agent said', text: line.text.length > 80 ? `${line.text.slice(0, 80)}…` : line.text }),
+        el('td', {
+          'data-label': 'Agent said',
+          text: line.text.length > 80 ? `${line.text.slice(0, 80)}…` : line.text,
+        }),
         el('td', { 'data-label': 'Speech to text', class: 'num', text: formatMs(line.latency.sttMs) }),
         el('td', { 'data-label': 'Model', class: 'num', text: formatMs(line.latency.llmFirstTokenMs) }),
         el('td', { 'data-label': 'Speech', class: 'num', text: formatMs(line.latency.ttsFirstByteMs) }),
@@ -63,7 +79,8 @@ function showLatency(lines) {
       ),
     ),
   );
-  if (!turns.length) byId('latency-rows').append(el('tr', {}, el('td', { colspan: '7', class: 'empty', text: 'No answered turns.' })));
+  if (!turns.length)
+    byId('latency-rows').append(el('tr', {}, el('td', { colspan: '7', class: 'empty', text: 'No answered turns.' })));
 }
 
 function showTools(toolCalls) {
@@ -94,7 +111,10 @@ async function load() {
   try {
     call = (await api(`/api/calls/${encodeURIComponent(callId)}`)).data;
   } catch (error) {
-    byId('call-error').textContent = error instanceof ApiError && error.status === 404 ? 'No such call in this account.' : `The call could not be read: ${error.message}`;
+    byId('call-error').textContent =
+      error instanceof ApiError && error.status === 404
+        ? 'No such call in this account.'
+        : `The call could not be read: ${error.message}`;
     return;
   }
   showFacts(call);

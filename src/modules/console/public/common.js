@@ -26,7 +26,12 @@ export async function api(path, { method = 'GET', body, headers = {} } = {}) {
   } catch {
     data = null;
   }
-  if (!response.ok) throw new ApiError(response.status, data?.code ?? null, data?.message ?? `${response.status} ${response.statusText}`);
+  if (!response.ok)
+    throw new ApiError(
+      response.status,
+      data?.code ?? null,
+      data?.message ?? `${response.status} ${response.statusText}`,
+    );
   return { data, headers: response.headers };
 }
 
@@ -40,7 +45,9 @@ export function el(tag, attributes = {}, ...children) {
   }
   for (const child of children.flat()) {
     if (child === null || child === undefined || child === false) continue;
-    node.append(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child);
+    node.append(
+      typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child,
+    );
   }
   return node;
 }
@@ -60,7 +67,9 @@ export function formatDuration(seconds) {
 export function formatDate(iso) {
   if (!iso) return '—';
   const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  return Number.isNaN(date.getTime())
+    ? iso
+    : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
 
 /** What a call cost: a web call is a free test call; no figure yet shows a dash. */
@@ -78,7 +87,8 @@ function markNavigation() {
   const path = location.pathname.replace(/\/$/, '');
   for (const link of document.querySelectorAll('nav a')) {
     const href = link.getAttribute('href');
-    if (href === path || (href === '/console/calls' && path.startsWith('/console/calls/'))) link.setAttribute('aria-current', 'page');
+    if (href === path || (href === '/console/calls' && path.startsWith('/console/calls/')))
+      link.setAttribute('aria-current', 'page');
   }
 }
 
@@ -92,7 +102,8 @@ async function authStatus() {
 }
 
 const STATUS_HELP = {
-  phone_not_verified: 'This account has not verified its phone number yet, and calls need it: verify it (POST /api/auth/verify/request, then /api/auth/verify/submit), then sign in again.',
+  phone_not_verified:
+    'This account has not verified its phone number yet, and calls need it: verify it (POST /api/auth/verify/request, then /api/auth/verify/submit), then sign in again.',
 };
 
 /**
@@ -117,7 +128,8 @@ export async function startPage(onSignedIn) {
     who.hidden = !status?.auth;
     signOut.hidden = !status?.auth;
     who.textContent = status?.auth ? status.auth.email : '';
-    if (status && !signedIn) error.textContent = STATUS_HELP[status.status] ?? `Signed in, but the account's status is ${status.status}.`;
+    if (status && !signedIn)
+      error.textContent = STATUS_HELP[status.status] ?? `Signed in, but the account's status is ${status.status}.`;
     if (signedIn) await onSignedIn(status.auth);
     else byId('email').focus();
   };
@@ -130,9 +142,20 @@ export async function startPage(onSignedIn) {
     try {
       let answer;
       if (limitedToken) {
-        answer = (await api('/api/auth/2fa/verify', { method: 'POST', body: { token: byId('code').value.trim() }, headers: { authorization: `Bearer ${limitedToken}` } })).data;
+        answer = (
+          await api('/api/auth/2fa/verify', {
+            method: 'POST',
+            body: { token: byId('code').value.trim() },
+            headers: { authorization: `Bearer ${limitedToken}` },
+          })
+        ).data;
       } else {
-        answer = (await api('/api/auth/login', { method: 'POST', body: { email: byId('email').value.trim(), password: byId('password').value } })).data;
+        answer = (
+          await api('/api/auth/login', {
+            method: 'POST',
+            body: { email: byId('email').value.trim(), password: byId('password').value },
+          })
+        ).data;
       }
       if (answer.status === '2fa_required') {
         limitedToken = answer.token;
@@ -147,7 +170,10 @@ export async function startPage(onSignedIn) {
       byId('password').value = '';
       await show(await authStatus());
     } catch (err) {
-      error.textContent = err instanceof ApiError && (err.code === 'invalid_credentials' || err.status === 400) ? 'Wrong email or password (or code).' : `Sign-in failed: ${err.message}`;
+      error.textContent =
+        err instanceof ApiError && (err.code === 'invalid_credentials' || err.status === 400)
+          ? 'Wrong email or password (or code).'
+          : `Sign-in failed: ${err.message}`;
     } finally {
       button.disabled = false;
     }

@@ -40,7 +40,9 @@ export class WebCall {
     this.context = new AudioContext({ latencyHint: 'interactive' });
     await this.context.resume();
     try {
-      this.microphone = await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true, autoGainControl: true } });
+      this.microphone = await navigator.mediaDevices.getUserMedia({
+        audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true, autoGainControl: true },
+      });
     } catch (error) {
       await this.release();
       throw new Error(`the microphone is not available (${error.name}: ${error.message})`);
@@ -75,7 +77,10 @@ export class WebCall {
     });
 
     const input = this.context.createMediaStreamSource(this.microphone);
-    this.capture = new AudioWorkletNode(this.context, 'pcm16-capture', { processorOptions: { targetRate: audio.sampleRate, frameMs: audio.frameMs }, numberOfOutputs: 1 });
+    this.capture = new AudioWorkletNode(this.context, 'pcm16-capture', {
+      processorOptions: { targetRate: audio.sampleRate, frameMs: audio.frameMs },
+      numberOfOutputs: 1,
+    });
     this.capture.port.onmessage = (event) => {
       if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(event.data);
     };
@@ -181,7 +186,11 @@ export class WebCall {
   }
 
   onClose(event) {
-    const reason = this.endReason ?? (event.code === 1008 ? `refused: ${event.reason || 'the call token was not accepted'}` : event.reason || `connection closed (${event.code})`);
+    const reason =
+      this.endReason ??
+      (event.code === 1008
+        ? `refused: ${event.reason || 'the call token was not accepted'}`
+        : event.reason || `connection closed (${event.code})`);
     void this.release().then(() => {
       this.setState('ended', `Call ended: ${reason}.`);
       this.handlers.onEnded?.(reason);
