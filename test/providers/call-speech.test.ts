@@ -196,4 +196,25 @@ describe('LocalCallSpeech', () => {
       await speech.close();
     }
   });
+
+  it('gives every call room of its own: twelve calls greeting at once are all spoken (past the 8 jobs of spare room)', async () => {
+    // One job at a time (the WebAssembly worker), so the greetings really queue; each call speaks through its own binding.
+    const speech = new LocalSpeechProvider({ binary: null });
+    try {
+      const shared = new LocalCallSpeech(speech);
+      const greetings = Array.from({ length: 12 }, (_, i) =>
+        drain(
+          shared
+            .forCall(`call-${i}`)
+            .synthesize(`Hello caller ${i}.`, { provider: 'local', voiceId: 'en-us' }, signal()),
+        ),
+      );
+      expect(speech.queue.size().calls).toBe(12); // all waiting at once
+      const spoken = await Promise.all(greetings);
+      expect(spoken.map((g) => g.error)).toEqual(Array(12).fill(null));
+      expect(spoken.every((g) => concat(...g.values).length > 4000)).toBe(true);
+    } finally {
+      await speech.close();
+    }
+  });
 });

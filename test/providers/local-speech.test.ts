@@ -71,8 +71,8 @@ describe('LocalSpeechProvider', () => {
       ).toBeGreaterThan(500);
     });
 
-    it('refuses work past its queue with 429, and serves every job it accepted', async () => {
-      const speech = make({ maxPending: 2 });
+    it('refuses a call past its room with 429, and serves every job it accepted', async () => {
+      const speech = make({ maxPendingPerCall: 2 });
       const settings = { type: 'local', voiceId: 'en-us' };
       const outcomes = await Promise.all(
         ['one', 'two', 'three'].map((t) =>

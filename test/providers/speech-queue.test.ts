@@ -1,6 +1,7 @@
 // The local speech queue: a call's sentences go ahead of previews and are
-// never refused because of them; previews get only spare room, a share of
-// their own and a cap per account. Jobs are promises the test settles, so
+// never refused because of them or of other calls (room per call, none in
+// total); previews get only spare room, a share of their own and a cap per
+// account. Jobs are promises the test settles, so
 // nothing sleeps.
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/http/errors.js';
@@ -50,18 +51,63 @@ describe('SpeechQueue', () => {
   });
 
   it('admits calls while previews fill their share, and never refuses a call because of previews', async () => {
-    const { submit, queue } = harness({ maxPending: 3, maxPreviews: 2, maxPreviewsPerAccount: 2 });
+    const { submit, queue } = harness({ spareRoom: 3, maxPreviews: 2, maxPreviewsPerAccount: 2 });
     void submit('p1', preview('a'));
     void submit('p2', preview('b'));
     expect(await submit('p3', preview('c'))).toBe('rate_limited'); // the preview share is full
-    for (const name of ['c1', 'c2', 'c3']) void submit(name, call);
+    for (const name of ['c1', 'c2', 'c3']) void submit(name, { priority: 'call', call: name });
     expect(queue.size()).toEqual({ calls: 3, previews: 2 });
-    // Past maxPending only calls are refused, by calls.
-    expect(await submit('c4', call)).toBe('rate_limited');
+    // Past the spare room previews are refused; a new call still speaks.
+    expect(await submit('p4', preview('d'))).toBe('rate_limited');
+    void submit('c4', { priority: 'call', call: 'c4' });
+    expect(queue.size()).toEqual({ calls: 4, previews: 2 });
+  });
+
+  it('has room for every call that starts at once: ten greetings all spoken, in order, past the spare room', async () => {
+    const { submit, finish, started, queue } = harness({ spareRoom: 8 });
+    const calls = Array.from({ length: 10 }, (_, i) => `call-${i}`);
+    const outcomes = calls.map((name) => submit(name, { priority: 'call', call: name }));
+    expect(queue.size().calls).toBe(10);
+    // A preview asked now finds no spare room.
+    expect(await submit('p1', preview('a'))).toBe('rate_limited');
+    for (const name of calls) await finish(name);
+    expect(started).toEqual(calls);
+    expect(await Promise.all(outcomes)).toEqual(calls);
+    expect(queue.size()).toEqual({ calls: 0, previews: 0 });
+  });
+
+  it('bounds each call on its own: a call past its room is refused, another call is not', async () => {
+    const { submit, finish, queue } = harness({ maxPendingPerCall: 2 });
+    const mine: SpeechRequest = { priority: 'call', call: 'mine' };
+    void submit('m1', mine);
+    void submit('m2', mine);
+    expect(await submit('m3', mine)).toBe('rate_limited');
+    void submit('o1', { priority: 'call', call: 'other' });
+    expect(queue.size().calls).toBe(3);
+    // Untagged call jobs share one room of their own.
+    void submit('u1', call);
+    void submit('u2', call);
+    expect(await submit('u3', call)).toBe('rate_limited');
+    expect(queue.size().calls).toBe(5);
+    // Once a sentence of the call is done, it has room again.
+    await finish('m1');
+    void submit('m4', mine);
+    expect(queue.size().calls).toBe(5);
+  });
+
+  it('says why a call sentence is refused', async () => {
+    const queue = new SpeechQueue({ ...defaultSpeechQueueLimits(1), maxPendingPerCall: 1 });
+    void queue.run({ priority: 'call', call: 'x' }, () => new Promise(() => {}));
+    const err = await queue.run({ priority: 'call', call: 'x' }, async () => 'never').catch((e: unknown) => e);
+    expect(err).toMatchObject({
+      code: 'rate_limited',
+      message: expect.stringContaining('sentences of this call'),
+      headers: { 'retry-after': '2' },
+    });
   });
 
   it('gives previews only spare room: none while calls fill the queue', async () => {
-    const { submit, finish, queue } = harness({ maxPending: 2 });
+    const { submit, finish, queue } = harness({ spareRoom: 2 });
     void submit('c1', call);
     void submit('c2', call);
     expect(await submit('p1', preview('a'))).toBe('rate_limited');
@@ -110,7 +156,7 @@ describe('SpeechQueue', () => {
   });
 
   it('withdraws a waiting job whose signal aborts, and gives its place back', async () => {
-    const { submit, started, finish, queue } = harness({ maxPending: 2 });
+    const { submit, started, finish, queue } = harness({ maxPendingPerCall: 2 });
     void submit('c1', call);
     const controller = new AbortController();
     const withdrawn = submit('c2', { priority: 'call', signal: controller.signal });

@@ -231,7 +231,8 @@ export class VoiceRunner {
     if (call.voice.provider === 'elevenlabs' && speech.elevenlabs)
       voices.push({ speech: speech.elevenlabs, voice: call.voice });
     voices.push({
-      speech: speech.local,
+      // Bound to this call: the local speech queue keeps room for every call it speaks for.
+      speech: speech.local.forCall?.(sessionId) ?? speech.local,
       voice: call.voice.provider === 'local' ? call.voice : { provider: 'local', voiceId: 'en-us' },
     });
     const events: Promise<void>[] = [];

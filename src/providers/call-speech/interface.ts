@@ -18,4 +18,6 @@ export interface CallSpeech {
    * arrive. Throws a ProviderFailure when the provider refuses or fails.
    */
   synthesize(text: string, voice: CallVoice, signal: AbortSignal): AsyncIterable<Int16Array>;
+  /** The same speech bound to one call, when the provider keeps room per call (local speech); absent: shared as is. */
+  forCall?(call: string): CallSpeech;
 }

@@ -17,7 +17,15 @@ export const DEFAULT_LOCAL_VOICE = 'en-us';
 
 export class LocalCallSpeech implements CallSpeech {
   readonly name = 'espeak-ng';
-  constructor(private readonly speech: SpeechProvider) {}
+  /** `call`: the session this speaker speaks for; the local speech queue keeps room for each call. */
+  constructor(
+    private readonly speech: SpeechProvider,
+    private readonly call?: string,
+  ) {}
+
+  forCall(call: string): LocalCallSpeech {
+    return new LocalCallSpeech(this.speech, call);
+  }
 
   async *synthesize(text: string, voice: CallVoice, signal: AbortSignal): AsyncGenerator<Int16Array> {
     if (signal.aborted || !text.trim()) return;
@@ -32,7 +40,7 @@ export class LocalCallSpeech implements CallSpeech {
     let rate: number;
     try {
       // A call's sentence: ahead of previews in the local speech queue, and withdrawn from it when the call no longer wants it.
-      const audio = await this.speech.synthesize(text, settings, { priority: 'call', signal });
+      const audio = await this.speech.synthesize(text, settings, { priority: 'call', call: this.call, signal });
       const wav = decodeWav(audio.bytes);
       samples = wav.samples;
       rate = wav.sampleRate;

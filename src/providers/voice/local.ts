@@ -10,7 +10,8 @@
 // starts on first use and is restarted after a crash or a timeout.
 //
 // Every job goes through one queue (./speech-queue.ts): a call's sentences
-// before previews, previews only in spare capacity and a few per account.
+// before previews, room for every call, previews only in spare room and a few
+// per account.
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
@@ -27,9 +28,11 @@ const VOICE_NAME = /^[a-z]{2,3}(?:-[a-z0-9]{1,8})*(?:\+[A-Za-z0-9]{1,16})?$/i;
 export interface LocalSpeechOptions {
   /** Longest a job may take once it runs before the worker is restarted (default 30 s). */
   timeoutMs?: number;
-  /** Call jobs queued or running at once; more are refused with 429 (default 8). Previews never count against it. */
-  maxPending?: number;
-  /** Preview jobs queued or running at once, all accounts together (default 4); also only while all jobs stay under maxPending. */
+  /** Call jobs queued or running for one call; more are refused with 429 (default 4). There is no total for calls. */
+  maxPendingPerCall?: number;
+  /** Jobs of both classes queued or running below which previews are admitted (default 8): the spare room. */
+  spareRoom?: number;
+  /** Preview jobs queued or running at once, all accounts together (default 4); also only while all jobs stay under spareRoom. */
   maxPreviews?: number;
   /** Preview jobs queued or running for one account (default 2). */
   maxPreviewsPerAccount?: number;
@@ -104,7 +107,8 @@ export class LocalSpeechProvider implements SpeechProvider {
     const defaults = defaultSpeechQueueLimits(concurrency);
     this.queue = new SpeechQueue({
       ...defaults,
-      maxPending: options.maxPending ?? defaults.maxPending,
+      maxPendingPerCall: options.maxPendingPerCall ?? defaults.maxPendingPerCall,
+      spareRoom: options.spareRoom ?? defaults.spareRoom,
       maxPreviews: options.maxPreviews ?? defaults.maxPreviews,
       maxPreviewsPerAccount: options.maxPreviewsPerAccount ?? defaults.maxPreviewsPerAccount,
     });

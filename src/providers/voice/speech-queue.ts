@@ -1,8 +1,10 @@
 // The local speech queue (docs/decisions/personas.md "Local speech is fair"):
 // one per process, in front of espeak-ng. Two classes of work share it. Speech
-// for calls is served first and is never refused because of previews;
-// previews only use spare capacity, within a share of their own and a small
-// cap per account, so one account cannot fill the queue for everyone.
+// for calls is served first and is never refused because of previews or of
+// other calls: its room follows the calls (a few sentences each, since a call
+// speaks one sentence at a time), so every admitted call can always speak.
+// Previews only use spare room, within a share of their own and a small cap
+// per account, so one account cannot fill the queue for everyone.
 import { AppError } from '../../http/errors.js';
 
 /** `call`: a sentence of a live call; `preview`: a persona preview (free, asked for by an account). */
@@ -13,6 +15,8 @@ export interface SpeechRequest {
   priority: SpeechPriority;
   /** The account a preview is spoken for: each account has a cap of its own. */
   account?: string;
+  /** The call a call job speaks for (its session id): each call has room of its own. Untagged call jobs share one. */
+  call?: string;
   /** Withdraws a job still waiting (a call that ended, a sentence cut off); a running job finishes. */
   signal?: AbortSignal;
 }
@@ -20,9 +24,16 @@ export interface SpeechRequest {
 export interface SpeechQueueLimits {
   /** Jobs run at once. */
   concurrency: number;
-  /** Call jobs queued or running; more are refused (429). Previews never count against it. */
-  maxPending: number;
-  /** Preview jobs queued or running, all accounts together; also only while calls and previews together stay under maxPending. */
+  /**
+   * Call jobs queued or running for one call; more are refused (429). There
+   * is no total for calls: how many calls run is decided where calls are
+   * admitted, and each speaks one sentence at a time (a cut one may still be
+   * finishing), so the call room grows and shrinks with the calls.
+   */
+  maxPendingPerCall: number;
+  /** Jobs of both classes queued or running below which a preview is admitted: the spare room previews may use. */
+  spareRoom: number;
+  /** Preview jobs queued or running, all accounts together; also only while all jobs stay under spareRoom. */
   maxPreviews: number;
   /** Preview jobs queued or running for one account. */
   maxPreviewsPerAccount: number;
@@ -30,11 +41,12 @@ export interface SpeechQueueLimits {
   maxRunningPreviews: number;
 }
 
-/** Defaults for a queue running `concurrency` jobs at once: 8 pending calls, half of that for previews, 2 per account. */
+/** Defaults for a queue running `concurrency` jobs at once: 4 per call, previews while under 8 jobs, 4 previews, 2 per account. */
 export function defaultSpeechQueueLimits(concurrency: number): SpeechQueueLimits {
   return {
     concurrency,
-    maxPending: 8,
+    maxPendingPerCall: 4,
+    spareRoom: 8,
     maxPreviews: 4,
     maxPreviewsPerAccount: 2,
     maxRunningPreviews: Math.max(1, concurrency - 1),
@@ -43,7 +55,8 @@ export function defaultSpeechQueueLimits(concurrency: number): SpeechQueueLimits
 
 interface Waiting {
   priority: SpeechPriority;
-  account: string;
+  /** The account of a preview, the call of a call job: whose room the job holds. */
+  owner: string;
   start(): void;
   fail(reason: Error): void;
 }
@@ -55,7 +68,8 @@ export class SpeechQueue {
   /** Queued or running, per class. */
   private readonly pending: Record<SpeechPriority, number> = { call: 0, preview: 0 };
   private readonly running: Record<SpeechPriority, number> = { call: 0, preview: 0 };
-  private readonly previewsByAccount = new Map<string, number>();
+  /** Jobs queued or running per owner: a preview's account (key `preview:`), a call (key `call:`). */
+  private readonly byOwner = new Map<string, number>();
 
   constructor(readonly limits: SpeechQueueLimits) {}
 
@@ -66,19 +80,19 @@ export class SpeechQueue {
    */
   run<T>(request: SpeechRequest, task: () => Promise<T>): Promise<T> {
     const { priority } = request;
-    const account = request.account ?? '';
-    const refusal = this.refusal(priority, account);
+    const owner = `${priority}:${(priority === 'call' ? request.call : request.account) ?? ''}`;
+    const refusal = this.refusal(priority, owner);
     if (refusal) return Promise.reject(refusal);
     if (request.signal?.aborted) return Promise.reject(withdrawn());
     this.pending[priority]++;
-    if (priority === 'preview') this.previewsByAccount.set(account, (this.previewsByAccount.get(account) ?? 0) + 1);
+    this.byOwner.set(owner, (this.byOwner.get(owner) ?? 0) + 1);
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => {
         if (this.remove(job)) job.fail(withdrawn());
       };
       const job: Waiting = {
         priority,
-        account,
+        owner,
         start: () => {
           request.signal?.removeEventListener('abort', onAbort);
           this.running[priority]++;
@@ -130,14 +144,17 @@ export class SpeechQueue {
     }
   }
 
-  private refusal(priority: SpeechPriority, account: string): AppError | null {
-    const { maxPending, maxPreviews, maxPreviewsPerAccount } = this.limits;
+  private refusal(priority: SpeechPriority, owner: string): AppError | null {
+    const { maxPendingPerCall, spareRoom, maxPreviews, maxPreviewsPerAccount } = this.limits;
+    const held = this.byOwner.get(owner) ?? 0;
     if (priority === 'call')
-      return this.pending.call >= maxPending ? busy('local speech is busy: try again in a moment') : null;
-    if ((this.previewsByAccount.get(account) ?? 0) >= maxPreviewsPerAccount) {
+      return held >= maxPendingPerCall
+        ? busy(`${maxPendingPerCall} sentences of this call are waiting for local speech: try again in a moment`)
+        : null;
+    if (held >= maxPreviewsPerAccount) {
       return busy(`${maxPreviewsPerAccount} of your local previews are being spoken: wait for them to finish`);
     }
-    if (this.pending.preview >= maxPreviews || this.pending.call + this.pending.preview >= maxPending) {
+    if (this.pending.preview >= maxPreviews || this.pending.call + this.pending.preview >= spareRoom) {
       return busy('local speech is busy (calls go first): try the preview again in a moment');
     }
     return null;
@@ -165,10 +182,9 @@ export class SpeechQueue {
 
   private release(job: Waiting): void {
     this.pending[job.priority]--;
-    if (job.priority !== 'preview') return;
-    const left = (this.previewsByAccount.get(job.account) ?? 1) - 1;
-    if (left > 0) this.previewsByAccount.set(job.account, left);
-    else this.previewsByAccount.delete(job.account);
+    const left = (this.byOwner.get(job.owner) ?? 1) - 1;
+    if (left > 0) this.byOwner.set(job.owner, left);
+    else this.byOwner.delete(job.owner);
   }
 }
 
