@@ -54,6 +54,9 @@ export interface WebCallEnd {
   code: number;
 }
 
+/** The largest audio message sent: half the server's limit (64 KB, beyond which it closes with 1009). */
+const MAX_AUDIO_MESSAGE_BYTES = 32 * 1024;
+
 /**
  * One web call's socket: caller audio out, agent audio and messages in. The
  * server's JSON messages go to `handlers`; `ended` resolves when the socket
@@ -136,14 +139,22 @@ export class WebCallConnection {
     return this.socket.readyState === 1;
   }
 
-  /** Caller audio of any length (PCM16 mono at `sampleRate`): whole 20 ms frames are sent, the rest waits for more. */
+  /**
+   * Caller audio of any length (PCM16 mono at `sampleRate`): whole 20 ms
+   * frames are sent, the rest waits for more. A long buffer goes out in
+   * messages of at most 32 KB, about a second at 16 kHz (the server closes a
+   * message over 64 KB with 1009). The server hears caller audio at real time: what runs more
+   * than 2 s ahead is dropped, so a recording is sent paced, as playWavCall does.
+   */
   sendAudio(samples: Int16Array): void {
     if (!this.open) return;
     const all = new Int16Array(this.carry.length + samples.length);
     all.set(this.carry);
     all.set(samples, this.carry.length);
     const whole = all.length - (all.length % this.frameSamples);
-    if (whole > 0) this.socket.send(bytesFromPcm(all.subarray(0, whole)));
+    const perMessage = this.frameSamples * Math.max(1, Math.floor(MAX_AUDIO_MESSAGE_BYTES / 2 / this.frameSamples));
+    for (let at = 0; at < whole; at += perMessage)
+      this.socket.send(bytesFromPcm(all.subarray(at, Math.min(whole, at + perMessage))));
     this.carry = all.slice(whole);
   }
 

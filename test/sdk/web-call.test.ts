@@ -17,7 +17,9 @@ import {
   encodeWav,
   playWavCall,
   resamplePcm,
+  WebCallConnection,
   type WebSocketFactory,
+  type WebSocketLike,
 } from '../../sdk/src/index.js';
 import { findBinary } from '../../src/providers/speech-to-text/pocketsphinx.js';
 import { createPocketsphinxSpeechToText } from '../../src/providers/speech-to-text/pocketsphinx.js';
@@ -42,6 +44,47 @@ describe('SDK: PCM and WAV helpers', () => {
     expect(up.length).toBe(1600);
     expect(up[2]).toBe(samples[1]);
     expect(() => decodeWav(new Uint8Array(20))).toThrow(/not a WAV/);
+  });
+});
+
+describe('SDK: WebCallConnection.sendAudio', () => {
+  /** A socket that is open at once and keeps what is sent. */
+  class RecordingSocket implements WebSocketLike {
+    static last: RecordingSocket;
+    binaryType = 'blob';
+    readyState = 1;
+    sent: Uint8Array[] = [];
+    constructor() {
+      RecordingSocket.last = this;
+    }
+    send(data: string | ArrayBufferLike | ArrayBufferView) {
+      this.sent.push(new Uint8Array((data as Uint8Array).slice()));
+    }
+    close() {}
+    addEventListener() {}
+  }
+
+  it('sends a long buffer in whole 20 ms frames, in messages the server accepts (at most 32 KB), the rest kept for later', () => {
+    const connection = new WebCallConnection(
+      { url: 'ws://127.0.0.1:1/api/media/web', audio: { encoding: 'pcm16le', sampleRate: 16000, frameMs: 20 } },
+      {},
+      { WebSocket: RecordingSocket as unknown as WebSocketFactory },
+    );
+    // 5 s and 10 samples: 160 KB in one call, where one message over 64 KB is closed with 1009.
+    const samples = Int16Array.from({ length: 5 * 16000 + 10 }, (_, i) => (i * 7) % 30000);
+    connection.sendAudio(samples);
+    const sent = RecordingSocket.last.sent;
+    expect(sent.length).toBeGreaterThan(1);
+    expect(sent.every((m) => m.byteLength <= 32 * 1024 && m.byteLength % 640 === 0)).toBe(true);
+    const joined = Buffer.concat(sent);
+    expect(joined.byteLength).toBe(5 * 16000 * 2);
+    // The same samples, in order; the 10 over the last whole frame go out with the next call.
+    const view = new DataView(joined.buffer, joined.byteOffset, joined.byteLength);
+    expect(Array.from({ length: 5 * 16000 }, (_, i) => view.getInt16(i * 2, true))).toEqual(
+      Array.from(samples.subarray(0, 5 * 16000)),
+    );
+    connection.sendAudio(new Int16Array(310));
+    expect(sent.at(-1)!.byteLength).toBe(640);
   });
 });
 
@@ -126,6 +169,19 @@ describe.skipIf(!flite)('SDK: a web call played from WAV files (Node)', () => {
     expect(again.ended.code).toBe(1008);
     expect(again.transcript).toEqual([]);
   }, 120_000);
+
+  it('sendAudio of 3 s at once to a real server: the socket is not closed (no 1009), the call goes on until hung up', async () => {
+    const user = await createVerifiedUser(t);
+    const client = new WorkspaceClient({ baseUrl, token: user.token });
+    const started = await client.calls.startWeb({ agent: { name: 'Amy', firstMessage: 'Hello.' } });
+    const connection = new WebCallConnection(started, {}, { WebSocket: WebSocket as unknown as WebSocketFactory });
+    await connection.opened;
+    // 96 KB of quiet noise in one call: one message would be over the server's 64 KB.
+    connection.sendAudio(Int16Array.from({ length: 3 * 16000 }, (_, i) => ((i * 7919) % 200) - 100));
+    // The server reads messages in order: a message too big would close the socket (1009) before the hang-up is read.
+    connection.hangUp();
+    expect(await connection.ended).toEqual({ reason: 'caller_hung_up', code: 1000 });
+  }, 60_000);
 
   it("startWeb refusals are WorkspaceApiErrors with the server's code", async () => {
     const user = await createVerifiedUser(t);
