@@ -13,6 +13,7 @@ import type { KnowledgeTables } from '../modules/knowledge/tables.js';
 import type { WebhookTables } from '../modules/webhooks/tables.js';
 import type { CallTables } from '../modules/calls/tables.js';
 import type { TemporarySessionTables } from '../modules/temporary-sessions/tables.js';
+import type { AgentTestTables } from '../modules/agent-tests/tables.js';
 
 export interface Database
   extends PlatformTables,
@@ -27,4 +28,5 @@ export interface Database
     ConnectTables,
     WebhookTables,
     CallTables,
-    TemporarySessionTables {}
+    TemporarySessionTables,
+    AgentTestTables {}

@@ -58,6 +58,22 @@ export interface ServerSettingsTable {
   updated_at: number;
 }
 
+/** A durable job (jobs.ts): `run_at` is when it is due, or, while running, when its lease ends. */
+export interface JobsTable {
+  id: string;
+  kind: string;
+  user_id: string | null;
+  /** JSON text the job's handler reads. */
+  payload: string;
+  status: 'pending' | 'running' | 'done' | 'failed';
+  run_at: number;
+  attempts: number;
+  max_attempts: number;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface PlatformTables {
   audit_log: AuditLogTable;
   rate_limits: RateLimitsTable;
@@ -65,4 +81,5 @@ export interface PlatformTables {
   idempotency_keys: IdempotencyKeysTable;
   single_use_tokens: SingleUseTokensTable;
   server_settings: ServerSettingsTable;
+  jobs: JobsTable;
 }
