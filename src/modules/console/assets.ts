@@ -2,9 +2,12 @@
 // JavaScript a newcomer can read and change without a build step. They are read
 // once at start and served from memory with an ETag. The built server
 // (dist/src/…) has no copy of them: it reads them from src/ beside it.
+// Libraries the pages use come from their installed packages (VENDOR), served
+// the same way under /console/assets/: no CDN, and no copy in the repository.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { extname, join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export interface ConsoleAsset {
@@ -30,14 +33,39 @@ export function consolePublicDir(): string {
   throw new Error(`the console's files are missing: looked in ${here} and ${fromSource}`);
 }
 
-/** Every file of the public folder by name (flat: no sub-folders). */
+/**
+ * Served name -> [package, its ES module file]. dagre (the pathway graph's
+ * layout) ships one self-contained ES module with graphlib inside; its source
+ * map is not served, so the comment naming it is dropped.
+ */
+export const VENDOR: Record<string, [string, string]> = {
+  'dagre.js': ['@dagrejs/dagre', 'dist/dagre.esm.js'],
+};
+
+const asset = (body: Buffer, type: string): ConsoleAsset => ({
+  body,
+  type,
+  etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
+});
+
+/** A vendored file's text, read from its installed package. */
+function vendorFile(packageName: string, file: string): Buffer {
+  const root = dirname(createRequire(import.meta.url).resolve(`${packageName}/package.json`));
+  const text = readFileSync(join(root, file), 'utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n');
+  return Buffer.from(text, 'utf8');
+}
+
+/** Every file of the public folder by name (flat: no sub-folders), and the vendored libraries. */
 export function loadConsoleAssets(dir = consolePublicDir()): Map<string, ConsoleAsset> {
   const assets = new Map<string, ConsoleAsset>();
   for (const name of readdirSync(dir).sort()) {
     const type = TYPES[extname(name)];
     if (!type) continue;
-    const body = readFileSync(join(dir, name));
-    assets.set(name, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` });
+    assets.set(name, asset(readFileSync(join(dir, name)), type));
+  }
+  for (const [name, [packageName, file]] of Object.entries(VENDOR)) {
+    if (assets.has(name)) throw new Error(`the console's ${name} is both a public file and a vendored one`);
+    assets.set(name, asset(vendorFile(packageName, file), TYPES['.js']!));
   }
   return assets;
 }

@@ -2,7 +2,8 @@
 // served by the server itself, same origin as the API, so the session cookie
 // signs the browser in and no CORS or token handling is needed. Sign in and
 // call an agent at /console, the account's calls at /console/calls, one call
-// at /console/calls/{id}. Pages are static; their scripts call the API.
+// at /console/calls/{id}, the account's pathways drawn as graphs at
+// /console/pathways. Pages are static; their scripts call the API.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { notFound } from '../../http/errors.js';
@@ -39,7 +40,12 @@ export function consoleContentSecurityPolicy(publicUrl: string): string {
   return directives.map(([name, value]) => (value ? `${name} ${value}` : name)).join('; ');
 }
 
-const PAGES = { console: 'index.html', calls: 'calls.html', call: 'call.html' } as const;
+const PAGES = {
+  console: 'index.html',
+  calls: 'calls.html',
+  call: 'call.html',
+  pathways: 'pathways.html',
+} as const;
 
 /** What the console pages need: the server's public address (their content security policy names it). */
 export interface ConsoleRouteDeps {
@@ -68,6 +74,7 @@ export function consoleRoutes(app: App, deps: ConsoleRouteDeps) {
     { schema: { hide: true, params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }) } },
     page(PAGES.call),
   );
+  app.get('/console/pathways', { schema: { hide: true } }, page(PAGES.pathways));
   app.get(
     '/console/assets/:name',
     { schema: { hide: true, params: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }) } },

@@ -2,12 +2,13 @@
 // session cookie, the sign-in form, and formatting. No framework and no build
 // step: elements are built with el(), never from HTML strings.
 
-/** An API answer that was not 2xx: its status and the service's stable error code. */
+/** An API answer that was not 2xx: its status, the service's stable error code and the whole body (e.g. a 422's `errors`). */
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, body = null) {
     super(message);
     this.status = status;
     this.code = code;
+    this.body = body;
   }
 }
 
@@ -31,6 +32,7 @@ export async function api(path, { method = 'GET', body, headers = {} } = {}) {
       response.status,
       data?.code ?? null,
       data?.message ?? `${response.status} ${response.statusText}`,
+      data,
     );
   return { data, headers: response.headers };
 }
@@ -87,7 +89,7 @@ function markNavigation() {
   const path = location.pathname.replace(/\/$/, '');
   for (const link of document.querySelectorAll('nav a')) {
     const href = link.getAttribute('href');
-    if (href === path || (href === '/console/calls' && path.startsWith('/console/calls/')))
+    if (href === path || (href !== '/console' && path.startsWith(`${href}/`)))
       link.setAttribute('aria-current', 'page');
   }
 }

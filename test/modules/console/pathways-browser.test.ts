@@ -1,0 +1,329 @@
+// /console/pathways in headless Chromium (DESIGN.md "Conversational
+// pathways", Console): the account's encrypted `conversational-pathways`
+// records listed and opened in the browser, one drawn as an SVG graph laid out
+// by the vendored dagre (nodes by type, edge conditions, the start, global
+// edges), the validate route's errors and warnings on the nodes and edges they
+// name, a pasted document checked and drawn; then a call page drawing the path
+// its call took (visited nodes, taken edges, the steps, the variables, each
+// transcript line's node). Every page is checked for CSP violations; the
+// screenshots are looked at by a person (UPDATE_SCREENSHOTS=1 writes the
+// guide's into docs/).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { examplePathway } from '../../../src/modules/pathways/examples.js';
+import { type TestApp, createTestApp } from '../../support/app.js';
+import { Browser, chromium } from '../../support/chromium.js';
+import { type TestUser, createVerifiedUser } from '../../support/factories.js';
+import { freePort } from '../../support/ports.js';
+
+const screenshotDir = (dir: string) => (process.env.UPDATE_SCREENSHOTS === '1' ? join(process.cwd(), 'docs') : dir);
+
+const COLLECT_CSP_VIOLATIONS = `
+  window.__cspViolations = [];
+  document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));
+`;
+
+/** A pathway with every node type, an `if` branch, a keypad edge, a `when` edge and a global edge. */
+const frontDesk = {
+  name: 'Front desk',
+  description: 'Books, looks up or routes a caller.',
+  start: 'greet',
+  variables: {
+    wants: { type: 'enum', values: ['book', 'status'], description: 'What the caller wants' },
+    order_status: { type: 'string' },
+  },
+  nodes: [
+    { id: 'greet', type: 'conversation', say: 'Hello, press 1 to book, or tell me your order.', extract: ['wants'] },
+    {
+      id: 'lookup',
+      type: 'webhook',
+      url: 'http://127.0.0.1:9/orders',
+      method: 'POST',
+      assign: { order_status: '$.status' },
+    },
+    { id: 'menu', type: 'digits', send: '1w2' },
+    { id: 'confirm', type: 'sms', text: 'Your order is {{order_status}}.' },
+    { id: 'person', type: 'transfer', say: 'Let me put you through.' },
+    { id: 'bye', type: 'end', say: 'Goodbye!' },
+  ],
+  edges: [
+    { from: 'greet', to: 'menu', keywords: ['1'] },
+    { from: 'greet', to: 'lookup', when: 'The caller asks about an order', keywords: ['order'] },
+    { from: 'lookup', to: 'confirm', if: { var: 'order_status', op: 'exists' } },
+    { from: 'lookup', to: 'person' },
+    { from: 'menu', to: 'bye' },
+    { from: 'confirm', to: 'bye' },
+  ],
+  global: [{ to: 'person', when: 'The caller asks for a person', keywords: ['person', 'human'] }],
+};
+
+/** Wrong in three ways and doubtful in one: an edge to no node, an undeclared `{{template}}`, a node nothing reaches; a `when` edge without keywords. */
+const broken = {
+  name: 'Broken',
+  start: 'greet',
+  nodes: [
+    { id: 'greet', type: 'conversation', say: 'Hi {{first_name}}' },
+    { id: 'bye', type: 'end' },
+    { id: 'island', type: 'end', say: 'Nobody comes here.' },
+  ],
+  edges: [
+    { from: 'greet', to: 'bye', when: 'The caller is done' },
+    { from: 'greet', to: 'nowhere' },
+  ],
+};
+
+async function storePathway(t: TestApp, user: TestUser, document: unknown): Promise<string> {
+  return (
+    await t.services.data.records.create(
+      user.id,
+      'conversational-pathways',
+      Buffer.from(JSON.stringify(document), 'utf8'),
+    )
+  ).id;
+}
+
+async function signIn(browser: Browser, origin: string, user: TestUser, path: string) {
+  await browser.open(`${origin}${path}`, "!document.getElementById('sign-in-panel').hidden");
+  await browser.evaluate(`
+    document.querySelector('[data-testid=email]').value = ${JSON.stringify(user.email)};
+    document.querySelector('[data-testid=password]').value = ${JSON.stringify(user.password)};
+    document.querySelector('[data-testid=sign-in]').click();
+  `);
+  await browser.waitFor("document.getElementById('content').dataset.ready === 'true'", 15_000, `${path} signed in`);
+}
+
+const violations = (browser: Browser) => browser.evaluate<string[]>('return window.__cspViolations;');
+
+interface DrawnNode {
+  id: string;
+  type: string;
+  start: boolean;
+  visited: boolean;
+  issue: string | null;
+  title: string;
+  text: string;
+  box: { x: number; y: number; width: number; height: number };
+}
+
+const READ_GRAPH = `
+  const svg = document.querySelector('[data-testid=pathway-graph]');
+  const nodes = [...svg.querySelectorAll('[data-node-id]')].map((g) => {
+    const box = g.getBBox();
+    return {
+      id: g.dataset.nodeId, type: g.dataset.nodeType, start: g.dataset.start === 'true', visited: g.dataset.visited === 'true',
+      issue: g.dataset.issue ?? null, title: g.querySelector('title').textContent,
+      text: [...g.querySelectorAll('text')].map((t) => t.textContent).join(' '),
+      box: { x: box.x, y: box.y, width: box.width, height: box.height },
+    };
+  });
+  const edges = [...svg.querySelectorAll('[data-edge]')].map((g) => ({
+    ref: g.dataset.edge, taken: g.dataset.taken === 'true', issue: g.dataset.issue ?? null,
+    label: [...g.querySelectorAll('text')].map((t) => t.textContent).join(' '),
+    global: g.classList.contains('global'),
+  }));
+  return { nodes, edges, globalBox: Boolean(svg.querySelector('[data-global=true]')), width: svg.width.baseVal.value };
+`;
+
+describe.runIf(chromium)('the pathways page and a call path in Chromium', () => {
+  let t: TestApp;
+  let origin: string;
+  let browser: Browser;
+  let user: TestUser;
+  let dir: string;
+  let deskId: string;
+  let brokenId: string;
+  let exampleId: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'wsapi-console-pathways-'));
+    const port = await freePort();
+    t = await createTestApp({ env: { PORT: String(port) } });
+    await t.app.listen({ port, host: '127.0.0.1' });
+    origin = t.config.publicUrl;
+    user = await createVerifiedUser(t);
+    deskId = await storePathway(t, user, frontDesk);
+    brokenId = await storePathway(t, user, broken);
+    exampleId = await storePathway(t, user, examplePathway);
+    browser = await Browser.launch(chromium!);
+    await browser.beforeEachDocument(COLLECT_CSP_VIOLATIONS);
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('lists the stored pathways and draws the first: every node by type, the start, edge conditions and the global edge', async () => {
+    await signIn(browser, origin, user, '/console/pathways');
+    const rows = await browser.evaluate<Array<{ id: string; cells: string[] }>>(`
+      return [...document.querySelectorAll('[data-testid=pathway-list] [data-testid=pathway-row]')].map((row) => ({ id: row.dataset.pathwayId, cells: [...row.cells].map((c) => c.textContent) }));
+    `);
+    expect(rows.map((r) => r.id)).toEqual([deskId, brokenId, exampleId]);
+    expect(rows.map((r) => r.cells.slice(0, 3))).toEqual([
+      ['Front desk', '6', '6'],
+      ['Broken', '3', '2'],
+      ['Order status', '4', '3'],
+    ]);
+    expect(
+      await browser.evaluate<string>("return document.querySelector('[data-testid=pathway-name]').textContent;"),
+    ).toBe('Front desk');
+    expect(
+      await browser.evaluate<string>("return document.querySelector('[data-testid=pathway-validity]').dataset.valid;"),
+    ).toBe('true');
+
+    const graph = await browser.evaluate<{
+      nodes: DrawnNode[];
+      edges: Array<{ ref: string; label: string; global: boolean; issue: string | null }>;
+      globalBox: boolean;
+    }>(READ_GRAPH);
+    expect(graph.nodes.map((n) => [n.id, n.type])).toEqual([
+      ['greet', 'conversation'],
+      ['lookup', 'webhook'],
+      ['menu', 'digits'],
+      ['confirm', 'sms'],
+      ['person', 'transfer'],
+      ['bye', 'end'],
+    ]);
+    expect(graph.nodes.filter((n) => n.start).map((n) => n.id)).toEqual(['greet']);
+    const byId = Object.fromEntries(graph.nodes.map((n) => [n.id, n]));
+    expect(byId.greet!.text).toContain('Conversation');
+    expect(byId.greet!.text).toContain('collects wants');
+    expect(byId.lookup!.text).toContain('POST http://127.0.0.1:9/orders');
+    expect(byId.menu!.text).toContain('sends 1w2');
+    expect(byId.confirm!.text).toContain('texts "Your order is {{order_status}}."');
+    // Laid out top to bottom, no two nodes overlapping.
+    expect(byId.greet!.box.y).toBeLessThan(byId.lookup!.box.y);
+    expect(byId.lookup!.box.y).toBeLessThan(byId.confirm!.box.y);
+    expect(byId.confirm!.box.y).toBeLessThan(byId.bye!.box.y);
+    for (const a of graph.nodes)
+      for (const b of graph.nodes) {
+        if (a.id >= b.id) continue;
+        const apart =
+          a.box.x + a.box.width <= b.box.x ||
+          b.box.x + b.box.width <= a.box.x ||
+          a.box.y + a.box.height <= b.box.y ||
+          b.box.y + b.box.height <= a.box.y;
+        expect(apart, `${a.id} and ${b.id} overlap`).toBe(true);
+      }
+    const labels = Object.fromEntries(graph.edges.map((e) => [e.ref, e.label]));
+    expect(labels['/edges/0']).toBe('"1"');
+    expect(labels['/edges/1']).toBe('The caller asks about an order "order"');
+    expect(labels['/edges/2']).toBe('if order_status is set');
+    expect(labels['/edges/3']).toBe('otherwise');
+    expect(labels['/edges/4']).toBe('');
+    expect(graph.edges.filter((e) => e.global).map((e) => [e.ref, e.label])).toEqual([
+      ['/global/0', 'The caller asks for a person "person" / "human"'],
+    ]);
+    expect(graph.globalBox).toBe(true);
+    expect(await browser.evaluate<boolean>("return document.getElementById('pathway-issues-section').hidden;")).toBe(
+      true,
+    );
+    await browser.evaluate('window.scrollTo(0, 0);');
+    await browser.screenshot(join(screenshotDir(dir), 'console-pathway.png'), 1100, 1300);
+    expect(await violations(browser)).toEqual([]);
+  }, 60_000);
+
+  it("shows an invalid pathway's errors and warnings on the nodes and edges they name", async () => {
+    await browser.open(
+      `${origin}/console/pathways?id=${brokenId}`,
+      "document.getElementById('content').dataset.ready === 'true'",
+    );
+    const validity = await browser.evaluate<{ valid: string; text: string }>(`
+      const p = document.querySelector('[data-testid=pathway-validity]');
+      return { valid: p.dataset.valid, text: p.textContent };
+    `);
+    expect(validity.valid).toBe('false');
+    expect(validity.text).toMatch(/^Not valid: \d+ errors?\./);
+    const issues = await browser.evaluate<
+      Array<{ level: string; path: string; node: string | null; edge: string | null; text: string }>
+    >(`
+      return [...document.querySelectorAll('[data-testid=pathway-issues] li')].map((li) => ({
+        level: li.dataset.level, path: li.dataset.path, node: li.dataset.node ?? null, edge: li.dataset.edge ?? null, text: li.textContent,
+      }));
+    `);
+    // The route's own answer, every item shown with what it marks.
+    const answer = await t.app.inject({
+      method: 'POST',
+      url: '/api/pathways/validate',
+      headers: { authorization: `Bearer ${user.token}` },
+      payload: broken,
+    });
+    expect(answer.statusCode).toBe(422);
+    const errors = answer.json().errors as Array<{ path: string; message: string }>;
+    expect(issues.filter((i) => i.level === 'error').map((i) => i.path)).toEqual(errors.map((e) => e.path));
+    for (const [i, error] of errors.entries()) expect(issues[i]!.text).toContain(error.message);
+    expect(issues.find((i) => i.path.startsWith('/nodes/0/say'))?.node).toBe('greet');
+    expect(issues.find((i) => i.path.startsWith('/nodes/2'))?.node).toBe('island');
+    expect(issues.find((i) => i.path.startsWith('/edges/1'))?.edge).toBe('/edges/1');
+
+    const graph = await browser.evaluate<{ nodes: DrawnNode[]; edges: Array<{ ref: string }> }>(READ_GRAPH);
+    const marked = Object.fromEntries(graph.nodes.map((n) => [n.id, n.issue]));
+    expect(marked).toEqual({ greet: 'error', bye: null, island: 'error' });
+    expect(graph.nodes.find((n) => n.id === 'greet')!.title).toContain('first_name');
+    // The edge to no node cannot be drawn; it is in the list.
+    expect(graph.edges.map((e) => e.ref)).toEqual(['start', '/edges/0']);
+    await browser.evaluate('window.scrollTo(0, 0);');
+    await browser.screenshot(join(screenshotDir(dir), 'console-pathway-errors.png'), 1100, 1100);
+    expect(await violations(browser)).toEqual([]);
+  }, 60_000);
+
+  it('checks and draws a pasted document without storing it; a warning marks its edge', async () => {
+    const doubtful = {
+      name: 'Pasted',
+      start: 'ask',
+      nodes: [
+        { id: 'ask', type: 'conversation', prompt: 'Ask if they want a callback.' },
+        { id: 'bye', type: 'end' },
+      ],
+      edges: [{ from: 'ask', to: 'bye', when: 'They said no' }],
+    };
+    await browser.evaluate(`
+      document.querySelector('[data-testid=pathway-json]').value = ${JSON.stringify(JSON.stringify(doubtful))};
+      document.querySelector('[data-testid=pathway-check]').click();
+    `);
+    await browser.waitFor(
+      "document.querySelector('[data-testid=pathway-name]').textContent === 'Pasted' && document.querySelector('[data-testid=pathway-validity]')?.dataset.valid === 'true'",
+      15_000,
+      'the pasted pathway drawn',
+    );
+    const shown = await browser.evaluate<{ text: string; edgeIssue: string | null; items: string[] }>(`
+      return {
+        text: document.querySelector('[data-testid=pathway-validity]').textContent,
+        edgeIssue: document.querySelector('[data-edge="/edges/0"]').dataset.issue ?? null,
+        items: [...document.querySelectorAll('[data-testid=pathway-issues] li')].map((li) => li.dataset.level + ' ' + li.dataset.path),
+      };
+    `);
+    expect(shown.text).toBe('Valid, with 1 warning.');
+    expect(shown.edgeIssue).toBe('warning');
+    expect(shown.items).toEqual(['warning /edges/0/keywords']);
+    expect(await violations(browser)).toEqual([]);
+    // Nothing was stored.
+    await browser.open(`${origin}/console/pathways`, "document.getElementById('content').dataset.ready === 'true'");
+    expect(
+      await browser.evaluate<number>("return document.querySelectorAll('[data-testid=pathway-row]').length;"),
+    ).toBe(3);
+  }, 60_000);
+
+  it('fits a phone screen: the graph scrolls inside its frame, the page is never wider than 375 px', async () => {
+    await browser.send('Emulation.setDeviceMetricsOverride', {
+      width: 375,
+      height: 740,
+      deviceScaleFactor: 2,
+      mobile: true,
+    });
+    try {
+      await browser.open(`${origin}/console/pathways`, "document.getElementById('content').dataset.ready === 'true'");
+      expect(await browser.evaluate<number>('return document.documentElement.scrollWidth;')).toBeLessThanOrEqual(375);
+      expect(
+        await browser.evaluate<number>(
+          "return document.querySelector('[data-testid=pathway-graph]').width.baseVal.value;",
+        ),
+      ).toBeGreaterThan(375);
+    } finally {
+      await browser.send('Emulation.clearDeviceMetricsOverride');
+    }
+  }, 60_000);
+});
