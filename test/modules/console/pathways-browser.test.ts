@@ -17,6 +17,7 @@ import { type TestApp, createTestApp } from '../../support/app.js';
 import { Browser, chromium } from '../../support/chromium.js';
 import { type TestUser, createVerifiedUser } from '../../support/factories.js';
 import { freePort } from '../../support/ports.js';
+import { seedCall } from './support.js';
 
 const screenshotDir = (dir: string) => (process.env.UPDATE_SCREENSHOTS === '1' ? join(process.cwd(), 'docs') : dir);
 
@@ -305,6 +306,131 @@ describe.runIf(chromium)('the pathways page and a call path in Chromium', () => 
     expect(
       await browser.evaluate<number>("return document.querySelectorAll('[data-testid=pathway-row]').length;"),
     ).toBe(3);
+  }, 60_000);
+
+  it("draws the path a call took on its stored pathway: visited nodes, taken edges, the steps, the variables, each line's node", async () => {
+    const callId = await seedCall(t, user, {
+      direction: 'web',
+      durationSeconds: 9,
+      transcript: [
+        {
+          role: 'agent',
+          text: 'Hello, press 1 to book, or tell me your order.',
+          startMs: 100,
+          endMs: 2500,
+          node: 'greet',
+        },
+        { role: 'caller', text: 'It is about my order.', startMs: 3000, endMs: 4000, node: 'greet' },
+        { role: 'agent', text: 'Goodbye!', startMs: 4600, endMs: 5200, node: 'bye' },
+      ],
+      pathway: {
+        id: deskId,
+        name: 'Front desk',
+        path: [
+          { node: 'greet', atMs: 0 },
+          { node: 'lookup', atMs: 4100, edge: '/edges/1' },
+          { node: 'confirm', atMs: 4300, edge: '/edges/2' },
+          { node: 'bye', atMs: 4400, edge: '/edges/5' },
+        ],
+        variables: { wants: 'status', order_status: 'shipped' },
+      },
+    });
+    await browser.open(
+      `${origin}/console/calls/${callId}`,
+      "document.getElementById('content').dataset.ready === 'true'",
+    );
+    const page = await browser.evaluate<{
+      hidden: boolean;
+      drawnFrom: string;
+      nodes: Array<{ id: string; visited: boolean }>;
+      taken: string[];
+      steps: string[];
+      variables: Record<string, string>;
+      lineNodes: Array<string | null>;
+    }>(`
+      const svg = document.querySelector('#pathway-section [data-testid=pathway-graph]');
+      return {
+        hidden: document.getElementById('pathway-section').hidden,
+        drawnFrom: document.getElementById('pathway-drawing').dataset.drawnFrom,
+        nodes: [...svg.querySelectorAll('[data-node-id]')].map((g) => ({ id: g.dataset.nodeId, visited: g.dataset.visited === 'true' })),
+        taken: [...svg.querySelectorAll('[data-edge][data-taken=true]')].map((g) => g.dataset.edge),
+        steps: [...document.querySelectorAll('[data-testid=pathway-path] li')].map((li) => li.textContent),
+        variables: Object.fromEntries([...document.querySelectorAll('[data-testid=call-variables] dd')].map((dd) => [dd.dataset.variable, dd.textContent])),
+        lineNodes: [...document.querySelector('[data-testid=transcript]').children].map((li) => li.querySelector('.node-tag')?.dataset.node ?? null),
+      };
+    `);
+    expect(page.hidden).toBe(false);
+    expect(page.drawnFrom).toBe('store');
+    expect(page.nodes.filter((n) => n.visited).map((n) => n.id)).toEqual(['greet', 'lookup', 'confirm', 'bye']);
+    expect(page.nodes.filter((n) => !n.visited).map((n) => n.id)).toEqual(['menu', 'person']);
+    expect(page.taken.sort()).toEqual(['/edges/1', '/edges/2', '/edges/5', 'start']);
+    expect(page.steps).toEqual([
+      '0:00 greet',
+      '0:04 lookupby /edges/1: The caller asks about an order; "order"',
+      '0:04 confirmby /edges/2: if order_status is set',
+      '0:04 byeby /edges/5',
+    ]);
+    expect(page.variables).toEqual({ wants: 'status', order_status: 'shipped' });
+    expect(page.lineNodes).toEqual(['greet', 'greet', 'bye']);
+    await browser.evaluate("document.getElementById('pathway-section').scrollIntoView();");
+    await browser.screenshot(join(screenshotDir(dir), 'console-call-path.png'), 1100, 1000);
+    expect(await violations(browser)).toEqual([]);
+  }, 60_000);
+
+  it("draws an inline pathway's path, and one whose pathway is gone, as the chain of the nodes visited", async () => {
+    const path = [
+      { node: 'ask', atMs: 0 },
+      { node: 'ask', atMs: 3000, edge: '/edges/0' },
+      { node: 'done', atMs: 6000, edge: '/edges/1' },
+    ];
+    for (const pathway of [
+      { name: 'Inline', path, variables: {} },
+      { id: '01a00000-0000-7000-8000-000000000000', name: 'Gone', path, variables: {} },
+    ]) {
+      const callId = await seedCall(t, user, {
+        direction: 'web',
+        transcript: [{ role: 'agent', text: 'Hi', startMs: 0, endMs: 500, node: 'ask' }],
+        pathway,
+      });
+      await browser.open(
+        `${origin}/console/calls/${callId}`,
+        "document.getElementById('content').dataset.ready === 'true'",
+      );
+      const page = await browser.evaluate<{
+        drawnFrom: string;
+        nodes: string[];
+        visited: string[];
+        about: string;
+        steps: number;
+      }>(`
+        const svg = document.querySelector('#pathway-section [data-testid=pathway-graph]');
+        return {
+          drawnFrom: document.getElementById('pathway-drawing').dataset.drawnFrom,
+          nodes: [...svg.querySelectorAll('[data-node-id]')].map((g) => g.dataset.nodeId),
+          visited: [...svg.querySelectorAll('[data-node-id][data-visited=true]')].map((g) => g.dataset.nodeId),
+          about: document.getElementById('pathway-about').textContent,
+          steps: document.querySelectorAll('[data-testid=pathway-path] li').length,
+        };
+      `);
+      expect(page.drawnFrom, pathway.name).toBe('path');
+      expect(page.nodes).toEqual(['ask', 'done']);
+      expect(page.visited).toEqual(['ask', 'done']);
+      expect(page.steps).toBe(3);
+      expect(page.about).toContain(
+        pathway.name === 'Inline' ? 'An inline pathway' : 'could not be read from the store',
+      );
+    }
+    // A call that walked no pathway shows no path section.
+    const plain = await seedCall(t, user, {
+      direction: 'web',
+      transcript: [{ role: 'agent', text: 'Hi', startMs: 0, endMs: 500 }],
+    });
+    await browser.open(
+      `${origin}/console/calls/${plain}`,
+      "document.getElementById('content').dataset.ready === 'true'",
+    );
+    expect(await browser.evaluate<boolean>("return document.getElementById('pathway-section').hidden;")).toBe(true);
+    expect(await violations(browser)).toEqual([]);
   }, 60_000);
 
   it('fits a phone screen: the graph scrolls inside its frame, the page is never wider than 375 px', async () => {

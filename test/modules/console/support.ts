@@ -57,6 +57,8 @@ export interface SeededCall {
   durationSeconds?: number;
   transcript?: unknown[];
   toolCalls?: unknown[];
+  /** The record's `pathway` (DESIGN.md "Conversational pathways", Record): `{ id?, name, path, variables }`. */
+  pathway?: unknown;
   recording?: Buffer;
   chargedCents?: number;
   startedAt?: number;
@@ -69,7 +71,13 @@ export async function seedCall(t: TestApp, user: TestUser, call: SeededCall = {}
   const direction = call.direction ?? 'outbound';
   let recordId: string | null = null;
   if (call.transcript) {
-    const record = { session_id: id, status, transcript: call.transcript, toolCalls: call.toolCalls ?? [] };
+    const record = {
+      session_id: id,
+      status,
+      transcript: call.transcript,
+      toolCalls: call.toolCalls ?? [],
+      ...(call.pathway ? { pathway: call.pathway } : {}),
+    };
     recordId = (await t.services.data.records.create(user.id, 'calls', Buffer.from(JSON.stringify(record), 'utf8'))).id;
     if (call.recording) await t.services.data.records.create(user.id, 'calls', call.recording, recordId);
   }

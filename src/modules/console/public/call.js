@@ -1,6 +1,7 @@
-// /console/calls/{id}: one call, its transcript with tool calls, latency per
-// turn and the recording. While the call is under way (or its record is being
+// /console/calls/{id}: one call, its transcript with tool calls, the path it
+// took on its pathway (call-path.js), latency per turn and the recording. While the call is under way (or its record is being
 // written) the page asks again every two seconds.
+import { showCallPath } from './call-path.js';
 import { ApiError, api, byId, el, formatCost, formatDate, formatDuration, formatMs, startPage } from './common.js';
 
 const ENDED = new Set(['completed', 'failed', 'busy', 'no_answer', 'canceled']);
@@ -42,6 +43,7 @@ function showTranscript(lines) {
       const flags = [];
       if (line.interrupted) flags.push('interrupted: what the caller heard');
       if (line.recognised === false) flags.push('not recognised from audio');
+      if (line.keypad) flags.push('a key pressed');
       return el(
         'li',
         { 'data-role': role },
@@ -50,6 +52,9 @@ function showTranscript(lines) {
           { class: 'who-said' },
           role === 'agent' ? 'Agent' : 'Caller',
           line.startMs !== undefined ? ` · ${at(line.startMs)}` : '',
+          typeof line.node === 'string'
+            ? el('span', { class: 'node-tag', 'data-node': line.node, text: line.node })
+            : null,
         ),
         el('span', { class: 'text', text: line.text }),
         ...flags.map((flag) => el('span', { class: 'flag', text: `(${flag})` })),
@@ -123,6 +128,7 @@ async function load() {
   showTools(call.toolCalls ?? []);
   showRecording(call.recordingUrl);
   const ended = ENDED.has(call.status);
+  await showCallPath(call, !ended);
   const settled = ended && (call.transcript !== undefined || call.status !== 'completed' || waitsForRecord-- <= 0);
   byId('content').dataset.ready = settled ? 'true' : 'pending';
   if (!settled) setTimeout(load, 2000);

@@ -203,10 +203,13 @@ export function drawPathway(pathway, { issues, visited = new Set(), taken = new 
     const node = box.node;
     const issue = issues?.nodes.get(id);
     const type = typeof node.type === 'string' ? node.type : 'unknown';
+    // `visited`: a node of a call's path drawn without its document (call-path.js).
+    const kind = NODE_TYPE_NAMES[type] ?? (type === 'visited' ? 'Visited' : type);
+    const styled = NODE_TYPE_NAMES[type] || type === 'visited';
     const group = svg(
       'g',
       {
-        class: `node type-${NODE_TYPE_NAMES[type] ? type : 'unknown'}`,
+        class: `node type-${styled ? type : 'unknown'}`,
         'data-node-id': id,
         'data-node-type': type,
         'data-start': id === pathway.start ? 'true' : undefined,
@@ -215,14 +218,10 @@ export function drawPathway(pathway, { issues, visited = new Set(), taken = new 
         'data-issue': issue?.level,
         tabindex: 0,
       },
-      svg(
-        'title',
-        {},
-        document.createTextNode([`${NODE_TYPE_NAMES[type] ?? type} node ${id}`, ...(issue?.messages ?? [])].join('\n')),
-      ),
+      svg('title', {}, document.createTextNode([`${kind} node ${id}`, ...(issue?.messages ?? [])].join('\n'))),
       svg('rect', { x: left, y: top, width: box.width, height: box.height, rx: 8 }),
       svg('rect', { class: 'band', x: left, y: top, width: 6, height: box.height, rx: 3 }),
-      ...textLines([NODE_TYPE_NAMES[type] ?? type], left + 14, top + 17, { class: 'kind' }),
+      ...textLines([kind], left + 14, top + 17, { class: 'kind' }),
       ...textLines([id.length > 24 ? `${id.slice(0, 23)}\u2026` : id], left + box.width - 10, top + 17, {
         class: 'id',
         'text-anchor': 'end',
