@@ -34,7 +34,11 @@ const PAGES = [
   { path: '/console/calls', testIds: ['email', 'password', 'sign-in', 'call-list'] },
   {
     path: '/console/calls/019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e07',
-    testIds: ['email', 'password', 'sign-in', 'transcript', 'latency', 'recording'],
+    testIds: ['email', 'password', 'sign-in', 'transcript', 'latency', 'recording', 'pathway-path', 'call-variables'],
+  },
+  {
+    path: '/console/pathways',
+    testIds: ['email', 'password', 'sign-in', 'pathway-list', 'pathway-json', 'pathway-check'],
   },
 ];
 
@@ -105,8 +109,15 @@ describe('the console pages', () => {
         '/console/assets/web-call.js',
         '/console/assets/capture-worklet.js',
         '/console/assets/agents.js',
+        '/console/assets/pathway-graph.js',
+        '/console/assets/dagre.js',
       ]),
     );
+    // The layout library comes from its installed package (assets.ts VENDOR), an ES module with no source map to fetch.
+    const dagre = await t.app.inject({ method: 'GET', url: '/console/assets/dagre.js' });
+    expect(dagre.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(dagre.body).toMatch(/export\s*\{[^}]*\blayout\b/);
+    expect(dagre.body).not.toContain('sourceMappingURL');
     const worklet = await t.app.inject({ method: 'GET', url: '/console/assets/capture-worklet.js' });
     expect(worklet.headers['content-type']).toBe('text/javascript; charset=utf-8');
     expect(worklet.body).toContain("registerProcessor('pcm16-capture'");
