@@ -197,6 +197,13 @@ export function createServices(deps: ServiceDeps) {
         pocketsphinx: () => createPocketsphinxSpeechToText(),
       }),
     tools: createVoiceToolServices(knowledge.knowledge, integrations.integrations),
+    customTools: customTools.customTools,
+    // A pathway's SMS node texts from the call's own number, through the SMS service (held, charged, rate-limited).
+    sendSms: async (userId, ownNumber, to, body) => {
+      const number = ownNumber ? (await telephony.numbers.list(userId)).find((n) => n.phoneNumber === ownNumber) : null;
+      if (!number) throw new Error("the call's number is not one of the account's numbers");
+      await telephony.sms.send(userId, { phoneNumberId: number.id, to, body });
+    },
     events: eventRecorder,
     maxRecordingBytes: config.objectContentLimitBytes,
     data,

@@ -213,13 +213,27 @@ export function pathwayPrompt(
   options: { named: boolean },
 ): string | null {
   if (!pathway) return null;
-  // The voice session will walk the old list's linear document too; until it does, the model reads the steps here.
+  // External audio servers read the steps here; the built-in voice session walks the list's linear document and drops this (withoutStepsListing).
   if (pathway.legacy) {
     const name = options.named && pathway.legacy.name ? ` ("${pathway.legacy.name}")` : '';
     return `Follow this conversation pathway${name}, step by step:\n${pathway.legacy.steps.map((s, i) => `${i + 1}. ${templates.fill(s)}`).join('\n')}`;
   }
   // The voice session walks the document itself and gives the model each step as it comes.
   return `This call follows the conversation pathway "${pathway.name}".`;
+}
+
+/**
+ * The system prompt of a call whose voice session walks the old list itself
+ * (it gives the model each step as it comes): pathwayPrompt's listing taken
+ * out, the paragraph from its "Follow this conversation pathway" line to the
+ * next blank line. External audio servers keep the listing.
+ */
+export function withoutStepsListing(systemPrompt: string): string {
+  const paragraphs = systemPrompt.split('\n\n');
+  const kept = paragraphs.filter(
+    (p) => !/^Follow this conversation pathway(?: \("[^\n]*"\))?, step by step:\n1\. /.test(p),
+  );
+  return kept.join('\n\n');
 }
 
 /** The assembled call's fields of a design (absent when empty). */

@@ -28,6 +28,9 @@ export interface CallListItem {
 export interface CallView extends CallListItem {
   transcript?: unknown[];
   toolCalls?: unknown[];
+  pathway?: unknown;
+  variables?: Record<string, unknown>;
+  warnings?: string[];
   recordingUrl?: string;
 }
 
@@ -94,6 +97,9 @@ export class CallViews {
       const record = JSON.parse((await this.records.read(userId, 'calls', row.record_object_id)).toString('utf8')) as {
         transcript?: unknown[];
         toolCalls?: unknown[];
+        pathway?: unknown;
+        variables?: Record<string, unknown>;
+        warnings?: string[];
       };
       // Records of external audio servers (and the timer sandbox) name the other party `contact`.
       view.transcript = (record.transcript ?? []).map((line) => {
@@ -101,6 +107,9 @@ export class CallViews {
         return l.role === 'contact' ? { ...l, role: 'caller' } : line;
       });
       if (record.toolCalls) view.toolCalls = record.toolCalls;
+      if (record.pathway) view.pathway = record.pathway;
+      if (record.variables) view.variables = record.variables;
+      if (record.warnings?.length) view.warnings = record.warnings;
       if ((await this.listChildren(userId, row.record_object_id, 1)).length)
         view.recordingUrl = `/api/calls/${id}/recording`;
     }

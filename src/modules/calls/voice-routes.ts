@@ -63,9 +63,41 @@ const TranscriptLine = Type.Object(
       }),
     ),
     latency: Type.Optional(Latency),
+    node: Type.Optional(
+      Type.String({ description: 'A call that walks a pathway: the node that was current when the line was said' }),
+    ),
+    keypad: Type.Optional(
+      Type.Boolean({ description: 'A caller line that is a key pressed (DTMF): `text` is the key' }),
+    ),
   },
   { additionalProperties: true },
 );
+const CallPathwayRecord = Type.Object(
+  {
+    id: Type.Optional(
+      Type.String({ description: 'The object of your `conversational-pathways` store; absent for an inline pathway' }),
+    ),
+    name: Type.String(),
+    path: Type.Array(
+      Type.Object({
+        node: Type.String(),
+        atMs: Type.Number({ description: 'ms since the call was answered' }),
+        edge: Type.Optional(
+          Type.String({
+            description:
+              'The edge taken, as a JSON pointer into the document (`/edges/3`, `/global/0`); none for the start',
+          }),
+        ),
+      }),
+      { description: 'Every node the call entered, in order' },
+    ),
+    variables: Type.Record(Type.String(), Type.Unknown(), {
+      description: "The pathway's variables at the end: the call's, and what it collected and assigned",
+    }),
+  },
+  { description: 'The pathway the call walked (calls of `type: "pathway"` and agents with one)' },
+);
+
 const ToolCall = Type.Object({
   name: Type.String(),
   arguments: Type.Unknown(),
@@ -79,7 +111,7 @@ const callItemFields = {
   outcome: Type.Optional(
     Type.String({
       description:
-        'Why it ended: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration',
+        'Why it ended: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration, pathway_error (its pathway could not go on: the move limit, a step with no way on)',
     }),
   ),
   reason: Type.Optional(Type.String()),
@@ -107,6 +139,17 @@ const CallDetail = Type.Object({
   ...callItemFields,
   transcript: Type.Optional(Type.Array(TranscriptLine)),
   toolCalls: Type.Optional(Type.Array(ToolCall)),
+  pathway: Type.Optional(CallPathwayRecord),
+  variables: Type.Optional(
+    Type.Record(Type.String(), Type.Unknown(), {
+      description: 'The call\'s variables at its end (the payload\'s, and what the call collected or its tools assigned)',
+    }),
+  ),
+  warnings: Type.Optional(
+    Type.Array(Type.String(), {
+      description: 'What the call let pass: `{{names}}` filled with nothing, a webhook node or SMS node that failed',
+    }),
+  ),
   recordingUrl: Type.Optional(
     Type.String({ description: 'GET it for the two-channel WAV (caller left, agent right)' }),
   ),

@@ -22,6 +22,11 @@ import type { LanguageModel } from '../../providers/language-model/interface.js'
 import { CallerWords } from '../../providers/speech-to-text/caller-words.js';
 import type { SpeechToText } from '../../providers/speech-to-text/interface.js';
 import type { SimulatedCaller } from '../../providers/telephony/interface.js';
+import type { CustomToolService, HttpTool } from '../custom-tools/service.js';
+import type { PathwayDocument } from '../pathways/schemas.js';
+import { PathwayWalker } from '../pathways/walker.js';
+import { withoutStepsListing } from './call-design.js';
+import type { CallCustomTool } from '../voice/call-agent.js';
 import { recordingWav } from '../voice/recording.js';
 import type { Voice } from '../voice/reply.js';
 import { type CallOutcome, type TranscriptLine, VoiceSession, type VoiceSettings } from '../voice/session.js';
@@ -131,6 +136,12 @@ export interface VoiceRunnerDeps {
     userId: string,
     payload: { session_id: string; role: 'agent' | 'caller'; text: string; at: string; interrupted?: boolean },
   ): Promise<void>;
+  /** Records a `call_node` event for the owner: one move along the call's pathway. */
+  nodeEvent?(userId: string, payload: { session_id: string; node: string; from?: string; at: string }): Promise<void>;
+  /** The customer's HTTP tools and the pathway's webhook nodes: signed, filtered, bounded (custom-tools). */
+  customTools?: Pick<CustomToolService, 'invoke' | 'callWebhook'>;
+  /** Texts `to` from the account's number `ownNumber` (an SMS node), charged as any SMS; throws when it cannot be sent. */
+  sendSms?(userId: string, ownNumber: string | null, to: string, text: string): Promise<void>;
   /** Largest object the data plane stores: a longer recording is stored in parts of this size. */
   maxRecordingBytes: number;
   /** CALL_RECORDING: false keeps no recording. */
@@ -159,6 +170,7 @@ const OUTCOME_STATUS: Record<CallOutcome['outcome'], AudioProgress['status']> = 
   max_duration: 'completed',
   provider_error: 'failed',
   instance_stopped: 'failed',
+  pathway_error: 'failed',
   // Shut out for what its far end sent (an invalid message, an audio flood): the reason says which.
   refused: 'failed',
 };
@@ -267,9 +279,86 @@ export class VoiceRunner {
       arranged = { name: target.name, phone: target.phone, leg: authorized.leg };
       return { ok: true, name: target.name };
     };
+    const toolCall = { session_id: sessionId, direction, from: call.from, to: call.to || null };
+    // The number the call belongs to (an SMS node texts from it) and the other party's (it is texted).
+    const ownNumber = direction === 'inbound' ? call.to : direction === 'outbound' ? call.from : null;
+    const otherParty = direction === 'inbound' ? call.from : direction === 'outbound' ? call.to : null;
+    const customTools = this.deps.customTools;
+    const walker = call.pathway
+      ? new PathwayWalker({
+          document: call.pathway.document as unknown as PathwayDocument,
+          id: call.pathway.id,
+          variables: call.variables ?? {},
+          contact: {
+            name: call.contact.name,
+            ...(otherParty ? { phone: otherParty } : {}),
+            fields: call.contactFields ?? {},
+          },
+          clock,
+          callStartMs: startedAt,
+        })
+      : null;
     const voice = new VoiceSession({
       transport,
       clock,
+      ...(walker
+        ? {
+            pathway: {
+              walker,
+              effects: {
+                webhook: async (effect, variables, signal) => {
+                  if (!customTools) return { ok: false, error: 'webhook nodes are not available on this server' };
+                  const sent = await customTools.callWebhook(userId, effect, toolCall, variables, { signal });
+                  return sent.ok ? { ok: true, result: sent.result } : { ok: false, error: sent.error };
+                },
+                digits: async () => {},
+                sms: async (text) => {
+                  if (!this.deps.sendSms) throw new Error('SMS is not available on this server');
+                  if (!otherParty) throw new Error('a web call has no number to text');
+                  await this.deps.sendSms(userId, ownNumber, otherParty, text);
+                },
+                move: (move) => {
+                  if (!this.deps.nodeEvent) return;
+                  const payload = {
+                    session_id: sessionId,
+                    node: move.node,
+                    ...(move.from !== undefined ? { from: move.from } : {}),
+                    at: iso(clock.now()),
+                  };
+                  events.push(
+                    this.deps
+                      .nodeEvent(userId, payload)
+                      .catch((err) => this.deps.log.warn({ err, sessionId }, 'call_node event not recorded')),
+                  );
+                },
+                warn: () => {},
+              },
+            },
+          }
+        : {}),
+      ...(customTools && (call.customTools?.length || walker)
+        ? {
+            customTools: {
+              tools: (call.customTools ?? []) as unknown as CallCustomTool[],
+              invoker: {
+                invoke: async (tool, args, variables, signal) => {
+                  const outcome = await customTools.invoke(
+                    userId,
+                    tool as unknown as HttpTool,
+                    args,
+                    toolCall,
+                    variables,
+                    { signal },
+                  );
+                  return outcome.ok
+                    ? { ok: true, result: outcome.result, assigned: outcome.assigned }
+                    : { ok: false, error: outcome.error };
+                },
+              },
+            },
+          }
+        : {}),
+      ...(call.variables ? { variables: call.variables } : {}),
       vad: await this.deps.providers.createVad(),
       stt,
       ...(phrases.length ? { phrases } : {}),
@@ -298,7 +387,8 @@ export class VoiceRunner {
           }
         },
       },
-      systemPrompt: call.systemPrompt,
+      // Walking the pathway, the session gives the model each step: the old list's listing goes.
+      systemPrompt: walker ? withoutStepsListing(call.systemPrompt) : call.systemPrompt,
       firstMessage: call.firstMessage,
       settings: {
         ...this.deps.settings,
@@ -410,6 +500,11 @@ export class VoiceRunner {
       transcript: outcome.transcript,
       toolCalls: outcome.toolCalls,
       ...(outcome.error ? { error: outcome.error } : {}),
+      ...(outcome.pathway ? { pathway: outcome.pathway } : {}),
+      ...(outcome.variables ? { variables: outcome.variables } : {}),
+      ...(call.warnings?.length || outcome.warnings?.length
+        ? { warnings: [...new Set([...(call.warnings ?? []), ...(outcome.warnings ?? [])])] }
+        : {}),
       ...(recordingParts ? { recordingParts: recordingParts.length } : {}),
     };
     await this.deps.report(

@@ -28,7 +28,7 @@ import { MEDIA_STALE_MS, TwilioCallCallbacks } from './twilio-callbacks.js';
 import { FINAL_STATUSES, type ProgressReporter } from '../../providers/audio/interface.js';
 import { iso } from '../../lib/time.js';
 import { VoiceAgentCarrier } from './voice-carrier.js';
-import { type VoiceToolServices, VoiceRunner } from './voice-runner.js';
+import { type VoiceRunnerDeps, type VoiceToolServices, VoiceRunner } from './voice-runner.js';
 import { VoiceCallStore } from './voice-store.js';
 
 /** Sandbox calls from a user without a number of their own come from Twilio's test number. */
@@ -50,6 +50,10 @@ export interface VoiceServiceDeps {
   singleUse: SingleUseTokens;
   providers: ConfiguredVoiceProviders;
   tools: VoiceToolServices;
+  /** Custom HTTP tools and pathway webhook nodes (signed and filtered as webhooks are). */
+  customTools?: VoiceRunnerDeps['customTools'];
+  /** A pathway's SMS nodes: texts from the account's number, charged as any SMS. */
+  sendSms?: VoiceRunnerDeps['sendSms'];
   events: EventRecorder;
   maxRecordingBytes: number;
   /** The data area: call records are opened with the store's key; a record's children hold its recording. */
@@ -148,6 +152,12 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
       await deps.events.record(deps.db, [{ userId, type: 'call_transcript', payload }]);
       deps.events.announce();
     },
+    nodeEvent: async (userId, payload) => {
+      await deps.events.record(deps.db, [{ userId, type: 'call_node', payload }]);
+      deps.events.announce();
+    },
+    ...(deps.customTools ? { customTools: deps.customTools } : {}),
+    ...(deps.sendSms ? { sendSms: deps.sendSms } : {}),
     maxRecordingBytes: deps.maxRecordingBytes,
     record: deps.recording ?? true,
     // The sandbox carrier's calls (outbound, or rung by POST /api/sandbox/calls/inbound whoever places outbound calls).

@@ -14,7 +14,7 @@ import { type DeclaredHttpTool, parseHttpTools } from './declaration.js';
 import { type SealedHeaders, maskHeaders, openHeaders, sealHeaders } from './headers.js';
 import { parseJsonPath, readJsonPath } from './json-path.js';
 import { ParameterSchemas } from './parameters.js';
-import { type ToolCallInfo, MAX_GET_URL_LENGTH, buildToolRequest } from './request.js';
+import { type ToolCallInfo, type ToolRequest, MAX_GET_URL_LENGTH, buildToolRequest } from './request.js';
 import { MAX_ANSWER_BYTES, type SendToolRequest, type ToolAnswer } from './send.js';
 
 /** A declared tool as a call holds it: plain JSON (it may be stored with the call), header values sealed. */
@@ -37,6 +37,8 @@ export const MIN_RETRY_MS = 500;
 export const MAX_ARGUMENTS_BYTES = 16 * 1024;
 /** After this long the session says the tool's `speak` line (the session keeps the time; this is its figure). */
 export const SPEAK_AFTER_MS = 1000;
+/** A pathway webhook node's budget (DESIGN.md: 5 s). */
+export const WEBHOOK_NODE_TIMEOUT_MS = 5000;
 
 export interface CustomToolDeps {
   /** The account's webhook secret and address filter: tools are signed and filtered as webhooks are. */
@@ -111,8 +113,56 @@ export class CustomToolService {
     if (request.url.length > MAX_GET_URL_LENGTH)
       return fail(`the GET request is longer than ${MAX_GET_URL_LENGTH} characters (declare the tool with POST)`);
 
-    const deadline = AbortSignal.timeout(tool.timeoutMs);
-    const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
+    const sent = await this.deliver(userId, request, tool.timeoutMs, tool.headers, started, options.signal, tool.name);
+    if ('error' in sent) return fail(sent.error);
+    return this.outcome(tool, sent.attempt, sent.tries, elapsed());
+  }
+
+  /**
+   * A pathway's webhook node (DESIGN.md "Conversational pathways"): POST its
+   * filled `body` as it is (none: `{ call, variables }`), or GET with `_call`
+   * holding `{ call, variables }`; signed, filtered, bounded and retried as a
+   * tool's request, within WEBHOOK_NODE_TIMEOUT_MS. Throws only when `signal` aborts.
+   */
+  async callWebhook(
+    userId: string,
+    node: { url: string; method: 'POST' | 'GET'; body?: string },
+    call: ToolCallInfo,
+    variables: Record<string, unknown>,
+    options: { signal?: AbortSignal; timeoutMs?: number } = {},
+  ): Promise<{ ok: true; result: unknown; ms: number } | { ok: false; error: string; ms: number }> {
+    const started = performance.now();
+    const timeoutMs = options.timeoutMs ?? WEBHOOK_NODE_TIMEOUT_MS;
+    const elapsed = () => Math.round(performance.now() - started);
+    options.signal?.throwIfAborted();
+    try {
+      this.deps.webhooks.checkUrl(node.url);
+    } catch (err) {
+      return { ok: false, error: `the webhook's address was refused: ${(err as Error).message}`, ms: elapsed() };
+    }
+    const request =
+      node.method === 'POST' && node.body !== undefined
+        ? { url: node.url, method: 'POST' as const, body: node.body, signedPayload: node.body }
+        : buildToolRequest({ url: node.url, method: node.method }, {}, call, variables);
+    const sent = await this.deliver(userId, request, timeoutMs, {}, started, options.signal, 'webhook node');
+    if ('error' in sent) return { ok: false, error: sent.error, ms: elapsed() };
+    const outcome = this.outcome({ timeoutMs, assign: {} }, sent.attempt, sent.tries, elapsed());
+    return outcome.ok ? { ok: true, result: outcome.result, ms: outcome.ms } : outcome;
+  }
+
+  /** One signed request, retried once after a 5xx or a failed connection while MIN_RETRY_MS of the budget is left. */
+  private async deliver(
+    userId: string,
+    request: ToolRequest,
+    timeoutMs: number,
+    sealedHeaders: SealedHeaders,
+    started: number,
+    callerSignal: AbortSignal | undefined,
+    what: string,
+  ): Promise<{ attempt: Attempt; tries: number } | { error: string }> {
+    const elapsed = () => Math.round(performance.now() - started);
+    const deadline = AbortSignal.timeout(Math.max(1, timeoutMs - elapsed()));
+    const signal = callerSignal ? AbortSignal.any([callerSignal, deadline]) : deadline;
     const messageId = `msg_${newId(this.deps.clock.now()).replace(/-/g, '')}`;
     let attempt: Attempt | null = null;
     let tries = 0;
@@ -121,7 +171,7 @@ export class CustomToolService {
       const secrets = await this.deps.webhooks.signingSecrets(userId);
       // Lower-cased so a customer's `Accept` cannot sit beside ours; the server's own headers win.
       const customHeaders = Object.fromEntries(
-        Object.entries(openHeaders(this.deps.secretBox, tool.headers)).map(([name, value]) => [
+        Object.entries(openHeaders(this.deps.secretBox, sealedHeaders)).map(([name, value]) => [
           name.toLowerCase(),
           value,
         ]),
@@ -139,19 +189,24 @@ export class CustomToolService {
           attempt = { failure: err };
         }
         const retryable = 'answer' in attempt ? attempt.answer.status >= 500 : attempt.failure.reason === 'network';
-        if (tries >= 2 || !retryable || tool.timeoutMs - elapsed() < MIN_RETRY_MS) break;
+        if (tries >= 2 || !retryable || timeoutMs - elapsed() < MIN_RETRY_MS) break;
       }
     } catch (err) {
-      if (options.signal?.aborted) throw options.signal.reason;
-      if (deadline.aborted) return fail(`timed out after ${tool.timeoutMs} ms`);
+      if (callerSignal?.aborted) throw callerSignal.reason;
+      if (deadline.aborted) return { error: `timed out after ${timeoutMs} ms` };
       // The secret's lookup or opening failed: ours to look into, not the customer's.
-      this.deps.log?.warn({ err, tool: tool.name }, 'custom tool: the request could not be made');
-      return fail('the tool could not be used (internal error)');
+      this.deps.log?.warn({ err, tool: what }, 'custom tool: the request could not be made');
+      return { error: 'the tool could not be used (internal error)' };
     }
-    return this.outcome(tool, attempt!, tries, elapsed());
+    return { attempt: attempt!, tries };
   }
 
-  private outcome(tool: HttpTool, attempt: Attempt, tries: number, ms: number): ToolOutcome {
+  private outcome(
+    tool: Pick<HttpTool, 'timeoutMs' | 'assign'>,
+    attempt: Attempt,
+    tries: number,
+    ms: number,
+  ): ToolOutcome {
     const afterRetry = tries > 1 ? ' (after a retry)' : '';
     if ('failure' in attempt) {
       const { reason, message } = attempt.failure;

@@ -236,6 +236,26 @@ export const CallTranscriptEvent = Type.Object(
   },
 );
 
+export const CallNodeEvent = Type.Object(
+  {
+    session_id: Type.String(),
+    node: Type.String({ description: 'The pathway node the call entered' }),
+    from: Type.Optional(Type.String({ description: 'The node it left; absent for the start' })),
+    at: Timestamp('When the call entered the node'),
+  },
+  {
+    $id: 'CallNodeEvent',
+    ...closed,
+    description:
+      "Payload of `call_node`: a call that walks a conversation pathway moved to a node (the start, then each edge taken: by the model's choose_path, a variable's condition, keywords, a webhook's answer). The call's record (GET /api/calls/{id}) keeps the whole path under `pathway.path`.",
+    examples: [
+      { session_id: ex.session, node: 'greet', at: ex.at },
+      { session_id: ex.session, node: 'lookup', from: 'greet', at: ex.at },
+    ],
+  },
+);
+
+
 /** Every event type's payload schema. */
 export const eventPayloadSchemas: Record<EventType, TSchema> = {
   key_created: KeyCreatedEvent,
@@ -248,6 +268,7 @@ export const eventPayloadSchemas: Record<EventType, TSchema> = {
   sms_status: SmsStatusEvent,
   call_status: CallStatusEvent,
   call_transcript: CallTranscriptEvent,
+  call_node: CallNodeEvent,
 };
 
 /** Which query parameter filters which payload field, per type, for the stream's description. */

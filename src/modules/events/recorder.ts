@@ -19,6 +19,7 @@ export const EVENT_TYPES = [
   'sms_status',
   'call_status',
   'call_transcript',
+  'call_node',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -16,7 +16,7 @@ import type { SegmentFacts } from './heard-text.js';
 import type { HistoryToolCall } from './history.js';
 import { SentenceSplitter } from './sentences.js';
 import type { AudioSink } from './sink.js';
-import type { ToolCallRecord, ToolRegistry } from './tools.js';
+import type { ReplyTools, ToolCallRecord } from './tools.js';
 
 export interface Latency {
   sttMs: number;
@@ -33,10 +33,12 @@ export interface Voice {
 
 export interface ReplyDeps {
   model: LanguageModel;
-  tools: ToolRegistry;
+  tools: ReplyTools;
+  /** The system prompt as it is now (a pathway's current step changes it): it replaces the first message before each model round. */
+  systemPrompt?: () => string;
   /** The agent's voice, then the local voice used when it fails. */
   voices: Voice[];
-  sink: AudioSink;
+  sink: ReplySink;
   clock: TimerClock;
   /** Call time zero (tool call atMs are relative to it). */
   callStartMs: number;
@@ -48,6 +50,12 @@ export interface ReplyDeps {
   /** Told as each sentence starts being heard (its first frame goes out), with the clock ms. */
   onSentenceStart?(text: string, atMs: number): void;
 }
+
+/** What a reply needs of its sink: the call's AudioSink, or agent tests' text sink (agent-tests/text-conversation.ts). */
+export type ReplySink = Pick<
+  AudioSink,
+  'startSegment' | 'write' | 'endSegment' | 'segmentDone' | 'audioMs' | 'playedMs' | 'firstFrameAt'
+>;
 
 export interface ReplyRequest {
   signal: AbortSignal;
@@ -304,10 +312,17 @@ export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceInde
       // The round's calls that ran are kept even when a later one is cut: they happened.
       const results: HistoryToolCall[] = [];
       facts.rounds[round] = { toolCalls: results };
+      let stop = false;
+      // Lines a tool says (a custom tool's `speak` while it runs, a pathway step's `say` it arrived at), as any text is.
+      const sayLine = (text: string) => {
+        for (const s of splitter.push(`${text} `)) enqueue(s, round);
+        const rest = splitter.flush();
+        if (rest) enqueue(rest, round);
+      };
       for (const call of calls) {
         const atMs = clock.now() - deps.callStartMs;
-        const running = deps.tools.call(call.function.name, call.function.arguments, signal);
-        let settled: { arguments: unknown; result: unknown };
+        const running = deps.tools.call(call.function.name, call.function.arguments, signal, { say: sayLine });
+        let settled: Awaited<typeof running>;
         try {
           settled = await untilAborted(running, signal);
         } catch (error) {
@@ -324,9 +339,13 @@ export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceInde
         facts.toolCalls.push(record);
         deps.onToolCall?.(record);
         results.push({ call, result: JSON.stringify(settled.result) });
+        for (const line of settled.say ?? []) sayLine(line);
+        if (settled.stop) stop = true;
       }
       messages.push({ role: 'assistant', content: roundText || null, tool_calls: calls });
       for (const r of results) messages.push({ role: 'tool', tool_call_id: r.call.id, content: r.result });
+      // The call's pathway has ended (an end or transfer step, a failed walk): its last lines are said, the model is not asked again.
+      if (stop) return;
     }
   }
 
@@ -336,6 +355,8 @@ export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceInde
     const onAbort = () => attempt.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     try {
+      const system = deps.systemPrompt?.();
+      if (system !== undefined && messages[0]?.role === 'system') messages[0] = { role: 'system', content: system };
       const iterator = deps.model
         .complete({ messages, tools: deps.tools.specs(), signal: attempt.signal })
         [Symbol.asyncIterator]();

@@ -11,6 +11,14 @@ import { sleep, type Timer, type TimerClock } from '../../lib/clock.js';
 import { ProviderFailure } from '../../providers/failure.js';
 import type { LanguageModel } from '../../providers/language-model/interface.js';
 import type { RecognitionResult, RecognitionStream, SpeechToText } from '../../providers/speech-to-text/interface.js';
+import type { PathwayWalker } from '../pathways/walker.js';
+import {
+  CallAgent,
+  type CallCustomTool,
+  type CustomToolInvoker,
+  type PathwayEffects,
+  keypadText,
+} from './call-agent.js';
 import { heardText } from './heard-text.js';
 import { type AgentTurn, History } from './history.js';
 import { AgentLiveLines, type LiveLine } from './live-lines.js';
@@ -31,6 +39,10 @@ export interface TranscriptLine {
   interrupted?: boolean;
   recognised?: boolean;
   latency?: Latency;
+  /** The pathway node current when the line was said (calls that walk a pathway). */
+  node?: string;
+  /** A caller line that is keypad input (DTMF): `text` is the digit. */
+  keypad?: boolean;
 }
 
 /** `refused`: the far end was shut out for what it sent (transport.ts MEDIA_VIOLATIONS: an invalid message, an audio flood). */
@@ -41,7 +53,8 @@ export type CallOutcomeKind =
   | 'provider_error'
   | 'voicemail'
   | 'instance_stopped'
-  | 'refused';
+  | 'refused'
+  | 'pathway_error';
 
 export interface CallOutcome {
   outcome: CallOutcomeKind;
@@ -53,6 +66,12 @@ export interface CallOutcome {
   /** PCM16 8 kHz, same length: caller and agent channels. */
   recording: RecordingChannels;
   error?: { provider: string; message: string };
+  /** The pathway walked (the record's `pathway`: path and variables). */
+  pathway?: ReturnType<CallAgent['snapshot']> & object;
+  /** The walk's warnings (a `{{name}}` filled with nothing, a webhook that failed, an SMS not sent). */
+  warnings?: string[];
+  /** The call's variables at its end (payload, contact, collected, assigned). */
+  variables?: Record<string, unknown>;
 }
 
 export interface VoiceSettings extends TurnSettings {
@@ -120,6 +139,12 @@ export interface VoiceSessionOptions {
   onFrameLateness?(ms: number): void;
   /** A per-utterance recogniser's own time: from the VAD's cut (endUtterance) to that utterance's final result (ms). */
   onRecognitionTime?(ms: number): void;
+  /** The pathway the call walks (a walker made for this call) and what its nodes do outside the conversation. */
+  pathway?: { walker: PathwayWalker; effects: Pick<PathwayEffects, 'webhook' | 'digits' | 'sms' | 'move' | 'warn'> };
+  /** The customer's HTTP tools of the call, and how they are used. */
+  customTools?: { tools: CallCustomTool[]; invoker: CustomToolInvoker };
+  /** The call's variables, for its custom tools when it walks no pathway. */
+  variables?: Record<string, unknown>;
 }
 
 type ReplyKind = 'greeting' | 'answer' | 'reprompt' | 'resume' | 'voicemail';
@@ -135,6 +160,21 @@ function stopOutcome(reason: string): CallOutcomeKind {
   return MEDIA_VIOLATIONS.has(reason) ? 'refused' : 'completed';
 }
 
+/** A reply that said and did nothing (a turn the pathway took in silence). */
+const EMPTY_FACTS = (voiceIndex: number): ReplyFacts => ({
+  segments: [],
+  rounds: [],
+  toolCalls: [],
+  lateToolCalls: [],
+  pending: '',
+  interrupted: false,
+  latency: null,
+  firstFrameAtMs: null,
+  errors: [],
+  fatal: false,
+  voiceIndex,
+});
+
 export class VoiceSession {
   readonly settings: VoiceSettings;
   private readonly clock: TimerClock;
@@ -145,6 +185,12 @@ export class VoiceSession {
   private readonly gate = new SpeechGate();
   private readonly history: History;
   private readonly tools: ToolRegistry;
+  /** The turn logic: the pathway walk and every tool the model is offered. */
+  private readonly agent: CallAgent;
+  /** Aborted when the call ends: a webhook node or a custom tool called outside a reply. */
+  private readonly callController = new AbortController();
+  /** Why the pathway walk failed: the call ends `pathway_error` once its last line has played. */
+  private walkFailed: string | null = null;
   private readonly liveLines: AgentLiveLines;
   /** Tool calls that act, sent before a barge-in and not settled yet. */
   private readonly lateToolCalls = new Set<Promise<void>>();
@@ -174,6 +220,7 @@ export class VoiceSession {
   private modelFailuresInRow = 0;
   private unheardAfterCut = '';
   private pendingAction: { kind: 'hang_up' } | { kind: 'transfer'; target: TransferResult } | null = null;
+  private readonly walkWarnings: string[] = [];
 
   // Recognition.
   private stream: RecognitionStream | null = null;
@@ -212,26 +259,55 @@ export class VoiceSession {
     this.sttRate = options.stt.wideband && this.transport.callerSampleRate === 16_000 ? 16_000 : 8000;
     this.history = new History(options.systemPrompt);
     const services = options.services;
+    const context = {
+      searchKnowledge: (q: string, s: AbortSignal) => services.searchKnowledge!(q, s),
+      checkAvailability: (d: string | undefined, s: AbortSignal) => services.checkAvailability!(d, s),
+      bookMeeting: (i: { start: string; name?: string; email?: string }, s: AbortSignal) => services.bookMeeting!(i, s),
+      transferToHuman: async (id: string | undefined, s: AbortSignal) => {
+        const generation = this.cancelGeneration;
+        const result = await services.transferToHuman!(id, s);
+        // Arranged after the caller spoke over the agent: the caller never heard it announced, so it is not carried out.
+        if (result.ok && generation === this.cancelGeneration)
+          this.pendingAction = { kind: 'transfer', target: result };
+        return result;
+      },
+      endCall: () => {
+        this.pendingAction ??= { kind: 'hang_up' };
+      },
+    };
     // A service missing here has its tool left out (offeredTools): the registry never calls it.
-    this.tools = new ToolRegistry(
-      {
-        searchKnowledge: (q, s) => services.searchKnowledge!(q, s),
-        checkAvailability: (d, s) => services.checkAvailability!(d, s),
-        bookMeeting: (i, s) => services.bookMeeting!(i, s),
-        transferToHuman: async (id, s) => {
-          const generation = this.cancelGeneration;
-          const result = await services.transferToHuman!(id, s);
-          // Arranged after the caller spoke over the agent: the caller never heard it announced, so it is not carried out.
-          if (result.ok && generation === this.cancelGeneration)
-            this.pendingAction = { kind: 'transfer', target: result };
-          return result;
+    this.tools = new ToolRegistry(context, offeredTools(services));
+    const pathway = options.pathway;
+    this.agent = new CallAgent({
+      systemPrompt: options.systemPrompt,
+      walker: pathway?.walker ?? null,
+      builtins: this.tools,
+      ...(options.customTools ? { customTools: options.customTools.tools, invoker: options.customTools.invoker } : {}),
+      sandbox: options.model.sandbox,
+      clock: this.clock,
+      callStartMs: this.startMs,
+      ...(options.variables ? { variables: options.variables } : {}),
+      onToolCall: (call) => this.recordToolCall(call),
+      effects: {
+        webhook: (effect, variables, signal) =>
+          pathway ? pathway.effects.webhook(effect, variables, signal) : Promise.resolve({ ok: false, error: 'none' }),
+        digits: async (send) => pathway?.effects.digits(send),
+        sms: async (text) => pathway?.effects.sms(text),
+        move: (move) => pathway?.effects.move(move),
+        warn: (message) => {
+          this.walkWarnings.push(message);
+          pathway?.effects.warn(message);
         },
-        endCall: () => {
-          this.pendingAction ??= { kind: 'hang_up' };
+        transfer: (id) =>
+          services.transferToHuman
+            ? context.transferToHuman(id, this.callController.signal)
+            : Promise.resolve({ ok: false, message: 'nobody to transfer to on this call' }),
+        end: () => context.endCall(),
+        failed: (message) => {
+          this.walkFailed = message;
         },
       },
-      offeredTools(services),
-    );
+    });
     this.liveLines = new AgentLiveLines(
       (line) => this.options.onLiveLine?.(line),
       (notice) => this.transport.notify(notice),
@@ -259,9 +335,22 @@ export class VoiceSession {
       this.finish(stopOutcome(this.transport.stopReason), this.transport.stopReason);
       return this.outcome;
     }
+    this.transport.on('dtmf', (digit) => this.onKeypad(digit));
     this.openRecognition();
     this.scheduleTick();
-    if (this.options.firstMessage) this.reply('greeting', { text: this.options.firstMessage });
+    if (!this.options.pathway) {
+      if (this.options.firstMessage) this.reply('greeting', { text: this.options.firstMessage });
+      return this.outcome;
+    }
+    // The pathway's start: its lines (the start node's `say`) are the greeting, else the agent's first message.
+    this.agentWork = this.agentWork
+      .then(async () => {
+        const lines = await this.agent.start(this.callController.signal);
+        const greeting = lines.length ? lines.join(' ') : this.options.firstMessage;
+        if (greeting) this.reply('greeting', { text: greeting });
+        else if (this.walkFailed || this.pendingAction) await this.afterSilentStep();
+      })
+      .catch((error) => this.fail(error));
     return this.outcome;
   }
 
@@ -286,6 +375,26 @@ export class VoiceSession {
   /** Ends the call from outside (the carrier reported it over; the instance stops: outcome `instance_stopped`). */
   end(reason = 'ended_by_server', outcome: CallOutcomeKind = 'completed') {
     this.finish(outcome, reason);
+  }
+
+  /** A key the caller pressed: a caller turn of its own (a pathway edge may take `keywords: ["1"]`). */
+  private onKeypad(digit: string) {
+    if (this.ended || this.voicemail) return;
+    const line: TranscriptLine = { role: 'caller', text: digit, startMs: this.at(), endMs: this.at(), keypad: true };
+    this.recordLine(line);
+    this.options.onLiveLine?.({ role: 'caller', text: digit });
+    this.agentWork = this.agentWork.then(() => this.history.addCaller(keypadText(digit)));
+    this.reply('answer', { caller: { text: digit, keypad: true } });
+  }
+
+  /** The walk ended or failed with nothing to say (a start that hangs up at once): what the reply would have done after its lines. */
+  private async afterSilentStep() {
+    if (this.walkFailed) return this.endWalkFailed();
+    if (this.pendingAction?.kind === 'hang_up') return this.hangUpAndFinish('completed', 'agent_ended');
+  }
+
+  private async endWalkFailed() {
+    await this.hangUpAndFinish('pathway_error', 'pathway_error', { provider: 'pathway', message: this.walkFailed! });
   }
 
   // ---- caller audio → recording, recognition, VAD → turn-taking
@@ -506,7 +615,7 @@ export class VoiceSession {
           this.unheardAfterCut = '';
           // No final (the turn ended on an interim after the endpoint's longest wait): that wait was for the recogniser.
           const sttMs = Math.max(0, (d.finalAtMs ?? this.clock.now()) - d.endMs);
-          this.reply('answer', { turnEndMs: d.endMs, sttMs });
+          this.reply('answer', { turnEndMs: d.endMs, sttMs, caller: { text: d.modelText } });
           break;
         }
         case 'barge_in':
@@ -534,7 +643,10 @@ export class VoiceSession {
     this.pendingAction = null;
   }
 
-  private reply(kind: ReplyKind, request: { text?: string; turnEndMs?: number; sttMs?: number }) {
+  private reply(
+    kind: ReplyKind,
+    request: { text?: string; turnEndMs?: number; sttMs?: number; caller?: { text: string; keypad?: boolean } },
+  ) {
     const id = ++this.replySeq;
     const generation = this.cancelGeneration;
     if (!this.voicemail) this.decide(this.turns.update({ type: 'agent', state: 'replying', atMs: this.clock.now() }));
@@ -543,10 +655,24 @@ export class VoiceSession {
         if (this.ended || generation !== this.cancelGeneration) return;
         const controller = new AbortController();
         this.current = { id, controller };
+        let text = request.text;
+        if (request.caller) {
+          // What the caller's turn does before the model (the sandbox walk, a keypad edge, a tool's keywords).
+          const plan = await this.agent.callerTurn(request.caller.text, {
+            keypad: request.caller.keypad,
+            signal: controller.signal,
+          });
+          if (plan.say.length) text = plan.say.join(' ');
+          else if (!plan.askModel) {
+            if (this.current?.id === id) this.current = null;
+            return this.afterReply(kind, id, EMPTY_FACTS(this.voiceIndex));
+          }
+        }
         const facts = await runReply(
           {
             model: this.options.model,
-            tools: this.tools,
+            tools: this.agent.tools,
+            systemPrompt: () => this.agent.systemPrompt(),
             voices: this.options.voices,
             sink: this.sink,
             clock: this.clock,
@@ -560,8 +686,8 @@ export class VoiceSession {
           },
           {
             signal: controller.signal,
-            text: request.text,
-            messages: request.text === undefined ? this.history.messages() : undefined,
+            text,
+            messages: text === undefined ? this.history.messages() : undefined,
             turnEndMs: request.turnEndMs,
             sttMs: request.sttMs,
           },
@@ -614,6 +740,8 @@ export class VoiceSession {
     if (kind === 'voicemail') return this.hangUpAndFinish('voicemail', 'voicemail');
     if (facts.interrupted) return;
     if (this.replySeq === id) this.decide(this.turns.update({ type: 'agent', state: 'idle', atMs: this.clock.now() }));
+    // The walk failed: once its line has played the call ends (a barge-in over the line only delays it).
+    if (this.walkFailed && this.replySeq === id) return this.endWalkFailed();
     const action = this.pendingAction;
     if (action && this.replySeq === id) {
       this.pendingAction = null;
@@ -631,6 +759,8 @@ export class VoiceSession {
   }
 
   private recordLine(line: TranscriptLine) {
+    const node = this.agent.node;
+    if (node !== undefined) line.node = node;
     this.transcript.push(line);
     this.options.onTranscript?.(line);
   }
@@ -664,7 +794,11 @@ export class VoiceSession {
     void settled.finally(() => this.lateToolCalls.delete(settled));
   }
 
-  private async hangUpAndFinish(outcome: CallOutcomeKind, reason: string) {
+  private async hangUpAndFinish(
+    outcome: CallOutcomeKind,
+    reason: string,
+    error?: { provider: string; message: string },
+  ) {
     if (this.ended) return;
     this.endingAs ??= { outcome, reason };
     this.interruptForEnd();
@@ -673,7 +807,7 @@ export class VoiceSession {
     } catch {
       // The stream closes below whatever the carrier said; closing it ends a <Connect><Stream> call too.
     }
-    this.finish(outcome, reason);
+    this.finish(outcome, reason, error);
   }
 
   private interruptForEnd() {
@@ -689,11 +823,23 @@ export class VoiceSession {
     this.finish('provider_error', 'provider_error', failure);
   }
 
+  /** The record's pathway, warnings and variables. */
+  private walkRecord(): Pick<CallOutcome, 'pathway' | 'warnings' | 'variables'> {
+    const snapshot = this.agent.snapshot();
+    const variables = this.agent.variables;
+    return {
+      ...(snapshot ? { pathway: snapshot } : {}),
+      ...(this.walkWarnings.length ? { warnings: [...new Set(this.walkWarnings)] } : {}),
+      ...(Object.keys(variables).length ? { variables } : {}),
+    };
+  }
+
   private finish(outcome: CallOutcomeKind, reason?: string, error?: { provider: string; message: string }) {
     if (this.ended) return;
     this.ended = true;
     this.tickTimer?.cancel();
     this.interruptForEnd();
+    this.callController.abort(new Error('call ended'));
     this.sink.close();
     this.sttController.abort();
     void this.stream?.close().catch(() => {});
@@ -710,6 +856,7 @@ export class VoiceSession {
         durationMs,
         recording: this.recording.channels(),
         ...(error ? { error } : {}),
+        ...this.walkRecord(),
       });
     if (!this.lateToolCalls.size) return resolve();
     // A booking sent before the end is in the record with its result (for a while: a provider that never answers does not hold the call).

@@ -175,7 +175,28 @@ export interface ToolCallRecord {
   atMs: number;
 }
 
-export class ToolRegistry {
+/** What a tool call settles with: the arguments as parsed, the result the model is told; `say`, lines to say after it; `stop`, the model is not asked again this reply (the call's pathway has ended). */
+export interface ToolSettled {
+  arguments: unknown;
+  result: unknown;
+  say?: string[];
+  stop?: boolean;
+}
+
+/** The tools a reply offers and calls (ToolRegistry; the call's CallTools adds the pathway's and the customer's). */
+export interface ReplyTools {
+  specs(): ToolSpec[];
+  completesOnBargeIn(name: string): boolean;
+  /** `hooks.say` says a line while the tool runs (a custom tool's `speak`). Throws only when `signal` aborts a tool that is cancelled then. */
+  call(
+    name: string,
+    rawArguments: string,
+    signal: AbortSignal,
+    hooks?: { say(text: string): void },
+  ): Promise<ToolSettled>;
+}
+
+export class ToolRegistry implements ReplyTools {
   private readonly byName: Map<string, VoiceTool>;
 
   constructor(
@@ -192,6 +213,10 @@ export class ToolRegistry {
       description: t.description,
       parameters: JSON.parse(JSON.stringify(t.parameters)) as Record<string, unknown>,
     }));
+  }
+
+  has(name: string): boolean {
+    return this.byName.has(name);
   }
 
   /** true for a tool whose call, once sent, a barge-in does not take back (tools.ts `onBargeIn`). */

@@ -84,6 +84,8 @@ export const CALL_OUTCOMES = [
   'provider_error',
   'instance_stopped',
   'max_duration',
+  /** The call's pathway could not go on (DESIGN.md "Conversational pathways": the move limit, a step with no way on). */
+  'pathway_error',
 ] as const;
 export type CallOutcome = (typeof CALL_OUTCOMES)[number];
 
