@@ -8,7 +8,7 @@ export const errorMeaning: Partial<Record<ErrorCode, string>> = {
   invalid_input: 'a parameter or body field is missing, malformed or out of range (the message names it)',
   invalid_json: 'the body is not valid JSON',
   email_taken: 'an account with this email exists',
-  passwords_mismatch: 'password and passwordConfirmation differ',
+  passwords_mismatch: 'password and confirmPassword differ',
   invalid_code: 'the one-time code is wrong',
   two_factor_not_configured: 'two-factor authentication is not enabled for this account',
   two_factor_setup_missing: 'no two-factor setup is pending: request one first',

@@ -19,11 +19,12 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { docsUiOptions, productName } from './docs-ui.js';
 import { describeCode, errorFields, requiredErrorFields } from './error-docs.js';
 import { type ErrorCode, errorStatus } from './errors.js';
 
 export const openapiInfo = {
-  title: 'Workspace API',
+  title: productName,
   version: '1.0.0',
   description: [
     'Account access, an end-to-end encrypted object store with change streams, telephony, knowledge, personas, integrations and billing.',
@@ -32,8 +33,7 @@ export const openapiInfo = {
     '',
     'Every error answers `{ message, code }` with a stable `code`; each operation lists the codes it can return.',
   ].join('\n'),
-  // package.json is private with no licence: no rights are granted until the owner picks one.
-  license: { name: 'UNLICENSED' },
+  // No `license`: package.json is private and names none, and "UNLICENSED" read as a licence in the docs UI.
 };
 
 /** Tags in the order the docs show them. Add yours when you add an area: the docs test fails for a tag without a description. */
@@ -84,7 +84,12 @@ export const openapiTags: Array<{ name: string; description: string }> = [
   {
     name: 'calls',
     description:
-      'Call sessions started by a signed request and carried out by the audio server, and temporary test calls.',
+      'Calls: sessions started by a signed request and carried by the built-in voice agent (over Twilio or the sandbox carrier) or an external audio server, web calls from a browser, call records with transcripts and recordings, and temporary test calls.',
+  },
+  {
+    name: 'analytics',
+    description:
+      "Post-call analysis and analytics: each ended call's summary, success, collected fields and tasks (by the configured model or the sandbox analyser), and the account's calls counted by day, agent, campaign, outcome or direction.",
   },
   {
     name: 'knowledge',
@@ -501,6 +506,6 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     }),
     transformObject: (document) => completeDocument((document as { openapiObject: Json }).openapiObject) as any,
   });
-  await app.register(swaggerUi, { routePrefix: '/api/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  await app.register(swaggerUi, docsUiOptions);
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }

@@ -97,5 +97,14 @@ describe('foundation', () => {
     const ui = await t.app.inject({ method: 'GET', url: '/api/docs/' });
     expect(ui.statusCode).toBe(200);
     expect(ui.headers['content-type']).toContain('text/html');
+    // The product's name and mark, not the stock "Swagger UI" and framework logo.
+    expect(ui.body).toContain('<title>Workspace API reference</title>');
+    expect(ui.body).not.toContain('Swagger UI</title>');
+    expect(ui.body).toContain('href="./static/theme/favicon.svg"');
+    const favicon = await t.app.inject({ method: 'GET', url: '/api/docs/static/theme/favicon.svg' });
+    expect(favicon.headers['content-type']).toContain('image/svg+xml');
+    const initializer = await t.app.inject({ method: 'GET', url: '/api/docs/static/swagger-initializer.js' });
+    const logo = initializer.body.match(/data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)/);
+    expect(Buffer.from(logo?.[1] ?? '', 'base64').toString()).toContain('>Workspace API</text>');
   });
 });

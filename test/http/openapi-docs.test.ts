@@ -29,8 +29,10 @@ const mediaExamples = (media: Json | undefined) =>
     : [];
 
 describe('the OpenAPI document', () => {
-  it('has a licence, a server, the security schemes described and every tag described', () => {
-    expect(doc.info.license.name).toBeTruthy();
+  it('has the product title and no licence, a server, the security schemes described and every tag described', () => {
+    // The product's name, and no licence the owner never granted (package.json names none).
+    expect(doc.info.title).toBe('Workspace API');
+    expect(doc.info.license).toBeUndefined();
     expect(doc.servers.length).toBeGreaterThan(0);
     for (const scheme of Object.values<Json>(doc.components.securitySchemes)) expect(scheme.description).toBeTruthy();
     const described = new Map(doc.tags.map((tag: Json) => [tag.name, tag.description]));
@@ -105,6 +107,18 @@ describe('the OpenAPI document', () => {
   it('says what every error code means (src/http/error-docs.ts)', () => {
     for (const code of Object.keys(errorStatus))
       expect(errorMeaning[code as keyof typeof errorMeaning], code).toBeTruthy();
+  });
+
+  it('passwords_mismatch names fields the bodies that can get it have (register, reset)', () => {
+    const named = [...errorMeaning.passwords_mismatch!.matchAll(/\b([a-z]+[A-Z]\w*|password)\b/g)].map((m) => m[1]);
+    expect(named).toEqual(['password', 'confirmPassword']);
+    for (const path of ['/api/auth/register', '/api/auth/reset-password/submit']) {
+      const op = doc.paths[path].post;
+      expect(op.responses['400'].description, path).toContain('passwords_mismatch');
+      const schema = op.requestBody.content['application/json'].schema;
+      const properties = schema.properties ?? doc.components.schemas[schema.$ref?.split('/').at(-1)]?.properties;
+      for (const field of named) expect(properties, `${path}: ${field}`).toHaveProperty(field);
+    }
   });
 
   it('documents the codes a route declares with errorResponses, and the idempotency codes next to them', () => {
