@@ -10,7 +10,7 @@ version=$(ls /etc/postgresql | sort -n | tail -1)
 # Debian's shared_buffers is PostgreSQL's default, 128 MB, meant for the smallest machines: under the bench's writes
 # the backends then write out dirty pages themselves and commits waited on stalled WAL flushes (PUT maxima of
 # 168-514 ms; 42-146 ms with 1 GB). PostgreSQL's docs suggest a quarter of the memory for a dedicated server; 1 GB
-# is plenty for the tests and the bench (docs/decisions/benchmarks.md, 27 Nov 2026).
+# is plenty for the tests and the bench (bench/ANALYSIS.md, 27 Nov 2026).
 conf="/etc/postgresql/$version/main/conf.d/workspace.conf"
 if [ ! -f "$conf" ]; then
   mkdir -p "$(dirname "$conf")"

@@ -16,7 +16,7 @@
 // loop, and in two runs 63 and 189 of 500 PUTs were unanswered 15 s after the
 // last (p99 of delivery 22–43 s, since the send time is taken before the PUT).
 // 30 and 100 ms slices were no better than 10 ms in delivery and worse for the
-// PUTs (docs/decisions/benchmarks.md, "The streams floor"), and 5 ms gave it
+// PUTs (bench/ANALYSIS.md, "The streams floor"), and 5 ms gave it
 // p99 155-167 ms against 144-147 with 10 in alternating runs (27 Nov). Its
 // PUTs answer at once, so one turn of the loop per yield is all they need
 // (the server yields two: its commits wait for the end of a turn).

@@ -9,7 +9,7 @@
 //   --profile=DIR runs the server under node --cpu-prof, keeps the profile in DIR and summarizes the last level's window
 //   (the window, in process.hrtime µs as the profile's timestamps, is kept with the summary to line other samples up with it)
 //   SERVER_NODE_OPTIONS (environment) is passed to the server as NODE_OPTIONS, with LAG_OUT: a preloaded sampler
-//   (--import=file:///…) can record when timers ran late and write it there at exit (docs/decisions/benchmarks.md)
+//   (--import=file:///…) can record when timers ran late and write it there at exit (bench/ANALYSIS.md)
 // The built-in voice agent's latency, end to end on real sockets: the real
 // server (node dist/server.js) carries POST /api/session/call through Twilio
 // (test/support/twilio-fake.ts), hears through the Deepgram fake, thinks with

@@ -4,7 +4,7 @@
 // import (typebox, kysely, jose, …). Node loads an ES module file by file, and
 // these packages are hundreds of small files each (typebox alone 373 at start):
 // resolving, reading and linking them was most of the server's start-up time
-// (docs/decisions/benchmarks.md, "Start-up: one bundle").
+// (bench/ANALYSIS.md, "Start-up: one bundle").
 //
 // What stays outside, loaded by Node as before:
 // - CommonJS packages (fastify, pino, ajv, better-sqlite3, …): require() is

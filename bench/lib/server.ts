@@ -61,7 +61,7 @@ async function launch(name: string, args: string[], options: ServerOptions): Pro
     ...options.env,
   };
   // BENCH_SERVER_FLAGS: more node flags for the servers, e.g. --perf-basic-prof so that a system-wide `perf record`
-  // names the JIT's functions (how the fan-out's kernel and V8 costs were told apart: docs/decisions/benchmarks.md).
+  // names the JIT's functions (how the fan-out's kernel and V8 costs were told apart: bench/ANALYSIS.md).
   const extraFlags = process.env.BENCH_SERVER_FLAGS?.split(' ').filter(Boolean) ?? [];
   const profArgs = [
     ...(options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : []),

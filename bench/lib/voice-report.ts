@@ -43,7 +43,7 @@ export function renderVoiceSection(root: string): string[] {
     '40 ms lead); shown as the histogram bucket holding the 99th percentile, and the share of frames within 10 ms.',
     "A level's calls are placed 10 a second (carriers admit outbound calls at a limited rate: Twilio queues an account's",
     'calls at 1 a second unless raised), then all of them are on the line together for the time shown;',
-    '`--calls-per-second=0` places them all at once (the lockstep worst case, `docs/decisions/benchmarks.md`).',
+    '`--calls-per-second=0` places them all at once (the lockstep worst case, `bench/ANALYSIS.md`).',
     '',
   );
   for (const file of files) {

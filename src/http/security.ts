@@ -3,7 +3,7 @@
 // policy under which the docs UI at /api/docs runs offline. The headers are
 // fixed strings built at start, written by one hook (helmet rebuilt its policy
 // on every answer, a fifth of a read's CPU, and @fastify/cors resolved its
-// options on every request, with or without Origin; docs/decisions/benchmarks.md).
+// options on every request, with or without Origin; bench/ANALYSIS.md).
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Config } from '../config.js';
 

@@ -193,7 +193,7 @@ export class LiveFeed implements Flushable {
  * streams of one user at 100 events/s, the writer's PUT p50 went from 19 to
  * 5 ms and delivery p50 from 56–60 to 39–50 ms; p99 was 87–95 ms in the first
  * three runs and 91–169 ms over a noisier half hour, when the floor's was
- * 129–225 (docs/decisions/benchmarks.md, session 28). 2 ms slices (with one
+ * 129–225 (bench/ANALYSIS.md, session 28). 2 ms slices (with one
  * turn) made the rounds longer: every turn of the loop has its own cost.
  */
 export class WriteScheduler {

@@ -12,7 +12,7 @@
 // A class, not an object literal of closures and getters: V8 gives every such
 // literal with accessors a map of its own, so a feed's flush over 5,000 sinks
 // read `write` and `bufferedBytes` through the generic (megamorphic) load path,
-// ~14% of the server's CPU in that fan-out (docs/decisions/benchmarks.md).
+// ~14% of the server's CPU in that fan-out (bench/ANALYSIS.md).
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { StreamSink } from './connection.js';
