@@ -3,6 +3,7 @@
 // `call_status` events with client.events.subscribe('call_status', { filter: { session_id } }).
 import type { Answer, Body } from './api-types.js';
 import { errorFromResponse, type HttpCore } from './http.js';
+import type { HttpTool, PathwayDocument } from './pathways.js';
 import { type ServerPrivateKey, type ServiceKey, signServerPayload } from './personas.js';
 
 /** What a call-session payload holds (besides `use`, `exp`, `jti`, which signCallRequest adds). */
@@ -18,7 +19,12 @@ export interface CallRequest {
   humanAgents?: Array<{ name: string; phone: string }>;
   type: 'prompt' | 'pathway';
   prompt?: string;
-  pathway?: { name?: string; steps: string[] };
+  /** A pathway document (build one with pathway()), `{ id }` of your conversational-pathways store (pathwayRef), or the old `{ name?, steps }` list. */
+  pathway?: PathwayDocument | { id: string } | { name?: string; steps: string[] };
+  /** Filled into `{{name}}` templates (instructions, first message, pathway texts, tool bodies); at most 100. */
+  variables?: Record<string, string | number | boolean>;
+  /** Custom HTTP tools of this call (DESIGN.md "Custom tools and call variables"). */
+  tools?: HttpTool[];
   knowledgeBase?: { id: string };
   integrations?: string[];
   phoneNumberId?: string;

@@ -8,6 +8,7 @@ import { HttpCore, type HttpOptions } from './http.js';
 import { IntegrationsApi, PersonasApi } from './personas.js';
 import { StoreClient } from './store.js';
 import { CallsApi } from './calls.js';
+import { type PathwayDocument, PathwaysApi } from './pathways.js';
 
 export interface WorkspaceClientOptions extends HttpOptions {
   /** An API key (wsk_…) instead of a session token. */
@@ -25,6 +26,8 @@ export class WorkspaceClient {
   readonly personas: PersonasApi;
   readonly integrations: IntegrationsApi;
   readonly calls: CallsApi;
+  /** Pathway documents: validate, and keep them in the `conversational-pathways` store. */
+  readonly pathways: PathwaysApi;
   private readonly stores = new Map<StoreName, StoreClient<unknown>>();
   private rootOnce: Promise<RootObject> | null = null;
 
@@ -39,6 +42,7 @@ export class WorkspaceClient {
     this.personas = new PersonasApi(this.http);
     this.integrations = new IntegrationsApi(this.http);
     this.calls = new CallsApi(this.http);
+    this.pathways = new PathwaysApi(this.http, () => this.store<PathwayDocument>('conversational-pathways'));
   }
 
   /**

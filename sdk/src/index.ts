@@ -72,6 +72,25 @@ export { base64ToBytes, bytesToBase64, bytesToHex, hexToBytes } from './encoding
 export type { Answer, ApiPath, Body, Query, Schemas, components, paths } from './api-types.js';
 export { CallsApi, signCallRequest, type CallRequest, type SignCallOptions } from './calls.js';
 export {
+  PathwayBuilder,
+  PathwayInvalidError,
+  PathwaysApi,
+  definePathway,
+  pathway,
+  pathwayRef,
+  type GlobalEdge,
+  type HttpTool,
+  type PathwayCheck,
+  type PathwayCondition,
+  type PathwayDocument,
+  type PathwayEdge,
+  type PathwayIssue,
+  type PathwayNode,
+  type PathwayNodeOf,
+  type PathwayNodeType,
+  type PathwayVariable,
+} from './pathways.js';
+export {
   WebCallConnection,
   decodeWav,
   encodeWav,
