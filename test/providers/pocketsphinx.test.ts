@@ -16,6 +16,7 @@ import {
   spotKeywords,
 } from '../../src/providers/speech-to-text/pocketsphinx.js';
 import { buildArpa, matchPhrase, wordsOf } from '../../src/providers/speech-to-text/pocketsphinx-model.js';
+import { classify } from '../../src/providers/language-model/sandbox.js';
 import { until } from '../support/voice-audio.js';
 
 const DEFAULT_SCRIPT = [
@@ -255,6 +256,30 @@ describe.skipIf(!canRecogniseFlite)('pocketsphinx on the phone path (flite calle
     expect(results[2]!.text).toContain('goodbye');
     expect(results[3]!.text).toBe('person');
     expect(results[4]!.text).toBe('');
+  }, 120_000);
+
+  it('hears no goodbye in "I would like to book a meeting": the keywords, through the engine, ask for a meeting or are unclear', async () => {
+    // flite's slt at 16 kHz (a browser) was decoded "bye would like to bye bye meeting" (0.36), and the engine said goodbye.
+    const line = 'I would like to book a meeting for next Tuesday.';
+    const heardAs = (r: RecognitionResult) =>
+      r.confidence !== undefined && r.confidence < stt.minConfidence(undefined)! ? 'unclear' : classify(r.text);
+    const phone = await recognise(stt, await speakAll('flite', [line, 'I would like to book a meeting.']));
+    const browser: RecognitionResult[] = [];
+    for (const voice of ['slt', 'rms']) {
+      const speaker = OfflineCallerVoice.create({ synthesizer: 'flite', voice })!;
+      const audio = await Promise.all(
+        [line, 'No thank you, goodbye.'].map((l) => speaker.speak(l, new AbortController().signal, 16_000)),
+      );
+      browser.push(...(await recognise(stt, audio, undefined, 16_000)));
+    }
+    console.log(
+      `flite, a meeting asked for: ${[...phone, ...browser].map((r) => `${JSON.stringify(r.text)} ${r.confidence?.toFixed(2)}`).join(', ')}`,
+    );
+    for (const r of [...phone, browser[0]!, browser[2]!]) expect(['meeting', 'unclear']).toContain(heardAs(r));
+    expect([...phone, browser[0]!, browser[2]!].map(heardAs)).toContain('meeting');
+    // A goodbye is still one.
+    expect(heardAs(browser[1]!)).toBe('goodbye');
+    expect(heardAs(browser[3]!)).toBe('goodbye');
   }, 120_000);
 
   it("recognises a browser's 16 kHz audio as it is: the keywords of every line, times in ms of that audio", async () => {

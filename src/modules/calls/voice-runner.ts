@@ -70,15 +70,6 @@ export interface VoiceToolServices {
 }
 
 /**
- * Keyword spotting's confidence (pocketsphinx with no expected phrases: the
- * share of the decoded words that are keywords) below which a result is not
- * acted on. Measured on flite and espeak-ng questions: real keywords 0.22–0.6
- * ("opening hours" in a whole question 0.25), keywords heard in sentences
- * holding none 0.13–0.18, "bye" in sound with no words 0.2.
- */
-export const KEYWORD_SPOTTING_MIN_CONFIDENCE = 0.25;
-
-/**
  * The tool services of one call: only those it can use, so its model is
  * offered only their tools (a knowledge base, a calendar, people to transfer
  * to), each passing on the signal a barge-in aborts.
@@ -257,8 +248,9 @@ export class VoiceRunner {
     // A sandbox call: the recogniser expects the simulated caller's lines; with none installed, its own words stand in.
     const caller = start.callSid ? (this.deps.simulatedCaller?.(start.callSid) ?? null) : null;
     const configuredStt = this.deps.providers.speechToText;
-    const stt = caller && configuredStt.name === 'none' ? new CallerWords(caller) : configuredStt;
+    const stt: SpeechToText = caller && configuredStt.name === 'none' ? new CallerWords(caller) : configuredStt;
     const phrases = caller ? [...caller.lines] : [];
+    const minConfidence = stt.minConfidence?.(phrases);
     const humans = context.humanAgents ?? [];
     const transferToHuman = async (humanAgentId: string | undefined): Promise<TransferResult> => {
       const target = humans.find((h) => h.id === humanAgentId) ?? humans[0];
@@ -362,8 +354,8 @@ export class VoiceRunner {
       vad: await this.deps.providers.createVad(),
       stt,
       ...(phrases.length ? { phrases } : {}),
-      // pocketsphinx with no phrases spots keywords: a few of them in sound with none are not acted on.
-      ...(stt.name === 'pocketsphinx' && !phrases.length ? { minConfidence: KEYWORD_SPOTTING_MIN_CONFIDENCE } : {}),
+      // A recogniser that says how sure it is (pocketsphinx spotting keywords): its guesses are not acted on.
+      ...(minConfidence !== undefined ? { minConfidence } : {}),
       model: this.deps.providers.model,
       voices,
       services: callToolServices(userId, context, this.deps.tools, transferToHuman),

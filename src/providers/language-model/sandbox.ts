@@ -102,12 +102,22 @@ export function isUnclear(utterance: string): boolean {
   );
 }
 
+const GOODBYE = /\b(good ?bye|bye|that'?s all|hang up)\b/g;
+const TRANSFER = /\b(person|human|agent|someone|somebody|representative|operator|colleague)\b/;
+const MEETING = /\b(meeting|appointment|booking|book|schedule|reserve|reservation)\b/;
+
 export function classify(utterance: string): Intent {
   const t = utterance.toLowerCase().trim();
   if (isUnclear(t)) return 'unclear';
-  if (/\b(good ?bye|bye|that'?s all|hang up)\b/.test(t)) return 'goodbye';
-  if (/\b(person|human|agent|someone|somebody|representative|operator|colleague)\b/.test(t)) return 'transfer';
-  if (/\b(meeting|appointment|booking|book|schedule|reserve|reservation)\b/.test(t)) return 'meeting';
+  // A goodbye ends the line only when nothing asked for follows it: "thanks, book it, bye" is a goodbye; "bye bye
+  // meeting" (keyword spotting's hearing of "book a meeting") asks for a meeting.
+  const lastGoodbye = [...t.matchAll(GOODBYE)].at(-1);
+  if (lastGoodbye) {
+    const after = t.slice(lastGoodbye.index + lastGoodbye[0].length);
+    if (!TRANSFER.test(after) && !MEETING.test(after)) return 'goodbye';
+  }
+  if (TRANSFER.test(t)) return 'transfer';
+  if (MEETING.test(t)) return 'meeting';
   if (
     /^(hello|hi|hey|good (morning|afternoon|evening))\b/.test(t) ||
     /\b(who('s| is) (this|that|speaking)|who are you|who am i (speaking|talking) (to|with)|what('s| is) your name)\b/.test(

@@ -66,5 +66,11 @@ export interface SpeechToText {
   readonly streaming: boolean;
   /** true: open() accepts `sampleRate: 16000`, and recognises wideband audio as it is rather than the phone band. */
   readonly wideband?: boolean;
+  /**
+   * The confidence below which this recogniser's finals for a call expecting
+   * `phrases` are guesses, not to be acted on (the session marks them
+   * "(unclear)"); undefined: its confidence is not a guide.
+   */
+  minConfidence?(phrases: string[] | undefined): number | undefined;
   open(options: RecognitionOptions): RecognitionStream;
 }

@@ -25,7 +25,10 @@ export const GARBAGE_WORDS = (
   'kind began almost live page got earth need far hand high year mother light parts country father let night following picture ' +
   'being study second eyes soon times story boys since white days paper hard near sentence better best across during today ' +
   'others however sure means knew try told young miles sun ways thing whole hear example heard several change answer room sea ' +
-  'against top turned learn point city play toward five using himself usually money red purple green blue dog cat car door'
+  'against top turned learn point city play toward five using himself usually money red purple green blue dog cat car door ' +
+  // The commonest word of all, and the sounds nearest the keywords: without "i" a caller's "I would like ..." had only
+  // "bye" to go to (flite: "bye would like to bye bye meeting"), and the engine heard a goodbye.
+  'i is you me am hi by buy please like'
 ).split(' ');
 
 /** Lower-case words of a phrase as the dictionary spells them: punctuation dropped, apostrophes kept. */

@@ -94,6 +94,11 @@ describe('sandbox dialogue engine', () => {
     ['(unclear)', 'unclear'],
     ['Who am I speaking to?', 'greeting'],
     ['banana', 'unknown'],
+    // A goodbye inside a longer line: what follows it decides (keyword spotting heard "book a" as "bye bye").
+    ['bye bye meeting', 'meeting'],
+    ['bye, can I speak to a person', 'transfer'],
+    ['Book the meeting please. Thanks, bye!', 'goodbye'],
+    ['That is all, goodbye', 'goodbye'],
   ])('%s → %s', (utterance, intent) => {
     expect(classify(utterance)).toBe(intent);
   });
