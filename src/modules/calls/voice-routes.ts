@@ -94,6 +94,12 @@ const CallPathwayRecord = Type.Object(
     variables: Type.Record(Type.String(), Type.Unknown(), {
       description: "The pathway's variables at the end: the call's, and what it collected and assigned",
     }),
+    document: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description:
+          'An inline pathway (no `id`): its document, to draw the path on; header values of its tools `****`',
+      }),
+    ),
   },
   { description: 'The pathway the call walked (calls of `type: "pathway"` and agents with one)' },
 );
@@ -126,6 +132,9 @@ const callItemFields = {
       description:
         "What the call was charged, in US dollars, once settled (seconds within the plan's allowance cost nothing), its transfer leg included once that is settled; absent while it runs and for calls that are never charged (web and temporary calls, refused calls)",
     }),
+  ),
+  campaignId: Type.Optional(
+    Type.String({ description: 'The campaign the call is an attempt of (GET /api/campaigns/{id})' }),
   ),
 };
 const CallItem = Type.Object(callItemFields);

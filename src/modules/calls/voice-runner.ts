@@ -22,6 +22,7 @@ import type { LanguageModel } from '../../providers/language-model/interface.js'
 import { CallerWords } from '../../providers/speech-to-text/caller-words.js';
 import type { SpeechToText } from '../../providers/speech-to-text/interface.js';
 import type { SimulatedCaller } from '../../providers/telephony/interface.js';
+import { type SealedHeaders, maskHeaders } from '../custom-tools/headers.js';
 import type { CustomToolService, HttpTool } from '../custom-tools/service.js';
 import type { PathwayDocument } from '../pathways/schemas.js';
 import { PathwayWalker } from '../pathways/walker.js';
@@ -165,6 +166,28 @@ const OUTCOME_STATUS: Record<CallOutcome['outcome'], AudioProgress['status']> = 
   // Shut out for what its far end sent (an invalid message, an audio flood): the reason says which.
   refused: 'failed',
 };
+
+/**
+ * The record's pathway: for an inline one (no store object to draw it on),
+ * its document too, inline tools' header values masked as every answer shows them.
+ */
+function withInlineDocument(snapshot: object, call: AssembledCall): object {
+  if (!call.pathway || call.pathway.id) return snapshot;
+  const document = call.pathway.document as { nodes?: Array<Record<string, unknown>> };
+  const nodes = (document.nodes ?? []).map((node) =>
+    Array.isArray(node.tools)
+      ? {
+          ...node,
+          tools: node.tools.map((tool: unknown) =>
+            typeof tool === 'object' && tool !== null && 'headers' in tool
+              ? { ...tool, headers: maskHeaders((tool as { headers: SealedHeaders }).headers) }
+              : tool,
+          ),
+        }
+      : node,
+  );
+  return { ...snapshot, document: { ...document, nodes } };
+}
 
 /** How often this instance confirms the calls it carries (a minute without it and they end `instance_stopped`). */
 export const MEDIA_HEARTBEAT_MS = 15_000;
@@ -492,7 +515,7 @@ export class VoiceRunner {
       transcript: outcome.transcript,
       toolCalls: outcome.toolCalls,
       ...(outcome.error ? { error: outcome.error } : {}),
-      ...(outcome.pathway ? { pathway: outcome.pathway } : {}),
+      ...(outcome.pathway ? { pathway: withInlineDocument(outcome.pathway, call) } : {}),
       ...(outcome.variables ? { variables: outcome.variables } : {}),
       ...(call.warnings?.length || outcome.warnings?.length
         ? { warnings: [...new Set([...(call.warnings ?? []), ...(outcome.warnings ?? [])])] }

@@ -7,6 +7,7 @@
 // transport and the providers, call start(), await the CallOutcome; end()
 // stops it from outside (the carrier said completed, the instance stops).
 import { resample } from '../../lib/audio.js';
+import { dtmfTones } from '../../lib/dtmf.js';
 import { sleep, type Timer, type TimerClock } from '../../lib/clock.js';
 import { ProviderFailure } from '../../providers/failure.js';
 import type { LanguageModel } from '../../providers/language-model/interface.js';
@@ -291,7 +292,10 @@ export class VoiceSession {
       effects: {
         webhook: (effect, variables, signal) =>
           pathway ? pathway.effects.webhook(effect, variables, signal) : Promise.resolve({ ok: false, error: 'none' }),
-        digits: async (send) => pathway?.effects.digits(send),
+        digits: async (send) => {
+          await this.playDigits(send);
+          await pathway?.effects.digits(send);
+        },
         sms: async (text) => pathway?.effects.sms(text),
         move: (move) => pathway?.effects.move(move),
         warn: (message) => {
@@ -385,6 +389,18 @@ export class VoiceSession {
     this.options.onLiveLine?.({ role: 'caller', text: digit });
     this.agentWork = this.agentWork.then(() => this.history.addCaller(keypadText(digit)));
     this.reply('answer', { caller: { text: digit, keypad: true } });
+  }
+
+  /**
+   * A digits node: the keys' tones played into the call like speech (in
+   * band: a Media Stream carries no DTMF events out), before what follows.
+   */
+  private async playDigits(send: string) {
+    if (this.ended) return;
+    const segment = this.sink.startSegment();
+    this.sink.write(segment, dtmfTones(send));
+    this.sink.endSegment(segment);
+    await this.sink.segmentDone(segment);
   }
 
   /** The walk ended or failed with nothing to say (a start that hangs up at once): what the reply would have done after its lines. */

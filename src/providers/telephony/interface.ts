@@ -116,6 +116,8 @@ export interface SimulatedCaller {
   readonly lines: readonly string[];
   /** The lines it has begun to speak, in order (its own words, when no recogniser is installed). */
   spoken(): readonly string[];
+  /** The keys it heard the agent's side play (DTMF tones in the call's audio), in order. */
+  heardDigits?(): string;
 }
 
 export interface TelephonyProvider {

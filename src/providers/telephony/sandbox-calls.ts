@@ -33,7 +33,8 @@
 // inbound call no status callbacks unless the number asks: ours do not.
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
-import { FRAME_SAMPLES_8K, pcmToMulaw } from '../../lib/audio.js';
+import { FRAME_SAMPLES_8K, mulawToPcm, pcmToMulaw } from '../../lib/audio.js';
+import { DtmfDetector } from '../../lib/dtmf.js';
 import type { CallControl, PlaceCallRequest, RingRequest, SandboxScript, SimulatedCaller } from './interface.js';
 
 /** The caller's lines of an outbound sandbox call, in order (DESIGN.md). */
@@ -145,6 +146,8 @@ class SimulatedCall implements SimulatedCaller {
   /** When the agent audio received so far will have played. */
   private playedUntil = 0;
   private agentFrames = 0;
+  /** The keys the agent's side played (a pathway's digits node), heard in its audio as a phone menu would. */
+  private readonly dtmf = new DtmfDetector();
   private readonly pendingMarks = new Map<NodeJS.Timeout, string>();
   private bargedIn = false;
   private endStarted = false;
@@ -166,6 +169,10 @@ class SimulatedCall implements SimulatedCaller {
 
   spoken(): readonly string[] {
     return this.spokenLines;
+  }
+
+  heardDigits(): string {
+    return this.dtmf.heard.join('');
   }
 
   private params(extra: Record<string, string>): Record<string, string> {
@@ -304,7 +311,7 @@ class SimulatedCall implements SimulatedCaller {
   }
 
   private onMessage(raw: string) {
-    let message: { event?: string; mark?: { name?: string } };
+    let message: { event?: string; mark?: { name?: string }; media?: { payload?: string } };
     try {
       message = JSON.parse(raw);
     } catch {
@@ -313,6 +320,8 @@ class SimulatedCall implements SimulatedCaller {
     const now = Date.now();
     if (message.event === 'media') {
       this.agentFrames++;
+      if (typeof message.media?.payload === 'string')
+        this.dtmf.push(mulawToPcm(Buffer.from(message.media.payload, 'base64')));
       this.playedUntil = Math.max(now, this.playedUntil) + FRAME_MS;
     } else if (message.event === 'mark' && message.mark?.name) {
       // Echoed once the audio sent before it has played.

@@ -3,6 +3,8 @@
 // webhook's answer, digits, SMS, transfer, end, the move limit) and a real
 // model's choose_path / set_variables with the step in its system prompt.
 import { describe, expect, it, vi } from 'vitest';
+import { mulawToPcm } from '../../../src/lib/audio.js';
+import { DtmfDetector } from '../../../src/lib/dtmf.js';
 import type { ManualClock } from '../../../src/lib/clock.js';
 import type { CompletionRequest, LanguageModel, ModelDelta } from '../../../src/providers/language-model/interface.js';
 import { SandboxDialogue } from '../../../src/providers/language-model/sandbox.js';
@@ -180,6 +182,11 @@ describe('a call walking a pathway with the sandbox engine', () => {
     const call = await startHarnessCall({ model: new SandboxDialogue(), pathway: p.build });
     await call.run(6000);
     expect(p.digits).toEqual(['1w2#']);
+    // The keys went out as tones in the call's audio, before the question.
+    const detector = new DtmfDetector();
+    for (const m of call.socket.sent.filter((x) => x.event === 'media'))
+      detector.push(mulawToPcm(Buffer.from(m.media.payload, 'base64')));
+    expect(detector.heard.join('')).toBe('12#');
     expect(p.sms[0]).toMatch(/^We are calling the pharmacy for Grace at 2026-12-01T09:00:0\dZ\.$/);
     expect(call.spoken()).toContain('Is the refill for Grace ready?');
     await call.press('1');
