@@ -18,6 +18,7 @@ import type { App } from './http/types.js';
 import { createValidatorCompiler } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { randomUUID } from 'node:crypto';
+import { agentTestRoutes } from './modules/agent-tests/routes.js';
 import { apiKeyRoutes } from './modules/api-keys/routes.js';
 import { billingRoutes } from './modules/billing/routes.js';
 import { authRoutes } from './modules/auth/routes.js';
@@ -102,6 +103,7 @@ const routeModules: RouteModule[] = [
   (app, s) => sandboxCallRoutes(app, s.sandboxInbound),
   (app, s) => webCallRoutes(app, s.voice, s.webCalls),
   (app, s) => temporarySessionRoutes(app, s.temporarySessions),
+  (app, s) => agentTestRoutes(app, { agentTests: s.agentTests }),
   (app, s) => consoleRoutes(app, { publicUrl: s.config.publicUrl }),
 ];
 
@@ -175,5 +177,8 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   app.addHook('onClose', () => services.voice.close());
   app.addHook('onClose', async () => services.webCalls.close());
   app.addHook('onClose', () => services.customTools.stop());
+  // Jobs start once every kind is defined; a job under way when the app closes runs again elsewhere when its lease ends.
+  app.addHook('onReady', async () => services.jobs.start());
+  app.addHook('onClose', () => services.jobs.stop());
   return app as unknown as App & { services: Services; metrics: Metrics };
 }

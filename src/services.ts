@@ -4,9 +4,10 @@
 import { type Config, authSettings } from './config.js';
 import type { DatabaseHandle } from './db/database.js';
 import type { AuthContext } from './http/auth.js';
-import type { Clock } from './lib/clock.js';
+import { type Clock, type TimerClock, systemClock } from './lib/clock.js';
 import { type SecretBox, createSecretBox } from './lib/secret-box.js';
 import { generateWebhookSecret } from './lib/standard-webhooks.js';
+import { createAgentTestServices } from './modules/agent-tests/create-services.js';
 import { createApiKeyServices } from './modules/api-keys/create-services.js';
 import { createAuthServices } from './modules/auth/create-services.js';
 import { CredentialCache } from './modules/auth/credential-cache.js';
@@ -27,12 +28,14 @@ import { createPathwayServices } from './modules/pathways/create-services.js';
 import { createPersonaServices } from './modules/personas/create-services.js';
 import { createPlatformServices } from './modules/platform/create-services.js';
 import { Housekeeping } from './modules/platform/housekeeping.js';
+import { JobQueue } from './modules/platform/jobs.js';
 import { createTelephonyServices } from './modules/telephony/create-services.js';
 import { createTemporarySessionServices } from './modules/temporary-sessions/create-services.js';
 import { createWebhookServices } from './modules/webhooks/create-services.js';
 import { createEmbeddingsProvider } from './providers/embeddings/index.js';
 import { type Providers, createProviders } from './providers/index.js';
 import { createIdentityProviders } from './providers/oauth/oidc.js';
+import { SandboxDialogue } from './providers/language-model/sandbox.js';
 import { createPocketsphinxSpeechToText } from './providers/speech-to-text/pocketsphinx.js';
 import { type VoiceAgentProviders, createVoiceAgentProviders } from './providers/voice-agent.js';
 import type { Secrets } from './secrets.js';
@@ -64,6 +67,9 @@ export function createServices(deps: ServiceDeps) {
   const log = deps.log ?? silentLog;
   const platform = createPlatformServices({ db, clock });
   const { limiter, audit, singleUse } = platform;
+  // The one durable job queue (agent test runs, post-call analysis): started and stopped with the app.
+  const jobs = JobQueue.create(db, dialect, clock);
+  jobs.reportErrorsTo(log);
   const billingCatalog = loadCatalog(config.billing);
   const audioSecret = config.audio.secret ?? generateWebhookSecret();
   const providers: Providers = {
@@ -180,6 +186,11 @@ export function createServices(deps: ServiceDeps) {
     allowPrivate: config.webhooks.allowPrivate,
     log,
   });
+  const voiceAgent =
+    deps.voiceAgent ??
+    createVoiceAgentProviders(config.voiceAgent, providers.voice, {
+      pocketsphinx: () => createPocketsphinxSpeechToText(),
+    });
   const voice = createVoiceServices({
     db,
     clock,
@@ -191,11 +202,7 @@ export function createServices(deps: ServiceDeps) {
     recording: config.audio.recording,
     serviceTokens: data.serviceTokens,
     singleUse,
-    providers:
-      deps.voiceAgent ??
-      createVoiceAgentProviders(config.voiceAgent, providers.voice, {
-        pocketsphinx: () => createPocketsphinxSpeechToText(),
-      }),
+    providers: voiceAgent,
     tools: createVoiceToolServices(knowledge.knowledge, integrations.integrations),
     customTools: customTools.customTools,
     // A pathway's SMS node texts from the call's own number, through the SMS service (held, charged, rate-limited).
@@ -244,6 +251,21 @@ export function createServices(deps: ServiceDeps) {
   });
   providers.audio = callArea.audio;
   const { calls } = callArea;
+  // Agent tests run the agent of a web call, with the call's model and tools, free.
+  const agentTests = createAgentTestServices({
+    db,
+    dialect,
+    jobs,
+    events: eventRecorder,
+    secretBox,
+    clock: 'setTimeout' in clock ? (clock as TimerClock) : systemClock,
+    webCalls: callArea.webCalls,
+    model: voiceAgent.languageModel ?? new SandboxDialogue({ clock }),
+    llmDeadlineMs: voiceAgent.llmDeadlineMs,
+    knowledge: knowledge.knowledge,
+    integrations: integrations.integrations,
+    settings: { maxRunsPerUser: 20, concurrency: 8 },
+  });
   const temporarySessions = createTemporarySessionServices({
     db,
     config: config.temporarySessions,
@@ -304,6 +326,7 @@ export function createServices(deps: ServiceDeps) {
     clock,
     secretBox,
     housekeeping,
+    jobs,
     ...platform,
     providers,
     users,
@@ -338,6 +361,7 @@ export function createServices(deps: ServiceDeps) {
     sandboxInbound,
     webCalls,
     transfers,
+    agentTests: agentTests.agentTests,
   };
 }
 

@@ -102,6 +102,11 @@ export const openapiTags: Array<{ name: string; description: string }> = [
       'Conversational pathways: graphs of conversation, webhook, transfer, digits, SMS and end nodes that an agent walks during a call, checked before use.',
   },
   {
+    name: 'agent-tests',
+    description:
+      "Agent tests: simulated conversations with an agent (scripted caller lines or a goal-driven caller) and what they must show (outcome, tool calls, phrases, pathway path and variables, analysis, limits), run as jobs in text mode through the agent's own turn logic, with results as JSON or JUnit XML.",
+  },
+  {
     name: 'personas',
     description: 'Voices for agents: the built-in catalog, external voices, and encrypted audio previews.',
   },

@@ -143,8 +143,8 @@ export class WebCalls {
     this.expiry.set(sessionId, timer);
   }
 
-  /** The agent (stored or inline) with the request's overrides, assembled as a call (DESIGN "Voice agent": agent records). */
-  private async assemble(userId: string, input: WebCallInput) {
+  /** The agent (stored or inline) with the request's overrides, assembled as a call (DESIGN "Voice agent": agent records); agent tests assemble theirs here too. */
+  async assemble(userId: string, input: WebCallInput) {
     const { records, knowledge, integrations, personas, designs, settings } = this.deps;
     if ((input.agentId === undefined) === (input.agent === undefined))
       throw invalidInput('send exactly one of agentId (an object of your agents store) and agent (an agent record)');

@@ -255,6 +255,29 @@ export const CallNodeEvent = Type.Object(
   },
 );
 
+export const AgentTestRunEvent = Type.Object(
+  {
+    run_id: Type.String(),
+    status: Type.Union(
+      [
+        Type.Literal('queued'),
+        Type.Literal('running'),
+        Type.Literal('passed'),
+        Type.Literal('failed'),
+        Type.Literal('error'),
+      ],
+      { description: 'queued, then running when its first test starts, then how it ended' },
+    ),
+    at: Timestamp('When the run was in this state'),
+  },
+  {
+    $id: 'AgentTestRunEvent',
+    ...closed,
+    description:
+      'Payload of `agent_test_run`: a run of agent tests (POST /api/agent-tests/runs) was queued, started or ended; GET /api/agent-tests/runs/{runId} has its results.',
+    examples: [{ run_id: '019ae0c1-2b3c-7d4e-8f50-6172839a4b5c', status: 'failed', at: ex.at }],
+  },
+);
 
 /** Every event type's payload schema. */
 export const eventPayloadSchemas: Record<EventType, TSchema> = {
@@ -269,6 +292,7 @@ export const eventPayloadSchemas: Record<EventType, TSchema> = {
   call_status: CallStatusEvent,
   call_transcript: CallTranscriptEvent,
   call_node: CallNodeEvent,
+  agent_test_run: AgentTestRunEvent,
 };
 
 /** Which query parameter filters which payload field, per type, for the stream's description. */

@@ -20,6 +20,7 @@ export const EVENT_TYPES = [
   'call_status',
   'call_transcript',
   'call_node',
+  'agent_test_run',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -1,0 +1,137 @@
+// Runs one agent test (DESIGN.md "Agent tests"): the agent assembled as a
+// web call would be, its conversation in text mode (text-conversation.ts)
+// with the scripted lines or a goal-driven caller, then every expectation
+// checked. Integrations run against their sandboxes unless the test's side
+// effects are live; custom HTTP tools and webhook nodes are then not sent.
+import type { TimerClock } from '../../lib/clock.js';
+import type { AssembledCall } from '../../providers/audio/interface.js';
+import type { ChatMessage, LanguageModel } from '../../providers/language-model/interface.js';
+import { callToolServices, type VoiceToolServices } from '../calls/voice-runner.js';
+import type { CustomToolInvoker } from '../voice/call-agent.js';
+import { type Conversation, runChecks } from './checks.js';
+import type { AgentTestInput, Check } from './schemas.js';
+import { TextConversation } from './text-conversation.js';
+
+/** Without maxTurns a goal-driven caller stops after this many turns. */
+export const GOAL_CALLER_MAX_TURNS = 12;
+/** The goal caller says this when it has what it came for. */
+export const GOAL_DONE = '[DONE]';
+
+export interface TestRunnerDeps {
+  /** The agent of a test as a call: WebCalls.assemble (404 for what is not the user's). */
+  assemble(userId: string, test: AgentTestInput): Promise<AssembledCall>;
+  model: LanguageModel;
+  llmDeadlineMs?: number;
+  /** What tools act on: `sandbox` (scheduling against the sandbox calendar) and `live` (as on a call). */
+  tools: { sandbox: VoiceToolServices; live: VoiceToolServices };
+  /** Custom HTTP tools of a call for `userId` (live side effects only). */
+  customTools?(userId: string, call: AssembledCall): CustomToolInvoker | null;
+  clock: TimerClock;
+}
+
+export interface TestOutcome {
+  status: 'passed' | 'failed' | 'error';
+  checks: Check[];
+  conversation: Conversation | null;
+  error?: string;
+  warnings: string[];
+}
+
+const NOT_SENT = 'not sent: agent tests call webhooks and custom tools only with sideEffects "live"';
+
+export class TestRunner {
+  constructor(private readonly deps: TestRunnerDeps) {}
+
+  async run(userId: string, test: AgentTestInput, signal: AbortSignal): Promise<TestOutcome> {
+    const call = await this.deps.assemble(userId, test);
+    const live = test.sideEffects === 'live';
+    const services = callToolServices(
+      userId,
+      call.context ?? {},
+      live ? this.deps.tools.live : this.deps.tools.sandbox,
+      async () => ({
+        ok: false,
+        message: 'nobody to transfer to',
+      }),
+    );
+    const invoker = live ? (this.deps.customTools?.(userId, call) ?? null) : null;
+    const conversation = new TextConversation({
+      call,
+      model: this.deps.model,
+      services,
+      invoker: invoker ?? (call.customTools?.length ? notSentInvoker : null),
+      webhook: async () => ({ ok: false, error: NOT_SENT }),
+      clock: this.deps.clock,
+      llmDeadlineMs: this.deps.llmDeadlineMs,
+    });
+    await conversation.start();
+    const maxTurns = test.expect.maxTurns;
+    let end: 'caller_hung_up' | 'max_turns' = 'caller_hung_up';
+    if ('lines' in test.caller) {
+      for (const [i, line] of test.caller.lines.entries()) {
+        signal.throwIfAborted();
+        if (conversation.ended) break;
+        if (maxTurns !== undefined && i >= maxTurns) {
+          end = 'max_turns';
+          break;
+        }
+        await conversation.turn(line);
+      }
+    } else {
+      end = await this.goalCaller(test, conversation, signal, maxTurns ?? GOAL_CALLER_MAX_TURNS);
+    }
+    const result = conversation.result(end);
+    const checks = runChecks(test.expect, result);
+    return {
+      status: checks.every((c) => c.passed) ? 'passed' : 'failed',
+      checks,
+      conversation: result,
+      warnings: conversation.warningsSoFar,
+    };
+  }
+
+  /**
+   * A model plays the caller: it is told the goal (and persona) and sees the
+   * conversation with the roles turned round; it says GOAL_DONE when it has
+   * what it came for. Runs until then, the agent's end of the call, or the turn limit.
+   */
+  private async goalCaller(
+    test: AgentTestInput,
+    conversation: TextConversation,
+    signal: AbortSignal,
+    maxTurns: number,
+  ): Promise<'caller_hung_up' | 'max_turns'> {
+    const caller = test.caller as { goal: string; persona?: string };
+    const system = [
+      'You are a person phoning a business. Speak as the caller, one short turn at a time, in plain words.',
+      caller.persona ? `Who you are: ${caller.persona}` : '',
+      `Your goal: ${caller.goal}`,
+      `When your goal is reached, or cannot be reached, answer only ${GOAL_DONE}.`,
+    ]
+      .filter(Boolean)
+      .join('\n');
+    for (let turn = 0; turn < maxTurns; turn++) {
+      signal.throwIfAborted();
+      if (conversation.ended) return 'caller_hung_up';
+      const messages: ChatMessage[] = [
+        { role: 'system', content: system },
+        ...conversation.lines.map(
+          (l): ChatMessage =>
+            l.role === 'agent' ? { role: 'user', content: l.text } : { role: 'assistant', content: l.text },
+        ),
+      ];
+      let text = '';
+      for await (const delta of this.deps.model.complete({ messages, tools: [], signal }))
+        if (delta.type === 'text') text += delta.text;
+      text = text.trim();
+      if (!text || text.includes(GOAL_DONE)) return 'caller_hung_up';
+      await conversation.turn(text);
+    }
+    return 'max_turns';
+  }
+}
+
+/** Custom tools of a test whose side effects are sandboxed: the model sees them and is told they were not sent. */
+const notSentInvoker: CustomToolInvoker = {
+  invoke: async () => ({ ok: false, error: NOT_SENT }),
+};
