@@ -61,9 +61,12 @@ export function signCallRequest(
 export class CallsApi {
   constructor(private readonly http: HttpCore) {}
 
-  /** POST /api/session/call → the new session's id (the `X-Session-Id` header of the 204). */
+  /**
+   * POST /api/session/call → the new session's id (the `X-Session-Id` header of the 204). `script` (sandbox
+   * carrier only) is what its simulated caller does: `default`, `voicemail` or the caller's lines in order.
+   */
   async start(
-    input: { server: string; jwt: string },
+    input: { server: string; jwt: string; script?: 'default' | 'voicemail' | string[] },
     options: { idempotencyKey?: string } = {},
   ): Promise<{ sessionId: string }> {
     const response = await this.http.send(this.http.url('/api/session/call'), {
@@ -72,7 +75,11 @@ export class CallsApi {
         'content-type': 'application/json',
         ...(options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {}),
       },
-      body: JSON.stringify(input),
+      body: JSON.stringify({
+        server: input.server,
+        jwt: input.jwt,
+        ...(input.script !== undefined ? { script: input.script } : {}),
+      }),
     });
     if (!response.ok) throw await errorFromResponse(response);
     const sessionId = response.headers.get('x-session-id');
