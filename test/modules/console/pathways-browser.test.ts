@@ -377,7 +377,7 @@ describe.runIf(chromium)('the pathways page and a call path in Chromium', () => 
     expect(await violations(browser)).toEqual([]);
   }, 60_000);
 
-  it("draws an inline pathway's path, and one whose pathway is gone, as the chain of the nodes visited", async () => {
+  it("draws an inline pathway's path on the document its record carries; without one (or with its stored pathway gone) as the chain of the nodes visited", async () => {
     const path = [
       { node: 'ask', atMs: 0 },
       { node: 'ask', atMs: 3000, edge: '/edges/0' },
@@ -420,6 +420,40 @@ describe.runIf(chromium)('the pathways page and a call path in Chromium', () => 
         pathway.name === 'Inline' ? 'An inline pathway' : 'could not be read from the store',
       );
     }
+    // An inline pathway's record carries its document: the path is drawn on it.
+    const inline = await seedCall(t, user, {
+      direction: 'web',
+      transcript: [{ role: 'agent', text: 'Hi', startMs: 0, endMs: 500, node: 'greet' }],
+      pathway: {
+        name: 'Front desk',
+        document: frontDesk,
+        path: [
+          { node: 'greet', atMs: 0 },
+          { node: 'person', atMs: 2000, edge: '/global/0' },
+        ],
+        variables: {},
+      },
+    });
+    await browser.open(
+      `${origin}/console/calls/${inline}`,
+      "document.getElementById('content').dataset.ready === 'true'",
+    );
+    const drawn = await browser.evaluate<{ drawnFrom: string; nodes: number; visited: string[]; taken: string[] }>(`
+      const svg = document.querySelector('#pathway-section [data-testid=pathway-graph]');
+      return {
+        drawnFrom: document.getElementById('pathway-drawing').dataset.drawnFrom,
+        nodes: svg.querySelectorAll('[data-node-id]').length,
+        visited: [...svg.querySelectorAll('[data-node-id][data-visited=true]')].map((g) => g.dataset.nodeId),
+        taken: [...svg.querySelectorAll('[data-edge][data-taken=true]')].map((g) => g.dataset.edge).sort(),
+      };
+    `);
+    expect(drawn).toEqual({
+      drawnFrom: 'record',
+      nodes: 6,
+      visited: ['greet', 'person'],
+      taken: ['/global/0', 'start'],
+    });
+
     // A call that walked no pathway shows no path section.
     const plain = await seedCall(t, user, {
       direction: 'web',

@@ -1,10 +1,11 @@
 // The call page's path (DESIGN.md "Conversational pathways", Record and
 // Console): the call record's `pathway` `{ id?, name, path: [{ node, atMs,
 // edge? }], variables }` drawn on its pathway, read from the account's
-// `conversational-pathways` store when the record names it by id: the nodes
+// `conversational-pathways` store when the record names it by id (an inline
+// pathway's record carries its `document`): the nodes
 // the call visited marked data-visited="true", the edges it took
-// data-taken="true", the node it is at while it runs. An inline pathway, or
-// one that was deleted since, is drawn as the chain of the nodes visited. The
+// data-taken="true", the node it is at while it runs. A pathway with neither
+// (deleted since, an older record) is drawn as the chain of the nodes visited. The
 // steps and the variables are listed below the graph.
 import { byId, el, formatDuration } from './common.js';
 import { edgeLines } from './pathway-labels.js';
@@ -46,8 +47,9 @@ export async function showCallPath(call, running) {
   if (shown === key) return;
   shown = key;
 
-  let pathway = null;
-  if (typeof record.id === 'string') {
+  // An inline pathway's record carries its document; a stored one is read from the store.
+  let pathway = isDocument(record.document) ? record.document : null;
+  if (!pathway && typeof record.id === 'string') {
     try {
       const { value } = await readRecord(record.id);
       if (isDocument(value)) pathway = value;
@@ -63,7 +65,7 @@ export async function showCallPath(call, running) {
   const { frame, legend } = graphFrame(drawn, { visited, taken, current });
   legend.append(el('li', { class: 'visited' }, el('span', { class: 'swatch' }), 'Visited by this call'));
   byId('pathway-drawing').replaceChildren(frame, legend);
-  byId('pathway-drawing').dataset.drawnFrom = pathway ? 'store' : 'path';
+  byId('pathway-drawing').dataset.drawnFrom = !pathway ? 'path' : pathway === record.document ? 'record' : 'store';
 
   const about = [`${record.name ?? 'Pathway'}: ${record.path.length} step${record.path.length === 1 ? '' : 's'}.`];
   if (!pathway)
