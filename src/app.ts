@@ -40,6 +40,7 @@ import { webhookRoutes } from './modules/webhooks/routes.js';
 import { lazySerializerBuilder } from './http/lazy-compilers.js';
 import { temporarySessionRoutes } from './modules/temporary-sessions/routes.js';
 import { callRoutes } from './modules/calls/routes.js';
+import { campaignRoutes } from './modules/campaigns/routes.js';
 import { voiceRoutes } from './modules/calls/voice-routes.js';
 import { consoleRoutes } from './modules/console/routes.js';
 import { sandboxCallRoutes } from './modules/calls/sandbox-routes.js';
@@ -102,6 +103,7 @@ const routeModules: RouteModule[] = [
   (app, s) => voiceRoutes(app, s.voice, s.inboundCalls, s.transfers),
   (app, s) => sandboxCallRoutes(app, s.sandboxInbound),
   (app, s) => webCallRoutes(app, s.voice, s.webCalls),
+  (app, s) => campaignRoutes(app, { campaigns: s.campaigns.campaigns, doNotCall: s.campaigns.doNotCall }),
   (app, s) => temporarySessionRoutes(app, s.temporarySessions),
   (app, s) => agentTestRoutes(app, { agentTests: s.agentTests }),
   (app, s) => consoleRoutes(app, { publicUrl: s.config.publicUrl }),
@@ -162,7 +164,11 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   await registerOpenApi(app);
   app.addSchema(ErrorResponse);
   // Before the WebSocket plugin's own preClose closes every socket: calls end `instance_stopped` and are recorded while the database is open.
-  app.addHook('preClose', async () => void (await services.voice.stopCalls()));
+  // The dialer first, so that no campaign call starts while calls are being stopped.
+  app.addHook('preClose', async () => {
+    await services.campaigns.dialer.stop();
+    await services.voice.stopCalls();
+  });
   // Media streams (Twilio Media Streams, browser calls), the only WebSocket routes: a message over 64 KB is refused (1009).
   await app.register(websocket, {
     options: { maxPayload: MEDIA_MAX_PAYLOAD_BYTES },

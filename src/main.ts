@@ -145,6 +145,8 @@ async function main() {
   // Calls carried by an instance that stopped end within a minute (DESIGN.md "Voice agent": scale-out).
   // SQLite: this process holds the data folder's lock, so no other instance is carrying calls: their calls end at once.
   app.services.voice.watchOrphans(30_000, app.log, { exclusive: database.dialect === 'sqlite' });
+  // Every instance dials running campaigns; the database decides who places which call (DESIGN.md "Campaigns").
+  app.services.campaigns.dialer.start();
   app.log.info(`docs at ${config.publicUrl}/api/docs`);
 }
 

@@ -18,6 +18,8 @@ import { createCallArea } from './modules/calls/create-services.js';
 import { STALLED_AFTER_MS } from './modules/calls/service.js';
 import { createVoiceServices } from './modules/calls/voice-services.js';
 import { createVoiceToolServices } from './modules/calls/voice-tools.js';
+import { createCampaignServices, createDoNotCallServices } from './modules/campaigns/create-services.js';
+import { DEFAULT_DIALER_SETTINGS } from './modules/campaigns/dialer.js';
 import { createConnectServices } from './modules/connect/create-services.js';
 import { createCustomToolServices } from './modules/custom-tools/create-services.js';
 import { createDataServices } from './modules/data/create-services.js';
@@ -221,6 +223,8 @@ export function createServices(deps: ServiceDeps) {
     },
     log,
   });
+  // Every outbound call asks the account's do-not-call list (the campaigns area keeps it).
+  const { doNotCall } = createDoNotCallServices({ db, clock });
   const callArea = createCallArea({
     db,
     dialect,
@@ -239,6 +243,7 @@ export function createServices(deps: ServiceDeps) {
     webhooks: webhooks.webhooks,
     billing: billingAccount,
     pricing: callPricing(config, billingCatalog),
+    doNotCall,
     numbers: telephony.numbers,
     routeFor: (numberId) => telephony.inbound.routeFor(numberId),
     knowledge: knowledge.knowledge,
@@ -251,6 +256,24 @@ export function createServices(deps: ServiceDeps) {
   });
   providers.audio = callArea.audio;
   const { calls } = callArea;
+  const campaigns = createCampaignServices({
+    db,
+    dialect,
+    clock,
+    secretBox,
+    doNotCall,
+    records: data.records,
+    numbers: telephony.numbers,
+    events: eventRecorder,
+    webhooks: webhooks.webhooks,
+    calls: calls.calls,
+    sessions: callArea.callSessions.sessions,
+    charges: calls.charges,
+    instanceId: voice.runner.instanceId,
+    defaultMaxConcurrent: config.billing.callConcurrencyPerUser,
+    dialer: DEFAULT_DIALER_SETTINGS,
+    log,
+  });
   // Agent tests run the agent of a web call, with the call's model and tools, free.
   const agentTests = createAgentTestServices({
     db,
@@ -355,6 +378,7 @@ export function createServices(deps: ServiceDeps) {
     webhooks,
     calls,
     callSessions,
+    campaigns,
     temporarySessions,
     voice,
     inboundCalls,

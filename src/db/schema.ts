@@ -14,6 +14,7 @@ import type { WebhookTables } from '../modules/webhooks/tables.js';
 import type { CallTables } from '../modules/calls/tables.js';
 import type { TemporarySessionTables } from '../modules/temporary-sessions/tables.js';
 import type { AgentTestTables } from '../modules/agent-tests/tables.js';
+import type { CampaignTables } from '../modules/campaigns/tables.js';
 
 export interface Database
   extends PlatformTables,
@@ -29,4 +30,5 @@ export interface Database
     WebhookTables,
     CallTables,
     TemporarySessionTables,
+    CampaignTables,
     AgentTestTables {}

@@ -38,6 +38,8 @@ export const errorMeaning: Partial<Record<ErrorCode, string>> = {
     'an account with this email already exists: sign in to it (with its password), then attach the provider from that session',
   payment_method_required: 'a payment method is required first',
   idempotency_in_progress: 'a request with this idempotency key is still running',
+  invalid_state: "the resource's status does not allow this move (the message says which status it has)",
+  do_not_call: 'the number is on your do-not-call list (GET /api/do-not-call): no outbound call dials it',
   insufficient_funds: 'the balance does not cover this',
   idempotency_mismatch: 'this idempotency key was used with a different request',
   version_mismatch: 'the object changed since the version you sent',
@@ -46,6 +48,7 @@ export const errorMeaning: Partial<Record<ErrorCode, string>> = {
   file_too_complex: 'a file took longer or more memory to read than the limit per file (the answer names it)',
   invalid_pathway:
     'the conversational pathway is not valid: `errors` lists each problem with its path in the document (POST /api/pathways/validate checks one)',
+  invalid_campaign: 'a contact phone, time zone or schedule of the campaign is not valid (the message names it)',
   unsupported_media_type: 'the content-type is not accepted here',
   upgrade_required:
     'this URL is a WebSocket: open it with a WebSocket client (Connection: Upgrade, Upgrade: websocket)',

@@ -23,6 +23,8 @@ export interface CallListItem {
   durationSeconds?: number;
   /** What the call was charged once settled (allowance seconds cost nothing), with its transfer leg once that is settled; absent while it runs and for calls never charged. */
   costUsd?: number;
+  /** The campaign the call is an attempt of. */
+  campaignId?: string;
 }
 
 export interface CallView extends CallListItem {
@@ -45,6 +47,7 @@ function listItem(row: CallSessionsTable, chargedCents: Map<string, number>): Ca
     startedAt: iso(Number(row.created_at)),
   };
   if (row.outcome) item.outcome = row.outcome;
+  if (row.campaign_id) item.campaignId = row.campaign_id;
   if (row.reason) item.reason = row.reason;
   if (summary.from) item.from = summary.from;
   if (summary.to) item.to = summary.to;

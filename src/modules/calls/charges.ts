@@ -114,6 +114,21 @@ export class CallCharges {
     );
   }
 
+  /**
+   * Whether one outbound minute to `number` could be paid now, from the
+   * plan's allowance or the balance, without holding anything (a campaign's
+   * start and resume: 402 otherwise). The concurrency limit is not asked: a
+   * campaign waits for a free slot.
+   */
+  async affordsOneMinute(userId: string, number: string): Promise<{ ok: true } | { ok: false; message: string }> {
+    const country = countryOfNumber(number);
+    const rate = country ? this.deps.rate(country, 'outbound') : null;
+    if (!country || rate === null) return { ok: false, message: `calls to ${number} are not offered` };
+    const snapshot = await this.deps.store.snapshot(userId);
+    const terms = await this.terms(userId, 'outbound', rate, 60, { ...snapshot, open: 0 });
+    return terms.ok || terms.reason === 'concurrency_limit' ? { ok: true } : { ok: false, message: terms.message };
+  }
+
   /** Whether calls to `number` are offered in `direction` (the voice pricing data has its country). */
   priced(number: string, direction: CallDirection): boolean {
     const country = countryOfNumber(number);

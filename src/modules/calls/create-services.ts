@@ -24,7 +24,7 @@ import type { PathwayService } from '../pathways/service.js';
 import { CallDesigns } from './call-design.js';
 import { CallChargeStore } from './charge-store.js';
 import { type CallBilling, type CallDirection, CallCharges } from './charges.js';
-import { CallService } from './service.js';
+import { CallService, type DoNotCallCheck } from './service.js';
 import { type CallSessionDeps, CallSessionService } from './session-service.js';
 import { CallStore } from './store.js';
 import { type InboundCallDeps, InboundCalls } from './inbound-calls.js';
@@ -55,6 +55,8 @@ export interface CallServiceDepsIn {
   clock: Clock;
   audioSecret: string;
   publicUrl: string;
+  /** The account's do-not-call list, asked before every outbound call (the campaigns area keeps it). */
+  doNotCall?: DoNotCallCheck;
 }
 
 export function createCallServices(deps: CallServiceDepsIn) {
@@ -126,6 +128,7 @@ export interface CallAreaDeps {
   webhooks: WebhookService;
   billing: CallBilling | null;
   pricing: CallServiceDepsIn['pricing'];
+  doNotCall?: DoNotCallCheck;
   numbers: PhoneNumberService;
   /** Telephony's inbound routing of a number. */
   routeFor: InboundCallDeps['route'];
@@ -162,6 +165,7 @@ export function createCallArea(deps: CallAreaDeps) {
     clock,
     audioSecret: deps.audioSecret,
     publicUrl,
+    ...(deps.doNotCall ? { doNotCall: deps.doNotCall } : {}),
   });
   const report: ProgressReporter = (...args) => calls.calls.report(...args);
   voice.bindReporter(report);

@@ -48,6 +48,13 @@ export interface CallStatusPayload {
   transcript?: TranscriptLine[];
   outcome?: CallOutcome;
   reason?: string;
+  /** The campaign the call is an attempt of (DESIGN "Campaigns"). */
+  campaign_id?: string;
+}
+
+/** The account's do-not-call list, asked before every outbound call (src/modules/campaigns/do-not-call-service.ts). */
+export interface DoNotCallCheck {
+  isListed(userId: string, phone: string): Promise<boolean>;
 }
 
 export interface CallServiceDeps {
@@ -64,6 +71,8 @@ export interface CallServiceDeps {
   audioSecret: string;
   /** Origin the audio server reports to. */
   publicUrl: string;
+  /** Absent: no list is kept (tests of other parts). */
+  doNotCall?: DoNotCallCheck;
 }
 
 export interface CallSessionView {
@@ -74,8 +83,12 @@ export interface CallSessionView {
   updatedAt: string;
 }
 
-/** Told once a call has ended and been accounted for. Must not throw: it keeps its own backstop for failures. */
-export type CallFinishedListener = (session: { id: string; userId: string }, final: CallStatusPayload) => Promise<void>;
+/** Told once a call has ended and been accounted for (`chargedCents`: what it cost, null when never charged). Must not throw: it keeps its own backstop for failures. */
+export type CallFinishedListener = (
+  session: { id: string; userId: string },
+  final: CallStatusPayload,
+  accounted: { chargedCents: number | null },
+) => Promise<void>;
 
 /** Calls accounted for at the same time (usage, record, mark) per instance. */
 const FINISH_CONCURRENCY = 4;
@@ -89,14 +102,15 @@ interface PendingReport {
 /** The `call_status` payload of a report (event and webhook alike). */
 function statusPayload(
   { sessionId, report }: { sessionId: string; report: AudioProgress },
-  direction: string | undefined,
+  session: Pick<CallSessionsTable, 'direction' | 'campaign_id'>,
 ): CallStatusPayload {
   const payload: CallStatusPayload = {
     session_id: sessionId,
-    direction: direction ?? 'outbound',
+    direction: session.direction ?? 'outbound',
     status: report.status,
     at: report.at,
   };
+  if (session.campaign_id) payload.campaign_id = session.campaign_id;
   if (report.duration_seconds !== undefined) payload.duration_seconds = report.duration_seconds;
   if (report.transcript !== undefined) payload.transcript = report.transcript;
   if (report.outcome !== undefined) payload.outcome = report.outcome;
@@ -160,15 +174,20 @@ export class CallService {
       /** Not charged and not counted in usage: the operator's own test calls. */
       free?: boolean;
       direction?: CallDirection;
+      /** The campaign the call is an attempt of: on its events, record and views. */
+      campaignId?: string;
     } = {},
   ): Promise<{ sessionId: string }> {
     const { store, webhooks, clock, charges } = this.deps;
     const url = webhookUrl ? webhooks.checkUrl(webhookUrl) : null;
+    const direction = options.direction ?? 'outbound';
+    // Every outbound call of the account honours its do-not-call list (single calls, campaigns, test calls).
+    if (direction === 'outbound' && (await this.deps.doNotCall?.isListed(userId, call.to)))
+      throw new AppError('do_not_call', `${call.to} is on your do-not-call list (DELETE /api/do-not-call/{phone})`);
     // Deliveries are signed with the user's secret: make sure it exists before the first one.
     if (url) await webhooks.ensureSecret(userId);
     const now = clock.now();
     const id = newId(now);
-    const direction = options.direction ?? 'outbound';
     if (charges && !options.free) {
       // Inbound calls are priced by the country of the number called (the user's), outbound by the number dialled.
       const number = direction === 'outbound' ? call.to : (call.from ?? call.to);
@@ -181,11 +200,19 @@ export class CallService {
       if (!authorized.ok) throw refusalError(authorized);
       call = { ...call, maxDurationSeconds: authorized.maxDurationSeconds };
     }
-    const summary = { to: call.to, from: call.from, agent: call.agent, contact: call.contact, voice: call.voice };
+    const summary = {
+      to: call.to,
+      from: call.from,
+      agent: call.agent,
+      contact: call.contact,
+      voice: call.voice,
+      ...(options.campaignId ? { campaign_id: options.campaignId } : {}),
+    };
     await this.insertCharged(id, {
       id,
       user_id: userId,
       direction,
+      ...(options.campaignId ? { campaign_id: options.campaignId } : {}),
       status: 'created',
       webhook_url: url,
       summary: JSON.stringify(summary),
@@ -358,7 +385,7 @@ export class CallService {
     const now = clock.now();
     const session = await store.findSession(sessionId);
     if (!session) throw notFound('call session');
-    const payload = statusPayload({ sessionId, report }, session.direction);
+    const payload = statusPayload({ sessionId, report }, session);
     const earlier = ALL_STATUSES.filter((s) => rank(s) < rank(report.status));
 
     const advanced = await store.transaction(async (tx) => {
@@ -434,7 +461,7 @@ export class CallService {
           id: item.messageId,
           session_id: item.sessionId,
           status: item.report.status,
-          payload: JSON.stringify(statusPayload(item, sessions.get(item.sessionId)!.direction)),
+          payload: JSON.stringify(statusPayload(item, sessions.get(item.sessionId)!)),
           received_at: now,
         })),
       );
@@ -457,7 +484,7 @@ export class CallService {
             userId: sessions.get(item.sessionId)!.user_id,
             url: sessions.get(item.sessionId)!.webhook_url!,
             type: 'call_status',
-            data: { ...statusPayload(item, sessions.get(item.sessionId)!.direction) },
+            data: { ...statusPayload(item, sessions.get(item.sessionId)!) },
           })),
         );
       await events.record(
@@ -465,7 +492,7 @@ export class CallService {
         moving.map(({ item }) => ({
           userId: sessions.get(item.sessionId)!.user_id,
           type: 'call_status' as const,
-          payload: { ...statusPayload(item, sessions.get(item.sessionId)!.direction) },
+          payload: { ...statusPayload(item, sessions.get(item.sessionId)!) },
         })),
       );
       return moving;
@@ -481,7 +508,7 @@ export class CallService {
           const session = sessions.get(item.sessionId)!;
           return this.finish(
             { ...session, status: item.report.status, duration_seconds: item.report.duration_seconds ?? null },
-            statusPayload(item, session.direction),
+            statusPayload(item, session),
           );
         }),
     );
@@ -508,10 +535,12 @@ export class CallService {
     const { charges, clock } = this.deps;
     if (session.finished_at !== null) return;
     // Usage and money, once per call (settleCall is idempotent): a failed, abandoned or stalled call settles too.
-    if (charges) await charges.settleCall(session.id, { seconds: session.duration_seconds ?? 0 });
+    const settled = charges ? await charges.settleCall(session.id, { seconds: session.duration_seconds ?? 0 }) : null;
     const recordId = await this.writeCallRecord(session, final);
     await this.deps.store.markFinished(session.id, recordId, clock.now());
-    for (const listener of this.finishedListeners) await listener({ id: session.id, userId: session.user_id }, final);
+    const accounted = { chargedCents: settled?.chargedCents ?? null };
+    for (const listener of this.finishedListeners)
+      await listener({ id: session.id, userId: session.user_id }, final, accounted);
   }
 
   /**

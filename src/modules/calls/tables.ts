@@ -30,6 +30,8 @@ export interface CallSessionsTable {
   /** Final states: why the call ended (CallOutcome) and a short machine reason. */
   outcome?: string | null;
   reason?: string | null;
+  /** The campaign the call is an attempt of (migration 520). */
+  campaign_id?: string | null;
   /** Unused since migration 140: Idempotency-Key replays carry X-Session-Id themselves. Left null (migration 100). */
   request_hash?: string | null;
   created_at: number;

@@ -191,6 +191,7 @@ export const CallStatusEvent = Type.Object(
       ),
     ),
     reason: Type.Optional(Type.String({ description: 'A short machine reason next to outcome' })),
+    campaign_id: Type.Optional(Type.String({ description: 'The campaign the call is an attempt of' })),
   },
   {
     $id: 'CallStatusEvent',
@@ -279,6 +280,63 @@ export const AgentTestRunEvent = Type.Object(
   },
 );
 
+const CampaignCounts = Type.Object(
+  Object.fromEntries(
+    [
+      'total',
+      'pending',
+      'calling',
+      'completed',
+      'voicemail',
+      'no_answer',
+      'busy',
+      'failed',
+      'opted_out',
+      'do_not_call',
+    ].map((k) => [k, Type.Integer({ minimum: 0 })]),
+  ),
+  closed,
+);
+
+export const CampaignStatusEvent = Type.Object(
+  {
+    campaign_id: Type.String(),
+    status: Type.Union(['draft', 'running', 'paused', 'completed', 'cancelled'].map((s) => Type.Literal(s))),
+    reason: Type.Optional(
+      Type.String({
+        description: 'Why it paused or ended by itself: insufficient_funds, budget_reached, schedule_ended',
+      }),
+    ),
+    counts: CampaignCounts,
+    at: Timestamp('When the campaign was in this state'),
+  },
+  {
+    $id: 'CampaignStatusEvent',
+    ...closed,
+    description:
+      'Payload of `campaign_status`: a campaign changed status, or (at most once a second while it runs) its counts changed; also the `data` of the campaign\'s webhook `{ type: "campaign_status", timestamp, data }`.',
+    examples: [
+      {
+        campaign_id: '019ae0c1-2b3c-7d4e-8f50-6172839a4b5c',
+        status: 'running',
+        counts: {
+          total: 3,
+          pending: 1,
+          calling: 1,
+          completed: 1,
+          voicemail: 0,
+          no_answer: 0,
+          busy: 0,
+          failed: 0,
+          opted_out: 0,
+          do_not_call: 0,
+        },
+        at: ex.at,
+      },
+    ],
+  },
+);
+
 /** Every event type's payload schema. */
 export const eventPayloadSchemas: Record<EventType, TSchema> = {
   key_created: KeyCreatedEvent,
@@ -293,6 +351,7 @@ export const eventPayloadSchemas: Record<EventType, TSchema> = {
   call_transcript: CallTranscriptEvent,
   call_node: CallNodeEvent,
   agent_test_run: AgentTestRunEvent,
+  campaign_status: CampaignStatusEvent,
 };
 
 /** Which query parameter filters which payload field, per type, for the stream's description. */

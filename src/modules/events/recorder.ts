@@ -21,6 +21,7 @@ export const EVENT_TYPES = [
   'call_transcript',
   'call_node',
   'agent_test_run',
+  'campaign_status',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -2,8 +2,8 @@
 // in_progress → completed over a few seconds, with a short transcript, and
 // reports every step as a signed Standard Webhooks message through the same
 // verification and handling as the real audio server's reports. A number
-// ending in 0000 is not answered (ringing → no_answer), so that path can be
-// tried too. Calls under way are lost when the process stops.
+// ending in 0000 is not answered (ringing → no_answer) and one ending in 0002
+// is busy, so those paths can be tried too. Calls under way are lost when the process stops.
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
 import { signWebhook } from '../../lib/standard-webhooks.js';
@@ -44,6 +44,9 @@ export class SandboxAudioProvider implements AudioProvider {
     ];
     if (unanswered) {
       steps.push([3, () => this.progress('no_answer')]);
+    } else if (/0002$/.test(call.to)) {
+      // DESIGN.md "Campaigns": a number ending in 0002 is busy.
+      steps.push([2, () => this.progress('busy')]);
     } else {
       let answeredAt = 0;
       steps.push([2, () => ((answeredAt = this.clock.now()), this.progress('in_progress'))]);
