@@ -142,8 +142,15 @@ export function runChecks(expect: TestExpectations, c: Conversation): Check[] {
       });
   }
   if (expect.maxTurns !== undefined) {
+    // Stopped by the limit with lines (or a goal) left: the agent had not finished within it.
     const turns = c.transcript.filter((l) => l.role === 'caller').length;
-    checks.push({ name: 'maxTurns', passed: turns <= expect.maxTurns, expected: expect.maxTurns, actual: turns });
+    const stopped = c.reason === 'max_turns';
+    checks.push({
+      name: 'maxTurns',
+      passed: turns <= expect.maxTurns && !stopped,
+      expected: expect.maxTurns,
+      actual: stopped ? `${turns} (stopped there, not finished)` : turns,
+    });
   }
   if (expect.maxLatencyMs !== undefined) {
     const latencies = c.transcript.flatMap((l) =>
