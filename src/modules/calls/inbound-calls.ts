@@ -121,13 +121,19 @@ export class InboundCalls {
    */
   private async answerAgain(userId: string, callSid: string, now: number): Promise<string> {
     const { store, tokens } = this.deps;
-    let sessionId: string | null = null;
-    // The first request may still be opening the session.
-    for (let attempt = 0; attempt < 20 && !sessionId; attempt++) {
-      sessionId = await store.findByProviderCall(userId, callSid, now - CALL_SID_MEMORY_MS);
-      if (!sessionId) await new Promise((resolve) => setTimeout(resolve, 100));
+    // The first request may still be opening the session, or deciding it: wait until it is refused, assembled or over.
+    let session: Awaited<ReturnType<VoiceCallStore['find']>>;
+    for (let attempt = 0; attempt < 30; attempt++) {
+      const sessionId = await store.findByProviderCall(userId, callSid, now - CALL_SID_MEMORY_MS);
+      session = sessionId ? await store.find(sessionId) : undefined;
+      const decided =
+        session &&
+        (session.outcome === 'refused' ||
+          session.assembled ||
+          (FINAL_STATUSES as readonly string[]).includes(session.status));
+      if (decided) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    const session = sessionId ? await store.find(sessionId) : undefined;
     if (!session) return sayAndHangUpTwiml(REFUSALS.agent_unreadable!);
     if (session.outcome === 'refused')
       return sayAndHangUpTwiml(REFUSALS[session.reason ?? ''] ?? REFUSALS.not_attached!);
@@ -160,6 +166,7 @@ export class InboundCalls {
       agent = null;
     }
     if (!agent) return { call: null, refusal: 'agent_unreadable' };
+    agent.id = configuration.agent.id;
     // A pathway that is not theirs or not valid, a custom tool that is not: the agent cannot run, as if unreadable.
     let design: CallDesign;
     try {
