@@ -230,7 +230,10 @@ export class PathwayWalker implements PathwayView {
         else step.set[name] = this.values[name] = checked.value;
       }
     }
-    this.run(this.finishedEdge(node.id), step);
+    const next = this.finishedEdge(node.id);
+    // A step that does not speak cannot wait for anything: with no way on, the walk fails.
+    if (!next) this.fail(`webhook node ${JSON.stringify(node.id)} has no edge to lead on by`, step);
+    else this.run(next, step);
     return step;
   }
 

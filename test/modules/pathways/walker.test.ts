@@ -222,6 +222,26 @@ describe('PathwayWalker: webhook, digits and sms nodes', () => {
     expect(() => w.completeWebhook({ ok: true, result: {} })).toThrow(/no webhook node/);
   });
 
+  it('a webhook node with no edge that leads on from its answer fails the walk (pathway_error)', () => {
+    const document = clinicPathway();
+    document.edges = document.edges.filter((e) => !(e.from === 'lookup' && e.if === undefined));
+    const { w } = walker(document);
+    w.start();
+    w.applySetVariables({ is_patient: true });
+    w.applySetVariables({ reason: 'cleaning', preferred_date: '2026-11-26' });
+    const step = w.completeWebhook({ ok: true, result: { count: 0 } });
+    expect(step.effects).toEqual([
+      {
+        kind: 'failed',
+        node: 'lookup',
+        outcome: 'pathway_error',
+        message: 'webhook node "lookup" has no edge to lead on by',
+      },
+    ]);
+    expect(w.state).toBe('finished');
+    expect(w.failed).toBe('webhook node "lookup" has no edge to lead on by');
+  });
+
   it('a failed webhook, or an answer without the fields, takes the unconditioned edge', () => {
     const failed = atLookup();
     expect(failed.w.completeWebhook({ ok: false, error: 'HTTP 500 (after a retry)' }).effects).toEqual([
