@@ -174,6 +174,32 @@ describe('the sandbox carrier (call control)', () => {
     expect(provider.calls.running).toBe(0);
   }, 30_000);
 
+  it('after its process stalled, catches up at most a second of its stream (a jitter buffer), not the whole lag at once (an audio flood)', async () => {
+    const talkative = new SandboxTelephonyProvider(outbox, TOKEN, {
+      callbackDelayMs: 10,
+      calls: { script: Array(8).fill('line'), voice: () => ({ speak: tone }), replyPauseMs: 300, replyTimeoutMs: 3000 },
+    });
+    try {
+      await talkative.calls.placeCall(request());
+      await vi.waitFor(() => expect(streams[0]?.messages.some((m) => m.event === 'media')).toBe(true), {
+        timeout: 10_000,
+        interval: 10,
+      });
+      const media = () => streams[0]!.messages.filter((m) => m.event === 'media').length;
+      // This whole process (the carrier and the stand-in server alike) stops for 3 s, as on an overloaded machine.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3000);
+      const before = media();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const sent = media() - before;
+      // Half a second after the stall: the second caught up and the half second itself (75 frames), not 3.5 s (175).
+      expect(sent).toBeLessThanOrEqual(85);
+      expect(sent).toBeGreaterThanOrEqual(25);
+      expect(streams[0]!.closed).toBe(false);
+    } finally {
+      talkative.stop();
+    }
+  }, 30_000);
+
   it("a redirect to <Dial> stops the stream, dials the number for at most its time limit and posts the dialled leg's signed duration, then the call's; a hang-up ends the call; a number ending in 0000 is not answered", async () => {
     const { callSid } = await provider.calls.placeCall(request());
     await vi.waitFor(() => expect(streams[0]?.messages.some((m) => m.event === 'start')).toBe(true), {

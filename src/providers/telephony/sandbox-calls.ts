@@ -81,6 +81,8 @@ export interface SandboxCallOptions {
 }
 
 const FRAME_MS = 20;
+/** Lag the caller's stream makes up at once at most: half the 2 s burst the server takes (real-time-allowance.ts). */
+const MAX_CATCH_UP_MS = 1000;
 const SILENCE = Buffer.from(pcmToMulaw(new Int16Array(FRAME_SAMPLES_8K))).toString('base64');
 /** The agent must have spoken this long into an answer before the caller talks over it. */
 const BARGE_IN_AFTER_MS = 1000;
@@ -349,10 +351,19 @@ class SimulatedCall implements SimulatedCaller {
     this.send({ event: 'mark', streamSid: this.streamSid, mark: { name } });
   }
 
-  /** One 20 ms media message every 20 ms of wall time: the caller's speech, else silence. */
+  /**
+   * One 20 ms media message every 20 ms of wall time: the caller's speech,
+   * else silence. Behind by more than MAX_CATCH_UP_MS (a loaded process whose
+   * timers ran late), it catches up only that much and goes on from there, as
+   * a phone network's jitter buffer does: sending the whole lag at once is
+   * what a flooding far end does (the server shut 10 of 10 sandbox calls out
+   * with audio_flood under load, 7 s ahead).
+   */
   private async pump() {
-    const started = Date.now();
+    let started = Date.now();
     for (let chunk = 1; !this.ended && this.ws?.readyState === WebSocket.OPEN; chunk++) {
+      const behind = Date.now() - (started + (chunk - 1) * FRAME_MS);
+      if (behind > MAX_CATCH_UP_MS) started += behind - MAX_CATCH_UP_MS;
       let payload = SILENCE;
       const out = this.outgoing;
       if (out) {
