@@ -24,17 +24,10 @@ import { until } from '../../support/voice-audio.js';
 import { parseWav } from '../../support/wav.js';
 import { within } from '../../sdk/support.js';
 import { freePort } from '../../support/ports.js';
+import { COLLECT_CSP_VIOLATIONS, cspViolations, onPhoneScreen, screenshotDir } from './page-support.js';
 import { WallClock, seedCall, seededToolCalls, seededTranscript, stereoWav } from './support.js';
 
 const hasFlite = installedCallerSynthesizers().includes('flite');
-/** The README's screenshots are rewritten only on request (UPDATE_SCREENSHOTS=1); otherwise they go to a temporary folder. */
-const screenshotDir = (dir: string) => (process.env.UPDATE_SCREENSHOTS === '1' ? join(process.cwd(), 'docs') : dir);
-
-/** Collects the page's CSP violations in window.__cspViolations, before any of its scripts run. */
-const COLLECT_CSP_VIOLATIONS = `
-  window.__cspViolations = [];
-  document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));
-`;
 
 async function listeningApp(
   env: Record<string, string> = {},
@@ -119,7 +112,7 @@ async function signIn(browser: Browser, origin: string, user: TestUser) {
   );
 }
 
-const violations = (browser: Browser) => browser.evaluate<string[]>('return window.__cspViolations;');
+const violations = cspViolations;
 
 describe.runIf(chromium)('the console in Chromium, on calls already in the account', () => {
   let t: TestApp;
@@ -266,13 +259,7 @@ describe.runIf(chromium)('the console in Chromium, on calls already in the accou
   }, 60_000);
 
   it('fits a phone screen: nothing wider than 375 px on the call list and the call page', async () => {
-    await browser.send('Emulation.setDeviceMetricsOverride', {
-      width: 375,
-      height: 740,
-      deviceScaleFactor: 2,
-      mobile: true,
-    });
-    try {
+    await onPhoneScreen(browser, async () => {
       for (const path of ['/console/calls', `/console/calls/${recorded}`, '/console']) {
         await browser.open(`${origin}${path}`, "document.getElementById('content').dataset.ready === 'true'");
         expect(
@@ -280,9 +267,7 @@ describe.runIf(chromium)('the console in Chromium, on calls already in the accou
           path,
         ).toBeLessThanOrEqual(375);
       }
-    } finally {
-      await browser.send('Emulation.clearDeviceMetricsOverride');
-    }
+    });
   }, 60_000);
 
   it('a signed-out visitor of a call page is asked to sign in, and sees the call after', async () => {

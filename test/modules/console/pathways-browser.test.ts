@@ -17,14 +17,8 @@ import { type TestApp, createTestApp } from '../../support/app.js';
 import { Browser, chromium } from '../../support/chromium.js';
 import { type TestUser, createVerifiedUser } from '../../support/factories.js';
 import { freePort } from '../../support/ports.js';
+import { COLLECT_CSP_VIOLATIONS, cspViolations, onPhoneScreen, screenshotDir } from './page-support.js';
 import { seedCall } from './support.js';
-
-const screenshotDir = (dir: string) => (process.env.UPDATE_SCREENSHOTS === '1' ? join(process.cwd(), 'docs') : dir);
-
-const COLLECT_CSP_VIOLATIONS = `
-  window.__cspViolations = [];
-  document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));
-`;
 
 /** A pathway with every node type, an `if` branch, a keypad edge, a `when` edge and a global edge. */
 const frontDesk = {
@@ -95,7 +89,7 @@ async function signIn(browser: Browser, origin: string, user: TestUser, path: st
   await browser.waitFor("document.getElementById('content').dataset.ready === 'true'", 15_000, `${path} signed in`);
 }
 
-const violations = (browser: Browser) => browser.evaluate<string[]>('return window.__cspViolations;');
+const violations = cspViolations;
 
 interface DrawnNode {
   id: string;
@@ -136,6 +130,8 @@ describe.runIf(chromium)('the pathways page and a call path in Chromium', () => 
   let deskId: string;
   let brokenId: string;
   let exampleId: string;
+  /** The call of the path test, for the phone screen test. */
+  let pathwayCall = '';
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'wsapi-console-pathways-'));
@@ -335,6 +331,7 @@ describe.runIf(chromium)('the pathways page and a call path in Chromium', () => 
         variables: { wants: 'status', order_status: 'shipped' },
       },
     });
+    pathwayCall = callId;
     await browser.open(
       `${origin}/console/calls/${callId}`,
       "document.getElementById('content').dataset.ready === 'true'",
@@ -468,22 +465,21 @@ describe.runIf(chromium)('the pathways page and a call path in Chromium', () => 
   }, 60_000);
 
   it('fits a phone screen: the graph scrolls inside its frame, the page is never wider than 375 px', async () => {
-    await browser.send('Emulation.setDeviceMetricsOverride', {
-      width: 375,
-      height: 740,
-      deviceScaleFactor: 2,
-      mobile: true,
+    await onPhoneScreen(browser, async () => {
+      // The call page of a pathway call too: its graph scrolls in its frame.
+      for (const path of ['/console/pathways', `/console/calls/${pathwayCall}`]) {
+        await browser.open(`${origin}${path}`, "document.getElementById('content').dataset.ready === 'true'");
+        expect(
+          await browser.evaluate<number>('return document.documentElement.scrollWidth;'),
+          path,
+        ).toBeLessThanOrEqual(375);
+        expect(
+          await browser.evaluate<number>(
+            "return document.querySelector('[data-testid=pathway-graph]').width.baseVal.value;",
+          ),
+          path,
+        ).toBeGreaterThan(375);
+      }
     });
-    try {
-      await browser.open(`${origin}/console/pathways`, "document.getElementById('content').dataset.ready === 'true'");
-      expect(await browser.evaluate<number>('return document.documentElement.scrollWidth;')).toBeLessThanOrEqual(375);
-      expect(
-        await browser.evaluate<number>(
-          "return document.querySelector('[data-testid=pathway-graph]').width.baseVal.value;",
-        ),
-      ).toBeGreaterThan(375);
-    } finally {
-      await browser.send('Emulation.clearDeviceMetricsOverride');
-    }
   }, 60_000);
 });
