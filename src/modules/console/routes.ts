@@ -3,7 +3,8 @@
 // signs the browser in and no CORS or token handling is needed. Sign in and
 // call an agent at /console, the account's calls at /console/calls, one call
 // at /console/calls/{id}, the account's pathways drawn as graphs at
-// /console/pathways. Pages are static; their scripts call the API.
+// /console/pathways, and the account's agent tests with their last results at
+// /console/tests. Pages are static; their scripts call the API.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { notFound } from '../../http/errors.js';
@@ -45,6 +46,7 @@ const PAGES = {
   calls: 'calls.html',
   call: 'call.html',
   pathways: 'pathways.html',
+  tests: 'tests.html',
 } as const;
 
 /** What the console pages need: the server's public address (their content security policy names it). */
@@ -75,6 +77,7 @@ export function consoleRoutes(app: App, deps: ConsoleRouteDeps) {
     page(PAGES.call),
   );
   app.get('/console/pathways', { schema: { hide: true } }, page(PAGES.pathways));
+  app.get('/console/tests', { schema: { hide: true } }, page(PAGES.tests));
   app.get(
     '/console/assets/:name',
     { schema: { hide: true, params: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }) } },

@@ -40,6 +40,7 @@ const PAGES = [
     path: '/console/pathways',
     testIds: ['email', 'password', 'sign-in', 'pathway-list', 'pathway-json', 'pathway-check'],
   },
+  { path: '/console/tests', testIds: ['email', 'password', 'sign-in', 'run-tests', 'test-list'] },
 ];
 
 describe('the console pages', () => {
