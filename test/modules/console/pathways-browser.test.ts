@@ -417,6 +417,30 @@ describe.runIf(chromium)('the pathways page and a call path in Chromium', () => 
         pathway.name === 'Inline' ? 'An inline pathway' : 'could not be read from the store',
       );
     }
+    // A stored pathway edited since the call (its /edges/0 no longer leads where the call went): the chain, said so.
+    const edited = await seedCall(t, user, {
+      direction: 'web',
+      transcript: [{ role: 'agent', text: 'Hi', startMs: 0, endMs: 500, node: 'greet' }],
+      pathway: {
+        id: deskId,
+        name: 'Front desk',
+        path: [
+          { node: 'greet', atMs: 0 },
+          { node: 'lookup', atMs: 2000, edge: '/edges/0' },
+        ],
+        variables: {},
+      },
+    });
+    await browser.open(
+      `${origin}/console/calls/${edited}`,
+      "document.getElementById('content').dataset.ready === 'true'",
+    );
+    expect(
+      await browser.evaluate<{ drawnFrom: string; about: string }>(`
+        return { drawnFrom: document.getElementById('pathway-drawing').dataset.drawnFrom, about: document.getElementById('pathway-about').textContent };
+      `),
+    ).toEqual({ drawnFrom: 'path', about: expect.stringContaining('The pathway has changed since this call') });
+
     // An inline pathway's record carries its document: the path is drawn on it.
     const inline = await seedCall(t, user, {
       direction: 'web',

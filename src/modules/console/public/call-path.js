@@ -5,7 +5,8 @@
 // pathway's record carries its `document`): the nodes
 // the call visited marked data-visited="true", the edges it took
 // data-taken="true", the node it is at while it runs. A pathway with neither
-// (deleted since, an older record) is drawn as the chain of the nodes visited. The
+// (deleted since, an older record), or a stored one edited since so that the
+// path no longer fits it, is drawn as the chain of the nodes visited. The
 // steps and the variables are listed below the graph.
 import { byId, el, formatDuration } from './common.js';
 import { edgeLines } from './pathway-labels.js';
@@ -33,6 +34,18 @@ function edgeAt(pathway, ref) {
   return Array.isArray(list) ? list[Number(index)] : undefined;
 }
 
+/**
+ * Whether the path still fits the document: every node visited is in it and
+ * every edge taken leads to the next node. A stored pathway edited since the
+ * call may not; then the chain is drawn rather than a wrong path.
+ */
+function pathFits(pathway, path) {
+  const ids = new Set(pathway.nodes.map((node) => node?.id));
+  return path.every(
+    (entry, i) => ids.has(entry.node) && (i === 0 || !entry.edge || edgeAt(pathway, entry.edge)?.to === entry.node),
+  );
+}
+
 let shown = null;
 
 /** Shows `call.pathway` (hidden when the call walked none); redrawn only when the record changed. */
@@ -57,6 +70,8 @@ export async function showCallPath(call, running) {
       // deleted since, or not readable here: the chain below
     }
   }
+  const changed = pathway !== null && !pathFits(pathway, record.path);
+  if (changed) pathway = null;
   const drawn = pathway ?? chainOf(record);
   const edgeRefs = pathway ? record.path.map((entry) => entry.edge).filter(Boolean) : [];
   const taken = new Set(pathway ? edgeRefs : record.path.slice(1).map((_, i) => `/edges/${i}`));
@@ -70,9 +85,11 @@ export async function showCallPath(call, running) {
   const about = [`${record.name ?? 'Pathway'}: ${record.path.length} step${record.path.length === 1 ? '' : 's'}.`];
   if (!pathway)
     about.push(
-      typeof record.id === 'string'
-        ? 'The pathway could not be read from the store (deleted, or not readable here): its path alone is drawn.'
-        : 'An inline pathway (not in the store): its path alone is drawn.',
+      changed
+        ? 'The pathway has changed since this call (a node or edge it took is not where it was): its path alone is drawn.'
+        : typeof record.id === 'string'
+          ? 'The pathway could not be read from the store (deleted, or not readable here): its path alone is drawn.'
+          : 'An inline pathway (not in the store): its path alone is drawn.',
     );
   byId('pathway-about').replaceChildren(
     about.join(' '),
