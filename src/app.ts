@@ -39,6 +39,7 @@ import { type Services, createServices } from './services.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
 import { lazySerializerBuilder } from './http/lazy-compilers.js';
 import { temporarySessionRoutes } from './modules/temporary-sessions/routes.js';
+import { analysisRoutes } from './modules/analysis/routes.js';
 import { callRoutes } from './modules/calls/routes.js';
 import { campaignRoutes } from './modules/campaigns/routes.js';
 import { voiceRoutes } from './modules/calls/voice-routes.js';
@@ -105,6 +106,7 @@ const routeModules: RouteModule[] = [
   (app, s) => webCallRoutes(app, s.voice, s.webCalls),
   (app, s) => campaignRoutes(app, { campaigns: s.campaigns.campaigns, doNotCall: s.campaigns.doNotCall }),
   (app, s) => temporarySessionRoutes(app, s.temporarySessions),
+  (app, s) => analysisRoutes(app, s.analysis),
   (app, s) => agentTestRoutes(app, { agentTests: s.agentTests }),
   (app, s) => consoleRoutes(app, { publicUrl: s.config.publicUrl }),
 ];

@@ -8,6 +8,7 @@ import { type Clock, type TimerClock, systemClock } from './lib/clock.js';
 import { type SecretBox, createSecretBox } from './lib/secret-box.js';
 import { generateWebhookSecret } from './lib/standard-webhooks.js';
 import { createAgentTestServices } from './modules/agent-tests/create-services.js';
+import { createAnalysisServices } from './modules/analysis/create-services.js';
 import { createApiKeyServices } from './modules/api-keys/create-services.js';
 import { createAuthServices } from './modules/auth/create-services.js';
 import { CredentialCache } from './modules/auth/credential-cache.js';
@@ -256,6 +257,25 @@ export function createServices(deps: ServiceDeps) {
   });
   providers.audio = callArea.audio;
   const { calls } = callArea;
+  // After each call is accounted for, its analysis is queued (by the configured model, else the sandbox analyser).
+  const analysis = createAnalysisServices({
+    db,
+    dialect,
+    clock,
+    records: data.records,
+    chargedCents: (ids) => voice.views.chargedCents(ids),
+    events: eventRecorder,
+    webhooks: webhooks.webhooks,
+    jobs,
+    model: voiceAgent.languageModel,
+  });
+  calls.calls.onFinished(async (session) => {
+    try {
+      await analysis.analysis.callFinished(session);
+    } catch (err) {
+      log.error({ err, sessionId: session.id }, 'analysis: the call analysis was not queued');
+    }
+  });
   const campaigns = createCampaignServices({
     db,
     dialect,
@@ -350,6 +370,7 @@ export function createServices(deps: ServiceDeps) {
     secretBox,
     housekeeping,
     jobs,
+    analysis,
     ...platform,
     providers,
     users,

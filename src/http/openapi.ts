@@ -92,6 +92,11 @@ export const openapiTags: Array<{ name: string; description: string }> = [
       "Post-call analysis and analytics: each ended call's summary, success, collected fields and tasks (by the configured model or the sandbox analyser), and the account's calls counted by day, agent, campaign, outcome or direction.",
   },
   {
+    name: 'analytics',
+    description:
+      "Post-call analysis and analytics: each ended call's summary, success, collected fields and tasks (by the configured model or the sandbox analyser), and the account's calls counted by day, agent, campaign, outcome or direction.",
+  },
+  {
     name: 'knowledge',
     description:
       'Knowledge bases: uploaded files and crawled pages, cut into passages and searched by full text and, when configured, embeddings.',

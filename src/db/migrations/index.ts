@@ -25,6 +25,7 @@ import * as m18 from './20261125_220_billing_plan_changes.js';
 import * as m19 from './20261125_240_voice_agent.js';
 import * as m20 from './20261126_300_inline_ciphertext.js';
 import * as m21 from './20261202_400_call_media_window.js';
+import * as m510 from './20261203_510_call_analysis.js';
 import * as m30 from './20261203_530_agent_tests.js';
 import * as m520 from './20261203_520_campaigns.js';
 
@@ -55,6 +56,7 @@ export const MIGRATIONS: ReadonlyArray<{ name: string; migration: DialectMigrati
   { name: '20261125_240_voice_agent', migration: m19 },
   { name: '20261126_300_inline_ciphertext', migration: m20 },
   { name: '20261202_400_call_media_window', migration: m21 },
+  { name: '20261203_510_call_analysis', migration: m510 },
   { name: '20261203_520_campaigns', migration: m520 },
   { name: '20261203_530_agent_tests', migration: m30 },
 ];

@@ -3,6 +3,7 @@
 // one prompt composition for calls to a number and calls from a browser.
 import { invalidInput } from '../../http/errors.js';
 import type { AssembledCall, CallTool } from '../../providers/audio/interface.js';
+import { type AnalysisSettings, readAnalysisSettings } from '../analysis/settings.js';
 import {
   type CallDesign,
   type CallDesignInput,
@@ -14,6 +15,10 @@ import {
 /** The agent record (documented; unknown fields ignored). */
 export interface AgentRecord {
   name: string;
+  /** Its object in the `agents` store (set by whoever read it there; not read from the record). */
+  id?: string;
+  /** Post-call analysis settings; settings that are not valid are ignored (the calls are analysed with the defaults). */
+  analysis?: AnalysisSettings;
   instructions?: string;
   prompt?: string;
   firstMessage?: string;
@@ -69,6 +74,10 @@ export function parseAgentRecord(raw: unknown): AgentRecord | null {
   if (r.tools !== undefined && r.tools !== null) agent.tools = r.tools;
   if (Number.isInteger(r.maxDurationSeconds) && (r.maxDurationSeconds as number) > 0)
     agent.maxDurationSeconds = Math.min(r.maxDurationSeconds as number, 4 * 3600);
+  if (r.analysis !== undefined && r.analysis !== null) {
+    const analysis = readAnalysisSettings(r.analysis, 'analysis');
+    if (typeof analysis !== 'string') agent.analysis = analysis;
+  }
   return agent;
 }
 
@@ -138,7 +147,11 @@ export function agentCall(agent: AgentRecord, input: AgentCallInput): AssembledC
   return {
     to: input.to,
     from: input.from,
-    agent: { name: agent.name },
+    agent: {
+      name: agent.name,
+      ...(agent.id ? { id: agent.id } : {}),
+      ...(agent.analysis ? { analysis: agent.analysis } : {}),
+    },
     contact: { name: input.contactName },
     systemPrompt: parts.join('\n\n'),
     firstMessage: firstMessage || `Hello, this is ${agent.name}. How can I help you?`,

@@ -34,6 +34,8 @@ export interface CallView extends CallListItem {
   variables?: Record<string, unknown>;
   warnings?: string[];
   recordingUrl?: string;
+  /** The post-call analysis, once written (modules/analysis). */
+  analysis?: unknown;
 }
 
 const ENDED = new Set(['completed', 'failed', 'busy', 'no_answer', 'canceled']);
@@ -70,7 +72,7 @@ export class CallViews {
   ) {}
 
   /** What each call was charged, its transfer leg's charge added (transfers.ts: a leg settles when the carrier reports its end). */
-  private async chargedCents(ids: string[]): Promise<Map<string, number>> {
+  async chargedCents(ids: string[]): Promise<Map<string, number>> {
     const charged = await this.store.chargedCents([...ids, ...ids.map(transferLegRef)]);
     const total = new Map<string, number>();
     for (const id of ids) {
@@ -103,6 +105,7 @@ export class CallViews {
         pathway?: unknown;
         variables?: Record<string, unknown>;
         warnings?: string[];
+        analysis?: unknown;
       };
       // Records of external audio servers (and the timer sandbox) name the other party `contact`.
       view.transcript = (record.transcript ?? []).map((line) => {
@@ -113,6 +116,7 @@ export class CallViews {
       if (record.pathway) view.pathway = record.pathway;
       if (record.variables) view.variables = record.variables;
       if (record.warnings?.length) view.warnings = record.warnings;
+      if (record.analysis) view.analysis = record.analysis;
       if ((await this.listChildren(userId, row.record_object_id, 1)).length)
         view.recordingUrl = `/api/calls/${id}/recording`;
     }

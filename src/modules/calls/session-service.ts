@@ -23,6 +23,7 @@ import {
   parseCallVariables,
   pathwayPrompt,
 } from './call-design.js';
+import { type AnalysisSettings, parseAnalysisSettings } from '../analysis/settings.js';
 import type { CallService } from './service.js';
 
 /** The `use` claim of a call-session payload. */
@@ -33,7 +34,14 @@ const E164 = /^\+[1-9]\d{6,14}$/;
 const MAX_TEXT = 20_000;
 
 export interface CallPayload {
-  agent: { name: string; personaId?: string; instructions?: string; firstMessage?: string; voicemailMessage?: string };
+  agent: {
+    name: string;
+    personaId?: string;
+    instructions?: string;
+    firstMessage?: string;
+    voicemailMessage?: string;
+    analysis?: AnalysisSettings;
+  };
   contact: { name: string; phone: string; fields?: Record<string, string> };
   humanAgents?: Array<{ name: string; phone: string }>;
   type: 'pathway' | 'prompt';
@@ -145,7 +153,7 @@ export class CallSessionService {
     return {
       to: payload.contact.phone,
       from,
-      agent: { name: payload.agent.name },
+      agent: { name: payload.agent.name, ...(payload.agent.analysis ? { analysis: payload.agent.analysis } : {}) },
       contact: { name: payload.contact.name },
       systemPrompt: systemPrompt({ ...payload, agent, prompt }, pathwayPart, persona.instructions),
       firstMessage: agent.firstMessage || `Hello ${payload.contact.name}, this is ${payload.agent.name}.`,
@@ -231,6 +239,7 @@ export function parseCallPayload(c: Record<string, unknown>): CallPayload {
   if (firstMessage) agent.firstMessage = firstMessage;
   const voicemailMessage = optText(c.agent.voicemailMessage, 'agent.voicemailMessage', 2000);
   if (voicemailMessage) agent.voicemailMessage = voicemailMessage;
+  if (c.agent.analysis !== undefined) agent.analysis = parseAnalysisSettings(c.agent.analysis);
   const contact: CallPayload['contact'] = {
     name: text(c.contact.name, 'contact.name', 200),
     phone: phone(c.contact.phone, 'contact.phone'),

@@ -32,6 +32,17 @@ export interface CallSessionsTable {
   reason?: string | null;
   /** The campaign the call is an attempt of (migration 520). */
   campaign_id?: string | null;
+  /** Post-call analysis (migration 510): the agent record's id, whether the call succeeded (1/0, null: undecided), its cost with its transfer leg, the median and 95th percentile of its answer latency. */
+  agent_id?: string | null;
+  success?: number | null;
+  cost_cents?: number | null;
+  latency_p50_ms?: number | null;
+  latency_p95_ms?: number | null;
+  /** null until analysed; completed | failed | skipped (no caller line). */
+  analysis_status?: string | null;
+  /** The call's `performance-metrics` record, and when its tasks were written (once). */
+  metrics_object_id?: string | null;
+  tasks_written_at?: number | null;
   /** Unused since migration 140: Idempotency-Key replays carry X-Session-Id themselves. Left null (migration 100). */
   request_hash?: string | null;
   created_at: number;

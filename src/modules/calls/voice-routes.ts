@@ -2,6 +2,7 @@
 // callbacks about calls (progress, answering machines), the media WebSocket
 // speaking Twilio Media Streams, and the account's call list and call pages.
 import { Type } from 'typebox';
+import { CallAnalysisSchema, EXAMPLE_ANALYSIS } from '../analysis/schemas.js';
 import { AppError } from '../../http/errors.js';
 import { errorResponses, ok } from '../../http/schemas.js';
 import { twilioSignatureDoc } from '../telephony/schemas.js';
@@ -151,7 +152,7 @@ const CallDetail = Type.Object({
   pathway: Type.Optional(CallPathwayRecord),
   variables: Type.Optional(
     Type.Record(Type.String(), Type.Unknown(), {
-      description: 'The call\'s variables at its end (the payload\'s, and what the call collected or its tools assigned)',
+      description: "The call's variables at its end (the payload's, and what the call collected or its tools assigned)",
     }),
   ),
   warnings: Type.Optional(
@@ -162,6 +163,7 @@ const CallDetail = Type.Object({
   recordingUrl: Type.Optional(
     Type.String({ description: 'GET it for the two-channel WAV (caller left, agent right)' }),
   ),
+  analysis: Type.Optional(CallAnalysisSchema),
 });
 
 const exampleCall = {
@@ -421,6 +423,7 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCal
               },
             ],
             recordingUrl: '/api/calls/019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e07/recording',
+            analysis: EXAMPLE_ANALYSIS,
           }),
           ...errorResponses('not_found'),
         },

@@ -157,6 +157,7 @@ export class WebCalls {
         agent = null;
       }
       if (!agent) throw invalidInput(`agent ${input.agentId} is not an agent record: JSON with at least a name`);
+      agent.id = input.agentId;
     } else {
       agent = parseAgentRecord(input.agent);
       if (!agent) throw invalidInput('agent must be an agent record: an object with at least a name');

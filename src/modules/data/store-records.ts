@@ -35,6 +35,22 @@ export class StoreRecords {
     });
   }
 
+  /** Replaces a record of the user's `store` with `plain`, sealed afresh with the store's default key (an `object_updated` event). */
+  async replace(userId: string, store: StoreName, objectId: string, plain: Buffer): Promise<ObjectView> {
+    const container = await this.root.getStore(userId, store);
+    const material = await this.keys.readKeyMaterial(userId, container.keyId);
+    if (!material) throw new Error(`the ${store} store key of user ${userId} is missing`);
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', material.key, iv);
+    const content = Buffer.concat([cipher.update(plain), cipher.final()]);
+    return this.objects.updateObject(userId, objectId, {
+      keyId: container.keyId,
+      content: content.toString('base64'),
+      authTag: cipher.getAuthTag().toString('base64'),
+      iv: iv.toString('base64'),
+    });
+  }
+
   /** The plaintext of a record of the user's `store` (404 when it is not one, or cannot be read). */
   async read(userId: string, store: StoreName, objectId: string): Promise<Buffer> {
     const container = await this.root.getStore(userId, store);

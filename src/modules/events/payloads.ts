@@ -6,6 +6,7 @@
 // checks real payloads of every type against these schemas.
 import { type TSchema, Type } from 'typebox';
 import { CALL_OUTCOMES, CALL_STATUSES } from '../../providers/audio/interface.js';
+import { CallAnalysisEvent } from '../analysis/schemas.js';
 import type { EventType } from './recorder.js';
 
 const Timestamp = (description: string) => Type.String({ format: 'date-time', description });
@@ -349,6 +350,7 @@ export const eventPayloadSchemas: Record<EventType, TSchema> = {
   sms_status: SmsStatusEvent,
   call_status: CallStatusEvent,
   call_transcript: CallTranscriptEvent,
+  call_analysis: CallAnalysisEvent,
   call_node: CallNodeEvent,
   agent_test_run: AgentTestRunEvent,
   campaign_status: CampaignStatusEvent,

@@ -19,6 +19,7 @@ export const EVENT_TYPES = [
   'sms_status',
   'call_status',
   'call_transcript',
+  'call_analysis',
   'call_node',
   'agent_test_run',
   'campaign_status',

@@ -1,6 +1,7 @@
 // The audio server carries out a call: it dials, speaks with the assembled
 // prompt, voice and tools, and reports progress back to the service as
 // Standard Webhooks signed with the shared audio secret.
+import type { AnalysisSettings } from '../../modules/analysis/settings.js';
 import type { SandboxScript } from '../telephony/interface.js';
 
 /** A tool the agent may call during the conversation (knowledge search, integration functions). */
@@ -17,8 +18,12 @@ export interface AssembledCall {
   to: string;
   /** E.164 number called from (the caller's number). */
   from: string | null;
-  /** Who speaks for the caller, for the record and the greeting. */
-  agent: { name: string };
+  /**
+   * Who speaks for the caller, for the record and the greeting: its object
+   * in the `agents` store when it is one, and its post-call analysis
+   * settings (DESIGN.md "Post-call analysis and analytics").
+   */
+  agent: { name: string; id?: string; analysis?: AnalysisSettings };
   /** Who is called, for the record. */
   contact: { name: string };
   systemPrompt: string;

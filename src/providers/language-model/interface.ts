@@ -33,6 +33,8 @@ export type ModelDelta =
 export interface CompletionRequest {
   messages: ChatMessage[];
   tools: ToolSpec[];
+  /** The tool the answer must call (OpenAI `tool_choice`): one request, one structured answer (post-call analysis). */
+  toolChoice?: string;
   signal: AbortSignal;
 }
 

@@ -68,6 +68,7 @@ export class OpenAiLanguageModel implements LanguageModel {
         type: 'function',
         function: { name: t.name, description: t.description, parameters: t.parameters },
       }));
+    if (request.toolChoice) body.tool_choice = { type: 'function', function: { name: request.toolChoice } };
     if (this.config.maxTokens) body.max_tokens = this.config.maxTokens;
     if (this.config.temperature !== undefined) body.temperature = this.config.temperature;
     return body;

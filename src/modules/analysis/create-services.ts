@@ -1,0 +1,47 @@
+// Builds the analysis area: the post-call analysis job (the model when
+// LLM_URL is set, else the sandbox analyser) and the analytics counts.
+import type { Kysely } from 'kysely';
+import type { Dialect } from '../../db/database.js';
+import type { Database } from '../../db/schema.js';
+import type { Clock } from '../../lib/clock.js';
+import type { LanguageModel } from '../../providers/language-model/interface.js';
+import { ParameterSchemas } from '../custom-tools/parameters.js';
+import type { StoreRecords } from '../data/store-records.js';
+import type { EventRecorder } from '../events/recorder.js';
+import type { JobQueue } from '../platform/jobs.js';
+import type { WebhookService } from '../webhooks/service.js';
+import { AnalyticsService } from './analytics.js';
+import { AnalyticsStore } from './analytics-store.js';
+import { ModelAnalyser } from './model-analyser.js';
+import { AnalysisService } from './service.js';
+import { AnalysisStore } from './store.js';
+
+export interface AnalysisServiceDeps {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  clock: Clock;
+  records: StoreRecords;
+  chargedCents: (ids: string[]) => Promise<Map<string, number>>;
+  events: EventRecorder;
+  webhooks: Pick<WebhookService, 'enqueue' | 'wake'>;
+  jobs: JobQueue;
+  /** The configured model (LLM_URL); null: the sandbox analyser. */
+  model: LanguageModel | null;
+}
+
+export function createAnalysisServices(deps: AnalysisServiceDeps) {
+  const analysis = new AnalysisService({
+    store: new AnalysisStore(deps.db, deps.dialect),
+    records: deps.records,
+    chargedCents: deps.chargedCents,
+    events: deps.events,
+    webhooks: deps.webhooks,
+    jobs: deps.jobs,
+    model: deps.model ? new ModelAnalyser(deps.model, new ParameterSchemas()) : null,
+    clock: deps.clock,
+  });
+  const analytics = new AnalyticsService(new AnalyticsStore(deps.db), deps.clock);
+  return { analysis, analytics };
+}
+
+export type AnalysisServices = ReturnType<typeof createAnalysisServices>;

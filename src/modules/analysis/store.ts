@@ -1,0 +1,93 @@
+// SQL of post-call analysis: the columns migration 510 added to a call's
+// row (its agent, success, cost, latency, the state of its analysis and the
+// records it wrote), read and written here; the calls area writes the rest
+// of the row. Also the transaction the `call_analysis` event and webhook are
+// written in with the row's state.
+import type { Kysely } from 'kysely';
+import type { Dialect } from '../../db/database.js';
+import type { Database } from '../../db/schema.js';
+
+export interface AnalysedSession {
+  id: string;
+  user_id: string;
+  direction: string;
+  status: string;
+  outcome: string | null;
+  summary: string;
+  webhook_url: string | null;
+  record_object_id: string | null;
+  finished_at: number | null;
+  duration_seconds: number | null;
+  campaign_id: string | null;
+  metrics_object_id: string | null;
+  tasks_written_at: number | null;
+  analysis_status: string | null;
+}
+
+export interface AnalysisColumns {
+  agent_id: string | null;
+  success: number | null;
+  cost_cents: number | null;
+  latency_p50_ms: number | null;
+  latency_p95_ms: number | null;
+  analysis_status: string;
+}
+
+export class AnalysisStore {
+  constructor(
+    readonly db: Kysely<Database>,
+    readonly dialect: Dialect,
+  ) {}
+
+  async findSession(id: string): Promise<AnalysedSession | undefined> {
+    const row = await this.db
+      .selectFrom('call_sessions')
+      .select([
+        'id',
+        'user_id',
+        'direction',
+        'status',
+        'outcome',
+        'summary',
+        'webhook_url',
+        'record_object_id',
+        'finished_at',
+        'duration_seconds',
+        'campaign_id',
+        'metrics_object_id',
+        'tasks_written_at',
+        'analysis_status',
+      ])
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      ...row,
+      direction: row.direction ?? 'outbound',
+      outcome: row.outcome ?? null,
+      campaign_id: row.campaign_id ?? null,
+      metrics_object_id: row.metrics_object_id ?? null,
+      tasks_written_at:
+        row.tasks_written_at === null || row.tasks_written_at === undefined ? null : Number(row.tasks_written_at),
+      analysis_status: row.analysis_status ?? null,
+      finished_at: row.finished_at === null ? null : Number(row.finished_at),
+    };
+  }
+
+  async setMetricsObject(id: string, objectId: string): Promise<void> {
+    await this.db.updateTable('call_sessions').set({ metrics_object_id: objectId }).where('id', '=', id).execute();
+  }
+
+  async setTasksWritten(id: string, at: number): Promise<void> {
+    await this.db.updateTable('call_sessions').set({ tasks_written_at: at }).where('id', '=', id).execute();
+  }
+
+  /** Writes the row's analysis columns through `db` (the transaction of the event). */
+  static async setColumns(db: Kysely<Database>, id: string, columns: AnalysisColumns): Promise<void> {
+    await db.updateTable('call_sessions').set(columns).where('id', '=', id).execute();
+  }
+
+  transaction<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute(fn);
+  }
+}
