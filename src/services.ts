@@ -39,6 +39,7 @@ import { createEmbeddingsProvider } from './providers/embeddings/index.js';
 import { type Providers, createProviders } from './providers/index.js';
 import { createIdentityProviders } from './providers/oauth/oidc.js';
 import { SandboxDialogue } from './providers/language-model/sandbox.js';
+import { SandboxSchedulingProvider } from './providers/scheduling/sandbox.js';
 import { createPocketsphinxSpeechToText } from './providers/speech-to-text/pocketsphinx.js';
 import { type VoiceAgentProviders, createVoiceAgentProviders } from './providers/voice-agent.js';
 import type { Secrets } from './secrets.js';
@@ -307,6 +308,13 @@ export function createServices(deps: ServiceDeps) {
     llmDeadlineMs: voiceAgent.llmDeadlineMs,
     knowledge: knowledge.knowledge,
     integrations: integrations.integrations,
+    // The same integration rows against the sandbox calendar: a test books nothing real.
+    sandboxIntegrations: createIntegrationServices({
+      db,
+      scheduling: new SandboxSchedulingProvider(),
+      secretBox,
+      clock,
+    }).integrations,
     settings: { maxRunsPerUser: 20, concurrency: 8 },
   });
   const temporarySessions = createTemporarySessionServices({

@@ -8,11 +8,9 @@ import type { Database } from '../../db/schema.js';
 import type { TimerClock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import type { LanguageModel } from '../../providers/language-model/interface.js';
-import { SandboxSchedulingProvider } from '../../providers/scheduling/sandbox.js';
 import type { WebCalls } from '../calls/web-calls.js';
 import { createVoiceToolServices } from '../calls/voice-tools.js';
 import type { EventRecorder } from '../events/recorder.js';
-import { createIntegrationServices } from '../integrations/create-services.js';
 import type { IntegrationService } from '../integrations/service.js';
 import type { KnowledgeService } from '../knowledge/service.js';
 import type { JobQueue } from '../platform/jobs.js';
@@ -32,23 +30,18 @@ export interface AgentTestServiceDepsIn {
   llmDeadlineMs?: number;
   knowledge: Pick<KnowledgeService, 'search'>;
   integrations: Pick<IntegrationService, 'invoke'>;
+  /** The same integrations against the sandbox calendar (the composition root builds it): a test books nothing real. */
+  sandboxIntegrations: Pick<IntegrationService, 'invoke'>;
   settings: { maxRunsPerUser: number; concurrency: number };
 }
 
 export function createAgentTestServices(deps: AgentTestServiceDepsIn) {
-  // The same integration rows against the sandbox calendar: a test books nothing real.
-  const sandboxIntegrations = createIntegrationServices({
-    db: deps.db,
-    scheduling: new SandboxSchedulingProvider(),
-    secretBox: deps.secretBox,
-    clock: deps.clock,
-  }).integrations;
   const runner = new TestRunner({
     assemble: (userId, test) => deps.webCalls.assemble(userId, test),
     model: deps.model,
     llmDeadlineMs: deps.llmDeadlineMs,
     tools: {
-      sandbox: createVoiceToolServices(deps.knowledge, sandboxIntegrations),
+      sandbox: createVoiceToolServices(deps.knowledge, deps.sandboxIntegrations),
       live: createVoiceToolServices(deps.knowledge, deps.integrations),
     },
     clock: deps.clock,

@@ -209,6 +209,7 @@ export function agentTestRoutes(app: App, deps: AgentTestRouteDeps) {
         tags,
         operationId: 'getAgentTest',
         summary: 'One agent test',
+        description: 'The test as it was written (its agent, caller and expectations); 404 when it is not yours.',
         params: IdParams,
         response: { 200: ok(AgentTest, 'The test', exampleTest), ...errorResponses('not_found') },
       },
