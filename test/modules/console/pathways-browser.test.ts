@@ -304,6 +304,98 @@ describe.runIf(chromium)('the pathways page and a call path in Chromium', () => 
     ).toBe(3);
   }, 60_000);
 
+  it('saves a valid document to the store (encrypted in the browser), refuses an invalid one, and edits a stored one with If-Match', async () => {
+    await browser.open(
+      `${origin}/console/pathways?id=${exampleId}`,
+      "document.getElementById('content').dataset.ready === 'true'",
+    );
+    const rows = () =>
+      browser.evaluate<number>("return document.querySelectorAll('[data-testid=pathway-row]').length;");
+    const before = await rows();
+    // The page before a save is marked, so a wait for the page after it cannot pass on the old one.
+    const submit = (document: unknown) =>
+      browser.evaluate(`
+        window.__beforeSave = true;
+        document.querySelector('[data-testid=pathway-json]').value = ${JSON.stringify(JSON.stringify(document))};
+        document.querySelector('[data-testid=pathway-save]').click();
+      `);
+    const savedPage =
+      "!window.__beforeSave && new URLSearchParams(location.search).get('saved') === '1' && document.getElementById('content').dataset.ready === 'true'";
+    const stored = async (id: string) =>
+      JSON.parse((await t.services.data.records.read(user.id, 'conversational-pathways', id)).toString('utf8'));
+
+    // Invalid: drawn with its errors, not saved.
+    await submit(broken);
+    await browser.waitFor(
+      "document.getElementById('check-error').textContent.startsWith('Not saved')",
+      15_000,
+      'the refusal',
+    );
+    expect(
+      await browser.evaluate<string>("return document.querySelector('[data-testid=pathway-validity]').dataset.valid;"),
+    ).toBe('false');
+    expect(await rows()).toBe(before);
+
+    // Valid: saved as a new record, then shown by its id; the server opens it with the store's key, as a call does.
+    const fresh = { ...examplePathway, name: 'Made in the console' };
+    await submit(fresh);
+    await browser.waitFor(savedPage, 15_000, 'the saved pathway');
+    const savedId = await browser.evaluate<string>("return new URLSearchParams(location.search).get('id');");
+    expect(savedId).not.toBe(exampleId);
+    expect(await rows()).toBe(before + 1);
+    expect(
+      await browser.evaluate<boolean>("return !document.querySelector('[data-testid=pathway-saved]').hidden;"),
+    ).toBe(true);
+    expect(await stored(savedId)).toEqual(fresh);
+
+    // Edit it: the form holds its JSON; saving replaces it in place.
+    await browser.evaluate("document.querySelector('[data-testid=pathway-edit]').click();");
+    const held = await browser.evaluate<{ json: string; editing: string }>(`
+      return { json: document.querySelector('[data-testid=pathway-json]').value, editing: document.querySelector('[data-testid=pathway-editing]').textContent };
+    `);
+    expect(JSON.parse(held.json)).toEqual(fresh);
+    expect(held.editing).toContain(savedId);
+    await submit({ ...fresh, name: 'Renamed' });
+    await browser.waitFor(savedPage, 15_000, 'the edited pathway');
+    expect(
+      await browser.evaluate<string>("return document.querySelector('[data-testid=pathway-name]').textContent;"),
+    ).toBe('Renamed');
+    expect(await browser.evaluate<string>("return new URLSearchParams(location.search).get('id');")).toBe(savedId);
+    expect(await rows()).toBe(before + 1);
+    expect((await stored(savedId)).name).toBe('Renamed');
+
+    // Changed elsewhere after the form was opened: saving over it is refused (412); the other change stays.
+    await browser.evaluate("document.querySelector('[data-testid=pathway-edit]').click();");
+    const root = (
+      await t.app.inject({ method: 'GET', url: '/api/root', headers: { authorization: `Bearer ${user.token}` } })
+    ).json();
+    const elsewhere = await t.app.inject({
+      method: 'PATCH',
+      url: `/api/objects/${savedId}`,
+      headers: { authorization: `Bearer ${user.token}` },
+      payload: {
+        keyId: root.stores['conversational-pathways'].keyId,
+        content: Buffer.from('changed elsewhere').toString('base64'),
+        authTag: Buffer.alloc(16).toString('base64'),
+        iv: Buffer.alloc(12).toString('base64'),
+      },
+    });
+    expect(elsewhere.statusCode, elsewhere.body).toBe(200);
+    await submit({ ...fresh, name: 'Lost update' });
+    await browser.waitFor(
+      "document.getElementById('check-error').textContent.includes('changed elsewhere since you opened it')",
+      15_000,
+      'the 412',
+    );
+    const raw = await t.app.inject({
+      method: 'GET',
+      url: `/api/objects/${savedId}`,
+      headers: { authorization: `Bearer ${user.token}` },
+    });
+    expect(Buffer.from(raw.json().content, 'hex').toString('utf8')).toBe('changed elsewhere');
+    expect(await violations(browser)).toEqual([]);
+  }, 60_000);
+
   it("draws the path a call took on its stored pathway: visited nodes, taken edges, the steps, the variables, each line's node", async () => {
     const callId = await seedCall(t, user, {
       direction: 'web',

@@ -1,10 +1,16 @@
 // /console/pathways: the records of the account's `conversational-pathways`
 // store, and one of them (?id=, else the first) checked by the validate route
 // and drawn as a graph with its errors and warnings on the nodes they name. A
-// pasted document is checked and drawn the same way, without being stored.
+// document written in the form is checked and drawn the same way, and saved
+// (encrypted in this browser, records.js) only when valid: as a new record, or
+// over the record being edited if nobody changed it since (If-Match).
 import { ApiError, byId, el, formatDate, startPage } from './common.js';
 import { checkPathway, graphFrame, issueList, validityLine } from './pathway-view.js';
-import { listStore } from './records.js';
+import { listStore, writeRecord } from './records.js';
+
+const STORE = 'conversational-pathways';
+/** The stored record the form holds, while editing one: `{ id, version, name }`. */
+let editing = null;
 
 const isDocument = (value) => value && typeof value === 'object' && !Array.isArray(value);
 const count = (value) => (Array.isArray(value) ? String(value.length) : '—');
@@ -65,24 +71,73 @@ async function show(pathway, id) {
   byId('pathway-title').textContent = typeof pathway.name === 'string' && pathway.name ? pathway.name : 'Pathway';
   byId('pathway-description').textContent = [
     typeof pathway.description === 'string' ? pathway.description : '',
-    id ? `Id ${id}.` : 'Not stored: a pasted document.',
+    id ? `Id ${id}.` : 'Not stored: the document of the form below.',
   ]
     .filter(Boolean)
     .join(' ');
   const check = await checkPathway(pathway);
+  view.dataset.valid = String(check.valid);
   const { frame, legend } = graphFrame(pathway, { check });
   byId('pathway-validity').replaceChildren(validityLine(check));
   byId('pathway-drawing').replaceChildren(frame, legend);
   byId('pathway-issues').replaceChildren(issueList(pathway, check));
   byId('pathway-issues-section').hidden = check.errors.length + check.warnings.length === 0;
   showVariables(pathway);
+  return check;
+}
+
+/** The form's document, or null with the reason shown. */
+function formDocument() {
+  const error = byId('check-error');
+  error.textContent = '';
+  let pathway;
+  try {
+    pathway = JSON.parse(byId('pathway-json').value);
+  } catch (err) {
+    error.textContent = `Not JSON: ${err.message}`;
+    return null;
+  }
+  if (!isDocument(pathway)) {
+    error.textContent = 'A pathway document is a JSON object: { name, start, nodes, edges, … }.';
+    return null;
+  }
+  return pathway;
+}
+
+function showEditing() {
+  byId('editing').hidden = !editing;
+  byId('editing').textContent = editing ? `Editing "${editing.name}" (${editing.id}), version ${editing.version}.` : '';
+  byId('pathway-save').textContent = editing ? 'Save changes' : 'Save to the store';
+  byId('pathway-new').hidden = !editing;
+}
+
+/** Checks the form's document and stores it when valid: over the record being edited, or as a new one (`asNew`). */
+async function save(asNew) {
+  const pathway = formDocument();
+  if (!pathway) return;
+  const error = byId('check-error');
+  try {
+    const check = await show(pathway, null);
+    if (!check.valid) {
+      error.textContent = 'Not saved: the pathway is not valid (its errors are listed above).';
+      return;
+    }
+    const target = editing && !asNew ? editing : {};
+    const object = await writeRecord(STORE, pathway, target);
+    location.assign(`/console/pathways?id=${encodeURIComponent(object.id)}&saved=1`);
+  } catch (err) {
+    error.textContent =
+      err instanceof ApiError && err.status === 412
+        ? 'Not saved: the pathway was changed elsewhere since you opened it. Reload the page to edit the new version.'
+        : `Not saved: ${err.message}`;
+  }
 }
 
 async function load() {
   const selected = new URLSearchParams(location.search).get('id');
   let records = [];
   try {
-    records = await listStore('conversational-pathways');
+    records = await listStore(STORE);
   } catch (error) {
     byId('pathways-error').textContent = `The pathways could not be listed: ${error.message}`;
   }
@@ -95,28 +150,29 @@ async function load() {
     byId('pathways-error').textContent =
       'This pathway cannot be opened in this browser (WebCrypto needs https or localhost).';
   else if (chosen) {
+    byId('saved-note').hidden = new URLSearchParams(location.search).get('saved') !== '1';
     try {
       await show(chosen.value, chosen.object.id);
     } catch (error) {
       byId('pathways-error').textContent = `The pathway could not be checked: ${error.message}`;
     }
+    const edit = byId('pathway-edit');
+    edit.hidden = false;
+    edit.addEventListener('click', () => {
+      byId('pathway-json').value = JSON.stringify(chosen.value, null, 2);
+      editing = { id: chosen.object.id, version: chosen.object.version, name: chosen.value.name ?? chosen.object.id };
+      showEditing();
+      byId('pathway-json').focus();
+    });
   }
+  byId('pathway-save').addEventListener('click', () => save(false));
+  byId('pathway-new').addEventListener('click', () => save(true));
 
   byId('check-form').addEventListener('submit', async (event) => {
     event.preventDefault();
+    const pathway = formDocument();
+    if (!pathway) return;
     const error = byId('check-error');
-    error.textContent = '';
-    let pathway;
-    try {
-      pathway = JSON.parse(byId('pathway-json').value);
-    } catch (err) {
-      error.textContent = `Not JSON: ${err.message}`;
-      return;
-    }
-    if (!isDocument(pathway)) {
-      error.textContent = 'A pathway document is a JSON object: { name, start, nodes, edges, … }.';
-      return;
-    }
     try {
       await show(pathway, null);
       byId('pathway-view').scrollIntoView();
