@@ -54,6 +54,20 @@ export async function contacts(t: TestApp, user: TestUser, id: string) {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Until no contact of any campaign is being called (their calls ended and were told to the campaign), at most 10 s. */
+export async function untilNoneCalling(t: TestApp): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const row = await t.database.db
+      .selectFrom('campaign_contacts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', '=', 'calling')
+      .executeTakeFirstOrThrow();
+    if (Number(row.n) === 0) return;
+    await sleep(20);
+  }
+  throw new Error('calls of the campaign did not end');
+}
+
 /** Runs dialer rounds (and waits for the timer sandbox's calls to end) until `done` or `rounds` pass. */
 export async function dialUntil(
   t: TestApp,
@@ -64,9 +78,8 @@ export async function dialUntil(
   for (let i = 0; i < (options.rounds ?? 200); i++) {
     await dialer.round();
     await dialer.settled();
+    await untilNoneCalling(t);
     if (await done()) return;
-    // The timer sandbox plays a call in about 100 ms of real time.
-    await sleep(30);
     t.clock.advance(options.stepMs ?? 1000);
   }
   throw new Error('the campaign did not get there');
