@@ -100,8 +100,8 @@ const plan: {
       profile: true,
       hardLimitS: 1500,
     };
-// The voice agent's step has a limit of its own (500 s quick, 860 s full, with its hearing figures): the run's covers it.
-if (only.includes('voice')) plan.hardLimitS += quick ? 500 : 240;
+// The voice agent's step has a limit of its own (560 s quick, 1080 s full, with its hearing figures): the run's covers it.
+if (only.includes('voice')) plan.hardLimitS += quick ? 560 : 460;
 const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const numbers = (text: string | undefined) =>
   text
@@ -687,7 +687,7 @@ async function main() {
               '--no-build',
               ...(quick ? ['--quick'] : []),
             ],
-            { cwd: ROOT, stdio: 'inherit', env: process.env, timeout: (quick ? 500 : 860) * 1000 },
+            { cwd: ROOT, stdio: 'inherit', env: process.env, timeout: (quick ? 560 : 1080) * 1000 },
           );
           if (existsSync(file)) {
             const v = JSON.parse(readFileSync(file, 'utf8'));

@@ -1,8 +1,9 @@
-// npx tsx bench/voice.ts [--quick] [--concurrency=1,10,50] [--turns=2] [--backend=sqlite|postgres]
+// npx tsx bench/voice.ts [--quick] [--concurrency=1,10,50,150] [--turns=2] [--backend=sqlite|postgres]
 //   [--stt-ms=150] [--llm-ms=300] [--tts-ms=100] [--calls-per-second=10] [--no-build] [--profile=DIR] [--no-hearing]
 //   (also: npm run bench -- --only=voice)
 //   --no-hearing skips the hearing figures that follow the levels (bench/lib/voice-hearing.ts): audio sent to a
-//   per-utterance recogniser per second of caller speech, and offline sandbox calls at 1 and 10 concurrent calls.
+//   per-utterance recogniser per second of caller speech, and offline sandbox calls at 1 and 10 concurrent calls (placed
+//   one a second), then 10 placed all at once (every admitted call must greet: the local speech queue's room per call).
 //   --calls-per-second: how fast a level's calls are placed (0: all at once, the lockstep worst case). Carriers admit
 //   outbound calls at a limited rate (Twilio queues an account's Calls.json at 1 per second unless raised), so the
 //   default places 10 a second: 50 calls start over 5 s, then all 50 are on the line together for the rest of the level.
@@ -41,6 +42,7 @@ import { ROOT, cpuSeconds, forkTs, freePort, killAll, request, rssMb, sleep, sto
 import { startRealServer } from './lib/server.js';
 import {
   type OfflineLevel,
+  type OfflineLevelPlan,
   type RecogniserBytes,
   measureOfflineLevels,
   measureRecogniserBytes,
@@ -53,21 +55,35 @@ import type { CallerResult } from './workers/voice-callers.js';
 const args = process.argv.slice(2);
 const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const quick = args.includes('--quick');
-const LEVELS = (flag('concurrency')?.split(',').map(Number) ?? (quick ? [1, 10] : [1, 10, 50])).filter((n) => n > 0);
+const LEVELS = (flag('concurrency')?.split(',').map(Number) ?? (quick ? [1, 10] : [1, 10, 50, 150])).filter(
+  (n) => n > 0,
+);
 const TURNS = Number(flag('turns') ?? 2);
 const CALLS_PER_SECOND = Number(flag('calls-per-second') ?? 10);
 const backend = flag('backend') ?? 'sqlite';
 const profileDir = flag('profile');
+/** The reference provider delays: the voice-to-voice target (≤ 800 ms at the caller) is judged with these only. */
+const REFERENCE_DELAYS = { sttMs: 150, llmFirstTokenMs: 300, ttsFirstByteMs: 100 };
 const DELAYS = {
-  sttMs: Number(flag('stt-ms') ?? 150),
-  llmFirstTokenMs: Number(flag('llm-ms') ?? 300),
-  ttsFirstByteMs: Number(flag('tts-ms') ?? 100),
+  sttMs: Number(flag('stt-ms') ?? REFERENCE_DELAYS.sttMs),
+  llmFirstTokenMs: Number(flag('llm-ms') ?? REFERENCE_DELAYS.llmFirstTokenMs),
+  ttsFirstByteMs: Number(flag('tts-ms') ?? REFERENCE_DELAYS.ttsFirstByteMs),
 };
+const referenceDelays =
+  DELAYS.sttMs === REFERENCE_DELAYS.sttMs &&
+  DELAYS.llmFirstTokenMs === REFERENCE_DELAYS.llmFirstTokenMs &&
+  DELAYS.ttsFirstByteMs === REFERENCE_DELAYS.ttsFirstByteMs;
 const hearing = !args.includes('--no-hearing');
 /** Calls whose transcription requests measure what a per-utterance recogniser is sent; the offline levels (sandbox calls). */
 const BYTES_CALLS = hearing ? (quick ? 2 : 4) : 0;
-const OFFLINE_LEVELS = hearing ? [1, 10] : [];
-const HARD_LIMIT_MS = (quick ? 240 : 600) * 1000 + (hearing ? 240_000 : 0);
+const OFFLINE_LEVELS: OfflineLevelPlan[] = hearing
+  ? [
+      { concurrency: 1, callsPerSecond: 1 },
+      { concurrency: 10, callsPerSecond: 1 },
+      { concurrency: 10, callsPerSecond: 0 },
+    ]
+  : [];
+const HARD_LIMIT_MS = (quick ? 240 : 720) * 1000 + (hearing ? 300_000 : 0);
 /** The server's end-of-turn wait after a final ending a sentence (VOICE_ENDPOINT_MIN_MS, default). */
 const ENDPOINT_MIN_MS = 500;
 const LINES = ['What are your opening hours on Friday?', 'Thank you, that is all I needed.'];
@@ -214,7 +230,7 @@ async function main() {
   const dbEnv: Record<string, string> = pgSchema.urlWithSchema ? { DATABASE_URL: pgSchema.urlWithSchema } : {};
   const secrets = { MASTER_KEY: randomBytes(32).toString('base64'), JWT_SECRET: randomBytes(48).toString('base64url') };
   const latencyUsers = LEVELS.reduce((a, b) => a + b, 0);
-  const offlineCalls = OFFLINE_LEVELS.reduce((a, b) => a + b, 0);
+  const offlineCalls = OFFLINE_LEVELS.reduce((a, b) => a + b.concurrency, 0);
   const total = latencyUsers + BYTES_CALLS + offlineCalls;
   const port = await freePort();
   const env = {
@@ -558,21 +574,32 @@ async function main() {
     profileDir && window ? { ...summarizeProfile(findProfile(profileDir), 25, window), window } : undefined;
   if (profile) writeFileSync(join(profileDir!, 'summary.json'), `${JSON.stringify(profile, null, 2)}\n`);
 
-  const top = levels.at(-1);
-  const checks = top
+  const checks = levels.length
     ? [
-        {
-          name: `our overhead (less the ${ENDPOINT_MIN_MS} ms end-of-turn wait) p50 at ${top.concurrency} concurrent calls`,
-          value: top.processingMs.p50,
-          target: '≤ 20 ms',
-          met: top.processingMs.p50 !== null && top.processingMs.p50 <= 20,
-        },
-        {
-          name: `our overhead (less the ${ENDPOINT_MIN_MS} ms end-of-turn wait) p99 at ${top.concurrency} concurrent calls`,
-          value: top.processingMs.p99,
-          target: '≤ 50 ms',
-          met: top.processingMs.p99 !== null && top.processingMs.p99 <= 50,
-        },
+        // Voice-to-voice at the caller: its last speech frame → the agent's first frame, with the reference delays.
+        ...(referenceDelays
+          ? levels.map((l) => ({
+              name: `voice-to-voice at the caller p50 at ${l.concurrency} concurrent calls (reference delays: STT ${REFERENCE_DELAYS.sttMs}, model ${REFERENCE_DELAYS.llmFirstTokenMs}, speech ${REFERENCE_DELAYS.ttsFirstByteMs} ms)`,
+              value: l.replyMs.p50,
+              target: '≤ 800 ms',
+              met: l.replyMs.p50 !== null && l.replyMs.p50 <= 800 && l.turnsUnanswered === 0,
+            }))
+          : []),
+        // Every target at every level, so the top level (150 in full mode) holds them all.
+        ...levels.flatMap((l) => [
+          {
+            name: `our overhead (less the ${ENDPOINT_MIN_MS} ms end-of-turn wait) p50 at ${l.concurrency} concurrent calls`,
+            value: l.processingMs.p50,
+            target: '≤ 20 ms',
+            met: l.processingMs.p50 !== null && l.processingMs.p50 <= 20,
+          },
+          {
+            name: `our overhead (less the ${ENDPOINT_MIN_MS} ms end-of-turn wait) p99 at ${l.concurrency} concurrent calls`,
+            value: l.processingMs.p99,
+            target: '≤ 50 ms',
+            met: l.processingMs.p99 !== null && l.processingMs.p99 <= 50,
+          },
+        ]),
         // Outgoing pacing is judged where frames go out (the server's own clock); the caller's figures add its process's scheduling.
         ...levels.map((l) => ({
           name: `outgoing frame pacing p99 at ${l.concurrency} (server: lateness against the 20 ms slot, bucket bound)`,
@@ -599,6 +626,15 @@ async function main() {
       met: bytes.ratio !== null && bytes.ratio <= 1.3 && bytes.callerErrors.length === 0,
     });
   for (const l of offline) {
+    const placed = l.callsPerSecond === 0 ? ', placed all at once' : '';
+    checks.push({
+      name: `offline sandbox calls at ${l.concurrency}${placed}: every call completed`,
+      value: `${l.completed}/${l.calls}`,
+      target: 'all',
+      met: l.completed === l.calls,
+    });
+    // The latency targets are the issue's at 1 and 10 calls placed as a carrier places them; all at once is the lockstep worst case, shown.
+    if (l.callsPerSecond === 0) continue;
     checks.push(
       {
         name: `offline sandbox calls at ${l.concurrency}: end of caller speech → agent's first audio p50 (records' totalMs)`,
@@ -617,12 +653,6 @@ async function main() {
         value: l.recogniserAfterCut.p50AtMostMs,
         target: '≤ 200 ms',
         met: l.recogniserAfterCut.p50AtMostMs !== null && l.recogniserAfterCut.p50AtMostMs <= 200,
-      },
-      {
-        name: `offline sandbox calls at ${l.concurrency}: every call completed`,
-        value: `${l.completed}/${l.calls}`,
-        target: 'all',
-        met: l.completed === l.calls,
       },
     );
   }
@@ -661,7 +691,7 @@ async function main() {
     );
   for (const l of offline)
     console.log(
-      `  offline ${l.concurrency} calls: end of caller speech → first agent audio p50 ${l.totalMs.p50} / p99 ${l.totalMs.p99} ms; record sttMs p50 ${l.sttMs.p50} / p99 ${l.sttMs.p99} ms; recogniser after the cut p50 ≤ ${l.recogniserAfterCut.p50AtMostMs ?? '–'} / p99 ≤ ${l.recogniserAfterCut.p99AtMostMs ?? '–'} ms (${l.recogniserAfterCut.utterances} utterances); lines recognised ${l.linesRecognised}; ${l.completed}/${l.calls} completed`,
+      `  offline ${l.concurrency} calls${l.callsPerSecond === 0 ? ' placed all at once' : ''}: end of caller speech → first agent audio p50 ${l.totalMs.p50} / p99 ${l.totalMs.p99} ms; record sttMs p50 ${l.sttMs.p50} / p99 ${l.sttMs.p99} ms; recogniser after the cut p50 ≤ ${l.recogniserAfterCut.p50AtMostMs ?? '–'} / p99 ≤ ${l.recogniserAfterCut.p99AtMostMs ?? '–'} ms (${l.recogniserAfterCut.utterances} utterances); lines recognised ${l.linesRecognised}; ${l.completed}/${l.calls} completed`,
     );
   for (const c of checks) console.log(`  ${c.met ? 'ok  ' : 'MISS'} ${c.name}: ${c.value ?? '–'} (target ${c.target})`);
   for (const f of failures) console.log(`  failure: ${f}`);

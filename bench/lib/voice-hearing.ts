@@ -47,8 +47,16 @@ export interface RecogniserBytes {
   callerErrors: string[];
 }
 
+/** A level of offline sandbox calls: how many, and how fast they are placed (0: all at once). */
+export interface OfflineLevelPlan {
+  concurrency: number;
+  callsPerSecond: number;
+}
+
 export interface OfflineLevel {
   concurrency: number;
+  /** How fast the level's calls were placed (0: all at once; absent in files written before it: 1). */
+  callsPerSecond?: number;
   calls: number;
   completed: number;
   /** Caller lines the transcripts hold word for word (of the lines the records hold). */
@@ -249,25 +257,25 @@ const SCRIPT = [
 ];
 
 /**
- * Sandbox calls at each level, placed one a second (Twilio's default rate for
- * an account's calls; all at once, 2 of 10 greetings were refused by the
- * local speech queue, which holds 8 call sentences), until every one has ended.
+ * Sandbox calls at each level, placed at the level's rate (one a second is
+ * Twilio's default rate for an account's calls; 0 places them all at once,
+ * which once had 2 of 10 greetings refused by the local speech queue when it
+ * held a fixed 8 call sentences), until every one has ended.
  */
 export async function measureOfflineLevels(o: {
   server: RunningServer;
-  levels: number[];
+  levels: OfflineLevelPlan[];
   calls: HearingCall[];
-  callsPerSecond?: number;
 }): Promise<OfflineLevel[]> {
-  const gapMs = 1000 / (o.callsPerSecond ?? 1);
   const clinics = await Promise.all(o.calls.map((c) => clinic(o.server.base, c)));
   const out: OfflineLevel[] = [];
   let offset = 0;
-  for (const concurrency of o.levels) {
+  for (const { concurrency, callsPerSecond } of o.levels) {
+    const gapMs = callsPerSecond > 0 ? 1000 / callsPerSecond : 0;
     const batch = o.calls.slice(offset, offset + concurrency).map((c, k) => ({ ...c, ...clinics[offset + k]! }));
     offset += concurrency;
     console.log(
-      `bench/voice: offline, ${concurrency} concurrent sandbox call${concurrency === 1 ? '' : 's'} (pocketsphinx, espeak-ng, the dialogue engine)…`,
+      `bench/voice: offline, ${concurrency} concurrent sandbox call${concurrency === 1 ? '' : 's'} placed ${callsPerSecond ? `${callsPerSecond} a second` : 'all at once'} (pocketsphinx, espeak-ng, the dialogue engine)…`,
     );
     const before = await recognitionBuckets(o.server.base);
     const cpu0 = cpuWithChildren(o.server.pid);
@@ -308,6 +316,7 @@ export async function measureOfflineLevels(o: {
     const callerLines = lines.filter((l) => l.role === 'caller' && l.text.trim());
     out.push({
       concurrency,
+      callsPerSecond,
       calls: batch.length,
       completed: ended.filter((v) => v.view.status === 'completed').length,
       linesRecognised: `${callerLines.filter((l) => SCRIPT.includes(l.text)).length}/${callerLines.length}`,

@@ -90,13 +90,13 @@ function hearingLines(hearing: VoiceFile['hearing']): string[] {
   if (hearing.offline.length) {
     out.push(
       '',
-      `Offline (a server with nothing configured, as \`npm start\`: the sandbox carrier's simulated caller speaking the default script with flite, pocketsphinx, the dialogue engine, espeak-ng; from the records: end of caller speech → the agent's first frame; sttMs: end of caller speech → final, which holds the VAD's 200 ms of silence before it cuts; "after the cut": \`voice_recognition_seconds\`, bucket bounds):`,
+      `Offline (a server with nothing configured, as \`npm start\`: the sandbox carrier's simulated caller speaking the default script with flite, pocketsphinx, the dialogue engine, espeak-ng; calls placed one a second, then 10 all at once, where every greeting must be spoken; from the records: end of caller speech → the agent's first frame; sttMs: end of caller speech → final, which holds the VAD's 200 ms of silence before it cuts; "after the cut": \`voice_recognition_seconds\`, bucket bounds):`,
       '',
       '| concurrent sandbox calls | end of caller speech → first agent audio p50 / p99 ms | record sttMs p50 / p99 ms | recogniser after the cut p50 / p99 ms | caller lines recognised | completed |',
       '|---:|---:|---:|---:|---:|---:|',
       ...hearing.offline.map(
         (l) =>
-          `| ${l.concurrency} | ${v(l.totalMs.p50)} / ${v(l.totalMs.p99)} | ${v(l.sttMs.p50)} / ${v(l.sttMs.p99)} | ≤ ${v(l.recogniserAfterCut.p50AtMostMs)} / ≤ ${v(l.recogniserAfterCut.p99AtMostMs)} (${l.recogniserAfterCut.utterances} utterances) | ${l.linesRecognised} | ${l.completed}/${l.calls} |`,
+          `| ${l.concurrency}${l.callsPerSecond === 0 ? ' (all at once)' : l.callsPerSecond ? ` (${l.callsPerSecond}/s)` : ''} | ${v(l.totalMs.p50)} / ${v(l.totalMs.p99)} | ${v(l.sttMs.p50)} / ${v(l.sttMs.p99)} | ≤ ${v(l.recogniserAfterCut.p50AtMostMs)} / ≤ ${v(l.recogniserAfterCut.p99AtMostMs)} (${l.recogniserAfterCut.utterances} utterances) | ${l.linesRecognised} | ${l.completed}/${l.calls} |`,
       ),
     );
   }

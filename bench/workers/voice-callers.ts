@@ -43,6 +43,10 @@ let lines: Array<{ frames: Buffer[]; speechFrames: number }> = [];
 const SILENCE_MS = 1200;
 const QUIET_MS = 700;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Lag a caller makes up at once at most (a jitter buffer): more would be a burst the server takes for a flood. */
+const MAX_CATCH_UP_MS = 1000;
+/** The next frame's time, 20 ms on, never more than MAX_CATCH_UP_MS behind now. */
+const paced = (next: number) => Math.max(next + 20, performance.now() - MAX_CATCH_UP_MS);
 
 function framesOf(pcm: Int16Array): { frames: Buffer[]; speechFrames: number } {
   const speechFrames = Math.ceil(pcm.length / FRAME_SAMPLES_8K);
@@ -129,7 +133,7 @@ async function runCall(job: CallJob): Promise<CallerResult> {
       const heard = agentFrames > framesBefore;
       if ((heard || !mustHear) && performance.now() - Math.max(lastFrameAt, start) > QUIET_MS) return;
       frame(silence);
-      next += 20;
+      next = paced(next);
       await sleep(Math.max(0, next - performance.now()));
     }
   };
@@ -143,7 +147,7 @@ async function runCall(job: CallJob): Promise<CallerResult> {
     for (let i = 0; i < line.frames.length; i++) {
       frame(line.frames[i]!);
       if (i === line.speechFrames - 1) waitingSince = performance.now();
-      next += 20;
+      next = paced(next);
       await sleep(Math.max(0, next - performance.now()));
     }
     await waitQuiet(true, 15_000);
