@@ -195,6 +195,8 @@ export function createServices(deps: ServiceDeps) {
     createVoiceAgentProviders(config.voiceAgent, providers.voice, {
       pocketsphinx: () => createPocketsphinxSpeechToText(),
     });
+  // Every outbound call asks the account's do-not-call list (the campaigns area keeps it); the agent's opt_out tool adds to it.
+  const { doNotCall } = createDoNotCallServices({ db, clock });
   const voice = createVoiceServices({
     db,
     clock,
@@ -207,7 +209,7 @@ export function createServices(deps: ServiceDeps) {
     serviceTokens: data.serviceTokens,
     singleUse,
     providers: voiceAgent,
-    tools: createVoiceToolServices(knowledge.knowledge, integrations.integrations),
+    tools: createVoiceToolServices(knowledge.knowledge, integrations.integrations, doNotCall),
     customTools: customTools.customTools,
     // A pathway's SMS node texts from the call's own number, through the SMS service (held, charged, rate-limited).
     sendSms: async (userId, ownNumber, to, body) => {
@@ -225,8 +227,6 @@ export function createServices(deps: ServiceDeps) {
     },
     log,
   });
-  // Every outbound call asks the account's do-not-call list (the campaigns area keeps it).
-  const { doNotCall } = createDoNotCallServices({ db, clock });
   const callArea = createCallArea({
     db,
     dialect,

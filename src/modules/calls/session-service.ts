@@ -105,6 +105,11 @@ export class CallSessionService {
     const call = await this.assemble(userId, payload!, undefined, checked!);
     // Only the sandbox carrier acts on it (VoiceAgentCarrier passes it on; Twilio and audio servers never see it).
     if (input.script) call.sandboxScript = input.script;
+    else {
+      // The contact's own script (DESIGN.md "Campaigns": fields.sandboxScript, its lines one a line), as a campaign contact's.
+      const lines = payload!.contact.fields?.sandboxScript?.split('\n').filter((l) => l.trim() !== '');
+      if (lines?.length) call.sandboxScript = lines.slice(0, 50);
+    }
     return this.deps.calls.start(userId, call, payload!.webhook ?? null);
   }
 

@@ -68,6 +68,8 @@ export interface VoiceToolServices {
     input: { start: string; name?: string; email?: string },
     signal?: AbortSignal,
   ): Promise<BookingResult>;
+  /** Lists `phone` on the owner's do-not-call list (the agent's opt_out tool); absent: the tool is not offered. */
+  optOut?(userId: string, phone: string, sessionId: string): Promise<void>;
 }
 
 /**
@@ -80,6 +82,8 @@ export function callToolServices(
   context: CallContext,
   tools: VoiceToolServices,
   transferToHuman: NonNullable<ToolServices['transferToHuman']>,
+  /** An outbound call's number and session: its caller may opt out (web and inbound calls have no number to list). */
+  outbound?: { phone: string; sessionId: string },
 ): ToolServices {
   const { knowledgeBaseId } = context;
   const integrations = context.integrationIds ?? [];
@@ -99,6 +103,9 @@ export function callToolServices(
         }
       : {}),
     ...(context.humanAgents?.length ? { transferToHuman } : {}),
+    ...(outbound && tools.optOut
+      ? { optOut: async () => tools.optOut!(userId, outbound.phone, outbound.sessionId) }
+      : {}),
   };
 }
 
@@ -381,7 +388,13 @@ export class VoiceRunner {
       ...(minConfidence !== undefined ? { minConfidence } : {}),
       model: this.deps.providers.model,
       voices,
-      services: callToolServices(userId, context, this.deps.tools, transferToHuman),
+      services: callToolServices(
+        userId,
+        context,
+        this.deps.tools,
+        transferToHuman,
+        direction === 'outbound' && call.to ? { phone: call.to, sessionId } : undefined,
+      ),
       control: {
         hangUp: () => start.control.hangUp(),
         transfer: async () => {

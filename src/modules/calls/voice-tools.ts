@@ -9,8 +9,11 @@ import type { VoiceToolServices } from './voice-runner.js';
 export function createVoiceToolServices(
   knowledge: Pick<KnowledgeService, 'search'>,
   integrations: Pick<IntegrationService, 'invoke'>,
+  /** The account's do-not-call list (the campaigns area): the agent's opt_out tool lists the caller's number there. */
+  doNotCall?: { optOut(userId: string, phone: string, sessionId: string): Promise<void> },
 ): VoiceToolServices {
   return {
+    ...(doNotCall ? { optOut: (userId, phone, sessionId) => doNotCall.optOut(userId, phone, sessionId) } : {}),
     async searchKnowledge(userId, knowledgeBaseId, query, signal) {
       signal?.throwIfAborted();
       const matches = await knowledge.search(userId, knowledgeBaseId, query);

@@ -272,6 +272,7 @@ export class VoiceSession {
           this.pendingAction = { kind: 'transfer', target: result };
         return result;
       },
+      optOut: (s: AbortSignal) => services.optOut!(s),
       endCall: () => {
         this.pendingAction ??= { kind: 'hang_up' };
       },

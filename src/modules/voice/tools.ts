@@ -40,6 +40,8 @@ export interface ToolContext {
   bookMeeting(input: { start: string; name?: string; email?: string }, signal: AbortSignal): Promise<BookingResult>;
   /** Arranges the transfer; the session carries it out once the agent's last words have played. */
   transferToHuman(humanAgentId: string | undefined, signal: AbortSignal): Promise<TransferResult>;
+  /** Lists the number the call talks to on the account's do-not-call list (the caller asked not to be called again); only outbound calls have one. */
+  optOut?(signal: AbortSignal): Promise<void>;
   /** Asks the session to hang up once the agent's last words have played. */
   endCall(): void;
 }
@@ -140,6 +142,21 @@ export const transferToHuman = tool({
   },
 });
 
+export const optOut = tool({
+  name: 'opt_out',
+  needs: 'optOut',
+  onBargeIn: 'complete',
+  description:
+    'The caller asked not to be called again: lists their number on the do-not-call list and ends the call after your last words. Say one short line first.',
+  parameters: Type.Object({}, { additionalProperties: false }),
+  async execute(_args, context, { signal }) {
+    if (!context.optOut) return { error: 'this call has no number to list' };
+    await context.optOut(signal);
+    context.endCall();
+    return { ok: true, listed: true };
+  },
+});
+
 export const endCall = tool({
   name: 'end_call',
   onBargeIn: 'complete',
@@ -156,6 +173,7 @@ export const VOICE_TOOLS: VoiceTool[] = [
   checkAvailability,
   bookMeeting,
   transferToHuman,
+  optOut,
   endCall,
 ] as VoiceTool[];
 

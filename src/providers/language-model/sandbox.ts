@@ -6,6 +6,7 @@
 // of the call it is asked about (sandbox-agent.ts: the name in the system
 // prompt, the introduction of the first message).
 //   not understood: "(unclear)", "(speech not recognised)" → asks to say it again, acts on nothing
+//   stop calling me / don't call … → says one line, calls opt_out (lists the number, ends the call)
 //   goodbye / bye / that's all    → says goodbye, calls end_call
 //   a person / human / agent …     → says it transfers, calls transfer_to_human
 //   meeting / appointment / book … → with a calendar (check_availability and book_meeting offered):
@@ -82,7 +83,7 @@ export function describeDay(date: string): string {
   );
 }
 
-type Intent = 'unclear' | 'goodbye' | 'transfer' | 'meeting' | 'greeting' | 'question' | 'unknown';
+type Intent = 'unclear' | 'opt_out' | 'goodbye' | 'transfer' | 'meeting' | 'greeting' | 'question' | 'unknown';
 
 /** What the session passes for a caller line it could not (or not surely) recognise. */
 export const UNCLEAR = '(unclear)';
@@ -103,12 +104,16 @@ export function isUnclear(utterance: string): boolean {
 }
 
 const GOODBYE = /\b(good ?bye|bye|that'?s all|hang up)\b/g;
+/** "Please stop calling me", "don't call me again", "take me off your list" (DESIGN.md "Campaigns": the opt-out callee). */
+const OPT_OUT =
+  /\b(stop (calling|ringing)|(don'?t|do not|never) (call|ring|phone)( me)?( again)?|remove (me|my number)|take (me|my number) off|unsubscribe)\b/;
 const TRANSFER = /\b(person|human|agent|someone|somebody|representative|operator|colleague)\b/;
 const MEETING = /\b(meeting|appointment|booking|book|schedule|reserve|reservation)\b/;
 
 export function classify(utterance: string): Intent {
   const t = utterance.toLowerCase().trim();
   if (isUnclear(t)) return 'unclear';
+  if (OPT_OUT.test(t)) return 'opt_out';
   // A goodbye ends the line only when nothing asked for follows it: "thanks, book it, bye" is a goodbye; "bye bye
   // meeting" (keyword spotting's hearing of "book a meeting") asks for a meeting.
   const lastGoodbye = [...t.matchAll(GOODBYE)].at(-1);
@@ -181,6 +186,10 @@ export class SandboxDialogue implements LanguageModel {
       case 'unclear':
         // Words the recogniser was not sure of are not acted on: no goodbye, no transfer, no booking.
         return say("Sorry, I didn't catch that. Could you say that again?");
+      case 'opt_out':
+        // The opt_out tool lists the number and ends the call; a call without it (no number to list) says goodbye.
+        if (offered('opt_out')) return [...say("I understand. We won't call you again. Goodbye."), call('opt_out', {})];
+        return [...say('I understand. Goodbye.'), ...(offered('end_call') ? [call('end_call', {})] : [])];
       case 'goodbye':
         return [...say('Thank you for calling. Goodbye!'), ...(offered('end_call') ? [call('end_call', {})] : [])];
       case 'transfer':

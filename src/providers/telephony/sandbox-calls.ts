@@ -3,7 +3,8 @@
 // a `CA…` sid at once; then, in the background, the call's signed status
 // callbacks go to its statusCallbackUrl (initiated, ringing, in-progress; at
 // the end completed with CallDuration; a number ending in 0000 rings and is
-// not answered), and once answered a WebSocket opens to the `<Stream url>` of
+// not answered, 0002 is busy, 0003 an answering machine, 0004 asks not to be
+// called again: calleeScript), and once answered a WebSocket opens to the `<Stream url>` of
 // the TwiML (over loopback: PUBLIC_URL is this server) speaking Twilio Media
 // Streams. A simulated caller speaks its script there as real 8 kHz μ-law at
 // real pace (flite, or espeak-ng), sending silence between lines as a phone
@@ -48,6 +49,21 @@ export const DEFAULT_CALLER_SCRIPT: readonly string[] = [
 /** What the answering machine of the `voicemail` script says before its beep. */
 export const VOICEMAIL_GREETING =
   'Hello, you have reached the voicemail of this number. Please leave a message after the beep.';
+
+/** What the opt-out callee (a number ending in 0004) says (DESIGN.md "Campaigns"). */
+export const OPT_OUT_LINE = 'Please stop calling me.';
+
+/**
+ * The sandbox callees of DESIGN.md "Campaigns", as Twilio's magic numbers
+ * (four-digit endings, so a random test number rarely hits one): 0000 rings
+ * out and 0002 is busy (run() plays those), 0003 is an answering machine and
+ * 0004 asks not to be called again. Null: the call's own script decides.
+ */
+export function calleeScript(to: string): SandboxScript | null {
+  if (to.endsWith('0003')) return 'voicemail';
+  if (to.endsWith('0004')) return [OPT_OUT_LINE];
+  return null;
+}
 
 /** The caller's lines of a script. */
 export function scriptLines(script: SandboxScript): readonly string[] {
@@ -164,7 +180,11 @@ class SimulatedCall implements SimulatedCaller {
     private readonly options: SandboxCallOptions,
     private readonly onEnd: () => void,
   ) {
-    const script = request.script ?? options.script ?? 'default';
+    const script =
+      (request.direction === 'outbound-api' ? calleeScript(request.to) : null) ??
+      request.script ??
+      options.script ??
+      'default';
     this.machine = script === 'voicemail';
     this.lines = scriptLines(script);
   }
@@ -268,6 +288,14 @@ class SimulatedCall implements SimulatedCaller {
         this.endStarted = true;
         this.onEnd();
         await this.status('no-answer', { CallDuration: '0' });
+        return;
+      }
+      if (this.request.to.endsWith('0002')) {
+        // Busy: the line is engaged, nobody answers.
+        this.ended = true;
+        this.endStarted = true;
+        this.onEnd();
+        await this.status('busy', { CallDuration: '0' });
         return;
       }
       this.answeredAt = Date.now();
