@@ -36,10 +36,13 @@ export function consolePublicDir(): string {
 /**
  * Served name -> [package, its ES module file]. dagre (the pathway graph's
  * layout) ships one self-contained ES module with graphlib inside; its source
- * map is not served, so the comment naming it is dropped.
+ * map is not served, so the comment naming it is dropped. uPlot (the
+ * analytics page's charts) is one ES module and its stylesheet.
  */
 export const VENDOR: Record<string, [string, string]> = {
   'dagre.js': ['@dagrejs/dagre', 'dist/dagre.esm.js'],
+  'uplot.js': ['uplot', 'dist/uPlot.esm.js'],
+  'uplot.css': ['uplot', 'dist/uPlot.min.css'],
 };
 
 const asset = (body: Buffer, type: string): ConsoleAsset => ({
@@ -65,7 +68,7 @@ export function loadConsoleAssets(dir = consolePublicDir()): Map<string, Console
   }
   for (const [name, [packageName, file]] of Object.entries(VENDOR)) {
     if (assets.has(name)) throw new Error(`the console's ${name} is both a public file and a vendored one`);
-    assets.set(name, asset(vendorFile(packageName, file), TYPES['.js']!));
+    assets.set(name, asset(vendorFile(packageName, file), TYPES[extname(name)]!));
   }
   return assets;
 }

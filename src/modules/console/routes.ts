@@ -3,8 +3,9 @@
 // signs the browser in and no CORS or token handling is needed. Sign in and
 // call an agent at /console, the account's calls at /console/calls, one call
 // at /console/calls/{id}, the account's pathways drawn as graphs at
-// /console/pathways, and the account's agent tests with their last results at
-// /console/tests. Pages are static; their scripts call the API.
+// /console/pathways, charts of the account's calls at /console/analytics, and
+// the account's agent tests with their last results at /console/tests.
+// Pages are static; their scripts call the API.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { notFound } from '../../http/errors.js';
@@ -46,6 +47,7 @@ const PAGES = {
   calls: 'calls.html',
   call: 'call.html',
   pathways: 'pathways.html',
+  analytics: 'analytics.html',
   tests: 'tests.html',
 } as const;
 
@@ -77,6 +79,7 @@ export function consoleRoutes(app: App, deps: ConsoleRouteDeps) {
     page(PAGES.call),
   );
   app.get('/console/pathways', { schema: { hide: true } }, page(PAGES.pathways));
+  app.get('/console/analytics', { schema: { hide: true } }, page(PAGES.analytics));
   app.get('/console/tests', { schema: { hide: true } }, page(PAGES.tests));
   app.get(
     '/console/assets/:name',

@@ -1,6 +1,7 @@
 // /console/calls/{id}: one call, its transcript with tool calls, the path it
 // took on its pathway (call-path.js), latency per turn and the recording. While the call is under way (or its record is being
 // written) the page asks again every two seconds.
+import { awaitsAnalysis, showAnalysis, wireAnalysisRerun } from './call-analysis.js';
 import { showCallPath } from './call-path.js';
 import { ApiError, api, byId, el, formatCost, formatDate, formatDuration, formatMs, startPage } from './common.js';
 
@@ -128,10 +129,14 @@ async function load() {
   showTools(call.toolCalls ?? []);
   showRecording(call.recordingUrl);
   const ended = ENDED.has(call.status);
+  showAnalysis(call, ended);
   await showCallPath(call, !ended);
   const settled = ended && (call.transcript !== undefined || call.status !== 'completed' || waitsForRecord-- <= 0);
   byId('content').dataset.ready = settled ? 'true' : 'pending';
-  if (!settled) setTimeout(load, 2000);
+  if (!settled || awaitsAnalysis(call)) setTimeout(load, 2000);
 }
 
-startPage(load);
+startPage(async () => {
+  wireAnalysisRerun(callId, load);
+  await load();
+});
