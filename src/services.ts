@@ -316,6 +316,7 @@ export function createServices(deps: ServiceDeps) {
       clock,
     }).integrations,
     settings: { maxRunsPerUser: 20, concurrency: 8 },
+    analyse: (facts, settings) => analysis.analysis.analysis(facts, settings),
   });
   const temporarySessions = createTemporarySessionServices({
     db,

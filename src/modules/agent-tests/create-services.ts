@@ -14,7 +14,7 @@ import type { EventRecorder } from '../events/recorder.js';
 import type { IntegrationService } from '../integrations/service.js';
 import type { KnowledgeService } from '../knowledge/service.js';
 import type { JobQueue } from '../platform/jobs.js';
-import { TestRunner } from './runner.js';
+import { TestRunner, type TestRunnerDeps } from './runner.js';
 import { AgentTestService } from './service.js';
 import { AgentTestStore } from './store.js';
 
@@ -33,6 +33,8 @@ export interface AgentTestServiceDepsIn {
   /** The same integrations against the sandbox calendar (the composition root builds it): a test books nothing real. */
   sandboxIntegrations: Pick<IntegrationService, 'invoke'>;
   settings: { maxRunsPerUser: number; concurrency: number };
+  /** The post-call analysis of a conversation (the analysis area's). */
+  analyse?: TestRunnerDeps['analyse'];
 }
 
 export function createAgentTestServices(deps: AgentTestServiceDepsIn) {
@@ -45,6 +47,7 @@ export function createAgentTestServices(deps: AgentTestServiceDepsIn) {
       live: createVoiceToolServices(deps.knowledge, deps.integrations),
     },
     clock: deps.clock,
+    ...(deps.analyse ? { analyse: deps.analyse } : {}),
   });
   const agentTests = new AgentTestService({
     store: new AgentTestStore(deps.db),

@@ -5,6 +5,9 @@
 // effects are live; custom HTTP tools and webhook nodes are then not sent.
 import type { TimerClock } from '../../lib/clock.js';
 import type { AssembledCall } from '../../providers/audio/interface.js';
+import type { CallFacts } from '../analysis/facts.js';
+import type { CallAnalysis } from '../analysis/schemas.js';
+import type { AnalysisSettings } from '../analysis/settings.js';
 import type { ChatMessage, LanguageModel } from '../../providers/language-model/interface.js';
 import { callToolServices, type VoiceToolServices } from '../calls/voice-runner.js';
 import type { CustomToolInvoker } from '../voice/call-agent.js';
@@ -27,6 +30,8 @@ export interface TestRunnerDeps {
   /** Custom HTTP tools of a call for `userId` (live side effects only). */
   customTools?(userId: string, call: AssembledCall): CustomToolInvoker | null;
   clock: TimerClock;
+  /** The post-call analysis of a conversation (AnalysisService.analysis: the model's, or the sandbox analyser's). */
+  analyse?(facts: CallFacts, settings: AnalysisSettings): Promise<CallAnalysis>;
 }
 
 export interface TestOutcome {
@@ -81,12 +86,43 @@ export class TestRunner {
       end = await this.goalCaller(test, conversation, signal, maxTurns ?? GOAL_CALLER_MAX_TURNS);
     }
     const result = conversation.result(end);
+    // Analysed as a call is once it ends, when the test looks at it (it may cost a model request).
+    if (test.expect.analysis && this.deps.analyse) {
+      const analysis = await this.deps.analyse(this.facts(call, result), call.agent.analysis ?? {});
+      result.analysis = analysis as Conversation['analysis'];
+    }
     const checks = runChecks(test.expect, result);
     return {
       status: checks.every((c) => c.passed) ? 'passed' : 'failed',
       checks,
       conversation: result,
       warnings: conversation.warningsSoFar,
+    };
+  }
+
+  /** What an analyser reads of a call, from the test's conversation. */
+  private facts(call: AssembledCall, c: Conversation): CallFacts {
+    const variables = Object.fromEntries(
+      Object.entries(c.variables ?? {}).filter((e): e is [string, string | number | boolean] =>
+        ['string', 'number', 'boolean'].includes(typeof e[1]),
+      ),
+    );
+    return {
+      sessionId: 'agent-test',
+      agent: { name: call.agent.name, ...(call.agent.id ? { id: call.agent.id } : {}) },
+      contact: { name: call.contact?.name },
+      direction: 'web',
+      status: 'completed',
+      outcome: c.outcome,
+      durationSeconds: 0,
+      endedAt: this.deps.clock.now(),
+      transcript: c.transcript.map((l) => ({
+        role: l.role,
+        text: l.text,
+        ...(l.latencyMs !== undefined ? { latencyMs: l.latencyMs } : {}),
+      })),
+      toolCalls: c.toolCalls.map((t) => ({ name: t.name, arguments: t.arguments, result: t.result })),
+      variables,
     };
   }
 

@@ -166,8 +166,8 @@ export class AnalysisService {
     if (session.webhook_url) webhooks.wake();
   }
 
-  /** The model's analysis, or the sandbox analyser's; a failure of either is a failed analysis, never an exception. */
-  private async analysis(facts: CallFacts, settings: AnalysisSettings): Promise<CallAnalysis> {
+  /** The model's analysis, or the sandbox analyser's; a failure of either is a failed analysis, never an exception. Agent tests analyse their conversations with it too. */
+  async analysis(facts: CallFacts, settings: AnalysisSettings): Promise<CallAnalysis> {
     const now = () => this.deps.clock.now();
     if (this.deps.model) return this.deps.model.analyse(facts, settings, now);
     try {

@@ -273,6 +273,37 @@ describe('agent tests: every expectation kind, passing and failing for the right
     expect(check(failing, 'variables.crust')).toMatchObject({ passed: false, actual: null });
   });
 
+  it('checks the post-call analysis of the conversation: success and collected data, passing and failing', async () => {
+    const agent = {
+      ...amy,
+      integrations: [calendar],
+      analysis: {
+        successCriteria: 'The caller booked a meeting',
+        schema: { type: 'object', properties: { meeting_day: { type: 'string', format: 'date' } } },
+      },
+    };
+    const r = await runOne(ada, {
+      name: 'analysed booking',
+      agent,
+      caller: { lines: bookingLines },
+      expect: { analysis: { success: true, data: { meeting_day: '2026-12-08' } } },
+    });
+    expect(r.checks.map((c) => [c.name, c.passed])).toEqual([
+      ['analysis.success', true],
+      ['analysis.data.meeting_day', true],
+    ]);
+    expect((r as { analysis?: unknown }).analysis).toMatchObject({ status: 'completed', by: 'sandbox', success: true });
+    const unbooked = await runOne(ada, {
+      name: 'analysed without a calendar',
+      agent: { ...agent, integrations: [] },
+      caller: { lines: bookingLines },
+      expect: { analysis: { success: true, data: { meeting_day: '2026-12-09' } } },
+    });
+    expect(check(unbooked, 'analysis.success')).toMatchObject({ passed: false, expected: true, actual: false });
+    // The day the caller asked for is collected all the same, and it is not the one expected.
+    expect(check(unbooked, 'analysis.data.meeting_day')).toMatchObject({ passed: false, actual: '2026-12-08' });
+  });
+
   it('marks a test whose agent is not there as error, not failed', async () => {
     const r = await runOne(ada, {
       name: 'stored agent',
