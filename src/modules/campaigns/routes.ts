@@ -456,6 +456,7 @@ export function campaignRoutes(app: App, deps: CampaignRouteDeps) {
         tags,
         operationId: 'removeDoNotCall',
         summary: 'Take a number off the do-not-call list',
+        description: 'Outbound calls may dial it again. 404 when it is not listed.',
         params: Type.Object({ phone: Type.String({ minLength: 1, maxLength: 32, description: 'E.164 (+ as %2B)' }) }),
         response: { 204: Type.Null({ description: 'Removed' }), ...errorResponses('invalid_input', 'not_found') },
       },
