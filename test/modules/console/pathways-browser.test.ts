@@ -8,17 +8,18 @@
 // transcript line's node). Every page is checked for CSP violations; the
 // screenshots are looked at by a person (UPDATE_SCREENSHOTS=1 writes the
 // guide's into docs/).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeWav } from '../../../src/lib/audio.js';
 import { examplePathway } from '../../../src/modules/pathways/examples.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { Browser, chromium } from '../../support/chromium.js';
 import { type TestUser, createVerifiedUser } from '../../support/factories.js';
 import { freePort } from '../../support/ports.js';
 import { COLLECT_CSP_VIOLATIONS, cspViolations, onPhoneScreen, screenshotDir } from './page-support.js';
-import { seedCall } from './support.js';
+import { WallClock, seedCall } from './support.js';
 
 /** A pathway with every node type, an `if` branch, a keypad edge, a `when` edge and a global edge. */
 const frontDesk = {
@@ -598,4 +599,101 @@ describe.runIf(chromium)('the pathways page and a call path in Chromium', () => 
       }
     });
   }, 60_000);
+});
+
+describe.runIf(chromium)('talking to a pathway from the console in Chromium, with a silent fake microphone', () => {
+  let t: TestApp;
+  let origin: string;
+  let browser: Browser;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'wsapi-console-pathway-call-'));
+    const silence = join(dir, 'silence.wav');
+    writeFileSync(silence, encodeWav(new Int16Array(16_000 * 40), 16_000, 1));
+    const port = await freePort();
+    t = await createTestApp({ env: { PORT: String(port) }, clock: new WallClock() });
+    await t.app.listen({ port, host: '127.0.0.1' });
+    origin = t.config.publicUrl;
+    browser = await Browser.launch(chromium!, [
+      '--use-fake-ui-for-media-stream',
+      '--use-fake-device-for-media-stream',
+      `--use-file-for-fake-audio-capture=${silence}%noloop`,
+      '--autoplay-policy=no-user-gesture-required',
+    ]);
+    await browser.beforeEachDocument(COLLECT_CSP_VIOLATIONS);
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('picks the pathway from its page, greets with its start, takes the keypad edge on a key pressed and ends; the call page shows the path', async () => {
+    const user = await createVerifiedUser(t);
+    const keypad = {
+      name: 'Keypad',
+      start: 'menu',
+      nodes: [
+        { id: 'menu', type: 'conversation', say: 'Press 1 for our opening hours.' },
+        { id: 'hours', type: 'end', say: 'We are open nine to five. Goodbye!' },
+      ],
+      edges: [{ from: 'menu', to: 'hours', keywords: ['1'] }],
+    };
+    const pathwayId = await storePathway(t, user, keypad);
+    await signIn(browser, origin, user, `/console/pathways?id=${pathwayId}`);
+    // "Talk to it" opens the call form with the pathway picked.
+    await browser.evaluate("document.querySelector('[data-testid=pathway-try]').click();");
+    await browser.waitFor(
+      "location.pathname === '/console' && document.getElementById('content').dataset.ready === 'true'",
+      15_000,
+      'the call form',
+    );
+    expect(await browser.evaluate<string>("return document.querySelector('[data-testid=pathway-select]').value;")).toBe(
+      pathwayId,
+    );
+    await browser.evaluate(
+      `const s = document.querySelector('[data-testid=agent-select]'); s.value = ''; s.dispatchEvent(new Event('change'));
+       document.querySelector('[data-testid=call]').click();`,
+      { userGesture: true },
+    );
+    await browser.waitFor(
+      "[...document.querySelectorAll('[data-testid=transcript] [data-role=agent]')].some((li) => /Press 1/.test(li.textContent) && li.dataset.final === 'true')",
+      60_000,
+      "the pathway's greeting, heard",
+    );
+    // A key pressed during the call goes out as DTMF: the keypad edge.
+    await browser.evaluate("document.dispatchEvent(new KeyboardEvent('keydown', { key: '1' }));");
+    await browser.waitFor(
+      "[...document.querySelectorAll('[data-testid=transcript] [data-role=agent]')].some((li) => /nine to five/.test(li.textContent))",
+      60_000,
+      "the end node's line",
+    );
+    await browser.waitFor(
+      "document.getElementById('call-status').dataset.state === 'ended'",
+      60_000,
+      'the end node hanging up',
+    );
+    const sessionId = await browser.evaluate<string>(
+      "return document.getElementById('call-status').dataset.sessionId;",
+    );
+    await browser.open(
+      `${origin}/console/calls/${sessionId}`,
+      "document.getElementById('content').dataset.ready === 'true' && !document.getElementById('pathway-section').hidden",
+    );
+    const page = await browser.evaluate<{ drawnFrom: string; visited: string[]; steps: string[]; lines: string[] }>(`
+      return {
+        drawnFrom: document.getElementById('pathway-drawing').dataset.drawnFrom,
+        visited: [...document.querySelectorAll('#pathway-section [data-node-id][data-visited=true]')].map((g) => g.dataset.nodeId),
+        steps: [...document.querySelectorAll('[data-testid=pathway-path] li')].map((li) => li.dataset.node + ' ' + (li.dataset.edge ?? '')),
+        lines: [...document.querySelector('[data-testid=transcript]').children].map((li) => li.dataset.role + ': ' + li.querySelector('.text').textContent + ' ' + [...li.querySelectorAll('.flag')].map((f) => f.textContent).join(' ')),
+      };
+    `);
+    expect(page.drawnFrom).toBe('store');
+    expect(page.visited).toEqual(['menu', 'hours']);
+    expect(page.steps).toEqual(['menu ', 'hours /edges/0']);
+    expect(page.lines.some((line) => line.startsWith('caller: 1') && line.includes('(a key pressed)'))).toBe(true);
+    expect(await violations(browser)).toEqual([]);
+  }, 180_000);
 });

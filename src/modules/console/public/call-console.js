@@ -1,6 +1,8 @@
-// /console: pick an agent (or write a prompt), press Call, talk, hang up.
+// /console: pick an agent (or write a prompt) and optionally a pathway of the
+// account's store (?pathway=<id> picks one), press Call, talk, hang up.
 import { ApiError, api, byId, el, startPage } from './common.js';
 import { listAgents } from './agents.js';
+import { listStore } from './records.js';
 import { WebCall } from './web-call.js';
 
 let call = null;
@@ -28,17 +30,29 @@ async function fillKnowledgeBases() {
   for (const base of data) select.append(el('option', { value: base.id, text: base.name }));
 }
 
+/** The pathways of the account's store, for the pathway picker; the one `?pathway=` names is picked. */
+async function fillPathways() {
+  const records = await listStore('conversational-pathways');
+  const select = byId('pathway');
+  for (const { object, value } of records) {
+    const name =
+      value && typeof value.name === 'string' && value.name ? value.name : `Pathway ${object.id.slice(0, 8)}\u2026`;
+    select.append(el('option', { value: object.id, text: name }));
+  }
+  const wanted = new URLSearchParams(location.search).get('pathway');
+  if (wanted && records.some((r) => r.object.id === wanted)) select.value = wanted;
+}
+
 /** The body of POST /api/calls/web from the form. */
 function callRequest() {
   const agentId = byId('agent').value;
   const knowledgeBaseId = byId('knowledge-base').value || undefined;
-  if (agentId) return { agentId, ...(knowledgeBaseId ? { knowledgeBaseId } : {}) };
+  const pathwayId = byId('pathway').value || undefined;
+  const extras = { ...(knowledgeBaseId ? { knowledgeBaseId } : {}), ...(pathwayId ? { pathwayId } : {}) };
+  if (agentId) return { agentId, ...extras };
   const prompt = byId('prompt').value.trim();
   const firstMessage = byId('first-message').value.trim();
-  return {
-    agent: { name: 'Console agent', prompt, ...(firstMessage ? { firstMessage } : {}) },
-    ...(knowledgeBaseId ? { knowledgeBaseId } : {}),
-  };
+  return { agent: { name: 'Console agent', prompt, ...(firstMessage ? { firstMessage } : {}) }, ...extras };
 }
 
 /** Who said a line, and how far: an agent reply shows while it is being said, then as it was heard. */
@@ -94,7 +108,7 @@ function setStatus(state, text) {
   const busy = state !== 'idle' && state !== 'ended';
   byId('call').disabled = busy;
   byId('hang-up').disabled = !busy;
-  for (const id of ['agent', 'knowledge-base', 'prompt', 'first-message']) byId(id).disabled = busy;
+  for (const id of ['agent', 'knowledge-base', 'pathway', 'prompt', 'first-message']) byId(id).disabled = busy;
 }
 
 async function startCall(event) {
@@ -143,7 +157,11 @@ startPage(async () => {
     if (call?.state !== 'live' || /^(INPUT|TEXTAREA|SELECT)$/.test(event.target.tagName)) return;
     if (/^[0-9*#]$/.test(event.key)) call.sendDigit(event.key);
   });
-  const [agents] = await Promise.all([listAgents().catch(() => []), fillKnowledgeBases().catch(() => {})]);
+  const [agents] = await Promise.all([
+    listAgents().catch(() => []),
+    fillKnowledgeBases().catch(() => {}),
+    fillPathways().catch(() => {}),
+  ]);
   fillAgents(agents);
   byId('content').dataset.ready = 'true';
 });

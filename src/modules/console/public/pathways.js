@@ -156,6 +156,9 @@ async function load() {
     } catch (error) {
       byId('pathways-error').textContent = `The pathway could not be checked: ${error.message}`;
     }
+    const tryIt = byId('pathway-try');
+    tryIt.href = `/console?pathway=${encodeURIComponent(chosen.object.id)}`;
+    tryIt.hidden = false;
     const edit = byId('pathway-edit');
     edit.hidden = false;
     edit.addEventListener('click', () => {
