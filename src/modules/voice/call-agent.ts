@@ -273,8 +273,9 @@ export class CallAgent {
       const applied = name === CHOOSE_PATH ? walker.applyChoosePath(raw) : walker.applySetVariables(raw);
       const say = await this.carry(applied.step, signal);
       const args = parseArguments(raw);
-      // A step's lines are the agent's: said after the call, and the model is told they were said.
-      const result = say.length ? { ...applied.result, said: say.join(' ') } : applied.result;
+      // Where the walk is once its steps have run (a webhook's answer may have moved it on), and what the agent said there.
+      const moved = 'node' in applied.result ? { ...applied.result, node: walker.current.id } : applied.result;
+      const result = say.length ? { ...moved, said: say.join(' ') } : moved;
       return { arguments: args, result, say, stop: walker.state === 'finished' };
     }
     const custom = this.customTool(name);

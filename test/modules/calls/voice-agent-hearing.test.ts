@@ -9,29 +9,18 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { FRAME_SAMPLES_8K, mulawToPcm, pcmToMulaw } from '../../../src/lib/audio.js';
-import { ManualClock, type Timer } from '../../../src/lib/clock.js';
-import { newId } from '../../../src/lib/ids.js';
 import { OfflineCallerVoice } from '../../../src/providers/call-speech/offline-caller.js';
 import { POST_ROLL_MS, PRE_ROLL_MS } from '../../../src/providers/speech-to-text/utterance-window.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
-import { type TestUser, bearer, createFundedUser } from '../../support/factories.js';
+import { bearer, createFundedUser } from '../../support/factories.js';
 import { type OpenAiFake, startOpenAiFake, textAnswer } from '../../support/openai-fake.js';
 import { freePort } from '../../support/ports.js';
 import { registerServer, signPayload } from '../../support/signed-payloads.js';
 import { type TwilioFake, startTwilioFake } from '../../support/twilio-fake.js';
+import { twilioNumber } from '../../support/twilio-media.js';
+import { WallClock } from '../../support/wall-clock.js';
 import { frameRms, speechSpanMs } from '../../support/voice-audio.js';
 import { callConfig } from './support.js';
-
-/** Real time: the media stream is paced by the wall clock, as Twilio paces it. */
-class WallClock extends ManualClock {
-  override now() {
-    return Date.now();
-  }
-  override setTimeout(fn: () => void, ms: number): Timer {
-    const handle = setTimeout(fn, Math.max(0, ms));
-    return { cancel: () => clearTimeout(handle) };
-  }
-}
 
 const voice = OfflineCallerVoice.create();
 /** How far the VAD's speech may reach past the loud part of a line (a soft onset or tail it still scores as speech). */
@@ -72,38 +61,6 @@ afterAll(async () => {
   await t?.close();
   await Promise.all([twilio?.close(), openai?.close()]);
 });
-
-async function twilioNumber(user: TestUser): Promise<string> {
-  const id = newId(Date.now());
-  const now = Date.now();
-  const sid = `PN${randomUUID().replace(/-/g, '').slice(0, 32)}`;
-  twilio.incoming.set(sid, { sid, phoneNumber: '+14155550100', friendlyName: 'Main', addressSid: null, voiceUrl: '' });
-  await t.database.db
-    .insertInto('phone_numbers')
-    .values({
-      id,
-      user_id: user.id,
-      provider: 'twilio',
-      provider_sid: sid,
-      phone_number: '+14155550100',
-      name: 'Main',
-      description: null,
-      type: 'both',
-      number_type: 'local',
-      country: 'US',
-      capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
-      monthly_cents: 115,
-      currency: 'usd',
-      address_sid: null,
-      subscription_id: null,
-      inbound_configuration_id: null,
-      status: 'active',
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-  return id;
-}
 
 /** Twilio carrying the call: a μ-law frame every 20 ms from the moment it starts (the caller's line when it speaks, else silence), marks echoed. */
 class ContinuousTwilioCall {
@@ -208,7 +165,7 @@ describe.skipIf(!voice)('the OpenAI-compatible recogniser on a call played as Tw
   it('is sent each caller line with its pre-roll and post-roll, on the greeting turn and on a later one: not the greeting, the answer or the silence', async () => {
     const user = await createFundedUser(t);
     const server = await registerServer(t, user);
-    const numberId = await twilioNumber(user);
+    const numberId = await twilioNumber(t, twilio, user);
     const greeting =
       'Hello Grace, this is Amy from the clinic. I am calling about the new opening hours of the clinic, which change from next month, and about your appointment.';
     openai.transcripts.push('What are your opening hours?', 'Do you have parking for visitors?');

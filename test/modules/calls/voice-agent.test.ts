@@ -7,32 +7,20 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
-import { FRAME_SAMPLES_8K, pcmToMulaw } from '../../../src/lib/audio.js';
-import { ManualClock, type Timer } from '../../../src/lib/clock.js';
-import { newId } from '../../../src/lib/ids.js';
 import { OfflineCallerVoice } from '../../../src/providers/call-speech/offline-caller.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
-import { type TestUser, bearer, createFundedUser } from '../../support/factories.js';
+import { bearer, createFundedUser } from '../../support/factories.js';
 import { type DeepgramFake, startDeepgramFake } from '../../support/deepgram-fake.js';
 import { loggedEventErrors } from '../../support/event-schemas.js';
 import { multipartForm } from '../../support/multipart.js';
 import { type OpenAiFake, startOpenAiFake, textAnswer, toolCallAnswer } from '../../support/openai-fake.js';
 import { registerServer, signPayload } from '../../support/signed-payloads.js';
 import { type TwilioFake, startTwilioFake } from '../../support/twilio-fake.js';
+import { FakeTwilioCall, quiet, twilioNumber } from '../../support/twilio-media.js';
+import { WallClock } from '../../support/wall-clock.js';
 import { freePort } from '../../support/ports.js';
 import { callCostCents } from '../../../src/modules/calls/charges.js';
 import { callConfig } from './support.js';
-
-/** Real time: the media stream is paced by the wall clock, as Twilio paces it. */
-class WallClock extends ManualClock {
-  override now() {
-    return Date.now();
-  }
-  override setTimeout(fn: () => void, ms: number): Timer {
-    const handle = setTimeout(fn, Math.max(0, ms));
-    return { cancel: () => clearTimeout(handle) };
-  }
-}
 
 const voice = OfflineCallerVoice.create();
 
@@ -80,112 +68,6 @@ afterAll(async () => {
   await Promise.all([twilio?.close(), deepgram?.close(), openai?.close()]);
 });
 
-async function twilioNumber(user: TestUser, phone = '+14155550100'): Promise<string> {
-  const id = newId(Date.now());
-  const now = Date.now();
-  const sid = `PN${randomUUID().replace(/-/g, '').slice(0, 32)}`;
-  // The number exists at (fake) Twilio too, so attaching it can point its voice URL at us.
-  twilio.incoming.set(sid, { sid, phoneNumber: phone, friendlyName: phone, addressSid: null, voiceUrl: '' });
-  await t.database.db
-    .insertInto('phone_numbers')
-    .values({
-      id,
-      user_id: user.id,
-      provider: 'twilio',
-      provider_sid: sid,
-      phone_number: phone,
-      name: 'Main',
-      description: null,
-      type: 'both',
-      number_type: 'local',
-      country: 'US',
-      capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
-      monthly_cents: 115,
-      currency: 'usd',
-      address_sid: null,
-      subscription_id: null,
-      inbound_configuration_id: null,
-      status: 'active',
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-  return id;
-}
-
-/** What Twilio does with the TwiML of a call: connects to its stream with its parameters, speaks μ-law, echoes marks once played. */
-class FakeTwilioCall {
-  readonly ws: WebSocket;
-  readonly received: Array<{ event: string; mark?: { name: string } }> = [];
-  agentFrames = 0;
-  private seq = 1;
-  readonly streamSid = `MZ${randomUUID().replace(/-/g, '')}`;
-
-  constructor(
-    url: string,
-    private readonly token: string,
-    readonly callSid: string,
-  ) {
-    this.ws = new WebSocket(url);
-    this.ws.on('message', (data) => {
-      const message = JSON.parse(String(data)) as {
-        event: string;
-        media?: { payload: string };
-        mark?: { name: string };
-      };
-      this.received.push(message);
-      if (message.event === 'media') this.agentFrames++;
-      // Twilio echoes a mark once the audio before it has played; the agent's audio arrives paced, so at once is close.
-      if (message.event === 'mark') this.send({ event: 'mark', streamSid: this.streamSid, mark: message.mark });
-    });
-  }
-
-  async open(): Promise<void> {
-    await new Promise<void>((resolve, reject) => {
-      this.ws.once('open', () => resolve());
-      this.ws.once('error', reject);
-    });
-    this.send({ event: 'connected', protocol: 'Call', version: '1.0.0' });
-    this.send({
-      event: 'start',
-      streamSid: this.streamSid,
-      start: {
-        streamSid: this.streamSid,
-        accountSid: twilio.accountSid,
-        callSid: this.callSid,
-        tracks: ['inbound'],
-        customParameters: { token: this.token },
-        mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
-      },
-    });
-  }
-
-  send(message: Record<string, unknown>) {
-    this.ws.send(JSON.stringify({ ...message, sequenceNumber: String(this.seq++) }));
-  }
-
-  /** Streams PCM16 8 kHz as 20 ms μ-law media messages at real pace, then `silenceMs` of silence. */
-  async speak(pcm: Int16Array, silenceMs = 1200): Promise<void> {
-    const total = new Int16Array(pcm.length + (silenceMs / 20) * FRAME_SAMPLES_8K);
-    total.set(pcm);
-    const started = Date.now();
-    for (let i = 0, chunk = 1; i + FRAME_SAMPLES_8K <= total.length; i += FRAME_SAMPLES_8K, chunk++) {
-      const payload = Buffer.from(pcmToMulaw(total.subarray(i, i + FRAME_SAMPLES_8K))).toString('base64');
-      this.send({
-        event: 'media',
-        streamSid: this.streamSid,
-        media: { track: 'inbound', chunk: String(chunk), timestamp: String(chunk * 20), payload },
-      });
-      const due = started + chunk * 20;
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - Date.now())));
-    }
-  }
-
-  events(name: string) {
-    return this.received.filter((m) => m.event === name);
-  }
-}
-
 /**
  * Waits until the reply to the caller's question is being heard: the model's second request of the turn (after its
  * tool call) was made, and 50 frames (1 s) have been sent since then and since `floor`.
@@ -211,27 +93,11 @@ async function cleared(call: FakeTwilioCall, chatsBefore: number): Promise<void>
   );
 }
 
-/** Waits until the agent has sent no audio for 600 ms (it finished speaking). */
-async function quiet(call: FakeTwilioCall): Promise<void> {
-  let last = -1;
-  let since = Date.now();
-  await vi.waitFor(
-    () => {
-      if (call.agentFrames !== last) {
-        last = call.agentFrames;
-        since = Date.now();
-      }
-      expect(Date.now() - since).toBeGreaterThan(600);
-    },
-    { timeout: 30_000, interval: 50 },
-  );
-}
-
 describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () => {
   it('places an outbound call, greets, answers through STT and the model with a tool call, clears on barge-in, and records the call', async () => {
     const user = await createFundedUser(t);
     const server = await registerServer(t, user);
-    const numberId = await twilioNumber(user);
+    const numberId = await twilioNumber(t, twilio, user);
     const kb = (
       await t.app.inject({
         method: 'PUT',
@@ -317,7 +183,7 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
       ).status,
     ).toBe(400);
 
-    const call = new FakeTwilioCall(stream![1]!, stream![2]!, placed.sid);
+    const call = new FakeTwilioCall(stream![1]!, stream![2]!, placed.sid, twilio.accountSid);
     await call.open();
     // The greeting: more than a second of speech with marks between its chunks, then quiet.
     await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(50), { timeout: 20_000, interval: 50 });
@@ -437,7 +303,7 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
   it('answers a call to a number attached to an inbound configuration with the agent of its record, and refuses what it must', async () => {
     const user = await createFundedUser(t);
     const phone = `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`;
-    const numberId = await twilioNumber(user, phone);
+    const numberId = await twilioNumber(t, twilio, user, phone);
     const agent = await t.services.data.records.create(
       user.id,
       'agents',
@@ -543,7 +409,7 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
       { events: textAnswer('You are welcome. Goodbye!') },
     );
     deepgram.transcripts.push('Where can I park?', 'Thank you, that is all.');
-    const call = new FakeTwilioCall(stream![1]!, stream![2]!, 'CAanswered');
+    const call = new FakeTwilioCall(stream![1]!, stream![2]!, 'CAanswered', twilio.accountSid);
     await call.open();
     await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(50), { timeout: 20_000, interval: 50 });
     await quiet(call);
@@ -589,7 +455,14 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     expect(view.transcript).toEqual(
       expect.arrayContaining([expect.objectContaining({ role: 'caller', text: 'Thank you, that is all.' })]),
     );
-    expect(openai.chats.at(-1)!.body.messages).toEqual(
+    // The call's last model request (the post-call analysis's come after it).
+    const lastTurn = openai.chats.filter(
+      (c) =>
+        !(c.body.tools as Array<{ function: { name: string } }> | undefined)?.some(
+          (tool) => tool.function.name === 'record_call_analysis',
+        ),
+    );
+    expect(lastTurn.at(-1)!.body.messages).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ role: 'system', content: expect.stringContaining('Be brief.') }),
       ]),
@@ -604,7 +477,12 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
 
     // An owner without money is refused in speech too.
     const poor = await createFundedUser(t, 5);
-    const poorNumber = await twilioNumber(poor, `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`);
+    const poorNumber = await twilioNumber(
+      t,
+      twilio,
+      poor,
+      `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`,
+    );
     const poorAgent = await t.services.data.records.create(
       poor.id,
       'agents',
@@ -672,7 +550,7 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
       })
       .execute();
     const server = await registerServer(t, user);
-    const numberId = await twilioNumber(user, `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`);
+    const numberId = await twilioNumber(t, twilio, user, `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`);
     deepgram.transcripts.push('Can I speak to a person?');
     openai.chatScripts.push(
       {
@@ -700,7 +578,7 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     const sessionId = res.headers['x-session-id'] as string;
     const placed = twilio.calls.at(-1)!;
     const stream = /<Stream url="([^"]+)"><Parameter name="token" value="([^"]+)"\/>/.exec(placed.twiml)!;
-    const call = new FakeTwilioCall(stream[1]!, stream[2]!, placed.sid);
+    const call = new FakeTwilioCall(stream[1]!, stream[2]!, placed.sid, twilio.accountSid);
     await call.open();
     await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(50), { timeout: 20_000, interval: 50 });
     await quiet(call);
@@ -775,7 +653,7 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
   it('leaves the voicemail message after an answering machine beeps, then hangs up (outcome voicemail)', async () => {
     const user = await createFundedUser(t);
     const server = await registerServer(t, user);
-    const numberId = await twilioNumber(user, `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`);
+    const numberId = await twilioNumber(t, twilio, user, `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`);
     const jwt = await signPayload(server, {
       agent: {
         name: 'Amy',
@@ -797,7 +675,7 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
     const sessionId = res.headers['x-session-id'] as string;
     const placed = twilio.calls.at(-1)!;
     const stream = /<Stream url="([^"]+)"><Parameter name="token" value="([^"]+)"\/>/.exec(placed.twiml)!;
-    const call = new FakeTwilioCall(stream[1]!, stream[2]!, placed.sid);
+    const call = new FakeTwilioCall(stream[1]!, stream[2]!, placed.sid, twilio.accountSid);
     await call.open();
     await vi.waitFor(() => expect(call.agentFrames).toBeGreaterThan(10), { timeout: 20_000, interval: 50 });
     // The machine's greeting ended with a beep: Twilio's asynchronous verdict.
