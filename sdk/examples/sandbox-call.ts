@@ -4,7 +4,7 @@
 // Calendly, register a server, sign a call request with its private key
 // (nested in a JWE to the service key), start the call and print its progress
 // events until it ends, its tool calls and each answer's latency, then save its recording (both voices: the caller left, the agent
-// right) to call-<session id>.wav. Against a local server started with `npm start`:
+// right) to call-<session id>.wav, and print where the console shows it. Against a local server started with `npm start`:
 //
 //   npx tsx sdk/examples/sandbox-call.ts
 //
@@ -21,10 +21,11 @@ const client = new WorkspaceClient({ baseUrl });
 const unique = String(Math.floor(Math.random() * 10_000_000)).padStart(7, '0');
 const phone = `+1555${unique}`;
 const password = 'correct horse battery staple';
+const email = `call.${Date.now()}.${unique}@example.com`;
 await client.auth.register({
   firstName: 'Ada',
   lastName: 'Lovelace',
-  email: `call.${Date.now()}.${unique}@example.com`,
+  email,
   phone,
   password,
   confirmPassword: password,
@@ -140,4 +141,6 @@ if (call.recordingUrl) {
   writeFileSync(file, await client.calls.recording(sessionId));
   console.log(`6. recording saved to ${file} (the caller left, the agent right)`);
 } else console.log('6. no recording (CALL_RECORDING=0, or a call that carried no audio: SANDBOX_CALLS=timer)');
+// 7. The same call in the console, signed in as this account (a browser on this machine).
+console.log(`7. open ${baseUrl}/console/calls/${sessionId} and sign in as ${email}, password "${password}"`);
 console.log('done');

@@ -119,7 +119,13 @@ describe('SDK call sessions', () => {
     expect(lines.some((l) => /^completed after \d+ s$/.test(l))).toBe(true);
     expect(lines).toContain('agent: Hello Grace, this is Amy from the clinic.');
     // This server's calls are timers (SANDBOX_CALLS=timer): no audio, so no recording; the sandbox carrier's is saved (the test below).
-    expect(lines.at(-2)).toMatch(/^6\. no recording/);
+    expect(lines.at(-3)).toMatch(/^6\. no recording/);
+    // Where the console shows the call, and the account to sign in with.
+    expect(lines.at(-2)).toMatch(
+      new RegExp(
+        `^7\\. open ${t.publicUrl}/console/calls/[0-9a-f-]{36} and sign in as call\\.\\d+\\.\\d{7}@example\\.com, password "correct horse battery staple"$`,
+      ),
+    );
     expect(lines.at(-1)).toBe('done');
   }, 90_000);
 });
