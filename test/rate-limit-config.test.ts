@@ -70,8 +70,8 @@ describe('rate limit configuration', () => {
     expect(problemsOf({ RATE_LIMITS: '{"loginPerIp":5}' })[0]).toMatch(/^RATE_LIMITS: "loginPerIp" must be/);
   });
 
-  it('lists every rule in the README with its production default', () => {
-    const readme = readFileSync('README.md', 'utf8');
+  it('lists every rule in docs/operations.md with its production default', () => {
+    const readme = readFileSync('docs/operations.md', 'utf8');
     for (const [name, rule] of Object.entries(defaultRateLimits)) {
       expect(readme, name).toMatch(
         new RegExp(`\`${rateLimitEnvName(name)}\` \\| \`${formatRateLimitRule(rule).replace('/', '\\/')}\``),

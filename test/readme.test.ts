@@ -1,44 +1,59 @@
-// The README is for newcomers: every variable the server reads is in its
-// configuration table, and its walkthroughs run as written against a server
-// started as it says, twice on the same data.
-import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+// The README is the front door and the guides the rooms: every variable the
+// server reads is in docs/configuration.md, every link points at a file (and
+// heading) in the repository, the README maps every guide, and the
+// walkthroughs paste safely. test/guides.test.ts runs the walkthroughs.
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { BASE_LINE, GUIDES, blocksOf, guidePath, walkthroughSection } from './support/guides.js';
 
-describe('README', () => {
-  it('documents every environment variable src/config.ts reads', () => {
-    const config = readFileSync('src/config.ts', 'utf8');
-    const readme = readFileSync('README.md', 'utf8');
+const root = resolve('.');
+const read = (file: string) => readFileSync(file, 'utf8');
+const guideFiles = readdirSync('docs/guides')
+  .filter((f) => f.endsWith('.md'))
+  .map((f) => `docs/guides/${f}`);
+const documents = ['README.md', 'docs/operations.md', 'docs/configuration.md', 'docs/development.md', ...guideFiles];
+
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens. */
+const anchor = (heading: string) =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
+const anchorsOf = (markdown: string) =>
+  new Set([...markdown.replace(/^```[\s\S]*?^```$/gm, '').matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchor(m[1])));
+
+describe('the README', () => {
+  const readme = read('README.md');
+
+  it('shows the two commands, the first call and how long npm test takes', () => {
+    expect(readme).toContain('npm install\nnpm start');
+    expect(readme).toContain('npx tsx sdk/examples/sandbox-call.ts');
+    expect(readme).toContain('/console/calls');
+    expect(readme).toMatch(/npm test\s+# every test file: about \d+ minutes on 2 cores/);
+    expect(readme).toContain('](docs/console-call.png)');
+    expect(readme.split('\n').length).toBeLessThan(300);
+  });
+
+  it('maps every guide whose walkthrough runs, and the API reference, the SDK and the benchmarks', () => {
+    for (const guide of GUIDES) expect(readme, guide).toContain(`](${guidePath(guide)})`);
+    for (const target of ['openapi.json', 'sdk/README.md', 'BENCHMARKS.md', 'bench/ANALYSIS.md', 'docs/operations.md'])
+      expect(readme, target).toContain(`](${target})`);
+  });
+});
+
+describe('the docs', () => {
+  it('docs/configuration.md documents every environment variable src/config.ts reads', () => {
+    const config = read('src/config.ts');
+    const reference = read('docs/configuration.md');
     const variables = [...config.matchAll(/\b(?:opt|str|int|bool)\('([A-Z][A-Z0-9_]+)'/g)].map((m) => m[1]);
     expect(variables.length).toBeGreaterThan(20);
-    expect(variables.filter((v) => !readme.includes(`\`${v}\``) && !readme.includes(` ${v}`))).toEqual([]);
+    expect(variables.filter((v) => !reference.includes(`\`${v}\``))).toEqual([]);
   });
 
-  it('shows the two commands', () => {
-    const readme = readFileSync('README.md', 'utf8');
-    expect(readme).toContain('npm install');
-    expect(readme).toContain('npm start');
-    expect(readme).toContain('npm test');
-  });
-
-  it('links only to files in the repository', () => {
-    const readme = readFileSync('README.md', 'utf8');
-    expect(readme).not.toContain('../');
-    const targets = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]);
-    expect(targets.length).toBeGreaterThan(2);
-    for (const target of targets) {
-      if (target.startsWith('#')) continue;
-      expect(target, target).not.toMatch(/^[a-z]+:/i);
-      expect(existsSync(target.split('#')[0]), target).toBe(true);
-    }
-  });
-
-  it('covers running it: health, resetting data, CORS, rate limits, the master key', () => {
-    const readme = readFileSync('README.md', 'utf8');
+  it('docs/operations.md covers running it: health, resetting data, CORS, rate limits, the master key, instances, metrics', () => {
+    const operations = read('docs/operations.md');
     for (const topic of [
       '/api/health',
       'rm -rf ./data',
@@ -46,115 +61,64 @@ describe('README', () => {
       '## Rate limits',
       '## The master key and backups',
       'back it up',
+      '## Running several instances',
+      '### Metrics',
     ])
-      expect(readme).toContain(topic);
+      expect(operations).toContain(topic);
+  });
+
+  it.each(documents)('%s links only to files and headings in the repository', (file) => {
+    const text = read(file).replace(/^```[\s\S]*?^```$/gm, '');
+    const targets = [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]);
+    for (const target of targets) {
+      expect(target, `${file}: ${target}`).not.toMatch(/^[a-z][a-z0-9+.-]*:/i);
+      const [path, hash] = target.split('#');
+      const resolved = path ? resolve(dirname(file), path) : resolve(file);
+      expect(relative(root, resolved).startsWith('..'), `${file}: ${target} leaves the repository`).toBe(false);
+      expect(existsSync(resolved), `${file}: ${target}`).toBe(true);
+      if (hash && resolved.endsWith('.md'))
+        expect(anchorsOf(read(resolved)).has(hash), `${file}: ${target}: no such heading`).toBe(true);
+    }
   });
 });
 
-/** The fenced blocks of one `## ` section, in order. */
-function blocksOf(readme: string, title: string, lang: string): string[] {
-  const start = readme.indexOf(`\n## ${title}\n`);
-  if (start < 0) throw new Error(`README has no section "${title}"`);
-  const end = readme.indexOf('\n## ', start + 4);
-  return [
-    ...readme.slice(start, end < 0 ? undefined : end).matchAll(new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``, 'g')),
-  ].map((m) => m[1]);
-}
+describe('the walkthroughs, as pasted', () => {
+  const sections = GUIDES.map((guide) => ({ guide, section: walkthroughSection(read(guidePath(guide)), guide) }));
+  const commands = (section: string) =>
+    blocksOf(section)
+      .filter((b) => b.lang === 'sh')
+      .flatMap((b) => b.body.split('\n'))
+      .map((line) => line.replace(/(^|\s)#.*$/, ''));
 
-const WALKTHROUGH = [
-  'Try it with curl',
-  'Telephony with curl',
-  'Billing and payments',
-  'Personas (voice previews)',
-  'Integrations (Calendly)',
-  'Knowledge bases: upload and search',
-  'Connector ingestion',
-  'Call sessions',
-  'Temporary test calls',
-];
-
-describe('README walkthroughs, pasted into a shell against a running server', () => {
-  it('pastes safely: no <placeholder> the shell would read as a redirect, no eight-minute benchmark', () => {
-    const readme = readFileSync('README.md', 'utf8');
-    const shell = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
-    expect(shell.length).toBeGreaterThan(10);
-    const commands = shell.flatMap((block) => block.split('\n')).map((line) => line.replace(/(^|\s)#.*$/, ''));
-    expect(commands.filter((line) => /<[A-Za-z][\w-]*>/.test(line))).toEqual([]);
-    expect(commands.filter((line) => /npm run bench(?!\s+--\s+--quick)/.test(line))).toEqual([]);
+  it('every guide in the list exists and has a walkthrough with shell commands', () => {
+    for (const { guide, section } of sections) expect(commands(section).join('').trim(), guide).not.toBe('');
+    for (const file of guideFiles) expect(existsSync(file)).toBe(true);
+    expect(existsSync(join('docs/guides', 'accounts.md'))).toBe(true);
   });
 
-  // Against `npm start` with its defaults, as the README says: SQLite. The PostgreSQL run of the suite would only repeat it (three minutes).
-  it.skipIf(process.env.DATABASE_URL)(
-    'runs as written, twice on the same data, and answers what the README shows',
-    { timeout: 900_000 },
-    async () => {
-      const readme = readFileSync('README.md', 'utf8');
-      const port = await new Promise<number>((resolve) => {
-        const probe = createServer().listen(0, '127.0.0.1', () => {
-          const { port: p } = probe.address() as AddressInfo;
-          probe.close(() => resolve(p));
-        });
-      });
-      const base = `http://127.0.0.1:${port}`;
-      const dataDir = mkdtempSync(join(tmpdir(), 'wsapi-readme-data-'));
-      // The walkthrough runs "from the project folder": here a folder that sees its node_modules, sdk/ and package.json.
-      const folder = mkdtempSync(join(tmpdir(), 'wsapi-readme-'));
-      for (const entry of ['node_modules', 'sdk']) symlinkSync(resolve(entry), join(folder, entry));
-      copyFileSync('package.json', join(folder, 'package.json'));
-      const { DATABASE_URL: _db, NODE_ENV: _env, ...parent } = process.env;
-      // As `npm start` with the defaults, except calls: the timer stand-in ends them in seconds instead of a minute of simulated speech.
-      const server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-        env: { ...parent, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn', SANDBOX_CALLS: 'timer' },
-        stdio: 'ignore',
-      });
-      try {
-        for (let i = 0; i < 240; i += 1) {
-          if (
-            await fetch(`${base}/api/health`).then(
-              (r) => r.ok,
-              () => false,
-            )
-          )
-            break;
-          await sleep(500);
-        }
-        const script = WALKTHROUGH.flatMap((title) => [
-          `# --- ${title}`,
-          ...blocksOf(readme, title, 'ts').map((ts) => `cat > call.ts <<'README_TS'\n${ts}README_TS`),
-          ...blocksOf(readme, title, 'sh'),
-        ])
-          .join('\n')
-          .replaceAll('http://127.0.0.1:3000', base);
-        // No `set -e`: the event stream of "Temporary test calls" ends by its --max-time (curl exit 28), as it does when pasted; the answers below are the check.
-        const run = () => spawnSync('bash', ['-c', script], { cwd: folder, encoding: 'utf8', timeout: 400_000 });
-        for (const round of [1, 2]) {
-          const result = run();
-          const problems = result.stderr.split('\n').filter((line) => line.trim() && !line.startsWith('npm warn'));
-          expect({ round, status: result.status, problems }).toEqual({ round, status: 0, problems: [] });
-          const out = result.stdout;
-          // The sample answers the README shows.
-          expect(out).toContain('"status":"ok","auth":{');
-          expect(out).toContain('["sandbox"]');
-          expect(out).toContain('"status":"delivered"');
-          expect(out).toContain('{"amount":4.99,"currency":"usd"}');
-          expect(out).toContain('Pay $20.00');
-          expect(out).toContain('$20.00 added to your balance');
-          expect(out).toContain('{"amount":24.99,"currency":"usd"}');
-          expect(out).toContain('"accessToken":"my-c…oken"');
-          expect(out).toMatch(/(^|\])204$/m); // the integration deleted (after the listing, which ends without a newline)
-          expect(out).toContain(`"url":"${base}/api/openapi.json"`);
-          expect(out).toContain('"reason":"10.0.0.1 is not a public address"');
-          expect(out).toMatch(/x-objects-written: 5/i);
-          expect(out).toMatch(/^queued\nringing\nin_progress\ncompleted$/m);
-          expect(out).toContain('"status":"completed"');
-          expect(readFileSync(join(folder, 'amy.wav')).subarray(0, 4).toString()).toBe('RIFF');
-        }
-      } finally {
-        server.kill('SIGTERM');
-        await new Promise((done) => (server.exitCode !== null ? done(null) : server.once('exit', done)));
-        rmSync(folder, { recursive: true, force: true });
-        rmSync(dataDir, { recursive: true, force: true });
-      }
-    },
-  );
+  it('take the server address from one variable: BASE, set once at the start', () => {
+    const all = sections.flatMap(({ guide, section }) => commands(section).map((line) => ({ guide, line })));
+    expect(all.filter(({ line }) => BASE_LINE.test(line)).map(({ guide }) => guide)).toEqual(['accounts']);
+    expect(BASE_LINE.test(commands(sections[0].section)[0])).toBe(true);
+    expect(all.filter(({ line }) => line.includes('127.0.0.1:3000') && !BASE_LINE.test(line))).toEqual([]);
+  });
+
+  it('paste safely: no <placeholder> the shell would read as a redirect, no eight-minute benchmark', () => {
+    const lines = sections.flatMap(({ section }) => commands(section));
+    expect(lines.length).toBeGreaterThan(50);
+    expect(lines.filter((line) => /<[A-Za-z][\w-]*>/.test(line))).toEqual([]);
+    expect(lines.filter((line) => /npm run bench(?!\s+--\s+--quick)/.test(line))).toEqual([]);
+  });
+
+  it('every example script they run takes BASE_URL', () => {
+    const scripts = [
+      'sdk/examples/quickstart.ts',
+      'sdk/examples/sandbox-call.ts',
+      'sdk/examples/persona-preview.ts',
+      'scripts/console-demo.mjs',
+    ];
+    for (const script of scripts) expect(read(script), script).toContain('process.env.BASE_URL');
+    const files = sections.flatMap(({ section }) => blocksOf(section).filter((b) => b.file && b.lang === 'ts'));
+    for (const file of files) expect(file.body, file.file).toContain('process.env.BASE_URL');
+  });
 });
