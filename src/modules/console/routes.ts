@@ -4,7 +4,8 @@
 // call an agent at /console, the account's calls at /console/calls, one call
 // at /console/calls/{id}, the account's pathways drawn as graphs at
 // /console/pathways, charts of the account's calls at /console/analytics, and
-// the account's agent tests with their last results at /console/tests.
+// the account's agent tests with their last results at /console/tests, and the
+// account's campaigns with their progress at /console/campaigns.
 // Pages are static; their scripts call the API.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -49,6 +50,7 @@ const PAGES = {
   pathways: 'pathways.html',
   analytics: 'analytics.html',
   tests: 'tests.html',
+  campaigns: 'campaigns.html',
 } as const;
 
 /** What the console pages need: the server's public address (their content security policy names it). */
@@ -81,6 +83,7 @@ export function consoleRoutes(app: App, deps: ConsoleRouteDeps) {
   app.get('/console/pathways', { schema: { hide: true } }, page(PAGES.pathways));
   app.get('/console/analytics', { schema: { hide: true } }, page(PAGES.analytics));
   app.get('/console/tests', { schema: { hide: true } }, page(PAGES.tests));
+  app.get('/console/campaigns', { schema: { hide: true } }, page(PAGES.campaigns));
   app.get(
     '/console/assets/:name',
     { schema: { hide: true, params: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }) } },
