@@ -18,7 +18,8 @@ import { dirname, relative, resolve } from 'node:path';
 const root = resolve(dirname(new URL(import.meta.url).pathname), '..');
 const databaseMarker =
   /createTestApp|DATABASE_URL|process\.env|loadConfig|openDatabase|createDatabase|spawn\(|fork\(|exec(File)?(Sync)?\(/;
-const realtimeMarker = /WallClock/;
+// A file that marks itself `// test-files: realtime` (a walkthrough that waits on calls) joins them.
+const realtimeMarker = /WallClock|test-files: realtime/;
 
 /** Whether the file or a test/ module it imports (transitively) matches. */
 function reaches(file, marker, memo, seen = new Set()) {
