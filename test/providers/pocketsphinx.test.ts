@@ -12,6 +12,9 @@ import {
   createPocketsphinxSpeechToText,
   decideLine,
   isPocketsphinxInstalled,
+  KEYWORD_SPOTTING_MIN_CONFIDENCE,
+  KEYWORDS,
+  keywordResult,
   PocketsphinxSpeechToText,
   spotKeywords,
 } from '../../src/providers/speech-to-text/pocketsphinx.js';
@@ -152,6 +155,24 @@ describe('pocketsphinx models and matching (no decoder)', () => {
       'bye',
     ]);
     expect(spotKeywords(wordsOf('the opening of the door'), keywords)).toEqual([]);
+  });
+
+  it("scores keyword spotting without counting a caller's opening against it, and floors only keyword mode", () => {
+    const targets = KEYWORDS.map((text) => ({ text, words: wordsOf(text) }));
+    // "I would like to" is a carrier: the keywords are all the rest.
+    expect(keywordResult(wordsOf('i would like to book meeting'), targets)).toEqual({
+      text: 'book meeting',
+      confidence: 1,
+    });
+    expect(keywordResult(wordsOf('can you tell me your opening hours please'), targets)).toEqual({
+      text: 'opening hours',
+      confidence: 0.25,
+    });
+    expect(keywordResult(wordsOf('purple well of that'), targets)).toEqual({ text: '', confidence: 0 });
+    const stt = new PocketsphinxSpeechToText();
+    expect(stt.minConfidence(undefined)).toBe(KEYWORD_SPOTTING_MIN_CONFIDENCE);
+    expect(stt.minConfidence([])).toBe(KEYWORD_SPOTTING_MIN_CONFIDENCE);
+    expect(stt.minConfidence(['Hello, who is this?'])).toBeUndefined();
   });
 
   it('says when pocketsphinx is not installed, and the factory gives no provider', () => {
