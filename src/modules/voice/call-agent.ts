@@ -77,6 +77,13 @@ export interface CallAgentOptions {
   onToolCall?(call: ToolCallRecord): void;
   /** Call time zero, for tool calls' atMs. */
   callStartMs: number;
+  /**
+   * The call's lifetime: what the walk's effects and custom tools run under.
+   * A barge-in does not take back a step once started (a webhook's answer
+   * moves the walk; a customer's tool may act), so the reply's signal is not
+   * theirs. Absent: the signal each call is given.
+   */
+  signal?: AbortSignal;
 }
 
 /** What a caller's turn asks of the call before (or instead of) the model. */
@@ -159,7 +166,7 @@ export class CallAgent {
    * digits take an edge by keywords, the model decides the rest.
    */
   async callerTurn(text: string, options: { keypad?: boolean; signal: AbortSignal }): Promise<TurnPlan> {
-    const { signal } = options;
+    const signal = this.options.signal ?? options.signal;
     const walker = this.walker;
     if (walker && walker.state === 'finished') return { say: [], askModel: true };
     if (walker && walker.state === 'conversation') {
@@ -265,10 +272,11 @@ export class CallAgent {
   private async callTool(
     name: string,
     raw: string,
-    signal: AbortSignal,
+    replySignal: AbortSignal,
     hooks?: { say(text: string): void },
   ): Promise<ToolSettled> {
     const walker = this.walker;
+    const signal = this.options.signal ?? replySignal;
     if (walker && (name === CHOOSE_PATH || name === SET_VARIABLES)) {
       const applied = name === CHOOSE_PATH ? walker.applyChoosePath(raw) : walker.applySetVariables(raw);
       const say = await this.carry(applied.step, signal);
@@ -289,7 +297,7 @@ export class CallAgent {
         stop: walker?.state === 'finished',
       };
     }
-    return this.options.builtins.call(name, raw, signal);
+    return this.options.builtins.call(name, raw, replySignal);
   }
 
   /**

@@ -222,6 +222,8 @@ export class VoiceSession {
   private unheardAfterCut = '';
   private pendingAction: { kind: 'hang_up' } | { kind: 'transfer'; target: TransferResult } | null = null;
   private readonly walkWarnings: string[] = [];
+  /** A step's lines planned by a turn the caller spoke over (a webhook was running): said before the next answer. */
+  private unsaidLines: string[] = [];
 
   // Recognition.
   private stream: RecognitionStream | null = null;
@@ -288,6 +290,7 @@ export class VoiceSession {
       sandbox: options.model.sandbox,
       clock: this.clock,
       callStartMs: this.startMs,
+      signal: this.callController.signal,
       ...(options.variables ? { variables: options.variables } : {}),
       onToolCall: (call) => this.recordToolCall(call),
       effects: {
@@ -673,13 +676,23 @@ export class VoiceSession {
         const controller = new AbortController();
         this.current = { id, controller };
         let text = request.text;
+        // Lines a spoken-over turn left (see below) come before a reprompt or a resumed line: they were never heard.
+        if ((kind === 'reprompt' || kind === 'resume') && this.unsaidLines.length)
+          text = this.unsaidLines.splice(0).join(' ');
         if (request.caller) {
           // What the caller's turn does before the model (the sandbox walk, a keypad edge, a tool's keywords).
           const plan = await this.agent.callerTurn(request.caller.text, {
             keypad: request.caller.keypad,
             signal: controller.signal,
           });
-          if (plan.say.length) text = plan.say.join(' ');
+          const lines = [...this.unsaidLines.splice(0), ...plan.say];
+          // The caller spoke while the turn's steps ran: the walk has moved all the same, its lines wait for the next answer.
+          if (controller.signal.aborted) {
+            this.unsaidLines = lines;
+            if (this.current?.id === id) this.current = null;
+            return;
+          }
+          if (lines.length) text = lines.join(' ');
           else if (!plan.askModel) {
             if (this.current?.id === id) this.current = null;
             return this.afterReply(kind, id, EMPTY_FACTS(this.voiceIndex));

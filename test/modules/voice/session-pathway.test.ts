@@ -24,7 +24,7 @@ function pathwayOf(
     ok: true,
     result: { count: 1, slots: [{ start: '10:00' }] },
   }),
-  options: { maxMoves?: number } = {},
+  options: { maxMoves?: number; webhookDelayMs?: number } = {},
 ) {
   const moves: Move[] = [];
   const webhooks: WebhookEffect[] = [];
@@ -39,8 +39,16 @@ function pathwayOf(
       ...(options.maxMoves !== undefined ? { maxMoves: options.maxMoves } : {}),
     }),
     effects: {
-      webhook: async (effect: WebhookEffect) => {
+      webhook: async (effect: WebhookEffect, _variables: unknown, signal: AbortSignal) => {
         webhooks.push(effect);
+        if (options.webhookDelayMs)
+          await new Promise<void>((resolve, reject) => {
+            const timer = clock.setTimeout(resolve, options.webhookDelayMs!);
+            signal.addEventListener('abort', () => {
+              timer.cancel();
+              reject(signal.reason);
+            });
+          });
         return answer(effect);
       },
       digits: async (send: string) => {
@@ -162,6 +170,25 @@ describe('a call walking a pathway with the sandbox engine', () => {
     expect(call.control.hangUp).toHaveBeenCalled();
     // The webhook's answer asked for the third move: not taken.
     expect(outcome.pathway?.path.map((e) => e.node)).toEqual(['greet', 'qualify', 'lookup']);
+  });
+
+  it('a caller speaking while a webhook runs does not take it back: its answer moves the walk on', async () => {
+    const p = pathwayOf(clinicPathway(), undefined, { webhookDelayMs: 3000 });
+    const call = await startHarnessCall({ model: new SandboxDialogue(), pathway: p.build, services: services() });
+    await call.run(6000);
+    await call.say('Yes');
+    await call.run(5000);
+    await call.say('A checkup tomorrow');
+    // The lookup is running: the caller talks over the wait.
+    expect(p.webhooks).toHaveLength(1);
+    await call.say('Hello, are you there?', 1200);
+    await call.run(8000);
+    expect(call.isEnded()).toBe(false);
+    expect(call.spoken()).toContain('I can book you for 10:00.');
+    call.session.end();
+    const outcome = await settle(call.clock, call.outcome);
+    expect(outcome.outcome).toBe('completed');
+    expect(outcome.pathway?.path.map((e) => e.node)).toEqual(['greet', 'qualify', 'lookup', 'book']);
   });
 
   it('a failed webhook assigns nothing and leads on by its fallback; the warning is kept', async () => {
