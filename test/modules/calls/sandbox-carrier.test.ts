@@ -97,3 +97,29 @@ describe.skipIf(!canSpeak)('the sandbox carrier without a recogniser (STT_PROVID
     expect(view.recordingUrl).toBeUndefined();
   }, 180_000);
 });
+
+describe.skipIf(!canSpeak)('the sandbox carrier: ten calls placed at once', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    // The caller's own words (no recogniser to share the cores): what is measured is that every call can speak.
+    t = await sandboxCarrierApp({ STT_PROVIDER: 'none', CALL_RECORDING: '0' });
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+  }, 60_000);
+
+  it('greets on every one of them: the local speech queue has room for each call (a fixed 8 refused two greetings)', async () => {
+    const clinics = await Promise.all(Array.from({ length: 10 }, () => clinic(t)));
+    const sessions = await Promise.all(
+      clinics.map((c, i) => placeCall(t, c, `+1415555${String(2000 + i)}`, { script: ['No thank you, goodbye.'] })),
+    );
+    const views = await Promise.all(sessions.map((id, i) => ended(t, clinics[i]!.user, id, 120_000)));
+    for (const view of views) {
+      expect(view, JSON.stringify(view.error ?? view.reason)).toMatchObject({ status: 'completed' });
+      expect((view.transcript as Line[])[0]).toMatchObject({
+        role: 'agent',
+        text: 'Hello Grace, this is Amy from the clinic.',
+      });
+    }
+  }, 180_000);
+});
