@@ -19,7 +19,6 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, request as httpRequest } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
@@ -28,6 +27,7 @@ import { ROOT, cpuSeconds, forkTs, freePort, killAll, request, rssMb, sleep, sto
 import { createBenchSchema } from './lib/pg-schema.js';
 import { startRealServer } from './lib/server.js';
 import type { FloodResult, StrangersResult } from './workers/media-attackers.js';
+import { percentile, type VictimFigures, victim } from './lib/victim.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -49,75 +49,6 @@ const hardStop = setTimeout(
   (quick ? 150 : 300) * 1000,
 );
 hardStop.unref();
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length
-    ? Math.round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! * 10) / 10
-    : null;
-};
-
-export interface VictimFigures {
-  requests: number;
-  errors: number;
-  p50: number | null;
-  p99: number | null;
-  max: number | null;
-}
-
-/** Another user's GET /api/calls at `rate` a second for `seconds` (open loop: sent on schedule, answered or not), each timed. */
-async function victim(base: string, token: string, seconds: number, rate = VICTIM_RATE): Promise<VictimFigures> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 16 });
-  const url = new URL('/api/calls', base);
-  const latencies: number[] = [];
-  let errors = 0;
-  const one = () =>
-    new Promise<void>((resolve) => {
-      const sent = performance.now();
-      const req = httpRequest(
-        {
-          host: url.hostname,
-          port: url.port,
-          path: url.pathname,
-          agent,
-          headers: { authorization: `Bearer ${token}` },
-          timeout: 20_000,
-        },
-        (res) => {
-          let body = '';
-          res.setEncoding('utf8');
-          res.on('data', (c: string) => (body += c));
-          res.on('end', () => {
-            // Answered, and right: the victim's (empty) list of calls.
-            if (res.statusCode === 200 && Array.isArray((JSON.parse(body) as { calls?: unknown }).calls))
-              latencies.push(performance.now() - sent);
-            else errors++;
-            resolve();
-          });
-        },
-      );
-      req.on('error', () => (errors++, resolve()));
-      req.on('timeout', () => req.destroy(new Error('timeout')));
-      req.end();
-    });
-  const pending: Promise<void>[] = [];
-  const start = performance.now();
-  const total = Math.round(seconds * rate);
-  for (let i = 0; i < total; i++) {
-    const due = start + (i * 1000) / rate;
-    if (due > performance.now()) await sleep(due - performance.now());
-    pending.push(one());
-  }
-  await Promise.all(pending);
-  agent.destroy();
-  return {
-    requests: total,
-    errors,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-    max: latencies.length ? Math.round(Math.max(...latencies)) : null,
-  };
-}
 
 /** An ordinary web call for a second at real time, then a hang-up: loads what the first call of a process loads. */
 async function warmUp(base: string, token: string): Promise<void> {

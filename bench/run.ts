@@ -1,8 +1,9 @@
-// npm run bench [-- --quick] [--profile] [--no-build] [--only=objects,streams,fanout,connect,knowledge,isolation,profiles,calls,voice,attack]
+// npm run bench [-- --quick] [--profile] [--no-build] [--only=objects,streams,fanout,connect,knowledge,isolation,profiles,calls,voice,attack,agent-tests]
 //   the regression guard: every run compares CPU µs per request with bench/baseline.json (loud when > 10% above);
 //   --accept-baseline records this run's figures there (commit the file)
 //   the voice agent's latency alone: npm run bench -- --only=voice [--quick] [--backend=sqlite,postgres] (bench/voice.ts)
 //   the media sockets under attack alone (another user's p99, memory per web call): npm run bench -- --only=attack [--quick] (bench/attack.ts)
+//   agent tests alone (200 six-turn text-mode tests, another user's p99): npm run bench -- --only=agent-tests [--quick] (bench/agent-tests.ts)
 //   worst uploads vs another user's GET /api/auth alone: npm run bench -- --quick --only=isolation [--backend=sqlite,postgres]
 //   connector ingestion alone: npm run bench -- --quick --only=connect [--backend=sqlite,postgres]
 //   knowledge retrieval alone: npm run bench -- --only=knowledge [--backend=sqlite,postgres]
@@ -54,7 +55,7 @@ const only = args
   'isolation',
   'profiles',
   'calls',
-  ...(quick ? [] : ['voice', 'attack']),
+  ...(quick ? [] : ['voice', 'attack', 'agent-tests']),
 ];
 /**
  * --only=streams: one user's 5,000 streams at 100 events/s alone (issue 26), a bounded fan-out run (2 s of writes in
@@ -737,12 +738,38 @@ async function main() {
               `bench/attack.ts on ${backend.name} did not pass (its output above; figures in bench/results/attack-${backend.name}.json)`,
             );
         });
+    // Agent tests in text mode (bench/agent-tests.ts, also runnable alone; issue 42): a suite of 200 six-turn tests beside another user.
+    if (only.includes('agent-tests'))
+      for (const backend of backends)
+        await step(`agent tests on ${backend.name}`, async () => {
+          const file = join(ROOT, 'bench', 'results', `agent-tests-${backend.name}.json`);
+          rmSync(file, { force: true }); // figures of an earlier run must not pass for this one's
+          const run = spawnSync(
+            process.execPath,
+            [
+              '--import',
+              'tsx',
+              'bench/agent-tests.ts',
+              `--backend=${backend.name}`,
+              '--no-build',
+              ...(quick ? ['--quick'] : []),
+            ],
+            { cwd: ROOT, stdio: 'inherit', env: process.env, timeout: (quick ? 130 : 250) * 1000 },
+          );
+          if (existsSync(file))
+            for (const c of JSON.parse(readFileSync(file, 'utf8')).checks)
+              results.checks.push({ ...c, name: `${backend.name}: agent tests: ${c.name}` });
+          if (run.status !== 0)
+            throw new Error(
+              `bench/agent-tests.ts on ${backend.name} did not pass (its output above; figures in bench/results/agent-tests-${backend.name}.json)`,
+            );
+        });
   } finally {
     for (const backend of backends) await backend.drop?.().catch(() => {});
   }
   if (loadWorker) await stop(loadWorker, 2000);
   const voiceChecks = results.checks;
-  if (only.every((o) => o === 'voice' || o === 'attack')) {
+  if (only.every((o) => o === 'voice' || o === 'attack' || o === 'agent-tests')) {
     // Only the voice agent and/or the attack: the "Voice agent" section of BENCHMARKS.md (when it ran), nothing else of the file or of latest.json.
     if (only.includes('voice')) {
       spliceVoiceSection(ROOT);

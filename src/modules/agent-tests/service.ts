@@ -251,6 +251,8 @@ export class AgentTestService {
   private async runJob(job: ClaimedJob<JobPayload>, signal: AbortSignal): Promise<void> {
     const { store, clock } = this.deps;
     const { runId, position } = job.payload;
+    // Each test starts on a fresh turn of the event loop (see TextConversation.turn).
+    await new Promise((resolve) => setImmediate(resolve));
     const row = await store.findResult(runId, position);
     if (!row || row.finished_at !== null) return;
     if (await store.startRun(runId)) await this.announce(row.user_id, runId, 'running');

@@ -171,6 +171,9 @@ export class TextConversation {
   /** One caller turn: what the turn logic does before the model, then the model with the call's tools until it answers in text. */
   async turn(text: string): Promise<void> {
     if (this.ended) return;
+    // SQLite and the sandbox engine answer synchronously, so a whole test would be one chain of microtasks:
+    // each turn lets the event loop serve other requests first (the API's other users keep their latency).
+    await new Promise((resolve) => setImmediate(resolve));
     // Latency is wall time (the model's and the tools' own), whatever clock the call runs on.
     const turnStart = performance.now();
     this.transcript.push({ role: 'caller', text });
