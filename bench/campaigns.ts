@@ -1,0 +1,218 @@
+// npx tsx bench/campaigns.ts [--quick] [--contacts=N] [--rate=N]   (PostgreSQL: DATABASE_URL; all traffic on 127.0.0.1)
+// Issue 41's benchmark: one sandbox campaign (2,000 contacts at 600 calls a
+// minute; --quick: 200) dialled by two server processes on one PostgreSQL,
+// calls carried by the quick timer sandbox (AUDIO_SANDBOX_STEP_MS=500: a call
+// rings, talks and ends in about 2 s; one contact in ten rings out). Checks:
+// the dialling rate (calls recorded per minute over the campaign, first to
+// last) within 5% of the pacing, no contact dialled twice, every contact in a
+// final status. CPU: both processes' CPU over the campaign (per call placed),
+// and the dialer's own polling (two instances with a campaign running whose
+// contacts are all outside business hours: every round claims nothing).
+// Writes bench/results/campaigns-postgres.json. Stops by itself.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { createBenchSchema } from './lib/pg-schema.js';
+import { ROOT, cpuSeconds, freePort, killAll, sleep } from './lib/proc.js';
+import { type RunningServer, startRealServer } from './lib/server.js';
+import { createBenchUser } from './lib/setup.js';
+
+const args = process.argv.slice(2);
+const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const quick = args.includes('--quick');
+const CONTACTS = Number(flag('contacts') ?? (quick ? 200 : 2000));
+const RATE = Number(flag('rate') ?? 600);
+const IDLE_SECONDS = quick ? 10 : 30;
+const hardStop = setTimeout(
+  () => {
+    console.error('bench/campaigns: hard time limit reached');
+    killAll();
+    process.exit(1);
+  },
+  (120 + (CONTACTS / RATE) * 60 * 2 + IDLE_SECONDS) * 1000,
+);
+hardStop.unref();
+
+async function call(base: string, token: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
+  return text ? JSON.parse(text) : null;
+}
+
+/** $100 of credit and a sandbox number, through the sandbox checkout pages as a customer would. */
+async function fundAndBuy(base: string, token: string): Promise<string> {
+  for (let i = 0; i < 2; i++) {
+    const { url } = await call(base, token, 'POST', '/api/credits/add?amount=50');
+    await fetch(url, { method: 'POST' });
+  }
+  const found = await call(base, token, 'GET', '/api/phone-numbers/search/sandbox?country=US&type=local');
+  const jwt = found.find((n: { capabilities: { voice: boolean } }) => n.capabilities.voice).price.jwt;
+  const first = await fetch(`${base}/api/phone-numbers`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ jwt }),
+  });
+  const answer = (await first.json()) as { id?: string; checkoutUrl?: string };
+  // A card already on file (the top-up saved one): bought at once; else the checkout page saves one first.
+  if (first.status < 300 && answer.id) return answer.id;
+  if (!answer.checkoutUrl) throw new Error(`buying a number answered ${first.status}: ${JSON.stringify(answer)}`);
+  await fetch(answer.checkoutUrl, { method: 'POST' });
+  return (await call(base, token, 'PUT', '/api/phone-numbers', { jwt })).id;
+}
+
+/** Distinct US numbers; one in ten ends in 0000 (the sandbox's unanswered callee). */
+const contacts = (n: number, tag: number) =>
+  Array.from({ length: n }, (_, i) => ({
+    name: `Contact ${i}`,
+    phone:
+      i % 10 === 9
+        ? `+1415${String(Math.floor(i / 10)).padStart(3, '0')}0000`
+        : `+1212${tag}${String(i + 100_001).slice(-6)}`,
+  }));
+
+async function main() {
+  const schema = await createBenchSchema('postgres', 'bench_campaigns');
+  const dirs = [
+    mkdtempSync(join(tmpdir(), 'wsapi-bench-campaigns-a-')),
+    mkdtempSync(join(tmpdir(), 'wsapi-bench-campaigns-b-')),
+  ];
+  const env: Record<string, string> = {
+    MASTER_KEY: randomBytes(32).toString('base64'),
+    JWT_SECRET: randomBytes(48).toString('base64url'),
+    DATABASE_URL: schema.urlWithSchema!,
+    SANDBOX_CALLS: 'timer',
+    AUDIO_SANDBOX_STEP_MS: '500',
+    CALL_CONCURRENCY_PER_USER: '500',
+    CALL_MAX_SECONDS: '60',
+  };
+  const servers: RunningServer[] = [];
+  const db = new pg.Client({ connectionString: schema.urlWithSchema });
+  const result: Record<string, unknown> = {
+    contacts: CONTACTS,
+    rate: RATE,
+    cpus: cpus().length,
+    loadBefore: loadavg()[0],
+  };
+  const failures: string[] = [];
+  try {
+    for (const dir of dirs) {
+      const port = await freePort();
+      servers.push(
+        await startRealServer({
+          dataDir: dir,
+          port,
+          env: { ...env, PUBLIC_URL: `http://127.0.0.1:${port}` },
+          entry: 'src/main.ts',
+          nodeFlags: ['--import', 'tsx'],
+          timeoutMs: 60_000,
+        }),
+      );
+    }
+    const [a, b] = servers as [RunningServer, RunningServer];
+    const user = await createBenchUser(a.base);
+    const numberId = await fundAndBuy(a.base, user.jwt);
+    await db.connect();
+
+    // The dialer's own polling: a running campaign with every contact outside its hours, on both instances.
+    const today = new Date().getUTCDay();
+    const closed = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'][(today + 3) % 7];
+    const idle = await call(a.base, user.jwt, 'POST', '/api/campaigns', {
+      name: 'Idle',
+      agent: { name: 'Amy' },
+      fromNumberIds: [numberId],
+      contacts: contacts(100, 1),
+      schedule: { timezone: 'UTC', days: [closed] },
+    });
+    await call(a.base, user.jwt, 'POST', `/api/campaigns/${idle.id}/start`);
+    await sleep(1000);
+    const idleCpu0 = servers.map((s) => cpuSeconds(s.pid) ?? 0);
+    await sleep(IDLE_SECONDS * 1000);
+    const idleCpu = servers.map(
+      (s, i) => Math.round((((cpuSeconds(s.pid) ?? 0) - idleCpu0[i]!) / IDLE_SECONDS) * 1000) / 10,
+    );
+    await call(a.base, user.jwt, 'POST', `/api/campaigns/${idle.id}/cancel`);
+    result.idleDialerCpuPct = idleCpu;
+
+    // The campaign.
+    const created = await call(a.base, user.jwt, 'POST', '/api/campaigns', {
+      name: 'Bench',
+      agent: { name: 'Amy' },
+      fromNumberIds: [numberId],
+      contacts: contacts(CONTACTS, 2),
+      pacing: { callsPerMinute: RATE, maxConcurrent: 500 },
+      retry: { maxAttempts: 1 },
+    });
+    const cpu0 = servers.map((s) => cpuSeconds(s.pid) ?? 0);
+    const started = performance.now();
+    await call(b.base, user.jwt, 'POST', `/api/campaigns/${created.id}/start`);
+    let view: { status: string; counts: Record<string, number>; attempts: number } | null = null;
+    for (;;) {
+      await sleep(1000);
+      view = await call(a.base, user.jwt, 'GET', `/api/campaigns/${created.id}`);
+      for (const s of servers) if (s.crash()) throw new Error(s.crash()!);
+      if (view!.status !== 'running') break;
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const cpu = servers.map((s, i) => (cpuSeconds(s.pid) ?? 0) - cpu0[i]!);
+    const { rows: times } = await db.query(
+      'select created_at from call_sessions where campaign_id = $1 order by created_at',
+      [created.id],
+    );
+    const { rows: twice } = await db.query(
+      'select idx, count(*) as n from campaign_attempts where campaign_id = $1 group by idx having count(*) > 1',
+      [created.id],
+    );
+    const first = Number(times[0]?.created_at ?? 0);
+    const last = Number(times.at(-1)?.created_at ?? 0);
+    const perMinute = times.length > 1 ? ((times.length - 1) / (last - first)) * 60_000 : 0;
+    Object.assign(result, {
+      status: view!.status,
+      counts: view!.counts,
+      calls: times.length,
+      seconds: Math.round(seconds * 10) / 10,
+      dialledPerMinute: Math.round(perMinute * 10) / 10,
+      rateError: Math.round((Math.abs(perMinute - RATE) / RATE) * 1000) / 10,
+      dialledTwice: twice.length,
+      serverCpuPct: cpu.map((c) => Math.round((c / seconds) * 1000) / 10),
+      cpuMsPerCall: Math.round(((cpu[0]! + cpu[1]!) / Math.max(1, times.length)) * 10000) / 10,
+      loadAfter: loadavg()[0],
+    });
+    const open = (view!.counts.pending ?? 0) + (view!.counts.calling ?? 0);
+    if (view!.status !== 'completed' || open > 0)
+      failures.push(`not every contact is final: ${JSON.stringify(view!.counts)}`);
+    if ((result.rateError as number) > 5)
+      failures.push(`dialling rate ${perMinute.toFixed(1)}/min is more than 5% from ${RATE}`);
+    if (twice.length) failures.push(`${twice.length} contacts dialled twice`);
+    if (times.length !== CONTACTS) failures.push(`${times.length} calls for ${CONTACTS} contacts`);
+    if (idleCpu.some((c) => c >= 5)) failures.push(`the dialer's idle polling used ${idleCpu.join(', ')}% of a core`);
+  } finally {
+    await db.end().catch(() => {});
+    for (const s of servers) await s.stop();
+    await schema.drop().catch(() => {});
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  }
+  result.failures = failures;
+  mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+  writeFileSync(join(ROOT, 'bench', 'results', 'campaigns-postgres.json'), `${JSON.stringify(result, null, 2)}\n`);
+  console.log(JSON.stringify(result, null, 2));
+  if (failures.length) {
+    console.error(`bench/campaigns: ${failures.join('; ')}`);
+    process.exitCode = 1;
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  killAll();
+  process.exit(1);
+});
