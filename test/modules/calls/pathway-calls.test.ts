@@ -78,6 +78,7 @@ describe.skipIf(!canSpeak)('pathway calls through the sandbox carrier', () => {
       if (request.path.split('?')[0] === '/orders')
         return { status: 200, json: { status: 'shipped', eta: '2026-12-04' } };
       if (request.path === '/refund') return 500;
+      if (request.path === '/parcel') return 'hang';
       return 404;
     });
   }, 60_000);
@@ -240,8 +241,20 @@ describe.skipIf(!canSpeak)('pathway calls through the sandbox carrier', () => {
       speak: 'One moment while I ask for that.',
       headers: { Authorization: 'Bearer sk_refunds_123' },
     };
-    const prompt = await place(c, { type: 'prompt', prompt: 'Help with refunds.', tools: [tool] }, [
+    // And one that never answers: its speak line while it runs, then the apology when its 1.5 s are up.
+    const parcel = {
+      type: 'http',
+      name: 'track_parcel',
+      description: 'Tracks a parcel',
+      parameters: { type: 'object', properties: { parcel: { type: 'integer' } } },
+      url: `${receiver.url}/parcel`,
+      keywords: ['parcel'],
+      speak: 'Let me find your parcel.',
+      timeoutMs: 1500,
+    };
+    const prompt = await place(c, { type: 'prompt', prompt: 'Help with refunds.', tools: [tool, parcel] }, [
       'I want a refund for order 77',
+      'Where is my parcel 12',
     ]);
     const second = await ended(t, c.user, prompt, 90_000);
     expect(second.status).toBe('completed');
@@ -261,7 +274,14 @@ describe.skipIf(!canSpeak)('pathway calls through the sandbox carrier', () => {
         arguments: { order: 77 },
         result: { error: 'HTTP 500 (after a retry)' },
       }),
+      expect.objectContaining({
+        name: 'track_parcel',
+        arguments: { parcel: 12 },
+        result: { error: 'timed out after 1500 ms' },
+      }),
     ]);
+    const said = (second.transcript as Line[]).filter((l) => l.role === 'agent').map((l) => l.text);
+    expect(said).toContain("Let me find your parcel. I'm sorry, I couldn't do that right now.");
     expect((second.transcript as Line[]).map((l) => l.text).join(' ')).toContain(
       "I'm sorry, I couldn't do that right now.",
     );
