@@ -663,6 +663,15 @@ describe.runIf(chromium)('talking to a pathway from the console in Chromium, wit
       60_000,
       "the pathway's greeting, heard",
     );
+    // The live path: the call_node events mark the start as the node the call is at.
+    await browser.waitFor(
+      "document.querySelector('#live-path [data-node-id=menu]')?.dataset.current === 'true'",
+      30_000,
+      'the start marked live',
+    );
+    expect(
+      await browser.evaluate<string>("return document.querySelector('[data-testid=live-node]').textContent;"),
+    ).toBe('At menu.');
     // A key pressed during the call goes out as DTMF: the keypad edge.
     await browser.evaluate("document.dispatchEvent(new KeyboardEvent('keydown', { key: '1' }));");
     await browser.waitFor(
@@ -675,6 +684,15 @@ describe.runIf(chromium)('talking to a pathway from the console in Chromium, wit
       60_000,
       'the end node hanging up',
     );
+    const live = await browser.evaluate<{ visited: string[]; current: string[]; at: string }>(`
+      return {
+        visited: [...document.querySelectorAll('#live-path [data-node-id][data-visited=true]')].map((g) => g.dataset.nodeId),
+        current: [...document.querySelectorAll('#live-path [data-current=true]')].map((g) => g.dataset.nodeId),
+        at: document.querySelector('[data-testid=live-node]').textContent,
+      };
+    `);
+    expect(live).toEqual({ visited: ['menu', 'hours'], current: [], at: 'Ended at hours.' });
+
     const sessionId = await browser.evaluate<string>(
       "return document.getElementById('call-status').dataset.sessionId;",
     );

@@ -2,10 +2,14 @@
 // account's store (?pathway=<id> picks one), press Call, talk, hang up.
 import { ApiError, api, byId, el, startPage } from './common.js';
 import { listAgents } from './agents.js';
+import { followPath } from './live-path.js';
 import { listStore } from './records.js';
 import { WebCall } from './web-call.js';
 
 let call = null;
+/** The pathways of the picker by id (their documents), and the live path of the call under way. */
+const pathways = new Map();
+let livePath = null;
 
 function fillAgents(agents) {
   const select = byId('agent');
@@ -35,6 +39,7 @@ async function fillPathways() {
   const records = await listStore('conversational-pathways');
   const select = byId('pathway');
   for (const { object, value } of records) {
+    if (value && typeof value === 'object') pathways.set(object.id, value);
     const name =
       value && typeof value.name === 'string' && value.name ? value.name : `Pathway ${object.id.slice(0, 8)}\u2026`;
     select.append(el('option', { value: object.id, text: name }));
@@ -127,6 +132,8 @@ async function startCall(event) {
     onTool: showTool,
     onAudio: (playedMs) => (status.dataset.agentAudioMs = String(Math.round(playedMs))),
     onEnded: () => {
+      livePath?.stop();
+      livePath = null;
       const link = byId('call-link');
       if (call?.sessionId) {
         link.href = `/console/calls/${encodeURIComponent(call.sessionId)}`;
@@ -137,8 +144,12 @@ async function startCall(event) {
     },
   });
   try {
-    await call.start(callRequest());
+    const request = callRequest();
+    await call.start(request);
     status.dataset.sessionId = call.sessionId;
+    byId('live-path').hidden = true;
+    const picked = request.pathwayId && pathways.get(request.pathwayId);
+    if (picked && call.sessionId) livePath = followPath(picked, call.sessionId);
     byId('hang-up').focus();
   } catch (error) {
     call = null;
