@@ -7,9 +7,11 @@
 //                   process. The others (codecs, parsers, provider adapters against
 //                   local fakes, the voice pipeline on an injected clock) would run
 //                   the same code twice.
-//   --realtime      only the real-time calls (they use test/support/wall-clock.ts):
-//                   they mostly wait on a paced conversation, so .ci/run runs them
-//                   all at once beside the rest.
+//   --realtime      only the real-time calls (they use test/support/wall-clock.ts,
+//                   or say `test-files: realtime` in a comment, as the guides'
+//                   walkthroughs do): they mostly wait on a paced conversation, so
+//                   .ci/run and `npm test` (scripts/test.mjs) run them all at once
+//                   beside the rest.
 //   --not-realtime  every file but those.
 import { execSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -18,7 +20,6 @@ import { dirname, relative, resolve } from 'node:path';
 const root = resolve(dirname(new URL(import.meta.url).pathname), '..');
 const databaseMarker =
   /createTestApp|DATABASE_URL|process\.env|loadConfig|openDatabase|createDatabase|spawn\(|fork\(|exec(File)?(Sync)?\(/;
-// A file that marks itself `// test-files: realtime` (a walkthrough that waits on calls) joins them.
 const realtimeMarker = /WallClock|test-files: realtime/;
 
 /** Whether the file or a test/ module it imports (transitively) matches. */
