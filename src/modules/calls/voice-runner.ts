@@ -306,6 +306,7 @@ export class VoiceRunner {
     const ownNumber = direction === 'inbound' ? call.to : direction === 'outbound' ? call.from : null;
     const otherParty = direction === 'inbound' ? call.from : direction === 'outbound' ? call.to : null;
     const customTools = this.deps.customTools;
+    let nodeEvents: Promise<void> = Promise.resolve();
     const walker = call.pathway
       ? new PathwayWalker({
           document: call.pathway.document as unknown as PathwayDocument,
@@ -347,11 +348,14 @@ export class VoiceRunner {
                     ...(move.from !== undefined ? { from: move.from } : {}),
                     at: iso(clock.now()),
                   };
-                  events.push(
-                    this.deps
-                      .nodeEvent(userId, payload)
-                      .catch((err) => this.deps.log.warn({ err, sessionId }, 'call_node event not recorded')),
+                  // One after the other: moves of one step (a chain of nodes) are recorded in the order they were made.
+                  const nodeEvent = this.deps.nodeEvent;
+                  nodeEvents = nodeEvents.then(() =>
+                    nodeEvent(userId, payload).catch((err) =>
+                      this.deps.log.warn({ err, sessionId }, 'call_node event not recorded'),
+                    ),
                   );
+                  events.push(nodeEvents);
                 },
                 warn: () => {},
               },
