@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { createBenchSchema } from './lib/pg-schema.js';
 import { ROOT, freePort, killAll, sleep } from './lib/proc.js';
 import { startRealServer } from './lib/server.js';
-import { createBenchUser } from './lib/setup.js';
+import { call, createBenchUser } from './lib/setup.js';
 import { victim } from './lib/victim.js';
 
 const args = process.argv.slice(2);
@@ -46,19 +46,8 @@ const hardStop = setTimeout(
 );
 hardStop.unref();
 
-async function api(base: string, token: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
-  return text ? JSON.parse(text) : null;
-}
+const api = (base: string, token: string, method: string, path: string, body?: unknown) =>
+  call(base, method, path, { token, ...(body !== undefined ? { body } : {}) });
 
 async function main() {
   if (!args.includes('--no-build') && !args.includes('--from-source')) {

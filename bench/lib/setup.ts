@@ -8,7 +8,13 @@ export interface BenchUser {
   keyId: string;
 }
 
-async function call(base: string, method: string, path: string, options: { token?: string; body?: unknown } = {}) {
+/** One JSON request to the server under test; a status of 300 or more throws with the answer's start. */
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown } = {},
+) {
   const headers: Record<string, string> = {};
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   if (options.body !== undefined) headers['content-type'] = 'application/json';
