@@ -101,8 +101,8 @@ const plan: {
       profile: true,
       hardLimitS: 1500,
     };
-// The voice agent's step has a limit of its own (560 s quick, 1080 s full, with its hearing figures): the run's covers it.
-if (only.includes('voice')) plan.hardLimitS += quick ? 560 : 460;
+// The voice agent's step has a limit of its own (640 s quick, 1080 s full, with its hearing figures): the run's covers it.
+if (only.includes('voice')) plan.hardLimitS += quick ? 640 : 460;
 const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const numbers = (text: string | undefined) =>
   text
@@ -688,7 +688,7 @@ async function main() {
               '--no-build',
               ...(quick ? ['--quick'] : []),
             ],
-            { cwd: ROOT, stdio: 'inherit', env: process.env, timeout: (quick ? 560 : 1080) * 1000 },
+            { cwd: ROOT, stdio: 'inherit', env: process.env, timeout: (quick ? 640 : 1080) * 1000 },
           );
           if (existsSync(file)) {
             const v = JSON.parse(readFileSync(file, 'utf8'));

@@ -83,7 +83,7 @@ const OFFLINE_LEVELS: OfflineLevelPlan[] = hearing
       { concurrency: 10, callsPerSecond: 0 },
     ]
   : [];
-const HARD_LIMIT_MS = (quick ? 240 : 720) * 1000 + (hearing ? 300_000 : 0);
+const HARD_LIMIT_MS = (quick ? 300 : 720) * 1000 + (hearing ? 300_000 : 0);
 /** The server's end-of-turn wait after a final ending a sentence (VOICE_ENDPOINT_MIN_MS, default). */
 const ENDPOINT_MIN_MS = 500;
 const LINES = ['What are your opening hours on Friday?', 'Thank you, that is all I needed.'];
