@@ -50,6 +50,7 @@ async function converse(
       checkAvailability: async (date) => slots.filter((s) => !date || s.startsWith(date)),
       bookMeeting: async (i) => ({ booked: true, start: i.start }),
       transferToHuman: async () => ({ ok: true, name: 'Sam' }),
+      optOut: async () => {},
       endCall: () => {},
     },
     options.tools ?? VOICE_TOOLS,
@@ -99,8 +100,18 @@ describe('sandbox dialogue engine', () => {
     ['bye, can I speak to a person', 'transfer'],
     ['Book the meeting please. Thanks, bye!', 'goodbye'],
     ['That is all, goodbye', 'goodbye'],
+    // The opt-out callee (DESIGN.md "Campaigns") and its kin: before a goodbye.
+    ['Please stop calling me.', 'opt_out'],
+    ["Don't call me again, goodbye.", 'opt_out'],
+    ['Take my number off your list', 'opt_out'],
   ])('%s → %s', (utterance, intent) => {
     expect(classify(utterance)).toBe(intent);
+  });
+
+  it('calls opt_out when the caller asks not to be called again, after one line', async () => {
+    const { said, executed } = await converse('Please stop calling me.');
+    expect(said).toEqual(["I understand. We won't call you again. Goodbye."]);
+    expect(executed.map((e) => e.name)).toEqual(['opt_out']);
   });
 
   it('greets', async () => {

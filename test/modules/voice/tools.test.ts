@@ -24,6 +24,7 @@ describe('ToolRegistry', () => {
       'check_availability',
       'book_meeting',
       'transfer_to_human',
+      'opt_out',
       'end_call',
     ]);
     expect(specs[0]!.parameters).toMatchObject({
@@ -51,6 +52,17 @@ describe('ToolRegistry', () => {
     expect((await tools.call('transfer_to_human', '{}', signal)).result).toEqual({ ok: true, name: 'Sam' });
     expect((await tools.call('end_call', '', signal)).result).toEqual({ ok: true });
     expect(ctx.endCall).toHaveBeenCalledOnce();
+  });
+
+  it('opt_out lists the number through its service and ends the call; a call without the service is not offered it', async () => {
+    const optOut = vi.fn(async () => {});
+    const ctx = context({ optOut });
+    expect((await new ToolRegistry(ctx).call('opt_out', '{}', signal)).result).toEqual({ ok: true, listed: true });
+    expect(optOut).toHaveBeenCalledOnce();
+    expect(ctx.endCall).toHaveBeenCalledOnce();
+    const { offeredTools } = await import('../../../src/modules/voice/tools.js');
+    expect(offeredTools({}).map((t) => t.name)).toEqual(['end_call']);
+    expect(offeredTools({ optOut }).map((t) => t.name)).toEqual(['opt_out', 'end_call']);
   });
 
   it('answers the model with an error for bad JSON, bad arguments, unknown tools and failing services', async () => {
