@@ -17,6 +17,7 @@ import type { AgentTest, AgentTestInput, TestResult, TestRun } from './schemas.j
 import { AgentTestStore } from './store.js';
 import type { AgentTestResultsTable, AgentTestRunStatus, AgentTestsTable } from './tables.js';
 import type { TestOutcome, TestRunner } from './runner.js';
+import { nextSlice } from './slices.js';
 
 export const AGENT_TEST_JOB = 'agent_test';
 export const MAX_TESTS_PER_USER = 1000;
@@ -251,8 +252,8 @@ export class AgentTestService {
   private async runJob(job: ClaimedJob<JobPayload>, signal: AbortSignal): Promise<void> {
     const { store, clock } = this.deps;
     const { runId, position } = job.payload;
-    // Each test starts on a fresh turn of the event loop (see TextConversation.turn).
-    await new Promise((resolve) => setImmediate(resolve));
+    // Each test starts, and is recorded, on a turn of the event loop of its own (slices.ts).
+    await nextSlice();
     const row = await store.findResult(runId, position);
     if (!row || row.finished_at !== null) return;
     if (await store.startRun(runId)) await this.announce(row.user_id, runId, 'running');
@@ -275,6 +276,7 @@ export class AgentTestService {
       }
     }
     const durationMs = Math.round(performance.now() - started);
+    await nextSlice();
     await this.record(row, outcome, durationMs, clock.now());
   }
 

@@ -16,6 +16,7 @@ import { History } from '../voice/history.js';
 import { type ReplySink, runReply } from '../voice/reply.js';
 import { offeredTools, type ToolCallRecord, ToolRegistry, type ToolServices } from '../voice/tools.js';
 import type { Conversation } from './checks.js';
+import { nextSlice } from './slices.js';
 
 /** Every sentence is "said" as one sample of silence: the reply's logic runs, nothing is synthesised. */
 const TEXT_SPEECH: CallSpeech = {
@@ -171,9 +172,8 @@ export class TextConversation {
   /** One caller turn: what the turn logic does before the model, then the model with the call's tools until it answers in text. */
   async turn(text: string): Promise<void> {
     if (this.ended) return;
-    // SQLite and the sandbox engine answer synchronously, so a whole test would be one chain of microtasks:
-    // each turn lets the event loop serve other requests first (the API's other users keep their latency).
-    await new Promise((resolve) => setImmediate(resolve));
+    // A turn of the event loop of its own (slices.ts): the API's other users keep their latency.
+    await nextSlice();
     // Latency is wall time (the model's and the tools' own), whatever clock the call runs on.
     const turnStart = performance.now();
     this.transcript.push({ role: 'caller', text });
