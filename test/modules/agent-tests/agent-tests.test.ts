@@ -4,6 +4,7 @@
 // right reason, a pathway agent, sandbox side effects, the concurrency limit,
 // events and the JUnit report.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JobStore } from '../../../src/modules/platform/job-store.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { bearer, createVerifiedUser, registerUser, type TestUser } from '../../support/factories.js';
 
@@ -369,6 +370,46 @@ describe('agent tests: suites, events, limits, JUnit', () => {
       failedChecks: [{ name: 'says[0]', expected: '$20' }],
     });
     expect(list.find((x) => x.id === pass.id)!.lastResult).toMatchObject({ status: 'passed', failedChecks: [] });
+  });
+
+  it('runs again, once, a test whose instance died mid-run; its run ends with one result and one end event', async () => {
+    const user = await createVerifiedUser(t);
+    const { id } = await create(user, {
+      name: 'survives',
+      agent: amy,
+      caller: { lines: ['hi'] },
+      expect: { says: ['Amy'] },
+    });
+    await t.services.jobs.stop();
+    let runId: string;
+    try {
+      runId = await start(user, [id]);
+      // A dying instance claims the test's job and never finishes it (kill -9).
+      const jobs = new JobStore(t.database.db, t.database.dialect);
+      const now = t.clock.now();
+      const [claimed] = await jobs.claimDue('agent_test', now, now + 60_000, 10);
+      expect(JSON.parse(claimed!.payload)).toEqual({ runId, position: 0 });
+      t.services.jobs.start();
+      await new Promise((r) => setTimeout(r, 100));
+      const held = (await t.app.inject({ url: `/api/agent-tests/runs/${runId}`, headers: bearer(user.token) })).json();
+      expect(held.status).toBe('queued'); // the dead instance's lease still holds
+      t.clock.advance(61_000);
+      t.services.jobs.wake('agent_test');
+    } catch (err) {
+      t.services.jobs.start();
+      throw err;
+    }
+    const run = await waitFor(user, runId);
+    expect(run.status).toBe('passed');
+    expect(run.results).toHaveLength(1);
+    const events = await t.services.database.db
+      .selectFrom('events')
+      .select('payload')
+      .where('user_id', '=', user.id)
+      .where('type', '=', 'agent_test_run')
+      .orderBy('id')
+      .execute();
+    expect(events.map((e) => JSON.parse(e.payload).status)).toEqual(['queued', 'running', 'passed']);
   });
 
   it('admits at most 20 runs queued or running per account, counted in the database, whoever asks at once', async () => {
