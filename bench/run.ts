@@ -1,9 +1,10 @@
-// npm run bench [-- --quick] [--profile] [--no-build] [--only=objects,streams,fanout,connect,knowledge,isolation,profiles,calls,voice,attack,agent-tests]
+// npm run bench [-- --quick] [--profile] [--no-build] [--only=objects,streams,fanout,connect,knowledge,isolation,profiles,calls,analytics,voice,attack,agent-tests]
 //   the regression guard: every run compares CPU µs per request with bench/baseline.json (loud when > 10% above);
 //   --accept-baseline records this run's figures there (commit the file)
 //   the voice agent's latency alone: npm run bench -- --only=voice [--quick] [--backend=sqlite,postgres] (bench/voice.ts)
 //   the media sockets under attack alone (another user's p99, memory per web call): npm run bench -- --only=attack [--quick] (bench/attack.ts)
 //   agent tests alone (200 six-turn text-mode tests, another user's p99): npm run bench -- --only=agent-tests [--quick] (bench/agent-tests.ts)
+//   GET /api/analytics/calls at 100,000 calls alone: npm run bench -- --only=analytics [--quick] (bench/analytics.ts)
 //   worst uploads vs another user's GET /api/auth alone: npm run bench -- --quick --only=isolation [--backend=sqlite,postgres]
 //   connector ingestion alone: npm run bench -- --quick --only=connect [--backend=sqlite,postgres]
 //   knowledge retrieval alone: npm run bench -- --only=knowledge [--backend=sqlite,postgres]
@@ -55,7 +56,7 @@ const only = args
   'isolation',
   'profiles',
   'calls',
-  ...(quick ? [] : ['voice', 'attack', 'agent-tests']),
+  ...(quick ? [] : ['voice', 'attack', 'agent-tests', 'analytics']),
 ];
 /**
  * --only=streams: one user's 5,000 streams at 100 events/s alone (issue 26), a bounded fan-out run (2 s of writes in
@@ -738,6 +739,37 @@ async function main() {
               `bench/attack.ts on ${backend.name} did not pass (its output above; figures in bench/results/attack-${backend.name}.json)`,
             );
         });
+    // Analytics at 100,000 calls of one account (bench/analytics.ts, also runnable alone; issue 40): its own server per backend.
+    if (only.includes('analytics'))
+      for (const backend of backends)
+        await step(`analytics at 100,000 calls on ${backend.name}`, async () => {
+          const file = join(ROOT, 'bench', 'results', `analytics-${backend.name}.json`);
+          rmSync(file, { force: true }); // figures of an earlier run must not pass for this one's
+          const run = spawnSync(
+            process.execPath,
+            [
+              '--import',
+              'tsx',
+              'bench/analytics.ts',
+              `--backend=${backend.name}`,
+              '--no-build',
+              ...(quick ? ['--quick'] : []),
+            ],
+            { cwd: ROOT, stdio: 'inherit', env: process.env, timeout: (quick ? 250 : 490) * 1000 },
+          );
+          if (existsSync(file))
+            for (const c of JSON.parse(readFileSync(file, 'utf8')).checks)
+              results.checks.push({
+                name: `${backend.name}: analytics: ${c.name}`,
+                value: c.value === null ? '–' : String(c.value),
+                target: c.target,
+                met: c.met,
+              });
+          if (run.status !== 0)
+            throw new Error(
+              `bench/analytics.ts on ${backend.name} did not pass (its output above; figures in bench/results/analytics-${backend.name}.json)`,
+            );
+        });
     // Agent tests in text mode (bench/agent-tests.ts, also runnable alone; issue 42): a suite of 200 six-turn tests beside another user.
     if (only.includes('agent-tests'))
       for (const backend of backends)
@@ -769,7 +801,7 @@ async function main() {
   }
   if (loadWorker) await stop(loadWorker, 2000);
   const voiceChecks = results.checks;
-  if (only.every((o) => o === 'voice' || o === 'attack' || o === 'agent-tests')) {
+  if (only.every((o) => o === 'voice' || o === 'attack' || o === 'agent-tests' || o === 'analytics')) {
     // Only the voice agent and/or the attack: the "Voice agent" section of BENCHMARKS.md (when it ran), nothing else of the file or of latest.json.
     if (only.includes('voice')) {
       spliceVoiceSection(ROOT);

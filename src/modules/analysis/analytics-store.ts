@@ -1,9 +1,9 @@
 // SQL of GET /api/analytics/calls: one account's call rows counted by a
 // key, from the columns on the rows themselves (no record is decrypted).
-// Latency percentiles cannot be summed, so each query also groups by the
-// call's latency in 10 ms bins: the service merges bins into percentiles.
-// Two queries: one with the counts and the median latency's bins, one with
-// the 95th percentile's bins.
+// Counting is grouping by the call's `tally` (tally.ts), and latency
+// percentiles, which cannot be summed, come from the calls' latencies in
+// 10 ms bins, one query per percentile: the service merges groups and bins.
+// The three queries read the covering index of migration 510, not the rows.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Database } from '../../db/schema.js';
 
@@ -19,19 +19,12 @@ export interface AnalyticsFilter {
   offsets: Array<{ until: number; offset: number }>;
 }
 
-/** Sums of one key and latency bin. */
+/** Calls of one key and tally (tally.ts: what they count as), with their seconds and cost. */
 export interface CountRow {
   key: string | number | null;
-  bin: number | null;
+  /** null: not tallied yet (under way, or its analysis has not run). */
+  tally: number | null;
   calls: number;
-  answered: number;
-  completed: number;
-  voicemail: number;
-  transferred: number;
-  failed: number;
-  successes: number;
-  judged: number;
-  ended: number;
   durationSeconds: number;
   costCents: number;
 }
@@ -72,39 +65,29 @@ export class AnalyticsStore {
     }${f.campaignId !== undefined ? sql` and campaign_id = ${f.campaignId}` : sql``}`;
   }
 
-  /** Counts by key and median-latency bin. */
+  /** Calls by key and tally: a handful of groups per key, so the database sorts little. */
   async counts(groupBy: GroupBy, f: AnalyticsFilter): Promise<CountRow[]> {
     const { rows } = await sql<Record<string, unknown>>`
-      select ${keyExpression(groupBy, f.offsets)} as k, latency_p50_ms / ${int(LATENCY_BIN_MS)} as bin,
-             count(*) as calls,
-             sum(case when answered_at is not null then 1 else 0 end) as answered,
-             sum(case when coalesce(outcome, status) = 'completed' then 1 else 0 end) as completed,
-             sum(case when outcome = 'voicemail' then 1 else 0 end) as voicemail,
-             sum(case when outcome = 'transferred' then 1 else 0 end) as transferred,
-             sum(case when status = 'failed' then 1 else 0 end) as failed,
-             sum(case when success = 1 then 1 else 0 end) as successes,
-             sum(case when success is not null then 1 else 0 end) as judged,
-             sum(case when finished_at is not null then 1 else 0 end) as ended,
-             sum(case when finished_at is not null then coalesce(duration_seconds, 0) else 0 end) as duration,
-             sum(coalesce(cost_cents, 0)) as cost
+      select ${keyExpression(groupBy, f.offsets)} as k, tally, count(*) as calls,
+             sum(duration_seconds) as duration, sum(cost_cents) as cost
         from call_sessions
        where ${this.where(f)}
        group by 1, 2`.execute(this.db);
     return rows.map((r) => ({
       key: r.k === null ? null : groupBy === 'day' ? Number(r.k) : String(r.k),
-      bin: r.bin === null ? null : Number(r.bin),
+      tally: r.tally === null ? null : Number(r.tally),
       calls: Number(r.calls),
-      answered: Number(r.answered),
-      completed: Number(r.completed),
-      voicemail: Number(r.voicemail),
-      transferred: Number(r.transferred),
-      failed: Number(r.failed),
-      successes: Number(r.successes),
-      judged: Number(r.judged),
-      ended: Number(r.ended),
-      durationSeconds: Number(r.duration),
-      costCents: Number(r.cost),
+      durationSeconds: Number(r.duration ?? 0),
+      costCents: Number(r.cost ?? 0),
     }));
+  }
+
+  /** Calls by key and median-latency bin (calls with a latency only). */
+  async p50Bins(
+    groupBy: GroupBy,
+    f: AnalyticsFilter,
+  ): Promise<Array<{ key: string | number | null; bin: number; calls: number }>> {
+    return this.bins(groupBy, f, 'latency_p50_ms');
   }
 
   /** Calls by key and 95th-percentile-latency bin (calls with a latency only). */
@@ -112,10 +95,14 @@ export class AnalyticsStore {
     groupBy: GroupBy,
     f: AnalyticsFilter,
   ): Promise<Array<{ key: string | number | null; bin: number; calls: number }>> {
+    return this.bins(groupBy, f, 'latency_p95_ms');
+  }
+
+  private async bins(groupBy: GroupBy, f: AnalyticsFilter, column: 'latency_p50_ms' | 'latency_p95_ms') {
     const { rows } = await sql<Record<string, unknown>>`
-      select ${keyExpression(groupBy, f.offsets)} as k, latency_p95_ms / ${int(LATENCY_BIN_MS)} as bin, count(*) as calls
+      select ${keyExpression(groupBy, f.offsets)} as k, ${sql.ref(column)} / ${int(LATENCY_BIN_MS)} as bin, count(*) as calls
         from call_sessions
-       where ${this.where(f)} and latency_p95_ms is not null
+       where ${this.where(f)} and ${sql.ref(column)} is not null
        group by 1, 2`.execute(this.db);
     return rows.map((r) => ({
       key: r.k === null ? null : groupBy === 'day' ? Number(r.k) : String(r.k),

@@ -14,6 +14,7 @@ import {
   type GroupBy,
   LATENCY_BIN_MS,
 } from './analytics-store.js';
+import { TALLY } from './tally.js';
 import { checkTimeZone, DAY_MS, dayKey, localMidnight, offsetPieces } from './time-zone.js';
 
 export interface AnalyticsQuery {
@@ -53,7 +54,18 @@ const MAX_RANGE_DAYS = 400;
 const DEFAULT_RANGE_DAYS = 30;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
-interface Sums extends Omit<CountRow, 'key' | 'bin'> {
+interface Sums {
+  calls: number;
+  answered: number;
+  completed: number;
+  voicemail: number;
+  transferred: number;
+  failed: number;
+  successes: number;
+  judged: number;
+  ended: number;
+  durationSeconds: number;
+  costCents: number;
   p50: Map<number, number>;
   p95: Map<number, number>;
 }
@@ -103,23 +115,24 @@ function bucketOf(s: Sums): AnalyticsBucket {
   };
 }
 
+/** Adds a group of calls that count alike (one tally). */
 function add(into: Sums, row: CountRow): void {
-  for (const k of [
-    'calls',
-    'answered',
-    'completed',
-    'voicemail',
-    'transferred',
-    'failed',
-    'successes',
-    'judged',
-    'ended',
-    'durationSeconds',
-    'costCents',
-  ] as const)
-    into[k] += row[k];
-  if (row.bin !== null) into.p50.set(row.bin, (into.p50.get(row.bin) ?? 0) + row.calls);
+  const has = (bit: number) => (row.tally !== null && (row.tally & bit) !== 0 ? row.calls : 0);
+  into.calls += row.calls;
+  into.answered += has(TALLY.answered);
+  into.completed += has(TALLY.completed);
+  into.voicemail += has(TALLY.voicemail);
+  into.transferred += has(TALLY.transferred);
+  into.failed += has(TALLY.failed);
+  into.successes += has(TALLY.success);
+  into.judged += has(TALLY.judged);
+  into.ended += has(TALLY.ended);
+  // Seconds of ended calls only (a call under way has none yet); cost is what was charged.
+  if (has(TALLY.ended)) into.durationSeconds += row.durationSeconds;
+  into.costCents += row.costCents;
 }
+
+const addBin = (bins: Map<number, number>, bin: number, calls: number) => bins.set(bin, (bins.get(bin) ?? 0) + calls);
 
 export class AnalyticsService {
   constructor(
@@ -162,7 +175,11 @@ export class AnalyticsService {
       ...(query.agentId !== undefined ? { agentId: query.agentId } : {}),
       ...(query.campaignId !== undefined ? { campaignId: query.campaignId } : {}),
     };
-    const [counts, p95] = await Promise.all([this.store.counts(groupBy, filter), this.store.p95Bins(groupBy, filter)]);
+    const [counts, p50, p95] = await Promise.all([
+      this.store.counts(groupBy, filter),
+      this.store.p50Bins(groupBy, filter),
+      this.store.p95Bins(groupBy, filter),
+    ]);
     const byKey = new Map<string | number | null, Sums>();
     const sums = (key: string | number | null) => {
       let s = byKey.get(key);
@@ -180,10 +197,13 @@ export class AnalyticsService {
       add(sums(row.key), row);
       add(totals, row);
     }
+    for (const row of p50) {
+      addBin(sums(row.key).p50, row.bin, row.calls);
+      addBin(totals.p50, row.bin, row.calls);
+    }
     for (const row of p95) {
-      const s = sums(row.key);
-      s.p95.set(row.bin, (s.p95.get(row.bin) ?? 0) + row.calls);
-      totals.p95.set(row.bin, (totals.p95.get(row.bin) ?? 0) + row.calls);
+      addBin(sums(row.key).p95, row.bin, row.calls);
+      addBin(totals.p95, row.bin, row.calls);
     }
     const keys = [...byKey.keys()].sort((a, b) =>
       groupBy === 'day'

@@ -21,6 +21,7 @@ import { sandboxAnalysis } from './sandbox-analyser.js';
 import type { CallAnalysis, PerformanceMetric, TaskRecord } from './schemas.js';
 import type { AnalysisSettings } from './settings.js';
 import { AnalysisStore } from './store.js';
+import { tallyOf } from './tally.js';
 
 export const ANALYSIS_JOB = 'call_analysis';
 
@@ -138,6 +139,13 @@ export class AnalysisService {
       cost_cents: cents,
       latency_p50_ms: figures.latency.p50Ms,
       latency_p95_ms: figures.latency.p95Ms,
+      tally: tallyOf({
+        status: session.status,
+        outcome: session.outcome ?? facts.outcome,
+        answeredAt: session.answered_at,
+        ended: true,
+        success: metric.success,
+      }),
       analysis_status: analysis?.status ?? 'skipped',
     });
   }

@@ -17,6 +17,7 @@ export interface AnalysedSession {
   webhook_url: string | null;
   record_object_id: string | null;
   finished_at: number | null;
+  answered_at: number | null;
   duration_seconds: number | null;
   campaign_id: string | null;
   metrics_object_id: string | null;
@@ -30,6 +31,7 @@ export interface AnalysisColumns {
   cost_cents: number | null;
   latency_p50_ms: number | null;
   latency_p95_ms: number | null;
+  tally: number;
   analysis_status: string;
 }
 
@@ -52,6 +54,7 @@ export class AnalysisStore {
         'webhook_url',
         'record_object_id',
         'finished_at',
+        'answered_at',
         'duration_seconds',
         'campaign_id',
         'metrics_object_id',
@@ -71,6 +74,7 @@ export class AnalysisStore {
         row.tasks_written_at === null || row.tasks_written_at === undefined ? null : Number(row.tasks_written_at),
       analysis_status: row.analysis_status ?? null,
       finished_at: row.finished_at === null ? null : Number(row.finished_at),
+      answered_at: row.answered_at === null || row.answered_at === undefined ? null : Number(row.answered_at),
     };
   }
 

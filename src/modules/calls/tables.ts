@@ -38,6 +38,8 @@ export interface CallSessionsTable {
   cost_cents?: number | null;
   latency_p50_ms?: number | null;
   latency_p95_ms?: number | null;
+  /** What the call counts as in analytics, in bits (analysis/tally.ts). */
+  tally?: number | null;
   /** null until analysed; completed | failed | skipped (no caller line). */
   analysis_status?: string | null;
   /** The call's `performance-metrics` record, and when its tasks were written (once). */

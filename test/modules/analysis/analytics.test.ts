@@ -4,6 +4,7 @@
 // never counted, and a call analysed through the real path counted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/lib/ids.js';
+import { tallyOf } from '../../../src/modules/analysis/tally.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { type TestUser, bearer, createVerifiedUser } from '../../support/factories.js';
 import { callConfig } from '../calls/support.js';
@@ -52,6 +53,13 @@ async function insertCall(owner: TestUser, r: Row): Promise<void> {
       latency_p50_ms: r.p50 ?? null,
       latency_p95_ms: r.p95 ?? null,
       analysis_status: 'completed',
+      tally: tallyOf({
+        status: r.status ?? 'completed',
+        outcome: r.outcome === undefined ? 'completed' : r.outcome,
+        answeredAt: r.answered === false ? null : at + 500,
+        ended: true,
+        success: r.success === undefined || r.success === null ? null : r.success === 1,
+      }),
       created_at: at,
       updated_at: at + 1000,
     })

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/lib/ids.js';
+import { tallyOf } from '../../../src/modules/analysis/tally.js';
 import { ManualClock } from '../../../src/lib/clock.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { Browser, chromium } from '../../support/chromium.js';
@@ -63,6 +64,22 @@ function callRow(user: TestUser, i: number, start: number) {
   };
 }
 
+/** The row with its tally, as the analysis job writes it. */
+function tallied<R extends { status: string; outcome: string; answered_at: number | null; success: number | null }>(
+  row: R,
+) {
+  return {
+    ...row,
+    tally: tallyOf({
+      status: row.status,
+      outcome: row.outcome,
+      answeredAt: row.answered_at,
+      ended: true,
+      success: row.success === null ? null : row.success === 1,
+    }),
+  };
+}
+
 describe.runIf(chromium)('the analytics page and a call analysis in Chromium', () => {
   let t: TestApp;
   let origin: string;
@@ -82,7 +99,7 @@ describe.runIf(chromium)('the analytics page and a call analysis in Chromium', (
     origin = t.config.publicUrl;
     user = await createVerifiedUser(t);
     const start = Date.parse(`${firstDay}T00:00:00Z`);
-    const rows = Array.from({ length: 300 }, (_, i) => callRow(user, i, start));
+    const rows = Array.from({ length: 300 }, (_, i) => tallied(callRow(user, i, start)));
     for (let i = 0; i < rows.length; i += 100)
       await t.database.db
         .insertInto('call_sessions')
