@@ -8,6 +8,7 @@ import { type TSchema, Type } from 'typebox';
 import { CALL_OUTCOMES, CALL_STATUSES } from '../../providers/audio/interface.js';
 import { CallAnalysisEvent } from '../analysis/schemas.js';
 import type { EventType } from './recorder.js';
+import { CONTACT_STATUSES } from '../campaigns/tables.js';
 
 const Timestamp = (description: string) => Type.String({ format: 'date-time', description });
 const Hex = (description: string) => Type.String({ pattern: '^[0-9a-f]*$', description });
@@ -282,20 +283,7 @@ export const AgentTestRunEvent = Type.Object(
 );
 
 const CampaignCounts = Type.Object(
-  Object.fromEntries(
-    [
-      'total',
-      'pending',
-      'calling',
-      'completed',
-      'voicemail',
-      'no_answer',
-      'busy',
-      'failed',
-      'opted_out',
-      'do_not_call',
-    ].map((k) => [k, Type.Integer({ minimum: 0 })]),
-  ),
+  Object.fromEntries(['total', ...CONTACT_STATUSES].map((k) => [k, Type.Integer({ minimum: 0 })])),
   closed,
 );
 
