@@ -15,7 +15,7 @@ export interface Conversation {
   analysis?: { success?: boolean | null; data?: Record<string, unknown> } | null;
 }
 
-/** Lower case, punctuation to spaces, spaces collapsed: "Opening hours: 9-5!" → "opening hours 9 5". */
+/** Lower case, punctuation to spaces, spaces collapsed: "Opening hours: 9-5!" becomes "opening hours 9 5". */
 export const normalize = (text: string) =>
   text
     .toLowerCase()

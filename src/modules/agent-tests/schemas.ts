@@ -113,7 +113,7 @@ export const AgentTestInput = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 200 }),
     agent: Type.Optional(
       Type.Record(Type.String(), Type.Unknown(), {
-        description: 'An agent record (as in the `agents` store: `{ name, prompt?, firstMessage?, … }`)',
+        description: 'An agent record (as in the `agents` store: `{ name, prompt?, firstMessage?, ... }`)',
       }),
     ),
     agentId: Type.Optional(
@@ -169,7 +169,7 @@ export const RunStatus = Type.Union(
 );
 
 export const Check = Type.Object({
-  name: Type.String({ description: 'The expectation: `outcome`, `toolCalls[0]`, `says[1]`, `path`, …' }),
+  name: Type.String({ description: 'The expectation: `outcome`, `toolCalls[0]`, `says[1]`, `path`, ...' }),
   passed: Type.Boolean(),
   expected: Type.Unknown(),
   actual: Type.Unknown(),

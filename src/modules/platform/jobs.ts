@@ -34,7 +34,7 @@ export interface JobKind<P = unknown> {
   leaseMs?: number;
   /** Default 3. */
   maxAttempts?: number;
-  /** Wait before the next attempt after `attempt` failed. Default 5 s × attempt. */
+  /** Wait before the next attempt after `attempt` failed. Default 5 s times attempt. */
   retryDelayMs?(attempt: number): number;
 }
 
