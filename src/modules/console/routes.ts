@@ -19,8 +19,10 @@ import { type ConsoleAsset, loadConsoleAssets } from './assets.js';
  * inline code at all); the API and the call's WebSocket on this origin (and
  * PUBLIC_URL's, which the WebSocket URL of a web call names); recordings from
  * this origin (the agent's voice plays through Web Audio, which media-src does
- * not govern); DOM sinks that take script need Trusted Types, which
- * the console never creates (it builds elements, never HTML strings).
+ * not govern); DOM sinks that take script need Trusted Types: the console
+ * builds elements, never HTML strings, and creates one policy, for the one
+ * script URL it starts as a worker (the pathway graph's layout). Workers are
+ * this origin's only (worker-src falls back to script-src).
  */
 export function consoleContentSecurityPolicy(publicUrl: string): string {
   const origin = new URL(publicUrl);

@@ -216,6 +216,9 @@ describe.runIf(chromium)('the pathways page and a call path in Chromium', () => 
       ['/global/0', 'The caller asks for a person "person" / "human"'],
     ]);
     expect(graph.globalBox).toBe(true);
+    expect(
+      await browser.evaluate<string>("return document.querySelector('[data-testid=pathway-graph]').dataset.layout;"),
+    ).toBe('page');
     expect(await browser.evaluate<boolean>("return document.getElementById('pathway-issues-section').hidden;")).toBe(
       true,
     );
@@ -578,6 +581,42 @@ describe.runIf(chromium)('the pathways page and a call path in Chromium', () => 
       "document.getElementById('content').dataset.ready === 'true'",
     );
     expect(await browser.evaluate<boolean>("return document.getElementById('pathway-section').hidden;")).toBe(true);
+    expect(await violations(browser)).toEqual([]);
+  }, 60_000);
+
+  it('lays a large pathway out in a worker (the page stays responsive) under the same CSP and Trusted Types', async () => {
+    const size = 120;
+    const large = {
+      name: 'Large',
+      start: 'n0',
+      nodes: Array.from({ length: size }, (_, i) => ({
+        id: `n${i}`,
+        type: i === size - 1 ? 'end' : 'conversation',
+        say: `Step ${i}.`,
+      })),
+      edges: Array.from({ length: size - 1 }, (_, i) => ({ from: `n${i}`, to: `n${i + 1}` })),
+    };
+    await browser.open(`${origin}/console/pathways`, "document.getElementById('content').dataset.ready === 'true'");
+    await browser.evaluate(`
+      document.querySelector('[data-testid=pathway-json]').value = ${JSON.stringify(JSON.stringify(large))};
+      document.querySelector('[data-testid=pathway-check]').click();
+    `);
+    await browser.waitFor(
+      "document.querySelector('[data-testid=pathway-name]').textContent === 'Large' && document.getElementById('pathway-view').dataset.state === 'drawn'",
+      30_000,
+      'the large pathway drawn',
+    );
+    const drawn = await browser.evaluate<{ layout: string; nodes: number; edges: number; ordered: boolean }>(`
+      const svg = document.querySelector('[data-testid=pathway-graph]');
+      const ys = [...svg.querySelectorAll('[data-node-id]')].map((g) => g.getBBox().y);
+      return {
+        layout: svg.dataset.layout,
+        nodes: svg.querySelectorAll('[data-node-id]').length,
+        edges: svg.querySelectorAll('[data-edge]').length,
+        ordered: ys.every((y, i) => i === 0 || y > ys[i - 1]),
+      };
+    `);
+    expect(drawn).toEqual({ layout: 'worker', nodes: size, edges: size, ordered: true });
     expect(await violations(browser)).toEqual([]);
   }, 60_000);
 

@@ -149,7 +149,12 @@ async function startCall(event) {
     status.dataset.sessionId = call.sessionId;
     byId('live-path').hidden = true;
     const picked = request.pathwayId && pathways.get(request.pathwayId);
-    if (picked && call.sessionId) livePath = followPath(picked, call.sessionId);
+    if (picked && call.sessionId) {
+      const following = await followPath(picked, call.sessionId);
+      // The call may have ended while the graph was laid out.
+      if (call) livePath = following;
+      else following.stop();
+    }
     byId('hang-up').focus();
   } catch (error) {
     call = null;

@@ -77,7 +77,7 @@ export async function showCallPath(call, running) {
   const taken = new Set(pathway ? edgeRefs : record.path.slice(1).map((_, i) => `/edges/${i}`));
   const visited = new Set(record.path.map((entry) => entry.node));
   const current = running ? record.path.at(-1)?.node : undefined;
-  const { frame, legend } = graphFrame(drawn, { visited, taken, current });
+  const { frame, legend } = await graphFrame(drawn, { visited, taken, current });
   legend.append(el('li', { class: 'visited' }, el('span', { class: 'swatch' }), 'Visited by this call'));
   byId('pathway-drawing').replaceChildren(frame, legend);
   byId('pathway-drawing').dataset.drawnFrom = !pathway ? 'path' : pathway === record.document ? 'record' : 'store';

@@ -8,9 +8,9 @@ import { byId, el } from './common.js';
 import { graphFrame } from './pathway-view.js';
 
 /** Draws `pathway` and follows the call's moves on it; `stop()` ends following (the call ended). */
-export function followPath(pathway, sessionId) {
+export async function followPath(pathway, sessionId) {
   const section = byId('live-path');
-  const { frame, legend } = graphFrame(pathway);
+  const { frame, legend } = await graphFrame(pathway);
   legend.append(el('li', { class: 'visited' }, el('span', { class: 'swatch' }), 'Visited by this call'));
   byId('live-path-drawing').replaceChildren(frame, legend);
   const at = byId('live-node');

@@ -6,8 +6,11 @@
 // "any conversation node". Validation issues mark the node or edge they name
 // (data-issue="error"|"warning", the messages in its tooltip); a call's path
 // marks the nodes it visited (data-visited="true") and the edges it took
-// (data-taken="true"). Elements are built, never parsed from strings.
+// (data-taken="true"). Elements are built, never parsed from strings. A large
+// graph is laid out in a worker (pathway-layout-worker.js), so the page stays
+// responsive however long dagre takes.
 import dagre from './dagre.js';
+import { layoutGraph } from './pathway-layout.js';
 import { NODE_TYPE_NAMES, edgeLines, issueTarget, nodeLines, wrap } from './pathway-labels.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
@@ -17,6 +20,96 @@ const NODE_WIDTH = 232;
 const LINE = 16;
 const CHARS = 32;
 let drawings = 0;
+/** Nodes plus edges up to which the page lays a graph out itself (measured: about 100 ms at 100). */
+export const IN_PAGE_LAYOUT_MAX = 150;
+const WORKER_URL = '/console/assets/pathway-layout-worker.js';
+
+/**
+ * The nodes and edges to draw, with their boxes, in the order they were added;
+ * place() adds dagre's positions (x, y; an edge's points).
+ */
+class GraphModel {
+  nodeData = new Map();
+  edgeData = new Map();
+  size = { width: 0, height: 0 };
+  setNode(id, data) {
+    this.nodeData.set(id, data);
+  }
+  hasNode(id) {
+    return this.nodeData.has(id);
+  }
+  setEdge(v, w, data, name) {
+    this.edgeData.set(name, { ...data, v, w, name });
+  }
+  nodes() {
+    return [...this.nodeData.keys()];
+  }
+  node(id) {
+    return this.nodeData.get(id);
+  }
+  edges() {
+    return [...this.edgeData.values()].map(({ v, w, name }) => ({ v, w, name }));
+  }
+  edge(e) {
+    return this.edgeData.get(e.name);
+  }
+  graph() {
+    return this.size;
+  }
+  /** What dagre needs: plain data (it may cross to the worker). */
+  toLayoutModel() {
+    return {
+      nodes: [...this.nodeData].map(([id, d]) => ({ id, width: d.width, height: d.height })),
+      edges: [...this.edgeData.values()].map((e) => ({
+        v: e.v,
+        w: e.w,
+        name: e.name,
+        width: e.width,
+        height: e.height,
+      })),
+    };
+  }
+  place(layout) {
+    this.size = { width: layout.width, height: layout.height };
+    for (const [id, position] of Object.entries(layout.nodes)) Object.assign(this.nodeData.get(id), position);
+    for (const [name, route] of Object.entries(layout.edges)) Object.assign(this.edgeData.get(name), route);
+  }
+}
+
+let workerUrl = null;
+/** The worker's URL as Trusted Types want it (the console's CSP requires them for script URLs): this one URL only. */
+function trustedWorkerUrl() {
+  if (!globalThis.trustedTypes) return WORKER_URL;
+  workerUrl ??= globalThis.trustedTypes
+    .createPolicy('pathway-layout-worker', {
+      createScriptURL: (url) => {
+        if (url !== WORKER_URL) throw new TypeError(`not the layout worker: ${url}`);
+        return url;
+      },
+    })
+    .createScriptURL(WORKER_URL);
+  return workerUrl;
+}
+
+/** dagre's layout of the model: in the page when small, else in a worker (one per layout, ended after). */
+function layOut(model) {
+  const data = model.toLayoutModel();
+  if (data.nodes.length + data.edges.length <= IN_PAGE_LAYOUT_MAX)
+    return Promise.resolve({ layout: layoutGraph(dagre, data), where: 'page' });
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(trustedWorkerUrl(), { type: 'module' });
+    worker.addEventListener('message', (event) => {
+      worker.terminate();
+      if (event.data.ok) resolve({ layout: event.data.layout, where: 'worker' });
+      else reject(new Error(`the graph could not be laid out: ${event.data.message}`));
+    });
+    worker.addEventListener('error', (event) => {
+      worker.terminate();
+      reject(new Error(`the layout worker failed: ${event.message ?? 'unknown error'}`));
+    });
+    worker.postMessage(data);
+  });
+}
 
 function svg(tag, attributes = {}, ...children) {
   const node = document.createElementNS(SVG, tag);
@@ -58,11 +151,9 @@ export function placeIssues(pathway, { errors = [], warnings = [] } = {}) {
  * Set of node ids), `taken` (a Set of edge refs: "/edges/3", "/global/0"),
  * `current` (a node id).
  */
-export function drawPathway(pathway, { issues, visited = new Set(), taken = new Set(), current } = {}) {
+export async function drawPathway(pathway, { issues, visited = new Set(), taken = new Set(), current } = {}) {
   const prefix = `pathway-${++drawings}`;
-  const graph = new dagre.graphlib.Graph({ multigraph: true });
-  graph.setGraph({ rankdir: 'TB', nodesep: 36, ranksep: 56, edgesep: 18, marginx: 16, marginy: 16 });
-  graph.setDefaultEdgeLabel(() => ({}));
+  const graph = new GraphModel();
 
   const nodes = (Array.isArray(pathway.nodes) ? pathway.nodes : []).filter(
     (node) => node && typeof node.id === 'string' && node.id,
@@ -87,9 +178,11 @@ export function drawPathway(pathway, { issues, visited = new Set(), taken = new 
     };
   };
   const edges = Array.isArray(pathway.edges) ? pathway.edges : [];
+  const leaving = new Map();
+  for (const edge of edges) leaving.set(edge?.from, (leaving.get(edge?.from) ?? 0) + 1);
   edges.forEach((edge, i) => {
     if (!known.has(edge?.from) || !known.has(edge?.to)) return;
-    const siblings = edges.filter((other) => other?.from === edge.from).length > 1;
+    const siblings = leaving.get(edge.from) > 1;
     graph.setEdge(edge.from, edge.to, { ref: `/edges/${i}`, ...label(edgeLines(edge, siblings)) }, `/edges/${i}`);
   });
   const globals = (Array.isArray(pathway.global) ? pathway.global : []).filter((edge) => known.has(edge?.to));
@@ -105,7 +198,8 @@ export function drawPathway(pathway, { issues, visited = new Set(), taken = new 
       );
     });
   }
-  dagre.layout(graph);
+  const { layout, where } = await layOut(graph);
+  graph.place(layout);
 
   const { width, height } = graph.graph();
   const root = svg('svg', {
@@ -113,6 +207,7 @@ export function drawPathway(pathway, { issues, visited = new Set(), taken = new 
     class: 'pathway-graph',
     role: 'img',
     'aria-label': `The pathway ${typeof pathway.name === 'string' ? pathway.name : ''} as a graph`,
+    'data-layout': where,
     width: Math.ceil(width),
     height: Math.ceil(height),
     viewBox: `0 0 ${Math.ceil(width)} ${Math.ceil(height)}`,

@@ -60,10 +60,10 @@ export function validityLine(check) {
 }
 
 /** The graph in a frame that scrolls on its own (a wide graph never widens the page), and a legend of node types. */
-export function graphFrame(pathway, options = {}) {
+export async function graphFrame(pathway, options = {}) {
   const check = options.check ?? { errors: [], warnings: [] };
   const frame = el('div', { class: 'graph-frame', tabindex: '0', 'aria-label': 'Pathway graph (scrolls)' });
-  frame.append(drawPathway(pathway, { ...options, issues: placeIssues(pathway, check) }));
+  frame.append(await drawPathway(pathway, { ...options, issues: placeIssues(pathway, check) }));
   const legend = el(
     'ul',
     { class: 'legend', 'aria-label': 'Node types' },

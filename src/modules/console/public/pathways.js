@@ -67,6 +67,8 @@ function showVariables(pathway) {
 async function show(pathway, id) {
   const view = byId('pathway-view');
   view.hidden = false;
+  // "drawn" once the graph of this document is on the page (a large one is laid out in a worker).
+  view.dataset.state = 'drawing';
   view.dataset.pathwayId = id ?? '';
   byId('pathway-title').textContent = typeof pathway.name === 'string' && pathway.name ? pathway.name : 'Pathway';
   byId('pathway-description').textContent = [
@@ -77,12 +79,13 @@ async function show(pathway, id) {
     .join(' ');
   const check = await checkPathway(pathway);
   view.dataset.valid = String(check.valid);
-  const { frame, legend } = graphFrame(pathway, { check });
+  const { frame, legend } = await graphFrame(pathway, { check });
   byId('pathway-validity').replaceChildren(validityLine(check));
   byId('pathway-drawing').replaceChildren(frame, legend);
   byId('pathway-issues').replaceChildren(issueList(pathway, check));
   byId('pathway-issues-section').hidden = check.errors.length + check.warnings.length === 0;
   showVariables(pathway);
+  view.dataset.state = 'drawn';
   return check;
 }
 
