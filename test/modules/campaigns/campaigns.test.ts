@@ -45,4 +45,68 @@ describe('campaigns', () => {
     expect(call.json()).toMatchObject({ campaignId: id, status: 'completed' });
     expect(view.spentUsd).toBeGreaterThan(0);
   });
+
+  it('writes its definition encrypted to the campaigns store, and sends campaign_status events and webhooks', async () => {
+    const c = await caller(t);
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/campaigns',
+      headers: bearer(c.user.token),
+      payload: {
+        name: 'Hooked',
+        agent: { name: 'Amy' },
+        fromNumberIds: [c.numberId],
+        contacts: [{ name: 'Grace', phone: '+14155550123', timezone: 'Europe/Paris' }],
+        webhook: 'http://127.0.0.1:9/hooks',
+      },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const { id, objectId } = created.json();
+    const stored = JSON.parse((await t.services.data.records.read(c.user.id, 'campaigns', objectId)).toString('utf8'));
+    expect(stored).toMatchObject({
+      id,
+      name: 'Hooked',
+      agent: { name: 'Amy' },
+      contacts: [{ index: 0, name: 'Grace', phone: '+14155550123', timezone: 'Europe/Paris' }],
+      retry: { maxAttempts: 2, delayMinutes: 60 },
+      voicemail: 'leave_message',
+    });
+    // The object itself is ciphertext: the name is not in it.
+    const object = await t.database.db
+      .selectFrom('objects')
+      .selectAll()
+      .where('id', '=', objectId)
+      .executeTakeFirstOrThrow();
+    expect(Buffer.from(object.content as Uint8Array).toString('utf8')).not.toContain('Grace');
+    await post(t, c.user, `/api/campaigns/${id}/start`);
+    await dialUntil(t, async () => (await campaign(t, c.user, id)).status === 'completed');
+    const events = await t.database.db
+      .selectFrom('events')
+      .select('payload')
+      .where('user_id', '=', c.user.id)
+      .where('type', '=', 'campaign_status')
+      .orderBy('id')
+      .execute();
+    const payloads = events.map((e) => JSON.parse(e.payload as string));
+    expect(payloads[0]).toMatchObject({ campaign_id: id, status: 'running', counts: { total: 1, pending: 1 } });
+    expect(payloads.at(-1)).toMatchObject({ campaign_id: id, status: 'completed', counts: { total: 1, completed: 1 } });
+    const hooks = await t.database.db
+      .selectFrom('webhook_deliveries')
+      .select(['event_type', 'body', 'url'])
+      .where('user_id', '=', c.user.id)
+      .execute();
+    const statuses = hooks.filter((h) => h.event_type === 'campaign_status').map((h) => JSON.parse(h.body).data.status);
+    expect(statuses[0]).toBe('running');
+    expect(statuses.at(-1)).toBe('completed');
+    expect(hooks.every((h) => h.url === 'http://127.0.0.1:9/hooks')).toBe(true);
+    // The call's own call_status events carry the campaign.
+    const callEvents = await t.database.db
+      .selectFrom('events')
+      .select('payload')
+      .where('user_id', '=', c.user.id)
+      .where('type', '=', 'call_status')
+      .execute();
+    expect(callEvents.length).toBeGreaterThan(0);
+    expect(callEvents.every((e) => JSON.parse(e.payload as string).campaign_id === id)).toBe(true);
+  });
 });
