@@ -76,7 +76,7 @@ export function validZone(zone: string): boolean {
   }
 }
 
-/** "HH:MM" → minutes after midnight, or null. */
+/** "HH:MM" to minutes after midnight, or null. */
 export function parseClock(value: string): number | null {
   const m = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(value);
   return m ? Number(m[1]) * 60 + Number(m[2]) : value === '24:00' ? 1440 : null;

@@ -224,22 +224,22 @@ const MOVE_TEXT = {
   start: [
     'startCampaign',
     'Start a draft campaign',
-    'draft → running. 402 `insufficient_funds` when neither your allowance nor your balance pays one minute to the first contact.',
+    'draft to running. 402 `insufficient_funds` when neither your allowance nor your balance pays one minute to the first contact.',
   ],
   pause: [
     'pauseCampaign',
     'Pause a running campaign',
-    'running → paused: no new call is placed; calls under way go on.',
+    'running to paused: no new call is placed; calls under way go on.',
   ],
   resume: [
     'resumeCampaign',
     'Resume a paused campaign',
-    'paused → running (also after it paused itself); 402 as for start.',
+    'paused to running (also after it paused itself); 402 as for start.',
   ],
   cancel: [
     'cancelCampaign',
     'Cancel a campaign',
-    'draft, running or paused → cancelled, for good: contacts not yet called stay pending.',
+    'draft, running or paused to cancelled, for good: contacts not yet called stay pending.',
   ],
 } as const;
 

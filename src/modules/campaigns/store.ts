@@ -50,7 +50,7 @@ function contactRow(r: CampaignContactsTable): CampaignContactsTable {
 export interface ClaimPlan {
   /** Contacts to claim now, by index (at most the slots due). */
   claim: number[];
-  /** Contacts moved to later (outside business hours): index → next attempt time. */
+  /** Contacts moved to later (outside business hours): index and next attempt time. */
   later: Array<{ idx: number; at: number }>;
   /** Contacts that will never be dialled (on the do-not-call list). */
   never: number[];
