@@ -24,17 +24,22 @@ const until = async (check: () => boolean) => {
 };
 
 describe('JobQueue', () => {
-  it('runs each of 60 jobs exactly once across two instances claiming at once', async () => {
+  it('runs each of 60 jobs exactly once across two instances claiming at once, each at most its concurrency at a time', async () => {
     const ran: string[] = [];
     const queues = [queueOf(a), queueOf(b)];
-    for (const q of queues)
+    const running = [0, 0];
+    const most = [0, 0];
+    queues.forEach((q, i) =>
       q.define<{ n: number }>('count', {
         concurrency: 5,
         run: async (job) => {
-          await new Promise((r) => setTimeout(r, 2));
+          most[i] = Math.max(most[i]!, ++running[i]!);
+          await new Promise((r) => setTimeout(r, 5));
+          running[i]!--;
           ran.push(String(job.payload.n));
         },
-      });
+      }),
+    );
     await queues[0]!.enqueue(
       a.database.db,
       Array.from({ length: 60 }, (_, n) => ({ kind: 'count', payload: { n } })),
@@ -43,6 +48,9 @@ describe('JobQueue', () => {
     await until(() => ran.length >= 60);
     await Promise.all(queues.map((q) => q.stop()));
     expect(ran.sort()).toEqual(Array.from({ length: 60 }, (_, n) => String(n)).sort());
+    // Each instance runs at most its concurrency at once (PostgreSQL once claimed more than asked for).
+    expect(Math.max(...most)).toBeLessThanOrEqual(5);
+    expect(Math.max(...most)).toBeGreaterThan(1);
   });
 
   it('retries a failing job, then gives up after its attempts with the last error', async () => {
