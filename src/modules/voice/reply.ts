@@ -141,10 +141,9 @@ function describe(error: unknown, fallbackProvider: string) {
   return { provider: fallbackProvider, message: error instanceof Error ? error.message : String(error) };
 }
 
-export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceIndex = 0): Promise<ReplyFacts> {
-  const { clock, sink, signal } = { ...deps, signal: request.signal };
-  const startedAt = clock.now();
-  const facts: ReplyFacts = {
+/** The facts of a reply that has said and done nothing (yet). */
+export function emptyFacts(voiceIndex: number): ReplyFacts {
+  return {
     segments: [],
     rounds: [],
     toolCalls: [],
@@ -157,6 +156,12 @@ export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceInde
     fatal: false,
     voiceIndex,
   };
+}
+
+export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceIndex = 0): Promise<ReplyFacts> {
+  const { clock, sink, signal } = { ...deps, signal: request.signal };
+  const startedAt = clock.now();
+  const facts = emptyFacts(voiceIndex);
   let firstTextAt: number | null = null;
   let firstSentenceSentAt: number | null = null;
   let firstAudioAt: number | null = null;

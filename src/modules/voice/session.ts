@@ -24,7 +24,15 @@ import { heardText } from './heard-text.js';
 import { type AgentTurn, History } from './history.js';
 import { AgentLiveLines, type LiveLine } from './live-lines.js';
 import { CallRecording, type RecordingChannels } from './recording.js';
-import { DEFAULT_APOLOGY, type LateToolCall, runReply, type Latency, type ReplyFacts, type Voice } from './reply.js';
+import {
+  DEFAULT_APOLOGY,
+  emptyFacts,
+  type LateToolCall,
+  runReply,
+  type Latency,
+  type ReplyFacts,
+  type Voice,
+} from './reply.js';
 import { AudioSink, FRAME_MS, type SinkOptions } from './sink.js';
 import { offeredTools, ToolRegistry, type ToolCallRecord, type ToolServices, type TransferResult } from './tools.js';
 import { MEDIA_VIOLATIONS, type Transport } from './transport.js';
@@ -160,21 +168,6 @@ export const LATE_TOOL_CALL_WAIT_MS = 10_000;
 function stopOutcome(reason: string): CallOutcomeKind {
   return MEDIA_VIOLATIONS.has(reason) ? 'refused' : 'completed';
 }
-
-/** A reply that said and did nothing (a turn the pathway took in silence). */
-const EMPTY_FACTS = (voiceIndex: number): ReplyFacts => ({
-  segments: [],
-  rounds: [],
-  toolCalls: [],
-  lateToolCalls: [],
-  pending: '',
-  interrupted: false,
-  latency: null,
-  firstFrameAtMs: null,
-  errors: [],
-  fatal: false,
-  voiceIndex,
-});
 
 export class VoiceSession {
   readonly settings: VoiceSettings;
@@ -695,7 +688,8 @@ export class VoiceSession {
           if (lines.length) text = lines.join(' ');
           else if (!plan.askModel) {
             if (this.current?.id === id) this.current = null;
-            return this.afterReply(kind, id, EMPTY_FACTS(this.voiceIndex));
+            // A turn the pathway took in silence.
+            return this.afterReply(kind, id, emptyFacts(this.voiceIndex));
           }
         }
         const facts = await runReply(

@@ -266,6 +266,18 @@ export class ScriptedModel implements LanguageModel {
   }
 }
 
+/** A real model (not the sandbox engine: a pathway moves only by its tool calls) answering from a list of steps; records each request. */
+export class ScriptedRealModel implements LanguageModel {
+  readonly name = 'openai';
+  readonly sandbox = false;
+  requests: CompletionRequest[] = [];
+  constructor(private readonly steps: ModelDelta[][]) {}
+  async *complete(request: CompletionRequest): AsyncIterable<ModelDelta> {
+    this.requests.push({ ...request, messages: request.messages.map((m) => ({ ...m })) });
+    for (const delta of this.steps.shift() ?? [text('Okay.')]) yield delta;
+  }
+}
+
 export const text = (t: string): ModelDelta => ({ type: 'text', text: t });
 export const toolCall = (id: string, name: string, args: unknown): ModelDelta => ({
   type: 'tool_call',

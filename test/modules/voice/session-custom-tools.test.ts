@@ -6,13 +6,12 @@
 // in the next line.
 import { describe, expect, it } from 'vitest';
 import type { ManualClock } from '../../../src/lib/clock.js';
-import type { CompletionRequest, LanguageModel, ModelDelta } from '../../../src/providers/language-model/interface.js';
 import { SandboxDialogue } from '../../../src/providers/language-model/sandbox.js';
 import { TOOL_APOLOGY, type CallCustomTool, type CustomToolInvoker } from '../../../src/modules/voice/call-agent.js';
 import { PathwayWalker } from '../../../src/modules/pathways/walker.js';
 import type { PathwayDocument } from '../../../src/modules/pathways/schemas.js';
 import { startHarnessCall } from './call-harness.js';
-import { settle, text, toolCall } from './fakes.js';
+import { ScriptedRealModel, settle, text, toolCall } from './fakes.js';
 
 const checkOrder: CallCustomTool = {
   name: 'check_order',
@@ -45,17 +44,6 @@ function invoker(clock: () => ManualClock, answer: Outcome, delayMs: number) {
   return { fake, uses };
 }
 
-class RealModel implements LanguageModel {
-  readonly name = 'openai';
-  readonly sandbox = false;
-  requests: CompletionRequest[] = [];
-  constructor(private readonly steps: ModelDelta[][]) {}
-  async *complete(request: CompletionRequest): AsyncIterable<ModelDelta> {
-    this.requests.push({ ...request, messages: [...request.messages] });
-    for (const delta of this.steps.shift() ?? [text('Okay.')]) yield delta;
-  }
-}
-
 describe('custom tools on a call', () => {
   it('are offered to the model; a slow one has its speak line said while it runs, then the answer uses its result', async () => {
     let clock!: ManualClock;
@@ -64,7 +52,10 @@ describe('custom tools on a call', () => {
       { ok: true, result: { status: 'shipped' }, assigned: { order_status: 'shipped' } },
       2500,
     );
-    const model = new RealModel([[toolCall('c1', 'check_order', { order: 42 })], [text('Your order has shipped.')]]);
+    const model = new ScriptedRealModel([
+      [toolCall('c1', 'check_order', { order: 42 })],
+      [text('Your order has shipped.')],
+    ]);
     const call = await startHarnessCall({
       model,
       firstMessage: 'Hi, this is Ada.',
@@ -95,7 +86,7 @@ describe('custom tools on a call', () => {
   it('says nothing while a fast one runs; a failure goes back to the model as { error }', async () => {
     let clock!: ManualClock;
     const tools = invoker(() => clock, { ok: false, error: 'HTTP 500 (after a retry)' }, 300);
-    const model = new RealModel([
+    const model = new ScriptedRealModel([
       [toolCall('c1', 'check_order', { order: 7 })],
       [text("Sorry, I can't look orders up right now.")],
     ]);

@@ -6,7 +6,6 @@ import { describe, expect, it, vi } from 'vitest';
 import { mulawToPcm } from '../../../src/lib/audio.js';
 import { DtmfDetector } from '../../../src/lib/dtmf.js';
 import type { ManualClock } from '../../../src/lib/clock.js';
-import type { CompletionRequest, LanguageModel, ModelDelta } from '../../../src/providers/language-model/interface.js';
 import { SandboxDialogue } from '../../../src/providers/language-model/sandbox.js';
 import { PATHWAY_FAILED_LINE } from '../../../src/modules/voice/call-agent.js';
 import type { Move, NodeEffect, WebhookResult } from '../../../src/modules/pathways/walker.js';
@@ -14,7 +13,7 @@ import { PathwayWalker } from '../../../src/modules/pathways/walker.js';
 import type { PathwayDocument } from '../../../src/modules/pathways/schemas.js';
 import { clinicPathway, menuPathway } from '../pathways/fixtures.js';
 import { startHarnessCall } from './call-harness.js';
-import { settle, text, toolCall } from './fakes.js';
+import { ScriptedRealModel, settle, toolCall } from './fakes.js';
 
 type WebhookEffect = Extract<NodeEffect, { kind: 'webhook' }>;
 
@@ -224,22 +223,10 @@ describe('a call walking a pathway with the sandbox engine', () => {
   });
 });
 
-/** A real model (not the sandbox engine) answering from a script; records each request. */
-class RealModel implements LanguageModel {
-  readonly name = 'openai';
-  readonly sandbox = false;
-  requests: CompletionRequest[] = [];
-  constructor(private readonly steps: ModelDelta[][]) {}
-  async *complete(request: CompletionRequest): AsyncIterable<ModelDelta> {
-    this.requests.push({ ...request, messages: request.messages.map((m) => ({ ...m })) });
-    for (const delta of this.steps.shift() ?? [text('Okay.')]) yield delta;
-  }
-}
-
 describe('a call walking a pathway with a real model', () => {
   it('tells the model the current step, moves by set_variables and choose_path, speaks the step it arrives at', async () => {
     const p = pathwayOf(clinicPathway());
-    const model = new RealModel([
+    const model = new ScriptedRealModel([
       [toolCall('c1', 'set_variables', { is_patient: 'true' })],
       [],
       [toolCall('c2', 'choose_path', { to: 'person' })],
@@ -271,7 +258,7 @@ describe('a call walking a pathway with a real model', () => {
 
   it('takes a keypad edge by its keywords before asking the model', async () => {
     const p = pathwayOf(menuPathway());
-    const model = new RealModel([]);
+    const model = new ScriptedRealModel([]);
     const call = await startHarnessCall({ model, pathway: p.build });
     await call.run(6000);
     await call.press('1');
