@@ -344,3 +344,80 @@ describe('states and owners', () => {
     ).toBe(204);
   });
 });
+
+describe('the account and the agent', () => {
+  it("waits for the account's concurrency limit without counting a refused call as an attempt", async () => {
+    await t.close();
+    t = await createTestApp({
+      env: { CALL_CONCURRENCY_PER_USER: '1' },
+      config: callConfig({ sandboxStepMs: 100 }),
+      clock: new ManualClock(Date.parse('2026-12-07T10:00:00Z')),
+    });
+    const c = await caller(t);
+    const id = await createCampaign(t, c, {
+      contacts: [
+        { name: 'A', phone: '+14155550111' },
+        { name: 'B', phone: '+14155550112' },
+        { name: 'C', phone: '+14155550113' },
+      ],
+      pacing: { callsPerMinute: 600, maxConcurrent: 3 },
+      retry: { maxAttempts: 1 },
+    });
+    await post(t, c.user, `/api/campaigns/${id}/start`);
+    // Three slots in a row while the first call still rings: the others are refused by the account (429) and wait.
+    for (let i = 0; i < 3; i++) {
+      await t.services.campaigns.dialer.round();
+      await t.services.campaigns.dialer.settled();
+      t.clock.advance(100);
+    }
+    const waiting = await t.database.db
+      .selectFrom('campaign_contacts')
+      .selectAll()
+      .where('campaign_id', '=', id)
+      .where('status', '=', 'pending')
+      .execute();
+    expect(waiting.length).toBeGreaterThanOrEqual(1);
+    expect(waiting.every((w) => Number(w.attempt_count) === 0)).toBe(true);
+    await dialUntil(t, async () => (await view(c.user.id, id)).status === 'completed', { stepMs: 5000 });
+    const list = await contactList(c.user.id, id);
+    expect(list.map((x) => [x.status, x.attempts.length])).toEqual([
+      ['completed', 1],
+      ['completed', 1],
+      ['completed', 1],
+    ]);
+  });
+
+  it('leaves the agent\'s voicemail message by default, and none with voicemail: "hang_up"', async () => {
+    const c = await caller(t);
+    const agent = { name: 'Amy', voicemailMessage: 'Please call us back.' };
+    const assembled = async (voicemail?: string) => {
+      const id = await createCampaign(t, c, {
+        agent,
+        contacts: [{ name: 'A', phone: '+14155550111', fields: { sandboxScript: ['Hello?', 'Bye.'], plan: 'gold' } }],
+        ...(voicemail ? { voicemail } : {}),
+      });
+      const row = await t.database.db
+        .selectFrom('campaigns')
+        .selectAll()
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      const contact = await t.database.db
+        .selectFrom('campaign_contacts')
+        .selectAll()
+        .where('campaign_id', '=', id)
+        .executeTakeFirstOrThrow();
+      const { campaignCall } = await import('../../../src/modules/campaigns/dialer.js');
+      return campaignCall(t.services.callSessions.sessions, c.user.id, t.services.campaigns.campaigns.definition(row), {
+        ...contact,
+        idx: Number(contact.idx),
+      } as never);
+    };
+    const left = await assembled();
+    expect(left.context?.voicemailMessage).toBe('Please call us back.');
+    // The contact's fields reach the agent; its sandbox script is the callee's, not a field.
+    expect(left.systemPrompt).toContain('plan: gold');
+    expect(left.systemPrompt).not.toContain('sandboxScript');
+    expect(left.sandboxScript).toEqual(['Hello?', 'Bye.']);
+    expect((await assembled('hang_up')).context?.voicemailMessage).toBeUndefined();
+  });
+});
