@@ -43,6 +43,16 @@ describe('campaigns', () => {
       headers: bearer(c.user.token),
     });
     expect(call.json()).toMatchObject({ campaignId: id, status: 'completed' });
+    // ...and its encrypted record in the calls store names the campaign too.
+    const session = await t.database.db
+      .selectFrom('call_sessions')
+      .select('record_object_id')
+      .where('id', '=', list[0]!.attempts[0]!.sessionId)
+      .executeTakeFirstOrThrow();
+    const record = JSON.parse(
+      (await t.services.data.records.read(c.user.id, 'calls', session.record_object_id!)).toString('utf8'),
+    );
+    expect(record.campaign_id).toBe(id);
     expect(view.spentUsd).toBeGreaterThan(0);
   });
 
