@@ -6,8 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { expect, vi } from 'vitest';
 import WebSocket from 'ws';
 import { FRAME_SAMPLES_8K, mulawToPcm, pcmToMulaw } from '../../src/lib/audio.js';
-import { newId } from '../../src/lib/ids.js';
 import type { TestApp } from './app.js';
+import { insertPhoneNumber } from './phone-numbers.js';
 import type { TestUser } from './factories.js';
 import type { TwilioFake } from './twilio-fake.js';
 
@@ -18,35 +18,9 @@ export async function twilioNumber(
   user: TestUser,
   phone = '+14155550100',
 ): Promise<string> {
-  const id = newId(Date.now());
-  const now = Date.now();
   const sid = `PN${randomUUID().replace(/-/g, '').slice(0, 32)}`;
   twilio.incoming.set(sid, { sid, phoneNumber: phone, friendlyName: phone, addressSid: null, voiceUrl: '' });
-  await t.database.db
-    .insertInto('phone_numbers')
-    .values({
-      id,
-      user_id: user.id,
-      provider: 'twilio',
-      provider_sid: sid,
-      phone_number: phone,
-      name: 'Main',
-      description: null,
-      type: 'both',
-      number_type: 'local',
-      country: 'US',
-      capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
-      monthly_cents: 115,
-      currency: 'usd',
-      address_sid: null,
-      subscription_id: null,
-      inbound_configuration_id: null,
-      status: 'active',
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-  return id;
+  return (await insertPhoneNumber(t, user.id, { provider: 'twilio', phone, sid })).id;
 }
 
 /** The stream URL and token of a call's `<Connect><Stream>` TwiML. */

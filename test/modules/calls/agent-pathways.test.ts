@@ -1,18 +1,11 @@
-// Agent records name pathways and custom tools (issue 43, DESIGN.md "Voice
-// agent" agent records, "Conversational pathways"): a web call (POST
-// /api/calls/web) and an inbound call (Twilio's voice webhook, signed by the
-// official library) assemble the agent's `pathwayId` or `pathway` and `tools`
-// into the call sealed with the session, for the voice session to run. Only
-// the assembly is looked at here: no media stream connects.
-import { randomUUID } from 'node:crypto';
 import twilioLib from 'twilio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../../src/lib/ids.js';
 import { examplePathway } from '../../../src/modules/pathways/examples.js';
 import type { AssembledCall } from '../../../src/providers/audio/interface.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { type TestUser, bearer, createFundedUser, createVerifiedUser } from '../../support/factories.js';
 import { callConfig } from './support.js';
+import { insertPhoneNumber } from '../../support/phone-numbers.js';
 
 const publicUrl = 'https://api.example.test';
 // Twilio's API is not running: inbound calls need only its signature on our webhook.
@@ -146,33 +139,7 @@ describe('an inbound call to an agent with a pathway', () => {
 
   /** A Twilio number of the user's whose inbound configuration answers with `agent` (a record of their `agents` store). */
   async function answeringNumber(user: TestUser, agent: unknown): Promise<{ numberId: string; phone: string }> {
-    const now = t.clock.now();
-    const numberId = newId(now);
-    const phone = `+1415555${String(1000 + Math.floor(Math.random() * 8999))}`;
-    await t.database.db
-      .insertInto('phone_numbers')
-      .values({
-        id: numberId,
-        user_id: user.id,
-        provider: 'twilio',
-        provider_sid: `PN${randomUUID().replace(/-/g, '')}`,
-        phone_number: phone,
-        name: 'Main',
-        description: null,
-        type: 'both',
-        number_type: 'local',
-        country: 'US',
-        capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
-        monthly_cents: 115,
-        currency: 'usd',
-        address_sid: null,
-        subscription_id: null,
-        inbound_configuration_id: null,
-        status: 'active',
-        created_at: now,
-        updated_at: now,
-      })
-      .execute();
+    const { id: numberId, phone } = await insertPhoneNumber(t, user.id, { provider: 'twilio', now: t.clock.now() });
     const agentId = await storeRecord(user, 'agents', agent);
     const config = await t.app.inject({
       method: 'PUT',

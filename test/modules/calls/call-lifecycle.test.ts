@@ -11,6 +11,7 @@ import { newId } from '../../../src/lib/ids.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { type TestUser, bearer, createFundedUser } from '../../support/factories.js';
 import { callConfig } from './support.js';
+import { insertPhoneNumber } from '../../support/phone-numbers.js';
 
 const publicUrl = 'https://api.example.test';
 const twilio = {
@@ -41,33 +42,7 @@ function postSigned(path: string, params: Record<string, string>) {
 
 /** A Twilio number of the user's, attached to an inbound configuration whose agent is a record of their `agents` store. */
 async function answeringNumber(user: TestUser): Promise<{ numberId: string; phone: string }> {
-  const now = t.clock.now();
-  const numberId = newId(now);
-  const phone = `+1415555${String(1000 + Math.floor(Math.random() * 8999))}`;
-  await t.database.db
-    .insertInto('phone_numbers')
-    .values({
-      id: numberId,
-      user_id: user.id,
-      provider: 'twilio',
-      provider_sid: `PN${randomUUID().replace(/-/g, '')}`,
-      phone_number: phone,
-      name: 'Main',
-      description: null,
-      type: 'both',
-      number_type: 'local',
-      country: 'US',
-      capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
-      monthly_cents: 115,
-      currency: 'usd',
-      address_sid: null,
-      subscription_id: null,
-      inbound_configuration_id: null,
-      status: 'active',
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
+  const { id: numberId, phone } = await insertPhoneNumber(t, user.id, { provider: 'twilio', now: t.clock.now() });
   const agent = await t.services.data.records.create(user.id, 'agents', Buffer.from(JSON.stringify({ name: 'Ava' })));
   const config = await t.app.inject({
     method: 'PUT',

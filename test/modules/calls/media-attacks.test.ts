@@ -9,7 +9,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
-import { newId } from '../../../src/lib/ids.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { type TestUser, bearer, createFundedUser } from '../../support/factories.js';
 import { freePort } from '../../support/ports.js';
@@ -17,6 +16,7 @@ import { registerServer, signPayload } from '../../support/signed-payloads.js';
 import { type TwilioFake, startTwilioFake } from '../../support/twilio-fake.js';
 import { callConfig } from './support.js';
 import { WallClock, endedCall, startWebCall } from './web-call-support.js';
+import { insertPhoneNumber, randomUsNumber } from '../../support/phone-numbers.js';
 
 let t: TestApp;
 let twilio: TwilioFake;
@@ -70,36 +70,10 @@ function connect(path: string) {
 const isOpen = (ws: WebSocket) => ws.readyState === WebSocket.OPEN;
 
 async function twilioNumber(user: TestUser): Promise<string> {
-  const id = newId(Date.now());
-  const now = Date.now();
-  const phone = `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`;
+  const phone = randomUsNumber();
   const sid = `PN${randomUUID().replace(/-/g, '').slice(0, 32)}`;
   twilio.incoming.set(sid, { sid, phoneNumber: phone, friendlyName: phone, addressSid: null, voiceUrl: '' });
-  await t.database.db
-    .insertInto('phone_numbers')
-    .values({
-      id,
-      user_id: user.id,
-      provider: 'twilio',
-      provider_sid: sid,
-      phone_number: phone,
-      name: 'Main',
-      description: null,
-      type: 'both',
-      number_type: 'local',
-      country: 'US',
-      capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
-      monthly_cents: 115,
-      currency: 'usd',
-      address_sid: null,
-      subscription_id: null,
-      inbound_configuration_id: null,
-      status: 'active',
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-  return id;
+  return (await insertPhoneNumber(t, user.id, { provider: 'twilio', phone, sid })).id;
 }
 
 /** An outbound call placed through (fake) Twilio: its session, the Calls.json request, the stream URL and token of its TwiML. */

@@ -4,7 +4,6 @@
 // user with a sandbox number, a knowledge base with opening hours and a
 // sandbox Calendly), a signed call, and waiting for a call's end.
 import { expect, vi } from 'vitest';
-import { newId } from '../../../src/lib/ids.js';
 import { installedCallerSynthesizers } from '../../../src/providers/call-speech/offline-caller.js';
 import { createPocketsphinxSpeechToText } from '../../../src/providers/speech-to-text/pocketsphinx.js';
 import type { SandboxScript } from '../../../src/providers/telephony/interface.js';
@@ -15,6 +14,7 @@ import { registerServer, signPayload } from '../../support/signed-payloads.js';
 import { callConfig } from './support.js';
 import { WallClock } from '../../support/wall-clock.js';
 import { freePort } from '../../support/ports.js';
+import { insertPhoneNumber } from '../../support/phone-numbers.js';
 
 export { WallClock };
 
@@ -40,34 +40,8 @@ export async function sandboxCarrierApp(env: Record<string, string> = {}): Promi
 
 let numbers = 0;
 export async function sandboxNumber(t: TestApp, user: TestUser): Promise<string> {
-  const id = newId(Date.now());
-  const phoneNumber = `+1415555${String(100 + ++numbers).padStart(4, '0')}`;
-  const now = Date.now();
-  await t.database.db
-    .insertInto('phone_numbers')
-    .values({
-      id,
-      user_id: user.id,
-      provider: 'sandbox',
-      provider_sid: `PN${id.replace(/-/g, '')}`,
-      phone_number: phoneNumber,
-      name: 'Main',
-      description: null,
-      type: 'both',
-      number_type: 'local',
-      country: 'US',
-      capabilities: JSON.stringify({ voice: true, sms: true, mms: false }),
-      monthly_cents: 115,
-      currency: 'usd',
-      address_sid: null,
-      subscription_id: null,
-      inbound_configuration_id: null,
-      status: 'active',
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-  return id;
+  const phone = `+1415555${String(100 + ++numbers).padStart(4, '0')}`;
+  return (await insertPhoneNumber(t, user.id, { provider: 'sandbox', phone })).id;
 }
 
 /** A funded user with a number, a knowledge base with opening hours and a (sandbox) Calendly integration. */

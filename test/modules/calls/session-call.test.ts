@@ -5,7 +5,6 @@
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { newId } from '../../../src/lib/ids.js';
 import { parseCallPayload } from '../../../src/modules/calls/session-service.js';
 import { examplePathway } from '../../../src/modules/pathways/examples.js';
 import type { AssembledCall } from '../../../src/providers/audio/interface.js';
@@ -15,6 +14,7 @@ import { type RegisteredServer, encryptToService, registerServer, signPayload } 
 import { type WebhookReceiver, startWebhookReceiver } from '../../support/webhook-receiver.js';
 import { eventually, stream } from '../events/support.js';
 import { callConfig, callRecords } from './support.js';
+import { insertPhoneNumber } from '../../support/phone-numbers.js';
 
 let t: TestApp;
 let receiver: WebhookReceiver;
@@ -28,33 +28,8 @@ afterAll(async () => {
 });
 
 async function addNumber(user: TestUser, phone: string, voice = true): Promise<string> {
-  const id = newId(t.clock.now());
-  const now = t.clock.now();
-  await t.database.db
-    .insertInto('phone_numbers')
-    .values({
-      id,
-      user_id: user.id,
-      provider: 'sandbox',
-      provider_sid: `PN${randomUUID().replace(/-/g, '')}`,
-      phone_number: phone,
-      name: phone,
-      description: null,
-      type: voice ? 'both' : 'outbound',
-      number_type: 'local',
-      country: 'US',
-      capabilities: JSON.stringify({ voice, sms: true, mms: false }),
-      monthly_cents: 115,
-      currency: 'usd',
-      address_sid: null,
-      subscription_id: null,
-      inbound_configuration_id: null,
-      status: 'active',
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-  return id;
+  return (await insertPhoneNumber(t, user.id, { provider: 'sandbox', phone, name: phone, voice, now: t.clock.now() }))
+    .id;
 }
 
 const claims = (extra: Record<string, unknown> = {}) => ({
