@@ -88,13 +88,26 @@ export class WebhookStore {
    * one write at a time, so the same update is atomic there.
    */
   async claimDue(now: number, leaseUntil: number, limit: number): Promise<WebhookDeliveriesTable[]> {
-    const lock = this.dialect === 'postgres' ? sql` for update skip locked` : sql``;
-    const { rows } = await sql<WebhookDeliveriesTable>`
+    // PostgreSQL: the pick is a materialized CTE, run once. In `id in (select ... limit n for update skip locked)`
+    // the planner may run the subquery again, each time skipping the rows it locked before, and claim more than n.
+    const { rows } =
+      this.dialect === 'postgres'
+        ? await sql<WebhookDeliveriesTable>`
+      with picked as materialized (
+        select id from webhook_deliveries
+         where status = 'pending' and next_attempt_at <= ${now}
+         order by next_attempt_at limit ${limit} for update skip locked)
+      update webhook_deliveries as d
+         set next_attempt_at = ${leaseUntil}, attempts = d.attempts + 1, updated_at = ${now}
+        from picked
+       where d.id = picked.id and d.status = 'pending' and d.next_attempt_at <= ${now}
+      returning d.*`.execute(this.db)
+        : await sql<WebhookDeliveriesTable>`
       update webhook_deliveries
          set next_attempt_at = ${leaseUntil}, attempts = attempts + 1, updated_at = ${now}
        where id in (select id from webhook_deliveries
                      where status = 'pending' and next_attempt_at <= ${now}
-                     order by next_attempt_at limit ${limit}${lock})
+                     order by next_attempt_at limit ${limit})
          and status = 'pending' and next_attempt_at <= ${now}
       returning *`.execute(this.db);
     return rows.map((r) => ({

@@ -153,3 +153,28 @@ describe('several instances', () => {
     }
   });
 });
+
+describe('the claim', () => {
+  it('takes at most its limit, however many claims run at once, and never one delivery twice', async () => {
+    const user = await createVerifiedUser(holder);
+    await holder.services.webhooks.webhooks.getSecret(user.id);
+    const ids = await enqueue(
+      holder,
+      Array.from({ length: 60 }, (_, i) => ({
+        userId: user.id,
+        url: `${receiver.url}/claim`,
+        type: 'call_status' as const,
+        data: data(100 + i),
+      })),
+    );
+    const store = holder.services.webhooks.webhookStore;
+    const now = holder.clock.now();
+    // PostgreSQL once claimed more than asked for: the planner ran the limited, skip-locked pick again.
+    const claims = await Promise.all(Array.from({ length: 12 }, () => store.claimDue(now, now + 30_000, 5)));
+    for (const claim of claims) expect(claim.length).toBeLessThanOrEqual(5);
+    const claimed = claims.flat().map((d) => d.id);
+    expect(new Set(claimed).size).toBe(claimed.length);
+    expect(claimed.every((id) => ids.includes(id))).toBe(true);
+    expect(claimed.length).toBeGreaterThan(5);
+  });
+});
