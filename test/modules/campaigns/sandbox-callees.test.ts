@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TestApp } from '../../support/app.js';
 import { bearer, createFundedUser } from '../../support/factories.js';
-import { canSpeak, sandboxCarrierApp, sandboxNumber } from '../calls/sandbox-support.js';
+import { canSpeak, ended, sandboxCarrierApp, sandboxNumber } from '../calls/sandbox-support.js';
+import { registerServer, signPayload } from '../../support/signed-payloads.js';
 
 describe.skipIf(!canSpeak)('a campaign through the sandbox carrier', () => {
   let t: TestApp;
@@ -94,5 +95,57 @@ describe.skipIf(!canSpeak)('a campaign through the sandbox carrier', () => {
         sessionId: items[2]!.attempts[0]!.sessionId,
       }),
     ]);
+  }, 300_000);
+
+  it('plays the same callees on single calls: the opt-out callee is listed, a contact speaks its own fields.sandboxScript', async () => {
+    const user = await createFundedUser(t, 20);
+    const numberId = await sandboxNumber(t, user);
+    const server = await registerServer(t, user);
+    const call = async (phone: string, fields?: Record<string, string>) => {
+      const jwt = await signPayload(server, {
+        agent: { name: 'Amy', firstMessage: 'Hello, this is Amy from the clinic.' },
+        contact: { name: 'Grace', phone, ...(fields ? { fields } : {}) },
+        type: 'prompt',
+        prompt: 'Remind the contact of the appointment.',
+        phoneNumberId: numberId,
+      });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/session/call',
+        headers: bearer(user.token),
+        payload: { server: server.name, jwt },
+      });
+      expect(res.statusCode, res.body).toBe(204);
+      return res.headers['x-session-id'] as string;
+    };
+    const [optOut, own] = await Promise.all([
+      call('+14155550004'),
+      call('+14155550124', { sandboxScript: 'Hello?\nNo thank you, goodbye.' }),
+    ]);
+    const [optOutView, ownView] = await Promise.all([ended(t, user, optOut, 120_000), ended(t, user, own, 120_000)]);
+    expect(optOutView.toolCalls.map((c: { name: string }) => c.name)).toContain('opt_out');
+    const listed = (await t.app.inject({ method: 'GET', url: '/api/do-not-call', headers: bearer(user.token) })).json()
+      .items;
+    expect(listed).toEqual([expect.objectContaining({ phone: '+14155550004', source: 'opt_out', sessionId: optOut })]);
+    const callerLines = ownView.transcript
+      .filter((l: { role: string }) => l.role === 'caller')
+      .map((l: { text: string }) => l.text.toLowerCase());
+    expect(callerLines.length).toBe(2);
+    expect(callerLines.join(' ')).toContain('goodbye');
+    // Listed now: a second call to the opt-out callee is refused.
+    const jwt = await signPayload(server, {
+      agent: { name: 'Amy' },
+      contact: { name: 'Grace', phone: '+14155550004' },
+      type: 'prompt',
+      prompt: 'Hi',
+      phoneNumberId: numberId,
+    });
+    const again = await t.app.inject({
+      method: 'POST',
+      url: '/api/session/call',
+      headers: bearer(user.token),
+      payload: { server: server.name, jwt },
+    });
+    expect(again.statusCode).toBe(409);
   }, 300_000);
 });
