@@ -209,7 +209,8 @@ function systemPrompt(p: CallPayload, pathwayPart: string | null, personaInstruc
   if (p.agent.instructions) parts.push(p.agent.instructions);
   if (p.type === 'prompt' && p.prompt) parts.push(p.prompt);
   if (pathwayPart) parts.push(pathwayPart);
-  const fields = Object.entries(p.contact.fields ?? {});
+  // fields.sandboxScript describes the sandbox callee (what it will say), not the contact.
+  const fields = Object.entries(p.contact.fields ?? {}).filter(([k]) => k !== 'sandboxScript');
   if (fields.length)
     parts.push(`What you know about ${p.contact.name}:\n${fields.map(([k, v]) => `- ${k}: ${v}`).join('\n')}`);
   if (p.humanAgents?.length)
