@@ -317,6 +317,7 @@ export function createServices(deps: ServiceDeps) {
     }).integrations,
     settings: { maxRunsPerUser: 20, concurrency: 8 },
     analyse: (facts, settings) => analysis.analysis.analysis(facts, settings),
+    customTools: customTools.customTools,
   });
   const temporarySessions = createTemporarySessionServices({
     db,

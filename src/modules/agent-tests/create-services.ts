@@ -33,6 +33,8 @@ export interface AgentTestServiceDepsIn {
   /** The same integrations against the sandbox calendar (the composition root builds it): a test books nothing real. */
   sandboxIntegrations: Pick<IntegrationService, 'invoke'>;
   settings: { maxRunsPerUser: number; concurrency: number };
+  /** Custom HTTP tools and webhook nodes, sent only for tests with sideEffects "live". */
+  customTools?: TestRunnerDeps['customTools'];
   /** The post-call analysis of a conversation (the analysis area's). */
   analyse?: TestRunnerDeps['analyse'];
 }
@@ -48,6 +50,7 @@ export function createAgentTestServices(deps: AgentTestServiceDepsIn) {
     },
     clock: deps.clock,
     ...(deps.analyse ? { analyse: deps.analyse } : {}),
+    ...(deps.customTools ? { customTools: deps.customTools } : {}),
   });
   const agentTests = new AgentTestService({
     store: new AgentTestStore(deps.db),

@@ -10,7 +10,8 @@ import type { CallAnalysis } from '../analysis/schemas.js';
 import type { AnalysisSettings } from '../analysis/settings.js';
 import type { ChatMessage, LanguageModel } from '../../providers/language-model/interface.js';
 import { callToolServices, type VoiceToolServices } from '../calls/voice-runner.js';
-import type { CustomToolInvoker } from '../voice/call-agent.js';
+import type { CustomToolService, HttpTool } from '../custom-tools/service.js';
+import type { CustomToolInvoker, PathwayEffects } from '../voice/call-agent.js';
 import { type Conversation, runChecks } from './checks.js';
 import type { AgentTestInput, Check } from './schemas.js';
 import { TextConversation } from './text-conversation.js';
@@ -27,8 +28,8 @@ export interface TestRunnerDeps {
   llmDeadlineMs?: number;
   /** What tools act on: `sandbox` (scheduling against the sandbox calendar) and `live` (as on a call). */
   tools: { sandbox: VoiceToolServices; live: VoiceToolServices };
-  /** Custom HTTP tools of a call for `userId` (live side effects only). */
-  customTools?(userId: string, call: AssembledCall): CustomToolInvoker | null;
+  /** Custom HTTP tools and webhook nodes as a call sends them (signed, filtered): live side effects only. */
+  customTools?: Pick<CustomToolService, 'invoke' | 'callWebhook'>;
   clock: TimerClock;
   /** The post-call analysis of a conversation (AnalysisService.analysis: the model's, or the sandbox analyser's). */
   analyse?(facts: CallFacts, settings: AnalysisSettings): Promise<CallAnalysis>;
@@ -59,13 +60,31 @@ export class TestRunner {
         message: 'nobody to transfer to',
       }),
     );
-    const invoker = live ? (this.deps.customTools?.(userId, call) ?? null) : null;
+    const sender = live ? (this.deps.customTools ?? null) : null;
+    // What the receiving server is told of the "call": a web call with no numbers.
+    const info = { session_id: 'agent-test', direction: 'web' as const, from: null, to: null };
+    const invoker: CustomToolInvoker | null = sender
+      ? {
+          invoke: async (tool, args, variables, signal) => {
+            const outcome = await sender.invoke(userId, tool as unknown as HttpTool, args, info, variables, { signal });
+            return outcome.ok
+              ? { ok: true, result: outcome.result, assigned: outcome.assigned }
+              : { ok: false, error: outcome.error };
+          },
+        }
+      : null;
+    const webhook: PathwayEffects['webhook'] = sender
+      ? async (effect, variables, signal) => {
+          const sent = await sender.callWebhook(userId, effect, info, variables, { signal });
+          return sent.ok ? { ok: true, result: sent.result } : { ok: false, error: sent.error };
+        }
+      : async () => ({ ok: false, error: NOT_SENT });
     const conversation = new TextConversation({
       call,
       model: this.deps.model,
       services,
       invoker: invoker ?? (call.customTools?.length ? notSentInvoker : null),
-      webhook: async () => ({ ok: false, error: NOT_SENT }),
+      webhook,
       clock: this.deps.clock,
       llmDeadlineMs: this.deps.llmDeadlineMs,
     });
