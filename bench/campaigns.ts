@@ -202,6 +202,31 @@ async function main() {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   }
   result.failures = failures;
+  // The shape bench/run.ts collects (npm run bench -- --only=campaigns).
+  const rate = result.dialledPerMinute as number | undefined;
+  result.checks = [
+    {
+      name: `dialling rate at ${RATE}/min (calls/min)`,
+      value: rate ?? null,
+      target: `within 5% of ${RATE}`,
+      met: (result.rateError as number) <= 5,
+    },
+    { name: 'contacts dialled twice', value: result.dialledTwice ?? null, target: '0', met: result.dialledTwice === 0 },
+    {
+      name: 'contacts in a final status',
+      value: result.counts
+        ? `${(result.counts as Record<string, number>).total - ((result.counts as Record<string, number>).pending ?? 0) - ((result.counts as Record<string, number>).calling ?? 0)} of ${CONTACTS}`
+        : null,
+      target: `${CONTACTS} of ${CONTACTS}`,
+      met: !failures.some((f) => f.startsWith('not every contact')),
+    },
+    {
+      name: "dialer's polling, % of a core per instance",
+      value: (result.idleDialerCpuPct as number[] | undefined)?.join(', ') ?? null,
+      target: '< 5',
+      met: ((result.idleDialerCpuPct as number[] | undefined) ?? [99]).every((c) => c < 5),
+    },
+  ];
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(join(ROOT, 'bench', 'results', 'campaigns-postgres.json'), `${JSON.stringify(result, null, 2)}\n`);
   console.log(JSON.stringify(result, null, 2));

@@ -2,6 +2,7 @@
 //   the regression guard: every run compares CPU µs per request with bench/baseline.json (loud when > 10% above);
 //   --accept-baseline records this run's figures there (commit the file)
 //   the voice agent's latency alone: npm run bench -- --only=voice [--quick] [--backend=sqlite,postgres] (bench/voice.ts)
+//   a campaign dialled by two instances on one PostgreSQL alone: DATABASE_URL=… npm run bench -- --only=campaigns [--quick --backend=postgres] (bench/campaigns.ts; --quick runs need --backend=postgres)
 //   the media sockets under attack alone (another user's p99, memory per web call): npm run bench -- --only=attack [--quick] (bench/attack.ts)
 //   agent tests alone (200 six-turn text-mode tests, another user's p99): npm run bench -- --only=agent-tests [--quick] (bench/agent-tests.ts)
 //   GET /api/analytics/calls at 100,000 calls alone: npm run bench -- --only=analytics [--quick] (bench/analytics.ts)
@@ -56,7 +57,7 @@ const only = args
   'isolation',
   'profiles',
   'calls',
-  ...(quick ? [] : ['voice', 'attack', 'agent-tests', 'analytics']),
+  ...(quick ? [] : ['voice', 'attack', 'agent-tests', 'analytics', 'campaigns']),
 ];
 /**
  * --only=streams: one user's 5,000 streams at 100 events/s alone (issue 26), a bounded fan-out run (2 s of writes in
@@ -770,6 +771,28 @@ async function main() {
               `bench/analytics.ts on ${backend.name} did not pass (its output above; figures in bench/results/analytics-${backend.name}.json)`,
             );
         });
+    // One campaign dialled by two instances on one PostgreSQL (bench/campaigns.ts, also runnable alone; issue 41).
+    if (only.includes('campaigns') && backends.some((b) => b.name === 'postgres'))
+      await step('a campaign dialled by two instances on postgres', async () => {
+        const file = join(ROOT, 'bench', 'results', 'campaigns-postgres.json');
+        rmSync(file, { force: true }); // figures of an earlier run must not pass for this one's
+        const run = spawnSync(
+          process.execPath,
+          ['--import', 'tsx', 'bench/campaigns.ts', ...(quick ? ['--quick'] : [])],
+          { cwd: ROOT, stdio: 'inherit', env: process.env, timeout: (quick ? 300 : 700) * 1000 },
+        );
+        if (existsSync(file))
+          for (const c of JSON.parse(readFileSync(file, 'utf8')).checks)
+            results.checks.push({
+              ...c,
+              value: c.value === null ? '\u2013' : String(c.value),
+              name: `postgres: campaigns: ${c.name}`,
+            });
+        if (run.status !== 0)
+          throw new Error(
+            'bench/campaigns.ts did not pass (its output above; figures in bench/results/campaigns-postgres.json)',
+          );
+      });
     // Agent tests in text mode (bench/agent-tests.ts, also runnable alone; issue 42): a suite of 200 six-turn tests beside another user.
     if (only.includes('agent-tests'))
       for (const backend of backends)
@@ -801,7 +824,9 @@ async function main() {
   }
   if (loadWorker) await stop(loadWorker, 2000);
   const voiceChecks = results.checks;
-  if (only.every((o) => o === 'voice' || o === 'attack' || o === 'agent-tests' || o === 'analytics')) {
+  if (
+    only.every((o) => o === 'voice' || o === 'attack' || o === 'agent-tests' || o === 'analytics' || o === 'campaigns')
+  ) {
     // Only the voice agent and/or the attack: the "Voice agent" section of BENCHMARKS.md (when it ran), nothing else of the file or of latest.json.
     if (only.includes('voice')) {
       spliceVoiceSection(ROOT);
