@@ -10,18 +10,16 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DtmfDetector } from '../../../src/lib/dtmf.js';
 import { OfflineCallerVoice } from '../../../src/providers/call-speech/offline-caller.js';
-import { type TestApp, createTestApp } from '../../support/app.js';
+import type { TestApp } from '../../support/app.js';
 import { type DeepgramFake, startDeepgramFake } from '../../support/deepgram-fake.js';
 import { loggedEventErrors } from '../../support/event-schemas.js';
 import { bearer, createFundedUser } from '../../support/factories.js';
 import { type OpenAiFake, startOpenAiFake, textAnswer, toolCallAnswer } from '../../support/openai-fake.js';
-import { freePort } from '../../support/ports.js';
 import { registerServer, signPayload } from '../../support/signed-payloads.js';
 import { type TwilioFake, startTwilioFake } from '../../support/twilio-fake.js';
 import { FakeTwilioCall, quiet, streamOf, twilioNumber } from '../../support/twilio-media.js';
-import { WallClock } from '../../support/wall-clock.js';
 import { startWebhookReceiver } from '../../support/webhook-receiver.js';
-import { callConfig } from './support.js';
+import { twilioVoiceApp } from './voice-app.js';
 
 const voice = OfflineCallerVoice.create();
 
@@ -38,28 +36,7 @@ beforeAll(async () => {
     startOpenAiFake(),
     startWebhookReceiver(() => ({ status: 200, json: { status: 'shipped' } })),
   ]);
-  const port = await freePort();
-  t = await createTestApp({
-    clock: new WallClock(),
-    config: {
-      ...callConfig(),
-      publicUrl: `http://127.0.0.1:${port}`,
-      twilio: {
-        accountSid: twilio.accountSid,
-        authToken: twilio.authToken,
-        from: twilio.from,
-        apiBase: twilio.apiBase,
-      },
-      voiceAgent: {
-        sttProvider: 'deepgram',
-        deepgram: { apiKey: deepgram.apiKey, apiBase: deepgram.apiBase },
-        openaiStt: null,
-        llm: { url: openai.url, apiKey: openai.apiKey, model: 'fake-model' },
-        llmDeadlineMs: 4000,
-      },
-    },
-  });
-  await t.app.listen({ port, host: '127.0.0.1' });
+  ({ t } = await twilioVoiceApp({ twilio, deepgram, openai }));
 }, 60_000);
 afterAll(async () => {
   await t?.close();

@@ -11,16 +11,14 @@ import WebSocket from 'ws';
 import { FRAME_SAMPLES_8K, mulawToPcm, pcmToMulaw } from '../../../src/lib/audio.js';
 import { OfflineCallerVoice } from '../../../src/providers/call-speech/offline-caller.js';
 import { POST_ROLL_MS, PRE_ROLL_MS } from '../../../src/providers/speech-to-text/utterance-window.js';
-import { type TestApp, createTestApp } from '../../support/app.js';
+import type { TestApp } from '../../support/app.js';
 import { bearer, createFundedUser } from '../../support/factories.js';
 import { type OpenAiFake, startOpenAiFake, textAnswer } from '../../support/openai-fake.js';
-import { freePort } from '../../support/ports.js';
 import { registerServer, signPayload } from '../../support/signed-payloads.js';
 import { type TwilioFake, startTwilioFake } from '../../support/twilio-fake.js';
 import { twilioNumber } from '../../support/twilio-media.js';
-import { WallClock } from '../../support/wall-clock.js';
 import { frameRms, speechSpanMs } from '../../support/voice-audio.js';
-import { callConfig } from './support.js';
+import { twilioVoiceApp } from './voice-app.js';
 
 const voice = OfflineCallerVoice.create();
 /** How far the VAD's speech may reach past the loud part of a line (a soft onset or tail it still scores as speech). */
@@ -29,33 +27,10 @@ const VAD_SLACK_MS = 200;
 let t: TestApp;
 let twilio: TwilioFake;
 let openai: OpenAiFake;
-let publicUrl: string;
 
 beforeAll(async () => {
   [twilio, openai] = await Promise.all([startTwilioFake(), startOpenAiFake()]);
-  const port = await freePort();
-  publicUrl = `http://127.0.0.1:${port}`;
-  t = await createTestApp({
-    clock: new WallClock(),
-    config: {
-      ...callConfig(),
-      publicUrl,
-      twilio: {
-        accountSid: twilio.accountSid,
-        authToken: twilio.authToken,
-        from: twilio.from,
-        apiBase: twilio.apiBase,
-      },
-      voiceAgent: {
-        sttProvider: 'openai',
-        deepgram: null,
-        openaiStt: { url: openai.url, apiKey: openai.apiKey, model: 'whisper-1' },
-        llm: { url: openai.url, apiKey: openai.apiKey, model: 'fake-model' },
-        llmDeadlineMs: 4000,
-      },
-    },
-  });
-  await t.app.listen({ port, host: '127.0.0.1' });
+  ({ t } = await twilioVoiceApp({ twilio, openai }));
 }, 60_000);
 afterAll(async () => {
   await t?.close();

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { OfflineCallerVoice } from '../../../src/providers/call-speech/offline-caller.js';
-import { type TestApp, createTestApp } from '../../support/app.js';
+import type { TestApp } from '../../support/app.js';
 import { bearer, createFundedUser } from '../../support/factories.js';
 import { type DeepgramFake, startDeepgramFake } from '../../support/deepgram-fake.js';
 import { loggedEventErrors } from '../../support/event-schemas.js';
@@ -17,10 +17,8 @@ import { type OpenAiFake, startOpenAiFake, textAnswer, toolCallAnswer } from '..
 import { registerServer, signPayload } from '../../support/signed-payloads.js';
 import { type TwilioFake, startTwilioFake } from '../../support/twilio-fake.js';
 import { FakeTwilioCall, quiet, twilioNumber } from '../../support/twilio-media.js';
-import { WallClock } from '../../support/wall-clock.js';
-import { freePort } from '../../support/ports.js';
 import { callCostCents } from '../../../src/modules/calls/charges.js';
-import { callConfig } from './support.js';
+import { twilioVoiceApp } from './voice-app.js';
 
 const voice = OfflineCallerVoice.create();
 
@@ -32,29 +30,7 @@ let publicUrl: string;
 
 beforeAll(async () => {
   [twilio, deepgram, openai] = await Promise.all([startTwilioFake(), startDeepgramFake(), startOpenAiFake()]);
-  const port = await freePort();
-  publicUrl = `http://127.0.0.1:${port}`;
-  t = await createTestApp({
-    clock: new WallClock(),
-    config: {
-      ...callConfig(),
-      publicUrl,
-      twilio: {
-        accountSid: twilio.accountSid,
-        authToken: twilio.authToken,
-        from: twilio.from,
-        apiBase: twilio.apiBase,
-      },
-      voiceAgent: {
-        sttProvider: 'deepgram',
-        deepgram: { apiKey: deepgram.apiKey, apiBase: deepgram.apiBase },
-        openaiStt: null,
-        llm: { url: openai.url, apiKey: openai.apiKey, model: 'fake-model' },
-        llmDeadlineMs: 4000,
-      },
-    },
-  });
-  await t.app.listen({ port, host: '127.0.0.1' });
+  ({ t, publicUrl } = await twilioVoiceApp({ twilio, deepgram, openai }));
 }, 60_000);
 // The fakes' scripts are queues shared by the tests of this file: what one test leaves (a reply its call
 // ended before asking for) must not answer the next test's call. (It did: the inbound call's first answer was
@@ -201,12 +177,12 @@ describe.skipIf(!voice)('the built-in voice agent (Twilio Media Streams)', () =>
         expect.objectContaining({ type: 'function', function: expect.objectContaining({ name: 'search_knowledge' }) }),
       ]),
     );
-    // Only the tools this call can use: a knowledge base, no calendar, nobody to transfer to.
+    // Only the tools this call can use: a knowledge base, no calendar, nobody to transfer to (opt_out: an outbound call).
     expect(
       (openai.chats[chatsBefore]!.body.tools as Array<{ function: { name: string } }>).map(
         (tool) => tool.function.name,
       ),
-    ).toEqual(['search_knowledge', 'end_call']);
+    ).toEqual(['search_knowledge', 'opt_out', 'end_call']);
 
     // The caller speaks over the long answer: the agent stops (clear).
     await call.speak(await interruption, 1500);
