@@ -398,7 +398,7 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCal
         operationId: 'getCall',
         summary: 'One call: status, direction, numbers, times, and once ended its transcript',
         description:
-          'An ended call adds what its encrypted record in your `calls` store holds: transcript lines (`role` agent or caller, times in ms since the call was answered, `interrupted` for agent lines cut by barge-in, `recognised: false` for caller lines not recognised from audio, `latency` on agent lines that answer a caller turn), tool calls with their results, and `recordingUrl` when the call was recorded. 404 when it is not yours.',
+          'An ended call adds what its encrypted record in your `calls` store holds: transcript lines (`role` agent or caller, times in ms since the call was answered, `interrupted` for agent lines cut by barge-in, `recognised: false` for caller lines not recognised from audio, `latency` on agent lines that answer a caller turn), tool calls with their results, `recordingUrl` when the call was recorded, and `analysis` once its post-call analysis is written, a few seconds after the end (see POST /api/calls/{id}/analysis). 404 when it is not yours.',
         params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
         response: {
           200: ok(CallDetail, 'The call', {

@@ -233,6 +233,61 @@ describe('the sandbox analyser', () => {
     expect(await storeRecords(t, user, 'performance-metrics')).toHaveLength(1);
   });
 
+  it('runs once per call: the job queued twice (a replayed end, two instances) writes one analysis; a call under way is 409 to re-run', async () => {
+    const user = await createVerifiedUser(t);
+    const sessionId = await endedCall(t, user, {
+      transcript: [
+        { role: 'agent', text: 'Hello.' },
+        { role: 'caller', text: 'What time do you open?' },
+        { role: 'agent', text: 'We open at nine.' },
+      ],
+    });
+    await analysedCall(t, user, sessionId);
+    await Promise.all([
+      t.services.analysis.analysis.callFinished({ id: sessionId, userId: user.id }),
+      t.services.analysis.analysis.callFinished({ id: sessionId, userId: user.id }),
+    ]);
+    await eventually(
+      async () =>
+        (
+          await t.database.db
+            .selectFrom('jobs')
+            .select('status')
+            .where('kind', '=', 'call_analysis')
+            .where('user_id', '=', user.id)
+            .execute()
+        ).every((j) => j.status === 'done'),
+      10_000,
+      'the queued jobs',
+    );
+    const events = await t.database.db
+      .selectFrom('events')
+      .select('id')
+      .where('user_id', '=', user.id)
+      .where('type', '=', 'call_analysis')
+      .execute();
+    expect(events).toHaveLength(1);
+    expect(await storeRecords(t, user, 'performance-metrics')).toHaveLength(1);
+
+    const { sessionId: live } = await t.services.calls.calls.openWeb(user.id, {
+      to: '',
+      from: null,
+      agent: { name: 'Amy' },
+      contact: { name: 'Grace' },
+      systemPrompt: 'You are Amy.',
+      firstMessage: 'Hello.',
+      voice: { provider: 'local', voiceId: 'en-us' },
+      tools: [],
+    });
+    const early = await t.app.inject({
+      method: 'POST',
+      url: `/api/calls/${live}/analysis`,
+      headers: bearer(user.token),
+    });
+    expect(early.statusCode).toBe(409);
+    expect(early.json().code).toBe('conflict');
+  });
+
   it("a call without a caller line gets metrics but no analysis; another user's call is 404 to re-run", async () => {
     const user = await createVerifiedUser(t);
     const other = await createVerifiedUser(t);
