@@ -346,6 +346,8 @@ export function createServices(deps: ServiceDeps) {
       // Holds no caller closed within a day (it crashed or forgot): returned whole to the balance.
       abandonedHolds: async () => void (await billing.account.settleAbandoned(ABANDONED_HOLD_MS)),
       idempotencyKeys: (now) => platform.idempotency.purgeExpired(now),
+      // Jobs that ended a week ago: their results live with their areas (runs, analyses).
+      endedJobs: (now) => jobs.purgeEnded(now - 7 * 24 * 3600_000),
       singleUseTokens: (now) => singleUse.purgeExpired(now),
       abandonedLeadJobs: async () => void (await connect.jobs.recoverAbandoned()),
       abandonedCalls: async () => void (await calls.calls.finishAbandoned()),

@@ -1,5 +1,5 @@
 // SQL of agent tests: tests, runs and their results.
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { AgentTestResultsTable, AgentTestRunStatus, AgentTestRunsTable, AgentTestsTable } from './tables.js';
 
@@ -114,20 +114,16 @@ export class AgentTestStore {
     return r ? resultRow(r) : undefined;
   }
 
-  /** The latest finished result of each of these tests. */
+  /** The latest finished result of each of these tests (one row per test, however many runs there were). */
   async lastResults(userId: string, testIds: string[]): Promise<AgentTestResultsTable[]> {
     if (!testIds.length) return [];
-    const rows = await this.db
-      .selectFrom('agent_test_results')
-      .selectAll()
-      .where('user_id', '=', userId)
-      .where('test_id', 'in', testIds)
-      .where('finished_at', 'is not', null)
-      .orderBy('created_at', 'desc')
-      .orderBy('run_id', 'desc')
-      .execute();
-    const seen = new Set<string>();
-    return rows.map(resultRow).filter((r) => !seen.has(r.test_id) && seen.add(r.test_id));
+    const { rows } = await sql<AgentTestResultsTable>`
+      select run_id, position, test_id, user_id, test_name, status, result, duration_ms, created_at, finished_at
+        from (select r.*, row_number() over (partition by test_id order by created_at desc, run_id desc) as latest
+                from agent_test_results r
+               where user_id = ${userId} and finished_at is not null and test_id in (${sql.join(testIds)})) as ranked
+       where latest = 1`.execute(this.db);
+    return rows.map(resultRow);
   }
 
   /** A result moves to running once (its job may run again after a crash: it is running still). */

@@ -116,6 +116,11 @@ export class JobQueue {
     return rows.map((r) => r.id);
   }
 
+  /** Deletes the rows of jobs that ended (done or failed) before `before` (housekeeping). */
+  purgeEnded(before: number): Promise<void> {
+    return this.store.purgeEnded(before);
+  }
+
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;

@@ -75,6 +75,11 @@ describe('JobQueue', () => {
     expect(attempts).toEqual([1, 2, 3]);
     expect(gaveUp!.error).toBe('failure 3');
     expect((await new JobStore(a.database.db, a.database.dialect).find(id!))?.status).toBe('failed');
+    // Housekeeping deletes ended jobs older than its horizon, and only those.
+    await queue.purgeEnded(a.clock.now());
+    expect(await new JobStore(a.database.db, a.database.dialect).find(id!)).toBeDefined();
+    await queue.purgeEnded(a.clock.now() + 1);
+    expect(await new JobStore(a.database.db, a.database.dialect).find(id!)).toBeUndefined();
   });
 
   it('runs again, elsewhere, a job whose instance died while running it, once its lease ends', async () => {
