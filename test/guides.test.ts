@@ -90,6 +90,13 @@ describe('the guides walkthroughs, pasted into one shell against a running serve
           expect(out).toMatch(/"url":"ws:\/\/127\.0\.0\.1:\d+\/api\/media\/web\?token=/);
           expect(out).toMatch(/^agent: /m);
           expect(readFileSync(join(folder, 'agent.wav')).subarray(0, 4).toString()).toBe('RIFF');
+          // pathways: valid, a broken copy's errors, an inbound sandbox call walking it, the webhook node verified
+          expect(out).toContain('{"valid":true,"warnings":[]}');
+          expect(out).toContain('{"path":"/edges/3/to","message":"no node has id');
+          expect(out).toContain('  [shipped] agent: Good news: order 4217 has shipped. Goodbye!');
+          expect(out).toContain('path: greet -> lookup (by /edges/0) -> shipped (by /edges/1)');
+          expect(out).toContain('variables: {"order_number":4217,"order_status":"shipped"}');
+          expect(out).toContain('verified lookup: order 4217 is shipped');
         }
       } finally {
         server.kill('SIGTERM');

@@ -21,6 +21,8 @@ export const GUIDES = [
   'temporary-calls',
   'real-calls',
   'web-calls',
+  // signs up an account of its own (BASE=${BASE:-...} keeps the first guide's address): last
+  'pathways',
 ];
 
 export const DEFAULT_BASE = 'http://127.0.0.1:3000';
