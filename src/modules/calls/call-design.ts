@@ -84,7 +84,7 @@ export interface CheckedDesign extends CallDesign {
 
 export interface CallDesignDeps {
   pathways: Pick<PathwayService, 'resolveInline' | 'resolvePathway'>;
-  customTools: Pick<CustomToolService, 'declare'>;
+  customTools: Pick<CustomToolService, 'declare' | 'checkWebhookNode'>;
 }
 
 export class CallDesigns {
@@ -157,6 +157,10 @@ export class CallDesigns {
       ),
     );
     if (unknownNames.length) throw invalidPathway(unknownNames);
+    // Webhook nodes go through the webhook address filter as the call's tools do.
+    document.nodes.forEach((node, i) => {
+      if (node.type === 'webhook') this.deps.customTools.checkWebhookNode(node.url, `pathway.nodes[${i}].url`);
+    });
     const nodes = document.nodes.map((node, i) => {
       const tools = toolsOf(node);
       if (!tools.some((tool) => typeof tool !== 'string')) return node;

@@ -73,6 +73,19 @@ export class CustomToolService {
     });
   }
 
+  /**
+   * A pathway webhook node's URL, judged when a call names the pathway as a
+   * tool's is (`path` names it in the message): a 400 for one that can never
+   * be sent (a private address in production). Names are judged again at the request.
+   */
+  checkWebhookNode(url: string, path: string): void {
+    try {
+      this.deps.webhooks.checkUrl(url);
+    } catch (err) {
+      throw Object.assign(err as Error, { message: `${path}: ${(err as Error).message}` });
+    }
+  }
+
   /** The tool as every answer (a call's record, an agent shown back) shows it. */
   view(tool: HttpTool): HttpToolView {
     return { ...tool, headers: maskHeaders(tool.headers) };

@@ -478,3 +478,57 @@ describe('POST /api/session/call: pathways, custom tools and variables (issue 43
     ).toHaveLength(1);
   });
 });
+
+describe('POST /api/session/call where webhooks may not reach private addresses (production)', () => {
+  let prod: TestApp;
+  beforeAll(async () => {
+    prod = await createTestApp({
+      config: { ...callConfig(), webhooks: { allowPrivate: false, timeoutMs: 2000, pollIntervalMs: 1000 } },
+    });
+  });
+  afterAll(async () => {
+    await prod?.close();
+  });
+
+  it("refuses a pathway's webhook node and a custom tool at a private address with 400 naming them", async () => {
+    const user = await createFundedUser(prod);
+    const server = await registerServer(prod, user);
+    await insertPhoneNumber(prod, user.id, { provider: 'sandbox' });
+    const lookup = {
+      name: 'Lookup',
+      start: 'lookup',
+      nodes: [
+        { id: 'lookup', type: 'webhook', url: 'http://127.0.0.1:9/orders', method: 'POST' },
+        { id: 'bye', type: 'end', say: 'Goodbye.' },
+      ],
+      edges: [{ from: 'lookup', to: 'bye' }],
+    };
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ type: 'pathway', pathway: lookup }, 'pathway.nodes[0].url: webhook must point at a public address'],
+      [
+        {
+          tools: [
+            {
+              type: 'http',
+              name: 'check_order',
+              description: 'Looks an order up',
+              parameters: { type: 'object' },
+              url: 'http://10.0.0.7/orders',
+            },
+          ],
+        },
+        'tools[0].url: webhook must point at a public address',
+      ],
+    ];
+    for (const [extra, message] of cases) {
+      const res = await prod.app.inject({
+        method: 'POST',
+        url: '/api/session/call',
+        headers: bearer(user.token),
+        payload: { server: server.name, jwt: await signPayload(server, claims(extra)) },
+      });
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json()).toEqual({ code: 'invalid_input', message });
+    }
+  });
+});
