@@ -38,6 +38,7 @@ import { createWebhookServices } from './modules/webhooks/create-services.js';
 import { createEmbeddingsProvider } from './providers/embeddings/index.js';
 import { type Providers, createProviders } from './providers/index.js';
 import { createIdentityProviders } from './providers/oauth/oidc.js';
+import { OfflineCallerVoice } from './providers/call-speech/offline-caller.js';
 import { SandboxDialogue } from './providers/language-model/sandbox.js';
 import { SandboxSchedulingProvider } from './providers/scheduling/sandbox.js';
 import { createPocketsphinxSpeechToText } from './providers/speech-to-text/pocketsphinx.js';
@@ -295,7 +296,8 @@ export function createServices(deps: ServiceDeps) {
     dialer: DEFAULT_DIALER_SETTINGS,
     log,
   });
-  // Agent tests run the agent of a web call, with the call's model and tools, free.
+  // Agent tests run the agent of a web call, with the call's model and tools, free; voice tests speak with the offline caller voice.
+  let callerVoice: OfflineCallerVoice | null | undefined;
   const agentTests = createAgentTestServices({
     db,
     dialect,
@@ -318,6 +320,15 @@ export function createServices(deps: ServiceDeps) {
     settings: { maxRunsPerUser: 20, concurrency: 8 },
     analyse: (facts, settings) => analysis.analysis.analysis(facts, settings),
     customTools: customTools.customTools,
+    voice: {
+      startWebCall: (userId, input) => callArea.webCalls.start(userId, input),
+      callView: (userId, id) => voice.views.get(userId, id),
+      get callerVoice() {
+        // flite's slt speaks at 16 kHz, as a browser's microphone sends; espeak-ng when flite is not installed.
+        callerVoice ??= OfflineCallerVoice.create({ synthesizer: 'flite', voice: 'slt' }) ?? OfflineCallerVoice.create();
+        return callerVoice;
+      },
+    },
   });
   const temporarySessions = createTemporarySessionServices({
     db,

@@ -33,6 +33,8 @@ export interface AgentTestServiceDepsIn {
   /** The same integrations against the sandbox calendar (the composition root builds it): a test books nothing real. */
   sandboxIntegrations: Pick<IntegrationService, 'invoke'>;
   settings: { maxRunsPerUser: number; concurrency: number };
+  /** Voice mode (web calls and their records); absent: voice tests end `error`. */
+  voice?: TestRunnerDeps['voice'];
   /** Custom HTTP tools and webhook nodes, sent only for tests with sideEffects "live". */
   customTools?: TestRunnerDeps['customTools'];
   /** The post-call analysis of a conversation (the analysis area's). */
@@ -51,6 +53,7 @@ export function createAgentTestServices(deps: AgentTestServiceDepsIn) {
     clock: deps.clock,
     ...(deps.analyse ? { analyse: deps.analyse } : {}),
     ...(deps.customTools ? { customTools: deps.customTools } : {}),
+    ...(deps.voice ? { voice: deps.voice } : {}),
   });
   const agentTests = new AgentTestService({
     store: new AgentTestStore(deps.db),

@@ -15,6 +15,7 @@ import type { CustomToolInvoker, PathwayEffects } from '../voice/call-agent.js';
 import { type Conversation, runChecks } from './checks.js';
 import type { AgentTestInput, Check } from './schemas.js';
 import { TextConversation } from './text-conversation.js';
+import { type VoiceConversationDeps, voiceConversation } from './voice-conversation.js';
 
 /** Without maxTurns a goal-driven caller stops after this many turns. */
 export const GOAL_CALLER_MAX_TURNS = 12;
@@ -28,6 +29,8 @@ export interface TestRunnerDeps {
   llmDeadlineMs?: number;
   /** What tools act on: `sandbox` (scheduling against the sandbox calendar) and `live` (as on a call). */
   tools: { sandbox: VoiceToolServices; live: VoiceToolServices };
+  /** Voice mode: web calls of the test's agent, their records, the caller's voice. */
+  voice?: VoiceConversationDeps;
   /** Custom HTTP tools and webhook nodes as a call sends them (signed, filtered): live side effects only. */
   customTools?: Pick<CustomToolService, 'invoke' | 'callWebhook'>;
   clock: TimerClock;
@@ -50,6 +53,7 @@ export class TestRunner {
 
   async run(userId: string, test: AgentTestInput, signal: AbortSignal): Promise<TestOutcome> {
     const call = await this.deps.assemble(userId, test);
+    if (test.mode === 'voice') return this.runVoice(userId, test, call, signal);
     const live = test.sideEffects === 'live';
     const services = callToolServices(
       userId,
@@ -105,11 +109,7 @@ export class TestRunner {
       end = await this.goalCaller(test, conversation, signal, maxTurns ?? GOAL_CALLER_MAX_TURNS);
     }
     const result = conversation.result(end);
-    // Analysed as a call is once it ends, when the test looks at it (it may cost a model request).
-    if (test.expect.analysis && this.deps.analyse) {
-      const analysis = await this.deps.analyse(this.facts(call, result), call.agent.analysis ?? {});
-      result.analysis = analysis as Conversation['analysis'];
-    }
+    await this.analyseFor(test, call, result);
     const checks = runChecks(test.expect, result);
     return {
       status: checks.every((c) => c.passed) ? 'passed' : 'failed',
@@ -117,6 +117,37 @@ export class TestRunner {
       conversation: result,
       warnings: conversation.warningsSoFar,
     };
+  }
+
+  /** Voice mode: the lines spoken into a web call at real pace; the checks read its record. */
+  private async runVoice(
+    userId: string,
+    test: AgentTestInput,
+    call: AssembledCall,
+    signal: AbortSignal,
+  ): Promise<TestOutcome> {
+    if (!this.deps.voice) throw new Error('voice mode is not available on this server');
+    const lines = 'lines' in test.caller ? test.caller.lines : [];
+    const max = test.expect.maxTurns;
+    const result = await voiceConversation(
+      this.deps.voice,
+      userId,
+      test,
+      max !== undefined ? lines.slice(0, max) : lines,
+      signal,
+    );
+    if (max !== undefined && lines.length > max && result.outcome === 'completed' && result.reason !== 'agent_ended')
+      result.reason = 'max_turns';
+    await this.analyseFor(test, call, result);
+    const checks = runChecks(test.expect, result);
+    return { status: checks.every((c) => c.passed) ? 'passed' : 'failed', checks, conversation: result, warnings: [] };
+  }
+
+  /** Analysed as a call is once it ends, when the test looks at it (it may cost a model request). */
+  private async analyseFor(test: AgentTestInput, call: AssembledCall, result: Conversation) {
+    if (!test.expect.analysis || !this.deps.analyse) return;
+    const analysis = await this.deps.analyse(this.facts(call, result), call.agent.analysis ?? {});
+    result.analysis = analysis as Conversation['analysis'];
   }
 
   /** What an analyser reads of a call, from the test's conversation. */

@@ -20,6 +20,8 @@ import type { TestOutcome, TestRunner } from './runner.js';
 import { nextSlice } from './slices.js';
 
 export const AGENT_TEST_JOB = 'agent_test';
+/** Voice tests are web calls at real pace: one at a time per instance (the web calls' own limits hold them too). */
+export const VOICE_TEST_JOB = 'agent_test_voice';
 export const MAX_TESTS_PER_USER = 1000;
 
 export interface AgentTestServiceDeps {
@@ -53,14 +55,18 @@ interface JobPayload {
 
 export class AgentTestService {
   constructor(private readonly deps: AgentTestServiceDeps) {
-    deps.jobs.define<JobPayload>(AGENT_TEST_JOB, {
-      concurrency: deps.concurrency,
-      leaseMs: 60_000,
-      maxAttempts: 2,
-      retryDelayMs: () => 1000,
-      run: (job, signal) => this.runJob(job, signal),
-      gaveUp: (job, error) => this.gaveUp(job, error),
-    });
+    for (const [kind, concurrency] of [
+      [AGENT_TEST_JOB, deps.concurrency],
+      [VOICE_TEST_JOB, 1],
+    ] as const)
+      deps.jobs.define<JobPayload>(kind, {
+        concurrency,
+        leaseMs: 60_000,
+        maxAttempts: 2,
+        retryDelayMs: () => 1000,
+        run: (job, signal) => this.runJob(job, signal),
+        gaveUp: (job, error) => this.gaveUp(job, error),
+      });
   }
 
   private check(input: AgentTestInput) {
@@ -72,7 +78,12 @@ export class AgentTestService {
       throw invalidInput(
         'caller.goal needs a language model to play the caller (set LLM_URL); the sandbox dialogue engine takes caller.lines',
       );
-    if (input.mode === 'voice') throw invalidInput('mode "voice" is not available on this server yet: use mode "text"');
+    if (input.mode === 'voice' && !('lines' in input.caller))
+      throw invalidInput('mode "voice" speaks caller.lines: a goal-driven caller talks in text mode only');
+    if (input.mode === 'voice' && input.sideEffects !== 'live')
+      throw invalidInput(
+        'mode "voice" is a real web call, whose tools act as on any call: say so with sideEffects "live" (or use mode "text")',
+      );
   }
 
   private view(row: AgentTestsTable): AgentTest {
@@ -164,6 +175,11 @@ export class AgentTestService {
     if (!tests.length) throw invalidInput('there is no agent test to run: create one with POST /api/agent-tests');
     const now = clock.now();
     const runId = newId(now);
+    const voiceTests = new Set(
+      tests
+        .filter((t) => (JSON.parse(this.deps.secretBox.openText(t.definition)) as AgentTestInput).mode === 'voice')
+        .map((t) => t.id),
+    );
     await this.serialized(userId, async (trx) => {
       const unfinished = await store.unfinishedRuns(trx, userId);
       if (unfinished >= this.deps.maxRunsPerUser)
@@ -191,12 +207,17 @@ export class AgentTestService {
       );
       await jobs.enqueue(
         trx,
-        results.map((r) => ({ kind: AGENT_TEST_JOB, userId, payload: { runId, position: r.position } })),
+        results.map((r, i) => ({
+          kind: voiceTests.has(tests[i]!.id) ? VOICE_TEST_JOB : AGENT_TEST_JOB,
+          userId,
+          payload: { runId, position: r.position },
+        })),
       );
       await this.deps.events.record(trx, [this.event(userId, runId, 'queued', now)]);
     });
     this.deps.events.announce();
     jobs.wake(AGENT_TEST_JOB);
+    jobs.wake(VOICE_TEST_JOB);
     return { runId };
   }
 
