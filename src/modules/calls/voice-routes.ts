@@ -422,6 +422,17 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCal
                 atMs: 5300,
               },
             ],
+            // A call that walks a pathway also has its path and variables (transcript lines their `node`).
+            pathway: {
+              id: '019ab3e1-5d20-7c4b-8e31-0a9f6c2d7b14',
+              name: 'Clinic front desk',
+              path: [
+                { node: 'greet', atMs: 0 },
+                { node: 'answer', atMs: 5200, edge: '/edges/0' },
+              ],
+              variables: { topic: 'opening hours' },
+            },
+            variables: { topic: 'opening hours' },
             recordingUrl: '/api/calls/019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e07/recording',
             analysis: EXAMPLE_ANALYSIS,
           }),
