@@ -135,6 +135,7 @@ describe('the analysis by the configured model', () => {
         .select('payload')
         .where('user_id', '=', user.id)
         .where('type', '=', 'call_analysis')
+        .orderBy('id')
         .execute()
     ).map((e) => JSON.parse(e.payload));
     expect(events.map((e) => [e.session_id, e.status, e.success])).toEqual([
