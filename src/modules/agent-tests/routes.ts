@@ -92,7 +92,7 @@ const BODY_DOC = [
   "- `variables`: the pathway's variables at the end; `path`: node ids visited in this order (others may come between);",
   '- `analysis`: `{ success?, data? }` of the post-call analysis; `maxTurns`: caller turns at most; `maxLatencyMs`: every agent answer within it.',
   '',
-  "`mode`: `text` (the default: the caller's lines go to the agent's turn logic as text; the model, or the sandbox dialogue engine, answers through the same tools and pathway walk as a call). `sideEffects`: `sandbox` (the default: scheduling runs against the sandbox calendar, custom HTTP tools and webhook nodes are not sent and answer an error saying so) or `live` (as on a call).",
+  '`mode`: `text` (the default: the caller\'s lines go to the agent\'s turn logic as text; the model, or the sandbox dialogue engine, answers through the same tools and pathway walk as a call) or `voice` (a free web call at real pace, the lines spoken and recognised; needs `sideEffects: "live"`). `sideEffects`: `sandbox` (the default: scheduling runs against the sandbox calendar, custom HTTP tools and webhook nodes are not sent and answer an error saying so) or `live` (as on a call).',
 ].join('\n');
 
 export interface AgentTestRouteDeps {
@@ -111,7 +111,7 @@ export function agentTestRoutes(app: App, deps: AgentTestRouteDeps) {
         tags,
         operationId: 'createAgentTest',
         summary: 'Create an agent test: a simulated conversation and what it must show',
-        description: `${BODY_DOC}\n\n400 \`invalid_input\` for both or neither of agent and agentId, a goal without a model, or \`mode: "voice"\` (not available yet). What the test names (agent, knowledge base, pathway) is looked up when it runs: a test whose agent is gone ends \`error\`.`,
+        description: `${BODY_DOC}\n\n400 \`invalid_input\` for both or neither of agent and agentId, a goal without a model, or \`mode: "voice"\` without \`caller.lines\` and \`sideEffects: "live"\`. What the test names (agent, knowledge base, pathway) is looked up when it runs: a test whose agent is gone ends \`error\`.`,
         body: { ...AgentTestInput, examples: [exampleInput] },
         response: { 201: ok(AgentTest, 'The test', exampleTest), ...errorResponses('invalid_input', 'quota_exceeded') },
       },

@@ -129,7 +129,8 @@ export const AgentTestInput = Type.Object(
     integrations: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 20 })),
     mode: Type.Optional(
       Type.Union([Type.Literal('text'), Type.Literal('voice')], {
-        description: '`text` (default): no audio, in well under a second; `voice`: a sandbox call at real pace',
+        description:
+          '`text` (default): no audio, in well under a second; `voice`: a free web call of the agent at real pace, the lines spoken and recognised (needs caller.lines and sideEffects live; counts as a web call)',
       }),
     ),
     sideEffects: Type.Optional(
