@@ -12,6 +12,7 @@
 // `instance_stopped` through the calls area's orphan handling and its end
 // decides as any other (a `failed` to the retry rule); a call whose end the
 // campaign never heard of is looked up again (reconcile).
+import { isDatabaseUnavailable } from '../../db/database.js';
 import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import type { AssembledCall } from '../../providers/audio/interface.js';
@@ -42,7 +43,7 @@ export const DEFAULT_DIALER_SETTINGS: DialerSettings = { tickMs: 250, leaseMs: 6
 const RECONCILE_AFTER_MS = 5 * 60_000;
 /** How often claims and forgotten calls are checked. */
 const SWEEP_EVERY_MS = 15_000;
-/** A refused call (the account's concurrency limit) is tried again after this. */
+/** A call refused for a passing reason (the account's concurrency limit, a race, the database away) is tried again after this. */
 const BUSY_ACCOUNT_RETRY_MS = 5000;
 
 export interface CampaignDialerDeps {
@@ -214,7 +215,11 @@ export class CampaignDialer {
     }
   }
 
-  private track(p: Promise<void>): void {
+  /** Keeps a placing call in view; its failure (the database away while it was released) is logged, never left unhandled: the claim's lease returns it. */
+  private track(placing: Promise<void>): void {
+    const p = placing.catch((err: unknown) =>
+      this.deps.log.warn({ err }, 'campaign call neither placed nor released; its claim goes back after its lease'),
+    );
     this.placing.add(p);
     void p.finally(() => this.placing.delete(p));
   }
@@ -258,7 +263,8 @@ export class CampaignDialer {
         await campaigns.changeStatus(campaign, ['running'], 'paused', {}, 'insufficient_funds');
         return;
       }
-      if (code === 'concurrency_limit')
+      // Refusals that pass: the account's concurrency limit, starts racing on another instance (409), the database away.
+      if (code === 'concurrency_limit' || code === 'conflict' || code === 'not_ready' || isDatabaseUnavailable(err))
         return store.release(
           campaign.id,
           contact.idx,
@@ -268,7 +274,8 @@ export class CampaignDialer {
         );
       this.deps.log.warn({ err, campaignId: campaign.id, contact: contact.idx }, 'campaign call not placed');
       const def = campaigns.definition(campaign);
-      const next = afterAttempt('failed', contact.attempt_count + 1, def.retry, now);
+      // The claim raised attempt_count already: this was that attempt.
+      const next = afterAttempt('failed', contact.attempt_count, def.retry, now);
       await store.release(campaign.id, contact.idx, instanceId, { ...next, attemptBack: false }, now);
     }
   }
