@@ -325,7 +325,8 @@ export function createServices(deps: ServiceDeps) {
       callView: (userId, id) => voice.views.get(userId, id),
       get callerVoice() {
         // flite's slt speaks at 16 kHz, as a browser's microphone sends; espeak-ng when flite is not installed.
-        callerVoice ??= OfflineCallerVoice.create({ synthesizer: 'flite', voice: 'slt' }) ?? OfflineCallerVoice.create();
+        callerVoice ??=
+          OfflineCallerVoice.create({ synthesizer: 'flite', voice: 'slt' }) ?? OfflineCallerVoice.create();
         return callerVoice;
       },
     },
