@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { CONFIG_SECTIONS } from '../src/config/sections.js';
 
 const problemsOf = (env: Record<string, string>) => {
   try {
@@ -239,5 +240,59 @@ describe('loadConfig: live-call timing', () => {
     expect(() => loadConfig({ VOICE_ENDPOINT_MIN_MS: '4000', VOICE_ENDPOINT_MAX_MS: '3000' }, '/srv')).toThrow(
       /VOICE_ENDPOINT_MIN_MS \(4000\) must not exceed/,
     );
+  });
+});
+
+describe('the declarations (src/config/)', () => {
+  it('report every bad variable of every section in one error, each once', () => {
+    let error: unknown;
+    try {
+      loadConfig(
+        {
+          PORT: 'eighty',
+          LOG_LEVEL: 'loud',
+          EVENTS_POLL_MS: '1',
+          SMTP_URL: 'http://mail.example.com',
+          CREDITS_TOPUP_USD: '1',
+          KNOWLEDGE_MAX_FILES: '0',
+          LEAD_PRICE_USD: 'free',
+          SANDBOX_CALLS: 'later',
+          VOICE_LLM_DEADLINE_MS: '10',
+          VOICE_ENDPOINT_MIN_MS: '5000',
+        },
+        '/srv',
+      );
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems;
+    const named = ['PORT', 'LOG_LEVEL', 'EVENTS_POLL_MS', 'SMTP_URL', 'CREDITS_TOPUP_USD', 'KNOWLEDGE_MAX_FILES'];
+    named.push('LEAD_PRICE_USD', 'SANDBOX_CALLS', 'VOICE_LLM_DEADLINE_MS', 'VOICE_ENDPOINT_MIN_MS');
+    for (const name of named)
+      expect(
+        problems.filter((p) => p.startsWith(`${name} `)),
+        name,
+      ).toHaveLength(1);
+    expect(problems).toHaveLength(named.length);
+    expect((error as ConfigError).message.split('\n')).toHaveLength(named.length + 1);
+  });
+
+  it('generate docs/configuration.md as committed (scripts/write-config-docs.ts --check)', () => {
+    const check = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/write-config-docs.ts', '--check'], {
+      encoding: 'utf8',
+    });
+    expect(check.stderr + check.stdout).toContain('docs/configuration.md matches');
+    expect(check.status).toBe(0);
+  });
+
+  it('give every variable a doc line and a default as shown', () => {
+    for (const section of CONFIG_SECTIONS)
+      for (const variable of section.variables) {
+        expect(variable.doc.trim(), variable.name).not.toBe('');
+        expect(variable.shown.trim(), variable.name).not.toBe('');
+      }
+    const names = CONFIG_SECTIONS.flatMap((s) => s.variables.map((v) => v.name));
+    expect(names.filter((n, i) => names.indexOf(n) !== i)).toEqual([]);
   });
 });
