@@ -1,6 +1,6 @@
 // Payments, prices and the limits a balance pays for (docs/decisions/billing.md).
 import { isAbsolute, resolve } from 'node:path';
-import { integer, optional, section, text, urlWithDefault } from './declare.js';
+import { integer, optional, section, urlWithDefault, usdAmount } from './declare.js';
 import type { BillingSettings } from './types.js';
 
 /** A data file's path, relative to the working directory unless absolute. */
@@ -37,9 +37,11 @@ const v = {
     'Default amount of `POST /api/credits/add` in US dollars (5 to 1,000)',
     '`20`',
   ),
-  smsPriceUsd: text(
+  smsSegmentPrice: usdAmount(
     'SMS_PRICE_USD',
     '0.0079',
+    4,
+    10,
     'Price of one SMS segment in US dollars (0.0001 to 10, at most four decimals)',
   ),
   callConcurrencyPerUser: integer(
@@ -73,12 +75,6 @@ export const billingSection = section<{ billing: BillingSettings }>('Billing', v
   const topupDefaultUsd = topupRaw === null ? 20 : Number(topupRaw);
   if (!(topupDefaultUsd >= 5 && topupDefaultUsd <= 1000) || Math.round(topupDefaultUsd * 100) !== topupDefaultUsd * 100)
     problem(`CREDITS_TOPUP_USD must be 5 to 1000 US dollars in whole cents (got "${topupRaw}")`);
-  const smsPriceRaw = read(v.smsPriceUsd);
-  const smsSegmentPrice = Math.round(Number(smsPriceRaw) * 10_000);
-  if (!/^\d+(\.\d{1,4})?$/.test(smsPriceRaw) || smsSegmentPrice < 1 || smsSegmentPrice > 100_000)
-    problem(
-      `SMS_PRICE_USD must be an amount in USD from 0.0001 to 10 with at most four decimals (got "${smsPriceRaw}")`,
-    );
   return {
     billing: {
       stripe,
@@ -88,7 +84,7 @@ export const billingSection = section<{ billing: BillingSettings }>('Billing', v
       balanceCacheMs: 60_000,
       callConcurrencyPerUser: read(v.callConcurrencyPerUser),
       callMaxSeconds: read(v.callMaxSeconds),
-      smsSegmentPrice: Number.isFinite(smsSegmentPrice) ? smsSegmentPrice : 79,
+      smsSegmentPrice: read(v.smsSegmentPrice),
     },
   };
 });

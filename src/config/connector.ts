@@ -1,5 +1,5 @@
 // Connector ingestion (POST /api/connect) and paid leads (docs/decisions/connect.md).
-import { integer, optional, section, text } from './declare.js';
+import { integer, optional, section, usdAmount } from './declare.js';
 import type { ConnectorConfig } from './types.js';
 
 const v = {
@@ -22,25 +22,25 @@ const v = {
     600,
     'How often a running lead job stamps its heartbeat (1 to 600); recovery settles a job after 4 missed heartbeats (at least 60 s)',
   ),
-  leadPriceUsd: text('LEAD_PRICE_USD', '0.50', "Price of one lead beyond the plan's allowance (`/get-leads`)"),
+  leadPriceCents: usdAmount(
+    'LEAD_PRICE_USD',
+    '0.50',
+    2,
+    1000,
+    "Price of one lead beyond the plan's allowance (`/get-leads`)",
+  ),
 };
 
-export const connectorSection = section<{ connector: ConnectorConfig }>('Connector', v, (read, { problem, url }) => {
+export const connectorSection = section<{ connector: ConnectorConfig }>('Connector', v, (read, { url }) => {
   const connectorUrl = read(v.url);
   if (connectorUrl) url('CONNECTOR_URL', connectorUrl, ['http:', 'https:']);
-  const leadPriceRaw = read(v.leadPriceUsd);
   const heartbeatMs = read(v.heartbeatSeconds) * 1000;
-  const leadPriceCents = Math.round(Number(leadPriceRaw) * 100);
-  if (!/^\d+(\.\d{1,2})?$/.test(leadPriceRaw) || leadPriceCents < 1 || leadPriceCents > 100_000)
-    problem(
-      `LEAD_PRICE_USD must be an amount in USD from 0.01 to 1000 with at most two decimals (got "${leadPriceRaw}")`,
-    );
   return {
     connector: {
       url: connectorUrl ? connectorUrl.replace(/\/$/, '') : null,
       token: read(v.token),
       idleTimeoutMs: read(v.idleTimeoutSeconds) * 1000,
-      leadPriceCents: Number.isFinite(leadPriceCents) ? leadPriceCents : 50,
+      leadPriceCents: read(v.leadPriceCents),
       heartbeatMs,
       staleAfterMs: Math.max(60_000, 4 * heartbeatMs),
     },

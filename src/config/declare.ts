@@ -99,6 +99,35 @@ export function optionalInteger(name: string, min: number, max: number, doc: str
   return { ...inner, parse: (raw, report) => (raw === null ? null : inner.parse(raw, report)) };
 }
 
+const DECIMALS = ['no', 'one', 'two', 'three', 'four'];
+
+/** An amount of US dollars with at most `decimals` decimals, as a whole number of 10^-decimals dollars (cents for 2). */
+export function usdAmount(
+  name: string,
+  fallback: string,
+  decimals: 1 | 2 | 3 | 4,
+  maxUsd: number,
+  doc: string,
+): Variable<number> {
+  const scale = 10 ** decimals;
+  const shape = new RegExp(`^\\d+(\\.\\d{1,${decimals}})?$`);
+  const units = (text: string) => Math.round(Number(text) * scale);
+  return {
+    name,
+    doc,
+    shown: code(fallback),
+    parse(raw, report) {
+      const text = raw ?? fallback;
+      const amount = units(text);
+      if (shape.test(text) && amount >= 1 && amount <= maxUsd * scale) return amount;
+      report(
+        `${name} must be an amount in USD from ${1 / scale} to ${maxUsd} with at most ${DECIMALS[decimals]} decimals (got "${text}")`,
+      );
+      return units(fallback);
+    },
+  };
+}
+
 /** 1/true/yes or 0/false/no (any case). */
 export function flag(
   name: string,
