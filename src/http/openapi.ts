@@ -92,11 +92,6 @@ export const openapiTags: Array<{ name: string; description: string }> = [
       "Post-call analysis and analytics: each ended call's summary, success, collected fields and tasks (by the configured model or the sandbox analyser), and the account's calls counted by day, agent, campaign, outcome or direction.",
   },
   {
-    name: 'analytics',
-    description:
-      "Post-call analysis and analytics: each ended call's summary, success, collected fields and tasks (by the configured model or the sandbox analyser), and the account's calls counted by day, agent, campaign, outcome or direction.",
-  },
-  {
     name: 'campaigns',
     description:
       "Campaigns: outbound calls to many contacts, paced and capped across every instance, within each contact's business hours, retried by outcome, up to a budget; and the do-not-call list every outbound call honours.",
