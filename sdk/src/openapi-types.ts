@@ -274,8 +274,12 @@ export interface paths {
      * - `publish` (`PublishEvent`): `type`, `related_id`, `object_id`, `timestamp`
      * - `unpublish` (`UnpublishEvent`): `type`, `related_id`, `object_id`, `timestamp`
      * - `sms_status` (`SmsStatusEvent`): `message_id`, `phone_number_id`, `from`, `to`, `status`, `error_code`, `at`
-     * - `call_status` (`CallStatusEvent`): `session_id`, `direction`, `status`, `at`, `duration_seconds`, `outcome`, `reason`
+     * - `call_status` (`CallStatusEvent`): `session_id`, `direction`, `status`, `at`, `duration_seconds`, `outcome`, `reason`, `campaign_id`
      * - `call_transcript` (`CallTranscriptEvent`): `session_id`, `role`, `text`, `at`, `interrupted`
+     * - `call_analysis` (`CallAnalysisEvent`): `session_id`, `status`, `success`, `at`
+     * - `call_node` (`CallNodeEvent`): `session_id`, `node`, `from`, `at`
+     * - `agent_test_run` (`AgentTestRunEvent`): `run_id`, `status`, `at`
+     * - `campaign_status` (`CampaignStatusEvent`): `campaign_id`, `status`, `reason`, `counts`, `at`
      *
      * Examples: `GET /api/events/object_created?related_object_id=<store id>` (records created in one store), `GET /api/events/call_status?session_id=<id>` (one call), `GET /api/events/call_transcript?session_id=<id>` (a live call's words), `GET /api/events/all?object_id=<id>` (one object).
      *
@@ -638,7 +642,7 @@ export interface paths {
   "/api/calls/{id}": {
     /**
      * One call: status, direction, numbers, times, and once ended its transcript
-     * @description An ended call adds what its encrypted record in your `calls` store holds: transcript lines (`role` agent or caller, times in ms since the call was answered, `interrupted` for agent lines cut by barge-in, `recognised: false` for caller lines not recognised from audio, `latency` on agent lines that answer a caller turn), tool calls with their results, and `recordingUrl` when the call was recorded. 404 when it is not yours.
+     * @description An ended call adds what its encrypted record in your `calls` store holds: transcript lines (`role` agent or caller, times in ms since the call was answered, `interrupted` for agent lines cut by barge-in, `recognised: false` for caller lines not recognised from audio, `latency` on agent lines that answer a caller turn), tool calls with their results, `recordingUrl` when the call was recorded, and `analysis` once its post-call analysis is written, a few seconds after the end (see POST /api/calls/{id}/analysis). 404 when it is not yours.
      */
     get: operations["getCall"];
   };
@@ -686,6 +690,84 @@ export interface paths {
      */
     get: operations["webCallMedia"];
   };
+  "/api/campaigns": {
+    /**
+     * List campaigns
+     * @description Newest first, with their counts and spend.
+     */
+    get: operations["listCampaigns"];
+    /**
+     * Create a campaign
+     * @description Outbound calls to many contacts, paced (calls per minute, calls at once: across every instance together), within business hours in each contact's time zone (its `timezone`, else `schedule.timezone`, else its number's country's zone, else UTC), retried by outcome after a delay, up to a budget. Each call is placed and charged like `POST /api/session/call` and carries `campaign_id`. The definition is also written, encrypted, to your `campaigns` store (`objectId`). 400 for a malformed body or agent; 404 for a number, agent, contact, pathway, persona or knowledge base that is not yours; 409 for a number that cannot place voice calls; 422 `invalid_campaign` for a phone, time zone or schedule that is not valid, `invalid_pathway` for a pathway.
+     */
+    post: operations["createCampaign"];
+  };
+  "/api/campaigns/{id}": {
+    /**
+     * Read a campaign
+     * @description Its status, counts per contact status, calls placed and spend. Follow it live with `GET /api/events/campaign_status?campaign_id=<id>`.
+     */
+    get: operations["getCampaign"];
+    /**
+     * Delete a campaign
+     * @description Only when it is not running (409 `invalid_state`); its record in your campaigns store and its calls stay.
+     */
+    delete: operations["deleteCampaign"];
+  };
+  "/api/campaigns/{id}/contacts": {
+    /**
+     * A campaign's contacts and their attempts
+     * @description In the order they were given; `status` filters.
+     */
+    get: operations["listCampaignContacts"];
+  };
+  "/api/campaigns/{id}/start": {
+    /**
+     * Start a draft campaign
+     * @description draft to running. 402 `insufficient_funds` when neither your allowance nor your balance pays one minute to the first contact. 409 `invalid_state` for a move its status does not allow; emits `campaign_status`.
+     */
+    post: operations["startCampaign"];
+  };
+  "/api/campaigns/{id}/pause": {
+    /**
+     * Pause a running campaign
+     * @description running to paused: no new call is placed; calls under way go on. 409 `invalid_state` for a move its status does not allow; emits `campaign_status`.
+     */
+    post: operations["pauseCampaign"];
+  };
+  "/api/campaigns/{id}/resume": {
+    /**
+     * Resume a paused campaign
+     * @description paused to running (also after it paused itself); 402 as for start. 409 `invalid_state` for a move its status does not allow; emits `campaign_status`.
+     */
+    post: operations["resumeCampaign"];
+  };
+  "/api/campaigns/{id}/cancel": {
+    /**
+     * Cancel a campaign
+     * @description draft, running or paused to cancelled, for good: contacts not yet called stay pending. 409 `invalid_state` for a move its status does not allow; emits `campaign_status`.
+     */
+    post: operations["cancelCampaign"];
+  };
+  "/api/do-not-call": {
+    /**
+     * List your do-not-call numbers
+     * @description In number order. No outbound call of yours dials a listed number.
+     */
+    get: operations["listDoNotCall"];
+    /**
+     * List a number as not to be called
+     * @description Every outbound call to it is refused from now on: `POST /api/session/call` answers 409 `do_not_call`; a campaign contact ends `do_not_call`, never dialled. Listing it again changes nothing.
+     */
+    put: operations["addDoNotCall"];
+  };
+  "/api/do-not-call/{phone}": {
+    /**
+     * Take a number off the do-not-call list
+     * @description Outbound calls may dial it again. 404 when it is not listed.
+     */
+    delete: operations["removeDoNotCall"];
+  };
   "/api/session/temporary": {
     /**
      * List the call types of temporary test calls
@@ -702,6 +784,80 @@ export interface paths {
      * @description Checks `code` against `key` (5 tries per key, then 400 `too_many_attempts`), spends the key (once, even across instances: a second use is 400 `invalid_token`), leases one of the server's temporary numbers and starts a one-off call of the key's type from it to the key's phone. The answer is the session id; progress arrives as `call_status` events. When the call ends the number returns to the pool and a summary is emailed to `email`. 400 `invalid_code` for a wrong code; 400 `invalid_token` for a forged, expired, used or another account's key; 503 `numbers_busy` when every temporary number is in a call (the key stays usable; see Retry-After); 502 when the audio server refuses the call. Send an `Idempotency-Key` to retry safely.
      */
     post: operations["startTemporarySession"];
+  };
+  "/api/calls/{id}/analysis": {
+    /**
+     * Analyse an ended call again (with the agent's analysis settings of the call)
+     * @description Queues the analysis of the call again; when it is written, GET /api/calls/{id} has the new `analysis`, its `performance-metrics` record is replaced, and a `call_analysis` event (and, for a call with a `webhook`, a delivery) follows. Tasks are written only by the first analysis that finds some. 404 when the call is not yours, 409 `conflict` while it has not ended.
+     */
+    post: operations["rerunCallAnalysis"];
+  };
+  "/api/analytics/calls": {
+    /**
+     * Your calls counted by day, agent, campaign, outcome or direction
+     * @description Counted from the server's own call rows (no record is decrypted), so it answers quickly for many calls. `from` and `to` are dates (YYYY-MM-DD, whole days in `tz`, both included) or ISO 8601 times (`to` excluded); default the last 30 days, at most 400. `tz` is an IANA time zone (default UTC): the day a call belongs to is its start's day there, daylight saving time included. `groupBy=day` lists every day of the range, calls or not, oldest first; other groupings list their keys by calls, most first. Success rate, cost and latency come with the call's analysis (a few seconds after it ends). 400 for an unknown time zone, a range that is empty or too long.
+     */
+    get: operations["callAnalytics"];
+  };
+  "/api/agent-tests": {
+    /**
+     * Your agent tests, each with its last result
+     * @description Oldest first. `lastResult` is the latest finished result of the test (null: never run), with its failed checks.
+     */
+    get: operations["listAgentTests"];
+    /**
+     * Create an agent test: a simulated conversation and what it must show
+     * @description A test: an agent (`agentId`, an object of your `agents` store, or `agent`, an agent record inline), optionally `pathway`/`pathwayId`, `knowledgeBaseId` and `integrations` that replace the agent's; a `caller` (`lines`, each one caller turn; or a `goal` with an optional `persona` for a model that plays the caller, which needs LLM_URL); and `expect`:
+     *
+     * - `outcome`: `completed` (the agent ended the call, or the caller ran out of lines), `transferred`, `max_duration` (stopped by `maxTurns`), `provider_error`, `pathway_error`;
+     * - `toolCalls`: `[{ name, arguments? }]`, each matched by a different call; `arguments` is a partial match (only the fields given, objects recursively, strings case-insensitively); `noToolCalls`: names never called;
+     * - `says` / `neverSays`: phrases, case, punctuation and spacing ignored;
+     * - `variables`: the pathway's variables at the end; `path`: node ids visited in this order (others may come between);
+     * - `analysis`: `{ success?, data? }` of the post-call analysis; `maxTurns`: caller turns at most; `maxLatencyMs`: every agent answer within it.
+     *
+     * `mode`: `text` (the default: the caller's lines go to the agent's turn logic as text; the model, or the sandbox dialogue engine, answers through the same tools and pathway walk as a call) or `voice` (a free web call at real pace, the lines spoken and recognised; needs `sideEffects: "live"`). `sideEffects`: `sandbox` (the default: scheduling runs against the sandbox calendar, custom HTTP tools and webhook nodes are not sent and answer an error saying so) or `live` (as on a call).
+     *
+     * 400 `invalid_input` for both or neither of agent and agentId, a goal without a model, or `mode: "voice"` without `caller.lines` and `sideEffects: "live"`. What the test names (agent, knowledge base, pathway) is looked up when it runs: a test whose agent is gone ends `error`.
+     */
+    post: operations["createAgentTest"];
+  };
+  "/api/agent-tests/runs": {
+    /**
+     * Run a suite: the tests named, or all of yours
+     * @description Queues a run (202). Each test runs as a job (on any instance; a test whose instance stopped runs again); follow it with `agent_test_run` events or GET /api/agent-tests/runs/{runId}. Never charged. 404 for a test that is not yours; 400 when you have none; 429 `concurrency_limit` when 20 of your runs are queued or running.
+     */
+    post: operations["runAgentTests"];
+  };
+  "/api/agent-tests/runs/{runId}": {
+    /**
+     * A run and its results; a JUnit XML report with Accept: application/xml
+     * @description `status`: `queued`, `running`, then `passed` (every check of every test), `failed` (a check failed) or `error` (a test could not run). Each result has every check's `expected` and `actual`, the transcript (agent lines with their `latencyMs`), the tool calls with arguments and results, and the pathway's `path` and `variables`. With `Accept: application/xml` the same run as a JUnit XML report (a testcase per test; failed checks in `<failure>`, a test that could not run in `<error>`, unfinished ones `<skipped>`). 404 when the run is not yours.
+     */
+    get: operations["getAgentTestRun"];
+  };
+  "/api/agent-tests/{id}": {
+    /**
+     * One agent test
+     * @description The test as it was written (its agent, caller and expectations); 404 when it is not yours.
+     */
+    get: operations["getAgentTest"];
+    /**
+     * Replace an agent test
+     * @description The whole test, as for POST. Results of earlier runs stay.
+     */
+    put: operations["updateAgentTest"];
+    /**
+     * Delete an agent test
+     * @description Its past results stay in their runs.
+     */
+    delete: operations["deleteAgentTest"];
+  };
+  "/api/agent-tests/{id}/runs": {
+    /**
+     * Run one agent test
+     * @description As POST /api/agent-tests/runs with this one test. 404 when it is not yours.
+     */
+    post: operations["runAgentTest"];
   };
   "/api/webhooks/audio/{sessionId}": {
     /**
@@ -907,9 +1063,11 @@ export interface components {
           text: string;
         })[];
       /** @description Final states of calls the built-in voice agent carries: why it ended */
-      outcome?: "completed" | "voicemail" | "transferred" | "no_answer" | "busy" | "refused" | "provider_error" | "instance_stopped" | "max_duration";
+      outcome?: "completed" | "voicemail" | "transferred" | "no_answer" | "busy" | "refused" | "provider_error" | "instance_stopped" | "max_duration" | "pathway_error";
       /** @description A short machine reason next to outcome */
       reason?: string;
+      /** @description The campaign the call is an attempt of */
+      campaign_id?: string;
     };
     /** @description Payload of `call_transcript`: one line of a live call's transcript (the built-in voice agent), as it is said. An agent line is one sentence, sent when the agent starts saying it (not once it has played); a sentence the caller cut by speaking over it is followed by a line with what was heard of it and `interrupted: true`. A caller line comes at the end of the caller's turn. The call's record (GET /api/calls/{id}) keeps what was heard, one agent line per reply. */
     CallTranscriptEvent: {
@@ -923,6 +1081,91 @@ export interface components {
       at: string;
       /** @description An agent sentence cut by barge-in: `text` is what the caller heard of the agent line sent before it (empty when none of it) */
       interrupted?: boolean;
+    };
+    /** @description Payload of `call_analysis`: a call's post-call analysis was written (GET /api/calls/{id} has it); also the `data` of the call's webhook `{ type: "call_analysis", timestamp, data }`. */
+    CallAnalysisEvent: {
+      session_id: string;
+      status: "completed" | "failed";
+      success: boolean | null;
+      /**
+       * Format: date-time
+       * @description When the analysis was written
+       */
+      at: string;
+    };
+    /** @description Payload of `call_node`: a call that walks a conversation pathway moved to a node (the start, then each edge taken: by the model's choose_path, a variable's condition, keywords, a webhook's answer). The call's record (GET /api/calls/{id}) keeps the whole path under `pathway.path`. */
+    CallNodeEvent: {
+      session_id: string;
+      /** @description The pathway node the call entered */
+      node: string;
+      /** @description The node it left; absent for the start */
+      from?: string;
+      /**
+       * Format: date-time
+       * @description When the call entered the node
+       */
+      at: string;
+    };
+    /** @description Payload of `agent_test_run`: a run of agent tests (POST /api/agent-tests/runs) was queued, started or ended; GET /api/agent-tests/runs/{runId} has its results. */
+    AgentTestRunEvent: {
+      run_id: string;
+      /** @description queued, then running when its first test starts, then how it ended */
+      status: "queued" | "running" | "passed" | "failed" | "error";
+      /**
+       * Format: date-time
+       * @description When the run was in this state
+       */
+      at: string;
+    };
+    /** @description Payload of `campaign_status`: a campaign changed status, or (at most once a second while it runs) its counts changed; also the `data` of the campaign's webhook `{ type: "campaign_status", timestamp, data }`. */
+    CampaignStatusEvent: {
+      campaign_id: string;
+      status: "draft" | "running" | "paused" | "completed" | "cancelled";
+      /** @description Why it paused or ended by itself: insufficient_funds, budget_reached, schedule_ended */
+      reason?: string;
+      counts: {
+        total: number;
+        pending: number;
+        calling: number;
+        completed: number;
+        voicemail: number;
+        no_answer: number;
+        busy: number;
+        failed: number;
+        opted_out: number;
+        do_not_call: number;
+      };
+      /**
+       * Format: date-time
+       * @description When the campaign was in this state
+       */
+      at: string;
+    };
+    /** @description A call's post-call analysis */
+    CallAnalysis: {
+      status: "completed" | "failed";
+      /** @description What the call was about and what was done; null when the agent asks for no summary or it failed */
+      summary: string | null;
+      /** @description null: not decidable (or failed) */
+      success: boolean | null;
+      successReason?: string;
+      /** @description The fields of the agent's `analysis.schema` the call gave (validated against it) */
+      data: {
+        [key: string]: string | number | boolean;
+      };
+      tasks: {
+          /** @description What is left to do */
+          title: string;
+          /** @description YYYY-MM-DD */
+          dueDate?: string;
+        }[];
+      sentiment?: "positive" | "neutral" | "negative";
+      /** @description `sandbox`: the deterministic offline analyser (no LLM_URL) */
+      by: "model" | "sandbox";
+      /** @description Why it failed (status failed) */
+      reason?: string;
+      /** Format: date-time */
+      analysedAt: string;
     };
   };
   responses: never;
@@ -1146,7 +1389,7 @@ export interface operations {
       /**
        * @description Bad request.
        *
-       * - `passwords_mismatch`: password and passwordConfirmation differ
+       * - `passwords_mismatch`: password and confirmPassword differ
        * - `invalid_json`: the body is not valid JSON
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
@@ -1855,7 +2098,7 @@ export interface operations {
        * @description Bad request.
        *
        * - `invalid_token`: the link or token is invalid, used or expired
-       * - `passwords_mismatch`: password and passwordConfirmation differ
+       * - `passwords_mismatch`: password and confirmPassword differ
        * - `invalid_json`: the body is not valid JSON
        * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
        */
@@ -4816,8 +5059,12 @@ export interface operations {
    * - `publish` (`PublishEvent`): `type`, `related_id`, `object_id`, `timestamp`
    * - `unpublish` (`UnpublishEvent`): `type`, `related_id`, `object_id`, `timestamp`
    * - `sms_status` (`SmsStatusEvent`): `message_id`, `phone_number_id`, `from`, `to`, `status`, `error_code`, `at`
-   * - `call_status` (`CallStatusEvent`): `session_id`, `direction`, `status`, `at`, `duration_seconds`, `outcome`, `reason`
+   * - `call_status` (`CallStatusEvent`): `session_id`, `direction`, `status`, `at`, `duration_seconds`, `outcome`, `reason`, `campaign_id`
    * - `call_transcript` (`CallTranscriptEvent`): `session_id`, `role`, `text`, `at`, `interrupted`
+   * - `call_analysis` (`CallAnalysisEvent`): `session_id`, `status`, `success`, `at`
+   * - `call_node` (`CallNodeEvent`): `session_id`, `node`, `from`, `at`
+   * - `agent_test_run` (`AgentTestRunEvent`): `run_id`, `status`, `at`
+   * - `campaign_status` (`CampaignStatusEvent`): `campaign_id`, `status`, `reason`, `counts`, `at`
    *
    * Examples: `GET /api/events/object_created?related_object_id=<store id>` (records created in one store), `GET /api/events/call_status?session_id=<id>` (one call), `GET /api/events/call_transcript?session_id=<id>` (a live call's words), `GET /api/events/all?object_id=<id>` (one object).
    *
@@ -4839,7 +5086,7 @@ export interface operations {
         "last-event-id"?: string;
       };
       path: {
-        /** @description One of key_created, key_deleted, object_created, object_updated, object_deleted, publish, unpublish, sms_status, call_status, call_transcript; several, comma-separated; or `all` (also `*`) for every type */
+        /** @description One of key_created, key_deleted, object_created, object_updated, object_deleted, publish, unpublish, sms_status, call_status, call_transcript, call_analysis, call_node, agent_test_run, campaign_status; several, comma-separated; or `all` (also `*`) for every type */
         type: string;
       };
     };
@@ -4907,6 +5154,30 @@ export interface operations {
               /** @enum {string} */
               event: "call_transcript";
               data: components["schemas"]["CallTranscriptEvent"];
+            } | {
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "call_analysis";
+              data: components["schemas"]["CallAnalysisEvent"];
+            } | {
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "call_node";
+              data: components["schemas"]["CallNodeEvent"];
+            } | {
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "agent_test_run";
+              data: components["schemas"]["AgentTestRunEvent"];
+            } | {
+              /** @description The event id (resume after it with Last-Event-ID) */
+              id: string;
+              /** @enum {string} */
+              event: "campaign_status";
+              data: components["schemas"]["CampaignStatusEvent"];
             })[];
         };
       };
@@ -11586,7 +11857,7 @@ export interface operations {
         "application/json": {
           /** @description The name of your registered server that signed `jwt` (POST /api/servers) */
           server: string;
-          /** @description Compact JWS (ES256) signed with that server's private key, optionally nested in a compact JWE (ECDH-ES+A256KW, A256GCM, cty "JWT") to the key of GET /api/server (the SDK's signCallRequest builds it). Claims: `use: "call-session"` (optional), `exp` (at most 10 minutes ahead), a single-use `jti`, `agent` `{ name, personaId?, instructions?, firstMessage?, voicemailMessage? }`, `contact` `{ name, phone (E.164), fields? }`, optional `humanAgents` `[{ name, phone }]`, `type: "prompt"` with `prompt`, or `type: "pathway"` with `pathway` (a pathway document `{ name, start, variables?, nodes, edges, global? }` as POST /api/pathways/validate checks it, `{ id }` of your `conversational-pathways` store, or the old `{ name?, steps }`, run as a linear pathway), optional `variables` (at most 100, named `^[A-Za-z_][A-Za-z0-9_]{0,63}$`, each a string of up to 2,000 characters, a number or a boolean), `tools` (custom HTTP tools `{ type: "http", name, description, parameters, url, method?, headers?, timeoutMs?, speak?, assign?, keywords? }`: see DESIGN "Custom tools and call variables"; header values are kept encrypted), `knowledgeBase` `{ id }`, `integrations` (ids), `phoneNumberId` and `webhook` (URL). `{{name}}` (a variable), `{{contact.name}}`, `{{contact.phone}}`, `{{contact.fields.X}}` and `{{now}}` are filled in the agent's `instructions`, `firstMessage` and `voicemailMessage`, the `prompt` and the old steps; a name with no value is left empty. */
+          /** @description Compact JWS (ES256) signed with that server's private key, optionally nested in a compact JWE (ECDH-ES+A256KW, A256GCM, cty "JWT") to the key of GET /api/server (the SDK's signCallRequest builds it). Claims: `use: "call-session"` (optional), `exp` (at most 10 minutes ahead), a single-use `jti`, `agent` `{ name, personaId?, instructions?, firstMessage?, voicemailMessage?, analysis? }` (`analysis`: the post-call analysis settings `{ summary?, successCriteria?, schema?, tasks? }`, see POST /api/calls/{id}/analysis), `contact` `{ name, phone (E.164), fields? }`, optional `humanAgents` `[{ name, phone }]`, `type: "prompt"` with `prompt`, or `type: "pathway"` with `pathway` (a pathway document `{ name, start, variables?, nodes, edges, global? }` as POST /api/pathways/validate checks it, `{ id }` of your `conversational-pathways` store, or the old `{ name?, steps }`, run as a linear pathway), optional `variables` (at most 100, named `^[A-Za-z_][A-Za-z0-9_]{0,63}$`, each a string of up to 2,000 characters, a number or a boolean), `tools` (custom HTTP tools `{ type: "http", name, description, parameters, url, method?, headers?, timeoutMs?, speak?, assign?, keywords? }`: see DESIGN "Custom tools and call variables"; header values are kept encrypted), `knowledgeBase` `{ id }`, `integrations` (ids), `phoneNumberId` and `webhook` (URL). `{{name}}` (a variable), `{{contact.name}}`, `{{contact.phone}}`, `{{contact.fields.X}}` and `{{now}}` are filled in the agent's `instructions`, `firstMessage` and `voicemailMessage`, the `prompt` and the old steps; a name with no value is left empty. */
           jwt: string;
           /** @description Sandbox calls only: what the sandbox carrier's simulated caller does once it answers — `default`, `voicemail` (an answering machine: its greeting, a beep, then the asynchronous AMD verdict `machine_end_beep`, after which the agent leaves the agent's `voicemailMessage` and hangs up; outcome `voicemail`) or a list of the caller's lines. Ignored when Twilio or an external audio server carries the call. Not part of the signed payload: it describes the test, not the call. */
           script?: "default" | "voicemail" | string[];
@@ -11790,7 +12061,7 @@ export interface operations {
                 direction: string;
                 /** @description queued, ringing, in_progress, completed, failed, busy, no_answer or canceled */
                 status: string;
-                /** @description Why it ended: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration */
+                /** @description Why it ended: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration, pathway_error (its pathway could not go on: the move limit, a step with no way on) */
                 outcome?: string;
                 reason?: string;
                 from?: string;
@@ -11804,6 +12075,8 @@ export interface operations {
                 durationSeconds?: number;
                 /** @description What the call was charged, in US dollars, once settled (seconds within the plan's allowance cost nothing), its transfer leg included once that is settled; absent while it runs and for calls that are never charged (web and temporary calls, refused calls) */
                 costUsd?: number;
+                /** @description The campaign the call is an attempt of (GET /api/campaigns/{id}) */
+                campaignId?: string;
               }[];
             /** @description Pass as `before` for the next page; null on the last */
             nextBefore: string | null;
@@ -11862,7 +12135,7 @@ export interface operations {
   };
   /**
    * One call: status, direction, numbers, times, and once ended its transcript
-   * @description An ended call adds what its encrypted record in your `calls` store holds: transcript lines (`role` agent or caller, times in ms since the call was answered, `interrupted` for agent lines cut by barge-in, `recognised: false` for caller lines not recognised from audio, `latency` on agent lines that answer a caller turn), tool calls with their results, and `recordingUrl` when the call was recorded. 404 when it is not yours.
+   * @description An ended call adds what its encrypted record in your `calls` store holds: transcript lines (`role` agent or caller, times in ms since the call was answered, `interrupted` for agent lines cut by barge-in, `recognised: false` for caller lines not recognised from audio, `latency` on agent lines that answer a caller turn), tool calls with their results, `recordingUrl` when the call was recorded, and `analysis` once its post-call analysis is written, a few seconds after the end (see POST /api/calls/{id}/analysis). 404 when it is not yours.
    */
   getCall: {
     parameters: {
@@ -11880,7 +12153,7 @@ export interface operations {
             direction: string;
             /** @description queued, ringing, in_progress, completed, failed, busy, no_answer or canceled */
             status: string;
-            /** @description Why it ended: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration */
+            /** @description Why it ended: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration, pathway_error (its pathway could not go on: the move limit, a step with no way on) */
             outcome?: string;
             reason?: string;
             from?: string;
@@ -11894,6 +12167,8 @@ export interface operations {
             durationSeconds?: number;
             /** @description What the call was charged, in US dollars, once settled (seconds within the plan's allowance cost nothing), its transfer leg included once that is settled; absent while it runs and for calls that are never charged (web and temporary calls, refused calls) */
             costUsd?: number;
+            /** @description The campaign the call is an attempt of (GET /api/campaigns/{id}) */
+            campaignId?: string;
             transcript?: ({
                 role: "agent" | "caller";
                 text: string;
@@ -11911,6 +12186,10 @@ export interface operations {
                   overheadMs: number;
                   totalMs: number;
                 };
+                /** @description A call that walks a pathway: the node that was current when the line was said */
+                node?: string;
+                /** @description A caller line that is a key pressed (DTMF): `text` is the key */
+                keypad?: boolean;
                 [key: string]: unknown;
               })[];
             toolCalls?: {
@@ -11919,8 +12198,37 @@ export interface operations {
                 result: unknown;
                 atMs: number;
               }[];
+            /** @description The pathway the call walked (calls of `type: "pathway"` and agents with one) */
+            pathway?: {
+              /** @description The object of your `conversational-pathways` store; absent for an inline pathway */
+              id?: string;
+              name: string;
+              /** @description Every node the call entered, in order */
+              path: {
+                  node: string;
+                  /** @description ms since the call was answered */
+                  atMs: number;
+                  /** @description The edge taken, as a JSON pointer into the document (`/edges/3`, `/global/0`); none for the start */
+                  edge?: string;
+                }[];
+              /** @description The pathway's variables at the end: the call's, and what it collected and assigned */
+              variables: {
+                [key: string]: unknown;
+              };
+              /** @description An inline pathway (no `id`): its document, to draw the path on; header values of its tools `****` */
+              document?: {
+                [key: string]: unknown;
+              };
+            };
+            /** @description The call's variables at its end (the payload's, and what the call collected or its tools assigned) */
+            variables?: {
+              [key: string]: unknown;
+            };
+            /** @description What the call let pass: `{{names}}` filled with nothing, a webhook node or SMS node that failed */
+            warnings?: string[];
             /** @description GET it for the two-channel WAV (caller left, agent right) */
             recordingUrl?: string;
+            analysis?: components["schemas"]["CallAnalysis"];
           };
         };
       };
@@ -12829,6 +13137,1625 @@ export interface operations {
     };
   };
   /**
+   * List campaigns
+   * @description Newest first, with their counts and spend.
+   */
+  listCampaigns: {
+    parameters: {
+      query?: {
+        before?: string;
+        limit?: number;
+      };
+    };
+    responses: {
+      /** @description Your campaigns */
+      200: {
+        content: {
+          "application/json": {
+            items: ({
+                id: string;
+                name: string;
+                status: "draft" | "running" | "paused" | "completed" | "cancelled";
+                /** @description insufficient_funds, budget_reached or schedule_ended when it paused or ended by itself */
+                reason?: string;
+                counts: {
+                  total: number;
+                  pending: number;
+                  calling: number;
+                  completed: number;
+                  voicemail: number;
+                  no_answer: number;
+                  busy: number;
+                  failed: number;
+                  opted_out: number;
+                  do_not_call: number;
+                };
+                /** @description Calls placed */
+                attempts: number;
+                /** @description What its ended calls were charged */
+                spentUsd: number;
+                budgetUsd?: number;
+                pacing: {
+                  callsPerMinute: number;
+                  maxConcurrent: number;
+                };
+                /** @description The definition in your campaigns store */
+                objectId?: string;
+                /** Format: date-time */
+                createdAt: string;
+                /** Format: date-time */
+                startedAt?: string;
+                /** Format: date-time */
+                endedAt?: string;
+              })[];
+            /** @description Pass as `before` for the next page */
+            next?: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Create a campaign
+   * @description Outbound calls to many contacts, paced (calls per minute, calls at once: across every instance together), within business hours in each contact's time zone (its `timezone`, else `schedule.timezone`, else its number's country's zone, else UTC), retried by outcome after a delay, up to a budget. Each call is placed and charged like `POST /api/session/call` and carries `campaign_id`. The definition is also written, encrypted, to your `campaigns` store (`objectId`). 400 for a malformed body or agent; 404 for a number, agent, contact, pathway, persona or knowledge base that is not yours; 409 for a number that cannot place voice calls; 422 `invalid_campaign` for a phone, time zone or schedule that is not valid, `invalid_pathway` for a pathway.
+   */
+  createCampaign: {
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "name": "December reminders",
+         *   "agent": {
+         *     "name": "Amy",
+         *     "firstMessage": "Hello {{contact.name}}, this is Amy from the clinic.",
+         *     "voicemailMessage": "Please call us back."
+         *   },
+         *   "fromNumberIds": [
+         *     "019ae0b0-0000-7000-8000-000000000001"
+         *   ],
+         *   "contacts": [
+         *     {
+         *       "name": "Grace",
+         *       "phone": "+14155550123",
+         *       "timezone": "America/Los_Angeles"
+         *     },
+         *     {
+         *       "name": "Alan",
+         *       "phone": "+442079460000"
+         *     }
+         *   ],
+         *   "schedule": {
+         *     "days": [
+         *       "mon",
+         *       "tue",
+         *       "wed",
+         *       "thu",
+         *       "fri"
+         *     ],
+         *     "from": "09:00",
+         *     "to": "17:00"
+         *   },
+         *   "pacing": {
+         *     "callsPerMinute": 30
+         *   },
+         *   "retry": {
+         *     "maxAttempts": 2,
+         *     "delayMinutes": 60
+         *   },
+         *   "budgetUsd": 20
+         * }
+         */
+        "application/json": {
+          name: string;
+          /** @description An object of your agents store */
+          agentId?: string;
+          /** @description An agent record (DESIGN "Voice agent") */
+          agent?: {
+            [key: string]: unknown;
+          };
+          /** @description An object of your conversational-pathways store */
+          pathwayId?: string;
+          /** @description A pathway document */
+          pathway?: {
+            [key: string]: unknown;
+          };
+          /** @description Your voice-capable numbers, used in turn */
+          fromNumberIds: string[];
+          contacts: ({
+              /** @description An object of your contacts store: `{ name, phone, fields?, timezone? }` */
+              contactId: string;
+            } | ({
+              name: string;
+              /** @description E.164 */
+              phone: string;
+              /** @description Strings the agent knows (`{{contact.fields.X}}`); `sandboxScript`, a list of lines, is what a sandbox callee says */
+              fields?: {
+                [key: string]: string | string[];
+              };
+              /** @description IANA zone of the contact, e.g. Europe/Paris */
+              timezone?: string;
+            }))[];
+          schedule?: {
+            timezone?: string;
+            days?: ("sun" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat")[];
+            /** @description HH:MM local time */
+            from?: string;
+            /** @description HH:MM local time */
+            to?: string;
+            /** Format: date-time */
+            startAt?: string;
+            /** Format: date-time */
+            endAt?: string;
+          };
+          pacing?: {
+            /** @default 10 */
+            callsPerMinute?: number;
+            /** @description Default: the account's call concurrency */
+            maxConcurrent?: number;
+          };
+          retry?: {
+            /** @default 2 */
+            maxAttempts?: number;
+            /** @default 60 */
+            delayMinutes?: number;
+            /** @description Default: no_answer, busy, failed */
+            on?: ("no_answer" | "busy" | "failed" | "voicemail")[];
+          };
+          voicemail?: "hang_up" | "leave_message";
+          budgetUsd?: number;
+          /** @description Receives every campaign_status payload, signed */
+          webhook?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The campaign, a draft */
+      201: {
+        content: {
+          "application/json": {
+            id: string;
+            /** @enum {string} */
+            status: "draft";
+            objectId: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `conflict`: the request conflicts with the current state
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unprocessable.
+       *
+       * - `invalid_campaign`: a contact phone, time zone or schedule of the campaign is not valid (the message names it)
+       * - `invalid_pathway`: the conversational pathway is not valid: `errors` lists each problem with its path in the document (POST /api/pathways/validate checks one)
+       */
+      422: {
+        content: {
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description Every error of the pathway, in document order */
+            errors?: {
+                /** @description A JSON pointer into the pathway, e.g. `/nodes/3/id` */
+                path: string;
+                message: string;
+              }[];
+            [key: string]: unknown;
+          };
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Read a campaign
+   * @description Its status, counts per contact status, calls placed and spend. Follow it live with `GET /api/events/campaign_status?campaign_id=<id>`.
+   */
+  getCampaign: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description The campaign */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            name: string;
+            status: "draft" | "running" | "paused" | "completed" | "cancelled";
+            /** @description insufficient_funds, budget_reached or schedule_ended when it paused or ended by itself */
+            reason?: string;
+            counts: {
+              total: number;
+              pending: number;
+              calling: number;
+              completed: number;
+              voicemail: number;
+              no_answer: number;
+              busy: number;
+              failed: number;
+              opted_out: number;
+              do_not_call: number;
+            };
+            /** @description Calls placed */
+            attempts: number;
+            /** @description What its ended calls were charged */
+            spentUsd: number;
+            budgetUsd?: number;
+            pacing: {
+              callsPerMinute: number;
+              maxConcurrent: number;
+            };
+            /** @description The definition in your campaigns store */
+            objectId?: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            startedAt?: string;
+            /** Format: date-time */
+            endedAt?: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Delete a campaign
+   * @description Only when it is not running (409 `invalid_state`); its record in your campaigns store and its calls stay.
+   */
+  deleteCampaign: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Deleted */
+      204: {
+        content: never;
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `invalid_state`: the resource's status does not allow this move (the message says which status it has)
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * A campaign's contacts and their attempts
+   * @description In the order they were given; `status` filters.
+   */
+  listCampaignContacts: {
+    parameters: {
+      query?: {
+        status?: "pending" | "calling" | "completed" | "voicemail" | "no_answer" | "busy" | "failed" | "opted_out" | "do_not_call";
+        cursor?: string;
+        limit?: number;
+      };
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description One page of contacts */
+      200: {
+        content: {
+          "application/json": {
+            items: ({
+                index: number;
+                contactId?: string;
+                name: string;
+                phone: string;
+                status: "pending" | "calling" | "completed" | "voicemail" | "no_answer" | "busy" | "failed" | "opted_out" | "do_not_call";
+                attempts: {
+                    sessionId: string;
+                    outcome?: string;
+                    /** Format: date-time */
+                    at: string;
+                  }[];
+                /** Format: date-time */
+                nextAttemptAt?: string;
+              })[];
+            /** @description Pass as `cursor` for the next page */
+            next?: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Start a draft campaign
+   * @description draft to running. 402 `insufficient_funds` when neither your allowance nor your balance pays one minute to the first contact. 409 `invalid_state` for a move its status does not allow; emits `campaign_status`.
+   */
+  startCampaign: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description The campaign after the move */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            name: string;
+            status: "draft" | "running" | "paused" | "completed" | "cancelled";
+            /** @description insufficient_funds, budget_reached or schedule_ended when it paused or ended by itself */
+            reason?: string;
+            counts: {
+              total: number;
+              pending: number;
+              calling: number;
+              completed: number;
+              voicemail: number;
+              no_answer: number;
+              busy: number;
+              failed: number;
+              opted_out: number;
+              do_not_call: number;
+            };
+            /** @description Calls placed */
+            attempts: number;
+            /** @description What its ended calls were charged */
+            spentUsd: number;
+            budgetUsd?: number;
+            pacing: {
+              callsPerMinute: number;
+              maxConcurrent: number;
+            };
+            /** @description The definition in your campaigns store */
+            objectId?: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            startedAt?: string;
+            /** Format: date-time */
+            endedAt?: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payment required.
+       *
+       * - `insufficient_funds`: the balance does not cover this
+       */
+      402: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `invalid_state`: the resource's status does not allow this move (the message says which status it has)
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Pause a running campaign
+   * @description running to paused: no new call is placed; calls under way go on. 409 `invalid_state` for a move its status does not allow; emits `campaign_status`.
+   */
+  pauseCampaign: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description The campaign after the move */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            name: string;
+            status: "draft" | "running" | "paused" | "completed" | "cancelled";
+            /** @description insufficient_funds, budget_reached or schedule_ended when it paused or ended by itself */
+            reason?: string;
+            counts: {
+              total: number;
+              pending: number;
+              calling: number;
+              completed: number;
+              voicemail: number;
+              no_answer: number;
+              busy: number;
+              failed: number;
+              opted_out: number;
+              do_not_call: number;
+            };
+            /** @description Calls placed */
+            attempts: number;
+            /** @description What its ended calls were charged */
+            spentUsd: number;
+            budgetUsd?: number;
+            pacing: {
+              callsPerMinute: number;
+              maxConcurrent: number;
+            };
+            /** @description The definition in your campaigns store */
+            objectId?: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            startedAt?: string;
+            /** Format: date-time */
+            endedAt?: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `invalid_state`: the resource's status does not allow this move (the message says which status it has)
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Resume a paused campaign
+   * @description paused to running (also after it paused itself); 402 as for start. 409 `invalid_state` for a move its status does not allow; emits `campaign_status`.
+   */
+  resumeCampaign: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description The campaign after the move */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            name: string;
+            status: "draft" | "running" | "paused" | "completed" | "cancelled";
+            /** @description insufficient_funds, budget_reached or schedule_ended when it paused or ended by itself */
+            reason?: string;
+            counts: {
+              total: number;
+              pending: number;
+              calling: number;
+              completed: number;
+              voicemail: number;
+              no_answer: number;
+              busy: number;
+              failed: number;
+              opted_out: number;
+              do_not_call: number;
+            };
+            /** @description Calls placed */
+            attempts: number;
+            /** @description What its ended calls were charged */
+            spentUsd: number;
+            budgetUsd?: number;
+            pacing: {
+              callsPerMinute: number;
+              maxConcurrent: number;
+            };
+            /** @description The definition in your campaigns store */
+            objectId?: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            startedAt?: string;
+            /** Format: date-time */
+            endedAt?: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payment required.
+       *
+       * - `insufficient_funds`: the balance does not cover this
+       */
+      402: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `invalid_state`: the resource's status does not allow this move (the message says which status it has)
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Cancel a campaign
+   * @description draft, running or paused to cancelled, for good: contacts not yet called stay pending. 409 `invalid_state` for a move its status does not allow; emits `campaign_status`.
+   */
+  cancelCampaign: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description The campaign after the move */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            name: string;
+            status: "draft" | "running" | "paused" | "completed" | "cancelled";
+            /** @description insufficient_funds, budget_reached or schedule_ended when it paused or ended by itself */
+            reason?: string;
+            counts: {
+              total: number;
+              pending: number;
+              calling: number;
+              completed: number;
+              voicemail: number;
+              no_answer: number;
+              busy: number;
+              failed: number;
+              opted_out: number;
+              do_not_call: number;
+            };
+            /** @description Calls placed */
+            attempts: number;
+            /** @description What its ended calls were charged */
+            spentUsd: number;
+            budgetUsd?: number;
+            pacing: {
+              callsPerMinute: number;
+              maxConcurrent: number;
+            };
+            /** @description The definition in your campaigns store */
+            objectId?: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            startedAt?: string;
+            /** Format: date-time */
+            endedAt?: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `invalid_state`: the resource's status does not allow this move (the message says which status it has)
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * List your do-not-call numbers
+   * @description In number order. No outbound call of yours dials a listed number.
+   */
+  listDoNotCall: {
+    parameters: {
+      query?: {
+        after?: string;
+        limit?: number;
+      };
+    };
+    responses: {
+      /** @description Listed numbers */
+      200: {
+        content: {
+          "application/json": {
+            items: ({
+                phone: string;
+                reason?: string;
+                source: "api" | "opt_out";
+                /** @description The call in which the caller opted out */
+                sessionId?: string;
+                /** Format: date-time */
+                createdAt: string;
+              })[];
+            /** @description Pass as `after` for the next page */
+            next?: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * List a number as not to be called
+   * @description Every outbound call to it is refused from now on: `POST /api/session/call` answers 409 `do_not_call`; a campaign contact ends `do_not_call`, never dialled. Listing it again changes nothing.
+   */
+  addDoNotCall: {
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "phone": "+14155550123",
+         *   "reason": "asked by email"
+         * }
+         */
+        "application/json": {
+          /** @description E.164 */
+          phone: string;
+          reason?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The listing */
+      200: {
+        content: {
+          "application/json": {
+            phone: string;
+            reason?: string;
+            source: "api" | "opt_out";
+            /** @description The call in which the caller opted out */
+            sessionId?: string;
+            /** Format: date-time */
+            createdAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Take a number off the do-not-call list
+   * @description Outbound calls may dial it again. 404 when it is not listed.
+   */
+  removeDoNotCall: {
+    parameters: {
+      path: {
+        /** @description E.164 (+ as %2B) */
+        phone: string;
+      };
+    };
+    responses: {
+      /** @description Removed */
+      204: {
+        content: never;
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
    * List the call types of temporary test calls
    * @description The preconfigured kinds of one-off test call this server offers (data: built in, or TEMPORARY_CALL_TYPES_FILE).
    */
@@ -13245,6 +15172,1654 @@ export interface operations {
        * @description Not ready.
        *
        * - `numbers_busy`: no temporary number is free to place the test call from: retry later (see Retry-After)
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Analyse an ended call again (with the agent's analysis settings of the call)
+   * @description Queues the analysis of the call again; when it is written, GET /api/calls/{id} has the new `analysis`, its `performance-metrics` record is replaced, and a `call_analysis` event (and, for a call with a `webhook`, a delivery) follows. Tasks are written only by the first analysis that finds some. 404 when the call is not yours, 409 `conflict` while it has not ended.
+   */
+  rerunCallAnalysis: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Queued */
+      202: {
+        content: {
+          "application/json": {
+            /** @enum {string} */
+            status: "queued";
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Conflict.
+       *
+       * - `conflict`: the request conflicts with the current state
+       */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Your calls counted by day, agent, campaign, outcome or direction
+   * @description Counted from the server's own call rows (no record is decrypted), so it answers quickly for many calls. `from` and `to` are dates (YYYY-MM-DD, whole days in `tz`, both included) or ISO 8601 times (`to` excluded); default the last 30 days, at most 400. `tz` is an IANA time zone (default UTC): the day a call belongs to is its start's day there, daylight saving time included. `groupBy=day` lists every day of the range, calls or not, oldest first; other groupings list their keys by calls, most first. Success rate, cost and latency come with the call's analysis (a few seconds after it ends). 400 for an unknown time zone, a range that is empty or too long.
+   */
+  callAnalytics: {
+    parameters: {
+      query?: {
+        /** @example 2026-11-01 */
+        from?: string;
+        /** @example 2026-11-30 */
+        to?: string;
+        groupBy?: "day" | "agent" | "campaign" | "outcome" | "direction";
+        /** @example Europe/Berlin */
+        tz?: string;
+        /** @description Only this agent (a bucket key of groupBy=agent) */
+        agentId?: string;
+        campaignId?: string;
+      };
+    };
+    responses: {
+      /** @description The buckets and their totals */
+      200: {
+        content: {
+          "application/json": {
+            groupBy: string;
+            tz: string;
+            /** Format: date-time */
+            from: string;
+            /**
+             * Format: date-time
+             * @description Excluded
+             */
+            to: string;
+            buckets: ({
+                /** @description The day (YYYY-MM-DD in `tz`), the agent (its `agents` store id, or the name of an inline agent), the campaign id, the outcome (or final status) or the direction; null: calls with none */
+                key: string | null;
+                /** @description Calls started in the bucket */
+                calls: number;
+                /** @description Calls whose media connected (someone, or a machine, answered) */
+                answered: number;
+                /** @description Calls that ended `completed` */
+                completed: number;
+                voicemail: number;
+                transferred: number;
+                /** @description Calls that ended with status `failed` */
+                failed: number;
+                /** @description Successful calls among those whose analysis decided success (0-1); null when none did */
+                successRate: number | null;
+                /** @description Of ended calls; null when none ended */
+                avgDurationSeconds: number | null;
+                /** @description What the calls were charged, transfer legs included */
+                costUsd: number;
+                /** @description The median of the calls' median answer latency (end of caller speech to agent audio), 10 ms resolution */
+                latencyP50Ms: number | null;
+                /** @description The 95th percentile of the calls' 95th-percentile answer latency, 10 ms resolution */
+                latencyP95Ms: number | null;
+              })[];
+            totals: {
+              /** @description Calls started in the bucket */
+              calls: number;
+              /** @description Calls whose media connected (someone, or a machine, answered) */
+              answered: number;
+              /** @description Calls that ended `completed` */
+              completed: number;
+              voicemail: number;
+              transferred: number;
+              /** @description Calls that ended with status `failed` */
+              failed: number;
+              /** @description Successful calls among those whose analysis decided success (0-1); null when none did */
+              successRate: number | null;
+              /** @description Of ended calls; null when none ended */
+              avgDurationSeconds: number | null;
+              /** @description What the calls were charged, transfer legs included */
+              costUsd: number;
+              /** @description The median of the calls' median answer latency (end of caller speech to agent audio), 10 ms resolution */
+              latencyP50Ms: number | null;
+              /** @description The 95th percentile of the calls' 95th-percentile answer latency, 10 ms resolution */
+              latencyP95Ms: number | null;
+            };
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Your agent tests, each with its last result
+   * @description Oldest first. `lastResult` is the latest finished result of the test (null: never run), with its failed checks.
+   */
+  listAgentTests: {
+    responses: {
+      /** @description Your tests */
+      200: {
+        content: {
+          "application/json": ({
+              id: string;
+              name: string;
+              /** @description An agent record (as in the `agents` store: `{ name, prompt?, firstMessage?, ... }`) */
+              agent?: {
+                [key: string]: unknown;
+              };
+              /** @description An object of your `agents` store */
+              agentId?: string;
+              /** @description Replaces the agent's pathway: a document or `{ id }` */
+              pathway?: {
+                [key: string]: unknown;
+              };
+              pathwayId?: string;
+              knowledgeBaseId?: string;
+              integrations?: string[];
+              /** @description `text` (default): no audio, in well under a second; `voice`: a free web call of the agent at real pace, the lines spoken and recognised (needs caller.lines and sideEffects live; counts as a web call) */
+              mode?: "text" | "voice";
+              /** @description `sandbox` (default): integrations run against their sandboxes and custom tools are not sent; `live`: as on a call */
+              sideEffects?: "sandbox" | "live";
+              /** @description Who calls: scripted lines, or a goal for a model that plays the caller */
+              caller: {
+                /** @description The caller's lines, in order: each is one caller turn, answered by the agent before the next */
+                lines: string[];
+              } | {
+                /** @description What the caller wants; a configured language model (LLM_URL) plays the caller until the goal is reached, the agent ends the call or maxTurns */
+                goal: string;
+                /** @description Who the caller is and how they talk */
+                persona?: string;
+              };
+              expect: {
+                /** @description How the conversation ended: `completed` (the agent or the caller ended it), `transferred`, `max_duration` (maxTurns reached first), `provider_error`, `pathway_error` */
+                outcome?: string;
+                /** @description Tools the agent must call, each matched by a different call, in any order */
+                toolCalls?: {
+                    name: string;
+                    /** @description A partial match: every field given must be in the call with an equal value (objects compared the same way, recursively; strings case-insensitively) */
+                    arguments?: {
+                      [key: string]: unknown;
+                    };
+                  }[];
+                /** @description Tools never called */
+                noToolCalls?: string[];
+                /** @description Phrases the agent says at some point (case, punctuation and spacing ignored) */
+                says?: string[];
+                /** @description Phrases the agent never says */
+                neverSays?: string[];
+                /** @description The pathway's variables at the end, each equal (others may be set too) */
+                variables?: {
+                  [key: string]: unknown;
+                };
+                /** @description Pathway node ids visited in this order (others may come between them) */
+                path?: string[];
+                /** @description The post-call analysis of the conversation (the agent's `analysis` settings) */
+                analysis?: {
+                  success?: boolean;
+                  /** @description A partial match of `data` */
+                  data?: {
+                    [key: string]: unknown;
+                  };
+                };
+                /** @description At most this many caller turns (a goal caller stops here) */
+                maxTurns?: number;
+                /** @description Every agent answer's latency at most this (ms) */
+                maxLatencyMs?: number;
+              };
+              /** Format: date-time */
+              createdAt: string;
+              /** Format: date-time */
+              updatedAt: string;
+              lastResult: ({
+                runId: string;
+                /** @description `error`: the test could not run (its agent is gone, a provider failed), as against `failed` checks */
+                status: "queued" | "running" | "passed" | "failed" | "error";
+                finishedAt: string | null;
+                failedChecks: {
+                    name: string;
+                    passed: boolean;
+                    expected: unknown;
+                    actual: unknown;
+                  }[];
+              }) | null;
+            })[];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Create an agent test: a simulated conversation and what it must show
+   * @description A test: an agent (`agentId`, an object of your `agents` store, or `agent`, an agent record inline), optionally `pathway`/`pathwayId`, `knowledgeBaseId` and `integrations` that replace the agent's; a `caller` (`lines`, each one caller turn; or a `goal` with an optional `persona` for a model that plays the caller, which needs LLM_URL); and `expect`:
+   *
+   * - `outcome`: `completed` (the agent ended the call, or the caller ran out of lines), `transferred`, `max_duration` (stopped by `maxTurns`), `provider_error`, `pathway_error`;
+   * - `toolCalls`: `[{ name, arguments? }]`, each matched by a different call; `arguments` is a partial match (only the fields given, objects recursively, strings case-insensitively); `noToolCalls`: names never called;
+   * - `says` / `neverSays`: phrases, case, punctuation and spacing ignored;
+   * - `variables`: the pathway's variables at the end; `path`: node ids visited in this order (others may come between);
+   * - `analysis`: `{ success?, data? }` of the post-call analysis; `maxTurns`: caller turns at most; `maxLatencyMs`: every agent answer within it.
+   *
+   * `mode`: `text` (the default: the caller's lines go to the agent's turn logic as text; the model, or the sandbox dialogue engine, answers through the same tools and pathway walk as a call) or `voice` (a free web call at real pace, the lines spoken and recognised; needs `sideEffects: "live"`). `sideEffects`: `sandbox` (the default: scheduling runs against the sandbox calendar, custom HTTP tools and webhook nodes are not sent and answer an error saying so) or `live` (as on a call).
+   *
+   * 400 `invalid_input` for both or neither of agent and agentId, a goal without a model, or `mode: "voice"` without `caller.lines` and `sideEffects: "live"`. What the test names (agent, knowledge base, pathway) is looked up when it runs: a test whose agent is gone ends `error`.
+   */
+  createAgentTest: {
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "name": "Books a meeting on Tuesday",
+         *   "agent": {
+         *     "name": "Amy",
+         *     "firstMessage": "Hello, this is Amy from the clinic. How can I help?",
+         *     "integrations": [
+         *       "0193a0d2-7c1e-7b3a-9f10-3c5d2e8b1a42"
+         *     ]
+         *   },
+         *   "caller": {
+         *     "lines": [
+         *       "Hi, I would like to book a meeting next Tuesday.",
+         *       "That's all, goodbye."
+         *     ]
+         *   },
+         *   "expect": {
+         *     "outcome": "completed",
+         *     "toolCalls": [
+         *       {
+         *         "name": "check_availability"
+         *       },
+         *       {
+         *         "name": "book_meeting"
+         *       }
+         *     ],
+         *     "says": [
+         *       "booked"
+         *     ],
+         *     "neverSays": [
+         *       "I can't book"
+         *     ],
+         *     "maxTurns": 4,
+         *     "maxLatencyMs": 2000
+         *   }
+         * }
+         */
+        "application/json": {
+          name: string;
+          /** @description An agent record (as in the `agents` store: `{ name, prompt?, firstMessage?, ... }`) */
+          agent?: {
+            [key: string]: unknown;
+          };
+          /** @description An object of your `agents` store */
+          agentId?: string;
+          /** @description Replaces the agent's pathway: a document or `{ id }` */
+          pathway?: {
+            [key: string]: unknown;
+          };
+          pathwayId?: string;
+          knowledgeBaseId?: string;
+          integrations?: string[];
+          /** @description `text` (default): no audio, in well under a second; `voice`: a free web call of the agent at real pace, the lines spoken and recognised (needs caller.lines and sideEffects live; counts as a web call) */
+          mode?: "text" | "voice";
+          /** @description `sandbox` (default): integrations run against their sandboxes and custom tools are not sent; `live`: as on a call */
+          sideEffects?: "sandbox" | "live";
+          /** @description Who calls: scripted lines, or a goal for a model that plays the caller */
+          caller: {
+            /** @description The caller's lines, in order: each is one caller turn, answered by the agent before the next */
+            lines: string[];
+          } | {
+            /** @description What the caller wants; a configured language model (LLM_URL) plays the caller until the goal is reached, the agent ends the call or maxTurns */
+            goal: string;
+            /** @description Who the caller is and how they talk */
+            persona?: string;
+          };
+          expect: {
+            /** @description How the conversation ended: `completed` (the agent or the caller ended it), `transferred`, `max_duration` (maxTurns reached first), `provider_error`, `pathway_error` */
+            outcome?: string;
+            /** @description Tools the agent must call, each matched by a different call, in any order */
+            toolCalls?: {
+                name: string;
+                /** @description A partial match: every field given must be in the call with an equal value (objects compared the same way, recursively; strings case-insensitively) */
+                arguments?: {
+                  [key: string]: unknown;
+                };
+              }[];
+            /** @description Tools never called */
+            noToolCalls?: string[];
+            /** @description Phrases the agent says at some point (case, punctuation and spacing ignored) */
+            says?: string[];
+            /** @description Phrases the agent never says */
+            neverSays?: string[];
+            /** @description The pathway's variables at the end, each equal (others may be set too) */
+            variables?: {
+              [key: string]: unknown;
+            };
+            /** @description Pathway node ids visited in this order (others may come between them) */
+            path?: string[];
+            /** @description The post-call analysis of the conversation (the agent's `analysis` settings) */
+            analysis?: {
+              success?: boolean;
+              /** @description A partial match of `data` */
+              data?: {
+                [key: string]: unknown;
+              };
+            };
+            /** @description At most this many caller turns (a goal caller stops here) */
+            maxTurns?: number;
+            /** @description Every agent answer's latency at most this (ms) */
+            maxLatencyMs?: number;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description The test */
+      201: {
+        content: {
+          "application/json": {
+            id: string;
+            name: string;
+            /** @description An agent record (as in the `agents` store: `{ name, prompt?, firstMessage?, ... }`) */
+            agent?: {
+              [key: string]: unknown;
+            };
+            /** @description An object of your `agents` store */
+            agentId?: string;
+            /** @description Replaces the agent's pathway: a document or `{ id }` */
+            pathway?: {
+              [key: string]: unknown;
+            };
+            pathwayId?: string;
+            knowledgeBaseId?: string;
+            integrations?: string[];
+            /** @description `text` (default): no audio, in well under a second; `voice`: a free web call of the agent at real pace, the lines spoken and recognised (needs caller.lines and sideEffects live; counts as a web call) */
+            mode?: "text" | "voice";
+            /** @description `sandbox` (default): integrations run against their sandboxes and custom tools are not sent; `live`: as on a call */
+            sideEffects?: "sandbox" | "live";
+            /** @description Who calls: scripted lines, or a goal for a model that plays the caller */
+            caller: {
+              /** @description The caller's lines, in order: each is one caller turn, answered by the agent before the next */
+              lines: string[];
+            } | {
+              /** @description What the caller wants; a configured language model (LLM_URL) plays the caller until the goal is reached, the agent ends the call or maxTurns */
+              goal: string;
+              /** @description Who the caller is and how they talk */
+              persona?: string;
+            };
+            expect: {
+              /** @description How the conversation ended: `completed` (the agent or the caller ended it), `transferred`, `max_duration` (maxTurns reached first), `provider_error`, `pathway_error` */
+              outcome?: string;
+              /** @description Tools the agent must call, each matched by a different call, in any order */
+              toolCalls?: {
+                  name: string;
+                  /** @description A partial match: every field given must be in the call with an equal value (objects compared the same way, recursively; strings case-insensitively) */
+                  arguments?: {
+                    [key: string]: unknown;
+                  };
+                }[];
+              /** @description Tools never called */
+              noToolCalls?: string[];
+              /** @description Phrases the agent says at some point (case, punctuation and spacing ignored) */
+              says?: string[];
+              /** @description Phrases the agent never says */
+              neverSays?: string[];
+              /** @description The pathway's variables at the end, each equal (others may be set too) */
+              variables?: {
+                [key: string]: unknown;
+              };
+              /** @description Pathway node ids visited in this order (others may come between them) */
+              path?: string[];
+              /** @description The post-call analysis of the conversation (the agent's `analysis` settings) */
+              analysis?: {
+                success?: boolean;
+                /** @description A partial match of `data` */
+                data?: {
+                  [key: string]: unknown;
+                };
+              };
+              /** @description At most this many caller turns (a goal caller stops here) */
+              maxTurns?: number;
+              /** @description Every agent answer's latency at most this (ms) */
+              maxLatencyMs?: number;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `quota_exceeded`: the account's storage quota would be passed (the answer says what is used and what is allowed)
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": {
+            /** @description Human-readable explanation */
+            message: string;
+            /** @description Stable machine-readable error code (those of this answer are listed above) */
+            code: string;
+            /** @description What the account stores now */
+            used?: {
+              documents: number;
+              chunks: number;
+              bytes: number;
+            };
+            /** @description The quota */
+            allowed?: {
+              documents: number;
+              chunks: number;
+              bytes: number;
+            };
+            /** @description What the refused request would have added */
+            adding?: {
+              documents: number;
+              chunks: number;
+              bytes: number;
+            };
+            [key: string]: unknown;
+          };
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Run a suite: the tests named, or all of yours
+   * @description Queues a run (202). Each test runs as a job (on any instance; a test whose instance stopped runs again); follow it with `agent_test_run` events or GET /api/agent-tests/runs/{runId}. Never charged. 404 for a test that is not yours; 400 when you have none; 429 `concurrency_limit` when 20 of your runs are queued or running.
+   */
+  runAgentTests: {
+    requestBody?: {
+      content: {
+        "application/json": {
+          testIds?: string[];
+        };
+      };
+    };
+    responses: {
+      /** @description The run is queued */
+      202: {
+        content: {
+          "application/json": {
+            runId: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Too many requests.
+       *
+       * - `concurrency_limit`: as many calls as the account may have at once are under way (CALL_CONCURRENCY_PER_USER, or the plan's): retry when one ends
+       */
+      429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * A run and its results; a JUnit XML report with Accept: application/xml
+   * @description `status`: `queued`, `running`, then `passed` (every check of every test), `failed` (a check failed) or `error` (a test could not run). Each result has every check's `expected` and `actual`, the transcript (agent lines with their `latencyMs`), the tool calls with arguments and results, and the pathway's `path` and `variables`. With `Accept: application/xml` the same run as a JUnit XML report (a testcase per test; failed checks in `<failure>`, a test that could not run in `<error>`, unfinished ones `<skipped>`). 404 when the run is not yours.
+   */
+  getAgentTestRun: {
+    parameters: {
+      path: {
+        runId: string;
+      };
+    };
+    responses: {
+      /** @description The run */
+      200: {
+        content: {
+          "application/json": {
+            runId: string;
+            /** @description `error`: the test could not run (its agent is gone, a provider failed), as against `failed` checks */
+            status: "queued" | "running" | "passed" | "failed" | "error";
+            /** Format: date-time */
+            createdAt: string;
+            finishedAt: string | null;
+            summary: {
+              total: number;
+              passed: number;
+              failed: number;
+              error: number;
+            };
+            results: ({
+                testId: string;
+                name: string;
+                /** @description `error`: the test could not run (its agent is gone, a provider failed), as against `failed` checks */
+                status: "queued" | "running" | "passed" | "failed" | "error";
+                checks: {
+                    /** @description The expectation: `outcome`, `toolCalls[0]`, `says[1]`, `path`, ... */
+                    name: string;
+                    passed: boolean;
+                    expected: unknown;
+                    actual: unknown;
+                  }[];
+                transcript: ({
+                    role: "agent" | "caller";
+                    text: string;
+                    latencyMs?: number;
+                    node?: string;
+                  })[];
+                toolCalls: {
+                    name: string;
+                    arguments: unknown;
+                    result: unknown;
+                  }[];
+                outcome?: string;
+                path?: string[];
+                variables?: {
+                  [key: string]: unknown;
+                };
+                analysis?: unknown;
+                error?: string;
+                durationMs: number | null;
+              })[];
+          };
+          "application/xml": {
+            runId: string;
+            /** @description `error`: the test could not run (its agent is gone, a provider failed), as against `failed` checks */
+            status: "queued" | "running" | "passed" | "failed" | "error";
+            /** Format: date-time */
+            createdAt: string;
+            finishedAt: string | null;
+            summary: {
+              total: number;
+              passed: number;
+              failed: number;
+              error: number;
+            };
+            results: ({
+                testId: string;
+                name: string;
+                /** @description `error`: the test could not run (its agent is gone, a provider failed), as against `failed` checks */
+                status: "queued" | "running" | "passed" | "failed" | "error";
+                checks: {
+                    /** @description The expectation: `outcome`, `toolCalls[0]`, `says[1]`, `path`, ... */
+                    name: string;
+                    passed: boolean;
+                    expected: unknown;
+                    actual: unknown;
+                  }[];
+                transcript: ({
+                    role: "agent" | "caller";
+                    text: string;
+                    latencyMs?: number;
+                    node?: string;
+                  })[];
+                toolCalls: {
+                    name: string;
+                    arguments: unknown;
+                    result: unknown;
+                  }[];
+                outcome?: string;
+                path?: string[];
+                variables?: {
+                  [key: string]: unknown;
+                };
+                analysis?: unknown;
+                error?: string;
+                durationMs: number | null;
+              })[];
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * One agent test
+   * @description The test as it was written (its agent, caller and expectations); 404 when it is not yours.
+   */
+  getAgentTest: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description The test */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            name: string;
+            /** @description An agent record (as in the `agents` store: `{ name, prompt?, firstMessage?, ... }`) */
+            agent?: {
+              [key: string]: unknown;
+            };
+            /** @description An object of your `agents` store */
+            agentId?: string;
+            /** @description Replaces the agent's pathway: a document or `{ id }` */
+            pathway?: {
+              [key: string]: unknown;
+            };
+            pathwayId?: string;
+            knowledgeBaseId?: string;
+            integrations?: string[];
+            /** @description `text` (default): no audio, in well under a second; `voice`: a free web call of the agent at real pace, the lines spoken and recognised (needs caller.lines and sideEffects live; counts as a web call) */
+            mode?: "text" | "voice";
+            /** @description `sandbox` (default): integrations run against their sandboxes and custom tools are not sent; `live`: as on a call */
+            sideEffects?: "sandbox" | "live";
+            /** @description Who calls: scripted lines, or a goal for a model that plays the caller */
+            caller: {
+              /** @description The caller's lines, in order: each is one caller turn, answered by the agent before the next */
+              lines: string[];
+            } | {
+              /** @description What the caller wants; a configured language model (LLM_URL) plays the caller until the goal is reached, the agent ends the call or maxTurns */
+              goal: string;
+              /** @description Who the caller is and how they talk */
+              persona?: string;
+            };
+            expect: {
+              /** @description How the conversation ended: `completed` (the agent or the caller ended it), `transferred`, `max_duration` (maxTurns reached first), `provider_error`, `pathway_error` */
+              outcome?: string;
+              /** @description Tools the agent must call, each matched by a different call, in any order */
+              toolCalls?: {
+                  name: string;
+                  /** @description A partial match: every field given must be in the call with an equal value (objects compared the same way, recursively; strings case-insensitively) */
+                  arguments?: {
+                    [key: string]: unknown;
+                  };
+                }[];
+              /** @description Tools never called */
+              noToolCalls?: string[];
+              /** @description Phrases the agent says at some point (case, punctuation and spacing ignored) */
+              says?: string[];
+              /** @description Phrases the agent never says */
+              neverSays?: string[];
+              /** @description The pathway's variables at the end, each equal (others may be set too) */
+              variables?: {
+                [key: string]: unknown;
+              };
+              /** @description Pathway node ids visited in this order (others may come between them) */
+              path?: string[];
+              /** @description The post-call analysis of the conversation (the agent's `analysis` settings) */
+              analysis?: {
+                success?: boolean;
+                /** @description A partial match of `data` */
+                data?: {
+                  [key: string]: unknown;
+                };
+              };
+              /** @description At most this many caller turns (a goal caller stops here) */
+              maxTurns?: number;
+              /** @description Every agent answer's latency at most this (ms) */
+              maxLatencyMs?: number;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Replace an agent test
+   * @description The whole test, as for POST. Results of earlier runs stay.
+   */
+  updateAgentTest: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "name": "Books a meeting on Tuesday",
+         *   "agent": {
+         *     "name": "Amy",
+         *     "firstMessage": "Hello, this is Amy from the clinic. How can I help?",
+         *     "integrations": [
+         *       "0193a0d2-7c1e-7b3a-9f10-3c5d2e8b1a42"
+         *     ]
+         *   },
+         *   "caller": {
+         *     "lines": [
+         *       "Hi, I would like to book a meeting next Tuesday.",
+         *       "That's all, goodbye."
+         *     ]
+         *   },
+         *   "expect": {
+         *     "outcome": "completed",
+         *     "toolCalls": [
+         *       {
+         *         "name": "check_availability"
+         *       },
+         *       {
+         *         "name": "book_meeting"
+         *       }
+         *     ],
+         *     "says": [
+         *       "booked"
+         *     ],
+         *     "neverSays": [
+         *       "I can't book"
+         *     ],
+         *     "maxTurns": 4,
+         *     "maxLatencyMs": 2000
+         *   }
+         * }
+         */
+        "application/json": {
+          name: string;
+          /** @description An agent record (as in the `agents` store: `{ name, prompt?, firstMessage?, ... }`) */
+          agent?: {
+            [key: string]: unknown;
+          };
+          /** @description An object of your `agents` store */
+          agentId?: string;
+          /** @description Replaces the agent's pathway: a document or `{ id }` */
+          pathway?: {
+            [key: string]: unknown;
+          };
+          pathwayId?: string;
+          knowledgeBaseId?: string;
+          integrations?: string[];
+          /** @description `text` (default): no audio, in well under a second; `voice`: a free web call of the agent at real pace, the lines spoken and recognised (needs caller.lines and sideEffects live; counts as a web call) */
+          mode?: "text" | "voice";
+          /** @description `sandbox` (default): integrations run against their sandboxes and custom tools are not sent; `live`: as on a call */
+          sideEffects?: "sandbox" | "live";
+          /** @description Who calls: scripted lines, or a goal for a model that plays the caller */
+          caller: {
+            /** @description The caller's lines, in order: each is one caller turn, answered by the agent before the next */
+            lines: string[];
+          } | {
+            /** @description What the caller wants; a configured language model (LLM_URL) plays the caller until the goal is reached, the agent ends the call or maxTurns */
+            goal: string;
+            /** @description Who the caller is and how they talk */
+            persona?: string;
+          };
+          expect: {
+            /** @description How the conversation ended: `completed` (the agent or the caller ended it), `transferred`, `max_duration` (maxTurns reached first), `provider_error`, `pathway_error` */
+            outcome?: string;
+            /** @description Tools the agent must call, each matched by a different call, in any order */
+            toolCalls?: {
+                name: string;
+                /** @description A partial match: every field given must be in the call with an equal value (objects compared the same way, recursively; strings case-insensitively) */
+                arguments?: {
+                  [key: string]: unknown;
+                };
+              }[];
+            /** @description Tools never called */
+            noToolCalls?: string[];
+            /** @description Phrases the agent says at some point (case, punctuation and spacing ignored) */
+            says?: string[];
+            /** @description Phrases the agent never says */
+            neverSays?: string[];
+            /** @description The pathway's variables at the end, each equal (others may be set too) */
+            variables?: {
+              [key: string]: unknown;
+            };
+            /** @description Pathway node ids visited in this order (others may come between them) */
+            path?: string[];
+            /** @description The post-call analysis of the conversation (the agent's `analysis` settings) */
+            analysis?: {
+              success?: boolean;
+              /** @description A partial match of `data` */
+              data?: {
+                [key: string]: unknown;
+              };
+            };
+            /** @description At most this many caller turns (a goal caller stops here) */
+            maxTurns?: number;
+            /** @description Every agent answer's latency at most this (ms) */
+            maxLatencyMs?: number;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description The test */
+      200: {
+        content: {
+          "application/json": {
+            id: string;
+            name: string;
+            /** @description An agent record (as in the `agents` store: `{ name, prompt?, firstMessage?, ... }`) */
+            agent?: {
+              [key: string]: unknown;
+            };
+            /** @description An object of your `agents` store */
+            agentId?: string;
+            /** @description Replaces the agent's pathway: a document or `{ id }` */
+            pathway?: {
+              [key: string]: unknown;
+            };
+            pathwayId?: string;
+            knowledgeBaseId?: string;
+            integrations?: string[];
+            /** @description `text` (default): no audio, in well under a second; `voice`: a free web call of the agent at real pace, the lines spoken and recognised (needs caller.lines and sideEffects live; counts as a web call) */
+            mode?: "text" | "voice";
+            /** @description `sandbox` (default): integrations run against their sandboxes and custom tools are not sent; `live`: as on a call */
+            sideEffects?: "sandbox" | "live";
+            /** @description Who calls: scripted lines, or a goal for a model that plays the caller */
+            caller: {
+              /** @description The caller's lines, in order: each is one caller turn, answered by the agent before the next */
+              lines: string[];
+            } | {
+              /** @description What the caller wants; a configured language model (LLM_URL) plays the caller until the goal is reached, the agent ends the call or maxTurns */
+              goal: string;
+              /** @description Who the caller is and how they talk */
+              persona?: string;
+            };
+            expect: {
+              /** @description How the conversation ended: `completed` (the agent or the caller ended it), `transferred`, `max_duration` (maxTurns reached first), `provider_error`, `pathway_error` */
+              outcome?: string;
+              /** @description Tools the agent must call, each matched by a different call, in any order */
+              toolCalls?: {
+                  name: string;
+                  /** @description A partial match: every field given must be in the call with an equal value (objects compared the same way, recursively; strings case-insensitively) */
+                  arguments?: {
+                    [key: string]: unknown;
+                  };
+                }[];
+              /** @description Tools never called */
+              noToolCalls?: string[];
+              /** @description Phrases the agent says at some point (case, punctuation and spacing ignored) */
+              says?: string[];
+              /** @description Phrases the agent never says */
+              neverSays?: string[];
+              /** @description The pathway's variables at the end, each equal (others may be set too) */
+              variables?: {
+                [key: string]: unknown;
+              };
+              /** @description Pathway node ids visited in this order (others may come between them) */
+              path?: string[];
+              /** @description The post-call analysis of the conversation (the agent's `analysis` settings) */
+              analysis?: {
+                success?: boolean;
+                /** @description A partial match of `data` */
+                data?: {
+                  [key: string]: unknown;
+                };
+              };
+              /** @description At most this many caller turns (a goal caller stops here) */
+              maxTurns?: number;
+              /** @description Every agent answer's latency at most this (ms) */
+              maxLatencyMs?: number;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       * - `invalid_json`: the body is not valid JSON
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Delete an agent test
+   * @description Its past results stay in their runs.
+   */
+  deleteAgentTest: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Deleted */
+      204: {
+        content: never;
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
+       * - `not_ready`: the server is not ready (e.g. the database is unreachable)
+       */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Run one agent test
+   * @description As POST /api/agent-tests/runs with this one test. 404 when it is not yours.
+   */
+  runAgentTest: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description The run is queued */
+      202: {
+        content: {
+          "application/json": {
+            runId: string;
+          };
+        };
+      };
+      /**
+       * @description Bad request.
+       *
+       * - `invalid_json`: the body is not valid JSON
+       * - `invalid_input`: a parameter or body field is missing, malformed or out of range (the message names it)
+       */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unauthenticated.
+       *
+       * - `unauthenticated`: no credential, or an invalid, expired or revoked token or API key
+       */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Forbidden.
+       *
+       * - `two_factor_required`: two-factor verification is pending for this session
+       * - `phone_not_verified`: the phone number must be verified first
+       */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not found.
+       *
+       * - `not_found`: no such resource for this caller
+       */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Payload too large.
+       *
+       * - `payload_too_large`: the body is larger than the limit
+       */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description URI too long.
+       *
+       * - `uri_too_long`: a path parameter is longer than the router accepts
+       */
+      414: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Unsupported media type.
+       *
+       * - `unsupported_media_type`: the content-type is not accepted here
+       */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Too many requests.
+       *
+       * - `concurrency_limit`: as many calls as the account may have at once are under way (CALL_CONCURRENCY_PER_USER, or the plan's): retry when one ends
+       */
+      429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying (sent when the wait is known: rate limits, a busy idempotency key, an unreachable database, busy temporary numbers)
+           * @example 30
+           */
+          "Retry-After"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /**
+       * @description Not ready.
+       *
        * - `not_ready`: the server is not ready (e.g. the database is unreachable)
        */
       503: {
