@@ -20,9 +20,12 @@ export const GUIDES = [
   'webhooks',
   'temporary-calls',
   'real-calls',
+  'analysis',
   'web-calls',
   // signs up an account of its own (BASE=${BASE:-...} keeps the first guide's address): last
   'pathways',
+  'campaigns',
+  'agent-tests',
 ];
 
 export const DEFAULT_BASE = 'http://127.0.0.1:3000';
