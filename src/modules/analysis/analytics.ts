@@ -175,11 +175,7 @@ export class AnalyticsService {
       ...(query.agentId !== undefined ? { agentId: query.agentId } : {}),
       ...(query.campaignId !== undefined ? { campaignId: query.campaignId } : {}),
     };
-    const [counts, p50, p95] = await Promise.all([
-      this.store.counts(groupBy, filter),
-      this.store.p50Bins(groupBy, filter),
-      this.store.p95Bins(groupBy, filter),
-    ]);
+    const { counts, p50, p95 } = await this.store.groups(groupBy, filter);
     const byKey = new Map<string | number | null, Sums>();
     const sums = (key: string | number | null) => {
       let s = byKey.get(key);

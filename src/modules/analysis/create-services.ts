@@ -40,7 +40,7 @@ export function createAnalysisServices(deps: AnalysisServiceDeps) {
     model: deps.model ? new ModelAnalyser(deps.model, new ParameterSchemas()) : null,
     clock: deps.clock,
   });
-  const analytics = new AnalyticsService(new AnalyticsStore(deps.db), deps.clock);
+  const analytics = new AnalyticsService(new AnalyticsStore(deps.db, deps.dialect), deps.clock);
   return { analysis, analytics };
 }
 

@@ -245,6 +245,19 @@ describe('GET /api/analytics/calls', () => {
     expect(mine.totals.calls).toBe(1);
   });
 
+  it('answers a range without calls in every grouping (the one-pass read of no rows)', async () => {
+    const range = 'from=2026-06-01&to=2026-06-02&tz=Europe/Berlin';
+    expect((await analytics(user, range)).buckets).toEqual([
+      { key: '2026-06-01', ...zero },
+      { key: '2026-06-02', ...zero },
+    ]);
+    for (const groupBy of ['agent', 'campaign', 'outcome', 'direction']) {
+      const answer = await analytics(user, `${range}&groupBy=${groupBy}`);
+      expect(answer.buckets, groupBy).toEqual([]);
+      expect(answer.totals, groupBy).toEqual(zero);
+    }
+  });
+
   it('refuses an unknown time zone, an empty range and one over 400 days', async () => {
     for (const query of [
       'tz=Mars/Olympus',
