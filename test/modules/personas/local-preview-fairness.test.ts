@@ -96,7 +96,12 @@ describe('a flood of local previews beside a call', () => {
         40_000,
       );
       expect(call.of('ended')).toEqual([]);
-      expect(call.lines('agent')).toEqual([greeting]);
+      // Said whole (the live line is the sentence told as it starts). Heard: a non-empty start of it, whole unless this
+      // loaded process echoed a mark more than 2 s late, which the sink counts as never played (sink.ts ackTimeoutMs).
+      expect(call.of('transcript').some((m) => m.role === 'agent' && m.text === greeting)).toBe(true);
+      const heard = call.lines('agent');
+      expect(heard).toHaveLength(1);
+      expect(greeting.startsWith(heard[0]!) && heard[0]!.length > 0, heard[0]).toBe(true);
       expect(call.agentBytes).toBeGreaterThan(0);
       call.ws.close(1000);
       const view = await endedCall(t, victim, res.json().sessionId);
@@ -106,7 +111,7 @@ describe('a flood of local previews beside a call', () => {
         view.transcript
           .filter((line: { role: string }) => line.role === 'agent')
           .map((line: { text: string }) => line.text),
-      ).toEqual([greeting]);
+      ).toEqual(heard);
     } finally {
       stop = true;
       await Promise.all(floods);
