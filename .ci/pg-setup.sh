@@ -11,10 +11,13 @@ version=$(ls /etc/postgresql | sort -n | tail -1)
 # the backends then write out dirty pages themselves and commits waited on stalled WAL flushes (PUT maxima of
 # 168-514 ms; 42-146 ms with 1 GB). PostgreSQL's docs suggest a quarter of the memory for a dedicated server; 1 GB
 # is plenty for the tests and the bench (bench/ANALYSIS.md, 27 Nov 2026).
+# max_connections: the real-time test files run all at once (26 of them, each an app with its pools, some two), beside
+# the rest; at the default 100 the PostgreSQL pass ran out of connection slots.
 conf="/etc/postgresql/$version/main/conf.d/workspace.conf"
-if [ ! -f "$conf" ]; then
+wanted=$'shared_buffers = 1GB\nmax_connections = 500'
+if [ "$(cat "$conf" 2>/dev/null)" != "$wanted" ]; then
   mkdir -p "$(dirname "$conf")"
-  echo "shared_buffers = 1GB" > "$conf"
+  printf '%s\n' "$wanted" > "$conf"
   if pg_lsclusters -h | awk '{print $4}' | grep -q online; then pg_ctlcluster "$version" main restart; fi
 fi
 if ! pg_lsclusters -h | awk '{print $4}' | grep -q online; then
