@@ -159,6 +159,11 @@ export class CallAgent {
     return this.carry(this.walker.start(), signal);
   }
 
+  /** Spoken words go to the model untouched (callerTurn does nothing before it): a real model, not the sandbox engine. */
+  get modelTakesSpokenTurns(): boolean {
+    return !this.options.sandbox;
+  }
+
   /**
    * One caller turn (its words, or keypad digits with `keypad`), before the
    * model is asked: with the sandbox engine the words walk the pathway (and

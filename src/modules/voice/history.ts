@@ -74,9 +74,19 @@ export class History {
     return last?.kind === 'agent' && last.interrupted;
   }
 
+  /** The messages as they will be once the caller has said `text` (what a model asked ahead is sent). */
+  messagesAfterCaller(text: string): ChatMessage[] {
+    const entries: Entry[] = [...this.entries, { kind: 'caller', text }];
+    return History.render(this.systemPrompt, entries.slice(Math.max(0, entries.length - this.maxEntries)));
+  }
+
   messages(): ChatMessage[] {
-    const out: ChatMessage[] = [{ role: 'system', content: this.systemPrompt }];
-    for (const entry of this.entries) {
+    return History.render(this.systemPrompt, this.entries);
+  }
+
+  private static render(systemPrompt: string, entries: Entry[]): ChatMessage[] {
+    const out: ChatMessage[] = [{ role: 'system', content: systemPrompt }];
+    for (const entry of entries) {
       if (entry.kind === 'caller') {
         out.push({ role: 'user', content: entry.text });
         continue;

@@ -23,6 +23,7 @@ import {
 import { heardText } from './heard-text.js';
 import { type AgentTurn, History } from './history.js';
 import { AgentLiveLines, type LiveLine } from './live-lines.js';
+import { ModelPrefetch } from './model-prefetch.js';
 import { CallRecording, type RecordingChannels } from './recording.js';
 import {
   DEFAULT_APOLOGY,
@@ -208,6 +209,8 @@ export class VoiceSession {
   // Replies.
   private agentWork: Promise<void> = Promise.resolve();
   private current: { id: number; controller: AbortController } | null = null;
+  /** The model asked ahead for the turn the caller is likely done with (model-prefetch.ts). */
+  private prefetch: ModelPrefetch | null = null;
   private replySeq = 0;
   private cancelGeneration = 0;
   private voiceIndex = 0;
@@ -628,9 +631,17 @@ export class VoiceSession {
           this.unheardAfterCut = '';
           // No final (the turn ended on an interim after the endpoint's longest wait): that wait was for the recogniser.
           const sttMs = Math.max(0, (d.finalAtMs ?? this.clock.now()) - d.endMs);
-          this.reply('answer', { turnEndMs: d.endMs, sttMs, caller: { text: d.modelText } });
+          const prefetch = this.prefetch ?? undefined;
+          this.prefetch = null;
+          this.reply('answer', { turnEndMs: d.endMs, sttMs, caller: { text: d.modelText }, prefetch });
           break;
         }
+        case 'turn_likely':
+          this.askAhead(d.modelText);
+          break;
+        case 'turn_continues':
+          this.dropPrefetch();
+          break;
         case 'barge_in':
           this.interrupt();
           break;
@@ -648,8 +659,28 @@ export class VoiceSession {
     }
   }
 
+  /**
+   * Every word of the caller's turn is final: the model is asked now for the
+   * reply the turn will want, while the endpoint's silence runs out. Only where
+   * the words go to the model untouched, and nothing else is due first.
+   */
+  private askAhead(modelText: string) {
+    this.dropPrefetch();
+    if (!this.agent.modelTakesSpokenTurns || this.ended || this.voicemail || this.current || this.unsaidLines.length)
+      return;
+    const messages = this.history.messagesAfterCaller(modelText);
+    messages[0] = { role: 'system', content: this.agent.systemPrompt() };
+    this.prefetch = new ModelPrefetch(this.options.model, { messages, tools: this.agent.tools.specs() });
+  }
+
+  private dropPrefetch() {
+    this.prefetch?.abort();
+    this.prefetch = null;
+  }
+
   /** Barge-in: one path. Abort the reply (and any queued), drop the audio, forget a pending hang-up. */
   private interrupt() {
+    this.dropPrefetch();
     this.cancelGeneration++;
     this.current?.controller.abort(new Error('barge-in'));
     this.sink.clear();
@@ -658,7 +689,14 @@ export class VoiceSession {
 
   private reply(
     kind: ReplyKind,
-    request: { text?: string; turnEndMs?: number; sttMs?: number; caller?: { text: string; keypad?: boolean } },
+    request: {
+      text?: string;
+      turnEndMs?: number;
+      sttMs?: number;
+      caller?: { text: string; keypad?: boolean };
+      /** The model asked ahead for this turn: its answer is taken if the reply asks exactly that. */
+      prefetch?: ModelPrefetch;
+    },
   ) {
     const id = ++this.replySeq;
     const generation = this.cancelGeneration;
@@ -694,7 +732,7 @@ export class VoiceSession {
         }
         const facts = await runReply(
           {
-            model: this.options.model,
+            model: request.prefetch?.model ?? this.options.model,
             tools: this.agent.tools,
             systemPrompt: () => this.agent.systemPrompt(),
             voices: this.options.voices,
@@ -720,7 +758,8 @@ export class VoiceSession {
         if (this.current?.id === id) this.current = null;
         await this.afterReply(kind, id, facts);
       })
-      .catch((error) => this.fail(error));
+      .catch((error) => this.fail(error))
+      .finally(() => request.prefetch?.abort());
   }
 
   private async afterReply(kind: ReplyKind, id: number, facts: ReplyFacts) {
@@ -862,6 +901,7 @@ export class VoiceSession {
     if (this.ended) return;
     this.ended = true;
     this.tickTimer?.cancel();
+    this.dropPrefetch();
     this.interruptForEnd();
     this.callController.abort(new Error('call ended'));
     this.sink.close();

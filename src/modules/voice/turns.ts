@@ -27,6 +27,11 @@
 //   with no caller speech; after maxReprompts reprompts the next silence ends
 //   the call (reason `silence`). Words from the caller reset the count.
 // - max duration: the call ends (reason `max_duration`).
+// - likely end: every word of the turn is final and the caller is silent, but
+//   the endpoint's silence has not run out: `turn_likely` (once per text), so
+//   the session can ask the model ahead (docs/decisions/voice-agent.md,
+//   "Preemptive model request"); `turn_continues` when the caller speaks again
+//   before the turn ended.
 import { UNCLEAR } from '../../providers/language-model/sandbox.js';
 
 export interface TurnSettings {
@@ -64,6 +69,10 @@ export type TurnEvent =
 export type TurnDecision =
   /** `text`: the caller's line as recognised; `modelText`: what the model is given (unclear words replaced by "(unclear)"). */
   | { type: 'end_of_turn'; text: string; modelText: string; startMs: number; endMs: number; finalAtMs: number | null }
+  /** All words final, caller silent, endpoint not yet reached: what end_of_turn's modelText would be now. */
+  | { type: 'turn_likely'; modelText: string; atMs: number }
+  /** The caller spoke again after a turn_likely: that text is not the turn's. */
+  | { type: 'turn_continues'; atMs: number }
   | { type: 'barge_in'; atMs: number }
   | { type: 'false_interruption'; atMs: number }
   | { type: 'reprompt'; count: number; atMs: number }
@@ -141,6 +150,10 @@ export class TurnTaking {
   private bargeIn: { atMs: number } | null = null;
   private reprompts = 0;
   private ended = false;
+  /** The modelText of the last turn_likely of this turn. */
+  private likelyText: string | null = null;
+  /** A final with words came after the caller last started speaking (a streaming recogniser's words of it are in). */
+  private finalSinceSpeech = false;
 
   constructor(
     private readonly callStartMs: number,
@@ -166,6 +179,11 @@ export class TurnTaking {
         this.ignoreUntilSpeech = false;
         if (this.turnStartMs === null) this.turnStartMs = event.atMs;
         this.tentative = this.agent === 'replying' && !this.bargeIn;
+        this.finalSinceSpeech = false;
+        if (this.likelyText !== null) {
+          this.likelyText = null;
+          out.push({ type: 'turn_continues', atMs: now });
+        }
         break;
       case 'speech_end':
         this.inSpeech = false;
@@ -188,6 +206,7 @@ export class TurnTaking {
             this.finals.push({ text, unclear: event.unclear === true });
             this.interim = '';
             this.lastFinalAtMs = event.atMs;
+            this.finalSinceSpeech = true;
           }
         } else this.interim = text;
         if (text && this.turnStartMs === null) this.turnStartMs = event.atMs;
@@ -250,6 +269,13 @@ export class TurnTaking {
       } else if (finalText) {
         const text = this.interim ? `${finalText} ${this.interim}` : finalText;
         if (silence >= endpointDelay(text, !this.interim, this.settings)) out.push(this.endTurn());
+        else if (!this.interim && this.finalSinceSpeech) {
+          const { modelText } = this.words();
+          if (modelText !== this.likelyText) {
+            this.likelyText = modelText;
+            out.push({ type: 'turn_likely', modelText, atMs: now });
+          }
+        }
       } else if (this.interim && silence >= this.settings.endpointMaxMs) {
         out.push(this.endTurn());
       } else if (!finalText && !this.interim && !this.bargeIn && silence >= this.settings.endpointMaxMs) {
@@ -281,8 +307,22 @@ export class TurnTaking {
     return this.finals.length > 0 || this.interim.length > 0;
   }
 
-  /** The turn's words: finals in order (an unclear one marked; for the model, replaced), then the interim. */
   private endTurn(): TurnDecision {
+    const decision: TurnDecision = {
+      type: 'end_of_turn',
+      ...this.words(),
+      startMs: this.turnStartMs!,
+      endMs: this.lastSpeechEndMs,
+      finalAtMs: this.lastFinalAtMs,
+    };
+    this.reprompts = 0;
+    this.resetTurn();
+    this.quietSinceMs = decision.endMs;
+    return decision;
+  }
+
+  /** The turn's words: finals in order (an unclear one marked; for the model, replaced), then the interim. */
+  private words(): { text: string; modelText: string } {
     const text: string[] = [];
     const modelText: string[] = [];
     for (const f of this.finals) {
@@ -295,18 +335,7 @@ export class TurnTaking {
       text.push(this.interim);
       modelText.push(this.interim);
     }
-    const decision: TurnDecision = {
-      type: 'end_of_turn',
-      text: text.join(' '),
-      modelText: modelText.join(' '),
-      startMs: this.turnStartMs!,
-      endMs: this.lastSpeechEndMs,
-      finalAtMs: this.lastFinalAtMs,
-    };
-    this.reprompts = 0;
-    this.resetTurn();
-    this.quietSinceMs = decision.endMs;
-    return decision;
+    return { text: text.join(' '), modelText: modelText.join(' ') };
   }
 
   private resetTurn() {
@@ -314,6 +343,7 @@ export class TurnTaking {
     this.finals = [];
     this.interim = '';
     this.lastFinalAtMs = null;
+    this.likelyText = null;
     this.tentative = false;
     // Finals still awaited belong to the turn just gone (or given up): their words start no new one.
     for (const u of this.awaitingFinals) u.dropped = true;

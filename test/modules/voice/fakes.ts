@@ -233,10 +233,12 @@ export class ScriptedStt implements SpeechToText {
 
 export type ModelStep = ModelDelta[] | Error | 'hang';
 
-/** A model answering from a list of steps, one per complete() call; records the messages it was given. */
+/**
+ * A model answering from a list of steps, one per complete() call; records the messages it was given. `sandbox`:
+ * false plays a real model (the session then asks it ahead of the endpoint).
+ */
 export class ScriptedModel implements LanguageModel {
   readonly name = 'scripted-model';
-  readonly sandbox = true;
   requests: CompletionRequest[] = [];
   /** Clock times of each request. */
   requestedAt: number[] = [];
@@ -244,6 +246,7 @@ export class ScriptedModel implements LanguageModel {
     private readonly steps: ModelStep[],
     private readonly clock?: ManualClock,
     private readonly firstTokenMs = 0,
+    readonly sandbox = true,
   ) {}
   async *complete(request: CompletionRequest): AsyncIterable<ModelDelta> {
     this.requests.push({ ...request, messages: [...request.messages] });

@@ -3,18 +3,30 @@ import { endpointDelay, TurnTaking, type TurnDecision, type TurnEvent } from '..
 
 type Row = [number, string, ...unknown[]];
 
-/** Runs an event table: [atMs, kind, args…]; ticks every 50 ms between events; returns decisions with times. */
-function run(rows: Row[], settings = {}, until?: number): Array<[number, string, unknown?]> {
+/**
+ * Runs an event table: [atMs, kind, args…]; ticks every 50 ms between events; returns decisions with times
+ * (turn_likely and turn_continues, the hints for a model asked ahead, only with `withLikely`).
+ */
+function run(rows: Row[], settings = {}, until?: number, withLikely = false): Array<[number, string, unknown?]> {
   const turns = new TurnTaking(0, settings);
   const out: Array<[number, string, unknown?]> = [];
   let t = 0;
   const row = (at: number, d: TurnDecision): [number, string, unknown?] => {
     const extra =
-      d.type === 'end_of_turn' ? d.text : d.type === 'reprompt' ? d.count : d.type === 'end' ? d.reason : undefined;
+      d.type === 'end_of_turn'
+        ? d.text
+        : d.type === 'turn_likely'
+          ? d.modelText
+          : d.type === 'reprompt'
+            ? d.count
+            : d.type === 'end'
+              ? d.reason
+              : undefined;
     return extra === undefined ? [at, d.type] : [at, d.type, extra];
   };
+  const hint = (d: TurnDecision) => d.type === 'turn_likely' || d.type === 'turn_continues';
   const take = (ds: TurnDecision[]) => {
-    for (const d of ds) out.push(row('atMs' in d ? d.atMs : t, d));
+    for (const d of ds) if (withLikely || !hint(d)) out.push(row('atMs' in d ? d.atMs : t, d));
   };
   const toEvent = ([at, kind, a, _b]: Row): TurnEvent => {
     switch (kind) {
@@ -37,8 +49,7 @@ function run(rows: Row[], settings = {}, until?: number): Array<[number, string,
   for (t = 0; t <= last; t += 10) {
     while (i < rows.length && rows[i]![0] <= t) {
       const next = rows[i++]!;
-      const ds = turns.update(toEvent(next));
-      for (const d of ds) out.push(row(next[0], d));
+      for (const d of turns.update(toEvent(next))) if (withLikely || !hint(d)) out.push(row(next[0], d));
     }
     if (t % 50 === 0) take(turns.update({ type: 'tick', atMs: t }));
   }
@@ -113,6 +124,81 @@ describe('TurnTaking', () => {
     expect(d.filter((x) => x[1] === 'end_of_turn')).toEqual([
       [2700, 'end_of_turn', 'I would like to book a meeting next Tuesday.'],
     ]);
+  });
+
+  it('hints a likely end once every word is final, before the endpoint, once per text', () => {
+    expect(
+      run(
+        [
+          [100, 'start'],
+          [1000, 'end'],
+          [1100, 'final', 'What are your opening hours?'],
+        ],
+        {},
+        3000,
+        true,
+      ),
+    ).toEqual([
+      [1100, 'turn_likely', 'What are your opening hours?'],
+      [1500, 'end_of_turn', 'What are your opening hours?'],
+    ]);
+  });
+
+  it('withdraws the hint when the caller goes on, and hints the longer text', () => {
+    expect(
+      run(
+        [
+          [100, 'start'],
+          [800, 'end'],
+          [850, 'final', 'I would like to book'],
+          [1500, 'start'],
+          [2200, 'end'],
+          [2250, 'final', 'a meeting next Tuesday.'],
+        ],
+        {},
+        4000,
+        true,
+      ),
+    ).toEqual([
+      [850, 'turn_likely', 'I would like to book'],
+      [1500, 'turn_continues'],
+      [2250, 'turn_likely', 'I would like to book a meeting next Tuesday.'],
+      [2700, 'end_of_turn', 'I would like to book a meeting next Tuesday.'],
+    ]);
+  });
+
+  it('gives no hint on interim words, while the agent replies, or while an utterance is transcribed', () => {
+    const hints = (rows: Row[], settings = {}) =>
+      run(rows, settings, 6000, true).filter((d) => d[1] === 'turn_likely' || d[1] === 'turn_continues');
+    expect(
+      hints([
+        [100, 'start'],
+        [900, 'end'],
+        [950, 'interim', 'maybe'],
+      ]),
+    ).toEqual([]);
+    expect(
+      hints([
+        [0, 'agent', 'replying'],
+        [1000, 'start'],
+        [1100, 'end'],
+        [1200, 'final', 'Mm-hm.'],
+      ]),
+    ).toEqual([]);
+    // A comma pause cut the line in two: the first answer is no hint while the second is awaited.
+    expect(
+      hints(
+        [
+          [100, 'start'],
+          [600, 'end'],
+          [700, 'start'],
+          [1400, 'end'],
+          [1500, 'final', 'Hello,'],
+          [1700, 'final', 'who is this?'],
+        ],
+        { finalPerUtterance: true },
+      ),
+    ).toEqual([[1700, 'turn_likely', 'Hello, who is this?']]);
   });
 
   it('ends on interim words alone after the maximum, and drops speech with no words', () => {
