@@ -141,6 +141,7 @@ export interface VoiceTimingConfig {
   endpointMaxMs: number;
   bargeInMs: number;
   llmDeadlineMs: number;
+  askModelAhead: boolean;
   repromptMs: number;
   maxReprompts: number;
 }

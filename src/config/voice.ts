@@ -1,6 +1,6 @@
 // The built-in voice agent: speech recognition, the language model and the
 // timing of turns on live calls (docs/decisions/voice-agent-providers.md).
-import { choice, integer, optional, section, text, urlWithDefault } from './declare.js';
+import { choice, flag, integer, optional, section, text, urlWithDefault } from './declare.js';
 import type { Config, VoiceAgentConfig } from './types.js';
 
 const STT_PROVIDERS = ['deepgram', 'openai', 'pocketsphinx', 'none'] as const;
@@ -56,6 +56,11 @@ const v = {
     60_000,
     "Wait for the language model's first word before one retry, then an apology (500 to 60,000)",
   ),
+  askModelAhead: flag(
+    'VOICE_ASK_MODEL_AHEAD',
+    "Ask the model as soon as the caller's words are final, before the end-of-turn silence has run out (about 300 ms sooner; an answer the caller talks over is cancelled unheard, its tokens spent). 0 waits for the turn's end",
+    true,
+  ),
   repromptMs: integer(
     'VOICE_REPROMPT_MS',
     8000,
@@ -87,6 +92,7 @@ export const voiceSection = section<Pick<Config, 'voiceAgent' | 'voice'>>(
       endpointMaxMs: read(v.endpointMaxMs),
       bargeInMs: read(v.bargeInMs),
       llmDeadlineMs: read(v.llmDeadlineMs),
+      askModelAhead: read(v.askModelAhead),
       repromptMs: read(v.repromptMs),
       maxReprompts: read(v.maxReprompts),
     };

@@ -86,6 +86,8 @@ export interface CallOutcome {
 
 export interface VoiceSettings extends TurnSettings {
   llmDeadlineMs: number;
+  /** Ask a real model as soon as the caller's words are final (model-prefetch.ts; VOICE_ASK_MODEL_AHEAD). */
+  askModelAhead: boolean;
   /** Caller audio kept for replay into a reopened recognition stream. */
   sttReplayMs: number;
   /** Reopen attempts for a recognition stream that keeps failing without a result in between. */
@@ -101,6 +103,7 @@ export interface VoiceSettings extends TurnSettings {
 export const DEFAULT_VOICE_SETTINGS: VoiceSettings = {
   ...DEFAULT_TURN_SETTINGS,
   llmDeadlineMs: 4000,
+  askModelAhead: true,
   sttReplayMs: 5000,
   sttReopenAttempts: 3,
   maxModelFailures: 3,
@@ -666,7 +669,14 @@ export class VoiceSession {
    */
   private askAhead(modelText: string) {
     this.dropPrefetch();
-    if (!this.agent.modelTakesSpokenTurns || this.ended || this.voicemail || this.current || this.unsaidLines.length)
+    if (
+      !this.settings.askModelAhead ||
+      !this.agent.modelTakesSpokenTurns ||
+      this.ended ||
+      this.voicemail ||
+      this.current ||
+      this.unsaidLines.length
+    )
       return;
     const messages = this.history.messagesAfterCaller(modelText);
     messages[0] = { role: 'system', content: this.agent.systemPrompt() };

@@ -10,10 +10,15 @@ const FIRST_TOKEN_MS = 300;
 const CALL_START = Date.parse('2026-12-01T09:00:00Z');
 
 /** A harness call whose model answers on the call's clock; `realModel: false` plays the sandbox engine. */
-async function harness(steps: ConstructorParameters<typeof ScriptedModel>[0], realModel = true) {
+async function harness(
+  steps: ConstructorParameters<typeof ScriptedModel>[0],
+  realModel = true,
+  settings?: { askModelAhead: boolean },
+) {
   let model!: ScriptedModel;
   const call = await startHarnessCall({
     model: { name: 'scripted-model', sandbox: !realModel, complete: (r) => model.complete(r) },
+    ...(settings ? { settings } : {}),
   });
   model = new ScriptedModel(steps, call.clock, FIRST_TOKEN_MS, !realModel);
   return { call, model };
@@ -93,8 +98,11 @@ describe('the model asked ahead', () => {
     expect(call.isEnded()).toBe(true);
   });
 
-  it('the sandbox engine is not asked ahead (its walk acts on the words)', async () => {
-    const { call, model } = await harness([[text('We open at nine.')]], false);
+  it.each([
+    ['the sandbox engine is not asked ahead (its walk acts on the words)', false, undefined],
+    ['VOICE_ASK_MODEL_AHEAD=0: a real model is asked at the end of the turn', true, { askModelAhead: false }],
+  ])('%s', async (_name, realModel, settings) => {
+    const { call, model } = await harness([[text('We open at nine.')]], realModel, settings);
     await call.run(700, true);
     call.stt.say('What are your opening hours?');
     await call.run(100, true);
