@@ -211,6 +211,7 @@ describe('loadConfig: live-call timing', () => {
       endpointMaxMs: 3000,
       bargeInMs: 300,
       llmDeadlineMs: 4000,
+      askModelAhead: true,
       repromptMs: 8000,
       maxReprompts: 2,
     });
@@ -220,6 +221,7 @@ describe('loadConfig: live-call timing', () => {
         VOICE_ENDPOINT_MAX_MS: '2000',
         VOICE_BARGE_IN_MS: '250',
         VOICE_LLM_DEADLINE_MS: '3000',
+        VOICE_ASK_MODEL_AHEAD: '0',
         VOICE_REPROMPT_MS: '6000',
         VOICE_MAX_REPROMPTS: '1',
       },
@@ -230,6 +232,7 @@ describe('loadConfig: live-call timing', () => {
       endpointMaxMs: 2000,
       bargeInMs: 250,
       llmDeadlineMs: 3000,
+      askModelAhead: false,
       repromptMs: 6000,
       maxReprompts: 1,
     });
