@@ -28,6 +28,7 @@ import * as m21 from './20261202_400_call_media_window.js';
 import * as m510 from './20261203_510_call_analysis.js';
 import * as m30 from './20261203_530_agent_tests.js';
 import * as m520 from './20261203_520_campaigns.js';
+import * as m540 from './20261203_540_analytics_scan.js';
 
 export interface DialectMigration {
   up(db: Kysely<any>, dialect: Dialect): Promise<void>;
@@ -59,4 +60,5 @@ export const MIGRATIONS: ReadonlyArray<{ name: string; migration: DialectMigrati
   { name: '20261203_510_call_analysis', migration: m510 },
   { name: '20261203_520_campaigns', migration: m520 },
   { name: '20261203_530_agent_tests', migration: m30 },
+  { name: '20261203_540_analytics_scan', migration: m540 },
 ];

@@ -1,11 +1,13 @@
 // SQLite's half of GET /api/analytics/calls in one pass: an aggregate
-// function (registered on the connection by db/database.ts) that the store
-// calls over the covering index's range of one account's calls, without a
-// GROUP BY. SQLite sorts every row for a GROUP BY on a computed key (the
-// local day) or on a column the index does not lead with, three times for
-// the counts and the two latency histograms; folding here reads the range
-// once, in index order, and sorts nothing. Its result is the same groups
-// the GROUP BY queries give (PostgreSQL answers those with hash aggregates).
+// function (registered on the connection by the analytics store) that the
+// store calls over the covering index's range of one account's calls,
+// without a GROUP BY. SQLite sorts every row for a GROUP BY on a computed
+// key (the local day) or on a column the index does not lead with, three
+// times for the counts and the two latency histograms; folding here reads
+// the range once, in index order, and sorts nothing. Its result is the same
+// groups the GROUP BY queries give (PostgreSQL answers those with hash
+// aggregates). It runs once per call row, so a row costs one Map look-up
+// (its key) and a few additions into typed arrays.
 export const ANALYTICS_FOLD = 'analytics_fold';
 
 /** Groups by key: [key, tally, calls, seconds, cents], [key, bin, calls] per latency percentile. */
@@ -15,20 +17,56 @@ export interface FoldResult {
   p95: Array<[string | number | null, number, number]>;
 }
 
-interface FoldState {
-  counts: Map<string | number | null, Map<number | null, [number, number, number]>>;
-  p50: Map<string | number | null, Map<number, number>>;
-  p95: Map<string | number | null, Map<number, number>>;
-}
-
+type Key = string | number | null;
 type Cell = string | number | bigint | null;
-const num = (v: Cell) => (v === null ? null : Number(v));
 
-function inner<K, V>(outer: Map<string | number | null, Map<K, V>>, key: string | number | null): Map<K, V> {
-  let m = outer.get(key);
-  if (!m) outer.set(key, (m = new Map()));
-  return m;
+/** Tallies are 8 bits (tally.ts); slot 256 holds the calls not tallied yet (null). */
+const UNTALLIED = 256;
+const TALLY_SLOTS = 257;
+
+/**
+ * Calls per 10 ms bin: an array up to BINNED_MAX (41 s; at most 16 KB per
+ * key and percentile, 400 days of them 13 MB), a Map past it (a stray
+ * figure costs no memory).
+ */
+const BINNED_MAX = 4096;
+class Histogram {
+  private counts = new Int32Array(128);
+  private beyond: Map<number, number> | null = null;
+  add(bin: number): void {
+    if (bin < 0 || bin >= BINNED_MAX || !Number.isInteger(bin)) {
+      this.beyond ??= new Map();
+      this.beyond.set(bin, (this.beyond.get(bin) ?? 0) + 1);
+      return;
+    }
+    if (bin >= this.counts.length) {
+      const grown = new Int32Array(Math.min(BINNED_MAX, Math.max(bin + 1, this.counts.length * 2)));
+      grown.set(this.counts);
+      this.counts = grown;
+    }
+    this.counts[bin]! += 1;
+  }
+  entries(): Array<[number, number]> {
+    const out: Array<[number, number]> = [];
+    for (let bin = 0; bin < this.counts.length; bin++) if (this.counts[bin]) out.push([bin, this.counts[bin]!]);
+    if (this.beyond) out.push(...this.beyond);
+    return out;
+  }
 }
+
+interface Group {
+  key: Key;
+  /** [calls, seconds, cents] per tally slot. */
+  counts: Float64Array;
+  p50: Histogram;
+  p95: Histogram;
+}
+
+interface FoldState {
+  index: Map<Key, Group>;
+}
+
+const num = (v: Cell) => (v === null ? null : Number(v));
 
 /**
  * The aggregate's arguments, per call row: the grouping key, the tally, the
@@ -36,35 +74,37 @@ function inner<K, V>(outer: Map<string | number | null, Map<K, V>>, key: string 
  * bins (null: not counted in that histogram).
  */
 export const analyticsFold = {
-  start: (): FoldState => ({ counts: new Map(), p50: new Map(), p95: new Map() }),
+  start: (): FoldState => ({ index: new Map() }),
   step(state: FoldState, key: Cell, tally: Cell, seconds: Cell, cents: Cell, p50Bin: Cell, p95Bin: Cell): FoldState {
     const k = typeof key === 'bigint' ? Number(key) : key;
-    const byTally = inner(state.counts, k);
-    const t = num(tally);
-    let group = byTally.get(t);
-    if (!group) byTally.set(t, (group = [0, 0, 0]));
-    group[0] += 1;
-    group[1] += num(seconds) ?? 0;
-    group[2] += num(cents) ?? 0;
+    let group = state.index.get(k);
+    if (!group) {
+      group = { key: k, counts: new Float64Array(TALLY_SLOTS * 3), p50: new Histogram(), p95: new Histogram() };
+      state.index.set(k, group);
+    }
+    const t = tally === null ? UNTALLIED : Number(tally);
+    if (!(t >= 0 && t <= UNTALLIED && Number.isInteger(t))) throw new Error(`analytics_fold: tally ${t} is not 8 bits`);
+    const slot = t * 3;
+    group.counts[slot]! += 1;
+    if (seconds !== null) group.counts[slot + 1]! += Number(seconds);
+    if (cents !== null) group.counts[slot + 2]! += Number(cents);
     const b50 = num(p50Bin);
-    if (b50 !== null) {
-      const bins = inner(state.p50, k);
-      bins.set(b50, (bins.get(b50) ?? 0) + 1);
-    }
+    if (b50 !== null) group.p50.add(b50);
     const b95 = num(p95Bin);
-    if (b95 !== null) {
-      const bins = inner(state.p95, k);
-      bins.set(b95, (bins.get(b95) ?? 0) + 1);
-    }
+    if (b95 !== null) group.p95.add(b95);
     return state;
   },
   /** JSON text: SQLite returns text, numbers and null only. */
   result(state: FoldState): string {
     const result: FoldResult = { counts: [], p50: [], p95: [] };
-    for (const [key, byTally] of state.counts)
-      for (const [tally, [calls, seconds, cents]] of byTally) result.counts.push([key, tally, calls, seconds, cents]);
-    for (const [key, bins] of state.p50) for (const [bin, calls] of bins) result.p50.push([key, bin, calls]);
-    for (const [key, bins] of state.p95) for (const [bin, calls] of bins) result.p95.push([key, bin, calls]);
+    for (const { key, counts, p50, p95 } of state.index.values()) {
+      for (let t = 0; t < TALLY_SLOTS; t++) {
+        const calls = counts[t * 3]!;
+        if (calls) result.counts.push([key, t === UNTALLIED ? null : t, calls, counts[t * 3 + 1]!, counts[t * 3 + 2]!]);
+      }
+      for (const [bin, calls] of p50.entries()) result.p50.push([key, bin, calls]);
+      for (const [bin, calls] of p95.entries()) result.p95.push([key, bin, calls]);
+    }
     return JSON.stringify(result);
   },
 };

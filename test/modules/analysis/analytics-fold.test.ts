@@ -45,4 +45,26 @@ describe('analyticsFold', () => {
     ]);
     expect(fold([])).toEqual({ counts: [], p50: [], p95: [] });
   });
+
+  it('counts a latency past its arrays (over 41 s) and one that grows them, exactly', () => {
+    const result = fold([
+      [1, 1, 0, 0, 90_000, 120_000],
+      [1, 1, 0, 0, 300, 4_095],
+      [1, 1, 0, 0, 90_000, 0],
+    ]);
+    expect(result.p50).toEqual([
+      [1, 300, 1],
+      [1, 90_000, 2],
+    ]);
+    expect(result.p95).toEqual([
+      [1, 0, 1],
+      [1, 4_095, 1],
+      [1, 120_000, 1],
+    ]);
+  });
+
+  it('refuses a tally that is not 8 bits rather than count it somewhere', () => {
+    expect(() => fold([[1, 256 * 2, 0, 0, null, null]])).toThrow(/not 8 bits/);
+    expect(() => fold([[1, -1, 0, 0, null, null]])).toThrow(/not 8 bits/);
+  });
 });
