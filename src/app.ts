@@ -42,12 +42,12 @@ import { temporarySessionRoutes } from './modules/temporary-sessions/routes.js';
 import { analysisRoutes } from './modules/analysis/routes.js';
 import { callRoutes } from './modules/calls/routes.js';
 import { campaignRoutes } from './modules/campaigns/routes.js';
-import { voiceRoutes } from './modules/calls/voice-routes.js';
+import { voiceRoutes } from './modules/voice-agent/routes.js';
 import { consoleRoutes } from './modules/console/routes.js';
-import { sandboxCallRoutes } from './modules/calls/sandbox-routes.js';
-import { webCallRoutes } from './modules/calls/web-routes.js';
+import { sandboxCallRoutes } from './modules/voice-agent/sandbox-routes.js';
+import { webCallRoutes } from './modules/voice-agent/web-routes.js';
 import websocket from '@fastify/websocket';
-import { MEDIA_MAX_PAYLOAD_BYTES, mediaSocketErrorHandler } from './modules/calls/media-admission.js';
+import { MEDIA_MAX_PAYLOAD_BYTES, mediaSocketErrorHandler } from './modules/voice-agent/media-admission.js';
 import { installRequestObservation, registerMetricsEndpoint, watchDatabaseErrors } from './http/metrics.js';
 import { Metrics } from './modules/platform/metrics.js';
 

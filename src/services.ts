@@ -17,8 +17,8 @@ import { type Catalog, loadCatalog } from './modules/billing/catalog.js';
 import { createBillingServices } from './modules/billing/create-services.js';
 import { createCallArea } from './modules/calls/create-services.js';
 import { STALLED_AFTER_MS } from './modules/calls/service.js';
-import { createVoiceServices } from './modules/calls/voice-services.js';
-import { createVoiceToolServices } from './modules/calls/voice-tools.js';
+import { createVoiceServices } from './modules/voice-agent/create-services.js';
+import { createVoiceToolServices } from './modules/voice-agent/tools.js';
 import { createCampaignServices, createDoNotCallServices } from './modules/campaigns/create-services.js';
 import { DEFAULT_DIALER_SETTINGS } from './modules/campaigns/dialer.js';
 import { createConnectServices } from './modules/connect/create-services.js';
@@ -263,6 +263,7 @@ export function createServices(deps: ServiceDeps) {
   const analysis = createAnalysisServices({
     db,
     dialect,
+    defineSqliteAggregate: database.defineSqliteAggregate,
     clock,
     records: data.records,
     chargedCents: (ids) => voice.views.chargedCents(ids),

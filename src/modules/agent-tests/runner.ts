@@ -9,7 +9,7 @@ import type { CallFacts } from '../analysis/facts.js';
 import type { CallAnalysis } from '../analysis/schemas.js';
 import type { AnalysisSettings } from '../analysis/settings.js';
 import type { ChatMessage, LanguageModel } from '../../providers/language-model/interface.js';
-import { callToolServices, type VoiceToolServices } from '../calls/voice-runner.js';
+import { callToolServices, type VoiceToolServices } from '../voice-agent/runner.js';
 import type { CustomToolService, HttpTool } from '../custom-tools/service.js';
 import type { CustomToolInvoker, PathwayEffects } from '../voice/call-agent.js';
 import { type Conversation, runChecks } from './checks.js';

@@ -9,7 +9,7 @@
 import WebSocket from 'ws';
 import type { OfflineCallerVoice } from '../../providers/call-speech/offline-caller.js';
 import type { CallView } from '../calls/call-views.js';
-import type { WebCallInput, WebCallStarted } from '../calls/web-calls.js';
+import type { WebCallInput, WebCallStarted } from '../voice-agent/web-calls.js';
 import type { Conversation } from './checks.js';
 
 export interface VoiceConversationDeps {

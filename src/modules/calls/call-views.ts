@@ -7,7 +7,7 @@ import { iso } from '../../lib/time.js';
 import type { StoreRecords } from '../data/store-records.js';
 import type { CallSessionsTable } from './tables.js';
 import { transferLegRef } from './transfers.js';
-import type { VoiceCallStore } from './voice-store.js';
+import type { VoiceCallStore } from '../voice-agent/store.js';
 
 export interface CallListItem {
   id: string;

@@ -27,15 +27,15 @@ import { type CallBilling, type CallDirection, CallCharges } from './charges.js'
 import { CallService, type DoNotCallCheck } from './service.js';
 import { type CallSessionDeps, CallSessionService } from './session-service.js';
 import { CallStore } from './store.js';
-import { type InboundCallDeps, InboundCalls } from './inbound-calls.js';
-import { SandboxInboundCalls } from './sandbox-inbound.js';
-import type { MediaTokens } from './media-tokens.js';
+import { type InboundCallDeps, InboundCalls } from '../voice-agent/inbound-calls.js';
+import { SandboxInboundCalls } from '../voice-agent/sandbox-inbound.js';
+import type { MediaTokens } from '../voice-agent/media-tokens.js';
 import type { SingleUseTokens } from '../platform/single-use.js';
 import { DialledLegs } from './transfers.js';
-import type { VoiceAgentCarrier } from './voice-carrier.js';
-import type { VoiceRunner } from './voice-runner.js';
-import type { VoiceCallStore } from './voice-store.js';
-import { WebCalls } from './web-calls.js';
+import type { VoiceAgentCarrier } from '../voice-agent/carrier.js';
+import type { VoiceRunner } from '../voice-agent/runner.js';
+import type { VoiceCallStore } from '../voice-agent/store.js';
+import { WebCalls } from '../voice-agent/web-calls.js';
 
 export interface CallServiceDepsIn {
   db: Kysely<Database>;
@@ -88,7 +88,7 @@ export function createCallSessionServices(deps: CallSessionDeps) {
 
 export type CallSessionServices = ReturnType<typeof createCallSessionServices>;
 
-/** What the calls area uses of the built-in voice agent (src/modules/calls/voice-services.ts). */
+/** What the calls area uses of the built-in voice agent (src/modules/voice-agent/create-services.ts). */
 export interface CallAreaVoiceAgent {
   /** The carrier that places calls through the voice agent; null when it cannot. */
   carrier: VoiceAgentCarrier | null;

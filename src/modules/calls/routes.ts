@@ -7,7 +7,7 @@ import type { App } from '../../http/types.js';
 import { type AudioProvider, CALL_STATUSES } from '../../providers/audio/interface.js';
 import type { CallService } from './service.js';
 import type { CallSessionService } from './session-service.js';
-import { SandboxScriptSchema } from './sandbox-routes.js';
+import { SandboxScriptSchema } from '../voice-agent/sandbox-routes.js';
 
 const AudioReport = Type.Object(
   {

@@ -14,7 +14,7 @@ import { AppError, invalidInput, notFound } from '../../http/errors.js';
 import type { CallControl, TelephonyProviders } from '../../providers/telephony/interface.js';
 import { type SignedParams, formValue, verifyTwilioCallback } from '../../providers/telephony/twilio-signature.js';
 import type { CallCharges, CallRefusal } from './charges.js';
-import { type DialTwimlLeg, dialTwiml } from './twiml.js';
+import { type DialTwimlLeg, dialTwiml } from '../voice-agent/twiml.js';
 
 /** Where a dialled leg's carrier reports its end: `${DIAL_CALLBACK_PATH}/{sessionId}`. */
 export const DIAL_CALLBACK_PATH = '/api/webhooks/twilio/dial';

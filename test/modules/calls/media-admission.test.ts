@@ -7,7 +7,7 @@ import {
   DEFAULT_MEDIA_ADMISSION,
   MediaAdmission,
   type MediaSocket,
-} from '../../../src/modules/calls/media-admission.js';
+} from '../../../src/modules/voice-agent/media-admission.js';
 
 type Listener = (...args: any[]) => void;
 

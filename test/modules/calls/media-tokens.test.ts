@@ -1,6 +1,6 @@
 // Media-stream tokens: bound to session, owner and transport, 60 s, once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MediaTokens } from '../../../src/modules/calls/media-tokens.js';
+import { MediaTokens } from '../../../src/modules/voice-agent/media-tokens.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 
 let t: TestApp;

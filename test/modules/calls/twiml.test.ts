@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { connectStreamTwiml, dialTwiml, mediaStreamUrl, sayAndHangUpTwiml } from '../../../src/modules/calls/twiml.js';
+import {
+  connectStreamTwiml,
+  dialTwiml,
+  mediaStreamUrl,
+  sayAndHangUpTwiml,
+} from '../../../src/modules/voice-agent/twiml.js';
 
 describe('TwiML', () => {
   it('connects a media stream with its token as a custom parameter', () => {

@@ -1,9 +1,9 @@
-// The tool services a call is given (voice-runner.ts callToolServices): only
+// The tool services a call is given (voice-agent/runner.ts callToolServices): only
 // those it can use, so its model is offered only their tools, each passing
 // on the signal a barge-in aborts (before this the binding dropped it, and
 // every call was offered the calendar).
 import { describe, expect, it, vi } from 'vitest';
-import { callToolServices, type VoiceToolServices } from '../../../src/modules/calls/voice-runner.js';
+import { callToolServices, type VoiceToolServices } from '../../../src/modules/voice-agent/runner.js';
 import { offeredTools } from '../../../src/modules/voice/tools.js';
 
 function fakeTools() {

@@ -4,7 +4,7 @@
 // caller spoke over (its signal aborted) stops before its next request.
 import type { IntegrationService } from '../integrations/service.js';
 import type { KnowledgeService } from '../knowledge/service.js';
-import type { VoiceToolServices } from './voice-runner.js';
+import type { VoiceToolServices } from './runner.js';
 
 export function createVoiceToolServices(
   knowledge: Pick<KnowledgeService, 'search'>,

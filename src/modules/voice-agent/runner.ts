@@ -26,7 +26,7 @@ import { type SealedHeaders, maskHeaders } from '../custom-tools/headers.js';
 import type { CustomToolService, HttpTool } from '../custom-tools/service.js';
 import type { PathwayDocument } from '../pathways/schemas.js';
 import { PathwayWalker } from '../pathways/walker.js';
-import { withoutStepsListing } from './call-design.js';
+import { withoutStepsListing } from '../calls/call-design.js';
 import type { CallCustomTool } from '../voice/call-agent.js';
 import { recordingWav } from '../voice/recording.js';
 import type { Voice } from '../voice/reply.js';
@@ -35,9 +35,9 @@ import type { BookingResult, KnowledgeMatch, ToolServices, TransferResult } from
 import type { Transport } from '../voice/transport.js';
 import type { VoiceActivityDetector } from '../voice/vad.js';
 import type { LiveCalls } from './live-calls.js';
-import type { AuthorizedLeg, DialledLegs } from './transfers.js';
+import type { AuthorizedLeg, DialledLegs } from '../calls/transfers.js';
 import type { DialTwimlLeg } from './twiml.js';
-import type { VoiceCallStore } from './voice-store.js';
+import type { VoiceCallStore } from './store.js';
 
 /** Providers of live calls, picked from configuration (real, local or sandbox). */
 export interface VoiceAgentProviders {

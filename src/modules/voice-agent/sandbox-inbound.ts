@@ -11,7 +11,7 @@ import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import type { CallControl, SandboxScript } from '../../providers/telephony/interface.js';
 import type { PhoneNumberService } from '../telephony/numbers-service.js';
-import type { VoiceCallStore } from './voice-store.js';
+import type { VoiceCallStore } from './store.js';
 
 /** The caller's number when the request names none (a fictional 555-01xx number). */
 export const SANDBOX_INBOUND_FROM = '+12125550142';

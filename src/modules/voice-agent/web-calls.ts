@@ -21,13 +21,13 @@ import type { KnowledgeService } from '../knowledge/service.js';
 import type { PersonaService } from '../personas/service.js';
 import type { RateLimiter } from '../platform/rate-limiter.js';
 import { WEB_AUDIO_FORMAT, type WebAudioFormat } from '../voice/transport.js';
-import { type AgentRecord, agentCall, agentDesignInput, parseAgentRecord } from './agent-calls.js';
-import type { CallDesigns } from './call-design.js';
+import { type AgentRecord, agentCall, agentDesignInput, parseAgentRecord } from '../calls/agent-calls.js';
+import type { CallDesigns } from '../calls/call-design.js';
 import { MEDIA_TOKEN_TTL_SECONDS, type MediaTokens } from './media-tokens.js';
-import type { CallService } from './service.js';
-import { DEFAULT_PERSONA } from './session-service.js';
+import type { CallService } from '../calls/service.js';
+import { DEFAULT_PERSONA } from '../calls/session-service.js';
 import { mediaStreamUrl } from './twiml.js';
-import type { VoiceCallStore } from './voice-store.js';
+import type { VoiceCallStore } from './store.js';
 
 export const WEB_MEDIA_PATH = '/api/media/web';
 /** A set-up call whose browser has not connected this long after its token expired is ended `canceled` (outcome `no_answer`, reason `not_connected`). */

@@ -3,7 +3,7 @@
 // media stream (and its heartbeat), the outcome; and the account's call list.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { CallSessionsTable } from './tables.js';
+import type { CallSessionsTable } from '../calls/tables.js';
 
 export class VoiceCallStore {
   constructor(private readonly db: Kysely<Database>) {}

@@ -23,14 +23,14 @@ import type { SingleUseTokens } from '../platform/single-use.js';
 import type { IntegrationService } from '../integrations/service.js';
 import type { PersonaService } from '../personas/service.js';
 import type { InboundRoute } from '../telephony/inbound-service.js';
-import { type AgentRecord, agentCall, agentDesignInput, parseAgentRecord } from './agent-calls.js';
-import type { CallDesign, CallDesigns } from './call-design.js';
+import { type AgentRecord, agentCall, agentDesignInput, parseAgentRecord } from '../calls/agent-calls.js';
+import type { CallDesign, CallDesigns } from '../calls/call-design.js';
 import { MEDIA_TOKEN_TTL_SECONDS, type MediaTokens } from './media-tokens.js';
-import type { CallService } from './service.js';
-import { DEFAULT_PERSONA } from './session-service.js';
+import type { CallService } from '../calls/service.js';
+import { DEFAULT_PERSONA } from '../calls/session-service.js';
 import { connectStreamTwiml, hangUpTwiml, mediaStreamUrl, sayAndHangUpTwiml } from './twiml.js';
-import { TWILIO_MEDIA_PATH } from './voice-carrier.js';
-import type { VoiceCallStore } from './voice-store.js';
+import { TWILIO_MEDIA_PATH } from './carrier.js';
+import type { VoiceCallStore } from './store.js';
 
 const REFUSALS: Record<string, string> = {
   not_attached: 'Sorry, this number is not taking calls right now. Goodbye.',

@@ -3,14 +3,14 @@
 // asked to dial with TwiML that connects the answered call's audio to our
 // media WebSocket, and progress comes back through Twilio's signed callbacks
 // and, once the stream runs, from the instance that carries it (both
-// reported to the calls service directly: see voice-services.ts).
+// reported to the calls service directly: see create-services.ts).
 import { AppError } from '../../http/errors.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import type { AssembledCall, AudioProvider } from '../../providers/audio/interface.js';
 import type { CallControl } from '../../providers/telephony/interface.js';
 import { MEDIA_TOKEN_TTL_SECONDS, type MediaTokens } from './media-tokens.js';
 import { connectStreamTwiml, mediaStreamUrl } from './twiml.js';
-import type { VoiceCallStore } from './voice-store.js';
+import type { VoiceCallStore } from './store.js';
 
 /** Without a limit of their own, calls end after 30 minutes (DESIGN.md "Voice agent"). */
 export const DEFAULT_MAX_CALL_SECONDS = 30 * 60;

@@ -10,14 +10,14 @@ import type { App } from '../../http/types.js';
 import { type SignedParams, formParams } from '../../providers/telephony/twilio-signature.js';
 import { TwilioTransport } from '../voice/transport.js';
 import { hangUpTwiml } from './twiml.js';
-import { type DialledLegs, redirectToLeg } from './transfers.js';
+import { type DialledLegs, redirectToLeg } from '../calls/transfers.js';
 import type { InboundCalls } from './inbound-calls.js';
 import type { CallControl } from '../../providers/telephony/interface.js';
-import type { CallViews } from './call-views.js';
+import type { CallViews } from '../calls/call-views.js';
 import type { MediaAdmission } from './media-admission.js';
 import type { MediaTokens } from './media-tokens.js';
 import type { TwilioCallCallbacks } from './twilio-callbacks.js';
-import type { VoiceRunner } from './voice-runner.js';
+import type { VoiceRunner } from './runner.js';
 
 /** What the voice routes touch of the voice agent: the call views, Twilio's status callbacks, media tokens, live-call control and the runner. */
 export interface VoiceRouteDeps {

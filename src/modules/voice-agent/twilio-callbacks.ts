@@ -10,7 +10,7 @@ import type { AudioProgress, CallStatus } from '../../providers/audio/interface.
 import type { TelephonyProviders } from '../../providers/telephony/interface.js';
 import { type SignedParams, formValue, verifyTwilioCallback } from '../../providers/telephony/twilio-signature.js';
 import type { LiveCalls } from './live-calls.js';
-import type { VoiceCallStore } from './voice-store.js';
+import type { VoiceCallStore } from './store.js';
 
 /** Twilio's CallStatus → ours, with the outcome of the final ones. */
 const TWILIO_STATUS: Record<string, { status: CallStatus; outcome?: AudioProgress['outcome'] }> = {
@@ -60,7 +60,7 @@ export class TwilioCallCallbacks {
     const duration = Number(formValue(params, 'CallDuration'));
     if (mapped.status === 'completed') {
       // While a stream is carried, its instance reports the end with the transcript; Twilio's word only ends calls nobody carries.
-      // Its duration is kept all the same: should that instance have died, the call is charged what the carrier says (voice-services.ts).
+      // Its duration is kept all the same: should that instance have died, the call is charged what the carrier says (create-services.ts).
       const carried =
         session.media_instance !== null &&
         session.media_instance !== undefined &&

@@ -1,7 +1,7 @@
 // Calls from a browser (DESIGN.md "Calls from a browser and the console"):
 // POST /api/calls/web starts one, GET /api/media/web carries its audio over a
 // WebSocket. The socket is a WebTransport of the same voice session as a
-// phone call (voice-runner.ts): turns, tools, record, latency and recording
+// phone call (runner.ts): turns, tools, record, latency and recording
 // are shared code.
 import { Type } from 'typebox';
 import { AppError } from '../../http/errors.js';
@@ -14,7 +14,7 @@ import { PathwayDocument } from '../pathways/schemas.js';
 import { WebTransport } from '../voice/transport.js';
 import { type MediaAdmission, MEDIA_MAX_PAYLOAD_BYTES } from './media-admission.js';
 import type { MediaTokens } from './media-tokens.js';
-import type { VoiceRunner } from './voice-runner.js';
+import type { VoiceRunner } from './runner.js';
 import { WEB_MEDIA_PATH, type WebCalls } from './web-calls.js';
 
 const id = (description: string) => Type.String({ minLength: 1, maxLength: 100, description });

@@ -15,7 +15,7 @@ import type { VoiceAgentProviders as ConfiguredVoiceProviders } from '../../prov
 import type { StoreRecords } from '../data/store-records.js';
 import type { ObjectService } from '../data/objects-service.js';
 import type { ServiceTokens } from '../data/service-tokens.js';
-import { CallViews } from './call-views.js';
+import { CallViews } from '../calls/call-views.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { SingleUseTokens } from '../platform/single-use.js';
 import { type VoiceActivitySource, loadVoiceActivity } from '../voice/silero-vad.js';
@@ -27,9 +27,9 @@ import { MediaTokens } from './media-tokens.js';
 import { MEDIA_STALE_MS, TwilioCallCallbacks } from './twilio-callbacks.js';
 import { FINAL_STATUSES, type ProgressReporter } from '../../providers/audio/interface.js';
 import { iso } from '../../lib/time.js';
-import { VoiceAgentCarrier } from './voice-carrier.js';
-import { type VoiceRunnerDeps, type VoiceToolServices, VoiceRunner } from './voice-runner.js';
-import { VoiceCallStore } from './voice-store.js';
+import { VoiceAgentCarrier } from './carrier.js';
+import { type VoiceRunnerDeps, type VoiceToolServices, VoiceRunner } from './runner.js';
+import { VoiceCallStore } from './store.js';
 
 /** Sandbox calls from a user without a number of their own come from Twilio's test number. */
 export const SANDBOX_DEFAULT_FROM = '+15005550006';

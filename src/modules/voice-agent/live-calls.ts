@@ -1,7 +1,7 @@
 // The calls whose media stream this instance carries: the voice runner adds
 // and removes them; callbacks that reach this instance (answering-machine
 // verdicts) are handed to them at once, others go through the database and
-// the heartbeat (voice-store.ts).
+// the heartbeat (store.ts).
 
 export interface LiveCall {
   /** Twilio's asynchronous machine detection decided (human, machine_end_beep, …). */
