@@ -15,7 +15,7 @@ import { CredentialCache } from './modules/auth/credential-cache.js';
 import type { BillingAccount } from './modules/billing/account.js';
 import { type Catalog, loadCatalog } from './modules/billing/catalog.js';
 import { createBillingServices } from './modules/billing/create-services.js';
-import { createCallArea } from './modules/calls/create-services.js';
+import { createCallArea, createCallStores } from './modules/calls/create-services.js';
 import { STALLED_AFTER_MS } from './modules/calls/service.js';
 import { createVoiceServices } from './modules/voice-agent/create-services.js';
 import { createVoiceToolServices } from './modules/voice-agent/tools.js';
@@ -198,8 +198,11 @@ export function createServices(deps: ServiceDeps) {
     });
   // Every outbound call asks the account's do-not-call list (the campaigns area keeps it); the agent's opt_out tool adds to it.
   const { doNotCall } = createDoNotCallServices({ db, clock });
+  // One store per table, shared by the calls area and the voice agent.
+  const callStores = createCallStores(db, dialect);
   const voice = createVoiceServices({
     db,
+    stores: callStores,
     clock,
     secretBox,
     publicUrl: config.publicUrl,
@@ -231,6 +234,7 @@ export function createServices(deps: ServiceDeps) {
   const callArea = createCallArea({
     db,
     dialect,
+    stores: callStores,
     clock,
     secretBox,
     publicUrl: config.publicUrl,

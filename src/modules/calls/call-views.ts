@@ -7,7 +7,8 @@ import { iso } from '../../lib/time.js';
 import type { StoreRecords } from '../data/store-records.js';
 import type { CallSessionsTable } from './tables.js';
 import { transferLegRef } from './transfers.js';
-import type { VoiceCallStore } from '../voice-agent/store.js';
+import type { CallChargeStore } from './charge-store.js';
+import type { CallStore } from './store.js';
 
 export interface CallListItem {
   id: string;
@@ -65,7 +66,8 @@ function listItem(row: CallSessionsTable, chargedCents: Map<string, number>): Ca
 
 export class CallViews {
   constructor(
-    private readonly store: VoiceCallStore,
+    private readonly sessions: Pick<CallStore, 'findSession' | 'listForUser'>,
+    private readonly charges: Pick<CallChargeStore, 'chargedCents'>,
     private readonly records: StoreRecords,
     /** The record's children, in creation order: the recording's parts. */
     private readonly listChildren: (userId: string, objectId: string, limit?: number) => Promise<Array<{ id: string }>>,
@@ -73,7 +75,7 @@ export class CallViews {
 
   /** What each call was charged, its transfer leg's charge added (transfers.ts: a leg settles when the carrier reports its end). */
   async chargedCents(ids: string[]): Promise<Map<string, number>> {
-    const charged = await this.store.chargedCents([...ids, ...ids.map(transferLegRef)]);
+    const charged = await this.charges.chargedCents([...ids, ...ids.map(transferLegRef)]);
     const total = new Map<string, number>();
     for (const id of ids) {
       const own = charged.get(id);
@@ -87,7 +89,7 @@ export class CallViews {
     userId: string,
     page: { before?: string; limit: number },
   ): Promise<{ calls: CallListItem[]; nextBefore: string | null }> {
-    const rows = await this.store.listForUser(userId, page.before ?? null, page.limit + 1);
+    const rows = await this.sessions.listForUser(userId, page.before ?? null, page.limit + 1);
     const shown = rows.slice(0, page.limit);
     const charged = await this.chargedCents(shown.map((row) => row.id));
     const calls = shown.map((row) => listItem(row, charged));
@@ -95,7 +97,7 @@ export class CallViews {
   }
 
   async get(userId: string, id: string): Promise<CallView> {
-    const row = await this.store.find(id);
+    const row = await this.sessions.findSession(id);
     if (!row || row.user_id !== userId) throw notFound('call');
     const view: CallView = listItem(row, await this.chargedCents([id]));
     if (row.record_object_id) {
@@ -125,7 +127,7 @@ export class CallViews {
 
   /** The two-channel WAV of an ended call, its parts joined (404 when it has none). */
   async recording(userId: string, id: string): Promise<Buffer> {
-    const row = await this.store.find(id);
+    const row = await this.sessions.findSession(id);
     if (!row || row.user_id !== userId || !row.record_object_id) throw notFound('recording');
     const parts = await this.listChildren(userId, row.record_object_id);
     if (parts.length === 0) throw notFound('recording');

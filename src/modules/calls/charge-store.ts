@@ -146,4 +146,16 @@ export class CallChargeStore {
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
+
+  /** What the settled calls among `ids` were charged, in cents (calls never charged, such as web calls, have no row). */
+  async chargedCents(ids: readonly string[]): Promise<Map<string, number>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('call_charges')
+      .select(['ref', 'charged_cents'])
+      .where('ref', 'in', ids)
+      .where('state', '=', 'settled')
+      .execute();
+    return new Map(rows.map((row) => [row.ref, Number(row.charged_cents ?? 0)]));
+  }
 }

@@ -34,12 +34,20 @@ import type { SingleUseTokens } from '../platform/single-use.js';
 import { DialledLegs } from './transfers.js';
 import type { VoiceAgentCarrier } from '../voice-agent/carrier.js';
 import type { VoiceRunner } from '../voice-agent/runner.js';
-import type { VoiceCallStore } from '../voice-agent/store.js';
 import { WebCalls } from '../voice-agent/web-calls.js';
+
+/** The area's stores: the one store of `call_sessions` (and its progress reports) and the one of `call_charges`. */
+export function createCallStores(db: Kysely<Database>, dialect: Dialect) {
+  return { sessions: new CallStore(db, dialect), charges: new CallChargeStore(db, dialect) };
+}
+
+export type CallStores = ReturnType<typeof createCallStores>;
 
 export interface CallServiceDepsIn {
   db: Kysely<Database>;
   dialect: Dialect;
+  /** The stores the voice agent shares (createCallStores); built here when absent (tests of the calls service). */
+  stores?: CallStores;
   eventRecorder: EventRecorder;
   webhooks: WebhookService;
   audio: AudioProvider;
@@ -60,9 +68,10 @@ export interface CallServiceDepsIn {
 }
 
 export function createCallServices(deps: CallServiceDepsIn) {
+  const stores = deps.stores ?? createCallStores(deps.db, deps.dialect);
   const charges = deps.billing
     ? new CallCharges({
-        store: new CallChargeStore(deps.db, deps.dialect),
+        store: stores.charges,
         billing: deps.billing,
         clock: deps.clock,
         ...deps.pricing,
@@ -71,7 +80,7 @@ export function createCallServices(deps: CallServiceDepsIn) {
   const calls = new CallService({
     ...deps,
     charges,
-    store: new CallStore(deps.db, deps.dialect),
+    store: stores.sessions,
     events: deps.eventRecorder,
   });
   // The in-process audio server reports through the same handler as the webhook route.
@@ -92,7 +101,7 @@ export type CallSessionServices = ReturnType<typeof createCallSessionServices>;
 export interface CallAreaVoiceAgent {
   /** The carrier that places calls through the voice agent; null when it cannot. */
   carrier: VoiceAgentCarrier | null;
-  store: VoiceCallStore;
+  store: CallStore;
   tokens: MediaTokens;
   singleUse: SingleUseTokens;
   /** The clock calls run on (timers included). */
@@ -106,6 +115,7 @@ export interface CallAreaVoiceAgent {
 export interface CallAreaDeps {
   db: Kysely<Database>;
   dialect: Dialect;
+  stores: CallStores;
   clock: Clock;
   secretBox: SecretBox;
   publicUrl: string;
@@ -156,6 +166,7 @@ export function createCallArea(deps: CallAreaDeps) {
   const calls = createCallServices({
     db: deps.db,
     dialect: deps.dialect,
+    stores: deps.stores,
     eventRecorder: deps.eventRecorder,
     webhooks: deps.webhooks,
     audio,
@@ -175,7 +186,7 @@ export function createCallArea(deps: CallAreaDeps) {
         charges: calls.charges,
         providers: deps.telephony,
         publicUrl,
-        findSession: (id) => voice.store.find(id),
+        findSession: (id) => voice.store.findSession(id),
       })
     : null;
   voice.runner.bindLegs(transfers);

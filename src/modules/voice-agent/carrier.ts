@@ -10,7 +10,7 @@ import type { AssembledCall, AudioProvider } from '../../providers/audio/interfa
 import type { CallControl } from '../../providers/telephony/interface.js';
 import { MEDIA_TOKEN_TTL_SECONDS, type MediaTokens } from './media-tokens.js';
 import { connectStreamTwiml, mediaStreamUrl } from './twiml.js';
-import type { VoiceCallStore } from './store.js';
+import type { CallStore } from '../calls/store.js';
 
 /** Without a limit of their own, calls end after 30 minutes (DESIGN.md "Voice agent"). */
 export const DEFAULT_MAX_CALL_SECONDS = 30 * 60;
@@ -19,7 +19,7 @@ export const TWILIO_MEDIA_PATH = '/api/media/twilio';
 export const RING_TIMEOUT_SECONDS = 45;
 
 export interface VoiceCarrierDeps {
-  store: VoiceCallStore;
+  store: CallStore;
   control: CallControl;
   tokens: MediaTokens;
   secretBox: SecretBox;
@@ -47,7 +47,7 @@ export class VoiceAgentCarrier implements AudioProvider {
 
   async startCall(sessionId: string, call: AssembledCall): Promise<{ providerCallId: string }> {
     const { store, control, tokens, secretBox, publicUrl } = this.deps;
-    const session = await store.find(sessionId);
+    const session = await store.findSession(sessionId);
     if (!session) throw new AppError('not_found', 'call session not found');
     const { token, expiresAt } = await tokens.issue(
       session.user_id,

@@ -29,13 +29,16 @@ import { FINAL_STATUSES, type ProgressReporter } from '../../providers/audio/int
 import { iso } from '../../lib/time.js';
 import { VoiceAgentCarrier } from './carrier.js';
 import { type VoiceRunnerDeps, type VoiceToolServices, VoiceRunner } from './runner.js';
-import { VoiceCallStore } from './store.js';
+import type { CallChargeStore } from '../calls/charge-store.js';
+import type { CallStore } from '../calls/store.js';
 
 /** Sandbox calls from a user without a number of their own come from Twilio's test number. */
 export const SANDBOX_DEFAULT_FROM = '+15005550006';
 
 export interface VoiceServiceDeps {
   db: Kysely<Database>;
+  /** The calls area's stores: sessions (the voice agent's side of each) and charges (what the call list shows). */
+  stores: { sessions: CallStore; charges: CallChargeStore };
   clock: Clock;
   secretBox: SecretBox;
   publicUrl: string;
@@ -98,7 +101,7 @@ function vadFactory(log: VoiceServiceDeps['log']) {
 }
 
 export function createVoiceServices(deps: VoiceServiceDeps) {
-  const store = new VoiceCallStore(deps.db);
+  const store = deps.stores.sessions;
   const tokens = new MediaTokens(deps.serviceTokens, deps.singleUse);
   const live = new LiveCalls();
   // Twilio places the calls when it can (credentials and TWILIO_FROM); without Twilio the sandbox carrier does, unless SANDBOX_CALLS=timer.
@@ -175,18 +178,23 @@ export function createVoiceServices(deps: VoiceServiceDeps) {
     report: (...args) => report()(...args),
     setOutcome,
   });
-  const views = new CallViews(store, deps.data.records, async (userId, objectId, limit = Infinity) => {
-    const children: Array<{ id: string }> = [];
-    for (let after: string | undefined; ; ) {
-      const page = await deps.data.objects.listRelated(userId, objectId, {
-        limit: Math.min(limit - children.length, 100),
-        ...(after ? { after } : {}),
-      });
-      children.push(...page.items.map((item) => ({ id: item.id })));
-      if (!page.next || children.length >= limit) return children;
-      after = page.next;
-    }
-  });
+  const views = new CallViews(
+    store,
+    deps.stores.charges,
+    deps.data.records,
+    async (userId, objectId, limit = Infinity) => {
+      const children: Array<{ id: string }> = [];
+      for (let after: string | undefined; ; ) {
+        const page = await deps.data.objects.listRelated(userId, objectId, {
+          limit: Math.min(limit - children.length, 100),
+          ...(after ? { after } : {}),
+        });
+        children.push(...page.items.map((item) => ({ id: item.id })));
+        if (!page.next || children.length >= limit) return children;
+        after = page.next;
+      }
+    },
+  );
   /**
    * Ends as `failed` (outcome `instance_stopped`) the calls whose media
    * instance has stopped confirming them: at start and every 30 s on every

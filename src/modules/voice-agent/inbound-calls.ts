@@ -30,7 +30,7 @@ import type { CallService } from '../calls/service.js';
 import { DEFAULT_PERSONA } from '../calls/session-service.js';
 import { connectStreamTwiml, hangUpTwiml, mediaStreamUrl, sayAndHangUpTwiml } from './twiml.js';
 import { TWILIO_MEDIA_PATH } from './carrier.js';
-import type { VoiceCallStore } from './store.js';
+import type { CallStore } from '../calls/store.js';
 
 const REFUSALS: Record<string, string> = {
   not_attached: 'Sorry, this number is not taking calls right now. Goodbye.',
@@ -52,7 +52,7 @@ export interface InboundCallDeps {
   designs: Pick<CallDesigns, 'resolve'>;
   integrations: Pick<IntegrationService, 'functionsFor'>;
   calls: Pick<CallService, 'openInbound'>;
-  store: VoiceCallStore;
+  store: CallStore;
   tokens: MediaTokens;
   singleUse: Pick<SingleUseTokens, 'spend'>;
   secretBox: SecretBox;
@@ -122,10 +122,10 @@ export class InboundCalls {
   private async answerAgain(userId: string, callSid: string, now: number): Promise<string> {
     const { store, tokens } = this.deps;
     // The first request may still be opening the session, or deciding it: wait until it is refused, assembled or over.
-    let session: Awaited<ReturnType<VoiceCallStore['find']>>;
+    let session: Awaited<ReturnType<CallStore['findSession']>>;
     for (let attempt = 0; attempt < 30; attempt++) {
       const sessionId = await store.findByProviderCall(userId, callSid, now - CALL_SID_MEMORY_MS);
-      session = sessionId ? await store.find(sessionId) : undefined;
+      session = sessionId ? await store.findSession(sessionId) : undefined;
       const decided =
         session &&
         (session.outcome === 'refused' ||

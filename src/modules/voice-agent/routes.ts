@@ -27,7 +27,7 @@ export interface VoiceRouteDeps {
   /** Sockets before their token is accepted (shared with the browser-call route). */
   admission: MediaAdmission;
   /** The session's row: a stream's CallSid must be the call it placed or answered. */
-  store: { find(sessionId: string): Promise<{ provider_call_id: string | null } | undefined> };
+  store: { findSession(sessionId: string): Promise<{ provider_call_id: string | null } | undefined> };
   controlFor(callSid: string): CallControl | null;
   runner: VoiceRunner;
 }
@@ -320,7 +320,7 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCal
       const transport = new TwilioTransport(pending.socket);
       pending.presentedWhen(() => transport.hasStarted);
       const refuse = (why: string) => pending.refuse(1008, why);
-      const callOf = async (sessionId: string) => (await voice.store.find(sessionId))?.provider_call_id ?? null;
+      const callOf = async (sessionId: string) => (await voice.store.findSession(sessionId))?.provider_call_id ?? null;
       transport.started
         .then(
           async (start) => {

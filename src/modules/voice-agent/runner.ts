@@ -37,7 +37,7 @@ import type { VoiceActivityDetector } from '../voice/vad.js';
 import type { LiveCalls } from './live-calls.js';
 import type { AuthorizedLeg, DialledLegs } from '../calls/transfers.js';
 import type { DialTwimlLeg } from './twiml.js';
-import type { VoiceCallStore } from './store.js';
+import type { CallStore } from '../calls/store.js';
 
 /** Providers of live calls, picked from configuration (real, local or sandbox). */
 export interface VoiceAgentProviders {
@@ -120,7 +120,7 @@ export interface CarrierControl {
 export type TransferLegs = Pick<DialledLegs, 'authorizeTransfer' | 'release'>;
 
 export interface VoiceRunnerDeps {
-  store: VoiceCallStore;
+  store: CallStore;
   secretBox: SecretBox;
   live: LiveCalls;
   clock: TimerClock;
@@ -248,7 +248,7 @@ export class VoiceRunner {
   async run(start: MediaSessionStart): Promise<void> {
     const { store, secretBox, clock, instanceId, live } = this.deps;
     const { sessionId, userId, transport } = start;
-    const session = await store.find(sessionId);
+    const session = await store.findSession(sessionId);
     if (!session || session.user_id !== userId || !session.assembled) return transport.close('unknown_session');
     // Ended meanwhile (a web call nobody connected to in time, a call the carrier ended): nothing to carry.
     if ((FINAL_STATUSES as readonly string[]).includes(session.status)) return transport.close('call_ended');

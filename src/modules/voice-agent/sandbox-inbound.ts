@@ -11,7 +11,7 @@ import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import type { CallControl, SandboxScript } from '../../providers/telephony/interface.js';
 import type { PhoneNumberService } from '../telephony/numbers-service.js';
-import type { VoiceCallStore } from './store.js';
+import type { CallStore } from '../calls/store.js';
 
 /** The caller's number when the request names none (a fictional 555-01xx number). */
 export const SANDBOX_INBOUND_FROM = '+12125550142';
@@ -20,7 +20,7 @@ export interface SandboxInboundDeps {
   numbers: Pick<PhoneNumberService, 'get'>;
   /** The sandbox telephony provider's call control (it can ring). */
   control: Required<Pick<CallControl, 'ring'>>;
-  store: Pick<VoiceCallStore, 'findByProviderCall'>;
+  store: Pick<CallStore, 'findByProviderCall'>;
   clock: Clock;
   publicUrl: string;
 }

@@ -10,7 +10,7 @@ import type { AudioProgress, CallStatus } from '../../providers/audio/interface.
 import type { TelephonyProviders } from '../../providers/telephony/interface.js';
 import { type SignedParams, formValue, verifyTwilioCallback } from '../../providers/telephony/twilio-signature.js';
 import type { LiveCalls } from './live-calls.js';
-import type { VoiceCallStore } from './store.js';
+import type { CallStore } from '../calls/store.js';
 
 /** Twilio's CallStatus → ours, with the outcome of the final ones. */
 const TWILIO_STATUS: Record<string, { status: CallStatus; outcome?: AudioProgress['outcome'] }> = {
@@ -31,7 +31,7 @@ export const MEDIA_STALE_MS = 45_000;
 export interface TwilioCallbackDeps {
   providers: TelephonyProviders;
   publicUrl: string;
-  store: VoiceCallStore;
+  store: CallStore;
   live: LiveCalls;
   clock: Clock;
   /** Applies a report to the session (CallService.report). */
@@ -95,7 +95,7 @@ export class TwilioCallCallbacks {
 
   private async verified(sessionId: string, requestUri: string, signature: string | undefined, params: SignedParams) {
     verifyTwilioCallback(this.deps.providers.list, signature, this.deps.publicUrl + requestUri, params);
-    const session = await this.deps.store.find(sessionId);
+    const session = await this.deps.store.findSession(sessionId);
     if (!session) throw notFound('call session');
     const callSid = formValue(params, 'CallSid');
     if (callSid && session.provider_call_id && callSid !== session.provider_call_id)

@@ -27,7 +27,7 @@ import { MEDIA_TOKEN_TTL_SECONDS, type MediaTokens } from './media-tokens.js';
 import type { CallService } from '../calls/service.js';
 import { DEFAULT_PERSONA } from '../calls/session-service.js';
 import { mediaStreamUrl } from './twiml.js';
-import type { VoiceCallStore } from './store.js';
+import type { CallStore } from '../calls/store.js';
 
 export const WEB_MEDIA_PATH = '/api/media/web';
 /** A set-up call whose browser has not connected this long after its token expired is ended `canceled` (outcome `no_answer`, reason `not_connected`). */
@@ -53,7 +53,7 @@ export interface WebCallStarted {
 
 export interface WebCallDeps {
   calls: Pick<CallService, 'openWeb' | 'discardWeb'>;
-  store: VoiceCallStore;
+  store: CallStore;
   tokens: MediaTokens;
   secretBox: SecretBox;
   records: Pick<StoreRecords, 'read'>;
@@ -127,7 +127,7 @@ export class WebCalls {
     const timer = this.deps.clock.setTimeout(() => {
       this.expiry.delete(sessionId);
       void (async () => {
-        const session = await this.deps.store.find(sessionId);
+        const session = await this.deps.store.findSession(sessionId);
         if (!session || session.media_instance || session.status !== 'created') return;
         await this.deps.store.setOutcome(sessionId, 'no_answer', 'not_connected');
         await this.deps.report(sessionId, `web_${sessionId}_not_connected`, {
