@@ -8,7 +8,6 @@ import type SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type pg from 'pg';
 import * as sqliteVec from 'sqlite-vec';
-import { ANALYTICS_FOLD, analyticsFold } from '../modules/analysis/analytics-fold.js';
 import { loadPg } from './load-pg.js';
 import { loadSqlite } from './load-sqlite.js';
 import { registerSqliteRunner, statementNames } from './prepared.js';
@@ -16,6 +15,17 @@ import { type CheckpointResult, WAL_RESET_FRAMES, WalCheckpointer } from './chec
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
+
+/**
+ * An SQL aggregate function written in JavaScript, as better-sqlite3 takes
+ * it: a start state, a step per row (the state and the call's arguments,
+ * whatever their number and types: `never` accepts any), a result.
+ */
+export interface SqliteAggregate {
+  start: () => unknown;
+  step: (state: never, ...args: never[]) => unknown;
+  result?: (state: never) => unknown;
+}
 
 export interface DatabaseHandle {
   db: Kysely<Database>;
@@ -29,6 +39,12 @@ export interface DatabaseHandle {
    */
   dedicated(max: number): Kysely<Database>;
   ping(): Promise<void>;
+  /**
+   * SQLite: defines an aggregate function on the connection, for a module's
+   * own queries (the analytics store's one-pass fold). PostgreSQL runs no
+   * JavaScript in queries: it throws there.
+   */
+  defineSqliteAggregate(name: string, aggregate: SqliteAggregate): void;
   /** Checkpoints SQLite's WAL now (it otherwise happens every second in the background); null on PostgreSQL. */
   checkpoint(): Promise<CheckpointResult | null>;
   close(): Promise<void>;
@@ -131,6 +147,9 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
         return own;
       },
       ping: async () => void (await sql`select 1`.execute(db)),
+      defineSqliteAggregate: (name) => {
+        throw new Error(`${name}: PostgreSQL has no JavaScript aggregates`);
+      },
       checkpoint: async () => null,
       close: async () => {
         await Promise.all(side.map((k) => k.destroy()));
@@ -152,9 +171,6 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
   sqlite.pragma('busy_timeout = 5000');
   // Vector functions (vec_distance_cosine, …) for knowledge search.
   sqliteVec.load(sqlite);
-  // The analytics route's one-pass fold (it sorts nothing, unlike a GROUP BY on a computed key).
-  // (Its step takes six arguments; the driver's types know of one.)
-  sqlite.aggregate(ANALYTICS_FOLD, analyticsFold as unknown as SQLite.AggregateOptions);
   // Checkpoints run in a worker thread, not inside request commits (see checkpointer.ts).
   sqlite.pragma('wal_autocheckpoint = 0');
   const walResetFrames = options.walResetFrames ?? WAL_RESET_FRAMES;
@@ -186,6 +202,9 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
     pgPool: null,
     dedicated: () => db,
     ping: async () => void sqlite.prepare('select 1').get(),
+    // (The driver's types know of a step with one argument.)
+    defineSqliteAggregate: (name, aggregate) =>
+      void sqlite.aggregate(name, aggregate as unknown as SQLite.AggregateOptions),
     checkpoint: () => checkpointer.checkpointNow(),
     close: async () => {
       await db.destroy();

@@ -1,7 +1,7 @@
 // Builds the analysis area: the post-call analysis job (the model when
 // LLM_URL is set, else the sandbox analyser) and the analytics counts.
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../../db/database.js';
+import type { DatabaseHandle, Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import type { LanguageModel } from '../../providers/language-model/interface.js';
@@ -19,6 +19,8 @@ import { AnalysisStore } from './store.js';
 export interface AnalysisServiceDeps {
   db: Kysely<Database>;
   dialect: Dialect;
+  /** The analytics store's SQLite aggregate is defined on the connection through it. */
+  defineSqliteAggregate: DatabaseHandle['defineSqliteAggregate'];
   clock: Clock;
   records: StoreRecords;
   chargedCents: (ids: string[]) => Promise<Map<string, number>>;
@@ -40,7 +42,10 @@ export function createAnalysisServices(deps: AnalysisServiceDeps) {
     model: deps.model ? new ModelAnalyser(deps.model, new ParameterSchemas()) : null,
     clock: deps.clock,
   });
-  const analytics = new AnalyticsService(new AnalyticsStore(deps.db, deps.dialect), deps.clock);
+  const analytics = new AnalyticsService(
+    new AnalyticsStore(deps.db, deps.dialect, deps.defineSqliteAggregate),
+    deps.clock,
+  );
   return { analysis, analytics };
 }
 
