@@ -5,9 +5,12 @@
 // range's columns, the text keys after them, so that reading an entry stops
 // early on both databases (SQLite walks a record's header, PostgreSQL
 // deforms an index tuple column by column; text columns have no fixed offset).
+// And `analysis_job_id`: the job that holds the call's analysis, taken with
+// a conditional update, so that two jobs for one call never both write it.
 import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('call_sessions').addColumn('analysis_job_id', 'text').execute();
   await db.schema.dropIndex('call_sessions_analytics').execute();
   await db.schema
     .createIndex('call_sessions_analytics_scan')

@@ -7,7 +7,10 @@
 // `performance-metrics` record for every call, a `tasks` record per open
 // request (once), the figures analytics counts onto the call's row, and a
 // `call_analysis` event and webhook. A failed analysis is recorded as
-// `status: "failed"`; it never touches the call's own status.
+// `status: "failed"`; it never touches the call's own status, and neither
+// does a job that gives up (its retries spent): the call is left with a
+// failed analysis that says why. One job at a time holds a call's analysis
+// (AnalysisStore.claim): two jobs for one call never both write.
 import { AppError, notFound } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { iso } from '../../lib/time.js';
@@ -20,7 +23,7 @@ import { failed, type ModelAnalyser } from './model-analyser.js';
 import { sandboxAnalysis } from './sandbox-analyser.js';
 import type { CallAnalysis, PerformanceMetric, TaskRecord } from './schemas.js';
 import type { AnalysisSettings } from './settings.js';
-import { AnalysisStore } from './store.js';
+import { type AnalysisColumns, AnalysisStore } from './store.js';
 import { tallyOf } from './tally.js';
 
 export const ANALYSIS_JOB = 'call_analysis';
@@ -49,8 +52,9 @@ type Summary = { agent?: { name?: string; id?: string; analysis?: AnalysisSettin
 export class AnalysisService {
   constructor(private readonly deps: AnalysisServiceDeps) {
     deps.jobs.define<AnalysisJob>(ANALYSIS_JOB, {
-      run: (job) => this.analyse(job.payload),
-      // A job that keeps failing (the store is unreadable): the call keeps its state, unanalysed.
+      run: (job) => this.analyse(job.payload, job.id),
+      // A job that keeps failing (a record unreadable, the database away): the call's analysis is failed, with why.
+      gaveUp: (job, error) => this.gaveUp(job.payload, job.id, job.attempt, error),
       concurrency: 2,
       maxAttempts: 3,
     });
@@ -80,12 +84,17 @@ export class AnalysisService {
     return { status: 'queued' };
   }
 
-  /** The job: analyses one ended call and writes what it found. Safe to run twice (a second first run does nothing). */
-  async analyse(job: AnalysisJob): Promise<void> {
+  /**
+   * The job `jobId`: analyses one ended call and writes what it found. Safe to
+   * run twice (a second first run does nothing) and beside another job for the
+   * same call (the one that holds the call writes; AnalysisStore.claim).
+   */
+  async analyse(job: AnalysisJob, jobId: string): Promise<void> {
     const { store, records, clock } = this.deps;
     const session = await store.findSession(job.sessionId);
     if (!session?.record_object_id) return;
     if (session.analysis_status !== null && !job.rerun) return;
+    if (!(await store.claim(session.id, jobId, job.rerun === true))) return;
     const userId = session.user_id;
     const record = JSON.parse(
       (await records.read(userId, 'calls', session.record_object_id)).toString('utf8'),
@@ -133,7 +142,7 @@ export class AnalysisService {
         await store.setTasksWritten(session.id, clock.now());
       }
     }
-    await this.finish(session, analysis, {
+    await this.finish(session, jobId, analysis, {
       agent_id: agentKey,
       success: metric.success === null ? null : metric.success ? 1 : 0,
       cost_cents: cents,
@@ -150,28 +159,83 @@ export class AnalysisService {
     });
   }
 
-  /** The row's columns, the `call_analysis` event and the call's webhook, in one transaction. */
+  /**
+   * The row's columns, the `call_analysis` event and the call's webhook, in
+   * one transaction, if `jobId` still holds the call's analysis.
+   */
   private async finish(
     session: { id: string; user_id: string; webhook_url: string | null },
+    jobId: string,
     analysis: CallAnalysis | null,
-    columns: Parameters<typeof AnalysisStore.setColumns>[2],
+    columns: Parameters<typeof AnalysisStore.setColumns>[3],
   ): Promise<void> {
     const { store, events, webhooks } = this.deps;
     const payload = analysis
       ? { session_id: session.id, status: analysis.status, success: analysis.success, at: iso(this.deps.clock.now()) }
       : null;
-    await store.transaction(async (db) => {
-      await AnalysisStore.setColumns(db, session.id, columns);
-      if (!payload) return;
+    const written = await store.transaction(async (db) => {
+      if (!(await AnalysisStore.setColumns(db, session.id, jobId, columns))) return false;
+      if (!payload) return true;
       await events.record(db, [{ userId: session.user_id, type: 'call_analysis', payload: { ...payload } }]);
       if (session.webhook_url)
         await webhooks.enqueue(db, [
           { userId: session.user_id, url: session.webhook_url, type: 'call_analysis', data: { ...payload } },
         ]);
+      return true;
     });
-    if (!payload) return;
+    if (!written || !payload) return;
     events.announce();
     if (session.webhook_url) webhooks.wake();
+  }
+
+  /**
+   * The job's last attempt failed (or its instance died on it that many
+   * times): the call gets a failed analysis saying why, in its record when
+   * that can be written, on its row (counted as ended, success undecided),
+   * with the `call_analysis` event and webhook of a failed analysis. Only
+   * what is known is written: the figures of an earlier analysis stay.
+   */
+  private async gaveUp(job: AnalysisJob, jobId: string, attempts: number, error: string): Promise<void> {
+    const { store, records, clock } = this.deps;
+    const session = await store.findSession(job.sessionId);
+    if (!session?.record_object_id) return;
+    if (session.analysis_status !== null && !job.rerun) return;
+    if (!(await store.claim(session.id, jobId, job.rerun === true))) return;
+    const analysis = failed(
+      `the analysis gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${error}`,
+      clock.now(),
+      this.by,
+    );
+    const summary = JSON.parse(session.summary) as Summary;
+    const known: Partial<AnalysisColumns> = { agent_id: summary.agent?.id ?? summary.agent?.name ?? null };
+    try {
+      const record = JSON.parse(
+        (await records.read(session.user_id, 'calls', session.record_object_id)).toString('utf8'),
+      ) as Record<string, unknown>;
+      const { latency } = callFigures(callFacts(session.id, record, session.finished_at ?? clock.now()));
+      known.latency_p50_ms = latency.p50Ms;
+      known.latency_p95_ms = latency.p95Ms;
+      await records.replace(
+        session.user_id,
+        'calls',
+        session.record_object_id,
+        Buffer.from(JSON.stringify({ ...record, analysis }), 'utf8'),
+      );
+    } catch {
+      // The record cannot be read or written (what the job met, perhaps): the row and the event still say so.
+    }
+    await this.finish(session, jobId, analysis, {
+      ...known,
+      success: null,
+      tally: tallyOf({
+        status: session.status,
+        outcome: session.outcome,
+        answeredAt: session.answered_at,
+        ended: true,
+        success: null,
+      }),
+      analysis_status: 'failed',
+    });
   }
 
   /** The model's analysis, or the sandbox analyser's; a failure of either is a failed analysis, never an exception. Agent tests analyse their conversations with it too. */

@@ -2,7 +2,8 @@
 // row (its agent, success, cost, latency, the state of its analysis and the
 // records it wrote), read and written here; the calls area writes the rest
 // of the row. Also the transaction the `call_analysis` event and webhook are
-// written in with the row's state.
+// written in with the row's state, and the claim that lets one job at a time
+// write a call's analysis (`analysis_job_id`, migration 540).
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
@@ -78,6 +79,27 @@ export class AnalysisStore {
     };
   }
 
+  /**
+   * Takes the call's analysis for `jobId`, in one conditional update: a first
+   * run only while the call is unanalysed and no other job holds it (two jobs
+   * at the same instant: the database lets one update the row, the other
+   * finds it taken), a re-run always (the latest asked for wins). False: the
+   * job has nothing to write.
+   */
+  async claim(id: string, jobId: string, rerun: boolean): Promise<boolean> {
+    let update = this.db
+      .updateTable('call_sessions')
+      .set({ analysis_job_id: jobId })
+      .where('id', '=', id)
+      .where('record_object_id', 'is not', null);
+    if (!rerun)
+      update = update
+        .where('analysis_status', 'is', null)
+        .where((eb) => eb.or([eb('analysis_job_id', 'is', null), eb('analysis_job_id', '=', jobId)]));
+    const result = await update.executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
   async setMetricsObject(id: string, objectId: string): Promise<void> {
     await this.db.updateTable('call_sessions').set({ metrics_object_id: objectId }).where('id', '=', id).execute();
   }
@@ -86,9 +108,24 @@ export class AnalysisStore {
     await this.db.updateTable('call_sessions').set({ tasks_written_at: at }).where('id', '=', id).execute();
   }
 
-  /** Writes the row's analysis columns through `db` (the transaction of the event). */
-  static async setColumns(db: Kysely<Database>, id: string, columns: AnalysisColumns): Promise<void> {
-    await db.updateTable('call_sessions').set(columns).where('id', '=', id).execute();
+  /**
+   * Writes the row's analysis columns through `db` (the transaction of the
+   * event) if `jobId` still holds the analysis (a re-run asked for since has
+   * taken it over). False: nothing written.
+   */
+  static async setColumns(
+    db: Kysely<Database>,
+    id: string,
+    jobId: string,
+    columns: Partial<AnalysisColumns> & Pick<AnalysisColumns, 'tally' | 'analysis_status'>,
+  ): Promise<boolean> {
+    const result = await db
+      .updateTable('call_sessions')
+      .set(columns)
+      .where('id', '=', id)
+      .where('analysis_job_id', '=', jobId)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
   }
 
   transaction<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {

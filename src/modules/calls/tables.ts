@@ -42,6 +42,8 @@ export interface CallSessionsTable {
   tally?: number | null;
   /** null until analysed; completed | failed | skipped (no caller line). */
   analysis_status?: string | null;
+  /** The job that holds the call's analysis (migration 540): one job writes it, the others see it taken. */
+  analysis_job_id?: string | null;
   /** The call's `performance-metrics` record, and when its tasks were written (once). */
   metrics_object_id?: string | null;
   tasks_written_at?: number | null;
