@@ -101,9 +101,16 @@ const routeModules: RouteModule[] = [
   (app, s) => connectRoutes(app, s.connect),
   (app, s) => webhookRoutes(app, s.webhooks),
   (app, s) => callRoutes(app, { calls: s.calls.calls, sessions: s.callSessions.sessions, audio: s.providers.audio }),
-  (app, s) => voiceRoutes(app, s.voice, s.inboundCalls, s.transfers),
+  (app, s) =>
+    voiceRoutes(app, {
+      views: s.voice.views,
+      callbacks: s.voice.callbacks,
+      inbound: s.inboundCalls,
+      legs: s.transfers,
+      mediaSockets: s.mediaSockets,
+    }),
   (app, s) => sandboxCallRoutes(app, s.sandboxInbound),
-  (app, s) => webCallRoutes(app, s.voice, s.webCalls),
+  (app, s) => webCallRoutes(app, { webCalls: s.webCalls, mediaSockets: s.mediaSockets }),
   (app, s) => campaignRoutes(app, { campaigns: s.campaigns.campaigns, doNotCall: s.campaigns.doNotCall }),
   (app, s) => temporarySessionRoutes(app, s.temporarySessions),
   (app, s) => analysisRoutes(app, s.analysis),

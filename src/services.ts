@@ -391,7 +391,7 @@ export function createServices(deps: ServiceDeps) {
     twoFactor,
   } = auth;
   const { eventStreams, eventTickets } = events;
-  const { inboundCalls, sandboxInbound, webCalls, callSessions, transfers } = callArea;
+  const { inboundCalls, sandboxInbound, webCalls, callSessions, transfers, mediaSockets } = callArea;
   return {
     config,
     database,
@@ -435,6 +435,7 @@ export function createServices(deps: ServiceDeps) {
     sandboxInbound,
     webCalls,
     transfers,
+    mediaSockets,
     agentTests: agentTests.agentTests,
   };
 }

@@ -13,7 +13,7 @@ import { FRAME_SAMPLES_8K, mulawToPcm, pcmToMulaw } from '../../src/lib/audio.js
 import type { Outbox } from '../../src/providers/outbox.js';
 import { SandboxTelephonyProvider } from '../../src/providers/telephony/sandbox.js';
 import { VOICEMAIL_GREETING, parseDialTwiml } from '../../src/providers/telephony/sandbox-calls.js';
-import { dialTwiml } from '../../src/modules/voice-agent/twiml.js';
+import { dialTwiml } from '../../src/providers/telephony/twiml.js';
 import { twilioSignature } from '../../src/providers/telephony/twilio-signature.js';
 
 const TOKEN = 'sandbox-signing-token';

@@ -71,6 +71,31 @@ describe('Twilio call control', () => {
     await expect(twilio.calls.hangUpCall('CA00000000000000000000000000000000')).resolves.toBeUndefined();
   });
 
+  it("transfers a live call with the leg's <Dial> and ends one with <Hangup/>, in Twilio's own markup", async () => {
+    const place = () =>
+      twilio.calls.placeCall({
+        from: '+14155550100',
+        to: '+14155550199',
+        twiml,
+        statusCallbackUrl: 'https://example.test/cb',
+      });
+    const transferred = await place();
+    await twilio.calls.transferCall(transferred.callSid, {
+      phone: '+14155550111',
+      timeLimitSeconds: 90.7,
+      statusCallbackUrl: 'https://example.test/api/webhooks/twilio/dial/s1?a=1&b=2',
+      callerId: '+14155550100',
+    });
+    expect(fake.calls.find((c) => c.sid === transferred.callSid)!.redirects).toEqual([
+      '<?xml version="1.0" encoding="UTF-8"?><Response><Dial timeLimit="90" callerId="+14155550100"><Number statusCallbackEvent="completed" statusCallback="https://example.test/api/webhooks/twilio/dial/s1?a=1&amp;b=2" statusCallbackMethod="POST">+14155550111</Number></Dial></Response>',
+    ]);
+    const ended = await place();
+    await twilio.calls.endCall(ended.callSid);
+    expect(fake.calls.find((c) => c.sid === ended.callSid)!.redirects).toEqual([
+      '<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>',
+    ]);
+  });
+
   it('maps a refusal to provider_refused and bad credentials to provider_error', async () => {
     const refused = await twilio.calls
       .placeCall({ from: '', to: '+14155550199', twiml, statusCallbackUrl: 'https://example.test/cb' })

@@ -35,6 +35,9 @@ import { DialledLegs } from './transfers.js';
 import type { VoiceAgentCarrier } from '../voice-agent/carrier.js';
 import type { VoiceRunner } from '../voice-agent/runner.js';
 import { WebCalls } from '../voice-agent/web-calls.js';
+import { MediaSockets } from '../voice-agent/media-sockets.js';
+import type { MediaAdmission } from '../voice-agent/media-admission.js';
+import type { CallControl } from '../../providers/telephony/interface.js';
 
 /** The area's stores: the one store of `call_sessions` (and its progress reports) and the one of `call_charges`. */
 export function createCallStores(db: Kysely<Database>, dialect: Dialect) {
@@ -108,7 +111,9 @@ export interface CallAreaVoiceAgent {
   clock: TimerClock;
   bindReporter(calls: ProgressReporter): void;
   /** Carries calls on this instance; its transfers dial legs the calls area charges. */
-  runner: Pick<VoiceRunner, 'bindLegs'>;
+  runner: Pick<VoiceRunner, 'bindLegs' | 'run'>;
+  admission: MediaAdmission;
+  controlFor(callSid: string): CallControl | null;
 }
 
 /** Everything the calls area touches, as the composition root hands it over. */
@@ -251,5 +256,14 @@ export function createCallArea(deps: CallAreaDeps) {
     clock,
     ...(transfers ? { dialable: (phone: string) => transfers.dialable(phone) } : {}),
   });
-  return { audio, voice, calls, inboundCalls, sandboxInbound, webCalls, callSessions, transfers };
+  const mediaSockets = new MediaSockets({
+    admission: voice.admission,
+    tokens: voice.tokens,
+    store: voice.store,
+    controlFor: (callSid) => voice.controlFor(callSid),
+    runner: voice.runner,
+    legs: transfers,
+    webConnected: (sessionId) => webCalls.connected(sessionId),
+  });
+  return { audio, voice, calls, inboundCalls, sandboxInbound, webCalls, callSessions, transfers, mediaSockets };
 }

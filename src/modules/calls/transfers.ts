@@ -11,10 +11,9 @@
 // Pathways' transfer nodes are to dial through the same authorize → dial →
 // callback steps.
 import { AppError, invalidInput, notFound } from '../../http/errors.js';
-import type { CallControl, TelephonyProviders } from '../../providers/telephony/interface.js';
+import type { CallControl, DialLeg, TelephonyProviders } from '../../providers/telephony/interface.js';
 import { type SignedParams, formValue, verifyTwilioCallback } from '../../providers/telephony/twilio-signature.js';
 import type { CallCharges, CallRefusal } from './charges.js';
-import { type DialTwimlLeg, dialTwiml } from '../voice-agent/twiml.js';
 
 /** Where a dialled leg's carrier reports its end: `${DIAL_CALLBACK_PATH}/{sessionId}`. */
 export const DIAL_CALLBACK_PATH = '/api/webhooks/twilio/dial';
@@ -45,7 +44,7 @@ export interface AuthorizedLeg {
   /** US dollars a minute: the dialled number's outbound rate plus the parent call's own. */
   ratePerMinute: number;
   /** What the carrier is told (`<Dial timeLimit>`, the leg's status callback). */
-  dial: DialTwimlLeg;
+  dial: DialLeg;
 }
 
 export type LegAuthorization =
@@ -150,7 +149,7 @@ export class DialledLegs {
 }
 
 /** Redirects the live call `callSid` to the leg's `<Dial>`; throws when nothing can carry it (the leg is then released by its caller). */
-export async function redirectToLeg(control: CallControl | null, callSid: string, leg: DialTwimlLeg): Promise<void> {
+export async function redirectToLeg(control: CallControl | null, callSid: string, leg: DialLeg): Promise<void> {
   if (!control) throw new AppError('provider_error', 'no carrier carries this call: it cannot be transferred');
-  await control.redirectCall(callSid, dialTwiml(leg));
+  await control.transferCall(callSid, leg);
 }

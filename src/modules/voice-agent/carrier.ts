@@ -9,7 +9,8 @@ import type { SecretBox } from '../../lib/secret-box.js';
 import type { AssembledCall, AudioProvider } from '../../providers/audio/interface.js';
 import type { CallControl } from '../../providers/telephony/interface.js';
 import { MEDIA_TOKEN_TTL_SECONDS, type MediaTokens } from './media-tokens.js';
-import { connectStreamTwiml, mediaStreamUrl } from './twiml.js';
+import { connectStreamTwiml } from '../../providers/telephony/twiml.js';
+import { mediaStreamUrl } from './media-url.js';
 import type { CallStore } from '../calls/store.js';
 
 /** Without a limit of their own, calls end after 30 minutes (DESIGN.md "Voice agent"). */

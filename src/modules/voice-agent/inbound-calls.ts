@@ -28,7 +28,8 @@ import type { CallDesign, CallDesigns } from '../calls/call-design.js';
 import { MEDIA_TOKEN_TTL_SECONDS, type MediaTokens } from './media-tokens.js';
 import type { CallService } from '../calls/service.js';
 import { DEFAULT_PERSONA } from '../calls/session-service.js';
-import { connectStreamTwiml, hangUpTwiml, mediaStreamUrl, sayAndHangUpTwiml } from './twiml.js';
+import { connectStreamTwiml, hangUpTwiml, sayAndHangUpTwiml } from '../../providers/telephony/twiml.js';
+import { mediaStreamUrl } from './media-url.js';
 import { TWILIO_MEDIA_PATH } from './carrier.js';
 import type { CallStore } from '../calls/store.js';
 

@@ -8,28 +8,20 @@ import { errorResponses, ok } from '../../http/schemas.js';
 import { twilioSignatureDoc } from '../telephony/schemas.js';
 import type { App } from '../../http/types.js';
 import { type SignedParams, formParams } from '../../providers/telephony/twilio-signature.js';
-import { TwilioTransport } from '../voice/transport.js';
-import { hangUpTwiml } from './twiml.js';
-import { type DialledLegs, redirectToLeg } from '../calls/transfers.js';
+import type { DialledLegs } from '../calls/transfers.js';
 import type { InboundCalls } from './inbound-calls.js';
-import type { CallControl } from '../../providers/telephony/interface.js';
 import type { CallViews } from '../calls/call-views.js';
-import type { MediaAdmission } from './media-admission.js';
-import type { MediaTokens } from './media-tokens.js';
+import type { MediaSockets } from './media-sockets.js';
 import type { TwilioCallCallbacks } from './twilio-callbacks.js';
-import type { VoiceRunner } from './runner.js';
 
-/** What the voice routes touch of the voice agent: the call views, Twilio's status callbacks, media tokens, live-call control and the runner. */
+/** What the voice routes touch: the call views, Twilio's callbacks, the inbound answer, transfers' legs and the media sockets. */
 export interface VoiceRouteDeps {
   views: CallViews;
   callbacks: TwilioCallCallbacks;
-  tokens: MediaTokens;
-  /** Sockets before their token is accepted (shared with the browser-call route). */
-  admission: MediaAdmission;
-  /** The session's row: a stream's CallSid must be the call it placed or answered. */
-  store: { findSession(sessionId: string): Promise<{ provider_call_id: string | null } | undefined> };
-  controlFor(callSid: string): CallControl | null;
-  runner: VoiceRunner;
+  inbound: InboundCalls;
+  /** Transfers' billed legs; null when calls are not charged (no leg is dialled). */
+  legs: DialledLegs | null;
+  mediaSockets: MediaSockets;
 }
 
 const TwilioForm = Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]), {
@@ -180,8 +172,8 @@ const exampleCall = {
   costUsd: 0.02,
 };
 
-export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCalls, legs: DialledLegs | null) {
-  const { views } = voice;
+export function voiceRoutes(app: App, voice: VoiceRouteDeps) {
+  const { views, inbound, legs } = voice;
   // Twilio posts form bodies; the signature covers PUBLIC_URL + the request URI + the parameters.
   app.register(async (plugin) => {
     const scope = plugin as unknown as App;
@@ -313,57 +305,7 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps, inbound: InboundCal
           'Every message must be Twilio Media Streams, all through the call: the first that is not closes the socket (1007 for one that is not JSON, 1008 for any other, 1009 for one over 4 KB; a WebSocket message over 64 KB is refused by the server with 1009) and a call under way ends `failed`, outcome `refused`, reason `invalid_message`. Caller audio is taken at real time plus 10 % with a 2 s burst; more is dropped and counted, and a stream 7 s ahead of real time (2× real time for 7 s) is closed with 1008 and its call ends `refused`, reason `audio_flood`; marks and DTMF beyond 50 a second (200 at once) likewise (`message_flood`).',
       },
     },
-    (socket, request) => {
-      // Before its token is accepted a socket keeps admission's rules (media-admission.ts); too many waiting: refused.
-      const pending = voice.admission.admit(socket, request.ip);
-      if (!pending) return;
-      const transport = new TwilioTransport(pending.socket);
-      pending.presentedWhen(() => transport.hasStarted);
-      const refuse = (why: string) => pending.refuse(1008, why);
-      const callOf = async (sessionId: string) => (await voice.store.findSession(sessionId))?.provider_call_id ?? null;
-      transport.started
-        .then(
-          async (start) => {
-            const token = start.customParameters.token;
-            if (!token) return refuse('no token');
-            let accepted;
-            try {
-              accepted = await voice.tokens.accept(token, 'twilio', { callSid: start.callSid, callOf });
-            } catch (err) {
-              return refuse(err instanceof AppError ? err.message : 'token refused');
-            }
-            // Refused meanwhile (its deadline passed, it broke a rule, it closed): no call is touched.
-            if (!pending.accepted()) return;
-            const control = voice.controlFor(start.callSid);
-            await voice.runner.run({
-              sessionId: accepted.sessionId,
-              userId: accepted.userId,
-              transport,
-              callSid: start.callSid,
-              control: {
-                hangUp: async () => {
-                  if (control)
-                    await control
-                      .redirectCall(start.callSid, hangUpTwiml())
-                      .catch(() => control.hangUpCall(start.callSid));
-                  transport.close('hang_up');
-                },
-                transfer: async (leg) => {
-                  await redirectToLeg(control, start.callSid, leg);
-                  await legs?.markDialled(accepted.sessionId);
-                  transport.close('transferred');
-                },
-              },
-            });
-          },
-          // Closed or shut out before its start: nothing to log (strangers make many of these).
-          () => refuse('no start'),
-        )
-        .catch((err: unknown) => {
-          app.log.warn({ err }, 'media stream failed');
-          refuse('stream failed');
-        });
-    },
+    (socket, request) => voice.mediaSockets.carryTwilio(socket, request.ip, app.log),
   );
 
   app.get(

@@ -21,7 +21,7 @@ import type { CallSpeech } from '../../providers/call-speech/interface.js';
 import type { LanguageModel } from '../../providers/language-model/interface.js';
 import { CallerWords } from '../../providers/speech-to-text/caller-words.js';
 import type { SpeechToText } from '../../providers/speech-to-text/interface.js';
-import type { SimulatedCaller } from '../../providers/telephony/interface.js';
+import type { DialLeg, SimulatedCaller } from '../../providers/telephony/interface.js';
 import { type SealedHeaders, maskHeaders } from '../custom-tools/headers.js';
 import type { CustomToolService, HttpTool } from '../custom-tools/service.js';
 import type { PathwayDocument } from '../pathways/schemas.js';
@@ -36,7 +36,6 @@ import type { Transport } from '../voice/transport.js';
 import type { VoiceActivityDetector } from '../voice/vad.js';
 import type { LiveCalls } from './live-calls.js';
 import type { AuthorizedLeg, DialledLegs } from '../calls/transfers.js';
-import type { DialTwimlLeg } from './twiml.js';
 import type { CallStore } from '../calls/store.js';
 
 /** Providers of live calls, picked from configuration (real, local or sandbox). */
@@ -113,7 +112,7 @@ export function callToolServices(
 export interface CarrierControl {
   hangUp(): Promise<void>;
   /** Dials the authorized leg in place of the agent (`<Dial timeLimit>` with its status callback). */
-  transfer(leg: DialTwimlLeg): Promise<void>;
+  transfer(leg: DialLeg): Promise<void>;
 }
 
 /** Transfers as billed legs (transfers.ts DialledLegs): authorized when the agent arranges one, released when never dialled. */

@@ -26,7 +26,7 @@ import type { CallDesigns } from '../calls/call-design.js';
 import { MEDIA_TOKEN_TTL_SECONDS, type MediaTokens } from './media-tokens.js';
 import type { CallService } from '../calls/service.js';
 import { DEFAULT_PERSONA } from '../calls/session-service.js';
-import { mediaStreamUrl } from './twiml.js';
+import { mediaStreamUrl } from './media-url.js';
 import type { CallStore } from '../calls/store.js';
 
 export const WEB_MEDIA_PATH = '/api/media/web';

@@ -11,10 +11,7 @@ import { HttpToolDeclaration, MAX_TOOLS } from '../custom-tools/declaration.js';
 import { examplePathway } from '../pathways/examples.js';
 import { LegacyPathway } from '../pathways/legacy.js';
 import { PathwayDocument } from '../pathways/schemas.js';
-import { WebTransport } from '../voice/transport.js';
-import { type MediaAdmission, MEDIA_MAX_PAYLOAD_BYTES } from './media-admission.js';
-import type { MediaTokens } from './media-tokens.js';
-import type { VoiceRunner } from './runner.js';
+import type { MediaSockets } from './media-sockets.js';
 import { WEB_MEDIA_PATH, type WebCalls } from './web-calls.js';
 
 const id = (description: string) => Type.String({ minLength: 1, maxLength: 100, description });
@@ -174,14 +171,14 @@ const PROTOCOL = [
   'The call is recorded like a phone call: `call_status` events with `direction: "web"` (in_progress, then completed or failed), `call_transcript` events, and once it ends GET /api/calls/{id} with its transcript, tool calls, per-turn latency and, when CALL_RECORDING is on, the two-channel recording (8 kHz). Web calls are never charged.',
 ].join('\n');
 
-/** What the browser-call routes touch of the voice agent: media tokens, the admission of sockets before their token, and the runner. */
-export interface WebCallVoiceDeps {
-  tokens: MediaTokens;
-  admission: MediaAdmission;
-  runner: VoiceRunner;
+/** What the browser-call routes touch: web calls (their rules) and the media sockets (the call carried). */
+export interface WebCallRouteDeps {
+  webCalls: WebCalls;
+  mediaSockets: MediaSockets;
 }
 
-export function webCallRoutes(app: App, voice: WebCallVoiceDeps, webCalls: WebCalls) {
+export function webCallRoutes(app: App, voice: WebCallRouteDeps) {
+  const { webCalls } = voice;
   app.post(
     '/api/calls/web',
     {
@@ -246,37 +243,7 @@ export function webCallRoutes(app: App, voice: WebCallVoiceDeps, webCalls: WebCa
         { upgrade: 'websocket', connection: 'Upgrade' },
       );
     },
-    wsHandler: (socket, request) => {
-      // Before its token is accepted a socket keeps admission's rules (media-admission.ts); too many waiting: refused.
-      // A browser may send audio at once, in messages up to the route's maxPayload: its transport paces them.
-      const pending = voice.admission.admit(socket, request.ip, { maxMessageBytes: MEDIA_MAX_PAYLOAD_BYTES });
-      if (!pending) return;
-      const transport = new WebTransport(pending.socket);
-      const token = (request.query as { token?: string }).token;
-      const refuse = (why: string) => pending.refuse(1008, why);
-      if (!token) return refuse('no token');
-      pending.presented();
-      voice.tokens
-        .accept(token, 'web')
-        .then(
-          async (accepted) => {
-            // Refused meanwhile (its deadline passed, it broke a rule, it closed): the call is left to its own timer.
-            if (!pending.accepted()) return;
-            webCalls.connected(accepted.sessionId);
-            await voice.runner.run({
-              sessionId: accepted.sessionId,
-              userId: accepted.userId,
-              transport,
-              // A browser call has no carrier: the session closes the socket with its reason (an `ended` message first).
-              control: { hangUp: async () => {}, transfer: async () => {} },
-            });
-          },
-          (err: unknown) => refuse(err instanceof AppError ? err.message : 'token refused'),
-        )
-        .catch((err: unknown) => {
-          app.log.warn({ err }, 'web call ended with an error');
-          transport.close('provider_error');
-        });
-    },
+    wsHandler: (socket, request) =>
+      voice.mediaSockets.carryWeb(socket, request.ip, (request.query as { token?: string }).token, app.log),
   });
 }

@@ -92,13 +92,31 @@ export interface RingRequest {
   script?: SandboxScript;
 }
 
+/** A dialled leg as the carrier is told it (a transfer): the number, its longest duration, where its final status goes. */
+export interface DialLeg {
+  phone: string;
+  /** The leg's authorized maxDurationSeconds: the carrier hangs the leg up then. */
+  timeLimitSeconds: number;
+  /** The dialled leg's `completed` (with its CallDuration) is POSTed here, signed. */
+  statusCallbackUrl: string;
+  callerId?: string | null;
+}
+
 /** Live-call control: placing calls and changing a call under way (transfer, hang-up). */
 export interface CallControl {
   placeCall(request: PlaceCallRequest): Promise<{ callSid: string }>;
-  /** Replaces what the live call does with new TwiML (a transfer's `<Dial>`, a spoken goodbye). */
+  /** Replaces what the live call does with new TwiML. */
   redirectCall(callSid: string, twiml: string): Promise<void>;
   /** Ends the call; a call that already ended counts as ended. */
   hangUpCall(callSid: string): Promise<void>;
+  /** Ends a call whose media stream we carry (the agent hung up): its markup hangs up, else the call is hung up. */
+  endCall(callSid: string): Promise<void>;
+  /**
+   * Hands the live call to a person: `<Dial timeLimit>` so the leg ends when
+   * its money does, with the leg's own status callback. Nothing follows: the
+   * call ends with the leg.
+   */
+  transferCall(callSid: string, leg: DialLeg): Promise<void>;
   /** The sandbox carrier only: the simulated caller of a call under way (its script feeds the recogniser). */
   caller?(callSid: string): SimulatedCaller | null;
   /**

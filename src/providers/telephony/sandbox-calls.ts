@@ -36,7 +36,15 @@ import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import { FRAME_SAMPLES_8K, mulawToPcm, pcmToMulaw } from '../../lib/audio.js';
 import { DtmfDetector } from '../../lib/dtmf.js';
-import type { CallControl, PlaceCallRequest, RingRequest, SandboxScript, SimulatedCaller } from './interface.js';
+import type {
+  CallControl,
+  DialLeg,
+  PlaceCallRequest,
+  RingRequest,
+  SandboxScript,
+  SimulatedCaller,
+} from './interface.js';
+import { dialTwiml, hangUpTwiml } from './twiml.js';
 
 /** The caller's lines of an outbound sandbox call, in order (DESIGN.md). */
 export const DEFAULT_CALLER_SCRIPT: readonly string[] = [
@@ -631,6 +639,14 @@ export class SandboxCallControl implements CallControl {
 
   async hangUpCall(callSid: string): Promise<void> {
     await this.calls.get(callSid)?.end();
+  }
+
+  async endCall(callSid: string): Promise<void> {
+    await this.redirectCall(callSid, hangUpTwiml()).catch(() => this.hangUpCall(callSid));
+  }
+
+  async transferCall(callSid: string, leg: DialLeg): Promise<void> {
+    await this.redirectCall(callSid, dialTwiml(leg));
   }
 
   /** The simulated caller of a call under way (the runner passes its lines to the recogniser). */

@@ -4,7 +4,9 @@
 // code provider through TwilioRestClient.
 import { AppError } from '../../http/errors.js';
 import { TwilioApiError, type TwilioCredentials, type TwilioParams, TwilioRestClient } from '../twilio-rest.js';
+import { dialTwiml, hangUpTwiml } from './twiml.js';
 import type {
+  DialLeg,
   AddressInput,
   AddressRequirement,
   AvailableNumber,
@@ -180,6 +182,14 @@ export class TwilioTelephonyProvider implements TelephonyProvider, CallControl {
 
   async redirectCall(callSid: string, twiml: string): Promise<void> {
     await this.call('POST', `/Calls/${encodeURIComponent(callSid)}.json`, { Twiml: twiml });
+  }
+
+  async endCall(callSid: string): Promise<void> {
+    await this.redirectCall(callSid, hangUpTwiml()).catch(() => this.hangUpCall(callSid));
+  }
+
+  async transferCall(callSid: string, leg: DialLeg): Promise<void> {
+    await this.redirectCall(callSid, dialTwiml(leg));
   }
 
   async hangUpCall(callSid: string): Promise<void> {

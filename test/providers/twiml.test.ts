@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  connectStreamTwiml,
-  dialTwiml,
-  mediaStreamUrl,
-  sayAndHangUpTwiml,
-} from '../../../src/modules/voice-agent/twiml.js';
+import { mediaStreamUrl } from '../../src/modules/voice-agent/media-url.js';
+import { connectStreamTwiml, dialTwiml, sayAndHangUpTwiml } from '../../src/providers/telephony/twiml.js';
 
 describe('TwiML', () => {
   it('connects a media stream with its token as a custom parameter', () => {

@@ -1,6 +1,9 @@
-// The TwiML the service answers Twilio with (DESIGN.md "Voice agent"): a
-// media stream to our WebSocket, a spoken refusal, a transfer. Every value is
-// XML-escaped; nothing a caller or user typed reaches the markup unescaped.
+// TwiML, the markup Twilio (and the sandbox carrier, which carries calls as
+// Twilio does) is told what a call does with (DESIGN.md "Voice agent"): a
+// media stream to our WebSocket, a spoken refusal, a hang-up, a transfer's
+// `<Dial>`. Every value is XML-escaped; nothing a caller or user typed reaches
+// the markup unescaped.
+import type { DialLeg } from './interface.js';
 
 const escapeXml = (text: string): string =>
   text.replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]!);
@@ -20,23 +23,13 @@ export function sayAndHangUpTwiml(sentence: string): string {
   return response(`<Say>${escapeXml(sentence)}</Say><Hangup/>`);
 }
 
-/** A dialled leg as the carrier is told it (transfers.ts): the number, its longest duration, where its final status goes. */
-export interface DialTwimlLeg {
-  phone: string;
-  /** The leg's authorized maxDurationSeconds: the carrier hangs the leg up then. */
-  timeLimitSeconds: number;
-  /** The dialled leg's `completed` (with its CallDuration) is POSTed here, signed. */
-  statusCallbackUrl: string;
-  callerId?: string | null;
-}
-
 /**
  * Hands the live call to a person: `<Dial timeLimit>` so the leg ends when
  * its money does, and `<Number statusCallback>` so the carrier reports the
  * dialled leg's own duration when it ends (Twilio: CallStatus, CallDuration,
  * ParentCallSid). Nothing follows the `<Dial>`: the call ends with the leg.
  */
-export function dialTwiml(leg: DialTwimlLeg): string {
+export function dialTwiml(leg: DialLeg): string {
   const callerId = leg.callerId ? ` callerId="${escapeXml(leg.callerId)}"` : '';
   const timeLimit = Math.max(1, Math.floor(leg.timeLimitSeconds));
   return response(
@@ -44,13 +37,7 @@ export function dialTwiml(leg: DialTwimlLeg): string {
   );
 }
 
+/** Ends the call (a live call redirected here hangs up at once). */
 export function hangUpTwiml(): string {
   return response('<Hangup/>');
-}
-
-/** The WebSocket origin of PUBLIC_URL: http → ws, https → wss. */
-export function mediaStreamUrl(publicUrl: string, path: string): string {
-  const url = new URL(path, publicUrl);
-  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  return url.toString();
 }
