@@ -43,6 +43,11 @@ export class ModelPrefetch {
     void this.pump(request);
   }
 
+  /** Whether this is the answer to `request` (and nobody has taken it yet). */
+  asks(request: AskedRequest) {
+    return !this.taken && requestKey(request) === this.key;
+  }
+
   /** The turn went on, or the reply asked something else: the request ahead is cancelled (a no-op once it finished). */
   abort() {
     if (!this.finished) this.controller.abort(new Error('the turn went on'));

@@ -214,6 +214,8 @@ export class VoiceSession {
   private current: { id: number; controller: AbortController } | null = null;
   /** The model asked ahead for the turn the caller is likely done with (model-prefetch.ts). */
   private prefetch: ModelPrefetch | null = null;
+  /** Replies asked for and not yet settled (a cut one puts its heard part into the history when it does). */
+  private repliesInFlight = 0;
   private replySeq = 0;
   private cancelGeneration = 0;
   private voiceIndex = 0;
@@ -642,9 +644,6 @@ export class VoiceSession {
         case 'turn_likely':
           this.askAhead(d.modelText);
           break;
-        case 'turn_continues':
-          this.dropPrefetch();
-          break;
         case 'barge_in':
           this.interrupt();
           break;
@@ -668,19 +667,16 @@ export class VoiceSession {
    * the words go to the model untouched, and nothing else is due first.
    */
   private askAhead(modelText: string) {
-    this.dropPrefetch();
-    if (
-      !this.settings.askModelAhead ||
-      !this.agent.modelTakesSpokenTurns ||
-      this.ended ||
-      this.voicemail ||
-      this.current ||
-      this.unsaidLines.length
-    )
-      return;
+    if (!this.settings.askModelAhead || !this.agent.modelTakesSpokenTurns || this.ended || this.voicemail) return;
+    // The history will change before this turn's reply asks: a reply still settling, lines of a cut one to say.
+    if (this.repliesInFlight || this.unsaidLines.length) return;
     const messages = this.history.messagesAfterCaller(modelText);
     messages[0] = { role: 'system', content: this.agent.systemPrompt() };
-    this.prefetch = new ModelPrefetch(this.options.model, { messages, tools: this.agent.tools.specs() });
+    const request = { messages, tools: this.agent.tools.specs() };
+    // The caller paused again on the same words: the answer asked the first time still holds.
+    if (this.prefetch?.asks(request)) return;
+    this.dropPrefetch();
+    this.prefetch = new ModelPrefetch(this.options.model, request);
   }
 
   private dropPrefetch() {
@@ -710,6 +706,7 @@ export class VoiceSession {
   ) {
     const id = ++this.replySeq;
     const generation = this.cancelGeneration;
+    this.repliesInFlight++;
     if (!this.voicemail) this.decide(this.turns.update({ type: 'agent', state: 'replying', atMs: this.clock.now() }));
     this.agentWork = this.agentWork
       .then(async () => {
@@ -769,7 +766,10 @@ export class VoiceSession {
         await this.afterReply(kind, id, facts);
       })
       .catch((error) => this.fail(error))
-      .finally(() => request.prefetch?.abort());
+      .finally(() => {
+        this.repliesInFlight--;
+        request.prefetch?.abort();
+      });
   }
 
   private async afterReply(kind: ReplyKind, id: number, facts: ReplyFacts) {

@@ -30,8 +30,7 @@
 // - likely end: every word of the turn is final and the caller is silent, but
 //   the endpoint's silence has not run out: `turn_likely` (once per text), so
 //   the session can ask the model ahead (docs/decisions/voice-agent.md,
-//   "Preemptive model request"); `turn_continues` when the caller speaks again
-//   before the turn ended.
+//   "Preemptive model request"). Speaking again makes the text hinted anew.
 import { UNCLEAR } from '../../providers/language-model/sandbox.js';
 
 export interface TurnSettings {
@@ -71,8 +70,6 @@ export type TurnDecision =
   | { type: 'end_of_turn'; text: string; modelText: string; startMs: number; endMs: number; finalAtMs: number | null }
   /** All words final, caller silent, endpoint not yet reached: what end_of_turn's modelText would be now. */
   | { type: 'turn_likely'; modelText: string; atMs: number }
-  /** The caller spoke again after a turn_likely: that text is not the turn's. */
-  | { type: 'turn_continues'; atMs: number }
   | { type: 'barge_in'; atMs: number }
   | { type: 'false_interruption'; atMs: number }
   | { type: 'reprompt'; count: number; atMs: number }
@@ -180,10 +177,7 @@ export class TurnTaking {
         if (this.turnStartMs === null) this.turnStartMs = event.atMs;
         this.tentative = this.agent === 'replying' && !this.bargeIn;
         this.finalSinceSpeech = false;
-        if (this.likelyText !== null) {
-          this.likelyText = null;
-          out.push({ type: 'turn_continues', atMs: now });
-        }
+        this.likelyText = null;
         break;
       case 'speech_end':
         this.inSpeech = false;

@@ -81,6 +81,18 @@ describe('the model asked ahead', () => {
     ]);
   });
 
+  it("a sound with no words after the caller's line keeps the answer already asked", async () => {
+    const { call, model } = await harness([[text('We open at nine.')]]);
+    await call.run(700, true);
+    call.stt.say('What are your opening hours?');
+    await call.run(100, true);
+    await call.run(300);
+    await call.run(200, true); // a breath the recogniser makes nothing of
+    await call.run(2000);
+    expect(model.requests).toHaveLength(1);
+    expect(call.spoken()).toBe('We open at nine.');
+  });
+
   it("a tool call in the answer asked ahead runs once the turn has ended, in the turn's reply", async () => {
     const { call, model } = await harness([[toolCall('c1', 'end_call', {})], [text('Goodbye.')]]);
     await call.run(700, true);

@@ -5,7 +5,7 @@ type Row = [number, string, ...unknown[]];
 
 /**
  * Runs an event table: [atMs, kind, args…]; ticks every 50 ms between events; returns decisions with times
- * (turn_likely and turn_continues, the hints for a model asked ahead, only with `withLikely`).
+ * (turn_likely, the hint for a model asked ahead, only with `withLikely`).
  */
 function run(rows: Row[], settings = {}, until?: number, withLikely = false): Array<[number, string, unknown?]> {
   const turns = new TurnTaking(0, settings);
@@ -24,7 +24,7 @@ function run(rows: Row[], settings = {}, until?: number, withLikely = false): Ar
               : undefined;
     return extra === undefined ? [at, d.type] : [at, d.type, extra];
   };
-  const hint = (d: TurnDecision) => d.type === 'turn_likely' || d.type === 'turn_continues';
+  const hint = (d: TurnDecision) => d.type === 'turn_likely';
   const take = (ds: TurnDecision[]) => {
     for (const d of ds) if (withLikely || !hint(d)) out.push(row('atMs' in d ? d.atMs : t, d));
   };
@@ -144,7 +144,7 @@ describe('TurnTaking', () => {
     ]);
   });
 
-  it('withdraws the hint when the caller goes on, and hints the longer text', () => {
+  it('hints the longer text when the caller goes on', () => {
     expect(
       run(
         [
@@ -161,15 +161,13 @@ describe('TurnTaking', () => {
       ),
     ).toEqual([
       [850, 'turn_likely', 'I would like to book'],
-      [1500, 'turn_continues'],
       [2250, 'turn_likely', 'I would like to book a meeting next Tuesday.'],
       [2700, 'end_of_turn', 'I would like to book a meeting next Tuesday.'],
     ]);
   });
 
   it('gives no hint on interim words, while the agent replies, or while an utterance is transcribed', () => {
-    const hints = (rows: Row[], settings = {}) =>
-      run(rows, settings, 6000, true).filter((d) => d[1] === 'turn_likely' || d[1] === 'turn_continues');
+    const hints = (rows: Row[], settings = {}) => run(rows, settings, 6000, true).filter((d) => d[1] === 'turn_likely');
     expect(
       hints([
         [100, 'start'],
