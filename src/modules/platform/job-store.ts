@@ -3,6 +3,7 @@
 // is the end of its lease, so a job whose instance died is due again then.
 // Every write after the claim holds only while the claim does (`attempts`).
 import { type Kysely, sql } from 'kysely';
+import { claimDueRows } from '../../db/claim.js';
 import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { JobsTable } from './tables.js';
@@ -35,33 +36,16 @@ export class JobStore {
    * Claims up to `limit` jobs of `kind` due at `now`: pending ones whose time
    * came, and running ones whose lease ended (their instance stopped). They
    * become running with a lease to `leaseUntil` and one more attempt, in one
-   * statement. PostgreSQL skips rows another instance is claiming (SKIP
-   * LOCKED) and re-checks the conditions on the locked row; SQLite runs one
-   * write at a time. Never more than `limit` (a kind's concurrency holds).
+   * statement (claimDueRows). Never more than `limit` (a kind's concurrency holds).
    */
   async claimDue(kind: string, now: number, leaseUntil: number, limit: number): Promise<JobsTable[]> {
-    // PostgreSQL may run an `IN (… LIMIT n FOR UPDATE SKIP LOCKED)` subquery more than once (each time skipping the
-    // rows it locked before), so the update would take more than n rows: the pick is a materialized CTE, run once.
-    const { rows } =
-      this.dialect === 'postgres'
-        ? await sql<JobsTable>`
-      with picked as materialized (
-        select id from jobs
-         where kind = ${kind} and status in ('pending', 'running') and run_at <= ${now}
-         order by run_at limit ${limit} for update skip locked)
-      update jobs
-         set status = 'running', run_at = ${leaseUntil}, attempts = jobs.attempts + 1, updated_at = ${now}
-        from picked
-       where jobs.id = picked.id and jobs.status in ('pending', 'running') and jobs.run_at <= ${now}
-      returning jobs.*`.execute(this.db)
-        : await sql<JobsTable>`
-      update jobs
-         set status = 'running', run_at = ${leaseUntil}, attempts = attempts + 1, updated_at = ${now}
-       where id in (select id from jobs
-                     where kind = ${kind} and status in ('pending', 'running') and run_at <= ${now}
-                     order by run_at limit ${limit})
-         and status in ('pending', 'running') and run_at <= ${now}
-      returning *`.execute(this.db);
+    const rows = await claimDueRows<JobsTable>(this.db, this.dialect, {
+      table: 'jobs',
+      due: sql`kind = ${kind} and status in ('pending', 'running') and run_at <= ${now}`,
+      orderBy: 'run_at',
+      limit,
+      set: sql`status = 'running', run_at = ${leaseUntil}, attempts = attempts + 1, updated_at = ${now}`,
+    });
     return rows.map(numeric);
   }
 

@@ -1,6 +1,7 @@
 // SQL of outbound webhooks: secrets and the delivery queue.
 import { type Kysely, sql } from 'kysely';
 import { Batcher } from '../../db/batcher.js';
+import { claimDueRows } from '../../db/claim.js';
 import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { WebhookDeliveriesTable, WebhookSecretsTable } from './tables.js';
@@ -81,35 +82,18 @@ export class WebhookStore {
   /**
    * Claims up to `limit` deliveries due at `now` for one attempt each: their
    * due time moves to `leaseUntil` and their attempt count goes up, in one
-   * statement, so two workers (instances) never claim the same delivery. A
-   * worker that dies mid-attempt leaves the delivery due again when the lease
-   * ends. PostgreSQL skips rows another worker is claiming (SKIP LOCKED); the
-   * outer conditions are re-checked on the locked row either way. SQLite runs
-   * one write at a time, so the same update is atomic there.
+   * statement (claimDueRows), so two workers (instances) never claim the same
+   * delivery. A worker that dies mid-attempt leaves the delivery due again
+   * when the lease ends.
    */
   async claimDue(now: number, leaseUntil: number, limit: number): Promise<WebhookDeliveriesTable[]> {
-    // PostgreSQL: the pick is a materialized CTE, run once. In `id in (select ... limit n for update skip locked)`
-    // the planner may run the subquery again, each time skipping the rows it locked before, and claim more than n.
-    const { rows } =
-      this.dialect === 'postgres'
-        ? await sql<WebhookDeliveriesTable>`
-      with picked as materialized (
-        select id from webhook_deliveries
-         where status = 'pending' and next_attempt_at <= ${now}
-         order by next_attempt_at limit ${limit} for update skip locked)
-      update webhook_deliveries as d
-         set next_attempt_at = ${leaseUntil}, attempts = d.attempts + 1, updated_at = ${now}
-        from picked
-       where d.id = picked.id and d.status = 'pending' and d.next_attempt_at <= ${now}
-      returning d.*`.execute(this.db)
-        : await sql<WebhookDeliveriesTable>`
-      update webhook_deliveries
-         set next_attempt_at = ${leaseUntil}, attempts = attempts + 1, updated_at = ${now}
-       where id in (select id from webhook_deliveries
-                     where status = 'pending' and next_attempt_at <= ${now}
-                     order by next_attempt_at limit ${limit})
-         and status = 'pending' and next_attempt_at <= ${now}
-      returning *`.execute(this.db);
+    const rows = await claimDueRows<WebhookDeliveriesTable>(this.db, this.dialect, {
+      table: 'webhook_deliveries',
+      due: sql`status = 'pending' and next_attempt_at <= ${now}`,
+      orderBy: 'next_attempt_at',
+      limit,
+      set: sql`next_attempt_at = ${leaseUntil}, attempts = attempts + 1, updated_at = ${now}`,
+    });
     return rows.map((r) => ({
       ...r,
       attempts: Number(r.attempts),
