@@ -56,17 +56,18 @@ export function offsetPieces(timeZone: string, from: number, to: number): Array<
   for (let t = start + step; t < to + step; t += step) {
     const probe = Math.min(t, to);
     if (offsetAt(timeZone, probe) === offset) continue;
-    // The change is in (probe - step, probe]: find its first minute.
-    let lo = Math.max(start, probe - step);
-    let hi = probe;
-    while (hi - lo > 60_000) {
+    // The change is in (probe - step, probe]: find its very second (zones change on a whole second, and a call
+    // even a second past it is on the new offset: where clocks go back at midnight, on the day before).
+    let lo = Math.floor(Math.max(start, probe - step) / 1000);
+    let hi = Math.floor(probe / 1000);
+    while (hi - lo > 1) {
       const mid = lo + Math.floor((hi - lo) / 2);
-      if (offsetAt(timeZone, mid) === offset) lo = mid;
+      if (offsetAt(timeZone, mid * 1000) === offset) lo = mid;
       else hi = mid;
     }
-    pieces.push({ until: hi, offset });
-    start = hi;
-    offset = offsetAt(timeZone, hi);
+    pieces.push({ until: hi * 1000, offset });
+    start = hi * 1000;
+    offset = offsetAt(timeZone, start);
   }
   pieces.push({ until: to, offset });
   return pieces;

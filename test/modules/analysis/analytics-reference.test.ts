@@ -1,7 +1,8 @@
-// GET /api/analytics/calls against a plain reference on 1,500 generated call
+// GET /api/analytics/calls against a plain reference on 1,505 generated call
 // rows (every status, calls not tallied yet, missing figures, a latency past
 // the fold's arrays): for every grouping and filter, in UTC, Berlin across
-// the end of summer time and Kathmandu (+05:45), over whole days and between
+// the end of summer time, Beirut (its clocks go back at midnight) and
+// Kathmandu (+05:45), over whole days and between
 // two instants, the answer is what counting call by call gives. The
 // reference knows nothing of the server's grouping, offsets or histograms:
 // it puts each call on its local date with Intl and sorts its latencies.
@@ -95,7 +96,15 @@ beforeAll(async () => {
   await t.app.ready();
   user = await createVerifiedUser(t);
   other = await createVerifiedUser(t);
-  rows = generate(1500, 40);
+  // And calls in the first minute after Beirut's clocks go back at midnight (2026-10-24 21:00 UTC, 00:00 of the
+  // 25th becoming 23:00 of the 24th): on the 24th there, however few seconds after the change.
+  rows = [
+    ...generate(1500, 40),
+    ...['20:59:59.500', '21:00:00.000', '21:00:00.700', '21:00:30.000', '21:00:59.999'].map((time, i) => ({
+      ...generate(1, 50 + i)[0]!,
+      created_at: Date.parse(`2026-10-24T${time}Z`),
+    })),
+  ];
   for (const [owner, list] of [
     [user, rows],
     [other, generate(300, 41)],
@@ -250,7 +259,7 @@ const RANGES: Query['range'][] = [
 ];
 
 describe('GET /api/analytics/calls against counting call by call', () => {
-  for (const tz of ['UTC', 'Europe/Berlin', 'Asia/Kathmandu'])
+  for (const tz of ['UTC', 'Europe/Berlin', 'Asia/Beirut', 'Asia/Kathmandu'])
     it(`answers every grouping exactly in ${tz}`, async () => {
       for (const groupBy of GROUPINGS)
         for (const range of RANGES) {
@@ -273,7 +282,7 @@ describe('GET /api/analytics/calls against counting call by call', () => {
 
   it('counts the generated variety (the reference is not comparing empty answers)', () => {
     const all = reference({ groupBy: 'outcome', tz: 'UTC', range: { days: ['2026-10-01', '2026-11-30'] } });
-    expect(all.totals.calls).toBe(1500);
+    expect(all.totals.calls).toBe(1505);
     expect(all.buckets.map((b) => b.key).sort()).toEqual(
       ['completed', 'in_progress', 'no_answer', 'provider_error', 'failed', 'transferred', 'voicemail'].sort(),
     );
