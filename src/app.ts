@@ -103,7 +103,7 @@ const routeModules: RouteModule[] = [
   (app, s) => callRoutes(app, { calls: s.calls.calls, sessions: s.callSessions.sessions, audio: s.providers.audio }),
   (app, s) =>
     voiceRoutes(app, {
-      views: s.voice.views,
+      views: s.callViews,
       callbacks: s.voice.callbacks,
       inbound: s.inboundCalls,
       legs: s.transfers,
@@ -125,7 +125,8 @@ export function acceptedRequestId(header: string | string[] | undefined): string
 
 export async function buildApp(deps: AppDeps): Promise<App & { services: Services; metrics: Metrics }> {
   const { config } = deps;
-  const services = createServices({ ...deps, clock: deps.clock ?? systemClock });
+  const metrics = new Metrics();
+  const services = createServices({ ...deps, clock: deps.clock ?? systemClock, metrics });
   const app = Fastify({
     logger: deps.logger ?? { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] },
     bodyLimit: config.bodyLimitBytes,
@@ -143,7 +144,6 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('services', services);
-  const metrics = new Metrics();
   app.decorate('metrics', metrics);
   installRequestObservation(app, metrics);
   watchDatabaseErrors(app, deps.database, metrics);
@@ -155,12 +155,6 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
     webhookQueueDepth: () => services.webhooks.webhookStore.pendingCount(),
     mediaSocketsWaiting: () => services.voice.admission.waiting,
   });
-  services.billing.store.hooks.ledgerWrite = () => metrics.ledgerWrites.inc();
-  services.webhooks.webhookWorker.onAttemptFailed = () => metrics.webhookFailures.inc();
-  services.voice.runner.onTurnLatency = (latency) => metrics.observeVoiceLatency(latency);
-  services.voice.runner.onFrameLateness = (ms) => metrics.voiceFrameLateness.observe(ms / 1000);
-  services.voice.runner.onRecognitionTime = (ms) => metrics.voiceRecognition.observe(ms / 1000);
-  services.voice.runner.onCallerAudioDropped = (ms) => metrics.callerAudioDropped.inc(ms / 1000);
   registerMetricsEndpoint(app, config, metrics);
   // The request id, the security headers and CORS, in one hook (src/http/security.ts).
   installBrowserSecurity(app, config);

@@ -16,8 +16,9 @@ import type { BillingAccount } from './modules/billing/account.js';
 import { type Catalog, loadCatalog } from './modules/billing/catalog.js';
 import { createBillingServices } from './modules/billing/create-services.js';
 import { createCallArea, createCallStores } from './modules/calls/create-services.js';
+import type { Metrics } from './modules/platform/metrics.js';
 import { STALLED_AFTER_MS } from './modules/calls/service.js';
-import { createVoiceServices } from './modules/voice-agent/create-services.js';
+import { createVoiceAgentServices, createVoiceCarrier } from './modules/voice-agent/create-services.js';
 import { createVoiceToolServices } from './modules/voice-agent/tools.js';
 import { createCampaignServices, createDoNotCallServices } from './modules/campaigns/create-services.js';
 import { DEFAULT_DIALER_SETTINGS } from './modules/campaigns/dialer.js';
@@ -59,6 +60,8 @@ export interface ServiceDeps {
   billing?: BillingAccount;
   /** Replaces the voice agent's providers (tests). */
   voiceAgent?: VoiceAgentProviders;
+  /** What the metrics hear (ledger writes, failed webhook attempts, the calls carried); the app's. */
+  metrics?: Metrics;
   /** Where services log what they cannot answer with (the app's logger). */
   log?: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void };
 }
@@ -70,6 +73,7 @@ export function createServices(deps: ServiceDeps) {
   const db = database.db;
   const { dialect } = database;
   const log = deps.log ?? silentLog;
+  const { metrics } = deps;
   const platform = createPlatformServices({ db, clock });
   const { limiter, audit, singleUse } = platform;
   // The one durable job queue (agent test runs, post-call analysis): started and stopped with the app.
@@ -133,6 +137,7 @@ export function createServices(deps: ServiceDeps) {
     limiter,
     sessionsPerUser: config.rateLimits.billingSessionsPerUser,
     clock,
+    ...(metrics ? { onLedgerWrite: () => metrics.ledgerWrites.inc() } : {}),
   });
   // The caller's billing account (tests may replace it with an in-memory one of the same interface).
   const billingAccount = deps.billing ?? billing.account;
@@ -182,7 +187,14 @@ export function createServices(deps: ServiceDeps) {
     clock,
     config: config.connector,
   });
-  const webhooks = createWebhookServices({ db, dialect, secretBox, clock, config: config.webhooks });
+  const webhooks = createWebhookServices({
+    db,
+    dialect,
+    secretBox,
+    clock,
+    config: config.webhooks,
+    ...(metrics ? { onAttemptFailed: () => metrics.webhookFailures.inc() } : {}),
+  });
   // Custom HTTP tools are signed and filtered as webhooks are; the voice integration invokes them through this.
   const customTools = createCustomToolServices({
     webhooks: webhooks.webhooks,
@@ -200,18 +212,55 @@ export function createServices(deps: ServiceDeps) {
   const { doNotCall } = createDoNotCallServices({ db, clock });
   // One store per table, shared by the calls area and the voice agent.
   const callStores = createCallStores(db, dialect);
-  const voice = createVoiceServices({
-    db,
-    stores: callStores,
+  const carrier = createVoiceCarrier({
+    store: callStores.sessions,
     clock,
     secretBox,
     publicUrl: config.publicUrl,
     telephony: providers.telephony,
     twilioFrom: config.twilio?.from ?? null,
     sandboxCalls: config.audio.sandboxCalls,
-    recording: config.audio.recording,
     serviceTokens: data.serviceTokens,
     singleUse,
+    log,
+  });
+  // The built-in voice agent carries calls (through Twilio, or the sandbox carrier without it), unless an audio server is configured or given.
+  const keepAudio = Boolean(config.audio.url || deps.providers?.audio);
+  const audio = carrier.carrier && !keepAudio ? carrier.carrier : providers.audio;
+  const callArea = createCallArea({
+    db,
+    dialect,
+    stores: callStores,
+    clock,
+    publicUrl: config.publicUrl,
+    audio,
+    audioSecret,
+    data,
+    eventRecorder,
+    webhooks: webhooks.webhooks,
+    billing: billingAccount,
+    pricing: callPricing(config, billingCatalog),
+    doNotCall,
+    telephony: providers.telephony,
+    numbers: telephony.numbers,
+    knowledge: knowledge.knowledge,
+    integrations: integrations.integrations,
+    personas: personas.personas,
+    pathways: pathways.pathways,
+    customTools: customTools.customTools,
+  });
+  const voice = createVoiceAgentServices({
+    db,
+    clock,
+    secretBox,
+    publicUrl: config.publicUrl,
+    production: config.env === 'production',
+    telephony: providers.telephony,
+    carrier,
+    calls: callArea.calls.calls,
+    legs: callArea.transfers,
+    designs: callArea.designs,
+    recording: config.audio.recording,
     providers: voiceAgent,
     tools: createVoiceToolServices(knowledge.knowledge, integrations.integrations, doNotCall),
     customTools: customTools.customTools,
@@ -223,45 +272,22 @@ export function createServices(deps: ServiceDeps) {
     },
     events: eventRecorder,
     maxRecordingBytes: config.objectContentLimitBytes,
-    data,
+    records: data.records,
     settings: config.voice,
     mediaAdmission: {
       perAddress: config.mediaSockets.unauthenticatedPerAddress,
       total: config.mediaSockets.unauthenticatedTotal,
     },
-    log,
-  });
-  const callArea = createCallArea({
-    db,
-    dialect,
-    stores: callStores,
-    clock,
-    secretBox,
-    publicUrl: config.publicUrl,
-    production: config.env === 'production',
-    settings: { webCalls: config.webCalls, webCallsPerUser: config.rateLimits.webCallsPerUser },
-    voice,
-    telephony: providers.telephony,
-    audio: providers.audio,
-    keepAudio: Boolean(config.audio.url || deps.providers?.audio),
-    audioSecret,
-    data,
-    eventRecorder,
-    webhooks: webhooks.webhooks,
-    billing: billingAccount,
-    pricing: callPricing(config, billingCatalog),
-    doNotCall,
+    ...(metrics ? { observers: voiceObservers(metrics) } : {}),
+    webCalls: { settings: config.webCalls, perUser: config.rateLimits.webCallsPerUser },
     numbers: telephony.numbers,
     routeFor: (numberId) => telephony.inbound.routeFor(numberId),
     knowledge: knowledge.knowledge,
     integrations: integrations.integrations,
     personas: personas.personas,
-    pathways: pathways.pathways,
-    customTools: customTools.customTools,
     limiter,
     log,
   });
-  providers.audio = callArea.audio;
   const { calls } = callArea;
   // After each call is accounted for, its analysis is queued (by the configured model, else the sandbox analyser).
   const analysis = createAnalysisServices({
@@ -270,7 +296,7 @@ export function createServices(deps: ServiceDeps) {
     defineSqliteAggregate: database.defineSqliteAggregate,
     clock,
     records: data.records,
-    chargedCents: (ids) => voice.views.chargedCents(ids),
+    chargedCents: (ids) => callArea.views.chargedCents(ids),
     events: eventRecorder,
     webhooks: webhooks.webhooks,
     jobs,
@@ -296,7 +322,7 @@ export function createServices(deps: ServiceDeps) {
     calls: calls.calls,
     sessions: callArea.callSessions.sessions,
     charges: calls.charges,
-    instanceId: voice.runner.instanceId,
+    instanceId: carrier.heartbeat.instanceId,
     defaultMaxConcurrent: config.billing.callConcurrencyPerUser,
     dialer: DEFAULT_DIALER_SETTINGS,
     log,
@@ -310,7 +336,7 @@ export function createServices(deps: ServiceDeps) {
     events: eventRecorder,
     secretBox,
     clock: 'setTimeout' in clock ? (clock as TimerClock) : systemClock,
-    webCalls: callArea.webCalls,
+    webCalls: voice.webCalls,
     model: voiceAgent.languageModel ?? new SandboxDialogue({ clock }),
     llmDeadlineMs: voiceAgent.llmDeadlineMs,
     knowledge: knowledge.knowledge,
@@ -326,8 +352,8 @@ export function createServices(deps: ServiceDeps) {
     analyse: (facts, settings) => analysis.analysis.analysis(facts, settings),
     customTools: customTools.customTools,
     voice: {
-      startWebCall: (userId, input) => callArea.webCalls.start(userId, input),
-      callView: (userId, id) => voice.views.get(userId, id),
+      startWebCall: (userId, input) => voice.webCalls.start(userId, input),
+      callView: (userId, id) => callArea.views.get(userId, id),
       get callerVoice() {
         // flite's slt speaks at 16 kHz, as a browser's microphone sends; espeak-ng when flite is not installed.
         callerVoice ??=
@@ -391,7 +417,8 @@ export function createServices(deps: ServiceDeps) {
     twoFactor,
   } = auth;
   const { eventStreams, eventTickets } = events;
-  const { inboundCalls, sandboxInbound, webCalls, callSessions, transfers, mediaSockets } = callArea;
+  const { callSessions, transfers, views: callViews } = callArea;
+  const { inboundCalls, sandboxInbound, webCalls, mediaSockets } = voice;
   return {
     config,
     database,
@@ -401,7 +428,8 @@ export function createServices(deps: ServiceDeps) {
     jobs,
     analysis,
     ...platform,
-    providers,
+    // The audio server calls go to: the voice agent's carrier unless one is configured.
+    providers: { ...providers, audio },
     users,
     tokens,
     passwords,
@@ -436,6 +464,7 @@ export function createServices(deps: ServiceDeps) {
     webCalls,
     transfers,
     mediaSockets,
+    callViews,
     agentTests: agentTests.agentTests,
   };
 }
@@ -450,5 +479,15 @@ function callPricing(config: Config, catalog: Catalog) {
     concurrencyLimit: (planKey: string | null) =>
       Math.max(callConcurrencyPerUser, (planKey ? catalog.plan(planKey)?.callConcurrency : undefined) ?? 0),
     defaultMaxSeconds: callMaxSeconds,
+  };
+}
+
+/** The voice agent's measurements, in the metrics' units (seconds). */
+function voiceObservers(metrics: Metrics) {
+  return {
+    turnLatency: (latency: Record<string, number | undefined>) => metrics.observeVoiceLatency(latency),
+    frameLateness: (ms: number) => metrics.voiceFrameLateness.observe(ms / 1000),
+    recognitionTime: (ms: number) => metrics.voiceRecognition.observe(ms / 1000),
+    callerAudioDropped: (ms: number) => metrics.callerAudioDropped.inc(ms / 1000),
   };
 }

@@ -38,7 +38,7 @@ describe('/metrics', () => {
     await t.app.inject({ method: 'GET', url: '/api/no-such-thing/12345' });
     await topUp(t, user, 5);
     const sse = await stream(t, user.token, 'object_deleted');
-    t.services.voice.runner.onTurnLatency({
+    t.services.voice.runner.observe.turnLatency({
       sttMs: 120,
       llmFirstTokenMs: 300,
       ttsFirstByteMs: 90,

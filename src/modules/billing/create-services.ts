@@ -28,10 +28,12 @@ export interface BillingServiceDeps {
   limiter: RateLimiter;
   sessionsPerUser: RateLimitRule;
   clock: Clock;
+  /** Hears each ledger write (metrics). */
+  onLedgerWrite?: () => void;
 }
 
 export function createBillingServices(deps: BillingServiceDeps) {
-  const store = new BillingStore(deps.db, deps.dialect);
+  const store = new BillingStore(deps.db, deps.dialect, { ledgerWrite: deps.onLedgerWrite ?? (() => {}) });
   const { catalog } = deps;
   const ledger = new CreditLedger(store, deps.clock, deps.settings.balanceCacheMs);
   const billing = new BillingService(

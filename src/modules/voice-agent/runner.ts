@@ -34,6 +34,7 @@ import { type CallOutcome, type TranscriptLine, VoiceSession, type VoiceSettings
 import type { BookingResult, KnowledgeMatch, ToolServices, TransferResult } from '../voice/tools.js';
 import type { Transport } from '../voice/transport.js';
 import type { VoiceActivityDetector } from '../voice/vad.js';
+import type { MediaHeartbeat } from './heartbeat.js';
 import type { LiveCalls } from './live-calls.js';
 import type { AuthorizedLeg, DialledLegs } from '../calls/transfers.js';
 import type { CallStore } from '../calls/store.js';
@@ -123,8 +124,12 @@ export interface VoiceRunnerDeps {
   secretBox: SecretBox;
   live: LiveCalls;
   clock: TimerClock;
-  /** This process, as it marks the calls it carries. */
-  instanceId: string;
+  /** This instance's confirmation of the calls it carries (its id marks them). */
+  heartbeat: MediaHeartbeat;
+  /** Transfers as billed legs; null when calls are not charged. */
+  legs: TransferLegs | null;
+  /** What the metrics hear. */
+  observers?: RunnerObservers;
   providers: VoiceAgentProviders;
   tools: VoiceToolServices;
   report: ProgressReporter;
@@ -195,57 +200,48 @@ function withInlineDocument(snapshot: object, call: AssembledCall): object {
   return { ...snapshot, document: { ...document, nodes } };
 }
 
-/** How often this instance confirms the calls it carries (a minute without it and they end `instance_stopped`). */
-export const MEDIA_HEARTBEAT_MS = 15_000;
+/** What the runner tells the metrics (each a no-op when not given). */
+export interface RunnerObservers {
+  /** Each transcript line's latency per stage, in ms. */
+  turnLatency?(latency: Record<string, number | undefined>): void;
+  /** How late each agent frame left against its slot, in ms. */
+  frameLateness?(ms: number): void;
+  /** A per-utterance recogniser's time from the VAD's cut to its final, in ms. */
+  recognitionTime?(ms: number): void;
+  /** At a call's end, the caller audio dropped for running ahead of real time, in ms. */
+  callerAudioDropped?(ms: number): void;
+}
 
 export class VoiceRunner {
-  private heartbeat: NodeJS.Timeout | null = null;
-  /** Hears each transcript line's latency per stage, in ms (metrics). */
-  onTurnLatency: (latency: Record<string, number | undefined>) => void = () => {};
-  /** Hears how late each agent frame left against its slot, in ms (metrics). */
-  onFrameLateness: (ms: number) => void = () => {};
-  /** Hears a per-utterance recogniser's time from the VAD's cut to its final, in ms (metrics). */
-  onRecognitionTime: (ms: number) => void = () => {};
-  /** Hears, at a call's end, the caller audio dropped for running ahead of real time, in ms (metrics). */
-  onCallerAudioDropped: (ms: number) => void = () => {};
+  /** Transfers dial billed legs; null (calls not charged): phone calls cannot transfer. */
+  private readonly legs: TransferLegs | null;
+  readonly observe: Required<RunnerObservers>;
 
-  /** Bound once the calls area exists (its charges are built after the voice agent); unbound, phone calls cannot transfer. */
-  private legs: TransferLegs | null = null;
-
-  constructor(private readonly deps: VoiceRunnerDeps) {}
-
-  bindLegs(legs: TransferLegs | null): void {
-    this.legs = legs;
-  }
-
-  /**
-   * One timer for every call this instance carries or holds in its sandbox
-   * carrier (`keepHeartbeat()` from the carrier too), running until close().
-   */
-  keepHeartbeat(): void {
-    if (this.heartbeat) return;
-    this.heartbeat = setInterval(() => {
-      this.deps.store
-        .heartbeat(this.deps.instanceId, this.deps.live.ids(), FINAL_STATUSES, this.deps.clock.now())
-        .catch((err: unknown) => this.deps.log.warn({ err }, 'media heartbeat not written'));
-    }, MEDIA_HEARTBEAT_MS);
-    this.heartbeat.unref();
+  constructor(private readonly deps: VoiceRunnerDeps) {
+    this.legs = deps.legs;
+    const observers = deps.observers ?? {};
+    this.observe = {
+      turnLatency: (latency) => observers.turnLatency?.(latency),
+      frameLateness: (ms) => observers.frameLateness?.(ms),
+      recognitionTime: (ms) => observers.recognitionTime?.(ms),
+      callerAudioDropped: (ms) => observers.callerAudioDropped?.(ms),
+    };
   }
 
   /** This process, as it marks the calls it carries. */
   get instanceId(): string {
-    return this.deps.instanceId;
+    return this.deps.heartbeat.instanceId;
   }
 
   /** Stops the heartbeat (the app is closing). */
   close(): void {
-    if (this.heartbeat) clearInterval(this.heartbeat);
-    this.heartbeat = null;
+    this.deps.heartbeat.stop();
   }
 
   /** Runs the call to its end. The transport is closed when this resolves. */
   async run(start: MediaSessionStart): Promise<void> {
-    const { store, secretBox, clock, instanceId, live } = this.deps;
+    const { store, secretBox, clock, live } = this.deps;
+    const { instanceId } = this;
     const { sessionId, userId, transport } = start;
     const session = await store.findSession(sessionId);
     if (!session || session.user_id !== userId || !session.assembled) return transport.close('unknown_session');
@@ -425,10 +421,10 @@ export class VoiceRunner {
         ...this.deps.settings,
         ...(call.maxDurationSeconds ? { maxDurationMs: call.maxDurationSeconds * 1000 } : {}),
       },
-      onFrameLateness: (ms) => this.onFrameLateness(ms),
-      onRecognitionTime: (ms) => this.onRecognitionTime(ms),
+      onFrameLateness: (ms) => this.observe.frameLateness(ms),
+      onRecognitionTime: (ms) => this.observe.recognitionTime(ms),
       onTranscript: (line) => {
-        if (line.latency) this.onTurnLatency(line.latency as unknown as Record<string, number | undefined>);
+        if (line.latency) this.observe.turnLatency(line.latency as unknown as Record<string, number | undefined>);
       },
       // Lines as they are said: an agent sentence when the caller starts hearing it, not once it has played.
       onLiveLine: (line) => {
@@ -454,7 +450,7 @@ export class VoiceRunner {
     const done = new Promise<void>((resolve) => (reported = resolve));
     live.add(sessionId, { answeredBy, stop: () => voice.end('instance_stopped', 'instance_stopped'), done });
     if (session.answered_by) answeredBy(session.answered_by);
-    this.keepHeartbeat();
+    this.deps.heartbeat.keep();
     try {
       let outcome: CallOutcome;
       try {
@@ -463,7 +459,7 @@ export class VoiceRunner {
         transport.close('call_ended');
       }
       const { droppedAudioMs, droppedMessages } = transport.inflow;
-      if (droppedAudioMs > 0) this.onCallerAudioDropped(droppedAudioMs);
+      if (droppedAudioMs > 0) this.observe.callerAudioDropped(droppedAudioMs);
       if (outcome.outcome === 'refused')
         this.deps.log.warn(
           { sessionId, reason: outcome.reason, droppedAudioMs, droppedMessages },

@@ -18,6 +18,8 @@ export interface WebhookServiceDeps {
   clock: Clock;
   config: WebhookConfig;
   send?: SendWebhook;
+  /** Called after each failed delivery attempt (metrics). */
+  onAttemptFailed?: () => void;
 }
 
 export function createWebhookServices(deps: WebhookServiceDeps) {
@@ -30,6 +32,7 @@ export function createWebhookServices(deps: WebhookServiceDeps) {
       signingSecrets: (userId) => webhooks.signingSecrets(userId),
       send: deps.send ?? sender!.send,
       clock: deps.clock,
+      ...(deps.onAttemptFailed ? { onAttemptFailed: deps.onAttemptFailed } : {}),
     },
     {
       timeoutMs: deps.config.timeoutMs,

@@ -40,6 +40,8 @@ export interface WorkerDeps {
   signingSecrets: (userId: string) => Promise<string[]>;
   send: SendWebhook;
   clock: Clock;
+  /** Called after each failed attempt (metrics). */
+  onAttemptFailed?: () => void;
 }
 
 type WarnLog = { warn(obj: unknown, msg: string): void };
@@ -52,9 +54,6 @@ export class WebhookWorker {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly maxInFlight: number;
   private log: WarnLog | null = null;
-  /** Called after each failed attempt (metrics). */
-  onAttemptFailed: () => void = () => {};
-
   constructor(
     private readonly deps: WorkerDeps,
     private readonly options: WorkerOptions,
@@ -153,7 +152,7 @@ export class WebhookWorker {
     } catch (err) {
       error = describe(err);
     }
-    if (error !== null) this.onAttemptFailed();
+    if (error !== null) this.deps.onAttemptFailed?.();
     const now = this.deps.clock.now();
     const deadline = Number(delivery.created_at) + RETRY_WINDOW_MS;
     const outcome =
