@@ -20,7 +20,7 @@ export interface AnalyticsFilter {
   agentId?: string;
   campaignId?: string;
   /** groupBy day: where the caller's zone's offset is constant (time-zone.ts offsetPieces). */
-  offsets: Array<{ until: number; offset: number }>;
+  offsets: ReadonlyArray<{ until: number; offset: number }>;
 }
 
 /** Calls of one key and tally (tally.ts: what they count as), with their seconds and cost. */
