@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // `npm test`: every test file, as .ci/run runs them. The real-time calls
 // (.ci/test-files.mjs --realtime: paced conversations that mostly wait) run
-// all at once in one vitest process, beside the rest on vitest's two workers
-// in another; their report follows the rest's. One after the other they took
-// 17 minutes on 2 cores; side by side about 6.
+// many at once (--realtime-workers says how many) in one vitest process,
+// beside the rest on vitest's two workers in another; their report follows
+// the rest's. One after the other they took 17 minutes on 2 cores.
 // With a file or filter (`npm test -- test/http/foundation.test.ts`) it is
 // plain `vitest run` with those arguments.
 import { execFileSync, spawn } from 'node:child_process';
@@ -38,9 +38,10 @@ if (args.some((arg) => !arg.startsWith('-'))) {
       .filter(Boolean);
   const realtime = files('--realtime');
   const rest = files('--not-realtime');
+  const [realtimeWorkers] = files('--realtime-workers');
   const started = Date.now();
   const [calls, others] = await Promise.all([
-    run([`--maxWorkers=${realtime.length}`, ...args, ...realtime], true),
+    run([`--maxWorkers=${realtimeWorkers}`, ...args, ...realtime], true),
     run([...args, ...rest], false),
   ]);
   process.stdout.write(`\n--- the real-time calls (${realtime.length} files), run beside the rest\n${calls.output}`);
