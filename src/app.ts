@@ -41,6 +41,7 @@ import { lazySerializerBuilder } from './http/lazy-compilers.js';
 import { temporarySessionRoutes } from './modules/temporary-sessions/routes.js';
 import { analysisRoutes } from './modules/analysis/routes.js';
 import { callRoutes } from './modules/calls/routes.js';
+import { callListRoutes } from './modules/calls/list-routes.js';
 import { campaignRoutes } from './modules/campaigns/routes.js';
 import { voiceRoutes } from './modules/voice-agent/routes.js';
 import { consoleRoutes } from './modules/console/routes.js';
@@ -103,12 +104,12 @@ const routeModules: RouteModule[] = [
   (app, s) => callRoutes(app, { calls: s.calls.calls, sessions: s.callSessions.sessions, audio: s.providers.audio }),
   (app, s) =>
     voiceRoutes(app, {
-      views: s.callViews,
       callbacks: s.voice.callbacks,
       inbound: s.inboundCalls,
       legs: s.transfers,
       mediaSockets: s.mediaSockets,
     }),
+  (app, s) => callListRoutes(app, { views: s.callViews }),
   (app, s) => sandboxCallRoutes(app, s.sandboxInbound),
   (app, s) => webCallRoutes(app, { webCalls: s.webCalls, mediaSockets: s.mediaSockets }),
   (app, s) => campaignRoutes(app, { campaigns: s.campaigns.campaigns, doNotCall: s.campaigns.doNotCall }),

@@ -1,0 +1,259 @@
+// The account's calls (DESIGN.md "Voice agent: the exact contract", "Calls
+// from a browser"): GET /api/calls, GET /api/calls/{id} with the ended call's
+// record, and its recording.
+import { Type } from 'typebox';
+import { errorResponses, ok } from '../../http/schemas.js';
+import type { App } from '../../http/types.js';
+import { CallAnalysisSchema, EXAMPLE_ANALYSIS } from '../analysis/schemas.js';
+import type { CallViews } from './call-views.js';
+
+const Latency = Type.Object({
+  sttMs: Type.Number(),
+  llmFirstTokenMs: Type.Number(),
+  ttsFirstByteMs: Type.Number(),
+  overheadMs: Type.Number(),
+  totalMs: Type.Number(),
+});
+const TranscriptLine = Type.Object(
+  {
+    role: Type.Union([Type.Literal('agent'), Type.Literal('caller')]),
+    text: Type.String(),
+    startMs: Type.Optional(
+      Type.Number({
+        description:
+          'ms since the call was answered (absent for calls of an external audio server or the timer sandbox)',
+      }),
+    ),
+    endMs: Type.Optional(Type.Number()),
+    interrupted: Type.Optional(
+      Type.Boolean({ description: 'An agent line cut by the caller: its text is what was heard' }),
+    ),
+    recognised: Type.Optional(
+      Type.Boolean({
+        description: "false: not recognised from audio (no recogniser, or the sandbox caller's own words)",
+      }),
+    ),
+    latency: Type.Optional(Latency),
+    node: Type.Optional(
+      Type.String({ description: 'A call that walks a pathway: the node that was current when the line was said' }),
+    ),
+    keypad: Type.Optional(
+      Type.Boolean({ description: 'A caller line that is a key pressed (DTMF): `text` is the key' }),
+    ),
+  },
+  { additionalProperties: true },
+);
+const CallPathwayRecord = Type.Object(
+  {
+    id: Type.Optional(
+      Type.String({ description: 'The object of your `conversational-pathways` store; absent for an inline pathway' }),
+    ),
+    name: Type.String(),
+    path: Type.Array(
+      Type.Object({
+        node: Type.String(),
+        atMs: Type.Number({ description: 'ms since the call was answered' }),
+        edge: Type.Optional(
+          Type.String({
+            description:
+              'The edge taken, as a JSON pointer into the document (`/edges/3`, `/global/0`); none for the start',
+          }),
+        ),
+      }),
+      { description: 'Every node the call entered, in order' },
+    ),
+    variables: Type.Record(Type.String(), Type.Unknown(), {
+      description: "The pathway's variables at the end: the call's, and what it collected and assigned",
+    }),
+    document: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description:
+          'An inline pathway (no `id`): its document, to draw the path on; header values of its tools `****`',
+      }),
+    ),
+  },
+  { description: 'The pathway the call walked (calls of `type: "pathway"` and agents with one)' },
+);
+
+const ToolCall = Type.Object({
+  name: Type.String(),
+  arguments: Type.Unknown(),
+  result: Type.Unknown(),
+  atMs: Type.Number(),
+});
+const callItemFields = {
+  id: Type.String(),
+  direction: Type.String({ description: 'outbound, inbound or web' }),
+  status: Type.String({ description: 'queued, ringing, in_progress, completed, failed, busy, no_answer or canceled' }),
+  outcome: Type.Optional(
+    Type.String({
+      description:
+        'Why it ended: completed, voicemail, transferred, no_answer, busy, refused, provider_error, instance_stopped, max_duration, pathway_error (its pathway could not go on: the move limit, a step with no way on)',
+    }),
+  ),
+  reason: Type.Optional(Type.String()),
+  from: Type.Optional(Type.String()),
+  to: Type.Optional(Type.String()),
+  startedAt: Type.String({ format: 'date-time' }),
+  answeredAt: Type.Optional(Type.String({ format: 'date-time' })),
+  endedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  durationSeconds: Type.Optional(Type.Integer()),
+  costUsd: Type.Optional(
+    Type.Number({
+      description:
+        "What the call was charged, in US dollars, once settled (seconds within the plan's allowance cost nothing), its transfer leg included once that is settled; absent while it runs and for calls that are never charged (web and temporary calls, refused calls)",
+    }),
+  ),
+  campaignId: Type.Optional(
+    Type.String({ description: 'The campaign the call is an attempt of (GET /api/campaigns/{id})' }),
+  ),
+};
+const CallItem = Type.Object(callItemFields);
+const CallPage = Type.Object({
+  calls: Type.Array(CallItem),
+  nextBefore: Type.Union([Type.String(), Type.Null()], {
+    description: 'Pass as `before` for the next page; null on the last',
+  }),
+});
+const CallDetail = Type.Object({
+  ...callItemFields,
+  transcript: Type.Optional(Type.Array(TranscriptLine)),
+  toolCalls: Type.Optional(Type.Array(ToolCall)),
+  pathway: Type.Optional(CallPathwayRecord),
+  variables: Type.Optional(
+    Type.Record(Type.String(), Type.Unknown(), {
+      description: "The call's variables at its end (the payload's, and what the call collected or its tools assigned)",
+    }),
+  ),
+  warnings: Type.Optional(
+    Type.Array(Type.String(), {
+      description: 'What the call let pass: `{{names}}` filled with nothing, a webhook node or SMS node that failed',
+    }),
+  ),
+  recordingUrl: Type.Optional(
+    Type.String({ description: 'GET it for the two-channel WAV (caller left, agent right)' }),
+  ),
+  analysis: Type.Optional(CallAnalysisSchema),
+});
+
+const exampleCall = {
+  id: '019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e07',
+  direction: 'outbound',
+  status: 'completed',
+  outcome: 'completed',
+  from: '+14155550100',
+  to: '+14155550123',
+  startedAt: '2026-11-25T10:00:00.000Z',
+  answeredAt: '2026-11-25T10:00:06.000Z',
+  endedAt: '2026-11-25T10:01:02.000Z',
+  durationSeconds: 56,
+  costUsd: 0.02,
+};
+
+/** What the call list routes touch: the call views. */
+export interface CallListRouteDeps {
+  views: CallViews;
+}
+
+export function callListRoutes(app: App, { views }: CallListRouteDeps) {
+  app.get(
+    '/api/calls',
+    {
+      config: { auth: 'verified' },
+      schema: {
+        tags: ['calls'],
+        operationId: 'listCalls',
+        summary: 'Your calls, newest first',
+        description:
+          'Every call session of the account (outbound, inbound, temporary and web), newest first, `limit` at a time (default 20, at most 100); pass `nextBefore` as `before` for the next page.',
+        querystring: Type.Object({
+          before: Type.Optional(Type.String({ maxLength: 100 })),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+        }),
+        response: { 200: ok(CallPage, 'A page of calls', { calls: [exampleCall], nextBefore: null }) },
+      },
+    },
+    async (request) => {
+      const query = request.query as { before?: string; limit?: number };
+      return views.list(request.auth!.userId, { before: query.before, limit: query.limit ?? 20 });
+    },
+  );
+
+  app.get(
+    '/api/calls/:id',
+    {
+      config: { auth: 'verified' },
+      schema: {
+        tags: ['calls'],
+        operationId: 'getCall',
+        summary: 'One call: status, direction, numbers, times, and once ended its transcript',
+        description:
+          'An ended call adds what its encrypted record in your `calls` store holds: transcript lines (`role` agent or caller, times in ms since the call was answered, `interrupted` for agent lines cut by barge-in, `recognised: false` for caller lines not recognised from audio, `latency` on agent lines that answer a caller turn), tool calls with their results, `recordingUrl` when the call was recorded, and `analysis` once its post-call analysis is written, a few seconds after the end (see POST /api/calls/{id}/analysis). 404 when it is not yours.',
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
+        response: {
+          200: ok(CallDetail, 'The call', {
+            ...exampleCall,
+            transcript: [
+              { role: 'agent', text: 'Hello Grace, this is Amy from the clinic.', startMs: 120, endMs: 2300 },
+              { role: 'caller', text: 'Can you tell me your opening hours please?', startMs: 2900, endMs: 5100 },
+              {
+                role: 'agent',
+                text: 'We are open Monday to Friday, 9 to 5.',
+                startMs: 5900,
+                endMs: 8200,
+                latency: { sttMs: 310, llmFirstTokenMs: 420, ttsFirstByteMs: 150, overheadMs: 12, totalMs: 892 },
+              },
+            ],
+            toolCalls: [
+              {
+                name: 'search_knowledge',
+                arguments: { query: 'opening hours' },
+                result: { matches: [{ text: 'We are open Monday to Friday, 9 to 5.' }] },
+                atMs: 5300,
+              },
+            ],
+            // A call that walks a pathway also has its path and variables (transcript lines their `node`).
+            pathway: {
+              id: '019ab3e1-5d20-7c4b-8e31-0a9f6c2d7b14',
+              name: 'Clinic front desk',
+              path: [
+                { node: 'greet', atMs: 0 },
+                { node: 'answer', atMs: 5200, edge: '/edges/0' },
+              ],
+              variables: { topic: 'opening hours' },
+            },
+            variables: { topic: 'opening hours' },
+            recordingUrl: '/api/calls/019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e07/recording',
+            analysis: EXAMPLE_ANALYSIS,
+          }),
+          ...errorResponses('not_found'),
+        },
+      },
+    },
+    async (request) => views.get(request.auth!.userId, (request.params as { id: string }).id),
+  );
+
+  app.get(
+    '/api/calls/:id/recording',
+    {
+      config: { auth: 'verified' },
+      schema: {
+        tags: ['calls'],
+        operationId: 'getCallRecording',
+        summary: "A call's recording",
+        description:
+          'A WAV file: PCM16, 8 kHz, two channels (caller left, agent right). 404 when the call is not yours or has no recording.',
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
+        produces: ['audio/wav'],
+        response: {
+          200: Type.String({ format: 'binary', description: 'The WAV file' }),
+          ...errorResponses('not_found'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const wav = await views.recording(request.auth!.userId, (request.params as { id: string }).id);
+      return reply.type('audio/wav').header('cache-control', 'private, no-store').send(wav);
+    },
+  );
+}
