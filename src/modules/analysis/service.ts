@@ -199,8 +199,8 @@ export class AnalysisService {
     const { store, records, clock } = this.deps;
     const session = await store.findSession(job.sessionId);
     if (!session?.record_object_id) return;
-    if (session.analysis_status !== null && !job.rerun) return;
-    if (!(await store.claim(session.id, jobId, job.rerun === true))) return;
+    // A re-run that gave up fails the analysis only while it holds the call (a later re-run's stands).
+    if (job.rerun ? session.analysis_job_id !== jobId : !(await store.claim(session.id, jobId, false))) return;
     const analysis = failed(
       `the analysis gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${error}`,
       clock.now(),

@@ -24,6 +24,8 @@ export interface AnalysedSession {
   metrics_object_id: string | null;
   tasks_written_at: number | null;
   analysis_status: string | null;
+  /** The job that holds its analysis (claim). */
+  analysis_job_id: string | null;
 }
 
 export interface AnalysisColumns {
@@ -61,6 +63,7 @@ export class AnalysisStore {
         'metrics_object_id',
         'tasks_written_at',
         'analysis_status',
+        'analysis_job_id',
       ])
       .where('id', '=', id)
       .executeTakeFirst();
@@ -74,6 +77,7 @@ export class AnalysisStore {
       tasks_written_at:
         row.tasks_written_at === null || row.tasks_written_at === undefined ? null : Number(row.tasks_written_at),
       analysis_status: row.analysis_status ?? null,
+      analysis_job_id: row.analysis_job_id ?? null,
       finished_at: row.finished_at === null ? null : Number(row.finished_at),
       answered_at: row.answered_at === null || row.answered_at === undefined ? null : Number(row.answered_at),
     };

@@ -190,4 +190,29 @@ describe('two jobs for one call', () => {
     expect(r.analysis_status).toBe('completed');
     expect(await analysisEvents(user.id)).toHaveLength(1);
   });
+
+  it('a re-run that gives up after a later re-run took the call over leaves that one standing', async () => {
+    await t.services.jobs.stop();
+    const user = await createVerifiedUser(t);
+    const sessionId = await endedCall(t, user, { transcript: TRANSCRIPT });
+    const service = t.services.analysis.analysis;
+    await service.analyse({ sessionId }, 'job-first');
+    await service.analyse({ sessionId, rerun: true }, 'job-later');
+    // The queue's hook for a job whose attempts ran out (JobKind.gaveUp), for the re-run that was overtaken.
+    const gaveUp = (jobId: string) =>
+      (
+        service as unknown as { gaveUp(job: object, jobId: string, attempts: number, error: string): Promise<void> }
+      ).gaveUp({ sessionId, rerun: true }, jobId, 3, 'the model is down');
+    await gaveUp('job-overtaken');
+    expect(await row(sessionId)).toMatchObject({ analysis_status: 'completed', analysis_job_id: 'job-later' });
+    expect((await analysisEvents(user.id)).map((e) => e.status)).toEqual(['completed', 'completed']);
+    // The re-run that holds the call giving up does fail it.
+    await gaveUp('job-later');
+    expect(await row(sessionId)).toMatchObject({ analysis_status: 'failed', analysis_job_id: 'job-later' });
+    const call = (await client(t, user).get(`/api/calls/${sessionId}`)).json();
+    expect(call.analysis).toMatchObject({
+      status: 'failed',
+      reason: 'the analysis gave up after 3 attempts: the model is down',
+    });
+  });
 });
