@@ -7,10 +7,9 @@ import { type CampaignInput, RETRY_OUTCOMES } from './definition.js';
 import type { DoNotCallService } from './do-not-call-service.js';
 import type { CampaignService } from './service.js';
 import { CONTACT_STATUSES } from './tables.js';
+import { docs, examples } from './routes.docs.js';
 
 const tags = ['campaigns'];
-const exId = '019ae0c1-2b3c-7d4e-8f50-6172839a4b5c';
-const at = '2026-12-03T09:00:00.000Z';
 const lit = <T extends string>(values: readonly T[]) => Type.Unsafe<T>(Type.Union(values.map((v) => Type.Literal(v))));
 
 const ContactInput = Type.Union([
@@ -109,25 +108,7 @@ const CreateCampaignBody = Type.Object(
   },
   {
     additionalProperties: false,
-    examples: [
-      {
-        name: 'December reminders',
-        agent: {
-          name: 'Amy',
-          firstMessage: 'Hello {{contact.name}}, this is Amy from the clinic.',
-          voicemailMessage: 'Please call us back.',
-        },
-        fromNumberIds: ['019ae0b0-0000-7000-8000-000000000001'],
-        contacts: [
-          { name: 'Grace', phone: '+14155550123', timezone: 'America/Los_Angeles' },
-          { name: 'Alan', phone: '+442079460000' },
-        ],
-        schedule: { days: ['mon', 'tue', 'wed', 'thu', 'fri'], from: '09:00', to: '17:00' },
-        pacing: { callsPerMinute: 30 },
-        retry: { maxAttempts: 2, delayMinutes: 60 },
-        budgetUsd: 20,
-      },
-    ],
+    examples: [examples.createCampaignBody],
   },
 );
 
@@ -153,30 +134,6 @@ const Campaign = Type.Object({
   startedAt: Type.Optional(Type.String({ format: 'date-time' })),
   endedAt: Type.Optional(Type.String({ format: 'date-time' })),
 });
-const counts = {
-  total: 2,
-  pending: 0,
-  calling: 1,
-  completed: 1,
-  voicemail: 0,
-  no_answer: 0,
-  busy: 0,
-  failed: 0,
-  opted_out: 0,
-  do_not_call: 0,
-};
-const exampleCampaign = {
-  id: exId,
-  name: 'December reminders',
-  status: 'running' as const,
-  counts,
-  attempts: 2,
-  spentUsd: 0.02,
-  pacing: { callsPerMinute: 30, maxConcurrent: 5 },
-  objectId: '019ae0c1-2b3c-7d4e-8f50-000000000002',
-  createdAt: at,
-  startedAt: at,
-};
 const CampaignList = Type.Object({
   items: Type.Array(Campaign),
   next: Type.Optional(Type.String({ description: 'Pass as `before` for the next page' })),
@@ -220,29 +177,6 @@ export interface CampaignRouteDeps {
   doNotCall: DoNotCallService;
 }
 
-const MOVE_TEXT = {
-  start: [
-    'startCampaign',
-    'Start a draft campaign',
-    'draft to running. 402 `insufficient_funds` when neither your allowance nor your balance pays one minute to the first contact.',
-  ],
-  pause: [
-    'pauseCampaign',
-    'Pause a running campaign',
-    'running to paused: no new call is placed; calls under way go on.',
-  ],
-  resume: [
-    'resumeCampaign',
-    'Resume a paused campaign',
-    'paused to running (also after it paused itself); 402 as for start.',
-  ],
-  cancel: [
-    'cancelCampaign',
-    'Cancel a campaign',
-    'draft, running or paused to cancelled, for good: contacts not yet called stay pending.',
-  ],
-} as const;
-
 export function campaignRoutes(app: App, deps: CampaignRouteDeps) {
   const { campaigns, doNotCall } = deps;
 
@@ -252,17 +186,10 @@ export function campaignRoutes(app: App, deps: CampaignRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'createCampaign',
-        summary: 'Create a campaign',
-        description:
-          "Outbound calls to many contacts, paced (calls per minute, calls at once: across every instance together), within business hours in each contact's time zone (its `timezone`, else `schedule.timezone`, else its number's country's zone, else UTC), retried by outcome after a delay, up to a budget. Each call is placed and charged like `POST /api/session/call` and carries `campaign_id`. The definition is also written, encrypted, to your `campaigns` store (`objectId`). 400 for a malformed body or agent; 404 for a number, agent, contact, pathway, persona or knowledge base that is not yours; 409 for a number that cannot place voice calls; 422 `invalid_campaign` for a phone, time zone or schedule that is not valid, `invalid_pathway` for a pathway.",
+        ...docs.createCampaign,
         body: CreateCampaignBody,
         response: {
-          201: ok(Created, 'The campaign, a draft', {
-            id: exId,
-            status: 'draft',
-            objectId: '019ae0c1-2b3c-7d4e-8f50-000000000002',
-          }),
+          201: ok(Created, 'The campaign, a draft', examples.createCampaign),
           ...errorResponses('invalid_input', 'not_found', 'conflict', 'invalid_campaign', 'invalid_pathway'),
         },
       },
@@ -277,14 +204,12 @@ export function campaignRoutes(app: App, deps: CampaignRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'listCampaigns',
-        summary: 'List campaigns',
-        description: 'Newest first, with their counts and spend.',
+        ...docs.listCampaigns,
         querystring: Type.Object({
           before: Type.Optional(Type.String({ maxLength: 100 })),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
         }),
-        response: { 200: ok(CampaignList, 'Your campaigns', { items: [exampleCampaign] }) },
+        response: { 200: ok(CampaignList, 'Your campaigns', examples.listCampaigns) },
       },
     },
     async (request) =>
@@ -297,12 +222,9 @@ export function campaignRoutes(app: App, deps: CampaignRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'getCampaign',
-        summary: 'Read a campaign',
-        description:
-          'Its status, counts per contact status, calls placed and spend. Follow it live with `GET /api/events/campaign_status?campaign_id=<id>`.',
+        ...docs.getCampaign,
         params: IdParams,
-        response: { 200: ok(Campaign, 'The campaign', exampleCampaign), ...errorResponses('not_found') },
+        response: { 200: ok(Campaign, 'The campaign', examples.campaign), ...errorResponses('not_found') },
       },
     },
     async (request) => campaigns.get(request.auth!.userId, request.params.id),
@@ -314,9 +236,7 @@ export function campaignRoutes(app: App, deps: CampaignRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'listCampaignContacts',
-        summary: "A campaign's contacts and their attempts",
-        description: 'In the order they were given; `status` filters.',
+        ...docs.listCampaignContacts,
         params: IdParams,
         querystring: Type.Object({
           status: Type.Optional(lit(CONTACT_STATUSES)),
@@ -324,17 +244,7 @@ export function campaignRoutes(app: App, deps: CampaignRouteDeps) {
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
         }),
         response: {
-          200: ok(ContactPage, 'One page of contacts', {
-            items: [
-              {
-                index: 0,
-                name: 'Grace',
-                phone: '+14155550123',
-                status: 'completed',
-                attempts: [{ sessionId: '019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e07', outcome: 'completed', at }],
-              },
-            ],
-          }),
+          200: ok(ContactPage, 'One page of contacts', examples.listCampaignContacts),
           ...errorResponses('invalid_input', 'not_found'),
         },
       },
@@ -347,20 +257,23 @@ export function campaignRoutes(app: App, deps: CampaignRouteDeps) {
       }),
   );
 
+  const moves = {
+    start: docs.startCampaign,
+    pause: docs.pauseCampaign,
+    resume: docs.resumeCampaign,
+    cancel: docs.cancelCampaign,
+  } as const;
   for (const move of ['start', 'pause', 'resume', 'cancel'] as const) {
-    const [operationId, summary, description] = MOVE_TEXT[move];
     app.post(
       `/api/campaigns/:id/${move}`,
       {
         config: { auth: 'verified' },
         schema: {
           tags,
-          operationId,
-          summary,
-          description: `${description} 409 \`invalid_state\` for a move its status does not allow; emits \`campaign_status\`.`,
+          ...moves[move],
           params: IdParams,
           response: {
-            200: ok(Campaign, 'The campaign after the move', exampleCampaign),
+            200: ok(Campaign, 'The campaign after the move', examples.campaign),
             ...errorResponses(
               'not_found',
               'invalid_state',
@@ -379,10 +292,7 @@ export function campaignRoutes(app: App, deps: CampaignRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'deleteCampaign',
-        summary: 'Delete a campaign',
-        description:
-          'Only when it is not running (409 `invalid_state`); its record in your campaigns store and its calls stay.',
+        ...docs.deleteCampaign,
         params: IdParams,
         response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses('not_found', 'invalid_state') },
       },
@@ -399,17 +309,13 @@ export function campaignRoutes(app: App, deps: CampaignRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'listDoNotCall',
-        summary: 'List your do-not-call numbers',
-        description: 'In number order. No outbound call of yours dials a listed number.',
+        ...docs.listDoNotCall,
         querystring: Type.Object({
           after: Type.Optional(Type.String({ maxLength: 32 })),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
         }),
         response: {
-          200: ok(ListingPage, 'Listed numbers', {
-            items: [{ phone: '+14155550123', reason: 'asked by email', source: 'api', createdAt: at }],
-          }),
+          200: ok(ListingPage, 'Listed numbers', examples.listDoNotCall),
         },
       },
     },
@@ -423,24 +329,16 @@ export function campaignRoutes(app: App, deps: CampaignRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'addDoNotCall',
-        summary: 'List a number as not to be called',
-        description:
-          'Every outbound call to it is refused from now on: `POST /api/session/call` answers 409 `do_not_call`; a campaign contact ends `do_not_call`, never dialled. Listing it again changes nothing.',
+        ...docs.addDoNotCall,
         body: Type.Object(
           {
             phone: Type.String({ minLength: 1, maxLength: 32, description: 'E.164' }),
             reason: Type.Optional(Type.String({ maxLength: 500 })),
           },
-          { additionalProperties: false, examples: [{ phone: '+14155550123', reason: 'asked by email' }] },
+          { additionalProperties: false, examples: [examples.addDoNotCallBody] },
         ),
         response: {
-          200: ok(Listing, 'The listing', {
-            phone: '+14155550123',
-            reason: 'asked by email',
-            source: 'api',
-            createdAt: at,
-          }),
+          200: ok(Listing, 'The listing', examples.addDoNotCall),
           ...errorResponses('invalid_input'),
         },
       },
@@ -454,9 +352,7 @@ export function campaignRoutes(app: App, deps: CampaignRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'removeDoNotCall',
-        summary: 'Take a number off the do-not-call list',
-        description: 'Outbound calls may dial it again. 404 when it is not listed.',
+        ...docs.removeDoNotCall,
         params: Type.Object({ phone: Type.String({ minLength: 1, maxLength: 32, description: 'E.164 (+ as %2B)' }) }),
         response: { 204: Type.Null({ description: 'Removed' }), ...errorResponses('invalid_input', 'not_found') },
       },
