@@ -301,7 +301,13 @@ export async function measureOfflineLevels(o: {
         while (Date.now() < deadline) {
           await sleep(1000);
           const view = (await (await request('GET', `/api/calls/${sessionId}`)).json()) as CallView;
-          if (['completed', 'failed', 'no_answer', 'busy', 'canceled'].includes(view.status))
+          // The status is final a moment before the record (transcript, latency) is stored: wait for both, or
+          // a call measured alone counts no line at all.
+          if (
+            view.status === 'completed'
+              ? view.transcript
+              : ['failed', 'no_answer', 'busy', 'canceled'].includes(view.status)
+          )
             return { view, sessionId };
         }
         return { error: `${sessionId} still running after 150 s` };
