@@ -6,6 +6,7 @@ import { errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { AnalyticsService } from './analytics.js';
 import type { AnalysisService } from './service.js';
+import { docs, examples } from './routes.docs.js';
 
 export interface AnalysisRouteDeps {
   analysis: AnalysisService;
@@ -50,20 +51,6 @@ const AnalyticsAnswer = Type.Object({
   totals: Type.Object(Bucket),
 });
 
-const exampleBucket = {
-  calls: 42,
-  answered: 38,
-  completed: 30,
-  voicemail: 4,
-  transferred: 3,
-  failed: 2,
-  successRate: 0.7333,
-  avgDurationSeconds: 74.5,
-  costUsd: 3.12,
-  latencyP50Ms: 620,
-  latencyP95Ms: 1180,
-};
-
 export function analysisRoutes(app: App, deps: AnalysisRouteDeps) {
   const { analysis, analytics } = deps;
 
@@ -73,13 +60,10 @@ export function analysisRoutes(app: App, deps: AnalysisRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags: ['analytics'],
-        operationId: 'rerunCallAnalysis',
-        summary: "Analyse an ended call again (with the agent's analysis settings of the call)",
-        description:
-          'Queues the analysis of the call again; when it is written, GET /api/calls/{id} has the new `analysis`, its `performance-metrics` record is replaced, and a `call_analysis` event (and, for a call with a `webhook`, a delivery) follows. Tasks are written only by the first analysis that finds some. 404 when the call is not yours, 409 `conflict` while it has not ended.',
+        ...docs.rerunCallAnalysis,
         params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
         response: {
-          202: ok(Type.Object({ status: Type.Literal('queued') }), 'Queued', { status: 'queued' }),
+          202: ok(Type.Object({ status: Type.Literal('queued') }), 'Queued', examples.rerunCallAnalysis),
           ...errorResponses('not_found', 'conflict'),
         },
       },
@@ -96,10 +80,7 @@ export function analysisRoutes(app: App, deps: AnalysisRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags: ['analytics'],
-        operationId: 'callAnalytics',
-        summary: 'Your calls counted by day, agent, campaign, outcome or direction',
-        description:
-          "Counted from the server's own call rows (no record is decrypted), so it answers quickly for many calls. `from` and `to` are dates (YYYY-MM-DD, whole days in `tz`, both included) or ISO 8601 times (`to` excluded); default the last 30 days, at most 400. `tz` is an IANA time zone (default UTC): the day a call belongs to is its start's day there, daylight saving time included. `groupBy=day` lists every day of the range, calls or not, oldest first; other groupings list their keys by calls, most first. Success rate, cost and latency come with the call's analysis (a few seconds after it ends). 400 for an unknown time zone, a range that is empty or too long.",
+        ...docs.callAnalytics,
         querystring: Type.Object({
           from: Type.Optional(Type.String({ maxLength: 40, examples: ['2026-11-01'] })),
           to: Type.Optional(Type.String({ maxLength: 40, examples: ['2026-11-30'] })),
@@ -116,26 +97,7 @@ export function analysisRoutes(app: App, deps: AnalysisRouteDeps) {
           campaignId: Type.Optional(Type.String({ maxLength: 100 })),
         }),
         response: {
-          200: ok(AnalyticsAnswer, 'The buckets and their totals', {
-            groupBy: 'day',
-            tz: 'Europe/Berlin',
-            from: '2026-11-30T23:00:00.000Z',
-            to: '2026-12-02T23:00:00.000Z',
-            buckets: [
-              { key: '2026-12-01', ...exampleBucket },
-              { key: '2026-12-02', ...exampleBucket },
-            ],
-            totals: {
-              ...exampleBucket,
-              calls: 84,
-              answered: 76,
-              completed: 60,
-              voicemail: 8,
-              transferred: 6,
-              failed: 4,
-              costUsd: 6.24,
-            },
-          }),
+          200: ok(AnalyticsAnswer, 'The buckets and their totals', examples.callAnalytics),
           ...errorResponses('invalid_input'),
         },
       },

@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { errorResponses, IdParams, ok } from '../../http/schemas.js';
 import { type App, metaOf } from '../../http/types.js';
 import type { ApiKeyService } from './service.js';
+import { docs, examples } from './routes.docs.js';
 
 const ApiKey = Type.Object({
   id: Type.String(),
@@ -11,14 +12,6 @@ const ApiKey = Type.Object({
   createdAt: Type.String({ format: 'date-time' }),
   lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 });
-
-const keyExample = {
-  id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40',
-  name: 'deploy',
-  key: 'wsk_3q2-7w9Z1bq0kS5xW8yD4vL6nH2mJ0pR7tY9uI1oQx3v',
-  createdAt: '2026-11-23T12:00:00.000Z',
-  lastUsedAt: null,
-};
 
 /** What the API-key routes touch. */
 export interface ApiKeyRouteDeps {
@@ -34,13 +27,9 @@ export function apiKeyRoutes(app: App, deps: ApiKeyRouteDeps) {
       config: { auth: 'user' },
       schema: {
         tags: ['api-keys'],
-        operationId: 'listApiKeys',
-        summary: "The caller's API keys, masked",
-        description: 'Oldest first; each key shows only its last four characters.',
+        ...docs.listApiKeys,
         response: {
-          200: ok(Type.Array(ApiKey), 'Your keys, masked', [
-            { ...keyExample, key: 'wsk_…Qx3v', lastUsedAt: '2026-11-23T13:05:00.000Z' },
-          ]),
+          200: ok(Type.Array(ApiKey), 'Your keys, masked', examples.listApiKeys),
         },
       },
     },
@@ -53,10 +42,7 @@ export function apiKeyRoutes(app: App, deps: ApiKeyRouteDeps) {
       config: { auth: 'user' },
       schema: {
         tags: ['api-keys'],
-        operationId: 'createApiKey',
-        summary: 'Create an API key; the clear key is in this answer only',
-        description:
-          'The key authenticates as you wherever a session token does (send it as a bearer token), until you delete it or reset your password (a reset deletes every key). Store it now: only a hash is kept.',
+        ...docs.createApiKey,
         body: Type.Object(
           {
             name: Type.String({
@@ -66,9 +52,9 @@ export function apiKeyRoutes(app: App, deps: ApiKeyRouteDeps) {
               description: 'Stored trimmed; must contain a non-space character',
             }),
           },
-          { examples: [{ name: 'deploy' }] },
+          { examples: [examples.createApiKeyBody] },
         ),
-        response: { 200: ok(ApiKey, 'The new key, in clear this once', keyExample) },
+        response: { 200: ok(ApiKey, 'The new key, in clear this once', examples.createApiKey) },
       },
     },
     async (request) => apiKeys.create(request.auth!.userId, request.body.name, metaOf(request)),
@@ -80,9 +66,7 @@ export function apiKeyRoutes(app: App, deps: ApiKeyRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags: ['api-keys'],
-        operationId: 'deleteApiKey',
-        summary: 'Revoke an API key (phone-verified owner only)',
-        description: 'The key stops working at once, on every instance.',
+        ...docs.deleteApiKey,
         params: IdParams,
         response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses('not_found') },
       },
