@@ -10,11 +10,11 @@
 // (its key) and a few additions into typed arrays.
 export const ANALYTICS_FOLD = 'analytics_fold';
 
-/** Groups by key: [key, tally, calls, seconds, cents], [key, bin, calls] per latency percentile. */
+/** Groups by key: [key, tally, calls, seconds, cents], and per latency percentile [key, bins, calls of each bin]. */
 export interface FoldResult {
   counts: Array<[string | number | null, number | null, number, number, number]>;
-  p50: Array<[string | number | null, number, number]>;
-  p95: Array<[string | number | null, number, number]>;
+  p50: Array<[string | number | null, number[], number[]]>;
+  p95: Array<[string | number | null, number[], number[]]>;
 }
 
 type Key = string | number | null;
@@ -46,11 +46,20 @@ class Histogram {
     }
     this.counts[bin]! += 1;
   }
-  entries(): Array<[number, number]> {
-    const out: Array<[number, number]> = [];
-    for (let bin = 0; bin < this.counts.length; bin++) if (this.counts[bin]) out.push([bin, this.counts[bin]!]);
-    if (this.beyond) out.push(...this.beyond);
-    return out;
+  /** The bins with calls (those up to BINNED_MAX in order) and their calls; null when none. */
+  arrays(): [number[], number[]] | null {
+    const bins: number[] = [];
+    const calls: number[] = [];
+    for (let bin = 0; bin < this.counts.length; bin++)
+      if (this.counts[bin]) {
+        bins.push(bin);
+        calls.push(this.counts[bin]!);
+      }
+    for (const [bin, n] of this.beyond ?? []) {
+      bins.push(bin);
+      calls.push(n);
+    }
+    return bins.length ? [bins, calls] : null;
   }
 }
 
@@ -102,8 +111,10 @@ export const analyticsFold = {
         const calls = counts[t * 3]!;
         if (calls) result.counts.push([key, t === UNTALLIED ? null : t, calls, counts[t * 3 + 1]!, counts[t * 3 + 2]!]);
       }
-      for (const [bin, calls] of p50.entries()) result.p50.push([key, bin, calls]);
-      for (const [bin, calls] of p95.entries()) result.p95.push([key, bin, calls]);
+      const h50 = p50.arrays();
+      if (h50) result.p50.push([key, ...h50]);
+      const h95 = p95.arrays();
+      if (h95) result.p95.push([key, ...h95]);
     }
     return JSON.stringify(result);
   },

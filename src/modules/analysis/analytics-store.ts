@@ -60,15 +60,16 @@ function keyExpression(groupBy: GroupBy, offsets: AnalyticsFilter['offsets']): R
   }
 }
 
-/** Calls by key and latency bin (calls with that latency only). */
+/** A key's calls by latency bin (calls with that latency only): `calls[i]` in `bins[i]`, each bin once. */
 export interface BinRow {
   key: string | number | null;
-  bin: number;
-  calls: number;
+  bins: number[];
+  calls: number[];
 }
 
 export interface Groups {
   counts: CountRow[];
+  /** At most one row per key. */
   p50: BinRow[];
   p95: BinRow[];
 }
@@ -113,8 +114,8 @@ export class AnalyticsStore {
         durationSeconds,
         costCents,
       })),
-      p50: folded.p50.map(([k, b, calls]) => ({ key: keyOf(groupBy, k), bin: b, calls })),
-      p95: folded.p95.map(([k, b, calls]) => ({ key: keyOf(groupBy, k), bin: b, calls })),
+      p50: folded.p50.map(([k, bins, calls]) => ({ key: keyOf(groupBy, k), bins, calls })),
+      p95: folded.p95.map(([k, bins, calls]) => ({ key: keyOf(groupBy, k), bins, calls })),
     };
   }
 
@@ -166,10 +167,7 @@ export class AnalyticsStore {
         continue;
       }
       const into = set === GROUPED_BY_P50 ? groups.p50 : set === GROUPED_BY_P95 ? groups.p95 : null;
-      if (!into) continue;
-      const bins = r.bins as number[];
-      const calls = r.bin_calls as number[];
-      for (let i = 0; i < bins.length; i++) into.push({ key, bin: bins[i]!, calls: calls[i]! });
+      into?.push({ key, bins: r.bins as number[], calls: r.bin_calls as number[] });
     }
     return groups;
   }

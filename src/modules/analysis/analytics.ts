@@ -10,6 +10,7 @@ import type { Clock } from '../../lib/clock.js';
 import {
   type AnalyticsFilter,
   type AnalyticsStore,
+  type BinRow,
   type CountRow,
   type GroupBy,
   LATENCY_BIN_MS,
@@ -66,9 +67,12 @@ interface Sums {
   ended: number;
   durationSeconds: number;
   costCents: number;
-  p50: Map<number, number>;
-  p95: Map<number, number>;
+  /** The latency histograms of the bucket's keys (one each, the totals' one per key). */
+  p50: Histogram[];
+  p95: Histogram[];
 }
+
+type Histogram = Pick<BinRow, 'bins' | 'calls'>;
 
 const emptySums = (): Sums => ({
   calls: 0,
@@ -82,19 +86,27 @@ const emptySums = (): Sums => ({
   ended: 0,
   durationSeconds: 0,
   costCents: 0,
-  p50: new Map(),
-  p95: new Map(),
+  p50: [],
+  p95: [],
 });
 
-/** Nearest-rank percentile of a histogram of 10 ms bins. */
-function binPercentile(bins: Map<number, number>, p: number): number | null {
-  const total = [...bins.values()].reduce((a, b) => a + b, 0);
+/** Nearest-rank percentile of histograms of 10 ms bins together. */
+function binPercentile(parts: Histogram[], p: number): number | null {
+  let { bins, calls } = parts[0] ?? { bins: [], calls: [] };
+  if (parts.length > 1) {
+    const merged = new Map<number, number>();
+    for (const h of parts)
+      for (let i = 0; i < h.bins.length; i++) merged.set(h.bins[i]!, (merged.get(h.bins[i]!) ?? 0) + h.calls[i]!);
+    bins = [...merged.keys()];
+    calls = bins.map((bin) => merged.get(bin)!);
+  }
+  const total = calls.reduce((a, b) => a + b, 0);
   if (total === 0) return null;
   const rank = Math.max(1, Math.ceil((p / 100) * total));
   let seen = 0;
-  for (const bin of [...bins.keys()].sort((a, b) => a - b)) {
-    seen += bins.get(bin)!;
-    if (seen >= rank) return bin * LATENCY_BIN_MS;
+  for (const i of bins.map((_, i) => i).sort((a, b) => bins[a]! - bins[b]!)) {
+    seen += calls[i]!;
+    if (seen >= rank) return bins[i]! * LATENCY_BIN_MS;
   }
   return null;
 }
@@ -131,8 +143,6 @@ function add(into: Sums, row: CountRow): void {
   if (has(TALLY.ended)) into.durationSeconds += row.durationSeconds;
   into.costCents += row.costCents;
 }
-
-const addBin = (bins: Map<number, number>, bin: number, calls: number) => bins.set(bin, (bins.get(bin) ?? 0) + calls);
 
 export class AnalyticsService {
   constructor(
@@ -194,12 +204,12 @@ export class AnalyticsService {
       add(totals, row);
     }
     for (const row of p50) {
-      addBin(sums(row.key).p50, row.bin, row.calls);
-      addBin(totals.p50, row.bin, row.calls);
+      sums(row.key).p50.push(row);
+      totals.p50.push(row);
     }
     for (const row of p95) {
-      addBin(sums(row.key).p95, row.bin, row.calls);
-      addBin(totals.p95, row.bin, row.calls);
+      sums(row.key).p95.push(row);
+      totals.p95.push(row);
     }
     const keys = [...byKey.keys()].sort((a, b) =>
       groupBy === 'day'

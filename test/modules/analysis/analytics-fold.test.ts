@@ -24,12 +24,12 @@ describe('analyticsFold', () => {
       [20_001, 3, 1, 5, 2],
     ]);
     expect(result.p50).toEqual([
-      [20_000, 60, 2],
-      [20_001, 50, 1],
+      [20_000, [60], [2]],
+      [20_001, [50], [1]],
     ]);
     expect(result.p95).toEqual([
-      [20_000, 90, 1],
-      [20_001, 70, 1],
+      [20_000, [90], [1]],
+      [20_001, [70], [1]],
     ]);
   });
 
@@ -52,15 +52,8 @@ describe('analyticsFold', () => {
       [1, 1, 0, 0, 300, 4_095],
       [1, 1, 0, 0, 90_000, 0],
     ]);
-    expect(result.p50).toEqual([
-      [1, 300, 1],
-      [1, 90_000, 2],
-    ]);
-    expect(result.p95).toEqual([
-      [1, 0, 1],
-      [1, 4_095, 1],
-      [1, 120_000, 1],
-    ]);
+    expect(result.p50).toEqual([[1, [300, 90_000], [1, 2]]]);
+    expect(result.p95).toEqual([[1, [0, 4_095, 120_000], [1, 1, 1]]]);
   });
 
   it('refuses a tally that is not 8 bits rather than count it somewhere', () => {
