@@ -6,6 +6,7 @@ import { errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { CallAnalysisSchema, EXAMPLE_ANALYSIS } from '../analysis/schemas.js';
 import type { CallViews } from './call-views.js';
+import { docs } from './list-routes.docs.js';
 
 const Latency = Type.Object({
   sttMs: Type.Number(),
@@ -162,10 +163,7 @@ export function callListRoutes(app: App, { views }: CallListRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags: ['calls'],
-        operationId: 'listCalls',
-        summary: 'Your calls, newest first',
-        description:
-          'Every call session of the account (outbound, inbound, temporary and web), newest first, `limit` at a time (default 20, at most 100); pass `nextBefore` as `before` for the next page.',
+        ...docs.listCalls,
         querystring: Type.Object({
           before: Type.Optional(Type.String({ maxLength: 100 })),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
@@ -185,10 +183,7 @@ export function callListRoutes(app: App, { views }: CallListRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags: ['calls'],
-        operationId: 'getCall',
-        summary: 'One call: status, direction, numbers, times, and once ended its transcript',
-        description:
-          'An ended call adds what its encrypted record in your `calls` store holds: transcript lines (`role` agent or caller, times in ms since the call was answered, `interrupted` for agent lines cut by barge-in, `recognised: false` for caller lines not recognised from audio, `latency` on agent lines that answer a caller turn), tool calls with their results, `recordingUrl` when the call was recorded, and `analysis` once its post-call analysis is written, a few seconds after the end (see POST /api/calls/{id}/analysis). 404 when it is not yours.',
+        ...docs.getCall,
         params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
         response: {
           200: ok(CallDetail, 'The call', {
@@ -239,10 +234,7 @@ export function callListRoutes(app: App, { views }: CallListRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags: ['calls'],
-        operationId: 'getCallRecording',
-        summary: "A call's recording",
-        description:
-          'A WAV file: PCM16, 8 kHz, two channels (caller left, agent right). 404 when the call is not yours or has no recording.',
+        ...docs.getCallRecording,
         params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
         produces: ['audio/wav'],
         response: {
