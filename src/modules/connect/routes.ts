@@ -8,6 +8,7 @@ import { errorResponses } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { STORE_NAMES } from '../data/root-service.js';
 import type { ConnectResult, ConnectService } from './service.js';
+import { docs, examples } from './routes.docs.js';
 
 const ConnectBody = Type.Object(
   {
@@ -29,7 +30,7 @@ const ConnectBody = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false, examples: [{ repository: 'contacts', path: '/get-leads', params: { credits: 25 } }] },
+  { additionalProperties: false, examples: [examples.connectBody] },
 );
 
 const countHeaders = {
@@ -69,15 +70,7 @@ const ConnectorFailure = Type.Object(
     description:
       'The connector could not be reached or broke off mid-stream; what was written stays and is counted (in the body and the headers)',
     headers: countHeaders,
-    examples: [
-      {
-        message: 'connector stream broke off: terminated',
-        code: 'provider_error',
-        written: 120,
-        skipped: 1,
-        credits: 500,
-      },
-    ],
+    examples: [examples.connectorFailure],
   },
 );
 
@@ -94,10 +87,7 @@ export function connectRoutes(app: App, deps: ConnectRouteDeps) {
       config: { auth: 'verified', idempotent: true },
       schema: {
         tags: ['connect'],
-        operationId: 'runConnectorJob',
-        summary: 'Ingest records from the connector into an encrypted store',
-        description:
-          "Streams `POST {CONNECTOR_URL}{path}` (SSE or NDJSON); each frame that is a JSON object is encrypted with the store's default key (AES-256-GCM, a fresh 12-byte IV) and created as a child of the store, emitting `object_created`. Answers 204 when the stream ends, with `X-Objects-Written`, `X-Frames-Skipped` and (for `/get-leads`) `X-Credits-Granted`. `/get-leads` clamps `params.credits` to the plan's remaining lead allowance plus what the prepaid balance buys (`LEAD_PRICE_USD` each), reserves the paid part, charges only delivered leads and returns the rest; no allowance: 204 at once. 400 unknown repository (the message lists the eight); 402 when the balance fell before the reservation; 502 when the connector fails (written objects stay, counts in the body).",
+        ...docs.runConnectorJob,
         body: ConnectBody,
         response: { 204: Completed, ...errorResponses('invalid_input', 'insufficient_funds'), 502: ConnectorFailure },
       },

@@ -3,20 +3,7 @@ import { Type } from 'typebox';
 import { errorResponses, IdParams, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { IntegrationService } from './service.js';
-
-const example = {
-  id: '0193a0d2-7c1e-7b3a-9f10-3c5d2e8b1a42',
-  type: 'calendly',
-  data: {
-    eventTypeUri: 'https://api.calendly.com/event_types/AAAAAAAAAAAAAAAA',
-    eventTypeSlug: '30min',
-    eventTypeName: '30 Minute Meeting',
-    userUri: 'https://api.calendly.com/users/BBBBBBBBBBBBBBBB',
-    schedulingUrl: 'https://calendly.com/acme/30min',
-    accessToken: 'eyJr…9xQz',
-  },
-  createdAt: '2026-11-23T10:00:00.000Z',
-};
+import { docs, examples } from './routes.docs.js';
 
 const Integration = Type.Object(
   {
@@ -37,7 +24,7 @@ const Integration = Type.Object(
     ),
     createdAt: Type.String({ format: 'date-time' }),
   },
-  { title: 'Integration', examples: [example] },
+  { title: 'Integration', examples: [examples.integration] },
 );
 
 const IntegrationBody = Type.Object(
@@ -50,15 +37,7 @@ const IntegrationBody = Type.Object(
     }),
   },
   {
-    examples: [
-      {
-        type: 'calendly',
-        data: {
-          accessToken: 'eyJraWQiOiIxY2UxZTEzNjE3ZGNm.eyJpc3MiOiJodHRwczovL2F1dGguY2FsZW5kbHkuY29tIn0.9xQz',
-          eventTypeUrl: 'https://calendly.com/acme/30min',
-        },
-      },
-    ],
+    examples: [examples.integrationBody],
   },
 );
 
@@ -76,14 +55,12 @@ export function integrationRoutes(app: App, deps: IntegrationRouteDeps) {
       config: { auth: 'user' },
       schema: {
         tags: ['integrations'],
-        operationId: 'listIntegrations',
-        summary: 'Your integrations, tokens masked',
-        description: 'Oldest first. Token-like fields are masked (abcd…wxyz); the clear token is never shown again.',
+        ...docs.listIntegrations,
         response: {
           200: ok(
             Type.Array(Integration, { title: 'IntegrationList' }),
             'Your integrations, oldest first, tokens masked',
-            [example],
+            examples.listIntegrations,
           ),
         },
       },
@@ -97,10 +74,7 @@ export function integrationRoutes(app: App, deps: IntegrationRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags: ['integrations'],
-        operationId: 'createIntegration',
-        summary: 'Add an integration: credentials validated with the provider, then stored',
-        description:
-          'Calendly: the token is checked with GET /users/me and the event type found among GET /event_types of that user, by URL, API uri or slug. The token is stored encrypted with the master key. 400 `invalid_input` for an unknown type, missing fields, non-string values or an unknown event type; 400 `provider_refused` for a token Calendly refuses; 502 when Calendly cannot be reached.',
+        ...docs.createIntegration,
         body: IntegrationBody,
         response: {
           200: ok(Integration, 'The stored integration, token masked'),
@@ -117,9 +91,7 @@ export function integrationRoutes(app: App, deps: IntegrationRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags: ['integrations'],
-        operationId: 'deleteIntegration',
-        summary: 'Revoke an integration',
-        description: 'Deletes the integration and its stored token at once; 404 when it is not yours.',
+        ...docs.deleteIntegration,
         params: IdParams,
         response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses('not_found') },
       },
