@@ -7,7 +7,7 @@
 // media sockets and the watch over calls nobody carries.
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { WebCallConfig } from '../../config.js';
+import type { Config } from '../../config.js';
 import type { Database } from '../../db/schema.js';
 import { type Clock, type TimerClock, systemClock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
@@ -16,7 +16,6 @@ import { SandboxDialogue } from '../../providers/language-model/sandbox.js';
 import { NoRecognition } from '../../providers/speech-to-text/none.js';
 import type { CallControl, TelephonyProviders } from '../../providers/telephony/interface.js';
 import type { VoiceAgentProviders as ConfiguredVoiceProviders } from '../../providers/voice-agent.js';
-import type { RateLimitRule } from '../../rate-limit-config.js';
 import type { CallDesigns } from '../calls/call-design.js';
 import type { CallService } from '../calls/service.js';
 import type { CallStore } from '../calls/store.js';
@@ -31,13 +30,12 @@ import type { RateLimiter } from '../platform/rate-limiter.js';
 import type { SingleUseTokens } from '../platform/single-use.js';
 import type { PhoneNumberService } from '../telephony/numbers-service.js';
 import { type VoiceActivitySource, loadVoiceActivity } from '../voice/silero-vad.js';
-import type { VoiceSettings } from '../voice/session.js';
 import type { VoiceActivityDetector } from '../voice/vad.js';
 import { VoiceAgentCarrier } from './carrier.js';
 import { MediaHeartbeat } from './heartbeat.js';
 import { type InboundCallDeps, InboundCalls } from './inbound-calls.js';
 import { LiveCalls } from './live-calls.js';
-import { DEFAULT_MEDIA_ADMISSION, MediaAdmission, type MediaAdmissionLimits } from './media-admission.js';
+import { DEFAULT_MEDIA_ADMISSION, MediaAdmission } from './media-admission.js';
 import { MediaSockets } from './media-sockets.js';
 import { MediaTokens } from './media-tokens.js';
 import { OrphanedCalls } from './orphans.js';
@@ -56,12 +54,9 @@ export interface VoiceCarrierDeps {
   store: CallStore;
   clock: Clock;
   secretBox: SecretBox;
-  publicUrl: string;
+  /** PUBLIC_URL; TWILIO_FROM (calls without a number of their own come from it); SANDBOX_CALLS (`voice`: the sandbox carrier places calls when Twilio cannot). */
+  config: Pick<Config, 'publicUrl' | 'twilio' | 'audio'>;
   telephony: TelephonyProviders;
-  /** TWILIO_FROM: outbound calls without a number of their own come from it. */
-  twilioFrom: string | null;
-  /** SANDBOX_CALLS: `voice` lets the sandbox carrier place calls when Twilio cannot. */
-  sandboxCalls?: 'voice' | 'timer';
   serviceTokens: ServiceTokens;
   singleUse: SingleUseTokens;
   log: Log;
@@ -70,6 +65,7 @@ export interface VoiceCarrierDeps {
 /** The carrier and what it shares with the rest of the voice agent (media tokens, the live calls, the heartbeat). */
 export function createVoiceCarrier(deps: VoiceCarrierDeps) {
   const { store } = deps;
+  const twilioFrom = deps.config.twilio?.from ?? null;
   const tokens = new MediaTokens(deps.serviceTokens, deps.singleUse);
   const live = new LiveCalls();
   const heartbeat = new MediaHeartbeat({
@@ -82,16 +78,16 @@ export function createVoiceCarrier(deps: VoiceCarrierDeps) {
   // Twilio places the calls when it can (credentials and TWILIO_FROM); without Twilio the sandbox carrier does, unless SANDBOX_CALLS=timer.
   const twilio = deps.telephony.list.find((p) => !p.sandbox && p.calls !== null) ?? null;
   const sandbox = deps.telephony.list.find((p) => p.sandbox && p.calls !== null) ?? null;
-  const carrierDeps = { store, tokens, secretBox: deps.secretBox, publicUrl: deps.publicUrl };
+  const carrierDeps = { store, tokens, secretBox: deps.secretBox, publicUrl: deps.config.publicUrl };
   const holder = {
     instanceId: heartbeat.instanceId,
     keepHeartbeat: () => heartbeat.keep(),
     now: () => deps.clock.now(),
   };
   const carrier =
-    twilio?.calls && deps.twilioFrom
-      ? new VoiceAgentCarrier({ ...carrierDeps, control: twilio.calls, defaultFrom: deps.twilioFrom, sandbox: false })
-      : !twilio && sandbox?.calls && deps.sandboxCalls === 'voice'
+    twilio?.calls && twilioFrom
+      ? new VoiceAgentCarrier({ ...carrierDeps, control: twilio.calls, defaultFrom: twilioFrom, sandbox: false })
+      : !twilio && sandbox?.calls && deps.config.audio.sandboxCalls === 'voice'
         ? new VoiceAgentCarrier({
             ...carrierDeps,
             control: sandbox.calls,
@@ -125,9 +121,16 @@ export interface VoiceAgentDeps {
   db: Kysely<Database>;
   clock: Clock;
   secretBox: SecretBox;
-  publicUrl: string;
-  /** Production never mounts the sandbox's POST /api/sandbox/calls/inbound. */
-  production: boolean;
+  /**
+   * PUBLIC_URL; NODE_ENV (production never mounts POST /api/sandbox/calls/inbound);
+   * CALL_RECORDING; the voice settings; the media sockets' admission
+   * (MEDIA_UNAUTHENTICATED_*); browser calls' limits; the largest object
+   * (a longer recording is stored in parts).
+   */
+  config: Pick<
+    Config,
+    'publicUrl' | 'env' | 'audio' | 'voice' | 'mediaSockets' | 'webCalls' | 'rateLimits' | 'objectContentLimitBytes'
+  >;
   telephony: TelephonyProviders;
   carrier: VoiceCarrierServices;
   /** The calls service: calls are recorded and their progress reported there. */
@@ -136,8 +139,6 @@ export interface VoiceAgentDeps {
   legs: DialledLegs | null;
   /** The pathway, custom tools and variables of every kind of call (the calls area's rules). */
   designs: CallDesigns;
-  /** CALL_RECORDING (default true). */
-  recording?: boolean;
   providers: ConfiguredVoiceProviders;
   tools: VoiceToolServices;
   /** Custom HTTP tools and pathway webhook nodes (signed and filtered as webhooks are). */
@@ -145,15 +146,9 @@ export interface VoiceAgentDeps {
   /** A pathway's SMS nodes: texts from the account's number, charged as any SMS. */
   sendSms?: VoiceRunnerDeps['sendSms'];
   events: EventRecorder;
-  maxRecordingBytes: number;
   records: StoreRecords;
-  settings?: Partial<VoiceSettings>;
-  /** Sockets of the media routes before their token is accepted (MEDIA_UNAUTHENTICATED_*). */
-  mediaAdmission?: Partial<MediaAdmissionLimits>;
   /** What the metrics hear of the calls carried. */
   observers?: RunnerObservers;
-  /** Browser calls' limits. */
-  webCalls: { settings: WebCallConfig; perUser: RateLimitRule };
   numbers: PhoneNumberService;
   /** Telephony's inbound routing of a number. */
   routeFor: InboundCallDeps['route'];
@@ -181,14 +176,22 @@ function vadFactory(log: Log) {
 }
 
 export function createVoiceAgentServices(deps: VoiceAgentDeps) {
-  const { carrier, publicUrl, secretBox } = deps;
+  const { carrier, secretBox, config } = deps;
+  const { publicUrl } = config;
   const { store, tokens, live, heartbeat } = carrier;
   const clock: TimerClock = 'setTimeout' in deps.clock ? (deps.clock as TimerClock) : systemClock;
   const report: ProgressReporter = (...args) => deps.calls.report(...args);
   const setOutcome = (sessionId: string, outcome: string, reason: string | null) =>
     store.setOutcome(sessionId, outcome, reason);
   // One for both media routes: the cap in all counts Twilio's and browsers' sockets together.
-  const admission = new MediaAdmission({ ...DEFAULT_MEDIA_ADMISSION, ...deps.mediaAdmission }, clock);
+  const admission = new MediaAdmission(
+    {
+      ...DEFAULT_MEDIA_ADMISSION,
+      perAddress: config.mediaSockets.unauthenticatedPerAddress,
+      total: config.mediaSockets.unauthenticatedTotal,
+    },
+    clock,
+  );
   const recordEvent =
     (type: 'call_transcript' | 'call_node') => async (userId: string, payload: Record<string, unknown>) => {
       await deps.events.record(deps.db, [{ userId, type, payload }]);
@@ -215,11 +218,12 @@ export function createVoiceAgentServices(deps: VoiceAgentDeps) {
     nodeEvent: recordEvent('call_node'),
     ...(deps.customTools ? { customTools: deps.customTools } : {}),
     ...(deps.sendSms ? { sendSms: deps.sendSms } : {}),
-    maxRecordingBytes: deps.maxRecordingBytes,
-    record: deps.recording ?? true,
+    maxRecordingBytes: config.objectContentLimitBytes,
+    record: config.audio.recording ?? true,
     // The sandbox carrier's calls (outbound, or rung by POST /api/sandbox/calls/inbound whoever places outbound calls).
     simulatedCaller: (callSid) => carrier.sandboxControl?.caller?.(callSid) ?? null,
-    settings: { llmDeadlineMs: deps.providers.llmDeadlineMs, ...deps.settings },
+    // VOICE_* (its deadline the same VOICE_LLM_DEADLINE_MS the providers were built with).
+    settings: config.voice,
     log: deps.log,
   });
   const callbacks = new TwilioCallCallbacks({
@@ -251,7 +255,7 @@ export function createVoiceAgentServices(deps: VoiceAgentDeps) {
   // POST /api/sandbox/calls/inbound: while the sandbox telephony provider can ring numbers, never in production.
   const ringing = deps.telephony.list.find((p) => p.sandbox)?.calls;
   const sandboxInbound =
-    ringing?.ring && !deps.production
+    ringing?.ring && config.env !== 'production'
       ? new SandboxInboundCalls({
           numbers: deps.numbers,
           control: { ring: (request) => ringing.ring!(request) },
@@ -272,8 +276,8 @@ export function createVoiceAgentServices(deps: VoiceAgentDeps) {
     personas: deps.personas,
     designs: deps.designs,
     limiter: deps.limiter,
-    rateLimit: deps.webCalls.perUser,
-    settings: deps.webCalls.settings,
+    rateLimit: config.rateLimits.webCallsPerUser,
+    settings: config.webCalls,
     clock,
     publicUrl,
     report,
