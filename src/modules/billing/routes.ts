@@ -1,7 +1,7 @@
 // Billing, credits and pricing (spec 4.18). Reads (credits, state, pricing)
 // need general authentication; writes, and the portal where billing is
 // changed, a verified phone (DESIGN.md "Decisions").
-import { type Static, Type } from 'typebox';
+import { Type } from 'typebox';
 import { errorResponses, errorWith, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { PaymentsProvider } from '../../providers/payments/interface.js';
@@ -11,6 +11,7 @@ import type { BillingService } from './service.js';
 import { billingSandboxRoutes } from './sandbox-routes.js';
 import { billingWebhookRoutes } from './webhook-routes.js';
 import { TOPUP_MAX_USD, TOPUP_MIN_USD } from './service.js';
+import { docs, examples } from './routes.docs.js';
 
 const Money = Type.Object(
   {
@@ -24,7 +25,6 @@ const Url = Type.Object(
   { url: Type.String({ format: 'uri', description: 'The page to send the customer to' }) },
   { description: 'The payment page' },
 );
-const checkoutUrl = { url: 'https://checkout.stripe.com/c/pay/cs_test_a1b2c3' };
 
 const usageOf = (description?: string) =>
   Type.Object(
@@ -38,8 +38,6 @@ const usageOf = (description?: string) =>
     description ? { description } : {},
   );
 const Usage = usageOf();
-
-const usageExample = { seconds_inbound: 120, seconds_outbound: 3000, calls_inbound: 2, calls_outbound: 40, leads: 15 };
 
 const BillingState = Type.Object(
   {
@@ -64,21 +62,6 @@ const BillingState = Type.Object(
   },
   { description: 'Billing state (spec 2.17)' },
 );
-
-const billingStateExample = {
-  plan: {
-    key: 'starter',
-    name: 'Starter',
-    priceUsd: 29,
-    status: 'active',
-    included: { seconds_inbound: 3000, seconds_outbound: 3000, calls_inbound: 100, calls_outbound: 100, leads: 100 },
-  },
-  usage: { ...usageExample, seconds_outbound: 3000 },
-  usageRaw: { ...usageExample, seconds_outbound: 3600 },
-  hasCard: true,
-  balance: { amount: 20, currency: 'usd' },
-  period: { start: '2026-11-01T00:00:00.000Z', end: '2026-12-01T00:00:00.000Z' },
-} satisfies Static<typeof BillingState>;
 
 const VoiceRate = Type.Object({
   country: Type.String({ description: 'ISO 3166-1 alpha-2' }),
@@ -111,11 +94,8 @@ export function billingRoutes(app: App, deps: BillingRouteDeps) {
       config: { auth: 'user' },
       schema: {
         tags: ['billing'],
-        operationId: 'getCredits',
-        summary: 'Prepaid credit balance',
-        description:
-          "The sum of the caller's credit ledger. May be up to 60 seconds old when it changed on another instance; a change made through this instance shows at once.",
-        response: { 200: ok(Money, 'The prepaid balance', { amount: 20, currency: 'usd' }) },
+        ...docs.getCredits,
+        response: { 200: ok(Money, 'The prepaid balance', examples.getCredits) },
       },
     },
     async (request) => billing.credits(request.auth!.userId),
@@ -127,10 +107,7 @@ export function billingRoutes(app: App, deps: BillingRouteDeps) {
       config: { auth: 'verified', idempotent: true },
       schema: {
         tags: ['billing'],
-        operationId: 'addCredits',
-        summary: 'Open a checkout to top up the prepaid balance',
-        description:
-          'Answers `{ url }` of a payment page (Stripe Checkout, or the sandbox page). Paying it credits the balance once, through the payment webhook; the card is kept on file.',
+        ...docs.addCredits,
         querystring: Type.Object({
           returnTo: Type.Optional(ReturnTo),
           amount: Type.Optional(
@@ -142,7 +119,7 @@ export function billingRoutes(app: App, deps: BillingRouteDeps) {
           ),
         }),
         response: {
-          200: ok(Url, 'The checkout page to pay the top-up on', checkoutUrl),
+          200: ok(Url, 'The checkout page to pay the top-up on', examples.checkout),
           ...errorResponses('invalid_input', 'invalid_return_url', 'rate_limited', 'provider_error'),
         },
       },
@@ -157,12 +134,13 @@ export function billingRoutes(app: App, deps: BillingRouteDeps) {
       config: { auth: 'user' },
       schema: {
         tags: ['billing'],
-        operationId: 'getBillingState',
-        summary: 'Plan, usage this period, card on file and balance',
-        description:
-          "Usage counts in the current billing period. `usage` is clamped to the plan's included quantities (spec 2.17); `usageRaw` is not.",
+        ...docs.getBillingState,
         response: {
-          200: ok(BillingState, "The caller's plan, usage this period, card on file and balance", billingStateExample),
+          200: ok(
+            BillingState,
+            "The caller's plan, usage this period, card on file and balance",
+            examples.getBillingState,
+          ),
         },
       },
     },
@@ -175,10 +153,7 @@ export function billingRoutes(app: App, deps: BillingRouteDeps) {
       config: { auth: 'verified', idempotent: true },
       schema: {
         tags: ['billing'],
-        operationId: 'choosePlan',
-        summary: 'Subscribe to a plan, or change the subscription to another plan',
-        description:
-          "Without `mode`: a subscription checkout (409 when a plan is already active). One plan checkout is open per user at a time: asking again for the same plan answers the open checkout's `url`; another plan is 409 `conflict` with the open one's `url`, `plan` and `expiresAt` (complete it, or choose again once it expires). With `mode: \"upgrade\"`: a confirmation page that moves the existing subscription to the new plan's price; never a second subscription (409 when there is none). A change takes effect as Stripe prorates it: the period's included quantities are prorated over the plans in force.",
+        ...docs.choosePlan,
         querystring: Type.Object({ returnTo: Type.Optional(ReturnTo) }),
         body: Type.Object(
           {
@@ -189,10 +164,10 @@ export function billingRoutes(app: App, deps: BillingRouteDeps) {
             }),
             mode: Type.Optional(Type.Literal('upgrade')),
           },
-          { examples: [{ plan: 'starter' }, { plan: 'growth', mode: 'upgrade' }] },
+          { examples: examples.choosePlanBody },
         ),
         response: {
-          200: ok(Url, 'The subscription checkout, or the page confirming the plan change', checkoutUrl),
+          200: ok(Url, 'The subscription checkout, or the page confirming the plan change', examples.checkout),
           ...errorResponses(
             'invalid_input',
             'invalid_return_url',
@@ -231,15 +206,10 @@ export function billingRoutes(app: App, deps: BillingRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags: ['billing'],
-        operationId: 'openBillingPortal',
-        summary: 'Open the customer portal',
-        description:
-          'Answers `{ url }` of a Stripe Billing Portal session (sandbox: a page showing plan, card, balance and ledger).',
+        ...docs.openBillingPortal,
         querystring: Type.Object({ returnTo: Type.Optional(ReturnTo) }),
         response: {
-          200: ok(Url, 'The customer portal session', {
-            url: 'https://billing.stripe.com/p/session/test_YWNjdF8xUzJ4',
-          }),
+          200: ok(Url, 'The customer portal session', examples.openBillingPortal),
           ...errorResponses('invalid_return_url', 'rate_limited', 'provider_error'),
         },
       },
@@ -253,27 +223,9 @@ export function billingRoutes(app: App, deps: BillingRouteDeps) {
       config: { auth: 'user' },
       schema: {
         tags: ['billing'],
-        operationId: 'listVoicePricing',
-        summary: 'Per-country voice rates per minute',
-        description:
-          'Built in, or from VOICE_PRICING_FILE. Cacheable for an hour (`Cache-Control: public, s-maxage=3600`).',
+        ...docs.listVoicePricing,
         response: {
-          200: ok(Type.Array(VoiceRate), 'Voice rates per country', [
-            {
-              country: 'US',
-              name: 'United States',
-              inboundPerMinute: 0.0085,
-              outboundPerMinute: 0.014,
-              currency: 'usd',
-            },
-            {
-              country: 'GB',
-              name: 'United Kingdom',
-              inboundPerMinute: 0.01,
-              outboundPerMinute: 0.024,
-              currency: 'usd',
-            },
-          ]),
+          200: ok(Type.Array(VoiceRate), 'Voice rates per country', examples.listVoicePricing),
         },
       },
     },

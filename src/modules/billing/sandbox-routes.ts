@@ -10,6 +10,7 @@ import type { App, FastifyReply } from '../../http/types.js';
 import { formatUsd } from './ledger.js';
 import { sandboxCheckoutPage, sandboxDonePage, sandboxPortalPage } from './sandbox-pages.js';
 import type { SandboxBilling } from './sandbox-service.js';
+import { docs } from './sandbox-routes.docs.js';
 
 const SessionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 const html = (description: string) => ({
@@ -48,10 +49,7 @@ export function billingSandboxRoutes(app: App, sandbox: SandboxBilling | null, p
       {
         schema: {
           tags: ['sandbox'],
-          operationId: 'sandboxCheckoutPage',
-          summary: 'Sandbox checkout page',
-          description:
-            'The page a top-up, card or plan `{ url }` points at while the sandbox payment provider is active: what is bought and a button that POSTs to the same URL.',
+          ...docs.sandboxCheckoutPage,
           params: SessionParams,
           response: { 200: html('The checkout page'), ...errorResponses('not_found') },
         },
@@ -71,10 +69,7 @@ export function billingSandboxRoutes(app: App, sandbox: SandboxBilling | null, p
       {
         schema: {
           tags: ['sandbox'],
-          operationId: 'sandboxCheckoutComplete',
-          summary: 'Complete a sandbox checkout as if the customer paid',
-          description:
-            'Completes the session through the same handler as the Stripe webhook (balance credited, card on file, plan active), then redirects (303) to the returnTo URL given when the session was opened. Submitting twice changes nothing more.',
+          ...docs.sandboxCheckoutComplete,
           params: SessionParams,
           response: {
             200: html('Payment complete (when no returnTo was given)'),
@@ -97,10 +92,7 @@ export function billingSandboxRoutes(app: App, sandbox: SandboxBilling | null, p
       {
         schema: {
           tags: ['sandbox'],
-          operationId: 'sandboxPortalAction',
-          summary: 'Cancel the plan or remove the card in the sandbox portal',
-          description:
-            "What the Stripe Billing Portal lets a customer do: `cancel-plan` ends the plan subscription, `remove-card` forgets the card on file. Reported through the same handler as Stripe's `customer.subscription.deleted` and `payment_method.detached` webhooks; then redirects (303) back to the portal page.",
+          ...docs.sandboxPortalAction,
           params: Type.Object({
             id: SessionParams.properties.id,
             action: Type.Union([Type.Literal('cancel-plan'), Type.Literal('remove-card')]),
@@ -122,10 +114,7 @@ export function billingSandboxRoutes(app: App, sandbox: SandboxBilling | null, p
       {
         schema: {
           tags: ['sandbox'],
-          operationId: 'sandboxPortalPage',
-          summary: 'Sandbox customer portal',
-          description:
-            'The page GET /api/billing/portal points at while the sandbox payment provider is active: plan, card on file, balance and recent ledger entries.',
+          ...docs.sandboxPortalPage,
           params: SessionParams,
           response: { 200: html('The portal page'), ...errorResponses('not_found') },
         },

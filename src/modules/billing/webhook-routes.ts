@@ -7,6 +7,7 @@ import { errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { PaymentsProvider } from '../../providers/payments/interface.js';
 import type { PaymentEventHandler } from './payment-events.js';
+import { docs, examples } from './webhook-routes.docs.js';
 
 /** A Stripe event as Stripe sends it (https://docs.stripe.com/api/events/object); the fields read here. */
 const StripeEvent = Type.Object(
@@ -35,25 +36,7 @@ const StripeEvent = Type.Object(
   },
   {
     additionalProperties: true,
-    examples: [
-      {
-        id: 'evt_1QdXyZ2eZvKYlo2C0aBcDeFg',
-        object: 'event',
-        type: 'checkout.session.completed',
-        created: 1764151200,
-        livemode: false,
-        api_version: '2025-10-29.clover',
-        data: {
-          object: {
-            id: 'cs_test_a1b2c3',
-            object: 'checkout.session',
-            mode: 'payment',
-            payment_status: 'paid',
-            client_reference_id: '0193a5c2-1b7e-7d4f-9a31-2c5e8f0b7d11',
-          },
-        },
-      },
-    ],
+    examples: [examples.stripeEvent],
   },
 );
 
@@ -73,10 +56,7 @@ export function billingWebhookRoutes(app: App, events: PaymentEventHandler, paym
       {
         schema: {
           tags: ['webhooks'],
-          operationId: 'receiveStripeWebhook',
-          summary: 'Stripe webhook endpoint',
-          description:
-            'Point a Stripe webhook endpoint here (events: checkout.session.completed, checkout.session.async_payment_succeeded, invoice.paid, customer.subscription.created, .updated, .deleted, payment_method.detached, refund.created, refund.updated) and set its signing secret as STRIPE_WEBHOOK_SECRET. `Stripe-Signature` is verified on the raw body with a 300-second tolerance; each event id is applied once. 404 while the sandbox payment provider is active.',
+          ...docs.receiveStripeWebhook,
           headers: Type.Object({
             'stripe-signature': Type.Optional(
               Type.String({ description: "Stripe's signature of the raw body: `t=<unix time>,v1=<hex HMAC-SHA256>`" }),
@@ -90,7 +70,7 @@ export function billingWebhookRoutes(app: App, events: PaymentEventHandler, paym
                 outcome: Type.Union([Type.Literal('handled'), Type.Literal('duplicate'), Type.Literal('ignored')]),
               }),
               'Acknowledged: applied now, applied before (duplicate), or not a billing event (ignored)',
-              { received: true, outcome: 'handled' },
+              examples.receiveStripeWebhook,
             ),
             ...errorResponses('invalid_signature', 'not_found'),
           },

@@ -6,14 +6,8 @@ import { responseSink } from './http-sink.js';
 import { eventPayloadSchemas } from './payloads.js';
 import type { EventStreamService } from './service.js';
 import type { EventTickets } from './tickets.js';
-import {
-  EventStreamBody,
-  EventStreamHeaders,
-  EventStreamParams,
-  EventStreamQuery,
-  EventTicket,
-  eventStreamDescription,
-} from './schemas.js';
+import { EventStreamBody, EventStreamHeaders, EventStreamParams, EventStreamQuery, EventTicket } from './schemas.js';
+import { docs, examples } from './routes.docs.js';
 
 const streamHeaders = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -43,15 +37,9 @@ export function eventRoutes(app: App, deps: EventRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags: ['events'],
-        operationId: 'createEventTicket',
-        summary: 'A one-time ticket that opens an event stream without credentials (EventSource from another site)',
-        description:
-          'Authenticated like GET /api/events/{type}. `GET /api/events/{type}?ticket=<ticket>` accepts the ticket in place of credentials: EventSource cannot send an Authorization header, and the `token` cookie (SameSite=Lax) does not cross sites. A ticket opens one stream (single use), within 60 s (`expiresAt`), for the user and credential that asked for it; the stream then ends when that session ends or that API key is deleted, as any stream does. Ask for a new ticket before each (re)connection; pass the resume point as `?lastEventId=` (EventSource sends `Last-Event-ID` on its own reconnects, which a spent ticket cannot open: reconnect yourself with a new ticket). No body.',
+        ...docs.createEventTicket,
         response: {
-          200: ok(EventTicket, 'The ticket', {
-            ticket: 'eyJhbGciOiJIUzI1NiIsInR5cCI6ImV2ZW50LXRpY2tldCtqd3QifQ.eyJzdWIiOiIwMTkzIn0.c2lnbmF0dXJl',
-            expiresAt: '2026-11-26T10:01:00.000Z',
-          }),
+          200: ok(EventTicket, 'The ticket', examples.createEventTicket),
         },
       },
     },
@@ -64,9 +52,7 @@ export function eventRoutes(app: App, deps: EventRouteDeps) {
       config: { auth: 'verified', ticket: true },
       schema: {
         tags: ['events'],
-        operationId: 'streamEvents',
-        summary: 'Live stream of your events (server-sent events), with replay from Last-Event-ID',
-        description: eventStreamDescription,
+        ...docs.streamEvents,
         params: EventStreamParams,
         querystring: EventStreamQuery,
         headers: EventStreamHeaders,

@@ -1,5 +1,4 @@
 import { Type } from 'typebox';
-import { filterableFields } from './payloads.js';
 import { EVENT_TYPES } from './recorder.js';
 
 export const EventStreamParams = Type.Object({
@@ -80,27 +79,3 @@ export const EventTicket = Type.Object({
   ticket: Type.String({ description: 'Pass as `?ticket=` to GET /api/events/{type}; opens one stream' }),
   expiresAt: Type.String({ format: 'date-time', description: 'Not accepted from then on (60 s after issue)' }),
 });
-
-export const eventStreamDescription = [
-  'Frames carry `id`, `event` (the type) and `data` (the JSON payload, schema `<Type>Event` in components/schemas, e.g. `ObjectCreatedEvent`). Send `Last-Event-ID` (or `?lastEventId=`) to receive every stored event after that id first, then live ones, none missed or repeated.',
-  '',
-  'Authentication: `Authorization: Bearer`, the `token` cookie, or `?ticket=` from POST /api/events/ticket (EventSource in browser apps on other sites).',
-  '',
-  'Filters: every other query parameter filters on the payload field of that name, exact text with `*` matching any run of characters; repeat a parameter for any of several values; different parameters must all match; `a.b` reaches a nested field; numbers and booleans compare as their JSON text. A filter on a field an event lacks does not match that event, except `object_id`, which also matches the `id` of `object_created` (so `?object_id=<id>` follows one object from its creation on, and `?object_id=0193*` matches ids starting with 0193 in every object event). The fields each type can be filtered on:',
-  '',
-  ...EVENT_TYPES.map(
-    (type) =>
-      `- \`${type}\` (\`${eventSchemaId(type)}\`): ${filterableFields(type)
-        .map((f) =>
-          f
-            .split(', ')
-            .map((x) => `\`${x}\``)
-            .join(', '),
-        )
-        .join(', ')}${type === 'object_created' ? ', and `object_id` (its `id`)' : ''}`,
-  ),
-  '',
-  "Examples: `GET /api/events/object_created?related_object_id=<store id>` (records created in one store), `GET /api/events/call_status?session_id=<id>` (one call), `GET /api/events/call_transcript?session_id=<id>` (a live call's words), `GET /api/events/all?object_id=<id>` (one object).",
-  '',
-  'At most a configured number of open streams per user (429 `rate_limited` past it). A client too slow to read is disconnected and resumes with Last-Event-ID; a revoked credential ends the stream.',
-].join('\n');

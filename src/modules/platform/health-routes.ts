@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { DatabaseHandle } from '../../db/database.js';
+import { docs, examples } from './health-routes.docs.js';
 
 /** What the health routes touch: the database, to ping it and name its dialect. */
 export interface HealthRouteDeps {
@@ -19,15 +20,12 @@ export function healthRoutes(app: App, deps: HealthRouteDeps) {
     {
       schema: {
         tags: ['health'],
-        operationId: 'getHealth',
-        summary: 'Liveness and database reachability, for load balancers',
-        description:
-          'Answers 200 while the server runs and its database answers a ping; 503 `not_ready` otherwise. No credentials.',
+        ...docs.getHealth,
         response: {
           200: ok(
             Type.Object({ status: Type.Literal('ok'), database: Type.String({ description: 'sqlite or postgres' }) }),
             'Serving',
-            { status: 'ok', database: 'sqlite' },
+            examples.getHealth,
           ),
           ...errorResponses('not_ready'),
         },

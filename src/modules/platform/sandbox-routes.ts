@@ -7,6 +7,7 @@ import type { App } from '../../http/types.js';
 import { anySandbox } from '../../providers/index.js';
 import type { Providers } from '../../providers/index.js';
 import type { Outbox } from '../../providers/outbox.js';
+import { docs, examples } from './sandbox-routes.docs.js';
 
 const OutboxItem = Type.Object({
   id: Type.String(),
@@ -78,11 +79,7 @@ export function sandboxRoutes(app: App, deps: SandboxRouteDeps) {
     {
       schema: {
         tags: ['sandbox'],
-        operationId: 'listSandboxOutbox',
-        summary: 'Messages the sandbox SMS and email providers would have sent, newest first',
-        description:
-          'Present only while a sandbox provider is active and NODE_ENV is not production (never in production, even with ALLOW_SANDBOX=1), so a walkthrough or test can read the code or link a real user would receive. No credentials. ' +
-          '**It holds secrets**: phone verification codes, password reset tokens and links, temporary-session codes. Anyone who can reach this route can read them and take over the accounts they belong to, so never let anyone but yourself reach a server that runs with sandbox providers.',
+        ...docs.listSandboxOutbox,
         querystring: Type.Object({
           to: Type.Optional(Type.String({ description: 'Only messages to this phone number or email address' })),
           limit: Type.Optional(
@@ -95,16 +92,7 @@ export function sandboxRoutes(app: App, deps: SandboxRouteDeps) {
           ),
         }),
         response: {
-          200: ok(Type.Array(OutboxItem), 'The messages, newest first', [
-            {
-              id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40',
-              channel: 'sms',
-              to: '+14155550123',
-              body: 'Your Workspace code is 123456',
-              data: { code: '123456' },
-              createdAt: '2026-11-23T12:00:00.000Z',
-            },
-          ]),
+          200: ok(Type.Array(OutboxItem), 'The messages, newest first', examples.listSandboxOutbox),
         },
       },
     },
