@@ -5,6 +5,7 @@ import { errorResponses, ok } from '../../http/schemas.js';
 import { type CookieSettings, sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
 import { type App, metaOf } from '../../http/types.js';
 import { EXTERNAL_FLOW_TTL_MS, type ExternalSignInService } from './external-service.js';
+import { docs, examples } from './external-routes.docs.js';
 
 /**
  * The cookie that binds a flow to the browser that started it: the flow's
@@ -45,10 +46,8 @@ export function externalRoutes(
     {
       schema: {
         tags: ['auth'],
-        operationId: 'listExternalProviders',
-        summary: 'The external sign-in providers configured on this server',
-        description: 'Empty when no provider is configured (EXTERNAL_PROVIDERS). No credentials.',
-        response: { 200: ok(Type.Array(ProviderSummary), 'The providers', [{ slug: 'google', name: 'Google' }]) },
+        ...docs.listExternalProviders,
+        response: { 200: ok(Type.Array(ProviderSummary), 'The providers', examples.listExternalProviders) },
       },
     },
     async () => externalSignIn.listProviders(),
@@ -59,16 +58,10 @@ export function externalRoutes(
     {
       schema: {
         tags: ['auth'],
-        operationId: 'getExternalProvider',
-        summary: 'Metadata of an external sign-in provider',
-        description: 'The display name and OpenID Connect issuer of one configured provider. No credentials.',
+        ...docs.getExternalProvider,
         params: ProviderParams,
         response: {
-          200: ok(ProviderMetadata, 'The provider', {
-            slug: 'google',
-            name: 'Google',
-            issuer: 'https://accounts.google.com',
-          }),
+          200: ok(ProviderMetadata, 'The provider', examples.getExternalProvider),
           ...errorResponses('provider_not_found'),
         },
       },
@@ -81,11 +74,7 @@ export function externalRoutes(
     {
       schema: {
         tags: ['auth'],
-        operationId: 'startExternalSignIn',
-        summary: 'Start external sign-in: the authorization URL to send the browser to',
-        description:
-          "Authorization code flow with S256 PKCE, state and nonce; the flow expires after 10 minutes. The answer sets an HttpOnly cookie holding the flow's state, sent only to the callback: the flow completes only in the browser that called /init (call it from that browser with credentials, e.g. `fetch(url, { credentials: 'include' })`, or open it in the browser with `redirect=true`). When the caller is signed in (bearer token, API key or cookie), the provider is attached to their account instead. " +
-          'With `returnTo` (its origin must be in RETURN_URL_ORIGINS) the browser comes back there with `externalToken` (complete it with GET /api/auth/external/register/{token}) or `error`; without it the callback answers the session JSON itself.',
+        ...docs.startExternalSignIn,
         security: [{ bearerAuth: [] }, { cookieAuth: [] }, {}],
         params: ProviderParams,
         querystring: Type.Object({
@@ -98,9 +87,11 @@ export function externalRoutes(
           ),
         }),
         response: {
-          200: ok(Type.Object({ url: Type.String({ format: 'uri' }) }), 'Where to send the browser', {
-            url: 'https://accounts.google.com/o/oauth2/v2/auth?client_id=abc&response_type=code&code_challenge_method=S256&state=xyz',
-          }),
+          200: ok(
+            Type.Object({ url: Type.String({ format: 'uri' }) }),
+            'Where to send the browser',
+            examples.startExternalSignIn,
+          ),
           302: Type.Null({ description: 'With redirect=true: to the provider' }),
           ...errorResponses(
             'invalid_return_url',
@@ -136,10 +127,7 @@ export function externalRoutes(
     {
       schema: {
         tags: ['auth'],
-        operationId: 'externalSignInCallback',
-        summary: "The provider's callback (redirect_uri); not called by clients",
-        description:
-          "Needs the state cookie /init set in this browser: a callback opened in another browser is 400 `invalid_token` and the flow stays unused. Redirects (302) to the flow's returnTo with `externalToken` added, or `error` when the provider or the code exchange failed; without returnTo it completes the flow and answers like GET /api/auth/external/register/{token}.",
+        ...docs.externalSignInCallback,
         querystring: Type.Object(
           {
             state: Type.Optional(Type.String({ maxLength: 512 })),
@@ -187,10 +175,7 @@ export function externalRoutes(
     {
       schema: {
         tags: ['auth'],
-        operationId: 'completeExternalSignIn',
-        summary: 'Complete external sign-in, sign-up or attach with the externalToken of the callback',
-        description:
-          'Single use, valid 10 minutes. A linked identity signs its user in; a flow started signed in attaches the provider (409 identity_conflict when it is linked to someone else); otherwise, when the provider did not verify the email, 400 email_not_verified; an existing account with the same email is never linked (409 account_exists: sign in to it, with its password, then attach the provider by calling /init from that session); otherwise a user is created without password or phone (status phone_not_verified: set a phone with POST /api/auth/verify/request).',
+        ...docs.completeExternalSignIn,
         params: Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) }),
         response: {
           200: Type.Ref('LoginResponse', { description: 'Signed in, signed up or attached' }),

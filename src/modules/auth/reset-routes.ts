@@ -4,6 +4,7 @@ import { Email, errorResponses, ok } from '../../http/schemas.js';
 import { type CookieSettings, sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
 import { type App, metaOf } from '../../http/types.js';
 import type { PasswordResetService } from './reset-service.js';
+import { docs, examples } from './reset-routes.docs.js';
 
 const ResetRequestBody = Type.Object({
   email: Email,
@@ -35,18 +36,12 @@ export function resetRoutes(app: App, passwordReset: PasswordResetService, cooki
     {
       schema: {
         tags: ['auth'],
-        operationId: 'requestPasswordReset',
-        summary: 'Email a single-use password reset link (valid 30 minutes)',
-        description:
-          'Answers the same whether or not the email has an account. 400 `invalid_return_url` when returnUrl points outside the allowed origins; 429 when rate limited (per IP and per email).',
+        ...docs.requestPasswordReset,
         body: Type.Object(ResetRequestBody.properties, {
-          examples: [{ email: 'ada@example.com', returnUrl: 'http://localhost:3000/reset-password' }],
+          examples: [examples.requestPasswordResetBody],
         }),
         response: {
-          200: ok(ResetRequested, 'Requested (whether or not the account exists)', {
-            status: 'requested',
-            message: 'if an account exists for this email, a reset link has been sent',
-          }),
+          200: ok(ResetRequested, 'Requested (whether or not the account exists)', examples.requestPasswordReset),
           ...errorResponses('invalid_return_url', 'rate_limited'),
         },
       },
@@ -63,19 +58,9 @@ export function resetRoutes(app: App, passwordReset: PasswordResetService, cooki
     {
       schema: {
         tags: ['auth'],
-        operationId: 'submitPasswordReset',
-        summary:
-          'Set a new password with the emailed token; ends every other session, deletes every API key and signs in',
-        description:
-          'Every earlier session of the account ends (401) and every API key of the account is deleted, in the same transaction as the new password: a reset is what an owner does when a credential may be in other hands. Create new keys afterwards. Errors: 400 `invalid_token` (unknown, used or expired), `invalid_input` / `passwords_mismatch` for the password. A user with 2FA gets status 2fa_required and a limited token (no cookie).',
+        ...docs.submitPasswordReset,
         body: Type.Object(ResetSubmitBody.properties, {
-          examples: [
-            {
-              token: 'q8Xr2mZ0bWQ4YjU1NDRkZTQ',
-              password: 'correct horse battery staple',
-              confirmPassword: 'correct horse battery staple',
-            },
-          ],
+          examples: [examples.submitPasswordResetBody],
         }),
         response: {
           200: Type.Ref('LoginResponse', { description: 'Password changed; signed in' }),

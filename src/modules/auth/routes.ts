@@ -23,6 +23,7 @@ import type { TwoFactorService } from './two-factor-service.js';
 import { verificationRoutes } from './verification-routes.js';
 import type { PhoneVerificationService } from './verification-service.js';
 import { AuthInfo, LoginBody, LoginFailure, LoginResponse, RegisterBody, StatusResponse } from './schemas.js';
+import { docs, examples } from './routes.docs.js';
 
 /** What the auth area's routes touch: its services, the authenticator (sign-out and external sign-in read the caller), and the cookie settings. */
 export interface AuthRouteDeps {
@@ -58,23 +59,9 @@ function accountRoutes(app: App, deps: AuthRouteDeps) {
       config: { auth: 'any' },
       schema: {
         tags: ['auth'],
-        operationId: 'getAuthStatus',
-        summary: 'The signed-in user and their authentication status',
-        description:
-          'Works with any valid credential, even while two-factor verification is pending, so a client can tell what the user must do next (`status`).',
+        ...docs.getAuthStatus,
         response: {
-          200: ok(StatusResponse, 'The caller and their status', {
-            status: 'ok',
-            auth: {
-              id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40',
-              email: 'ada@example.com',
-              firstName: 'Ada',
-              lastName: 'Lovelace',
-              phoneVerified: true,
-              twoFactorPassed: false,
-              twoFactorConfigured: false,
-            },
-          }),
+          200: ok(StatusResponse, 'The caller and their status', examples.getAuthStatus),
         },
       },
     },
@@ -86,30 +73,12 @@ function accountRoutes(app: App, deps: AuthRouteDeps) {
     {
       schema: {
         tags: ['auth'],
-        operationId: 'register',
-        summary: 'Create an account; the phone is verified next (status phone_not_verified)',
-        description:
-          'Creates the account and signs it in (the `token` cookie is written). The answer has status `phone_not_verified`: POST /api/auth/verify/request next. Rate limited per IP. ' +
-          'It does not tell whether an email has an account: for an email that already has one the answer looks the same (status 200, same fields, cookie), but nothing is created, its token authenticates nobody (401 on use), and the owner of the email is told by email that someone tried to sign up. Someone who already has an account signs in or resets the password instead.',
+        ...docs.register,
         body: RegisterBody,
         response: {
           200: Type.Ref('LoginResponse', {
             description: 'Signed in, phone not verified yet',
-            examples: [
-              {
-                status: 'phone_not_verified',
-                token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ2ZXIiOjAsInN1YiI6IjAxOTM2YjJlIn0.c2lnbmF0dXJl',
-                auth: {
-                  id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40',
-                  email: 'ada@example.com',
-                  firstName: 'Ada',
-                  lastName: 'Lovelace',
-                  phoneVerified: false,
-                  twoFactorPassed: false,
-                  twoFactorConfigured: false,
-                },
-              },
-            ],
+            examples: [examples.register],
           }),
           ...errorResponses('passwords_mismatch', 'rate_limited'),
         },
@@ -128,15 +97,12 @@ function accountRoutes(app: App, deps: AuthRouteDeps) {
     {
       schema: {
         tags: ['auth'],
-        operationId: 'login',
-        summary: 'Sign in with email and password',
-        description:
-          'Outcomes: ok, phone_not_verified (cookie set), 2fa_required (limited token, no cookie: POST /api/auth/2fa/verify next), or 400 { status: error, message, code: invalid_credentials }. Wrong email and wrong password answer alike. Rate limited per IP and per account.',
+        ...docs.login,
         body: LoginBody,
         response: {
           200: Type.Ref('LoginResponse', { description: 'Signed in (or two-factor verification pending)' }),
           400: Type.Ref('LoginFailure', {
-            examples: [{ status: 'error', message: 'invalid email or password', code: 'invalid_credentials' }],
+            examples: [examples.login],
           }),
           ...errorResponses('rate_limited'),
         },
@@ -159,11 +125,8 @@ function accountRoutes(app: App, deps: AuthRouteDeps) {
   const LogoutAnswer = ok(
     Type.Object({ status: Type.Literal('logout') }),
     'Signed out (or there was nobody to sign out)',
-    { status: 'logout' },
+    examples.logout,
   );
-  const logoutDescription =
-    'Credentials are optional: without a valid one it only clears the cookie, and answers 200 alike. ' +
-    "A request whose credential is the session cookie (no Authorization header) and that a browser sends from another site (`Sec-Fetch-Site: cross-site` or `same-site`, or an Origin other than the server's) is refused with 403 `forbidden`: the session stays and the cookie is kept, so a link or form on another site cannot sign a console user out.";
   const logout = async (request: FastifyRequest, reply: FastifyReply) => {
     if (sessionCookieFromAnotherSite(request, cookies)) {
       throw new AppError(
@@ -183,9 +146,7 @@ function accountRoutes(app: App, deps: AuthRouteDeps) {
     {
       schema: {
         tags: ['auth'],
-        operationId: 'postLogout',
-        summary: 'Sign out (POST): the session token is revoked and the cookie cleared',
-        description: `An addition to the spec, the form to use: signing out changes state, so browsers should send it as POST (GET /api/auth/logout is the spec's form and answers the same). No body. ${logoutDescription}`,
+        ...docs.postLogout,
         security: [{ bearerAuth: [] }, { cookieAuth: [] }, {}],
         response: { 200: LogoutAnswer, ...errorResponses('forbidden') },
       },
@@ -198,9 +159,7 @@ function accountRoutes(app: App, deps: AuthRouteDeps) {
     {
       schema: {
         tags: ['auth'],
-        operationId: 'logout',
-        summary: 'Sign out: the session token is revoked and the cookie cleared',
-        description: `The spec's form; POST /api/auth/logout answers the same and is the one for browsers. ${logoutDescription}`,
+        ...docs.logout,
         security: [{ bearerAuth: [] }, { cookieAuth: [] }, {}],
         response: { 200: LogoutAnswer, ...errorResponses('forbidden') },
       },

@@ -7,6 +7,7 @@ import { type CookieSettings, sessionBody, writeSessionCookie } from '../../http
 import { type App, metaOf } from '../../http/types.js';
 import type { TwoFactorService } from './two-factor-service.js';
 import { AuthStatus } from './schemas.js';
+import { docs, examples } from './two-factor-routes.docs.js';
 
 const CodeBody = Type.Object(
   {
@@ -15,14 +16,8 @@ const CodeBody = Type.Object(
       description: 'A 6-digit TOTP code, or (verify and reset only) an unused recovery code such as abcde-12345',
     }),
   },
-  { examples: [{ token: '123456' }] },
+  { examples: [examples.codeBody] },
 );
-
-const setupExample = {
-  status: '2fa_setup' as const,
-  otpauthUrl: 'otpauth://totp/Workspace:ada%40example.com?secret=JBSWY3DPEHPK3PXP&issuer=Workspace',
-  base32: 'JBSWY3DPEHPK3PXP',
-};
 
 const SetupResponse = Type.Object({
   status: Type.Literal('2fa_setup'),
@@ -50,11 +45,9 @@ export function twoFactorRoutes(app: App, twoFactor: TwoFactorService, cookies: 
       config: { auth: 'verified' },
       schema: {
         tags: ['auth'],
-        operationId: 'requestTwoFactorSetup',
-        summary: 'Start TOTP set-up: a new secret to scan, confirmed with enable/submit',
-        description: 'Answers 409 when 2FA is already configured: POST /api/auth/2fa/reset replaces the secret.',
+        ...docs.requestTwoFactorSetup,
         response: {
-          200: ok(SetupResponse, 'A new secret, pending confirmation', setupExample),
+          200: ok(SetupResponse, 'A new secret, pending confirmation', examples.setup),
           ...errorResponses(
             errorWith('conflict', {
               reset: {
@@ -78,25 +71,10 @@ export function twoFactorRoutes(app: App, twoFactor: TwoFactorService, cookies: 
       config: { auth: 'verified' },
       schema: {
         tags: ['auth'],
-        operationId: 'confirmTwoFactorSetup',
-        summary: 'Confirm the pending secret with a code from it; turns 2FA on and issues recovery codes',
-        description: 'Also confirms the new secret handed out by /api/auth/2fa/reset, which then replaces the old one.',
+        ...docs.confirmTwoFactorSetup,
         body: CodeBody,
         response: {
-          200: ok(EnableResponse, '2FA on; a re-issued session and the recovery codes', {
-            status: 'ok',
-            token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIwMTkzNmIyZSJ9.c2lnbmF0dXJl',
-            auth: {
-              id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40',
-              email: 'ada@example.com',
-              firstName: 'Ada',
-              lastName: 'Lovelace',
-              phoneVerified: true,
-              twoFactorPassed: true,
-              twoFactorConfigured: true,
-            },
-            recoveryCodes: ['abcde-12345', 'fghij-67890'],
-          }),
+          200: ok(EnableResponse, '2FA on; a re-issued session and the recovery codes', examples.confirmTwoFactorSetup),
           ...errorResponses('invalid_code', 'two_factor_setup_missing', 'conflict', 'rate_limited'),
         },
       },
@@ -118,9 +96,7 @@ export function twoFactorRoutes(app: App, twoFactor: TwoFactorService, cookies: 
       config: { auth: 'any' },
       schema: {
         tags: ['auth'],
-        operationId: 'verifyTwoFactor',
-        summary: 'Pass 2FA after login answered 2fa_required, with a TOTP code or a recovery code',
-        description: 'Answers a re-issued JWT with 2FA passed and writes the cookie; the limited token is revoked.',
+        ...docs.verifyTwoFactor,
         body: CodeBody,
         response: {
           200: Type.Ref('LoginResponse', { description: 'Two-factor verification passed; the full session' }),
@@ -141,12 +117,10 @@ export function twoFactorRoutes(app: App, twoFactor: TwoFactorService, cookies: 
       config: { auth: 'verified' },
       schema: {
         tags: ['auth'],
-        operationId: 'resetTwoFactor',
-        summary: 'Replace the TOTP secret: checks a current code, answers a new secret to confirm with enable/submit',
-        description: 'The current secret keeps working until the new one is confirmed, and the caller stays signed in.',
+        ...docs.resetTwoFactor,
         body: CodeBody,
         response: {
-          200: ok(SetupResponse, 'A new secret, pending confirmation', setupExample),
+          200: ok(SetupResponse, 'A new secret, pending confirmation', examples.setup),
           ...errorResponses('invalid_code', 'two_factor_not_configured', 'rate_limited'),
         },
       },

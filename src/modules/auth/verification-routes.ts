@@ -5,6 +5,7 @@ import { OPTIONAL_BODY, errorResponses, ok } from '../../http/schemas.js';
 import { type CookieSettings, sessionBody, writeSessionCookie } from '../../http/session-cookie.js';
 import { type App, metaOf } from '../../http/types.js';
 import type { PhoneVerificationService } from './verification-service.js';
+import { docs, examples } from './verification-routes.docs.js';
 
 /** The body is optional: no body at all reads as {}. */
 const VerifyRequestBody = Type.Object({
@@ -38,20 +39,13 @@ export function verificationRoutes(app: App, phoneVerification: PhoneVerificatio
       },
       schema: {
         tags: ['auth'],
-        operationId: 'requestPhoneVerification',
-        summary: 'Send a 6-digit verification code by SMS',
-        description:
-          'No body is needed (send none, or `{}`, to use the number on record; `{ phone }` sets a new one). The code expires after 10 minutes, allows 5 tries and is superseded by the next request. One code per number per minute (429 with Retry-After). 400 `no_phone` when there is no number on record and none is given; 502 `provider_error` when the SMS provider refuses.',
+        ...docs.requestPhoneVerification,
         body: Type.Object(VerifyRequestBody.properties, {
-          examples: [{ phone: '+14155550123' }],
+          examples: [examples.requestPhoneVerificationBody],
           [OPTIONAL_BODY]: true,
         }),
         response: {
-          200: ok(VerificationSent, 'The code was sent', {
-            status: 'sent',
-            phone: '+1415•••0123',
-            expiresAt: '2026-11-23T12:10:00.000Z',
-          }),
+          200: ok(VerificationSent, 'The code was sent', examples.requestPhoneVerification),
           ...errorResponses('no_phone', 'provider_refused', 'rate_limited', 'provider_error'),
         },
       },
@@ -65,11 +59,8 @@ export function verificationRoutes(app: App, phoneVerification: PhoneVerificatio
       config: { auth: 'user' },
       schema: {
         tags: ['auth'],
-        operationId: 'submitPhoneVerification',
-        summary: 'Confirm the SMS code; the phone becomes verified and a refreshed token is returned',
-        description:
-          'Errors: 400 `invalid_code`, `code_expired` or `too_many_attempts` (the code is dead after 5 tries). Writes the `token` cookie.',
-        body: Type.Object(VerifySubmitBody.properties, { examples: [{ code: '123456' }] }),
+        ...docs.submitPhoneVerification,
+        body: Type.Object(VerifySubmitBody.properties, { examples: [examples.submitPhoneVerificationBody] }),
         response: {
           200: Type.Ref('LoginResponse', { description: 'Phone verified; the refreshed session' }),
           ...errorResponses('invalid_code', 'code_expired', 'too_many_attempts', 'rate_limited'),
