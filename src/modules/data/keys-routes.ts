@@ -1,10 +1,10 @@
 // Store keys (spec 4.7).
 import { Type } from 'typebox';
 import { IdParams, errorResponses, ok } from '../../http/schemas.js';
-import { exampleIds, exampleKey } from './examples.js';
 import type { App } from '../../http/types.js';
 import type { KeyService } from './keys-service.js';
 import { CreateKeyBody, KeyResponse } from './schemas.js';
+import { docs, examples } from './keys-routes.docs.js';
 
 export function keyRoutes(app: App, keys: KeyService) {
   app.put(
@@ -13,16 +13,14 @@ export function keyRoutes(app: App, keys: KeyService) {
       config: { auth: 'verified' },
       schema: {
         tags: ['data'],
-        operationId: 'createKey',
-        summary:
-          'Create a store key bound to a server: random, or bring your own (base64 key of 32 bytes and iv of 12)',
-        description:
-          "The server is one of your registered servers or the service's current server (GET /api/server). 400 `invalid_input` for an unknown server or a key or iv of the wrong length.",
-        body: Type.Object(CreateKeyBody.properties, { examples: [{ server: 'backend-1' }] }),
+        ...docs.createKey,
+        body: Type.Object(CreateKeyBody.properties, { examples: [examples.createKeyBody] }),
         response: {
-          200: ok(Type.Object({ id: Type.String({ description: 'The new key id' }) }), 'The new key', {
-            id: exampleIds.KEY_ID,
-          }),
+          200: ok(
+            Type.Object({ id: Type.String({ description: 'The new key id' }) }),
+            'The new key',
+            examples.createKey,
+          ),
         },
       },
     },
@@ -35,11 +33,9 @@ export function keyRoutes(app: App, keys: KeyService) {
       config: { auth: 'verified' },
       schema: {
         tags: ['data'],
-        operationId: 'getKey',
-        summary: 'A store key, hex-encoded',
-        description: "Only your own keys; another user's key answers 404 like a missing one.",
+        ...docs.getKey,
         params: IdParams,
-        response: { 200: ok(KeyResponse, 'The key', exampleKey), ...errorResponses('not_found') },
+        response: { 200: ok(KeyResponse, 'The key', examples.getKey), ...errorResponses('not_found') },
       },
     },
     async (request) => keys.get(request.auth!.userId, request.params.id),
@@ -51,9 +47,7 @@ export function keyRoutes(app: App, keys: KeyService) {
       config: { auth: 'verified' },
       schema: {
         tags: ['data'],
-        operationId: 'deleteKey',
-        summary: "Delete a store key's metadata; objects encrypted with it stay",
-        description: "409 for a store's default key.",
+        ...docs.deleteKey,
         params: IdParams,
         response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses('not_found', 'conflict') },
       },

@@ -3,12 +3,12 @@
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { IdParams, errorResponses, ok } from '../../http/schemas.js';
-import { exampleObject, exampleObjectBody } from './examples.js';
 import type { App } from '../../http/types.js';
 import type { ObjectService } from './objects-service.js';
 import { etagOf } from './encoding.js';
 import { type ObjectView, objectViewBody } from './objects-view.js';
 import { IfMatchHeaders, ObjectBody, ObjectResponse, RelatedQuery } from './schemas.js';
+import { docs, examples } from './objects-routes.docs.js';
 
 /** An object answer, with its version as the ETag header (send it back as If-Match). */
 const ObjectWithEtag = Type.Object(ObjectResponse.properties, {
@@ -51,13 +51,10 @@ export function objectRoutes(app: App, objects: ObjectService, config: ObjectRou
       config: { auth: 'verified' },
       schema: {
         tags: ['data'],
-        operationId: 'createObject',
-        summary: 'Store an encrypted object (base64 in); answers it hex-encoded, with its version as ETag',
-        description:
-          '400 invalid base64, wrong tag or iv length; 400 invalid_key when keyId is not one of your keys; 404 unknown relatedId; 413 content over the limit.',
-        body: Type.Object(ObjectBody.properties, { examples: [exampleObjectBody] }),
+        ...docs.createObject,
+        body: Type.Object(ObjectBody.properties, { examples: [examples.objectBody] }),
         response: {
-          200: ok(ObjectWithEtag, 'The stored object', exampleObject),
+          200: ok(ObjectWithEtag, 'The stored object', examples.object),
           ...errorResponses('invalid_key', 'not_found', 'payload_too_large'),
         },
       },
@@ -73,12 +70,9 @@ export function objectRoutes(app: App, objects: ObjectService, config: ObjectRou
       config: { auth: 'verified' },
       schema: {
         tags: ['data'],
-        operationId: 'getObject',
-        summary: 'An object: content, auth_tag and iv hex-encoded',
-        description:
-          "Only your own objects; another user's object answers 404 like a missing one. The version is also the ETag.",
+        ...docs.getObject,
         params: IdParams,
-        response: { 200: ok(ObjectWithEtag, 'The object', exampleObject), ...errorResponses('not_found') },
+        response: { 200: ok(ObjectWithEtag, 'The object', examples.object), ...errorResponses('not_found') },
       },
     },
     async (request, reply) => {
@@ -93,15 +87,12 @@ export function objectRoutes(app: App, objects: ObjectService, config: ObjectRou
       config: { auth: 'verified' },
       schema: {
         tags: ['data'],
-        operationId: 'updateObject',
-        summary: 'Replace the ciphertext in place; with If-Match only if the object is still at that version',
-        description:
-          '412 version_mismatch when If-Match names a stale version; 409 for the root and store containers; 400 when relatedId would create a cycle.',
+        ...docs.updateObject,
         params: IdParams,
         headers: IfMatchHeaders,
-        body: Type.Object(ObjectBody.properties, { examples: [exampleObjectBody] }),
+        body: Type.Object(ObjectBody.properties, { examples: [examples.objectBody] }),
         response: {
-          200: ok(ObjectWithEtag, 'The updated object (version + 1)', { ...exampleObject, version: 2 }),
+          200: ok(ObjectWithEtag, 'The updated object (version + 1)', examples.updateObject),
           ...errorResponses('invalid_key', 'not_found', 'conflict', 'version_mismatch', 'payload_too_large'),
         },
       },
@@ -120,9 +111,7 @@ export function objectRoutes(app: App, objects: ObjectService, config: ObjectRou
       config: { auth: 'verified' },
       schema: {
         tags: ['data'],
-        operationId: 'deleteObject',
-        summary: 'Delete an object and its publications; its children are detached (relatedId cleared), not deleted',
-        description: '409 for the root and store containers.',
+        ...docs.deleteObject,
         params: IdParams,
         response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses('not_found', 'conflict') },
       },
@@ -139,11 +128,7 @@ export function objectRoutes(app: App, objects: ObjectService, config: ObjectRou
       config: { auth: 'verified' },
       schema: {
         tags: ['data'],
-        operationId: 'listRelatedObjects',
-        summary: 'The children of an object (relatedId = id), oldest first, hex-encoded like GET',
-        description:
-          'Pages with `limit` and `after` (the id of the last child of the previous page). A page holds at most `limit` children (1000 when omitted) and ends early rather than grow past about RELATED_PAGE_BYTES (16 MiB of JSON; hex doubles the ciphertext), though it always holds at least one child. ' +
-          'When more children may follow, the answer carries `X-Next-After` (the `after` of the next page) and a `Link: <…>; rel="next"` header; without them the listing is complete. Keep asking with `after` until they are absent.',
+        ...docs.listRelatedObjects,
         params: IdParams,
         querystring: RelatedQuery,
         response: {
@@ -160,7 +145,7 @@ export function objectRoutes(app: App, objects: ObjectService, config: ObjectRou
               },
             }),
             'The children, oldest first (one page)',
-            [exampleObject],
+            examples.listRelatedObjects,
           ),
           ...errorResponses('not_found'),
         },

@@ -1,10 +1,10 @@
 // Publish associations (spec 4.8, 3.2).
 import { Type } from 'typebox';
 import { errorResponses, ok } from '../../http/schemas.js';
-import { exampleIds } from './examples.js';
 import type { App } from '../../http/types.js';
 import type { PublishService } from './publish-service.js';
 import { PublicationResponse, PublishBody, PublishParams } from './schemas.js';
+import { docs, examples } from './publish-routes.docs.js';
 
 export function publishRoutes(app: App, publish: PublishService) {
   app.put(
@@ -13,19 +13,11 @@ export function publishRoutes(app: App, publish: PublishService) {
       config: { auth: 'verified' },
       schema: {
         tags: ['data'],
-        operationId: 'publishObject',
-        summary: 'Publish one of your objects under a type and relatedId (replaces what was published there)',
-        description:
-          'Records that the object is what `type`/`relatedId` shows (e.g. the agent a call uses); a publish event goes to your event streams.',
+        ...docs.publishObject,
         params: PublishParams,
-        body: Type.Object(PublishBody.properties, { examples: [{ objectId: exampleIds.ID }] }),
+        body: Type.Object(PublishBody.properties, { examples: [examples.publishObjectBody] }),
         response: {
-          200: ok(PublicationResponse, 'Published', {
-            type: 'agents',
-            relatedId: 'agent-7',
-            objectId: exampleIds.ID,
-            publishedAt: exampleIds.AT,
-          }),
+          200: ok(PublicationResponse, 'Published', examples.publishObject),
           ...errorResponses('not_found'),
         },
       },
@@ -40,10 +32,7 @@ export function publishRoutes(app: App, publish: PublishService) {
       config: { auth: 'verified' },
       schema: {
         tags: ['data'],
-        operationId: 'unpublishObject',
-        summary: 'Unpublish; the object and its ciphertext stay',
-        description:
-          '404 when nothing is published under this type and relatedId; an unpublish event goes to your event streams.',
+        ...docs.unpublishObject,
         params: PublishParams,
         response: { 204: Type.Null({ description: 'Unpublished' }), ...errorResponses('not_found') },
       },

@@ -1,11 +1,11 @@
 // Root, current server and registered servers (spec 4.7).
 import { Type } from 'typebox';
 import { errorResponses, ok } from '../../http/schemas.js';
-import { exampleIds, exampleRoot, exampleServer } from './examples.js';
 import type { App } from '../../http/types.js';
 import type { RootService } from './root-service.js';
 import type { ServerService } from './server-service.js';
 import { CurrentServer, RegisterServerBody, RegisteredServer, RootResponse, ServerEntry } from './schemas.js';
+import { docs, examples } from './root-routes.docs.js';
 
 export function rootRoutes(app: App, root: RootService, servers: ServerService) {
   app.get(
@@ -14,12 +14,8 @@ export function rootRoutes(app: App, root: RootService, servers: ServerService) 
       config: { auth: 'verified' },
       schema: {
         tags: ['data'],
-        operationId: 'getRoot',
-        summary:
-          'The root object: the eight stores with their default keys and the current server; created on first call',
-        description:
-          "The first call creates the root container, one container object per store and each store's default key; later calls answer the same ids.",
-        response: { 200: ok(RootResponse, 'The root and its stores', exampleRoot) },
+        ...docs.getRoot,
+        response: { 200: ok(RootResponse, 'The root and its stores', examples.getRoot) },
       },
     },
     async (request) => root.getRoot(request.auth!.userId),
@@ -31,11 +27,8 @@ export function rootRoutes(app: App, root: RootService, servers: ServerService) 
       config: { auth: 'verified' },
       schema: {
         tags: ['data'],
-        operationId: 'getCurrentServer',
-        summary: "The service's current server name and public key (SPKI and JWK)",
-        description:
-          'Encrypt store keys to this public key (ECDH-ES+A256KW) so the service can use them; the name changes when the service rotates its key.',
-        response: { 200: ok(CurrentServer, 'The current server', exampleServer) },
+        ...docs.getCurrentServer,
+        response: { 200: ok(CurrentServer, 'The current server', examples.getCurrentServer) },
       },
     },
     async () => servers.currentServer(),
@@ -47,13 +40,9 @@ export function rootRoutes(app: App, root: RootService, servers: ServerService) 
       config: { auth: 'verified' },
       schema: {
         tags: ['data'],
-        operationId: 'listServers',
-        summary: 'Your registered servers',
-        description: 'The servers you registered with POST /api/servers, oldest first; private keys are never stored.',
+        ...docs.listServers,
         response: {
-          200: ok(Type.Array(ServerEntry), 'Your servers', [
-            { name: 'backend-1', publicKey: exampleIds.SPKI, createdAt: exampleIds.AT },
-          ]),
+          200: ok(Type.Array(ServerEntry), 'Your servers', examples.listServers),
         },
       },
     },
@@ -66,19 +55,14 @@ export function rootRoutes(app: App, root: RootService, servers: ServerService) 
       config: { auth: 'verified' },
       schema: {
         tags: ['data'],
-        operationId: 'registerServer',
-        summary:
-          'Register a server: generate a P-256 key pair (private key returned once) or upload a P-256 public key',
-        description:
-          '400 for invalid input (bad name, missing or non-P-256 publicKey); 409 conflict when you already have a server of that name.',
-        body: Type.Object(RegisterServerBody.properties, { examples: [{ name: 'backend-1', mode: 'generate' }] }),
+        ...docs.registerServer,
+        body: Type.Object(RegisterServerBody.properties, { examples: [examples.registerServerBody] }),
         response: {
-          200: ok(RegisteredServer, 'The registered server (with its private key in mode generate)', {
-            name: 'backend-1',
-            publicKey: exampleIds.SPKI,
-            privateKey: 'MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg',
-            createdAt: exampleIds.AT,
-          }),
+          200: ok(
+            RegisteredServer,
+            'The registered server (with its private key in mode generate)',
+            examples.registerServer,
+          ),
           ...errorResponses('conflict'),
         },
       },
