@@ -4,9 +4,9 @@
 import { Type } from 'typebox';
 import { errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
-import { CallAnalysisSchema, EXAMPLE_ANALYSIS } from '../analysis/schemas.js';
+import { CallAnalysisSchema } from '../analysis/schemas.js';
 import type { CallViews } from './call-views.js';
-import { docs } from './list-routes.docs.js';
+import { docs, examples } from './list-routes.docs.js';
 
 const Latency = Type.Object({
   sttMs: Type.Number(),
@@ -137,20 +137,6 @@ const CallDetail = Type.Object({
   analysis: Type.Optional(CallAnalysisSchema),
 });
 
-const exampleCall = {
-  id: '019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e07',
-  direction: 'outbound',
-  status: 'completed',
-  outcome: 'completed',
-  from: '+14155550100',
-  to: '+14155550123',
-  startedAt: '2026-11-25T10:00:00.000Z',
-  answeredAt: '2026-11-25T10:00:06.000Z',
-  endedAt: '2026-11-25T10:01:02.000Z',
-  durationSeconds: 56,
-  costUsd: 0.02,
-};
-
 /** What the call list routes touch: the call views. */
 export interface CallListRouteDeps {
   views: CallViews;
@@ -168,7 +154,7 @@ export function callListRoutes(app: App, { views }: CallListRouteDeps) {
           before: Type.Optional(Type.String({ maxLength: 100 })),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
         }),
-        response: { 200: ok(CallPage, 'A page of calls', { calls: [exampleCall], nextBefore: null }) },
+        response: { 200: ok(CallPage, 'A page of calls', examples.listCalls) },
       },
     },
     async (request) => {
@@ -186,41 +172,7 @@ export function callListRoutes(app: App, { views }: CallListRouteDeps) {
         ...docs.getCall,
         params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
         response: {
-          200: ok(CallDetail, 'The call', {
-            ...exampleCall,
-            transcript: [
-              { role: 'agent', text: 'Hello Grace, this is Amy from the clinic.', startMs: 120, endMs: 2300 },
-              { role: 'caller', text: 'Can you tell me your opening hours please?', startMs: 2900, endMs: 5100 },
-              {
-                role: 'agent',
-                text: 'We are open Monday to Friday, 9 to 5.',
-                startMs: 5900,
-                endMs: 8200,
-                latency: { sttMs: 310, llmFirstTokenMs: 420, ttsFirstByteMs: 150, overheadMs: 12, totalMs: 892 },
-              },
-            ],
-            toolCalls: [
-              {
-                name: 'search_knowledge',
-                arguments: { query: 'opening hours' },
-                result: { matches: [{ text: 'We are open Monday to Friday, 9 to 5.' }] },
-                atMs: 5300,
-              },
-            ],
-            // A call that walks a pathway also has its path and variables (transcript lines their `node`).
-            pathway: {
-              id: '019ab3e1-5d20-7c4b-8e31-0a9f6c2d7b14',
-              name: 'Clinic front desk',
-              path: [
-                { node: 'greet', atMs: 0 },
-                { node: 'answer', atMs: 5200, edge: '/edges/0' },
-              ],
-              variables: { topic: 'opening hours' },
-            },
-            variables: { topic: 'opening hours' },
-            recordingUrl: '/api/calls/019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e07/recording',
-            analysis: EXAMPLE_ANALYSIS,
-          }),
+          200: ok(CallDetail, 'The call', examples.getCall),
           ...errorResponses('not_found'),
         },
       },

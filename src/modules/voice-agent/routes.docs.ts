@@ -9,10 +9,10 @@ const twilioCallback = (description: string) =>
 
 export const examples = {
   /** The voice webhook's answer: the call's audio to the media WebSocket. */
-  voiceWebhookAnswer:
+  twilioVoiceWebhook:
     '<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="wss://api.example.com/api/media/twilio"><Parameter name="token" value="eyJ…"/></Stream></Connect></Response>',
   /** The form a dialled leg's final status comes as. */
-  dialedLegCallback: {
+  twilioDialedLegCallbackBody: {
     AccountSid: 'AC0123456789abcdef0123456789abcdef',
     CallSid: 'CAfedcba9876543210fedcba9876543210',
     ParentCallSid: 'CA0123456789abcdef0123456789abcdef',

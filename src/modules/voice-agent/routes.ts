@@ -87,7 +87,7 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps) {
           response: {
             200: Type.String({
               description: 'TwiML',
-              examples: [examples.voiceWebhookAnswer],
+              examples: [examples.twilioVoiceWebhook],
             }),
             ...errorResponses('invalid_signature', 'not_found'),
           },
@@ -113,7 +113,7 @@ export function voiceRoutes(app: App, voice: VoiceRouteDeps) {
         if (!legs) throw new AppError('not_found', 'this server dials no transfer legs');
         await legs.handleCallback(id, uri, sig, params);
       },
-      examples.dialedLegCallback,
+      examples.twilioDialedLegCallbackBody,
     );
   });
 

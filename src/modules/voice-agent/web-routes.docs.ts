@@ -1,6 +1,7 @@
 // What the OpenAPI document says of the routes in web-routes.ts besides their
 // schemas: summaries, descriptions and examples (src/http/route-docs.ts).
 import { describeRoutes } from '../../http/route-docs.js';
+import { examplePathway } from '../pathways/examples.js';
 
 /** GET /api/media/web's protocol, message by message. */
 const PROTOCOL = [
@@ -34,3 +35,43 @@ export const docs = describeRoutes({
     description: PROTOCOL,
   },
 });
+
+export const examples = {
+  startWebCall: {
+    sessionId: '019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e07',
+    url: 'wss://api.example.com/api/media/web?token=eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCJ9.…',
+    expiresAt: '2026-11-26T10:01:00.000Z',
+    audio: { encoding: 'pcm16le' as const, sampleRate: 16000, frameMs: 20 as const },
+  },
+  startWebCallBody: [
+    { agentId: '019ab3f0-5d11-7c2e-8f3a-4b6c1d2e3f40' },
+    {
+      agent: {
+        name: 'Amy',
+        firstMessage: 'Hello, this is Amy from the clinic. How can I help?',
+        prompt: 'Answer questions about the clinic.',
+      },
+      knowledgeBaseId: '019ab3f0-6e22-7d3f-9a4b-5c7d2e3f4051',
+      personaId: 'local-amy',
+    },
+    { agentId: '019ab3f0-5d11-7c2e-8f3a-4b6c1d2e3f40', pathwayId: '019ab3f0-8a33-7e40-9b5c-6d8e3f405162' },
+    {
+      agent: {
+        name: 'Ava',
+        firstMessage: 'Hi, this is Ava from Acme. How can I help?',
+        pathway: examplePathway,
+        tools: [
+          {
+            type: 'http',
+            name: 'check_order',
+            description: 'Looks an order up by its number',
+            parameters: { type: 'object', properties: { order: { type: 'string' } }, required: ['order'] },
+            url: 'https://api.example.com/orders/lookup',
+            headers: { Authorization: 'Bearer sk_live_abc123' },
+            speak: 'One moment while I look that up.',
+          },
+        ],
+      },
+    },
+  ],
+};

@@ -8,12 +8,11 @@ import { AppError } from '../../http/errors.js';
 import { errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { HttpToolDeclaration, MAX_TOOLS } from '../custom-tools/declaration.js';
-import { examplePathway } from '../pathways/examples.js';
 import { LegacyPathway } from '../pathways/legacy.js';
 import { PathwayDocument } from '../pathways/schemas.js';
 import type { MediaSockets } from './media-sockets.js';
 import { WEB_MEDIA_PATH, type WebCalls } from './web-calls.js';
-import { docs } from './web-routes.docs.js';
+import { docs, examples } from './web-routes.docs.js';
 
 const id = (description: string) => Type.String({ minLength: 1, maxLength: 100, description });
 
@@ -98,39 +97,7 @@ const startWebCallBody = (documented: boolean) =>
         documented ? Pathway(`The pathway of this call, instead of the agent's own: ${PATHWAY_FORMS}`) : Type.Unknown(),
       ),
     },
-    {
-      examples: [
-        { agentId: '019ab3f0-5d11-7c2e-8f3a-4b6c1d2e3f40' },
-        {
-          agent: {
-            name: 'Amy',
-            firstMessage: 'Hello, this is Amy from the clinic. How can I help?',
-            prompt: 'Answer questions about the clinic.',
-          },
-          knowledgeBaseId: '019ab3f0-6e22-7d3f-9a4b-5c7d2e3f4051',
-          personaId: 'local-amy',
-        },
-        { agentId: '019ab3f0-5d11-7c2e-8f3a-4b6c1d2e3f40', pathwayId: '019ab3f0-8a33-7e40-9b5c-6d8e3f405162' },
-        {
-          agent: {
-            name: 'Ava',
-            firstMessage: 'Hi, this is Ava from Acme. How can I help?',
-            pathway: examplePathway,
-            tools: [
-              {
-                type: 'http',
-                name: 'check_order',
-                description: 'Looks an order up by its number',
-                parameters: { type: 'object', properties: { order: { type: 'string' } }, required: ['order'] },
-                url: 'https://api.example.com/orders/lookup',
-                headers: { Authorization: 'Bearer sk_live_abc123' },
-                speak: 'One moment while I look that up.',
-              },
-            ],
-          },
-        },
-      ],
-    },
+    { examples: examples.startWebCallBody },
   );
 
 const StartWebCallBody = startWebCallBody(true);
@@ -172,12 +139,7 @@ export function webCallRoutes(app: App, voice: WebCallRouteDeps) {
         ...docs.startWebCall,
         body: StartWebCallBody,
         response: {
-          201: ok(WebCallStarted, 'The call is set up: open `url` within 60 s', {
-            sessionId: '019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e07',
-            url: 'wss://api.example.com/api/media/web?token=eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCJ9.…',
-            expiresAt: '2026-11-26T10:01:00.000Z',
-            audio: { encoding: 'pcm16le', sampleRate: 16000, frameMs: 20 },
-          }),
+          201: ok(WebCallStarted, 'The call is set up: open `url` within 60 s', examples.startWebCall),
           ...errorResponses('invalid_input', 'not_found', 'invalid_pathway', 'too_many_calls', 'rate_limited'),
         },
       },
