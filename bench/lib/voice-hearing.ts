@@ -286,7 +286,8 @@ export async function measureOfflineLevels(o: {
         const request = api(o.server.base, c.user.token);
         const jwt = await signPayload(c.server, {
           agent: { name: 'Amy', personaId: 'local-amy', firstMessage: 'Hello Grace, this is Amy from the clinic.' },
-          contact: { name: 'Grace', phone: `+1415999${String(c.index).padStart(4, '0')}` },
+          // From …1000 up: the sandbox carrier's callees ending 0000–0004 ring out, are busy, a voicemail or an opt-out.
+          contact: { name: 'Grace', phone: `+1415999${1000 + c.index}` },
           type: 'prompt',
           prompt: 'Answer questions about the clinic and book meetings.',
           knowledgeBase: { id: c.kbId },
