@@ -24,6 +24,7 @@ import {
   UploadBody,
 } from './schemas.js';
 import type { UploadedFile } from './service.js';
+import { docs, uploadDocs } from './routes.docs.js';
 
 const tags = ['knowledge'];
 const deleted = Type.Null({ description: 'Deleted' });
@@ -43,9 +44,7 @@ export async function knowledgeRoutes(app: App, deps: KnowledgeRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'listKnowledgeBases',
-        summary: 'List knowledge bases',
-        description: "The caller's knowledge bases, oldest first, without their documents.",
+        ...docs.listKnowledgeBases,
         response: { 200: ok(KnowledgeBaseList, 'Your knowledge bases, oldest first') },
       },
     },
@@ -58,9 +57,7 @@ export async function knowledgeRoutes(app: App, deps: KnowledgeRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'createKnowledgeBase',
-        summary: 'Create a knowledge base',
-        description: 'Creates an empty knowledge base with empty metadata.',
+        ...docs.createKnowledgeBase,
         body: CreateKnowledgeBaseBody,
         response: { 200: ok(KnowledgeBase, 'The new, empty knowledge base') },
       },
@@ -74,9 +71,7 @@ export async function knowledgeRoutes(app: App, deps: KnowledgeRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'getKnowledgeBase',
-        summary: 'Read a knowledge base and its documents',
-        description: 'Documents have numeric ids, oldest first.',
+        ...docs.getKnowledgeBase,
         params: KnowledgeBaseParams,
         response: {
           200: ok(KnowledgeBaseWithDocuments, 'The knowledge base and its documents'),
@@ -93,9 +88,7 @@ export async function knowledgeRoutes(app: App, deps: KnowledgeRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'updateKnowledgeBase',
-        summary: 'Rename or describe a knowledge base',
-        description: "Updates the base's own fields (name, description); its documents are unchanged.",
+        ...docs.updateKnowledgeBase,
         params: KnowledgeBaseParams,
         body: UpdateKnowledgeBaseBody,
         response: { 200: ok(KnowledgeBase, 'The updated knowledge base'), ...errorResponses('not_found') },
@@ -110,10 +103,7 @@ export async function knowledgeRoutes(app: App, deps: KnowledgeRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'deleteKnowledgeBase',
-        summary: 'Delete a knowledge base',
-        description:
-          'Removes every document from the search indexes (full-text and vectors), then the documents, then the base.',
+        ...docs.deleteKnowledgeBase,
         params: KnowledgeBaseParams,
         response: { 204: deleted, ...errorResponses('not_found') },
       },
@@ -137,16 +127,7 @@ export async function knowledgeRoutes(app: App, deps: KnowledgeRouteDeps) {
         validatorCompiler: (route) => (route.httpPart === 'body' ? () => true : validators(route)),
         schema: {
           tags,
-          operationId: 'uploadKnowledgeDocuments',
-          summary: 'Upload files as documents',
-          description:
-            `multipart/form-data with one part per file, each named \`files\` (at most ${limits.maxFiles} files of ${limits.maxFileBytes} bytes). ` +
-            'Text, Markdown, CSV, JSON, HTML, PDF (text layer) and DOCX; the type is sniffed from the content. ' +
-            'A file that cannot be read refuses the whole upload (415 unsupported type, 400 unreadable; the answer names the file in `message` and `file`) and nothing is added. ' +
-            'Files are read in worker threads with limits per file: a DOCX or PDF whose compressed content inflates past the limit, or text past the limit, is a 413 `payload_too_large`; ' +
-            'a file that takes longer or more memory to read than allowed is a 422 `file_too_complex`. ' +
-            "The user's knowledge quota (documents, chunks, bytes over all bases) is checked before anything is written: past it, 413 `quota_exceeded` with `used`, `allowed` and `adding`. " +
-            'Text over about 200 KB becomes several documents of about 200 KB, cut at paragraph boundaries and named "name (2/3)".',
+          ...uploadDocs(limits),
           consumes: ['multipart/form-data'],
           params: KnowledgeBaseParams,
           body: UploadBody,
@@ -182,13 +163,7 @@ export async function knowledgeRoutes(app: App, deps: KnowledgeRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'crawlKnowledgeLinks',
-        summary: 'Crawl links into documents',
-        description:
-          'Downloads each URL (http or https; 4 at a time, 15 s and 10 MB each, at most 5 redirects) and creates a document from its readable text, in batches of 5. ' +
-          'Addresses that are not public (loopback, private, link-local, metadata) are refused after DNS resolution and on every redirect. ' +
-          'Pages are read with the same limits per file as uploads. URLs that fail are listed in `skipped` with the reason. ' +
-          "Pages count toward the user's knowledge quota: a user already at it is refused with 413 `quota_exceeded`; a batch that would pass it is skipped, each URL with the quota as reason.",
+        ...docs.crawlKnowledgeLinks,
         params: KnowledgeBaseParams,
         body: LinksBody,
         response: {
@@ -206,10 +181,7 @@ export async function knowledgeRoutes(app: App, deps: KnowledgeRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'searchKnowledgeBase',
-        summary: 'Search a knowledge base',
-        description:
-          'Up to 5 passages, best first. Full-text search, fused by reciprocal rank fusion with vector search when an embeddings provider is configured (EMBEDDINGS_URL).',
+        ...docs.searchKnowledgeBase,
         params: KnowledgeBaseParams,
         body: SearchBody,
         response: { 200: ok(SearchMatches, 'At most 5 passages, best first'), ...errorResponses('not_found') },
@@ -224,9 +196,7 @@ export async function knowledgeRoutes(app: App, deps: KnowledgeRouteDeps) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'deleteKnowledgeDocument',
-        summary: 'Delete a document',
-        description: 'Removes the document from the search indexes, then the document.',
+        ...docs.deleteKnowledgeDocument,
         params: DocumentParams,
         response: { 204: deleted, ...errorResponses('not_found') },
       },

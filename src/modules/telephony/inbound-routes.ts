@@ -3,20 +3,10 @@ import { Type } from 'typebox';
 import { IdParams, errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import type { InboundConfigurationService } from './inbound-service.js';
-import {
-  AttachBody,
-  INBOUND_ID_EXAMPLE,
-  InboundBody,
-  InboundConfiguration,
-  InboundPatchBody,
-  PhoneNumber,
-  inboundConfigurationExample,
-  phoneNumberExample,
-} from './schemas.js';
+import { AttachBody, InboundBody, InboundConfiguration, InboundPatchBody, PhoneNumber } from './schemas.js';
+import { docs, examples } from './inbound-routes.docs.js';
 
 const tags = ['inbound-configurations'];
-const REFERENCES =
-  '`agent` must be an object in your `agents` store, each of `humanAgents` one in `contacts` (duplicates removed), `source` one in `campaigns` or `{ "type": "manual" }` (404 otherwise); `knowledge_base_id` must be one of your knowledge bases.';
 
 export function inboundRoutes(app: App, inbound: InboundConfigurationService) {
   app.get(
@@ -25,13 +15,13 @@ export function inboundRoutes(app: App, inbound: InboundConfigurationService) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'listInboundConfigurations',
-        summary: 'Your inbound configurations',
-        description: 'Oldest first, each with its human agents and attached numbers.',
+        ...docs.listInboundConfigurations,
         response: {
-          200: ok(Type.Array(InboundConfiguration), 'Your inbound configurations, oldest first', [
-            inboundConfigurationExample,
-          ]),
+          200: ok(
+            Type.Array(InboundConfiguration),
+            'Your inbound configurations, oldest first',
+            examples.listInboundConfigurations,
+          ),
         },
       },
     },
@@ -44,15 +34,10 @@ export function inboundRoutes(app: App, inbound: InboundConfigurationService) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'createInboundConfiguration',
-        summary: 'Create an inbound configuration',
-        description: REFERENCES,
+        ...docs.createInboundConfiguration,
         body: InboundBody,
         response: {
-          200: ok(InboundConfiguration, 'The new inbound configuration', {
-            ...inboundConfigurationExample,
-            phoneNumberIds: [],
-          }),
+          200: ok(InboundConfiguration, 'The new inbound configuration', examples.createInboundConfiguration),
           ...errorResponses('invalid_input', 'not_found'),
         },
       },
@@ -66,9 +51,7 @@ export function inboundRoutes(app: App, inbound: InboundConfigurationService) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'getInboundConfiguration',
-        summary: 'One inbound configuration',
-        description: '404 when it is not yours.',
+        ...docs.getInboundConfiguration,
         params: IdParams,
         response: { 200: ok(InboundConfiguration, 'The inbound configuration'), ...errorResponses('not_found') },
       },
@@ -82,9 +65,7 @@ export function inboundRoutes(app: App, inbound: InboundConfigurationService) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'replaceInboundConfiguration',
-        summary: 'Replace an inbound configuration',
-        description: `Every field as on create; optional fields left out are cleared. ${REFERENCES}`,
+        ...docs.replaceInboundConfiguration,
         params: IdParams,
         body: InboundBody,
         response: {
@@ -102,18 +83,11 @@ export function inboundRoutes(app: App, inbound: InboundConfigurationService) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'updateInboundConfiguration',
-        summary: 'Change some fields of an inbound configuration',
-        description: `Any of name, description, source, humanAgents, knowledge_base_id; the agent changes through PUT. ${REFERENCES}`,
+        ...docs.updateInboundConfiguration,
         params: IdParams,
         body: InboundPatchBody,
         response: {
-          200: ok(InboundConfiguration, 'The updated inbound configuration', {
-            ...inboundConfigurationExample,
-            name: 'Front desk (evenings)',
-            humanAgents: [],
-            knowledge_base_id: null,
-          }),
+          200: ok(InboundConfiguration, 'The updated inbound configuration', examples.updateInboundConfiguration),
           ...errorResponses('invalid_input', 'not_found'),
         },
       },
@@ -127,10 +101,7 @@ export function inboundRoutes(app: App, inbound: InboundConfigurationService) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'deleteInboundConfiguration',
-        summary: 'Delete an inbound configuration',
-        description:
-          'Its numbers are detached first (their voice webhooks cleared); 502 if the provider fails, and the configuration stays.',
+        ...docs.deleteInboundConfiguration,
         params: IdParams,
         response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses('not_found', 'provider_error') },
       },
@@ -147,17 +118,11 @@ export function inboundRoutes(app: App, inbound: InboundConfigurationService) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'attachPhoneNumber',
-        summary: 'Attach a number to this configuration, or detach it',
-        description:
-          "Spec 3.3. `attach`: the number must be of type `inbound` or `both` (else 409 `conflict`) and not attached elsewhere (409: detach it there first); attaching again is a no-op. `detach`: the number must be attached to this configuration (else 409 `conflict`). With a real provider, attach points the number's voice webhook at the service and detach clears it (502 if the provider fails; nothing changes). Answers the number.",
+        ...docs.attachPhoneNumber,
         params: IdParams,
         body: AttachBody,
         response: {
-          200: ok(PhoneNumber, 'The number, attached to this configuration or detached', {
-            ...phoneNumberExample,
-            inboundConfigurationId: INBOUND_ID_EXAMPLE,
-          }),
+          200: ok(PhoneNumber, 'The number, attached to this configuration or detached', examples.attachPhoneNumber),
           ...errorResponses('not_found', 'conflict', 'provider_error'),
         },
       },

@@ -11,13 +11,13 @@ import {
   PhoneNumber,
   PhoneNumberList,
   PhoneNumberPatch,
-  phoneNumberExample,
   ProviderList,
   ProviderParams,
   PurchaseBody,
   SearchQuery,
   SearchResult,
 } from './schemas.js';
+import { docs, examples } from './numbers-routes.docs.js';
 
 const tags = ['phone-numbers'];
 
@@ -28,10 +28,7 @@ export function numberRoutes(app: App, numbers: PhoneNumberService) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'listTelephonyProviders',
-        summary: 'Telephony providers to search',
-        description:
-          '`twilio` when Twilio credentials are configured; `sandbox` (offline numbers) except in production next to a real provider.',
+        ...docs.listTelephonyProviders,
         response: { 200: ok(ProviderList, 'The provider slugs you can search') },
       },
     },
@@ -44,10 +41,7 @@ export function numberRoutes(app: App, numbers: PhoneNumberService) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'listPhoneNumberCountries',
-        summary: 'Countries with the number types on sale there',
-        description:
-          'Only countries and types the provider offers and the pricing data prices. 404 `provider_not_found` for an unknown slug; 502 when the provider fails.',
+        ...docs.listPhoneNumberCountries,
         params: ProviderParams,
         response: {
           200: ok(CountryList, 'Countries and their number types, by name'),
@@ -64,10 +58,7 @@ export function numberRoutes(app: App, numbers: PhoneNumberService) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'searchPhoneNumbers',
-        summary: 'Available numbers with their monthly price and a signed price jwt',
-        description:
-          'Entries per spec 2.10. `price.jwt` is a JWS (ES256) signed by the service, bound to you, naming the number, its type, capabilities, address requirement and monthly price; valid 15 minutes and accepted by one purchase. `type` defaults to `local`. An empty list when nothing matches or the country/type is not priced.',
+        ...docs.searchPhoneNumbers,
         params: ProviderParams,
         querystring: SearchQuery,
         response: {
@@ -90,10 +81,7 @@ export function numberRoutes(app: App, numbers: PhoneNumberService) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'createPhoneNumberAddress',
-        summary: 'Register an address with the provider for regulated numbers',
-        description:
-          "Answers the provider address id (`addressSid`) to send with a purchase whose search entry says `addressRequirements: local` (an address in the number's country) or `foreign` (outside it). 400 `provider_refused` when the provider rejects the address; 502 when it fails.",
+        ...docs.createPhoneNumberAddress,
         body: AddressBody,
         response: {
           200: ok(AddressResult, 'The address registered with the provider'),
@@ -114,10 +102,7 @@ export function numberRoutes(app: App, numbers: PhoneNumberService) {
       config: { auth: 'verified', idempotent: true },
       schema: {
         tags,
-        operationId: 'purchasePhoneNumber',
-        summary: 'Buy a number found by search',
-        description:
-          'In this order: (1) a card on file, else 409 `payment_method_required` with `checkoutUrl`; (2) the number is reserved with the provider (400 without a matching `addressSid` when one is required; 409 `conflict` when it was taken meanwhile); (3) its monthly subscription starts — if that fails the number is released again and the answer is 502; (4) `{ id }`. A forged, expired, foreign or already used `jwt` is 400 `invalid_token`. Send an `Idempotency-Key` to retry safely.',
+        ...docs.purchasePhoneNumber,
         body: PurchaseBody,
         response: {
           200: ok(IdResult, 'The new phone number'),
@@ -142,9 +127,7 @@ export function numberRoutes(app: App, numbers: PhoneNumberService) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'listPhoneNumbers',
-        summary: 'Your numbers',
-        description: 'Oldest first.',
+        ...docs.listPhoneNumbers,
         response: { 200: ok(PhoneNumberList, 'Your numbers, oldest first') },
       },
     },
@@ -157,9 +140,7 @@ export function numberRoutes(app: App, numbers: PhoneNumberService) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'getPhoneNumber',
-        summary: 'One of your numbers',
-        description: '404 when it is not yours.',
+        ...docs.getPhoneNumber,
         params: IdParams,
         response: { 200: ok(PhoneNumber, 'The number'), ...errorResponses('not_found') },
       },
@@ -173,16 +154,11 @@ export function numberRoutes(app: App, numbers: PhoneNumberService) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'updatePhoneNumber',
-        summary: 'Rename a number or change its description',
-        description: 'Only `name` and `description` change; `description: null` clears it.',
+        ...docs.updatePhoneNumber,
         params: IdParams,
         body: PhoneNumberPatch,
         response: {
-          200: ok(PhoneNumber, 'The updated number', {
-            ...phoneNumberExample,
-            description: 'Answers the support queue',
-          }),
+          200: ok(PhoneNumber, 'The updated number', examples.updatePhoneNumber),
           ...errorResponses('invalid_input', 'not_found'),
         },
       },
@@ -196,10 +172,7 @@ export function numberRoutes(app: App, numbers: PhoneNumberService) {
       config: { auth: 'verified' },
       schema: {
         tags,
-        operationId: 'deletePhoneNumber',
-        summary: 'Cancel the subscription and release the number',
-        description:
-          'The subscription is cancelled first: if that fails the answer is 502 and the number stays active. Then the provider releases the number (if that fails: 502, status `releasing`, DELETE again) and the record is gone.',
+        ...docs.deletePhoneNumber,
         params: IdParams,
         response: { 204: Type.Null({ description: 'Released' }), ...errorResponses('not_found', 'provider_error') },
       },

@@ -4,7 +4,8 @@ import { IdParams, errorResponses, ok } from '../../http/schemas.js';
 import type { App } from '../../http/types.js';
 import { formParams } from '../../providers/telephony/twilio-signature.js';
 import type { SmsService } from './sms-service.js';
-import { SmsBody, SmsMessage, StatusCallbackBody, smsMessageExample, twilioSignatureDoc } from './schemas.js';
+import { SmsBody, SmsMessage, StatusCallbackBody } from './schemas.js';
+import { docs, examples } from './sms-routes.docs.js';
 
 export async function smsRoutes(app: App, sms: SmsService) {
   app.post(
@@ -13,18 +14,10 @@ export async function smsRoutes(app: App, sms: SmsService) {
       config: { auth: 'verified', idempotent: true },
       schema: {
         tags: ['sms'],
-        operationId: 'sendSms',
-        summary: 'Send an SMS from one of your numbers',
-        description:
-          "The sender must be your number and able to send SMS (404 / 409 otherwise); `to` in E.164; body 1–1,600 characters; at most 60 messages a minute per user (429). Each message costs `SMS_PRICE_USD` per segment (160 GSM-7 / 70 UCS-2 characters; 153 / 67 each when split), rounded up to the next cent, held from your prepaid balance before it is sent (402 `insufficient_funds` when the balance does not cover it: nothing is sent), kept when it reaches `sent` or `delivered`, returned when it fails first. The answer mirrors the provider's; delivery updates arrive at the service (`sms_status` events, GET /api/sms/messages/{id}). Send an `Idempotency-Key` to retry without sending twice.",
+        ...docs.sendSms,
         body: SmsBody,
         response: {
-          200: ok(SmsMessage, "The message, with the provider's answer to the send", {
-            ...smsMessageExample,
-            status: 'queued',
-            statuses: [smsMessageExample.statuses[0]],
-            updatedAt: smsMessageExample.createdAt,
-          }),
+          200: ok(SmsMessage, "The message, with the provider's answer to the send", examples.sendSms),
           ...errorResponses(
             'invalid_input',
             'insufficient_funds',
@@ -46,9 +39,7 @@ export async function smsRoutes(app: App, sms: SmsService) {
       config: { auth: 'verified' },
       schema: {
         tags: ['sms'],
-        operationId: 'listSms',
-        summary: 'Messages you sent, newest first, with their status histories',
-        description: 'Optional `phoneNumberId` filter; page with `before` = the id of the last message already seen.',
+        ...docs.listSms,
         querystring: Type.Object({
           phoneNumberId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
           before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
@@ -61,7 +52,7 @@ export async function smsRoutes(app: App, sms: SmsService) {
             }),
           ),
         }),
-        response: { 200: ok(Type.Array(SmsMessage), 'Your messages, newest first', [smsMessageExample]) },
+        response: { 200: ok(Type.Array(SmsMessage), 'Your messages, newest first', examples.listSms) },
       },
     },
     async (request) => sms.list(request.auth!.userId, { ...request.query, limit: request.query.limit ?? 50 }),
@@ -73,9 +64,7 @@ export async function smsRoutes(app: App, sms: SmsService) {
       config: { auth: 'verified' },
       schema: {
         tags: ['sms'],
-        operationId: 'getSms',
-        summary: 'One message you sent, with its status history',
-        description: '404 when it is not yours.',
+        ...docs.getSms,
         params: IdParams,
         response: { 200: ok(SmsMessage, 'The message and its status history'), ...errorResponses('not_found') },
       },
@@ -96,11 +85,7 @@ export async function smsRoutes(app: App, sms: SmsService) {
       {
         schema: {
           tags: ['webhooks'],
-          operationId: 'twilioSmsStatusCallback',
-          summary: 'Twilio status callback for a message (called by the provider)',
-          description:
-            `Checked before anything else: ${twilioSignatureDoc}` +
-            '; a bad signature is 400 `invalid_signature` and changes nothing. Each status is recorded once per message (repeats are no-ops) and emitted as an `sms_status` event.',
+          ...docs.twilioSmsStatusCallback,
           params: IdParams,
           headers: Type.Object({ 'x-twilio-signature': Type.Optional(Type.String()) }),
           body: StatusCallbackBody,
