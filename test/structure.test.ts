@@ -182,7 +182,7 @@ describe('source layout', () => {
     ).toEqual([]);
   });
 
-  it('no area module imports the composition root or any create-services/voice-services file', () => {
+  it('no area module imports the composition root or any create-services file', () => {
     const offenders = sourceFiles(join(src, 'modules')).flatMap((file) =>
       moduleSpecifiers(file)
         .filter((specifier) => /services\.js$/.test(specifier))
