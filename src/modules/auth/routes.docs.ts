@@ -1,6 +1,7 @@
 // What the OpenAPI document says of the routes in routes.ts besides their
 // schemas: summaries, descriptions and examples (src/http/route-docs.ts).
 import { describeRoutes } from '../../http/route-docs.js';
+import { exampleAuth } from './schemas.js';
 
 /** What both forms of signing out do. */
 const logoutDescription =
@@ -38,28 +39,12 @@ export const examples = {
   logout: { status: 'logout' as const },
   getAuthStatus: {
     status: 'ok' as const,
-    auth: {
-      id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40',
-      email: 'ada@example.com',
-      firstName: 'Ada',
-      lastName: 'Lovelace',
-      phoneVerified: true,
-      twoFactorPassed: false,
-      twoFactorConfigured: false,
-    },
+    auth: exampleAuth,
   },
   register: {
     status: 'phone_not_verified' as const,
     token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ2ZXIiOjAsInN1YiI6IjAxOTM2YjJlIn0.c2lnbmF0dXJl',
-    auth: {
-      id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40',
-      email: 'ada@example.com',
-      firstName: 'Ada',
-      lastName: 'Lovelace',
-      phoneVerified: false,
-      twoFactorPassed: false,
-      twoFactorConfigured: false,
-    },
+    auth: { ...exampleAuth, phoneVerified: false },
   },
   login: { status: 'error' as const, message: 'invalid email or password', code: 'invalid_credentials' },
 };

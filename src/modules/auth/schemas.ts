@@ -22,6 +22,17 @@ export const AuthStatus = Type.Union([
 ]);
 
 /** Answer of every flow that signs a user in. */
+/** The signed-in user of the examples (AuthInfo): phone verified, no second factor. */
+export const exampleAuth = {
+  id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40',
+  email: 'ada@example.com',
+  firstName: 'Ada',
+  lastName: 'Lovelace',
+  phoneVerified: true,
+  twoFactorPassed: false,
+  twoFactorConfigured: false,
+};
+
 export const LoginResponse = Type.Object(
   {
     status: AuthStatus,
@@ -35,15 +46,7 @@ export const LoginResponse = Type.Object(
       {
         status: 'ok',
         token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIwMTkzNmIyZSJ9.c2lnbmF0dXJl',
-        auth: {
-          id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40',
-          email: 'ada@example.com',
-          firstName: 'Ada',
-          lastName: 'Lovelace',
-          phoneVerified: true,
-          twoFactorPassed: false,
-          twoFactorConfigured: false,
-        },
+        auth: exampleAuth,
       },
     ],
   },

@@ -1,6 +1,7 @@
 // What the OpenAPI document says of the routes in two-factor-routes.ts besides their
 // schemas: summaries, descriptions and examples (src/http/route-docs.ts).
 import { describeRoutes } from '../../http/route-docs.js';
+import { exampleAuth } from './schemas.js';
 
 const setupExample = {
   status: '2fa_setup' as const,
@@ -33,15 +34,7 @@ export const examples = {
   confirmTwoFactorSetup: {
     status: 'ok' as const,
     token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIwMTkzNmIyZSJ9.c2lnbmF0dXJl',
-    auth: {
-      id: '01936b2e-8f3a-7c41-9d2e-5b7a3c9e1f40',
-      email: 'ada@example.com',
-      firstName: 'Ada',
-      lastName: 'Lovelace',
-      phoneVerified: true,
-      twoFactorPassed: true,
-      twoFactorConfigured: true,
-    },
+    auth: { ...exampleAuth, twoFactorPassed: true, twoFactorConfigured: true },
     recoveryCodes: ['abcde-12345', 'fghij-67890'],
   },
 };
