@@ -8,6 +8,7 @@ import { HttpCore, type HttpOptions } from './http.js';
 import { IntegrationsApi, PersonasApi } from './personas.js';
 import { StoreClient } from './store.js';
 import { CallsApi } from './calls.js';
+import { CampaignsApi, DoNotCallApi } from './campaigns.js';
 import { type PathwayDocument, PathwaysApi } from './pathways.js';
 
 export interface WorkspaceClientOptions extends HttpOptions {
@@ -28,6 +29,10 @@ export class WorkspaceClient {
   readonly calls: CallsApi;
   /** Pathway documents: validate, and keep them in the `conversational-pathways` store. */
   readonly pathways: PathwaysApi;
+  /** Outbound campaigns: create, start, pause, resume, cancel, read, and wait until one stops dialling. */
+  readonly campaigns: CampaignsApi;
+  /** Numbers no outbound call of this account dials. */
+  readonly doNotCall: DoNotCallApi;
   private readonly stores = new Map<StoreName, StoreClient<unknown>>();
   private rootOnce: Promise<RootObject> | null = null;
 
@@ -43,6 +48,8 @@ export class WorkspaceClient {
     this.integrations = new IntegrationsApi(this.http);
     this.calls = new CallsApi(this.http);
     this.pathways = new PathwaysApi(this.http, () => this.store<PathwayDocument>('conversational-pathways'));
+    this.campaigns = new CampaignsApi(this.http, this.events);
+    this.doNotCall = new DoNotCallApi(this.http);
   }
 
   /**

@@ -17,6 +17,7 @@ export const EVENT_TYPES = [
   'sms_status',
   'call_status',
   'call_transcript',
+  'campaign_status',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -35,6 +36,8 @@ export interface EventPayloads {
   call_status: Schemas['CallStatusEvent'];
   /** One line of a live call's transcript (the built-in voice agent), as it is said. */
   call_transcript: Schemas['CallTranscriptEvent'];
+  /** A campaign changed status, or (at most once a second while it runs) its counts changed. */
+  campaign_status: Schemas['CampaignStatusEvent'];
 }
 
 /** The payload of one or several event types. */

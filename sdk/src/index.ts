@@ -72,6 +72,16 @@ export { base64ToBytes, bytesToBase64, bytesToHex, hexToBytes } from './encoding
 export type { Answer, ApiPath, Body, Query, Schemas, components, paths } from './api-types.js';
 export { CallsApi, signCallRequest, type CallRequest, type SignCallOptions } from './calls.js';
 export {
+  CampaignsApi,
+  DoNotCallApi,
+  type Campaign,
+  type CampaignContact,
+  type CampaignInput,
+  type CampaignStatus,
+  type DoNotCallListing,
+  type WaitForCampaignOptions,
+} from './campaigns.js';
+export {
   PathwayBuilder,
   PathwayInvalidError,
   PathwaysApi,
