@@ -30,7 +30,14 @@ import { findProfile, summarizeProfile } from './lib/profile.js';
 import { ROOT, forkTs, killAll, request, rssMb, rssParts, sleep, stop, withCpu } from './lib/proc.js';
 import { checkTargets } from './lib/checks.js';
 import { acceptBaseline, baselineChecks, readBaseline, shout } from './lib/baseline.js';
-import { type LoadFigures, type ObjectRow, type Results, spliceFanoutSection, writeResults } from './lib/report.js';
+import {
+  type Check,
+  type LoadFigures,
+  type ObjectRow,
+  type Results,
+  spliceFanoutSection,
+  writeResults,
+} from './lib/report.js';
 import { type RunningServer, startFloorServer, startRealServer } from './lib/server.js';
 import { createBenchUser, objectBody, prefillObjects } from './lib/setup.js';
 import { runKnowledgeBench } from './lib/knowledge.js';
@@ -674,151 +681,34 @@ async function main() {
               `bench/calls.ts on ${backend.name} did not pass (its output above; figures in bench/results/calls-${backend.name}.json)`,
             );
         });
-    // The voice agent's latency (bench/voice.ts, also runnable alone): its own server, fakes and callers per backend.
+    // Scenarios with a script of their own (each also runnable alone): its own servers per backend.
+    // The voice agent's latency (bench/voice.ts): its fakes and callers.
     if (only.includes('voice'))
       for (const backend of backends)
-        await step(`voice agent on ${backend.name}`, async () => {
-          const file = join(ROOT, 'bench', 'results', `voice-${backend.name}.json`);
-          rmSync(file, { force: true }); // figures of an earlier run must not pass for this one's
-          const run = spawnSync(
-            process.execPath,
-            [
-              '--import',
-              'tsx',
-              'bench/voice.ts',
-              `--backend=${backend.name}`,
-              '--no-build',
-              ...(quick ? ['--quick'] : []),
-            ],
-            { cwd: ROOT, stdio: 'inherit', env: process.env, timeout: (quick ? 640 : 1080) * 1000 },
-          );
-          if (existsSync(file)) {
-            const v = JSON.parse(readFileSync(file, 'utf8'));
-            for (const c of v.checks)
-              results.checks.push({
-                name: `${backend.name}: voice: ${c.name}`,
-                value: c.value === null ? '–' : String(c.value),
-                target: c.target,
-                met: c.met,
-              });
-          }
-          if (run.status !== 0)
-            throw new Error(
-              `bench/voice.ts on ${backend.name} did not pass (its output above; figures in bench/results/voice-${backend.name}.json)`,
-            );
-        });
-    // The media sockets under attack (bench/attack.ts, also runnable alone; issue 46): its own server and attackers per backend.
+        await step(`voice agent on ${backend.name}`, () => runScenarioFile('voice', backend.name, quick ? 640 : 1080));
+    // The media sockets under attack (bench/attack.ts; issue 46): its attackers.
     if (only.includes('attack'))
       for (const backend of backends)
-        await step(`media sockets under attack on ${backend.name}`, async () => {
-          const file = join(ROOT, 'bench', 'results', `attack-${backend.name}.json`);
-          rmSync(file, { force: true }); // figures of an earlier run must not pass for this one's
-          const run = spawnSync(
-            process.execPath,
-            [
-              '--import',
-              'tsx',
-              'bench/attack.ts',
-              `--backend=${backend.name}`,
-              '--no-build',
-              ...(quick ? ['--quick'] : []),
-            ],
-            { cwd: ROOT, stdio: 'inherit', env: process.env, timeout: (quick ? 160 : 310) * 1000 },
-          );
-          if (existsSync(file)) {
-            const a = JSON.parse(readFileSync(file, 'utf8'));
-            for (const c of a.checks)
-              results.checks.push({
-                name: `${backend.name}: attack: ${c.name}`,
-                value: c.value === null ? '–' : String(c.value),
-                target: c.target,
-                met: c.met,
-              });
-          }
-          if (run.status !== 0)
-            throw new Error(
-              `bench/attack.ts on ${backend.name} did not pass (its output above; figures in bench/results/attack-${backend.name}.json)`,
-            );
-        });
-    // Analytics at 100,000 calls of one account (bench/analytics.ts, also runnable alone; issue 40): its own server per backend.
+        await step(`media sockets under attack on ${backend.name}`, () =>
+          runScenarioFile('attack', backend.name, quick ? 160 : 310),
+        );
+    // Analytics at 100,000 calls of one account (bench/analytics.ts; issue 40).
     if (only.includes('analytics'))
       for (const backend of backends)
-        await step(`analytics at 100,000 calls on ${backend.name}`, async () => {
-          const file = join(ROOT, 'bench', 'results', `analytics-${backend.name}.json`);
-          rmSync(file, { force: true }); // figures of an earlier run must not pass for this one's
-          const run = spawnSync(
-            process.execPath,
-            [
-              '--import',
-              'tsx',
-              'bench/analytics.ts',
-              `--backend=${backend.name}`,
-              '--no-build',
-              ...(quick ? ['--quick'] : []),
-            ],
-            { cwd: ROOT, stdio: 'inherit', env: process.env, timeout: (quick ? 250 : 490) * 1000 },
-          );
-          if (existsSync(file))
-            for (const c of JSON.parse(readFileSync(file, 'utf8')).checks)
-              results.checks.push({
-                name: `${backend.name}: analytics: ${c.name}`,
-                value: c.value === null ? '–' : String(c.value),
-                target: c.target,
-                met: c.met,
-              });
-          if (run.status !== 0)
-            throw new Error(
-              `bench/analytics.ts on ${backend.name} did not pass (its output above; figures in bench/results/analytics-${backend.name}.json)`,
-            );
-        });
-    // One campaign dialled by two instances on one PostgreSQL (bench/campaigns.ts, also runnable alone; issue 41).
-    if (only.includes('campaigns') && backends.some((b) => b.name === 'postgres'))
-      await step('a campaign dialled by two instances on postgres', async () => {
-        const file = join(ROOT, 'bench', 'results', 'campaigns-postgres.json');
-        rmSync(file, { force: true }); // figures of an earlier run must not pass for this one's
-        const run = spawnSync(
-          process.execPath,
-          ['--import', 'tsx', 'bench/campaigns.ts', ...(quick ? ['--quick'] : [])],
-          { cwd: ROOT, stdio: 'inherit', env: process.env, timeout: (quick ? 300 : 700) * 1000 },
+        await step(`analytics at 100,000 calls on ${backend.name}`, () =>
+          runScenarioFile('analytics', backend.name, quick ? 250 : 490),
         );
-        if (existsSync(file))
-          for (const c of JSON.parse(readFileSync(file, 'utf8')).checks)
-            results.checks.push({
-              ...c,
-              value: c.value === null ? '\u2013' : String(c.value),
-              name: `postgres: campaigns: ${c.name}`,
-            });
-        if (run.status !== 0)
-          throw new Error(
-            'bench/campaigns.ts did not pass (its output above; figures in bench/results/campaigns-postgres.json)',
-          );
-      });
-    // Agent tests in text mode (bench/agent-tests.ts, also runnable alone; issue 42): a suite of 200 six-turn tests beside another user.
+    // One campaign dialled by two instances on one PostgreSQL (bench/campaigns.ts; issue 41).
+    if (only.includes('campaigns') && backends.some((b) => b.name === 'postgres'))
+      await step('a campaign dialled by two instances on postgres', () =>
+        runScenarioFile('campaigns', 'postgres', quick ? 300 : 700),
+      );
+    // Agent tests in text mode (bench/agent-tests.ts; issue 42): a suite of 200 six-turn tests beside another user.
     if (only.includes('agent-tests'))
       for (const backend of backends)
-        await step(`agent tests on ${backend.name}`, async () => {
-          const file = join(ROOT, 'bench', 'results', `agent-tests-${backend.name}.json`);
-          rmSync(file, { force: true }); // figures of an earlier run must not pass for this one's
-          const run = spawnSync(
-            process.execPath,
-            [
-              '--import',
-              'tsx',
-              'bench/agent-tests.ts',
-              `--backend=${backend.name}`,
-              '--no-build',
-              ...(quick ? ['--quick'] : []),
-            ],
-            { cwd: ROOT, stdio: 'inherit', env: process.env, timeout: (quick ? 130 : 250) * 1000 },
-          );
-          if (existsSync(file))
-            for (const c of JSON.parse(readFileSync(file, 'utf8')).checks)
-              results.checks.push({ ...c, name: `${backend.name}: agent tests: ${c.name}` });
-          if (run.status !== 0)
-            throw new Error(
-              `bench/agent-tests.ts on ${backend.name} did not pass (its output above; figures in bench/results/agent-tests-${backend.name}.json)`,
-            );
-        });
+        await step(`agent tests on ${backend.name}`, () =>
+          runScenarioFile('agent-tests', backend.name, quick ? 130 : 250),
+        );
   } finally {
     for (const backend of backends) await backend.drop?.().catch(() => {});
   }
@@ -883,6 +773,33 @@ async function main() {
     // A quick run is a smoke run (short windows, SQLite only): it says so, a full run fails on it.
     if (guard.regressions.length && !quick) process.exitCode = 1;
   }
+}
+
+/**
+ * Runs bench/<script>.ts on one backend as a child process (--backend, --no-build, --quick passed on), then
+ * collects the checks it wrote to bench/results/<script>-<backend>.json as "<backend>: <script, spaced>: <check>".
+ * A non-zero exit (or the time limit) fails the step after its checks are collected.
+ */
+async function runScenarioFile(script: string, backend: string, limitS: number): Promise<void> {
+  const label = script.replace('-', ' ');
+  const file = join(ROOT, 'bench', 'results', `${script}-${backend}.json`);
+  rmSync(file, { force: true }); // figures of an earlier run must not pass for this one's
+  const run = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', `bench/${script}.ts`, `--backend=${backend}`, '--no-build', ...(quick ? ['--quick'] : [])],
+    { cwd: ROOT, stdio: 'inherit', env: process.env, timeout: limitS * 1000 },
+  );
+  if (existsSync(file))
+    for (const c of JSON.parse(readFileSync(file, 'utf8')).checks as Array<Check & { value: unknown }>)
+      results.checks.push({
+        ...c,
+        name: `${backend}: ${label}: ${c.name}`,
+        value: c.value === null ? '\u2013' : String(c.value),
+      });
+  if (run.status !== 0)
+    throw new Error(
+      `bench/${script}.ts on ${backend} did not pass (its output above; figures in bench/results/${script}-${backend}.json)`,
+    );
 }
 
 async function step(name: string, fn: () => Promise<void>) {
