@@ -29,6 +29,19 @@ async function refusal(promise: Promise<unknown>): Promise<WorkspaceApiError> {
   return error as WorkspaceApiError;
 }
 
+/** A new funded user's SDK client and a draft campaign of theirs calling Grace. */
+async function oneContactDraft(name: string): Promise<{ sdk: WorkspaceClient; id: string }> {
+  const c = await caller(server.t);
+  const sdk = client(c.user.token);
+  const { id } = await sdk.campaigns.create({
+    name,
+    agent: { name: 'Amy' },
+    fromNumberIds: [c.numberId],
+    contacts: [{ name: 'Grace', phone: '+14155550123' }],
+  });
+  return { sdk, id };
+}
+
 describe('SDK campaign helpers', () => {
   it('creates, starts and waits for a campaign to complete on its events; reads its contacts; deletes it', async () => {
     const c = await caller(server.t);
@@ -87,14 +100,7 @@ describe('SDK campaign helpers', () => {
   });
 
   it('moves a campaign through its states, refuses the moves its status does not allow, and keeps it from other users', async () => {
-    const c = await caller(server.t);
-    const sdk = client(c.user.token);
-    const { id } = await sdk.campaigns.create({
-      name: 'Moves',
-      agent: { name: 'Amy' },
-      fromNumberIds: [c.numberId],
-      contacts: [{ name: 'Grace', phone: '+14155550123' }],
-    });
+    const { sdk, id } = await oneContactDraft('Moves');
     const early = await refusal(sdk.campaigns.pause(id));
     expect([early.status, early.code]).toEqual([409, 'invalid_state']);
     await sdk.campaigns.start(id);
@@ -117,14 +123,7 @@ describe('SDK campaign helpers', () => {
   });
 
   it('stops waiting when its signal aborts', async () => {
-    const c = await caller(server.t);
-    const sdk = client(c.user.token);
-    const { id } = await sdk.campaigns.create({
-      name: 'Never dialled',
-      agent: { name: 'Amy' },
-      fromNumberIds: [c.numberId],
-      contacts: [{ name: 'Grace', phone: '+14155550123' }],
-    });
+    const { sdk, id } = await oneContactDraft('Never dialled');
     await sdk.campaigns.start(id);
     const abort = new AbortController();
     const waiting = sdk.campaigns.waitUntilDone(id, { signal: abort.signal });
