@@ -17,7 +17,7 @@ import { AsyncResource, createHook, executionAsyncId } from 'node:async_hooks';
 import { writeFileSync } from 'node:fs';
 import { CampaignDialer } from '../../src/modules/campaigns/dialer.js';
 
-type Part = 'round' | 'place' | 'callFinished';
+export type Part = 'round' | 'place' | 'callFinished';
 type Scope = { live: boolean; part: Part };
 const scopes = new Map<number, Scope>();
 /** Per running callback (a stack: callbacks nest): its start (CPU reading, part), if it counts and no outer one does. */
@@ -52,10 +52,15 @@ const hook = createHook({
     scopes.delete(asyncId);
   },
 });
-process.on('SIGUSR2', () => hook.enable());
+/** Switches the counting on (the bench sends SIGUSR2 for it). */
+export const enableMeter = () => void hook.enable();
+process.on('SIGUSR2', enableMeter);
+
+/** What has been counted so far (µs). */
+export const meterReading = () => ({ cpuUs, byPart: { ...byPart } });
 
 /** Runs fn in a scope of its own that counts until the promise it returns settles. */
-function scoped<T>(part: Part, fn: () => Promise<T>): Promise<T> {
+export function scoped<T>(part: Part, fn: () => Promise<T>): Promise<T> {
   const scope: Scope = { live: true, part };
   const resource = new AsyncResource('BenchCampaignDialer');
   scopes.set(resource.asyncId(), scope);
@@ -75,4 +80,4 @@ for (const name of ['round', 'place', 'callFinished'] as const) {
 }
 
 const file = process.env.BENCH_DIALER_CPU_FILE;
-if (file) setInterval(() => writeFileSync(file, JSON.stringify({ cpuUs, byPart })), 500).unref();
+if (file) setInterval(() => writeFileSync(file, JSON.stringify(meterReading())), 500).unref();
