@@ -4,11 +4,6 @@
 // many at once (--realtime-workers says how many) in one vitest process,
 // beside the rest on vitest's two workers in another; their report follows
 // the rest's. One after the other they took 17 minutes on 2 cores.
-// The rest run --no-isolate: each worker loads the app's modules once instead
-// of once per file (about a third of the CPU time on 2 cores); every file
-// still builds its own app and database, closes what it opens and restores
-// its spies. The real-time files keep a fresh process each: calls that linger
-// after a file would eat into the next one's pace.
 // With a file or filter (`npm test -- test/http/foundation.test.ts`) it is
 // plain `vitest run` with those arguments.
 import { execFileSync, spawn } from 'node:child_process';
@@ -47,7 +42,7 @@ if (args.some((arg) => !arg.startsWith('-'))) {
   const started = Date.now();
   const [calls, others] = await Promise.all([
     run([`--maxWorkers=${realtimeWorkers}`, ...args, ...realtime], true),
-    run(['--no-isolate', ...args, ...rest], false),
+    run([...args, ...rest], false),
   ]);
   process.stdout.write(`\n--- the real-time calls (${realtime.length} files), run beside the rest\n${calls.output}`);
   process.stdout.write(`\nnpm test: ${Math.round((Date.now() - started) / 1000)} s in all\n`);
