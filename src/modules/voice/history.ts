@@ -77,7 +77,7 @@ export class History {
   /** The messages as they will be once the caller has said `text` (what a model asked ahead is sent). */
   messagesAfterCaller(text: string): ChatMessage[] {
     const entries: Entry[] = [...this.entries, { kind: 'caller', text }];
-    return History.render(this.systemPrompt, entries.slice(Math.max(0, entries.length - this.maxEntries)));
+    return History.render(this.systemPrompt, entries.slice(-this.maxEntries));
   }
 
   messages(): ChatMessage[] {

@@ -32,7 +32,7 @@ export class ModelPrefetch {
       name: upstream.name,
       sandbox: upstream.sandbox,
       complete: (asked) => {
-        if (this.taken || requestKey(asked) !== this.key) {
+        if (!this.asks(asked)) {
           if (!this.taken) this.abort();
           return upstream.complete(asked);
         }

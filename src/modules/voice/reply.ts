@@ -11,7 +11,13 @@
 import { sleep, type TimerClock } from '../../lib/clock.js';
 import type { CallSpeech, CallVoice } from '../../providers/call-speech/interface.js';
 import { ProviderFailure } from '../../providers/failure.js';
-import type { ChatMessage, ChatToolCall, LanguageModel, ModelDelta } from '../../providers/language-model/interface.js';
+import type {
+  ChatMessage,
+  ChatToolCall,
+  LanguageModel,
+  ModelDelta,
+  ToolSpec,
+} from '../../providers/language-model/interface.js';
 import type { SegmentFacts } from './heard-text.js';
 import type { HistoryToolCall } from './history.js';
 import { SentenceSplitter } from './sentences.js';
@@ -156,6 +162,21 @@ export function emptyFacts(voiceIndex: number): ReplyFacts {
     fatal: false,
     voiceIndex,
   };
+}
+
+/**
+ * What a reply asks the model for `messages` (the first, the system message, becomes the agent's prompt of the
+ * moment, in place: a reply's later rounds reuse the array). The model asked ahead builds its request here too, so
+ * the two are the same request whenever the turn is the one it guessed.
+ */
+export function modelRequest(
+  messages: ChatMessage[],
+  systemPrompt: string | undefined,
+  tools: Pick<ReplyTools, 'specs'>,
+): { messages: ChatMessage[]; tools: ToolSpec[] } {
+  if (systemPrompt !== undefined && messages[0]?.role === 'system')
+    messages[0] = { role: 'system', content: systemPrompt };
+  return { messages, tools: tools.specs() };
 }
 
 export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceIndex = 0): Promise<ReplyFacts> {
@@ -360,10 +381,8 @@ export async function runReply(deps: ReplyDeps, request: ReplyRequest, voiceInde
     const onAbort = () => attempt.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const system = deps.systemPrompt?.();
-      if (system !== undefined && messages[0]?.role === 'system') messages[0] = { role: 'system', content: system };
       const iterator = deps.model
-        .complete({ messages, tools: deps.tools.specs(), signal: attempt.signal })
+        .complete({ ...modelRequest(messages, deps.systemPrompt?.(), deps.tools), signal: attempt.signal })
         [Symbol.asyncIterator]();
       const deadlineMs = deps.llmDeadlineMs ?? 4000;
       let first = true;

@@ -29,6 +29,7 @@ import {
   DEFAULT_APOLOGY,
   emptyFacts,
   type LateToolCall,
+  modelRequest,
   runReply,
   type Latency,
   type ReplyFacts,
@@ -670,9 +671,11 @@ export class VoiceSession {
     if (!this.settings.askModelAhead || !this.agent.modelTakesSpokenTurns || this.ended || this.voicemail) return;
     // The history will change before this turn's reply asks: a reply still settling, lines of a cut one to say.
     if (this.repliesInFlight || this.unsaidLines.length) return;
-    const messages = this.history.messagesAfterCaller(modelText);
-    messages[0] = { role: 'system', content: this.agent.systemPrompt() };
-    const request = { messages, tools: this.agent.tools.specs() };
+    const request = modelRequest(
+      this.history.messagesAfterCaller(modelText),
+      this.agent.systemPrompt(),
+      this.agent.tools,
+    );
     // The caller paused again on the same words: the answer asked the first time still holds.
     if (this.prefetch?.asks(request)) return;
     this.dropPrefetch();
