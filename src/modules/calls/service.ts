@@ -75,6 +75,12 @@ export interface CallServiceDeps {
   doNotCall?: DoNotCallCheck;
 }
 
+/** How many web calls one user may have live at once; a set-up call counts while it could still connect (created after `connectableSince`). */
+export interface WebCallLimit {
+  max: number;
+  connectableSince: number;
+}
+
 export interface CallSessionView {
   id: string;
   status: string;
@@ -291,11 +297,13 @@ export class CallService {
    * direction `web` and never charged (no hold, no ledger entry, no usage:
    * settleCall finds no charge for it). The browser connects to its media
    * socket next; progress then comes from the voice agent like any call's.
+   * With a `limit`, 429 `too_many_calls` when `max` of the user's web calls
+   * are set up or under way (CallStore.insertWebUnderLimit).
    */
-  async openWeb(userId: string, call: AssembledCall): Promise<{ sessionId: string }> {
+  async openWeb(userId: string, call: AssembledCall, limit?: WebCallLimit): Promise<{ sessionId: string }> {
     const now = this.deps.clock.now();
     const id = newId(now);
-    await this.deps.store.insertSession({
+    const row: CallSessionsTable = {
       id,
       user_id: userId,
       direction: 'web',
@@ -308,7 +316,16 @@ export class CallService {
       record_object_id: null,
       created_at: now,
       updated_at: now,
-    });
+    };
+    if (!limit) await this.deps.store.insertSession(row);
+    else if (!(await this.deps.store.insertWebUnderLimit(row, { ...limit, finalStatuses: FINAL_STATUSES })))
+      throw new AppError(
+        'too_many_calls',
+        `at most ${limit.max} web calls may be set up or under way at once: hang one up first`,
+        {
+          limit: limit.max,
+        },
+      );
     return { sessionId: id };
   }
 

@@ -53,6 +53,28 @@ export class CallStore {
     await this.db.insertInto('call_sessions').values(row).execute();
   }
 
+  /**
+   * Records a web session only while fewer than `max` of the user's web calls
+   * are live (countLiveWeb), checked and written in one transaction, one at a
+   * time per user (PostgreSQL: an advisory lock; SQLite runs one transaction
+   * at a time): of many started at once exactly `max` are admitted, never
+   * more and never none. False when the user is at the limit.
+   */
+  async insertWebUnderLimit(
+    row: CallSessionsTable,
+    limit: { max: number; finalStatuses: readonly string[]; connectableSince: number },
+  ): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      if (this.dialect === 'postgres')
+        await sql`select pg_advisory_xact_lock(hashtext(${`web-calls:${row.user_id}`}))`.execute(trx);
+      const bound = new CallStore(trx, this.dialect, true);
+      const live = await bound.countLiveWeb(row.user_id, limit.finalStatuses, limit.connectableSince);
+      if (live >= limit.max) return false;
+      await bound.insertSession(row);
+      return true;
+    });
+  }
+
   /** Removes a session nothing happened on yet (a web call refused right after it was recorded): no progress, no record. */
   async deleteUnstartedSession(id: string): Promise<void> {
     await this.db

@@ -10,11 +10,11 @@
 // `too_many_calls`) and in number per hour (the `webCallsPerUser` rate
 // limit: 429 `rate_limited`), never charged.
 import type { RateLimitRule, WebCallConfig } from '../../config.js';
-import { AppError, invalidInput } from '../../http/errors.js';
+import { invalidInput } from '../../http/errors.js';
 import type { Timer, TimerClock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { iso } from '../../lib/time.js';
-import { FINAL_STATUSES, type ProgressReporter } from '../../providers/audio/interface.js';
+import type { ProgressReporter } from '../../providers/audio/interface.js';
 import type { StoreRecords } from '../data/store-records.js';
 import type { IntegrationService } from '../integrations/service.js';
 import type { KnowledgeService } from '../knowledge/service.js';
@@ -87,17 +87,11 @@ export class WebCalls {
   async start(userId: string, input: WebCallInput): Promise<WebCallStarted> {
     const { calls, store, tokens, secretBox, settings, clock } = this.deps;
     const call = await this.assemble(userId, input);
-    const { sessionId } = await calls.openWeb(userId, call);
+    const { sessionId } = await calls.openWeb(userId, call, {
+      max: settings.concurrencyPerUser,
+      connectableSince: clock.now() - MEDIA_TOKEN_TTL_SECONDS * 1000,
+    });
     try {
-      // Recorded first, then counted with the others: two starts at once may both be refused, never both admitted past the limit.
-      const live = await store.countLiveWeb(userId, FINAL_STATUSES, clock.now() - MEDIA_TOKEN_TTL_SECONDS * 1000);
-      if (live > settings.concurrencyPerUser) {
-        throw new AppError(
-          'too_many_calls',
-          `at most ${settings.concurrencyPerUser} web calls may be set up or under way at once: hang one up first`,
-          { limit: settings.concurrencyPerUser },
-        );
-      }
       await this.deps.limiter.consume(`web-calls:user:${userId}`, this.deps.rateLimit);
     } catch (err) {
       await calls.discardWeb(sessionId);

@@ -3,6 +3,7 @@
 // budget and balance pauses, the do-not-call list on campaigns and on single
 // calls, refused state moves and another user's campaign. Calls are the timer
 // sandbox's (a few hundred ms); the dialer runs round by round.
+// Each waits on real-time calls: on a loaded machine (the real-time files all at once, PostgreSQL) one took 27 s, so 120 s each.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/lib/clock.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
@@ -42,7 +43,7 @@ const view = (userId: string, id: string) => t.services.campaigns.campaigns.get(
 const contactList = async (userId: string, id: string) =>
   (await t.services.campaigns.campaigns.contacts(userId, id, { limit: 100 })).items;
 
-describe('business hours', () => {
+describe('business hours', { timeout: 120_000 }, () => {
   it("dials each contact only on the schedule's days and hours in its own time zone", async () => {
     const c = await caller(t);
     const id = await createCampaign(t, c, {
@@ -73,7 +74,7 @@ describe('business hours', () => {
   });
 });
 
-describe('retries', () => {
+describe('retries', { timeout: 120_000 }, () => {
   it('retries only the outcomes of retry.on, after delayMinutes, up to maxAttempts', async () => {
     t.clock.advance(Date.parse('2026-12-07T10:00:00Z') - t.clock.now());
     const c = await caller(t);
@@ -155,7 +156,7 @@ describe('retries', () => {
   });
 });
 
-describe('money', () => {
+describe('money', { timeout: 120_000 }, () => {
   it('pauses itself at budgetUsd', async () => {
     t.clock.advance(Date.parse('2026-12-07T10:00:00Z') - t.clock.now());
     const c = await caller(t);
@@ -219,7 +220,7 @@ describe('money', () => {
   });
 });
 
-describe('do-not-call', () => {
+describe('do-not-call', { timeout: 120_000 }, () => {
   it('never dials a listed contact, and refuses a single call to a listed number with 409', async () => {
     t.clock.advance(Date.parse('2026-12-07T10:00:00Z') - t.clock.now());
     const c = await caller(t);
@@ -283,7 +284,7 @@ describe('do-not-call', () => {
   });
 });
 
-describe('states and owners', () => {
+describe('states and owners', { timeout: 120_000 }, () => {
   it("refuses moves the status does not allow with 409, and hides another user's campaign (404)", async () => {
     const c = await caller(t);
     const id = await createCampaign(t, c, { contacts: [{ name: 'A', phone: '+14155550111' }] });
@@ -345,7 +346,7 @@ describe('states and owners', () => {
   });
 });
 
-describe('the account and the agent', () => {
+describe('the account and the agent', { timeout: 120_000 }, () => {
   it("waits for the account's concurrency limit without counting a refused call as an attempt", async () => {
     await t.close();
     t = await createTestApp({
