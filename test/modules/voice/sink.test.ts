@@ -143,7 +143,7 @@ describe('AudioSink', () => {
     expect(agent.slice(5600).every((s) => s === 0)).toBe(true);
   });
 
-  it('measured: paced on the real clock, frames leave within a few ms of their slot', async () => {
+  it('paced on the real clock: no frame leaves before its slot, a second of audio takes a second', async () => {
     const { sink } = await setup(systemClock as unknown as ManualClock, { leadMs: 0 });
     const a = sink.startSegment();
     const started = Date.now();
@@ -153,12 +153,10 @@ describe('AudioSink', () => {
     const lateness = sink.sendTimes.map((t, i) => t - (started + i * 20));
     const sorted = [...lateness].sort((x, y) => x - y);
     const p95 = sorted[Math.floor(sorted.length * 0.95)]!;
-    // No frame before its slot (no burst); the whole second takes a second; the typical frame is on time.
-    // Timer lateness depends on the load of this shared machine: measured alone median 1–2 ms, p95 8–16 ms,
-    // max 25–56 ms; a late frame does not delay the ones after it (the timeline is kept).
+    // No frame before its slot (no burst) and the whole second takes a second. How late frames leave is a
+    // performance figure, judged by `npm run bench -- --only=voice` (outgoing frame pacing p99), not here.
     expect(Math.min(...lateness)).toBeGreaterThanOrEqual(-1);
     expect(sink.sendTimes.at(-1)! - started).toBeGreaterThanOrEqual(980);
-    expect(sorted[25]!).toBeLessThan(10);
     console.log(`pacing lateness ms: median ${sorted[25]}, p95 ${p95}, max ${sorted.at(-1)}`);
     sink.close();
   });
