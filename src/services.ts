@@ -248,6 +248,7 @@ export function createServices(deps: ServiceDeps) {
   const analysis = createAnalysisServices({
     ...core,
     defineSqliteAggregate: database.defineSqliteAggregate,
+    sessions: callStores.sessions,
     records: data.records,
     chargedCents: (ids) => callViews.chargedCents(ids),
     events: eventRecorder,

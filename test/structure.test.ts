@@ -1,7 +1,8 @@
 // The layout DESIGN.md "Layout" promises, checked on the source itself: no
 // route or service module reaches the composition root (src/services.ts) or
-// another area's create-services.ts, and no import circle exists in src/
-// (type-only imports and `import('…')` types count too).
+// another area's create-services.ts, no import circle exists in src/
+// (type-only imports and `import('…')` types count too), and a table named
+// in ONE_WRITER is written by its one store only.
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -128,6 +129,18 @@ export function importCycles(graph: Map<string, string[]>): string[][] {
   });
 }
 
+/** Tables written by one store only (issue 45 "one store per table"); the others may read them. */
+const ONE_WRITER: Record<string, string> = { call_sessions: 'src/modules/calls/store.ts' };
+
+/** The tables a source text inserts into, updates or deletes from (Kysely calls or SQL). */
+export function writtenTables(text: string): string[] {
+  const patterns = [
+    /\b(?:insertInto|updateTable|deleteFrom|replaceInto|mergeInto)\(\s*['"`]([a-z_]+)/g,
+    /\b(?:update|insert\s+(?:or\s+\w+\s+)?into|delete\s+from|replace\s+into|merge\s+into)\s+([a-z_]+)\b/gi,
+  ];
+  return [...new Set(patterns.flatMap((p) => [...text.matchAll(p)].map((m) => m[1]!.toLowerCase())))];
+}
+
 describe('source layout', () => {
   it('finds every kind of import, type-only ones included', () => {
     const specifiers = moduleSpecifiers(
@@ -188,6 +201,34 @@ describe('source layout', () => {
         .filter((specifier) => /services\.js$/.test(specifier))
         .map((specifier) => `${relative(root, file)} imports ${specifier}`),
     );
+    expect(offenders).toEqual([]);
+  });
+
+  it('finds a table written through Kysely or SQL', () => {
+    expect(
+      writtenTables(
+        [
+          "db.updateTable('call_sessions').set({})",
+          'db.insertInto("jobs").values(row)',
+          "db.deleteFrom('call_progress as p')",
+          'sql`update call_charges as c set x = 1`',
+          'sql`insert into events (id) values (1)`',
+          'sql`delete from  users where id = 1`',
+          "db.selectFrom('campaigns')",
+        ].join('\n'),
+      ).sort(),
+    ).toEqual(['call_charges', 'call_progress', 'call_sessions', 'events', 'jobs', 'users']);
+  });
+
+  it('writes each ONE_WRITER table from its one store only (analysis, analytics and temporary sessions read call_sessions)', () => {
+    const offenders = sourceFiles(src)
+      .filter((file) => !file.includes(`${join('src', 'db', 'migrations')}`))
+      .flatMap((file) => {
+        const path = relative(root, file);
+        return writtenTables(readFileSync(file, 'utf8'))
+          .filter((table) => ONE_WRITER[table] !== undefined && ONE_WRITER[table] !== path)
+          .map((table) => `${path} writes ${table}`);
+      });
     expect(offenders).toEqual([]);
   });
 

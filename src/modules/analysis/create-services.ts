@@ -13,8 +13,7 @@ import type { WebhookService } from '../webhooks/service.js';
 import { AnalyticsService } from './analytics.js';
 import { AnalyticsStore } from './analytics-store.js';
 import { ModelAnalyser } from './model-analyser.js';
-import { AnalysisService } from './service.js';
-import { AnalysisStore } from './store.js';
+import { type AnalysedSessions, AnalysisService } from './service.js';
 
 export interface AnalysisServiceDeps {
   db: Kysely<Database>;
@@ -22,6 +21,8 @@ export interface AnalysisServiceDeps {
   /** The analytics store's SQLite aggregate is defined on the connection through it. */
   defineSqliteAggregate: DatabaseHandle['defineSqliteAggregate'];
   clock: Clock;
+  /** The calls' rows: the calls area's one store of `call_sessions` (analysis writes its columns through it). */
+  sessions: AnalysedSessions;
   records: StoreRecords;
   chargedCents: (ids: string[]) => Promise<Map<string, number>>;
   events: EventRecorder;
@@ -33,7 +34,7 @@ export interface AnalysisServiceDeps {
 
 export function createAnalysisServices(deps: AnalysisServiceDeps) {
   const analysis = new AnalysisService({
-    store: new AnalysisStore(deps.db, deps.dialect),
+    sessions: deps.sessions,
     records: deps.records,
     chargedCents: deps.chargedCents,
     events: deps.events,

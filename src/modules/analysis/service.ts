@@ -10,10 +10,12 @@
 // `status: "failed"`; it never touches the call's own status, and neither
 // does a job that gives up (its retries spent): the call is left with a
 // failed analysis that says why. One job at a time holds a call's analysis
-// (AnalysisStore.claim): two jobs for one call never both write.
+// (CallStore.claimAnalysis): two jobs for one call never both write. The
+// call's row is read and written through the calls area's store.
 import { AppError, notFound } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { iso } from '../../lib/time.js';
+import type { AnalysisColumns, CallStore } from '../calls/store.js';
 import type { StoreRecords } from '../data/store-records.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { JobQueue } from '../platform/jobs.js';
@@ -23,7 +25,6 @@ import { failed, type ModelAnalyser } from './model-analyser.js';
 import { sandboxAnalysis } from './sandbox-analyser.js';
 import type { CallAnalysis, PerformanceMetric, TaskRecord } from './schemas.js';
 import type { AnalysisSettings } from './settings.js';
-import { type AnalysisColumns, AnalysisStore } from './store.js';
 import { tallyOf } from './tally.js';
 
 export const ANALYSIS_JOB = 'call_analysis';
@@ -34,8 +35,15 @@ interface AnalysisJob {
   rerun?: boolean;
 }
 
+/** What analysis touches of the calls area's store of `call_sessions`. */
+export type AnalysedSessions = Pick<
+  CallStore,
+  'db' | 'findForAnalysis' | 'claimAnalysis' | 'setMetricsObject' | 'markTasksWritten' | 'transaction'
+>;
+
 export interface AnalysisServiceDeps {
-  store: AnalysisStore;
+  /** The calls' rows (the calls area's CallStore). */
+  sessions: AnalysedSessions;
   records: StoreRecords;
   /** What calls were charged in cents, their transfer legs included (the calls area's views). */
   chargedCents: (ids: string[]) => Promise<Map<string, number>>;
@@ -67,18 +75,18 @@ export class AnalysisService {
 
   /** CallService.onFinished: queues the call's analysis (the record is written by now). Never throws. */
   async callFinished(session: { id: string; userId: string }): Promise<void> {
-    await this.deps.jobs.enqueue(this.deps.store.db, [
+    await this.deps.jobs.enqueue(this.deps.sessions.db, [
       { kind: ANALYSIS_JOB, userId: session.userId, payload: { sessionId: session.id } satisfies AnalysisJob },
     ]);
   }
 
   /** POST /api/calls/{id}/analysis: 404 for a call that is not the user's, 409 while it has no record. */
   async rerun(userId: string, sessionId: string): Promise<{ status: 'queued' }> {
-    const session = await this.deps.store.findSession(sessionId);
+    const session = await this.deps.sessions.findForAnalysis(sessionId);
     if (!session || session.user_id !== userId) throw notFound('call');
     if (!session.record_object_id)
       throw new AppError('conflict', 'the call has not ended yet: it is analysed when it ends');
-    await this.deps.jobs.enqueue(this.deps.store.db, [
+    await this.deps.jobs.enqueue(this.deps.sessions.db, [
       { kind: ANALYSIS_JOB, userId, payload: { sessionId, rerun: true } satisfies AnalysisJob },
     ]);
     return { status: 'queued' };
@@ -87,14 +95,14 @@ export class AnalysisService {
   /**
    * The job `jobId`: analyses one ended call and writes what it found. Safe to
    * run twice (a second first run does nothing) and beside another job for the
-   * same call (the one that holds the call writes; AnalysisStore.claim).
+   * same call (the one that holds the call writes; CallStore.claimAnalysis).
    */
   async analyse(job: AnalysisJob, jobId: string): Promise<void> {
-    const { store, records, clock } = this.deps;
-    const session = await store.findSession(job.sessionId);
+    const { sessions, records, clock } = this.deps;
+    const session = await sessions.findForAnalysis(job.sessionId);
     if (!session?.record_object_id) return;
     if (session.analysis_status !== null && !job.rerun) return;
-    if (!(await store.claim(session.id, jobId, job.rerun === true))) return;
+    if (!(await sessions.claimAnalysis(session.id, jobId, job.rerun === true))) return;
     const userId = session.user_id;
     const record = JSON.parse(
       (await records.read(userId, 'calls', session.record_object_id)).toString('utf8'),
@@ -124,7 +132,10 @@ export class AnalysisService {
     if (session.metrics_object_id)
       await records.replace(userId, 'performance-metrics', session.metrics_object_id, metricBytes);
     else
-      await store.setMetricsObject(session.id, (await records.create(userId, 'performance-metrics', metricBytes)).id);
+      await sessions.setMetricsObject(
+        session.id,
+        (await records.create(userId, 'performance-metrics', metricBytes)).id,
+      );
 
     if (analysis) {
       await records.replace(
@@ -139,7 +150,7 @@ export class AnalysisService {
           const taskRecord: TaskRecord = { ...task, sessionId: session.id, contact: facts.contact };
           await records.create(userId, 'tasks', Buffer.from(JSON.stringify(taskRecord), 'utf8'));
         }
-        await store.setTasksWritten(session.id, clock.now());
+        await sessions.markTasksWritten(session.id, clock.now());
       }
     }
     await this.finish(session, jobId, analysis, {
@@ -167,18 +178,18 @@ export class AnalysisService {
     session: { id: string; user_id: string; webhook_url: string | null },
     jobId: string,
     analysis: CallAnalysis | null,
-    columns: Parameters<typeof AnalysisStore.setColumns>[3],
+    columns: Parameters<CallStore['writeAnalysis']>[2],
   ): Promise<void> {
-    const { store, events, webhooks } = this.deps;
+    const { sessions, events, webhooks } = this.deps;
     const payload = analysis
       ? { session_id: session.id, status: analysis.status, success: analysis.success, at: iso(this.deps.clock.now()) }
       : null;
-    const written = await store.transaction(async (db) => {
-      if (!(await AnalysisStore.setColumns(db, session.id, jobId, columns))) return false;
+    const written = await sessions.transaction(async (tx) => {
+      if (!(await tx.writeAnalysis(session.id, jobId, columns))) return false;
       if (!payload) return true;
-      await events.record(db, [{ userId: session.user_id, type: 'call_analysis', payload: { ...payload } }]);
+      await events.record(tx.db, [{ userId: session.user_id, type: 'call_analysis', payload: { ...payload } }]);
       if (session.webhook_url)
-        await webhooks.enqueue(db, [
+        await webhooks.enqueue(tx.db, [
           { userId: session.user_id, url: session.webhook_url, type: 'call_analysis', data: { ...payload } },
         ]);
       return true;
@@ -196,11 +207,12 @@ export class AnalysisService {
    * what is known is written: the figures of an earlier analysis stay.
    */
   private async gaveUp(job: AnalysisJob, jobId: string, attempts: number, error: string): Promise<void> {
-    const { store, records, clock } = this.deps;
-    const session = await store.findSession(job.sessionId);
+    const { sessions, records, clock } = this.deps;
+    const session = await sessions.findForAnalysis(job.sessionId);
     if (!session?.record_object_id) return;
     // A re-run that gave up fails the analysis only while it holds the call (a later re-run's stands).
-    if (job.rerun ? session.analysis_job_id !== jobId : !(await store.claim(session.id, jobId, false))) return;
+    if (job.rerun ? session.analysis_job_id !== jobId : !(await sessions.claimAnalysis(session.id, jobId, false)))
+      return;
     const analysis = failed(
       `the analysis gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${error}`,
       clock.now(),

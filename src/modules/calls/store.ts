@@ -1,13 +1,49 @@
 // SQL of call sessions and their progress reports: the one store of
 // `call_sessions` (the calls area's records, progress and money; the voice
 // agent's side of a session - the sealed assembled call, the answer, which
-// instance carries the media and its heartbeat, the outcome - goes through it too).
+// instance carries the media and its heartbeat, the outcome - and post-call
+// analysis's columns and its job's claim go through it too).
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import { Batcher } from '../../db/batcher.js';
 import { GroupCommit } from '../../db/group-commit.js';
 import type { Database } from '../../db/schema.js';
 import type { CallProgressTable, CallSessionsTable } from './tables.js';
+
+/** What post-call analysis reads of a call's row. */
+export interface AnalysedSession {
+  id: string;
+  user_id: string;
+  direction: string;
+  status: string;
+  outcome: string | null;
+  summary: string;
+  webhook_url: string | null;
+  record_object_id: string | null;
+  finished_at: number | null;
+  answered_at: number | null;
+  duration_seconds: number | null;
+  campaign_id: string | null;
+  metrics_object_id: string | null;
+  tasks_written_at: number | null;
+  analysis_status: string | null;
+  /** The job that holds its analysis (claimAnalysis). */
+  analysis_job_id: string | null;
+}
+
+/** The columns post-call analysis writes on a call's row (migration 510), for analytics to count. */
+export interface AnalysisColumns {
+  agent_id: string | null;
+  success: number | null;
+  cost_cents: number | null;
+  latency_p50_ms: number | null;
+  latency_p95_ms: number | null;
+  tally: number;
+  analysis_status: string;
+}
+
+const orNull = (value: number | string | null | undefined): number | null =>
+  value === null || value === undefined ? null : Number(value);
 
 export class CallStore {
   private groupCommit: GroupCommit | null = null;
@@ -380,5 +416,95 @@ export class CallStore {
     let query = this.db.selectFrom('call_sessions').selectAll().where('user_id', '=', userId);
     if (before) query = query.where('id', '<', before);
     return query.orderBy('id', 'desc').limit(limit).execute();
+  }
+
+  // Post-call analysis (migrations 510 and 540): its columns of the row, and the claim of one job at a time.
+
+  async findForAnalysis(id: string): Promise<AnalysedSession | undefined> {
+    const row = await this.db
+      .selectFrom('call_sessions')
+      .select([
+        'id',
+        'user_id',
+        'direction',
+        'status',
+        'outcome',
+        'summary',
+        'webhook_url',
+        'record_object_id',
+        'finished_at',
+        'answered_at',
+        'duration_seconds',
+        'campaign_id',
+        'metrics_object_id',
+        'tasks_written_at',
+        'analysis_status',
+        'analysis_job_id',
+      ])
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      ...row,
+      direction: row.direction ?? 'outbound',
+      outcome: row.outcome ?? null,
+      campaign_id: row.campaign_id ?? null,
+      metrics_object_id: row.metrics_object_id ?? null,
+      tasks_written_at: orNull(row.tasks_written_at),
+      analysis_status: row.analysis_status ?? null,
+      analysis_job_id: row.analysis_job_id ?? null,
+      finished_at: orNull(row.finished_at),
+      answered_at: orNull(row.answered_at),
+    };
+  }
+
+  /**
+   * Takes the call's analysis for `jobId`, in one conditional update: a first
+   * run only while the call is unanalysed and no other job holds it (two jobs
+   * at the same instant: the database lets one update the row, the other
+   * finds it taken), a re-run always (the latest asked for wins). False: the
+   * job has nothing to write.
+   */
+  async claimAnalysis(id: string, jobId: string, rerun: boolean): Promise<boolean> {
+    let update = this.db
+      .updateTable('call_sessions')
+      .set({ analysis_job_id: jobId })
+      .where('id', '=', id)
+      .where('record_object_id', 'is not', null);
+    if (!rerun)
+      update = update
+        .where('analysis_status', 'is', null)
+        .where((eb) => eb.or([eb('analysis_job_id', 'is', null), eb('analysis_job_id', '=', jobId)]));
+    const result = await update.executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /** The call's `performance-metrics` record. */
+  async setMetricsObject(id: string, objectId: string): Promise<void> {
+    await this.db.updateTable('call_sessions').set({ metrics_object_id: objectId }).where('id', '=', id).execute();
+  }
+
+  /** The analysis's tasks were written (once: a re-run does not write them again). */
+  async markTasksWritten(id: string, at: number): Promise<void> {
+    await this.db.updateTable('call_sessions').set({ tasks_written_at: at }).where('id', '=', id).execute();
+  }
+
+  /**
+   * Writes the row's analysis columns if `jobId` still holds the analysis (a
+   * re-run asked for since has taken it over); call it on the store of the
+   * transaction the `call_analysis` event is written in. False: nothing written.
+   */
+  async writeAnalysis(
+    id: string,
+    jobId: string,
+    columns: Partial<AnalysisColumns> & Pick<AnalysisColumns, 'tally' | 'analysis_status'>,
+  ): Promise<boolean> {
+    const result = await this.db
+      .updateTable('call_sessions')
+      .set(columns)
+      .where('id', '=', id)
+      .where('analysis_job_id', '=', jobId)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
   }
 }

@@ -7,8 +7,8 @@
 // nothing), nor does a job overtaken by a re-run.
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { AnalysisStore } from '../../../src/modules/analysis/store.js';
 import { TALLY } from '../../../src/modules/analysis/tally.js';
+import { CallStore } from '../../../src/modules/calls/store.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { eventPayloadErrors } from '../../support/event-schemas.js';
 import { createVerifiedUser } from '../../support/factories.js';
@@ -121,11 +121,11 @@ describe('a call_analysis job that gives up', () => {
 });
 
 describe('two jobs for one call', () => {
-  /** Holds every findSession until `count` callers have read the call: they then go on together. */
+  /** Holds every findForAnalysis until `count` callers have read the call: they then go on together. */
   function readTogether(count: number) {
-    const find = AnalysisStore.prototype.findSession;
+    const find = CallStore.prototype.findForAnalysis;
     let waiting: Array<() => void> = [];
-    vi.spyOn(AnalysisStore.prototype, 'findSession').mockImplementation(async function (this: AnalysisStore, id) {
+    vi.spyOn(CallStore.prototype, 'findForAnalysis').mockImplementation(async function (this: CallStore, id) {
       const session = await find.call(this, id);
       await new Promise<void>((resolve) => {
         waiting.push(resolve);
