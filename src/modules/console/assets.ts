@@ -45,7 +45,8 @@ export const VENDOR: Record<string, [string, string]> = {
   'uplot.css': ['uplot', 'dist/uPlot.min.css'],
 };
 
-const asset = (body: Buffer, type: string): ConsoleAsset => ({
+/** A file served from memory, with its ETag. */
+export const consoleAsset = (body: Buffer, type: string): ConsoleAsset => ({
   body,
   type,
   etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
@@ -64,11 +65,11 @@ export function loadConsoleAssets(dir = consolePublicDir()): Map<string, Console
   for (const name of readdirSync(dir).sort()) {
     const type = TYPES[extname(name)];
     if (!type) continue;
-    assets.set(name, asset(readFileSync(join(dir, name)), type));
+    assets.set(name, consoleAsset(readFileSync(join(dir, name)), type));
   }
   for (const [name, [packageName, file]] of Object.entries(VENDOR)) {
     if (assets.has(name)) throw new Error(`the console's ${name} is both a public file and a vendored one`);
-    assets.set(name, asset(vendorFile(packageName, file), TYPES[extname(name)]!));
+    assets.set(name, consoleAsset(vendorFile(packageName, file), TYPES[extname(name)]!));
   }
   return assets;
 }

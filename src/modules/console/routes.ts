@@ -1,4 +1,4 @@
-// The console (DESIGN.md "Calls from a browser and the console"): three pages
+// The console (DESIGN.md "Calls from a browser and the console"): its pages
 // served by the server itself, same origin as the API, so the session cookie
 // signs the browser in and no CORS or token handling is needed. Sign in and
 // call an agent at /console, the account's calls at /console/calls, one call
@@ -6,12 +6,14 @@
 // /console/pathways, charts of the account's calls at /console/analytics, and
 // the account's agent tests with their last results at /console/tests, and the
 // account's campaigns with their progress at /console/campaigns.
-// Pages are static; their scripts call the API.
+// Pages are static (pages.ts puts each together once at start, from one
+// layout and its own content); their scripts call the API.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { notFound } from '../../http/errors.js';
 import type { App } from '../../http/types.js';
 import { type ConsoleAsset, loadConsoleAssets } from './assets.js';
+import { composeConsolePages } from './pages.js';
 
 /**
  * Stricter than the service-wide policy (src/http/security.ts): nothing by
@@ -45,15 +47,7 @@ export function consoleContentSecurityPolicy(publicUrl: string): string {
   return directives.map(([name, value]) => (value ? `${name} ${value}` : name)).join('; ');
 }
 
-const PAGES = {
-  console: 'index.html',
-  calls: 'calls.html',
-  call: 'call.html',
-  pathways: 'pathways.html',
-  analytics: 'analytics.html',
-  tests: 'tests.html',
-  campaigns: 'campaigns.html',
-} as const;
+const ROUTE_PARAM = Type.String({ minLength: 1, maxLength: 100 });
 
 /** What the console pages need: the server's public address (their content security policy names it). */
 export interface ConsoleRouteDeps {
@@ -62,7 +56,7 @@ export interface ConsoleRouteDeps {
 
 export function consoleRoutes(app: App, deps: ConsoleRouteDeps) {
   const assets = loadConsoleAssets();
-  for (const page of Object.values(PAGES)) if (!assets.has(page)) throw new Error(`the console's ${page} is missing`);
+  const pages = composeConsolePages(assets);
   const policy = consoleContentSecurityPolicy(deps.publicUrl);
 
   const send = (request: FastifyRequest, reply: FastifyReply, asset: ConsoleAsset) => {
@@ -70,25 +64,20 @@ export function consoleRoutes(app: App, deps: ConsoleRouteDeps) {
     if (request.headers['if-none-match'] === asset.etag) return reply.status(304).send();
     return reply.type(asset.type).send(asset.body);
   };
-  const page = (name: string) => (request: FastifyRequest, reply: FastifyReply) =>
-    send(request, reply, assets.get(name)!);
 
   // Not API routes: HTML for people, left out of the OpenAPI document like the docs UI.
-  app.get('/console', { schema: { hide: true } }, page(PAGES.console));
+  for (const [route, html] of pages) {
+    // A page's route parameters (the call page's :id) are only checked for length: its script reads them.
+    const names = [...route.matchAll(/:(\w+)/g)].map((match) => match[1]!);
+    const params = names.length
+      ? { params: Type.Object(Object.fromEntries(names.map((name) => [name, ROUTE_PARAM]))) }
+      : {};
+    app.get(route, { schema: { hide: true, ...params } }, (request, reply) => send(request, reply, html));
+  }
   app.get('/console/', { schema: { hide: true } }, (_request, reply) => reply.redirect('/console', 301));
-  app.get('/console/calls', { schema: { hide: true } }, page(PAGES.calls));
-  app.get(
-    '/console/calls/:id',
-    { schema: { hide: true, params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }) } },
-    page(PAGES.call),
-  );
-  app.get('/console/pathways', { schema: { hide: true } }, page(PAGES.pathways));
-  app.get('/console/analytics', { schema: { hide: true } }, page(PAGES.analytics));
-  app.get('/console/tests', { schema: { hide: true } }, page(PAGES.tests));
-  app.get('/console/campaigns', { schema: { hide: true } }, page(PAGES.campaigns));
   app.get(
     '/console/assets/:name',
-    { schema: { hide: true, params: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }) } },
+    { schema: { hide: true, params: Type.Object({ name: ROUTE_PARAM }) } },
     (request, reply) => {
       const asset = assets.get((request.params as { name: string }).name);
       if (!asset || asset.type.startsWith('text/html')) throw notFound('console file');

@@ -41,7 +41,20 @@ const PAGES = [
     testIds: ['email', 'password', 'sign-in', 'pathway-list', 'pathway-json', 'pathway-check'],
   },
   { path: '/console/tests', testIds: ['email', 'password', 'sign-in', 'run-tests', 'test-list'] },
+  { path: '/console/analytics', testIds: ['email', 'password', 'sign-in', 'analytics-filters'] },
+  { path: '/console/campaigns', testIds: ['email', 'password', 'sign-in', 'campaign-list'] },
 ];
+
+/** The link each page marks as the current one in the navigation. */
+const CURRENT: Record<string, string> = {
+  '/console': '/console',
+  '/console/calls': '/console/calls',
+  '/console/calls/019ab3f0-7c2e-7a51-9d1e-2f6c8b1a4e07': '/console/calls',
+  '/console/pathways': '/console/pathways',
+  '/console/tests': '/console/tests',
+  '/console/analytics': '/console/analytics',
+  '/console/campaigns': '/console/campaigns',
+};
 
 describe('the console pages', () => {
   it.each(PAGES)(
@@ -80,6 +93,29 @@ describe('the console pages', () => {
         expect(html, id).toContain(`for="${id}"`);
     },
   );
+
+  it("puts one header and one sign-in form, the same on every page, around each page's content; the page's own link is current", async () => {
+    const shells = new Set<string>();
+    for (const { path } of PAGES) {
+      const html = (await t.app.inject({ method: 'GET', url: path })).body;
+      for (const id of ['sign-in-panel', 'sign-in-form', 'content', 'who', 'sign-out'])
+        expect(html.split(`id="${id}"`).length - 1, `${path} #${id}`).toBe(1);
+      expect([...html.matchAll(/<nav\b/g)].length, path).toBe(1);
+      const current = [...html.matchAll(/<a href="([^"]+)" aria-current="page">/g)].map((m) => m[1]);
+      expect(current, path).toEqual([CURRENT[path]]);
+      // What is not the page's own: everything but its title, script, stylesheets, current link and content.
+      shells.add(
+        html
+          .replace(/<title>[^<]*<\/title>/, '')
+          .replace(/<script[^>]*><\/script>/, '')
+          .replace(/<link rel="stylesheet"[^>]*>\n/g, '')
+          .replace(' aria-current="page"', '')
+          .replace(/<main id="main" tabindex="-1"[^>]*>/, '<main>')
+          .replace(/ {2}<section id="content"[\s\S]*<\/main>/, '</main>'),
+      );
+    }
+    expect(shells.size).toBe(1);
+  });
 
   it('serves every file a page names, and every module those files import, from this origin under the same CSP', async () => {
     const seen = new Set<string>();

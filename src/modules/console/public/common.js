@@ -1,6 +1,7 @@
 // What every console page shares: calling the API on this origin with the
-// session cookie, the sign-in form, and formatting. No framework and no build
-// step: elements are built with el(), never from HTML strings.
+// session cookie, the sign-in form (its markup is in public/layout.html, around
+// every page), and formatting. No framework and no build step: elements are
+// built with el(), never from HTML strings.
 
 /** An API answer that was not 2xx: its status, the service's stable error code and the whole body (e.g. a 422's `errors`). */
 export class ApiError extends Error {
@@ -84,16 +85,6 @@ export function formatMs(ms) {
   return typeof ms === 'number' ? `${Math.round(ms)} ms` : '—';
 }
 
-/** Marks the navigation link of this page. */
-function markNavigation() {
-  const path = location.pathname.replace(/\/$/, '');
-  for (const link of document.querySelectorAll('nav a')) {
-    const href = link.getAttribute('href');
-    if (href === path || (href !== '/console' && path.startsWith(`${href}/`)))
-      link.setAttribute('aria-current', 'page');
-  }
-}
-
 async function authStatus() {
   try {
     return (await api('/api/auth')).data;
@@ -113,7 +104,6 @@ const STATUS_HELP = {
  * the page's content; `onSignedIn(auth)` runs once with the signed-in user.
  */
 export async function startPage(onSignedIn) {
-  markNavigation();
   const panel = byId('sign-in-panel');
   const content = byId('content');
   const form = byId('sign-in-form');
