@@ -7,11 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestApp, createTestApp } from '../../support/app.js';
-import { Browser, chromium } from '../../support/chromium.js';
+import type { TestApp } from '../../support/app.js';
+import { type Browser, chromium } from '../../support/chromium.js';
 import { type TestUser, bearer, createVerifiedUser } from '../../support/factories.js';
-import { freePort } from '../../support/ports.js';
-import { COLLECT_CSP_VIOLATIONS, cspViolations, onPhoneScreen, screenshotDir } from './page-support.js';
+import { consoleBrowser, cspViolations, listeningApp, onPhoneScreen, screenshotDir, signIn } from './page-support.js';
 
 const amy = { name: 'Amy', firstMessage: 'Hello, this is Amy from the clinic. How can I help?' };
 
@@ -25,9 +24,7 @@ describe.runIf(chromium)('the agent tests page in Chromium', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'wsapi-console-tests-'));
-    const port = await freePort();
-    t = await createTestApp({ env: { PORT: String(port) } });
-    await t.app.listen({ port, host: '127.0.0.1' });
+    t = await listeningApp();
     origin = t.config.publicUrl;
     user = await createVerifiedUser(t);
     for (const body of [
@@ -58,8 +55,7 @@ describe.runIf(chromium)('the agent tests page in Chromium', () => {
       });
       ids.push(res.json().id);
     }
-    browser = await Browser.launch(chromium!);
-    await browser.beforeEachDocument(COLLECT_CSP_VIOLATIONS);
+    browser = await consoleBrowser();
   }, 120_000);
 
   afterAll(async () => {
@@ -79,13 +75,7 @@ describe.runIf(chromium)('the agent tests page in Chromium', () => {
     `);
 
   it('lists the tests not run yet, runs them all with the button, and shows the failed checks expected against actual', async () => {
-    await browser.open(`${origin}/console/tests`, "!document.getElementById('sign-in-panel').hidden");
-    await browser.evaluate(`
-      document.querySelector('[data-testid=email]').value = ${JSON.stringify(user.email)};
-      document.querySelector('[data-testid=password]').value = ${JSON.stringify(user.password)};
-      document.querySelector('[data-testid=sign-in]').click();
-    `);
-    await browser.waitFor("document.getElementById('content').dataset.ready === 'true'", 15_000, 'signed in');
+    await signIn(browser, `${origin}/console/tests`, user);
     const before = await rows();
     expect(before.map((r) => [r.id, r.status])).toEqual(ids.map((id) => [id, 'not run']));
     expect(before[0]!.cells.slice(0, 3)).toEqual(['Greets as Amy', 'Amy', '1 line: "Hello, who is this?"']);
