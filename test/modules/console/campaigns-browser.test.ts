@@ -6,12 +6,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestApp, createTestApp } from '../../support/app.js';
-import { Browser, chromium } from '../../support/chromium.js';
-import { freePort } from '../../support/ports.js';
+import type { TestApp } from '../../support/app.js';
+import { type Browser, chromium } from '../../support/chromium.js';
 import { callConfig } from '../calls/support.js';
 import { caller, createCampaign, post, untilNoneCalling } from '../campaigns/support.js';
-import { COLLECT_CSP_VIOLATIONS, cspViolations, onPhoneScreen, screenshotDir } from './page-support.js';
+import { consoleBrowser, cspViolations, listeningApp, onPhoneScreen, screenshotDir, signIn } from './page-support.js';
 
 describe.runIf(chromium)('the campaigns page in Chromium', () => {
   let t: TestApp;
@@ -20,11 +19,8 @@ describe.runIf(chromium)('the campaigns page in Chromium', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'wsapi-console-campaigns-'));
-    const port = await freePort();
-    t = await createTestApp({ env: { PORT: String(port) }, config: callConfig() });
-    await t.app.listen({ port, host: '127.0.0.1' });
-    browser = await Browser.launch(chromium!);
-    await browser.beforeEachDocument(COLLECT_CSP_VIOLATIONS);
+    t = await listeningApp({ config: callConfig() });
+    browser = await consoleBrowser();
   }, 120_000);
 
   afterAll(async () => {
@@ -61,13 +57,7 @@ describe.runIf(chromium)('the campaigns page in Chromium', () => {
     });
     expect((await post(t, c.user, `/api/campaigns/${id}/start`)).statusCode).toBe(200);
 
-    await browser.open(`${t.config.publicUrl}/console/campaigns`, "!document.getElementById('sign-in-panel').hidden");
-    await browser.evaluate(`
-      document.querySelector('[data-testid=email]').value = ${JSON.stringify(c.user.email)};
-      document.querySelector('[data-testid=password]').value = ${JSON.stringify(c.user.password)};
-      document.querySelector('[data-testid=sign-in]').click();
-    `);
-    await browser.waitFor("document.getElementById('content').dataset.ready === 'true'", 15_000, 'signed in');
+    await signIn(browser, `${t.config.publicUrl}/console/campaigns`, c.user);
     const before = await rows();
     expect(before.map((r) => [r.id, r.status, r.progress])).toEqual([
       [id, 'running', '0 of 3'],
