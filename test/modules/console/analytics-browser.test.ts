@@ -13,13 +13,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/lib/ids.js';
 import { tallyOf } from '../../../src/modules/analysis/tally.js';
 import { ManualClock } from '../../../src/lib/clock.js';
-import { type TestApp, createTestApp } from '../../support/app.js';
-import { Browser, chromium } from '../../support/chromium.js';
+import type { TestApp } from '../../support/app.js';
+import { type Browser, chromium } from '../../support/chromium.js';
 import { type TestUser, createVerifiedUser } from '../../support/factories.js';
-import { freePort } from '../../support/ports.js';
 import { callConfig } from '../calls/support.js';
 import { analysedCall, endedCall } from '../analysis/support.js';
-import { COLLECT_CSP_VIOLATIONS, cspViolations, screenshotDir } from './page-support.js';
+import { consoleBrowser, cspViolations, listeningApp, screenshotDir, signIn } from './page-support.js';
 
 const DAY_MS = 86_400_000;
 
@@ -92,9 +91,7 @@ describe.runIf(chromium)('the analytics page and a call analysis in Chromium', (
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'wsapi-console-analytics-'));
-    const port = await freePort();
-    t = await createTestApp({ env: { PORT: String(port) }, config: callConfig(), clock: new ManualClock(Date.now()) });
-    await t.app.listen({ port, host: '127.0.0.1' });
+    t = await listeningApp({ config: callConfig(), clock: new ManualClock(Date.now()) });
     t.services.jobs.start();
     origin = t.config.publicUrl;
     user = await createVerifiedUser(t);
@@ -123,8 +120,7 @@ describe.runIf(chromium)('the analytics page and a call analysis in Chromium', (
       ],
     });
     await analysedCall(t, user, analysedId);
-    browser = await Browser.launch(chromium!);
-    await browser.beforeEachDocument(COLLECT_CSP_VIOLATIONS);
+    browser = await consoleBrowser();
   }, 120_000);
 
   afterAll(async () => {
@@ -132,16 +128,6 @@ describe.runIf(chromium)('the analytics page and a call analysis in Chromium', (
     await t?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
-
-  async function signIn(path: string) {
-    await browser.open(`${origin}${path}`, "!document.getElementById('sign-in-panel').hidden");
-    await browser.evaluate(`
-      document.querySelector('[data-testid=email]').value = ${JSON.stringify(user.email)};
-      document.querySelector('[data-testid=password]').value = ${JSON.stringify(user.password)};
-      document.querySelector('[data-testid=sign-in]').click();
-    `);
-    await browser.waitFor("document.getElementById('content').dataset.ready === 'true'", 15_000, `${path} signed in`);
-  }
 
   const readCharts = () =>
     browser.evaluate<Array<{ chart: string; points: number; series: string; values: unknown[][]; canvas: boolean }>>(`
@@ -152,7 +138,7 @@ describe.runIf(chromium)('the analytics page and a call analysis in Chromium', (
     `);
 
   it('draws four charts of the last 30 days with the numbers of the analytics route', async () => {
-    await signIn('/console/analytics');
+    await signIn(browser, `${origin}/console/analytics`, user);
     const charts = await readCharts();
     expect(charts.map((c) => c.chart)).toEqual(['outcomes', 'success', 'cost', 'latency']);
     expect(charts.every((c) => c.canvas && c.points === 30)).toBe(true);
