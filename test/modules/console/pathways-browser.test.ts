@@ -14,11 +14,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeWav } from '../../../src/lib/audio.js';
 import { examplePathway } from '../../../src/modules/pathways/examples.js';
-import { type TestApp, createTestApp } from '../../support/app.js';
-import { Browser, chromium } from '../../support/chromium.js';
+import type { TestApp } from '../../support/app.js';
+import { type Browser, chromium } from '../../support/chromium.js';
 import { type TestUser, createVerifiedUser } from '../../support/factories.js';
-import { freePort } from '../../support/ports.js';
-import { COLLECT_CSP_VIOLATIONS, cspViolations, onPhoneScreen, screenshotDir } from './page-support.js';
+import { consoleBrowser, cspViolations, listeningApp, onPhoneScreen, screenshotDir, signIn } from './page-support.js';
 import { WallClock, seedCall } from './support.js';
 
 /** A pathway with every node type, an `if` branch, a keypad edge, a `when` edge and a global edge. */
@@ -80,18 +79,6 @@ async function storePathway(t: TestApp, user: TestUser, document: unknown): Prom
   ).id;
 }
 
-async function signIn(browser: Browser, origin: string, user: TestUser, path: string) {
-  await browser.open(`${origin}${path}`, "!document.getElementById('sign-in-panel').hidden");
-  await browser.evaluate(`
-    document.querySelector('[data-testid=email]').value = ${JSON.stringify(user.email)};
-    document.querySelector('[data-testid=password]').value = ${JSON.stringify(user.password)};
-    document.querySelector('[data-testid=sign-in]').click();
-  `);
-  await browser.waitFor("document.getElementById('content').dataset.ready === 'true'", 15_000, `${path} signed in`);
-}
-
-const violations = cspViolations;
-
 interface DrawnNode {
   id: string;
   type: string;
@@ -136,16 +123,13 @@ describe.runIf(chromium)('the pathways page and a call path in Chromium', () => 
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'wsapi-console-pathways-'));
-    const port = await freePort();
-    t = await createTestApp({ env: { PORT: String(port) } });
-    await t.app.listen({ port, host: '127.0.0.1' });
+    t = await listeningApp();
     origin = t.config.publicUrl;
     user = await createVerifiedUser(t);
     deskId = await storePathway(t, user, frontDesk);
     brokenId = await storePathway(t, user, broken);
     exampleId = await storePathway(t, user, examplePathway);
-    browser = await Browser.launch(chromium!);
-    await browser.beforeEachDocument(COLLECT_CSP_VIOLATIONS);
+    browser = await consoleBrowser();
   }, 120_000);
 
   afterAll(async () => {
@@ -155,7 +139,7 @@ describe.runIf(chromium)('the pathways page and a call path in Chromium', () => 
   });
 
   it('lists the stored pathways and draws the first: every node by type, the start, edge conditions and the global edge', async () => {
-    await signIn(browser, origin, user, '/console/pathways');
+    await signIn(browser, `${origin}/console/pathways`, user);
     const rows = await browser.evaluate<Array<{ id: string; cells: string[] }>>(`
       return [...document.querySelectorAll('[data-testid=pathway-list] [data-testid=pathway-row]')].map((row) => ({ id: row.dataset.pathwayId, cells: [...row.cells].map((c) => c.textContent) }));
     `);
@@ -224,7 +208,7 @@ describe.runIf(chromium)('the pathways page and a call path in Chromium', () => 
     );
     await browser.evaluate('window.scrollTo(0, 0);');
     await browser.screenshot(join(screenshotDir(dir), 'console-pathway.png'), 1100, 1300);
-    expect(await violations(browser)).toEqual([]);
+    expect(await cspViolations(browser)).toEqual([]);
   }, 60_000);
 
   it("shows an invalid pathway's errors and warnings on the nodes and edges they name", async () => {
@@ -268,7 +252,7 @@ describe.runIf(chromium)('the pathways page and a call path in Chromium', () => 
     expect(graph.edges.map((e) => e.ref)).toEqual(['start', '/edges/0']);
     await browser.evaluate('window.scrollTo(0, 0);');
     await browser.screenshot(join(screenshotDir(dir), 'console-pathway-errors.png'), 1100, 1100);
-    expect(await violations(browser)).toEqual([]);
+    expect(await cspViolations(browser)).toEqual([]);
   }, 60_000);
 
   it('checks and draws a pasted document without storing it; a warning marks its edge', async () => {
@@ -300,7 +284,7 @@ describe.runIf(chromium)('the pathways page and a call path in Chromium', () => 
     expect(shown.text).toBe('Valid, with 1 warning.');
     expect(shown.edgeIssue).toBe('warning');
     expect(shown.items).toEqual(['warning /edges/0/keywords']);
-    expect(await violations(browser)).toEqual([]);
+    expect(await cspViolations(browser)).toEqual([]);
     // Nothing was stored.
     await browser.open(`${origin}/console/pathways`, "document.getElementById('content').dataset.ready === 'true'");
     expect(
@@ -397,7 +381,7 @@ describe.runIf(chromium)('the pathways page and a call path in Chromium', () => 
       headers: { authorization: `Bearer ${user.token}` },
     });
     expect(Buffer.from(raw.json().content, 'hex').toString('utf8')).toBe('changed elsewhere');
-    expect(await violations(browser)).toEqual([]);
+    expect(await cspViolations(browser)).toEqual([]);
   }, 60_000);
 
   it("draws the path a call took on its stored pathway: visited nodes, taken edges, the steps, the variables, each line's node", async () => {
@@ -467,7 +451,7 @@ describe.runIf(chromium)('the pathways page and a call path in Chromium', () => 
     expect(page.lineNodes).toEqual(['greet', 'greet', 'bye']);
     await browser.evaluate("document.getElementById('pathway-section').scrollIntoView();");
     await browser.screenshot(join(screenshotDir(dir), 'console-call-path.png'), 1100, 1000);
-    expect(await violations(browser)).toEqual([]);
+    expect(await cspViolations(browser)).toEqual([]);
   }, 60_000);
 
   it("draws an inline pathway's path on the document its record carries; without one (or with its stored pathway gone) as the chain of the nodes visited", async () => {
@@ -581,7 +565,7 @@ describe.runIf(chromium)('the pathways page and a call path in Chromium', () => 
       "document.getElementById('content').dataset.ready === 'true'",
     );
     expect(await browser.evaluate<boolean>("return document.getElementById('pathway-section').hidden;")).toBe(true);
-    expect(await violations(browser)).toEqual([]);
+    expect(await cspViolations(browser)).toEqual([]);
   }, 60_000);
 
   it('lays a large pathway out in a worker (the page stays responsive) under the same CSP and Trusted Types', async () => {
@@ -617,7 +601,7 @@ describe.runIf(chromium)('the pathways page and a call path in Chromium', () => 
       };
     `);
     expect(drawn).toEqual({ layout: 'worker', nodes: size, edges: size, ordered: true });
-    expect(await violations(browser)).toEqual([]);
+    expect(await cspViolations(browser)).toEqual([]);
   }, 60_000);
 
   it('fits a phone screen: the graph scrolls inside its frame, the page is never wider than 375 px', async () => {
@@ -650,17 +634,14 @@ describe.runIf(chromium)('talking to a pathway from the console in Chromium, wit
     dir = mkdtempSync(join(tmpdir(), 'wsapi-console-pathway-call-'));
     const silence = join(dir, 'silence.wav');
     writeFileSync(silence, encodeWav(new Int16Array(16_000 * 40), 16_000, 1));
-    const port = await freePort();
-    t = await createTestApp({ env: { PORT: String(port) }, clock: new WallClock() });
-    await t.app.listen({ port, host: '127.0.0.1' });
+    t = await listeningApp({ clock: new WallClock() });
     origin = t.config.publicUrl;
-    browser = await Browser.launch(chromium!, [
+    browser = await consoleBrowser([
       '--use-fake-ui-for-media-stream',
       '--use-fake-device-for-media-stream',
       `--use-file-for-fake-audio-capture=${silence}%noloop`,
       '--autoplay-policy=no-user-gesture-required',
     ]);
-    await browser.beforeEachDocument(COLLECT_CSP_VIOLATIONS);
   }, 120_000);
 
   afterAll(async () => {
@@ -681,7 +662,7 @@ describe.runIf(chromium)('talking to a pathway from the console in Chromium, wit
       edges: [{ from: 'menu', to: 'hours', keywords: ['1'] }],
     };
     const pathwayId = await storePathway(t, user, keypad);
-    await signIn(browser, origin, user, `/console/pathways?id=${pathwayId}`);
+    await signIn(browser, `${origin}/console/pathways?id=${pathwayId}`, user);
     // "Talk to it" opens the call form with the pathway picked.
     await browser.evaluate("document.querySelector('[data-testid=pathway-try]').click();");
     await browser.waitFor(
@@ -751,6 +732,6 @@ describe.runIf(chromium)('talking to a pathway from the console in Chromium, wit
     expect(page.visited).toEqual(['menu', 'hours']);
     expect(page.steps).toEqual(['menu ', 'hours /edges/0']);
     expect(page.lines.some((line) => line.startsWith('caller: 1') && line.includes('(a key pressed)'))).toBe(true);
-    expect(await violations(browser)).toEqual([]);
+    expect(await cspViolations(browser)).toEqual([]);
   }, 180_000);
 });
