@@ -16,28 +16,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type WebSocket as WsSocket, WebSocketServer } from 'ws';
 import { encodeWav } from '../../../src/lib/audio.js';
 import { installedCallerSynthesizers } from '../../../src/providers/call-speech/offline-caller.js';
-import { type TestApp, createTestApp } from '../../support/app.js';
-import { Browser, chromium } from '../../support/chromium.js';
+import type { TestApp } from '../../support/app.js';
+import { type Browser, chromium } from '../../support/chromium.js';
 import { type TestUser, bearer, createVerifiedUser } from '../../support/factories.js';
 import { multipartForm } from '../../support/multipart.js';
 import { until } from '../../support/voice-audio.js';
 import { parseWav } from '../../support/wav.js';
 import { within } from '../../sdk/support.js';
 import { freePort } from '../../support/ports.js';
-import { COLLECT_CSP_VIOLATIONS, cspViolations, onPhoneScreen, screenshotDir } from './page-support.js';
+import { consoleBrowser, cspViolations, listeningApp, onPhoneScreen, screenshotDir, signIn } from './page-support.js';
 import { WallClock, seedCall, seededToolCalls, seededTranscript, stereoWav } from './support.js';
 
 const hasFlite = installedCallerSynthesizers().includes('flite');
-
-async function listeningApp(
-  env: Record<string, string> = {},
-  clock?: WallClock,
-): Promise<{ t: TestApp; origin: string }> {
-  const port = await freePort();
-  const t = await createTestApp({ env: { PORT: String(port), ...env }, ...(clock ? { clock } : {}) });
-  await t.app.listen({ port, host: '127.0.0.1' });
-  return { t, origin: t.config.publicUrl };
-}
 
 async function knowledgeBase(t: TestApp, user: TestUser): Promise<string> {
   const kb = (
@@ -70,50 +60,6 @@ async function agent(t: TestApp, user: TestUser, record: Record<string, unknown>
   return (await t.services.data.records.create(user.id, 'agents', Buffer.from(JSON.stringify(record), 'utf8'))).id;
 }
 
-/** Types into the focused element, as a keyboard does. */
-async function type(browser: Browser, text: string) {
-  await browser.send('Input.insertText', { text });
-}
-
-async function press(browser: Browser, key: 'Tab' | 'Enter') {
-  const code = key === 'Tab' ? 9 : 13;
-  await browser.send('Input.dispatchKeyEvent', {
-    type: 'rawKeyDown',
-    key,
-    code: key,
-    windowsVirtualKeyCode: code,
-    ...(key === 'Enter' ? { text: '\r' } : {}),
-  });
-  if (key === 'Enter')
-    await browser.send('Input.dispatchKeyEvent', {
-      type: 'char',
-      key,
-      code: key,
-      windowsVirtualKeyCode: code,
-      text: '\r',
-    });
-  await browser.send('Input.dispatchKeyEvent', { type: 'keyUp', key, code: key, windowsVirtualKeyCode: code });
-}
-
-/** Signs in on /console with the keyboard alone: the email field has focus, Tab to the password, Enter. */
-async function signIn(browser: Browser, origin: string, user: TestUser) {
-  await browser.open(
-    `${origin}/console`,
-    "!document.getElementById('sign-in-panel').hidden && document.activeElement?.id === 'email'",
-  );
-  await type(browser, user.email);
-  await press(browser, 'Tab');
-  await type(browser, user.password);
-  await press(browser, 'Enter');
-  await browser.waitFor(
-    "document.getElementById('content').dataset.ready === 'true'",
-    15_000,
-    'the console after sign-in',
-  );
-}
-
-const violations = cspViolations;
-
 describe.runIf(chromium)('the console in Chromium, on calls already in the account', () => {
   let t: TestApp;
   let origin: string;
@@ -123,7 +69,8 @@ describe.runIf(chromium)('the console in Chromium, on calls already in the accou
   let recorded: string;
 
   beforeAll(async () => {
-    ({ t, origin } = await listeningApp());
+    t = await listeningApp();
+    origin = t.config.publicUrl;
     user = await createVerifiedUser(t);
     const kbId = await knowledgeBase(t, user);
     kbAgent = await agent(t, user, {
@@ -147,8 +94,7 @@ describe.runIf(chromium)('the console in Chromium, on calls already in the accou
       recording: stereoWav(2),
       startedAt: Date.now() - 60_000,
     });
-    browser = await Browser.launch(chromium!, ['--autoplay-policy=user-gesture-required']);
-    await browser.beforeEachDocument(COLLECT_CSP_VIOLATIONS);
+    browser = await consoleBrowser(['--autoplay-policy=user-gesture-required']);
   }, 120_000);
 
   afterAll(async () => {
@@ -168,7 +114,7 @@ describe.runIf(chromium)('the console in Chromium, on calls already in the accou
     `);
     expect(refused).toBe('Wrong email or password (or code).');
 
-    await signIn(browser, origin, user);
+    await signIn(browser, `${origin}/console`, user, { keyboard: true });
     const form = await browser.evaluate<{
       agents: Array<{ value: string; text: string }>;
       selected: string;
@@ -197,7 +143,7 @@ describe.runIf(chromium)('the console in Chromium, on calls already in the accou
       return !document.getElementById('prompt-fields').hidden && document.querySelector('[data-testid=prompt]').offsetParent !== null;
     `);
     expect(promptShown).toBe(true);
-    expect(await violations(browser)).toEqual([]);
+    expect(await cspViolations(browser)).toEqual([]);
   }, 60_000);
 
   it('lists the calls and opens one: transcript, tool calls, latency per turn and a recording that plays', async () => {
@@ -255,7 +201,7 @@ describe.runIf(chromium)('the console in Chromium, on calls already in the accou
     );
     expect(played.duration).toBeCloseTo(2, 1);
     expect(played.time).toBeGreaterThanOrEqual(0.3);
-    expect(await violations(browser)).toEqual([]);
+    expect(await cspViolations(browser)).toEqual([]);
   }, 60_000);
 
   it('fits a phone screen: nothing wider than 375 px on the call list and the call page', async () => {
@@ -319,14 +265,14 @@ describe.runIf(chromium && hasFlite)('a web call from the console in Chromium, w
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'wsapi-console-call-'));
-    ({ t, origin } = await listeningApp({ CALL_RECORDING: '1' }, new WallClock()));
-    browser = await Browser.launch(chromium!, [
+    t = await listeningApp({ env: { CALL_RECORDING: '1' }, clock: new WallClock() });
+    origin = t.config.publicUrl;
+    browser = await consoleBrowser([
       '--use-fake-ui-for-media-stream',
       '--use-fake-device-for-media-stream',
       `--use-file-for-fake-audio-capture=${callerWav(dir)}%noloop`,
       '--autoplay-policy=user-gesture-required',
     ]);
-    await browser.beforeEachDocument(COLLECT_CSP_VIOLATIONS);
   }, 120_000);
 
   afterAll(async () => {
@@ -356,7 +302,7 @@ describe.runIf(chromium && hasFlite)('a web call from the console in Chromium, w
       knowledgeBaseId: kbId,
     });
 
-    await signIn(browser, origin, user);
+    await signIn(browser, `${origin}/console`, user, { keyboard: true });
     expect(await browser.evaluate<string>("return document.querySelector('[data-testid=agent-select]').value;")).toBe(
       agentId,
     );
@@ -451,7 +397,7 @@ describe.runIf(chromium && hasFlite)('a web call from the console in Chromium, w
       { userGesture: true },
     );
     expect(played.duration).toBeGreaterThan(3);
-    expect(await violations(browser)).toEqual([]);
+    expect(await cspViolations(browser)).toEqual([]);
     await browser.evaluate('window.scrollTo(0, 0);');
     await browser.screenshot(join(screenshotDir(dir), 'console-call-page.png'), 1100, 1400);
   }, 180_000);
@@ -526,17 +472,14 @@ describe.runIf(chromium)(
       });
       mediaOrigin = `127.0.0.1:${mediaPort}`;
       // PUBLIC_URL names the media server: the console's CSP lets the page reach it, as it lets it reach the real one.
-      const port = await freePort();
-      t = await createTestApp({ env: { PORT: String(port), PUBLIC_URL: `http://${mediaOrigin}` } });
-      await t.app.listen({ port, host: '127.0.0.1' });
-      origin = `http://127.0.0.1:${port}`;
+      t = await listeningApp({ env: { PUBLIC_URL: `http://${mediaOrigin}` } });
+      origin = `http://127.0.0.1:${t.config.port}`;
       user = await createVerifiedUser(t);
-      browser = await Browser.launch(chromium!, [
+      browser = await consoleBrowser([
         '--use-fake-ui-for-media-stream',
         '--use-fake-device-for-media-stream',
         '--autoplay-policy=user-gesture-required',
       ]);
-      await browser.beforeEachDocument(COLLECT_CSP_VIOLATIONS);
       // POST /api/calls/web is answered here, as the service answers it, pointing at the scripted media server.
       let calls = 0;
       browser.on('Fetch.requestPaused', (paused: { requestId: string; request: { postData?: string } }) => {
@@ -586,7 +529,7 @@ describe.runIf(chromium)(
     `);
 
     it('sends whole 20 ms frames of the microphone, shows the transcript and tool calls, acknowledges a mark only once its audio has played, stops on clear, sends DTMF and hangs up', async () => {
-      await signIn(browser, origin, user);
+      await signIn(browser, `${origin}/console`, user, { keyboard: true });
       await browser.evaluate(`
       const select = document.querySelector('[data-testid=agent-select]');
       select.value = '';
@@ -721,7 +664,7 @@ describe.runIf(chromium)(
           "return !document.querySelector('[data-testid=call]').disabled && document.querySelector('[data-testid=hang-up]').disabled;",
         ),
       ).toBe(true);
-      expect(await violations(browser)).toEqual([]);
+      expect(await cspViolations(browser)).toEqual([]);
     }, 90_000);
 
     it('shows a refused call token (close 1008) as the end of the call', async () => {
@@ -733,7 +676,7 @@ describe.runIf(chromium)(
         'the refusal',
       );
       expect((await pageState()).text).toBe('Call ended: refused: token refused.');
-      expect(await violations(browser)).toEqual([]);
+      expect(await cspViolations(browser)).toEqual([]);
     }, 30_000);
   },
 );
