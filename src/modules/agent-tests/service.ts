@@ -3,7 +3,7 @@
 // queue), results with every check's expected and actual value, and an
 // `agent_test_run` event when a run is queued, starts and ends. Never charged;
 // at most `maxRunsPerUser` runs queued or running per account.
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import { AppError, invalidInput, notFound } from '../../http/errors.js';
@@ -18,6 +18,7 @@ import { AgentTestStore } from './store.js';
 import type { AgentTestResultsTable, AgentTestRunStatus, AgentTestsTable } from './tables.js';
 import type { TestOutcome, TestRunner } from './runner.js';
 import { nextSlice } from './slices.js';
+import { lockForTransaction } from '../../db/transaction-lock.js';
 
 export const AGENT_TEST_JOB = 'agent_test';
 /** Voice tests are web calls at real pace: one at a time per instance (the web calls' own limits hold them too). */
@@ -224,9 +225,7 @@ export class AgentTestService {
   /** The limit is checked and the run written in one transaction, one at a time per user (PostgreSQL: an advisory lock). */
   private async serialized(userId: string, work: (trx: Kysely<Database>) => Promise<void>): Promise<void> {
     await this.deps.db.transaction().execute(async (trx) => {
-      // SQLite runs one transaction at a time already.
-      if (this.deps.dialect === 'postgres')
-        await sql`select pg_advisory_xact_lock(hashtext(${`agent-test-runs:${userId}`}))`.execute(trx);
+      await lockForTransaction(trx, this.deps.dialect, `agent-test-runs:${userId}`);
       await work(trx);
     });
   }

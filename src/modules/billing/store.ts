@@ -12,6 +12,7 @@ import type {
   BillingSubscriptionsTable,
   CreditReservationsTable,
 } from './tables.js';
+import { lockForTransaction } from '../../db/transaction-lock.js';
 
 const total = sql<number>`cast(coalesce(sum(cents), 0) as bigint)`;
 
@@ -55,8 +56,7 @@ export class BillingStore {
    * serialized already, and the hold's first statement is a write.
    */
   async lockUser(userId: string): Promise<void> {
-    if (this.dialect === 'postgres')
-      await sql`select pg_advisory_xact_lock(hashtext(${`billing:${userId}`}))`.execute(this.db);
+    await lockForTransaction(this.db, this.dialect, `billing:${userId}`);
   }
 
   // ---- ledger

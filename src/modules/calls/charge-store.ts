@@ -9,6 +9,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { CallChargesTable } from './tables.js';
+import { lockForTransaction } from '../../db/transaction-lock.js';
 
 /** The `direction` of a dialled leg's charge (charges.ts authorizeLeg): not a call of the plan (no allowance, no usage), paid from the balance. */
 export const LEG_DIRECTION = 'leg';
@@ -64,7 +65,7 @@ export class CallChargeStore {
       on conflict (ref) do nothing`.execute(db);
     if (this.dialect === 'sqlite') return Number((await insert(this.db)).numAffectedRows ?? 0n) === 1;
     return this.db.transaction().execute(async (trx) => {
-      await sql`select pg_advisory_xact_lock(hashtext(${`call-charges:${row.user_id}`}))`.execute(trx);
+      await lockForTransaction(trx, this.dialect, `call-charges:${row.user_id}`);
       return Number((await insert(trx)).numAffectedRows ?? 0n) === 1;
     });
   }

@@ -9,6 +9,7 @@ import { Batcher } from '../../db/batcher.js';
 import { GroupCommit } from '../../db/group-commit.js';
 import type { Database } from '../../db/schema.js';
 import type { CallProgressTable, CallSessionsTable } from './tables.js';
+import { lockForTransaction } from '../../db/transaction-lock.js';
 
 /** What post-call analysis reads of a call's row. */
 export interface AnalysedSession {
@@ -101,8 +102,7 @@ export class CallStore {
     limit: { max: number; finalStatuses: readonly string[]; connectableSince: number },
   ): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
-      if (this.dialect === 'postgres')
-        await sql`select pg_advisory_xact_lock(hashtext(${`web-calls:${row.user_id}`}))`.execute(trx);
+      await lockForTransaction(trx, this.dialect, `web-calls:${row.user_id}`);
       const bound = new CallStore(trx, this.dialect, true);
       const live = await bound.countLiveWeb(row.user_id, limit.finalStatuses, limit.connectableSince);
       if (live >= limit.max) return false;

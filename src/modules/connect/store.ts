@@ -1,8 +1,9 @@
 // SQL for connector jobs that hold lead credits.
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { ConnectJobsTable } from './tables.js';
+import { lockForTransaction } from '../../db/transaction-lock.js';
 
 export class ConnectJobStore {
   /** SQLite (one instance): the tail of each user's queue of grants. */
@@ -22,7 +23,7 @@ export class ConnectJobStore {
   async serializedForUser<T>(userId: string, work: (store: ConnectJobStore) => Promise<T>): Promise<T> {
     if (this.dialect === 'postgres') {
       return this.db.transaction().execute(async (trx) => {
-        await sql`select pg_advisory_xact_lock(hashtext(${`connect-grant:${userId}`}))`.execute(trx);
+        await lockForTransaction(trx, this.dialect, `connect-grant:${userId}`);
         return work(new ConnectJobStore(trx, this.dialect));
       });
     }

@@ -5,6 +5,7 @@ import { prepareQuery } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
 import { transactionId } from '../events/recorder.js';
 import type { ObjectsTable } from './tables.js';
+import { lockForTransaction } from '../../db/transaction-lock.js';
 
 export type ObjectRow = ObjectsTable;
 
@@ -357,8 +358,7 @@ export class ObjectStore {
    * together. SQLite already runs one write transaction at a time.
    */
   async lockTree(userId: string): Promise<void> {
-    if (this.dialect === 'postgres')
-      await sql`select pg_advisory_xact_lock(hashtext(${`data-tree:${userId}`}))`.execute(this.db);
+    await lockForTransaction(this.db, this.dialect, `data-tree:${userId}`);
   }
 
   /**

@@ -4,6 +4,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { KnowledgeBasesTable, KnowledgeDocumentsTable } from './tables.js';
+import { lockForTransaction } from '../../db/transaction-lock.js';
 
 export type DocumentRow = Omit<KnowledgeDocumentsTable, 'id'> & { id: number };
 
@@ -184,8 +185,7 @@ export class KnowledgeStore {
     return this.changing(baseId, async () =>
       this.db.transaction().execute(async (trx) => {
         if (quota) {
-          if (this.dialect === 'postgres')
-            await sql`select pg_advisory_xact_lock(hashtext(${`knowledge-quota:${quota.userId}`}))`.execute(trx);
+          await lockForTransaction(trx, this.dialect, `knowledge-quota:${quota.userId}`);
           const adding = {
             documents: docs.length,
             chunks: docs.reduce((n, d) => n + d.chunks.length, 0),
