@@ -97,9 +97,10 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('SQLite WAL checkpoints in th
         last = size;
       }
       expect(restarts).toBeGreaterThanOrEqual(3);
-      // With it, the WAL holds the limit plus what is written while a checkpoint runs: 8 MB on a quiet machine, about
-      // the bytes written on a loaded CI machine (36 MB for 33), never the 5x of every page of every write (295 MB).
-      expect(largest).toBeLessThan(written * 2000 * 2);
+      // With it, the WAL holds the limit plus what is written while a checkpoint runs: 8 MB on a quiet machine, one
+      // to two times the bytes written on a loaded one (the key is stored twice: the row and its index; 57 MB for 28 MB
+      // written seen once), never the 5x of every page of every write (295 MB).
+      expect(largest).toBeLessThan(written * 2000 * 3);
       const count = await database.db
         .selectFrom('rate_limits')
         .select((eb) => eb.fn.countAll().as('n'))

@@ -42,7 +42,7 @@ async function oneContactDraft(name: string): Promise<{ sdk: WorkspaceClient; id
   return { sdk, id };
 }
 
-describe('SDK campaign helpers', () => {
+describe('SDK campaign helpers', { timeout: 120_000 }, () => {
   it('creates, starts and waits for a campaign to complete on its events; reads its contacts; deletes it', async () => {
     const c = await caller(server.t);
     const sdk = client(c.user.token);
@@ -133,7 +133,7 @@ describe('SDK campaign helpers', () => {
   });
 });
 
-describe('SDK do-not-call helpers', () => {
+describe('SDK do-not-call helpers', { timeout: 120_000 }, () => {
   it('lists a number, which a campaign then never dials, and takes it off again', async () => {
     const c = await caller(server.t);
     const sdk = client(c.user.token);
