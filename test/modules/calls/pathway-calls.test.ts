@@ -148,7 +148,11 @@ describe.skipIf(!canSpeak)('pathway calls through the sandbox carrier', () => {
     // An inline pathway: the record carries its document to draw the path on.
     expect(view.pathway.document.name).toBe('Order status');
     const lines = view.transcript as Array<Line & { node?: string }>;
-    expect(lines.find((l) => l.role === 'agent' && l.text.includes('what is your order number'))?.node).toBe('greet');
+    // Once seen under load in CI: this line without its node (not reproduced alone); the lines say what happened.
+    expect(
+      lines.find((l) => l.role === 'agent' && l.text.includes('what is your order number'))?.node,
+      JSON.stringify(lines),
+    ).toBe('greet');
     expect(lines.find((l) => l.role === 'agent' && l.text.includes('Order 42 has shipped'))?.node).toBe('shipped');
     expect(lines.at(-1)).toMatchObject({ role: 'agent', text: 'Done. Goodbye!', node: 'bye' });
 
