@@ -30,7 +30,7 @@ const TALLY_SLOTS = 257;
  * figure costs no memory).
  */
 const BINNED_MAX = 4096;
-class Histogram {
+export class Histogram {
   private counts = new Int32Array(128);
   private beyond: Map<number, number> | null = null;
   add(bin: number): void {
@@ -60,6 +60,30 @@ class Histogram {
       calls.push(n);
     }
     return bins.length ? [bins, calls] : null;
+  }
+}
+
+/**
+ * Adds each integer of a PostgreSQL integer array's text (`{41,-3,120}`, no nulls) to the histogram: the
+ * PostgreSQL half of the analytics store sends each group's latency bins so.
+ */
+export function addIntegers(text: string, into: Histogram): void {
+  let n = 0;
+  let negative = false;
+  let digits = false;
+  for (let i = 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      n = n * 10 + (c - 48);
+      digits = true;
+    } else if (c === 45) negative = true;
+    else {
+      // ',' or the closing '}'.
+      if (digits) into.add(negative ? -n : n);
+      n = 0;
+      negative = false;
+      digits = false;
+    }
   }
 }
 

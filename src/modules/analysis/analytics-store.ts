@@ -3,13 +3,14 @@
 // Counting is grouping by the call's `tally` (tally.ts), and latency
 // percentiles, which cannot be summed, come from the calls' latencies in
 // 10 ms bins: the service merges groups and bins. All three come from one
-// read of the covering index of migration 510 (not the rows) and no sort:
+// read of the covering index of migration 540 (not the rows) and no sort:
 // on SQLite an aggregate function folds the range (analytics-fold.ts), on
-// PostgreSQL grouping sets hash the three groupings in one scan.
+// PostgreSQL one hash aggregate by key and tally carries each group's
+// latency bins as two arrays, read here into histograms.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DatabaseHandle, Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
-import { ANALYTICS_FOLD, analyticsFold, type FoldResult } from './analytics-fold.js';
+import { ANALYTICS_FOLD, addIntegers, analyticsFold, type FoldResult, Histogram } from './analytics-fold.js';
 
 export type GroupBy = 'day' | 'agent' | 'campaign' | 'outcome' | 'direction';
 
@@ -120,63 +121,67 @@ export class AnalyticsStore {
   }
 
   /**
-   * One scan, three hash aggregates (grouping sets); grouping() says which set a row belongs to. The histograms'
-   * groups (a day key has ~20,000: a key by 10 ms bins) come back as two arrays per key, a few hundred rows in all:
-   * reading 20,000 rows into objects took this process longer than the query.
+   * One scan, one hash aggregate of a few groups: the calls by key and tally, each group with the latency bins of its
+   * calls as two arrays (a day key by tally is ~7 groups, by 10 ms bin ~200: hashing 100,000 rows into the bins'
+   * 20,000 groups as well took as long again as the scan). The arrays come as text, read here into one histogram per
+   * key and percentile (the fold's, analytics-fold.ts): the same groups as grouping by bin, in a few ms.
    */
   private async groupPostgres(groupBy: GroupBy, f: AnalyticsFilter): Promise<Groups> {
     const bin = int(LATENCY_BIN_MS);
-    // The planner guesses a computed key's groups badly (~300,000 for 90 days of a day key, 20,000 in fact) and,
-    // their hash tables then past the default work_mem, sorts 100,000 rows on disk instead: it may use more here.
-    // And at the default random_page_cost (4, a spinning disk's) it prices the covering index's pages (half as many
-    // as the table's) above reading the whole table in order, and reads every row of it: 125 ms instead of 76 ms
-    // at 100,000 calls. The index of an account's calls is in memory or on an SSD, where 1.1 is the usual figure.
+    // At the default random_page_cost (4, a spinning disk's) the planner prices the covering index's pages (half as
+    // many as the table's) above reading the whole table in order, and reads every row of it and sorts them (its guess
+    // of a computed key's groups is ~100,000: 630 in fact). The index of an account's calls is in memory or on an
+    // SSD, where 1.1 is the usual figure. work_mem: the groups' arrays (a few MB at 100,000 calls) in memory.
     const { rows } = await this.db.transaction().execute(async (tx) => {
       // Both for this transaction only (set_config's `true`), in one statement.
       await sql`select set_config('work_mem', ${WORK_MEM}, true), set_config('random_page_cost', ${INDEX_PAGE_COST}, true)`.execute(
         tx,
       );
-      return sql<Record<string, unknown>>`
-      with g as materialized (
-        select k, tally, p50, p95, grouping(tally, p50, p95) as set, count(*) as calls,
-               sum(duration_seconds) as duration, sum(cost_cents) as cost
-          from (select ${keyExpression(groupBy, f.offsets)} as k, tally, duration_seconds, cost_cents,
-                       latency_p50_ms / ${bin} as p50, latency_p95_ms / ${bin} as p95
-                  from call_sessions
-                 where ${this.where(f)}) as c
-         group by grouping sets ((k, tally), (k, p50), (k, p95)))
-      select k, set, tally, calls, duration, cost, null::int4[] as bins, null::int4[] as bin_calls
-        from g where set = ${int(GROUPED_BY_TALLY)}
-      union all
-      select k, set, null, null, null, null, array_agg(coalesce(p50, p95)::int4), array_agg(calls::int4)
-        from g where set <> ${int(GROUPED_BY_TALLY)} and coalesce(p50, p95) is not null
-       group by k, set`.execute(tx);
+      return sql<{
+        k: unknown;
+        tally: unknown;
+        calls: unknown;
+        duration: unknown;
+        cost: unknown;
+        p50: string | null;
+        p95: string | null;
+      }>`
+      select k, tally, count(*) as calls, sum(duration_seconds) as duration, sum(cost_cents) as cost,
+             array_agg(p50) filter (where p50 is not null)::text as p50,
+             array_agg(p95) filter (where p95 is not null)::text as p95
+        from (select ${keyExpression(groupBy, f.offsets)} as k, tally, duration_seconds, cost_cents,
+                     latency_p50_ms / ${bin} as p50, latency_p95_ms / ${bin} as p95
+                from call_sessions
+               where ${this.where(f)}) as c
+       group by k, tally`.execute(tx);
     });
     const groups: Groups = { counts: [], p50: [], p95: [] };
+    const histograms = new Map<string | number | null, { p50: Histogram; p95: Histogram }>();
     for (const r of rows) {
       const key = keyOf(groupBy, r.k);
-      const set = Number(r.set);
-      if (set === GROUPED_BY_TALLY) {
-        groups.counts.push({
-          key,
-          tally: r.tally === null ? null : Number(r.tally),
-          calls: Number(r.calls),
-          durationSeconds: Number(r.duration ?? 0),
-          costCents: Number(r.cost ?? 0),
-        });
-        continue;
-      }
-      const into = set === GROUPED_BY_P50 ? groups.p50 : set === GROUPED_BY_P95 ? groups.p95 : null;
-      into?.push({ key, bins: r.bins as number[], calls: r.bin_calls as number[] });
+      groups.counts.push({
+        key,
+        tally: r.tally === null ? null : Number(r.tally),
+        calls: Number(r.calls),
+        durationSeconds: Number(r.duration ?? 0),
+        costCents: Number(r.cost ?? 0),
+      });
+      if (r.p50 === null && r.p95 === null) continue;
+      let h = histograms.get(key);
+      if (!h) histograms.set(key, (h = { p50: new Histogram(), p95: new Histogram() }));
+      if (r.p50 !== null) addIntegers(r.p50, h.p50);
+      if (r.p95 !== null) addIntegers(r.p95, h.p95);
+    }
+    for (const [key, h] of histograms) {
+      const p50 = h.p50.arrays();
+      if (p50) groups.p50.push({ key, bins: p50[0], calls: p50[1] });
+      const p95 = h.p95.arrays();
+      if (p95) groups.p95.push({ key, bins: p95[0], calls: p95[1] });
     }
     return groups;
   }
 }
 
-/** Enough for the three hash tables of 400 days' keys by 10 ms bins (a few MB in fact). */
+/** The groups and their arrays (a few MB at 100,000 calls) in memory: past work_mem, new groups' rows go to disk. */
 const WORK_MEM = '64MB';
 const INDEX_PAGE_COST = '1.1';
-// grouping(tally, p50, p95): a bit set for each of the three a row's set leaves out.
-const GROUPED_BY_TALLY = 0b011;
-const GROUPED_BY_P50 = 0b101;
-const GROUPED_BY_P95 = 0b110;

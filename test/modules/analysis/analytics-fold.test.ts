@@ -2,7 +2,12 @@
 // its own: the groups a GROUP BY would give, with SQL's sums (null adds
 // nothing) and the latency histograms counting only calls with a latency.
 import { describe, expect, it } from 'vitest';
-import { analyticsFold, type FoldResult } from '../../../src/modules/analysis/analytics-fold.js';
+import {
+  addIntegers,
+  analyticsFold,
+  type FoldResult,
+  Histogram,
+} from '../../../src/modules/analysis/analytics-fold.js';
 
 const fold = (rows: Array<Parameters<typeof analyticsFold.step> extends [unknown, ...infer A] ? A : never>) => {
   let state = analyticsFold.start();
@@ -59,5 +64,19 @@ describe('analyticsFold', () => {
   it('refuses a tally that is not 8 bits rather than count it somewhere', () => {
     expect(() => fold([[1, 256 * 2, 0, 0, null, null]])).toThrow(/not 8 bits/);
     expect(() => fold([[1, -1, 0, 0, null, null]])).toThrow(/not 8 bits/);
+  });
+
+  it("reads PostgreSQL's text of an integer array into a histogram: repeats, negatives, past the arrays, one, none", () => {
+    const h = new Histogram();
+    addIntegers('{41,7,41,-3,90000,0}', h);
+    addIntegers('{12}', h);
+    addIntegers('{}', h);
+    expect(h.arrays()).toEqual([
+      [0, 7, 12, 41, -3, 90_000],
+      [1, 1, 1, 2, 1, 1],
+    ]);
+    const empty = new Histogram();
+    addIntegers('{}', empty);
+    expect(empty.arrays()).toBeNull();
   });
 });
