@@ -8,7 +8,6 @@ import type { DatabaseHandle } from './db/database.js';
 import { createHousekeeping } from './housekeeping.js';
 import type { AuthContext } from './http/auth.js';
 import { type Clock, type TimerClock, systemClock } from './lib/clock.js';
-import { createSecretBox } from './lib/secret-box.js';
 import { generateWebhookSecret } from './lib/standard-webhooks.js';
 import { createAgentTestServices } from './modules/agent-tests/create-services.js';
 import { createAnalysisServices } from './modules/analysis/create-services.js';
@@ -30,7 +29,7 @@ import { createKnowledgeServices } from './modules/knowledge/create-services.js'
 import { createPathwayServices } from './modules/pathways/create-services.js';
 import { createPersonaServices } from './modules/personas/create-services.js';
 import { createPlatformServices } from './modules/platform/create-services.js';
-import { JobQueue } from './modules/platform/jobs.js';
+import type { Log } from './modules/platform/core.js';
 import type { Metrics } from './modules/platform/metrics.js';
 import { createTelephonyServices } from './modules/telephony/create-services.js';
 import { createTemporarySessionServices } from './modules/temporary-sessions/create-services.js';
@@ -61,23 +60,17 @@ export interface ServiceDeps {
   /** What the metrics hear (ledger writes, failed webhook attempts, the calls carried); the app's. */
   metrics?: Metrics;
   /** Where services log what they cannot answer with (the app's logger). */
-  log?: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void };
+  log?: Log;
 }
 
 const silentLog = { warn: () => {}, error: () => {} };
 
 export function createServices(deps: ServiceDeps) {
   const { config, database, secrets, clock, metrics } = deps;
-  const { db, dialect } = database;
   const log = deps.log ?? silentLog;
-  const platform = createPlatformServices({ db, clock });
-  const { limiter, audit, singleUse } = platform;
-  const secretBox = createSecretBox(secrets.masterKey);
-  // What most areas are built with; each takes the parts its deps name.
-  const core = { db, dialect, clock, secretBox, singleUse, limiter, audit, log };
-  // The one durable job queue (agent test runs, post-call analysis): started and stopped with the app.
-  const jobs = JobQueue.create(db, dialect, clock);
-  jobs.reportErrorsTo(log);
+  const platform = createPlatformServices({ database, clock, masterKey: secrets.masterKey, log });
+  // What most areas are built with (the database, the clock, the secret box, the platform's pieces, the log); each takes the parts its deps name.
+  const { core, limiter, jobs } = platform;
   const catalog = loadCatalog(config.billing);
   const audioSecret = config.audio.secret ?? generateWebhookSecret();
   const providers: Providers = {
@@ -117,14 +110,11 @@ export function createServices(deps: ServiceDeps) {
   });
   const billing = createBillingServices({
     ...core,
-    settings: config.billing,
+    config,
     catalog,
-    publicUrl,
-    returnUrlOrigins: config.returnUrlOrigins,
     payments: providers.payments,
     users: (userId) => auth.users.findById(userId),
-    sessionsPerUser: rateLimits.billingSessionsPerUser,
-    ...(metrics ? { onLedgerWrite: () => metrics.ledgerWrites.inc() } : {}),
+    ...(metrics ? { metrics } : {}),
   });
   // The caller's billing account (tests may replace it with an in-memory one of the same interface).
   const billingAccount = deps.billing ?? billing.account;
@@ -137,14 +127,13 @@ export function createServices(deps: ServiceDeps) {
   });
   const telephony = createTelephonyServices({
     ...core,
+    config,
     providers: providers.telephony,
     billing: billingAccount,
+    billingEvents: billing.events,
     data,
     knowledge: knowledge.lookup,
     eventRecorder,
-    publicUrl,
-    smsSendPerUser: rateLimits.smsSendPerUser,
-    smsSegmentPrice: config.billing.smsSegmentPrice,
   });
   const personas = createPersonaServices({
     voice: providers.voice,
@@ -158,8 +147,6 @@ export function createServices(deps: ServiceDeps) {
     },
   });
   const integrations = createIntegrationServices({ ...core, scheduling: providers.scheduling });
-  // A number whose subscription goes unpaid is suspended (and restored when paid): billing announces, telephony follows.
-  billing.events.onItemStatus((change) => telephony.numbers.followSubscription(change));
   const connect = createConnectServices({
     ...core,
     data,
@@ -186,7 +173,7 @@ export function createServices(deps: ServiceDeps) {
   // Every outbound call asks the account's do-not-call list (the campaigns area keeps it); the agent's opt_out tool adds to it.
   const { doNotCall } = createDoNotCallServices(core);
   // The calls: one store per table, shared by the calls area and the voice agent; the carrier before the calls service it carries calls for.
-  const callStores = createCallStores(db, dialect);
+  const callStores = createCallStores(core.db, core.dialect);
   const carrier = createVoiceCarrier({
     ...core,
     store: callStores.sessions,
@@ -333,9 +320,7 @@ export function createServices(deps: ServiceDeps) {
     config,
     database,
     clock,
-    secretBox,
     housekeeping,
-    jobs,
     ...platform,
     // The audio server calls go to: the voice agent's carrier unless one is configured.
     providers: { ...providers, audio },

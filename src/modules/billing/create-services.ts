@@ -1,13 +1,10 @@
 // Builds billing's services. Other areas reach billing through
 // `services.billing.account` (the BillingAccount interface), never its tables.
-import type { Kysely } from 'kysely';
-import type { BillingSettings, RateLimitRule } from '../../config.js';
-import type { Dialect } from '../../db/database.js';
-import type { Database } from '../../db/schema.js';
-import type { Clock } from '../../lib/clock.js';
+import type { Config } from '../../config.js';
 import type { PaymentsProvider } from '../../providers/payments/interface.js';
 import { SandboxPaymentsProvider } from '../../providers/payments/sandbox.js';
-import type { RateLimiter } from '../platform/rate-limiter.js';
+import type { Core } from '../platform/core.js';
+import type { Metrics } from '../platform/metrics.js';
 import type { BillingAccount } from './account.js';
 import type { Catalog } from './catalog.js';
 import { CreditLedger } from './ledger.js';
@@ -16,32 +13,26 @@ import { SandboxBilling } from './sandbox-service.js';
 import { BillingService, type UserLookup } from './service.js';
 import { BillingStore } from './store.js';
 
-export interface BillingServiceDeps {
-  db: Kysely<Database>;
-  dialect: Dialect;
-  settings: BillingSettings;
+export interface BillingServiceDeps extends Pick<Core, 'db' | 'dialect' | 'limiter' | 'clock'> {
+  /** BILLING_* (the balance cache, the default top-up); PUBLIC_URL and RETURN_URL_ORIGINS (checkout return pages); the sessions' rate limit. */
+  config: Pick<Config, 'billing' | 'publicUrl' | 'returnUrlOrigins' | 'rateLimits'>;
   catalog: Catalog;
-  publicUrl: string;
-  returnUrlOrigins: string[];
   payments: PaymentsProvider;
   users: UserLookup;
-  limiter: RateLimiter;
-  sessionsPerUser: RateLimitRule;
-  clock: Clock;
-  /** Hears each ledger write (metrics). */
-  onLedgerWrite?: () => void;
+  /** Counts each ledger write. */
+  metrics?: Pick<Metrics, 'ledgerWrites'>;
 }
 
 export function createBillingServices(deps: BillingServiceDeps) {
-  const store = new BillingStore(deps.db, deps.dialect, { ledgerWrite: deps.onLedgerWrite ?? (() => {}) });
-  const { catalog } = deps;
-  const ledger = new CreditLedger(store, deps.clock, deps.settings.balanceCacheMs);
+  const { catalog, config, metrics } = deps;
+  const store = new BillingStore(deps.db, deps.dialect, { ledgerWrite: () => metrics?.ledgerWrites.inc() });
+  const ledger = new CreditLedger(store, deps.clock, config.billing.balanceCacheMs);
   const billing = new BillingService(
     {
-      publicUrl: deps.publicUrl,
-      returnUrlOrigins: deps.returnUrlOrigins,
-      sessionsPerUser: deps.sessionsPerUser,
-      topupDefaultUsd: deps.settings.topupDefaultUsd,
+      publicUrl: config.publicUrl,
+      returnUrlOrigins: config.returnUrlOrigins,
+      sessionsPerUser: config.rateLimits.billingSessionsPerUser,
+      topupDefaultUsd: config.billing.topupDefaultUsd,
     },
     store,
     ledger,
