@@ -14,7 +14,7 @@
 // campaign never heard of is looked up again (reconcile).
 import { isDatabaseUnavailable } from '../../db/database.js';
 import { AppError } from '../../http/errors.js';
-import type { Clock } from '../../lib/clock.js';
+import type { Clock, Timer, TimerClock } from '../../lib/clock.js';
 import type { AssembledCall } from '../../providers/audio/interface.js';
 import type { SandboxScript } from '../../providers/telephony/interface.js';
 import type { CallService, CallStatusPayload } from '../calls/service.js';
@@ -23,17 +23,22 @@ import { contactZone, isOpen, nextOpening } from './business-hours.js';
 import { type CampaignDefinition, afterAttempt, contactOutcome } from './definition.js';
 import type { DoNotCallService } from './do-not-call-service.js';
 import type { CampaignService } from './service.js';
-import type { CampaignStore, ClaimPlan } from './store.js';
+import type { CampaignStore, ClaimPlan, FinishedCampaign } from './store.js';
 import type { CampaignContactsTable, CampaignsTable } from './tables.js';
 
 export interface DialerSettings {
-  /** How often each instance looks for work (ms). */
+  /**
+   * How often each instance looks for work (ms), on average: each wait is
+   * tickMs × (0.5 + a random number in [0, 1)), so that instances' rounds do
+   * not keep fixed phases (with a fixed interval the one whose rounds come
+   * just after each pacing slot takes nearly every claim).
+   */
   tickMs: number;
   /** How long a claim holds before its call is recorded (then it goes back). */
   leaseMs: number;
   /** Most contacts one round of one campaign claims. */
   maxBatch: number;
-  /** Pacing time nobody dialled in that may still be caught up (ms). */
+  /** Pacing time nobody dialled in that a late round still catches up (ms; see pacing.ts). */
   burstMs: number;
 }
 
@@ -43,20 +48,35 @@ export const DEFAULT_DIALER_SETTINGS: DialerSettings = { tickMs: 250, leaseMs: 6
 const RECONCILE_AFTER_MS = 5 * 60_000;
 /** How often claims and forgotten calls are checked. */
 const SWEEP_EVERY_MS = 15_000;
+/** At most one campaign_status progress event per campaign this often (ms), across instances. */
+const STATUS_EVERY_MS = 1000;
 /** A call refused for a passing reason (the account's concurrency limit, a race, the database away) is tried again after this. */
 const BUSY_ACCOUNT_RETRY_MS = 5000;
 
 export interface CampaignDialerDeps {
   store: CampaignStore;
   campaigns: CampaignService;
-  doNotCall: DoNotCallService;
+  /** Not used any more: a call's end reads the listing with its attempt (CampaignStore.findFinishing). */
+  doNotCall?: DoNotCallService;
   calls: Pick<CallService, 'start' | 'outcome'>;
   sessions: Pick<CallSessionService, 'assemble'>;
   clock: Clock;
   instanceId: string;
   settings: DialerSettings;
   log: { warn(obj: unknown, msg: string): void };
+  /** What the rounds wait on (tests: a ManualClock); default: the process's timers, not holding it open. */
+  timers?: Pick<TimerClock, 'setTimeout'>;
+  /** Each round's jitter, in [0, 1) (tests: fixed or seeded); default Math.random. */
+  random?: () => number;
 }
+
+const processTimers: Pick<TimerClock, 'setTimeout'> = {
+  setTimeout(fn, ms) {
+    const handle = setTimeout(fn, ms);
+    handle.unref();
+    return { cancel: () => clearTimeout(handle) };
+  },
+};
 
 /** The contact's fields (strings) and its sandbox script (fields.sandboxScript: a list of lines, or lines in one string). */
 function contactFields(contact: CampaignContactsTable): { fields: Record<string, string>; script?: SandboxScript } {
@@ -111,7 +131,7 @@ export async function campaignCall(
 }
 
 export class CampaignDialer {
-  private timer: NodeJS.Timeout | null = null;
+  private timer: Timer | null = null;
   private running: Promise<void> | null = null;
   private lastSweep = 0;
   private readonly placing = new Set<Promise<void>>();
@@ -119,19 +139,29 @@ export class CampaignDialer {
 
   constructor(private readonly deps: CampaignDialerDeps) {}
 
+  /** Rounds from now on, each tickMs × (0.5 + random()) after the one before; a round still running then is not doubled. */
   start(): void {
     if (this.timer) return;
     this.stopped = false;
-    this.timer = setInterval(() => {
-      if (!this.running) this.running = this.round().finally(() => (this.running = null));
-    }, this.deps.settings.tickMs);
-    this.timer.unref();
+    this.next();
+  }
+
+  private next(): void {
+    const { settings, timers = processTimers, random = Math.random } = this.deps;
+    this.timer = timers.setTimeout(
+      () => {
+        if (this.stopped) return;
+        if (!this.running) this.running = this.round().finally(() => (this.running = null));
+        this.next();
+      },
+      Math.round(settings.tickMs * (0.5 + random())),
+    );
   }
 
   /** Stops looking for work and waits for the calls being placed (the app is closing). */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
+    this.timer?.cancel();
     this.timer = null;
     await this.running;
     await Promise.allSettled([...this.placing]);
@@ -155,8 +185,9 @@ export class CampaignDialer {
     }
   }
 
-  /** Waits for the calls this instance is placing (tests). */
+  /** Waits for the round under way (started by the timers) and the calls this instance is placing (tests). */
   async settled(): Promise<void> {
+    await this.running;
     await Promise.allSettled([...this.placing]);
   }
 
@@ -199,20 +230,19 @@ export class CampaignDialer {
         leaseUntil: now + settings.leaseMs,
         maxBatch: settings.maxBatch,
         burstMs: settings.burstMs,
+        statusEveryMs: STATUS_EVERY_MS,
       },
       plan,
     );
     if (!result) return;
-    const { campaign, claimed } = result;
+    const { campaign, claimed, calling, statusEvent } = result;
     for (const contact of claimed) this.track(this.place(campaign, contact));
+    // A move of the status sends its own event.
     if (pause) await campaigns.changeStatus(campaign, ['running'], 'paused', {}, pause);
     else if (ended)
       await campaigns.changeStatus(campaign, ['running'], 'completed', { ended_at: now }, 'schedule_ended');
-    else if (claimed.length === 0) await this.completeIfDone(campaign);
-    if (await store.takeStatusEvent(campaignId, now, 1000)) {
-      const fresh = await store.find(campaignId);
-      if (fresh?.status === 'running') await campaigns.progress(fresh);
-    }
+    else if (claimed.length === 0 && calling === 0 && (await this.completeIfDone(campaign))) return;
+    else if (statusEvent) await campaigns.progress(campaign);
   }
 
   /** Keeps a placing call in view; its failure (the database away while it was released) is logged, never left unhandled: the claim's lease returns it. */
@@ -287,16 +317,11 @@ export class CampaignDialer {
     accounted: { chargedCents: number | null },
   ): Promise<void> {
     if (!final.campaign_id) return;
-    const { store, campaigns, doNotCall, clock } = this.deps;
-    const attempt = await store.findAttempt(session.id);
-    if (!attempt || attempt.outcome !== null) return;
-    const [campaign, contact] = await Promise.all([
-      store.find(attempt.campaign_id),
-      store.findContact(attempt.campaign_id, attempt.idx),
-    ]);
-    if (!campaign || !contact) return;
+    const { store, campaigns, clock } = this.deps;
+    const found = await store.findFinishing(session.id);
+    if (!found || found.attempt.outcome !== null) return;
+    const { campaign, contact, listing } = found;
     const def = campaigns.definition(campaign);
-    const listing = await doNotCall.listing(session.userId, contact.phone);
     const optedOut = listing?.source === 'opt_out' && listing.session_id === session.id;
     const outcome = contactOutcome(final.outcome, final.status, optedOut);
     const now = clock.now();
@@ -304,17 +329,21 @@ export class CampaignDialer {
       ? { status: outcome, nextAttemptAt: now }
       : afterAttempt(outcome, contact.attempt_count, def.retry, now);
     const done = await store.finishAttempt(session.id, outcome, next, accounted.chargedCents ?? 0, now);
-    if (!done) return;
-    const fresh = await store.find(campaign.id);
-    if (fresh?.status !== 'running') return;
+    if (done?.campaign.status !== 'running') return;
+    const fresh = done.campaign;
     if (fresh.budget_cents !== null && fresh.spent_cents >= fresh.budget_cents)
       await campaigns.changeStatus(fresh, ['running'], 'paused', {}, 'budget_reached');
-    else await this.completeIfDone(fresh);
+    else if (!done.open) await this.complete(fresh);
   }
 
-  private async completeIfDone(campaign: CampaignsTable): Promise<void> {
-    if (await this.deps.store.hasOpenContacts(campaign.id)) return;
-    await this.deps.campaigns.changeStatus(
+  /** Completes the campaign when no contact is pending or calling; true when it did. */
+  private async completeIfDone(campaign: Pick<FinishedCampaign, 'id' | 'user_id' | 'webhook_url'>): Promise<boolean> {
+    if (await this.deps.store.hasOpenContacts(campaign.id)) return false;
+    return this.complete(campaign);
+  }
+
+  private complete(campaign: Pick<FinishedCampaign, 'id' | 'user_id' | 'webhook_url'>): Promise<boolean> {
+    return this.deps.campaigns.changeStatus(
       campaign,
       ['running'],
       'completed',
@@ -330,13 +359,12 @@ export class CampaignDialer {
     await store.returnExpiredClaims(now);
     for (const { session_id } of await store.longCalling(now - RECONCILE_AFTER_MS, 100)) {
       const final = await this.deps.calls.outcome(session_id);
-      const attempt = final ? await store.findAttempt(session_id) : null;
-      const campaign = attempt ? await store.find(attempt.campaign_id) : null;
+      const found = final ? await store.findFinishing(session_id) : null;
       // Its cost is not known here (the end was accounted for elsewhere): the spend misses it, the ledger has it.
-      if (final && campaign)
+      if (final && found)
         await this.callFinished(
-          { id: session_id, userId: campaign.user_id },
-          { ...final, campaign_id: campaign.id },
+          { id: session_id, userId: found.campaign.user_id },
+          { ...final, campaign_id: found.campaign.id },
           { chargedCents: null },
         );
     }

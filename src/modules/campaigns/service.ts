@@ -413,7 +413,7 @@ export class CampaignService {
    * `from` any more (another instance moved it first).
    */
   async changeStatus(
-    row: CampaignsTable,
+    row: Pick<CampaignsTable, 'id' | 'user_id' | 'webhook_url'>,
     from: CampaignStatus[],
     to: CampaignStatus,
     set: Partial<Pick<CampaignsTable, 'reason' | 'started_at' | 'ended_at' | 'next_dial_at'>>,
@@ -443,7 +443,7 @@ export class CampaignService {
   }
 
   /** A progress event while running (the dialer calls it at most once a second across instances). */
-  async progress(row: CampaignsTable): Promise<void> {
+  async progress(row: Pick<CampaignsTable, 'id' | 'user_id' | 'webhook_url' | 'status' | 'reason'>): Promise<void> {
     const counts = (await this.counts([row.id])).get(row.id)!;
     const payload: CampaignStatusPayload = {
       campaign_id: row.id,
@@ -459,7 +459,7 @@ export class CampaignService {
 
   private async record(
     trx: Parameters<Parameters<CampaignStore['transaction']>[0]>[0],
-    row: CampaignsTable,
+    row: Pick<CampaignsTable, 'user_id' | 'webhook_url'>,
     payload: CampaignStatusPayload,
   ): Promise<void> {
     await this.deps.events.record(trx, [{ userId: row.user_id, type: 'campaign_status', payload: { ...payload } }]);

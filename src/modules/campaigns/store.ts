@@ -8,6 +8,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
+import { pacingSlots } from './pacing.js';
 import type {
   CampaignAttemptsTable,
   CampaignContactsTable,
@@ -45,6 +46,12 @@ function contactRow(r: CampaignContactsTable): CampaignContactsTable {
     updated_at: Number(r.updated_at),
   };
 }
+
+/** The campaign as a call's end leaves it. */
+export type FinishedCampaign = Pick<
+  CampaignsTable,
+  'id' | 'user_id' | 'webhook_url' | 'status' | 'budget_cents' | 'spent_cents'
+>;
 
 /** What the dialer decides inside the claim, from the locked campaign and its due contacts. */
 export interface ClaimPlan {
@@ -182,72 +189,93 @@ export class CampaignStore {
 
   /**
    * One round of the dialer for a running campaign: locks its row (skipped
-   * when another instance holds it), works out the slots free now (pacing
-   * slots due, capped by the calls under way against max_concurrent and by
-   * `maxBatch`), lets `plan` choose among up to twice that many due contacts
-   * (told which of them are on the owner's do-not-call list; it must not
-   * touch the database: the transaction holds SQLite's one connection),
-   * claims the chosen ones for `instanceId` until `leaseUntil` and moves the
-   * pacing slot on by as many. Returns the claimed contacts (their attempt
-   * count already raised), or null when the campaign was not running or was
-   * locked.
+   * when another instance holds it) and counts its calls under way in the
+   * same statement, works out the slots free now (pacingSlots, capped by the
+   * calls under way against max_concurrent and by `maxBatch`), lets `plan`
+   * choose among up to twice that many due contacts, each read with whether
+   * it is on the owner's do-not-call list (`plan` must not touch the
+   * database: the transaction holds SQLite's one connection), claims the
+   * chosen ones for `instanceId` until `leaseUntil` and moves the pacing
+   * pointer on by as many slots. It also takes the right to the next
+   * campaign_status progress event (`statusEvent`: at most one per
+   * `statusEveryMs` across instances, only when something changed since the
+   * last). Returns the claimed contacts (their attempt count already
+   * raised) and the calls that were under way before them, or null when the
+   * campaign was not running or was locked.
    */
   async claim(
     campaignId: string,
-    input: { instanceId: string; now: number; leaseUntil: number; maxBatch: number; burstMs: number },
+    input: {
+      instanceId: string;
+      now: number;
+      leaseUntil: number;
+      maxBatch: number;
+      burstMs: number;
+      statusEveryMs: number;
+    },
     plan: (campaign: CampaignsTable, due: CampaignContactsTable[], slots: number, listed: Set<string>) => ClaimPlan,
-  ): Promise<{ campaign: CampaignsTable; claimed: CampaignContactsTable[] } | null> {
+  ): Promise<{
+    campaign: CampaignsTable;
+    claimed: CampaignContactsTable[];
+    calling: number;
+    statusEvent: boolean;
+  } | null> {
     const { now } = input;
     const lock = this.dialect === 'postgres' ? sql` for update skip locked` : sql``;
     return this.db.transaction().execute(async (trx) => {
-      const { rows } = await sql<CampaignsTable>`
-        select * from campaigns where id = ${campaignId} and status = 'running'${lock}`.execute(trx);
+      const { rows } = await sql<CampaignsTable & { calling_now: number }>`
+        select c.*, (select count(*) from campaign_contacts cc
+                      where cc.campaign_id = c.id and cc.status = 'calling') as calling_now
+          from campaigns c where c.id = ${campaignId} and c.status = 'running'${lock}`.execute(trx);
       if (!rows[0]) return null;
-      const campaign = campaignRow(rows[0]);
-      const interval = 60_000 / campaign.calls_per_minute;
-      // The slot pointer never lags more than a burst behind: time nobody dialled in is not made up later.
-      const base = Math.max(campaign.next_dial_at, now - input.burstMs);
-      const paced = base <= now ? Math.floor((now - base) / interval) + 1 : 0;
-      if (paced === 0) return { campaign, claimed: [] };
-      const calling = await trx
-        .selectFrom('campaign_contacts')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('campaign_id', '=', campaignId)
-        .where('status', '=', 'calling')
-        .executeTakeFirstOrThrow();
-      const slots = Math.min(paced, campaign.max_concurrent - Number(calling.n), input.maxBatch);
-      if (slots <= 0) return { campaign, claimed: [] };
-      const due = (
-        await trx
-          .selectFrom('campaign_contacts')
-          .selectAll()
-          .where('campaign_id', '=', campaignId)
-          .where('status', '=', 'pending')
-          .where('next_attempt_at', '<=', now)
-          .orderBy('next_attempt_at')
-          .orderBy('idx')
-          .limit(slots * 2)
-          .execute()
-      ).map(contactRow);
-      if (due.length === 0) return { campaign, claimed: [] };
-      // The do-not-call list read in the same transaction (SQLite has one connection: a read beside it would wait for it).
-      const listed = new Set(
-        (
+      const { calling_now, ...row } = rows[0];
+      const campaign = campaignRow(row);
+      const calling = Number(calling_now);
+      const pacing = pacingSlots(campaign.next_dial_at, now, campaign.calls_per_minute, input.burstMs);
+      const slots = Math.min(pacing.due, campaign.max_concurrent - calling, input.maxBatch);
+      let due: Array<CampaignContactsTable & { listed: boolean }> = [];
+      if (slots > 0)
+        due = (
           await trx
-            .selectFrom('do_not_call')
-            .select('phone')
-            .where('user_id', '=', campaign.user_id)
-            .where('phone', 'in', [...new Set(due.map((c) => c.phone))])
+            .selectFrom('campaign_contacts')
+            .selectAll('campaign_contacts')
+            // The do-not-call list read in the same statement (SQLite has one connection: a read beside it would wait for it).
+            .select((eb) =>
+              eb
+                .exists(
+                  eb
+                    .selectFrom('do_not_call')
+                    .select('do_not_call.phone')
+                    .where('do_not_call.user_id', '=', campaign.user_id)
+                    .whereRef('do_not_call.phone', '=', 'campaign_contacts.phone'),
+                )
+                .as('listed'),
+            )
+            .where('campaign_id', '=', campaignId)
+            .where('status', '=', 'pending')
+            .where('next_attempt_at', '<=', now)
+            .orderBy('next_attempt_at')
+            .orderBy('idx')
+            .limit(slots * 2)
             .execute()
-        ).map((r) => r.phone),
-      );
-      const decided = plan(campaign, due, slots, listed);
-      for (const { idx, at } of decided.later)
+        ).map(({ listed, ...r }) => ({ ...contactRow(r), listed: Number(listed) === 1 }));
+      const decided: ClaimPlan = due.length
+        ? plan(
+            campaign,
+            due.map(({ listed: _, ...c }) => c),
+            slots,
+            new Set(due.filter((c) => c.listed).map((c) => c.phone)),
+          )
+        : { claim: [], later: [], never: [] };
+      // Contacts moved to the same time (one zone's next opening) in one statement.
+      const later = new Map<number, number[]>();
+      for (const { idx, at } of decided.later) later.set(at, [...(later.get(at) ?? []), idx]);
+      for (const [at, idxs] of later)
         await trx
           .updateTable('campaign_contacts')
           .set({ next_attempt_at: at, updated_at: now })
           .where('campaign_id', '=', campaignId)
-          .where('idx', '=', idx)
+          .where('idx', 'in', idxs)
           .where('status', '=', 'pending')
           .execute();
       if (decided.never.length)
@@ -258,7 +286,7 @@ export class CampaignStore {
           .where('idx', 'in', decided.never)
           .where('status', '=', 'pending')
           .execute();
-      const chosen = decided.claim.slice(0, slots);
+      const chosen = decided.claim.slice(0, Math.max(0, slots));
       let claimed: CampaignContactsTable[] = [];
       if (chosen.length) {
         const ids = sql.join(chosen.map((i) => sql`${i}`));
@@ -273,16 +301,21 @@ export class CampaignStore {
           returning *`.execute(trx);
         claimed = result.rows.map(contactRow);
       }
-      const moved = claimed.length || decided.later.length || decided.never.length;
-      await trx
-        .updateTable('campaigns')
-        .set({
-          next_dial_at: base + claimed.length * interval,
-          ...(moved ? { changed_at: now } : {}),
-        })
-        .where('id', '=', campaignId)
-        .execute();
-      return { campaign, claimed };
+      const moved = claimed.length > 0 || decided.later.length > 0 || decided.never.length > 0;
+      const changedAt = moved ? now : campaign.changed_at;
+      const statusEvent = campaign.status_event_at <= now - input.statusEveryMs && changedAt > campaign.status_event_at;
+      const nextDialAt = pacing.after(claimed.length);
+      if (nextDialAt !== campaign.next_dial_at || moved || statusEvent)
+        await trx
+          .updateTable('campaigns')
+          .set({
+            next_dial_at: nextDialAt,
+            ...(moved ? { changed_at: now } : {}),
+            ...(statusEvent ? { status_event_at: now } : {}),
+          })
+          .where('id', '=', campaignId)
+          .execute();
+      return { campaign, claimed, calling, statusEvent };
     });
   }
 
@@ -352,9 +385,64 @@ export class CampaignStore {
   }
 
   /**
+   * What deciding a call's end needs, in one read: its attempt (with its
+   * outcome: not null when it was decided already), its campaign's
+   * definition and status, its contact, and the owner's do-not-call listing
+   * of the contact's number.
+   */
+  async findFinishing(sessionId: string): Promise<{
+    attempt: CampaignAttemptsTable;
+    campaign: Pick<CampaignsTable, 'id' | 'user_id' | 'definition' | 'status'>;
+    contact: Pick<CampaignContactsTable, 'phone' | 'attempt_count'>;
+    listing: { source: string; session_id: string | null } | null;
+  } | null> {
+    const row = await this.db
+      .selectFrom('campaign_attempts as a')
+      .innerJoin('campaigns as c', 'c.id', 'a.campaign_id')
+      .innerJoin('campaign_contacts as cc', (j) =>
+        j.onRef('cc.campaign_id', '=', 'a.campaign_id').onRef('cc.idx', '=', 'a.idx'),
+      )
+      .leftJoin('do_not_call as d', (j) => j.onRef('d.user_id', '=', 'c.user_id').onRef('d.phone', '=', 'cc.phone'))
+      .select([
+        'a.session_id',
+        'a.campaign_id',
+        'a.idx',
+        'a.attempt',
+        'a.outcome',
+        'a.at',
+        'c.user_id',
+        'c.definition',
+        'c.status',
+        'cc.phone',
+        'cc.attempt_count',
+        'd.source as listing_source',
+        'd.session_id as listing_session_id',
+      ])
+      .where('a.session_id', '=', sessionId)
+      .executeTakeFirst();
+    if (!row) return null;
+    return {
+      attempt: {
+        session_id: row.session_id,
+        campaign_id: row.campaign_id,
+        idx: Number(row.idx),
+        attempt: Number(row.attempt),
+        outcome: row.outcome,
+        at: Number(row.at),
+      },
+      campaign: { id: row.campaign_id, user_id: row.user_id, definition: row.definition, status: row.status },
+      contact: { phone: row.phone, attempt_count: Number(row.attempt_count) },
+      listing: row.listing_source ? { source: row.listing_source, session_id: row.listing_session_id } : null,
+    };
+  }
+
+  /**
    * The attempt's call ended: its outcome kept, the contact moved to `to`,
-   * its cost added to the campaign's spend; once (false when the attempt was
-   * finished before: another instance, a retried listener).
+   * its cost added to the campaign's spend; once (null when the attempt was
+   * finished before: another instance, a retried listener). Returns the
+   * campaign after it (its status and spend) and, when the contact's new
+   * status is final, whether any contact is still pending or calling (a
+   * retry leaves the contact pending: open).
    */
   async finishAttempt(
     sessionId: string,
@@ -362,14 +450,14 @@ export class CampaignStore {
     to: { status: ContactStatus; nextAttemptAt: number },
     chargedCents: number,
     now: number,
-  ): Promise<CampaignAttemptsTable | null> {
+  ): Promise<{ campaign: FinishedCampaign; open: boolean } | null> {
     return this.db.transaction().execute(async (trx) => {
       const attempt = await trx
         .updateTable('campaign_attempts')
         .set({ outcome })
         .where('session_id', '=', sessionId)
         .where('outcome', 'is', null)
-        .returningAll()
+        .returning(['campaign_id', 'idx'])
         .executeTakeFirst();
       if (!attempt) return null;
       await trx
@@ -386,12 +474,25 @@ export class CampaignStore {
         .where('idx', '=', Number(attempt.idx))
         .where('session_id', '=', sessionId)
         .execute();
-      await trx
+      const campaign = await trx
         .updateTable('campaigns')
         .set((eb) => ({ spent_cents: eb('spent_cents', '+', chargedCents), changed_at: now }))
         .where('id', '=', attempt.campaign_id)
-        .execute();
-      return { ...attempt, idx: Number(attempt.idx), attempt: Number(attempt.attempt), at: Number(attempt.at) };
+        .returning(['id', 'user_id', 'webhook_url', 'status', 'budget_cents', 'spent_cents'])
+        .executeTakeFirstOrThrow();
+      const open =
+        to.status === 'pending' ||
+        (await trx
+          .selectFrom('campaign_contacts')
+          .select('idx')
+          .where('campaign_id', '=', attempt.campaign_id)
+          .where('status', 'in', ['pending', 'calling'])
+          .limit(1)
+          .executeTakeFirst()) !== undefined;
+      return {
+        campaign: { ...campaign, budget_cents: num(campaign.budget_cents), spent_cents: Number(campaign.spent_cents) },
+        open,
+      };
     });
   }
 
@@ -448,18 +549,6 @@ export class CampaignStore {
       .where('status', '=', 'pending')
       .executeTakeFirst();
     return num(row?.at ?? null);
-  }
-
-  /** Takes the right to send the next campaign_status progress event (at most one per `everyMs` across instances). */
-  async takeStatusEvent(campaignId: string, now: number, everyMs: number): Promise<boolean> {
-    const result = await this.db
-      .updateTable('campaigns')
-      .set({ status_event_at: now })
-      .where('id', '=', campaignId)
-      .where('status_event_at', '<=', now - everyMs)
-      .whereRef('changed_at', '>', 'status_event_at')
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
   }
 
   async markStatusEvent(campaignId: string, now: number, db: Kysely<Database> = this.db): Promise<void> {
