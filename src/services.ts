@@ -7,7 +7,7 @@ import { type Config, authSettings } from './config.js';
 import type { DatabaseHandle } from './db/database.js';
 import { createHousekeeping } from './housekeeping.js';
 import type { AuthContext } from './http/auth.js';
-import { type Clock, type TimerClock, systemClock } from './lib/clock.js';
+import type { Clock } from './lib/clock.js';
 import { generateWebhookSecret } from './lib/standard-webhooks.js';
 import { createAgentTestServices } from './modules/agent-tests/create-services.js';
 import { createAnalysisServices } from './modules/analysis/create-services.js';
@@ -15,7 +15,7 @@ import { createApiKeyServices } from './modules/api-keys/create-services.js';
 import { createAuthServices } from './modules/auth/create-services.js';
 import { CredentialCache } from './modules/auth/credential-cache.js';
 import type { BillingAccount } from './modules/billing/account.js';
-import { type Catalog, loadCatalog } from './modules/billing/catalog.js';
+import { loadCatalog } from './modules/billing/catalog.js';
 import { createBillingServices } from './modules/billing/create-services.js';
 import { createCallArea, createCallStores } from './modules/calls/create-services.js';
 import { createCampaignServices, createDoNotCallServices } from './modules/campaigns/create-services.js';
@@ -34,16 +34,11 @@ import type { Metrics } from './modules/platform/metrics.js';
 import { createTelephonyServices } from './modules/telephony/create-services.js';
 import { createTemporarySessionServices } from './modules/temporary-sessions/create-services.js';
 import { createVoiceAgentServices, createVoiceCarrier } from './modules/voice-agent/create-services.js';
-import { createVoiceToolServices } from './modules/voice-agent/tools.js';
 import { createWebhookServices } from './modules/webhooks/create-services.js';
-import { OfflineCallerVoice } from './providers/call-speech/offline-caller.js';
 import { createEmbeddingsProvider } from './providers/embeddings/index.js';
 import { type Providers, createProviders } from './providers/index.js';
-import { SandboxDialogue } from './providers/language-model/sandbox.js';
 import { createIdentityProviders } from './providers/oauth/oidc.js';
-import { SandboxSchedulingProvider } from './providers/scheduling/sandbox.js';
-import { createPocketsphinxSpeechToText } from './providers/speech-to-text/pocketsphinx.js';
-import { type VoiceAgentProviders, createVoiceAgentProviders } from './providers/voice-agent.js';
+import type { VoiceAgentProviders } from './providers/voice-agent.js';
 import type { Secrets } from './secrets.js';
 
 export interface ServiceDeps {
@@ -77,7 +72,7 @@ export function createServices(deps: ServiceDeps) {
     ...createProviders(config, platform.outbox, secrets.masterKey, catalog.plans, clock, audioSecret),
     ...deps.providers,
   };
-  const { rateLimits, publicUrl } = config;
+  const { rateLimits } = config;
   // Sessions and API keys share one cache of recent credential lookups, so ending either takes effect at once on this instance.
   const credentialCache = new CredentialCache<AuthContext>(clock, config.authCacheMs);
   const apiKeys = createApiKeyServices({ ...core, credentialCache });
@@ -157,7 +152,7 @@ export function createServices(deps: ServiceDeps) {
   const webhooks = createWebhookServices({
     ...core,
     config: config.webhooks,
-    ...(metrics ? { onAttemptFailed: () => metrics.webhookFailures.inc() } : {}),
+    ...(metrics ? { metrics } : {}),
   });
   // Custom HTTP tools are signed and filtered as webhooks are; the voice integration invokes them through this.
   const customTools = createCustomToolServices({
@@ -165,11 +160,6 @@ export function createServices(deps: ServiceDeps) {
     webhooks: webhooks.webhooks,
     allowPrivate: config.webhooks.allowPrivate,
   });
-  const voiceAgent =
-    deps.voiceAgent ??
-    createVoiceAgentProviders(config.voiceAgent, providers.voice, {
-      pocketsphinx: () => createPocketsphinxSpeechToText(),
-    });
   // Every outbound call asks the account's do-not-call list (the campaigns area keeps it); the agent's opt_out tool adds to it.
   const { doNotCall } = createDoNotCallServices(core);
   // The calls: one store per table, shared by the calls area and the voice agent; the carrier before the calls service it carries calls for.
@@ -187,14 +177,14 @@ export function createServices(deps: ServiceDeps) {
   const callArea = createCallArea({
     ...core,
     stores: callStores,
-    publicUrl,
+    config,
+    catalog,
     audio,
     audioSecret,
     data,
     eventRecorder,
     webhooks: webhooks.webhooks,
     billing: billingAccount,
-    pricing: callPricing(config, catalog),
     doNotCall,
     telephony: providers.telephony,
     numbers: telephony.numbers,
@@ -213,18 +203,14 @@ export function createServices(deps: ServiceDeps) {
     calls: calls.calls,
     legs: callArea.transfers,
     designs: callArea.designs,
-    providers: voiceAgent,
-    tools: createVoiceToolServices(knowledge.knowledge, integrations.integrations, doNotCall),
+    voice: providers.voice,
+    ...(deps.voiceAgent ? { providers: deps.voiceAgent } : {}),
+    doNotCall,
     customTools: customTools.customTools,
-    // A pathway's SMS node texts from the call's own number, through the SMS service (held, charged, rate-limited).
-    sendSms: async (userId, ownNumber, to, body) => {
-      const number = ownNumber ? (await telephony.numbers.list(userId)).find((n) => n.phoneNumber === ownNumber) : null;
-      if (!number) throw new Error("the call's number is not one of the account's numbers");
-      await telephony.sms.send(userId, { phoneNumberId: number.id, to, body });
-    },
+    sms: telephony.sms,
     events: eventRecorder,
     records: data.records,
-    ...(metrics ? { observers: voiceObservers(metrics) } : {}),
+    ...(metrics ? { metrics } : {}),
     numbers: telephony.numbers,
     routeFor: (numberId) => telephony.inbound.routeFor(numberId),
     knowledge: knowledge.knowledge,
@@ -240,15 +226,8 @@ export function createServices(deps: ServiceDeps) {
     chargedCents: (ids) => callViews.chargedCents(ids),
     events: eventRecorder,
     webhooks: webhooks.webhooks,
-    jobs,
-    model: voiceAgent.languageModel,
-  });
-  calls.calls.onFinished(async (session) => {
-    try {
-      await analysis.analysis.callFinished(session);
-    } catch (err) {
-      log.error({ err, sessionId: session.id }, 'analysis: the call analysis was not queued');
-    }
+    model: voice.providers.languageModel,
+    calls: calls.calls,
   });
   const campaigns = createCampaignServices({
     ...core,
@@ -264,31 +243,18 @@ export function createServices(deps: ServiceDeps) {
     defaultMaxConcurrent: config.billing.callConcurrencyPerUser,
     dialer: DEFAULT_DIALER_SETTINGS,
   });
-  // Agent tests run the agent of a web call, with the call's model and tools, free; voice tests speak with the offline caller voice.
-  const callerVoice = offlineCallerVoice();
   const agentTests = createAgentTestServices({
     ...core,
-    jobs,
     events: eventRecorder,
-    clock: 'setTimeout' in clock ? (clock as TimerClock) : systemClock,
     webCalls: voice.webCalls,
-    model: voiceAgent.languageModel ?? new SandboxDialogue({ clock }),
-    llmDeadlineMs: voiceAgent.llmDeadlineMs,
+    callViews,
+    model: voice.providers.languageModel,
+    llmDeadlineMs: voice.providers.llmDeadlineMs,
     knowledge: knowledge.knowledge,
     integrations: integrations.integrations,
-    // The same integration rows against the sandbox calendar: a test books nothing real.
-    sandboxIntegrations: createIntegrationServices({ ...core, scheduling: new SandboxSchedulingProvider() })
-      .integrations,
-    settings: { maxRunsPerUser: 20, concurrency: 8 },
-    analyse: (facts, settings) => analysis.analysis.analysis(facts, settings),
+    sandboxIntegrations: integrations.sandboxIntegrations,
+    analysis: analysis.analysis,
     customTools: customTools.customTools,
-    voice: {
-      startWebCall: (userId, input) => voice.webCalls.start(userId, input),
-      callView: (userId, id) => callViews.get(userId, id),
-      get callerVoice() {
-        return callerVoice();
-      },
-    },
   });
   const temporarySessions = createTemporarySessionServices({
     ...core,
@@ -354,32 +320,3 @@ export function createServices(deps: ServiceDeps) {
 }
 
 export type Services = ReturnType<typeof createServices>;
-
-/** What calls cost: the voice pricing data, the concurrency limit (a plan may raise it) and the longest call. */
-function callPricing(config: Config, catalog: Catalog) {
-  const { callConcurrencyPerUser, callMaxSeconds } = config.billing;
-  return {
-    rate: (country: string, direction: 'inbound' | 'outbound') => catalog.voiceRate(country, direction),
-    concurrencyLimit: (planKey: string | null) =>
-      Math.max(callConcurrencyPerUser, (planKey ? catalog.plan(planKey)?.callConcurrency : undefined) ?? 0),
-    defaultMaxSeconds: callMaxSeconds,
-  };
-}
-
-/** The voice agent's measurements, in the metrics' units (seconds). */
-function voiceObservers(metrics: Metrics) {
-  return {
-    turnLatency: (latency: Record<string, number | undefined>) => metrics.observeVoiceLatency(latency),
-    frameLateness: (ms: number) => metrics.voiceFrameLateness.observe(ms / 1000),
-    recognitionTime: (ms: number) => metrics.voiceRecognition.observe(ms / 1000),
-    callerAudioDropped: (ms: number) => metrics.callerAudioDropped.inc(ms / 1000),
-  };
-}
-
-/** The caller voice of agent tests' voice mode, made when first asked for. */
-function offlineCallerVoice(): () => OfflineCallerVoice | null {
-  let voice: OfflineCallerVoice | null | undefined;
-  // flite's slt speaks at 16 kHz, as a browser's microphone sends; espeak-ng when flite is not installed.
-  return () =>
-    (voice ??= OfflineCallerVoice.create({ synthesizer: 'flite', voice: 'slt' }) ?? OfflineCallerVoice.create());
-}

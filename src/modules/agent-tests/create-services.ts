@@ -1,59 +1,70 @@
 // Builds the agent tests area: the store, the runner (the agent assembled as
-// a web call is; tools against the sandbox calendar unless a test's side
-// effects are live) and the service, whose test jobs run on the server's job
-// queue. Route modules receive `agentTests` only.
-import type { Kysely } from 'kysely';
-import type { Dialect } from '../../db/database.js';
-import type { Database } from '../../db/schema.js';
-import type { TimerClock } from '../../lib/clock.js';
-import type { SecretBox } from '../../lib/secret-box.js';
+// a web call is, with the call's model and tools, free; tools against the
+// sandbox calendar unless a test's side effects are live; voice tests speak
+// with the offline caller voice) and the service, whose test jobs run on the
+// server's job queue. Route modules receive `agentTests` only.
+import { type Clock, type TimerClock, systemClock } from '../../lib/clock.js';
+import { OfflineCallerVoice } from '../../providers/call-speech/offline-caller.js';
 import type { LanguageModel } from '../../providers/language-model/interface.js';
-import type { WebCalls } from '../voice-agent/web-calls.js';
-import { createVoiceToolServices } from '../voice-agent/tools.js';
+import { SandboxDialogue } from '../../providers/language-model/sandbox.js';
+import type { AnalysisService } from '../analysis/service.js';
+import type { CallViews } from '../calls/call-views.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { IntegrationService } from '../integrations/service.js';
 import type { KnowledgeService } from '../knowledge/service.js';
-import type { JobQueue } from '../platform/jobs.js';
+import type { Core } from '../platform/core.js';
+import { createVoiceToolServices } from '../voice-agent/tools.js';
+import type { WebCalls } from '../voice-agent/web-calls.js';
 import { TestRunner, type TestRunnerDeps } from './runner.js';
 import { AgentTestService } from './service.js';
 import { AgentTestStore } from './store.js';
 
-export interface AgentTestServiceDepsIn {
-  db: Kysely<Database>;
-  dialect: Dialect;
-  jobs: JobQueue;
+export interface AgentTestServiceDepsIn extends Pick<Core, 'db' | 'dialect' | 'jobs' | 'secretBox'> {
+  /** Conversations run at real pace on a clock with timers (the system clock when the given one has none). */
+  clock: Clock;
   events: EventRecorder;
-  secretBox: SecretBox;
-  clock: TimerClock;
-  webCalls: Pick<WebCalls, 'assemble'>;
-  model: LanguageModel;
+  /** Web calls assemble a test's agent (and carry voice tests). */
+  webCalls: Pick<WebCalls, 'assemble' | 'start'>;
+  /** A voice test's record (transcript, tool calls, outcome). */
+  callViews: Pick<CallViews, 'get'>;
+  /** The configured model (LLM_URL); null: the sandbox dialogue. */
+  model: LanguageModel | null;
   llmDeadlineMs?: number;
   knowledge: Pick<KnowledgeService, 'search'>;
   integrations: Pick<IntegrationService, 'invoke'>;
-  /** The same integrations against the sandbox calendar (the composition root builds it): a test books nothing real. */
+  /** The same integrations against the sandbox calendar (the integrations area's): a test books nothing real. */
   sandboxIntegrations: Pick<IntegrationService, 'invoke'>;
-  settings: { maxRunsPerUser: number; concurrency: number };
-  /** Voice mode (web calls and their records); absent: voice tests end `error`. */
-  voice?: TestRunnerDeps['voice'];
+  settings?: { maxRunsPerUser: number; concurrency: number };
   /** Custom HTTP tools and webhook nodes, sent only for tests with sideEffects "live". */
   customTools?: TestRunnerDeps['customTools'];
   /** The post-call analysis of a conversation (the analysis area's). */
-  analyse?: TestRunnerDeps['analyse'];
+  analysis?: Pick<AnalysisService, 'analysis'>;
 }
 
 export function createAgentTestServices(deps: AgentTestServiceDepsIn) {
+  const clock: TimerClock = 'setTimeout' in deps.clock ? (deps.clock as TimerClock) : systemClock;
+  const model = deps.model ?? new SandboxDialogue({ clock: deps.clock });
+  const settings = deps.settings ?? { maxRunsPerUser: 20, concurrency: 8 };
+  const { analysis } = deps;
+  const callerVoice = offlineCallerVoice();
   const runner = new TestRunner({
     assemble: (userId, test) => deps.webCalls.assemble(userId, test),
-    model: deps.model,
+    model,
     llmDeadlineMs: deps.llmDeadlineMs,
     tools: {
       sandbox: createVoiceToolServices(deps.knowledge, deps.sandboxIntegrations),
       live: createVoiceToolServices(deps.knowledge, deps.integrations),
     },
-    clock: deps.clock,
-    ...(deps.analyse ? { analyse: deps.analyse } : {}),
+    clock,
+    ...(analysis ? { analyse: (facts, analysisSettings) => analysis.analysis(facts, analysisSettings) } : {}),
     ...(deps.customTools ? { customTools: deps.customTools } : {}),
-    ...(deps.voice ? { voice: deps.voice } : {}),
+    voice: {
+      startWebCall: (userId, input) => deps.webCalls.start(userId, input),
+      callView: (userId, id) => deps.callViews.get(userId, id),
+      get callerVoice() {
+        return callerVoice();
+      },
+    },
   });
   const agentTests = new AgentTestService({
     store: new AgentTestStore(deps.db),
@@ -63,12 +74,20 @@ export function createAgentTestServices(deps: AgentTestServiceDepsIn) {
     runner,
     events: deps.events,
     secretBox: deps.secretBox,
-    clock: deps.clock,
-    modelConfigured: !deps.model.sandbox,
-    maxRunsPerUser: deps.settings.maxRunsPerUser,
-    concurrency: deps.settings.concurrency,
+    clock,
+    modelConfigured: !model.sandbox,
+    maxRunsPerUser: settings.maxRunsPerUser,
+    concurrency: settings.concurrency,
   });
   return { agentTests };
 }
 
 export type AgentTestServices = ReturnType<typeof createAgentTestServices>;
+
+/** The caller voice of agent tests' voice mode, made when first asked for (once per app). */
+function offlineCallerVoice(): () => OfflineCallerVoice | null {
+  let voice: OfflineCallerVoice | null | undefined;
+  // flite's slt speaks at 16 kHz, as a browser's microphone sends; espeak-ng when flite is not installed.
+  return () =>
+    (voice ??= OfflineCallerVoice.create({ synthesizer: 'flite', voice: 'slt' }) ?? OfflineCallerVoice.create());
+}

@@ -1,13 +1,17 @@
 // Builds the analysis area: the post-call analysis job (the model when
-// LLM_URL is set, else the sandbox analyser) and the analytics counts.
+// LLM_URL is set, else the sandbox analyser), queued after each call is
+// accounted for (subscribed to the calls service's call ends here), and the
+// analytics counts.
 import type { Kysely } from 'kysely';
 import type { DatabaseHandle, Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import type { LanguageModel } from '../../providers/language-model/interface.js';
+import type { CallService } from '../calls/service.js';
 import { ParameterSchemas } from '../custom-tools/parameters.js';
 import type { StoreRecords } from '../data/store-records.js';
 import type { EventRecorder } from '../events/recorder.js';
+import type { Log } from '../platform/core.js';
 import type { JobQueue } from '../platform/jobs.js';
 import type { WebhookService } from '../webhooks/service.js';
 import { AnalyticsService } from './analytics.js';
@@ -30,6 +34,9 @@ export interface AnalysisServiceDeps {
   jobs: JobQueue;
   /** The configured model (LLM_URL); null: the sandbox analyser. */
   model: LanguageModel | null;
+  /** The calls whose end queues an analysis; absent: none is queued (tests of the analysis alone). */
+  calls?: Pick<CallService, 'onFinished'>;
+  log: Pick<Log, 'error'>;
 }
 
 export function createAnalysisServices(deps: AnalysisServiceDeps) {
@@ -42,6 +49,13 @@ export function createAnalysisServices(deps: AnalysisServiceDeps) {
     jobs: deps.jobs,
     model: deps.model ? new ModelAnalyser(deps.model, new ParameterSchemas()) : null,
     clock: deps.clock,
+  });
+  deps.calls?.onFinished(async (session) => {
+    try {
+      await analysis.callFinished(session);
+    } catch (err) {
+      deps.log.error({ err, sessionId: session.id }, 'analysis: the call analysis was not queued');
+    }
   });
   const analytics = new AnalyticsService(
     new AnalyticsStore(deps.db, deps.dialect, deps.defineSqliteAggregate),

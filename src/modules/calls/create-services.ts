@@ -4,11 +4,13 @@
 // /api/session/call), or createCallServices alone for tests of the calls
 // service. Route modules receive these, not the whole composition root.
 import type { Kysely } from 'kysely';
+import type { Config } from '../../config.js';
 import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import type { AudioProvider } from '../../providers/audio/interface.js';
 import type { TelephonyProviders } from '../../providers/telephony/interface.js';
+import type { Catalog } from '../billing/catalog.js';
 import type { CustomToolService } from '../custom-tools/service.js';
 import type { ObjectService } from '../data/objects-service.js';
 import type { SignedPayloads } from '../data/signed-payloads.js';
@@ -74,6 +76,17 @@ export function createCallServices(deps: CallServiceDepsIn) {
 
 export type CallServices = ReturnType<typeof createCallServices>;
 
+/** What calls cost: the voice pricing data, the concurrency limit (a plan may raise it) and the longest call (BILLING_CALL_*). */
+export function callPricing(config: Pick<Config, 'billing'>, catalog: Pick<Catalog, 'voiceRate' | 'plan'>) {
+  const { callConcurrencyPerUser, callMaxSeconds } = config.billing;
+  return {
+    rate: (country: string, direction: CallDirection) => catalog.voiceRate(country, direction),
+    concurrencyLimit: (planKey: string | null) =>
+      Math.max(callConcurrencyPerUser, (planKey ? catalog.plan(planKey)?.callConcurrency : undefined) ?? 0),
+    defaultMaxSeconds: callMaxSeconds,
+  };
+}
+
 /** POST /api/session/call on top of the calls service and the areas a call references. */
 export function createCallSessionServices(deps: CallSessionDeps) {
   return { sessions: new CallSessionService(deps) };
@@ -82,8 +95,12 @@ export function createCallSessionServices(deps: CallSessionDeps) {
 export type CallSessionServices = ReturnType<typeof createCallSessionServices>;
 
 /** Everything the calls area touches, as the composition root hands it over. */
-export interface CallAreaDeps extends Omit<CallServiceDepsIn, 'stores' | 'data'> {
+export interface CallAreaDeps extends Omit<CallServiceDepsIn, 'stores' | 'data' | 'pricing' | 'publicUrl'> {
   stores: CallStores;
+  /** PUBLIC_URL (callbacks); BILLING_CALL_* (concurrency and the longest call). */
+  config: Pick<Config, 'publicUrl' | 'billing'>;
+  /** The voice rates and plans calls are priced with. */
+  catalog: Pick<Catalog, 'voiceRate' | 'plan'>;
   data: { records: StoreRecords; signedPayloads: SignedPayloads; objects: ObjectService };
   /** Transfers dial their legs through the carrier of the call. */
   telephony: TelephonyProviders;
@@ -103,8 +120,9 @@ export interface CallAreaDeps extends Omit<CallServiceDepsIn, 'stores' | 'data'>
  * /api/session/call, with the rules of a call's design every kind of call shares.
  */
 export function createCallArea(deps: CallAreaDeps) {
-  const { stores, publicUrl } = deps;
-  const { calls, charges } = createCallServices(deps);
+  const { stores, config } = deps;
+  const { publicUrl } = config;
+  const { calls, charges } = createCallServices({ ...deps, publicUrl, pricing: callPricing(config, deps.catalog) });
   // Transfers dial billed legs (transfers.ts): authorized by the calls' charges, settled by the carrier's signed callback.
   const transfers = charges
     ? new DialledLegs({

@@ -1,10 +1,13 @@
 // Builds the integrations area's service. Call sessions reach integrations
-// through it (functionsFor, invoke), never through its table.
+// through it (functionsFor, invoke), never through its table. Agent tests get
+// a twin over the same rows against the sandbox calendar: a test books
+// nothing real.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import type { SchedulingProvider } from '../../providers/scheduling/interface.js';
+import { SandboxSchedulingProvider } from '../../providers/scheduling/sandbox.js';
 import { IntegrationService } from './service.js';
 import { IntegrationStore } from './store.js';
 
@@ -16,8 +19,10 @@ export interface IntegrationServiceDeps {
 }
 
 export function createIntegrationServices(deps: IntegrationServiceDeps) {
+  const store = new IntegrationStore(deps.db);
   return {
-    integrations: new IntegrationService(new IntegrationStore(deps.db), deps.scheduling, deps.secretBox, deps.clock),
+    integrations: new IntegrationService(store, deps.scheduling, deps.secretBox, deps.clock),
+    sandboxIntegrations: new IntegrationService(store, new SandboxSchedulingProvider(), deps.secretBox, deps.clock),
   };
 }
 

@@ -15,7 +15,12 @@ import type { ProgressReporter } from '../../providers/audio/interface.js';
 import { SandboxDialogue } from '../../providers/language-model/sandbox.js';
 import { NoRecognition } from '../../providers/speech-to-text/none.js';
 import type { CallControl, TelephonyProviders } from '../../providers/telephony/interface.js';
-import type { VoiceAgentProviders as ConfiguredVoiceProviders } from '../../providers/voice-agent.js';
+import { createPocketsphinxSpeechToText } from '../../providers/speech-to-text/pocketsphinx.js';
+import type { VoiceProviders } from '../../providers/voice/interface.js';
+import {
+  type VoiceAgentProviders as ConfiguredVoiceProviders,
+  createVoiceAgentProviders,
+} from '../../providers/voice-agent.js';
 import type { CallDesigns } from '../calls/call-design.js';
 import type { CallService } from '../calls/service.js';
 import type { CallStore } from '../calls/store.js';
@@ -26,9 +31,11 @@ import type { EventRecorder } from '../events/recorder.js';
 import type { IntegrationService } from '../integrations/service.js';
 import type { KnowledgeService } from '../knowledge/service.js';
 import type { PersonaService } from '../personas/service.js';
+import type { Metrics } from '../platform/metrics.js';
 import type { RateLimiter } from '../platform/rate-limiter.js';
 import type { SingleUseTokens } from '../platform/single-use.js';
 import type { PhoneNumberService } from '../telephony/numbers-service.js';
+import type { SmsService } from '../telephony/sms-service.js';
 import { type VoiceActivitySource, loadVoiceActivity } from '../voice/silero-vad.js';
 import type { VoiceActivityDetector } from '../voice/vad.js';
 import { VoiceAgentCarrier } from './carrier.js';
@@ -39,8 +46,9 @@ import { DEFAULT_MEDIA_ADMISSION, MediaAdmission } from './media-admission.js';
 import { MediaSockets } from './media-sockets.js';
 import { MediaTokens } from './media-tokens.js';
 import { OrphanedCalls } from './orphans.js';
-import { type RunnerObservers, type VoiceRunnerDeps, type VoiceToolServices, VoiceRunner } from './runner.js';
+import { type RunnerObservers, type VoiceRunnerDeps, VoiceRunner } from './runner.js';
 import { SandboxInboundCalls } from './sandbox-inbound.js';
+import { createVoiceToolServices } from './tools.js';
 import { TwilioCallCallbacks } from './twilio-callbacks.js';
 import { WebCalls } from './web-calls.js';
 
@@ -125,11 +133,19 @@ export interface VoiceAgentDeps {
    * PUBLIC_URL; NODE_ENV (production never mounts POST /api/sandbox/calls/inbound);
    * CALL_RECORDING; the voice settings; the media sockets' admission
    * (MEDIA_UNAUTHENTICATED_*); browser calls' limits; the largest object
-   * (a longer recording is stored in parts).
+   * (a longer recording is stored in parts); the voice agent's providers (voiceAgent: STT, LLM, TTS).
    */
   config: Pick<
     Config,
-    'publicUrl' | 'env' | 'audio' | 'voice' | 'mediaSockets' | 'webCalls' | 'rateLimits' | 'objectContentLimitBytes'
+    | 'publicUrl'
+    | 'env'
+    | 'audio'
+    | 'voice'
+    | 'voiceAgent'
+    | 'mediaSockets'
+    | 'webCalls'
+    | 'rateLimits'
+    | 'objectContentLimitBytes'
   >;
   telephony: TelephonyProviders;
   carrier: VoiceCarrierServices;
@@ -139,16 +155,20 @@ export interface VoiceAgentDeps {
   legs: DialledLegs | null;
   /** The pathway, custom tools and variables of every kind of call (the calls area's rules). */
   designs: CallDesigns;
-  providers: ConfiguredVoiceProviders;
-  tools: VoiceToolServices;
+  /** The voice providers (TTS) the agent's speech is built on. */
+  voice: VoiceProviders;
+  /** Replaces the providers built from config.voiceAgent (tests). */
+  providers?: ConfiguredVoiceProviders;
+  /** The account's do-not-call list (the campaigns area): the agent's opt_out tool adds to it. */
+  doNotCall?: Parameters<typeof createVoiceToolServices>[2];
   /** Custom HTTP tools and pathway webhook nodes (signed and filtered as webhooks are). */
   customTools?: VoiceRunnerDeps['customTools'];
-  /** A pathway's SMS nodes: texts from the account's number, charged as any SMS. */
-  sendSms?: VoiceRunnerDeps['sendSms'];
+  /** A pathway's SMS nodes: texts from the call's own number, through the SMS service (held, charged, rate-limited). */
+  sms?: Pick<SmsService, 'send'>;
   events: EventRecorder;
   records: StoreRecords;
   /** What the metrics hear of the calls carried. */
-  observers?: RunnerObservers;
+  metrics?: VoiceMetrics;
   numbers: PhoneNumberService;
   /** Telephony's inbound routing of a number. */
   routeFor: InboundCallDeps['route'];
@@ -157,6 +177,21 @@ export interface VoiceAgentDeps {
   personas: PersonaService;
   limiter: RateLimiter;
   log: Log;
+}
+
+type VoiceMetrics = Pick<
+  Metrics,
+  'observeVoiceLatency' | 'voiceFrameLateness' | 'voiceRecognition' | 'callerAudioDropped'
+>;
+
+/** The voice agent's measurements, in the metrics' units (seconds). */
+function voiceObservers(metrics: VoiceMetrics): RunnerObservers {
+  return {
+    turnLatency: (latency: Record<string, number | undefined>) => metrics.observeVoiceLatency(latency),
+    frameLateness: (ms: number) => metrics.voiceFrameLateness.observe(ms / 1000),
+    recognitionTime: (ms: number) => metrics.voiceRecognition.observe(ms / 1000),
+    callerAudioDropped: (ms: number) => metrics.callerAudioDropped.inc(ms / 1000),
+  };
 }
 
 /** Silero loads once per process, on the first call (not at start: idle memory); without it, calls use the energy detector. */
@@ -176,8 +211,19 @@ function vadFactory(log: Log) {
 }
 
 export function createVoiceAgentServices(deps: VoiceAgentDeps) {
-  const { carrier, secretBox, config } = deps;
+  const { carrier, secretBox, config, sms } = deps;
   const { publicUrl } = config;
+  const providers =
+    deps.providers ??
+    createVoiceAgentProviders(config.voiceAgent, deps.voice, { pocketsphinx: () => createPocketsphinxSpeechToText() });
+  // A pathway's SMS node texts from the call's own number.
+  const sendSms: VoiceRunnerDeps['sendSms'] | null = sms
+    ? async (userId, ownNumber, to, body) => {
+        const number = ownNumber ? (await deps.numbers.list(userId)).find((n) => n.phoneNumber === ownNumber) : null;
+        if (!number) throw new Error("the call's number is not one of the account's numbers");
+        await sms.send(userId, { phoneNumberId: number.id, to, body });
+      }
+    : null;
   const { store, tokens, live, heartbeat } = carrier;
   const clock: TimerClock = 'setTimeout' in deps.clock ? (deps.clock as TimerClock) : systemClock;
   const report: ProgressReporter = (...args) => deps.calls.report(...args);
@@ -204,20 +250,20 @@ export function createVoiceAgentServices(deps: VoiceAgentDeps) {
     clock,
     heartbeat,
     legs: deps.legs,
-    ...(deps.observers ? { observers: deps.observers } : {}),
+    ...(deps.metrics ? { observers: voiceObservers(deps.metrics) } : {}),
     providers: {
-      speechToText: deps.providers.speechToText ?? new NoRecognition(),
-      model: deps.providers.languageModel ?? new SandboxDialogue({ clock: deps.clock }),
-      speech: deps.providers.callSpeech,
+      speechToText: providers.speechToText ?? new NoRecognition(),
+      model: providers.languageModel ?? new SandboxDialogue({ clock: deps.clock }),
+      speech: providers.callSpeech,
       createVad: vadFactory(deps.log),
     },
-    tools: deps.tools,
+    tools: createVoiceToolServices(deps.knowledge, deps.integrations, deps.doNotCall),
     report,
     setOutcome,
     transcriptEvent: recordEvent('call_transcript'),
     nodeEvent: recordEvent('call_node'),
     ...(deps.customTools ? { customTools: deps.customTools } : {}),
-    ...(deps.sendSms ? { sendSms: deps.sendSms } : {}),
+    ...(sendSms ? { sendSms } : {}),
     maxRecordingBytes: config.objectContentLimitBytes,
     record: config.audio.recording ?? true,
     // The sandbox carrier's calls (outbound, or rung by POST /api/sandbox/calls/inbound whoever places outbound calls).
@@ -312,13 +358,15 @@ export function createVoiceAgentServices(deps: VoiceAgentDeps) {
     watchOrphans: (intervalMs: number, log: Log, options?: { exclusive?: boolean }) =>
       orphans.watch(intervalMs, log, options),
     /** What calls will use and why, in one line (main.ts logs it at start-up). */
-    description: deps.providers.name,
+    /** The providers calls use (the model is also the analysis' and the agent tests'). */
+    providers,
+    description: providers.name,
     /** Ends every call this instance carries and waits for their records (before the media sockets and the database close). */
     stopCalls: (timeoutMs?: number) => runner.stopAll(timeoutMs),
     close: async () => {
       runner.close();
       orphans.stop();
-      await deps.providers.close();
+      await providers.close();
     },
   };
 }

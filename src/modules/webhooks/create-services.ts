@@ -6,6 +6,7 @@ import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
+import type { Metrics } from '../platform/metrics.js';
 import { type SendWebhook, createWebhookSender } from './send.js';
 import { WebhookService } from './service.js';
 import { WebhookStore } from './store.js';
@@ -18,8 +19,8 @@ export interface WebhookServiceDeps {
   clock: Clock;
   config: WebhookConfig;
   send?: SendWebhook;
-  /** Called after each failed delivery attempt (metrics). */
-  onAttemptFailed?: () => void;
+  /** Counts each failed delivery attempt. */
+  metrics?: Pick<Metrics, 'webhookFailures'>;
 }
 
 export function createWebhookServices(deps: WebhookServiceDeps) {
@@ -32,7 +33,7 @@ export function createWebhookServices(deps: WebhookServiceDeps) {
       signingSecrets: (userId) => webhooks.signingSecrets(userId),
       send: deps.send ?? sender!.send,
       clock: deps.clock,
-      ...(deps.onAttemptFailed ? { onAttemptFailed: deps.onAttemptFailed } : {}),
+      ...(deps.metrics ? { onAttemptFailed: () => deps.metrics?.webhookFailures.inc() } : {}),
     },
     {
       timeoutMs: deps.config.timeoutMs,

@@ -4,7 +4,7 @@ import { createDecipheriv } from 'node:crypto';
 import { expect } from 'vitest';
 import type { Config } from '../../../src/config.js';
 import { generateWebhookSecret } from '../../../src/lib/standard-webhooks.js';
-import { createCallServices } from '../../../src/modules/calls/create-services.js';
+import { callPricing, createCallServices } from '../../../src/modules/calls/create-services.js';
 import type { CallBilling } from '../../../src/modules/calls/charges.js';
 import type { AssembledCall } from '../../../src/providers/audio/interface.js';
 import type { TestApp } from '../../support/app.js';
@@ -58,20 +58,6 @@ export class CountingUsage implements CallBilling {
   allowances: CallBilling['allowances'] = (userId, kinds) => this.inner.allowances(userId, kinds);
 }
 
-/** The pricing of calls a test app was built with (the built-in voice rates, CALL_* settings). */
-export function callPricing(t: TestApp) {
-  const catalog = t.services.billing.catalog;
-  return {
-    rate: (country: string, direction: 'inbound' | 'outbound') => catalog.voiceRate(country, direction),
-    concurrencyLimit: (planKey: string | null) =>
-      Math.max(
-        t.config.billing.callConcurrencyPerUser,
-        (planKey ? catalog.plan(planKey)?.callConcurrency : undefined) ?? 0,
-      ),
-    defaultMaxSeconds: t.config.billing.callMaxSeconds,
-  };
-}
-
 /** A calls service over the app's database, events, webhooks, audio provider and data plane, charging through `billing`. */
 export function callsWithUsage(t: TestApp, billing: CallBilling) {
   return callServicesWith(t, billing).calls;
@@ -88,7 +74,7 @@ export function callServicesWith(t: TestApp, billing: CallBilling) {
     audio: s.providers.audio,
     data: s.data,
     billing,
-    pricing: callPricing(t),
+    pricing: callPricing(t.config, s.billing.catalog),
     clock: t.clock,
     audioSecret: t.config.audio.secret!,
     publicUrl: t.config.publicUrl,
