@@ -10,7 +10,8 @@
 // < 100 ms. A floor in the same run: the same request over a day without
 // calls (auth, the route, the zone's offsets, an empty read), asked as often,
 // so a loaded machine shows in both. Writes
-// bench/results/analytics-<backend>.json. Stops by itself.
+// bench/results/analytics-<backend>.json and, in full mode, the "Analytics"
+// section of BENCHMARKS.md (bench/lib/analytics-report.ts). Stops by itself.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,6 +21,7 @@ import { sql } from 'kysely';
 import { openDatabase } from '../src/db/database.js';
 import { newId } from '../src/lib/ids.js';
 import { tallyOf } from '../src/modules/analysis/tally.js';
+import { spliceAnalyticsSection } from './lib/analytics-report.js';
 import { createBenchSchema } from './lib/pg-schema.js';
 import { ROOT, forkTs, freePort, killAll, request, stop } from './lib/proc.js';
 import { startRealServer } from './lib/server.js';
@@ -201,6 +203,7 @@ async function main() {
     const empty = new Date(start - 365 * DAY_MS).toISOString().slice(0, 10);
     const floorQuery = `groupBy=day&from=${empty}&to=${empty}&tz=Europe%2FBerlin`;
     for (let i = 0; i < 5; i++) await timed(server.base, token, `/api/analytics/calls?${floorQuery}`);
+    const loadAtStart = loadavg().map((l) => Math.round(l * 100) / 100);
     const rows = [];
     for (const [name, q] of [['floor (no calls)', floorQuery] as [string, string], ...queries]) {
       const ms: number[] = [];
@@ -223,7 +226,7 @@ async function main() {
       backend,
       quick,
       at: new Date().toISOString(),
-      machine: { cpus: cpus().length, load: loadavg().map((l) => Math.round(l * 100) / 100) },
+      machine: { cpus: cpus().length, load: loadavg().map((l) => Math.round(l * 100) / 100), loadAtStart },
       calls: CALLS,
       otherAccountCalls: OTHER_CALLS,
       days: DAYS,
@@ -235,6 +238,8 @@ async function main() {
     mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
     const file = join(ROOT, 'bench', 'results', `analytics-${backend}.json`);
     writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+    // Quick runs (a check that it works) leave BENCHMARKS.md as it is.
+    if (!quick) spliceAnalyticsSection(ROOT);
     console.log(
       `bench/analytics (${backend}${quick ? ', quick' : ''}): ${CALLS} calls of one account over ${DAYS} days (+${OTHER_CALLS} of another), seeded in ${seedSeconds} s, ${REQUESTS} requests per grouping, load ${report.machine.load.join(' ')}`,
     );
