@@ -3,7 +3,7 @@
 // (its services' collaborators and its slice of the configuration). Nothing
 // is assigned after it is built; areas that hear of another's events
 // subscribe when they are built (billing's item status, a call's end).
-import { type Config, authSettings } from './config.js';
+import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/database.js';
 import { createHousekeeping } from './housekeeping.js';
 import type { AuthContext } from './http/auth.js';
@@ -19,7 +19,6 @@ import { loadCatalog } from './modules/billing/catalog.js';
 import { createBillingServices } from './modules/billing/create-services.js';
 import { createCallArea, createCallStores } from './modules/calls/create-services.js';
 import { createCampaignServices, createDoNotCallServices } from './modules/campaigns/create-services.js';
-import { DEFAULT_DIALER_SETTINGS } from './modules/campaigns/dialer.js';
 import { createConnectServices } from './modules/connect/create-services.js';
 import { createCustomToolServices } from './modules/custom-tools/create-services.js';
 import { createDataServices } from './modules/data/create-services.js';
@@ -35,9 +34,7 @@ import { createTelephonyServices } from './modules/telephony/create-services.js'
 import { createTemporarySessionServices } from './modules/temporary-sessions/create-services.js';
 import { createVoiceAgentServices, createVoiceCarrier } from './modules/voice-agent/create-services.js';
 import { createWebhookServices } from './modules/webhooks/create-services.js';
-import { createEmbeddingsProvider } from './providers/embeddings/index.js';
 import { type Providers, createProviders } from './providers/index.js';
-import { createIdentityProviders } from './providers/oauth/oidc.js';
 import type { VoiceAgentProviders } from './providers/voice-agent.js';
 import type { Secrets } from './secrets.js';
 
@@ -65,28 +62,24 @@ export function createServices(deps: ServiceDeps) {
   const log = deps.log ?? silentLog;
   const platform = createPlatformServices({ database, clock, masterKey: secrets.masterKey, log });
   // What most areas are built with (the database, the clock, the secret box, the platform's pieces, the log); each takes the parts its deps name.
-  const { core, limiter, jobs } = platform;
+  const { core } = platform;
   const catalog = loadCatalog(config.billing);
   const audioSecret = config.audio.secret ?? generateWebhookSecret();
   const providers: Providers = {
     ...createProviders(config, platform.outbox, secrets.masterKey, catalog.plans, clock, audioSecret),
     ...deps.providers,
   };
-  const { rateLimits } = config;
   // Sessions and API keys share one cache of recent credential lookups, so ending either takes effect at once on this instance.
   const credentialCache = new CredentialCache<AuthContext>(clock, config.authCacheMs);
   const apiKeys = createApiKeyServices({ ...core, credentialCache });
   const auth = createAuthServices({
     ...core,
-    settings: authSettings(config),
-    passwordHash: config.passwordHash,
-    jwtSecret: secrets.jwtSecret,
-    masterKey: secrets.masterKey,
+    config,
+    secrets,
     credentialCache,
     apiKeys: apiKeys.apiKeys,
     email: providers.email,
     sms: providers.sms,
-    identityProviders: createIdentityProviders(config.oidcProviders),
   });
   const { authenticator } = auth;
   const events = createEventServices({
@@ -100,8 +93,7 @@ export function createServices(deps: ServiceDeps) {
   const data = createDataServices({
     ...core,
     eventRecorder,
-    objectContentLimitBytes: config.objectContentLimitBytes,
-    relatedPageBytes: config.relatedPageBytes,
+    config,
   });
   const billing = createBillingServices({
     ...core,
@@ -117,8 +109,7 @@ export function createServices(deps: ServiceDeps) {
   const pathways = createPathwayServices({ records: data.records });
   const knowledge = createKnowledgeServices({
     ...core,
-    config: config.knowledge,
-    embeddings: createEmbeddingsProvider(config),
+    config,
   });
   const telephony = createTelephonyServices({
     ...core,
@@ -131,15 +122,10 @@ export function createServices(deps: ServiceDeps) {
     eventRecorder,
   });
   const personas = createPersonaServices({
+    ...core,
+    config,
     voice: providers.voice,
     signedPayloads: data.signedPayloads,
-    clock,
-    previewLimits: {
-      limiter,
-      perUser: rateLimits.voicePreviewPerUser,
-      charactersPerUser: rateLimits.voicePreviewCharactersPerUser,
-      localPerUser: rateLimits.localVoicePreviewPerUser,
-    },
   });
   const integrations = createIntegrationServices({ ...core, scheduling: providers.scheduling });
   const connect = createConnectServices({
@@ -240,8 +226,7 @@ export function createServices(deps: ServiceDeps) {
     sessions: callArea.callSessions.sessions,
     charges: calls.charges,
     instanceId: carrier.heartbeat.instanceId,
-    defaultMaxConcurrent: config.billing.callConcurrencyPerUser,
-    dialer: DEFAULT_DIALER_SETTINGS,
+    config,
   });
   const agentTests = createAgentTestServices({
     ...core,
@@ -258,22 +243,21 @@ export function createServices(deps: ServiceDeps) {
   });
   const temporarySessions = createTemporarySessionServices({
     ...core,
-    config: config.temporarySessions,
+    config,
+    secrets,
     tokens: data.serviceTokens,
     sms: providers.sms,
     email: providers.email,
     calls: calls.calls,
     sessions: callArea.callSessions.sessions,
-    rateLimits,
-    masterKey: secrets.masterKey,
-    firstName: async (userId) => (await auth.users.findById(userId))?.first_name ?? null,
+    users: auth.users,
   });
   const housekeeping = createHousekeeping(
     {
       platform,
       auth,
       billingAccount: billing.account,
-      jobs,
+      jobs: platform.jobs,
       connect,
       calls,
       temporarySessions,

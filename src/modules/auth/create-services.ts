@@ -4,14 +4,15 @@
 // credential cache it shares with them, the providers it sends through, and
 // its slice of the configuration.
 import type { Kysely } from 'kysely';
-import type { AuthSettings } from '../../config.js';
+import type { AuthSettings, Config } from '../../config.js';
 import type { Database } from '../../db/schema.js';
 import type { AuthContext } from '../../http/auth.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import type { EmailProvider } from '../../providers/email/interface.js';
-import type { IdentityProvider } from '../../providers/oauth/interface.js';
+import { createIdentityProviders } from '../../providers/oauth/oidc.js';
 import type { SmsProvider } from '../../providers/sms/interface.js';
+import type { Secrets } from '../../secrets.js';
 import type { ApiKeyService } from '../api-keys/service.js';
 import type { AuditLog } from '../platform/audit.js';
 import type { RateLimiter } from '../platform/rate-limiter.js';
@@ -33,29 +34,36 @@ import { PhoneCodeStore } from './verification-store.js';
 
 export interface AuthServiceDeps {
   db: Kysely<Database>;
-  settings: AuthSettings;
-  passwordHash: { memoryCost: number; timeCost: number };
-  /** Signs session tokens. */
-  jwtSecret: string;
-  /** Keys the phone-code hashes. */
-  masterKey: Buffer;
+  /** Sessions' lifetimes, return pages and rate limits (AuthSettings); PASSWORD_HASH_*; the OIDC providers (OIDC_*). */
+  config: AuthSettings & Pick<Config, 'passwordHash' | 'oidcProviders'>;
+  /** jwtSecret signs session tokens; masterKey keys the phone-code hashes. */
+  secrets: Pick<Secrets, 'jwtSecret' | 'masterKey'>;
   /** Encrypts two-factor secrets. */
   secretBox: SecretBox;
   credentialCache: CredentialCache<AuthContext>;
   apiKeys: ApiKeyService;
   email: EmailProvider;
   sms: SmsProvider;
-  identityProviders: Map<string, IdentityProvider>;
   limiter: RateLimiter;
   audit: AuditLog;
   clock: Clock;
 }
 
 export function createAuthServices(deps: AuthServiceDeps) {
-  const { db, settings, credentialCache, limiter, audit, clock } = deps;
+  const { db, config, credentialCache, limiter, audit, clock } = deps;
+  const { publicUrl, returnUrlOrigins, sessionTtlSeconds, rememberTtlSeconds, twoFactorPendingTtlSeconds, rateLimits } =
+    config;
+  const settings: AuthSettings = {
+    publicUrl,
+    returnUrlOrigins,
+    sessionTtlSeconds,
+    rememberTtlSeconds,
+    twoFactorPendingTtlSeconds,
+    rateLimits,
+  };
   const users = new UserStore(db, credentialCache);
-  const tokens = new TokenService(deps.jwtSecret, clock);
-  const passwords = new PasswordHasher(deps.passwordHash);
+  const tokens = new TokenService(deps.secrets.jwtSecret, clock);
+  const passwords = new PasswordHasher(config.passwordHash);
   const authenticator = new CredentialAuthenticator(tokens, users, deps.apiKeys, credentialCache, () => clock.now());
   const accountMail = new BackgroundMail(deps.email);
   const auth = new AuthService(settings, users, tokens, passwords, accountMail, limiter, audit, clock);
@@ -71,7 +79,7 @@ export function createAuthServices(deps: AuthServiceDeps) {
     auth,
     externalSignIn: new ExternalSignInService(
       settings,
-      deps.identityProviders,
+      createIdentityProviders(config.oidcProviders),
       externalStore,
       users,
       auth,
@@ -88,7 +96,7 @@ export function createAuthServices(deps: AuthServiceDeps) {
       limiter,
       audit,
       clock,
-      deps.masterKey,
+      deps.secrets.masterKey,
     ),
     passwordReset: new PasswordResetService(
       settings,

@@ -2,6 +2,7 @@
 // it before every outbound call), then, once calls exist, the campaigns
 // service and this instance's dialer. Route modules receive these.
 import type { Kysely } from 'kysely';
+import type { Config } from '../../config.js';
 import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
@@ -13,7 +14,7 @@ import type { StoreRecords } from '../data/store-records.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { PhoneNumberService } from '../telephony/numbers-service.js';
 import type { WebhookService } from '../webhooks/service.js';
-import { CampaignDialer, type DialerSettings, campaignCall } from './dialer.js';
+import { CampaignDialer, DEFAULT_DIALER_SETTINGS, type DialerSettings, campaignCall } from './dialer.js';
 import { DoNotCallService } from './do-not-call-service.js';
 import { DoNotCallStore } from './do-not-call-store.js';
 import { CampaignService } from './service.js';
@@ -39,8 +40,10 @@ export interface CampaignAreaDeps {
   charges: CallCharges | null;
   /** This instance, as its claims name it. */
   instanceId: string;
-  defaultMaxConcurrent: number;
-  dialer: DialerSettings;
+  /** A campaign's concurrency when it names none: BILLING_CALL_CONCURRENCY (billing.callConcurrencyPerUser). */
+  config: Pick<Config, 'billing'>;
+  /** The dialer's pace (DEFAULT_DIALER_SETTINGS unless given). */
+  dialer?: DialerSettings;
   log: { warn(obj: unknown, msg: string): void };
 }
 
@@ -57,7 +60,7 @@ export function createCampaignServices(deps: CampaignAreaDeps) {
     affordable: async (userId, phone) => (deps.charges ? deps.charges.affordsOneMinute(userId, phone) : { ok: true }),
     checkCall: async (userId, definition, contact) =>
       void (await campaignCall(deps.sessions, userId, definition, contact)),
-    defaultMaxConcurrent: deps.defaultMaxConcurrent,
+    defaultMaxConcurrent: deps.config.billing.callConcurrencyPerUser,
   });
   const dialer = new CampaignDialer({
     store,
@@ -67,7 +70,7 @@ export function createCampaignServices(deps: CampaignAreaDeps) {
     sessions: deps.sessions,
     clock: deps.clock,
     instanceId: deps.instanceId,
-    settings: deps.dialer,
+    settings: deps.dialer ?? DEFAULT_DIALER_SETTINGS,
     log: deps.log,
   });
   // Every call's end, on whichever instance accounted for it, decides its campaign contact.

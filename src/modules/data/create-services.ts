@@ -2,6 +2,7 @@
 // the data plane through these (services.data.*), never through its tables.
 import { StoreRecords } from './store-records.js';
 import type { Kysely } from 'kysely';
+import type { Config } from '../../config.js';
 import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
@@ -24,9 +25,8 @@ export interface DataServiceDeps {
   secretBox: SecretBox;
   eventRecorder: EventRecorder;
   clock: Clock;
-  objectContentLimitBytes: number;
-  /** Answer budget of a children listing (see ObjectService.listRelated). */
-  relatedPageBytes?: number;
+  /** OBJECT_CONTENT_LIMIT_BYTES; the answer budget of a children listing (see ObjectService.listRelated). */
+  config: Pick<Config, 'objectContentLimitBytes'> & Partial<Pick<Config, 'relatedPageBytes'>>;
   singleUse: SingleUseTokens;
 }
 
@@ -36,7 +36,8 @@ export function createDataServices(deps: DataServiceDeps) {
   const serviceKeys = new ServiceKeyring(store, secretBox, clock);
   const servers = new ServerService(store, serviceKeys, clock);
   const keys = new KeyService(store, servers, secretBox, eventRecorder, clock);
-  const objects = new ObjectService(store, eventRecorder, clock, deps.objectContentLimitBytes, deps.relatedPageBytes);
+  const { objectContentLimitBytes, relatedPageBytes } = deps.config;
+  const objects = new ObjectService(store, eventRecorder, clock, objectContentLimitBytes, relatedPageBytes);
   const publish = new PublishService(store, eventRecorder, clock);
   const root = new RootService(store, serviceKeys, keys, eventRecorder, clock);
   const signedPayloads = new SignedPayloads(servers, serviceKeys, deps.singleUse, clock);

@@ -1,12 +1,12 @@
 // Builds the knowledge area's services: the store, the link crawler on the
 // shared SSRF-safe client, and the embeddings provider when one is configured.
 import type { Kysely } from 'kysely';
-import type { KnowledgeConfig } from '../../config.js';
+import type { Config } from '../../config.js';
 import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import { createOutboundHttp } from '../../lib/outbound-http.js';
-import type { EmbeddingsProvider } from '../../providers/embeddings/interface.js';
+import { createEmbeddingsProvider } from '../../providers/embeddings/index.js';
 import { LinkCrawler } from './crawler.js';
 import { ExtractionPool } from './extract-pool.js';
 import { SearchIndexCache } from './search-cache.js';
@@ -17,34 +17,28 @@ export interface KnowledgeServiceDeps {
   db: Kysely<Database>;
   dialect: Dialect;
   clock: Clock;
-  config: KnowledgeConfig;
-  embeddings: EmbeddingsProvider | null;
+  /** KNOWLEDGE_* (crawling, extraction, quota, search cache); EMBEDDINGS_* (vector search when set). */
+  config: Pick<Config, 'knowledge' | 'embeddings'>;
 }
 
 export function createKnowledgeServices(deps: KnowledgeServiceDeps) {
+  const config = deps.config.knowledge;
+  const embeddings = createEmbeddingsProvider(deps.config);
   const store = new KnowledgeStore(deps.db, deps.dialect);
   // Spec 8: 4 downloads at a time, 15 s each.
   const http = createOutboundHttp({
-    allowPrivate: deps.config.crawlAllowPrivate,
-    allowOrigins: deps.config.crawlAllowOrigins,
-    timeoutMs: deps.config.crawlTimeoutMs,
-    maxBytes: deps.config.crawlMaxBytes,
+    allowPrivate: config.crawlAllowPrivate,
+    allowOrigins: config.crawlAllowOrigins,
+    timeoutMs: config.crawlTimeoutMs,
+    maxBytes: config.crawlMaxBytes,
     maxRedirects: 5,
     userAgent: 'workspace-api knowledge crawler',
   });
   // Files and pages are read in worker threads, within the limits per file.
-  const files = new ExtractionPool(deps.config.extraction, defaultKnowledgeOptions);
+  const files = new ExtractionPool(config.extraction, defaultKnowledgeOptions);
   const crawler = new LinkCrawler(http, files, 4);
-  const indexes = new SearchIndexCache(store, deps.config.searchCacheBytes);
-  const knowledge = new KnowledgeService(
-    store,
-    crawler,
-    files,
-    deps.embeddings,
-    deps.clock,
-    deps.config.quota,
-    indexes,
-  );
+  const indexes = new SearchIndexCache(store, config.searchCacheBytes);
+  const knowledge = new KnowledgeService(store, crawler, files, embeddings, deps.clock, config.quota, indexes);
   // Other areas check a knowledge_base_id through this (telephony's KnowledgeBaseLookup):
   // true only for the caller's own knowledge base.
   const lookup = {
@@ -53,13 +47,13 @@ export function createKnowledgeServices(deps: KnowledgeServiceDeps) {
   return {
     knowledge,
     lookup,
-    limits: { maxFiles: deps.config.maxFiles, maxFileBytes: deps.config.maxFileBytes },
-    embeddings: deps.embeddings,
+    limits: { maxFiles: config.maxFiles, maxFileBytes: config.maxFileBytes },
+    embeddings: embeddings,
     files,
     close: async () => {
       await files.close();
       await http.close();
-      await deps.embeddings?.close?.();
+      await embeddings?.close?.();
     },
   };
 }

@@ -1,45 +1,48 @@
 // Builds the temporary-sessions area's services. Route modules receive these, not the whole composition root.
-import type { Kysely } from 'kysely';
-import type { RateLimits, TemporarySessionConfig } from '../../config.js';
-import type { Database } from '../../db/schema.js';
-import type { Clock } from '../../lib/clock.js';
+import type { Config } from '../../config.js';
 import type { EmailProvider } from '../../providers/email/interface.js';
 import type { SmsProvider } from '../../providers/sms/interface.js';
+import type { Secrets } from '../../secrets.js';
+import type { UserStore } from '../auth/store.js';
 import type { CallService } from '../calls/service.js';
 import type { CallSessionService } from '../calls/session-service.js';
 import type { ServiceTokens } from '../data/service-tokens.js';
-import type { RateLimiter } from '../platform/rate-limiter.js';
-import type { SingleUseTokens } from '../platform/single-use.js';
+import type { Core } from '../platform/core.js';
 import { loadCallTypes } from './call-types.js';
 import { TemporarySessionService } from './service.js';
 import { TemporarySessionStore } from './store.js';
 
-export interface TemporarySessionServiceDeps {
-  db: Kysely<Database>;
-  config: TemporarySessionConfig;
+export interface TemporarySessionServiceDeps extends Pick<Core, 'db' | 'singleUse' | 'limiter' | 'clock'> {
+  /** TEMPORARY_* (the call types file, the operator's numbers); its own rate limits (codes sent per user, phone and IP, submissions per user). */
+  config: Pick<Config, 'temporarySessions' | 'rateLimits'>;
+  /** masterKey keys the codes' hashes. */
+  secrets: Pick<Secrets, 'masterKey'>;
   tokens: ServiceTokens;
-  singleUse: SingleUseTokens;
   sms: SmsProvider;
   email: EmailProvider;
   calls: CallService;
   sessions: CallSessionService;
-  limiter: RateLimiter;
-  /** Its own rules: codes sent per user, phone and IP, and code submissions per user. */
-  rateLimits: Pick<
-    RateLimits,
-    'temporarySessionPerUser' | 'temporarySessionPerPhone' | 'temporarySessionPerIp' | 'temporarySubmitPerUser'
-  >;
-  clock: Clock;
-  masterKey: Buffer;
-  firstName: (userId: string) => Promise<string | null>;
+  /** The account's first name (whom the agent greets), from the auth area's users. */
+  users: Pick<UserStore, 'findById'>;
 }
 
 export function createTemporarySessionServices(deps: TemporarySessionServiceDeps) {
+  const { config, users } = deps;
   const temporary = new TemporarySessionService({
-    ...deps,
-    types: loadCallTypes(deps.config.callTypesFile),
-    numbers: deps.config.numbers,
+    types: loadCallTypes(config.temporarySessions.callTypesFile),
+    numbers: config.temporarySessions.numbers,
+    tokens: deps.tokens,
+    singleUse: deps.singleUse,
     store: new TemporarySessionStore(deps.db),
+    sms: deps.sms,
+    email: deps.email,
+    calls: deps.calls,
+    sessions: deps.sessions,
+    limiter: deps.limiter,
+    rateLimits: config.rateLimits,
+    clock: deps.clock,
+    masterKey: deps.secrets.masterKey,
+    firstName: async (userId) => (await users.findById(userId))?.first_name ?? null,
   });
   return { temporary };
 }

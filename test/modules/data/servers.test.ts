@@ -46,7 +46,7 @@ describe('GET /api/server', () => {
         secretBox: fresh.services.secretBox,
         eventRecorder: fresh.services.eventRecorder,
         clock: fresh.clock,
-        objectContentLimitBytes: 1024,
+        config: { objectContentLimitBytes: 1024 },
         singleUse: fresh.services.singleUse,
       });
       const api = client(fresh, user);
