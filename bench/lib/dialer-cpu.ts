@@ -9,7 +9,8 @@
 // timers, status reports, events, webhooks, charging) was created inside a
 // placing but runs after it returned, so it is not counted. Not counted either:
 // the PostgreSQL driver parsing answers (it runs in its socket's callbacks).
-// The totals are written as JSON { cpuUs, byPart: { round, place, callFinished } }
+// The totals are written as JSON { cpuUs, byPart: { round, place, callFinished },
+// counts: { round, place, callFinished } } (counts: how many of each ran, metered or not)
 // to BENCH_DIALER_CPU_FILE every 500 ms. The hooks slow the whole process
 // (every promise is tracked), so they are enabled only on SIGUSR2, which the
 // bench sends once the figures measured without them are taken.
@@ -25,6 +26,7 @@ const frames: Array<{ at: number; part: Part } | null> = [];
 let counting = false;
 let cpuUs = 0;
 const byPart: Record<Part, number> = { round: 0, place: 0, callFinished: 0 };
+const counts: Record<Part, number> = { round: 0, place: 0, callFinished: 0 };
 const cpuNow = () => {
   const u = process.cpuUsage();
   return u.user + u.system;
@@ -57,10 +59,11 @@ export const enableMeter = () => void hook.enable();
 process.on('SIGUSR2', enableMeter);
 
 /** What has been counted so far (µs). */
-export const meterReading = () => ({ cpuUs, byPart: { ...byPart } });
+export const meterReading = () => ({ cpuUs, byPart: { ...byPart }, counts: { ...counts } });
 
 /** Runs fn in a scope of its own that counts until the promise it returns settles. */
 export function scoped<T>(part: Part, fn: () => Promise<T>): Promise<T> {
+  counts[part]++;
   const scope: Scope = { live: true, part };
   const resource = new AsyncResource('BenchCampaignDialer');
   scopes.set(resource.asyncId(), scope);

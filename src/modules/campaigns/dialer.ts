@@ -328,21 +328,17 @@ export class CampaignDialer {
     const next = optedOut
       ? { status: outcome, nextAttemptAt: now }
       : afterAttempt(outcome, contact.attempt_count, def.retry, now);
-    const done = await store.finishAttempt(session.id, outcome, next, accounted.chargedCents ?? 0, now);
-    if (done?.campaign.status !== 'running') return;
-    const fresh = done.campaign;
+    const fresh = await store.finishAttempt(session.id, outcome, next, accounted.chargedCents ?? 0, now);
+    if (fresh?.status !== 'running') return;
     if (fresh.budget_cents !== null && fresh.spent_cents >= fresh.budget_cents)
       await campaigns.changeStatus(fresh, ['running'], 'paused', {}, 'budget_reached');
-    else if (!done.open) await this.complete(fresh);
+    // Read after the end was recorded: of two last calls ending at once on two instances, the later one sees both.
+    else if (next.status !== 'pending') await this.completeIfDone(fresh);
   }
 
   /** Completes the campaign when no contact is pending or calling; true when it did. */
   private async completeIfDone(campaign: Pick<FinishedCampaign, 'id' | 'user_id' | 'webhook_url'>): Promise<boolean> {
     if (await this.deps.store.hasOpenContacts(campaign.id)) return false;
-    return this.complete(campaign);
-  }
-
-  private complete(campaign: Pick<FinishedCampaign, 'id' | 'user_id' | 'webhook_url'>): Promise<boolean> {
     return this.deps.campaigns.changeStatus(
       campaign,
       ['running'],

@@ -319,8 +319,26 @@ export class CampaignStore {
     });
   }
 
-  /** The claimed contact's call was recorded: the claim's lease ends (the call now decides), and the attempt is kept. */
+  /** The claimed contact's call was recorded: the claim's lease ends (the call now decides), and the attempt is kept. PostgreSQL: one statement. */
   async attach(campaignId: string, idx: number, instanceId: string, sessionId: string, now: number): Promise<boolean> {
+    if (this.dialect === 'postgres') {
+      const { rows } = await sql<{ n: number }>`
+        with c as (
+          update campaign_contacts set session_id = ${sessionId}, claimed_until = null, updated_at = ${now}::bigint
+           where campaign_id = ${campaignId} and idx = ${idx}::integer and status = 'calling'
+             and claimed_by = ${instanceId} and session_id is null
+          returning attempt_count),
+        a as (
+          insert into campaign_attempts (session_id, campaign_id, idx, attempt, outcome, at)
+          select ${sessionId}, ${campaignId}, ${idx}::integer, attempt_count, null, ${now}::bigint from c
+          returning 1),
+        u as (
+          update campaigns set attempts = attempts + 1, changed_at = ${now}::bigint
+           where id = ${campaignId} and exists (select 1 from c)
+          returning 1)
+        select (select count(*) from a) + (select count(*) from u) as n`.execute(this.db);
+      return Number(rows[0]?.n) === 2;
+    }
     return this.db.transaction().execute(async (trx) => {
       const result = await trx
         .updateTable('campaign_contacts')
@@ -440,9 +458,7 @@ export class CampaignStore {
    * The attempt's call ended: its outcome kept, the contact moved to `to`,
    * its cost added to the campaign's spend; once (null when the attempt was
    * finished before: another instance, a retried listener). Returns the
-   * campaign after it (its status and spend) and, when the contact's new
-   * status is final, whether any contact is still pending or calling (a
-   * retry leaves the contact pending: open).
+   * campaign after it (its status and spend). PostgreSQL: one statement.
    */
   async finishAttempt(
     sessionId: string,
@@ -450,7 +466,32 @@ export class CampaignStore {
     to: { status: ContactStatus; nextAttemptAt: number },
     chargedCents: number,
     now: number,
-  ): Promise<{ campaign: FinishedCampaign; open: boolean } | null> {
+  ): Promise<FinishedCampaign | null> {
+    const finished = (c: FinishedCampaign): FinishedCampaign => ({
+      ...c,
+      budget_cents: num(c.budget_cents),
+      spent_cents: Number(c.spent_cents),
+    });
+    if (this.dialect === 'postgres') {
+      const { rows } = await sql<FinishedCampaign>`
+        with a as (
+          update campaign_attempts set outcome = ${outcome}
+           where session_id = ${sessionId} and outcome is null
+          returning campaign_id, idx),
+        cc as (
+          update campaign_contacts x
+             set status = ${to.status}, next_attempt_at = ${to.nextAttemptAt}::bigint, claimed_by = null,
+                 claimed_until = null, session_id = null, updated_at = ${now}::bigint
+            from a
+           where x.campaign_id = a.campaign_id and x.idx = a.idx and x.session_id = ${sessionId}
+          returning 1)
+        update campaigns c
+           set spent_cents = c.spent_cents + ${chargedCents}::bigint, changed_at = ${now}::bigint
+          from a
+         where c.id = a.campaign_id
+        returning c.id, c.user_id, c.webhook_url, c.status, c.budget_cents, c.spent_cents`.execute(this.db);
+      return rows[0] ? finished(rows[0]) : null;
+    }
     return this.db.transaction().execute(async (trx) => {
       const attempt = await trx
         .updateTable('campaign_attempts')
@@ -480,19 +521,7 @@ export class CampaignStore {
         .where('id', '=', attempt.campaign_id)
         .returning(['id', 'user_id', 'webhook_url', 'status', 'budget_cents', 'spent_cents'])
         .executeTakeFirstOrThrow();
-      const open =
-        to.status === 'pending' ||
-        (await trx
-          .selectFrom('campaign_contacts')
-          .select('idx')
-          .where('campaign_id', '=', attempt.campaign_id)
-          .where('status', 'in', ['pending', 'calling'])
-          .limit(1)
-          .executeTakeFirst()) !== undefined;
-      return {
-        campaign: { ...campaign, budget_cents: num(campaign.budget_cents), spent_cents: Number(campaign.spent_cents) },
-        open,
-      };
+      return finished(campaign);
     });
   }
 
