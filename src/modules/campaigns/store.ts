@@ -304,12 +304,13 @@ export class CampaignStore {
       const moved = claimed.length > 0 || decided.later.length > 0 || decided.never.length > 0;
       const changedAt = moved ? now : campaign.changed_at;
       const statusEvent = campaign.status_event_at <= now - input.statusEveryMs && changedAt > campaign.status_event_at;
-      const nextDialAt = pacing.after(claimed.length);
-      if (nextDialAt !== campaign.next_dial_at || moved || statusEvent)
+      // A round that dialled nobody leaves the pointer as it is (each read clamps it to the burst: the same slots), so
+      // an idle round (contacts outside their hours, the cap reached) writes nothing.
+      if (claimed.length > 0 || moved || statusEvent)
         await trx
           .updateTable('campaigns')
           .set({
-            next_dial_at: nextDialAt,
+            next_dial_at: pacing.after(claimed.length),
             ...(moved ? { changed_at: now } : {}),
             ...(statusEvent ? { status_event_at: now } : {}),
           })
