@@ -59,45 +59,31 @@ const silentLog = { warn: () => {}, error: () => {} };
 
 export function createServices(deps: ServiceDeps) {
   const { config, database, secrets, clock, metrics } = deps;
-  const log = deps.log ?? silentLog;
-  const platform = createPlatformServices({ database, clock, masterKey: secrets.masterKey, log });
-  // What most areas are built with (the database, the clock, the secret box, the platform's pieces, the log); each takes the parts its deps name.
-  const { core } = platform;
+  const platform = createPlatformServices({
+    database,
+    clock,
+    masterKey: secrets.masterKey,
+    log: deps.log ?? silentLog,
+  });
+  // What every area is built with: the platform's core (database, clock, secret box, limiter, audit, single-use
+  // tokens, jobs, log) and the configuration, of which each area's deps name their slice (Pick<Config, ...>).
+  const base = { ...platform.core, config };
   const catalog = loadCatalog(config.billing);
   const audioSecret = config.audio.secret ?? generateWebhookSecret();
   const providers: Providers = {
     ...createProviders(config, platform.outbox, secrets.masterKey, catalog.plans, clock, audioSecret),
     ...deps.providers,
   };
+  const { email, sms } = providers;
   // Sessions and API keys share one cache of recent credential lookups, so ending either takes effect at once on this instance.
   const credentialCache = new CredentialCache<AuthContext>(clock, config.authCacheMs);
-  const apiKeys = createApiKeyServices({ ...core, credentialCache });
-  const auth = createAuthServices({
-    ...core,
-    config,
-    secrets,
-    credentialCache,
-    apiKeys: apiKeys.apiKeys,
-    email: providers.email,
-    sms: providers.sms,
-  });
-  const { authenticator } = auth;
-  const events = createEventServices({
-    ...core,
-    database,
-    config: config.events,
-    jwtSecret: secrets.jwtSecret,
-    authenticator,
-  });
+  const apiKeys = createApiKeyServices({ ...base, credentialCache });
+  const auth = createAuthServices({ ...base, secrets, credentialCache, apiKeys: apiKeys.apiKeys, email, sms });
+  const events = createEventServices({ ...base, database, secrets, authenticator: auth.authenticator });
   const { eventRecorder } = events;
-  const data = createDataServices({
-    ...core,
-    eventRecorder,
-    config,
-  });
+  const data = createDataServices({ ...base, eventRecorder });
   const billing = createBillingServices({
-    ...core,
-    config,
+    ...base,
     catalog,
     payments: providers.payments,
     users: (userId) => auth.users.findById(userId),
@@ -107,13 +93,9 @@ export function createServices(deps: ServiceDeps) {
   const billingAccount = deps.billing ?? billing.account;
   // Pathways named by id are read from the owner's conversational-pathways store.
   const pathways = createPathwayServices({ records: data.records });
-  const knowledge = createKnowledgeServices({
-    ...core,
-    config,
-  });
+  const knowledge = createKnowledgeServices(base);
   const telephony = createTelephonyServices({
-    ...core,
-    config,
+    ...base,
     providers: providers.telephony,
     billing: billingAccount,
     billingEvents: billing.events,
@@ -121,133 +103,101 @@ export function createServices(deps: ServiceDeps) {
     knowledge: knowledge.lookup,
     eventRecorder,
   });
-  const personas = createPersonaServices({
-    ...core,
-    config,
-    voice: providers.voice,
-    signedPayloads: data.signedPayloads,
-  });
-  const integrations = createIntegrationServices({ ...core, scheduling: providers.scheduling });
-  const connect = createConnectServices({
-    ...core,
-    data,
-    connector: providers.connector,
-    billing: billingAccount,
-    config: config.connector,
-  });
-  const webhooks = createWebhookServices({
-    ...core,
-    config: config.webhooks,
-    ...(metrics ? { metrics } : {}),
-  });
+  const personas = createPersonaServices({ ...base, voice: providers.voice, signedPayloads: data.signedPayloads });
+  const integrations = createIntegrationServices({ ...base, scheduling: providers.scheduling });
+  const connect = createConnectServices({ ...base, data, connector: providers.connector, billing: billingAccount });
+  const webhooks = createWebhookServices({ ...base, ...(metrics ? { metrics } : {}) });
   // Custom HTTP tools are signed and filtered as webhooks are; the voice integration invokes them through this.
-  const customTools = createCustomToolServices({
-    ...core,
-    webhooks: webhooks.webhooks,
-    allowPrivate: config.webhooks.allowPrivate,
-  });
+  const customTools = createCustomToolServices({ ...base, webhooks: webhooks.webhooks });
   // Every outbound call asks the account's do-not-call list (the campaigns area keeps it); the agent's opt_out tool adds to it.
-  const { doNotCall } = createDoNotCallServices(core);
-  // The calls: one store per table, shared by the calls area and the voice agent; the carrier before the calls service it carries calls for.
-  const callStores = createCallStores(core.db, core.dialect);
-  const carrier = createVoiceCarrier({
-    ...core,
-    store: callStores.sessions,
-    config,
+  const { doNotCall } = createDoNotCallServices(base);
+  // What calls refer to and report through (a call's design, its numbers and records, webhooks, the do-not-call list), for every area that makes or reads calls.
+  const callParts = {
+    knowledge: knowledge.knowledge,
+    integrations: integrations.integrations,
+    personas: personas.personas,
+    pathways: pathways.pathways,
+    customTools: customTools.customTools,
+    numbers: telephony.numbers,
+    records: data.records,
     telephony: providers.telephony,
+    webhooks: webhooks.webhooks,
+    doNotCall,
+  };
+  // The calls: one store per table, shared by the calls area and the voice agent; the carrier before the calls service it carries calls for.
+  const callStores = createCallStores(base.db, base.dialect);
+  const carrier = createVoiceCarrier({
+    ...base,
+    telephony: providers.telephony,
+    store: callStores.sessions,
     serviceTokens: data.serviceTokens,
   });
   // The built-in voice agent carries calls (through Twilio, or the sandbox carrier without it), unless an audio server is configured or given.
   const keepAudio = Boolean(config.audio.url || deps.providers?.audio);
   const audio = carrier.carrier && !keepAudio ? carrier.carrier : providers.audio;
   const callArea = createCallArea({
-    ...core,
+    ...base,
+    ...callParts,
     stores: callStores,
-    config,
     catalog,
     audio,
     audioSecret,
     data,
     eventRecorder,
-    webhooks: webhooks.webhooks,
     billing: billingAccount,
-    doNotCall,
-    telephony: providers.telephony,
-    numbers: telephony.numbers,
-    knowledge: knowledge.knowledge,
-    integrations: integrations.integrations,
-    personas: personas.personas,
-    pathways: pathways.pathways,
-    customTools: customTools.customTools,
   });
   const { calls, views: callViews } = callArea;
   const voice = createVoiceAgentServices({
-    ...core,
-    config,
-    telephony: providers.telephony,
+    ...base,
+    ...callParts,
     carrier,
     calls: calls.calls,
     legs: callArea.transfers,
     designs: callArea.designs,
     voice: providers.voice,
     ...(deps.voiceAgent ? { providers: deps.voiceAgent } : {}),
-    doNotCall,
-    customTools: customTools.customTools,
     sms: telephony.sms,
     events: eventRecorder,
-    records: data.records,
     ...(metrics ? { metrics } : {}),
-    numbers: telephony.numbers,
     routeFor: (numberId) => telephony.inbound.routeFor(numberId),
-    knowledge: knowledge.knowledge,
-    integrations: integrations.integrations,
-    personas: personas.personas,
   });
   // After each call is accounted for, its analysis is queued (by the configured model, else the sandbox analyser).
   const analysis = createAnalysisServices({
-    ...core,
+    ...base,
+    ...callParts,
     defineSqliteAggregate: database.defineSqliteAggregate,
     sessions: callStores.sessions,
-    records: data.records,
     chargedCents: (ids) => callViews.chargedCents(ids),
     events: eventRecorder,
-    webhooks: webhooks.webhooks,
     model: voice.providers.languageModel,
     calls: calls.calls,
   });
   const campaigns = createCampaignServices({
-    ...core,
-    doNotCall,
-    records: data.records,
-    numbers: telephony.numbers,
+    ...base,
+    ...callParts,
     events: eventRecorder,
-    webhooks: webhooks.webhooks,
     calls: calls.calls,
     sessions: callArea.callSessions.sessions,
     charges: calls.charges,
     instanceId: carrier.heartbeat.instanceId,
-    config,
   });
   const agentTests = createAgentTestServices({
-    ...core,
+    ...base,
+    ...callParts,
     events: eventRecorder,
     webCalls: voice.webCalls,
     callViews,
     model: voice.providers.languageModel,
     llmDeadlineMs: voice.providers.llmDeadlineMs,
-    knowledge: knowledge.knowledge,
-    integrations: integrations.integrations,
     sandboxIntegrations: integrations.sandboxIntegrations,
     analysis: analysis.analysis,
-    customTools: customTools.customTools,
   });
   const temporarySessions = createTemporarySessionServices({
-    ...core,
-    config,
+    ...base,
     secrets,
     tokens: data.serviceTokens,
-    sms: providers.sms,
-    email: providers.email,
+    sms,
+    email,
     calls: calls.calls,
     sessions: callArea.callSessions.sessions,
     users: auth.users,

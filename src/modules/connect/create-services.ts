@@ -1,6 +1,6 @@
 // Builds the connect area's services from what it is given.
 import type { Kysely } from 'kysely';
-import type { ConnectorConfig } from '../../config.js';
+import type { Config } from '../../config.js';
 import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
@@ -20,7 +20,8 @@ export interface ConnectServiceDeps {
   connector: ConnectorProvider;
   billing: BillingAccount | null;
   clock: Clock;
-  config: ConnectorConfig;
+  /** CONNECTOR_* (the lead price, the heartbeat and when a job counts as abandoned). */
+  config: Pick<Config, 'connector'>;
 }
 
 export function createConnectServices(deps: ConnectServiceDeps) {
@@ -31,9 +32,9 @@ export function createConnectServices(deps: ConnectServiceDeps) {
     new ConnectJobStore(deps.db, deps.dialect),
     deps.clock,
     {
-      leadPriceCents: deps.config.leadPriceCents,
-      heartbeatMs: deps.config.heartbeatMs,
-      abandonedAfterMs: deps.config.staleAfterMs,
+      leadPriceCents: deps.config.connector.leadPriceCents,
+      heartbeatMs: deps.config.connector.heartbeatMs,
+      abandonedAfterMs: deps.config.connector.staleAfterMs,
     },
   );
   return { jobs };

@@ -2,6 +2,7 @@
 // signing secret and address filter) and the same private-address policy
 // webhook deliveries follow (WEBHOOK_ALLOW_PRIVATE, and always outside
 // production). `stop` closes the sender's pooled connections (app close).
+import type { Config } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import type { WebhookService } from '../webhooks/service.js';
@@ -12,15 +13,15 @@ export interface CustomToolServiceDeps {
   webhooks: Pick<WebhookService, 'ensureSecret' | 'signingSecrets' | 'checkUrl'>;
   secretBox: SecretBox;
   clock: Clock;
-  /** The webhook deliveries' setting (config.webhooks.allowPrivate). */
-  allowPrivate: boolean;
+  /** The webhook deliveries' private-address setting (WEBHOOK_ALLOW_PRIVATE, webhooks.allowPrivate). */
+  config: { webhooks: Pick<Config['webhooks'], 'allowPrivate'> };
   /** Replaces the HTTP sender (tests). */
   send?: SendToolRequest;
   log?: { warn(obj: unknown, msg: string): void };
 }
 
 export function createCustomToolServices(deps: CustomToolServiceDeps) {
-  const sender = deps.send ? null : createToolSender({ allowPrivate: deps.allowPrivate });
+  const sender = deps.send ? null : createToolSender({ allowPrivate: deps.config.webhooks.allowPrivate });
   const customTools = new CustomToolService({
     webhooks: deps.webhooks,
     secretBox: deps.secretBox,

@@ -1,9 +1,10 @@
 // Builds the event area: the recorder other areas write events through, the
 // live streams, and the one-time tickets that open a stream without credentials.
-import type { EventStreamConfig } from '../../config.js';
+import type { Config } from '../../config.js';
 import type { DatabaseHandle } from '../../db/database.js';
 import type { Authenticator } from '../../http/auth.js';
 import type { Clock } from '../../lib/clock.js';
+import type { Secrets } from '../../secrets.js';
 import type { SingleUseTokens } from '../platform/single-use.js';
 import { EventRecorder } from './recorder.js';
 import { createEventStreams } from './service.js';
@@ -11,9 +12,10 @@ import { EventTickets } from './tickets.js';
 
 export interface EventServiceDeps {
   database: DatabaseHandle;
-  config: EventStreamConfig;
-  /** Tickets are signed with a key derived from it. */
-  jwtSecret: string;
+  /** EVENTS_* (the live streams' limits). */
+  config: Pick<Config, 'events'>;
+  /** Tickets are signed with a key derived from jwtSecret. */
+  secrets: Pick<Secrets, 'jwtSecret'>;
   singleUse: SingleUseTokens;
   authenticator: Authenticator;
   clock: Clock;
@@ -23,7 +25,7 @@ export function createEventServices(deps: EventServiceDeps) {
   const eventRecorder = new EventRecorder(deps.clock, deps.database.dialect);
   return {
     eventRecorder,
-    eventStreams: createEventStreams(deps.database, eventRecorder, deps.config),
-    eventTickets: new EventTickets(deps.jwtSecret, deps.singleUse, deps.authenticator, deps.clock),
+    eventStreams: createEventStreams(deps.database, eventRecorder, deps.config.events),
+    eventTickets: new EventTickets(deps.secrets.jwtSecret, deps.singleUse, deps.authenticator, deps.clock),
   };
 }

@@ -1,7 +1,7 @@
 // Builds the outbound-webhook services: secrets and enqueueing (service), and
 // the delivery worker that the app starts when ready and stops on close.
 import type { Kysely } from 'kysely';
-import type { WebhookConfig } from '../../config.js';
+import type { Config } from '../../config.js';
 import type { Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
@@ -17,7 +17,8 @@ export interface WebhookServiceDeps {
   dialect: Dialect;
   secretBox: SecretBox;
   clock: Clock;
-  config: WebhookConfig;
+  /** WEBHOOK_* (timeouts, polling, private addresses). */
+  config: Pick<Config, 'webhooks'>;
   send?: SendWebhook;
   /** Counts each failed delivery attempt. */
   metrics?: Pick<Metrics, 'webhookFailures'>;
@@ -25,7 +26,8 @@ export interface WebhookServiceDeps {
 
 export function createWebhookServices(deps: WebhookServiceDeps) {
   const store = new WebhookStore(deps.db, deps.dialect);
-  const webhooks = new WebhookService(store, deps.secretBox, deps.clock, deps.config);
+  const config = deps.config.webhooks;
+  const webhooks = new WebhookService(store, deps.secretBox, deps.clock, config);
   const sender = deps.send ? null : createWebhookSender();
   const worker = new WebhookWorker(
     {
@@ -36,9 +38,9 @@ export function createWebhookServices(deps: WebhookServiceDeps) {
       ...(deps.metrics ? { onAttemptFailed: () => deps.metrics?.webhookFailures.inc() } : {}),
     },
     {
-      timeoutMs: deps.config.timeoutMs,
-      pollIntervalMs: deps.config.pollIntervalMs,
-      allowPrivate: deps.config.allowPrivate,
+      timeoutMs: config.timeoutMs,
+      pollIntervalMs: config.pollIntervalMs,
+      allowPrivate: config.allowPrivate,
     },
   );
   webhooks.onWake(() => worker.wake());

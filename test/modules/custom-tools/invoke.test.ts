@@ -26,7 +26,7 @@ beforeAll(async () => {
     webhooks: t.services.webhooks.webhooks,
     secretBox: t.services.secretBox,
     clock: t.clock,
-    allowPrivate: t.config.webhooks.allowPrivate,
+    config: t.config,
   });
   userId = (await createVerifiedUser(t)).id;
   secret = (await t.services.webhooks.webhooks.getSecret(userId)).secret;
@@ -255,7 +255,7 @@ describe('production mode: the webhook address filter', () => {
       webhooks: prod.services.webhooks.webhooks,
       secretBox: prod.services.secretBox,
       clock: prod.clock,
-      allowPrivate: prod.config.webhooks.allowPrivate,
+      config: prod.config,
     });
   });
   afterAll(async () => {
@@ -298,7 +298,7 @@ describe('production mode: the webhook address filter', () => {
       webhooks: prod.services.webhooks.webhooks,
       secretBox: prod.services.secretBox,
       clock: prod.clock,
-      allowPrivate: false,
+      config: { webhooks: { allowPrivate: false } },
       send: sender.send,
     }).customTools;
     const from = receiver.received.length;
