@@ -22,6 +22,7 @@ import type { CallPayload, CallSessionService } from '../calls/session-service.j
 import { contactZone, isOpen, nextOpening } from './business-hours.js';
 import { type CampaignDefinition, afterAttempt, contactOutcome } from './definition.js';
 import type { DoNotCallService } from './do-not-call-service.js';
+import { pacingSlots } from './pacing.js';
 import type { CampaignService } from './service.js';
 import type { CampaignStore, ClaimPlan, FinishedCampaign } from './store.js';
 import type { CampaignContactsTable, CampaignsTable } from './tables.js';
@@ -175,9 +176,15 @@ export class CampaignDialer {
         this.lastSweep = now;
         await this.sweep();
       }
-      for (const id of await this.deps.store.runningIds()) {
+      const { settings } = this.deps;
+      for (const c of await this.deps.store.running()) {
         if (this.stopped) return;
-        await this.dial(id);
+        // No pacing slot due and no progress event owed: nothing to claim or send (a call's end or a refused
+        // placing completes or pauses the campaign by itself; the schedule's end waits for the next slot).
+        const at = this.deps.clock.now();
+        const eventOwed = c.status_event_at <= at - STATUS_EVERY_MS && c.changed_at > c.status_event_at;
+        if (!eventOwed && pacingSlots(c.next_dial_at, at, c.calls_per_minute, settings.burstMs).due === 0) continue;
+        await this.dial(c.id);
       }
     } catch (err) {
       // The database away (a PostgreSQL restart): nothing is claimed; the next round tries again.
@@ -274,14 +281,17 @@ export class CampaignDialer {
       if (recorded) return;
       const now = clock.now();
       const code = err instanceof AppError ? err.code : null;
-      if (code === 'do_not_call')
-        return store.release(
+      if (code === 'do_not_call') {
+        await store.release(
           campaign.id,
           contact.idx,
           instanceId,
           { status: 'do_not_call', nextAttemptAt: now, attemptBack: true },
           now,
         );
+        await this.completeIfDone(campaign);
+        return;
+      }
       if (code === 'insufficient_funds') {
         await store.release(
           campaign.id,
@@ -307,6 +317,7 @@ export class CampaignDialer {
       // The claim raised attempt_count already: this was that attempt.
       const next = afterAttempt('failed', contact.attempt_count, def.retry, now);
       await store.release(campaign.id, contact.idx, instanceId, { ...next, attemptBack: false }, now);
+      if (next.status !== 'pending') await this.completeIfDone(campaign);
     }
   }
 

@@ -182,9 +182,22 @@ export class CampaignStore {
     return this.db.selectFrom('campaign_attempts').selectAll().where('session_id', '=', sessionId).executeTakeFirst();
   }
 
-  async runningIds(): Promise<string[]> {
-    const rows = await this.db.selectFrom('campaigns').select('id').where('status', '=', 'running').execute();
-    return rows.map((r) => r.id);
+  /** The running campaigns, with what tells whether a round has anything to do for one (its pacing, its events). */
+  async running(): Promise<
+    Array<Pick<CampaignsTable, 'id' | 'calls_per_minute' | 'next_dial_at' | 'changed_at' | 'status_event_at'>>
+  > {
+    const rows = await this.db
+      .selectFrom('campaigns')
+      .select(['id', 'calls_per_minute', 'next_dial_at', 'changed_at', 'status_event_at'])
+      .where('status', '=', 'running')
+      .execute();
+    return rows.map((r) => ({
+      id: r.id,
+      calls_per_minute: Number(r.calls_per_minute),
+      next_dial_at: Number(r.next_dial_at),
+      changed_at: Number(r.changed_at),
+      status_event_at: Number(r.status_event_at),
+    }));
   }
 
   /**
