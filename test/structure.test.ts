@@ -1,8 +1,12 @@
 // The layout DESIGN.md "Layout" promises, checked on the source itself: no
-// route or service module reaches the composition root (src/services.ts) or
-// another area's create-services.ts, no import circle exists in src/
-// (type-only imports and `import('…')` types count too), and a table named
-// in ONE_WRITER is written by its one store only.
+// module under src/modules/ reaches the composition root (src/services.ts) or
+// any create-services.ts (an area's own wiring is for the composition root,
+// and one area's create-services building another's would hide an edge of the
+// dependency order), no import circle exists in src/ (type-only imports and
+// `import('…')` types count too), the composition builds in dependency order
+// with nothing assigned or subscribed after construction (areas subscribe to
+// one another's events in their own create-services), and a table named in
+// ONE_WRITER is written by its one store only.
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -141,6 +145,22 @@ export function writtenTables(text: string): string[] {
   return [...new Set(patterns.flatMap((p) => [...text.matchAll(p)].map((m) => m[1]!.toLowerCase())))];
 }
 
+/**
+ * What the composition patches after building it: property assignments
+ * (`a.b = …`, `a.b ??= …`), listeners added (`x.onFinished(…)`) and hooks
+ * bound (`connect(…)`, `bind…(…)` on a built object).
+ */
+export function patchesAfterConstruction(text: string): string[] {
+  const patterns = [
+    /^[ \t]*[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*|\[[^\]\n]+\])+\s*(?:=(?![=>])|\?\?=|\|\|=|&&=)/gm,
+    /\b[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*\??\.(?:on[A-Z]\w*|bind[A-Z]\w*|connect)\??\.?\(/g,
+  ];
+  return patterns.flatMap((p) => [...text.matchAll(p)].map((m) => m[0].trim()));
+}
+
+/** The composition's files: the root, the app that registers it, housekeeping's tasks. */
+const COMPOSITION = ['src/services.ts', 'src/app.ts', 'src/housekeeping.ts'];
+
 describe('source layout', () => {
   it('finds every kind of import, type-only ones included', () => {
     const specifiers = moduleSpecifiers(
@@ -200,6 +220,40 @@ describe('source layout', () => {
       moduleSpecifiers(file)
         .filter((specifier) => /services\.js$/.test(specifier))
         .map((specifier) => `${relative(root, file)} imports ${specifier}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it('finds an assignment or a subscription after construction', () => {
+    expect(
+      patchesAfterConstruction(
+        [
+          'providers.audio = carrier;',
+          '  services.voice.runner ??= runner;',
+          "calls['x'] = 1;",
+          'billing.events.onItemStatus((change) => telephony.numbers.followSubscription(change));',
+          'calls.calls.onFinished(async (session) => {});',
+          'audio.connect?.(handler);',
+          'voice.runner.bindReporter(report);',
+          'const audio = carrier.carrier ?? providers.audio;',
+          'if (a.b === c) return;',
+          'const f = (x) => x.y;',
+        ].join('\n'),
+      ),
+    ).toEqual([
+      'providers.audio =',
+      'services.voice.runner ??=',
+      "calls['x'] =",
+      'billing.events.onItemStatus(',
+      'calls.calls.onFinished(',
+      'audio.connect?.(',
+      'voice.runner.bindReporter(',
+    ]);
+  });
+
+  it('builds the composition in dependency order: nothing assigned or subscribed after construction', () => {
+    const offenders = COMPOSITION.flatMap((path) =>
+      patchesAfterConstruction(readFileSync(join(root, path), 'utf8')).map((patch) => `${path}: ${patch}`),
     );
     expect(offenders).toEqual([]);
   });
