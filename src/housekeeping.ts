@@ -1,7 +1,7 @@
 // What housekeeping does every few minutes, across the areas (the composition
 // root hands over the areas it built): expired credentials and limits, holds
 // and charges nobody closed, calls nobody carries, ended jobs.
-import type { Clock } from './lib/clock.js';
+import type { Config } from './config.js';
 import type { createAuthServices } from './modules/auth/create-services.js';
 import type { BillingAccount } from './modules/billing/account.js';
 import type { CallServices } from './modules/calls/create-services.js';
@@ -9,26 +9,27 @@ import { STALLED_AFTER_MS } from './modules/calls/service.js';
 import type { createConnectServices } from './modules/connect/create-services.js';
 import type { createPlatformServices } from './modules/platform/create-services.js';
 import { Housekeeping } from './modules/platform/housekeeping.js';
-import type { JobQueue } from './modules/platform/jobs.js';
 import type { createTemporarySessionServices } from './modules/temporary-sessions/create-services.js';
 
 /** Age after which housekeeping returns a credit hold nobody settled (longer than any call or purchase runs). */
 const ABANDONED_HOLD_MS = 24 * 3600_000;
 
 export interface HousekeepingAreas {
+  /** The platform's stores and the job queue; its clock is housekeeping's. */
   platform: ReturnType<typeof createPlatformServices>;
   auth: ReturnType<typeof createAuthServices>;
-  billingAccount: Pick<BillingAccount, 'settleAbandoned'>;
-  jobs: JobQueue;
+  /** Billing's own account (holds nobody settled), whatever account the calls were given. */
+  billing: { account: Pick<BillingAccount, 'settleAbandoned'> };
   connect: ReturnType<typeof createConnectServices>;
   calls: CallServices;
   temporarySessions: ReturnType<typeof createTemporarySessionServices>;
   /** BILLING_CALL_MAX_SECONDS: the longest call. */
-  callMaxSeconds: number;
+  config: Pick<Config, 'billing'>;
 }
 
-export function createHousekeeping(areas: HousekeepingAreas, clock: Clock): Housekeeping {
-  const { platform, auth, jobs, calls } = areas;
+export function createHousekeeping(areas: HousekeepingAreas): Housekeeping {
+  const { platform, auth, calls } = areas;
+  const { jobs, clock } = platform.core;
   return new Housekeeping(
     {
       revokedTokens: auth.expired.revokedTokens,
@@ -38,7 +39,7 @@ export function createHousekeeping(areas: HousekeepingAreas, clock: Clock): Hous
       passwordResets: auth.expired.passwordResets,
       externalFlows: auth.expired.externalFlows,
       // Holds no caller closed within a day (it crashed or forgot): returned whole to the balance.
-      abandonedHolds: async () => void (await areas.billingAccount.settleAbandoned(ABANDONED_HOLD_MS)),
+      abandonedHolds: async () => void (await areas.billing.account.settleAbandoned(ABANDONED_HOLD_MS)),
       idempotencyKeys: (now) => platform.idempotency.purgeExpired(now),
       // Jobs that ended a week ago: their results live with their areas (runs, analyses).
       endedJobs: (now) => jobs.purgeEnded(now - 7 * 24 * 3600_000),
@@ -49,7 +50,7 @@ export function createHousekeeping(areas: HousekeepingAreas, clock: Clock): Hous
       stalledCalls: async () => void (await calls.calls.failStalled()),
       // Charges whose call was never recorded (a start cut off, or an authorizeCall nobody settled) after the longest call.
       orphanCallCharges: async () =>
-        void (await calls.charges?.closeOrphans(STALLED_AFTER_MS + areas.callMaxSeconds * 1000)),
+        void (await calls.charges?.closeOrphans(STALLED_AFTER_MS + areas.config.billing.callMaxSeconds * 1000)),
       // After abandonedCalls: a call it just finished gets its summary in the same pass.
       temporarySessions: (now) => areas.temporarySessions.temporary.housekeep(now),
     },

@@ -202,19 +202,7 @@ export function createServices(deps: ServiceDeps) {
     sessions: callArea.callSessions.sessions,
     users: auth.users,
   });
-  const housekeeping = createHousekeeping(
-    {
-      platform,
-      auth,
-      billingAccount: billing.account,
-      jobs: platform.jobs,
-      connect,
-      calls,
-      temporarySessions,
-      callMaxSeconds: config.billing.callMaxSeconds,
-    },
-    clock,
-  );
+  const housekeeping = createHousekeeping({ platform, auth, billing, connect, calls, temporarySessions, config });
 
   return {
     config,
