@@ -1,15 +1,15 @@
-// The guides' walkthroughs run as written: pasted in order into one shell
-// (test/support/guides.ts), from the project folder, against a server started
-// as `npm start` starts it, twice on the same data, and they answer what the
-// guides show. The port comes from the one BASE line of the first guide.
+// The guides' walkthroughs that continue one shell (SHELL_GUIDES in
+// test/support/guides.ts) run as written: pasted in order into one shell, from
+// the project folder, against a server started as `npm start` starts it
+// (test/support/guide-server.ts), twice on the same data, and they answer what
+// the guides show. The port comes from the one BASE line of the first guide.
+// The guides that stand alone run in test/guides-<guide>.test.ts, beside this.
 // test-files: realtime (it waits on calls: .ci/run and npm test run it beside the rest)
-import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { walkthroughScript } from './support/guides.js';
+import { outcomeOf, startGuideServer } from './support/guide-server.js';
+import { SHELL_GUIDES, walkthroughScript } from './support/guides.js';
 import { freePort } from './support/ports.js';
 
 describe('the guides walkthroughs, pasted into one shell against a running server', () => {
@@ -18,41 +18,18 @@ describe('the guides walkthroughs, pasted into one shell against a running serve
     'run as written, twice on the same data, and answer what the guides show',
     { timeout: 900_000 },
     async () => {
-      const port = await freePort();
-      const base = `http://127.0.0.1:${port}`;
-      const dataDir = mkdtempSync(join(tmpdir(), 'wsapi-guides-data-'));
-      // "From the project folder": a folder that sees its node_modules, sdk/, scripts/ and package.json.
-      const folder = mkdtempSync(join(tmpdir(), 'wsapi-guides-'));
-      for (const entry of ['node_modules', 'sdk', 'scripts']) symlinkSync(resolve(entry), join(folder, entry));
-      copyFileSync('package.json', join(folder, 'package.json'));
-      const { DATABASE_URL: _db, NODE_ENV: _env, ...parent } = process.env;
-      // As `npm start` with the defaults, except outbound calls: the timer stand-in ends them in seconds instead of a
-      // minute of simulated speech. The inbound call of real-calls.md and the web call of web-calls.md still talk.
-      const server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-        env: { ...parent, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn', SANDBOX_CALLS: 'timer' },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      let serverErrors = '';
-      server.stderr?.on('data', (chunk) => {
-        serverErrors += chunk;
+      const { base, folder, up, serverErrors, paste, stop } = await startGuideServer(await freePort(), {
+        // outbound calls on the timer stand-in: they end in seconds instead of a minute of simulated speech (the
+        // inbound call of real-calls.md and the web call of web-calls.md still talk)
+        SANDBOX_CALLS: 'timer',
       });
       try {
-        let up = false;
-        for (let i = 0; i < 240 && !up && server.exitCode === null; i += 1) {
-          up = await fetch(`${base}/api/health`).then(
-            (r) => r.ok,
-            () => false,
-          );
-          if (!up) await sleep(500);
-        }
-        expect({ up, serverErrors }).toMatchObject({ up: true });
-        const script = walkthroughScript(base);
-        // No `set -e`: event streams end by their --max-time (curl exit 28), as when pasted; the answers below are the check.
-        const run = () => spawnSync('bash', ['-c', script], { cwd: folder, encoding: 'utf8', timeout: 420_000 });
+        expect({ up, serverErrors: serverErrors() }).toMatchObject({ up: true });
+        const script = walkthroughScript(base, SHELL_GUIDES);
         for (const round of [1, 2]) {
-          const result = run();
-          const problems = result.stderr.split('\n').filter((line) => line.trim() && !line.startsWith('npm warn'));
-          expect({ round, status: result.status, problems }).toEqual({ round, status: 0, problems: [] });
+          // No `set -e`: event streams end by their --max-time (curl exit 28), as when pasted; the answers below are the check.
+          const result = await paste(script);
+          expect({ round, ...outcomeOf(result) }).toEqual({ round, status: 0, problems: [] });
           const out = result.stdout;
           // accounts, data
           expect(out).toContain('"status":"ok","auth":{');
@@ -90,19 +67,9 @@ describe('the guides walkthroughs, pasted into one shell against a running serve
           expect(out).toMatch(/"url":"ws:\/\/127\.0\.0\.1:\d+\/api\/media\/web\?token=/);
           expect(out).toMatch(/^agent: /m);
           expect(readFileSync(join(folder, 'agent.wav')).subarray(0, 4).toString()).toBe('RIFF');
-          // pathways: valid, a broken copy's errors, an inbound sandbox call walking it, the webhook node verified
-          expect(out).toContain('{"valid":true,"warnings":[]}');
-          expect(out).toContain('{"path":"/edges/3/to","message":"no node has id');
-          expect(out).toContain('  [shipped] agent: Good news: order 4217 has shipped. Goodbye!');
-          expect(out).toContain('path: greet -> lookup (by /edges/0) -> shipped (by /edges/1)');
-          expect(out).toContain('variables: {"order_number":4217,"order_status":"shipped"}');
-          expect(out).toContain('verified lookup: order 4217 is shipped');
         }
       } finally {
-        server.kill('SIGTERM');
-        await new Promise((done) => (server.exitCode !== null ? done(null) : server.once('exit', done)));
-        rmSync(folder, { recursive: true, force: true });
-        rmSync(dataDir, { recursive: true, force: true });
+        await stop();
       }
     },
   );

@@ -6,8 +6,8 @@
 // once, by the `BASE=http://127.0.0.1:3000` line of the first guide.
 import { readFileSync } from 'node:fs';
 
-/** The guides whose walkthroughs run, in the order a newcomer follows them (each continues in the shell of the ones before). */
-export const GUIDES = [
+/** The guides that continue one shell, in the order a newcomer follows them (each uses what the ones before set). */
+export const SHELL_GUIDES = [
   'accounts',
   'data',
   'telephony',
@@ -22,11 +22,17 @@ export const GUIDES = [
   'real-calls',
   'analysis',
   'web-calls',
-  // signs up an account of its own (BASE=${BASE:-...} keeps the first guide's address): last
-  'pathways',
-  'campaigns',
-  'agent-tests',
 ];
+
+/**
+ * The guides that stand alone: each signs up an account of its own and only keeps the shell's `$BASE`
+ * (`BASE=${BASE:-...}`), so each runs in a shell and against a server of its own (test/guides-<guide>.test.ts),
+ * side by side with the others.
+ */
+export const STANDALONE_GUIDES = ['pathways', 'campaigns', 'agent-tests'];
+
+/** Every guide with a walkthrough, in the order a newcomer follows them. */
+export const GUIDES = [...SHELL_GUIDES, ...STANDALONE_GUIDES];
 
 export const DEFAULT_BASE = 'http://127.0.0.1:3000';
 export const BASE_LINE = /^BASE=http:\/\/127\.0\.0\.1:3000\b.*$/m;
