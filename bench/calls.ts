@@ -107,7 +107,7 @@ async function main() {
       });
       if (res.statusCode !== 200) throw new Error(`register: ${res.statusCode} ${res.body}`);
       const { auth, token } = res.json();
-      await app.services.users.update(auth.id, { phone_verified: 1 });
+      await app.services.auth.users.update(auth.id, { phone_verified: 1 });
       // Calls cost money: $5 of prepaid credit through the sandbox checkout, as a customer pays.
       const topUp = await app.inject({
         method: 'POST',

@@ -107,13 +107,13 @@ try {
       t.database.db
         .transaction()
         .execute((trx) =>
-          t.services.eventRecorder.record(trx, [
+          t.services.events.eventRecorder.record(trx, [
             { userId: user.id, type: 'object_created', payload: { id: `o${i}`, ...extra, content: text } as never },
           ]),
         )
         .then(() => {
           stages?.committed(text);
-          t.services.eventRecorder.announce();
+          t.services.events.eventRecorder.announce();
         }),
     );
   }

@@ -73,26 +73,34 @@ type RouteModule = (app: App, services: Services) => void | Promise<void>;
 const routeModules: RouteModule[] = [
   (app, s) => healthRoutes(app, { database: s.database }),
   (app, s) =>
-    sandboxRoutes(app, { providers: s.providers, outbox: s.outbox, production: s.config.env === 'production' }),
+    sandboxRoutes(app, {
+      providers: s.providers,
+      outbox: s.platform.outbox,
+      production: s.config.env === 'production',
+    }),
   (app, s) =>
     authRoutes(app, {
-      auth: s.auth,
-      accountMail: s.accountMail,
-      authenticator: s.authenticator,
-      phoneVerification: s.phoneVerification,
-      passwordReset: s.passwordReset,
-      twoFactor: s.twoFactor,
-      externalSignIn: s.externalSignIn,
+      auth: s.auth.auth,
+      accountMail: s.auth.accountMail,
+      authenticator: s.auth.authenticator,
+      phoneVerification: s.auth.phoneVerification,
+      passwordReset: s.auth.passwordReset,
+      twoFactor: s.auth.twoFactor,
+      externalSignIn: s.auth.externalSignIn,
       cookies: { publicUrl: s.config.publicUrl },
     }),
-  (app, s) => apiKeyRoutes(app, { apiKeys: s.apiKeys }),
+  (app, s) => apiKeyRoutes(app, s.apiKeys),
   (app, s) =>
     dataRoutes(app, {
       ...s.data,
       limits: { bodyLimitBytes: s.config.bodyLimitBytes, objectContentLimitBytes: s.config.objectContentLimitBytes },
     }),
   (app, s) =>
-    eventRoutes(app, { eventStreams: s.eventStreams, eventTickets: s.eventTickets, authenticator: s.authenticator }),
+    eventRoutes(app, {
+      eventStreams: s.events.eventStreams,
+      eventTickets: s.events.eventTickets,
+      authenticator: s.auth.authenticator,
+    }),
   (app, s) => billingRoutes(app, { ...s.billing, production: s.config.env === 'production' }),
   (app, s) => personaRoutes(app, s.personas),
   (app, s) => integrationRoutes(app, s.integrations),
@@ -101,21 +109,22 @@ const routeModules: RouteModule[] = [
   (app, s) => pathwayRoutes(app, s.pathways),
   (app, s) => connectRoutes(app, s.connect),
   (app, s) => webhookRoutes(app, s.webhooks),
-  (app, s) => callRoutes(app, { calls: s.calls.calls, sessions: s.callSessions.sessions, audio: s.providers.audio }),
+  (app, s) =>
+    callRoutes(app, { calls: s.calls.calls, sessions: s.calls.callSessions.sessions, audio: s.providers.audio }),
   (app, s) =>
     voiceRoutes(app, {
       callbacks: s.voice.callbacks,
-      inbound: s.inboundCalls,
-      legs: s.transfers,
-      mediaSockets: s.mediaSockets,
+      inbound: s.voice.inboundCalls,
+      legs: s.calls.transfers,
+      mediaSockets: s.voice.mediaSockets,
     }),
-  (app, s) => callListRoutes(app, { views: s.callViews }),
-  (app, s) => sandboxCallRoutes(app, s.sandboxInbound),
-  (app, s) => webCallRoutes(app, { webCalls: s.webCalls, mediaSockets: s.mediaSockets }),
+  (app, s) => callListRoutes(app, { views: s.calls.views }),
+  (app, s) => sandboxCallRoutes(app, s.voice.sandboxInbound),
+  (app, s) => webCallRoutes(app, { webCalls: s.voice.webCalls, mediaSockets: s.voice.mediaSockets }),
   (app, s) => campaignRoutes(app, { campaigns: s.campaigns.campaigns, doNotCall: s.campaigns.doNotCall }),
   (app, s) => temporarySessionRoutes(app, s.temporarySessions),
   (app, s) => analysisRoutes(app, s.analysis),
-  (app, s) => agentTestRoutes(app, { agentTests: s.agentTests }),
+  (app, s) => agentTestRoutes(app, s.agentTests),
   (app, s) => consoleRoutes(app, { publicUrl: s.config.publicUrl }),
 ];
 
@@ -151,7 +160,7 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
   const pool = deps.database.pgPool;
   metrics.watch({
     pool: pool ? () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }) : null,
-    sseStreams: () => services.eventStreams.openCount,
+    sseStreams: () => services.events.eventStreams.openCount,
     callsInProgress: () => services.voice.live.size,
     webhookQueueDepth: () => services.webhooks.webhookStore.pendingCount(),
     mediaSocketsWaiting: () => services.voice.admission.waiting,
@@ -178,17 +187,17 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
     options: { maxPayload: MEDIA_MAX_PAYLOAD_BYTES },
     errorHandler: mediaSocketErrorHandler,
   });
-  installAuth(app, services.authenticator, services.eventTickets);
+  installAuth(app, services.auth.authenticator, services.events.eventTickets);
   installBodyLimits(app, config);
-  installIdempotency(app, services.idempotency);
+  installIdempotency(app, services.platform.idempotency);
 
   for (const register of routeModules) await register(app, services);
   app.addHook('onClose', () => services.knowledge.close());
   app.addHook('onClose', () => services.voice.close());
-  app.addHook('onClose', async () => services.webCalls.close());
+  app.addHook('onClose', async () => services.voice.webCalls.close());
   app.addHook('onClose', () => services.customTools.stop());
   // Jobs start once every kind is defined; a job under way when the app closes runs again elsewhere when its lease ends.
-  app.addHook('onReady', async () => services.jobs.start());
-  app.addHook('onClose', () => services.jobs.stop());
+  app.addHook('onReady', async () => services.platform.jobs.start());
+  app.addHook('onClose', () => services.platform.jobs.stop());
   return app as unknown as App & { services: Services; metrics: Metrics };
 }

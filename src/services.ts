@@ -137,7 +137,7 @@ export function createServices(deps: ServiceDeps) {
   // The built-in voice agent carries calls (through Twilio, or the sandbox carrier without it), unless an audio server is configured or given.
   const keepAudio = Boolean(config.audio.url || deps.providers?.audio);
   const audio = carrier.carrier && !keepAudio ? carrier.carrier : providers.audio;
-  const callArea = createCallArea({
+  const calls = createCallArea({
     ...base,
     ...callParts,
     stores: callStores,
@@ -148,14 +148,13 @@ export function createServices(deps: ServiceDeps) {
     eventRecorder,
     billing: billingAccount,
   });
-  const { calls, views: callViews } = callArea;
   const voice = createVoiceAgentServices({
     ...base,
     ...callParts,
     carrier,
     calls: calls.calls,
-    legs: callArea.transfers,
-    designs: callArea.designs,
+    legs: calls.transfers,
+    designs: calls.designs,
     voice: providers.voice,
     ...(deps.voiceAgent ? { providers: deps.voiceAgent } : {}),
     sms: telephony.sms,
@@ -169,7 +168,7 @@ export function createServices(deps: ServiceDeps) {
     ...callParts,
     defineSqliteAggregate: database.defineSqliteAggregate,
     sessions: callStores.sessions,
-    chargedCents: (ids) => callViews.chargedCents(ids),
+    chargedCents: (ids) => calls.views.chargedCents(ids),
     events: eventRecorder,
     model: voice.providers.languageModel,
     calls: calls.calls,
@@ -179,7 +178,7 @@ export function createServices(deps: ServiceDeps) {
     ...callParts,
     events: eventRecorder,
     calls: calls.calls,
-    sessions: callArea.callSessions.sessions,
+    sessions: calls.callSessions.sessions,
     charges: calls.charges,
     instanceId: carrier.heartbeat.instanceId,
   });
@@ -188,7 +187,7 @@ export function createServices(deps: ServiceDeps) {
     ...callParts,
     events: eventRecorder,
     webCalls: voice.webCalls,
-    callViews,
+    callViews: calls.views,
     model: voice.providers.languageModel,
     llmDeadlineMs: voice.providers.llmDeadlineMs,
     sandboxIntegrations: integrations.sandboxIntegrations,
@@ -201,45 +200,38 @@ export function createServices(deps: ServiceDeps) {
     sms,
     email,
     calls: calls.calls,
-    sessions: callArea.callSessions.sessions,
+    sessions: calls.callSessions.sessions,
     users: auth.users,
   });
   const housekeeping = createHousekeeping({ platform, auth, billing, connect, calls, temporarySessions, config });
 
+  // Each area by name, as its create-services built it (the audio provider: the voice agent's carrier unless one is configured).
   return {
     config,
     database,
     clock,
-    housekeeping,
-    ...platform,
-    // The audio server calls go to: the voice agent's carrier unless one is configured.
     providers: { ...providers, audio },
-    ...auth,
-    apiKeys: apiKeys.apiKeys,
-    ...events,
+    platform,
+    auth,
+    apiKeys,
+    events,
     data,
     billing,
+    pathways,
+    knowledge,
+    telephony,
     personas,
     integrations,
-    telephony,
-    knowledge,
-    pathways,
-    customTools,
     connect,
     webhooks,
+    customTools,
     calls,
-    callSessions: callArea.callSessions,
-    transfers: callArea.transfers,
-    callViews,
+    voice,
     analysis,
     campaigns,
+    agentTests,
     temporarySessions,
-    voice,
-    inboundCalls: voice.inboundCalls,
-    sandboxInbound: voice.sandboxInbound,
-    webCalls: voice.webCalls,
-    mediaSockets: voice.mediaSockets,
-    agentTests: agentTests.agentTests,
+    housekeeping,
   };
 }
 

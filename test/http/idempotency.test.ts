@@ -24,8 +24,8 @@ async function chargeApp(t: TestApp, counter: Counter): Promise<FastifyInstance>
   app.setValidatorCompiler(createValidatorCompiler(() => app.getSchemas()));
   installErrorHandler(app);
   app.addSchema(ErrorResponse);
-  installAuth(app, t.services.authenticator);
-  installIdempotency(app, t.services.idempotency);
+  installAuth(app, t.services.auth.authenticator);
+  installIdempotency(app, t.services.platform.idempotency);
   app.post(
     '/charge',
     {
@@ -195,7 +195,7 @@ describe('Idempotency-Key', () => {
     counter.gate = new Promise((resolve) => (open = resolve));
     const first = charge(app, key, 9);
     // Wait until the first request is inside its handler (it holds the key then).
-    while (counter.runs === 0 || !(await t.services.idempotency['store'].find(user.id, key)))
+    while (counter.runs === 0 || !(await t.services.platform.idempotency['store'].find(user.id, key)))
       await new Promise((r) => setTimeout(r, 5));
     const during = await charge(app2, key, 9);
     expect(during.statusCode).toBe(409);
@@ -251,14 +251,14 @@ describe('Idempotency-Key', () => {
     const later = await charge(app, key, 11);
     expect(later.statusCode).toBe(200);
     expect(later.json().id).not.toBe(first.json().id);
-    await t.services.idempotency.purgeExpired(t.clock.now() + 24 * 3600_000 + 1);
-    expect(await t.services.idempotency['store'].find(user.id, key)).toBeUndefined();
+    await t.services.platform.idempotency.purgeExpired(t.clock.now() + 24 * 3600_000 + 1);
+    expect(await t.services.platform.idempotency['store'].find(user.id, key)).toBeUndefined();
   });
 
   it('lets a retry take over a key whose first request was abandoned (its process died) after 10 minutes', async () => {
     const key = freshKey();
-    const fingerprint = t.services.idempotency.fingerprint('POST', '/charge', { amount: 4 });
-    expect(await t.services.idempotency.begin(user.id, key, fingerprint)).toEqual({ kind: 'run' });
+    const fingerprint = t.services.platform.idempotency.fingerprint('POST', '/charge', { amount: 4 });
+    expect(await t.services.platform.idempotency.begin(user.id, key, fingerprint)).toEqual({ kind: 'run' });
     const stuck = await charge(app, key, 4);
     expect(stuck.statusCode).toBe(409);
     t.clock.advance(10 * 60_000 + 1);
@@ -278,7 +278,7 @@ describe('Idempotency-Key', () => {
 
   it('refuses to mount on a route without authentication', async () => {
     const bare = Fastify({ logger: false });
-    installIdempotency(bare, t.services.idempotency);
+    installIdempotency(bare, t.services.platform.idempotency);
     expect(() => bare.post('/open', { config: { idempotent: true } }, async () => ({}))).toThrow(/need authentication/);
     await bare.close();
   });

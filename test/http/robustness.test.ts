@@ -188,7 +188,9 @@ describe('API key names', () => {
       expect(res.statusCode, JSON.stringify(name)).toBe(400);
       expectError(res.json(), 'invalid_input');
     }
-    await expect(t.services.apiKeys.create(user.id, '  ', { ip: '127.0.0.1', userAgent: null })).rejects.toMatchObject({
+    await expect(
+      t.services.apiKeys.apiKeys.create(user.id, '  ', { ip: '127.0.0.1', userAgent: null }),
+    ).rejects.toMatchObject({
       code: 'invalid_input',
     });
     const ok = await t.app.inject({

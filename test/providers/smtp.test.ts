@@ -101,7 +101,7 @@ describe('password reset email through SMTP', () => {
     const unknown = await requestReset('nobody@example.com');
     expect(unknown.json()).toEqual(known.json());
     await smtp.waitFor(before + 1);
-    await t.services.passwordReset.drain();
+    await t.services.auth.passwordReset.drain();
     expect(smtp.messages.slice(before).map((m) => m.to)).toEqual([user.email]);
   });
 
@@ -112,7 +112,7 @@ describe('password reset email through SMTP', () => {
     const res = await requestReset(user.email);
     expect(res.statusCode).toBe(200);
     expect(res.json().status).toBe('requested');
-    await t.services.passwordReset.drain();
+    await t.services.auth.passwordReset.drain();
     expect(smtp.messages).toHaveLength(before);
   });
 });

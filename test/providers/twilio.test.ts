@@ -122,7 +122,7 @@ describe('phone verification through Twilio', () => {
     const code = /\b(\d{6})\b/.exec(message.body)?.[1];
     expect(code).toBeDefined();
     // Nothing lands in the sandbox outbox when the SMS provider is real.
-    expect(await t.services.outbox.list(user.phone)).toEqual([]);
+    expect(await t.services.platform.outbox.list(user.phone)).toEqual([]);
 
     const done = await submit(user.token, code!);
     expect(done.statusCode).toBe(200);
@@ -137,8 +137,8 @@ describe('phone verification through Twilio', () => {
     expect(res.json().code).toBe('provider_error');
     const rows = await t.database.db.selectFrom('phone_codes').selectAll().where('user_id', '=', user.id).execute();
     expect(rows).toEqual([]);
-    expect((await t.services.audit.listForUser(user.id)).map((e) => `${e.action}:${Number(e.success)}`)).toContain(
-      'phone.verify_request:0',
-    );
+    expect(
+      (await t.services.platform.audit.listForUser(user.id)).map((e) => `${e.action}:${Number(e.success)}`),
+    ).toContain('phone.verify_request:0');
   });
 });

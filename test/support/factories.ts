@@ -41,7 +41,7 @@ export async function registerUser(t: TestApp, overrides: Record<string, unknown
 /** A user whose phone is verified (set directly: the verification flow has its own tests). */
 export async function createVerifiedUser(t: TestApp, overrides: Record<string, unknown> = {}): Promise<TestUser> {
   const user = await registerUser(t, overrides);
-  await t.services.users.update(user.id, { phone_verified: 1 });
+  await t.services.auth.users.update(user.id, { phone_verified: 1 });
   return user;
 }
 

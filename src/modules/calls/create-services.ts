@@ -159,7 +159,7 @@ export function createCallArea(deps: CallAreaDeps) {
     clock: deps.clock,
     ...(transfers ? { dialable: (phone: string) => transfers.dialable(phone) } : {}),
   });
-  return { audio: deps.audio, calls: { calls, charges }, views, transfers, designs, callSessions };
+  return { audio: deps.audio, calls, charges, views, transfers, designs, callSessions };
 }
 
 export type CallArea = ReturnType<typeof createCallArea>;

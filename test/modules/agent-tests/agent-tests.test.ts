@@ -381,7 +381,7 @@ describe('agent tests: suites, events, limits, JUnit', () => {
       caller: { lines: ['hi'] },
       expect: { says: ['Amy'] },
     });
-    await t.services.jobs.stop();
+    await t.services.platform.jobs.stop();
     let runId: string;
     try {
       runId = await start(user, [id]);
@@ -390,14 +390,14 @@ describe('agent tests: suites, events, limits, JUnit', () => {
       const now = t.clock.now();
       const [claimed] = await jobs.claimDue('agent_test', now, now + 60_000, 10);
       expect(JSON.parse(claimed!.payload)).toEqual({ runId, position: 0 });
-      t.services.jobs.start();
+      t.services.platform.jobs.start();
       await new Promise((r) => setTimeout(r, 100));
       const held = (await t.app.inject({ url: `/api/agent-tests/runs/${runId}`, headers: bearer(user.token) })).json();
       expect(held.status).toBe('queued'); // the dead instance's lease still holds
       t.clock.advance(61_000);
-      t.services.jobs.wake('agent_test');
+      t.services.platform.jobs.wake('agent_test');
     } catch (err) {
-      t.services.jobs.start();
+      t.services.platform.jobs.start();
       throw err;
     }
     const run = await waitFor(user, runId);
@@ -417,7 +417,7 @@ describe('agent tests: suites, events, limits, JUnit', () => {
     const user = await createVerifiedUser(t);
     const { id } = await create(user, { name: 'quick', agent: amy, caller: { lines: ['hi'] }, expect: {} });
     // Held queued: the queue is stopped while the runs are asked for.
-    await t.services.jobs.stop();
+    await t.services.platform.jobs.stop();
     try {
       const answers = await Promise.all(
         Array.from({ length: 25 }, () =>
@@ -429,7 +429,7 @@ describe('agent tests: suites, events, limits, JUnit', () => {
       expect(codes.filter((c) => c === 429)).toHaveLength(5);
       expect(answers.find((a) => a.statusCode === 429)!.json()).toMatchObject({ code: 'concurrency_limit', limit: 20 });
     } finally {
-      t.services.jobs.start();
+      t.services.platform.jobs.start();
     }
     const runs = await t.services.database.db
       .selectFrom('agent_test_runs')

@@ -26,7 +26,7 @@ beforeAll(async () => {
   receiver = await startWebhookReceiver();
 });
 afterAll(async () => {
-  await t.services.jobs.stop();
+  await t.services.platform.jobs.stop();
   await t.close();
   await receiver.close();
 });
@@ -69,7 +69,7 @@ describe('a call_analysis job that gives up', () => {
       return create(userId, store, bytes);
     });
     const sessionId = await endedCall(t, user, { transcript: TRANSCRIPT, webhookUrl: `${receiver.url}/hooks/gave-up` });
-    t.services.jobs.start();
+    t.services.platform.jobs.start();
     const job = () =>
       t.database.db
         .selectFrom('jobs')
@@ -88,7 +88,7 @@ describe('a call_analysis job that gives up', () => {
         `attempt ${attempt}`,
       );
       t.clock.advance(60_000);
-      t.services.jobs.wake('call_analysis');
+      t.services.platform.jobs.wake('call_analysis');
     }
     await eventually(async () => (await job()).status === 'failed', 10_000, 'the job to give up');
     expect((await job()).attempts).toBe(3);
@@ -139,7 +139,7 @@ describe('two jobs for one call', () => {
   }
 
   it('at the same instant: one writes the analysis, its records and one event; the other writes nothing', async () => {
-    await t.services.jobs.stop();
+    await t.services.platform.jobs.stop();
     const user = await createVerifiedUser(t);
     const sessionId = await endedCall(t, user, { transcript: TRANSCRIPT });
     const service = t.services.analysis.analysis;
@@ -163,7 +163,7 @@ describe('two jobs for one call', () => {
   });
 
   it('a job overtaken by a re-run asked for meanwhile writes no row state and no event; the re-run does', async () => {
-    await t.services.jobs.stop();
+    await t.services.platform.jobs.stop();
     const user = await createVerifiedUser(t);
     const sessionId = await endedCall(t, user, { transcript: TRANSCRIPT });
     const service = t.services.analysis.analysis;
@@ -192,7 +192,7 @@ describe('two jobs for one call', () => {
   });
 
   it('a re-run that gives up after a later re-run took the call over leaves that one standing', async () => {
-    await t.services.jobs.stop();
+    await t.services.platform.jobs.stop();
     const user = await createVerifiedUser(t);
     const sessionId = await endedCall(t, user, { transcript: TRANSCRIPT });
     const service = t.services.analysis.analysis;

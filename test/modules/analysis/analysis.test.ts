@@ -21,7 +21,7 @@ let receiver: WebhookReceiver;
 beforeAll(async () => {
   t = await createTestApp({ config: callConfig() });
   await t.app.ready();
-  t.services.jobs.start();
+  t.services.platform.jobs.start();
   receiver = await startWebhookReceiver();
 });
 afterAll(async () => {

@@ -69,7 +69,7 @@ async function insertCall(owner: TestUser, r: Row): Promise<void> {
 beforeAll(async () => {
   t = await createTestApp({ config: callConfig() });
   await t.app.ready();
-  t.services.jobs.start();
+  t.services.platform.jobs.start();
   user = await createVerifiedUser(t);
   other = await createVerifiedUser(t);
   // Berlin is UTC+1 in November: c1 is the 28th there (the 27th in UTC), c3 the 29th (the 28th in UTC).

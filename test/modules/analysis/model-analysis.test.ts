@@ -19,7 +19,7 @@ beforeAll(async () => {
     config: callConfig(),
   });
   await t.app.ready();
-  t.services.jobs.start();
+  t.services.platform.jobs.start();
 });
 afterAll(async () => {
   await t.close();

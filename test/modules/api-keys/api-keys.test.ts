@@ -56,7 +56,7 @@ describe('API keys', () => {
     const del = await t.app.inject({ method: 'DELETE', url: `/api/api-keys/${id}`, headers: bearer(user.token) });
     expect(del.statusCode).toBe(204);
     expect((await t.app.inject({ method: 'GET', url: '/api/auth', headers: bearer(key) })).statusCode).toBe(401);
-    const audit = await t.services.audit.listForUser(user.id);
+    const audit = await t.services.platform.audit.listForUser(user.id);
     expect(audit.map((a) => a.action)).toEqual(expect.arrayContaining(['api_key.create', 'api_key.delete']));
   });
 

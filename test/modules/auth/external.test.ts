@@ -175,8 +175,8 @@ describe('init', () => {
 
   it('refuses to attach for a caller whose 2FA is pending (403)', async () => {
     const user = await registerUser(t);
-    await t.services.users.update(user.id, { phone_verified: 1, two_factor_enabled: 1 });
-    const pending = await t.services.auth.startSession((await t.services.users.findById(user.id))!);
+    await t.services.auth.users.update(user.id, { phone_verified: 1, two_factor_enabled: 1 });
+    const pending = await t.services.auth.auth.startSession((await t.services.auth.users.findById(user.id))!);
     expect(pending.status).toBe('2fa_required');
     const res = await init('acme', { token: pending.token });
     expect(res.statusCode).toBe(403);
@@ -209,7 +209,7 @@ describe('sign-up and sign-in', () => {
     expect(res.cookies.find((c) => c.name === 'token')).toMatchObject({ value: body.token, httpOnly: true });
     expect(res.headers['cache-control']).toBe('no-store');
 
-    const user = await t.services.users.findById(body.auth.id);
+    const user = await t.services.auth.users.findById(body.auth.id);
     expect(user).toMatchObject({ password_hash: null, phone: null, phone_verified: 0 });
     expect(await identitiesOf(body.auth.id)).toMatchObject([
       { provider: 'acme', subject: login, email: `${login}@example.test` },
@@ -263,7 +263,7 @@ describe('sign-up and sign-in', () => {
   it('still asks a user with 2FA for the code: 2fa_required and no cookie', async () => {
     const login = newLogin('tfa');
     const first = await signIn('acme', login);
-    await t.services.users.update(first.json().auth.id, { phone_verified: 1, two_factor_enabled: 1 });
+    await t.services.auth.users.update(first.json().auth.id, { phone_verified: 1, two_factor_enabled: 1 });
     const res = await signIn('acme', login);
     expect(res.json()).toMatchObject({
       status: '2fa_required',

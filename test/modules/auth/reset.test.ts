@@ -32,11 +32,11 @@ const getAuth = (token: string) => t.app.inject({ method: 'GET', url: '/api/auth
 const resetRows = (userId: string) =>
   t.database.db.selectFrom('password_resets').selectAll().where('user_id', '=', userId).execute();
 const actions = async (id: string) =>
-  (await t.services.audit.listForUser(id)).map((e) => `${e.action}:${Number(e.success)}`);
+  (await t.services.platform.audit.listForUser(id)).map((e) => `${e.action}:${Number(e.success)}`);
 
 /** Emails the sandbox sent to `email`, newest first, once background sends have finished. */
 async function emailsTo(email: string) {
-  await t.services.passwordReset.drain();
+  await t.services.auth.passwordReset.drain();
   const res = await t.app.inject({ method: 'GET', url: `/api/sandbox/outbox?to=${encodeURIComponent(email)}` });
   return res.json() as Array<{
     channel: string;
@@ -165,7 +165,7 @@ describe('POST /api/auth/reset-password/request', () => {
       expect(res.json()).toEqual(REQUESTED);
       expect(sent).toHaveLength(0);
       release();
-      await other.services.passwordReset.drain();
+      await other.services.auth.passwordReset.drain();
       expect(sent).toHaveLength(1);
       expect(sent[0]).toMatchObject({ to: user.email, data: { token: expect.any(String) } });
     } finally {
@@ -241,7 +241,7 @@ describe('POST /api/auth/reset-password/submit', () => {
 
   it('does not bypass 2FA: a user with 2FA gets 2fa_required, a limited token and no cookie', async () => {
     const user = await createVerifiedUser(t);
-    await t.services.users.update(user.id, { two_factor_enabled: 1 });
+    await t.services.auth.users.update(user.id, { two_factor_enabled: 1 });
     const res = await submitReset(await resetToken(user));
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({

@@ -42,14 +42,14 @@ describe('register', () => {
       sameSite: 'Lax',
       maxAge: t.config.sessionTtlSeconds,
     });
-    const user = await t.services.users.findByEmail('grace@example.com');
+    const user = await t.services.auth.users.findByEmail('grace@example.com');
     expect(user?.phone).toBe('+14155550100');
     expect(user?.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
   });
 
   it('answers an existing email like a new one (status, fields, cookie), creates and changes nothing, and emails the owner', async () => {
     const owner = await registerUser(t);
-    const before = await t.services.users.findById(owner.id);
+    const before = await t.services.auth.users.findById(owner.id);
     const payload = (email: string) => ({
       firstName: 'Eve',
       lastName: 'Probe',
@@ -88,7 +88,7 @@ describe('register', () => {
     expect(Object.keys(taken.headers).sort()).toEqual(Object.keys(fresh.headers).sort());
 
     // Nothing was created or changed; the decoy token authenticates nobody.
-    expect(await t.services.users.findById(owner.id)).toEqual(before);
+    expect(await t.services.auth.users.findById(owner.id)).toEqual(before);
     expect(
       await t.database.db.selectFrom('users').select('id').where('email', '=', owner.email).execute(),
     ).toHaveLength(1);
@@ -96,7 +96,7 @@ describe('register', () => {
     expect((await login(owner.email, owner.password)).json().status).toBe('phone_not_verified');
 
     // The owner hears about it.
-    await t.services.accountMail.drain();
+    await t.services.auth.accountMail.drain();
     const mails = (
       await t.app.inject({ method: 'GET', url: `/api/sandbox/outbox?to=${encodeURIComponent(owner.email)}` })
     ).json();
@@ -146,7 +146,7 @@ describe('register', () => {
 
   it('hashes the password for an existing email too, and takes about as long as a real sign-up', async () => {
     const owner = await registerUser(t);
-    const hash = vi.spyOn(t.services.passwords, 'hash');
+    const hash = vi.spyOn(t.services.auth.passwords, 'hash');
     const timed = async (email: string) => {
       const started = performance.now();
       const res = await t.app.inject({
@@ -181,7 +181,7 @@ describe('register', () => {
       });
       expect(res.statusCode).toBe(200);
     }
-    await t.services.accountMail.drain();
+    await t.services.auth.accountMail.drain();
     const mails = (
       await t.app.inject({ method: 'GET', url: `/api/sandbox/outbox?to=${encodeURIComponent(owner.email)}` })
     ).json();
@@ -252,7 +252,7 @@ describe('login', () => {
     const user = await registerUser(t);
     await login(user.email, 'wrong password');
     await login(user.email, user.password);
-    const entries = await t.services.audit.listForUser(user.id);
+    const entries = await t.services.platform.audit.listForUser(user.id);
     const logins = entries.filter((e) => e.action === 'login').map((e) => Number(e.success));
     expect(logins).toEqual([1, 0]);
     expect(entries.find((e) => e.action === 'register')).toMatchObject({

@@ -44,7 +44,7 @@ const userRow = (id: string) =>
 const recoveryRows = (id: string) =>
   t.database.db.selectFrom('recovery_codes').selectAll().where('user_id', '=', id).execute();
 const actions = async (id: string) =>
-  (await t.services.audit.listForUser(id)).map((e) => `${e.action}:${Number(e.success)}`);
+  (await t.services.platform.audit.listForUser(id)).map((e) => `${e.action}:${Number(e.success)}`);
 
 /** A phone-verified user with 2FA enabled through the routes; `token` is the full session answered by enable/submit. */
 async function enabledUser() {
@@ -90,7 +90,7 @@ describe('enable, login, verify', () => {
     let row = await userRow(user.id);
     expect(row.totp_pending_secret).not.toBeNull();
     expect(row.totp_pending_secret).not.toContain(base32);
-    expect(t.services.secretBox.openText(row.totp_pending_secret!)).toBe(base32);
+    expect(t.services.platform.secretBox.openText(row.totp_pending_secret!)).toBe(base32);
     expect(row).toMatchObject({ totp_secret: null, two_factor_enabled: 0 });
 
     const wrong = await post('/api/auth/2fa/enable/submit', user.token, { token: wrongCode(base32) });
@@ -117,7 +117,7 @@ describe('enable, login, verify', () => {
     row = await userRow(user.id);
     expect(row).toMatchObject({ totp_pending_secret: null, two_factor_enabled: 1 });
     expect(row.totp_secret).not.toContain(base32);
-    expect(t.services.secretBox.openText(row.totp_secret!)).toBe(base32);
+    expect(t.services.platform.secretBox.openText(row.totp_secret!)).toBe(base32);
     const stored = await recoveryRows(user.id);
     expect(stored).toHaveLength(10);
     expect(JSON.stringify(stored)).not.toContain(body.recoveryCodes[0]);
@@ -291,8 +291,8 @@ describe('reset', () => {
     expect(fresh).not.toBe(user.base32);
     expect((URI.parse(otpauthUrl) as TOTP).secret.base32).toBe(fresh);
     let row = await userRow(user.id);
-    expect(t.services.secretBox.openText(row.totp_secret!)).toBe(user.base32);
-    expect(t.services.secretBox.openText(row.totp_pending_secret!)).toBe(fresh);
+    expect(t.services.platform.secretBox.openText(row.totp_secret!)).toBe(user.base32);
+    expect(t.services.platform.secretBox.openText(row.totp_pending_secret!)).toBe(fresh);
     expect(JSON.stringify(row)).not.toContain(fresh);
     expect((await t.app.inject({ method: 'GET', url: '/api/api-keys', headers: bearer(user.token) })).statusCode).toBe(
       200,
@@ -316,7 +316,7 @@ describe('reset', () => {
     expect(newCodes).toHaveLength(10);
     expect(newCodes.some((c) => user.recoveryCodes.includes(c))).toBe(false);
     row = await userRow(user.id);
-    expect(t.services.secretBox.openText(row.totp_secret!)).toBe(fresh);
+    expect(t.services.platform.secretBox.openText(row.totp_secret!)).toBe(fresh);
     expect(row.totp_pending_secret).toBeNull();
     expect(await recoveryRows(user.id)).toHaveLength(10);
 

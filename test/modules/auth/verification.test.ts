@@ -27,7 +27,7 @@ const userRow = (id: string) =>
 const codeRows = (userId: string) =>
   t.database.db.selectFrom('phone_codes').selectAll().where('user_id', '=', userId).execute();
 const actions = async (id: string) =>
-  (await t.services.audit.listForUser(id)).map((e) => `${e.action}:${Number(e.success)}`);
+  (await t.services.platform.audit.listForUser(id)).map((e) => `${e.action}:${Number(e.success)}`);
 
 /** The newest SMS the sandbox sent to `phone`, read through the outbox route. */
 async function latestSms(phone: string) {
@@ -101,7 +101,7 @@ describe('POST /api/auth/verify/request', () => {
 
   it('sets the number for a user who has none, and answers 400 no_phone without one', async () => {
     const user = await registerUser(t);
-    await t.services.users.update(user.id, { phone: null });
+    await t.services.auth.users.update(user.id, { phone: null });
 
     const none = await requestCode(user.token);
     expect(none.statusCode).toBe(400);
@@ -155,7 +155,7 @@ describe('POST /api/auth/verify/request', () => {
   it('needs credentials, and 2FA passed when configured', async () => {
     expect((await t.app.inject({ method: 'POST', url: '/api/auth/verify/request' })).statusCode).toBe(401);
     const user = await createVerifiedUser(t);
-    await t.services.users.update(user.id, { two_factor_enabled: 1 });
+    await t.services.auth.users.update(user.id, { two_factor_enabled: 1 });
     const login = await t.app.inject({
       method: 'POST',
       url: '/api/auth/login',
@@ -289,7 +289,7 @@ describe('POST /api/auth/verify/submit', () => {
     const done = await submitCode(user.token, await latestCode('+14155550222'));
     expect(done.json().status).toBe('ok');
     expect(await userRow(user.id)).toMatchObject({ phone: '+14155550222', phone_verified: 1 });
-    const change = (await t.services.audit.listForUser(user.id)).find((e) => e.action === 'phone.change');
+    const change = (await t.services.platform.audit.listForUser(user.id)).find((e) => e.action === 'phone.change');
     expect(JSON.parse(change!.detail!)).toEqual({ from: '+1415•••0111', to: '+1415•••0222' });
   });
 

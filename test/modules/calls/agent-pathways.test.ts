@@ -35,7 +35,7 @@ async function assembledOf(sessionId: string): Promise<AssembledCall> {
     .where('id', '=', sessionId)
     .executeTakeFirstOrThrow();
   expect(row.assembled).toBeTruthy();
-  return JSON.parse(t.services.secretBox.openText(row.assembled!)) as AssembledCall;
+  return JSON.parse(t.services.platform.secretBox.openText(row.assembled!)) as AssembledCall;
 }
 
 const startWebCall = (user: TestUser, body: Record<string, unknown>) =>

@@ -73,7 +73,7 @@ describe('a call under way when the instance stops', () => {
     expect(record.toolCalls).toEqual([]);
     expect(record.recordingParts).toBeGreaterThan(1);
 
-    const wav = await t.services.callViews.recording(user.id, sessionId);
+    const wav = await t.services.calls.views.recording(user.id, sessionId);
     expect(wav.length).toBeGreaterThan(OBJECT_LIMIT * 2);
     const decoded = parseWav(wav);
     expect(decoded).toMatchObject({ sampleRate: 8000, channels: 2, bitsPerSample: 16 });

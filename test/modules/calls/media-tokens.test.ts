@@ -7,7 +7,7 @@ let t: TestApp;
 let tokens: MediaTokens;
 beforeAll(async () => {
   t = await createTestApp();
-  tokens = new MediaTokens(t.services.data.serviceTokens, t.services.singleUse);
+  tokens = new MediaTokens(t.services.data.serviceTokens, t.services.platform.singleUse);
 });
 afterAll(() => t.close());
 

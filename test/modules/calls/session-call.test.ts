@@ -141,7 +141,7 @@ describe('POST /api/session/call', () => {
         payload: { name: 'Clinic' },
       })
     ).json();
-    const call = await t.services.callSessions.sessions.assemble(
+    const call = await t.services.calls.callSessions.sessions.assemble(
       user.id,
       parseCallPayload(
         claims({
@@ -319,7 +319,7 @@ describe('POST /api/session/call: pathways, custom tools and variables (issue 43
     ]);
     const sealed = (call.customTools![0]!.headers as Record<string, string>).Authorization!;
     expect(sealed).not.toContain('sk_live');
-    expect(t.services.secretBox.openText(sealed)).toBe('Bearer sk_live_abc123');
+    expect(t.services.platform.secretBox.openText(sealed)).toBe('Bearer sk_live_abc123');
     // Not a tool the model is offered directly: the voice integration runs custom tools.
     expect(call.tools).toEqual([]);
   });
@@ -413,7 +413,7 @@ describe('POST /api/session/call: pathways, custom tools and variables (issue 43
       headers: Record<string, string>;
     };
     expect(inline).toMatchObject({ name: 'check_order', method: 'POST', timeoutMs: 5000 });
-    expect(t.services.secretBox.openText(inline.headers.Authorization!)).toBe('Bearer sk_live_abc123');
+    expect(t.services.platform.secretBox.openText(inline.headers.Authorization!)).toBe('Bearer sk_live_abc123');
     const clash = await start(
       user,
       server.name,

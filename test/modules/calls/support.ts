@@ -69,7 +69,7 @@ export function callServicesWith(t: TestApp, billing: CallBilling) {
   return createCallServices({
     db: t.database.db,
     dialect: t.database.dialect,
-    eventRecorder: s.eventRecorder,
+    eventRecorder: s.events.eventRecorder,
     webhooks: s.webhooks.webhooks,
     audio: s.providers.audio,
     data: s.data,

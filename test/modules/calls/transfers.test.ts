@@ -37,7 +37,7 @@ afterAll(async () => {
   await fake?.close();
 });
 
-const legs = () => t.services.transfers!;
+const legs = () => t.services.calls.transfers!;
 const charges = () => t.services.calls.charges!;
 const charge = (ref: string) =>
   t.database.db.selectFrom('call_charges').selectAll().where('ref', '=', ref).executeTakeFirst();

@@ -408,10 +408,15 @@ describe('the account and the agent', { timeout: 120_000 }, () => {
         .where('campaign_id', '=', id)
         .executeTakeFirstOrThrow();
       const { campaignCall } = await import('../../../src/modules/campaigns/dialer.js');
-      return campaignCall(t.services.callSessions.sessions, c.user.id, t.services.campaigns.campaigns.definition(row), {
-        ...contact,
-        idx: Number(contact.idx),
-      } as never);
+      return campaignCall(
+        t.services.calls.callSessions.sessions,
+        c.user.id,
+        t.services.campaigns.campaigns.definition(row),
+        {
+          ...contact,
+          idx: Number(contact.idx),
+        } as never,
+      );
     };
     const left = await assembled();
     expect(left.context?.voicemailMessage).toBe('Please call us back.');

@@ -78,7 +78,7 @@ describe('POST /api/connect with the sandbox connector', () => {
 
   it('needs data-plane authentication', async () => {
     const user = await createVerifiedUser(t);
-    await t.services.users.update(user.id, { phone_verified: 0 });
+    await t.services.auth.users.update(user.id, { phone_verified: 0 });
     const res = await client(t, user).post('/api/connect', { repository: 'contacts', path: '/x', params: {} });
     expect(res.statusCode).toBe(403);
     expect(

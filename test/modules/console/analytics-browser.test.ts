@@ -92,7 +92,7 @@ describe.runIf(chromium)('the analytics page and a call analysis in Chromium', (
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'wsapi-console-analytics-'));
     t = await listeningApp({ config: callConfig(), clock: new ManualClock(Date.now()) });
-    t.services.jobs.start();
+    t.services.platform.jobs.start();
     origin = t.config.publicUrl;
     user = await createVerifiedUser(t);
     const start = Date.parse(`${firstDay}T00:00:00Z`);

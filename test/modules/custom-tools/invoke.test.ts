@@ -24,7 +24,7 @@ beforeAll(async () => {
   receiver = await startWebhookReceiver();
   tools = createCustomToolServices({
     webhooks: t.services.webhooks.webhooks,
-    secretBox: t.services.secretBox,
+    secretBox: t.services.platform.secretBox,
     clock: t.clock,
     config: t.config,
   });
@@ -253,7 +253,7 @@ describe('production mode: the webhook address filter', () => {
     });
     prodTools = createCustomToolServices({
       webhooks: prod.services.webhooks.webhooks,
-      secretBox: prod.services.secretBox,
+      secretBox: prod.services.platform.secretBox,
       clock: prod.clock,
       config: prod.config,
     });
@@ -296,7 +296,7 @@ describe('production mode: the webhook address filter', () => {
     const owner = (await createVerifiedUser(prod)).id;
     const service = createCustomToolServices({
       webhooks: prod.services.webhooks.webhooks,
-      secretBox: prod.services.secretBox,
+      secretBox: prod.services.platform.secretBox,
       clock: prod.clock,
       config: { webhooks: { allowPrivate: false } },
       send: sender.send,

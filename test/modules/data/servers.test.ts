@@ -43,11 +43,11 @@ describe('GET /api/server', () => {
       const other = createDataServices({
         db: fresh.database.db,
         dialect: fresh.database.dialect,
-        secretBox: fresh.services.secretBox,
-        eventRecorder: fresh.services.eventRecorder,
+        secretBox: fresh.services.platform.secretBox,
+        eventRecorder: fresh.services.events.eventRecorder,
         clock: fresh.clock,
         config: { objectContentLimitBytes: 1024 },
-        singleUse: fresh.services.singleUse,
+        singleUse: fresh.services.platform.singleUse,
       });
       const api = client(fresh, user);
       const answers = await Promise.all([

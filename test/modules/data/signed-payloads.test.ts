@@ -234,9 +234,9 @@ describe('SignedPayloads.verify', () => {
           .execute()
       ).length;
     expect(await count()).toBe(1);
-    await t.services.singleUse.purgeExpired(now());
+    await t.services.platform.singleUse.purgeExpired(now());
     expect(await count()).toBe(1);
-    await t.services.singleUse.purgeExpired(now() + 10 * 60_000);
+    await t.services.platform.singleUse.purgeExpired(now() + 10 * 60_000);
     expect(await count()).toBe(0);
   });
 });

@@ -28,16 +28,16 @@ async function heldWrite(app: TestApp, userId: string, objectId: string) {
   const done = app.database.db
     .transaction()
     .execute(async (trx) => {
-      await app.services.eventRecorder.record(trx, [
+      await app.services.events.eventRecorder.record(trx, [
         { userId, type: 'object_deleted', payload: { object_id: objectId } },
       ]);
       drawn();
       if (!(await decided)) throw new RollBack();
     })
     .then(
-      () => app.services.eventRecorder.announce(),
+      () => app.services.events.eventRecorder.announce(),
       (err) => {
-        app.services.eventRecorder.announce();
+        app.services.events.eventRecorder.announce();
         if (!(err instanceof RollBack)) throw err;
       },
     );
@@ -77,7 +77,7 @@ describe.skipIf(!onPostgres)(
     it('re-establishes a dropped LISTEN connection', async () => {
       const user = await createVerifiedUser(a);
       const sse = await stream(b, user.token, 'object_deleted');
-      const channel = (b.services.eventStreams.broker as unknown as { channel: PgEventChannel }).channel;
+      const channel = (b.services.events.eventStreams.broker as unknown as { channel: PgEventChannel }).channel;
       const pid = channel.listenerPid;
       expect(pid).not.toBeNull();
       const killed = await a.database.pgPool!.query('select pg_terminate_backend($1) as ok', [pid]);
@@ -114,10 +114,10 @@ describe.skipIf(!onPostgres)(
       await before.waitForEvents(1, 3000);
       const first = await heldWrite(a, user.id, '1'); // id drawn, not committed
       // The second writer of the same user commits while the first is open: no lock between them.
-      await b.services.eventRecorder.record(b.database.db, [
+      await b.services.events.eventRecorder.record(b.database.db, [
         { userId: user.id, type: 'object_deleted', payload: { object_id: '2' } },
       ]);
-      b.services.eventRecorder.announce();
+      b.services.events.eventRecorder.announce();
       // Opened while the lower id is in flight: from the present (no Last-Event-ID), and by replay from the last id seen.
       const fresh = await stream(a, user.token, 'object_deleted');
       const resumed = await stream(b, user.token, 'object_deleted', { headers: { 'last-event-id': String(previous) } });

@@ -27,7 +27,7 @@ it('delivers every event of 30 concurrent writers, 20 rounds, to live streams ex
           // Work before and after the event, with pauses, so transactions overlap and commit out of id order.
           await trx.selectFrom('users').select('id').where('id', '=', u.id).execute();
           await sleep(Math.random() * 4);
-          await t.services.eventRecorder.record(
+          await t.services.events.eventRecorder.record(
             trx,
             Array.from({ length: n }, (_, k) => ({
               userId: u.id,
@@ -37,7 +37,7 @@ it('delivers every event of 30 concurrent writers, 20 rounds, to live streams ex
           );
           await sleep(Math.random() * 4);
         });
-        t.services.eventRecorder.announce();
+        t.services.events.eventRecorder.announce();
         expected.set(u.id, (expected.get(u.id) ?? 0) + n);
       }),
     );

@@ -45,9 +45,9 @@ const deletions = (n: number, tag: string) =>
   );
 
 async function openConnection(userId: string) {
-  const broker = t.services.eventStreams.broker;
+  const broker = t.services.events.eventStreams.broker;
   await broker.ready();
-  const delivery = t.services.eventStreams.delivery;
+  const delivery = t.services.events.eventStreams.delivery;
   // A small replay page, so the log replay takes several pages.
   const context = { ...delivery, options: { ...delivery.options, replayBatch: 200 } };
   const connection = new EventConnection(userId, { types: null, filters: [] }, 0, context, async () => true);
@@ -64,7 +64,7 @@ describe('replay/live boundary', () => {
     const attached = connection.attach(sink);
     await eventually(isStalled, 5000, 'the replay to stall');
     const during = await emit(t, user.id, deletions(5, 'b')); // live (held) AND in page two
-    await eventually(() => t.services.eventStreams.broker.subscriberCount(user.id) === 1);
+    await eventually(() => t.services.events.eventStreams.broker.subscriberCount(user.id) === 1);
     await new Promise((r) => setTimeout(r, 100)); // let the broker hand them over
     release();
     await attached;

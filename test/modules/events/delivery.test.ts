@@ -52,7 +52,11 @@ async function instance(
   const store = new EventStore(t.database.db, t.database.dialect);
   const recent = new RecentEvents(settings.recentBytes ?? 4 * MB);
   const scheduler = new WriteScheduler(settings.coalesceMs ?? 0, settings.sliceMs);
-  const broker = new EventBroker(store, t.services.eventRecorder, null, { recent, scheduler, pollIntervalMs: 600_000 });
+  const broker = new EventBroker(store, t.services.events.eventRecorder, null, {
+    recent,
+    scheduler,
+    pollIntervalMs: 600_000,
+  });
   brokers.push(broker);
   const context: DeliveryContext = {
     store,

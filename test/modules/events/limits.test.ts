@@ -54,7 +54,7 @@ describe('event stream limits', () => {
 
     a.close();
     await eventually(
-      () => t.services.eventStreams.broker.subscriberCount(user.id) === 1,
+      () => t.services.events.eventStreams.broker.subscriberCount(user.id) === 1,
       5000,
       'the closed stream to be released',
     );
@@ -72,7 +72,7 @@ describe('event stream limits', () => {
 
   it('ends a client that stops reading once its backlog passes the limit; a fast client and the writer are unaffected', async () => {
     const user = await createVerifiedUser(t);
-    const broker = t.services.eventStreams.broker;
+    const broker = t.services.events.eventStreams.broker;
     const fast = await stream(t, user.token, 'object_deleted');
     const slow = await stream(t, user.token, 'object_deleted');
     slow.pause();
@@ -139,7 +139,7 @@ describe('event stream limits', () => {
     const del = await t.app.inject({ method: 'DELETE', url: `/api/api-keys/${id}`, headers: bearer(user.token) });
     expect(del.statusCode).toBe(204);
     await sse.ended;
-    expect(t.services.eventStreams.broker.subscriberCount(user.id)).toBe(0);
+    expect(t.services.events.eventStreams.broker.subscriberCount(user.id)).toBe(0);
   });
 
   it('ends a stream opened with a ticket when the session that asked for the ticket ends', async () => {
@@ -155,7 +155,7 @@ describe('event stream limits', () => {
       (await t.app.inject({ method: 'GET', url: '/api/auth/logout', headers: bearer(user.token) })).statusCode,
     ).toBe(200);
     await sse.ended;
-    expect(t.services.eventStreams.broker.subscriberCount(user.id)).toBe(0);
+    expect(t.services.events.eventStreams.broker.subscriberCount(user.id)).toBe(0);
   });
 
   it('app.close() ends open streams instead of waiting for their clients', async () => {

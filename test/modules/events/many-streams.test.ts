@@ -26,7 +26,7 @@ const ALL: EventSelection = { types: null, filters: [] };
 
 /** A stream on the test app's own delivery side (broker, feeds, scheduler), on a memory sink. */
 async function open(userId: string, selection: EventSelection = ALL) {
-  const { broker, delivery } = t.services.eventStreams;
+  const { broker, delivery } = t.services.events.eventStreams;
   await broker.ready();
   const out = memorySink();
   const connection = new EventConnection(userId, selection, broker.releasedUpTo, delivery, async () => true);
@@ -103,7 +103,7 @@ describe('one user, many streams', () => {
   });
 
   it('a stream whose client is behind leaves the feed: the others go on, nothing is queued for it, it catches up in order; closed streams leave no feed behind', async () => {
-    const { scheduler } = t.services.eventStreams.delivery;
+    const { scheduler } = t.services.events.eventStreams.delivery;
     const feedsBefore = scheduler.feedCount;
     const user = await createVerifiedUser(t);
     const streams = await Promise.all(Array.from({ length: 10 }, () => open(user.id)));

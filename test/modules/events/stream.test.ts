@@ -263,7 +263,7 @@ describe('GET /api/events/{type}', () => {
 
   it('closes the subscription when the client goes away', async () => {
     const user = await createVerifiedUser(t);
-    const broker = t.services.eventStreams.broker;
+    const broker = t.services.events.eventStreams.broker;
     const sse = await stream(t, user.token, 'all');
     expect(broker.subscriberCount(user.id)).toBe(1);
     sse.close();

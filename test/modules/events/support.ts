@@ -28,12 +28,12 @@ export async function emit(
   events: Array<[EventType, Record<string, unknown>]>,
 ): Promise<number[]> {
   await t.database.db.transaction().execute((trx) =>
-    t.services.eventRecorder.record(
+    t.services.events.eventRecorder.record(
       trx,
       events.map(([type, payload]) => ({ userId, type, payload })),
     ),
   );
-  t.services.eventRecorder.announce();
+  t.services.events.eventRecorder.announce();
   const rows = await t.database.db
     .selectFrom('events')
     .select('id')

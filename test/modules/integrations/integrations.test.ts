@@ -68,7 +68,7 @@ describe('PUT /api/integrations (Calendly)', () => {
       .executeTakeFirstOrThrow();
     expect(JSON.stringify(row)).not.toContain(fake.token);
     expect(JSON.stringify(row)).not.toContain(fake.token.slice(-8));
-    expect(t.services.secretBox.openText(row.sealed_token)).toBe(fake.token);
+    expect(t.services.platform.secretBox.openText(row.sealed_token)).toBe(fake.token);
 
     const listed = (await list()).json();
     expect(listed.find((i: { id: string }) => i.id === created.id)).toEqual(created);

@@ -13,7 +13,7 @@ afterAll(() => t.close());
 
 describe('key checks', () => {
   it('records the keys on first start, accepts them after, refuses another master key and reports a new JWT secret', async () => {
-    const store = t.services.platformStore;
+    const store = t.services.platform.platformStore;
     const secrets = { masterKey: randomBytes(32), jwtSecret: randomBytes(32).toString('hex') };
     expect(await hasMasterKeyCheck(store)).toBe(false);
     expect(await verifyKeys(store, secrets, t.clock)).toEqual({ jwtSecretChanged: false });
@@ -38,7 +38,7 @@ describe('key checks', () => {
   it('on a shared database refuses another JWT secret unless it is rotated on purpose', async () => {
     const other = await createTestApp();
     try {
-      const store = other.services.platformStore;
+      const store = other.services.platform.platformStore;
       const secrets = { masterKey: randomBytes(32), jwtSecret: 'a'.repeat(40) };
       const shared = { shared: true, rotate: false };
       expect(await verifyKeys(store, secrets, other.clock, shared)).toEqual({ jwtSecretChanged: false });
@@ -64,12 +64,12 @@ describe('key checks', () => {
     try {
       const secrets = { masterKey: randomBytes(32), jwtSecret: 'x'.repeat(40) };
       const results = await Promise.allSettled(
-        Array.from({ length: 4 }, () => verifyKeys(other.services.platformStore, secrets, other.clock)),
+        Array.from({ length: 4 }, () => verifyKeys(other.services.platform.platformStore, secrets, other.clock)),
       );
       expect(results.every((r) => r.status === 'fulfilled')).toBe(true);
       const mixed = await Promise.allSettled([
-        verifyKeys(other.services.platformStore, secrets, other.clock),
-        verifyKeys(other.services.platformStore, { ...secrets, masterKey: randomBytes(32) }, other.clock),
+        verifyKeys(other.services.platform.platformStore, secrets, other.clock),
+        verifyKeys(other.services.platform.platformStore, { ...secrets, masterKey: randomBytes(32) }, other.clock),
       ]);
       expect(mixed.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
     } finally {

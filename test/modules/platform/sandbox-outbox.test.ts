@@ -13,7 +13,7 @@ describe('GET /api/sandbox/outbox', () => {
       expect(t.config.env).toBe('production');
       const user = await registerUser(t);
       await t.app.inject({ method: 'POST', url: '/api/auth/reset-password/request', payload: { email: user.email } });
-      await t.services.passwordReset.drain();
+      await t.services.auth.passwordReset.drain();
       for (const url of ['/api/sandbox/outbox', `/api/sandbox/outbox?to=${encodeURIComponent(user.email)}`]) {
         const res = await t.app.inject({ method: 'GET', url });
         expect(res.statusCode, url).toBe(404);

@@ -79,7 +79,7 @@ describe('POST /api/sms/messages (sandbox)', () => {
     });
     expect(sent.statuses[0]).toMatchObject({ status: 'queued' });
 
-    const [outboxed] = await t.services.outbox.list('+14155550123');
+    const [outboxed] = await t.services.platform.outbox.list('+14155550123');
     expect(outboxed).toMatchObject({
       channel: 'sms',
       body: 'Your table is ready',
@@ -168,7 +168,7 @@ describe('POST /api/sms/messages (sandbox)', () => {
     const retry = await send(user, { phoneNumberId: numberId, to, body: 'once' }, headers);
     expect(retry.headers['idempotent-replayed']).toBe('true');
     expect(retry.json().id).toBe(first.json().id);
-    expect(await t.services.outbox.list(to)).toHaveLength(1);
+    expect(await t.services.platform.outbox.list(to)).toHaveLength(1);
   });
 
   it('rate-limits per user with 429', async () => {
