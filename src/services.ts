@@ -8,14 +8,12 @@
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/database.js';
 import { createHousekeeping } from './housekeeping.js';
-import type { AuthContext } from './http/auth.js';
 import type { Clock } from './lib/clock.js';
 import { generateWebhookSecret } from './lib/standard-webhooks.js';
 import { createAgentTestServices } from './modules/agent-tests/create-services.js';
 import { createAnalysisServices } from './modules/analysis/create-services.js';
 import { createApiKeyServices } from './modules/api-keys/create-services.js';
 import { createAuthServices } from './modules/auth/create-services.js';
-import { CredentialCache } from './modules/auth/credential-cache.js';
 import type { BillingAccount } from './modules/billing/account.js';
 import { loadCatalog } from './modules/billing/catalog.js';
 import { createBillingServices } from './modules/billing/create-services.js';
@@ -60,61 +58,39 @@ export interface ServiceDeps {
 const silentLog = { warn: () => {}, error: () => {} };
 
 export function createServices(deps: ServiceDeps) {
-  const { config, database, secrets, clock, metrics } = deps;
-  const platform = createPlatformServices({
-    database,
-    clock,
-    masterKey: secrets.masterKey,
-    log: deps.log ?? silentLog,
-  });
+  const { config, database, secrets, clock, metrics, voiceAgent } = deps;
+  const platform = createPlatformServices({ database, clock, secrets, log: deps.log ?? silentLog });
   // What every area is built with: the platform's core (database, clock, secret box, limiter, audit, single-use
-  // tokens, jobs, log) and the configuration, of which each area's deps name their slice (Pick<Config, ...>).
-  const base = { ...platform.core, config };
+  // tokens, jobs, log), the configuration, of which each area's deps name their slice (Pick<Config, ...>), and
+  // the app's metrics (billing, webhooks and the voice agent count on them).
+  const base = { ...platform.core, config, metrics };
   const catalog = loadCatalog(config.billing);
   const audioSecret = config.audio.secret ?? generateWebhookSecret();
   const providers: Providers = {
     ...createProviders(config, platform.outbox, secrets.masterKey, catalog.plans, clock, audioSecret),
     ...deps.providers,
   };
-  const { email, sms } = providers;
-  // Sessions and API keys share one cache of recent credential lookups, so ending either takes effect at once on this instance.
-  const credentialCache = new CredentialCache<AuthContext>(clock, config.authCacheMs);
-  const apiKeys = createApiKeyServices({ ...base, credentialCache });
-  const auth = createAuthServices({ ...base, secrets, credentialCache, apiKeys: apiKeys.apiKeys, email, sms });
+  const apiKeys = createApiKeyServices(base);
+  const auth = createAuthServices({ ...base, secrets, apiKeys, providers });
   const events = createEventServices({ ...base, database, secrets, authenticator: auth.authenticator });
-  const { eventRecorder } = events;
-  const data = createDataServices({ ...base, eventRecorder });
-  const billing = createBillingServices({
-    ...base,
-    catalog,
-    payments: providers.payments,
-    users: (userId) => auth.users.findById(userId),
-    ...(metrics ? { metrics } : {}),
-  });
+  const data = createDataServices({ ...base, eventRecorder: events.eventRecorder });
+  const billing = createBillingServices({ ...base, catalog, providers, auth });
   // The caller's billing account (tests may replace it with an in-memory one of the same interface).
-  const billingAccount = deps.billing ?? billing.account;
+  const account = deps.billing ?? billing.account;
   // Pathways named by id are read from the owner's conversational-pathways store.
   const pathways = createPathwayServices({ records: data.records });
   const knowledge = createKnowledgeServices(base);
-  const telephony = createTelephonyServices({
-    ...base,
-    providers: providers.telephony,
-    billing: billingAccount,
-    billingEvents: billing.events,
-    data,
-    knowledge: knowledge.lookup,
-    eventRecorder,
-  });
+  const telephony = createTelephonyServices({ ...base, providers, account, billing, data, knowledge, events });
   const personas = createPersonaServices({ ...base, voice: providers.voice, signedPayloads: data.signedPayloads });
   const integrations = createIntegrationServices({ ...base, scheduling: providers.scheduling });
-  const connect = createConnectServices({ ...base, data, connector: providers.connector, billing: billingAccount });
-  const webhooks = createWebhookServices({ ...base, ...(metrics ? { metrics } : {}) });
+  const connect = createConnectServices({ ...base, data, connector: providers.connector, billing: account });
+  const webhooks = createWebhookServices(base);
   // Custom HTTP tools are signed and filtered as webhooks are; the voice integration invokes them through this.
   const customTools = createCustomToolServices({ ...base, webhooks: webhooks.webhooks });
   // Every outbound call asks the account's do-not-call list (the campaigns area keeps it); the agent's opt_out tool adds to it.
   const { doNotCall } = createDoNotCallServices(base);
   // What calls refer to and report through (a call's design, its numbers and records, webhooks, the do-not-call list), for every area that makes or reads calls.
-  const callParts = {
+  const callRefs = {
     knowledge: knowledge.knowledge,
     integrations: integrations.integrations,
     personas: personas.personas,
@@ -122,90 +98,27 @@ export function createServices(deps: ServiceDeps) {
     customTools: customTools.customTools,
     numbers: telephony.numbers,
     records: data.records,
-    telephony: providers.telephony,
     webhooks: webhooks.webhooks,
+    events,
     doNotCall,
   };
   // The calls: one store per table, shared by the calls area and the voice agent; the carrier before the calls service it carries calls for.
-  const callStores = createCallStores(base.db, base.dialect);
-  const carrier = createVoiceCarrier({
-    ...base,
-    telephony: providers.telephony,
-    store: callStores.sessions,
-    serviceTokens: data.serviceTokens,
-  });
+  const stores = createCallStores(base.db, base.dialect);
+  const carrier = createVoiceCarrier({ ...base, providers, stores, data });
   // The built-in voice agent carries calls (through Twilio, or the sandbox carrier without it), unless an audio server is configured or given.
   const keepAudio = Boolean(config.audio.url || deps.providers?.audio);
   const audio = carrier.carrier && !keepAudio ? carrier.carrier : providers.audio;
-  const calls = createCallArea({
-    ...base,
-    ...callParts,
-    stores: callStores,
-    catalog,
-    audio,
-    audioSecret,
-    data,
-    eventRecorder,
-    billing: billingAccount,
-  });
-  const voice = createVoiceAgentServices({
-    ...base,
-    ...callParts,
-    carrier,
-    calls: calls.calls,
-    legs: calls.transfers,
-    designs: calls.designs,
-    voice: providers.voice,
-    ...(deps.voiceAgent ? { providers: deps.voiceAgent } : {}),
-    sms: telephony.sms,
-    events: eventRecorder,
-    ...(metrics ? { metrics } : {}),
-    routeFor: (numberId) => telephony.inbound.routeFor(numberId),
-  });
+  const calls = createCallArea({ ...base, ...callRefs, stores, catalog, providers, audio, audioSecret, data, account });
+  const voice = createVoiceAgentServices({ ...base, ...callRefs, carrier, calls, telephony, providers, voiceAgent });
   // After each call is accounted for, its analysis is queued (by the configured model, else the sandbox analyser).
-  const analysis = createAnalysisServices({
-    ...base,
-    ...callParts,
-    defineSqliteAggregate: database.defineSqliteAggregate,
-    sessions: callStores.sessions,
-    chargedCents: (ids) => calls.views.chargedCents(ids),
-    events: eventRecorder,
-    model: voice.providers.languageModel,
-    calls: calls.calls,
-  });
-  const campaigns = createCampaignServices({
-    ...base,
-    ...callParts,
-    events: eventRecorder,
-    calls: calls.calls,
-    sessions: calls.callSessions.sessions,
-    charges: calls.charges,
-    instanceId: carrier.heartbeat.instanceId,
-  });
-  const agentTests = createAgentTestServices({
-    ...base,
-    ...callParts,
-    events: eventRecorder,
-    webCalls: voice.webCalls,
-    callViews: calls.views,
-    model: voice.providers.languageModel,
-    llmDeadlineMs: voice.providers.llmDeadlineMs,
-    sandboxIntegrations: integrations.sandboxIntegrations,
-    analysis: analysis.analysis,
-  });
-  const temporarySessions = createTemporarySessionServices({
-    ...base,
-    secrets,
-    tokens: data.serviceTokens,
-    sms,
-    email,
-    calls: calls.calls,
-    sessions: calls.callSessions.sessions,
-    users: auth.users,
-  });
+  const analysis = createAnalysisServices({ ...base, ...callRefs, database, calls, voice });
+  const campaigns = createCampaignServices({ ...base, ...callRefs, calls, carrier });
+  const { sandboxIntegrations } = integrations;
+  const agentTests = createAgentTestServices({ ...base, ...callRefs, voice, calls, analysis, sandboxIntegrations });
+  const temporarySessions = createTemporarySessionServices({ ...base, secrets, data, providers, calls, auth });
   const housekeeping = createHousekeeping({ platform, auth, billing, connect, calls, temporarySessions, config });
 
-  // Each area by name, as its create-services built it (the audio provider: the voice agent's carrier unless one is configured).
+  // Each area by name, as its create-services built it (the providers' audio: the voice agent's carrier unless configured).
   return {
     config,
     database,

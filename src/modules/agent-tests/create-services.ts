@@ -22,14 +22,17 @@ import { AgentTestStore } from './store.js';
 export interface AgentTestServiceDepsIn extends Pick<Core, 'db' | 'dialect' | 'jobs' | 'secretBox'> {
   /** Conversations run at real pace on a clock with timers (the system clock when the given one has none). */
   clock: Clock;
-  events: EventRecorder;
-  /** Web calls assemble a test's agent (and carry voice tests). */
-  webCalls: Pick<WebCalls, 'assemble' | 'start'>;
-  /** A voice test's record (transcript, tool calls, outcome). */
-  callViews: Pick<CallViews, 'get'>;
-  /** The configured model (LLM_URL); null: the sandbox dialogue. */
-  model: LanguageModel | null;
-  llmDeadlineMs?: number;
+  events: { eventRecorder: EventRecorder };
+  /**
+   * The voice agent: web calls assemble a test's agent (and carry voice tests); its configured model
+   * (LLM_URL; null: the sandbox dialogue) and the model's deadline.
+   */
+  voice: {
+    webCalls: Pick<WebCalls, 'assemble' | 'start'>;
+    providers: { languageModel: LanguageModel | null; llmDeadlineMs?: number };
+  };
+  /** A voice test's record (transcript, tool calls, outcome): the calls area's views. */
+  calls: { views: Pick<CallViews, 'get'> };
   knowledge: Pick<KnowledgeService, 'search'>;
   integrations: Pick<IntegrationService, 'invoke'>;
   /** The same integrations against the sandbox calendar (the integrations area's): a test books nothing real. */
@@ -38,19 +41,20 @@ export interface AgentTestServiceDepsIn extends Pick<Core, 'db' | 'dialect' | 'j
   /** Custom HTTP tools and webhook nodes, sent only for tests with sideEffects "live". */
   customTools?: TestRunnerDeps['customTools'];
   /** The post-call analysis of a conversation (the analysis area's). */
-  analysis?: Pick<AnalysisService, 'analysis'>;
+  analysis?: { analysis: Pick<AnalysisService, 'analysis'> };
 }
 
 export function createAgentTestServices(deps: AgentTestServiceDepsIn) {
   const clock: TimerClock = 'setTimeout' in deps.clock ? (deps.clock as TimerClock) : systemClock;
-  const model = deps.model ?? new SandboxDialogue({ clock: deps.clock });
+  const { webCalls, providers } = deps.voice;
+  const model = providers.languageModel ?? new SandboxDialogue({ clock: deps.clock });
   const settings = deps.settings ?? { maxRunsPerUser: 20, concurrency: 8 };
-  const { analysis } = deps;
+  const analysis = deps.analysis?.analysis;
   const callerVoice = offlineCallerVoice();
   const runner = new TestRunner({
-    assemble: (userId, test) => deps.webCalls.assemble(userId, test),
+    assemble: (userId, test) => webCalls.assemble(userId, test),
     model,
-    llmDeadlineMs: deps.llmDeadlineMs,
+    llmDeadlineMs: providers.llmDeadlineMs,
     tools: {
       sandbox: createVoiceToolServices(deps.knowledge, deps.sandboxIntegrations),
       live: createVoiceToolServices(deps.knowledge, deps.integrations),
@@ -59,8 +63,8 @@ export function createAgentTestServices(deps: AgentTestServiceDepsIn) {
     ...(analysis ? { analyse: (facts, analysisSettings) => analysis.analysis(facts, analysisSettings) } : {}),
     ...(deps.customTools ? { customTools: deps.customTools } : {}),
     voice: {
-      startWebCall: (userId, input) => deps.webCalls.start(userId, input),
-      callView: (userId, id) => deps.callViews.get(userId, id),
+      startWebCall: (userId, input) => webCalls.start(userId, input),
+      callView: (userId, id) => deps.calls.views.get(userId, id),
       get callerVoice() {
         return callerVoice();
       },
@@ -72,7 +76,7 @@ export function createAgentTestServices(deps: AgentTestServiceDepsIn) {
     dialect: deps.dialect,
     jobs: deps.jobs,
     runner,
-    events: deps.events,
+    events: deps.events.eventRecorder,
     secretBox: deps.secretBox,
     clock,
     modelConfigured: !model.sandbox,

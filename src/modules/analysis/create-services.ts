@@ -23,34 +23,39 @@ export interface AnalysisServiceDeps {
   db: Kysely<Database>;
   dialect: Dialect;
   /** The analytics store's SQLite aggregate is defined on the connection through it. */
-  defineSqliteAggregate: DatabaseHandle['defineSqliteAggregate'];
+  database: Pick<DatabaseHandle, 'defineSqliteAggregate'>;
   clock: Clock;
-  /** The calls' rows: the calls area's one store of `call_sessions` (analysis writes its columns through it). */
-  sessions: AnalysedSessions;
+  /**
+   * The calls area: its one store of `call_sessions` (analysis writes its columns through it), what each call
+   * was charged (its views) and the calls whose end queues an analysis.
+   */
+  calls: {
+    stores: { sessions: AnalysedSessions };
+    views: { chargedCents: (ids: string[]) => Promise<Map<string, number>> };
+    calls: Pick<CallService, 'onFinished'>;
+  };
   records: StoreRecords;
-  chargedCents: (ids: string[]) => Promise<Map<string, number>>;
-  events: EventRecorder;
+  events: { eventRecorder: EventRecorder };
   webhooks: Pick<WebhookService, 'enqueue' | 'wake'>;
   jobs: JobQueue;
-  /** The configured model (LLM_URL); null: the sandbox analyser. */
-  model: LanguageModel | null;
-  /** The calls whose end queues an analysis; absent: none is queued (tests of the analysis alone). */
-  calls?: Pick<CallService, 'onFinished'>;
+  /** The voice agent's configured model (LLM_URL); null: the sandbox analyser. */
+  voice: { providers: { languageModel: LanguageModel | null } };
   log: Pick<Log, 'error'>;
 }
 
 export function createAnalysisServices(deps: AnalysisServiceDeps) {
+  const model = deps.voice.providers.languageModel;
   const analysis = new AnalysisService({
-    sessions: deps.sessions,
+    sessions: deps.calls.stores.sessions,
     records: deps.records,
-    chargedCents: deps.chargedCents,
-    events: deps.events,
+    chargedCents: (ids) => deps.calls.views.chargedCents(ids),
+    events: deps.events.eventRecorder,
     webhooks: deps.webhooks,
     jobs: deps.jobs,
-    model: deps.model ? new ModelAnalyser(deps.model, new ParameterSchemas()) : null,
+    model: model ? new ModelAnalyser(model, new ParameterSchemas()) : null,
     clock: deps.clock,
   });
-  deps.calls?.onFinished(async (session) => {
+  deps.calls.calls.onFinished(async (session) => {
     try {
       await analysis.callFinished(session);
     } catch (err) {
@@ -58,7 +63,7 @@ export function createAnalysisServices(deps: AnalysisServiceDeps) {
     }
   });
   const analytics = new AnalyticsService(
-    new AnalyticsStore(deps.db, deps.dialect, deps.defineSqliteAggregate),
+    new AnalyticsStore(deps.db, deps.dialect, deps.database.defineSqliteAggregate),
     deps.clock,
   );
   return { analysis, analytics };

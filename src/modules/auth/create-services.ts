@@ -1,8 +1,8 @@
 // Builds the auth area: users and sessions, the authenticator every request
 // goes through, phone verification, password reset, two-factor and external
-// sign-in. It is given the API keys (the authenticator accepts them), the
-// credential cache it shares with them, the providers it sends through, and
-// its slice of the configuration.
+// sign-in. It is given the API-key area (the authenticator accepts keys; its
+// credential cache is shared with sessions), the providers it sends through,
+// and its slice of the configuration.
 import type { Kysely } from 'kysely';
 import type { AuthSettings, Config } from '../../config.js';
 import type { Database } from '../../db/schema.js';
@@ -40,17 +40,17 @@ export interface AuthServiceDeps {
   secrets: Pick<Secrets, 'jwtSecret' | 'masterKey'>;
   /** Encrypts two-factor secrets. */
   secretBox: SecretBox;
-  credentialCache: CredentialCache<AuthContext>;
-  apiKeys: ApiKeyService;
-  email: EmailProvider;
-  sms: SmsProvider;
+  apiKeys: { apiKeys: ApiKeyService; credentialCache: CredentialCache<AuthContext> };
+  /** Account mail and phone codes are sent through these. */
+  providers: { email: EmailProvider; sms: SmsProvider };
   limiter: RateLimiter;
   audit: AuditLog;
   clock: Clock;
 }
 
 export function createAuthServices(deps: AuthServiceDeps) {
-  const { db, config, credentialCache, limiter, audit, clock } = deps;
+  const { db, config, limiter, audit, clock } = deps;
+  const { credentialCache } = deps.apiKeys;
   const { publicUrl, returnUrlOrigins, sessionTtlSeconds, rememberTtlSeconds, twoFactorPendingTtlSeconds, rateLimits } =
     config;
   const settings: AuthSettings = {
@@ -64,8 +64,10 @@ export function createAuthServices(deps: AuthServiceDeps) {
   const users = new UserStore(db, credentialCache);
   const tokens = new TokenService(deps.secrets.jwtSecret, clock);
   const passwords = new PasswordHasher(config.passwordHash);
-  const authenticator = new CredentialAuthenticator(tokens, users, deps.apiKeys, credentialCache, () => clock.now());
-  const accountMail = new BackgroundMail(deps.email);
+  const authenticator = new CredentialAuthenticator(tokens, users, deps.apiKeys.apiKeys, credentialCache, () =>
+    clock.now(),
+  );
+  const accountMail = new BackgroundMail(deps.providers.email);
   const auth = new AuthService(settings, users, tokens, passwords, accountMail, limiter, audit, clock);
   const externalStore = new ExternalIdentityStore(db);
   const phoneCodes = new PhoneCodeStore(db, credentialCache);
@@ -92,7 +94,7 @@ export function createAuthServices(deps: AuthServiceDeps) {
       users,
       phoneCodes,
       auth,
-      deps.sms,
+      deps.providers.sms,
       limiter,
       audit,
       clock,

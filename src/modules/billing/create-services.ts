@@ -17,14 +17,17 @@ export interface BillingServiceDeps extends Pick<Core, 'db' | 'dialect' | 'limit
   /** BILLING_* (the balance cache, the default top-up); PUBLIC_URL and RETURN_URL_ORIGINS (checkout return pages); the sessions' rate limit. */
   config: Pick<Config, 'billing' | 'publicUrl' | 'returnUrlOrigins' | 'rateLimits'>;
   catalog: Catalog;
-  payments: PaymentsProvider;
-  users: UserLookup;
+  providers: { payments: PaymentsProvider };
+  /** The account's email (checkout), from the auth area's users. */
+  auth: { users: { findById: UserLookup } };
   /** Counts each ledger write. */
   metrics?: Pick<Metrics, 'ledgerWrites'>;
 }
 
 export function createBillingServices(deps: BillingServiceDeps) {
   const { catalog, config, metrics } = deps;
+  const { payments } = deps.providers;
+  const users: UserLookup = (userId) => deps.auth.users.findById(userId);
   const store = new BillingStore(deps.db, deps.dialect, { ledgerWrite: () => metrics?.ledgerWrites.inc() });
   const ledger = new CreditLedger(store, deps.clock, config.billing.balanceCacheMs);
   const billing = new BillingService(
@@ -37,19 +40,19 @@ export function createBillingServices(deps: BillingServiceDeps) {
     store,
     ledger,
     catalog,
-    deps.payments,
-    deps.users,
+    payments,
+    users,
     deps.limiter,
     deps.clock,
   );
   const account: BillingAccount = billing;
-  const events = new PaymentEventHandler(store, ledger, catalog, deps.payments.name, deps.clock);
+  const events = new PaymentEventHandler(store, ledger, catalog, payments.name, deps.clock);
   // The sandbox pages exist only while the sandbox provider is active.
   const sandbox =
-    deps.payments instanceof SandboxPaymentsProvider
-      ? new SandboxBilling(store, events, billing, catalog, deps.payments, deps.clock)
+    payments instanceof SandboxPaymentsProvider
+      ? new SandboxBilling(store, events, billing, catalog, payments, deps.clock)
       : null;
-  return { billing, account, catalog, payments: deps.payments, events, sandbox, store };
+  return { billing, account, catalog, payments, events, sandbox, store };
 }
 
 export type BillingServices = ReturnType<typeof createBillingServices>;

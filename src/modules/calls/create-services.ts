@@ -95,15 +95,19 @@ export function createCallSessionServices(deps: CallSessionDeps) {
 export type CallSessionServices = ReturnType<typeof createCallSessionServices>;
 
 /** Everything the calls area touches, as the composition root hands it over. */
-export interface CallAreaDeps extends Omit<CallServiceDepsIn, 'stores' | 'data' | 'pricing' | 'publicUrl'> {
+export interface CallAreaDeps
+  extends Omit<CallServiceDepsIn, 'stores' | 'data' | 'pricing' | 'publicUrl' | 'eventRecorder' | 'billing'> {
   stores: CallStores;
+  events: { eventRecorder: EventRecorder };
+  /** Billing's account; null: calls are not charged (tests of other parts only). */
+  account: CallBilling | null;
   /** PUBLIC_URL (callbacks); BILLING_CALL_* (concurrency and the longest call). */
   config: Pick<Config, 'publicUrl' | 'billing'>;
   /** The voice rates and plans calls are priced with. */
   catalog: Pick<Catalog, 'voiceRate' | 'plan'>;
   data: { records: StoreRecords; signedPayloads: SignedPayloads; objects: ObjectService };
   /** Transfers dial their legs through the carrier of the call. */
-  telephony: TelephonyProviders;
+  providers: { telephony: TelephonyProviders };
   numbers: PhoneNumberService;
   knowledge: KnowledgeService;
   integrations: IntegrationService;
@@ -122,12 +126,14 @@ export interface CallAreaDeps extends Omit<CallServiceDepsIn, 'stores' | 'data' 
 export function createCallArea(deps: CallAreaDeps) {
   const { stores, config } = deps;
   const { publicUrl } = config;
-  const { calls, charges } = createCallServices({ ...deps, publicUrl, pricing: callPricing(config, deps.catalog) });
+  const pricing = callPricing(config, deps.catalog);
+  const { eventRecorder } = deps.events;
+  const { calls, charges } = createCallServices({ ...deps, eventRecorder, billing: deps.account, publicUrl, pricing });
   // Transfers dial billed legs (transfers.ts): authorized by the calls' charges, settled by the carrier's signed callback.
   const transfers = charges
     ? new DialledLegs({
         charges,
-        providers: deps.telephony,
+        providers: deps.providers.telephony,
         publicUrl,
         findSession: (id) => stores.sessions.findSession(id),
       })
@@ -159,7 +165,7 @@ export function createCallArea(deps: CallAreaDeps) {
     clock: deps.clock,
     ...(transfers ? { dialable: (phone: string) => transfers.dialable(phone) } : {}),
   });
-  return { audio: deps.audio, calls, charges, views, transfers, designs, callSessions };
+  return { audio: deps.audio, stores, calls, charges, views, transfers, designs, callSessions };
 }
 
 export type CallArea = ReturnType<typeof createCallArea>;

@@ -32,14 +32,12 @@ export interface CampaignAreaDeps {
   doNotCall: DoNotCallService;
   records: StoreRecords;
   numbers: PhoneNumberService;
-  events: EventRecorder;
+  events: { eventRecorder: EventRecorder };
   webhooks: WebhookService;
-  calls: CallService;
-  sessions: CallSessionService;
-  /** Null: calls are not charged (every start is affordable). */
-  charges: CallCharges | null;
-  /** This instance, as its claims name it. */
-  instanceId: string;
+  /** The calls area: the calls service, POST /api/session/call's, and the charges (null: calls are not charged, every start is affordable). */
+  calls: { calls: CallService; callSessions: { sessions: CallSessionService }; charges: CallCharges | null };
+  /** The voice agent's carrier: this instance, as its claims name it. */
+  carrier: { heartbeat: { instanceId: string } };
   /** A campaign's concurrency when it names none: BILLING_CALL_CONCURRENCY (billing.callConcurrencyPerUser). */
   config: Pick<Config, 'billing'>;
   /** The dialer's pace (DEFAULT_DIALER_SETTINGS unless given). */
@@ -48,34 +46,35 @@ export interface CampaignAreaDeps {
 }
 
 export function createCampaignServices(deps: CampaignAreaDeps) {
+  const { calls, charges } = deps.calls;
+  const { sessions } = deps.calls.callSessions;
   const store = new CampaignStore(deps.db, deps.dialect);
   const campaigns = new CampaignService({
     store,
     records: deps.records,
     numbers: deps.numbers,
-    events: deps.events,
+    events: deps.events.eventRecorder,
     webhooks: deps.webhooks,
     secretBox: deps.secretBox,
     clock: deps.clock,
-    affordable: async (userId, phone) => (deps.charges ? deps.charges.affordsOneMinute(userId, phone) : { ok: true }),
-    checkCall: async (userId, definition, contact) =>
-      void (await campaignCall(deps.sessions, userId, definition, contact)),
+    affordable: async (userId, phone) => (charges ? charges.affordsOneMinute(userId, phone) : { ok: true }),
+    checkCall: async (userId, definition, contact) => void (await campaignCall(sessions, userId, definition, contact)),
     defaultMaxConcurrent: deps.config.billing.callConcurrencyPerUser,
   });
   const dialer = new CampaignDialer({
     store,
     campaigns,
     doNotCall: deps.doNotCall,
-    calls: deps.calls,
-    sessions: deps.sessions,
+    calls,
+    sessions,
     clock: deps.clock,
-    instanceId: deps.instanceId,
+    instanceId: deps.carrier.heartbeat.instanceId,
     settings: deps.dialer ?? DEFAULT_DIALER_SETTINGS,
     log: deps.log,
   });
   // Every call's end, on whichever instance accounted for it, decides its campaign contact.
   // A failure here is left to the dialer's sweep (it looks up calls whose end it did not hear of).
-  deps.calls.onFinished((session, final, accounted) =>
+  calls.onFinished((session, final, accounted) =>
     dialer
       .callFinished(session, final, accounted)
       .catch((err: unknown) => deps.log.warn({ err, sessionId: session.id }, 'campaign contact not moved on')),

@@ -5,6 +5,7 @@
 // service), never the platform store.
 import type { DatabaseHandle } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
+import type { Secrets } from '../../secrets.js';
 import { createSecretBox } from '../../lib/secret-box.js';
 import { Outbox } from '../../providers/outbox.js';
 import { AuditLog } from './audit.js';
@@ -20,8 +21,8 @@ import { PlatformStore } from './store.js';
 export interface PlatformServiceDeps {
   database: Pick<DatabaseHandle, 'db' | 'dialect'>;
   clock: Clock;
-  /** Keys the secret box (MASTER_KEY). */
-  masterKey: Buffer;
+  /** MASTER_KEY keys the secret box. */
+  secrets: Pick<Secrets, 'masterKey'>;
   log: Log;
 }
 
@@ -32,7 +33,7 @@ export function createPlatformServices(deps: PlatformServiceDeps) {
   const audit = new AuditLog(platformStore, clock);
   const limiter = new RateLimiter(platformStore, clock);
   const singleUse = new SingleUseTokens(new SingleUseStore(db), clock);
-  const secretBox = createSecretBox(deps.masterKey);
+  const secretBox = createSecretBox(deps.secrets.masterKey);
   const jobs = JobQueue.create(db, dialect, clock);
   jobs.reportErrorsTo(log);
   const core: Core = { db, dialect, clock, secretBox, limiter, audit, singleUse, jobs, log };

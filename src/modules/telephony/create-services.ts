@@ -22,38 +22,40 @@ import { TelephonyStore } from './store.js';
 export interface TelephonyServiceDeps extends Pick<Core, 'db' | 'limiter' | 'clock' | 'singleUse'> {
   /** PUBLIC_URL (the carrier's callbacks); the SMS rate limit; SMS_PRICE_USD (billing.smsSegmentPrice). */
   config: Pick<Config, 'publicUrl' | 'rateLimits' | 'billing'>;
-  providers: TelephonyProviders;
-  billing: BillingAccount;
+  providers: { telephony: TelephonyProviders };
+  /** The caller's billing account numbers and SMS are charged to. */
+  account: BillingAccount;
   /** Billing's announcements of a subscription paid or unpaid (a number's follows). */
-  billingEvents: Pick<PaymentEventHandler, 'onItemStatus'>;
+  billing: { events: Pick<PaymentEventHandler, 'onItemStatus'> };
   data: { objects: ObjectService; root: RootService; serviceKeys: ServiceKeyring; serviceTokens: ServiceTokens };
   /** The knowledge area's lookup; null refuses every knowledge_base_id. */
-  knowledge: KnowledgeBaseLookup | null;
-  eventRecorder: EventRecorder;
+  knowledge: { lookup: KnowledgeBaseLookup | null };
+  events: { eventRecorder: EventRecorder };
 }
 
 export function createTelephonyServices(deps: TelephonyServiceDeps) {
-  const { providers, clock } = deps;
+  const { clock } = deps;
+  const providers = deps.providers.telephony;
   const { publicUrl } = deps.config;
   const store = new TelephonyStore(deps.db);
   const prices = new PriceTokens(deps.data.serviceTokens);
-  const numbers = new PhoneNumberService(store, providers, prices, deps.singleUse, deps.billing, clock);
+  const numbers = new PhoneNumberService(store, providers, prices, deps.singleUse, deps.account, clock);
   const inbound = new InboundConfigurationService(
     store,
     deps.data.objects,
     deps.data.root,
     providers,
-    deps.knowledge,
+    deps.knowledge.lookup,
     clock,
     publicUrl,
   );
-  const sms = new SmsService(store, providers, deps.eventRecorder, deps.limiter, deps.billing, clock, {
+  const sms = new SmsService(store, providers, deps.events.eventRecorder, deps.limiter, deps.account, clock, {
     publicUrl,
     sendPerUser: deps.config.rateLimits.smsSendPerUser,
     // Ten-thousandths of a dollar.
     segmentPrice: deps.config.billing.smsSegmentPrice,
   });
-  deps.billingEvents.onItemStatus((change) => numbers.followSubscription(change));
+  deps.billing.events.onItemStatus((change) => numbers.followSubscription(change));
   return {
     numbers,
     inbound,

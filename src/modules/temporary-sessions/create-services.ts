@@ -17,27 +17,28 @@ export interface TemporarySessionServiceDeps extends Pick<Core, 'db' | 'singleUs
   config: Pick<Config, 'temporarySessions' | 'rateLimits'>;
   /** masterKey keys the codes' hashes. */
   secrets: Pick<Secrets, 'masterKey'>;
-  tokens: ServiceTokens;
-  sms: SmsProvider;
-  email: EmailProvider;
-  calls: CallService;
-  sessions: CallSessionService;
+  data: { serviceTokens: ServiceTokens };
+  /** Codes are sent by SMS or email. */
+  providers: { sms: SmsProvider; email: EmailProvider };
+  /** The calls service and POST /api/session/call's (the calls area's). */
+  calls: { calls: CallService; callSessions: { sessions: CallSessionService } };
   /** The account's first name (whom the agent greets), from the auth area's users. */
-  users: Pick<UserStore, 'findById'>;
+  auth: { users: Pick<UserStore, 'findById'> };
 }
 
 export function createTemporarySessionServices(deps: TemporarySessionServiceDeps) {
-  const { config, users } = deps;
+  const { config } = deps;
+  const { users } = deps.auth;
   const temporary = new TemporarySessionService({
     types: loadCallTypes(config.temporarySessions.callTypesFile),
     numbers: config.temporarySessions.numbers,
-    tokens: deps.tokens,
+    tokens: deps.data.serviceTokens,
     singleUse: deps.singleUse,
     store: new TemporarySessionStore(deps.db),
-    sms: deps.sms,
-    email: deps.email,
-    calls: deps.calls,
-    sessions: deps.sessions,
+    sms: deps.providers.sms,
+    email: deps.providers.email,
+    calls: deps.calls.calls,
+    sessions: deps.calls.callSessions.sessions,
     limiter: deps.limiter,
     rateLimits: config.rateLimits,
     clock: deps.clock,

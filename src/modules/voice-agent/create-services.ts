@@ -59,22 +59,23 @@ type Log = { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: str
 
 export interface VoiceCarrierDeps {
   /** The calls area's one store of call sessions (the voice agent's side of each too). */
-  store: CallStore;
+  stores: { sessions: CallStore };
   clock: Clock;
   secretBox: SecretBox;
   /** PUBLIC_URL; TWILIO_FROM (calls without a number of their own come from it); SANDBOX_CALLS (`voice`: the sandbox carrier places calls when Twilio cannot). */
   config: Pick<Config, 'publicUrl' | 'twilio' | 'audio'>;
-  telephony: TelephonyProviders;
-  serviceTokens: ServiceTokens;
+  providers: { telephony: TelephonyProviders };
+  data: { serviceTokens: ServiceTokens };
   singleUse: SingleUseTokens;
   log: Log;
 }
 
 /** The carrier and what it shares with the rest of the voice agent (media tokens, the live calls, the heartbeat). */
 export function createVoiceCarrier(deps: VoiceCarrierDeps) {
-  const { store } = deps;
+  const store = deps.stores.sessions;
+  const { telephony } = deps.providers;
   const twilioFrom = deps.config.twilio?.from ?? null;
-  const tokens = new MediaTokens(deps.serviceTokens, deps.singleUse);
+  const tokens = new MediaTokens(deps.data.serviceTokens, deps.singleUse);
   const live = new LiveCalls();
   const heartbeat = new MediaHeartbeat({
     instanceId: `instance_${randomUUID()}`,
@@ -84,8 +85,8 @@ export function createVoiceCarrier(deps: VoiceCarrierDeps) {
     log: deps.log,
   });
   // Twilio places the calls when it can (credentials and TWILIO_FROM); without Twilio the sandbox carrier does, unless SANDBOX_CALLS=timer.
-  const twilio = deps.telephony.list.find((p) => !p.sandbox && p.calls !== null) ?? null;
-  const sandbox = deps.telephony.list.find((p) => p.sandbox && p.calls !== null) ?? null;
+  const twilio = telephony.list.find((p) => !p.sandbox && p.calls !== null) ?? null;
+  const sandbox = telephony.list.find((p) => p.sandbox && p.calls !== null) ?? null;
   const carrierDeps = { store, tokens, secretBox: deps.secretBox, publicUrl: deps.config.publicUrl };
   const holder = {
     instanceId: heartbeat.instanceId,
@@ -147,31 +148,34 @@ export interface VoiceAgentDeps {
     | 'rateLimits'
     | 'objectContentLimitBytes'
   >;
-  telephony: TelephonyProviders;
+  /** The carriers (Twilio, the sandbox); the voice providers (TTS) the agent's speech is built on. */
+  providers: { telephony: TelephonyProviders; voice: VoiceProviders };
   carrier: VoiceCarrierServices;
-  /** The calls service: calls are recorded and their progress reported there. */
-  calls: Pick<CallService, 'report' | 'openInbound' | 'openWeb' | 'discardWeb'>;
-  /** Transfers' billed legs (the calls area's); null when calls are not charged. */
-  legs: DialledLegs | null;
-  /** The pathway, custom tools and variables of every kind of call (the calls area's rules). */
-  designs: CallDesigns;
-  /** The voice providers (TTS) the agent's speech is built on. */
-  voice: VoiceProviders;
+  /**
+   * The calls area: the calls service (calls are recorded and their progress reported there), transfers'
+   * billed legs (null when calls are not charged) and the pathway, custom tools and variables of every kind of call.
+   */
+  calls: {
+    calls: Pick<CallService, 'report' | 'openInbound' | 'openWeb' | 'discardWeb'>;
+    transfers: DialledLegs | null;
+    designs: CallDesigns;
+  };
   /** Replaces the providers built from config.voiceAgent (tests). */
-  providers?: ConfiguredVoiceProviders;
+  voiceAgent?: ConfiguredVoiceProviders | undefined;
   /** The account's do-not-call list (the campaigns area): the agent's opt_out tool adds to it. */
   doNotCall?: Parameters<typeof createVoiceToolServices>[2];
   /** Custom HTTP tools and pathway webhook nodes (signed and filtered as webhooks are). */
   customTools?: VoiceRunnerDeps['customTools'];
-  /** A pathway's SMS nodes: texts from the call's own number, through the SMS service (held, charged, rate-limited). */
-  sms?: Pick<SmsService, 'send'>;
-  events: EventRecorder;
+  /**
+   * Telephony: a pathway's SMS nodes text from the call's own number through its SMS service (held, charged,
+   * rate-limited); its inbound routing of a number.
+   */
+  telephony: { sms?: Pick<SmsService, 'send'>; inbound: { routeFor: InboundCallDeps['route'] } };
+  events: { eventRecorder: EventRecorder };
   records: StoreRecords;
   /** What the metrics hear of the calls carried. */
   metrics?: VoiceMetrics;
   numbers: PhoneNumberService;
-  /** Telephony's inbound routing of a number. */
-  routeFor: InboundCallDeps['route'];
   knowledge: KnowledgeService;
   integrations: IntegrationService;
   personas: PersonaService;
@@ -211,11 +215,17 @@ function vadFactory(log: Log) {
 }
 
 export function createVoiceAgentServices(deps: VoiceAgentDeps) {
-  const { carrier, secretBox, config, sms } = deps;
+  const { carrier, secretBox, config } = deps;
+  const { sms } = deps.telephony;
+  const { telephony } = deps.providers;
+  const { calls, transfers: legs, designs } = deps.calls;
+  const events = deps.events.eventRecorder;
   const { publicUrl } = config;
   const providers =
-    deps.providers ??
-    createVoiceAgentProviders(config.voiceAgent, deps.voice, { pocketsphinx: () => createPocketsphinxSpeechToText() });
+    deps.voiceAgent ??
+    createVoiceAgentProviders(config.voiceAgent, deps.providers.voice, {
+      pocketsphinx: () => createPocketsphinxSpeechToText(),
+    });
   // A pathway's SMS node texts from the call's own number.
   const sendSms: VoiceRunnerDeps['sendSms'] | null = sms
     ? async (userId, ownNumber, to, body) => {
@@ -226,7 +236,7 @@ export function createVoiceAgentServices(deps: VoiceAgentDeps) {
     : null;
   const { store, tokens, live, heartbeat } = carrier;
   const clock: TimerClock = 'setTimeout' in deps.clock ? (deps.clock as TimerClock) : systemClock;
-  const report: ProgressReporter = (...args) => deps.calls.report(...args);
+  const report: ProgressReporter = (...args) => calls.report(...args);
   const setOutcome = (sessionId: string, outcome: string, reason: string | null) =>
     store.setOutcome(sessionId, outcome, reason);
   // One for both media routes: the cap in all counts Twilio's and browsers' sockets together.
@@ -240,8 +250,8 @@ export function createVoiceAgentServices(deps: VoiceAgentDeps) {
   );
   const recordEvent =
     (type: 'call_transcript' | 'call_node') => async (userId: string, payload: Record<string, unknown>) => {
-      await deps.events.record(deps.db, [{ userId, type, payload }]);
-      deps.events.announce();
+      await events.record(deps.db, [{ userId, type, payload }]);
+      events.announce();
     };
   const runner = new VoiceRunner({
     store,
@@ -249,7 +259,7 @@ export function createVoiceAgentServices(deps: VoiceAgentDeps) {
     live,
     clock,
     heartbeat,
-    legs: deps.legs,
+    legs,
     ...(deps.metrics ? { observers: voiceObservers(deps.metrics) } : {}),
     providers: {
       speechToText: providers.speechToText ?? new NoRecognition(),
@@ -273,7 +283,7 @@ export function createVoiceAgentServices(deps: VoiceAgentDeps) {
     log: deps.log,
   });
   const callbacks = new TwilioCallCallbacks({
-    providers: deps.telephony,
+    providers: telephony,
     publicUrl,
     store,
     live,
@@ -283,15 +293,15 @@ export function createVoiceAgentServices(deps: VoiceAgentDeps) {
   });
   const orphans = new OrphanedCalls({ store, heartbeat, report, clock: deps.clock });
   const inboundCalls = new InboundCalls({
-    providers: deps.telephony,
+    providers: telephony,
     publicUrl,
     clock: deps.clock,
-    route: deps.routeFor,
+    route: (numberId) => deps.telephony.inbound.routeFor(numberId),
     records: deps.records,
     personas: deps.personas,
-    designs: deps.designs,
+    designs,
     integrations: deps.integrations,
-    calls: deps.calls,
+    calls,
     store,
     tokens,
     singleUse: carrier.singleUse,
@@ -299,7 +309,7 @@ export function createVoiceAgentServices(deps: VoiceAgentDeps) {
     report,
   });
   // POST /api/sandbox/calls/inbound: while the sandbox telephony provider can ring numbers, never in production.
-  const ringing = deps.telephony.list.find((p) => p.sandbox)?.calls;
+  const ringing = telephony.list.find((p) => p.sandbox)?.calls;
   const sandboxInbound =
     ringing?.ring && config.env !== 'production'
       ? new SandboxInboundCalls({
@@ -312,7 +322,7 @@ export function createVoiceAgentServices(deps: VoiceAgentDeps) {
       : null;
   // Calls from a browser: free test calls through the same voice runner (DESIGN.md "Calls from a browser").
   const webCalls = new WebCalls({
-    calls: deps.calls,
+    calls,
     store,
     tokens,
     secretBox,
@@ -320,7 +330,7 @@ export function createVoiceAgentServices(deps: VoiceAgentDeps) {
     knowledge: deps.knowledge,
     integrations: deps.integrations,
     personas: deps.personas,
-    designs: deps.designs,
+    designs,
     limiter: deps.limiter,
     rateLimit: config.rateLimits.webCallsPerUser,
     settings: config.webCalls,
@@ -335,7 +345,7 @@ export function createVoiceAgentServices(deps: VoiceAgentDeps) {
     store,
     controlFor: (callSid) => carrier.controlFor(callSid),
     runner,
-    legs: deps.legs,
+    legs,
     webConnected: (sessionId) => webCalls.connected(sessionId),
   });
   return {
