@@ -106,8 +106,7 @@ export function createServices(deps: ServiceDeps) {
   const stores = createCallStores(base.db, base.dialect);
   const carrier = createVoiceCarrier({ ...base, providers, stores, data });
   // The built-in voice agent carries calls (through Twilio, or the sandbox carrier without it), unless an audio server is configured or given.
-  const keepAudio = Boolean(config.audio.url || deps.providers?.audio);
-  const audio = carrier.carrier && !keepAudio ? carrier.carrier : providers.audio;
+  const audio = carrier.carrier && !config.audio.url && !deps.providers?.audio ? carrier.carrier : providers.audio;
   const calls = createCallArea({ ...base, ...callRefs, stores, catalog, providers, audio, audioSecret, data, account });
   const voice = createVoiceAgentServices({ ...base, ...callRefs, carrier, calls, telephony, providers, voiceAgent });
   // After each call is accounted for, its analysis is queued (by the configured model, else the sandbox analyser).
