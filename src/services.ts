@@ -1,10 +1,10 @@
 // The composition root: builds the platform and the providers, then each area
 // once, in dependency order, through its own create-services.ts, handing each
 // the platform's core, the configuration (its deps name their slice) and the
-// services of the areas it uses. Nothing is assigned or subscribed here after
-// it is built: areas that hear of another's events subscribe in their own
-// create-services (telephony to billing's item status, analysis and campaigns
-// to a call's end). docs/decisions/architecture.md says why.
+// areas it uses, by name (it picks their services). Nothing is assigned or
+// subscribed here after it is built: areas that hear of another's events
+// subscribe in their own create-services (telephony to billing's item status,
+// analysis and campaigns to a call's end); docs/decisions/architecture.md.
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/database.js';
 import { createHousekeeping } from './housekeeping.js';
