@@ -72,7 +72,7 @@ export function createServices(deps: ServiceDeps) {
   };
   const apiKeys = createApiKeyServices(base);
   const auth = createAuthServices({ ...base, secrets, apiKeys, providers });
-  const events = createEventServices({ ...base, database, secrets, authenticator: auth.authenticator });
+  const events = createEventServices({ ...base, database, secrets, auth });
   const data = createDataServices({ ...base, eventRecorder: events.eventRecorder });
   const billing = createBillingServices({ ...base, catalog, providers, auth });
   // The caller's billing account (tests may replace it with an in-memory one of the same interface).
@@ -81,9 +81,9 @@ export function createServices(deps: ServiceDeps) {
   const pathways = createPathwayServices({ records: data.records });
   const knowledge = createKnowledgeServices(base);
   const telephony = createTelephonyServices({ ...base, providers, account, billing, data, knowledge, events });
-  const personas = createPersonaServices({ ...base, voice: providers.voice, signedPayloads: data.signedPayloads });
-  const integrations = createIntegrationServices({ ...base, scheduling: providers.scheduling });
-  const connect = createConnectServices({ ...base, data, connector: providers.connector, billing: account });
+  const personas = createPersonaServices({ ...base, providers, data });
+  const integrations = createIntegrationServices({ ...base, providers });
+  const connect = createConnectServices({ ...base, data, providers, account });
   const webhooks = createWebhookServices(base);
   // Custom HTTP tools are signed and filtered as webhooks are; the voice integration invokes them through this.
   const customTools = createCustomToolServices({ ...base, webhooks: webhooks.webhooks });

@@ -17,8 +17,9 @@ export interface ConnectServiceDeps {
   dialect: Dialect;
   /** The data plane's services the lead jobs write through. */
   data: { root: RootService; keys: KeyService; objects: ObjectService };
-  connector: ConnectorProvider;
-  billing: BillingAccount | null;
+  providers: { connector: ConnectorProvider };
+  /** The caller's billing account leads are charged to; null: not charged. */
+  account: BillingAccount | null;
   clock: Clock;
   /** CONNECTOR_* (the lead price, the heartbeat and when a job counts as abandoned). */
   config: Pick<Config, 'connector'>;
@@ -27,8 +28,8 @@ export interface ConnectServiceDeps {
 export function createConnectServices(deps: ConnectServiceDeps) {
   const jobs = new ConnectService(
     deps.data,
-    deps.connector,
-    deps.billing,
+    deps.providers.connector,
+    deps.account,
     new ConnectJobStore(deps.db, deps.dialect),
     deps.clock,
     {

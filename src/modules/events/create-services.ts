@@ -17,7 +17,8 @@ export interface EventServiceDeps {
   /** Tickets are signed with a key derived from jwtSecret. */
   secrets: Pick<Secrets, 'jwtSecret'>;
   singleUse: SingleUseTokens;
-  authenticator: Authenticator;
+  /** A ticket is issued to whoever the auth area's authenticator accepts. */
+  auth: { authenticator: Authenticator };
   clock: Clock;
 }
 
@@ -26,6 +27,6 @@ export function createEventServices(deps: EventServiceDeps) {
   return {
     eventRecorder,
     eventStreams: createEventStreams(deps.database, eventRecorder, deps.config.events),
-    eventTickets: new EventTickets(deps.secrets.jwtSecret, deps.singleUse, deps.authenticator, deps.clock),
+    eventTickets: new EventTickets(deps.secrets.jwtSecret, deps.singleUse, deps.auth.authenticator, deps.clock),
   };
 }

@@ -13,7 +13,8 @@ import { IntegrationStore } from './store.js';
 
 export interface IntegrationServiceDeps {
   db: Kysely<Database>;
-  scheduling: SchedulingProvider;
+  /** The calendar provider integrations book through (the sandbox twin books against the sandbox calendar). */
+  providers: { scheduling: SchedulingProvider };
   secretBox: SecretBox;
   clock: Clock;
 }
@@ -21,7 +22,7 @@ export interface IntegrationServiceDeps {
 export function createIntegrationServices(deps: IntegrationServiceDeps) {
   const store = new IntegrationStore(deps.db);
   return {
-    integrations: new IntegrationService(store, deps.scheduling, deps.secretBox, deps.clock),
+    integrations: new IntegrationService(store, deps.providers.scheduling, deps.secretBox, deps.clock),
     sandboxIntegrations: new IntegrationService(store, new SandboxSchedulingProvider(), deps.secretBox, deps.clock),
   };
 }

@@ -9,8 +9,9 @@ import { BUILT_IN_PERSONAS } from './catalog.js';
 import { PersonaService } from './service.js';
 
 export interface PersonaServiceDeps {
-  voice: VoiceProviders;
-  signedPayloads: SignedPayloads;
+  /** The voice providers previews speak through. */
+  providers: { voice: VoiceProviders };
+  data: { signedPayloads: SignedPayloads };
   clock: Clock;
   limiter: RateLimiter;
   /** The per-user limits of previews (paid and local). */
@@ -26,7 +27,13 @@ export function createPersonaServices(deps: PersonaServiceDeps) {
     localPerUser: rateLimits.localVoicePreviewPerUser,
   };
   return {
-    personas: new PersonaService(deps.voice, deps.signedPayloads, deps.clock, BUILT_IN_PERSONAS, previewLimits),
+    personas: new PersonaService(
+      deps.providers.voice,
+      deps.data.signedPayloads,
+      deps.clock,
+      BUILT_IN_PERSONAS,
+      previewLimits,
+    ),
   };
 }
 
