@@ -3,7 +3,10 @@
 // (.ci/test-files.mjs --realtime: paced conversations that mostly wait) run
 // many at once (--realtime-workers says how many) in one vitest process,
 // beside the rest on vitest's two workers in another; their report follows
-// the rest's. One after the other they took 17 minutes on 2 cores.
+// the rest's. One after the other they took 17 minutes on 2 cores. The rest
+// share their worker's modules (vitest.config.ts: isolate: false for all but
+// .ci/test-files.mjs --isolated): with a fresh process per file they took
+// 495 s, most of it loading the app's modules again for every file.
 // With a file or filter (`npm test -- test/http/foundation.test.ts`) it is
 // plain `vitest run` with those arguments.
 import { execFileSync, spawn } from 'node:child_process';
