@@ -19,7 +19,7 @@
 // BENCHMARKS.md. Every scenario is bounded in time; every child is stopped.
 import { type ChildProcess, execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -43,6 +43,7 @@ import { createBenchUser, objectBody, prefillObjects } from './lib/setup.js';
 import { runKnowledgeBench } from './lib/knowledge.js';
 import { runIngest } from './lib/ingest.js';
 import { runUploadIsolation } from './lib/isolation.js';
+import { spliceAnalyticsSection } from './lib/analytics-report.js';
 import { spliceVoiceSection } from './lib/voice-report.js';
 
 const args = process.argv.slice(2);
@@ -751,8 +752,12 @@ async function main() {
   const guard = baselineChecks(results, readBaseline(ROOT));
   results.checks = [...checkTargets(results, Math.max(...plan.subscriberCounts)), ...guard.checks, ...voiceChecks];
   results.durationSeconds = Math.round((Date.now() - started) / 1000);
+  // writeResults rewrites the file: the campaigns section (written from bench/campaigns.ts's run) is carried over as it was.
+  const campaignsSection = markedSection(ROOT, '<!-- campaigns -->', '<!-- /campaigns -->');
   writeResults(ROOT, results);
+  spliceAnalyticsSection(ROOT);
   spliceVoiceSection(ROOT);
+  if (campaignsSection) appendFileSync(join(ROOT, 'BENCHMARKS.md'), `\n${campaignsSection}\n`);
   console.log(`bench: wrote BENCHMARKS.md and bench/results/latest.json in ${results.durationSeconds} s`);
   for (const c of results.checks)
     console.log(`  ${c.met ? 'ok  ' : 'MISS'} ${c.name}: ${c.value} (target ${c.target})`);
@@ -824,3 +829,13 @@ main().catch((err) => {
   killAll();
   process.exit(1);
 });
+
+/** The text of BENCHMARKS.md between two markers (both included), or null. */
+function markedSection(root: string, start: string, end: string): string | null {
+  const path = join(root, 'BENCHMARKS.md');
+  if (!existsSync(path)) return null;
+  const text = readFileSync(path, 'utf8');
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  return from >= 0 && to > from ? text.slice(from, to + end.length) : null;
+}
