@@ -45,7 +45,7 @@ if (args.some((arg) => !arg.startsWith('-'))) {
   const started = Date.now();
   const [calls, others] = await Promise.all([
     run([`--maxWorkers=${realtimeWorkers}`, ...args, ...realtime], true),
-    run([...args, ...rest], false),
+    run(['--maxWorkers=2', ...args, ...rest], false),
   ]);
   process.stdout.write(`\n--- the real-time calls (${realtime.length} files), run beside the rest\n${calls.output}`);
   process.stdout.write(`\nnpm test: ${Math.round((Date.now() - started) / 1000)} s in all\n`);
