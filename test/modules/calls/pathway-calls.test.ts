@@ -148,11 +148,9 @@ describe.skipIf(!canSpeak)('pathway calls through the sandbox carrier', () => {
     // An inline pathway: the record carries its document to draw the path on.
     expect(view.pathway.document.name).toBe('Order status');
     const lines = view.transcript as Array<Line & { node?: string }>;
-    // Once seen under load in CI: this line without its node (not reproduced alone); the lines say what happened.
-    expect(
-      lines.find((l) => l.role === 'agent' && l.text.includes('what is your order number'))?.node,
-      JSON.stringify(lines),
-    ).toBe('greet');
+    // The greeting is the first agent line; under load the simulated caller may speak over it, so only its start
+    // ("Hello") is heard (CI, 7 Dec: the greeting cut after "Hello", interrupted), and its node is still the greeting's.
+    expect(lines.find((l) => l.role === 'agent')?.node, JSON.stringify(lines)).toBe('greet');
     expect(lines.find((l) => l.role === 'agent' && l.text.includes('Order 42 has shipped'))?.node).toBe('shipped');
     expect(lines.at(-1)).toMatchObject({ role: 'agent', text: 'Done. Goodbye!', node: 'bye' });
 
