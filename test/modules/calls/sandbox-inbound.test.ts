@@ -90,8 +90,8 @@ describe.skipIf(!canSpeak).concurrent('sandbox inbound calls and voicemail (no T
     });
 
     const transcript = view.transcript as Line[];
-    // The agent's first message (what the caller let it say: on a loaded machine a slow voice may pause long enough for the caller to go on).
-    expect(transcript[0]).toMatchObject({ role: 'agent', text: expect.stringMatching(/^Thanks for calling/) });
+    // The agent's first message (what the caller let it say: on a loaded machine a slow voice may pause long enough for the caller to go on; seen cut after "Thanks for").
+    expect(transcript[0]).toMatchObject({ role: 'agent', text: expect.stringMatching(/^Thanks/) });
     expect('Thanks for calling the clinic, this is Ava.').toContain(transcript[0]!.text);
     const callerLines = transcript.filter((l) => l.role === 'caller' && l.text.trim());
     expect(callerLines.length).toBeGreaterThanOrEqual(3);
