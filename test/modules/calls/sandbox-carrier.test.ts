@@ -116,10 +116,10 @@ describe.skipIf(!canSpeak)('the sandbox carrier: ten calls placed at once', () =
     const views = await Promise.all(sessions.map((id, i) => ended(t, clinics[i]!.user, id, 120_000)));
     for (const view of views) {
       expect(view, JSON.stringify(view.error ?? view.reason)).toMatchObject({ status: 'completed' });
-      expect((view.transcript as Line[])[0]).toMatchObject({
-        role: 'agent',
-        text: 'Hello Grace, this is Amy from the clinic.',
-      });
+      // The greeting was spoken (not refused); on a loaded machine the caller may speak over it (CI, 7 Dec: "Hello").
+      const first = (view.transcript as Line[])[0]!;
+      expect(first).toMatchObject({ role: 'agent', text: expect.stringMatching(/^Hello/) });
+      expect('Hello Grace, this is Amy from the clinic.').toContain(first.text);
     }
   }, 180_000);
 });
