@@ -134,7 +134,17 @@ export function importCycles(graph: Map<string, string[]>): string[][] {
 }
 
 /** Tables written by one store only (issue 45 "one store per table"); the others may read them. */
-const ONE_WRITER: Record<string, string> = { call_sessions: 'src/modules/calls/store.ts' };
+const ONE_WRITER: Record<string, string> = {
+  call_sessions: 'src/modules/calls/store.ts',
+  users: 'src/modules/auth/store.ts',
+  api_keys: 'src/modules/api-keys/store.ts',
+  events: 'src/modules/events/recorder.ts',
+};
+/** A ONE_WRITER table written elsewhere too, by one statement that also writes its own table, and why. */
+const ONE_STATEMENT_WRITERS: Record<string, string> = {
+  'src/modules/data/objects-store.ts writes events':
+    'on PostgreSQL a batch of objects and their object_created events is one statement: the event insert reads the rows the object insert returned, so no object means no event',
+};
 
 /** The tables a source text inserts into, updates or deletes from (Kysely calls or SQL). */
 export function writtenTables(text: string): string[] {
@@ -281,7 +291,8 @@ describe('source layout', () => {
         const path = relative(root, file);
         return writtenTables(readFileSync(file, 'utf8'))
           .filter((table) => ONE_WRITER[table] !== undefined && ONE_WRITER[table] !== path)
-          .map((table) => `${path} writes ${table}`);
+          .map((table) => `${path} writes ${table}`)
+          .filter((offence) => ONE_STATEMENT_WRITERS[offence] === undefined);
       });
     expect(offenders).toEqual([]);
   });

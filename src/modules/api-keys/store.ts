@@ -13,6 +13,11 @@ const keyWithOwner = prepareQuery((db, p) =>
     .where('api_keys.key_hash', '=', p(0)),
 );
 
+/** Deletes every API key of a user through `db` (a password reset's transaction). */
+export async function deleteUserKeys(db: Kysely<Database>, userId: string): Promise<void> {
+  await db.deleteFrom('api_keys').where('user_id', '=', userId).execute();
+}
+
 export class ApiKeyStore {
   constructor(
     private readonly db: Kysely<Database>,

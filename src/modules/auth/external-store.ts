@@ -2,6 +2,7 @@
 // waiting to be completed (external_pending) and linked identities.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { insertUser } from './store.js';
 import type { ExternalIdentitiesTable, ExternalPendingTable, OauthStatesTable, UsersTable } from './tables.js';
 
 export class ExternalIdentityStore {
@@ -67,12 +68,7 @@ export class ExternalIdentityStore {
     return this.db
       .transaction()
       .execute(async (trx) => {
-        const inserted = await trx
-          .insertInto('users')
-          .values(user)
-          .onConflict((oc) => oc.column('email').doNothing())
-          .executeTakeFirst();
-        if (Number(inserted.numInsertedOrUpdatedRows ?? 0) !== 1) return 'email_taken';
+        if (!(await insertUser(trx, user))) return 'email_taken';
         const linked = await trx
           .insertInto('external_identities')
           .values(identity)

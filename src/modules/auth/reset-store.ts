@@ -3,7 +3,8 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { noUserChangeListener, type UserChangeListener } from './credential-cache.js';
-import type { UserRow } from './store.js';
+import { deleteUserKeys } from '../api-keys/store.js';
+import { type UserRow, updateUser } from './store.js';
 import type { PasswordResetsTable } from './tables.js';
 
 export class PasswordResetStore {
@@ -39,12 +40,12 @@ export class PasswordResetStore {
         .returning('user_id')
         .executeTakeFirst();
       if (!used) return null;
-      await trx
-        .updateTable('users')
-        .set({ password_hash: passwordHash, token_version: sql`token_version + 1`, updated_at: now })
-        .where('id', '=', used.user_id)
-        .execute();
-      await trx.deleteFrom('api_keys').where('user_id', '=', used.user_id).execute();
+      await updateUser(trx, used.user_id, {
+        password_hash: passwordHash,
+        token_version: sql`token_version + 1`,
+        updated_at: now,
+      });
+      await deleteUserKeys(trx, used.user_id);
       await trx
         .deleteFrom('password_resets')
         .where('user_id', '=', used.user_id)

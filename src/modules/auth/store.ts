@@ -1,5 +1,7 @@
-// SQL for users and session revocation.
-import type { Kysely, Updateable } from 'kysely';
+// SQL for users and session revocation. Every write of `users` is here (one
+// store per table): the other auth stores pass their transaction to
+// insertUser and updateUser.
+import type { Expression, ExpressionBuilder, Kysely, SqlBool, UpdateObject, Updateable } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { noUserChangeListener, type UserChangeListener } from './credential-cache.js';
 import { newId } from '../../lib/ids.js';
@@ -47,6 +49,34 @@ const userForSession = prepareQuery((db, p) =>
     .where('id', '=', p(1)),
 );
 
+/**
+ * Inserts a user through `db` (the database, or another store's transaction); false when the email is taken.
+ */
+export async function insertUser(db: Kysely<Database>, user: UserRow): Promise<boolean> {
+  const result = await db
+    .insertInto('users')
+    .values(user)
+    .onConflict((oc) => oc.column('email').doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+}
+
+/**
+ * Updates one user through `db`, only while `only` holds of the row when given (a conditional write that must not
+ * race); false when no row was updated.
+ */
+export async function updateUser(
+  db: Kysely<Database>,
+  id: string,
+  changes: UpdateObject<Database, 'users'>,
+  only?: (eb: ExpressionBuilder<Database, 'users'>) => Expression<SqlBool>,
+): Promise<boolean> {
+  let query = db.updateTable('users').set(changes).where('id', '=', id);
+  if (only) query = query.where(only);
+  const result = await query.executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 export class UserStore {
   constructor(
     private readonly db: Kysely<Database>,
@@ -70,17 +100,12 @@ export class UserStore {
   }
 
   /** Inserts a user; returns false when the email is taken. */
-  async insert(user: UserRow): Promise<boolean> {
-    const result = await this.db
-      .insertInto('users')
-      .values(user)
-      .onConflict((oc) => oc.column('email').doNothing())
-      .executeTakeFirst();
-    return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+  insert(user: UserRow): Promise<boolean> {
+    return insertUser(this.db, user);
   }
 
   async update(id: string, changes: Updateable<UsersTable>): Promise<void> {
-    await this.db.updateTable('users').set(changes).where('id', '=', id).execute();
+    await updateUser(this.db, id, changes);
     this.changes.userChanged(id);
   }
 

@@ -3,6 +3,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { noUserChangeListener, type UserChangeListener } from './credential-cache.js';
+import { updateUser } from './store.js';
 import type { RecoveryCodesTable } from './tables.js';
 
 export interface TwoFactorUser {
@@ -29,11 +30,7 @@ export class TwoFactorStore {
   }
 
   async setPendingSecret(userId: string, sealed: string, now: number): Promise<void> {
-    await this.db
-      .updateTable('users')
-      .set({ totp_pending_secret: sealed, updated_at: now })
-      .where('id', '=', userId)
-      .execute();
+    await updateUser(this.db, userId, { totp_pending_secret: sealed, updated_at: now });
   }
 
   /**
@@ -42,13 +39,9 @@ export class TwoFactorStore {
    * later one) first, so the code is a replay.
    */
   async advanceLastStep(userId: string, step: number): Promise<boolean> {
-    const result = await this.db
-      .updateTable('users')
-      .set({ totp_last_step: step })
-      .where('id', '=', userId)
-      .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+    return updateUser(this.db, userId, { totp_last_step: step }, (eb) =>
+      eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]),
+    );
   }
 
   /**
@@ -65,19 +58,19 @@ export class TwoFactorStore {
     now: number,
   ): Promise<boolean> {
     const confirmed = await this.db.transaction().execute(async (trx) => {
-      const result = await trx
-        .updateTable('users')
-        .set({
+      const updated = await updateUser(
+        trx,
+        userId,
+        {
           totp_secret: pendingSealed,
           totp_pending_secret: null,
           two_factor_enabled: 1,
           totp_last_step: lastStep,
           updated_at: now,
-        })
-        .where('id', '=', userId)
-        .where('totp_pending_secret', '=', pendingSealed)
-        .executeTakeFirst();
-      if (Number(result.numUpdatedRows) !== 1) return false;
+        },
+        (eb) => eb('totp_pending_secret', '=', pendingSealed),
+      );
+      if (!updated) return false;
       await trx.deleteFrom('recovery_codes').where('user_id', '=', userId).execute();
       await trx.insertInto('recovery_codes').values(codes).execute();
       return true;

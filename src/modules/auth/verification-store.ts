@@ -3,6 +3,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { noUserChangeListener, type UserChangeListener } from './credential-cache.js';
+import { updateUser } from './store.js';
 import type { PhoneCodesTable } from './tables.js';
 
 export type PhoneCodeRow = PhoneCodesTable;
@@ -67,11 +68,7 @@ export class PhoneCodeStore {
         .where('consumed_at', 'is', null)
         .executeTakeFirst();
       if (Number(used.numUpdatedRows) !== 1) return false;
-      await trx
-        .updateTable('users')
-        .set({ phone: code.phone, phone_verified: 1, updated_at: now })
-        .where('id', '=', code.user_id)
-        .execute();
+      await updateUser(trx, code.user_id, { phone: code.phone, phone_verified: 1, updated_at: now });
       return true;
     });
     if (verified) this.changes.userChanged(code.user_id);
