@@ -69,8 +69,8 @@ export class CallViews {
     private readonly sessions: Pick<CallStore, 'findSession' | 'listForUser'>,
     private readonly charges: Pick<CallChargeStore, 'chargedCents'>,
     private readonly records: StoreRecords,
-    /** The record's children, in creation order: the recording's parts. */
-    private readonly listChildren: (userId: string, objectId: string, limit?: number) => Promise<Array<{ id: string }>>,
+    /** The ids of the record's children, in creation order: the recording's parts. */
+    private readonly listChildren: (userId: string, objectId: string, limit?: number) => Promise<string[]>,
   ) {}
 
   /** What each call was charged, its transfer leg's charge added (transfers.ts: a leg settles when the carrier reports its end). */
@@ -132,7 +132,7 @@ export class CallViews {
     const parts = await this.listChildren(userId, row.record_object_id);
     if (parts.length === 0) throw notFound('recording');
     const bytes: Buffer[] = [];
-    for (const part of parts) bytes.push(await this.records.readChild(userId, part.id));
+    for (const part of parts) bytes.push(await this.records.readChild(userId, part));
     return Buffer.concat(bytes);
   }
 }

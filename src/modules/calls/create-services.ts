@@ -140,19 +140,9 @@ export function createCallArea(deps: CallAreaDeps) {
     : null;
   // The pathway, custom tools and variables of every kind of call: one set of rules.
   const designs = new CallDesigns({ pathways: deps.pathways, customTools: deps.customTools });
-  const views = new CallViews(stores.sessions, stores.charges, deps.data.records, async (userId, objectId, limit) => {
-    const children: Array<{ id: string }> = [];
-    const most = limit ?? Number.POSITIVE_INFINITY;
-    for (let after: string | undefined; ; ) {
-      const page = await deps.data.objects.listRelated(userId, objectId, {
-        limit: Math.min(most - children.length, 100),
-        ...(after ? { after } : {}),
-      });
-      children.push(...page.items.map((item) => ({ id: item.id })));
-      if (!page.next || children.length >= most) return children;
-      after = page.next;
-    }
-  });
+  const views = new CallViews(stores.sessions, stores.charges, deps.data.records, (userId, objectId, limit) =>
+    deps.data.objects.childIds(userId, objectId, limit),
+  );
   const callSessions = createCallSessionServices({
     signedPayloads: deps.data.signedPayloads,
     calls,

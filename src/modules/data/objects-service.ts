@@ -261,6 +261,26 @@ export class ObjectService {
   }
 
   /**
+   * The ids of an object's children in creation order, at most `most`, without reading their content (a call's
+   * recording parts: listRelated hex-encodes each part's ciphertext, ~0.4 s of the event loop per call view at 150
+   * calls on SQLite, to find out whether one exists). 404 when the object is not the user's.
+   */
+  async childIds(userId: string, id: string, most = Number.POSITIVE_INFINITY): Promise<string[]> {
+    if (!(await this.store.objects.find(userId, id))) throw notFound('object');
+    const ids: string[] = [];
+    let after: { created_at: number; id: string } | undefined;
+    while (ids.length < most) {
+      const want = Math.min(most - ids.length, 1000);
+      const page = await this.store.objects.listChildSizes(userId, id, { limit: want, after });
+      ids.push(...page.map((child) => child.id));
+      if (page.length < want) break;
+      const last = page.at(-1)!;
+      after = { created_at: Number(last.created_at), id: last.id };
+    }
+    return ids;
+  }
+
+  /**
    * Replaces the ciphertext (PATCH). With `ifMatch` only a write based on the
    * current version succeeds; the version check and the write are one
    * conditional UPDATE, so concurrent writers cannot both win.

@@ -303,6 +303,7 @@ export class ObjectStore {
       .selectFrom('objects')
       .select((eb) => [
         'id',
+        'created_at',
         sql<number>`length(${eb.ref('content')}) + length(${eb.ref('auth_tag')}) + coalesce(length(${eb.ref('iv')}), 0)`.as(
           'bytes',
         ),

@@ -120,3 +120,29 @@ describe('GET /api/objects/{id}/related pages', () => {
     expect(pages.slice(2)).toEqual([small]);
   });
 });
+
+describe('ObjectService.childIds (what a call view reads to find its recording parts)', () => {
+  it('lists every child id in creation order across its 1000-row pages, at most `most`, never reading ciphertext', async () => {
+    const user = await createVerifiedUser(t);
+    const api = client(t, user);
+    const keyId = await createKey(api);
+    const parent = await createObject(api, keyId);
+    const ids = await children(user.id, keyId, parent.id, 1050, 16);
+    const read = vi.spyOn(t.services.data.objects['store'].objects, 'findManyById');
+    expect(await t.services.data.objects.childIds(user.id, parent.id)).toEqual(ids);
+    expect(await t.services.data.objects.childIds(user.id, parent.id, 1)).toEqual([ids[0]]);
+    expect(await t.services.data.objects.childIds(user.id, parent.id, 1000)).toEqual(ids.slice(0, 1000));
+    expect(read).not.toHaveBeenCalled();
+    read.mockRestore();
+  });
+
+  it("is 404 for another user's object, and empty for an object without children", async () => {
+    const owner = await createVerifiedUser(t);
+    const api = client(t, owner);
+    const keyId = await createKey(api);
+    const parent = await createObject(api, keyId);
+    const stranger = await createVerifiedUser(t);
+    await expect(t.services.data.objects.childIds(stranger.id, parent.id)).rejects.toMatchObject({ code: 'not_found' });
+    expect(await t.services.data.objects.childIds(owner.id, parent.id)).toEqual([]);
+  });
+});
