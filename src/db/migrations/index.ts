@@ -29,6 +29,7 @@ import * as m510 from './20261203_510_call_analysis.js';
 import * as m30 from './20261203_530_agent_tests.js';
 import * as m520 from './20261203_520_campaigns.js';
 import * as m540 from './20261203_540_analytics_scan.js';
+import * as m550 from './20261207_550_campaign_contacts_calling.js';
 
 export interface DialectMigration {
   up(db: Kysely<any>, dialect: Dialect): Promise<void>;
@@ -61,4 +62,5 @@ export const MIGRATIONS: ReadonlyArray<{ name: string; migration: DialectMigrati
   { name: '20261203_520_campaigns', migration: m520 },
   { name: '20261203_530_agent_tests', migration: m30 },
   { name: '20261203_540_analytics_scan', migration: m540 },
+  { name: '20261207_550_campaign_contacts_calling', migration: m550 },
 ];

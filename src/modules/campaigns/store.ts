@@ -551,7 +551,8 @@ export class CampaignStore {
         attempt_count: eb('attempt_count', '-', 1),
         updated_at: now,
       }))
-      .where('status', '=', 'calling')
+      // As the partial index campaign_contacts_calling spells it (migration 550), so both databases read only it.
+      .where('status', '=', sql.lit('calling'))
       .where('session_id', 'is', null)
       .where('claimed_until', '<', now)
       .executeTakeFirst();
@@ -563,7 +564,7 @@ export class CampaignStore {
     const rows = await this.db
       .selectFrom('campaign_contacts')
       .select('session_id')
-      .where('status', '=', 'calling')
+      .where('status', '=', sql.lit('calling'))
       .where('session_id', 'is not', null)
       .where('updated_at', '<', before)
       .limit(limit)
