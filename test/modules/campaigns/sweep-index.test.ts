@@ -55,9 +55,9 @@ describe("the dialer's sweep", () => {
       await store.longCalling(now - 300_000, 100);
     });
     expect(statements).toHaveLength(2);
-    for (const statement of statements)
-      expect(await planOf(statement), `${statement.sql}\n${await planOf(statement)}`).toContain(
-        'campaign_contacts_calling',
-      );
+    for (const statement of statements) {
+      const plan = await planOf(statement);
+      expect(plan, `${statement.sql}\n${plan}`).toContain('campaign_contacts_calling');
+    }
   });
 });
