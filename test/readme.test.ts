@@ -33,7 +33,7 @@ describe('the README', () => {
     expect(readme).toContain('npm install\nnpm start');
     expect(readme).toContain('npx tsx sdk/examples/sandbox-call.ts');
     expect(readme).toContain('/console/calls');
-    expect(readme).toMatch(/npm test\s+# every test file: about \d+ minutes on 2 cores/);
+    expect(readme).toMatch(/npm test\s+# every test file: about \d+(\.\d+)? minutes on 2 cores/);
     expect(readme).toContain('](docs/console-call.png)');
     expect(readme.split('\n').length).toBeLessThan(300);
   });
