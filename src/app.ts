@@ -193,6 +193,7 @@ export async function buildApp(deps: AppDeps): Promise<App & { services: Service
 
   for (const register of routeModules) await register(app, services);
   app.addHook('onClose', () => services.knowledge.close());
+  app.addHook('onClose', () => services.analysis.close());
   app.addHook('onClose', () => services.voice.close());
   app.addHook('onClose', async () => services.voice.webCalls.close());
   app.addHook('onClose', () => services.customTools.stop());

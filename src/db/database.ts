@@ -32,6 +32,8 @@ export interface DatabaseHandle {
   dialect: Dialect;
   /** The PostgreSQL pool, for LISTEN/NOTIFY; null on SQLite. */
   pgPool: pg.Pool | null;
+  /** SQLite: the database file (worker threads open their own read-only connections to it); null on PostgreSQL. */
+  sqliteFile: string | null;
   /**
    * PostgreSQL: a Kysely over connections of its own (at most `max`), closed
    * with the handle, for work that must not queue behind request traffic in
@@ -141,6 +143,7 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
       db,
       dialect: 'postgres',
       pgPool: pool,
+      sqliteFile: null,
       dedicated: (max) => {
         const own = new Kysely<Database>({ dialect: new PostgresDialect({ pool: openPool(max) }) });
         side.push(own);
@@ -200,6 +203,7 @@ export function openDatabase(options: OpenOptions): DatabaseHandle {
     db,
     dialect: 'sqlite',
     pgPool: null,
+    sqliteFile: file,
     dedicated: () => db,
     ping: async () => void sqlite.prepare('select 1').get(),
     // (The driver's types know of a step with one argument.)

@@ -33,10 +33,11 @@ const BINNED_MAX = 4096;
 export class Histogram {
   private counts = new Int32Array(128);
   private beyond: Map<number, number> | null = null;
-  add(bin: number): void {
+  /** Counts `calls` calls (default one) in `bin`. */
+  add(bin: number, calls = 1): void {
     if (bin < 0 || bin >= BINNED_MAX || !Number.isInteger(bin)) {
       this.beyond ??= new Map();
-      this.beyond.set(bin, (this.beyond.get(bin) ?? 0) + 1);
+      this.beyond.set(bin, (this.beyond.get(bin) ?? 0) + calls);
       return;
     }
     if (bin >= this.counts.length) {
@@ -44,7 +45,7 @@ export class Histogram {
       grown.set(this.counts);
       this.counts = grown;
     }
-    this.counts[bin]! += 1;
+    this.counts[bin]! += calls;
   }
   /** The bins with calls (those up to BINNED_MAX in order) and their calls; null when none. */
   arrays(): [number[], number[]] | null {

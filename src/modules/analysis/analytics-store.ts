@@ -11,6 +11,7 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DatabaseHandle, Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import { ANALYTICS_FOLD, addIntegers, analyticsFold, type FoldResult, Histogram } from './analytics-fold.js';
+import type { AnalyticsReaders } from './analytics-readers.js';
 
 export type GroupBy = 'day' | 'agent' | 'campaign' | 'outcome' | 'direction';
 
@@ -95,6 +96,8 @@ export class AnalyticsStore {
     private readonly db: Kysely<Database>,
     private readonly dialect: Dialect,
     defineAggregate: DatabaseHandle['defineSqliteAggregate'],
+    /** SQLite: worker threads that fold off the event loop (analytics-readers.ts); null folds on the connection. */
+    private readonly readers: Pick<AnalyticsReaders, 'fold'> | null = null,
   ) {
     if (dialect === 'sqlite') defineAggregate(ANALYTICS_FOLD, analyticsFold);
   }
@@ -111,24 +114,52 @@ export class AnalyticsStore {
   }
 
   private async foldSqlite(groupBy: GroupBy, f: AnalyticsFilter): Promise<Groups> {
+    // In the readers, a range longer than a day as two halves at once (one core each), as on PostgreSQL below.
+    const parts = this.readers ? halves(f) : [f];
+    const folded = await Promise.all(
+      parts.map(async (part) => {
+        const query = this.foldQuery(groupBy, part);
+        const compiled = this.readers ? query.compile(this.db) : null;
+        const text = compiled
+          ? await this.readers!.fold(compiled.sql, compiled.parameters)
+          : (await query.execute(this.db)).rows[0]!.folded;
+        return JSON.parse(text) as FoldResult;
+      }),
+    );
+    const groups: Groups = { counts: [], p50: [], p95: [] };
+    for (const part of folded)
+      for (const [k, tally, calls, durationSeconds, costCents] of part.counts)
+        groups.counts.push({ key: keyOf(groupBy, k), tally, calls, durationSeconds, costCents });
+    if (folded.length === 1) {
+      groups.p50 = folded[0]!.p50.map(([k, bins, calls]) => ({ key: keyOf(groupBy, k), bins, calls }));
+      groups.p95 = folded[0]!.p95.map(([k, bins, calls]) => ({ key: keyOf(groupBy, k), bins, calls }));
+      return groups;
+    }
+    // A key's bins from both halves into one histogram per key and percentile (at most one row per key).
+    for (const percentile of ['p50', 'p95'] as const) {
+      const histograms = new Map<string | number | null, Histogram>();
+      for (const part of folded)
+        for (const [k, bins, calls] of part[percentile]) {
+          const key = keyOf(groupBy, k);
+          let h = histograms.get(key);
+          if (!h) histograms.set(key, (h = new Histogram()));
+          for (let i = 0; i < bins.length; i++) h.add(bins[i]!, calls[i]);
+        }
+      for (const [key, h] of histograms) {
+        const arrays = h.arrays();
+        if (arrays) groups[percentile].push({ key, bins: arrays[0], calls: arrays[1] });
+      }
+    }
+    return groups;
+  }
+
+  private foldQuery(groupBy: GroupBy, f: AnalyticsFilter) {
     const bin = int(LATENCY_BIN_MS);
-    const { rows } = await sql<{ folded: string }>`
+    return sql<{ folded: string }>`
       select ${sql.raw(ANALYTICS_FOLD)}(${keyExpression(groupBy, f.offsets)}, tally, duration_seconds, cost_cents,
              latency_p50_ms / ${bin}, latency_p95_ms / ${bin}) as folded
         from call_sessions
-       where ${this.where(f)}`.execute(this.db);
-    const folded = JSON.parse(rows[0]!.folded) as FoldResult;
-    return {
-      counts: folded.counts.map(([k, tally, calls, durationSeconds, costCents]) => ({
-        key: keyOf(groupBy, k),
-        tally,
-        calls,
-        durationSeconds,
-        costCents,
-      })),
-      p50: folded.p50.map(([k, bins, calls]) => ({ key: keyOf(groupBy, k), bins, calls })),
-      p95: folded.p95.map(([k, bins, calls]) => ({ key: keyOf(groupBy, k), bins, calls })),
-    };
+       where ${this.where(f)}`;
   }
 
   /**
@@ -141,15 +172,7 @@ export class AnalyticsStore {
     // Two halves of a range at once, each on its own connection: PostgreSQL 15 runs no array_agg in parallel (16
     // does, in its own workers), and one backend takes ~50 ms of CPU for 100,000 calls. Every call is in exactly one
     // half (created_at before mid or not); both halves' groups go into the same counts and histograms below.
-    const mid = f.from + Math.floor((f.to - f.from) / 2);
-    const parts =
-      f.to - f.from > SPLIT_PAST_MS
-        ? [
-            { ...f, to: mid },
-            { ...f, from: mid },
-          ]
-        : [f];
-    const rows = (await Promise.all(parts.map((part) => this.readPostgres(groupBy, part)))).flat();
+    const rows = (await Promise.all(halves(f).map((part) => this.readPostgres(groupBy, part)))).flat();
     const groups: Groups = { counts: [], p50: [], p95: [] };
     const histograms = new Map<string | number | null, { p50: Histogram; p95: Histogram }>();
     for (const r of rows) {
@@ -205,4 +228,14 @@ export class AnalyticsStore {
 const WORK_MEM = '64MB';
 /** A range longer than this is read as two halves at once (a day's calls are quick to read in one). */
 const SPLIT_PAST_MS = 86_400_000;
+
+/** The range as two halves when it is longer than SPLIT_PAST_MS: every call is in exactly one (created_at before mid or not). */
+function halves(f: AnalyticsFilter): AnalyticsFilter[] {
+  if (f.to - f.from <= SPLIT_PAST_MS) return [f];
+  const mid = f.from + Math.floor((f.to - f.from) / 2);
+  return [
+    { ...f, to: mid },
+    { ...f, from: mid },
+  ];
+}
 const INDEX_PAGE_COST = '1.1';

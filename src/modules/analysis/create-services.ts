@@ -2,6 +2,7 @@
 // LLM_URL is set, else the sandbox analyser), queued after each call is
 // accounted for (subscribed to the calls service's call ends here), and the
 // analytics counts.
+import { availableParallelism } from 'node:os';
 import type { Kysely } from 'kysely';
 import type { DatabaseHandle, Dialect } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
@@ -15,6 +16,7 @@ import type { Log } from '../platform/core.js';
 import type { JobQueue } from '../platform/jobs.js';
 import type { WebhookService } from '../webhooks/service.js';
 import { AnalyticsService } from './analytics.js';
+import { AnalyticsReaders } from './analytics-readers.js';
 import { AnalyticsStore } from './analytics-store.js';
 import { ModelAnalyser } from './model-analyser.js';
 import { type AnalysedSessions, AnalysisService } from './service.js';
@@ -22,8 +24,8 @@ import { type AnalysedSessions, AnalysisService } from './service.js';
 export interface AnalysisServiceDeps {
   db: Kysely<Database>;
   dialect: Dialect;
-  /** The analytics store's SQLite aggregate is defined on the connection through it. */
-  database: Pick<DatabaseHandle, 'defineSqliteAggregate'>;
+  /** The analytics store's SQLite aggregate is defined on the connection through it; its readers open its file. */
+  database: Pick<DatabaseHandle, 'defineSqliteAggregate' | 'sqliteFile'>;
   clock: Clock;
   /**
    * The calls area: its one store of `call_sessions` (analysis writes its columns through it), what each call
@@ -62,11 +64,14 @@ export function createAnalysisServices(deps: AnalysisServiceDeps) {
       deps.log.error({ err, sessionId: session.id }, 'analysis: the call analysis was not queued');
     }
   });
+  // SQLite folds in worker threads of their own (one per core, at most two: a range is read as two halves).
+  const file = deps.dialect === 'sqlite' ? deps.database.sqliteFile : null;
+  const readers = file ? new AnalyticsReaders(file, Math.min(2, availableParallelism())) : null;
   const analytics = new AnalyticsService(
-    new AnalyticsStore(deps.db, deps.dialect, deps.database.defineSqliteAggregate),
+    new AnalyticsStore(deps.db, deps.dialect, deps.database.defineSqliteAggregate, readers),
     deps.clock,
   );
-  return { analysis, analytics };
+  return { analysis, analytics, close: async () => readers?.close() };
 }
 
 export type AnalysisServices = ReturnType<typeof createAnalysisServices>;

@@ -6,10 +6,9 @@
 // replaced, and the file is refused by name. At most `workers` threads run;
 // they start on first use and stop after `idleMs` without work, so a server
 // that receives no files pays nothing for them.
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { ExtractionConfig } from '../../config.js';
+import { startModuleWorker } from '../../lib/module-worker.js';
 import { ExtractionError, type PrepareOptions, type PreparedText } from './extract.js';
 import type { ExtractionAnswer, ExtractionJob } from './extract-worker.js';
 
@@ -215,19 +214,7 @@ export class ExtractionPool implements FilePreparer {
   }
 }
 
-/**
- * The worker runs extract-worker.js next to this file when built; from the
- * TypeScript sources (tests, `npm run dev`) it loads the .ts through tsx.
- */
+/** The worker: extract-worker beside this file (src/lib/module-worker.ts). */
 function startWorker(resourceLimits: NonNullable<ConstructorParameters<typeof Worker>[1]>['resourceLimits']): Worker {
-  const here = import.meta.url;
-  if (!here.endsWith('.ts')) return new Worker(new URL('./extract-worker.js', here), { resourceLimits });
-  const entry = new URL('./extract-worker.ts', here).href;
-  const tsx = pathToFileURL(
-    createRequire(here)
-      .resolve('tsx/esm/api')
-      .replace(/\.cjs$/, '.mjs'),
-  ).href;
-  const boot = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); });`;
-  return new Worker(boot, { eval: true, resourceLimits });
+  return startModuleWorker(import.meta.url, 'extract-worker', { resourceLimits });
 }
