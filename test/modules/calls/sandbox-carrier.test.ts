@@ -111,15 +111,20 @@ describe.skipIf(!canSpeak)('the sandbox carrier: ten calls placed at once', () =
   it('greets on every one of them: the local speech queue has room for each call (a fixed 8 refused two greetings)', async () => {
     const clinics = await Promise.all(Array.from({ length: 10 }, () => clinic(t)));
     const sessions = await Promise.all(
-      clinics.map((c, i) => placeCall(t, c, `+1415555${String(2000 + i)}`, { script: ['No thank you, goodbye.'] })),
+      // Two lines: a caller whose greeting is late (ten local voices at once on a loaded machine: CI, 7 Dec, a call
+      // whose caller waited its 12 s, said its one line and hung up before the agent had said a word) stays on for it.
+      clinics.map((c, i) =>
+        placeCall(t, c, `+1415555${String(2000 + i)}`, { script: ['Hello?', 'No thank you, goodbye.'] }),
+      ),
     );
     const views = await Promise.all(sessions.map((id, i) => ended(t, clinics[i]!.user, id, 120_000)));
     for (const view of views) {
       expect(view, JSON.stringify(view.error ?? view.reason)).toMatchObject({ status: 'completed' });
-      // The greeting was spoken (not refused); on a loaded machine the caller may speak over it (CI, 7 Dec: "Hello").
-      const first = (view.transcript as Line[])[0]!;
+      // The greeting was spoken (not refused); on a loaded machine the caller may speak over it (CI, 7 Dec: "Hello"),
+      // or before it.
+      const first = (view.transcript as Line[]).find((l) => l.role === 'agent');
       expect(first).toMatchObject({ role: 'agent', text: expect.stringMatching(/^Hello/) });
-      expect('Hello Grace, this is Amy from the clinic.').toContain(first.text);
+      expect('Hello Grace, this is Amy from the clinic.').toContain(first!.text);
     }
   }, 180_000);
 });
