@@ -38,8 +38,8 @@ function prepared(text: string): SQLite.Statement {
 parentPort!.on('message', ({ id, sql, parameters }: FoldRequest) => {
   let answer: FoldAnswer;
   try {
-    const row = prepared(sql).get(parameters) as { folded: string } | undefined;
-    answer = { id, folded: row?.folded ?? '{"counts":[],"p50":[],"p95":[]}' };
+    // An aggregate query has one row, the fold's JSON text even over no calls (analyticsFold.result).
+    answer = { id, folded: (prepared(sql).get(parameters) as { folded: string }).folded };
   } catch (error) {
     answer = { id, error: error instanceof Error ? error.message : String(error) };
   }

@@ -119,10 +119,11 @@ export class AnalyticsStore {
     const folded = await Promise.all(
       parts.map(async (part) => {
         const query = this.foldQuery(groupBy, part);
-        const compiled = this.readers ? query.compile(this.db) : null;
-        const text = compiled
-          ? await this.readers!.fold(compiled.sql, compiled.parameters)
-          : (await query.execute(this.db)).rows[0]!.folded;
+        let text: string;
+        if (this.readers) {
+          const { sql: compiled, parameters } = query.compile(this.db);
+          text = await this.readers.fold(compiled, parameters);
+        } else text = (await query.execute(this.db)).rows[0]!.folded;
         return JSON.parse(text) as FoldResult;
       }),
     );
@@ -136,20 +137,14 @@ export class AnalyticsStore {
       return groups;
     }
     // A key's bins from both halves into one histogram per key and percentile (at most one row per key).
-    for (const percentile of ['p50', 'p95'] as const) {
-      const histograms = new Map<string | number | null, Histogram>();
-      for (const part of folded)
+    const histograms: KeyHistograms = new Map();
+    for (const part of folded)
+      for (const percentile of ['p50', 'p95'] as const)
         for (const [k, bins, calls] of part[percentile]) {
-          const key = keyOf(groupBy, k);
-          let h = histograms.get(key);
-          if (!h) histograms.set(key, (h = new Histogram()));
+          const h = histogramsOf(histograms, keyOf(groupBy, k))[percentile];
           for (let i = 0; i < bins.length; i++) h.add(bins[i]!, calls[i]);
         }
-      for (const [key, h] of histograms) {
-        const arrays = h.arrays();
-        if (arrays) groups[percentile].push({ key, bins: arrays[0], calls: arrays[1] });
-      }
-    }
+    pushHistograms(histograms, groups);
     return groups;
   }
 
@@ -174,7 +169,7 @@ export class AnalyticsStore {
     // half (created_at before mid or not); both halves' groups go into the same counts and histograms below.
     const rows = (await Promise.all(halves(f).map((part) => this.readPostgres(groupBy, part)))).flat();
     const groups: Groups = { counts: [], p50: [], p95: [] };
-    const histograms = new Map<string | number | null, { p50: Histogram; p95: Histogram }>();
+    const histograms: KeyHistograms = new Map();
     for (const r of rows) {
       const key = keyOf(groupBy, r.k);
       groups.counts.push({
@@ -185,17 +180,11 @@ export class AnalyticsStore {
         costCents: Number(r.cost ?? 0),
       });
       if (r.p50 === null && r.p95 === null) continue;
-      let h = histograms.get(key);
-      if (!h) histograms.set(key, (h = { p50: new Histogram(), p95: new Histogram() }));
+      const h = histogramsOf(histograms, key);
       if (r.p50 !== null) addIntegers(r.p50, h.p50);
       if (r.p95 !== null) addIntegers(r.p95, h.p95);
     }
-    for (const [key, h] of histograms) {
-      const p50 = h.p50.arrays();
-      if (p50) groups.p50.push({ key, bins: p50[0], calls: p50[1] });
-      const p95 = h.p95.arrays();
-      if (p95) groups.p95.push({ key, bins: p95[0], calls: p95[1] });
-    }
+    pushHistograms(histograms, groups);
     return groups;
   }
 
@@ -228,6 +217,25 @@ export class AnalyticsStore {
 const WORK_MEM = '64MB';
 /** A range longer than this is read as two halves at once (a day's calls are quick to read in one). */
 const SPLIT_PAST_MS = 86_400_000;
+
+/** Per key, one histogram per latency percentile: where parts of a range (halves, PostgreSQL's groups) meet. */
+type KeyHistograms = Map<string | number | null, { p50: Histogram; p95: Histogram }>;
+
+function histogramsOf(histograms: KeyHistograms, key: string | number | null) {
+  let h = histograms.get(key);
+  if (!h) histograms.set(key, (h = { p50: new Histogram(), p95: new Histogram() }));
+  return h;
+}
+
+/** Each key's histograms into the groups' rows (a key without calls of a percentile gives no row of it). */
+function pushHistograms(histograms: KeyHistograms, groups: Groups): void {
+  for (const [key, h] of histograms) {
+    const p50 = h.p50.arrays();
+    if (p50) groups.p50.push({ key, bins: p50[0], calls: p50[1] });
+    const p95 = h.p95.arrays();
+    if (p95) groups.p95.push({ key, bins: p95[0], calls: p95[1] });
+  }
+}
 
 /** The range as two halves when it is longer than SPLIT_PAST_MS: every call is in exactly one (created_at before mid or not). */
 function halves(f: AnalyticsFilter): AnalyticsFilter[] {
