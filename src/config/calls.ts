@@ -87,7 +87,16 @@ const v = {
 };
 
 export const callsSection = section<
-  Pick<Config, 'audio' | 'webCalls' | 'mediaSockets' | 'webhooks' | 'temporarySessions' | 'sandboxCallbackDelayMs'>
+  Pick<
+    Config,
+    | 'audio'
+    | 'webCalls'
+    | 'mediaSockets'
+    | 'webhooks'
+    | 'temporarySessions'
+    | 'sandboxCallbackDelayMs'
+    | 'sandboxCallerPatienceMs'
+  >
 >('Calls', v, (read, { nodeEnv, cwd, problem, url }) => {
   const temporaryRaw = read(v.temporaryNumbers);
   const temporaryNumbers =
@@ -119,6 +128,7 @@ export const callsSection = section<
 
   return {
     sandboxCallbackDelayMs: 500,
+    sandboxCallerPatienceMs: 12_000,
     webhooks: {
       allowPrivate: read(v.webhookAllowPrivate) || nodeEnv !== 'production',
       timeoutMs: read(v.webhookTimeoutSeconds) * 1000,

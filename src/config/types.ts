@@ -62,6 +62,8 @@ export interface Config {
   warnings: string[];
   /** Pause before each status callback of the sandbox telephony provider (tests shorten it). */
   sandboxCallbackDelayMs: number;
+  /** Longest the sandbox carrier's simulated caller waits for the agent to begin a reply before it goes on (tests lengthen it). */
+  sandboxCallerPatienceMs: number;
   knowledge: KnowledgeConfig;
   /** Turn-taking and provider deadlines of live calls (docs/decisions/voice-agent.md), passed to each VoiceSession as settings. */
   voice: VoiceTimingConfig;

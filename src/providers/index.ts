@@ -65,6 +65,7 @@ export function createProviders(
       ? [
           new SandboxTelephonyProvider(outbox, sandboxTwilioToken(masterKey), {
             callbackDelayMs: config.sandboxCallbackDelayMs,
+            calls: { replyTimeoutMs: config.sandboxCallerPatienceMs },
           }),
         ]
       : []),

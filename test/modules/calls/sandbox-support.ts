@@ -7,6 +7,7 @@ import { expect, vi } from 'vitest';
 import { installedCallerSynthesizers } from '../../../src/providers/call-speech/offline-caller.js';
 import { createPocketsphinxSpeechToText } from '../../../src/providers/speech-to-text/pocketsphinx.js';
 import type { SandboxScript } from '../../../src/providers/telephony/interface.js';
+import type { Config } from '../../../src/config/types.js';
 import { type TestApp, createTestApp } from '../../support/app.js';
 import { type TestUser, bearer, createFundedUser } from '../../support/factories.js';
 import { multipartForm } from '../../support/multipart.js';
@@ -22,7 +23,10 @@ export const canSpeak = installedCallerSynthesizers().length > 0;
 export const pocketsphinx = createPocketsphinxSpeechToText() !== null;
 
 /** An app with no Twilio whose calls go through the sandbox carrier, listening on its PUBLIC_URL. */
-export async function sandboxCarrierApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function sandboxCarrierApp(
+  env: Record<string, string> = {},
+  config: Partial<Config> = {},
+): Promise<TestApp> {
   const port = await freePort();
   const t = await createTestApp({
     clock: new WallClock(),
@@ -30,6 +34,7 @@ export async function sandboxCarrierApp(env: Record<string, string> = {}): Promi
     config: {
       ...callConfig({ sandboxCalls: 'voice', recording: env.CALL_RECORDING !== '0' }),
       sandboxCallbackDelayMs: 50,
+      ...config,
     },
   });
   // The default PUBLIC_URL (http://127.0.0.1:PORT) is where the carrier's callbacks and media stream go.
