@@ -25,6 +25,7 @@ import { type AgentTurn, History } from './history.js';
 import { AgentLiveLines, type LiveLine } from './live-lines.js';
 import { ModelPrefetch } from './model-prefetch.js';
 import { CallRecording, type RecordingChannels } from './recording.js';
+import { RecentFrames } from './recent-frames.js';
 import {
   DEFAULT_APOLOGY,
   emptyFacts,
@@ -230,7 +231,7 @@ export class VoiceSession {
   // Recognition.
   private stream: RecognitionStream | null = null;
   private sttController = new AbortController();
-  private replay: Int16Array[] = [];
+  private readonly replay: RecentFrames;
   private framesIn = 0;
   /** framesIn when the current stream got its first frame. */
   private streamStartFrame = 0;
@@ -251,6 +252,7 @@ export class VoiceSession {
 
   constructor(private readonly options: VoiceSessionOptions) {
     this.settings = { ...DEFAULT_VOICE_SETTINGS, ...options.settings, sink: { ...options.settings?.sink } };
+    this.replay = new RecentFrames(Math.ceil(this.settings.sttReplayMs / FRAME_MS));
     this.clock = options.clock;
     this.transport = options.transport;
     this.startMs = this.clock.now();
@@ -433,8 +435,6 @@ export class VoiceSession {
           ? native
           : resample(frame, 8000, this.sttRate);
     this.replay.push(heard);
-    const keep = Math.ceil(this.settings.sttReplayMs / FRAME_MS);
-    if (this.replay.length > keep) this.replay.splice(0, this.replay.length - keep);
     this.stream?.write(heard);
     const probability = () => this.options.vad.process(frame);
     if (!this.vadChain) {
@@ -529,7 +529,7 @@ export class VoiceSession {
     this.stream = stream;
     // Audio since the last recognised word (at most sttReplayMs of it) goes into the new stream first.
     const from = Math.max(this.recognisedUpToFrame, this.framesIn - this.replay.length);
-    const replay = this.replay.slice(this.replay.length - (this.framesIn - from));
+    const replay = this.replay.last(this.framesIn - from);
     this.streamStartFrame = from;
     this.cutsAwaitingFinal = [];
     if (this.options.stt.streaming) {
