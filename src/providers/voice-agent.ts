@@ -46,8 +46,9 @@ export function createVoiceAgentProviders(
   let sttName =
     'none: each caller utterance is "(speech not recognised)" (set DEEPGRAM_API_KEY or STT_URL, or install Debian\'s pocketsphinx)';
   if (config.sttProvider === 'deepgram' && config.deepgram) {
-    // 60 ms of audio per message: a third of the sends of one per 20 ms frame (DeepgramConfig.chunkMs).
-    speechToText = new DeepgramSpeechToText({ chunkMs: 60, ...config.deepgram });
+    // 200 ms of audio per message (Deepgram advises 20-250 ms): a tenth of the sends of one per 20 ms frame
+    // (DeepgramConfig.chunkMs); what is held goes out before Finalize, so a cut waits for none of it.
+    speechToText = new DeepgramSpeechToText({ chunkMs: 200, ...config.deepgram });
     sttName = `Deepgram streaming at ${config.deepgram.apiBase} (DEEPGRAM_API_KEY is set)`;
   } else if (config.sttProvider === 'openai' && config.openaiStt) {
     speechToText = new OpenAiSpeechToText(config.openaiStt);

@@ -26,8 +26,8 @@ export interface DeepgramConfig {
   connectTimeoutMs?: number;
   /**
    * Audio per WebSocket message, in ms (whole 20 ms frames; default 20: each frame as it comes). A message costs a
-   * send (a masked frame, a socket write) whatever its size, so live calls send 60 ms (Deepgram advises 20–100 ms):
-   * a third of the writes. What is held goes out before Finalize and CloseStream, so a cut waits for no audio.
+   * send (a masked frame, a socket write) whatever its size, so live calls send 200 ms (Deepgram advises 20–250 ms):
+   * a tenth of the writes. What is held goes out before Finalize and CloseStream, so a cut waits for no audio.
    */
   chunkMs?: number;
 }
