@@ -1,6 +1,6 @@
 // Summarizes a V8 .cpuprofile (node --cpu-prof): self time per function and
 // per package, as shares of the busy (non-idle) samples.
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 interface ProfileNode {
@@ -205,9 +205,15 @@ export function summarizeProfile(file: string, top = 15, window?: { fromUs: numb
   };
 }
 
-/** The one .cpuprofile a server left in dir. */
+/**
+ * The main thread's .cpuprofile of the newest server in dir. Node names them CPU.<date>.<time>.<pid>.<thread>.<n>:
+ * worker threads (the VAD, the checkpointer) write theirs beside it, and a directory used before holds older runs'.
+ */
 export function findProfile(dir: string): string {
-  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
-  if (!file) throw new Error(`no .cpuprofile written in ${dir}`);
-  return join(dir, file);
+  const mains = readdirSync(dir)
+    .filter((f) => /\.\d+\.0\.\d+\.cpuprofile$/.test(f))
+    .map((f) => ({ path: join(dir, f), mtimeMs: statSync(join(dir, f)).mtimeMs }))
+    .sort((a, b) => b.mtimeMs - a.mtimeMs);
+  if (!mains[0]) throw new Error(`no main-thread .cpuprofile written in ${dir}`);
+  return mains[0].path;
 }
