@@ -18,7 +18,7 @@ export class RecentFrames {
 
   push(frame: Int16Array): void {
     this.frames.push(frame);
-    if (this.frames.length - this.head <= this.capacity) return;
+    if (this.length <= this.capacity) return;
     this.head++;
     if (this.head >= this.capacity) {
       this.frames = this.frames.slice(this.head);
