@@ -121,8 +121,8 @@ export class AnalyticsStore {
         const query = this.foldQuery(groupBy, part);
         let text: string;
         if (this.readers) {
-          const { sql: compiled, parameters } = query.compile(this.db);
-          text = await this.readers.fold(compiled, parameters);
+          const compiled = query.compile(this.db);
+          text = await this.readers.fold(compiled.sql, compiled.parameters);
         } else text = (await query.execute(this.db)).rows[0]!.folded;
         return JSON.parse(text) as FoldResult;
       }),
